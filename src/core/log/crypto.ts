@@ -1,0 +1,78 @@
+// Ed25519 signing and verification with domain separation, on node:crypto.
+// Keys are derived from libp2p peer ids (the Ed25519 public key is inlined in
+// the peer id), and cached, because verification is the bound on sync speed.
+import { createHash, createPrivateKey, createPublicKey, sign as edSign, verify as edVerify, type KeyObject } from 'node:crypto'
+import { peerIdFromString } from '@libp2p/peer-id'
+
+export const DOMAIN_ENTRY = 'agency/entry/v1'
+export const DOMAIN_PRESENCE = 'agency/presence/v1'
+export const DOMAIN_ANNOUNCE = 'agency/announce/v1'
+
+const PKCS8_ED25519_PREFIX = Buffer.from('302e020100300506032b657004220420', 'hex')
+const SPKI_ED25519_PREFIX = Buffer.from('302a300506032b6570032100', 'hex')
+
+/** Signs on behalf of one author (this daemon's identity). */
+export interface Signer {
+  /** the author's peer id string */
+  readonly author: string
+  sign: (domain: string, message: Uint8Array) => Uint8Array
+}
+
+export function sha256 (data: Uint8Array): Uint8Array {
+  return createHash('sha256').update(data).digest()
+}
+
+export function toHex (bytes: Uint8Array): string {
+  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('hex')
+}
+
+/** The bytes that are signed: domain tag, a zero byte, then the message. */
+function framed (domain: string, message: Uint8Array): Buffer {
+  return Buffer.concat([Buffer.from(domain, 'utf8'), Buffer.from([0]), message])
+}
+
+/**
+ * A signer from a raw Ed25519 key: either the 32-byte seed or libp2p's 64-byte
+ * form (seed followed by public key).
+ */
+export function createSigner (author: string, rawPrivateKey: Uint8Array): Signer {
+  const seed = rawPrivateKey.subarray(0, 32)
+  const key = createPrivateKey({ key: Buffer.concat([PKCS8_ED25519_PREFIX, seed]), format: 'der', type: 'pkcs8' })
+  return {
+    author,
+    sign: (domain, message) => edSign(null, framed(domain, message), key)
+  }
+}
+
+const keyCache = new Map<string, KeyObject | null>()
+const KEY_CACHE_LIMIT = 8192
+
+/** The verifying key an author names, or null when the author is not an Ed25519 peer id. */
+export function authorKey (author: string): KeyObject | null {
+  const cached = keyCache.get(author)
+  if (cached !== undefined) return cached
+  let key: KeyObject | null = null
+  try {
+    const peerId = peerIdFromString(author)
+    if (peerId.type === 'Ed25519' && peerId.publicKey != null) {
+      key = createPublicKey({ key: Buffer.concat([SPKI_ED25519_PREFIX, peerId.publicKey.raw]), format: 'der', type: 'spki' })
+    }
+  } catch {
+    key = null
+  }
+  if (keyCache.size >= KEY_CACHE_LIMIT) keyCache.clear()
+  keyCache.set(author, key)
+  return key
+}
+
+/** True when `sig` is `author`'s signature over `message` in `domain`. Never throws. */
+export function verifySignature (domain: string, author: string, message: Uint8Array, sig: Uint8Array): boolean {
+  if (sig.length !== 64) return false
+  const key = authorKey(author)
+  if (key == null) return false
+  try {
+    return edVerify(null, framed(domain, message), key, sig)
+  } catch {
+    return false
+  }
+}
