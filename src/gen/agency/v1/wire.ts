@@ -59,9 +59,11 @@ export function ackStatusToJSON(object: AckStatus): string {
 }
 
 /**
- * What travels on the swarm's gossip topic. Presence and announcements are
- * ephemeral (never in the log) and carry their own signature, because gossip
- * runs StrictNoSign.
+ * What travels on the swarm's gossip topic: one type byte, then the message
+ * (1 = Entry, 2 = Presence, 3 = Announcement). For an entry the gossip message
+ * id is sha256 of the bytes after the type byte, which is the entry id.
+ * Presence and announcements are ephemeral (never in the log) and carry their
+ * own signature, because gossip runs StrictNoSign.
  */
 export interface HeldClaim {
   task: string;
@@ -92,13 +94,6 @@ export interface Announcement {
   time: number;
   /** domain "agency/announce/v1" */
   sig: Buffer;
-}
-
-export interface GossipMessage {
-  msg: { $case: "entry"; entry: Entry } | { $case: "presence"; presence: Presence } | {
-    $case: "announcement";
-    announcement: Announcement;
-  } | undefined;
 }
 
 /**
@@ -558,128 +553,6 @@ export const Announcement: MessageFns<Announcement> = {
     message.text = object.text ?? "";
     message.time = object.time ?? 0;
     message.sig = object.sig ?? Buffer.alloc(0);
-    return message;
-  },
-};
-
-function createBaseGossipMessage(): GossipMessage {
-  return { msg: undefined };
-}
-
-export const GossipMessage: MessageFns<GossipMessage> = {
-  encode(message: GossipMessage, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
-    switch (message.msg?.$case) {
-      case "entry":
-        Entry.encode(message.msg.entry, writer.uint32(10).fork()).join();
-        break;
-      case "presence":
-        Presence.encode(message.msg.presence, writer.uint32(18).fork()).join();
-        break;
-      case "announcement":
-        Announcement.encode(message.msg.announcement, writer.uint32(26).fork()).join();
-        break;
-    }
-    return writer;
-  },
-
-  decode(input: BinaryReader | Uint8Array, length?: number): GossipMessage {
-    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
-    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
-    if (previousRecursionDepth >= 100) {
-      throw new globalThis.Error("protobuf decode recursion limit exceeded");
-    }
-    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
-    try {
-      const end = length === undefined ? reader.len : reader.pos + length;
-      const message = createBaseGossipMessage();
-      while (reader.pos < end) {
-        const tag = reader.uint32();
-        switch (tag >>> 3) {
-          case 1: {
-            if (tag !== 10) {
-              break;
-            }
-
-            message.msg = { $case: "entry", entry: Entry.decode(reader, reader.uint32()) };
-            continue;
-          }
-          case 2: {
-            if (tag !== 18) {
-              break;
-            }
-
-            message.msg = { $case: "presence", presence: Presence.decode(reader, reader.uint32()) };
-            continue;
-          }
-          case 3: {
-            if (tag !== 26) {
-              break;
-            }
-
-            message.msg = { $case: "announcement", announcement: Announcement.decode(reader, reader.uint32()) };
-            continue;
-          }
-        }
-        if ((tag & 7) === 4 || tag === 0) {
-          break;
-        }
-        reader.skip(tag & 7);
-      }
-      return message;
-    } finally {
-      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
-    }
-  },
-
-  fromJSON(object: any): GossipMessage {
-    return {
-      msg: isSet(object.entry)
-        ? { $case: "entry", entry: Entry.fromJSON(object.entry) }
-        : isSet(object.presence)
-        ? { $case: "presence", presence: Presence.fromJSON(object.presence) }
-        : isSet(object.announcement)
-        ? { $case: "announcement", announcement: Announcement.fromJSON(object.announcement) }
-        : undefined,
-    };
-  },
-
-  toJSON(message: GossipMessage): unknown {
-    const obj: any = {};
-    if (message.msg?.$case === "entry") {
-      obj.entry = Entry.toJSON(message.msg.entry);
-    } else if (message.msg?.$case === "presence") {
-      obj.presence = Presence.toJSON(message.msg.presence);
-    } else if (message.msg?.$case === "announcement") {
-      obj.announcement = Announcement.toJSON(message.msg.announcement);
-    }
-    return obj;
-  },
-
-  create<I extends Exact<DeepPartial<GossipMessage>, I>>(base?: I): GossipMessage {
-    return GossipMessage.fromPartial(base ?? ({} as any));
-  },
-  fromPartial<I extends Exact<DeepPartial<GossipMessage>, I>>(object: I): GossipMessage {
-    const message = createBaseGossipMessage();
-    switch (object.msg?.$case) {
-      case "entry": {
-        if (object.msg?.entry !== undefined && object.msg?.entry !== null) {
-          message.msg = { $case: "entry", entry: Entry.fromPartial(object.msg.entry) };
-        }
-        break;
-      }
-      case "presence": {
-        if (object.msg?.presence !== undefined && object.msg?.presence !== null) {
-          message.msg = { $case: "presence", presence: Presence.fromPartial(object.msg.presence) };
-        }
-        break;
-      }
-      case "announcement": {
-        if (object.msg?.announcement !== undefined && object.msg?.announcement !== null) {
-          message.msg = { $case: "announcement", announcement: Announcement.fromPartial(object.msg.announcement) };
-        }
-        break;
-      }
-    }
     return message;
   },
 };

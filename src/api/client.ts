@@ -1,0 +1,74 @@
+// A promise-based client for the local Agency API, with the clear one-line
+// error the CLI shows when no daemon answers.
+import { credentials, Metadata, status, type ServiceError, type ClientReadableStream } from '@grpc/grpc-js'
+import { AgencyClient } from '../gen/agency/v1/api.js'
+import { AgencyError, UnavailableError, type ErrorCode } from '../core/errors.js'
+import { DEFAULTS } from '../daemon/config.js'
+
+export const DEFAULT_ADDR = DEFAULTS.grpc
+
+export function resolveAddr (addr?: string): string {
+  return addr ?? process.env.AGENCY_ADDR ?? DEFAULT_ADDR
+}
+
+const CODES: Partial<Record<number, ErrorCode>> = {
+  [status.INVALID_ARGUMENT]: 'INVALID_ARGUMENT',
+  [status.NOT_FOUND]: 'NOT_FOUND',
+  [status.FAILED_PRECONDITION]: 'FAILED_PRECONDITION',
+  [status.ALREADY_EXISTS]: 'ALREADY_EXISTS',
+  [status.RESOURCE_EXHAUSTED]: 'RESOURCE_EXHAUSTED',
+  [status.PERMISSION_DENIED]: 'PERMISSION_DENIED',
+  [status.UNAVAILABLE]: 'UNAVAILABLE'
+}
+
+/** Turns a gRPC error into an AgencyError with the daemon's message. */
+export function fromServiceError (err: ServiceError, addr: string): AgencyError {
+  if (err.code === status.UNAVAILABLE || err.code === status.DEADLINE_EXCEEDED) {
+    return new UnavailableError(`no daemon answers at ${addr} (is agentd running? set --addr or AGENCY_ADDR)`, { cause: err })
+  }
+  return new AgencyError(CODES[err.code] ?? 'INTERNAL', err.details !== '' ? err.details : err.message, { cause: err })
+}
+
+type UnaryMethod<Req, Res> = (req: Req, metadata: any, options: any, cb: (err: ServiceError | null, res: Res) => void) => unknown
+
+export interface Agency {
+  addr: string
+  raw: AgencyClient
+  call: <Req, Res>(method: (c: AgencyClient) => UnaryMethod<Req, Res>, req: Req, timeoutMs?: number) => Promise<Res>
+  stream: <Res>(open: (c: AgencyClient) => ClientReadableStream<Res>) => AsyncIterable<Res> & { cancel: () => void }
+  close: () => void
+}
+
+export function connectAgency (addr?: string): Agency {
+  const target = resolveAddr(addr)
+  const raw = new AgencyClient(target, credentials.createInsecure(), {
+    'grpc.max_receive_message_length': 64 * 1024 * 1024
+  })
+  return {
+    addr: target,
+    raw,
+    call: async (method, req, timeoutMs = 30_000) => await new Promise((resolve, reject) => {
+      const fn = method(raw)
+      fn.call(raw, req, new Metadata(), { deadline: Date.now() + timeoutMs }, (err, res) => {
+        if (err != null) reject(fromServiceError(err, target)); else resolve(res)
+      })
+    }),
+    stream: (open) => {
+      const s = open(raw)
+      const iterable = {
+        cancel: () => { s.cancel() },
+        async * [Symbol.asyncIterator] () {
+          try {
+            for await (const msg of s) yield msg
+          } catch (err) {
+            const e = err as ServiceError
+            if (e.code === status.CANCELLED) return
+            throw fromServiceError(e, target)
+          }
+        }
+      }
+      return iterable
+    },
+    close: () => { raw.close() }
+  }
+}

@@ -1,0 +1,59 @@
+// Maps agency's named errors to gRPC status codes, and wraps handlers so that
+// no error from a client's request can escape into the daemon.
+import { status, type sendUnaryData, type ServerUnaryCall, type ServerWritableStream, type ServiceError, Metadata } from '@grpc/grpc-js'
+import { isAgencyError, type ErrorCode } from '../core/errors.js'
+import { componentLogger } from '../logger.js'
+
+const log = componentLogger('grpc')
+
+const STATUS: Record<ErrorCode, status> = {
+  INVALID_ARGUMENT: status.INVALID_ARGUMENT,
+  NOT_FOUND: status.NOT_FOUND,
+  FAILED_PRECONDITION: status.FAILED_PRECONDITION,
+  ALREADY_EXISTS: status.ALREADY_EXISTS,
+  RESOURCE_EXHAUSTED: status.RESOURCE_EXHAUSTED,
+  UNAVAILABLE: status.UNAVAILABLE,
+  PERMISSION_DENIED: status.PERMISSION_DENIED,
+  INTERNAL: status.INTERNAL
+}
+
+export function toServiceError (err: unknown): Partial<ServiceError> {
+  if (isAgencyError(err)) {
+    const metadata = new Metadata()
+    metadata.set('agency-error-code', err.code)
+    return { code: STATUS[err.code], details: err.message, metadata }
+  }
+  log.error({ err }, 'unexpected error in a gRPC handler')
+  return { code: status.INTERNAL, details: `internal error: ${(err as Error)?.message ?? String(err)}` }
+}
+
+export function unary<Req, Res> (fn: (req: Req) => Promise<Res>) {
+  return (call: ServerUnaryCall<Req, Res>, callback: sendUnaryData<Res>): void => {
+    let pending: Promise<Res>
+    try {
+      pending = fn(call.request)
+    } catch (err) {
+      callback(toServiceError(err), null); return
+    }
+    pending.then(res => { callback(null, res) }, err => { callback(toServiceError(err), null) })
+  }
+}
+
+/** A server stream: `run` writes until it returns or the client goes away. */
+export function serverStream<Req, Res> (run: (req: Req, write: (msg: Res) => boolean, closed: AbortSignal) => Promise<void>) {
+  return (call: ServerWritableStream<Req, Res>): void => {
+    const aborter = new AbortController()
+    call.on('cancelled', () => { aborter.abort() })
+    call.on('close', () => { aborter.abort() })
+    call.on('error', () => { aborter.abort() })
+    const write = (msg: Res): boolean => {
+      if (aborter.signal.aborted) return false
+      return call.write(msg)
+    }
+    run(call.request, write, aborter.signal).then(() => {
+      if (!aborter.signal.aborted) call.end()
+    }, err => {
+      if (!aborter.signal.aborted) call.destroy(Object.assign(new Error(toServiceError(err).details), toServiceError(err)))
+    })
+  }
+}

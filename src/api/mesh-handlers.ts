@@ -1,0 +1,82 @@
+// gRPC handlers for presence, peers, direct messages, announcements and events.
+import type { AgencyServer, InboxMessage, PeerInfo, StatusReply } from '../gen/agency/v1/api.js'
+import type { Daemon, PeerView } from '../daemon/daemon.js'
+import type { InboxRecord } from '../store/index.js'
+import { InvalidArgumentError } from '../core/errors.js'
+import { serverStream, unary } from './grpc-errors.js'
+import { WakeSignal } from './wake-signal.js'
+import { VERSION } from '../version.js'
+
+export function peerInfo (p: PeerView): PeerInfo {
+  return {
+    peerId: p.peerId,
+    name: p.name,
+    status: p.status,
+    live: p.live,
+    connected: p.connected,
+    lastSeenMsAgo: Math.round(p.lastSeenMsAgo),
+    addrs: p.addrs,
+    claims: p.claims
+  }
+}
+
+function inboxMessage (r: InboxRecord): InboxMessage {
+  const m = r.message
+  return { cursor: r.cursor, id: m.id, from: m.from, fromName: m.fromName, thread: m.thread, replyTo: m.replyTo, text: m.text, time: m.time, receivedAt: r.receivedAt }
+}
+
+export async function meshStatus (d: Daemon): Promise<StatusReply> {
+  const live = d.peers(false)
+  return {
+    self: peerInfo(d.selfView()),
+    swarm: d.config.swarm,
+    listenAddrs: d.listenAddrs(),
+    livePeers: live.map(peerInfo),
+    peersConnected: d.node.getPeers().length,
+    peersLive: live.length,
+    inboxCount: d.store.messages.inboxCount(),
+    outboxPending: await d.store.messages.outboxCount(),
+    logEntries: 0,
+    goal: undefined,
+    tasksByState: {},
+    tasks: [],
+    version: VERSION,
+    uptimeSeconds: d.uptimeSeconds()
+  }
+}
+
+const INBOX_PAGE = 500
+
+export function meshHandlers (d: Daemon): Pick<AgencyServer, 'getStatus' | 'listPeers' | 'setStatusLine' | 'sendMessage' | 'readInbox' | 'watchInbox' | 'announce' | 'watchEvents'> {
+  return {
+    getStatus: unary(async () => await meshStatus(d)),
+    listPeers: unary(async (req) => ({ peers: d.peers(req.includeOffline).map(peerInfo) })),
+    setStatusLine: unary(async (req) => { await d.setStatusLine(req.status); return {} }),
+    sendMessage: unary(async (req) => await d.sendMessage({ to: req.to, text: req.text, thread: req.thread, replyTo: req.replyTo })),
+    readInbox: unary(async (req) => {
+      const limit = req.limit === 0 ? 100 : req.limit
+      if (limit > 10_000) throw new InvalidArgumentError('limit is at most 10000')
+      return { messages: (await d.readInbox(req.after, limit)).map(inboxMessage) }
+    }),
+    watchInbox: serverStream(async (req, write, closed) => {
+      const wake = new WakeSignal()
+      const unsubscribe = d.onInbox(() => { wake.notify() })
+      try {
+        let after = req.after
+        while (!closed.aborted) {
+          const page = await d.readInbox(after, INBOX_PAGE)
+          for (const r of page) { write(inboxMessage(r)); after = r.cursor }
+          if (page.length < INBOX_PAGE) await wake.wait(closed)
+        }
+      } finally {
+        unsubscribe()
+      }
+    }),
+    announce: unary(async (req) => ({ id: await d.announce(req.text) })),
+    watchEvents: serverStream(async (_req, write, closed) => {
+      const unsubscribe = d.events.subscribe(e => { write(e) })
+      await new Promise<void>(resolve => { closed.addEventListener('abort', () => { resolve() }, { once: true }) })
+      unsubscribe()
+    })
+  }
+}

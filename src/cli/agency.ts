@@ -1,0 +1,14 @@
+#!/usr/bin/env node
+import '../polyfill.js'
+import { Command } from 'commander'
+import { VERSION } from '../version.js'
+import { registerMeshCommands } from './commands/mesh.js'
+import { fail } from './output.js'
+
+const program = new Command('agency')
+  .description('Talk to your agentd: the swarm\'s board, messages and shared record.\nThe daemon is found at --addr, or AGENCY_ADDR, or 127.0.0.1:7400.')
+  .version(VERSION)
+
+registerMeshCommands(program)
+
+program.parseAsync(process.argv).catch(fail)

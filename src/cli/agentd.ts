@@ -1,0 +1,87 @@
+#!/usr/bin/env node
+import '../polyfill.js'
+import { Command, Option } from 'commander'
+import { DEFAULTS, defaultDataDir } from '../daemon/config.js'
+import { serveDaemon } from '../daemon/serve.js'
+import { VERSION } from '../version.js'
+
+function list (value: string, previous: string[] = []): string[] {
+  return [...previous, ...value.split(',').map(s => s.trim()).filter(s => s !== '')]
+}
+
+function positiveInt (name: string) {
+  return (value: string): number => {
+    const n = Number(value)
+    if (!Number.isSafeInteger(n) || n <= 0) throw new Error(`${name} must be a positive whole number, got "${value}"`)
+    return n
+  }
+}
+
+const program = new Command('agentd')
+  .description('The agency daemon: runs beside one coding agent, joins the swarm\'s libp2p mesh, carries presence, direct messages and announcements, and serves the local gRPC API that `agency` and the agent use.')
+  .version(VERSION)
+  .addOption(new Option('--peers <multiaddrs>', 'bootstrap peers, comma-separated (repeatable); redialled with backoff').env('AGENCY_PEERS').argParser(list))
+  .addOption(new Option('--listen <multiaddrs>', 'libp2p listen addresses, comma-separated').env('AGENCY_LISTEN').argParser(list))
+  .addOption(new Option('--announce <multiaddrs>', 'addresses to advertise to peers instead of the listen addresses (NAT, public IP)').env('AGENCY_ANNOUNCE').argParser(list))
+  .addOption(new Option('--data-dir <dir>', 'where the identity, the log and the messages are kept').env('AGENCY_DATA_DIR').default(defaultDataDir()))
+  .addOption(new Option('--swarm <name>', 'swarm name: one gossip topic per swarm').env('AGENCY_SWARM').default(DEFAULTS.swarm))
+  .addOption(new Option('--name <text>', 'this agent\'s display name (default: the end of its peer id)').env('AGENCY_NAME'))
+  .addOption(new Option('--grpc <addr>', 'gRPC API address: HOST:PORT or unix:PATH').env('AGENCY_GRPC').default(DEFAULTS.grpc))
+  .addOption(new Option('--metrics <addr>', 'serve /metrics and /healthz on HOST:PORT').env('AGENCY_METRICS'))
+  .addOption(new Option('--heartbeat-ms <ms>', 'presence heartbeat interval').env('AGENCY_HEARTBEAT_MS').argParser(positiveInt('--heartbeat-ms')).default(DEFAULTS.heartbeatMs))
+  .addOption(new Option('--live-timeout-ms <ms>', 'a peer with no heartbeat for this long is not live (receiver\'s monotonic clock)').env('AGENCY_LIVE_TIMEOUT_MS').argParser(positiveInt('--live-timeout-ms')).default(DEFAULTS.liveTimeoutMs))
+  .addOption(new Option('--dm-ttl-ms <ms>', 'how long an undelivered direct message is retried').env('AGENCY_DM_TTL_MS').argParser(positiveInt('--dm-ttl-ms')).default(DEFAULTS.dmTtlMs))
+  .addHelpText('after', `
+Every flag can also be set by the environment variable shown, e.g. AGENCY_PEERS.
+
+Examples:
+  agentd --data-dir /tmp/a1 --grpc 127.0.0.1:7401 --listen /ip4/127.0.0.1/tcp/4001
+  agentd --data-dir /tmp/a2 --grpc 127.0.0.1:7402 --peers /ip4/127.0.0.1/tcp/4001/p2p/12D3Koo...
+`)
+  .action(async (opts: Record<string, any>) => {
+    let served
+    try {
+      served = await serveDaemon({
+        dataDir: opts.dataDir,
+        peers: opts.peers ?? [],
+        listen: opts.listen ?? [...DEFAULTS.listen],
+        announce: opts.announce ?? [],
+        swarm: opts.swarm,
+        name: opts.name ?? '',
+        grpc: opts.grpc,
+        metrics: opts.metrics ?? null,
+        heartbeatMs: opts.heartbeatMs,
+        liveTimeoutMs: opts.liveTimeoutMs,
+        dmTtlMs: opts.dmTtlMs
+      })
+    } catch (err) {
+      process.stderr.write(`agentd: ${(err as Error).message}\n`)
+      process.exit(1)
+    }
+    const { daemon } = served
+    const out = [
+      `agentd ${VERSION} peer ${daemon.peerId} (${daemon.name}) swarm ${daemon.config.swarm}`,
+      ...daemon.listenAddrs().map(a => `listening ${a}`),
+      ...(served.grpc != null ? [`grpc ${served.grpc.address}`] : []),
+      ...(served.metrics != null ? [`metrics http://${served.metrics.address}/metrics`] : []),
+      'ready'
+    ]
+    process.stdout.write(out.join('\n') + '\n')
+    let stopping = false
+    const shutdown = (signal: string): void => {
+      if (stopping) return
+      stopping = true
+      process.stderr.write(`agentd: ${signal}, shutting down\n`)
+      served.stop().then(() => process.exit(0), (err) => {
+        process.stderr.write(`agentd: shutdown failed: ${(err as Error).message}\n`)
+        process.exit(1)
+      })
+    }
+    process.on('SIGINT', () => { shutdown('SIGINT') })
+    process.on('SIGTERM', () => { shutdown('SIGTERM') })
+  })
+
+program.parseAsync(process.argv).catch((err: Error) => {
+  process.stderr.write(`agentd: ${err.message}\n`)
+  process.exit(2)
+})

@@ -1,0 +1,93 @@
+// agency status | peers | send | inbox | announce | events
+import type { Command } from 'commander'
+import { command, withAgency, printJson, line, ago, short, type CommonOpts } from '../output.js'
+import type { AgencyClient, Event, InboxMessage, PeerInfo, StatusReply } from '../../gen/agency/v1/api.js'
+
+function peerLine (p: PeerInfo): string {
+  const claims = p.claims.length > 0 ? ` holds ${p.claims.map(c => `${c.task}@${c.epoch}`).join(',')}` : ''
+  const state = p.live ? 'live' : 'gone'
+  return `${p.name.padEnd(12)} ${p.peerId}  ${state}${p.connected ? ' connected' : ''}  seen ${ago(p.lastSeenMsAgo)}${claims}${p.status !== '' ? `  — ${p.status}` : ''}`
+}
+
+export function printStatus (s: StatusReply): void {
+  line(`${s.self?.name ?? ''} ${s.self?.peerId ?? ''} swarm ${s.swarm}  agentd ${s.version}, up ${Math.round(s.uptimeSeconds)}s`)
+  if (s.goal != null && s.goal.text !== '') line(`goal: ${s.goal.text}${s.goal.testCommand !== '' ? `  (tests: ${s.goal.testCommand})` : ''}`)
+  const states = Object.entries(s.tasksByState)
+  if (states.length > 0) line(`tasks: ${states.map(([k, v]) => `${v} ${k}`).join(', ')}`)
+  for (const t of s.tasks) {
+    if (t.state === 'claimed' || t.state === 'expired') line(`  ${t.id} [${t.state}] held by ${short(t.holder)}@${t.epoch}`)
+  }
+  line(`peers: ${s.peersLive} live, ${s.peersConnected} connected; inbox ${s.inboxCount}, outbox ${s.outboxPending}; log ${s.logEntries} entries`)
+  for (const p of s.livePeers) line(`  ${peerLine(p)}`)
+}
+
+function messageLine (m: InboxMessage): string {
+  const reply = m.replyTo !== '' ? ` (re ${m.replyTo.slice(0, 8)})` : ''
+  return `#${m.cursor} ${new Date(m.time).toISOString()} from ${m.fromName !== '' ? m.fromName : short(m.from)}${reply}: ${m.text}`
+}
+
+function eventLine (e: Event): string {
+  const who = e.peerName !== '' ? e.peerName : short(e.peerId)
+  return `${new Date(e.time).toISOString()} ${e.type}${who !== '' ? ` ${who}` : ''}${e.task !== '' ? ` task ${e.task}` : ''}${e.text !== '' ? `: ${e.text}` : ''}`
+}
+
+export function registerMeshCommands (program: Command): void {
+  command(program, 'status', 'the goal, the tasks and their holders, live peers and their status lines')
+    .action(withAgency(async (agency, opts: CommonOpts) => {
+      const s = await agency.call((c: AgencyClient) => c.getStatus, {})
+      if (opts.json === true) printJson(s); else printStatus(s)
+    }))
+
+  command(program, 'peers', 'the peers this daemon knows, live or not')
+    .option('--live', 'only live peers')
+    .action(withAgency(async (agency, opts: CommonOpts & { live?: boolean }) => {
+      const { peers } = await agency.call((c: AgencyClient) => c.listPeers, { includeOffline: opts.live !== true })
+      if (opts.json === true) { printJson(peers); return }
+      if (peers.length === 0) line('no peers seen yet')
+      for (const p of peers) line(peerLine(p))
+    }))
+
+  command(program, 'send', 'send a direct message to a peer (by peer id or name); delivered exactly once, retried while the peer is away')
+    .argument('<peer>', 'peer id or name')
+    .argument('<text...>', 'the message')
+    .option('--thread <id>', 'thread id (default: a new thread)')
+    .option('--reply-to <id>', 'id of the message this answers')
+    .action(withAgency(async (agency, peer: string, text: string[], opts: CommonOpts & { thread?: string, replyTo?: string }) => {
+      const res = await agency.call((c: AgencyClient) => c.sendMessage, { to: peer, text: text.join(' '), thread: opts.thread ?? '', replyTo: opts.replyTo ?? '' })
+      if (opts.json === true) printJson(res); else line(`queued ${res.id} to ${res.to}`)
+    }))
+
+  command(program, 'inbox', 'direct messages received')
+    .option('--after <cursor>', 'only messages after this cursor', '0')
+    .option('--limit <n>', 'at most this many', '100')
+    .option('--follow', 'keep printing new messages as they arrive')
+    .action(withAgency(async (agency, opts: CommonOpts & { after: string, limit: string, follow?: boolean }) => {
+      const after = Number(opts.after)
+      if (!Number.isSafeInteger(after) || after < 0) throw new Error(`--after must be a cursor (a whole number), got "${opts.after}"`)
+      if (opts.follow === true) {
+        for await (const m of agency.stream((c: AgencyClient) => c.watchInbox({ after }))) {
+          if (opts.json === true) process.stdout.write(JSON.stringify(m) + '\n'); else line(messageLine(m))
+        }
+        return
+      }
+      const { messages } = await agency.call((c: AgencyClient) => c.readInbox, { after, limit: Number(opts.limit) })
+      if (opts.json === true) { printJson(messages); return }
+      if (messages.length === 0) line('inbox empty')
+      for (const m of messages) line(messageLine(m))
+    }))
+
+  command(program, 'announce', 'broadcast a message to the whole swarm')
+    .argument('<text...>', 'the announcement')
+    .action(withAgency(async (agency, text: string[], opts: CommonOpts) => {
+      const res = await agency.call((c: AgencyClient) => c.announce, { text: text.join(' ') })
+      if (opts.json === true) printJson(res); else line(`announced ${res.id}`)
+    }))
+
+  command(program, 'events', 'stream events: peers joining and leaving, announcements, messages, claims, overlaps')
+    .option('--follow', 'keep streaming (the default; events are live only)')
+    .action(withAgency(async (agency, opts: CommonOpts) => {
+      for await (const e of agency.stream((c: AgencyClient) => c.watchEvents({}))) {
+        if (opts.json === true) process.stdout.write(JSON.stringify(e) + '\n'); else line(eventLine(e))
+      }
+    }))
+}

@@ -1,0 +1,56 @@
+// How agency prints: JSON for machines (--json), short lines for people, and
+// errors as one line on stderr with a non-zero exit.
+import { Command, Option } from 'commander'
+import { connectAgency, type Agency } from '../api/client.js'
+import { isAgencyError } from '../core/errors.js'
+
+export interface CommonOpts { json?: boolean, addr?: string }
+
+/** A subcommand with the options every command takes. */
+export function command (parent: Command, name: string, description: string): Command {
+  return parent.command(name).description(description)
+    .addOption(new Option('--json', 'print machine-readable JSON'))
+    .addOption(new Option('--addr <addr>', 'the daemon\'s gRPC address (default: AGENCY_ADDR or 127.0.0.1:7400)'))
+}
+
+export function printJson (value: unknown): void {
+  process.stdout.write(JSON.stringify(value, (_k, v) => (v != null && v.type === 'Buffer' && Array.isArray(v.data)) ? Buffer.from(v.data).toString('hex') : v, 2) + '\n')
+}
+
+export function line (text: string): void {
+  process.stdout.write(text + '\n')
+}
+
+/** Runs a command body with a connected client and the standard error handling. */
+export function withAgency<A extends unknown[]> (body: (agency: Agency, ...args: A) => Promise<void>) {
+  return async (...args: A): Promise<void> => {
+    const cmd = args[args.length - 1] as Command
+    const opts = cmd.optsWithGlobals<CommonOpts>()
+    const agency = connectAgency(opts.addr)
+    try {
+      await body(agency, ...args)
+    } catch (err) {
+      fail(err)
+    } finally {
+      agency.close()
+    }
+  }
+}
+
+export function fail (err: unknown): never {
+  const message = isAgencyError(err) ? err.message : (err as Error)?.message ?? String(err)
+  process.stderr.write(`agency: ${message}\n`)
+  process.exit(isAgencyError(err) && err.code === 'UNAVAILABLE' ? 3 : 1)
+}
+
+export function ago (ms: number): string {
+  if (ms < 0) return 'never'
+  if (ms < 1000) return 'now'
+  if (ms < 60_000) return `${Math.round(ms / 1000)}s ago`
+  if (ms < 3600_000) return `${Math.round(ms / 60_000)}m ago`
+  return `${Math.round(ms / 3600_000)}h ago`
+}
+
+export function short (peerId: string): string {
+  return peerId.length > 12 ? `…${peerId.slice(-8)}` : peerId
+}

@@ -1,0 +1,88 @@
+// Who is out there and who is live. A peer is live while its heartbeats
+// arrive: liveness is measured on the receiver's monotonic clock from the
+// moment of receipt, never from the sender's wall clock. Pure: the caller
+// passes the time in.
+
+export interface PeerRecord {
+  peerId: string
+  name: string
+  status: string
+  claims: Array<{ task: string, epoch: number }>
+  addrs: string[]
+  /** receiver's monotonic time of the last heartbeat */
+  lastSeen: number
+  /** sender's heartbeat counter, to drop reordered heartbeats */
+  seq: number
+  live: boolean
+}
+
+export interface PresenceUpdate {
+  peerId: string
+  name: string
+  status: string
+  claims: Array<{ task: string, epoch: number }>
+  addrs: string[]
+  seq: number
+}
+
+export interface PeerDirectoryInit {
+  /** a peer whose last heartbeat is older than this is not live */
+  liveTimeoutMs: number
+}
+
+export class PeerDirectory {
+  private readonly peers = new Map<string, PeerRecord>()
+  readonly liveTimeoutMs: number
+
+  constructor (init: PeerDirectoryInit) {
+    this.liveTimeoutMs = init.liveTimeoutMs
+  }
+
+  /** Records a heartbeat. Returns 'joined' when the peer was not live before. */
+  observe (update: PresenceUpdate, now: number): 'joined' | 'refreshed' | 'stale' {
+    const known = this.peers.get(update.peerId)
+    if (known != null && update.seq <= known.seq && this.isLive(update.peerId, now)) return 'stale'
+    const wasLive = known != null && this.isLive(update.peerId, now)
+    this.peers.set(update.peerId, { ...update, lastSeen: now, live: true })
+    return wasLive ? 'refreshed' : 'joined'
+  }
+
+  isLive (peerId: string, now: number): boolean {
+    const p = this.peers.get(peerId)
+    return p != null && now - p.lastSeen <= this.liveTimeoutMs
+  }
+
+  /** Marks peers whose heartbeats stopped; returns those that just left. */
+  expire (now: number): PeerRecord[] {
+    const left: PeerRecord[] = []
+    for (const p of this.peers.values()) {
+      const live = now - p.lastSeen <= this.liveTimeoutMs
+      if (p.live && !live) left.push(p)
+      p.live = live
+    }
+    return left
+  }
+
+  get (peerId: string): PeerRecord | undefined {
+    return this.peers.get(peerId)
+  }
+
+  /** Resolves a peer id or a name (exact) to a known peer. */
+  resolve (idOrName: string): PeerRecord | undefined {
+    const byId = this.peers.get(idOrName)
+    if (byId != null) return byId
+    let found: PeerRecord | undefined
+    for (const p of this.peers.values()) {
+      if (p.name === idOrName && (found == null || p.lastSeen > found.lastSeen)) found = p
+    }
+    return found
+  }
+
+  all (): PeerRecord[] {
+    return [...this.peers.values()]
+  }
+
+  live (now: number): PeerRecord[] {
+    return this.all().filter(p => this.isLive(p.peerId, now))
+  }
+}

@@ -1,0 +1,60 @@
+// The daemon's configuration, with defaults merged once.
+import { homedir } from 'node:os'
+import { join } from 'node:path'
+
+export interface DaemonConfig {
+  dataDir: string
+  /** libp2p listen multiaddrs */
+  listen: string[]
+  /** multiaddrs to advertise instead of the listen addresses (NAT, public address) */
+  announce: string[]
+  /** bootstrap multiaddrs */
+  peers: string[]
+  swarm: string
+  name: string
+  /** gRPC address (HOST:PORT or unix:PATH), or null for none (in-process use) */
+  grpc: string | null
+  /** metrics HTTP address, or null for none */
+  metrics: string | null
+  heartbeatMs: number
+  /** a peer with no heartbeat for this long is not live */
+  liveTimeoutMs: number
+  /** how long an undelivered direct message is retried */
+  dmTtlMs: number
+  /** how often the outbox is retried */
+  dmRetryMs: number
+  /** default process metrics; off when many daemons share one process */
+  processMetrics: boolean
+}
+
+export const DEFAULTS = {
+  listen: ['/ip4/0.0.0.0/tcp/0'],
+  swarm: 'default',
+  grpc: '127.0.0.1:7400',
+  heartbeatMs: 2000,
+  liveTimeoutMs: 10_000,
+  dmTtlMs: 24 * 3600_000,
+  dmRetryMs: 2000
+} as const
+
+export function defaultDataDir (): string {
+  return join(homedir(), '.agency')
+}
+
+export function resolveConfig (partial: Partial<DaemonConfig> & { dataDir: string }): DaemonConfig {
+  return {
+    listen: [...DEFAULTS.listen],
+    announce: [],
+    peers: [],
+    swarm: DEFAULTS.swarm,
+    name: '',
+    grpc: null,
+    metrics: null,
+    heartbeatMs: DEFAULTS.heartbeatMs,
+    liveTimeoutMs: DEFAULTS.liveTimeoutMs,
+    dmTtlMs: DEFAULTS.dmTtlMs,
+    dmRetryMs: DEFAULTS.dmRetryMs,
+    processMetrics: true,
+    ...partial
+  }
+}

@@ -1,0 +1,270 @@
+// agentd: composes the store, the libp2p mesh, presence, direct messages and
+// announcements (and, as they land, the log, the board and the repository)
+// behind one object that the gRPC API and the tests drive.
+import { randomUUID } from 'node:crypto'
+import { mkdir } from 'node:fs/promises'
+import { performance } from 'node:perf_hooks'
+import { EventEmitter } from 'node:events'
+import { openStore, type AgencyStore, type InboxRecord } from '../store/index.js'
+import { createMeshNode, type MeshLibp2p } from '../mesh/node.js'
+import { SwarmGossip } from '../mesh/swarm-gossip.js'
+import { DirectMessaging, utf8Length } from '../mesh/direct-messages.js'
+import { PeerDialer } from '../mesh/peer-dialer.js'
+import { MAX_ANNOUNCE_TEXT_BYTES, MAX_DM_TEXT_BYTES } from '../mesh/constants.js'
+import { createSigner, type Signer } from '../core/log/crypto.js'
+import { signAnnouncement, verifyAnnouncement } from '../core/presence/signed-messages.js'
+import { FailedPreconditionError, InvalidArgumentError, NotFoundError, TooLargeError } from '../core/errors.js'
+import type { PeerRecord } from '../core/presence/peer-directory.js'
+import type { Announcement, DirectMessage } from '../gen/agency/v1/wire.js'
+import { createMetrics, type Metrics } from '../metrics/metrics.js'
+import { componentLogger, type Logger } from '../logger.js'
+import { EventBus } from './event-bus.js'
+import { loadOrCreateIdentity, type Identity } from './identity.js'
+import { PresenceService } from './presence-service.js'
+import { resolveConfig, type DaemonConfig } from './config.js'
+import { VERSION } from '../version.js'
+
+export interface PeerView {
+  peerId: string
+  name: string
+  status: string
+  live: boolean
+  connected: boolean
+  lastSeenMsAgo: number
+  addrs: string[]
+  claims: Array<{ task: string, epoch: number }>
+}
+
+export class Daemon {
+  readonly config: DaemonConfig
+  readonly events = new EventBus()
+  readonly log: Logger
+  metrics!: Metrics
+  store!: AgencyStore
+  identity!: Identity
+  signer!: Signer
+  node!: MeshLibp2p
+  gossip!: SwarmGossip
+  presence!: PresenceService
+  messaging!: DirectMessaging
+  dialer!: PeerDialer
+  private readonly inboxFeed = new EventEmitter()
+  private outboxTimer?: NodeJS.Timeout
+  private startedAt = 0
+  private stopping?: Promise<void>
+
+  constructor (config: Partial<DaemonConfig> & { dataDir: string }) {
+    this.config = resolveConfig(config)
+    this.log = componentLogger('agentd', { name: this.config.name })
+    this.inboxFeed.setMaxListeners(0)
+  }
+
+  get peerId (): string { return this.identity.peerId }
+  get name (): string { return this.config.name !== '' ? this.config.name : this.identity.peerId.slice(-8) }
+
+  async start (): Promise<void> {
+    this.startedAt = performance.now()
+    await mkdir(this.config.dataDir, { recursive: true }).catch(() => {})
+    // The store first: its lock refuses a second daemon on the same data dir
+    // before anything else is touched.
+    this.store = await openStore(this.config.dataDir)
+    try {
+      this.identity = await loadOrCreateIdentity(this.config.dataDir)
+      this.signer = createSigner(this.identity.peerId, this.identity.privateKey.raw)
+      this.metrics = createMetrics({ version: VERSION, swarm: this.config.swarm, processMetrics: this.config.processMetrics })
+      this.node = await createMeshNode({ privateKey: this.identity.privateKey, listen: this.config.listen, announce: this.config.announce })
+      this.presence = new PresenceService({
+        signer: this.signer,
+        name: this.name,
+        heartbeatMs: this.config.heartbeatMs,
+        liveTimeoutMs: this.config.liveTimeoutMs,
+        addrs: () => this.listenAddrs(),
+        heldClaims: () => [],
+        onJoined: p => { this.onPeerJoined(p) },
+        onLeft: p => { this.onPeerLeft(p) },
+        onHeartbeat: p => { this.dialer.remember(p.peerId, p.addrs) }
+      })
+      this.gossip = new SwarmGossip(this.node, this.config.swarm, {
+        onEntry: () => 'ignore',
+        onPresence: (p, from) => this.presence.receive(p, from),
+        onAnnouncement: (a) => this.receiveAnnouncement(a),
+        onJudged: (kind, verdict) => { this.metrics.gossipIn.inc({ kind, verdict }) }
+      }, this.log.child({ part: 'gossip' }))
+      this.messaging = new DirectMessaging({
+        node: this.node,
+        store: this.store.messages,
+        log: this.log.child({ part: 'dm' }),
+        hooks: {
+          onReceived: (msg, cursor) => { this.onMessageReceived(msg, cursor) },
+          onDelivered: (_msg, latencyMs) => { this.metrics.dmSent.inc(); this.metrics.dmLatency.observe(latencyMs / 1000) },
+          onFailed: (msg, reason) => {
+            this.metrics.dmFailed.inc({ reason: reason.startsWith('refused') ? 'refused' : 'expired' })
+            this.events.emit({ type: 'message_failed', peerId: msg.to, text: msg.text, detail: { id: msg.id, reason } })
+          },
+          onMalformed: (peer, reason) => {
+            this.metrics.dmMalformed.inc()
+            this.log.info({ peer, reason }, 'closed a malformed direct-message stream')
+          }
+        }
+      })
+      this.dialer = new PeerDialer({ node: this.node, bootstrap: this.config.peers, log: this.log.child({ part: 'dialer' }) })
+      this.registerGauges()
+
+      await this.node.start()
+      await this.messaging.start()
+      this.gossip.start()
+      this.presence.start(this.gossip)
+      this.dialer.start()
+      this.node.addEventListener('peer:connect', () => { this.presence.beat().catch(() => {}) })
+      this.outboxTimer = setInterval(() => { this.messaging.flushAll().catch(() => {}) }, this.config.dmRetryMs)
+      this.log.info({ peerId: this.peerId, addrs: this.listenAddrs() }, 'agentd started')
+    } catch (err) {
+      await this.stop().catch(() => {})
+      throw err
+    }
+  }
+
+  async stop (): Promise<void> {
+    this.stopping ??= this.shutdown()
+    await this.stopping
+  }
+
+  private async shutdown (): Promise<void> {
+    clearInterval(this.outboxTimer)
+    this.dialer?.stop()
+    this.presence?.stop()
+    try { this.gossip?.stop() } catch { /* not started */ }
+    await this.messaging?.stop().catch(() => {})
+    try { await this.node?.stop() } catch (err) { this.log.warn({ err }, 'libp2p stop failed') }
+    await this.store?.close()
+    this.log.info('agentd stopped')
+  }
+
+  private registerGauges (): void {
+    const m = this.metrics
+    const collect = (): void => {
+      m.peersConnected.set(this.node.getPeers().length)
+      m.peersLive.set(this.presence.livePeers().length)
+    }
+    // Refresh the scrape-time gauges on every scrape.
+    const original = m.registry.metrics.bind(m.registry)
+    m.registry.metrics = async () => { collect(); m.outboxPending.set(await this.store.messages.outboxCount()); return await original() }
+  }
+
+  listenAddrs (): string[] {
+    return this.node.getMultiaddrs().map(a => a.toString())
+  }
+
+  uptimeSeconds (): number {
+    return (performance.now() - this.startedAt) / 1000
+  }
+
+  // ---- peers ----
+
+  peers (includeOffline = true): PeerView[] {
+    const now = performance.now()
+    const connected = new Set(this.node.getPeers().map(p => p.toString()))
+    return this.presence.directory.all()
+      .map(p => this.peerView(p, now, connected))
+      .filter(p => includeOffline || p.live)
+      .sort((a, b) => a.name.localeCompare(b.name) || a.peerId.localeCompare(b.peerId))
+  }
+
+  selfView (): PeerView {
+    return { peerId: this.peerId, name: this.name, status: this.presence.status, live: true, connected: true, lastSeenMsAgo: 0, addrs: this.listenAddrs(), claims: [] }
+  }
+
+  private peerView (p: PeerRecord, now: number, connected: Set<string>): PeerView {
+    return {
+      peerId: p.peerId,
+      name: p.name,
+      status: p.status,
+      live: this.presence.directory.isLive(p.peerId, now),
+      connected: connected.has(p.peerId),
+      lastSeenMsAgo: now - p.lastSeen,
+      addrs: p.addrs,
+      claims: p.claims
+    }
+  }
+
+  async setStatusLine (status: string): Promise<void> {
+    if (utf8Length(status) > 1024) throw new TooLargeError('status line', utf8Length(status), 1024)
+    this.presence.status = status
+    await this.presence.beat()
+  }
+
+  private onPeerJoined (p: PeerRecord): void {
+    this.events.emit({ type: 'peer_joined', peerId: p.peerId, peerName: p.name })
+    this.dialer.remember(p.peerId, p.addrs)
+    this.messaging.flushPeer(p.peerId).catch(() => {})
+  }
+
+  private onPeerLeft (p: PeerRecord): void {
+    this.events.emit({ type: 'peer_left', peerId: p.peerId, peerName: p.name })
+  }
+
+  // ---- direct messages ----
+
+  async sendMessage (req: { to: string, text: string, thread?: string, replyTo?: string }): Promise<{ id: string, to: string, thread: string }> {
+    const size = utf8Length(req.text)
+    if (size > MAX_DM_TEXT_BYTES) throw new TooLargeError('message', size, MAX_DM_TEXT_BYTES)
+    if (req.text.length === 0) throw new InvalidArgumentError('message text is empty')
+    const target = req.to.trim()
+    if (target === '') throw new InvalidArgumentError('no recipient: give a peer id or name')
+    if (target === this.peerId || target === this.name) throw new InvalidArgumentError('cannot send a direct message to yourself')
+    const peer = this.presence.directory.resolve(target)
+    if (peer == null) throw new NotFoundError(`unknown peer "${target}": no peer with that id or name has been seen (see \`agency peers\`)`)
+    const id = randomUUID()
+    const msg: DirectMessage = {
+      id,
+      from: this.peerId,
+      fromName: this.name,
+      to: peer.peerId,
+      thread: req.thread != null && req.thread !== '' ? req.thread : id,
+      replyTo: req.replyTo ?? '',
+      text: req.text,
+      time: Date.now()
+    }
+    await this.store.messages.enqueue(msg, { expiresAt: Date.now() + this.config.dmTtlMs })
+    this.messaging.flushPeer(peer.peerId).catch(() => {})
+    return { id, to: peer.peerId, thread: msg.thread }
+  }
+
+  private onMessageReceived (msg: DirectMessage, cursor: number): void {
+    this.metrics.dmReceived.inc()
+    this.inboxFeed.emit('message', cursor)
+    this.events.emit({ type: 'message', peerId: msg.from, peerName: msg.fromName, text: msg.text, detail: { id: msg.id, thread: msg.thread, replyTo: msg.replyTo, cursor } })
+  }
+
+  async readInbox (after: number, limit: number): Promise<InboxRecord[]> {
+    return await this.store.messages.inboxAfter(after, limit)
+  }
+
+  /** Calls back whenever a new inbox message is stored; returns the unsubscribe function. */
+  onInbox (listener: (cursor: number) => void): () => void {
+    this.inboxFeed.on('message', listener)
+    return () => { this.inboxFeed.off('message', listener) }
+  }
+
+  // ---- announcements ----
+
+  async announce (text: string): Promise<string> {
+    const size = utf8Length(text)
+    if (size > MAX_ANNOUNCE_TEXT_BYTES) throw new TooLargeError('announcement', size, MAX_ANNOUNCE_TEXT_BYTES)
+    if (text.length === 0) throw new InvalidArgumentError('announcement text is empty')
+    if (this.gossip == null) throw new FailedPreconditionError('the daemon is not started')
+    const a = signAnnouncement(this.signer, { id: randomUUID(), name: this.name, text, time: Date.now() })
+    await this.gossip.publishAnnouncement(a)
+    this.metrics.announcementsSent.inc()
+    this.metrics.gossipOut.inc({ kind: 'announcement' })
+    return a.id
+  }
+
+  private receiveAnnouncement (a: Announcement): 'accept' | 'reject' | 'ignore' {
+    if (utf8Length(a.text) > MAX_ANNOUNCE_TEXT_BYTES || !verifyAnnouncement(a)) return 'reject'
+    if (a.from === this.peerId) return 'ignore'
+    this.metrics.announcementsReceived.inc()
+    this.events.emit({ type: 'announcement', peerId: a.from, peerName: a.name, text: a.text, detail: { id: a.id, time: a.time } })
+    return 'accept'
+  }
+}

@@ -1,0 +1,49 @@
+// A daemon with its servers: gRPC (and health) plus /metrics and /healthz.
+// Used by the agentd command and by in-process tests.
+import { Daemon } from './daemon.js'
+import type { DaemonConfig } from './config.js'
+import { agencyHandlers, startGrpcServer, type GrpcServer } from '../api/grpc-server.js'
+import { startMetricsServer, type MetricsServer } from '../metrics/http-server.js'
+import { UnavailableError } from '../core/errors.js'
+
+export interface ServedDaemon {
+  daemon: Daemon
+  grpc?: GrpcServer
+  metrics?: MetricsServer
+  stop: () => Promise<void>
+}
+
+export async function serveDaemon (config: Partial<DaemonConfig> & { dataDir: string }): Promise<ServedDaemon> {
+  const daemon = new Daemon(config)
+  await daemon.start()
+  let grpc: GrpcServer | undefined
+  let metrics: MetricsServer | undefined
+  const stop = async (): Promise<void> => {
+    await grpc?.close()
+    await metrics?.close()
+    await daemon.stop()
+  }
+  try {
+    if (daemon.config.grpc != null) {
+      try {
+        grpc = await startGrpcServer(daemon.config.grpc, agencyHandlers(daemon))
+      } catch (err) {
+        throw new UnavailableError(`cannot serve gRPC on ${daemon.config.grpc}: ${(err as Error).message}`, { cause: err })
+      }
+    }
+    if (daemon.config.metrics != null) {
+      try {
+        metrics = await startMetricsServer(daemon.config.metrics, daemon.metrics.registry, () => ({
+          ok: true,
+          detail: { peerId: daemon.peerId, peersLive: daemon.presence.livePeers().length }
+        }))
+      } catch (err) {
+        throw new UnavailableError(`cannot serve metrics on ${daemon.config.metrics}: ${(err as Error).message}`, { cause: err })
+      }
+    }
+  } catch (err) {
+    await stop()
+    throw err
+  }
+  return { daemon, grpc, metrics, stop }
+}

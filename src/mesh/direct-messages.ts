@@ -1,0 +1,185 @@
+// /agency/dm/1.0.0: length-prefixed DirectMessage frames, each answered by a
+// DirectAck. The sender keeps every message in a persistent outbox until it is
+// acked, retrying while the peer is away, up to a TTL; the receiver stores a
+// message and its id in one atomic write before acking, so a retry after a
+// lost ack is recognised and delivery is exactly once, across restarts.
+import { lpStream } from '@libp2p/utils'
+import { peerIdFromString } from '@libp2p/peer-id'
+import type { Connection, Stream } from '@libp2p/interface'
+import { AckStatus, DirectAck, DirectMessage } from '../gen/agency/v1/wire.js'
+import { DM_PROTOCOL, MAX_DM_FRAME_BYTES, MAX_DM_TEXT_BYTES } from './constants.js'
+import type { MeshLibp2p } from './node.js'
+import type { Logger } from '../logger.js'
+
+/** The persistence the protocol needs (implemented by src/store). */
+export interface DirectMessageStore {
+  listOutbox: () => Promise<Array<{ message: DirectMessage, expiresAt: number }>>
+  markDelivered: (id: string) => Promise<unknown>
+  drop: (id: string, reason: string) => Promise<unknown>
+  deliver: (msg: DirectMessage, receivedAt: number) => Promise<{ stored: boolean, cursor: number }>
+}
+
+export interface DirectMessageHooks {
+  /** a new message was stored in the inbox */
+  onReceived?: (msg: DirectMessage, cursor: number) => void
+  /** a message of ours was acked by its recipient, `latencyMs` after it was written */
+  onDelivered?: (msg: DirectMessage, latencyMs: number) => void
+  /** a message of ours was dropped: expired or refused */
+  onFailed?: (msg: DirectMessage, reason: string) => void
+  /** a peer sent something that is not a valid frame */
+  onMalformed?: (peer: string, reason: string) => void
+}
+
+export interface DirectMessagingInit {
+  node: MeshLibp2p
+  store: DirectMessageStore
+  log: Logger
+  hooks?: DirectMessageHooks
+  /** how long one delivery attempt may take */
+  attemptTimeoutMs?: number
+  /** wall clock, for TTLs and timestamps */
+  now?: () => number
+}
+
+export function utf8Length (text: string): number {
+  return Buffer.byteLength(text, 'utf8')
+}
+
+export class DirectMessaging {
+  private readonly node: MeshLibp2p
+  private readonly store: DirectMessageStore
+  private readonly log: Logger
+  private readonly hooks: DirectMessageHooks
+  private readonly attemptTimeoutMs: number
+  private readonly now: () => number
+  /** peers with a flush in progress, so that one peer gets one stream at a time */
+  private readonly flushing = new Map<string, Promise<void>>()
+  private readonly firstAttempt = new Map<string, number>()
+
+  constructor (init: DirectMessagingInit) {
+    this.node = init.node
+    this.store = init.store
+    this.log = init.log
+    this.hooks = init.hooks ?? {}
+    this.attemptTimeoutMs = init.attemptTimeoutMs ?? 5000
+    this.now = init.now ?? Date.now
+  }
+
+  async start (): Promise<void> {
+    await this.node.handle(DM_PROTOCOL, (stream, connection) => {
+      this.handleIncoming(stream, connection).catch(err => {
+        this.log.debug({ err }, 'dm stream ended with an error')
+      })
+    }, { maxInboundStreams: 64 })
+  }
+
+  async stop (): Promise<void> {
+    await this.node.unhandle(DM_PROTOCOL)
+    await Promise.allSettled([...this.flushing.values()])
+  }
+
+  /** Tries to deliver everything in the outbox; drops what has expired. */
+  async flushAll (): Promise<void> {
+    const pending = await this.store.listOutbox()
+    const now = this.now()
+    const byPeer = new Map<string, DirectMessage[]>()
+    for (const { message: msg, expiresAt } of pending) {
+      if (expiresAt <= now) {
+        await this.store.drop(msg.id, 'expired')
+        this.firstAttempt.delete(msg.id)
+        this.hooks.onFailed?.(msg, 'expired')
+        continue
+      }
+      const list = byPeer.get(msg.to) ?? []
+      list.push(msg)
+      byPeer.set(msg.to, list)
+    }
+    await Promise.allSettled([...byPeer.keys()].map(async peer => { await this.flushPeer(peer) }))
+  }
+
+  /** Delivers the outbox for one peer; concurrent calls share one attempt. */
+  async flushPeer (peer: string): Promise<void> {
+    const running = this.flushing.get(peer)
+    if (running != null) { await running; return }
+    const attempt = this.deliverTo(peer).finally(() => this.flushing.delete(peer))
+    this.flushing.set(peer, attempt)
+    await attempt
+  }
+
+  private async deliverTo (peer: string): Promise<void> {
+    const msgs = (await this.store.listOutbox()).map(o => o.message).filter(m => m.to === peer)
+    if (msgs.length === 0) return
+    let stream: Stream | undefined
+    const signal = AbortSignal.timeout(this.attemptTimeoutMs + msgs.length * 200)
+    try {
+      stream = await this.node.dialProtocol(peerIdFromString(peer), DM_PROTOCOL, { signal })
+      const lp = lpStream(stream, { maxDataLength: MAX_DM_FRAME_BYTES })
+      for (const msg of msgs) {
+        if (!this.firstAttempt.has(msg.id)) this.firstAttempt.set(msg.id, performance.now())
+        await lp.write(DirectMessage.encode(msg).finish(), { signal })
+        const ack = DirectAck.decode((await lp.read({ signal })).subarray())
+        if (ack.id !== msg.id) throw new Error(`ack for ${ack.id} while waiting for ${msg.id}`)
+        if (ack.status === AckStatus.ACK_OK) {
+          await this.store.markDelivered(msg.id)
+          const started = this.firstAttempt.get(msg.id) ?? performance.now()
+          this.firstAttempt.delete(msg.id)
+          this.hooks.onDelivered?.(msg, performance.now() - started)
+        } else {
+          const reason = ack.status === AckStatus.ACK_TOO_LARGE ? 'refused: too large' : 'refused: invalid'
+          await this.store.drop(msg.id, reason)
+          this.firstAttempt.delete(msg.id)
+          this.hooks.onFailed?.(msg, reason)
+        }
+      }
+      await stream.close({ signal })
+    } catch (err) {
+      // The peer is away or the stream broke: the outbox keeps the rest for the next attempt.
+      this.log.debug({ peer, err: (err as Error).message }, 'dm delivery attempt failed')
+      stream?.abort(err as Error)
+    }
+  }
+
+  private async handleIncoming (stream: Stream, connection: Connection): Promise<void> {
+    const from = connection.remotePeer.toString()
+    const lp = lpStream(stream, { maxDataLength: MAX_DM_FRAME_BYTES })
+    const signal = AbortSignal.timeout(60_000)
+    try {
+      while (true) {
+        let frame
+        try {
+          frame = await lp.read({ signal })
+        } catch (err) {
+          // A clean close between frames ends the exchange; anything else is malformed.
+          const name = (err as Error).name
+          if (name === 'UnexpectedEOFError' && stream.readStatus !== 'readable') { await stream.close().catch(() => {}); return }
+          throw err
+        }
+        let msg: DirectMessage
+        try {
+          msg = DirectMessage.decode(frame.subarray())
+        } catch (err) {
+          throw new Error(`undecodable direct message: ${(err as Error).message}`)
+        }
+        const status = this.check(msg)
+        if (status === AckStatus.ACK_OK) {
+          // The connection authenticates the sender; the frame's own claim is ignored.
+          const stored = { ...msg, from }
+          const { stored: isNew, cursor } = await this.store.deliver(stored, this.now())
+          if (isNew) this.hooks.onReceived?.(stored, cursor)
+        }
+        await lp.write(DirectAck.encode({ id: msg.id, status }).finish(), { signal })
+        if (status === AckStatus.ACK_INVALID) throw new Error('invalid direct message')
+      }
+    } catch (err) {
+      this.hooks.onMalformed?.(from, (err as Error).message)
+      stream.abort(err as Error)
+    }
+  }
+
+  private check (msg: DirectMessage): AckStatus {
+    if (utf8Length(msg.text) > MAX_DM_TEXT_BYTES) return AckStatus.ACK_TOO_LARGE
+    if (msg.id.length === 0 || msg.id.length > 128) return AckStatus.ACK_INVALID
+    if (msg.to !== this.node.peerId.toString()) return AckStatus.ACK_INVALID
+    return AckStatus.ACK_OK
+  }
+}

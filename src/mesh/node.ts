@@ -1,0 +1,65 @@
+// The libp2p node: TCP (or the in-process memory transport), noise, yamux,
+// identify, ping and gossipsub. Gossip runs StrictNoSign because every payload
+// carries its own Ed25519 signature; the message id is derived from content.
+import { createLibp2p, type Libp2p } from 'libp2p'
+import { tcp } from '@libp2p/tcp'
+import { memory } from '@libp2p/memory'
+import { noise } from '@chainsafe/libp2p-noise'
+import { yamux } from '@chainsafe/libp2p-yamux'
+import { identify } from '@libp2p/identify'
+import { ping } from '@libp2p/ping'
+import { gossipsub, type GossipSub } from '@libp2p/gossipsub'
+import type { PrivateKey } from '@libp2p/interface'
+import { gossipMessageId } from './gossip-codec.js'
+import { MAX_GOSSIP_BYTES } from './constants.js'
+
+export interface MeshNodeInit {
+  privateKey: PrivateKey
+  /** multiaddrs to listen on, e.g. /ip4/0.0.0.0/tcp/0 or /memory/<name> */
+  listen: string[]
+  /** multiaddrs to advertise instead of the listen addresses */
+  announce?: string[]
+  /** IPs exempt from gossipsub's IP-colocation penalty (many daemons on one host) */
+  colocationWhitelist?: string[]
+  /** how many connections the node keeps at most */
+  maxConnections?: number
+}
+
+export type MeshLibp2p = Libp2p<{ pubsub: GossipSub, identify: ReturnType<ReturnType<typeof identify>>, ping: ReturnType<ReturnType<typeof ping>> }>
+
+export async function createMeshNode (init: MeshNodeInit): Promise<MeshLibp2p> {
+  const usesMemory = init.listen.some(a => a.startsWith('/memory'))
+  const node = await createLibp2p({
+    privateKey: init.privateKey,
+    addresses: {
+      listen: init.listen,
+      announce: init.announce ?? []
+    },
+    transports: usesMemory ? [memory(), tcp()] : [tcp()],
+    connectionEncrypters: [noise()],
+    streamMuxers: [yamux()],
+    connectionManager: {
+      maxConnections: init.maxConnections ?? 128
+    },
+    connectionGater: {
+      // Loopback and private addresses are how a swarm on one host or a LAN
+      // reaches itself; libp2p must not filter them out.
+      denyDialMultiaddr: () => false
+    },
+    services: {
+      identify: identify(),
+      ping: ping(),
+      pubsub: gossipsub({
+        globalSignaturePolicy: 'StrictNoSign',
+        msgIdFn: (msg) => gossipMessageId(msg.data),
+        allowPublishToZeroTopicPeers: true,
+        emitSelf: false,
+        maxInboundDataLength: MAX_GOSSIP_BYTES,
+        scoreParams: {
+          IPColocationFactorWhitelist: new Set(init.colocationWhitelist ?? ['127.0.0.1', '::1'])
+        }
+      })
+    }
+  })
+  return node as unknown as MeshLibp2p
+}

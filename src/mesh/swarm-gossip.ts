@@ -1,0 +1,91 @@
+// The swarm's gossip topic: one topic per swarm name. Every inbound message
+// goes through the topic validator, which hands it to the handler for its type
+// and tells gossipsub to accept (deliver and forward), ignore (drop quietly) or
+// reject (drop and lower the sender's score). Nothing is forwarded before its
+// handler has checked it.
+import { TopicValidatorResult } from '@libp2p/gossipsub'
+import type { PeerId } from '@libp2p/interface'
+import type { Announcement, Presence } from '../gen/agency/v1/wire.js'
+import { decodeGossip, encodeAnnouncementGossip, encodeEntryGossip, encodePresenceGossip } from './gossip-codec.js'
+import { swarmTopic } from './constants.js'
+import type { MeshLibp2p } from './node.js'
+import type { Logger } from '../logger.js'
+
+export type Verdict = 'accept' | 'ignore' | 'reject'
+
+export interface SwarmGossipHandlers {
+  onEntry: (bytes: Uint8Array, from: string) => Verdict | Promise<Verdict>
+  onPresence: (p: Presence, from: string) => Verdict
+  onAnnouncement: (a: Announcement, from: string) => Verdict
+  /** a message was received and judged, for metrics */
+  onJudged?: (type: string, verdict: Verdict) => void
+}
+
+const RESULT: Record<Verdict, TopicValidatorResult> = {
+  accept: TopicValidatorResult.Accept,
+  ignore: TopicValidatorResult.Ignore,
+  reject: TopicValidatorResult.Reject
+}
+
+export class SwarmGossip {
+  readonly topic: string
+  private readonly node: MeshLibp2p
+  private readonly handlers: SwarmGossipHandlers
+  private readonly log: Logger
+
+  constructor (node: MeshLibp2p, swarm: string, handlers: SwarmGossipHandlers, log: Logger) {
+    this.node = node
+    this.topic = swarmTopic(swarm)
+    this.handlers = handlers
+    this.log = log
+  }
+
+  start (): void {
+    const pubsub = this.node.services.pubsub
+    pubsub.topicValidators.set(this.topic, async (peer, msg) => RESULT[await this.judge(peer, msg.data)])
+    pubsub.subscribe(this.topic)
+  }
+
+  stop (): void {
+    const pubsub = this.node.services.pubsub
+    pubsub.unsubscribe(this.topic)
+    pubsub.topicValidators.delete(this.topic)
+  }
+
+  private async judge (peer: PeerId, data: Uint8Array): Promise<Verdict> {
+    const from = peer.toString()
+    let type = 'malformed'
+    let verdict: Verdict
+    try {
+      const payload = decodeGossip(data)
+      type = payload.type
+      switch (payload.type) {
+        case 'entry': verdict = await this.handlers.onEntry(payload.bytes, from); break
+        case 'presence': verdict = this.handlers.onPresence(payload.presence, from); break
+        case 'announcement': verdict = this.handlers.onAnnouncement(payload.announcement, from); break
+      }
+    } catch (err) {
+      this.log.debug({ from, err: (err as Error).message }, 'rejected gossip')
+      verdict = 'reject'
+    }
+    this.handlers.onJudged?.(type, verdict)
+    return verdict
+  }
+
+  async publishEntry (entryBytes: Uint8Array): Promise<void> { await this.publish(encodeEntryGossip(entryBytes)) }
+  async publishPresence (p: Presence): Promise<void> { await this.publish(encodePresenceGossip(p)) }
+  async publishAnnouncement (a: Announcement): Promise<void> { await this.publish(encodeAnnouncementGossip(a)) }
+
+  private async publish (data: Uint8Array): Promise<void> {
+    try {
+      await this.node.services.pubsub.publish(this.topic, data)
+    } catch (err) {
+      // Nobody to send to yet is not an error: anti-entropy and the next heartbeat catch up.
+      this.log.debug({ err: (err as Error).message }, 'publish failed')
+    }
+  }
+
+  subscribers (): number {
+    return this.node.services.pubsub.getSubscribers(this.topic).length
+  }
+}

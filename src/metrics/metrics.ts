@@ -1,0 +1,37 @@
+// Every metric agentd exports, defined in one place. Names: prefix agentd_,
+// base units, _total/_seconds/_bytes suffixes; no peer or task ids as labels.
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client'
+
+export interface MetricsInit {
+  version: string
+  swarm: string
+  /** default process metrics (off in tests that create many daemons in one process) */
+  processMetrics?: boolean
+}
+
+export function createMetrics (init: MetricsInit) {
+  const registry = new Registry()
+  if (init.processMetrics !== false) collectDefaultMetrics({ register: registry, prefix: 'agentd_' })
+  const r = [registry]
+
+  const buildInfo = new Gauge({ name: 'agentd_build_info', help: 'Build information; always 1.', labelNames: ['version', 'swarm', 'node'] as const, registers: r })
+  buildInfo.set({ version: init.version, swarm: init.swarm, node: process.version }, 1)
+
+  return {
+    registry,
+    peersConnected: new Gauge({ name: 'agentd_peers_connected', help: 'Peers with an open libp2p connection.', registers: r }),
+    peersLive: new Gauge({ name: 'agentd_peers_live', help: 'Peers whose presence heartbeats are arriving.', registers: r }),
+    gossipIn: new Counter({ name: 'agentd_gossip_messages_received_total', help: 'Gossip messages received, by kind and verdict.', labelNames: ['kind', 'verdict'] as const, registers: r }),
+    gossipOut: new Counter({ name: 'agentd_gossip_messages_sent_total', help: 'Gossip messages published, by kind.', labelNames: ['kind'] as const, registers: r }),
+    dmSent: new Counter({ name: 'agentd_direct_messages_sent_total', help: 'Direct messages acknowledged by their recipient.', registers: r }),
+    dmReceived: new Counter({ name: 'agentd_direct_messages_received_total', help: 'Direct messages stored in the inbox (duplicates excluded).', registers: r }),
+    dmFailed: new Counter({ name: 'agentd_direct_messages_failed_total', help: 'Direct messages dropped: expired or refused.', labelNames: ['reason'] as const, registers: r }),
+    dmMalformed: new Counter({ name: 'agentd_direct_message_streams_rejected_total', help: 'Inbound direct-message streams closed for malformed or invalid frames.', registers: r }),
+    dmLatency: new Histogram({ name: 'agentd_direct_message_delivery_seconds', help: 'Time from the first delivery attempt to the ack.', buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300], registers: r }),
+    outboxPending: new Gauge({ name: 'agentd_outbox_messages', help: 'Direct messages waiting in the outbox.', registers: r }),
+    announcementsSent: new Counter({ name: 'agentd_announcements_sent_total', help: 'Announcements broadcast by this daemon.', registers: r }),
+    announcementsReceived: new Counter({ name: 'agentd_announcements_received_total', help: 'Announcements received from peers.', registers: r })
+  }
+}
+
+export type Metrics = ReturnType<typeof createMetrics>

@@ -1,0 +1,6 @@
+export { openStore, STORE_SCHEMA, type AgencyStore, type OpenStoreOptions } from './open-store.js'
+export { DataDirError, DataDirLockedError, StoreCorruptError } from './errors.js'
+export { LogStore, type EntryRecord, type StoredEntryRecord, type StoredForkProof, type AcceptedWriteOptions } from './log-store.js'
+export { MessageStore, type OutboxRecord, type InboxRecord, type DeliverResult } from './message-store.js'
+export { StateStore } from './state-store.js'
+export type { LevelDb } from './level-db.js'

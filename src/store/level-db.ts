@@ -1,0 +1,68 @@
+// The one LevelDB handle of a data dir, and the error mapping for opening it.
+import { mkdir } from 'node:fs/promises'
+import { join } from 'node:path'
+import { Level, type BatchOperation } from 'level'
+import { DataDirError, DataDirLockedError } from './errors.js'
+
+/** Keys are utf8 strings; values are bytes unless a sublevel says otherwise. */
+export type LevelDb = Level<string, Uint8Array>
+
+export function levelPath (dataDir: string): string {
+  return join(dataDir, 'db')
+}
+
+/** Opens `<dataDir>/db`, creating the dir (mode 0700: it also holds the identity key). */
+export async function openLevelDb (dataDir: string, tuning: { cacheSize?: number, writeBufferSize?: number } = {}): Promise<LevelDb> {
+  try {
+    await mkdir(dataDir, { recursive: true, mode: 0o700 })
+  } catch (err) {
+    throw new DataDirError(dataDir, describeCause(err, dataDir), { cause: err })
+  }
+  const db: LevelDb = new Level<string, Uint8Array>(levelPath(dataDir), {
+    keyEncoding: 'utf8',
+    valueEncoding: 'view',
+    ...(tuning.cacheSize != null ? { cacheSize: tuning.cacheSize } : {}),
+    ...(tuning.writeBufferSize != null ? { writeBufferSize: tuning.writeBufferSize } : {})
+  })
+  try {
+    await db.open()
+  } catch (err) {
+    if (findCode(err, 'LEVEL_LOCKED') != null) throw new DataDirLockedError(dataDir, { cause: err })
+    throw new DataDirError(dataDir, describeCause(err, levelPath(dataDir)), { cause: err })
+  }
+  return db
+}
+
+interface CodedError { code?: unknown, message?: unknown, cause?: unknown }
+
+/** The first error in the cause chain with the given code. */
+function findCode (err: unknown, code: string): CodedError | undefined {
+  for (let e = err as CodedError | undefined, depth = 0; e != null && depth < 10; e = e.cause as CodedError | undefined, depth++) {
+    if (e.code === code) return e
+  }
+  return undefined
+}
+
+/** The deepest error in the cause chain: the one that says what went wrong. */
+function rootCause (err: unknown): CodedError {
+  let e = err as CodedError
+  for (let depth = 0; e.cause != null && depth < 10; depth++) e = e.cause as CodedError
+  return e
+}
+
+function describeCause (err: unknown, path: string): string {
+  const root = rootCause(err)
+  switch (root.code) {
+    case 'ENOTDIR':
+    case 'EEXIST': return `${path} (or a parent of it) is not a directory`
+    case 'EACCES':
+    case 'EPERM': return `permission denied on ${path}`
+    case 'EROFS': return `${path} is on a read-only file system`
+    case 'ENOSPC': return `no space left on device for ${path}`
+    case 'LEVEL_CORRUPTION': return `the database in ${path} is corrupt (${String(root.message)})`
+    default: return String(root.message ?? root)
+  }
+}
+
+/** Operations for one atomic batch across sublevels (each op names its sublevel). */
+export type LevelBatch = Array<BatchOperation<LevelDb, string, any>>

@@ -1,0 +1,332 @@
+// Persistence of the replicated log. The log core decides what is accepted,
+// pending or a fork; this store keeps it so that a restarted daemon has its
+// whole log back, and checks the invariants its indexes rely on.
+//
+// Layout (sublevels of the one LevelDB):
+//   log-entry   id                    -> canonical entry bytes
+//   log-seq     author/<seq padded>   -> id
+//   log-cursor  <cursor padded>       -> id      (arrival order)
+//   log-vector  author                -> highest contiguous seq (decimal)
+//   log-pending id                    -> entry bytes (waiting for a gap to fill)
+//   log-fork    author/<seq padded>/<id of b> -> both entries' bytes
+import { Entry } from '../gen/agency/v1/log.js'
+import { InvalidArgumentError } from '../core/errors.js'
+import { sha256, toHex } from '../core/log/crypto.js'
+import { StoreCorruptError } from './errors.js'
+import type { LevelBatch, LevelDb } from './level-db.js'
+import { assertNonNegativeInteger, assertPositiveInteger, assertNonEmptyString, padNumber, parsePadded } from './keys.js'
+import { SerialQueue } from './serial-queue.js'
+
+/** An entry with its id (hex) and canonical bytes, as the log core hands it over. */
+export interface EntryRecord {
+  id: string
+  entry: Entry
+  bytes: Uint8Array
+}
+
+/** An accepted entry: `cursor` is its position in this daemon's arrival order, from 1. */
+export interface StoredEntryRecord extends EntryRecord {
+  cursor: number
+}
+
+/**
+ * Two different entries by one author at one seq: the proof that the author
+ * forked its feed. Same shape as the log core's ForkProof.
+ */
+export interface StoredForkProof {
+  author: string
+  seq: number
+  /** the entry held first */
+  a: Entry
+  /** the conflicting entry */
+  b: Entry
+}
+
+export interface AcceptedWriteOptions {
+  /** true for writes acknowledged to the local agent: on disk before the call returns */
+  sync: boolean
+}
+
+const READ_BATCH = 512
+const HEX_ID = /^[0-9a-f]+$/
+
+export class LogStore {
+  private readonly db: LevelDb
+  private readonly entries
+  private readonly bySeq
+  private readonly byCursor
+  private readonly vectorLevel
+  private readonly pending
+  private readonly forks
+  private readonly queue = new SerialQueue()
+  private readonly vector: Map<string, number>
+  private last: number
+  private total: number
+
+  private constructor (db: LevelDb, vector: Map<string, number>, last: number, total: number) {
+    this.db = db
+    const s = LogStore.sublevels(db)
+    this.entries = s.entries
+    this.bySeq = s.bySeq
+    this.byCursor = s.byCursor
+    this.vectorLevel = s.vector
+    this.pending = s.pending
+    this.forks = s.forks
+    this.vector = vector
+    this.last = last
+    this.total = total
+  }
+
+  private static sublevels (db: LevelDb) {
+    return {
+      entries: db.sublevel<string, Uint8Array>('log-entry', { keyEncoding: 'utf8', valueEncoding: 'view' }),
+      bySeq: db.sublevel<string, string>('log-seq', { keyEncoding: 'utf8', valueEncoding: 'utf8' }),
+      byCursor: db.sublevel<string, string>('log-cursor', { keyEncoding: 'utf8', valueEncoding: 'utf8' }),
+      vector: db.sublevel<string, string>('log-vector', { keyEncoding: 'utf8', valueEncoding: 'utf8' }),
+      pending: db.sublevel<string, Uint8Array>('log-pending', { keyEncoding: 'utf8', valueEncoding: 'view' }),
+      forks: db.sublevel<string, Uint8Array>('log-fork', { keyEncoding: 'utf8', valueEncoding: 'view' })
+    }
+  }
+
+  /** Loads the version vector, last cursor and entry count kept in memory. */
+  static async open (db: LevelDb): Promise<LogStore> {
+    const s = LogStore.sublevels(db)
+    const vector = new Map<string, number>()
+    for await (const [author, seq] of s.vector.iterator()) vector.set(author, Number(seq))
+    const lastKeys = await s.byCursor.keys({ reverse: true, limit: 1 }).all()
+    const last = lastKeys.length > 0 ? parsePadded(lastKeys[0]) : 0
+    let total = 0
+    for await (const _ of s.byCursor.keys()) total++
+    return new LogStore(db, vector, last, total)
+  }
+
+  /**
+   * Stores accepted entries in one atomic batch: entries, both indexes, the
+   * version vector, and removal of the same ids from the pending set.
+   * Refuses (and writes nothing) a batch whose cursors are not after the last
+   * stored one or that would leave a gap or a duplicate in an author's feed.
+   */
+  async putAccepted (records: readonly StoredEntryRecord[], opts: AcceptedWriteOptions): Promise<void> {
+    if (records.length === 0) return
+    for (const r of records) assertRecord(r, true)
+    await this.queue.run(async () => {
+      const cursors = new Set<number>()
+      const seqsByAuthor = new Map<string, number[]>()
+      for (const r of records) {
+        if (r.cursor <= this.last || cursors.has(r.cursor)) {
+          throw new InvalidArgumentError(`entry ${r.id}: cursor ${r.cursor} is not after the last stored cursor ${this.last} or repeats in the batch`)
+        }
+        cursors.add(r.cursor)
+        const seqs = seqsByAuthor.get(r.entry.author) ?? []
+        seqs.push(r.entry.seq)
+        seqsByAuthor.set(r.entry.author, seqs)
+      }
+      const newVector = new Map<string, number>()
+      for (const [author, seqs] of seqsByAuthor) {
+        seqs.sort((a, b) => a - b)
+        let expected = (this.vector.get(author) ?? 0) + 1
+        for (const seq of seqs) {
+          if (seq !== expected) {
+            throw new InvalidArgumentError(seq < expected
+              ? `author ${author} seq ${seq} is already stored or repeats in the batch`
+              : `author ${author} seq ${seq} leaves a gap: the feed ends at seq ${expected - 1}`)
+          }
+          expected++
+        }
+        newVector.set(author, expected - 1)
+      }
+
+      const ops: LevelBatch = []
+      let last = this.last
+      for (const r of records) {
+        ops.push({ type: 'put', sublevel: this.entries, key: r.id, value: r.bytes })
+        ops.push({ type: 'put', sublevel: this.bySeq, key: seqKey(r.entry.author, r.entry.seq), value: r.id })
+        ops.push({ type: 'put', sublevel: this.byCursor, key: padNumber(r.cursor), value: r.id })
+        ops.push({ type: 'del', sublevel: this.pending, key: r.id })
+        if (r.cursor > last) last = r.cursor
+      }
+      for (const [author, seq] of newVector) {
+        ops.push({ type: 'put', sublevel: this.vectorLevel, key: author, value: String(seq) })
+      }
+      await this.db.batch(ops, { sync: opts.sync })
+
+      for (const [author, seq] of newVector) this.vector.set(author, seq)
+      this.last = last
+      this.total += records.length
+    })
+  }
+
+  /** Keeps entries that wait for a gap in their author's feed to be filled. */
+  async putPending (records: readonly EntryRecord[]): Promise<void> {
+    if (records.length === 0) return
+    for (const r of records) assertRecord(r, false)
+    const ops: LevelBatch = records.map(r => ({ type: 'put', sublevel: this.pending, key: r.id, value: r.bytes }))
+    await this.queue.run(async () => { await this.db.batch(ops) })
+  }
+
+  async removePending (ids: readonly string[]): Promise<void> {
+    if (ids.length === 0) return
+    for (const id of ids) assertId(id)
+    const ops: LevelBatch = ids.map(id => ({ type: 'del', sublevel: this.pending, key: id }))
+    await this.queue.run(async () => { await this.db.batch(ops) })
+  }
+
+  async loadPending (): Promise<EntryRecord[]> {
+    const out: EntryRecord[] = []
+    for await (const [id, bytes] of this.pending.iterator()) out.push(decodeRecord(id, bytes))
+    return out
+  }
+
+  /** Keeps a fork proof. Storing the same proof twice keeps one copy. */
+  async putFork (proof: StoredForkProof): Promise<void> {
+    assertAuthor(proof.author)
+    assertPositiveInteger('fork seq', proof.seq)
+    if (proof.a == null || proof.b == null) throw new InvalidArgumentError('a fork proof needs both entries')
+    const a = Entry.encode(proof.a).finish()
+    const b = Entry.encode(proof.b).finish()
+    const key = `${seqKey(proof.author, proof.seq)}/${toHex(sha256(b))}`
+    await this.queue.run(async () => {
+      const ops: LevelBatch = [{ type: 'put', sublevel: this.forks, key, value: encodeForkValue(a, b) }]
+      await this.db.batch(ops, { sync: true })
+    })
+  }
+
+  async loadForks (): Promise<StoredForkProof[]> {
+    const out: StoredForkProof[] = []
+    for await (const [key, value] of this.forks.iterator()) {
+      const [author, seq] = key.split('/')
+      const { a, b } = decodeForkValue(key, value)
+      out.push({ author, seq: parsePadded(seq), a: decodeRecord(key, a).entry, b: decodeRecord(key, b).entry })
+    }
+    return out
+  }
+
+  /** Every accepted entry, in cursor (arrival) order. */
+  async * loadAll (): AsyncGenerator<StoredEntryRecord> {
+    yield * this.recordsAfter(0)
+  }
+
+  /** Up to `limit` accepted entries with cursor > `after`, in cursor order. */
+  async readAfter (after: number, limit: number): Promise<StoredEntryRecord[]> {
+    assertNonNegativeInteger('cursor', after)
+    assertPositiveInteger('limit', limit)
+    const out: StoredEntryRecord[] = []
+    for await (const r of this.recordsAfter(after, limit)) out.push(r)
+    return out
+  }
+
+  /** Up to `limit` entries of one author with seq > `afterSeq`, in seq order (for sync). */
+  async readAuthor (author: string, afterSeq: number, limit: number): Promise<EntryRecord[]> {
+    assertAuthor(author)
+    assertNonNegativeInteger('seq', afterSeq)
+    assertPositiveInteger('limit', limit)
+    const ids = await this.bySeq.values({ gt: seqKey(author, afterSeq), lt: `${author}/~`, limit }).all()
+    return await this.getManyRecords(ids)
+  }
+
+  async get (id: string): Promise<EntryRecord | undefined> {
+    if (typeof id !== 'string' || !HEX_ID.test(id)) return undefined
+    const bytes = await this.entries.get(id)
+    return bytes == null ? undefined : decodeRecord(id, bytes)
+  }
+
+  async getByAuthorSeq (author: string, seq: number): Promise<EntryRecord | undefined> {
+    assertAuthor(author)
+    assertPositiveInteger('seq', seq)
+    const id = await this.bySeq.get(seqKey(author, seq))
+    return id == null ? undefined : await this.get(id)
+  }
+
+  /** A copy of the version vector: author -> highest contiguous seq. */
+  loadVector (): Map<string, number> {
+    return new Map(this.vector)
+  }
+
+  /** The highest cursor stored; 0 when the log is empty. */
+  lastCursor (): number {
+    return this.last
+  }
+
+  /** Number of accepted entries. */
+  count (): number {
+    return this.total
+  }
+
+  private async * recordsAfter (after: number, limit = Infinity): AsyncGenerator<StoredEntryRecord> {
+    const it = this.byCursor.iterator({ gt: padNumber(after) })
+    try {
+      let left = limit
+      while (left > 0) {
+        const page = await it.nextv(Math.min(READ_BATCH, left))
+        if (page.length === 0) return
+        left -= page.length
+        const records = await this.getManyRecords(page.map(([, id]) => id))
+        for (let i = 0; i < page.length; i++) yield { ...records[i], cursor: parsePadded(page[i][0]) }
+      }
+    } finally {
+      await it.close()
+    }
+  }
+
+  private async getManyRecords (ids: string[]): Promise<EntryRecord[]> {
+    const values = await this.entries.getMany(ids)
+    return ids.map((id, i) => {
+      const bytes = values[i]
+      if (bytes == null) throw new StoreCorruptError(`the log index names entry ${id}, which is not stored`)
+      return decodeRecord(id, bytes)
+    })
+  }
+}
+
+function seqKey (author: string, seq: number): string {
+  return `${author}/${padNumber(seq)}`
+}
+
+function decodeRecord (id: string, bytes: Uint8Array): EntryRecord {
+  try {
+    return { id, entry: Entry.decode(bytes), bytes }
+  } catch (err) {
+    throw new StoreCorruptError(`stored entry ${id} cannot be decoded`, { cause: err })
+  }
+}
+
+// A fork value is [u32 length of a][a][b], a and b canonical entry bytes.
+function encodeForkValue (a: Uint8Array, b: Uint8Array): Uint8Array {
+  const out = new Uint8Array(4 + a.length + b.length)
+  new DataView(out.buffer).setUint32(0, a.length)
+  out.set(a, 4)
+  out.set(b, 4 + a.length)
+  return out
+}
+
+function decodeForkValue (key: string, value: Uint8Array): { a: Uint8Array, b: Uint8Array } {
+  const view = new DataView(value.buffer, value.byteOffset, value.byteLength)
+  const n = value.length >= 4 ? view.getUint32(0) : -1
+  if (n < 0 || 4 + n > value.length) throw new StoreCorruptError(`fork proof ${key} is malformed`)
+  return { a: value.subarray(4, 4 + n), b: value.subarray(4 + n) }
+}
+
+function assertId (id: unknown): asserts id is string {
+  if (typeof id !== 'string' || !HEX_ID.test(id)) {
+    throw new InvalidArgumentError(`entry id must be lowercase hex, got ${JSON.stringify(id)}`)
+  }
+}
+
+// '/' separates author from seq in index keys; peer ids never contain it.
+function assertAuthor (author: unknown): asserts author is string {
+  assertNonEmptyString('author', author)
+  if (author.includes('/')) throw new InvalidArgumentError(`author ${JSON.stringify(author)} must not contain '/'`)
+}
+
+function assertBytes (what: string, bytes: unknown): asserts bytes is Uint8Array {
+  if (!(bytes instanceof Uint8Array) || bytes.length === 0) throw new InvalidArgumentError(`${what} must be non-empty bytes`)
+}
+
+function assertRecord (r: StoredEntryRecord | EntryRecord, accepted: boolean): void {
+  assertId(r.id)
+  assertBytes(`entry ${r.id} bytes`, r.bytes)
+  if (r.entry == null) throw new InvalidArgumentError(`entry ${r.id} has no decoded entry`)
+  assertAuthor(r.entry.author)
+  assertPositiveInteger(`entry ${r.id} seq`, r.entry.seq)
+  if (accepted) assertPositiveInteger(`entry ${r.id} cursor`, (r as StoredEntryRecord).cursor)
+}
