@@ -36,7 +36,7 @@ export async function meshStatus (d: Daemon): Promise<StatusReply> {
     peersLive: live.length,
     inboxCount: d.store.messages.inboxCount(),
     outboxPending: await d.store.messages.outboxCount(),
-    logEntries: 0,
+    logEntries: d.logService.state.size,
     goal: undefined,
     tasksByState: {},
     tasks: [],

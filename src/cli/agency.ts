@@ -3,6 +3,7 @@ import '../polyfill.js'
 import { Command } from 'commander'
 import { VERSION } from '../version.js'
 import { registerMeshCommands } from './commands/mesh.js'
+import { registerLogCommands } from './commands/log.js'
 import { fail } from './output.js'
 
 const program = new Command('agency')
@@ -10,5 +11,6 @@ const program = new Command('agency')
   .version(VERSION)
 
 registerMeshCommands(program)
+registerLogCommands(program)
 
 program.parseAsync(process.argv).catch(fail)

@@ -23,6 +23,8 @@ export interface DaemonConfig {
   dmTtlMs: number
   /** how often the outbox is retried */
   dmRetryMs: number
+  /** how often anti-entropy runs with a random peer */
+  syncIntervalMs: number
   /** default process metrics; off when many daemons share one process */
   processMetrics: boolean
 }
@@ -34,7 +36,8 @@ export const DEFAULTS = {
   heartbeatMs: 2000,
   liveTimeoutMs: 10_000,
   dmTtlMs: 24 * 3600_000,
-  dmRetryMs: 2000
+  dmRetryMs: 2000,
+  syncIntervalMs: 3000
 } as const
 
 export function defaultDataDir (): string {
@@ -54,6 +57,7 @@ export function resolveConfig (partial: Partial<DaemonConfig> & { dataDir: strin
     liveTimeoutMs: DEFAULTS.liveTimeoutMs,
     dmTtlMs: DEFAULTS.dmTtlMs,
     dmRetryMs: DEFAULTS.dmRetryMs,
+    syncIntervalMs: DEFAULTS.syncIntervalMs,
     processMetrics: true,
     ...partial
   }

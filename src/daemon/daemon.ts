@@ -21,6 +21,7 @@ import { componentLogger, type Logger } from '../logger.js'
 import { EventBus } from './event-bus.js'
 import { loadOrCreateIdentity, type Identity } from './identity.js'
 import { PresenceService } from './presence-service.js'
+import { LogService } from './log-service.js'
 import { resolveConfig, type DaemonConfig } from './config.js'
 import { VERSION } from '../version.js'
 
@@ -48,6 +49,7 @@ export class Daemon {
   presence!: PresenceService
   messaging!: DirectMessaging
   dialer!: PeerDialer
+  logService!: LogService
   private readonly inboxFeed = new EventEmitter()
   private outboxTimer?: NodeJS.Timeout
   private startedAt = 0
@@ -85,7 +87,7 @@ export class Daemon {
         onHeartbeat: p => { this.dialer.remember(p.peerId, p.addrs) }
       })
       this.gossip = new SwarmGossip(this.node, this.config.swarm, {
-        onEntry: () => 'ignore',
+        onEntry: async (bytes, from) => await this.logService.receiveGossip(bytes, from),
         onPresence: (p, from) => this.presence.receive(p, from),
         onAnnouncement: (a) => this.receiveAnnouncement(a),
         onJudged: (kind, verdict) => { this.metrics.gossipIn.inc({ kind, verdict }) }
@@ -107,12 +109,23 @@ export class Daemon {
           }
         }
       })
+      this.logService = new LogService({
+        store: this.store,
+        signer: this.signer,
+        node: this.node,
+        metrics: this.metrics,
+        events: this.events,
+        logger: this.log.child({ part: 'log' }),
+        syncIntervalMs: this.config.syncIntervalMs
+      })
+      await this.logService.restore()
       this.dialer = new PeerDialer({ node: this.node, bootstrap: this.config.peers, log: this.log.child({ part: 'dialer' }) })
       this.registerGauges()
 
       await this.node.start()
       await this.messaging.start()
       this.gossip.start()
+      await this.logService.start(this.gossip)
       this.presence.start(this.gossip)
       this.dialer.start()
       this.node.addEventListener('peer:connect', () => { this.presence.beat().catch(() => {}) })
@@ -135,6 +148,7 @@ export class Daemon {
     this.presence?.stop()
     try { this.gossip?.stop() } catch { /* not started */ }
     await this.messaging?.stop().catch(() => {})
+    await this.logService?.stop().catch(() => {})
     try { await this.node?.stop() } catch (err) { this.log.warn({ err }, 'libp2p stop failed') }
     await this.store?.close()
     this.log.info('agentd stopped')
@@ -145,6 +159,13 @@ export class Daemon {
     const collect = (): void => {
       m.peersConnected.set(this.node.getPeers().length)
       m.peersLive.set(this.presence.livePeers().length)
+      const state = this.logService.state
+      m.logSize.reset()
+      for (const [kind, n] of state.countsByKind()) m.logSize.set({ kind }, n)
+      m.logAuthors.set(state.authors().length)
+      m.logPending.set(state.pendingCount)
+      m.logForks.set(state.forks.length)
+      m.secondsSinceSync.set(this.logService.secondsSinceSync())
     }
     // Refresh the scrape-time gauges on every scrape.
     const original = m.registry.metrics.bind(m.registry)

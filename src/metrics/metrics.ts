@@ -30,7 +30,20 @@ export function createMetrics (init: MetricsInit) {
     dmLatency: new Histogram({ name: 'agentd_direct_message_delivery_seconds', help: 'Time from the first delivery attempt to the ack.', buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300], registers: r }),
     outboxPending: new Gauge({ name: 'agentd_outbox_messages', help: 'Direct messages waiting in the outbox.', registers: r }),
     announcementsSent: new Counter({ name: 'agentd_announcements_sent_total', help: 'Announcements broadcast by this daemon.', registers: r }),
-    announcementsReceived: new Counter({ name: 'agentd_announcements_received_total', help: 'Announcements received from peers.', registers: r })
+    announcementsReceived: new Counter({ name: 'agentd_announcements_received_total', help: 'Announcements received from peers.', registers: r }),
+
+    // the shared record
+    logEntries: new Counter({ name: 'agentd_log_entries_ingested_total', help: 'Log entries accepted (local and from peers), by kind.', labelNames: ['kind'] as const, registers: r }),
+    logSize: new Gauge({ name: 'agentd_log_entries', help: 'Entries in the local log, by kind.', labelNames: ['kind'] as const, registers: r }),
+    logAuthors: new Gauge({ name: 'agentd_log_authors', help: 'Authors in the local log.', registers: r }),
+    logPending: new Gauge({ name: 'agentd_log_pending_entries', help: 'Entries waiting for a gap in their author\'s feed.', registers: r }),
+    logForks: new Gauge({ name: 'agentd_log_forks', help: 'Fork proofs held (authors that signed two entries at one seq).', registers: r }),
+    logRejected: new Counter({ name: 'agentd_log_entries_rejected_total', help: 'Entries rejected, by reason.', labelNames: ['reason'] as const, registers: r }),
+    gossipLatency: new Histogram({ name: 'agentd_gossip_entry_latency_seconds', help: 'From an entry\'s author timestamp to its acceptance here (clock skew included).', buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10], registers: r }),
+    syncRounds: new Counter({ name: 'agentd_sync_rounds_total', help: 'Anti-entropy exchanges completed.', registers: r }),
+    syncBytes: new Counter({ name: 'agentd_sync_bytes_total', help: 'Bytes moved by anti-entropy, by direction.', labelNames: ['direction'] as const, registers: r }),
+    syncRejected: new Counter({ name: 'agentd_sync_streams_rejected_total', help: 'Sync streams closed for malformed frames.', registers: r }),
+    secondsSinceSync: new Gauge({ name: 'agentd_sync_last_exchange_age_seconds', help: 'Seconds since the last completed anti-entropy exchange (-1: none yet).', registers: r })
   }
 }
 

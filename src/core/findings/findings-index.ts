@@ -1,0 +1,163 @@
+// Full-text search over the findings in the log (minisearch, BM25): text,
+// paths and tags, with filters. Built from accepted entries, so it is rebuilt
+// from the log at start and never stored.
+//
+// Two replicas holding the same findings return the same hits in the same
+// order: ties break on time then id, and scores are rounded, because
+// minisearch keeps average field lengths as a running float whose last bits
+// depend on insertion order.
+import MiniSearch from 'minisearch'
+import { Finding } from '../../gen/agency/v1/log.js'
+import { InvalidArgumentError } from '../errors.js'
+import type { StoredEntry } from '../log/ingest-result.js'
+import { compareStrings } from '../log/version-vector.js'
+
+export const DEFAULT_SEARCH_LIMIT = 20
+export const MAX_SEARCH_LIMIT = 1000
+export const MAX_QUERY_CHARS = 1024
+
+export interface FindingQuery {
+  /** words to look for; empty or absent lists every finding that passes the filters, newest first */
+  query?: string
+  /** finding kind: discovery | failure | bug | decision | note */
+  kind?: string
+  /** at least one path starts with this */
+  pathPrefix?: string
+  tag?: string
+  author?: string
+  /** entry time (ms since the epoch), inclusive; 0 or absent means no bound */
+  since?: number
+  until?: number
+  limit?: number
+}
+
+export interface FindingHit {
+  id: string
+  entry: StoredEntry
+  finding: Finding
+  /** relevance (BM25, rounded); 0 for a listing without query words */
+  score: number
+  /** a later finding names this one in `supersedes`; superseded hits rank after the others */
+  superseded: boolean
+}
+
+interface IndexedFinding {
+  entry: StoredEntry
+  finding: Finding
+}
+
+interface SearchDoc {
+  id: string
+  text: string
+  paths: string
+  tags: string
+}
+
+function roundScore (score: number): number {
+  return Math.round(score * 1e6) / 1e6
+}
+
+function bound (name: string, value: number | undefined): number | undefined {
+  if (value === undefined || value === 0) return undefined
+  if (!Number.isSafeInteger(value) || value < 0) throw new InvalidArgumentError(`${name} must be a non-negative integer`)
+  return value
+}
+
+function normalizePath (p: string): string {
+  return p.startsWith('./') ? p.slice(2) : p
+}
+
+export class FindingsIndex {
+  private readonly findings = new Map<string, IndexedFinding>()
+  /** finding id -> ids of the findings that supersede it */
+  private readonly supersededBy = new Map<string, Set<string>>()
+  private readonly text = new MiniSearch<SearchDoc>({ fields: ['text', 'paths', 'tags'], storeFields: [] })
+
+  /** An index of every finding among `entries` (in any order). */
+  static fromEntries (entries: Iterable<StoredEntry>): FindingsIndex {
+    const index = new FindingsIndex()
+    for (const e of entries) index.add(e)
+    return index
+  }
+
+  /** Indexes an accepted entry; false for other kinds, duplicates and bodies that do not decode. */
+  add (stored: StoredEntry): boolean {
+    if (stored.entry.kind !== 'finding' || this.findings.has(stored.id)) return false
+    let finding: Finding
+    try {
+      finding = Finding.decode(stored.entry.body)
+    } catch {
+      return false
+    }
+    this.findings.set(stored.id, { entry: stored, finding })
+    this.text.add({ id: stored.id, text: finding.text, paths: finding.paths.join(' '), tags: finding.tags.join(' ') })
+    if (finding.supersedes !== '' && finding.supersedes !== stored.id) {
+      let by = this.supersededBy.get(finding.supersedes)
+      if (by == null) this.supersededBy.set(finding.supersedes, by = new Set())
+      by.add(stored.id)
+    }
+    return true
+  }
+
+  get size (): number {
+    return this.findings.size
+  }
+
+  has (id: string): boolean {
+    return this.findings.has(id)
+  }
+
+  get (id: string): IndexedFinding | undefined {
+    return this.findings.get(id)
+  }
+
+  isSuperseded (id: string): boolean {
+    return this.supersededBy.has(id)
+  }
+
+  /** Throws InvalidArgumentError on a bad limit, time bound or an overlong query. */
+  search (q: FindingQuery = {}): FindingHit[] {
+    const limit = q.limit === undefined || q.limit === 0 ? DEFAULT_SEARCH_LIMIT : q.limit
+    if (!Number.isSafeInteger(limit) || limit < 1 || limit > MAX_SEARCH_LIMIT) {
+      throw new InvalidArgumentError(`limit must be between 1 and ${MAX_SEARCH_LIMIT}`)
+    }
+    const words = (q.query ?? '').trim()
+    if (words.length > MAX_QUERY_CHARS) throw new InvalidArgumentError(`query is over ${MAX_QUERY_CHARS} characters`)
+    const since = bound('since', q.since)
+    const until = bound('until', q.until)
+    const prefix = q.pathPrefix != null && q.pathPrefix !== '' ? normalizePath(q.pathPrefix) : undefined
+
+    const passes = (f: IndexedFinding): boolean => {
+      const { entry, finding } = f
+      if (q.kind != null && q.kind !== '' && finding.kind !== q.kind) return false
+      if (q.author != null && q.author !== '' && entry.entry.author !== q.author) return false
+      if (q.tag != null && q.tag !== '' && !finding.tags.includes(q.tag)) return false
+      if (prefix != null && !finding.paths.some(p => normalizePath(p).startsWith(prefix))) return false
+      if (since != null && entry.entry.time < since) return false
+      if (until != null && entry.entry.time > until) return false
+      return true
+    }
+    const filter = (r: { id: string }): boolean => passes(this.findings.get(r.id) as IndexedFinding)
+
+    const results = words === ''
+      ? this.text.search(MiniSearch.wildcard, { filter }).map(r => ({ id: r.id as string, score: 0 }))
+      : this.text.search(words, {
+        filter,
+        boost: { text: 2, tags: 1.5, paths: 1 },
+        prefix: term => term.length >= 3,
+        fuzzy: term => (term.length >= 5 ? 0.2 : false),
+        combineWith: 'OR'
+      }).map(r => ({ id: r.id as string, score: roundScore(r.score) }))
+
+    const hits: FindingHit[] = results.map(({ id, score }) => {
+      const { entry, finding } = this.findings.get(id) as IndexedFinding
+      return { id, entry, finding, score, superseded: this.isSuperseded(id) }
+    })
+    hits.sort((x, y) =>
+      (Number(x.superseded) - Number(y.superseded)) ||
+      (y.score - x.score) ||
+      (y.entry.entry.time - x.entry.entry.time) ||
+      compareStrings(x.id, y.id))
+    return hits.slice(0, limit)
+  }
+}

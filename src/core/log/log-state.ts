@@ -1,0 +1,416 @@
+// The in-memory log: a grow-only set of valid entries, kept as one feed per
+// author. Pure: entries and time come in as arguments, and every call returns
+// what changed so that the caller can store, forward and index it.
+//
+// Order of checks for an entry: size, duplicate (by id, which reads no
+// field), signature against the key `author` names, then content (seq,
+// lamport, prev length, kind, body), then its place in the author's feed.
+//
+// Faulty authors: after a fork the author is marked faulty and the proof kept,
+// but entries that extend the chain this replica holds are still accepted.
+// Refusing them would not undo the fork (replicas may hold different branches)
+// and would stall sync on that author; views decide what a faulty author's
+// entries count for, using `faultyAuthors`.
+import type { DeepPartial, Entry } from '../../gen/agency/v1/log.js'
+import { FailedPreconditionError, InvalidArgumentError, TooLargeError } from '../errors.js'
+import { AcceptedEntries } from './accepted-entries.js'
+import { BatchCollector } from './batch-collector.js'
+import { contentFault } from './check-entry.js'
+import { toHex, type Signer } from './crypto.js'
+import { decodeEntry, encodeEntry, idOfBytes, signEntry, verifyEntry } from './entry.js'
+import { verifyForkProof, type ForkProof } from './fork.js'
+import { ForkRegistry } from './fork-registry.js'
+import {
+  REJECT_REASONS, type BatchResult, type IngestResult, type PendingEntry, type RejectReason, type StoredEntry
+} from './ingest-result.js'
+import { encodeBody, isKnownKind, type EntryKind, type KindBodies } from './kinds.js'
+import { MAX_ENTRY_BYTES, MAX_PENDING_BYTES, MAX_PENDING_PER_AUTHOR, MAX_PENDING_TOTAL } from './limits.js'
+import { PendingSet } from './pending-set.js'
+import { prepareRestore, type RestoreInput } from './restore.js'
+import type { VersionVector } from './version-vector.js'
+
+export { compareStored } from './accepted-entries.js'
+
+export interface LogStateOptions {
+  maxEntryBytes?: number
+  maxPendingPerAuthor?: number
+  maxPendingTotal?: number
+  maxPendingBytes?: number
+}
+
+function positive (name: string, value: number): number {
+  if (!Number.isSafeInteger(value) || value < 1) throw new InvalidArgumentError(`${name} must be a positive integer`)
+  return value
+}
+
+export class LogState {
+  private readonly maxEntryBytes: number
+  private readonly entries = new AcceptedEntries()
+  private readonly pending: PendingSet
+  private readonly forkRegistry = new ForkRegistry()
+  private readonly rejectedCounts = Object.fromEntries(REJECT_REASONS.map(r => [r, 0])) as Record<RejectReason, number>
+  private duplicateCount = 0
+
+  constructor (options: LogStateOptions = {}) {
+    this.maxEntryBytes = positive('maxEntryBytes', options.maxEntryBytes ?? MAX_ENTRY_BYTES)
+    const maxBytes = positive('maxPendingBytes', options.maxPendingBytes ?? MAX_PENDING_BYTES)
+    // the newest pending entry must always fit, or it would be dropped on arrival
+    if (maxBytes < this.maxEntryBytes) throw new InvalidArgumentError('maxPendingBytes must be at least maxEntryBytes')
+    this.pending = new PendingSet({
+      maxPerAuthor: positive('maxPendingPerAuthor', options.maxPendingPerAuthor ?? MAX_PENDING_PER_AUTHOR),
+      maxTotal: positive('maxPendingTotal', options.maxPendingTotal ?? MAX_PENDING_TOTAL),
+      maxBytes
+    })
+  }
+
+  // ---- writing ----
+
+  /**
+   * Makes, signs and accepts the signer's next entry. Throws (and changes
+   * nothing) on an unknown kind, a bad time, an entry over the size limit, or
+   * a signer whose key is not its author's. (The pending set never holds an
+   * author's next seq: such an entry is placed at once.)
+   */
+  append<K extends EntryKind> (signer: Signer, kind: K, body: DeepPartial<KindBodies[K]> | Uint8Array, now: number): StoredEntry {
+    if (!isKnownKind(kind)) throw new InvalidArgumentError(`unknown entry kind: ${JSON.stringify(kind)}`)
+    if (!Number.isSafeInteger(now) || now < 0) throw new InvalidArgumentError('time must be a non-negative integer (ms since the epoch)')
+    const last = this.entries.last(signer.author)
+    const entry = signEntry(signer, {
+      seq: (last?.entry.seq ?? 0) + 1,
+      prev: last == null ? new Uint8Array(0) : Buffer.from(last.id, 'hex'),
+      lamport: this.entries.lamport + 1,
+      time: now,
+      kind,
+      body: body instanceof Uint8Array ? body : encodeBody(kind, body)
+    })
+    const bytes = encodeEntry(entry)
+    if (bytes.byteLength > this.maxEntryBytes) throw new TooLargeError('entry', bytes.byteLength, this.maxEntryBytes)
+    if (!verifyEntry(entry)) throw new InvalidArgumentError(`the signer's key is not the key ${signer.author} names`)
+    const result = this.ingestChecked(entry, bytes)
+    if (result.status !== 'accepted') {
+      throw new InvalidArgumentError(`own entry not accepted: ${result.status === 'rejected' ? result.reason : result.status}`)
+    }
+    return result.accepted[0]
+  }
+
+  /** Takes in one entry from anywhere (gossip, sync, a client). Never throws. */
+  ingest (entry: Entry): IngestResult {
+    let bytes: Uint8Array
+    try {
+      bytes = encodeEntry(entry)
+    } catch {
+      return this.reject(null, 'malformed')
+    }
+    return this.ingestChecked(entry, bytes)
+  }
+
+  /** Takes in one entry as raw bytes (a gossip message); non-canonical bytes are malformed. Never throws. */
+  ingestBytes (bytes: Uint8Array): IngestResult {
+    let entry: Entry
+    try {
+      entry = decodeEntry(bytes, this.maxEntryBytes)
+    } catch (err) {
+      return this.reject(null, err instanceof TooLargeError ? 'too_large' : 'malformed')
+    }
+    // a copy, so that a reused receive buffer cannot change what the log holds
+    return this.ingestChecked(entry, Uint8Array.from(bytes))
+  }
+
+  /**
+   * The bulk path for sync. Per author, the entries that extend the held feed
+   * by hash (prev = id of the one before) form a run, and one signature, on
+   * the run's last entry, authenticates the whole run. Everything else, and a
+   * run whose last signature fails, is checked one by one. Never throws.
+   */
+  ingestBatch (entries: readonly Entry[]): BatchResult {
+    const out = new BatchCollector()
+    const seen = new Set<string>()
+    const byAuthor = new Map<string, PendingEntry[]>()
+    for (const entry of entries) {
+      let bytes: Uint8Array
+      try {
+        bytes = encodeEntry(entry)
+      } catch {
+        out.reject(this.count('malformed'))
+        continue
+      }
+      if (bytes.byteLength > this.maxEntryBytes) {
+        out.reject(this.count('too_large'))
+        continue
+      }
+      const id = idOfBytes(bytes)
+      if (seen.has(id) || this.entries.has(id) || this.pending.has(id)) {
+        this.duplicateCount++
+        out.duplicate()
+        continue
+      }
+      seen.add(id)
+      const group = byAuthor.get(entry.author)
+      if (group == null) byAuthor.set(entry.author, [{ id, entry, bytes }])
+      else group.push({ id, entry, bytes })
+    }
+
+    for (const [author, group] of byAuthor) {
+      group.sort((x, y) => x.entry.seq - y.entry.seq)
+      const { run, rest } = this.chainRun(author, group)
+      let oneByOne = rest
+      if (run.length > 0) {
+        oneByOne = verifyEntry(run[run.length - 1].entry)
+          ? this.acceptRun(author, run, out).concat(rest)
+          : run.concat(rest)
+      }
+      oneByOne.sort((x, y) => x.entry.seq - y.entry.seq)
+      for (const p of oneByOne) out.add(this.authenticateAndPlace(p))
+    }
+    return out.result(id => this.pending.has(id))
+  }
+
+  /** Takes in a fork proof from a peer; true when it is valid and newly kept. */
+  ingestForkProof (proof: ForkProof): boolean {
+    if (!verifyForkProof(proof)) return false
+    return this.forkRegistry.record(proof.a, proof.b) != null
+  }
+
+  /**
+   * The trusted start-up path: entries read back from this daemon's own disk,
+   * not verified. Only on an empty log. Throws InvalidArgumentError, keeping
+   * nothing, when a feed has a hole. Returns what restored pending entries
+   * unblocked and which pending entries left the set (stale or unblocked).
+   */
+  restore (input: RestoreInput): { accepted: StoredEntry[], pendingRemoved: PendingEntry[] } {
+    if (this.entries.size > 0 || this.pending.size > 0) throw new FailedPreconditionError('restore needs an empty log')
+    this.entries.load(prepareRestore(input.entries))
+    for (const proof of input.forks ?? []) this.forkRegistry.record(proof.a, proof.b)
+
+    const accepted: StoredEntry[] = []
+    const pendingRemoved: PendingEntry[] = []
+    const authors = new Set<string>()
+    for (const entry of input.pending ?? []) {
+      const bytes = encodeEntry(entry)
+      const p = { id: idOfBytes(bytes), entry, bytes }
+      if (entry.seq <= this.entries.held(entry.author) || this.pending.has(p.id) || this.pending.at(entry.author, entry.seq) != null) {
+        pendingRemoved.push(p)
+        continue
+      }
+      pendingRemoved.push(...this.pending.add(p))
+      authors.add(entry.author)
+    }
+    for (const author of authors) this.drain(author, accepted, pendingRemoved)
+    return { accepted, pendingRemoved }
+  }
+
+  // ---- reading ----
+
+  /** author -> highest contiguous seq held (a copy). */
+  vector (): Map<string, number> {
+    return this.entries.vector()
+  }
+
+  get (id: string): StoredEntry | undefined {
+    return this.entries.get(id)
+  }
+
+  byAuthorSeq (author: string, seq: number): StoredEntry | undefined {
+    return this.entries.byAuthorSeq(author, seq)
+  }
+
+  /**
+   * What a peer holding `remote` lacks: each author's entries after the
+   * peer's seq, in seq order, authors sorted. A prefix of this list (`limit`)
+   * still leaves the receiver no gap.
+   */
+  entriesAfter (remote: VersionVector, limit = Number.POSITIVE_INFINITY): StoredEntry[] {
+    return this.entries.entriesAfter(remote, limit)
+  }
+
+  /** Accepted entries with a cursor greater than `cursor`, in arrival order. */
+  afterCursor (cursor: number, limit = Number.POSITIVE_INFINITY): StoredEntry[] {
+    return this.entries.afterCursor(cursor, limit)
+  }
+
+  /** Every accepted entry in the deterministic total order (lamport, author, seq). Do not mutate. */
+  ordered (): readonly StoredEntry[] {
+    return this.entries.ordered()
+  }
+
+  /** Authors with at least one accepted entry, sorted. */
+  authors (): string[] {
+    return this.entries.authors()
+  }
+
+  /** Accepted entries by kind (a copy). */
+  countsByKind (): Map<string, number> {
+    return this.entries.countsByKind()
+  }
+
+  get size (): number {
+    return this.entries.size
+  }
+
+  /** The highest lamport among accepted entries. */
+  get lamport (): number {
+    return this.entries.lamport
+  }
+
+  /** The cursor of the last accepted entry (0 when empty). */
+  get cursor (): number {
+    return this.entries.cursor
+  }
+
+  get pendingCount (): number {
+    return this.pending.size
+  }
+
+  /** Entries waiting for a gap, oldest arrival first (for persistence). */
+  pendingEntries (): PendingEntry[] {
+    return this.pending.entries()
+  }
+
+  /** Pending entries dropped by the bounds since start. */
+  get pendingDropped (): number {
+    return this.pending.dropped
+  }
+
+  /** Rejections since start, by reason (a copy). */
+  get rejected (): Record<RejectReason, number> {
+    return { ...this.rejectedCounts }
+  }
+
+  get duplicates (): number {
+    return this.duplicateCount
+  }
+
+  /** The fork proofs kept, at most MAX_FORK_PROOFS_PER_AUTHOR per author. */
+  get forks (): ForkProof[] {
+    return this.forkRegistry.all()
+  }
+
+  get faultyAuthors (): ReadonlySet<string> {
+    return this.forkRegistry.faultyAuthors()
+  }
+
+  isFaulty (author: string): boolean {
+    return this.forkRegistry.isFaulty(author)
+  }
+
+  // ---- internals ----
+
+  private ingestChecked (entry: Entry, bytes: Uint8Array): IngestResult {
+    if (bytes.byteLength > this.maxEntryBytes) return this.reject(null, 'too_large')
+    const id = idOfBytes(bytes)
+    if (this.entries.has(id) || this.pending.has(id)) {
+      this.duplicateCount++
+      return { status: 'duplicate', id }
+    }
+    return this.authenticateAndPlace({ id, entry, bytes })
+  }
+
+  /** The signature first: nothing the entry says is read before it is authenticated. */
+  private authenticateAndPlace (p: PendingEntry): IngestResult {
+    if (!verifyEntry(p.entry)) return this.reject(p.id, 'bad_signature')
+    const fault = contentFault(p.entry)
+    if (fault != null) return this.reject(p.id, fault)
+    return this.place(p)
+  }
+
+  /** Places an authenticated, well-formed entry that the log does not hold yet. */
+  private place (p: PendingEntry): IngestResult {
+    const { author, seq } = p.entry
+    const held = this.entries.held(author)
+    if (seq <= held) return this.forkAgainst((this.entries.byAuthorSeq(author, seq) as StoredEntry).entry, p)
+    const waiting = this.pending.at(author, seq)
+    if (waiting != null) return this.forkAgainst(waiting.entry, p)
+    if (seq > held + 1) {
+      const pendingRemoved = this.pending.add(p)
+      return { status: 'pending', id: p.id, pending: p, pendingRemoved }
+    }
+    const fault = this.chainFault(p.entry, this.entries.last(author))
+    if (fault != null) return this.reject(p.id, fault)
+    const accepted = [this.entries.add(p)]
+    const pendingRemoved: PendingEntry[] = []
+    this.drain(author, accepted, pendingRemoved)
+    return { status: 'accepted', id: p.id, accepted, pendingRemoved }
+  }
+
+  /** Why `e` does not extend a feed whose last entry is `last`, or null. */
+  private chainFault (e: Entry, last: StoredEntry | undefined): RejectReason | null {
+    if (last == null) return e.prev.byteLength === 0 ? null : 'bad_prev'
+    if (toHex(e.prev) !== last.id) return 'bad_prev'
+    if (e.lamport <= last.entry.lamport) return 'bad_prev'
+    return null
+  }
+
+  /** The entries of `group` (sorted by seq) that extend the held feed by hash, and the rest. */
+  private chainRun (author: string, group: PendingEntry[]): { run: PendingEntry[], rest: PendingEntry[] } {
+    const run: PendingEntry[] = []
+    const rest: PendingEntry[] = []
+    const last = this.entries.last(author)
+    let expected = (last?.entry.seq ?? 0) + 1
+    let prevId = last?.id ?? ''
+    let prevLamport = last?.entry.lamport ?? 0
+    for (const p of group) {
+      const e = p.entry
+      if (e.seq === expected && e.lamport > prevLamport && toHex(e.prev) === prevId) {
+        run.push(p)
+        expected++
+        prevId = p.id
+        prevLamport = e.lamport
+      } else {
+        rest.push(p)
+      }
+    }
+    return { run, rest }
+  }
+
+  /**
+   * Accepts an authenticated run in order, stopping at the first entry whose
+   * content is faulty; returns the entries after it, to be checked one by one.
+   */
+  private acceptRun (author: string, run: PendingEntry[], out: BatchCollector): PendingEntry[] {
+    for (let i = 0; i < run.length; i++) {
+      const p = run[i]
+      const fault = contentFault(p.entry)
+      if (fault != null) {
+        out.reject(this.count(fault))
+        return run.slice(i + 1)
+      }
+      const waiting = this.pending.take(author, p.entry.seq)
+      if (waiting != null) {
+        out.pendingRemoved.push(waiting)
+        out.reject(this.count('fork'), this.forkRegistry.record(waiting.entry, p.entry))
+      }
+      out.accepted.push(this.entries.add(p))
+    }
+    this.drain(author, out.accepted, out.pendingRemoved)
+    return []
+  }
+
+  /** Accepts waiting entries of `author` that now follow the feed. */
+  private drain (author: string, accepted: StoredEntry[], pendingRemoved: PendingEntry[]): void {
+    for (;;) {
+      const next = this.pending.take(author, this.entries.held(author) + 1)
+      if (next == null) return
+      pendingRemoved.push(next)
+      const fault = this.chainFault(next.entry, this.entries.last(author))
+      if (fault != null) {
+        this.count(fault)
+        return
+      }
+      accepted.push(this.entries.add(next))
+    }
+  }
+
+  private forkAgainst (held: Entry, p: PendingEntry): IngestResult {
+    return this.reject(p.id, 'fork', this.forkRegistry.record(held, p.entry))
+  }
+
+  private count (reason: RejectReason): RejectReason {
+    this.rejectedCounts[reason]++
+    return reason
+  }
+
+  private reject (id: string | null, reason: RejectReason, proof?: ForkProof): IngestResult {
+    this.count(reason)
+    return proof == null ? { status: 'rejected', id, reason } : { status: 'rejected', id, reason, proof }
+  }
+}

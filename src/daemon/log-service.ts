@@ -1,0 +1,228 @@
+// The shared record inside agentd: the sans-IO LogState, mirrored to LevelDB,
+// fed by gossip and anti-entropy, with the findings index folded from it.
+// Every state change is persisted through one serial queue, in the order the
+// core made it, so the store never sees a cursor or seq out of order.
+import { performance } from 'node:perf_hooks'
+import type { PeerId } from '@libp2p/interface'
+import { LogState } from '../core/log/log-state.js'
+import { decodeEntry } from '../core/log/entry.js'
+import { vectorDigest } from '../core/log/version-vector.js'
+import type { BatchResult, IngestResult, StoredEntry } from '../core/log/ingest-result.js'
+import type { EntryKind, KindBodies } from '../core/log/kinds.js'
+import type { Signer } from '../core/log/crypto.js'
+import { FindingsIndex } from '../core/findings/findings-index.js'
+import type { Entry } from '../gen/agency/v1/log.js'
+import type { AgencyStore } from '../store/index.js'
+import { SerialQueue } from '../store/serial-queue.js'
+import { LogSync } from '../mesh/log-sync.js'
+import type { SwarmGossip, Verdict } from '../mesh/swarm-gossip.js'
+import type { MeshLibp2p } from '../mesh/node.js'
+import type { Metrics } from '../metrics/metrics.js'
+import type { Logger } from '../logger.js'
+import type { EventBus } from './event-bus.js'
+
+type DeepPartial<T> = T extends Uint8Array ? T : T extends object ? { [K in keyof T]?: DeepPartial<T[K]> } : T
+
+export interface LogServiceInit {
+  store: AgencyStore
+  signer: Signer
+  node: MeshLibp2p
+  metrics: Metrics
+  events: EventBus
+  logger: Logger
+  /** how often a random peer is asked for what we lack */
+  syncIntervalMs: number
+}
+
+export class LogService {
+  readonly state = new LogState()
+  findings = new FindingsIndex()
+  readonly sync: LogSync
+  private readonly init: LogServiceInit
+  private readonly persist = new SerialQueue()
+  private readonly listeners = new Set<(e: StoredEntry) => void>()
+  private gossip?: SwarmGossip
+  private timer?: NodeJS.Timeout
+  private lastSyncAt = 0
+  private digestCache?: { size: number, digest: Uint8Array }
+
+  constructor (init: LogServiceInit) {
+    this.init = init
+    this.sync = new LogSync({
+      node: init.node,
+      logger: init.logger.child({ part: 'sync' }),
+      log: {
+        vector: () => this.state.vector(),
+        digest: () => this.digest(),
+        entriesAfter: remote => this.state.entriesAfter(remote),
+        ingestBatch: async (entries, from) => { await this.ingestBatch(entries, from) }
+      },
+      hooks: {
+        onRound: (_peer, _role, stats) => {
+          this.lastSyncAt = performance.now()
+          init.metrics.syncRounds.inc()
+          init.metrics.syncBytes.inc({ direction: 'sent' }, stats.bytesSent)
+          init.metrics.syncBytes.inc({ direction: 'received' }, stats.bytesReceived)
+        },
+        onMalformed: () => { init.metrics.syncRejected.inc() }
+      }
+    })
+  }
+
+  /** Loads the log from disk (trusted: it was verified when it came in). */
+  async restore (): Promise<void> {
+    const { log } = this.init.store
+    const entries = []
+    for await (const r of log.loadAll()) entries.push(r)
+    const pending = (await log.loadPending()).map(p => p.entry)
+    const forks = await log.loadForks()
+    const unblocked = this.state.restore({ entries, pending, forks })
+    // Pending entries that the restored log already completes are accepted now; keep the store in step.
+    if (unblocked.accepted.length > 0 || unblocked.pendingRemoved.length > 0) {
+      const accepted = new Set(unblocked.accepted.map(a => a.id))
+      await log.putAccepted(unblocked.accepted, { sync: true })
+      const leftover = unblocked.pendingRemoved.filter(p => !accepted.has(p.id)).map(p => p.id)
+      if (leftover.length > 0) await log.removePending(leftover)
+    }
+    this.findings = FindingsIndex.fromEntries(this.state.afterCursor(0))
+  }
+
+  async start (gossip: SwarmGossip): Promise<void> {
+    this.gossip = gossip
+    await this.sync.start()
+    this.timer = setInterval(() => { this.syncRandomPeer().catch(() => {}) }, this.init.syncIntervalMs)
+    this.init.node.addEventListener('peer:connect', (evt) => {
+      // A new connection is where a late joiner or a healed partition catches up.
+      const peer = evt.detail
+      setTimeout(() => { this.sync.syncWith(peer).catch(() => {}) }, 200)
+    })
+  }
+
+  async stop (): Promise<void> {
+    clearInterval(this.timer)
+    await this.sync.stop().catch(() => {})
+    await this.persist.run(async () => {})
+  }
+
+  /** Calls back for every newly accepted entry, local or remote, in acceptance order. */
+  onAccepted (listener: (e: StoredEntry) => void): () => void {
+    this.listeners.add(listener)
+    return () => { this.listeners.delete(listener) }
+  }
+
+  /**
+   * Appends a local entry. Resolves once it is on disk (synced): an entry
+   * acknowledged to the agent survives a crash. Then it is gossiped.
+   */
+  async append<K extends EntryKind> (kind: K, body: DeepPartial<KindBodies[K]>): Promise<StoredEntry> {
+    const stored = this.state.append(this.init.signer, kind, body as any, Date.now())
+    await this.persist.run(async () => { await this.init.store.log.putAccepted([stored], { sync: true }) })
+    this.announceAccepted([stored])
+    this.init.metrics.gossipOut.inc({ kind: 'entry' })
+    await this.gossip?.publishEntry(stored.bytes)
+    return stored
+  }
+
+  /** Gossip handler: judge an entry, store what is accepted or pending. */
+  async receiveGossip (bytes: Uint8Array, _from: string): Promise<Verdict> {
+    let entry: Entry
+    try {
+      entry = decodeEntry(bytes)
+    } catch {
+      this.init.metrics.logRejected.inc({ reason: 'malformed' })
+      return 'reject'
+    }
+    const sent = entry.time
+    const result = this.state.ingest(entry)
+    await this.persistResult(result)
+    switch (result.status) {
+      case 'accepted':
+        this.init.metrics.gossipLatency.observe(Math.max(0, Date.now() - sent) / 1000)
+        return 'accept'
+      case 'duplicate':
+      case 'pending':
+        // Pending entries are valid so far but wait for their gap; sync fills it.
+        return 'ignore'
+      case 'rejected':
+        this.init.metrics.logRejected.inc({ reason: result.reason })
+        return result.reason === 'too_large' || result.reason === 'bad_signature' || result.reason === 'malformed' || result.reason === 'unknown_kind' || result.reason === 'bad_body'
+          ? 'reject'
+          : 'ignore'
+    }
+  }
+
+  private async ingestBatch (entries: Entry[], _from: string): Promise<void> {
+    const result = this.state.ingestBatch(entries)
+    for (const [reason, n] of Object.entries(result.rejected)) this.init.metrics.logRejected.inc({ reason }, n)
+    await this.persistBatch(result)
+  }
+
+  private async persistResult (r: IngestResult): Promise<void> {
+    const { log } = this.init.store
+    if (r.status === 'accepted') {
+      this.announceAccepted(r.accepted)
+      const leftover = r.pendingRemoved.filter(p => !r.accepted.some(a => a.id === p.id)).map(p => p.id)
+      await this.persist.run(async () => {
+        await log.putAccepted(r.accepted, { sync: false })
+        if (leftover.length > 0) await log.removePending(leftover)
+      })
+    } else if (r.status === 'pending') {
+      const removed = r.pendingRemoved.map(p => p.id)
+      await this.persist.run(async () => {
+        await log.putPending([r.pending])
+        if (removed.length > 0) await log.removePending(removed)
+      })
+    } else if (r.status === 'rejected' && r.proof != null) {
+      const proof = r.proof
+      this.init.events.emit({ type: 'fork', peerId: proof.author, text: `author forked its feed at seq ${proof.seq}` })
+      await this.persist.run(async () => { await log.putFork(proof) })
+    }
+  }
+
+  private async persistBatch (r: BatchResult): Promise<void> {
+    const { log } = this.init.store
+    this.announceAccepted(r.accepted)
+    const accepted = new Set(r.accepted.map(a => a.id))
+    const removed = r.pendingRemoved.filter(p => !accepted.has(p.id)).map(p => p.id)
+    for (const proof of r.forks) this.init.events.emit({ type: 'fork', peerId: proof.author, text: `author forked its feed at seq ${proof.seq}` })
+    await this.persist.run(async () => {
+      if (r.accepted.length > 0) await log.putAccepted(r.accepted, { sync: false })
+      if (r.pendingAdded.length > 0) await log.putPending(r.pendingAdded)
+      if (removed.length > 0) await log.removePending(removed)
+      for (const proof of r.forks) await log.putFork(proof)
+    })
+  }
+
+  private announceAccepted (accepted: StoredEntry[]): void {
+    for (const e of accepted) {
+      this.init.metrics.logEntries.inc({ kind: e.entry.kind })
+      if (e.entry.kind === 'finding') this.findings.add(e)
+      for (const l of this.listeners) {
+        try { l(e) } catch (err) { this.init.logger.error({ err }, 'log listener failed') }
+      }
+    }
+  }
+
+  digest (): Uint8Array {
+    if (this.digestCache?.size !== this.state.size) {
+      this.digestCache = { size: this.state.size, digest: vectorDigest(this.state.vector()) }
+    }
+    return this.digestCache.digest
+  }
+
+  secondsSinceSync (): number {
+    return this.lastSyncAt === 0 ? -1 : (performance.now() - this.lastSyncAt) / 1000
+  }
+
+  /** One anti-entropy exchange with a random connected peer. */
+  async syncRandomPeer (): Promise<void> {
+    const peers = this.init.node.getPeers()
+    if (peers.length === 0) return
+    const peer = peers[Math.floor(Math.random() * peers.length)]
+    await this.sync.syncWith(peer)
+  }
+
+  async syncWith (peer: PeerId): Promise<boolean> {
+    return await this.sync.syncWith(peer)
+  }
+}

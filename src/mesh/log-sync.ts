@@ -1,0 +1,188 @@
+// /agency/sync/1.0.0 — anti-entropy for the shared record.
+//
+// The initiator sends its version vector (and its digest). The responder
+// answers with the entries the initiator lacks, in batches, each author's in
+// seq order so the receiver never sees a gap, and ends with its own vector.
+// The initiator then sends back what the responder lacks, the same way.
+// Equal digests end the exchange after one round trip. Writes wait for the
+// stream to drain, which is the backpressure; every read has a size limit and
+// every exchange a deadline.
+import { lpStream, type LengthPrefixedStream } from '@libp2p/utils'
+import type { Connection, PeerId, Stream } from '@libp2p/interface'
+import { Entry } from '../gen/agency/v1/log.js'
+import { SyncBatch, SyncRequest, type VersionVectorEntry } from '../gen/agency/v1/wire.js'
+import { SYNC_PROTOCOL } from './constants.js'
+import type { MeshLibp2p } from './node.js'
+import type { Logger } from '../logger.js'
+
+/** Largest sync frame; a batch is cut well below it. */
+export const MAX_SYNC_FRAME_BYTES = 4 * 1024 * 1024
+const BATCH_TARGET_BYTES = 512 * 1024
+const BATCH_MAX_ENTRIES = 2000
+/** Authors listed in one vector at most. */
+const MAX_VECTOR_AUTHORS = 100_000
+
+/** What the sync protocol needs from the log. */
+export interface SyncableLog {
+  vector: () => ReadonlyMap<string, number>
+  digest: () => Uint8Array
+  /** entries the holder of `remote` lacks, each author's in seq order */
+  entriesAfter: (remote: ReadonlyMap<string, number>) => Array<{ entry: Entry, bytes: Uint8Array }>
+  /** takes in a batch from a peer; resolves once it is stored */
+  ingestBatch: (entries: Entry[], from: string) => Promise<void>
+}
+
+export interface SyncStats {
+  sent: number
+  received: number
+  bytesSent: number
+  bytesReceived: number
+}
+
+export interface LogSyncHooks {
+  onRound?: (peer: string, role: 'initiator' | 'responder', stats: SyncStats) => void
+  onMalformed?: (peer: string, reason: string) => void
+}
+
+export class SyncProtocolError extends Error {
+  constructor (message: string) { super(message); this.name = 'SyncProtocolError' }
+}
+
+function toVector (entries: VersionVectorEntry[]): Map<string, number> {
+  if (entries.length > MAX_VECTOR_AUTHORS) throw new SyncProtocolError('version vector too large')
+  const v = new Map<string, number>()
+  for (const e of entries) {
+    if (!Number.isSafeInteger(e.seq) || e.seq < 0) throw new SyncProtocolError('bad seq in version vector')
+    v.set(e.author, e.seq)
+  }
+  return v
+}
+
+function fromVector (v: ReadonlyMap<string, number>): VersionVectorEntry[] {
+  return [...v].map(([author, seq]) => ({ author, seq }))
+}
+
+function equalBytes (a: Uint8Array, b: Uint8Array): boolean {
+  return a.length === b.length && Buffer.compare(a, b) === 0
+}
+
+export class LogSync {
+  private readonly node: MeshLibp2p
+  private readonly log: SyncableLog
+  private readonly logger: Logger
+  private readonly hooks: LogSyncHooks
+  private readonly timeoutMs: number
+  /** peers with an exchange in flight, so that one peer gets one at a time */
+  private readonly inFlight = new Set<string>()
+
+  constructor (init: { node: MeshLibp2p, log: SyncableLog, logger: Logger, hooks?: LogSyncHooks, timeoutMs?: number }) {
+    this.node = init.node
+    this.log = init.log
+    this.logger = init.logger
+    this.hooks = init.hooks ?? {}
+    this.timeoutMs = init.timeoutMs ?? 120_000
+  }
+
+  async start (): Promise<void> {
+    await this.node.handle(SYNC_PROTOCOL, (stream, connection) => {
+      this.respond(stream, connection).catch(() => {})
+    }, { maxInboundStreams: 8 })
+  }
+
+  async stop (): Promise<void> {
+    await this.node.unhandle(SYNC_PROTOCOL)
+  }
+
+  /** One anti-entropy exchange with `peer`. Resolves false when skipped or failed. */
+  async syncWith (peer: PeerId): Promise<boolean> {
+    const key = peer.toString()
+    if (this.inFlight.has(key)) return false
+    this.inFlight.add(key)
+    const signal = AbortSignal.timeout(this.timeoutMs)
+    const stats: SyncStats = { sent: 0, received: 0, bytesSent: 0, bytesReceived: 0 }
+    let stream: Stream | undefined
+    try {
+      stream = await this.node.dialProtocol(peer, SYNC_PROTOCOL, { signal })
+      const lp = lpStream(stream, { maxDataLength: MAX_SYNC_FRAME_BYTES })
+      const req = SyncRequest.encode({ have: fromVector(this.log.vector()), digest: Buffer.from(this.log.digest()) }).finish()
+      await lp.write(req, { signal })
+      stats.bytesSent += req.length
+      const theirs = await this.receive(lp, key, stats, signal)
+      await this.send(lp, theirs, stats, signal)
+      await stream.close({ signal })
+      this.hooks.onRound?.(key, 'initiator', stats)
+      return true
+    } catch (err) {
+      this.logger.debug({ peer: key, err: (err as Error).message }, 'sync failed')
+      if (err instanceof SyncProtocolError) this.hooks.onMalformed?.(key, err.message)
+      stream?.abort(err as Error)
+      return false
+    } finally {
+      this.inFlight.delete(key)
+    }
+  }
+
+  private async respond (stream: Stream, connection: Connection): Promise<void> {
+    const peer = connection.remotePeer.toString()
+    const signal = AbortSignal.timeout(this.timeoutMs)
+    const stats: SyncStats = { sent: 0, received: 0, bytesSent: 0, bytesReceived: 0 }
+    const lp = lpStream(stream, { maxDataLength: MAX_SYNC_FRAME_BYTES })
+    try {
+      const frame = await lp.read({ signal })
+      stats.bytesReceived += frame.byteLength
+      let req: SyncRequest
+      try { req = SyncRequest.decode(frame.subarray()) } catch (err) { throw new SyncProtocolError(`undecodable sync request: ${(err as Error).message}`) }
+      const theirs = toVector(req.have)
+      if (req.digest.length > 0 && equalBytes(req.digest, this.log.digest())) {
+        // Same log on both sides: say so and stop.
+        await lp.write(SyncBatch.encode({ entries: [], last: true, have: fromVector(this.log.vector()) }).finish(), { signal })
+        await this.receive(lp, peer, stats, signal)
+      } else {
+        await this.send(lp, theirs, stats, signal)
+        await this.receive(lp, peer, stats, signal)
+      }
+      await stream.close({ signal })
+      this.hooks.onRound?.(peer, 'responder', stats)
+    } catch (err) {
+      this.logger.debug({ peer, err: (err as Error).message }, 'sync responder failed')
+      if (err instanceof SyncProtocolError || (err as Error).name === 'InvalidDataLengthError') this.hooks.onMalformed?.(peer, (err as Error).message)
+      stream.abort(err as Error)
+    }
+  }
+
+  /** Sends what the holder of `theirs` lacks, then the last frame with our vector. */
+  private async send (lp: LengthPrefixedStream, theirs: ReadonlyMap<string, number>, stats: SyncStats, signal: AbortSignal): Promise<void> {
+    const missing = this.log.entriesAfter(theirs)
+    let batch: Entry[] = []
+    let size = 0
+    const flush = async (last: boolean): Promise<void> => {
+      const frame = SyncBatch.encode({ entries: batch, last, have: last ? fromVector(this.log.vector()) : [] }).finish()
+      await lp.write(frame, { signal })
+      stats.sent += batch.length
+      stats.bytesSent += frame.length
+      batch = []
+      size = 0
+    }
+    for (const { entry, bytes } of missing) {
+      if (batch.length > 0 && (size + bytes.length > BATCH_TARGET_BYTES || batch.length >= BATCH_MAX_ENTRIES)) await flush(false)
+      batch.push(entry)
+      size += bytes.length + 8
+    }
+    await flush(true)
+  }
+
+  /** Reads batches until the last one; returns the sender's vector. */
+  private async receive (lp: LengthPrefixedStream, peer: string, stats: SyncStats, signal: AbortSignal): Promise<Map<string, number>> {
+    while (true) {
+      const frame = await lp.read({ signal })
+      stats.bytesReceived += frame.byteLength
+      let batch: SyncBatch
+      try { batch = SyncBatch.decode(frame.subarray()) } catch (err) { throw new SyncProtocolError(`undecodable sync batch: ${(err as Error).message}`) }
+      if (batch.entries.length > 0) {
+        stats.received += batch.entries.length
+        await this.log.ingestBatch(batch.entries, peer)
+      }
+      if (batch.last) return toVector(batch.have)
+    }
+  }
+}
