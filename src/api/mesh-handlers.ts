@@ -6,6 +6,7 @@ import { InvalidArgumentError } from '../core/errors.js'
 import { serverStream, unary } from './grpc-errors.js'
 import { WakeSignal } from './wake-signal.js'
 import { VERSION } from '../version.js'
+import { goalMessage, taskMessage } from './board-handlers.js'
 
 export function peerInfo (p: PeerView): PeerInfo {
   return {
@@ -27,6 +28,11 @@ function inboxMessage (r: InboxRecord): InboxMessage {
 
 export async function meshStatus (d: Daemon): Promise<StatusReply> {
   const live = d.peers(false)
+  const board = d.boardService.board
+  const goal = board.goal()
+  const tasks = board.tasks(d.boardService.now())
+  const tasksByState: Record<string, number> = {}
+  for (const t of tasks) tasksByState[t.state] = (tasksByState[t.state] ?? 0) + 1
   return {
     self: peerInfo(d.selfView()),
     swarm: d.config.swarm,
@@ -37,9 +43,9 @@ export async function meshStatus (d: Daemon): Promise<StatusReply> {
     inboxCount: d.store.messages.inboxCount(),
     outboxPending: await d.store.messages.outboxCount(),
     logEntries: d.logService.state.size,
-    goal: undefined,
-    tasksByState: {},
-    tasks: [],
+    goal: goal != null ? goalMessage(goal) : undefined,
+    tasksByState,
+    tasks: tasks.map(taskMessage),
     version: VERSION,
     uptimeSeconds: d.uptimeSeconds()
   }

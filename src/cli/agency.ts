@@ -4,6 +4,7 @@ import { Command } from 'commander'
 import { VERSION } from '../version.js'
 import { registerMeshCommands } from './commands/mesh.js'
 import { registerLogCommands } from './commands/log.js'
+import { registerBoardCommands } from './commands/board.js'
 import { fail } from './output.js'
 
 const program = new Command('agency')
@@ -12,5 +13,6 @@ const program = new Command('agency')
 
 registerMeshCommands(program)
 registerLogCommands(program)
+registerBoardCommands(program)
 
 program.parseAsync(process.argv).catch(fail)

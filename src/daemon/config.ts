@@ -25,6 +25,8 @@ export interface DaemonConfig {
   dmRetryMs: number
   /** how often anti-entropy runs with a random peer */
   syncIntervalMs: number
+  /** the claim settle window: derived from gossip latency within [minMs, maxMs], or fixed */
+  settle?: { minMs?: number, maxMs?: number, defaultMs?: number, fixedMs?: number }
   /** default process metrics; off when many daemons share one process */
   processMetrics: boolean
 }

@@ -22,6 +22,8 @@ import { EventBus } from './event-bus.js'
 import { loadOrCreateIdentity, type Identity } from './identity.js'
 import { PresenceService } from './presence-service.js'
 import { LogService } from './log-service.js'
+import { BoardService } from './board-service.js'
+import { TASK_STATES } from '../core/board/index.js'
 import { resolveConfig, type DaemonConfig } from './config.js'
 import { VERSION } from '../version.js'
 
@@ -50,6 +52,7 @@ export class Daemon {
   messaging!: DirectMessaging
   dialer!: PeerDialer
   logService!: LogService
+  boardService!: BoardService
   private readonly inboxFeed = new EventEmitter()
   private outboxTimer?: NodeJS.Timeout
   private startedAt = 0
@@ -81,7 +84,7 @@ export class Daemon {
         heartbeatMs: this.config.heartbeatMs,
         liveTimeoutMs: this.config.liveTimeoutMs,
         addrs: () => this.listenAddrs(),
-        heldClaims: () => [],
+        heldClaims: () => this.boardService.held().map(h => ({ task: h.task, epoch: h.epoch })),
         onJoined: p => { this.onPeerJoined(p) },
         onLeft: p => { this.onPeerLeft(p) },
         onHeartbeat: p => { this.dialer.remember(p.peerId, p.addrs) }
@@ -119,6 +122,24 @@ export class Daemon {
         syncIntervalMs: this.config.syncIntervalMs
       })
       await this.logService.restore()
+      this.boardService = new BoardService({
+        me: this.identity.peerId,
+        log: this.logService,
+        events: this.events,
+        state: this.store.state,
+        logger: this.log.child({ part: 'board' }),
+        isLive: peer => this.presence.isLive(peer),
+        notify: async (peer, text) => { await this.sendMessage({ to: peer, text }) },
+        onHeldChanged: () => { this.presence.beat().catch(() => {}) },
+        settle: this.config.settle,
+        metrics: {
+          claimsLost: () => { this.metrics.claimsLost.inc() },
+          claimConflicts: () => { this.metrics.claimConflicts.inc() },
+          takeovers: () => { this.metrics.takeovers.inc() }
+        }
+      })
+      this.logService.onGossipLatency = ms => { this.boardService.observeLatency(ms) }
+      await this.boardService.start()
       this.dialer = new PeerDialer({ node: this.node, bootstrap: this.config.peers, log: this.log.child({ part: 'dialer' }) })
       this.registerGauges()
 
@@ -166,6 +187,9 @@ export class Daemon {
       m.logPending.set(state.pendingCount)
       m.logForks.set(state.forks.length)
       m.secondsSinceSync.set(this.logService.secondsSinceSync())
+      m.claimsHeld.set(this.boardService.held().length)
+      for (const state of TASK_STATES) m.tasksByState.set({ state }, 0)
+      for (const t of this.boardService.board.tasks(performance.now())) m.tasksByState.inc({ state: t.state })
     }
     // Refresh the scrape-time gauges on every scrape.
     const original = m.registry.metrics.bind(m.registry)
@@ -192,7 +216,8 @@ export class Daemon {
   }
 
   selfView (): PeerView {
-    return { peerId: this.peerId, name: this.name, status: this.presence.status, live: true, connected: true, lastSeenMsAgo: 0, addrs: this.listenAddrs(), claims: [] }
+    const claims = this.boardService.held().map(h => ({ task: h.task, epoch: h.epoch }))
+    return { peerId: this.peerId, name: this.name, status: this.presence.status, live: true, connected: true, lastSeenMsAgo: 0, addrs: this.listenAddrs(), claims }
   }
 
   private peerView (p: PeerRecord, now: number, connected: Set<string>): PeerView {

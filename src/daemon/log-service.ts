@@ -45,6 +45,8 @@ export class LogService {
   private timer?: NodeJS.Timeout
   private lastSyncAt = 0
   private digestCache?: { size: number, digest: Uint8Array }
+  /** one-way gossip latency of an accepted entry (author clock to here), for the settle window */
+  onGossipLatency?: (ms: number) => void
 
   constructor (init: LogServiceInit) {
     this.init = init
@@ -138,6 +140,7 @@ export class LogService {
     switch (result.status) {
       case 'accepted':
         this.init.metrics.gossipLatency.observe(Math.max(0, Date.now() - sent) / 1000)
+        this.onGossipLatency?.(Date.now() - sent)
         return 'accept'
       case 'duplicate':
       case 'pending':

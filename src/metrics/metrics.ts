@@ -43,6 +43,11 @@ export function createMetrics (init: MetricsInit) {
     syncRounds: new Counter({ name: 'agentd_sync_rounds_total', help: 'Anti-entropy exchanges completed.', registers: r }),
     syncBytes: new Counter({ name: 'agentd_sync_bytes_total', help: 'Bytes moved by anti-entropy, by direction.', labelNames: ['direction'] as const, registers: r }),
     syncRejected: new Counter({ name: 'agentd_sync_streams_rejected_total', help: 'Sync streams closed for malformed frames.', registers: r }),
+    claimsHeld: new Gauge({ name: 'agentd_claims_held', help: 'Tasks this daemon holds.', registers: r }),
+    claimConflicts: new Counter({ name: 'agentd_claim_conflicts_total', help: 'Scope overlaps between this daemon\'s live claims and a peer\'s.', registers: r }),
+    takeovers: new Counter({ name: 'agentd_claim_takeovers_total', help: 'Claims this daemon took over from an expired holder.', registers: r }),
+    claimsLost: new Counter({ name: 'agentd_claims_lost_total', help: 'Claims of this daemon that lost a race or were superseded.', registers: r }),
+    tasksByState: new Gauge({ name: 'agentd_tasks', help: 'Tasks on the board, by state.', labelNames: ['state'] as const, registers: r }),
     secondsSinceSync: new Gauge({ name: 'agentd_sync_last_exchange_age_seconds', help: 'Seconds since the last completed anti-entropy exchange (-1: none yet).', registers: r })
   }
 }

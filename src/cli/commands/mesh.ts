@@ -33,7 +33,9 @@ function eventLine (e: Event): string {
 
 export function registerMeshCommands (program: Command): void {
   command(program, 'status', 'the goal, the tasks and their holders, live peers and their status lines')
-    .action(withAgency(async (agency, opts: CommonOpts) => {
+    .option('--set <text>', 'set your own status line ("what I am doing") first')
+    .action(withAgency(async (agency, opts: CommonOpts & { set?: string }) => {
+      if (opts.set != null) await agency.call((c: AgencyClient) => c.setStatusLine, { status: opts.set })
       const s = await agency.call((c: AgencyClient) => c.getStatus, {})
       if (opts.json === true) printJson(s); else printStatus(s)
     }))

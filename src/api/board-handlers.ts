@@ -1,0 +1,104 @@
+// gRPC handlers for the board: goal, tasks, claims, reviews and expertise.
+import type { AgencyServer, GoalView as GoalMsg, ReviewView as ReviewMsg, TaskView as TaskMsg } from '../gen/agency/v1/api.js'
+import { ClaimOutcome } from '../gen/agency/v1/api.js'
+import type { Daemon } from '../daemon/daemon.js'
+import type { GoalView, ReviewView, TaskView, TaskState } from '../core/board/index.js'
+import { TASK_STATES } from '../core/board/index.js'
+import { InvalidArgumentError, NotFoundError } from '../core/errors.js'
+import { unary } from './grpc-errors.js'
+import { checkStrings } from './validate.js'
+
+export function taskMessage (t: TaskView): TaskMsg {
+  return {
+    id: t.id,
+    title: t.title,
+    description: t.description,
+    deps: t.deps,
+    scope: t.scope,
+    priority: t.priority,
+    state: t.state,
+    holder: t.holder ?? '',
+    epoch: t.epoch,
+    claimScope: t.claimScope,
+    commit: t.commit ?? '',
+    handoff: t.handoff?.note ?? '',
+    branch: t.handoff?.branch ?? '',
+    addedBy: t.addedBy,
+    holderLive: t.holderLive
+  }
+}
+
+export function goalMessage (g: GoalView): GoalMsg {
+  return { text: g.text, files: g.files, testCommand: g.testCommand, setBy: g.setBy, time: g.time, entryId: g.entryId }
+}
+
+function reviewMessage (r: ReviewView): ReviewMsg {
+  return { target: r.target, requestedBy: r.requestedBy, reviewers: r.reviewers, note: r.note, approvals: r.approvals, rejections: r.rejections, verdicts: r.verdicts.map(v => ({ reviewer: v.reviewer, verdict: v.verdict, evidence: v.evidence, time: v.time })) }
+}
+
+function reviewOf (d: Daemon, target: string): ReviewMsg {
+  const r = d.boardService.board.review(target)
+  return r != null ? reviewMessage(r) : { target, requestedBy: '', reviewers: [], note: '', approvals: 0, rejections: 0, verdicts: [] }
+}
+
+function state (s: string): TaskState | undefined {
+  if (s === '') return undefined
+  if (!(TASK_STATES as readonly string[]).includes(s)) throw new InvalidArgumentError(`unknown task state "${s}": use ${TASK_STATES.join(', ')}`)
+  return s as TaskState
+}
+
+const OUTCOMES = { HELD: ClaimOutcome.CLAIM_HELD, LOST: ClaimOutcome.CLAIM_LOST, PENDING: ClaimOutcome.CLAIM_PENDING } as const
+
+export function boardHandlers (d: Daemon): Pick<AgencyServer, 'setGoal' | 'getGoal' | 'addTask' | 'listTasks' | 'getTask' | 'ready' | 'claim' | 'release' | 'done' | 'requestReview' | 'submitVerdict' | 'listReviews' | 'experts'> {
+  const b = d.boardService
+  const goalReply = (): { goal: GoalMsg | undefined, history: GoalMsg[] } => {
+    const g = b.board.goal()
+    return { goal: g != null ? goalMessage(g) : undefined, history: b.board.goalHistory().map(goalMessage) }
+  }
+  return {
+    setGoal: unary(async (req) => {
+      checkStrings('file', req.files, 256, 1024)
+      await b.setGoal({ text: req.text, files: req.files, testCommand: req.testCommand })
+      return goalReply()
+    }),
+    getGoal: unary(async () => goalReply()),
+    addTask: unary(async (req) => {
+      checkStrings('dependency', req.deps, 64, 128)
+      checkStrings('scope glob', req.scope, 64, 1024)
+      return { task: taskMessage(await b.addTask({ id: req.id, title: req.title !== '' ? req.title : req.id, description: req.description, deps: req.deps, scope: req.scope, priority: req.priority })) }
+    }),
+    listTasks: unary(async (req) => ({ tasks: b.board.tasks(b.now(), state(req.state)).map(taskMessage) })),
+    getTask: unary(async (req) => {
+      const t = b.board.task(req.id, b.now())
+      if (t == null) throw new NotFoundError(`no task ${JSON.stringify(req.id)}`)
+      return { task: taskMessage(t) }
+    }),
+    ready: unary(async () => ({ tasks: b.board.ready(b.now()).map(taskMessage) })),
+    claim: unary(async (req) => {
+      checkStrings('scope glob', req.scope, 64, 1024)
+      const a = await b.claim(req.task, req.scope, req.noWait)
+      return { outcome: OUTCOMES[a.outcome], task: a.task, epoch: a.epoch, winner: a.winner, handoff: a.handoff, branch: a.branch, overlaps: a.overlaps, settleMs: a.settleMs }
+    }),
+    release: unary(async (req) => ({ task: taskMessage(await b.release(req.task, req.note, req.branch)) })),
+    done: unary(async (req) => {
+      checkStrings('path', req.paths, 1024, 1024)
+      return { task: taskMessage(await b.done(req.task, req.commit, req.paths)) }
+    }),
+    requestReview: unary(async (req) => {
+      await b.requestReview(req.target, req.reviewers, req.note)
+      return { review: reviewOf(d, req.target) }
+    }),
+    submitVerdict: unary(async (req) => {
+      await b.verdict(req.target, req.verdict, req.evidence)
+      return { review: reviewOf(d, req.target) }
+    }),
+    listReviews: unary(async (req) => ({ reviews: req.target !== '' ? [reviewOf(d, req.target)] : b.board.reviews().map(reviewMessage) })),
+    experts: unary(async (req) => {
+      if (req.path === '') throw new InvalidArgumentError('experts needs a path')
+      const names = new Map(d.peers().map(p => [p.peerId, p.name]))
+      names.set(d.peerId, d.name)
+      const experts = b.board.experts(req.path, req.limit === 0 ? 10 : req.limit)
+      return { experts: experts.map(e => ({ peerId: e.peer, name: names.get(e.peer) ?? '', score: e.score, tasks: e.tasks, integrations: e.integrations })) }
+    })
+  }
+}

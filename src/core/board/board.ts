@@ -1,0 +1,405 @@
+// The board: goal, tasks, claims, reviews and expertise, folded from decoded
+// log entries. Every view is a function of the SET of applied entries (kept
+// sorted in (lamport, author) order, or reduced with maxima and membership),
+// so two boards that applied the same entries in any order, any number of
+// times, answer every query the same. Liveness is this node's own input
+// (heartbeats on its monotonic clock) and is passed in, with the time, by the
+// caller; nothing here reads a clock.
+
+import {
+  Claim, Done, Goal, Integration, Release, ReviewRequest, TaskSpec, TestRun, Verdict
+} from '../../gen/agency/v1/log.js'
+import { FailedPreconditionError, NotFoundError } from '../errors.js'
+import { ClaimLedger, type ClaimRecord, type HandoffInfo } from './claim-ledger.js'
+import { rankExperts, type Contribution, type ExpertView } from './expertise.js'
+import { validateGlob } from './glob-pattern.js'
+import { GoalHistory, type GoalView } from './goal-history.js'
+import { compareText, insertOrdered, type Ordered } from './order.js'
+import { ReviewBook, type ReviewView } from './review-book.js'
+import { TaskCatalog, type TaskDefinition } from './task-catalog.js'
+import { validateTaskId } from './task-id.js'
+import { EVERYONE_LIVE, type AnyBoardEntry, type BoardEntryHeader, type Liveness, type TaskState } from './types.js'
+
+export interface BoardInit {
+  /** who is alive on this node; default: everyone */
+  liveness?: Liveness
+}
+
+export interface TaskView extends TaskDefinition {
+  state: TaskState
+  /** current holder by the holder rule (kept on done tasks too) */
+  holder?: string
+  /** the holder's epoch, else the highest epoch claimed (0: never claimed) */
+  epoch: number
+  /** the epoch a new claim must use */
+  nextEpoch: number
+  holderLive: boolean
+  /** the holder's claim scope */
+  claimScope: string[]
+  doneBy?: string
+  commit?: string
+  /** the latest hand-off notes and branch */
+  handoff?: HandoffInfo
+}
+
+export interface HolderInfo {
+  task: string
+  holder: string
+  epoch: number
+  /** the holder's claim scope, or the task's scope hints when the claim named none */
+  scope: string[]
+}
+
+export interface AgentProgress {
+  agent: string
+  live: boolean
+  /** tasks it holds and are not done, sorted by task id */
+  held: HolderInfo[]
+}
+
+/** The previous holder a new claim takes over from. */
+export interface Takeover {
+  previousHolder: string
+  previousEpoch: number
+  /** true when the previous holder's lease expired; false when it released */
+  expired: boolean
+  /** hand-off notes and branch (may come from an earlier holder: see `handoffFrom`) */
+  note: string
+  branch: string
+  handoffFrom?: string
+}
+
+/** What a claim must say, from checkClaimable. */
+export interface ClaimPlan {
+  task: string
+  epoch: number
+  /** `me` already holds the task at `epoch`: answer HELD without a new entry */
+  alreadyHeld: boolean
+  /** normalised claim scope: the requested globs, or the task's scope hints */
+  scope: string[]
+  takeover?: Takeover
+}
+
+export interface HeldEpoch { task: string, epoch: number }
+
+interface IntegrationRecord extends Ordered { integration: Integration }
+interface TestRunRecord extends Ordered { time: number, run: TestRun }
+export interface TestRunView extends TestRun { author: string, time: number, entryId: string }
+
+export class Board {
+  private readonly liveness: Liveness
+  private readonly applied = new Set<string>()
+  private readonly goals = new GoalHistory()
+  private readonly catalog = new TaskCatalog()
+  private readonly ledger = new ClaimLedger()
+  private readonly reviewBook = new ReviewBook()
+  private readonly integrations: IntegrationRecord[] = []
+  private readonly runs: TestRunRecord[] = []
+
+  constructor (init: BoardInit = {}) {
+    this.liveness = init.liveness ?? EVERYONE_LIVE
+  }
+
+  /**
+   * Folds one entry in. Returns true when the entry was new and changed the
+   * board; false for a duplicate id, an unknown kind or a malformed body
+   * (which is ignored the same way on every peer).
+   */
+  apply (entry: AnyBoardEntry): boolean {
+    if (!validHeader(entry) || this.applied.has(entry.id)) return false
+    const h: BoardEntryHeader = { id: entry.id, author: entry.author, seq: entry.seq, lamport: entry.lamport, time: entry.time }
+    // fromPartial copies the body and fills missing fields with proto3 defaults,
+    // so a hand-built or partial body cannot leave holes in the views.
+    const body = entry.body as object
+    let folded: boolean
+    switch (entry.kind) {
+      case 'goal': this.goals.add(h, Goal.fromPartial(body)); folded = true; break
+      case 'task': folded = this.catalog.add(h, TaskSpec.fromPartial(body)); break
+      case 'claim': folded = this.ledger.addClaim(h, Claim.fromPartial(body)); break
+      case 'release': folded = this.ledger.addRelease(h, Release.fromPartial(body)); break
+      case 'done': folded = this.ledger.addDone(h, Done.fromPartial(body)); break
+      case 'review_request': folded = this.reviewBook.addRequest(h, ReviewRequest.fromPartial(body)); break
+      case 'verdict': folded = this.reviewBook.addVerdict(h, Verdict.fromPartial(body)); break
+      case 'integration': insertOrdered(this.integrations, { ...order(h), integration: Integration.fromPartial(body) }); folded = true; break
+      case 'test_run': insertOrdered(this.runs, { ...order(h), time: h.time, run: TestRun.fromPartial(body) }); folded = true; break
+      default: folded = false
+    }
+    if (folded) this.applied.add(entry.id)
+    return folded
+  }
+
+  /** Whether an entry id has been folded in. */
+  has (id: string): boolean {
+    return this.applied.has(id)
+  }
+
+  /** Number of entries folded in. */
+  get size (): number {
+    return this.applied.size
+  }
+
+  // ---- goal ----
+
+  goal (): GoalView | undefined {
+    return this.goals.current()
+  }
+
+  /** Every goal change, oldest first in (lamport, author) order. */
+  goalHistory (): GoalView[] {
+    return this.goals.history()
+  }
+
+  // ---- tasks ----
+
+  task (id: string, now: number): TaskView | undefined {
+    const def = this.catalog.get(id)
+    if (def === undefined) return undefined
+    const c = this.ledger.state(id)
+    const holderLive = c.holder !== undefined && this.liveness.isLive(c.holder.author, now)
+    const state: TaskState = c.done !== undefined ? 'done' : c.holder === undefined ? 'open' : holderLive ? 'claimed' : 'expired'
+    const view: TaskView = {
+      ...def,
+      deps: [...def.deps],
+      scope: [...def.scope],
+      state,
+      epoch: c.holder?.epoch ?? c.highestEpoch,
+      nextEpoch: c.nextEpoch,
+      holderLive,
+      claimScope: c.holder === undefined ? [] : [...c.holder.scope]
+    }
+    if (c.holder !== undefined) view.holder = c.holder.author
+    if (c.done !== undefined) { view.doneBy = c.done.author; view.commit = c.done.commit }
+    if (c.handoff !== undefined) view.handoff = { ...c.handoff }
+    return view
+  }
+
+  /** Known tasks sorted by id, optionally only those in `state`. */
+  tasks (now: number, state?: TaskState): TaskView[] {
+    const out: TaskView[] = []
+    for (const id of this.catalog.ids()) {
+      const t = this.task(id, now) as TaskView
+      if (state === undefined || t.state === state) out.push(t)
+    }
+    return out
+  }
+
+  /** Open or expired tasks whose dependencies are all done; priority desc, then id. */
+  ready (now: number): TaskView[] {
+    return this.tasks(now)
+      .filter(t => (t.state === 'open' || t.state === 'expired') && t.deps.every(d => this.ledger.state(d).done !== undefined))
+      .sort((a, b) => b.priority - a.priority || compareText(a.id, b.id))
+  }
+
+  /** 1 + the highest epoch seen for the task in any claim, release or done. */
+  nextEpoch (task: string): number {
+    return this.ledger.state(task).nextEpoch
+  }
+
+  /** Holder of a known, not-done task by the holder rule (liveness aside). */
+  holder (task: string): HolderInfo | undefined {
+    const def = this.catalog.get(task)
+    const c = this.ledger.state(task)
+    if (def === undefined || c.holder === undefined || c.done !== undefined) return undefined
+    return holderInfo(c.holder, def)
+  }
+
+  /** Holder of every known, not-done, held task, by task id. */
+  holders (): Map<string, HolderInfo> {
+    const out = new Map<string, HolderInfo>()
+    for (const id of this.catalog.ids()) {
+      const h = this.holder(id)
+      if (h !== undefined) out.set(id, h)
+    }
+    return out
+  }
+
+  /** The smallest unreleased claim's author at `epoch`. */
+  winnerAt (task: string, epoch: number): string | undefined {
+    return this.ledger.winnerAt(task, epoch)?.author
+  }
+
+  /** Whether `author` has a claim on `task` at `epoch` on this board, and whether it is released. */
+  claimStatus (task: string, author: string, epoch: number): 'active' | 'released' | 'none' {
+    if (!this.ledger.hasClaim(task, author, epoch)) return 'none'
+    return this.ledger.isReleased(task, author, epoch) ? 'released' : 'active'
+  }
+
+  /** The task's done record when it is done: who, at which epoch, which commit. */
+  doneRecord (task: string): { by: string, epoch: number, commit: string } | undefined {
+    const d = this.ledger.state(task).done
+    return d === undefined ? undefined : { by: d.author, epoch: d.epoch, commit: d.commit }
+  }
+
+  /** The latest hand-off notes known for the task. */
+  handoff (task: string): HandoffInfo | undefined {
+    const h = this.ledger.state(task).handoff
+    return h === undefined ? undefined : { ...h }
+  }
+
+  /**
+   * Who a new claim would take over from: the holder whose lease expired, or
+   * the last holder that released with notes. Undefined when there is no one.
+   */
+  takeover (task: string, now: number): Takeover | undefined {
+    const c = this.ledger.state(task)
+    if (c.done !== undefined) return undefined
+    const h = c.handoff
+    if (c.holder !== undefined) {
+      if (this.liveness.isLive(c.holder.author, now)) return undefined
+      const t: Takeover = { previousHolder: c.holder.author, previousEpoch: c.holder.epoch, expired: true, note: h?.note ?? '', branch: h?.branch ?? '' }
+      if (h !== undefined) t.handoffFrom = h.from
+      return t
+    }
+    if (h === undefined) return undefined
+    return { previousHolder: h.from, previousEpoch: h.epoch, expired: false, note: h.note, branch: h.branch, handoffFrom: h.from }
+  }
+
+  // ---- progress ----
+
+  /** Tasks `agent` holds (not done), sorted by id. */
+  heldBy (agent: string): HolderInfo[] {
+    return [...this.holders().values()].filter(h => h.holder === agent)
+  }
+
+  /** Per agent holding anything: its held tasks and whether it is live here. */
+  progress (now: number): AgentProgress[] {
+    const byAgent = new Map<string, HolderInfo[]>()
+    for (const h of this.holders().values()) {
+      const list = byAgent.get(h.holder) ?? []
+      list.push(h)
+      byAgent.set(h.holder, list)
+    }
+    return [...byAgent.keys()].sort(compareText).map(agent => ({
+      agent,
+      live: this.liveness.isLive(agent, now),
+      held: byAgent.get(agent) as HolderInfo[]
+    }))
+  }
+
+  /** Claims whose holder is live and whose task is not done, sorted by task. */
+  liveClaims (now: number): HolderInfo[] {
+    return [...this.holders().values()].filter(h => this.liveness.isLive(h.holder, now))
+  }
+
+  // ---- reviews ----
+
+  review (target: string): ReviewView | undefined {
+    return this.reviewBook.get(target)
+  }
+
+  reviews (): ReviewView[] {
+    return this.reviewBook.all()
+  }
+
+  approvals (target: string): number {
+    return this.reviewBook.approvals(target)
+  }
+
+  // ---- expertise and test runs ----
+
+  /** Peers ranked by done tasks and merged integrations touching `path`. Throws InvalidArgumentError for a malformed path. */
+  experts (path: string, limit?: number): ExpertView[] {
+    return rankExperts(path, this.contributions(), limit)
+  }
+
+  /** Test runs in (lamport, author) order. */
+  testRuns (): TestRunView[] {
+    return this.runs.map(r => ({ ...r.run, author: r.author, time: r.time, entryId: r.id }))
+  }
+
+  // ---- checks before writing an entry (they throw and change nothing) ----
+
+  /**
+   * What `me` must write to claim `task`. Throws InvalidArgumentError for a
+   * bad task id or glob, NotFoundError for an unknown task,
+   * FailedPreconditionError when the task is done or held by a live peer.
+   */
+  checkClaimable (task: string, me: string, now: number, scope: readonly string[] = []): ClaimPlan {
+    validateTaskId(task)
+    const globs = scope.map(g => validateGlob(g))
+    const def = this.catalog.get(task)
+    if (def === undefined) throw new NotFoundError(`no task ${JSON.stringify(task)}`)
+    const c = this.ledger.state(task)
+    if (c.done !== undefined) throw new FailedPreconditionError(`task ${task} is done (by ${c.done.author}, commit ${c.done.commit || 'none'})`)
+    const planScope = globs.length > 0 ? globs : [...def.scope]
+    if (c.holder?.author === me) return { task, epoch: c.holder.epoch, alreadyHeld: true, scope: [...c.holder.scope] }
+    if (c.holder !== undefined && this.liveness.isLive(c.holder.author, now)) {
+      throw new FailedPreconditionError(`task ${task} is held by ${c.holder.author} at epoch ${c.holder.epoch}, whose lease is live`)
+    }
+    const plan: ClaimPlan = { task, epoch: c.nextEpoch, alreadyHeld: false, scope: planScope }
+    const takeover = this.takeover(task, now)
+    if (takeover !== undefined) plan.takeover = takeover
+    return plan
+  }
+
+  /** The epoch `me` releases. NotFoundError for an unknown task; FailedPreconditionError unless `me` holds it. */
+  checkReleasable (task: string, me: string): HeldEpoch {
+    return this.checkHeld(task, me, 'release')
+  }
+
+  /** The epoch `me` marks done. NotFoundError for an unknown task; FailedPreconditionError unless `me` holds it. */
+  checkDoable (task: string, me: string): HeldEpoch {
+    return this.checkHeld(task, me, 'mark done')
+  }
+
+  private checkHeld (task: string, me: string, action: string): HeldEpoch {
+    validateTaskId(task)
+    if (!this.catalog.has(task)) throw new NotFoundError(`no task ${JSON.stringify(task)}`)
+    const c = this.ledger.state(task)
+    if (c.done !== undefined) throw new FailedPreconditionError(`cannot ${action} task ${task}: it is done`)
+    if (c.holder?.author !== me) {
+      const who = c.holder === undefined ? 'nobody holds it' : `it is held by ${c.holder.author} at epoch ${c.holder.epoch}`
+      throw new FailedPreconditionError(`cannot ${action} task ${task}: you do not hold it (${who})`)
+    }
+    return { task, epoch: c.holder.epoch }
+  }
+
+  private * contributions (): Generator<Contribution> {
+    for (const task of this.ledger.taskIds()) {
+      const d = this.ledger.state(task).done
+      if (d === undefined) continue
+      const paths = d.paths.length > 0
+        ? d.paths
+        : (this.ledger.winnerAt(task, d.epoch)?.scope ?? []).length > 0
+            ? (this.ledger.winnerAt(task, d.epoch) as ClaimRecord).scope
+            : this.catalog.get(task)?.scope ?? []
+      yield { peer: d.author, kind: 'task', paths }
+    }
+    for (const r of this.integrations) {
+      const i = r.integration
+      if (i.result !== '' && i.result !== 'merged') continue
+      const paths = i.paths.length > 0 ? i.paths : this.catalog.get(i.task)?.scope ?? []
+      yield { peer: r.author, kind: 'integration', paths }
+    }
+  }
+}
+
+/** The Claim body for a plan from checkClaimable. */
+export function claimFromPlan (plan: ClaimPlan): Claim {
+  return Claim.fromPartial({
+    task: plan.task,
+    scope: plan.scope,
+    epoch: plan.epoch,
+    takeoverOf: plan.takeover?.previousHolder ?? '',
+    branch: plan.takeover?.branch ?? '',
+    handoff: plan.takeover?.note ?? ''
+  })
+}
+
+function holderInfo (c: ClaimRecord, def: TaskDefinition): HolderInfo {
+  return { task: c.task, holder: c.author, epoch: c.epoch, scope: c.scope.length > 0 ? [...c.scope] : [...def.scope] }
+}
+
+function order (h: BoardEntryHeader): Ordered {
+  return { id: h.id, author: h.author, seq: h.seq, lamport: h.lamport }
+}
+
+function validHeader (e: AnyBoardEntry): boolean {
+  return typeof e === 'object' && e !== null &&
+    typeof e.id === 'string' && e.id !== '' &&
+    typeof e.author === 'string' && e.author !== '' &&
+    typeof e.kind === 'string' &&
+    typeof e.body === 'object' && e.body !== null &&
+    Number.isFinite(e.lamport) && Number.isFinite(e.seq) && Number.isFinite(e.time)
+}
+

@@ -1,0 +1,219 @@
+// Claims, releases and dones per task, and the rules that turn them into a
+// holder. Everything here is a function of the SET of entries (maxima and
+// membership), so it does not depend on arrival order:
+//
+// - holder: let E be the highest epoch of any claim on the task; the holder is
+//   the smallest (lamport, author) among the unreleased claims at E. When every
+//   claim at E is released, nobody holds the task (earlier epochs never come
+//   back).
+// - a release by X at epoch e releases X's claims at e, whichever arrives first.
+// - a done by X at epoch e counts only when X is the winner at e (the smallest
+//   unreleased claim at e), even if a higher epoch exists by now: X did the
+//   work. Of several valid dones, the one at the highest epoch (then the
+//   smallest (lamport, author)) gives the commit. Done is terminal.
+// - claims, releases and dones at epoch 0 are malformed and ignored.
+
+import type { Claim, Done, Release } from '../../gen/agency/v1/log.js'
+import { compareOrder, type Ordered } from './order.js'
+import type { BoardEntryHeader } from './types.js'
+
+export interface ClaimRecord extends Ordered {
+  time: number
+  task: string
+  epoch: number
+  scope: string[]
+  takeoverOf: string
+  branch: string
+  handoff: string
+}
+
+export interface ReleaseRecord extends Ordered {
+  time: number
+  task: string
+  epoch: number
+  note: string
+  branch: string
+}
+
+export interface DoneRecord extends Ordered {
+  time: number
+  task: string
+  epoch: number
+  commit: string
+  paths: string[]
+}
+
+/** The latest hand-off notes known for a task. */
+export interface HandoffInfo {
+  /** the holder that left the notes */
+  from: string
+  /** the epoch the notes were left at */
+  epoch: number
+  note: string
+  branch: string
+  /** entry that carried them: a release, or a takeover claim passing them on */
+  entryId: string
+}
+
+/** What the claim entries of one task add up to. */
+export interface TaskClaims {
+  /** highest epoch of any claim; 0 when never claimed */
+  highestEpoch: number
+  /** the epoch a new claim must use: 1 + highest epoch seen in any claim, release or done */
+  nextEpoch: number
+  holder?: ClaimRecord
+  done?: DoneRecord
+  handoff?: HandoffInfo
+}
+
+interface TaskEntries {
+  claimsByEpoch: Map<number, ClaimRecord[]>
+  highestEpoch: number
+  /** highest epoch in any claim, release or done */
+  seenEpoch: number
+  /** releaseKey of every claim, to match releases to claims */
+  claimed: Set<string>
+  released: Set<string>
+  dones: DoneRecord[]
+  /** entries that may carry hand-off notes: releases with notes, takeover claims */
+  notes: Array<ReleaseRecord | ClaimRecord>
+  /** winner per epoch, kept up to date as claims and releases arrive */
+  winners: Map<number, ClaimRecord | undefined>
+  derived?: TaskClaims
+}
+
+const NOBODY: TaskClaims = { highestEpoch: 0, nextEpoch: 1 }
+
+// Costs stay flat when a thousand agents claim one task: a new claim updates
+// its epoch's winner in O(1); only a release of the current winner rescans
+// that epoch's claims.
+export class ClaimLedger {
+  private readonly tasks = new Map<string, TaskEntries>()
+
+  addClaim (h: BoardEntryHeader, c: Claim): boolean {
+    if (!(c.epoch >= 1)) return false
+    const t = this.entries(c.task)
+    const record: ClaimRecord = {
+      ...ordered(h), time: h.time, task: c.task, epoch: c.epoch, scope: [...c.scope], takeoverOf: c.takeoverOf, branch: c.branch, handoff: c.handoff
+    }
+    const atEpoch = t.claimsByEpoch.get(c.epoch)
+    if (atEpoch === undefined) t.claimsByEpoch.set(c.epoch, [record])
+    else atEpoch.push(record)
+    t.claimed.add(releaseKey(h.author, c.epoch))
+    t.highestEpoch = Math.max(t.highestEpoch, c.epoch)
+    t.seenEpoch = Math.max(t.seenEpoch, c.epoch)
+    if (c.takeoverOf !== '') t.notes.push(record)
+    if (t.winners.has(c.epoch) && !t.released.has(releaseKey(h.author, c.epoch))) {
+      const current = t.winners.get(c.epoch)
+      if (current === undefined || compareOrder(record, current) < 0) t.winners.set(c.epoch, record)
+    }
+    return true
+  }
+
+  addRelease (h: BoardEntryHeader, r: Release): boolean {
+    if (!(r.epoch >= 1)) return false
+    const t = this.entries(r.task)
+    const record: ReleaseRecord = { ...ordered(h), time: h.time, task: r.task, epoch: r.epoch, note: r.note, branch: r.branch }
+    t.released.add(releaseKey(h.author, r.epoch))
+    t.seenEpoch = Math.max(t.seenEpoch, r.epoch)
+    if (r.note !== '' || r.branch !== '') t.notes.push(record)
+    if (t.winners.get(r.epoch)?.author === h.author) t.winners.delete(r.epoch)
+    return true
+  }
+
+  addDone (h: BoardEntryHeader, d: Done): boolean {
+    if (!(d.epoch >= 1)) return false
+    const t = this.entries(d.task)
+    t.dones.push({ ...ordered(h), time: h.time, task: d.task, epoch: d.epoch, commit: d.commit, paths: [...d.paths] })
+    t.seenEpoch = Math.max(t.seenEpoch, d.epoch)
+    return true
+  }
+
+  state (task: string): TaskClaims {
+    const t = this.tasks.get(task)
+    if (t === undefined) return NOBODY
+    t.derived ??= derive(t)
+    return t.derived
+  }
+
+  /** The smallest unreleased claim at `epoch`. */
+  winnerAt (task: string, epoch: number): ClaimRecord | undefined {
+    const t = this.tasks.get(task)
+    return t === undefined ? undefined : winnerAt(t, epoch)
+  }
+
+  hasClaim (task: string, author: string, epoch: number): boolean {
+    return this.tasks.get(task)?.claimed.has(releaseKey(author, epoch)) ?? false
+  }
+
+  isReleased (task: string, author: string, epoch: number): boolean {
+    return this.tasks.get(task)?.released.has(releaseKey(author, epoch)) ?? false
+  }
+
+  /** Task ids that have any claim, release or done. */
+  taskIds (): IterableIterator<string> {
+    return this.tasks.keys()
+  }
+
+  private entries (task: string): TaskEntries {
+    let t = this.tasks.get(task)
+    if (t === undefined) {
+      t = { claimsByEpoch: new Map(), highestEpoch: 0, seenEpoch: 0, claimed: new Set(), released: new Set(), dones: [], notes: [], winners: new Map() }
+      this.tasks.set(task, t)
+    }
+    t.derived = undefined
+    return t
+  }
+}
+
+function ordered (h: BoardEntryHeader): Ordered {
+  return { id: h.id, author: h.author, seq: h.seq, lamport: h.lamport }
+}
+
+/** Identifies "author's claim(s) at epoch": what a release names. */
+function releaseKey (author: string, epoch: number): string {
+  return `${epoch}\u0000${author}`
+}
+
+function winnerAt (t: TaskEntries, epoch: number): ClaimRecord | undefined {
+  if (t.winners.has(epoch)) return t.winners.get(epoch)
+  let best: ClaimRecord | undefined
+  for (const c of t.claimsByEpoch.get(epoch) ?? []) {
+    if (t.released.has(releaseKey(c.author, c.epoch))) continue
+    if (best === undefined || compareOrder(c, best) < 0) best = c
+  }
+  t.winners.set(epoch, best)
+  return best
+}
+
+function derive (t: TaskEntries): TaskClaims {
+  const holder = t.highestEpoch > 0 ? winnerAt(t, t.highestEpoch) : undefined
+  let done: DoneRecord | undefined
+  for (const d of t.dones) {
+    if (winnerAt(t, d.epoch)?.author !== d.author) continue
+    if (done === undefined || d.epoch > done.epoch || (d.epoch === done.epoch && compareOrder(d, done) < 0)) done = d
+  }
+  return { highestEpoch: t.highestEpoch, nextEpoch: t.seenEpoch + 1, holder, done, handoff: latestHandoff(t) }
+}
+
+// The notes to pass on: from a release by someone who had a claim at that
+// epoch, or from a takeover claim that carried them forward. The latest wins,
+// by epoch then (lamport, author).
+function latestHandoff (t: TaskEntries): HandoffInfo | undefined {
+  let best: { order: Ordered, info: HandoffInfo } | undefined
+  for (const n of t.notes) {
+    let info: HandoffInfo
+    if ('note' in n) {
+      if (!t.claimed.has(releaseKey(n.author, n.epoch))) continue
+      info = { from: n.author, epoch: n.epoch, note: n.note, branch: n.branch, entryId: n.id }
+    } else {
+      // The notes describe the previous holder's work, one epoch below the takeover.
+      info = { from: n.takeoverOf, epoch: n.epoch - 1, note: n.handoff, branch: n.branch, entryId: n.id }
+    }
+    if (info.note === '' && info.branch === '') continue
+    if (best === undefined || info.epoch > best.info.epoch || (info.epoch === best.info.epoch && compareOrder(n, best.order) > 0)) {
+      best = { order: n, info }
+    }
+  }
+  return best === undefined ? undefined : { ...best.info }
+}

@@ -1,0 +1,272 @@
+// Runs the agent's harness beside the daemon: writes its files, starts it in
+// the workspace with its environment, appends its output to <dataDir>/harness.log,
+// and restarts it with backoff whenever it exits, until stop() or until
+// shouldContinue() says the work is over (the goal's tests pass).
+//
+// The harness runs in its own process group, so stop() and each exit also take
+// down what it started (MCP servers, shell commands) instead of leaving orphans.
+import { spawn, type ChildProcess } from 'node:child_process'
+import { appendFileSync, closeSync, openSync } from 'node:fs'
+import { chmod, mkdir, writeFile } from 'node:fs/promises'
+import { delimiter, dirname, join } from 'node:path'
+import { performance } from 'node:perf_hooks'
+import { restartDelayMs } from './restart-backoff.js'
+import type { HarnessLaunch } from './types.js'
+import { FailedPreconditionError, InvalidArgumentError } from '../core/errors.js'
+import { componentLogger, type Logger } from '../logger.js'
+
+export interface HarnessSupervisorOptions {
+  launch: HarnessLaunch
+  /** The daemon's data dir; output is appended to `<dataDir>/harness.log`. */
+  dataDir: string
+  /** First restart delay. Default 1 s. */
+  minBackoffMs?: number
+  /** Longest restart delay. Default 60 s. */
+  maxBackoffMs?: number
+  /** A run at least this long counts as a working session: the next delay starts from min again. Default 60 s. */
+  resetAfterMs?: number
+  /** How long stop() waits after SIGTERM before SIGKILL. Default 5 s. */
+  stopGraceMs?: number
+  /** Asked before each restart; false ends supervision (the daemon: "goal tests not yet passing"). */
+  shouldContinue?: () => boolean | Promise<boolean>
+  /** Called each time the harness is started again, e.g. to count restarts in metrics. */
+  onRestart?: (restart: HarnessRestart) => void
+  /** Called each time the harness exits. */
+  onExit?: (exit: HarnessExit) => void
+  /** The environment the launch's env is merged over. Default process.env. */
+  baseEnv?: NodeJS.ProcessEnv
+}
+
+export interface HarnessExit {
+  pid: number | undefined
+  code: number | null
+  signal: NodeJS.Signals | null
+  /** Set when the process could not be started at all (e.g. command not found). */
+  error?: Error
+  runMs: number
+}
+
+export interface HarnessRestart {
+  /** Restarts so far, this one included. */
+  restarts: number
+  pid: number | undefined
+  delayMs: number
+  previous: HarnessExit
+}
+
+export type HarnessSupervisorState = 'idle' | 'running' | 'waiting' | 'finished' | 'stopped'
+
+export function harnessLogPath (dataDir: string): string {
+  return join(dataDir, 'harness.log')
+}
+
+export class HarnessSupervisor {
+  private readonly launch: HarnessLaunch
+  private readonly logFile: string
+  private readonly minBackoffMs: number
+  private readonly maxBackoffMs: number
+  private readonly resetAfterMs: number
+  private readonly stopGraceMs: number
+  private readonly opts: HarnessSupervisorOptions
+  private readonly log: Logger
+  private _state: HarnessSupervisorState = 'idle'
+  private _restarts = 0
+  private quickExits = 0
+  private child: ChildProcess | undefined
+  private restartTimer: NodeJS.Timeout | undefined
+  private exitWaiters: Array<() => void> = []
+  private stopping: Promise<void> | undefined
+  private resolveFinished!: () => void
+  /** Resolves when supervision ends: after stop(), or when shouldContinue() said no. */
+  readonly finished: Promise<void>
+
+  constructor (opts: HarnessSupervisorOptions) {
+    this.minBackoffMs = opts.minBackoffMs ?? 1_000
+    this.maxBackoffMs = opts.maxBackoffMs ?? 60_000
+    this.resetAfterMs = opts.resetAfterMs ?? 60_000
+    this.stopGraceMs = opts.stopGraceMs ?? 5_000
+    for (const [name, value] of Object.entries({ minBackoffMs: this.minBackoffMs, maxBackoffMs: this.maxBackoffMs, resetAfterMs: this.resetAfterMs, stopGraceMs: this.stopGraceMs })) {
+      if (!Number.isFinite(value) || value < 0) throw new InvalidArgumentError(`harness supervisor: ${name} must be a non-negative number, got ${value}`)
+    }
+    if (this.maxBackoffMs < this.minBackoffMs) throw new InvalidArgumentError(`harness supervisor: maxBackoffMs (${this.maxBackoffMs}) is below minBackoffMs (${this.minBackoffMs})`)
+    if (opts.launch.command === '') throw new InvalidArgumentError('harness supervisor: the launch has no command')
+    this.opts = opts
+    this.launch = opts.launch
+    this.logFile = harnessLogPath(opts.dataDir)
+    this.log = componentLogger('harness')
+    this.finished = new Promise(resolve => { this.resolveFinished = resolve })
+  }
+
+  get state (): HarnessSupervisorState { return this._state }
+
+  /** How many times the harness was started again after exiting. */
+  get restarts (): number { return this._restarts }
+
+  /** The running harness's pid, if one is running. */
+  get pid (): number | undefined { return this.child?.pid }
+
+  /** Writes the launch's files and starts the harness. Rejects (and starts nothing) if a file cannot be written. */
+  async start (): Promise<void> {
+    if (this._state !== 'idle') throw new FailedPreconditionError(`harness supervisor already ${this._state}`)
+    this._state = 'running'
+    try {
+      await this.writeFiles()
+    } catch (err) {
+      if (this._state === 'running') this._state = 'idle'
+      throw err
+    }
+    if (this._state !== 'running') return // stopped while the files were written
+    this.spawnHarness()
+  }
+
+  /** Stops supervising and the harness: SIGTERM, then SIGKILL after the grace period. Resolves when it is gone. */
+  async stop (): Promise<void> {
+    this.stopping ??= this.stopNow()
+    await this.stopping
+  }
+
+  private async stopNow (): Promise<void> {
+    if (this._state === 'finished') return
+    this._state = 'stopped'
+    if (this.restartTimer != null) clearTimeout(this.restartTimer)
+    this.restartTimer = undefined
+    const child = this.child
+    if (child?.pid != null) {
+      const gone = new Promise<void>(resolve => this.exitWaiters.push(resolve))
+      signalGroup(child.pid, 'SIGTERM')
+      const kill = setTimeout(() => { if (child.pid != null) signalGroup(child.pid, 'SIGKILL') }, this.stopGraceMs)
+      try {
+        await gone
+      } finally {
+        clearTimeout(kill)
+      }
+    }
+    this.resolveFinished()
+  }
+
+  private async writeFiles (): Promise<void> {
+    await mkdir(dirname(this.logFile), { recursive: true })
+    for (const file of this.launch.files) {
+      await mkdir(dirname(file.path), { recursive: true })
+      await writeFile(file.path, file.content, { mode: file.mode ?? 0o644 })
+      // writeFile's mode applies only to a new file; a rewritten one keeps its old mode.
+      if (file.mode != null) await chmod(file.path, file.mode)
+    }
+  }
+
+  private spawnHarness (): ChildProcess | undefined {
+    const { command, args, cwd } = this.launch
+    const startedAt = performance.now()
+    this.note(`starting ${command} ${args.map(brief).join(' ')} in ${cwd}`)
+    let child: ChildProcess | undefined
+    let ended = false
+    const end = (code: number | null, signal: NodeJS.Signals | null, error?: Error): void => {
+      if (ended) return
+      ended = true
+      const exit: HarnessExit = { pid: child?.pid, code, signal, error, runMs: performance.now() - startedAt }
+      this.onHarnessExit(child, exit)
+    }
+    try {
+      const fd = openSync(this.logFile, 'a')
+      try {
+        child = spawn(command, args, { cwd, env: this.environment(), stdio: ['ignore', fd, fd], detached: true })
+      } finally {
+        closeSync(fd) // the child holds its own copy
+      }
+    } catch (err) {
+      // Bad arguments or an unwritable log: report it like a failed start, on the next tick.
+      const error = err instanceof Error ? err : new Error(String(err))
+      setImmediate(() => end(null, null, error))
+      return undefined
+    }
+    this.child = child
+    child.once('exit', (code, signal) => end(code, signal))
+    // Only a failed spawn lands here: signals are sent with process.kill, not child.kill.
+    child.once('error', (err) => end(null, null, err))
+    if (child.pid != null) this.log.info({ pid: child.pid, command, restarts: this._restarts }, 'harness started')
+    return child
+  }
+
+  private onHarnessExit (child: ChildProcess | undefined, exit: HarnessExit): void {
+    if (child != null && this.child === child) this.child = undefined
+    if (exit.pid != null) signalGroup(exit.pid, 'SIGTERM') // whatever it left running
+    this.note(exit.error != null
+      ? `harness could not start: ${exit.error.message}`
+      : `harness exited (code ${String(exit.code)}, signal ${String(exit.signal)}) after ${Math.round(exit.runMs)} ms`)
+    this.log.info({ pid: exit.pid, code: exit.code, signal: exit.signal, err: exit.error?.message, runMs: Math.round(exit.runMs) }, 'harness exited')
+    const waiters = this.exitWaiters
+    this.exitWaiters = []
+    for (const resolve of waiters) resolve()
+    this.safely(() => this.opts.onExit?.(exit))
+    if (this._state !== 'running') return
+    this.quickExits = exit.runMs >= this.resetAfterMs ? 1 : this.quickExits + 1
+    const delayMs = restartDelayMs(this.quickExits, this.minBackoffMs, this.maxBackoffMs)
+    this._state = 'waiting'
+    this.restartTimer = setTimeout(() => {
+      this.restartTimer = undefined
+      void this.restart(exit, delayMs)
+    }, delayMs)
+  }
+
+  private async restart (previous: HarnessExit, delayMs: number): Promise<void> {
+    if (this._state !== 'waiting') return
+    let more = true
+    try {
+      more = await (this.opts.shouldContinue?.() ?? true)
+    } catch (err) {
+      // A failing check must not strand the agent: keep it running and say so.
+      this.log.warn({ err }, 'harness shouldContinue failed; restarting anyway')
+    }
+    if (this._state !== 'waiting') return // stopped while we asked
+    if (!more) {
+      this._state = 'finished'
+      this.note('work is done; not restarting the harness')
+      this.resolveFinished()
+      return
+    }
+    this._state = 'running'
+    this._restarts++
+    const child = this.spawnHarness()
+    this.safely(() => this.opts.onRestart?.({ restarts: this._restarts, pid: child?.pid, delayMs, previous }))
+  }
+
+  private environment (): NodeJS.ProcessEnv {
+    const base = this.opts.baseEnv ?? process.env
+    const env: NodeJS.ProcessEnv = { ...base, ...this.launch.env }
+    const prepend = this.launch.pathPrepend ?? []
+    if (prepend.length > 0) env.PATH = [...prepend, env.PATH].filter(p => p != null && p !== '').join(delimiter)
+    return env
+  }
+
+  /** A line of our own in the harness log, so a reader sees starts and exits between its output. */
+  private note (text: string): void {
+    try {
+      appendFileSync(this.logFile, `[${new Date().toISOString()}] agentd: ${text}\n`)
+    } catch (err) {
+      this.log.warn({ err, logFile: this.logFile }, 'cannot write the harness log')
+    }
+  }
+
+  private safely (hook: () => void): void {
+    try {
+      hook()
+    } catch (err) {
+      this.log.warn({ err }, 'harness supervisor hook failed')
+    }
+  }
+}
+
+// The harness leads its own process group (detached), so -pid reaches all of
+// it. No fallback to the bare pid: once the leader is reaped, that pid may
+// belong to someone else.
+function signalGroup (pid: number, signal: NodeJS.Signals): void {
+  try {
+    process.kill(-pid, signal)
+  } catch { /* the group is gone */ }
+}
+
+function brief (arg: string): string {
+  const oneLine = arg.replace(/\s+/g, ' ')
+  const short = oneLine.length > 60 ? `${oneLine.slice(0, 57)}...` : oneLine
+  return /[\s'"]/.test(short) || short === '' ? JSON.stringify(short) : short
+}

@@ -1,0 +1,40 @@
+// What an adapter is given and what it produces. An adapter is a pure function
+// from the first to the second; the supervisor does the I/O.
+
+/** Everything an adapter needs to know about the agent it launches. */
+export interface HarnessContext {
+  agentId: string
+  agentName: string
+  /** The agent's git workspace; the harness runs there. */
+  workspace: string
+  /** The daemon's data dir; config files and the harness log go under it. */
+  dataDir: string
+  /** gRPC address of this agent's daemon. */
+  agencyAddr: string
+  /** The rendered prompt (see prompt.ts). */
+  prompt: string
+  /** How to run the `agency` CLI: a command line such as "node /opt/agency/dist/src/cli/agency.js". */
+  agencyBin: string
+}
+
+/** A file written before the harness starts (config, prompt, shim). */
+export interface HarnessFile {
+  path: string
+  content: string
+  /** File mode, e.g. 0o755 for a script; default 0o644. */
+  mode?: number
+}
+
+/** How to start one harness: a command line, its environment and the files it reads. */
+export interface HarnessLaunch {
+  command: string
+  args: string[]
+  /** Set over the daemon's own environment. Never holds secrets. */
+  env: Record<string, string>
+  cwd: string
+  files: HarnessFile[]
+  /** Directories put in front of the inherited PATH (the `agency` shim lives in one). */
+  pathPrepend?: string[]
+}
+
+export type HarnessAdapter = (ctx: HarnessContext) => HarnessLaunch

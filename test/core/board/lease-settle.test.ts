@@ -1,0 +1,97 @@
+import { describe, expect, it } from 'vitest'
+import { Board } from '../../../src/core/board/board.js'
+import { LeaseTable } from '../../../src/core/board/lease-table.js'
+import { SettleWindow, claimOutcome } from '../../../src/core/board/settle.js'
+import { InvalidArgumentError } from '../../../src/core/errors.js'
+import { EntryWriter } from './helpers.js'
+
+describe('LeaseTable', () => {
+  it('a lease lasts one lease period from the receipt of the last heartbeat, on the receiver\'s clock', () => {
+    const leases = new LeaseTable({ self: 'me', leaseMs: 3000, startedAt: 100_000 })
+    leases.heartbeat('amy', 101_000)
+    expect(leases.isLive('amy', 103_999)).toBe(true)
+    expect(leases.isLive('amy', 104_000)).toBe(false)
+    leases.heartbeat('amy', 105_000)
+    expect(leases.isLive('amy', 107_000)).toBe(true)
+    expect(leases.lastSeen('amy')).toBe(105_000)
+    // a reordered (older) receipt time never shortens the lease
+    leases.heartbeat('amy', 102_000)
+    expect(leases.lastSeen('amy')).toBe(105_000)
+    expect(leases.livePeers(107_000)).toEqual(['amy'])
+    leases.forget('amy')
+    expect(leases.isLive('amy', 107_000)).toBe(false)
+  })
+
+  it('this node is always live to itself', () => {
+    const leases = new LeaseTable({ self: 'me', leaseMs: 10, startedAt: 0 })
+    expect(leases.isLive('me', 1e12)).toBe(true)
+  })
+
+  it('a peer never heard from is live for one lease period after start, then expired', () => {
+    const leases = new LeaseTable({ self: 'me', leaseMs: 3000, startedAt: 50 })
+    expect(leases.isLive('stranger', 3049)).toBe(true)
+    expect(leases.isLive('stranger', 3050)).toBe(false)
+  })
+
+  it('rejects a non-positive lease period', () => {
+    expect(() => new LeaseTable({ self: 'me', leaseMs: 0, startedAt: 0 })).toThrow(InvalidArgumentError)
+  })
+})
+
+describe('SettleWindow', () => {
+  it('uses the default until latencies are observed, then k * p99 clamped', () => {
+    const w = new SettleWindow({ k: 3, minMs: 100, maxMs: 1000, defaultMs: 700 })
+    expect(w.windowMs()).toBe(700)
+    for (let i = 1; i <= 100; i++) w.addSample(i)
+    expect(w.p99()).toBe(99)
+    expect(w.windowMs()).toBe(297)
+    w.addSample(5000)
+    expect(w.windowMs()).toBe(300) // p99 of 101 samples is now 100
+    for (let i = 0; i < 10; i++) w.addSample(5000)
+    expect(w.windowMs()).toBe(1000)
+  })
+
+  it('clamps to the minimum on a fast network and ignores nonsense samples', () => {
+    const w = new SettleWindow({ minMs: 250 })
+    w.addSample(-5)
+    w.addSample(Number.NaN)
+    expect(w.sampleCount).toBe(0)
+    w.addSample(1)
+    expect(w.windowMs()).toBe(250)
+  })
+
+  it('keeps only the most recent samples', () => {
+    const w = new SettleWindow({ k: 1, minMs: 0, maxSamples: 4 })
+    for (const s of [900, 900, 900, 900]) w.addSample(s)
+    expect(w.windowMs()).toBe(900)
+    for (const s of [10, 20, 30, 40]) w.addSample(s)
+    expect(w.windowMs()).toBe(40)
+  })
+
+  it('rejects inconsistent options', () => {
+    expect(() => new SettleWindow({ minMs: 10, maxMs: 5 })).toThrow(InvalidArgumentError)
+    expect(() => new SettleWindow({ k: 0 })).toThrow(InvalidArgumentError)
+  })
+})
+
+describe('claimOutcome', () => {
+  it('answers HELD for the holder and LOST naming the winner for everyone else', () => {
+    const w = new EntryWriter()
+    const b = new Board()
+    for (const e of [w.task('p', { id: 't' }, 1), w.claim('amy', 't', 1, {}, 2), w.claim('bob', 't', 1, {}, 2), w.claim('cat', 't', 1, {}, 3)]) b.apply(e)
+    expect(claimOutcome(b, 't', 'amy', 1)).toEqual({ outcome: 'HELD', task: 't', epoch: 1 })
+    expect(claimOutcome(b, 't', 'bob', 1)).toEqual({ outcome: 'LOST', task: 't', epoch: 1, winner: 'amy', reason: 'outbid' })
+    expect(claimOutcome(b, 't', 'dan', 1)).toEqual({ outcome: 'LOST', task: 't', epoch: 1, winner: 'amy', reason: 'missing' })
+
+    b.apply(w.claim('dan', 't', 2, {}, 4))
+    expect(claimOutcome(b, 't', 'amy', 1)).toMatchObject({ outcome: 'LOST', winner: 'dan', reason: 'superseded' })
+
+    b.apply(w.release('dan', 't', 2, {}, 5))
+    expect(claimOutcome(b, 't', 'dan', 2)).toEqual({ outcome: 'LOST', task: 't', epoch: 2, reason: 'released' })
+
+    b.apply(w.claim('eve', 't', 3, {}, 6))
+    b.apply(w.done('eve', 't', 3, {}, 7))
+    expect(claimOutcome(b, 't', 'eve', 3)).toEqual({ outcome: 'HELD', task: 't', epoch: 3 })
+    expect(claimOutcome(b, 't', 'amy', 1)).toMatchObject({ outcome: 'LOST', winner: 'eve', reason: 'done' })
+  })
+})

@@ -1,0 +1,192 @@
+import { join } from 'node:path'
+import { describe, expect, it } from 'vitest'
+import { HARNESS_NAMES, harnessLaunch, type HarnessContext, type HarnessLaunch } from '../../src/harness/index.js'
+import { SIM_AGENT_MAIN } from '../../src/harness/adapters/sim.js'
+import { packageRoot } from '../../src/harness/package-paths.js'
+import { InvalidArgumentError } from '../../src/core/errors.js'
+
+const ctx: HarnessContext = {
+  agentId: 'agent-7',
+  agentName: 'ada',
+  workspace: '/work/ws/ada',
+  dataDir: '/data/ada',
+  agencyAddr: '127.0.0.1:7401',
+  prompt: 'Do the work.',
+  agencyBin: 'node /opt/agency/dist/src/cli/agency.js'
+}
+
+const agencyEnv = { AGENCY_ADDR: '127.0.0.1:7401', AGENCY_AGENT_ID: 'agent-7', AGENCY_AGENT_NAME: 'ada' }
+const mcpServer = { command: 'node', args: ['/opt/agency/dist/src/cli/agency.js', 'mcp'], env: agencyEnv }
+
+// What every launch carries: the prompt file, the `agency` shim on PATH, the agent's env.
+const common = {
+  env: { ...agencyEnv, AGENCY_PROMPT_FILE: '/data/ada/harness/prompt.md' },
+  cwd: '/work/ws/ada',
+  pathPrepend: ['/data/ada/harness/bin']
+}
+const commonFiles = [
+  { path: '/data/ada/harness/prompt.md', content: 'Do the work.' },
+  {
+    path: '/data/ada/harness/bin/agency',
+    mode: 0o755,
+    content: [
+      '#!/bin/sh',
+      '# Written by agentd: the agency CLI for this agent\'s daemon.',
+      ': "${AGENCY_ADDR:=127.0.0.1:7401}"',
+      'export AGENCY_ADDR',
+      'exec node /opt/agency/dist/src/cli/agency.js "$@"',
+      ''
+    ].join('\n')
+  }
+]
+
+function json (value: unknown): string {
+  return JSON.stringify(value, null, 2) + '\n'
+}
+
+describe('harness adapters: golden command lines, environments and MCP configuration', () => {
+  it('claude: print mode, MCP config file, edits accepted, Bash and the agency tools allowed', () => {
+    const expected: HarnessLaunch = {
+      ...common,
+      command: 'claude',
+      args: [
+        '-p', 'Do the work.',
+        '--mcp-config', '/data/ada/harness/claude-mcp.json',
+        '--permission-mode', 'acceptEdits',
+        '--allowedTools', 'Bash,mcp__agency',
+        '--output-format', 'stream-json',
+        '--verbose'
+      ],
+      files: [
+        ...commonFiles,
+        { path: '/data/ada/harness/claude-mcp.json', content: json({ mcpServers: { agency: { type: 'stdio', ...mcpServer } } }) }
+      ]
+    }
+    expect(harnessLaunch('claude', ctx)).toEqual(expected)
+  })
+
+  it('codex: exec, no approvals or sandbox, the MCP server as config overrides', () => {
+    const expected: HarnessLaunch = {
+      ...common,
+      command: 'codex',
+      args: [
+        'exec',
+        '--dangerously-bypass-approvals-and-sandbox',
+        '-c', 'mcp_servers.agency.command="node"',
+        '-c', 'mcp_servers.agency.args=["/opt/agency/dist/src/cli/agency.js", "mcp"]',
+        '-c', 'mcp_servers.agency.env.AGENCY_ADDR="127.0.0.1:7401"',
+        '-c', 'mcp_servers.agency.env.AGENCY_AGENT_ID="agent-7"',
+        '-c', 'mcp_servers.agency.env.AGENCY_AGENT_NAME="ada"',
+        'Do the work.'
+      ],
+      files: commonFiles
+    }
+    expect(harnessLaunch('codex', ctx)).toEqual(expected)
+  })
+
+  it('copilot: -p with all tools allowed and an additional MCP config file', () => {
+    const expected: HarnessLaunch = {
+      ...common,
+      command: 'copilot',
+      args: ['-p', 'Do the work.', '--allow-all-tools', '--additional-mcp-config', '@/data/ada/harness/copilot-mcp.json'],
+      files: [
+        ...commonFiles,
+        { path: '/data/ada/harness/copilot-mcp.json', content: json({ mcpServers: { agency: { type: 'local', ...mcpServer, tools: ['*'] } } }) }
+      ]
+    }
+    expect(harnessLaunch('copilot', ctx)).toEqual(expected)
+  })
+
+  it('gemini: headless yolo, settings file named by GEMINI_CLI_SYSTEM_SETTINGS_PATH with a trusted agency server', () => {
+    const expected: HarnessLaunch = {
+      ...common,
+      env: { ...common.env, GEMINI_CLI_SYSTEM_SETTINGS_PATH: '/data/ada/harness/gemini-settings.json', GEMINI_SANDBOX: 'false' },
+      command: 'gemini',
+      args: ['--prompt', 'Do the work.', '--approval-mode', 'yolo'],
+      files: [
+        ...commonFiles,
+        {
+          path: '/data/ada/harness/gemini-settings.json',
+          content: json({ security: { folderTrust: { enabled: false } }, mcpServers: { agency: { ...mcpServer, trust: true } } })
+        }
+      ]
+    }
+    expect(harnessLaunch('gemini', ctx)).toEqual(expected)
+  })
+
+  it('aider: the prompt file as its message, always yes, history kept out of the workspace, no MCP config', () => {
+    const expected: HarnessLaunch = {
+      ...common,
+      command: 'aider',
+      args: [
+        '--message-file', '/data/ada/harness/prompt.md',
+        '--yes-always',
+        '--no-gitignore',
+        '--chat-history-file', '/data/ada/harness/aider.chat.history.md',
+        '--input-history-file', '/data/ada/harness/aider.input.history',
+        '--no-check-update',
+        '--no-show-release-notes',
+        '--analytics-disable',
+        '--no-pretty'
+      ],
+      files: commonFiles
+    }
+    expect(harnessLaunch('aider', ctx)).toEqual(expected)
+  })
+
+  it('sim: this node running the compiled scripted agent, with no arguments', () => {
+    expect(SIM_AGENT_MAIN).toBe(join(packageRoot, 'dist', 'src', 'sim-agent', 'main.js'))
+    const expected: HarnessLaunch = { ...common, command: process.execPath, args: [SIM_AGENT_MAIN], files: commonFiles }
+    expect(harnessLaunch('sim', ctx)).toEqual(expected)
+  })
+
+  it('cmd: any shell command under /bin/sh -c, quoted or not', () => {
+    const expected: HarnessLaunch = { ...common, command: '/bin/sh', args: ['-c', './my-agent --fast "x y"'], files: commonFiles }
+    expect(harnessLaunch('cmd:./my-agent --fast "x y"', ctx)).toEqual(expected)
+    expect(harnessLaunch('cmd:"./my-agent --fast \\"x y\\""', ctx)).toEqual(expected)
+    expect(harnessLaunch('cmd:\'./my-agent --fast "x y"\'', ctx)).toEqual(expected)
+    // Two quoted words are a command line already, not one quoted command.
+    expect(harnessLaunch('cmd:"./my agent" "x y"', ctx).args).toEqual(['-c', '"./my agent" "x y"'])
+  })
+
+  it('splits a quoted agency command for the MCP server and quotes it back in the shim', () => {
+    const launch = harnessLaunch('claude', { ...ctx, agencyBin: '"/opt/my node/bin/node" /opt/agency/agency.js' })
+    const config = JSON.parse(launch.files.find(f => f.path.endsWith('claude-mcp.json'))!.content)
+    expect(config.mcpServers.agency.command).toBe('/opt/my node/bin/node')
+    expect(config.mcpServers.agency.args).toEqual(['/opt/agency/agency.js', 'mcp'])
+    const shim = launch.files.find(f => f.path.endsWith('/bin/agency'))!.content
+    expect(shim).toContain('exec \'/opt/my node/bin/node\' /opt/agency/agency.js "$@"')
+  })
+
+  it('never writes a secret: only the agent identity, the daemon and config paths reach the environment', () => {
+    for (const name of ['claude', 'codex', 'copilot', 'gemini', 'aider', 'sim', 'cmd:true']) {
+      const launch = harnessLaunch(name, ctx)
+      for (const key of Object.keys(launch.env)) expect(key).toMatch(/^(AGENCY_|GEMINI_CLI_SYSTEM_SETTINGS_PATH$|GEMINI_SANDBOX$)/)
+      for (const file of launch.files) expect(file.content).not.toMatch(/api[_-]?key|token|secret/i)
+    }
+  })
+})
+
+describe('harnessLaunch input checks', () => {
+  it('names the valid harnesses when given an unknown one', () => {
+    expect(() => harnessLaunch('cursor', ctx)).toThrow(InvalidArgumentError)
+    expect(() => harnessLaunch('cursor', ctx)).toThrow(/unknown harness "cursor".*claude, codex, copilot, gemini, aider, sim, cmd:<shell command>/)
+    expect(() => harnessLaunch('toString', ctx)).toThrow(InvalidArgumentError)
+    expect(HARNESS_NAMES).toEqual(['claude', 'codex', 'copilot', 'gemini', 'aider', 'sim', 'cmd:<shell command>'])
+  })
+
+  it('rejects an empty cmd: command', () => {
+    expect(() => harnessLaunch('cmd:', ctx)).toThrow(InvalidArgumentError)
+    expect(() => harnessLaunch('cmd:""', ctx)).toThrow(InvalidArgumentError)
+  })
+
+  it('rejects a context it cannot launch from', () => {
+    expect(() => harnessLaunch('claude', { ...ctx, dataDir: 'relative/dir' })).toThrow(/dataDir must be an absolute path/)
+    expect(() => harnessLaunch('claude', { ...ctx, workspace: '' })).toThrow(InvalidArgumentError)
+    expect(() => harnessLaunch('claude', { ...ctx, agentId: ' ' })).toThrow(/agentId is empty/)
+    expect(() => harnessLaunch('claude', { ...ctx, agencyAddr: '127.0.0.1:1"; rm -rf /' })).toThrow(/not an address/)
+    expect(() => harnessLaunch('claude', { ...ctx, agencyBin: '' })).toThrow(/agencyBin is empty/)
+    expect(() => harnessLaunch('claude', { ...ctx, agencyBin: 'node "/x/agency.js' })).toThrow(/unbalanced/)
+    expect(() => harnessLaunch('claude', { ...ctx, prompt: '' })).toThrow(/prompt is empty/)
+  })
+})
