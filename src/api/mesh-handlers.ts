@@ -47,7 +47,9 @@ export async function meshStatus (d: Daemon): Promise<StatusReply> {
     tasksByState,
     tasks: tasks.map(taskMessage),
     version: VERSION,
-    uptimeSeconds: d.uptimeSeconds()
+    uptimeSeconds: d.uptimeSeconds(),
+    tests: d.testSummary(),
+    workspace: d.workspacePath()
   }
 }
 

@@ -6,6 +6,7 @@ import { registerMeshCommands } from './commands/mesh.js'
 import { registerLogCommands } from './commands/log.js'
 import { registerBoardCommands } from './commands/board.js'
 import { fail } from './output.js'
+import { runMcpServer } from '../mcp/server.js'
 
 const program = new Command('agency')
   .description('Talk to your agentd: the swarm\'s board, messages and shared record.\nThe daemon is found at --addr, or AGENCY_ADDR, or 127.0.0.1:7400.')
@@ -14,5 +15,10 @@ const program = new Command('agency')
 registerMeshCommands(program)
 registerLogCommands(program)
 registerBoardCommands(program)
+
+program.command('mcp')
+  .description('serve the coordination tools of your agentd over MCP on stdio (for agent harnesses); logs go to stderr')
+  .option('--addr <addr>', 'the daemon\'s gRPC address (default: AGENCY_ADDR or 127.0.0.1:7400)')
+  .action(async (opts: { addr?: string }) => { await runMcpServer(opts.addr) })
 
 program.parseAsync(process.argv).catch(fail)

@@ -16,6 +16,7 @@ import { signAnnouncement, verifyAnnouncement } from '../core/presence/signed-me
 import { FailedPreconditionError, InvalidArgumentError, NotFoundError, TooLargeError } from '../core/errors.js'
 import type { PeerRecord } from '../core/presence/peer-directory.js'
 import type { Announcement, DirectMessage } from '../gen/agency/v1/wire.js'
+import type { TestRunSummary } from '../gen/agency/v1/api.js'
 import { createMetrics, type Metrics } from '../metrics/metrics.js'
 import { componentLogger, type Logger } from '../logger.js'
 import { EventBus } from './event-bus.js'
@@ -198,6 +199,18 @@ export class Daemon {
 
   listenAddrs (): string[] {
     return this.node.getMultiaddrs().map(a => a.toString())
+  }
+
+  /** The shared branch's latest test run and pass rate, from the board. */
+  testSummary (): TestRunSummary | undefined {
+    const runs = this.boardService.board.testRuns()
+    const last = runs.at(-1)
+    if (last == null) return undefined
+    return { commit: last.commit, passed: last.passed, failed: last.failed, total: last.total, passRate: last.total > 0 ? last.passed / last.total : 0, time: last.time, runs: runs.length }
+  }
+
+  workspacePath (): string {
+    return ''
   }
 
   uptimeSeconds (): number {

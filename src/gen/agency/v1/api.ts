@@ -109,6 +109,12 @@ export interface StatusReply {
   tasks: TaskView[];
   version: string;
   uptimeSeconds: number;
+  /** the shared branch's latest test run and pass rate */
+  tests:
+    | TestRunSummary
+    | undefined;
+  /** this agent's clone of the shared repository, if any */
+  workspace: string;
 }
 
 export interface StatusReply_TasksByStateEntry {
@@ -448,6 +454,112 @@ export interface Expert {
 
 export interface ExpertsReply {
   experts: Expert[];
+}
+
+export interface TestCounts {
+  passed: number;
+  failed: number;
+  total: number;
+  /** junit | tap | vitest | jest | pytest | go | cargo | plain | exit-code */
+  format: string;
+}
+
+export interface IntegrateRequest {
+  /** default: the task this agent holds (if exactly one) */
+  task: string;
+  message: string;
+}
+
+export interface IntegrateReply {
+  /** merged | conflict | failed */
+  result: string;
+  /** the merge commit on the shared branch */
+  commit: string;
+  conflicts: string[];
+  /** failing tests' summary, or what went wrong */
+  summary: string;
+  attempts: number;
+  tests:
+    | TestCounts
+    | undefined;
+  /** the failure finding recorded, on conflict or failure */
+  findingId: string;
+  epoch: number;
+  paths: string[];
+}
+
+export interface RequestIntegrationRequest {
+  task: string;
+}
+
+export interface RequestIntegrationReply {
+  ref: string;
+  commit: string;
+  entryId: string;
+}
+
+export interface RunIntegratorRequest {
+  maxBatch: number;
+}
+
+export interface RunIntegratorReply {
+  /** tasks merged into the shared branch */
+  landed: string[];
+  conflicts: string[];
+  failed: string[];
+  /** requests still waiting */
+  pending: number;
+  commit: string;
+}
+
+export interface TestRunSummary {
+  commit: string;
+  passed: number;
+  failed: number;
+  total: number;
+  /** passed / total of the latest run, 0..1 */
+  passRate: number;
+  time: number;
+  runs: number;
+}
+
+export interface TestRunInfo {
+  commit: string;
+  branch: string;
+  passed: number;
+  failed: number;
+  total: number;
+  durationMs: number;
+  author: string;
+  time: number;
+  passRate: number;
+}
+
+export interface ListTestRunsRequest {
+  limit: number;
+}
+
+export interface ListTestRunsReply {
+  runs: TestRunInfo[];
+  latest: TestRunSummary | undefined;
+}
+
+export interface GetWorkspaceRequest {
+  task: string;
+}
+
+export interface WorkspaceReply {
+  path: string;
+  remote: string;
+  branch: string;
+  taskBranch: string;
+}
+
+export interface StopHarnessRequest {
+}
+
+export interface StopHarnessReply {
+  stopped: boolean;
 }
 
 function createBaseEmpty(): Empty {
@@ -844,6 +956,8 @@ function createBaseStatusReply(): StatusReply {
     tasks: [],
     version: "",
     uptimeSeconds: 0,
+    tests: undefined,
+    workspace: "",
   };
 }
 
@@ -890,6 +1004,12 @@ export const StatusReply: MessageFns<StatusReply> = {
     }
     if (message.uptimeSeconds !== 0) {
       writer.uint32(113).double(message.uptimeSeconds);
+    }
+    if (message.tests !== undefined) {
+      TestRunSummary.encode(message.tests, writer.uint32(122).fork()).join();
+    }
+    if (message.workspace !== "") {
+      writer.uint32(130).string(message.workspace);
     }
     return writer;
   },
@@ -1022,6 +1142,22 @@ export const StatusReply: MessageFns<StatusReply> = {
             message.uptimeSeconds = reader.double();
             continue;
           }
+          case 15: {
+            if (tag !== 122) {
+              break;
+            }
+
+            message.tests = TestRunSummary.decode(reader, reader.uint32());
+            continue;
+          }
+          case 16: {
+            if (tag !== 130) {
+              break;
+            }
+
+            message.workspace = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1110,6 +1246,8 @@ export const StatusReply: MessageFns<StatusReply> = {
         : isSet(object.uptime_seconds)
         ? globalThis.Number(object.uptime_seconds)
         : 0,
+      tests: isSet(object.tests) ? TestRunSummary.fromJSON(object.tests) : undefined,
+      workspace: isSet(object.workspace) ? globalThis.String(object.workspace) : "",
     };
   },
 
@@ -1163,6 +1301,12 @@ export const StatusReply: MessageFns<StatusReply> = {
     if (message.uptimeSeconds !== 0) {
       obj.uptimeSeconds = floatToJson(message.uptimeSeconds);
     }
+    if (message.tests !== undefined) {
+      obj.tests = TestRunSummary.toJSON(message.tests);
+    }
+    if (message.workspace !== "") {
+      obj.workspace = message.workspace;
+    }
     return obj;
   },
 
@@ -1193,6 +1337,10 @@ export const StatusReply: MessageFns<StatusReply> = {
     message.tasks = object.tasks?.map((e) => TaskView.fromPartial(e)) || [];
     message.version = object.version ?? "";
     message.uptimeSeconds = object.uptimeSeconds ?? 0;
+    message.tests = (object.tests !== undefined && object.tests !== null)
+      ? TestRunSummary.fromPartial(object.tests)
+      : undefined;
+    message.workspace = object.workspace ?? "";
     return message;
   },
 };
@@ -6728,6 +6876,1638 @@ export const ExpertsReply: MessageFns<ExpertsReply> = {
   },
 };
 
+function createBaseTestCounts(): TestCounts {
+  return { passed: 0, failed: 0, total: 0, format: "" };
+}
+
+export const TestCounts: MessageFns<TestCounts> = {
+  encode(message: TestCounts, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.passed !== 0) {
+      writer.uint32(8).uint32(message.passed);
+    }
+    if (message.failed !== 0) {
+      writer.uint32(16).uint32(message.failed);
+    }
+    if (message.total !== 0) {
+      writer.uint32(24).uint32(message.total);
+    }
+    if (message.format !== "") {
+      writer.uint32(34).string(message.format);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): TestCounts {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseTestCounts();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.passed = reader.uint32();
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.failed = reader.uint32();
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.total = reader.uint32();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.format = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): TestCounts {
+    return {
+      passed: isSet(object.passed) ? globalThis.Number(object.passed) : 0,
+      failed: isSet(object.failed) ? globalThis.Number(object.failed) : 0,
+      total: isSet(object.total) ? globalThis.Number(object.total) : 0,
+      format: isSet(object.format) ? globalThis.String(object.format) : "",
+    };
+  },
+
+  toJSON(message: TestCounts): unknown {
+    const obj: any = {};
+    if (message.passed !== 0) {
+      obj.passed = Math.round(message.passed);
+    }
+    if (message.failed !== 0) {
+      obj.failed = Math.round(message.failed);
+    }
+    if (message.total !== 0) {
+      obj.total = Math.round(message.total);
+    }
+    if (message.format !== "") {
+      obj.format = message.format;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<TestCounts>, I>>(base?: I): TestCounts {
+    return TestCounts.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<TestCounts>, I>>(object: I): TestCounts {
+    const message = createBaseTestCounts();
+    message.passed = object.passed ?? 0;
+    message.failed = object.failed ?? 0;
+    message.total = object.total ?? 0;
+    message.format = object.format ?? "";
+    return message;
+  },
+};
+
+function createBaseIntegrateRequest(): IntegrateRequest {
+  return { task: "", message: "" };
+}
+
+export const IntegrateRequest: MessageFns<IntegrateRequest> = {
+  encode(message: IntegrateRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.task !== "") {
+      writer.uint32(10).string(message.task);
+    }
+    if (message.message !== "") {
+      writer.uint32(18).string(message.message);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): IntegrateRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseIntegrateRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.task = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.message = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): IntegrateRequest {
+    return {
+      task: isSet(object.task) ? globalThis.String(object.task) : "",
+      message: isSet(object.message) ? globalThis.String(object.message) : "",
+    };
+  },
+
+  toJSON(message: IntegrateRequest): unknown {
+    const obj: any = {};
+    if (message.task !== "") {
+      obj.task = message.task;
+    }
+    if (message.message !== "") {
+      obj.message = message.message;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<IntegrateRequest>, I>>(base?: I): IntegrateRequest {
+    return IntegrateRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<IntegrateRequest>, I>>(object: I): IntegrateRequest {
+    const message = createBaseIntegrateRequest();
+    message.task = object.task ?? "";
+    message.message = object.message ?? "";
+    return message;
+  },
+};
+
+function createBaseIntegrateReply(): IntegrateReply {
+  return {
+    result: "",
+    commit: "",
+    conflicts: [],
+    summary: "",
+    attempts: 0,
+    tests: undefined,
+    findingId: "",
+    epoch: 0,
+    paths: [],
+  };
+}
+
+export const IntegrateReply: MessageFns<IntegrateReply> = {
+  encode(message: IntegrateReply, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.result !== "") {
+      writer.uint32(10).string(message.result);
+    }
+    if (message.commit !== "") {
+      writer.uint32(18).string(message.commit);
+    }
+    for (const v of message.conflicts) {
+      writer.uint32(26).string(v!);
+    }
+    if (message.summary !== "") {
+      writer.uint32(34).string(message.summary);
+    }
+    if (message.attempts !== 0) {
+      writer.uint32(40).uint32(message.attempts);
+    }
+    if (message.tests !== undefined) {
+      TestCounts.encode(message.tests, writer.uint32(50).fork()).join();
+    }
+    if (message.findingId !== "") {
+      writer.uint32(58).string(message.findingId);
+    }
+    if (message.epoch !== 0) {
+      writer.uint32(64).uint64(message.epoch);
+    }
+    for (const v of message.paths) {
+      writer.uint32(74).string(v!);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): IntegrateReply {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseIntegrateReply();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.result = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.commit = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.conflicts.push(reader.string());
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.summary = reader.string();
+            continue;
+          }
+          case 5: {
+            if (tag !== 40) {
+              break;
+            }
+
+            message.attempts = reader.uint32();
+            continue;
+          }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.tests = TestCounts.decode(reader, reader.uint32());
+            continue;
+          }
+          case 7: {
+            if (tag !== 58) {
+              break;
+            }
+
+            message.findingId = reader.string();
+            continue;
+          }
+          case 8: {
+            if (tag !== 64) {
+              break;
+            }
+
+            message.epoch = longToNumber(reader.uint64());
+            continue;
+          }
+          case 9: {
+            if (tag !== 74) {
+              break;
+            }
+
+            message.paths.push(reader.string());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): IntegrateReply {
+    return {
+      result: isSet(object.result) ? globalThis.String(object.result) : "",
+      commit: isSet(object.commit) ? globalThis.String(object.commit) : "",
+      conflicts: globalThis.Array.isArray(object?.conflicts)
+        ? object.conflicts.map((e: any) => globalThis.String(e))
+        : [],
+      summary: isSet(object.summary) ? globalThis.String(object.summary) : "",
+      attempts: isSet(object.attempts) ? globalThis.Number(object.attempts) : 0,
+      tests: isSet(object.tests) ? TestCounts.fromJSON(object.tests) : undefined,
+      findingId: isSet(object.findingId)
+        ? globalThis.String(object.findingId)
+        : isSet(object.finding_id)
+        ? globalThis.String(object.finding_id)
+        : "",
+      epoch: isSet(object.epoch) ? globalThis.Number(object.epoch) : 0,
+      paths: globalThis.Array.isArray(object?.paths) ? object.paths.map((e: any) => globalThis.String(e)) : [],
+    };
+  },
+
+  toJSON(message: IntegrateReply): unknown {
+    const obj: any = {};
+    if (message.result !== "") {
+      obj.result = message.result;
+    }
+    if (message.commit !== "") {
+      obj.commit = message.commit;
+    }
+    if (message.conflicts?.length) {
+      obj.conflicts = message.conflicts;
+    }
+    if (message.summary !== "") {
+      obj.summary = message.summary;
+    }
+    if (message.attempts !== 0) {
+      obj.attempts = Math.round(message.attempts);
+    }
+    if (message.tests !== undefined) {
+      obj.tests = TestCounts.toJSON(message.tests);
+    }
+    if (message.findingId !== "") {
+      obj.findingId = message.findingId;
+    }
+    if (message.epoch !== 0) {
+      obj.epoch = Math.round(message.epoch);
+    }
+    if (message.paths?.length) {
+      obj.paths = message.paths;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<IntegrateReply>, I>>(base?: I): IntegrateReply {
+    return IntegrateReply.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<IntegrateReply>, I>>(object: I): IntegrateReply {
+    const message = createBaseIntegrateReply();
+    message.result = object.result ?? "";
+    message.commit = object.commit ?? "";
+    message.conflicts = object.conflicts?.map((e) => e) || [];
+    message.summary = object.summary ?? "";
+    message.attempts = object.attempts ?? 0;
+    message.tests = (object.tests !== undefined && object.tests !== null)
+      ? TestCounts.fromPartial(object.tests)
+      : undefined;
+    message.findingId = object.findingId ?? "";
+    message.epoch = object.epoch ?? 0;
+    message.paths = object.paths?.map((e) => e) || [];
+    return message;
+  },
+};
+
+function createBaseRequestIntegrationRequest(): RequestIntegrationRequest {
+  return { task: "" };
+}
+
+export const RequestIntegrationRequest: MessageFns<RequestIntegrationRequest> = {
+  encode(message: RequestIntegrationRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.task !== "") {
+      writer.uint32(10).string(message.task);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): RequestIntegrationRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseRequestIntegrationRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.task = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): RequestIntegrationRequest {
+    return { task: isSet(object.task) ? globalThis.String(object.task) : "" };
+  },
+
+  toJSON(message: RequestIntegrationRequest): unknown {
+    const obj: any = {};
+    if (message.task !== "") {
+      obj.task = message.task;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<RequestIntegrationRequest>, I>>(base?: I): RequestIntegrationRequest {
+    return RequestIntegrationRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<RequestIntegrationRequest>, I>>(object: I): RequestIntegrationRequest {
+    const message = createBaseRequestIntegrationRequest();
+    message.task = object.task ?? "";
+    return message;
+  },
+};
+
+function createBaseRequestIntegrationReply(): RequestIntegrationReply {
+  return { ref: "", commit: "", entryId: "" };
+}
+
+export const RequestIntegrationReply: MessageFns<RequestIntegrationReply> = {
+  encode(message: RequestIntegrationReply, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.ref !== "") {
+      writer.uint32(10).string(message.ref);
+    }
+    if (message.commit !== "") {
+      writer.uint32(18).string(message.commit);
+    }
+    if (message.entryId !== "") {
+      writer.uint32(26).string(message.entryId);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): RequestIntegrationReply {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseRequestIntegrationReply();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.ref = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.commit = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.entryId = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): RequestIntegrationReply {
+    return {
+      ref: isSet(object.ref) ? globalThis.String(object.ref) : "",
+      commit: isSet(object.commit) ? globalThis.String(object.commit) : "",
+      entryId: isSet(object.entryId)
+        ? globalThis.String(object.entryId)
+        : isSet(object.entry_id)
+        ? globalThis.String(object.entry_id)
+        : "",
+    };
+  },
+
+  toJSON(message: RequestIntegrationReply): unknown {
+    const obj: any = {};
+    if (message.ref !== "") {
+      obj.ref = message.ref;
+    }
+    if (message.commit !== "") {
+      obj.commit = message.commit;
+    }
+    if (message.entryId !== "") {
+      obj.entryId = message.entryId;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<RequestIntegrationReply>, I>>(base?: I): RequestIntegrationReply {
+    return RequestIntegrationReply.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<RequestIntegrationReply>, I>>(object: I): RequestIntegrationReply {
+    const message = createBaseRequestIntegrationReply();
+    message.ref = object.ref ?? "";
+    message.commit = object.commit ?? "";
+    message.entryId = object.entryId ?? "";
+    return message;
+  },
+};
+
+function createBaseRunIntegratorRequest(): RunIntegratorRequest {
+  return { maxBatch: 0 };
+}
+
+export const RunIntegratorRequest: MessageFns<RunIntegratorRequest> = {
+  encode(message: RunIntegratorRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.maxBatch !== 0) {
+      writer.uint32(8).uint32(message.maxBatch);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): RunIntegratorRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseRunIntegratorRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.maxBatch = reader.uint32();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): RunIntegratorRequest {
+    return {
+      maxBatch: isSet(object.maxBatch)
+        ? globalThis.Number(object.maxBatch)
+        : isSet(object.max_batch)
+        ? globalThis.Number(object.max_batch)
+        : 0,
+    };
+  },
+
+  toJSON(message: RunIntegratorRequest): unknown {
+    const obj: any = {};
+    if (message.maxBatch !== 0) {
+      obj.maxBatch = Math.round(message.maxBatch);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<RunIntegratorRequest>, I>>(base?: I): RunIntegratorRequest {
+    return RunIntegratorRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<RunIntegratorRequest>, I>>(object: I): RunIntegratorRequest {
+    const message = createBaseRunIntegratorRequest();
+    message.maxBatch = object.maxBatch ?? 0;
+    return message;
+  },
+};
+
+function createBaseRunIntegratorReply(): RunIntegratorReply {
+  return { landed: [], conflicts: [], failed: [], pending: 0, commit: "" };
+}
+
+export const RunIntegratorReply: MessageFns<RunIntegratorReply> = {
+  encode(message: RunIntegratorReply, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    for (const v of message.landed) {
+      writer.uint32(10).string(v!);
+    }
+    for (const v of message.conflicts) {
+      writer.uint32(18).string(v!);
+    }
+    for (const v of message.failed) {
+      writer.uint32(26).string(v!);
+    }
+    if (message.pending !== 0) {
+      writer.uint32(32).uint32(message.pending);
+    }
+    if (message.commit !== "") {
+      writer.uint32(42).string(message.commit);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): RunIntegratorReply {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseRunIntegratorReply();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.landed.push(reader.string());
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.conflicts.push(reader.string());
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.failed.push(reader.string());
+            continue;
+          }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.pending = reader.uint32();
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.commit = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): RunIntegratorReply {
+    return {
+      landed: globalThis.Array.isArray(object?.landed) ? object.landed.map((e: any) => globalThis.String(e)) : [],
+      conflicts: globalThis.Array.isArray(object?.conflicts)
+        ? object.conflicts.map((e: any) => globalThis.String(e))
+        : [],
+      failed: globalThis.Array.isArray(object?.failed) ? object.failed.map((e: any) => globalThis.String(e)) : [],
+      pending: isSet(object.pending) ? globalThis.Number(object.pending) : 0,
+      commit: isSet(object.commit) ? globalThis.String(object.commit) : "",
+    };
+  },
+
+  toJSON(message: RunIntegratorReply): unknown {
+    const obj: any = {};
+    if (message.landed?.length) {
+      obj.landed = message.landed;
+    }
+    if (message.conflicts?.length) {
+      obj.conflicts = message.conflicts;
+    }
+    if (message.failed?.length) {
+      obj.failed = message.failed;
+    }
+    if (message.pending !== 0) {
+      obj.pending = Math.round(message.pending);
+    }
+    if (message.commit !== "") {
+      obj.commit = message.commit;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<RunIntegratorReply>, I>>(base?: I): RunIntegratorReply {
+    return RunIntegratorReply.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<RunIntegratorReply>, I>>(object: I): RunIntegratorReply {
+    const message = createBaseRunIntegratorReply();
+    message.landed = object.landed?.map((e) => e) || [];
+    message.conflicts = object.conflicts?.map((e) => e) || [];
+    message.failed = object.failed?.map((e) => e) || [];
+    message.pending = object.pending ?? 0;
+    message.commit = object.commit ?? "";
+    return message;
+  },
+};
+
+function createBaseTestRunSummary(): TestRunSummary {
+  return { commit: "", passed: 0, failed: 0, total: 0, passRate: 0, time: 0, runs: 0 };
+}
+
+export const TestRunSummary: MessageFns<TestRunSummary> = {
+  encode(message: TestRunSummary, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.commit !== "") {
+      writer.uint32(10).string(message.commit);
+    }
+    if (message.passed !== 0) {
+      writer.uint32(16).uint32(message.passed);
+    }
+    if (message.failed !== 0) {
+      writer.uint32(24).uint32(message.failed);
+    }
+    if (message.total !== 0) {
+      writer.uint32(32).uint32(message.total);
+    }
+    if (message.passRate !== 0) {
+      writer.uint32(41).double(message.passRate);
+    }
+    if (message.time !== 0) {
+      writer.uint32(48).uint64(message.time);
+    }
+    if (message.runs !== 0) {
+      writer.uint32(56).uint32(message.runs);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): TestRunSummary {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseTestRunSummary();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.commit = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.passed = reader.uint32();
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.failed = reader.uint32();
+            continue;
+          }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.total = reader.uint32();
+            continue;
+          }
+          case 5: {
+            if (tag !== 41) {
+              break;
+            }
+
+            message.passRate = reader.double();
+            continue;
+          }
+          case 6: {
+            if (tag !== 48) {
+              break;
+            }
+
+            message.time = longToNumber(reader.uint64());
+            continue;
+          }
+          case 7: {
+            if (tag !== 56) {
+              break;
+            }
+
+            message.runs = reader.uint32();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): TestRunSummary {
+    return {
+      commit: isSet(object.commit) ? globalThis.String(object.commit) : "",
+      passed: isSet(object.passed) ? globalThis.Number(object.passed) : 0,
+      failed: isSet(object.failed) ? globalThis.Number(object.failed) : 0,
+      total: isSet(object.total) ? globalThis.Number(object.total) : 0,
+      passRate: isSet(object.passRate)
+        ? globalThis.Number(object.passRate)
+        : isSet(object.pass_rate)
+        ? globalThis.Number(object.pass_rate)
+        : 0,
+      time: isSet(object.time) ? globalThis.Number(object.time) : 0,
+      runs: isSet(object.runs) ? globalThis.Number(object.runs) : 0,
+    };
+  },
+
+  toJSON(message: TestRunSummary): unknown {
+    const obj: any = {};
+    if (message.commit !== "") {
+      obj.commit = message.commit;
+    }
+    if (message.passed !== 0) {
+      obj.passed = Math.round(message.passed);
+    }
+    if (message.failed !== 0) {
+      obj.failed = Math.round(message.failed);
+    }
+    if (message.total !== 0) {
+      obj.total = Math.round(message.total);
+    }
+    if (message.passRate !== 0) {
+      obj.passRate = floatToJson(message.passRate);
+    }
+    if (message.time !== 0) {
+      obj.time = Math.round(message.time);
+    }
+    if (message.runs !== 0) {
+      obj.runs = Math.round(message.runs);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<TestRunSummary>, I>>(base?: I): TestRunSummary {
+    return TestRunSummary.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<TestRunSummary>, I>>(object: I): TestRunSummary {
+    const message = createBaseTestRunSummary();
+    message.commit = object.commit ?? "";
+    message.passed = object.passed ?? 0;
+    message.failed = object.failed ?? 0;
+    message.total = object.total ?? 0;
+    message.passRate = object.passRate ?? 0;
+    message.time = object.time ?? 0;
+    message.runs = object.runs ?? 0;
+    return message;
+  },
+};
+
+function createBaseTestRunInfo(): TestRunInfo {
+  return { commit: "", branch: "", passed: 0, failed: 0, total: 0, durationMs: 0, author: "", time: 0, passRate: 0 };
+}
+
+export const TestRunInfo: MessageFns<TestRunInfo> = {
+  encode(message: TestRunInfo, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.commit !== "") {
+      writer.uint32(10).string(message.commit);
+    }
+    if (message.branch !== "") {
+      writer.uint32(18).string(message.branch);
+    }
+    if (message.passed !== 0) {
+      writer.uint32(24).uint32(message.passed);
+    }
+    if (message.failed !== 0) {
+      writer.uint32(32).uint32(message.failed);
+    }
+    if (message.total !== 0) {
+      writer.uint32(40).uint32(message.total);
+    }
+    if (message.durationMs !== 0) {
+      writer.uint32(48).uint64(message.durationMs);
+    }
+    if (message.author !== "") {
+      writer.uint32(58).string(message.author);
+    }
+    if (message.time !== 0) {
+      writer.uint32(64).uint64(message.time);
+    }
+    if (message.passRate !== 0) {
+      writer.uint32(73).double(message.passRate);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): TestRunInfo {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseTestRunInfo();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.commit = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.branch = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.passed = reader.uint32();
+            continue;
+          }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.failed = reader.uint32();
+            continue;
+          }
+          case 5: {
+            if (tag !== 40) {
+              break;
+            }
+
+            message.total = reader.uint32();
+            continue;
+          }
+          case 6: {
+            if (tag !== 48) {
+              break;
+            }
+
+            message.durationMs = longToNumber(reader.uint64());
+            continue;
+          }
+          case 7: {
+            if (tag !== 58) {
+              break;
+            }
+
+            message.author = reader.string();
+            continue;
+          }
+          case 8: {
+            if (tag !== 64) {
+              break;
+            }
+
+            message.time = longToNumber(reader.uint64());
+            continue;
+          }
+          case 9: {
+            if (tag !== 73) {
+              break;
+            }
+
+            message.passRate = reader.double();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): TestRunInfo {
+    return {
+      commit: isSet(object.commit) ? globalThis.String(object.commit) : "",
+      branch: isSet(object.branch) ? globalThis.String(object.branch) : "",
+      passed: isSet(object.passed) ? globalThis.Number(object.passed) : 0,
+      failed: isSet(object.failed) ? globalThis.Number(object.failed) : 0,
+      total: isSet(object.total) ? globalThis.Number(object.total) : 0,
+      durationMs: isSet(object.durationMs)
+        ? globalThis.Number(object.durationMs)
+        : isSet(object.duration_ms)
+        ? globalThis.Number(object.duration_ms)
+        : 0,
+      author: isSet(object.author) ? globalThis.String(object.author) : "",
+      time: isSet(object.time) ? globalThis.Number(object.time) : 0,
+      passRate: isSet(object.passRate)
+        ? globalThis.Number(object.passRate)
+        : isSet(object.pass_rate)
+        ? globalThis.Number(object.pass_rate)
+        : 0,
+    };
+  },
+
+  toJSON(message: TestRunInfo): unknown {
+    const obj: any = {};
+    if (message.commit !== "") {
+      obj.commit = message.commit;
+    }
+    if (message.branch !== "") {
+      obj.branch = message.branch;
+    }
+    if (message.passed !== 0) {
+      obj.passed = Math.round(message.passed);
+    }
+    if (message.failed !== 0) {
+      obj.failed = Math.round(message.failed);
+    }
+    if (message.total !== 0) {
+      obj.total = Math.round(message.total);
+    }
+    if (message.durationMs !== 0) {
+      obj.durationMs = Math.round(message.durationMs);
+    }
+    if (message.author !== "") {
+      obj.author = message.author;
+    }
+    if (message.time !== 0) {
+      obj.time = Math.round(message.time);
+    }
+    if (message.passRate !== 0) {
+      obj.passRate = floatToJson(message.passRate);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<TestRunInfo>, I>>(base?: I): TestRunInfo {
+    return TestRunInfo.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<TestRunInfo>, I>>(object: I): TestRunInfo {
+    const message = createBaseTestRunInfo();
+    message.commit = object.commit ?? "";
+    message.branch = object.branch ?? "";
+    message.passed = object.passed ?? 0;
+    message.failed = object.failed ?? 0;
+    message.total = object.total ?? 0;
+    message.durationMs = object.durationMs ?? 0;
+    message.author = object.author ?? "";
+    message.time = object.time ?? 0;
+    message.passRate = object.passRate ?? 0;
+    return message;
+  },
+};
+
+function createBaseListTestRunsRequest(): ListTestRunsRequest {
+  return { limit: 0 };
+}
+
+export const ListTestRunsRequest: MessageFns<ListTestRunsRequest> = {
+  encode(message: ListTestRunsRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.limit !== 0) {
+      writer.uint32(8).uint32(message.limit);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ListTestRunsRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseListTestRunsRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.limit = reader.uint32();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ListTestRunsRequest {
+    return { limit: isSet(object.limit) ? globalThis.Number(object.limit) : 0 };
+  },
+
+  toJSON(message: ListTestRunsRequest): unknown {
+    const obj: any = {};
+    if (message.limit !== 0) {
+      obj.limit = Math.round(message.limit);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ListTestRunsRequest>, I>>(base?: I): ListTestRunsRequest {
+    return ListTestRunsRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ListTestRunsRequest>, I>>(object: I): ListTestRunsRequest {
+    const message = createBaseListTestRunsRequest();
+    message.limit = object.limit ?? 0;
+    return message;
+  },
+};
+
+function createBaseListTestRunsReply(): ListTestRunsReply {
+  return { runs: [], latest: undefined };
+}
+
+export const ListTestRunsReply: MessageFns<ListTestRunsReply> = {
+  encode(message: ListTestRunsReply, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    for (const v of message.runs) {
+      TestRunInfo.encode(v!, writer.uint32(10).fork()).join();
+    }
+    if (message.latest !== undefined) {
+      TestRunSummary.encode(message.latest, writer.uint32(18).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ListTestRunsReply {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseListTestRunsReply();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.runs.push(TestRunInfo.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.latest = TestRunSummary.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ListTestRunsReply {
+    return {
+      runs: globalThis.Array.isArray(object?.runs) ? object.runs.map((e: any) => TestRunInfo.fromJSON(e)) : [],
+      latest: isSet(object.latest) ? TestRunSummary.fromJSON(object.latest) : undefined,
+    };
+  },
+
+  toJSON(message: ListTestRunsReply): unknown {
+    const obj: any = {};
+    if (message.runs?.length) {
+      obj.runs = message.runs.map((e) => TestRunInfo.toJSON(e));
+    }
+    if (message.latest !== undefined) {
+      obj.latest = TestRunSummary.toJSON(message.latest);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ListTestRunsReply>, I>>(base?: I): ListTestRunsReply {
+    return ListTestRunsReply.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ListTestRunsReply>, I>>(object: I): ListTestRunsReply {
+    const message = createBaseListTestRunsReply();
+    message.runs = object.runs?.map((e) => TestRunInfo.fromPartial(e)) || [];
+    message.latest = (object.latest !== undefined && object.latest !== null)
+      ? TestRunSummary.fromPartial(object.latest)
+      : undefined;
+    return message;
+  },
+};
+
+function createBaseGetWorkspaceRequest(): GetWorkspaceRequest {
+  return { task: "" };
+}
+
+export const GetWorkspaceRequest: MessageFns<GetWorkspaceRequest> = {
+  encode(message: GetWorkspaceRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.task !== "") {
+      writer.uint32(10).string(message.task);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): GetWorkspaceRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseGetWorkspaceRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.task = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): GetWorkspaceRequest {
+    return { task: isSet(object.task) ? globalThis.String(object.task) : "" };
+  },
+
+  toJSON(message: GetWorkspaceRequest): unknown {
+    const obj: any = {};
+    if (message.task !== "") {
+      obj.task = message.task;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<GetWorkspaceRequest>, I>>(base?: I): GetWorkspaceRequest {
+    return GetWorkspaceRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<GetWorkspaceRequest>, I>>(object: I): GetWorkspaceRequest {
+    const message = createBaseGetWorkspaceRequest();
+    message.task = object.task ?? "";
+    return message;
+  },
+};
+
+function createBaseWorkspaceReply(): WorkspaceReply {
+  return { path: "", remote: "", branch: "", taskBranch: "" };
+}
+
+export const WorkspaceReply: MessageFns<WorkspaceReply> = {
+  encode(message: WorkspaceReply, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.path !== "") {
+      writer.uint32(10).string(message.path);
+    }
+    if (message.remote !== "") {
+      writer.uint32(18).string(message.remote);
+    }
+    if (message.branch !== "") {
+      writer.uint32(26).string(message.branch);
+    }
+    if (message.taskBranch !== "") {
+      writer.uint32(34).string(message.taskBranch);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): WorkspaceReply {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseWorkspaceReply();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.path = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.remote = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.branch = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.taskBranch = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): WorkspaceReply {
+    return {
+      path: isSet(object.path) ? globalThis.String(object.path) : "",
+      remote: isSet(object.remote) ? globalThis.String(object.remote) : "",
+      branch: isSet(object.branch) ? globalThis.String(object.branch) : "",
+      taskBranch: isSet(object.taskBranch)
+        ? globalThis.String(object.taskBranch)
+        : isSet(object.task_branch)
+        ? globalThis.String(object.task_branch)
+        : "",
+    };
+  },
+
+  toJSON(message: WorkspaceReply): unknown {
+    const obj: any = {};
+    if (message.path !== "") {
+      obj.path = message.path;
+    }
+    if (message.remote !== "") {
+      obj.remote = message.remote;
+    }
+    if (message.branch !== "") {
+      obj.branch = message.branch;
+    }
+    if (message.taskBranch !== "") {
+      obj.taskBranch = message.taskBranch;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<WorkspaceReply>, I>>(base?: I): WorkspaceReply {
+    return WorkspaceReply.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<WorkspaceReply>, I>>(object: I): WorkspaceReply {
+    const message = createBaseWorkspaceReply();
+    message.path = object.path ?? "";
+    message.remote = object.remote ?? "";
+    message.branch = object.branch ?? "";
+    message.taskBranch = object.taskBranch ?? "";
+    return message;
+  },
+};
+
+function createBaseStopHarnessRequest(): StopHarnessRequest {
+  return {};
+}
+
+export const StopHarnessRequest: MessageFns<StopHarnessRequest> = {
+  encode(_: StopHarnessRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): StopHarnessRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseStopHarnessRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(_: any): StopHarnessRequest {
+    return {};
+  },
+
+  toJSON(_: StopHarnessRequest): unknown {
+    const obj: any = {};
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<StopHarnessRequest>, I>>(base?: I): StopHarnessRequest {
+    return StopHarnessRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<StopHarnessRequest>, I>>(_: I): StopHarnessRequest {
+    const message = createBaseStopHarnessRequest();
+    return message;
+  },
+};
+
+function createBaseStopHarnessReply(): StopHarnessReply {
+  return { stopped: false };
+}
+
+export const StopHarnessReply: MessageFns<StopHarnessReply> = {
+  encode(message: StopHarnessReply, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.stopped !== false) {
+      writer.uint32(8).bool(message.stopped);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): StopHarnessReply {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseStopHarnessReply();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.stopped = reader.bool();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): StopHarnessReply {
+    return { stopped: isSet(object.stopped) ? globalThis.Boolean(object.stopped) : false };
+  },
+
+  toJSON(message: StopHarnessReply): unknown {
+    const obj: any = {};
+    if (message.stopped !== false) {
+      obj.stopped = message.stopped;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<StopHarnessReply>, I>>(base?: I): StopHarnessReply {
+    return StopHarnessReply.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<StopHarnessReply>, I>>(object: I): StopHarnessReply {
+    const message = createBaseStopHarnessReply();
+    message.stopped = object.stopped ?? false;
+    return message;
+  },
+};
+
 /**
  * The local API between an agent (or the `agency` CLI, or the MCP server)
  * and its own agentd.
@@ -6972,6 +8752,64 @@ export const AgencyService = {
     responseSerialize: (value: ExpertsReply): Buffer => Buffer.from(ExpertsReply.encode(value).finish()),
     responseDeserialize: (value: Buffer): ExpertsReply => ExpertsReply.decode(value),
   },
+  /** ---- the shared repository ---- */
+  integrate: {
+    path: "/agency.v1.Agency/Integrate" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: IntegrateRequest): Buffer => Buffer.from(IntegrateRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): IntegrateRequest => IntegrateRequest.decode(value),
+    responseSerialize: (value: IntegrateReply): Buffer => Buffer.from(IntegrateReply.encode(value).finish()),
+    responseDeserialize: (value: Buffer): IntegrateReply => IntegrateReply.decode(value),
+  },
+  requestIntegration: {
+    path: "/agency.v1.Agency/RequestIntegration" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: RequestIntegrationRequest): Buffer =>
+      Buffer.from(RequestIntegrationRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): RequestIntegrationRequest => RequestIntegrationRequest.decode(value),
+    responseSerialize: (value: RequestIntegrationReply): Buffer =>
+      Buffer.from(RequestIntegrationReply.encode(value).finish()),
+    responseDeserialize: (value: Buffer): RequestIntegrationReply => RequestIntegrationReply.decode(value),
+  },
+  runIntegrator: {
+    path: "/agency.v1.Agency/RunIntegrator" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: RunIntegratorRequest): Buffer => Buffer.from(RunIntegratorRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): RunIntegratorRequest => RunIntegratorRequest.decode(value),
+    responseSerialize: (value: RunIntegratorReply): Buffer => Buffer.from(RunIntegratorReply.encode(value).finish()),
+    responseDeserialize: (value: Buffer): RunIntegratorReply => RunIntegratorReply.decode(value),
+  },
+  listTestRuns: {
+    path: "/agency.v1.Agency/ListTestRuns" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: ListTestRunsRequest): Buffer => Buffer.from(ListTestRunsRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): ListTestRunsRequest => ListTestRunsRequest.decode(value),
+    responseSerialize: (value: ListTestRunsReply): Buffer => Buffer.from(ListTestRunsReply.encode(value).finish()),
+    responseDeserialize: (value: Buffer): ListTestRunsReply => ListTestRunsReply.decode(value),
+  },
+  getWorkspace: {
+    path: "/agency.v1.Agency/GetWorkspace" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: GetWorkspaceRequest): Buffer => Buffer.from(GetWorkspaceRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): GetWorkspaceRequest => GetWorkspaceRequest.decode(value),
+    responseSerialize: (value: WorkspaceReply): Buffer => Buffer.from(WorkspaceReply.encode(value).finish()),
+    responseDeserialize: (value: Buffer): WorkspaceReply => WorkspaceReply.decode(value),
+  },
+  /** ---- the agent's harness ---- */
+  stopHarness: {
+    path: "/agency.v1.Agency/StopHarness" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: StopHarnessRequest): Buffer => Buffer.from(StopHarnessRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): StopHarnessRequest => StopHarnessRequest.decode(value),
+    responseSerialize: (value: StopHarnessReply): Buffer => Buffer.from(StopHarnessReply.encode(value).finish()),
+    responseDeserialize: (value: Buffer): StopHarnessReply => StopHarnessReply.decode(value),
+  },
 } as const;
 
 export interface AgencyServer extends UntypedServiceImplementation {
@@ -7004,6 +8842,14 @@ export interface AgencyServer extends UntypedServiceImplementation {
   submitVerdict: handleUnaryCall<SubmitVerdictRequest, ReviewReply>;
   listReviews: handleUnaryCall<ListReviewsRequest, ListReviewsReply>;
   experts: handleUnaryCall<ExpertsRequest, ExpertsReply>;
+  /** ---- the shared repository ---- */
+  integrate: handleUnaryCall<IntegrateRequest, IntegrateReply>;
+  requestIntegration: handleUnaryCall<RequestIntegrationRequest, RequestIntegrationReply>;
+  runIntegrator: handleUnaryCall<RunIntegratorRequest, RunIntegratorReply>;
+  listTestRuns: handleUnaryCall<ListTestRunsRequest, ListTestRunsReply>;
+  getWorkspace: handleUnaryCall<GetWorkspaceRequest, WorkspaceReply>;
+  /** ---- the agent's harness ---- */
+  stopHarness: handleUnaryCall<StopHarnessRequest, StopHarnessReply>;
 }
 
 export interface AgencyClient extends Client {
@@ -7366,6 +9212,98 @@ export interface AgencyClient extends Client {
     metadata: Metadata,
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: ExpertsReply) => void,
+  ): ClientUnaryCall;
+  /** ---- the shared repository ---- */
+  integrate(
+    request: IntegrateRequest,
+    callback: (error: ServiceError | null, response: IntegrateReply) => void,
+  ): ClientUnaryCall;
+  integrate(
+    request: IntegrateRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: IntegrateReply) => void,
+  ): ClientUnaryCall;
+  integrate(
+    request: IntegrateRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: IntegrateReply) => void,
+  ): ClientUnaryCall;
+  requestIntegration(
+    request: RequestIntegrationRequest,
+    callback: (error: ServiceError | null, response: RequestIntegrationReply) => void,
+  ): ClientUnaryCall;
+  requestIntegration(
+    request: RequestIntegrationRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: RequestIntegrationReply) => void,
+  ): ClientUnaryCall;
+  requestIntegration(
+    request: RequestIntegrationRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: RequestIntegrationReply) => void,
+  ): ClientUnaryCall;
+  runIntegrator(
+    request: RunIntegratorRequest,
+    callback: (error: ServiceError | null, response: RunIntegratorReply) => void,
+  ): ClientUnaryCall;
+  runIntegrator(
+    request: RunIntegratorRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: RunIntegratorReply) => void,
+  ): ClientUnaryCall;
+  runIntegrator(
+    request: RunIntegratorRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: RunIntegratorReply) => void,
+  ): ClientUnaryCall;
+  listTestRuns(
+    request: ListTestRunsRequest,
+    callback: (error: ServiceError | null, response: ListTestRunsReply) => void,
+  ): ClientUnaryCall;
+  listTestRuns(
+    request: ListTestRunsRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: ListTestRunsReply) => void,
+  ): ClientUnaryCall;
+  listTestRuns(
+    request: ListTestRunsRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: ListTestRunsReply) => void,
+  ): ClientUnaryCall;
+  getWorkspace(
+    request: GetWorkspaceRequest,
+    callback: (error: ServiceError | null, response: WorkspaceReply) => void,
+  ): ClientUnaryCall;
+  getWorkspace(
+    request: GetWorkspaceRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: WorkspaceReply) => void,
+  ): ClientUnaryCall;
+  getWorkspace(
+    request: GetWorkspaceRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: WorkspaceReply) => void,
+  ): ClientUnaryCall;
+  /** ---- the agent's harness ---- */
+  stopHarness(
+    request: StopHarnessRequest,
+    callback: (error: ServiceError | null, response: StopHarnessReply) => void,
+  ): ClientUnaryCall;
+  stopHarness(
+    request: StopHarnessRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: StopHarnessReply) => void,
+  ): ClientUnaryCall;
+  stopHarness(
+    request: StopHarnessRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: StopHarnessReply) => void,
   ): ClientUnaryCall;
 }
 
