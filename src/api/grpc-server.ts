@@ -6,6 +6,7 @@ import type { Daemon } from '../daemon/daemon.js'
 import { meshHandlers } from './mesh-handlers.js'
 import { logHandlers } from './log-handlers.js'
 import { boardHandlers } from './board-handlers.js'
+import { repoHandlers } from './repo-handlers.js'
 
 /** Largest gRPC message accepted from a client. */
 export const MAX_GRPC_MESSAGE_BYTES = 4 * 1024 * 1024
@@ -26,7 +27,7 @@ function unimplemented (): Partial<AgencyServer> {
 }
 
 export function agencyHandlers (d: Daemon, extra: Partial<AgencyServer> = {}): AgencyServer {
-  return { ...unimplemented(), ...meshHandlers(d), ...logHandlers(d), ...boardHandlers(d), ...extra } as AgencyServer
+  return { ...unimplemented(), ...meshHandlers(d), ...logHandlers(d), ...boardHandlers(d), ...repoHandlers(d), ...extra } as AgencyServer
 }
 
 export async function startGrpcServer (address: string, handlers: AgencyServer): Promise<GrpcServer> {

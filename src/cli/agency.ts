@@ -5,6 +5,7 @@ import { VERSION } from '../version.js'
 import { registerMeshCommands } from './commands/mesh.js'
 import { registerLogCommands } from './commands/log.js'
 import { registerBoardCommands } from './commands/board.js'
+import { registerRepoCommands } from './commands/repo.js'
 import { fail } from './output.js'
 import { runMcpServer } from '../mcp/server.js'
 
@@ -15,6 +16,7 @@ const program = new Command('agency')
 registerMeshCommands(program)
 registerLogCommands(program)
 registerBoardCommands(program)
+registerRepoCommands(program)
 
 program.command('mcp')
   .description('serve the coordination tools of your agentd over MCP on stdio (for agent harnesses); logs go to stderr')

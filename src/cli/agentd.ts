@@ -31,6 +31,12 @@ const program = new Command('agentd')
   .addOption(new Option('--heartbeat-ms <ms>', 'presence heartbeat interval').env('AGENCY_HEARTBEAT_MS').argParser(positiveInt('--heartbeat-ms')).default(DEFAULTS.heartbeatMs))
   .addOption(new Option('--live-timeout-ms <ms>', 'a peer with no heartbeat for this long is not live (receiver\'s monotonic clock)').env('AGENCY_LIVE_TIMEOUT_MS').argParser(positiveInt('--live-timeout-ms')).default(DEFAULTS.liveTimeoutMs))
   .addOption(new Option('--dm-ttl-ms <ms>', 'how long an undelivered direct message is retried').env('AGENCY_DM_TTL_MS').argParser(positiveInt('--dm-ttl-ms')).default(DEFAULTS.dmTtlMs))
+  .addOption(new Option('--repo <url-or-path>', 'the shared git repository (path, file://, ssh or http); the daemon keeps a clone for this agent').env('AGENCY_REPO'))
+  .addOption(new Option('--branch <name>', 'the shared branch').env('AGENCY_BRANCH').default('main'))
+  .addOption(new Option('--workdir <dir>', 'this agent\'s clone (default: <data-dir>/workspace)').env('AGENCY_WORKDIR'))
+  .addOption(new Option('--verify <command>', 'the test command run before every push (default: the goal\'s test command)').env('AGENCY_VERIFY'))
+  .addOption(new Option('--harness <name>', 'run an agent beside the daemon: claude, codex, copilot, gemini, aider, sim, or cmd:"<command>"').env('AGENCY_HARNESS'))
+  .addOption(new Option('--settle-ms <ms>', 'a fixed claim settle window (default: derived from gossip latency)').env('AGENCY_SETTLE_MS').argParser(positiveInt('--settle-ms')))
   .addHelpText('after', `
 Every flag can also be set by the environment variable shown, e.g. AGENCY_PEERS.
 
@@ -52,7 +58,10 @@ Examples:
         metrics: opts.metrics ?? null,
         heartbeatMs: opts.heartbeatMs,
         liveTimeoutMs: opts.liveTimeoutMs,
-        dmTtlMs: opts.dmTtlMs
+        dmTtlMs: opts.dmTtlMs,
+        repo: opts.repo != null ? { remote: opts.repo, branch: opts.branch, workdir: opts.workdir, verify: opts.verify } : undefined,
+        harness: opts.harness,
+        settle: opts.settleMs != null ? { fixedMs: opts.settleMs } : undefined
       })
     } catch (err) {
       process.stderr.write(`agentd: ${(err as Error).message}\n`)

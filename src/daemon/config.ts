@@ -27,6 +27,10 @@ export interface DaemonConfig {
   syncIntervalMs: number
   /** the claim settle window: derived from gossip latency within [minMs, maxMs], or fixed */
   settle?: { minMs?: number, maxMs?: number, defaultMs?: number, fixedMs?: number }
+  /** the shared repository; none: no workspace, integrate answers FAILED_PRECONDITION */
+  repo?: { remote: string, branch: string, workdir?: string, verify?: string, mirrorDir?: string }
+  /** the agent harness to run beside the daemon: claude, codex, copilot, gemini, aider, sim or cmd:... */
+  harness?: string
   /** default process metrics; off when many daemons share one process */
   processMetrics: boolean
 }

@@ -3,6 +3,7 @@
 // behind one object that the gRPC API and the tests drive.
 import { randomUUID } from 'node:crypto'
 import { mkdir } from 'node:fs/promises'
+import { join } from 'node:path'
 import { performance } from 'node:perf_hooks'
 import { EventEmitter } from 'node:events'
 import { openStore, type AgencyStore, type InboxRecord } from '../store/index.js'
@@ -24,6 +25,7 @@ import { loadOrCreateIdentity, type Identity } from './identity.js'
 import { PresenceService } from './presence-service.js'
 import { LogService } from './log-service.js'
 import { BoardService } from './board-service.js'
+import { RepoService } from './repo-service.js'
 import { TASK_STATES } from '../core/board/index.js'
 import { resolveConfig, type DaemonConfig } from './config.js'
 import { VERSION } from '../version.js'
@@ -54,6 +56,7 @@ export class Daemon {
   dialer!: PeerDialer
   logService!: LogService
   boardService!: BoardService
+  repoService?: RepoService
   private readonly inboxFeed = new EventEmitter()
   private outboxTimer?: NodeJS.Timeout
   private startedAt = 0
@@ -88,7 +91,11 @@ export class Daemon {
         heldClaims: () => this.boardService.held().map(h => ({ task: h.task, epoch: h.epoch })),
         onJoined: p => { this.onPeerJoined(p) },
         onLeft: p => { this.onPeerLeft(p) },
-        onHeartbeat: p => { this.dialer.remember(p.peerId, p.addrs) }
+        onHeartbeat: (p, sentAt) => {
+          this.dialer.remember(p.peerId, p.addrs)
+          // Heartbeats from every peer feed the claim settle window (one-way latency, clock skew included).
+          this.boardService?.observeLatency(Date.now() - sentAt)
+        }
       })
       this.gossip = new SwarmGossip(this.node, this.config.swarm, {
         onEntry: async (bytes, from) => await this.logService.receiveGossip(bytes, from),
@@ -129,7 +136,9 @@ export class Daemon {
         events: this.events,
         state: this.store.state,
         logger: this.log.child({ part: 'board' }),
-        isLive: peer => this.presence.isLive(peer),
+        // For one lease period after start nobody has had a chance to send a
+        // heartbeat yet: treat every holder as live rather than as expired.
+        isLive: peer => this.presence.isLive(peer) || performance.now() - this.startedAt < this.config.liveTimeoutMs,
         notify: async (peer, text) => { await this.sendMessage({ to: peer, text }) },
         onHeldChanged: () => { this.presence.beat().catch(() => {}) },
         settle: this.config.settle,
@@ -141,6 +150,20 @@ export class Daemon {
       })
       this.logService.onGossipLatency = ms => { this.boardService.observeLatency(ms) }
       await this.boardService.start()
+      if (this.config.repo != null) {
+        const r = this.config.repo
+        this.repoService = new RepoService({
+          config: { remote: r.remote, branch: r.branch, workdir: r.workdir ?? join(this.config.dataDir, 'workspace'), verify: r.verify, mirrorDir: r.mirrorDir },
+          me: this.identity.peerId,
+          name: this.name,
+          board: this.boardService,
+          log: this.logService,
+          metrics: this.metrics,
+          logger: this.log.child({ part: 'repo' }),
+          notify: async (peer, text) => { await this.sendMessage({ to: peer, text }) }
+        })
+        await this.repoService.start()
+      }
       this.dialer = new PeerDialer({ node: this.node, bootstrap: this.config.peers, log: this.log.child({ part: 'dialer' }) })
       this.registerGauges()
 
@@ -189,6 +212,11 @@ export class Daemon {
       m.logForks.set(state.forks.length)
       m.secondsSinceSync.set(this.logService.secondsSinceSync())
       m.claimsHeld.set(this.boardService.held().length)
+      const tests = this.testSummary()
+      m.sharedTests.set({ result: 'passed' }, tests?.passed ?? 0)
+      m.sharedTests.set({ result: 'failed' }, tests?.failed ?? 0)
+      m.sharedTests.set({ result: 'all' }, tests?.total ?? 0)
+      m.sharedPassRatio.set(tests?.passRate ?? 0)
       for (const state of TASK_STATES) m.tasksByState.set({ state }, 0)
       for (const t of this.boardService.board.tasks(performance.now())) m.tasksByState.inc({ state: t.state })
     }
@@ -210,7 +238,13 @@ export class Daemon {
   }
 
   workspacePath (): string {
-    return ''
+    return this.repoService?.workspace.dir ?? ''
+  }
+
+  /** The repository part, or a clear error when this daemon runs without --repo. */
+  repo (): RepoService {
+    if (this.repoService == null) throw new FailedPreconditionError('this agentd has no shared repository: start it with --repo <git url or path>')
+    return this.repoService
   }
 
   uptimeSeconds (): number {

@@ -18,7 +18,7 @@ export interface PresenceServiceInit {
   heldClaims: () => Array<{ task: string, epoch: number }>
   onJoined: (p: PeerRecord) => void
   onLeft: (p: PeerRecord) => void
-  onHeartbeat?: (p: PeerRecord) => void
+  onHeartbeat?: (p: PeerRecord, sentAt: number) => void
 }
 
 export class PresenceService {
@@ -80,7 +80,7 @@ export class PresenceService {
     const record = this.directory.get(p.peerId)
     if (record != null) {
       if (seen === 'joined') this.init.onJoined(record)
-      this.init.onHeartbeat?.(record)
+      this.init.onHeartbeat?.(record, p.time)
     }
     return 'accept'
   }

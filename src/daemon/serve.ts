@@ -5,6 +5,8 @@ import type { DaemonConfig } from './config.js'
 import { agencyHandlers, startGrpcServer, type GrpcServer } from '../api/grpc-server.js'
 import { startMetricsServer, type MetricsServer } from '../metrics/http-server.js'
 import { UnavailableError } from '../core/errors.js'
+import { HarnessService } from './harness-service.js'
+import { unary } from '../api/grpc-errors.js'
 
 export interface ServedDaemon {
   daemon: Daemon
@@ -18,7 +20,9 @@ export async function serveDaemon (config: Partial<DaemonConfig> & { dataDir: st
   await daemon.start()
   let grpc: GrpcServer | undefined
   let metrics: MetricsServer | undefined
+  const harness = daemon.config.harness != null ? new HarnessService(daemon, daemon.config.harness) : undefined
   const stop = async (): Promise<void> => {
+    await harness?.stop()
     await grpc?.close()
     await metrics?.close()
     await daemon.stop()
@@ -26,7 +30,9 @@ export async function serveDaemon (config: Partial<DaemonConfig> & { dataDir: st
   try {
     if (daemon.config.grpc != null) {
       try {
-        grpc = await startGrpcServer(daemon.config.grpc, agencyHandlers(daemon))
+        grpc = await startGrpcServer(daemon.config.grpc, agencyHandlers(daemon, {
+          stopHarness: unary(async () => ({ stopped: harness != null ? await harness.stop() : false }))
+        }))
       } catch (err) {
         throw new UnavailableError(`cannot serve gRPC on ${daemon.config.grpc}: ${(err as Error).message}`, { cause: err })
       }
@@ -40,6 +46,10 @@ export async function serveDaemon (config: Partial<DaemonConfig> & { dataDir: st
       } catch (err) {
         throw new UnavailableError(`cannot serve metrics on ${daemon.config.metrics}: ${(err as Error).message}`, { cause: err })
       }
+    }
+    if (harness != null) {
+      if (grpc == null) throw new UnavailableError('a harness needs the gRPC API: do not disable --grpc')
+      await harness.start(grpc.address)
     }
   } catch (err) {
     await stop()

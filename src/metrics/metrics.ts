@@ -48,6 +48,12 @@ export function createMetrics (init: MetricsInit) {
     takeovers: new Counter({ name: 'agentd_claim_takeovers_total', help: 'Claims this daemon took over from an expired holder.', registers: r }),
     claimsLost: new Counter({ name: 'agentd_claims_lost_total', help: 'Claims of this daemon that lost a race or were superseded.', registers: r }),
     tasksByState: new Gauge({ name: 'agentd_tasks', help: 'Tasks on the board, by state.', labelNames: ['state'] as const, registers: r }),
+    integrations: new Counter({ name: 'agentd_integrations_total', help: 'Integrations into the shared branch, by result.', labelNames: ['result'] as const, registers: r }),
+    integrationRetries: new Counter({ name: 'agentd_integration_push_retries_total', help: 'Pushes retried after a non-fast-forward rejection.', registers: r }),
+    verifySeconds: new Histogram({ name: 'agentd_verify_duration_seconds', help: 'Duration of verify (test) runs during integration.', buckets: [0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600, 1800], registers: r }),
+    sharedTests: new Gauge({ name: 'agentd_shared_branch_tests', help: 'Tests on the shared branch in the latest recorded run, by result (passed, failed, all).', labelNames: ['result'] as const, registers: r }),
+    sharedPassRatio: new Gauge({ name: 'agentd_shared_branch_pass_ratio', help: 'Passed / all tests on the shared branch in the latest recorded run.', registers: r }),
+    harnessRestarts: new Counter({ name: 'agentd_harness_restarts_total', help: 'Restarts of the agent harness process.', registers: r }),
     secondsSinceSync: new Gauge({ name: 'agentd_sync_last_exchange_age_seconds', help: 'Seconds since the last completed anti-entropy exchange (-1: none yet).', registers: r })
   }
 }

@@ -12,7 +12,7 @@ import {
 import { FailedPreconditionError, NotFoundError } from '../errors.js'
 import { ClaimLedger, type ClaimRecord, type HandoffInfo } from './claim-ledger.js'
 import { rankExperts, type Contribution, type ExpertView } from './expertise.js'
-import { validateGlob } from './glob-pattern.js'
+import { isValidGlob, validateGlob } from './glob-pattern.js'
 import { GoalHistory, type GoalView } from './goal-history.js'
 import { compareText, insertOrdered, type Ordered } from './order.js'
 import { ReviewBook, type ReviewView } from './review-book.js'
@@ -321,7 +321,8 @@ export class Board {
     if (def === undefined) throw new NotFoundError(`no task ${JSON.stringify(task)}`)
     const c = this.ledger.state(task)
     if (c.done !== undefined) throw new FailedPreconditionError(`task ${task} is done (by ${c.done.author}, commit ${c.done.commit || 'none'})`)
-    const planScope = globs.length > 0 ? globs : [...def.scope]
+    // a peer's scope hints may be malformed; a claim only carries valid globs
+    const planScope = globs.length > 0 ? globs : def.scope.filter(g => isValidGlob(g))
     if (c.holder?.author === me) return { task, epoch: c.holder.epoch, alreadyHeld: true, scope: [...c.holder.scope] }
     if (c.holder !== undefined && this.liveness.isLive(c.holder.author, now)) {
       throw new FailedPreconditionError(`task ${task} is held by ${c.holder.author} at epoch ${c.holder.epoch}, whose lease is live`)
@@ -372,6 +373,10 @@ export class Board {
       yield { peer: r.author, kind: 'integration', paths }
     }
   }
+}
+
+export function createBoard (init?: BoardInit): Board {
+  return new Board(init)
 }
 
 /** The Claim body for a plan from checkClaimable. */

@@ -94,7 +94,7 @@ export class ClaimLedger {
     if (!(c.epoch >= 1)) return false
     const t = this.entries(c.task)
     const record: ClaimRecord = {
-      ...ordered(h), time: h.time, task: c.task, epoch: c.epoch, scope: [...c.scope], takeoverOf: c.takeoverOf, branch: c.branch, handoff: c.handoff
+      id: h.id, author: h.author, seq: h.seq, lamport: h.lamport, time: h.time, task: c.task, epoch: c.epoch, scope: [...c.scope], takeoverOf: c.takeoverOf, branch: c.branch, handoff: c.handoff
     }
     const atEpoch = t.claimsByEpoch.get(c.epoch)
     if (atEpoch === undefined) t.claimsByEpoch.set(c.epoch, [record])
@@ -113,7 +113,7 @@ export class ClaimLedger {
   addRelease (h: BoardEntryHeader, r: Release): boolean {
     if (!(r.epoch >= 1)) return false
     const t = this.entries(r.task)
-    const record: ReleaseRecord = { ...ordered(h), time: h.time, task: r.task, epoch: r.epoch, note: r.note, branch: r.branch }
+    const record: ReleaseRecord = { id: h.id, author: h.author, seq: h.seq, lamport: h.lamport, time: h.time, task: r.task, epoch: r.epoch, note: r.note, branch: r.branch }
     t.released.add(releaseKey(h.author, r.epoch))
     t.seenEpoch = Math.max(t.seenEpoch, r.epoch)
     if (r.note !== '' || r.branch !== '') t.notes.push(record)
@@ -124,7 +124,7 @@ export class ClaimLedger {
   addDone (h: BoardEntryHeader, d: Done): boolean {
     if (!(d.epoch >= 1)) return false
     const t = this.entries(d.task)
-    t.dones.push({ ...ordered(h), time: h.time, task: d.task, epoch: d.epoch, commit: d.commit, paths: [...d.paths] })
+    t.dones.push({ id: h.id, author: h.author, seq: h.seq, lamport: h.lamport, time: h.time, task: d.task, epoch: d.epoch, commit: d.commit, paths: [...d.paths] })
     t.seenEpoch = Math.max(t.seenEpoch, d.epoch)
     return true
   }
@@ -164,10 +164,6 @@ export class ClaimLedger {
     t.derived = undefined
     return t
   }
-}
-
-function ordered (h: BoardEntryHeader): Ordered {
-  return { id: h.id, author: h.author, seq: h.seq, lamport: h.lamport }
 }
 
 /** Identifies "author's claim(s) at epoch": what a release names. */

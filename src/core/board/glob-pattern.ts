@@ -40,6 +40,15 @@ export function validateGlob (glob: unknown): string {
   return parseGlob(glob).source
 }
 
+export function isValidGlob (glob: unknown): boolean {
+  try {
+    parseGlob(glob)
+    return true
+  } catch {
+    return false
+  }
+}
+
 export function parseGlob (glob: unknown): ParsedGlob {
   if (typeof glob !== 'string') throw new InvalidArgumentError('a glob must be a string')
   if (glob.trim() === '') throw new InvalidArgumentError('a glob must not be empty')

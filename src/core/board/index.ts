@@ -1,14 +1,14 @@
 // The board core: views folded from decoded log entries, plus the pure rules
 // a daemon needs around claims (leases, settle window, overlap).
 
-export { Board, claimFromPlan } from './board.js'
+export { Board, claimFromPlan, createBoard } from './board.js'
 export type { AgentProgress, BoardInit, ClaimPlan, HeldEpoch, HolderInfo, Takeover, TaskView, TestRunView } from './board.js'
 export type { HandoffInfo } from './claim-ledger.js'
 export { overlaps, overlapsFor } from './claim-overlaps.js'
 export type { ClaimOverlap } from './claim-overlaps.js'
 export type { ExpertView } from './expertise.js'
 export { globsIntersect, scopesOverlap } from './glob-overlap.js'
-export { validateGlob } from './glob-pattern.js'
+export { isValidGlob, validateGlob } from './glob-pattern.js'
 export type { GoalView } from './goal-history.js'
 export { DEFAULT_LEASE_MS, LeaseTable, createLeaseTable } from './lease-table.js'
 export type { LeaseTableInit } from './lease-table.js'

@@ -23,6 +23,13 @@ describe('holder rule', () => {
       const b = boardWith(order)
       expect(b.task('parser', 0)).toMatchObject({ state: 'claimed', holder: 'bob', epoch: 1, nextEpoch: 2 })
     }
+    // asking between arrivals must not freeze an early answer
+    const b = new Board()
+    for (const e of [t, late, tieA, tieB]) {
+      b.apply(e)
+      b.task('parser', 0)
+    }
+    expect(b.holder('parser')?.holder).toBe('bob')
   })
 
   it('a claim at a higher epoch beats any claim at a lower one', () => {
@@ -31,18 +38,32 @@ describe('holder rule', () => {
     expect(b.holder('parser')).toMatchObject({ holder: 'zed', epoch: 2 })
   })
 
-  it('a release frees only the releaser\'s claim at that epoch, even when it arrives before the claim', () => {
+  it('a release frees only the releaser\'s claim at that epoch', () => {
     const w = new EntryWriter()
     const t = w.task('p0', { id: 'parser' }, 1)
     const amy = w.claim('amy', 'parser', 1, {}, 2)
     const bob = w.claim('bob', 'parser', 1, {}, 3)
     const amyRelease = w.release('amy', 'parser', 1, { note: 'tried the LR approach', branch: 'agency/parser-amy' }, 4)
-    const b = boardWith([amyRelease, bob, t, amy])
+    const b = boardWith([t, amy, bob])
+    expect(b.holder('parser')?.holder).toBe('amy')
+    b.apply(amyRelease)
     // bob's claim at the same epoch is still unreleased, so it holds now
     expect(b.task('parser', 0)).toMatchObject({ state: 'claimed', holder: 'bob', epoch: 1 })
     b.apply(w.release('bob', 'parser', 1, {}, 5))
     expect(b.task('parser', 0)).toMatchObject({ state: 'open', epoch: 1, nextEpoch: 2, handoff: { from: 'amy', note: 'tried the LR approach', branch: 'agency/parser-amy' } })
     expect(b.task('parser', 0)?.holder).toBeUndefined()
+  })
+
+  it('a release that arrives before its claim still releases it', () => {
+    const w = new EntryWriter()
+    const t = w.task('p0', { id: 'parser' }, 1)
+    const amy = w.claim('amy', 'parser', 1, {}, 2)
+    const bob = w.claim('bob', 'parser', 1, {}, 3)
+    const amyRelease = w.release('amy', 'parser', 1, {}, 4)
+    const b = boardWith([amyRelease, bob, t])
+    expect(b.holder('parser')?.holder).toBe('bob')
+    b.apply(amy)
+    expect(b.holder('parser')?.holder).toBe('bob')
   })
 
   it('a release at an old epoch does not free a newer claim', () => {

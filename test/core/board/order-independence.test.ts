@@ -79,7 +79,7 @@ describe('board fold is order independent', () => {
       const expected = snapshot(fold(entries), 0)
       expect(snapshot(fold(shuffledA), 0)).toEqual(expected)
       expect(snapshot(fold(shuffledB, 2), 0)).toEqual(expected)
-    }), { numRuns: 300 })
+    }), { numRuns: 1000 })
   })
 
   it('a duplicate id is a no-op', () => {

@@ -1,0 +1,1 @@
+export const pow = (a, b) => Math.pow(a, b)

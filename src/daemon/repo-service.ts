@@ -1,0 +1,215 @@
+// The shared repository inside agentd: this agent's workspace, verified
+// integration with fencing against the board, the integrator queue, and the
+// log entries that record what happened (integrations, test runs, failures).
+import { homedir } from 'node:os'
+import { join } from 'node:path'
+import { openWorkspace, integrate, integrateBatch, pushRequestRef, type Workspace, type IntegrationRequest as RepoRequest, type TestCounts } from '../repo/index.js'
+import { FailedPreconditionError, InvalidArgumentError } from '../core/errors.js'
+import { validateTaskId } from '../core/board/task-id.js'
+import { decodeBody } from '../core/log/kinds.js'
+import type { IntegrateReply, RunIntegratorReply, TestCounts as TestCountsMsg, WorkspaceReply } from '../gen/agency/v1/api.js'
+import type { BoardService } from './board-service.js'
+import type { LogService } from './log-service.js'
+import type { Metrics } from '../metrics/metrics.js'
+import type { Logger } from '../logger.js'
+
+export interface RepoConfig {
+  /** the shared repository: path, file://, ssh or http */
+  remote: string
+  branch: string
+  /** this agent's clone */
+  workdir: string
+  /** verify command; default: the goal's test command */
+  verify?: string
+  /** where clones on this host share objects */
+  mirrorDir?: string
+}
+
+export interface RepoServiceInit {
+  config: RepoConfig
+  me: string
+  name: string
+  board: BoardService
+  log: LogService
+  metrics: Metrics
+  logger: Logger
+  notify: (peer: string, text: string) => Promise<void>
+}
+
+function countsMessage (t: TestCounts | null): TestCountsMsg | undefined {
+  return t == null ? undefined : { passed: t.passed, failed: t.failed, total: t.total, format: t.format }
+}
+
+export function defaultMirrorDir (): string {
+  return join(homedir(), '.agency', 'mirrors')
+}
+
+export class RepoService {
+  workspace!: Workspace
+  private readonly init: RepoServiceInit
+
+  constructor (init: RepoServiceInit) {
+    this.init = init
+  }
+
+  async start (): Promise<void> {
+    const c = this.init.config
+    this.workspace = await openWorkspace({
+      remote: c.remote,
+      branch: c.branch,
+      workdir: c.workdir,
+      agentId: this.init.me,
+      mirrorDir: c.mirrorDir ?? defaultMirrorDir(),
+      identity: { name: `agency ${this.init.name}`, email: `${this.init.name}@agency.invalid` }
+    })
+  }
+
+  private verifyCommand (): string {
+    const v = this.init.config.verify ?? this.init.board.board.goal()?.testCommand ?? ''
+    if (v.trim() === '') throw new FailedPreconditionError('no verify command: set the goal\'s test command (agency goal set ... --test "<command>") or start agentd with --verify')
+    return v
+  }
+
+  /** The task to integrate: the one named, else the only one this agent holds. */
+  private resolveTask (task: string): { task: string, epoch: number } {
+    if (task === '') {
+      const held = this.init.board.held()
+      if (held.length !== 1) throw new InvalidArgumentError(held.length === 0 ? 'you hold no task: name one with --task' : `you hold ${held.length} tasks (${held.map(h => h.task).join(', ')}): name one with --task`)
+      task = held[0].task
+    }
+    validateTaskId(task)
+    return this.init.board.board.checkDoable(task, this.init.me)
+  }
+
+  async workspaceInfo (task: string): Promise<WorkspaceReply> {
+    const ws = this.workspace
+    let taskBranch = ''
+    if (task !== '') {
+      validateTaskId(task)
+      taskBranch = (await ws.checkoutTask(task)).branch
+    }
+    return { path: ws.dir, remote: ws.remote, branch: ws.branch, taskBranch }
+  }
+
+  async integrate (taskArg: string, message: string): Promise<IntegrateReply> {
+    const { task, epoch } = this.resolveTask(taskArg)
+    const verify = this.verifyCommand()
+    const fence = async (): Promise<void> => { this.init.board.board.checkDoable(task, this.init.me) }
+    const started = performance.now()
+    const r = await integrate({ workspace: this.workspace, task, epoch, agentId: this.init.me, message: message !== '' ? message : undefined, verify, checkFence: fence })
+    const m = this.init.metrics
+    m.integrations.inc({ result: r.result === 'up-to-date' ? 'merged' : r.result })
+    m.integrationRetries.inc(r.retries)
+    const reply: IntegrateReply = { result: r.result, commit: '', conflicts: [], summary: '', attempts: r.attempts, tests: undefined, findingId: '', epoch, paths: [] }
+    switch (r.result) {
+      case 'merged': {
+        m.verifySeconds.observe(r.verifyMs / 1000)
+        reply.commit = r.commit
+        reply.tests = countsMessage(r.tests)
+        reply.paths = r.paths
+        await this.init.log.append('integration', { task, epoch, commit: r.commit, result: 'merged', paths: r.paths, request: '' })
+        if (r.tests != null) await this.recordTestRun(r.commit, r.tests, r.verifyMs)
+        break
+      }
+      case 'up-to-date':
+        reply.result = 'merged'
+        reply.commit = r.commit
+        reply.summary = 'already in the shared branch'
+        break
+      case 'conflict': {
+        reply.conflicts = r.files
+        reply.summary = `merge conflict in ${r.files.join(', ')}`
+        await this.init.log.append('integration', { task, epoch, commit: '', result: 'conflict', paths: r.files, request: '' })
+        const f = await this.init.log.append('finding', { kind: 'failure', text: `integrating ${task}@${epoch} conflicts with ${this.workspace.branch} in ${r.files.join(', ')}`, paths: r.files, tags: [`task:${task}`, 'conflict'], refs: [], supersedes: '' })
+        reply.findingId = f.id
+        break
+      }
+      case 'failed': {
+        m.verifySeconds.observe(r.verifyMs / 1000)
+        reply.summary = r.summary
+        reply.tests = countsMessage(r.tests)
+        await this.init.log.append('integration', { task, epoch, commit: '', result: 'failed', paths: [], request: '' })
+        const f = await this.init.log.append('finding', { kind: 'failure', text: `integrating ${task}@${epoch} failed verify (${verify}): ${r.summary}`.slice(0, 8000), paths: [], tags: [`task:${task}`, 'verify'], refs: [], supersedes: '' })
+        reply.findingId = f.id
+        break
+      }
+      case 'contended':
+        reply.summary = r.reason
+        break
+    }
+    this.init.logger.info({ task, epoch, result: reply.result, ms: Math.round(performance.now() - started) }, 'integrate')
+    return reply
+  }
+
+  private async recordTestRun (commit: string, t: TestCounts, durationMs: number): Promise<void> {
+    await this.init.log.append('test_run', { commit, branch: this.workspace.branch, passed: t.passed, failed: t.failed, total: t.total, durationMs: Math.round(durationMs), summary: t.format })
+  }
+
+  async requestIntegration (taskArg: string): Promise<{ ref: string, commit: string, entryId: string }> {
+    const { task, epoch } = this.resolveTask(taskArg)
+    const fence = async (): Promise<void> => { this.init.board.board.checkDoable(task, this.init.me) }
+    const { ref, commit } = await pushRequestRef(this.workspace, task, { checkFence: fence })
+    const e = await this.init.log.append('integration_request', { task, epoch, ref, commit })
+    return { ref, commit, entryId: e.id }
+  }
+
+  /** Integration requests in log order that no integration entry answers yet. */
+  pendingRequests (): Array<RepoRequest & { id: string }> {
+    const answered = new Set<string>()
+    const requests: Array<RepoRequest & { id: string }> = []
+    for (const e of this.init.log.state.ordered()) {
+      if (e.entry.kind === 'integration') {
+        const i = decodeBody('integration', e.entry.body)
+        if (i.request !== '') answered.add(i.request)
+      } else if (e.entry.kind === 'integration_request') {
+        const r = decodeBody('integration_request', e.entry.body)
+        requests.push({ id: e.id, ref: r.ref, commit: r.commit, task: r.task, epoch: r.epoch, author: e.entry.author })
+      }
+    }
+    return requests.filter(r => !answered.has(r.id))
+  }
+
+  async runIntegrator (maxBatch: number): Promise<RunIntegratorReply> {
+    const pending = this.pendingRequests()
+    const batch = pending.slice(0, maxBatch > 0 ? maxBatch : 16)
+    const reply: RunIntegratorReply = { landed: [], conflicts: [], failed: [], pending: pending.length - batch.length, commit: '' }
+    if (batch.length === 0) return reply
+    const verify = this.verifyCommand()
+    const byKey = new Map(batch.map(r => [`${r.ref}@${r.commit}`, r]))
+    const idOf = (r: RepoRequest): string => byKey.get(`${r.ref}@${r.commit}`)?.id ?? ''
+    const result = await integrateBatch({ workspace: this.workspace, requests: batch.map(({ id: _id, ...r }) => r), verify, deleteLandedRefs: true })
+    const m = this.init.metrics
+    for (const l of result.landed) {
+      m.integrations.inc({ result: 'merged' })
+      reply.landed.push(l.request.task)
+      await this.init.log.append('integration', { task: l.request.task, epoch: l.request.epoch, commit: l.commit, result: 'merged', paths: [], request: idOf(l.request) })
+    }
+    for (const r of result.alreadyMerged) {
+      reply.landed.push(r.task)
+      await this.init.log.append('integration', { task: r.task, epoch: r.epoch, commit: r.commit, result: 'merged', paths: [], request: idOf(r) })
+    }
+    for (const c of result.conflicts) {
+      m.integrations.inc({ result: 'conflict' })
+      reply.conflicts.push(c.request.task)
+      await this.reportBad(c.request, idOf(c.request), 'conflict', `conflicts with ${this.workspace.branch} in ${c.files.join(', ')}`, c.files)
+    }
+    for (const f of result.failed) {
+      m.integrations.inc({ result: 'failed' })
+      reply.failed.push(f.request.task)
+      await this.reportBad(f.request, idOf(f.request), 'failed', `breaks the tests: ${f.summary}`, [])
+    }
+    if (result.pushed != null) {
+      reply.commit = result.pushed
+      if (result.tests != null) await this.recordTestRun(result.pushed, result.tests, 0)
+    }
+    reply.pending += result.deferred.length
+    return reply
+  }
+
+  private async reportBad (r: RepoRequest, requestId: string, result: string, what: string, paths: string[]): Promise<void> {
+    await this.init.log.append('integration', { task: r.task, epoch: r.epoch, commit: '', result, paths, request: requestId })
+    const text = `integration request for ${r.task}@${r.epoch} (${r.commit.slice(0, 12)}) ${what}`.slice(0, 8000)
+    await this.init.log.append('finding', { kind: 'failure', text, paths, tags: [`task:${r.task}`, result], refs: requestId !== '' ? [requestId] : [], supersedes: '' })
+    if (r.author !== this.init.me) await this.init.notify(r.author, `[agency integrator] ${text}`).catch(() => {})
+  }
+}

@@ -1,0 +1,113 @@
+// `agency integrate`: merge the agent's task branch onto the shared branch,
+// verify the merged tree, push; on a lost push race fetch, merge and verify
+// again. Nothing is pushed on a conflict, a red verify or a lost claim, and
+// success is reported only for a push git confirmed.
+import { InvalidArgumentError } from '../core/errors.js'
+import { defaultJitter, sleep, type Jitter } from './backoff.js'
+import { TaskBranchNotFoundError } from './errors.js'
+import { git, isAncestor, revParse, splitZ } from './git.js'
+import { pushRefspecs } from './push.js'
+import { agencyTrailers, checkEpoch, checkRefComponent, mergeMessage } from './ref-names.js'
+import { addScratchTree } from './scratch-tree.js'
+import type { TestCounts } from './test-results.js'
+import { checkJunitPaths, checkVerifyCommand, runVerify } from './verify.js'
+import type { Workspace } from './workspace.js'
+
+export interface IntegrateOptions {
+  workspace: Workspace
+  task: string
+  /** The epoch of the agent's claim on the task; written into the merge commit. */
+  epoch: number
+  /** Default: the workspace's agent. */
+  agentId?: string
+  /** Merge commit subject and body; the trailers are appended. */
+  message?: string
+  /** Shell command run in the merged tree; exit 0 (and no failed test parsed) means green. */
+  verify: string
+  /** Throws (e.g. FailedPreconditionError) when the claim on the task was lost. Called before anything and before each push. */
+  checkFence: () => Promise<void>
+  /** Push attempts before giving up with 'contended'. */
+  maxAttempts?: number
+  jitter?: Jitter
+  verifyTimeoutMs?: number
+  junitPaths?: string[]
+  /** Paths of the agent's clone linked into the merged tree before verify, e.g. ['node_modules']. */
+  linkFromWorkspace?: string[]
+}
+
+interface Attempts { attempts: number, retries: number }
+
+export type IntegrateResult =
+  | ({ result: 'merged', commit: string, base: string, tests: TestCounts | null, verifyMs: number, paths: string[] } & Attempts)
+  /** The branch is already in the shared branch's history; nothing to push. */
+  | ({ result: 'up-to-date', commit: string } & Attempts)
+  | ({ result: 'conflict', files: string[], base: string } & Attempts)
+  /** `commit` is the merge that was tested and not pushed. */
+  | ({ result: 'failed', summary: string, tests: TestCounts | null, commit: string, base: string, exitCode: number | null, timedOut: boolean, verifyMs: number } & Attempts)
+  /** Every push lost a race; nothing of ours landed. Try again later. */
+  | ({ result: 'contended', reason: string } & Attempts)
+
+export const DEFAULT_MAX_ATTEMPTS = 5
+
+export async function integrate (opts: IntegrateOptions): Promise<IntegrateResult> {
+  const ws = opts.workspace
+  const branch = ws.taskBranch(opts.task)
+  const epoch = checkEpoch(opts.epoch)
+  const agentId = checkRefComponent('agent id', opts.agentId ?? ws.agentId)
+  const maxAttempts = checkAttempts(opts.maxAttempts ?? DEFAULT_MAX_ATTEMPTS)
+  const verify = await checkVerifyCommand(opts.verify)
+  const junitPaths = checkJunitPaths(opts.junitPaths)
+  if (typeof opts.checkFence !== 'function') throw new InvalidArgumentError('checkFence must be a function')
+  const jitter = opts.jitter ?? defaultJitter
+  const messageArgs = mergeMessage(opts.message, `Merge ${branch}`, agencyTrailers(opts.task, epoch, agentId))
+
+  return await ws.exclusive(async () => {
+    const head = await revParse(ws.dir, `refs/heads/${branch}`)
+    if (head == null) throw new TaskBranchNotFoundError(branch)
+    await ws.assertClean()
+    await opts.checkFence()
+
+    let attempts = 0
+    let reason = ''
+    let attemptMs = 0
+    while (attempts < maxAttempts) {
+      if (attempts > 0) await sleep(jitter(attempts, attemptMs))
+      attempts++
+      const started = performance.now()
+      const counted = { attempts, retries: attempts - 1 }
+      const base = await ws.fetchShared()
+      if (await isAncestor(ws.dir, head, base)) return { result: 'up-to-date', commit: base, ...counted }
+
+      const tree = await addScratchTree(ws, base, opts.linkFromWorkspace)
+      try {
+        const merge = await tree.merge(head, messageArgs)
+        if (!merge.ok) return { result: 'conflict', files: merge.conflicts, base, ...counted }
+
+        const run = await runVerify({ command: verify, cwd: tree.path, timeoutMs: opts.verifyTimeoutMs, junitPaths })
+        if (!run.ok) {
+          return { result: 'failed', summary: run.summary, tests: run.tests, commit: merge.commit, base, exitCode: run.exitCode, timedOut: run.timedOut, verifyMs: run.durationMs, ...counted }
+        }
+
+        // Verify may take minutes; the claim must still be ours when we push.
+        await opts.checkFence()
+        const pushed = await pushRefspecs(ws, [`${merge.commit}:refs/heads/${ws.branch}`])
+        if (pushed.ok) {
+          const paths = splitZ((await git(ws.dir, ['diff', '--name-only', '-z', `${base}...${head}`])).stdout)
+          ws.log.info({ task: opts.task, commit: merge.commit, ...counted }, 'integrated')
+          return { result: 'merged', commit: merge.commit, base, tests: run.tests, verifyMs: run.durationMs, paths, ...counted }
+        }
+        reason = pushed.reason
+        attemptMs = performance.now() - started
+        ws.log.debug({ task: opts.task, attempt: attempts, reason }, 'push lost a race; merging again')
+      } finally {
+        await tree.remove()
+      }
+    }
+    return { result: 'contended', reason, attempts, retries: attempts - 1 }
+  })
+}
+
+export function checkAttempts (n: unknown): number {
+  if (typeof n !== 'number' || !Number.isInteger(n) || n < 1 || n > 100) throw new InvalidArgumentError(`maxAttempts ${String(n)} must be an integer from 1 to 100`)
+  return n
+}

@@ -1,0 +1,154 @@
+import { writeFile } from 'node:fs/promises'
+import { join } from 'node:path'
+import { afterEach, describe, expect, it } from 'vitest'
+import { integrateBatch, pushRequestRef, type IntegrationRequest } from '../../src/repo/integrator.js'
+import { agentWorkspace, commitFiles, makeSharedRepo, setIdentity, sh, type SharedRepo } from './git-fixtures.js'
+
+let repo: SharedRepo | undefined
+afterEach(async () => { await repo?.cleanup(); repo = undefined })
+
+/**
+ * Agent a<i> commits `files[i]` on task t<i> and publishes it as
+ * refs/agency/a<i>/t<i>; returns the requests in that order. One clone makes
+ * them all (pushRequestRef has its own tests), which keeps the suite fast.
+ */
+async function publish (shared: SharedRepo, files: Array<Record<string, string>>): Promise<IntegrationRequest[]> {
+  const authors = join(shared.root, 'authors')
+  await sh(shared.root, ['clone', '--quiet', shared.bare, authors])
+  await setIdentity(authors, 'authors')
+  const requests: IntegrationRequest[] = []
+  for (const [i, f] of files.entries()) {
+    await sh(authors, ['switch', '--quiet', '--detach', 'origin/main'])
+    const commit = await commitFiles(authors, f, `a${i} on t${i}`)
+    const ref = `refs/agency/a${i}/t${i}`
+    await sh(authors, ['push', '--quiet', 'origin', `${commit}:${ref}`])
+    requests.push({ ref, commit, task: `t${i}`, epoch: i + 1, author: `a${i}` })
+  }
+  return requests
+}
+
+const refsOf = async (shared: SharedRepo): Promise<string> => await sh(shared.bare, ['for-each-ref', '--format=%(refname)', 'refs/agency'])
+
+describe('pushRequestRef', () => {
+  it('publishes the task branch as refs/agency/<agent>/<task>, and re-publishes it after more work', async () => {
+    repo = await makeSharedRepo()
+    const ws = await agentWorkspace(repo, 'a1')
+    await ws.checkoutTask('t1')
+    const first = await commitFiles(ws.dir, { 'a.txt': '1' })
+    expect(await pushRequestRef(ws, 't1')).toEqual({ ref: 'refs/agency/a1/t1', commit: first })
+    expect(await sh(repo.bare, ['rev-parse', 'refs/agency/a1/t1'])).toBe(first)
+
+    await sh(ws.dir, ['commit', '--quiet', '--amend', '-m', 'reworded'])
+    const second = await sh(ws.dir, ['rev-parse', 'HEAD'])
+    expect((await pushRequestRef(ws, 't1')).commit).toBe(second)
+    expect(await sh(repo.bare, ['rev-parse', 'refs/agency/a1/t1'])).toBe(second)
+  })
+
+  it('refuses a dirty workspace and a task without a branch', async () => {
+    repo = await makeSharedRepo()
+    const ws = await agentWorkspace(repo, 'a1')
+    await ws.checkoutTask('t1')
+    await writeFile(join(ws.dir, 'loose.txt'), 'x')
+    await expect(pushRequestRef(ws, 't1')).rejects.toMatchObject({ name: 'DirtyWorkspaceError' })
+    await expect(pushRequestRef(ws, 'other')).rejects.toMatchObject({ name: 'TaskBranchNotFoundError' })
+    expect(await refsOf(repo)).toBe('')
+  })
+})
+
+describe('integrateBatch', () => {
+  it('batches five branches, lands the four good ones in one push and reports the one that breaks the tests', async () => {
+    repo = await makeSharedRepo()
+    const requests = await publish(repo, [
+      { 'f0.txt': '0' }, { 'f1.txt': '1' }, { 'f2.txt': '2' }, { BAD: 'breaks the build' }, { 'f4.txt': '4' }
+    ])
+    const integrator = await agentWorkspace(repo, 'int')
+    const base = await repo.tip()
+
+    const r = await integrateBatch({ workspace: integrator, requests, verify: 'echo checking; test ! -e BAD' })
+
+    expect(r.landed.map(l => l.request.task)).toEqual(['t0', 't1', 't2', 't4'])
+    expect(r.failed.map(f => f.request.task)).toEqual(['t3'])
+    expect(r.failed[0].request.author).toBe('a3')
+    expect(r.failed[0].summary).toMatch(/exit code 1/)
+    expect(r).toMatchObject({ conflicts: [], deferred: [], alreadyMerged: [], attempts: 1, retries: 0 })
+    expect(r.pushed).toBe(await repo.tip())
+
+    // The four landed in log order, one merge each on the shared line, on top of the old tip.
+    const line = (await sh(repo.bare, ['rev-list', '--first-parent', `${base}..main`])).split('\n').reverse()
+    expect(line).toEqual(r.landed.map(l => l.commit))
+    const history = await sh(repo.bare, ['rev-list', 'main'])
+    for (const req of requests) expect(history.includes(req.commit)).toBe(req.task !== 't3')
+    expect(await sh(repo.bare, ['ls-tree', '--name-only', 'main'])).not.toContain('BAD')
+
+    // Each merge names the request it landed, its author and the integrator.
+    const trailers = await sh(repo.bare, ['log', '-1', '--format=%(trailers:only,unfold)', r.landed[3].commit])
+    expect(trailers).toBe('Agency-Task: t4@5\nAgency-Agent: a4\nAgency-Integrator: int')
+
+    // Landed request refs are cleaned up; the bad one stays for its author.
+    expect(await refsOf(repo)).toBe('refs/agency/a3/t3')
+    expect(await sh(repo.bare, ['fsck', '--no-progress', '--no-dangling', '--strict'])).toBe('')
+  })
+
+  it('verifies a green batch once', async () => {
+    repo = await makeSharedRepo()
+    const requests = await publish(repo, [{ 'f0.txt': '0' }, { 'f1.txt': '1' }, { 'f2.txt': '2' }])
+    const integrator = await agentWorkspace(repo, 'int')
+    const r = await integrateBatch({ workspace: integrator, requests, verify: 'echo "3 passed, 0 failed"' })
+    expect(r.landed).toHaveLength(3)
+    expect(r.verifyRuns).toBe(1)
+    expect(r.tests).toMatchObject({ passed: 3, failed: 0, format: 'plain' })
+  })
+
+  it('sets aside a branch that conflicts with an earlier one and lands the rest', async () => {
+    repo = await makeSharedRepo({ 'shared.txt': 'one\ntwo\n' })
+    const requests = await publish(repo, [{ 'shared.txt': 'one\nTWO\n' }, { 'shared.txt': 'one\n2\n' }, { 'other.txt': 'x' }])
+    const integrator = await agentWorkspace(repo, 'int')
+    const r = await integrateBatch({ workspace: integrator, requests, verify: 'true' })
+    expect(r.landed.map(l => l.request.task)).toEqual(['t0', 't2'])
+    expect(r.conflicts).toEqual([{ request: requests[1], files: ['shared.txt'] }])
+    expect(await sh(repo.bare, ['show', 'main:shared.txt'])).toBe('one\nTWO')
+  })
+
+  it('blames nobody when the shared branch fails verify on its own', async () => {
+    repo = await makeSharedRepo({ RED: 'the shared branch is broken' })
+    const requests = await publish(repo, [{ 'f0.txt': '0' }, { 'f1.txt': '1' }])
+    const integrator = await agentWorkspace(repo, 'int')
+    const tip = await repo.tip()
+    const r = await integrateBatch({ workspace: integrator, requests, verify: 'test ! -e RED' })
+    expect(r.failed).toEqual([])
+    expect(r.deferred.map(d => d.request.task)).toEqual(['t0', 't1'])
+    expect(r.deferred[0].reason).toMatch(/fails verify on its own/)
+    expect(r.pushed).toBeNull()
+    expect(await repo.tip()).toBe(tip)
+  })
+
+  it('reports requests already in the shared history and ones whose commit is gone', async () => {
+    repo = await makeSharedRepo()
+    const [req] = await publish(repo, [{ 'f0.txt': '0' }])
+    const integrator = await agentWorkspace(repo, 'int')
+    await integrateBatch({ workspace: integrator, requests: [req], verify: 'true' })
+    const ghost = { ref: 'refs/agency/a9/t9', task: 't9', epoch: 1, author: 'a9', commit: 'f'.repeat(40) }
+    const r = await integrateBatch({ workspace: integrator, requests: [req, ghost], verify: 'true' })
+    expect(r.alreadyMerged).toEqual([req])
+    expect(r.deferred.map(d => d.request)).toEqual([ghost])
+    expect(r.pushed).toBeNull()
+  })
+
+  it('rejects malformed requests before touching anything', async () => {
+    repo = await makeSharedRepo()
+    const [req] = await publish(repo, [{ 'f0.txt': '0' }])
+    const integrator = await agentWorkspace(repo, 'int')
+    const tip = await repo.tip()
+    for (const bad of [
+      { ...req, ref: 'refs/heads/main' },
+      { ...req, commit: 'HEAD' },
+      { ...req, task: '../../x' },
+      { ...req, epoch: 1.5 },
+      { ...req, author: 'a7' } // someone else's ref under a7's name
+    ]) {
+      await expect(integrateBatch({ workspace: integrator, requests: [bad], verify: 'true' })).rejects.toMatchObject({ code: 'INVALID_ARGUMENT' })
+    }
+    await expect(integrateBatch({ workspace: integrator, requests: [req], verify: 'no-such-runner' })).rejects.toMatchObject({ name: 'VerifyCommandNotFoundError' })
+    expect(await repo.tip()).toBe(tip)
+  })
+})
