@@ -6,6 +6,7 @@ import { registerMeshCommands } from './commands/mesh.js'
 import { registerLogCommands } from './commands/log.js'
 import { registerBoardCommands } from './commands/board.js'
 import { registerRepoCommands } from './commands/repo.js'
+import { registerSwarmCommands } from './commands/swarm.js'
 import { fail } from './output.js'
 import { runMcpServer } from '../mcp/server.js'
 
@@ -17,6 +18,7 @@ registerMeshCommands(program)
 registerLogCommands(program)
 registerBoardCommands(program)
 registerRepoCommands(program)
+registerSwarmCommands(program)
 
 program.command('mcp')
   .description('serve the coordination tools of your agentd over MCP on stdio (for agent harnesses); logs go to stderr')

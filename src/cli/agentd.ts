@@ -35,6 +35,7 @@ const program = new Command('agentd')
   .addOption(new Option('--branch <name>', 'the shared branch').env('AGENCY_BRANCH').default('main'))
   .addOption(new Option('--workdir <dir>', 'this agent\'s clone (default: <data-dir>/workspace)').env('AGENCY_WORKDIR'))
   .addOption(new Option('--verify <command>', 'the test command run before every push (default: the goal\'s test command)').env('AGENCY_VERIFY'))
+  .addOption(new Option('--mirror-dir <dir>', 'where clones on this host share git objects (default: ~/.agency/mirrors)').env('AGENCY_MIRROR_DIR'))
   .addOption(new Option('--harness <name>', 'run an agent beside the daemon: claude, codex, copilot, gemini, aider, sim, or cmd:"<command>"').env('AGENCY_HARNESS'))
   .addOption(new Option('--settle-ms <ms>', 'a fixed claim settle window (default: derived from gossip latency)').env('AGENCY_SETTLE_MS').argParser(positiveInt('--settle-ms')))
   .addHelpText('after', `
@@ -59,7 +60,7 @@ Examples:
         heartbeatMs: opts.heartbeatMs,
         liveTimeoutMs: opts.liveTimeoutMs,
         dmTtlMs: opts.dmTtlMs,
-        repo: opts.repo != null ? { remote: opts.repo, branch: opts.branch, workdir: opts.workdir, verify: opts.verify } : undefined,
+        repo: opts.repo != null ? { remote: opts.repo, branch: opts.branch, workdir: opts.workdir, verify: opts.verify, mirrorDir: opts.mirrorDir } : undefined,
         harness: opts.harness,
         settle: opts.settleMs != null ? { fixedMs: opts.settleMs } : undefined
       })

@@ -1,6 +1,7 @@
 #!/usr/bin/env node
-// `npm start`: a local demo. Three agentd processes on loopback find each
-// other, exchange a direct message and an announcement, and share a finding.
+// `npm start`: a local demo. Part 1: three agentd processes on loopback find
+// each other, exchange direct messages and share a finding. Part 2: a swarm of
+// four scripted agents builds the calc example from 0% to 100% pass rate.
 import '../polyfill.js'
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
@@ -8,6 +9,7 @@ import { join } from 'node:path'
 import { startLocalDaemon, type LocalDaemon } from '../swarm/local-daemon.js'
 import { connectAgency, type Agency } from '../api/client.js'
 import type { AgencyClient } from '../gen/agency/v1/api.js'
+import { swarmUp } from '../swarm/swarm.js'
 
 const say = (text: string): void => { process.stdout.write(text + '\n') }
 
@@ -21,7 +23,7 @@ async function waitFor<T> (what: string, fn: () => Promise<T | undefined>, timeo
   throw new Error(`timed out waiting for ${what}`)
 }
 
-async function main (): Promise<void> {
+async function meshDemo (): Promise<void> {
   const root = await mkdtemp(join(tmpdir(), 'agency-demo-'))
   const daemons: LocalDaemon[] = []
   const clients: Agency[] = []
@@ -80,12 +82,31 @@ async function main (): Promise<void> {
       })
       say(`  ${names[i].padEnd(6)} ${info.entries} entries, digest ${info.vectorDigest.slice(0, 16)}`)
     }
-    say('\ndemo finished; stopping the daemons.')
+    say('\npart 1 finished; stopping the three daemons.\n')
   } finally {
     for (const c of clients) c.close()
     await Promise.all(daemons.map(async d => await d.stop()))
     await rm(root, { recursive: true, force: true })
   }
+}
+
+async function swarmDemo (): Promise<void> {
+  const dir = await mkdtemp(join(tmpdir(), 'agency-swarm-demo-'))
+  try {
+    say('part 2: `agency swarm up -n 4 --harness sim --example calc`: four scripted agents build the calc example.')
+    say('Each agent reads the board, claims a task, searches the findings, writes code, runs the tests and integrates;')
+    say('a failed approach is recorded, and peers skip it.\n')
+    const { finished } = await swarmUp({ n: 4, dir, example: 'calc', harness: 'sim', swarm: 'demo', downWhenDone: true, timeoutMs: 10 * 60_000, progress: say })
+    say(finished ? '\nthe goal is met: every task is done and every test passes on the shared branch.' : '\nthe swarm did not finish in time.')
+    if (!finished) process.exitCode = 1
+  } finally {
+    await rm(dir, { recursive: true, force: true })
+  }
+}
+
+async function main (): Promise<void> {
+  await meshDemo()
+  await swarmDemo()
 }
 
 main().catch(err => {

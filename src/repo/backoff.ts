@@ -9,9 +9,9 @@ export type Jitter = (retry: number, lastAttemptMs: number) => number
 
 export const MAX_JITTER_MS = 5_000
 
-/** Full jitter over an exponential window of attempt-lengths: 0..min(5 s, attempt * 2^(retry-1)). */
+/** Full jitter over an exponential window of attempt-lengths: 0..min(5 s, attempt * 2^retry). */
 export const defaultJitter: Jitter = (retry, lastAttemptMs) =>
-  Math.random() * Math.min(MAX_JITTER_MS, Math.max(50, lastAttemptMs) * 2 ** (retry - 1))
+  Math.random() * Math.min(MAX_JITTER_MS, Math.max(50, lastAttemptMs) * 2 ** retry)
 
 export async function sleep (ms: number): Promise<void> {
   if (!(ms > 0)) return

@@ -8,7 +8,7 @@ import { TaskBranchNotFoundError } from './errors.js'
 import { git, isAncestor, revParse, splitZ } from './git.js'
 import { pushRefspecs } from './push.js'
 import { agencyTrailers, checkEpoch, checkRefComponent, mergeMessage } from './ref-names.js'
-import { addScratchTree } from './scratch-tree.js'
+import { addScratchTree, checkLinks } from './scratch-tree.js'
 import type { TestCounts } from './test-results.js'
 import { checkJunitPaths, checkVerifyCommand, runVerify } from './verify.js'
 import type { Workspace } from './workspace.js'
@@ -57,6 +57,7 @@ export async function integrate (opts: IntegrateOptions): Promise<IntegrateResul
   const maxAttempts = checkAttempts(opts.maxAttempts ?? DEFAULT_MAX_ATTEMPTS)
   const verify = await checkVerifyCommand(opts.verify)
   const junitPaths = checkJunitPaths(opts.junitPaths)
+  const links = checkLinks(opts.linkFromWorkspace)
   if (typeof opts.checkFence !== 'function') throw new InvalidArgumentError('checkFence must be a function')
   const jitter = opts.jitter ?? defaultJitter
   const messageArgs = mergeMessage(opts.message, `Merge ${branch}`, agencyTrailers(opts.task, epoch, agentId))
@@ -78,7 +79,7 @@ export async function integrate (opts: IntegrateOptions): Promise<IntegrateResul
       const base = await ws.fetchShared()
       if (await isAncestor(ws.dir, head, base)) return { result: 'up-to-date', commit: base, ...counted }
 
-      const tree = await addScratchTree(ws, base, opts.linkFromWorkspace)
+      const tree = await addScratchTree(ws, base, links)
       try {
         const merge = await tree.merge(head, messageArgs)
         if (!merge.ok) return { result: 'conflict', files: merge.conflicts, base, ...counted }
@@ -92,7 +93,9 @@ export async function integrate (opts: IntegrateOptions): Promise<IntegrateResul
         await opts.checkFence()
         const pushed = await pushRefspecs(ws, [`${merge.commit}:refs/heads/${ws.branch}`])
         if (pushed.ok) {
-          const paths = splitZ((await git(ws.dir, ['diff', '--name-only', '-z', `${base}...${head}`])).stdout)
+          // The push landed: nothing after this line may turn the result into an error.
+          const diff = await git(ws.dir, ['diff', '--name-only', '-z', `${base}...${head}`], { allowFail: true })
+          const paths = diff.code === 0 ? splitZ(diff.stdout) : []
           ws.log.info({ task: opts.task, commit: merge.commit, ...counted }, 'integrated')
           return { result: 'merged', commit: merge.commit, base, tests: run.tests, verifyMs: run.durationMs, paths, ...counted }
         }

@@ -13,7 +13,7 @@ import { isAncestor, revParse } from './git.js'
 import { checkAttempts, DEFAULT_MAX_ATTEMPTS } from './integrate.js'
 import { pushRefspecs } from './push.js'
 import { agencyTrailers, checkEpoch, checkRefComponent, mergeMessage, requestRefName } from './ref-names.js'
-import { addScratchTree, type ScratchTree } from './scratch-tree.js'
+import { addScratchTree, checkLinks, type ScratchTree } from './scratch-tree.js'
 import type { TestCounts } from './test-results.js'
 import { checkJunitPaths, checkVerifyCommand, runVerify, type VerifyRun } from './verify.js'
 import { fetchRefspecs, type Workspace } from './workspace.js'
@@ -92,6 +92,7 @@ export async function integrateBatch (opts: BatchOptions): Promise<BatchResult> 
   const requests = checkRequests(opts.requests)
   const verify = await checkVerifyCommand(opts.verify)
   const junitPaths = checkJunitPaths(opts.junitPaths)
+  const links = checkLinks(opts.linkFromWorkspace)
   const maxAttempts = checkAttempts(opts.maxAttempts ?? DEFAULT_MAX_ATTEMPTS)
   const jitter = opts.jitter ?? defaultJitter
 
@@ -117,8 +118,9 @@ export async function integrateBatch (opts: BatchOptions): Promise<BatchResult> 
         if (await revParse(ws.dir, r.commit) == null) out.deferred.push({ request: r, reason: `commit ${r.commit} is not on the remote (was ${r.ref} re-published?)` })
         else present.push(r)
       }
+      if (present.length === 0) return out
 
-      const tree = await addScratchTree(ws, base, opts.linkFromWorkspace)
+      const tree = await addScratchTree(ws, base, links)
       try {
         const batch = await bisectBatch(ws, tree, base, present, out, (cwd) =>
           runVerify({ command: verify, cwd, timeoutMs: opts.verifyTimeoutMs, junitPaths }))

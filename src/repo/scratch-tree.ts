@@ -81,7 +81,10 @@ export async function addScratchTree (ws: Workspace, at: string, linkFromWorkspa
   }
 }
 
-function checkLinks (paths: string[]): string[] {
+/** Throws InvalidArgumentError unless every entry is a relative path inside the workspace. */
+export function checkLinks (paths: unknown): string[] {
+  if (paths === undefined) return []
+  if (!Array.isArray(paths)) throw new InvalidArgumentError('linkFromWorkspace must be an array of relative paths')
   for (const p of paths) {
     if (typeof p !== 'string' || p === '' || p.startsWith('/') || resolve('/x', p) === '/x' || !resolve('/x', p).startsWith(`/x${sep}`)) {
       throw new InvalidArgumentError(`linkFromWorkspace entry ${JSON.stringify(p)} must be a relative path inside the workspace`)

@@ -3,7 +3,7 @@
 import { existsSync } from 'node:fs'
 import { mkdir, mkdtemp, readdir, realpath, rename, rm, rmdir, stat } from 'node:fs/promises'
 import { basename, dirname, join, resolve } from 'node:path'
-import { FailedPreconditionError, InvalidArgumentError } from '../core/errors.js'
+import { FailedPreconditionError, InvalidArgumentError, NotFoundError } from '../core/errors.js'
 import { componentLogger, type Logger } from '../logger.js'
 import { DirtyWorkspaceError, RemoteBranchNotFoundError, RemoteUnavailableError, WorkspaceMismatchError, lastLines } from './errors.js'
 import { DEFAULT_GIT_TIMEOUT_MS, git, gitOut, revParse, splitZ } from './git.js'
@@ -40,7 +40,11 @@ export interface Workspace {
   readonly log: Logger
   /** `agency/<agentId>/<task>`. */
   taskBranch: (task: string) => string
-  /** Switch to the task branch, creating it from the fetched shared branch (or `from`) if new. */
+  /**
+   * Switch to the task branch, creating it if new from the fetched shared
+   * branch, or from `from`: a local revision, or a request ref
+   * (refs/agency/<agent>/<task>) on the remote, fetched first (task takeover).
+   */
   checkoutTask: (task: string, opts?: { from?: string }) => Promise<{ branch: string, created: boolean }>
   isDirty: () => Promise<boolean>
   /** Paths with uncommitted changes, untracked files included. */
@@ -148,7 +152,13 @@ function createWorkspace (p: WorkspaceParts): Workspace {
       }
       let start: string
       if (o.from !== undefined) {
-        const sha = typeof o.from === 'string' && !o.from.startsWith('-') ? await revParse(p.dir, o.from) : null
+        // Taking over a task: start from the previous holder's published branch.
+        const published = typeof o.from === 'string' ? /^refs\/agency\/([^/]+)\/([^/]+)$/.exec(o.from) : null
+        if (published != null) {
+          const local = `refs/remotes/origin-agency/${checkRefComponent('agent id', published[1])}/${checkRefComponent('task', published[2])}`
+          await fetchRefspecs(ws, [`+${o.from}:${local}`])
+        }
+        const sha = typeof o.from === 'string' && !o.from.startsWith('-') ? await revParse(p.dir, published != null ? `refs/remotes/origin-agency/${published[1]}/${published[2]}` : o.from) : null
         if (sha == null) throw new InvalidArgumentError(`start point ${JSON.stringify(o.from)} is not a commit in the workspace`)
         start = sha
       } else {
@@ -172,7 +182,11 @@ function createWorkspace (p: WorkspaceParts): Workspace {
 export async function fetchRefspecs (ws: Pick<Workspace, 'dir' | 'remote' | 'branch' | 'gitTimeoutMs'>, refspecs: string[]): Promise<void> {
   const r = await git(ws.dir, ['fetch', '--quiet', '--no-tags', 'origin', ...refspecs], { allowFail: true, timeoutMs: ws.gitTimeoutMs })
   if (r.code === 0) return
-  if (/couldn't find remote ref/i.test(r.stderr)) throw new RemoteBranchNotFoundError(ws.remote, ws.branch)
+  const missing = /couldn't find remote ref (\S+)/i.exec(r.stderr)
+  if (missing != null) {
+    if (missing[1] === `refs/heads/${ws.branch}` || missing[1] === ws.branch) throw new RemoteBranchNotFoundError(ws.remote, ws.branch)
+    throw new NotFoundError(`shared repository ${ws.remote} has no ${missing[1]}`)
+  }
   throw new RemoteUnavailableError(ws.remote, lastLines(r.stderr, 2) || `git fetch exited ${r.code}`)
 }
 

@@ -56,7 +56,10 @@ async function work (agency: Agency, recipes: Recipes, task: TaskView, testComma
   }
   const ws = await agency.call((c: AgencyClient) => c.getWorkspace, { task: task.id }, 5 * 60_000)
   await agency.call((c: AgencyClient) => c.setStatusLine, { status: `working on ${task.id}` })
-  const avoid = await failedApproaches(agency, task.id)
+  let avoid = await failedApproaches(agency, task.id)
+  // When every approach is recorded as failed the records may be stale (a
+  // dependency was missing then): try them all again rather than give up.
+  if (recipe.approaches.every(a => avoid.has(a))) avoid = new Set()
   for (const approach of recipe.approaches) {
     if (avoid.has(approach)) { say(`${task.id}: skipping approach ${approach}, a peer recorded it as failed`); continue }
     say(`${task.id}: trying ${approach}`)

@@ -5,7 +5,38 @@ import { spawn, type ChildProcess } from 'node:child_process'
 import { createInterface } from 'node:readline'
 import { fileURLToPath } from 'node:url'
 import { dirname, join } from 'node:path'
-import { openSync } from 'node:fs'
+import { openSync, createReadStream } from 'node:fs'
+import { mkdir, stat } from 'node:fs/promises'
+import { EventEmitter } from 'node:events'
+
+/** Lines appended to a file by a child, until it exits or close() is called. */
+function tailLines (file: string, child: ChildProcess): EventEmitter & { close: () => void } {
+  const emitter = new EventEmitter() as EventEmitter & { close: () => void }
+  let offset = 0
+  let buffer = ''
+  let closed = false
+  const poll = async (): Promise<void> => {
+    while (!closed) {
+      const size = (await stat(file).catch(() => ({ size: 0 }))).size
+      if (size > offset) {
+        const chunk = await new Promise<string>((resolve, reject) => {
+          let data = ''
+          createReadStream(file, { start: offset, end: size - 1, encoding: 'utf8' }).on('data', d => { data += d }).on('end', () => { resolve(data) }).on('error', reject)
+        })
+        offset = size
+        buffer += chunk
+        const parts = buffer.split('\n')
+        buffer = parts.pop() ?? ''
+        for (const l of parts) emitter.emit('line', l)
+      }
+      if (child.exitCode != null) return
+      await new Promise(resolve => setTimeout(resolve, 100))
+    }
+  }
+  emitter.close = () => { closed = true }
+  poll().catch(() => {})
+  return emitter
+}
 
 export const AGENTD_SCRIPT = join(dirname(fileURLToPath(import.meta.url)), '..', 'cli', 'agentd.js')
 
@@ -28,6 +59,8 @@ export interface LocalDaemonOptions {
   env?: Record<string, string>
   /** where agentd's stderr (its log) goes; default: discarded */
   logFile?: string
+  /** leave the daemon running on its own after this process exits (stdout goes to <dataDir>/agentd.out) */
+  detached?: boolean
   startTimeoutMs?: number
 }
 
@@ -42,9 +75,13 @@ export async function startLocalDaemon (o: LocalDaemonOptions): Promise<LocalDae
     ...(o.extraArgs ?? [])
   ]
   const stderr = o.logFile != null ? openSync(o.logFile, 'a') : 'ignore'
-  const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', stderr], env: { ...process.env, ...o.env } })
+  if (o.detached === true) await mkdir(o.dataDir, { recursive: true })
+  const outFile = join(o.dataDir, 'agentd.out')
+  // A detached daemon must not write into a pipe that dies with us: its stdout goes to a file we tail.
+  const stdout = o.detached === true ? openSync(outFile, 'w') : 'pipe'
+  const child = spawn(process.execPath, args, { stdio: ['ignore', stdout, stderr], env: { ...process.env, ...o.env }, detached: o.detached === true })
   const exited = new Promise<number | null>(resolve => { child.once('exit', code => { resolve(code) }) })
-  const lines = createInterface({ input: child.stdout! })
+  const lines = o.detached === true ? tailLines(outFile, child) : createInterface({ input: child.stdout! })
   const info: Partial<LocalDaemon> & { addrs: string[] } = { addrs: [] }
   await new Promise<void>((resolve, reject) => {
     const timer = setTimeout(() => { child.kill('SIGKILL'); reject(new Error(`agentd ${o.name} did not start in time`)) }, o.startTimeoutMs ?? 30_000)
@@ -58,6 +95,7 @@ export async function startLocalDaemon (o: LocalDaemonOptions): Promise<LocalDae
     })
     child.once('exit', code => { clearTimeout(timer); reject(new Error(`agentd ${o.name} exited with code ${code} before it was ready`)) })
   })
+  if (o.detached === true) { lines.close(); child.unref() }
   return {
     name: o.name,
     dataDir: o.dataDir,

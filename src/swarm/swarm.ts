@@ -1,0 +1,153 @@
+// `agency swarm up|down`: N local agentd processes wired to each other, each
+// with a harness, working one shared repository; the goal and tasks of an
+// example project put on the board; a live progress view.
+import { mkdir, readFile, rm, writeFile } from 'node:fs/promises'
+import { existsSync } from 'node:fs'
+import { join, resolve } from 'node:path'
+import { startLocalDaemon, type LocalDaemon } from './local-daemon.js'
+import { loadExample, seedBareRepo, type ExampleProject } from './example-project.js'
+import { connectAgency, type Agency } from '../api/client.js'
+import type { AgencyClient, StatusReply } from '../gen/agency/v1/api.js'
+import { FailedPreconditionError, InvalidArgumentError } from '../core/errors.js'
+
+export interface SwarmUpOptions {
+  n: number
+  dir: string
+  repo?: string
+  example?: string
+  harness: string
+  swarm: string
+  /** stop the swarm once every task is done and the tests pass */
+  downWhenDone: boolean
+  /** give up after this long (ms); 0: never */
+  timeoutMs: number
+  progress: (line: string) => void
+}
+
+export interface SwarmState {
+  dir: string
+  repo: string
+  daemons: Array<{ name: string, pid: number, grpc: string, dataDir: string, metrics?: string }>
+}
+
+const STATE_FILE = 'swarm.json'
+
+export interface Progress {
+  peers: number
+  done: number
+  total: number
+  passRate: number
+  integrations: number
+  findings: number
+}
+
+export function progressOf (s: StatusReply, integrations: number, findings: number): Progress {
+  return {
+    peers: s.peersLive + 1,
+    done: s.tasks.filter(t => t.state === 'done').length,
+    total: s.tasks.length,
+    passRate: s.tests?.passRate ?? 0,
+    integrations,
+    findings
+  }
+}
+
+export function progressLine (p: Progress, seconds: number): string {
+  const bar = '#'.repeat(Math.round(p.passRate * 20)).padEnd(20, '.')
+  return `[${bar}] ${String(Math.round(p.passRate * 100)).padStart(3)}% pass | tasks ${p.done}/${p.total} done | ${p.peers} agents live | ${p.integrations} integrations | ${p.findings} findings | ${Math.round(seconds)}s`
+}
+
+async function putProjectOnBoard (agency: Agency, example: ExampleProject): Promise<void> {
+  const goal = await agency.call((c: AgencyClient) => c.getGoal, {})
+  if (goal.goal == null) await agency.call((c: AgencyClient) => c.setGoal, { text: example.goal, files: ['README.md'], testCommand: example.testCommand })
+  const { tasks } = await agency.call((c: AgencyClient) => c.listTasks, { state: '' })
+  const have = new Set(tasks.map(t => t.id))
+  for (const t of example.tasks) {
+    if (have.has(t.id)) continue
+    await agency.call((c: AgencyClient) => c.addTask, { id: t.id, title: t.title, description: `Write ${t.file}; tests/${t.id}.test.mjs must pass.`, deps: t.deps, scope: t.scope, priority: t.priority })
+  }
+}
+
+export async function swarmUp (o: SwarmUpOptions): Promise<{ state: SwarmState, finished: boolean }> {
+  if (!Number.isSafeInteger(o.n) || o.n < 1 || o.n > 1024) throw new InvalidArgumentError('-n must be between 1 and 1024')
+  const dir = resolve(o.dir)
+  if (existsSync(join(dir, STATE_FILE))) throw new FailedPreconditionError(`a swarm is already up in ${dir}: run \`agency swarm down --dir ${o.dir}\` first`)
+  await mkdir(dir, { recursive: true })
+  const example = o.example != null ? await loadExample(o.example) : undefined
+  let repo = o.repo != null ? resolve(o.repo) : join(dir, 'repo.git')
+  if (o.repo != null && o.repo.includes('://')) repo = o.repo
+  if (!repo.includes('://') && !existsSync(repo)) {
+    if (example == null) throw new InvalidArgumentError(`no repository at ${repo}: give --repo an existing repository, or --example to create one`)
+    await seedBareRepo(example, repo)
+  }
+  const daemons: LocalDaemon[] = []
+  const state: SwarmState = { dir, repo, daemons: [] }
+  const save = async (): Promise<void> => { await writeFile(join(dir, STATE_FILE), JSON.stringify(state, null, 2)) }
+  const clients: Agency[] = []
+  try {
+    for (let i = 1; i <= o.n; i++) {
+      const name = `agent-${i}`
+      const dataDir = join(dir, name)
+      const d = await startLocalDaemon({
+        name,
+        dataDir,
+        detached: true,
+        peers: daemons.length > 0 ? daemons[0].addrs : [],
+        logFile: join(dir, `${name}.log`),
+        extraArgs: ['--swarm', o.swarm, '--repo', repo, '--harness', o.harness, '--metrics', '127.0.0.1:0', '--mirror-dir', join(dir, 'mirrors')]
+      })
+      daemons.push(d)
+      state.daemons.push({ name, pid: d.child.pid as number, grpc: d.grpc, dataDir, metrics: d.metrics })
+      await save()
+      o.progress(`started ${name} (${d.peerId.slice(-8)}) gRPC ${d.grpc}`)
+    }
+    const first = connectAgency(daemons[0].grpc)
+    clients.push(first)
+    if (example != null) {
+      await putProjectOnBoard(first, example)
+      o.progress(`goal and ${example.tasks.length} tasks of the ${example.name} example are on the board`)
+    }
+    const started = Date.now()
+    let last = ''
+    while (true) {
+      const s = await first.call((c: AgencyClient) => c.getStatus, {})
+      const info = await first.call((c: AgencyClient) => c.logInfo, {})
+      const p = progressOf(s, info.byKind.integration ?? 0, info.byKind.finding ?? 0)
+      const line = progressLine(p, (Date.now() - started) / 1000)
+      if (line.replace(/\| \d+s$/, '') !== last.replace(/\| \d+s$/, '')) { o.progress(line); last = line }
+      const finished = p.total > 0 && p.done === p.total && p.passRate >= 1
+      if (finished) {
+        if (o.downWhenDone) await swarmDown(dir)
+        return { state, finished: true }
+      }
+      if (o.timeoutMs > 0 && Date.now() - started > o.timeoutMs) {
+        if (o.downWhenDone) await swarmDown(dir)
+        return { state, finished: false }
+      }
+      await new Promise(resolve => setTimeout(resolve, 500))
+    }
+  } catch (err) {
+    await swarmDown(dir).catch(() => {})
+    throw err
+  } finally {
+    for (const c of clients) c.close()
+  }
+}
+
+function alive (pid: number): boolean {
+  try { process.kill(pid, 0); return true } catch { return false }
+}
+
+/** Stops every daemon of the swarm in `dir` (SIGTERM, then SIGKILL after a grace period). */
+export async function swarmDown (dirArg: string, graceMs = 15_000): Promise<number> {
+  const dir = resolve(dirArg)
+  const file = join(dir, STATE_FILE)
+  if (!existsSync(file)) throw new FailedPreconditionError(`no swarm is up in ${dir}`)
+  const state = JSON.parse(await readFile(file, 'utf8')) as SwarmState
+  for (const d of state.daemons) if (alive(d.pid)) process.kill(d.pid, 'SIGTERM')
+  const deadline = Date.now() + graceMs
+  while (state.daemons.some(d => alive(d.pid)) && Date.now() < deadline) await new Promise(resolve => setTimeout(resolve, 100))
+  for (const d of state.daemons) if (alive(d.pid)) process.kill(d.pid, 'SIGKILL')
+  await rm(file, { force: true })
+  return state.daemons.length
+}
