@@ -7,6 +7,7 @@ import { registerLogCommands } from './commands/log.js'
 import { registerBoardCommands } from './commands/board.js'
 import { registerRepoCommands } from './commands/repo.js'
 import { registerSwarmCommands } from './commands/swarm.js'
+import { registerKeygenCommand } from './commands/keygen.js'
 import { fail } from './output.js'
 import { runMcpServer } from '../mcp/server.js'
 
@@ -19,6 +20,7 @@ registerLogCommands(program)
 registerBoardCommands(program)
 registerRepoCommands(program)
 registerSwarmCommands(program)
+registerKeygenCommand(program)
 
 program.command('mcp')
   .description('serve the coordination tools of your agentd over MCP on stdio (for agent harnesses); logs go to stderr')

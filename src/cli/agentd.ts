@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 import '../polyfill.js'
 import { Command, Option } from 'commander'
+import { readFile } from 'node:fs/promises'
 import { DEFAULTS, defaultDataDir } from '../daemon/config.js'
 import { serveDaemon } from '../daemon/serve.js'
 import { VERSION } from '../version.js'
@@ -37,6 +38,8 @@ const program = new Command('agentd')
   .addOption(new Option('--verify <command>', 'the test command run before every push (default: the goal\'s test command)').env('AGENCY_VERIFY'))
   .addOption(new Option('--mirror-dir <dir>', 'where clones on this host share git objects (default: ~/.agency/mirrors)').env('AGENCY_MIRROR_DIR'))
   .addOption(new Option('--harness <name>', 'run an agent beside the daemon: claude, codex, copilot, gemini, aider, sim, or cmd:"<command>"').env('AGENCY_HARNESS'))
+  .addOption(new Option('--swarm-key <file>', 'a private swarm: only daemons holding this pre-shared key can connect (make one with `agency keygen`)').env('AGENCY_SWARM_KEY'))
+  .addOption(new Option('--allow-peers <ids>', 'only these peer ids may connect, comma-separated').env('AGENCY_ALLOW_PEERS').argParser(list))
   .addOption(new Option('--settle-ms <ms>', 'a fixed claim settle window (default: derived from gossip latency)').env('AGENCY_SETTLE_MS').argParser(positiveInt('--settle-ms')))
   .addHelpText('after', `
 Every flag can also be set by the environment variable shown, e.g. AGENCY_PEERS.
@@ -48,7 +51,18 @@ Examples:
   .action(async (opts: Record<string, any>) => {
     let served
     try {
+      let swarmKey: Uint8Array | undefined
+      if (opts.swarmKey != null) {
+        try {
+          swarmKey = await readFile(opts.swarmKey)
+        } catch (err) {
+          throw new Error(`cannot read the swarm key ${opts.swarmKey}: ${(err as Error).message}`)
+        }
+        if (!Buffer.from(swarmKey).toString('utf8').startsWith('/key/swarm/psk/1.0.0/')) throw new Error(`${opts.swarmKey} is not a swarm key (make one with \`agency keygen\`)`)
+      }
       served = await serveDaemon({
+        swarmKey,
+        allowPeers: opts.allowPeers ?? [],
         dataDir: opts.dataDir,
         peers: opts.peers ?? [],
         listen: opts.listen ?? [...DEFAULTS.listen],

@@ -31,6 +31,10 @@ export interface DaemonConfig {
   repo?: { remote: string, branch: string, workdir?: string, verify?: string, mirrorDir?: string }
   /** the agent harness to run beside the daemon: claude, codex, copilot, gemini, aider, sim or cmd:... */
   harness?: string
+  /** the swarm key (libp2p pre-shared key file contents): a private swarm */
+  swarmKey?: Uint8Array
+  /** when non-empty, only these peer ids may connect */
+  allowPeers?: string[]
   /** default process metrics; off when many daemons share one process */
   processMetrics: boolean
 }

@@ -11,10 +11,12 @@ import { createMeshNode, type MeshLibp2p } from '../mesh/node.js'
 import { SwarmGossip } from '../mesh/swarm-gossip.js'
 import { DirectMessaging, utf8Length } from '../mesh/direct-messages.js'
 import { PeerDialer } from '../mesh/peer-dialer.js'
+import { PeerGuard } from '../mesh/peer-guard.js'
+import { peerIdFromString } from '@libp2p/peer-id'
 import { MAX_ANNOUNCE_TEXT_BYTES, MAX_DM_TEXT_BYTES } from '../mesh/constants.js'
 import { createSigner, type Signer } from '../core/log/crypto.js'
 import { signAnnouncement, verifyAnnouncement } from '../core/presence/signed-messages.js'
-import { FailedPreconditionError, InvalidArgumentError, NotFoundError, TooLargeError } from '../core/errors.js'
+import { AgencyError, FailedPreconditionError, InvalidArgumentError, NotFoundError, TooLargeError } from '../core/errors.js'
 import type { PeerRecord } from '../core/presence/peer-directory.js'
 import type { Announcement, DirectMessage } from '../gen/agency/v1/wire.js'
 import type { TestRunSummary } from '../gen/agency/v1/api.js'
@@ -54,6 +56,7 @@ export class Daemon {
   presence!: PresenceService
   messaging!: DirectMessaging
   dialer!: PeerDialer
+  guard!: PeerGuard
   logService!: LogService
   boardService!: BoardService
   repoService?: RepoService
@@ -81,7 +84,20 @@ export class Daemon {
       this.identity = await loadOrCreateIdentity(this.config.dataDir)
       this.signer = createSigner(this.identity.peerId, this.identity.privateKey.raw)
       this.metrics = createMetrics({ version: VERSION, swarm: this.config.swarm, processMetrics: this.config.processMetrics })
-      this.node = await createMeshNode({ privateKey: this.identity.privateKey, listen: this.config.listen, announce: this.config.announce })
+      this.guard = new PeerGuard({
+        allowPeers: this.config.allowPeers,
+        onBan: (peer, reason) => {
+          this.metrics.peerBans.inc()
+          this.log.warn({ peer, reason }, 'banned a peer for a while: it kept sending invalid data')
+        },
+        onLimited: (_peer, protocol) => { this.metrics.rateLimited.inc({ protocol }) }
+      })
+      try {
+        this.node = await createMeshNode({ privateKey: this.identity.privateKey, listen: this.config.listen, announce: this.config.announce, swarmKey: this.config.swarmKey, guard: this.guard })
+      } catch (err) {
+        throw new AgencyError('FAILED_PRECONDITION', `cannot start the libp2p node: ${(err as Error).message}`, { cause: err })
+      }
+      this.guard.disconnect = peer => { this.node.hangUp(peerIdFromString(peer)).catch(() => {}) }
       this.presence = new PresenceService({
         signer: this.signer,
         name: this.name,
@@ -101,11 +117,15 @@ export class Daemon {
         onEntry: async (bytes, from) => await this.logService.receiveGossip(bytes, from),
         onPresence: (p, from) => this.presence.receive(p, from),
         onAnnouncement: (a) => this.receiveAnnouncement(a),
-        onJudged: (kind, verdict) => { this.metrics.gossipIn.inc({ kind, verdict }) }
+        onJudged: (kind, verdict, from) => {
+          this.metrics.gossipIn.inc({ kind, verdict })
+          if (verdict === 'reject') this.guard.strike(from, `invalid gossip (${kind})`)
+        }
       }, this.log.child({ part: 'gossip' }))
       this.messaging = new DirectMessaging({
         node: this.node,
         store: this.store.messages,
+        guard: this.guard,
         log: this.log.child({ part: 'dm' }),
         hooks: {
           onReceived: (msg, cursor) => { this.onMessageReceived(msg, cursor) },
@@ -127,7 +147,8 @@ export class Daemon {
         metrics: this.metrics,
         events: this.events,
         logger: this.log.child({ part: 'log' }),
-        syncIntervalMs: this.config.syncIntervalMs
+        syncIntervalMs: this.config.syncIntervalMs,
+        guard: this.guard
       })
       await this.logService.restore()
       this.boardService = new BoardService({

@@ -20,6 +20,7 @@ import type { MeshLibp2p } from '../mesh/node.js'
 import type { Metrics } from '../metrics/metrics.js'
 import type { Logger } from '../logger.js'
 import type { EventBus } from './event-bus.js'
+import type { PeerGuard } from '../mesh/peer-guard.js'
 
 type DeepPartial<T> = T extends Uint8Array ? T : T extends object ? { [K in keyof T]?: DeepPartial<T[K]> } : T
 
@@ -32,6 +33,7 @@ export interface LogServiceInit {
   logger: Logger
   /** how often a random peer is asked for what we lack */
   syncIntervalMs: number
+  guard?: PeerGuard
 }
 
 export class LogService {
@@ -52,6 +54,7 @@ export class LogService {
     this.init = init
     this.sync = new LogSync({
       node: init.node,
+      guard: init.guard,
       logger: init.logger.child({ part: 'sync' }),
       log: {
         vector: () => this.state.vector(),

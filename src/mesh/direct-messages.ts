@@ -10,6 +10,7 @@ import { AckStatus, DirectAck, DirectMessage } from '../gen/agency/v1/wire.js'
 import { DM_PROTOCOL, MAX_DM_FRAME_BYTES, MAX_DM_TEXT_BYTES } from './constants.js'
 import type { MeshLibp2p } from './node.js'
 import type { Logger } from '../logger.js'
+import type { PeerGuard } from './peer-guard.js'
 
 /** The persistence the protocol needs (implemented by src/store). */
 export interface DirectMessageStore {
@@ -39,6 +40,7 @@ export interface DirectMessagingInit {
   attemptTimeoutMs?: number
   /** wall clock, for TTLs and timestamps */
   now?: () => number
+  guard?: PeerGuard
 }
 
 export function utf8Length (text: string): number {
@@ -55,6 +57,7 @@ export class DirectMessaging {
   /** peers with a flush in progress, so that one peer gets one stream at a time */
   private readonly flushing = new Map<string, Promise<void>>()
   private readonly firstAttempt = new Map<string, number>()
+  private readonly guard?: PeerGuard
 
   constructor (init: DirectMessagingInit) {
     this.node = init.node
@@ -63,6 +66,7 @@ export class DirectMessaging {
     this.hooks = init.hooks ?? {}
     this.attemptTimeoutMs = init.attemptTimeoutMs ?? 5000
     this.now = init.now ?? Date.now
+    this.guard = init.guard
   }
 
   async start (): Promise<void> {
@@ -154,6 +158,7 @@ export class DirectMessaging {
           if (name === 'UnexpectedEOFError' && stream.readStatus !== 'readable') { await stream.close().catch(() => {}); return }
           throw err
         }
+        if (this.guard != null && !this.guard.allowRequest('dm', from)) throw new Error('direct-message rate limit exceeded')
         let msg: DirectMessage
         try {
           msg = DirectMessage.decode(frame.subarray())
@@ -172,6 +177,7 @@ export class DirectMessaging {
       }
     } catch (err) {
       this.hooks.onMalformed?.(from, (err as Error).message)
+      this.guard?.strike(from, `direct messages: ${(err as Error).message}`)
       stream.abort(err as Error)
     }
   }

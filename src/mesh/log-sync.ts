@@ -14,6 +14,7 @@ import { SyncBatch, SyncRequest, type VersionVectorEntry } from '../gen/agency/v
 import { SYNC_PROTOCOL } from './constants.js'
 import type { MeshLibp2p } from './node.js'
 import type { Logger } from '../logger.js'
+import type { PeerGuard } from './peer-guard.js'
 
 /** Largest sync frame; a batch is cut well below it. */
 export const MAX_SYNC_FRAME_BYTES = 4 * 1024 * 1024
@@ -74,8 +75,10 @@ export class LogSync {
   private readonly timeoutMs: number
   /** peers with an exchange in flight, so that one peer gets one at a time */
   private readonly inFlight = new Set<string>()
+  private readonly guard?: PeerGuard
 
-  constructor (init: { node: MeshLibp2p, log: SyncableLog, logger: Logger, hooks?: LogSyncHooks, timeoutMs?: number }) {
+  constructor (init: { node: MeshLibp2p, log: SyncableLog, logger: Logger, hooks?: LogSyncHooks, timeoutMs?: number, guard?: PeerGuard }) {
+    this.guard = init.guard
     this.node = init.node
     this.log = init.log
     this.logger = init.logger
@@ -127,6 +130,10 @@ export class LogSync {
     const signal = AbortSignal.timeout(this.timeoutMs)
     const stats: SyncStats = { sent: 0, received: 0, bytesSent: 0, bytesReceived: 0 }
     const lp = lpStream(stream, { maxDataLength: MAX_SYNC_FRAME_BYTES })
+    if (this.guard != null && !this.guard.allowRequest('sync', peer)) {
+      stream.abort(new Error('sync rate limit exceeded'))
+      return
+    }
     try {
       const frame = await lp.read({ signal })
       stats.bytesReceived += frame.byteLength
@@ -145,7 +152,10 @@ export class LogSync {
       this.hooks.onRound?.(peer, 'responder', stats)
     } catch (err) {
       this.logger.debug({ peer, err: (err as Error).message }, 'sync responder failed')
-      if (err instanceof SyncProtocolError || (err as Error).name === 'InvalidDataLengthError') this.hooks.onMalformed?.(peer, (err as Error).message)
+      if (err instanceof SyncProtocolError || (err as Error).name === 'InvalidDataLengthError') {
+        this.hooks.onMalformed?.(peer, (err as Error).message)
+        this.guard?.strike(peer, `sync: ${(err as Error).message}`)
+      }
       stream.abort(err as Error)
     }
   }

@@ -12,6 +12,8 @@ import { gossipsub, type GossipSub } from '@libp2p/gossipsub'
 import type { PrivateKey } from '@libp2p/interface'
 import { gossipMessageId } from './gossip-codec.js'
 import { MAX_GOSSIP_BYTES } from './constants.js'
+import { preSharedKey } from '@libp2p/pnet'
+import type { PeerGuard } from './peer-guard.js'
 
 export interface MeshNodeInit {
   privateKey: PrivateKey
@@ -23,6 +25,10 @@ export interface MeshNodeInit {
   colocationWhitelist?: string[]
   /** how many connections the node keeps at most */
   maxConnections?: number
+  /** a libp2p pre-shared key (the swarm key file's bytes): only holders can connect */
+  swarmKey?: Uint8Array
+  /** who may connect: the allow-list and temporary bans */
+  guard?: PeerGuard
 }
 
 export type MeshLibp2p = Libp2p<{ pubsub: GossipSub, identify: ReturnType<ReturnType<typeof identify>>, ping: ReturnType<ReturnType<typeof ping>> }>
@@ -41,10 +47,14 @@ export async function createMeshNode (init: MeshNodeInit): Promise<MeshLibp2p> {
     connectionManager: {
       maxConnections: init.maxConnections ?? 128
     },
+    ...(init.swarmKey != null ? { connectionProtector: preSharedKey({ psk: init.swarmKey }) } : {}),
     connectionGater: {
       // Loopback and private addresses are how a swarm on one host or a LAN
       // reaches itself; libp2p must not filter them out.
-      denyDialMultiaddr: () => false
+      denyDialMultiaddr: () => false,
+      denyDialPeer: (peer) => init.guard != null && !init.guard.admits(peer),
+      denyInboundEncryptedConnection: (peer) => init.guard != null && !init.guard.admits(peer),
+      denyOutboundEncryptedConnection: (peer) => init.guard != null && !init.guard.admits(peer)
     },
     services: {
       identify: identify(),

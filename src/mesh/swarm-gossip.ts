@@ -18,7 +18,7 @@ export interface SwarmGossipHandlers {
   onPresence: (p: Presence, from: string) => Verdict
   onAnnouncement: (a: Announcement, from: string) => Verdict
   /** a message was received and judged, for metrics */
-  onJudged?: (type: string, verdict: Verdict) => void
+  onJudged?: (type: string, verdict: Verdict, from: string) => void
 }
 
 const RESULT: Record<Verdict, TopicValidatorResult> = {
@@ -68,7 +68,7 @@ export class SwarmGossip {
       this.log.debug({ from, err: (err as Error).message }, 'rejected gossip')
       verdict = 'reject'
     }
-    this.handlers.onJudged?.(type, verdict)
+    this.handlers.onJudged?.(type, verdict, from)
     return verdict
   }
 

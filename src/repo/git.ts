@@ -84,10 +84,3 @@ export async function revParse (cwd: string, rev: string): Promise<string | null
   const r = await git(cwd, ['rev-parse', '--verify', '--quiet', `${rev}^{commit}`], { allowFail: true })
   return r.code === 0 ? r.stdout.trim() : null
 }
-
-export async function isAncestor (cwd: string, ancestor: string, descendant: string): Promise<boolean> {
-  const r = await git(cwd, ['merge-base', '--is-ancestor', ancestor, descendant], { allowFail: true })
-  if (r.code === 0) return true
-  if (r.code === 1) return false
-  throw new GitCommandError(['merge-base', '--is-ancestor', ancestor, descendant], r.code, r.stderr)
-}

@@ -5,13 +5,13 @@
 import { InvalidArgumentError } from '../core/errors.js'
 import { defaultJitter, sleep, type Jitter } from './backoff.js'
 import { TaskBranchNotFoundError } from './errors.js'
-import { git, isAncestor, revParse, splitZ } from './git.js'
+import { git, gitOut, revParse, splitZ } from './git.js'
 import { pushRefspecs } from './push.js'
 import { agencyTrailers, checkEpoch, checkRefComponent, mergeMessage } from './ref-names.js'
 import { addScratchTree, checkLinks } from './scratch-tree.js'
 import type { TestCounts } from './test-results.js'
 import { checkJunitPaths, checkVerifyCommand, runVerify } from './verify.js'
-import type { Workspace } from './workspace.js'
+import { fetchRefspecs, type Workspace } from './workspace.js'
 
 export interface IntegrateOptions {
   workspace: Workspace
@@ -68,6 +68,7 @@ export async function integrate (opts: IntegrateOptions): Promise<IntegrateResul
     await ws.assertClean()
     await opts.checkFence()
 
+    const sharedRef = `refs/remotes/origin/${ws.branch}`
     let attempts = 0
     let reason = ''
     let attemptMs = 0
@@ -76,13 +77,13 @@ export async function integrate (opts: IntegrateOptions): Promise<IntegrateResul
       attempts++
       const started = performance.now()
       const counted = { attempts, retries: attempts - 1 }
-      const base = await ws.fetchShared()
-      if (await isAncestor(ws.dir, head, base)) return { result: 'up-to-date', commit: base, ...counted }
-
-      const tree = await addScratchTree(ws, base, links)
+      await fetchRefspecs(ws, [`+refs/heads/${ws.branch}:${sharedRef}`])
+      const tree = await addScratchTree(ws, sharedRef, links)
       try {
         const merge = await tree.merge(head, messageArgs)
-        if (!merge.ok) return { result: 'conflict', files: merge.conflicts, base, ...counted }
+        if (merge.result === 'up-to-date') return { result: 'up-to-date', commit: await gitOut(tree.path, ['rev-parse', 'HEAD']), ...counted }
+        if (merge.result === 'conflict') return { result: 'conflict', files: merge.files, base: await gitOut(tree.path, ['rev-parse', 'HEAD']), ...counted }
+        const base = merge.base
 
         const run = await runVerify({ command: verify, cwd: tree.path, timeoutMs: opts.verifyTimeoutMs, junitPaths })
         if (!run.ok) {

@@ -9,7 +9,7 @@
 import { InvalidArgumentError, UnavailableError } from '../core/errors.js'
 import { defaultJitter, sleep, type Jitter } from './backoff.js'
 import { RemoteBranchNotFoundError, TaskBranchNotFoundError } from './errors.js'
-import { isAncestor, revParse } from './git.js'
+import { revParse } from './git.js'
 import { checkAttempts, DEFAULT_MAX_ATTEMPTS } from './integrate.js'
 import { pushRefspecs } from './push.js'
 import { agencyTrailers, checkEpoch, checkRefComponent, mergeMessage, requestRefName } from './ref-names.js'
@@ -208,14 +208,12 @@ async function bisectBatch (ws: Workspace, tree: ScratchTree, base: string, requ
 async function mergeChain (ws: Workspace, tree: ScratchTree, start: string, requests: IntegrationRequest[], out: BatchResult): Promise<Link[]> {
   await tree.reset(start)
   const chain: Link[] = []
-  let tip = start
   for (const request of requests) {
-    if (await isAncestor(ws.dir, request.commit, tip)) { out.alreadyMerged.push(request); continue }
     const trailers = agencyTrailers(request.task, request.epoch, request.author, { 'Agency-Integrator': ws.agentId })
     const merged = await tree.merge(request.commit, mergeMessage(undefined, `Merge ${request.ref}`, trailers))
-    if (!merged.ok) { out.conflicts.push({ request, files: merged.conflicts }); continue }
-    chain.push({ request, commit: merged.commit })
-    tip = merged.commit
+    if (merged.result === 'up-to-date') out.alreadyMerged.push(request)
+    else if (merged.result === 'conflict') out.conflicts.push({ request, files: merged.files })
+    else chain.push({ request, commit: merged.commit })
   }
   return chain
 }

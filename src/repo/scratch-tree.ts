@@ -6,7 +6,7 @@ import { mkdir, mkdtemp, rm, symlink } from 'node:fs/promises'
 import { dirname, join, resolve, sep } from 'node:path'
 import { InvalidArgumentError } from '../core/errors.js'
 import { GitCommandError } from './errors.js'
-import { git, revParse, splitZ } from './git.js'
+import { git, splitZ } from './git.js'
 import type { Workspace } from './workspace.js'
 
 export interface ScratchTree {
@@ -15,14 +15,17 @@ export interface ScratchTree {
   reset: (commit: string) => Promise<void>
   /** Note that something (a verify run) may have written files, so the next reset must clean. */
   touched: () => void
-  /** Merge `commit` into HEAD as a merge commit; on conflict the merge is aborted. */
+  /** Merge `commit` into HEAD as a merge commit; on conflict the merge is aborted and HEAD stays. */
   merge: (commit: string, messageArgs: string[]) => Promise<MergeOutcome>
   remove: () => Promise<void>
 }
 
 export type MergeOutcome =
-  | { ok: true, commit: string }
-  | { ok: false, conflicts: string[] }
+  /** `base`: what HEAD was before, the merge commit's first parent. */
+  | { result: 'merged', commit: string, base: string }
+  /** The commit is already in HEAD's history; nothing was made. */
+  | { result: 'up-to-date' }
+  | { result: 'conflict', files: string[] }
 
 export async function addScratchTree (ws: Workspace, at: string, linkFromWorkspace: string[] = []): Promise<ScratchTree> {
   const links = checkLinks(linkFromWorkspace)
@@ -59,17 +62,18 @@ export async function addScratchTree (ws: Workspace, at: string, linkFromWorkspa
     async merge (commit, messageArgs) {
       // --no-verify: the verify command is the gate; a user's commit hooks may
       // be interactive or slow and are not what integration runs.
-      const r = await git(path, ['merge', '--no-ff', '--no-verify', '--quiet', ...messageArgs, commit], { allowFail: true })
+      const r = await git(path, ['merge', '--no-ff', '--no-stat', '--no-verify', ...messageArgs, commit], { allowFail: true })
       if (r.code === 0) {
-        const merged = await revParse(path, 'HEAD')
-        if (merged == null) throw new GitCommandError(['rev-parse', 'HEAD'], null, 'HEAD is unreadable after a merge')
+        // git makes no commit for an ancestor, even with --no-ff, and says so (LC_ALL=C).
+        if (/^Already up.to.date/m.test(r.stdout)) return { result: 'up-to-date' }
+        const [merged, base] = (await git(path, ['rev-parse', 'HEAD', 'HEAD^1'])).stdout.trim().split('\n')
         head = merged
-        return { ok: true, commit: merged }
+        return { result: 'merged', commit: merged, base }
       }
       const unmerged = splitZ((await git(path, ['diff', '--name-only', '-z', '--diff-filter=U'])).stdout)
       await git(path, ['merge', '--abort'], { allowFail: true })
       await git(path, ['reset', '--quiet', '--hard'], { allowFail: true })
-      if (unmerged.length > 0) return { ok: false, conflicts: [...new Set(unmerged)].sort() }
+      if (unmerged.length > 0) return { result: 'conflict', files: [...new Set(unmerged)].sort() }
       throw new GitCommandError(['merge', commit], r.code, r.stderr.trim() !== '' ? r.stderr : r.stdout)
     },
     async remove () {

@@ -1,0 +1,89 @@
+// Protects the daemon from peers that flood or misbehave: per-peer rate
+// limits on direct messages and sync requests, strikes for invalid data, and
+// a temporary ban (disconnect, and refuse to reconnect) for a peer that keeps
+// sending it. An optional allow-list admits only the listed peer ids.
+import { RateLimiter } from '@libp2p/utils'
+import type { PeerId } from '@libp2p/interface'
+
+export type GuardedProtocol = 'dm' | 'sync'
+
+export interface PeerGuardInit {
+  /** direct-message frames per peer per window */
+  dmPerWindow?: number
+  /** sync exchanges a peer may start per window */
+  syncPerWindow?: number
+  windowSeconds?: number
+  /** invalid messages a peer may send per minute before it is banned */
+  strikesPerMinute?: number
+  banSeconds?: number
+  /** when non-empty, only these peer ids may connect */
+  allowPeers?: string[]
+  onBan?: (peer: string, reason: string) => void
+  onLimited?: (peer: string, protocol: GuardedProtocol) => void
+}
+
+export class PeerGuard {
+  private readonly limiters: Record<GuardedProtocol, RateLimiter>
+  private readonly strikes: RateLimiter
+  private readonly banned = new Map<string, number>()
+  private readonly allow?: Set<string>
+  private readonly banMs: number
+  private readonly init: PeerGuardInit
+  /** called to drop a banned peer's connections */
+  disconnect?: (peer: string) => void
+
+  constructor (init: PeerGuardInit = {}) {
+    this.init = init
+    const duration = init.windowSeconds ?? 10
+    this.limiters = {
+      dm: new RateLimiter({ points: init.dmPerWindow ?? 500, duration }),
+      sync: new RateLimiter({ points: init.syncPerWindow ?? 30, duration })
+    }
+    this.strikes = new RateLimiter({ points: init.strikesPerMinute ?? 20, duration: 60 })
+    this.banMs = (init.banSeconds ?? 300) * 1000
+    if (init.allowPeers != null && init.allowPeers.length > 0) this.allow = new Set(init.allowPeers)
+  }
+
+  /** May this peer connect at all? */
+  admits (peer: PeerId | string): boolean {
+    const id = peer.toString()
+    if (this.allow != null && !this.allow.has(id)) return false
+    return !this.isBanned(id)
+  }
+
+  isBanned (peer: string): boolean {
+    const until = this.banned.get(peer)
+    if (until == null) return false
+    if (Date.now() >= until) { this.banned.delete(peer); return false }
+    return true
+  }
+
+  /** Counts one request against the peer's budget; false when over it. */
+  allowRequest (protocol: GuardedProtocol, peer: string): boolean {
+    if (this.isBanned(peer)) return false
+    try {
+      this.limiters[protocol].consume(peer)
+      return true
+    } catch {
+      this.init.onLimited?.(peer, protocol)
+      this.strike(peer, `over the ${protocol} rate limit`)
+      return false
+    }
+  }
+
+  /** Records invalid data from a peer; too many in a minute bans it for a while. */
+  strike (peer: string, reason: string): void {
+    if (this.isBanned(peer)) return
+    try {
+      this.strikes.consume(peer)
+    } catch {
+      this.banned.set(peer, Date.now() + this.banMs)
+      this.init.onBan?.(peer, reason)
+      this.disconnect?.(peer)
+    }
+  }
+
+  bannedPeers (): string[] {
+    return [...this.banned.keys()].filter(p => this.isBanned(p))
+  }
+}
