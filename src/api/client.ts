@@ -4,6 +4,7 @@ import { credentials, Metadata, status, type ServiceError, type ClientReadableSt
 import { AgencyClient } from '../gen/agency/v1/api.js'
 import { AgencyError, UnavailableError, type ErrorCode } from '../core/errors.js'
 import { DEFAULTS } from '../daemon/config.js'
+import { readFileSync } from 'node:fs'
 
 export const DEFAULT_ADDR = DEFAULTS.grpc
 
@@ -23,6 +24,7 @@ const CODES: Partial<Record<number, ErrorCode>> = {
 
 /** Turns a gRPC error into an AgencyError with the daemon's message. */
 export function fromServiceError (err: ServiceError, addr: string): AgencyError {
+  if (err.code === status.UNAUTHENTICATED) return new AgencyError('PERMISSION_DENIED', err.details, { cause: err })
   if (err.code === status.UNAVAILABLE || err.code === status.DEADLINE_EXCEEDED) {
     return new UnavailableError(`no daemon answers at ${addr} (is agentd running? set --addr or AGENCY_ADDR)`, { cause: err })
   }
@@ -35,12 +37,26 @@ export interface Agency {
   addr: string
   raw: AgencyClient
   call: <Req, Res>(method: (c: AgencyClient) => UnaryMethod<Req, Res>, req: Req, timeoutMs?: number) => Promise<Res>
-  stream: <Res>(open: (c: AgencyClient) => ClientReadableStream<Res>) => AsyncIterable<Res> & { cancel: () => void }
+  stream: <Res>(open: (c: AgencyClient, metadata: Metadata) => ClientReadableStream<Res>) => AsyncIterable<Res> & { cancel: () => void }
   close: () => void
 }
 
-export function connectAgency (addr?: string): Agency {
+/** The API token: AGENCY_TOKEN, else the file named by AGENCY_TOKEN_FILE. */
+export function resolveToken (tokenFile?: string): string | undefined {
+  if (process.env.AGENCY_TOKEN != null && process.env.AGENCY_TOKEN !== '') return process.env.AGENCY_TOKEN.trim()
+  const file = tokenFile ?? process.env.AGENCY_TOKEN_FILE
+  if (file == null || file === '') return undefined
+  try { return readFileSync(file, 'utf8').trim() } catch (err) { throw new AgencyError('INVALID_ARGUMENT', `cannot read the API token file ${file}: ${(err as Error).message}`) }
+}
+
+export function connectAgency (addr?: string, opts: { tokenFile?: string } = {}): Agency {
   const target = resolveAddr(addr)
+  const token = resolveToken(opts.tokenFile)
+  const metadata = (): Metadata => {
+    const m = new Metadata()
+    if (token != null) m.set('authorization', `Bearer ${token}`)
+    return m
+  }
   const raw = new AgencyClient(target, credentials.createInsecure(), {
     'grpc.max_receive_message_length': 64 * 1024 * 1024
   })
@@ -49,12 +65,12 @@ export function connectAgency (addr?: string): Agency {
     raw,
     call: async (method, req, timeoutMs = 30_000) => await new Promise((resolve, reject) => {
       const fn = method(raw)
-      fn.call(raw, req, new Metadata(), { deadline: Date.now() + timeoutMs }, (err, res) => {
+      fn.call(raw, req, metadata(), { deadline: Date.now() + timeoutMs }, (err, res) => {
         if (err != null) reject(fromServiceError(err, target)); else resolve(res)
       })
     }),
     stream: (open) => {
-      const s = open(raw)
+      const s = open(raw, metadata())
       const iterable = {
         cancel: () => { s.cancel() },
         async * [Symbol.asyncIterator] () {

@@ -39,6 +39,7 @@ const program = new Command('agentd')
   .addOption(new Option('--mirror-dir <dir>', 'where clones on this host share git objects (default: ~/.agency/mirrors)').env('AGENCY_MIRROR_DIR'))
   .addOption(new Option('--harness <name>', 'run an agent beside the daemon: claude, codex, copilot, gemini, aider, sim, or cmd:"<command>"').env('AGENCY_HARNESS'))
   .addOption(new Option('--swarm-key <file>', 'a private swarm: only daemons holding this pre-shared key can connect (make one with `agency keygen`)').env('AGENCY_SWARM_KEY'))
+  .addOption(new Option('--api-token-file <file>', 'require this token (file contents) on every API call; needed to serve --grpc beyond loopback').env('AGENCY_API_TOKEN_FILE'))
   .addOption(new Option('--allow-peers <ids>', 'only these peer ids may connect, comma-separated').env('AGENCY_ALLOW_PEERS').argParser(list))
   .addOption(new Option('--settle-ms <ms>', 'a fixed claim settle window (default: derived from gossip latency)').env('AGENCY_SETTLE_MS').argParser(positiveInt('--settle-ms')))
   .addHelpText('after', `
@@ -60,7 +61,13 @@ Examples:
         }
         if (!Buffer.from(swarmKey).toString('utf8').startsWith('/key/swarm/psk/1.0.0/')) throw new Error(`${opts.swarmKey} is not a swarm key (make one with \`agency keygen\`)`)
       }
+      let apiToken: string | undefined
+      if (opts.apiTokenFile != null) {
+        apiToken = (await readFile(opts.apiTokenFile, 'utf8').catch((err: Error) => { throw new Error(`cannot read the API token ${opts.apiTokenFile}: ${err.message}`) })).trim()
+        if (apiToken.length < 16) throw new Error(`the API token in ${opts.apiTokenFile} is shorter than 16 characters`)
+      }
       served = await serveDaemon({
+        apiToken,
         swarmKey,
         allowPeers: opts.allowPeers ?? [],
         dataDir: opts.dataDir,

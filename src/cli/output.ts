@@ -4,13 +4,14 @@ import { Command, Option } from 'commander'
 import { connectAgency, type Agency } from '../api/client.js'
 import { isAgencyError } from '../core/errors.js'
 
-export interface CommonOpts { json?: boolean, addr?: string }
+export interface CommonOpts { json?: boolean, addr?: string, tokenFile?: string }
 
 /** A subcommand with the options every command takes. */
 export function command (parent: Command, name: string, description: string): Command {
   return parent.command(name).description(description)
     .addOption(new Option('--json', 'print machine-readable JSON'))
     .addOption(new Option('--addr <addr>', 'the daemon\'s gRPC address (default: AGENCY_ADDR or 127.0.0.1:7400)'))
+    .addOption(new Option('--token-file <file>', 'the daemon\'s API token, when it requires one (or set AGENCY_TOKEN / AGENCY_TOKEN_FILE)'))
 }
 
 export function printJson (value: unknown): void {
@@ -26,7 +27,7 @@ export function withAgency<A extends unknown[]> (body: (agency: Agency, ...args:
   return async (...args: A): Promise<void> => {
     const cmd = args[args.length - 1] as Command
     const opts = cmd.optsWithGlobals<CommonOpts>()
-    const agency = connectAgency(opts.addr)
+    const agency = connectAgency(opts.addr, { tokenFile: opts.tokenFile })
     try {
       await body(agency, ...args)
     } catch (err) {

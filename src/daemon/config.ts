@@ -31,6 +31,8 @@ export interface DaemonConfig {
   repo?: { remote: string, branch: string, workdir?: string, verify?: string, mirrorDir?: string }
   /** the agent harness to run beside the daemon: claude, codex, copilot, gemini, aider, sim or cmd:... */
   harness?: string
+  /** a token every API call must carry (required for a gRPC bind beyond loopback) */
+  apiToken?: string
   /** the swarm key (libp2p pre-shared key file contents): a private swarm */
   swarmKey?: Uint8Array
   /** when non-empty, only these peer ids may connect */

@@ -43,6 +43,8 @@ export class HarnessService {
       prompt: renderPrompt({ agentId: d.peerId, agentName: d.name, agencyAddr: grpcAddress }),
       agencyBin: agencyBinCommand()
     })
+    // The agent (and the MCP server it starts) must be able to call the daemon.
+    if (d.config.apiToken != null) launch.env.AGENCY_TOKEN = d.config.apiToken
     this.supervisor = new HarnessSupervisor({
       launch,
       dataDir: d.config.dataDir,

@@ -4,7 +4,7 @@ import { Daemon } from './daemon.js'
 import type { DaemonConfig } from './config.js'
 import { agencyHandlers, startGrpcServer, type GrpcServer } from '../api/grpc-server.js'
 import { startMetricsServer, type MetricsServer } from '../metrics/http-server.js'
-import { UnavailableError } from '../core/errors.js'
+import { UnavailableError, isAgencyError } from '../core/errors.js'
 import { HarnessService } from './harness-service.js'
 import { unary } from '../api/grpc-errors.js'
 
@@ -32,8 +32,9 @@ export async function serveDaemon (config: Partial<DaemonConfig> & { dataDir: st
       try {
         grpc = await startGrpcServer(daemon.config.grpc, agencyHandlers(daemon, {
           stopHarness: unary(async () => ({ stopped: harness != null ? await harness.stop() : false }))
-        }))
+        }), { token: daemon.config.apiToken })
       } catch (err) {
+        if (isAgencyError(err)) throw err
         throw new UnavailableError(`cannot serve gRPC on ${daemon.config.grpc}: ${(err as Error).message}`, { cause: err })
       }
     }

@@ -73,7 +73,7 @@ export function registerLogCommands (program: Command): void {
         return
       }
       if (what != null) throw new Error(`unknown argument "${what}": use \`agency log\` or \`agency log info\``)
-      const stream = agency.stream((c: AgencyClient) => c.watchLog({ after: wholeNumber('--after', opts.after), follow: opts.follow === true }))
+      const stream = agency.stream((c: AgencyClient, m) => c.watchLog({ after: wholeNumber("--after", opts.after), follow: opts.follow === true }, m))
       const all: LogEntry[] = []
       for await (const e of stream) {
         if (opts.json === true) { if (opts.follow === true) process.stdout.write(JSON.stringify(e) + '\n'); else all.push(e) } else line(entryLine(e))

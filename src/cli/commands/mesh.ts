@@ -67,7 +67,7 @@ export function registerMeshCommands (program: Command): void {
       const after = Number(opts.after)
       if (!Number.isSafeInteger(after) || after < 0) throw new Error(`--after must be a cursor (a whole number), got "${opts.after}"`)
       if (opts.follow === true) {
-        for await (const m of agency.stream((c: AgencyClient) => c.watchInbox({ after }))) {
+        for await (const m of agency.stream((c: AgencyClient, m) => c.watchInbox({ after }, m))) {
           if (opts.json === true) process.stdout.write(JSON.stringify(m) + '\n'); else line(messageLine(m))
         }
         return
@@ -88,7 +88,7 @@ export function registerMeshCommands (program: Command): void {
   command(program, 'events', 'stream events: peers joining and leaving, announcements, messages, claims, overlaps')
     .option('--follow', 'keep streaming (the default; events are live only)')
     .action(withAgency(async (agency, opts: CommonOpts) => {
-      for await (const e of agency.stream((c: AgencyClient) => c.watchEvents({}))) {
+      for await (const e of agency.stream((c: AgencyClient, m) => c.watchEvents({}, m))) {
         if (opts.json === true) process.stdout.write(JSON.stringify(e) + '\n'); else line(eventLine(e))
       }
     }))
