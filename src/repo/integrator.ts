@@ -52,13 +52,14 @@ export interface BatchResult {
   alreadyMerged: IntegrationRequest[]
   conflicts: Array<{ request: IntegrationRequest, files: string[] }>
   /** The request turned the batch red: `summary` is from the verify of the first prefix that failed with it. */
-  failed: Array<{ request: IntegrationRequest, summary: string, tests: TestCounts | null }>
+  failed: Array<{ request: IntegrationRequest, summary: string, tests: TestCounts | null, verifyMs: number }>
   /** Not decided: commit missing on the remote, the shared branch is red without it, or every push lost a race. */
   deferred: Array<{ request: IntegrationRequest, reason: string }>
   /** The shared branch's new tip, or null when nothing landed. */
   pushed: string | null
-  /** Verify of the pushed tip. */
+  /** Verify of the pushed tip (for the test-run entry: commit = pushed). */
   tests: TestCounts | null
+  verifyMs: number | null
   verifyRuns: number
   attempts: number
   retries: number
@@ -97,7 +98,7 @@ export async function integrateBatch (opts: BatchOptions): Promise<BatchResult> 
   const jitter = opts.jitter ?? defaultJitter
 
   return await ws.exclusive(async () => {
-    const out: BatchResult = { landed: [], alreadyMerged: [], conflicts: [], failed: [], deferred: [], pushed: null, tests: null, verifyRuns: 0, attempts: 0, retries: 0 }
+    const out: BatchResult = { landed: [], alreadyMerged: [], conflicts: [], failed: [], deferred: [], pushed: null, tests: null, verifyMs: null, verifyRuns: 0, attempts: 0, retries: 0 }
     const sharedRef = `refs/remotes/origin/${ws.branch}`
     let candidates = requests
     let lastReason = ''
@@ -130,6 +131,7 @@ export async function integrateBatch (opts: BatchOptions): Promise<BatchResult> 
           out.landed = batch.good
           out.pushed = batch.tip
           out.tests = batch.tipRun?.tests ?? null
+          out.verifyMs = batch.tipRun?.durationMs ?? null
           ws.log.info({ landed: batch.good.length, failed: out.failed.length, conflicts: out.conflicts.length, retries: out.retries }, 'batch integrated')
           if (opts.deleteLandedRefs !== false) await deleteRequestRefs(ws, batch.good)
           return out
@@ -196,7 +198,7 @@ async function bisectBatch (ws: Workspace, tree: ScratchTree, base: string, requ
     }
     const bad = chain[hi - 1]
     const badRun = await verifyAt(bad.commit)
-    out.failed.push({ request: bad.request, summary: badRun.summary, tests: badRun.tests })
+    out.failed.push({ request: bad.request, summary: badRun.summary, tests: badRun.tests, verifyMs: badRun.durationMs })
     good.push(...chain.slice(0, hi - 1))
     if (hi > 1) start = chain[hi - 2].commit
     pending = chain.slice(hi).map(l => l.request)

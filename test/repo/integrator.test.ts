@@ -44,6 +44,19 @@ describe('pushRequestRef', () => {
     expect(await sh(repo.bare, ['rev-parse', 'refs/agency/a1/t1'])).toBe(second)
   })
 
+  it('lets another agent take the task over from the published branch', async () => {
+    repo = await makeSharedRepo()
+    const ws = await agentWorkspace(repo, 'a1')
+    await ws.checkoutTask('t1')
+    const work = await commitFiles(ws.dir, { 'a.txt': '1' })
+    await pushRequestRef(ws, 't1')
+    const heir = await agentWorkspace(repo, 'a2')
+    expect(await heir.checkoutTask('t1', { from: 'refs/agency/a1/t1' })).toEqual({ branch: 'agency/a2/t1', created: true })
+    expect(await sh(heir.dir, ['rev-parse', 'HEAD'])).toBe(work)
+    await expect(heir.checkoutTask('t2', { from: 'refs/agency/a9/t2' })).rejects.toMatchObject({ code: 'NOT_FOUND', message: /refs\/agency\/a9\/t2/ })
+    expect(await heir.currentBranch()).toBe('agency/a2/t1')
+  })
+
   it('refuses a dirty workspace and a task without a branch', async () => {
     repo = await makeSharedRepo()
     const ws = await agentWorkspace(repo, 'a1')
@@ -87,7 +100,7 @@ describe('integrateBatch', () => {
     // Landed request refs are cleaned up; the bad one stays for its author.
     expect(await refsOf(repo)).toBe('refs/agency/a3/t3')
     expect(await sh(repo.bare, ['fsck', '--no-progress', '--no-dangling', '--strict'])).toBe('')
-  })
+  }, 120_000) // generous on a loaded machine; no timing is asserted
 
   it('verifies a green batch once', async () => {
     repo = await makeSharedRepo()
