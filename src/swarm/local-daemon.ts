@@ -3,8 +3,8 @@
 // demo and by `agency swarm`.
 import { spawn, type ChildProcess } from 'node:child_process'
 import { createInterface } from 'node:readline'
-import { fileURLToPath } from 'node:url'
-import { dirname, join } from 'node:path'
+import { join } from 'node:path'
+import { compiledModulePath } from '../harness/package-paths.js'
 import { openSync, createReadStream } from 'node:fs'
 import { mkdir, stat } from 'node:fs/promises'
 import { EventEmitter } from 'node:events'
@@ -38,7 +38,8 @@ function tailLines (file: string, child: ChildProcess): EventEmitter & { close: 
   return emitter
 }
 
-export const AGENTD_SCRIPT = join(dirname(fileURLToPath(import.meta.url)), '..', 'cli', 'agentd.js')
+// Always the compiled daemon, also when this module runs from source (tests).
+export const AGENTD_SCRIPT = compiledModulePath('cli/agentd.js')
 
 export interface LocalDaemon {
   name: string
