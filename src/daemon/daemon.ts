@@ -20,7 +20,8 @@ import { AgencyError, FailedPreconditionError, InvalidArgumentError, NotFoundErr
 import type { PeerRecord } from '../core/presence/peer-directory.js'
 import type { Announcement, DirectMessage } from '../gen/agency/v1/wire.js'
 import type { TestRunSummary } from '../gen/agency/v1/api.js'
-import { createMetrics, type Metrics } from '../metrics/metrics.js'
+import { createMetrics, LABEL_VALUES, type Metrics } from '../metrics/metrics.js'
+import { createLibp2pMetrics } from '../metrics/libp2p-metrics.js'
 import { componentLogger, type Logger } from '../logger.js'
 import { EventBus } from './event-bus.js'
 import { loadOrCreateIdentity, type Identity } from './identity.js'
@@ -93,7 +94,15 @@ export class Daemon {
         onLimited: (_peer, protocol) => { this.metrics.rateLimited.inc({ protocol }) }
       })
       try {
-        this.node = await createMeshNode({ privateKey: this.identity.privateKey, listen: this.config.listen, announce: this.config.announce, swarmKey: this.config.swarmKey, guard: this.guard })
+        this.node = await createMeshNode({
+          privateKey: this.identity.privateKey,
+          listen: this.config.listen,
+          announce: this.config.announce,
+          swarmKey: this.config.swarmKey,
+          guard: this.guard,
+          // libp2p's metrics component keeps a module-wide table: only one node per process may use it.
+          metrics: this.config.processMetrics ? createLibp2pMetrics(this.metrics.registry) : undefined
+        })
       } catch (err) {
         throw new AgencyError('FAILED_PRECONDITION', `cannot start the libp2p node: ${(err as Error).message}`, { cause: err })
       }
@@ -117,6 +126,7 @@ export class Daemon {
         onEntry: async (bytes, from) => await this.logService.receiveGossip(bytes, from),
         onPresence: (p, from) => this.presence.receive(p, from),
         onAnnouncement: (a) => this.receiveAnnouncement(a),
+        onPublished: (kind) => { this.metrics.gossipOut.inc({ kind }) },
         onJudged: (kind, verdict, from) => {
           this.metrics.gossipIn.inc({ kind, verdict })
           if (verdict === 'reject') this.guard.strike(from, `invalid gossip (${kind})`)
@@ -227,6 +237,7 @@ export class Daemon {
       m.peersLive.set(this.presence.livePeers().length)
       const state = this.logService.state
       m.logSize.reset()
+      for (const kind of LABEL_VALUES.entryKind) m.logSize.set({ kind }, 0)
       for (const [kind, n] of state.countsByKind()) m.logSize.set({ kind }, n)
       m.logAuthors.set(state.authors().length)
       m.logPending.set(state.pendingCount)
@@ -370,7 +381,6 @@ export class Daemon {
     const a = signAnnouncement(this.signer, { id: randomUUID(), name: this.name, text, time: Date.now() })
     await this.gossip.publishAnnouncement(a)
     this.metrics.announcementsSent.inc()
-    this.metrics.gossipOut.inc({ kind: 'announcement' })
     return a.id
   }
 

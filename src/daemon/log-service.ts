@@ -123,7 +123,6 @@ export class LogService {
     const stored = this.state.append(this.init.signer, kind, body as any, Date.now())
     await this.persist.run(async () => { await this.init.store.log.putAccepted([stored], { sync: true }) })
     this.announceAccepted([stored])
-    this.init.metrics.gossipOut.inc({ kind: 'entry' })
     await this.gossip?.publishEntry(stored.bytes)
     return stored
   }

@@ -14,6 +14,7 @@ import { gossipMessageId } from './gossip-codec.js'
 import { MAX_GOSSIP_BYTES } from './constants.js'
 import { preSharedKey } from '@libp2p/pnet'
 import type { PeerGuard } from './peer-guard.js'
+import type { Libp2pMetricsComponent } from '../metrics/libp2p-metrics.js'
 
 export interface MeshNodeInit {
   privateKey: PrivateKey
@@ -29,6 +30,8 @@ export interface MeshNodeInit {
   swarmKey?: Uint8Array
   /** who may connect: the allow-list and temporary bans */
   guard?: PeerGuard
+  /** where libp2p reports its own metrics (createLibp2pMetrics); none: libp2p keeps none */
+  metrics?: Libp2pMetricsComponent
 }
 
 export type MeshLibp2p = Libp2p<{ pubsub: GossipSub, identify: ReturnType<ReturnType<typeof identify>>, ping: ReturnType<ReturnType<typeof ping>> }>
@@ -48,6 +51,7 @@ export async function createMeshNode (init: MeshNodeInit): Promise<MeshLibp2p> {
       maxConnections: init.maxConnections ?? 128
     },
     ...(init.swarmKey != null ? { connectionProtector: preSharedKey({ psk: init.swarmKey }) } : {}),
+    ...(init.metrics != null ? { metrics: init.metrics } : {}),
     connectionGater: {
       // Loopback and private addresses are how a swarm on one host or a LAN
       // reaches itself; libp2p must not filter them out.

@@ -17,6 +17,8 @@ export interface SwarmGossipHandlers {
   onEntry: (bytes: Uint8Array, from: string) => Verdict | Promise<Verdict>
   onPresence: (p: Presence, from: string) => Verdict
   onAnnouncement: (a: Announcement, from: string) => Verdict
+  /** a message of this kind was published, for metrics */
+  onPublished?: (kind: 'entry' | 'presence' | 'announcement') => void
   /** a message was received and judged, for metrics */
   onJudged?: (type: string, verdict: Verdict, from: string) => void
 }
@@ -72,13 +74,14 @@ export class SwarmGossip {
     return verdict
   }
 
-  async publishEntry (entryBytes: Uint8Array): Promise<void> { await this.publish(encodeEntryGossip(entryBytes)) }
-  async publishPresence (p: Presence): Promise<void> { await this.publish(encodePresenceGossip(p)) }
-  async publishAnnouncement (a: Announcement): Promise<void> { await this.publish(encodeAnnouncementGossip(a)) }
+  async publishEntry (entryBytes: Uint8Array): Promise<void> { await this.publish('entry', encodeEntryGossip(entryBytes)) }
+  async publishPresence (p: Presence): Promise<void> { await this.publish('presence', encodePresenceGossip(p)) }
+  async publishAnnouncement (a: Announcement): Promise<void> { await this.publish('announcement', encodeAnnouncementGossip(a)) }
 
-  private async publish (data: Uint8Array): Promise<void> {
+  private async publish (kind: 'entry' | 'presence' | 'announcement', data: Uint8Array): Promise<void> {
     try {
       await this.node.services.pubsub.publish(this.topic, data)
+      this.handlers.onPublished?.(kind)
     } catch (err) {
       // Nobody to send to yet is not an error: anti-entropy and the next heartbeat catch up.
       this.log.debug({ err: (err as Error).message }, 'publish failed')

@@ -1,6 +1,28 @@
 // Every metric agentd exports, defined in one place. Names: prefix agentd_,
 // base units, _total/_seconds/_bytes suffixes; no peer or task ids as labels.
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client'
+import { KNOWN_KINDS } from '../core/log/kinds.js'
+import { REJECT_REASONS } from '../core/log/ingest-result.js'
+
+/** Label values known in advance: their series exist (at 0) from the first scrape, so rate() and dashboards see them before the first event. */
+export const LABEL_VALUES = {
+  gossipKind: ['entry', 'presence', 'announcement'],
+  gossipVerdict: ['accept', 'ignore', 'reject'],
+  dmFailure: ['refused', 'expired'],
+  syncDirection: ['sent', 'received'],
+  integrationResult: ['merged', 'conflict', 'failed', 'contended'],
+  guardedProtocol: ['dm', 'sync'],
+  entryKind: KNOWN_KINDS,
+  rejectReason: REJECT_REASONS
+} as const
+
+/**
+ * prom-client's default metrics include three gauges named *_total
+ * (active handles, requests, resources) that `promtool check metrics` flags:
+ * only counters may end in _total. Their per-type siblings carry the same
+ * information (sum them), so these three are dropped.
+ */
+const GAUGES_NAMED_TOTAL = ['nodejs_active_handles_total', 'nodejs_active_requests_total', 'nodejs_active_resources_total']
 
 export interface MetricsInit {
   version: string
@@ -11,13 +33,16 @@ export interface MetricsInit {
 
 export function createMetrics (init: MetricsInit) {
   const registry = new Registry()
-  if (init.processMetrics !== false) collectDefaultMetrics({ register: registry, prefix: 'agentd_' })
+  if (init.processMetrics !== false) {
+    collectDefaultMetrics({ register: registry, prefix: 'agentd_' })
+    for (const name of GAUGES_NAMED_TOTAL) registry.removeSingleMetric(`agentd_${name}`)
+  }
   const r = [registry]
 
   const buildInfo = new Gauge({ name: 'agentd_build_info', help: 'Build information; always 1.', labelNames: ['version', 'swarm', 'node'] as const, registers: r })
   buildInfo.set({ version: init.version, swarm: init.swarm, node: process.version }, 1)
 
-  return {
+  const metrics = {
     registry,
     peersConnected: new Gauge({ name: 'agentd_peers_connected', help: 'Peers with an open libp2p connection.', registers: r }),
     peersLive: new Gauge({ name: 'agentd_peers_live', help: 'Peers whose presence heartbeats are arriving.', registers: r }),
@@ -58,6 +83,20 @@ export function createMetrics (init: MetricsInit) {
     rateLimited: new Counter({ name: 'agentd_peer_rate_limited_total', help: 'Requests refused because a peer went over its rate limit, by protocol.', labelNames: ['protocol'] as const, registers: r }),
     secondsSinceSync: new Gauge({ name: 'agentd_sync_last_exchange_age_seconds', help: 'Seconds since the last completed anti-entropy exchange (-1: none yet).', registers: r })
   }
+
+  const v = LABEL_VALUES
+  for (const kind of v.gossipKind) {
+    metrics.gossipOut.inc({ kind }, 0)
+    for (const verdict of v.gossipVerdict) metrics.gossipIn.inc({ kind, verdict }, 0)
+  }
+  metrics.gossipIn.inc({ kind: 'malformed', verdict: 'reject' }, 0)
+  for (const reason of v.dmFailure) metrics.dmFailed.inc({ reason }, 0)
+  for (const direction of v.syncDirection) metrics.syncBytes.inc({ direction }, 0)
+  for (const result of v.integrationResult) metrics.integrations.inc({ result }, 0)
+  for (const kind of v.entryKind) metrics.logEntries.inc({ kind }, 0)
+  for (const reason of v.rejectReason) metrics.logRejected.inc({ reason }, 0)
+  for (const protocol of v.guardedProtocol) metrics.rateLimited.inc({ protocol }, 0)
+  return metrics
 }
 
 export type Metrics = ReturnType<typeof createMetrics>

@@ -7,7 +7,7 @@ import { join, resolve } from 'node:path'
 import { startLocalDaemon, type LocalDaemon } from './local-daemon.js'
 import { loadExample, seedBareRepo, type ExampleProject } from './example-project.js'
 import { connectAgency, type Agency } from '../api/client.js'
-import type { AgencyClient, StatusReply } from '../gen/agency/v1/api.js'
+import type { AgencyClient, LogInfoReply, StatusReply } from '../gen/agency/v1/api.js'
 import { FailedPreconditionError, InvalidArgumentError } from '../core/errors.js'
 
 export interface SwarmUpOptions {
@@ -109,9 +109,21 @@ export async function swarmUp (o: SwarmUpOptions): Promise<{ state: SwarmState, 
     }
     const started = Date.now()
     let last = ''
+    let failures = 0
     while (true) {
-      const s = await first.call((c: AgencyClient) => c.getStatus, {})
-      const info = await first.call((c: AgencyClient) => c.logInfo, {})
+      let s: StatusReply
+      let info: LogInfoReply
+      try {
+        s = await first.call((c: AgencyClient) => c.getStatus, {}, 20_000)
+        info = await first.call((c: AgencyClient) => c.logInfo, {}, 20_000)
+        failures = 0
+      } catch (err) {
+        // A busy machine can make one status call time out: the swarm is not
+        // torn down for that, only when the first daemon stays unreachable.
+        if (++failures >= 10) throw err
+        await new Promise(resolve => setTimeout(resolve, 1000))
+        continue
+      }
       const p = progressOf(s, info.byKind.integration ?? 0, info.byKind.finding ?? 0)
       const line = progressLine(p, (Date.now() - started) / 1000)
       if (line.replace(/\| \d+s$/, '') !== last.replace(/\| \d+s$/, '')) { o.progress(line); last = line }
