@@ -68,7 +68,10 @@ async function work (agency: Agency, recipes: Recipes, task: TaskView, testComma
     await mkdir(dirname(target), { recursive: true })
     await writeFile(target, await recipes.source(task.id, approach))
     await git(ws.path, ['add', '--', recipe.file])
-    await git(ws.path, ['commit', '-q', '-m', `${task.id}: ${approach}`])
+    // A retried task's branch may already hold exactly this file: then there is nothing new to commit.
+    if ((await git(ws.path, ['status', '--porcelain', '--', recipe.file])) !== '') {
+      await git(ws.path, ['commit', '-q', '-m', `${task.id}: ${approach}`])
+    }
     const local = await runTests(ws.path, testCommand)
     if (!local.ok) {
       const summary = failureSummary(local.output)
@@ -108,6 +111,14 @@ async function main (): Promise<void> {
       const tasks = status.tasks
       if (goal == null || goal.testCommand === '' || tasks.length === 0) { await sleep(500); continue }
       if (tasks.every(t => t.state === 'done')) { say('every task is done; stopping'); return }
+      // After a restart: carry on with a task this agent still holds; its claim keeps everyone else off it.
+      const held = tasks.find(t => t.state === 'claimed' && t.holder === status.self?.peerId)
+      if (held != null) {
+        say(`${held.id}: resuming, I still hold it`)
+        await work(agency, recipes, held, goal.testCommand)
+        await agency.call((c: AgencyClient) => c.setStatusLine, { status: 'looking for a task' })
+        continue
+      }
       const { tasks: ready } = await agency.call((c: AgencyClient) => c.ready, {})
       if (ready.length === 0) {
         if (++idle % 20 === 0) say('nothing ready; waiting for peers')

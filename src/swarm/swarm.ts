@@ -2,7 +2,8 @@
 // with a harness, working one shared repository; the goal and tasks of an
 // example project put on the board; a live progress view.
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises'
-import { existsSync } from 'node:fs'
+import { existsSync, readFileSync } from 'node:fs'
+import { execFileSync } from 'node:child_process'
 import { join, resolve } from 'node:path'
 import { startLocalDaemon, type LocalDaemon } from './local-daemon.js'
 import { loadExample, seedBareRepo, type ExampleProject } from './example-project.js'
@@ -150,16 +151,29 @@ function alive (pid: number): boolean {
   try { process.kill(pid, 0); return true } catch { return false }
 }
 
+/** True while pid is still the agentd this swarm started on dataDir: pids of dead daemons get reused. */
+function isSwarmDaemon (pid: number, dataDir: string): boolean {
+  if (!alive(pid)) return false
+  let args: string
+  try {
+    args = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').join(' ')
+  } catch {
+    try { args = execFileSync('ps', ['-ww', '-o', 'args=', '-p', String(pid)], { encoding: 'utf8' }) } catch { return false }
+  }
+  return args.includes('agentd') && args.includes(dataDir)
+}
+
 /** Stops every daemon of the swarm in `dir` (SIGTERM, then SIGKILL after a grace period). */
 export async function swarmDown (dirArg: string, graceMs = 15_000): Promise<number> {
   const dir = resolve(dirArg)
   const file = join(dir, STATE_FILE)
   if (!existsSync(file)) throw new FailedPreconditionError(`no swarm is up in ${dir}`)
   const state = JSON.parse(await readFile(file, 'utf8')) as SwarmState
-  for (const d of state.daemons) if (alive(d.pid)) process.kill(d.pid, 'SIGTERM')
+  const ours = state.daemons.filter(d => isSwarmDaemon(d.pid, d.dataDir))
+  for (const d of ours) process.kill(d.pid, 'SIGTERM')
   const deadline = Date.now() + graceMs
-  while (state.daemons.some(d => alive(d.pid)) && Date.now() < deadline) await new Promise(resolve => setTimeout(resolve, 100))
-  for (const d of state.daemons) if (alive(d.pid)) process.kill(d.pid, 'SIGKILL')
+  while (ours.some(d => alive(d.pid)) && Date.now() < deadline) await new Promise(resolve => setTimeout(resolve, 100))
+  for (const d of ours) if (isSwarmDaemon(d.pid, d.dataDir)) process.kill(d.pid, 'SIGKILL')
   await rm(file, { force: true })
   return state.daemons.length
 }
