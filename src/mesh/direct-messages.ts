@@ -43,6 +43,11 @@ export interface DirectMessagingInit {
   guard?: PeerGuard
 }
 
+function isCleanEnd (err: unknown): boolean {
+  const e = err as Error
+  return e?.name === 'UnexpectedEOFError' && /reading 0\/1 bytes/.test(e.message)
+}
+
 export function utf8Length (text: string): number {
   return Buffer.byteLength(text, 'utf8')
 }
@@ -153,9 +158,10 @@ export class DirectMessaging {
         try {
           frame = await lp.read({ signal })
         } catch (err) {
-          // A clean close between frames ends the exchange; anything else is malformed.
-          const name = (err as Error).name
-          if (name === 'UnexpectedEOFError' && stream.readStatus !== 'readable') { await stream.close().catch(() => {}); return }
+          // The sender closing its side between frames ends the exchange (lpStream
+          // reports it as EOF before the first byte of a length prefix); EOF
+          // inside a frame, or anything else, is malformed.
+          if (isCleanEnd(err)) { await stream.close().catch(() => {}); return }
           throw err
         }
         if (this.guard != null && !this.guard.allowRequest('dm', from)) throw new Error('direct-message rate limit exceeded')
