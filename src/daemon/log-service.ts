@@ -5,7 +5,6 @@
 import { performance } from 'node:perf_hooks'
 import type { PeerId } from '@libp2p/interface'
 import { LogState } from '../core/log/log-state.js'
-import { decodeEntry } from '../core/log/entry.js'
 import { vectorDigest } from '../core/log/version-vector.js'
 import type { BatchResult, IngestResult, StoredEntry } from '../core/log/ingest-result.js'
 import type { EntryKind, KindBodies } from '../core/log/kinds.js'
@@ -98,7 +97,10 @@ export class LogService {
     this.timer = setInterval(() => { this.syncRandomPeer().catch(() => {}) }, this.init.syncIntervalMs)
     this.init.node.addEventListener('peer:connect', (evt) => {
       // A new connection is where a late joiner or a healed partition catches up.
+      // One exchange moves entries both ways, so only one side starts it: the
+      // side with the smaller peer id. Both starting would send everything twice.
       const peer = evt.detail
+      if (this.init.signer.author > peer.toString()) return
       setTimeout(() => { this.sync.syncWith(peer).catch(() => {}) }, 200)
     })
   }
@@ -129,30 +131,27 @@ export class LogService {
 
   /** Gossip handler: judge an entry, store what is accepted or pending. */
   async receiveGossip (bytes: Uint8Array, _from: string): Promise<Verdict> {
-    let entry: Entry
-    try {
-      entry = decodeEntry(bytes)
-    } catch {
-      this.init.metrics.logRejected.inc({ reason: 'malformed' })
-      return 'reject'
-    }
-    const sent = entry.time
-    const result = this.state.ingest(entry)
+    // The core checks size, decoding and everything else, and counts what it rejects.
+    const result = this.state.ingestBytes(bytes)
     await this.persistResult(result)
     switch (result.status) {
-      case 'accepted':
-        this.init.metrics.gossipLatency.observe(Math.max(0, Date.now() - sent) / 1000)
-        this.onGossipLatency?.(Date.now() - sent)
+      case 'accepted': {
+        const sent = result.accepted.find(a => a.id === result.id)?.entry.time
+        if (sent != null) {
+          this.init.metrics.gossipLatency.observe(Math.max(0, Date.now() - sent) / 1000)
+          this.onGossipLatency?.(Date.now() - sent)
+        }
         return 'accept'
+      }
       case 'duplicate':
       case 'pending':
         // Pending entries are valid so far but wait for their gap; sync fills it.
         return 'ignore'
       case 'rejected':
         this.init.metrics.logRejected.inc({ reason: result.reason })
-        return result.reason === 'too_large' || result.reason === 'bad_signature' || result.reason === 'malformed' || result.reason === 'unknown_kind' || result.reason === 'bad_body'
-          ? 'reject'
-          : 'ignore'
+        // A fork or a broken chain may be an honest peer relaying what it was
+        // given: drop it quietly. Bytes that no honest peer would send are penalised.
+        return result.reason === 'fork' || result.reason === 'bad_prev' ? 'ignore' : 'reject'
     }
   }
 

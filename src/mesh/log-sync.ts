@@ -134,6 +134,13 @@ export class LogSync {
       stream.abort(new Error('sync rate limit exceeded'))
       return
     }
+    // One exchange with a peer at a time, whoever started it: two at once
+    // would send the same entries twice.
+    if (this.inFlight.has(peer)) {
+      stream.abort(new Error('an exchange with this peer is already running'))
+      return
+    }
+    this.inFlight.add(peer)
     try {
       const frame = await lp.read({ signal })
       stats.bytesReceived += frame.byteLength
@@ -157,6 +164,8 @@ export class LogSync {
         this.guard?.strike(peer, `sync: ${(err as Error).message}`)
       }
       stream.abort(err as Error)
+    } finally {
+      this.inFlight.delete(peer)
     }
   }
 
