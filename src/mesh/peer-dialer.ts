@@ -6,6 +6,7 @@
 import { multiaddr, type Multiaddr } from '@multiformats/multiaddr'
 import { peerIdFromString } from '@libp2p/peer-id'
 import type { MeshLibp2p } from './node.js'
+import type { Connection } from '@libp2p/interface'
 import type { Logger } from '../logger.js'
 
 export interface PeerDialerInit {
@@ -17,6 +18,8 @@ export interface PeerDialerInit {
   minBackoffMs?: number
   maxBackoffMs?: number
   tickMs?: number
+  /** how long a connection may go without gossip before identify is run again */
+  identifyGraceMs?: number
 }
 
 interface DialTarget {
@@ -38,6 +41,9 @@ export class PeerDialer {
   private timer?: NodeJS.Timeout
   private running = false
   private dialing = new Set<string>()
+  private readonly identifyGraceMs: number
+  /** when identify was last run again on a connection */
+  private readonly identifiedAt = new WeakMap<Connection, number>()
 
   constructor (init: PeerDialerInit) {
     this.node = init.node
@@ -46,6 +52,7 @@ export class PeerDialer {
     this.minBackoffMs = init.minBackoffMs ?? 500
     this.maxBackoffMs = init.maxBackoffMs ?? 15_000
     this.tickMs = init.tickMs ?? 500
+    this.identifyGraceMs = init.identifyGraceMs ?? 5000
     for (const a of init.bootstrap) {
       const ma = multiaddr(a)
       const peerId = ma.getComponents().find(c => c.name === 'p2p')?.value
@@ -96,7 +103,26 @@ export class PeerDialer {
     return this.node.getConnections(peerIdFromString(t.peerId)).length > 0
   }
 
+  /**
+   * Gossipsub only uses a connection once identify has said the peer speaks
+   * gossipsub, and libp2p runs identify once per connection and drops its
+   * errors. A connection whose identify failed on both ends carries no gossip
+   * for as long as it stays open, and the dialer sees it as connected.
+   */
+  private async reidentifySilentConnections (): Promise<void> {
+    const now = Date.now()
+    const gossiping = new Set(this.node.services.pubsub.getPeers().map(p => p.toString()))
+    const silent = this.node.getConnections().filter(c =>
+      c.status === 'open' && !gossiping.has(c.remotePeer.toString()) && now - (this.identifiedAt.get(c) ?? c.timeline.open) > this.identifyGraceMs)
+    await Promise.allSettled(silent.map(async c => {
+      this.identifiedAt.set(c, now)
+      await this.node.services.identify.identify(c, { signal: AbortSignal.timeout(10_000) })
+    }))
+  }
+
   private async dialDue (): Promise<void> {
+    // Not awaited: a slow identify must not hold up dialling.
+    void this.reidentifySilentConnections()
     const now = Date.now()
     const connections = this.node.getConnections().length
     const due: Array<[string, DialTarget]> = []
