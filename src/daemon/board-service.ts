@@ -109,6 +109,12 @@ export class BoardService {
       const type = o.reason === 'superseded' ? 'claim_superseded' : 'claim_lost'
       this.init.events.emit({ type, task, peerId: o.winner ?? '', text: `your claim on ${task}@${epoch} is lost (${o.reason})${o.winner != null ? `: ${o.winner} holds it now` : ''}`, detail: { epoch, reason: o.reason, winner: o.winner ?? null } })
       this.init.logger.info({ task, epoch, reason: o.reason, winner: o.winner }, 'claim lost')
+      // A claim outbid at its own epoch (two sides of a healed partition) is
+      // released: left standing, it would become the holder by the holder
+      // rule when the winner releases, held by an agent doing other work.
+      if (o.reason === 'outbid') {
+        this.init.log.append('release', { task, epoch, note: '', branch: '' }).catch(err => { this.init.logger.warn({ err, task }, 'cannot release a lost claim') })
+      }
     }
     if (changed) this.persistMine()
   }
@@ -172,7 +178,7 @@ export class BoardService {
     // holder by the holder rule if the winner released.
     this.mine.delete(task)
     this.persistMine()
-    if (o.reason === 'outbid') await this.init.log.append('release', { task, epoch: plan.epoch, note: 'lost the claim race', branch: '' })
+    if (o.reason === 'outbid') await this.init.log.append('release', { task, epoch: plan.epoch, note: '', branch: '' })
     this.init.metrics?.claimsLost()
     return answer('LOST', o.winner ?? '', settleMs)
   }
