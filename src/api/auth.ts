@@ -22,7 +22,8 @@ export function requireToken (handlers: AgencyServer, token: string): AgencyServ
     out[name] = (call: ServerUnaryCall<unknown, unknown> | ServerWritableStream<unknown, unknown>, callback?: sendUnaryData<unknown>) => {
       if (tokenOk(call.metadata, token)) { h(call, callback); return }
       if (callback != null) callback(DENIED, null)
-      else (call as ServerWritableStream<unknown, unknown>).destroy(Object.assign(new Error(DENIED.details), DENIED))
+      // 'error' (not destroy) is how grpc-js ends a server stream with a status.
+      else (call as ServerWritableStream<unknown, unknown>).emit('error', Object.assign(new Error(DENIED.details), DENIED))
     }
   }
   return out as unknown as AgencyServer

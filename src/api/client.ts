@@ -3,13 +3,14 @@
 import { credentials, Metadata, status, type ServiceError, type ClientReadableStream } from '@grpc/grpc-js'
 import { AgencyClient } from '../gen/agency/v1/api.js'
 import { AgencyError, UnavailableError, type ErrorCode } from '../core/errors.js'
-import { DEFAULTS } from '../daemon/config.js'
+import { defaultDataDir, defaultGrpcAddr } from '../daemon/config.js'
 import { readFileSync } from 'node:fs'
 
-export const DEFAULT_ADDR = DEFAULTS.grpc
-
+/** Where `agency` looks for its daemon: --addr, AGENCY_ADDR, else the socket in AGENCY_DATA_DIR (default ~/.agency). */
 export function resolveAddr (addr?: string): string {
-  return addr ?? process.env.AGENCY_ADDR ?? DEFAULT_ADDR
+  if (addr != null && addr !== '') return addr
+  if (process.env.AGENCY_ADDR != null && process.env.AGENCY_ADDR !== '') return process.env.AGENCY_ADDR
+  return defaultGrpcAddr(process.env.AGENCY_DATA_DIR ?? defaultDataDir())
 }
 
 const CODES: Partial<Record<number, ErrorCode>> = {
@@ -22,9 +23,16 @@ const CODES: Partial<Record<number, ErrorCode>> = {
   [status.UNAVAILABLE]: 'UNAVAILABLE'
 }
 
+const NAMED_CODES: Record<ErrorCode, true> = {
+  INVALID_ARGUMENT: true, NOT_FOUND: true, FAILED_PRECONDITION: true, ALREADY_EXISTS: true, RESOURCE_EXHAUSTED: true, UNAVAILABLE: true, PERMISSION_DENIED: true, INTERNAL: true
+}
+
 /** Turns a gRPC error into an AgencyError with the daemon's message. */
 export function fromServiceError (err: ServiceError, addr: string): AgencyError {
   if (err.code === status.UNAUTHENTICATED) return new AgencyError('PERMISSION_DENIED', err.details, { cause: err })
+  // The daemon names its own errors; UNAVAILABLE from it is not "no daemon".
+  const named = err.metadata?.get('agency-error-code')[0]
+  if (typeof named === 'string' && named in NAMED_CODES) return new AgencyError(named as ErrorCode, err.details, { cause: err })
   if (err.code === status.UNAVAILABLE || err.code === status.DEADLINE_EXCEEDED) {
     return new UnavailableError(`no daemon answers at ${addr} (is agentd running? set --addr or AGENCY_ADDR)`, { cause: err })
   }

@@ -21,10 +21,20 @@ export function toServiceError (err: unknown): Partial<ServiceError> {
   if (isAgencyError(err)) {
     const metadata = new Metadata()
     metadata.set('agency-error-code', err.code)
-    return { code: STATUS[err.code], details: err.message, metadata }
+    return { code: STATUS[err.code], details: clip(err.message), metadata }
   }
   log.error({ err }, 'unexpected error in a gRPC handler')
-  return { code: status.INTERNAL, details: `internal error: ${(err as Error)?.message ?? String(err)}` }
+  return { code: status.INTERNAL, details: clip(`internal error: ${(err as Error)?.message ?? String(err)}`) }
+}
+
+/**
+ * The status message travels percent-encoded in a trailer: an error quoting a
+ * long input would exceed the client's header limit and break the connection.
+ */
+export const MAX_ERROR_DETAILS = 512
+
+function clip (details: string): string {
+  return details.length <= MAX_ERROR_DETAILS ? details : `${details.slice(0, MAX_ERROR_DETAILS)}… (${details.length - MAX_ERROR_DETAILS} more characters)`
 }
 
 export function unary<Req, Res> (fn: (req: Req) => Promise<Res>) {
@@ -53,7 +63,8 @@ export function serverStream<Req, Res> (run: (req: Req, write: (msg: Res) => boo
     run(call.request, write, aborter.signal).then(() => {
       if (!aborter.signal.aborted) call.end()
     }, err => {
-      if (!aborter.signal.aborted) call.destroy(Object.assign(new Error(toServiceError(err).details), toServiceError(err)))
+      // 'error' (not destroy) is how grpc-js sends a status on a server stream.
+      if (!aborter.signal.aborted) call.emit('error', Object.assign(new Error(toServiceError(err).details), toServiceError(err)))
     })
   }
 }

@@ -4,7 +4,8 @@ import { HealthImplementation } from 'grpc-health-check'
 import { AgencyService, type AgencyServer } from '../gen/agency/v1/api.js'
 import type { Daemon } from '../daemon/daemon.js'
 import { meshHandlers } from './mesh-handlers.js'
-import { chmod } from 'node:fs/promises'
+import { chmod, lstat, rm } from 'node:fs/promises'
+import { connect } from 'node:net'
 import { requireToken } from './auth.js'
 import { parseHostPort, isLoopbackHost } from '../daemon/addresses.js'
 import { FailedPreconditionError } from '../core/errors.js'
@@ -14,6 +15,39 @@ import { repoHandlers } from './repo-handlers.js'
 
 /** Largest gRPC message accepted from a client. */
 export const MAX_GRPC_MESSAGE_BYTES = 4 * 1024 * 1024
+
+/** A request whose bytes did not decode: the handler answers INVALID_ARGUMENT. */
+class MalformedRequest {
+  constructor (readonly reason: string) {}
+}
+
+// grpc-js answers INTERNAL for a request it cannot deserialize, with no hook
+// to change that. So decoding never throws here: it yields a MalformedRequest
+// (bad protobuf, a uint64 beyond 2^53) that `refuseMalformed` answers.
+const TOLERANT_SERVICE = Object.fromEntries(Object.entries(AgencyService).map(([name, method]) => [name, {
+  ...method,
+  requestDeserialize: (bytes: Buffer): unknown => {
+    try {
+      return method.requestDeserialize(bytes)
+    } catch (err) {
+      return new MalformedRequest((err as Error).message)
+    }
+  }
+}])) as unknown as typeof AgencyService
+
+function refuseMalformed (handlers: AgencyServer): AgencyServer {
+  const out: Record<string, unknown> = {}
+  for (const [name, handler] of Object.entries(handlers)) {
+    const h = handler as (...args: any[]) => void
+    out[name] = (call: { request: unknown, emit: (e: string, err: unknown) => boolean }, callback?: (err: unknown, res: null) => void) => {
+      if (!(call.request instanceof MalformedRequest)) { h(call, callback); return }
+      const err = { code: status.INVALID_ARGUMENT, details: `malformed ${name} request: ${call.request.reason.slice(0, 200)}` }
+      if (callback != null) callback(err, null)
+      else call.emit('error', Object.assign(new Error(err.details), err))
+    }
+  }
+  return out as unknown as AgencyServer
+}
 
 export interface GrpcServer {
   /** the bound address: host:port or unix:path */
@@ -41,20 +75,22 @@ export async function startGrpcServer (address: string, handlers: AgencyServer, 
       throw new FailedPreconditionError(`refusing to serve the API on ${address}, beyond loopback, without a token: pass --api-token-file`)
     }
   }
+  handlers = refuseMalformed(handlers)
   if (opts.token != null && opts.token !== '') handlers = requireToken(handlers, opts.token)
   const server = new Server({
     'grpc.max_receive_message_length': MAX_GRPC_MESSAGE_BYTES,
     'grpc.max_send_message_length': 64 * 1024 * 1024
   })
-  server.addService(AgencyService, handlers)
+  server.addService(TOLERANT_SERVICE, handlers)
   const health = new HealthImplementation({ '': 'SERVING', 'agency.v1.Agency': 'SERVING' })
   health.addToServer(server)
+  if (address.startsWith('unix:')) await clearStaleSocket(socketPath(address))
   const port = await new Promise<number>((resolve, reject) => {
     server.bindAsync(address, ServerCredentials.createInsecure(), (err, p) => { err != null ? reject(err) : resolve(p) })
   })
   const bound = address.startsWith('unix:') ? address : address.replace(/:\d+$/, `:${port}`)
   // Only this user may talk to a daemon over its unix socket.
-  if (address.startsWith('unix:')) await chmod(address.slice('unix:'.length).replace(/^\/\//, ''), 0o600)
+  if (address.startsWith('unix:')) await chmod(socketPath(address), 0o600)
   return {
     address: bound,
     close: async () => {
@@ -63,6 +99,28 @@ export async function startGrpcServer (address: string, handlers: AgencyServer, 
         const timer = setTimeout(() => { server.forceShutdown(); resolve() }, 2000)
         server.tryShutdown(() => { clearTimeout(timer); resolve() })
       })
+      if (address.startsWith('unix:')) await rm(socketPath(address), { force: true }).catch(() => {})
     }
   }
+}
+
+function socketPath (address: string): string {
+  return address.slice('unix:'.length).replace(/^\/\//, '')
+}
+
+/**
+ * A socket file left by a daemon that was killed would make the bind fail.
+ * Remove it when nothing answers on it; refuse when something does.
+ */
+async function clearStaleSocket (path: string): Promise<void> {
+  const st = await lstat(path).catch(() => undefined)
+  if (st == null) return
+  if (!st.isSocket()) throw new FailedPreconditionError(`cannot serve the API on unix:${path}: the file exists and is not a socket`)
+  const answered = await new Promise<boolean>(resolve => {
+    const c = connect(path)
+    c.once('connect', () => { c.destroy(); resolve(true) })
+    c.once('error', () => { resolve(false) })
+  })
+  if (answered) throw new FailedPreconditionError(`cannot serve the API on unix:${path}: another process is serving there`)
+  await rm(path, { force: true })
 }

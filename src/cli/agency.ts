@@ -12,7 +12,7 @@ import { fail } from './output.js'
 import { runMcpServer } from '../mcp/server.js'
 
 const program = new Command('agency')
-  .description('Talk to your agentd: the swarm\'s board, messages and shared record.\nThe daemon is found at --addr, or AGENCY_ADDR, or 127.0.0.1:7400.')
+  .description('Talk to your agentd: the swarm\'s board, messages and shared record.\nThe daemon is found at --addr, or AGENCY_ADDR, or the unix socket agentd.sock in\nAGENCY_DATA_DIR (default ~/.agency), where agentd serves by default.')
   .version(VERSION)
 
 registerMeshCommands(program)
@@ -24,7 +24,7 @@ registerKeygenCommand(program)
 
 program.command('mcp')
   .description('serve the coordination tools of your agentd over MCP on stdio (for agent harnesses); logs go to stderr')
-  .option('--addr <addr>', 'the daemon\'s gRPC address (default: AGENCY_ADDR or 127.0.0.1:7400)')
+  .option('--addr <addr>', 'the daemon\'s gRPC address (default: AGENCY_ADDR, else the socket agentd.sock in AGENCY_DATA_DIR or ~/.agency)')
   .action(async (opts: { addr?: string }) => { await runMcpServer(opts.addr) })
 
 program.parseAsync(process.argv).catch(fail)

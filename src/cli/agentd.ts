@@ -2,7 +2,8 @@
 import '../polyfill.js'
 import { Command, Option } from 'commander'
 import { readFile } from 'node:fs/promises'
-import { DEFAULTS, defaultDataDir } from '../daemon/config.js'
+import { DEFAULTS, defaultDataDir, defaultGrpcAddr } from '../daemon/config.js'
+import { loadOrCreateApiToken } from '../daemon/api-token.js'
 import { serveDaemon } from '../daemon/serve.js'
 import { VERSION } from '../version.js'
 
@@ -27,7 +28,7 @@ const program = new Command('agentd')
   .addOption(new Option('--data-dir <dir>', 'where the identity, the log and the messages are kept').env('AGENCY_DATA_DIR').default(defaultDataDir()))
   .addOption(new Option('--swarm <name>', 'swarm name: one gossip topic per swarm').env('AGENCY_SWARM').default(DEFAULTS.swarm))
   .addOption(new Option('--name <text>', 'this agent\'s display name (default: the end of its peer id)').env('AGENCY_NAME'))
-  .addOption(new Option('--grpc <addr>', 'gRPC API address: HOST:PORT or unix:PATH').env('AGENCY_GRPC').default(DEFAULTS.grpc))
+  .addOption(new Option('--grpc <addr>', 'gRPC API address: HOST:PORT or unix:PATH (default: unix:<data-dir>/agentd.sock, mode 0600)').env('AGENCY_GRPC'))
   .addOption(new Option('--metrics <addr>', 'serve /metrics and /healthz on HOST:PORT').env('AGENCY_METRICS'))
   .addOption(new Option('--heartbeat-ms <ms>', 'presence heartbeat interval').env('AGENCY_HEARTBEAT_MS').argParser(positiveInt('--heartbeat-ms')).default(DEFAULTS.heartbeatMs))
   .addOption(new Option('--live-timeout-ms <ms>', 'a peer with no heartbeat for this long is not live (receiver\'s monotonic clock)').env('AGENCY_LIVE_TIMEOUT_MS').argParser(positiveInt('--live-timeout-ms')).default(DEFAULTS.liveTimeoutMs))
@@ -39,15 +40,21 @@ const program = new Command('agentd')
   .addOption(new Option('--mirror-dir <dir>', 'where clones on this host share git objects (default: ~/.agency/mirrors)').env('AGENCY_MIRROR_DIR'))
   .addOption(new Option('--harness <name>', 'run an agent beside the daemon: claude, codex, copilot, gemini, aider, sim, or cmd:"<command>"').env('AGENCY_HARNESS'))
   .addOption(new Option('--swarm-key <file>', 'a private swarm: only daemons holding this pre-shared key can connect (make one with `agency keygen`)').env('AGENCY_SWARM_KEY'))
-  .addOption(new Option('--api-token-file <file>', 'require this token (file contents) on every API call; needed to serve --grpc beyond loopback').env('AGENCY_API_TOKEN_FILE'))
+  .addOption(new Option('--api-token-file <file>', 'require this token (file contents) on every API call; a missing file is created with a new token (mode 0600); needed to serve --grpc beyond loopback').env('AGENCY_API_TOKEN_FILE'))
   .addOption(new Option('--allow-peers <ids>', 'only these peer ids may connect, comma-separated').env('AGENCY_ALLOW_PEERS').argParser(list))
   .addOption(new Option('--settle-ms <ms>', 'a fixed claim settle window (default: derived from gossip latency)').env('AGENCY_SETTLE_MS').argParser(positiveInt('--settle-ms')))
   .addHelpText('after', `
 Every flag can also be set by the environment variable shown, e.g. AGENCY_PEERS.
 
+The API is served on the unix socket <data-dir>/agentd.sock (mode 0600) unless
+--grpc says otherwise; \`agency\` finds it through AGENCY_DATA_DIR or --addr.
+
 Examples:
-  agentd --data-dir /tmp/a1 --grpc 127.0.0.1:7401 --listen /ip4/127.0.0.1/tcp/4001
-  agentd --data-dir /tmp/a2 --grpc 127.0.0.1:7402 --peers /ip4/127.0.0.1/tcp/4001/p2p/12D3Koo...
+  agentd --data-dir /tmp/a1 --listen /ip4/127.0.0.1/tcp/4001
+  AGENCY_DATA_DIR=/tmp/a1 agency status
+  agentd --data-dir /tmp/a2 --listen /ip4/127.0.0.1/tcp/4002 --peers /ip4/127.0.0.1/tcp/4001/p2p/12D3Koo...
+  agentd --data-dir /tmp/a3 --grpc 127.0.0.1:7403 --api-token-file /tmp/a3/api-token
+  AGENCY_TOKEN_FILE=/tmp/a3/api-token agency --addr 127.0.0.1:7403 status
 `)
   .action(async (opts: Record<string, any>) => {
     let served
@@ -63,8 +70,7 @@ Examples:
       }
       let apiToken: string | undefined
       if (opts.apiTokenFile != null) {
-        apiToken = (await readFile(opts.apiTokenFile, 'utf8').catch((err: Error) => { throw new Error(`cannot read the API token ${opts.apiTokenFile}: ${err.message}`) })).trim()
-        if (apiToken.length < 16) throw new Error(`the API token in ${opts.apiTokenFile} is shorter than 16 characters`)
+        apiToken = await loadOrCreateApiToken(opts.apiTokenFile)
       }
       served = await serveDaemon({
         apiToken,
@@ -76,7 +82,7 @@ Examples:
         announce: opts.announce ?? [],
         swarm: opts.swarm,
         name: opts.name ?? '',
-        grpc: opts.grpc,
+        grpc: opts.grpc ?? defaultGrpcAddr(opts.dataDir),
         metrics: opts.metrics ?? null,
         heartbeatMs: opts.heartbeatMs,
         liveTimeoutMs: opts.liveTimeoutMs,
@@ -90,6 +96,12 @@ Examples:
       process.exit(1)
     }
     const { daemon } = served
+    daemon.onFatal = (err: Error) => {
+      process.stderr.write(`agentd: cannot write to the data dir ${daemon.config.dataDir}: ${err.message}; stopping (a restart reloads what is on disk)\n`)
+      const exit = (): never => process.exit(1)
+      setTimeout(exit, 5000).unref()
+      served.stop().then(exit, exit)
+    }
     const out = [
       `agentd ${VERSION} peer ${daemon.peerId} (${daemon.name}) swarm ${daemon.config.swarm}`,
       ...daemon.listenAddrs().map(a => `listening ${a}`),

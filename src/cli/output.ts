@@ -10,7 +10,7 @@ export interface CommonOpts { json?: boolean, addr?: string, tokenFile?: string 
 export function command (parent: Command, name: string, description: string): Command {
   return parent.command(name).description(description)
     .addOption(new Option('--json', 'print machine-readable JSON'))
-    .addOption(new Option('--addr <addr>', 'the daemon\'s gRPC address (default: AGENCY_ADDR or 127.0.0.1:7400)'))
+    .addOption(new Option('--addr <addr>', 'the daemon\'s gRPC address (default: AGENCY_ADDR, else the socket agentd.sock in AGENCY_DATA_DIR or ~/.agency)'))
     .addOption(new Option('--token-file <file>', 'the daemon\'s API token, when it requires one (or set AGENCY_TOKEN / AGENCY_TOKEN_FILE)'))
 }
 

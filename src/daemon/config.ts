@@ -44,7 +44,6 @@ export interface DaemonConfig {
 export const DEFAULTS = {
   listen: ['/ip4/0.0.0.0/tcp/0'],
   swarm: 'default',
-  grpc: '127.0.0.1:7400',
   heartbeatMs: 2000,
   liveTimeoutMs: 10_000,
   dmTtlMs: 24 * 3600_000,
@@ -54,6 +53,14 @@ export const DEFAULTS = {
 
 export function defaultDataDir (): string {
   return join(homedir(), '.agency')
+}
+
+/** The socket's name in the data dir. */
+export const API_SOCKET_NAME = 'agentd.sock'
+
+/** The default gRPC address: a unix socket (mode 0600) in the data dir, so only its user can talk to it. */
+export function defaultGrpcAddr (dataDir: string): string {
+  return `unix:${join(dataDir, API_SOCKET_NAME)}`
 }
 
 export function resolveConfig (partial: Partial<DaemonConfig> & { dataDir: string }): DaemonConfig {

@@ -48,6 +48,11 @@ export class Daemon {
   readonly config: DaemonConfig
   readonly events = new EventBus()
   readonly log: Logger
+  /**
+   * Called when the daemon cannot go on (its data dir stopped taking writes).
+   * agentd stops and exits non-zero; by default the error is only logged.
+   */
+  onFatal: (err: Error) => void = err => { this.log.error({ err }, 'fatal: the daemon cannot go on') }
   metrics!: Metrics
   store!: AgencyStore
   identity!: Identity
@@ -77,7 +82,7 @@ export class Daemon {
 
   async start (): Promise<void> {
     this.startedAt = performance.now()
-    await mkdir(this.config.dataDir, { recursive: true }).catch(() => {})
+    await mkdir(this.config.dataDir, { recursive: true, mode: 0o700 }).catch(() => {})
     // The store first: its lock refuses a second daemon on the same data dir
     // before anything else is touched.
     this.store = await openStore(this.config.dataDir)
@@ -158,7 +163,8 @@ export class Daemon {
         events: this.events,
         logger: this.log.child({ part: 'log' }),
         syncIntervalMs: this.config.syncIntervalMs,
-        guard: this.guard
+        guard: this.guard,
+        onStorageFailure: err => { this.onFatal(err) }
       })
       await this.logService.restore()
       this.boardService = new BoardService({

@@ -24,7 +24,7 @@ export async function loadOrCreateIdentity (dataDir: string): Promise<Identity> 
       throw new AgencyError('FAILED_PRECONDITION', `cannot read the identity at ${path}: ${(err as Error).message}`, { cause: err })
     }
     privateKey = await generateKeyPair('Ed25519')
-    await mkdir(dataDir, { recursive: true })
+    await mkdir(dataDir, { recursive: true, mode: 0o700 })
     // Write then rename, so a crash never leaves a half-written identity.
     await writeFile(`${path}.tmp`, privateKeyToProtobuf(privateKey), { mode: 0o600 })
     await rename(`${path}.tmp`, path)

@@ -20,6 +20,7 @@ import type { Metrics } from '../metrics/metrics.js'
 import type { Logger } from '../logger.js'
 import type { EventBus } from './event-bus.js'
 import type { PeerGuard } from '../mesh/peer-guard.js'
+import { UnavailableError } from '../core/errors.js'
 
 type DeepPartial<T> = T extends Uint8Array ? T : T extends object ? { [K in keyof T]?: DeepPartial<T[K]> } : T
 
@@ -33,6 +34,8 @@ export interface LogServiceInit {
   /** how often a random peer is asked for what we lack */
   syncIntervalMs: number
   guard?: PeerGuard
+  /** a write to the data dir failed: the in-memory log is now ahead of the disk, so the daemon must stop */
+  onStorageFailure?: (err: Error) => void
 }
 
 export class LogService {
@@ -41,6 +44,8 @@ export class LogService {
   readonly sync: LogSync
   private readonly init: LogServiceInit
   private readonly persist = new SerialQueue()
+  /** the first failed write to the data dir; every later write is refused */
+  private storageFailure?: Error
   private readonly listeners = new Set<(e: StoredEntry) => void>()
   private gossip?: SwarmGossip
   private timer?: NodeJS.Timeout
@@ -108,7 +113,33 @@ export class LogService {
   async stop (): Promise<void> {
     clearInterval(this.timer)
     await this.sync.stop().catch(() => {})
-    await this.persist.run(async () => {})
+    await this.persist.run(async () => {}).catch(() => {})
+  }
+
+  /**
+   * Runs a store write in order. A failed write (a full disk, an I/O error)
+   * leaves this replica's memory ahead of its disk: later writes would leave
+   * gaps, and a restart would forget entries peers may have seen. So the first
+   * failure is final: every later write is refused and the daemon is told to
+   * stop; a restart reloads what is on disk.
+   */
+  private async write (fn: () => Promise<void>): Promise<void> {
+    if (this.storageFailure != null) throw this.unwritable(this.storageFailure)
+    try {
+      await this.persist.run(fn)
+    } catch (err) {
+      const cause = err as Error
+      if (this.storageFailure == null) {
+        this.storageFailure = cause
+        this.init.logger.error({ err: cause }, 'cannot write to the data dir: stopping')
+        this.init.onStorageFailure?.(cause)
+      }
+      throw this.unwritable(cause)
+    }
+  }
+
+  private unwritable (cause: Error): UnavailableError {
+    return new UnavailableError(`cannot write to the data dir: ${cause.message}; agentd stops and reloads what is on disk when restarted`, { cause })
   }
 
   /** Calls back for every newly accepted entry, local or remote, in acceptance order. */
@@ -122,8 +153,9 @@ export class LogService {
    * acknowledged to the agent survives a crash. Then it is gossiped.
    */
   async append<K extends EntryKind> (kind: K, body: DeepPartial<KindBodies[K]>): Promise<StoredEntry> {
+    if (this.storageFailure != null) throw this.unwritable(this.storageFailure)
     const stored = this.state.append(this.init.signer, kind, body as any, Date.now())
-    await this.persist.run(async () => { await this.init.store.log.putAccepted([stored], { sync: true }) })
+    await this.write(async () => { await this.init.store.log.putAccepted([stored], { sync: true }) })
     this.announceAccepted([stored])
     await this.gossip?.publishEntry(stored.bytes)
     return stored
@@ -166,20 +198,20 @@ export class LogService {
     if (r.status === 'accepted') {
       this.announceAccepted(r.accepted)
       const leftover = r.pendingRemoved.filter(p => !r.accepted.some(a => a.id === p.id)).map(p => p.id)
-      await this.persist.run(async () => {
+      await this.write(async () => {
         await log.putAccepted(r.accepted, { sync: false })
         if (leftover.length > 0) await log.removePending(leftover)
       })
     } else if (r.status === 'pending') {
       const removed = r.pendingRemoved.map(p => p.id)
-      await this.persist.run(async () => {
+      await this.write(async () => {
         await log.putPending([r.pending])
         if (removed.length > 0) await log.removePending(removed)
       })
     } else if (r.status === 'rejected' && r.proof != null) {
       const proof = r.proof
       this.init.events.emit({ type: 'fork', peerId: proof.author, text: `author forked its feed at seq ${proof.seq}` })
-      await this.persist.run(async () => { await log.putFork(proof) })
+      await this.write(async () => { await log.putFork(proof) })
     }
   }
 
@@ -189,7 +221,7 @@ export class LogService {
     const accepted = new Set(r.accepted.map(a => a.id))
     const removed = r.pendingRemoved.filter(p => !accepted.has(p.id)).map(p => p.id)
     for (const proof of r.forks) this.init.events.emit({ type: 'fork', peerId: proof.author, text: `author forked its feed at seq ${proof.seq}` })
-    await this.persist.run(async () => {
+    await this.write(async () => {
       if (r.accepted.length > 0) await log.putAccepted(r.accepted, { sync: false })
       if (r.pendingAdded.length > 0) await log.putPending(r.pendingAdded)
       if (removed.length > 0) await log.removePending(removed)

@@ -54,6 +54,8 @@ export interface AgentdOptions {
   metrics?: boolean
   heartbeatMs?: number
   liveTimeoutMs?: number
+  /** the gRPC address; default 127.0.0.1:0; null: agentd's own default (a unix socket in the data dir) */
+  grpc?: string | null
   /** more flags, appended as given */
   extraArgs?: string[]
 }
@@ -128,7 +130,7 @@ export class AgentdProcess {
     const args = [
       '--data-dir', this.dataDir,
       '--listen', o.listen ?? '/ip4/127.0.0.1/tcp/0',
-      '--grpc', '127.0.0.1:0',
+      ...(o.grpc === null ? [] : ['--grpc', o.grpc ?? '127.0.0.1:0']),
       '--heartbeat-ms', String(o.heartbeatMs ?? 400),
       '--live-timeout-ms', String(o.liveTimeoutMs ?? 4000)
     ]
