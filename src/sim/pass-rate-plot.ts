@@ -1,0 +1,114 @@
+// An SVG of pass rate against time: one panel per swarm size (each with its
+// own time axis), one line per strategy, written by hand so the benchmark needs no plotting library.
+
+import type { RunResult } from './run-recorder.js'
+
+const COLORS: Record<string, string> = { agency: '#1f77b4', none: '#d62728', git: '#ff7f0e', manager: '#2ca02c' }
+const FALLBACK = ['#9467bd', '#8c564b', '#e377c2', '#7f7f7f', '#17becf']
+
+const PANEL_W = 330
+const PANEL_H = 230
+const MARGIN = { left: 48, right: 12, top: 28, bottom: 40 }
+const COLUMNS = 3
+
+function esc (s: string): string {
+  return s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;')
+}
+
+/** A tick step (in hours) giving about five ticks up to `max` hours. */
+function tickStep (max: number): number {
+  const raw = max / 5
+  const steps = [1 / 60, 5 / 60, 10 / 60, 15 / 60, 0.5, 1, 2, 5, 10, 20, 50, 100, 200, 500, 1000]
+  return steps.find(s => s >= raw) ?? Math.pow(10, Math.ceil(Math.log10(raw)))
+}
+
+function hoursLabel (h: number): string {
+  if (h === 0) return '0'
+  if (h < 1) return `${Math.round(h * 60)} min`
+  return `${Number(h.toFixed(1))} h`
+}
+
+/** Renders every result; results with the same `agents` share a panel. */
+export function passRatePlot (results: readonly RunResult[], title: string): string {
+  const sizes = [...new Set(results.map(r => r.agents))].sort((a, b) => a - b)
+  const labels = [...new Set(results.map(r => r.label))]
+  const colorOf = new Map<string, string>()
+  let spare = 0
+  for (const r of results) {
+    if (colorOf.has(r.label)) continue
+    const base = COLORS[r.strategy]
+    const taken = [...colorOf.values()].includes(base ?? '')
+    colorOf.set(r.label, base !== undefined && !taken ? base : FALLBACK[spare++ % FALLBACK.length])
+  }
+  const dashed = (r: RunResult): boolean => r.label !== labels.find(l => results.find(x => x.label === l)?.strategy === r.strategy)
+
+  const rows = Math.ceil(sizes.length / COLUMNS)
+  const legendH = 22 * Math.ceil(labels.length / 2) + 10
+  const width = COLUMNS * PANEL_W
+  const height = 40 + rows * PANEL_H + legendH
+  const out: string[] = []
+  out.push(`<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" font-family="sans-serif" font-size="11">`)
+  out.push(`<rect width="${width}" height="${height}" fill="white"/>`)
+  out.push(`<text x="${width / 2}" y="22" text-anchor="middle" font-size="15">${esc(title)}</text>`)
+
+  sizes.forEach((n, i) => {
+    const ox = (i % COLUMNS) * PANEL_W
+    const oy = 40 + Math.floor(i / COLUMNS) * PANEL_H
+    const pw = PANEL_W - MARGIN.left - MARGIN.right
+    const ph = PANEL_H - MARGIN.top - MARGIN.bottom
+    // each panel has its own linear time axis, up to the slowest strategy's
+    // last pass, but no further than 2.5 times the median one: a strategy that
+    // is far slower runs off the edge and is labelled instead
+    const inPanel = results.filter(r => r.agents === n)
+    const finishes = inPanel.map(r => r.finishedAtMs / 3600_000).sort((a, b) => a - b)
+    const median = finishes[Math.floor((finishes.length - 1) / 2)]
+    const maxH = Math.max(1 / 60, Math.min(finishes[finishes.length - 1], 2.5 * median))
+    const step = tickStep(maxH)
+    const hi = Math.ceil(maxH / step) * step
+    const ticks: number[] = []
+    for (let t = 0; t <= hi + step / 2; t += step) ticks.push(t)
+    const x = (hours: number): number => ox + MARGIN.left + pw * Math.min(hours, hi) / hi
+    const y = (rate: number): number => oy + MARGIN.top + ph * (1 - rate)
+    out.push(`<g><text x="${ox + MARGIN.left + pw / 2}" y="${oy + 16}" text-anchor="middle" font-size="13">${n} agent${n === 1 ? '' : 's'}</text>`)
+    out.push(`<rect x="${ox + MARGIN.left}" y="${oy + MARGIN.top}" width="${pw}" height="${ph}" fill="none" stroke="#999"/>`)
+    for (const r of [0, 0.3, 0.5, 0.9, 1]) {
+      out.push(`<line x1="${ox + MARGIN.left}" x2="${ox + MARGIN.left + pw}" y1="${y(r).toFixed(1)}" y2="${y(r).toFixed(1)}" stroke="#eee"/>`)
+      out.push(`<text x="${ox + MARGIN.left - 4}" y="${(y(r) + 4).toFixed(1)}" text-anchor="end">${r * 100}%</text>`)
+    }
+    for (const t of ticks) {
+      out.push(`<line x1="${x(t).toFixed(1)}" x2="${x(t).toFixed(1)}" y1="${oy + MARGIN.top}" y2="${oy + MARGIN.top + ph}" stroke="#eee"/>`)
+      out.push(`<text x="${x(t).toFixed(1)}" y="${oy + MARGIN.top + ph + 14}" text-anchor="middle">${hoursLabel(t)}</text>`)
+    }
+    out.push(`<text x="${ox + MARGIN.left + pw / 2}" y="${oy + MARGIN.top + ph + 30}" text-anchor="middle" fill="#555">virtual time</text>`)
+    for (const r of inPanel) {
+      const pts: string[] = [`${x(0).toFixed(1)},${y(0).toFixed(1)}`]
+      let lastRate = 0
+      const step = Math.max(1, Math.floor(r.passTimeline.length / 300))
+      r.passTimeline.forEach(([t, passed], k) => {
+        if (k % step !== 0 && k !== r.passTimeline.length - 1) return
+        const h = t / 3600_000
+        if (h > hi) return
+        pts.push(`${x(h).toFixed(1)},${y(lastRate).toFixed(1)}`, `${x(h).toFixed(1)},${y(passed / r.tasks).toFixed(1)}`)
+        lastRate = passed / r.tasks
+      })
+      pts.push(`${x(hi).toFixed(1)},${y(lastRate).toFixed(1)}`)
+      out.push(`<polyline fill="none" stroke="${colorOf.get(r.label) ?? '#000'}" stroke-width="1.6"${dashed(r) ? ' stroke-dasharray="5,3"' : ''} points="${pts.join(' ')}"><title>${esc(r.label)}, ${n} agents</title></polyline>`)
+    }
+    inPanel.filter(r => r.finishedAtMs / 3600_000 > hi).forEach((r, k) => {
+      const at = (ms: number | null): string => ms === null ? 'never' : hoursLabel(Number((ms / 3600_000).toPrecision(3)))
+      out.push(`<text x="${ox + MARGIN.left + pw - 4}" y="${(y(0.25) - 14 * k).toFixed(1)}" text-anchor="end" paint-order="stroke" stroke="white" stroke-width="3" fill="${colorOf.get(r.label) ?? '#000'}">${esc(r.label)} → 50 % at ${at(r.timeToMs.p50)}, 100 % at ${at(r.timeToMs.p100)}</text>`)
+    })
+    out.push('</g>')
+  })
+
+  const ly = 40 + rows * PANEL_H + 8
+  labels.forEach((label, i) => {
+    const lx = 60 + (i % 2) * (width / 2)
+    const yy = ly + 22 * Math.floor(i / 2)
+    const r = results.find(x => x.label === label) as RunResult
+    out.push(`<line x1="${lx}" x2="${lx + 30}" y1="${yy}" y2="${yy}" stroke="${colorOf.get(label) ?? '#000'}" stroke-width="2.5"${dashed(r) ? ' stroke-dasharray="5,3"' : ''}/>`)
+    out.push(`<text x="${lx + 38}" y="${yy + 4}" font-size="12">${esc(label)}</text>`)
+  })
+  out.push('</svg>')
+  return out.join('\n') + '\n'
+}

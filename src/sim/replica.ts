@@ -1,0 +1,233 @@
+// One simulated agentd's state: the entries it holds (a bitset over the run's
+// EntryPool), and the real core folded from them: Board, LeaseTable (through
+// ModelledLiveness), SettleWindow, and a view of the findings (SharedFindings). Gossip is delivered
+// lazily: before its agent looks at the board, a replica folds in every entry
+// that has reached it by now, judged by the link latency, loss, partitions and
+// crashes; entries that never arrive are left to anti-entropy.
+
+import { Board } from '../core/board/board.js'
+import { SettleWindow, type SettleWindowInit } from '../core/board/settle.js'
+import type { BoardBodies, BoardEntry, BoardKind } from '../core/board/types.js'
+import type { FindingHit, FindingQuery } from '../core/findings/findings-index.js'
+import { Entry, Finding } from '../gen/agency/v1/log.js'
+import { entryBytes } from './cost-model.js'
+import type { EntryPool, PoolEntry } from './entry-pool.js'
+import { hash32, hashUnit } from './hash.js'
+import { ModelledLiveness, type HeartbeatModel } from './heartbeat-model.js'
+import type { LinkLatency } from './link-latency.js'
+import { ReadyIndex } from './ready-index.js'
+import type { SharedFindings } from './shared-findings.js'
+import type { Topology } from './topology.js'
+import type { Project } from './workload.js'
+
+const LOSS_SALT = 0x4c4f // "LO"
+const EMPTY = Buffer.alloc(0)
+
+export interface ReplicaShared {
+  seed: number
+  pool: EntryPool
+  project: Project
+  topology: Topology
+  latency: LinkLatency
+  heartbeats: HeartbeatModel
+  /** probability that one gossip delivery is lost */
+  loss: number
+  leaseMs: number
+  settle: SettleWindowInit
+  indexOf: (name: string) => number | undefined
+  findings: SharedFindings
+}
+
+export class Replica {
+  readonly index: number
+  readonly name: string
+  board!: Board
+  settle!: SettleWindow
+  ready!: ReadyIndex
+  private liveness!: ModelledLiveness
+  private readonly shared: ReplicaShared
+  private held = new Uint32Array(64)
+  private heldCount = 0
+  private digestXor = 0
+  private readonly authorSeen: Uint8Array
+  private authorCount = 0
+  /** every pool entry below this index has been folded in or judged lost */
+  private cursor = 0
+  private seq = 0
+  private maxLamport = 0
+
+  constructor (index: number, name: string, nodes: number, shared: ReplicaShared, startedAt: number) {
+    this.index = index
+    this.name = name
+    this.shared = shared
+    this.authorSeen = new Uint8Array(nodes)
+    this.reset(startedAt)
+  }
+
+  get leases (): ModelledLiveness['leases'] {
+    return this.liveness.leases
+  }
+
+  /** Entries held. */
+  get size (): number {
+    return this.heldCount
+  }
+
+  /** Authors in this replica's version vector. */
+  get authors (): number {
+    return this.authorCount
+  }
+
+  /** Stand-in for the sync protocol's digest: equal digests mean (with overwhelming probability) equal entry sets. */
+  get digest (): string {
+    return `${this.heldCount}:${this.digestXor}`
+  }
+
+  /** Whether this replica's digest is (count, xor); cheaper than comparing digest strings. */
+  digestIs (count: number, xor: number): boolean {
+    return this.heldCount === count && this.digestXor === xor
+  }
+
+  get digestParts (): [number, number] {
+    return [this.heldCount, this.digestXor]
+  }
+
+  holds (index: number): boolean {
+    return ((this.held[index >>> 5] ?? 0) & (1 << (index & 31))) !== 0
+  }
+
+  /** Pool indices held, ascending. */
+  heldIndices (): number[] {
+    const out: number[] = []
+    for (let w = 0; w < this.held.length; w++) {
+      let bits = this.held[w]
+      while (bits !== 0) {
+        const b = 31 - Math.clz32(bits & -bits)
+        out.push(w * 32 + b)
+        bits &= bits - 1
+      }
+    }
+    return out
+  }
+
+  /** Indices `other` holds and this replica lacks. */
+  lacksFrom (other: Replica): number[] {
+    const out: number[] = []
+    const words = Math.min(other.held.length, Math.ceil(this.shared.pool.size / 32))
+    for (let w = 0; w < words; w++) {
+      let bits = (other.held[w] & ~(this.held[w] ?? 0)) >>> 0
+      while (bits !== 0) {
+        const b = 31 - Math.clz32(bits & -bits)
+        out.push(w * 32 + b)
+        bits = (bits & (bits - 1)) >>> 0
+      }
+    }
+    return out
+  }
+
+  /** Folds in every gossiped entry that has reached this replica by `now`. */
+  drain (now: number): void {
+    const { pool, latency, topology, loss, seed } = this.shared
+    const entries = pool.entries
+    let advancing = true
+    for (let i = this.cursor; i < entries.length; i++) {
+      const e = entries[i]
+      if (e.sentAt > now) break
+      let resolved = true
+      if (!this.holds(i)) {
+        const at = e.sentAt + latency.delay(e.author, this.index, i)
+        if (at > now) {
+          resolved = false
+        } else {
+          const lost = loss > 0 && hashUnit(seed, i, this.index, LOSS_SALT) < loss
+          const cut = topology.eventful && !(topology.canReach(e.author, this.index, e.sentAt) && topology.canReach(e.author, this.index, at))
+          if (!lost && !cut) {
+            this.settle.addSample(at - e.sentAt)
+            this.fold(e)
+          }
+        }
+      }
+      if (advancing && resolved) this.cursor = i + 1
+      else advancing = false
+    }
+  }
+
+  /** Folds in entries received by anti-entropy. */
+  receive (indices: readonly number[]): void {
+    for (const i of indices) if (!this.holds(i)) this.fold(this.shared.pool.entries[i])
+  }
+
+  /** Writes an entry of a board kind: it is folded in here at once and gossiped from `now`. */
+  write<K extends BoardKind>(kind: K, body: BoardBodies[K], now: number, task?: number): PoolEntry {
+    const seq = ++this.seq
+    const lamport = ++this.maxLamport
+    const board = { id: `${this.name}/${seq}`, author: this.name, seq, lamport, time: now, kind, body } as BoardEntry
+    const e = this.shared.pool.add({ author: this.index, sentAt: now, bytes: entryBytes(kind, body as never, seq, lamport), kind, board, task })
+    this.fold(e)
+    return e
+  }
+
+  /** Writes a finding entry. */
+  writeFinding (finding: Finding, now: number): PoolEntry {
+    const seq = ++this.seq
+    const lamport = ++this.maxLamport
+    const body = Buffer.from(Finding.encode(finding).finish())
+    const entry = Entry.fromPartial({ author: this.name, seq, lamport, time: now, kind: 'finding', body })
+    const stored = { id: `${this.name}/${seq}`, entry, bytes: EMPTY, cursor: 0 }
+    const e = this.shared.pool.add({ author: this.index, sentAt: now, bytes: entryBytes('finding', finding, seq, lamport), kind: 'finding', finding: stored })
+    this.shared.findings.add(stored, e.index)
+    this.fold(e)
+    return e
+  }
+
+  /** Searches the findings this replica holds (filters only; see SharedFindings). */
+  searchFindings (q: Omit<FindingQuery, 'query' | 'limit'>): FindingHit[] {
+    return this.shared.findings.search(q, i => this.holds(i))
+  }
+
+  /**
+   * The process restarts: its entries are on disk, everything else is
+   * rebuilt (a fresh monotonic clock for leases, no latency samples).
+   */
+  restart (now: number): void {
+    const indices = this.heldIndices()
+    this.held = new Uint32Array(this.held.length)
+    this.heldCount = 0
+    this.digestXor = 0
+    this.authorSeen.fill(0)
+    this.authorCount = 0
+    this.reset(now)
+    this.receive(indices)
+  }
+
+  private reset (startedAt: number): void {
+    const s = this.shared
+    this.liveness = new ModelledLiveness({ model: s.heartbeats, self: this.index, selfName: this.name, leaseMs: s.leaseMs, startedAt, indexOf: s.indexOf })
+    this.board = new Board({ liveness: this.liveness })
+    this.settle = new SettleWindow(s.settle)
+    this.ready = new ReadyIndex(this.board, s.project)
+  }
+
+  private fold (e: PoolEntry): void {
+    const w = e.index >>> 5
+    if (w >= this.held.length) {
+      const grown = new Uint32Array(Math.max(w + 1, this.held.length * 2))
+      grown.set(this.held)
+      this.held = grown
+    }
+    this.held[w] |= 1 << (e.index & 31)
+    this.heldCount++
+    this.digestXor = (this.digestXor ^ hash32(this.shared.seed, e.index)) >>> 0
+    if (this.authorSeen[e.author] === 0) {
+      this.authorSeen[e.author] = 1
+      this.authorCount++
+    }
+    if (e.author === this.index) this.seq = Math.max(this.seq, (e.board?.seq ?? e.finding?.entry.seq ?? 0))
+    const lamport = e.board?.lamport ?? e.finding?.entry.lamport ?? 0
+    if (lamport > this.maxLamport) this.maxLamport = lamport
+    if (e.board !== undefined) {
+      this.board.apply(e.board)
+      if (e.task !== undefined) this.ready.touch(e.task, e.kind)
+    }
+  }
+}

@@ -1,0 +1,49 @@
+// One benchmark job, plain data in and out, so that the benchmark can hand
+// jobs to worker processes: a strategy, a swarm size, the project's seed and
+// shape, and the strategy's settings.
+
+import type { RunResult } from './run-recorder.js'
+import { runAgency, type PartitionPlan } from './strategies/agency.js'
+import { runCentralManager } from './strategies/central-manager.js'
+import { runGitLocks } from './strategies/git-locks.js'
+import { runNoCoordination } from './strategies/no-coordination.js'
+import { createProject, type WorkloadInit } from './workload.js'
+
+export const STRATEGIES = ['agency', 'none', 'git', 'manager'] as const
+export type StrategyName = typeof STRATEGIES[number]
+
+export interface SwarmJob {
+  strategy: StrategyName
+  agents: number
+  seed: number
+  workload: WorkloadInit
+  label?: string
+  /** agency: gossip loss probability */
+  loss?: number
+  /** agency: a partition into two halves, in virtual minutes */
+  partition?: { atMin: number, forMin: number }
+  /** manager: ms per request */
+  managerServiceMs?: number
+  /** git: ms between pulls */
+  gitPullMs?: number
+}
+
+export function isStrategy (s: string): s is StrategyName {
+  return (STRATEGIES as readonly string[]).includes(s)
+}
+
+export function runSwarmJob (job: SwarmJob): RunResult {
+  const project = createProject(job.seed, job.workload)
+  const base = { project, agents: job.agents, seed: job.seed + job.agents, label: job.label }
+  switch (job.strategy) {
+    case 'agency': {
+      const partitions: PartitionPlan[] = job.partition === undefined
+        ? []
+        : [{ at: job.partition.atMin * 60_000, until: (job.partition.atMin + job.partition.forMin) * 60_000 }]
+      return runAgency({ ...base, loss: job.loss, partitions })
+    }
+    case 'none': return runNoCoordination(base)
+    case 'git': return runGitLocks(job.gitPullMs === undefined ? base : { ...base, pullEveryMs: job.gitPullMs })
+    case 'manager': return runCentralManager(job.managerServiceMs === undefined ? base : { ...base, serviceMs: job.managerServiceMs })
+  }
+}

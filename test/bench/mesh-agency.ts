@@ -1,0 +1,256 @@
+// The agency side of the mesh benchmark: N agentd in this process over the
+// libp2p memory transport, or N agentd processes over TCP on loopback. Each
+// publishes claims (on tasks added first) and findings; every daemon's log
+// reports when it accepted each one.
+import { randomUUID } from 'node:crypto'
+import { mkdtemp, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { setTimeout as sleep } from 'node:timers/promises'
+import { Daemon } from '../../src/daemon/daemon.js'
+import { connectAgency, type Agency } from '../../src/api/client.js'
+import { startLocalDaemon, type LocalDaemon } from '../../src/swarm/local-daemon.js'
+import type { LogEntry } from '../../src/gen/agency/v1/api.js'
+import { childCpuSeconds, childRssBytes, ownCpuSeconds, summarize, type SetupResult, type VisibilityRecord } from './mesh-stats.js'
+
+export interface MeshRunOptions {
+  /** claims and findings published, each */
+  perKind: number
+  /** pause between two publications */
+  spacingMs: number
+  /** how long to wait for the last peer */
+  waitMs: number
+  /** CPU is sampled over this idle window */
+  idleMs: number
+  /** each node bootstraps to this many random earlier nodes */
+  bootstrap: number
+  /** agentd's heartbeat and lease */
+  heartbeatMs: number
+  liveTimeoutMs: number
+  /** give up on a setup whose nodes have not all started after this long */
+  startBudgetMs?: number
+  log: (line: string) => void
+}
+
+async function until (what: string, check: () => boolean | Promise<boolean>, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
+    await sleep(250)
+  }
+}
+
+function pickEarlier (addrs: string[], i: number, k: number): string[] {
+  const out = new Set<string>()
+  for (let j = 0; j < Math.min(k, i) * 3 && out.size < Math.min(k, i); j++) out.add(addrs[Math.floor(Math.random() * i)])
+  return [...out]
+}
+
+const findingBody = (k: number): { kind: string, text: string, paths: string[], tags: string[] } => ({
+  kind: 'failure',
+  text: `approach ${k} does not work in the parser: the property tests fail on nested groups (bench ${randomUUID()})`,
+  paths: [`src/parser/m${k}.ts`],
+  tags: ['parser', `approach:${k}`]
+})
+
+/** N daemons in this process over the memory transport. */
+export async function agencyInProcess (n: number, o: MeshRunOptions): Promise<SetupResult> {
+  const rssBefore = process.memoryUsage().rss
+  const started = performance.now()
+  const daemons: Daemon[] = []
+  const dirs: string[] = []
+  const addrs = Array.from({ length: n }, () => `/memory/agency-bench-${randomUUID()}`)
+  const unsubscribe: Array<() => void> = []
+  try {
+    // started in batches; each bootstraps to a few earlier nodes (the dialer retries one not yet listening)
+    const budget = o.startBudgetMs ?? 900_000
+    for (let b = 0; b < n; b += 10) {
+      if (performance.now() - started > budget) {
+        throw new Error(`only ${b} of ${n} daemons had started after ${(budget / 1000).toFixed(0)} s (every daemon verifies every other daemon's signed heartbeats: ${n} daemons in one process saturate this machine)`)
+      }
+      await Promise.all(addrs.slice(b, b + 10).map(async (listen, k) => {
+        const i = b + k
+        const dataDir = await mkdtemp(join(tmpdir(), 'agency-bench-mesh-'))
+        dirs.push(dataDir)
+        const d = new Daemon({ dataDir, name: `n${i}`, listen: [listen], peers: pickEarlier(addrs, i, o.bootstrap), grpc: null, metrics: null, processMetrics: false, heartbeatMs: o.heartbeatMs, liveTimeoutMs: o.liveTimeoutMs })
+        await d.start()
+        daemons[i] = d
+      }))
+    }
+    const startSeconds = (performance.now() - started) / 1000
+    o.log(`    agency × ${n} in-process: started in ${startSeconds.toFixed(0)} s`)
+    await until('every daemon to have gossip subscribers', () => daemons.every(d => d.gossip.subscribers() >= Math.min(n - 1, 2)), 300_000)
+
+    // tasks to claim, from node 0, seen everywhere
+    const tasks = Array.from({ length: o.perKind }, (_, k) => `bench-task-${k}`)
+    for (const id of tasks) await daemons[0].boardService.addTask({ id, title: id, description: '', deps: [], scope: [`src/t/${id}.ts`], priority: 0 })
+    await until('the tasks at every daemon', () => daemons.every(d => tasks.every(id => { try { d.boardService.task(id); return true } catch { return false } })), 300_000)
+
+    const cpu0 = ownCpuSeconds()
+    await sleep(o.idleMs)
+    const idleCpuPerNode = (ownCpuSeconds() - cpu0) / (o.idleMs / 1000) / n
+    const rssPerNodeBytes = (process.memoryUsage().rss - rssBefore) / n
+
+    // every daemon notes when it accepted each entry
+    const seen = new Map<string, Map<number, number>>()
+    const local = new Map<number, (id: string, kind: string) => void>()
+    daemons.forEach((d, i) => {
+      unsubscribe.push(d.logService.onAccepted(e => {
+        const at = performance.now()
+        let m = seen.get(e.id)
+        if (m === undefined) seen.set(e.id, m = new Map())
+        if (!m.has(i)) m.set(i, at)
+        if (e.entry.author === d.peerId) local.get(i)?.(e.id, e.entry.kind)
+      }))
+    })
+    const published: Array<{ id: string, kind: string, at: number, from: number, bytes: number }> = []
+    const busy0 = ownCpuSeconds()
+    const busyStart = performance.now()
+    for (let k = 0; k < 2 * o.perKind; k++) {
+      const from = Math.floor(Math.random() * n)
+      const d = daemons[from]
+      const at = performance.now()
+      if (k % 2 === 0) {
+        const task = tasks[k / 2]
+        let id = ''
+        local.set(from, (entryId, kind) => { if (kind === 'claim') id = entryId })
+        await d.boardService.claim(task, [], true)
+        local.delete(from)
+        const bytes = d.logService.state.get(id)?.bytes.length ?? 0
+        published.push({ id, kind: 'claim', at, from, bytes })
+      } else {
+        const stored = await d.logService.append('finding', findingBody(k))
+        published.push({ id: stored.id, kind: 'finding', at, from, bytes: stored.bytes.length })
+      }
+      await sleep(o.spacingMs)
+    }
+    const everyone = (): boolean => published.every(p => (seen.get(p.id)?.size ?? 0) >= n)
+    await until('every entry at every daemon', everyone, o.waitMs).catch(() => {})
+    const busyCpuPerNode = (ownCpuSeconds() - busy0) / ((performance.now() - busyStart) / 1000) / n
+
+    const records: VisibilityRecord[] = published.map(p => {
+      const m = seen.get(p.id) ?? new Map<number, number>()
+      const delays = [...m].filter(([i]) => i !== p.from).map(([, t]) => t - p.at)
+      return { kind: p.kind, delays, missing: n - 1 - delays.length }
+    })
+    const sizes = published.map(p => p.bytes).filter(b => b > 0)
+    return {
+      setup: 'in-process, memory transport',
+      system: 'agency',
+      nodes: n,
+      ...summarize(records, n - 1),
+      payloadBytes: sizes.length === 0 ? 0 : Math.round(sizes.reduce((a, b) => a + b, 0) / sizes.length),
+      idleCpuPerNode,
+      busyCpuPerNode,
+      rssPerNodeBytes,
+      startSeconds
+    }
+  } finally {
+    for (const u of unsubscribe) u()
+    await Promise.allSettled(daemons.filter(d => d !== undefined).map(async d => { await d.stop() }))
+    await Promise.all(dirs.map(async dir => { await rm(dir, { recursive: true, force: true }) }))
+  }
+}
+
+/** N agentd processes over TCP on loopback, watched through their gRPC WatchLog streams. */
+export async function agencyProcesses (n: number, payloadBytes: number, o: MeshRunOptions): Promise<SetupResult> {
+  const started = performance.now()
+  const root = await mkdtemp(join(tmpdir(), 'agency-bench-tcp-'))
+  const daemons: LocalDaemon[] = []
+  const clients: Agency[] = []
+  const streams: Array<{ cancel: () => void }> = []
+  const swarm = `bench-${randomUUID().slice(0, 8)}`
+  try {
+    const addrs: string[] = []
+    for (let i = 0; i < n; i++) {
+      const d = await startLocalDaemon({
+        name: `bench-${i}`,
+        dataDir: join(root, `n${i}`),
+        peers: pickEarlier(addrs, i, o.bootstrap),
+        extraArgs: ['--swarm', swarm, '--heartbeat-ms', String(o.heartbeatMs), '--live-timeout-ms', String(o.liveTimeoutMs)],
+        startTimeoutMs: 120_000
+      })
+      daemons.push(d)
+      addrs.push(d.addrs[0])
+      clients.push(connectAgency(d.grpc))
+    }
+    const startSeconds = (performance.now() - started) / 1000
+    o.log(`    agency × ${n} processes: started in ${startSeconds.toFixed(0)} s`)
+
+    // keyed by entry id for findings, "claim:<task>" for claims (a no-wait claim answers without its entry id), "task:<id>" for tasks
+    const seen = new Map<string, Map<number, number>>()
+    const keyOf = (e: LogEntry): string => {
+      if (e.kind === 'claim') return `claim:${(JSON.parse(e.bodyJson) as { task: string }).task}`
+      if (e.kind === 'task') return `task:${(JSON.parse(e.bodyJson) as { id: string }).id}`
+      return e.id
+    }
+    clients.forEach((c, i) => {
+      const s = c.stream<LogEntry>((raw, md) => raw.watchLog({ after: 0, follow: true }, md))
+      streams.push(s)
+      void (async () => {
+        try {
+          for await (const e of s) {
+            const at = Date.now()
+            const key = keyOf(e)
+            let m = seen.get(key)
+            if (m === undefined) seen.set(key, m = new Map())
+            if (!m.has(i)) m.set(i, at)
+          }
+        } catch { /* cancelled */ }
+      })()
+    })
+
+    const tasks = Array.from({ length: o.perKind }, (_, k) => `bench-task-${k}`)
+    for (const id of tasks) await clients[0].call(c => c.addTask, { id, title: id, description: '', deps: [], scope: [`src/t/${id}.ts`], priority: 0 })
+    await until('the tasks at every daemon', () => tasks.every(id => (seen.get(`task:${id}`)?.size ?? 0) >= n), 300_000)
+
+    const cpu0 = await Promise.all(daemons.map(async d => await childCpuSeconds(d.child.pid as number)))
+    await sleep(o.idleMs)
+    const cpu1 = await Promise.all(daemons.map(async d => await childCpuSeconds(d.child.pid as number)))
+    const idleCpuPerNode = cpu1.reduce((s, c, i) => s + c - cpu0[i], 0) / (o.idleMs / 1000) / n
+    const rss = await Promise.all(daemons.map(async d => await childRssBytes(d.child.pid as number)))
+    const rssPerNodeBytes = rss.reduce((a, b) => a + b, 0) / n
+
+    const published: Array<{ key: string, kind: string, at: number, from: number }> = []
+    const busyStart = Date.now()
+    for (let k = 0; k < 2 * o.perKind; k++) {
+      const from = Math.floor(Math.random() * n)
+      const at = Date.now()
+      if (k % 2 === 0) {
+        const task = tasks[k / 2]
+        await clients[from].call(c => c.claim, { task, scope: [], noWait: true })
+        published.push({ key: `claim:${task}`, kind: 'claim', at, from })
+      } else {
+        const reply = await clients[from].call(c => c.recordFinding, { ...findingBody(k), refs: [], supersedes: '' }) as { entry?: LogEntry }
+        published.push({ key: reply.entry?.id ?? '', kind: 'finding', at, from })
+      }
+      await sleep(o.spacingMs)
+    }
+    await until('every entry at every daemon', () => published.every(p => (seen.get(p.key)?.size ?? 0) >= n), o.waitMs).catch(() => {})
+    const cpu2 = await Promise.all(daemons.map(async d => await childCpuSeconds(d.child.pid as number)))
+    const busyCpuPerNode = cpu2.reduce((s, c, i) => s + c - cpu1[i], 0) / ((Date.now() - busyStart) / 1000) / n
+
+    const records: VisibilityRecord[] = published.map(p => {
+      const m = seen.get(p.key) ?? new Map<number, number>()
+      const delays = [...m].filter(([i]) => i !== p.from).map(([, t]) => t - p.at)
+      return { kind: p.kind, delays, missing: n - 1 - delays.length }
+    })
+    return {
+      setup: 'processes, TCP loopback',
+      system: 'agency',
+      nodes: n,
+      ...summarize(records, n - 1),
+      payloadBytes,
+      idleCpuPerNode,
+      busyCpuPerNode,
+      rssPerNodeBytes,
+      startSeconds,
+      note: 'times include the gRPC hop from each daemon to the benchmark process'
+    }
+  } finally {
+    for (const s of streams) s.cancel()
+    for (const c of clients) c.close()
+    await Promise.allSettled(daemons.map(async d => await d.stop()))
+    await rm(root, { recursive: true, force: true })
+  }
+}

@@ -1,0 +1,144 @@
+// Benchmark: agency on the real network against raw gossipsub. Not a vitest
+// test; build first (the TCP setup runs dist/src/cli/agentd.js), then
+//
+//   npm run build && npm run bench:mesh -- [--sizes 10,50,200] [--tcp 10] [--per-kind 20]
+//     [--spacing-ms 300] [--wait-ms 30000] [--idle-ms 10000] [--heartbeat-ms 1000] [--start-budget-s 900]
+//     [--out results/bench-mesh.md]
+//
+// Setups: N agentd in this process over the libp2p memory transport (each
+// bootstrapped to a few random earlier ones), and --tcp agentd processes over
+// TCP on loopback. Each publishes --per-kind claims and as many findings from
+// random nodes; reported: p50 and p99 of the time until the last peer
+// accepted it (and per delivery), CPU per node while idle and while
+// publishing, RSS per node. The same run starts raw gossipsub nodes (agentd's
+// libp2p stack, no daemon) publishing payloads of the same size, so agency's
+// overhead is a ratio. Setups that cannot run on this machine are reported
+// with the error instead of numbers. Each setup runs in its own process.
+import '../../src/polyfill.js'
+import { fork } from 'node:child_process'
+import { mkdir, writeFile } from 'node:fs/promises'
+import { fileURLToPath } from 'node:url'
+import { cpus, loadavg, totalmem } from 'node:os'
+import { dirname } from 'node:path'
+import { agencyInProcess, agencyProcesses, type MeshRunOptions } from './mesh-agency.js'
+import { rawInProcess, rawProcesses } from './mesh-raw.js'
+import { ratioMarkdown, resultsMarkdown, type SetupResult } from './mesh-stats.js'
+
+interface Args extends Omit<MeshRunOptions, 'log'> { sizes: number[], tcp: number, out: string }
+
+function parseArgs (argv: string[]): Args {
+  const a: Args = { sizes: [10, 50, 200], tcp: 10, perKind: 20, spacingMs: 300, waitMs: 30_000, idleMs: 10_000, bootstrap: 3, heartbeatMs: 1_000, liveTimeoutMs: 10_000, out: 'results/bench-mesh.md' }
+  const num = (flag: string, v: string | undefined): number => {
+    const n = Number(v)
+    if (v === undefined || !Number.isSafeInteger(n) || n < 0) throw new Error(`${flag} takes a whole number`)
+    return n
+  }
+  for (let i = 0; i < argv.length; i++) {
+    const flag = argv[i]
+    const v = argv[++i]
+    switch (flag) {
+      case '--sizes': a.sizes = (v ?? '').split(',').filter(s => s !== '').map(s => num(flag, s)); break
+      case '--tcp': a.tcp = num(flag, v); break
+      case '--per-kind': a.perKind = Math.max(1, num(flag, v)); break
+      case '--spacing-ms': a.spacingMs = num(flag, v); break
+      case '--wait-ms': a.waitMs = num(flag, v); break
+      case '--idle-ms': a.idleMs = Math.max(1000, num(flag, v)); break
+      case '--heartbeat-ms': a.heartbeatMs = Math.max(100, num(flag, v)); break
+      case '--start-budget-s': a.startBudgetMs = num(flag, v) * 1000; break
+      case '--out': a.out = v ?? ''; break
+      default: throw new Error(`unknown argument ${flag}`)
+    }
+  }
+  if (a.sizes.some(n => n < 2) || (a.tcp !== 0 && a.tcp < 2)) throw new Error('a setup needs at least 2 nodes')
+  if (a.out === '') throw new Error('--out needs a file')
+  return a
+}
+
+type SetupKind = 'agency-memory' | 'raw-memory' | 'agency-tcp' | 'raw-tcp'
+interface SetupJob { kind: SetupKind, n: number, payloadBytes: number, options: Omit<MeshRunOptions, 'log'> }
+
+/** Each setup runs in a fresh process: its CPU and RSS are its own, and a setup that runs out of memory fails alone. */
+async function runSetup (job: SetupJob): Promise<SetupResult> {
+  const child = fork(fileURLToPath(import.meta.url), ['--worker'], {
+    execArgv: [...process.execArgv, '--max-old-space-size=8192'],
+    env: { ...process.env, AGENCY_LOG_LEVEL: process.env.AGENCY_LOG_LEVEL ?? 'warn' },
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc']
+  })
+  return await new Promise((resolve, reject) => {
+    let result: SetupResult | undefined
+    child.on('message', m => { result = m as SetupResult })
+    child.on('error', reject)
+    child.on('exit', (code, signal) => {
+      if (result !== undefined) resolve(result)
+      else reject(new Error(`the setup's process exited (${signal ?? `code ${code}`}) without a result`))
+    })
+    child.send(job)
+  })
+}
+
+async function worker (): Promise<void> {
+  const job = await new Promise<SetupJob>(resolve => process.once('message', m => { resolve(m as SetupJob) }))
+  const o: MeshRunOptions = { ...job.options, log: line => { process.stderr.write(line + '\n') } }
+  const result = job.kind === 'agency-memory'
+    ? await agencyInProcess(job.n, o)
+    : job.kind === 'raw-memory'
+      ? await rawInProcess(job.n, job.payloadBytes, o)
+      : job.kind === 'agency-tcp' ? await agencyProcesses(job.n, job.payloadBytes, o) : await rawProcesses(job.n, job.payloadBytes, o)
+  await new Promise<void>((resolve, reject) => process.send?.(result, err => { if (err != null) reject(err); else resolve() }))
+}
+
+function failed (setup: string, system: SetupResult['system'], nodes: number, err: unknown): SetupResult {
+  return { setup, system, nodes, published: 0, allPeers: null, perPeer: null, incomplete: 0, payloadBytes: 0, idleCpuPerNode: 0, busyCpuPerNode: 0, rssPerNodeBytes: 0, startSeconds: 0, note: `not measured: ${(err as Error).message}` }
+}
+
+async function main (): Promise<void> {
+  const args = parseArgs(process.argv.slice(2))
+  const log = (line: string): void => { process.stderr.write(line + '\n') }
+  const { sizes, tcp, out, ...options } = args
+  const results: SetupResult[] = []
+  const load = loadavg()
+  const started = performance.now()
+  const run = async (label: string, setup: string, system: SetupResult['system'], n: number, fn: () => Promise<SetupResult>): Promise<SetupResult> => {
+    log(`  ${label} × ${n} ...`)
+    let r: SetupResult
+    try { r = await fn() } catch (err) { r = failed(setup, system, n, err) }
+    log(`    ${r.note ?? `all peers p50 ${r.allPeers?.p50.toFixed(0) ?? '—'} ms, p99 ${r.allPeers?.p99.toFixed(0) ?? '—'} ms; incomplete ${r.incomplete}/${r.published}`}`)
+    results.push(r)
+    return r
+  }
+  for (const n of sizes) {
+    const a = await run('agency in-process', 'in-process, memory transport', 'agency', n, async () => await runSetup({ kind: 'agency-memory', n, payloadBytes: 0, options }))
+    const payloadBytes = a.payloadBytes > 0 ? a.payloadBytes : 300
+    await run('raw gossipsub in-process', 'in-process, memory transport', 'raw gossipsub', n, async () => await runSetup({ kind: 'raw-memory', n, payloadBytes, options }))
+  }
+  if (tcp > 0) {
+    const payloadBytes = results.find(r => r.system === 'agency' && r.payloadBytes > 0)?.payloadBytes ?? 300
+    await run('agency processes', 'processes, TCP loopback', 'agency', tcp, async () => await runSetup({ kind: 'agency-tcp', n: tcp, payloadBytes, options }))
+    await run('raw gossipsub processes', 'processes, TCP loopback', 'raw gossipsub', tcp, async () => await runSetup({ kind: 'raw-tcp', n: tcp, payloadBytes, options }))
+  }
+  const notes = results.filter(r => r.note !== undefined).map(r => `- ${r.setup}, ${r.system} × ${r.nodes}: ${r.note}`)
+  const md = [
+    '# Mesh: agency on the real network against raw gossipsub',
+    '',
+    `Command: \`npm run build && npm run bench:mesh -- ${process.argv.slice(2).join(' ')}\``.replace(/ -- `$/, '`'),
+    '',
+    `Machine: ${cpus().length} cores, ${(totalmem() / 1024 ** 3).toFixed(0)} GiB; load average at start ${load.map(x => x.toFixed(1)).join(' / ')}. Heartbeat ${args.heartbeatMs} ms, lease ${args.liveTimeoutMs} ms; ${args.perKind} claims and ${args.perKind} findings per setup, one every ${args.spacingMs} ms from a random node; each node bootstraps to ${args.bootstrap} random earlier nodes. Whole run: ${((performance.now() - started) / 1000).toFixed(0)} s.`,
+    '',
+    '"Visible at all peers": from the publish call until the last other node accepted the entry (agency: its log accepted it, after signature check and storage; raw: gossipsub delivered it). CPU is the share of one core per node.',
+    '',
+    resultsMarkdown(results),
+    'agency ÷ raw gossipsub:',
+    '',
+    ratioMarkdown(results),
+    ...(notes.length > 0 ? ['Notes:', '', ...notes, ''] : [])
+  ].join('\n')
+  await mkdir(dirname(out), { recursive: true })
+  await writeFile(out, md)
+  process.stdout.write(md)
+  log(`wrote ${out}`)
+}
+
+const done = (): never => process.exit(0)
+const fail = (err: unknown): never => { process.stderr.write(`${(err as Error).stack ?? String(err)}\n`); process.exit(1) }
+if (process.argv.includes('--worker')) worker().then(done, fail)
+else main().then(done, fail)
