@@ -1,6 +1,6 @@
 // Protocol names and limits of the mesh, in one place.
 export const DM_PROTOCOL = '/agency/dm/1.0.0'
-export const SYNC_PROTOCOL = '/agency/sync/1.0.0'
+export const SYNC_PROTOCOL = '/agency/sync/2.0.0'
 
 /** Largest direct-message text accepted, on both the sending and receiving side. */
 export const MAX_DM_TEXT_BYTES = 64 * 1024

@@ -1,12 +1,16 @@
-// /agency/sync/1.0.0 — anti-entropy for the shared record.
+// /agency/sync/2.0.0 — anti-entropy for the shared record.
 //
 // The initiator sends its version vector (and its digest). The responder
 // answers with the entries the initiator lacks, in batches, each author's in
 // seq order so the receiver never sees a gap, and ends with its own vector.
 // The initiator then sends back what the responder lacks, the same way.
-// Equal digests end the exchange after one round trip. Writes wait for the
-// stream to drain, which is the backpressure; every read has a size limit and
-// every exchange a deadline.
+// Equal digests end the exchange after one round trip. The receiver
+// acknowledges each batch (an empty frame) once it has stored it, and the
+// sender keeps at most SEND_AHEAD batches unacknowledged: that is the
+// backpressure. (The muxer's flow control is not: yamux grants window as data
+// arrives, not as it is read, so a sender could fill the reader's 4 MiB buffer
+// while it stores a batch, and the stream would be aborted.) Every read has a
+// size limit and every exchange a deadline.
 import { lpStream, type LengthPrefixedStream } from '@libp2p/utils'
 import type { Connection, PeerId, Stream } from '@libp2p/interface'
 import { Entry } from '../gen/agency/v1/log.js'
@@ -20,6 +24,9 @@ import type { PeerGuard } from './peer-guard.js'
 export const MAX_SYNC_FRAME_BYTES = 4 * 1024 * 1024
 const BATCH_TARGET_BYTES = 512 * 1024
 const BATCH_MAX_ENTRIES = 2000
+/** Batches a sender may have in flight before it waits for an acknowledgement. */
+const SEND_AHEAD = 2
+const ACK = new Uint8Array(0)
 /** Authors listed in one vector at most. */
 const MAX_VECTOR_AUTHORS = 100_000
 
@@ -149,7 +156,7 @@ export class LogSync {
       const theirs = toVector(req.have)
       if (req.digest.length > 0 && equalBytes(req.digest, this.log.digest())) {
         // Same log on both sides: say so and stop.
-        await lp.write(SyncBatch.encode({ entries: [], last: true, have: fromVector(this.log.vector()) }).finish(), { signal })
+        await this.sendEntries(lp, [], stats, signal)
         await this.receive(lp, peer, stats, signal)
       } else {
         await this.send(lp, theirs, stats, signal)
@@ -171,23 +178,37 @@ export class LogSync {
 
   /** Sends what the holder of `theirs` lacks, then the last frame with our vector. */
   private async send (lp: LengthPrefixedStream, theirs: ReadonlyMap<string, number>, stats: SyncStats, signal: AbortSignal): Promise<void> {
-    const missing = this.log.entriesAfter(theirs)
+    await this.sendEntries(lp, this.log.entriesAfter(theirs), stats, signal)
+  }
+
+  /** Sends `entries` in batches, the last frame carrying our vector, and waits until every batch is acknowledged. */
+  private async sendEntries (lp: LengthPrefixedStream, entries: Iterable<{ entry: Entry, bytes: Uint8Array }>, stats: SyncStats, signal: AbortSignal): Promise<void> {
     let batch: Entry[] = []
     let size = 0
+    let unacked = 0
+    const awaitAck = async (): Promise<void> => {
+      const ack = await lp.read({ signal })
+      stats.bytesReceived += ack.byteLength
+      if (ack.byteLength !== 0) throw new SyncProtocolError('expected an acknowledgement (an empty frame)')
+      unacked--
+    }
     const flush = async (last: boolean): Promise<void> => {
+      if (unacked >= SEND_AHEAD) await awaitAck()
       const frame = SyncBatch.encode({ entries: batch, last, have: last ? fromVector(this.log.vector()) : [] }).finish()
       await lp.write(frame, { signal })
+      unacked++
       stats.sent += batch.length
       stats.bytesSent += frame.length
       batch = []
       size = 0
     }
-    for (const { entry, bytes } of missing) {
+    for (const { entry, bytes } of entries) {
       if (batch.length > 0 && (size + bytes.length > BATCH_TARGET_BYTES || batch.length >= BATCH_MAX_ENTRIES)) await flush(false)
       batch.push(entry)
       size += bytes.length + 8
     }
     await flush(true)
+    while (unacked > 0) await awaitAck()
   }
 
   /** Reads batches until the last one; returns the sender's vector. */
@@ -201,6 +222,8 @@ export class LogSync {
         stats.received += batch.entries.length
         await this.log.ingestBatch(batch.entries, peer)
       }
+      // Stored: the sender may send another batch.
+      await lp.write(ACK, { signal })
       if (batch.last) return toVector(batch.have)
     }
   }

@@ -121,12 +121,12 @@ async function runOnce (entries: number, authors: number): Promise<Row> {
     const seedSeconds = (performance.now() - t) / 1000
 
     t = performance.now()
-    const a = await procs.start({ name: 'bench-a', dataDir: dirA, metrics: true })
+    const a = await procs.start({ name: 'bench-a', dataDir: dirA, metrics: true, readyTimeoutMs: 30 * 60_000 })
     const restoreSeconds = (performance.now() - t) / 1000
     const infoA = await a.logInfo()
     if (infoA.vectorDigest !== seeded.vectorDigest) throw new Error('the seeded daemon did not restore the seeded log')
 
-    const b: AgentdProcess = await procs.start({ name: 'bench-b', peers: a.addrs, metrics: true })
+    const b: AgentdProcess = await procs.start({ name: 'bench-b', peers: a.addrs, metrics: true, readyTimeoutMs: 5 * 60_000 })
     const start = performance.now()
     const pid = b.pid as number
     const rssBaseline = (await rssOf(pid)).rss

@@ -95,6 +95,8 @@ export interface SeedOptions {
   authors: number
   /** approximate length of each finding's text */
   textBytes?: number
+  /** one more word of this many characters in every text: big entries that cost little to index */
+  padding?: number
   /** makes the run repeatable; default random */
   seed?: number
 }
@@ -142,6 +144,7 @@ export async function seedLog (dataDirs: string | string[], o: SeedOptions): Pro
     const a = Math.floor(random() * signers.length)
     let text = `seeded finding ${i}:`
     while (text.length < textBytes) text += ` ${WORDS[Math.floor(random() * WORDS.length)]}`
+    if (o.padding != null) text += ` ${'z'.repeat(o.padding)}`
     const body = encodeBody('finding', {
       kind: FINDING_KINDS[i % FINDING_KINDS.length],
       text,
@@ -201,6 +204,8 @@ export interface AgentdStartOptions {
   nodeArgs?: string[]
   /** also append the daemon's stderr (its log) to this file */
   logFile?: string
+  /** how long it may take to print `ready` (restoring a big log on a busy machine is slow); default 120 s */
+  readyTimeoutMs?: number
 }
 
 const STDERR_TAIL = 8000
@@ -264,7 +269,8 @@ export class AgentdProcess {
     const lines = createInterface({ input: child.stdout! })
     try {
       await new Promise<void>((resolve, reject) => {
-        const timer = setTimeout(() => { reject(new Error(`agentd ${o.name} not ready in time:\n${this.stderrTail}`)) }, 60_000)
+        const timeoutMs = o.readyTimeoutMs ?? 120_000
+        const timer = setTimeout(() => { reject(new Error(`agentd ${o.name} not ready after ${timeoutMs} ms:\n${this.stderrTail}`)) }, timeoutMs)
         lines.on('line', line => {
           let m: RegExpExecArray | null
           if ((m = /^agentd \S+ peer (\S+) /.exec(line)) != null) this.peerId = m[1]

@@ -232,8 +232,13 @@ describe('a daemon under hostile input', () => {
     const stream = await node.dialProtocol(target.node.peerId, SYNC_PROTOCOL)
     const lp = lpStream(stream, { maxDataLength: 4 * 1024 * 1024 })
     await lp.write(SyncRequest.encode({ have: vectorToWire(target.logService.state.vector()), digest: Buffer.alloc(0) }).finish())
-    while (!SyncBatch.decode((await lp.read()).subarray()).last) { /* the daemon's batches: nothing we lack */ }
+    // The daemon's batches (nothing we lack), each acknowledged with an empty frame.
+    for (let last = false; !last;) {
+      last = SyncBatch.decode((await lp.read()).subarray()).last
+      await lp.write(new Uint8Array(0))
+    }
     await lp.write(SyncBatch.encode({ entries: [conflicting], last: true, have: [] }).finish())
+    expect((await lp.read()).byteLength).toBe(0) // stored: acknowledged
     await stream.close().catch(() => {})
 
     await waitFor('the fork from sync to be reported', () => events.some(e => e.type === 'fork' && e.peerId === other.signer.author))

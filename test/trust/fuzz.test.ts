@@ -277,9 +277,11 @@ describe('the DM and sync streams of a running daemon', () => {
     while (true) {
       const batch = SyncBatch.decode((await lp.read({ signal })).subarray())
       entries.push(...batch.entries)
+      await lp.write(new Uint8Array(0), { signal }) // acknowledged
       if (batch.last) { theirs = batch.have; break }
     }
     await lp.write(SyncBatch.encode({ entries: [], last: true, have }).finish(), { signal })
+    expect((await lp.read({ signal })).byteLength).toBe(0)
     await stream.close({ signal }).catch(() => { stream.abort(new Error('close failed')) })
     return { entries, theirs }
   }

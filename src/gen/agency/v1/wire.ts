@@ -117,9 +117,11 @@ export interface DirectAck {
 }
 
 /**
- * /agency/sync/1.0.0: anti-entropy. The initiator sends its version vector;
+ * /agency/sync/2.0.0: anti-entropy. The initiator sends its version vector;
  * the responder answers with what the initiator lacks in batches, then its
  * own vector so that the initiator can push back what the responder lacks.
+ * The receiver of a SyncBatch answers each one with an empty frame once it
+ * has stored it; a sender keeps at most two batches unacknowledged.
  */
 export interface VersionVectorEntry {
   author: string;
