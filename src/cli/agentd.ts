@@ -30,8 +30,9 @@ const program = new Command('agentd')
   .addOption(new Option('--name <text>', 'this agent\'s display name (default: the end of its peer id)').env('AGENCY_NAME'))
   .addOption(new Option('--grpc <addr>', 'gRPC API address: HOST:PORT or unix:PATH (default: unix:<data-dir>/agentd.sock, mode 0600)').env('AGENCY_GRPC'))
   .addOption(new Option('--metrics <addr>', 'serve /metrics and /healthz on HOST:PORT').env('AGENCY_METRICS'))
-  .addOption(new Option('--heartbeat-ms <ms>', 'presence heartbeat interval').env('AGENCY_HEARTBEAT_MS').argParser(positiveInt('--heartbeat-ms')).default(DEFAULTS.heartbeatMs))
-  .addOption(new Option('--live-timeout-ms <ms>', 'a peer with no heartbeat for this long is not live (receiver\'s monotonic clock)').env('AGENCY_LIVE_TIMEOUT_MS').argParser(positiveInt('--live-timeout-ms')).default(DEFAULTS.liveTimeoutMs))
+  .addOption(new Option('--heartbeat-ms <ms>', 'presence heartbeat interval in a small swarm; it grows with the swarm so that --heartbeat-max-rate holds').env('AGENCY_HEARTBEAT_MS').argParser(positiveInt('--heartbeat-ms')).default(DEFAULTS.heartbeatMs))
+  .addOption(new Option('--heartbeat-max-rate <n>', 'heartbeats per second a daemon may receive from the whole swarm (each peer\'s timeout scales with the interval it announces)').env('AGENCY_HEARTBEAT_MAX_RATE').argParser(positiveInt('--heartbeat-max-rate')).default(16))
+  .addOption(new Option('--live-timeout-ms <ms>', 'a peer with no heartbeat for this long is not live (receiver\'s monotonic clock); scaled by the interval each peer announces').env('AGENCY_LIVE_TIMEOUT_MS').argParser(positiveInt('--live-timeout-ms')).default(DEFAULTS.liveTimeoutMs))
   .addOption(new Option('--dm-ttl-ms <ms>', 'how long an undelivered direct message is retried').env('AGENCY_DM_TTL_MS').argParser(positiveInt('--dm-ttl-ms')).default(DEFAULTS.dmTtlMs))
   .addOption(new Option('--repo <url-or-path>', 'the shared git repository (path, file://, ssh or http); the daemon keeps a clone for this agent').env('AGENCY_REPO'))
   .addOption(new Option('--branch <name>', 'the shared branch').env('AGENCY_BRANCH').default('main'))
@@ -85,6 +86,7 @@ Examples:
         grpc: opts.grpc ?? defaultGrpcAddr(opts.dataDir),
         metrics: opts.metrics ?? null,
         heartbeatMs: opts.heartbeatMs,
+        heartbeatMaxRate: opts.heartbeatMaxRate,
         liveTimeoutMs: opts.liveTimeoutMs,
         dmTtlMs: opts.dmTtlMs,
         repo: opts.repo != null ? { remote: opts.repo, branch: opts.branch, workdir: opts.workdir, verify: opts.verify, mirrorDir: opts.mirrorDir } : undefined,

@@ -16,7 +16,10 @@ export interface DaemonConfig {
   grpc: string | null
   /** metrics HTTP address, or null for none */
   metrics: string | null
+  /** the shortest presence heartbeat interval; it grows with the swarm (heartbeatMaxRate) */
   heartbeatMs: number
+  /** heartbeats per second a daemon may receive from the whole swarm (default 16) */
+  heartbeatMaxRate?: number
   /** a peer with no heartbeat for this long is not live */
   liveTimeoutMs: number
   /** how long an undelivered direct message is retried */

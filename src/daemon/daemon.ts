@@ -1,6 +1,7 @@
 // agentd: composes the store, the libp2p mesh, presence, direct messages and
 // announcements (and, as they land, the log, the board and the repository)
 // behind one object that the gRPC API and the tests drive.
+import { heartbeatIntervalMs, liveTimeoutForMs } from '../core/presence/heartbeat-interval.js'
 import { randomUUID } from 'node:crypto'
 import { mkdir } from 'node:fs/promises'
 import { join } from 'node:path'
@@ -116,6 +117,7 @@ export class Daemon {
         signer: this.signer,
         name: this.name,
         heartbeatMs: this.config.heartbeatMs,
+        heartbeatMaxRate: this.config.heartbeatMaxRate,
         liveTimeoutMs: this.config.liveTimeoutMs,
         addrs: () => this.listenAddrs(),
         heldClaims: () => this.boardService.held().map(h => ({ task: h.task, epoch: h.epoch })),
@@ -175,7 +177,8 @@ export class Daemon {
         logger: this.log.child({ part: 'board' }),
         // For one lease period after start nobody has had a chance to send a
         // heartbeat yet: treat every holder as live rather than as expired.
-        isLive: peer => this.presence.isLive(peer) || performance.now() - this.startedAt < this.config.liveTimeoutMs,
+        // In a big swarm heartbeats are further apart, so is the period.
+        isLive: peer => this.presence.isLive(peer) || performance.now() - this.startedAt < this.startupGraceMs(),
         notify: async (peer, text) => { await this.sendMessage({ to: peer, text }) },
         onHeldChanged: () => { this.presence.beat().catch(() => {}) },
         settle: this.config.settle,
@@ -283,6 +286,15 @@ export class Daemon {
   repo (): RepoService {
     if (this.repoService == null) throw new FailedPreconditionError('this agentd has no shared repository: start it with --repo <git url or path>')
     return this.repoService
+  }
+
+  /**
+   * How long after start a holder counts as live without a heartbeat: the
+   * timeout for the interval a swarm of the size the log shows would use.
+   */
+  private startupGraceMs (): number {
+    const peers = Math.max(this.presence.livePeers().length, this.logService.state.authorCount - 1)
+    return liveTimeoutForMs(heartbeatIntervalMs(peers, this.presence.policy), this.presence.policy)
   }
 
   uptimeSeconds (): number {

@@ -1,4 +1,5 @@
-// Presence: a signed heartbeat every few seconds, and the directory of peers
+// Presence: a signed heartbeat every few seconds (less often as the swarm
+// grows: see core/presence/heartbeat-interval), and the directory of peers
 // built from everyone else's. Liveness uses this process's monotonic clock.
 import { performance } from 'node:perf_hooks'
 import type { Presence } from '../gen/agency/v1/wire.js'
@@ -6,12 +7,15 @@ import { PeerDirectory, type PeerRecord } from '../core/presence/peer-directory.
 import { signPresence, verifyPresence } from '../core/presence/signed-messages.js'
 import type { Signer } from '../core/log/crypto.js'
 import type { SwarmGossip, Verdict } from '../mesh/swarm-gossip.js'
+import { HEARTBEAT_POLICY_DEFAULTS, heartbeatIntervalMs, liveTimeoutForMs, type HeartbeatPolicy } from '../core/presence/heartbeat-interval.js'
 
 export interface PresenceServiceInit {
   signer: Signer
   name: string
   heartbeatMs: number
   liveTimeoutMs: number
+  /** heartbeats per second this daemon may receive from the swarm; the interval grows to stay under it */
+  heartbeatMaxRate?: number
   /** the addresses peers can dial us at */
   addrs: () => string[]
   /** the claims we hold, carried as leases */
@@ -29,36 +33,64 @@ export class PresenceService {
   private heartbeatTimer?: NodeJS.Timeout
   private expireTimer?: NodeJS.Timeout
   private seq = 0
+  private stopped = false
+  readonly policy: HeartbeatPolicy
 
   constructor (init: PresenceServiceInit) {
     this.init = init
+    this.policy = {
+      baseMs: init.heartbeatMs,
+      liveTimeoutMs: init.liveTimeoutMs,
+      maxRatePerSecond: init.heartbeatMaxRate ?? HEARTBEAT_POLICY_DEFAULTS.maxRatePerSecond,
+      maxIntervalMs: HEARTBEAT_POLICY_DEFAULTS.maxIntervalMs
+    }
     this.directory = new PeerDirectory({ liveTimeoutMs: init.liveTimeoutMs })
   }
 
   start (gossip: SwarmGossip): void {
     this.gossip = gossip
-    const beat = (): void => { this.beat().catch(() => {}) }
-    beat()
-    this.heartbeatTimer = setInterval(beat, this.init.heartbeatMs)
+    this.stopped = false
+    this.scheduleBeat(0)
     this.expireTimer = setInterval(() => { this.expire() }, Math.max(100, Math.min(1000, this.init.liveTimeoutMs / 4)))
   }
 
   stop (): void {
-    clearInterval(this.heartbeatTimer)
+    this.stopped = true
+    clearTimeout(this.heartbeatTimer)
     clearInterval(this.expireTimer)
+  }
+
+  /** The interval this daemon beats at now, for the number of live peers it sees. */
+  intervalMs (): number {
+    return heartbeatIntervalMs(this.livePeers().length, this.policy)
+  }
+
+  // One timer, re-armed after every beat with the interval for the swarm's
+  // size now, less up to a tenth at random so that beats do not fall into step.
+  private scheduleBeat (delayMs: number): void {
+    clearTimeout(this.heartbeatTimer)
+    this.heartbeatTimer = setTimeout(() => {
+      if (this.stopped) return
+      this.beat().catch(() => {})
+    }, delayMs)
   }
 
   /** Sends a heartbeat now (also used when the status line or claims change). */
   async beat (): Promise<void> {
-    if (this.gossip == null) return
+    if (this.gossip == null || this.stopped) return
     this.seq = Math.max(this.seq + 1, Date.now())
+    const intervalMs = this.intervalMs()
+    // The next beat is armed before this one is sent: a beat that fails to
+    // publish (no peers yet) must not stop the heartbeat.
+    this.scheduleBeat(Math.round(intervalMs * (0.9 + Math.random() * 0.1)))
     const p = signPresence(this.init.signer, {
       name: this.init.name,
       status: this.status,
       claims: this.init.heldClaims(),
       time: Date.now(),
       seq: this.seq,
-      addrs: this.init.addrs()
+      addrs: this.init.addrs(),
+      intervalMs
     })
     await this.gossip.publishPresence(p)
   }
@@ -74,7 +106,8 @@ export class PresenceService {
       status: p.status,
       claims: p.claims.map(c => ({ task: c.task, epoch: c.epoch })),
       addrs: p.addrs,
-      seq: p.seq
+      seq: p.seq,
+      timeoutMs: liveTimeoutForMs(p.intervalMs, this.policy)
     }, now)
     if (seen === 'stale') return 'ignore'
     const record = this.directory.get(p.peerId)

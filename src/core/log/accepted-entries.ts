@@ -122,6 +122,11 @@ export class AcceptedEntries {
     return new Map(this.kindCounts)
   }
 
+  /** Authors with at least one entry. */
+  get authorCount (): number {
+    return this.feeds.size
+  }
+
   get size (): number {
     return this.byId.size
   }

@@ -206,6 +206,11 @@ export class LogState {
     return this.entries.vector()
   }
 
+  /** How many authors have written to the log: how big the swarm has been. */
+  get authorCount (): number {
+    return this.entries.authorCount
+  }
+
   get (id: string): StoredEntry | undefined {
     return this.entries.get(id)
   }

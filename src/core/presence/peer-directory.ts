@@ -1,7 +1,8 @@
 // Who is out there and who is live. A peer is live while its heartbeats
 // arrive: liveness is measured on the receiver's monotonic clock from the
-// moment of receipt, never from the sender's wall clock. Pure: the caller
-// passes the time in.
+// moment of receipt, never from the sender's wall clock, for as long as the
+// peer's last heartbeat said its next one may take. Pure: the caller passes
+// the time in.
 
 export interface PeerRecord {
   peerId: string
@@ -13,6 +14,8 @@ export interface PeerRecord {
   lastSeen: number
   /** sender's heartbeat counter, to drop reordered heartbeats */
   seq: number
+  /** how long after lastSeen the peer stays live (from the interval it announced) */
+  timeoutMs: number
   live: boolean
 }
 
@@ -23,6 +26,8 @@ export interface PresenceUpdate {
   claims: Array<{ task: string, epoch: number }>
   addrs: string[]
   seq: number
+  /** how long to wait for its next heartbeat; default: the directory's liveTimeoutMs */
+  timeoutMs?: number
 }
 
 export interface PeerDirectoryInit {
@@ -43,20 +48,20 @@ export class PeerDirectory {
     const known = this.peers.get(update.peerId)
     if (known != null && update.seq <= known.seq && this.isLive(update.peerId, now)) return 'stale'
     const wasLive = known != null && this.isLive(update.peerId, now)
-    this.peers.set(update.peerId, { ...update, lastSeen: now, live: true })
+    this.peers.set(update.peerId, { ...update, timeoutMs: update.timeoutMs ?? this.liveTimeoutMs, lastSeen: now, live: true })
     return wasLive ? 'refreshed' : 'joined'
   }
 
   isLive (peerId: string, now: number): boolean {
     const p = this.peers.get(peerId)
-    return p != null && now - p.lastSeen <= this.liveTimeoutMs
+    return p != null && now - p.lastSeen <= p.timeoutMs
   }
 
   /** Marks peers whose heartbeats stopped; returns those that just left. */
   expire (now: number): PeerRecord[] {
     const left: PeerRecord[] = []
     for (const p of this.peers.values()) {
-      const live = now - p.lastSeen <= this.liveTimeoutMs
+      const live = now - p.lastSeen <= p.timeoutMs
       if (p.live && !live) left.push(p)
       p.live = live
     }

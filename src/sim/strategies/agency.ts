@@ -9,6 +9,7 @@ import { Goal, TaskSpec } from '../../gen/agency/v1/log.js'
 import { directMessageBytes, gossipFrameBytes, gossipTransmissions, presenceBytes, syncBatchBytes, syncRequestBytes } from '../cost-model.js'
 import { EntryPool } from '../entry-pool.js'
 import { HeartbeatModel } from '../heartbeat-model.js'
+import { HEARTBEAT_POLICY_DEFAULTS, heartbeatIntervalMs, liveTimeoutForMs } from '../../core/presence/heartbeat-interval.js'
 import { LinkLatency, type LinkLatencyInit } from '../link-latency.js'
 import { ProjectProgress } from '../project-progress.js'
 import { createRandom, type Random } from '../random.js'
@@ -39,8 +40,11 @@ export interface AgencyInit extends SwarmRunInit {
   latency?: Omit<LinkLatencyInit, 'seed'>
   /** probability that one gossip delivery is lost (anti-entropy repairs it) */
   loss?: number
+  /** the base heartbeat interval (agentd's heartbeatMs); it grows with the swarm as agentd's does */
   heartbeatMs?: number
-  /** lease period (agentd's liveTimeoutMs) */
+  /** heartbeats per second a daemon may receive (agentd's heartbeatMaxRate) */
+  heartbeatMaxRate?: number
+  /** lease period at the base interval (agentd's liveTimeoutMs); scaled as agentd scales it */
   leaseMs?: number
   /** anti-entropy period (agentd's syncIntervalMs) */
   syncMs?: number
@@ -90,7 +94,16 @@ export class AgencySwarm {
     this.expiryPossible = (init.crashes ?? []).length > 0
     this.topology = new Topology(n)
     this.latency = new LinkLatency({ seed: init.seed, ...init.latency })
-    this.heartbeats = new HeartbeatModel({ seed: init.seed, periodMs: init.heartbeatMs ?? AGENCY_DEFAULTS.heartbeatMs, latency: this.latency, topology: this.topology, loss: init.loss })
+    // Every daemon sees the other n - 1 as live, so all beat at the interval
+    // agentd would pick for that swarm, and wait the timeout it would scale to.
+    const policy = {
+      baseMs: init.heartbeatMs ?? AGENCY_DEFAULTS.heartbeatMs,
+      liveTimeoutMs: init.leaseMs ?? AGENCY_DEFAULTS.leaseMs,
+      maxRatePerSecond: init.heartbeatMaxRate ?? HEARTBEAT_POLICY_DEFAULTS.maxRatePerSecond,
+      maxIntervalMs: HEARTBEAT_POLICY_DEFAULTS.maxIntervalMs
+    }
+    const periodMs = heartbeatIntervalMs(n - 1, policy)
+    this.heartbeats = new HeartbeatModel({ seed: init.seed, periodMs, latency: this.latency, topology: this.topology, loss: init.loss })
     this.recorder = new RunRecorder({ strategy: 'agency', label: init.label ?? 'agency', agents: n, tasks: this.project.tasks.length })
     this.progress = new ProjectProgress(this.project, this.recorder)
     this.extraBeats = new Array<number>(n).fill(0)
@@ -102,7 +115,7 @@ export class AgencySwarm {
       latency: this.latency,
       heartbeats: this.heartbeats,
       loss: init.loss ?? AGENCY_DEFAULTS.loss,
-      leaseMs: init.leaseMs ?? AGENCY_DEFAULTS.leaseMs,
+      leaseMs: liveTimeoutForMs(periodMs, policy),
       settle: init.settle ?? {},
       indexOf: (name: string) => { const i = agentIndex(name); return i !== undefined && i < n ? i : undefined },
       findings: new SharedFindings()

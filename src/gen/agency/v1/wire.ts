@@ -84,6 +84,8 @@ export interface Presence {
   addrs: string[];
   /** domain "agency/presence/v1", over the message with sig empty */
   sig: Buffer;
+  /** when the sender's next heartbeat is due: it grows with the swarm */
+  intervalMs: number;
 }
 
 export interface Announcement {
@@ -226,7 +228,17 @@ export const HeldClaim: MessageFns<HeldClaim> = {
 };
 
 function createBasePresence(): Presence {
-  return { peerId: "", name: "", status: "", claims: [], time: 0, seq: 0, addrs: [], sig: Buffer.alloc(0) };
+  return {
+    peerId: "",
+    name: "",
+    status: "",
+    claims: [],
+    time: 0,
+    seq: 0,
+    addrs: [],
+    sig: Buffer.alloc(0),
+    intervalMs: 0,
+  };
 }
 
 export const Presence: MessageFns<Presence> = {
@@ -254,6 +266,9 @@ export const Presence: MessageFns<Presence> = {
     }
     if (message.sig.length !== 0) {
       writer.uint32(66).bytes(message.sig);
+    }
+    if (message.intervalMs !== 0) {
+      writer.uint32(72).uint32(message.intervalMs);
     }
     return writer;
   },
@@ -335,6 +350,14 @@ export const Presence: MessageFns<Presence> = {
             message.sig = Buffer.from(reader.bytes());
             continue;
           }
+          case 9: {
+            if (tag !== 72) {
+              break;
+            }
+
+            message.intervalMs = reader.uint32();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -361,6 +384,11 @@ export const Presence: MessageFns<Presence> = {
       seq: isSet(object.seq) ? globalThis.Number(object.seq) : 0,
       addrs: globalThis.Array.isArray(object?.addrs) ? object.addrs.map((e: any) => globalThis.String(e)) : [],
       sig: isSet(object.sig) ? Buffer.from(bytesFromBase64(object.sig)) : Buffer.alloc(0),
+      intervalMs: isSet(object.intervalMs)
+        ? globalThis.Number(object.intervalMs)
+        : isSet(object.interval_ms)
+        ? globalThis.Number(object.interval_ms)
+        : 0,
     };
   },
 
@@ -390,6 +418,9 @@ export const Presence: MessageFns<Presence> = {
     if (message.sig.length !== 0) {
       obj.sig = base64FromBytes(message.sig);
     }
+    if (message.intervalMs !== 0) {
+      obj.intervalMs = Math.round(message.intervalMs);
+    }
     return obj;
   },
 
@@ -406,6 +437,7 @@ export const Presence: MessageFns<Presence> = {
     message.seq = object.seq ?? 0;
     message.addrs = object.addrs?.map((e) => e) || [];
     message.sig = object.sig ?? Buffer.alloc(0);
+    message.intervalMs = object.intervalMs ?? 0;
     return message;
   },
 };

@@ -1,0 +1,51 @@
+// Presence in a swarm that outgrows its heartbeat budget: every daemon beats
+// less often, says so in each heartbeat, and its peers wait that much longer
+// before they call it gone. Five peers and a budget of 2 heartbeats a second
+// stand in for a thousand peers and the default of 16.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { InProcessDaemons, memoryAddr } from '../helpers/in-process-daemons.js'
+import { waitFor } from '../helpers/wait-for.js'
+import type { Daemon } from '../../src/daemon/daemon.js'
+import type { Presence } from '../../src/gen/agency/v1/wire.js'
+
+const COUNT = 6
+const timing = { heartbeatMs: 200, liveTimeoutMs: 1500, heartbeatMaxRate: 2 }
+
+describe('heartbeats in a swarm bigger than the heartbeat budget', () => {
+  const fleet = new InProcessDaemons()
+  let nodes: Daemon[] = []
+  const received = new Map<Daemon, Presence[]>()
+  const left: string[] = []
+
+  beforeAll(async () => {
+    const addrs = Array.from({ length: COUNT }, () => memoryAddr('beat'))
+    nodes = await Promise.all(addrs.map(async (listen, i) => await fleet.start({ name: `beat-${i}`, listen: [listen], peers: i === 0 ? [] : [addrs[0]], ...timing })))
+    for (const d of nodes) {
+      const seen: Presence[] = []
+      received.set(d, seen)
+      const receive = d.presence.receive.bind(d.presence)
+      d.presence.receive = (p, from) => { seen.push(p); return receive(p, from) }
+      d.events.subscribe(e => { if (e.type === 'peer_left') left.push(`${d.name} lost ${e.peerId}`) })
+    }
+    await waitFor(() => nodes.every(n => n.peers(false).length === COUNT - 1), { timeoutMs: 60_000, what: 'every node to see every other live' })
+  }, 90_000)
+
+  afterAll(async () => { await fleet.stopAll() }, 60_000)
+
+  it('beats at the interval that keeps each daemon within the budget', async () => {
+    // 5 live peers at 2 a second: one heartbeat every 2.5 s.
+    for (const d of nodes) expect(d.presence.intervalMs()).toBe(2500)
+    // The interval rides in each heartbeat, for the receivers' timeouts.
+    await waitFor(() => nodes.every(d => received.get(d)?.some(p => p.intervalMs === 2500)), { timeoutMs: 10_000, what: 'heartbeats announcing 2.5 s' })
+  })
+
+  it('keeps every peer live though its heartbeats are far beyond the base timeout apart', async () => {
+    const before = nodes.map(d => received.get(d)?.length ?? 0)
+    await new Promise(resolve => setTimeout(resolve, 6000))
+    expect(left).toEqual([])
+    for (const d of nodes) expect(d.peers(false)).toHaveLength(COUNT - 1)
+    // At the base interval each node would have received 5 peers × 30 beats in 6 s;
+    // within the budget it is about 5 × 2.4 (and a few extra beats when a status changes).
+    nodes.forEach((d, i) => { expect((received.get(d)?.length ?? 0) - before[i]).toBeLessThan(30) })
+  }, 30_000)
+})
