@@ -112,8 +112,12 @@ export class BoardService {
       // A claim outbid at its own epoch (two sides of a healed partition) is
       // released: left standing, it would become the holder by the holder
       // rule when the winner releases, held by an agent doing other work.
+      // (After the entry that outbid it has been handed to every listener.)
       if (o.reason === 'outbid') {
-        this.init.log.append('release', { task, epoch, note: '', branch: '' }).catch(err => { this.init.logger.warn({ err, task }, 'cannot release a lost claim') })
+        setImmediate(() => {
+          if (this.board.claimStatus(task, this.init.me, epoch) === 'released') return
+          this.init.log.append('release', { task, epoch, note: '', branch: '' }).catch(err => { this.init.logger.warn({ err, task }, 'cannot release a lost claim') })
+        })
       }
     }
     if (changed) this.persistMine()

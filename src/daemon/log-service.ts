@@ -196,12 +196,16 @@ export class LogService {
   private async persistResult (r: IngestResult): Promise<void> {
     const { log } = this.init.store
     if (r.status === 'accepted') {
-      this.announceAccepted(r.accepted)
       const leftover = r.pendingRemoved.filter(p => !r.accepted.some(a => a.id === p.id)).map(p => p.id)
-      await this.write(async () => {
+      // Queued before the listeners hear of the entries: one that appends in
+      // response (a lost claim's release) takes a later cursor, so its write
+      // must come later too, or the store refuses it as out of order.
+      const written = this.write(async () => {
         await log.putAccepted(r.accepted, { sync: false })
         if (leftover.length > 0) await log.removePending(leftover)
       })
+      this.announceAccepted(r.accepted)
+      await written
     } else if (r.status === 'pending') {
       const removed = r.pendingRemoved.map(p => p.id)
       await this.write(async () => {
@@ -217,16 +221,18 @@ export class LogService {
 
   private async persistBatch (r: BatchResult): Promise<void> {
     const { log } = this.init.store
-    this.announceAccepted(r.accepted)
     const accepted = new Set(r.accepted.map(a => a.id))
     const removed = r.pendingRemoved.filter(p => !accepted.has(p.id)).map(p => p.id)
-    for (const proof of r.forks) this.init.events.emit({ type: 'fork', peerId: proof.author, text: `author forked its feed at seq ${proof.seq}` })
-    await this.write(async () => {
+    // Queued before the listeners run, as in persistResult.
+    const written = this.write(async () => {
       if (r.accepted.length > 0) await log.putAccepted(r.accepted, { sync: false })
       if (r.pendingAdded.length > 0) await log.putPending(r.pendingAdded)
       if (removed.length > 0) await log.removePending(removed)
       for (const proof of r.forks) await log.putFork(proof)
     })
+    this.announceAccepted(r.accepted)
+    for (const proof of r.forks) this.init.events.emit({ type: 'fork', peerId: proof.author, text: `author forked its feed at seq ${proof.seq}` })
+    await written
   }
 
   private announceAccepted (accepted: StoredEntry[]): void {

@@ -27,9 +27,24 @@ export interface MeshRunOptions {
   /** agentd's heartbeat and lease */
   heartbeatMs: number
   liveTimeoutMs: number
+  /** agentd's --heartbeat-max-rate for the TCP processes (default 16) */
+  heartbeatMaxRate?: number
+  /** the total heartbeats per second all the daemons of one process may receive (default 400): each gets 1/N of it, at most heartbeatMaxRate */
+  processHeartbeatBudget?: number
   /** give up on a setup whose nodes have not all started after this long */
   startBudgetMs?: number
   log: (line: string) => void
+}
+
+/**
+ * The heartbeat budget of each of n daemons sharing one process (one core):
+ * every heartbeat costs each receiver its share of noise, yamux, gossipsub and
+ * an Ed25519 check, so n daemons at agentd's default of 16 a second each
+ * would saturate the process long before n = 200. Spread over separate
+ * hosts, each daemon would get the default.
+ */
+export function inProcessHeartbeatRate (n: number, o: Pick<MeshRunOptions, 'heartbeatMaxRate' | 'processHeartbeatBudget'>): number {
+  return Math.max(1, Math.min(o.heartbeatMaxRate ?? 16, Math.floor((o.processHeartbeatBudget ?? 400) / n)))
 }
 
 async function until (what: string, check: () => boolean | Promise<boolean>, timeoutMs: number): Promise<void> {
@@ -72,7 +87,7 @@ export async function agencyInProcess (n: number, o: MeshRunOptions): Promise<Se
         const i = b + k
         const dataDir = await mkdtemp(join(tmpdir(), 'agency-bench-mesh-'))
         dirs.push(dataDir)
-        const d = new Daemon({ dataDir, name: `n${i}`, listen: [listen], peers: pickEarlier(addrs, i, o.bootstrap), grpc: null, metrics: null, processMetrics: false, heartbeatMs: o.heartbeatMs, liveTimeoutMs: o.liveTimeoutMs })
+        const d = new Daemon({ dataDir, name: `n${i}`, listen: [listen], peers: pickEarlier(addrs, i, o.bootstrap), grpc: null, metrics: null, processMetrics: false, heartbeatMs: o.heartbeatMs, liveTimeoutMs: o.liveTimeoutMs, heartbeatMaxRate: inProcessHeartbeatRate(n, o) })
         await d.start()
         daemons[i] = d
       }))
@@ -167,7 +182,7 @@ export async function agencyProcesses (n: number, payloadBytes: number, o: MeshR
         name: `bench-${i}`,
         dataDir: join(root, `n${i}`),
         peers: pickEarlier(addrs, i, o.bootstrap),
-        extraArgs: ['--swarm', swarm, '--heartbeat-ms', String(o.heartbeatMs), '--live-timeout-ms', String(o.liveTimeoutMs)],
+        extraArgs: ['--swarm', swarm, '--heartbeat-ms', String(o.heartbeatMs), '--live-timeout-ms', String(o.liveTimeoutMs), '--heartbeat-max-rate', String(o.heartbeatMaxRate ?? 16)],
         startTimeoutMs: 120_000
       })
       daemons.push(d)

@@ -2,7 +2,7 @@
 // test; build first (the TCP setup runs dist/src/cli/agentd.js), then
 //
 //   npm run build && npm run bench:mesh -- [--sizes 10,50,200] [--tcp 10] [--per-kind 20]
-//     [--spacing-ms 300] [--wait-ms 30000] [--idle-ms 10000] [--heartbeat-ms 1000] [--start-budget-s 900]
+//     [--spacing-ms 300] [--wait-ms 30000] [--idle-ms 10000] [--heartbeat-ms 2000] [--heartbeat-max-rate 16] [--process-heartbeat-budget 400] [--start-budget-s 900]
 //     [--out results/bench-mesh.md]
 //
 // Setups: N agentd in this process over the libp2p memory transport (each
@@ -27,7 +27,7 @@ import { ratioMarkdown, resultsMarkdown, type SetupResult } from './mesh-stats.j
 interface Args extends Omit<MeshRunOptions, 'log'> { sizes: number[], tcp: number, out: string }
 
 function parseArgs (argv: string[]): Args {
-  const a: Args = { sizes: [10, 50, 200], tcp: 10, perKind: 20, spacingMs: 300, waitMs: 30_000, idleMs: 10_000, bootstrap: 3, heartbeatMs: 1_000, liveTimeoutMs: 10_000, out: 'results/bench-mesh.md' }
+  const a: Args = { sizes: [10, 50, 200], tcp: 10, perKind: 20, spacingMs: 300, waitMs: 30_000, idleMs: 10_000, bootstrap: 3, heartbeatMs: 2_000, liveTimeoutMs: 10_000, out: 'results/bench-mesh.md' }
   const num = (flag: string, v: string | undefined): number => {
     const n = Number(v)
     if (v === undefined || !Number.isSafeInteger(n) || n < 0) throw new Error(`${flag} takes a whole number`)
@@ -44,6 +44,8 @@ function parseArgs (argv: string[]): Args {
       case '--wait-ms': a.waitMs = num(flag, v); break
       case '--idle-ms': a.idleMs = Math.max(1000, num(flag, v)); break
       case '--heartbeat-ms': a.heartbeatMs = Math.max(100, num(flag, v)); break
+      case '--heartbeat-max-rate': a.heartbeatMaxRate = Math.max(1, num(flag, v)); break
+      case '--process-heartbeat-budget': a.processHeartbeatBudget = Math.max(1, num(flag, v)); break
       case '--start-budget-s': a.startBudgetMs = num(flag, v) * 1000; break
       case '--out': a.out = v ?? ''; break
       default: throw new Error(`unknown argument ${flag}`)
@@ -122,7 +124,7 @@ async function main (): Promise<void> {
     '',
     `Command: \`npm run build && npm run bench:mesh -- ${process.argv.slice(2).join(' ')}\``.replace(/ -- `$/, '`'),
     '',
-    `Machine: ${cpus().length} cores, ${(totalmem() / 1024 ** 3).toFixed(0)} GiB; load average at start ${load.map(x => x.toFixed(1)).join(' / ')}. Heartbeat ${args.heartbeatMs} ms, lease ${args.liveTimeoutMs} ms; ${args.perKind} claims and ${args.perKind} findings per setup, one every ${args.spacingMs} ms from a random node; each node bootstraps to ${args.bootstrap} random earlier nodes. Whole run: ${((performance.now() - started) / 1000).toFixed(0)} s.`,
+    `Machine: ${cpus().length} cores, ${(totalmem() / 1024 ** 3).toFixed(0)} GiB; load average at start ${load.map(x => x.toFixed(1)).join(' / ')}. Heartbeat ${args.heartbeatMs} ms (growing with the swarm to at most ${args.heartbeatMaxRate ?? 16} received per second per daemon; in one process at most ${args.processHeartbeatBudget ?? 400} / N), lease ${args.liveTimeoutMs} ms; ${args.perKind} claims and ${args.perKind} findings per setup, one every ${args.spacingMs} ms from a random node; each node bootstraps to ${args.bootstrap} random earlier nodes. Whole run: ${((performance.now() - started) / 1000).toFixed(0)} s.`,
     '',
     '"Visible at all peers": from the publish call until the last other node accepted the entry (agency: its log accepted it, after signature check and storage; raw: gossipsub delivered it). CPU is the share of one core per node.',
     '',
