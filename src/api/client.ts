@@ -34,7 +34,7 @@ export function fromServiceError (err: ServiceError, addr: string): AgencyError 
   const named = err.metadata?.get('agency-error-code')[0]
   if (typeof named === 'string' && named in NAMED_CODES) return new AgencyError(named as ErrorCode, err.details, { cause: err })
   if (err.code === status.UNAVAILABLE || err.code === status.DEADLINE_EXCEEDED) {
-    return new UnavailableError(`no daemon answers at ${addr} (is agentd running? set --addr or AGENCY_ADDR)`, { cause: err })
+    return new UnavailableError(`no daemon answers at ${addr} (is agentd running? point at it with --addr, AGENCY_ADDR or AGENCY_DATA_DIR)`, { cause: err })
   }
   return new AgencyError(CODES[err.code] ?? 'INTERNAL', err.details !== '' ? err.details : err.message, { cause: err })
 }

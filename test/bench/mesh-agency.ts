@@ -81,7 +81,7 @@ export async function agencyInProcess (n: number, o: MeshRunOptions): Promise<Se
     const budget = o.startBudgetMs ?? 900_000
     for (let b = 0; b < n; b += 10) {
       if (performance.now() - started > budget) {
-        throw new Error(`only ${b} of ${n} daemons had started after ${(budget / 1000).toFixed(0)} s (every daemon verifies every other daemon's signed heartbeats: ${n} daemons in one process saturate this machine)`)
+        throw new Error(`only ${b} of ${n} daemons had started after ${(budget / 1000).toFixed(0)} s (each daemon's upkeep while idle, its share of presence, anti-entropy, gossipsub and dialling, costs about 1.5–2 % of a core: ${n} daemons in one process need more than this machine has)`)
       }
       await Promise.all(addrs.slice(b, b + 10).map(async (listen, k) => {
         const i = b + k

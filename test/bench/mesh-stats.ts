@@ -79,6 +79,10 @@ export function resultsMarkdown (results: readonly SetupResult[]): string {
     '|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|'
   ]
   for (const r of results) {
+    if (r.published === 0) {
+      lines.push(`| ${r.setup} | ${r.system} | ${r.nodes} | — | — | — | — | — | — | — | — |`)
+      continue
+    }
     const all = r.allPeers === null ? '—' : `${formatMs(r.allPeers.p50)} / ${formatMs(r.allPeers.p99)}`
     const per = r.perPeer === null ? '—' : `${formatMs(r.perPeer.p50)} / ${formatMs(r.perPeer.p99)}`
     lines.push(`| ${r.setup} | ${r.system} | ${r.nodes} | ${all} | ${per} | ${r.incomplete} of ${r.published} | ${r.payloadBytes} B | ${(r.idleCpuPerNode * 100).toFixed(1)} % | ${(r.busyCpuPerNode * 100).toFixed(1)} % | ${(r.rssPerNodeBytes / 1024 / 1024).toFixed(1)} MiB | ${r.startSeconds.toFixed(0)} |`)
@@ -91,7 +95,7 @@ export function ratioMarkdown (results: readonly SetupResult[]): string {
   const lines = ['| setup | nodes | all peers p50 ratio | all peers p99 ratio | idle CPU ratio | RSS ratio |', '|---|---:|---:|---:|---:|---:|']
   for (const a of results.filter(r => r.system === 'agency')) {
     const raw = results.find(r => r.system === 'raw gossipsub' && r.setup === a.setup && r.nodes === a.nodes)
-    if (raw === undefined) continue
+    if (raw === undefined || a.published === 0 || raw.published === 0) continue
     const ratio = (x: number | undefined, y: number | undefined): string => x === undefined || y === undefined || y === 0 ? '—' : `${(x / y).toFixed(1)}×`
     lines.push(`| ${a.setup} | ${a.nodes} | ${ratio(a.allPeers?.p50, raw.allPeers?.p50)} | ${ratio(a.allPeers?.p99, raw.allPeers?.p99)} | ${ratio(a.idleCpuPerNode, raw.idleCpuPerNode)} | ${ratio(a.rssPerNodeBytes, raw.rssPerNodeBytes)} |`)
   }

@@ -81,11 +81,19 @@ async function runSetup (job: SetupJob): Promise<SetupResult> {
 async function worker (): Promise<void> {
   const job = await new Promise<SetupJob>(resolve => process.once('message', m => { resolve(m as SetupJob) }))
   const o: MeshRunOptions = { ...job.options, log: line => { process.stderr.write(line + '\n') } }
-  const result = job.kind === 'agency-memory'
-    ? await agencyInProcess(job.n, o)
-    : job.kind === 'raw-memory'
-      ? await rawInProcess(job.n, job.payloadBytes, o)
-      : job.kind === 'agency-tcp' ? await agencyProcesses(job.n, job.payloadBytes, o) : await rawProcesses(job.n, job.payloadBytes, o)
+  let result: SetupResult
+  try {
+    result = job.kind === 'agency-memory'
+      ? await agencyInProcess(job.n, o)
+      : job.kind === 'raw-memory'
+        ? await rawInProcess(job.n, job.payloadBytes, o)
+        : job.kind === 'agency-tcp' ? await agencyProcesses(job.n, job.payloadBytes, o) : await rawProcesses(job.n, job.payloadBytes, o)
+  } catch (err) {
+    // The reason goes into the table's notes instead of "exited without a result".
+    const system = job.kind.startsWith('agency') ? 'agency' : 'raw gossipsub'
+    const setup = job.kind.endsWith('memory') ? 'in-process, memory transport' : 'processes, TCP loopback'
+    result = failed(setup, system, job.n, err)
+  }
   await new Promise<void>((resolve, reject) => process.send?.(result, err => { if (err != null) reject(err); else resolve() }))
 }
 
