@@ -133,6 +133,7 @@ export class Daemon {
         onEntry: async (bytes, from) => await this.logService.receiveGossip(bytes, from),
         onPresence: (p, from) => this.presence.receive(p, from),
         onAnnouncement: (a) => this.receiveAnnouncement(a),
+        onForkProof: async (p, from) => await this.logService.receiveForkProof(p, from),
         onPublished: (kind) => { this.metrics.gossipOut.inc({ kind }) },
         onJudged: (kind, verdict, from) => {
           this.metrics.gossipIn.inc({ kind, verdict })

@@ -21,6 +21,8 @@ import type { Logger } from '../logger.js'
 import type { EventBus } from './event-bus.js'
 import type { PeerGuard } from '../mesh/peer-guard.js'
 import { UnavailableError } from '../core/errors.js'
+import { verifyForkProof, type ForkProof } from '../core/log/fork.js'
+import type { ForkProof as WireForkProof } from '../gen/agency/v1/wire.js'
 
 type DeepPartial<T> = T extends Uint8Array ? T : T extends object ? { [K in keyof T]?: DeepPartial<T[K]> } : T
 
@@ -216,7 +218,30 @@ export class LogService {
       const proof = r.proof
       this.init.events.emit({ type: 'fork', peerId: proof.author, text: `author forked its feed at seq ${proof.seq}` })
       await this.write(async () => { await log.putFork(proof) })
+      this.spreadForkProof(proof)
     }
+  }
+
+  /**
+   * Tells the swarm about a fork this replica found: peers that hold the
+   * other branch, or only one of the two, cannot see it on their own. Only a
+   * proof that stands on its own (both signatures checked) is sent, so no
+   * peer can fault this daemon for it.
+   */
+  private spreadForkProof (proof: ForkProof): void {
+    if (!verifyForkProof(proof)) return
+    this.gossip?.publishForkProof({ a: proof.a, b: proof.b }).catch(() => {})
+  }
+
+  /** Gossip handler: a fork proof from a peer. Kept (and forwarded) when valid and new. */
+  async receiveForkProof (p: WireForkProof, _from: string): Promise<Verdict> {
+    if (p.a == null || p.b == null) return 'reject'
+    const proof: ForkProof = { author: p.a.author, seq: p.a.seq, a: p.a, b: p.b }
+    if (!verifyForkProof(proof)) return 'reject'
+    if (!this.state.ingestForkProof(proof)) return 'ignore'
+    this.init.events.emit({ type: 'fork', peerId: proof.author, text: `author forked its feed at seq ${proof.seq} (proof from a peer)` })
+    await this.write(async () => { await this.init.store.log.putFork(proof) })
+    return 'accept'
   }
 
   private async persistBatch (r: BatchResult): Promise<void> {
@@ -233,6 +258,7 @@ export class LogService {
     this.announceAccepted(r.accepted)
     for (const proof of r.forks) this.init.events.emit({ type: 'fork', peerId: proof.author, text: `author forked its feed at seq ${proof.seq}` })
     await written
+    for (const proof of r.forks) this.spreadForkProof(proof)
   }
 
   private announceAccepted (accepted: StoredEntry[]): void {

@@ -2,15 +2,16 @@
 // The entry id is sha256 of the entry bytes, so the gossip message id of an
 // entry equals its entry id and duplicates from sync and gossip collapse.
 import { Entry } from '../gen/agency/v1/log.js'
-import { Announcement, Presence } from '../gen/agency/v1/wire.js'
+import { Announcement, ForkProof, Presence } from '../gen/agency/v1/wire.js'
 import { sha256 } from '../core/log/crypto.js'
 
-export const GossipType = { entry: 1, presence: 2, announcement: 3 } as const
+export const GossipType = { entry: 1, presence: 2, announcement: 3, forkProof: 4 } as const
 
 export type GossipPayload =
   | { type: 'entry', bytes: Uint8Array }
   | { type: 'presence', presence: Presence }
   | { type: 'announcement', announcement: Announcement }
+  | { type: 'fork_proof', proof: ForkProof }
 
 export class MalformedGossipError extends Error {
   constructor (message: string) { super(message); this.name = 'MalformedGossipError' }
@@ -35,6 +36,10 @@ export function encodeAnnouncementGossip (a: Announcement): Uint8Array {
   return frame(GossipType.announcement, Announcement.encode(a).finish())
 }
 
+export function encodeForkProofGossip (p: ForkProof): Uint8Array {
+  return frame(GossipType.forkProof, ForkProof.encode(p).finish())
+}
+
 /** Decodes a gossip payload; throws MalformedGossipError on anything it cannot read. */
 export function decodeGossip (data: Uint8Array): GossipPayload {
   if (data.length < 1) throw new MalformedGossipError('empty gossip message')
@@ -44,6 +49,7 @@ export function decodeGossip (data: Uint8Array): GossipPayload {
       case GossipType.entry: return { type: 'entry', bytes: body }
       case GossipType.presence: return { type: 'presence', presence: Presence.decode(body) }
       case GossipType.announcement: return { type: 'announcement', announcement: Announcement.decode(body) }
+      case GossipType.forkProof: return { type: 'fork_proof', proof: ForkProof.decode(body) }
       default: throw new MalformedGossipError(`unknown gossip type ${data[0]}`)
     }
   } catch (err) {

@@ -5,8 +5,8 @@
 // handler has checked it.
 import { TopicValidatorResult } from '@libp2p/gossipsub'
 import type { PeerId } from '@libp2p/interface'
-import type { Announcement, Presence } from '../gen/agency/v1/wire.js'
-import { decodeGossip, encodeAnnouncementGossip, encodeEntryGossip, encodePresenceGossip } from './gossip-codec.js'
+import type { Announcement, ForkProof, Presence } from '../gen/agency/v1/wire.js'
+import { decodeGossip, encodeAnnouncementGossip, encodeEntryGossip, encodeForkProofGossip, encodePresenceGossip } from './gossip-codec.js'
 import { swarmTopic } from './constants.js'
 import type { MeshLibp2p } from './node.js'
 import type { Logger } from '../logger.js'
@@ -17,11 +17,15 @@ export interface SwarmGossipHandlers {
   onEntry: (bytes: Uint8Array, from: string) => Verdict | Promise<Verdict>
   onPresence: (p: Presence, from: string) => Verdict
   onAnnouncement: (a: Announcement, from: string) => Verdict
+  /** two entries by one author at one seq; default: ignored */
+  onForkProof?: (p: ForkProof, from: string) => Verdict | Promise<Verdict>
   /** a message of this kind was published, for metrics */
-  onPublished?: (kind: 'entry' | 'presence' | 'announcement') => void
+  onPublished?: (kind: GossipKind) => void
   /** a message was received and judged, for metrics */
   onJudged?: (type: string, verdict: Verdict, from: string) => void
 }
+
+export type GossipKind = 'entry' | 'presence' | 'announcement' | 'fork_proof'
 
 const RESULT: Record<Verdict, TopicValidatorResult> = {
   accept: TopicValidatorResult.Accept,
@@ -65,6 +69,7 @@ export class SwarmGossip {
         case 'entry': verdict = await this.handlers.onEntry(payload.bytes, from); break
         case 'presence': verdict = this.handlers.onPresence(payload.presence, from); break
         case 'announcement': verdict = this.handlers.onAnnouncement(payload.announcement, from); break
+        case 'fork_proof': verdict = await this.handlers.onForkProof?.(payload.proof, from) ?? 'ignore'; break
       }
     } catch (err) {
       this.log.debug({ from, err: (err as Error).message }, 'rejected gossip')
@@ -77,8 +82,9 @@ export class SwarmGossip {
   async publishEntry (entryBytes: Uint8Array): Promise<void> { await this.publish('entry', encodeEntryGossip(entryBytes)) }
   async publishPresence (p: Presence): Promise<void> { await this.publish('presence', encodePresenceGossip(p)) }
   async publishAnnouncement (a: Announcement): Promise<void> { await this.publish('announcement', encodeAnnouncementGossip(a)) }
+  async publishForkProof (p: ForkProof): Promise<void> { await this.publish('fork_proof', encodeForkProofGossip(p)) }
 
-  private async publish (kind: 'entry' | 'presence' | 'announcement', data: Uint8Array): Promise<void> {
+  private async publish (kind: GossipKind, data: Uint8Array): Promise<void> {
     try {
       await this.node.services.pubsub.publish(this.topic, data)
       this.handlers.onPublished?.(kind)

@@ -6,7 +6,7 @@ import { REJECT_REASONS } from '../core/log/ingest-result.js'
 
 /** Label values known in advance: their series exist (at 0) from the first scrape, so rate() and dashboards see them before the first event. */
 export const LABEL_VALUES = {
-  gossipKind: ['entry', 'presence', 'announcement'],
+  gossipKind: ['entry', 'presence', 'announcement', 'fork_proof'],
   gossipVerdict: ['accept', 'ignore', 'reject'],
   dmFailure: ['refused', 'expired'],
   syncDirection: ['sent', 'received'],

@@ -16,10 +16,10 @@ import { MAX_ENTRY_BYTES } from '../../src/core/log/limits.js'
 import type { Daemon } from '../../src/daemon/daemon.js'
 import type { Event } from '../../src/gen/agency/v1/api.js'
 import { Entry } from '../../src/gen/agency/v1/log.js'
-import { SyncBatch, SyncRequest } from '../../src/gen/agency/v1/wire.js'
+import { ForkProof, SyncBatch, SyncRequest } from '../../src/gen/agency/v1/wire.js'
 import { logInfo } from '../../src/api/log-handlers.js'
 import { SYNC_PROTOCOL, swarmTopic } from '../../src/mesh/constants.js'
-import { encodeEntryGossip, GossipType } from '../../src/mesh/gossip-codec.js'
+import { encodeEntryGossip, encodeForkProofGossip, GossipType } from '../../src/mesh/gossip-codec.js'
 import { createMeshNode, type MeshLibp2p } from '../../src/mesh/node.js'
 import { vectorToWire } from '../../src/core/log/version-vector.js'
 import { addrsOf, InProcessDaemons, makeIdentity, memoryAddr, waitFor, counterValue, type Identity } from './helpers.js'
@@ -220,10 +220,46 @@ describe('a daemon under hostile input', () => {
     // the next entry of the faulty author still arrives; the second branch never did
     await publishHonest(node, mallory.next('after the fork'))
     expect(seen(encodeEntryGossip(encodeEntry(b)))).toBe(false)
+    // ...but the proof did: both entries, for replicas that hold only one branch.
+    const proofs = [...seenByObserver].map(hex => Buffer.from(hex, 'hex')).filter(f => f[0] === GossipType.forkProof).map(f => ForkProof.decode(f.subarray(1)))
+    expect(proofs.map(p => [idOf(p.a as Entry), idOf(p.b as Entry)])).toEqual([[idOf(a), idOf(b)]])
+  })
+
+  it('marks a forked author faulty on a replica that only ever saw one branch, from the proof a peer gossiped', async () => {
+    // A second daemon connected to the target only: the forker never reaches it.
+    const bystander = await daemons.start({ name: 'bystander', peers: addrsOf(target) })
+    const heard: Event[] = []
+    bystander.events.subscribe(e => { heard.push(e) })
+    await waitFor('the bystander in the target\'s gossip mesh', () => internals(target.node).getMeshPeers(TOPIC).includes(bystander.node.peerId.toString()))
+    const node = await connectRaw('second-forker')
+    const author = new Feed((await makeIdentity()).signer)
+    const a = author.draft('the branch everyone sees')
+    const b = author.draft('the branch only the target sees')
+    await publishHonest(node, author.commit(a))
+    await waitFor('branch a at the bystander', () => bystander.logService.state.get(idOf(a)) != null)
+    await publish(node, encodeEntryGossip(encodeEntry(b)))
+    await waitFor('the bystander to mark the author faulty', () => bystander.logService.state.isFaulty(author.signer.author))
+    expect(bystander.logService.state.get(idOf(b))).toBeUndefined()
+    expect(heard.filter(e => e.type === 'fork').map(e => e.peerId)).toEqual([author.signer.author])
+    expect(bystander.logService.state.forks.map(f => [idOf(f.a), idOf(f.b)])).toEqual([[idOf(a), idOf(b)]])
+  })
+
+  it('rejects a fork proof that does not prove a fork, and penalises its sender', async () => {
+    const node = await connectRaw('false-accuser')
+    const honest = new Feed((await makeIdentity()).signer)
+    const one = honest.next('one')
+    const other = new Feed((await makeIdentity()).signer).next('someone else at seq 1')
+    const rejectedBefore = await counterValue(target.metrics.gossipIn, { kind: 'fork_proof', verdict: 'reject' })
+    // Two authors, and the same entry twice: neither is a fork.
+    await publish(node, encodeForkProofGossip({ a: one, b: other }))
+    await publish(node, encodeForkProofGossip({ a: one, b: one }))
+    await waitFor('both proofs rejected', async () => await counterValue(target.metrics.gossipIn, { kind: 'fork_proof', verdict: 'reject' }) >= rejectedBefore + 2)
+    expect(target.logService.state.isFaulty(honest.signer.author)).toBe(false)
   })
 
   it('detects a fork delivered over the sync stream', async () => {
     const node = await connectRaw('sync-forker')
+    const forksBefore = logInfo(target).forks
     const other = new Feed((await makeIdentity()).signer)
     const held = other.next('held by the daemon')
     await publishHonest(node, held)
@@ -242,7 +278,7 @@ describe('a daemon under hostile input', () => {
     await stream.close().catch(() => {})
 
     await waitFor('the fork from sync to be reported', () => events.some(e => e.type === 'fork' && e.peerId === other.signer.author))
-    expect(logInfo(target).forks).toBe(2)
+    expect(logInfo(target).forks).toBe(forksBefore + 1)
     expect(target.logService.state.isFaulty(other.signer.author)).toBe(true)
     expect(target.logService.state.byAuthorSeq(other.signer.author, 1)?.id).toBe(idOf(held))
   })

@@ -170,7 +170,7 @@ describe('the wire decoders', () => {
     fc.assert(fc.property(fc.oneof(fc.uint8Array({ maxLength: 512 }), frame), bytes => {
       try {
         const p = decodeGossip(bytes)
-        expect(['entry', 'presence', 'announcement']).toContain(p.type)
+        expect(['entry', 'presence', 'announcement', 'fork_proof']).toContain(p.type)
       } catch (err) {
         expect(err).toBeInstanceOf(MalformedGossipError)
       }

@@ -60,11 +60,19 @@ export function ackStatusToJSON(object: AckStatus): string {
 
 /**
  * What travels on the swarm's gossip topic: one type byte, then the message
- * (1 = Entry, 2 = Presence, 3 = Announcement). For an entry the gossip message
+ * (1 = Entry, 2 = Presence, 3 = Announcement, 4 = ForkProof). For an entry the gossip message
  * id is sha256 of the bytes after the type byte, which is the entry id.
  * Presence and announcements are ephemeral (never in the log) and carry their
  * own signature, because gossip runs StrictNoSign.
+ * Two entries by one author at one seq: the proof that the author forked its
+ * feed. Gossiped by whoever detects it, so that replicas holding either branch
+ * mark the author faulty (each side alone sees nothing wrong).
  */
+export interface ForkProof {
+  a: Entry | undefined;
+  b: Entry | undefined;
+}
+
 export interface HeldClaim {
   task: string;
   epoch: number;
@@ -141,6 +149,91 @@ export interface SyncBatch {
   /** responder's vector, on the last batch */
   have: VersionVectorEntry[];
 }
+
+function createBaseForkProof(): ForkProof {
+  return { a: undefined, b: undefined };
+}
+
+export const ForkProof: MessageFns<ForkProof> = {
+  encode(message: ForkProof, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.a !== undefined) {
+      Entry.encode(message.a, writer.uint32(10).fork()).join();
+    }
+    if (message.b !== undefined) {
+      Entry.encode(message.b, writer.uint32(18).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ForkProof {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseForkProof();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.a = Entry.decode(reader, reader.uint32());
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.b = Entry.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ForkProof {
+    return {
+      a: isSet(object.a) ? Entry.fromJSON(object.a) : undefined,
+      b: isSet(object.b) ? Entry.fromJSON(object.b) : undefined,
+    };
+  },
+
+  toJSON(message: ForkProof): unknown {
+    const obj: any = {};
+    if (message.a !== undefined) {
+      obj.a = Entry.toJSON(message.a);
+    }
+    if (message.b !== undefined) {
+      obj.b = Entry.toJSON(message.b);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ForkProof>, I>>(base?: I): ForkProof {
+    return ForkProof.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ForkProof>, I>>(object: I): ForkProof {
+    const message = createBaseForkProof();
+    message.a = (object.a !== undefined && object.a !== null) ? Entry.fromPartial(object.a) : undefined;
+    message.b = (object.b !== undefined && object.b !== null) ? Entry.fromPartial(object.b) : undefined;
+    return message;
+  },
+};
 
 function createBaseHeldClaim(): HeldClaim {
   return { task: "", epoch: 0 };
