@@ -22,6 +22,7 @@ import type { EventBus } from './event-bus.js'
 import type { PeerGuard } from '../mesh/peer-guard.js'
 import { UnavailableError } from '../core/errors.js'
 import { verifyForkProof, type ForkProof } from '../core/log/fork.js'
+import { syncPeriodMs } from '../core/log/sync-backoff.js'
 import type { ForkProof as WireForkProof } from '../gen/agency/v1/wire.js'
 
 type DeepPartial<T> = T extends Uint8Array ? T : T extends object ? { [K in keyof T]?: DeepPartial<T[K]> } : T
@@ -51,6 +52,11 @@ export class LogService {
   private readonly listeners = new Set<(e: StoredEntry) => void>()
   private gossip?: SwarmGossip
   private timer?: NodeJS.Timeout
+  private stopped = false
+  /** anti-entropy rounds in a row this daemon started that found nothing to move */
+  private quietRounds = 0
+  /** whether the last round this daemon started moved any entry */
+  private lastRoundMoved = false
   private lastSyncAt = 0
   private digestCache?: { size: number, digest: Uint8Array }
   /** one-way gossip latency of an accepted entry (author clock to here), for the settle window */
@@ -69,8 +75,9 @@ export class LogService {
         ingestBatch: async (entries, from) => { await this.ingestBatch(entries, from) }
       },
       hooks: {
-        onRound: (_peer, _role, stats) => {
+        onRound: (_peer, role, stats) => {
           this.lastSyncAt = performance.now()
+          if (role === 'initiator') this.lastRoundMoved = stats.sent + stats.received > 0
           init.metrics.syncRounds.inc()
           init.metrics.syncBytes.inc({ direction: 'sent' }, stats.bytesSent)
           init.metrics.syncBytes.inc({ direction: 'received' }, stats.bytesReceived)
@@ -101,7 +108,8 @@ export class LogService {
   async start (gossip: SwarmGossip): Promise<void> {
     this.gossip = gossip
     await this.sync.start()
-    this.timer = setInterval(() => { this.syncRandomPeer().catch(() => {}) }, this.init.syncIntervalMs)
+    this.stopped = false
+    this.scheduleSync()
     this.init.node.addEventListener('peer:connect', (evt) => {
       // A new connection is where a late joiner or a healed partition catches up.
       // One exchange moves entries both ways, so only one side starts it: the
@@ -113,7 +121,8 @@ export class LogService {
   }
 
   async stop (): Promise<void> {
-    clearInterval(this.timer)
+    this.stopped = true
+    clearTimeout(this.timer)
     await this.sync.stop().catch(() => {})
     await this.persist.run(async () => {}).catch(() => {})
   }
@@ -179,6 +188,11 @@ export class LogService {
       }
       case 'duplicate':
       case 'pending':
+        // A gap: something was missed, so anti-entropy goes back to its full pace.
+        if (result.status === 'pending' && this.quietRounds > 0) {
+          this.quietRounds = 0
+          this.scheduleSync()
+        }
         // Pending entries are valid so far but wait for their gap; sync fills it.
         return 'ignore'
       case 'rejected':
@@ -282,12 +296,30 @@ export class LogService {
     return this.lastSyncAt === 0 ? -1 : (performance.now() - this.lastSyncAt) / 1000
   }
 
+  /** The next anti-entropy round, after the period core/log/sync-backoff gives. */
+  private scheduleSync (): void {
+    if (this.stopped) return
+    // One timer at a time: a gap reschedules while a round may be running.
+    clearTimeout(this.timer)
+    const delay = this.syncPeriodMs()
+    this.timer = setTimeout(() => {
+      this.syncRandomPeer().catch(() => {}).finally(() => { this.scheduleSync() })
+    }, delay * (0.75 + Math.random() * 0.5))
+  }
+
+  /** The current anti-entropy period (ms), for status and tests. */
+  syncPeriodMs (): number {
+    return syncPeriodMs(this.init.syncIntervalMs, this.quietRounds)
+  }
+
   /** One anti-entropy exchange with a random connected peer. */
   async syncRandomPeer (): Promise<void> {
     const peers = this.init.node.getPeers()
     if (peers.length === 0) return
     const peer = peers[Math.floor(Math.random() * peers.length)]
-    await this.sync.syncWith(peer)
+    this.lastRoundMoved = false
+    if (!(await this.sync.syncWith(peer))) return
+    this.quietRounds = this.lastRoundMoved ? 0 : this.quietRounds + 1
   }
 
   async syncWith (peer: PeerId): Promise<boolean> {

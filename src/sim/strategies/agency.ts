@@ -9,6 +9,7 @@ import { Goal, TaskSpec } from '../../gen/agency/v1/log.js'
 import { directMessageBytes, gossipFrameBytes, gossipTransmissions, presenceBytes, syncBatchBytes, syncRequestBytes } from '../cost-model.js'
 import { EntryPool } from '../entry-pool.js'
 import { HeartbeatModel } from '../heartbeat-model.js'
+import { syncPeriodMs } from '../../core/log/sync-backoff.js'
 import { HEARTBEAT_POLICY_DEFAULTS, heartbeatIntervalMs, liveTimeoutForMs } from '../../core/presence/heartbeat-interval.js'
 import { LinkLatency, type LinkLatencyInit } from '../link-latency.js'
 import { ProjectProgress } from '../project-progress.js'
@@ -80,6 +81,8 @@ export class AgencySwarm {
   private readonly overlapAlerts: boolean
   private syncKey = 0
   private readonly extraBeats: number[]
+  /** per replica: anti-entropy rounds in a row that found the logs equal */
+  private readonly quietRounds: number[]
   private readonly wallStart = performance.now()
 
   constructor (init: AgencyInit) {
@@ -107,6 +110,7 @@ export class AgencySwarm {
     this.recorder = new RunRecorder({ strategy: 'agency', label: init.label ?? 'agency', agents: n, tasks: this.project.tasks.length })
     this.progress = new ProjectProgress(this.project, this.recorder)
     this.extraBeats = new Array<number>(n).fill(0)
+    this.quietRounds = new Array<number>(n).fill(0)
     const shared = {
       seed: init.seed,
       pool: this.pool,
@@ -209,10 +213,12 @@ export class AgencySwarm {
   // answers with what the initiator lacks and its own vector; the initiator
   // pushes back what the responder lacks. Equal digests end after one answer.
 
+  // As agentd's LogService: rounds that find nothing to move double the
+  // period, up to 8 ×; a round that moves entries brings it back.
   private scheduleSync (q: Replica, delay: number): void {
     this.scheduler.after(delay, () => {
       this.syncOnce(q)
-      this.scheduleSync(q, this.syncMs)
+      this.scheduleSync(q, syncPeriodMs(this.syncMs, this.quietRounds[q.index]))
     })
   }
 
@@ -234,8 +240,10 @@ export class AgencySwarm {
       r.drain(t1)
       if (r.digestIs(count, xor)) {
         this.recorder.count('sync', 2, syncBatchBytes(0, 0, r.authors) + syncBatchBytes(0, 0, 0))
+        this.quietRounds[q.index]++
         return
       }
+      this.quietRounds[q.index] = 0
       const forQ = q.lacksFrom(r)
       this.recorder.count('sync', 1, syncBatchBytes(this.bytesOf(forQ), forQ.length, r.authors))
       this.scheduler.after(this.latency.delay(r.index, q.index, key, SYNC_SALT + 1), () => {
