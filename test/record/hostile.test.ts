@@ -334,8 +334,12 @@ describe('a daemon under hostile input', () => {
 
     await waitFor('the daemon to reject the malformed gossip', async () => await counterValue(target.metrics.gossipIn, { verdict: 'reject' }) - gossipRejectedBefore >= garbage.length)
     await waitFor('the daemon to close malformed sync streams', async () => await counterValue(target.metrics.syncRejected) - malformedBefore >= 3)
-    // the daemon's own sync requests, answered with garbage
-    await waitFor('the daemon to have synced with the garbage-answering node', () => garbageAnswers >= 2)
+    // the daemon's own sync requests, answered with garbage (started here: the
+    // periodic round picks a random peer, and backs off while nothing moves)
+    await waitFor('the daemon to have synced with the garbage-answering node twice', async () => {
+      expect(await target.logService.syncWith(node.peerId)).toBe(false) // never a completed exchange
+      return garbageAnswers >= 2
+    })
     await sleep(200)
 
     // Still serving: its own entries replicate by gossip...
