@@ -2,7 +2,7 @@
 // error the CLI shows when no daemon answers.
 import { credentials, Metadata, status, type ServiceError, type ClientReadableStream } from '@grpc/grpc-js'
 import { AgencyClient } from '../gen/agency/v1/api.js'
-import { AgencyError, UnavailableError, type ErrorCode } from '../core/errors.js'
+import { AgencyError, UnavailableError, isErrorCode, type ErrorCode } from '../core/errors.js'
 import { defaultDataDir, defaultGrpcAddr } from '../daemon/config.js'
 import { readFileSync } from 'node:fs'
 
@@ -23,16 +23,12 @@ const CODES: Partial<Record<number, ErrorCode>> = {
   [status.UNAVAILABLE]: 'UNAVAILABLE'
 }
 
-const NAMED_CODES: Record<ErrorCode, true> = {
-  INVALID_ARGUMENT: true, NOT_FOUND: true, FAILED_PRECONDITION: true, ALREADY_EXISTS: true, RESOURCE_EXHAUSTED: true, UNAVAILABLE: true, PERMISSION_DENIED: true, INTERNAL: true
-}
-
 /** Turns a gRPC error into an AgencyError with the daemon's message. */
 export function fromServiceError (err: ServiceError, addr: string): AgencyError {
   if (err.code === status.UNAUTHENTICATED) return new AgencyError('PERMISSION_DENIED', err.details, { cause: err })
   // The daemon names its own errors; UNAVAILABLE from it is not "no daemon".
   const named = err.metadata?.get('agency-error-code')[0]
-  if (typeof named === 'string' && named in NAMED_CODES) return new AgencyError(named as ErrorCode, err.details, { cause: err })
+  if (isErrorCode(named)) return new AgencyError(named, err.details, { cause: err })
   if (err.code === status.UNAVAILABLE || err.code === status.DEADLINE_EXCEEDED) {
     return new UnavailableError(`no daemon answers at ${addr} (is agentd running? point at it with --addr, AGENCY_ADDR or AGENCY_DATA_DIR)`, { cause: err })
   }

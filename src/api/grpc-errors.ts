@@ -68,3 +68,31 @@ export function serverStream<Req, Res> (run: (req: Req, write: (msg: Res) => boo
     })
   }
 }
+
+/** The status a call gets instead of running. */
+export interface Refusal {
+  code: status
+  details: string
+}
+
+type AnyCall = ServerUnaryCall<unknown, unknown> | ServerWritableStream<unknown, unknown>
+
+/**
+ * Wraps every handler of a service so that `refuse` may answer a call before
+ * it runs: a unary call through its callback, a server stream by ending it
+ * with the status ('error', not destroy(), is how grpc-js sends a stream's
+ * status; destroy() leaves the client waiting).
+ */
+export function guardHandlers<S extends object> (handlers: S, refuse: (method: string, call: AnyCall) => Refusal | undefined): S {
+  const out: Record<string, unknown> = {}
+  for (const [name, handler] of Object.entries(handlers)) {
+    const h = handler as (call: AnyCall, callback?: sendUnaryData<unknown>) => void
+    out[name] = (call: AnyCall, callback?: sendUnaryData<unknown>) => {
+      const refusal = refuse(name, call)
+      if (refusal === undefined) { h(call, callback); return }
+      if (callback != null) callback(refusal, null)
+      else call.emit('error', Object.assign(new Error(refusal.details), refusal))
+    }
+  }
+  return out as S
+}

@@ -7,6 +7,7 @@ import { meshHandlers } from './mesh-handlers.js'
 import { chmod, lstat, rm } from 'node:fs/promises'
 import { connect } from 'node:net'
 import { requireToken } from './auth.js'
+import { guardHandlers } from './grpc-errors.js'
 import { parseHostPort, isLoopbackHost } from '../daemon/addresses.js'
 import { FailedPreconditionError } from '../core/errors.js'
 import { logHandlers } from './log-handlers.js'
@@ -36,17 +37,9 @@ const TOLERANT_SERVICE = Object.fromEntries(Object.entries(AgencyService).map(([
 }])) as unknown as typeof AgencyService
 
 function refuseMalformed (handlers: AgencyServer): AgencyServer {
-  const out: Record<string, unknown> = {}
-  for (const [name, handler] of Object.entries(handlers)) {
-    const h = handler as (...args: any[]) => void
-    out[name] = (call: { request: unknown, emit: (e: string, err: unknown) => boolean }, callback?: (err: unknown, res: null) => void) => {
-      if (!(call.request instanceof MalformedRequest)) { h(call, callback); return }
-      const err = { code: status.INVALID_ARGUMENT, details: `malformed ${name} request: ${call.request.reason.slice(0, 200)}` }
-      if (callback != null) callback(err, null)
-      else call.emit('error', Object.assign(new Error(err.details), err))
-    }
-  }
-  return out as unknown as AgencyServer
+  return guardHandlers(handlers, (method, call) => call.request instanceof MalformedRequest
+    ? { code: status.INVALID_ARGUMENT, details: `malformed ${method} request: ${call.request.reason.slice(0, 200)}` }
+    : undefined)
 }
 
 export interface GrpcServer {

@@ -1,15 +1,22 @@
 // Named errors with a stable `code`. The gRPC layer maps codes to status codes;
 // callers match on `code`, never on message text.
 
-export type ErrorCode =
-  | 'INVALID_ARGUMENT'
-  | 'NOT_FOUND'
-  | 'FAILED_PRECONDITION'
-  | 'ALREADY_EXISTS'
-  | 'RESOURCE_EXHAUSTED'
-  | 'UNAVAILABLE'
-  | 'PERMISSION_DENIED'
-  | 'INTERNAL'
+export const ERROR_CODES = [
+  'INVALID_ARGUMENT',
+  'NOT_FOUND',
+  'FAILED_PRECONDITION',
+  'ALREADY_EXISTS',
+  'RESOURCE_EXHAUSTED',
+  'UNAVAILABLE',
+  'PERMISSION_DENIED',
+  'INTERNAL'
+] as const
+
+export type ErrorCode = typeof ERROR_CODES[number]
+
+export function isErrorCode (value: unknown): value is ErrorCode {
+  return (ERROR_CODES as readonly unknown[]).includes(value)
+}
 
 export class AgencyError extends Error {
   readonly code: ErrorCode

@@ -109,15 +109,9 @@ export class BoardService {
       const type = o.reason === 'superseded' ? 'claim_superseded' : 'claim_lost'
       this.init.events.emit({ type, task, peerId: o.winner ?? '', text: `your claim on ${task}@${epoch} is lost (${o.reason})${o.winner != null ? `: ${o.winner} holds it now` : ''}`, detail: { epoch, reason: o.reason, winner: o.winner ?? null } })
       this.init.logger.info({ task, epoch, reason: o.reason, winner: o.winner }, 'claim lost')
-      // A claim outbid at its own epoch (two sides of a healed partition) is
-      // released: left standing, it would become the holder by the holder
-      // rule when the winner releases, held by an agent doing other work.
-      // (After the entry that outbid it has been handed to every listener.)
+      // After the entry that outbid it has been handed to every listener.
       if (o.reason === 'outbid') {
-        setImmediate(() => {
-          if (this.board.claimStatus(task, this.init.me, epoch) === 'released') return
-          this.init.log.append('release', { task, epoch, note: '', branch: '' }).catch(err => { this.init.logger.warn({ err, task }, 'cannot release a lost claim') })
-        })
+        setImmediate(() => { this.releaseOutbid(task, epoch).catch(err => { this.init.logger.warn({ err, task }, 'cannot release a lost claim') }) })
       }
     }
     if (changed) this.persistMine()
@@ -182,9 +176,20 @@ export class BoardService {
     // holder by the holder rule if the winner released.
     this.mine.delete(task)
     this.persistMine()
-    if (o.reason === 'outbid') await this.init.log.append('release', { task, epoch: plan.epoch, note: '', branch: '' })
+    if (o.reason === 'outbid') await this.releaseOutbid(task, plan.epoch)
     this.init.metrics?.claimsLost()
     return answer('LOST', o.winner ?? '', settleMs)
+  }
+
+  /**
+   * Releases this daemon's claim at `epoch`, outbid by a smaller one (a race,
+   * or two sides of a healed partition): left standing, it would become the
+   * holder by the holder rule when the winner releases, held by an agent
+   * doing other work. A lost race leaves no hand-off notes.
+   */
+  private async releaseOutbid (task: string, epoch: number): Promise<void> {
+    if (this.board.claimStatus(task, this.init.me, epoch) === 'released') return
+    await this.init.log.append('release', { task, epoch, note: '', branch: '' })
   }
 
   /** The answer to a claim made with no_wait, once settled. */

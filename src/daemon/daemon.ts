@@ -179,7 +179,7 @@ export class Daemon {
         // For one lease period after start nobody has had a chance to send a
         // heartbeat yet: treat every holder as live rather than as expired.
         // In a big swarm heartbeats are further apart, so is the period.
-        isLive: peer => this.presence.isLive(peer) || performance.now() - this.startedAt < this.startupGraceMs(),
+        isLive: peer => this.presence.isLive(peer) || this.inStartupGrace(),
         notify: async (peer, text) => { await this.sendMessage({ to: peer, text }) },
         onHeldChanged: () => { this.presence.beat().catch(() => {}) },
         settle: this.config.settle,
@@ -290,12 +290,17 @@ export class Daemon {
   }
 
   /**
-   * How long after start a holder counts as live without a heartbeat: the
-   * timeout for the interval a swarm of the size the log shows would use.
+   * Whether a holder still counts as live without a heartbeat: for the
+   * timeout that the interval of a swarm of the size the log shows would
+   * have. Asked for every holder not heard from, so once even the longest
+   * grace has passed it answers without counting peers.
    */
-  private startupGraceMs (): number {
+  private inStartupGrace (): boolean {
+    const elapsed = performance.now() - this.startedAt
+    const policy = this.presence.policy
+    if (elapsed >= liveTimeoutForMs(policy.maxIntervalMs, policy)) return false
     const peers = Math.max(this.presence.livePeers().length, this.logService.state.authorCount - 1)
-    return liveTimeoutForMs(heartbeatIntervalMs(peers, this.presence.policy), this.presence.policy)
+    return elapsed < liveTimeoutForMs(heartbeatIntervalMs(peers, policy), policy)
   }
 
   uptimeSeconds (): number {

@@ -55,8 +55,6 @@ export class LogService {
   private stopped = false
   /** anti-entropy rounds in a row this daemon started that found nothing to move */
   private quietRounds = 0
-  /** whether the last round this daemon started moved any entry */
-  private lastRoundMoved = false
   private lastSyncAt = 0
   private digestCache?: { size: number, digest: Uint8Array }
   /** one-way gossip latency of an accepted entry (author clock to here), for the settle window */
@@ -75,9 +73,8 @@ export class LogService {
         ingestBatch: async (entries, from) => { await this.ingestBatch(entries, from) }
       },
       hooks: {
-        onRound: (_peer, role, stats) => {
+        onRound: (_peer, _role, stats) => {
           this.lastSyncAt = performance.now()
-          if (role === 'initiator') this.lastRoundMoved = stats.sent + stats.received > 0
           init.metrics.syncRounds.inc()
           init.metrics.syncBytes.inc({ direction: 'sent' }, stats.bytesSent)
           init.metrics.syncBytes.inc({ direction: 'received' }, stats.bytesReceived)
@@ -317,12 +314,12 @@ export class LogService {
     const peers = this.init.node.getPeers()
     if (peers.length === 0) return
     const peer = peers[Math.floor(Math.random() * peers.length)]
-    this.lastRoundMoved = false
-    if (!(await this.sync.syncWith(peer))) return
-    this.quietRounds = this.lastRoundMoved ? 0 : this.quietRounds + 1
+    const moved = await this.sync.syncWith(peer)
+    if (moved === undefined) return
+    this.quietRounds = moved.sent + moved.received > 0 ? 0 : this.quietRounds + 1
   }
 
   async syncWith (peer: PeerId): Promise<boolean> {
-    return await this.sync.syncWith(peer)
+    return (await this.sync.syncWith(peer)) !== undefined
   }
 }

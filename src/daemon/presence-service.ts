@@ -7,7 +7,7 @@ import { PeerDirectory, type PeerRecord } from '../core/presence/peer-directory.
 import { signPresence, verifyPresence } from '../core/presence/signed-messages.js'
 import type { Signer } from '../core/log/crypto.js'
 import type { SwarmGossip, Verdict } from '../mesh/swarm-gossip.js'
-import { HEARTBEAT_POLICY_DEFAULTS, heartbeatIntervalMs, liveTimeoutForMs, type HeartbeatPolicy } from '../core/presence/heartbeat-interval.js'
+import { heartbeatIntervalMs, heartbeatPolicy, liveTimeoutForMs, type HeartbeatPolicy } from '../core/presence/heartbeat-interval.js'
 
 export interface PresenceServiceInit {
   signer: Signer
@@ -38,12 +38,7 @@ export class PresenceService {
 
   constructor (init: PresenceServiceInit) {
     this.init = init
-    this.policy = {
-      baseMs: init.heartbeatMs,
-      liveTimeoutMs: init.liveTimeoutMs,
-      maxRatePerSecond: init.heartbeatMaxRate ?? HEARTBEAT_POLICY_DEFAULTS.maxRatePerSecond,
-      maxIntervalMs: HEARTBEAT_POLICY_DEFAULTS.maxIntervalMs
-    }
+    this.policy = heartbeatPolicy(init.heartbeatMs, init.liveTimeoutMs, init.heartbeatMaxRate)
     this.directory = new PeerDirectory({ liveTimeoutMs: init.liveTimeoutMs })
   }
 

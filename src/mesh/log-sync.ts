@@ -103,10 +103,10 @@ export class LogSync {
     await this.node.unhandle(SYNC_PROTOCOL)
   }
 
-  /** One anti-entropy exchange with `peer`. Resolves false when skipped or failed. */
-  async syncWith (peer: PeerId): Promise<boolean> {
+  /** One anti-entropy exchange with `peer`: what it moved, or undefined when skipped or failed. */
+  async syncWith (peer: PeerId): Promise<SyncStats | undefined> {
     const key = peer.toString()
-    if (this.inFlight.has(key)) return false
+    if (this.inFlight.has(key)) return undefined
     this.inFlight.add(key)
     const signal = AbortSignal.timeout(this.timeoutMs)
     const stats: SyncStats = { sent: 0, received: 0, bytesSent: 0, bytesReceived: 0 }
@@ -121,12 +121,12 @@ export class LogSync {
       await this.send(lp, theirs, stats, signal)
       await stream.close({ signal })
       this.hooks.onRound?.(key, 'initiator', stats)
-      return true
+      return stats
     } catch (err) {
       this.logger.debug({ peer: key, err: (err as Error).message }, 'sync failed')
       if (err instanceof SyncProtocolError) this.hooks.onMalformed?.(key, err.message)
       stream?.abort(err as Error)
-      return false
+      return undefined
     } finally {
       this.inFlight.delete(key)
     }

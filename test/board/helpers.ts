@@ -10,36 +10,20 @@ import { createInterface } from 'node:readline'
 import { fileURLToPath } from 'node:url'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { setTimeout as sleep } from 'node:timers/promises'
 import { Daemon } from '../../src/daemon/daemon.js'
 import type { DaemonConfig } from '../../src/daemon/config.js'
 import { connectAgency, type Agency } from '../../src/api/client.js'
 import type { Event, LogEntry } from '../../src/gen/agency/v1/api.js'
+import { waitFor as poll } from '../helpers/wait-for.js'
 
 // ---- waiting ----
 
 /**
- * Polls `check` until it returns something other than undefined, null or
- * false, and returns it. Deadlines are generous: the tests assert outcomes,
- * not speed. On timeout the error says what was awaited and what was last seen.
+ * test/helpers/wait-for's waitFor, with the label first and the generous
+ * defaults these tests were written against (30 s, polled every 100 ms).
  */
 export async function waitFor<T> (what: string, check: () => T | Promise<T>, timeoutMs = 30_000, intervalMs = 100): Promise<Exclude<T, undefined | null | false>> {
-  const deadline = Date.now() + timeoutMs
-  let last: unknown
-  for (;;) {
-    try {
-      const value = await check()
-      if (value !== undefined && value !== null && value !== false) return value as Exclude<T, undefined | null | false>
-      last = value
-    } catch (err) {
-      last = err
-    }
-    if (Date.now() >= deadline) {
-      const seen = last instanceof Error ? `${last.name}: ${last.message}` : JSON.stringify(last)
-      throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}; last saw ${seen}`)
-    }
-    await sleep(intervalMs)
-  }
+  return await poll(check, { what, timeoutMs, intervalMs })
 }
 
 /** Resolves with the error `fn` rejects with; fails if it resolves. */

@@ -10,7 +10,6 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { createInterface } from 'node:readline'
 import { fileURLToPath } from 'node:url'
-import { setTimeout as sleep } from 'node:timers/promises'
 import { generateKeyPair } from '@libp2p/crypto/keys'
 import { peerIdFromPrivateKey } from '@libp2p/peer-id'
 import type { PrivateKey } from '@libp2p/interface'
@@ -26,6 +25,7 @@ import { connectAgency, type Agency } from '../../src/api/client.js'
 import { Daemon } from '../../src/daemon/daemon.js'
 import type { DaemonConfig } from '../../src/daemon/config.js'
 import type { LogInfoReply } from '../../src/gen/agency/v1/api.js'
+import { waitFor as poll } from '../helpers/wait-for.js'
 
 const REPO = fileURLToPath(new URL('../../', import.meta.url))
 export const AGENTD_JS = join(REPO, 'dist/src/cli/agentd.js')
@@ -49,27 +49,11 @@ export async function makeIdentity (): Promise<Identity> {
 // ---- waiting ----
 
 /**
- * Polls `check` until it returns something other than undefined, null or
- * false, and returns it. Deadlines are generous: tests assert outcomes, not
- * speed. On timeout the error quotes what was last seen.
+ * test/helpers/wait-for's waitFor, with the label first and the generous
+ * defaults these tests were written against (30 s, polled every 100 ms).
  */
 export async function waitFor<T> (what: string, check: () => T | Promise<T>, timeoutMs = 30_000, intervalMs = 100): Promise<Exclude<T, undefined | null | false>> {
-  const deadline = Date.now() + timeoutMs
-  let last: unknown
-  for (;;) {
-    try {
-      const value = await check()
-      if (value !== undefined && value !== null && value !== false) return value as Exclude<T, undefined | null | false>
-      last = value
-    } catch (err) {
-      last = err
-    }
-    if (Date.now() >= deadline) {
-      const seen = last instanceof Error ? `${last.name}: ${last.message}` : JSON.stringify(last)
-      throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}; last saw ${seen}`)
-    }
-    await sleep(intervalMs)
-  }
+  return await poll(check, { what, timeoutMs, intervalMs })
 }
 
 // ---- temp dirs ----

@@ -21,6 +21,16 @@ export interface HeartbeatPolicy {
 
 export const HEARTBEAT_POLICY_DEFAULTS = { maxRatePerSecond: 16, maxIntervalMs: 120_000 } as const
 
+/** The policy for agentd's --heartbeat-ms, --live-timeout-ms and --heartbeat-max-rate. */
+export function heartbeatPolicy (baseMs: number, liveTimeoutMs: number, maxRatePerSecond?: number): HeartbeatPolicy {
+  return {
+    baseMs,
+    liveTimeoutMs,
+    maxRatePerSecond: maxRatePerSecond ?? HEARTBEAT_POLICY_DEFAULTS.maxRatePerSecond,
+    maxIntervalMs: HEARTBEAT_POLICY_DEFAULTS.maxIntervalMs
+  }
+}
+
 /** The interval to use with `livePeers` other live daemons. */
 export function heartbeatIntervalMs (livePeers: number, p: HeartbeatPolicy): number {
   const wanted = Math.ceil(Math.max(0, livePeers) * 1000 / p.maxRatePerSecond)

@@ -10,7 +10,7 @@ import { directMessageBytes, gossipFrameBytes, gossipTransmissions, presenceByte
 import { EntryPool } from '../entry-pool.js'
 import { HeartbeatModel } from '../heartbeat-model.js'
 import { syncPeriodMs } from '../../core/log/sync-backoff.js'
-import { HEARTBEAT_POLICY_DEFAULTS, heartbeatIntervalMs, liveTimeoutForMs } from '../../core/presence/heartbeat-interval.js'
+import { heartbeatIntervalMs, heartbeatPolicy, liveTimeoutForMs } from '../../core/presence/heartbeat-interval.js'
 import { LinkLatency, type LinkLatencyInit } from '../link-latency.js'
 import { ProjectProgress } from '../project-progress.js'
 import { createRandom, type Random } from '../random.js'
@@ -99,12 +99,7 @@ export class AgencySwarm {
     this.latency = new LinkLatency({ seed: init.seed, ...init.latency })
     // Every daemon sees the other n - 1 as live, so all beat at the interval
     // agentd would pick for that swarm, and wait the timeout it would scale to.
-    const policy = {
-      baseMs: init.heartbeatMs ?? AGENCY_DEFAULTS.heartbeatMs,
-      liveTimeoutMs: init.leaseMs ?? AGENCY_DEFAULTS.leaseMs,
-      maxRatePerSecond: init.heartbeatMaxRate ?? HEARTBEAT_POLICY_DEFAULTS.maxRatePerSecond,
-      maxIntervalMs: HEARTBEAT_POLICY_DEFAULTS.maxIntervalMs
-    }
+    const policy = heartbeatPolicy(init.heartbeatMs ?? AGENCY_DEFAULTS.heartbeatMs, init.leaseMs ?? AGENCY_DEFAULTS.leaseMs, init.heartbeatMaxRate)
     const periodMs = heartbeatIntervalMs(n - 1, policy)
     this.heartbeats = new HeartbeatModel({ seed: init.seed, periodMs, latency: this.latency, topology: this.topology, loss: init.loss })
     this.recorder = new RunRecorder({ strategy: 'agency', label: init.label ?? 'agency', agents: n, tasks: this.project.tasks.length })
