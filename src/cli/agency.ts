@@ -23,7 +23,7 @@ registerSwarmCommands(program)
 registerKeygenCommand(program)
 
 program.command('mcp')
-  .description('serve the coordination tools of your agentd over MCP on stdio (for agent harnesses); logs go to stderr')
+  .description('serve the coordination tools of your agentd over MCP on stdio (for agent harnesses); logs go to stderr. A daemon that requires an API token gets it from AGENCY_TOKEN or AGENCY_TOKEN_FILE')
   .option('--addr <addr>', 'the daemon\'s gRPC address (default: AGENCY_ADDR, else the socket agentd.sock in AGENCY_DATA_DIR or ~/.agency)')
   .action(async (opts: { addr?: string }) => { await runMcpServer(opts.addr) })
 
