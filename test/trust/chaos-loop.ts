@@ -1,8 +1,10 @@
-// The chaos loop of the chaos test: now and then it SIGKILLs a random running
-// daemon (never more than `maxDown` at once, so the swarm is never all gone),
-// kills what that daemon's harness left running, and restarts the daemon a
-// moment later on the same data dir with the same flags, bootstrapping from
-// whichever daemons are up.
+// The chaos loop of the chaos test: it SIGKILLs a random running daemon each
+// time the swarm passes a progress milestone (so many tasks done), never more
+// than `maxDown` at once so the swarm is never all gone, kills what that
+// daemon's harness left running, and restarts the daemon a moment later on the
+// same data dir with the same flags, bootstrapping from whichever daemons are
+// up. Kills follow progress, not the clock: a fast machine that finishes the
+// project sooner still meets every milestone before the last task is done.
 import { setTimeout as sleep } from 'node:timers/promises'
 import type { AgentdProcess } from '../helpers/agentd-process.js'
 import { killWorkingUnder } from './helpers.js'
@@ -10,12 +12,14 @@ import { killWorkingUnder } from './helpers.js'
 export interface ChaosOptions {
   daemons: AgentdProcess[]
   random: () => number
-  /** pause between kills, ms: [min, max) */
-  gapMs: [number, number]
+  /** how far the swarm is (tasks done); read every `pollMs` */
+  progress: () => Promise<number>
+  /** one kill as the progress reaches each of these, in order */
+  milestones: number[]
+  pollMs: number
   /** how long a killed daemon stays down, ms: [min, max) */
   downMs: [number, number]
   maxDown: number
-  maxKills: number
   /** how many times a restart is tried when the daemon is merely slow to say ready */
   startAttempts: number
   onEvent?: (line: string) => void
@@ -51,16 +55,20 @@ export class ChaosLoop {
   }
 
   private async run (): Promise<void> {
-    while (this.running && this.kills.length < this.o.maxKills) {
-      await sleep(this.between(this.o.gapMs))
+    const milestones = [...this.o.milestones].sort((a, b) => a - b)
+    while (this.running && milestones.length > 0) {
+      await sleep(this.o.pollMs)
       if (!this.running) break
       const up = this.o.daemons.filter(d => d.running && !this.down.has(d))
       if (this.down.size >= this.o.maxDown || up.length <= 1) continue
+      const done = await this.o.progress().catch(() => -1)
+      if (done < milestones[0]) continue
+      milestones.shift()
       const victim = up[Math.floor(this.o.random() * up.length)]
       this.down.add(victim)
       await victim.kill('SIGKILL')
       const orphans = killWorkingUnder(victim.dataDir)
-      const line = `${this.elapsed()}: killed ${victim.options.name ?? '?'} (and ${orphans} process(es) of its harness)`
+      const line = `${this.elapsed()}: ${done} done: killed ${victim.options.name ?? '?'} (and ${orphans} process(es) of its harness)`
       this.kills.push(line)
       this.o.onEvent?.(line)
       const restart = this.restartLater(victim).finally(() => { this.restarts.delete(restart) })

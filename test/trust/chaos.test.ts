@@ -103,10 +103,13 @@ describe('a six-agent swarm under repeated SIGKILL', () => {
     const chaos = new ChaosLoop({
       daemons,
       random: seededRandom(seed),
-      gapMs: [8_000, 16_000],
+      // Kills while most of the project is still to do (12 tasks); a pass of
+      // several milestones between two polls still kills once per poll.
+      progress: async () => (await anyStatus()).tasks.filter(t => t.state === 'done').length,
+      milestones: [1, 3, 5, 7],
+      pollMs: 250,
       downMs: [500, 3_000],
       maxDown: 2,
-      maxKills: 6,
       startAttempts: 5,
       onEvent: line => { events.push(line) }
     })
