@@ -1,5 +1,7 @@
 // gRPC handlers for the board: goal, tasks, claims, reviews and expertise.
-import type { AgencyServer, GoalView as GoalMsg, ReviewView as ReviewMsg, TaskView as TaskMsg } from '../gen/agency/v1/api.js'
+import type { AddTaskRequest, AgencyServer, GoalView as GoalMsg, ReviewView as ReviewMsg, TaskView as TaskMsg } from '../gen/agency/v1/api.js'
+import type { NewTask } from '../core/board/index.js'
+import { DEFAULT_WAIT_MS, MAX_WAIT_MS } from '../daemon/work-wait.js'
 import { ClaimOutcome } from '../gen/agency/v1/api.js'
 import type { Daemon } from '../daemon/daemon.js'
 import type { GoalView, ReviewView, TaskView, TaskState } from '../core/board/index.js'
@@ -49,7 +51,15 @@ function state (s: string): TaskState | undefined {
 
 const OUTCOMES = { HELD: ClaimOutcome.CLAIM_HELD, LOST: ClaimOutcome.CLAIM_LOST, PENDING: ClaimOutcome.CLAIM_PENDING } as const
 
-export function boardHandlers (d: Daemon): Pick<AgencyServer, 'setGoal' | 'getGoal' | 'addTask' | 'listTasks' | 'getTask' | 'ready' | 'claim' | 'release' | 'done' | 'requestReview' | 'submitVerdict' | 'listReviews' | 'experts'> {
+function newTask (req: AddTaskRequest): NewTask {
+  checkStrings('dependency', req.deps, 64, 128)
+  checkStrings('scope glob', req.scope, 64, 1024)
+  return { id: req.id, title: req.title !== '' ? req.title : req.id, description: req.description, deps: req.deps, scope: req.scope, priority: req.priority }
+}
+
+const MAX_PLAN_TASKS = 1000
+
+export function boardHandlers (d: Daemon): Pick<AgencyServer, 'setGoal' | 'getGoal' | 'addTask' | 'addTasks' | 'listTasks' | 'getTask' | 'ready' | 'wait' | 'claim' | 'release' | 'done' | 'requestReview' | 'submitVerdict' | 'listReviews' | 'experts'> {
   const b = d.boardService
   const goalReply = (): { goal: GoalMsg | undefined, history: GoalMsg[] } => {
     const g = b.board.goal()
@@ -62,10 +72,10 @@ export function boardHandlers (d: Daemon): Pick<AgencyServer, 'setGoal' | 'getGo
       return goalReply()
     }),
     getGoal: unary(async () => goalReply()),
-    addTask: unary(async (req) => {
-      checkStrings('dependency', req.deps, 64, 128)
-      checkStrings('scope glob', req.scope, 64, 1024)
-      return { task: taskMessage(await b.addTask({ id: req.id, title: req.title !== '' ? req.title : req.id, description: req.description, deps: req.deps, scope: req.scope, priority: req.priority })) }
+    addTask: unary(async (req) => ({ task: taskMessage(await b.addTask(newTask(req))) })),
+    addTasks: unary(async (req) => {
+      if (req.tasks.length > MAX_PLAN_TASKS) throw new InvalidArgumentError(`a plan has at most ${MAX_PLAN_TASKS} tasks`)
+      return { tasks: (await d.addTasks(req.tasks.map(newTask))).map(taskMessage) }
     }),
     listTasks: unary(async (req) => ({ tasks: b.board.tasks(b.now(), state(req.state)).map(taskMessage) })),
     getTask: unary(async (req) => {
@@ -74,15 +84,21 @@ export function boardHandlers (d: Daemon): Pick<AgencyServer, 'setGoal' | 'getGo
       return { task: taskMessage(t) }
     }),
     ready: unary(async () => ({ tasks: b.board.ready(b.now()).map(taskMessage) })),
+    wait: unary(async (req, call) => {
+      const timeoutMs = req.timeoutMs === 0 ? DEFAULT_WAIT_MS : req.timeoutMs
+      if (timeoutMs > MAX_WAIT_MS) throw new InvalidArgumentError(`timeout_ms is at most ${MAX_WAIT_MS} (an hour)`)
+      const a = await d.waitForWork(timeoutMs, call.signal)
+      return { reason: a.reason, ready: a.ready.map(taskMessage), unread: a.unread, text: a.text }
+    }),
     claim: unary(async (req) => {
       checkStrings('scope glob', req.scope, 64, 1024)
-      const a = await b.claim(req.task, req.scope, req.noWait)
-      return { outcome: OUTCOMES[a.outcome], task: a.task, epoch: a.epoch, winner: a.winner, handoff: a.handoff, branch: a.branch, overlaps: a.overlaps, settleMs: a.settleMs }
+      const a = await d.claimTask(req.task, req.scope, req.noWait)
+      return { outcome: OUTCOMES[a.outcome], task: a.task, epoch: a.epoch, winner: a.winner, handoff: a.handoff, branch: a.branch, overlaps: a.overlaps, settleMs: a.settleMs, taskBranch: a.taskBranch, workspace: a.workspace }
     }),
-    release: unary(async (req) => ({ task: taskMessage(await b.release(req.task, req.note, req.branch)) })),
+    release: unary(async (req) => ({ task: taskMessage(await d.releaseTask(req.task, req.note, req.branch)) })),
     done: unary(async (req) => {
       checkStrings('path', req.paths, 1024, 1024)
-      return { task: taskMessage(await b.done(req.task, req.commit, req.paths)) }
+      return { task: taskMessage(await d.doneTask(req.task, req.commit, req.paths, req.noChange)) }
     }),
     requestReview: unary(async (req) => {
       await b.requestReview(req.target, req.reviewers, req.note)

@@ -37,11 +37,16 @@ function clip (details: string): string {
   return details.length <= MAX_ERROR_DETAILS ? details : `${details.slice(0, MAX_ERROR_DETAILS)}… (${details.length - MAX_ERROR_DETAILS} more characters)`
 }
 
-export function unary<Req, Res> (fn: (req: Req) => Promise<Res>) {
+/** What a unary handler may know of its call beyond the request: whether the client went away. */
+export interface UnaryContext { signal: AbortSignal }
+
+export function unary<Req, Res> (fn: (req: Req, ctx: UnaryContext) => Promise<Res>) {
   return (call: ServerUnaryCall<Req, Res>, callback: sendUnaryData<Res>): void => {
     let pending: Promise<Res>
     try {
-      pending = fn(call.request)
+      const aborter = new AbortController()
+      call.once('cancelled', () => { aborter.abort() })
+      pending = fn(call.request, { signal: aborter.signal })
     } catch (err) {
       callback(toServiceError(err), null); return
     }

@@ -1,7 +1,7 @@
 // gRPC handlers for presence, peers, direct messages, announcements and events.
 import type { AgencyServer, InboxMessage, PeerInfo, StatusReply } from '../gen/agency/v1/api.js'
 import type { Daemon, PeerView } from '../daemon/daemon.js'
-import type { InboxRecord } from '../store/index.js'
+import type { InboxItem } from '../daemon/agent-inbox.js'
 import { InvalidArgumentError } from '../core/errors.js'
 import { serverStream, unary } from './grpc-errors.js'
 import { WakeSignal } from './wake-signal.js'
@@ -21,9 +21,10 @@ export function peerInfo (p: PeerView): PeerInfo {
   }
 }
 
-function inboxMessage (r: InboxRecord): InboxMessage {
+function inboxMessage (item: InboxItem): InboxMessage {
+  const r = item.record
   const m = r.message
-  return { cursor: r.cursor, id: m.id, from: m.from, fromName: m.fromName, thread: m.thread, replyTo: m.replyTo, text: m.text, time: m.time, receivedAt: r.receivedAt }
+  return { cursor: r.cursor, id: m.id, from: m.from, fromName: m.fromName, thread: m.thread, replyTo: m.replyTo, text: m.text, time: m.time, receivedAt: r.receivedAt, kind: item.kind, task: item.task }
 }
 
 export async function meshStatus (d: Daemon): Promise<StatusReply> {
@@ -49,7 +50,11 @@ export async function meshStatus (d: Daemon): Promise<StatusReply> {
     version: VERSION,
     uptimeSeconds: d.uptimeSeconds(),
     tests: d.testSummary(),
-    workspace: d.workspacePath()
+    workspace: d.workspacePath(),
+    unread: d.inbox.unread(),
+    held: d.boardService.held().map(h => board.task(h.task, d.boardService.now())).filter(t => t != null).map(taskMessage),
+    goalMet: d.goalMet(),
+    harness: d.harness?.info()
   }
 }
 
@@ -63,8 +68,9 @@ export function meshHandlers (d: Daemon): Pick<AgencyServer, 'getStatus' | 'list
     sendMessage: unary(async (req) => await d.sendMessage({ to: req.to, text: req.text, thread: req.thread, replyTo: req.replyTo })),
     readInbox: unary(async (req) => {
       const limit = req.limit === 0 ? 100 : req.limit
-      if (limit > 10_000) throw new InvalidArgumentError('limit is at most 10000')
-      return { messages: (await d.readInbox(req.after, limit)).map(inboxMessage) }
+      if (limit > 1000) throw new InvalidArgumentError('limit is at most 1000')
+      const items = await d.readAgentInbox({ after: req.after, limit, all: req.all, peek: req.peek })
+      return { messages: items.map(inboxMessage), unread: d.inbox.unread() }
     }),
     watchInbox: serverStream(async (req, write, closed) => {
       const wake = new WakeSignal()
@@ -73,7 +79,7 @@ export function meshHandlers (d: Daemon): Pick<AgencyServer, 'getStatus' | 'list
         let after = req.after
         while (!closed.aborted) {
           const page = await d.readInbox(after, INBOX_PAGE)
-          for (const r of page) { write(inboxMessage(r)); after = r.cursor }
+          for (const r of page) { write(inboxMessage(d.inbox.item(r))); after = r.cursor }
           if (page.length < INBOX_PAGE) await wake.wait(closed)
         }
       } finally {

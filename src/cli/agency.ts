@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 import '../polyfill.js'
-import { Command } from 'commander'
+import { Command, Option } from 'commander'
 import { VERSION } from '../version.js'
 import { registerMeshCommands } from './commands/mesh.js'
 import { registerLogCommands } from './commands/log.js'
@@ -14,6 +14,18 @@ import { runMcpServer } from '../mcp/server.js'
 const program = new Command('agency')
   .description('Talk to your agentd: the swarm\'s board, messages and shared record.\nThe daemon is found at --addr, or AGENCY_ADDR, or the unix socket agentd.sock in\nAGENCY_DATA_DIR (default ~/.agency), where agentd serves by default.')
   .version(VERSION)
+  // The options every command takes, also before the command: `agency --addr X status`.
+  .addOption(new Option('--json', 'print machine-readable JSON'))
+  .addOption(new Option('--addr <addr>', 'the daemon\'s gRPC address (default: AGENCY_ADDR, else the socket agentd.sock in AGENCY_DATA_DIR or ~/.agency)'))
+  .addOption(new Option('--token-file <file>', 'the daemon\'s API token, when it requires one (or set AGENCY_TOKEN / AGENCY_TOKEN_FILE)'))
+
+// `agency status | head -1`: a reader that goes away is not an error.
+for (const stream of [process.stdout, process.stderr]) {
+  stream.on('error', (err: NodeJS.ErrnoException) => {
+    if (err.code === 'EPIPE') process.exit(0)
+    throw err
+  })
+}
 
 registerMeshCommands(program)
 registerLogCommands(program)
@@ -25,6 +37,6 @@ registerKeygenCommand(program)
 program.command('mcp')
   .description('serve the coordination tools of your agentd over MCP on stdio (for agent harnesses); logs go to stderr. A daemon that requires an API token gets it from AGENCY_TOKEN or AGENCY_TOKEN_FILE')
   .option('--addr <addr>', 'the daemon\'s gRPC address (default: AGENCY_ADDR, else the socket agentd.sock in AGENCY_DATA_DIR or ~/.agency)')
-  .action(async (opts: { addr?: string }) => { await runMcpServer(opts.addr) })
+  .action(async (_opts: { addr?: string }, cmd: Command) => { await runMcpServer(cmd.optsWithGlobals<{ addr?: string }>().addr) })
 
 program.parseAsync(process.argv).catch(fail)

@@ -53,7 +53,7 @@ async function meshDemo (): Promise<void> {
     say('\n2. brook sends cyd a direct message (agency send cyd ...):')
     const sent = await b.call((x: AgencyClient) => x.sendMessage, { to: 'cyd', text: 'hi cyd, I am taking the parser; can you take the CLI?', thread: '', replyTo: '' })
     const inbox = await waitFor('the message', async () => {
-      const { messages } = await c.call((x: AgencyClient) => x.readInbox, { after: 0, limit: 10 })
+      const { messages } = await c.call((x: AgencyClient) => x.readInbox, { after: 0, limit: 10, all: true, peek: false })
       return messages.length > 0 ? messages : undefined
     })
     say(`  cyd's inbox: from ${inbox[0].fromName}: "${inbox[0].text}" (id ${sent.id.slice(0, 8)}, delivered once)`)
@@ -61,7 +61,7 @@ async function meshDemo (): Promise<void> {
     say('\n3. cyd replies in the same thread:')
     await c.call((x: AgencyClient) => x.sendMessage, { to: 'brook', text: 'deal, CLI is mine', thread: inbox[0].thread, replyTo: inbox[0].id })
     const reply = await waitFor('the reply', async () => {
-      const { messages } = await b.call((x: AgencyClient) => x.readInbox, { after: 0, limit: 10 })
+      const { messages } = await b.call((x: AgencyClient) => x.readInbox, { after: 0, limit: 10, all: true, peek: false })
       return messages.length > 0 ? messages[0] : undefined
     })
     say(`  brook's inbox: from ${reply.fromName}: "${reply.text}"`)

@@ -27,6 +27,8 @@ export function withAgency<A extends unknown[]> (body: (agency: Agency, ...args:
   return async (...args: A): Promise<void> => {
     const cmd = args[args.length - 1] as Command
     const opts = cmd.optsWithGlobals<CommonOpts>()
+    // The options a global flag landed on: `agency --json status` and `agency status --json` alike.
+    args[args.length - 2] = { ...(args[args.length - 2] as object), ...opts }
     const agency = connectAgency(opts.addr, { tokenFile: opts.tokenFile })
     try {
       await body(agency, ...args)

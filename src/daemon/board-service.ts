@@ -3,12 +3,11 @@
 // or LOST), watches this daemon's own claims for supersession, and tells both
 // holders when live claims overlap.
 import { performance } from 'node:perf_hooks'
-import { Board, claimFromPlan, claimOutcome, overlapsFor, SettleWindow, type ClaimOverlap, type HolderInfo, type TaskView } from '../core/board/index.js'
-import { validateTaskId } from '../core/board/task-id.js'
+import { Board, claimFromPlan, claimOutcome, overlapsFor, PLAN_TASK_ID, SettleWindow, type ClaimOverlap, type HolderInfo, type NewTask, type TaskView } from '../core/board/index.js'
 import { validateGlob } from '../core/board/glob-pattern.js'
 import { decodeBody, isKnownKind } from '../core/log/kinds.js'
 import type { StoredEntry } from '../core/log/ingest-result.js'
-import { InvalidArgumentError } from '../core/errors.js'
+import { FailedPreconditionError, InvalidArgumentError } from '../core/errors.js'
 import { VerdictKind } from '../gen/agency/v1/log.js'
 import type { LogService } from './log-service.js'
 import type { EventBus } from './event-bus.js'
@@ -50,6 +49,8 @@ export class BoardService {
   private readonly init: BoardServiceInit
   /** claims this daemon believes it holds: task -> epoch (persisted, so a restart learns what it lost) */
   private mine = new Map<string, number>()
+  /** tasks whose claim is in its settle window: its answer, not a notice, tells the agent how it went */
+  private readonly settling = new Set<string>()
   /** overlap pairs already notified: "myTask|otherTask|otherHolder" */
   private readonly notified = new Set<string>()
 
@@ -103,6 +104,8 @@ export class BoardService {
       const o = claimOutcome(this.board, task, this.init.me, epoch)
       if (o.outcome === 'HELD') continue
       if (o.reason === 'released' || (o.reason === 'done' && o.winner === this.init.me)) { this.mine.delete(task); changed = true; continue }
+      // Still in its settle window: the claim's own answer says LOST and releases it.
+      if (this.settling.has(task)) continue
       this.mine.delete(task)
       changed = true
       this.init.metrics?.claimsLost()
@@ -166,7 +169,12 @@ export class BoardService {
     this.persistMine()
     if (noWait) return answer('PENDING')
     const settleMs = this.settleMs()
-    await new Promise(resolve => setTimeout(resolve, settleMs))
+    this.settling.add(task)
+    try {
+      await new Promise(resolve => setTimeout(resolve, settleMs))
+    } finally {
+      this.settling.delete(task)
+    }
     const o = claimOutcome(this.board, task, this.init.me, plan.epoch)
     if (o.outcome === 'HELD') {
       this.checkOverlaps()
@@ -212,23 +220,37 @@ export class BoardService {
     return this.task(task)
   }
 
-  async done (task: string, commit: string, paths: string[]): Promise<TaskView> {
+  /**
+   * Marks a held task done: only once this epoch's work is on the shared
+   * branch, or with `noChange` saying why none was needed (recorded as a
+   * finding). The plan task needs no integration: its work is the tasks.
+   */
+  async done (task: string, commit: string, paths: string[], noChange = ''): Promise<TaskView> {
     const held = this.board.checkDoable(task, this.init.me)
     for (const p of paths) validateGlob(p)
-    await this.init.log.append('done', { task, epoch: held.epoch, commit, paths })
+    const landed = this.board.integratedAt(task, held.epoch)
+    if (task !== PLAN_TASK_ID && landed === undefined && noChange.trim() === '') {
+      throw new FailedPreconditionError(`task ${task}@${held.epoch} has no work on the shared branch yet: commit in your workspace and run agency integrate --task ${task} first; if the task needs no change, agency done ${task} --no-change "<why>"`)
+    }
+    if (noChange.length > 4000) throw new InvalidArgumentError('the no-change reason is longer than 4000 characters')
+    if (landed === undefined && noChange.trim() !== '') {
+      await this.init.log.append('finding', { kind: 'note', text: `${task} done without a change: ${noChange.trim()}`, paths, tags: [`task:${task}`, 'no-change'], refs: [], supersedes: '' })
+    }
+    await this.init.log.append('done', { task, epoch: held.epoch, commit: commit !== '' ? commit : landed ?? '', paths })
     this.mine.delete(task)
     this.persistMine()
     return this.task(task)
   }
 
-  async addTask (t: { id: string, title: string, description: string, deps: string[], scope: string[], priority: number }): Promise<TaskView> {
-    validateTaskId(t.id)
-    for (const d of t.deps) validateTaskId(d)
-    if (t.deps.includes(t.id)) throw new InvalidArgumentError(`task ${t.id} cannot depend on itself`)
-    const scope = t.scope.map(g => validateGlob(g))
-    if (t.title.length > 512) throw new InvalidArgumentError('title longer than 512 characters')
-    await this.init.log.append('task', { ...t, scope })
-    return this.task(t.id)
+  async addTask (t: NewTask): Promise<TaskView> {
+    return (await this.addTasks([t]))[0]
+  }
+
+  /** Adds a plan: checked as one graph against the board, then appended dependencies first; all or nothing. */
+  async addTasks (tasks: NewTask[]): Promise<TaskView[]> {
+    const fresh = this.board.checkNewTasks(tasks)
+    for (const t of fresh) await this.init.log.append('task', t)
+    return tasks.map(t => this.task(t.id))
   }
 
   async setGoal (g: { text: string, files: string[], testCommand: string }): Promise<void> {

@@ -1,6 +1,7 @@
 // The daemon's configuration, with defaults merged once.
 import { homedir } from 'node:os'
 import { join } from 'node:path'
+import type { HarnessPolicy } from './harness-service.js'
 
 export interface DaemonConfig {
   dataDir: string
@@ -31,9 +32,11 @@ export interface DaemonConfig {
   /** the claim settle window: derived from gossip latency within [minMs, maxMs], or fixed */
   settle?: { minMs?: number, maxMs?: number, defaultMs?: number, fixedMs?: number }
   /** the shared repository; none: no workspace, integrate answers FAILED_PRECONDITION */
-  repo?: { remote: string, branch: string, workdir?: string, verify?: string, mirrorDir?: string }
-  /** the agent harness to run beside the daemon: claude, codex, copilot, gemini, aider, sim or cmd:... */
+  repo?: { remote: string, branch: string, workdir?: string, verify?: string, mirrorDir?: string, wipPushMs?: number }
+  /** the agent harness to run beside the daemon: claude, codex, copilot, gemini, pi, aider, sim or cmd:... */
   harness?: string
+  /** run time limit and failure handling of the harness */
+  harnessPolicy?: Partial<HarnessPolicy>
   /** a token every API call must carry (required for a gRPC bind beyond loopback) */
   apiToken?: string
   /** the swarm key (libp2p pre-shared key file contents): a private swarm */

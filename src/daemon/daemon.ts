@@ -30,7 +30,12 @@ import { PresenceService } from './presence-service.js'
 import { LogService } from './log-service.js'
 import { BoardService } from './board-service.js'
 import { RepoService } from './repo-service.js'
-import { TASK_STATES } from '../core/board/index.js'
+import { AgentInbox, type InboxItem } from './agent-inbox.js'
+import { NoticeWriter } from './notice-writer.js'
+import { HARNESS_STATES, HarnessService } from './harness-service.js'
+import { waitForWork, type WaitAnswer } from './work-wait.js'
+import { PLAN_TASK_ID, TASK_STATES, type NewTask, type TaskView } from '../core/board/index.js'
+import type { ClaimAnswer } from './board-service.js'
 import { resolveConfig, type DaemonConfig } from './config.js'
 import { VERSION } from '../version.js'
 
@@ -67,6 +72,11 @@ export class Daemon {
   logService!: LogService
   boardService!: BoardService
   repoService?: RepoService
+  /** what the agent reads: peers' messages and this daemon's notices, with the read cursor */
+  inbox!: AgentInbox
+  private notices?: NoticeWriter
+  /** the agent beside this daemon, when --harness names one; serve() starts it once the API is up */
+  harness?: HarnessService
   private readonly inboxFeed = new EventEmitter()
   private outboxTimer?: NodeJS.Timeout
   private startedAt = 0
@@ -194,7 +204,7 @@ export class Daemon {
       if (this.config.repo != null) {
         const r = this.config.repo
         this.repoService = new RepoService({
-          config: { remote: r.remote, branch: r.branch, workdir: r.workdir ?? join(this.config.dataDir, 'workspace'), verify: r.verify, mirrorDir: r.mirrorDir },
+          config: { remote: r.remote, branch: r.branch, workdir: r.workdir ?? join(this.config.dataDir, 'workspace'), verify: r.verify, mirrorDir: r.mirrorDir, wipPushMs: r.wipPushMs },
           me: this.identity.peerId,
           name: this.name,
           board: this.boardService,
@@ -205,6 +215,19 @@ export class Daemon {
         })
         await this.repoService.start()
       }
+      this.inbox = new AgentInbox({ me: this.identity.peerId, messages: this.store.messages, state: this.store.state, onStored: cursor => { this.inboxFeed.emit('message', cursor) } })
+      await this.inbox.start()
+      this.notices = new NoticeWriter({
+        me: this.identity.peerId,
+        name: () => this.name,
+        inbox: this.inbox,
+        events: this.events,
+        log: this.logService,
+        logger: this.log.child({ part: 'notices' }),
+        currentGoalId: () => this.boardService.board.goal()?.entryId
+      })
+      this.notices.start()
+      if (this.config.harness != null) this.harness = new HarnessService(this, this.config.harness, this.config.harnessPolicy)
       this.dialer = new PeerDialer({ node: this.node, bootstrap: this.config.peers, log: this.log.child({ part: 'dialer' }) })
       this.registerGauges()
 
@@ -229,6 +252,9 @@ export class Daemon {
   }
 
   private async shutdown (): Promise<void> {
+    await this.harness?.shutdown().catch(err => { this.log.warn({ err }, 'harness stop failed') })
+    this.notices?.stop()
+    this.repoService?.stop()
     clearInterval(this.outboxTimer)
     this.dialer?.stop()
     this.presence?.stop()
@@ -261,6 +287,10 @@ export class Daemon {
       m.sharedPassRatio.set(tests?.passRate ?? 0)
       for (const state of TASK_STATES) m.tasksByState.set({ state }, 0)
       for (const t of this.boardService.board.tasks(performance.now())) m.tasksByState.inc({ state: t.state })
+      if (this.harness != null) {
+        const current = this.harness.state()
+        for (const state of HARNESS_STATES) m.harnessState.set({ state }, state === current ? 1 : 0)
+      }
     }
     // Refresh the scrape-time gauges on every scrape.
     const original = m.registry.metrics.bind(m.registry)
@@ -305,6 +335,59 @@ export class Daemon {
 
   uptimeSeconds (): number {
     return (performance.now() - this.startedAt) / 1000
+  }
+
+  // ---- the agent's work: the board and the workspace together ----
+
+  /**
+   * Claims a task; on HELD the workspace is put on the task branch (from the
+   * previous holder's pushed work on a takeover), so the agent only commits.
+   */
+  async claimTask (task: string, scope: string[], noWait: boolean): Promise<ClaimAnswer & { taskBranch: string, workspace: string }> {
+    const a = await this.boardService.claim(task, scope, noWait)
+    if (a.outcome !== 'HELD' || this.repoService == null || task === PLAN_TASK_ID) return { ...a, taskBranch: '', workspace: '' }
+    const start = await this.repoService.startTask(task, a.branch)
+    return { ...a, taskBranch: start.branch, workspace: start.note }
+  }
+
+  /** Releases a task; the work so far goes to the task's wip ref first, for whoever takes it next. */
+  async releaseTask (task: string, note: string, branch: string): Promise<TaskView> {
+    this.boardService.board.checkReleasable(task, this.peerId)
+    const saved = branch === '' && this.repoService != null ? await this.repoService.saveWork(task) : ''
+    return await this.boardService.release(task, note, branch !== '' ? branch : saved)
+  }
+
+  async doneTask (task: string, commit: string, paths: string[], noChange: string): Promise<TaskView> {
+    return await this.boardService.done(task, commit, paths, noChange)
+  }
+
+  async addTasks (tasks: NewTask[]): Promise<TaskView[]> {
+    return await this.boardService.addTasks(tasks)
+  }
+
+  /** Whether the swarm's goal is met: every task done and the shared tests green. */
+  goalMet (): boolean {
+    return this.boardService.board.goalMet(this.boardService.now())
+  }
+
+  /** Blocks until there is something for the agent to do (or the time is up), and says what. */
+  async waitForWork (timeoutMs: number, signal?: AbortSignal): Promise<WaitAnswer> {
+    const b = this.boardService
+    return await waitForWork({
+      goalMet: () => this.goalMet(),
+      unread: () => this.inbox.unread(),
+      held: () => b.held().map(h => h.task),
+      ready: () => b.board.ready(b.now()),
+      onChange: listener => {
+        const offLog = this.logService.onAccepted(listener)
+        const offInbox = this.onInbox(listener)
+        return () => { offLog(); offInbox() }
+      }
+    }, timeoutMs, signal)
+  }
+
+  async readAgentInbox (o: { after?: number, limit?: number, all?: boolean, peek?: boolean }): Promise<InboxItem[]> {
+    return await this.inbox.read(o)
   }
 
   // ---- peers ----

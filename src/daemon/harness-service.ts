@@ -1,33 +1,66 @@
 // Runs the agent's harness beside the daemon: writes its MCP configuration,
 // starts it in the agent's workspace with the shared prompt, and restarts it
-// when it exits, until the goal's tests pass or the agent is stopped.
+// when it exits, until the goal is met or the agent is stopped.
+//
+// Leases follow the agent: a harness stopped with `agency stop`, or one whose
+// runs keep failing (an expired login, a used-up quota, a missing binary),
+// gives its claims back with a hand-off note saying why, and a failing one
+// backs off to a long interval instead of restarting every few seconds.
 import { mkdir } from 'node:fs/promises'
+import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { harnessLaunch } from '../harness/index.js'
+import { harnessLaunch, harnessLogPath } from '../harness/index.js'
 import { renderPrompt } from '../harness/prompt.js'
-import { HarnessSupervisor } from '../harness/supervisor.js'
+import { HarnessSupervisor, type HarnessExit } from '../harness/supervisor.js'
 import { shellQuote } from '../harness/command-line.js'
 import { compiledModulePath } from '../harness/package-paths.js'
+import { checkLaunchCommand } from '../harness/command-check.js'
+import type { HarnessInfo } from '../gen/agency/v1/api.js'
 import type { Daemon } from './daemon.js'
 
 export function agencyBinCommand (): string {
   return `${shellQuote(process.execPath)} ${shellQuote(compiledModulePath('cli/agency.js'))}`
 }
 
+export interface HarnessPolicy {
+  /** a run still going after this long is killed and restarted; 0: no limit */
+  runTimeoutMs: number
+  /** this many failed runs within failureWindowMs make the harness "failing" */
+  maxFailures: number
+  failureWindowMs: number
+  /** the wait between starts while failing */
+  failingBackoffMs: number
+}
+
+export const HARNESS_POLICY_DEFAULTS: HarnessPolicy = {
+  runTimeoutMs: 30 * 60_000,
+  maxFailures: 3,
+  failureWindowMs: 10 * 60_000,
+  failingBackoffMs: 10 * 60_000
+}
+
+export type HarnessState = 'running' | 'backing_off' | 'failing' | 'stopped' | 'finished' | 'idle'
+
+export const HARNESS_STATES: readonly HarnessState[] = ['idle', 'running', 'backing_off', 'failing', 'stopped', 'finished']
+
 export class HarnessService {
   private supervisor?: HarnessSupervisor
   private readonly daemon: Daemon
-  private readonly name: string
+  readonly name: string
+  private readonly policy: HarnessPolicy
+  /** monotonic times of failed runs within the window */
+  private failures: number[] = []
+  private failing = false
+  private note = ''
 
-  constructor (daemon: Daemon, name: string) {
+  constructor (daemon: Daemon, name: string, policy: Partial<HarnessPolicy> = {}) {
     this.daemon = daemon
     this.name = name
+    this.policy = { ...HARNESS_POLICY_DEFAULTS, ...policy }
   }
 
-  /** The goal counts as met when the latest run on the shared branch passes every test. */
   private goalMet (): boolean {
-    const t = this.daemon.testSummary()
-    return t != null && t.total > 0 && t.passed === t.total
+    return this.daemon.boardService.board.goalMet(this.daemon.boardService.now())
   }
 
   async start (grpcAddress: string): Promise<void> {
@@ -43,6 +76,7 @@ export class HarnessService {
       prompt: renderPrompt({ agentId: d.peerId, agentName: d.name, agencyAddr: grpcAddress }),
       agencyBin: agencyBinCommand()
     })
+    checkLaunchCommand(launch)
     // The agent (and the MCP server it starts) must be able to call the daemon.
     if (d.config.apiToken != null) launch.env.AGENCY_TOKEN = d.config.apiToken
     this.supervisor = new HarnessSupervisor({
@@ -50,18 +84,82 @@ export class HarnessService {
       dataDir: d.config.dataDir,
       minBackoffMs: 1000,
       maxBackoffMs: 30_000,
+      runTimeoutMs: this.policy.runTimeoutMs,
       shouldContinue: () => !this.goalMet(),
+      nextDelayMs: (exit, backoffMs) => this.afterExit(exit, backoffMs),
       onRestart: () => { d.metrics.harnessRestarts.inc() }
     })
     await this.supervisor.start()
     d.log.info({ harness: this.name, workspace }, 'harness started')
   }
 
-  /** Stops the harness; false when none was running. */
+  /** Counts a failed run; at maxFailures within the window the claims go back and the harness backs off long. */
+  private afterExit (exit: HarnessExit, backoffMs: number): number {
+    const d = this.daemon
+    if (exit.timedOut) d.metrics.harnessRunTimeouts.inc()
+    const failed = exit.error != null || exit.timedOut || exit.code !== 0
+    if (!failed) {
+      this.failures = []
+      this.failing = false
+      this.note = ''
+      return backoffMs
+    }
+    d.metrics.harnessFailures.inc()
+    const now = performance.now()
+    this.failures = [...this.failures.filter(t => now - t < this.policy.failureWindowMs), now]
+    const why = exit.error != null ? `it could not start: ${exit.error.message}` : exit.timedOut ? `a run hung past ${Math.round(this.policy.runTimeoutMs / 60_000)} min` : `it exited with ${exit.code != null ? `code ${exit.code}` : `signal ${String(exit.signal)}`}`
+    if (this.failures.length < this.policy.maxFailures) {
+      this.note = `last run failed: ${why}`
+      return backoffMs
+    }
+    this.failing = true
+    this.note = `${this.failures.length} failed runs within ${Math.round(this.policy.failureWindowMs / 60_000)} min (${why}); next try in ${Math.round(this.policy.failingBackoffMs / 60_000)} min. See ${harnessLogPath(d.config.dataDir)}`
+    this.giveBackClaims(`the agent's harness (${this.name}) keeps failing: ${why}. Last output: ${lastOutput(d.config.dataDir)}`)
+    return Math.max(backoffMs, this.policy.failingBackoffMs)
+  }
+
+  private giveBackClaims (note: string): void {
+    const d = this.daemon
+    for (const h of d.boardService.held()) {
+      d.releaseTask(h.task, note.slice(0, 4000), '').catch(err => { d.log.warn({ err, task: h.task }, 'cannot release a claim of a failing harness') })
+    }
+  }
+
+  info (): HarnessInfo {
+    return { name: this.name, state: this.state(), restarts: this.supervisor?.restarts ?? 0, recentFailures: this.failures.length, note: this.note }
+  }
+
+  state (): HarnessState {
+    const s = this.supervisor?.state ?? 'idle'
+    if (s === 'waiting') return this.failing ? 'failing' : 'backing_off'
+    return s
+  }
+
+  /** `agency stop`: stops the harness and gives its claims back; false when none was running. */
   async stop (): Promise<boolean> {
+    const stopped = await this.shutdown()
+    if (stopped) {
+      this.note = 'stopped with agency stop'
+      this.giveBackClaims('the agent was stopped (agency stop) before finishing this task')
+    }
+    return stopped
+  }
+
+  /** Stops the harness and keeps its claims (the daemon is stopping: a restart carries on). */
+  async shutdown (): Promise<boolean> {
     const s = this.supervisor
     if (s == null || s.state === 'stopped' || s.state === 'finished') return false
     await s.stop()
     return true
+  }
+}
+
+/** The end of the harness log, for a hand-off note: what the failure looked like. */
+function lastOutput (dataDir: string): string {
+  try {
+    const text = readFileSync(harnessLogPath(dataDir), 'utf8')
+    return text.slice(-600).split('\n').filter(l => l.trim() !== '').slice(-5).join(' | ')
+  } catch {
+    return '(no harness log)'
   }
 }

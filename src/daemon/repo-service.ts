@@ -4,7 +4,8 @@
 import { homedir } from 'node:os'
 import { join } from 'node:path'
 import { openWorkspace, integrate, integrateBatch, pushRequestRef, type Workspace, type IntegrationRequest as RepoRequest, type TestCounts } from '../repo/index.js'
-import { FailedPreconditionError, InvalidArgumentError } from '../core/errors.js'
+import { pushWip, wipRefName } from '../repo/wip-ref.js'
+import { FailedPreconditionError, InvalidArgumentError, NotFoundError, isAgencyError } from '../core/errors.js'
 import { validateTaskId } from '../core/board/task-id.js'
 import { decodeBody } from '../core/log/kinds.js'
 import type { IntegrateReply, RunIntegratorReply, TestCounts as TestCountsMsg, WorkspaceReply } from '../gen/agency/v1/api.js'
@@ -23,6 +24,8 @@ export interface RepoConfig {
   verify?: string
   /** where clones on this host share objects */
   mirrorDir?: string
+  /** how often a held task's branch is pushed to its wip ref; default 3 min, 0: only on release */
+  wipPushMs?: number
 }
 
 export interface RepoServiceInit {
@@ -40,6 +43,14 @@ function countsMessage (t: TestCounts | null): TestCountsMsg | undefined {
   return t == null ? undefined : { passed: t.passed, failed: t.failed, total: t.total, format: t.format }
 }
 
+/** What a green verify run whose output no parser recognised records: its exit status decided. */
+const EXIT_CODE_PASS = { passed: 1, failed: 0, total: 1, format: 'exit-code' } as const
+
+const DEFAULT_WIP_PUSH_MS = 3 * 60_000
+
+/** Where a HELD claim left the workspace. */
+export interface TaskStart { branch: string, note: string }
+
 export function defaultMirrorDir (): string {
   return join(homedir(), '.agency', 'mirrors')
 }
@@ -47,9 +58,67 @@ export function defaultMirrorDir (): string {
 export class RepoService {
   workspace!: Workspace
   private readonly init: RepoServiceInit
+  /** task -> the commit last pushed to its wip ref */
+  private readonly wipPushed = new Map<string, string>()
+  private wipTimer?: NodeJS.Timeout
 
   constructor (init: RepoServiceInit) {
     this.init = init
+  }
+
+  stop (): void {
+    clearInterval(this.wipTimer)
+  }
+
+  /**
+   * Puts the workspace on the task branch of a task just won: the existing
+   * local branch, else a new one from the task's wip ref on the remote (the
+   * previous holder's pushed work), else from the shared branch.
+   */
+  async startTask (task: string, handoffBranch: string): Promise<TaskStart> {
+    const ws = this.workspace
+    const from = handoffBranch.startsWith('refs/agency/') ? handoffBranch : wipRefName(task)
+    try {
+      let r
+      try {
+        r = await ws.checkoutTask(task, { from })
+      } catch (err) {
+        if (!(err instanceof NotFoundError)) throw err
+        r = await ws.checkoutTask(task) // nothing pushed for it yet
+        return { branch: r.branch, note: `your workspace ${ws.dir} is on ${r.branch}${r.created ? `, new from ${ws.branch}` : ''}: commit your work there, then agency integrate` }
+      }
+      const note = r.created ? `, starting from the previous holder's work (${from})` : ''
+      return { branch: r.branch, note: `your workspace ${ws.dir} is on ${r.branch}${note}: commit your work there, then agency integrate` }
+    } catch (err) {
+      if (!isAgencyError(err)) throw err
+      return { branch: ws.taskBranch(task), note: `could not switch your workspace to ${ws.taskBranch(task)}: ${err.message}; switch with agency workspace --task ${task} once that is fixed` }
+    }
+  }
+
+  /** Pushes the task branch to the task's wip ref if it moved since the last push; the ref, or '' if nothing was pushed. */
+  async saveWork (task: string): Promise<string> {
+    try {
+      const pushed = await pushWip(this.workspace, task, this.wipPushed.get(task))
+      if (pushed == null) return this.wipPushed.has(task) ? wipRefName(task) : ''
+      this.wipPushed.set(task, pushed)
+      return wipRefName(task)
+    } catch (err) {
+      this.init.logger.warn({ err, task }, 'cannot push work in progress')
+      return ''
+    }
+  }
+
+  private startWipPushes (): void {
+    const every = this.init.config.wipPushMs ?? DEFAULT_WIP_PUSH_MS
+    if (every <= 0) return
+    let running = false
+    this.wipTimer = setInterval(() => {
+      if (running) return
+      running = true
+      const held = this.init.board.held().map(h => h.task)
+      void (async () => { for (const task of held) await this.saveWork(task) })().finally(() => { running = false })
+    }, every)
+    this.wipTimer.unref()
   }
 
   async start (): Promise<void> {
@@ -62,11 +131,12 @@ export class RepoService {
       mirrorDir: c.mirrorDir ?? defaultMirrorDir(),
       identity: { name: `agency ${this.init.name}`, email: `${this.init.name}@agency.invalid` }
     })
+    this.startWipPushes()
   }
 
   private verifyCommand (): string {
     const v = this.init.config.verify ?? this.init.board.board.goal()?.testCommand ?? ''
-    if (v.trim() === '') throw new FailedPreconditionError('no verify command: set the goal\'s test command (agency goal set ... --test "<command>") or start agentd with --verify')
+    if (v.trim() === '') throw new FailedPreconditionError('no verify command: set the goal\'s test command (agency goal set "<goal>" --test "<command>") or start agentd with --verify')
     return v
   }
 
@@ -74,11 +144,16 @@ export class RepoService {
   private resolveTask (task: string): { task: string, epoch: number } {
     if (task === '') {
       const held = this.init.board.held()
-      if (held.length !== 1) throw new InvalidArgumentError(held.length === 0 ? 'you hold no task: name one with --task' : `you hold ${held.length} tasks (${held.map(h => h.task).join(', ')}): name one with --task`)
+      if (held.length !== 1) throw new InvalidArgumentError(held.length === 0 ? 'you hold no task: claim one first (agency ready, then agency claim <task>)' : `you hold ${held.length} tasks (${held.map(h => h.task).join(', ')}): name one with agency integrate --task <task>`)
       task = held[0].task
     }
     validateTaskId(task)
-    return this.init.board.board.checkDoable(task, this.init.me)
+    try {
+      return this.init.board.board.checkDoable(task, this.init.me)
+    } catch (err) {
+      if (err instanceof FailedPreconditionError) throw new FailedPreconditionError(`${err.message}; integrate only a task you hold (agency status shows yours; agency claim <task> to take one)`)
+      throw err
+    }
   }
 
   async workspaceInfo (task: string): Promise<WorkspaceReply> {
@@ -108,14 +183,21 @@ export class RepoService {
         reply.tests = countsMessage(r.tests)
         reply.paths = r.paths
         await this.init.log.append('integration', { task, epoch, commit: r.commit, result: 'merged', paths: r.paths, request: '' })
-        if (r.tests != null) await this.recordTestRun(r.commit, r.tests, r.verifyMs)
+        await this.recordTestRun(r.commit, r.tests, r.verifyMs)
+        reply.summary = `merged into ${this.workspace.branch} as ${r.commit.slice(0, 12)}; when the task is finished: agency done ${task}`
         break
       }
-      case 'up-to-date':
+      case 'up-to-date': {
+        // Only work that landed counts: a branch with no commits of its own is not an integration.
+        const landed = this.init.board.board.integratedAt(task, epoch)
+        if (landed == null) {
+          throw new FailedPreconditionError(`your task branch ${this.workspace.taskBranch(task)} has no commits beyond ${this.workspace.branch}: commit your work in ${this.workspace.dir} (git add -A && git commit -m "<what you did>") and integrate again; if the task needs no change, agency done ${task} --no-change "<why>"`)
+        }
         reply.result = 'merged'
-        reply.commit = r.commit
-        reply.summary = 'already in the shared branch'
+        reply.commit = landed
+        reply.summary = `already on the shared branch (${landed.slice(0, 12)}); when the task is finished: agency done ${task}`
         break
+      }
       case 'conflict': {
         reply.conflicts = r.files
         reply.summary = `merge conflict in ${r.files.join(', ')}`
@@ -141,7 +223,9 @@ export class RepoService {
     return reply
   }
 
-  private async recordTestRun (commit: string, t: TestCounts, durationMs: number): Promise<void> {
+  /** The shared branch's new test result; a green run whose output no parser read counts by its exit status. */
+  private async recordTestRun (commit: string, counts: TestCounts | null, durationMs: number): Promise<void> {
+    const t = counts ?? EXIT_CODE_PASS
     await this.init.log.append('test_run', { commit, branch: this.workspace.branch, passed: t.passed, failed: t.failed, total: t.total, durationMs: Math.round(durationMs), summary: t.format })
   }
 
@@ -200,7 +284,7 @@ export class RepoService {
     }
     if (result.pushed != null) {
       reply.commit = result.pushed
-      if (result.tests != null) await this.recordTestRun(result.pushed, result.tests, 0)
+      await this.recordTestRun(result.pushed, result.tests, 0)
     }
     reply.pending += result.deferred.length
     return reply

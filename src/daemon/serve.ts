@@ -5,7 +5,6 @@ import type { DaemonConfig } from './config.js'
 import { agencyHandlers, startGrpcServer, type GrpcServer } from '../api/grpc-server.js'
 import { startMetricsServer, type MetricsServer } from '../metrics/http-server.js'
 import { UnavailableError, isAgencyError } from '../core/errors.js'
-import { HarnessService } from './harness-service.js'
 import { unary } from '../api/grpc-errors.js'
 
 export interface ServedDaemon {
@@ -20,9 +19,9 @@ export async function serveDaemon (config: Partial<DaemonConfig> & { dataDir: st
   await daemon.start()
   let grpc: GrpcServer | undefined
   let metrics: MetricsServer | undefined
-  const harness = daemon.config.harness != null ? new HarnessService(daemon, daemon.config.harness) : undefined
+  const harness = daemon.harness
   const stop = async (): Promise<void> => {
-    await harness?.stop()
+    await harness?.shutdown()
     await grpc?.close()
     await metrics?.close()
     await daemon.stop()

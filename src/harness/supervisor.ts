@@ -27,6 +27,10 @@ export interface HarnessSupervisorOptions {
   resetAfterMs?: number
   /** How long stop() waits after SIGTERM before SIGKILL. Default 5 s. */
   stopGraceMs?: number
+  /** A run still going after this long is killed (and counts as a failed run); 0: no limit. Default 0. */
+  runTimeoutMs?: number
+  /** The delay before the next start, given the one the backoff chose; e.g. longer after repeated failures. */
+  nextDelayMs?: (exit: HarnessExit, backoffMs: number) => number
   /** Asked before each restart; false ends supervision (the daemon: "goal tests not yet passing"). */
   shouldContinue?: () => boolean | Promise<boolean>
   /** Called each time the harness is started again, e.g. to count restarts in metrics. */
@@ -44,6 +48,8 @@ export interface HarnessExit {
   /** Set when the process could not be started at all (e.g. command not found). */
   error?: Error
   runMs: number
+  /** The run was killed for running longer than runTimeoutMs. */
+  timedOut: boolean
 }
 
 export interface HarnessRestart {
@@ -67,6 +73,9 @@ export class HarnessSupervisor {
   private readonly maxBackoffMs: number
   private readonly resetAfterMs: number
   private readonly stopGraceMs: number
+  private readonly runTimeoutMs: number
+  private runTimer: NodeJS.Timeout | undefined
+  private _delayMs = 0
   private readonly opts: HarnessSupervisorOptions
   private readonly log: Logger
   private _state: HarnessSupervisorState = 'idle'
@@ -85,7 +94,8 @@ export class HarnessSupervisor {
     this.maxBackoffMs = opts.maxBackoffMs ?? 60_000
     this.resetAfterMs = opts.resetAfterMs ?? 60_000
     this.stopGraceMs = opts.stopGraceMs ?? 5_000
-    for (const [name, value] of Object.entries({ minBackoffMs: this.minBackoffMs, maxBackoffMs: this.maxBackoffMs, resetAfterMs: this.resetAfterMs, stopGraceMs: this.stopGraceMs })) {
+    this.runTimeoutMs = opts.runTimeoutMs ?? 0
+    for (const [name, value] of Object.entries({ minBackoffMs: this.minBackoffMs, maxBackoffMs: this.maxBackoffMs, resetAfterMs: this.resetAfterMs, stopGraceMs: this.stopGraceMs, runTimeoutMs: this.runTimeoutMs })) {
       if (!Number.isFinite(value) || value < 0) throw new InvalidArgumentError(`harness supervisor: ${name} must be a non-negative number, got ${value}`)
     }
     if (this.maxBackoffMs < this.minBackoffMs) throw new InvalidArgumentError(`harness supervisor: maxBackoffMs (${this.maxBackoffMs}) is below minBackoffMs (${this.minBackoffMs})`)
@@ -101,6 +111,9 @@ export class HarnessSupervisor {
 
   /** How many times the harness was started again after exiting. */
   get restarts (): number { return this._restarts }
+
+  /** While waiting to restart: the delay chosen. */
+  get delayMs (): number { return this._delayMs }
 
   /** The running harness's pid, if one is running. */
   get pid (): number | undefined { return this.child?.pid }
@@ -130,6 +143,7 @@ export class HarnessSupervisor {
     this._state = 'stopped'
     if (this.restartTimer != null) clearTimeout(this.restartTimer)
     this.restartTimer = undefined
+    clearTimeout(this.runTimer)
     const child = this.child
     if (child?.pid != null) {
       const gone = new Promise<void>(resolve => this.exitWaiters.push(resolve))
@@ -160,10 +174,12 @@ export class HarnessSupervisor {
     this.note(`starting ${command} ${args.map(brief).join(' ')} in ${cwd}`)
     let child: ChildProcess | undefined
     let ended = false
+    let timedOut = false
     const end = (code: number | null, signal: NodeJS.Signals | null, error?: Error): void => {
       if (ended) return
       ended = true
-      const exit: HarnessExit = { pid: child?.pid, code, signal, error, runMs: performance.now() - startedAt }
+      clearTimeout(this.runTimer)
+      const exit: HarnessExit = { pid: child?.pid, code, signal, error, runMs: performance.now() - startedAt, timedOut }
       this.onHarnessExit(child, exit)
     }
     try {
@@ -184,6 +200,15 @@ export class HarnessSupervisor {
     // Only a failed spawn lands here: signals are sent with process.kill, not child.kill.
     child.once('error', (err) => end(null, null, err))
     if (child.pid != null) this.log.info({ pid: child.pid, command, restarts: this._restarts }, 'harness started')
+    if (this.runTimeoutMs > 0 && child.pid != null) {
+      const pid = child.pid
+      this.runTimer = setTimeout(() => {
+        timedOut = true
+        this.note(`the run has gone on for ${Math.round(this.runTimeoutMs / 1000)} s (--harness-run-timeout): stopping it`)
+        signalGroup(pid, 'SIGTERM')
+        setTimeout(() => { if (!ended) signalGroup(pid, 'SIGKILL') }, this.stopGraceMs).unref()
+      }, this.runTimeoutMs)
+    }
     return child
   }
 
@@ -192,7 +217,7 @@ export class HarnessSupervisor {
     if (exit.pid != null) signalGroup(exit.pid, 'SIGTERM') // whatever it left running
     this.note(exit.error != null
       ? `harness could not start: ${exit.error.message}`
-      : `harness exited (code ${String(exit.code)}, signal ${String(exit.signal)}) after ${Math.round(exit.runMs)} ms`)
+      : `harness exited (code ${String(exit.code)}, signal ${String(exit.signal)}${exit.timedOut ? ', run timeout' : ''}) after ${Math.round(exit.runMs)} ms`)
     this.log.info({ pid: exit.pid, code: exit.code, signal: exit.signal, err: exit.error?.message, runMs: Math.round(exit.runMs) }, 'harness exited')
     const waiters = this.exitWaiters
     this.exitWaiters = []
@@ -200,7 +225,15 @@ export class HarnessSupervisor {
     this.safely(() => this.opts.onExit?.(exit))
     if (this._state !== 'running') return
     this.quickExits = exit.runMs >= this.resetAfterMs ? 1 : this.quickExits + 1
-    const delayMs = restartDelayMs(this.quickExits, this.minBackoffMs, this.maxBackoffMs)
+    const backoffMs = restartDelayMs(this.quickExits, this.minBackoffMs, this.maxBackoffMs)
+    let delayMs = backoffMs
+    try {
+      delayMs = this.opts.nextDelayMs?.(exit, backoffMs) ?? backoffMs
+    } catch (err) {
+      this.log.warn({ err }, 'harness nextDelayMs failed; using the backoff')
+    }
+    this._delayMs = delayMs
+    if (delayMs > backoffMs) this.note(`next start in ${Math.round(delayMs / 1000)} s`)
     this._state = 'waiting'
     this.restartTimer = setTimeout(() => {
       this.restartTimer = undefined

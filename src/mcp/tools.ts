@@ -5,6 +5,7 @@ import { z } from 'zod'
 import type { AgencyClient } from '../gen/agency/v1/api.js'
 import { ClaimOutcome } from '../gen/agency/v1/api.js'
 import type { Agency } from '../api/client.js'
+import { statusDigest } from '../api/status-digest.js'
 
 export interface ToolDef {
   name: string
@@ -19,14 +20,25 @@ const strList = (d: string) => z.array(z.string()).optional().describe(d)
 
 const outcomeName = (o: ClaimOutcome): string => o === ClaimOutcome.CLAIM_HELD ? 'HELD' : o === ClaimOutcome.CLAIM_LOST ? 'LOST' : 'PENDING'
 
+/** A task as add_task and add_tasks take it. */
+const TASK_INPUT = {
+  id: str('slug: lowercase letters, digits and dashes'),
+  title: optStr('short title'),
+  description: optStr('what is to be done'),
+  deps: strList('ids of tasks that must be done first'),
+  scope: strList('globs of the paths the task will touch'),
+  priority: z.number().int().optional().describe('higher first')
+}
+
 export const TOOLS: ToolDef[] = [
   {
     name: 'status',
-    description: 'The swarm at a glance: the goal, tasks by state and their holders, live peers and their status lines, inbox and log counts, the latest test pass rate. Optionally set your own status line first.',
-    input: { set_status: optStr('your status line ("what I am doing"), shown to peers') },
+    description: 'The swarm at a glance, compact: you (the tasks you hold, your unread count), the goal and whether it is met, the tasks in play with their holders, the tasks ready to claim, live peers and their status lines, the latest shared test run. Optionally set your own status line first; full=true for every task and peer in full.',
+    input: { set_status: optStr('your status line ("what I am doing"), shown to peers'), full: z.boolean().optional().describe('every task and peer in full (large)') },
     run: async (a, args) => {
       if (args.set_status != null) await a.call((c: AgencyClient) => c.setStatusLine, { status: args.set_status })
-      return await a.call((c: AgencyClient) => c.getStatus, {})
+      const s = await a.call((c: AgencyClient) => c.getStatus, {})
+      return args.full === true ? s : statusDigest(s)
     }
   },
   {
@@ -37,20 +49,33 @@ export const TOOLS: ToolDef[] = [
   },
   {
     name: 'add_task',
-    description: 'Add a task to the shared board.',
-    input: {
-      id: str('slug: lowercase letters, digits and dashes'),
-      title: optStr('short title'),
-      description: optStr('what is to be done'),
-      deps: strList('ids of tasks that must be done first'),
-      scope: strList('globs of the paths the task will touch'),
-      priority: z.number().int().optional().describe('higher first')
-    },
+    description: 'Add a task to the shared board. Its dependencies must be on the board already (add them first, or use add_tasks for a whole plan).',
+    input: TASK_INPUT,
     run: async (a, args) => (await a.call((c: AgencyClient) => c.addTask, { id: args.id, title: args.title ?? '', description: args.description ?? '', deps: args.deps ?? [], scope: args.scope ?? [], priority: args.priority ?? 0 })).task
   },
   {
+    name: 'add_tasks',
+    description: 'Add a plan: several tasks at once, checked as one graph (dependencies may name tasks of the same plan); an unknown dependency, a cycle or a task id that exists with another definition adds nothing.',
+    input: {
+      tasks: z.array(z.object(TASK_INPUT)).min(1).max(1000).describe('the tasks of the plan')
+    },
+    run: async (a, args) => (await a.call((c: AgencyClient) => c.addTasks, {
+      tasks: args.tasks.map((t: any) => ({ id: t.id, title: t.title ?? '', description: t.description ?? '', deps: t.deps ?? [], scope: t.scope ?? [], priority: t.priority ?? 0 }))
+    })).tasks.map(t => t.id)
+  },
+  {
+    name: 'wait',
+    description: 'Block until there is something for you: a task ready to claim, an unread message or notice, a task you hold, or the goal met. Use it instead of polling when nothing is ready. Says which, and what to do.',
+    input: { timeout_seconds: z.number().int().min(1).max(3600).optional().describe('give up after this long (default 600)') },
+    run: async (a, args) => {
+      const ms = (args.timeout_seconds ?? 600) * 1000
+      const r = await a.call((c: AgencyClient) => c.wait, { timeoutMs: ms }, ms + 30_000)
+      return { reason: r.reason, text: r.text, unread: r.unread, ready: r.ready.map(t => t.id) }
+    }
+  },
+  {
     name: 'claim',
-    description: 'Claim a task and announce the paths you will touch. Answers HELD (it is yours) or LOST (naming the winner) after the settle window. On a takeover the previous holder\'s branch and hand-off notes come back.',
+    description: 'Claim a task and announce the paths you will touch. Answers HELD (it is yours: your workspace is switched to its task branch; commit there) or LOST (naming the winner) after the settle window. On a takeover the previous holder\'s pushed work is where your branch starts, and their hand-off notes come back.',
     input: { task: str('task id'), scope: strList('globs of the paths you will touch (default: the task\'s scope hints)') },
     run: async (a, args) => {
       const r = await a.call((c: AgencyClient) => c.claim, { task: args.task, scope: args.scope ?? [], noWait: false }, 60_000)
@@ -65,9 +90,9 @@ export const TOOLS: ToolDef[] = [
   },
   {
     name: 'done',
-    description: 'Mark a task you hold as done, naming the commit and the paths it touched.',
-    input: { task: str('task id'), commit: optStr('commit sha'), paths: strList('paths the work touched') },
-    run: async (a, args) => (await a.call((c: AgencyClient) => c.done, { task: args.task, commit: args.commit ?? '', paths: args.paths ?? [] })).task
+    description: 'Mark a task you hold as done, once integrate has landed its work on the shared branch. If the task needed no change, say why in no_change instead (it goes on the record).',
+    input: { task: str('task id'), commit: optStr('commit sha (default: the merge integrate made)'), paths: strList('paths the work touched'), no_change: optStr('the task needed no change on the shared branch: why') },
+    run: async (a, args) => (await a.call((c: AgencyClient) => c.done, { task: args.task, commit: args.commit ?? '', paths: args.paths ?? [], noChange: args.no_change ?? '' })).task
   },
   {
     name: 'send_message',
@@ -77,9 +102,12 @@ export const TOOLS: ToolDef[] = [
   },
   {
     name: 'read_inbox',
-    description: 'Direct messages you received, after a cursor (pass the last cursor you saw to get only new ones).',
-    input: { after: z.number().int().min(0).optional().describe('cursor of the last message already read'), limit: z.number().int().min(1).max(1000).optional() },
-    run: async (a, args) => (await a.call((c: AgencyClient) => c.readInbox, { after: args.after ?? 0, limit: args.limit ?? 100 })).messages
+    description: 'What you have not read yet: peers\' direct messages and your daemon\'s notices (kind: claim_lost, claim_superseded, overlap, review_requested, integration, goal_changed). Reading marks them read; all=true shows the history instead.',
+    input: { all: z.boolean().optional().describe('the history too (after the cursor `after`), without marking anything read'), after: z.number().int().min(0).optional().describe('with all: the cursor to start after'), limit: z.number().int().min(1).max(1000).optional() },
+    run: async (a, args) => {
+      const r = await a.call((c: AgencyClient) => c.readInbox, { after: args.after ?? 0, limit: args.limit ?? 100, all: args.all === true, peek: false })
+      return { messages: r.messages.map(m => ({ cursor: m.cursor, kind: m.kind, id: m.id, from: m.from, fromName: m.fromName, task: m.task, text: m.text, thread: m.thread, replyTo: m.replyTo, time: m.time })), unread: r.unread }
+    }
   },
   {
     name: 'announce',

@@ -79,6 +79,9 @@ export function createMetrics (init: MetricsInit) {
     sharedTests: new Gauge({ name: 'agentd_shared_branch_tests', help: 'Tests on the shared branch in the latest recorded run, by result (passed, failed, all).', labelNames: ['result'] as const, registers: r }),
     sharedPassRatio: new Gauge({ name: 'agentd_shared_branch_pass_ratio', help: 'Passed / all tests on the shared branch in the latest recorded run.', registers: r }),
     harnessRestarts: new Counter({ name: 'agentd_harness_restarts_total', help: 'Restarts of the agent harness process.', registers: r }),
+    harnessFailures: new Counter({ name: 'agentd_harness_failures_total', help: 'Harness runs that failed: non-zero exit, could not start, or hung past the run timeout.', registers: r }),
+    harnessRunTimeouts: new Counter({ name: 'agentd_harness_run_timeouts_total', help: 'Harness runs killed for running longer than --harness-run-timeout.', registers: r }),
+    harnessState: new Gauge({ name: 'agentd_harness_state', help: 'The agent harness state: 1 for the current one (idle, running, backing_off, failing, stopped, finished).', labelNames: ['state'] as const, registers: r }),
     peerBans: new Counter({ name: 'agentd_peer_bans_total', help: 'Peers banned for a while for sending invalid data repeatedly.', registers: r }),
     rateLimited: new Counter({ name: 'agentd_peer_rate_limited_total', help: 'Requests refused because a peer went over its rate limit, by protocol.', labelNames: ['protocol'] as const, registers: r }),
     secondsSinceSync: new Gauge({ name: 'agentd_sync_last_exchange_age_seconds', help: 'Seconds since the last completed anti-entropy exchange (-1: none yet).', registers: r })

@@ -7,7 +7,7 @@ export class DirtyWorkspaceError extends FailedPreconditionError {
   readonly files: string[]
   constructor (dir: string, files: string[]) {
     const shown = files.slice(0, 10).join(', ') + (files.length > 10 ? `, … (${files.length} in all)` : '')
-    super(`workspace ${dir} has uncommitted changes (${shown}); commit or discard them first`)
+    super(`workspace ${dir} has uncommitted changes (${shown}); commit them on your task branch first (git add -A && git commit -m "<what you did>"), or discard them (git stash)`)
     this.name = 'DirtyWorkspaceError'
     this.files = files
   }
@@ -42,7 +42,7 @@ export class WorkspaceMismatchError extends FailedPreconditionError {
 /** The agent has no branch for the task it asks to integrate. */
 export class TaskBranchNotFoundError extends FailedPreconditionError {
   constructor (branch: string) {
-    super(`no local branch ${branch}; check the task out and commit to it first`)
+    super(`no local branch ${branch}: claim the task (agency claim <task>) to put your workspace on it, or switch to it with agency workspace --task <task>; then commit your work there and integrate again`)
     this.name = 'TaskBranchNotFoundError'
   }
 }

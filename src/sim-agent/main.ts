@@ -48,7 +48,24 @@ async function failedApproaches (agency: Agency, task: string): Promise<Set<stri
   return failed
 }
 
+/**
+ * Holding `plan`: put the project's tasks on the board as one plan (tasks a
+ * peer already added are kept), then mark the plan done, as the prompt says.
+ */
+async function plan (agency: Agency, recipes: Recipes): Promise<'done' | 'gave-up'> {
+  if (recipes.plan.length === 0) {
+    await agency.call((c: AgencyClient) => c.release, { task: 'plan', note: 'the scripted agent has no plan for this goal', branch: '' })
+    return 'gave-up'
+  }
+  const tasks = recipes.plan.map(t => ({ id: t.id, title: t.title ?? t.id, description: `Write ${t.file}; tests/${t.id}.test.mjs must pass.`, deps: t.deps ?? [], scope: t.scope ?? [t.file], priority: t.priority ?? 0 }))
+  await agency.call((c: AgencyClient) => c.addTasks, { tasks })
+  await agency.call((c: AgencyClient) => c.done, { task: 'plan', commit: '', paths: [], noChange: '' })
+  say(`plan: added ${tasks.length} tasks and marked the plan done`)
+  return 'done'
+}
+
 async function work (agency: Agency, recipes: Recipes, task: TaskView, testCommand: string): Promise<'done' | 'gave-up'> {
+  if (task.id === 'plan') return await plan(agency, recipes)
   const recipe = recipes.tasks.get(task.id)
   if (recipe == null) {
     await agency.call((c: AgencyClient) => c.release, { task: task.id, note: 'the scripted agent has no recipe for this task', branch: '' })
@@ -84,7 +101,7 @@ async function work (agency: Agency, recipes: Recipes, task: TaskView, testComma
     }
     const result = await agency.call((c: AgencyClient) => c.integrate, { task: task.id, message: `${task.id}: ${approach}` }, 30 * 60_000)
     if (result.result === 'merged') {
-      await agency.call((c: AgencyClient) => c.done, { task: task.id, commit: result.commit, paths: [recipe.file] })
+      await agency.call((c: AgencyClient) => c.done, { task: task.id, commit: result.commit, paths: [recipe.file], noChange: '' })
       await agency.call((c: AgencyClient) => c.recordFinding, { kind: 'discovery', text: `${task.id} done with approach "${approach}" in ${recipe.file}`, paths: [recipe.file], tags: [`task:${task.id}`, `approach:${approach}`], refs: [], supersedes: '' })
       say(`${task.id}: merged ${result.commit.slice(0, 10)} and done`)
       return 'done'
@@ -110,7 +127,7 @@ async function main (): Promise<void> {
       const goal = status.goal
       const tasks = status.tasks
       if (goal == null || goal.testCommand === '' || tasks.length === 0) { await sleep(500); continue }
-      if (tasks.every(t => t.state === 'done')) { say('every task is done; stopping'); return }
+      if (status.goalMet) { say('the goal is met; stopping'); return }
       // After a restart: carry on with a task this agent still holds; its claim keeps everyone else off it.
       const held = tasks.find(t => t.state === 'claimed' && t.holder === status.self?.peerId)
       if (held != null) {

@@ -4,19 +4,30 @@
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises'
 import { existsSync, readFileSync } from 'node:fs'
 import { execFileSync } from 'node:child_process'
-import { join, resolve } from 'node:path'
+import { homedir } from 'node:os'
+import { basename, join, resolve } from 'node:path'
+import { sharedRepoFor, type SharedRepo } from './shared-repo.js'
+import { harnessLaunch } from '../harness/index.js'
+import { checkLaunchCommand } from '../harness/command-check.js'
 import { startLocalDaemon, type LocalDaemon } from './local-daemon.js'
 import { loadExample, seedBareRepo, type ExampleProject } from './example-project.js'
 import { connectAgency, type Agency } from '../api/client.js'
-import type { AgencyClient, LogInfoReply, StatusReply } from '../gen/agency/v1/api.js'
+import type { AddTaskRequest, AgencyClient, LogInfoReply, StatusReply } from '../gen/agency/v1/api.js'
 import { FailedPreconditionError, InvalidArgumentError } from '../core/errors.js'
 
 export interface SwarmUpOptions {
   n: number
   dir: string
   repo?: string
+  /** the shared branch (default: the repository's current branch, or main) */
+  branch?: string
   example?: string
+  /** a goal to set when the board has none (the agents plan it: no tasks needed) */
+  goal?: string
+  testCommand?: string
   harness: string
+  /** more agentd flags, e.g. --harness-run-timeout 20m */
+  agentdArgs?: string[]
   swarm: string
   /** stop the swarm once every task is done and the tests pass */
   downWhenDone: boolean
@@ -28,10 +39,14 @@ export interface SwarmUpOptions {
 export interface SwarmState {
   dir: string
   repo: string
+  branch: string
+  /** the user's working repository the swarm was seeded from */
+  source?: string
   daemons: Array<{ name: string, pid: number, grpc: string, dataDir: string, metrics?: string }>
 }
 
 const STATE_FILE = 'swarm.json'
+const REPO_FILE = 'swarm-repo.json'
 
 export interface Progress {
   peers: number
@@ -42,8 +57,21 @@ export interface Progress {
   findings: number
 }
 
-export function progressOf (s: StatusReply, integrations: number, findings: number): Progress {
+/** Where a swarm lives by default: outside the user's working tree. */
+export function defaultSwarmDir (name: string): string {
+  return join(homedir(), '.agency', 'swarms', name)
+}
+
+/** A swarm name from a repository path or URL: its last component, as a slug. */
+export function swarmNameFor (repo: string | undefined, fallback: string): string {
+  if (repo == null) return fallback
+  const base = basename(repo.replace(/[/\\]+$/, '')).replace(/\.git$/, '').toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-+|-+$/g, '')
+  return base !== '' ? base : fallback
+}
+
+export function progressOf (s: StatusReply, integrations: number, findings: number): Progress & { goalMet: boolean } {
   return {
+    goalMet: s.goalMet,
     peers: s.peersLive + 1,
     done: s.tasks.filter(t => t.state === 'done').length,
     total: s.tasks.length,
@@ -58,32 +86,55 @@ export function progressLine (p: Progress, seconds: number): string {
   return `[${bar}] ${String(Math.round(p.passRate * 100)).padStart(3)}% pass | tasks ${p.done}/${p.total} done | ${p.peers} agents live | ${p.integrations} integrations | ${p.findings} findings | ${Math.round(seconds)}s`
 }
 
+/** An example's tasks as a plan for AddTasks. */
+export function exampleTasks (example: ExampleProject): AddTaskRequest[] {
+  return example.tasks.map(t => ({ id: t.id, title: t.title, description: `Write ${t.file}; tests/${t.id}.test.mjs must pass.`, deps: t.deps, scope: t.scope, priority: t.priority }))
+}
+
 async function putProjectOnBoard (agency: Agency, example: ExampleProject): Promise<void> {
+  // The tasks first: a goal on an empty board would show the plan task, and the example is planned already.
+  // One plan: the example lists tasks before their dependencies; tasks already on the board are kept.
+  await agency.call((c: AgencyClient) => c.addTasks, { tasks: exampleTasks(example) })
   const goal = await agency.call((c: AgencyClient) => c.getGoal, {})
   if (goal.goal == null) await agency.call((c: AgencyClient) => c.setGoal, { text: example.goal, files: ['README.md'], testCommand: example.testCommand })
-  const { tasks } = await agency.call((c: AgencyClient) => c.listTasks, { state: '' })
-  const have = new Set(tasks.map(t => t.id))
-  for (const t of example.tasks) {
-    if (have.has(t.id)) continue
-    await agency.call((c: AgencyClient) => c.addTask, { id: t.id, title: t.title, description: `Write ${t.file}; tests/${t.id}.test.mjs must pass.`, deps: t.deps, scope: t.scope, priority: t.priority })
-  }
+}
+
+/** Checks everything a swarm needs before anything starts, so a bad option leaves nothing behind. */
+function checkOptions (o: SwarmUpOptions, dir: string): void {
+  if (!Number.isSafeInteger(o.n) || o.n < 1 || o.n > 1024) throw new InvalidArgumentError('-n must be between 1 and 1024')
+  if (o.goal != null && o.goal.trim() === '') throw new InvalidArgumentError('--goal is empty: say what the swarm is to build')
+  if (o.goal != null && (o.testCommand ?? '').trim() === '') throw new InvalidArgumentError('--goal needs --test "<command>": the command whose passing tests mean the goal is met (e.g. --test "npm test")')
+  if (o.goal != null && o.example != null) throw new InvalidArgumentError('give --goal or --example, not both')
+  // A harness that is not installed fails here, once, instead of in every daemon.
+  checkLaunchCommand(harnessLaunch(o.harness, { agentId: 'check', agentName: 'check', workspace: dir, dataDir: dir, agencyAddr: 'unix:/check', prompt: 'check', agencyBin: 'agency' }))
 }
 
 export async function swarmUp (o: SwarmUpOptions): Promise<{ state: SwarmState, finished: boolean }> {
-  if (!Number.isSafeInteger(o.n) || o.n < 1 || o.n > 1024) throw new InvalidArgumentError('-n must be between 1 and 1024')
   const dir = resolve(o.dir)
+  checkOptions(o, dir)
   if (existsSync(join(dir, STATE_FILE))) throw new FailedPreconditionError(`a swarm is already up in ${dir}: run \`agency swarm down --dir ${o.dir}\` first`)
-  await mkdir(dir, { recursive: true })
   const example = o.example != null ? await loadExample(o.example) : undefined
-  let repo = o.repo != null ? resolve(o.repo) : join(dir, 'repo.git')
-  if (o.repo != null && o.repo.includes('://')) repo = o.repo
-  if (!repo.includes('://') && !existsSync(repo)) {
-    if (example == null) throw new InvalidArgumentError(`no repository at ${repo}: give --repo an existing repository, or --example to create one`)
-    await seedBareRepo(example, repo)
+  const freshDir = !existsSync(dir)
+  await mkdir(dir, { recursive: true })
+  let shared: SharedRepo
+  try {
+    if (o.repo != null) {
+      shared = await sharedRepoFor(o.repo, dir, o.branch)
+    } else {
+      if (example == null) throw new InvalidArgumentError('no repository: give --repo <your repository> (with --goal and --test), or --example <name>')
+      shared = { remote: join(dir, 'repo.git'), branch: 'main' }
+      if (!existsSync(shared.remote)) await seedBareRepo(example, shared.remote)
+    }
+  } catch (err) {
+    if (freshDir) await rm(dir, { recursive: true, force: true })
+    throw err
   }
+  const repo = shared.remote
   const daemons: LocalDaemon[] = []
-  const state: SwarmState = { dir, repo, daemons: [] }
+  const state: SwarmState = { dir, repo, branch: shared.branch, source: shared.source, daemons: [] }
   const save = async (): Promise<void> => { await writeFile(join(dir, STATE_FILE), JSON.stringify(state, null, 2)) }
+  // What export needs, kept after swarm down (which removes the state file).
+  await writeFile(join(dir, REPO_FILE), JSON.stringify({ name: o.swarm, repo, branch: shared.branch, source: shared.source }, null, 2))
   const clients: Agency[] = []
   try {
     for (let i = 1; i <= o.n; i++) {
@@ -95,7 +146,7 @@ export async function swarmUp (o: SwarmUpOptions): Promise<{ state: SwarmState, 
         detached: true,
         peers: daemons.length > 0 ? daemons[0].addrs : [],
         logFile: join(dir, `${name}.log`),
-        extraArgs: ['--swarm', o.swarm, '--repo', repo, '--harness', o.harness, '--metrics', '127.0.0.1:0', '--mirror-dir', join(dir, 'mirrors')]
+        extraArgs: ['--swarm', o.swarm, '--repo', repo, '--branch', shared.branch, '--harness', o.harness, '--metrics', '127.0.0.1:0', '--mirror-dir', join(dir, 'mirrors'), ...(o.agentdArgs ?? [])]
       })
       daemons.push(d)
       state.daemons.push({ name, pid: d.child.pid as number, grpc: d.grpc, dataDir, metrics: d.metrics })
@@ -107,6 +158,14 @@ export async function swarmUp (o: SwarmUpOptions): Promise<{ state: SwarmState, 
     if (example != null) {
       await putProjectOnBoard(first, example)
       o.progress(`goal and ${example.tasks.length} tasks of the ${example.name} example are on the board`)
+    } else {
+      const { goal } = await first.call((c: AgencyClient) => c.getGoal, {})
+      if (o.goal != null && goal?.text !== o.goal) {
+        await first.call((c: AgencyClient) => c.setGoal, { text: o.goal as string, files: [], testCommand: o.testCommand ?? '' })
+        o.progress('the goal is on the board; the first agent to claim the plan task turns it into tasks')
+      } else if (goal == null) {
+        throw new InvalidArgumentError('the board has no goal: give --goal "<what to build>" --test "<command>"')
+      }
     }
     const started = Date.now()
     let last = ''
@@ -128,7 +187,7 @@ export async function swarmUp (o: SwarmUpOptions): Promise<{ state: SwarmState, 
       const p = progressOf(s, info.byKind.integration ?? 0, info.byKind.finding ?? 0)
       const line = progressLine(p, (Date.now() - started) / 1000)
       if (line.replace(/\| \d+s$/, '') !== last.replace(/\| \d+s$/, '')) { o.progress(line); last = line }
-      const finished = p.total > 0 && p.done === p.total && p.passRate >= 1
+      const finished = p.goalMet
       if (finished) {
         if (o.downWhenDone) await swarmDown(dir)
         return { state, finished: true }

@@ -13,7 +13,7 @@ import type { LocalDaemon } from '../../src/swarm/local-daemon.js'
 import { AGENCY_BIN, Scratch, waitFor } from './helpers.js'
 
 const TOOL_NAMES = [
-  'status', 'ready', 'add_task', 'claim', 'release', 'done', 'send_message', 'read_inbox', 'announce',
+  'status', 'ready', 'add_task', 'add_tasks', 'wait', 'claim', 'release', 'done', 'send_message', 'read_inbox', 'announce',
   'record_finding', 'search_findings', 'request_review', 'verdict', 'experts', 'integrate'
 ]
 
@@ -72,7 +72,7 @@ afterAll(async () => {
 }, 60_000)
 
 describe('agency mcp over stdio, with the SDK client', () => {
-  it('lists the fifteen coordination tools, each with an object input schema and a description', async () => {
+  it('lists the seventeen coordination tools, each with an object input schema and a description', async () => {
     const { tools } = await client.listTools()
     expect(tools.map(t => t.name).sort()).toEqual([...TOOL_NAMES].sort())
     for (const t of tools) {
@@ -157,7 +157,7 @@ describe('agency mcp over stdio, with the SDK client', () => {
     expect(sent.isError, sent.text).toBe(false)
     expect(sent.json.to).toBe(b.peerId)
     const got = await waitFor('the message in the second daemon\'s inbox', async () =>
-      (await grpcB.call((c: AgencyClient) => c.readInbox, { after: 0, limit: 1000 })).messages.find(m => m.text === `${w}: I take the parser`))
+      (await grpcB.call((c: AgencyClient) => c.readInbox, { after: 0, limit: 1000, all: true, peek: false })).messages.find(m => m.text === `${w}: I take the parser`))
     expect(got.from).toBe(a.peerId)
     expect(got.id).toBe(sent.json.id)
 
@@ -166,7 +166,7 @@ describe('agency mcp over stdio, with the SDK client', () => {
     const inbox = await waitFor('the answer in this agent\'s inbox', async () => {
       const r = await call('read_inbox')
       if (r.isError) throw new Error(r.text)
-      return (r.json as any[]).find(m => m.id === answer.id)
+      return (r.json.messages as any[]).find(m => m.id === answer.id)
     })
     expect(inbox.from).toBe(b.peerId)
     expect(inbox.replyTo).toBe(sent.json.id)
@@ -214,7 +214,7 @@ describe('agency mcp over stdio, with the SDK client', () => {
 
   it('stdout carried nothing but protocol through all of the above; the log line went to stderr', () => {
     expect(clientErrors.map(e => e.message)).toEqual([])
-    expect(mcpStderr).toContain('agency mcp: serving 15 tools')
+    expect(mcpStderr).toContain('agency mcp: serving 17 tools')
     expect(mcpStderr).toContain(a.grpc)
   })
 })
@@ -248,14 +248,14 @@ describe('agency mcp, spoken to by hand', () => {
       expect(messages.every(m => m.jsonrpc === '2.0')).toBe(true)
       expect(messages.map(m => m.id).sort()).toEqual([1, 2, 3, 4, 5])
       const byId = new Map(messages.map(m => [m.id, m]))
-      expect(byId.get(2)?.result.tools).toHaveLength(15)
+      expect(byId.get(2)?.result.tools).toHaveLength(17)
       expect(byId.get(3)?.result.isError).toBeUndefined()
-      expect(JSON.parse(byId.get(3)?.result.content[0].text).self.status).toBe('speaking MCP by hand')
+      expect(JSON.parse(byId.get(3)?.result.content[0].text).you.status).toBe('speaking MCP by hand')
       expect(byId.get(4)?.result.isError).toBe(true)
       expect(byId.get(4)?.result.content[0].text).toMatch(/task/)
       expect(byId.get(5)?.result.isError).toBe(true)
       expect(byId.get(5)?.result.content[0].text).toContain('NOT_FOUND')
-      expect(stderr).toContain('agency mcp: serving 15 tools')
+      expect(stderr).toContain('agency mcp: serving 17 tools')
       // The status line really was set on the daemon.
       expect((await grpcA.call((c: AgencyClient) => c.getStatus, {})).self?.status).toBe('speaking MCP by hand')
     } finally {

@@ -89,7 +89,7 @@ describe('bad board requests over gRPC', () => {
   it('answers FAILED_PRECONDITION to a release, or a done, of a task another daemon holds', async () => {
     const err = await expectRefused('FAILED_PRECONDITION', async () => await agency.call(c => c.release, { task: 'taken', note: '', branch: '' }))
     expect(err.message).toContain(other.peerId)
-    await expectRefused('FAILED_PRECONDITION', async () => await agency.call(c => c.done, { task: 'taken', commit: 'abc123', paths: [] }))
+    await expectRefused('FAILED_PRECONDITION', async () => await agency.call(c => c.done, { task: 'taken', commit: 'abc123', paths: [], noChange: '' }))
     // The holder is untouched.
     const { task } = await agency.call(c => c.getTask, { id: 'taken' })
     expect(task).toMatchObject({ state: 'claimed', holder: other.peerId, epoch: 1 })

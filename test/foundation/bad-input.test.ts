@@ -119,7 +119,7 @@ describe('garbage on /agency/dm/1.0.0', { timeout: PROCESS_TEST_TIMEOUT_MS }, ()
     // The daemon serves on: status answers and a real message still arrives.
     expect((await status()).self?.peerId).toBe(target.peerId)
     const sent = await sender.sendMessage({ to: target.peerId, text: 'still there?' })
-    await waitFor(async () => (await client.call((c: AgencyClient) => c.readInbox, { after: 0, limit: 100 })).messages.some(m => m.id === sent.id && m.text === 'still there?'), { what: 'a message after the garbage' })
+    await waitFor(async () => (await client.call((c: AgencyClient) => c.readInbox, { after: 0, limit: 100, all: true, peek: false })).messages.some(m => m.id === sent.id && m.text === 'still there?'), { what: 'a message after the garbage' })
   })
 
   it('refuses a frame over the size limit from a peer that skips the sender\'s check', async () => {
@@ -130,14 +130,14 @@ describe('garbage on /agency/dm/1.0.0', { timeout: PROCESS_TEST_TIMEOUT_MS }, ()
     const ack = DirectAck.decode((await lp.read({ signal: AbortSignal.timeout(10_000) })).subarray())
     expect(ack).toEqual({ id, status: AckStatus.ACK_TOO_LARGE })
     await stream.close().catch(() => {})
-    const inbox = (await client.call((c: AgencyClient) => c.readInbox, { after: 0, limit: 100 })).messages
+    const inbox = (await client.call((c: AgencyClient) => c.readInbox, { after: 0, limit: 100, all: true, peek: false })).messages
     expect(inbox.filter(m => m.id === id)).toEqual([])
   })
 
   it('does not count a well-formed exchange as a rejected stream', async () => {
     const before = await target.metric(REJECTED)
     const { id } = await sender.sendMessage({ to: target.peerId, text: 'a perfectly good message' })
-    await waitFor(async () => (await sender.store.messages.outboxCount()) === 0 && (await client.call((c: AgencyClient) => c.readInbox, { after: 0, limit: 100 })).messages.some(m => m.id === id), { what: 'the message to be delivered and acked' })
+    await waitFor(async () => (await sender.store.messages.outboxCount()) === 0 && (await client.call((c: AgencyClient) => c.readInbox, { after: 0, limit: 100, all: true, peek: false })).messages.some(m => m.id === id), { what: 'the message to be delivered and acked' })
     // Let the sender finish closing its stream.
     await sleep(1000)
     expect(await target.metric(REJECTED)).toBe(before)

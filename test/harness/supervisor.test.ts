@@ -117,7 +117,8 @@ describe('HarnessSupervisor', () => {
     const exits: HarnessExit[] = []
     const s = supervise(harnessLaunch('cmd:trap "" TERM; echo trapped; sleep 30', ctx), { stopGraceMs: 50, onExit: e => exits.push(e) })
     await s.start()
-    await waitFor('the trap', async () => (await logText()).includes('trapped'))
+    // The line the shell prints, not the start note (which quotes the command).
+    await waitFor('the trap', async () => (await logText()).split('\n').includes('trapped'))
     const pid = s.pid!
     const first = s.stop()
     await s.stop() // a second caller also waits until the harness is gone

@@ -186,7 +186,7 @@ export class AgentdProcess {
   }
 
   async inbox (): Promise<InboxMessage[]> {
-    return (await this.api.call((c: AgencyClient) => c.readInbox, { after: 0, limit: 10_000 })).messages
+    return (await this.api.call((c: AgencyClient) => c.readInbox, { after: 0, limit: 10_000, all: true, peek: false })).messages
   }
 
   /** Sends a signal and waits for the process to exit. */

@@ -90,7 +90,7 @@ describe.skipIf(why != null)('a swarm across four hosts', () => {
         return tasks.filter(t => t.state === 'claimed').length === 4 && hits.length === 4
       })
       const messages = await waitFor(`host ${h.host} to receive three messages`, async () => {
-        const { messages } = await c(h.host).call((x: AgencyClient) => x.readInbox, { after: 0, limit: 50 })
+        const { messages } = await c(h.host).call((x: AgencyClient) => x.readInbox, { after: 0, limit: 50, all: true, peek: false })
         return messages.length >= 3 ? messages : undefined
       })
       expect(new Set(messages.map(m => m.fromName)).size).toBe(3)
@@ -134,7 +134,7 @@ describe.skipIf(why != null)('a swarm across four hosts', () => {
     // Host 4 keeps working locally: a finding and messages queue up.
     await c(4).call((x: AgencyClient) => x.recordFinding, { kind: 'note', text: 'written while cut off', paths: [], tags: ['cut'], refs: [], supersedes: '' })
     await c(4).call((x: AgencyClient) => x.sendMessage, { to: 'host2', text: 'queued while cut off', thread: '', replyTo: '' })
-    const before = await c(2).call((x: AgencyClient) => x.readInbox, { after: 0, limit: 100 })
+    const before = await c(2).call((x: AgencyClient) => x.readInbox, { after: 0, limit: 100, all: true, peek: false })
 
     await bed.restore(4)
     // Every log converges.
@@ -144,11 +144,11 @@ describe.skipIf(why != null)('a swarm across four hosts', () => {
     }, 60_000)
     // The queued message arrives exactly once.
     const after = await waitFor('the queued message', async () => {
-      const { messages } = await c(2).call((x: AgencyClient) => x.readInbox, { after: 0, limit: 100 })
+      const { messages } = await c(2).call((x: AgencyClient) => x.readInbox, { after: 0, limit: 100, all: true, peek: false })
       return messages.some(m => m.text === 'queued while cut off') ? messages : undefined
     })
     await new Promise(resolve => setTimeout(resolve, 3000))
-    const final = (await c(2).call((x: AgencyClient) => x.readInbox, { after: 0, limit: 100 })).messages
+    const final = (await c(2).call((x: AgencyClient) => x.readInbox, { after: 0, limit: 100, all: true, peek: false })).messages
     expect(final.filter(m => m.text === 'queued while cut off')).toHaveLength(1)
     expect(after.length).toBe(before.messages.length + 1)
     // Host 4 learns its task was taken over.

@@ -11,6 +11,7 @@ import { afterAll, describe, expect, it } from 'vitest'
 import { ProcessCluster, type AgentdProcess } from '../helpers/agentd-process.js'
 import { waitFor } from '../helpers/wait-for.js'
 import { loadExample, seedBareRepo } from '../../src/swarm/example-project.js'
+import { exampleTasks } from '../../src/swarm/swarm.js'
 import { connectAgency, type Agency } from '../../src/api/client.js'
 import type { AgencyClient, LogEntry, StatusReply } from '../../src/gen/agency/v1/api.js'
 import { ChaosLoop } from './chaos-loop.js'
@@ -94,10 +95,8 @@ describe('a six-agent swarm under repeated SIGKILL', () => {
 
     // The project goes on the board once; the agents pick it up from there.
     const first = api(daemons[0])
+    await first.call((c: AgencyClient) => c.addTasks, { tasks: exampleTasks(example) })
     await first.call((c: AgencyClient) => c.setGoal, { text: example.goal, files: ['README.md'], testCommand: example.testCommand })
-    for (const t of example.tasks) {
-      await first.call((c: AgencyClient) => c.addTask, { id: t.id, title: t.title, description: `Write ${t.file}; tests/${t.id}.test.mjs must pass.`, deps: t.deps, scope: t.scope, priority: t.priority })
-    }
 
     const events: string[] = []
     const chaos = new ChaosLoop({

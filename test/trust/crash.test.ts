@@ -138,7 +138,7 @@ describe('repeated SIGKILL during heavy writes', { timeout: 5 * 60_000 }, () => 
     sending = false
     await Promise.all(senders)
 
-    const inbox = async (): Promise<string[]> => (await r.client!.call((x: AgencyClient) => x.readInbox, { after: 0, limit: 10_000 })).messages.map(m => m.id)
+    const inbox = async (): Promise<string[]> => (await r.client!.call((x: AgencyClient) => x.readInbox, { after: 0, limit: 10_000, all: true, peek: false })).messages.map(m => m.id)
     await waitFor(async () => {
       const have = new Set(await inbox())
       return acked.every(id => have.has(id))

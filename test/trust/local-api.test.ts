@@ -292,7 +292,7 @@ describe('/metrics', { timeout: PROCESS_TEST_TIMEOUT_MS }, () => {
     await cb.call((x: AgencyClient) => x.recordFinding, { kind: 'note', text: noteText, paths: [], tags: [], refs: [], supersedes: '' })
     await cb.call((x: AgencyClient) => x.announce, { text: announceText })
     await cb.call((x: AgencyClient) => x.setStatusLine, { status: statusLine })
-    await waitFor(async () => (await ca.call((x: AgencyClient) => x.readInbox, { after: 0, limit: 100 })).messages.some(m => m.text === dmText), { what: 'a to receive the message', timeoutMs: 60_000 })
+    await waitFor(async () => (await ca.call((x: AgencyClient) => x.readInbox, { after: 0, limit: 100, all: true, peek: false })).messages.some(m => m.text === dmText), { what: 'a to receive the message', timeoutMs: 60_000 })
     await waitFor(async () => (await ca.call((x: AgencyClient) => x.searchFindings, { query: noteText, kind: '', pathPrefix: '', tag: '', author: '', since: 0, until: 0, limit: 5 })).hits.length > 0, { what: 'a to hold the finding', timeoutMs: 60_000 })
     const key = await readFile(keyFile, 'utf8')
     const keyHex = key.trim().split('\n').at(-1) as string

@@ -1,5 +1,7 @@
 // agency goal | task | ready | claim | release | done | review | experts
+import { readFile } from 'node:fs/promises'
 import type { Command } from 'commander'
+import { parse as parseYaml } from 'yaml'
 import { command, withAgency, printJson, line, short, type CommonOpts } from '../output.js'
 import { ClaimOutcome, type AgencyClient, type ReviewView, type TaskView } from '../../gen/agency/v1/api.js'
 
@@ -17,6 +19,38 @@ function taskLine (t: TaskView): string {
 function reviewLine (r: ReviewView): string {
   const verdicts = r.verdicts.map(v => `${short(v.reviewer)}:${v.verdict}`).join(' ')
   return `${r.target}: ${r.approvals} approvals, ${r.rejections} rejections${r.requestedBy !== '' ? `, requested by ${short(r.requestedBy)}` : ''}${verdicts !== '' ? `  (${verdicts})` : ''}`
+}
+
+interface PlanTask { id: string, title: string, description: string, deps: string[], scope: string[], priority: number }
+
+/** A plan file: a list of tasks, or {tasks: [...]}, in JSON or YAML. */
+export function parsePlan (text: string, file: string): PlanTask[] {
+  let doc: unknown
+  try {
+    doc = parseYaml(text)
+  } catch (err) {
+    throw new Error(`${file} is not JSON or YAML: ${(err as Error).message}`)
+  }
+  const list = Array.isArray(doc) ? doc : (doc as { tasks?: unknown } | null)?.tasks
+  if (!Array.isArray(list)) throw new Error(`${file} must hold a list of tasks (or {tasks: [...]})`)
+  return list.map((t: any, i: number) => {
+    if (typeof t !== 'object' || t === null || typeof t.id !== 'string') throw new Error(`${file}: task ${i + 1} needs an id`)
+    const strings = (v: unknown, what: string): string[] => {
+      if (v == null) return []
+      if (typeof v === 'string') return v.split(',').map(x => x.trim()).filter(x => x !== '')
+      if (!Array.isArray(v) || v.some(x => typeof x !== 'string')) throw new Error(`${file}: task ${t.id as string}: ${what} must be a list of strings`)
+      return v
+    }
+    const priority = t.priority ?? 0
+    if (!Number.isInteger(priority)) throw new Error(`${file}: task ${t.id as string}: priority must be a whole number`)
+    return { id: t.id, title: String(t.title ?? ''), description: String(t.description ?? ''), deps: strings(t.deps, 'deps'), scope: strings(t.scope, 'scope'), priority }
+  })
+}
+
+async function readStdin (): Promise<string> {
+  const chunks: Buffer[] = []
+  for await (const c of process.stdin) chunks.push(c as Buffer)
+  return Buffer.concat(chunks).toString('utf8')
 }
 
 export function registerBoardCommands (program: Command): void {
@@ -42,18 +76,29 @@ export function registerBoardCommands (program: Command): void {
     }))
 
   const task = program.command('task').description('add, list and show tasks')
-  command(task, 'add', 'add a task to the board')
+  command(task, 'add', 'add a task to the board; its dependencies must already be on it (or use task add-plan for several at once)')
     .argument('<id>', 'a slug: lowercase letters, digits, dashes')
-    .argument('[title...]', 'a short title')
+    .argument('[title...]', 'a short title (or --title)')
+    .option('--title <text>', 'a short title')
     .option('--description <text>', 'what is to be done')
-    .option('--dep <id>', 'a task that must be done first (repeatable)', collect)
+    .option('--dep <id>', 'a task that must be done first (repeatable, or comma-separated)', collect)
+    .option('--deps <ids>', 'the same, comma-separated', collect)
     .option('--scope <glob>', 'paths the task is expected to touch (repeatable)', collect)
     .option('--priority <n>', 'higher first', '0')
-    .action(withAgency(async (agency, id: string, title: string[], opts: CommonOpts & { description?: string, dep?: string[], scope?: string[], priority: string }) => {
+    .action(withAgency(async (agency, id: string, title: string[], opts: CommonOpts & { title?: string, description?: string, dep?: string[], deps?: string[], scope?: string[], priority: string }) => {
       const priority = Number(opts.priority)
       if (!Number.isInteger(priority)) throw new Error(`--priority must be a whole number, got "${opts.priority}"`)
-      const res = await agency.call((c: AgencyClient) => c.addTask, { id, title: title.join(' '), description: opts.description ?? '', deps: opts.dep ?? [], scope: opts.scope ?? [], priority })
+      if (opts.title != null && title.length > 0) throw new Error('give the title once: as words after the id, or with --title')
+      const deps = [...(opts.dep ?? []), ...(opts.deps ?? [])].flatMap(d => d.split(',')).map(d => d.trim()).filter(d => d !== '')
+      const res = await agency.call((c: AgencyClient) => c.addTask, { id, title: opts.title ?? title.join(' '), description: opts.description ?? '', deps, scope: opts.scope ?? [], priority })
       if (opts.json === true) printJson(res.task); else line(`added ${res.task?.id ?? id}`)
+    }))
+  command(task, 'add-plan', 'add several tasks at once from a JSON or YAML file (a list of {id, title, description, deps, scope, priority}); checked as one graph: an unknown dependency or a cycle adds nothing')
+    .argument('<file>', 'the plan file, or - for standard input')
+    .action(withAgency(async (agency, file: string, opts: CommonOpts) => {
+      const tasks = parsePlan(file === '-' ? await readStdin() : await readFile(file, 'utf8'), file)
+      const res = await agency.call((c: AgencyClient) => c.addTasks, { tasks })
+      if (opts.json === true) printJson(res.tasks); else line(`added ${res.tasks.length} tasks: ${res.tasks.map(t => t.id).join(', ')}`)
     }))
   command(task, 'list', 'list tasks')
     .option('--state <state>', 'open | claimed | expired | done')
@@ -91,7 +136,8 @@ export function registerBoardCommands (program: Command): void {
       const res = await agency.call((c: AgencyClient) => c.claim, { task: taskId, scope: opts.scope ?? [], noWait: !opts.wait }, 60_000)
       const outcome = res.outcome === ClaimOutcome.CLAIM_HELD ? 'HELD' : res.outcome === ClaimOutcome.CLAIM_LOST ? 'LOST' : 'PENDING'
       if (opts.json === true) { printJson({ ...res, outcome }); return }
-      line(`${outcome} ${res.task}@${res.epoch}${outcome === 'LOST' ? ` — held by ${res.winner}` : ''}`)
+      line(`${outcome} ${res.task}@${res.epoch}${outcome === 'LOST' ? ` — held by ${res.winner}; pick another task (agency ready)` : ''}`)
+      if (res.workspace !== '') line(res.workspace)
       if (res.handoff !== '' || res.branch !== '') line(`hand-off from the previous holder: ${res.handoff}${res.branch !== '' ? ` (branch ${res.branch})` : ''}`)
       if (res.overlaps.length > 0) line(`scope overlaps with: ${res.overlaps.join(', ')} — talk to them (agency send)`)
       if (outcome === 'LOST') process.exitCode = 4
@@ -106,13 +152,27 @@ export function registerBoardCommands (program: Command): void {
       if (opts.json === true) printJson(res.task); else line(`released ${taskId}`)
     }))
 
-  command(program, 'done', 'mark a task you hold as done')
+  command(program, 'done', 'mark a task you hold as done: once `agency integrate` has landed its work on the shared branch (or with --no-change)')
     .argument('<task>')
-    .option('--commit <sha>', 'the commit that finished it', '')
+    .option('--commit <sha>', 'the commit that finished it (default: the merge integrate made)', '')
     .option('--path <path>', 'a path the work touched (repeatable; feeds `agency experts`)', collect)
-    .action(withAgency(async (agency, taskId: string, opts: CommonOpts & { commit: string, path?: string[] }) => {
-      const res = await agency.call((c: AgencyClient) => c.done, { task: taskId, commit: opts.commit, paths: opts.path ?? [] })
+    .option('--no-change <reason>', 'the task needed no change on the shared branch: why (goes on the record)')
+    .action(withAgency(async (agency, taskId: string, opts: CommonOpts & { commit: string, path?: string[], change?: string | boolean }) => {
+      // commander turns --no-change <reason> into change: <reason>; without it, change is true.
+      const noChange = typeof opts.change === 'string' ? opts.change : ''
+      const res = await agency.call((c: AgencyClient) => c.done, { task: taskId, commit: opts.commit, paths: opts.path ?? [], noChange })
       if (opts.json === true) printJson(res.task); else line(`done ${taskId}`)
+    }))
+
+  command(program, 'wait', 'block until there is something for you: a ready task, an unread message or notice, a task you hold, or the goal met; says which')
+    .option('--timeout <seconds>', 'give up after this long', '600')
+    .action(withAgency(async (agency, opts: CommonOpts & { timeout: string }) => {
+      const seconds = Number(opts.timeout)
+      if (!Number.isFinite(seconds) || seconds <= 0 || seconds > 3600) throw new Error(`--timeout must be between 1 and 3600 seconds, got "${opts.timeout}"`)
+      const res = await agency.call((c: AgencyClient) => c.wait, { timeoutMs: Math.round(seconds * 1000) }, seconds * 1000 + 30_000)
+      if (opts.json === true) { printJson(res); return }
+      line(`${res.reason}: ${res.text}`)
+      for (const t of res.ready.slice(0, 20)) line(`  ${taskLine(t)}`)
     }))
 
   const review = program.command('review').description('ask for reviews and give verdicts')

@@ -2,6 +2,7 @@
 import type { Command } from 'commander'
 import { command, withAgency, printJson, line, ago, short, type CommonOpts } from '../output.js'
 import type { AgencyClient, Event, InboxMessage, PeerInfo, StatusReply } from '../../gen/agency/v1/api.js'
+import { digestLines, statusDigest } from '../../api/status-digest.js'
 
 function peerLine (p: PeerInfo): string {
   const claims = p.claims.length > 0 ? ` holds ${p.claims.map(c => `${c.task}@${c.epoch}`).join(',')}` : ''
@@ -22,6 +23,7 @@ export function printStatus (s: StatusReply): void {
 }
 
 function messageLine (m: InboxMessage): string {
+  if (m.kind !== '' && m.kind !== 'message') return `#${m.cursor} ${new Date(m.time).toISOString()} notice ${m.kind}${m.task !== '' ? ` (${m.task})` : ''}: ${m.text}`
   const reply = m.replyTo !== '' ? ` (re ${m.replyTo.slice(0, 8)})` : ''
   return `#${m.cursor} ${new Date(m.time).toISOString()} from ${m.fromName !== '' ? m.fromName : short(m.from)}${reply}: ${m.text}`
 }
@@ -32,12 +34,15 @@ function eventLine (e: Event): string {
 }
 
 export function registerMeshCommands (program: Command): void {
-  command(program, 'status', 'the goal, the tasks and their holders, live peers and their status lines')
+  command(program, 'status', 'you (held tasks, unread), the goal, the tasks in play and their holders, live peers, the tests: compact; --full for everything')
     .option('--set <text>', 'set your own status line ("what I am doing") first')
-    .action(withAgency(async (agency, opts: CommonOpts & { set?: string }) => {
+    .option('--full', 'every task and peer in full')
+    .action(withAgency(async (agency, opts: CommonOpts & { set?: string, full?: boolean }) => {
       if (opts.set != null) await agency.call((c: AgencyClient) => c.setStatusLine, { status: opts.set })
       const s = await agency.call((c: AgencyClient) => c.getStatus, {})
-      if (opts.json === true) printJson(s); else printStatus(s)
+      if (opts.full === true) { if (opts.json === true) printJson(s); else printStatus(s); return }
+      const d = statusDigest(s)
+      if (opts.json === true) printJson(d); else for (const l of digestLines(d)) line(l)
     }))
 
   command(program, 'peers', 'the peers this daemon knows, live or not')
@@ -59,11 +64,13 @@ export function registerMeshCommands (program: Command): void {
       if (opts.json === true) printJson(res); else line(`queued ${res.id} to ${res.to}`)
     }))
 
-  command(program, 'inbox', 'direct messages received')
-    .option('--after <cursor>', 'only messages after this cursor', '0')
+  command(program, 'inbox', 'what you have not read yet: peers\' messages and your daemon\'s notices (claim lost, overlap, review asked, integration result, goal changed); marks them read')
+    .option('--all', 'the history too (from --after), without marking anything read')
+    .option('--peek', 'unread items, without marking them read')
+    .option('--after <cursor>', 'with --all or --follow: only items after this cursor', '0')
     .option('--limit <n>', 'at most this many', '100')
-    .option('--follow', 'keep printing new messages as they arrive')
-    .action(withAgency(async (agency, opts: CommonOpts & { after: string, limit: string, follow?: boolean }) => {
+    .option('--follow', 'keep printing new items as they arrive')
+    .action(withAgency(async (agency, opts: CommonOpts & { after: string, limit: string, follow?: boolean, all?: boolean, peek?: boolean }) => {
       const after = Number(opts.after)
       if (!Number.isSafeInteger(after) || after < 0) throw new Error(`--after must be a cursor (a whole number), got "${opts.after}"`)
       if (opts.follow === true) {
@@ -72,10 +79,11 @@ export function registerMeshCommands (program: Command): void {
         }
         return
       }
-      const { messages } = await agency.call((c: AgencyClient) => c.readInbox, { after, limit: Number(opts.limit) })
+      const { messages, unread } = await agency.call((c: AgencyClient) => c.readInbox, { after, limit: Number(opts.limit), all: opts.all === true, peek: opts.peek === true })
       if (opts.json === true) { printJson(messages); return }
-      if (messages.length === 0) line('inbox empty')
+      if (messages.length === 0) line(opts.all === true ? 'inbox empty' : 'nothing unread')
       for (const m of messages) line(messageLine(m))
+      if (unread > 0) line(`(${unread} more unread: agency inbox again)`)
     }))
 
   command(program, 'announce', 'broadcast a message to the whole swarm')

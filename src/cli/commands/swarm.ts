@@ -1,46 +1,90 @@
-// agency swarm up | down
+// agency swarm up | down | export
+import { existsSync } from 'node:fs'
+import { readFile } from 'node:fs/promises'
+import { join } from 'node:path'
 import type { Command } from 'commander'
 import { fail, line } from '../output.js'
-import { swarmDown, swarmUp } from '../../swarm/swarm.js'
+import { defaultSwarmDir, swarmDown, swarmNameFor, swarmUp, type SwarmState } from '../../swarm/swarm.js'
+import { exportCommand, exportResult } from '../../swarm/shared-repo.js'
+import { HARNESS_NAMES } from '../../harness/index.js'
+import { parseDuration } from '../duration.js'
+
+function swarmDirOf (opts: { dir?: string, swarm?: string, repo?: string, example?: string }): string {
+  return opts.dir ?? defaultSwarmDir(opts.swarm ?? swarmNameFor(opts.repo, opts.example ?? 'local'))
+}
 
 export function registerSwarmCommands (program: Command): void {
   const swarm = program.command('swarm').description('run a local swarm: N agentd processes wired to each other, each with an agent harness')
   swarm.command('up')
-    .description('start N local agentd processes on one shared repository, with a live progress view (Ctrl-C leaves the swarm running; `agency swarm down` stops it)')
+    .description('start N local agentd processes on one shared repository, with a live progress view (Ctrl-C leaves the swarm running; `agency swarm down` stops it).\nYour project: agency swarm up -n 4 --repo . --goal "<what to build>" --test "npm test" --harness claude')
     .option('-n, --agents <n>', 'how many agents', '4')
-    .option('--repo <path-or-url>', 'the shared repository (default: <dir>/repo.git, created from --example)')
-    .option('--example <name>', 'an example project from examples/: seeds the repository and puts its goal and tasks on the board')
-    .option('--harness <name>', 'claude, codex, copilot, gemini, aider, sim, or cmd:"..."', 'sim')
-    .option('--dir <dir>', 'where the swarm keeps its data dirs, logs and state', '.agency-swarm')
-    .option('--swarm <name>', 'swarm name', 'local')
-    .option('--down-when-done', 'stop every daemon once all tasks are done and the tests pass')
+    .option('--repo <path-or-url>', 'your repository: a working repository is copied (its current branch) into a bare shared repository in the swarm\'s directory and left untouched; a bare repository or URL is used as it is')
+    .option('--branch <name>', 'the shared branch (default: the repository\'s current branch)')
+    .option('--goal <text>', 'what the swarm is to build; the first agent to claim the plan task turns it into tasks')
+    .option('--test <command>', 'the command whose passing tests mean the goal is met (required with --goal)')
+    .option('--example <name>', 'an example project from examples/ instead: seeds the repository and puts its goal and tasks on the board (default without --repo: calc)')
+    .option('--harness <name>', HARNESS_NAMES.join(', '), 'sim')
+    .option('--harness-run-timeout <duration>', 'kill and restart an agent run that goes on longer than this', '30m')
+    .option('--dir <dir>', 'where the swarm keeps its data dirs, logs and state (default: ~/.agency/swarms/<name>)')
+    .option('--swarm <name>', 'swarm name (default: the repository\'s name)')
+    .option('--down-when-done', 'stop every daemon once the goal is met')
     .option('--timeout <seconds>', 'stop watching after this long (0: never)', '0')
-    .action(async (opts: { agents: string, repo?: string, example?: string, harness: string, dir: string, swarm: string, downWhenDone?: boolean, timeout: string }) => {
+    .action(async (opts: { agents: string, repo?: string, branch?: string, goal?: string, test?: string, example?: string, harness: string, harnessRunTimeout: string, dir?: string, swarm?: string, downWhenDone?: boolean, timeout: string }) => {
       try {
         const n = Number(opts.agents)
-        const example = opts.example ?? (opts.repo == null ? 'calc' : undefined)
+        const example = opts.example ?? (opts.repo == null && opts.goal == null ? 'calc' : undefined)
+        const name = opts.swarm ?? swarmNameFor(opts.repo, example ?? 'local')
+        const dir = swarmDirOf({ ...opts, swarm: name, example })
+        const runTimeout = parseDuration('--harness-run-timeout', opts.harnessRunTimeout)
         let stopping = false
         process.once('SIGINT', () => {
           if (stopping) return
           stopping = true
-          line(`\nleaving the swarm running; stop it with: agency swarm down --dir ${opts.dir}`)
+          line(`\nleaving the swarm running; stop it with: agency swarm down --dir ${dir}`)
           process.exit(0)
         })
-        const { finished } = await swarmUp({ n, dir: opts.dir, repo: opts.repo, example, harness: opts.harness, swarm: opts.swarm, downWhenDone: opts.downWhenDone === true, timeoutMs: Number(opts.timeout) * 1000, progress: line })
-        line(finished ? 'the goal is met: every task is done and every test passes' : 'stopped watching before the goal was met')
+        line(`swarm ${name} in ${dir}`)
+        const { finished, state } = await swarmUp({
+          n, dir, repo: opts.repo, branch: opts.branch, example, goal: opts.goal, testCommand: opts.test, harness: opts.harness, swarm: name,
+          agentdArgs: ['--harness-run-timeout', String(runTimeout)],
+          downWhenDone: opts.downWhenDone === true, timeoutMs: Number(opts.timeout) * 1000, progress: line
+        })
+        line(finished ? 'the goal is met: every task is done and the shared tests pass' : 'stopped watching before the goal was met')
         if (!finished) process.exitCode = 4
-        else if (opts.downWhenDone !== true) line(`the swarm is still running; stop it with: agency swarm down --dir ${opts.dir}`)
+        else if (opts.downWhenDone !== true) line(`the swarm is still running; stop it with: agency swarm down --dir ${dir}`)
+        if (state.source != null) line(`bring the result back: agency swarm export --dir ${dir}   (or: ${exportCommand({ remote: state.repo, branch: state.branch }, state.source, `agency/${name}`)})`)
       } catch (err) {
         fail(err)
       }
     })
   swarm.command('down')
     .description('stop the local swarm started by `agency swarm up`')
-    .option('--dir <dir>', 'the swarm\'s directory', '.agency-swarm')
-    .action(async (opts: { dir: string }) => {
+    .option('--dir <dir>', 'the swarm\'s directory (default: ~/.agency/swarms/<name>)')
+    .option('--swarm <name>', 'the swarm\'s name, to find its directory')
+    .action(async (opts: { dir?: string, swarm?: string }) => {
       try {
-        const n = await swarmDown(opts.dir)
+        const n = await swarmDown(swarmDirOf(opts))
         line(`stopped ${n} daemons`)
+      } catch (err) {
+        fail(err)
+      }
+    })
+  swarm.command('export')
+    .description('bring the swarm\'s shared branch back into your repository as a branch (your working tree and current branch are not touched)')
+    .option('--dir <dir>', 'the swarm\'s directory (default: ~/.agency/swarms/<name>)')
+    .option('--swarm <name>', 'the swarm\'s name, to find its directory')
+    .option('--to <repo>', 'the repository to export into (default: the one the swarm was started from)')
+    .option('--branch <name>', 'the branch to create or update there (default: agency/<swarm name>)')
+    .action(async (opts: { dir?: string, swarm?: string, to?: string, branch?: string }) => {
+      try {
+        const dir = swarmDirOf(opts)
+        const file = join(dir, 'swarm-repo.json')
+        if (!existsSync(file)) throw new Error(`no swarm in ${dir}: give --dir or --swarm`)
+        const state = JSON.parse(await readFile(file, 'utf8')) as Pick<SwarmState, 'repo' | 'branch' | 'source'> & { name: string }
+        const into = opts.to ?? state.source
+        if (into == null) throw new Error('the swarm was not started from a working repository: give --to <repo>')
+        const branch = await exportResult({ remote: state.repo, branch: state.branch }, into, opts.branch ?? `agency/${state.name}`)
+        line(`the swarm's ${state.branch} is now branch ${branch} in ${into} (git -C ${into} log ${branch})`)
       } catch (err) {
         fail(err)
       }

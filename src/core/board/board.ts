@@ -16,7 +16,9 @@ import { isValidGlob, validateGlob } from './glob-pattern.js'
 import { GoalHistory, type GoalView } from './goal-history.js'
 import { compareText, insertOrdered, type Ordered } from './order.js'
 import { ReviewBook, type ReviewView } from './review-book.js'
+import { PLAN_TASK_ID, planDefinition } from './plan-task.js'
 import { TaskCatalog, type TaskDefinition } from './task-catalog.js'
+import { checkNewTasks, type NewTask } from './task-graph.js'
 import { validateTaskId } from './task-id.js'
 import { EVERYONE_LIVE, type AnyBoardEntry, type BoardEntryHeader, type Liveness, type TaskState } from './types.js'
 
@@ -152,7 +154,7 @@ export class Board {
   // ---- tasks ----
 
   task (id: string, now: number): TaskView | undefined {
-    const def = this.catalog.get(id)
+    const def = this.definition(id)
     if (def === undefined) return undefined
     const c = this.ledger.state(id)
     const holderLive = c.holder !== undefined && this.liveness.isLive(c.holder.author, now)
@@ -176,7 +178,7 @@ export class Board {
   /** Known tasks sorted by id, optionally only those in `state`. */
   tasks (now: number, state?: TaskState): TaskView[] {
     const out: TaskView[] = []
-    for (const id of this.catalog.ids()) {
+    for (const id of this.taskIds()) {
       const t = this.task(id, now) as TaskView
       if (state === undefined || t.state === state) out.push(t)
     }
@@ -197,7 +199,7 @@ export class Board {
 
   /** Holder of a known, not-done task by the holder rule (liveness aside). */
   holder (task: string): HolderInfo | undefined {
-    const def = this.catalog.get(task)
+    const def = this.definition(task)
     const c = this.ledger.state(task)
     if (def === undefined || c.holder === undefined || c.done !== undefined) return undefined
     return holderInfo(c.holder, def)
@@ -206,7 +208,7 @@ export class Board {
   /** Holder of every known, not-done, held task, by task id. */
   holders (): Map<string, HolderInfo> {
     const out = new Map<string, HolderInfo>()
-    for (const id of this.catalog.ids()) {
+    for (const id of this.taskIds()) {
       const h = this.holder(id)
       if (h !== undefined) out.set(id, h)
     }
@@ -252,6 +254,58 @@ export class Board {
     }
     if (h === undefined) return undefined
     return { previousHolder: h.from, previousEpoch: h.epoch, expired: false, note: h.note, branch: h.branch, handoffFrom: h.from }
+  }
+
+  /**
+   * A task's definition: from the catalog, or the `plan` task derived from
+   * the goal while it is visible (a goal and no task yet, or it is held or done).
+   */
+  private definition (id: string): TaskDefinition | undefined {
+    if (id !== PLAN_TASK_ID) return this.catalog.get(id)
+    const goal = this.goals.current()
+    if (goal === undefined) return undefined
+    // Held or done, it stays (its holder is planning, or planned); released, it goes once tasks exist.
+    const plan = this.ledger.state(PLAN_TASK_ID)
+    const inPlay = plan.holder !== undefined || plan.done !== undefined
+    return inPlay || this.catalog.ids().length === 0 ? planDefinition(goal) : undefined
+  }
+
+  /** Known task ids, sorted; `plan` among them while it is visible. */
+  private taskIds (): readonly string[] {
+    const ids = this.catalog.ids()
+    if (this.definition(PLAN_TASK_ID) === undefined) return ids
+    return [...ids, PLAN_TASK_ID].sort(compareText)
+  }
+
+  /**
+   * The tasks to append for a plan, dependencies first; throws
+   * InvalidArgumentError (and changes nothing) for an unknown dependency, a
+   * cycle or a task that exists with another definition.
+   */
+  checkNewTasks (tasks: readonly NewTask[]): NewTask[] {
+    return checkNewTasks(tasks, id => this.catalog.get(id))
+  }
+
+  /** The merge commit that landed `task` at `epoch` on the shared branch, if one did. */
+  integratedAt (task: string, epoch: number): string | undefined {
+    for (let i = this.integrations.length - 1; i >= 0; i--) {
+      const r = this.integrations[i].integration
+      if (r.task === task && r.epoch === epoch && r.result === 'merged') return r.commit
+    }
+    return undefined
+  }
+
+  /**
+   * The stop rule: every task done, and the latest test run on the shared
+   * branch ran tests and failed none (skipped tests do not block). A suite
+   * that is green before the work is done does not count: the tasks are not.
+   */
+  goalMet (now: number): boolean {
+    if (this.goals.current() === undefined) return false
+    const tasks = this.tasks(now)
+    if (tasks.length === 0 || tasks.some(t => t.state !== 'done')) return false
+    const last = this.runs.at(-1)?.run
+    return last !== undefined && last.passed > 0 && last.failed === 0
   }
 
   // ---- progress ----
@@ -317,7 +371,7 @@ export class Board {
   checkClaimable (task: string, me: string, now: number, scope: readonly string[] = []): ClaimPlan {
     validateTaskId(task)
     const globs = scope.map(g => validateGlob(g))
-    const def = this.catalog.get(task)
+    const def = this.definition(task)
     if (def === undefined) throw new NotFoundError(`no task ${JSON.stringify(task)}`)
     const c = this.ledger.state(task)
     if (c.done !== undefined) throw new FailedPreconditionError(`task ${task} is done (by ${c.done.author}, commit ${c.done.commit || 'none'})`)
@@ -345,7 +399,7 @@ export class Board {
 
   private checkHeld (task: string, me: string, action: string): HeldEpoch {
     validateTaskId(task)
-    if (!this.catalog.has(task)) throw new NotFoundError(`no task ${JSON.stringify(task)}`)
+    if (this.definition(task) === undefined) throw new NotFoundError(`no task ${JSON.stringify(task)}`)
     const c = this.ledger.state(task)
     if (c.done !== undefined) throw new FailedPreconditionError(`cannot ${action} task ${task}: it is done`)
     if (c.holder?.author !== me) {

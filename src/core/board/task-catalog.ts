@@ -7,6 +7,7 @@
 
 import type { TaskSpec } from '../../gen/agency/v1/log.js'
 import { compareText, insertOrdered, type Ordered } from './order.js'
+import { PLAN_TASK_ID } from './plan-task.js'
 import { isValidTaskId } from './task-id.js'
 import type { BoardEntryHeader } from './types.js'
 
@@ -31,9 +32,9 @@ export class TaskCatalog {
   private readonly merged = new Map<string, TaskDefinition>()
   private sortedIds: string[] | undefined
 
-  /** Returns false (and keeps nothing) when the id is not a valid slug. */
+  /** Returns false (and keeps nothing) when the id is not a valid slug, or is the goal's own `plan` task. */
   add (header: BoardEntryHeader, spec: TaskSpec): boolean {
-    if (!isValidTaskId(spec.id)) return false
+    if (!isValidTaskId(spec.id) || spec.id === PLAN_TASK_ID) return false
     let list = this.specs.get(spec.id)
     if (list === undefined) {
       list = []

@@ -47,7 +47,9 @@ describe('globsIntersect', () => {
   it('agrees with picomatch when one side is a plain path', () => {
     fc.assert(fc.property(glob, path, (g, p) => {
       const matches = picomatch.isMatch(p, g, { dot: true })
-      const knownQuirk = g.includes('[!') || (g.endsWith('/**') && picomatch.isMatch(p, g.slice(0, -3), { dot: true }))
+      // Every trailing /** goes: `*/**/**` against `a` is the same quirk as `*/**` (found with seed -514889675).
+      const base = g.replace(/(\/\*\*)+$/, '')
+      const knownQuirk = g.includes('[!') || (base !== g && base !== '' && picomatch.isMatch(p, base, { dot: true }))
       if (knownQuirk) {
         if (matches) expect(globsIntersect(g, p)).toBe(true)
       } else {

@@ -120,7 +120,7 @@ export async function exerciseSwarm (s: LocalSwarm): Promise<void> {
     await git(ws.path, ['commit', '-q', '-m', 'wide: done'])
     const merged = await a1.call((x: AgencyClient) => x.integrate, { task: 'wide', message: 'wide: done' }, 120_000)
     if (merged.result !== 'merged') throw new Error(`integrate answered ${merged.result}: ${merged.summary}`)
-    await a1.call((x: AgencyClient) => x.done, { task: 'wide', commit: merged.commit, paths: ['src/wide.txt'] })
+    await a1.call((x: AgencyClient) => x.done, { task: 'wide', commit: merged.commit, paths: ['src/wide.txt'], noChange: '' })
 
     for (const c of clients) {
       await until('the test run and the done task to reach every daemon', async () => {
@@ -128,7 +128,7 @@ export async function exerciseSwarm (s: LocalSwarm): Promise<void> {
         return st.tests != null && st.tests.total > 0 && st.tasks.find(t => t.id === 'wide')?.state === 'done'
       })
     }
-    await until('agent-2 to receive the direct message', async () => (await a2.call((x: AgencyClient) => x.readInbox, { after: 0, limit: 10 })).messages.length > 0)
+    await until('agent-2 to receive the direct message', async () => (await a2.call((x: AgencyClient) => x.readInbox, { after: 0, limit: 10, all: true, peek: false })).messages.length > 0)
   } finally {
     for (const c of clients) c.close()
   }

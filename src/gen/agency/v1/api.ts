@@ -115,11 +115,31 @@ export interface StatusReply {
     | undefined;
   /** this agent's clone of the shared repository, if any */
   workspace: string;
+  /** inbox items (messages and notices) this agent has not read */
+  unread: number;
+  /** the tasks this agent holds */
+  held: TaskView[];
+  /** every task done and the latest shared test run green */
+  goalMet: boolean;
+  /** this daemon's agent harness, if it runs one */
+  harness: HarnessInfo | undefined;
 }
 
 export interface StatusReply_TasksByStateEntry {
   key: string;
   value: number;
+}
+
+export interface HarnessInfo {
+  /** claude | codex | ... | cmd:... */
+  name: string;
+  /** running | backing_off | waiting | stopped | finished | failing */
+  state: string;
+  restarts: number;
+  /** failed runs within the failure window */
+  recentFailures: number;
+  /** why it is in this state */
+  note: string;
 }
 
 export interface ListPeersRequest {
@@ -164,15 +184,25 @@ export interface InboxMessage {
   text: string;
   time: number;
   receivedAt: number;
+  /** message (from a peer) | a notice of this daemon: claim_lost | claim_superseded | overlap | review_requested | integration | goal_changed */
+  kind: string;
+  /** the task a notice is about */
+  task: string;
 }
 
 export interface ReadInboxRequest {
+  /** with all: start after this cursor */
   after: number;
   limit: number;
+  /** history too, not only what is unread; does not move the read cursor */
+  all: boolean;
+  /** unread items without marking them read */
+  peek: boolean;
 }
 
 export interface ReadInboxReply {
   messages: InboxMessage[];
+  unread: number;
 }
 
 export interface WatchInboxRequest {
@@ -350,6 +380,24 @@ export interface TaskReply {
   task: TaskView | undefined;
 }
 
+export interface AddTasksRequest {
+  tasks: AddTaskRequest[];
+}
+
+export interface WaitRequest {
+  timeoutMs: number;
+}
+
+export interface WaitReply {
+  /** ready | message | goal_met | held | timeout */
+  reason: string;
+  /** tasks that can be claimed now */
+  ready: TaskView[];
+  unread: number;
+  /** what to do next, for people and agents */
+  text: string;
+}
+
 export interface ListTasksRequest {
   state: string;
 }
@@ -383,6 +431,10 @@ export interface ClaimReply {
   /** peers whose live claims overlap this scope */
   overlaps: string[];
   settleMs: number;
+  /** on HELD: the branch the workspace was switched to (commit your work there) */
+  taskBranch: string;
+  /** on HELD: what happened to the workspace, or why it could not be switched */
+  workspace: string;
 }
 
 export interface ReleaseRequest {
@@ -395,6 +447,8 @@ export interface DoneRequest {
   task: string;
   commit: string;
   paths: string[];
+  /** done without a change on the shared branch: why (recorded as a finding) */
+  noChange: string;
 }
 
 export interface ReviewView {
@@ -958,6 +1012,10 @@ function createBaseStatusReply(): StatusReply {
     uptimeSeconds: 0,
     tests: undefined,
     workspace: "",
+    unread: 0,
+    held: [],
+    goalMet: false,
+    harness: undefined,
   };
 }
 
@@ -1010,6 +1068,18 @@ export const StatusReply: MessageFns<StatusReply> = {
     }
     if (message.workspace !== "") {
       writer.uint32(130).string(message.workspace);
+    }
+    if (message.unread !== 0) {
+      writer.uint32(136).uint64(message.unread);
+    }
+    for (const v of message.held) {
+      TaskView.encode(v!, writer.uint32(146).fork()).join();
+    }
+    if (message.goalMet !== false) {
+      writer.uint32(152).bool(message.goalMet);
+    }
+    if (message.harness !== undefined) {
+      HarnessInfo.encode(message.harness, writer.uint32(162).fork()).join();
     }
     return writer;
   },
@@ -1158,6 +1228,38 @@ export const StatusReply: MessageFns<StatusReply> = {
             message.workspace = reader.string();
             continue;
           }
+          case 17: {
+            if (tag !== 136) {
+              break;
+            }
+
+            message.unread = longToNumber(reader.uint64());
+            continue;
+          }
+          case 18: {
+            if (tag !== 146) {
+              break;
+            }
+
+            message.held.push(TaskView.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 19: {
+            if (tag !== 152) {
+              break;
+            }
+
+            message.goalMet = reader.bool();
+            continue;
+          }
+          case 20: {
+            if (tag !== 162) {
+              break;
+            }
+
+            message.harness = HarnessInfo.decode(reader, reader.uint32());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1248,6 +1350,16 @@ export const StatusReply: MessageFns<StatusReply> = {
         : 0,
       tests: isSet(object.tests) ? TestRunSummary.fromJSON(object.tests) : undefined,
       workspace: isSet(object.workspace) ? globalThis.String(object.workspace) : "",
+      unread: isSet(object.unread) ? globalThis.Number(object.unread) : 0,
+      held: globalThis.Array.isArray(object?.held)
+        ? object.held.map((e: any) => TaskView.fromJSON(e))
+        : [],
+      goalMet: isSet(object.goalMet)
+        ? globalThis.Boolean(object.goalMet)
+        : isSet(object.goal_met)
+        ? globalThis.Boolean(object.goal_met)
+        : false,
+      harness: isSet(object.harness) ? HarnessInfo.fromJSON(object.harness) : undefined,
     };
   },
 
@@ -1307,6 +1419,18 @@ export const StatusReply: MessageFns<StatusReply> = {
     if (message.workspace !== "") {
       obj.workspace = message.workspace;
     }
+    if (message.unread !== 0) {
+      obj.unread = Math.round(message.unread);
+    }
+    if (message.held?.length) {
+      obj.held = message.held.map((e) => TaskView.toJSON(e));
+    }
+    if (message.goalMet !== false) {
+      obj.goalMet = message.goalMet;
+    }
+    if (message.harness !== undefined) {
+      obj.harness = HarnessInfo.toJSON(message.harness);
+    }
     return obj;
   },
 
@@ -1341,6 +1465,12 @@ export const StatusReply: MessageFns<StatusReply> = {
       ? TestRunSummary.fromPartial(object.tests)
       : undefined;
     message.workspace = object.workspace ?? "";
+    message.unread = object.unread ?? 0;
+    message.held = object.held?.map((e) => TaskView.fromPartial(e)) || [];
+    message.goalMet = object.goalMet ?? false;
+    message.harness = (object.harness !== undefined && object.harness !== null)
+      ? HarnessInfo.fromPartial(object.harness)
+      : undefined;
     return message;
   },
 };
@@ -1428,6 +1558,143 @@ export const StatusReply_TasksByStateEntry: MessageFns<StatusReply_TasksByStateE
     const message = createBaseStatusReply_TasksByStateEntry();
     message.key = object.key ?? "";
     message.value = object.value ?? 0;
+    return message;
+  },
+};
+
+function createBaseHarnessInfo(): HarnessInfo {
+  return { name: "", state: "", restarts: 0, recentFailures: 0, note: "" };
+}
+
+export const HarnessInfo: MessageFns<HarnessInfo> = {
+  encode(message: HarnessInfo, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.name !== "") {
+      writer.uint32(10).string(message.name);
+    }
+    if (message.state !== "") {
+      writer.uint32(18).string(message.state);
+    }
+    if (message.restarts !== 0) {
+      writer.uint32(24).uint32(message.restarts);
+    }
+    if (message.recentFailures !== 0) {
+      writer.uint32(32).uint32(message.recentFailures);
+    }
+    if (message.note !== "") {
+      writer.uint32(42).string(message.note);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): HarnessInfo {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseHarnessInfo();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.name = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.state = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.restarts = reader.uint32();
+            continue;
+          }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.recentFailures = reader.uint32();
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.note = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): HarnessInfo {
+    return {
+      name: isSet(object.name) ? globalThis.String(object.name) : "",
+      state: isSet(object.state) ? globalThis.String(object.state) : "",
+      restarts: isSet(object.restarts) ? globalThis.Number(object.restarts) : 0,
+      recentFailures: isSet(object.recentFailures)
+        ? globalThis.Number(object.recentFailures)
+        : isSet(object.recent_failures)
+        ? globalThis.Number(object.recent_failures)
+        : 0,
+      note: isSet(object.note) ? globalThis.String(object.note) : "",
+    };
+  },
+
+  toJSON(message: HarnessInfo): unknown {
+    const obj: any = {};
+    if (message.name !== "") {
+      obj.name = message.name;
+    }
+    if (message.state !== "") {
+      obj.state = message.state;
+    }
+    if (message.restarts !== 0) {
+      obj.restarts = Math.round(message.restarts);
+    }
+    if (message.recentFailures !== 0) {
+      obj.recentFailures = Math.round(message.recentFailures);
+    }
+    if (message.note !== "") {
+      obj.note = message.note;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<HarnessInfo>, I>>(base?: I): HarnessInfo {
+    return HarnessInfo.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<HarnessInfo>, I>>(object: I): HarnessInfo {
+    const message = createBaseHarnessInfo();
+    message.name = object.name ?? "";
+    message.state = object.state ?? "";
+    message.restarts = object.restarts ?? 0;
+    message.recentFailures = object.recentFailures ?? 0;
+    message.note = object.note ?? "";
     return message;
   },
 };
@@ -1914,7 +2181,19 @@ export const SendMessageReply: MessageFns<SendMessageReply> = {
 };
 
 function createBaseInboxMessage(): InboxMessage {
-  return { cursor: 0, id: "", from: "", fromName: "", thread: "", replyTo: "", text: "", time: 0, receivedAt: 0 };
+  return {
+    cursor: 0,
+    id: "",
+    from: "",
+    fromName: "",
+    thread: "",
+    replyTo: "",
+    text: "",
+    time: 0,
+    receivedAt: 0,
+    kind: "",
+    task: "",
+  };
 }
 
 export const InboxMessage: MessageFns<InboxMessage> = {
@@ -1945,6 +2224,12 @@ export const InboxMessage: MessageFns<InboxMessage> = {
     }
     if (message.receivedAt !== 0) {
       writer.uint32(72).uint64(message.receivedAt);
+    }
+    if (message.kind !== "") {
+      writer.uint32(82).string(message.kind);
+    }
+    if (message.task !== "") {
+      writer.uint32(90).string(message.task);
     }
     return writer;
   },
@@ -2034,6 +2319,22 @@ export const InboxMessage: MessageFns<InboxMessage> = {
             message.receivedAt = longToNumber(reader.uint64());
             continue;
           }
+          case 10: {
+            if (tag !== 82) {
+              break;
+            }
+
+            message.kind = reader.string();
+            continue;
+          }
+          case 11: {
+            if (tag !== 90) {
+              break;
+            }
+
+            message.task = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -2069,6 +2370,8 @@ export const InboxMessage: MessageFns<InboxMessage> = {
         : isSet(object.received_at)
         ? globalThis.Number(object.received_at)
         : 0,
+      kind: isSet(object.kind) ? globalThis.String(object.kind) : "",
+      task: isSet(object.task) ? globalThis.String(object.task) : "",
     };
   },
 
@@ -2101,6 +2404,12 @@ export const InboxMessage: MessageFns<InboxMessage> = {
     if (message.receivedAt !== 0) {
       obj.receivedAt = Math.round(message.receivedAt);
     }
+    if (message.kind !== "") {
+      obj.kind = message.kind;
+    }
+    if (message.task !== "") {
+      obj.task = message.task;
+    }
     return obj;
   },
 
@@ -2118,12 +2427,14 @@ export const InboxMessage: MessageFns<InboxMessage> = {
     message.text = object.text ?? "";
     message.time = object.time ?? 0;
     message.receivedAt = object.receivedAt ?? 0;
+    message.kind = object.kind ?? "";
+    message.task = object.task ?? "";
     return message;
   },
 };
 
 function createBaseReadInboxRequest(): ReadInboxRequest {
-  return { after: 0, limit: 0 };
+  return { after: 0, limit: 0, all: false, peek: false };
 }
 
 export const ReadInboxRequest: MessageFns<ReadInboxRequest> = {
@@ -2133,6 +2444,12 @@ export const ReadInboxRequest: MessageFns<ReadInboxRequest> = {
     }
     if (message.limit !== 0) {
       writer.uint32(16).uint32(message.limit);
+    }
+    if (message.all !== false) {
+      writer.uint32(24).bool(message.all);
+    }
+    if (message.peek !== false) {
+      writer.uint32(32).bool(message.peek);
     }
     return writer;
   },
@@ -2166,6 +2483,22 @@ export const ReadInboxRequest: MessageFns<ReadInboxRequest> = {
             message.limit = reader.uint32();
             continue;
           }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.all = reader.bool();
+            continue;
+          }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.peek = reader.bool();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -2182,6 +2515,8 @@ export const ReadInboxRequest: MessageFns<ReadInboxRequest> = {
     return {
       after: isSet(object.after) ? globalThis.Number(object.after) : 0,
       limit: isSet(object.limit) ? globalThis.Number(object.limit) : 0,
+      all: isSet(object.all) ? globalThis.Boolean(object.all) : false,
+      peek: isSet(object.peek) ? globalThis.Boolean(object.peek) : false,
     };
   },
 
@@ -2193,6 +2528,12 @@ export const ReadInboxRequest: MessageFns<ReadInboxRequest> = {
     if (message.limit !== 0) {
       obj.limit = Math.round(message.limit);
     }
+    if (message.all !== false) {
+      obj.all = message.all;
+    }
+    if (message.peek !== false) {
+      obj.peek = message.peek;
+    }
     return obj;
   },
 
@@ -2203,18 +2544,23 @@ export const ReadInboxRequest: MessageFns<ReadInboxRequest> = {
     const message = createBaseReadInboxRequest();
     message.after = object.after ?? 0;
     message.limit = object.limit ?? 0;
+    message.all = object.all ?? false;
+    message.peek = object.peek ?? false;
     return message;
   },
 };
 
 function createBaseReadInboxReply(): ReadInboxReply {
-  return { messages: [] };
+  return { messages: [], unread: 0 };
 }
 
 export const ReadInboxReply: MessageFns<ReadInboxReply> = {
   encode(message: ReadInboxReply, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
     for (const v of message.messages) {
       InboxMessage.encode(v!, writer.uint32(10).fork()).join();
+    }
+    if (message.unread !== 0) {
+      writer.uint32(16).uint64(message.unread);
     }
     return writer;
   },
@@ -2240,6 +2586,14 @@ export const ReadInboxReply: MessageFns<ReadInboxReply> = {
             message.messages.push(InboxMessage.decode(reader, reader.uint32()));
             continue;
           }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.unread = longToNumber(reader.uint64());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -2257,6 +2611,7 @@ export const ReadInboxReply: MessageFns<ReadInboxReply> = {
       messages: globalThis.Array.isArray(object?.messages)
         ? object.messages.map((e: any) => InboxMessage.fromJSON(e))
         : [],
+      unread: isSet(object.unread) ? globalThis.Number(object.unread) : 0,
     };
   },
 
@@ -2264,6 +2619,9 @@ export const ReadInboxReply: MessageFns<ReadInboxReply> = {
     const obj: any = {};
     if (message.messages?.length) {
       obj.messages = message.messages.map((e) => InboxMessage.toJSON(e));
+    }
+    if (message.unread !== 0) {
+      obj.unread = Math.round(message.unread);
     }
     return obj;
   },
@@ -2274,6 +2632,7 @@ export const ReadInboxReply: MessageFns<ReadInboxReply> = {
   fromPartial<I extends Exact<DeepPartial<ReadInboxReply>, I>>(object: I): ReadInboxReply {
     const message = createBaseReadInboxReply();
     message.messages = object.messages?.map((e) => InboxMessage.fromPartial(e)) || [];
+    message.unread = object.unread ?? 0;
     return message;
   },
 };
@@ -5141,6 +5500,265 @@ export const TaskReply: MessageFns<TaskReply> = {
   },
 };
 
+function createBaseAddTasksRequest(): AddTasksRequest {
+  return { tasks: [] };
+}
+
+export const AddTasksRequest: MessageFns<AddTasksRequest> = {
+  encode(message: AddTasksRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    for (const v of message.tasks) {
+      AddTaskRequest.encode(v!, writer.uint32(10).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): AddTasksRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseAddTasksRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.tasks.push(AddTaskRequest.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): AddTasksRequest {
+    return {
+      tasks: globalThis.Array.isArray(object?.tasks) ? object.tasks.map((e: any) => AddTaskRequest.fromJSON(e)) : [],
+    };
+  },
+
+  toJSON(message: AddTasksRequest): unknown {
+    const obj: any = {};
+    if (message.tasks?.length) {
+      obj.tasks = message.tasks.map((e) => AddTaskRequest.toJSON(e));
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<AddTasksRequest>, I>>(base?: I): AddTasksRequest {
+    return AddTasksRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<AddTasksRequest>, I>>(object: I): AddTasksRequest {
+    const message = createBaseAddTasksRequest();
+    message.tasks = object.tasks?.map((e) => AddTaskRequest.fromPartial(e)) || [];
+    return message;
+  },
+};
+
+function createBaseWaitRequest(): WaitRequest {
+  return { timeoutMs: 0 };
+}
+
+export const WaitRequest: MessageFns<WaitRequest> = {
+  encode(message: WaitRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.timeoutMs !== 0) {
+      writer.uint32(8).uint32(message.timeoutMs);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): WaitRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseWaitRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.timeoutMs = reader.uint32();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): WaitRequest {
+    return {
+      timeoutMs: isSet(object.timeoutMs)
+        ? globalThis.Number(object.timeoutMs)
+        : isSet(object.timeout_ms)
+        ? globalThis.Number(object.timeout_ms)
+        : 0,
+    };
+  },
+
+  toJSON(message: WaitRequest): unknown {
+    const obj: any = {};
+    if (message.timeoutMs !== 0) {
+      obj.timeoutMs = Math.round(message.timeoutMs);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<WaitRequest>, I>>(base?: I): WaitRequest {
+    return WaitRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<WaitRequest>, I>>(object: I): WaitRequest {
+    const message = createBaseWaitRequest();
+    message.timeoutMs = object.timeoutMs ?? 0;
+    return message;
+  },
+};
+
+function createBaseWaitReply(): WaitReply {
+  return { reason: "", ready: [], unread: 0, text: "" };
+}
+
+export const WaitReply: MessageFns<WaitReply> = {
+  encode(message: WaitReply, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.reason !== "") {
+      writer.uint32(10).string(message.reason);
+    }
+    for (const v of message.ready) {
+      TaskView.encode(v!, writer.uint32(18).fork()).join();
+    }
+    if (message.unread !== 0) {
+      writer.uint32(24).uint64(message.unread);
+    }
+    if (message.text !== "") {
+      writer.uint32(34).string(message.text);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): WaitReply {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseWaitReply();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.reason = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.ready.push(TaskView.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.unread = longToNumber(reader.uint64());
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.text = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): WaitReply {
+    return {
+      reason: isSet(object.reason) ? globalThis.String(object.reason) : "",
+      ready: globalThis.Array.isArray(object?.ready) ? object.ready.map((e: any) => TaskView.fromJSON(e)) : [],
+      unread: isSet(object.unread) ? globalThis.Number(object.unread) : 0,
+      text: isSet(object.text) ? globalThis.String(object.text) : "",
+    };
+  },
+
+  toJSON(message: WaitReply): unknown {
+    const obj: any = {};
+    if (message.reason !== "") {
+      obj.reason = message.reason;
+    }
+    if (message.ready?.length) {
+      obj.ready = message.ready.map((e) => TaskView.toJSON(e));
+    }
+    if (message.unread !== 0) {
+      obj.unread = Math.round(message.unread);
+    }
+    if (message.text !== "") {
+      obj.text = message.text;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<WaitReply>, I>>(base?: I): WaitReply {
+    return WaitReply.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<WaitReply>, I>>(object: I): WaitReply {
+    const message = createBaseWaitReply();
+    message.reason = object.reason ?? "";
+    message.ready = object.ready?.map((e) => TaskView.fromPartial(e)) || [];
+    message.unread = object.unread ?? 0;
+    message.text = object.text ?? "";
+    return message;
+  },
+};
+
 function createBaseListTasksRequest(): ListTasksRequest {
   return { state: "" };
 }
@@ -5500,7 +6118,18 @@ export const ClaimRequest: MessageFns<ClaimRequest> = {
 };
 
 function createBaseClaimReply(): ClaimReply {
-  return { outcome: 0, task: "", epoch: 0, winner: "", handoff: "", branch: "", overlaps: [], settleMs: 0 };
+  return {
+    outcome: 0,
+    task: "",
+    epoch: 0,
+    winner: "",
+    handoff: "",
+    branch: "",
+    overlaps: [],
+    settleMs: 0,
+    taskBranch: "",
+    workspace: "",
+  };
 }
 
 export const ClaimReply: MessageFns<ClaimReply> = {
@@ -5528,6 +6157,12 @@ export const ClaimReply: MessageFns<ClaimReply> = {
     }
     if (message.settleMs !== 0) {
       writer.uint32(65).double(message.settleMs);
+    }
+    if (message.taskBranch !== "") {
+      writer.uint32(74).string(message.taskBranch);
+    }
+    if (message.workspace !== "") {
+      writer.uint32(82).string(message.workspace);
     }
     return writer;
   },
@@ -5609,6 +6244,22 @@ export const ClaimReply: MessageFns<ClaimReply> = {
             message.settleMs = reader.double();
             continue;
           }
+          case 9: {
+            if (tag !== 74) {
+              break;
+            }
+
+            message.taskBranch = reader.string();
+            continue;
+          }
+          case 10: {
+            if (tag !== 82) {
+              break;
+            }
+
+            message.workspace = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -5635,6 +6286,12 @@ export const ClaimReply: MessageFns<ClaimReply> = {
         : isSet(object.settle_ms)
         ? globalThis.Number(object.settle_ms)
         : 0,
+      taskBranch: isSet(object.taskBranch)
+        ? globalThis.String(object.taskBranch)
+        : isSet(object.task_branch)
+        ? globalThis.String(object.task_branch)
+        : "",
+      workspace: isSet(object.workspace) ? globalThis.String(object.workspace) : "",
     };
   },
 
@@ -5664,6 +6321,12 @@ export const ClaimReply: MessageFns<ClaimReply> = {
     if (message.settleMs !== 0) {
       obj.settleMs = floatToJson(message.settleMs);
     }
+    if (message.taskBranch !== "") {
+      obj.taskBranch = message.taskBranch;
+    }
+    if (message.workspace !== "") {
+      obj.workspace = message.workspace;
+    }
     return obj;
   },
 
@@ -5680,6 +6343,8 @@ export const ClaimReply: MessageFns<ClaimReply> = {
     message.branch = object.branch ?? "";
     message.overlaps = object.overlaps?.map((e) => e) || [];
     message.settleMs = object.settleMs ?? 0;
+    message.taskBranch = object.taskBranch ?? "";
+    message.workspace = object.workspace ?? "";
     return message;
   },
 };
@@ -5786,7 +6451,7 @@ export const ReleaseRequest: MessageFns<ReleaseRequest> = {
 };
 
 function createBaseDoneRequest(): DoneRequest {
-  return { task: "", commit: "", paths: [] };
+  return { task: "", commit: "", paths: [], noChange: "" };
 }
 
 export const DoneRequest: MessageFns<DoneRequest> = {
@@ -5799,6 +6464,9 @@ export const DoneRequest: MessageFns<DoneRequest> = {
     }
     for (const v of message.paths) {
       writer.uint32(26).string(v!);
+    }
+    if (message.noChange !== "") {
+      writer.uint32(34).string(message.noChange);
     }
     return writer;
   },
@@ -5840,6 +6508,14 @@ export const DoneRequest: MessageFns<DoneRequest> = {
             message.paths.push(reader.string());
             continue;
           }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.noChange = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -5857,6 +6533,11 @@ export const DoneRequest: MessageFns<DoneRequest> = {
       task: isSet(object.task) ? globalThis.String(object.task) : "",
       commit: isSet(object.commit) ? globalThis.String(object.commit) : "",
       paths: globalThis.Array.isArray(object?.paths) ? object.paths.map((e: any) => globalThis.String(e)) : [],
+      noChange: isSet(object.noChange)
+        ? globalThis.String(object.noChange)
+        : isSet(object.no_change)
+        ? globalThis.String(object.no_change)
+        : "",
     };
   },
 
@@ -5871,6 +6552,9 @@ export const DoneRequest: MessageFns<DoneRequest> = {
     if (message.paths?.length) {
       obj.paths = message.paths;
     }
+    if (message.noChange !== "") {
+      obj.noChange = message.noChange;
+    }
     return obj;
   },
 
@@ -5882,6 +6566,7 @@ export const DoneRequest: MessageFns<DoneRequest> = {
     message.task = object.task ?? "";
     message.commit = object.commit ?? "";
     message.paths = object.paths?.map((e) => e) || [];
+    message.noChange = object.noChange ?? "";
     return message;
   },
 };
@@ -8689,6 +9374,26 @@ export const AgencyService = {
     responseSerialize: (value: ListTasksReply): Buffer => Buffer.from(ListTasksReply.encode(value).finish()),
     responseDeserialize: (value: Buffer): ListTasksReply => ListTasksReply.decode(value),
   },
+  /** a plan: several tasks checked as one graph, all or none */
+  addTasks: {
+    path: "/agency.v1.Agency/AddTasks" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: AddTasksRequest): Buffer => Buffer.from(AddTasksRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): AddTasksRequest => AddTasksRequest.decode(value),
+    responseSerialize: (value: ListTasksReply): Buffer => Buffer.from(ListTasksReply.encode(value).finish()),
+    responseDeserialize: (value: Buffer): ListTasksReply => ListTasksReply.decode(value),
+  },
+  /** blocks until there is something to do */
+  wait: {
+    path: "/agency.v1.Agency/Wait" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: WaitRequest): Buffer => Buffer.from(WaitRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): WaitRequest => WaitRequest.decode(value),
+    responseSerialize: (value: WaitReply): Buffer => Buffer.from(WaitReply.encode(value).finish()),
+    responseDeserialize: (value: Buffer): WaitReply => WaitReply.decode(value),
+  },
   claim: {
     path: "/agency.v1.Agency/Claim" as const,
     requestStream: false as const,
@@ -8835,6 +9540,10 @@ export interface AgencyServer extends UntypedServiceImplementation {
   listTasks: handleUnaryCall<ListTasksRequest, ListTasksReply>;
   getTask: handleUnaryCall<GetTaskRequest, TaskReply>;
   ready: handleUnaryCall<ReadyRequest, ListTasksReply>;
+  /** a plan: several tasks checked as one graph, all or none */
+  addTasks: handleUnaryCall<AddTasksRequest, ListTasksReply>;
+  /** blocks until there is something to do */
+  wait: handleUnaryCall<WaitRequest, WaitReply>;
   claim: handleUnaryCall<ClaimRequest, ClaimReply>;
   release: handleUnaryCall<ReleaseRequest, TaskReply>;
   done: handleUnaryCall<DoneRequest, TaskReply>;
@@ -9113,6 +9822,35 @@ export interface AgencyClient extends Client {
     metadata: Metadata,
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: ListTasksReply) => void,
+  ): ClientUnaryCall;
+  /** a plan: several tasks checked as one graph, all or none */
+  addTasks(
+    request: AddTasksRequest,
+    callback: (error: ServiceError | null, response: ListTasksReply) => void,
+  ): ClientUnaryCall;
+  addTasks(
+    request: AddTasksRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: ListTasksReply) => void,
+  ): ClientUnaryCall;
+  addTasks(
+    request: AddTasksRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: ListTasksReply) => void,
+  ): ClientUnaryCall;
+  /** blocks until there is something to do */
+  wait(request: WaitRequest, callback: (error: ServiceError | null, response: WaitReply) => void): ClientUnaryCall;
+  wait(
+    request: WaitRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: WaitReply) => void,
+  ): ClientUnaryCall;
+  wait(
+    request: WaitRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: WaitReply) => void,
   ): ClientUnaryCall;
   claim(request: ClaimRequest, callback: (error: ServiceError | null, response: ClaimReply) => void): ClientUnaryCall;
   claim(

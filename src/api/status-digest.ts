@@ -1,0 +1,84 @@
+// What an agent needs from `status` on every turn, small enough to read each
+// time: itself (held tasks, unread count), the goal, the tasks that are in
+// play (one line each), the live peers, the tests. Long lists are cut and
+// summarised, so 200 tasks and 64 peers stay within a few KiB; `--full` and
+// `task show` give the rest.
+import type { PeerInfo, StatusReply, TaskView } from '../gen/agency/v1/api.js'
+
+export const DIGEST_LIMITS = { activeTasks: 40, readyTasks: 20, peers: 16, goalChars: 400, statusChars: 80 } as const
+
+export interface TaskLine { id: string, state: string, holder: string, epoch: number }
+
+export interface StatusDigest {
+  you: { name: string, id: string, status: string, held: TaskLine[], unread: number }
+  goal: string
+  tests: string
+  goalMet: boolean
+  tasks: { total: number, byState: Record<string, number>, inPlay: TaskLine[], ready: string[], notShown: number }
+  peers: { live: number, shown: Array<{ name: string, holds: string[], status: string }>, notShown: number }
+  harness: string
+  workspace: string
+}
+
+export function statusDigest (s: StatusReply): StatusDigest {
+  const names = new Map<string, string>()
+  for (const p of s.livePeers) names.set(p.peerId, p.name)
+  if (s.self != null) names.set(s.self.peerId, s.self.name)
+  const nameOf = (id: string): string => names.get(id) ?? (id.length > 12 ? `…${id.slice(-8)}` : id)
+  const line = (t: TaskView): TaskLine => ({ id: t.id, state: t.state, holder: t.holder !== '' ? nameOf(t.holder) : '', epoch: t.epoch })
+  const byPriority = (a: TaskView, b: TaskView): number => b.priority - a.priority || a.id.localeCompare(b.id)
+  const done = new Set(s.tasks.filter(t => t.state === 'done').map(t => t.id))
+  const inPlay = s.tasks.filter(t => t.state === 'claimed' || t.state === 'expired').sort(byPriority)
+  const ready = s.tasks.filter(t => (t.state === 'open' || t.state === 'expired') && t.deps.every(d => done.has(d))).sort(byPriority)
+  const shownInPlay = inPlay.slice(0, DIGEST_LIMITS.activeTasks)
+  const shownReady = ready.slice(0, DIGEST_LIMITS.readyTasks)
+  const peers = [...s.livePeers].sort((a, b) => b.claims.length - a.claims.length || a.name.localeCompare(b.name))
+  const t = s.tests
+  const tests = t == null || t.runs === 0 ? 'no test run on the shared branch yet' : `${t.passed} passed, ${t.failed} failed of ${t.total} on ${t.commit.slice(0, 12)} (${t.runs} runs)`
+  const h = s.harness
+  return {
+    you: { name: s.self?.name ?? '', id: s.self?.peerId ?? '', status: s.self?.status ?? '', held: s.held.map(line), unread: s.unread },
+    goal: s.goal == null ? '' : clip(s.goal.text, DIGEST_LIMITS.goalChars) + (s.goal.testCommand !== '' ? ` (tests: ${s.goal.testCommand})` : ''),
+    tests,
+    goalMet: s.goalMet,
+    tasks: {
+      total: s.tasks.length,
+      byState: s.tasksByState,
+      inPlay: shownInPlay.map(line),
+      ready: shownReady.map(r => r.id),
+      notShown: (inPlay.length - shownInPlay.length) + (ready.length - shownReady.length)
+    },
+    peers: {
+      live: s.peersLive,
+      shown: peers.slice(0, DIGEST_LIMITS.peers).map((p: PeerInfo) => ({ name: p.name, holds: p.claims.map(c => `${c.task}@${c.epoch}`), status: clip(p.status, DIGEST_LIMITS.statusChars) })),
+      notShown: Math.max(0, peers.length - DIGEST_LIMITS.peers)
+    },
+    harness: h == null ? '' : `${h.name} ${h.state}${h.note !== '' ? `: ${h.note}` : ''}`,
+    workspace: s.workspace
+  }
+}
+
+/** The digest as lines for people (and agents reading a shell). */
+export function digestLines (d: StatusDigest): string[] {
+  const held = d.you.held.length > 0 ? d.you.held.map(t => `${t.id}@${t.epoch}`).join(', ') : 'nothing'
+  const out = [`you: ${d.you.name} (${d.you.id}) hold ${held}; ${d.you.unread} unread${d.you.unread > 0 ? ' (agency inbox)' : ''}`]
+  if (d.goal !== '') out.push(`goal: ${d.goal}${d.goalMet ? ' — MET: stop' : ''}`)
+  else out.push('goal: none yet (agency goal set "<goal>" --test "<command>")')
+  const states = Object.entries(d.tasks.byState).map(([k, v]) => `${v} ${k}`).join(', ')
+  out.push(`tasks: ${d.tasks.total}${states !== '' ? ` (${states})` : ''}`)
+  for (const t of d.tasks.inPlay) out.push(`  ${t.id} ${t.state} ${t.holder}@${t.epoch}`)
+  if (d.tasks.ready.length > 0) out.push(`ready: ${d.tasks.ready.join(', ')}`)
+  if (d.tasks.notShown > 0) out.push(`  (${d.tasks.notShown} more not shown: agency task list)`)
+  out.push(`peers: ${d.peers.live} live`)
+  for (const p of d.peers.shown) out.push(`  ${p.name}${p.holds.length > 0 ? ` holds ${p.holds.join(',')}` : ''}${p.status !== '' ? ` — ${p.status}` : ''}`)
+  if (d.peers.notShown > 0) out.push(`  (${d.peers.notShown} more: agency peers)`)
+  out.push(`tests: ${d.tests}`)
+  if (d.harness !== '') out.push(`harness: ${d.harness}`)
+  if (d.workspace !== '') out.push(`workspace: ${d.workspace}`)
+  return out
+}
+
+function clip (text: string, max: number): string {
+  const one = text.replace(/\s+/g, ' ').trim()
+  return one.length > max ? `${one.slice(0, max - 1)}…` : one
+}

@@ -1,0 +1,142 @@
+// The agent's work through its daemon, with real git: a HELD claim puts the
+// workspace on the task branch, integrate and done refuse with the command that
+// fixes it, a release pushes the work for whoever takes the task next, the
+// inbox keeps the agent's read cursor and carries the daemon's notices, and
+// `wait` blocks until there is something to do.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { existsSync } from 'node:fs'
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { dirname, join } from 'node:path'
+import { makeSharedRepo, sh, type SharedRepo } from '../repo/git-fixtures.js'
+import { MemoryCluster, addrsOf, rejectionOf, waitFor } from '../board/helpers.js'
+import type { Daemon } from '../../src/daemon/daemon.js'
+import type { NewTask } from '../../src/core/board/index.js'
+
+const cluster = new MemoryCluster()
+let repo: SharedRepo
+let mirrors: string
+let a: Daemon
+let b: Daemon
+
+const task = (id: string, deps: string[] = []): NewTask => ({ id, title: id, description: '', deps, scope: [`${id}/**`], priority: 0 })
+
+beforeAll(async () => {
+  repo = await makeSharedRepo({ 'README.md': '# shared\n' })
+  mirrors = await mkdtemp(join(tmpdir(), 'agency-mirrors-'))
+  const options = { settle: { fixedMs: 300 }, repo: { remote: repo.bare, branch: 'main', mirrorDir: mirrors, wipPushMs: 0 } }
+  a = await cluster.start({ ...options, name: 'amy' })
+  b = await cluster.start({ ...options, name: 'bob', peers: addrsOf(a) })
+  await waitFor('the two daemons to see each other', () => a.presence.isLive(b.peerId) && b.presence.isLive(a.peerId))
+  // The test command: exit status only (no test output to parse).
+  await a.boardService.setGoal({ text: 'say hello', files: [], testCommand: 'test -f hello/hello.txt' })
+})
+
+afterAll(async () => {
+  await cluster.cleanup()
+  await repo?.cleanup()
+  await rm(mirrors, { recursive: true, force: true })
+})
+
+/** What an agent does in its workspace: write a file and commit it, on whatever branch the daemon chose. */
+async function commit (d: Daemon, file: string, text: string): Promise<void> {
+  const ws = d.workspacePath()
+  await mkdir(dirname(join(ws, file)), { recursive: true })
+  await writeFile(join(ws, file), text)
+  await sh(ws, ['add', '-A'])
+  await sh(ws, ['commit', '--quiet', '-m', `write ${file}`])
+}
+
+describe('a held task, from claim to done', () => {
+  it('claim puts the workspace on the task branch; done and integrate refuse until the work has landed, naming the fix', async () => {
+    await a.addTasks([task('hello')])
+    const claim = await a.claimTask('hello', [], false)
+    expect(claim.outcome).toBe('HELD')
+    expect(claim.taskBranch).toBe(`agency/${a.peerId}/hello`)
+    expect(await sh(a.workspacePath(), ['symbolic-ref', '--short', 'HEAD'])).toBe(claim.taskBranch)
+    expect(claim.workspace).toContain('commit your work there')
+
+    const early = await rejectionOf(async () => await a.doneTask('hello', '', [], ''))
+    expect(early.code).toBe('FAILED_PRECONDITION')
+    expect(early.message).toContain('agency integrate --task hello')
+    const empty = await rejectionOf(async () => await a.repo().integrate('', ''))
+    expect(empty.code).toBe('FAILED_PRECONDITION')
+    expect(empty.message).toContain('git add -A && git commit')
+    expect(a.boardService.board.task('hello', a.boardService.now())?.state).toBe('claimed')
+
+    await commit(a, 'hello/hello.txt', 'hello\n')
+    const merged = await a.repo().integrate('', '')
+    expect(merged.result).toBe('merged')
+    expect(merged.summary).toContain('agency done hello')
+    // No parser read `test -f`'s (empty) output: its exit status decided, and counts as one passing run.
+    expect(a.testSummary()).toMatchObject({ passed: 1, failed: 0, total: 1 })
+    expect(await sh(repo.bare, ['log', '-1', '--format=%B', 'main'])).toContain('Agency-Task: hello@1')
+
+    const done = await a.doneTask('hello', '', [], '')
+    expect(done).toMatchObject({ state: 'done', commit: merged.commit })
+    expect(a.goalMet()).toBe(true)
+    await waitFor('bob to see the goal met', () => b.goalMet())
+  })
+
+  it('done --no-change is accepted with a reason that goes on the record', async () => {
+    await a.addTasks([task('noop')])
+    expect((await a.claimTask('noop', [], false)).outcome).toBe('HELD')
+    expect(a.goalMet()).toBe(false)
+    await a.doneTask('noop', '', [], 'hello/hello.txt already says it')
+    const notes = a.logService.findings.search({ query: 'noop', limit: 10 })
+    expect(notes.some(h => h.finding.text.includes('noop done without a change: hello/hello.txt already says it'))).toBe(true)
+  })
+})
+
+describe('a released task carries its work to the next holder', () => {
+  it('the release pushes the task branch to refs/agency/wip/<task>; the takeover starts from it', async () => {
+    await a.addTasks([task('greet')])
+    expect((await a.claimTask('greet', [], false)).outcome).toBe('HELD')
+    await commit(a, 'greet/half.txt', 'half done\n')
+    const head = await sh(a.workspacePath(), ['rev-parse', 'HEAD'])
+    await a.releaseTask('greet', 'half of it: see greet/half.txt', '')
+    expect(await sh(repo.bare, ['rev-parse', 'refs/agency/wip/greet'])).toBe(head)
+
+    await waitFor('bob to see the release', () => b.boardService.board.task('greet', b.boardService.now())?.state === 'open')
+    const claim = await b.claimTask('greet', [], false)
+    expect(claim).toMatchObject({ outcome: 'HELD', epoch: 2, handoff: 'half of it: see greet/half.txt', branch: 'refs/agency/wip/greet' })
+    expect(claim.workspace).toContain('previous holder')
+    expect(existsSync(join(b.workspacePath(), 'greet/half.txt'))).toBe(true)
+  })
+})
+
+describe('the inbox and wait', () => {
+  it('keeps a read cursor: unread items once, history with all; a review asked of you arrives as a notice', async () => {
+    const before = a.inbox.unread()
+    await a.readAgentInbox({}) // everything so far is read
+    expect(a.inbox.unread()).toBe(0)
+    expect(before).toBeGreaterThanOrEqual(0)
+    await b.boardService.requestReview('hello', ['amy'], 'check the greeting')
+    await waitFor('the review notice', () => a.inbox.unread() === 1)
+    const unread = await a.readAgentInbox({})
+    expect(unread).toHaveLength(1)
+    expect(unread[0]).toMatchObject({ kind: 'review_requested' })
+    expect(unread[0].record.message.text).toContain('check the greeting')
+    expect(await a.readAgentInbox({})).toEqual([])
+    const history = await a.readAgentInbox({ all: true })
+    expect(history.map(i => i.record.cursor)).toContain(unread[0].record.cursor)
+    expect(a.inbox.unread()).toBe(0)
+  })
+
+  it('wait blocks while nothing is ready and answers when a task appears', async () => {
+    await b.readAgentInbox({})
+    await b.releaseTask('greet', 'bob stops here', '')
+    await waitFor('amy to see greet released', () => a.boardService.board.task('greet', a.boardService.now())?.state === 'open')
+    expect((await a.claimTask('greet', [], false)).outcome).toBe('HELD')
+    await waitFor('bob to see amy holding greet', () => b.boardService.board.task('greet', b.boardService.now())?.holder === a.peerId)
+    await b.readAgentInbox({})
+    let answered = false
+    const waiting = b.waitForWork(60_000).then(r => { answered = true; return r })
+    await new Promise(resolve => setTimeout(resolve, 1500))
+    expect(answered).toBe(false)
+    await a.addTasks([task('farewell', ['hello'])])
+    const r = await waiting
+    expect(r.reason).toBe('ready')
+    expect(r.ready.map(t => t.id)).toEqual(['farewell'])
+  })
+})
