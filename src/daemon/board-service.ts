@@ -255,6 +255,7 @@ export class BoardService {
 
   async setGoal (g: { text: string, files: string[], testCommand: string }): Promise<void> {
     if (g.text.trim() === '') throw new InvalidArgumentError('the goal needs text')
+    if (g.testCommand.trim() === '') throw new InvalidArgumentError('the goal needs a test command, whose passing tests mean it is met: agency goal set "<goal>" --test "<command>"')
     await this.init.log.append('goal', g)
   }
 
