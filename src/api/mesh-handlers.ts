@@ -68,7 +68,7 @@ export function meshHandlers (d: Daemon): Pick<AgencyServer, 'getStatus' | 'list
     sendMessage: unary(async (req) => await d.sendMessage({ to: req.to, text: req.text, thread: req.thread, replyTo: req.replyTo })),
     readInbox: unary(async (req) => {
       const limit = req.limit === 0 ? 100 : req.limit
-      if (limit > 1000) throw new InvalidArgumentError('limit is at most 1000')
+      if (limit > 10_000) throw new InvalidArgumentError('limit is at most 10000')
       const items = await d.readAgentInbox({ after: req.after, limit, all: req.all, peek: req.peek })
       return { messages: items.map(inboxMessage), unread: d.inbox.unread() }
     }),

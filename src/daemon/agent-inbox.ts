@@ -12,7 +12,7 @@ export type NoticeKind = 'claim_lost' | 'claim_superseded' | 'overlap' | 'review
 /** Notices are stored as messages from the daemon to itself, on a thread that names their kind. */
 const NOTICE_THREAD = 'agentd-notice:'
 const READ_CURSOR_KEY = 'inbox/read-cursor'
-const MAX_READ = 1000
+const MAX_READ = 10_000
 const DEFAULT_READ = 100
 
 export interface InboxItem {

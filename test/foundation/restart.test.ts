@@ -43,7 +43,7 @@ describe('restarting a daemon', { timeout: PROCESS_TEST_TIMEOUT_MS }, () => {
     const sent = await first.agency<{ id: string, to: string }>('send', peerId, text)
     expect(sent.to).toBe(peerId)
     // Nobody is there to ack it: it waits in the outbox.
-    expect((await first.agency('status')).outboxPending).toBe(1)
+    expect((await first.agency('status', '--full')).outboxPending).toBe(1)
 
     await third.restart()
     expect(third.peerId).toBe(peerId)
@@ -53,7 +53,7 @@ describe('restarting a daemon', { timeout: PROCESS_TEST_TIMEOUT_MS }, () => {
     await waitFor(async () => (await first.status()).outboxPending === 0, { what: 'the first\'s outbox to drain' })
     await sleep(3000)
     expect(await inboxCopies(third, sent.id)).toHaveLength(1)
-    expect((await third.agency('status')).inboxCount).toBe(1)
+    expect((await third.agency('status', '--full')).inboxCount).toBe(1)
   })
 
   it('refuses a second agentd on a data dir in use, and leaves the first running', async () => {

@@ -95,7 +95,7 @@ describe('the default API address', { timeout: PROCESS_TEST_TIMEOUT_MS }, () => 
   it('is where `agency` looks, given only AGENCY_DATA_DIR', async () => {
     const res = await agencyWithEnv(['status', '--json'], { AGENCY_DATA_DIR: dataDir })
     expect(res.code, res.stderr).toBe(0)
-    expect(JSON.parse(res.stdout).self.name).toBe('by-default')
+    expect(JSON.parse(res.stdout).you.name).toBe('by-default')
     const none = await agencyWithEnv(['status'], { AGENCY_DATA_DIR: join(dataDir, 'elsewhere') })
     expect(none.code).toBe(3)
     expect(plainLines(none.stderr)).toEqual([expect.stringMatching(/no daemon answers at unix:.*elsewhere\/agentd\.sock/)])
