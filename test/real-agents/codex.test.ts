@@ -25,11 +25,22 @@ afterEach(async () => {
   model = undefined
 })
 
-/** $HOME/.codex/config.toml naming the scripted endpoint as a Responses provider; the key is a placeholder env var. */
+/**
+ * $HOME/.codex/config.toml naming the scripted endpoint as a Responses provider (the key is a
+ * placeholder env var). The update check, analytics and the plugin marketplace are off: with them
+ * Codex looks up github.com and chatgpt.com, and this test stays on loopback.
+ */
 function codexConfig (baseUrl: string): string {
   return [
     `model = "${MODEL_ID}"`,
     'model_provider = "scripted"',
+    'check_for_update_on_startup = false',
+    '',
+    '[analytics]',
+    'enabled = false',
+    '',
+    '[features]',
+    'plugins = false',
     '',
     '[model_providers.scripted]',
     'name = "scripted model (test stand-in)"',
@@ -49,7 +60,7 @@ describe('agentd --harness codex: the real Codex CLI against a scripted Response
     const { daemon, repo } = await startSeededAgent(scratch, 'codex', 'codex', async home => {
       await mkdir(join(home, '.codex'), { recursive: true })
       await writeFile(join(home, '.codex', 'config.toml'), codexConfig(baseUrl))
-      return { SCRIPTED_MODEL_KEY: 'not-a-real-key' }
+      return { CODEX_HOME: join(home, '.codex'), SCRIPTED_MODEL_KEY: 'not-a-real-key' }
     })
     const log = await waitForHarnessFinished(daemon)
 

@@ -7,6 +7,7 @@
 // and plays the shared prompt through Copilot's own tools: the `agency` MCP
 // tools (functions "agency-<name>"), bash for the shell, and
 // its apply_patch tool for the file.
+import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
 import { Scratch } from '../agents/helpers.js'
 import { GREETER, SCENARIO_TIMEOUT_MS, assertCli, count, expectExitedZeroThenFinished, sharedFile, sharedHistory, startSeededAgent, statusOf, waitForHarnessFinished } from './greeter-scenario.js'
@@ -29,7 +30,8 @@ describe('agentd --harness copilot: the real Copilot CLI, offline, against a scr
     model = await startResponsesModel({ skills: GREETER.skills })
     const baseUrl = model.baseUrl
     scratch = new Scratch()
-    const { daemon, repo } = await startSeededAgent(scratch, 'copilot', 'copilot', async () => ({
+    const { daemon, repo } = await startSeededAgent(scratch, 'copilot', 'copilot', async home => ({
+      COPILOT_HOME: join(home, '.copilot'),
       COPILOT_OFFLINE: 'true',
       COPILOT_PROVIDER_BASE_URL: baseUrl,
       COPILOT_PROVIDER_WIRE_API: 'responses',

@@ -92,8 +92,13 @@ export async function startSeededAgent (scratch: Scratch, name: string, harness:
   const repo = await seedSharedRepo(dir)
   const home = join(dir, 'home')
   await mkdir(home, { recursive: true })
+  // Every per-user directory the CLIs may use is inside the temporary HOME.
   const env = {
     HOME: home,
+    XDG_CONFIG_HOME: join(home, '.config'),
+    XDG_CACHE_HOME: join(home, '.cache'),
+    XDG_DATA_HOME: join(home, '.local', 'share'),
+    XDG_STATE_HOME: join(home, '.local', 'state'),
     PATH: [CLI_BIN_DIR, process.env.PATH].filter(p => p != null && p !== '').join(delimiter),
     ...(await setup(home))
   }
@@ -117,15 +122,18 @@ export async function harnessLog (d: LocalDaemon): Promise<string> {
   return await readFile(join(d.dataDir, 'harness.log'), 'utf8').catch(() => '')
 }
 
-/** Waits until the supervisor has decided not to restart the harness (the goal is met), or the harness keeps failing. */
+/**
+ * Waits until the supervisor has decided not to restart the harness (the goal
+ * is met); fails at once when the harness has been started a third time, since
+ * a run that ends without meeting the goal is restarted.
+ */
 export async function waitForHarnessFinished (d: LocalDaemon): Promise<string> {
-  return await waitFor(async () => {
-    const log = await harnessLog(d)
-    if (log.includes('agentd: work is done; not restarting the harness')) return log
-    // A run that ended without meeting the goal is restarted; a third start means the scenario failed.
-    if ((log.match(/agentd: starting /g) ?? []).length >= 3) throw new Error(`the harness was restarted twice without meeting the goal:\n${log.slice(-6000)}`)
-    return undefined
+  const log = await waitFor(async () => {
+    const text = await harnessLog(d)
+    return text.includes('agentd: work is done; not restarting the harness') || count(text, /agentd: starting /) >= 3 ? text : undefined
   }, { timeoutMs: SCENARIO_TIMEOUT_MS - 30_000, intervalMs: 500, what: 'the harness to finish and the supervisor to stop restarting it' })
+  if (!log.includes('agentd: work is done')) throw new Error(`the harness was restarted twice without meeting the goal:\n${log.slice(-6000)}`)
+  return log
 }
 
 export async function statusOf (d: LocalDaemon): Promise<StatusReply> {

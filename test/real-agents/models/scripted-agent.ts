@@ -62,6 +62,7 @@ export function nextStep (taken: TakenStep[], skills: AgentSkills): AgentStep {
 
     const find = lastOf(taken, s => s.step.kind === 'shell' && s.step.command.startsWith('agency find'))
     if (find == null) return shell(`agency find ${shellWord(task.title !== '' ? task.title : task.id)}`)
+    if (/command not found|not found: agency/.test(find.output)) return finish(`The agency command is not on my shell's PATH: ${brief(find.output)}`)
 
     Object.assign(files, skills.filesFor(task))
     const claim = lastOf(taken, s => isAgency(s, 'claim'))
