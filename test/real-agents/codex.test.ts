@@ -2,11 +2,12 @@
 // one agent takes the greeter's one task and lands it. Codex talks to a
 // scripted model over the OpenAI Responses API (models/openai-responses.ts,
 // the only stand-in), configured the way a user configures any provider: a
-// custom model provider in $HOME/.codex/config.toml, no login. The model plays
-// the shared prompt through Codex's own tools: the `agency` MCP tools (which
-// Codex offers as the namespace mcp__agency), exec_command for the shell (the
-// tests, git, and `agency find`, which needs the shim on the shell's PATH) and
-// for the file when Codex offers no apply_patch.
+// custom model provider in $HOME/.codex/config.toml, no login. The model id is
+// one Codex knows (gpt-5.5), so Codex sets up its tools as for that model: the
+// `agency` MCP tools deferred behind its client-side tool_search (the model
+// searches first; they come back as the namespace mcp__agency), apply_patch for
+// the file, exec_command for the shell (the tests, git, and `agency find`, which
+// needs the shim on the shell's PATH).
 import { writeFile, mkdir } from 'node:fs/promises'
 import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
@@ -62,7 +63,7 @@ describe('agentd --harness codex: the real Codex CLI against a scripted Response
       await writeFile(join(home, '.codex', 'config.toml'), codexConfig(baseUrl))
       return { CODEX_HOME: join(home, '.codex'), SCRIPTED_MODEL_KEY: 'not-a-real-key' }
     })
-    const log = await waitForHarnessFinished(daemon)
+    const log = await waitForHarnessFinished(daemon, () => `The model's last turn: ${JSON.stringify(model?.turns().at(-1)?.answered)}`)
 
     // ---- the task is done, by this agent ----
     const status = await statusOf(daemon)
@@ -94,10 +95,16 @@ describe('agentd --harness codex: the real Codex CLI against a scripted Response
     expect(steps.filter(s => s.kind === 'agency').map(s => s.tool)).toEqual(['status', 'read_inbox', 'ready', 'claim', 'integrate', 'done'])
     // Every call of this run came back with an answer; none was refused or left for a human.
     for (const s of last.taken) expect(s.output).not.toMatch(/approv|permission|denied|rejected by user|not allowed/i)
-    // Codex offers the agency MCP tools in the namespace mcp__agency, and ran them.
+    // The model knew the id: no fallback metadata, and the MCP tools were behind tool_search, which
+    // loaded them in the namespace mcp__agency; Codex ran every one.
+    expect(log).not.toMatch(/Model metadata for .* not found/)
     const calls = turns.map(t => t.call).filter(c => c != null)
+    expect(calls[0].type).toBe('tool_search_call')
     expect(calls.filter(c => c.namespace === 'mcp__agency').map(c => c.name)).toEqual(['status', 'read_inbox', 'ready', 'claim', 'integrate', 'done'])
     expect(count(log, /^mcp: agency\/\w+ \(completed\)$/m)).toBe(6)
+    // The file went through Codex's apply_patch (a freeform custom tool).
+    expect(calls.find(c => c.name === 'apply_patch')?.type).toBe('custom_tool_call')
+    expect(last.taken.find(s => s.step.kind === 'write')?.output).toMatch(/Success\. Updated the following files:\s+A src\/greet\.js/)
     // The shell keeps the agency shim on PATH (Codex runs it without a login shell).
     const find = last.taken.find(s => s.step.kind === 'shell' && s.step.command.startsWith('agency find'))
     expect(find?.output).toMatch(/Process exited with code 0/)

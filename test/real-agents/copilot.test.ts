@@ -37,7 +37,7 @@ describe('agentd --harness copilot: the real Copilot CLI, offline, against a scr
       COPILOT_PROVIDER_WIRE_API: 'responses',
       COPILOT_MODEL: MODEL_ID
     }))
-    const log = await waitForHarnessFinished(daemon)
+    const log = await waitForHarnessFinished(daemon, () => `The model's last turn: ${JSON.stringify(model?.turns().at(-1)?.answered)}`)
 
     // ---- the task is done, by this agent ----
     const status = await statusOf(daemon)

@@ -127,13 +127,18 @@ export async function harnessLog (d: LocalDaemon): Promise<string> {
  * is met); fails at once when the harness has been started a third time, since
  * a run that ends without meeting the goal is restarted.
  */
-export async function waitForHarnessFinished (d: LocalDaemon): Promise<string> {
+export async function waitForHarnessFinished (d: LocalDaemon, explain: () => string = () => ''): Promise<string> {
   const log = await waitFor(async () => {
     const text = await harnessLog(d)
     return text.includes('agentd: work is done; not restarting the harness') || count(text, /agentd: starting /) >= 3 ? text : undefined
   }, { timeoutMs: SCENARIO_TIMEOUT_MS - 30_000, intervalMs: 500, what: 'the harness to finish and the supervisor to stop restarting it' })
-  if (!log.includes('agentd: work is done')) throw new Error(`the harness was restarted twice without meeting the goal:\n${log.slice(-6000)}`)
+  if (!log.includes('agentd: work is done')) throw new Error(`the harness was restarted twice without meeting the goal. ${explain()}\nharness.log without the prompt:\n${withoutPrompt(log).slice(-6000)}`)
   return log
+}
+
+/** The harness log minus the lines of the shared prompt that CLIs echo (markdown lists, tables, headings). */
+function withoutPrompt (log: string): string {
+  return log.split('\n').filter(l => !/^(\s{2,}|- |\||#|\d+\. |\*\*)/.test(l) && l.trim() !== '').join('\n')
 }
 
 export async function statusOf (d: LocalDaemon): Promise<StatusReply> {

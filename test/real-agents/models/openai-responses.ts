@@ -17,7 +17,7 @@ import type { AddressInfo } from 'node:net'
 import { nextStep, type AgentSkills, type AgentStep, type TakenStep } from './scripted-agent.js'
 
 /** The model id the endpoint lists and answers as. */
-export const MODEL_ID = 'gpt-5.4'
+export const MODEL_ID = 'gpt-5.5'
 
 /** One request the CLI made, as received, with what was answered. */
 export interface RecordedRequest {
@@ -32,11 +32,11 @@ export interface RecordedRequest {
 
 /** How a step went out on the wire. */
 export interface WireCall {
-  type: 'function_call' | 'custom_tool_call'
+  type: 'function_call' | 'custom_tool_call' | 'tool_search_call'
   name: string
   namespace?: string
   callId: string
-  /** JSON arguments (function_call) or the freeform input (custom_tool_call). */
+  /** JSON arguments (function_call, tool_search_call) or the freeform input (custom_tool_call). */
   payload: string
 }
 
@@ -72,7 +72,7 @@ export async function startResponsesModel (o: ResponsesModelOptions): Promise<Re
   })
 
   function answerTurn (res: ServerResponse, rec: RecordedRequest, body: any): void {
-    const tools = offeredTools(body.tools)
+    const tools = offeredTools(body.tools, body.input)
     const stream = new SseResponse(res, `resp_${++seq}`)
     if (tools.agency.size === 0 && tools.shell == null) {
       // Not the agent's turn (a title, a summary, a check): a short answer.
@@ -81,13 +81,20 @@ export async function startResponsesModel (o: ResponsesModelOptions): Promise<Re
     }
     const taken = takenSteps(body.input, issued)
     const step = nextStep(taken, o.skills)
-    const call = step.kind === 'finish' ? undefined : wireCall(step, tools, `call_${seq}`)
+    const callId = `call_${seq}`
+    // Codex defers MCP tools behind its client-side tool_search for models that support it:
+    // the agent searches for its tools first, and they come back in the next request's input.
+    const call = step.kind === 'finish'
+      ? undefined
+      : step.kind === 'agency' && !tools.agency.has(step.tool) && tools.toolSearch && !searched(body.input)
+        ? toolSearchCall(callId)
+        : wireCall(step, tools, callId)
     rec.turn = { taken, answered: step, call }
     if (call == null) {
       stream.message(step.kind === 'finish' ? step.text : `cannot do ${step.kind}: the CLI offers no tool for it`)
       return
     }
-    issued.set(call.callId, step)
+    if (call.type !== 'tool_search_call') issued.set(call.callId, step)
     stream.toolCall(call)
   }
 
@@ -111,17 +118,24 @@ interface ToolRef { name: string, namespace?: string }
 interface OfferedTools {
   /** agency MCP tool name -> how the CLI names it */
   agency: Map<string, ToolRef>
+  /** A client-side tool search (Codex) that loads deferred tools. */
+  toolSearch: boolean
   shell?: ToolRef & { style: 'exec_command' | 'bash' | 'shell_command' | 'shell' }
   write?: ToolRef & { style: 'apply_patch_custom' | 'apply_patch_function' | 'create' }
 }
 
 const AGENCY_PREFIX = /^(?:mcp__)?agency(?:__|-|_|\.|\/)/
 
-/** Sorts the request's tools into the agency MCP tools, the shell tool and the file tool. */
-export function offeredTools (tools: unknown): OfferedTools {
-  const out: OfferedTools = { agency: new Map() }
-  const list: any[] = Array.isArray(tools) ? tools : []
+/**
+ * Sorts the request's tools, and those a tool search loaded earlier in the
+ * conversation, into the agency MCP tools, the shell tool and the file tool.
+ */
+export function offeredTools (tools: unknown, input?: unknown): OfferedTools {
+  const out: OfferedTools = { agency: new Map(), toolSearch: false }
+  const loaded = (Array.isArray(input) ? input : []).flatMap((i: any) => i?.type === 'tool_search_output' && Array.isArray(i.tools) ? i.tools : [])
+  const list: any[] = [...(Array.isArray(tools) ? tools : []), ...loaded]
   for (const t of list) {
+    if (t?.type === 'tool_search') { out.toolSearch = true; continue }
     if (t?.type === 'namespace' && Array.isArray(t.tools)) {
       // One namespace per MCP server: Codex calls it "mcp__agency" with the server's own tool
       // names inside, Copilot "agency" with "agency-<tool>" inside.
@@ -165,6 +179,16 @@ export function wireCall (step: Exclude<AgentStep, { kind: 'finish' }>, tools: O
     case 'shell_command': return fn(sh, { command })
     case 'shell': return fn(sh, { command: ['bash', '-c', command] })
   }
+}
+
+/** Whether the conversation already searched for tools. */
+function searched (input: unknown): boolean {
+  return Array.isArray(input) && input.some((i: any) => i?.type === 'tool_search_call')
+}
+
+/** A search that loads the agency tools the loop uses (BM25 over the tools' names and descriptions). */
+function toolSearchCall (callId: string): WireCall {
+  return { type: 'tool_search_call', name: 'tool_search', callId, payload: JSON.stringify({ query: 'agency status read_inbox ready claim integrate done', limit: 20 }) }
 }
 
 /** An apply_patch that adds one file (the grammar Codex and Copilot share). */
@@ -229,6 +253,13 @@ class SseResponse {
   }
 
   toolCall (call: WireCall): void {
+    if (call.type === 'tool_search_call') {
+      const item = { type: 'tool_search_call', id: `ts_${this.id}`, call_id: call.callId, execution: 'client', arguments: JSON.parse(call.payload), status: 'completed' }
+      this.begin()
+      this.event('response.output_item.added', { output_index: 0, item: { ...item, status: 'in_progress' } })
+      this.end(item)
+      return
+    }
     const id = `${call.type === 'function_call' ? 'fc' : 'ctc'}_${this.id}`
     const item: Record<string, unknown> = call.type === 'function_call'
       ? { type: 'function_call', id, call_id: call.callId, name: call.name, arguments: call.payload, status: 'completed' }
