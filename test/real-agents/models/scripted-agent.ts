@@ -40,6 +40,7 @@ export interface AgentSkills {
 }
 
 const BRANCH_COMMAND = 'git rev-parse --abbrev-ref HEAD'
+const GOAL_COMMAND = 'agency goal --json'
 
 /** The final message of a run that did its task. */
 export const DONE_MESSAGE = 'Task integrated and done; the goal\'s tests pass on the shared branch.'
@@ -83,8 +84,15 @@ export function nextStep (taken: TakenStep[], skills: AgentSkills): AgentStep {
     if (lastOf(taken, s => s.step.kind === 'write' && s.step.path === path) == null) return { kind: 'write', path, content }
   }
 
-  const testCommand = testCommandOf(board)
-  if (testCommand == null) return finish(`The status answer names no test command: ${brief(status.output)}`)
+  // The goal's test command, from the board; `agency goal --json` says it when status does not.
+  let testCommand = testCommandOf(board)
+  if (testCommand == null) {
+    const goal = lastOf(taken, s => s.step.kind === 'shell' && s.step.command === GOAL_COMMAND)
+    if (goal == null) return shell(GOAL_COMMAND)
+    const answer: any = parseJson(goal.output)
+    testCommand = testCommandOf({ goal: answer?.goal ?? answer })
+    if (testCommand == null) return finish(`Neither status nor agency goal names the goal's test command: ${brief(goal.output)}`)
+  }
   if (lastOf(taken, s => s.step.kind === 'shell' && s.step.command === testCommand) == null) return shell(testCommand)
 
   const commit = `git add -A && git commit -m ${shellWord(`${task.id}: ${task.title !== '' ? task.title : 'done'}`)}`
