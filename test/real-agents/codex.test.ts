@@ -12,7 +12,7 @@ import { writeFile, mkdir } from 'node:fs/promises'
 import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
 import { Scratch } from '../agents/helpers.js'
-import { GREETER, SCENARIO_TIMEOUT_MS, assertCli, count, expectExitedZeroThenFinished, sharedFile, sharedHistory, startSeededAgent, statusOf, waitForHarnessFinished } from './greeter-scenario.js'
+import { GREETER, SCENARIO_TIMEOUT_MS, assertCli, count, expectExitedZeroThenFinished, expectTheLoop, sharedFile, sharedHistory, startSeededAgent, statusOf, waitForHarnessFinished } from './greeter-scenario.js'
 import { MODEL_ID, startResponsesModel, type ResponsesModel } from './models/openai-responses.js'
 import { DONE_MESSAGE } from './models/scripted-agent.js'
 
@@ -91,10 +91,7 @@ describe('agentd --harness codex: the real Codex CLI against a scripted Response
     const turns = model.turns()
     const last = turns[turns.length - 1]
     expect(last.answered).toEqual({ kind: 'finish', text: DONE_MESSAGE })
-    const steps = last.taken.map(s => s.step)
-    expect(steps.filter(s => s.kind === 'agency').map(s => s.tool)).toEqual(['status', 'read_inbox', 'ready', 'claim', 'integrate', 'done'])
-    // Every call of this run came back with an answer; none was refused or left for a human.
-    for (const s of last.taken) expect(s.output).not.toMatch(/approv|permission|denied|rejected by user|not allowed/i)
+    expectTheLoop(last.taken, daemon.peerId)
     // The model knew the id: no fallback metadata, and the MCP tools were behind tool_search, which
     // loaded them in the namespace mcp__agency; Codex ran every one.
     expect(log).not.toMatch(/Model metadata for .* not found/)

@@ -15,7 +15,7 @@ import type { AgencyClient, StatusReply } from '../../src/gen/agency/v1/api.js'
 import type { LocalDaemon } from '../../src/swarm/local-daemon.js'
 import { REPO_ROOT, type Scratch } from '../agents/helpers.js'
 import { waitFor } from '../helpers/wait-for.js'
-import type { AgentSkills } from './models/scripted-agent.js'
+import type { AgentSkills, TakenStep } from './models/scripted-agent.js'
 
 const run = promisify(execFile)
 
@@ -168,6 +168,23 @@ export function assertCli (name: string): string {
   const bin = join(CLI_BIN_DIR, name)
   if (!existsSync(bin)) throw new Error(`${bin} is missing: run npm install (the real agent CLIs are devDependencies)`)
   return bin
+}
+
+/**
+ * The run went through the whole loop of the shared prompt, in order: the
+ * board, the inbox, the ready tasks, a search from the shell, the claim, the
+ * task branch the daemon switched to, the file, the tests, the commit,
+ * integrate, done; every call came back with an answer and none was refused or
+ * left waiting for a human.
+ */
+export function expectTheLoop (taken: TakenStep[], agentId: string): void {
+  const brief = taken.map(({ step: s }) => s.kind === 'agency' ? s.tool : s.kind === 'shell' ? s.command : s.kind === 'write' ? `write ${s.path}` : s.kind)
+  expect(brief).toEqual([
+    'status', 'read_inbox', 'ready', `agency find '${GREETER.task.title}'`, 'claim', 'git rev-parse --abbrev-ref HEAD',
+    'write src/greet.js', GREETER.testCommand, `git add -A && git commit -m '${GREETER.task.id}: ${GREETER.task.title}'`, 'integrate', 'done'
+  ])
+  expect(taken[5].output).toContain(`agency/${agentId}/${GREETER.task.id}`)
+  for (const s of taken) expect(s.output).not.toMatch(/approv|permission|denied|rejected by user|not allowed|command not found/i)
 }
 
 /** The one run exited 0, and after it the supervisor ended supervision instead of restarting. */
