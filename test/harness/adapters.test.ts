@@ -65,18 +65,23 @@ describe('harness adapters: golden command lines, environments and MCP configura
     expect(harnessLaunch('claude', ctx)).toEqual(expected)
   })
 
-  it('codex: exec, no approvals or sandbox, the MCP server as config overrides', () => {
+  it('codex: exec, no approvals or sandbox, no login shell, the MCP server as required config overrides that forward the token', () => {
     const expected: HarnessLaunch = {
       ...common,
       command: 'codex',
       args: [
         'exec',
         '--dangerously-bypass-approvals-and-sandbox',
+        '-c', 'allow_login_shell=false',
         '-c', 'mcp_servers.agency.command="node"',
         '-c', 'mcp_servers.agency.args=["/opt/agency/dist/src/cli/agency.js", "mcp"]',
         '-c', 'mcp_servers.agency.env.AGENCY_ADDR="127.0.0.1:7401"',
         '-c', 'mcp_servers.agency.env.AGENCY_AGENT_ID="agent-7"',
         '-c', 'mcp_servers.agency.env.AGENCY_AGENT_NAME="ada"',
+        '-c', 'mcp_servers.agency.env_vars=["AGENCY_TOKEN"]',
+        '-c', 'mcp_servers.agency.required=true',
+        '-c', 'mcp_servers.agency.startup_timeout_sec=60',
+        '-c', 'mcp_servers.agency.tool_timeout_sec=1800',
         'Do the work.'
       ],
       files: commonFiles
@@ -84,14 +89,17 @@ describe('harness adapters: golden command lines, environments and MCP configura
     expect(harnessLaunch('codex', ctx)).toEqual(expected)
   })
 
-  it('copilot: -p with all tools allowed and an additional MCP config file', () => {
+  it('copilot: -p with all tools allowed, no auto-update, an additional MCP config file whose tools are never deferred', () => {
     const expected: HarnessLaunch = {
       ...common,
       command: 'copilot',
-      args: ['-p', 'Do the work.', '--allow-all-tools', '--additional-mcp-config', '@/data/ada/harness/copilot-mcp.json'],
+      args: ['-p', 'Do the work.', '--allow-all-tools', '--no-auto-update', '--additional-mcp-config', '@/data/ada/harness/copilot-mcp.json'],
       files: [
         ...commonFiles,
-        { path: '/data/ada/harness/copilot-mcp.json', content: json({ mcpServers: { agency: { type: 'local', ...mcpServer, tools: ['*'] } } }) }
+        {
+          path: '/data/ada/harness/copilot-mcp.json',
+          content: json({ mcpServers: { agency: { type: 'stdio', ...mcpServer, tools: ['*'], deferTools: 'never', timeout: 1_800_000 } } })
+        }
       ]
     }
     expect(harnessLaunch('copilot', ctx)).toEqual(expected)

@@ -4,28 +4,44 @@
 //   (-p PROMPT runs non-interactively; --allow-all-tools is required for it);
 //   "Adding MCP servers for GitHub Copilot CLI",
 //   https://docs.github.com/en/copilot/how-tos/copilot-cli/customize-copilot/add-mcp-servers
-//   (mcpServers entries with type local|stdio, command, args, env, tools; only PATH is
-//   inherited, every other variable must be in env); "GitHub Copilot CLI command reference"
-//   (--additional-mcp-config takes JSON or @file and adds to ~/.copilot/mcp-config.json
-//   for this session; COPILOT_HOME moves the whole config dir, login included).
+//   (mcpServers entries with type, command, args, env, tools); "GitHub Copilot CLI command
+//   reference" and `copilot --help` (--additional-mcp-config takes JSON or @file and adds to
+//   ~/.copilot/mcp-config.json for this session; --no-auto-update; COPILOT_HOME moves the
+//   whole config dir, login included); the schema the CLI ships,
+//   schemas/api.schema.json, McpServerConfigStdio (type "stdio", "local" being its legacy
+//   alias; timeout in ms for tool discovery and calls; deferTools "never" keeps the tools
+//   in the first tool list instead of behind tool search). Checked against Copilot CLI 1.0.102.
 //
 // The config goes in a file in the data dir, passed with --additional-mcp-config
 // @file, so the user's ~/.copilot is untouched and their login still works.
+// - --allow-all-tools: nothing waits for a confirmation (shell, file edits, MCP).
+// - --no-auto-update: every agent runs the CLI that is installed, and none
+//   downloads a newer one at start.
+// - deferTools "never": the coordination tools are the agent's loop, not an
+//   extra it should have to search for first.
+// - timeout: integrate runs the goal's tests and claim waits out the settle
+//   window; the calls get the 30 minutes the integrate API call has.
+// Copilot 1.0.102 passes its whole environment to a local MCP server (the docs
+// say only PATH), so AGENCY_TOKEN reaches `agency mcp` without being written here.
 import { join } from 'node:path'
 import { baseLaunch, harnessDir, jsonFile, MCP_SERVER_NAME, mcpServerSpec } from './common.js'
 import type { HarnessContext, HarnessLaunch } from '../types.js'
+
+/** How long one agency tool call may take, in milliseconds: as long as the integrate API call. */
+const TOOL_TIMEOUT_MS = 30 * 60_000
 
 export function copilotLaunch (ctx: HarnessContext): HarnessLaunch {
   const mcpConfig = join(harnessDir(ctx), 'copilot-mcp.json')
   const launch = baseLaunch(ctx, 'copilot', [
     '-p', ctx.prompt,
     '--allow-all-tools',
+    '--no-auto-update',
     '--additional-mcp-config', `@${mcpConfig}`
   ])
   const server = mcpServerSpec(ctx)
   launch.files.push(jsonFile(mcpConfig, {
     mcpServers: {
-      [MCP_SERVER_NAME]: { type: 'local', command: server.command, args: server.args, env: server.env, tools: ['*'] }
+      [MCP_SERVER_NAME]: { type: 'stdio', command: server.command, args: server.args, env: server.env, tools: ['*'], deferTools: 'never', timeout: TOOL_TIMEOUT_MS }
     }
   }))
   return launch

@@ -1,0 +1,116 @@
+// `agentd --harness codex` with the real Codex CLI (node_modules/.bin/codex):
+// one agent takes the greeter's one task and lands it. Codex talks to a
+// scripted model over the OpenAI Responses API (models/openai-responses.ts,
+// the only stand-in), configured the way a user configures any provider: a
+// custom model provider in $HOME/.codex/config.toml, no login. The model id is
+// one Codex knows (gpt-5.5), so Codex sets up its tools as for that model: the
+// `agency` MCP tools deferred behind its client-side tool_search (the model
+// searches first; they come back as the namespace mcp__agency), apply_patch for
+// the file, exec_command for the shell (the tests, git, and `agency find`, which
+// needs the shim on the shell's PATH).
+import { writeFile, mkdir } from 'node:fs/promises'
+import { join } from 'node:path'
+import { afterEach, describe, expect, it } from 'vitest'
+import { Scratch } from '../agents/helpers.js'
+import { GREETER, SCENARIO_TIMEOUT_MS, assertCli, count, expectExitedZeroThenFinished, expectTheLoop, sharedFile, sharedHistory, startSeededAgent, statusOf, waitForHarnessFinished } from './greeter-scenario.js'
+import { MODEL_ID, startResponsesModel, type ResponsesModel } from './models/openai-responses.js'
+import { DONE_MESSAGE } from './models/scripted-agent.js'
+
+let scratch: Scratch | undefined
+let model: ResponsesModel | undefined
+
+afterEach(async () => {
+  await scratch?.cleanup()
+  await model?.close()
+  scratch = undefined
+  model = undefined
+})
+
+/**
+ * $HOME/.codex/config.toml naming the scripted endpoint as a Responses provider (the key is a
+ * placeholder env var). The update check, analytics and the plugin marketplace are off: with them
+ * Codex looks up github.com and chatgpt.com, and this test stays on loopback.
+ */
+function codexConfig (baseUrl: string): string {
+  return [
+    `model = "${MODEL_ID}"`,
+    'model_provider = "scripted"',
+    'check_for_update_on_startup = false',
+    '',
+    '[analytics]',
+    'enabled = false',
+    '',
+    '[features]',
+    'plugins = false',
+    '',
+    '[model_providers.scripted]',
+    'name = "scripted model (test stand-in)"',
+    `base_url = "${baseUrl}"`,
+    'wire_api = "responses"',
+    'env_key = "SCRIPTED_MODEL_KEY"',
+    ''
+  ].join('\n')
+}
+
+describe('agentd --harness codex: the real Codex CLI against a scripted Responses endpoint', () => {
+  it('takes the task, lands its commit with the Agency-Task trailer, exits 0 and is not restarted once the goal is met', async () => {
+    assertCli('codex')
+    model = await startResponsesModel({ skills: GREETER.skills })
+    const baseUrl = model.baseUrl
+    scratch = new Scratch()
+    const { daemon, repo } = await startSeededAgent(scratch, 'codex', 'codex', async home => {
+      await mkdir(join(home, '.codex'), { recursive: true })
+      await writeFile(join(home, '.codex', 'config.toml'), codexConfig(baseUrl))
+      return { CODEX_HOME: join(home, '.codex'), SCRIPTED_MODEL_KEY: 'not-a-real-key' }
+    })
+    const log = await waitForHarnessFinished(daemon, () => `The model's last turn: ${JSON.stringify(model?.turns().at(-1)?.answered)}`)
+
+    // ---- the task is done, by this agent ----
+    const status = await statusOf(daemon)
+    const task = status.tasks.find(t => t.id === GREETER.task.id)
+    expect(task?.state).toBe('done')
+    expect(task?.holder).toBe(daemon.peerId)
+    expect(status.tests?.failed).toBe(0)
+    expect(status.tests?.passed).toBeGreaterThan(0)
+
+    // ---- its commit is on the shared branch, merged with the trailer of its claim ----
+    const history = await sharedHistory(repo)
+    expect(history.some(c => c.message.startsWith(`${GREETER.task.id}: ${GREETER.task.title}`))).toBe(true)
+    expect(history[0].message).toContain(`Agency-Task: ${GREETER.task.id}@${String(task?.epoch)}`)
+    expect(history[0].message).toContain(`Agency-Agent: ${daemon.peerId}`)
+    expect(await sharedFile(repo, 'src/greet.js')).toContain('Hello, ${name}!')
+
+    // ---- one run: Codex exited 0 and the supervisor did not start it again ----
+    expect(count(log, /agentd: starting codex exec /), log.slice(-8000)).toBe(1)
+    expect(count(log, /agentd: harness exited/)).toBe(1)
+    expectExitedZeroThenFinished(log)
+
+    // ---- nothing waited for approval, and the model's loop went through Codex's own tools ----
+    expect(log).toMatch(/^approval: never$/m)
+    expect(log).toMatch(/^sandbox: danger-full-access$/m)
+    const turns = model.turns()
+    const last = turns[turns.length - 1]
+    expect(last.answered).toEqual({ kind: 'finish', text: DONE_MESSAGE })
+    expectTheLoop(last.taken, daemon.peerId)
+    // The model knew the id: no fallback metadata, and the MCP tools were behind tool_search, which
+    // loaded them in the namespace mcp__agency; Codex ran every one.
+    expect(log).not.toMatch(/Model metadata for .* not found/)
+    const calls = turns.map(t => t.call).filter(c => c != null)
+    expect(calls[0].type).toBe('tool_search_call')
+    expect(calls.filter(c => c.namespace === 'mcp__agency').map(c => c.name)).toEqual(['status', 'read_inbox', 'ready', 'claim', 'integrate', 'done'])
+    expect(count(log, /^mcp: agency\/\w+ \(completed\)$/m)).toBe(6)
+    // The file went through Codex's apply_patch (a freeform custom tool).
+    expect(calls.find(c => c.name === 'apply_patch')?.type).toBe('custom_tool_call')
+    expect(last.taken.find(s => s.step.kind === 'write')?.output).toMatch(/Success\. Updated the following files:\s+A src\/greet\.js/)
+    // The shell keeps the agency shim on PATH (Codex runs it without a login shell).
+    const find = last.taken.find(s => s.step.kind === 'shell' && s.step.command.startsWith('agency find'))
+    expect(find?.output).toMatch(/Process exited with code 0/)
+    expect(find?.output).not.toMatch(/command not found/)
+    const tests = last.taken.find(s => s.step.kind === 'shell' && s.step.command === GREETER.testCommand)
+    expect(tests?.output).toMatch(/# pass 1/)
+
+    // Every request was a Responses call to the scripted provider.
+    expect(model.requests.every(r => r.method === 'POST' && r.path === '/v1/responses')).toBe(true)
+    expect(model.requests[0].headers.authorization).toBe('Bearer not-a-real-key')
+  }, SCENARIO_TIMEOUT_MS)
+})
