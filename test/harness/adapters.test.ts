@@ -97,18 +97,23 @@ describe('harness adapters: golden command lines, environments and MCP configura
     expect(harnessLaunch('copilot', ctx)).toEqual(expected)
   })
 
-  it('gemini: headless yolo, settings file named by GEMINI_CLI_SYSTEM_SETTINGS_PATH with a trusted agency server', () => {
+  it('gemini: headless yolo, the trusted agency server in the workspace\'s .gemini/settings.json (kept out of git), the folder trusted by environment', () => {
     const expected: HarnessLaunch = {
       ...common,
-      env: { ...common.env, GEMINI_CLI_SYSTEM_SETTINGS_PATH: '/data/ada/harness/gemini-settings.json', GEMINI_SANDBOX: 'false' },
+      env: { ...common.env, GEMINI_CLI_TRUST_WORKSPACE: 'true', GEMINI_SANDBOX: 'false' },
       command: 'gemini',
-      args: ['--prompt', 'Do the work.', '--approval-mode', 'yolo'],
+      args: ['--prompt', 'Do the work.', '--approval-mode', 'yolo', '--output-format', 'stream-json'],
       files: [
         ...commonFiles,
         {
-          path: '/data/ada/harness/gemini-settings.json',
-          content: json({ security: { folderTrust: { enabled: false } }, mcpServers: { agency: { ...mcpServer, trust: true } } })
-        }
+          path: '/work/ws/ada/.gemini/settings.json',
+          content: json({
+            mcpServers: { agency: { ...mcpServer, trust: true } },
+            // Names only: Gemini strips variables named like secrets from an MCP server's environment.
+            security: { environmentVariableRedaction: { allowed: ['AGENCY_TOKEN', 'AGENCY_TOKEN_FILE'] } }
+          })
+        },
+        { path: '/work/ws/ada/.gemini/.gitignore', content: '# Written by agentd for Gemini CLI: keep this directory out of git.\n*\n' }
       ]
     }
     expect(harnessLaunch('gemini', ctx)).toEqual(expected)
@@ -161,8 +166,9 @@ describe('harness adapters: golden command lines, environments and MCP configura
   it('never writes a secret: only the agent identity, the daemon and config paths reach the environment', () => {
     for (const name of ['claude', 'codex', 'copilot', 'gemini', 'aider', 'sim', 'cmd:true']) {
       const launch = harnessLaunch(name, ctx)
-      for (const key of Object.keys(launch.env)) expect(key).toMatch(/^(AGENCY_|GEMINI_CLI_SYSTEM_SETTINGS_PATH$|GEMINI_SANDBOX$)/)
-      for (const file of launch.files) expect(file.content).not.toMatch(/api[_-]?key|token|secret/i)
+      for (const key of Object.keys(launch.env)) expect(key).toMatch(/^(AGENCY_|GEMINI_CLI_TRUST_WORKSPACE$|GEMINI_SANDBOX$)/)
+      // Gemini's redaction allow-list names the token variables: a name, never the value.
+      for (const file of launch.files) expect(file.content.replace(/"AGENCY_TOKEN(_FILE)?"/g, '""')).not.toMatch(/api[_-]?key|token|secret/i)
     }
   })
 })
