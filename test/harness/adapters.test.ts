@@ -119,6 +119,21 @@ describe('harness adapters: golden command lines, environments and MCP configura
     expect(harnessLaunch('gemini', ctx)).toEqual(expected)
   })
 
+  it('pi: print mode with the prompt as its message, sessions kept in the data dir, no MCP config (it uses the agency CLI)', () => {
+    const expected: HarnessLaunch = {
+      ...common,
+      command: 'pi',
+      args: ['--print', '--session-dir', '/data/ada/harness/pi-sessions', 'Do the work.'],
+      files: commonFiles
+    }
+    expect(harnessLaunch('pi', ctx)).toEqual(expected)
+  })
+
+  it('pi: a prompt that starts like an option or a file stays a message', () => {
+    expect(harnessLaunch('pi', { ...ctx, prompt: '--help me' }).args.at(-1)).toBe('\n--help me')
+    expect(harnessLaunch('pi', { ...ctx, prompt: '@notes.md first' }).args.at(-1)).toBe('\n@notes.md first')
+  })
+
   it('aider: the prompt file as its message, always yes, history kept out of the workspace, no MCP config', () => {
     const expected: HarnessLaunch = {
       ...common,
@@ -164,7 +179,7 @@ describe('harness adapters: golden command lines, environments and MCP configura
   })
 
   it('never writes a secret: only the agent identity, the daemon and config paths reach the environment', () => {
-    for (const name of ['claude', 'codex', 'copilot', 'gemini', 'aider', 'sim', 'cmd:true']) {
+    for (const name of ['claude', 'codex', 'copilot', 'gemini', 'pi', 'aider', 'sim', 'cmd:true']) {
       const launch = harnessLaunch(name, ctx)
       for (const key of Object.keys(launch.env)) expect(key).toMatch(/^(AGENCY_|GEMINI_CLI_TRUST_WORKSPACE$|GEMINI_SANDBOX$)/)
       // Gemini's redaction allow-list names the token variables: a name, never the value.
@@ -176,9 +191,9 @@ describe('harness adapters: golden command lines, environments and MCP configura
 describe('harnessLaunch input checks', () => {
   it('names the valid harnesses when given an unknown one', () => {
     expect(() => harnessLaunch('cursor', ctx)).toThrow(InvalidArgumentError)
-    expect(() => harnessLaunch('cursor', ctx)).toThrow(/unknown harness "cursor".*claude, codex, copilot, gemini, aider, sim, cmd:<shell command>/)
+    expect(() => harnessLaunch('cursor', ctx)).toThrow(/unknown harness "cursor".*claude, codex, copilot, gemini, pi, aider, sim, cmd:<shell command>/)
     expect(() => harnessLaunch('toString', ctx)).toThrow(InvalidArgumentError)
-    expect(HARNESS_NAMES).toEqual(['claude', 'codex', 'copilot', 'gemini', 'aider', 'sim', 'cmd:<shell command>'])
+    expect(HARNESS_NAMES).toEqual(['claude', 'codex', 'copilot', 'gemini', 'pi', 'aider', 'sim', 'cmd:<shell command>'])
   })
 
   it('rejects an empty cmd: command', () => {
