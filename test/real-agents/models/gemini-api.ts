@@ -90,7 +90,7 @@ function answer (req: IncomingMessage, res: ServerResponse, text: string, opts: 
     case 'streamGenerateContent': {
       const step = agentTurn(body, opts.solutions, record)
       res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' })
-      res.end(`data: ${JSON.stringify(response(partsOf(step), body))}\n\n`)
+      res.end(`data: ${JSON.stringify(response(partsOf(step, requests.length), body))}\n\n`)
       return
     }
     case 'generateContent': {
@@ -98,7 +98,7 @@ function answer (req: IncomingMessage, res: ServerResponse, text: string, opts: 
       const schema = body?.generationConfig?.responseJsonSchema ?? body?.generationConfig?.responseSchema
       const parts = schema != null
         ? [{ text: JSON.stringify(valueFor(schema)) }]
-        : partsOf(agentTurn(body, opts.solutions, record))
+        : partsOf(agentTurn(body, opts.solutions, record), requests.length)
       sendJson(res, 200, response(parts, body))
       return
     }
@@ -147,11 +147,10 @@ function responseText (response: unknown): string {
   return JSON.stringify(response)
 }
 
-let callCounter = 0
-
-function partsOf (step: NextStep): any[] {
+/** The reply's parts; a call's id is the turn's place among the requests, unique on this server. */
+function partsOf (step: NextStep, turn: number): any[] {
   if (step.kind === 'answer') return [{ text: step.text }]
-  return [{ functionCall: { id: `stand-in-${++callCounter}`, name: step.name, args: step.args } }]
+  return [{ functionCall: { id: `stand-in-${turn}`, name: step.name, args: step.args } }]
 }
 
 function response (parts: any[], request: any): any {
