@@ -15,7 +15,8 @@ import { afterAll, describe, expect, it } from 'vitest'
 import type { AgencyClient } from '../../src/gen/agency/v1/api.js'
 import { git, harnessLog } from './agent-daemon.js'
 import { startGeminiStandIn, type GeminiStandIn } from './models/gemini-api.js'
-import { GREET_SOLUTIONS, diagnosis, expectGreetIntegrated, expectOneCleanRun, oneTask, waitForGreetDone, type OneTask } from './one-task.js'
+import { DONE_MESSAGE } from './models/scripted-agent.js'
+import { GREET_SKILLS, diagnosis, gaveUp, expectGreetIntegrated, expectOneCleanRun, oneTask, waitForGreetDone, type OneTask } from './one-task.js'
 
 const TIMEOUT_MS = 4 * 60_000
 
@@ -30,16 +31,14 @@ afterAll(async () => {
 describe('agentd --harness gemini (Gemini CLI 0.61 against a scripted Gemini API)', () => {
   it('does the one task: claimed over MCP, committed, integrated with its trailer, done; .gemini/ stays out of git; the CLI exits 0 and is not restarted', async () => {
     const run = t = await oneTask('agency-gemini-')
-    const m = model = await startGeminiStandIn({ solutions: GREET_SOLUTIONS })
+    const m = model = await startGeminiStandIn({ skills: GREET_SKILLS })
     // The user's own choice of login, as Gemini CLI's auth dialog saves it: a Gemini API key.
     await mkdir(join(run.home, '.gemini'), { recursive: true })
     await writeFile(join(run.home, '.gemini', 'settings.json'), JSON.stringify({ security: { auth: { selectedType: 'gemini-api-key' } } }))
 
     try {
       await run.start({ harness: 'gemini', env: { GEMINI_API_KEY: 'anything', GOOGLE_GEMINI_BASE_URL: m.url } })
-      // The scripted agent's only answers are "done" and a reason to stop.
-      const gaveUp = (): string | undefined => m.turns().some(turn => turn.step?.kind === 'answer' && !turn.step.text.startsWith('Task ')) ? 'the scripted agent stopped early' : undefined
-      const task = await waitForGreetDone(run, gaveUp, TIMEOUT_MS - 60_000)
+      const task = await waitForGreetDone(run, () => gaveUp(m.turns()), TIMEOUT_MS - 60_000)
       await expectGreetIntegrated(run, task)
 
       // The settings Gemini read are in the workspace, ignored by git there.
@@ -53,15 +52,15 @@ describe('agentd --harness gemini (Gemini CLI 0.61 against a scripted Gemini API
       const turns = m.turns()
       const offered = new Set<string>(turns[0].body.tools.flatMap((tool: any) => (tool.functionDeclarations ?? []).map((f: any) => f.name)))
       for (const tool of ['mcp_agency_status', 'mcp_agency_claim', 'mcp_agency_integrate', 'mcp_agency_done', 'write_file', 'run_shell_command']) expect(offered).toContain(tool)
-      const steps = turns.map(turn => turn.step)
-      const calls = steps.flatMap(s => s?.kind === 'call' ? [s] : [])
+      const replies = turns.map(turn => turn.reply)
+      const calls = replies.flatMap(r => r != null && 'name' in r ? [r] : [])
       const switched = calls.some(c => String(c.args.command).startsWith('agency workspace'))
-      expect(calls.map(c => c.name)).toEqual([
-        'mcp_agency_status', 'mcp_agency_read_inbox', 'mcp_agency_ready', 'mcp_agency_search_findings', 'mcp_agency_claim',
-        'run_shell_command', ...(switched ? ['run_shell_command'] : []),
-        'write_file', 'run_shell_command', 'run_shell_command', 'mcp_agency_integrate', 'mcp_agency_done'
+      expect(calls.map(c => c.name === 'run_shell_command' ? `$ ${String(c.args.command).split(' ').slice(0, 2).join(' ')}` : c.name)).toEqual([
+        'mcp_agency_status', 'mcp_agency_read_inbox', 'mcp_agency_ready', '$ agency find', 'mcp_agency_claim',
+        '$ git rev-parse', ...(switched ? ['$ agency workspace'] : []),
+        'write_file', '$ node --test', '$ git add', 'mcp_agency_integrate', 'mcp_agency_done'
       ])
-      expect(steps.at(-1)).toEqual({ kind: 'answer', text: 'Task greet is integrated on the shared branch and done.' })
+      expect(replies.at(-1)).toEqual({ text: DONE_MESSAGE })
 
       // ---- nothing waited for an approval: every tool ran and its result reached the model ----
       const events = (await harnessLog(run.dataDir)).split('\n').filter(l => l.startsWith('{')).map(l => JSON.parse(l))

@@ -11,10 +11,19 @@ import { expect } from 'vitest'
 import { connectAgency, type Agency } from '../../src/api/client.js'
 import type { AgencyClient, LogEntry, TaskView } from '../../src/gen/agency/v1/api.js'
 import { waitFor } from '../agents/helpers.js'
+import { DONE_MESSAGE, type AgentSkills, type AgentStep } from './models/scripted-agent.js'
 import { GREET_SOLUTION, GREET_TEST_COMMAND, countMatches, git, greetProject, harnessLog, startAgentDaemon, type AgentDaemon } from './agent-daemon.js'
 
-/** The solution the scripted model "knows" for the greet task. */
-export const GREET_SOLUTIONS = { greet: { files: { 'greet.js': GREET_SOLUTION }, message: 'greet: say hello by name' } }
+/** What the scripted model "knows how to write": greet.js for the greet task. */
+export const GREET_SKILLS: AgentSkills = {
+  filesFor: (task): Record<string, string> => task.id === 'greet' ? { 'greet.js': GREET_SOLUTION } : {}
+}
+
+/** The scripted agent's reason to stop, if it stopped anywhere but at the end of its task. */
+export function gaveUp (turns: Array<{ step?: AgentStep }>): string | undefined {
+  const stop = turns.map(t => t.step).find(step => step?.kind === 'finish' && step.text !== DONE_MESSAGE)
+  return stop?.kind === 'finish' ? `the scripted agent stopped early: ${stop.text}` : undefined
+}
 
 export interface OneTask {
   root: string

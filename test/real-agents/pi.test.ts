@@ -14,7 +14,8 @@ import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
 import { harnessLog } from './agent-daemon.js'
 import { piDialect, startChatStandIn, type ChatStandIn } from './models/openai-chat.js'
-import { GREET_SOLUTIONS, diagnosis, expectGreetIntegrated, expectOneCleanRun, oneTask, waitForGreetDone, type OneTask } from './one-task.js'
+import { DONE_MESSAGE } from './models/scripted-agent.js'
+import { GREET_SKILLS, diagnosis, gaveUp, expectGreetIntegrated, expectOneCleanRun, oneTask, waitForGreetDone, type OneTask } from './one-task.js'
 
 const TIMEOUT_MS = 4 * 60_000
 
@@ -35,7 +36,7 @@ afterAll(async () => {
 describe('agentd --harness pi (Pi 0.73 against a scripted OpenAI-compatible endpoint)', () => {
   it('does the one task through the agency CLI in bash: claimed, committed, integrated with its trailer, done; Pi exits 0 and is not restarted', async () => {
     const run = t = await oneTask('agency-pi-')
-    const m = model = await startChatStandIn({ solutions: GREET_SOLUTIONS, dialect: piDialect })
+    const m = model = await startChatStandIn({ skills: GREET_SKILLS, dialect: piDialect })
     // The user's own Pi configuration: a custom provider and it as the default model.
     const agentDir = join(run.home, '.pi', 'agent')
     await mkdir(agentDir, { recursive: true })
@@ -47,8 +48,7 @@ describe('agentd --harness pi (Pi 0.73 against a scripted OpenAI-compatible endp
     try {
       // PI_OFFLINE: no update check or telemetry at start-up (nothing leaves loopback).
       await run.start({ harness: 'pi', env: { PI_OFFLINE: '1' } })
-      const gaveUp = (): string | undefined => m.turns().some(turn => turn.step?.kind === 'answer' && !turn.step.text.startsWith('Task ')) ? 'the scripted agent stopped early' : undefined
-      const task = await waitForGreetDone(run, gaveUp, TIMEOUT_MS - 60_000)
+      const task = await waitForGreetDone(run, () => gaveUp(m.turns()), TIMEOUT_MS - 60_000)
       await expectGreetIntegrated(run, task)
 
       // ---- what Pi did, as the model saw it: every coordination step an `agency` command in bash ----
@@ -56,7 +56,8 @@ describe('agentd --harness pi (Pi 0.73 against a scripted OpenAI-compatible endp
       const offered = (turns[0].body.tools as any[]).map(tool => tool.function.name)
       expect(offered).toEqual(expect.arrayContaining(['bash', 'write']))
       expect(offered.filter(name => name.startsWith('mcp'))).toEqual([])
-      const calls = turns.flatMap(turn => turn.step?.kind === 'call' ? [turn.step] : [])
+      const replies = turns.map(turn => turn.reply)
+      const calls = replies.flatMap(r => r != null && 'name' in r ? [r] : [])
       const commands = calls.map(c => c.name === 'bash' ? String(c.args.command).split(' ').slice(0, 2).join(' ') : c.name)
       const switched = commands.includes('agency workspace')
       expect(commands).toEqual([
@@ -64,12 +65,12 @@ describe('agentd --harness pi (Pi 0.73 against a scripted OpenAI-compatible endp
         'git rev-parse', ...(switched ? ['agency workspace'] : []),
         'write', 'node --test', 'git add', 'agency integrate', 'agency done'
       ])
-      expect(turns.at(-1)?.step).toEqual({ kind: 'answer', text: 'Task greet is integrated on the shared branch and done.' })
+      expect(replies.at(-1)).toEqual({ text: DONE_MESSAGE })
       // Every command ran (none waited for an approval or failed): Pi reports a failure as "Command exited with code N".
-      expect(turns.at(-1)?.history?.filter(h => /Command exited with code|aborted|denied/i.test(h.output)).map(h => `${String(h.args.command)}: ${h.output}`)).toEqual([])
+      expect(turns.at(-1)?.history?.filter(h => /Command exited with code|aborted|denied/i.test(h.output)).map(h => `${JSON.stringify(h.step)}: ${h.output}`)).toEqual([])
 
       // Print mode logs the final answer; the session (every step) is kept in the data dir, not in the user's ~/.pi.
-      expect(await harnessLog(run.dataDir)).toContain('Task greet is integrated on the shared branch and done.')
+      expect(await harnessLog(run.dataDir)).toContain(DONE_MESSAGE)
       const sessions = await sessionFiles(join(run.dataDir, 'harness', 'pi-sessions'))
       expect(sessions).toHaveLength(1)
       expect(await readFile(sessions[0], 'utf8')).toContain('agency integrate --task greet')

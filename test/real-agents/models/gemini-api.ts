@@ -2,8 +2,8 @@
 // speaks the Gemini API (generativelanguage v1beta) as Gemini CLI uses it when
 // GOOGLE_GEMINI_BASE_URL points here and GEMINI_API_KEY is anything. The CLI,
 // its tools, its MCP client and shell are the real ones; only the model's
-// answers are scripted: scripted-agent.ts picks the next function call from the
-// function responses in the conversation and the tools the request offers.
+// answers are scripted: scripted-agent.ts picks the next step from the function
+// responses in the conversation, said here as a call of a tool the request offers.
 //
 // Routes (what Gemini CLI 0.61 sends):
 //   POST /v1beta/models/<model>:streamGenerateContent?alt=sse  one agent turn, answered as one SSE event
@@ -13,7 +13,8 @@
 // Anything else is a 404 in the API's error shape. Every request is recorded.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
-import { nextStep, type NextStep, type PastCall, type Solutions, type ToolDialect } from './scripted-agent.js'
+import { agencyCommand, stepOfCommand } from './agency-cli.js'
+import { nextStep, type AgentSkills, type AgentStep, type TakenStep } from './scripted-agent.js'
 
 export interface GeminiRequestRecord {
   method: string
@@ -23,9 +24,11 @@ export interface GeminiRequestRecord {
   /** streamGenerateContent, generateContent, countTokens, or the unknown path's last segment. */
   rpc: string
   body: any
-  /** For an agent turn: the past calls the conversation held, and what the stand-in answered. */
-  history?: PastCall[]
-  step?: NextStep
+  /** For an agent turn: the steps the conversation held, and the next one the stand-in answered with. */
+  history?: TakenStep[]
+  step?: AgentStep
+  /** That step as the function call sent, or the final text. */
+  reply?: { name: string, args: Record<string, unknown> } | { text: string }
 }
 
 export interface GeminiStandIn {
@@ -38,18 +41,34 @@ export interface GeminiStandIn {
 }
 
 export interface GeminiStandInOptions {
-  /** The work the scripted agent can do, by task id. */
-  solutions: Solutions
+  /** The work the scripted agent knows how to do. */
+  skills: AgentSkills
 }
 
-/** Gemini CLI's tool names: MCP tools are mcp_<server>_<tool>; write_file and run_shell_command are its own. */
-export function geminiDialect (offered: string[]): ToolDialect {
-  const has = new Set(offered)
-  return {
-    mcpTool: tool => has.has(`mcp_agency_${tool}`) ? `mcp_agency_${tool}` : undefined,
-    shell: command => ({ name: 'run_shell_command', args: { command, description: `run ${command.split(' ')[0]}` } }),
-    writeFile: (path, content) => ({ name: 'write_file', args: { file_path: path, content } })
+const MCP_PREFIX = 'mcp_agency_'
+
+/**
+ * A step as Gemini CLI's function call: agency tools are mcp_agency_<tool> when
+ * offered (else `agency` in the shell), files go through write_file, commands
+ * through run_shell_command.
+ */
+export function geminiCall (step: AgentStep, offered: Set<string>): { name: string, args: Record<string, unknown> } | { text: string } {
+  switch (step.kind) {
+    case 'agency':
+      if (offered.has(MCP_PREFIX + step.tool)) return { name: MCP_PREFIX + step.tool, args: step.args }
+      return geminiCall({ kind: 'shell', command: agencyCommand(step.tool, step.args) }, offered)
+    case 'shell': return { name: 'run_shell_command', args: { command: step.command, description: `run ${step.command.split(' ')[0]}` } }
+    case 'write': return { name: 'write_file', args: { file_path: step.path, content: step.content } }
+    case 'finish': return { text: step.text }
   }
+}
+
+/** The step a function call of the conversation was. */
+export function geminiStep (name: string, args: Record<string, unknown>): AgentStep {
+  if (name.startsWith(MCP_PREFIX)) return { kind: 'agency', tool: name.slice(MCP_PREFIX.length), args }
+  if (name === 'write_file') return { kind: 'write', path: String(args.file_path), content: String(args.content) }
+  if (name === 'run_shell_command') return stepOfCommand(String(args.command))
+  return { kind: 'shell', command: `(${name})` }
 }
 
 export async function startGeminiStandIn (opts: GeminiStandInOptions): Promise<GeminiStandIn> {
@@ -88,9 +107,9 @@ function answer (req: IncomingMessage, res: ServerResponse, text: string, opts: 
   }
   switch (record.rpc) {
     case 'streamGenerateContent': {
-      const step = agentTurn(body, opts.solutions, record)
+      const reply = agentTurn(body, opts.skills, record)
       res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' })
-      res.end(`data: ${JSON.stringify(response(partsOf(step, requests.length), body))}\n\n`)
+      res.end(`data: ${JSON.stringify(response(partsOf(reply, requests.length), body))}\n\n`)
       return
     }
     case 'generateContent': {
@@ -98,7 +117,7 @@ function answer (req: IncomingMessage, res: ServerResponse, text: string, opts: 
       const schema = body?.generationConfig?.responseJsonSchema ?? body?.generationConfig?.responseSchema
       const parts = schema != null
         ? [{ text: JSON.stringify(valueFor(schema)) }]
-        : partsOf(agentTurn(body, opts.solutions, record), requests.length)
+        : partsOf(agentTurn(body, opts.skills, record), requests.length)
       sendJson(res, 200, response(parts, body))
       return
     }
@@ -110,16 +129,17 @@ function answer (req: IncomingMessage, res: ServerResponse, text: string, opts: 
   }
 }
 
-/** The conversation's past function calls with their responses, and the scripted next step. */
-function agentTurn (body: any, solutions: Solutions, record: GeminiRequestRecord): NextStep {
-  const offered: string[] = (body?.tools ?? []).flatMap((t: any) => (t.functionDeclarations ?? []).map((f: any) => String(f.name)))
-  record.history = pastCalls(body?.contents ?? [])
-  record.step = nextStep(record.history, geminiDialect(offered), solutions)
-  return record.step
+/** The conversation's past steps with their results, and the scripted next one as Gemini CLI's function call. */
+function agentTurn (body: any, skills: AgentSkills, record: GeminiRequestRecord): { name: string, args: Record<string, unknown> } | { text: string } {
+  const offered = new Set<string>((body?.tools ?? []).flatMap((t: any) => (t.functionDeclarations ?? []).map((f: any) => String(f.name))))
+  record.history = pastCalls(body?.contents ?? []).map(c => ({ step: geminiStep(c.name, c.args), output: c.output }))
+  record.step = nextStep(record.history, skills)
+  record.reply = geminiCall(record.step, offered)
+  return record.reply
 }
 
 /** Pairs each functionCall of a model turn with the functionResponse the CLI sent back for it. */
-export function pastCalls (contents: any[]): PastCall[] {
+export function pastCalls (contents: any[]): Array<{ name: string, args: Record<string, unknown>, output: string }> {
   const calls: Array<{ name: string, args: Record<string, unknown>, id?: string }> = []
   const responses: Array<{ name: string, id?: string, response: unknown }> = []
   for (const c of contents) {
@@ -148,9 +168,9 @@ function responseText (response: unknown): string {
 }
 
 /** The reply's parts; a call's id is the turn's place among the requests, unique on this server. */
-function partsOf (step: NextStep, turn: number): any[] {
-  if (step.kind === 'answer') return [{ text: step.text }]
-  return [{ functionCall: { id: `stand-in-${turn}`, name: step.name, args: step.args } }]
+function partsOf (reply: { name: string, args: Record<string, unknown> } | { text: string }, turn: number): any[] {
+  if ('text' in reply) return [{ text: reply.text }]
+  return [{ functionCall: { id: `stand-in-${turn}`, name: reply.name, args: reply.args } }]
 }
 
 function response (parts: any[], request: any): any {

@@ -2,8 +2,8 @@
 // speaks the OpenAI Chat Completions API, for agent CLIs that take an
 // OpenAI-compatible base URL (Pi: a provider with "api": "openai-completions"
 // in ~/.pi/agent/models.json). The CLI and its tools are real; only the model's
-// answers are scripted: scripted-agent.ts picks the next tool call from the
-// tool results in the conversation and the tools the request offers.
+// answers are scripted: scripted-agent.ts picks the next step from the tool
+// results in the conversation, said here as a call of the CLI's own tools.
 //
 // Routes:
 //   POST /v1/chat/completions  an agent turn: SSE chunks when "stream" is true, else one JSON completion
@@ -11,15 +11,18 @@
 // Anything else is a 404 in the API's error shape. Every request is recorded.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
-import { nextStep, type NextStep, type PastCall, type Solutions, type ToolDialect } from './scripted-agent.js'
+import { agencyCommand, stepOfCommand } from './agency-cli.js'
+import { nextStep, type AgentSkills, type AgentStep, type TakenStep } from './scripted-agent.js'
 
 export interface ChatRequestRecord {
   method: string
   path: string
   body: any
-  /** For an agent turn: the past calls the conversation held, and what the stand-in answered. */
-  history?: PastCall[]
-  step?: NextStep
+  /** For an agent turn: the steps the conversation held, and the next one the stand-in answered with. */
+  history?: TakenStep[]
+  step?: AgentStep
+  /** That step as the tool call sent, or the final text. */
+  reply?: ToolCall | { text: string }
 }
 
 export interface ChatStandIn {
@@ -32,20 +35,36 @@ export interface ChatStandIn {
   close: () => Promise<void>
 }
 
+export interface ToolCall { name: string, args: Record<string, unknown> }
+
+/** How a CLI's own tools say the scripted agent's steps, and back. */
+export interface ChatDialect {
+  call: (step: AgentStep, offered: Set<string>) => ToolCall | { text: string }
+  step: (call: ToolCall) => AgentStep
+}
+
 export interface ChatStandInOptions {
-  solutions: Solutions
-  /** How the CLI names its shell and file tools, given the tool names the request offers. */
-  dialect: (offered: string[]) => ToolDialect
+  /** The work the scripted agent knows how to do. */
+  skills: AgentSkills
+  dialect: ChatDialect
   /** The model id to report. Default "scripted". */
   model?: string
 }
 
-/** Pi's built-in tools: no MCP, so coordination goes through `agency` in bash. */
-export function piDialect (_offered: string[]): ToolDialect {
-  return {
-    mcpTool: () => undefined,
-    shell: command => ({ name: 'bash', args: { command } }),
-    writeFile: (path, content) => ({ name: 'write', args: { path, content } })
+/** Pi's built-in tools: no MCP, so the agency tools are `agency` commands in bash; files go through write. */
+export const piDialect: ChatDialect = {
+  call: step => {
+    switch (step.kind) {
+      case 'agency': return { name: 'bash', args: { command: agencyCommand(step.tool, step.args) } }
+      case 'shell': return { name: 'bash', args: { command: step.command } }
+      case 'write': return { name: 'write', args: { path: step.path, content: step.content } }
+      case 'finish': return { text: step.text }
+    }
+  },
+  step: call => {
+    if (call.name === 'bash') return stepOfCommand(String(call.args.command))
+    if (call.name === 'write') return { kind: 'write', path: String(call.args.path), content: String(call.args.content) }
+    return { kind: 'shell', command: `(${call.name})` }
   }
 }
 
@@ -88,17 +107,18 @@ function answer (req: IncomingMessage, res: ServerResponse, text: string, opts: 
     sendJson(res, 404, apiError(`the stand-in has no ${req.method ?? ''} ${path}`, 'not_found'))
     return
   }
-  const offered: string[] = (body?.tools ?? []).map((t: any) => String(t?.function?.name ?? t?.name ?? ''))
-  record.history = pastCalls(body?.messages ?? [])
-  record.step = nextStep(record.history, opts.dialect(offered), opts.solutions)
+  const offered = new Set<string>((body?.tools ?? []).map((t: any) => String(t?.function?.name ?? t?.name ?? '')))
+  record.history = pastCalls(body?.messages ?? []).map(c => ({ step: opts.dialect.step(c), output: c.output }))
+  record.step = nextStep(record.history, opts.skills)
+  const reply = record.reply = opts.dialect.call(record.step, offered)
   const id = `chatcmpl-stand-in-${requests.length}`
   const created = Math.floor(Date.now() / 1000)
-  const toolCall = record.step.kind === 'call'
-    ? { id: `call_${requests.length}`, type: 'function', function: { name: record.step.name, arguments: JSON.stringify(record.step.args) } }
-    : undefined
-  const content = record.step.kind === 'answer' ? record.step.text : null
+  const toolCall = 'text' in reply
+    ? undefined
+    : { id: `call_${requests.length}`, type: 'function', function: { name: reply.name, arguments: JSON.stringify(reply.args) } }
+  const content = 'text' in reply ? reply.text : null
   const finish = toolCall != null ? 'tool_calls' : 'stop'
-  const usage = { prompt_tokens: roughTokens(body), completion_tokens: roughTokens(record.step), total_tokens: roughTokens(body) + roughTokens(record.step) }
+  const usage = { prompt_tokens: roughTokens(body), completion_tokens: roughTokens(reply), total_tokens: roughTokens(body) + roughTokens(reply) }
   if (body?.stream !== true) {
     sendJson(res, 200, {
       id, object: 'chat.completion', created, model,
@@ -118,10 +138,10 @@ function answer (req: IncomingMessage, res: ServerResponse, text: string, opts: 
 }
 
 /** Pairs each tool call of an assistant message with the tool message that answers it. */
-export function pastCalls (messages: any[]): PastCall[] {
+export function pastCalls (messages: any[]): Array<ToolCall & { output: string }> {
   const results = new Map<string, string>()
   for (const m of messages) if (m?.role === 'tool') results.set(String(m.tool_call_id), contentText(m.content))
-  const calls: PastCall[] = []
+  const calls: Array<ToolCall & { output: string }> = []
   for (const m of messages) {
     if (m?.role !== 'assistant') continue
     for (const c of m.tool_calls ?? []) {

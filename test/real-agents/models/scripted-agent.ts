@@ -1,166 +1,171 @@
-// STAND-IN FOR THE MODEL ONLY. What "the agent" decides next when a real agent
-// CLI (Gemini CLI, Pi) runs against a scripted model endpoint: the CLI, its
-// tools, its MCP client and its shell are real; only the model's choice of the
-// next function call is scripted here, wire-independently. Each model server
-// (gemini-api.ts, openai-chat.ts) turns the conversation it was sent into a
-// list of past calls with their results and asks `nextStep` for what follows.
+// A STAND-IN FOR THE MODEL ONLY. This is the "mind" behind a real agent CLI in
+// the real-agents tests: given what the CLI sent back so far (the calls this
+// agent made and what they answered), it decides the next step, following the
+// shared prompt (prompts/agent.md) the way a model would. It knows nothing of
+// any wire format; each model endpoint (openai-responses.ts, ...) turns its
+// steps into that API's tool calls and the CLI's answers back into steps.
 //
-// The script follows prompts/agent.md for one task: look (status, inbox), pick
-// a ready task, search the record, claim it, write the solution the test gave
-// for it, run the goal's test command, commit, integrate, mark it done, answer.
-// It is stateless: the past calls are replayed through the plan, so the same
-// conversation always gets the same next step, and a restarted CLI (a fresh
-// conversation) starts from the top, as a real agent would.
+// The loop it plays: status, inbox, ready; search the record from the shell
+// (`agency find`, which also proves the shim is on the shell's PATH); claim;
+// make sure the workspace is on the task branch; write the task's files with the CLI's own file tool; run the goal's test
+// command; git add and commit; integrate; done; a final message. It reads the
+// test command and the task from the daemon's answers, stops early when the
+// goal is already met or nothing is ready, and stops with a message naming
+// the step that went wrong when an answer is not what the loop needs.
 
-/** One function call the model made earlier in this conversation, and what came back. */
-export interface PastCall {
-  name: string
-  args: Record<string, unknown>
-  /** The tool's result as text (JSON for the agency tools and `--json` commands). */
+/** One thing the agent does. */
+export type AgentStep =
+  /** A tool of the `agency` MCP server, by its MCP name (status, claim, ...). */
+  | { kind: 'agency', tool: string, args: Record<string, unknown> }
+  /** A command in the CLI's own shell tool, run in the workspace. */
+  | { kind: 'shell', command: string }
+  /** A new file written with the CLI's own file tool (path relative to the workspace). */
+  | { kind: 'write', path: string, content: string }
+  /** The final message: the run is over. */
+  | { kind: 'finish', text: string }
+
+/** A step the agent took, and the text the CLI gave back for it. */
+export interface TakenStep {
+  step: AgentStep
   output: string
 }
 
-export type NextStep =
-  | { kind: 'call', name: string, args: Record<string, unknown> }
-  | { kind: 'answer', text: string }
+/** A task as the agent reads it from the board. */
+export interface TaskRef { id: string, title: string, description: string }
 
-/** How this CLI names its tools, so the script can speak to it. */
-export interface ToolDialect {
-  /**
-   * The model-facing name of agency MCP tool `tool` ('claim', 'ready'...) if the
-   * CLI offers it; undefined sends the script to the `agency` CLI in the shell.
-   */
-  mcpTool: (tool: string) => string | undefined
-  shell: (command: string) => { name: string, args: Record<string, unknown> }
-  writeFile: (path: string, content: string) => { name: string, args: Record<string, unknown> }
+/** What the agent "knows how to write": the files that do a task. */
+export interface AgentSkills {
+  /** The files (path relative to the repository root -> content) that do the task. */
+  filesFor: (task: TaskRef) => Record<string, string>
 }
 
-/** What the test hands the stand-in: the work it "knows how to do", per task id. */
-export interface TaskSolution {
-  /** Files to write, path (relative to the workspace) to content. */
-  files: Record<string, string>
-  /** The commit message of the work. */
-  message: string
-}
+const BRANCH_COMMAND = 'git rev-parse --abbrev-ref HEAD'
 
-export type Solutions = Record<string, TaskSolution>
+/** The final message of a run that did its task. */
+export const DONE_MESSAGE = 'Task integrated and done; the goal\'s tests pass on the shared branch.'
 
-/** A call the plan wants made, with the name of the agency operation it is, if any. */
-interface Want { name: string, args: Record<string, unknown> }
+export function nextStep (taken: TakenStep[], skills: AgentSkills): AgentStep {
+  const status = lastOf(taken, s => isAgency(s, 'status'))
+  if (status == null) return agency('status', {})
+  const board = parseJson(status.output)
+  if (goalMet(board)) return finish('The goal is met: every task is done and the tests pass. Nothing to do.')
+  if (lastOf(taken, s => isAgency(s, 'read_inbox')) == null) return agency('read_inbox', {})
 
-type Plan = Generator<Want, string, string>
+  // A task this agent already holds (it was restarted mid-task): carry on with it.
+  let task = heldTask(board)
+  const files = task != null ? skills.filesFor(task) : {}
+  if (task == null) {
+    const ready = lastOf(taken, s => isAgency(s, 'ready'))
+    if (ready == null) return agency('ready', {})
+    task = firstTask(parseJson(ready.output))
+    if (task == null) return finish(`Nothing is ready to claim (ready answered: ${brief(ready.output)}).`)
 
-/** The next step of the conversation whose calls so far are `history`. */
-export function nextStep (history: PastCall[], dialect: ToolDialect, solutions: Solutions): NextStep {
-  const plan = agentPlan(dialect, solutions)
-  let step = plan.next('')
-  for (const past of history) {
-    if (step.done === true) return { kind: 'answer', text: step.value }
-    if (past.name !== step.value.name) {
-      return { kind: 'answer', text: `I lost track: I expected to call ${step.value.name}, the conversation shows ${past.name}. Stopping.` }
-    }
-    step = plan.next(past.output)
-  }
-  return step.done === true ? { kind: 'answer', text: step.value } : { kind: 'call', name: step.value.name, args: step.value.args }
-}
+    const find = lastOf(taken, s => s.step.kind === 'shell' && s.step.command.startsWith('agency find'))
+    if (find == null) return shell(`agency find ${shellWord(task.title !== '' ? task.title : task.id)}`)
+    if (/command not found|not found: agency/.test(find.output)) return finish(`The agency command is not on my shell's PATH: ${brief(find.output)}`)
 
-function * agentPlan (d: ToolDialect, solutions: Solutions): Plan {
-  const agency = (tool: string, args: Record<string, unknown>, cli: string): Want => {
-    const name = d.mcpTool(tool)
-    return name != null ? { name, args } : d.shell(`agency ${cli} --json`)
+    Object.assign(files, skills.filesFor(task))
+    const claim = lastOf(taken, s => isAgency(s, 'claim'))
+    if (claim == null) return agency('claim', { task: task.id, scope: Object.keys(files) })
+    if (!/"outcome":\s*"HELD"/.test(claim.output)) return finish(`Claim of ${task.id} not held: ${brief(claim.output)}`)
   }
 
-  // 1. Look: the goal (and its test command), then the inbox.
-  const status = yield agency('status', {}, 'status')
-  const testCommand = findString(parseJson(status), /^test_?command$/i)
-  if (testCommand == null || testCommand.trim() === '') return 'The goal has no test command yet; nothing to verify work against. Stopping.'
-  yield agency('read_inbox', {}, 'inbox')
-
-  // 2. Pick and claim: a ready task this agent has work for, after searching the record.
-  const ready = yield agency('ready', {}, 'ready')
-  const task = readyTasks(parseJson(ready)).find(t => Object.hasOwn(solutions, t.id))
-  if (task == null) return `No ready task that I can do (ready said: ${brief(ready)}). Stopping.`
-  const solution = solutions[task.id]
-  const words = task.title !== '' ? task.title : task.id
-  yield agency('search_findings', { query: words }, `find ${shellQuote(words)}`)
-  const scope = Object.keys(solution.files)
-  const claim = yield agency('claim', { task: task.id, scope }, `claim ${shellQuote(task.id)} ${scope.map(s => `--scope ${shellQuote(s)}`).join(' ')}`)
-  if (!/\bHELD\b/.test(claim)) return `I did not get ${task.id}: ${brief(claim)}. Stopping.`
-
-  // The claim puts the workspace on the task branch; check before editing.
-  const branch = yield d.shell('git rev-parse --abbrev-ref HEAD')
-  if (!branch.includes(`/${task.id}`)) yield d.shell(`agency workspace ${shellQuote(task.id)} --json`)
-
-  // 3. Code and test, then commit on the task branch.
-  for (const [path, content] of Object.entries(solution.files)) yield d.writeFile(path, content)
-  yield d.shell(testCommand)
-  yield d.shell(`git add -A && git commit -q -m ${shellQuote(solution.message)} && git log -1 --format=%H`)
-
-  // 4. Integrate, then done.
-  const integrated = yield agency('integrate', { task: task.id }, `integrate --task ${shellQuote(task.id)}`)
-  if (!/"result"\s*:\s*"merged"/.test(integrated)) return `Integration of ${task.id} did not land: ${brief(integrated)}. Stopping.`
-  const done = yield agency('done', { task: task.id }, `done ${shellQuote(task.id)}`)
-  if (/error|refused/i.test(done) && !/"state"\s*:\s*"done"/.test(done)) return `Marking ${task.id} done failed: ${brief(done)}. Stopping.`
-  return `Task ${task.id} is integrated on the shared branch and done.`
-}
-
-interface ReadyTask { id: string, title: string }
-
-/** Task ids and titles from a `ready` answer: an array of tasks, or an object holding one. */
-function readyTasks (value: unknown): ReadyTask[] {
-  const list = Array.isArray(value) ? value : findArray(value)
-  return (list ?? [])
-    .filter((t): t is Record<string, unknown> => t != null && typeof t === 'object' && typeof (t as Record<string, unknown>).id === 'string')
-    .map(t => ({ id: t.id as string, title: typeof t.title === 'string' ? t.title : '' }))
-}
-
-function findArray (value: unknown): unknown[] | undefined {
-  if (value == null || typeof value !== 'object') return undefined
-  for (const v of Object.values(value)) {
-    if (Array.isArray(v)) return v
-    const inner = findArray(v)
-    if (inner != null) return inner
+  // Work goes on the task branch (agency/<agent>/<task>). The daemon checks it out
+  // on HELD; when it has not, `agency workspace <task>` switches to it.
+  const branch = lastOf(taken, s => s.step.kind === 'shell' && s.step.command === BRANCH_COMMAND)
+  if (branch == null) return shell(BRANCH_COMMAND)
+  if (!branch.output.includes(`/${task.id}`)) {
+    const switched = lastOf(taken, s => s.step.kind === 'shell' && s.step.command.startsWith('agency workspace'))
+    if (switched == null) return shell(`agency workspace ${shellWord(task.id)}`)
   }
+
+  for (const [path, content] of Object.entries(files)) {
+    if (lastOf(taken, s => s.step.kind === 'write' && s.step.path === path) == null) return { kind: 'write', path, content }
+  }
+
+  const testCommand = testCommandOf(board)
+  if (testCommand == null) return finish(`The status answer names no test command: ${brief(status.output)}`)
+  if (lastOf(taken, s => s.step.kind === 'shell' && s.step.command === testCommand) == null) return shell(testCommand)
+
+  const commit = `git add -A && git commit -m ${shellWord(`${task.id}: ${task.title !== '' ? task.title : 'done'}`)}`
+  if (lastOf(taken, s => s.step.kind === 'shell' && s.step.command === commit) == null) return shell(commit)
+
+  const integrate = lastOf(taken, s => isAgency(s, 'integrate'))
+  if (integrate == null) return agency('integrate', { task: task.id })
+  if (!/"result":\s*"merged"/.test(integrate.output)) return finish(`Integration of ${task.id} did not merge: ${brief(integrate.output)}`)
+
+  const done = lastOf(taken, s => isAgency(s, 'done'))
+  if (done == null) return agency('done', { task: task.id })
+  if (!/"state":\s*"done"/.test(done.output)) return finish(`done ${task.id} was refused: ${brief(done.output)}`)
+  return finish(DONE_MESSAGE)
+}
+
+function agency (tool: string, args: Record<string, unknown>): AgentStep {
+  return { kind: 'agency', tool, args }
+}
+
+function shell (command: string): AgentStep {
+  return { kind: 'shell', command }
+}
+
+function finish (text: string): AgentStep {
+  return { kind: 'finish', text }
+}
+
+function isAgency (s: TakenStep, tool: string): boolean {
+  return s.step.kind === 'agency' && s.step.tool === tool
+}
+
+function lastOf (taken: TakenStep[], match: (s: TakenStep) => boolean): TakenStep | undefined {
+  for (let i = taken.length - 1; i >= 0; i--) if (match(taken[i])) return taken[i]
   return undefined
 }
 
-/** The first string under a key matching `key`, anywhere in a JSON value. */
-function findString (value: unknown, key: RegExp): string | undefined {
-  if (value == null || typeof value !== 'object') return undefined
-  for (const [k, v] of Object.entries(value)) {
-    if (key.test(k) && typeof v === 'string') return v
-    const inner = findString(v, key)
-    if (inner != null) return inner
-  }
-  return undefined
-}
-
-/**
- * JSON out of a tool's text: CLIs wrap results (Gemini puts MCP output in
- * <untrusted_context> tags, a shell tool adds exit codes), so the outermost
- * {...} or [...] is parsed when the whole text is not JSON.
- */
+/** The JSON in a tool's answer; CLIs may wrap it in text, so the outermost {...} or [...] is tried too. */
 export function parseJson (text: string): unknown {
   try {
     return JSON.parse(text)
-  } catch { /* look inside */ }
-  // Whichever bracket opens first is the outer value: [{...}] is an array, not its first object.
-  const brackets = [['{', '}'], ['[', ']']].map(([open, close]) => ({ start: text.indexOf(open), end: text.lastIndexOf(close) }))
-    .filter(b => b.start >= 0 && b.end > b.start)
-    .sort((x, y) => x.start - y.start)
-  for (const { start, end } of brackets) {
-    try {
-      return JSON.parse(text.slice(start, end + 1))
-    } catch { /* try the other bracket */ }
+  } catch {
+    const start = text.search(/[[{]/)
+    const end = Math.max(text.lastIndexOf('}'), text.lastIndexOf(']'))
+    if (start < 0 || end <= start) return undefined
+    try { return JSON.parse(text.slice(start, end + 1)) } catch { return undefined }
   }
-  return undefined
+}
+
+function goalMet (board: any): boolean {
+  const tasks: any[] = Array.isArray(board?.tasks) ? board.tasks : []
+  const tests = board?.tests
+  return tasks.length > 0 && tasks.every(t => t?.state === 'done') && tests != null && tests.total > 0 && tests.failed === 0
+}
+
+function testCommandOf (board: any): string | undefined {
+  const command = board?.goal?.testCommand ?? board?.goal?.test_command
+  return typeof command === 'string' && command.trim() !== '' ? command : undefined
+}
+
+function heldTask (board: any): TaskRef | undefined {
+  const me = board?.self?.peerId
+  const tasks: any[] = Array.isArray(board?.tasks) ? board.tasks : []
+  const t = tasks.find(x => x?.state === 'claimed' && me != null && x?.holder === me)
+  return t == null ? undefined : taskRef(t)
+}
+
+function firstTask (ready: any): TaskRef | undefined {
+  const list: any[] = Array.isArray(ready) ? ready : Array.isArray(ready?.tasks) ? ready.tasks : []
+  const t = list.find(x => typeof x?.id === 'string')
+  return t == null ? undefined : taskRef(t)
+}
+
+function taskRef (t: any): TaskRef {
+  return { id: String(t.id), title: String(t.title ?? ''), description: String(t.description ?? '') }
+}
+
+function shellWord (text: string): string {
+  return `'${text.replaceAll('\'', '\'\\\'\'')}'`
 }
 
 function brief (text: string): string {
-  const oneLine = text.replace(/\s+/g, ' ').trim()
-  return oneLine.length > 300 ? `${oneLine.slice(0, 300)}...` : oneLine
-}
-
-function shellQuote (word: string): string {
-  return /^[\w@%+=:,./-]+$/.test(word) ? word : `'${word.replace(/'/g, "'\\''")}'`
+  const one = text.replace(/\s+/g, ' ').trim()
+  return one.length > 300 ? `${one.slice(0, 297)}...` : one
 }
