@@ -32,9 +32,10 @@ describe('agentd --harness gemini (Gemini CLI 0.61 against a scripted Gemini API
   it('does the one task: claimed over MCP, committed, integrated with its trailer, done; .gemini/ stays out of git; the CLI exits 0 and is not restarted', async () => {
     const run = t = await oneTask('agency-gemini-')
     const m = model = await startGeminiStandIn({ skills: GREET_SKILLS })
-    // The user's own choice of login, as Gemini CLI's auth dialog saves it: a Gemini API key.
+    // The user's own settings: the login as Gemini CLI's auth dialog saves it (a Gemini API key), and
+    // no usage statistics (they would be sent to Google: nothing here leaves loopback).
     await mkdir(join(run.home, '.gemini'), { recursive: true })
-    await writeFile(join(run.home, '.gemini', 'settings.json'), JSON.stringify({ security: { auth: { selectedType: 'gemini-api-key' } } }))
+    await writeFile(join(run.home, '.gemini', 'settings.json'), JSON.stringify({ security: { auth: { selectedType: 'gemini-api-key' } }, privacy: { usageStatisticsEnabled: false } }))
 
     try {
       await run.start({ harness: 'gemini', env: { GEMINI_API_KEY: 'anything', GOOGLE_GEMINI_BASE_URL: m.url } })
