@@ -7,7 +7,7 @@
 //
 // The loop it plays: status, inbox, ready; search the record from the shell
 // (`agency find`, which also proves the shim is on the shell's PATH); claim;
-// make sure the workspace is on the task branch; write the task's files with the CLI's own file tool; run the goal's test
+// check the daemon put the workspace on the task branch; write the task's files with the CLI's own file tool; run the goal's test
 // command; git add and commit; integrate; done; a final message. It reads the
 // test command and the task from the daemon's answers, stops early when the
 // goal is already met or nothing is ready, and stops with a message naming
@@ -40,6 +40,7 @@ export interface AgentSkills {
 }
 
 const BRANCH_COMMAND = 'git rev-parse --abbrev-ref HEAD'
+const GOAL_COMMAND = 'agency goal --json'
 
 /** The final message of a run that did its task. */
 export const DONE_MESSAGE = 'Task integrated and done; the goal\'s tests pass on the shared branch.'
@@ -70,21 +71,24 @@ export function nextStep (taken: TakenStep[], skills: AgentSkills): AgentStep {
     if (!/"outcome":\s*"HELD"/.test(claim.output)) return finish(`Claim of ${task.id} not held: ${brief(claim.output)}`)
   }
 
-  // Work goes on the task branch (agency/<agent>/<task>). The daemon checks it out
-  // on HELD; when it has not, `agency workspace <task>` switches to it.
+  // The daemon switched the workspace to the task branch (agency/<agent>/<task>) on HELD: check before editing.
   const branch = lastOf(taken, s => s.step.kind === 'shell' && s.step.command === BRANCH_COMMAND)
   if (branch == null) return shell(BRANCH_COMMAND)
-  if (!branch.output.includes(`/${task.id}`)) {
-    const switched = lastOf(taken, s => s.step.kind === 'shell' && s.step.command.startsWith('agency workspace'))
-    if (switched == null) return shell(`agency workspace ${shellWord(task.id)}`)
-  }
+  if (!branch.output.includes(`/${task.id}`)) return finish(`My workspace is not on the branch of ${task.id}: ${brief(branch.output)}`)
 
   for (const [path, content] of Object.entries(files)) {
     if (lastOf(taken, s => s.step.kind === 'write' && s.step.path === path) == null) return { kind: 'write', path, content }
   }
 
-  const testCommand = testCommandOf(board)
-  if (testCommand == null) return finish(`The status answer names no test command: ${brief(status.output)}`)
+  // The goal's test command, from the board; `agency goal --json` says it when status does not.
+  let testCommand = testCommandOf(board)
+  if (testCommand == null) {
+    const goal = lastOf(taken, s => s.step.kind === 'shell' && s.step.command === GOAL_COMMAND)
+    if (goal == null) return shell(GOAL_COMMAND)
+    const answer: any = parseJson(goal.output)
+    testCommand = testCommandOf({ goal: answer?.goal ?? answer })
+    if (testCommand == null) return finish(`Neither status nor agency goal names the goal's test command: ${brief(goal.output)}`)
+  }
   if (lastOf(taken, s => s.step.kind === 'shell' && s.step.command === testCommand) == null) return shell(testCommand)
 
   const commit = `git add -A && git commit -m ${shellWord(`${task.id}: ${task.title !== '' ? task.title : 'done'}`)}`
@@ -133,18 +137,25 @@ export function parseJson (text: string): unknown {
   }
 }
 
+// `status` answers with a compact digest (goalMet, you.held, goal "<text> (tests: <command>)");
+// with full=true, or from an older daemon, with the whole StatusReply (tasks, tests, goal.testCommand).
+
 function goalMet (board: any): boolean {
+  if (typeof board?.goalMet === 'boolean') return board.goalMet
   const tasks: any[] = Array.isArray(board?.tasks) ? board.tasks : []
   const tests = board?.tests
   return tasks.length > 0 && tasks.every(t => t?.state === 'done') && tests != null && tests.total > 0 && tests.failed === 0
 }
 
 function testCommandOf (board: any): string | undefined {
-  const command = board?.goal?.testCommand ?? board?.goal?.test_command
+  const digest = typeof board?.goal === 'string' ? /\(tests: (.+)\)$/.exec(board.goal)?.[1] : undefined
+  const command = digest ?? board?.goal?.testCommand ?? board?.goal?.test_command
   return typeof command === 'string' && command.trim() !== '' ? command : undefined
 }
 
 function heldTask (board: any): TaskRef | undefined {
+  const mine = Array.isArray(board?.you?.held) ? board.you.held.find((t: any) => typeof t?.id === 'string') : undefined
+  if (mine != null) return taskRef(mine)
   const me = board?.self?.peerId
   const tasks: any[] = Array.isArray(board?.tasks) ? board.tasks : []
   const t = tasks.find(x => x?.state === 'claimed' && me != null && x?.holder === me)
