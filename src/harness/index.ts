@@ -6,6 +6,7 @@ import { cmdLaunch } from './adapters/cmd.js'
 import { codexLaunch } from './adapters/codex.js'
 import { copilotLaunch } from './adapters/copilot.js'
 import { geminiLaunch } from './adapters/gemini.js'
+import { piLaunch } from './adapters/pi.js'
 import { simLaunch } from './adapters/sim.js'
 import { splitCommandLine } from './command-line.js'
 import { InvalidArgumentError } from '../core/errors.js'
@@ -20,6 +21,7 @@ const NAMED: Record<string, HarnessAdapter> = {
   codex: codexLaunch,
   copilot: copilotLaunch,
   gemini: geminiLaunch,
+  pi: piLaunch,
   aider: aiderLaunch,
   sim: simLaunch
 }

@@ -13,7 +13,10 @@ export function createMcpServer (agency: Agency): McpServer {
     server.registerTool(tool.name, { description: tool.description, inputSchema: tool.input }, async (args: unknown) => {
       try {
         const result = await tool.run(agency, args ?? {})
-        return { content: [{ type: 'text' as const, text: JSON.stringify(result ?? null, null, 2) }] }
+        // structuredContent must be an object. Without one, Gemini CLI parses the text into it,
+        // and a list (ready, read_inbox, search_findings) then fails its client's validation.
+        const structured = result != null && typeof result === 'object' && !Array.isArray(result) ? result as Record<string, unknown> : { result: result ?? null }
+        return { content: [{ type: 'text' as const, text: JSON.stringify(result ?? null, null, 2) }], structuredContent: structured }
       } catch (err) {
         const code = isAgencyError(err) ? `${err.code}: ` : ''
         return { isError: true, content: [{ type: 'text' as const, text: `${tool.name} failed: ${code}${(err as Error).message}` }] }

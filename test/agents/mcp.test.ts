@@ -212,6 +212,15 @@ describe('agency mcp over stdio, with the SDK client', () => {
     expect((await grpcA.call((c: AgencyClient) => c.getStatus, {})).self?.claims.map(h => h.task)).not.toContain('no-such-task')
   })
 
+  it('structuredContent is always an object, also for a list (clients such as Gemini CLI refuse anything else)', async () => {
+    const list = await client.callTool({ name: 'ready', arguments: {} })
+    const text = (list.content as Array<{ text?: string }>)[0].text ?? ''
+    expect(Array.isArray(JSON.parse(text))).toBe(true)
+    expect(list.structuredContent).toEqual({ result: JSON.parse(text) })
+    const one = await client.callTool({ name: 'status', arguments: {} })
+    expect(one.structuredContent).toEqual(JSON.parse((one.content as Array<{ text?: string }>)[0].text ?? ''))
+  })
+
   it('stdout carried nothing but protocol through all of the above; the log line went to stderr', () => {
     expect(clientErrors.map(e => e.message)).toEqual([])
     expect(mcpStderr).toContain('agency mcp: serving 17 tools')

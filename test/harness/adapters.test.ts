@@ -105,21 +105,41 @@ describe('harness adapters: golden command lines, environments and MCP configura
     expect(harnessLaunch('copilot', ctx)).toEqual(expected)
   })
 
-  it('gemini: headless yolo, settings file named by GEMINI_CLI_SYSTEM_SETTINGS_PATH with a trusted agency server', () => {
+  it('gemini: headless yolo, the trusted agency server in the workspace\'s .gemini/settings.json (kept out of git), the folder trusted by environment', () => {
     const expected: HarnessLaunch = {
       ...common,
-      env: { ...common.env, GEMINI_CLI_SYSTEM_SETTINGS_PATH: '/data/ada/harness/gemini-settings.json', GEMINI_SANDBOX: 'false' },
+      env: { ...common.env, GEMINI_CLI_TRUST_WORKSPACE: 'true', GEMINI_SANDBOX: 'false' },
       command: 'gemini',
-      args: ['--prompt', 'Do the work.', '--approval-mode', 'yolo'],
+      args: ['--prompt', 'Do the work.', '--approval-mode', 'yolo', '--output-format', 'stream-json'],
       files: [
         ...commonFiles,
         {
-          path: '/data/ada/harness/gemini-settings.json',
-          content: json({ security: { folderTrust: { enabled: false } }, mcpServers: { agency: { ...mcpServer, trust: true } } })
-        }
+          path: '/work/ws/ada/.gemini/settings.json',
+          content: json({
+            mcpServers: { agency: { ...mcpServer, trust: true } },
+            // Names only: Gemini strips variables named like secrets from an MCP server's environment.
+            security: { environmentVariableRedaction: { allowed: ['AGENCY_TOKEN', 'AGENCY_TOKEN_FILE'] } }
+          })
+        },
+        { path: '/work/ws/ada/.gemini/.gitignore', content: '# Written by agentd for Gemini CLI: keep this directory out of git.\n*\n' }
       ]
     }
     expect(harnessLaunch('gemini', ctx)).toEqual(expected)
+  })
+
+  it('pi: print mode with the prompt as its message, sessions kept in the data dir, no MCP config (it uses the agency CLI)', () => {
+    const expected: HarnessLaunch = {
+      ...common,
+      command: 'pi',
+      args: ['--print', '--session-dir', '/data/ada/harness/pi-sessions', 'Do the work.'],
+      files: commonFiles
+    }
+    expect(harnessLaunch('pi', ctx)).toEqual(expected)
+  })
+
+  it('pi: a prompt that starts like an option or a file stays a message', () => {
+    expect(harnessLaunch('pi', { ...ctx, prompt: '--help me' }).args.at(-1)).toBe('\n--help me')
+    expect(harnessLaunch('pi', { ...ctx, prompt: '@notes.md first' }).args.at(-1)).toBe('\n@notes.md first')
   })
 
   it('aider: the prompt file as its message, always yes, history kept out of the workspace, no MCP config', () => {
@@ -167,10 +187,11 @@ describe('harness adapters: golden command lines, environments and MCP configura
   })
 
   it('never writes a secret: only the agent identity, the daemon and config paths reach the environment', () => {
-    for (const name of ['claude', 'codex', 'copilot', 'gemini', 'aider', 'sim', 'cmd:true']) {
+    for (const name of ['claude', 'codex', 'copilot', 'gemini', 'pi', 'aider', 'sim', 'cmd:true']) {
       const launch = harnessLaunch(name, ctx)
-      for (const key of Object.keys(launch.env)) expect(key).toMatch(/^(AGENCY_|GEMINI_CLI_SYSTEM_SETTINGS_PATH$|GEMINI_SANDBOX$)/)
-      for (const file of launch.files) expect(file.content).not.toMatch(/api[_-]?key|token|secret/i)
+      for (const key of Object.keys(launch.env)) expect(key).toMatch(/^(AGENCY_|GEMINI_CLI_TRUST_WORKSPACE$|GEMINI_SANDBOX$)/)
+      // Gemini's redaction allow-list names the token variables: a name, never the value.
+      for (const file of launch.files) expect(file.content.replace(/"AGENCY_TOKEN(_FILE)?"/g, '""')).not.toMatch(/api[_-]?key|token|secret/i)
     }
   })
 })
@@ -178,9 +199,9 @@ describe('harness adapters: golden command lines, environments and MCP configura
 describe('harnessLaunch input checks', () => {
   it('names the valid harnesses when given an unknown one', () => {
     expect(() => harnessLaunch('cursor', ctx)).toThrow(InvalidArgumentError)
-    expect(() => harnessLaunch('cursor', ctx)).toThrow(/unknown harness "cursor".*claude, codex, copilot, gemini, aider, sim, cmd:<shell command>/)
+    expect(() => harnessLaunch('cursor', ctx)).toThrow(/unknown harness "cursor".*claude, codex, copilot, gemini, pi, aider, sim, cmd:<shell command>/)
     expect(() => harnessLaunch('toString', ctx)).toThrow(InvalidArgumentError)
-    expect(HARNESS_NAMES).toEqual(['claude', 'codex', 'copilot', 'gemini', 'aider', 'sim', 'cmd:<shell command>'])
+    expect(HARNESS_NAMES).toEqual(['claude', 'codex', 'copilot', 'gemini', 'pi', 'aider', 'sim', 'cmd:<shell command>'])
   })
 
   it('rejects an empty cmd: command', () => {

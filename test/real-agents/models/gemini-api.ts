@@ -1,0 +1,229 @@
+// STAND-IN FOR THE MODEL ONLY. A scripted model endpoint on 127.0.0.1 that
+// speaks the Gemini API (generativelanguage v1beta) as Gemini CLI uses it when
+// GOOGLE_GEMINI_BASE_URL points here and GEMINI_API_KEY is anything. The CLI,
+// its tools, its MCP client and shell are the real ones; only the model's
+// answers are scripted: scripted-agent.ts picks the next step from the function
+// responses in the conversation, said here as a call of a tool the request offers.
+//
+// Routes (what Gemini CLI 0.61 sends):
+//   POST /v1beta/models/<model>:streamGenerateContent?alt=sse  one agent turn, answered as one SSE event
+//   POST /v1beta/models/<model>:generateContent                side calls (the model router's complexity
+//        classifier, the next-speaker check): JSON that fits the request's responseJsonSchema
+//   POST /v1beta/models/<model>:countTokens                    a rough count
+// Anything else is a 404 in the API's error shape. Every request is recorded.
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { agencyCommand, stepOfCommand } from './agency-cli.js'
+import { nextStep, type AgentSkills, type AgentStep, type TakenStep } from './scripted-agent.js'
+
+export interface GeminiRequestRecord {
+  method: string
+  path: string
+  /** The model named in the path, e.g. gemini-2.5-pro. */
+  model: string
+  /** streamGenerateContent, generateContent, countTokens, or the unknown path's last segment. */
+  rpc: string
+  body: any
+  /** For an agent turn: the steps the conversation held, and the next one the stand-in answered with. */
+  history?: TakenStep[]
+  step?: AgentStep
+  /** That step as the function call sent, or the final text. */
+  reply?: { name: string, args: Record<string, unknown> } | { text: string }
+}
+
+export interface GeminiStandIn {
+  /** For GOOGLE_GEMINI_BASE_URL. */
+  readonly url: string
+  readonly requests: GeminiRequestRecord[]
+  /** The agent turns: streamGenerateContent requests whose body offered tools. */
+  turns: () => GeminiRequestRecord[]
+  close: () => Promise<void>
+}
+
+export interface GeminiStandInOptions {
+  /** The work the scripted agent knows how to do. */
+  skills: AgentSkills
+}
+
+const MCP_PREFIX = 'mcp_agency_'
+
+/**
+ * A step as Gemini CLI's function call: agency tools are mcp_agency_<tool> when
+ * offered (else `agency` in the shell), files go through write_file, commands
+ * through run_shell_command.
+ */
+export function geminiCall (step: AgentStep, offered: Set<string>): { name: string, args: Record<string, unknown> } | { text: string } {
+  switch (step.kind) {
+    case 'agency':
+      if (offered.has(MCP_PREFIX + step.tool)) return { name: MCP_PREFIX + step.tool, args: step.args }
+      return geminiCall({ kind: 'shell', command: agencyCommand(step.tool, step.args) }, offered)
+    case 'shell': return { name: 'run_shell_command', args: { command: step.command, description: `run ${step.command.split(' ')[0]}` } }
+    case 'write': return { name: 'write_file', args: { file_path: step.path, content: step.content } }
+    case 'finish': return { text: step.text }
+  }
+}
+
+/** The step a function call of the conversation was. */
+export function geminiStep (name: string, args: Record<string, unknown>): AgentStep {
+  if (name.startsWith(MCP_PREFIX)) return { kind: 'agency', tool: name.slice(MCP_PREFIX.length), args }
+  if (name === 'write_file') return { kind: 'write', path: String(args.file_path), content: String(args.content) }
+  if (name === 'run_shell_command') return stepOfCommand(String(args.command))
+  return { kind: 'shell', command: `(${name})` }
+}
+
+export async function startGeminiStandIn (opts: GeminiStandInOptions): Promise<GeminiStandIn> {
+  const requests: GeminiRequestRecord[] = []
+  const server = createServer((req, res) => {
+    readBody(req).then(text => {
+      answer(req, res, text, opts, requests)
+    }).catch(err => {
+      sendJson(res, 500, apiError(500, `stand-in failed: ${(err as Error).message}`, 'INTERNAL'))
+    })
+  })
+  await new Promise<void>(resolve => server.listen(0, '127.0.0.1', resolve))
+  const { port } = server.address() as AddressInfo
+  return {
+    url: `http://127.0.0.1:${port}`,
+    requests,
+    turns: () => requests.filter(r => r.rpc === 'streamGenerateContent' && Array.isArray(r.body?.tools)),
+    close: async () => { await closeServer(server) }
+  }
+}
+
+function answer (req: IncomingMessage, res: ServerResponse, text: string, opts: GeminiStandInOptions, requests: GeminiRequestRecord[]): void {
+  const url = new URL(req.url ?? '/', 'http://stand-in')
+  const m = /^\/v1(?:beta|alpha)?\/models\/([^/:]+):(\w+)$/.exec(url.pathname)
+  let body: any
+  try {
+    body = text === '' ? {} : JSON.parse(text)
+  } catch {
+    body = text
+  }
+  const record: GeminiRequestRecord = { method: req.method ?? '', path: url.pathname + url.search, model: m?.[1] ?? '', rpc: m?.[2] ?? url.pathname.split('/').at(-1) ?? '', body }
+  requests.push(record)
+  if (req.method !== 'POST' || m == null) {
+    sendJson(res, 404, apiError(404, `the stand-in has no ${req.method ?? ''} ${url.pathname}`, 'NOT_FOUND'))
+    return
+  }
+  switch (record.rpc) {
+    case 'streamGenerateContent': {
+      const reply = agentTurn(body, opts.skills, record)
+      res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' })
+      res.end(`data: ${JSON.stringify(response(partsOf(reply, requests.length), body))}\n\n`)
+      return
+    }
+    case 'generateContent': {
+      // Side calls ask for JSON of a given shape; an agent turn without streaming gets the script.
+      const schema = body?.generationConfig?.responseJsonSchema ?? body?.generationConfig?.responseSchema
+      const parts = schema != null
+        ? [{ text: JSON.stringify(valueFor(schema)) }]
+        : partsOf(agentTurn(body, opts.skills, record), requests.length)
+      sendJson(res, 200, response(parts, body))
+      return
+    }
+    case 'countTokens':
+      sendJson(res, 200, { totalTokens: roughTokens(body) })
+      return
+    default:
+      sendJson(res, 404, apiError(404, `the stand-in does not implement ${record.rpc}`, 'NOT_FOUND'))
+  }
+}
+
+/** The conversation's past steps with their results, and the scripted next one as Gemini CLI's function call. */
+function agentTurn (body: any, skills: AgentSkills, record: GeminiRequestRecord): { name: string, args: Record<string, unknown> } | { text: string } {
+  const offered = new Set<string>((body?.tools ?? []).flatMap((t: any) => (t.functionDeclarations ?? []).map((f: any) => String(f.name))))
+  record.history = pastCalls(body?.contents ?? []).map(c => ({ step: geminiStep(c.name, c.args), output: c.output }))
+  record.step = nextStep(record.history, skills)
+  record.reply = geminiCall(record.step, offered)
+  return record.reply
+}
+
+/** Pairs each functionCall of a model turn with the functionResponse the CLI sent back for it. */
+export function pastCalls (contents: any[]): Array<{ name: string, args: Record<string, unknown>, output: string }> {
+  const calls: Array<{ name: string, args: Record<string, unknown>, id?: string }> = []
+  const responses: Array<{ name: string, id?: string, response: unknown }> = []
+  for (const c of contents) {
+    for (const p of c?.parts ?? []) {
+      if (p?.functionCall != null) calls.push({ name: p.functionCall.name, args: p.functionCall.args ?? {}, id: p.functionCall.id })
+      if (p?.functionResponse != null) responses.push({ name: p.functionResponse.name, id: p.functionResponse.id, response: p.functionResponse.response })
+    }
+  }
+  const used = new Set<number>()
+  return calls.map(call => {
+    let i = call.id != null ? responses.findIndex((r, j) => !used.has(j) && r.id === call.id) : -1
+    if (i < 0) i = responses.findIndex((r, j) => !used.has(j) && r.name === call.name)
+    if (i >= 0) used.add(i)
+    return { name: call.name, args: call.args, output: i >= 0 ? responseText(responses[i].response) : '' }
+  })
+}
+
+/** The text of a function response: Gemini CLI sends {output: "..."} or {error: "..."}. */
+function responseText (response: unknown): string {
+  if (response == null) return ''
+  if (typeof response === 'string') return response
+  const r = response as Record<string, unknown>
+  if (typeof r.output === 'string') return r.output
+  if (typeof r.error === 'string') return `error: ${r.error}`
+  return JSON.stringify(response)
+}
+
+/** The reply's parts; a call's id is the turn's place among the requests, unique on this server. */
+function partsOf (reply: { name: string, args: Record<string, unknown> } | { text: string }, turn: number): any[] {
+  if ('text' in reply) return [{ text: reply.text }]
+  return [{ functionCall: { id: `stand-in-${turn}`, name: reply.name, args: reply.args } }]
+}
+
+function response (parts: any[], request: any): any {
+  const prompt = roughTokens(request)
+  const out = Math.max(1, Math.ceil(JSON.stringify(parts).length / 4))
+  return {
+    candidates: [{ content: { role: 'model', parts }, finishReason: 'STOP', index: 0 }],
+    usageMetadata: { promptTokenCount: prompt, candidatesTokenCount: out, totalTokenCount: prompt + out },
+    modelVersion: 'stand-in'
+  }
+}
+
+/**
+ * A value that fits a response schema (OpenAPI-style with upper-case types, or
+ * JSON Schema). For the router's classifier this is a middling complexity score;
+ * for the next-speaker check the first enum value, "user": the turn is over.
+ */
+function valueFor (schema: any): unknown {
+  const type = String(schema?.type ?? (schema?.properties != null ? 'object' : 'string')).toLowerCase()
+  if (Array.isArray(schema?.enum) && schema.enum.length > 0) return schema.enum[0]
+  switch (type) {
+    case 'object': {
+      const out: Record<string, unknown> = {}
+      for (const [k, v] of Object.entries(schema.properties ?? {})) out[k] = valueFor(v)
+      return out
+    }
+    case 'array': return []
+    case 'integer': case 'number': return typeof schema.minimum === 'number' ? Math.max(schema.minimum, 30) : 30
+    case 'boolean': return false
+    default: return 'scripted stand-in answer'
+  }
+}
+
+function roughTokens (body: unknown): number {
+  return Math.max(1, Math.ceil(JSON.stringify(body ?? '').length / 4))
+}
+
+function apiError (code: number, message: string, status: string): unknown {
+  return { error: { code, message, status } }
+}
+
+function sendJson (res: ServerResponse, status: number, value: unknown): void {
+  res.writeHead(status, { 'content-type': 'application/json' })
+  res.end(JSON.stringify(value))
+}
+
+async function readBody (req: IncomingMessage): Promise<string> {
+  const chunks: Buffer[] = []
+  for await (const chunk of req) chunks.push(chunk as Buffer)
+  return Buffer.concat(chunks).toString('utf8')
+}
+
+async function closeServer (server: Server): Promise<void> {
+  server.closeAllConnections()
+  await new Promise<void>(resolve => server.close(() => resolve()))
+}
