@@ -13,10 +13,11 @@ export function createMcpServer (agency: Agency): McpServer {
     server.registerTool(tool.name, { description: tool.description, inputSchema: tool.input }, async (args: unknown) => {
       try {
         const result = await tool.run(agency, args ?? {})
-        // structuredContent must be an object. Without one, Gemini CLI parses the text into it,
-        // and a list (ready, read_inbox, search_findings) then fails its client's validation.
-        const structured = result != null && typeof result === 'object' && !Array.isArray(result) ? result as Record<string, unknown> : { result: result ?? null }
-        return { content: [{ type: 'text' as const, text: JSON.stringify(result ?? null, null, 2) }], structuredContent: structured }
+        // Every answer is a JSON object: Gemini CLI parses the text into structuredContent and
+        // refuses anything else (a bare list). No structuredContent of our own: Copilot CLI shows
+        // that to the model instead of the text, reformatted and cut short.
+        const answer = result != null && typeof result === 'object' && !Array.isArray(result) ? result : { result: result ?? null }
+        return { content: [{ type: 'text' as const, text: JSON.stringify(answer, null, 2) }] }
       } catch (err) {
         const code = isAgencyError(err) ? `${err.code}: ` : ''
         return { isError: true, content: [{ type: 'text' as const, text: `${tool.name} failed: ${code}${(err as Error).message}` }] }

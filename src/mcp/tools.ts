@@ -45,7 +45,7 @@ export const TOOLS: ToolDef[] = [
     name: 'ready',
     description: 'Tasks you can claim now: open or expired, with all dependencies done, highest priority first.',
     input: {},
-    run: async (a) => (await a.call((c: AgencyClient) => c.ready, {})).tasks
+    run: async (a) => ({ tasks: (await a.call((c: AgencyClient) => c.ready, {})).tasks })
   },
   {
     name: 'add_task',
@@ -59,9 +59,12 @@ export const TOOLS: ToolDef[] = [
     input: {
       tasks: z.array(z.object(TASK_INPUT)).min(1).max(1000).describe('the tasks of the plan')
     },
-    run: async (a, args) => (await a.call((c: AgencyClient) => c.addTasks, {
-      tasks: args.tasks.map((t: any) => ({ id: t.id, title: t.title ?? '', description: t.description ?? '', deps: t.deps ?? [], scope: t.scope ?? [], priority: t.priority ?? 0 }))
-    })).tasks.map(t => t.id)
+    run: async (a, args) => {
+      const r = await a.call((c: AgencyClient) => c.addTasks, {
+        tasks: args.tasks.map((t: any) => ({ id: t.id, title: t.title ?? '', description: t.description ?? '', deps: t.deps ?? [], scope: t.scope ?? [], priority: t.priority ?? 0 }))
+      })
+      return { added: r.tasks.map(t => t.id) }
+    }
   },
   {
     name: 'wait',
@@ -131,7 +134,7 @@ export const TOOLS: ToolDef[] = [
     name: 'search_findings',
     description: 'Full-text search over every peer\'s findings. Search before you start a task: a recorded failure saves you from repeating it.',
     input: { query: optStr('words to look for'), kind: z.enum(['discovery', 'failure', 'bug', 'decision', 'note']).optional(), path: optStr('path prefix'), tag: optStr('tag'), limit: z.number().int().min(1).max(1000).optional() },
-    run: async (a, args) => (await a.call((c: AgencyClient) => c.searchFindings, { query: args.query ?? '', kind: args.kind ?? '', pathPrefix: args.path ?? '', tag: args.tag ?? '', author: '', since: 0, until: 0, limit: args.limit ?? 20 })).hits
+    run: async (a, args) => (await a.call((c: AgencyClient) => c.searchFindings, { query: args.query ?? '', kind: args.kind ?? '', pathPrefix: args.path ?? '', tag: args.tag ?? '', author: '', since: 0, until: 0, limit: args.limit ?? 20 }))
   },
   {
     name: 'request_review',
@@ -149,7 +152,7 @@ export const TOOLS: ToolDef[] = [
     name: 'experts',
     description: 'Peers ranked by the done tasks and integrations that touched a path: who to ask about it.',
     input: { path: str('path or glob'), limit: z.number().int().min(1).max(100).optional() },
-    run: async (a, args) => (await a.call((c: AgencyClient) => c.experts, { path: args.path, limit: args.limit ?? 10 })).experts
+    run: async (a, args) => await a.call((c: AgencyClient) => c.experts, { path: args.path, limit: args.limit ?? 10 })
   },
   {
     name: 'integrate',

@@ -108,7 +108,7 @@ describe('agency mcp over stdio, with the SDK client', () => {
     // A held task is not ready any more, as the ready tool says.
     const ready = await call('ready')
     expect(ready.isError, ready.text).toBe(false)
-    expect((ready.json as Array<{ id: string }>).map(t => t.id)).not.toContain('mcp-claimed')
+    expect((ready.json.tasks as Array<{ id: string }>).map(t => t.id)).not.toContain('mcp-claimed')
   })
 
   it('record_finding (note) lands in the shared record: found through gRPC on both daemons', async () => {
@@ -137,7 +137,7 @@ describe('agency mcp over stdio, with the SDK client', () => {
     const hits = await waitFor('the peer finding to be searchable over MCP', async () => {
       const found = await call('search_findings', { query: w })
       if (found.isError) throw new Error(found.text)
-      return (found.json as any[]).length > 0 ? found.json as any[] : undefined
+      return (found.json.hits as any[]).length > 0 ? found.json.hits as any[] : undefined
     })
     expect(hits).toHaveLength(1)
     expect(hits[0].entry.id).toBe(recorded.entry?.id)
@@ -146,9 +146,9 @@ describe('agency mcp over stdio, with the SDK client', () => {
     // The filters are passed through: the same words under another kind find nothing.
     const none = await call('search_findings', { query: w, kind: 'discovery' })
     expect(none.isError, none.text).toBe(false)
-    expect(none.json).toEqual([])
+    expect(none.json.hits).toEqual([])
     const byTag = await call('search_findings', { tag: 'approach:overflow', kind: 'failure' })
-    expect((byTag.json as any[]).map(h => h.entry.id)).toContain(recorded.entry?.id)
+    expect((byTag.json.hits as any[]).map(h => h.entry.id)).toContain(recorded.entry?.id)
   })
 
   it('send_message delivers into the second daemon\'s inbox; read_inbox shows its answer', async () => {
@@ -212,13 +212,14 @@ describe('agency mcp over stdio, with the SDK client', () => {
     expect((await grpcA.call((c: AgencyClient) => c.getStatus, {})).self?.claims.map(h => h.task)).not.toContain('no-such-task')
   })
 
-  it('structuredContent is always an object, also for a list (clients such as Gemini CLI refuse anything else)', async () => {
-    const list = await client.callTool({ name: 'ready', arguments: {} })
-    const text = (list.content as Array<{ text?: string }>)[0].text ?? ''
-    expect(Array.isArray(JSON.parse(text))).toBe(true)
-    expect(list.structuredContent).toEqual({ result: JSON.parse(text) })
-    const one = await client.callTool({ name: 'status', arguments: {} })
-    expect(one.structuredContent).toEqual(JSON.parse((one.content as Array<{ text?: string }>)[0].text ?? ''))
+  it('every answer is a JSON object, lists included (clients such as Gemini CLI refuse anything else)', async () => {
+    for (const name of ['ready', 'status', 'search_findings', 'read_inbox']) {
+      const r = await client.callTool({ name, arguments: {} })
+      const value = JSON.parse((r.content as Array<{ text?: string }>)[0].text ?? '')
+      expect(typeof value === 'object' && value !== null && !Array.isArray(value), name).toBe(true)
+    }
+    const ready = await client.callTool({ name: 'ready', arguments: {} })
+    expect(Array.isArray(JSON.parse((ready.content as Array<{ text?: string }>)[0].text ?? '').tasks)).toBe(true)
   })
 
   it('stdout carried nothing but protocol through all of the above; the log line went to stderr', () => {
