@@ -6,6 +6,7 @@ import { performance } from 'node:perf_hooks'
 import { Board, claimFromPlan, claimOutcome, overlapsFor, SettleWindow, type ClaimOverlap, type HolderInfo, type TaskView } from '../core/board/index.js'
 import { validateTaskId } from '../core/board/task-id.js'
 import { validateGlob } from '../core/board/glob-pattern.js'
+import { validateScope } from '../core/board/scope-limits.js'
 import { decodeBody, isKnownKind } from '../core/log/kinds.js'
 import type { StoredEntry } from '../core/log/ingest-result.js'
 import { InvalidArgumentError } from '../core/errors.js'
@@ -225,7 +226,7 @@ export class BoardService {
     validateTaskId(t.id)
     for (const d of t.deps) validateTaskId(d)
     if (t.deps.includes(t.id)) throw new InvalidArgumentError(`task ${t.id} cannot depend on itself`)
-    const scope = t.scope.map(g => validateGlob(g))
+    const scope = validateScope(t.scope)
     if (t.title.length > 512) throw new InvalidArgumentError('title longer than 512 characters')
     await this.init.log.append('task', { ...t, scope })
     return this.task(t.id)
