@@ -5,14 +5,17 @@
 // find the bad requests, then lands the good ones in one push.
 //
 // One push per batch instead of one per agent is what keeps a large swarm out
-// of a push storm.
-import { InvalidArgumentError, UnavailableError } from '../core/errors.js'
+// of a push storm. That push carries the fence ref of every landed task
+// (task-fence.ts), atomically with the shared branch: a request the remote's
+// fence has superseded is refused, and one request per task goes in a batch.
+import { FailedPreconditionError, InvalidArgumentError, UnavailableError } from '../core/errors.js'
 import { defaultJitter, sleep, type Jitter } from './backoff.js'
 import { GitCommandError, RemoteBranchNotFoundError, TaskBranchNotFoundError } from './errors.js'
 import { revParse } from './git.js'
 import { checkAttempts, DEFAULT_MAX_ATTEMPTS } from './integrate.js'
 import { pushRefspecs } from './push.js'
 import { agencyTrailers, checkEpoch, checkRefComponent, mergeMessage, requestRefName } from './ref-names.js'
+import { checkTaskFence, fenceLease, fenceRefspec, trackedTaskFence, type TaskFence } from './task-fence.js'
 import { addScratchTree, checkLinks, type ScratchTree } from './scratch-tree.js'
 import type { TestCounts } from './test-results.js'
 import { checkJunitPaths, checkVerifyCommand, runVerify, type VerifyRun } from './verify.js'
@@ -116,13 +119,29 @@ export async function integrateBatch (opts: BatchOptions): Promise<BatchResult> 
       out.attempts++
       const started = performance.now()
       out.retries = out.attempts - 1
-      // Every request ref in one fetch; a wildcard tolerates refs that are gone.
-      await fetchRefspecs(ws, [`+refs/heads/${ws.branch}:${sharedRef}`, '+refs/agency/*:refs/remotes/origin-agency/*'])
+      // Every request ref and task fence in one fetch; a wildcard tolerates refs that are gone.
+      await fetchRefspecs(ws, [`+refs/heads/${ws.branch}:${sharedRef}`, '+refs/agency/*:refs/remotes/origin-agency/*'], ['--prune'])
       const base = await revParse(ws.dir, sharedRef)
       if (base == null) throw new RemoteBranchNotFoundError(ws.remote, ws.branch)
 
+      const fences = new Map<string, TaskFence | null>()
       const present: IntegrationRequest[] = []
       for (const r of candidates) {
+        if (fences.has(r.task)) {
+          out.deferred.push({ request: r, reason: `another request for task ${r.task} is in this batch; this one goes in a later batch` })
+          continue
+        }
+        let fence: TaskFence | null
+        try {
+          fence = await trackedTaskFence(ws, r.task)
+          checkTaskFence(fence, r.task, r.epoch, r.author)
+        } catch (err) {
+          // Superseded at the remote (or its fence is unreadable): this request never lands.
+          if (!(err instanceof FailedPreconditionError)) throw err
+          out.refused.push({ request: r, reason: err.message })
+          continue
+        }
+        fences.set(r.task, fence)
         if (await revParse(ws.dir, r.commit) == null) out.deferred.push({ request: r, reason: `commit ${r.commit} is not on the remote (was ${r.ref} re-published?)` })
         else present.push(r)
       }
@@ -133,7 +152,10 @@ export async function integrateBatch (opts: BatchOptions): Promise<BatchResult> 
         const batch = await bisectBatch(ws, tree, base, present, out, (cwd) =>
           runVerify({ command: verify, cwd, timeoutMs: opts.verifyTimeoutMs, junitPaths }))
         if (batch.good.length === 0) return out
-        const pushed = await pushRefspecs(ws, [`${batch.tip}:refs/heads/${ws.branch}`])
+        // The shared branch and every landed task's fence, all or nothing, each fence leased at what was read.
+        const pushed = await pushRefspecs(ws,
+          [`${batch.tip}:refs/heads/${ws.branch}`, ...batch.good.map(l => fenceRefspec(l.request.task, l.commit))],
+          ['--atomic', ...batch.good.map(l => fenceLease(l.request.task, fences.get(l.request.task) ?? null))])
         if (pushed.ok) {
           out.landed = batch.good
           out.pushed = batch.tip

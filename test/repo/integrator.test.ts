@@ -97,8 +97,9 @@ describe('integrateBatch', () => {
     const trailers = await sh(repo.bare, ['log', '-1', '--format=%(trailers:only,unfold)', r.landed[3].commit])
     expect(trailers).toBe('Agency-Task: t4@5\nAgency-Agent: a4\nAgency-Integrator: int')
 
-    // Landed request refs are cleaned up; the bad one stays for its author.
-    expect(await refsOf(repo)).toBe('refs/agency/a3/t3')
+    // Landed request refs are cleaned up; the bad one stays for its author. Each landed task has its fence.
+    expect(await refsOf(repo)).toBe(['refs/agency/a3/t3', ...['t0', 't1', 't2', 't4'].map(t => `refs/agency/tasks/${t}`)].join('\n'))
+    expect(await sh(repo.bare, ['rev-parse', 'refs/agency/tasks/t4'])).toBe(r.landed[3].commit)
     expect(await sh(repo.bare, ['fsck', '--no-progress', '--no-dangling', '--strict'])).toBe('')
   }, 120_000) // generous on a loaded machine; no timing is asserted
 
