@@ -282,6 +282,11 @@ export class RepoService {
       reply.failed.push(f.request.task)
       await this.reportBad(f.request, idOf(f.request), 'failed', `breaks the tests: ${f.summary}`, [])
     }
+    for (const x of result.refused) {
+      m.integrations.inc({ result: 'failed' })
+      reply.failed.push(x.request.task)
+      await this.reportBad(x.request, idOf(x.request), 'refused', `is refused: ${x.reason}`, [])
+    }
     if (result.pushed != null) {
       reply.commit = result.pushed
       await this.recordTestRun(result.pushed, result.tests, 0)

@@ -3,6 +3,12 @@
 // acked, retrying while the peer is away, up to a TTL; the receiver stores a
 // message and its id in one atomic write before acking, so a retry after a
 // lost ack is recognised and delivery is exactly once, across restarts.
+//
+// Each message has one outcome, delivered or failed, decided by whoever takes
+// it out of the outbox first. A message on the wire belongs to its delivery
+// attempt: the TTL does not drop it while its ack may still come (a peer that
+// acks has the message, so that attempt must end as delivered), and an attempt
+// never sends a message the TTL is dropping.
 import { lpStream } from '@libp2p/utils'
 import { peerIdFromString } from '@libp2p/peer-id'
 import type { Connection, Stream } from '@libp2p/interface'
@@ -15,8 +21,10 @@ import type { PeerGuard } from './peer-guard.js'
 /** The persistence the protocol needs (implemented by src/store). */
 export interface DirectMessageStore {
   listOutbox: () => Promise<Array<{ message: DirectMessage, expiresAt: number }>>
-  markDelivered: (id: string) => Promise<unknown>
-  drop: (id: string, reason: string) => Promise<unknown>
+  /** true when the message was still queued (this call took it out) */
+  markDelivered: (id: string) => Promise<boolean>
+  /** true when the message was still queued (this call took it out) */
+  drop: (id: string, reason: string) => Promise<boolean>
   deliver: (msg: DirectMessage, receivedAt: number) => Promise<{ stored: boolean, cursor: number }>
 }
 
@@ -62,6 +70,8 @@ export class DirectMessaging {
   /** peers with a flush in progress, so that one peer gets one stream at a time */
   private readonly flushing = new Map<string, Promise<void>>()
   private readonly firstAttempt = new Map<string, number>()
+  /** messages an attempt has on the wire, or the TTL is dropping: one owner at a time */
+  private readonly owner = new Map<string, 'sending' | 'expiring'>()
   private readonly guard?: PeerGuard
 
   constructor (init: DirectMessagingInit) {
@@ -87,16 +97,24 @@ export class DirectMessaging {
     await Promise.allSettled([...this.flushing.values()])
   }
 
-  /** Tries to deliver everything in the outbox; drops what has expired. */
+  /** Tries to deliver everything in the outbox; drops what has expired (unless it is on the wire). */
   async flushAll (): Promise<void> {
     const pending = await this.store.listOutbox()
     const now = this.now()
     const byPeer = new Map<string, DirectMessage[]>()
     for (const { message: msg, expiresAt } of pending) {
       if (expiresAt <= now) {
-        await this.store.drop(msg.id, 'expired')
-        this.firstAttempt.delete(msg.id)
-        this.hooks.onFailed?.(msg, 'expired')
+        // On the wire: its attempt decides (an ack means delivered; a failure leaves it for the next pass).
+        if (this.owner.has(msg.id)) continue
+        this.owner.set(msg.id, 'expiring')
+        try {
+          if (await this.store.drop(msg.id, 'expired')) {
+            this.firstAttempt.delete(msg.id)
+            this.hooks.onFailed?.(msg, 'expired')
+          }
+        } finally {
+          this.owner.delete(msg.id)
+        }
         continue
       }
       const list = byPeer.get(msg.to) ?? []
@@ -116,35 +134,43 @@ export class DirectMessaging {
   }
 
   private async deliverTo (peer: string): Promise<void> {
-    const msgs = (await this.store.listOutbox()).map(o => o.message).filter(m => m.to === peer)
+    // Expired messages are the TTL pass's to drop, not ours to send.
+    const msgs = (await this.store.listOutbox()).filter(o => o.message.to === peer && o.expiresAt > this.now()).map(o => o.message)
     if (msgs.length === 0) return
     let stream: Stream | undefined
     const signal = AbortSignal.timeout(this.attemptTimeoutMs + msgs.length * 200)
+    let onWire: string | undefined
     try {
       stream = await this.node.dialProtocol(peerIdFromString(peer), DM_PROTOCOL, { signal })
       const lp = lpStream(stream, { maxDataLength: MAX_DM_FRAME_BYTES })
       for (const msg of msgs) {
+        if (this.owner.has(msg.id)) continue // being dropped as expired
+        this.owner.set(msg.id, 'sending')
+        onWire = msg.id
         if (!this.firstAttempt.has(msg.id)) this.firstAttempt.set(msg.id, performance.now())
         await lp.write(DirectMessage.encode(msg).finish(), { signal })
         const ack = DirectAck.decode((await lp.read({ signal })).subarray())
         if (ack.id !== msg.id) throw new Error(`ack for ${ack.id} while waiting for ${msg.id}`)
         if (ack.status === AckStatus.ACK_OK) {
-          await this.store.markDelivered(msg.id)
-          const started = this.firstAttempt.get(msg.id) ?? performance.now()
-          this.firstAttempt.delete(msg.id)
-          this.hooks.onDelivered?.(msg, performance.now() - started)
+          if (await this.store.markDelivered(msg.id)) {
+            const started = this.firstAttempt.get(msg.id) ?? performance.now()
+            this.hooks.onDelivered?.(msg, performance.now() - started)
+          }
         } else {
           const reason = ack.status === AckStatus.ACK_TOO_LARGE ? 'refused: too large' : 'refused: invalid'
-          await this.store.drop(msg.id, reason)
-          this.firstAttempt.delete(msg.id)
-          this.hooks.onFailed?.(msg, reason)
+          if (await this.store.drop(msg.id, reason)) this.hooks.onFailed?.(msg, reason)
         }
+        this.firstAttempt.delete(msg.id)
+        this.owner.delete(msg.id)
+        onWire = undefined
       }
       await stream.close({ signal })
     } catch (err) {
       // The peer is away or the stream broke: the outbox keeps the rest for the next attempt.
       this.log.debug({ peer, err: (err as Error).message }, 'dm delivery attempt failed')
       stream?.abort(err as Error)
+    } finally {
+      if (onWire !== undefined) this.owner.delete(onWire)
     }
   }
 

@@ -65,6 +65,27 @@ export class PushRejectedError extends FailedPreconditionError {
   }
 }
 
+/**
+ * The shared remote's task fence names a later claim (a higher epoch, or the
+ * same epoch held by someone else) than the one integrating: the work is
+ * superseded and nothing was pushed, whatever the local board believes.
+ */
+export class FencedError extends FailedPreconditionError {
+  readonly task: string
+  readonly epoch: number
+  readonly remoteEpoch: number
+  readonly remoteAgent: string
+  constructor (task: string, epoch: number, remote: { epoch: number, agent: string }) {
+    const why = remote.epoch > epoch ? 'a later claim' : 'another holder at the same epoch'
+    super(`task ${task} is at epoch ${remote.epoch} on the shared remote (${remote.agent}); your claim is at epoch ${epoch}: ${why} landed its work, so yours is superseded and nothing was pushed. See who holds it (agency status) and claim again (agency claim ${task}) or pick another task`)
+    this.name = 'FencedError'
+    this.task = task
+    this.epoch = epoch
+    this.remoteEpoch = remote.epoch
+    this.remoteAgent = remote.agent
+  }
+}
+
 /** A git command failed in a way none of the named errors describes. */
 export class GitCommandError extends AgencyError {
   readonly args: string[]

@@ -1,13 +1,16 @@
 // `agency integrate`: merge the agent's task branch onto the shared branch,
 // verify the merged tree, push; on a lost push race fetch, merge and verify
 // again. Nothing is pushed on a conflict, a red verify or a lost claim, and
-// success is reported only for a push git confirmed.
+// success is reported only for a push git confirmed. The shared branch and the
+// task's fence ref go in one atomic push, refused by the remote when a later
+// claim has landed (see task-fence.ts).
 import { InvalidArgumentError } from '../core/errors.js'
 import { defaultJitter, sleep, type Jitter } from './backoff.js'
 import { TaskBranchNotFoundError } from './errors.js'
 import { git, gitOut, revParse, splitZ } from './git.js'
 import { pushRefspecs } from './push.js'
-import { agencyTrailers, checkEpoch, checkRefComponent, mergeMessage } from './ref-names.js'
+import { TASK_FENCES_REFSPEC, agencyTrailers, checkEpoch, checkRefComponent, mergeMessage } from './ref-names.js'
+import { checkTaskFence, fenceLease, fenceRefspec, trackedTaskFence } from './task-fence.js'
 import { addScratchTree, checkLinks } from './scratch-tree.js'
 import type { TestCounts } from './test-results.js'
 import { checkJunitPaths, checkVerifyCommand, runVerify } from './verify.js'
@@ -24,7 +27,11 @@ export interface IntegrateOptions {
   message?: string
   /** Shell command run in the merged tree; exit 0 (and no failed test parsed) means green. */
   verify: string
-  /** Throws (e.g. FailedPreconditionError) when the claim on the task was lost. Called before anything and before each push. */
+  /**
+   * Throws (e.g. FailedPreconditionError) when the claim on the task was lost
+   * on this agent's board. Called before anything and before each push. The
+   * remote's task fence is checked too, whatever this says (FencedError).
+   */
   checkFence: () => Promise<void>
   /** Push attempts before giving up with 'contended'. */
   maxAttempts?: number
@@ -77,7 +84,10 @@ export async function integrate (opts: IntegrateOptions): Promise<IntegrateResul
       attempts++
       const started = performance.now()
       const counted = { attempts, retries: attempts - 1 }
-      await fetchRefspecs(ws, [`+refs/heads/${ws.branch}:${sharedRef}`])
+      await fetchRefspecs(ws, [`+refs/heads/${ws.branch}:${sharedRef}`, TASK_FENCES_REFSPEC], ['--prune'])
+      // Superseded at the remote: refused before spending a verify on it.
+      const fence = await trackedTaskFence(ws, opts.task)
+      checkTaskFence(fence, opts.task, epoch, agentId)
       const tree = await addScratchTree(ws, sharedRef, links)
       try {
         const merge = await tree.merge(head, messageArgs)
@@ -92,7 +102,8 @@ export async function integrate (opts: IntegrateOptions): Promise<IntegrateResul
 
         // Verify may take minutes; the claim must still be ours when we push.
         await opts.checkFence()
-        const pushed = await pushRefspecs(ws, [`${merge.commit}:refs/heads/${ws.branch}`])
+        // Both refs or neither; the lease fails if the fence moved since it was read (then the next attempt reads it again).
+        const pushed = await pushRefspecs(ws, [`${merge.commit}:refs/heads/${ws.branch}`, fenceRefspec(opts.task, merge.commit)], ['--atomic', fenceLease(opts.task, fence)])
         if (pushed.ok) {
           // The push landed: nothing after this line may turn the result into an error.
           const diff = await git(ws.dir, ['diff', '--name-only', '-z', `${base}...${head}`], { allowFail: true })

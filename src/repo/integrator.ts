@@ -5,14 +5,17 @@
 // find the bad requests, then lands the good ones in one push.
 //
 // One push per batch instead of one per agent is what keeps a large swarm out
-// of a push storm.
-import { InvalidArgumentError, UnavailableError } from '../core/errors.js'
+// of a push storm. That push carries the fence ref of every landed task
+// (task-fence.ts), atomically with the shared branch: a request the remote's
+// fence has superseded is refused, and one request per task goes in a batch.
+import { FailedPreconditionError, InvalidArgumentError, UnavailableError } from '../core/errors.js'
 import { defaultJitter, sleep, type Jitter } from './backoff.js'
-import { RemoteBranchNotFoundError, TaskBranchNotFoundError } from './errors.js'
+import { GitCommandError, RemoteBranchNotFoundError, TaskBranchNotFoundError } from './errors.js'
 import { revParse } from './git.js'
 import { checkAttempts, DEFAULT_MAX_ATTEMPTS } from './integrate.js'
 import { pushRefspecs } from './push.js'
 import { agencyTrailers, checkEpoch, checkRefComponent, mergeMessage, requestRefName } from './ref-names.js'
+import { checkTaskFence, fenceLease, fenceRefspec, trackedTaskFence, type TaskFence } from './task-fence.js'
 import { addScratchTree, checkLinks, type ScratchTree } from './scratch-tree.js'
 import type { TestCounts } from './test-results.js'
 import { checkJunitPaths, checkVerifyCommand, runVerify, type VerifyRun } from './verify.js'
@@ -55,6 +58,13 @@ export interface BatchResult {
   failed: Array<{ request: IntegrationRequest, summary: string, tests: TestCounts | null, verifyMs: number }>
   /** Not decided: commit missing on the remote, the shared branch is red without it, or every push lost a race. */
   deferred: Array<{ request: IntegrationRequest, reason: string }>
+  /**
+   * Will never land as asked: malformed (a ref that is not the author's own, a
+   * commit that is not a hex id, ...), or a commit git refuses to merge. Each
+   * is set aside with its reason; the rest of the batch goes on. `request` is
+   * what the caller passed.
+   */
+  refused: Array<{ request: IntegrationRequest, reason: string }>
   /** The shared branch's new tip, or null when nothing landed. */
   pushed: string | null
   /** Verify of the pushed tip (for the test-run entry: commit = pushed). */
@@ -90,7 +100,7 @@ interface Link { request: IntegrationRequest, commit: string }
 
 export async function integrateBatch (opts: BatchOptions): Promise<BatchResult> {
   const ws = opts.workspace
-  const requests = checkRequests(opts.requests)
+  const { valid: requests, refused } = checkRequests(opts.requests)
   const verify = await checkVerifyCommand(opts.verify)
   const junitPaths = checkJunitPaths(opts.junitPaths)
   const links = checkLinks(opts.linkFromWorkspace)
@@ -98,7 +108,7 @@ export async function integrateBatch (opts: BatchOptions): Promise<BatchResult> 
   const jitter = opts.jitter ?? defaultJitter
 
   return await ws.exclusive(async () => {
-    const out: BatchResult = { landed: [], alreadyMerged: [], conflicts: [], failed: [], deferred: [], pushed: null, tests: null, verifyMs: null, verifyRuns: 0, attempts: 0, retries: 0 }
+    const out: BatchResult = { landed: [], alreadyMerged: [], conflicts: [], failed: [], deferred: [], refused, pushed: null, tests: null, verifyMs: null, verifyRuns: 0, attempts: 0, retries: 0 }
     const sharedRef = `refs/remotes/origin/${ws.branch}`
     let candidates = requests
     let lastReason = ''
@@ -109,13 +119,29 @@ export async function integrateBatch (opts: BatchOptions): Promise<BatchResult> 
       out.attempts++
       const started = performance.now()
       out.retries = out.attempts - 1
-      // Every request ref in one fetch; a wildcard tolerates refs that are gone.
-      await fetchRefspecs(ws, [`+refs/heads/${ws.branch}:${sharedRef}`, '+refs/agency/*:refs/remotes/origin-agency/*'])
+      // Every request ref and task fence in one fetch; a wildcard tolerates refs that are gone.
+      await fetchRefspecs(ws, [`+refs/heads/${ws.branch}:${sharedRef}`, '+refs/agency/*:refs/remotes/origin-agency/*'], ['--prune'])
       const base = await revParse(ws.dir, sharedRef)
       if (base == null) throw new RemoteBranchNotFoundError(ws.remote, ws.branch)
 
+      const fences = new Map<string, TaskFence | null>()
       const present: IntegrationRequest[] = []
       for (const r of candidates) {
+        if (fences.has(r.task)) {
+          out.deferred.push({ request: r, reason: `another request for task ${r.task} is in this batch; this one goes in a later batch` })
+          continue
+        }
+        let fence: TaskFence | null
+        try {
+          fence = await trackedTaskFence(ws, r.task)
+          checkTaskFence(fence, r.task, r.epoch, r.author)
+        } catch (err) {
+          // Superseded at the remote (or its fence is unreadable): this request never lands.
+          if (!(err instanceof FailedPreconditionError)) throw err
+          out.refused.push({ request: r, reason: err.message })
+          continue
+        }
+        fences.set(r.task, fence)
         if (await revParse(ws.dir, r.commit) == null) out.deferred.push({ request: r, reason: `commit ${r.commit} is not on the remote (was ${r.ref} re-published?)` })
         else present.push(r)
       }
@@ -126,7 +152,10 @@ export async function integrateBatch (opts: BatchOptions): Promise<BatchResult> 
         const batch = await bisectBatch(ws, tree, base, present, out, (cwd) =>
           runVerify({ command: verify, cwd, timeoutMs: opts.verifyTimeoutMs, junitPaths }))
         if (batch.good.length === 0) return out
-        const pushed = await pushRefspecs(ws, [`${batch.tip}:refs/heads/${ws.branch}`])
+        // The shared branch and every landed task's fence, all or nothing, each fence leased at what was read.
+        const pushed = await pushRefspecs(ws,
+          [`${batch.tip}:refs/heads/${ws.branch}`, ...batch.good.map(l => fenceRefspec(l.request.task, l.commit))],
+          ['--atomic', ...batch.good.map(l => fenceLease(l.request.task, fences.get(l.request.task) ?? null))])
         if (pushed.ok) {
           out.landed = batch.good
           out.pushed = batch.tip
@@ -212,7 +241,16 @@ async function mergeChain (ws: Workspace, tree: ScratchTree, start: string, requ
   const chain: Link[] = []
   for (const request of requests) {
     const trailers = agencyTrailers(request.task, request.epoch, request.author, { 'Agency-Integrator': ws.agentId })
-    const merged = await tree.merge(request.commit, mergeMessage(undefined, `Merge ${request.ref}`, trailers))
+    let merged
+    try {
+      merged = await tree.merge(request.commit, mergeMessage(undefined, `Merge ${request.ref}`, trailers))
+    } catch (err) {
+      // git refused the merge itself (unrelated histories, a commit that is not a commit):
+      // that request can never land, the others still can. The tree is back where it was.
+      if (!(err instanceof GitCommandError)) throw err
+      out.refused.push({ request, reason: err.message })
+      continue
+    }
     if (merged.result === 'up-to-date') out.alreadyMerged.push(request)
     else if (merged.result === 'conflict') out.conflicts.push({ request, files: merged.files })
     else chain.push({ request, commit: merged.commit })
@@ -231,16 +269,25 @@ async function deleteRequestRefs (ws: Workspace, landed: Link[]): Promise<void> 
   }
 }
 
-function checkRequests (requests: unknown): IntegrationRequest[] {
+/**
+ * Splits the batch into requests that can be tried and requests refused with
+ * their reason. A peer wrote these requests: one malformed request must not
+ * stop the batch, for this run or any later one. Only a batch that is not a
+ * list, or is too long, is the caller's error.
+ */
+function checkRequests (requests: unknown): { valid: IntegrationRequest[], refused: BatchResult['refused'] } {
   if (!Array.isArray(requests)) throw new InvalidArgumentError('requests must be an array')
   if (requests.length > MAX_BATCH) throw new InvalidArgumentError(`a batch holds at most ${MAX_BATCH} requests, got ${requests.length}`)
-  return requests.map((r, i) => {
+  const valid: IntegrationRequest[] = []
+  const refused: BatchResult['refused'] = []
+  for (const r of requests) {
     try {
-      return validateRequest(r)
+      valid.push(validateRequest(r))
     } catch (err) {
-      throw new InvalidArgumentError(`request ${i}: ${(err as Error).message}`)
+      refused.push({ request: r, reason: (err as Error).message })
     }
-  })
+  }
+  return { valid, refused }
 }
 
 /**

@@ -18,10 +18,32 @@ export function taskBranchName (agentId: string, task: string): string {
   return `agency/${checkRefComponent('agent id', agentId)}/${checkRefComponent('task', task)}`
 }
 
+/** Names under refs/agency/ that are agency's own, not an agent's: no agent id may take them. */
+const RESERVED_AGENT_IDS = new Set(['tasks', 'wip'])
+
 /** Where an agent publishes its branch on the shared remote for an integrator. */
 export function requestRefName (agentId: string, task: string): string {
-  return `refs/agency/${checkRefComponent('agent id', agentId)}/${checkRefComponent('task', task)}`
+  checkRefComponent('agent id', agentId)
+  if (RESERVED_AGENT_IDS.has(agentId)) throw new InvalidArgumentError(`agent id ${JSON.stringify(agentId)} is reserved: refs/agency/${agentId}/ holds agency's own refs`)
+  return `refs/agency/${agentId}/${checkRefComponent('task', task)}`
 }
+
+/**
+ * The task's fence on the shared remote: it points at the merge commit that
+ * last landed work for the task, whose trailers (Agency-Task: <task>@<epoch>,
+ * Agency-Agent: <holder>) say under which claim. See task-fence.ts.
+ */
+export function taskFenceRef (task: string): string {
+  return `refs/agency/tasks/${checkRefComponent('task', task)}`
+}
+
+/** Where a clone keeps its copy of the remote's task fences. */
+export function taskFenceTrackingRef (task: string): string {
+  return `refs/remotes/origin-agency/tasks/${checkRefComponent('task', task)}`
+}
+
+/** Fetches every task fence (with --prune, so a deleted fence is not remembered). */
+export const TASK_FENCES_REFSPEC = '+refs/agency/tasks/*:refs/remotes/origin-agency/tasks/*'
 
 export function checkBranchName (branch: unknown): string {
   if (typeof branch !== 'string' || !/^[A-Za-z0-9_][A-Za-z0-9._/-]{0,199}$/.test(branch) ||

@@ -178,9 +178,9 @@ function createWorkspace (p: WorkspaceParts): Workspace {
   return ws
 }
 
-/** Fetch from origin, mapping failures to named errors. */
-export async function fetchRefspecs (ws: Pick<Workspace, 'dir' | 'remote' | 'branch' | 'gitTimeoutMs'>, refspecs: string[]): Promise<void> {
-  const r = await git(ws.dir, ['fetch', '--quiet', '--no-tags', 'origin', ...refspecs], { allowFail: true, timeoutMs: ws.gitTimeoutMs })
+/** Fetch from origin (`extra`: more flags, e.g. --prune), mapping failures to named errors. */
+export async function fetchRefspecs (ws: Pick<Workspace, 'dir' | 'remote' | 'branch' | 'gitTimeoutMs'>, refspecs: string[], extra: string[] = []): Promise<void> {
+  const r = await git(ws.dir, ['fetch', '--quiet', '--no-tags', ...extra, 'origin', ...refspecs], { allowFail: true, timeoutMs: ws.gitTimeoutMs })
   if (r.code === 0) return
   const missing = /couldn't find remote ref (\S+)/i.exec(r.stderr)
   if (missing != null) {

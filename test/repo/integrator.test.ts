@@ -97,8 +97,9 @@ describe('integrateBatch', () => {
     const trailers = await sh(repo.bare, ['log', '-1', '--format=%(trailers:only,unfold)', r.landed[3].commit])
     expect(trailers).toBe('Agency-Task: t4@5\nAgency-Agent: a4\nAgency-Integrator: int')
 
-    // Landed request refs are cleaned up; the bad one stays for its author.
-    expect(await refsOf(repo)).toBe('refs/agency/a3/t3')
+    // Landed request refs are cleaned up; the bad one stays for its author. Each landed task has its fence.
+    expect(await refsOf(repo)).toBe(['refs/agency/a3/t3', ...['t0', 't1', 't2', 't4'].map(t => `refs/agency/tasks/${t}`)].join('\n'))
+    expect(await sh(repo.bare, ['rev-parse', 'refs/agency/tasks/t4'])).toBe(r.landed[3].commit)
     expect(await sh(repo.bare, ['fsck', '--no-progress', '--no-dangling', '--strict'])).toBe('')
   }, 120_000) // generous on a loaded machine; no timing is asserted
 
@@ -147,20 +148,48 @@ describe('integrateBatch', () => {
     expect(r.pushed).toBeNull()
   })
 
-  it('rejects malformed requests before touching anything', async () => {
+  it('refuses malformed requests one by one, each with its reason, and lands the rest of the batch', async () => {
+    repo = await makeSharedRepo()
+    const [a, b] = await publish(repo, [{ 'f0.txt': '0' }, { 'f1.txt': '1' }])
+    // A commit with a history of its own: git refuses to merge it.
+    const stranger = join(repo.root, 'stranger')
+    await sh(repo.root, ['init', '--quiet', '-b', 'main', stranger])
+    await setIdentity(stranger, 'stranger')
+    const orphan = await commitFiles(stranger, { 'alien.txt': 'x' }, 'unrelated history')
+    await sh(stranger, ['push', '--quiet', repo.bare, `${orphan}:refs/agency/a5/t5`])
+    const unrelated = { ref: 'refs/agency/a5/t5', commit: orphan, task: 't5', epoch: 1, author: 'a5' }
+    const bad = [
+      { ...a, ref: 'refs/heads/main' },
+      { ...a, commit: 'HEAD' },
+      { ...a, task: '../../x' },
+      { ...a, epoch: 1.5 },
+      { ...a, author: 'a7' } // someone else's ref under a7's name
+    ]
+    const integrator = await agentWorkspace(repo, 'int')
+
+    const r = await integrateBatch({ workspace: integrator, requests: [bad[0], a, bad[1], bad[2], unrelated, bad[3], b, bad[4]], verify: 'true' })
+
+    expect(r.landed.map(l => l.request)).toEqual([a, b])
+    expect(r.pushed).toBe(await repo.tip())
+    expect(r.refused.map(x => x.request)).toEqual([bad[0], bad[1], bad[2], bad[3], bad[4], unrelated])
+    expect(r.refused.map(x => x.reason)).toEqual([
+      expect.stringMatching(/not the author's request ref/),
+      expect.stringMatching(/not a full hex object id/),
+      expect.stringMatching(/not usable in a git ref name/),
+      expect.stringMatching(/not a non-negative integer/),
+      expect.stringMatching(/not the author's request ref refs\/agency\/a7\/t0/),
+      expect.stringMatching(/unrelated histories/)
+    ])
+    expect(await sh(repo.bare, ['ls-tree', '--name-only', 'main'])).not.toContain('alien.txt')
+  })
+
+  it('still refuses a batch that is not a list, or too long, and a verify command that does not exist', async () => {
     repo = await makeSharedRepo()
     const [req] = await publish(repo, [{ 'f0.txt': '0' }])
     const integrator = await agentWorkspace(repo, 'int')
     const tip = await repo.tip()
-    for (const bad of [
-      { ...req, ref: 'refs/heads/main' },
-      { ...req, commit: 'HEAD' },
-      { ...req, task: '../../x' },
-      { ...req, epoch: 1.5 },
-      { ...req, author: 'a7' } // someone else's ref under a7's name
-    ]) {
-      await expect(integrateBatch({ workspace: integrator, requests: [bad], verify: 'true' })).rejects.toMatchObject({ code: 'INVALID_ARGUMENT' })
-    }
+    await expect(integrateBatch({ workspace: integrator, requests: 'x' as never, verify: 'true' })).rejects.toMatchObject({ code: 'INVALID_ARGUMENT' })
+    await expect(integrateBatch({ workspace: integrator, requests: Array(300).fill(req), verify: 'true' })).rejects.toMatchObject({ code: 'INVALID_ARGUMENT' })
     await expect(integrateBatch({ workspace: integrator, requests: [req], verify: 'no-such-runner' })).rejects.toMatchObject({ name: 'VerifyCommandNotFoundError' })
     expect(await repo.tip()).toBe(tip)
   })

@@ -12,11 +12,12 @@ import {
 import { FailedPreconditionError, NotFoundError } from '../errors.js'
 import { ClaimLedger, type ClaimRecord, type HandoffInfo } from './claim-ledger.js'
 import { rankExperts, type Contribution, type ExpertView } from './expertise.js'
-import { isValidGlob, validateGlob } from './glob-pattern.js'
+import { isValidGlob } from './glob-pattern.js'
 import { GoalHistory, type GoalView } from './goal-history.js'
 import { compareText, insertOrdered, type Ordered } from './order.js'
 import { ReviewBook, type ReviewView } from './review-book.js'
 import { PLAN_TASK_ID, planDefinition } from './plan-task.js'
+import { validateScope } from './scope-limits.js'
 import { TaskCatalog, type TaskDefinition } from './task-catalog.js'
 import { checkNewTasks, type NewTask } from './task-graph.js'
 import { validateTaskId } from './task-id.js'
@@ -97,6 +98,7 @@ export class Board {
   private readonly reviewBook = new ReviewBook()
   private readonly integrations: IntegrationRecord[] = []
   private readonly runs: TestRunRecord[] = []
+  private changes = 0
 
   constructor (init: BoardInit = {}) {
     this.liveness = init.liveness ?? EVERYONE_LIVE
@@ -126,13 +128,18 @@ export class Board {
       case 'test_run': insertOrdered(this.runs, { ...order(h), time: h.time, run: TestRun.fromPartial(body) }); folded = true; break
       default: folded = false
     }
-    if (folded) this.applied.add(entry.id)
+    if (folded) { this.applied.add(entry.id); this.changes++ }
     return folded
   }
 
   /** Whether an entry id has been folded in. */
   has (id: string): boolean {
     return this.applied.has(id)
+  }
+
+  /** Grows whenever the board changes: a key for caches of views. */
+  get version (): number {
+    return this.changes
   }
 
   /** Number of entries folded in. */
@@ -370,7 +377,7 @@ export class Board {
    */
   checkClaimable (task: string, me: string, now: number, scope: readonly string[] = []): ClaimPlan {
     validateTaskId(task)
-    const globs = scope.map(g => validateGlob(g))
+    const globs = validateScope(scope)
     const def = this.definition(task)
     if (def === undefined) throw new NotFoundError(`no task ${JSON.stringify(task)}`)
     const c = this.ledger.state(task)

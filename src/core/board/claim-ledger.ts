@@ -11,10 +11,12 @@
 //   unreleased claim at e), even if a higher epoch exists by now: X did the
 //   work. Of several valid dones, the one at the highest epoch (then the
 //   smallest (lamport, author)) gives the commit. Done is terminal.
+// - a claim's scope keeps what scope-limits lets count (capScope).
 // - claims, releases and dones at epoch 0 are malformed and ignored.
 
 import type { Claim, Done, Release } from '../../gen/agency/v1/log.js'
 import { compareOrder, type Ordered } from './order.js'
+import { capScope } from './scope-limits.js'
 import type { BoardEntryHeader } from './types.js'
 
 export interface ClaimRecord extends Ordered {
@@ -94,7 +96,7 @@ export class ClaimLedger {
     if (!(c.epoch >= 1)) return false
     const t = this.entries(c.task)
     const record: ClaimRecord = {
-      id: h.id, author: h.author, seq: h.seq, lamport: h.lamport, time: h.time, task: c.task, epoch: c.epoch, scope: [...c.scope], takeoverOf: c.takeoverOf, branch: c.branch, handoff: c.handoff
+      id: h.id, author: h.author, seq: h.seq, lamport: h.lamport, time: h.time, task: c.task, epoch: c.epoch, scope: capScope(c.scope), takeoverOf: c.takeoverOf, branch: c.branch, handoff: c.handoff
     }
     const atEpoch = t.claimsByEpoch.get(c.epoch)
     if (atEpoch === undefined) t.claimsByEpoch.set(c.epoch, [record])

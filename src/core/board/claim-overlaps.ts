@@ -3,6 +3,7 @@
 
 import type { Board, HolderInfo } from './board.js'
 import { scopesOverlap } from './glob-overlap.js'
+import { ScopeIndex } from './scope-index.js'
 
 export interface ClaimOverlap {
   a: HolderInfo
@@ -30,14 +31,23 @@ export function overlaps (board: Board, now: number): ClaimOverlap[] {
 /**
  * Live claims of other holders that overlap `mine` (a claim about to be made
  * or just made): what its claimant should be told. Each result has a = the
- * other claim, b = mine.
+ * other claim, b = mine. The holders' scopes are indexed once per change of
+ * the board (see ScopeIndex), so a check compares `mine` only with the
+ * alternatives that could share a path with it.
  */
 export function overlapsFor (board: Board, mine: HolderInfo, now: number): ClaimOverlap[] {
-  const out: ClaimOverlap[] = []
-  for (const other of board.liveClaims(now)) {
-    if (other.holder === mine.holder || other.task === mine.task) continue
-    const globs = scopesOverlap(other.scope, mine.scope)
-    if (globs.length > 0) out.push({ a: other, b: mine, globs })
-  }
-  return out
+  const live = new Set(board.liveClaims(now).map(h => h.task))
+  const accept = (other: HolderInfo): boolean => other.holder !== mine.holder && other.task !== mine.task && live.has(other.task)
+  return holderIndex(board).search(mine.scope, accept).map(m => ({ a: m.item, b: mine, globs: m.globs }))
+}
+
+const indexes = new WeakMap<Board, { version: number, index: ScopeIndex<HolderInfo> }>()
+
+function holderIndex (board: Board): ScopeIndex<HolderInfo> {
+  const cached = indexes.get(board)
+  if (cached?.version === board.version) return cached.index
+  const index = new ScopeIndex<HolderInfo>()
+  for (const h of board.holders().values()) index.add(h, h.scope)
+  indexes.set(board, { version: board.version, index })
+  return index
 }

@@ -6,6 +6,7 @@
 
 import type { CharToken, ParsedGlob, Segment } from './glob-pattern.js'
 import { parseGlob } from './glob-pattern.js'
+import { MAX_SCOPE_GLOBS, MAX_SCOPE_UNITS, patternUnits } from './scope-limits.js'
 
 /**
  * True when some path matches both globs. Throws InvalidArgumentError when
@@ -23,19 +24,56 @@ export function globsIntersect (a: string, b: string): boolean {
  * tell a file from a directory, and treating every file as a directory would
  * make any '**'-then-'*.md' pattern overlap every file. Returns each pair of
  * entries, one from each side, that share a path. Malformed entries (which a
- * peer may have written) match nothing here.
+ * peer may have written) match nothing here, and neither do the entries past
+ * a scope's budget (scope-limits.ts).
  */
 export function scopesOverlap (a: readonly string[], b: readonly string[]): Array<[string, string]> {
   const pairs: Array<[string, string]> = []
-  for (const ga of a) {
-    const pa = compileSafe(ga)
-    if (pa === undefined) continue
-    for (const gb of b) {
-      const pb = compileSafe(gb)
-      if (pb !== undefined && parsedIntersect(pa, pb)) pairs.push([ga, gb])
+  const pb = compileScope(b)
+  for (const x of compileScope(a)) {
+    for (const y of pb) {
+      if (scopeGlobsIntersect(x, y)) pairs.push([x.glob, y.glob])
     }
   }
   return pairs
+}
+
+/** One glob of a scope, compiled with scope semantics. */
+export interface ScopeGlob {
+  glob: string
+  parsed: ParsedGlob
+}
+
+/**
+ * The globs of a scope that count, compiled with scope semantics: the valid
+ * ones, in order, until the next would take the scope past MAX_SCOPE_UNITS.
+ */
+export function compileScope (scope: readonly string[]): ScopeGlob[] {
+  const out: ScopeGlob[] = []
+  let units = 0
+  for (const glob of scope) {
+    if (out.length >= MAX_SCOPE_GLOBS) break
+    const parsed = compileSafe(glob)
+    if (parsed === undefined) continue
+    units += parsed.units
+    if (units > MAX_SCOPE_UNITS) break
+    out.push({ glob, parsed: parsed.glob })
+  }
+  return out
+}
+
+const MAX_PAIR_CACHE = 16384
+const pairCache = new Map<string, boolean>()
+
+/** Whether two compiled scope globs share a path; remembered, as the same pairs are asked again on every claim. */
+export function scopeGlobsIntersect (x: ScopeGlob, y: ScopeGlob): boolean {
+  const key = `${x.glob}\u0000${y.glob}`
+  const known = pairCache.get(key)
+  if (known !== undefined) return known
+  const result = parsedIntersect(x.parsed, y.parsed)
+  if (pairCache.size >= MAX_PAIR_CACHE) pairCache.clear()
+  pairCache.set(key, result)
+  return result
 }
 
 const MAX_CACHE = 4096
@@ -52,12 +90,21 @@ function compile (glob: string, subtree: boolean): ParsedGlob {
   return result
 }
 
-function compileSafe (glob: string): ParsedGlob | undefined {
+const unitsOf = new WeakMap<ParsedGlob, number>()
+
+function compileSafe (glob: string): { glob: ParsedGlob, units: number } | undefined {
+  let parsed: ParsedGlob
   try {
-    return compile(glob, true)
+    parsed = compile(glob, true)
   } catch {
     return undefined
   }
+  let units = unitsOf.get(parsed)
+  if (units === undefined) {
+    units = patternUnits(parsed)
+    unitsOf.set(parsed, units)
+  }
+  return { glob: parsed, units }
 }
 
 function withSubtree (g: ParsedGlob, slash: boolean): ParsedGlob {
@@ -77,36 +124,57 @@ function parsedIntersect (a: ParsedGlob, b: ParsedGlob): boolean {
   return a.alternatives.some(sa => b.alternatives.some(sb => segmentsIntersect(sa, sb)))
 }
 
+/** The segment as plain text when it is all literals (no wildcard, class or '**'), else undefined. */
+export function literalSegment (s: Segment | undefined): string | undefined {
+  return s?.kind === 'part' ? s.literal : undefined
+}
+
+/**
+ * A cheap exact refusal: two alternatives whose first (or last) segments are
+ * both literal and differ cannot match one path, since that path segment must
+ * equal both. Most pairs of scopes in a swarm end here.
+ */
+function literalEndsDiffer (a: readonly Segment[], b: readonly Segment[]): boolean {
+  const fa = literalSegment(a[0])
+  const fb = fa === undefined ? undefined : literalSegment(b[0])
+  if (fa !== undefined && fb !== undefined && fa !== fb) return true
+  const la = literalSegment(a.at(-1))
+  const lb = la === undefined ? undefined : literalSegment(b.at(-1))
+  return la !== undefined && lb !== undefined && la !== lb
+}
+
 /**
  * The shared shape of both products: `wild(x)` is a '*' (or '**') that may
  * absorb any number of the other side's units, `step(x, y)` says whether two
- * single units can match the same thing. State (i, j) = "A[i..] and B[j..]
+ * single units can match the same thing. Cell (i, j) = "A[i..] and B[j..]
  * share a match"; when both sides are wild at (i, j), one of them ends first,
- * so trying "A's ends here" and "B's ends here" is complete.
+ * so trying "A's ends here" and "B's ends here" is complete. Filled from the
+ * end, one byte per cell: the cost is |A| x |B| steps at most, which the
+ * scope budget bounds.
  */
 function product<T> (a: readonly T[], b: readonly T[], wild: (x: T) => boolean, step: (x: T, y: T) => boolean): boolean {
-  const memo = new Map<number, boolean>()
-  const width = b.length + 1
-  const go = (i: number, j: number): boolean => {
-    if (i === a.length && j === b.length) return true
-    const key = i * width + j
-    const known = memo.get(key)
-    if (known !== undefined) return known
-    let result = false
-    if (i < a.length && wild(a[i])) {
-      result = go(i + 1, j) || (j < b.length && go(i, j + 1))
-    } else if (j < b.length && wild(b[j])) {
-      result = go(i, j + 1) || (i < a.length && go(i + 1, j))
-    } else if (i < a.length && j < b.length) {
-      result = step(a[i], b[j]) && go(i + 1, j + 1)
+  const n = a.length
+  const m = b.length
+  const width = m + 1
+  const cell = new Uint8Array((n + 1) * width)
+  const wa = a.map(wild)
+  const wb = b.map(wild)
+  for (let i = n; i >= 0; i--) {
+    for (let j = m; j >= 0; j--) {
+      let v: boolean
+      if (i === n && j === m) v = true
+      else if (i < n && wa[i]) v = cell[(i + 1) * width + j] === 1 || (j < m && cell[i * width + j + 1] === 1)
+      else if (j < m && wb[j]) v = cell[i * width + j + 1] === 1 || (i < n && cell[(i + 1) * width + j] === 1)
+      else if (i < n && j < m) v = cell[(i + 1) * width + j + 1] === 1 && step(a[i], b[j])
+      else v = false
+      if (v) cell[i * width + j] = 1
     }
-    memo.set(key, result)
-    return result
   }
-  return go(0, 0)
+  return cell[0] === 1
 }
 
-function segmentsIntersect (a: readonly Segment[], b: readonly Segment[]): boolean {
+export function segmentsIntersect (a: readonly Segment[], b: readonly Segment[]): boolean {
+  if (literalEndsDiffer(a, b)) return false
   return product(a, b, s => s.kind === 'globstar', (x, y) =>
     x.kind === 'part' && y.kind === 'part' && partsIntersect(x.tokens, y.tokens))
 }

@@ -9,7 +9,7 @@
 import { InvalidArgumentError } from '../errors.js'
 
 export const MAX_GLOB_LENGTH = 1024
-export const MAX_GLOB_ALTERNATIVES = 256
+export const MAX_GLOB_ALTERNATIVES = 64
 
 export type CharToken =
   | { t: 'lit', c: number }
@@ -19,7 +19,8 @@ export type CharToken =
 
 export type Segment =
   | { kind: 'globstar' }
-  | { kind: 'part', tokens: CharToken[] }
+  /** `literal`: the segment's text when every token is a literal */
+  | { kind: 'part', tokens: CharToken[], literal?: string }
 
 /** A glob as a set of alternatives, each a list of segments. */
 export interface ParsedGlob {
@@ -223,7 +224,10 @@ function parseSegments (alt: string, glob: string): Segment[] {
     if (seg === '..' || seg === '.') throw bad(glob, `has a '${seg}' segment`)
     if (seg === '**') return GLOBSTAR
     if (hasUnescaped(seg, '(')) return hasUnescaped(seg, '/') ? GLOBSTAR : ANY_SEGMENT
-    return { kind: 'part', tokens: tokenize(seg) }
+    const tokens = tokenize(seg)
+    return tokens.every(t => t.t === 'lit')
+      ? { kind: 'part', tokens, literal: String.fromCharCode(...tokens.map(t => (t as { c: number }).c)) }
+      : { kind: 'part', tokens }
   })
 }
 

@@ -3,11 +3,13 @@
 // order defines the task (and `addedBy`); every later entry for that id is an
 // update applied in (lamport, author) order, where each non-empty field
 // replaces the earlier value (proto3 cannot tell "empty" from "unset", so an
-// update cannot clear a field or set the priority back to 0).
+// update cannot clear a field or set the priority back to 0). Scope hints keep
+// what scope-limits lets count (capScope).
 
 import type { TaskSpec } from '../../gen/agency/v1/log.js'
 import { compareText, insertOrdered, type Ordered } from './order.js'
 import { PLAN_TASK_ID } from './plan-task.js'
+import { capScope } from './scope-limits.js'
 import { isValidTaskId } from './task-id.js'
 import type { BoardEntryHeader } from './types.js'
 
@@ -74,7 +76,7 @@ function mergeSpecs (id: string, list: SpecRecord[]): TaskDefinition {
     title: first.spec.title,
     description: first.spec.description,
     deps: [...first.spec.deps],
-    scope: [...first.spec.scope],
+    scope: capScope(first.spec.scope),
     priority: first.spec.priority,
     addedBy: first.author,
     addedAt: first.time
@@ -83,7 +85,7 @@ function mergeSpecs (id: string, list: SpecRecord[]): TaskDefinition {
     if (spec.title !== '') def.title = spec.title
     if (spec.description !== '') def.description = spec.description
     if (spec.deps.length > 0) def.deps = [...spec.deps]
-    if (spec.scope.length > 0) def.scope = [...spec.scope]
+    if (spec.scope.length > 0) def.scope = capScope(spec.scope)
     if (spec.priority !== 0) def.priority = spec.priority
   }
   return def

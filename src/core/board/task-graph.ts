@@ -2,7 +2,7 @@
 // task graph whose dependencies name no task, or go round in a cycle, or that
 // redefines an existing task differently, is refused whole.
 import { InvalidArgumentError } from '../errors.js'
-import { validateGlob } from './glob-pattern.js'
+import { validateScope } from './scope-limits.js'
 import { PLAN_TASK_ID } from './plan-task.js'
 import type { TaskDefinition } from './task-catalog.js'
 import { validateTaskId } from './task-id.js'
@@ -29,7 +29,7 @@ export function checkNewTasks (tasks: readonly NewTask[], existing: (id: string)
       validateTaskId(d)
       if (d === t.id) throw new InvalidArgumentError(`task ${t.id} cannot depend on itself`)
     }
-    batch.set(t.id, { ...t, scope: t.scope.map(g => validateGlob(g)) })
+    batch.set(t.id, { ...t, scope: validateScope(t.scope) })
   }
   const fresh: NewTask[] = []
   for (const t of batch.values()) {

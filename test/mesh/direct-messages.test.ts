@@ -1,0 +1,98 @@
+// Direct messages: an ack that arrives while its message expires ends as
+// delivered, once, never as both delivered and failed.
+import { generateKeyPair } from '@libp2p/crypto/keys'
+import { multiaddr } from '@multiformats/multiaddr'
+import { afterEach, describe, expect, it } from 'vitest'
+import { DirectMessage } from '../../src/gen/agency/v1/wire.js'
+import { DirectMessaging, type DirectMessageStore } from '../../src/mesh/direct-messages.js'
+import { createMeshNode, type MeshLibp2p } from '../../src/mesh/node.js'
+import { openStore, type AgencyStore } from '../../src/store/open-store.js'
+import { componentLogger } from '../../src/logger.js'
+import { memoryAddr } from '../helpers/in-process-daemons.js'
+import { waitFor } from '../helpers/wait-for.js'
+import { tempDirs } from '../store/helpers.js'
+
+const dirs = tempDirs()
+const cleanups: Array<() => Promise<void>> = []
+afterEach(async () => {
+  for (const c of cleanups.splice(0).reverse()) await c()
+  await dirs.cleanup()
+})
+
+async function peer (): Promise<{ node: MeshLibp2p, store: AgencyStore }> {
+  const node = await createMeshNode({ privateKey: await generateKeyPair('Ed25519'), listen: [memoryAddr('dm')] })
+  await node.start()
+  const store = await openStore(await dirs.make())
+  cleanups.push(async () => { await node.stop(); await store.close() })
+  return { node, store }
+}
+
+/** A gate the test opens: until then, whatever awaits `closed` waits. */
+function gate (): { closed: Promise<void>, open: () => void } {
+  let open = (): void => {}
+  const closed = new Promise<void>(resolve => { open = resolve })
+  return { closed, open }
+}
+
+describe('direct messages', () => {
+  it('an ack that arrives while the message expires ends as delivered, once', async () => {
+    const [a, b] = [await peer(), await peer()]
+    await a.node.dial(multiaddr(b.node.getMultiaddrs()[0]))
+
+    // The receiver stores the message only when the test says so: the ack waits.
+    const storing = gate()
+    let storeCalls = 0
+    const receiverStore: DirectMessageStore = {
+      listOutbox: async () => await b.store.messages.listOutbox(),
+      markDelivered: async (id) => await b.store.messages.markDelivered(id),
+      drop: async (id, reason) => await b.store.messages.drop(id, reason),
+      deliver: async (msg, at) => { storeCalls++; await storing.closed; return await b.store.messages.deliver(msg, at) }
+    }
+    const receiver = new DirectMessaging({ node: b.node, store: receiverStore, log: componentLogger('test-dm-b') })
+    await receiver.start()
+
+    // The sender's wall clock is the test's to move.
+    let clock = 1_000_000
+    let listings = 0
+    const senderStore: DirectMessageStore = {
+      listOutbox: async () => { listings++; return await a.store.messages.listOutbox() },
+      markDelivered: async (id) => await a.store.messages.markDelivered(id),
+      drop: async (id, reason) => await a.store.messages.drop(id, reason),
+      deliver: async (msg, at) => await a.store.messages.deliver(msg, at)
+    }
+    const outcomes: string[] = []
+    const sender = new DirectMessaging({
+      node: a.node,
+      store: senderStore,
+      log: componentLogger('test-dm-a'),
+      now: () => clock,
+      attemptTimeoutMs: 60_000,
+      hooks: {
+        onDelivered: (msg) => { outcomes.push(`delivered ${msg.id}`) },
+        onFailed: (msg, reason) => { outcomes.push(`failed ${msg.id} (${reason})`) }
+      }
+    })
+    await sender.start()
+    cleanups.push(async () => { await sender.stop(); await receiver.stop() })
+
+    const to = b.node.peerId.toString()
+    const msg = DirectMessage.fromPartial({ id: 'm1', from: a.node.peerId.toString(), fromName: 'a', to, thread: 'm1', text: 'hello', time: clock })
+    await a.store.messages.enqueue(msg, { expiresAt: clock + 1000 })
+
+    // The message is on the wire and the receiver is storing it ...
+    const sending = sender.flushPeer(to)
+    await waitFor(() => storeCalls === 1, { what: 'the receiver to be storing the message' })
+    // ... when its TTL runs out and the retry timer looks at the outbox.
+    clock += 5000
+    const seen = listings
+    const expiring = sender.flushAll()
+    await waitFor(() => listings > seen, { what: 'the expiry pass to read the outbox' })
+    storing.open()
+    await Promise.all([sending, expiring])
+    await sender.flushAll()
+
+    expect(outcomes).toEqual(['delivered m1'])
+    expect(await a.store.messages.outboxCount()).toBe(0)
+    expect((await b.store.messages.inboxAfter(0, 10)).map(r => r.message.id)).toEqual(['m1'])
+  }, 60_000)
+})
