@@ -45,9 +45,10 @@ function json (value: unknown): string {
 }
 
 describe('harness adapters: golden command lines, environments and MCP configuration', () => {
-  it('claude: print mode, MCP config file, edits accepted, Bash and the agency tools allowed', () => {
+  it('claude: print mode, MCP config file (waited for), edits accepted, Bash and the agency tools allowed', () => {
     const expected: HarnessLaunch = {
       ...common,
+      env: { ...common.env, MCP_CONNECT_TIMEOUT_MS: '30000' },
       command: 'claude',
       args: [
         '-p', 'Do the work.',
@@ -59,7 +60,7 @@ describe('harness adapters: golden command lines, environments and MCP configura
       ],
       files: [
         ...commonFiles,
-        { path: '/data/ada/harness/claude-mcp.json', content: json({ mcpServers: { agency: { type: 'stdio', ...mcpServer } } }) }
+        { path: '/data/ada/harness/claude-mcp.json', content: json({ mcpServers: { agency: { type: 'stdio', ...mcpServer, alwaysLoad: true } } }) }
       ]
     }
     expect(harnessLaunch('claude', ctx)).toEqual(expected)
@@ -189,7 +190,7 @@ describe('harness adapters: golden command lines, environments and MCP configura
   it('never writes a secret: only the agent identity, the daemon and config paths reach the environment', () => {
     for (const name of ['claude', 'codex', 'copilot', 'gemini', 'pi', 'aider', 'sim', 'cmd:true']) {
       const launch = harnessLaunch(name, ctx)
-      for (const key of Object.keys(launch.env)) expect(key).toMatch(/^(AGENCY_|GEMINI_CLI_TRUST_WORKSPACE$|GEMINI_SANDBOX$)/)
+      for (const key of Object.keys(launch.env)) expect(key).toMatch(/^(AGENCY_|GEMINI_CLI_TRUST_WORKSPACE$|GEMINI_SANDBOX$|MCP_CONNECT_TIMEOUT_MS$)/)
       // Gemini's redaction allow-list names the token variables: a name, never the value.
       for (const file of launch.files) expect(file.content.replace(/"AGENCY_TOKEN(_FILE)?"/g, '""')).not.toMatch(/api[_-]?key|token|secret/i)
     }

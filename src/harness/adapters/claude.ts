@@ -12,9 +12,19 @@
 // than --dangerously-skip-permissions, which Claude Code refuses to run as root.
 // The MCP config is a file in the data dir passed with --mcp-config, so the
 // user's own ~/.claude.json is neither read for it nor written.
+//
+// In print mode Claude Code connects --mcp-config servers without waiting, and
+// the tools of a server that was not up for the first request never reach the
+// model in that run (seen with 2.1.197: a server that takes more than ~100 ms
+// to start is missing). "alwaysLoad" makes the first turn wait for the agency
+// server, up to MCP_CONNECT_TIMEOUT_MS (default 5 s, raised here for a busy
+// machine); it also keeps the tools from being deferred behind tool search.
 import { join } from 'node:path'
 import { baseLaunch, harnessDir, jsonFile, MCP_SERVER_NAME, mcpServerSpec } from './common.js'
 import type { HarnessContext, HarnessLaunch } from '../types.js'
+
+/** How long the first turn waits for the agency MCP server to connect. */
+const MCP_CONNECT_TIMEOUT_MS = 30_000
 
 export function claudeLaunch (ctx: HarnessContext): HarnessLaunch {
   const mcpConfig = join(harnessDir(ctx), 'claude-mcp.json')
@@ -29,9 +39,10 @@ export function claudeLaunch (ctx: HarnessContext): HarnessLaunch {
     '--output-format', 'stream-json',
     '--verbose'
   ])
+  launch.env.MCP_CONNECT_TIMEOUT_MS = String(MCP_CONNECT_TIMEOUT_MS)
   const server = mcpServerSpec(ctx)
   launch.files.push(jsonFile(mcpConfig, {
-    mcpServers: { [MCP_SERVER_NAME]: { type: 'stdio', command: server.command, args: server.args, env: server.env } }
+    mcpServers: { [MCP_SERVER_NAME]: { type: 'stdio', command: server.command, args: server.args, env: server.env, alwaysLoad: true } }
   }))
   return launch
 }

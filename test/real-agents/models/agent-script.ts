@@ -1,0 +1,445 @@
+// The scripted agent behind the scripted model endpoints. It STANDS IN FOR THE
+// MODEL ONLY: the CLI that calls it, the CLI's own tools (file writes, shell),
+// the agency MCP server, the daemons and git are all real.
+//
+// It plays an agent that follows prompts/agent.md: look at the board and the
+// inbox, pick a ready task, search the record, claim it (or, holding `plan`,
+// add the tasks), write the files, run the goal's tests, commit, integrate,
+// mark it done, and answer once the goal is met; with nothing ready it waits.
+// What to write for each task is the playbook, the one thing a real model
+// would bring itself.
+//
+// Nothing here knows a wire format. An endpoint (anthropic-messages.ts, or an
+// OpenAI or Gemini one) turns a request into a Conversation and the Move back
+// into its own reply. The endpoint keeps no state either: each request carries
+// the whole conversation, and nextMove() replays it through the steps below,
+// reading each decision (HELD or LOST, tests green or red, merged or not) from
+// the tool results, then says what to do next. A restarted CLI starts a new
+// conversation, and so starts again at `status`, as the prompt says.
+import { isDeepStrictEqual } from 'node:util'
+import { isAbsolute, join } from 'node:path'
+
+/** A tool call as the CLI sees it: one of the tools its request offered. */
+export interface ToolCall {
+  name: string
+  input: Record<string, unknown>
+}
+
+/** What a tool call gave back. */
+export interface ToolOutcome {
+  text: string
+  isError: boolean
+}
+
+/** One conversation, as an endpoint received it. */
+export interface Conversation {
+  /** The prompt the CLI was started with (prompts/agent.md, rendered). */
+  prompt: string
+  /** The names of the tools the request offers. */
+  tools: string[]
+  /** The directory the CLI works in, where it says (for tools that want absolute paths). */
+  cwd?: string
+  /** Every tool call so far with its result, oldest first. */
+  history: Array<{ call: ToolCall, outcome: ToolOutcome }>
+}
+
+/** The agent's next move: one tool call (with a sentence saying why), or the final answer. */
+export type Move =
+  | { kind: 'call', call: ToolCall, say: string }
+  | { kind: 'answer', text: string }
+
+/** What the agent means to do, before a CLI's tool names are put on it. */
+export type Intent =
+  | { kind: 'agency', tool: AgencyTool, args: Record<string, unknown> }
+  | { kind: 'write', path: string, content: string }
+  | { kind: 'edit', path: string, find: string, replace: string }
+  | { kind: 'shell', command: string }
+
+/** The coordination tools the script uses (the agency MCP server's names). */
+export type AgencyTool = 'status' | 'read_inbox' | 'ready' | 'search_findings' | 'claim' | 'add_task' | 'done' | 'integrate' | 'wait' | 'record_finding' | 'release'
+
+/** How one CLI names and shapes its tools. Paths given to it are relative to the workspace. */
+export interface ToolDialect {
+  /** The name this CLI gives the agency MCP server's tool `tool`. */
+  mcpName: (tool: AgencyTool) => string
+  write: (path: string, content: string, cwd: string | undefined) => ToolCall
+  edit: (path: string, find: string, replace: string, cwd: string | undefined) => ToolCall
+  shell: (command: string) => ToolCall
+}
+
+/** A change to one file: its whole content, or one replacement in it. */
+export type FileChange = { path: string, content: string } | { path: string, find: string, replace: string }
+
+/** A task the agent adds while it holds `plan`. */
+export interface PlannedTask {
+  id: string
+  title: string
+  description: string
+  deps?: string[]
+  scope?: string[]
+}
+
+/** What the agent knows how to do: the part a real model would bring. */
+export interface Playbook {
+  /** The tasks to add when this agent wins `plan`, in order (deps first). */
+  plan?: PlannedTask[]
+  /** For each task, the attempts in order; the next one is tried after the tests failed. */
+  work: Record<string, FileChange[][]>
+}
+
+/** The script could not go on: the conversation is not one it produced, or it would loop. */
+export class ScriptError extends Error {
+  override name = 'ScriptError'
+}
+
+/** Conversations longer than this end with an answer saying so, and the CLI exits (the supervisor may restart it). */
+export const MAX_TURNS = 300
+
+/** The id of the task that exists while a goal has no tasks yet (the contract of the goal-only start). */
+export const PLAN_TASK = 'plan'
+
+// ---- the steps ----------------------------------------------------------
+
+type StepName = 'look' | 'inbox' | 'ready' | 'search' | 'claim' | 'recheck' | 'add' | 'closePlan' |
+  'change' | 'test' | 'noteFailure' | 'commit' | 'integrate' | 'done' | 'release' | 'wait'
+
+interface TaskInfo { id: string, title: string, scope: string[] }
+
+/** What the agent has learnt in this conversation so far. */
+interface Memory {
+  me: string
+  hasGoal: boolean
+  goalMet: boolean
+  testCommand: string
+  /** A task the board says this agent holds (after a restart). */
+  heldOnBoard?: { id: string, title: string }
+  /** The candidates of the last `ready`, minus those lost since. */
+  ready: TaskInfo[]
+  lost: Set<string>
+  /** The task being worked on, once HELD. */
+  task?: { id: string, title: string, scope: string[] }
+  attempt: number
+  /** Changes of the current attempt still to make. */
+  changes: FileChange[]
+  /** Tasks still to add while holding plan. */
+  toAdd: PlannedTask[]
+  /** The output of the last failing test run, for the failure finding. */
+  failure: string
+  integrateTries: number
+}
+
+interface Step {
+  /** What the agent does in this step (pure: memory is changed only by next). */
+  act: (m: Memory, book: Playbook) => Intent
+  /** Why, in one sentence (sent as the model's text beside the call). */
+  say: (m: Memory) => string
+  /** Reads the outcome into memory and names the next step; undefined: the goal is met, answer. */
+  next: (m: Memory, out: ToolOutcome, book: Playbook) => StepName | undefined
+}
+
+const agency = (tool: AgencyTool, args: Record<string, unknown> = {}): Intent => ({ kind: 'agency', tool, args })
+
+function held (m: Memory): { id: string, title: string, scope: string[] } {
+  if (m.task == null) throw new ScriptError('no task is held at this step')
+  return m.task
+}
+
+const STEPS: Record<StepName, Step> = {
+  look: {
+    act: () => agency('status'),
+    say: () => 'Looking at the board first.',
+    next: (m, out) => { readStatus(m, out); return 'inbox' }
+  },
+  inbox: {
+    act: () => agency('read_inbox'),
+    say: () => 'Reading my inbox.',
+    next: (m, _out, book) => {
+      if (m.goalMet) return undefined
+      if (m.task == null && m.heldOnBoard != null) {
+        // Restarted while holding a task: carry on with it.
+        m.task = { ...m.heldOnBoard, scope: [] }
+        return startTask(m, book)
+      }
+      return 'ready'
+    }
+  },
+  ready: {
+    act: () => agency('ready'),
+    say: () => 'Which tasks can be taken now?',
+    next: (m, out) => {
+      m.ready = asArray(parseJson(out.text)).map(taskInfo).filter(t => t.id !== '' && !m.lost.has(t.id))
+      return m.ready.length > 0 ? 'search' : 'wait'
+    }
+  },
+  search: {
+    act: m => agency('search_findings', { query: m.ready[0].title !== '' ? m.ready[0].title : m.ready[0].id }),
+    say: m => `Searching the record before I claim ${m.ready[0].id}.`,
+    next: () => 'claim'
+  },
+  claim: {
+    act: m => agency('claim', { task: m.ready[0].id, scope: m.ready[0].scope }),
+    say: m => `Claiming ${m.ready[0].id}.`,
+    next: (m, out, book) => {
+      const wanted = m.ready[0]
+      const r = out.isError ? undefined : asObject(parseJson(out.text))
+      if (r?.outcome !== 'HELD') {
+        // LOST (the answer names the winner) or refused: pick another task.
+        m.lost.add(wanted.id)
+        m.ready = m.ready.filter(t => t.id !== wanted.id)
+        return m.ready.length > 0 ? 'search' : 'ready'
+      }
+      m.task = wanted
+      return m.testCommand === '' && wanted.id !== PLAN_TASK ? 'recheck' : startTask(m, book)
+    }
+  },
+  recheck: {
+    act: () => agency('status'),
+    say: () => 'Reading the goal\'s test command.',
+    next: (m, out, book) => {
+      readStatus(m, out)
+      if (m.testCommand === '') throw new ScriptError('the board shows no test command for the goal')
+      return startTask(m, book)
+    }
+  },
+  add: {
+    act: m => {
+      const t = m.toAdd[0]
+      return agency('add_task', { id: t.id, title: t.title, description: t.description, deps: t.deps ?? [], scope: t.scope ?? [] })
+    },
+    say: m => `Adding task ${m.toAdd[0].id} to the plan.`,
+    next: (m) => { m.toAdd.shift(); return m.toAdd.length > 0 ? 'add' : 'closePlan' }
+  },
+  closePlan: {
+    act: () => agency('done', { task: PLAN_TASK }),
+    say: () => 'The plan is on the board.',
+    next: (m) => { m.task = undefined; return 'look' }
+  },
+  change: {
+    act: m => {
+      const c = m.changes[0]
+      return 'content' in c ? { kind: 'write', path: c.path, content: c.content } : { kind: 'edit', path: c.path, find: c.find, replace: c.replace }
+    },
+    say: m => `Writing ${m.changes[0].path}.`,
+    next: (m) => { m.changes.shift(); return m.changes.length > 0 ? 'change' : 'test' }
+  },
+  test: {
+    act: m => ({ kind: 'shell', command: m.testCommand }),
+    say: () => 'Running the goal\'s tests.',
+    next: (m, out) => {
+      if (!out.isError) return 'commit'
+      m.failure = out.text
+      return 'noteFailure'
+    }
+  },
+  noteFailure: {
+    act: (m, book) => agency('record_finding', {
+      kind: 'failure',
+      text: `${held(m).id}, attempt ${m.attempt + 1}: the tests failed: ${firstLines(m.failure, 6)}`,
+      paths: [...new Set((book.work[held(m).id]?.[m.attempt] ?? []).map(c => c.path))]
+    }),
+    say: () => 'The tests failed; recording that before I try again.',
+    next: (m, _out, book) => {
+      m.attempt++
+      const attempts = book.work[held(m).id] ?? []
+      if (m.attempt >= attempts.length) return 'release'
+      m.changes = [...attempts[m.attempt]]
+      return 'change'
+    }
+  },
+  commit: {
+    act: m => ({ kind: 'shell', command: `git add -A && git commit -q -m ${shellQuote(`${held(m).id}: ${held(m).title}`)}` }),
+    say: () => 'The tests pass; committing.',
+    next: (m) => { m.integrateTries = 0; return 'integrate' }
+  },
+  integrate: {
+    act: m => agency('integrate', { task: held(m).id }),
+    say: () => 'Integrating: merge, test, push.',
+    next: (m, out) => {
+      const r = out.isError ? undefined : asObject(parseJson(out.text))
+      if (r?.result === 'merged') return 'done'
+      if (r?.result === 'contended' && ++m.integrateTries < 3) return 'integrate'
+      m.failure = out.text
+      return 'release'
+    }
+  },
+  done: {
+    act: m => agency('done', { task: held(m).id }),
+    say: m => `${held(m).id} is on the shared branch; marking it done.`,
+    next: (m) => { m.task = undefined; return 'look' }
+  },
+  release: {
+    act: m => agency('release', { task: held(m).id, note: `gave up after ${m.attempt} attempts: ${firstLines(m.failure, 3)}` }),
+    say: m => `I cannot finish ${held(m).id}; handing it back.`,
+    next: (m) => { m.lost.add(held(m).id); m.task = undefined; return 'look' }
+  },
+  wait: {
+    act: () => agency('wait'),
+    say: () => 'Nothing is ready; waiting for the board to change.',
+    next: () => 'look'
+  }
+}
+
+/** After HELD: plan the work, or make the first attempt's changes. */
+function startTask (m: Memory, book: Playbook): StepName {
+  const task = held(m)
+  if (task.id === PLAN_TASK) {
+    m.toAdd = [...(book.plan ?? [])]
+    if (m.toAdd.length === 0) throw new ScriptError('won the plan task but the playbook has no plan')
+    return 'add'
+  }
+  const attempts = book.work[task.id]
+  if (attempts == null || attempts.length === 0) throw new ScriptError(`the playbook has no work for task ${task.id}`)
+  m.attempt = 0
+  m.changes = [...attempts[0]]
+  return 'change'
+}
+
+/** Reads what `status` says into memory: the goal and its test command, whether it is met, what I hold. */
+function readStatus (m: Memory, out: ToolOutcome): void {
+  const s = asObject(parseJson(out.text))
+  if (s == null) return
+  const goal = asObject(s.goal)
+  m.hasGoal = goal != null && str(goal.text) !== ''
+  m.testCommand = goal != null ? str(goal.testCommand) : ''
+  const tasks = asArray(s.tasks).map(t => asObject(t) ?? {})
+  const tests = asObject(s.tests)
+  const allDone = tasks.length > 0 && tasks.every(t => t.state === 'done')
+  const green = tests != null && Number(tests.passed) > 0 && Number(tests.failed ?? 0) === 0
+  m.goalMet = s.goalMet === true || (m.hasGoal && allDone && green)
+  const mine = tasks.find(t => t.state === 'claimed' && t.holder === m.me)
+  m.heldOnBoard = mine != null ? { id: str(mine.id), title: str(mine.title) } : undefined
+}
+
+// ---- replay -------------------------------------------------------------
+
+function freshMemory (prompt: string): Memory {
+  const me = /agent id is `([^`]+)`/.exec(prompt)?.[1] ?? ''
+  return { me, hasGoal: false, goalMet: false, testCommand: '', ready: [], lost: new Set(), attempt: 0, changes: [], toAdd: [], failure: '', integrateTries: 0 }
+}
+
+/**
+ * The agent's next move in this conversation. Throws ScriptError when the
+ * history is not what this script would have done (another script's
+ * conversation, or a CLI that changed a call).
+ */
+export function nextMove (conv: Conversation, book: Playbook, dialect: ToolDialect): Move {
+  const m = freshMemory(conv.prompt)
+  if (m.me === '') throw new ScriptError('the prompt does not name the agent id: is this the agency prompt?')
+  let step: StepName | undefined = 'look'
+  for (const [i, past] of conv.history.entries()) {
+    if (step === undefined) throw new ScriptError(`turn ${i + 1}: a call after the final answer`)
+    const intent = STEPS[step].act(m, book)
+    if (!renderings(intent, conv, dialect).some(c => sameCall(c, past.call))) {
+      throw new ScriptError(`turn ${i + 1}: the conversation has ${past.call.name} ${JSON.stringify(past.call.input)} where the script's step "${step}" makes ${JSON.stringify(render(intent, conv, dialect))}`)
+    }
+    step = STEPS[step].next(m, past.outcome, book)
+  }
+  if (step === undefined) return { kind: 'answer', text: 'The goal is met: every task is done and the goal\'s tests pass on the shared branch. Stopping.' }
+  if (conv.history.length >= MAX_TURNS) return { kind: 'answer', text: `Stopping after ${MAX_TURNS} tool calls without meeting the goal.` }
+  return { kind: 'call', call: render(STEPS[step].act(m, book), conv, dialect), say: STEPS[step].say(m) }
+}
+
+/** The tool call for an intent: the agency MCP tool when offered, else the `agency` command in the shell. */
+export function render (intent: Intent, conv: Pick<Conversation, 'tools' | 'cwd'>, dialect: ToolDialect): ToolCall {
+  return renderings(intent, conv, dialect)[0]
+}
+
+function renderings (intent: Intent, conv: Pick<Conversation, 'tools' | 'cwd'>, dialect: ToolDialect): ToolCall[] {
+  switch (intent.kind) {
+    case 'agency': {
+      const viaShell = dialect.shell(agencyCommandLine(intent.tool, intent.args))
+      const name = dialect.mcpName(intent.tool)
+      // A CLI may offer the MCP tools on some turns only; either form is the same step.
+      return conv.tools.includes(name) ? [{ name, input: intent.args }, viaShell] : [viaShell, { name, input: intent.args }]
+    }
+    case 'write': return [dialect.write(intent.path, intent.content, conv.cwd)]
+    case 'edit': return [dialect.edit(intent.path, intent.find, intent.replace, conv.cwd)]
+    case 'shell': return [dialect.shell(intent.command)]
+  }
+}
+
+/** The call the script would make is the one in the conversation; a CLI may add its own defaults to the input (Claude Code's Edit adds replace_all). */
+function sameCall (expected: ToolCall, actual: ToolCall): boolean {
+  if (expected.name !== actual.name) return false
+  const want = JSON.parse(JSON.stringify(expected.input)) as Record<string, unknown>
+  return Object.entries(want).every(([k, v]) => isDeepStrictEqual(v, actual.input[k]))
+}
+
+/** The `agency` command line that does what MCP tool `tool` does, printing JSON. */
+export function agencyCommandLine (tool: AgencyTool, args: Record<string, unknown>): string {
+  const list = (v: unknown): string[] => Array.isArray(v) ? v.map(String) : []
+  const words = ((): string[] => {
+    switch (tool) {
+      case 'status': return ['status']
+      case 'read_inbox': return ['inbox']
+      case 'ready': return ['ready']
+      case 'wait': return ['wait']
+      case 'search_findings': return ['find', str(args.query)]
+      case 'claim': return ['claim', str(args.task), ...list(args.scope).flatMap(s => ['--scope', s])]
+      case 'done': return ['done', str(args.task)]
+      case 'integrate': return ['integrate', '--task', str(args.task)]
+      case 'release': return ['release', str(args.task), '--note', str(args.note)]
+      case 'record_finding': return ['note', '--kind', str(args.kind), ...list(args.paths).flatMap(p => ['--path', p]), str(args.text)]
+      case 'add_task': {
+        const deps = list(args.deps)
+        return ['task', 'add', str(args.id), '--title', str(args.title), '--description', str(args.description),
+          ...(deps.length > 0 ? ['--deps', deps.join(',')] : []), ...list(args.scope).flatMap(s => ['--scope', s])]
+      }
+    }
+  })()
+  return ['agency', ...words, '--json'].map(shellQuote).join(' ')
+}
+
+// ---- dialects -----------------------------------------------------------
+
+function absolute (path: string, cwd: string | undefined): string {
+  if (isAbsolute(path)) return path
+  if (cwd == null) throw new ScriptError(`the CLI did not say its working directory, and ${path} must be absolute for it`)
+  return join(cwd, path)
+}
+
+/** Claude Code: `mcp__<server>__<tool>`, Write and Edit with absolute paths, Bash. */
+export const CLAUDE_CODE_TOOLS: ToolDialect = {
+  mcpName: tool => `mcp__agency__${tool}`,
+  write: (path, content, cwd) => ({ name: 'Write', input: { file_path: absolute(path, cwd), content } }),
+  edit: (path, find, replace, cwd) => ({ name: 'Edit', input: { file_path: absolute(path, cwd), old_string: find, new_string: replace } }),
+  shell: command => ({ name: 'Bash', input: { command, description: `Run ${command.split(' ').slice(0, 3).join(' ')}` } })
+}
+
+// ---- reading tool results -----------------------------------------------
+
+/** The JSON in a tool result: all of it, or from its first { or [ (a shell may print a line before it). */
+export function parseJson (text: string): unknown {
+  try {
+    return JSON.parse(text)
+  } catch {
+    const start = text.search(/[[{]/)
+    if (start < 0) return undefined
+    try { return JSON.parse(text.slice(start)) } catch { return undefined }
+  }
+}
+
+function asObject (v: unknown): Record<string, any> | undefined {
+  return v != null && typeof v === 'object' && !Array.isArray(v) ? v as Record<string, any> : undefined
+}
+
+function asArray (v: unknown): unknown[] {
+  return Array.isArray(v) ? v : []
+}
+
+function str (v: unknown): string {
+  return typeof v === 'string' ? v : v == null ? '' : String(v)
+}
+
+function taskInfo (v: unknown): TaskInfo {
+  const t = asObject(v) ?? {}
+  return { id: str(t.id), title: str(t.title), scope: asArray(t.scope).map(str) }
+}
+
+function firstLines (text: string, n: number): string {
+  return text.split('\n').filter(l => l.trim() !== '').slice(0, n).join(' | ').slice(0, 600)
+}
+
+function shellQuote (word: string): string {
+  return /^[\w@%+=:,./-]+$/.test(word) ? word : `'${word.replace(/'/g, `'\\''`)}'`
+}
