@@ -1,0 +1,98 @@
+// The scripted agent's decisions, without a CLI: a conversation is grown one
+// move at a time against canned tool results, the way an endpoint would see it.
+import { describe, expect, it } from 'vitest'
+import { CLAUDE_CODE_TOOLS, nextMove, ScriptError, type Conversation, type Move, type Playbook, type ToolCall, type ToolOutcome } from './agent-script.js'
+
+const PROMPT = 'You are ada.\n\nYour agent id is `agent-a`. Your daemon listens at 127.0.0.1:1.'
+const MCP = ['status', 'read_inbox', 'ready', 'search_findings', 'claim', 'add_task', 'done', 'integrate', 'wait', 'record_finding', 'release'].map(t => `mcp__agency__${t}`)
+const TOOLS = ['Bash', 'Write', 'Edit', ...MCP]
+
+const BOOK: Playbook = {
+  plan: [
+    { id: 'a', title: 'A', description: 'first', scope: ['a.js'] },
+    { id: 'b', title: 'B', description: 'second', deps: ['a'], scope: ['b.js'] }
+  ],
+  work: { a: [[{ path: 'a.js', content: 'a' }]], b: [[{ path: 'b.js', content: 'b' }]] }
+}
+
+const ok = (value: unknown): ToolOutcome => ({ text: JSON.stringify(value), isError: false })
+const task = (id: string): Record<string, unknown> => ({ id, title: id.toUpperCase(), scope: [`${id}.js`], state: 'open' })
+
+/** Plays the script against `answer` until it answers or `limit` calls were made; returns the calls and the last move. */
+function play (answer: (call: ToolCall, n: number) => ToolOutcome, tools = TOOLS, limit = 40): { calls: ToolCall[], last: Move } {
+  const conv: Conversation = { prompt: PROMPT, tools, cwd: '/ws', history: [] }
+  for (let n = 0; n < limit; n++) {
+    const move = nextMove(conv, BOOK, CLAUDE_CODE_TOOLS)
+    if (move.kind === 'answer') return { calls: conv.history.map(h => h.call), last: move }
+    conv.history.push({ call: move.call, outcome: answer(move.call, n) })
+  }
+  return { calls: conv.history.map(h => h.call), last: nextMove(conv, BOOK, CLAUDE_CODE_TOOLS) }
+}
+
+describe('the scripted agent', () => {
+  it('after LOST takes the next ready task, works it with the CLI\'s tools and answers once the goal is met', () => {
+    let doneA = false
+    const { calls, last } = play(call => {
+      const input = call.input
+      switch (call.name) {
+        case 'mcp__agency__status': return ok({ goal: { text: 'g', testCommand: 'npm test' }, tasks: [{ ...task('a'), state: doneA ? 'done' : 'open' }], tests: doneA ? { passed: 1, failed: 0 } : undefined })
+        case 'mcp__agency__ready': return ok(doneA ? [] : [task('b'), task('a')])
+        case 'mcp__agency__claim': return ok(input.task === 'b' ? { outcome: 'LOST', winner: 'peer' } : { outcome: 'HELD', epoch: 3 })
+        case 'mcp__agency__integrate': return ok({ result: 'merged' })
+        case 'mcp__agency__done': doneA = true; return ok({ id: 'a', state: 'done' })
+        default: return ok([])
+      }
+    })
+    expect(calls.filter(c => c.name === 'mcp__agency__claim').map(c => c.input.task)).toEqual(['b', 'a'])
+    expect(calls.map(c => c.name)).toContain('Write')
+    expect(calls.find(c => c.name === 'Write')?.input).toEqual({ file_path: '/ws/a.js', content: 'a' })
+    expect(calls.filter(c => c.name === 'Bash').map(c => c.input.command)).toEqual(['npm test', 'git add -A && git commit -q -m \'a: A\''])
+    expect(calls.at(-1)).toEqual({ name: 'mcp__agency__read_inbox', input: {} })
+    expect(last.kind).toBe('answer')
+  })
+
+  it('holding plan, adds the planned tasks with their deps and scopes, then marks plan done', () => {
+    const { calls } = play(call => {
+      if (call.name === 'mcp__agency__status') return ok({ goal: { text: 'g', testCommand: 't' }, tasks: [task('plan')] })
+      if (call.name === 'mcp__agency__ready') return ok([task('plan')])
+      if (call.name === 'mcp__agency__claim') return ok({ outcome: 'HELD', epoch: 1 })
+      return ok({})
+    }, TOOLS, 9)
+    const afterClaim = calls.slice(calls.findIndex(c => c.name === 'mcp__agency__claim') + 1)
+    expect(afterClaim.slice(0, 3)).toEqual([
+      { name: 'mcp__agency__add_task', input: { id: 'a', title: 'A', description: 'first', deps: [], scope: ['a.js'] } },
+      { name: 'mcp__agency__add_task', input: { id: 'b', title: 'B', description: 'second', deps: ['a'], scope: ['b.js'] } },
+      { name: 'mcp__agency__done', input: { task: 'plan' } }
+    ])
+  })
+
+  it('after a red test run records the failure and makes the next attempt; with no attempt left it releases the task', () => {
+    const { calls } = play(call => {
+      if (call.name === 'mcp__agency__status') return ok({ goal: { text: 'g', testCommand: 't' }, tasks: [task('a')] })
+      if (call.name === 'mcp__agency__ready') return ok([task('a')])
+      if (call.name === 'mcp__agency__claim') return ok({ outcome: 'HELD', epoch: 1 })
+      if (call.name === 'Bash') return { text: 'Exit code 1\nnot ok 1 - a', isError: true }
+      return ok({})
+    }, TOOLS, 9)
+    expect(calls.slice(-3).map(c => c.name)).toEqual(['Bash', 'mcp__agency__record_finding', 'mcp__agency__release'])
+    expect(calls.at(-2)?.input).toMatchObject({ kind: 'failure', paths: ['a.js'] })
+  })
+
+  it('without the MCP tools, runs the agency command in the shell', () => {
+    const { calls } = play(call => {
+      const cmd = String(call.input.command)
+      if (cmd.startsWith('agency status')) return ok({ goal: { text: 'g', testCommand: 't' }, tasks: [task('a')] })
+      if (cmd.startsWith('agency ready')) return ok([task('a')])
+      return ok({ outcome: 'HELD', epoch: 1 })
+    }, ['Bash', 'Write', 'Edit'], 5)
+    expect(calls.map(c => c.input.command)).toEqual([
+      'agency status --json', 'agency inbox --json', 'agency ready --json', 'agency find A --json', 'agency claim a --scope a.js --json'
+    ])
+  })
+
+  it('refuses a conversation it did not make', () => {
+    const conv: Conversation = { prompt: PROMPT, tools: TOOLS, history: [{ call: { name: 'Bash', input: { command: 'rm -rf /' } }, outcome: ok('') }] }
+    expect(() => nextMove(conv, BOOK, CLAUDE_CODE_TOOLS)).toThrow(ScriptError)
+    expect(() => nextMove({ ...conv, prompt: 'hello', history: [] }, BOOK, CLAUDE_CODE_TOOLS)).toThrow(/agent id/)
+  })
+})
