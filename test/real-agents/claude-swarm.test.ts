@@ -90,7 +90,7 @@ describe('three Claude Code agents from a goal and an empty board', () => {
       expect(claudeResults(log).map(r => [r.subtype, r.permission_denials])).toEqual([['success', []]])
       const calls = models[i].toolCalls()
       expect(calls.filter(c => PERMISSION_DENIAL.test(c.outcome.text)).map(c => c.outcome.text)).toEqual([])
-      for (const t of models[i].turns()) expect(t.tools).toEqual(expect.arrayContaining(['mcp__agency__claim', 'mcp__agency__add_task', 'mcp__agency__wait']))
+      for (const t of models[i].turns()) expect(t.tools).toEqual(expect.arrayContaining(['mcp__agency__claim', 'mcp__agency__add_tasks', 'mcp__agency__wait']))
     }
 
     // ---- every daemon holds the same record ----

@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest'
 import { CLAUDE_CODE_TOOLS, nextMove, ScriptError, type Conversation, type Move, type Playbook, type ToolCall, type ToolOutcome } from './agent-script.js'
 
 const PROMPT = 'You are ada.\n\nYour agent id is `agent-a`. Your daemon listens at 127.0.0.1:1.'
-const MCP = ['status', 'read_inbox', 'ready', 'search_findings', 'claim', 'add_task', 'done', 'integrate', 'wait', 'record_finding', 'release'].map(t => `mcp__agency__${t}`)
+const MCP = ['status', 'read_inbox', 'ready', 'search_findings', 'claim', 'add_task', 'add_tasks', 'done', 'integrate', 'wait', 'record_finding', 'release'].map(t => `mcp__agency__${t}`)
 const TOOLS = ['Bash', 'Write', 'Edit', ...MCP]
 
 const BOOK: Playbook = {
@@ -35,7 +35,7 @@ describe('the scripted agent', () => {
     const { calls, last } = play(call => {
       const input = call.input
       switch (call.name) {
-        case 'mcp__agency__status': return ok({ goal: { text: 'g', testCommand: 'npm test' }, tasks: [{ ...task('a'), state: doneA ? 'done' : 'open' }], tests: doneA ? { passed: 1, failed: 0 } : undefined })
+        case 'mcp__agency__status': return ok({ you: { held: [] }, goal: 'g (tests: npm test)', goalMet: doneA })
         case 'mcp__agency__ready': return ok(doneA ? [] : [task('b'), task('a')])
         case 'mcp__agency__claim': return ok(input.task === 'b' ? { outcome: 'LOST', winner: 'peer' } : { outcome: 'HELD', epoch: 3 })
         case 'mcp__agency__integrate': return ok({ result: 'merged' })
@@ -51,17 +51,19 @@ describe('the scripted agent', () => {
     expect(last.kind).toBe('answer')
   })
 
-  it('holding plan, adds the planned tasks with their deps and scopes, then marks plan done', () => {
+  it('holding plan, adds the planned tasks with their deps and scopes as one plan, then marks plan done', () => {
     const { calls } = play(call => {
       if (call.name === 'mcp__agency__status') return ok({ goal: { text: 'g', testCommand: 't' }, tasks: [task('plan')] })
       if (call.name === 'mcp__agency__ready') return ok([task('plan')])
       if (call.name === 'mcp__agency__claim') return ok({ outcome: 'HELD', epoch: 1 })
       return ok({})
-    }, TOOLS, 9)
+    }, TOOLS, 8)
     const afterClaim = calls.slice(calls.findIndex(c => c.name === 'mcp__agency__claim') + 1)
-    expect(afterClaim.slice(0, 3)).toEqual([
-      { name: 'mcp__agency__add_task', input: { id: 'a', title: 'A', description: 'first', deps: [], scope: ['a.js'] } },
-      { name: 'mcp__agency__add_task', input: { id: 'b', title: 'B', description: 'second', deps: ['a'], scope: ['b.js'] } },
+    expect(afterClaim.slice(0, 2)).toEqual([
+      {
+        name: 'mcp__agency__add_tasks',
+        input: { tasks: [{ id: 'a', title: 'A', description: 'first', deps: [], scope: ['a.js'] }, { id: 'b', title: 'B', description: 'second', deps: ['a'], scope: ['b.js'] }] }
+      },
       { name: 'mcp__agency__done', input: { task: 'plan' } }
     ])
   })
@@ -78,7 +80,7 @@ describe('the scripted agent', () => {
     expect(calls.at(-2)?.input).toMatchObject({ kind: 'failure', paths: ['a.js'] })
   })
 
-  it('without the MCP tools, runs the agency command in the shell', () => {
+  it('without the MCP tools, runs the agency command in the shell, the plan on its stdin', () => {
     const { calls } = play(call => {
       const cmd = String(call.input.command)
       if (cmd.startsWith('agency status')) return ok({ goal: { text: 'g', testCommand: 't' }, tasks: [task('a')] })
@@ -88,6 +90,14 @@ describe('the scripted agent', () => {
     expect(calls.map(c => c.input.command)).toEqual([
       'agency status --json', 'agency inbox --json', 'agency ready --json', 'agency find A --json', 'agency claim a --scope a.js --json'
     ])
+    const plan = play(call => {
+      const cmd = String(call.input.command)
+      if (cmd.startsWith('agency status')) return ok({ you: { held: [] }, goal: 'g (tests: t)', goalMet: false })
+      if (cmd.startsWith('agency ready')) return ok([task('plan')])
+      return ok({ outcome: 'HELD', epoch: 1 })
+    }, ['Bash', 'Write', 'Edit'], 6).calls.at(-1)
+    const piped = /^printf '%s\\n' '(.*)' \| agency task add-plan - --json$/.exec(String(plan?.input.command))
+    expect(JSON.parse(piped?.[1] ?? 'null')).toEqual(BOOK.plan?.map(t => ({ deps: [], ...t })))
   })
 
   it('refuses a conversation it did not make', () => {

@@ -4,7 +4,7 @@
 //
 // It plays an agent that follows prompts/agent.md: look at the board and the
 // inbox, pick a ready task, search the record, claim it (or, holding `plan`,
-// add the tasks), write the files, run the goal's tests, commit, integrate,
+// add the tasks as one plan), write the files, run the goal's tests, commit, integrate,
 // mark it done, and answer once the goal is met; with nothing ready it waits.
 // What to write for each task is the playbook, the one thing a real model
 // would bring itself.
@@ -56,7 +56,7 @@ export type Intent =
   | { kind: 'shell', command: string }
 
 /** The coordination tools the script uses (the agency MCP server's names). */
-export type AgencyTool = 'status' | 'read_inbox' | 'ready' | 'search_findings' | 'claim' | 'add_task' | 'done' | 'integrate' | 'wait' | 'record_finding' | 'release'
+export type AgencyTool = 'status' | 'read_inbox' | 'ready' | 'search_findings' | 'claim' | 'add_tasks' | 'done' | 'integrate' | 'wait' | 'record_finding' | 'release'
 
 /** How one CLI names and shapes its tools. Paths given to it are relative to the workspace. */
 export interface ToolDialect {
@@ -100,7 +100,7 @@ export const PLAN_TASK = 'plan'
 
 // ---- the steps ----------------------------------------------------------
 
-type StepName = 'look' | 'inbox' | 'ready' | 'search' | 'claim' | 'recheck' | 'add' | 'closePlan' |
+type StepName = 'look' | 'inbox' | 'ready' | 'search' | 'claim' | 'recheck' | 'addPlan' | 'closePlan' |
   'change' | 'test' | 'noteFailure' | 'commit' | 'integrate' | 'done' | 'release' | 'wait'
 
 interface TaskInfo { id: string, title: string, scope: string[] }
@@ -121,8 +121,6 @@ interface Memory {
   attempt: number
   /** Changes of the current attempt still to make. */
   changes: FileChange[]
-  /** Tasks still to add while holding plan. */
-  toAdd: PlannedTask[]
   /** The output of the last failing test run, for the failure finding. */
   failure: string
   integrateTries: number
@@ -201,13 +199,15 @@ const STEPS: Record<StepName, Step> = {
       return startTask(m, book)
     }
   },
-  add: {
-    act: m => {
-      const t = m.toAdd[0]
-      return agency('add_task', { id: t.id, title: t.title, description: t.description, deps: t.deps ?? [], scope: t.scope ?? [] })
-    },
-    say: m => `Adding task ${m.toAdd[0].id} to the plan.`,
-    next: (m) => { m.toAdd.shift(); return m.toAdd.length > 0 ? 'add' : 'closePlan' }
+  addPlan: {
+    act: (_m, book) => agency('add_tasks', {
+      tasks: (book.plan ?? []).map(t => ({ id: t.id, title: t.title, description: t.description, deps: t.deps ?? [], scope: t.scope ?? [] }))
+    }),
+    say: (_m) => 'I hold plan: adding the tasks, dependencies and scopes as one plan.',
+    next: (_m, out) => {
+      if (out.isError) throw new ScriptError(`the plan was refused: ${firstLines(out.text, 3)}`)
+      return 'closePlan'
+    }
   },
   closePlan: {
     act: () => agency('done', { task: PLAN_TASK }),
@@ -283,9 +283,8 @@ const STEPS: Record<StepName, Step> = {
 function startTask (m: Memory, book: Playbook): StepName {
   const task = held(m)
   if (task.id === PLAN_TASK) {
-    m.toAdd = [...(book.plan ?? [])]
-    if (m.toAdd.length === 0) throw new ScriptError('won the plan task but the playbook has no plan')
-    return 'add'
+    if ((book.plan ?? []).length === 0) throw new ScriptError('won the plan task but the playbook has no plan')
+    return 'addPlan'
   }
   const attempts = book.work[task.id]
   if (attempts == null || attempts.length === 0) throw new ScriptError(`the playbook has no work for task ${task.id}`)
@@ -294,27 +293,33 @@ function startTask (m: Memory, book: Playbook): StepName {
   return 'change'
 }
 
-/** Reads what `status` says into memory: the goal and its test command, whether it is met, what I hold. */
+/**
+ * Reads what `status` says into memory: the goal and its test command,
+ * whether it is met, what I hold. The compact form (the default: `goal` is a
+ * line ending "(tests: <command>)", `you.held` lists my tasks) and the full
+ * one (--full: `goal.testCommand`, `held`) are both read.
+ */
 function readStatus (m: Memory, out: ToolOutcome): void {
   const s = asObject(parseJson(out.text))
   if (s == null) return
-  const goal = asObject(s.goal)
-  m.hasGoal = goal != null && str(goal.text) !== ''
-  m.testCommand = goal != null ? str(goal.testCommand) : ''
-  const tasks = asArray(s.tasks).map(t => asObject(t) ?? {})
-  const tests = asObject(s.tests)
-  const allDone = tasks.length > 0 && tasks.every(t => t.state === 'done')
-  const green = tests != null && Number(tests.passed) > 0 && Number(tests.failed ?? 0) === 0
-  m.goalMet = s.goalMet === true || (m.hasGoal && allDone && green)
-  const mine = tasks.find(t => t.state === 'claimed' && t.holder === m.me)
-  m.heldOnBoard = mine != null ? { id: str(mine.id), title: str(mine.title) } : undefined
+  const goal = s.goal
+  if (typeof goal === 'string') {
+    m.hasGoal = goal !== ''
+    m.testCommand = /\(tests: (.+)\)$/.exec(goal)?.[1] ?? ''
+  } else {
+    m.hasGoal = str(asObject(goal)?.text) !== ''
+    m.testCommand = str(asObject(goal)?.testCommand)
+  }
+  m.goalMet = s.goalMet === true
+  const held = asArray(asObject(s.you)?.held ?? s.held).map(t => asObject(t) ?? {})
+  m.heldOnBoard = held.length > 0 ? { id: str(held[0].id), title: str(held[0].title) } : undefined
 }
 
 // ---- replay -------------------------------------------------------------
 
 function freshMemory (prompt: string): Memory {
   const me = /agent id is `([^`]+)`/.exec(prompt)?.[1] ?? ''
-  return { me, hasGoal: false, goalMet: false, testCommand: '', ready: [], lost: new Set(), attempt: 0, changes: [], toAdd: [], failure: '', integrateTries: 0 }
+  return { me, hasGoal: false, goalMet: false, testCommand: '', ready: [], lost: new Set(), attempt: 0, changes: [], failure: '', integrateTries: 0 }
 }
 
 /**
@@ -380,14 +385,12 @@ export function agencyCommandLine (tool: AgencyTool, args: Record<string, unknow
       case 'integrate': return ['integrate', '--task', str(args.task)]
       case 'release': return ['release', str(args.task), '--note', str(args.note)]
       case 'record_finding': return ['note', '--kind', str(args.kind), ...list(args.paths).flatMap(p => ['--path', p]), str(args.text)]
-      case 'add_task': {
-        const deps = list(args.deps)
-        return ['task', 'add', str(args.id), '--title', str(args.title), '--description', str(args.description),
-          ...(deps.length > 0 ? ['--deps', deps.join(',')] : []), ...list(args.scope).flatMap(s => ['--scope', s])]
-      }
+      case 'add_tasks': return ['task', 'add-plan', '-']
     }
   })()
-  return ['agency', ...words, '--json'].map(shellQuote).join(' ')
+  const line = ['agency', ...words, '--json'].map(shellQuote).join(' ')
+  // The plan goes in on stdin: JSON is YAML too.
+  return tool === 'add_tasks' ? `printf '%s\\n' ${shellQuote(JSON.stringify(args.tasks))} | ${line}` : line
 }
 
 // ---- dialects -----------------------------------------------------------
