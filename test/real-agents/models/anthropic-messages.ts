@@ -21,6 +21,8 @@ import type { Conversation, Move, ToolCall, ToolOutcome } from './agent-script.j
 export type Decide = (conv: Conversation) => Move
 
 export interface RecordedRequest {
+  /** When it arrived (ms since the epoch). */
+  at: number
   method: string
   path: string
   /** What the request was: an agent turn, a request without tools, a token count, the probe, or unknown. */
@@ -74,7 +76,7 @@ export async function startAnthropicModel (decide: Decide): Promise<ScriptedAnth
   function handle (req: IncomingMessage, res: ServerResponse, raw: string): void {
     const path = (req.url ?? '/').split('?')[0]
     const session = header(req, 'x-claude-code-session-id')
-    const base = { method: req.method ?? '', path, stream: false, model: '', session, tools: [], history: [] }
+    const base = { at: Date.now(), method: req.method ?? '', path, stream: false, model: '', session, tools: [], history: [] }
     if (path === '/' && (req.method === 'HEAD' || req.method === 'GET')) {
       requests.push({ ...base, kind: 'probe' })
       res.writeHead(200, { 'content-type': 'text/plain' }).end()
