@@ -108,7 +108,6 @@ interface TaskInfo { id: string, title: string, scope: string[] }
 /** What the agent has learnt in this conversation so far. */
 interface Memory {
   me: string
-  hasGoal: boolean
   goalMet: boolean
   testCommand: string
   /** A task the board says this agent holds (after a restart). */
@@ -303,13 +302,7 @@ function readStatus (m: Memory, out: ToolOutcome): void {
   const s = asObject(parseJson(out.text))
   if (s == null) return
   const goal = s.goal
-  if (typeof goal === 'string') {
-    m.hasGoal = goal !== ''
-    m.testCommand = /\(tests: (.+)\)$/.exec(goal)?.[1] ?? ''
-  } else {
-    m.hasGoal = str(asObject(goal)?.text) !== ''
-    m.testCommand = str(asObject(goal)?.testCommand)
-  }
+  m.testCommand = typeof goal === 'string' ? /\(tests: (.+)\)$/.exec(goal)?.[1] ?? '' : str(asObject(goal)?.testCommand)
   m.goalMet = s.goalMet === true
   const held = asArray(asObject(s.you)?.held ?? s.held).map(t => asObject(t) ?? {})
   m.heldOnBoard = held.length > 0 ? { id: str(held[0].id), title: str(held[0].title) } : undefined
@@ -319,7 +312,7 @@ function readStatus (m: Memory, out: ToolOutcome): void {
 
 function freshMemory (prompt: string): Memory {
   const me = /agent id is `([^`]+)`/.exec(prompt)?.[1] ?? ''
-  return { me, hasGoal: false, goalMet: false, testCommand: '', ready: [], lost: new Set(), attempt: 0, changes: [], failure: '', integrateTries: 0 }
+  return { me, goalMet: false, testCommand: '', ready: [], lost: new Set(), attempt: 0, changes: [], failure: '', integrateTries: 0 }
 }
 
 /**
