@@ -4,6 +4,7 @@
 // `plan` task splits the goal into tasks (with deps and scopes) and marks plan
 // done; the others wait, and then everyone takes tasks as they become ready.
 // The goal is met with every task done exactly once, each merged once.
+import { mkdir } from 'node:fs/promises'
 import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
 import { connectAgency, type Agency } from '../../src/api/client.js'
@@ -12,7 +13,8 @@ import type { LocalDaemon } from '../../src/swarm/local-daemon.js'
 import { AGENCY_BIN, Scratch, execFileP, waitFor } from '../agents/helpers.js'
 import { CLAUDE_CODE_TOOLS, nextMove, PLAN_TASK } from './models/agent-script.js'
 import { startAnthropicModel, type ScriptedAnthropicModel } from './models/anthropic-messages.js'
-import { claudeCodeEnv, claudeResults, count, git, harnessLog, PERMISSION_DENIAL, seedSharedRepo } from './helpers.js'
+import { count, harnessLog } from './greeter-scenario.js'
+import { claudeAgentEnv, claudeResults, git, PERMISSION_DENIAL, seedSharedRepo } from './helpers.js'
 import { TEST_COMMAND, WELCOME } from './projects.js'
 
 const AGENTS = 3
@@ -49,7 +51,8 @@ describe('three Claude Code agents from a goal and an empty board', () => {
     const repo = await seedSharedRepo(dir, WELCOME.files)
     const flags = ['--repo', repo, '--settle-ms', '500', '--swarm', `claude-swarm-${process.pid}`]
     for (let i = 0; i < AGENTS; i++) models.push(await startAnthropicModel(conv => nextMove(conv, WELCOME.playbook, CLAUDE_CODE_TOOLS)))
-    const envOf = (i: number): Record<string, string> => claudeCodeEnv(join(dir, `home-${i + 1}`), models[i].url)
+    for (let i = 0; i < AGENTS; i++) await mkdir(join(dir, `home-${i + 1}`))
+    const envOf = (i: number): Record<string, string> => claudeAgentEnv(join(dir, `home-${i + 1}`), models[i].url)
     const dataDirs = models.map((_, i) => join(dir, `agent-${i + 1}`))
 
     const daemons: LocalDaemon[] = []
@@ -74,16 +77,16 @@ describe('three Claude Code agents from a goal and an empty board', () => {
     const outcome = await waitFor('every Claude Code to finish with the goal met', async () => {
       if (models.some(m => m.errors().length > 0)) return 'a scripted model stopped'
       if (models.some(m => m.toolCalls().some(c => PERMISSION_DENIAL.test(c.outcome.text)))) return 'Claude Code refused a tool call'
-      const logs = await Promise.all(dataDirs.map(harnessLog))
+      const logs = await Promise.all(daemons.map(harnessLog))
       return logs.every(l => l.includes('work is done; not restarting the harness')) && 'finished'
     }, TIMEOUT_MS, 1000).catch((err: Error) => err.message)
     if (outcome !== 'finished') {
-      const report = await Promise.all(dataDirs.map(async (d, i) => `--- agent ${i + 1} ---\n${models[i].errors().join('\n')}\n${models[i].toolCalls().slice(-8).map(c => `${c.call.name} ${JSON.stringify(c.call.input).slice(0, 100)} -> ${c.outcome.text.slice(0, 160)}`).join('\n')}\n${(await harnessLog(d)).split('\n').filter(l => l.includes('agentd:')).join('\n')}`))
+      const report = await Promise.all(daemons.map(async (d, i) => `--- agent ${i + 1} ---\n${models[i].errors().join('\n')}\n${models[i].toolCalls().slice(-8).map(c => `${c.call.name} ${JSON.stringify(c.call.input).slice(0, 100)} -> ${c.outcome.text.slice(0, 160)}`).join('\n')}\n${(await harnessLog(d)).split('\n').filter(l => l.includes('agentd:')).join('\n')}`))
       expect(outcome, report.join('\n')).toBe('finished')
     }
 
     // ---- every CLI ran once, exited 0, was not restarted, and nothing was refused ----
-    for (const [i, d] of dataDirs.entries()) {
+    for (const [i, d] of daemons.entries()) {
       const log = await harnessLog(d)
       expect(count(log, /agentd: starting claude /), `agent ${i + 1} starts`).toBe(1)
       expect(count(log, /harness exited \(code 0, signal null\)/), `agent ${i + 1} exits`).toBe(1)

@@ -1,16 +1,17 @@
-// Shared by the tests that drive real agent CLIs through `agentd --harness`:
-// a bare shared repository seeded with a tiny project, the environment that
-// points a CLI at a scripted model on loopback and keeps it offline, and
-// readers for what the harness left in its log.
+// What the Claude Code tests add to the shared real-agent scenario
+// (greeter-scenario.ts): the environment that points Claude Code at a scripted
+// model on loopback and keeps it offline, readers for what its stream-json
+// output leaves in the harness log, and a seeded shared repository of any
+// files (the swarm's project has no test before the tasks add theirs).
+import { mkdir, writeFile } from 'node:fs/promises'
+import { delimiter, dirname, join } from 'node:path'
 import { execFile } from 'node:child_process'
-import { mkdir, readFile, writeFile } from 'node:fs/promises'
-import { join } from 'node:path'
 import { promisify } from 'node:util'
-import { REPO_ROOT } from '../agents/helpers.js'
+import { CLI_BIN_DIR } from './greeter-scenario.js'
 
 const run = promisify(execFile)
 
-/** git with no user or system config (the test's HOME is not the developer's). */
+/** git with no user or system config. */
 export async function git (args: string[], cwd?: string): Promise<string> {
   const env = { ...process.env, GIT_CONFIG_GLOBAL: '/dev/null', GIT_CONFIG_NOSYSTEM: '1' }
   return (await run('git', args, { cwd, encoding: 'utf8', env })).stdout.trim()
@@ -23,7 +24,7 @@ export async function seedSharedRepo (dir: string, files: Record<string, string>
   await git(['init', '--quiet', '--bare', '--initial-branch', 'main', repo])
   await git(['init', '--quiet', '--initial-branch', 'main', seed])
   for (const [path, content] of Object.entries(files)) {
-    await mkdir(join(seed, path, '..'), { recursive: true })
+    await mkdir(dirname(join(seed, path)), { recursive: true })
     await writeFile(join(seed, path), content)
   }
   await git(['add', '-A'], seed)
@@ -32,17 +33,17 @@ export async function seedSharedRepo (dir: string, files: Record<string, string>
   return repo
 }
 
-/** The environment of an agentd whose harness is Claude Code, talking to `modelUrl` and nothing else. */
+/**
+ * What Claude Code needs to talk to `modelUrl` and nothing else: its config in
+ * the temporary HOME, the endpoint, a placeholder key (in print mode a key in the
+ * environment is used as it is, no login), and no update checks, telemetry or
+ * error reports.
+ */
 export function claudeCodeEnv (home: string, modelUrl: string): Record<string, string> {
   return {
-    // The real CLI, from the dev dependencies.
-    PATH: `${join(REPO_ROOT, 'node_modules', '.bin')}:${process.env.PATH ?? ''}`,
-    // A fresh HOME: no user settings, sessions or credentials of the developer's are read or written.
-    HOME: home,
     CLAUDE_CONFIG_DIR: join(home, '.claude'),
     ANTHROPIC_BASE_URL: modelUrl,
     ANTHROPIC_API_KEY: 'scripted-model-needs-no-key',
-    // No update checks, telemetry, error reports or other traffic beyond the model endpoint.
     CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
     DISABLE_TELEMETRY: '1',
     DISABLE_AUTOUPDATER: '1',
@@ -50,12 +51,9 @@ export function claudeCodeEnv (home: string, modelUrl: string): Record<string, s
   }
 }
 
-export async function harnessLog (dataDir: string): Promise<string> {
-  return await readFile(join(dataDir, 'harness.log'), 'utf8').catch(() => '')
-}
-
-export function count (text: string, re: RegExp): number {
-  return (text.match(new RegExp(re.source, 'g')) ?? []).length
+/** The whole environment of an agentd whose harness is Claude Code, for a daemon started without greeter-scenario. */
+export function claudeAgentEnv (home: string, modelUrl: string): Record<string, string> {
+  return { HOME: home, PATH: [CLI_BIN_DIR, process.env.PATH].filter(p => p != null && p !== '').join(delimiter), ...claudeCodeEnv(home, modelUrl) }
 }
 
 /** The `result` lines Claude Code's stream-json output left in the harness log, one per run. */

@@ -3,7 +3,8 @@
 // is told, the way a real model would know how to write a greet function.
 import type { Playbook } from './models/agent-script.js'
 
-export const TEST_COMMAND = 'node --test'
+// TAP, which the daemon's test-result parser reads, whatever Node's default reporter is.
+export const TEST_COMMAND = 'node --test --test-reporter=tap'
 
 const PACKAGE_JSON = JSON.stringify({ name: 'greetings', version: '0.0.0', private: true, type: 'module', scripts: { test: TEST_COMMAND } }, null, 2) + '\n'
 
@@ -40,33 +41,28 @@ const welcomeTest = [
   ''
 ].join('\n')
 
-/** One task: a greet function. The first attempt forgets the punctuation; the tests catch it. */
-export const GREET = {
-  goal: 'A greet function: greet(name) in greet.js returns "Hello, <name>!", tested in test/greet.test.js.',
-  files: {
-    'package.json': PACKAGE_JSON,
-    'README.md': '# greetings\n\nA tiny library the swarm writes. `npm test` runs the tests.\n'
-  },
-  task: { id: 'greet', title: 'greet(name) in greet.js', description: 'Write greet.js exporting greet(name) that returns "Hello, <name>!", and test/greet.test.js.', scope: ['greet.js', 'test/greet.test.js'] },
-  playbook: {
-    work: {
-      greet: [
-        [
-          { path: 'greet.js', content: 'export function greet (name) {\n  return `Hello ${name}`\n}\n' },
-          { path: 'test/greet.test.js', content: greetTest }
-        ],
-        [
-          { path: 'greet.js', find: 'return `Hello ${name}`', replace: 'return `Hello, ${name}!`' }
-        ]
-      ]
-    }
-  } satisfies Playbook
-}
+/**
+ * What the scripted model writes for the greeter's one task (greeter-scenario.ts: the seed already
+ * has test/greet.test.js). The first attempt forgets the punctuation; the tests catch it and an edit fixes it.
+ */
+export const GREETER_PLAYBOOK = {
+  work: {
+    greet: [
+      [{ path: 'src/greet.js', content: 'export function greet (name) {\n  return `Hello ${name}`\n}\n' }],
+      [{ path: 'src/greet.js', find: 'return `Hello ${name}`', replace: 'return `Hello, ${name}!`' }]
+    ]
+  }
+} satisfies Playbook
 
 /** A goal with no tasks: whoever holds `plan` splits it into three, the third depending on the other two. */
+const SEED = {
+  'package.json': PACKAGE_JSON,
+  'README.md': '# greetings\n\nA tiny library the swarm writes. `npm test` runs the tests.\n'
+}
+
 export const WELCOME = {
   goal: 'A greetings library: greet(name) -> "Hello, <name>!" in greet.js, shout(text) -> upper case plus "!" in shout.js, and welcome(name) = shout(greet(name)) in welcome.js, each with its test under test/.',
-  files: GREET.files,
+  files: SEED,
   playbook: {
     plan: [
       { id: 'greet', title: 'greet(name) in greet.js', description: 'greet.js: greet(name) returns "Hello, <name>!"; test/greet.test.js.', scope: ['greet.js', 'test/greet.test.js'] },

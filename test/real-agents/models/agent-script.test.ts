@@ -1,7 +1,7 @@
 // The scripted agent's decisions, without a CLI: a conversation is grown one
 // move at a time against canned tool results, the way an endpoint would see it.
 import { describe, expect, it } from 'vitest'
-import { CLAUDE_CODE_TOOLS, nextMove, ScriptError, type Conversation, type Move, type Playbook, type ToolCall, type ToolOutcome } from './agent-script.js'
+import { BRANCH_COMMAND, CLAUDE_CODE_TOOLS, nextMove, ScriptError, type Conversation, type Move, type Playbook, type ToolCall, type ToolOutcome } from './agent-script.js'
 
 const PROMPT = 'You are ada.\n\nYour agent id is `agent-a`. Your daemon listens at 127.0.0.1:1.'
 const MCP = ['status', 'read_inbox', 'ready', 'search_findings', 'claim', 'add_task', 'add_tasks', 'done', 'integrate', 'wait', 'record_finding', 'release'].map(t => `mcp__agency__${t}`)
@@ -36,17 +36,18 @@ describe('the scripted agent', () => {
       const input = call.input
       switch (call.name) {
         case 'mcp__agency__status': return ok({ you: { held: [] }, goal: 'g (tests: npm test)', goalMet: doneA })
-        case 'mcp__agency__ready': return ok(doneA ? [] : [task('b'), task('a')])
+        case 'mcp__agency__ready': return ok({ tasks: doneA ? [] : [task('b'), task('a')] })
         case 'mcp__agency__claim': return ok(input.task === 'b' ? { outcome: 'LOST', winner: 'peer' } : { outcome: 'HELD', epoch: 3 })
         case 'mcp__agency__integrate': return ok({ result: 'merged' })
         case 'mcp__agency__done': doneA = true; return ok({ id: 'a', state: 'done' })
+        case 'Bash': return { text: input.command === BRANCH_COMMAND ? 'agency/agent-a/a' : '[]', isError: false }
         default: return ok([])
       }
     })
     expect(calls.filter(c => c.name === 'mcp__agency__claim').map(c => c.input.task)).toEqual(['b', 'a'])
     expect(calls.map(c => c.name)).toContain('Write')
     expect(calls.find(c => c.name === 'Write')?.input).toEqual({ file_path: '/ws/a.js', content: 'a' })
-    expect(calls.filter(c => c.name === 'Bash').map(c => c.input.command)).toEqual(['npm test', 'git add -A && git commit -q -m \'a: A\''])
+    expect(calls.filter(c => c.name === 'Bash').map(c => c.input.command)).toEqual(['agency find B --json', 'agency find A --json', BRANCH_COMMAND, 'npm test', 'git add -A && git commit -q -m \'a: A\''])
     expect(calls.at(-1)).toEqual({ name: 'mcp__agency__read_inbox', input: {} })
     expect(last.kind).toBe('answer')
   })
@@ -73,9 +74,10 @@ describe('the scripted agent', () => {
       if (call.name === 'mcp__agency__status') return ok({ goal: { text: 'g', testCommand: 't' }, tasks: [task('a')] })
       if (call.name === 'mcp__agency__ready') return ok([task('a')])
       if (call.name === 'mcp__agency__claim') return ok({ outcome: 'HELD', epoch: 1 })
-      if (call.name === 'Bash') return { text: 'Exit code 1\nnot ok 1 - a', isError: true }
+      if (call.name === 'Bash' && call.input.command === BRANCH_COMMAND) return ok('agency/agent-a/a')
+      if (call.name === 'Bash' && call.input.command === 't') return { text: 'Exit code 1\nnot ok 1 - a', isError: true }
       return ok({})
-    }, TOOLS, 9)
+    }, TOOLS, 10)
     expect(calls.slice(-3).map(c => c.name)).toEqual(['Bash', 'mcp__agency__record_finding', 'mcp__agency__release'])
     expect(calls.at(-2)?.input).toMatchObject({ kind: 'failure', paths: ['a.js'] })
   })

@@ -2,12 +2,15 @@
 // MODEL ONLY: the CLI that calls it, the CLI's own tools (file writes, shell),
 // the agency MCP server, the daemons and git are all real.
 //
-// It plays an agent that follows prompts/agent.md: look at the board and the
-// inbox, pick a ready task, search the record, claim it (or, holding `plan`,
-// add the tasks as one plan), write the files, run the goal's tests, commit, integrate,
-// mark it done, and answer once the goal is met; with nothing ready it waits.
+// It plays an agent that follows prompts/agent.md through the whole loop: look
+// at the board and the inbox, pick a ready task, search the record (`agency
+// find` in the shell), claim it (or, holding `plan`, add the tasks as one
+// plan), check the workspace is on the task's branch, write the files, run the
+// goal's tests (red: record the failure, try again), commit, integrate, mark it
+// done, and go round again until the goal is met; with nothing ready it waits.
 // What to write for each task is the playbook, the one thing a real model
-// would bring itself.
+// would bring itself. (scripted-agent.ts is the one-task agent the other CLIs'
+// tests share: it stops after its task. This one loops, so a swarm can plan.)
 //
 // Nothing here knows a wire format. An endpoint (anthropic-messages.ts, or an
 // OpenAI or Gemini one) turns a request into a Conversation and the Move back
@@ -18,6 +21,8 @@
 // conversation, and so starts again at `status`, as the prompt says.
 import { isDeepStrictEqual } from 'node:util'
 import { isAbsolute, join } from 'node:path'
+import { shellQuote } from '../../../src/harness/command-line.js'
+import { parseJson } from './scripted-agent.js'
 
 /** A tool call as the CLI sees it: one of the tools its request offered. */
 export interface ToolCall {
@@ -101,7 +106,7 @@ export const PLAN_TASK = 'plan'
 // ---- the steps ----------------------------------------------------------
 
 type StepName = 'look' | 'inbox' | 'ready' | 'search' | 'claim' | 'recheck' | 'addPlan' | 'closePlan' |
-  'change' | 'test' | 'noteFailure' | 'commit' | 'integrate' | 'done' | 'release' | 'wait'
+  'branch' | 'change' | 'test' | 'noteFailure' | 'commit' | 'integrate' | 'done' | 'release' | 'wait'
 
 interface TaskInfo { id: string, title: string, scope: string[] }
 
@@ -164,14 +169,18 @@ const STEPS: Record<StepName, Step> = {
     act: () => agency('ready'),
     say: () => 'Which tasks can be taken now?',
     next: (m, out) => {
-      m.ready = asArray(parseJson(out.text)).map(taskInfo).filter(t => t.id !== '' && !m.lost.has(t.id))
+      m.ready = listOf(parseJson(out.text), 'tasks').map(taskInfo).filter(t => t.id !== '' && !m.lost.has(t.id))
       return m.ready.length > 0 ? 'search' : 'wait'
     }
   },
   search: {
-    act: m => agency('search_findings', { query: m.ready[0].title !== '' ? m.ready[0].title : m.ready[0].id }),
+    // In the shell, as the prompt shows it: this also proves the agency command is on the shell's PATH.
+    act: m => ({ kind: 'shell', command: agencyCommandLine('search_findings', { query: m.ready[0].title !== '' ? m.ready[0].title : m.ready[0].id }) }),
     say: m => `Searching the record before I claim ${m.ready[0].id}.`,
-    next: () => 'claim'
+    next: (_m, out) => {
+      if (/command not found|agency: not found/.test(out.text)) throw new ScriptError(`the agency command is not on the shell's PATH: ${firstLines(out.text, 2)}`)
+      return 'claim'
+    }
   },
   claim: {
     act: m => agency('claim', { task: m.ready[0].id, scope: m.ready[0].scope }),
@@ -212,6 +221,14 @@ const STEPS: Record<StepName, Step> = {
     act: () => agency('done', { task: PLAN_TASK }),
     say: () => 'The plan is on the board.',
     next: (m) => { m.task = undefined; return 'look' }
+  },
+  branch: {
+    act: () => ({ kind: 'shell', command: BRANCH_COMMAND }),
+    say: m => `${held(m).id} is mine; is the workspace on its branch?`,
+    next: (m, out) => {
+      if (!out.text.includes(`/${held(m).id}`)) throw new ScriptError(`HELD ${held(m).id}, but the workspace is not on its task branch: ${firstLines(out.text, 2)}`)
+      return 'change'
+    }
   },
   change: {
     act: m => {
@@ -289,8 +306,11 @@ function startTask (m: Memory, book: Playbook): StepName {
   if (attempts == null || attempts.length === 0) throw new ScriptError(`the playbook has no work for task ${task.id}`)
   m.attempt = 0
   m.changes = [...attempts[0]]
-  return 'change'
+  return 'branch'
 }
+
+/** What the agent runs to see which branch its workspace is on. */
+export const BRANCH_COMMAND = 'git rev-parse --abbrev-ref HEAD'
 
 /**
  * Reads what `status` says into memory: the goal and its test command,
@@ -404,23 +424,17 @@ export const CLAUDE_CODE_TOOLS: ToolDialect = {
 
 // ---- reading tool results -----------------------------------------------
 
-/** The JSON in a tool result: all of it, or from its first { or [ (a shell may print a line before it). */
-export function parseJson (text: string): unknown {
-  try {
-    return JSON.parse(text)
-  } catch {
-    const start = text.search(/[[{]/)
-    if (start < 0) return undefined
-    try { return JSON.parse(text.slice(start)) } catch { return undefined }
-  }
-}
-
 function asObject (v: unknown): Record<string, any> | undefined {
   return v != null && typeof v === 'object' && !Array.isArray(v) ? v as Record<string, any> : undefined
 }
 
 function asArray (v: unknown): unknown[] {
   return Array.isArray(v) ? v : []
+}
+
+/** A list, as a tool may give it: bare (the CLI's --json), or in an object under `key` (MCP answers are objects). */
+function listOf (v: unknown, key: string): unknown[] {
+  return Array.isArray(v) ? v : asArray(asObject(v)?.[key] ?? asObject(v)?.result)
 }
 
 function str (v: unknown): string {
@@ -434,8 +448,4 @@ function taskInfo (v: unknown): TaskInfo {
 
 function firstLines (text: string, n: number): string {
   return text.split('\n').filter(l => l.trim() !== '').slice(0, n).join(' | ').slice(0, 600)
-}
-
-function shellQuote (word: string): string {
-  return /^[\w@%+=:,./-]+$/.test(word) ? word : `'${word.replace(/'/g, `'\\''`)}'`
 }
