@@ -1,9 +1,11 @@
-// Three real Claude Code CLIs, each beside its own agentd, start from a goal
-// and an empty board. Each is driven by a scripted model on loopback (the only
-// stand-in; see models/) that does what the prompt says: whoever wins the
-// `plan` task splits the goal into tasks (with deps and scopes) and marks plan
-// done; the others wait, and then everyone takes tasks as they become ready.
-// The goal is met with every task done exactly once, each merged once.
+// Three real Claude Code CLIs, each beside its own agentd, on an empty board.
+// Each is driven by a scripted model on loopback (the only stand-in; see
+// models/) that does what the prompt says: with nothing to do, each waits;
+// then the goal is set, and only the goal, so the board shows the `plan` task.
+// Whoever wins it splits the goal into tasks (with deps and scopes) and marks
+// plan done; the others lost it or found it taken, wait, and then everyone
+// takes tasks as they become ready. The goal is met with every task done
+// exactly once, each merged once, on every daemon.
 import { mkdir } from 'node:fs/promises'
 import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
