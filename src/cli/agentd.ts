@@ -32,6 +32,7 @@ const program = new Command('agentd')
   .addOption(new Option('--name <text>', 'this agent\'s display name (default: the end of its peer id)').env('AGENCY_NAME'))
   .addOption(new Option('--grpc <addr>', 'gRPC API address: HOST:PORT or unix:PATH (default: unix:<data-dir>/agentd.sock, mode 0600)').env('AGENCY_GRPC'))
   .addOption(new Option('--metrics <addr>', 'serve /metrics and /healthz on HOST:PORT').env('AGENCY_METRICS'))
+  .addOption(new Option('--ui <addr>', 'serve the live dashboard of the swarm on HOST:PORT (loopback; beyond it only with --api-token-file)').env('AGENCY_UI'))
   .addOption(new Option('--heartbeat-ms <ms>', 'presence heartbeat interval in a small swarm; it grows with the swarm so that --heartbeat-max-rate holds').env('AGENCY_HEARTBEAT_MS').argParser(positiveInt('--heartbeat-ms')).default(DEFAULTS.heartbeatMs))
   .addOption(new Option('--heartbeat-max-rate <n>', 'heartbeats per second a daemon may receive from the whole swarm (each peer\'s timeout scales with the interval it announces)').env('AGENCY_HEARTBEAT_MAX_RATE').argParser(positiveInt('--heartbeat-max-rate')).default(16))
   .addOption(new Option('--live-timeout-ms <ms>', 'a peer with no heartbeat for this long is not live (receiver\'s monotonic clock); scaled by the interval each peer announces').env('AGENCY_LIVE_TIMEOUT_MS').argParser(positiveInt('--live-timeout-ms')).default(DEFAULTS.liveTimeoutMs))
@@ -59,6 +60,7 @@ Examples:
   AGENCY_DATA_DIR=/tmp/a1 agency status
   agentd --data-dir /tmp/a2 --listen /ip4/127.0.0.1/tcp/4002 --peers /ip4/127.0.0.1/tcp/4001/p2p/12D3Koo...
   agentd --data-dir /tmp/a3 --grpc 127.0.0.1:7403 --api-token-file /tmp/a3/api-token
+  agentd --data-dir /tmp/a1 --ui 127.0.0.1:7464          # then open http://127.0.0.1:7464/
   AGENCY_TOKEN_FILE=/tmp/a3/api-token agency --addr 127.0.0.1:7403 status
 `)
   .action(async (opts: Record<string, any>) => {
@@ -89,6 +91,7 @@ Examples:
         name: opts.name ?? '',
         grpc: opts.grpc ?? defaultGrpcAddr(opts.dataDir),
         metrics: opts.metrics ?? null,
+        ui: opts.ui ?? null,
         heartbeatMs: opts.heartbeatMs,
         heartbeatMaxRate: opts.heartbeatMaxRate,
         liveTimeoutMs: opts.liveTimeoutMs,
@@ -114,6 +117,7 @@ Examples:
       ...daemon.listenAddrs().map(a => `listening ${a}`),
       ...(served.grpc != null ? [`grpc ${served.grpc.address}`] : []),
       ...(served.metrics != null ? [`metrics http://${served.metrics.address}/metrics`] : []),
+      ...(served.ui != null ? [`ui ${served.ui.url}`] : []),
       'ready'
     ]
     process.stdout.write(out.join('\n') + '\n')

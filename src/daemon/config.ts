@@ -17,6 +17,8 @@ export interface DaemonConfig {
   grpc: string | null
   /** metrics HTTP address, or null for none */
   metrics: string | null
+  /** the dashboard's HTTP address (HOST:PORT), or null/absent for none; beyond loopback only with apiToken */
+  ui?: string | null
   /** the shortest presence heartbeat interval; it grows with the swarm (heartbeatMaxRate) */
   heartbeatMs: number
   /** heartbeats per second a daemon may receive from the whole swarm (default 16) */

@@ -87,8 +87,11 @@ export class HarnessService {
       runTimeoutMs: this.policy.runTimeoutMs,
       shouldContinue: () => !this.goalMet(),
       nextDelayMs: (exit, backoffMs) => this.afterExit(exit, backoffMs),
-      onRestart: () => { d.metrics.harnessRestarts.inc() }
+      // Peers see the harness state in heartbeats: a change goes out at once.
+      onRestart: () => { d.metrics.harnessRestarts.inc(); this.beat() },
+      onExit: () => { this.beat() }
     })
+    d.presence.harnessState = () => this.state()
     await this.supervisor.start()
     d.log.info({ harness: this.name, workspace }, 'harness started')
   }
@@ -150,7 +153,13 @@ export class HarnessService {
     const s = this.supervisor
     if (s == null || s.state === 'stopped' || s.state === 'finished') return false
     await s.stop()
+    this.beat()
     return true
+  }
+
+  // After the exit hook returns: the supervisor sets its next state right after calling it.
+  private beat (): void {
+    setImmediate(() => { this.daemon.presence.beat().catch(() => {}) })
   }
 }
 

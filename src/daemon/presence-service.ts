@@ -28,6 +28,8 @@ export interface PresenceServiceInit {
 export class PresenceService {
   readonly directory: PeerDirectory
   status = ''
+  /** The state of the agent beside the daemon, carried in every heartbeat ('' without a harness). */
+  harnessState: () => string = () => ''
   private readonly init: PresenceServiceInit
   private gossip?: SwarmGossip
   private heartbeatTimer?: NodeJS.Timeout
@@ -85,7 +87,8 @@ export class PresenceService {
       time: Date.now(),
       seq: this.seq,
       addrs: this.init.addrs(),
-      intervalMs
+      intervalMs,
+      harness: this.harnessState()
     })
     await this.gossip.publishPresence(p)
   }
@@ -102,6 +105,7 @@ export class PresenceService {
       claims: p.claims.map(c => ({ task: c.task, epoch: c.epoch })),
       addrs: p.addrs,
       seq: p.seq,
+      harness: p.harness,
       timeoutMs: liveTimeoutForMs(p.intervalMs, this.policy)
     }, now)
     if (seen === 'stale') return 'ignore'

@@ -6,11 +6,13 @@ import { agencyHandlers, startGrpcServer, type GrpcServer } from '../api/grpc-se
 import { startMetricsServer, type MetricsServer } from '../metrics/http-server.js'
 import { UnavailableError, isAgencyError } from '../core/errors.js'
 import { unary } from '../api/grpc-errors.js'
+import { startUiServer, type UiServer } from '../ui/ui-server.js'
 
 export interface ServedDaemon {
   daemon: Daemon
   grpc?: GrpcServer
   metrics?: MetricsServer
+  ui?: UiServer
   stop: () => Promise<void>
 }
 
@@ -19,11 +21,13 @@ export async function serveDaemon (config: Partial<DaemonConfig> & { dataDir: st
   await daemon.start()
   let grpc: GrpcServer | undefined
   let metrics: MetricsServer | undefined
+  let ui: UiServer | undefined
   const harness = daemon.harness
   const stop = async (): Promise<void> => {
     await harness?.shutdown()
     await grpc?.close()
     await metrics?.close()
+    await ui?.close()
     await daemon.stop()
   }
   try {
@@ -47,6 +51,14 @@ export async function serveDaemon (config: Partial<DaemonConfig> & { dataDir: st
         throw new UnavailableError(`cannot serve metrics on ${daemon.config.metrics}: ${(err as Error).message}`, { cause: err })
       }
     }
+    if (daemon.config.ui != null) {
+      try {
+        ui = await startUiServer({ listen: daemon.config.ui, daemon, token: daemon.config.apiToken, harnessState: () => harness?.state() ?? '' })
+      } catch (err) {
+        if (isAgencyError(err)) throw err
+        throw new UnavailableError(`cannot serve the dashboard on ${daemon.config.ui}: ${(err as Error).message}`, { cause: err })
+      }
+    }
     if (harness != null) {
       if (grpc == null) throw new UnavailableError('a harness needs the gRPC API: do not disable --grpc')
       await harness.start(grpc.address)
@@ -55,5 +67,5 @@ export async function serveDaemon (config: Partial<DaemonConfig> & { dataDir: st
     await stop()
     throw err
   }
-  return { daemon, grpc, metrics, stop }
+  return { daemon, grpc, metrics, ui, stop }
 }

@@ -85,9 +85,10 @@ export interface ClaimPlan {
 
 export interface HeldEpoch { task: string, epoch: number }
 
-interface IntegrationRecord extends Ordered { integration: Integration }
+interface IntegrationRecord extends Ordered { time: number, integration: Integration }
 interface TestRunRecord extends Ordered { time: number, run: TestRun }
 export interface TestRunView extends TestRun { author: string, time: number, entryId: string }
+export interface IntegrationView extends Integration { author: string, time: number, entryId: string }
 
 export class Board {
   private readonly liveness: Liveness
@@ -124,7 +125,7 @@ export class Board {
       case 'done': folded = this.ledger.addDone(h, Done.fromPartial(body)); break
       case 'review_request': folded = this.reviewBook.addRequest(h, ReviewRequest.fromPartial(body)); break
       case 'verdict': folded = this.reviewBook.addVerdict(h, Verdict.fromPartial(body)); break
-      case 'integration': insertOrdered(this.integrations, { ...order(h), integration: Integration.fromPartial(body) }); folded = true; break
+      case 'integration': insertOrdered(this.integrations, { ...order(h), time: h.time, integration: Integration.fromPartial(body) }); folded = true; break
       case 'test_run': insertOrdered(this.runs, { ...order(h), time: h.time, run: TestRun.fromPartial(body) }); folded = true; break
       default: folded = false
     }
@@ -366,6 +367,11 @@ export class Board {
   /** Test runs in (lamport, author) order. */
   testRuns (): TestRunView[] {
     return this.runs.map(r => ({ ...r.run, author: r.author, time: r.time, entryId: r.id }))
+  }
+
+  /** Integration results (merged, conflict, failed) in (lamport, author) order. */
+  integrationResults (): IntegrationView[] {
+    return this.integrations.map(r => ({ ...r.integration, author: r.author, time: r.time, entryId: r.id }))
   }
 
   // ---- checks before writing an entry (they throw and change nothing) ----

@@ -2,7 +2,7 @@
 // a daemon needs around claims (leases, settle window, overlap).
 
 export { Board, claimFromPlan, createBoard } from './board.js'
-export type { AgentProgress, BoardInit, ClaimPlan, HeldEpoch, HolderInfo, Takeover, TaskView, TestRunView } from './board.js'
+export type { AgentProgress, BoardInit, ClaimPlan, HeldEpoch, HolderInfo, IntegrationView, Takeover, TaskView, TestRunView } from './board.js'
 export type { HandoffInfo } from './claim-ledger.js'
 export { overlaps, overlapsFor } from './claim-overlaps.js'
 export type { ClaimOverlap } from './claim-overlaps.js'

@@ -31,6 +31,13 @@ export interface FindingQuery {
   limit?: number
 }
 
+/** A page of hits, for lists longer than one search may return. */
+export interface FindingPage {
+  hits: FindingHit[]
+  /** every hit that passes the query and filters */
+  total: number
+}
+
 export interface FindingHit {
   id: string
   entry: StoredEntry
@@ -71,6 +78,7 @@ export class FindingsIndex {
   private readonly findings = new Map<string, IndexedFinding>()
   /** finding id -> ids of the findings that supersede it */
   private readonly supersededBy = new Map<string, Set<string>>()
+  private readonly kindCounts = new Map<string, number>()
   private readonly text = new MiniSearch<SearchDoc>({ fields: ['text', 'paths', 'tags'], storeFields: [] })
 
   /** An index of every finding among `entries` (in any order). */
@@ -90,6 +98,7 @@ export class FindingsIndex {
       return false
     }
     this.findings.set(stored.id, { entry: stored, finding })
+    this.kindCounts.set(finding.kind, (this.kindCounts.get(finding.kind) ?? 0) + 1)
     this.text.add({ id: stored.id, text: finding.text, paths: finding.paths.join(' '), tags: finding.tags.join(' ') })
     if (finding.supersedes !== '' && finding.supersedes !== stored.id) {
       let by = this.supersededBy.get(finding.supersedes)
@@ -115,12 +124,33 @@ export class FindingsIndex {
     return this.supersededBy.has(id)
   }
 
+  /** How many findings of each kind are indexed. */
+  countsByKind (): Map<string, number> {
+    return new Map(this.kindCounts)
+  }
+
   /** Throws InvalidArgumentError on a bad limit, time bound or an overlong query. */
   search (q: FindingQuery = {}): FindingHit[] {
-    const limit = q.limit === undefined || q.limit === 0 ? DEFAULT_SEARCH_LIMIT : q.limit
-    if (!Number.isSafeInteger(limit) || limit < 1 || limit > MAX_SEARCH_LIMIT) {
-      throw new InvalidArgumentError(`limit must be between 1 and ${MAX_SEARCH_LIMIT}`)
-    }
+    const limit = checkLimit(q.limit)
+    return this.ordered(q).slice(0, limit)
+  }
+
+  /**
+   * The hits `search` would give, from `offset` on, and how many there are in
+   * all: a reader pages through any number of findings. With `failuresFirst`
+   * the failures come before the other kinds, each group in search order.
+   */
+  page (q: FindingQuery & { offset?: number }, opts: { failuresFirst?: boolean } = {}): FindingPage {
+    const limit = checkLimit(q.limit)
+    const offset = q.offset ?? 0
+    if (!Number.isSafeInteger(offset) || offset < 0) throw new InvalidArgumentError('offset must be a non-negative integer')
+    let hits = this.ordered(q)
+    if (opts.failuresFirst === true) hits = [...hits.filter(h => h.finding.kind === 'failure'), ...hits.filter(h => h.finding.kind !== 'failure')]
+    return { hits: hits.slice(offset, offset + limit), total: hits.length }
+  }
+
+  /** Every hit for the query and filters, in search order. */
+  private ordered (q: FindingQuery): FindingHit[] {
     const words = (q.query ?? '').trim()
     if (words.length > MAX_QUERY_CHARS) throw new InvalidArgumentError(`query is over ${MAX_QUERY_CHARS} characters`)
     const since = bound('since', q.since)
@@ -158,6 +188,14 @@ export class FindingsIndex {
       (y.score - x.score) ||
       (y.entry.entry.time - x.entry.entry.time) ||
       compareStrings(x.id, y.id))
-    return hits.slice(0, limit)
+    return hits
   }
+}
+
+function checkLimit (value: number | undefined): number {
+  const limit = value === undefined || value === 0 ? DEFAULT_SEARCH_LIMIT : value
+  if (!Number.isSafeInteger(limit) || limit < 1 || limit > MAX_SEARCH_LIMIT) {
+    throw new InvalidArgumentError(`limit must be between 1 and ${MAX_SEARCH_LIMIT}`)
+  }
+  return limit
 }

@@ -14,6 +14,8 @@ export interface PeerRecord {
   lastSeen: number
   /** sender's heartbeat counter, to drop reordered heartbeats */
   seq: number
+  /** the state of the peer's agent harness, as its heartbeat says ('' or absent: none) */
+  harness?: string
   /** how long after lastSeen the peer stays live (from the interval it announced) */
   timeoutMs: number
   live: boolean
@@ -26,6 +28,7 @@ export interface PresenceUpdate {
   claims: Array<{ task: string, epoch: number }>
   addrs: string[]
   seq: number
+  harness?: string
   /** how long to wait for its next heartbeat; default: the directory's liveTimeoutMs */
   timeoutMs?: number
 }

@@ -94,6 +94,8 @@ export interface Presence {
   sig: Buffer;
   /** when the sender's next heartbeat is due: it grows with the swarm */
   intervalMs: number;
+  /** the state of the agent beside the daemon: running, backing off, stopped, finished; empty: none */
+  harness: string;
 }
 
 export interface Announcement {
@@ -331,6 +333,7 @@ function createBasePresence(): Presence {
     addrs: [],
     sig: Buffer.alloc(0),
     intervalMs: 0,
+    harness: "",
   };
 }
 
@@ -362,6 +365,9 @@ export const Presence: MessageFns<Presence> = {
     }
     if (message.intervalMs !== 0) {
       writer.uint32(72).uint32(message.intervalMs);
+    }
+    if (message.harness !== "") {
+      writer.uint32(82).string(message.harness);
     }
     return writer;
   },
@@ -451,6 +457,14 @@ export const Presence: MessageFns<Presence> = {
             message.intervalMs = reader.uint32();
             continue;
           }
+          case 10: {
+            if (tag !== 82) {
+              break;
+            }
+
+            message.harness = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -482,6 +496,7 @@ export const Presence: MessageFns<Presence> = {
         : isSet(object.interval_ms)
         ? globalThis.Number(object.interval_ms)
         : 0,
+      harness: isSet(object.harness) ? globalThis.String(object.harness) : "",
     };
   },
 
@@ -514,6 +529,9 @@ export const Presence: MessageFns<Presence> = {
     if (message.intervalMs !== 0) {
       obj.intervalMs = Math.round(message.intervalMs);
     }
+    if (message.harness !== "") {
+      obj.harness = message.harness;
+    }
     return obj;
   },
 
@@ -531,6 +549,7 @@ export const Presence: MessageFns<Presence> = {
     message.addrs = object.addrs?.map((e) => e) || [];
     message.sig = object.sig ?? Buffer.alloc(0);
     message.intervalMs = object.intervalMs ?? 0;
+    message.harness = object.harness ?? "";
     return message;
   },
 };
