@@ -48,6 +48,8 @@ export interface LocalDaemon {
   addrs: string[]
   grpc: string
   metrics?: string
+  /** the dashboard's address, when started with --ui */
+  ui?: string
   child: ChildProcess
   stop: (signal?: NodeJS.Signals) => Promise<number | null>
 }
@@ -91,6 +93,7 @@ export async function startLocalDaemon (o: LocalDaemonOptions): Promise<LocalDae
       if (key === 'agentd') info.peerId = line.split(' ')[3]
       else if (key === 'listening') info.addrs.push(value)
       else if (key === 'grpc') info.grpc = value
+      else if (key === 'ui') info.ui = value
       else if (key === 'metrics') info.metrics = value.replace(/^http:\/\//, '').replace(/\/metrics$/, '')
       else if (key === 'ready') { clearTimeout(timer); resolve() }
     })
@@ -104,6 +107,7 @@ export async function startLocalDaemon (o: LocalDaemonOptions): Promise<LocalDae
     addrs: info.addrs,
     grpc: info.grpc as string,
     metrics: info.metrics,
+    ui: info.ui,
     child,
     stop: async (signal = 'SIGTERM') => {
       if (child.exitCode == null && child.signalCode == null) child.kill(signal)

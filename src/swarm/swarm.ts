@@ -33,6 +33,8 @@ export interface SwarmUpOptions {
   downWhenDone: boolean
   /** give up after this long (ms); 0: never */
   timeoutMs: number
+  /** serve the dashboard of the first agent's daemon on this HOST:PORT */
+  ui?: string
   progress: (line: string) => void
 }
 
@@ -42,7 +44,7 @@ export interface SwarmState {
   branch: string
   /** the user's working repository the swarm was seeded from */
   source?: string
-  daemons: Array<{ name: string, pid: number, grpc: string, dataDir: string, metrics?: string }>
+  daemons: Array<{ name: string, pid: number, grpc: string, dataDir: string, metrics?: string, ui?: string }>
 }
 
 const STATE_FILE = 'swarm.json'
@@ -146,12 +148,15 @@ export async function swarmUp (o: SwarmUpOptions): Promise<{ state: SwarmState, 
         detached: true,
         peers: daemons.length > 0 ? daemons[0].addrs : [],
         logFile: join(dir, `${name}.log`),
-        extraArgs: ['--swarm', o.swarm, '--repo', repo, '--branch', shared.branch, '--harness', o.harness, '--metrics', '127.0.0.1:0', '--mirror-dir', join(dir, 'mirrors'), ...(o.agentdArgs ?? [])]
+        extraArgs: ['--swarm', o.swarm, '--repo', repo, '--branch', shared.branch, '--harness', o.harness, '--metrics', '127.0.0.1:0', '--mirror-dir', join(dir, 'mirrors'), ...(o.agentdArgs ?? []),
+          // One dashboard shows the whole swarm: the first daemon serves it.
+          ...(i === 1 && o.ui != null ? ['--ui', o.ui] : [])]
       })
       daemons.push(d)
-      state.daemons.push({ name, pid: d.child.pid as number, grpc: d.grpc, dataDir, metrics: d.metrics })
+      state.daemons.push({ name, pid: d.child.pid as number, grpc: d.grpc, dataDir, metrics: d.metrics, ui: d.ui })
       await save()
       o.progress(`started ${name} (${d.peerId.slice(-8)}) gRPC ${d.grpc}`)
+      if (d.ui != null) o.progress(`dashboard ${d.ui}`)
     }
     const first = connectAgency(daemons[0].grpc)
     clients.push(first)

@@ -13,6 +13,8 @@ function swarmDirOf (opts: { dir?: string, swarm?: string, repo?: string, exampl
   return opts.dir ?? defaultSwarmDir(opts.swarm ?? swarmNameFor(opts.repo, opts.example ?? 'local'))
 }
 
+const DEFAULT_UI = '127.0.0.1:7464'
+
 export function registerSwarmCommands (program: Command): void {
   const swarm = program.command('swarm').description('run a local swarm: N agentd processes wired to each other, each with an agent harness')
   swarm.command('up')
@@ -29,7 +31,8 @@ export function registerSwarmCommands (program: Command): void {
     .option('--swarm <name>', 'swarm name (default: the repository\'s name)')
     .option('--down-when-done', 'stop every daemon once the goal is met')
     .option('--timeout <seconds>', 'stop watching after this long (0: never)', '0')
-    .action(async (opts: { agents: string, repo?: string, branch?: string, goal?: string, test?: string, example?: string, harness: string, harnessRunTimeout: string, dir?: string, swarm?: string, downWhenDone?: boolean, timeout: string }) => {
+    .option('--ui [host:port]', 'serve the live dashboard from the first agent\'s daemon (default 127.0.0.1:7464; a port of 0 picks a free one)')
+    .action(async (opts: { agents: string, repo?: string, branch?: string, goal?: string, test?: string, example?: string, harness: string, harnessRunTimeout: string, dir?: string, swarm?: string, downWhenDone?: boolean, timeout: string, ui?: string | boolean }) => {
       try {
         const n = Number(opts.agents)
         const example = opts.example ?? (opts.repo == null && opts.goal == null ? 'calc' : undefined)
@@ -47,7 +50,7 @@ export function registerSwarmCommands (program: Command): void {
         const { finished, state } = await swarmUp({
           n, dir, repo: opts.repo, branch: opts.branch, example, goal: opts.goal, testCommand: opts.test, harness: opts.harness, swarm: name,
           agentdArgs: ['--harness-run-timeout', String(runTimeout)],
-          downWhenDone: opts.downWhenDone === true, timeoutMs: Number(opts.timeout) * 1000, progress: line
+          downWhenDone: opts.downWhenDone === true, timeoutMs: Number(opts.timeout) * 1000, ui: opts.ui === true ? DEFAULT_UI : opts.ui === false ? undefined : opts.ui, progress: line
         })
         line(finished ? 'the goal is met: every task is done and the shared tests pass' : 'stopped watching before the goal was met')
         if (!finished) process.exitCode = 4

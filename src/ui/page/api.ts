@@ -98,7 +98,7 @@ const REFRESH_GAP_MS = 1000
 export function useResource<T> (path: string | null, topics: Topic[]): Resource<T> {
   const [state, setState] = useState<Resource<T>>({ loading: path != null })
   const topicKey = topics.join(',')
-  const ref = useRef({ inFlight: false, dirty: false, last: 0, timer: 0 as unknown as ReturnType<typeof setTimeout> | undefined })
+  const ref = useRef<{ inFlight: boolean, dirty: boolean, last: number, timer: ReturnType<typeof setTimeout> | undefined }>({ inFlight: false, dirty: false, last: 0, timer: undefined })
   useEffect(() => {
     if (path == null) { setState({ loading: false }); return }
     let alive = true

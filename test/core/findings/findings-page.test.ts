@@ -1,0 +1,66 @@
+// Paging through the findings index: what the dashboard lists, a page at a
+// time, whatever the number of findings; failures first when asked.
+import { beforeAll, describe, expect, it } from 'vitest'
+import { LogState } from '../../../src/core/log/log-state.js'
+import { FindingsIndex } from '../../../src/core/findings/findings-index.js'
+import { InvalidArgumentError } from '../../../src/core/errors.js'
+import { makeIdentities, type TestIdentity } from '../log/identities.js'
+
+let a: TestIdentity
+let b: TestIdentity
+beforeAll(async () => { [a, b] = await makeIdentities(2) })
+
+function fill (n: number): { index: FindingsIndex, ids: string[] } {
+  const log = new LogState()
+  const ids: string[] = []
+  for (let i = 0; i < n; i++) {
+    const who = i % 2 === 0 ? a : b
+    const kind = i % 5 === 0 ? 'failure' : 'discovery'
+    ids.push(log.append(who.signer, 'finding', { kind, text: `finding number ${i} about the parser`, paths: [`src/p${i % 3}.ts`], tags: [], supersedes: '' }, 1000 + i).id)
+  }
+  return { index: FindingsIndex.fromEntries(log.ordered()), ids }
+}
+
+describe('FindingsIndex.page', () => {
+  it('walks every finding exactly once, past the single-search limit, with the total', () => {
+    const { index, ids } = fill(2500)
+    const seen: string[] = []
+    for (let offset = 0; ; offset += 1000) {
+      const page = index.page({ offset, limit: 1000 })
+      expect(page.total).toBe(2500)
+      seen.push(...page.hits.map(h => h.id))
+      if (page.hits.length < 1000) break
+    }
+    expect(seen.length).toBe(2500)
+    expect(new Set(seen)).toEqual(new Set(ids))
+    // The same order search gives: newest first without query words.
+    expect(index.page({ limit: 20 }).hits.map(h => h.id)).toEqual(index.search({ limit: 20 }).map(h => h.id))
+  })
+
+  it('puts failures before other kinds, each group in search order', () => {
+    const { index } = fill(50)
+    const page = index.page({ limit: 50 }, { failuresFirst: true })
+    const kinds = page.hits.map(h => h.finding.kind)
+    expect(kinds.slice(0, 10).every(k => k === 'failure')).toBe(true)
+    expect(kinds.slice(10).every(k => k !== 'failure')).toBe(true)
+    const times = page.hits.slice(0, 10).map(h => h.entry.entry.time)
+    expect(times).toEqual([...times].sort((x, y) => y - x))
+  })
+
+  it('pages filtered and searched results, and counts findings by kind', () => {
+    const { index } = fill(60)
+    const byA = index.page({ author: a.signer.author, limit: 7, offset: 7 })
+    expect(byA.total).toBe(30)
+    expect(byA.hits.length).toBe(7)
+    expect(byA.hits.every(h => h.entry.entry.author === a.signer.author)).toBe(true)
+    expect(index.page({ query: 'parser', pathPrefix: 'src/p1', limit: 100 }).total).toBe(20)
+    expect(Object.fromEntries(index.countsByKind())).toEqual({ failure: 12, discovery: 48 })
+  })
+
+  it('refuses a bad offset or limit', () => {
+    const { index } = fill(3)
+    expect(() => index.page({ offset: -1 })).toThrow(InvalidArgumentError)
+    expect(() => index.page({ offset: 1.5 })).toThrow(InvalidArgumentError)
+    expect(() => index.page({ limit: 1001 })).toThrow(InvalidArgumentError)
+  })
+})
