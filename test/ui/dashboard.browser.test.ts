@@ -82,7 +82,7 @@ describe.skipIf(missing != null)('the dashboard in headless Chromium on a live 3
     const text = await hit.locator('p.text').textContent()
     expect(text).toContain(MARKUP)
     expect(await page.locator('main script, main img').count()).toBe(0)
-    expect(await page.evaluate(() => (window as unknown as { __injected?: number }).__injected)).toBeUndefined()
+    expect(await page.evaluate(() => (globalThis as { __injected?: number }).__injected)).toBeUndefined()
     await page.fill('input[name="finding-q"]', '')
     await waitFor(async () => await page.locator('li.finding').count() === 2, { timeoutMs: SEEN_MS, what: 'both findings listed' })
     // Failures first.
@@ -95,7 +95,7 @@ describe.skipIf(missing != null)('the dashboard in headless Chromium on a live 3
     const item = page.locator('ul.announcements li', { hasText: 'hello from cy' })
     await item.waitFor({ timeout: SEEN_MS })
     expect(await item.locator('p.text').textContent()).toBe(`hello from cy ${MARKUP}`)
-    expect(await page.evaluate(() => (window as unknown as { __injected?: number }).__injected)).toBeUndefined()
+    expect(await page.evaluate(() => (globalThis as { __injected?: number }).__injected)).toBeUndefined()
   })
 
   it('opens an agent\'s page with its claims and findings', async () => {

@@ -54,7 +54,7 @@ export function ActivityFeed (): VNode {
   const { activity, connected } = useFeedState()
   return html`<${Section} title="Live activity" extra=${html`<span class="muted">${connected ? 'as it happens' : 'reconnecting…'}</span>`}>
     ${activity.length === 0 ? html`<${Empty}>Nothing has happened since this page opened.</${Empty}>` : html`<ol class="activity">
-      ${activity.slice(0, 40).map((a, i) => html`<li key=${`${a.time}-${i}-${activity.length}`} class=${a.kind}><time>${clock(a.time)}</time> ${describe(a)}</li>`)}
+      ${activity.slice(0, 40).map((a, i) => html`<li key=${`${a.time}-${i}-${activity.length}`} class=${`act-${a.kind}`}><time>${clock(a.time)}</time> ${describe(a)}</li>`)}
     </ol>`}
   </${Section}>`
 }
