@@ -5,7 +5,8 @@
 // peer wrote is passed on as data (JSON) and the page renders it as text.
 import { performance } from 'node:perf_hooks'
 import type { Daemon } from '../daemon/daemon.js'
-import { overlaps, TASK_STATES, type TaskState, type TaskView } from '../core/board/index.js'
+import { TASK_STATES, type TaskState, type TaskView } from '../core/board/index.js'
+import { overlapPairs } from './overlap-pairs.js'
 import { FINDING_KINDS } from '../core/findings/finding-kinds.js'
 import { decodeBody } from '../core/log/kinds.js'
 import { InvalidArgumentError, NotFoundError } from '../core/errors.js'
@@ -353,7 +354,7 @@ export class SwarmView {
     if (live.length > MAX_OVERLAP_CLAIMS) return { items: [], total: 0, claims: live.length, skipped: true }
     const key = `${board.size}|${live.map(c => `${c.task}@${c.epoch}:${c.holder}`).join(',')}`
     if (this.overlapMemo?.key !== key) {
-      const rows = overlaps(board, now).map(o => ({
+      const rows = overlapPairs(live).map(o => ({
         a: { task: o.a.task, holder: o.a.holder, name: this.nameOf(o.a.holder) },
         b: { task: o.b.task, holder: o.b.holder, name: this.nameOf(o.b.holder) },
         paths: o.globs.map(([x, y]) => x === y ? x : `${x} ~ ${y}`)
@@ -443,14 +444,21 @@ export class SwarmView {
 
   // ---- tests and integrations ----
 
-  /** Test runs and integrations over time, thinned to `points` each for the plot. */
+  /**
+   * Test runs and integrations over time for the plot, thinned to `points`
+   * each, as tuples to keep a 2000-point answer small: runs are
+   * [time, passed, total]; integrations are [time, result, pass rate of the
+   * run on their commit or null], result 0 merged, 1 conflict, 2 failed.
+   */
   runs (points: number): Record<string, unknown> {
     const board = this.d.boardService.board
     const runs = board.testRuns().sort((a, b) => a.time - b.time)
     const integrations = board.integrationResults().sort((a, b) => a.time - b.time)
+    const rateByCommit = new Map(runs.map(r => [r.commit, r.total > 0 ? r.passed / r.total : 0]))
+    const code = (result: string): number => result === '' || result === 'merged' ? 0 : result === 'conflict' ? 1 : 2
     return {
-      runs: thin(runs, points).map(r => ({ time: r.time, passed: r.passed, failed: r.failed, total: r.total, commit: r.commit, author: r.author })),
-      integrations: thin(integrations, points).map(i => ({ time: i.time, task: i.task, epoch: i.epoch, result: i.result === '' ? 'merged' : i.result, commit: i.commit, author: i.author })),
+      runs: thin(runs, points).map(r => [r.time, r.passed, r.total]),
+      integrations: thin(integrations, points).map(i => [i.time, code(i.result), i.commit !== '' ? rateByCommit.get(i.commit) ?? null : null]),
       totals: { runs: runs.length, integrations: integrations.length }
     }
   }

@@ -79,6 +79,9 @@ export class FindingsIndex {
   /** finding id -> ids of the findings that supersede it */
   private readonly supersededBy = new Map<string, Set<string>>()
   private readonly kindCounts = new Map<string, number>()
+  /** every finding, the newest last (see byRecency) */
+  private readonly recency: IndexedFinding[] = []
+  private recencySorted = true
   private readonly text = new MiniSearch<SearchDoc>({ fields: ['text', 'paths', 'tags'], storeFields: [] })
 
   /** An index of every finding among `entries` (in any order). */
@@ -97,7 +100,11 @@ export class FindingsIndex {
     } catch {
       return false
     }
-    this.findings.set(stored.id, { entry: stored, finding })
+    const indexed: IndexedFinding = { entry: stored, finding }
+    this.findings.set(stored.id, indexed)
+    const newest = this.recency.at(-1)
+    this.recency.push(indexed)
+    if (newest !== undefined && newestFirst(indexed, newest) > 0) this.recencySorted = false
     this.kindCounts.set(finding.kind, (this.kindCounts.get(finding.kind) ?? 0) + 1)
     this.text.add({ id: stored.id, text: finding.text, paths: finding.paths.join(' '), tags: finding.tags.join(' ') })
     if (finding.supersedes !== '' && finding.supersedes !== stored.id) {
@@ -132,7 +139,7 @@ export class FindingsIndex {
   /** Throws InvalidArgumentError on a bad limit, time bound or an overlong query. */
   search (q: FindingQuery = {}): FindingHit[] {
     const limit = checkLimit(q.limit)
-    return this.ordered(q).slice(0, limit)
+    return this.page({ ...q, limit, offset: 0 }).hits
   }
 
   /**
@@ -144,20 +151,21 @@ export class FindingsIndex {
     const limit = checkLimit(q.limit)
     const offset = q.offset ?? 0
     if (!Number.isSafeInteger(offset) || offset < 0) throw new InvalidArgumentError('offset must be a non-negative integer')
-    let hits = this.ordered(q)
-    if (opts.failuresFirst === true) hits = [...hits.filter(h => h.finding.kind === 'failure'), ...hits.filter(h => h.finding.kind !== 'failure')]
+    const words = (q.query ?? '').trim()
+    if (words.length > MAX_QUERY_CHARS) throw new InvalidArgumentError(`query is over ${MAX_QUERY_CHARS} characters`)
+    const passes = this.filterFor(q)
+    const failuresFirst = opts.failuresFirst === true
+    if (words === '') return this.recentPage(passes, offset, limit, failuresFirst)
+    let hits = this.ranked(words, passes)
+    if (failuresFirst) hits = [...hits.filter(h => h.finding.kind === 'failure'), ...hits.filter(h => h.finding.kind !== 'failure')]
     return { hits: hits.slice(offset, offset + limit), total: hits.length }
   }
 
-  /** Every hit for the query and filters, in search order. */
-  private ordered (q: FindingQuery): FindingHit[] {
-    const words = (q.query ?? '').trim()
-    if (words.length > MAX_QUERY_CHARS) throw new InvalidArgumentError(`query is over ${MAX_QUERY_CHARS} characters`)
+  private filterFor (q: FindingQuery): (f: IndexedFinding) => boolean {
     const since = bound('since', q.since)
     const until = bound('until', q.until)
     const prefix = q.pathPrefix != null && q.pathPrefix !== '' ? normalizePath(q.pathPrefix) : undefined
-
-    const passes = (f: IndexedFinding): boolean => {
+    return (f: IndexedFinding): boolean => {
       const { entry, finding } = f
       if (q.kind != null && q.kind !== '' && finding.kind !== q.kind) return false
       if (q.author != null && q.author !== '' && entry.entry.author !== q.author) return false
@@ -167,18 +175,18 @@ export class FindingsIndex {
       if (until != null && entry.entry.time > until) return false
       return true
     }
+  }
+
+  /** Every match for the words that passes the filters: superseded last, then by score, newest first, then id. */
+  private ranked (words: string, passes: (f: IndexedFinding) => boolean): FindingHit[] {
     const filter = (r: { id: string }): boolean => passes(this.findings.get(r.id) as IndexedFinding)
-
-    const results = words === ''
-      ? this.text.search(MiniSearch.wildcard, { filter }).map(r => ({ id: r.id as string, score: 0 }))
-      : this.text.search(words, {
-        filter,
-        boost: { text: 2, tags: 1.5, paths: 1 },
-        prefix: term => term.length >= 3,
-        fuzzy: term => (term.length >= 5 ? 0.2 : false),
-        combineWith: 'OR'
-      }).map(r => ({ id: r.id as string, score: roundScore(r.score) }))
-
+    const results = this.text.search(words, {
+      filter,
+      boost: { text: 2, tags: 1.5, paths: 1 },
+      prefix: term => term.length >= 3,
+      fuzzy: term => (term.length >= 5 ? 0.2 : false),
+      combineWith: 'OR'
+    }).map(r => ({ id: r.id as string, score: roundScore(r.score) }))
     const hits: FindingHit[] = results.map(({ id, score }) => {
       const { entry, finding } = this.findings.get(id) as IndexedFinding
       return { id, entry, finding, score, superseded: this.isSuperseded(id) }
@@ -190,6 +198,47 @@ export class FindingsIndex {
       compareStrings(x.id, y.id))
     return hits
   }
+
+  /**
+   * A listing without words, in the order `ranked` would give with every
+   * score 0 (superseded last, newest first, then id), without sorting all of
+   * them on every call: findings are kept newest-last as they arrive, so one
+   * walk counts the matches in each group and a second keeps the page.
+   */
+  private recentPage (passes: (f: IndexedFinding) => boolean, offset: number, limit: number, failuresFirst: boolean): FindingPage {
+    const list = this.byRecency()
+    const group = (f: IndexedFinding): number => (failuresFirst && f.finding.kind !== 'failure' ? 2 : 0) + (this.supersededBy.has(f.entry.id) ? 1 : 0)
+    const counts = [0, 0, 0, 0]
+    for (let i = list.length - 1; i >= 0; i--) if (passes(list[i])) counts[group(list[i])]++
+    const starts = [0, counts[0], counts[0] + counts[1], counts[0] + counts[1] + counts[2]]
+    const total = starts[3] + counts[3]
+    const picked: IndexedFinding[][] = [[], [], [], []]
+    const seen = [0, 0, 0, 0]
+    const end = offset + limit
+    for (let i = list.length - 1; i >= 0 && offset < total; i--) {
+      const f = list[i]
+      if (!passes(f)) continue
+      const g = group(f)
+      const rank = starts[g] + seen[g]++
+      if (rank >= offset && rank < end) picked[g].push(f)
+    }
+    const hits = picked.flat().map(({ entry, finding }) => ({ id: entry.id, entry, finding, score: 0, superseded: this.isSuperseded(entry.id) }))
+    return { hits, total }
+  }
+
+  /** Findings with the newest last (time, then id descending); sorted again only after one arrived out of order. */
+  private byRecency (): IndexedFinding[] {
+    if (!this.recencySorted) {
+      this.recency.sort((x, y) => newestFirst(y, x))
+      this.recencySorted = true
+    }
+    return this.recency
+  }
+}
+
+/** Listing order without words: newest first, then id. */
+function newestFirst (x: IndexedFinding, y: IndexedFinding): number {
+  return (y.entry.entry.time - x.entry.entry.time) || compareStrings(x.entry.id, y.entry.id)
 }
 
 function checkLimit (value: number | undefined): number {

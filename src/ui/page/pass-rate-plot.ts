@@ -5,29 +5,28 @@ import { useEffect, useRef } from 'preact/hooks'
 import type { VNode } from 'preact'
 import { html } from './components.js'
 
-export interface RunPoint { time: number, passed: number, total: number, commit: string }
-export interface IntegrationPoint { time: number, result: string, task: string, commit: string }
+/** [time, passed, total] */
+export type RunPoint = [number, number, number]
+/** [time, result (0 merged, 1 conflict, 2 failed), pass rate of the run on its commit or null] */
+export type IntegrationPoint = [number, number, number | null]
 
 const RESULTS = ['merged', 'conflict', 'failed'] as const
 const COLORS: Record<string, string> = { merged: '#1a7f37', conflict: '#bf8700', failed: '#cf222e' }
 
-const rateOf = (r: RunPoint): number => r.total > 0 ? (100 * r.passed) / r.total : 0
-
 /**
  * Columns for uPlot: one x (seconds) for every run and integration, the pass
- * rate carried forward; an integration sits at the pass rate of the run on
- * its commit when there is one, else at the rate of the moment.
+ * rate (%) carried forward; an integration sits at the pass rate of the run
+ * on its commit when there is one, else at the rate of the moment.
  */
 export function plotData (runs: RunPoint[], integrations: IntegrationPoint[]): uPlot.AlignedData {
-  type Row = { t: number, rate?: number, result?: string, at?: number }
-  const byCommit = new Map(runs.filter(r => r.commit !== '').map(r => [r.commit, rateOf(r)]))
+  type Row = { t: number, rate?: number, result?: number, at?: number }
   const rows: Row[] = [
-    ...runs.map(r => ({ t: r.time, rate: rateOf(r) })),
-    ...integrations.map(i => ({ t: i.time, result: RESULTS.includes(i.result as typeof RESULTS[number]) ? i.result : 'failed', at: byCommit.get(i.commit) }))
+    ...runs.map(([t, passed, total]) => ({ t, rate: total > 0 ? (100 * passed) / total : 0 })),
+    ...integrations.map(([t, result, rate]) => ({ t, result: Math.min(2, Math.max(0, result)), at: rate == null ? undefined : 100 * rate }))
   ].sort((a, b) => a.t - b.t)
   const xs: number[] = []
   const rate: Array<number | null> = []
-  const points: Record<string, Array<number | null>> = { merged: [], conflict: [], failed: [] }
+  const points: Array<Array<number | null>> = [[], [], []]
   let current: number | null = null
   let lastX = -Infinity
   for (const r of rows) {
@@ -37,9 +36,9 @@ export function plotData (runs: RunPoint[], integrations: IntegrationPoint[]): u
     lastX = x
     xs.push(x)
     rate.push(current)
-    for (const k of RESULTS) points[k].push(r.result === k ? (r.at ?? current ?? 0) : null)
+    for (let k = 0; k < 3; k++) points[k].push(r.result === k ? (r.at ?? current ?? 0) : null)
   }
-  return [xs, rate, points.merged, points.conflict, points.failed]
+  return [xs, rate, ...points]
 }
 
 export function PassRatePlot ({ runs, integrations, height = 220 }: { runs: RunPoint[], integrations: IntegrationPoint[], height?: number }): VNode {
@@ -59,9 +58,7 @@ export function PassRatePlot ({ runs, integrations, height = 220 }: { runs: RunP
       series: [
         {},
         { label: 'pass rate', stroke: '#0969da', width: 2, fill: 'rgba(9,105,218,0.08)', paths: uPlot.paths.stepped?.({ align: 1 }), spanGaps: true, points: { show: false }, value: (_u, v) => v == null ? '—' : `${v.toFixed(1)}%` },
-        { label: 'merged', ...point(COLORS.merged), value: (_u, v) => v == null ? '—' : 'merged' },
-        { label: 'conflict', ...point(COLORS.conflict), value: (_u, v) => v == null ? '—' : 'conflict' },
-        { label: 'failed', ...point(COLORS.failed), value: (_u, v) => v == null ? '—' : 'failed' }
+        ...RESULTS.map(k => ({ label: k, ...point(COLORS[k]), value: (_u: uPlot, v: number | null) => v == null ? '—' : k }))
       ]
     }
     const u = new uPlot(opts, plotData(runs, integrations), el)

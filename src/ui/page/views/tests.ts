@@ -10,9 +10,9 @@ import type { IntegrationRow } from '../types.js'
 interface Runs { runs: RunPoint[], integrations: IntegrationPoint[], totals: { runs: number, integrations: number } }
 
 export function PassRatePanel ({ height }: { height?: number }): VNode {
-  const r = useResource<Runs>(url('api/runs', { points: 2000 }), ['runs'])
+  const r = useResource<Runs>(url('api/runs', { points: 1000 }), ['runs'])
   const last = r.data?.runs.at(-1)
-  return html`<${Section} title="Pass rate" extra=${r.data != null ? html`<span class="muted">${r.data.totals.runs} test runs, ${r.data.totals.integrations} integrations${last != null ? html` · now <strong>${percent(last.total > 0 ? last.passed / last.total : 0)}</strong>` : null}</span>` : null}>
+  return html`<${Section} title="Pass rate" extra=${r.data != null ? html`<span class="muted">${r.data.totals.runs} test runs, ${r.data.totals.integrations} integrations${last != null ? html` · now <strong>${percent(last[2] > 0 ? last[1] / last[2] : 0)}</strong>` : null}</span>` : null}>
     <${ErrorLine} error=${r.error} />
     ${r.data == null ? null : r.data.runs.length === 0 && r.data.integrations.length === 0 ? html`<${Empty}>No integration or test run yet.</${Empty}>` : html`<${PassRatePlot} runs=${r.data.runs} integrations=${r.data.integrations} height=${height} />`}
   </${Section}>`
