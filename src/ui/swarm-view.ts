@@ -25,7 +25,7 @@ export interface AgentRow {
   held: Array<{ task: string, epoch: number }>
   /** wall time of its last heartbeat here; 0: never heard (known from the log only) */
   lastSeen: number
-  /** its harness: starting, running, backing off, stopped, finished; '' for none or unknown */
+  /** its harness: idle, running, backing_off, failing, stopped, finished; '' for none or unknown */
   harness: string
 }
 

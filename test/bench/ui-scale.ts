@@ -9,9 +9,6 @@ import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { randomUUID } from 'node:crypto'
-import { generateKeyPair } from '@libp2p/crypto/keys'
-import { peerIdFromPrivateKey } from '@libp2p/peer-id'
-import { createSigner, type Signer } from '../../src/core/log/crypto.js'
 import { LogState } from '../../src/core/log/log-state.js'
 import { openStore } from '../../src/store/index.js'
 import { Daemon } from '../../src/daemon/daemon.js'
@@ -19,6 +16,7 @@ import { signPresence } from '../../src/core/presence/signed-messages.js'
 import { startUiServer } from '../../src/ui/ui-server.js'
 import { launchChromium } from '../ui/browser.js'
 import { percentile } from './mesh-stats.js'
+import { scriptAgents, SwarmScript, type ScriptAgent } from './ui-swarm-script.js'
 
 export interface ScaleOptions {
   agents: number
@@ -39,70 +37,15 @@ export interface ScaleResult {
   views: ViewTiming[]
 }
 
-const WORDS = ['parser', 'lexer', 'tokens', 'precedence', 'overflow', 'unicode', 'whitespace', 'nested', 'parentheses', 'rounding', 'cache', 'race', 'timeout', 'flaky', 'regex', 'stack', 'recursion', 'format', 'locale', 'division']
-const KINDS = ['failure', 'discovery', 'bug', 'decision', 'note']
-
-function pick<T> (xs: readonly T[], r: () => number): T { return xs[Math.floor(r() * xs.length)] }
-
-function mulberry (seed: number): () => number {
-  let a = seed >>> 0
-  return () => {
-    a = (a + 0x6D2B79F5) >>> 0
-    let t = a
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
-}
-
-interface Agent { id: string, signer: Signer }
-
-/** The entries of a swarm's history: tasks first, then claims, work and findings interleaved. */
-function history (agents: Agent[], total: number, r: () => number): LogState {
+/** The swarm's history: the goal and tasks first, then the agents' work, two hours of it. */
+function history (agents: ScriptAgent[], total: number): LogState {
   const log = new LogState()
-  const start = Date.now() - 2 * 3600_000
-  let clock = start
+  const script = new SwarmScript(agents, Math.max(20, Math.round(total / 50)), 1024)
+  let clock = Date.now() - 2 * 3600_000
   const tick = (): number => { clock += (2 * 3600_000) / total; return Math.round(clock) }
-  const taskCount = Math.max(20, Math.round(total / 50))
-  log.append(agents[0].signer, 'goal', { text: 'build the compiler: every test in tests/ passing', files: [], testCommand: 'npm test' }, tick())
-  for (let i = 0; i < taskCount; i++) {
-    const deps = i > 10 && r() < 0.5 ? [`t${Math.floor(r() * i)}`] : []
-    const area = pick(WORDS, r)
-    log.append(pick(agents, r).signer, 'task', { id: `t${i}`, title: `${area} task ${i}`, description: '', deps, scope: [`src/${area}/**`], priority: Math.floor(r() * 3) }, tick())
-  }
-  const holder = new Map<string, { agent: Agent, epoch: number }>()
-  const epochs = new Map<string, number>()
-  let passed = 0
-  const testTotal = 500
-  let n = log.size
-  while (n < total) {
-    const roll = r()
-    const task = `t${Math.floor(r() * taskCount)}`
-    const h = holder.get(task)
-    if (roll < 0.2 && h == null) {
-      const agent = pick(agents, r)
-      const epoch = (epochs.get(task) ?? 0) + 1
-      epochs.set(task, epoch)
-      holder.set(task, { agent, epoch })
-      log.append(agent.signer, 'claim', { task, scope: [], epoch, takeoverOf: '', branch: '', handoff: '' }, tick())
-    } else if (roll < 0.25 && h != null) {
-      log.append(h.agent.signer, 'release', { task, epoch: h.epoch, note: 'handing over', branch: '' }, tick())
-      holder.delete(task)
-    } else if (roll < 0.3 && h != null) {
-      const commit = randomUUID().replace(/-/g, '').padEnd(40, '0')
-      const result = r() < 0.8 ? 'merged' : r() < 0.5 ? 'conflict' : 'failed'
-      log.append(h.agent.signer, 'integration', { task, epoch: h.epoch, commit: result === 'merged' ? commit : '', result, paths: [], request: '' }, tick())
-      if (result === 'merged') {
-        passed = Math.min(testTotal, passed + 1 + Math.floor(r() * 2))
-        log.append(h.agent.signer, 'test_run', { commit, branch: 'main', passed, failed: testTotal - passed, total: testTotal, durationMs: 1000, summary: '' }, tick())
-      }
-    } else {
-      const who = pick(agents, r)
-      const a = pick(WORDS, r)
-      const b = pick(WORDS, r)
-      log.append(who.signer, 'finding', { kind: r() < 0.3 ? 'failure' : pick(KINDS, r), text: `approach ${Math.floor(r() * 1000)} for the ${a} breaks on ${b} input; ${pick(WORDS, r)} ${pick(WORDS, r)} ${pick(WORDS, r)}`, paths: [`src/${a}/${b}.ts`], tags: [a], refs: [], supersedes: '' }, tick())
-    }
-    n = log.size
+  for (const step of script.setup()) log.append(step.agent.signer, step.kind, step.body as never, tick())
+  while (log.size < total) {
+    for (const step of script.next()) log.append(step.agent.signer, step.kind, step.body as never, tick())
   }
   return log
 }
@@ -115,19 +58,14 @@ async function timed<T> (fn: () => Promise<T>): Promise<[T, number]> {
 
 export async function runScale (o: ScaleOptions): Promise<ScaleResult> {
   const dataDir = await mkdtemp(join(tmpdir(), 'agency-bench-ui-'))
-  const r = mulberry(1024)
   let daemon: Daemon | undefined
   let ui: Awaited<ReturnType<typeof startUiServer>> | undefined
   let beats: NodeJS.Timeout | undefined
   let browser: Awaited<ReturnType<typeof launchChromium>> | undefined
   try {
     const t0 = performance.now()
-    const agents: Agent[] = await Promise.all(Array.from({ length: o.agents }, async () => {
-      const key = await generateKeyPair('Ed25519')
-      const id = peerIdFromPrivateKey(key).toString()
-      return { id, signer: createSigner(id, key.raw) }
-    }))
-    const log = history(agents, o.entries, r)
+    const agents = await scriptAgents(o.agents)
+    const log = history(agents, o.entries)
     const store = await openStore(dataDir)
     const all = log.afterCursor(0)
     for (let i = 0; i < all.length; i += 5000) await store.log.putAccepted(all.slice(i, i + 5000), { sync: false })
@@ -149,7 +87,7 @@ export async function runScale (o: ScaleOptions): Promise<ScaleResult> {
     const beat = (): void => {
       seq++
       for (const [i, a] of agents.entries()) {
-        d.presence.receive(signPresence(a.signer, { name: `agent-${i + 1}`, status: `working on ${held.get(a.id)?.[0]?.task ?? 'nothing'}`, claims: held.get(a.id) ?? [], time: Date.now(), seq, addrs: [], intervalMs: 64_000, harness: i % 17 === 0 ? 'backing off' : 'running' }), a.id)
+        d.presence.receive(signPresence(a.signer, { name: a.name, status: `working on ${held.get(a.id)?.[0]?.task ?? 'nothing'}`, claims: held.get(a.id) ?? [], time: Date.now(), seq, addrs: [], intervalMs: 64_000, harness: i % 17 === 0 ? 'backing_off' : 'running' }), a.id)
       }
     }
     beat()

@@ -50,11 +50,11 @@ const kib = (n: number): string => n < 1024 ? `${n} B` : `${(n / 1024).toFixed(1
 
 function costMarkdown (c: CostResult, a: Args): string {
   return [
-    `### Cost to the daemon: a ${c.agents}-agent swarm (${c.livePeers} peers live), ${a.ops} actions a second, ${a.windowMs / 1000} s windows`,
+    `### Cost to the daemon: a ${c.agents}-agent swarm (${c.livePeers} peers live, a heartbeat from each every ${(c.heartbeatMs / 1000).toFixed(1)} s), ${a.ops} actions a second, ${a.windowMs / 1000} s windows`,
     '',
-    '| window | daemon CPU (share of one core) | entries in the window |',
-    '|---|---:|---:|',
-    ...c.windows.map(w => `| ${w.phase} | ${pct(w.cpuShare)} | ${w.entries} |`),
+    '| window | daemon CPU (share of one core) | entries in the window | heartbeats in the window |',
+    '|---|---:|---:|---:|',
+    ...c.windows.map(w => `| ${w.phase} | ${pct(w.cpuShare)} | ${w.entries} | ${w.heartbeats} |`),
     '',
     `**An open dashboard adds ${pct(c.addedShare)} of a core** (mean of the open windows less the mean of the closed ones).`,
     ''

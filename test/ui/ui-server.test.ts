@@ -175,12 +175,12 @@ describe('the dashboard server', () => {
   })
 
   it('shows a peer\'s harness state from its heartbeat, and the agent page', async () => {
-    b.presence.harnessState = () => 'backing off'
+    b.presence.harnessState = () => 'backing_off'
     await b.presence.beat()
     const row = await waitFor(async () => {
       const r = await getJson('api/agents?q=bo')
       const x = r.body.items.find((i: { peerId: string }) => i.peerId === b.peerId)
-      return x?.harness === 'backing off' ? x : undefined
+      return x?.harness === 'backing_off' ? x : undefined
     }, { what: 'bo\'s harness state at ada' })
     expect(row.name).toBe('bo')
     const page = await getJson(`api/agent?id=bo`)

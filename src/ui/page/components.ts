@@ -2,7 +2,7 @@
 // a text child or an attribute value through preact, which never parses it as
 // markup; nothing here sets innerHTML.
 import { h, type ComponentChildren, type VNode } from 'preact'
-import { useEffect, useState } from 'preact/hooks'
+import { useEffect, useRef, useState } from 'preact/hooks'
 import htm from 'htm'
 
 export const html = htm.bind(h) as (strings: TemplateStringsArray, ...values: unknown[]) => VNode
@@ -61,11 +61,13 @@ export function LiveDot ({ live }: { live: boolean }): VNode {
   return html`<span class=${`dot ${live ? 'on' : 'off'}`} title=${live ? 'live' : 'not live'} aria-label=${live ? 'live' : 'not live'}></span>`
 }
 
-const HARNESS_CLASS: Record<string, string> = { running: 'ok', 'backing off': 'warn', starting: 'info', stopped: 'bad', finished: 'done' }
+// The harness supervisor's states (src/daemon/harness-service.ts), as heartbeats carry them.
+const HARNESS_CLASS: Record<string, string> = { running: 'ok', backing_off: 'warn', failing: 'bad', idle: 'info', stopped: 'bad', finished: 'done' }
+const HARNESS_WORDS: Record<string, string> = { backing_off: 'backing off', idle: 'starting' }
 
 export function HarnessBadge ({ state }: { state: string }): VNode {
   if (state === '') return html`<span class="muted">none</span>`
-  return html`<span class=${`badge ${HARNESS_CLASS[state] ?? 'info'}`}>${state}</span>`
+  return html`<span class=${`badge ${HARNESS_CLASS[state] ?? 'info'}`}>${HARNESS_WORDS[state] ?? state}</span>`
 }
 
 const KIND_CLASS: Record<string, string> = { failure: 'bad', bug: 'warn', discovery: 'info', decision: 'done', note: 'plain', merged: 'ok', conflict: 'warn', failed: 'bad' }
@@ -104,7 +106,14 @@ export function percent (x: number): string {
 /** A text input that reports what was typed once typing pauses. */
 export function SearchBox ({ value, placeholder, onChange, label, name }: { value: string, placeholder: string, onChange: (v: string) => void, label: string, name: string }): VNode {
   const [text, setText] = useState(value)
-  useEffect(() => { setText(value) }, [value])
+  // Follow a new value from above (a reset), but never overwrite what is typed with the value it started from:
+  // the effect runs after the first paint, and a fast typist (or a test) may already have typed.
+  const shown = useRef(value)
+  useEffect(() => {
+    if (shown.current === value) return
+    shown.current = value
+    setText(value)
+  }, [value])
   useEffect(() => {
     if (text === value) return
     const t = setTimeout(() => { onChange(text) }, 250)

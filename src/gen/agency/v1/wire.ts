@@ -94,7 +94,7 @@ export interface Presence {
   sig: Buffer;
   /** when the sender's next heartbeat is due: it grows with the swarm */
   intervalMs: number;
-  /** the state of the agent beside the daemon: running, backing off, stopped, finished; empty: none */
+  /** the agent's harness: idle, running, backing_off, failing, stopped, finished; empty: none */
   harness: string;
 }
 
