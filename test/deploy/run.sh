@@ -76,6 +76,9 @@ cleanup () {
     fi
     # The build cache of a daemon this run started is all this script's own.
     [ -n "$OWN_DOCKERD_PID" ] && docker builder prune -af >/dev/null 2>&1
+    local kept
+    kept="$(docker image ls --format '{{.Repository}}:{{.Tag}}' 'agency-cache/*' | tr '\n' ' ')"
+    [ -n "$kept" ] && say "kept as a cache: $kept(AGENCY_DEPLOY_KEEP_CACHE=0 removes them)"
   fi
   if [ -n "$OWN_DOCKERD_PID" ]; then
     kill -TERM "$OWN_DOCKERD_PID" 2>/dev/null
@@ -91,6 +94,7 @@ cleanup () {
   exit "$rc"
 }
 trap cleanup EXIT
+trap 'say "failed (exit $?) at line $LINENO: $BASH_COMMAND"' ERR
 trap 'exit 130' INT
 trap 'exit 143' TERM
 
@@ -179,7 +183,7 @@ fi
 # ---- 3. images ----
 t="$(now)"
 base_sha="$(sha256sum deploy/offline/build-node-base.sh | cut -c1-16)"
-image_id () { docker image inspect -f '{{.Id}}' "$1" 2>/dev/null; }
+image_id () { docker image inspect -f '{{.Id}}' "$1" 2>/dev/null || true; }
 if [ -n "$(image_id "$BASE_IMAGE")" ] && [ "$(image_id "$BASE_IMAGE")" != "$(image_id "$BASE_CACHE")" ]; then
   say "using $BASE_IMAGE as it is on this machine"
 else
