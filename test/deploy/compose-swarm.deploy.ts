@@ -31,9 +31,10 @@ const example = JSON.parse(readFileSync(join(ROOT, 'examples/calc/project.json')
 
 const env = { ...process.env, AGENCY_EXAMPLE: 'calc', AGENCY_SWARM: SWARM }
 
-async function sh (file: string, args: string[], timeout = 120_000): Promise<string> {
-  const { stdout } = await run(file, args, { cwd: ROOT, env, timeout, maxBuffer: 64 * 1024 * 1024, encoding: 'utf8' })
-  return stdout
+async function sh (file: string, args: string[], timeout = 120_000, input?: string): Promise<string> {
+  const running = run(file, args, { cwd: ROOT, env, timeout, maxBuffer: 64 * 1024 * 1024, encoding: 'utf8' })
+  running.child.stdin?.end(input ?? '')
+  return (await running).stdout
 }
 const docker = async (...args: string[]): Promise<string> => await sh('docker', args)
 const compose = async (...args: string[]): Promise<string> =>
@@ -41,6 +42,9 @@ const compose = async (...args: string[]): Promise<string> =>
 /** `agency` inside a container, as the image's user, with --json. */
 const agency = async <T = any>(container: string, ...args: string[]): Promise<T> =>
   JSON.parse(await docker('exec', container, 'agency', ...args, '--json')) as T
+/** The same, with `input` on its standard input. */
+const agencyWith = async <T = any>(input: string, container: string, ...args: string[]): Promise<T> =>
+  JSON.parse(await sh('docker', ['exec', '-i', container, 'agency', ...args, '--json'], 120_000, input)) as T
 const inspect = async <T = any>(what: string): Promise<T> => (JSON.parse(await docker('inspect', what)) as T[])[0]
 
 interface Daemon { container: string, peerId: string, ip: string }
@@ -63,7 +67,7 @@ async function containersOf (...services: string[]): Promise<string[]> {
 }
 
 async function describeDaemon (container: string): Promise<Daemon> {
-  const status = await agency(container, 'status')
+  const status = await agency(container, 'status', '--full')
   const info = await inspect(container)
   const nets = Object.values(info.NetworkSettings.Networks) as Array<{ IPAddress: string }>
   return { container, peerId: status.self.peerId, ip: nets[0].IPAddress }
@@ -103,15 +107,16 @@ describe.skipIf(!ready)(`docker compose: seed + ${REPLICAS} agentd, Prometheus (
   }, 300_000)
 
   it('builds the calc example to 100%: every task done, all the work on the shared branch, its tests pass in a fresh clone', async () => {
-    // The board, as an operator fills it: `agency` in the seed's container.
+    // The board, as an operator fills it with `agency` in the seed's container:
+    // the example's tasks as one plan, then the goal (a goal on an empty board
+    // would offer the plan task instead).
+    const plan = example.tasks.map(t => ({ id: t.id, title: t.title, description: `Write ${t.file}; tests/${t.id}.test.mjs must pass.`, deps: t.deps, scope: t.scope, priority: t.priority }))
+    const added = await agencyWith<Array<{ id: string }>>(JSON.stringify(plan), seed.container, 'task', 'add-plan', '-')
+    expect(added.map(t => t.id).sort()).toEqual(example.tasks.map(t => t.id).sort())
     await agency(seed.container, 'goal', 'set', example.goal, '--test', example.testCommand, '--file', 'README.md')
-    for (const t of example.tasks) {
-      await agency(seed.container, 'task', 'add', t.id, t.title, '--description', `Write ${t.file}; tests/${t.id}.test.mjs must pass.`,
-        '--priority', String(t.priority), ...t.deps.flatMap(d => ['--dep', d]), ...t.scope.flatMap(s => ['--scope', s]))
-    }
     for (const d of daemons) {
       const status = await waitFor(async () => {
-        const s = await agency(d.container, 'status')
+        const s = await agency(d.container, 'status', '--full')
         const done = (s.tasks as Array<{ state: string }>).filter(t => t.state === 'done').length
         return s.tests?.passRate === 1 && done === example.tasks.length ? s : undefined
       }, { timeoutMs: 600_000, intervalMs: 2000, what: `${d.container} to show every task done and the tests passing` })
