@@ -11,7 +11,7 @@ import { execFile } from 'node:child_process'
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { waitFor } from '../helpers/wait-for.js'
 
 const run = promisify(execFile)
@@ -86,7 +86,7 @@ describe.skipIf(!ready)(`docker compose: seed + ${REPLICAS} agentd, Prometheus (
     expect(seed).toBeDefined()
   }, 300_000)
 
-  afterEach((ctx) => { if (ctx.task.result?.state === 'fail') failed = true })
+  beforeEach(({ onTestFailed }) => { onTestFailed(() => { failed = true }) })
 
   afterAll(async () => {
     if (failed && !down) {
@@ -96,15 +96,20 @@ describe.skipIf(!ready)(`docker compose: seed + ${REPLICAS} agentd, Prometheus (
     if (!down) await compose('down', '-v', '--remove-orphans', '--timeout', '10').catch(() => {})
   }, 120_000)
 
-  it('every daemon sees the other three, live and connected', async () => {
+  it('every daemon sees the other three live, over connections of its own', async () => {
     for (const d of daemons) {
       await waitFor(async () => {
-        const peers = await agency<Array<{ peerId: string, live: boolean, connected: boolean }>>(d.container, 'peers', '--live')
+        const peers = await agency<Array<{ peerId: string, name: string, live: boolean, connected: boolean }>>(d.container, 'peers', '--live')
         const others = daemons.filter(o => o !== d).map(o => o.peerId).sort()
-        return JSON.stringify(peers.filter(p => p.live && p.connected).map(p => p.peerId).sort()) === JSON.stringify(others)
-      }, { timeoutMs: 120_000, intervalMs: 1000, what: `${d.container} to see the three others` })
+        const live = peers.filter(p => p.live).map(p => p.peerId).sort()
+        // Presence makes a peer live; the daemon keeps connections to some of them, not necessarily all.
+        if (JSON.stringify(live) !== JSON.stringify(others) || !peers.some(p => p.connected)) {
+          throw new Error(`it sees ${JSON.stringify(peers.map(p => `${p.name}${p.live ? ' live' : ''}${p.connected ? ' connected' : ''}`))}`)
+        }
+        return true
+      }, { timeoutMs: 180_000, intervalMs: 1000, what: `${d.container} to see the three others live` })
     }
-  }, 300_000)
+  }, 600_000)
 
   it('builds the calc example to 100%: every task done, all the work on the shared branch, its tests pass in a fresh clone', async () => {
     // The board, as an operator fills it with `agency` in the seed's container:
@@ -177,8 +182,8 @@ describe.skipIf(!ready)(`docker compose: seed + ${REPLICAS} agentd, Prometheus (
     expect(again.peerId).toBe(victim.peerId)
     // ...back in the mesh...
     await waitFor(async () => {
-      const peers = await agency<Array<{ peerId: string, live: boolean, connected: boolean }>>(seed.container, 'peers', '--live')
-      return peers.some(p => p.peerId === victim.peerId && p.live && p.connected)
+      const peers = await agency<Array<{ peerId: string, live: boolean }>>(seed.container, 'peers', '--live')
+      return peers.some(p => p.peerId === victim.peerId && p.live)
     }, { timeoutMs: 120_000, intervalMs: 1000, what: `the seed to see ${victim.container} live again` })
     // ...holding what was written while it was down, and the same log as every other daemon.
     await waitFor(async () => {
