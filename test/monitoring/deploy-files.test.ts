@@ -1,7 +1,9 @@
-// deploy/: the compose file, the Dockerfile, the Kubernetes manifests and the
-// systemd unit parse, agree with each other and with agentd's flags, and
-// reference only files that exist. No Docker engine or cluster is needed;
-// the shared-repository init script is run for real.
+// deploy/: the compose file (and the override npm run test:deploy puts on it),
+// the Dockerfile, the Kubernetes manifests and the systemd unit parse, agree
+// with each other and with agentd's flags, and reference only files that
+// exist. No Docker engine or cluster is needed here: the shared-repository init
+// script is run for real, and `npm run test:deploy` (test/deploy/) builds the
+// image and runs the compose swarm for real.
 import { execFile } from 'node:child_process'
 import { existsSync, readFileSync, statSync } from 'node:fs'
 import { mkdtemp, rm } from 'node:fs/promises'
@@ -112,6 +114,64 @@ describe('deploy/docker-compose.yml', () => {
     expect(target('grafana/provisioning/dashboards')).toBe('/etc/grafana/provisioning/dashboards')
     const home = services.grafana.environment!.GF_DASHBOARDS_DEFAULT_HOME_DASHBOARD_PATH
     expect(existsSync(join(REPO_ROOT, 'grafana/dashboards', home.slice(provider.providers[0].options.path.length + 1)))).toBe(true)
+  })
+})
+
+describe('deploy/docker-compose.test.yml (the override of npm run test:deploy)', () => {
+  type Service = { image?: string, build?: { context: string, dockerfile: string, network?: string, args?: Record<string, string> }, environment?: Record<string, string>, profiles?: string[], ports?: unknown }
+  const base = parse(read(join(DEPLOY, 'docker-compose.yml')), { merge: true }) as { services: Record<string, Service> }
+  const reset = { tag: '!reset', collection: 'seq' as const, resolve: () => ({ reset: true }) }
+  const override = parse(read(join(DEPLOY, 'docker-compose.test.yml')), { merge: true, customTags: [reset] }) as { services: Record<string, Service>, networks: Record<string, { internal?: boolean }> }
+
+  it('overrides only services of the compose file', () => {
+    expect(Object.keys(base.services)).toEqual(expect.arrayContaining(Object.keys(override.services)))
+  })
+
+  it('builds every agentd service into one test image, from deploy/Dockerfile, on the host\'s network', () => {
+    const images = new Set<string>()
+    for (const [name, s] of Object.entries(base.services)) {
+      if (s.build == null) continue
+      const o = override.services[name]
+      expect(o?.image, name).toMatch(/^\$\{AGENCY_TEST_AGENTD_IMAGE:\?/)
+      images.add(o.image as string)
+      expect(resolve(DEPLOY, o.build!.context, o.build!.dockerfile), name).toBe(join(DEPLOY, 'Dockerfile'))
+      expect(o.build!.network, name).toBe('host')
+    }
+    expect(images.size).toBe(1)
+  })
+
+  it('runs the scripted agent beside every daemon', () => {
+    for (const name of ['seed', 'agentd']) expect(override.services[name].environment?.AGENCY_HARNESS, name).toBe('sim')
+  })
+
+  it('replaces Prometheus with the Debian build, on the base the agentd image uses', () => {
+    const b = override.services.prometheus.build!
+    const dockerfile = read(resolve(DEPLOY, b.context, b.dockerfile))
+    expect(dockerfile).toMatch(/^FROM \$\{BASE\}$/m)
+    expect(dockerfile).toMatch(/apt-get install -y --no-install-recommends prometheus/)
+    expect(JSON.parse(/^ENTRYPOINT (.*)$/m.exec(dockerfile)![1])).toEqual(['/usr/bin/prometheus'])
+    const agentdBase = /^FROM (\S+)/m.exec(read(join(DEPLOY, 'Dockerfile')))![1]
+    expect(b.args?.BASE).toBe(agentdBase)
+    expect(/^ARG BASE=(\S+)$/m.exec(dockerfile)![1]).toBe(agentdBase)
+  })
+
+  it('publishes nothing on the host, leaves Grafana out, and keeps the network internal', () => {
+    for (const [name, s] of Object.entries(base.services)) {
+      if (s.ports == null) continue
+      expect(override.services[name]?.ports, name).toEqual({ reset: true })
+    }
+    expect(override.services.grafana.profiles).toEqual(['grafana'])
+    expect(override.networks.default.internal).toBe(true)
+  })
+
+  it('is what test/deploy/run.sh and the compose test use, with npm run test:deploy', () => {
+    const pkg = JSON.parse(read(join(REPO_ROOT, 'package.json'))) as { scripts: Record<string, string> }
+    expect(pkg.scripts['test:deploy']).toBe('bash test/deploy/run.sh')
+    const runner = read(join(REPO_ROOT, 'test/deploy/run.sh'))
+    expect(runner).toContain('-f deploy/docker-compose.yml -f deploy/docker-compose.test.yml')
+    expect(runner).toContain('deploy/offline/build-node-base.sh')
+    expect(read(join(REPO_ROOT, 'test/deploy/compose-swarm.deploy.ts'))).toContain("'-f', 'deploy/docker-compose.yml', '-f', 'deploy/docker-compose.test.yml'")
+    expect(statSync(join(DEPLOY, 'offline/build-node-base.sh')).mode & 0o111).not.toBe(0)
   })
 })
 
