@@ -1,0 +1,10 @@
+def test_shift(same):
+    same("caesar", "-s", "3", "Hello xyz")
+
+
+def test_negative(same):
+    same("caesar", "--shift", "-1", "abc")
+
+
+def test_needs_shift(same):
+    same("caesar", "abc")
