@@ -120,7 +120,8 @@ export function passRatePanels (panels: readonly PlotPanel[], title: string, o: 
     const median = finishes[Math.floor((finishes.length - 1) / 2)]
     const maxH = Math.max(1 / 60, Math.min(finishes[finishes.length - 1], 2.5 * median))
     const step = tickStep(maxH)
-    const hi = Math.ceil(maxH / step) * step
+    // (a run that ends a hair past a tick does not get a whole empty tick more)
+    const hi = Math.ceil(maxH / step - 1e-3) * step
     const ticks: number[] = []
     for (let t = 0; t <= hi + step / 2; t += step) ticks.push(t)
     const x = (hours: number): number => ox + MARGIN.left + pw * Math.min(hours, hi) / hi

@@ -1,8 +1,5 @@
 def test_shift(same):
     same("caesar", "-s", "3", "Hello xyz")
-
-
-def test_negative(same):
     same("caesar", "--shift", "-1", "abc")
 
 

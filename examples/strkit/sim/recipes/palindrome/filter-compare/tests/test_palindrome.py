@@ -1,6 +1,3 @@
-def test_yes(same):
+def test_palindrome(same):
     same("palindrome", "Never odd or even")
-
-
-def test_no_lines(same):
     same("palindrome", stdin="abba\nabc\n")
