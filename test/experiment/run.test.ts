@@ -58,7 +58,7 @@ describe('agency experiment run --harness sim on the strkit example', () => {
   it('scores the shared branch over time, stops when the goal is met at the hand-computed 64/66, and keeps the hidden tests out of the swarm', async () => {
     assertBuilt()
     const out = join(await tempDir(), 'out')
-    const r = await agency(['experiment', 'run', '--task', STRKIT, '--agents', '2', '--harness', 'sim', '--budget', '6m', '--score-every', '15s', '--sim-work-scale', '0.05', '--out', out], RUN_TIMEOUT_MS)
+    const r = await agency(['experiment', 'run', '--task', STRKIT, '--agents', '2', '--harness', 'sim', '--budget', '6m', '--score-every', '30s', '--sim-work-scale', '0.05', '--out', out], RUN_TIMEOUT_MS)
     const diagnostics = `${r.stdout.split('\n').slice(-15).join('\n')}\n${r.stderr}`
     expect(r.code, diagnostics).toBe(0)
 
