@@ -35,8 +35,6 @@ export interface ExperimentConfig {
   /** the scripted agent's work time multiplier (--harness sim) */
   simWorkScale?: number
   startedAt: string
-  /** how the tasks got on the board: the plan holder, or the runner itself */
-  planning?: 'plan task' | 'runner seeded the tasks'
 }
 
 export interface PassPoint {
@@ -76,7 +74,6 @@ export interface RunSummary {
   repeatedFailures: number
   tokens: TokenCount | null
   scorings: number
-  planning: 'plan task' | 'runner seeded the tasks'
 }
 
 export function runDir (out: string, agents: number, repeat: number): string {

@@ -1,6 +1,7 @@
 // `agency experiment run`: for each swarm size N (and each repeat), a fresh
 // swarm of N agents on a shared repository seeded with the task's cleanroom,
-// given only the goal and the test command the agents may see. While it runs,
+// given only the goal and the test command the agents may see (the first agent
+// to hold `plan` adds the tasks). While it runs,
 // the shared branch is scored every --score-every by ProgramBench's rules in
 // scratch directories outside the swarm; the run ends when the goal is met
 // (every task done and the shared branch's own tests green) or the budget is
@@ -14,8 +15,8 @@ import { promisify } from 'node:util'
 import { connectAgency, type Agency } from '../api/client.js'
 import { FailedPreconditionError, InvalidArgumentError } from '../core/errors.js'
 import type { AgencyClient, LogEntry, StatusReply } from '../gen/agency/v1/api.js'
-import { harnessAdapter } from '../harness/index.js'
-import type { TaskRecipe } from '../sim-agent/recipes.js'
+import { checkLaunchCommand } from '../harness/command-check.js'
+import { harnessLaunch } from '../harness/index.js'
 import { progressOf } from '../swarm/swarm.js'
 import { startSwarmDaemons, swarmDown } from '../swarm/swarm.js'
 import { prepareCleanroom, REFERENCE_PATH, seedExperimentRepo, type Cleanroom } from './cleanroom.js'
@@ -61,15 +62,15 @@ export function defaultGoal (task: TaskDir, testCommand: string): string {
   ].join(' ')
 }
 
-interface SimRecipe { dir: string, testCommand?: string, tasks: TaskRecipe[] }
+interface SimRecipe { dir: string, testCommand?: string }
 
 async function loadSimRecipe (task: TaskDir): Promise<SimRecipe> {
   const dir = join(task.dir, 'sim')
   const file = join(dir, 'project.json')
   if (!existsSync(file)) throw new InvalidArgumentError(`--harness sim needs the scripted agent's recipes in ${file} (see examples/strkit/sim): the scripted agent has no model to work from the documentation`)
-  const project = JSON.parse(await readFile(file, 'utf8')) as { testCommand?: string, tasks?: TaskRecipe[] }
-  if (!Array.isArray(project.tasks) || project.tasks.length === 0) throw new InvalidArgumentError(`${file} lists no tasks`)
-  return { dir, testCommand: project.testCommand, tasks: project.tasks }
+  const project = JSON.parse(await readFile(file, 'utf8')) as { testCommand?: string, tasks?: unknown[] }
+  if (!Array.isArray(project.tasks) || project.tasks.length === 0) throw new InvalidArgumentError(`${file} lists no tasks: the scripted agent adds them when it holds plan`)
+  return { dir, testCommand: project.testCommand }
 }
 
 function checkOptions (o: ExperimentOptions): void {
@@ -80,7 +81,8 @@ function checkOptions (o: ExperimentOptions): void {
   if (!(o.budgetMs > 0)) throw new InvalidArgumentError('--budget must be more than 0: give how long each swarm runs, e.g. 6h')
   if (!(o.scoreEveryMs > 0)) throw new InvalidArgumentError('--score-every must be more than 0, e.g. 10m')
   if (o.simWorkScale != null && !(o.simWorkScale > 0)) throw new InvalidArgumentError('--sim-work-scale must be more than 0')
-  harnessAdapter(o.harness) // refuses an unknown harness before anything starts
+  // An unknown harness, or one that is not installed, is refused before anything starts.
+  checkLaunchCommand(harnessLaunch(o.harness, { agentId: 'check', agentName: 'check', workspace: '/', dataDir: '/', agencyAddr: 'unix:/check', prompt: 'check', agencyBin: 'agency' }))
 }
 
 /** Runs every swarm size and repeat in turn; writes OUT/ and the report. Returns the run summaries. */
@@ -121,7 +123,6 @@ export async function runExperiment (o: ExperimentOptions): Promise<RunSummary[]
       if (o.signal?.aborted === true) break
       const s = await runOnce({ o, task, cleanroom, config, sim, out }, n, k)
       summaries.push(s)
-      config.planning ??= s.planning
       await writeJson(join(out, `n${n}`, 'summary.json'), sizeSummary(summaries.filter(x => x.agents === n)))
       await writeJson(join(out, 'experiment.json'), config)
       await writeReport(out)
@@ -150,26 +151,14 @@ async function headOf (bare: string): Promise<string> {
   return (await run('git', ['--git-dir', bare, 'rev-parse', 'refs/heads/main'], { encoding: 'utf8' })).stdout.trim()
 }
 
-async function boardShowsPlan (agency: Agency): Promise<boolean> {
-  for (let i = 0; i < 10; i++) {
+/** Goal-only start: a goal on an empty board shows the `plan` task, whose holder adds the tasks. */
+async function waitForPlanTask (agency: Agency): Promise<void> {
+  for (let i = 0; i < 20; i++) {
     const { tasks } = await agency.call((c: AgencyClient) => c.listTasks, { state: '' })
-    if (tasks.some(t => t.id === PLAN_TASK)) return true
-    if (tasks.length > 0) return false
-    await new Promise(resolve => setTimeout(resolve, 300))
+    if (tasks.some(t => t.id === PLAN_TASK)) return
+    await new Promise(resolve => setTimeout(resolve, 250))
   }
-  return false
-}
-
-/**
- * Stand-in for goal-only planning while the daemons do not show a `plan` task
- * for a goal with an empty board: the runner adds the tasks itself, the
- * recipe's for the scripted agent, else one task for the whole goal.
- */
-async function seedTasksWithoutPlanTask (agency: Agency, tasks: ReadonlyArray<TaskRecipe>): Promise<number> {
-  for (const t of tasks) {
-    await agency.call((c: AgencyClient) => c.addTask, { id: t.id, title: t.title ?? t.id, description: t.description ?? '', deps: t.deps ?? [], scope: t.scope ?? [], priority: t.priority ?? 0 })
-  }
-  return tasks.length
+  throw new FailedPreconditionError('the daemons show no plan task for the goal: this agentd predates goal-only start')
 }
 
 async function wholeLog (agency: Agency): Promise<LogEntry[]> {
@@ -198,20 +187,20 @@ async function runOnce (ctx: RunContext, n: number, k: number): Promise<RunSumma
   await mkdir(swarmDir, { recursive: true })
   await seedExperimentRepo({ bare, cleanroom: ctx.cleanroom, sim: ctx.sim != null ? { dir: ctx.sim.dir, workScale: ctx.config.simWorkScale ?? 1 } : undefined })
   const startedAt = new Date().toISOString()
-  let swarm: Awaited<ReturnType<typeof startSwarmDaemons>>
+  let daemons: Awaited<ReturnType<typeof startSwarmDaemons>>
   try {
-    swarm = await startSwarmDaemons({ n, dir: swarmDir, repo: bare, harness: o.harness, swarm: `experiment-${process.pid}-${n}-${k}-${Date.now().toString(36)}`, progress: () => {} })
+    const state = { dir: swarmDir, repo: bare, branch: 'main', daemons: [] }
+    daemons = await startSwarmDaemons({ n, state, harness: o.harness, swarm: `experiment-${process.pid}-${n}-${k}-${Date.now().toString(36)}`, progress: () => {} })
   } catch (err) {
     await swarmDown(swarmDir).catch(() => {})
     throw err
   }
   o.progress(`${tag}: ${n} agentd started on ${bare}`)
-  const agency = connectAgency(swarm.daemons[0].grpc)
+  const agency = connectAgency(daemons[0].grpc)
   const points: PassPoint[] = []
   const scored = new Map<string, ScoreResult>()
   let final: ScoreResult | undefined
   let stoppedBy: RunSummary['stoppedBy'] = 'budget'
-  let planning: RunSummary['planning'] = 'plan task'
   let t0 = Date.now()
   let stopAt = t0
   let lastStatus: StatusReply | undefined
@@ -219,13 +208,9 @@ async function runOnce (ctx: RunContext, n: number, k: number): Promise<RunSumma
   let restarts: Array<number | null> = []
   try {
     await agency.call((c: AgencyClient) => c.setGoal, { text: ctx.config.goal, files: goalFiles(ctx.cleanroom.files), testCommand: ctx.config.testCommand })
-    if (!(await boardShowsPlan(agency))) {
-      planning = 'runner seeded the tasks'
-      const tasks = ctx.sim?.tasks ?? [{ id: 'rebuild', title: 'Rebuild the program', description: ctx.config.goal, approaches: [] }]
-      await seedTasksWithoutPlanTask(agency, tasks)
-    }
+    await waitForPlanTask(agency)
     t0 = Date.now()
-    o.progress(`${tag}: goal set (${planning}); budget ${formatDuration(o.budgetMs)}, scoring every ${formatDuration(o.scoreEveryMs)}`)
+    o.progress(`${tag}: goal set, the plan task is on the board; budget ${formatDuration(o.budgetMs)}, scoring every ${formatDuration(o.scoreEveryMs)}`)
 
     const snapshot = async (at = Date.now()): Promise<ScoreResult> => {
       const t = (at - t0) / 1000
@@ -263,8 +248,8 @@ async function runOnce (ctx: RunContext, n: number, k: number): Promise<RunSumma
         const last = points.at(-1)
         const line = `${tag}: hidden tests ${last != null ? `${(last.score * 100).toFixed(1)} % (${last.passed}/${last.tests})` : '-'} | tasks ${p.done}/${p.total} done | own tests ${Math.round(p.passRate * 100)} % | ${p.peers} agents live`
         if (line !== lastLine) { o.progress(`${line} | ${Math.round((now - t0) / 1000)} s`); lastLine = line }
-        // The stop rule: every task done, and the shared branch's latest own test run green.
-        if (p.total > 0 && p.done === p.total && p.passRate >= 1 && (lastStatus.tests?.failed ?? 1) === 0) { stoppedBy = 'goal'; break }
+        // The daemons' stop rule: every task done, and the shared branch's latest own test run green.
+        if (p.goalMet) { stoppedBy = 'goal'; break }
       }
       await new Promise(resolve => setTimeout(resolve, Math.max(100, Math.min(1000, nextScoreAt - Date.now(), t0 + o.budgetMs - Date.now()))))
     }
@@ -273,7 +258,7 @@ async function runOnce (ctx: RunContext, n: number, k: number): Promise<RunSumma
     // The shared branch as the swarm left it, stamped with the time it stopped.
     final = await snapshot(stopAt)
     // The record, from every daemon (one may not have every entry yet).
-    for (const d of swarm.daemons) {
+    for (const d of daemons) {
       const a = connectAgency(d.grpc)
       try {
         for (const e of await wholeLog(a)) record.push({ id: e.id, author: e.author, lamport: e.lamport, time: e.time, kind: e.kind, body: JSON.parse(e.bodyJson) ?? {} })
@@ -281,12 +266,12 @@ async function runOnce (ctx: RunContext, n: number, k: number): Promise<RunSumma
         a.close()
       }
     }
-    restarts = await Promise.all(swarm.daemons.map(async d => await harnessRestarts(d.metrics)))
+    restarts = await Promise.all(daemons.map(async d => await harnessRestarts(d.metrics)))
   } finally {
     agency.close()
     await swarmDown(swarmDir).catch(err => { o.progress(`${tag}: swarm down: ${(err as Error).message}`) })
   }
-  const tokens = addTokens(await Promise.all(swarm.daemons.map(async d => tokensInHarnessLog(await readFile(join(d.dataDir, 'harness.log'), 'utf8').catch(() => '')))))
+  const tokens = addTokens(await Promise.all(daemons.map(async d => tokensInHarnessLog(await readFile(join(d.dataDir, 'harness.log'), 'utf8').catch(() => '')))))
   const r = summarizeRecord(record, stopAt)
   const elapsedSeconds = (stopAt - t0) / 1000
   const tasksTotal = (lastStatus?.tasks ?? []).filter(t => t.id !== PLAN_TASK).length
@@ -311,8 +296,7 @@ async function runOnce (ctx: RunContext, n: number, k: number): Promise<RunSumma
     duplicateAgentSeconds: r.duplicateAgentSeconds,
     repeatedFailures: r.repeatedFailures,
     tokens,
-    scorings: scored.size,
-    planning
+    scorings: scored.size
   }
   // Now that no agent is running, the per-test results may sit next to the swarm.
   await writeJson(join(dir, 'final-score.json'), final)

@@ -118,14 +118,14 @@ describe('JUnit corner cases', () => {
 describe('the report', () => {
   const config: ExperimentConfig = {
     task: 'demo', taskDir: '/t', cleanroom: '/t/cleanroom', agents: [1, 4], harness: 'sim', budgetSeconds: 1200, scoreEverySeconds: 20, repeat: 1,
-    goal: 'g', testCommand: 'c', scoredTests: 50, branches: 2, referenceHash: 'x', referenceBuilt: true, startedAt: '2026-01-01T00:00:00.000Z', planning: 'plan task'
+    goal: 'g', testCommand: 'c', scoredTests: 50, branches: 2, referenceHash: 'x', referenceBuilt: true, startedAt: '2026-01-01T00:00:00.000Z'
   }
   const points = (pairs: Array<[number, number]>): PassPoint[] => pairs.map(([t, passed]) => ({ t, commit: 'c', passed, tests: 50, score: passed / 50, error: null }))
   const summary = (agents: number, passed: number, p: PassPoint[]): RunSummary => ({
     agents, repeat: 1, startedAt: '', elapsedSeconds: p.at(-1)?.t ?? 0, budgetSeconds: 1200, stoppedBy: 'goal',
     final: { score: passed / 50, passed, tests: 50, commit: 'c', error: null }, timeToSeconds: timeTo(p), agentHours: agents * 0.1,
     harnessRestarts: 0, integrations: 10, integrationAttempts: 10, findings: 12, failureFindings: 2, tasksDone: 10, tasksTotal: 10,
-    workAgentSeconds: 100, duplicateAgentSeconds: 0, repeatedFailures: 0, tokens: null, scorings: 5, planning: 'plan task'
+    workAgentSeconds: 100, duplicateAgentSeconds: 0, repeatedFailures: 0, tokens: null, scorings: 5
   })
 
   it('has the paper\'s table: final pass rate per swarm size and the change against 1 agent', () => {
