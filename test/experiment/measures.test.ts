@@ -140,4 +140,18 @@ describe('the report', () => {
     expect(svg.match(/<polyline /g)).toHaveLength(2)
     expect(svg).toContain('4 agents')
   })
+
+  it('with repeats, the final pass rate of a size is the mean of its runs, each run listed and drawn', () => {
+    const a = points([[0, 0], [100, 20]])
+    const b = points([[0, 0], [120, 30]])
+    const c = points([[0, 0], [50, 40]])
+    const runs = [{ summary: summary(1, 20, a), points: a }, { summary: { ...summary(1, 30, b), repeat: 2 }, points: b }, { summary: summary(4, 40, c), points: c }]
+    const { markdown, svg } = renderReport({ config: { ...config, repeat: 2 }, runs })
+    expect(markdown).toContain('| demo | 1 | 50.00 % (40.0, 60.0) | — |')
+    expect(markdown).toContain('| demo | 4 | 80.00 % | +30.00 pp (+60 %) |')
+    expect(markdown).toMatch(/^\| 1 \| 2 \| goal \|/m)
+    expect(svg.match(/<polyline /g)).toHaveLength(3)
+    expect(svg).toContain('<title>1 agent run 2</title>')
+    expect(svg).toMatch(/stroke-dasharray="5,3" points=[^>]*><title>1 agent run 2<\/title>/)
+  })
 })

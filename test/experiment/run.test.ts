@@ -16,6 +16,7 @@ import { afterAll, describe, expect, it } from 'vitest'
 import type { PassPoint, RunSummary } from '../../src/experiment/run-files.js'
 import type { ScoreResult } from '../../src/experiment/score.js'
 import { assertBuilt, AGENCY_BIN, REPO_ROOT } from '../agents/helpers.js'
+import { missingTools } from './tools.js'
 
 const run = promisify(execFile)
 const STRKIT = join(REPO_ROOT, 'examples/strkit')
@@ -54,7 +55,7 @@ async function files (dir: string): Promise<string[]> {
 
 const sha = async (f: string): Promise<string> => createHash('sha256').update(await readFile(f)).digest('hex')
 
-describe('agency experiment run --harness sim on the strkit example', () => {
+describe.skipIf(missingTools != null)('agency experiment run --harness sim on the strkit example', () => {
   it('scores the shared branch over time, stops when the goal is met at the hand-computed 64/66, and keeps the hidden tests out of the swarm', async () => {
     assertBuilt()
     const out = join(await tempDir(), 'out')

@@ -17,6 +17,7 @@ import { afterAll, describe, expect, it } from 'vitest'
 import { scoreSubmission, type ScoreResult } from '../../src/experiment/score.js'
 import { resolveSubmission } from '../../src/experiment/submission.js'
 import { loadTaskDir } from '../../src/experiment/task-dir.js'
+import { missingTools } from './tools.js'
 
 const run = promisify(execFile)
 const ROOT = new URL('../../', import.meta.url).pathname
@@ -199,7 +200,7 @@ describe('a bad task directory is refused before anything runs, naming the fix',
   })
 })
 
-describe('scoring the strkit example (real pytest suites)', () => {
+describe.skipIf(missingTools != null)('scoring the strkit example (real pytest suites)', () => {
   it('its reference source passes every scored test; the one ignored test is the one the reference fails', async () => {
     const dir = await tempDir()
     await cp(join(STRKIT, 'reference'), dir, { recursive: true })
