@@ -104,7 +104,7 @@ export function renderReport (data: ExperimentData): { markdown: string, svg: st
     }
   })
   const legend = sizes.map((n, i) => ({ label: agentsLabel(n), color: seriesColor(i), dashed: false }))
-  const svg = passRatePanels([{ title: `${config.task}: hidden tests passed`, series }], `${config.task}: pass rate against time`, { timeLabel: 'time since the goal was set', columns: 1, panelWidth: 660, legend })
+  const svg = passRatePanels([{ title: `${config.task}: hidden tests passed`, series }], `${config.task}: pass rate against time`, { timeLabel: 'time since the goal was set', columns: 1, panelWidth: 660, padRight: 24, wholeTime: true, legend })
   return { markdown: lines.join('\n'), svg }
 }
 

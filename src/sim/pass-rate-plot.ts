@@ -38,6 +38,10 @@ export interface PlotOptions {
   columns?: number
   /** width of one panel in pixels (default 330) */
   panelWidth?: number
+  /** extra room right of the panels, for the last tick label (default 0) */
+  padRight?: number
+  /** draw every series to its end (default: cut the time axis at 2.5 times the median end, and label the series beyond it) */
+  wholeTime?: boolean
   legend: Array<{ label: string, color: string, dashed: boolean }>
 }
 
@@ -101,7 +105,7 @@ export function passRatePanels (panels: readonly PlotPanel[], title: string, o: 
   const rows = Math.ceil(panels.length / columns)
   const legendH = 22 * Math.ceil(o.legend.length / 2) + 10
   const panelW = o.panelWidth ?? PANEL_W
-  const width = columns * panelW
+  const width = columns * panelW + (o.padRight ?? 0)
   const height = 40 + rows * PANEL_H + legendH
   const out: string[] = []
   out.push(`<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" font-family="sans-serif" font-size="11">`)
@@ -118,7 +122,7 @@ export function passRatePanels (panels: readonly PlotPanel[], title: string, o: 
     // slower runs off the edge and is labelled instead
     const finishes = panel.series.map(s => s.endMs / 3600_000).sort((a, b) => a - b)
     const median = finishes[Math.floor((finishes.length - 1) / 2)]
-    const maxH = Math.max(1 / 60, Math.min(finishes[finishes.length - 1], 2.5 * median))
+    const maxH = Math.max(1 / 60, o.wholeTime === true ? finishes[finishes.length - 1] : Math.min(finishes[finishes.length - 1], 2.5 * median))
     const step = tickStep(maxH)
     // (a run that ends a hair past a tick does not get a whole empty tick more)
     const hi = Math.ceil(maxH / step - 1e-3) * step
