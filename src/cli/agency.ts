@@ -8,6 +8,7 @@ import { registerBoardCommands } from './commands/board.js'
 import { registerRepoCommands } from './commands/repo.js'
 import { registerSwarmCommands } from './commands/swarm.js'
 import { registerKeygenCommand } from './commands/keygen.js'
+import { registerExperimentCommands } from './commands/experiment.js'
 import { fail } from './output.js'
 import { runMcpServer } from '../mcp/server.js'
 
@@ -33,6 +34,7 @@ registerBoardCommands(program)
 registerRepoCommands(program)
 registerSwarmCommands(program)
 registerKeygenCommand(program)
+registerExperimentCommands(program)
 
 program.command('mcp')
   .description('serve the coordination tools of your agentd over MCP on stdio (for agent harnesses); logs go to stderr. A daemon that requires an API token gets it from AGENCY_TOKEN or AGENCY_TOKEN_FILE')

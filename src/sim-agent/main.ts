@@ -4,18 +4,19 @@
 // daemon: status -> pick a ready task and claim it -> search the findings ->
 // write the task's code from its recipe, avoiding approaches peers recorded as
 // failed -> run the tests -> integrate -> mark done -> record what happened.
+// Holding `plan` (a goal with an empty board), it adds the recipe's tasks.
 import '../polyfill.js'
 import { execFile } from 'node:child_process'
-import { mkdir, writeFile } from 'node:fs/promises'
+import { chmod, mkdir, writeFile } from 'node:fs/promises'
 import { dirname, join } from 'node:path'
 import { promisify } from 'node:util'
 import { connectAgency, type Agency } from '../api/client.js'
 import { ClaimOutcome, type AgencyClient, type TaskView } from '../gen/agency/v1/api.js'
-import { loadRecipes, type Recipes } from './recipes.js'
+import { attemptMs, loadRecipes, type Recipes } from './recipes.js'
 
 const run = promisify(execFile)
 const agentId = process.env.AGENCY_AGENT_ID ?? 'sim'
-const say = (text: string): void => { process.stdout.write(`[sim ${agentId.slice(-6)}] ${text}\n`) }
+const say = (text: string): void => { process.stdout.write(`[sim ${agentId.slice(-6)} ${new Date().toISOString().slice(11, 23)}] ${text}\n`) }
 const sleep = async (ms: number): Promise<void> => { await new Promise(resolve => setTimeout(resolve, ms)) }
 
 async function git (cwd: string, args: string[]): Promise<string> {
@@ -57,7 +58,14 @@ async function plan (agency: Agency, recipes: Recipes): Promise<'done' | 'gave-u
     await agency.call((c: AgencyClient) => c.release, { task: 'plan', note: 'the scripted agent has no plan for this goal', branch: '' })
     return 'gave-up'
   }
-  const tasks = recipes.plan.map(t => ({ id: t.id, title: t.title ?? t.id, description: `Write ${t.file}; tests/${t.id}.test.mjs must pass.`, deps: t.deps ?? [], scope: t.scope ?? [t.file], priority: t.priority ?? 0 }))
+  const tasks = recipes.plan.map(t => ({
+    id: t.id,
+    title: t.title ?? t.id,
+    description: t.description ?? `Write ${t.file ?? t.id}; tests/${t.id}.test.mjs must pass.`,
+    deps: t.deps ?? [],
+    scope: t.scope ?? (t.file != null ? [t.file] : []),
+    priority: t.priority ?? 0
+  }))
   await agency.call((c: AgencyClient) => c.addTasks, { tasks })
   await agency.call((c: AgencyClient) => c.done, { task: 'plan', commit: '', paths: [], noChange: '' })
   say(`plan: added ${tasks.length} tasks and marked the plan done`)
@@ -80,13 +88,18 @@ async function work (agency: Agency, recipes: Recipes, task: TaskView, testComma
   for (const approach of recipe.approaches) {
     if (avoid.has(approach)) { say(`${task.id}: skipping approach ${approach}, a peer recorded it as failed`); continue }
     say(`${task.id}: trying ${approach}`)
-    await sleep(150 + Math.random() * 350) // the "work time" of an attempt
-    const target = join(ws.path, recipe.file)
-    await mkdir(dirname(target), { recursive: true })
-    await writeFile(target, await recipes.source(task.id, approach))
-    await git(ws.path, ['add', '--', recipe.file])
-    // A retried task's branch may already hold exactly this file: then there is nothing new to commit.
-    if ((await git(ws.path, ['status', '--porcelain', '--', recipe.file])) !== '') {
+    await sleep(attemptMs(recipe, recipes.workScale)) // the "work time" of an attempt
+    const files = await recipes.files(task.id, approach)
+    for (const f of files) {
+      const target = join(ws.path, f.path)
+      await mkdir(dirname(target), { recursive: true })
+      await writeFile(target, f.content)
+      await chmod(target, f.mode)
+    }
+    const paths = files.map(f => f.path)
+    await git(ws.path, ['add', '--', ...paths])
+    // A retried task's branch may already hold exactly these files: then there is nothing new to commit.
+    if ((await git(ws.path, ['status', '--porcelain', '--', ...paths])) !== '') {
       await git(ws.path, ['commit', '-q', '-m', `${task.id}: ${approach}`])
     }
     const local = await runTests(ws.path, testCommand)
@@ -94,15 +107,15 @@ async function work (agency: Agency, recipes: Recipes, task: TaskView, testComma
       const summary = failureSummary(local.output)
       say(`${task.id}: ${approach} fails the tests; recording it`)
       await agency.call((c: AgencyClient) => c.recordFinding, {
-        kind: 'failure', text: `approach "${approach}" for ${recipe.file} fails the tests: ${summary}`, paths: [recipe.file],
+        kind: 'failure', text: `approach "${approach}" for ${paths.join(', ')} fails the tests: ${summary}`, paths,
         tags: [`task:${task.id}`, `approach:${approach}`, 'general'], refs: [], supersedes: ''
       })
       continue
     }
     const result = await agency.call((c: AgencyClient) => c.integrate, { task: task.id, message: `${task.id}: ${approach}` }, 30 * 60_000)
     if (result.result === 'merged') {
-      await agency.call((c: AgencyClient) => c.done, { task: task.id, commit: result.commit, paths: [recipe.file], noChange: '' })
-      await agency.call((c: AgencyClient) => c.recordFinding, { kind: 'discovery', text: `${task.id} done with approach "${approach}" in ${recipe.file}`, paths: [recipe.file], tags: [`task:${task.id}`, `approach:${approach}`], refs: [], supersedes: '' })
+      await agency.call((c: AgencyClient) => c.done, { task: task.id, commit: result.commit, paths, noChange: '' })
+      await agency.call((c: AgencyClient) => c.recordFinding, { kind: 'discovery', text: `${task.id} done with approach "${approach}" in ${paths.join(', ')}`, paths, tags: [`task:${task.id}`, `approach:${approach}`], refs: [], supersedes: '' })
       say(`${task.id}: merged ${result.commit.slice(0, 10)} and done`)
       return 'done'
     }

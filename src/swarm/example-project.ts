@@ -53,13 +53,18 @@ export async function seedBareRepo (example: ExampleProject, bareDir: string): P
     await mkdir(join(work, '.sim'), { recursive: true })
     await cp(join(example.dir, 'project.json'), join(work, '.sim', 'project.json'))
     await cp(join(example.dir, 'recipes'), join(work, '.sim', 'recipes'), { recursive: true })
-    await git(work, ['init', '-q', '-b', 'main'])
-    await git(work, ['add', '-A'])
-    await git(work, ['-c', 'user.name=agency', '-c', 'user.email=agency@agency.invalid', 'commit', '-q', '-m', `seed: ${example.name}`])
-    await mkdir(bareDir, { recursive: true })
-    await git(bareDir, ['init', '-q', '--bare', '-b', 'main'])
-    await git(work, ['push', '-q', bareDir, 'main'])
+    await pushTreeToNewBare(work, bareDir, `seed: ${example.name}`)
   } finally {
     await rm(work, { recursive: true, force: true })
   }
+}
+
+/** Commits every file of `work` (a plain directory) and pushes it to a new bare repository at `bareDir`, on branch main. */
+export async function pushTreeToNewBare (work: string, bareDir: string, message: string): Promise<void> {
+  await git(work, ['init', '-q', '-b', 'main'])
+  await git(work, ['add', '-A'])
+  await git(work, ['-c', 'user.name=agency', '-c', 'user.email=agency@agency.invalid', 'commit', '-q', '-m', message])
+  await mkdir(bareDir, { recursive: true })
+  await git(bareDir, ['init', '-q', '--bare', '-b', 'main'])
+  await git(work, ['push', '-q', bareDir, 'main'])
 }

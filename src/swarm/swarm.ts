@@ -111,6 +111,52 @@ function checkOptions (o: SwarmUpOptions, dir: string): void {
   checkLaunchCommand(harnessLaunch(o.harness, { agentId: 'check', agentName: 'check', workspace: dir, dataDir: dir, agencyAddr: 'unix:/check', prompt: 'check', agencyBin: 'agency' }))
 }
 
+export interface SwarmStartOptions {
+  n: number
+  /** where the swarm lives and what it works on; the daemons are added to it as they start */
+  state: SwarmState
+  harness: string
+  swarm: string
+  /** more agentd flags */
+  agentdArgs?: string[]
+  /** the dashboard's address, served by the first daemon */
+  ui?: string
+  progress: (line: string) => void
+}
+
+/**
+ * Starts N agentd processes (detached, so they outlive this process) on the
+ * state's shared repository and branch, wired to the first one, and records
+ * each in <dir>/swarm.json as it starts, so that `swarmDown(dir)` stops them
+ * all, also when a later one fails to start (the caller calls it then).
+ */
+export async function startSwarmDaemons (o: SwarmStartOptions): Promise<LocalDaemon[]> {
+  const { dir, repo, branch } = o.state
+  const daemons: LocalDaemon[] = []
+  const save = async (): Promise<void> => { await writeFile(join(dir, STATE_FILE), JSON.stringify(o.state, null, 2)) }
+  await mkdir(dir, { recursive: true })
+  for (let i = 1; i <= o.n; i++) {
+    const name = `agent-${i}`
+    const dataDir = join(dir, name)
+    const d = await startLocalDaemon({
+      name,
+      dataDir,
+      detached: true,
+      peers: daemons.length > 0 ? daemons[0].addrs : [],
+      logFile: join(dir, `${name}.log`),
+      extraArgs: ['--swarm', o.swarm, '--repo', repo, '--branch', branch, '--harness', o.harness, '--metrics', '127.0.0.1:0', '--mirror-dir', join(dir, 'mirrors'), ...(o.agentdArgs ?? []),
+        // One dashboard shows the whole swarm: the first daemon serves it.
+        ...(i === 1 && o.ui != null ? ['--ui', o.ui] : [])]
+    })
+    daemons.push(d)
+    o.state.daemons.push({ name, pid: d.child.pid as number, grpc: d.grpc, dataDir, metrics: d.metrics, ui: d.ui })
+    await save()
+    o.progress(`started ${name} (${d.peerId.slice(-8)}) gRPC ${d.grpc}`)
+    if (d.ui != null) o.progress(`dashboard ${d.ui}`)
+  }
+  return daemons
+}
+
 export async function swarmUp (o: SwarmUpOptions): Promise<{ state: SwarmState, finished: boolean }> {
   const dir = resolve(o.dir)
   checkOptions(o, dir)
@@ -132,32 +178,12 @@ export async function swarmUp (o: SwarmUpOptions): Promise<{ state: SwarmState, 
     throw err
   }
   const repo = shared.remote
-  const daemons: LocalDaemon[] = []
   const state: SwarmState = { dir, repo, branch: shared.branch, source: shared.source, daemons: [] }
-  const save = async (): Promise<void> => { await writeFile(join(dir, STATE_FILE), JSON.stringify(state, null, 2)) }
   // What export needs, kept after swarm down (which removes the state file).
   await writeFile(join(dir, REPO_FILE), JSON.stringify({ name: o.swarm, repo, branch: shared.branch, source: shared.source }, null, 2))
   const clients: Agency[] = []
   try {
-    for (let i = 1; i <= o.n; i++) {
-      const name = `agent-${i}`
-      const dataDir = join(dir, name)
-      const d = await startLocalDaemon({
-        name,
-        dataDir,
-        detached: true,
-        peers: daemons.length > 0 ? daemons[0].addrs : [],
-        logFile: join(dir, `${name}.log`),
-        extraArgs: ['--swarm', o.swarm, '--repo', repo, '--branch', shared.branch, '--harness', o.harness, '--metrics', '127.0.0.1:0', '--mirror-dir', join(dir, 'mirrors'), ...(o.agentdArgs ?? []),
-          // One dashboard shows the whole swarm: the first daemon serves it.
-          ...(i === 1 && o.ui != null ? ['--ui', o.ui] : [])]
-      })
-      daemons.push(d)
-      state.daemons.push({ name, pid: d.child.pid as number, grpc: d.grpc, dataDir, metrics: d.metrics, ui: d.ui })
-      await save()
-      o.progress(`started ${name} (${d.peerId.slice(-8)}) gRPC ${d.grpc}`)
-      if (d.ui != null) o.progress(`dashboard ${d.ui}`)
-    }
+    const daemons = await startSwarmDaemons({ n: o.n, state, harness: o.harness, swarm: o.swarm, agentdArgs: o.agentdArgs, ui: o.ui, progress: o.progress })
     const first = connectAgency(daemons[0].grpc)
     clients.push(first)
     if (example != null) {

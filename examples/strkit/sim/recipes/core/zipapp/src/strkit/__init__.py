@@ -1,0 +1,1 @@
+"""strkit, rebuilt from its manual: a small text toolkit."""

@@ -1,0 +1,2 @@
+def test_slug(same):
+    same("slug", "What's New in 2.0?")

@@ -1,0 +1,179 @@
+// `agency experiment run` end to end, short: two scripted agents rebuild the
+// strkit example (with the recipes' work time cut to 5 %) until the goal is
+// met, while the runner scores the shared branch against the hidden tests.
+// The final score is the one worked out by hand for the recipes' final code
+// (64 of 66: see score.test.ts); no hidden test reaches the swarm's directory;
+// the report is rebuilt from the data alone. Bad input is refused before any
+// daemon starts.
+import { execFile, spawn } from 'node:child_process'
+import { createHash } from 'node:crypto'
+import { existsSync } from 'node:fs'
+import { mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { promisify } from 'node:util'
+import { afterAll, describe, expect, it } from 'vitest'
+import type { PassPoint, RunSummary } from '../../src/experiment/run-files.js'
+import type { ScoreResult } from '../../src/experiment/score.js'
+import { assertBuilt, AGENCY_BIN, REPO_ROOT } from '../agents/helpers.js'
+import { missingTools } from './tools.js'
+
+const run = promisify(execFile)
+const STRKIT = join(REPO_ROOT, 'examples/strkit')
+const RUN_TIMEOUT_MS = 8 * 60_000
+const dirs: string[] = []
+
+afterAll(async () => { for (const d of dirs) await rm(d, { recursive: true, force: true }) })
+
+async function tempDir (): Promise<string> {
+  const d = await mkdtemp(join(tmpdir(), 'agency-experiment-test-'))
+  dirs.push(d)
+  return d
+}
+
+async function agency (args: string[], timeoutMs = 60_000): Promise<{ code: number | null, stdout: string, stderr: string }> {
+  return await new Promise(resolve => {
+    const child = spawn(process.execPath, [AGENCY_BIN, ...args], { stdio: ['ignore', 'pipe', 'pipe'] })
+    let stdout = ''
+    let stderr = ''
+    child.stdout.on('data', d => { stdout += String(d) })
+    child.stderr.on('data', d => { stderr += String(d) })
+    const timer = setTimeout(() => { child.kill('SIGINT') }, timeoutMs)
+    child.once('close', code => { clearTimeout(timer); resolve({ code, stdout, stderr }) })
+  })
+}
+
+async function files (dir: string): Promise<string[]> {
+  const out: string[] = []
+  for (const e of await readdir(dir, { withFileTypes: true }).catch(() => [])) {
+    const p = join(dir, e.name)
+    if (e.isDirectory()) out.push(...await files(p))
+    else if (e.isFile()) out.push(p)
+  }
+  return out
+}
+
+const sha = async (f: string): Promise<string> => createHash('sha256').update(await readFile(f)).digest('hex')
+
+describe.skipIf(missingTools != null)('agency experiment run --harness sim on the strkit example', () => {
+  it('scores the shared branch over time, stops when the goal is met at the hand-computed 64/66, and keeps the hidden tests out of the swarm', async () => {
+    assertBuilt()
+    const out = join(await tempDir(), 'out')
+    const r = await agency(['experiment', 'run', '--task', STRKIT, '--agents', '2', '--harness', 'sim', '--budget', '6m', '--score-every', '30s', '--sim-work-scale', '0.05', '--out', out], RUN_TIMEOUT_MS)
+    const diagnostics = `${r.stdout.split('\n').slice(-15).join('\n')}\n${r.stderr}`
+    expect(r.code, diagnostics).toBe(0)
+
+    const runDir = join(out, 'n2', 'run-1')
+    const summary = JSON.parse(await readFile(join(runDir, 'summary.json'), 'utf8')) as RunSummary
+    expect(summary.stoppedBy, diagnostics).toBe('goal')
+    expect(summary.final).toMatchObject({ passed: 64, tests: 66, error: null })
+    expect(summary.tasksDone).toBe(13)
+    expect(summary.tasksTotal).toBe(13)
+    expect(summary.integrations).toBeGreaterThanOrEqual(13)
+    // Four tasks have a trap approach; a recorded trap is not walked into again.
+    expect(summary.failureFindings).toBeGreaterThanOrEqual(4)
+    expect(summary.repeatedFailures).toBe(0)
+    expect(summary.harnessRestarts).toBe(0)
+    expect(summary.tokens).toBeNull()
+    expect(summary.agentHours).toBeCloseTo(2 * summary.elapsedSeconds / 3600, 6)
+
+    // The pass rate over time: from the cleanroom (no compile.sh yet) to the final snapshot.
+    const points = (JSON.parse(await readFile(join(runDir, 'pass-rate.json'), 'utf8')) as { points: PassPoint[] }).points
+    expect(points.length).toBeGreaterThanOrEqual(2)
+    expect(points[0]).toMatchObject({ passed: 0, tests: 66, score: 0, error: 'compile_failed' })
+    for (let i = 1; i < points.length; i++) expect(points[i].t).toBeGreaterThanOrEqual(points[i - 1].t)
+    for (const p of points) expect(p.score).toBeCloseTo(p.tests === 0 ? 0 : p.passed / p.tests, 9)
+    const last = points[points.length - 1]
+    expect(last).toMatchObject({ passed: 64, tests: 66, commit: summary.final.commit })
+    const csv = (await readFile(join(runDir, 'pass-rate.csv'), 'utf8')).trim().split('\n')
+    expect(csv[0]).toBe('seconds,commit,passed,tests,pass_rate,error')
+    expect(csv).toHaveLength(points.length + 1)
+    for (const m of ['10', '20', '30', '50']) {
+      const first = points.find(p => p.score * 100 >= Number(m))
+      expect(summary.timeToSeconds[m]).toBe(first?.t ?? null)
+    }
+
+    // The final snapshot is the shared branch the swarm left, and scoring it alone agrees.
+    const bare = join(runDir, 'swarm', 'repo.git')
+    const head = (await run('git', ['--git-dir', bare, 'rev-parse', 'main'], { encoding: 'utf8' })).stdout.trim()
+    expect(summary.final.commit).toBe(head)
+    const final = JSON.parse(await readFile(join(runDir, 'final-score.json'), 'utf8')) as ScoreResult
+    expect(final.results.filter(t => t.status !== 'passed' && !t.ignored).map(t => t.name).sort()).toEqual([
+      'eval.tests.test_base64.test_decode_without_padding',
+      'eval.tests.test_case.test_title_words_start_only_after_blanks'
+    ])
+    const alone = await agency(['experiment', 'score', '--task', STRKIT, '--submission', 'main', '--repo', bare], 5 * 60_000)
+    expect(alone.code, alone.stderr).toBe(0)
+    expect(alone.stdout).toContain('score 64/66 = 96.97 %')
+    expect(alone.stdout).toMatch(/^d05a3e8f61c7 +22 +0 +0 +0 +1 +1$/m)
+
+    // Nothing of the hidden tests is in the swarm's directory: no file equal to one of
+    // them, no test name in any file, none of the tests in the shared repository.
+    const hidden = new Set<string>()
+    for (const f of await files(join(STRKIT, 'tests'))) if ((await stat(f)).size > 0) hidden.add(await sha(f))
+    const swarmFiles = await files(join(runDir, 'swarm'))
+    expect(swarmFiles.length).toBeGreaterThan(10)
+    const leaks: string[] = []
+    for (const f of swarmFiles) {
+      if (hidden.has(await sha(f))) leaks.push(`${f}: a copy of a hidden test file`)
+      if ((await readFile(f, 'latin1')).includes('test_title_words_start_only_after_blanks')) leaks.push(`${f}: names a hidden test`)
+    }
+    expect(leaks).toEqual([])
+    const tracked = (await run('git', ['--git-dir', bare, 'ls-tree', '-r', '--name-only', 'main'], { encoding: 'utf8' })).stdout.split('\n')
+    expect(tracked).toContain('reference/executable')
+    expect(tracked).toContain('docs/strkit.md')
+    expect(tracked.filter(f => f.startsWith('eval/') || f === 'tests.json')).toEqual([])
+    // The reference is not in the build the scorer ran: files identical to it were removed.
+    expect(final.removedFiles).toEqual(['reference/executable'])
+
+    // The report, and the same report rebuilt from the data.
+    const report = await readFile(join(out, 'report.md'), 'utf8')
+    expect(report).toContain('| task | agents | final pass rate | change against 1 agent |')
+    expect(report).toContain('| strkit | 2 | 96.97 % | — |')
+    expect(await readFile(join(out, 'pass-rate.svg'), 'utf8')).toMatch(/<polyline [^>]*points="[^"]+"><title>2 agents<\/title>/)
+    await rm(join(out, 'report.md'))
+    const rebuilt = await agency(['experiment', 'report', out])
+    expect(rebuilt.code, rebuilt.stderr).toBe(0)
+    expect(rebuilt.stdout).toContain('| strkit | 2 | 96.97 % | — |')
+    expect(await readFile(join(out, 'report.md'), 'utf8')).toBe(report)
+    // The swarm is down.
+    expect(existsSync(join(runDir, 'swarm', 'swarm.json'))).toBe(false)
+  }, RUN_TIMEOUT_MS + 3 * 60_000)
+})
+
+describe('agency experiment: bad input is refused before anything starts', () => {
+  it('a budget of 0, a task without tests.json, a sim run without recipes, an OUT that is not empty', async () => {
+    assertBuilt()
+    const base = await tempDir()
+    const zero = await agency(['experiment', 'run', '--task', STRKIT, '--agents', '1', '--harness', 'sim', '--budget', '0', '--out', join(base, 'a')])
+    expect([zero.code, zero.stderr.trim()]).toEqual([1, 'agency: --budget must be more than 0: give how long, e.g. 20m'])
+    const noTests = join(base, 'task')
+    await run('cp', ['-r', STRKIT, noTests])
+    await rm(join(noTests, 'tests.json'))
+    const r1 = await agency(['experiment', 'run', '--task', noTests, '--agents', '1', '--harness', 'sim', '--budget', '1m', '--out', join(base, 'b')])
+    expect(r1.code).toBe(1)
+    expect(r1.stderr).toMatch(/has no tests\.json/)
+    const r2 = await agency(['experiment', 'score', '--task', noTests, '--submission', base])
+    expect(r2.code).toBe(1)
+    expect(r2.stderr).toMatch(/has no tests\.json/)
+    const echo = join(REPO_ROOT, 'test/experiment/fixtures/echo-task')
+    const noRecipes = await agency(['experiment', 'run', '--task', echo, '--agents', '1', '--harness', 'sim', '--budget', '1m', '--out', join(base, 'c')])
+    expect(noRecipes.code).toBe(1)
+    expect(noRecipes.stderr).toMatch(/--harness sim needs the scripted agent's recipes/)
+    const busy = join(base, 'busy')
+    await run('mkdir', ['-p', busy])
+    await writeFile(join(busy, 'notes.txt'), 'mine')
+    const r3 = await agency(['experiment', 'run', '--task', STRKIT, '--agents', '1', '--harness', 'sim', '--budget', '1m', '--out', busy])
+    expect(r3.code).toBe(1)
+    expect(r3.stderr).toMatch(/is not empty: give a new or empty --out directory/)
+    const badAgents = await agency(['experiment', 'run', '--task', STRKIT, '--agents', '1,x', '--harness', 'sim', '--budget', '1m', '--out', join(base, 'd')])
+    expect(badAgents.stderr).toMatch(/--agents "1,x": give swarm sizes separated by commas/)
+    const noCompile = await agency(['experiment', 'score', '--task', STRKIT, '--submission', base])
+    expect(noCompile.code).toBe(0)
+    expect(noCompile.stdout).toMatch(/error: compile_failed: the submission has no compile\.sh/)
+    expect(noCompile.stdout).toContain('score 0/66 = 0.00 % (compile_failed)')
+    // Nothing was started or written for the refused runs.
+    for (const d of ['a', 'b', 'c', 'd']) expect(existsSync(join(base, d))).toBe(false)
+    expect(await readdir(busy)).toEqual(['notes.txt'])
+  }, 120_000)
+})
