@@ -14,7 +14,7 @@ import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
 import type { AgencyClient } from '../../src/gen/agency/v1/api.js'
 import { git, harnessLog } from './agent-daemon.js'
-import { SCENARIO_TIMEOUT_MS, expectGreetIntegrated, expectOneCleanRun, expectTheLoop, startGreeter, waitForFinished, type GreeterRun } from './greeter-scenario.js'
+import { SCENARIO_TIMEOUT_MS, expectGreetIntegrated, expectOneCleanRun, expectTheLoop, sentCalls, startGreeter, waitForFinished, type GreeterRun } from './greeter-scenario.js'
 import { GOAL_MET_ANSWER } from './models/agent-script.js'
 import { startGeminiStandIn, type GeminiStandIn } from './models/gemini-api.js'
 import { GREETER } from './projects.js'
@@ -53,8 +53,8 @@ describe('agentd --harness gemini (Gemini CLI 0.61 against a scripted Gemini API
     const offered = new Set<string>(turns[0].body.tools.flatMap((tool: any) => (tool.functionDeclarations ?? []).map((f: any) => f.name)))
     for (const tool of ['mcp_agency_status', 'mcp_agency_claim', 'mcp_agency_integrate', 'mcp_agency_done', 'write_file', 'run_shell_command']) expect(offered).toContain(tool)
     const replies = turns.map(turn => turn.reply)
-    const calls = replies.flatMap(r => r != null && 'name' in r ? [r] : [])
-    expect(calls.map(c => c.name === 'run_shell_command' ? `$ ${String(c.args.command).split(' ').slice(0, 2).join(' ')}` : c.name)).toEqual([
+    const calls = sentCalls(replies, 'run_shell_command')
+    expect(calls).toEqual([
       'mcp_agency_status', 'mcp_agency_read_inbox', 'mcp_agency_ready', '$ agency find', 'mcp_agency_claim',
       // The claim put the workspace on the task branch: the agent only checks.
       '$ git rev-parse',

@@ -175,3 +175,8 @@ export function expectTheLoop (taken: TakenStep[], agentId: string): void {
   expect(loop[7].outcome.isError).toBe(false)
   for (const s of taken) expect(s.outcome.text).not.toMatch(/approv|permission|denied|rejected by user|not allowed|command not found/i)
 }
+
+/** What a stand-in sent, turn by turn: each call by its tool's name, a call of the shell tool as `$ <first two words>`. */
+export function sentCalls (replies: Array<{ name: string, args: Record<string, unknown> } | { text: string } | undefined>, shell: string): string[] {
+  return replies.flatMap(r => r != null && 'name' in r ? [r.name === shell ? `$ ${String(r.args.command).split(' ').slice(0, 2).join(' ')}` : r.name] : [])
+}

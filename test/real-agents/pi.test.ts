@@ -12,7 +12,7 @@
 import { mkdir, readFile, readdir, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
-import { SCENARIO_TIMEOUT_MS, expectGreetIntegrated, expectOneCleanRun, expectTheLoop, startGreeter, waitForFinished, type GreeterRun } from './greeter-scenario.js'
+import { SCENARIO_TIMEOUT_MS, expectGreetIntegrated, expectOneCleanRun, expectTheLoop, sentCalls, startGreeter, waitForFinished, type GreeterRun } from './greeter-scenario.js'
 import { GOAL_MET_ANSWER } from './models/agent-script.js'
 import { PI_TOOLS, startChatStandIn, type ChatStandIn } from './models/openai-chat.js'
 import { GREETER } from './projects.js'
@@ -56,14 +56,12 @@ describe('agentd --harness pi (Pi 0.73 against a scripted OpenAI-compatible endp
     expect(offered).toEqual(expect.arrayContaining(['bash', 'write']))
     expect(offered.filter(name => name.startsWith('mcp'))).toEqual([])
     const replies = turns.map(turn => turn.reply)
-    const calls = replies.flatMap(r => r != null && 'name' in r ? [r] : [])
-    const commands = calls.map(c => c.name === 'bash' ? String(c.args.command).split(' ').slice(0, 2).join(' ') : c.name)
-    expect(commands).toEqual([
-      'agency status', 'agency inbox', 'agency ready', 'agency find', 'agency claim',
+    expect(sentCalls(replies, 'bash')).toEqual([
+      '$ agency status', '$ agency inbox', '$ agency ready', '$ agency find', '$ agency claim',
       // The claim put the workspace on the task branch: the agent only checks.
-      'git rev-parse',
-      'write', 'node --test', 'git add', 'agency integrate', 'agency done',
-      'agency status', 'agency inbox'
+      '$ git rev-parse',
+      'write', '$ node --test', '$ git add', '$ agency integrate', '$ agency done',
+      '$ agency status', '$ agency inbox'
     ])
     expect(replies.at(-1)).toEqual({ text: GOAL_MET_ANSWER })
     const last = turns.at(-1)?.turn
