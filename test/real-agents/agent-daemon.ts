@@ -1,12 +1,13 @@
-// An agentd for the real-agent tests, started the way a user starts one: as
+// The agentd of the real-agent tests, started the way a user starts one: as
 // this test's user, in a clean environment (a temporary HOME, PATH with the
 // installed agent CLIs, the model settings the test names) rather than the test
-// runner's own, which carries VITEST=true and other settings a CLI reacts to.
-// Also a tiny shared project: a bare repository whose one test fails until a
-// `greet` function exists.
+// runner's own, which carries VITEST=true and other settings a CLI reacts to
+// (Gemini CLI does). Also what goes with it: the temporary directories and
+// daemons of one test (AgentDaemons), a seeded bare shared repository, git
+// without the machine's configuration, and the harness log.
 import { execFile, spawn, type ChildProcess } from 'node:child_process'
-import { mkdir, readFile, writeFile } from 'node:fs/promises'
-import { userInfo } from 'node:os'
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
+import { tmpdir, userInfo } from 'node:os'
 import { delimiter, dirname, join } from 'node:path'
 import { createInterface } from 'node:readline'
 import { promisify } from 'node:util'
@@ -14,30 +15,38 @@ import { AGENTD_BIN, REPO_ROOT, assertBuilt } from '../agents/helpers.js'
 
 const run = promisify(execFile)
 
+/** Where the real CLIs are installed (devDependencies). */
+export const CLI_BIN_DIR = join(REPO_ROOT, 'node_modules', '.bin')
+
 export interface AgentDaemonOptions {
   name: string
   dataDir: string
-  /** The user's HOME for this run (a temporary one). */
+  /** The user's HOME for this run (a temporary one); the XDG directories are inside it. */
   home: string
   /** More environment: the model endpoint and key the CLI reads. */
   env?: Record<string, string>
+  /** Daemons to dial (their listen addresses). */
+  peers?: string[]
   extraArgs?: string[]
 }
 
 export interface AgentDaemon {
+  name: string
   peerId: string
+  /** The libp2p addresses it listens on. */
+  addrs: string[]
   grpc: string
   dataDir: string
   child: ChildProcess
   /** The end of agentd's stderr (its log). */
   stderr: () => string
-  /** SIGTERM (the harness goes down with the daemon), SIGKILL if it hangs. */
-  stop: () => Promise<void>
+  /** SIGTERM (the harness goes down with the daemon), SIGKILL if it hangs; the exit code. */
+  stop: () => Promise<number | null>
 }
 
 /** PATH for the daemon and its harness: the installed agent CLIs, this node, then the usual. */
 export function agentPath (): string {
-  return [join(REPO_ROOT, 'node_modules', '.bin'), dirname(process.execPath), process.env.PATH ?? '/usr/local/bin:/usr/bin:/bin'].join(delimiter)
+  return [CLI_BIN_DIR, dirname(process.execPath), process.env.PATH ?? '/usr/local/bin:/usr/bin:/bin'].join(delimiter)
 }
 
 export async function startAgentDaemon (o: AgentDaemonOptions): Promise<AgentDaemon> {
@@ -46,42 +55,75 @@ export async function startAgentDaemon (o: AgentDaemonOptions): Promise<AgentDae
   const env: NodeJS.ProcessEnv = {
     PATH: agentPath(),
     HOME: o.home,
+    // Every per-user directory a CLI may use is inside the temporary HOME.
+    XDG_CONFIG_HOME: join(o.home, '.config'),
+    XDG_CACHE_HOME: join(o.home, '.cache'),
+    XDG_DATA_HOME: join(o.home, '.local', 'share'),
+    XDG_STATE_HOME: join(o.home, '.local', 'state'),
     USER: user,
     LOGNAME: user,
     LANG: 'C.UTF-8',
     AGENCY_LOG_LEVEL: 'info',
     ...o.env
   }
-  const args = [AGENTD_BIN, '--data-dir', o.dataDir, '--name', o.name, '--listen', '/ip4/127.0.0.1/tcp/0', '--grpc', '127.0.0.1:0', ...(o.extraArgs ?? [])]
+  const peers = o.peers != null && o.peers.length > 0 ? ['--peers', o.peers.join(',')] : []
+  const args = [AGENTD_BIN, '--data-dir', o.dataDir, '--name', o.name, '--listen', '/ip4/127.0.0.1/tcp/0', '--grpc', '127.0.0.1:0', ...peers, ...(o.extraArgs ?? [])]
   const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'], env })
   let stderr = ''
   child.stderr.setEncoding('utf8')
   child.stderr.on('data', (chunk: string) => { stderr = (stderr + chunk).slice(-8000) })
-  const exited = new Promise<void>(resolve => { child.once('close', () => resolve()) })
-  const banner = await new Promise<{ peerId: string, grpc: string }>((resolve, reject) => {
+  const exited = new Promise<number | null>(resolve => { child.once('close', code => resolve(code)) })
+  const banner = await new Promise<{ peerId: string, grpc: string, addrs: string[] }>((resolve, reject) => {
     let peerId = ''
     let grpc = ''
+    const addrs: string[] = []
     const timer = setTimeout(() => { reject(new Error(`agentd ${o.name} not ready after 60 s:\n${stderr}`)) }, 60_000)
     createInterface({ input: child.stdout }).on('line', line => {
       const words = line.split(' ')
       if (words[0] === 'agentd') peerId = words[3]
+      else if (words[0] === 'listening') addrs.push(words[1])
       else if (words[0] === 'grpc') grpc = words[1]
-      else if (line === 'ready') { clearTimeout(timer); resolve({ peerId, grpc }) }
+      else if (line === 'ready') { clearTimeout(timer); resolve({ peerId, grpc, addrs }) }
     })
     void exited.then(() => { clearTimeout(timer); reject(new Error(`agentd ${o.name} exited before it was ready:\n${stderr}`)) })
   }).catch(async err => { child.kill('SIGKILL'); await exited; throw err })
   return {
+    name: o.name,
     ...banner,
     dataDir: o.dataDir,
     child,
     stderr: () => stderr,
     stop: async () => {
-      if (child.exitCode != null || child.signalCode != null) return
+      if (child.exitCode != null || child.signalCode != null) return await exited
       const kill = setTimeout(() => { child.kill('SIGKILL') }, 20_000)
       child.kill('SIGTERM')
-      await exited
+      const code = await exited
       clearTimeout(kill)
+      return code
     }
+  }
+}
+
+/** The temporary directories and daemons of one test; `cleanup()` stops the daemons and removes the directories. */
+export class AgentDaemons {
+  private readonly dirs: string[] = []
+  private readonly daemons: AgentDaemon[] = []
+
+  async dir (prefix: string): Promise<string> {
+    const d = await mkdtemp(join(tmpdir(), prefix))
+    this.dirs.push(d)
+    return d
+  }
+
+  async start (o: AgentDaemonOptions): Promise<AgentDaemon> {
+    const d = await startAgentDaemon(o)
+    this.daemons.push(d)
+    return d
+  }
+
+  async cleanup (): Promise<void> {
+    await Promise.all(this.daemons.splice(0).map(async d => { await d.stop() }))
+    await Promise.all(this.dirs.splice(0).map(async d => { await rm(d, { recursive: true, force: true }) }))
   }
 }
 
@@ -91,44 +133,28 @@ export async function git (args: string[], cwd?: string): Promise<string> {
   return (await run('git', args, { cwd, encoding: 'utf8', env })).stdout.trim()
 }
 
-export const GREET_TEST_COMMAND = 'node --test --test-reporter=tap'
-
-/** The greet function the test asks for, as an agent would write it. */
-export const GREET_SOLUTION = 'export function greet (name) {\n  return `Hello, ${name}!`\n}\n'
-
-/**
- * A bare shared repository `<dir>/shared.git` (branch main) holding a project
- * whose one test, test/greet.test.js, fails until greet.js exists.
- */
-export async function greetProject (dir: string): Promise<string> {
+/** A bare repository at `<dir>/shared.git` whose `main` holds `files`, committed once. */
+export async function seedSharedRepo (dir: string, files: Record<string, string>): Promise<string> {
   const shared = join(dir, 'shared.git')
   const seed = join(dir, 'seed')
   await git(['init', '--quiet', '--bare', '--initial-branch', 'main', shared])
-  await mkdir(join(seed, 'test'), { recursive: true })
-  await writeFile(join(seed, 'package.json'), JSON.stringify({ name: 'greet', private: true, type: 'module' }, null, 2) + '\n')
-  await writeFile(join(seed, 'README.md'), '# greet\n\nA function that says hello.\n')
-  await writeFile(join(seed, 'test', 'greet.test.js'), [
-    "import { test } from 'node:test'",
-    "import assert from 'node:assert/strict'",
-    "import { greet } from '../greet.js'",
-    '',
-    "test('greet says hello by name', () => {",
-    "  assert.equal(greet('Ada'), 'Hello, Ada!')",
-    '})',
-    ''
-  ].join('\n'))
   await git(['init', '--quiet', '--initial-branch', 'main', seed])
+  for (const [path, content] of Object.entries(files)) {
+    await mkdir(dirname(join(seed, path)), { recursive: true })
+    await writeFile(join(seed, path), content)
+  }
   await git(['add', '-A'], seed)
-  await git(['-c', 'user.name=test', '-c', 'user.email=test@example.invalid', 'commit', '--quiet', '-m', 'A test for greet'], seed)
+  await git(['-c', 'user.name=seed', '-c', 'user.email=seed@agency.invalid', 'commit', '--quiet', '-m', 'The project before the agents'], seed)
   await git(['push', '--quiet', shared, 'main'], seed)
+  await rm(seed, { recursive: true, force: true })
   return shared
 }
 
 /** The harness log, or '' before there is one. */
-export async function harnessLog (dataDir: string): Promise<string> {
-  return await readFile(join(dataDir, 'harness.log'), 'utf8').catch(() => '')
+export async function harnessLog (d: { dataDir: string }): Promise<string> {
+  return await readFile(join(d.dataDir, 'harness.log'), 'utf8').catch(() => '')
 }
 
-export function countMatches (text: string, re: RegExp): number {
-  return (text.match(new RegExp(re.source, 'g')) ?? []).length
+export function count (text: string, re: RegExp): number {
+  return (text.match(new RegExp(re.source, re.flags.includes('g') ? re.flags : `${re.flags}g`)) ?? []).length
 }

@@ -10,19 +10,19 @@ import { mkdir } from 'node:fs/promises'
 import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
 import { connectAgency, type Agency } from '../../src/api/client.js'
-import type { AgencyClient, LogEntry } from '../../src/gen/agency/v1/api.js'
-import type { LocalDaemon } from '../../src/swarm/local-daemon.js'
-import { AGENCY_BIN, Scratch, execFileP, waitFor } from '../agents/helpers.js'
+import type { AgencyClient } from '../../src/gen/agency/v1/api.js'
+import { AGENCY_BIN, execFileP, waitFor } from '../agents/helpers.js'
+import { AgentDaemons, count, git, harnessLog, seedSharedRepo, type AgentDaemon } from './agent-daemon.js'
+import { assertCli, body, wholeLog } from './greeter-scenario.js'
 import { CLAUDE_CODE_TOOLS, nextMove, PLAN_TASK } from './models/agent-script.js'
 import { startAnthropicModel, type ScriptedAnthropicModel } from './models/anthropic-messages.js'
-import { count, harnessLog } from './greeter-scenario.js'
-import { claudeAgentEnv, claudeResults, git, PERMISSION_DENIAL, seedSharedRepo } from './helpers.js'
+import { claudeCodeEnv, claudeResults, PERMISSION_DENIAL } from './claude-code.js'
 import { TEST_COMMAND, WELCOME } from './projects.js'
 
 const AGENTS = 3
 const TIMEOUT_MS = 300_000
 
-let scratch: Scratch | undefined
+let scratch: AgentDaemons | undefined
 const models: ScriptedAnthropicModel[] = []
 const apis: Agency[] = []
 
@@ -32,14 +32,6 @@ afterAll(async () => {
   for (const m of models) await m.close()
 }, 60_000)
 
-async function wholeLog (a: Agency): Promise<LogEntry[]> {
-  const out: LogEntry[] = []
-  for await (const e of a.stream((c: AgencyClient) => c.watchLog({ after: 0, follow: false }))) out.push(e)
-  return out
-}
-
-const body = (e: LogEntry): any => JSON.parse(e.bodyJson)
-
 function countBy<T> (items: T[], key: (t: T) => string): Record<string, number> {
   const out: Record<string, number> = {}
   for (const i of items) out[key(i)] = (out[key(i)] ?? 0) + 1
@@ -48,20 +40,21 @@ function countBy<T> (items: T[], key: (t: T) => string): Record<string, number> 
 
 describe('three Claude Code agents from a goal and an empty board', () => {
   it('one plans, the others wait and then take the tasks; the goal is met with every task done once', async () => {
-    scratch = new Scratch()
+    assertCli('claude')
+    scratch = new AgentDaemons()
     const dir = await scratch.dir('agency-claude-swarm-')
     const repo = await seedSharedRepo(dir, WELCOME.files)
-    const flags = ['--repo', repo, '--settle-ms', '500', '--swarm', `claude-swarm-${process.pid}`]
+    const flags = ['--repo', repo, '--settle-ms', '500', '--heartbeat-ms', '400', '--live-timeout-ms', '4000', '--swarm', `claude-swarm-${process.pid}`]
     for (let i = 0; i < AGENTS; i++) models.push(await startAnthropicModel(conv => nextMove(conv, WELCOME.playbook, CLAUDE_CODE_TOOLS)))
     for (let i = 0; i < AGENTS; i++) await mkdir(join(dir, `home-${i + 1}`))
-    const envOf = (i: number): Record<string, string> => claudeAgentEnv(join(dir, `home-${i + 1}`), models[i].url)
-    const dataDirs = models.map((_, i) => join(dir, `agent-${i + 1}`))
-
-    const daemons: LocalDaemon[] = []
+    const daemons: AgentDaemon[] = []
     for (let i = 0; i < AGENTS; i++) {
-      daemons.push(await scratch.daemon(`claude-${i + 1}`, {
-        dataDir: dataDirs[i],
-        env: envOf(i),
+      const home = join(dir, `home-${i + 1}`)
+      daemons.push(await scratch.start({
+        name: `claude-${i + 1}`,
+        dataDir: join(dir, `agent-${i + 1}`),
+        home,
+        env: claudeCodeEnv(home, models[i].url),
         peers: i === 0 ? [] : daemons[0].addrs,
         extraArgs: [...flags, '--harness', 'claude']
       }))

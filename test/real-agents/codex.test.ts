@@ -11,18 +11,19 @@
 import { writeFile, mkdir } from 'node:fs/promises'
 import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
-import { Scratch } from '../agents/helpers.js'
-import { GREETER, SCENARIO_TIMEOUT_MS, assertCli, count, expectExitedZeroThenFinished, expectTheLoop, sharedFile, sharedHistory, startSeededAgent, statusOf, waitForHarnessFinished } from './greeter-scenario.js'
-import { MODEL_ID, startResponsesModel, type ResponsesModel } from './models/openai-responses.js'
-import { DONE_MESSAGE } from './models/scripted-agent.js'
+import { count } from './agent-daemon.js'
+import { SCENARIO_TIMEOUT_MS, expectGreetIntegrated, expectOneCleanRun, expectTheLoop, startGreeter, waitForFinished, type GreeterRun } from './greeter-scenario.js'
+import { GOAL_MET_ANSWER } from './models/agent-script.js'
+import { CODEX_TOOLS, MODEL_ID, startResponsesModel, type ResponsesModel } from './models/openai-responses.js'
+import { GREETER, TEST_COMMAND } from './projects.js'
 
-let scratch: Scratch | undefined
+let run: GreeterRun | undefined
 let model: ResponsesModel | undefined
 
 afterEach(async () => {
-  await scratch?.cleanup()
+  await run?.cleanup()
   await model?.close()
-  scratch = undefined
+  run = undefined
   model = undefined
 })
 
@@ -54,63 +55,49 @@ function codexConfig (baseUrl: string): string {
 
 describe('agentd --harness codex: the real Codex CLI against a scripted Responses endpoint', () => {
   it('takes the task, lands its commit with the Agency-Task trailer, exits 0 and is not restarted once the goal is met', async () => {
-    assertCli('codex')
-    model = await startResponsesModel({ skills: GREETER.skills })
-    const baseUrl = model.baseUrl
-    scratch = new Scratch()
-    const { daemon, repo } = await startSeededAgent(scratch, 'codex', 'codex', async home => {
+    const m = model = await startResponsesModel({ playbook: GREETER.playbook, dialect: CODEX_TOOLS })
+    const r = run = await startGreeter('codex', async home => {
       await mkdir(join(home, '.codex'), { recursive: true })
-      await writeFile(join(home, '.codex', 'config.toml'), codexConfig(baseUrl))
+      await writeFile(join(home, '.codex', 'config.toml'), codexConfig(m.baseUrl))
       return { CODEX_HOME: join(home, '.codex'), SCRIPTED_MODEL_KEY: 'not-a-real-key' }
     })
-    const log = await waitForHarnessFinished(daemon, () => `The model's last turn: ${JSON.stringify(model?.turns().at(-1)?.answered)}`)
+    const log = await waitForFinished(r, () => m.errors()[0], () => `The model's last turn: ${JSON.stringify(m.turns().at(-1)?.move)}`)
 
-    // ---- the task is done, by this agent ----
-    const status = await statusOf(daemon)
-    const task = status.tasks.find(t => t.id === GREETER.task.id)
-    expect(task?.state).toBe('done')
-    expect(task?.holder).toBe(daemon.peerId)
-    expect(status.tests?.failed).toBe(0)
-    expect(status.tests?.passed).toBeGreaterThan(0)
-
-    // ---- its commit is on the shared branch, merged with the trailer of its claim ----
-    const history = await sharedHistory(repo)
-    expect(history.some(c => c.message.startsWith(`${GREETER.task.id}: ${GREETER.task.title}`))).toBe(true)
-    expect(history[0].message).toContain(`Agency-Task: ${GREETER.task.id}@${String(task?.epoch)}`)
-    expect(history[0].message).toContain(`Agency-Agent: ${daemon.peerId}`)
-    expect(await sharedFile(repo, 'src/greet.js')).toContain('Hello, ${name}!')
+    // ---- the task is done, by this agent, and its commit is on the shared branch with the trailer of its claim ----
+    await expectGreetIntegrated(r)
 
     // ---- one run: Codex exited 0 and the supervisor did not start it again ----
-    expect(count(log, /agentd: starting codex exec /), log.slice(-8000)).toBe(1)
-    expect(count(log, /agentd: harness exited/)).toBe(1)
-    expectExitedZeroThenFinished(log)
+    expectOneCleanRun(log, 'codex exec')
 
     // ---- nothing waited for approval, and the model's loop went through Codex's own tools ----
     expect(log).toMatch(/^approval: never$/m)
     expect(log).toMatch(/^sandbox: danger-full-access$/m)
-    const turns = model.turns()
+    expect(m.errors()).toEqual([])
+    const turns = m.turns()
     const last = turns[turns.length - 1]
-    expect(last.answered).toEqual({ kind: 'finish', text: DONE_MESSAGE })
-    expectTheLoop(last.taken, daemon.peerId)
+    expect(last.move).toEqual({ kind: 'answer', text: GOAL_MET_ANSWER })
+    expectTheLoop(last.taken, r.daemon.peerId)
     // The model knew the id: no fallback metadata, and the MCP tools were behind tool_search, which
     // loaded them in the namespace mcp__agency; Codex ran every one.
     expect(log).not.toMatch(/Model metadata for .* not found/)
     const calls = turns.map(t => t.call).filter(c => c != null)
     expect(calls[0].type).toBe('tool_search_call')
-    expect(calls.filter(c => c.namespace === 'mcp__agency').map(c => c.name)).toEqual(['status', 'read_inbox', 'ready', 'claim', 'integrate', 'done'])
-    expect(count(log, /^mcp: agency\/\w+ \(completed\)$/m)).toBe(6)
+    expect(last.taken[0].step).toBe('loadTools')
+    expect(calls.filter(c => c.namespace === 'mcp__agency').map(c => c.name)).toEqual(['status', 'read_inbox', 'ready', 'claim', 'integrate', 'done', 'status', 'read_inbox'])
+    expect(count(log, /^mcp: agency\/\w+ \(completed\)$/m)).toBe(8)
     // The file went through Codex's apply_patch (a freeform custom tool).
     expect(calls.find(c => c.name === 'apply_patch')?.type).toBe('custom_tool_call')
-    expect(last.taken.find(s => s.step.kind === 'write')?.output).toMatch(/Success\. Updated the following files:\s+A src\/greet\.js/)
+    expect(last.taken.find(s => s.step === 'change')?.outcome.text).toMatch(/Success\. Updated the following files:\s+A src\/greet\.js/)
     // The shell keeps the agency shim on PATH (Codex runs it without a login shell).
-    const find = last.taken.find(s => s.step.kind === 'shell' && s.step.command.startsWith('agency find'))
-    expect(find?.output).toMatch(/Process exited with code 0/)
-    expect(find?.output).not.toMatch(/command not found/)
-    const tests = last.taken.find(s => s.step.kind === 'shell' && s.step.command === GREETER.testCommand)
-    expect(tests?.output).toMatch(/# pass 1/)
+    const find = last.taken.find(s => s.step === 'search')
+    expect(find?.outcome.text).toMatch(/Process exited with code 0/)
+    expect(find?.outcome.text).not.toMatch(/command not found/)
+    const tests = last.taken.find(s => s.step === 'test')
+    expect(tests?.call.input.cmd).toBe(TEST_COMMAND)
+    expect(tests?.outcome.text).toMatch(/# pass 1/)
 
     // Every request was a Responses call to the scripted provider.
-    expect(model.requests.every(r => r.method === 'POST' && r.path === '/v1/responses')).toBe(true)
-    expect(model.requests[0].headers.authorization).toBe('Bearer not-a-real-key')
+    expect(m.requests.every(r => r.method === 'POST' && r.path === '/v1/responses')).toBe(true)
+    expect(m.requests[0].headers.authorization).toBe('Bearer not-a-real-key')
   }, SCENARIO_TIMEOUT_MS)
 })

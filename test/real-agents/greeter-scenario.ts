@@ -1,82 +1,33 @@
-// The scenario the real-CLI tests share: a bare shared repository seeded with a
-// tiny project (a test for a greet function that does not exist yet), a goal
-// whose test command is `node --test` with TAP output, one task on the board,
-// and one agentd that runs a real agent CLI as its harness in a temporary HOME.
-// Only the model behind the CLI is scripted (models/*.ts, which say so).
-import { execFile } from 'node:child_process'
+// The one-task scenario every real-CLI test shares: the greeter project
+// (projects.ts) in a bare shared repository, a goal with its test command and
+// one task on the board before the agent first looks, and one agentd running a
+// real agent CLI (`--harness <name>`) in a temporary HOME against a scripted
+// model (models/*.ts, which say they stand in for the model only), until the
+// goal is met. The API wants a token, so a CLI whose tools do not pass it on to
+// `agency` cannot work. Then what every such test asserts: the task done by
+// this agent alone, its commit on the shared branch with the trailer of its
+// claim, the loop of the prompt in order, one run that exited 0 and no restart.
 import { existsSync } from 'node:fs'
-import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
-import { tmpdir } from 'node:os'
-import { delimiter, dirname, join } from 'node:path'
-import { promisify } from 'node:util'
+import { mkdir } from 'node:fs/promises'
+import { join } from 'node:path'
 import { expect } from 'vitest'
-import { connectAgency } from '../../src/api/client.js'
-import type { AgencyClient, StatusReply } from '../../src/gen/agency/v1/api.js'
-import type { LocalDaemon } from '../../src/swarm/local-daemon.js'
-import { REPO_ROOT, type Scratch } from '../agents/helpers.js'
-import { waitFor } from '../helpers/wait-for.js'
-import type { AgentSkills, TakenStep } from './models/scripted-agent.js'
-
-const run = promisify(execFile)
-
-/** Where the real CLIs are installed (devDependencies). */
-export const CLI_BIN_DIR = join(REPO_ROOT, 'node_modules', '.bin')
+import { connectAgency, type Agency } from '../../src/api/client.js'
+import type { AgencyClient, LogEntry } from '../../src/gen/agency/v1/api.js'
+import { waitFor } from '../agents/helpers.js'
+import { AgentDaemons, CLI_BIN_DIR, count, git, harnessLog, seedSharedRepo, type AgentDaemon } from './agent-daemon.js'
+import { BRANCH_COMMAND, type TakenStep } from './models/agent-script.js'
+import { GREETER, TEST_COMMAND } from './projects.js'
 
 /** A whole real-CLI scenario may take this long on a busy machine; on an idle one it takes seconds. */
 export const SCENARIO_TIMEOUT_MS = 240_000
 
-export const GREETER = {
-  goal: 'A greet function: greet(name) returns "Hello, <name>!" (src/greet.js).',
-  testCommand: 'node --test --test-reporter=tap',
-  task: { id: 'greet', title: 'greet function', description: 'Write src/greet.js exporting greet(name), which returns "Hello, <name>!".', scope: ['src/**'] },
-  seed: {
-    'package.json': '{ "name": "greeter", "private": true, "type": "module" }\n',
-    'test/greet.test.js': [
-      'import { test } from \'node:test\'',
-      'import assert from \'node:assert/strict\'',
-      'import { greet } from \'../src/greet.js\'',
-      '',
-      'test(\'greet says hello to a name\', () => {',
-      '  assert.equal(greet(\'Ada\'), \'Hello, Ada!\')',
-      '})',
-      ''
-    ].join('\n')
-  } as Record<string, string>,
-  /** What the scripted model "knows how to write". */
-  skills: {
-    filesFor: () => ({ 'src/greet.js': 'export function greet (name) {\n  return `Hello, ${name}!`\n}\n' })
-  } satisfies AgentSkills
-}
-
-async function git (args: string[], cwd?: string): Promise<string> {
-  const env = { ...process.env, GIT_CONFIG_GLOBAL: '/dev/null', GIT_CONFIG_NOSYSTEM: '1' }
-  return (await run('git', args, { cwd, env, encoding: 'utf8' })).stdout.trim()
-}
-
-/** A bare repository at `<dir>/shared.git` whose main holds the greeter's seed. */
-export async function seedSharedRepo (dir: string): Promise<string> {
-  const work = await mkdtemp(join(tmpdir(), 'agency-greeter-seed-'))
-  const bare = join(dir, 'shared.git')
-  try {
-    for (const [path, content] of Object.entries(GREETER.seed)) {
-      await mkdir(dirname(join(work, path)), { recursive: true })
-      await writeFile(join(work, path), content)
-    }
-    await git(['init', '-q', '-b', 'main'], work)
-    await git(['add', '-A'], work)
-    await git(['-c', 'user.name=seed', '-c', 'user.email=seed@agency.invalid', 'commit', '-q', '-m', 'seed: greeter'], work)
-    await git(['init', '-q', '--bare', '-b', 'main', bare])
-    await git(['push', '-q', bare, 'main'], work)
-  } finally {
-    await rm(work, { recursive: true, force: true })
-  }
-  return bare
-}
-
-export interface SeededAgent {
-  daemon: LocalDaemon
-  repo: string
+export interface GreeterRun {
+  daemon: AgentDaemon
+  api: Agency
+  /** The bare shared repository. */
+  shared: string
   home: string
+  cleanup: () => Promise<void>
 }
 
 /**
@@ -84,83 +35,38 @@ export interface SeededAgent {
  * task before the harness starts: the daemon is started once without a harness
  * to put them in its log, stopped, and started again on the same data dir with
  * `--harness <harness>`, so the CLI's first `status` already sees the work.
- * `env` is added to the daemon's (and so the harness's) environment over a
- * temporary HOME and a PATH that starts with node_modules/.bin.
+ * `setup` writes the CLI's configuration into the temporary HOME and returns
+ * the environment it needs.
  */
-export async function startSeededAgent (scratch: Scratch, name: string, harness: string, setup: (home: string) => Promise<Record<string, string>>): Promise<SeededAgent> {
-  const dir = await scratch.dir(`agency-${name}-`)
-  const repo = await seedSharedRepo(dir)
-  const home = join(dir, 'home')
-  await mkdir(home, { recursive: true })
-  // Every per-user directory the CLIs may use is inside the temporary HOME.
-  const env = {
-    HOME: home,
-    XDG_CONFIG_HOME: join(home, '.config'),
-    XDG_CACHE_HOME: join(home, '.cache'),
-    XDG_DATA_HOME: join(home, '.local', 'share'),
-    XDG_STATE_HOME: join(home, '.local', 'state'),
-    PATH: [CLI_BIN_DIR, process.env.PATH].filter(p => p != null && p !== '').join(delimiter),
-    ...(await setup(home))
-  }
-  const dataDir = join(dir, 'data')
-  const common = ['--repo', repo, '--mirror-dir', join(dir, 'mirrors'), '--settle-ms', '300']
-  const seeder = await scratch.daemon(`${name}-seed`, { dataDir, logFile: join(dir, 'agentd-seed.log'), env, extraArgs: common })
-  const api = connectAgency(seeder.grpc)
+export async function startGreeter (harness: string, setup: (home: string) => Promise<Record<string, string>>): Promise<GreeterRun> {
+  assertCli(harness)
+  const daemons = new AgentDaemons()
   try {
-    await api.call((c: AgencyClient) => c.setGoal, { text: GREETER.goal, files: [], testCommand: GREETER.testCommand })
-    const t = GREETER.task
-    await api.call((c: AgencyClient) => c.addTask, { id: t.id, title: t.title, description: t.description, deps: [], scope: t.scope, priority: 0 })
-  } finally {
-    api.close()
+    const root = await daemons.dir(`agency-${harness}-`)
+    const shared = await seedSharedRepo(root, GREETER.files)
+    const home = join(root, 'home')
+    await mkdir(home, { recursive: true })
+    const env = await setup(home)
+    const dataDir = join(root, 'agent')
+    const tokenFile = join(root, 'api-token')
+    const common = { name: 'solo', dataDir, home, env, extraArgs: ['--repo', shared, '--settle-ms', '300', '--heartbeat-ms', '400', '--api-token-file', tokenFile] }
+    const seeder = await daemons.start(common)
+    const seedApi = connectAgency(seeder.grpc, { tokenFile })
+    try {
+      await seedApi.call((c: AgencyClient) => c.setGoal, { text: GREETER.goal, files: [], testCommand: TEST_COMMAND })
+      const t = GREETER.task
+      await seedApi.call((c: AgencyClient) => c.addTask, { id: t.id, title: t.title, description: t.description, deps: [], scope: t.scope, priority: 0 })
+    } finally {
+      seedApi.close()
+    }
+    if (await seeder.stop() !== 0) throw new Error(`the seeding agentd did not exit cleanly:\n${seeder.stderr()}`)
+    const daemon = await daemons.start({ ...common, extraArgs: [...common.extraArgs, '--harness', harness] })
+    const api = connectAgency(daemon.grpc, { tokenFile })
+    return { daemon, api, shared, home, cleanup: async () => { api.close(); await daemons.cleanup() } }
+  } catch (err) {
+    await daemons.cleanup()
+    throw err
   }
-  if (await seeder.stop('SIGTERM') !== 0) throw new Error('the seeding agentd did not exit cleanly')
-  const daemon = await scratch.daemon(name, { dataDir, logFile: join(dir, 'agentd.log'), env, extraArgs: [...common, '--harness', harness] })
-  return { daemon, repo, home }
-}
-
-export async function harnessLog (d: LocalDaemon): Promise<string> {
-  return await readFile(join(d.dataDir, 'harness.log'), 'utf8').catch(() => '')
-}
-
-/**
- * Waits until the supervisor has decided not to restart the harness (the goal
- * is met); fails at once when the harness has been started a third time, since
- * a run that ends without meeting the goal is restarted.
- */
-export async function waitForHarnessFinished (d: LocalDaemon, explain: () => string = () => ''): Promise<string> {
-  const log = await waitFor(async () => {
-    const text = await harnessLog(d)
-    return text.includes('agentd: work is done; not restarting the harness') || count(text, /agentd: starting /) >= 3 ? text : undefined
-  }, { timeoutMs: SCENARIO_TIMEOUT_MS - 30_000, intervalMs: 500, what: 'the harness to finish and the supervisor to stop restarting it' })
-  if (!log.includes('agentd: work is done')) throw new Error(`the harness was restarted twice without meeting the goal. ${explain()}\nharness.log without the prompt:\n${withoutPrompt(log).slice(-6000)}`)
-  return log
-}
-
-/** The harness log minus the lines of the shared prompt that CLIs echo (markdown lists, tables, headings). */
-function withoutPrompt (log: string): string {
-  return log.split('\n').filter(l => !/^(\s{2,}|- |\||#|\d+\. |\*\*)/.test(l) && l.trim() !== '').join('\n')
-}
-
-export async function statusOf (d: LocalDaemon): Promise<StatusReply> {
-  const api = connectAgency(d.grpc)
-  try {
-    return await api.call((c: AgencyClient) => c.getStatus, {})
-  } finally {
-    api.close()
-  }
-}
-
-/** Each commit on the shared branch: sha, subject and full message. */
-export async function sharedHistory (repo: string): Promise<Array<{ sha: string, message: string }>> {
-  const out = await git(['--git-dir', repo, 'log', '--format=%H%x00%B%x01', 'main'])
-  return out.split('\x01').map(s => s.trim()).filter(s => s !== '').map(s => {
-    const [sha, message] = s.split('\x00')
-    return { sha, message: message.trim() }
-  })
-}
-
-export async function sharedFile (repo: string, path: string): Promise<string> {
-  return await git(['--git-dir', repo, 'show', `main:${path}`])
 }
 
 /** The CLIs are devDependencies; say how to get them if one is missing. */
@@ -171,31 +77,106 @@ export function assertCli (name: string): string {
 }
 
 /**
- * The run went through the whole loop of the shared prompt, in order: the
- * board, the inbox, the ready tasks, a search from the shell, the claim, the
- * task branch the daemon switched to, the file, the tests, the commit,
- * integrate, done; every call came back with an answer and none was refused or
- * left waiting for a human.
+ * Waits until the supervisor has decided not to restart the harness (the goal
+ * is met) and returns the harness log. Fails at once, saying why, when
+ * `stopEarly` names a reason (the scripted model could not go on, a call was
+ * refused), the CLI exited non-zero, or it was started a third time.
  */
-export function expectTheLoop (taken: TakenStep[], agentId: string): void {
-  const brief = taken.map(({ step: s }) => s.kind === 'agency' ? s.tool : s.kind === 'shell' ? s.command : s.kind === 'write' ? `write ${s.path}` : s.kind)
-  expect(brief).toEqual([
-    'status', 'read_inbox', 'ready', `agency find '${GREETER.task.title}'`, 'claim', 'git rev-parse --abbrev-ref HEAD',
-    'write src/greet.js', GREETER.testCommand, `git add -A && git commit -m '${GREETER.task.id}: ${GREETER.task.title}'`, 'integrate', 'done'
-  ])
-  expect(taken[5].output).toContain(`agency/${agentId}/${GREETER.task.id}`)
-  for (const s of taken) expect(s.output).not.toMatch(/approv|permission|denied|rejected by user|not allowed|command not found/i)
+export async function waitForFinished (run: GreeterRun, stopEarly: () => string | undefined, explain: () => string | Promise<string> = () => ''): Promise<string> {
+  const outcome = await waitFor('the harness to finish and the supervisor to stop restarting it', async () => {
+    const log = await harnessLog(run.daemon)
+    if (log.includes('agentd: work is done; not restarting the harness')) return { log }
+    const failed = /agentd: harness exited \(code [1-9]\d*/.exec(log)?.[0]
+    return stopEarly() ?? (failed != null ? `the CLI failed: ${failed}` : count(log, /agentd: starting /) >= 3 ? 'the harness was restarted twice without meeting the goal' : undefined)
+  }, SCENARIO_TIMEOUT_MS - 30_000, 500).catch((err: Error) => err.message)
+  if (typeof outcome === 'string') {
+    throw new Error(`${outcome}\n${await explain()}\n--- harness.log without the prompt ---\n${withoutPrompt(await harnessLog(run.daemon)).slice(-6000)}\n--- agentd ---\n${run.daemon.stderr()}`)
+  }
+  return outcome.log
 }
 
-/** The one run exited 0, and after it the supervisor ended supervision instead of restarting. */
-export function expectExitedZeroThenFinished (log: string): void {
+/** The harness log minus the lines of the shared prompt that CLIs echo (markdown lists, tables, headings). */
+function withoutPrompt (log: string): string {
+  return log.split('\n').filter(l => !/^(\s{2,}|- |\||#|\d+\. |\*\*)/.test(l) && l.trim() !== '').join('\n')
+}
+
+export async function wholeLog (a: Agency): Promise<LogEntry[]> {
+  const out: LogEntry[] = []
+  for await (const e of a.stream((c: AgencyClient, m) => c.watchLog({ after: 0, follow: false }, m))) out.push(e)
+  return out
+}
+
+export const body = (e: LogEntry): any => JSON.parse(e.bodyJson)
+
+/**
+ * The task claimed and done by this agent alone, the goal's tests green, one
+ * merge on the shared branch: the task's commit carrying `Agency-Task:
+ * greet@<epoch of the claim>` and `Agency-Agent: <this agent>`, greet.js as the
+ * solution and nothing else new. Returns the log for more.
+ */
+export async function expectGreetIntegrated (run: GreeterRun): Promise<LogEntry[]> {
+  const me = run.daemon.peerId
+  const t = GREETER.task
+  const status = await run.api.call((c: AgencyClient) => c.getStatus, {})
+  const task = status.tasks.find(x => x.id === t.id)
+  expect(task).toMatchObject({ state: 'done', holder: me })
+  expect(status.tests).toMatchObject({ passed: 1, failed: 0 })
+  const log = await wholeLog(run.api)
+  expect(log.filter(e => e.kind === 'done').map(e => [body(e).task, e.author])).toEqual([[t.id, me]])
+  expect(log.filter(e => e.kind === 'claim' && body(e).task === t.id).map(e => e.author)).toEqual([me])
+  const merged = log.filter(e => e.kind === 'integration' && body(e).result === 'merged')
+  expect(merged).toHaveLength(1)
+  const { commit, epoch } = body(merged[0]) as { commit: string, epoch: number }
+  expect(task?.epoch).toBe(epoch)
+
+  expect(await git(['--git-dir', run.shared, 'rev-parse', 'main'])).toBe(commit)
+  const messages = (await git(['--git-dir', run.shared, 'log', '--format=%B%x00', 'main'])).split('\x00').map(m => m.trim())
+  expect(messages.some(m => m.startsWith(`${t.id}: ${t.title}`))).toBe(true)
+  expect(messages[0]).toContain(`Agency-Agent: ${me}`)
+  const trailers = await git(['--git-dir', run.shared, 'log', '--format=%(trailers:key=Agency-Task,valueonly)', 'main'])
+  expect(trailers.split('\n').filter(l => l.trim() !== '')).toEqual([`${t.id}@${epoch}`])
+  const files = (await git(['--git-dir', run.shared, 'ls-tree', '-r', '--name-only', 'main'])).split('\n')
+  expect(files.sort()).toEqual([...Object.keys(GREETER.files), 'src/greet.js'].sort())
+  expect(await git(['--git-dir', run.shared, 'show', 'main:src/greet.js'])).toBe(GREETER.solution.trim())
+  // proto3 JSON leaves zeros out.
+  expect(log.filter(e => e.kind === 'test_run').map(e => [body(e).commit, body(e).passed, body(e).failed ?? 0])).toEqual([[commit, 1, 0]])
+  return log
+}
+
+/** One run of `command`, which exited 0 by itself, and after it the supervisor ended supervision instead of restarting. */
+export function expectOneCleanRun (log: string, command: string): void {
+  expect(count(log, new RegExp(`agentd: starting ${command} `)), log.slice(-4000)).toBe(1)
+  expect(count(log, /agentd: harness exited/)).toBe(1)
   const exited = log.indexOf('agentd: harness exited (code 0, signal null)')
   const finished = log.indexOf('agentd: work is done; not restarting the harness')
-  expect(exited, log.slice(-4000)).toBeGreaterThan(-1)
+  expect(exited).toBeGreaterThan(-1)
   expect(finished).toBeGreaterThan(exited)
   expect(log.slice(finished)).not.toContain('agentd: starting ')
 }
 
-export function count (text: string, re: RegExp): number {
-  return (text.match(new RegExp(re.source, re.flags.includes('g') ? re.flags : `${re.flags}g`)) ?? []).length
+/**
+ * The run went through the whole loop of the shared prompt, in order (GREETER.playbook:
+ * the tests pass at once): the board, the inbox, the ready tasks, a search from
+ * the shell, the claim, the task branch the daemon switched to, the file, the
+ * tests, the commit, integrate, done, and round again to see the goal met;
+ * every call came back with an answer and none was refused or left waiting for
+ * a human. A tool search the CLI needs first (Codex) is not part of the loop.
+ */
+export function expectTheLoop (taken: TakenStep[], agentId: string): void {
+  const loop = taken.filter(s => s.step !== 'loadTools')
+  const brief = loop.map(({ intent: i }) => i.kind === 'agency' ? i.tool : i.kind === 'shell' ? i.command : i.kind === 'write' ? `write ${i.path}` : i.kind)
+  const t = GREETER.task
+  expect(brief).toEqual([
+    'status', 'read_inbox', 'ready', `agency find '${t.title}' --json`, 'claim', BRANCH_COMMAND,
+    'write src/greet.js', TEST_COMMAND, `git add -A && git commit -q -m '${t.id}: ${t.title}'`, 'integrate', 'done',
+    'status', 'read_inbox'
+  ])
+  expect(loop[5].outcome.text).toContain(`agency/${agentId}/${t.id}`)
+  expect(loop[7].outcome.isError).toBe(false)
+  for (const s of taken) expect(s.outcome.text).not.toMatch(/approv|permission|denied|rejected by user|not allowed|command not found/i)
+}
+
+/** What a stand-in sent, turn by turn: each call by its tool's name, a call of the shell tool as `$ <first two words>`. */
+export function sentCalls (replies: Array<{ name: string, args: Record<string, unknown> } | { text: string } | undefined>, shell: string): string[] {
+  return replies.flatMap(r => r != null && 'name' in r ? [r.name === shell ? `$ ${String(r.args.command).split(' ').slice(0, 2).join(' ')}` : r.name] : [])
 }

@@ -41,18 +41,34 @@ const welcomeTest = [
   ''
 ].join('\n')
 
+const GREET_SOLUTION = 'export function greet (name) {\n  return `Hello, ${name}!`\n}\n'
+
 /**
- * What the scripted model writes for the greeter's one task (greeter-scenario.ts: the seed already
- * has test/greet.test.js). The first attempt forgets the punctuation; the tests catch it and an edit fixes it.
+ * The one-task project (greeter-scenario.ts): a test for a greet function that
+ * does not exist yet, a goal whose test command is TEST_COMMAND, and one task.
  */
-export const GREETER_PLAYBOOK = {
-  work: {
-    greet: [
-      [{ path: 'src/greet.js', content: 'export function greet (name) {\n  return `Hello ${name}`\n}\n' }],
-      [{ path: 'src/greet.js', find: 'return `Hello ${name}`', replace: 'return `Hello, ${name}!`' }]
-    ]
-  }
-} satisfies Playbook
+export const GREETER = {
+  goal: 'A greet function: greet(name) returns "Hello, <name>!" (src/greet.js).',
+  task: { id: 'greet', title: 'greet function', description: 'Write src/greet.js exporting greet(name), which returns "Hello, <name>!".', scope: ['src/**'] },
+  files: {
+    'package.json': JSON.stringify({ name: 'greeter', private: true, type: 'module' }, null, 2) + '\n',
+    'README.md': '# greeter\n\nA function that says hello.\n',
+    'test/greet.test.js': greetTest.replace('../greet.js', '../src/greet.js')
+  } as Record<string, string>,
+  /** What greet.js holds once the task is done. */
+  solution: GREET_SOLUTION,
+  /** The scripted model writes the file, the tests pass. */
+  playbook: { work: { greet: [[{ path: 'src/greet.js', content: GREET_SOLUTION }]] } } satisfies Playbook,
+  /** The first attempt forgets the punctuation; the tests catch it and an edit fixes it. */
+  redFirstPlaybook: {
+    work: {
+      greet: [
+        [{ path: 'src/greet.js', content: 'export function greet (name) {\n  return `Hello ${name}`\n}\n' }],
+        [{ path: 'src/greet.js', find: 'return `Hello ${name}`', replace: 'return `Hello, ${name}!`' }]
+      ]
+    }
+  } satisfies Playbook
+}
 
 /** A goal with no tasks: whoever holds `plan` splits it into three, the third depending on the other two. */
 const SEED = {
@@ -71,7 +87,7 @@ export const WELCOME = {
     ],
     work: {
       greet: [[
-        { path: 'greet.js', content: 'export function greet (name) {\n  return `Hello, ${name}!`\n}\n' },
+        { path: 'greet.js', content: GREET_SOLUTION },
         { path: 'test/greet.test.js', content: greetTest }
       ]],
       shout: [[

@@ -1,54 +1,32 @@
-// Part of the model stand-ins (STAND-IN FOR THE MODEL ONLY): how a scripted
-// agent's call of an `agency` MCP tool is said as an `agency` command in a
-// shell, for CLIs without MCP (Pi) or without the agency server, as the prompt
-// allows ("Use the agency command in your shell, or the tools of the agency MCP
-// server"), and back: a conversation's shell command read as the tool call it
-// stands for, so the scripted agent recognises its own earlier steps.
-import { shellQuote, splitCommandLine } from '../../../src/harness/command-line.js'
-import type { AgentStep } from './scripted-agent.js'
+// Part of the model stand-ins (STAND-IN FOR THE MODEL ONLY): how the scripted
+// agent (agent-script.ts) says a call of an `agency` MCP tool as an `agency`
+// command in a shell, printing JSON, for CLIs without MCP (Pi) or whose
+// request does not offer the agency tools, as the prompt allows ("Use the
+// agency command in your shell, or the tools of the agency MCP server").
+import { shellQuote } from '../../../src/harness/command-line.js'
+import type { AgencyTool } from './agent-script.js'
 
-/** MCP tool name -> `agency` subcommand, where the two differ in more than spelling. */
-const SUBCOMMAND: Record<string, string> = { read_inbox: 'inbox', search_findings: 'find', send_message: 'send', record_finding: 'note', add_task: 'task add' }
+const str = (v: unknown): string => typeof v === 'string' ? v : v == null ? '' : String(v)
 
-/** `agency <subcommand> ... --json` for a call of agency MCP tool `tool`. */
-export function agencyCommand (tool: string, args: Record<string, unknown>): string {
-  const words = ['agency', ...(SUBCOMMAND[tool] ?? tool).split(' ')]
-  const task = typeof args.task === 'string' ? args.task : undefined
-  if (tool === 'integrate') {
-    if (task != null) words.push('--task', task)
-  } else if (task != null) {
-    words.push(task)
-  }
-  if (typeof args.query === 'string') words.push(args.query)
-  for (const glob of Array.isArray(args.scope) ? args.scope : []) words.push('--scope', String(glob))
-  words.push('--json')
-  return words.map(w => shellQuote(w)).join(' ')
-}
-
-/** The step a shell command stands for: an agency tool call if agencyCommand could have written it, else the command. */
-export function stepOfCommand (command: string): AgentStep {
-  let words: string[]
-  try {
-    words = splitCommandLine(command)
-  } catch {
-    return { kind: 'shell', command }
-  }
-  if (words[0] !== 'agency' || words.at(-1) !== '--json') return { kind: 'shell', command }
-  const rest = words.slice(1, -1)
-  for (const [tool, sub] of [...Object.entries(SUBCOMMAND), ...['status', 'ready', 'claim', 'integrate', 'done', 'release'].map(t => [t, t])]) {
-    const subWords = sub.split(' ')
-    if (subWords.some((w, i) => rest[i] !== w)) continue
-    const args: Record<string, unknown> = {}
-    const tail = rest.slice(subWords.length)
-    const scope: string[] = []
-    for (let i = 0; i < tail.length; i++) {
-      if (tail[i] === '--scope') scope.push(tail[++i])
-      else if (tail[i] === '--task') args.task = tail[++i]
-      else if (tool === 'search_findings') args.query = tail[i]
-      else args.task = tail[i]
+/** The `agency` command line that does what MCP tool `tool` does, printing JSON. */
+export function agencyCommandLine (tool: AgencyTool, args: Record<string, unknown>): string {
+  const list = (v: unknown): string[] => Array.isArray(v) ? v.map(String) : []
+  const words = ((): string[] => {
+    switch (tool) {
+      case 'status': return ['status']
+      case 'read_inbox': return ['inbox']
+      case 'ready': return ['ready']
+      case 'wait': return ['wait']
+      case 'search_findings': return ['find', str(args.query)]
+      case 'claim': return ['claim', str(args.task), ...list(args.scope).flatMap(s => ['--scope', s])]
+      case 'done': return ['done', str(args.task)]
+      case 'integrate': return ['integrate', '--task', str(args.task)]
+      case 'release': return ['release', str(args.task), '--note', str(args.note)]
+      case 'record_finding': return ['note', '--kind', str(args.kind), ...list(args.paths).flatMap(p => ['--path', p]), str(args.text)]
+      case 'add_tasks': return ['task', 'add-plan', '-']
     }
-    if (scope.length > 0) args.scope = scope
-    return { kind: 'agency', tool, args }
-  }
-  return { kind: 'shell', command }
+  })()
+  const line = ['agency', ...words, '--json'].map(shellQuote).join(' ')
+  // The plan goes in on stdin: JSON is YAML too.
+  return tool === 'add_tasks' ? `printf '%s\\n' ${shellQuote(JSON.stringify(args.tasks))} | ${line}` : line
 }

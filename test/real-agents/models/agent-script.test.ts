@@ -1,7 +1,8 @@
 // The scripted agent's decisions, without a CLI: a conversation is grown one
 // move at a time against canned tool results, the way an endpoint would see it.
 import { describe, expect, it } from 'vitest'
-import { BRANCH_COMMAND, CLAUDE_CODE_TOOLS, nextMove, ScriptError, type Conversation, type Move, type Playbook, type ToolCall, type ToolOutcome } from './agent-script.js'
+import { BRANCH_COMMAND, CLAUDE_CODE_TOOLS, nextMove, replay, reportsFailedExit, ScriptError, type Conversation, type Move, type Playbook, type ToolCall, type ToolOutcome } from './agent-script.js'
+import { CODEX_TOOLS } from './openai-responses.js'
 
 const PROMPT = 'You are ada.\n\nYour agent id is `agent-a`. Your daemon listens at 127.0.0.1:1.'
 const MCP = ['status', 'read_inbox', 'ready', 'search_findings', 'claim', 'add_task', 'add_tasks', 'done', 'integrate', 'wait', 'record_finding', 'release'].map(t => `mcp__agency__${t}`)
@@ -106,5 +107,24 @@ describe('the scripted agent', () => {
     const conv: Conversation = { prompt: PROMPT, tools: TOOLS, history: [{ call: { name: 'Bash', input: { command: 'rm -rf /' } }, outcome: ok('') }] }
     expect(() => nextMove(conv, BOOK, CLAUDE_CODE_TOOLS)).toThrow(ScriptError)
     expect(() => nextMove({ ...conv, prompt: 'hello', history: [] }, BOOK, CLAUDE_CODE_TOOLS)).toThrow(/agent id/)
+  })
+
+  it('searches for deferred MCP tools first where the CLI offers a tool search, then calls them in their namespace', () => {
+    const conv: Conversation = { prompt: PROMPT, tools: ['tool_search', 'exec_command', 'apply_patch'], history: [] }
+    const first = nextMove(conv, BOOK, CODEX_TOOLS)
+    expect(first).toMatchObject({ kind: 'call', call: CODEX_TOOLS.toolSearch })
+    if (first.kind !== 'call') return
+    conv.history.push({ call: first.call, outcome: { text: 'status read_inbox ready claim', isError: false } })
+    conv.tools.push('mcp__agency/status', 'mcp__agency/read_inbox')
+    const second = replay(conv, BOOK, CODEX_TOOLS)
+    expect(second.taken.map(s => s.step)).toEqual(['loadTools'])
+    expect(second.move).toMatchObject({ kind: 'call', call: { namespace: 'mcp__agency', name: 'status', input: {} } })
+    // With the tools offered from the start, there is nothing to search for.
+    expect(nextMove({ ...conv, history: [] }, BOOK, CODEX_TOOLS)).toMatchObject({ kind: 'call', call: { namespace: 'mcp__agency', name: 'status' } })
+  })
+
+  it('reads a failed shell command from the exit code the CLI reports', () => {
+    for (const text of ['Process exited with code 1', 'Command exited with code 2', '<exited with exit code 1>', 'Exit Code: 1']) expect(reportsFailedExit(text), text).toBe(true)
+    for (const text of ['Process exited with code 0', 'completed with exit code 0', 'Exit Code: (none)', '# pass 1']) expect(reportsFailedExit(text), text).toBe(false)
   })
 })

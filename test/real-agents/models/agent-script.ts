@@ -9,8 +9,8 @@
 // goal's tests (red: record the failure, try again), commit, integrate, mark it
 // done, and go round again until the goal is met; with nothing ready it waits.
 // What to write for each task is the playbook, the one thing a real model
-// would bring itself. (scripted-agent.ts is the one-task agent the other CLIs'
-// tests share: it stops after its task. This one loops, so a swarm can plan.)
+// would bring itself. Every real-CLI test uses it: one agent with one task goes
+// round once more, sees the goal met and answers; a swarm plans and waits.
 //
 // Nothing here knows a wire format. An endpoint (anthropic-messages.ts, or an
 // OpenAI or Gemini one) turns a request into a Conversation and the Move back
@@ -19,15 +19,30 @@
 // reading each decision (HELD or LOST, tests green or red, merged or not) from
 // the tool results, then says what to do next. A restarted CLI starts a new
 // conversation, and so starts again at `status`, as the prompt says.
+//
+// What differs between CLIs is only how tools are named and shaped: a
+// ToolDialect per CLI (the agency MCP tools under the CLI's names, or none,
+// and then every coordination step is an `agency` command in the shell, as in
+// agency-cli.ts; a tool search first where the CLI defers its MCP tools).
 import { isDeepStrictEqual } from 'node:util'
 import { isAbsolute, join } from 'node:path'
 import { shellQuote } from '../../../src/harness/command-line.js'
-import { parseJson } from './scripted-agent.js'
+import { agencyCommandLine } from './agency-cli.js'
+
+/** A tool's name, in a namespace where the CLI groups tools (Codex: the MCP server's tools under `mcp__agency`). */
+export interface ToolRef {
+  name: string
+  namespace?: string
+}
 
 /** A tool call as the CLI sees it: one of the tools its request offered. */
-export interface ToolCall {
-  name: string
+export interface ToolCall extends ToolRef {
   input: Record<string, unknown>
+}
+
+/** How a Conversation lists a tool: its name, or `<namespace>/<name>`. */
+export function toolKey (t: ToolRef): string {
+  return t.namespace != null ? `${t.namespace}/${t.name}` : t.name
 }
 
 /** What a tool call gave back. */
@@ -40,7 +55,7 @@ export interface ToolOutcome {
 export interface Conversation {
   /** The prompt the CLI was started with (prompts/agent.md, rendered). */
   prompt: string
-  /** The names of the tools the request offers. */
+  /** The tools the request offers (toolKey: name, or namespace/name). */
   tools: string[]
   /** The directory the CLI works in, where it says (for tools that want absolute paths). */
   cwd?: string
@@ -59,14 +74,17 @@ export type Intent =
   | { kind: 'write', path: string, content: string }
   | { kind: 'edit', path: string, find: string, replace: string }
   | { kind: 'shell', command: string }
+  | { kind: 'loadTools' }
 
 /** The coordination tools the script uses (the agency MCP server's names). */
 export type AgencyTool = 'status' | 'read_inbox' | 'ready' | 'search_findings' | 'claim' | 'add_tasks' | 'done' | 'integrate' | 'wait' | 'record_finding' | 'release'
 
 /** How one CLI names and shapes its tools. Paths given to it are relative to the workspace. */
 export interface ToolDialect {
-  /** The name this CLI gives the agency MCP server's tool `tool`. */
-  mcpName: (tool: AgencyTool) => string
+  /** The name this CLI gives the agency MCP server's tool `tool`; none: the CLI has no MCP (the shell's `agency` it is). */
+  mcp?: (tool: AgencyTool) => ToolRef
+  /** A call that loads the deferred MCP tools, made first when the request offers it and not yet the tools (Codex's tool_search). */
+  toolSearch?: ToolCall
   write: (path: string, content: string, cwd: string | undefined) => ToolCall
   edit: (path: string, find: string, replace: string, cwd: string | undefined) => ToolCall
   shell: (command: string) => ToolCall
@@ -105,7 +123,7 @@ export const PLAN_TASK = 'plan'
 
 // ---- the steps ----------------------------------------------------------
 
-type StepName = 'look' | 'inbox' | 'ready' | 'search' | 'claim' | 'recheck' | 'addPlan' | 'closePlan' |
+export type StepName = 'loadTools' | 'look' | 'inbox' | 'ready' | 'search' | 'claim' | 'recheck' | 'addPlan' | 'closePlan' |
   'branch' | 'change' | 'test' | 'noteFailure' | 'commit' | 'integrate' | 'done' | 'release' | 'wait'
 
 interface TaskInfo { id: string, title: string, scope: string[] }
@@ -147,6 +165,11 @@ function held (m: Memory): { id: string, title: string, scope: string[] } {
 }
 
 const STEPS: Record<StepName, Step> = {
+  loadTools: {
+    act: () => ({ kind: 'loadTools' }),
+    say: () => 'Loading the agency tools first.',
+    next: () => 'look'
+  },
   look: {
     act: () => agency('status'),
     say: () => 'Looking at the board first.',
@@ -330,6 +353,17 @@ function readStatus (m: Memory, out: ToolOutcome): void {
 
 // ---- replay -------------------------------------------------------------
 
+/** The final answer once the goal is met. */
+export const GOAL_MET_ANSWER = 'The goal is met: every task is done and the goal\'s tests pass on the shared branch. Stopping.'
+
+/** A step of the conversation as the script read it: which step, what it meant, the call and its result. */
+export interface TakenStep {
+  step: StepName
+  intent: Intent
+  call: ToolCall
+  outcome: ToolOutcome
+}
+
 function freshMemory (prompt: string): Memory {
   const me = /agent id is `([^`]+)`/.exec(prompt)?.[1] ?? ''
   return { me, goalMet: false, testCommand: '', ready: [], lost: new Set(), attempt: 0, changes: [], failure: '', integrateTries: 0 }
@@ -341,20 +375,55 @@ function freshMemory (prompt: string): Memory {
  * conversation, or a CLI that changed a call).
  */
 export function nextMove (conv: Conversation, book: Playbook, dialect: ToolDialect): Move {
+  return replay(conv, book, dialect).move
+}
+
+/** nextMove, with the conversation's calls as the steps the script read them as. */
+export function replay (conv: Conversation, book: Playbook, dialect: ToolDialect): { taken: TakenStep[], move: Move } {
   const m = freshMemory(conv.prompt)
   if (m.me === '') throw new ScriptError('the prompt does not name the agent id: is this the agency prompt?')
-  let step: StepName | undefined = 'look'
+  const taken: TakenStep[] = []
+  let step: StepName | undefined = startsWithToolSearch(conv, dialect) ? 'loadTools' : 'look'
   for (const [i, past] of conv.history.entries()) {
     if (step === undefined) throw new ScriptError(`turn ${i + 1}: a call after the final answer`)
     const intent = STEPS[step].act(m, book)
     if (!renderings(intent, conv, dialect).some(c => sameCall(c, past.call))) {
-      throw new ScriptError(`turn ${i + 1}: the conversation has ${past.call.name} ${JSON.stringify(past.call.input)} where the script's step "${step}" makes ${JSON.stringify(render(intent, conv, dialect))}`)
+      throw new ScriptError(`turn ${i + 1}: the conversation has ${toolKey(past.call)} ${JSON.stringify(past.call.input)} where the script's step "${step}" makes ${JSON.stringify(render(intent, conv, dialect))}`)
     }
+    taken.push({ step, intent, ...past })
     step = STEPS[step].next(m, past.outcome, book)
   }
-  if (step === undefined) return { kind: 'answer', text: 'The goal is met: every task is done and the goal\'s tests pass on the shared branch. Stopping.' }
-  if (conv.history.length >= MAX_TURNS) return { kind: 'answer', text: `Stopping after ${MAX_TURNS} tool calls without meeting the goal.` }
-  return { kind: 'call', call: render(STEPS[step].act(m, book), conv, dialect), say: STEPS[step].say(m) }
+  if (step === undefined) return { taken, move: { kind: 'answer', text: GOAL_MET_ANSWER } }
+  if (conv.history.length >= MAX_TURNS) return { taken, move: { kind: 'answer', text: `Stopping after ${MAX_TURNS} tool calls without meeting the goal.` } }
+  return { taken, move: { kind: 'call', call: render(STEPS[step].act(m, book), conv, dialect), say: STEPS[step].say(m) } }
+}
+
+/** The conversation began, or is to begin, with the tool search: it did, or it offers the search and not yet the tools. */
+function startsWithToolSearch (conv: Conversation, dialect: ToolDialect): boolean {
+  const search = dialect.toolSearch
+  if (search == null) return false
+  if (conv.history.length > 0) return sameCall(search, conv.history[0].call)
+  return conv.tools.includes(toolKey(search)) && (dialect.mcp == null || !conv.tools.includes(toolKey(dialect.mcp('status'))))
+}
+
+/** One agent turn as an endpoint answered it: the steps read from the conversation, the move, or why the script could not go on. */
+export interface ScriptedTurn {
+  taken: TakenStep[]
+  move: Move
+  error?: string
+}
+
+/**
+ * The turn for the conversation `read` returns; when it cannot be read or the
+ * script cannot go on, the move is an answer saying why (the CLI ends its run).
+ */
+export function scriptedTurn (read: () => Conversation, book: Playbook, dialect: ToolDialect): ScriptedTurn {
+  try {
+    return replay(read(), book, dialect)
+  } catch (err) {
+    const error = (err as Error).message
+    return { taken: [], move: { kind: 'answer', text: `The scripted model cannot go on: ${error}` }, error }
+  }
 }
 
 /** The tool call for an intent: the agency MCP tool when offered, else the `agency` command in the shell. */
@@ -366,10 +435,14 @@ function renderings (intent: Intent, conv: Pick<Conversation, 'tools' | 'cwd'>, 
   switch (intent.kind) {
     case 'agency': {
       const viaShell = dialect.shell(agencyCommandLine(intent.tool, intent.args))
-      const name = dialect.mcpName(intent.tool)
+      if (dialect.mcp == null) return [viaShell]
+      const viaMcp = { ...dialect.mcp(intent.tool), input: intent.args }
       // A CLI may offer the MCP tools on some turns only; either form is the same step.
-      return conv.tools.includes(name) ? [{ name, input: intent.args }, viaShell] : [viaShell, { name, input: intent.args }]
+      return conv.tools.includes(toolKey(viaMcp)) ? [viaMcp, viaShell] : [viaShell, viaMcp]
     }
+    case 'loadTools':
+      if (dialect.toolSearch == null) throw new ScriptError('this CLI has no tool search')
+      return [dialect.toolSearch]
     case 'write': return [dialect.write(intent.path, intent.content, conv.cwd)]
     case 'edit': return [dialect.edit(intent.path, intent.find, intent.replace, conv.cwd)]
     case 'shell': return [dialect.shell(intent.command)]
@@ -378,32 +451,9 @@ function renderings (intent: Intent, conv: Pick<Conversation, 'tools' | 'cwd'>, 
 
 /** The call the script would make is the one in the conversation; a CLI may add its own defaults to the input (Claude Code's Edit adds replace_all). */
 function sameCall (expected: ToolCall, actual: ToolCall): boolean {
-  if (expected.name !== actual.name) return false
+  if (expected.name !== actual.name || expected.namespace !== actual.namespace) return false
   const want = JSON.parse(JSON.stringify(expected.input)) as Record<string, unknown>
   return Object.entries(want).every(([k, v]) => isDeepStrictEqual(v, actual.input[k]))
-}
-
-/** The `agency` command line that does what MCP tool `tool` does, printing JSON. */
-export function agencyCommandLine (tool: AgencyTool, args: Record<string, unknown>): string {
-  const list = (v: unknown): string[] => Array.isArray(v) ? v.map(String) : []
-  const words = ((): string[] => {
-    switch (tool) {
-      case 'status': return ['status']
-      case 'read_inbox': return ['inbox']
-      case 'ready': return ['ready']
-      case 'wait': return ['wait']
-      case 'search_findings': return ['find', str(args.query)]
-      case 'claim': return ['claim', str(args.task), ...list(args.scope).flatMap(s => ['--scope', s])]
-      case 'done': return ['done', str(args.task)]
-      case 'integrate': return ['integrate', '--task', str(args.task)]
-      case 'release': return ['release', str(args.task), '--note', str(args.note)]
-      case 'record_finding': return ['note', '--kind', str(args.kind), ...list(args.paths).flatMap(p => ['--path', p]), str(args.text)]
-      case 'add_tasks': return ['task', 'add-plan', '-']
-    }
-  })()
-  const line = ['agency', ...words, '--json'].map(shellQuote).join(' ')
-  // The plan goes in on stdin: JSON is YAML too.
-  return tool === 'add_tasks' ? `printf '%s\\n' ${shellQuote(JSON.stringify(args.tasks))} | ${line}` : line
 }
 
 // ---- dialects -----------------------------------------------------------
@@ -416,13 +466,30 @@ function absolute (path: string, cwd: string | undefined): string {
 
 /** Claude Code: `mcp__<server>__<tool>`, Write and Edit with absolute paths, Bash. */
 export const CLAUDE_CODE_TOOLS: ToolDialect = {
-  mcpName: tool => `mcp__agency__${tool}`,
+  mcp: tool => ({ name: `mcp__agency__${tool}` }),
   write: (path, content, cwd) => ({ name: 'Write', input: { file_path: absolute(path, cwd), content } }),
   edit: (path, find, replace, cwd) => ({ name: 'Edit', input: { file_path: absolute(path, cwd), old_string: find, new_string: replace } }),
   shell: command => ({ name: 'Bash', input: { command, description: `Run ${command.split(' ').slice(0, 3).join(' ')}` } })
 }
 
 // ---- reading tool results -----------------------------------------------
+
+/** The JSON in a tool's answer; CLIs may wrap it in text, so the outermost {...} or [...] is tried too. */
+export function parseJson (text: string): unknown {
+  try {
+    return JSON.parse(text)
+  } catch {
+    const start = text.search(/[[{]/)
+    const end = Math.max(text.lastIndexOf('}'), text.lastIndexOf(']'))
+    if (start < 0 || end <= start) return undefined
+    try { return JSON.parse(text.slice(start, end + 1)) } catch { return undefined }
+  }
+}
+
+/** A shell tool's text that reports a non-zero exit ("exited with code 1", "exit code 1", "Exit Code: 1"): the command failed. */
+export function reportsFailedExit (text: string): boolean {
+  return /exit(?:ed)?(?: with)?(?: exit)? code:? [1-9]\d*/i.test(text)
+}
 
 function asObject (v: unknown): Record<string, any> | undefined {
   return v != null && typeof v === 'object' && !Array.isArray(v) ? v as Record<string, any> : undefined

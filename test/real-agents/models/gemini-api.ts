@@ -2,8 +2,8 @@
 // speaks the Gemini API (generativelanguage v1beta) as Gemini CLI uses it when
 // GOOGLE_GEMINI_BASE_URL points here and GEMINI_API_KEY is anything. The CLI,
 // its tools, its MCP client and shell are the real ones; only the model's
-// answers are scripted: scripted-agent.ts picks the next step from the function
-// responses in the conversation, said here as a call of a tool the request offers.
+// answers are scripted: agent-script.ts picks the next call from the function
+// responses in the conversation, in Gemini CLI's tool names (GEMINI_TOOLS).
 //
 // Routes (what Gemini CLI 0.61 sends):
 //   POST /v1beta/models/<model>:streamGenerateContent?alt=sse  one agent turn, answered as one SSE event
@@ -13,8 +13,7 @@
 // Anything else is a 404 in the API's error shape. Every request is recorded.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
-import { agencyCommand, stepOfCommand } from './agency-cli.js'
-import { nextStep, type AgentSkills, type AgentStep, type TakenStep } from './scripted-agent.js'
+import { reportsFailedExit, scriptedTurn, type Conversation, type Playbook, type ScriptedTurn, type ToolDialect } from './agent-script.js'
 
 export interface GeminiRequestRecord {
   method: string
@@ -24,10 +23,9 @@ export interface GeminiRequestRecord {
   /** streamGenerateContent, generateContent, countTokens, or the unknown path's last segment. */
   rpc: string
   body: any
-  /** For an agent turn: the steps the conversation held, and the next one the stand-in answered with. */
-  history?: TakenStep[]
-  step?: AgentStep
-  /** That step as the function call sent, or the final text. */
+  /** For an agent turn: the steps the conversation held and the move answered. */
+  turn?: ScriptedTurn
+  /** That move as the function call sent, or the final text. */
   reply?: { name: string, args: Record<string, unknown> } | { text: string }
 }
 
@@ -37,38 +35,21 @@ export interface GeminiStandIn {
   readonly requests: GeminiRequestRecord[]
   /** The agent turns: streamGenerateContent requests whose body offered tools. */
   turns: () => GeminiRequestRecord[]
+  /** Errors the script raised (each also ended its CLI turn with a text saying so). */
+  errors: () => string[]
   close: () => Promise<void>
 }
 
 export interface GeminiStandInOptions {
-  /** The work the scripted agent knows how to do. */
-  skills: AgentSkills
+  playbook: Playbook
 }
 
-const MCP_PREFIX = 'mcp_agency_'
-
-/**
- * A step as Gemini CLI's function call: agency tools are mcp_agency_<tool> when
- * offered (else `agency` in the shell), files go through write_file, commands
- * through run_shell_command.
- */
-export function geminiCall (step: AgentStep, offered: Set<string>): { name: string, args: Record<string, unknown> } | { text: string } {
-  switch (step.kind) {
-    case 'agency':
-      if (offered.has(MCP_PREFIX + step.tool)) return { name: MCP_PREFIX + step.tool, args: step.args }
-      return geminiCall({ kind: 'shell', command: agencyCommand(step.tool, step.args) }, offered)
-    case 'shell': return { name: 'run_shell_command', args: { command: step.command, description: `run ${step.command.split(' ')[0]}` } }
-    case 'write': return { name: 'write_file', args: { file_path: step.path, content: step.content } }
-    case 'finish': return { text: step.text }
-  }
-}
-
-/** The step a function call of the conversation was. */
-export function geminiStep (name: string, args: Record<string, unknown>): AgentStep {
-  if (name.startsWith(MCP_PREFIX)) return { kind: 'agency', tool: name.slice(MCP_PREFIX.length), args }
-  if (name === 'write_file') return { kind: 'write', path: String(args.file_path), content: String(args.content) }
-  if (name === 'run_shell_command') return stepOfCommand(String(args.command))
-  return { kind: 'shell', command: `(${name})` }
+/** Gemini CLI: the agency MCP tools as mcp_agency_<tool>, write_file and replace for files, run_shell_command. */
+export const GEMINI_TOOLS: ToolDialect = {
+  mcp: tool => ({ name: `mcp_agency_${tool}` }),
+  write: (path, content) => ({ name: 'write_file', input: { file_path: path, content } }),
+  edit: (path, find, replace) => ({ name: 'replace', input: { file_path: path, old_string: find, new_string: replace } }),
+  shell: command => ({ name: 'run_shell_command', input: { command, description: `run ${command.split(' ')[0]}` } })
 }
 
 export async function startGeminiStandIn (opts: GeminiStandInOptions): Promise<GeminiStandIn> {
@@ -86,6 +67,7 @@ export async function startGeminiStandIn (opts: GeminiStandInOptions): Promise<G
     url: `http://127.0.0.1:${port}`,
     requests,
     turns: () => requests.filter(r => r.rpc === 'streamGenerateContent' && Array.isArray(r.body?.tools)),
+    errors: () => requests.flatMap(r => r.turn?.error != null ? [r.turn.error] : []),
     close: async () => { await closeServer(server) }
   }
 }
@@ -107,7 +89,7 @@ function answer (req: IncomingMessage, res: ServerResponse, text: string, opts: 
   }
   switch (record.rpc) {
     case 'streamGenerateContent': {
-      const reply = agentTurn(body, opts.skills, record)
+      const reply = agentTurn(body, opts.playbook, record)
       res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' })
       res.end(`data: ${JSON.stringify(response(partsOf(reply, requests.length), body))}\n\n`)
       return
@@ -117,7 +99,7 @@ function answer (req: IncomingMessage, res: ServerResponse, text: string, opts: 
       const schema = body?.generationConfig?.responseJsonSchema ?? body?.generationConfig?.responseSchema
       const parts = schema != null
         ? [{ text: JSON.stringify(valueFor(schema)) }]
-        : partsOf(agentTurn(body, opts.skills, record), requests.length)
+        : partsOf(agentTurn(body, opts.playbook, record), requests.length)
       sendJson(res, 200, response(parts, body))
       return
     }
@@ -129,17 +111,29 @@ function answer (req: IncomingMessage, res: ServerResponse, text: string, opts: 
   }
 }
 
-/** The conversation's past steps with their results, and the scripted next one as Gemini CLI's function call. */
-function agentTurn (body: any, skills: AgentSkills, record: GeminiRequestRecord): { name: string, args: Record<string, unknown> } | { text: string } {
-  const offered = new Set<string>((body?.tools ?? []).flatMap((t: any) => (t.functionDeclarations ?? []).map((f: any) => String(f.name))))
-  record.history = pastCalls(body?.contents ?? []).map(c => ({ step: geminiStep(c.name, c.args), output: c.output }))
-  record.step = nextStep(record.history, skills)
-  record.reply = geminiCall(record.step, offered)
+/** The scripted next move, as Gemini CLI's function call or the final text. */
+function agentTurn (body: any, playbook: Playbook, record: GeminiRequestRecord): { name: string, args: Record<string, unknown> } | { text: string } {
+  record.turn = scriptedTurn(() => conversation(body), playbook, GEMINI_TOOLS)
+  const move = record.turn.move
+  record.reply = move.kind === 'call' ? { name: move.call.name, args: move.call.input } : { text: move.text }
   return record.reply
 }
 
+/** The conversation the contents carry: the user's text, the functions offered, each call with its response. */
+export function conversation (body: any): Conversation {
+  const contents: any[] = body?.contents ?? []
+  const prompt = contents.filter(c => c?.role === 'user').flatMap(c => (c.parts ?? []).map((p: any) => typeof p?.text === 'string' ? p.text : '')).join('\n')
+  const tools = (body?.tools ?? []).flatMap((t: any) => (t.functionDeclarations ?? []).map((f: any) => String(f.name)))
+  const shell = GEMINI_TOOLS.shell('').name
+  const history = pastCalls(contents).map(c => ({
+    call: { name: c.name, input: c.args },
+    outcome: { text: c.output, isError: c.failed || (c.name === shell && reportsFailedExit(c.output)) }
+  }))
+  return { prompt, tools, history }
+}
+
 /** Pairs each functionCall of a model turn with the functionResponse the CLI sent back for it. */
-export function pastCalls (contents: any[]): Array<{ name: string, args: Record<string, unknown>, output: string }> {
+export function pastCalls (contents: any[]): Array<{ name: string, args: Record<string, unknown>, output: string, failed: boolean }> {
   const calls: Array<{ name: string, args: Record<string, unknown>, id?: string }> = []
   const responses: Array<{ name: string, id?: string, response: unknown }> = []
   for (const c of contents) {
@@ -153,7 +147,8 @@ export function pastCalls (contents: any[]): Array<{ name: string, args: Record<
     let i = call.id != null ? responses.findIndex((r, j) => !used.has(j) && r.id === call.id) : -1
     if (i < 0) i = responses.findIndex((r, j) => !used.has(j) && r.name === call.name)
     if (i >= 0) used.add(i)
-    return { name: call.name, args: call.args, output: i >= 0 ? responseText(responses[i].response) : '' }
+    const response = i >= 0 ? responses[i].response : undefined
+    return { name: call.name, args: call.args, output: responseText(response), failed: typeof (response as any)?.error === 'string' }
   })
 }
 

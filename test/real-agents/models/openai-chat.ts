@@ -2,8 +2,8 @@
 // speaks the OpenAI Chat Completions API, for agent CLIs that take an
 // OpenAI-compatible base URL (Pi: a provider with "api": "openai-completions"
 // in ~/.pi/agent/models.json). The CLI and its tools are real; only the model's
-// answers are scripted: scripted-agent.ts picks the next step from the tool
-// results in the conversation, said here as a call of the CLI's own tools.
+// answers are scripted: agent-script.ts picks the next call from the tool
+// results in the conversation, in the CLI's own tool names (PI_TOOLS).
 //
 // Routes:
 //   POST /v1/chat/completions  an agent turn: SSE chunks when "stream" is true, else one JSON completion
@@ -11,18 +11,16 @@
 // Anything else is a 404 in the API's error shape. Every request is recorded.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
-import { agencyCommand, stepOfCommand } from './agency-cli.js'
-import { nextStep, type AgentSkills, type AgentStep, type TakenStep } from './scripted-agent.js'
+import { reportsFailedExit, scriptedTurn, type Conversation, type Playbook, type ScriptedTurn, type ToolDialect } from './agent-script.js'
 
 export interface ChatRequestRecord {
   method: string
   path: string
   body: any
-  /** For an agent turn: the steps the conversation held, and the next one the stand-in answered with. */
-  history?: TakenStep[]
-  step?: AgentStep
-  /** That step as the tool call sent, or the final text. */
-  reply?: ToolCall | { text: string }
+  /** For an agent turn: the steps the conversation held and the move answered. */
+  turn?: ScriptedTurn
+  /** That move as the tool call sent, or the final text. */
+  reply?: { name: string, args: Record<string, unknown> } | { text: string }
 }
 
 export interface ChatStandIn {
@@ -32,40 +30,23 @@ export interface ChatStandIn {
   readonly requests: ChatRequestRecord[]
   /** The agent turns: chat completions that offered tools. */
   turns: () => ChatRequestRecord[]
+  /** Errors the script raised (each also ended its CLI turn with a text saying so). */
+  errors: () => string[]
   close: () => Promise<void>
 }
 
-export interface ToolCall { name: string, args: Record<string, unknown> }
-
-/** How a CLI's own tools say the scripted agent's steps, and back. */
-export interface ChatDialect {
-  call: (step: AgentStep, offered: Set<string>) => ToolCall | { text: string }
-  step: (call: ToolCall) => AgentStep
-}
-
 export interface ChatStandInOptions {
-  /** The work the scripted agent knows how to do. */
-  skills: AgentSkills
-  dialect: ChatDialect
+  playbook: Playbook
+  dialect: ToolDialect
   /** The model id to report. Default "scripted". */
   model?: string
 }
 
-/** Pi's built-in tools: no MCP, so the agency tools are `agency` commands in bash; files go through write. */
-export const piDialect: ChatDialect = {
-  call: step => {
-    switch (step.kind) {
-      case 'agency': return { name: 'bash', args: { command: agencyCommand(step.tool, step.args) } }
-      case 'shell': return { name: 'bash', args: { command: step.command } }
-      case 'write': return { name: 'write', args: { path: step.path, content: step.content } }
-      case 'finish': return { text: step.text }
-    }
-  },
-  step: call => {
-    if (call.name === 'bash') return stepOfCommand(String(call.args.command))
-    if (call.name === 'write') return { kind: 'write', path: String(call.args.path), content: String(call.args.content) }
-    return { kind: 'shell', command: `(${call.name})` }
-  }
+/** Pi's built-in tools: no MCP, so every coordination step is an `agency` command in bash; files go through write and edit. */
+export const PI_TOOLS: ToolDialect = {
+  write: (path, content) => ({ name: 'write', input: { path, content } }),
+  edit: (path, find, replace) => ({ name: 'edit', input: { path, edits: [{ oldText: find, newText: replace }] } }),
+  shell: command => ({ name: 'bash', input: { command } })
 }
 
 export async function startChatStandIn (opts: ChatStandInOptions): Promise<ChatStandIn> {
@@ -84,7 +65,8 @@ export async function startChatStandIn (opts: ChatStandInOptions): Promise<ChatS
     baseUrl: `http://127.0.0.1:${port}/v1`,
     model,
     requests,
-    turns: () => requests.filter(r => r.step != null),
+    turns: () => requests.filter(r => r.turn != null),
+    errors: () => requests.flatMap(r => r.turn?.error != null ? [r.turn.error] : []),
     close: async () => { await closeServer(server) }
   }
 }
@@ -107,10 +89,10 @@ function answer (req: IncomingMessage, res: ServerResponse, text: string, opts: 
     sendJson(res, 404, apiError(`the stand-in has no ${req.method ?? ''} ${path}`, 'not_found'))
     return
   }
-  const offered = new Set<string>((body?.tools ?? []).map((t: any) => String(t?.function?.name ?? t?.name ?? '')))
-  record.history = pastCalls(body?.messages ?? []).map(c => ({ step: opts.dialect.step(c), output: c.output }))
-  record.step = nextStep(record.history, opts.skills)
-  const reply = record.reply = opts.dialect.call(record.step, offered)
+  const tools: string[] = (body?.tools ?? []).map((t: any) => String(t?.function?.name ?? t?.name ?? ''))
+  record.turn = scriptedTurn(() => conversation(body?.messages ?? [], tools, opts.dialect), opts.playbook, opts.dialect)
+  const move = record.turn.move
+  const reply = record.reply = move.kind === 'call' ? { name: move.call.name, args: move.call.input } : { text: move.text }
   const id = `chatcmpl-stand-in-${requests.length}`
   const created = Math.floor(Date.now() / 1000)
   const toolCall = 'text' in reply
@@ -137,11 +119,19 @@ function answer (req: IncomingMessage, res: ServerResponse, text: string, opts: 
   res.end('data: [DONE]\n\n')
 }
 
+/** The conversation the messages carry: the user's text, the tools offered, each call with its result (a reported non-zero exit is a failure). */
+export function conversation (messages: any[], tools: string[], dialect: ToolDialect): Conversation {
+  const prompt = messages.filter(m => m?.role === 'user' || m?.role === 'system').map(m => contentText(m.content)).join('\n')
+  const shell = dialect.shell('').name
+  const history = pastCalls(messages).map(c => ({ call: { name: c.name, input: c.args }, outcome: { text: c.output, isError: c.name === shell && reportsFailedExit(c.output) } }))
+  return { prompt, tools, history }
+}
+
 /** Pairs each tool call of an assistant message with the tool message that answers it. */
-export function pastCalls (messages: any[]): Array<ToolCall & { output: string }> {
+export function pastCalls (messages: any[]): Array<{ name: string, args: Record<string, unknown>, output: string }> {
   const results = new Map<string, string>()
   for (const m of messages) if (m?.role === 'tool') results.set(String(m.tool_call_id), contentText(m.content))
-  const calls: Array<ToolCall & { output: string }> = []
+  const calls: Array<{ name: string, args: Record<string, unknown>, output: string }> = []
   for (const m of messages) {
     if (m?.role !== 'assistant') continue
     for (const c of m.tool_calls ?? []) {

@@ -4,17 +4,17 @@
 // in these tests is real: the CLI, its tools, its MCP client, agentd, git.
 //
 // Each request is one turn of the CLI's agent loop. The endpoint reads the
-// input items the CLI sent (its earlier function/custom tool calls and their
-// outputs), asks scripted-agent.ts what the agent does next, and answers with
-// that step as a call of a tool the request offers: an `agency` MCP tool under
-// the name the CLI gave it, the CLI's own shell tool, its own file tool
-// (apply_patch, create) or, when it has none, a shell heredoc; or with the final
-// assistant message. Requests without the agent's tools (titles, summaries and
-// other side requests) get a short message, and GET /v1/models a one-model
-// list, so nothing waits. Every request is recorded for the test to assert on.
+// input items the CLI sent (its earlier function, custom and tool-search calls
+// and their outputs) into a conversation, asks agent-script.ts what the agent
+// does next, and answers with that call in the CLI's own tool names (CODEX_TOOLS,
+// COPILOT_TOOLS): an `agency` MCP tool, the shell tool, apply_patch (a freeform
+// custom tool) for files; or with the final assistant message. Requests that do
+// not offer the CLI's shell tool (titles, summaries and other side requests) get
+// a short message, and GET /v1/models a one-model list, so nothing waits. Every
+// request is recorded for the test to assert on.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
-import { nextStep, type AgentSkills, type AgentStep, type TakenStep } from './scripted-agent.js'
+import { reportsFailedExit, scriptedTurn, toolKey, type Conversation, type Playbook, type ScriptedTurn, type ToolCall, type ToolDialect } from './agent-script.js'
 
 /** The model id the endpoint lists and answers as. */
 export const MODEL_ID = 'gpt-5.5'
@@ -26,11 +26,11 @@ export interface RecordedRequest {
   headers: Record<string, string | string[] | undefined>
   /** The parsed JSON body, if there was one. */
   body: any
-  /** The agent's turn: the steps taken so far and the step answered; absent for side requests. */
-  turn?: { taken: TakenStep[], answered: AgentStep, call?: WireCall }
+  /** The agent's turn, and how its call went out on the wire; absent for side requests. */
+  turn?: ScriptedTurn & { call?: WireCall }
 }
 
-/** How a step went out on the wire. */
+/** How a call went out on the wire. */
 export interface WireCall {
   type: 'function_call' | 'custom_tool_call' | 'tool_search_call'
   name: string
@@ -46,17 +46,41 @@ export interface ResponsesModel {
   requests: RecordedRequest[]
   /** The agent turns only, in order. */
   turns: () => Array<NonNullable<RecordedRequest['turn']>>
+  /** Errors the script raised (each also ended its CLI turn with a text saying so). */
+  errors: () => string[]
   close: () => Promise<void>
 }
 
 export interface ResponsesModelOptions {
-  skills: AgentSkills
+  playbook: Playbook
+  dialect: ToolDialect
+}
+
+/** apply_patch, a freeform (custom) tool in both CLIs: its input is the patch. */
+const applyPatch = (patch: string): ToolCall => ({ name: 'apply_patch', input: { input: patch } })
+
+/** Codex: the agency MCP tools in the namespace mcp__agency, loaded by its client-side tool_search; exec_command; apply_patch. */
+export const CODEX_TOOLS: ToolDialect = {
+  mcp: tool => ({ namespace: 'mcp__agency', name: tool }),
+  // BM25 over the tools' names and descriptions: the ones the loop uses.
+  toolSearch: { name: 'tool_search', input: { query: 'agency status read_inbox ready claim integrate done', limit: 20 } },
+  write: (path, content) => applyPatch(addFilePatch(path, content)),
+  edit: (path, find, replace) => applyPatch(updateFilePatch(path, find, replace)),
+  shell: command => ({ name: 'exec_command', input: { cmd: command, yield_time_ms: 30_000 } })
+}
+
+/** Copilot: the agency MCP tools as functions `agency-<tool>`; bash; apply_patch. */
+export const COPILOT_TOOLS: ToolDialect = {
+  mcp: tool => ({ name: `agency-${tool}` }),
+  write: (path, content) => applyPatch(addFilePatch(path, content)),
+  edit: (path, find, replace) => applyPatch(updateFilePatch(path, find, replace)),
+  shell: command => ({ name: 'bash', input: { command, description: command.slice(0, 100) } })
 }
 
 export async function startResponsesModel (o: ResponsesModelOptions): Promise<ResponsesModel> {
   const requests: RecordedRequest[] = []
-  // What each call id this endpoint issued stood for: the model remembers what it asked for.
-  const issued = new Map<string, AgentStep>()
+  // What each call id this endpoint issued was: the model remembers what it asked for.
+  const issued = new Map<string, ToolCall>()
   let seq = 0
   const server: Server = createServer((req, res) => {
     void readBody(req).then(text => {
@@ -72,30 +96,22 @@ export async function startResponsesModel (o: ResponsesModelOptions): Promise<Re
   })
 
   function answerTurn (res: ServerResponse, rec: RecordedRequest, body: any): void {
-    const tools = offeredTools(body.tools, body.input)
+    const offered = offeredTools(body.tools, body.input)
     const stream = new SseResponse(res, `resp_${++seq}`)
-    if (tools.agency.size === 0 && tools.shell == null) {
+    if (!offered.has(toolKey(o.dialect.shell('')))) {
       // Not the agent's turn (a title, a summary, a check): a short answer.
       stream.message('ok')
       return
     }
-    const taken = takenSteps(body.input, issued)
-    const step = nextStep(taken, o.skills)
-    const callId = `call_${seq}`
-    // Codex defers MCP tools behind its client-side tool_search for models that support it:
-    // the agent searches for its tools first, and they come back in the next request's input.
-    const call = step.kind === 'finish'
-      ? undefined
-      : step.kind === 'agency' && !tools.agency.has(step.tool) && tools.toolSearch && !searched(body.input)
-        ? toolSearchCall(callId)
-        : wireCall(step, tools, callId)
-    rec.turn = { taken, answered: step, call }
-    if (call == null) {
-      stream.message(step.kind === 'finish' ? step.text : `cannot do ${step.kind}: the CLI offers no tool for it`)
+    const turn = scriptedTurn(() => conversation(body, offered, issued, o.dialect), o.playbook, o.dialect)
+    const call = turn.move.kind === 'call' ? wireCall(turn.move.call, offered, `call_${seq}`) : undefined
+    rec.turn = { ...turn, call }
+    if (turn.move.kind === 'answer') {
+      stream.message(turn.move.text)
       return
     }
-    if (call.type !== 'tool_search_call') issued.set(call.callId, step)
-    stream.toolCall(call)
+    issued.set(`call_${seq}`, turn.move.call)
+    stream.toolCall(call as WireCall)
   }
 
   await new Promise<void>(resolve => server.listen(0, '127.0.0.1', resolve))
@@ -104,6 +120,7 @@ export async function startResponsesModel (o: ResponsesModelOptions): Promise<Re
     baseUrl: `http://127.0.0.1:${port}/v1`,
     requests,
     turns: () => requests.flatMap(r => r.turn != null ? [r.turn] : []),
+    errors: () => requests.flatMap(r => r.turn?.error != null ? [r.turn.error] : []),
     close: async () => {
       server.closeAllConnections()
       await new Promise<void>(resolve => server.close(() => resolve()))
@@ -113,114 +130,91 @@ export async function startResponsesModel (o: ResponsesModelOptions): Promise<Re
 
 // ---------------------------------------------------------------- tools offered
 
-interface ToolRef { name: string, namespace?: string }
-
-interface OfferedTools {
-  /** agency MCP tool name -> how the CLI names it */
-  agency: Map<string, ToolRef>
-  /** A client-side tool search (Codex) that loads deferred tools. */
-  toolSearch: boolean
-  shell?: ToolRef & { style: 'exec_command' | 'bash' | 'shell_command' | 'shell' }
-  write?: ToolRef & { style: 'apply_patch_custom' | 'apply_patch_function' | 'create' }
-}
-
-const AGENCY_PREFIX = /^(?:mcp__)?agency(?:__|-|_|\.|\/)/
-
 /**
- * Sorts the request's tools, and those a tool search loaded earlier in the
- * conversation, into the agency MCP tools, the shell tool and the file tool.
+ * The request's tools, and those a tool search loaded earlier in the
+ * conversation, by toolKey, each with its type (function, custom, tool_search).
  */
-export function offeredTools (tools: unknown, input?: unknown): OfferedTools {
-  const out: OfferedTools = { agency: new Map(), toolSearch: false }
+export function offeredTools (tools: unknown, input?: unknown): Map<string, string> {
+  const out = new Map<string, string>()
   const loaded = (Array.isArray(input) ? input : []).flatMap((i: any) => i?.type === 'tool_search_output' && Array.isArray(i.tools) ? i.tools : [])
-  const list: any[] = [...(Array.isArray(tools) ? tools : []), ...loaded]
-  for (const t of list) {
-    if (t?.type === 'tool_search') { out.toolSearch = true; continue }
-    if (t?.type === 'namespace' && Array.isArray(t.tools)) {
-      // One namespace per MCP server: Codex calls it "mcp__agency" with the server's own tool
-      // names inside, Copilot "agency" with "agency-<tool>" inside.
-      if (/^(?:mcp__)?agency$/.test(String(t.name))) {
-        for (const inner of t.tools) if (typeof inner?.name === 'string') out.agency.set(inner.name.replace(AGENCY_PREFIX, ''), { name: inner.name, namespace: t.name })
-      }
-      continue
-    }
-    const name = typeof t?.name === 'string' ? t.name : ''
-    if (AGENCY_PREFIX.test(name)) out.agency.set(name.replace(AGENCY_PREFIX, ''), { name })
-    else if (name === 'exec_command') out.shell = { name, style: 'exec_command' }
-    else if (name === 'bash') out.shell = { name, style: 'bash' }
-    else if (name === 'shell_command' && out.shell == null) out.shell = { name, style: 'shell_command' }
-    else if (name === 'shell' && out.shell == null) out.shell = { name, style: 'shell' }
-    else if (name === 'apply_patch') out.write = { name, style: t.type === 'custom' ? 'apply_patch_custom' : 'apply_patch_function' }
-    else if (name === 'create' && out.write == null) out.write = { name, style: 'create' }
+  for (const t of [...(Array.isArray(tools) ? tools : []), ...loaded] as any[]) {
+    if (t?.type === 'tool_search') out.set('tool_search', 'tool_search')
+    else if (t?.type === 'namespace' && Array.isArray(t.tools)) {
+      for (const inner of t.tools) if (typeof inner?.name === 'string') out.set(toolKey({ namespace: String(t.name), name: inner.name }), String(inner.type ?? 'function'))
+    } else if (typeof t?.name === 'string') out.set(t.name, String(t.type ?? 'function'))
   }
   return out
 }
 
-/** The step as a call of one of the offered tools; undefined when none fits. */
-export function wireCall (step: Exclude<AgentStep, { kind: 'finish' }>, tools: OfferedTools, callId: string): WireCall | undefined {
-  const fn = (ref: ToolRef, args: Record<string, unknown>): WireCall => ({ type: 'function_call', name: ref.name, namespace: ref.namespace, callId, payload: JSON.stringify(args) })
-  if (step.kind === 'agency') {
-    const ref = tools.agency.get(step.tool)
-    return ref == null ? undefined : fn(ref, step.args)
-  }
-  if (step.kind === 'write' && tools.write != null) {
-    const w = tools.write
-    if (w.style === 'create') return fn(w, { path: step.path, file_text: step.content })
-    const patch = addFilePatch(step.path, step.content)
-    if (w.style === 'apply_patch_custom') return { type: 'custom_tool_call', name: w.name, callId, payload: patch }
-    return fn(w, { input: patch })
-  }
-  const command = step.kind === 'shell' ? step.command : heredoc(step.path, step.content)
-  const sh = tools.shell
-  if (sh == null) return undefined
-  switch (sh.style) {
-    case 'exec_command': return fn(sh, { cmd: command, yield_time_ms: 30_000 })
-    case 'bash': return fn(sh, { command, description: command.slice(0, 100) })
-    case 'shell_command': return fn(sh, { command })
-    case 'shell': return fn(sh, { command: ['bash', '-c', command] })
-  }
-}
-
-/** Whether the conversation already searched for tools. */
-function searched (input: unknown): boolean {
-  return Array.isArray(input) && input.some((i: any) => i?.type === 'tool_search_call')
-}
-
-/** A search that loads the agency tools the loop uses (BM25 over the tools' names and descriptions). */
-function toolSearchCall (callId: string): WireCall {
-  return { type: 'tool_search_call', name: 'tool_search', callId, payload: JSON.stringify({ query: 'agency status read_inbox ready claim integrate done', limit: 20 }) }
+/** A call as the wire item for the tool it names: a custom tool takes its freeform input, the search its arguments. */
+export function wireCall (call: ToolCall, offered: Map<string, string>, callId: string): WireCall {
+  const type = offered.get(toolKey(call))
+  if (type === 'tool_search') return { type: 'tool_search_call', name: call.name, callId, payload: JSON.stringify(call.input) }
+  if (type === 'custom') return { type: 'custom_tool_call', name: call.name, callId, payload: String(call.input.input) }
+  return { type: 'function_call', name: call.name, namespace: call.namespace, callId, payload: JSON.stringify(call.input) }
 }
 
 /** An apply_patch that adds one file (the grammar Codex and Copilot share). */
 function addFilePatch (path: string, content: string): string {
-  const lines = content.endsWith('\n') ? content.slice(0, -1).split('\n') : content.split('\n')
-  return ['*** Begin Patch', `*** Add File: ${path}`, ...lines.map(l => `+${l}`), '*** End Patch', ''].join('\n')
+  return ['*** Begin Patch', `*** Add File: ${path}`, ...patchLines(content).map(l => `+${l}`), '*** End Patch', ''].join('\n')
 }
 
-function heredoc (path: string, content: string): string {
-  const dir = path.includes('/') ? `mkdir -p '${path.slice(0, path.lastIndexOf('/'))}' && ` : ''
-  return `${dir}cat > '${path}' <<'AGENCY_EOF'\n${content.endsWith('\n') ? content : content + '\n'}AGENCY_EOF`
+/** An apply_patch that replaces `find` with `replace` in one file. */
+function updateFilePatch (path: string, find: string, replace: string): string {
+  return ['*** Begin Patch', `*** Update File: ${path}`, '@@', ...patchLines(find).map(l => `-${l}`), ...patchLines(replace).map(l => `+${l}`), '*** End Patch', ''].join('\n')
 }
 
-// ---------------------------------------------------------------- history
+function patchLines (text: string): string[] {
+  return (text.endsWith('\n') ? text.slice(0, -1) : text).split('\n')
+}
 
-/** The agent's steps so far, read from the input items: each call this endpoint issued, with its output. */
-export function takenSteps (input: unknown, issued: Map<string, AgentStep>): TakenStep[] {
-  const items: any[] = Array.isArray(input) ? input : []
+// ---------------------------------------------------------------- the conversation
+
+/**
+ * The conversation the input items carry: the user's text (the prompt), the
+ * tools offered, and each call with its output, oldest first. A call this
+ * endpoint issued is read as it was issued; a shell output that reports a
+ * non-zero exit is a failure.
+ */
+export function conversation (body: any, offered: Map<string, string>, issued: Map<string, ToolCall>, dialect: ToolDialect): Conversation {
+  const items: any[] = Array.isArray(body?.input) ? body.input : []
+  const prompt = items.filter(i => i?.type === 'message' || (i?.type == null && i?.role != null)).filter(i => i.role === 'user' || i.role === 'developer')
+    .map(i => typeof i.content === 'string' ? i.content : (Array.isArray(i.content) ? i.content : []).map((c: any) => String(c?.text ?? '')).join('\n')).join('\n')
   const outputs = new Map<string, string>()
   for (const item of items) {
-    if ((item?.type === 'function_call_output' || item?.type === 'custom_tool_call_output') && typeof item.call_id === 'string') {
-      outputs.set(item.call_id, outputText(item.output))
+    if (/^(function_call|custom_tool_call|tool_search)_output$/.test(String(item?.type)) && typeof item.call_id === 'string') {
+      outputs.set(item.call_id, item.type === 'tool_search_output' ? toolNames(item.tools) : outputText(item.output))
     }
   }
-  const taken: TakenStep[] = []
+  const shell = toolKey(dialect.shell(''))
+  const history: Conversation['history'] = []
   for (const item of items) {
-    if (item?.type !== 'function_call' && item?.type !== 'custom_tool_call') continue
-    const step = issued.get(item.call_id)
-    const output = outputs.get(item.call_id)
-    if (step != null && output != null) taken.push({ step, output })
+    const wire = callOf(item)
+    if (wire == null) continue
+    const call = issued.get(item.call_id) ?? wire
+    const text = outputs.get(item.call_id)
+    if (text == null) throw new Error(`call ${String(item.call_id)} (${call.name}) has no output in the input`)
+    history.push({ call, outcome: { text, isError: toolKey(call) === shell && reportsFailedExit(text) } })
   }
-  return taken
+  return { prompt: `${String(body?.instructions ?? '')}\n${prompt}`, tools: [...offered.keys()], history }
+}
+
+/** The call an input item was, if it is one. */
+function callOf (item: any): ToolCall | undefined {
+  switch (item?.type) {
+    case 'function_call': {
+      let input: Record<string, unknown> = {}
+      try { input = JSON.parse(String(item.arguments ?? '{}')) } catch { /* keep {} */ }
+      return { name: String(item.name), namespace: item.namespace, input }
+    }
+    case 'custom_tool_call': return { name: String(item.name), input: { input: String(item.input ?? '') } }
+    case 'tool_search_call': return { name: 'tool_search', input: item.arguments ?? {} }
+    default: return undefined
+  }
+}
+
+function toolNames (tools: unknown): string {
+  return (Array.isArray(tools) ? tools : []).flatMap((t: any) => [t?.name, ...(Array.isArray(t?.tools) ? t.tools.map((i: any) => i?.name) : [])]).filter(n => n != null).join(' ')
 }
 
 /** A tool output as text: a string, content items with text, or anything else as JSON. */
