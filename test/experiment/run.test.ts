@@ -1,10 +1,10 @@
-// `agency experiment run` end to end, short: two scripted agents rebuild the
-// strkit example (with the recipes' work time cut to 5 %) until the goal is
-// met, while the runner scores the shared branch against the hidden tests.
-// The final score is the one worked out by hand for the recipes' final code
-// (64 of 66: see score.test.ts); no hidden test reaches the swarm's directory;
-// the report is rebuilt from the data alone. Bad input is refused before any
-// daemon starts.
+// `agency experiment run` end to end, short: two scripted agents rebuild part
+// of the strkit example (its plan cut to the core and three features, the
+// recipes' work time to 5 %) until the goal is met, while the runner scores
+// the shared branch against all 66 hidden tests. The final score is worked out
+// by hand below; no hidden test reaches the swarm's directory; the report is
+// rebuilt from the data alone. Bad input is refused before any daemon starts.
+// (The whole plan's final code scores 64 of 66: score.test.ts.)
 import { execFile, spawn } from 'node:child_process'
 import { createHash } from 'node:crypto'
 import { existsSync } from 'node:fs'
@@ -56,22 +56,34 @@ async function files (dir: string): Promise<string[]> {
 const sha = async (f: string): Promise<string> => createHash('sha256').update(await readFile(f)).digest('hex')
 
 describe.skipIf(missingTools != null)('agency experiment run --harness sim on the strkit example', () => {
-  it('scores the shared branch over time, stops when the goal is met at the hand-computed 64/66, and keeps the hidden tests out of the swarm', async () => {
+  it('scores the shared branch over time, stops when the goal is met at the hand-computed 34/66, and keeps the hidden tests out of the swarm', async () => {
     assertBuilt()
-    const out = join(await tempDir(), 'out')
-    const r = await agency(['experiment', 'run', '--task', STRKIT, '--agents', '2', '--harness', 'sim', '--budget', '6m', '--score-every', '30s', '--sim-work-scale', '0.05', '--out', out], RUN_TIMEOUT_MS)
+    // The short plan: the core (options, --help, --version, errors), then case, base64 and roman.
+    const base = await tempDir()
+    const task = join(base, 'strkit')
+    await run('cp', ['-r', STRKIT, task])
+    const projectFile = join(task, 'sim', 'project.json')
+    const project = JSON.parse(await readFile(projectFile, 'utf8')) as { tasks: Array<{ id: string }> }
+    project.tasks = project.tasks.filter(t => ['core', 'case', 'base64', 'roman'].includes(t.id))
+    await writeFile(projectFile, JSON.stringify(project, null, 2))
+    const out = join(base, 'out')
+    const r = await agency(['experiment', 'run', '--task', task, '--agents', '2', '--harness', 'sim', '--budget', '6m', '--score-every', '20s', '--sim-work-scale', '0.05', '--out', out], RUN_TIMEOUT_MS)
     const diagnostics = `${r.stdout.split('\n').slice(-15).join('\n')}\n${r.stderr}`
     expect(r.code, diagnostics).toBe(0)
 
     const runDir = join(out, 'n2', 'run-1')
     const summary = JSON.parse(await readFile(join(runDir, 'summary.json'), 'utf8')) as RunSummary
     expect(summary.stoppedBy, diagnostics).toBe('goal')
-    expect(summary.final).toMatchObject({ passed: 64, tests: 66, error: null })
-    expect(summary.tasksDone).toBe(13)
-    expect(summary.tasksTotal).toBe(13)
-    expect(summary.integrations).toBeGreaterThanOrEqual(13)
-    // Four tasks have a trap approach; a recorded trap is not walked into again.
-    expect(summary.failureFindings).toBeGreaterThanOrEqual(4)
+    // By hand, branch by branch: cli 5/5 and case 7/8 (title after a hyphen is missed); base64 6/7
+    // (no decoding without padding) and rot13/caesar 0/7; roman 14/14 and count 0/4, freq 1/4
+    // ("--top 0" is status 2, as an unknown command is); wrap, pad and the rest 1/17 (empty input
+    // to wrap prints nothing, as an unknown command does). 12 + 6 + 15 + 1 = 34.
+    expect(summary.final).toMatchObject({ passed: 34, tests: 66, error: null })
+    expect(summary.tasksDone).toBe(4)
+    expect(summary.tasksTotal).toBe(4)
+    expect(summary.integrations).toBeGreaterThanOrEqual(4)
+    // roman has a trap approach; a recorded trap is not walked into again.
+    expect(summary.failureFindings).toBeGreaterThanOrEqual(1)
     expect(summary.repeatedFailures).toBe(0)
     expect(summary.harnessRestarts).toBe(0)
     expect(summary.tokens).toBeNull()
@@ -84,7 +96,7 @@ describe.skipIf(missingTools != null)('agency experiment run --harness sim on th
     for (let i = 1; i < points.length; i++) expect(points[i].t).toBeGreaterThanOrEqual(points[i - 1].t)
     for (const p of points) expect(p.score).toBeCloseTo(p.tests === 0 ? 0 : p.passed / p.tests, 9)
     const last = points[points.length - 1]
-    expect(last).toMatchObject({ passed: 64, tests: 66, commit: summary.final.commit })
+    expect(last).toMatchObject({ passed: 34, tests: 66, commit: summary.final.commit })
     const csv = (await readFile(join(runDir, 'pass-rate.csv'), 'utf8')).trim().split('\n')
     expect(csv[0]).toBe('seconds,commit,passed,tests,pass_rate,error')
     expect(csv).toHaveLength(points.length + 1)
@@ -98,14 +110,15 @@ describe.skipIf(missingTools != null)('agency experiment run --harness sim on th
     const head = (await run('git', ['--git-dir', bare, 'rev-parse', 'main'], { encoding: 'utf8' })).stdout.trim()
     expect(summary.final.commit).toBe(head)
     const final = JSON.parse(await readFile(join(runDir, 'final-score.json'), 'utf8')) as ScoreResult
-    expect(final.results.filter(t => t.status !== 'passed' && !t.ignored).map(t => t.name).sort()).toEqual([
-      'eval.tests.test_base64.test_decode_without_padding',
-      'eval.tests.test_case.test_title_words_start_only_after_blanks'
-    ])
-    const alone = await agency(['experiment', 'score', '--task', STRKIT, '--submission', 'main', '--repo', bare], 5 * 60_000)
+    expect(final.branches.map(b => [b.branch, b.passed, b.tests])).toEqual([['4c1e9a07b2d3', 12, 13], ['9b72f0c4e815', 6, 14], ['d05a3e8f61c7', 15, 22], ['e6f81b2c9a40', 1, 17]])
+    const missed = final.results.filter(t => t.status !== 'passed' && !t.ignored).map(t => t.name)
+    expect(missed).toContain('eval.tests.test_case.test_title_words_start_only_after_blanks')
+    expect(missed).toContain('eval.tests.test_base64.test_decode_without_padding')
+    expect(missed.filter(n => n.includes('test_roman'))).toEqual([])
+    const alone = await agency(['experiment', 'score', '--task', task, '--submission', 'main', '--repo', bare], 5 * 60_000)
     expect(alone.code, alone.stderr).toBe(0)
-    expect(alone.stdout).toContain('score 64/66 = 96.97 %')
-    expect(alone.stdout).toMatch(/^d05a3e8f61c7 +22 +0 +0 +0 +1 +1$/m)
+    expect(alone.stdout).toContain('score 34/66 = 51.52 %')
+    expect(alone.stdout).toMatch(/^d05a3e8f61c7 +15 +7 +0 +0 +1 +1$/m)
 
     // Nothing of the hidden tests is in the swarm's directory: no file equal to one of
     // them, no test name in any file, none of the tests in the shared repository.
@@ -129,12 +142,12 @@ describe.skipIf(missingTools != null)('agency experiment run --harness sim on th
     // The report, and the same report rebuilt from the data.
     const report = await readFile(join(out, 'report.md'), 'utf8')
     expect(report).toContain('| task | agents | final pass rate | change against 1 agent |')
-    expect(report).toContain('| strkit | 2 | 96.97 % | — |')
+    expect(report).toContain('| strkit | 2 | 51.52 % | — |')
     expect(await readFile(join(out, 'pass-rate.svg'), 'utf8')).toMatch(/<polyline [^>]*points="[^"]+"><title>2 agents<\/title>/)
     await rm(join(out, 'report.md'))
     const rebuilt = await agency(['experiment', 'report', out])
     expect(rebuilt.code, rebuilt.stderr).toBe(0)
-    expect(rebuilt.stdout).toContain('| strkit | 2 | 96.97 % | — |')
+    expect(rebuilt.stdout).toContain('| strkit | 2 | 51.52 % | — |')
     expect(await readFile(join(out, 'report.md'), 'utf8')).toBe(report)
     // The swarm is down.
     expect(existsSync(join(runDir, 'swarm', 'swarm.json'))).toBe(false)
