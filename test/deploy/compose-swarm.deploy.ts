@@ -111,6 +111,19 @@ describe.skipIf(!ready)(`docker compose: seed + ${REPLICAS} agentd, Prometheus (
     }
   }, 600_000)
 
+  it('the seed serves the dashboard page built into the image, and its script', async () => {
+    const get = async (path: string): Promise<{ status: string, body: string }> => {
+      const script = 'fetch("http://127.0.0.1:7464" + process.argv[1]).then(async r => { process.stdout.write(r.status + " " + r.headers.get("content-type") + "\\n" + await r.text()) }, e => { console.error(String(e)); process.exit(1) })'
+      const out = await docker('exec', seed.container, 'node', '-e', script, path)
+      return { status: out.slice(0, out.indexOf('\n')), body: out.slice(out.indexOf('\n') + 1) }
+    }
+    const page = await waitFor(async () => await get('/'), { timeoutMs: 60_000, what: 'the dashboard on the seed' })
+    expect(page.status).toBe('200 text/html; charset=utf-8')
+    const src = /<script[^>]+src="\.(\/assets\/[^"]+\.js)"/.exec(page.body)?.[1]
+    expect(src, 'the page names its script').toBeDefined()
+    expect((await get(src as string)).status).toBe('200 text/javascript; charset=utf-8')
+  })
+
   it('builds the calc example to 100%: every task done, all the work on the shared branch, its tests pass in a fresh clone', async () => {
     // The board, as an operator fills it with `agency` in the seed's container:
     // the example's tasks as one plan, then the goal (a goal on an empty board

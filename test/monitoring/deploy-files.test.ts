@@ -179,10 +179,13 @@ describe('deploy/Dockerfile', () => {
   const text = read(join(DEPLOY, 'Dockerfile'))
   const ignore = read(join(DEPLOY, 'Dockerfile.dockerignore')).split('\n').filter(l => l.startsWith('!')).map(l => l.slice(1))
 
-  it('builds on node:20 with npm ci and tsc, and runs agentd', () => {
+  it('builds on node:20 with npm ci and npm run build (dist/src and the dashboard in dist/ui), and runs agentd', () => {
     expect([...text.matchAll(/^FROM (\S+)/gm)].map(m => m[1]).every(image => image.startsWith('node:20'))).toBe(true)
     expect(text).toMatch(/RUN npm ci/)
-    expect(text).toMatch(/npx tsc -p \./)
+    expect(text).toMatch(/RUN npm run build/)
+    const pkg = JSON.parse(read(join(REPO_ROOT, 'package.json'))) as { scripts: Record<string, string> }
+    for (const out of ['dist/src', 'dist/ui']) expect(text).toContain(`COPY --from=build /app/${out} ./${out}`)
+    expect(pkg.scripts.build).toContain('vite build')
     const entry = JSON.parse(/^ENTRYPOINT (.*)$/m.exec(text)![1]) as string[]
     const script = entry.find(a => a.endsWith('agentd.js'))!
     expect(script).toBe('/app/dist/src/cli/agentd.js')
