@@ -177,7 +177,10 @@ export class Daemon {
         logger: this.log.child({ part: 'log' }),
         syncIntervalMs: this.config.syncIntervalMs,
         guard: this.guard,
-        onStorageFailure: err => { this.onFatal(err) }
+        onStorageFailure: err => { this.onFatal(err) },
+        // A new identity has signed nothing anyone could hold.
+        ownHeadWaitMs: this.identity.created ? 0 : this.config.ownHeadWaitMs,
+        hasBootstrapPeers: this.config.peers.length > 0
       })
       await this.logService.restore()
       this.boardService = new BoardService({

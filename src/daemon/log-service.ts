@@ -12,6 +12,7 @@ import type { Signer } from '../core/log/crypto.js'
 import { FindingsIndex } from '../core/findings/findings-index.js'
 import type { Entry } from '../gen/agency/v1/log.js'
 import type { AgencyStore } from '../store/index.js'
+import { OwnFeed } from '../store/own-feed.js'
 import { SerialQueue } from '../store/serial-queue.js'
 import { LogSync } from '../mesh/log-sync.js'
 import type { SwarmGossip, Verdict } from '../mesh/swarm-gossip.js'
@@ -39,7 +40,19 @@ export interface LogServiceInit {
   guard?: PeerGuard
   /** a write to the data dir failed: the in-memory log is now ahead of the disk, so the daemon must stop */
   onStorageFailure?: (err: Error) => void
+  /**
+   * After a restart, how long the first own entry may wait for one
+   * anti-entropy exchange with a peer, which brings back any of this
+   * daemon's own entries that a peer holds and its disk lost (default 10 s;
+   * 0: no wait, for a new identity).
+   */
+  ownHeadWaitMs?: number
+  /** bootstrap peers are configured (without them, and with no other author in the log, nobody can hold our entries) */
+  hasBootstrapPeers?: boolean
 }
+
+/** How long the first own entry after a restart waits for an exchange with a peer, by default. */
+export const DEFAULT_OWN_HEAD_WAIT_MS = 10_000
 
 export class LogService {
   readonly state = new LogState()
@@ -59,9 +72,34 @@ export class LogService {
   private digestCache?: { size: number, digest: Uint8Array }
   /** one-way gossip latency of an accepted entry (author clock to here), for the settle window */
   onGossipLatency?: (ms: number) => void
+  private readonly own: OwnFeed
+  /** open once own entries may be signed: the feed's head is learned from a peer, or the wait is over */
+  private readonly ownHead: { ready: Promise<void>, open: (why: string) => void, opened: boolean }
+  private ownHeadTimer?: NodeJS.Timeout
 
   constructor (init: LogServiceInit) {
     this.init = init
+    let open = (): void => {}
+    const ready = new Promise<void>(resolve => { open = resolve })
+    this.ownHead = {
+      ready,
+      opened: false,
+      open: (why) => {
+        if (this.ownHead.opened) return
+        this.ownHead.opened = true
+        clearTimeout(this.ownHeadTimer)
+        init.logger.debug({ why, seq: this.state.vector().get(init.signer.author) ?? 0 }, 'own feed head known')
+        open()
+      }
+    }
+    if (!((init.ownHeadWaitMs ?? DEFAULT_OWN_HEAD_WAIT_MS) > 0)) this.ownHead.open('a new identity')
+    this.own = new OwnFeed({
+      state: this.state,
+      store: init.store.log,
+      signer: init.signer,
+      write: async fn => { await this.write(fn) },
+      ready: async () => { await this.ownHead.ready }
+    })
     this.sync = new LogSync({
       node: init.node,
       guard: init.guard,
@@ -73,7 +111,9 @@ export class LogService {
         ingestBatch: async (entries, from) => { await this.ingestBatch(entries, from) }
       },
       hooks: {
-        onRound: (_peer, _role, stats) => {
+        onRound: (peer, _role, stats) => {
+          // Whatever of our own feed this peer held is ours again: own entries may follow it.
+          this.ownHead.open(`an exchange with ${peer}`)
           this.lastSyncAt = performance.now()
           init.metrics.syncRounds.inc()
           init.metrics.syncBytes.inc({ direction: 'sent' }, stats.bytesSent)
@@ -100,12 +140,18 @@ export class LogService {
       if (leftover.length > 0) await log.removePending(leftover)
     }
     this.findings = FindingsIndex.fromEntries(this.state.afterCursor(0))
+    const me = this.init.signer.author
+    if (this.init.hasBootstrapPeers !== true && this.state.authors().every(a => a === me)) this.ownHead.open('no peer to ask')
   }
 
   async start (gossip: SwarmGossip): Promise<void> {
     this.gossip = gossip
     await this.sync.start()
     this.stopped = false
+    if (!this.ownHead.opened) {
+      this.ownHeadTimer = setTimeout(() => { this.ownHead.open('no exchange within the wait') }, this.init.ownHeadWaitMs ?? DEFAULT_OWN_HEAD_WAIT_MS)
+      this.ownHeadTimer.unref()
+    }
     this.scheduleSync()
     this.init.node.addEventListener('peer:connect', (evt) => {
       // A new connection is where a late joiner or a healed partition catches up.
@@ -120,6 +166,7 @@ export class LogService {
   async stop (): Promise<void> {
     this.stopped = true
     clearTimeout(this.timer)
+    clearTimeout(this.ownHeadTimer)
     await this.sync.stop().catch(() => {})
     await this.persist.run(async () => {}).catch(() => {})
   }
@@ -158,15 +205,18 @@ export class LogService {
 
   /**
    * Appends a local entry. Resolves once it is on disk (synced): an entry
-   * acknowledged to the agent survives a crash. Then it is gossiped.
+   * acknowledged to the agent survives a crash. Nothing (sync, gossip, the
+   * API, the board) sees it before that; then it is gossiped. After a
+   * restart, the first append waits until the feed's head is known (see
+   * ownHeadWaitMs).
    */
   async append<K extends EntryKind> (kind: K, body: DeepPartial<KindBodies[K]>): Promise<StoredEntry> {
     if (this.storageFailure != null) throw this.unwritable(this.storageFailure)
-    const stored = this.state.append(this.init.signer, kind, body as any, Date.now())
-    await this.write(async () => { await this.init.store.log.putAccepted([stored], { sync: true }) })
-    this.announceAccepted([stored])
-    await this.gossip?.publishEntry(stored.bytes)
-    return stored
+    const { entry, placed, stored } = await this.own.append(kind, body as any)
+    this.announceAccepted(placed)
+    await stored
+    for (const e of placed) await this.gossip?.publishEntry(e.bytes)
+    return entry
   }
 
   /** Gossip handler: judge an entry, store what is accepted or pending. */
@@ -200,7 +250,8 @@ export class LogService {
     }
   }
 
-  private async ingestBatch (entries: Entry[], _from: string): Promise<void> {
+  /** Takes in a batch of entries from a peer (the sync protocol's input); resolves once it is stored. */
+  async ingestBatch (entries: Entry[], _from: string): Promise<void> {
     const result = this.state.ingestBatch(entries)
     for (const [reason, n] of Object.entries(result.rejected)) this.init.metrics.logRejected.inc({ reason }, n)
     await this.persistBatch(result)

@@ -6,6 +6,12 @@
 // field), signature against the key `author` names, then content (seq,
 // lamport, prev length, kind, body), then its place in the author's feed.
 //
+// Own entries: `stage` signs the next entry of this replica's author without
+// placing it, so no read (vector, entriesAfter, get, ordered, ...) shows it;
+// `commitStaged` places it once the caller has it on disk. A peer can then
+// never pull an own entry that a crash could take away, and a restarted
+// replica never signs a second, different entry at a seq a peer already holds.
+//
 // Faulty authors: after a fork the author is marked faulty and the proof kept,
 // but entries that extend the chain this replica holds are still accepted.
 // Refusing them would not undo the fork (replicas may hold different branches)
@@ -31,6 +37,17 @@ import type { VersionVector } from './version-vector.js'
 
 export { compareStored } from './accepted-entries.js'
 
+/** Staged own entries could not be placed: entries of the same author came back from a peer. */
+export class OwnFeedConflictError extends FailedPreconditionError {
+  /** ids of every staged entry dropped */
+  readonly dropped: string[]
+  constructor (message: string, dropped: string[]) {
+    super(message)
+    this.name = 'OwnFeedConflictError'
+    this.dropped = dropped
+  }
+}
+
 export interface LogStateOptions {
   maxEntryBytes?: number
   maxPendingPerAuthor?: number
@@ -48,6 +65,8 @@ export class LogState {
   private readonly entries = new AcceptedEntries()
   private readonly pending: PendingSet
   private readonly forkRegistry = new ForkRegistry()
+  /** own entries signed and held back until they are on disk, oldest first */
+  private readonly staged: PendingEntry[] = []
   private readonly rejectedCounts = Object.fromEntries(REJECT_REASONS.map(r => [r, 0])) as Record<RejectReason, number>
   private duplicateCount = 0
 
@@ -66,19 +85,30 @@ export class LogState {
   // ---- writing ----
 
   /**
-   * Makes, signs and accepts the signer's next entry. Throws (and changes
-   * nothing) on an unknown kind, a bad time, an entry over the size limit, or
-   * a signer whose key is not its author's. (The pending set never holds an
-   * author's next seq: such an entry is placed at once.)
+   * Makes, signs and accepts the signer's next entry: stage and commit at once,
+   * for callers with nothing to write first. Throws (and changes nothing) as
+   * `stage` does.
    */
   append<K extends EntryKind> (signer: Signer, kind: K, body: DeepPartial<KindBodies[K]> | Uint8Array, now: number): StoredEntry {
+    const staged = this.stage(signer, kind, body, now)
+    return this.commitStaged(staged.id).at(-1) as StoredEntry
+  }
+
+  /**
+   * Makes and signs the signer's next entry (after the ones already staged)
+   * and holds it back: nothing reads it until `commitStaged`. Throws (and
+   * changes nothing) on an unknown kind, a bad time, an entry over the size
+   * limit, or a signer whose key is not its author's.
+   */
+  stage<K extends EntryKind> (signer: Signer, kind: K, body: DeepPartial<KindBodies[K]> | Uint8Array, now: number): PendingEntry {
     if (!isKnownKind(kind)) throw new InvalidArgumentError(`unknown entry kind: ${JSON.stringify(kind)}`)
     if (!Number.isSafeInteger(now) || now < 0) throw new InvalidArgumentError('time must be a non-negative integer (ms since the epoch)')
-    const last = this.entries.last(signer.author)
+    if (this.staged.length > 0 && this.staged[0].entry.author !== signer.author) throw new FailedPreconditionError(`entries of ${this.staged[0].entry.author} are staged: one author stages at a time`)
+    const last: { id: string, entry: Entry } | undefined = this.staged.at(-1) ?? this.entries.last(signer.author)
     const entry = signEntry(signer, {
       seq: (last?.entry.seq ?? 0) + 1,
       prev: last == null ? new Uint8Array(0) : Buffer.from(last.id, 'hex'),
-      lamport: this.entries.lamport + 1,
+      lamport: Math.max(this.entries.lamport, this.staged.at(-1)?.entry.lamport ?? 0) + 1,
       time: now,
       kind,
       body: body instanceof Uint8Array ? body : encodeBody(kind, body)
@@ -86,11 +116,48 @@ export class LogState {
     const bytes = encodeEntry(entry)
     if (bytes.byteLength > this.maxEntryBytes) throw new TooLargeError('entry', bytes.byteLength, this.maxEntryBytes)
     if (!verifyEntry(entry)) throw new InvalidArgumentError(`the signer's key is not the key ${signer.author} names`)
-    const result = this.ingestChecked(entry, bytes)
-    if (result.status !== 'accepted') {
-      throw new InvalidArgumentError(`own entry not accepted: ${result.status === 'rejected' ? result.reason : result.status}`)
+    const fault = contentFault(entry)
+    if (fault != null) throw new InvalidArgumentError(`own entry not accepted: ${fault}`)
+    const staged = { id: idOfBytes(bytes), entry, bytes }
+    this.staged.push(staged)
+    return staged
+  }
+
+  /**
+   * Places staged entries, oldest first, up to and including `id`, and returns
+   * those newly placed (empty when `id` was placed already). Throws
+   * OwnFeedConflictError, dropping every staged entry, when the author's
+   * feed no longer ends where they start (an entry of the author's own came
+   * back from a peer meanwhile): placing them would fork the feed.
+   */
+  commitStaged (id: string): StoredEntry[] {
+    const upTo = this.staged.findIndex(s => s.id === id)
+    if (upTo < 0) {
+      if (this.entries.has(id)) return []
+      throw new FailedPreconditionError(`no staged entry ${id}`)
     }
-    return result.accepted[0]
+    const placed: StoredEntry[] = []
+    for (const s of this.staged.splice(0, upTo + 1)) {
+      const { author, seq } = s.entry
+      const last = this.entries.last(author)
+      if (seq !== (last?.entry.seq ?? 0) + 1 || this.chainFault(s.entry, last) != null) {
+        const known = `the feed now ends at seq ${last?.entry.seq ?? 0}`
+        const dropped = [s.id, ...this.staged.splice(0).map(x => x.id)]
+        throw new OwnFeedConflictError(`own entry ${author}#${seq} not placed: ${known} (entries of this author came back from a peer); ${dropped.length} staged entr${dropped.length === 1 ? 'y' : 'ies'} dropped, append again`, dropped)
+      }
+      placed.push(this.entries.add(s))
+    }
+    return placed
+  }
+
+  /** Drops every staged entry (their write failed); returns them. */
+  dropStaged (): PendingEntry[] {
+    return this.staged.splice(0)
+  }
+
+  /** Own entries staged and not committed. */
+  get stagedCount (): number {
+    return this.staged.length
   }
 
   /** Takes in one entry from anywhere (gossip, sync, a client). Never throws. */
