@@ -204,6 +204,8 @@ export class Daemon {
       })
       this.logService.onGossipLatency = ms => { this.boardService.observeLatency(ms) }
       await this.boardService.start()
+      // A forked author's entries from its fork point on count for nothing, on every replica alike.
+      this.logService.onFault((author, fromSeq) => { this.boardService.board.markFaulty(author, fromSeq) })
       if (this.config.repo != null) {
         const r = this.config.repo
         this.repoService = new RepoService({

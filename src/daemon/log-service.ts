@@ -5,7 +5,7 @@
 import { performance } from 'node:perf_hooks'
 import type { PeerId } from '@libp2p/interface'
 import { LogState } from '../core/log/log-state.js'
-import { vectorDigest } from '../core/log/version-vector.js'
+import { summaryDigest, summaryToWire } from '../core/log/feed-summary.js'
 import type { BatchResult, IngestResult, StoredEntry } from '../core/log/ingest-result.js'
 import type { EntryKind, KindBodies } from '../core/log/kinds.js'
 import type { Signer } from '../core/log/crypto.js'
@@ -63,13 +63,16 @@ export class LogService {
   /** the first failed write to the data dir; every later write is refused */
   private storageFailure?: Error
   private readonly listeners = new Set<(e: StoredEntry) => void>()
+  private readonly faultListeners = new Set<(author: string, fromSeq: number) => void>()
+  /** per faulty author, the fork seq last told to the fault listeners */
+  private readonly faultsTold = new Map<string, number>()
   private gossip?: SwarmGossip
   private timer?: NodeJS.Timeout
   private stopped = false
   /** anti-entropy rounds in a row this daemon started that found nothing to move */
   private quietRounds = 0
   private lastSyncAt = 0
-  private digestCache?: { size: number, digest: Uint8Array }
+  private digestCache?: { key: string, digest: Uint8Array }
   /** one-way gossip latency of an accepted entry (author clock to here), for the settle window */
   onGossipLatency?: (ms: number) => void
   private readonly own: OwnFeed
@@ -105,10 +108,12 @@ export class LogService {
       guard: init.guard,
       logger: init.logger.child({ part: 'sync' }),
       log: {
-        vector: () => this.state.vector(),
+        summaries: () => this.state.summaries().map(summaryToWire),
         digest: () => this.digest(),
-        entriesAfter: remote => this.state.entriesAfter(remote),
-        ingestBatch: async (entries, from) => { await this.ingestBatch(entries, from) }
+        entriesFor: remote => this.state.entriesFor(remote),
+        proofsFor: remote => this.state.proofsFor(remote).map(p => ({ a: p.a, b: p.b })),
+        ingestBatch: async (entries, from) => { await this.ingestBatch(entries, from) },
+        ingestForkProofs: async (proofs, from) => { await this.ingestForkProofs(proofs, from) }
       },
       hooks: {
         onRound: (peer, _role, stats) => {
@@ -140,6 +145,7 @@ export class LogService {
       if (leftover.length > 0) await log.removePending(leftover)
     }
     this.findings = FindingsIndex.fromEntries(this.state.afterCursor(0))
+    for (const author of this.state.faultyAuthors) this.noteFault(author)
     const me = this.init.signer.author
     if (this.init.hasBootstrapPeers !== true && this.state.authors().every(a => a === me)) this.ownHead.open('no peer to ask')
   }
@@ -195,6 +201,28 @@ export class LogService {
 
   private unwritable (cause: Error): UnavailableError {
     return new UnavailableError(`cannot write to the data dir: ${cause.message}; agentd stops and reloads what is on disk when restarted`, { cause })
+  }
+
+  /**
+   * Calls back when an author is found faulty, or its fork point is found
+   * lower than before: from `fromSeq` on, its entries are on branches that
+   * replicas do not share (views count them for nothing). Called at once for
+   * the faults the restored log knows.
+   */
+  onFault (listener: (author: string, fromSeq: number) => void): () => void {
+    this.faultListeners.add(listener)
+    for (const [author, seq] of this.faultsTold) listener(author, seq)
+    return () => { this.faultListeners.delete(listener) }
+  }
+
+  /** Tells the fault listeners about `author` when what is known of its fork point changed. */
+  private noteFault (author: string): void {
+    const fp = this.state.forkPoint(author)
+    if (fp === undefined || fp.seq >= (this.faultsTold.get(author) ?? Number.POSITIVE_INFINITY)) return
+    this.faultsTold.set(author, fp.seq)
+    for (const l of this.faultListeners) {
+      try { l(author, fp.seq) } catch (err) { this.init.logger.error({ err }, 'fault listener failed') }
+    }
   }
 
   /** Calls back for every newly accepted entry, local or remote, in acceptance order. */
@@ -280,6 +308,7 @@ export class LogService {
       const proof = r.proof
       this.init.events.emit({ type: 'fork', peerId: proof.author, text: `author forked its feed at seq ${proof.seq}` })
       await this.write(async () => { await log.putFork(proof) })
+      this.noteFault(proof.author)
       this.spreadForkProof(proof)
     }
   }
@@ -303,7 +332,20 @@ export class LogService {
     if (!this.state.ingestForkProof(proof)) return 'ignore'
     this.init.events.emit({ type: 'fork', peerId: proof.author, text: `author forked its feed at seq ${proof.seq} (proof from a peer)` })
     await this.write(async () => { await this.init.store.log.putFork(proof) })
+    this.noteFault(proof.author)
     return 'accept'
+  }
+
+  /** Fork proofs from a sync exchange: the valid new ones are kept (not gossiped: every peer's exchanges carry them). */
+  async ingestForkProofs (proofs: WireForkProof[], _from: string): Promise<void> {
+    for (const p of proofs) {
+      if (p.a == null || p.b == null) continue
+      const proof: ForkProof = { author: p.a.author, seq: p.a.seq, a: p.a, b: p.b }
+      if (!verifyForkProof(proof) || !this.state.ingestForkProof(proof)) continue
+      this.init.events.emit({ type: 'fork', peerId: proof.author, text: `author forked its feed at seq ${proof.seq} (proof from a peer)` })
+      await this.write(async () => { await this.init.store.log.putFork(proof) })
+      this.noteFault(proof.author)
+    }
   }
 
   private async persistBatch (r: BatchResult): Promise<void> {
@@ -320,6 +362,7 @@ export class LogService {
     this.announceAccepted(r.accepted)
     for (const proof of r.forks) this.init.events.emit({ type: 'fork', peerId: proof.author, text: `author forked its feed at seq ${proof.seq}` })
     await written
+    for (const proof of r.forks) this.noteFault(proof.author)
     for (const proof of r.forks) this.spreadForkProof(proof)
   }
 
@@ -333,9 +376,11 @@ export class LogService {
     }
   }
 
+  /** The digest of this replica's feed summaries: heads and fork knowledge included (core/log/feed-summary). */
   digest (): Uint8Array {
-    if (this.digestCache?.size !== this.state.size) {
-      this.digestCache = { size: this.state.size, digest: vectorDigest(this.state.vector()) }
+    const key = `${this.state.size}/${this.state.forks.length}`
+    if (this.digestCache?.key !== key) {
+      this.digestCache = { key, digest: summaryDigest(this.state.summaries()) }
     }
     return this.digestCache.digest
   }
