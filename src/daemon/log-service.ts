@@ -378,7 +378,7 @@ export class LogService {
 
   /** The digest of this replica's feed summaries: heads and fork knowledge included (core/log/feed-summary). */
   digest (): Uint8Array {
-    const key = `${this.state.size}/${this.state.forks.length}`
+    const key = `${this.state.size}/${this.state.forks.map(f => `${f.author}@${f.seq}`).join(',')}`
     if (this.digestCache?.key !== key) {
       this.digestCache = { key, digest: summaryDigest(this.state.summaries()) }
     }
