@@ -31,6 +31,8 @@ export interface DaemonConfig {
   dmRetryMs: number
   /** how often anti-entropy runs with a random peer */
   syncIntervalMs: number
+  /** after a restart, how long the first own entry may wait for an exchange with a peer (default 10 s) */
+  ownHeadWaitMs?: number
   /** the claim settle window: derived from gossip latency within [minMs, maxMs], or fixed */
   settle?: { minMs?: number, maxMs?: number, defaultMs?: number, fixedMs?: number }
   /** the shared repository; none: no workspace, integrate answers FAILED_PRECONDITION */

@@ -177,7 +177,10 @@ export class Daemon {
         logger: this.log.child({ part: 'log' }),
         syncIntervalMs: this.config.syncIntervalMs,
         guard: this.guard,
-        onStorageFailure: err => { this.onFatal(err) }
+        onStorageFailure: err => { this.onFatal(err) },
+        // A new identity has signed nothing anyone could hold.
+        ownHeadWaitMs: this.identity.created ? 0 : this.config.ownHeadWaitMs,
+        hasBootstrapPeers: this.config.peers.length > 0
       })
       await this.logService.restore()
       this.boardService = new BoardService({
@@ -201,6 +204,8 @@ export class Daemon {
       })
       this.logService.onGossipLatency = ms => { this.boardService.observeLatency(ms) }
       await this.boardService.start()
+      // A forked author's entries from its fork point on count for nothing, on every replica alike.
+      this.logService.onFault((author, fromSeq) => { this.boardService.board.markFaulty(author, fromSeq) })
       if (this.config.repo != null) {
         const r = this.config.repo
         this.repoService = new RepoService({

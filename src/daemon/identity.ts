@@ -12,11 +12,14 @@ export const IDENTITY_FILE = 'identity.key'
 export interface Identity {
   privateKey: PrivateKey
   peerId: string
+  /** made just now: no peer can hold anything this identity signed */
+  created: boolean
 }
 
 export async function loadOrCreateIdentity (dataDir: string): Promise<Identity> {
   const path = join(dataDir, IDENTITY_FILE)
   let privateKey: PrivateKey
+  let created = false
   try {
     privateKey = privateKeyFromProtobuf(await readFile(path))
   } catch (err) {
@@ -24,6 +27,7 @@ export async function loadOrCreateIdentity (dataDir: string): Promise<Identity> 
       throw new AgencyError('FAILED_PRECONDITION', `cannot read the identity at ${path}: ${(err as Error).message}`, { cause: err })
     }
     privateKey = await generateKeyPair('Ed25519')
+    created = true
     await mkdir(dataDir, { recursive: true, mode: 0o700 })
     // Write then rename, so a crash never leaves a half-written identity.
     await writeFile(`${path}.tmp`, privateKeyToProtobuf(privateKey), { mode: 0o600 })
@@ -32,5 +36,5 @@ export async function loadOrCreateIdentity (dataDir: string): Promise<Identity> 
   if (privateKey.type !== 'Ed25519') {
     throw new AgencyError('FAILED_PRECONDITION', `the identity at ${path} is ${privateKey.type}; agency needs Ed25519`)
   }
-  return { privateKey, peerId: peerIdFromPrivateKey(privateKey).toString() }
+  return { privateKey, peerId: peerIdFromPrivateKey(privateKey).toString(), created }
 }

@@ -5,13 +5,14 @@
 import { performance } from 'node:perf_hooks'
 import type { PeerId } from '@libp2p/interface'
 import { LogState } from '../core/log/log-state.js'
-import { vectorDigest } from '../core/log/version-vector.js'
+import { summaryDigest, summaryToWire } from '../core/log/feed-summary.js'
 import type { BatchResult, IngestResult, StoredEntry } from '../core/log/ingest-result.js'
 import type { EntryKind, KindBodies } from '../core/log/kinds.js'
 import type { Signer } from '../core/log/crypto.js'
 import { FindingsIndex } from '../core/findings/findings-index.js'
 import type { Entry } from '../gen/agency/v1/log.js'
 import type { AgencyStore } from '../store/index.js'
+import { OwnFeed } from '../store/own-feed.js'
 import { SerialQueue } from '../store/serial-queue.js'
 import { LogSync } from '../mesh/log-sync.js'
 import type { SwarmGossip, Verdict } from '../mesh/swarm-gossip.js'
@@ -39,7 +40,19 @@ export interface LogServiceInit {
   guard?: PeerGuard
   /** a write to the data dir failed: the in-memory log is now ahead of the disk, so the daemon must stop */
   onStorageFailure?: (err: Error) => void
+  /**
+   * After a restart, how long the first own entry may wait for one
+   * anti-entropy exchange with a peer, which brings back any of this
+   * daemon's own entries that a peer holds and its disk lost (default 10 s;
+   * 0: no wait, for a new identity).
+   */
+  ownHeadWaitMs?: number
+  /** bootstrap peers are configured (without them, and with no other author in the log, nobody can hold our entries) */
+  hasBootstrapPeers?: boolean
 }
+
+/** How long the first own entry after a restart waits for an exchange with a peer, by default. */
+export const DEFAULT_OWN_HEAD_WAIT_MS = 10_000
 
 export class LogService {
   readonly state = new LogState()
@@ -50,30 +63,62 @@ export class LogService {
   /** the first failed write to the data dir; every later write is refused */
   private storageFailure?: Error
   private readonly listeners = new Set<(e: StoredEntry) => void>()
+  private readonly faultListeners = new Set<(author: string, fromSeq: number) => void>()
+  /** per faulty author, the fork seq last told to the fault listeners */
+  private readonly faultsTold = new Map<string, number>()
   private gossip?: SwarmGossip
   private timer?: NodeJS.Timeout
   private stopped = false
   /** anti-entropy rounds in a row this daemon started that found nothing to move */
   private quietRounds = 0
   private lastSyncAt = 0
-  private digestCache?: { size: number, digest: Uint8Array }
+  private digestCache?: { key: string, digest: Uint8Array }
   /** one-way gossip latency of an accepted entry (author clock to here), for the settle window */
   onGossipLatency?: (ms: number) => void
+  private readonly own: OwnFeed
+  /** open once own entries may be signed: the feed's head is learned from a peer, or the wait is over */
+  private readonly ownHead: { ready: Promise<void>, open: (why: string) => void, opened: boolean }
+  private ownHeadTimer?: NodeJS.Timeout
 
   constructor (init: LogServiceInit) {
     this.init = init
+    let open = (): void => {}
+    const ready = new Promise<void>(resolve => { open = resolve })
+    this.ownHead = {
+      ready,
+      opened: false,
+      open: (why) => {
+        if (this.ownHead.opened) return
+        this.ownHead.opened = true
+        clearTimeout(this.ownHeadTimer)
+        init.logger.debug({ why, seq: this.state.vector().get(init.signer.author) ?? 0 }, 'own feed head known')
+        open()
+      }
+    }
+    if (!((init.ownHeadWaitMs ?? DEFAULT_OWN_HEAD_WAIT_MS) > 0)) this.ownHead.open('a new identity')
+    this.own = new OwnFeed({
+      state: this.state,
+      store: init.store.log,
+      signer: init.signer,
+      write: async fn => { await this.write(fn) },
+      ready: async () => { await this.ownHead.ready }
+    })
     this.sync = new LogSync({
       node: init.node,
       guard: init.guard,
       logger: init.logger.child({ part: 'sync' }),
       log: {
-        vector: () => this.state.vector(),
+        summaries: () => this.state.summaries().map(summaryToWire),
         digest: () => this.digest(),
-        entriesAfter: remote => this.state.entriesAfter(remote),
-        ingestBatch: async (entries, from) => { await this.ingestBatch(entries, from) }
+        entriesFor: remote => this.state.entriesFor(remote),
+        proofsFor: remote => this.state.proofsFor(remote).map(p => ({ a: p.a, b: p.b })),
+        ingestBatch: async (entries, from) => { await this.ingestBatch(entries, from) },
+        ingestForkProofs: async (proofs, from) => { await this.ingestForkProofs(proofs, from) }
       },
       hooks: {
-        onRound: (_peer, _role, stats) => {
+        onRound: (peer, _role, stats) => {
+          // Whatever of our own feed this peer held is ours again: own entries may follow it.
+          this.ownHead.open(`an exchange with ${peer}`)
           this.lastSyncAt = performance.now()
           init.metrics.syncRounds.inc()
           init.metrics.syncBytes.inc({ direction: 'sent' }, stats.bytesSent)
@@ -100,12 +145,19 @@ export class LogService {
       if (leftover.length > 0) await log.removePending(leftover)
     }
     this.findings = FindingsIndex.fromEntries(this.state.afterCursor(0))
+    for (const author of this.state.faultyAuthors) this.noteFault(author)
+    const me = this.init.signer.author
+    if (this.init.hasBootstrapPeers !== true && this.state.authors().every(a => a === me)) this.ownHead.open('no peer to ask')
   }
 
   async start (gossip: SwarmGossip): Promise<void> {
     this.gossip = gossip
     await this.sync.start()
     this.stopped = false
+    if (!this.ownHead.opened) {
+      this.ownHeadTimer = setTimeout(() => { this.ownHead.open('no exchange within the wait') }, this.init.ownHeadWaitMs ?? DEFAULT_OWN_HEAD_WAIT_MS)
+      this.ownHeadTimer.unref()
+    }
     this.scheduleSync()
     this.init.node.addEventListener('peer:connect', (evt) => {
       // A new connection is where a late joiner or a healed partition catches up.
@@ -120,6 +172,7 @@ export class LogService {
   async stop (): Promise<void> {
     this.stopped = true
     clearTimeout(this.timer)
+    clearTimeout(this.ownHeadTimer)
     await this.sync.stop().catch(() => {})
     await this.persist.run(async () => {}).catch(() => {})
   }
@@ -150,6 +203,28 @@ export class LogService {
     return new UnavailableError(`cannot write to the data dir: ${cause.message}; agentd stops and reloads what is on disk when restarted`, { cause })
   }
 
+  /**
+   * Calls back when an author is found faulty, or its fork point is found
+   * lower than before: from `fromSeq` on, its entries are on branches that
+   * replicas do not share (views count them for nothing). Called at once for
+   * the faults the restored log knows.
+   */
+  onFault (listener: (author: string, fromSeq: number) => void): () => void {
+    this.faultListeners.add(listener)
+    for (const [author, seq] of this.faultsTold) listener(author, seq)
+    return () => { this.faultListeners.delete(listener) }
+  }
+
+  /** Tells the fault listeners about `author` when what is known of its fork point changed. */
+  private noteFault (author: string): void {
+    const fp = this.state.forkPoint(author)
+    if (fp === undefined || fp.seq >= (this.faultsTold.get(author) ?? Number.POSITIVE_INFINITY)) return
+    this.faultsTold.set(author, fp.seq)
+    for (const l of this.faultListeners) {
+      try { l(author, fp.seq) } catch (err) { this.init.logger.error({ err }, 'fault listener failed') }
+    }
+  }
+
   /** Calls back for every newly accepted entry, local or remote, in acceptance order. */
   onAccepted (listener: (e: StoredEntry) => void): () => void {
     this.listeners.add(listener)
@@ -158,15 +233,18 @@ export class LogService {
 
   /**
    * Appends a local entry. Resolves once it is on disk (synced): an entry
-   * acknowledged to the agent survives a crash. Then it is gossiped.
+   * acknowledged to the agent survives a crash. Nothing (sync, gossip, the
+   * API, the board) sees it before that; then it is gossiped. After a
+   * restart, the first append waits until the feed's head is known (see
+   * ownHeadWaitMs).
    */
   async append<K extends EntryKind> (kind: K, body: DeepPartial<KindBodies[K]>): Promise<StoredEntry> {
     if (this.storageFailure != null) throw this.unwritable(this.storageFailure)
-    const stored = this.state.append(this.init.signer, kind, body as any, Date.now())
-    await this.write(async () => { await this.init.store.log.putAccepted([stored], { sync: true }) })
-    this.announceAccepted([stored])
-    await this.gossip?.publishEntry(stored.bytes)
-    return stored
+    const { entry, placed, stored } = await this.own.append(kind, body as any)
+    this.announceAccepted(placed)
+    await stored
+    for (const e of placed) await this.gossip?.publishEntry(e.bytes)
+    return entry
   }
 
   /** Gossip handler: judge an entry, store what is accepted or pending. */
@@ -200,7 +278,8 @@ export class LogService {
     }
   }
 
-  private async ingestBatch (entries: Entry[], _from: string): Promise<void> {
+  /** Takes in a batch of entries from a peer (the sync protocol's input); resolves once it is stored. */
+  async ingestBatch (entries: Entry[], _from: string): Promise<void> {
     const result = this.state.ingestBatch(entries)
     for (const [reason, n] of Object.entries(result.rejected)) this.init.metrics.logRejected.inc({ reason }, n)
     await this.persistBatch(result)
@@ -229,6 +308,7 @@ export class LogService {
       const proof = r.proof
       this.init.events.emit({ type: 'fork', peerId: proof.author, text: `author forked its feed at seq ${proof.seq}` })
       await this.write(async () => { await log.putFork(proof) })
+      this.noteFault(proof.author)
       this.spreadForkProof(proof)
     }
   }
@@ -252,7 +332,20 @@ export class LogService {
     if (!this.state.ingestForkProof(proof)) return 'ignore'
     this.init.events.emit({ type: 'fork', peerId: proof.author, text: `author forked its feed at seq ${proof.seq} (proof from a peer)` })
     await this.write(async () => { await this.init.store.log.putFork(proof) })
+    this.noteFault(proof.author)
     return 'accept'
+  }
+
+  /** Fork proofs from a sync exchange: the valid new ones are kept (not gossiped: every peer's exchanges carry them). */
+  async ingestForkProofs (proofs: WireForkProof[], _from: string): Promise<void> {
+    for (const p of proofs) {
+      if (p.a == null || p.b == null) continue
+      const proof: ForkProof = { author: p.a.author, seq: p.a.seq, a: p.a, b: p.b }
+      if (!verifyForkProof(proof) || !this.state.ingestForkProof(proof)) continue
+      this.init.events.emit({ type: 'fork', peerId: proof.author, text: `author forked its feed at seq ${proof.seq} (proof from a peer)` })
+      await this.write(async () => { await this.init.store.log.putFork(proof) })
+      this.noteFault(proof.author)
+    }
   }
 
   private async persistBatch (r: BatchResult): Promise<void> {
@@ -269,6 +362,7 @@ export class LogService {
     this.announceAccepted(r.accepted)
     for (const proof of r.forks) this.init.events.emit({ type: 'fork', peerId: proof.author, text: `author forked its feed at seq ${proof.seq}` })
     await written
+    for (const proof of r.forks) this.noteFault(proof.author)
     for (const proof of r.forks) this.spreadForkProof(proof)
   }
 
@@ -282,9 +376,11 @@ export class LogService {
     }
   }
 
+  /** The digest of this replica's feed summaries: heads and fork knowledge included (core/log/feed-summary). */
   digest (): Uint8Array {
-    if (this.digestCache?.size !== this.state.size) {
-      this.digestCache = { size: this.state.size, digest: vectorDigest(this.state.vector()) }
+    const key = `${this.state.size}/${this.state.forks.map(f => `${f.author}@${f.seq}`).join(',')}`
+    if (this.digestCache?.key !== key) {
+      this.digestCache = { key, digest: summaryDigest(this.state.summaries()) }
     }
     return this.digestCache.digest
   }

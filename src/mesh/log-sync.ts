@@ -1,9 +1,13 @@
 // /agency/sync/2.0.0 — anti-entropy for the shared record.
 //
-// The initiator sends its version vector (and its digest). The responder
-// answers with the entries the initiator lacks, in batches, each author's in
-// seq order so the receiver never sees a gap, and ends with its own vector.
-// The initiator then sends back what the responder lacks, the same way.
+// The initiator sends its feed summaries (per author: seq, head id, what it
+// knows of the author's forks; see core/log/feed-summary.ts) and their
+// digest. The responder answers with what the initiator lacks, in batches,
+// each author's in seq order so the receiver never sees a gap, then the fork
+// proofs the initiator lacks, and ends with its own summaries. The initiator
+// then sends back what the responder lacks, the same way. Where the heads of
+// an author differ at the same seq, the two hold different branches of a fork,
+// and what is sent is what finds the fork point (LogState.entriesFor).
 // Equal digests end the exchange after one round trip. The receiver
 // acknowledges each batch (an empty frame) once it has stored it, and the
 // sender keeps at most SEND_AHEAD batches unacknowledged: that is the
@@ -14,7 +18,9 @@
 import { lpStream, type LengthPrefixedStream } from '@libp2p/utils'
 import type { Connection, PeerId, Stream } from '@libp2p/interface'
 import { Entry } from '../gen/agency/v1/log.js'
-import { SyncBatch, SyncRequest, type VersionVectorEntry } from '../gen/agency/v1/wire.js'
+import { SyncBatch, SyncRequest, type ForkProof, type VersionVectorEntry } from '../gen/agency/v1/wire.js'
+import { summariesFromWire, type FeedSummaries } from '../core/log/feed-summary.js'
+import { MAX_FORK_PROOFS_PER_EXCHANGE } from '../core/log/limits.js'
 import { SYNC_PROTOCOL } from './constants.js'
 import type { MeshLibp2p } from './node.js'
 import type { Logger } from '../logger.js'
@@ -32,12 +38,17 @@ const MAX_VECTOR_AUTHORS = 100_000
 
 /** What the sync protocol needs from the log. */
 export interface SyncableLog {
-  vector: () => ReadonlyMap<string, number>
+  /** this replica's feed summaries, on the wire */
+  summaries: () => VersionVectorEntry[]
   digest: () => Uint8Array
-  /** entries the holder of `remote` lacks, each author's in seq order */
-  entriesAfter: (remote: ReadonlyMap<string, number>) => Array<{ entry: Entry, bytes: Uint8Array }>
+  /** what to send the holder of `remote`, each author's in seq order */
+  entriesFor: (remote: FeedSummaries) => Array<{ entry: Entry, bytes: Uint8Array }>
+  /** fork proofs the holder of `remote` lacks */
+  proofsFor: (remote: FeedSummaries) => ForkProof[]
   /** takes in a batch from a peer; resolves once it is stored */
   ingestBatch: (entries: Entry[], from: string) => Promise<void>
+  /** takes in fork proofs from a peer; resolves once the valid ones are stored */
+  ingestForkProofs: (proofs: ForkProof[], from: string) => Promise<void>
 }
 
 export interface SyncStats {
@@ -56,18 +67,17 @@ export class SyncProtocolError extends Error {
   constructor (message: string) { super(message); this.name = 'SyncProtocolError' }
 }
 
-function toVector (entries: VersionVectorEntry[]): Map<string, number> {
+function toSummaries (entries: VersionVectorEntry[]): FeedSummaries {
   if (entries.length > MAX_VECTOR_AUTHORS) throw new SyncProtocolError('version vector too large')
-  const v = new Map<string, number>()
-  for (const e of entries) {
-    if (!Number.isSafeInteger(e.seq) || e.seq < 0) throw new SyncProtocolError('bad seq in version vector')
-    v.set(e.author, e.seq)
+  try {
+    return summariesFromWire(entries)
+  } catch (err) {
+    throw new SyncProtocolError(`bad version vector: ${(err as Error).message}`)
   }
-  return v
 }
 
-function fromVector (v: ReadonlyMap<string, number>): VersionVectorEntry[] {
-  return [...v].map(([author, seq]) => ({ author, seq }))
+function proofBytes (p: ForkProof): number {
+  return (p.a == null ? 0 : Entry.encode(p.a).finish().length) + (p.b == null ? 0 : Entry.encode(p.b).finish().length)
 }
 
 function equalBytes (a: Uint8Array, b: Uint8Array): boolean {
@@ -114,7 +124,7 @@ export class LogSync {
     try {
       stream = await this.node.dialProtocol(peer, SYNC_PROTOCOL, { signal })
       const lp = lpStream(stream, { maxDataLength: MAX_SYNC_FRAME_BYTES })
-      const req = SyncRequest.encode({ have: fromVector(this.log.vector()), digest: Buffer.from(this.log.digest()) }).finish()
+      const req = SyncRequest.encode({ have: this.log.summaries(), digest: Buffer.from(this.log.digest()) }).finish()
       await lp.write(req, { signal })
       stats.bytesSent += req.length
       const theirs = await this.receive(lp, key, stats, signal)
@@ -153,10 +163,10 @@ export class LogSync {
       stats.bytesReceived += frame.byteLength
       let req: SyncRequest
       try { req = SyncRequest.decode(frame.subarray()) } catch (err) { throw new SyncProtocolError(`undecodable sync request: ${(err as Error).message}`) }
-      const theirs = toVector(req.have)
+      const theirs = toSummaries(req.have)
       if (req.digest.length > 0 && equalBytes(req.digest, this.log.digest())) {
         // Same log on both sides: say so and stop.
-        await this.sendEntries(lp, [], stats, signal)
+        await this.sendEntries(lp, [], [], stats, signal)
         await this.receive(lp, peer, stats, signal)
       } else {
         await this.send(lp, theirs, stats, signal)
@@ -176,14 +186,15 @@ export class LogSync {
     }
   }
 
-  /** Sends what the holder of `theirs` lacks, then the last frame with our vector. */
-  private async send (lp: LengthPrefixedStream, theirs: ReadonlyMap<string, number>, stats: SyncStats, signal: AbortSignal): Promise<void> {
-    await this.sendEntries(lp, this.log.entriesAfter(theirs), stats, signal)
+  /** Sends what the holder of `theirs` lacks, then the fork proofs it lacks, then the last frame with our summaries. */
+  private async send (lp: LengthPrefixedStream, theirs: FeedSummaries, stats: SyncStats, signal: AbortSignal): Promise<void> {
+    await this.sendEntries(lp, this.log.entriesFor(theirs), this.log.proofsFor(theirs).slice(0, MAX_FORK_PROOFS_PER_EXCHANGE), stats, signal)
   }
 
-  /** Sends `entries` in batches, the last frame carrying our vector, and waits until every batch is acknowledged. */
-  private async sendEntries (lp: LengthPrefixedStream, entries: Iterable<{ entry: Entry, bytes: Uint8Array }>, stats: SyncStats, signal: AbortSignal): Promise<void> {
+  /** Sends `entries` and `proofs` in batches, the last frame carrying our summaries, and waits until every batch is acknowledged. */
+  private async sendEntries (lp: LengthPrefixedStream, entries: Iterable<{ entry: Entry, bytes: Uint8Array }>, proofs: ForkProof[], stats: SyncStats, signal: AbortSignal): Promise<void> {
     let batch: Entry[] = []
+    let forks: ForkProof[] = []
     let size = 0
     let unacked = 0
     const awaitAck = async (): Promise<void> => {
@@ -194,12 +205,13 @@ export class LogSync {
     }
     const flush = async (last: boolean): Promise<void> => {
       if (unacked >= SEND_AHEAD) await awaitAck()
-      const frame = SyncBatch.encode({ entries: batch, last, have: last ? fromVector(this.log.vector()) : [] }).finish()
+      const frame = SyncBatch.encode({ entries: batch, last, have: last ? this.log.summaries() : [], forks }).finish()
       await lp.write(frame, { signal })
       unacked++
       stats.sent += batch.length
       stats.bytesSent += frame.length
       batch = []
+      forks = []
       size = 0
     }
     for (const { entry, bytes } of entries) {
@@ -207,12 +219,20 @@ export class LogSync {
       batch.push(entry)
       size += bytes.length + 8
     }
+    // Fork proofs in frames of their own, each under the batch target: a proof is two entries.
+    for (const proof of proofs) {
+      const bytes = proofBytes(proof)
+      if (batch.length + forks.length > 0 && size + bytes > BATCH_TARGET_BYTES) await flush(false)
+      forks.push(proof)
+      size += bytes + 8
+    }
     await flush(true)
     while (unacked > 0) await awaitAck()
   }
 
-  /** Reads batches until the last one; returns the sender's vector. */
-  private async receive (lp: LengthPrefixedStream, peer: string, stats: SyncStats, signal: AbortSignal): Promise<Map<string, number>> {
+  /** Reads batches until the last one; returns the sender's summaries. */
+  private async receive (lp: LengthPrefixedStream, peer: string, stats: SyncStats, signal: AbortSignal): Promise<FeedSummaries> {
+    let proofs = 0
     while (true) {
       const frame = await lp.read({ signal })
       stats.bytesReceived += frame.byteLength
@@ -222,9 +242,14 @@ export class LogSync {
         stats.received += batch.entries.length
         await this.log.ingestBatch(batch.entries, peer)
       }
+      if (batch.forks.length > 0) {
+        proofs += batch.forks.length
+        if (proofs > MAX_FORK_PROOFS_PER_EXCHANGE) throw new SyncProtocolError(`more than ${MAX_FORK_PROOFS_PER_EXCHANGE} fork proofs in one exchange`)
+        await this.log.ingestForkProofs(batch.forks, peer)
+      }
       // Stored: the sender may send another batch.
       await lp.write(ACK, { signal })
-      if (batch.last) return toVector(batch.have)
+      if (batch.last) return toSummaries(batch.have)
     }
   }
 }

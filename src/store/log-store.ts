@@ -7,7 +7,7 @@
 //   log-seq     author/<seq padded>   -> id
 //   log-cursor  <cursor padded>       -> id      (arrival order)
 //   log-vector  author                -> highest contiguous seq (decimal)
-//   log-pending id                    -> entry bytes (waiting for a gap to fill)
+//   log-pending id                    -> entry bytes (waiting for a gap to fill, or an own entry not placed yet)
 //   log-fork    author/<seq padded>/<id of b> -> both entries' bytes
 import { Entry } from '../gen/agency/v1/log.js'
 import { InvalidArgumentError } from '../core/errors.js'
@@ -156,12 +156,16 @@ export class LogStore {
     })
   }
 
-  /** Keeps entries that wait for a gap in their author's feed to be filled. */
-  async putPending (records: readonly EntryRecord[]): Promise<void> {
+  /**
+   * Keeps entries that wait for a gap in their author's feed to be filled, or
+   * (synced) this daemon's own entries before they are placed: a restart takes
+   * in whichever of those follow their feed.
+   */
+  async putPending (records: readonly EntryRecord[], opts: { sync?: boolean } = {}): Promise<void> {
     if (records.length === 0) return
     for (const r of records) assertRecord(r, false)
     const ops: LevelBatch = records.map(r => ({ type: 'put', sublevel: this.pending, key: r.id, value: r.bytes }))
-    await this.queue.run(async () => { await this.db.batch(ops) })
+    await this.queue.run(async () => { await this.db.batch(ops, { sync: opts.sync === true }) })
   }
 
   async removePending (ids: readonly string[]): Promise<void> {

@@ -18,7 +18,8 @@ import { LogState } from '../../src/core/log/log-state.js'
 import { entryId, signEntry } from '../../src/core/log/entry.js'
 import { encodeBody } from '../../src/core/log/kinds.js'
 import type { Entry } from '../../src/gen/agency/v1/log.js'
-import { vectorDigestHex } from '../../src/core/log/version-vector.js'
+import { summaryDigest } from '../../src/core/log/feed-summary.js'
+import { toHex } from '../../src/core/log/crypto.js'
 import { FINDING_KINDS } from '../../src/core/findings/finding-kinds.js'
 import { openStore } from '../../src/store/index.js'
 import { connectAgency, type Agency } from '../../src/api/client.js'
@@ -153,7 +154,7 @@ export async function seedLog (dataDirs: string | string[], o: SeedOptions): Pro
     }
   }
   const vector = state.vector()
-  return { entries: state.size, bytes: all.reduce((n, e) => n + e.bytes.byteLength, 0), vectorDigest: vectorDigestHex(vector), authors: vector }
+  return { entries: state.size, bytes: all.reduce((n, e) => n + e.bytes.byteLength, 0), vectorDigest: toHex(summaryDigest(state.summaries())), authors: vector }
 }
 
 /** A prom-client counter's value, summed over the label sets that include `labels`. */

@@ -245,8 +245,8 @@ describe('the DM and sync streams of a running daemon', () => {
   )
   const syncFrame = fc.oneof(
     fc.uint8Array({ maxLength: 512 }),
-    fc.array(fc.record({ author: text, seq: fc.nat() }), { maxLength: 6 }).map(have => SyncRequest.encode({ have, digest: Buffer.alloc(0) }).finish()),
-    fc.array(fc.uint8Array({ maxLength: 64 }), { maxLength: 3 }).map(junk => SyncBatch.encode({ entries: [], last: junk.length === 0, have: [] }).finish())
+    fc.array(fc.record({ author: text, seq: fc.nat(), head: fc.uint8Array({ maxLength: 40 }).map(b => Buffer.from(b)) }), { maxLength: 6 }).map(have => SyncRequest.encode(SyncRequest.fromPartial({ have, digest: Buffer.alloc(0) })).finish()),
+    fc.array(fc.uint8Array({ maxLength: 64 }), { maxLength: 3 }).map(junk => SyncBatch.encode(SyncBatch.fromPartial({ entries: [], last: junk.length === 0, have: [] })).finish())
   )
 
   it('survives random frames on the DM and sync protocols, and still exchanges with an honest peer', async () => {
@@ -267,11 +267,11 @@ describe('the DM and sync streams of a running daemon', () => {
   }, 120_000)
 
   /** A well-behaved sync exchange from `peer`'s side: send `have`, collect what the daemon sends, finish. */
-  async function syncFrom (peer: Libp2p, have: VersionVectorEntry[]): Promise<{ entries: Entry[], theirs: VersionVectorEntry[] }> {
+  async function syncFrom (peer: Libp2p, have: Array<Partial<VersionVectorEntry>>): Promise<{ entries: Entry[], theirs: VersionVectorEntry[] }> {
     const stream = await peer.dialProtocol(served.daemon.node.getMultiaddrs(), SYNC_PROTOCOL, { signal: AbortSignal.timeout(10_000) })
     const lp = lpStream(stream, { maxDataLength: MAX_SYNC_FRAME_BYTES })
     const signal = AbortSignal.timeout(20_000)
-    await lp.write(SyncRequest.encode({ have, digest: Buffer.alloc(0) }).finish(), { signal })
+    await lp.write(SyncRequest.encode(SyncRequest.fromPartial({ have, digest: Buffer.alloc(0) })).finish(), { signal })
     const entries: Entry[] = []
     let theirs: VersionVectorEntry[]
     while (true) {
@@ -280,7 +280,7 @@ describe('the DM and sync streams of a running daemon', () => {
       await lp.write(new Uint8Array(0), { signal }) // acknowledged
       if (batch.last) { theirs = batch.have; break }
     }
-    await lp.write(SyncBatch.encode({ entries: [], last: true, have }).finish(), { signal })
+    await lp.write(SyncBatch.encode(SyncBatch.fromPartial({ entries: [], last: true, have })).finish(), { signal })
     expect((await lp.read({ signal })).byteLength).toBe(0)
     await stream.close({ signal }).catch(() => { stream.abort(new Error('close failed')) })
     return { entries, theirs }

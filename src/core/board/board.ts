@@ -15,6 +15,7 @@ import { rankExperts, type Contribution, type ExpertView } from './expertise.js'
 import { isValidGlob } from './glob-pattern.js'
 import { GoalHistory, type GoalView } from './goal-history.js'
 import { compareText, insertOrdered, type Ordered } from './order.js'
+import { FaultyAuthors } from './faulty-authors.js'
 import { ReviewBook, type ReviewView } from './review-book.js'
 import { PLAN_TASK_ID, planDefinition } from './plan-task.js'
 import { validateScope } from './scope-limits.js'
@@ -92,13 +93,15 @@ export interface IntegrationView extends Integration { author: string, time: num
 
 export class Board {
   private readonly liveness: Liveness
-  private readonly applied = new Set<string>()
-  private readonly goals = new GoalHistory()
-  private readonly catalog = new TaskCatalog()
-  private readonly ledger = new ClaimLedger()
-  private readonly reviewBook = new ReviewBook()
-  private readonly integrations: IntegrationRecord[] = []
-  private readonly runs: TestRunRecord[] = []
+  // Not readonly: a fork found in an author's feed folds the board again (markFaulty).
+  private applied = new Set<string>()
+  private goals = new GoalHistory()
+  private catalog = new TaskCatalog()
+  private ledger = new ClaimLedger()
+  private reviewBook = new ReviewBook()
+  private integrations: IntegrationRecord[] = []
+  private runs: TestRunRecord[] = []
+  private readonly faults = new FaultyAuthors()
   private changes = 0
 
   constructor (init: BoardInit = {}) {
@@ -111,7 +114,7 @@ export class Board {
    * (which is ignored the same way on every peer).
    */
   apply (entry: AnyBoardEntry): boolean {
-    if (!validHeader(entry) || this.applied.has(entry.id)) return false
+    if (!validHeader(entry) || this.applied.has(entry.id) || !this.faults.counts(entry)) return false
     const h: BoardEntryHeader = { id: entry.id, author: entry.author, seq: entry.seq, lamport: entry.lamport, time: entry.time }
     // fromPartial copies the body and fills missing fields with proto3 defaults,
     // so a hand-built or partial body cannot leave holes in the views.
@@ -129,8 +132,33 @@ export class Board {
       case 'test_run': insertOrdered(this.runs, { ...order(h), time: h.time, run: TestRun.fromPartial(body) }); folded = true; break
       default: folded = false
     }
-    if (folded) { this.applied.add(entry.id); this.changes++ }
+    if (folded) { this.applied.add(entry.id); this.changes++; this.faults.remember(entry) }
     return folded
+  }
+
+  /**
+   * `author` forked its feed: from `fromSeq` (its fork point, or the lowest
+   * fork seq known) on, its entries count for nothing (see faulty-authors.ts),
+   * and what they changed is folded away. Returns true when the board changed.
+   */
+  markFaulty (author: string, fromSeq: number): boolean {
+    const again = this.faults.mark(author, fromSeq)
+    if (again === undefined) return false
+    this.applied = new Set()
+    this.goals = new GoalHistory()
+    this.catalog = new TaskCatalog()
+    this.ledger = new ClaimLedger()
+    this.reviewBook = new ReviewBook()
+    this.integrations = []
+    this.runs = []
+    for (const e of again) this.apply(e)
+    this.changes++
+    return true
+  }
+
+  /** Authors found faulty, with the first seq of theirs that does not count. */
+  faultyAuthors (): Array<{ author: string, fromSeq: number }> {
+    return this.faults.all()
   }
 
   /** Whether an entry id has been folded in. */

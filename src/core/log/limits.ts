@@ -18,3 +18,12 @@ export const MAX_FORK_PROOFS_PER_AUTHOR = 8
 
 /** Length of an entry id (sha256). */
 export const ENTRY_ID_BYTES = 32
+
+/** Authors whose divergence one anti-entropy exchange works on, at most (a peer's heads cannot make us send more). */
+export const MAX_DIVERGENT_AUTHORS_PER_EXCHANGE = 4
+
+/** Entries of one author sent to narrow down a fork point in one exchange, at most. */
+export const MAX_DIVERGENCE_RANGE = 1024
+
+/** Fork proofs sent or taken in one anti-entropy exchange, at most. */
+export const MAX_FORK_PROOFS_PER_EXCHANGE = 16

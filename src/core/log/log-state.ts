@@ -6,6 +6,21 @@
 // field), signature against the key `author` names, then content (seq,
 // lamport, prev length, kind, body), then its place in the author's feed.
 //
+// Own entries: `stage` signs the next entry of this replica's author without
+// placing it, so no read (vector, entriesAfter, get, ordered, ...) shows it;
+// `commitStaged` places it once the caller has it on disk. A peer can then
+// never pull an own entry that a crash could take away, and a restarted
+// replica never signs a second, different entry at a seq a peer already holds.
+//
+// Divergence: anti-entropy compares head ids, not only seqs (feed-summary.ts).
+// When a peer's head for an author is not the entry this replica holds at that
+// seq, the two hold different branches of a fork: this replica sends probes
+// (its entries at seq, seq-1, seq-2, seq-4, ...), which the peer finds to be
+// the same as its own (below the fork) or different (a fork proof). The
+// highest same and lowest different seq bracket the fork point; the next
+// exchange sends the entries in the bracket, which yields a proof whose two
+// entries share a prev: the fork point exactly (fork-registry.ts).
+//
 // Faulty authors: after a fork the author is marked faulty and the proof kept,
 // but entries that extend the chain this replica holds are still accepted.
 // Refusing them would not undo the fork (replicas may hold different branches)
@@ -19,17 +34,32 @@ import { contentFault } from './check-entry.js'
 import { toHex, type Signer } from './crypto.js'
 import { decodeEntry, encodeEntry, idOfBytes, signEntry, verifyEntry } from './entry.js'
 import { verifyForkProof, type ForkProof } from './fork.js'
-import { ForkRegistry } from './fork-registry.js'
+import { ForkRegistry, type ForkPoint } from './fork-registry.js'
+import { probeSeqs, type FeedSummaries, type FeedSummary } from './feed-summary.js'
 import {
   REJECT_REASONS, type BatchResult, type IngestResult, type PendingEntry, type RejectReason, type StoredEntry
 } from './ingest-result.js'
 import { encodeBody, isKnownKind, type EntryKind, type KindBodies } from './kinds.js'
-import { MAX_ENTRY_BYTES, MAX_PENDING_BYTES, MAX_PENDING_PER_AUTHOR, MAX_PENDING_TOTAL } from './limits.js'
+import {
+  MAX_DIVERGENCE_RANGE, MAX_DIVERGENT_AUTHORS_PER_EXCHANGE, MAX_ENTRY_BYTES, MAX_FORK_PROOFS_PER_EXCHANGE,
+  MAX_PENDING_BYTES, MAX_PENDING_PER_AUTHOR, MAX_PENDING_TOTAL
+} from './limits.js'
 import { PendingSet } from './pending-set.js'
 import { prepareRestore, type RestoreInput } from './restore.js'
 import type { VersionVector } from './version-vector.js'
 
 export { compareStored } from './accepted-entries.js'
+
+/** Staged own entries could not be placed: entries of the same author came back from a peer. */
+export class OwnFeedConflictError extends FailedPreconditionError {
+  /** ids of every staged entry dropped */
+  readonly dropped: string[]
+  constructor (message: string, dropped: string[]) {
+    super(message)
+    this.name = 'OwnFeedConflictError'
+    this.dropped = dropped
+  }
+}
 
 export interface LogStateOptions {
   maxEntryBytes?: number
@@ -48,6 +78,10 @@ export class LogState {
   private readonly entries = new AcceptedEntries()
   private readonly pending: PendingSet
   private readonly forkRegistry = new ForkRegistry()
+  /** own entries signed and held back until they are on disk, oldest first */
+  private readonly staged: PendingEntry[] = []
+  /** per faulty author: the highest seq a peer on the other branch showed to be common (below the fork) */
+  private readonly commonBelowFork = new Map<string, number>()
   private readonly rejectedCounts = Object.fromEntries(REJECT_REASONS.map(r => [r, 0])) as Record<RejectReason, number>
   private duplicateCount = 0
 
@@ -66,19 +100,30 @@ export class LogState {
   // ---- writing ----
 
   /**
-   * Makes, signs and accepts the signer's next entry. Throws (and changes
-   * nothing) on an unknown kind, a bad time, an entry over the size limit, or
-   * a signer whose key is not its author's. (The pending set never holds an
-   * author's next seq: such an entry is placed at once.)
+   * Makes, signs and accepts the signer's next entry: stage and commit at once,
+   * for callers with nothing to write first. Throws (and changes nothing) as
+   * `stage` does.
    */
   append<K extends EntryKind> (signer: Signer, kind: K, body: DeepPartial<KindBodies[K]> | Uint8Array, now: number): StoredEntry {
+    const staged = this.stage(signer, kind, body, now)
+    return this.commitStaged(staged.id).at(-1) as StoredEntry
+  }
+
+  /**
+   * Makes and signs the signer's next entry (after the ones already staged)
+   * and holds it back: nothing reads it until `commitStaged`. Throws (and
+   * changes nothing) on an unknown kind, a bad time, an entry over the size
+   * limit, or a signer whose key is not its author's.
+   */
+  stage<K extends EntryKind> (signer: Signer, kind: K, body: DeepPartial<KindBodies[K]> | Uint8Array, now: number): PendingEntry {
     if (!isKnownKind(kind)) throw new InvalidArgumentError(`unknown entry kind: ${JSON.stringify(kind)}`)
     if (!Number.isSafeInteger(now) || now < 0) throw new InvalidArgumentError('time must be a non-negative integer (ms since the epoch)')
-    const last = this.entries.last(signer.author)
+    if (this.staged.length > 0 && this.staged[0].entry.author !== signer.author) throw new FailedPreconditionError(`entries of ${this.staged[0].entry.author} are staged: one author stages at a time`)
+    const last: { id: string, entry: Entry } | undefined = this.staged.at(-1) ?? this.entries.last(signer.author)
     const entry = signEntry(signer, {
       seq: (last?.entry.seq ?? 0) + 1,
       prev: last == null ? new Uint8Array(0) : Buffer.from(last.id, 'hex'),
-      lamport: this.entries.lamport + 1,
+      lamport: Math.max(this.entries.lamport, this.staged.at(-1)?.entry.lamport ?? 0) + 1,
       time: now,
       kind,
       body: body instanceof Uint8Array ? body : encodeBody(kind, body)
@@ -86,11 +131,48 @@ export class LogState {
     const bytes = encodeEntry(entry)
     if (bytes.byteLength > this.maxEntryBytes) throw new TooLargeError('entry', bytes.byteLength, this.maxEntryBytes)
     if (!verifyEntry(entry)) throw new InvalidArgumentError(`the signer's key is not the key ${signer.author} names`)
-    const result = this.ingestChecked(entry, bytes)
-    if (result.status !== 'accepted') {
-      throw new InvalidArgumentError(`own entry not accepted: ${result.status === 'rejected' ? result.reason : result.status}`)
+    const fault = contentFault(entry)
+    if (fault != null) throw new InvalidArgumentError(`own entry not accepted: ${fault}`)
+    const staged = { id: idOfBytes(bytes), entry, bytes }
+    this.staged.push(staged)
+    return staged
+  }
+
+  /**
+   * Places staged entries, oldest first, up to and including `id`, and returns
+   * those newly placed (empty when `id` was placed already). Throws
+   * OwnFeedConflictError, dropping every staged entry, when the author's
+   * feed no longer ends where they start (an entry of the author's own came
+   * back from a peer meanwhile): placing them would fork the feed.
+   */
+  commitStaged (id: string): StoredEntry[] {
+    const upTo = this.staged.findIndex(s => s.id === id)
+    if (upTo < 0) {
+      if (this.entries.has(id)) return []
+      throw new FailedPreconditionError(`no staged entry ${id}`)
     }
-    return result.accepted[0]
+    const placed: StoredEntry[] = []
+    for (const s of this.staged.splice(0, upTo + 1)) {
+      const { author, seq } = s.entry
+      const last = this.entries.last(author)
+      if (seq !== (last?.entry.seq ?? 0) + 1 || this.chainFault(s.entry, last) != null) {
+        const known = `the feed now ends at seq ${last?.entry.seq ?? 0}`
+        const dropped = [s.id, ...this.staged.splice(0).map(x => x.id)]
+        throw new OwnFeedConflictError(`own entry ${author}#${seq} not placed: ${known} (entries of this author came back from a peer); ${dropped.length} staged entr${dropped.length === 1 ? 'y' : 'ies'} dropped, append again`, dropped)
+      }
+      placed.push(this.entries.add(s))
+    }
+    return placed
+  }
+
+  /** Drops every staged entry (their write failed); returns them. */
+  dropStaged (): PendingEntry[] {
+    return this.staged.splice(0)
+  }
+
+  /** Own entries staged and not committed. */
+  get stagedCount (): number {
+    return this.staged.length
   }
 
   /** Takes in one entry from anywhere (gossip, sync, a client). Never throws. */
@@ -126,6 +208,8 @@ export class LogState {
     const out = new BatchCollector()
     const seen = new Set<string>()
     const byAuthor = new Map<string, PendingEntry[]>()
+    /** per author, the highest seq this batch showed to be held the same here */
+    const common = new Map<string, number>()
     for (const entry of entries) {
       let bytes: Uint8Array
       try {
@@ -140,6 +224,7 @@ export class LogState {
       }
       const id = idOfBytes(bytes)
       if (seen.has(id) || this.entries.has(id) || this.pending.has(id)) {
+        if (this.entries.has(id)) common.set(entry.author, Math.max(common.get(entry.author) ?? 0, entry.seq))
         this.duplicateCount++
         out.duplicate()
         continue
@@ -162,6 +247,7 @@ export class LogState {
       oneByOne.sort((x, y) => x.entry.seq - y.entry.seq)
       for (const p of oneByOne) out.add(this.authenticateAndPlace(p))
     }
+    this.noteCommon(common)
     return out.result(id => this.pending.has(id))
   }
 
@@ -197,6 +283,91 @@ export class LogState {
     }
     for (const author of authors) this.drain(author, accepted, pendingRemoved)
     return { accepted, pendingRemoved }
+  }
+
+  // ---- forks and divergence (what anti-entropy compares and sends) ----
+
+  /** Where the author's branches part, as far as this replica knows. */
+  forkPoint (author: string): ForkPoint | undefined {
+    return this.forkRegistry.forkPoint(author)
+  }
+
+  /** One summary per author with entries or a fork proof here, sorted by author. */
+  summaries (): FeedSummary[] {
+    const authors = new Set([...this.entries.authors(), ...this.forkRegistry.faultyAuthors()])
+    return [...authors].sort().map(author => {
+      const last = this.entries.last(author)
+      const fp = this.forkRegistry.forkPoint(author)
+      return { author, seq: last?.entry.seq ?? 0, head: last?.id ?? '', forkSeq: fp?.exact === true ? fp.seq : 0, faulty: this.forkRegistry.isFaulty(author) }
+    })
+  }
+
+  /**
+   * What to send a peer whose summaries are `remote`, each author's in seq
+   * order, authors sorted: the entries after its seq where its head is the
+   * entry held here; where its head differs (another branch of a fork), the
+   * entries that find the fork point: probes, or the entries of the known
+   * bracket (at most MAX_DIVERGENT_AUTHORS_PER_EXCHANGE authors, whatever
+   * heads the peer claims). Nothing once the fork point is known: the proof
+   * says it all (proofsFor).
+   */
+  entriesFor (remote: FeedSummaries): StoredEntry[] {
+    const out: StoredEntry[] = []
+    let divergent = 0
+    for (const author of this.entries.authors()) {
+      const held = this.entries.held(author)
+      const r = remote.get(author)
+      const theirs = r?.seq ?? 0
+      // Ahead of us: the peer checks our head against its feed.
+      if (theirs > held) continue
+      if (r === undefined || theirs === 0 || r.head === '' || this.entries.byAuthorSeq(author, theirs)?.id === r.head) {
+        for (let seq = theirs + 1; seq <= held; seq++) out.push(this.entries.byAuthorSeq(author, seq) as StoredEntry)
+        continue
+      }
+      // Another branch.
+      const fp = this.forkRegistry.forkPoint(author)
+      if (fp?.exact === true || divergent >= MAX_DIVERGENT_AUTHORS_PER_EXCHANGE) continue
+      divergent++
+      const seqs = fp === undefined ? probeSeqs(theirs) : this.bracket(author, fp.seq)
+      for (const seq of seqs) out.push(this.entries.byAuthorSeq(author, seq) as StoredEntry)
+    }
+    return out
+  }
+
+  /**
+   * Fork proofs a peer whose summaries are `remote` lacks: the proof of the
+   * fork point where it knows none (or a later one), else the lowest proof
+   * held where it does not know the author is faulty.
+   */
+  proofsFor (remote: FeedSummaries): ForkProof[] {
+    const out: ForkProof[] = []
+    for (const author of [...this.forkRegistry.faultyAuthors()].sort()) {
+      if (out.length >= MAX_FORK_PROOFS_PER_EXCHANGE) break
+      const proof = this.forkRegistry.lowest(author)
+      const fp = this.forkRegistry.forkPoint(author)
+      if (proof === undefined || fp === undefined) continue
+      const r = remote.get(author)
+      const lacks = fp.exact ? !((r?.forkSeq ?? 0) > 0 && (r?.forkSeq ?? 0) <= fp.seq) : r?.faulty !== true
+      if (lacks) out.push(proof)
+    }
+    return out
+  }
+
+  /** The seqs between the highest known common one and the lowest known fork seq, at most MAX_DIVERGENCE_RANGE of them. */
+  private bracket (author: string, lowestFork: number): number[] {
+    const common = this.commonBelowFork.get(author) ?? 0
+    const from = Math.max(common < lowestFork ? common + 1 : 1, lowestFork - MAX_DIVERGENCE_RANGE + 1, 1)
+    const to = Math.min(lowestFork, this.entries.held(author))
+    return Array.from({ length: Math.max(0, to - from + 1) }, (_, i) => from + i)
+  }
+
+  /** Remembers, for faulty authors, which seqs a batch showed to be common with the sender's branch. */
+  private noteCommon (common: ReadonlyMap<string, number>): void {
+    for (const [author, seq] of common) {
+      const fp = this.forkRegistry.forkPoint(author)
+      if (fp === undefined || fp.exact || seq >= fp.seq) continue
+      if (seq > (this.commonBelowFork.get(author) ?? 0)) this.commonBelowFork.set(author, seq)
+    }
   }
 
   // ---- reading ----

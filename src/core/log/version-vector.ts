@@ -66,8 +66,9 @@ export function vectorDigestHex (v: VersionVector): string {
   return toHex(vectorDigest(v))
 }
 
+/** The vector on the wire, seqs only (no heads, no fork knowledge: see feed-summary.ts for those). */
 export function vectorToWire (v: VersionVector): VersionVectorEntry[] {
-  return canonicalPairs(v).map(([author, seq]) => ({ author, seq }))
+  return canonicalPairs(v).map(([author, seq]) => ({ author, seq, head: Buffer.alloc(0), forkSeq: 0, faulty: false }))
 }
 
 /** Reads a vector off the wire; throws InvalidArgumentError on an empty author or a bad seq. */

@@ -134,10 +134,18 @@ export interface DirectAck {
  * own vector so that the initiator can push back what the responder lacks.
  * The receiver of a SyncBatch answers each one with an empty frame once it
  * has stored it; a sender keeps at most two batches unacknowledged.
+ * Fields 3-5 of VersionVectorEntry and field 4 of SyncBatch are optional: a
+ * peer without them is compared by seq alone (docs/PROTOCOL.md).
  */
 export interface VersionVectorEntry {
   author: string;
   seq: number;
+  /** id of the sender's entry at `seq` (32 bytes): replicas on two branches of a fork differ here */
+  head: Buffer;
+  /** the author's fork point, when the sender holds a proof of it (two entries at it with the same prev); 0: none */
+  forkSeq: number;
+  /** the sender holds some proof that the author forked */
+  faulty: boolean;
 }
 
 export interface SyncRequest {
@@ -150,6 +158,8 @@ export interface SyncBatch {
   last: boolean;
   /** responder's vector, on the last batch */
   have: VersionVectorEntry[];
+  /** fork proofs the receiver's vector says it lacks */
+  forks: ForkProof[];
 }
 
 function createBaseForkProof(): ForkProof {
@@ -978,7 +988,7 @@ export const DirectAck: MessageFns<DirectAck> = {
 };
 
 function createBaseVersionVectorEntry(): VersionVectorEntry {
-  return { author: "", seq: 0 };
+  return { author: "", seq: 0, head: Buffer.alloc(0), forkSeq: 0, faulty: false };
 }
 
 export const VersionVectorEntry: MessageFns<VersionVectorEntry> = {
@@ -988,6 +998,15 @@ export const VersionVectorEntry: MessageFns<VersionVectorEntry> = {
     }
     if (message.seq !== 0) {
       writer.uint32(16).uint64(message.seq);
+    }
+    if (message.head.length !== 0) {
+      writer.uint32(26).bytes(message.head);
+    }
+    if (message.forkSeq !== 0) {
+      writer.uint32(32).uint64(message.forkSeq);
+    }
+    if (message.faulty !== false) {
+      writer.uint32(40).bool(message.faulty);
     }
     return writer;
   },
@@ -1021,6 +1040,30 @@ export const VersionVectorEntry: MessageFns<VersionVectorEntry> = {
             message.seq = longToNumber(reader.uint64());
             continue;
           }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.head = Buffer.from(reader.bytes());
+            continue;
+          }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.forkSeq = longToNumber(reader.uint64());
+            continue;
+          }
+          case 5: {
+            if (tag !== 40) {
+              break;
+            }
+
+            message.faulty = reader.bool();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1037,6 +1080,13 @@ export const VersionVectorEntry: MessageFns<VersionVectorEntry> = {
     return {
       author: isSet(object.author) ? globalThis.String(object.author) : "",
       seq: isSet(object.seq) ? globalThis.Number(object.seq) : 0,
+      head: isSet(object.head) ? Buffer.from(bytesFromBase64(object.head)) : Buffer.alloc(0),
+      forkSeq: isSet(object.forkSeq)
+        ? globalThis.Number(object.forkSeq)
+        : isSet(object.fork_seq)
+        ? globalThis.Number(object.fork_seq)
+        : 0,
+      faulty: isSet(object.faulty) ? globalThis.Boolean(object.faulty) : false,
     };
   },
 
@@ -1048,6 +1098,15 @@ export const VersionVectorEntry: MessageFns<VersionVectorEntry> = {
     if (message.seq !== 0) {
       obj.seq = Math.round(message.seq);
     }
+    if (message.head.length !== 0) {
+      obj.head = base64FromBytes(message.head);
+    }
+    if (message.forkSeq !== 0) {
+      obj.forkSeq = Math.round(message.forkSeq);
+    }
+    if (message.faulty !== false) {
+      obj.faulty = message.faulty;
+    }
     return obj;
   },
 
@@ -1058,6 +1117,9 @@ export const VersionVectorEntry: MessageFns<VersionVectorEntry> = {
     const message = createBaseVersionVectorEntry();
     message.author = object.author ?? "";
     message.seq = object.seq ?? 0;
+    message.head = object.head ?? Buffer.alloc(0);
+    message.forkSeq = object.forkSeq ?? 0;
+    message.faulty = object.faulty ?? false;
     return message;
   },
 };
@@ -1148,7 +1210,7 @@ export const SyncRequest: MessageFns<SyncRequest> = {
 };
 
 function createBaseSyncBatch(): SyncBatch {
-  return { entries: [], last: false, have: [] };
+  return { entries: [], last: false, have: [], forks: [] };
 }
 
 export const SyncBatch: MessageFns<SyncBatch> = {
@@ -1161,6 +1223,9 @@ export const SyncBatch: MessageFns<SyncBatch> = {
     }
     for (const v of message.have) {
       VersionVectorEntry.encode(v!, writer.uint32(26).fork()).join();
+    }
+    for (const v of message.forks) {
+      ForkProof.encode(v!, writer.uint32(34).fork()).join();
     }
     return writer;
   },
@@ -1202,6 +1267,14 @@ export const SyncBatch: MessageFns<SyncBatch> = {
             message.have.push(VersionVectorEntry.decode(reader, reader.uint32()));
             continue;
           }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.forks.push(ForkProof.decode(reader, reader.uint32()));
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1219,6 +1292,7 @@ export const SyncBatch: MessageFns<SyncBatch> = {
       entries: globalThis.Array.isArray(object?.entries) ? object.entries.map((e: any) => Entry.fromJSON(e)) : [],
       last: isSet(object.last) ? globalThis.Boolean(object.last) : false,
       have: globalThis.Array.isArray(object?.have) ? object.have.map((e: any) => VersionVectorEntry.fromJSON(e)) : [],
+      forks: globalThis.Array.isArray(object?.forks) ? object.forks.map((e: any) => ForkProof.fromJSON(e)) : [],
     };
   },
 
@@ -1233,6 +1307,9 @@ export const SyncBatch: MessageFns<SyncBatch> = {
     if (message.have?.length) {
       obj.have = message.have.map((e) => VersionVectorEntry.toJSON(e));
     }
+    if (message.forks?.length) {
+      obj.forks = message.forks.map((e) => ForkProof.toJSON(e));
+    }
     return obj;
   },
 
@@ -1244,6 +1321,7 @@ export const SyncBatch: MessageFns<SyncBatch> = {
     message.entries = object.entries?.map((e) => Entry.fromPartial(e)) || [];
     message.last = object.last ?? false;
     message.have = object.have?.map((e) => VersionVectorEntry.fromPartial(e)) || [];
+    message.forks = object.forks?.map((e) => ForkProof.fromPartial(e)) || [];
     return message;
   },
 };

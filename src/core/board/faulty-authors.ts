@@ -1,0 +1,59 @@
+// The board's rule for a faulty author: one that signed two different entries
+// at one seq (a fork). After the fork point, replicas may hold different
+// branches of its feed, and nothing can tell which is the real one; so what it
+// wrote from the fork point on counts for nothing, on every replica: claims
+// there hold nothing (its tasks become claimable), and its releases, dones,
+// tasks, goals, reviews, integrations and test runs there are ignored. Below
+// the fork point every branch holds the same entries, so those count
+// everywhere.
+//
+// The cutoff is the fork point when a proof shows it exactly, else the lowest
+// fork seq known (an upper bound of it). It only moves down, as better proofs
+// arrive, and every replica ends with the same one: then every replica shows
+// the same board, whichever branch it holds.
+
+import type { AnyBoardEntry } from './types.js'
+
+export class FaultyAuthors {
+  /** author -> the first seq that does not count */
+  private readonly cutoffs = new Map<string, number>()
+  /** entries folded so far, to fold again when a cutoff moves below one of them */
+  private folded: AnyBoardEntry[] = []
+
+  /** Whether an entry counts: its author is not faulty, or it is below the author's cutoff. */
+  counts (e: { author: string, seq: number }): boolean {
+    const cutoff = this.cutoffs.get(e.author)
+    return cutoff === undefined || e.seq < cutoff
+  }
+
+  /** The first seq of `author` that does not count, if it is faulty. */
+  cutoff (author: string): number | undefined {
+    return this.cutoffs.get(author)
+  }
+
+  /** Faulty authors with their cutoffs, sorted by author. */
+  all (): Array<{ author: string, fromSeq: number }> {
+    return [...this.cutoffs].sort(([a], [b]) => a < b ? -1 : a > b ? 1 : 0).map(([author, fromSeq]) => ({ author, fromSeq }))
+  }
+
+  /** Keeps an entry that was folded in. */
+  remember (e: AnyBoardEntry): void {
+    this.folded.push(e)
+  }
+
+  /**
+   * Entries of `author` from `fromSeq` on stop counting. Returns the entries
+   * to fold again from scratch (every folded entry that still counts) when
+   * something folded stops counting; undefined when nothing folded changes.
+   */
+  mark (author: string, fromSeq: number): AnyBoardEntry[] | undefined {
+    if (!Number.isSafeInteger(fromSeq) || fromSeq < 1) return undefined
+    const current = this.cutoffs.get(author)
+    if (current !== undefined && current <= fromSeq) return undefined
+    this.cutoffs.set(author, fromSeq)
+    if (!this.folded.some(e => e.author === author && e.seq >= fromSeq)) return undefined
+    const again = this.folded.filter(e => this.counts(e))
+    this.folded = []
+    return again
+  }
+}
