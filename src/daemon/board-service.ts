@@ -266,7 +266,7 @@ export class BoardService {
 
   async verdict (target: string, verdict: string, evidence: string): Promise<void> {
     const kinds: Record<string, VerdictKind> = { approve: VerdictKind.VERDICT_APPROVE, reject: VerdictKind.VERDICT_REJECT, retract: VerdictKind.VERDICT_RETRACT }
-    const kind = kinds[verdict]
+    const kind = Object.hasOwn(kinds, verdict) ? kinds[verdict] : undefined
     if (kind == null) throw new InvalidArgumentError(`unknown verdict "${verdict}": use approve, reject or retract`)
     if (target.trim() === '') throw new InvalidArgumentError('a verdict needs a target')
     await this.init.log.append('verdict', { target, verdict: kind, evidence })
