@@ -1,7 +1,6 @@
 // agentd: composes the store, the libp2p mesh, presence, direct messages and
 // announcements (and, as they land, the log, the board and the repository)
 // behind one object that the gRPC API and the tests drive.
-import { heartbeatIntervalMs, liveTimeoutForMs } from '../core/presence/heartbeat-interval.js'
 import { randomUUID } from 'node:crypto'
 import { mkdir } from 'node:fs/promises'
 import { join } from 'node:path'
@@ -133,10 +132,11 @@ export class Daemon {
         heldClaims: () => this.boardService.held().map(h => ({ task: h.task, epoch: h.epoch })),
         onJoined: p => { this.onPeerJoined(p) },
         onLeft: p => { this.onPeerLeft(p) },
-        onHeartbeat: (p, sentAt) => {
+        onHeartbeat: (p, heartbeat) => {
           this.dialer.remember(p.peerId, p.addrs)
+          this.boardService?.heard(p.peerId, heartbeat.intervalMs)
           // Heartbeats from every peer feed the claim settle window (one-way latency, clock skew included).
-          this.boardService?.observeLatency(Date.now() - sentAt)
+          this.boardService?.observeLatency(Date.now() - heartbeat.time)
         }
       })
       this.gossip = new SwarmGossip(this.node, this.config.swarm, {
@@ -189,10 +189,9 @@ export class Daemon {
         events: this.events,
         state: this.store.state,
         logger: this.log.child({ part: 'board' }),
-        // For one lease period after start nobody has had a chance to send a
-        // heartbeat yet: treat every holder as live rather than as expired.
-        // In a big swarm heartbeats are further apart, so is the period.
-        isLive: peer => this.presence.isLive(peer) || this.inStartupGrace(),
+        heartbeats: this.presence.policy,
+        // The start-up grace lasts the lease of a swarm of the size the log shows.
+        knownPeers: () => this.logService.state.authorCount - 1,
         notify: async (peer, text) => { await this.sendMessage({ to: peer, text }) },
         onHeldChanged: () => { this.presence.beat().catch(() => {}) },
         settle: this.config.settle,
@@ -259,6 +258,7 @@ export class Daemon {
   private async shutdown (): Promise<void> {
     await this.harness?.shutdown().catch(err => { this.log.warn({ err }, 'harness stop failed') })
     this.notices?.stop()
+    this.boardService?.stop()
     this.repoService?.stop()
     clearInterval(this.outboxTimer)
     this.dialer?.stop()
@@ -322,20 +322,6 @@ export class Daemon {
   repo (): RepoService {
     if (this.repoService == null) throw new FailedPreconditionError('this agentd has no shared repository: start it with --repo <git url or path>')
     return this.repoService
-  }
-
-  /**
-   * Whether a holder still counts as live without a heartbeat: for the
-   * timeout that the interval of a swarm of the size the log shows would
-   * have. Asked for every holder not heard from, so once even the longest
-   * grace has passed it answers without counting peers.
-   */
-  private inStartupGrace (): boolean {
-    const elapsed = performance.now() - this.startedAt
-    const policy = this.presence.policy
-    if (elapsed >= liveTimeoutForMs(policy.maxIntervalMs, policy)) return false
-    const peers = Math.max(this.presence.livePeers().length, this.logService.state.authorCount - 1)
-    return elapsed < liveTimeoutForMs(heartbeatIntervalMs(peers, policy), policy)
   }
 
   uptimeSeconds (): number {

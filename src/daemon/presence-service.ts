@@ -22,7 +22,8 @@ export interface PresenceServiceInit {
   heldClaims: () => Array<{ task: string, epoch: number }>
   onJoined: (p: PeerRecord) => void
   onLeft: (p: PeerRecord) => void
-  onHeartbeat?: (p: PeerRecord, sentAt: number) => void
+  /** a heartbeat that changed the directory (not a stale or reordered one) */
+  onHeartbeat?: (p: PeerRecord, heartbeat: Presence) => void
 }
 
 export class PresenceService {
@@ -112,7 +113,7 @@ export class PresenceService {
     const record = this.directory.get(p.peerId)
     if (record != null) {
       if (seen === 'joined') this.init.onJoined(record)
-      this.init.onHeartbeat?.(record, p.time)
+      this.init.onHeartbeat?.(record, p)
     }
     return 'accept'
   }

@@ -1,13 +1,17 @@
-// A simulated daemon for board tests: it holds its own set of entries and its
-// own Board, gossips every entry it writes, answers anti-entropy requests,
-// sends presence heartbeats and keeps a LeaseTable on the network's virtual
-// clock. Entries are plain BoardEntry objects (no signatures; author = node
-// name; id = "<author>/<seq>").
+// A simulated daemon for board tests: it holds its own set of entries, runs
+// the core claim protocol on them (its Board, LeaseTable and SettleWindow) in
+// the network's virtual time, gossips every entry it writes, answers
+// anti-entropy requests and sends presence heartbeats. Entries are plain
+// BoardEntry objects (no signatures; author = node name; id = "<author>/<seq>").
 
-import { Board } from '../core/board/board.js'
-import { LeaseTable } from '../core/board/lease-table.js'
-import { SettleWindow, type SettleWindowInit } from '../core/board/settle.js'
+import type { Board } from '../core/board/board.js'
+import { ClaimProtocol, type ClaimNotice, type ClaimTicket, type ClaimVerdict, type MyClaim } from '../core/board/claim-protocol.js'
+import { DEFAULT_HEARTBEAT_MS, type LeaseTable } from '../core/board/lease-table.js'
+import type { SettleWindow, SettleWindowInit } from '../core/board/settle.js'
 import type { BoardBodies, BoardEntry, BoardKind } from '../core/board/types.js'
+import type { TaskView } from '../core/board/board.js'
+import { heartbeatPolicy, type HeartbeatPolicy } from '../core/presence/heartbeat-interval.js'
+import { SimClaimRunner } from './claim-runner.js'
 import type { SimNetwork } from './network.js'
 import type { Random } from './random.js'
 
@@ -30,17 +34,26 @@ export interface SimBoardNodeInit {
   rng?: Random
 }
 
+/** What the node's agent hears from its daemon. */
+export interface SimNodeListener {
+  verdict?: (v: ClaimVerdict) => void
+  notice?: (n: ClaimNotice) => void
+}
+
 export class SimBoardNode {
   readonly name: string
-  readonly settle: SettleWindow
   private readonly network: SimNetwork<SimMessage>
-  private readonly leaseMs: number | undefined
   private readonly heartbeatMs: number
+  private readonly policy: HeartbeatPolicy
+  private readonly settleInit: SettleWindowInit | undefined
   private readonly syncEveryMs: number
   private readonly rng: Random | undefined
   private readonly byAuthor = new Map<string, Map<number, BoardEntry>>()
-  private leaseTable: LeaseTable
-  private currentBoard: Board
+  private protocol!: ClaimProtocol
+  private runner!: SimClaimRunner
+  /** the claims this daemon holds or settles, as its state store keeps them across a crash */
+  private savedClaims: MyClaim[] = []
+  private readonly listeners: SimNodeListener[] = []
   private maxLamport = 0
   private seq = 0
   private up = true
@@ -49,24 +62,53 @@ export class SimBoardNode {
   constructor (init: SimBoardNodeInit) {
     this.name = init.name
     this.network = init.network
-    this.leaseMs = init.leaseMs
     this.heartbeatMs = init.heartbeatMs ?? 0
+    this.policy = heartbeatPolicy(this.heartbeatMs > 0 ? this.heartbeatMs : DEFAULT_HEARTBEAT_MS, init.leaseMs ?? 15_000)
+    this.settleInit = init.settle
     this.syncEveryMs = init.syncEveryMs ?? 0
     this.rng = init.rng
     if (this.syncEveryMs > 0 && this.rng === undefined) throw new Error('syncEveryMs needs an rng')
-    this.settle = new SettleWindow(init.settle)
-    this.leaseTable = new LeaseTable({ self: this.name, leaseMs: this.leaseMs, startedAt: this.network.now })
-    this.currentBoard = new Board({ liveness: this.leaseTable })
+    this.boot()
     this.network.register(this.name, (msg, from, sentAt) => this.receive(msg, from, sentAt))
     this.startTimers()
   }
 
   get board (): Board {
-    return this.currentBoard
+    return this.protocol.board
   }
 
   get leases (): LeaseTable {
-    return this.leaseTable
+    return this.protocol.leases
+  }
+
+  get settle (): SettleWindow {
+    return this.protocol.settle
+  }
+
+  /** Answers to this node's claims and notices about claims it held. */
+  listen (listener: SimNodeListener): void {
+    this.listeners.push(listener)
+  }
+
+  /** Claims `task` as agentd does: the answer comes to the listeners after the settle window. Throws like `agency claim`. */
+  claim (task: string, scope: readonly string[] = [], opts: { wait?: boolean } = {}): ClaimTicket {
+    if (!this.up) throw new Error(`${this.name} is down`)
+    return this.runner.claim(task, scope, opts)
+  }
+
+  /** Gives a held task back, with hand-off notes. */
+  release (task: string, note = '', branch = ''): TaskView | undefined {
+    const held = this.board.checkReleasable(task, this.name)
+    this.append('release', { task, epoch: held.epoch, note, branch })
+    this.runner.forget(task)
+    return this.board.task(task, this.now)
+  }
+
+  /** Marks a held task done. */
+  done (task: string, commit = ''): void {
+    const held = this.board.checkDoable(task, this.name)
+    this.append('done', { task, epoch: held.epoch, commit, paths: [] })
+    this.runner.forget(task)
   }
 
   get isUp (): boolean {
@@ -88,7 +130,7 @@ export class SimBoardNode {
   }
 
   has (id: string): boolean {
-    return this.currentBoard.has(id)
+    return this.board.has(id)
   }
 
   /** All entries held, by author then seq. */
@@ -121,18 +163,46 @@ export class SimBoardNode {
   crash (): void {
     this.up = false
     this.incarnation++
+    this.runner.end()
     this.network.setDown(this.name, true)
   }
 
-  /** The process starts again: a fresh monotonic clock for leases, the board rebuilt from stored entries, a sync with `syncFrom`. */
+  /**
+   * The process starts again: a fresh monotonic clock for leases, the board
+   * rebuilt from stored entries, the claims it held checked again, a sync
+   * with `syncFrom`.
+   */
   restart (syncFrom: readonly string[] = []): void {
     this.up = true
     this.network.setDown(this.name, false)
-    this.leaseTable = new LeaseTable({ self: this.name, leaseMs: this.leaseMs, startedAt: this.network.now })
-    this.currentBoard = new Board({ liveness: this.leaseTable })
-    for (const e of this.entries()) this.currentBoard.apply(e)
+    this.boot()
+    const now = this.now
+    for (const e of this.entries()) this.protocol.apply(e, now)
+    this.runner.execute(this.protocol.restore(this.savedClaims, now))
     this.startTimers()
     for (const peer of syncFrom) this.requestSync(peer)
+  }
+
+  /** A new process life: a claim protocol started now and the runner that drives it. */
+  private boot (): void {
+    this.runner?.end()
+    this.protocol = new ClaimProtocol({
+      me: this.name,
+      startedAt: this.now,
+      heartbeats: this.policy,
+      knownPeers: () => this.byAuthor.size - 1,
+      settle: this.settleInit
+    })
+    const incarnation = this.incarnation
+    this.runner = new SimClaimRunner({
+      protocol: this.protocol,
+      now: () => this.now,
+      at: (at, fn) => { this.network.schedule(at - this.now, () => { if (this.up && incarnation === this.incarnation) fn() }) },
+      write: req => { this.append(req.kind, req.body) },
+      persist: mine => { this.savedClaims = mine },
+      onVerdict: v => { for (const l of this.listeners) l.verdict?.(v) },
+      onNotice: n => { for (const l of this.listeners) l.notice?.(n) }
+    })
   }
 
   private receive (msg: SimMessage, from: string, sentAt: number): void {
@@ -140,12 +210,12 @@ export class SimBoardNode {
     const now = this.network.now
     switch (msg.type) {
       case 'entry':
-        this.settle.addSample(now - sentAt)
+        this.protocol.observeLatency(now - sentAt)
         this.hold(msg.entry)
         break
       case 'presence':
-        this.settle.addSample(now - sentAt)
-        this.leaseTable.heartbeat(msg.peer, now)
+        this.protocol.observeLatency(now - sentAt)
+        this.protocol.heard(msg.peer, now, this.heartbeatMs)
         break
       case 'sync-request': {
         const missing = this.entries().filter(e => e.seq > (msg.have[e.author] ?? 0))
@@ -170,7 +240,7 @@ export class SimBoardNode {
     if (feed.has(entry.seq)) return
     feed.set(entry.seq, entry)
     this.maxLamport = Math.max(this.maxLamport, entry.lamport)
-    this.currentBoard.apply(entry)
+    this.runner.execute(this.protocol.apply(entry, this.now))
   }
 
   // Periodic work of one incarnation: it stops when the node crashes.

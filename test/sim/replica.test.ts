@@ -4,6 +4,8 @@ import { EntryPool } from '../../src/sim/entry-pool.js'
 import { HeartbeatModel } from '../../src/sim/heartbeat-model.js'
 import { LinkLatency } from '../../src/sim/link-latency.js'
 import { Replica, type ReplicaShared } from '../../src/sim/replica.js'
+import { Scheduler } from '../../src/sim/scheduler.js'
+import { heartbeatPolicy } from '../../src/core/presence/heartbeat-interval.js'
 import { SharedFindings } from '../../src/sim/shared-findings.js'
 import { agentIndex, agentName } from '../../src/sim/strategies/common.js'
 import { Topology } from '../../src/sim/topology.js'
@@ -21,10 +23,11 @@ function setup (n: number, { loss = 0 } = {}) {
     latency,
     heartbeats: new HeartbeatModel({ seed: 3, periodMs: 1_000, latency, topology }),
     loss,
-    leaseMs: 3_000,
+    heartbeatPolicy: heartbeatPolicy(1_000, 3_000),
     settle: { minMs: 0, defaultMs: 100 },
     indexOf: agentIndex,
-    findings: new SharedFindings()
+    findings: new SharedFindings(),
+    scheduler: new Scheduler()
   }
   const replicas = Array.from({ length: n }, (_, i) => new Replica(i, agentName(i), n, shared, 0))
   return { project, topology, replicas, shared }
@@ -56,7 +59,7 @@ describe('replica: lazy gossip over the modelled links', () => {
     topology.heal(2_000)
     c.drain(3_000)
     expect(c.size).toBe(0) // gossip is not retried
-    c.receive(c.lacksFrom(a))
+    c.receive(c.lacksFrom(a), 3_000)
     expect(c.size).toBe(1)
     expect(c.digest).toBe(a.digest)
     expect(c.lacksFrom(a)).toEqual([])

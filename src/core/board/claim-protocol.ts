@@ -1,0 +1,326 @@
+// The claim protocol of one daemon, sans-IO. Entries, heartbeats, round-trip
+// samples and the time go in; entries to append, answers, notices and the
+// time of the next wake-up come out. agentd runs it on real timers
+// (daemon/board-service), the simulator in virtual time (sim/claim-runner):
+// the same object in both, so what the simulator shows is what agentd does.
+//
+// - claim: check, write a claim entry, wait the settle window from the moment
+//   the entry is in the log, then answer HELD or LOST (naming the winner). A
+//   losing claim is released at once: left standing, it would become the
+//   holder by the holder rule when the winner released.
+// - watch: a claim this daemon holds that the board no longer gives it (a
+//   smaller claim at its epoch after a partition heals, a takeover at a
+//   higher epoch, someone else's done) is a notice for the agent; an outbid
+//   claim is released. A claim in its settle window is left to its answer.
+// - leases: the board's liveness is the LeaseTable, fed with heartbeats on
+//   this node's monotonic clock, with its start-up grace.
+// - the settle window: k times the p99 of observed latencies, or fixed.
+
+import { Claim, Release } from '../../gen/agency/v1/log.js'
+import { Board, claimFromPlan, type Takeover } from './board.js'
+import { LeaseTable } from './lease-table.js'
+import { SettleWindow, claimOutcome, type ClaimOutcome, type SettleWindowInit } from './settle.js'
+import type { HeartbeatPolicy } from '../presence/heartbeat-interval.js'
+import type { AnyBoardEntry, Liveness } from './types.js'
+
+export type LostReason = Extract<ClaimOutcome, { outcome: 'LOST' }>['reason']
+
+/** A claim this daemon holds or is settling: what it persists across restarts. */
+export interface MyClaim {
+  task: string
+  epoch: number
+  /** answered (or found) HELD after its settle window */
+  settled: boolean
+}
+
+/** The answer to a claim. */
+export interface ClaimVerdict {
+  outcome: 'HELD' | 'LOST'
+  task: string
+  epoch: number
+  /** the holder: this daemon on HELD; on LOST whoever holds (or finished) the task, '' when nobody does */
+  winner: string
+  reason?: LostReason
+  /** how long the claim waited */
+  settleMs: number
+  /** the previous holder's hand-off notes and branch, on a takeover */
+  handoff: string
+  branch: string
+}
+
+/** What the daemon tells its agent about a claim it held. */
+export interface ClaimNotice {
+  type: 'claim_lost' | 'claim_superseded'
+  task: string
+  epoch: number
+  reason: LostReason
+  winner?: string
+}
+
+export type AppendRequest =
+  | { kind: 'claim', body: Claim }
+  | { kind: 'release', body: Release }
+
+/** What one input to the protocol asks its runner to do. */
+export interface ProtocolOutput {
+  /** entries to append, in order */
+  append: AppendRequest[]
+  /** answers to claims: to everyone waiting for that task and epoch */
+  answers: ClaimVerdict[]
+  /** for the agent */
+  notices: ClaimNotice[]
+  /** the claims this daemon holds or settles changed: persist `mine()` and announce the leases */
+  mineChanged: boolean
+}
+
+/** What a claim call starts: the claim (task and epoch) to wait for, and what to do now. */
+export interface ClaimTicket {
+  task: string
+  epoch: number
+  /** the claim takes over a task whose holder's lease expired */
+  takeover?: Takeover
+  output: ProtocolOutput
+}
+
+export interface ClaimProtocolInit {
+  /** this daemon's peer id */
+  me: string
+  /** monotonic time this daemon started */
+  startedAt: number
+  /** the heartbeat policy the leases scale from */
+  heartbeats?: HeartbeatPolicy
+  /** the lease at the base interval, when no policy is given */
+  leaseMs?: number
+  /** how many other daemons this one knows of, for the start-up grace (e.g. authors in its log - 1) */
+  knownPeers?: () => number
+  settle?: SettleWindowInit
+  /** a fixed settle window instead of one derived from latency */
+  fixedSettleMs?: number
+  /**
+   * The board's liveness, given the leases. Default: the leases themselves;
+   * the simulator wraps them to deliver modelled heartbeats on demand.
+   */
+  liveness?: (leases: LeaseTable) => Liveness
+}
+
+interface MyClaimState {
+  epoch: number
+  settled: boolean
+  /** when the settle window ends; undefined until the claim entry is in the log */
+  deadline?: number
+  /** how long the window is */
+  windowMs?: number
+  /** someone waits for the answer; otherwise a loss is a notice */
+  awaited: boolean
+  handoff: string
+  branch: string
+}
+
+export class ClaimProtocol {
+  readonly me: string
+  readonly board: Board
+  readonly leases: LeaseTable
+  readonly settle: SettleWindow
+  private readonly fixedSettleMs: number | undefined
+  private readonly mineByTask = new Map<string, MyClaimState>()
+
+  constructor (init: ClaimProtocolInit) {
+    this.me = init.me
+    this.leases = new LeaseTable({ self: init.me, startedAt: init.startedAt, policy: init.heartbeats, leaseMs: init.leaseMs, knownPeers: init.knownPeers })
+    this.board = new Board({ liveness: init.liveness?.(this.leases) ?? this.leases })
+    this.settle = new SettleWindow(init.settle)
+    this.fixedSettleMs = init.fixedSettleMs
+  }
+
+  // ---- inputs ----
+
+  /**
+   * Folds an entry of the log in (local or remote, in any order). Own claim
+   * entries start their settle window; claims, releases and dones are
+   * checked against this daemon's claims.
+   */
+  apply (entry: AnyBoardEntry, now: number): ProtocolOutput {
+    const out = emptyOutput()
+    if (!this.board.apply(entry)) return out
+    if (entry.kind === 'claim' && entry.author === this.me) this.startWindow(entry.body as Claim, now)
+    if (entry.kind === 'claim' || entry.kind === 'release' || entry.kind === 'done') this.watch(out)
+    return out
+  }
+
+  /** A heartbeat from `peer`, received at `now`, announcing its next one in `intervalMs`. */
+  heard (peer: string, now: number, intervalMs?: number): void {
+    this.leases.heartbeat(peer, now, intervalMs)
+  }
+
+  /** An observed latency sample, for the settle window. */
+  observeLatency (ms: number): void {
+    this.settle.addSample(ms)
+  }
+
+  /**
+   * After a restart: the claims this daemon had, as persisted. Claims that
+   * were still settling wait a whole window from now (nobody waits for them:
+   * a loss is a notice); the others are checked against the board.
+   */
+  restore (saved: readonly MyClaim[], now: number): ProtocolOutput {
+    const out = emptyOutput()
+    for (const c of saved) {
+      const state: MyClaimState = { epoch: c.epoch, settled: c.settled, awaited: false, handoff: '', branch: '' }
+      this.mineByTask.set(c.task, state)
+      if (!c.settled) this.openWindow(state, now)
+    }
+    this.watch(out)
+    return out
+  }
+
+  /**
+   * The agent claims `task`. Throws (and changes nothing) for a bad task id
+   * or glob, an unknown task, a done task or one held by a live peer.
+   * Otherwise the ticket names the claim to wait for: its answer comes from
+   * `tick` once the settle window has passed, or is in the ticket's output.
+   * `wait: false` (answer PENDING) makes a loss a notice instead.
+   */
+  claim (task: string, scope: readonly string[], now: number, opts: { wait?: boolean } = {}): ClaimTicket {
+    const plan = this.board.checkClaimable(task, this.me, now, scope)
+    const wait = opts.wait ?? true
+    const out = emptyOutput()
+    if (plan.alreadyHeld) {
+      const known = this.mineByTask.get(task)
+      out.answers.push({ outcome: 'HELD', task, epoch: plan.epoch, winner: this.me, settleMs: 0, handoff: known?.handoff ?? '', branch: known?.branch ?? '' })
+      return { task, epoch: plan.epoch, output: out }
+    }
+    this.mineByTask.set(task, { epoch: plan.epoch, settled: false, awaited: wait, handoff: plan.takeover?.note ?? '', branch: plan.takeover?.branch ?? '' })
+    out.append.push({ kind: 'claim', body: claimFromPlan(plan) })
+    out.mineChanged = true
+    const ticket: ClaimTicket = { task, epoch: plan.epoch, output: out }
+    if (plan.takeover !== undefined) ticket.takeover = plan.takeover
+    return ticket
+  }
+
+  /** The claim entry could not be written: forget the claim. */
+  abandon (task: string, epoch: number): ProtocolOutput {
+    const out = emptyOutput()
+    if (this.mineByTask.get(task)?.epoch === epoch) {
+      this.mineByTask.delete(task)
+      out.mineChanged = true
+    }
+    return out
+  }
+
+  /** The agent released or finished `task`: it is no longer this daemon's claim to watch. */
+  forget (task: string): ProtocolOutput {
+    const out = emptyOutput()
+    const mine = this.mineByTask.get(task)
+    // A claim still settling is answered at the end of its window (LOST, released).
+    if (mine === undefined || !mine.settled) return out
+    this.mineByTask.delete(task)
+    out.mineChanged = true
+    return out
+  }
+
+  /** The time is `now`: answers every claim whose settle window has passed. */
+  tick (now: number): ProtocolOutput {
+    const out = emptyOutput()
+    for (const [task, mine] of [...this.mineByTask]) {
+      if (mine.settled || mine.deadline === undefined || mine.deadline > now) continue
+      this.answer(task, mine, out)
+    }
+    return out
+  }
+
+  // ---- queries ----
+
+  /** When `tick` must run next: the end of the earliest settle window; undefined when none runs. */
+  nextWake (): number | undefined {
+    let next: number | undefined
+    for (const mine of this.mineByTask.values()) {
+      if (mine.settled || mine.deadline === undefined) continue
+      if (next === undefined || mine.deadline < next) next = mine.deadline
+    }
+    return next
+  }
+
+  /** The claims this daemon holds or settles, to persist. */
+  mine (): MyClaim[] {
+    return [...this.mineByTask].map(([task, m]) => ({ task, epoch: m.epoch, settled: m.settled }))
+  }
+
+  /** Whether `task`'s claim at `epoch` is in its settle window. */
+  isSettling (task: string, epoch?: number): boolean {
+    const mine = this.mineByTask.get(task)
+    return mine !== undefined && !mine.settled && (epoch === undefined || mine.epoch === epoch)
+  }
+
+  /** The settle window a claim made now would wait. */
+  windowMs (): number {
+    return this.fixedSettleMs ?? this.settle.windowMs()
+  }
+
+  // ---- the rules ----
+
+  private startWindow (claim: Claim, now: number): void {
+    const mine = this.mineByTask.get(claim.task)
+    if (mine === undefined || mine.epoch !== claim.epoch || mine.settled || mine.deadline !== undefined) return
+    this.openWindow(mine, now)
+  }
+
+  private openWindow (mine: MyClaimState, now: number): void {
+    mine.windowMs = this.windowMs()
+    mine.deadline = now + mine.windowMs
+  }
+
+  /** The end of a claim's settle window: HELD, or LOST and released. */
+  private answer (task: string, mine: MyClaimState, out: ProtocolOutput): void {
+    const o = claimOutcome(this.board, task, this.me, mine.epoch)
+    const base = { task, epoch: mine.epoch, settleMs: mine.windowMs ?? 0, handoff: mine.handoff, branch: mine.branch }
+    out.mineChanged = true
+    if (o.outcome === 'HELD') {
+      mine.settled = true
+      out.answers.push({ ...base, outcome: 'HELD', winner: this.me })
+      return
+    }
+    this.mineByTask.delete(task)
+    if (o.reason === 'outbid') this.releaseOutbid(task, mine.epoch, out)
+    out.answers.push({ ...base, outcome: 'LOST', winner: o.winner ?? '', reason: o.reason })
+    if (!mine.awaited && o.reason !== 'released') out.notices.push(notice(task, mine.epoch, o))
+  }
+
+  /** Tells the agent when a claim it held is no longer its own. */
+  private watch (out: ProtocolOutput): void {
+    for (const [task, mine] of [...this.mineByTask]) {
+      if (!mine.settled) continue // its answer tells the agent how it went
+      const o = claimOutcome(this.board, task, this.me, mine.epoch)
+      if (o.outcome === 'HELD') continue
+      this.mineByTask.delete(task)
+      out.mineChanged = true
+      if (o.reason === 'released' || (o.reason === 'done' && o.winner === this.me)) continue
+      out.notices.push(notice(task, mine.epoch, o))
+      if (o.reason === 'outbid') this.releaseOutbid(task, mine.epoch, out)
+    }
+  }
+
+  /**
+   * Releases this daemon's claim at `epoch`, outbid by a smaller one (a race,
+   * or two sides of a healed partition): left standing, it would become the
+   * holder by the holder rule when the winner releases, held by an agent
+   * doing other work. A lost race leaves no hand-off notes.
+   */
+  private releaseOutbid (task: string, epoch: number, out: ProtocolOutput): void {
+    if (this.board.claimStatus(task, this.me, epoch) !== 'active') return
+    out.append.push({ kind: 'release', body: Release.fromPartial({ task, epoch }) })
+  }
+}
+
+function emptyOutput (): ProtocolOutput {
+  return { append: [], answers: [], notices: [], mineChanged: false }
+}
+
+function notice (task: string, epoch: number, o: Extract<ClaimOutcome, { outcome: 'LOST' }>): ClaimNotice {
+  const n: ClaimNotice = { type: o.reason === 'superseded' ? 'claim_superseded' : 'claim_lost', task, epoch, reason: o.reason }
+  if (o.winner !== undefined) n.winner = o.winner
+  return n
+}
+
+export function createClaimProtocol (init: ClaimProtocolInit): ClaimProtocol {
+  return new ClaimProtocol(init)
+}
