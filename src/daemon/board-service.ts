@@ -346,12 +346,16 @@ function boardEntry (e: StoredEntry): AnyBoardEntry | undefined {
   return { id: e.id, author: entry.author, seq: entry.seq, lamport: entry.lamport, time: entry.time, kind: entry.kind, body }
 }
 
-/** The claims persisted by this or an earlier version: [task, epoch] or [task, epoch, settled]. */
+/**
+ * The claims persisted by this or an earlier version: [task, epoch, settled],
+ * or [task, epoch] from before settling was recorded, which counts as still
+ * settling (a window after the restart costs less than an early HELD).
+ */
 function savedClaims (saved: unknown[] | undefined): MyClaim[] {
   const out: MyClaim[] = []
   for (const item of saved ?? []) {
     if (!Array.isArray(item) || typeof item[0] !== 'string' || typeof item[1] !== 'number') continue
-    out.push({ task: item[0], epoch: item[1], settled: typeof item[2] === 'boolean' ? item[2] : true })
+    out.push({ task: item[0], epoch: item[1], settled: item[2] === true })
   }
   return out
 }

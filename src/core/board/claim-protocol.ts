@@ -21,6 +21,8 @@ import { Board, claimFromPlan, type Takeover } from './board.js'
 import { LeaseTable } from './lease-table.js'
 import { SettleWindow, claimOutcome, type ClaimOutcome, type SettleWindowInit } from './settle.js'
 import type { HeartbeatPolicy } from '../presence/heartbeat-interval.js'
+import { validateGlob } from './glob-pattern.js'
+import { validateTaskId } from './task-id.js'
 import type { AnyBoardEntry, Liveness } from './types.js'
 
 export type LostReason = Extract<ClaimOutcome, { outcome: 'LOST' }>['reason']
@@ -179,14 +181,33 @@ export class ClaimProtocol {
    * Otherwise the ticket names the claim to wait for: its answer comes from
    * `tick` once the settle window has passed, or is in the ticket's output.
    * `wait: false` (answer PENDING) makes a loss a notice instead.
+   *
+   * A retry while the claim is settling (a CLI or MCP call repeated after a
+   * timeout) writes nothing and waits for the same answer, at the end of the
+   * same window: nothing is HELD before its window has passed. A claim this
+   * daemon holds but never saw settle (its record was lost) waits a window.
    */
   claim (task: string, scope: readonly string[], now: number, opts: { wait?: boolean } = {}): ClaimTicket {
-    const plan = this.board.checkClaimable(task, this.me, now, scope)
     const wait = opts.wait ?? true
     const out = emptyOutput()
+    const settling = this.mineByTask.get(task)
+    if (settling !== undefined && !settling.settled) {
+      validateTaskId(task)
+      for (const g of scope) validateGlob(g)
+      if (wait) settling.awaited = true
+      return { task, epoch: settling.epoch, output: out }
+    }
+    const plan = this.board.checkClaimable(task, this.me, now, scope)
     if (plan.alreadyHeld) {
       const known = this.mineByTask.get(task)
-      out.answers.push({ outcome: 'HELD', task, epoch: plan.epoch, winner: this.me, settleMs: 0, handoff: known?.handoff ?? '', branch: known?.branch ?? '' })
+      if (known?.settled === true && known.epoch === plan.epoch) {
+        out.answers.push({ outcome: 'HELD', task, epoch: plan.epoch, winner: this.me, settleMs: 0, handoff: known.handoff, branch: known.branch })
+        return { task, epoch: plan.epoch, output: out }
+      }
+      const state: MyClaimState = { epoch: plan.epoch, settled: false, awaited: wait, handoff: '', branch: '' }
+      this.mineByTask.set(task, state)
+      this.openWindow(state, now)
+      out.mineChanged = true
       return { task, epoch: plan.epoch, output: out }
     }
     this.mineByTask.set(task, { epoch: plan.epoch, settled: false, awaited: wait, handoff: plan.takeover?.note ?? '', branch: plan.takeover?.branch ?? '' })

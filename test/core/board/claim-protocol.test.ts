@@ -120,4 +120,34 @@ describe('the claim protocol, sans-IO', () => {
     expect(p.forget('lexer').mineChanged).toBe(false)
     expect(p.tick(1_000 + WINDOW).answers).toMatchObject([{ outcome: 'LOST', task: 'lexer', reason: 'released' }])
   })
+
+  it('a retry in the settle window writes nothing and gets the same answer, at the end of the same window', () => {
+    const { w, p, run } = setup()
+    run(p.claim('parser', [], 0, { wait: false }).output, 0)
+    const retry = p.claim('parser', [], 200)
+    expect(retry).toMatchObject({ task: 'parser', epoch: 1, output: { append: [], answers: [] } })
+    expect(p.tick(WINDOW - 1).answers).toEqual([])
+    // a competitor arrives after the retry: the retry is answered LOST, never HELD first
+    p.apply(w.claim('amy', 'parser', 1, {}, 1), 300)
+    const out = p.tick(WINDOW)
+    expect(out.answers).toMatchObject([{ outcome: 'LOST', task: 'parser', epoch: 1, winner: 'amy', settleMs: WINDOW }])
+    expect(out.notices).toEqual([]) // the retry waits for the answer: it is not a notice
+    // bad input on a retry is still bad input
+    run(p.claim('lexer', [], 1_000).output, 1_000)
+    expect(() => p.claim('lexer', ['src/[oops'], 1_100)).toThrow('glob')
+  })
+
+  it('once settled, a retry is answered HELD at once; a claim held without a record of its window waits one', () => {
+    const { w, p, run } = setup()
+    run(p.claim('parser', [], 0).output, 0)
+    p.tick(WINDOW)
+    expect(p.claim('parser', [], WINDOW + 1).output.answers).toMatchObject([{ outcome: 'HELD', task: 'parser', epoch: 1, settleMs: 0 }])
+
+    // this daemon's claim on lexer is on the board, but it has no record of it (its state was lost)
+    p.apply(w.claim(ME, 'lexer', 1), 1_000)
+    const ticket = p.claim('lexer', [], 2_000)
+    expect(ticket.output).toMatchObject({ append: [], answers: [] })
+    expect(p.nextWake()).toBe(2_000 + WINDOW)
+    expect(p.tick(2_000 + WINDOW).answers).toMatchObject([{ outcome: 'HELD', task: 'lexer', epoch: 1 }])
+  })
 })
