@@ -117,9 +117,9 @@ export class BoardService {
     this.protocol.heard(peer, this.now(), intervalMs)
   }
 
-  /** A latency sample, for the settle window. */
-  observeLatency (ms: number): void {
-    this.protocol.observeLatency(ms)
+  /** A round trip to a peer, timed on this daemon's clock, for the settle window. */
+  observeRoundTrip (ms: number): void {
+    this.protocol.observeRoundTrip(ms)
   }
 
   settleMs (): number {

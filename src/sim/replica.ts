@@ -19,6 +19,7 @@ import { entryBytes } from './cost-model.js'
 import type { EntryPool, PoolEntry } from './entry-pool.js'
 import { hash32, hashUnit } from './hash.js'
 import { ModelledLiveness, type HeartbeatModel } from './heartbeat-model.js'
+import type { PingModel } from './ping-model.js'
 import type { LinkLatency } from './link-latency.js'
 import { ReadyIndex } from './ready-index.js'
 import type { SharedFindings } from './shared-findings.js'
@@ -35,6 +36,8 @@ export interface ReplicaShared {
   topology: Topology
   latency: LinkLatency
   heartbeats: HeartbeatModel
+  /** round trips to peers, for the settle window */
+  pings: PingModel
   /** probability that one gossip delivery is lost */
   loss: number
   /** the heartbeat policy leases scale from (agentd's) */
@@ -64,6 +67,8 @@ export class Replica {
   private listener: ReplicaListener | undefined
   /** the claims this daemon holds or settles, as its state store keeps them */
   private savedClaims: MyClaim[] = []
+  /** pings sent up to this time have been taken in (or were lost) */
+  private pingedUntil = 0
   private readonly shared: ReplicaShared
   private held = new Uint32Array(64)
   private heldCount = 0
@@ -100,9 +105,15 @@ export class Replica {
     this.listener = listener
   }
 
-  /** The agent claims `task`, as `agency claim` does; the answer comes to the listener. */
+  /**
+   * The agent claims `task`, as `agency claim` does; the answer comes to the
+   * listener. The settle window takes in the round trips of the pings
+   * answered since the last claim first.
+   */
   claim (task: string, now: number): ClaimTicket {
     this.drain(now)
+    for (const rtt of this.shared.pings.roundTrips(this.index, this.pingedUntil, now, this.settle.options.maxSamples)) this.protocol.observeRoundTrip(rtt)
+    this.pingedUntil = now
     return this.runner.claim(task)
   }
 
@@ -189,10 +200,7 @@ export class Replica {
         } else {
           const lost = loss > 0 && hashUnit(seed, i, this.index, LOSS_SALT) < loss
           const cut = topology.eventful && !(topology.canReach(e.author, this.index, e.sentAt) && topology.canReach(e.author, this.index, at))
-          if (!lost && !cut) {
-            this.protocol.observeLatency(at - e.sentAt)
-            this.fold(e, now)
-          }
+          if (!lost && !cut) this.fold(e, now)
         }
       }
       if (advancing && resolved) this.cursor = i + 1
@@ -256,6 +264,7 @@ export class Replica {
 
   private reset (startedAt: number): void {
     const s = this.shared
+    this.pingedUntil = startedAt
     this.protocol = new ClaimProtocol({
       me: this.name,
       startedAt,

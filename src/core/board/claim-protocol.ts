@@ -14,7 +14,7 @@
 //   claim is released. A claim in its settle window is left to its answer.
 // - leases: the board's liveness is the LeaseTable, fed with heartbeats on
 //   this node's monotonic clock, with its start-up grace.
-// - the settle window: k times the p99 of observed latencies, or fixed.
+// - the settle window: k times the p99 of observed round trips, or fixed.
 
 import { Claim, Release } from '../../gen/agency/v1/log.js'
 import { Board, claimFromPlan, type Takeover } from './board.js'
@@ -154,8 +154,8 @@ export class ClaimProtocol {
     this.leases.heartbeat(peer, now, intervalMs)
   }
 
-  /** An observed latency sample, for the settle window. */
-  observeLatency (ms: number): void {
+  /** A round trip to a peer, timed on this node's monotonic clock, for the settle window. */
+  observeRoundTrip (ms: number): void {
     this.settle.addSample(ms)
   }
 

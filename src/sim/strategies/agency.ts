@@ -6,9 +6,10 @@
 
 import type { SettleWindowInit } from '../../core/board/settle.js'
 import { Goal, TaskSpec } from '../../gen/agency/v1/log.js'
-import { directMessageBytes, gossipFrameBytes, gossipTransmissions, presenceBytes, syncBatchBytes, syncRequestBytes } from '../cost-model.js'
+import { PING_BYTES, directMessageBytes, gossipFrameBytes, gossipTransmissions, presenceBytes, syncBatchBytes, syncRequestBytes } from '../cost-model.js'
 import { EntryPool, type PoolEntry } from '../entry-pool.js'
 import { HeartbeatModel } from '../heartbeat-model.js'
+import { PingModel } from '../ping-model.js'
 import { syncPeriodMs } from '../../core/log/sync-backoff.js'
 import { heartbeatIntervalMs, heartbeatPolicy } from '../../core/presence/heartbeat-interval.js'
 import { LinkLatency, type LinkLatencyInit } from '../link-latency.js'
@@ -76,6 +77,7 @@ export class AgencySwarm {
   readonly expiryPossible: boolean
   private readonly init: AgencyInit
   private readonly heartbeats: HeartbeatModel
+  private readonly pings: PingModel
   private readonly rng: Random
   private readonly syncMs: number
   private readonly overlapAlerts: boolean
@@ -102,6 +104,8 @@ export class AgencySwarm {
     const policy = heartbeatPolicy(init.heartbeatMs ?? AGENCY_DEFAULTS.heartbeatMs, init.leaseMs ?? AGENCY_DEFAULTS.leaseMs, init.heartbeatMaxRate)
     const periodMs = heartbeatIntervalMs(n - 1, policy)
     this.heartbeats = new HeartbeatModel({ seed: init.seed, periodMs, latency: this.latency, topology: this.topology, loss: init.loss })
+    // As agentd's RoundTripProbe: one ping per heartbeat interval, for the settle window.
+    this.pings = new PingModel({ seed: init.seed, periodMs, nodes: n, latency: this.latency, topology: this.topology, loss: init.loss })
     this.recorder = new RunRecorder({ strategy: 'agency', label: init.label ?? 'agency', agents: n, tasks: this.project.tasks.length })
     this.progress = new ProjectProgress(this.project, this.recorder)
     this.extraBeats = new Array<number>(n).fill(0)
@@ -113,6 +117,7 @@ export class AgencySwarm {
       topology: this.topology,
       latency: this.latency,
       heartbeats: this.heartbeats,
+      pings: this.pings,
       loss: init.loss ?? AGENCY_DEFAULTS.loss,
       heartbeatPolicy: policy,
       settle: init.settle ?? {},
@@ -198,9 +203,14 @@ export class AgencySwarm {
   private countHeartbeats (end: number): void {
     const n = this.replicas.length
     let beats = 0
-    for (let p = 0; p < n; p++) beats += this.heartbeats.sentBetween(p, 0, end) + this.extraBeats[p]
+    let pings = 0
+    for (let p = 0; p < n; p++) {
+      beats += this.heartbeats.sentBetween(p, 0, end) + this.extraBeats[p]
+      pings += this.pings.sentBetween(p, 0, end)
+    }
     const tx = gossipTransmissions(n) * beats
     this.recorder.count('gossip: heartbeats', tx, tx * gossipFrameBytes(presenceBytes(1)))
+    if (pings > 0) this.recorder.count('pings', 2 * pings, 2 * pings * PING_BYTES)
   }
 
   // ---- anti-entropy: the initiator sends its vector and digest; the responder
