@@ -193,7 +193,7 @@ export class BoardService {
   }
 
   private persistMine (): void {
-    const value = this.protocol.mine().map(c => [c.task, c.epoch, c.settled])
+    const value = this.protocol.mine().map(c => c.done === true ? [c.task, c.epoch, c.settled, true] : [c.task, c.epoch, c.settled])
     this.init.state.put(MY_CLAIMS_KEY, value, { sync: true }).catch(err => { this.init.logger.warn({ err }, 'cannot save claims') })
     this.init.onHeldChanged()
   }
@@ -347,15 +347,15 @@ function boardEntry (e: StoredEntry): AnyBoardEntry | undefined {
 }
 
 /**
- * The claims persisted by this or an earlier version: [task, epoch, settled],
- * or [task, epoch] from before settling was recorded, which counts as still
- * settling (a window after the restart costs less than an early HELD).
+ * The claims persisted by this or an earlier version: [task, epoch, settled,
+ * done?], or [task, epoch] from before settling was recorded, which counts as
+ * still settling (a window after the restart costs less than an early HELD).
  */
 function savedClaims (saved: unknown[] | undefined): MyClaim[] {
   const out: MyClaim[] = []
   for (const item of saved ?? []) {
     if (!Array.isArray(item) || typeof item[0] !== 'string' || typeof item[1] !== 'number') continue
-    out.push({ task: item[0], epoch: item[1], settled: item[2] === true })
+    out.push(item[3] === true ? { task: item[0], epoch: item[1], settled: item[2] === true, done: true } : { task: item[0], epoch: item[1], settled: item[2] === true })
   }
   return out
 }

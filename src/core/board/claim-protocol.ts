@@ -11,7 +11,10 @@
 // - watch: a claim this daemon holds that the board no longer gives it (a
 //   smaller claim at its epoch after a partition heals, a takeover at a
 //   higher epoch, someone else's done) is a notice for the agent; an outbid
-//   claim is released. A claim in its settle window is left to its answer.
+//   claim is released. A claim in its settle window is left to its answer. A
+//   task this daemon finished stays watched: its done counts only while its
+//   claim is the holder rule's at that epoch, and a healed partition can
+//   bring a smaller one.
 // - leases: the board's liveness is the LeaseTable, fed with heartbeats on
 //   this node's monotonic clock, with its start-up grace.
 // - the settle window: k times the p99 of observed round trips, or fixed.
@@ -33,6 +36,8 @@ export interface MyClaim {
   epoch: number
   /** answered (or found) HELD after its settle window */
   settled: boolean
+  /** finished: watched until its done stops counting */
+  done?: boolean
 }
 
 /** The answer to a claim. */
@@ -105,15 +110,21 @@ export interface ClaimProtocolInit {
   liveness?: (leases: LeaseTable) => Liveness
 }
 
+/** Finished tasks watched at most: the oldest are let go first. */
+const WATCHED_DONE = 256
+
 interface MyClaimState {
   epoch: number
   settled: boolean
+  done: boolean
   /** when the settle window ends; undefined until the claim entry is in the log */
   deadline?: number
   /** how long the window is */
   windowMs?: number
   /** someone waits for the answer; otherwise a loss is a notice */
   awaited: boolean
+  /** a settled claim that looks lost: when the loss is told, unless the board gives the claim back first */
+  lossAt?: number
   handoff: string
   branch: string
 }
@@ -145,7 +156,7 @@ export class ClaimProtocol {
     const out = emptyOutput()
     if (!this.board.apply(entry)) return out
     if (entry.kind === 'claim' && entry.author === this.me) this.startWindow(entry.body as Claim, now)
-    if (entry.kind === 'claim' || entry.kind === 'release' || entry.kind === 'done') this.watch(out)
+    if (entry.kind === 'claim' || entry.kind === 'release' || entry.kind === 'done') this.watch(now, out)
     return out
   }
 
@@ -167,11 +178,11 @@ export class ClaimProtocol {
   restore (saved: readonly MyClaim[], now: number): ProtocolOutput {
     const out = emptyOutput()
     for (const c of saved) {
-      const state: MyClaimState = { epoch: c.epoch, settled: c.settled, awaited: false, handoff: '', branch: '' }
+      const state: MyClaimState = { epoch: c.epoch, settled: c.settled, done: c.done === true, awaited: false, handoff: '', branch: '' }
       this.mineByTask.set(c.task, state)
       if (!c.settled) this.openWindow(state, now)
     }
-    this.watch(out)
+    this.watch(now, out)
     return out
   }
 
@@ -204,13 +215,13 @@ export class ClaimProtocol {
         out.answers.push({ outcome: 'HELD', task, epoch: plan.epoch, winner: this.me, settleMs: 0, handoff: known.handoff, branch: known.branch })
         return { task, epoch: plan.epoch, output: out }
       }
-      const state: MyClaimState = { epoch: plan.epoch, settled: false, awaited: wait, handoff: '', branch: '' }
+      const state: MyClaimState = { epoch: plan.epoch, settled: false, done: false, awaited: wait, handoff: '', branch: '' }
       this.mineByTask.set(task, state)
       this.openWindow(state, now)
       out.mineChanged = true
       return { task, epoch: plan.epoch, output: out }
     }
-    this.mineByTask.set(task, { epoch: plan.epoch, settled: false, awaited: wait, handoff: plan.takeover?.note ?? '', branch: plan.takeover?.branch ?? '' })
+    this.mineByTask.set(task, { epoch: plan.epoch, settled: false, done: false, awaited: wait, handoff: plan.takeover?.note ?? '', branch: plan.takeover?.branch ?? '' })
     out.append.push({ kind: 'claim', body: claimFromPlan(plan) })
     out.mineChanged = true
     const ticket: ClaimTicket = { task, epoch: plan.epoch, output: out }
@@ -228,42 +239,53 @@ export class ClaimProtocol {
     return out
   }
 
-  /** The agent released or finished `task`: it is no longer this daemon's claim to watch. */
+  /**
+   * The agent released or finished `task`. A released claim is no longer
+   * watched; a finished one is, until its done stops counting.
+   */
   forget (task: string): ProtocolOutput {
     const out = emptyOutput()
     const mine = this.mineByTask.get(task)
     // A claim still settling is answered at the end of its window (LOST, released).
-    if (mine === undefined || !mine.settled) return out
-    this.mineByTask.delete(task)
+    if (mine === undefined || !mine.settled || mine.done) return out
     out.mineChanged = true
+    const done = this.board.doneRecord(task)
+    if (done?.by !== this.me || done.epoch !== mine.epoch) {
+      this.mineByTask.delete(task)
+      return out
+    }
+    mine.done = true
+    const finished = [...this.mineByTask].filter(([, m]) => m.done)
+    for (const [t] of finished.slice(0, Math.max(0, finished.length - WATCHED_DONE))) this.mineByTask.delete(t)
     return out
   }
 
-  /** The time is `now`: answers every claim whose settle window has passed. */
+  /** The time is `now`: answers every claim whose settle window has passed, tells every loss that has lasted one. */
   tick (now: number): ProtocolOutput {
     const out = emptyOutput()
     for (const [task, mine] of [...this.mineByTask]) {
       if (mine.settled || mine.deadline === undefined || mine.deadline > now) continue
       this.answer(task, mine, out)
     }
+    this.watch(now, out)
     return out
   }
 
   // ---- queries ----
 
-  /** When `tick` must run next: the end of the earliest settle window; undefined when none runs. */
+  /** When `tick` must run next: the end of the earliest settle window (of a claim or a loss); undefined when none runs. */
   nextWake (): number | undefined {
     let next: number | undefined
     for (const mine of this.mineByTask.values()) {
-      if (mine.settled || mine.deadline === undefined) continue
-      if (next === undefined || mine.deadline < next) next = mine.deadline
+      const at = mine.settled ? mine.lossAt : mine.deadline
+      if (at !== undefined && (next === undefined || at < next)) next = at
     }
     return next
   }
 
   /** The claims this daemon holds or settles, to persist. */
   mine (): MyClaim[] {
-    return [...this.mineByTask].map(([task, m]) => ({ task, epoch: m.epoch, settled: m.settled }))
+    return [...this.mineByTask].map(([task, m]) => m.done ? { task, epoch: m.epoch, settled: m.settled, done: true } : { task, epoch: m.epoch, settled: m.settled })
   }
 
   /** Whether `task`'s claim at `epoch` is in its settle window. */
@@ -306,18 +328,51 @@ export class ClaimProtocol {
     if (!mine.awaited && o.reason !== 'released') out.notices.push(notice(task, mine.epoch, o))
   }
 
-  /** Tells the agent when a claim it held is no longer its own. */
-  private watch (out: ProtocolOutput): void {
+  /**
+   * Tells the agent when a claim it held is no longer its own. A loss settles
+   * too: it is told once it has lasted a settle window, so that a view still
+   * converging (a peer's claim arrived, its release not yet) tells nothing
+   * that the next entry takes back. A claim in its settle window is left to
+   * its answer.
+   */
+  private watch (now: number, out: ProtocolOutput): void {
     for (const [task, mine] of [...this.mineByTask]) {
-      if (!mine.settled) continue // its answer tells the agent how it went
-      const o = claimOutcome(this.board, task, this.me, mine.epoch)
-      if (o.outcome === 'HELD') continue
+      if (!mine.settled) continue
+      const lost = this.lossOf(task, mine)
+      if (lost === undefined) {
+        mine.lossAt = undefined
+        continue
+      }
+      if (lost === 'gone') {
+        this.mineByTask.delete(task)
+        out.mineChanged = true
+        continue
+      }
+      mine.lossAt ??= now + this.windowMs()
+      if (now < mine.lossAt) continue
       this.mineByTask.delete(task)
       out.mineChanged = true
-      if (o.reason === 'released' || (o.reason === 'done' && o.winner === this.me)) continue
-      out.notices.push(notice(task, mine.epoch, o))
-      if (o.reason === 'outbid') this.releaseOutbid(task, mine.epoch, out)
+      out.notices.push(notice(task, mine.epoch, lost))
+      if (lost.reason === 'outbid' && !mine.done) this.releaseOutbid(task, mine.epoch, out)
     }
+  }
+
+  /**
+   * How a settled claim stands: undefined while it is still this daemon's,
+   * 'gone' when its own release or done ended it, else how it was lost. A
+   * finished task's claim is lost only when its done stops counting: another
+   * claim is the holder rule's at its epoch.
+   */
+  private lossOf (task: string, mine: MyClaimState): Extract<ClaimOutcome, { outcome: 'LOST' }> | 'gone' | undefined {
+    if (mine.done) {
+      const winner = this.board.winnerAt(task, mine.epoch)
+      if (winner === this.me) return undefined
+      return winner === undefined ? { outcome: 'LOST', task, epoch: mine.epoch, reason: 'outbid' } : { outcome: 'LOST', task, epoch: mine.epoch, winner, reason: 'outbid' }
+    }
+    const o = claimOutcome(this.board, task, this.me, mine.epoch)
+    if (o.outcome === 'HELD') return undefined
+    if (o.reason === 'released' || (o.reason === 'done' && o.winner === this.me)) return 'gone'
+    return o
   }
 
   /**

@@ -57,20 +57,54 @@ describe('the claim protocol, sans-IO', () => {
     expect(p.mine()).toEqual([])
   })
 
-  it('watches a held claim: outbid after the window is a notice and a release; superseded is a notice', () => {
+  it('watches a held claim: outbid for a settle window is a notice and a release; superseded is a notice', () => {
     const { w, p, run } = setup()
     for (const task of ['parser', 'lexer']) run(p.claim(task, [], 0).output, 0)
     p.tick(WINDOW)
     expect(p.mine().map(c => c.settled)).toEqual([true, true])
 
-    // a healed partition brings a smaller claim on parser
+    // a healed partition brings a smaller claim on parser: a loss, told once it has lasted a window
     const outbid = p.apply(w.claim('amy', 'parser', 1, {}, 1), 2_000)
-    expect(outbid.notices).toEqual([{ type: 'claim_lost', task: 'parser', epoch: 1, reason: 'outbid', winner: 'amy' }])
-    expect(outbid.append).toEqual([{ kind: 'release', body: expect.objectContaining({ task: 'parser', epoch: 1 }) }])
+    expect(outbid).toMatchObject({ notices: [], append: [] })
+    expect(p.nextWake()).toBe(2_000 + WINDOW)
+    const told = p.tick(2_000 + WINDOW)
+    expect(told.notices).toEqual([{ type: 'claim_lost', task: 'parser', epoch: 1, reason: 'outbid', winner: 'amy' }])
+    expect(told.append).toEqual([{ kind: 'release', body: expect.objectContaining({ task: 'parser', epoch: 1 }) }])
     // a takeover at a higher epoch on lexer
-    const superseded = p.apply(w.claim('bob', 'lexer', 2), 3_000)
+    p.apply(w.claim('bob', 'lexer', 2), 3_000)
+    const superseded = p.tick(3_000 + WINDOW)
     expect(superseded.notices).toEqual([{ type: 'claim_superseded', task: 'lexer', epoch: 1, reason: 'superseded', winner: 'bob' }])
     expect(superseded.append).toEqual([])
+    expect(p.mine()).toEqual([])
+  })
+
+  it('a loss the next entries take back is never told: a smaller claim whose release follows it', () => {
+    const { w, p, run } = setup()
+    run(p.claim('parser', [], 0).output, 0)
+    p.tick(WINDOW)
+    // amy claimed and released on the other side of a partition; her claim arrives first
+    p.apply(w.claim('amy', 'parser', 1, {}, 1), 2_000)
+    p.apply(w.release('amy', 'parser', 1), 2_100)
+    expect(p.tick(2_000 + WINDOW)).toMatchObject({ notices: [], append: [] })
+    expect(p.nextWake()).toBeUndefined()
+    expect(p.mine()).toEqual([{ task: 'parser', epoch: 1, settled: true }])
+    expect(p.board.holder('parser')?.holder).toBe(ME)
+  })
+
+  it('a finished task stays watched: its done stops counting when a smaller claim at its epoch arrives, and the agent is told', () => {
+    const { w, p, run } = setup()
+    run(p.claim('parser', [], 0).output, 0)
+    p.tick(WINDOW)
+    p.apply(w.done(ME, 'parser', 1), 1_000)
+    expect(p.forget('parser').mineChanged).toBe(true)
+    expect(p.mine()).toEqual([{ task: 'parser', epoch: 1, settled: true, done: true }])
+    expect(p.board.task('parser', 1_000)?.state).toBe('done')
+    // the other side of a healed partition claimed it first: amy's claim is the holder rule's, the done does not count
+    p.apply(w.claim('amy', 'parser', 1, {}, 1), 5_000)
+    expect(p.board.task('parser', 5_000)).toMatchObject({ state: 'claimed', holder: 'amy' })
+    const out = p.tick(5_000 + WINDOW)
+    expect(out.notices).toEqual([{ type: 'claim_lost', task: 'parser', epoch: 1, reason: 'outbid', winner: 'amy' }])
+    expect(out.append).toEqual([]) // the claim stays: it carries the done
     expect(p.mine()).toEqual([])
   })
 
@@ -88,10 +122,11 @@ describe('the claim protocol, sans-IO', () => {
     const history = [w.claim(ME, 'parser', 1), w.claim(ME, 'lexer', 1), w.claim('bob', 'parser', 2)]
     const again = new ClaimProtocol({ me: ME, startedAt: 60_000, fixedSettleMs: WINDOW })
     for (const e of [...p.board.tasks(0).map(t => w.task('planner', { id: t.id })), ...history]) again.apply(e, 60_000)
-    const out = again.restore([{ task: 'parser', epoch: 1, settled: true }, { task: 'lexer', epoch: 1, settled: false }], 60_000)
-    expect(out.notices).toEqual([{ type: 'claim_superseded', task: 'parser', epoch: 1, reason: 'superseded', winner: 'bob' }])
+    expect(again.restore([{ task: 'parser', epoch: 1, settled: true }, { task: 'lexer', epoch: 1, settled: false }], 60_000).notices).toEqual([])
     expect(again.nextWake()).toBe(60_000 + WINDOW)
-    expect(again.tick(60_000 + WINDOW).answers).toMatchObject([{ outcome: 'HELD', task: 'lexer', epoch: 1 }])
+    const out = again.tick(60_000 + WINDOW)
+    expect(out.notices).toEqual([{ type: 'claim_superseded', task: 'parser', epoch: 1, reason: 'superseded', winner: 'bob' }])
+    expect(out.answers).toMatchObject([{ outcome: 'HELD', task: 'lexer', epoch: 1 }])
   })
 
   it('bad claims throw and change nothing; a task held by a live peer is refused, an expired one is taken over', () => {
