@@ -13,7 +13,7 @@
 // crash loses unsynced writes; anti-entropy brings them back.
 
 import type { Board, TaskView } from '../core/board/board.js'
-import { ClaimProtocol, type ClaimNotice, type ClaimTicket, type ClaimVerdict, type MyClaim } from '../core/board/claim-protocol.js'
+import { ClaimProtocol, type ClaimNotice, type ClaimProtocolInit, type ClaimTicket, type ClaimVerdict, type MyClaim } from '../core/board/claim-protocol.js'
 import { DEFAULT_HEARTBEAT_MS, type LeaseTable } from '../core/board/lease-table.js'
 import type { SettleWindow, SettleWindowInit } from '../core/board/settle.js'
 import type { BoardBodies, BoardEntry, BoardKind } from '../core/board/types.js'
@@ -53,6 +53,8 @@ export interface SimBoardNodeInit {
   diskSyncMs?: number
   /** how often the outbox is retried */
   dmRetryMs?: number
+  /** builds the claim protocol of each process life (default: the core's); checks plant bugs here */
+  createProtocol?: (init: ClaimProtocolInit) => ClaimProtocol
 }
 
 /** What the node's agent hears from its daemon. */
@@ -63,6 +65,8 @@ export interface SimNodeListener {
   message?: (from: string, id: string, text: string) => void
   /** a direct message of ours was acknowledged by its recipient */
   delivered?: (to: string, id: string) => void
+  /** a new entry was folded in (its own or a peer's) */
+  entry?: (e: BoardEntry) => void
 }
 
 export class SimBoardNode {
@@ -78,6 +82,7 @@ export class SimBoardNode {
   private readonly wallOffsetMs: number
   private readonly diskSyncMs: number
   private readonly dmRetryMs: number
+  private readonly buildProtocol: (init: ClaimProtocolInit) => ClaimProtocol
   private readonly byAuthor = new Map<string, Map<number, BoardEntry>>()
   /** entries from peers written since the last sync */
   private readonly unsynced = new Set<BoardEntry>()
@@ -112,6 +117,7 @@ export class SimBoardNode {
     this.wallOffsetMs = init.wallOffsetMs ?? 0
     this.diskSyncMs = init.diskSyncMs ?? 0
     this.dmRetryMs = init.dmRetryMs ?? 1_000
+    this.buildProtocol = init.createProtocol ?? (i => new ClaimProtocol(i))
     if ((this.syncEveryMs > 0 || this.pingEveryMs > 0) && this.rng === undefined) throw new Error('anti-entropy and pings need an rng')
     this.boot()
     this.network.register(this.name, (msg, from, sentAt) => { this.receive(msg, from, sentAt) })
@@ -279,8 +285,8 @@ export class SimBoardNode {
   }
 
   /** The claim protocol of one process life. */
-  protected createProtocol (): ClaimProtocol {
-    return new ClaimProtocol({
+  private createProtocol (): ClaimProtocol {
+    return this.buildProtocol({
       me: this.name,
       startedAt: this.now,
       heartbeats: this.policy,
@@ -349,6 +355,7 @@ export class SimBoardNode {
     if (entry.author !== this.name && this.diskSyncMs > 0) this.unsynced.add(entry)
     this.maxLamport = Math.max(this.maxLamport, entry.lamport)
     this.runner.execute(this.protocol.apply(entry, this.now))
+    for (const l of this.listeners) l.entry?.(entry)
   }
 
   private mustBeUp (): void {
