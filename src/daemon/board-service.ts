@@ -1,13 +1,16 @@
-// The board inside agentd: folds every accepted log entry into the sans-IO
-// Board, runs the claim protocol (append, wait the settle window, answer HELD
-// or LOST), watches this daemon's own claims for supersession, and tells both
-// holders when live claims overlap.
+// The board inside agentd: the sans-IO claim protocol (core/board/
+// claim-protocol) run on real timers. Every accepted log entry is folded in;
+// the protocol's entries are appended, its answers handed to the claims
+// waiting for them, its notices turned into events; the claims this daemon
+// holds are persisted, so a restart learns what it lost. Overlaps between
+// live claims are told to both holders.
 import { performance } from 'node:perf_hooks'
-import { Board, claimFromPlan, claimOutcome, overlapsFor, PLAN_TASK_ID, SettleWindow, type ClaimOverlap, type HolderInfo, type NewTask, type TaskView } from '../core/board/index.js'
+import { ClaimProtocol, overlapsFor, PLAN_TASK_ID, type AnyBoardEntry, type Board, type ClaimNotice, type ClaimOverlap, type ClaimVerdict, type HolderInfo, type MyClaim, type NewTask, type ProtocolOutput, type SettleWindow, type TaskView } from '../core/board/index.js'
 import { validateGlob } from '../core/board/glob-pattern.js'
+import type { HeartbeatPolicy } from '../core/presence/heartbeat-interval.js'
 import { decodeBody, isKnownKind } from '../core/log/kinds.js'
 import type { StoredEntry } from '../core/log/ingest-result.js'
-import { FailedPreconditionError, InvalidArgumentError } from '../core/errors.js'
+import { FailedPreconditionError, InvalidArgumentError, UnavailableError } from '../core/errors.js'
 import { VerdictKind } from '../gen/agency/v1/log.js'
 import type { LogService } from './log-service.js'
 import type { EventBus } from './event-bus.js'
@@ -20,8 +23,10 @@ export interface BoardServiceInit {
   events: EventBus
   state: StateStore
   logger: Logger
-  /** is this peer live, on this daemon's monotonic clock */
-  isLive: (peer: string) => boolean
+  /** the heartbeat policy presence runs: leases scale from the interval each heartbeat announces */
+  heartbeats: HeartbeatPolicy
+  /** how many other daemons this one knows of, for the start-up grace of the leases */
+  knownPeers: () => number
   /** a direct message to a peer, for overlap notices */
   notify: (peer: string, text: string) => Promise<void>
   /** the presence heartbeat should go out now (claims changed) */
@@ -43,92 +48,160 @@ export interface ClaimAnswer {
 
 const MY_CLAIMS_KEY = 'board/my-claims'
 
+interface Waiter { resolve: (v: ClaimVerdict) => void, reject: (err: Error) => void }
+
 export class BoardService {
-  readonly board: Board
-  readonly settle: SettleWindow
+  readonly protocol: ClaimProtocol
   private readonly init: BoardServiceInit
-  /** claims this daemon believes it holds: task -> epoch (persisted, so a restart learns what it lost) */
-  private mine = new Map<string, number>()
-  /** tasks whose claim is in its settle window: its answer, not a notice, tells the agent how it went */
-  private readonly settling = new Set<string>()
+  /** claims waiting for their answer: "task@epoch" -> callers */
+  private readonly waiters = new Map<string, Waiter[]>()
+  private timer?: NodeJS.Timeout
+  private wakeAt?: number
+  private stopped = false
   /** overlap pairs already notified: "myTask|otherTask|otherHolder" */
   private readonly notified = new Set<string>()
 
   constructor (init: BoardServiceInit) {
     this.init = init
-    this.board = new Board({ liveness: { isLive: (peer) => peer === init.me || init.isLive(peer) } })
-    const { fixedMs: _fixed, ...window } = init.settle ?? {}
-    this.settle = new SettleWindow(Object.fromEntries(Object.entries(window).filter(([, v]) => v !== undefined)))
+    const { fixedMs, ...window } = init.settle ?? {}
+    this.protocol = new ClaimProtocol({
+      me: init.me,
+      startedAt: this.now(),
+      heartbeats: init.heartbeats,
+      knownPeers: init.knownPeers,
+      settle: Object.fromEntries(Object.entries(window).filter(([, v]) => v !== undefined)),
+      fixedSettleMs: fixedMs
+    })
+  }
+
+  get board (): Board {
+    return this.protocol.board
+  }
+
+  get settle (): SettleWindow {
+    return this.protocol.settle
   }
 
   /** Folds the restored log in and reloads the claims this daemon held before a restart. */
   async start (): Promise<void> {
-    for (const e of this.init.log.state.afterCursor(0)) this.apply(e)
-    const saved = await this.init.state.get<Array<[string, number]>>(MY_CLAIMS_KEY)
-    this.mine = new Map(saved ?? [])
-    this.init.log.onAccepted(e => { this.apply(e); this.afterChange(e) })
-    this.checkMine()
+    const now = this.now()
+    for (const e of this.init.log.state.afterCursor(0)) {
+      const entry = boardEntry(e)
+      if (entry !== undefined) this.protocol.apply(entry, now)
+    }
+    this.init.log.onAccepted(e => { this.onEntry(e) })
+    const saved = await this.init.state.get<unknown[]>(MY_CLAIMS_KEY)
+    this.execute(this.protocol.restore(savedClaims(saved), this.now()), { later: true })
   }
 
-  private apply (e: StoredEntry): void {
-    const { entry } = e
-    if (!isKnownKind(entry.kind)) return
-    let body: unknown
-    try { body = decodeBody(entry.kind, entry.body) } catch { return }
-    this.board.apply({ id: e.id, author: entry.author, seq: entry.seq, lamport: entry.lamport, time: entry.time, kind: entry.kind, body })
+  /** Stops the settle timer; claims still waiting are answered with an error. */
+  stop (): void {
+    this.stopped = true
+    clearTimeout(this.timer)
+    const err = new UnavailableError('agentd is stopping: claim again once it is back')
+    for (const list of this.waiters.values()) for (const w of list) w.reject(err)
+    this.waiters.clear()
   }
 
-  /** A gossip latency sample, for the settle window. */
-  observeLatency (ms: number): void {
-    this.settle.addSample(ms)
+  private onEntry (e: StoredEntry): void {
+    const entry = boardEntry(e)
+    if (entry === undefined) return
+    // Entries the protocol appends in answer go out after this entry has
+    // reached every listener.
+    this.execute(this.protocol.apply(entry, this.now()), { later: true })
+    if (entry.kind === 'claim' && entry.author !== this.init.me) this.checkOverlaps()
+  }
+
+  /** A heartbeat from `peer`, announcing its next one in `intervalMs`: its leases are live. */
+  heard (peer: string, intervalMs: number): void {
+    this.protocol.heard(peer, this.now(), intervalMs)
+  }
+
+  /** A round trip to a peer, timed on this daemon's clock, for the settle window. */
+  observeRoundTrip (ms: number): void {
+    this.protocol.observeRoundTrip(ms)
   }
 
   settleMs (): number {
-    return this.init.settle?.fixedMs ?? this.settle.windowMs()
+    return this.protocol.windowMs()
   }
 
   now (): number {
     return performance.now()
   }
 
-  private afterChange (e: StoredEntry): void {
-    const kind = e.entry.kind
-    if (kind === 'claim' || kind === 'release' || kind === 'done') this.checkMine()
-    if (kind === 'claim' && e.entry.author !== this.init.me) this.checkOverlaps()
+  /**
+   * Does what the protocol asks: notices become events, entries are
+   * appended (after the current listeners with `later`), the claims are
+   * persisted, answers reach their callers, and the timer is re-armed.
+   */
+  private execute (out: ProtocolOutput, opts: { later?: boolean } = {}): Promise<void> {
+    for (const n of out.notices) this.tell(n)
+    const appended = out.append.length === 0
+      ? Promise.resolve()
+      : opts.later === true
+        ? new Promise<void>(resolve => { setImmediate(resolve) }).then(async () => { await this.appendAll(out) })
+        : this.appendAll(out)
+    const done = appended.then(() => {
+      if (out.mineChanged) this.persistMine()
+      for (const a of out.answers) this.answer(a)
+    })
+    if (opts.later === true) done.catch(err => { this.init.logger.warn({ err }, 'cannot write what the claim protocol asked for') })
+    this.arm()
+    return done
   }
 
-  /** Tells the agent when a claim it held is no longer its own. */
-  private checkMine (): void {
-    let changed = false
-    for (const [task, epoch] of this.mine) {
-      const o = claimOutcome(this.board, task, this.init.me, epoch)
-      if (o.outcome === 'HELD') continue
-      if (o.reason === 'released' || (o.reason === 'done' && o.winner === this.init.me)) { this.mine.delete(task); changed = true; continue }
-      // Still in its settle window: the claim's own answer says LOST and releases it.
-      if (this.settling.has(task)) continue
-      this.mine.delete(task)
-      changed = true
-      this.init.metrics?.claimsLost()
-      const type = o.reason === 'superseded' ? 'claim_superseded' : 'claim_lost'
-      this.init.events.emit({ type, task, peerId: o.winner ?? '', text: `your claim on ${task}@${epoch} is lost (${o.reason})${o.winner != null ? `: ${o.winner} holds it now` : ''}`, detail: { epoch, reason: o.reason, winner: o.winner ?? null } })
-      this.init.logger.info({ task, epoch, reason: o.reason, winner: o.winner }, 'claim lost')
-      // After the entry that outbid it has been handed to every listener.
-      if (o.reason === 'outbid') {
-        setImmediate(() => { this.releaseOutbid(task, epoch).catch(err => { this.init.logger.warn({ err, task }, 'cannot release a lost claim') }) })
-      }
-    }
-    if (changed) this.persistMine()
+  private async appendAll (out: ProtocolOutput): Promise<void> {
+    for (const a of out.append) await this.init.log.append(a.kind, a.body)
+  }
+
+  /** One timer for the end of the earliest settle window. */
+  private arm (): void {
+    const next = this.protocol.nextWake()
+    if (this.stopped || next === this.wakeAt) return
+    clearTimeout(this.timer)
+    this.wakeAt = next
+    if (next === undefined) return
+    this.timer = setTimeout(() => {
+      this.wakeAt = undefined
+      this.execute(this.protocol.tick(this.now())).catch(err => { this.init.logger.warn({ err }, 'cannot answer a claim') })
+    }, Math.max(0, Math.ceil(next - this.now())))
+  }
+
+  private answer (v: ClaimVerdict): void {
+    const key = `${v.task}@${v.epoch}`
+    const list = this.waiters.get(key)
+    if (list === undefined) return
+    this.waiters.delete(key)
+    for (const w of list) w.resolve(v)
+  }
+
+  private verdictOf (task: string, epoch: number): Promise<ClaimVerdict> {
+    return new Promise((resolve, reject) => {
+      const key = `${task}@${epoch}`
+      const list = this.waiters.get(key) ?? []
+      list.push({ resolve, reject })
+      this.waiters.set(key, list)
+    })
+  }
+
+  /** A claim this daemon held is lost: the agent hears of it. */
+  private tell (n: ClaimNotice): void {
+    this.init.metrics?.claimsLost()
+    this.init.events.emit({ type: n.type, task: n.task, peerId: n.winner ?? '', text: `your claim on ${n.task}@${n.epoch} is lost (${n.reason})${n.winner != null ? `: ${n.winner} holds it now` : ''}`, detail: { epoch: n.epoch, reason: n.reason, winner: n.winner ?? null } })
+    this.init.logger.info({ task: n.task, epoch: n.epoch, reason: n.reason, winner: n.winner }, 'claim lost')
   }
 
   private persistMine (): void {
-    this.init.state.put(MY_CLAIMS_KEY, [...this.mine], { sync: true }).catch(err => { this.init.logger.warn({ err }, 'cannot save claims') })
+    const value = this.protocol.mine().map(c => c.done === true ? [c.task, c.epoch, c.settled, true] : [c.task, c.epoch, c.settled])
+    this.init.state.put(MY_CLAIMS_KEY, value, { sync: true }).catch(err => { this.init.logger.warn({ err }, 'cannot save claims') })
     this.init.onHeldChanged()
   }
 
   /** Overlaps between my live claims and others': an event and a direct message, once per pair. */
   private checkOverlaps (): void {
     const now = this.now()
-    for (const [task] of this.mine) {
+    for (const { task } of this.protocol.mine()) {
       const mine = this.board.holder(task)
       if (mine?.holder !== this.init.me) continue
       for (const o of overlapsFor(this.board, mine, now)) this.reportOverlap(o)
@@ -150,54 +223,38 @@ export class BoardService {
 
   // ---- commands ----
 
+  /**
+   * Claims a task: HELD or LOST once the settle window has passed (PENDING
+   * at once with `noWait`). Bad input and a task held by a live peer throw.
+   */
   async claim (task: string, scope: string[], noWait = false): Promise<ClaimAnswer> {
-    const plan = this.board.checkClaimable(task, this.init.me, this.now(), scope)
-    const answer = (outcome: ClaimAnswer['outcome'], winner = '', settleMs = 0): ClaimAnswer => ({
-      outcome,
-      task,
-      epoch: plan.epoch,
-      winner,
-      handoff: plan.takeover?.note ?? '',
-      branch: plan.takeover?.branch ?? '',
-      overlaps: this.overlapPeers(task),
-      settleMs
-    })
-    if (plan.alreadyHeld) return answer('HELD', this.init.me)
-    await this.init.log.append('claim', claimFromPlan(plan))
-    if (plan.takeover?.expired === true) this.init.metrics?.takeovers()
-    this.mine.set(task, plan.epoch)
-    this.persistMine()
-    if (noWait) return answer('PENDING')
-    const settleMs = this.settleMs()
-    this.settling.add(task)
+    const ticket = this.protocol.claim(task, scope, this.now(), { wait: !noWait })
+    const verdict = this.verdictOf(ticket.task, ticket.epoch)
+    const immediate = ticket.output.answers.some(a => a.task === ticket.task && a.epoch === ticket.epoch)
+    if (ticket.takeover?.expired === true) this.init.metrics?.takeovers()
     try {
-      await new Promise(resolve => setTimeout(resolve, settleMs))
-    } finally {
-      this.settling.delete(task)
+      await this.execute(ticket.output)
+    } catch (err) {
+      void this.execute(this.protocol.abandon(ticket.task, ticket.epoch))
+      this.answerError(ticket.task, ticket.epoch, err as Error)
+      await verdict.catch(() => {})
+      throw err
     }
-    const o = claimOutcome(this.board, task, this.init.me, plan.epoch)
-    if (o.outcome === 'HELD') {
-      this.checkOverlaps()
-      return answer('HELD', this.init.me, settleMs)
+    if (noWait && !immediate) {
+      verdict.catch(() => {})
+      return { outcome: 'PENDING', task, epoch: ticket.epoch, winner: '', handoff: ticket.takeover?.note ?? '', branch: ticket.takeover?.branch ?? '', overlaps: this.overlapPeers(task), settleMs: 0 }
     }
-    // A losing claim is released at once: left standing, it would become the
-    // holder by the holder rule if the winner released.
-    this.mine.delete(task)
-    this.persistMine()
-    if (o.reason === 'outbid') await this.releaseOutbid(task, plan.epoch)
-    this.init.metrics?.claimsLost()
-    return answer('LOST', o.winner ?? '', settleMs)
+    const v = await verdict
+    if (v.outcome === 'HELD') this.checkOverlaps()
+    else this.init.metrics?.claimsLost()
+    return { outcome: v.outcome, task, epoch: v.epoch, winner: v.winner, handoff: v.handoff, branch: v.branch, overlaps: this.overlapPeers(task), settleMs: v.settleMs }
   }
 
-  /**
-   * Releases this daemon's claim at `epoch`, outbid by a smaller one (a race,
-   * or two sides of a healed partition): left standing, it would become the
-   * holder by the holder rule when the winner releases, held by an agent
-   * doing other work. A lost race leaves no hand-off notes.
-   */
-  private async releaseOutbid (task: string, epoch: number): Promise<void> {
-    if (this.board.claimStatus(task, this.init.me, epoch) === 'released') return
-    await this.init.log.append('release', { task, epoch, note: '', branch: '' })
+  private answerError (task: string, epoch: number, err: Error): void {
+    const key = `${task}@${epoch}`
+    const list = this.waiters.get(key) ?? []
+    this.waiters.delete(key)
+    for (const w of list) w.reject(err)
   }
 
   /** The answer to a claim made with no_wait, once settled. */
@@ -215,8 +272,7 @@ export class BoardService {
   async release (task: string, note: string, branch: string): Promise<TaskView> {
     const held = this.board.checkReleasable(task, this.init.me)
     await this.init.log.append('release', { task, epoch: held.epoch, note, branch })
-    this.mine.delete(task)
-    this.persistMine()
+    await this.execute(this.protocol.forget(task))
     return this.task(task)
   }
 
@@ -237,8 +293,7 @@ export class BoardService {
       await this.init.log.append('finding', { kind: 'note', text: `${task} done without a change: ${noChange.trim()}`, paths, tags: [`task:${task}`, 'no-change'], refs: [], supersedes: '' })
     }
     await this.init.log.append('done', { task, epoch: held.epoch, commit: commit !== '' ? commit : landed ?? '', paths })
-    this.mine.delete(task)
-    this.persistMine()
+    await this.execute(this.protocol.forget(task))
     return this.task(task)
   }
 
@@ -280,4 +335,27 @@ export class BoardService {
   held (): HolderInfo[] {
     return this.board.heldBy(this.init.me)
   }
+}
+
+/** A stored entry as the board reads it; undefined for kinds it does not know or a body that does not decode. */
+function boardEntry (e: StoredEntry): AnyBoardEntry | undefined {
+  const { entry } = e
+  if (!isKnownKind(entry.kind)) return undefined
+  let body: unknown
+  try { body = decodeBody(entry.kind, entry.body) } catch { return undefined }
+  return { id: e.id, author: entry.author, seq: entry.seq, lamport: entry.lamport, time: entry.time, kind: entry.kind, body }
+}
+
+/**
+ * The claims persisted by this or an earlier version: [task, epoch, settled,
+ * done?], or [task, epoch] from before settling was recorded, which counts as
+ * still settling (a window after the restart costs less than an early HELD).
+ */
+function savedClaims (saved: unknown[] | undefined): MyClaim[] {
+  const out: MyClaim[] = []
+  for (const item of saved ?? []) {
+    if (!Array.isArray(item) || typeof item[0] !== 'string' || typeof item[1] !== 'number') continue
+    out.push(item[3] === true ? { task: item[0], epoch: item[1], settled: item[2] === true, done: true } : { task: item[0], epoch: item[1], settled: item[2] === true })
+  }
+  return out
 }

@@ -33,7 +33,7 @@ export interface DaemonConfig {
   syncIntervalMs: number
   /** after a restart, how long the first own entry may wait for an exchange with a peer (default 10 s) */
   ownHeadWaitMs?: number
-  /** the claim settle window: derived from gossip latency within [minMs, maxMs], or fixed */
+  /** the claim settle window: derived from round trips to peers within [minMs, maxMs], or fixed */
   settle?: { minMs?: number, maxMs?: number, defaultMs?: number, fixedMs?: number }
   /** the shared repository; none: no workspace, integrate answers FAILED_PRECONDITION */
   repo?: { remote: string, branch: string, workdir?: string, verify?: string, mirrorDir?: string, wipPushMs?: number }

@@ -1,7 +1,6 @@
 // agentd: composes the store, the libp2p mesh, presence, direct messages and
 // announcements (and, as they land, the log, the board and the repository)
 // behind one object that the gRPC API and the tests drive.
-import { heartbeatIntervalMs, liveTimeoutForMs } from '../core/presence/heartbeat-interval.js'
 import { randomUUID } from 'node:crypto'
 import { mkdir } from 'node:fs/promises'
 import { join } from 'node:path'
@@ -12,6 +11,7 @@ import { createMeshNode, type MeshLibp2p } from '../mesh/node.js'
 import { SwarmGossip } from '../mesh/swarm-gossip.js'
 import { DirectMessaging, utf8Length } from '../mesh/direct-messages.js'
 import { PeerDialer } from '../mesh/peer-dialer.js'
+import { RoundTripProbe } from '../mesh/round-trips.js'
 import { PeerGuard } from '../mesh/peer-guard.js'
 import { peerIdFromString } from '@libp2p/peer-id'
 import { MAX_ANNOUNCE_TEXT_BYTES, MAX_DM_TEXT_BYTES } from '../mesh/constants.js'
@@ -50,10 +50,17 @@ export interface PeerView {
   claims: Array<{ task: string, epoch: number }>
 }
 
+/** What a daemon may be given instead of building it: tests give a clock that is off. */
+export interface DaemonParts {
+  wallClock?: () => number
+}
+
 export class Daemon {
   readonly config: DaemonConfig
   readonly events = new EventBus()
   readonly log: Logger
+  /** this machine's wall clock: the time entries, heartbeats and messages carry (informational to peers) */
+  private readonly wallClock: () => number
   /**
    * Called when the daemon cannot go on (its data dir stopped taking writes).
    * agentd stops and exits non-zero; by default the error is only logged.
@@ -68,6 +75,7 @@ export class Daemon {
   presence!: PresenceService
   messaging!: DirectMessaging
   dialer!: PeerDialer
+  roundTrips!: RoundTripProbe
   guard!: PeerGuard
   logService!: LogService
   boardService!: BoardService
@@ -82,8 +90,9 @@ export class Daemon {
   private startedAt = 0
   private stopping?: Promise<void>
 
-  constructor (config: Partial<DaemonConfig> & { dataDir: string }) {
+  constructor (config: Partial<DaemonConfig> & { dataDir: string }, parts: DaemonParts = {}) {
     this.config = resolveConfig(config)
+    this.wallClock = parts.wallClock ?? Date.now
     this.log = componentLogger('agentd', { name: this.config.name })
     this.inboxFeed.setMaxListeners(0)
   }
@@ -133,11 +142,11 @@ export class Daemon {
         heldClaims: () => this.boardService.held().map(h => ({ task: h.task, epoch: h.epoch })),
         onJoined: p => { this.onPeerJoined(p) },
         onLeft: p => { this.onPeerLeft(p) },
-        onHeartbeat: (p, sentAt) => {
+        onHeartbeat: (p, heartbeat) => {
           this.dialer.remember(p.peerId, p.addrs)
-          // Heartbeats from every peer feed the claim settle window (one-way latency, clock skew included).
-          this.boardService?.observeLatency(Date.now() - sentAt)
-        }
+          this.boardService?.heard(p.peerId, heartbeat.intervalMs)
+        },
+        wallClock: this.wallClock
       })
       this.gossip = new SwarmGossip(this.node, this.config.swarm, {
         onEntry: async (bytes, from) => await this.logService.receiveGossip(bytes, from),
@@ -152,6 +161,7 @@ export class Daemon {
       }, this.log.child({ part: 'gossip' }))
       this.messaging = new DirectMessaging({
         node: this.node,
+        now: this.wallClock,
         store: this.store.messages,
         guard: this.guard,
         log: this.log.child({ part: 'dm' }),
@@ -180,7 +190,8 @@ export class Daemon {
         onStorageFailure: err => { this.onFatal(err) },
         // A new identity has signed nothing anyone could hold.
         ownHeadWaitMs: this.identity.created ? 0 : this.config.ownHeadWaitMs,
-        hasBootstrapPeers: this.config.peers.length > 0
+        hasBootstrapPeers: this.config.peers.length > 0,
+        wallClock: this.wallClock
       })
       await this.logService.restore()
       this.boardService = new BoardService({
@@ -189,10 +200,9 @@ export class Daemon {
         events: this.events,
         state: this.store.state,
         logger: this.log.child({ part: 'board' }),
-        // For one lease period after start nobody has had a chance to send a
-        // heartbeat yet: treat every holder as live rather than as expired.
-        // In a big swarm heartbeats are further apart, so is the period.
-        isLive: peer => this.presence.isLive(peer) || this.inStartupGrace(),
+        heartbeats: this.presence.policy,
+        // The start-up grace lasts the lease of a swarm of the size the log shows.
+        knownPeers: () => this.logService.state.authorCount - 1,
         notify: async (peer, text) => { await this.sendMessage({ to: peer, text }) },
         onHeldChanged: () => { this.presence.beat().catch(() => {}) },
         settle: this.config.settle,
@@ -202,7 +212,6 @@ export class Daemon {
           takeovers: () => { this.metrics.takeovers.inc() }
         }
       })
-      this.logService.onGossipLatency = ms => { this.boardService.observeLatency(ms) }
       await this.boardService.start()
       // A forked author's entries from its fork point on count for nothing, on every replica alike.
       this.logService.onFault((author, fromSeq) => { this.boardService.board.markFaulty(author, fromSeq) })
@@ -234,6 +243,13 @@ export class Daemon {
       this.notices.start()
       if (this.config.harness != null) this.harness = new HarnessService(this, this.config.harness, this.config.harnessPolicy)
       this.dialer = new PeerDialer({ node: this.node, bootstrap: this.config.peers, log: this.log.child({ part: 'dialer' }) })
+      // Round trips to peers, on this machine's own clock, set the claim settle window.
+      this.roundTrips = new RoundTripProbe({
+        node: this.node,
+        intervalMs: () => this.presence.intervalMs(),
+        onSample: (_peer, ms) => { this.boardService.observeRoundTrip(ms) },
+        logger: this.log.child({ part: 'ping' })
+      })
       this.registerGauges()
 
       await this.node.start()
@@ -242,6 +258,7 @@ export class Daemon {
       await this.logService.start(this.gossip)
       this.presence.start(this.gossip)
       this.dialer.start()
+      this.roundTrips.start()
       this.node.addEventListener('peer:connect', () => { this.presence.beat().catch(() => {}) })
       this.outboxTimer = setInterval(() => { this.messaging.flushAll().catch(() => {}) }, this.config.dmRetryMs)
       this.log.info({ peerId: this.peerId, addrs: this.listenAddrs() }, 'agentd started')
@@ -259,8 +276,10 @@ export class Daemon {
   private async shutdown (): Promise<void> {
     await this.harness?.shutdown().catch(err => { this.log.warn({ err }, 'harness stop failed') })
     this.notices?.stop()
+    this.boardService?.stop()
     this.repoService?.stop()
     clearInterval(this.outboxTimer)
+    this.roundTrips?.stop()
     this.dialer?.stop()
     this.presence?.stop()
     try { this.gossip?.stop() } catch { /* not started */ }
@@ -322,20 +341,6 @@ export class Daemon {
   repo (): RepoService {
     if (this.repoService == null) throw new FailedPreconditionError('this agentd has no shared repository: start it with --repo <git url or path>')
     return this.repoService
-  }
-
-  /**
-   * Whether a holder still counts as live without a heartbeat: for the
-   * timeout that the interval of a swarm of the size the log shows would
-   * have. Asked for every holder not heard from, so once even the longest
-   * grace has passed it answers without counting peers.
-   */
-  private inStartupGrace (): boolean {
-    const elapsed = performance.now() - this.startedAt
-    const policy = this.presence.policy
-    if (elapsed >= liveTimeoutForMs(policy.maxIntervalMs, policy)) return false
-    const peers = Math.max(this.presence.livePeers().length, this.logService.state.authorCount - 1)
-    return elapsed < liveTimeoutForMs(heartbeatIntervalMs(peers, policy), policy)
   }
 
   uptimeSeconds (): number {
@@ -460,9 +465,9 @@ export class Daemon {
       thread: req.thread != null && req.thread !== '' ? req.thread : id,
       replyTo: req.replyTo ?? '',
       text: req.text,
-      time: Date.now()
+      time: this.wallClock()
     }
-    await this.store.messages.enqueue(msg, { expiresAt: Date.now() + this.config.dmTtlMs })
+    await this.store.messages.enqueue(msg, { expiresAt: this.wallClock() + this.config.dmTtlMs })
     this.messaging.flushPeer(peer.peerId).catch(() => {})
     return { id, to: peer.peerId, thread: msg.thread }
   }
@@ -490,7 +495,7 @@ export class Daemon {
     if (size > MAX_ANNOUNCE_TEXT_BYTES) throw new TooLargeError('announcement', size, MAX_ANNOUNCE_TEXT_BYTES)
     if (text.length === 0) throw new InvalidArgumentError('announcement text is empty')
     if (this.gossip == null) throw new FailedPreconditionError('the daemon is not started')
-    const a = signAnnouncement(this.signer, { id: randomUUID(), name: this.name, text, time: Date.now() })
+    const a = signAnnouncement(this.signer, { id: randomUUID(), name: this.name, text, time: this.wallClock() })
     await this.gossip.publishAnnouncement(a)
     this.metrics.announcementsSent.inc()
     return a.id

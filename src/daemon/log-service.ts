@@ -49,6 +49,8 @@ export interface LogServiceInit {
   ownHeadWaitMs?: number
   /** bootstrap peers are configured (without them, and with no other author in the log, nobody can hold our entries) */
   hasBootstrapPeers?: boolean
+  /** the wall clock an entry's time is read from (informational: no decision reads it) */
+  wallClock?: () => number
 }
 
 /** How long the first own entry after a restart waits for an exchange with a peer, by default. */
@@ -73,8 +75,6 @@ export class LogService {
   private quietRounds = 0
   private lastSyncAt = 0
   private digestCache?: { key: string, digest: Uint8Array }
-  /** one-way gossip latency of an accepted entry (author clock to here), for the settle window */
-  onGossipLatency?: (ms: number) => void
   private readonly own: OwnFeed
   /** open once own entries may be signed: the feed's head is learned from a peer, or the wait is over */
   private readonly ownHead: { ready: Promise<void>, open: (why: string) => void, opened: boolean }
@@ -101,7 +101,8 @@ export class LogService {
       store: init.store.log,
       signer: init.signer,
       write: async fn => { await this.write(fn) },
-      ready: async () => { await this.ownHead.ready }
+      ready: async () => { await this.ownHead.ready },
+      now: init.wallClock
     })
     this.sync = new LogSync({
       node: init.node,
@@ -254,11 +255,9 @@ export class LogService {
     await this.persistResult(result)
     switch (result.status) {
       case 'accepted': {
+        // The author's clock to this one: a dashboard figure, skew included; the settle window uses round trips.
         const sent = result.accepted.find(a => a.id === result.id)?.entry.time
-        if (sent != null) {
-          this.init.metrics.gossipLatency.observe(Math.max(0, Date.now() - sent) / 1000)
-          this.onGossipLatency?.(Date.now() - sent)
-        }
+        if (sent != null) this.init.metrics.gossipLatency.observe(Math.max(0, (this.init.wallClock?.() ?? Date.now()) - sent) / 1000)
         return 'accept'
       }
       case 'duplicate':

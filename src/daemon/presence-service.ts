@@ -22,7 +22,10 @@ export interface PresenceServiceInit {
   heldClaims: () => Array<{ task: string, epoch: number }>
   onJoined: (p: PeerRecord) => void
   onLeft: (p: PeerRecord) => void
-  onHeartbeat?: (p: PeerRecord, sentAt: number) => void
+  /** a heartbeat that changed the directory (not a stale or reordered one) */
+  onHeartbeat?: (p: PeerRecord, heartbeat: Presence) => void
+  /** the wall clock heartbeats carry (informational: liveness never reads it) */
+  wallClock?: () => number
 }
 
 export class PresenceService {
@@ -75,7 +78,8 @@ export class PresenceService {
   /** Sends a heartbeat now (also used when the status line or claims change). */
   async beat (): Promise<void> {
     if (this.gossip == null || this.stopped) return
-    this.seq = Math.max(this.seq + 1, Date.now())
+    const wall = this.init.wallClock?.() ?? Date.now()
+    this.seq = Math.max(this.seq + 1, wall)
     const intervalMs = this.intervalMs()
     // The next beat is armed before this one is sent: a beat that fails to
     // publish (no peers yet) must not stop the heartbeat.
@@ -84,7 +88,7 @@ export class PresenceService {
       name: this.init.name,
       status: this.status,
       claims: this.init.heldClaims(),
-      time: Date.now(),
+      time: wall,
       seq: this.seq,
       addrs: this.init.addrs(),
       intervalMs,
@@ -112,7 +116,7 @@ export class PresenceService {
     const record = this.directory.get(p.peerId)
     if (record != null) {
       if (seen === 'joined') this.init.onJoined(record)
-      this.init.onHeartbeat?.(record, p.time)
+      this.init.onHeartbeat?.(record, p)
     }
     return 'accept'
   }

@@ -1,10 +1,10 @@
 // A scripted agent that only wants a task: it picks one from its node's ready
-// list, claims it, waits out the settle window, and on LOST releases its
-// losing claim and picks again, until it holds a task or nothing is ready.
+// list and claims it through the node's claim protocol; on LOST (the protocol
+// has released the losing claim) it picks again, until it holds a task or
+// nothing is ready.
 
-import { claimFromPlan } from '../core/board/board.js'
+import type { ClaimVerdict } from '../core/board/claim-protocol.js'
 import { isAgencyError } from '../core/errors.js'
-import { claimOutcome } from '../core/board/settle.js'
 import type { SimBoardNode, SimMessage } from './board-node.js'
 import type { SimNetwork } from './network.js'
 import type { Random } from './random.js'
@@ -17,8 +17,6 @@ export interface ClaimAgentInit {
   rng: Random
   /** pick uniformly among the first `spread` ready tasks (1 = everyone goes for the top task) */
   spread?: number
-  /** write a Release for a claim that lost, so it can never come back as holder */
-  releaseLost?: boolean
 }
 
 export class ClaimAgent {
@@ -31,14 +29,14 @@ export class ClaimAgent {
   private readonly network: SimNetwork<SimMessage>
   private readonly rng: Random
   private readonly spread: number
-  private readonly releaseLost: boolean
+  private claiming: string | undefined
 
   constructor (init: ClaimAgentInit) {
     this.node = init.node
     this.network = init.network
     this.rng = init.rng
     this.spread = init.spread ?? Infinity
-    this.releaseLost = init.releaseLost ?? true
+    this.node.listen({ verdict: v => { this.answered(v) } })
   }
 
   get name (): string {
@@ -58,41 +56,28 @@ export class ClaimAgent {
       return
     }
     const task = this.rng.pick(candidates.slice(0, this.spread)).id
-    let plan
+    this.state = 'claiming'
+    this.claiming = task
     try {
-      plan = this.node.board.checkClaimable(task, this.name, now)
+      const ticket = this.node.claim(task)
+      if (ticket.output.append.length > 0) this.claims++
     } catch (err) {
       if (!isAgencyError(err)) throw err
+      this.claiming = undefined
       this.lost.add(task)
       this.pick()
-      return
     }
-    if (plan.alreadyHeld) {
-      this.hold(task, plan.epoch)
-      return
-    }
-    this.state = 'claiming'
-    this.claims++
-    this.node.append('claim', claimFromPlan(plan))
-    this.network.schedule(this.node.settle.windowMs(), () => this.check(task, plan.epoch))
   }
 
-  private check (task: string, epoch: number): void {
-    if (!this.node.isUp) return
-    const outcome = claimOutcome(this.node.board, task, this.name, epoch)
-    if (outcome.outcome === 'HELD') {
-      this.hold(task, epoch)
+  private answered (v: ClaimVerdict): void {
+    if (v.task !== this.claiming || !this.node.isUp) return
+    this.claiming = undefined
+    if (v.outcome === 'HELD') {
+      this.state = 'holding'
+      this.holding = { task: v.task, epoch: v.epoch }
       return
     }
-    this.lost.add(task)
-    if (this.releaseLost && this.node.board.claimStatus(task, this.name, epoch) === 'active') {
-      this.node.append('release', { task, epoch, note: '', branch: '' })
-    }
+    this.lost.add(v.task)
     this.pick()
-  }
-
-  private hold (task: string, epoch: number): void {
-    this.state = 'holding'
-    this.holding = { task, epoch }
   }
 }

@@ -81,6 +81,13 @@ export function directMessageBytes (text: string): { message: number, ack: numbe
   return { message: message + FRAME_PREFIX_BYTES + TRANSPORT_OVERHEAD_BYTES, ack: ack + FRAME_PREFIX_BYTES + TRANSPORT_OVERHEAD_BYTES }
 }
 
+/**
+ * One libp2p ping, each way: a new yamux stream, multistream-select naming
+ * /ipfs/ping/1.0.0 (about 38 bytes with its length prefixes), the 32 random
+ * bytes, and the frame that closes the stream.
+ */
+export const PING_BYTES = 38 + 32 + 2 * TRANSPORT_OVERHEAD_BYTES
+
 // ---- baselines (documented constants, no protobuf to encode) ----
 
 /** git smart HTTP over TLS: request line, headers and TLS records per request or response */

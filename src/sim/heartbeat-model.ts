@@ -3,10 +3,11 @@
 // instead, node p's heartbeats go out on a fixed grid (phase_p + k * period)
 // whenever p is up, and when a replica needs to know whether p is alive it
 // asks for the latest beat that reached it, judged with the same latency,
-// loss, partition and crash rules as any message. The result feeds the real
-// LeaseTable, so lease expiry is still the core's decision.
+// loss, partition and crash rules as any message. The result feeds the claim
+// protocol's LeaseTable, so lease expiry is still the core's decision.
 
-import { LeaseTable } from '../core/board/lease-table.js'
+import type { LeaseTable } from '../core/board/lease-table.js'
+import { liveTimeoutForMs } from '../core/presence/heartbeat-interval.js'
 import type { Liveness } from '../core/board/types.js'
 import { hashUnit } from './hash.js'
 import type { LinkLatency } from './link-latency.js'
@@ -76,28 +77,32 @@ export class HeartbeatModel {
 }
 
 /**
- * A replica's view of who is alive: the real LeaseTable, fed on demand with
- * the receipt time of each peer's latest heartbeat.
+ * A replica's view of who is alive: the claim protocol's LeaseTable, fed on
+ * demand with the receipt time of each peer's latest heartbeat (announcing
+ * the modelled period, as agentd's heartbeats announce their interval).
  */
 export class ModelledLiveness implements Liveness {
   readonly leases: LeaseTable
   private readonly model: HeartbeatModel
   private readonly self: number
   private readonly indexOf: (peer: string) => number | undefined
+  /** the lease a heartbeat of the modelled period gives */
+  private readonly leaseMs: number
 
-  constructor (init: { model: HeartbeatModel, self: number, selfName: string, leaseMs: number, startedAt: number, indexOf: (peer: string) => number | undefined }) {
+  constructor (init: { model: HeartbeatModel, self: number, leases: LeaseTable, indexOf: (peer: string) => number | undefined }) {
     this.model = init.model
     this.self = init.self
     this.indexOf = init.indexOf
-    this.leases = new LeaseTable({ self: init.selfName, leaseMs: init.leaseMs, startedAt: init.startedAt })
+    this.leases = init.leases
+    this.leaseMs = liveTimeoutForMs(init.model.periodMs, init.leases.policy)
   }
 
   isLive (peer: string, now: number): boolean {
     const p = this.indexOf(peer)
     if (p !== undefined && p !== this.self) {
       const heard = this.leases.lastSeen(peer)
-      const at = this.model.lastReceipt(p, this.self, now, Math.max((heard ?? -Infinity) - this.model.boundMs, now - this.leases.leaseMs - this.model.periodMs))
-      if (at !== undefined) this.leases.heartbeat(peer, at)
+      const at = this.model.lastReceipt(p, this.self, now, Math.max((heard ?? -Infinity) - this.model.boundMs, now - this.leaseMs - this.model.periodMs))
+      if (at !== undefined) this.leases.heartbeat(peer, at, this.model.periodMs)
     }
     return this.leases.isLive(peer, now)
   }

@@ -1,12 +1,17 @@
 // One simulated agentd's state: the entries it holds (a bitset over the run's
-// EntryPool), and the real core folded from them: Board, LeaseTable (through
-// ModelledLiveness), SettleWindow, and a view of the findings (SharedFindings). Gossip is delivered
-// lazily: before its agent looks at the board, a replica folds in every entry
-// that has reached it by now, judged by the link latency, loss, partitions and
-// crashes; entries that never arrive are left to anti-entropy.
+// EntryPool), and the real core folded from them: the claim protocol (its
+// Board, LeaseTable through ModelledLiveness, SettleWindow) run by a
+// SimClaimRunner, and a view of the findings (SharedFindings). Gossip is
+// delivered lazily: before its agent looks at the board, a replica folds in
+// every entry that has reached it by now, judged by the link latency, loss,
+// partitions and crashes; entries that never arrive are left to anti-entropy.
 
-import { Board } from '../core/board/board.js'
-import { SettleWindow, type SettleWindowInit } from '../core/board/settle.js'
+import type { Board } from '../core/board/board.js'
+import { ClaimProtocol, type ClaimNotice, type ClaimTicket, type ClaimVerdict, type MyClaim } from '../core/board/claim-protocol.js'
+import type { SettleWindow, SettleWindowInit } from '../core/board/settle.js'
+import type { HeartbeatPolicy } from '../core/presence/heartbeat-interval.js'
+import { SimClaimRunner } from './claim-runner.js'
+import type { Scheduler } from './scheduler.js'
 import type { BoardBodies, BoardEntry, BoardKind } from '../core/board/types.js'
 import type { FindingHit, FindingQuery } from '../core/findings/findings-index.js'
 import { Entry, Finding } from '../gen/agency/v1/log.js'
@@ -14,6 +19,7 @@ import { entryBytes } from './cost-model.js'
 import type { EntryPool, PoolEntry } from './entry-pool.js'
 import { hash32, hashUnit } from './hash.js'
 import { ModelledLiveness, type HeartbeatModel } from './heartbeat-model.js'
+import type { PingModel } from './ping-model.js'
 import type { LinkLatency } from './link-latency.js'
 import { ReadyIndex } from './ready-index.js'
 import type { SharedFindings } from './shared-findings.js'
@@ -30,21 +36,39 @@ export interface ReplicaShared {
   topology: Topology
   latency: LinkLatency
   heartbeats: HeartbeatModel
+  /** round trips to peers, for the settle window */
+  pings: PingModel
   /** probability that one gossip delivery is lost */
   loss: number
-  leaseMs: number
+  /** the heartbeat policy leases scale from (agentd's) */
+  heartbeatPolicy: HeartbeatPolicy
   settle: SettleWindowInit
   indexOf: (name: string) => number | undefined
   findings: SharedFindings
+  /** the run's virtual time: settle windows end on it */
+  scheduler: Scheduler
+  /** an entry was written (to count its gossip) */
+  onWrite?: (e: PoolEntry) => void
+}
+
+/** What the replica's agent hears from its daemon. */
+export interface ReplicaListener {
+  verdict: (v: ClaimVerdict) => void
+  notice: (n: ClaimNotice) => void
 }
 
 export class Replica {
   readonly index: number
   readonly name: string
-  board!: Board
-  settle!: SettleWindow
   ready!: ReadyIndex
+  private protocol!: ClaimProtocol
+  private runner!: SimClaimRunner
   private liveness!: ModelledLiveness
+  private listener: ReplicaListener | undefined
+  /** the claims this daemon holds or settles, as its state store keeps them */
+  private savedClaims: MyClaim[] = []
+  /** pings sent up to this time have been taken in (or were lost) */
+  private pingedUntil = 0
   private readonly shared: ReplicaShared
   private held = new Uint32Array(64)
   private heldCount = 0
@@ -64,8 +88,43 @@ export class Replica {
     this.reset(startedAt)
   }
 
+  get board (): Board {
+    return this.protocol.board
+  }
+
+  get settle (): SettleWindow {
+    return this.protocol.settle
+  }
+
   get leases (): ModelledLiveness['leases'] {
     return this.liveness.leases
+  }
+
+  /** The agent's ear: answers to its claims and notices about claims it held. */
+  listen (listener: ReplicaListener): void {
+    this.listener = listener
+  }
+
+  /**
+   * The agent claims `task`, as `agency claim` does; the answer comes to the
+   * listener. The settle window takes in the round trips of the pings
+   * answered since the last claim first.
+   */
+  claim (task: string, now: number): ClaimTicket {
+    this.drain(now)
+    for (const rtt of this.shared.pings.roundTrips(this.index, this.pingedUntil, now, this.settle.options.maxSamples)) this.protocol.observeRoundTrip(rtt)
+    this.pingedUntil = now
+    return this.runner.claim(task)
+  }
+
+  /** The agent marked `task` done or released it. */
+  forget (task: string): void {
+    this.runner.forget(task)
+  }
+
+  /** The process dies: nothing it scheduled runs any more (its entries and claims are on disk). */
+  crash (): void {
+    this.runner.end()
   }
 
   /** Entries held. */
@@ -141,10 +200,7 @@ export class Replica {
         } else {
           const lost = loss > 0 && hashUnit(seed, i, this.index, LOSS_SALT) < loss
           const cut = topology.eventful && !(topology.canReach(e.author, this.index, e.sentAt) && topology.canReach(e.author, this.index, at))
-          if (!lost && !cut) {
-            this.settle.addSample(at - e.sentAt)
-            this.fold(e)
-          }
+          if (!lost && !cut) this.fold(e, now)
         }
       }
       if (advancing && resolved) this.cursor = i + 1
@@ -152,9 +208,9 @@ export class Replica {
     }
   }
 
-  /** Folds in entries received by anti-entropy. */
-  receive (indices: readonly number[]): void {
-    for (const i of indices) if (!this.holds(i)) this.fold(this.shared.pool.entries[i])
+  /** Folds in entries received by anti-entropy at `now`. */
+  receive (indices: readonly number[], now: number): void {
+    for (const i of indices) if (!this.holds(i)) this.fold(this.shared.pool.entries[i], now)
   }
 
   /** Writes an entry of a board kind: it is folded in here at once and gossiped from `now`. */
@@ -163,7 +219,8 @@ export class Replica {
     const lamport = ++this.maxLamport
     const board = { id: `${this.name}/${seq}`, author: this.name, seq, lamport, time: now, kind, body } as BoardEntry
     const e = this.shared.pool.add({ author: this.index, sentAt: now, bytes: entryBytes(kind, body as never, seq, lamport), kind, board, task })
-    this.fold(e)
+    this.shared.onWrite?.(e)
+    this.fold(e, now)
     return e
   }
 
@@ -176,7 +233,8 @@ export class Replica {
     const stored = { id: `${this.name}/${seq}`, entry, bytes: EMPTY, cursor: 0 }
     const e = this.shared.pool.add({ author: this.index, sentAt: now, bytes: entryBytes('finding', finding, seq, lamport), kind: 'finding', finding: stored })
     this.shared.findings.add(stored, e.index)
-    this.fold(e)
+    this.shared.onWrite?.(e)
+    this.fold(e, now)
     return e
   }
 
@@ -187,9 +245,12 @@ export class Replica {
 
   /**
    * The process restarts: its entries are on disk, everything else is
-   * rebuilt (a fresh monotonic clock for leases, no latency samples).
+   * rebuilt (a fresh monotonic clock for leases, no latency samples); the
+   * claims it held are checked against the board, those still settling wait
+   * a window again.
    */
   restart (now: number): void {
+    this.runner.end()
     const indices = this.heldIndices()
     this.held = new Uint32Array(this.held.length)
     this.heldCount = 0
@@ -197,18 +258,38 @@ export class Replica {
     this.authorSeen.fill(0)
     this.authorCount = 0
     this.reset(now)
-    this.receive(indices)
+    this.receive(indices, now)
+    this.runner.execute(this.protocol.restore(this.savedClaims, now))
   }
 
   private reset (startedAt: number): void {
     const s = this.shared
-    this.liveness = new ModelledLiveness({ model: s.heartbeats, self: this.index, selfName: this.name, leaseMs: s.leaseMs, startedAt, indexOf: s.indexOf })
-    this.board = new Board({ liveness: this.liveness })
-    this.settle = new SettleWindow(s.settle)
+    this.pingedUntil = startedAt
+    this.protocol = new ClaimProtocol({
+      me: this.name,
+      startedAt,
+      heartbeats: s.heartbeatPolicy,
+      knownPeers: () => this.authorCount - 1,
+      settle: s.settle,
+      liveness: leases => {
+        this.liveness = new ModelledLiveness({ model: s.heartbeats, self: this.index, leases, indexOf: s.indexOf })
+        return this.liveness
+      }
+    })
+    this.runner = new SimClaimRunner({
+      protocol: this.protocol,
+      now: () => s.scheduler.now,
+      at: (at, fn) => { s.scheduler.at(at, fn) },
+      write: req => { this.write(req.kind, req.body, s.scheduler.now, s.project.task(req.body.task).index) },
+      beforeTick: () => { this.drain(s.scheduler.now) },
+      persist: mine => { this.savedClaims = mine },
+      onVerdict: v => { this.listener?.verdict(v) },
+      onNotice: n => { this.listener?.notice(n) }
+    })
     this.ready = new ReadyIndex(this.board, s.project)
   }
 
-  private fold (e: PoolEntry): void {
+  private fold (e: PoolEntry, now: number): void {
     const w = e.index >>> 5
     if (w >= this.held.length) {
       const grown = new Uint32Array(Math.max(w + 1, this.held.length * 2))
@@ -226,8 +307,9 @@ export class Replica {
     const lamport = e.board?.lamport ?? e.finding?.entry.lamport ?? 0
     if (lamport > this.maxLamport) this.maxLamport = lamport
     if (e.board !== undefined) {
-      this.board.apply(e.board)
+      const out = this.protocol.apply(e.board, now)
       if (e.task !== undefined) this.ready.touch(e.task, e.kind)
+      this.runner.execute(out)
     }
   }
 }

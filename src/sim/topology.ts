@@ -49,6 +49,23 @@ export class Topology {
     return lo % 2 === 0
   }
 
+  /** When `node` last came up at or before `at` (0 when it never went down); undefined while it is down. */
+  upSince (node: number, at: number): number | undefined {
+    if (!this.isUp(node, at)) return undefined
+    const list = this.toggles.get(node)
+    let since = 0
+    if (list !== undefined) for (let i = 1; i < list.length && list[i] <= at; i += 2) since = list[i]
+    return since
+  }
+
+  /** How often `node` started (at 0, and each time it came back up) in [from, to). */
+  startsBetween (node: number, from: number, to: number): number {
+    let n = from <= 0 && to > 0 ? 1 : 0
+    const list = this.toggles.get(node) ?? []
+    for (let i = 1; i < list.length; i += 2) if (list[i] >= from && list[i] < to) n++
+    return n
+  }
+
   /** Whether anything ever crashed or partitioned (fast paths skip the checks otherwise). */
   get eventful (): boolean {
     return this.spans.length > 1 || this.toggles.size > 0

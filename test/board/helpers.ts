@@ -10,7 +10,7 @@ import { createInterface } from 'node:readline'
 import { fileURLToPath } from 'node:url'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { Daemon } from '../../src/daemon/daemon.js'
+import { Daemon, type DaemonParts } from '../../src/daemon/daemon.js'
 import type { DaemonConfig } from '../../src/daemon/config.js'
 import { connectAgency, type Agency } from '../../src/api/client.js'
 import type { Event, LogEntry } from '../../src/gen/agency/v1/api.js'
@@ -53,10 +53,10 @@ export class MemoryCluster {
   readonly daemons: Daemon[] = []
   private readonly dirs: string[] = []
 
-  async start (options: MemoryDaemonOptions = {}): Promise<Daemon> {
+  async start (options: MemoryDaemonOptions = {}, parts: DaemonParts = {}): Promise<Daemon> {
     const dataDir = await mkdtemp(join(tmpdir(), 'agency-board-'))
     this.dirs.push(dataDir)
-    const daemon = new Daemon({ grpc: null, metrics: null, processMetrics: false, ...FAST, ...options, listen: [memoryAddr()], dataDir })
+    const daemon = new Daemon({ grpc: null, metrics: null, processMetrics: false, ...FAST, ...options, listen: [memoryAddr()], dataDir }, parts)
     await daemon.start()
     this.daemons.push(daemon)
     return daemon

@@ -10,7 +10,7 @@ export interface Swarm {
   byName: Map<string, SimBoardNode>
 }
 
-export function createSwarm (seed: number, count: number, net: Omit<NetworkInit, 'rng'> = {}, node: Omit<SimBoardNodeInit, 'name' | 'network'> = {}): Swarm {
+export function createSwarm (seed: number, count: number, net: Omit<NetworkInit<SimMessage>, 'rng'> = {}, node: Omit<SimBoardNodeInit, 'name' | 'network'> = {}): Swarm {
   const rng = createRandom(seed)
   const network = new SimNetwork<SimMessage>({ rng: rng.fork(), ...net })
   const nodes: SimBoardNode[] = []

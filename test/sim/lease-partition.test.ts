@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
-import { claimFromPlan } from '../../src/core/board/board.js'
 import { overlaps, overlapsFor } from '../../src/core/board/claim-overlaps.js'
+import type { ClaimNotice, ClaimVerdict } from '../../src/core/board/claim-protocol.js'
 import { claimOutcome } from '../../src/core/board/settle.js'
 import { FailedPreconditionError } from '../../src/core/errors.js'
 import type { SimBoardNode } from '../../src/sim/board-node.js'
@@ -8,11 +8,13 @@ import { addTasks, createSwarm, holderTable } from './helpers.js'
 
 const NET = { minLatencyMs: 5, maxLatencyMs: 40, jitterMs: 5 }
 
-/** Claims as a daemon would: check, write, wait out the settle window, answer. */
-function claim (node: SimBoardNode, task: string, scope: string[] = []): { epoch: number, outcome: () => ReturnType<typeof claimOutcome> } {
-  const plan = node.board.checkClaimable(task, node.name, node.now, scope)
-  node.append('claim', claimFromPlan(plan))
-  return { epoch: plan.epoch, outcome: () => claimOutcome(node.board, task, node.name, plan.epoch) }
+/** Claims through the node's claim protocol; the answer comes after the settle window. */
+function claim (node: SimBoardNode, task: string, scope: string[] = []): { epoch: number, verdict: () => ClaimVerdict | undefined, notices: ClaimNotice[] } {
+  let verdict: ClaimVerdict | undefined
+  const notices: ClaimNotice[] = []
+  node.listen({ verdict: v => { if (v.task === task) verdict = v }, notice: n => { if (n.task === task) notices.push(n) } })
+  const ticket = node.claim(task, scope)
+  return { epoch: ticket.epoch, verdict: () => verdict, notices }
 }
 
 describe('lease expiry and takeover, simulated', () => {
@@ -25,14 +27,14 @@ describe('lease expiry and takeover, simulated', () => {
     // zoe holds it first and hands it off with notes
     const z = claim(zoe, task)
     network.run(network.now + zoe.settle.windowMs())
-    expect(z.outcome().outcome).toBe('HELD')
-    const release = zoe.board.checkReleasable(task, zoe.name)
-    zoe.append('release', { ...release, note: 'lexer done; grammar next', branch: 'agency/parser/zoe' })
+    expect(z.verdict()?.outcome).toBe('HELD')
+    zoe.release(task, 'lexer done; grammar next', 'agency/parser/zoe')
     network.run(network.now + 500)
 
     const a = claim(amy, task)
+    expect(a.verdict()).toBeUndefined() // not before the settle window
     network.run(network.now + amy.settle.windowMs())
-    expect(a.outcome()).toEqual({ outcome: 'HELD', task, epoch: 2 })
+    expect(a.verdict()).toMatchObject({ outcome: 'HELD', task, epoch: 2, winner: amy.name, handoff: 'lexer done; grammar next', branch: 'agency/parser/zoe' })
 
     amy.crash()
     network.run(network.now + 1_000)
@@ -46,15 +48,17 @@ describe('lease expiry and takeover, simulated', () => {
     expect(plan).toMatchObject({ epoch: 3, takeover: { previousHolder: amy.name, previousEpoch: 2, expired: true, note: 'lexer done; grammar next', branch: 'agency/parser/zoe' } })
     const b = claim(bob, task)
     network.run(network.now + bob.settle.windowMs())
-    expect(b.outcome()).toEqual({ outcome: 'HELD', task, epoch: 3 })
+    expect(b.verdict()).toMatchObject({ outcome: 'HELD', task, epoch: 3 })
     expect(cat.board.task(task, cat.now)).toMatchObject({ state: 'claimed', holder: bob.name, epoch: 3, handoff: { note: 'lexer done; grammar next' } })
 
     // amy restarts: before syncing it still thinks it holds the task; after, it is told it lost
     amy.restart()
     expect(claimOutcome(amy.board, task, amy.name, 2).outcome).toBe('HELD')
+    expect(a.notices).toEqual([])
     amy.requestSync(cat.name)
     network.run(network.now + 1_000)
     expect(claimOutcome(amy.board, task, amy.name, 2)).toEqual({ outcome: 'LOST', task, epoch: 2, winner: bob.name, reason: 'superseded' })
+    expect(a.notices).toEqual([{ type: 'claim_superseded', task, epoch: 2, reason: 'superseded', winner: bob.name }])
     expect(amy.board.heldBy(amy.name)).toEqual([])
     for (const n of nodes) expect(holderTable(n)).toEqual({ [task]: `${bob.name}@3` })
   })
@@ -73,8 +77,8 @@ describe('partition, simulated', () => {
     const r = claim(right[2], task)
     network.run(network.now + 1_000)
     // each side settles on its own claimant
-    expect(l.outcome().outcome).toBe('HELD')
-    expect(r.outcome().outcome).toBe('HELD')
+    expect(l.verdict()?.outcome).toBe('HELD')
+    expect(r.verdict()?.outcome).toBe('HELD')
     for (const n of left) expect(n.board.holder(task)?.holder).toBe(left[1].name)
     for (const n of right) expect(n.board.holder(task)?.holder).toBe(right[2].name)
 
@@ -83,8 +87,11 @@ describe('partition, simulated', () => {
     const table = holderTable(nodes[0])
     for (const n of nodes) expect(holderTable(n)).toEqual(table)
     const winner = table[task].split('@')[0]
-    const [loser, lost] = winner === left[1].name ? [right[2], r] : [left[1], l]
-    expect(lost.outcome()).toEqual({ outcome: 'LOST', task, epoch: 1, winner, reason: 'outbid' })
+    const [loser, lost, won] = winner === left[1].name ? [right[2], r, l] : [left[1], l, r]
+    // the loser is told, and its claim is released so it can never come back as the holder
+    expect(lost.notices).toEqual([{ type: 'claim_lost', task, epoch: 1, reason: 'outbid', winner }])
+    expect(won.notices).toEqual([])
+    for (const n of nodes) expect(n.board.claimStatus(task, loser.name, 1)).toBe('released')
     expect(loser.board.heldBy(loser.name)).toEqual([])
   })
 

@@ -2,8 +2,11 @@ import { describe, expect, it } from 'vitest'
 import { TaskSpec } from '../../src/gen/agency/v1/log.js'
 import { EntryPool } from '../../src/sim/entry-pool.js'
 import { HeartbeatModel } from '../../src/sim/heartbeat-model.js'
+import { PingModel } from '../../src/sim/ping-model.js'
 import { LinkLatency } from '../../src/sim/link-latency.js'
 import { Replica, type ReplicaShared } from '../../src/sim/replica.js'
+import { Scheduler } from '../../src/sim/scheduler.js'
+import { heartbeatPolicy } from '../../src/core/presence/heartbeat-interval.js'
 import { SharedFindings } from '../../src/sim/shared-findings.js'
 import { agentIndex, agentName } from '../../src/sim/strategies/common.js'
 import { Topology } from '../../src/sim/topology.js'
@@ -20,14 +23,16 @@ function setup (n: number, { loss = 0 } = {}) {
     topology,
     latency,
     heartbeats: new HeartbeatModel({ seed: 3, periodMs: 1_000, latency, topology }),
+    pings: new PingModel({ seed: 3, periodMs: 1_000, nodes: n, latency, topology }),
     loss,
-    leaseMs: 3_000,
+    heartbeatPolicy: heartbeatPolicy(1_000, 3_000),
     settle: { minMs: 0, defaultMs: 100 },
     indexOf: agentIndex,
-    findings: new SharedFindings()
+    findings: new SharedFindings(),
+    scheduler: new Scheduler()
   }
   const replicas = Array.from({ length: n }, (_, i) => new Replica(i, agentName(i), n, shared, 0))
-  return { project, topology, replicas, shared }
+  return { project, topology, latency, replicas, shared }
 }
 
 const spec = (id: string) => TaskSpec.fromPartial({ id, title: id })
@@ -43,7 +48,20 @@ describe('replica: lazy gossip over the modelled links', () => {
     expect(b.board.task('task-00000', 1_020)?.state).toBe('open')
     b.drain(1_500)
     expect(b.size).toBe(1)
-    expect(b.settle.sampleCount).toBe(1)
+    // one-way gossip delays are no settle samples: they would need the sender's clock
+    expect(b.settle.sampleCount).toBe(0)
+  })
+
+  it('a claim takes in the round trips of the pings answered before it: both legs, as the pinger timed them', () => {
+    const { replicas: [a, b], latency, shared } = setup(2)
+    a.write('task', spec('task-00000'), 0, 0)
+    b.drain(100)
+    b.claim('task-00000', 10_500)
+    // ten pings a second apart, every one to a, every one answered
+    expect(b.settle.sampleCount).toBeGreaterThanOrEqual(9)
+    expect(b.settle.p99()).toBeCloseTo(2 * latency.base(0, 1))
+    expect(a.settle.sampleCount).toBe(0) // a has not claimed: it has taken nothing in
+    expect(shared.pings.roundTrips(0, 0, 10_500, 512).length).toBeGreaterThanOrEqual(9)
   })
 
   it('a partition cuts gossip; after healing, anti-entropy (lacksFrom/receive) repairs it', () => {
@@ -56,7 +74,7 @@ describe('replica: lazy gossip over the modelled links', () => {
     topology.heal(2_000)
     c.drain(3_000)
     expect(c.size).toBe(0) // gossip is not retried
-    c.receive(c.lacksFrom(a))
+    c.receive(c.lacksFrom(a), 3_000)
     expect(c.size).toBe(1)
     expect(c.digest).toBe(a.digest)
     expect(c.lacksFrom(a)).toEqual([])

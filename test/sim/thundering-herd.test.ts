@@ -8,8 +8,8 @@ import { addTasks, createSwarm, holderTable, runUntil } from './helpers.js'
 // LOST; the losers release and pick another ready task.
 
 function herd (seed: number, agents: number, tasks: number, opts: { spread?: number, settleK?: number } = {}) {
-  // Heartbeats feed the settle window with latency samples from every peer
-  // (samples from one link only would under-estimate the mesh's p99).
+  // Each node pings a random peer once a heartbeat period: the round trip
+  // (two legs, timed on the node's own clock) feeds its settle window.
   const swarm = createSwarm(seed, agents, { minLatencyMs: 5, maxLatencyMs: 40, jitterMs: 5 }, {
     heartbeatMs: 2_500,
     leaseMs: 10_000,

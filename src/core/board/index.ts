@@ -1,5 +1,5 @@
-// The board core: views folded from decoded log entries, plus the pure rules
-// a daemon needs around claims (leases, settle window, overlap).
+// The board core: views folded from decoded log entries, plus the claim
+// protocol a daemon runs around them (settle window, answers, leases, overlap).
 
 export { Board, claimFromPlan, createBoard } from './board.js'
 export type { AgentProgress, BoardInit, ClaimPlan, HeldEpoch, HolderInfo, IntegrationView, Takeover, TaskView, TestRunView } from './board.js'
@@ -10,7 +10,9 @@ export type { ExpertView } from './expertise.js'
 export { globsIntersect, scopesOverlap } from './glob-overlap.js'
 export { isValidGlob, validateGlob } from './glob-pattern.js'
 export type { GoalView } from './goal-history.js'
-export { DEFAULT_LEASE_MS, LeaseTable, createLeaseTable } from './lease-table.js'
+export { ClaimProtocol, createClaimProtocol } from './claim-protocol.js'
+export type { AppendRequest, ClaimNotice, ClaimProtocolInit, ClaimTicket, ClaimVerdict, LostReason, MyClaim, ProtocolOutput } from './claim-protocol.js'
+export { DEFAULT_HEARTBEAT_MS, DEFAULT_LEASE_MS, LeaseTable, createLeaseTable } from './lease-table.js'
 export type { LeaseTableInit } from './lease-table.js'
 export { compareOrder } from './order.js'
 export type { ReviewView, VerdictName, VerdictView } from './review-book.js'

@@ -1,65 +1,111 @@
 // Leases ride on presence: a peer's claims stay live while its heartbeats
 // keep arriving. Expiry is measured on THIS node's monotonic clock from the
 // moment each heartbeat was received, never from the sender's timestamps, so
-// clock skew between machines cannot expire (or revive) anybody.
+// clock skew between machines cannot expire (or revive) anybody. Each
+// heartbeat says when the next one is due; the lease lasts the timeout the
+// heartbeat policy scales from that interval (core/presence/heartbeat-interval).
+//
+// A node that just (re)started has heard from nobody: for the timeout a swarm
+// of the size it knows of would have, a peer it has never heard from counts as
+// live, so it does not see every holder as expired before the first
+// heartbeats reach it.
 
 import { InvalidArgumentError } from '../errors.js'
+import { heartbeatIntervalMs, heartbeatPolicy, liveTimeoutForMs, type HeartbeatPolicy } from '../presence/heartbeat-interval.js'
 import type { Liveness } from './types.js'
 
-export const DEFAULT_LEASE_MS = 15_000
+/** agentd's --heartbeat-ms and --live-timeout-ms defaults. */
+export const DEFAULT_HEARTBEAT_MS = 2_000
+export const DEFAULT_LEASE_MS = 10_000
 
 export interface LeaseTableInit {
   /** this node's peer id: always live to itself */
   self: string
-  /** a peer is live until this long after its last heartbeat was received */
-  leaseMs?: number
-  /**
-   * monotonic time this node started. A peer never heard from counts as live
-   * for one lease period after start, so a node that just (re)started does
-   * not see every holder as expired before the first heartbeats reach it.
-   */
+  /** monotonic time this node started (the start-up grace runs from it) */
   startedAt: number
+  /** the heartbeat policy; default: heartbeats every 2 s, a lease of `leaseMs` */
+  policy?: HeartbeatPolicy
+  /** the lease at the base interval, when no policy is given (default 10 s) */
+  leaseMs?: number
+  /** how many other daemons this node knows of (e.g. authors in its log), for the start-up grace */
+  knownPeers?: () => number
 }
+
+interface Lease { heardAt: number, timeoutMs: number }
 
 export class LeaseTable implements Liveness {
   readonly self: string
-  readonly leaseMs: number
+  readonly policy: HeartbeatPolicy
   private readonly startedAt: number
-  private readonly lastHeard = new Map<string, number>()
+  private readonly knownPeers: () => number
+  private readonly leases = new Map<string, Lease>()
+  /** the start-up grace can last no longer than this, however big the swarm */
+  private readonly longestGraceMs: number
 
   constructor (init: LeaseTableInit) {
-    const leaseMs = init.leaseMs ?? DEFAULT_LEASE_MS
-    if (!(leaseMs > 0)) throw new InvalidArgumentError('leaseMs must be positive')
+    const policy = init.policy ?? heartbeatPolicy(DEFAULT_HEARTBEAT_MS, init.leaseMs ?? DEFAULT_LEASE_MS)
+    if (!(policy.liveTimeoutMs > 0) || !(policy.baseMs > 0)) throw new InvalidArgumentError('the lease and the heartbeat interval must be positive')
     this.self = init.self
-    this.leaseMs = leaseMs
+    this.policy = policy
     this.startedAt = init.startedAt
+    this.knownPeers = init.knownPeers ?? (() => 0)
+    this.longestGraceMs = liveTimeoutForMs(policy.maxIntervalMs, policy)
   }
 
-  /** Records a heartbeat from `peer`, received at `now` on this node's monotonic clock. */
-  heartbeat (peer: string, now: number): void {
-    // Monotonic input never goes back; keep the latest receipt if it seems to.
-    this.lastHeard.set(peer, Math.max(now, this.lastHeard.get(peer) ?? -Infinity))
+  /** The lease at the base interval. */
+  get leaseMs (): number {
+    return this.policy.liveTimeoutMs
+  }
+
+  /**
+   * Records a heartbeat from `peer`, received at `now` on this node's
+   * monotonic clock, announcing its next one in `intervalMs` (default: the
+   * base interval). A receipt older than the one kept changes nothing.
+   */
+  heartbeat (peer: string, now: number, intervalMs = this.policy.baseMs): void {
+    const known = this.leases.get(peer)
+    if (known !== undefined && known.heardAt > now) return
+    this.leases.set(peer, { heardAt: now, timeoutMs: liveTimeoutForMs(intervalMs, this.policy) })
   }
 
   isLive (peer: string, now: number): boolean {
     if (peer === this.self) return true
-    const last = this.lastHeard.get(peer)
-    if (last === undefined) return now - this.startedAt < this.leaseMs
-    return now - last < this.leaseMs
+    const lease = this.leases.get(peer)
+    if (lease === undefined) return this.inStartupGrace(now)
+    return now - lease.heardAt <= lease.timeoutMs
+  }
+
+  /**
+   * Whether a peer never heard from still counts as live: for the timeout
+   * that the interval of a swarm of the size this node knows would have.
+   * Once even the longest grace has passed it answers without counting.
+   */
+  inStartupGrace (now: number): boolean {
+    const elapsed = now - this.startedAt
+    if (elapsed >= this.longestGraceMs) return false
+    // The grace grows with the swarm: try the cheap count first.
+    if (elapsed < this.graceFor(this.knownPeers())) return true
+    return elapsed < this.graceFor(this.livePeers(now).length)
   }
 
   /** Monotonic time of the last heartbeat received from `peer`, if any. */
   lastSeen (peer: string): number | undefined {
-    return this.lastHeard.get(peer)
+    return this.leases.get(peer)?.heardAt
   }
 
   /** Peers heard from whose lease is live at `now`, sorted. */
   livePeers (now: number): string[] {
-    return [...this.lastHeard.keys()].filter(p => this.isLive(p, now)).sort()
+    const out: string[] = []
+    for (const [peer, lease] of this.leases) if (now - lease.heardAt <= lease.timeoutMs) out.push(peer)
+    return out.sort()
   }
 
   forget (peer: string): void {
-    this.lastHeard.delete(peer)
+    this.leases.delete(peer)
+  }
+
+  private graceFor (peers: number): number {
+    return liveTimeoutForMs(heartbeatIntervalMs(peers, this.policy), this.policy)
   }
 }
 

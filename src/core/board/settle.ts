@@ -1,7 +1,11 @@
 // When a claim may be answered. A claim is settled once it has been visible
 // for the settle window with no better competitor; the window is a few times
-// the observed gossip latency p99, clamped, so a quiet LAN answers quickly and
-// a slow mesh waits long enough for competing claims to arrive.
+// the p99 of observed round trips to peers, clamped, so a quiet LAN answers
+// quickly and a slow mesh waits long enough for competing claims to arrive.
+// A round trip is the unit because a claim must outwait one: its own entry
+// going out, and a competitor's, written just before it arrived, coming back.
+// And a round trip is timed on this node's own clock, so no other machine's
+// clock, behind or ahead, can shorten the window.
 
 import { InvalidArgumentError } from '../errors.js'
 import type { Board } from './board.js'
@@ -39,7 +43,7 @@ export class SettleWindow {
     this.options = o
   }
 
-  /** Adds one observed one-way gossip latency, in ms. Negative or non-finite samples are dropped. */
+  /** Adds one observed round trip to a peer, in ms, timed on this node's clock. Negative or non-finite samples are dropped. */
   addSample (latencyMs: number): void {
     if (!Number.isFinite(latencyMs) || latencyMs < 0) return
     if (this.samples.length < this.options.maxSamples) this.samples.push(latencyMs)

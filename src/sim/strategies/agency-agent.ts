@@ -1,9 +1,10 @@
 // A scripted agent that follows agency's loop on its own replica's board:
-// ready → claim → settle (HELD or LOST, as BoardService.claim answers) →
-// search the findings for failed approaches → attempt → record the failure
-// and try again, or merge (fenced: only while still holding) and mark done.
+// ready → claim → the claim protocol's answer after the settle window (HELD,
+// or LOST and released) → search the findings for failed approaches →
+// attempt → record the failure and try again, or merge (fenced: only while
+// still holding) and mark done.
 
-import { claimFromPlan } from '../../core/board/board.js'
+import type { ClaimVerdict } from '../../core/board/claim-protocol.js'
 import { claimOutcome } from '../../core/board/settle.js'
 import { isAgencyError } from '../../core/errors.js'
 import { Finding } from '../../gen/agency/v1/log.js'
@@ -26,12 +27,16 @@ export class AgencyAgent {
   private readonly lostUntil = new Map<number, number>()
   private readonly ownTraps = new Set<string>()
   private working: { task: ProjectTask, start: number } | undefined
+  /** the claim waiting for its answer */
+  private claiming: { task: ProjectTask, at: number } | undefined
 
   constructor (index: number, swarm: AgencySwarm, replica: Replica, rng: Random) {
     this.index = index
     this.swarm = swarm
     this.replica = replica
     this.rng = rng
+    // A loss of a claim it holds shows when the agent next looks (finish, integrate).
+    replica.listen({ verdict: v => { this.settle(v) }, notice: () => {} })
   }
 
   get name (): string {
@@ -49,6 +54,7 @@ export class AgencyAgent {
 
   crash (now: number): void {
     this.life++
+    this.claiming = undefined
     if (this.working !== undefined) this.swarm.recorder.worked(this.working.task.id, this.index, this.working.start, now)
     this.working = undefined
   }
@@ -77,22 +83,16 @@ export class AgencyAgent {
       const view = board.task(t.id, now)
       if (view === undefined || (view.state !== 'open' && view.state !== 'expired')) continue
       if (!view.deps.every(d => board.doneRecord(d) !== undefined)) continue
-      let plan
+      this.claiming = { task: t, at: now }
+      let ticket
       try {
-        plan = board.checkClaimable(t.id, this.name, now)
+        ticket = this.replica.claim(t.id, now)
       } catch (err) {
+        this.claiming = undefined
         if (!isAgencyError(err)) throw err
         continue
       }
-      if (plan.alreadyHeld) {
-        this.work(t, plan.epoch)
-        return
-      }
-      this.replica.write('claim', claimFromPlan(plan), now, task)
-      this.swarm.wrote()
-      if (plan.takeover?.expired === true) this.swarm.recorder.bump('takeovers')
-      const epoch = plan.epoch
-      this.later(this.replica.settle.windowMs(), () => { this.settle(t, epoch, now) })
+      if (ticket.takeover?.expired === true) this.swarm.recorder.bump('takeovers')
       return
     }
     this.later(this.swarm.pollMs * this.rng.between(0.5, 1.5), () => { this.pick() })
@@ -117,24 +117,20 @@ export class AgencyAgent {
     }
   }
 
-  private settle (t: ProjectTask, epoch: number, claimedAt: number): void {
+  /** The answer to the claim: work on it, or (the protocol released it) back off and pick again. */
+  private settle (v: ClaimVerdict): void {
+    const c = this.claiming
+    if (c === undefined || c.task.id !== v.task || this.frozen) return
+    this.claiming = undefined
     const now = this.swarm.scheduler.now
-    this.replica.drain(now)
-    const board = this.replica.board
-    const o = claimOutcome(board, t.id, this.name, epoch)
-    this.swarm.recorder.settled(now - claimedAt)
-    if (o.outcome === 'HELD') {
-      this.swarm.claimHeld(this.replica, t, now)
-      this.work(t, epoch)
+    this.swarm.recorder.settled(now - c.at)
+    if (v.outcome === 'HELD') {
+      this.swarm.claimHeld(this.replica, c.task, now)
+      this.work(c.task, v.epoch)
       return
     }
     this.swarm.recorder.bump('claimsLost')
-    // As BoardService.claim does: a losing claim is released at once, so it can never become the holder later.
-    if (o.reason === 'outbid' && board.claimStatus(t.id, this.name, epoch) === 'active') {
-      this.replica.write('release', { task: t.id, epoch, note: '', branch: '' }, now, t.index)
-      this.swarm.wrote()
-    }
-    this.lostUntil.set(t.index, now + LOST_BACKOFF_MS)
+    this.lostUntil.set(c.task.index, now + LOST_BACKOFF_MS)
     this.pick()
   }
 
@@ -182,7 +178,6 @@ export class AgencyAgent {
         paths: t.files,
         tags: [area, `approach:${attempt.approach}`, t.id]
       }), now)
-      this.swarm.wrote()
       recorder.trapRecorded(attempt.trap, now)
     }
     if (stillHeld()) this.work(t, epoch)
@@ -205,7 +200,7 @@ export class AgencyAgent {
     progress.merge(t, this.index, now)
     const held = board.checkDoable(t.id, this.name)
     this.replica.write('done', { task: t.id, epoch: held.epoch, commit: `sim-${t.index}-${this.index}`, paths: t.files }, now, t.index)
-    this.swarm.wrote()
+    this.replica.forget(t.id)
     this.pick()
   }
 }

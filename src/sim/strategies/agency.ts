@@ -6,11 +6,12 @@
 
 import type { SettleWindowInit } from '../../core/board/settle.js'
 import { Goal, TaskSpec } from '../../gen/agency/v1/log.js'
-import { directMessageBytes, gossipFrameBytes, gossipTransmissions, presenceBytes, syncBatchBytes, syncRequestBytes } from '../cost-model.js'
-import { EntryPool } from '../entry-pool.js'
+import { PING_BYTES, directMessageBytes, gossipFrameBytes, gossipTransmissions, presenceBytes, syncBatchBytes, syncRequestBytes } from '../cost-model.js'
+import { EntryPool, type PoolEntry } from '../entry-pool.js'
 import { HeartbeatModel } from '../heartbeat-model.js'
+import { PingModel } from '../ping-model.js'
 import { syncPeriodMs } from '../../core/log/sync-backoff.js'
-import { heartbeatIntervalMs, heartbeatPolicy, liveTimeoutForMs } from '../../core/presence/heartbeat-interval.js'
+import { heartbeatIntervalMs, heartbeatPolicy } from '../../core/presence/heartbeat-interval.js'
 import { LinkLatency, type LinkLatencyInit } from '../link-latency.js'
 import { ProjectProgress } from '../project-progress.js'
 import { createRandom, type Random } from '../random.js'
@@ -52,7 +53,7 @@ export interface AgencyInit extends SwarmRunInit {
   settle?: SettleWindowInit
   partitions?: PartitionPlan[]
   crashes?: CrashPlan[]
-  /** message the holders of overlapping live claims after a claim is won, as BoardService does */
+  /** message the holders of overlapping live claims after a claim is won, as agentd's BoardService does */
   overlapAlerts?: boolean
 }
 
@@ -76,6 +77,7 @@ export class AgencySwarm {
   readonly expiryPossible: boolean
   private readonly init: AgencyInit
   private readonly heartbeats: HeartbeatModel
+  private readonly pings: PingModel
   private readonly rng: Random
   private readonly syncMs: number
   private readonly overlapAlerts: boolean
@@ -102,6 +104,8 @@ export class AgencySwarm {
     const policy = heartbeatPolicy(init.heartbeatMs ?? AGENCY_DEFAULTS.heartbeatMs, init.leaseMs ?? AGENCY_DEFAULTS.leaseMs, init.heartbeatMaxRate)
     const periodMs = heartbeatIntervalMs(n - 1, policy)
     this.heartbeats = new HeartbeatModel({ seed: init.seed, periodMs, latency: this.latency, topology: this.topology, loss: init.loss })
+    // As agentd's RoundTripProbe: one ping per heartbeat interval, for the settle window.
+    this.pings = new PingModel({ seed: init.seed, periodMs, nodes: n, latency: this.latency, topology: this.topology, loss: init.loss })
     this.recorder = new RunRecorder({ strategy: 'agency', label: init.label ?? 'agency', agents: n, tasks: this.project.tasks.length })
     this.progress = new ProjectProgress(this.project, this.recorder)
     this.extraBeats = new Array<number>(n).fill(0)
@@ -113,11 +117,14 @@ export class AgencySwarm {
       topology: this.topology,
       latency: this.latency,
       heartbeats: this.heartbeats,
+      pings: this.pings,
       loss: init.loss ?? AGENCY_DEFAULTS.loss,
-      leaseMs: liveTimeoutForMs(periodMs, policy),
+      heartbeatPolicy: policy,
       settle: init.settle ?? {},
       indexOf: (name: string) => { const i = agentIndex(name); return i !== undefined && i < n ? i : undefined },
-      findings: new SharedFindings()
+      findings: new SharedFindings(),
+      scheduler: this.scheduler,
+      onWrite: (e: PoolEntry) => { this.wrote(e) }
     }
     for (let i = 0; i < n; i++) {
       const replica = new Replica(i, agentName(i), n, shared, 0)
@@ -136,16 +143,13 @@ export class AgencySwarm {
   private plan (): void {
     const planner = this.replicas[0]
     planner.write('goal', Goal.fromPartial({ text: 'build the synthetic project: make every hidden test pass', testCommand: 'npm test' }), 0)
-    this.wrote()
     for (const t of this.project.tasks) {
       planner.write('task', TaskSpec.fromPartial({ id: t.id, title: `task ${t.index} in ${this.project.areas[t.area].name}`, deps: t.deps, scope: t.files, priority: t.priority }), 0, t.index)
-      this.wrote()
     }
   }
 
-  /** Counts the gossip of the entry just written. */
-  wrote (): void {
-    const e = this.pool.entries[this.pool.size - 1]
+  /** Counts the gossip of an entry just written. */
+  private wrote (e: PoolEntry): void {
     const tx = gossipTransmissions(this.replicas.length)
     this.recorder.count('gossip: entries', tx, tx * gossipFrameBytes(e.bytes))
   }
@@ -199,9 +203,14 @@ export class AgencySwarm {
   private countHeartbeats (end: number): void {
     const n = this.replicas.length
     let beats = 0
-    for (let p = 0; p < n; p++) beats += this.heartbeats.sentBetween(p, 0, end) + this.extraBeats[p]
+    let pings = 0
+    for (let p = 0; p < n; p++) {
+      beats += this.heartbeats.sentBetween(p, 0, end) + this.extraBeats[p]
+      pings += this.pings.sentBetween(p, 0, end)
+    }
     const tx = gossipTransmissions(n) * beats
     this.recorder.count('gossip: heartbeats', tx, tx * gossipFrameBytes(presenceBytes(1)))
+    if (pings > 0) this.recorder.count('pings', 2 * pings, 2 * pings * PING_BYTES)
   }
 
   // ---- anti-entropy: the initiator sends its vector and digest; the responder
@@ -245,14 +254,14 @@ export class AgencySwarm {
         const t2 = this.scheduler.now
         if (!this.topology.canReach(q.index, r.index, t2)) return
         q.drain(t2)
-        q.receive(forQ)
+        q.receive(forQ, t2)
         const forR = r.lacksFrom(q)
         this.recorder.count('sync', 1, syncBatchBytes(this.bytesOf(forR), forR.length, 0))
         if (forR.length === 0) return
         this.scheduler.after(this.latency.delay(q.index, r.index, key, SYNC_SALT + 2), () => {
           if (!this.topology.canReach(q.index, r.index, this.scheduler.now)) return
           r.drain(this.scheduler.now)
-          r.receive(forR)
+          r.receive(forR, this.scheduler.now)
         })
       })
     })
@@ -283,6 +292,7 @@ export class AgencySwarm {
       const now = this.scheduler.now
       this.replicas[node].drain(now)
       this.topology.setDown(node, true, now)
+      this.replicas[node].crash()
       this.agents[node].crash(now)
       this.recorder.bump('crashes')
     })

@@ -143,13 +143,13 @@ describe('lease expiry and takeover', () => {
     const bobLeases = new LeaseTable({ self: 'bob', leaseMs: 10_000, startedAt: 0 })
     const bobBoard = boardWith([...history, amyClaim], { liveness: bobLeases })
     bobLeases.heartbeat('amy', 1_000)
-    expect(bobBoard.task('parser', 10_999)?.state).toBe('claimed')
-    expect(() => bobBoard.checkClaimable('parser', 'bob', 10_999)).toThrow(FailedPreconditionError)
+    expect(bobBoard.task('parser', 11_000)?.state).toBe('claimed')
+    expect(() => bobBoard.checkClaimable('parser', 'bob', 11_000)).toThrow(FailedPreconditionError)
 
     // no heartbeat from amy for a lease period, on bob's clock
-    expect(bobBoard.task('parser', 11_000)).toMatchObject({ state: 'expired', holder: 'amy', holderLive: false })
-    expect(bobBoard.ready(11_000).map(t => t.id)).toEqual(['parser'])
-    const bobPlan = bobBoard.checkClaimable('parser', 'bob', 11_000)
+    expect(bobBoard.task('parser', 11_001)).toMatchObject({ state: 'expired', holder: 'amy', holderLive: false })
+    expect(bobBoard.ready(11_001).map(t => t.id)).toEqual(['parser'])
+    const bobPlan = bobBoard.checkClaimable('parser', 'bob', 11_001)
     expect(bobPlan).toMatchObject({
       epoch: 3,
       takeover: { previousHolder: 'amy', previousEpoch: 2, expired: true, note: 'the tokenizer is done; grammar left', branch: 'agency/parser@1', handoffFrom: 'zoe' }

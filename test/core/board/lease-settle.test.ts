@@ -3,14 +3,15 @@ import { Board } from '../../../src/core/board/board.js'
 import { LeaseTable } from '../../../src/core/board/lease-table.js'
 import { SettleWindow, claimOutcome } from '../../../src/core/board/settle.js'
 import { InvalidArgumentError } from '../../../src/core/errors.js'
+import { heartbeatPolicy, liveTimeoutForMs } from '../../../src/core/presence/heartbeat-interval.js'
 import { EntryWriter } from './helpers.js'
 
 describe('LeaseTable', () => {
   it('a lease lasts one lease period from the receipt of the last heartbeat, on the receiver\'s clock', () => {
     const leases = new LeaseTable({ self: 'me', leaseMs: 3000, startedAt: 100_000 })
     leases.heartbeat('amy', 101_000)
-    expect(leases.isLive('amy', 103_999)).toBe(true)
-    expect(leases.isLive('amy', 104_000)).toBe(false)
+    expect(leases.isLive('amy', 104_000)).toBe(true)
+    expect(leases.isLive('amy', 104_001)).toBe(false)
     leases.heartbeat('amy', 105_000)
     expect(leases.isLive('amy', 107_000)).toBe(true)
     expect(leases.lastSeen('amy')).toBe(105_000)
@@ -22,15 +23,35 @@ describe('LeaseTable', () => {
     expect(leases.isLive('amy', 107_000)).toBe(false)
   })
 
+  it('a heartbeat announcing a longer interval gives a longer lease, scaled as presence scales it, and capped', () => {
+    const policy = heartbeatPolicy(2_000, 10_000)
+    const leases = new LeaseTable({ self: 'me', policy, startedAt: 0 })
+    leases.heartbeat('big-swarm', 1_000, 8_000)
+    expect(leases.isLive('big-swarm', 1_000 + 40_000)).toBe(true)
+    expect(leases.isLive('big-swarm', 1_000 + 40_001)).toBe(false)
+    // an interval of hours counts as the longest one: nobody makes itself live for hours
+    leases.heartbeat('liar', 1_000, 36_000_000)
+    expect(leases.isLive('liar', 1_000 + liveTimeoutForMs(policy.maxIntervalMs, policy) + 1)).toBe(false)
+  })
+
   it('this node is always live to itself', () => {
     const leases = new LeaseTable({ self: 'me', leaseMs: 10, startedAt: 0 })
     expect(leases.isLive('me', 1e12)).toBe(true)
   })
 
-  it('a peer never heard from is live for one lease period after start, then expired', () => {
-    const leases = new LeaseTable({ self: 'me', leaseMs: 3000, startedAt: 50 })
-    expect(leases.isLive('stranger', 3049)).toBe(true)
-    expect(leases.isLive('stranger', 3050)).toBe(false)
+  it('a peer never heard from is live for the start-up grace, which grows with the swarm the node knows of', () => {
+    const small = new LeaseTable({ self: 'me', leaseMs: 3000, startedAt: 50 })
+    expect(small.isLive('stranger', 3049)).toBe(true)
+    expect(small.isLive('stranger', 3050)).toBe(false)
+
+    // 320 other daemons at 16 heartbeats a second: a 20 s interval, so the grace is ten times the lease
+    const policy = heartbeatPolicy(2_000, 3_000)
+    const big = new LeaseTable({ self: 'me', policy, startedAt: 0, knownPeers: () => 320 })
+    expect(big.isLive('stranger', 29_999)).toBe(true)
+    expect(big.isLive('stranger', 30_000)).toBe(false)
+    // a peer that was heard from has its own lease, grace or not
+    big.heartbeat('amy', 0)
+    expect(big.isLive('amy', 3_001)).toBe(false)
   })
 
   it('rejects a non-positive lease period', () => {

@@ -1,0 +1,402 @@
+// The claim protocol of one daemon, sans-IO. Entries, heartbeats, round-trip
+// samples and the time go in; entries to append, answers, notices and the
+// time of the next wake-up come out. agentd runs it on real timers
+// (daemon/board-service), the simulator in virtual time (sim/claim-runner):
+// the same object in both, so what the simulator shows is what agentd does.
+//
+// - claim: check, write a claim entry, wait the settle window from the moment
+//   the entry is in the log, then answer HELD or LOST (naming the winner). A
+//   losing claim is released at once: left standing, it would become the
+//   holder by the holder rule when the winner released.
+// - watch: a claim this daemon holds that the board no longer gives it (a
+//   smaller claim at its epoch after a partition heals, a takeover at a
+//   higher epoch, someone else's done) is a notice for the agent; an outbid
+//   claim is released. A claim in its settle window is left to its answer. A
+//   task this daemon finished stays watched: its done counts only while its
+//   claim is the holder rule's at that epoch, and a healed partition can
+//   bring a smaller one.
+// - leases: the board's liveness is the LeaseTable, fed with heartbeats on
+//   this node's monotonic clock, with its start-up grace.
+// - the settle window: k times the p99 of observed round trips, or fixed.
+
+import { Claim, Release } from '../../gen/agency/v1/log.js'
+import { Board, claimFromPlan, type Takeover } from './board.js'
+import { LeaseTable } from './lease-table.js'
+import { SettleWindow, claimOutcome, type ClaimOutcome, type SettleWindowInit } from './settle.js'
+import type { HeartbeatPolicy } from '../presence/heartbeat-interval.js'
+import { validateGlob } from './glob-pattern.js'
+import { validateTaskId } from './task-id.js'
+import type { AnyBoardEntry, Liveness } from './types.js'
+
+export type LostReason = Extract<ClaimOutcome, { outcome: 'LOST' }>['reason']
+
+/** A claim this daemon holds or is settling: what it persists across restarts. */
+export interface MyClaim {
+  task: string
+  epoch: number
+  /** answered (or found) HELD after its settle window */
+  settled: boolean
+  /** finished: watched until its done stops counting */
+  done?: boolean
+}
+
+/** The answer to a claim. */
+export interface ClaimVerdict {
+  outcome: 'HELD' | 'LOST'
+  task: string
+  epoch: number
+  /** the holder: this daemon on HELD; on LOST whoever holds (or finished) the task, '' when nobody does */
+  winner: string
+  reason?: LostReason
+  /** how long the claim waited */
+  settleMs: number
+  /** the previous holder's hand-off notes and branch, on a takeover */
+  handoff: string
+  branch: string
+}
+
+/** What the daemon tells its agent about a claim it held. */
+export interface ClaimNotice {
+  type: 'claim_lost' | 'claim_superseded'
+  task: string
+  epoch: number
+  reason: LostReason
+  winner?: string
+}
+
+export type AppendRequest =
+  | { kind: 'claim', body: Claim }
+  | { kind: 'release', body: Release }
+
+/** What one input to the protocol asks its runner to do. */
+export interface ProtocolOutput {
+  /** entries to append, in order */
+  append: AppendRequest[]
+  /** answers to claims: to everyone waiting for that task and epoch */
+  answers: ClaimVerdict[]
+  /** for the agent */
+  notices: ClaimNotice[]
+  /** the claims this daemon holds or settles changed: persist `mine()` and announce the leases */
+  mineChanged: boolean
+}
+
+/** What a claim call starts: the claim (task and epoch) to wait for, and what to do now. */
+export interface ClaimTicket {
+  task: string
+  epoch: number
+  /** the claim takes over a task whose holder's lease expired */
+  takeover?: Takeover
+  output: ProtocolOutput
+}
+
+export interface ClaimProtocolInit {
+  /** this daemon's peer id */
+  me: string
+  /** monotonic time this daemon started */
+  startedAt: number
+  /** the heartbeat policy the leases scale from */
+  heartbeats?: HeartbeatPolicy
+  /** the lease at the base interval, when no policy is given */
+  leaseMs?: number
+  /** how many other daemons this one knows of, for the start-up grace (e.g. authors in its log - 1) */
+  knownPeers?: () => number
+  settle?: SettleWindowInit
+  /** a fixed settle window instead of one derived from latency */
+  fixedSettleMs?: number
+  /**
+   * The board's liveness, given the leases. Default: the leases themselves;
+   * the simulator wraps them to deliver modelled heartbeats on demand.
+   */
+  liveness?: (leases: LeaseTable) => Liveness
+}
+
+/** Finished tasks watched at most: the oldest are let go first. */
+const WATCHED_DONE = 256
+
+interface MyClaimState {
+  epoch: number
+  settled: boolean
+  done: boolean
+  /** when the settle window ends; undefined until the claim entry is in the log */
+  deadline?: number
+  /** how long the window is */
+  windowMs?: number
+  /** someone waits for the answer; otherwise a loss is a notice */
+  awaited: boolean
+  /** a settled claim that looks lost: when the loss is told, unless the board gives the claim back first */
+  lossAt?: number
+  handoff: string
+  branch: string
+}
+
+export class ClaimProtocol {
+  readonly me: string
+  readonly board: Board
+  readonly leases: LeaseTable
+  readonly settle: SettleWindow
+  private readonly fixedSettleMs: number | undefined
+  private readonly mineByTask = new Map<string, MyClaimState>()
+
+  constructor (init: ClaimProtocolInit) {
+    this.me = init.me
+    this.leases = new LeaseTable({ self: init.me, startedAt: init.startedAt, policy: init.heartbeats, leaseMs: init.leaseMs, knownPeers: init.knownPeers })
+    this.board = new Board({ liveness: init.liveness?.(this.leases) ?? this.leases })
+    this.settle = new SettleWindow(init.settle)
+    this.fixedSettleMs = init.fixedSettleMs
+  }
+
+  // ---- inputs ----
+
+  /**
+   * Folds an entry of the log in (local or remote, in any order). Own claim
+   * entries start their settle window; claims, releases and dones are
+   * checked against this daemon's claims.
+   */
+  apply (entry: AnyBoardEntry, now: number): ProtocolOutput {
+    const out = emptyOutput()
+    if (!this.board.apply(entry)) return out
+    if (entry.kind === 'claim' && entry.author === this.me) this.startWindow(entry.body as Claim, now)
+    if (entry.kind === 'claim' || entry.kind === 'release' || entry.kind === 'done') this.watch(now, out)
+    return out
+  }
+
+  /** A heartbeat from `peer`, received at `now`, announcing its next one in `intervalMs`. */
+  heard (peer: string, now: number, intervalMs?: number): void {
+    this.leases.heartbeat(peer, now, intervalMs)
+  }
+
+  /** A round trip to a peer, timed on this node's monotonic clock, for the settle window. */
+  observeRoundTrip (ms: number): void {
+    this.settle.addSample(ms)
+  }
+
+  /**
+   * After a restart: the claims this daemon had, as persisted. Claims that
+   * were still settling wait a whole window from now (nobody waits for them:
+   * a loss is a notice); the others are checked against the board.
+   */
+  restore (saved: readonly MyClaim[], now: number): ProtocolOutput {
+    const out = emptyOutput()
+    for (const c of saved) {
+      const state: MyClaimState = { epoch: c.epoch, settled: c.settled, done: c.done === true, awaited: false, handoff: '', branch: '' }
+      this.mineByTask.set(c.task, state)
+      if (!c.settled) this.openWindow(state, now)
+    }
+    this.watch(now, out)
+    return out
+  }
+
+  /**
+   * The agent claims `task`. Throws (and changes nothing) for a bad task id
+   * or glob, an unknown task, a done task or one held by a live peer.
+   * Otherwise the ticket names the claim to wait for: its answer comes from
+   * `tick` once the settle window has passed, or is in the ticket's output.
+   * `wait: false` (answer PENDING) makes a loss a notice instead.
+   *
+   * A retry while the claim is settling (a CLI or MCP call repeated after a
+   * timeout) writes nothing and waits for the same answer, at the end of the
+   * same window: nothing is HELD before its window has passed. A claim this
+   * daemon holds but never saw settle (its record was lost) waits a window.
+   */
+  claim (task: string, scope: readonly string[], now: number, opts: { wait?: boolean } = {}): ClaimTicket {
+    const wait = opts.wait ?? true
+    const out = emptyOutput()
+    const settling = this.mineByTask.get(task)
+    if (settling !== undefined && !settling.settled) {
+      validateTaskId(task)
+      for (const g of scope) validateGlob(g)
+      if (wait) settling.awaited = true
+      return { task, epoch: settling.epoch, output: out }
+    }
+    const plan = this.board.checkClaimable(task, this.me, now, scope)
+    if (plan.alreadyHeld) {
+      const known = this.mineByTask.get(task)
+      if (known?.settled === true && known.epoch === plan.epoch) {
+        out.answers.push({ outcome: 'HELD', task, epoch: plan.epoch, winner: this.me, settleMs: 0, handoff: known.handoff, branch: known.branch })
+        return { task, epoch: plan.epoch, output: out }
+      }
+      const state: MyClaimState = { epoch: plan.epoch, settled: false, done: false, awaited: wait, handoff: '', branch: '' }
+      this.mineByTask.set(task, state)
+      this.openWindow(state, now)
+      out.mineChanged = true
+      return { task, epoch: plan.epoch, output: out }
+    }
+    this.mineByTask.set(task, { epoch: plan.epoch, settled: false, done: false, awaited: wait, handoff: plan.takeover?.note ?? '', branch: plan.takeover?.branch ?? '' })
+    out.append.push({ kind: 'claim', body: claimFromPlan(plan) })
+    out.mineChanged = true
+    const ticket: ClaimTicket = { task, epoch: plan.epoch, output: out }
+    if (plan.takeover !== undefined) ticket.takeover = plan.takeover
+    return ticket
+  }
+
+  /** The claim entry could not be written: forget the claim. */
+  abandon (task: string, epoch: number): ProtocolOutput {
+    const out = emptyOutput()
+    if (this.mineByTask.get(task)?.epoch === epoch) {
+      this.mineByTask.delete(task)
+      out.mineChanged = true
+    }
+    return out
+  }
+
+  /**
+   * The agent released or finished `task`. A released claim is no longer
+   * watched; a finished one is, until its done stops counting.
+   */
+  forget (task: string): ProtocolOutput {
+    const out = emptyOutput()
+    const mine = this.mineByTask.get(task)
+    // A claim still settling is answered at the end of its window (LOST, released).
+    if (mine === undefined || !mine.settled || mine.done) return out
+    out.mineChanged = true
+    const done = this.board.doneRecord(task)
+    if (done?.by !== this.me || done.epoch !== mine.epoch) {
+      this.mineByTask.delete(task)
+      return out
+    }
+    mine.done = true
+    const finished = [...this.mineByTask].filter(([, m]) => m.done)
+    for (const [t] of finished.slice(0, Math.max(0, finished.length - WATCHED_DONE))) this.mineByTask.delete(t)
+    return out
+  }
+
+  /** The time is `now`: answers every claim whose settle window has passed, tells every loss that has lasted one. */
+  tick (now: number): ProtocolOutput {
+    const out = emptyOutput()
+    for (const [task, mine] of [...this.mineByTask]) {
+      if (mine.settled || mine.deadline === undefined || mine.deadline > now) continue
+      this.answer(task, mine, out)
+    }
+    this.watch(now, out)
+    return out
+  }
+
+  // ---- queries ----
+
+  /** When `tick` must run next: the end of the earliest settle window (of a claim or a loss); undefined when none runs. */
+  nextWake (): number | undefined {
+    let next: number | undefined
+    for (const mine of this.mineByTask.values()) {
+      const at = mine.settled ? mine.lossAt : mine.deadline
+      if (at !== undefined && (next === undefined || at < next)) next = at
+    }
+    return next
+  }
+
+  /** The claims this daemon holds or settles, to persist. */
+  mine (): MyClaim[] {
+    return [...this.mineByTask].map(([task, m]) => m.done ? { task, epoch: m.epoch, settled: m.settled, done: true } : { task, epoch: m.epoch, settled: m.settled })
+  }
+
+  /** Whether `task`'s claim at `epoch` is in its settle window. */
+  isSettling (task: string, epoch?: number): boolean {
+    const mine = this.mineByTask.get(task)
+    return mine !== undefined && !mine.settled && (epoch === undefined || mine.epoch === epoch)
+  }
+
+  /** The settle window a claim made now would wait. */
+  windowMs (): number {
+    return this.fixedSettleMs ?? this.settle.windowMs()
+  }
+
+  // ---- the rules ----
+
+  private startWindow (claim: Claim, now: number): void {
+    const mine = this.mineByTask.get(claim.task)
+    if (mine === undefined || mine.epoch !== claim.epoch || mine.settled || mine.deadline !== undefined) return
+    this.openWindow(mine, now)
+  }
+
+  private openWindow (mine: MyClaimState, now: number): void {
+    mine.windowMs = this.windowMs()
+    mine.deadline = now + mine.windowMs
+  }
+
+  /** The end of a claim's settle window: HELD, or LOST and released. */
+  private answer (task: string, mine: MyClaimState, out: ProtocolOutput): void {
+    const o = claimOutcome(this.board, task, this.me, mine.epoch)
+    const base = { task, epoch: mine.epoch, settleMs: mine.windowMs ?? 0, handoff: mine.handoff, branch: mine.branch }
+    out.mineChanged = true
+    if (o.outcome === 'HELD') {
+      mine.settled = true
+      out.answers.push({ ...base, outcome: 'HELD', winner: this.me })
+      return
+    }
+    this.mineByTask.delete(task)
+    if (o.reason === 'outbid') this.releaseOutbid(task, mine.epoch, out)
+    out.answers.push({ ...base, outcome: 'LOST', winner: o.winner ?? '', reason: o.reason })
+    if (!mine.awaited && o.reason !== 'released') out.notices.push(notice(task, mine.epoch, o))
+  }
+
+  /**
+   * Tells the agent when a claim it held is no longer its own. A loss settles
+   * too: it is told once it has lasted a settle window, so that a view still
+   * converging (a peer's claim arrived, its release not yet) tells nothing
+   * that the next entry takes back. A claim in its settle window is left to
+   * its answer.
+   */
+  private watch (now: number, out: ProtocolOutput): void {
+    for (const [task, mine] of [...this.mineByTask]) {
+      if (!mine.settled) continue
+      const lost = this.lossOf(task, mine)
+      if (lost === undefined) {
+        mine.lossAt = undefined
+        continue
+      }
+      if (lost === 'gone') {
+        this.mineByTask.delete(task)
+        out.mineChanged = true
+        continue
+      }
+      mine.lossAt ??= now + this.windowMs()
+      if (now < mine.lossAt) continue
+      this.mineByTask.delete(task)
+      out.mineChanged = true
+      out.notices.push(notice(task, mine.epoch, lost))
+      if (lost.reason === 'outbid' && !mine.done) this.releaseOutbid(task, mine.epoch, out)
+    }
+  }
+
+  /**
+   * How a settled claim stands: undefined while it is still this daemon's,
+   * 'gone' when its own release or done ended it, else how it was lost. A
+   * finished task's claim is lost only when its done stops counting: another
+   * claim is the holder rule's at its epoch.
+   */
+  private lossOf (task: string, mine: MyClaimState): Extract<ClaimOutcome, { outcome: 'LOST' }> | 'gone' | undefined {
+    if (mine.done) {
+      const winner = this.board.winnerAt(task, mine.epoch)
+      if (winner === this.me) return undefined
+      return winner === undefined ? { outcome: 'LOST', task, epoch: mine.epoch, reason: 'outbid' } : { outcome: 'LOST', task, epoch: mine.epoch, winner, reason: 'outbid' }
+    }
+    const o = claimOutcome(this.board, task, this.me, mine.epoch)
+    if (o.outcome === 'HELD') return undefined
+    if (o.reason === 'released' || (o.reason === 'done' && o.winner === this.me)) return 'gone'
+    return o
+  }
+
+  /**
+   * Releases this daemon's claim at `epoch`, outbid by a smaller one (a race,
+   * or two sides of a healed partition): left standing, it would become the
+   * holder by the holder rule when the winner releases, held by an agent
+   * doing other work. A lost race leaves no hand-off notes.
+   */
+  private releaseOutbid (task: string, epoch: number, out: ProtocolOutput): void {
+    if (this.board.claimStatus(task, this.me, epoch) !== 'active') return
+    out.append.push({ kind: 'release', body: Release.fromPartial({ task, epoch }) })
+  }
+}
+
+function emptyOutput (): ProtocolOutput {
+  return { append: [], answers: [], notices: [], mineChanged: false }
+}
+
+function notice (task: string, epoch: number, o: Extract<ClaimOutcome, { outcome: 'LOST' }>): ClaimNotice {
+  const n: ClaimNotice = { type: o.reason === 'superseded' ? 'claim_superseded' : 'claim_lost', task, epoch, reason: o.reason }
+  if (o.winner !== undefined) n.winner = o.winner
+  return n
+}
+
+export function createClaimProtocol (init: ClaimProtocolInit): ClaimProtocol {
+  return new ClaimProtocol(init)
+}
