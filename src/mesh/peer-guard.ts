@@ -29,8 +29,8 @@ export class PeerGuard {
   private readonly allow?: Set<string>
   private readonly banMs: number
   private readonly init: PeerGuardInit
-  /** called to drop a banned peer's connections */
-  disconnect?: (peer: string) => void
+  /** told of every ban: the node drops the peer's connections (it is built after the guard, which it consults) */
+  private readonly banListeners = new Set<(peer: string) => void>()
 
   constructor (init: PeerGuardInit = {}) {
     this.init = init
@@ -79,8 +79,14 @@ export class PeerGuard {
     } catch {
       this.banned.set(peer, Date.now() + this.banMs)
       this.init.onBan?.(peer, reason)
-      this.disconnect?.(peer)
+      for (const l of this.banListeners) l(peer)
     }
+  }
+
+  /** Calls back on every ban from now on; returns the unsubscribe function. */
+  onBanned (listener: (peer: string) => void): () => void {
+    this.banListeners.add(listener)
+    return () => { this.banListeners.delete(listener) }
   }
 
   bannedPeers (): string[] {
