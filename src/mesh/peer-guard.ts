@@ -13,6 +13,8 @@ export interface PeerGuardInit {
   /** sync exchanges a peer may start per window */
   syncPerWindow?: number
   windowSeconds?: number
+  /** times per window a peer over its rate may be told to come back later before it is struck */
+  busyPerWindow?: number
   /** invalid messages a peer may send per minute before it is banned */
   strikesPerMinute?: number
   banSeconds?: number
@@ -25,6 +27,8 @@ export interface PeerGuardInit {
 export class PeerGuard {
   private readonly limiters: Record<GuardedProtocol, RateLimiter>
   private readonly strikes: RateLimiter
+  /** "busy, try later" answers a peer may get per window before they count as strikes */
+  private readonly busyAnswers: RateLimiter
   private readonly banned = new Map<string, number>()
   private readonly allow?: Set<string>
   private readonly banMs: number
@@ -40,6 +44,7 @@ export class PeerGuard {
       sync: new RateLimiter({ points: init.syncPerWindow ?? 30, duration })
     }
     this.strikes = new RateLimiter({ points: init.strikesPerMinute ?? 20, duration: 60 })
+    this.busyAnswers = new RateLimiter({ points: init.busyPerWindow ?? 20, duration })
     this.banMs = (init.banSeconds ?? 300) * 1000
     if (init.allowPeers != null && init.allowPeers.length > 0) this.allow = new Set(init.allowPeers)
   }
@@ -68,6 +73,30 @@ export class PeerGuard {
       this.init.onLimited?.(peer, protocol)
       this.strike(peer, `over the ${protocol} rate limit`)
       return false
+    }
+  }
+
+  /**
+   * Counts one request against the peer's budget like allowRequest, but over
+   * the budget it is not a strike: the answer says how long until the budget
+   * is back, for protocols whose honest senders wait when told (a sender with
+   * a backlog after a restart is not a flood). Being told too often in a
+   * window is a strike.
+   */
+  throttle (protocol: GuardedProtocol, peer: string): { allowed: true } | { allowed: false, retryAfterMs: number } {
+    if (this.isBanned(peer)) return { allowed: false, retryAfterMs: Math.max(0, (this.banned.get(peer) ?? 0) - Date.now()) }
+    try {
+      this.limiters[protocol].consume(peer)
+      return { allowed: true }
+    } catch (err) {
+      this.init.onLimited?.(peer, protocol)
+      try {
+        this.busyAnswers.consume(`${protocol}:${peer}`)
+      } catch {
+        this.strike(peer, `keeps coming back over the ${protocol} rate limit`)
+      }
+      const msBeforeNext = (err as { msBeforeNext?: number }).msBeforeNext
+      return { allowed: false, retryAfterMs: typeof msBeforeNext === 'number' && msBeforeNext > 0 ? Math.ceil(msBeforeNext) : 1000 }
     }
   }
 
