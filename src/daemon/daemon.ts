@@ -38,7 +38,7 @@ import { MessageOutbox, type OutgoingMessage } from './message-outbox.js'
 import { HARNESS_STATES, HarnessService } from './harness-service.js'
 import { waitForWork, type WaitAnswer } from './work-wait.js'
 import { PLAN_TASK_ID, TASK_STATES, type NewTask, type TaskView } from '../core/board/index.js'
-import type { ClaimAnswer } from './board-service.js'
+import type { ClaimAnswer, NextClaimAnswer } from './board-service.js'
 import { resolveConfig, type DaemonConfig } from './config.js'
 import { VERSION } from '../version.js'
 
@@ -432,6 +432,14 @@ export class Daemon {
     return { ...a, taskBranch: start.branch, workspace: start.note }
   }
 
+  /** claim --next: the daemon picks the task (board-service claimNext); on HELD the workspace is put on its branch. */
+  async claimNextTask (scope: string[]): Promise<NextClaimAnswer & { taskBranch: string, workspace: string }> {
+    const a = await this.boardService.claimNext(scope)
+    if (a.outcome !== 'HELD' || this.repoService == null || a.task === PLAN_TASK_ID) return { ...a, taskBranch: '', workspace: '' }
+    const start = await this.repoService.startTask(a.task, a.branch)
+    return { ...a, taskBranch: start.branch, workspace: start.note }
+  }
+
   /** Releases a task; the work so far goes to the task's wip ref first, for whoever takes it next. */
   async releaseTask (task: string, note: string, branch: string): Promise<TaskView> {
     return await releaseWork(this.boardService, this.repoService, this.peerId, task, note, branch)
@@ -546,7 +554,7 @@ async function waitForWorkOf (b: BoardService, inbox: AgentInbox, log: LogServic
     goalMet: () => b.board.goalMet(b.now()),
     unread: () => inbox.unread(),
     held: () => b.held().map(h => h.task),
-    ready: () => b.board.ready(b.now()),
+    ready: () => b.readyChoice().ready,
     onChange: listener => {
       const offLog = log.onAccepted(listener)
       const offInbox = onInbox(listener)
