@@ -307,9 +307,15 @@ export class ClaimProtocol {
     return readyChoice(this.board, this.me, now, this.recent, this.windowMs())
   }
 
-  /** What `claim --next` would claim, best first, leaving out the tasks in `skip`. */
+  /**
+   * What `claim --next` would claim, best first, leaving out the tasks in
+   * `skip`. A task this daemon handed back (it released it: its agent could
+   * not finish it) comes after every other, so a peer gets it first.
+   */
   nextChoices (now: number, skip?: ReadonlySet<string>): TaskView[] {
-    return nextChoices(this.readyChoice(now), this.me, skip)
+    const order = nextChoices(this.readyChoice(now), this.me, skip)
+    const gaveUp = (t: TaskView): boolean => t.handoff?.from === this.me
+    return [...order.filter(t => !gaveUp(t)), ...order.filter(gaveUp)]
   }
 
   /** The task this daemon's claim is settling on, or the first it holds and has not finished: what `claim --next` answers first. */

@@ -126,4 +126,16 @@ describe('the claim protocol keeps what the choice needs', () => {
     expect(p.current()).toEqual({ task: choice, settling: false })
     expect(p.readyChoice(200 + WINDOW).pending).toEqual([])
   })
+
+  it('puts a task this daemon released last, so that a peer takes it first', () => {
+    const w = new EntryWriter()
+    const p = new ClaimProtocol({ me: ME, startedAt: 0, fixedSettleMs: WINDOW })
+    for (const id of ['a', 'b', 'c']) p.apply(w.task('planner', { id }), 0)
+    const first = p.nextChoices(0)[0].id
+    p.apply(w.claim(ME, first, 1), 0)
+    p.apply(w.release(ME, first, 1, { note: 'stuck' }), 0)
+    const order = p.nextChoices(0).map(t => t.id)
+    expect(order).toHaveLength(3)
+    expect(order.at(-1)).toBe(first)
+  })
 })
