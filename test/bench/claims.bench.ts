@@ -22,7 +22,7 @@ import '../../src/polyfill.js'
 import { execFile } from 'node:child_process'
 import { randomUUID } from 'node:crypto'
 import { mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises'
-import { tmpdir } from 'node:os'
+import { loadavg, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { promisify } from 'node:util'
@@ -158,6 +158,7 @@ async function agencyRun (n: number, tasks: string[], a: Args, log: (s: string) 
     // last 512 samples): the round trips timed while the daemons were
     // starting are slow; a swarm that has run a minute has replaced them.
     await sleep(a.warmupS * 1000)
+    log(`    load average when the claims start: ${loadavg().map(x => x.toFixed(1)).join(' ')}`)
     const t0 = performance.now()
     const claimUntilHeld = async (c: Agency): Promise<Claimed> => {
       let calls = 0
