@@ -5,7 +5,7 @@ import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { parse } from 'yaml'
-import { createMetrics } from '../../src/metrics/metrics.js'
+import { createMetrics, registerStateGauges } from '../../src/metrics/metrics.js'
 import { createLibp2pMetrics } from '../../src/metrics/libp2p-metrics.js'
 import { REPO_ROOT } from './support/agentd.js'
 import { allPanels, DASHBOARD_FILES, DASHBOARD_DIR, loadDashboard, metricNames, parseLabelValues, queriesOf, queryableNames, variableQuery, type Dashboard } from './support/dashboards.js'
@@ -14,9 +14,15 @@ const datasources = parse(readFileSync(join(REPO_ROOT, 'grafana/provisioning/dat
 const providers = parse(readFileSync(join(REPO_ROOT, 'grafana/provisioning/dashboards/agency.yml'), 'utf8')) as { providers: Array<{ type: string, options: { path: string } }> }
 const PROVISIONED_UID = datasources.datasources[0].uid
 
-/** Every name agentd's registry offers: its own metrics, process metrics, and libp2p's under agentd_libp2p_*. */
+/** Every name agentd's registry offers: its own metrics, the state gauges, process metrics, and libp2p's under agentd_libp2p_*. */
 async function registeredNames (): Promise<Set<string>> {
   const m = createMetrics({ version: 'test', swarm: 'test' })
+  const zero = (): number => 0
+  registerStateGauges(m.registry, {
+    peersConnected: zero, peersLive: zero, logByKind: () => [], logAuthors: zero, logPending: zero, logForks: zero,
+    secondsSinceSync: zero, outboxMessages: async () => 0, claimsHeld: zero, taskStates: () => [], allTaskStates: ['open'],
+    sharedTests: () => undefined, harness: { states: ['idle'], current: () => 'idle' }
+  })
   createLibp2pMetrics(m.registry)
   const all = await m.registry.getMetricsAsJSON()
   return queryableNames(all.map(x => ({ name: x.name, type: String(x.type) })))
