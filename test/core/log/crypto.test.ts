@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { generateKeyPair } from '@libp2p/crypto/keys'
 import { peerIdFromPrivateKey } from '@libp2p/peer-id'
-import { createSigner, verifySignature, DOMAIN_ENTRY, DOMAIN_PRESENCE } from '../src/core/log/crypto.js'
+import { createSigner, verifySignature, DOMAIN_ENTRY, DOMAIN_PRESENCE } from '../../../src/core/log/crypto.js'
 
 describe('domain-separated Ed25519 signatures', () => {
   it('verifies against the key the author names, and only in its domain', async () => {
