@@ -57,10 +57,17 @@ function parseArgs (argv: string[]): Args {
   return a
 }
 
+/** Polls `check` until true; a call that fails (a daemon too busy to answer in time) counts as not yet. */
 async function until (what: string, check: () => boolean | Promise<boolean>, timeoutMs: number): Promise<void> {
   const deadline = Date.now() + timeoutMs
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
+  let last: unknown
+  for (;;) {
+    try {
+      if (await check()) return
+    } catch (err) {
+      last = err
+    }
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}${last !== undefined ? ` (last error: ${(last as Error).message})` : ''}`)
     await sleep(250)
   }
 }
@@ -278,13 +285,17 @@ async function main (): Promise<void> {
     const ratio = g === undefined ? '' : `${(g.seconds / ag.seconds).toFixed(1)}x`
     if (ratio !== '') log(`    git / agency: ${ratio}`)
     rows.push(`| ${n} | ${tasks.length} | ${ag.mode} | ${ag.seconds.toFixed(2)} s | ${ag.attempts} claims, ${ag.calls} calls${(ag.lateLosses ?? 0) > 0 ? `, ${ag.lateLosses} HELD outbid later` : ''} | ${ag.settleMs?.toFixed(0) ?? ''} ms | ${g === undefined ? '—' : `${g.seconds.toFixed(2)} s`} | ${g === undefined ? '—' : `${g.attempts} pushes`} | ${ratio === '' ? '—' : ratio} |`)
+    await writeTable(a, rows)
   }
+}
+
+async function writeTable (a: Args, rows: string[]): Promise<void> {
   const table = [
     '| agents | tasks | agency daemons | agency: every agent HELD a distinct task | agency attempts | settle window (median) | git lock files | git attempts | git / agency |',
     '|---:|---:|---|---:|---:|---:|---:|---:|---:|',
     ...rows
   ].join('\n')
-  log('\n' + table)
+  process.stdout.write('\n' + table + '\n')
   await mkdir(a.out, { recursive: true })
   await writeFile(join(a.out, 'bench-claims.md'), `# bench:claims\n\n\`npm run bench:claims -- --agents ${a.agents.join(',')} --tasks-per-agent ${a.tasksPerAgent} --processes-up-to ${a.processesUpTo} --warmup-s ${a.warmupS}\`, ${new Date().toISOString()}\n\n${table}\n`)
 }
