@@ -185,7 +185,10 @@ export class HarnessSupervisor {
       // A session ends itself cleanly first (cancels its turn, closes stdin), within the grace period.
       const session = this.session
       if (session != null) {
-        await Promise.race([session.stop().catch(() => {}), gone, new Promise(resolve => setTimeout(resolve, this.stopGraceMs).unref())])
+        const grace = (): Promise<unknown> => new Promise(resolve => setTimeout(resolve, this.stopGraceMs).unref())
+        await Promise.race([session.stop().catch(() => {}), gone, grace()])
+        // Its stdin closed, the agent may exit by itself.
+        await Promise.race([gone, grace()])
       }
       signalGroup(child.pid, 'SIGTERM')
       const kill = setTimeout(() => { if (child.pid != null) signalGroup(child.pid, 'SIGKILL') }, this.stopGraceMs)

@@ -120,7 +120,10 @@ export class AcpSession {
   private wake?: () => void
   private offInbox?: () => void
   private turnDone?: Promise<unknown>
+  /** Turns in a row started for the same unchanged work (the board said the same thing): backed off. */
   private quietTurns = 0
+  /** What the last turn started for the board's work was told, if nothing else started it. */
+  private lastWork: string | undefined
 
   constructor (o: AcpSessionOptions) {
     this.o = o
@@ -209,7 +212,8 @@ export class AcpSession {
       carry.lastTurn.finished = true
       first = false
       if (this.ending) break
-      this.quietTurns = this.turnActivity.toolCalls === 0 && notes.length === 0 && stopReason !== 'cancelled' ? this.quietTurns + 1 : 0
+      // A turn that was told something new resets the backoff; one started only for the same work does not.
+      if (notes.length > 0 || stopped != null || stopReason === 'cancelled') { this.quietTurns = 0; this.lastWork = undefined }
       if (this.o.swarm.goalMet()) { this.finish('the goal is met'); return }
       if (this.cancelReason != null) continue // stopped by agentd: say why at once
       const work = await this.nextWork()
@@ -253,16 +257,21 @@ export class AcpSession {
       if (this.ending) return undefined
       switch (answer.reason) {
         case 'goal_met': this.finish('the goal is met'); return undefined
-        case 'message': return answer.text
+        case 'message': this.lastWork = undefined; this.quietTurns = 0; return answer.text
         case 'timeout': continue
         default: {
-          // Held or ready, nothing new: after turns that did nothing, wait a while before asking again.
-          if (this.quietTurns > 0) {
+          // Held or ready and the board says what it said before the last turn: that turn changed
+          // nothing, so wait a while (longer each time) before asking again, unless something arrives.
+          if (answer.text === this.lastWork) {
+            this.quietTurns++
             const b = this.o.quietBackoffMs ?? { min: 5_000, max: 300_000 }
             const delay = restartDelayMs(this.quietTurns, b.min, b.max)
-            this.o.run.note(`${this.quietTurns} turn(s) in a row did nothing; next turn in ${Math.round(delay / 1000)} s unless something arrives`)
-            if (await this.sleepOrInbox(delay)) continue
+            this.o.run.note(`the board says the same after ${this.quietTurns} turn(s) (${answer.text}); next turn in ${Math.round(delay / 1000)} s unless something arrives`)
+            if (await this.sleepOrInbox(delay)) { this.lastWork = undefined; continue }
+          } else {
+            this.quietTurns = 0
           }
+          this.lastWork = answer.text
           return answer.text
         }
       }

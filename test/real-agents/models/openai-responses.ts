@@ -219,10 +219,28 @@ function toolNames (tools: unknown): string {
 
 /** A tool output as text: a string, content items with text, or anything else as JSON. */
 export function outputText (output: unknown): string {
-  if (typeof output === 'string') return output
-  if (Array.isArray(output)) return output.map(p => typeof p?.text === 'string' ? p.text : JSON.stringify(p)).join('\n')
+  if (typeof output === 'string') return unwrapContentList(output)
+  if (Array.isArray(output)) return output.map(p => typeof p?.text === 'string' ? unwrapContentList(p.text) : JSON.stringify(p)).join('\n')
   if (output != null && typeof output === 'object' && typeof (output as any).content === 'string') return (output as any).content
   return JSON.stringify(output ?? null)
+}
+
+/**
+ * The codex-acp agent shows an MCP result without structuredContent as the
+ * JSON of its content list after "Output:" ([{"type":"text","text":"..."}]):
+ * the tool's own text is inside.
+ */
+function unwrapContentList (text: string): string {
+  const marker = text.indexOf('Output:\n[')
+  const start = marker >= 0 ? marker + 'Output:\n'.length : text.trimStart().startsWith('[{"type":"text"') ? text.indexOf('[') : -1
+  if (start < 0) return text
+  try {
+    const list: unknown = JSON.parse(text.slice(start))
+    if (!Array.isArray(list) || !list.every(c => typeof c?.text === 'string')) return text
+    return `${text.slice(0, start)}${list.map(c => c.text as string).join('\n')}`
+  } catch {
+    return text
+  }
 }
 
 // ---------------------------------------------------------------- SSE
