@@ -12,12 +12,14 @@
 // task, so A can take it again at the next epoch and finish it.
 import { mkdir } from 'node:fs/promises'
 import { delimiter, join } from 'node:path'
+import { expect } from 'vitest'
 import { connectAgency, type Agency } from '../../src/api/client.js'
-import type { AgencyClient, Event } from '../../src/gen/agency/v1/api.js'
+import type { AgencyClient, Event, StatusReply } from '../../src/gen/agency/v1/api.js'
 import type { LocalDaemon } from '../../src/swarm/local-daemon.js'
 import type { Scratch } from '../agents/helpers.js'
 import { waitFor } from '../helpers/wait-for.js'
-import { CLI_BIN_DIR, GREETER, seedSharedRepo } from './greeter-scenario.js'
+import { CLI_BIN_DIR, GREETER, count, harnessLog, seedSharedRepo, sharedFile, sharedHistory } from './greeter-scenario.js'
+import { DONE_MESSAGE, type AgentStep, type TakenStep } from './models/scripted-agent.js'
 
 export interface AcpScenario {
   repo: string
@@ -101,7 +103,9 @@ export async function startAcpScenario (scratch: Scratch, o: { name: string, har
 }
 
 /** A promise with its resolve, for holding the scripted model at a step. */
-export function gate<T = void> (): { promise: Promise<T>, open: (v: T) => void, opened: () => boolean } {
+export interface Gate<T = void> { promise: Promise<T>, open: (v: T) => void, opened: () => boolean }
+
+export function gate<T = void> (): Gate<T> {
   let open!: (v: T) => void
   let done = false
   const promise = new Promise<T>(resolve => { open = v => { done = true; resolve(v) } })
@@ -112,4 +116,168 @@ export function gate<T = void> (): { promise: Promise<T>, open: (v: T) => void, 
 export function metric (text: string, series: string): number {
   const line = text.split('\n').find(l => l.startsWith(`${series} `))
   return line == null ? Number.NaN : Number(line.slice(series.length + 1))
+}
+
+/** One request of the scripted model, as the scenario reads it, whatever the wire. */
+export interface ModelStep {
+  /** agentd's prompts in the conversation so far (the first turn's, then one per later turn). */
+  prompts: string[]
+  answered?: AgentStep
+  taken: TakenStep[]
+  /** The agent closed the request before it was answered. */
+  aborted: () => boolean
+  /** The whole request body, for "delivered once". */
+  raw: () => string
+}
+
+/** Whether a user message's text is one of agentd's prompts. */
+export function isAgentdPrompt (text: string): boolean {
+  return text.includes('## This session') || text.startsWith('[agentd]')
+}
+
+export interface ScenarioModel {
+  /** Give it to the model endpoint: holds the model at the scenario's points. */
+  beforeAnswer: (s: ModelStep) => Promise<void>
+  heldAtWrite: Promise<ModelStep>
+  atSecondReady: Promise<void>
+  messageArrived: Gate
+  released: Gate
+}
+
+/**
+ * Where the scenario holds the model: turn 1 at its write (until the claim is
+ * lost: the agent should cancel that request), turn 2 at `ready`, after it has
+ * read its inbox (a message arrives then), turn 3 at `ready` until B has given
+ * the task back.
+ */
+export function scenarioModel (): ScenarioModel {
+  const heldAtWrite = gate<ModelStep>()
+  const atSecondReady = gate()
+  const messageArrived = gate()
+  const released = gate()
+  return {
+    heldAtWrite: heldAtWrite.promise,
+    atSecondReady: atSecondReady.promise,
+    messageArrived,
+    released,
+    beforeAnswer: async s => {
+      const turn = s.prompts.length
+      const step = s.answered
+      if (turn === 1 && step?.kind === 'write' && !heldAtWrite.opened()) {
+        heldAtWrite.open(s)
+        await new Promise(() => {})
+      }
+      if (turn === 2 && step?.kind === 'agency' && step.tool === 'ready' && !atSecondReady.opened()) {
+        atSecondReady.open()
+        await messageArrived.promise
+      }
+      if (turn === 3 && step?.kind === 'agency' && step.tool === 'ready') await released.promise
+    }
+  }
+}
+
+export interface PlayOptions {
+  /** The agent's command as the supervisor logs it (agentd: starting <command> ...). */
+  command: string
+  /** How the agent titles an agency MCP tool call in its session updates, e.g. /^Tool: agency\/claim/. */
+  claimCallTitle: RegExp
+  /** The model's steps so far. */
+  steps: () => ModelStep[]
+  timeoutMs: number
+}
+
+/**
+ * Plays the scenario against a started A and asserts what issue 19 asks of an
+ * ACP session: the first turn claims through MCP; the lost claim cancels the
+ * running turn and the next turn tells the model why; a message that arrives
+ * during a turn waits for its end and reaches the model in the first request of
+ * the next turn, once; the policy answered every permission request; the task
+ * is done at epoch 2 with its commit on the shared branch; all of it is in
+ * agency events and the metrics; one session from start to end.
+ */
+export async function playAcpScenario (s: AcpScenario, m: ScenarioModel, o: PlayOptions): Promise<void> {
+  const { a } = s
+  const explain = async (): Promise<string> => `harness.log:\n${(await harnessLog(a)).slice(-6000)}`
+  const failed = waitFor(async () => /session failed|harness exited/.test(await harnessLog(a)) ? await explain() : undefined, { timeoutMs: o.timeoutMs, intervalMs: 500 }).then(e => { throw new Error(e) })
+
+  // ---- turn 1: the agent claims greet through MCP and is held at its write ----
+  const held = await Promise.race([m.heldAtWrite, failed])
+  expect(held.taken.find(t => t.step.kind === 'agency' && t.step.tool === 'claim')?.output).toMatch(/"outcome":\s*"HELD"/)
+
+  // ---- the peer comes online: its earlier claim wins, A's turn is cancelled ----
+  const b = await s.peerOnline()
+  await waitFor(() => held.aborted(), { timeoutMs: 120_000, what: 'the agent to abort the held model request after session/cancel' })
+  await waitFor(async () => (await harnessLog(a)).includes('turn 1 ended: cancelled'), { timeoutMs: 60_000, what: 'turn 1 to end cancelled' })
+
+  // ---- turn 2 tells the model why; a message arrives during it, and waits for its end ----
+  await Promise.race([m.atSecondReady, failed])
+  const peer = s.api(b)
+  await waitFor(async () => { await peer.call((c: AgencyClient) => c.sendMessage, { to: a.peerId, text: PEER_MESSAGE, thread: '', replyTo: '' }); return true }, { timeoutMs: 60_000, what: 'B to send its message' })
+  await waitFor(async () => (await status(a)).unread > 0, { timeoutMs: 60_000, what: 'the message to reach A\'s inbox' })
+  m.messageArrived.open()
+  await waitFor(async () => (await harnessLog(a)).includes('turn 2 ended: end_turn'), { timeoutMs: 60_000, what: 'turn 2 to end' })
+  // B gives the task back once A's turn 2 is over.
+  await peer.call((c: AgencyClient) => c.release, { task: GREETER.task.id, note: 'yours again', branch: '' })
+  await waitFor(async () => (await s.api(a).call((c: AgencyClient) => c.getTask, { id: GREETER.task.id })).task?.state === 'open', { timeoutMs: 60_000, what: 'A to see greet open again' })
+  m.released.open()
+
+  // ---- the task is done in a later turn, and the session is ended ----
+  await Promise.race([waitFor(async () => (await harnessLog(a)).includes('the goal is met: ending the session'), { timeoutMs: o.timeoutMs, intervalMs: 500, what: 'the goal to be met' }), failed])
+  await waitFor(async () => (await harnessLog(a)).includes('agentd: work is done; not restarting the harness'), { timeoutMs: 60_000, what: 'the supervisor to finish' })
+  const log = await harnessLog(a)
+  expect(log, await explain()).not.toMatch(/session failed/)
+
+  const steps = o.steps().filter(r => r.answered != null)
+  // The cancelled turn: turn 2 opens with the reason and the claim_lost notice.
+  const told = steps.find(r => r.prompts.length === 2)?.prompts[1] ?? ''
+  expect(told).toContain('[agentd] I stopped your previous turn')
+  expect(told).toMatch(/notice claim_lost \(task greet\): your claim on greet@1 is lost \(outbid\)/)
+  // The message came during turn 2 and did not stop it: turn 2 went on to its end without it...
+  const turn2 = steps.filter(r => r.prompts.length === 2)
+  expect(turn2.at(-1)?.answered?.kind).toBe('finish')
+  for (const r of turn2) expect(r.raw()).not.toContain(PEER_MESSAGE)
+  // ...and reached the model in the first request of turn 3, as its prompt; once.
+  const third = steps.find(r => r.prompts.length === 3)
+  expect(third?.prompts[2]).toContain(`message from ${b.name} (${b.peerId}): ${PEER_MESSAGE}`)
+  expect(count(steps.at(-1)?.raw() ?? '', new RegExp(PEER_MESSAGE.slice(0, 30)))).toBe(1)
+  expect((await status(a)).unread).toBe(0)
+  // One session the whole time.
+  expect(count(log, new RegExp(`agentd: starting ${o.command} `))).toBe(1)
+  expect(count(log, /agentd: session \S+ open in /)).toBe(1)
+
+  // ---- the task: done by A at epoch 2, its commit on the shared branch ----
+  const task = (await status(a)).tasks.find(t => t.id === GREETER.task.id)
+  expect(task?.state).toBe('done')
+  expect(task?.holder).toBe(a.peerId)
+  expect(task?.epoch).toBe(2)
+  expect(steps.at(-1)?.answered).toEqual({ kind: 'finish', text: DONE_MESSAGE })
+  const history = await sharedHistory(s.repo)
+  expect(history[0].message).toContain(`Agency-Task: ${GREETER.task.id}@2`)
+  expect(await sharedFile(s.repo, 'src/greet.js')).toContain('Hello, ${name}!')
+
+  // ---- permissions: asked of agentd and answered by its policy, none denied ----
+  const allowed = log.match(/agentd: permission allowed: .*/g) ?? []
+  expect(allowed.some(l => /MCP agency\/claim \(the agency tools are allowed\)/.test(l)), log.slice(-3000)).toBe(true)
+  expect(allowed.some(l => /shell: node --test.* \(the shell is allowed\)/.test(l))).toBe(true)
+  expect(allowed.some(l => /edit .*src\/greet\.js \(inside the workspace\)/.test(l))).toBe(true)
+  expect(log).not.toMatch(/permission denied/)
+
+  // ---- what the agent did is visible: agency events and metrics ----
+  const session = s.events.filter(e => e.type === 'session')
+  expect(session.some(e => e.text.startsWith('tool call: ') && o.claimCallTitle.test(e.text.slice('tool call: '.length)))).toBe(true)
+  expect(session.some(e => e.text.startsWith('turn 1 ended: cancelled'))).toBe(true)
+  expect(session.some(e => e.text.startsWith('delivered 1 inbox item(s) into the session: message'))).toBe(true)
+  expect(session.some(e => e.text.startsWith('permission allowed: MCP agency/claim'))).toBe(true)
+  const text = await s.metrics()
+  expect(metric(text, 'agentd_harness_turns_total{stop_reason="cancelled"}')).toBe(1)
+  expect(metric(text, 'agentd_harness_turns_total{stop_reason="end_turn"}')).toBeGreaterThanOrEqual(2)
+  expect(metric(text, 'agentd_harness_tool_calls_total{kind="execute"}')).toBeGreaterThan(0)
+  expect(metric(text, 'agentd_harness_permission_requests_total{decision="allowed"}')).toBe(allowed.length)
+  expect(metric(text, 'agentd_harness_permission_requests_total{decision="denied"}')).toBe(0)
+  expect(metric(text, 'agentd_harness_inbox_items_pushed_total')).toBeGreaterThanOrEqual(2)
+}
+
+async function status (d: LocalDaemon): Promise<StatusReply> {
+  const c = connectAgency(d.grpc)
+  try { return await c.call((x: AgencyClient) => x.getStatus, {}) } finally { c.close() }
 }

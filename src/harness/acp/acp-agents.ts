@@ -9,7 +9,8 @@
 //   MCP_CONNECTION_NONBLOCKING=0: the first turn waits for the agency server
 //   (otherwise it may start before the server is up and miss its tools), up to
 //   MCP_CONNECT_TIMEOUT_MS. Its permission mode stays "default", so every
-//   tool use that is not read-only is asked of agentd's policy.
+//   tool use that is not read-only is asked of agentd's policy (IS_SANDBOX is
+//   cleared: see below).
 // - acp:codex   codex-acp (npm @zed-industries/codex-acp), with print mode's -c
 //   overrides for the agency server: a server given in session/new gets
 //   Codex's default 60 s tool timeout (integrate runs the tests) and is not
@@ -52,6 +53,10 @@ const NAMED: Record<string, AcpAgentBuilder> = {
     const launch = baseLaunch(ctx, 'claude-agent-acp', [])
     launch.env.MCP_CONNECTION_NONBLOCKING = '0'
     launch.env.MCP_CONNECT_TIMEOUT_MS = '30000'
+    // agentd answers every permission itself and never wants the bypass mode. As root with
+    // IS_SANDBOX set, claude-agent-acp 0.49 starts Claude Code with the bypass mode allowed anyway,
+    // and Claude Code refuses that as root: "cannot be used with root/sudo privileges", exit 1.
+    launch.env.IS_SANDBOX = ''
     return { launch, mcpServers: [agencyServer(ctx, token)] }
   },
   codex: ctx => {

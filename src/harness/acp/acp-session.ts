@@ -339,9 +339,11 @@ export class AcpSession {
       return await send()
     } catch (err) {
       if (err instanceof AgentProtocolError) throw err
-      const e = err as { code?: unknown, message?: string }
+      const e = err as { code?: unknown, message?: string, data?: unknown }
+      const details = typeof (e.data as { details?: unknown } | undefined)?.details === 'string' ? `: ${(e.data as { details: string }).details}` : ''
       if (what === 'session/new' && e.code === -32000) throw new AgentProtocolError('auth_required', `the agent needs a login before it opens a session (${e.message ?? 'auth required'}): log in with the agent's own CLI first, or give it an API key in agentd's environment`)
-      throw new AgentProtocolError('refused', `the agent answered ${what} with an error: ${e.message ?? String(err)}${typeof e.code === 'number' ? ` (code ${e.code})` : ''}`, { cause: err })
+      if (!this.o.run.alive()) throw new AgentProtocolError('closed', `the agent process ended during ${what}`)
+      throw new AgentProtocolError('refused', `the agent answered ${what} with an error: ${e.message ?? String(err)}${details}${typeof e.code === 'number' ? ` (code ${e.code})` : ''}`, { cause: err })
     } finally {
       this.awaiting--
     }
