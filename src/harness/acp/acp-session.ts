@@ -356,8 +356,10 @@ export class AcpSession {
       if (this.ending || this.awaiting === 0 || Date.now() - this.lastInbound < limit) return
       const what = `the agent sent nothing for ${Math.round(limit / 1000)} s while agentd waited on it (--harness-run-timeout)`
       this.o.run.note(`${what}: cancelling and restarting the session`)
-      if (this.turnRunning) this.notifyCancel()
-      this.fail(new AgentProtocolError('unresponsive', what), true)
+      // Cancel first (the agent may still tidy up its turn), then end the process a moment later.
+      const cancelled = this.turnRunning
+      if (cancelled) this.notifyCancel()
+      this.fail(new AgentProtocolError('unresponsive', what), true, cancelled ? Math.min(5_000, this.o.cancelGraceMs ?? 30_000) : 0)
     }, Math.max(50, Math.min(5_000, limit / 4)))
     this.idleTimer.unref()
   }
@@ -379,14 +381,15 @@ export class AcpSession {
     this.o.run.end({ reason: why })
   }
 
-  private fail (err: unknown, timedOut = false): void {
+  private fail (err: unknown, timedOut = false, afterMs = 0): void {
     if (this.ending) return
     this.ending = true
     const message = err instanceof Error ? err.message : String(err)
     this.o.carry.endedBecause = message
     this.cleanup()
     this.o.run.note(`the session failed: ${message}`)
-    this.o.run.end({ failure: message, timedOut })
+    const end = (): void => { this.o.run.end({ failure: message, timedOut }) }
+    if (afterMs > 0) setTimeout(end, afterMs).unref(); else end()
   }
 
   private cleanup (): void {

@@ -230,6 +230,21 @@ describe('an ACP session with a (fake) agent process', () => {
   })
 })
 
+describe('a session that stops answering', () => {
+  it('is cancelled, then restarted after the run timeout (silence while agentd waits on it)', async () => {
+    const r = await rig('ok', { idleTimeoutMs: 1_000 })
+    await waitFor(() => r.turns.length === 1, { what: 'the first turn to end' })
+    r.swarm.add('message', 'SILENT-TURN')
+    await waitFor(() => r.exits.length === 1, { timeoutMs: 30_000, what: 'the hung session to be ended' })
+    expect(r.exits[0].timedOut).toBe(true)
+    expect(r.exits[0].failure).toBe('the agent sent nothing for 1 s while agentd waited on it (--harness-run-timeout)')
+    expect((await r.agentLog()).some(e => e.event === 'cancel')).toBe(true)
+    // Restarted: a new session, which is told the last turn again since it never finished.
+    await waitFor(async () => (await prompts(r)).length === 3, { what: 'the new session\'s first turn' })
+    expect((await prompts(r))[2]).toContain('the last turn of that session had told you (repeated here because it did not finish):\n  - message from b (peer-b): SILENT-TURN')
+  })
+})
+
 describe('an agent that breaks the protocol: a clear failure, and the supervisor restarts it with backoff', () => {
   it('refuses an agent that answers initialize with another protocol version', async () => {
     const r = await rig('bad-version')

@@ -9,7 +9,8 @@
 // appends the prompt's text to $FAKE_AGENT_LOG (one JSON line), reports a tool
 // call, asks permission to write /outside/x.txt and to run a shell command
 // (the answers go to the log too), and ends the turn, unless the prompt says
-// HOLD-TURN: then the turn runs until session/cancel, answered "cancelled".
+// HOLD-TURN: then the turn runs until session/cancel, answered "cancelled";
+// or SILENT-TURN: then it never says anything again (a hung agent).
 import { appendFileSync, existsSync, writeFileSync } from 'node:fs'
 import { createInterface } from 'node:readline'
 
@@ -21,6 +22,7 @@ let nextId = 1000
 const waiting = new Map()
 const ask = (method, params) => new Promise(resolve => { const id = nextId++; waiting.set(id, resolve); send({ id, method, params }) })
 let heldTurn
+let silent = false
 
 createInterface({ input: process.stdin }).on('line', async line => {
   const msg = JSON.parse(line)
@@ -38,6 +40,7 @@ createInterface({ input: process.stdin }).on('line', async line => {
     case 'session/prompt': {
       const text = msg.params.prompt.map(b => b.text ?? '').join('\n')
       record({ event: 'prompt', text })
+      if (text.includes('SILENT-TURN')) { silent = true; return } // says nothing more, and ignores the cancel
       if (mode === 'flood') { for (let i = 0; i < 200_000; i++) send({ method: 'session/update', params: { sessionId: 'fake-session', update: { sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: 'x' } } } }); return }
       const update = (u) => send({ method: 'session/update', params: { sessionId: 'fake-session', update: u } })
       update({ sessionUpdate: 'tool_call', toolCallId: 't1', title: 'Write /outside/x.txt', kind: 'edit', status: 'pending', locations: [{ path: '/outside/x.txt' }] })
@@ -54,6 +57,7 @@ createInterface({ input: process.stdin }).on('line', async line => {
     }
     case 'session/cancel':
       record({ event: 'cancel' })
+      if (silent) return
       if (heldTurn != null) { send({ id: heldTurn, result: { stopReason: 'cancelled' } }); heldTurn = undefined }
       return
     default:
