@@ -51,7 +51,8 @@ export function acpHarness (d: Daemon, o: AcpHarnessOptions): { beforeSpawn: () 
         policy: o.policy,
         carry,
         idleTimeoutMs: o.idleTimeoutMs,
-        clientVersion: VERSION
+        clientVersion: VERSION,
+        forgetsCancelledTurns: o.agent.forgetsCancelledTurns
       })
       s.start()
       return s

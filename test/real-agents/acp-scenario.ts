@@ -130,9 +130,26 @@ export interface ModelStep {
   raw: () => string
 }
 
+/**
+ * Which turn of the session each step is in: agentd's latest prompt in the
+ * conversation, numbered in the order the prompts first appeared. (Counting
+ * prompts in one conversation is not enough: an agent may drop a cancelled
+ * turn from its history, as Gemini CLI does.)
+ */
+export class TurnNumbers {
+  private readonly seen: string[] = []
+  of (s: ModelStep): number {
+    const last = s.prompts.at(-1)
+    if (last == null) return 0
+    if (!this.seen.includes(last)) this.seen.push(last)
+    return this.seen.indexOf(last) + 1
+  }
+}
+
 /** Whether a user message's text is one of agentd's prompts. */
 export function isAgentdPrompt (text: string): boolean {
-  return text.includes('## This session') || text.startsWith('[agentd]')
+  // Anywhere in the text: an agent may wrap the prompt (Gemini CLI adds context before it).
+  return text.includes('## This session') || text.includes('[agentd] ')
 }
 
 export interface ScenarioModel {
@@ -155,13 +172,14 @@ export function scenarioModel (): ScenarioModel {
   const atSecondReady = gate()
   const messageArrived = gate()
   const released = gate()
+  const turns = new TurnNumbers()
   return {
     heldAtWrite: heldAtWrite.promise,
     atSecondReady: atSecondReady.promise,
     messageArrived,
     released,
     beforeAnswer: async s => {
-      const turn = s.prompts.length
+      const turn = turns.of(s)
       const step = s.answered
       if (turn === 1 && step?.kind === 'write' && !heldAtWrite.opened()) {
         heldAtWrite.open(s)
@@ -196,9 +214,39 @@ export interface PlayOptions {
  * agency events and the metrics; one session from start to end.
  */
 export async function playAcpScenario (s: AcpScenario, m: ScenarioModel, o: PlayOptions): Promise<void> {
+  try {
+    await play(s, m, o)
+  } catch (err) {
+    const numbers = new TurnNumbers()
+    const steps = o.steps().filter(r => r.answered != null).map(r => `turn ${numbers.of(r)}: ${JSON.stringify(r.answered).slice(0, 200)}`)
+    throw new Error(`${(err as Error).message}\n--- the model's steps ---\n${steps.join('\n')}\n--- harness.log ---\n${(await harnessLog(s.a)).slice(-12_000)}`, { cause: err })
+  }
+}
+
+async function play (s: AcpScenario, m: ScenarioModel, o: PlayOptions): Promise<void> {
   const { a } = s
   const explain = async (): Promise<string> => `harness.log:\n${(await harnessLog(a)).slice(-6000)}`
-  const failed = waitFor(async () => /session failed|harness exited/.test(await harnessLog(a)) ? await explain() : undefined, { timeoutMs: o.timeoutMs, intervalMs: 500 }).then(e => { throw new Error(e) })
+  // A failed session, a crash or a failed start ends the scenario at once (a clean end says "ended by agentd").
+  const broken = /agentd: (the session failed|harness could not start|harness exited \(code ([1-9]|null, signal SIG))/
+  let over = false
+  const failed = (async (): Promise<never> => {
+    while (!over) {
+      if (broken.test(await harnessLog(a))) throw new Error(await explain())
+      await new Promise(resolve => setTimeout(resolve, 500))
+    }
+    return await new Promise<never>(() => {})
+  })()
+  failed.catch(() => {})
+  try {
+    await steps(s, m, o, failed)
+  } finally {
+    over = true
+  }
+}
+
+async function steps (s: AcpScenario, m: ScenarioModel, o: PlayOptions, failed: Promise<never>): Promise<void> {
+  const { a } = s
+  const explain = async (): Promise<string> => `harness.log:\n${(await harnessLog(a)).slice(-6000)}`
 
   // ---- turn 1: the agent claims greet through MCP and is held at its write ----
   const held = await Promise.race([m.heldAtWrite, failed])
@@ -227,18 +275,20 @@ export async function playAcpScenario (s: AcpScenario, m: ScenarioModel, o: Play
   const log = await harnessLog(a)
   expect(log, await explain()).not.toMatch(/session failed/)
 
-  const steps = o.steps().filter(r => r.answered != null)
+  const all = o.steps().filter(r => r.answered != null)
+  const numbers = new TurnNumbers()
+  const steps = all.map(r => ({ ...r, turn: numbers.of(r) }))
   // The cancelled turn: turn 2 opens with the reason and the claim_lost notice.
-  const told = steps.find(r => r.prompts.length === 2)?.prompts[1] ?? ''
+  const told = steps.find(r => r.turn === 2)?.prompts.at(-1) ?? ''
   expect(told).toContain('[agentd] I stopped your previous turn')
   expect(told).toMatch(/notice claim_lost \(task greet\): your claim on greet@1 is lost \(outbid\)/)
   // The message came during turn 2 and did not stop it: turn 2 went on to its end without it...
-  const turn2 = steps.filter(r => r.prompts.length === 2)
+  const turn2 = steps.filter(r => r.turn === 2)
   expect(turn2.at(-1)?.answered?.kind).toBe('finish')
   for (const r of turn2) expect(r.raw()).not.toContain(PEER_MESSAGE)
   // ...and reached the model in the first request of turn 3, as its prompt; once.
-  const third = steps.find(r => r.prompts.length === 3)
-  expect(third?.prompts[2]).toContain(`message from ${b.name} (${b.peerId}): ${PEER_MESSAGE}`)
+  const third = steps.find(r => r.turn === 3)
+  expect(third?.prompts.at(-1)).toContain(`message from ${b.name} (${b.peerId}): ${PEER_MESSAGE}`)
   expect(count(steps.at(-1)?.raw() ?? '', new RegExp(PEER_MESSAGE.slice(0, 30)))).toBe(1)
   expect((await status(a)).unread).toBe(0)
   // One session the whole time.

@@ -20,8 +20,11 @@
 //   off (the shell must reach the daemon over loopback and commit in .git), so
 //   the policy is the boundary. Its npm wrapper leaves the native process
 //   running on SIGTERM: the supervisor signals the whole process group.
-// - acp:gemini  `gemini --acp`; acp:copilot `copilot --acp`; acp:pi `pi-acp`
-//   (npm pi-acp). The agency server goes in session/new.
+// - acp:gemini  `gemini --acp`, the folder trusted by GEMINI_CLI_TRUST_WORKSPACE
+//   (Gemini CLI starts no MCP server in an untrusted folder); acp:copilot
+//   `copilot --acp`; acp:pi `pi-acp` (npm pi-acp). The agency server goes in
+//   session/new, the API token in its own env (agents drop secret-looking
+//   variables from what they pass on to MCP servers).
 // - acp:"<command>"  any other ACP agent on stdio; the agency server goes in session/new.
 import type { McpServer } from '@agentclientprotocol/sdk'
 import { baseLaunch, MCP_SERVER_NAME, mcpServerSpec } from '../adapters/common.js'
@@ -36,6 +39,8 @@ export interface AcpAgentLaunch {
   launch: HarnessLaunch
   /** Given in session/new. */
   mcpServers: McpServer[]
+  /** The agent drops a cancelled turn from its history: agentd says it again in the next turn. */
+  forgetsCancelledTurns?: boolean
 }
 
 /** Whether a --harness value asks for ACP mode. */
@@ -76,7 +81,15 @@ const NAMED: Record<string, AcpAgentBuilder> = {
     ]
     return { launch: baseLaunch(ctx, 'codex-acp', overrides.flatMap(o => ['-c', o])), mcpServers: [] }
   },
-  gemini: (ctx, token) => ({ launch: baseLaunch(ctx, 'gemini', ['--acp']), mcpServers: [agencyServer(ctx, token)] }),
+  gemini: (ctx, token) => {
+    const launch = baseLaunch(ctx, 'gemini', ['--acp'])
+    // As in print mode: MCP servers of an untrusted folder are not started, and no container sandbox.
+    launch.env.GEMINI_CLI_TRUST_WORKSPACE = 'true'
+    launch.env.GEMINI_SANDBOX = 'false'
+    // Gemini CLI keeps a turn in its chat history only once the model answered it: a cancelled
+    // turn is gone, the first one with the shared prompt included.
+    return { launch, mcpServers: [agencyServer(ctx, token)], forgetsCancelledTurns: true }
+  },
   copilot: (ctx, token) => ({ launch: baseLaunch(ctx, 'copilot', ['--acp']), mcpServers: [agencyServer(ctx, token)] }),
   pi: (ctx, token) => ({ launch: baseLaunch(ctx, 'pi-acp', []), mcpServers: [agencyServer(ctx, token)] })
 }

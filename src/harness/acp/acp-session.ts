@@ -94,6 +94,8 @@ export interface AcpSessionOptions {
   quietBackoffMs?: { min: number, max: number }
   clientVersion: string
   limits?: Partial<AgentWireLimits>
+  /** The agent drops a cancelled turn from its history (Gemini CLI): the next turn says it again. */
+  forgetsCancelledTurns?: boolean
 }
 
 /** The ACP protocol version agentd speaks. */
@@ -187,16 +189,21 @@ export class AcpSession {
 
     let first = true
     let next: string | undefined
+    /** What the last turn carried, and whether it was cancelled (for an agent that forgets such turns). */
+    let last = { prompt: false, notes: [] as InboxNote[], cancelled: false }
     while (!this.ending) {
       const stopped = this.cancelReason
       this.cancelReason = undefined
       const repeated = first && resumed && !carry.lastTurn.finished ? carry.lastTurn.notes : []
+      const forgotten = this.o.forgetsCancelledTurns === true && last.cancelled
       const notes = await this.o.swarm.unread(MAX_NOTES_PER_TURN)
       if (this.ending) break
+      const withPrompt = first || (forgotten && last.prompt)
       const text = composeTurn({
-        prompt: first ? this.o.prompt : undefined,
+        prompt: withPrompt ? this.o.prompt : undefined,
         resume: first && resumed ? { why: carry.endedBecause, held: this.o.swarm.held(), repeated } : undefined,
         stopped,
+        repeated: forgotten ? last.notes : undefined,
         notes,
         moreUnread: Math.max(0, this.o.swarm.unreadCount() - notes.length),
         next
@@ -210,6 +217,7 @@ export class AcpSession {
       const why = first ? (resumed ? 'resume' : 'start') : stopped != null ? 'stopped' : notes.length > 0 ? 'inbox' : 'work'
       const stopReason = await this.runTurn(text, why)
       carry.lastTurn.finished = true
+      last = { prompt: withPrompt, notes: forgotten ? [...last.notes, ...notes] : notes, cancelled: stopReason === 'cancelled' }
       first = false
       if (this.ending) break
       // A turn that was told something new resets the backoff; one started only for the same work does not.

@@ -3,7 +3,8 @@
 // out of the workspace, the shell, the agency MCP tools, another MCP server,
 // the web) and allowed only if the policy grants that. The agents word their
 // requests differently (Claude names MCP tools mcp__<server>__<tool>, Codex
-// says "Server: <name>" and gives server_name; option ids differ too), so the
+// says "Server: <name>" and gives server_name, Gemini titles them "<tool>
+// (<server> MCP Server)"; option ids differ too), so the
 // answer is chosen by option kind (allow_once / reject_once), not by id.
 // Pure: the caller resolves the workspace's real path.
 import { isAbsolute, relative, resolve, sep } from 'node:path'
@@ -152,6 +153,8 @@ function mcpServer (title: string, raw: Record<string, unknown>, content: string
   if (claude != null) return claude[1]
   const codexCall = /^Tool: ([^/\s]+)\//.exec(title)
   if (codexCall != null) return codexCall[1]
+  const gemini = /^\S+ \((.+) MCP Server\)$/.exec(title)
+  if (gemini != null) return gemini[1]
   for (const key of ['server_name', 'serverName', 'server']) {
     if (typeof raw[key] === 'string' && raw[key] !== '') return raw[key] as string
   }
@@ -162,6 +165,8 @@ function mcpServer (title: string, raw: Record<string, unknown>, content: string
 function mcpTool (title: string, raw: Record<string, unknown>): string {
   const claude = /^mcp__.+?__(.+)$/.exec(title)
   if (claude != null) return claude[1]
+  const gemini = /^(\S+) \(.+ MCP Server\)$/.exec(title)
+  if (gemini != null) return gemini[1]
   if (typeof raw.tool === 'string') return raw.tool
   const meta = record(record(record(raw.request)._meta))
   const asked = /run tool "([^"]+)"/.exec(String(record(raw.request).message ?? ''))

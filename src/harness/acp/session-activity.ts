@@ -83,9 +83,15 @@ export class TurnActivity {
 
 /** Token counts from a prompt response's usage (ACP's unstable `usage`), if the agent reported any. */
 export function usageOf (response: Record<string, unknown> | undefined): TokenUsage | undefined {
-  const u = response?.usage as Record<string, unknown> | undefined
-  if (u == null || typeof u !== 'object') return undefined
   const n = (v: unknown): number => typeof v === 'number' && Number.isFinite(v) && v >= 0 ? v : 0
-  const usage = { input: n(u.inputTokens), output: n(u.outputTokens), thought: n(u.thoughtTokens), cachedRead: n(u.cachedReadTokens), cachedWrite: n(u.cachedWriteTokens) }
-  return Object.values(usage).some(v => v > 0) ? usage : undefined
+  const u = response?.usage as Record<string, unknown> | undefined
+  let usage: TokenUsage | undefined
+  if (u != null && typeof u === 'object') {
+    usage = { input: n(u.inputTokens), output: n(u.outputTokens), thought: n(u.thoughtTokens), cachedRead: n(u.cachedReadTokens), cachedWrite: n(u.cachedWriteTokens) }
+  } else {
+    // Gemini CLI reports a turn's tokens in _meta.quota.token_count.
+    const quota = ((response?._meta as Record<string, unknown> | undefined)?.quota as Record<string, unknown> | undefined)?.token_count as Record<string, unknown> | undefined
+    if (quota != null && typeof quota === 'object') usage = { input: n(quota.input_tokens), output: n(quota.output_tokens), thought: 0, cachedRead: 0, cachedWrite: 0 }
+  }
+  return usage != null && Object.values(usage).some(v => v > 0) ? usage : undefined
 }

@@ -27,6 +27,8 @@ export interface TurnInput {
   resume?: { why: string, held: HeldTask[], repeated: InboxNote[] }
   /** agentd stopped the previous turn: why. */
   stopped?: string
+  /** Items the stopped turn had carried, for an agent that drops a cancelled turn from its history. */
+  repeated?: InboxNote[]
   /** Inbox items delivered with this turn (marked read as it is sent). */
   notes: InboxNote[]
   /** Unread items left for a later turn. */
@@ -54,6 +56,7 @@ export function composeTurn (t: TurnInput): string {
   if (t.prompt != null) parts.push(t.prompt.trimEnd(), SESSION_NOTE)
   if (t.resume != null) parts.push(resumeText(t.resume))
   if (t.stopped != null) parts.push(`[agentd] I stopped your previous turn: ${t.stopped}`)
+  if (t.repeated != null && t.repeated.length > 0) parts.push(['[agentd] That turn had told you (repeated: you do not keep a stopped turn):', ...t.repeated.map(noteLine)].join('\n'))
   if (t.notes.length > 0) {
     parts.push([`[agentd] New in your inbox (${t.notes.length}${t.moreUnread > 0 ? ` of ${t.notes.length + t.moreUnread}` : ''}, now marked read):`, ...t.notes.map(noteLine)].join('\n'))
   }

@@ -69,7 +69,7 @@ afterEach(async () => {
   }
 })
 
-async function rig (mode: string, o: { idleTimeoutMs?: number, limits?: { floodBurst?: number, floodRatePerSec?: number } } = {}): Promise<Rig> {
+async function rig (mode: string, o: { idleTimeoutMs?: number, limits?: { floodBurst?: number, floodRatePerSec?: number }, forgetsCancelledTurns?: boolean } = {}): Promise<Rig> {
   const dir = await mkdtemp(join(tmpdir(), 'agency-acp-session-'))
   const swarm = new FakeSwarm()
   const exits: HarnessExit[] = []
@@ -108,7 +108,8 @@ async function rig (mode: string, o: { idleTimeoutMs?: number, limits?: { floodB
         idleTimeoutMs: o.idleTimeoutMs ?? 0,
         cancelGraceMs: 5_000,
         clientVersion: 'test',
-        limits: o.limits
+        limits: o.limits,
+        forgetsCancelledTurns: o.forgetsCancelledTurns
       })
       s.start()
       return s
@@ -202,6 +203,18 @@ describe('an ACP session with a (fake) agent process', () => {
     expect(next).toContain('- notice claim_lost (task greet): your claim on greet@1 is lost (outbid): peer-b holds it now')
     expect(next).not.toContain('HOLD-TURN please')
     expect((await r.agentLog()).filter(e => e.event === 'cancel')).toHaveLength(1)
+  })
+
+  it('says a stopped turn again to an agent that drops stopped turns from its history', async () => {
+    const r = await rig('ok', { forgetsCancelledTurns: true })
+    await waitFor(() => r.turns.length === 1, { what: 'the first turn to end' })
+    r.swarm.add('message', 'HOLD-TURN and a question')
+    await waitFor(async () => (await r.agentLog()).some(e => e.event === 'holding'), { what: 'the second turn to run' })
+    r.swarm.add('claim_lost', 'your claim on greet@1 is lost (outbid)', 'greet')
+    await waitFor(async () => (await prompts(r)).length === 3, { what: 'the turn after the cancel' })
+    const next = (await prompts(r))[2]
+    expect(next).toContain('[agentd] That turn had told you (repeated: you do not keep a stopped turn):\n- message from b (peer-b): HOLD-TURN and a question')
+    expect(next).not.toMatch(/^# You are agent-1/) // the stopped turn was not the first: no prompt again
   })
 
   it('restarts a crashed agent with a new session that says where it was', async () => {

@@ -40,6 +40,8 @@ describe('decidePermission', () => {
       options: CODEX_MCP_OPTIONS
     })
     expect(codex).toMatchObject({ allow: true, category: 'agency', what: 'MCP agency/claim', outcome: { outcome: 'selected', optionId: 'approved' } })
+    const gemini = decide({ toolCall: { toolCallId: 'mcp_agency_claim__1', title: 'claim (agency MCP Server)', locations: [] }, options: [{ optionId: 'proceed_always', kind: 'allow_always' }, { optionId: 'proceed_once', kind: 'allow_once' }, { optionId: 'cancel', kind: 'reject_once' }] })
+    expect(gemini).toMatchObject({ allow: true, category: 'agency', what: 'MCP agency/claim', outcome: { outcome: 'selected', optionId: 'proceed_once' } })
   })
 
   it('denies another MCP server unless mcp is granted', () => {
