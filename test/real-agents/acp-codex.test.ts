@@ -9,9 +9,10 @@ import { mkdir, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { afterEach, describe, it } from 'vitest'
 import { Scratch } from '../agents/helpers.js'
-import { isAgentdPrompt, playAcpScenario, scenarioModel, startAcpScenario, type AcpScenario, type ModelStep } from './acp-scenario.js'
+import { responsesStep, sinceLastPrompt } from './acp-responses.js'
+import { playAcpScenario, scenarioModel, startAcpScenario, type AcpScenario } from './acp-scenario.js'
 import { GREETER, SCENARIO_TIMEOUT_MS, assertCli } from './greeter-scenario.js'
-import { MODEL_ID, startResponsesModel, type RecordedRequest, type ResponsesModel } from './models/openai-responses.js'
+import { MODEL_ID, startResponsesModel, type ResponsesModel } from './models/openai-responses.js'
 
 let scratch: Scratch | undefined
 let model: ResponsesModel | undefined
@@ -48,30 +49,11 @@ function codexConfig (baseUrl: string): string {
   ].join('\n')
 }
 
-type Item = Record<string, any>
-const userText = (i: Item): string | undefined => i?.type === 'message' && i.role === 'user' ? (Array.isArray(i.content) ? i.content : []).map((c: Item) => String(c?.text ?? '')).join('\n') : undefined
-const prompts = (input: Item[]): string[] => input.map(userText).filter((t): t is string => t != null && isAgentdPrompt(t))
-/** The items since agentd's last prompt: the mind behind the model starts every turn afresh. */
-function sinceLastPrompt (input: unknown[]): unknown[] {
-  for (let i = input.length - 1; i >= 0; i--) {
-    const t = userText(input[i] as Item)
-    if (t != null && isAgentdPrompt(t)) return input.slice(i + 1)
-  }
-  return input
-}
-const step = (r: RecordedRequest): ModelStep => ({
-  prompts: prompts(r.body?.input ?? []),
-  answered: r.turn?.answered,
-  taken: r.turn?.taken ?? [],
-  aborted: () => r.aborted === true,
-  raw: () => JSON.stringify(r.body)
-})
-
 describe('agentd --harness acp:codex: the real Codex ACP agent in a persistent session with the swarm pushed into it', () => {
   it('claims over MCP, is cancelled when its claim is lost and told why, gets a peer\'s message in its next turn, and lands the task', async () => {
     assertCli('codex-acp')
     const m = scenarioModel()
-    model = await startResponsesModel({ skills: GREETER.skills, turnInput: sinceLastPrompt, beforeAnswer: async rec => { await m.beforeAnswer(step(rec)) } })
+    model = await startResponsesModel({ skills: GREETER.skills, turnInput: sinceLastPrompt, beforeAnswer: async rec => { await m.beforeAnswer(responsesStep(rec)) } })
     const baseUrl = model.baseUrl
     scratch = new Scratch()
     scenario = await startAcpScenario(scratch, {
@@ -84,6 +66,6 @@ describe('agentd --harness acp:codex: the real Codex ACP agent in a persistent s
       }
     })
     const requests = model.requests
-    await playAcpScenario(scenario, m, { command: 'codex-acp', claimCallTitle: /^Tool: agency\/claim/, steps: () => requests.map(step), timeoutMs: SCENARIO_TIMEOUT_MS - 60_000 })
+    await playAcpScenario(scenario, m, { command: 'codex-acp', claimCallTitle: /^Tool: agency\/claim/, steps: () => requests.map(responsesStep), timeoutMs: SCENARIO_TIMEOUT_MS - 60_000 })
   }, SCENARIO_TIMEOUT_MS)
 })

@@ -21,13 +21,16 @@
 //   the policy is the boundary. Its npm wrapper leaves the native process
 //   running on SIGTERM: the supervisor signals the whole process group.
 // - acp:gemini  `gemini --acp`, the folder trusted by GEMINI_CLI_TRUST_WORKSPACE
-//   (Gemini CLI starts no MCP server in an untrusted folder); acp:copilot
-//   `copilot --acp`; acp:pi `pi-acp` (npm pi-acp). The agency server goes in
-//   session/new, the API token in its own env (agents drop secret-looking
-//   variables from what they pass on to MCP servers).
+//   (Gemini CLI starts no MCP server in an untrusted folder); acp:pi `pi-acp`
+//   (npm pi-acp). The agency server goes in session/new, the API token in its
+//   own env (agents drop secret-looking variables from what they pass on to
+//   MCP servers).
+// - acp:copilot  `copilot --acp`, the agency server in --additional-mcp-config
+//   as in print mode (Copilot 1.0 offers no tool of a session/new server).
 // - acp:"<command>"  any other ACP agent on stdio; the agency server goes in session/new.
 import type { McpServer } from '@agentclientprotocol/sdk'
-import { baseLaunch, MCP_SERVER_NAME, mcpServerSpec } from '../adapters/common.js'
+import { join } from 'node:path'
+import { baseLaunch, harnessDir, jsonFile, MCP_SERVER_NAME, mcpServerSpec } from '../adapters/common.js'
 import { splitCommandLine } from '../command-line.js'
 import type { HarnessContext, HarnessLaunch } from '../types.js'
 import { InvalidArgumentError } from '../../core/errors.js'
@@ -90,7 +93,17 @@ const NAMED: Record<string, AcpAgentBuilder> = {
     // turn is gone, the first one with the shared prompt included.
     return { launch, mcpServers: [agencyServer(ctx, token)], forgetsCancelledTurns: true }
   },
-  copilot: (ctx, token) => ({ launch: baseLaunch(ctx, 'copilot', ['--acp']), mcpServers: [agencyServer(ctx, token)] }),
+  copilot: ctx => {
+    // Copilot CLI 1.0 in ACP mode offers no tool of a server given in session/new: the server
+    // goes in --additional-mcp-config, as in print mode (its tools not deferred, 30 min per call).
+    const mcpConfig = join(harnessDir(ctx), 'copilot-acp-mcp.json')
+    const launch = baseLaunch(ctx, 'copilot', ['--acp', '--no-auto-update', '--additional-mcp-config', `@${mcpConfig}`])
+    const server = mcpServerSpec(ctx)
+    launch.files.push(jsonFile(mcpConfig, {
+      mcpServers: { [MCP_SERVER_NAME]: { type: 'stdio', command: server.command, args: server.args, env: server.env, tools: ['*'], deferTools: 'never', timeout: TOOL_TIMEOUT_SEC * 1000 } }
+    }))
+    return { launch, mcpServers: [] }
+  },
   pi: (ctx, token) => ({ launch: baseLaunch(ctx, 'pi-acp', []), mcpServers: [agencyServer(ctx, token)] })
 }
 

@@ -323,7 +323,7 @@ export class AcpSession {
   }
 
   private async permission (req: PermissionRequest): Promise<{ outcome: PermissionDecision['outcome'] }> {
-    const d = decidePermission(this.o.policy, req, this.o.workspaces)
+    const d = decidePermission(this.o.policy, req, this.o.workspaces, this.turnActivity.titleOf(req.toolCall?.toolCallId))
     this.o.report.permission(d)
     this.o.run.note(`permission ${d.allow ? 'allowed' : 'denied'}: ${d.what} (${d.reason})`)
     // Once a turn is being cancelled, ACP wants pending permission requests answered "cancelled".

@@ -4,7 +4,8 @@
 // the web) and allowed only if the policy grants that. The agents word their
 // requests differently (Claude names MCP tools mcp__<server>__<tool>, Codex
 // says "Server: <name>" and gives server_name, Gemini titles them "<tool>
-// (<server> MCP Server)"; option ids differ too), so the
+// (<server> MCP Server)", Copilot "<server>-<tool>" in its tool_call update
+// and only "<tool>" in the request; option ids differ too), so the
 // answer is chosen by option kind (allow_once / reject_once), not by id.
 // Pure: the caller resolves the workspace's real path.
 import { isAbsolute, relative, resolve, sep } from 'node:path'
@@ -74,8 +75,8 @@ const AGENCY_SERVER = 'agency'
  * Decides one request. `workspaces` are the workspace's paths (as given and
  * its real path): file operations inside one of them count as in the workspace.
  */
-export function decidePermission (policy: PermissionPolicy, req: PermissionRequest, workspaces: string[]): PermissionDecision {
-  const { category, what, paths } = classify(req)
+export function decidePermission (policy: PermissionPolicy, req: PermissionRequest, workspaces: string[], seenTitle?: string): PermissionDecision {
+  const { category, what, paths } = classify(req, seenTitle)
   const g = policy.grants
   let allow: boolean
   let reason: string
@@ -124,12 +125,20 @@ function answer (options: PermissionOption[], allow: boolean): PermissionDecisio
 
 interface Classified { category: PermissionCategory, what: string, paths: string[] }
 
-export function classify (req: PermissionRequest): Classified {
+/**
+ * What a request is for. `seenTitle` is the title the agent's session updates
+ * gave the same tool call, when the request's own says less (Copilot asks for
+ * "status" after announcing "agency-status").
+ */
+export function classify (req: PermissionRequest, seenTitle?: string): Classified {
   const t = req.toolCall ?? {}
-  const title = typeof t.title === 'string' ? t.title : ''
+  const own = typeof t.title === 'string' ? t.title : ''
   const kind = typeof t.kind === 'string' ? t.kind : ''
   const raw = record(t.rawInput)
-  const server = mcpServer(title, raw, contentText(t.content))
+  const content = contentText(t.content)
+  const titled = [own, seenTitle ?? ''].find(x => mcpServer(x, raw, content) != null)
+  const title = titled ?? own
+  const server = mcpServer(title, raw, content)
   if (server != null) {
     const tool = mcpTool(title, raw)
     return { category: server === AGENCY_SERVER ? 'agency' : 'mcp', what: `MCP ${server}${tool !== '' ? `/${tool}` : ''}`, paths: [] }
@@ -155,6 +164,8 @@ function mcpServer (title: string, raw: Record<string, unknown>, content: string
   if (codexCall != null) return codexCall[1]
   const gemini = /^\S+ \((.+) MCP Server\)$/.exec(title)
   if (gemini != null) return gemini[1]
+  // Copilot: "<server>-<tool>"; only for the agency server, as any tool name may have a dash.
+  if (title.startsWith(`${AGENCY_SERVER}-`)) return AGENCY_SERVER
   for (const key of ['server_name', 'serverName', 'server']) {
     if (typeof raw[key] === 'string' && raw[key] !== '') return raw[key] as string
   }
@@ -167,6 +178,7 @@ function mcpTool (title: string, raw: Record<string, unknown>): string {
   if (claude != null) return claude[1]
   const gemini = /^(\S+) \(.+ MCP Server\)$/.exec(title)
   if (gemini != null) return gemini[1]
+  if (title.startsWith(`${AGENCY_SERVER}-`)) return title.slice(AGENCY_SERVER.length + 1)
   if (typeof raw.tool === 'string') return raw.tool
   const meta = record(record(record(raw.request)._meta))
   const asked = /run tool "([^"]+)"/.exec(String(record(raw.request).message ?? ''))

@@ -29,6 +29,11 @@ export class TurnActivity {
   /** The agent's words this turn, cut. */
   get text (): string { return this.message }
 
+  /** The title the session's updates gave a tool call, if any. */
+  titleOf (id: string | undefined): string | undefined {
+    return id == null ? undefined : this.calls.get(id)?.title
+  }
+
   /** What the agent is doing right now, in a few words, for its status line. */
   get doing (): string { return this.current }
 

@@ -42,6 +42,10 @@ describe('decidePermission', () => {
     expect(codex).toMatchObject({ allow: true, category: 'agency', what: 'MCP agency/claim', outcome: { outcome: 'selected', optionId: 'approved' } })
     const gemini = decide({ toolCall: { toolCallId: 'mcp_agency_claim__1', title: 'claim (agency MCP Server)', locations: [] }, options: [{ optionId: 'proceed_always', kind: 'allow_always' }, { optionId: 'proceed_once', kind: 'allow_once' }, { optionId: 'cancel', kind: 'reject_once' }] })
     expect(gemini).toMatchObject({ allow: true, category: 'agency', what: 'MCP agency/claim', outcome: { outcome: 'selected', optionId: 'proceed_once' } })
+    // Copilot asks for "status" after its tool_call update announced "agency-status".
+    const copilot: PermissionRequest = { toolCall: { toolCallId: 'call_1', title: 'status', kind: 'other', rawInput: {} }, options: [{ optionId: 'allow_once', kind: 'allow_once' }, { optionId: 'allow_always', kind: 'allow_always' }, { optionId: 'reject_once', kind: 'reject_once' }] }
+    expect(decidePermission(policy, copilot, [WS], 'agency-status')).toMatchObject({ allow: true, category: 'agency', what: 'MCP agency/status', outcome: { optionId: 'allow_once' } })
+    expect(decidePermission(policy, copilot, [WS])).toMatchObject({ allow: false, category: 'unknown' })
   })
 
   it('denies another MCP server unless mcp is granted', () => {
