@@ -1,17 +1,18 @@
 // `agentd --harness acp:claude`: agentd drives the real Claude ACP agent
 // (@agentclientprotocol/claude-agent-acp, Claude Code inside) as one
 // persistent session, against a scripted Anthropic Messages endpoint
-// (models/anthropic-scripted.ts, the only stand-in) given the way a user
+// (models/anthropic-messages.ts, the only stand-in) given the way a user
 // gives Claude Code one: ANTHROPIC_BASE_URL and ANTHROPIC_API_KEY. The swarm
 // and what is asserted are acp-scenario.ts's (playAcpScenario), as for Codex.
 import { afterEach, describe, it } from 'vitest'
 import { Scratch } from '../agents/helpers.js'
-import { isAgentdPrompt, playAcpScenario, scenarioModel, startAcpScenario, type AcpScenario, type ModelStep } from './acp-scenario.js'
-import { GREETER, SCENARIO_TIMEOUT_MS, assertCli } from './greeter-scenario.js'
-import { blocks, startAnthropicModel, type AnthropicModel, type AnthropicRequest, type Message } from './models/anthropic-scripted.js'
+import { ACP_PLAYBOOK, isAgentdPrompt, playAcpScenario, scenarioModel, startAcpScenario, type AcpScenario, type ModelStep } from './acp-scenario.js'
+import { SCENARIO_TIMEOUT_MS, assertCli } from './greeter-scenario.js'
+import { CLAUDE_CODE_TOOLS, replay, type Conversation, type TakenStep } from './models/agent-script.js'
+import { startAnthropicModel, type MessageParam, type RecordedRequest, type ScriptedAnthropicModel } from './models/anthropic-messages.js'
 
 let scratch: Scratch | undefined
-let model: AnthropicModel | undefined
+let model: ScriptedAnthropicModel | undefined
 let scenario: AcpScenario | undefined
 
 afterEach(async () => {
@@ -23,16 +24,25 @@ afterEach(async () => {
   scenario = undefined
 })
 
+const blocks = (m: MessageParam): Array<{ type: string, text?: string }> => typeof m.content === 'string' ? [{ type: 'text', text: m.content }] : Array.isArray(m.content) ? m.content : []
 /** agentd's prompts in a user message (Claude Code adds its own <system-reminder> blocks around them). */
-const promptsIn = (m: Message): string[] => m.role === 'user' ? blocks(m).filter(b => b.type === 'text' && isAgentdPrompt(b.text ?? '')).map(b => b.text ?? '') : []
-function sinceLastPrompt (messages: Message[]): Message[] {
-  for (let i = messages.length - 1; i >= 0; i--) if (promptsIn(messages[i]).length > 0) return messages.slice(i + 1)
+const promptsIn = (m: MessageParam): string[] => m.role === 'user' ? blocks(m).filter(b => b.type === 'text' && isAgentdPrompt(b.text ?? '')).map(b => b.text ?? '') : []
+/** The first user message (the prompt names the agent) and what came since agentd's last prompt. */
+function sinceLastPrompt (messages: MessageParam[]): MessageParam[] {
+  for (let i = messages.length - 1; i >= 0; i--) if (promptsIn(messages[i]).length > 0) return i === 0 ? messages : [messages[0], ...messages.slice(i)]
   return messages
 }
-const step = (r: AnthropicRequest): ModelStep => ({
-  prompts: (Array.isArray(r.body?.messages) ? r.body.messages as Message[] : []).flatMap(promptsIn),
-  answered: r.turn?.answered,
-  taken: r.turn?.taken ?? [],
+/** The steps each conversation was read as, by its history (the endpoint keeps conv.history as the record's). */
+const taken = new WeakMap<object, TakenStep[]>()
+function decide (conv: Conversation): ReturnType<typeof replay>['move'] {
+  const r = replay(conv, ACP_PLAYBOOK, CLAUDE_CODE_TOOLS)
+  taken.set(conv.history, r.taken)
+  return r.move
+}
+const step = (r: RecordedRequest): ModelStep => ({
+  prompts: (Array.isArray(r.body?.messages) ? r.body.messages as MessageParam[] : []).flatMap(promptsIn),
+  move: r.kind === 'turn' ? r.move : undefined,
+  taken: taken.get(r.history) ?? [],
   aborted: () => r.aborted === true,
   raw: () => JSON.stringify(r.body)
 })
@@ -41,7 +51,7 @@ describe('agentd --harness acp:claude: the real Claude ACP agent in a persistent
   it('claims over MCP, is cancelled when its claim is lost and told why, gets a peer\'s message in its next turn, and lands the task', async () => {
     assertCli('claude-agent-acp')
     const m = scenarioModel()
-    model = await startAnthropicModel({ skills: GREETER.skills, turnInput: sinceLastPrompt, beforeAnswer: async rec => { await m.beforeAnswer(step(rec)) } })
+    model = await startAnthropicModel(decide, { turnInput: sinceLastPrompt, beforeAnswer: async rec => { await m.beforeAnswer(step(rec)) } })
     const url = model.url
     scratch = new Scratch()
     scenario = await startAcpScenario(scratch, {

@@ -7,9 +7,9 @@ import { join } from 'node:path'
 import { afterEach, describe, it } from 'vitest'
 import { Scratch } from '../agents/helpers.js'
 import { responsesStep, sinceLastPrompt } from './acp-responses.js'
-import { playAcpScenario, scenarioModel, startAcpScenario, type AcpScenario } from './acp-scenario.js'
-import { GREETER, SCENARIO_TIMEOUT_MS, assertCli } from './greeter-scenario.js'
-import { MODEL_ID, startResponsesModel, type ResponsesModel } from './models/openai-responses.js'
+import { ACP_PLAYBOOK, playAcpScenario, scenarioModel, startAcpScenario, type AcpScenario } from './acp-scenario.js'
+import { SCENARIO_TIMEOUT_MS, assertCli } from './greeter-scenario.js'
+import { COPILOT_TOOLS, MODEL_ID, startResponsesModel, type ResponsesModel } from './models/openai-responses.js'
 
 let scratch: Scratch | undefined
 let model: ResponsesModel | undefined
@@ -28,7 +28,7 @@ describe('agentd --harness acp:copilot: the real Copilot CLI over ACP in a persi
   it('claims over MCP, is cancelled when its claim is lost and told why, gets a peer\'s message in its next turn, and lands the task', async () => {
     assertCli('copilot')
     const m = scenarioModel()
-    model = await startResponsesModel({ skills: GREETER.skills, turnInput: sinceLastPrompt, beforeAnswer: async rec => { await m.beforeAnswer(responsesStep(rec)) } })
+    model = await startResponsesModel({ playbook: ACP_PLAYBOOK, dialect: COPILOT_TOOLS, turnInput: sinceLastPrompt, beforeAnswer: async rec => { await m.beforeAnswer(responsesStep(rec)) } })
     const baseUrl = model.baseUrl
     scratch = new Scratch()
     scenario = await startAcpScenario(scratch, {

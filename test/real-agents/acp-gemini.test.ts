@@ -7,8 +7,8 @@ import { mkdir, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { afterEach, describe, it } from 'vitest'
 import { Scratch } from '../agents/helpers.js'
-import { isAgentdPrompt, playAcpScenario, scenarioModel, startAcpScenario, type AcpScenario, type ModelStep } from './acp-scenario.js'
-import { GREETER, SCENARIO_TIMEOUT_MS, assertCli } from './greeter-scenario.js'
+import { ACP_PLAYBOOK, isAgentdPrompt, playAcpScenario, scenarioModel, startAcpScenario, type AcpScenario, type ModelStep } from './acp-scenario.js'
+import { SCENARIO_TIMEOUT_MS, assertCli } from './greeter-scenario.js'
 import { startGeminiStandIn, type GeminiRequestRecord, type GeminiStandIn } from './models/gemini-api.js'
 
 let scratch: Scratch | undefined
@@ -25,14 +25,15 @@ afterEach(async () => {
 })
 
 const promptsIn = (c: any): string[] => c?.role === 'user' ? (Array.isArray(c.parts) ? c.parts : []).map((p: any) => typeof p?.text === 'string' ? p.text : '').filter(isAgentdPrompt) : []
+/** The first user content (the prompt names the agent) and what came since agentd's last prompt. */
 function sinceLastPrompt (contents: any[]): any[] {
-  for (let i = contents.length - 1; i >= 0; i--) if (promptsIn(contents[i]).length > 0) return contents.slice(i + 1)
+  for (let i = contents.length - 1; i >= 0; i--) if (promptsIn(contents[i]).length > 0) return i === 0 ? contents : [contents[0], ...contents.slice(i)]
   return contents
 }
 const step = (r: GeminiRequestRecord): ModelStep => ({
   prompts: (Array.isArray(r.body?.contents) ? r.body.contents : []).flatMap(promptsIn),
-  answered: r.step,
-  taken: r.history ?? [],
+  move: r.turn?.move,
+  taken: r.turn?.taken ?? [],
   aborted: () => r.aborted === true,
   raw: () => JSON.stringify(r.body)
 })
@@ -41,7 +42,7 @@ describe('agentd --harness acp:gemini: the real Gemini CLI over ACP in a persist
   it('claims over MCP, is cancelled when its claim is lost and told why, gets a peer\'s message in its next turn, and lands the task', async () => {
     assertCli('gemini')
     const m = scenarioModel()
-    model = await startGeminiStandIn({ skills: GREETER.skills, turnInput: sinceLastPrompt, beforeAnswer: async rec => { await m.beforeAnswer(step(rec)) } })
+    model = await startGeminiStandIn({ playbook: ACP_PLAYBOOK, turnInput: sinceLastPrompt, beforeAnswer: async rec => { await m.beforeAnswer(step(rec)) } })
     const url = model.url
     scratch = new Scratch()
     scenario = await startAcpScenario(scratch, {

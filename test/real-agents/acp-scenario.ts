@@ -18,8 +18,12 @@ import type { AgencyClient, Event, StatusReply } from '../../src/gen/agency/v1/a
 import type { LocalDaemon } from '../../src/swarm/local-daemon.js'
 import type { Scratch } from '../agents/helpers.js'
 import { waitFor } from '../helpers/wait-for.js'
-import { CLI_BIN_DIR, GREETER, count, harnessLog, seedSharedRepo, sharedFile, sharedHistory } from './greeter-scenario.js'
-import { DONE_MESSAGE, type AgentStep, type TakenStep } from './models/scripted-agent.js'
+import { CLI_BIN_DIR, count, git, harnessLog, seedSharedRepo } from './agent-daemon.js'
+import { GOAL_MET_ANSWER, IDLE_ANSWER, type Move, type Playbook, type TakenStep } from './models/agent-script.js'
+import { GREETER, TEST_COMMAND } from './projects.js'
+
+/** What the scripted model knows: the greeter's work, and to end its turn when nothing is ready. */
+export const ACP_PLAYBOOK: Playbook = { ...GREETER.playbook, endTurnWhenIdle: true }
 
 export interface AcpScenario {
   repo: string
@@ -42,7 +46,7 @@ export const PEER_MESSAGE = 'I took greet while we could not see each other; I a
 
 export async function startAcpScenario (scratch: Scratch, o: { name: string, harness: string, setup: (home: string) => Promise<Record<string, string>> }): Promise<AcpScenario> {
   const dir = await scratch.dir(`agency-${o.name}-`)
-  const repo = await seedSharedRepo(dir)
+  const repo = await seedSharedRepo(dir, GREETER.files)
   const home = join(dir, 'home')
   await mkdir(home, { recursive: true })
   const env = {
@@ -66,7 +70,7 @@ export async function startAcpScenario (scratch: Scratch, o: { name: string, har
 
   // ---- the board, on A; B learns it, then both stop ----
   const seedA = await scratch.daemon(`${o.name}-a-seed`, { dataDir: dataA, logFile: join(dir, 'a-seed.log'), env, extraArgs: common })
-  await call(seedA, c => c.setGoal, { text: GREETER.goal, files: [], testCommand: GREETER.testCommand })
+  await call(seedA, c => c.setGoal, { text: GREETER.goal, files: [], testCommand: TEST_COMMAND })
   const t = GREETER.task
   await call(seedA, c => c.addTask, { id: t.id, title: t.title, description: t.description, deps: [], scope: t.scope, priority: 0 })
   const seedB = await scratch.daemon(`${o.name}-b-seed`, { dataDir: dataB, logFile: join(dir, 'b-seed.log'), peers: seedA.addrs, extraArgs: ['--settle-ms', '300'] })
@@ -122,7 +126,9 @@ export function metric (text: string, series: string): number {
 export interface ModelStep {
   /** agentd's prompts in the conversation so far (the first turn's, then one per later turn). */
   prompts: string[]
-  answered?: AgentStep
+  /** What the model answered (absent for requests that were not the agent's turn). */
+  move?: Move
+  /** The conversation's calls as the script read them. */
   taken: TakenStep[]
   /** The agent closed the request before it was answered. */
   aborted: () => boolean
@@ -180,16 +186,17 @@ export function scenarioModel (): ScenarioModel {
     released,
     beforeAnswer: async s => {
       const turn = turns.of(s)
-      const step = s.answered
-      if (turn === 1 && step?.kind === 'write' && !heldAtWrite.opened()) {
+      // The step just done; the move answered now is the one after it (branch -> the write, inbox -> ready).
+      const done = s.taken.at(-1)?.step
+      if (turn === 1 && done === 'branch' && !heldAtWrite.opened()) {
         heldAtWrite.open(s)
         await new Promise(() => {})
       }
-      if (turn === 2 && step?.kind === 'agency' && step.tool === 'ready' && !atSecondReady.opened()) {
+      if (turn === 2 && done === 'inbox' && !atSecondReady.opened()) {
         atSecondReady.open()
         await messageArrived.promise
       }
-      if (turn === 3 && step?.kind === 'agency' && step.tool === 'ready') await released.promise
+      if (turn === 3 && done === 'inbox') await released.promise
     }
   }
 }
@@ -218,7 +225,7 @@ export async function playAcpScenario (s: AcpScenario, m: ScenarioModel, o: Play
     await play(s, m, o)
   } catch (err) {
     const numbers = new TurnNumbers()
-    const steps = o.steps().filter(r => r.answered != null).map(r => `turn ${numbers.of(r)}: ${JSON.stringify(r.answered).slice(0, 200)}`)
+    const steps = o.steps().filter(r => r.move != null).map(r => `turn ${numbers.of(r)}: ${JSON.stringify(r.move).slice(0, 200)}`)
     throw new Error(`${(err as Error).message}\n--- the model's steps ---\n${steps.join('\n')}\n--- harness.log ---\n${(await harnessLog(s.a)).slice(-12_000)}`, { cause: err })
   }
 }
@@ -250,7 +257,7 @@ async function steps (s: AcpScenario, m: ScenarioModel, o: PlayOptions, failed: 
 
   // ---- turn 1: the agent claims greet through MCP and is held at its write ----
   const held = await Promise.race([m.heldAtWrite, failed])
-  expect(held.taken.find(t => t.step.kind === 'agency' && t.step.tool === 'claim')?.output).toMatch(/"outcome":\s*"HELD"/)
+  expect(held.taken.find(t => t.step === 'claim')?.outcome.text).toMatch(/"outcome":\s*"HELD"/)
 
   // ---- the peer comes online: its earlier claim wins, A's turn is cancelled ----
   const b = await s.peerOnline()
@@ -275,7 +282,7 @@ async function steps (s: AcpScenario, m: ScenarioModel, o: PlayOptions, failed: 
   const log = await harnessLog(a)
   expect(log, await explain()).not.toMatch(/session failed/)
 
-  const all = o.steps().filter(r => r.answered != null)
+  const all = o.steps().filter(r => r.move != null)
   const numbers = new TurnNumbers()
   const steps = all.map(r => ({ ...r, turn: numbers.of(r) }))
   // The cancelled turn: turn 2 opens with the reason and the claim_lost notice.
@@ -284,7 +291,7 @@ async function steps (s: AcpScenario, m: ScenarioModel, o: PlayOptions, failed: 
   expect(told).toMatch(/notice claim_lost \(task greet\): your claim on greet@1 is lost \(outbid\)/)
   // The message came during turn 2 and did not stop it: turn 2 went on to its end without it...
   const turn2 = steps.filter(r => r.turn === 2)
-  expect(turn2.at(-1)?.answered?.kind).toBe('finish')
+  expect(turn2.at(-1)?.move).toEqual({ kind: 'answer', text: IDLE_ANSWER })
   for (const r of turn2) expect(r.raw()).not.toContain(PEER_MESSAGE)
   // ...and reached the model in the first request of turn 3, as its prompt; once.
   const third = steps.find(r => r.turn === 3)
@@ -300,7 +307,7 @@ async function steps (s: AcpScenario, m: ScenarioModel, o: PlayOptions, failed: 
   expect(task?.state).toBe('done')
   expect(task?.holder).toBe(a.peerId)
   expect(task?.epoch).toBe(2)
-  expect(steps.at(-1)?.answered).toEqual({ kind: 'finish', text: DONE_MESSAGE })
+  expect(steps.at(-1)?.move).toEqual({ kind: 'answer', text: GOAL_MET_ANSWER })
   const history = await sharedHistory(s.repo)
   expect(history[0].message).toContain(`Agency-Task: ${GREETER.task.id}@2`)
   expect(await sharedFile(s.repo, 'src/greet.js')).toContain('Hello, ${name}!')
@@ -325,6 +332,15 @@ async function steps (s: AcpScenario, m: ScenarioModel, o: PlayOptions, failed: 
   expect(metric(text, 'agentd_harness_permission_requests_total{decision="allowed"}')).toBe(allowed.length)
   expect(metric(text, 'agentd_harness_permission_requests_total{decision="denied"}')).toBe(0)
   expect(metric(text, 'agentd_harness_inbox_items_pushed_total')).toBeGreaterThanOrEqual(2)
+}
+
+async function sharedHistory (repo: string): Promise<Array<{ sha: string, message: string }>> {
+  const out = await git(['--git-dir', repo, 'log', '--format=%H%x00%B%x01', 'main'])
+  return out.split('\x01').map(x => x.trim()).filter(x => x !== '').map(x => { const [sha, message] = x.split('\x00'); return { sha, message: message.trim() } })
+}
+
+async function sharedFile (repo: string, path: string): Promise<string> {
+  return await git(['--git-dir', repo, 'show', `main:${path}`])
 }
 
 async function status (d: LocalDaemon): Promise<StatusReply> {
