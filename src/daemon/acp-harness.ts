@@ -8,12 +8,33 @@ import { realpathSync } from 'node:fs'
 import { AcpSession, newCarry, type SessionReport, type SessionSwarm } from '../harness/acp/acp-session.js'
 import type { AcpAgentLaunch } from '../harness/acp/acp-agents.js'
 import type { PermissionPolicy } from '../harness/acp/permission-policy.js'
-import type { InboxNote } from '../harness/acp/turn-composer.js'
+import type { HeldTask, InboxNote } from '../harness/acp/turn-composer.js'
 import { checkLaunchCommand } from '../harness/command-check.js'
 import type { HarnessRun, HarnessRunSession } from '../harness/supervisor.js'
 import { VERSION } from '../version.js'
-import type { Daemon } from './daemon.js'
-import type { InboxItem } from './agent-inbox.js'
+import type { Metrics } from '../metrics/metrics.js'
+import type { AgentInbox, InboxItem } from './agent-inbox.js'
+import type { EventBus } from './event-bus.js'
+import type { WaitAnswer } from './work-wait.js'
+
+/** What an ACP session needs of the daemon beside it; the composition root (daemon.ts) builds it. */
+export interface AcpHost {
+  /** --acp-permissions as given (default workspace,agency,shell) */
+  permissions?: string
+  /** the agent's inbox: what the next turn carries, and its read cursor */
+  inbox: Pick<AgentInbox, 'read' | 'unread' | 'markRead'>
+  /** called whenever an inbox item is stored; returns the unsubscribe function */
+  onInbox: (listener: () => void) => () => void
+  /** agency wait: blocks until there is something to do, and says what */
+  waitForWork: (timeoutMs: number, signal?: AbortSignal) => Promise<WaitAnswer>
+  goalMet: () => boolean
+  /** the tasks the daemon holds, with their titles */
+  held: () => HeldTask[]
+  metrics: Pick<Metrics, 'harnessTurns' | 'harnessTokens' | 'harnessContextTokens' | 'harnessToolCalls' | 'harnessPermissions' | 'harnessPushed' | 'harnessProtocolErrors'>
+  events: Pick<EventBus, 'emit'>
+  /** the agent's status line (peers see it in heartbeats) */
+  setStatusLine: (text: string) => Promise<void>
+}
 
 export interface AcpHarnessOptions {
   name: string
@@ -29,7 +50,7 @@ export interface AcpHarnessOptions {
 const STATUS_LINE_EVERY_MS = 3_000
 
 /** The supervisor hooks that make its runs ACP sessions. */
-export function acpHarness (d: Daemon, o: AcpHarnessOptions): { beforeSpawn: () => void, session: (run: HarnessRun) => HarnessRunSession } {
+export function acpHarness (d: AcpHost, o: AcpHarnessOptions): { beforeSpawn: () => void, session: (run: HarnessRun) => HarnessRunSession } {
   const carry = newCarry()
   const swarm = sessionSwarm(d)
   const report = sessionReport(d, o.name)
@@ -60,15 +81,15 @@ export function acpHarness (d: Daemon, o: AcpHarnessOptions): { beforeSpawn: () 
   }
 }
 
-function sessionSwarm (d: Daemon): SessionSwarm {
+function sessionSwarm (d: AcpHost): SessionSwarm {
   return {
     unread: async limit => (await d.inbox.read({ peek: true, limit })).map(note),
     unreadCount: () => d.inbox.unread(),
     markRead: async cursor => { await d.inbox.markRead(cursor) },
-    onInbox: listener => d.onInbox(() => { listener() }),
+    onInbox: listener => d.onInbox(listener),
     waitForWork: async (timeoutMs, signal) => await d.waitForWork(timeoutMs, signal),
     goalMet: () => d.goalMet(),
-    held: () => d.boardService.held().map(h => ({ task: h.task, epoch: h.epoch, title: d.boardService.board.task(h.task, d.boardService.now())?.title }))
+    held: () => d.held()
   }
 }
 
@@ -77,7 +98,7 @@ function note (item: InboxItem): InboxNote {
   return { cursor: item.record.cursor, kind: item.kind, from: m.from, fromName: m.fromName, task: item.task, text: m.text, time: m.time }
 }
 
-function sessionReport (d: Daemon, name: string): SessionReport {
+function sessionReport (d: AcpHost, name: string): SessionReport {
   const m = d.metrics
   const event = (text: string, detail: Record<string, unknown>, task = ''): void => { d.events.emit({ type: 'session', text, task, detail: { harness: name, ...detail } }) }
   const status = throttledStatusLine(d, name)
@@ -128,7 +149,7 @@ function sessionReport (d: Daemon, name: string): SessionReport {
 const KNOWN_STOP = new Set(['end_turn', 'max_tokens', 'max_turn_requests', 'refusal', 'cancelled'])
 
 /** Sets the status line at most every few seconds, keeping the latest text for the next slot. */
-function throttledStatusLine (d: Daemon, name: string): (text: string) => void {
+function throttledStatusLine (d: AcpHost, name: string): (text: string) => void {
   let last = 0
   let pending: string | undefined
   let timer: NodeJS.Timeout | undefined
