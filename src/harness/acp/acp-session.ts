@@ -88,7 +88,12 @@ export interface AcpSessionOptions {
   carry: SessionCarry
   /** A session that sends nothing this long while agentd waits on it is cancelled and restarted; 0: never. */
   idleTimeoutMs: number
-  /** How long a cancelled turn may take to end. Default 30 s. */
+  /**
+   * How long a cancelled turn may take to end before the session is failed and
+   * restarted. Default 5 min: ending a turn can take an agent a while on a busy
+   * machine (it stops its tools and model stream first), and a silent agent is
+   * caught sooner by the idle watchdog anyway.
+   */
   cancelGraceMs?: number
   /** Backoff for turns that did nothing, before the next unprompted one. Defaults 5 s to 5 min. */
   quietBackoffMs?: { min: number, max: number }
@@ -96,6 +101,8 @@ export interface AcpSessionOptions {
   limits?: Partial<AgentWireLimits>
   /** The agent drops a cancelled turn from its history (Gemini CLI): the next turn says it again. */
   forgetsCancelledTurns?: boolean
+  /** The clock the idle watchdog reads (ms); default Date.now. */
+  now?: () => number
 }
 
 /** The ACP protocol version agentd speaks. */
@@ -103,6 +110,9 @@ export const ACP_PROTOCOL_VERSION = acp.PROTOCOL_VERSION
 
 /** How long one `agency wait` inside the session loop blocks before looking again. */
 const WAIT_SLICE_MS = 10 * 60_000
+
+/** AcpSessionOptions.cancelGraceMs's default. */
+const CANCEL_GRACE_MS = 5 * 60_000
 
 export class AcpSession {
   private readonly o: AcpSessionOptions
@@ -116,7 +126,8 @@ export class AcpSession {
   private cancelReason: string | undefined
   private cancelTimer?: NodeJS.Timeout
   private idleTimer?: NodeJS.Timeout
-  private lastInbound = Date.now()
+  private readonly now: () => number
+  private lastInbound: number
   private awaiting = 0
   private waitAbort?: AbortController
   private wake?: () => void
@@ -129,6 +140,8 @@ export class AcpSession {
 
   constructor (o: AcpSessionOptions) {
     this.o = o
+    this.now = o.now ?? (() => Date.now())
+    this.lastInbound = this.now()
   }
 
   /** Runs the session until it ends; never rejects (a failure ends the run). */
@@ -136,8 +149,12 @@ export class AcpSession {
     this.main().catch(err => { this.fail(err) })
   }
 
-  /** agency stop or shutdown: cancels a running turn, gives it a moment to end, closes the agent's stdin. */
-  async stop (graceMs = 5_000): Promise<void> {
+  /**
+   * agency stop or shutdown: cancels a running turn, waits for it to end (at
+   * most the cancel grace; the supervisor's stop grace bounds it too), closes
+   * the agent's stdin.
+   */
+  async stop (graceMs = this.o.cancelGraceMs ?? CANCEL_GRACE_MS): Promise<void> {
     if (this.ending) return
     this.ending = true
     this.waitAbort?.abort()
@@ -158,7 +175,7 @@ export class AcpSession {
       output: run.stdin,
       log: (d, text) => { run.raw(`${d} ${text}`) },
       onFatal: err => { this.o.report.fault(err); this.fail(err) },
-      onInbound: () => { this.lastInbound = Date.now() },
+      onInbound: () => { this.lastInbound = this.now() },
       limits: this.o.limits
     })
     this.conn = acp.client({ name: 'agentd' })
@@ -240,8 +257,10 @@ export class AcpSession {
     this.o.run.note(`turn ${turn} (${why}): ${text.length} characters`)
     const prompt = this.request('session/prompt', () => this.agent().request('session/prompt', { sessionId: this.sessionId, prompt: [{ type: 'text', text }] }))
     this.turnDone = prompt.catch(() => {})
-    // A cancel asked for before the prompt went out (an urgent notice in between) still applies.
+    // A cancel asked for before the prompt went out still applies; and an urgent notice stored
+    // after this turn's items were read (before the turn was running) cancels it now.
     if (this.cancelReason != null) this.notifyCancel()
+    else this.cancelIfUrgent()
     let response: Record<string, unknown>
     try {
       response = await prompt as unknown as Record<string, unknown>
@@ -297,11 +316,24 @@ export class AcpSession {
 
   private onInboxItem (): void {
     this.wake?.()
+    this.cancelIfUrgent()
+  }
+
+  /**
+   * Cancels the running turn if an urgent notice is unread; else the unread
+   * items wait for the turn's end (the next turn carries them), said in the log.
+   */
+  private cancelIfUrgent (): void {
     if (!this.turnRunning || this.cancelReason != null || this.ending) return
+    const turn = this.turn
     // Delivered items are marked read, so what is unread came during this turn.
     this.o.swarm.unread(MAX_NOTES_PER_TURN).then(notes => {
+      if (!this.turnRunning || this.turn !== turn || this.cancelReason != null || this.ending) return
       const urgent = notes.find(isUrgent)
-      if (urgent == null || !this.turnRunning || this.cancelReason != null || this.ending) return
+      if (urgent == null) {
+        if (notes.length > 0) this.o.run.note(`turn ${turn} goes on: ${notes.length} unread item(s) wait for its end`)
+        return
+      }
       this.cancelTurn(`your daemon's ${urgent.kind} notice${urgent.task !== '' ? ` for ${urgent.task}` : ''} (below): the work of that turn is no longer yours to do`)
     }).catch(() => {})
   }
@@ -316,7 +348,7 @@ export class AcpSession {
     if (this.sessionId === '' || this.conn == null) return
     this.agent().notify('session/cancel', { sessionId: this.sessionId }).catch(() => {})
     clearTimeout(this.cancelTimer)
-    const grace = this.o.cancelGraceMs ?? 30_000
+    const grace = this.o.cancelGraceMs ?? CANCEL_GRACE_MS
     this.cancelTimer = setTimeout(() => {
       if (this.turnRunning) this.fail(new AgentProtocolError('unresponsive', `the agent did not end its turn within ${Math.round(grace / 1000)} s of session/cancel`))
     }, grace)
@@ -342,7 +374,7 @@ export class AcpSession {
   /** Sends a request and counts it as awaited, so the idle watchdog knows the agent owes an answer. */
   private async request<T> (what: string, send: () => Promise<T>): Promise<T> {
     this.awaiting++
-    this.lastInbound = Date.now()
+    this.lastInbound = this.now()
     try {
       return await send()
     } catch (err) {
@@ -361,14 +393,14 @@ export class AcpSession {
     const limit = this.o.idleTimeoutMs
     if (limit <= 0) return
     this.idleTimer = setInterval(() => {
-      if (this.ending || this.awaiting === 0 || Date.now() - this.lastInbound < limit) return
+      if (this.ending || this.awaiting === 0 || this.now() - this.lastInbound < limit) return
       const what = `the agent sent nothing for ${Math.round(limit / 1000)} s while agentd waited on it (--harness-run-timeout)`
       this.o.run.note(`${what}: cancelling and restarting the session`)
       // Cancel first (the agent may still tidy up its turn), then end the process a moment later.
       const cancelled = this.turnRunning
       if (cancelled) this.notifyCancel()
-      this.fail(new AgentProtocolError('unresponsive', what), true, cancelled ? Math.min(5_000, this.o.cancelGraceMs ?? 30_000) : 0)
-    }, Math.max(50, Math.min(5_000, limit / 4)))
+      this.fail(new AgentProtocolError('unresponsive', what), true, cancelled ? Math.min(5_000, this.o.cancelGraceMs ?? CANCEL_GRACE_MS) : 0)
+    }, Math.max(50, Math.min(1_000, limit / 4)))
     this.idleTimer.unref()
   }
 

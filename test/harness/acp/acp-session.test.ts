@@ -12,7 +12,11 @@ import { parsePermissionPolicy, type PermissionDecision } from '../../../src/har
 import type { InboxNote } from '../../../src/harness/acp/turn-composer.js'
 import { HarnessSupervisor, harnessLogPath, type HarnessExit } from '../../../src/harness/supervisor.js'
 import type { AgentProtocolError } from '../../../src/core/errors.js'
-import { waitFor } from '../../helpers/wait-for.js'
+import { waitFor as waitForOutcome, type WaitForOptions } from '../../helpers/wait-for.js'
+
+// Every wait is for an outcome, with a deadline only a broken session reaches.
+const waitFor = async <T>(check: () => T | Promise<T>, o: WaitForOptions = {}): ReturnType<typeof waitForOutcome<T>> => await waitForOutcome(check, { timeoutMs: 60_000, intervalMs: 50, ...o })
+const TEST_MS = 120_000
 
 const FAKE_AGENT = fileURLToPath(new URL('./fake-acp-agent.mjs', import.meta.url))
 
@@ -48,8 +52,16 @@ class FakeSwarm implements SessionSwarm {
   }
 }
 
+/** A clock the test moves forward: the idle watchdog reads it. */
+class TestClock {
+  private offset = 0
+  now = (): number => Date.now() + this.offset
+  advance (ms: number): void { this.offset += ms }
+}
+
 interface Rig {
   dir: string
+  clock: TestClock
   swarm: FakeSwarm
   supervisor: HarnessSupervisor
   exits: HarnessExit[]
@@ -69,7 +81,7 @@ afterEach(async () => {
   }
 })
 
-async function rig (mode: string, o: { idleTimeoutMs?: number, limits?: { floodBurst?: number, floodRatePerSec?: number }, forgetsCancelledTurns?: boolean } = {}): Promise<Rig> {
+async function rig (mode: string, o: { idleTimeoutMs?: number, limits?: { floodBurst?: number, floodRatePerSec?: number }, forgetsCancelledTurns?: boolean, stopGraceMs?: number } = {}): Promise<Rig> {
   const dir = await mkdtemp(join(tmpdir(), 'agency-acp-session-'))
   const swarm = new FakeSwarm()
   const exits: HarnessExit[] = []
@@ -77,6 +89,7 @@ async function rig (mode: string, o: { idleTimeoutMs?: number, limits?: { floodB
   const faults: AgentProtocolError[] = []
   const turns: Rig['turns'] = []
   const carry = newCarry()
+  const clock = new TestClock()
   const report: SessionReport = {
     turnStarted: () => {},
     turnEnded: t => { turns.push(t) },
@@ -91,7 +104,8 @@ async function rig (mode: string, o: { idleTimeoutMs?: number, limits?: { floodB
     dataDir: dir,
     minBackoffMs: 50,
     maxBackoffMs: 200,
-    stopGraceMs: 2_000,
+    // Generous: an agent asked to end (stdin closed, a turn cancelled) is given the time it takes.
+    stopGraceMs: o.stopGraceMs ?? 60_000,
     onExit: e => { exits.push(e) },
     session: run => {
       const s = new AcpSession({
@@ -106,7 +120,7 @@ async function rig (mode: string, o: { idleTimeoutMs?: number, limits?: { floodB
         policy: parsePermissionPolicy(),
         carry,
         idleTimeoutMs: o.idleTimeoutMs ?? 0,
-        cancelGraceMs: 5_000,
+        now: clock.now,
         clientVersion: 'test',
         limits: o.limits,
         forgetsCancelledTurns: o.forgetsCancelledTurns
@@ -117,6 +131,7 @@ async function rig (mode: string, o: { idleTimeoutMs?: number, limits?: { floodB
   })
   const r: Rig = {
     dir,
+    clock,
     swarm,
     supervisor,
     exits,
@@ -171,7 +186,7 @@ describe('an ACP session with a (fake) agent process', () => {
     expect(r.exits[0].failure).toBeUndefined()
     expect(r.exits[0].endedBy).toBe('the goal is met')
     expect((await r.agentLog()).some(e => e.event === 'stdin closed')).toBe(true)
-  })
+  }, TEST_MS)
 
   it('answers permission requests by the policy: a write outside the workspace is denied, the shell allowed, by option kind', async () => {
     const r = await rig('ok')
@@ -183,7 +198,7 @@ describe('an ACP session with a (fake) agent process', () => {
     const log = await r.harnessLog()
     expect(log).toContain('agentd: permission denied: edit /outside/x.txt (outside the workspace: /outside/x.txt)')
     expect(log).toContain('agentd: permission allowed: shell: npm test (the shell is allowed)')
-  })
+  }, TEST_MS)
 
   it('cancels the running turn when a claim is lost, says why in the next turn, and does not cancel for a message', async () => {
     const r = await rig('ok')
@@ -191,9 +206,9 @@ describe('an ACP session with a (fake) agent process', () => {
     r.swarm.add('message', 'HOLD-TURN please')
     await waitFor(async () => (await r.agentLog()).some(e => e.event === 'holding'), { what: 'the second turn to run' })
     r.swarm.add('message', 'a second message, which waits')
-    // A message does not stop the turn.
-    await new Promise(resolve => setTimeout(resolve, 300))
-    expect((await r.agentLog()).some(e => e.event === 'cancel')).toBe(false)
+    // A message does not stop the turn: the session says so once it has looked at it.
+    await waitFor(async () => (await r.harnessLog()).includes('agentd: turn 2 goes on: 1 unread item(s) wait for its end'), { what: 'the session to let the turn go on' })
+    expect(await r.harnessLog()).not.toContain('cancelling turn')
     r.swarm.add('claim_lost', 'your claim on greet@1 is lost (outbid): peer-b holds it now', 'greet')
     await waitFor(async () => (await prompts(r)).length === 3, { what: 'the turn after the cancel' })
     expect(r.turns[1].stopReason).toBe('cancelled')
@@ -203,7 +218,7 @@ describe('an ACP session with a (fake) agent process', () => {
     expect(next).toContain('- notice claim_lost (task greet): your claim on greet@1 is lost (outbid): peer-b holds it now')
     expect(next).not.toContain('HOLD-TURN please')
     expect((await r.agentLog()).filter(e => e.event === 'cancel')).toHaveLength(1)
-  })
+  }, TEST_MS)
 
   it('says a stopped turn again to an agent that drops stopped turns from its history', async () => {
     const r = await rig('ok', { forgetsCancelledTurns: true })
@@ -215,7 +230,7 @@ describe('an ACP session with a (fake) agent process', () => {
     const next = (await prompts(r))[2]
     expect(next).toContain('[agentd] That turn had told you (repeated: you do not keep a stopped turn):\n- message from b (peer-b): HOLD-TURN and a question')
     expect(next).not.toMatch(/^# You are agent-1/) // the stopped turn was not the first: no prompt again
-  })
+  }, TEST_MS)
 
   it('restarts a crashed agent with a new session that says where it was', async () => {
     const r = await rig('crash-once')
@@ -227,7 +242,7 @@ describe('an ACP session with a (fake) agent process', () => {
     expect(resumed).toContain('[agentd] This is a new session: the previous one ended')
     expect(resumed).toContain('- you hold greet@1 (a greet function)')
     expect((await r.agentLog()).filter(e => e.event === 'session/new')).toHaveLength(2)
-  })
+  }, TEST_MS)
 
   it('stop() cancels the running turn and the agent exits', async () => {
     const r = await rig('ok')
@@ -240,22 +255,26 @@ describe('an ACP session with a (fake) agent process', () => {
     expect(log.some(e => e.event === 'cancel')).toBe(true)
     expect(log.some(e => e.event === 'stdin closed')).toBe(true)
     expect(r.turns[1]?.stopReason).toBe('cancelled')
-  })
+  }, TEST_MS)
 })
 
 describe('a session that stops answering', () => {
   it('is cancelled, then restarted after the run timeout (silence while agentd waits on it)', async () => {
-    const r = await rig('ok', { idleTimeoutMs: 1_000 })
+    const r = await rig('ok', { idleTimeoutMs: 20 * 60_000 })
     await waitFor(() => r.turns.length === 1, { what: 'the first turn to end' })
     r.swarm.add('message', 'SILENT-TURN')
-    await waitFor(() => r.exits.length === 1, { timeoutMs: 30_000, what: 'the hung session to be ended' })
+    // The agent has the turn and will never answer it: the watchdog's clock is moved past the timeout.
+    await waitFor(async () => (await prompts(r)).some(p => p.includes('SILENT-TURN')), { what: 'the silent turn to reach the agent' })
+    expect(r.exits).toHaveLength(0)
+    r.clock.advance(20 * 60_000)
+    await waitFor(() => r.exits.length === 1, { what: 'the hung session to be ended' })
     expect(r.exits[0].timedOut).toBe(true)
-    expect(r.exits[0].failure).toBe('the agent sent nothing for 1 s while agentd waited on it (--harness-run-timeout)')
+    expect(r.exits[0].failure).toBe('the agent sent nothing for 1200 s while agentd waited on it (--harness-run-timeout)')
     expect((await r.agentLog()).some(e => e.event === 'cancel')).toBe(true)
     // Restarted: a new session, which is told the last turn again since it never finished.
     await waitFor(async () => (await prompts(r)).length === 3, { what: 'the new session\'s first turn' })
     expect((await prompts(r))[2]).toContain('the last turn of that session had told you (repeated here because it did not finish):\n  - message from b (peer-b): SILENT-TURN')
-  })
+  }, TEST_MS)
 })
 
 describe('an agent that breaks the protocol: a clear failure, and the supervisor restarts it with backoff', () => {
@@ -265,7 +284,7 @@ describe('an agent that breaks the protocol: a clear failure, and the supervisor
     expect(r.exits[0].failure).toBe('the agent answered initialize with ACP protocol version 2; agentd speaks version 1: use an agent (or an adapter version) that speaks ACP v1')
     expect(r.supervisor.restarts).toBeGreaterThanOrEqual(1)
     expect((await r.agentLog()).some(e => e.event === 'session/new')).toBe(false)
-  })
+  }, TEST_MS)
 
   it('ends a session whose agent prints malformed JSON-RPC on stdout', async () => {
     const r = await rig('malformed')
@@ -276,18 +295,19 @@ describe('an agent that breaks the protocol: a clear failure, and the supervisor
     expect(log).toContain('malformed JSON-RPC from the agent (1 of at most 20), dropped: not JSON: Starting the fake agent...')
     expect(log).toContain('dropped: no "jsonrpc": "2.0": {"not":"json-rpc"}')
     expect(log).toContain('dropped: not a JSON object: [1,2,3]')
-  })
+  }, TEST_MS)
 
   it('ends a session whose agent floods it with updates', async () => {
-    const r = await rig('flood', { limits: { floodBurst: 2_000, floodRatePerSec: 100 } })
-    await waitFor(() => r.exits.length >= 1, { timeoutMs: 30_000, what: 'the failed run' })
+    // A short stop grace: the agent is killed at the end, mid-flood (it cannot answer a cancel then).
+    const r = await rig('flood', { limits: { floodBurst: 2_000, floodRatePerSec: 100 }, stopGraceMs: 2_000 })
+    await waitFor(() => r.exits.length >= 1, { what: 'the failed run' })
     expect(r.exits[0].failure).toBe('the agent sent more than 2000 messages faster than 100 a second: stopping it')
     expect(r.faults.map(f => f.fault)).toContain('flood')
-  })
+  }, TEST_MS)
 
   it('says a login is needed when session/new answers auth required', async () => {
     const r = await rig('auth')
     await waitFor(() => r.exits.length >= 1, { what: 'the failed run' })
     expect(r.exits[0].failure).toMatch(/^the agent needs a login before it opens a session \(Authentication required\)/)
-  })
+  }, TEST_MS)
 })

@@ -10,7 +10,10 @@
 // call, asks permission to write /outside/x.txt and to run a shell command
 // (the answers go to the log too), and ends the turn, unless the prompt says
 // HOLD-TURN: then the turn runs until session/cancel, answered "cancelled";
-// or SILENT-TURN: then it never says anything again (a hung agent).
+// or SILENT-TURN: then it never says anything again (a hung agent), the first
+// time only (a restarted agent, told that turn again, answers it).
+// flood: answers each prompt with a flood of updates, then holds the turn
+// until session/cancel like HOLD-TURN.
 import { appendFileSync, existsSync, writeFileSync } from 'node:fs'
 import { createInterface } from 'node:readline'
 
@@ -40,8 +43,16 @@ createInterface({ input: process.stdin }).on('line', async line => {
     case 'session/prompt': {
       const text = msg.params.prompt.map(b => b.text ?? '').join('\n')
       record({ event: 'prompt', text })
-      if (text.includes('SILENT-TURN')) { silent = true; return } // says nothing more, and ignores the cancel
-      if (mode === 'flood') { for (let i = 0; i < 200_000; i++) send({ method: 'session/update', params: { sessionId: 'fake-session', update: { sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: 'x' } } } }); return }
+      if (text.includes('SILENT-TURN') && logFile != null && !existsSync(`${logFile}.silent`)) {
+        writeFileSync(`${logFile}.silent`, '')
+        silent = true // says nothing more, and ignores the cancel
+        return
+      }
+      if (mode === 'flood') {
+        for (let i = 0; i < 200_000; i++) send({ method: 'session/update', params: { sessionId: 'fake-session', update: { sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: 'x' } } } })
+        heldTurn = msg.id
+        return
+      }
       const update = (u) => send({ method: 'session/update', params: { sessionId: 'fake-session', update: u } })
       update({ sessionUpdate: 'tool_call', toolCallId: 't1', title: 'Write /outside/x.txt', kind: 'edit', status: 'pending', locations: [{ path: '/outside/x.txt' }] })
       const options = [{ optionId: 'yes', name: 'Allow', kind: 'allow_once' }, { optionId: 'always', name: 'Always', kind: 'allow_always' }, { optionId: 'no', name: 'Reject', kind: 'reject_once' }]
