@@ -6,8 +6,8 @@
 // and what is asserted are acp-scenario.ts's (playAcpScenario), as for Codex.
 import { afterEach, describe, it } from 'vitest'
 import { Scratch } from '../agents/helpers.js'
-import { ACP_PLAYBOOK, isAgentdPrompt, playAcpScenario, scenarioModel, startAcpScenario, type AcpScenario, type ModelStep } from './acp-scenario.js'
-import { SCENARIO_TIMEOUT_MS, assertCli } from './greeter-scenario.js'
+import { ACP_SCENARIO_MS, ACP_PLAYBOOK, isAgentdPrompt, playAcpScenario, scenarioModel, startAcpScenario, type AcpScenario, type ModelStep } from './acp-scenario.js'
+import { assertCli } from './greeter-scenario.js'
 import { CLAUDE_CODE_TOOLS, replay, type Conversation, type TakenStep } from './models/agent-script.js'
 import { startAnthropicModel, type MessageParam, type RecordedRequest, type ScriptedAnthropicModel } from './models/anthropic-messages.js'
 
@@ -60,6 +60,6 @@ describe('agentd --harness acp:claude: the real Claude ACP agent in a persistent
       setup: async () => ({ ANTHROPIC_BASE_URL: url, ANTHROPIC_API_KEY: 'not-a-real-key', CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1' })
     })
     const requests = model.requests
-    await playAcpScenario(scenario, m, { command: 'claude-agent-acp', claimCallTitle: /^mcp__agency__claim/, steps: () => requests.map(step), timeoutMs: SCENARIO_TIMEOUT_MS - 60_000 })
-  }, SCENARIO_TIMEOUT_MS)
+    await playAcpScenario(scenario, m, { command: 'claude-agent-acp', claimCallTitle: /^mcp__agency__claim/, steps: () => requests.map(step) })
+  }, ACP_SCENARIO_MS)
 })

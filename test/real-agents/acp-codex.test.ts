@@ -10,8 +10,8 @@ import { join } from 'node:path'
 import { afterEach, describe, it } from 'vitest'
 import { Scratch } from '../agents/helpers.js'
 import { responsesStep, sinceLastPrompt } from './acp-responses.js'
-import { ACP_PLAYBOOK, playAcpScenario, scenarioModel, startAcpScenario, type AcpScenario } from './acp-scenario.js'
-import { SCENARIO_TIMEOUT_MS, assertCli } from './greeter-scenario.js'
+import { ACP_SCENARIO_MS, ACP_PLAYBOOK, playAcpScenario, scenarioModel, startAcpScenario, type AcpScenario } from './acp-scenario.js'
+import { assertCli } from './greeter-scenario.js'
 import { CODEX_TOOLS, MODEL_ID, startResponsesModel, type ResponsesModel } from './models/openai-responses.js'
 
 let scratch: Scratch | undefined
@@ -66,6 +66,6 @@ describe('agentd --harness acp:codex: the real Codex ACP agent in a persistent s
       }
     })
     const requests = model.requests
-    await playAcpScenario(scenario, m, { command: 'codex-acp', claimCallTitle: /^Tool: agency\/claim/, steps: () => requests.map(responsesStep), timeoutMs: SCENARIO_TIMEOUT_MS - 60_000 })
-  }, SCENARIO_TIMEOUT_MS)
+    await playAcpScenario(scenario, m, { command: 'codex-acp', claimCallTitle: /^Tool: agency\/claim/, steps: () => requests.map(responsesStep) })
+  }, ACP_SCENARIO_MS)
 })

@@ -7,8 +7,8 @@ import { join } from 'node:path'
 import { afterEach, describe, it } from 'vitest'
 import { Scratch } from '../agents/helpers.js'
 import { responsesStep, sinceLastPrompt } from './acp-responses.js'
-import { ACP_PLAYBOOK, playAcpScenario, scenarioModel, startAcpScenario, type AcpScenario } from './acp-scenario.js'
-import { SCENARIO_TIMEOUT_MS, assertCli } from './greeter-scenario.js'
+import { ACP_SCENARIO_MS, ACP_PLAYBOOK, playAcpScenario, scenarioModel, startAcpScenario, type AcpScenario } from './acp-scenario.js'
+import { assertCli } from './greeter-scenario.js'
 import { COPILOT_TOOLS, MODEL_ID, startResponsesModel, type ResponsesModel } from './models/openai-responses.js'
 
 let scratch: Scratch | undefined
@@ -43,6 +43,6 @@ describe('agentd --harness acp:copilot: the real Copilot CLI over ACP in a persi
       })
     })
     const requests = model.requests
-    await playAcpScenario(scenario, m, { command: 'copilot', claimCallTitle: /claim/, steps: () => requests.map(responsesStep), timeoutMs: SCENARIO_TIMEOUT_MS - 60_000 })
-  }, SCENARIO_TIMEOUT_MS)
+    await playAcpScenario(scenario, m, { command: 'copilot', claimCallTitle: /claim/, steps: () => requests.map(responsesStep) })
+  }, ACP_SCENARIO_MS)
 })

@@ -7,8 +7,8 @@ import { mkdir, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { afterEach, describe, it } from 'vitest'
 import { Scratch } from '../agents/helpers.js'
-import { ACP_PLAYBOOK, isAgentdPrompt, playAcpScenario, scenarioModel, startAcpScenario, type AcpScenario, type ModelStep } from './acp-scenario.js'
-import { SCENARIO_TIMEOUT_MS, assertCli } from './greeter-scenario.js'
+import { ACP_SCENARIO_MS, ACP_PLAYBOOK, isAgentdPrompt, playAcpScenario, scenarioModel, startAcpScenario, type AcpScenario, type ModelStep } from './acp-scenario.js'
+import { assertCli } from './greeter-scenario.js'
 import { startGeminiStandIn, type GeminiRequestRecord, type GeminiStandIn } from './models/gemini-api.js'
 
 let scratch: Scratch | undefined
@@ -56,6 +56,6 @@ describe('agentd --harness acp:gemini: the real Gemini CLI over ACP in a persist
       }
     })
     const turns = (): GeminiRequestRecord[] => model?.turns() ?? []
-    await playAcpScenario(scenario, m, { command: 'gemini', claimCallTitle: /claim/, steps: () => turns().map(step), timeoutMs: SCENARIO_TIMEOUT_MS - 60_000 })
-  }, SCENARIO_TIMEOUT_MS)
+    await playAcpScenario(scenario, m, { command: 'gemini', claimCallTitle: /claim/, steps: () => turns().map(step) })
+  }, ACP_SCENARIO_MS)
 })

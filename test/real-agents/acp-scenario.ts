@@ -22,6 +22,13 @@ import { CLI_BIN_DIR, count, git, harnessLog, seedSharedRepo } from './agent-dae
 import { GOAL_MET_ANSWER, IDLE_ANSWER, type Move, type Playbook, type TakenStep } from './models/agent-script.js'
 import { GREETER, TEST_COMMAND } from './projects.js'
 
+/**
+ * The whole scenario's budget (the test's timeout): each wait in it waits for
+ * its outcome until this runs out, never for a step's own time. A run takes
+ * 30-50 s; the budget is for a crowded machine.
+ */
+export const ACP_SCENARIO_MS = 480_000
+
 /** What the scripted model knows: the greeter's work, and to end its turn when nothing is ready. */
 export const ACP_PLAYBOOK: Playbook = { ...GREETER.playbook, endTurnWhenIdle: true }
 
@@ -39,12 +46,16 @@ export interface AcpScenario {
   metrics: () => Promise<string>
   /** Closes the API clients (the daemons are the Scratch's). */
   close: () => void
+  /** What is left of the scenario's budget (ms), less the time the clean-up needs. */
+  left: () => number
 }
 
 /** A message from B that the test looks for in what reaches the model. */
 export const PEER_MESSAGE = 'I took greet while we could not see each other; I am releasing it now, it is yours again. -- B'
 
 export async function startAcpScenario (scratch: Scratch, o: { name: string, harness: string, setup: (home: string) => Promise<Record<string, string>> }): Promise<AcpScenario> {
+  const deadline = Date.now() + ACP_SCENARIO_MS - 45_000
+  const left = (): number => Math.max(0, deadline - Date.now())
   const dir = await scratch.dir(`agency-${o.name}-`)
   const repo = await seedSharedRepo(dir, GREETER.files)
   const home = join(dir, 'home')
@@ -60,7 +71,10 @@ export async function startAcpScenario (scratch: Scratch, o: { name: string, har
   }
   const dataA = join(dir, 'a')
   const dataB = join(dir, 'b')
-  const common = ['--repo', repo, '--mirror-dir', join(dir, 'mirrors'), '--settle-ms', '300']
+  // A lease that a starved daemon cannot lose: whether B still holds greet must not depend on its
+  // heartbeats arriving in time (the scenario is about the session, not about expiry).
+  const peerArgs = ['--settle-ms', '300', '--live-timeout-ms', '300000']
+  const common = ['--repo', repo, '--mirror-dir', join(dir, 'mirrors'), ...peerArgs]
   const clients: Agency[] = []
   const api = (d: LocalDaemon): Agency => { const c = connectAgency(d.grpc); clients.push(c); return c }
   const call = async <T>(d: LocalDaemon, f: (c: AgencyClient) => (req: any, ...rest: any[]) => unknown, req: unknown): Promise<T> => {
@@ -73,15 +87,15 @@ export async function startAcpScenario (scratch: Scratch, o: { name: string, har
   await call(seedA, c => c.setGoal, { text: GREETER.goal, files: [], testCommand: TEST_COMMAND })
   const t = GREETER.task
   await call(seedA, c => c.addTask, { id: t.id, title: t.title, description: t.description, deps: [], scope: t.scope, priority: 0 })
-  const seedB = await scratch.daemon(`${o.name}-b-seed`, { dataDir: dataB, logFile: join(dir, 'b-seed.log'), peers: seedA.addrs, extraArgs: ['--settle-ms', '300'] })
-  await waitFor(async () => (await call<{ task?: { id: string } }>(seedB, c => c.getTask, { id: t.id })).task?.id === t.id, { timeoutMs: 60_000, what: 'B to learn the board from A' })
+  const seedB = await scratch.daemon(`${o.name}-b-seed`, { dataDir: dataB, logFile: join(dir, 'b-seed.log'), peers: seedA.addrs, extraArgs: peerArgs })
+  await waitFor(async () => (await call<{ task?: { id: string } }>(seedB, c => c.getTask, { id: t.id })).task?.id === t.id, { timeoutMs: left(), what: 'B to learn the board from A' })
   if (await seedB.stop('SIGTERM') !== 0) throw new Error('B did not stop cleanly')
   // One more entry on A that B never sees: A's claim will come after it, so B's earlier claim wins.
   await call(seedA, c => c.recordFinding, { kind: 'note', text: 'the greeter\'s test is test/greet.test.js', paths: [], tags: [], refs: [], supersedes: '' })
   if (await seedA.stop('SIGTERM') !== 0) throw new Error('A did not stop cleanly')
 
   // ---- B, offline, claims greet ----
-  const offlineB = await scratch.daemon(`${o.name}-b-offline`, { dataDir: dataB, logFile: join(dir, 'b-offline.log'), extraArgs: ['--settle-ms', '300'] })
+  const offlineB = await scratch.daemon(`${o.name}-b-offline`, { dataDir: dataB, logFile: join(dir, 'b-offline.log'), extraArgs: peerArgs })
   const claimed = await call<{ outcome: number }>(offlineB, c => c.claim, { task: t.id, scope: t.scope, noWait: false })
   if (claimed.outcome !== 1) throw new Error(`B's offline claim was not HELD: ${JSON.stringify(claimed)}`)
   if (await offlineB.stop('SIGTERM') !== 0) throw new Error('B did not stop cleanly')
@@ -100,9 +114,10 @@ export async function startAcpScenario (scratch: Scratch, o: { name: string, har
     a,
     events,
     api,
-    peerOnline: async () => await scratch.daemon(`${o.name}-b`, { dataDir: dataB, logFile: join(dir, 'b.log'), peers: a.addrs, extraArgs: ['--settle-ms', '300'] }),
+    peerOnline: async () => await scratch.daemon(`${o.name}-b`, { dataDir: dataB, logFile: join(dir, 'b.log'), peers: a.addrs, extraArgs: peerArgs }),
     metrics: async () => await (await fetch(`http://${a.metrics ?? ''}/metrics`)).text(),
-    close: () => { for (const c of clients.splice(0)) c.close() }
+    close: () => { for (const c of clients.splice(0)) c.close() },
+    left
   }
 }
 
@@ -208,7 +223,6 @@ export interface PlayOptions {
   claimCallTitle: RegExp
   /** The model's steps so far. */
   steps: () => ModelStep[]
-  timeoutMs: number
 }
 
 /**
@@ -233,8 +247,9 @@ export async function playAcpScenario (s: AcpScenario, m: ScenarioModel, o: Play
 async function play (s: AcpScenario, m: ScenarioModel, o: PlayOptions): Promise<void> {
   const { a } = s
   const explain = async (): Promise<string> => `harness.log:\n${(await harnessLog(a)).slice(-6000)}`
-  // A failed session, a crash or a failed start ends the scenario at once (a clean end says "ended by agentd").
-  const broken = /agentd: (the session failed|harness could not start|harness exited \(code ([1-9]|null, signal SIG))/
+  // A failed session, a crash or a failed start ends the scenario at once; an exit after agentd
+  // ended the session (the goal met: stdin closed, then SIGTERM if the agent is slow to go) is none.
+  const broken = /agentd: (the session failed|harness could not start|harness exited \(code ([1-9]|null, signal SIG)(?!.*\(ended by agentd: ))/m
   let over = false
   const failed = (async (): Promise<never> => {
     while (!over) {
@@ -261,24 +276,24 @@ async function steps (s: AcpScenario, m: ScenarioModel, o: PlayOptions, failed: 
 
   // ---- the peer comes online: its earlier claim wins, A's turn is cancelled ----
   const b = await s.peerOnline()
-  await waitFor(() => held.aborted(), { timeoutMs: 120_000, what: 'the agent to abort the held model request after session/cancel' })
-  await waitFor(async () => (await harnessLog(a)).includes('turn 1 ended: cancelled'), { timeoutMs: 60_000, what: 'turn 1 to end cancelled' })
+  await waitFor(() => held.aborted(), { timeoutMs: s.left(), what: 'the agent to abort the held model request after session/cancel' })
+  await waitFor(async () => (await harnessLog(a)).includes('turn 1 ended: cancelled'), { timeoutMs: s.left(), what: 'turn 1 to end cancelled' })
 
   // ---- turn 2 tells the model why; a message arrives during it, and waits for its end ----
   await Promise.race([m.atSecondReady, failed])
   const peer = s.api(b)
-  await waitFor(async () => { await peer.call((c: AgencyClient) => c.sendMessage, { to: a.peerId, text: PEER_MESSAGE, thread: '', replyTo: '' }); return true }, { timeoutMs: 60_000, what: 'B to send its message' })
-  await waitFor(async () => (await status(a)).unread > 0, { timeoutMs: 60_000, what: 'the message to reach A\'s inbox' })
+  await waitFor(async () => { await peer.call((c: AgencyClient) => c.sendMessage, { to: a.peerId, text: PEER_MESSAGE, thread: '', replyTo: '' }); return true }, { timeoutMs: s.left(), what: 'B to send its message' })
+  await waitFor(async () => (await status(a)).unread > 0, { timeoutMs: s.left(), what: 'the message to reach A\'s inbox' })
   m.messageArrived.open()
-  await waitFor(async () => (await harnessLog(a)).includes('turn 2 ended: end_turn'), { timeoutMs: 60_000, what: 'turn 2 to end' })
+  await waitFor(async () => (await harnessLog(a)).includes('turn 2 ended: end_turn'), { timeoutMs: s.left(), what: 'turn 2 to end' })
   // B gives the task back once A's turn 2 is over.
   await peer.call((c: AgencyClient) => c.release, { task: GREETER.task.id, note: 'yours again', branch: '' })
-  await waitFor(async () => (await s.api(a).call((c: AgencyClient) => c.getTask, { id: GREETER.task.id })).task?.state === 'open', { timeoutMs: 60_000, what: 'A to see greet open again' })
+  await waitFor(async () => (await s.api(a).call((c: AgencyClient) => c.getTask, { id: GREETER.task.id })).task?.state === 'open', { timeoutMs: s.left(), what: 'A to see greet open again' })
   m.released.open()
 
   // ---- the task is done in a later turn, and the session is ended ----
-  await Promise.race([waitFor(async () => (await harnessLog(a)).includes('the goal is met: ending the session'), { timeoutMs: o.timeoutMs, intervalMs: 500, what: 'the goal to be met' }), failed])
-  await waitFor(async () => (await harnessLog(a)).includes('agentd: work is done; not restarting the harness'), { timeoutMs: 60_000, what: 'the supervisor to finish' })
+  await Promise.race([waitFor(async () => (await harnessLog(a)).includes('the goal is met: ending the session'), { timeoutMs: s.left(), intervalMs: 500, what: 'the goal to be met' }), failed])
+  await waitFor(async () => (await harnessLog(a)).includes('agentd: work is done; not restarting the harness'), { timeoutMs: s.left(), what: 'the supervisor to finish' })
   const log = await harnessLog(a)
   expect(log, await explain()).not.toMatch(/session failed/)
 

@@ -8,7 +8,7 @@
 //   Claude Code honours ANTHROPIC_BASE_URL / ANTHROPIC_API_KEY like the CLI.
 //   MCP_CONNECTION_NONBLOCKING=0: the first turn waits for the agency server
 //   (otherwise it may start before the server is up and miss its tools), up to
-//   MCP_CONNECT_TIMEOUT_MS. Its permission mode stays "default", so every
+//   MCP_CONNECT_TIMEOUT_MS (2 min: a crowded machine starts it slowly). Its permission mode stays "default", so every
 //   tool use that is not read-only is asked of agentd's policy (IS_SANDBOX is
 //   cleared: see below).
 // - acp:codex   codex-acp (npm @zed-industries/codex-acp), with print mode's -c
@@ -60,7 +60,7 @@ const NAMED: Record<string, AcpAgentBuilder> = {
   claude: (ctx, token) => {
     const launch = baseLaunch(ctx, 'claude-agent-acp', [])
     launch.env.MCP_CONNECTION_NONBLOCKING = '0'
-    launch.env.MCP_CONNECT_TIMEOUT_MS = '30000'
+    launch.env.MCP_CONNECT_TIMEOUT_MS = '120000'
     // agentd answers every permission itself and never wants the bypass mode. As root with
     // IS_SANDBOX set, claude-agent-acp 0.49 starts Claude Code with the bypass mode allowed anyway,
     // and Claude Code refuses that as root: "cannot be used with root/sudo privileges", exit 1.
@@ -79,7 +79,7 @@ const NAMED: Record<string, AcpAgentBuilder> = {
       ...Object.entries(server.env).map(([name, value]) => `${key}.env.${name}=${tomlString(value)}`),
       `${key}.env_vars=[${tomlString('AGENCY_TOKEN')}]`,
       `${key}.required=true`,
-      `${key}.startup_timeout_sec=60`,
+      `${key}.startup_timeout_sec=120`,
       `${key}.tool_timeout_sec=${TOOL_TIMEOUT_SEC}`
     ]
     return { launch: baseLaunch(ctx, 'codex-acp', overrides.flatMap(o => ['-c', o])), mcpServers: [] }
