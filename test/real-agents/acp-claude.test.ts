@@ -5,7 +5,7 @@
 // gives Claude Code one: ANTHROPIC_BASE_URL and ANTHROPIC_API_KEY. The swarm
 // and what is asserted are acp-scenario.ts's (playAcpScenario), as for Codex.
 import { afterEach, describe, it } from 'vitest'
-import { Scratch } from '../agents/helpers.js'
+import { Scratch } from '../helpers/agent-loop.js'
 import { ACP_SCENARIO_MS, ACP_PLAYBOOK, isAgentdPrompt, playAcpScenario, scenarioModel, startAcpScenario, type AcpScenario, type ModelStep } from './acp-scenario.js'
 import { assertCli } from './greeter-scenario.js'
 import { CLAUDE_CODE_TOOLS, replay, type Conversation, type TakenStep } from './models/agent-script.js'

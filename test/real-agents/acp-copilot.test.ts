@@ -5,7 +5,7 @@
 // acp-scenario.ts's (playAcpScenario).
 import { join } from 'node:path'
 import { afterEach, describe, it } from 'vitest'
-import { Scratch } from '../agents/helpers.js'
+import { Scratch } from '../helpers/agent-loop.js'
 import { responsesStep, sinceLastPrompt } from './acp-responses.js'
 import { ACP_SCENARIO_MS, ACP_PLAYBOOK, playAcpScenario, scenarioModel, startAcpScenario, type AcpScenario } from './acp-scenario.js'
 import { assertCli } from './greeter-scenario.js'

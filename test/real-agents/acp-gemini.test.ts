@@ -6,7 +6,7 @@
 import { mkdir, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { afterEach, describe, it } from 'vitest'
-import { Scratch } from '../agents/helpers.js'
+import { Scratch } from '../helpers/agent-loop.js'
 import { ACP_SCENARIO_MS, ACP_PLAYBOOK, isAgentdPrompt, playAcpScenario, scenarioModel, startAcpScenario, type AcpScenario, type ModelStep } from './acp-scenario.js'
 import { assertCli } from './greeter-scenario.js'
 import { startGeminiStandIn, type GeminiRequestRecord, type GeminiStandIn } from './models/gemini-api.js'
