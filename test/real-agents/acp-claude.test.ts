@@ -57,6 +57,7 @@ describe('agentd --harness acp:claude: the real Claude ACP agent in a persistent
     scenario = await startAcpScenario(scratch, {
       name: 'acp-claude',
       harness: 'acp:claude',
+      model: m,
       setup: async () => ({ ANTHROPIC_BASE_URL: url, ANTHROPIC_API_KEY: 'not-a-real-key', CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1' })
     })
     const requests = model.requests

@@ -59,6 +59,7 @@ describe('agentd --harness acp:codex: the real Codex ACP agent in a persistent s
     scenario = await startAcpScenario(scratch, {
       name: 'acp-codex',
       harness: 'acp:codex',
+      model: m,
       setup: async home => {
         await mkdir(join(home, '.codex'), { recursive: true })
         await writeFile(join(home, '.codex', 'config.toml'), codexConfig(baseUrl))

@@ -34,6 +34,7 @@ describe('agentd --harness acp:copilot: the real Copilot CLI over ACP in a persi
     scenario = await startAcpScenario(scratch, {
       name: 'acp-copilot',
       harness: 'acp:copilot',
+      model: m,
       setup: async home => ({
         COPILOT_HOME: join(home, '.copilot'),
         COPILOT_OFFLINE: 'true',

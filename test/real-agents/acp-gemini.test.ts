@@ -48,6 +48,7 @@ describe('agentd --harness acp:gemini: the real Gemini CLI over ACP in a persist
     scenario = await startAcpScenario(scratch, {
       name: 'acp-gemini',
       harness: 'acp:gemini',
+      model: m,
       setup: async home => {
         // The user's settings: the Gemini API key login, and no usage statistics (nothing leaves loopback).
         await mkdir(join(home, '.gemini'), { recursive: true })

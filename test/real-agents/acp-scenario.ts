@@ -3,13 +3,15 @@
 // `--harness acp:<agent>`, and a real peer daemon (B) that takes the task from
 // A mid-turn and then writes to A. Only the model behind the agent is scripted.
 //
-// How B takes the claim without any trick: B learns the board from A, goes
-// offline, and claims `greet` while it cannot see A; A (which has appended one
-// more entry meanwhile, so its claim's lamport is higher) claims it too once its
-// agent starts. When B comes online the two claims meet: B's smaller
-// (lamport, author) wins, and A's daemon tells A its claim is lost (outbid), as
-// after a healed partition. B then sends A a direct message and releases the
-// task, so A can take it again at the next epoch and finish it.
+// How B takes the claim without any trick: B learns the board from A, A goes
+// offline, and B claims `greet` while it cannot see A; A comes back with its
+// agent, appends one more entry before the agent's first step (so its claim's
+// lamport is higher), and its agent claims greet too. When B comes online the
+// two claims meet: B's smaller (lamport, author) wins, and A's daemon tells A
+// its claim is lost (outbid), as after a healed partition. B then sends A a
+// direct message and releases the task, so A can take it again at the next
+// epoch and finish it. (B claims in the process it learned the board in: a
+// daemon restarted with no peer waits 10 s before its first entry.)
 import { mkdir } from 'node:fs/promises'
 import { delimiter, join } from 'node:path'
 import { expect } from 'vitest'
@@ -53,7 +55,7 @@ export interface AcpScenario {
 /** A message from B that the test looks for in what reaches the model. */
 export const PEER_MESSAGE = 'I took greet while we could not see each other; I am releasing it now, it is yours again. -- B'
 
-export async function startAcpScenario (scratch: Scratch, o: { name: string, harness: string, setup: (home: string) => Promise<Record<string, string>> }): Promise<AcpScenario> {
+export async function startAcpScenario (scratch: Scratch, o: { name: string, harness: string, model: ScenarioModel, setup: (home: string) => Promise<Record<string, string>> }): Promise<AcpScenario> {
   const deadline = Date.now() + ACP_SCENARIO_MS - 45_000
   const left = (): number => Math.max(0, deadline - Date.now())
   const dir = await scratch.dir(`agency-${o.name}-`)
@@ -82,26 +84,25 @@ export async function startAcpScenario (scratch: Scratch, o: { name: string, har
     try { return await c.call(f as any, req as any) as T } finally { c.close() }
   }
 
-  // ---- the board, on A; B learns it, then both stop ----
+  // ---- the board, on A; B learns it, then A stops ----
   const seedA = await scratch.daemon(`${o.name}-a-seed`, { dataDir: dataA, logFile: join(dir, 'a-seed.log'), env, extraArgs: common })
   await call(seedA, c => c.setGoal, { text: GREETER.goal, files: [], testCommand: TEST_COMMAND })
   const t = GREETER.task
   await call(seedA, c => c.addTask, { id: t.id, title: t.title, description: t.description, deps: [], scope: t.scope, priority: 0 })
   const seedB = await scratch.daemon(`${o.name}-b-seed`, { dataDir: dataB, logFile: join(dir, 'b-seed.log'), peers: seedA.addrs, extraArgs: peerArgs })
   await waitFor(async () => (await call<{ task?: { id: string } }>(seedB, c => c.getTask, { id: t.id })).task?.id === t.id, { timeoutMs: left(), what: 'B to learn the board from A' })
-  if (await seedB.stop('SIGTERM') !== 0) throw new Error('B did not stop cleanly')
-  // One more entry on A that B never sees: A's claim will come after it, so B's earlier claim wins.
-  await call(seedA, c => c.recordFinding, { kind: 'note', text: 'the greeter\'s test is test/greet.test.js', paths: [], tags: [], refs: [], supersedes: '' })
   if (await seedA.stop('SIGTERM') !== 0) throw new Error('A did not stop cleanly')
 
-  // ---- B, offline, claims greet ----
-  const offlineB = await scratch.daemon(`${o.name}-b-offline`, { dataDir: dataB, logFile: join(dir, 'b-offline.log'), extraArgs: peerArgs })
-  const claimed = await call<{ outcome: number }>(offlineB, c => c.claim, { task: t.id, scope: t.scope, noWait: false })
-  if (claimed.outcome !== 1) throw new Error(`B's offline claim was not HELD: ${JSON.stringify(claimed)}`)
-  if (await offlineB.stop('SIGTERM') !== 0) throw new Error('B did not stop cleanly')
+  // ---- B, alone, claims greet, and stops ----
+  const claimed = await call<{ outcome: number }>(seedB, c => c.claim, { task: t.id, scope: t.scope, noWait: false })
+  if (claimed.outcome !== 1) throw new Error(`B's claim while A was away was not HELD: ${JSON.stringify(claimed)}`)
+  if (await seedB.stop('SIGTERM') !== 0) throw new Error('B did not stop cleanly')
 
-  // ---- A with the ACP harness ----
+  // ---- A with the ACP harness; one more entry before its agent's first step ----
   const a = await scratch.daemon(o.name, { dataDir: dataA, logFile: join(dir, 'a.log'), env, extraArgs: [...common, '--metrics', '127.0.0.1:0', '--harness', o.harness] })
+  // B never sees it before its claim: A's claim comes after it, so B's earlier claim wins.
+  await call(a, c => c.recordFinding, { kind: 'note', text: 'the greeter\'s test is test/greet.test.js', paths: [], tags: [], refs: [], supersedes: '' })
+  o.model.mayStart.open()
   const events: Event[] = []
   const watcher = api(a)
   void (async () => {
@@ -176,6 +177,8 @@ export function isAgentdPrompt (text: string): boolean {
 export interface ScenarioModel {
   /** Give it to the model endpoint: holds the model at the scenario's points. */
   beforeAnswer: (s: ModelStep) => Promise<void>
+  /** The first step of turn 1 waits for it (startAcpScenario opens it once A's board is ready). */
+  mayStart: Gate
   heldAtWrite: Promise<ModelStep>
   atSecondReady: Promise<void>
   messageArrived: Gate
@@ -183,18 +186,21 @@ export interface ScenarioModel {
 }
 
 /**
- * Where the scenario holds the model: turn 1 at its write (until the claim is
+ * Where the scenario holds the model: turn 1 before its first step (until A's
+ * board is set up), and at its write (until the claim is
  * lost: the agent should cancel that request), turn 2 at `ready`, after it has
  * read its inbox (a message arrives then), turn 3 at `ready` until B has given
  * the task back.
  */
 export function scenarioModel (): ScenarioModel {
+  const mayStart = gate()
   const heldAtWrite = gate<ModelStep>()
   const atSecondReady = gate()
   const messageArrived = gate()
   const released = gate()
   const turns = new TurnNumbers()
   return {
+    mayStart,
     heldAtWrite: heldAtWrite.promise,
     atSecondReady: atSecondReady.promise,
     messageArrived,
@@ -203,6 +209,7 @@ export function scenarioModel (): ScenarioModel {
       const turn = turns.of(s)
       // The step just done; the move answered now is the one after it (branch -> the write, inbox -> ready).
       const done = s.taken.at(-1)?.step
+      if (turn === 1 && done === undefined) await mayStart.promise
       if (turn === 1 && done === 'branch' && !heldAtWrite.opened()) {
         heldAtWrite.open(s)
         await new Promise(() => {})
