@@ -278,11 +278,11 @@ export class BoardService {
     const tried = new Set<string>()
     let last: ClaimAnswer | undefined
     let attempts = 0
-    while (attempts < NEXT_CLAIM_ATTEMPTS) {
+    // Claims written, and choices tried (a choice taken between the choice and the claim writes none).
+    while (attempts < NEXT_CLAIM_ATTEMPTS && tried.size < 4 * NEXT_CLAIM_ATTEMPTS) {
       const task = this.protocol.nextChoices(this.now(), tried)[0]
       if (task === undefined) break
       tried.add(task.id)
-      attempts++
       let a: ClaimAnswer
       try {
         a = await this.claim(task.id, scope)
@@ -291,6 +291,7 @@ export class BoardService {
         if (err instanceof FailedPreconditionError || err instanceof NotFoundError) continue
         throw err
       }
+      attempts++
       if (a.outcome === 'HELD') return { ...a, attempts, pending: this.readyChoice().pending }
       last = a
     }
