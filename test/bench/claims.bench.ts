@@ -13,8 +13,8 @@
 // Up to --processes-up-to agents, each daemon is an agentd process (TCP on
 // loopback, the gRPC API on 127.0.0.1); above it, the daemons run in this
 // process over the libp2p memory transport, each with its own gRPC server on
-// 127.0.0.1 (N agentd processes of ~125 MiB and their start-up would not fit
-// this 2-core machine at 64). Prints, per N: time until every agent holds a
+// 127.0.0.1 (64 agentd processes, ~125 MiB and a start-up each, were not
+// tried on this 2-core machine). Prints, per N: time until every agent holds a
 // distinct task, the claims written and calls made, the settle window, and the
 // same time for git lock files, with the ratio. Writes <out>/bench-claims.md.
 import './quiet-logs.js'
