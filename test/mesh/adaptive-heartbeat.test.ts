@@ -41,8 +41,11 @@ describe('heartbeats in a swarm bigger than the heartbeat budget', () => {
 
   it('keeps every peer live though its heartbeats are far beyond the base timeout apart', async () => {
     const before = nodes.map(d => received.get(d)?.length ?? 0)
+    // Counted from here: while the fleet starts, heartbeats are at the 200 ms
+    // base with its 1.5 s timeout, which a loaded machine's event loop can miss.
+    const leftBefore = left.length
     await new Promise(resolve => setTimeout(resolve, 6000))
-    expect(left).toEqual([])
+    expect(left.slice(leftBefore)).toEqual([])
     for (const d of nodes) expect(d.peers(false)).toHaveLength(COUNT - 1)
     // At the base interval each node would have received 5 peers × 30 beats in 6 s;
     // within the budget it is about 5 × 2.4 (and a few extra beats when a status changes).
