@@ -252,7 +252,12 @@ export class LogService {
   async receiveGossip (bytes: Uint8Array, _from: string): Promise<Verdict> {
     // The core checks size, decoding and everything else, and counts what it rejects.
     const result = this.state.ingestBytes(bytes)
-    await this.persistResult(result)
+    // Stored in order and told to the listeners now, but not waited for: a
+    // peer's entry is forwarded once it is merged in memory. Waiting for the
+    // store put a thread-pool round trip into every hop. Losing the write in
+    // a crash loses nothing the swarm lacks (sync brings it back), and a
+    // failed write still stops the daemon.
+    this.persistResult(result).catch(() => {})
     switch (result.status) {
       case 'accepted': {
         // The author's clock to this one: a dashboard figure, skew included; the settle window uses round trips.
