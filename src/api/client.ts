@@ -3,7 +3,7 @@
 import { credentials, Metadata, status, type ServiceError, type ClientReadableStream } from '@grpc/grpc-js'
 import { AgencyClient } from '../gen/agency/v1/api.js'
 import { AgencyError, UnavailableError, isErrorCode, type ErrorCode } from '../core/errors.js'
-import { defaultDataDir, defaultGrpcAddr } from '../daemon/config.js'
+import { defaultDataDir, defaultGrpcAddr } from '../addresses.js'
 import { readFileSync } from 'node:fs'
 
 /** Where `agency` looks for its daemon: --addr, AGENCY_ADDR, else the socket in AGENCY_DATA_DIR (default ~/.agency). */

@@ -2,10 +2,11 @@
 import '../polyfill.js'
 import { Command, Option } from 'commander'
 import { readFile } from 'node:fs/promises'
-import { DEFAULTS, defaultDataDir, defaultGrpcAddr } from '../daemon/config.js'
+import { DEFAULTS } from '../daemon/config.js'
+import { defaultDataDir, defaultGrpcAddr } from '../addresses.js'
 import { loadOrCreateApiToken } from '../daemon/api-token.js'
-import { serveDaemon } from '../daemon/serve.js'
-import { HARNESS_POLICY_DEFAULTS } from '../daemon/harness-service.js'
+import { serveDaemon } from './serve.js'
+import { HARNESS_POLICY_DEFAULTS } from '../harness/policy.js'
 import { durationFlag } from './duration.js'
 import { VERSION } from '../version.js'
 
@@ -106,12 +107,12 @@ Examples:
       process.exit(1)
     }
     const { daemon } = served
-    daemon.onFatal = (err: Error) => {
+    daemon.onFatalError((err: Error) => {
       process.stderr.write(`agentd: cannot write to the data dir ${daemon.config.dataDir}: ${err.message}; stopping (a restart reloads what is on disk)\n`)
       const exit = (): never => process.exit(1)
       setTimeout(exit, 5000).unref()
       served.stop().then(exit, exit)
-    }
+    })
     const out = [
       `agentd ${VERSION} peer ${daemon.peerId} (${daemon.name}) swarm ${daemon.config.swarm}`,
       ...daemon.listenAddrs().map(a => `listening ${a}`),

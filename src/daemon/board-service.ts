@@ -29,8 +29,6 @@ export interface BoardServiceInit {
   knownPeers: () => number
   /** a direct message to a peer, for overlap notices */
   notify: (peer: string, text: string) => Promise<void>
-  /** the presence heartbeat should go out now (claims changed) */
-  onHeldChanged: () => void
   settle?: { minMs?: number, maxMs?: number, defaultMs?: number, fixedMs?: number }
   metrics?: { claimsLost: () => void, claimConflicts: () => void, takeovers: () => void }
 }
@@ -60,6 +58,7 @@ export class BoardService {
   private stopped = false
   /** overlap pairs already notified: "myTask|otherTask|otherHolder" */
   private readonly notified = new Set<string>()
+  private readonly heldListeners = new Set<() => void>()
 
   constructor (init: BoardServiceInit) {
     this.init = init
@@ -195,7 +194,13 @@ export class BoardService {
   private persistMine (): void {
     const value = this.protocol.mine().map(c => c.done === true ? [c.task, c.epoch, c.settled, true] : [c.task, c.epoch, c.settled])
     this.init.state.put(MY_CLAIMS_KEY, value, { sync: true }).catch(err => { this.init.logger.warn({ err }, 'cannot save claims') })
-    this.init.onHeldChanged()
+    for (const l of this.heldListeners) l()
+  }
+
+  /** Calls back when the claims this daemon holds change (presence announces them at once); returns the unsubscribe function. */
+  onHeldChanged (listener: () => void): () => void {
+    this.heldListeners.add(listener)
+    return () => { this.heldListeners.delete(listener) }
   }
 
   /** Overlaps between my live claims and others': an event and a direct message, once per pair. */

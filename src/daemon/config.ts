@@ -1,7 +1,5 @@
 // The daemon's configuration, with defaults merged once.
-import { homedir } from 'node:os'
-import { join } from 'node:path'
-import type { HarnessPolicy } from './harness-service.js'
+import type { HarnessPolicy } from '../harness/policy.js'
 
 export interface DaemonConfig {
   dataDir: string
@@ -60,18 +58,6 @@ export const DEFAULTS = {
   dmRetryMs: 2000,
   syncIntervalMs: 3000
 } as const
-
-export function defaultDataDir (): string {
-  return join(homedir(), '.agency')
-}
-
-/** The socket's name in the data dir. */
-export const API_SOCKET_NAME = 'agentd.sock'
-
-/** The default gRPC address: a unix socket (mode 0600) in the data dir, so only its user can talk to it. */
-export function defaultGrpcAddr (dataDir: string): string {
-  return `unix:${join(dataDir, API_SOCKET_NAME)}`
-}
 
 export function resolveConfig (partial: Partial<DaemonConfig> & { dataDir: string }): DaemonConfig {
   return {

@@ -1,6 +1,8 @@
-// agentd: composes the store, the libp2p mesh, presence, direct messages and
-// announcements (and, as they land, the log, the board and the repository)
-// behind one object that the gRPC API and the tests drive.
+// agentd: the composition root. start() builds the parts (the store, the
+// libp2p mesh, the log, the board, the repository, the inbox, the harness,
+// presence, gossip) once each, in the order they depend on each other, hands
+// each the parts it uses, and starts them; this object is what the gRPC API,
+// the dashboard and the tests drive.
 import { randomUUID } from 'node:crypto'
 import { mkdir } from 'node:fs/promises'
 import { join } from 'node:path'
@@ -14,14 +16,14 @@ import { PeerDialer } from '../mesh/peer-dialer.js'
 import { RoundTripProbe } from '../mesh/round-trips.js'
 import { PeerGuard } from '../mesh/peer-guard.js'
 import { peerIdFromString } from '@libp2p/peer-id'
-import { MAX_ANNOUNCE_TEXT_BYTES, MAX_DM_TEXT_BYTES } from '../mesh/constants.js'
+import { MAX_ANNOUNCE_TEXT_BYTES } from '../mesh/constants.js'
 import { createSigner, type Signer } from '../core/log/crypto.js'
 import { signAnnouncement, verifyAnnouncement } from '../core/presence/signed-messages.js'
-import { AgencyError, FailedPreconditionError, InvalidArgumentError, NotFoundError, TooLargeError } from '../core/errors.js'
-import type { PeerRecord } from '../core/presence/peer-directory.js'
-import type { Announcement, DirectMessage } from '../gen/agency/v1/wire.js'
+import { AgencyError, FailedPreconditionError, InvalidArgumentError, TooLargeError } from '../core/errors.js'
+import { PeerDirectory, type PeerRecord } from '../core/presence/peer-directory.js'
+import { heartbeatPolicy } from '../core/presence/heartbeat-interval.js'
 import type { TestRunSummary } from '../gen/agency/v1/api.js'
-import { createMetrics, LABEL_VALUES, type Metrics } from '../metrics/metrics.js'
+import { createMetrics, registerStateGauges, type Metrics } from '../metrics/metrics.js'
 import { createLibp2pMetrics } from '../metrics/libp2p-metrics.js'
 import { componentLogger, type Logger } from '../logger.js'
 import { EventBus } from './event-bus.js'
@@ -32,6 +34,7 @@ import { BoardService } from './board-service.js'
 import { RepoService } from './repo-service.js'
 import { AgentInbox, type InboxItem } from './agent-inbox.js'
 import { NoticeWriter } from './notice-writer.js'
+import { MessageOutbox, type OutgoingMessage } from './message-outbox.js'
 import { HARNESS_STATES, HarnessService } from './harness-service.js'
 import { waitForWork, type WaitAnswer } from './work-wait.js'
 import { PLAN_TASK_ID, TASK_STATES, type NewTask, type TaskView } from '../core/board/index.js'
@@ -55,36 +58,37 @@ export interface DaemonParts {
   wallClock?: () => number
 }
 
+/** The parts of a running daemon, each built once, after the parts it uses. */
+interface Built {
+  store: AgencyStore
+  identity: Identity
+  signer: Signer
+  metrics: Metrics
+  guard: PeerGuard
+  node: MeshLibp2p
+  dialer: PeerDialer
+  messaging: DirectMessaging
+  outbox: MessageOutbox
+  logService: LogService
+  boardService: BoardService
+  repoService?: RepoService
+  inbox: AgentInbox
+  notices: NoticeWriter
+  harness?: HarnessService
+  presence: PresenceService
+  gossip: SwarmGossip
+  roundTrips: RoundTripProbe
+}
+
 export class Daemon {
   readonly config: DaemonConfig
   readonly events = new EventBus()
   readonly log: Logger
   /** this machine's wall clock: the time entries, heartbeats and messages carry (informational to peers) */
   private readonly wallClock: () => number
-  /**
-   * Called when the daemon cannot go on (its data dir stopped taking writes).
-   * agentd stops and exits non-zero; by default the error is only logged.
-   */
-  onFatal: (err: Error) => void = err => { this.log.error({ err }, 'fatal: the daemon cannot go on') }
-  metrics!: Metrics
-  store!: AgencyStore
-  identity!: Identity
-  signer!: Signer
-  node!: MeshLibp2p
-  gossip!: SwarmGossip
-  presence!: PresenceService
-  messaging!: DirectMessaging
-  dialer!: PeerDialer
-  roundTrips!: RoundTripProbe
-  guard!: PeerGuard
-  logService!: LogService
-  boardService!: BoardService
-  repoService?: RepoService
-  /** what the agent reads: peers' messages and this daemon's notices, with the read cursor */
-  inbox!: AgentInbox
-  private notices?: NoticeWriter
-  /** the agent beside this daemon, when --harness names one; serve() starts it once the API is up */
-  harness?: HarnessService
+  /** the parts, filled in as they are built (a failed start stops what was built) */
+  private readonly built: Partial<Built> = {}
+  private readonly fatalListeners = new Set<(err: Error) => void>()
   private readonly inboxFeed = new EventEmitter()
   private outboxTimer?: NodeJS.Timeout
   private startedAt = 0
@@ -97,175 +101,276 @@ export class Daemon {
     this.inboxFeed.setMaxListeners(0)
   }
 
+  get metrics (): Metrics { return this.part('metrics') }
+  get store (): AgencyStore { return this.part('store') }
+  get identity (): Identity { return this.part('identity') }
+  get signer (): Signer { return this.part('signer') }
+  get node (): MeshLibp2p { return this.part('node') }
+  get gossip (): SwarmGossip { return this.part('gossip') }
+  get presence (): PresenceService { return this.part('presence') }
+  get messaging (): DirectMessaging { return this.part('messaging') }
+  get dialer (): PeerDialer { return this.part('dialer') }
+  get roundTrips (): RoundTripProbe { return this.part('roundTrips') }
+  get guard (): PeerGuard { return this.part('guard') }
+  get logService (): LogService { return this.part('logService') }
+  get boardService (): BoardService { return this.part('boardService') }
+  get repoService (): RepoService | undefined { return this.built.repoService }
+  /** what the agent reads: peers' messages and this daemon's notices, with the read cursor */
+  get inbox (): AgentInbox { return this.part('inbox') }
+  /** the agent beside this daemon, when --harness names one; serve() starts it once the API is up */
+  get harness (): HarnessService | undefined { return this.built.harness }
+
   get peerId (): string { return this.identity.peerId }
   get name (): string { return this.config.name !== '' ? this.config.name : this.identity.peerId.slice(-8) }
+
+  private part<K extends keyof Built> (key: K): NonNullable<Built[K]> {
+    const p = this.built[key]
+    if (p == null) throw new FailedPreconditionError('the daemon is not started')
+    return p as NonNullable<Built[K]>
+  }
+
+  /**
+   * Calls back when the daemon cannot go on (its data dir stopped taking
+   * writes): agentd stops and exits non-zero. The error is logged either way.
+   * Returns the unsubscribe function.
+   */
+  onFatalError (listener: (err: Error) => void): () => void {
+    this.fatalListeners.add(listener)
+    return () => { this.fatalListeners.delete(listener) }
+  }
+
+  private fatal (err: Error): void {
+    this.log.error({ err }, 'fatal: the daemon cannot go on')
+    for (const l of this.fatalListeners) l(err)
+  }
 
   async start (): Promise<void> {
     this.startedAt = performance.now()
     await mkdir(this.config.dataDir, { recursive: true, mode: 0o700 }).catch(() => {})
-    // The store first: its lock refuses a second daemon on the same data dir
-    // before anything else is touched.
-    this.store = await openStore(this.config.dataDir)
     try {
-      this.identity = await loadOrCreateIdentity(this.config.dataDir)
-      this.signer = createSigner(this.identity.peerId, this.identity.privateKey.raw)
-      this.metrics = createMetrics({ version: VERSION, swarm: this.config.swarm, processMetrics: this.config.processMetrics })
-      this.guard = new PeerGuard({
-        allowPeers: this.config.allowPeers,
-        onBan: (peer, reason) => {
-          this.metrics.peerBans.inc()
-          this.log.warn({ peer, reason }, 'banned a peer for a while: it kept sending invalid data')
-        },
-        onLimited: (_peer, protocol) => { this.metrics.rateLimited.inc({ protocol }) }
-      })
-      try {
-        this.node = await createMeshNode({
-          privateKey: this.identity.privateKey,
-          listen: this.config.listen,
-          announce: this.config.announce,
-          swarmKey: this.config.swarmKey,
-          guard: this.guard,
-          // libp2p's metrics component keeps a module-wide table: only one node per process may use it.
-          metrics: this.config.processMetrics ? createLibp2pMetrics(this.metrics.registry) : undefined
-        })
-      } catch (err) {
-        throw new AgencyError('FAILED_PRECONDITION', `cannot start the libp2p node: ${(err as Error).message}`, { cause: err })
-      }
-      this.guard.disconnect = peer => { this.node.hangUp(peerIdFromString(peer)).catch(() => {}) }
-      this.presence = new PresenceService({
-        signer: this.signer,
-        name: this.name,
-        heartbeatMs: this.config.heartbeatMs,
-        heartbeatMaxRate: this.config.heartbeatMaxRate,
-        liveTimeoutMs: this.config.liveTimeoutMs,
-        addrs: () => this.listenAddrs(),
-        heldClaims: () => this.boardService.held().map(h => ({ task: h.task, epoch: h.epoch })),
-        onJoined: p => { this.onPeerJoined(p) },
-        onLeft: p => { this.onPeerLeft(p) },
-        onHeartbeat: (p, heartbeat) => {
-          this.dialer.remember(p.peerId, p.addrs)
-          this.boardService?.heard(p.peerId, heartbeat.intervalMs)
-        },
-        wallClock: this.wallClock
-      })
-      this.gossip = new SwarmGossip(this.node, this.config.swarm, {
-        onEntry: async (bytes, from) => await this.logService.receiveGossip(bytes, from),
-        onPresence: (p, from) => this.presence.receive(p, from),
-        onAnnouncement: (a) => this.receiveAnnouncement(a),
-        onForkProof: async (p, from) => await this.logService.receiveForkProof(p, from),
-        onPublished: (kind) => { this.metrics.gossipOut.inc({ kind }) },
-        onJudged: (kind, verdict, from) => {
-          this.metrics.gossipIn.inc({ kind, verdict })
-          if (verdict === 'reject') this.guard.strike(from, `invalid gossip (${kind})`)
-        }
-      }, this.log.child({ part: 'gossip' }))
-      this.messaging = new DirectMessaging({
-        node: this.node,
-        now: this.wallClock,
-        store: this.store.messages,
-        guard: this.guard,
-        log: this.log.child({ part: 'dm' }),
-        hooks: {
-          onReceived: (msg, cursor) => { this.onMessageReceived(msg, cursor) },
-          onDelivered: (_msg, latencyMs) => { this.metrics.dmSent.inc(); this.metrics.dmLatency.observe(latencyMs / 1000) },
-          onFailed: (msg, reason) => {
-            this.metrics.dmFailed.inc({ reason: reason.startsWith('refused') ? 'refused' : 'expired' })
-            this.events.emit({ type: 'message_failed', peerId: msg.to, text: msg.text, detail: { id: msg.id, reason } })
-          },
-          onMalformed: (peer, reason) => {
-            this.metrics.dmMalformed.inc()
-            this.log.info({ peer, reason }, 'closed a malformed direct-message stream')
-          }
-        }
-      })
-      this.logService = new LogService({
-        store: this.store,
-        signer: this.signer,
-        node: this.node,
-        metrics: this.metrics,
-        events: this.events,
-        logger: this.log.child({ part: 'log' }),
-        syncIntervalMs: this.config.syncIntervalMs,
-        guard: this.guard,
-        onStorageFailure: err => { this.onFatal(err) },
-        // A new identity has signed nothing anyone could hold.
-        ownHeadWaitMs: this.identity.created ? 0 : this.config.ownHeadWaitMs,
-        hasBootstrapPeers: this.config.peers.length > 0,
-        wallClock: this.wallClock
-      })
-      await this.logService.restore()
-      this.boardService = new BoardService({
-        me: this.identity.peerId,
-        log: this.logService,
-        events: this.events,
-        state: this.store.state,
-        logger: this.log.child({ part: 'board' }),
-        heartbeats: this.presence.policy,
-        // The start-up grace lasts the lease of a swarm of the size the log shows.
-        knownPeers: () => this.logService.state.authorCount - 1,
-        notify: async (peer, text) => { await this.sendMessage({ to: peer, text }) },
-        onHeldChanged: () => { this.presence.beat().catch(() => {}) },
-        settle: this.config.settle,
-        metrics: {
-          claimsLost: () => { this.metrics.claimsLost.inc() },
-          claimConflicts: () => { this.metrics.claimConflicts.inc() },
-          takeovers: () => { this.metrics.takeovers.inc() }
-        }
-      })
-      await this.boardService.start()
-      // A forked author's entries from its fork point on count for nothing, on every replica alike.
-      this.logService.onFault((author, fromSeq) => { this.boardService.board.markFaulty(author, fromSeq) })
-      if (this.config.repo != null) {
-        const r = this.config.repo
-        this.repoService = new RepoService({
-          config: { remote: r.remote, branch: r.branch, workdir: r.workdir ?? join(this.config.dataDir, 'workspace'), verify: r.verify, mirrorDir: r.mirrorDir, wipPushMs: r.wipPushMs },
-          me: this.identity.peerId,
-          name: this.name,
-          board: this.boardService,
-          log: this.logService,
-          metrics: this.metrics,
-          logger: this.log.child({ part: 'repo' }),
-          notify: async (peer, text) => { await this.sendMessage({ to: peer, text }) }
-        })
-        await this.repoService.start()
-      }
-      this.inbox = new AgentInbox({ me: this.identity.peerId, messages: this.store.messages, state: this.store.state, onStored: cursor => { this.inboxFeed.emit('message', cursor) } })
-      await this.inbox.start()
-      this.notices = new NoticeWriter({
-        me: this.identity.peerId,
-        name: () => this.name,
-        inbox: this.inbox,
-        events: this.events,
-        log: this.logService,
-        logger: this.log.child({ part: 'notices' }),
-        currentGoalId: () => this.boardService.board.goal()?.entryId
-      })
-      this.notices.start()
-      if (this.config.harness != null) this.harness = new HarnessService(this, this.config.harness, this.config.harnessPolicy)
-      this.dialer = new PeerDialer({ node: this.node, bootstrap: this.config.peers, log: this.log.child({ part: 'dialer' }) })
-      // Round trips to peers, on this machine's own clock, set the claim settle window.
-      this.roundTrips = new RoundTripProbe({
-        node: this.node,
-        intervalMs: () => this.presence.intervalMs(),
-        onSample: (_peer, ms) => { this.boardService.observeRoundTrip(ms) },
-        logger: this.log.child({ part: 'ping' })
-      })
-      this.registerGauges()
-
-      await this.node.start()
-      await this.messaging.start()
-      this.gossip.start()
-      await this.logService.start(this.gossip)
-      this.presence.start(this.gossip)
-      this.dialer.start()
-      this.roundTrips.start()
-      this.node.addEventListener('peer:connect', () => { this.presence.beat().catch(() => {}) })
-      this.outboxTimer = setInterval(() => { this.messaging.flushAll().catch(() => {}) }, this.config.dmRetryMs)
+      await this.build()
+      const { node, messaging, gossip, logService, presence, dialer, roundTrips } = this.built as Built
+      await node.start()
+      await messaging.start()
+      gossip.start()
+      await logService.start(gossip)
+      presence.start(gossip)
+      dialer.start()
+      roundTrips.start()
+      node.addEventListener('peer:connect', () => { presence.beat().catch(() => {}) })
+      this.outboxTimer = setInterval(() => { messaging.flushAll().catch(() => {}) }, this.config.dmRetryMs)
       this.log.info({ peerId: this.peerId, addrs: this.listenAddrs() }, 'agentd started')
     } catch (err) {
       await this.stop().catch(() => {})
       throw err
     }
+  }
+
+  /** Builds the parts in the order they depend on each other; each is handed the parts it uses, already built. */
+  private async build (): Promise<void> {
+    const b = this.built
+    const config = this.config
+    const events = this.events
+    // The store first: its lock refuses a second daemon on the same data dir
+    // before anything else is touched.
+    const store = b.store = await openStore(config.dataDir)
+    const identity = b.identity = await loadOrCreateIdentity(config.dataDir)
+    const me = identity.peerId
+    const name = this.name
+    const signer = b.signer = createSigner(me, identity.privateKey.raw)
+    const metrics = b.metrics = createMetrics({ version: VERSION, swarm: config.swarm, processMetrics: config.processMetrics })
+    const guard = b.guard = new PeerGuard({
+      allowPeers: config.allowPeers,
+      onBan: (peer, reason) => {
+        metrics.peerBans.inc()
+        this.log.warn({ peer, reason }, 'banned a peer for a while: it kept sending invalid data')
+      },
+      onLimited: (_peer, protocol) => { metrics.rateLimited.inc({ protocol }) }
+    })
+    let node: MeshLibp2p
+    try {
+      node = b.node = await createMeshNode({
+        privateKey: identity.privateKey,
+        listen: config.listen,
+        announce: config.announce,
+        swarmKey: config.swarmKey,
+        guard,
+        // libp2p's metrics component keeps a module-wide table: only one node per process may use it.
+        metrics: config.processMetrics ? createLibp2pMetrics(metrics.registry) : undefined
+      })
+    } catch (err) {
+      throw new AgencyError('FAILED_PRECONDITION', `cannot start the libp2p node: ${(err as Error).message}`, { cause: err })
+    }
+    // The node consults the guard for every connection; the guard drops a banned peer's.
+    guard.onBanned(peer => { node.hangUp(peerIdFromString(peer)).catch(() => {}) })
+    const dialer = b.dialer = new PeerDialer({ node, bootstrap: config.peers, log: this.log.child({ part: 'dialer' }) })
+    const directory = new PeerDirectory({ liveTimeoutMs: config.liveTimeoutMs })
+    const messaging = b.messaging = new DirectMessaging({
+      node,
+      now: this.wallClock,
+      store: store.messages,
+      guard,
+      log: this.log.child({ part: 'dm' }),
+      hooks: {
+        onReceived: (msg, cursor) => {
+          metrics.dmReceived.inc()
+          this.inboxFeed.emit('message', cursor)
+          events.emit({ type: 'message', peerId: msg.from, peerName: msg.fromName, text: msg.text, detail: { id: msg.id, thread: msg.thread, replyTo: msg.replyTo, cursor } })
+        },
+        onDelivered: (_msg, latencyMs) => { metrics.dmSent.inc(); metrics.dmLatency.observe(latencyMs / 1000) },
+        onFailed: (msg, reason) => {
+          metrics.dmFailed.inc({ reason: reason.startsWith('refused') ? 'refused' : 'expired' })
+          events.emit({ type: 'message_failed', peerId: msg.to, text: msg.text, detail: { id: msg.id, reason } })
+        },
+        onMalformed: (peer, reason) => {
+          metrics.dmMalformed.inc()
+          this.log.info({ peer, reason }, 'closed a malformed direct-message stream')
+        }
+      }
+    })
+    const outbox = b.outbox = new MessageOutbox({ me, name, directory, store: store.messages, messaging, ttlMs: config.dmTtlMs, wallClock: this.wallClock })
+    const notify = async (peer: string, text: string): Promise<void> => { await outbox.send({ to: peer, text }) }
+    const logService = b.logService = new LogService({
+      store,
+      signer,
+      node,
+      metrics,
+      events,
+      logger: this.log.child({ part: 'log' }),
+      syncIntervalMs: config.syncIntervalMs,
+      guard,
+      onStorageFailure: err => { this.fatal(err) },
+      // A new identity has signed nothing anyone could hold.
+      ownHeadWaitMs: identity.created ? 0 : config.ownHeadWaitMs,
+      hasBootstrapPeers: config.peers.length > 0,
+      wallClock: this.wallClock
+    })
+    await logService.restore()
+    const boardService = b.boardService = new BoardService({
+      me,
+      log: logService,
+      events,
+      state: store.state,
+      logger: this.log.child({ part: 'board' }),
+      heartbeats: heartbeatPolicy(config.heartbeatMs, config.liveTimeoutMs, config.heartbeatMaxRate),
+      // The start-up grace lasts the lease of a swarm of the size the log shows.
+      knownPeers: () => logService.state.authorCount - 1,
+      notify,
+      settle: config.settle,
+      metrics: {
+        claimsLost: () => { metrics.claimsLost.inc() },
+        claimConflicts: () => { metrics.claimConflicts.inc() },
+        takeovers: () => { metrics.takeovers.inc() }
+      }
+    })
+    await boardService.start()
+    // A forked author's entries from its fork point on count for nothing, on every replica alike.
+    logService.onFault((author, fromSeq) => { boardService.board.markFaulty(author, fromSeq) })
+    let repoService: RepoService | undefined
+    if (config.repo != null) {
+      const r = config.repo
+      repoService = b.repoService = new RepoService({
+        config: { remote: r.remote, branch: r.branch, workdir: r.workdir ?? join(config.dataDir, 'workspace'), verify: r.verify, mirrorDir: r.mirrorDir, wipPushMs: r.wipPushMs },
+        me,
+        name,
+        board: boardService,
+        log: logService,
+        metrics,
+        logger: this.log.child({ part: 'repo' }),
+        notify
+      })
+      await repoService.start()
+    }
+    const inbox = b.inbox = new AgentInbox({ me, messages: store.messages, state: store.state, onStored: cursor => { this.inboxFeed.emit('message', cursor) } })
+    await inbox.start()
+    const notices = b.notices = new NoticeWriter({
+      me,
+      name: () => name,
+      inbox,
+      events,
+      log: logService,
+      logger: this.log.child({ part: 'notices' }),
+      currentGoalId: () => boardService.board.goal()?.entryId
+    })
+    notices.start()
+    const presence = b.presence = new PresenceService({
+      signer,
+      name,
+      heartbeatMs: config.heartbeatMs,
+      heartbeatMaxRate: config.heartbeatMaxRate,
+      liveTimeoutMs: config.liveTimeoutMs,
+      directory,
+      addrs: () => addressesOf(node),
+      heldClaims: () => boardService.held().map(h => ({ task: h.task, epoch: h.epoch })),
+      onJoined: p => {
+        events.emit({ type: 'peer_joined', peerId: p.peerId, peerName: p.name })
+        dialer.remember(p.peerId, p.addrs)
+        messaging.flushPeer(p.peerId).catch(() => {})
+      },
+      onLeft: p => { events.emit({ type: 'peer_left', peerId: p.peerId, peerName: p.name }) },
+      onHeartbeat: (p, heartbeat) => {
+        dialer.remember(p.peerId, p.addrs)
+        boardService.heard(p.peerId, heartbeat.intervalMs)
+      },
+      wallClock: this.wallClock
+    })
+    const harness = b.harness = config.harness == null
+      ? undefined
+      : new HarnessService({
+        peerId: me,
+        name,
+        dataDir: config.dataDir,
+        apiToken: config.apiToken,
+        workspace: () => repoService?.workspace.dir ?? '',
+        goalMet: () => boardService.board.goalMet(boardService.now()),
+        held: () => boardService.held(),
+        release: async (task, note) => await releaseWork(boardService, repoService, me, task, note, ''),
+        metrics,
+        log: this.log
+      }, config.harness, config.harnessPolicy)
+    if (harness != null) presence.reportHarness(() => harness.heartbeatState())
+    // Heartbeats carry the claims held and the harness state: a change goes out at once.
+    boardService.onHeldChanged(() => { presence.beat().catch(() => {}) })
+    harness?.onChange(() => { presence.beat().catch(() => {}) })
+    b.gossip = new SwarmGossip(node, config.swarm, {
+      onEntry: async (bytes, from) => await logService.receiveGossip(bytes, from),
+      onPresence: (p, from) => presence.receive(p, from),
+      onAnnouncement: (a) => {
+        if (utf8Length(a.text) > MAX_ANNOUNCE_TEXT_BYTES || !verifyAnnouncement(a)) return 'reject'
+        if (a.from === me) return 'ignore'
+        metrics.announcementsReceived.inc()
+        events.emit({ type: 'announcement', peerId: a.from, peerName: a.name, text: a.text, detail: { id: a.id, time: a.time } })
+        return 'accept'
+      },
+      onForkProof: async (p, from) => await logService.receiveForkProof(p, from),
+      onPublished: (kind) => { metrics.gossipOut.inc({ kind }) },
+      onJudged: (kind, verdict, from) => {
+        metrics.gossipIn.inc({ kind, verdict })
+        if (verdict === 'reject') guard.strike(from, `invalid gossip (${kind})`)
+      }
+    }, this.log.child({ part: 'gossip' }))
+    // Round trips to peers, on this machine's own clock, set the claim settle window.
+    b.roundTrips = new RoundTripProbe({
+      node,
+      intervalMs: () => presence.intervalMs(),
+      onSample: (_peer, ms) => { boardService.observeRoundTrip(ms) },
+      logger: this.log.child({ part: 'ping' })
+    })
+    registerStateGauges(metrics.registry, {
+      peersConnected: () => node.getPeers().length,
+      peersLive: () => presence.livePeers().length,
+      logByKind: () => logService.state.countsByKind(),
+      logAuthors: () => logService.state.authors().length,
+      logPending: () => logService.state.pendingCount,
+      logForks: () => logService.state.forks.length,
+      secondsSinceSync: () => logService.secondsSinceSync(),
+      outboxMessages: async () => await store.messages.outboxCount(),
+      claimsHeld: () => boardService.held().length,
+      taskStates: () => boardService.board.tasks(performance.now()).map(t => t.state),
+      allTaskStates: TASK_STATES,
+      sharedTests: () => testSummaryOf(boardService),
+      harness: harness === undefined ? undefined : { states: HARNESS_STATES, current: () => harness.state() }
+    })
   }
 
   async stop (): Promise<void> {
@@ -274,63 +379,30 @@ export class Daemon {
   }
 
   private async shutdown (): Promise<void> {
-    await this.harness?.shutdown().catch(err => { this.log.warn({ err }, 'harness stop failed') })
-    this.notices?.stop()
-    this.boardService?.stop()
-    this.repoService?.stop()
+    const b = this.built
+    await b.harness?.shutdown().catch(err => { this.log.warn({ err }, 'harness stop failed') })
+    b.notices?.stop()
+    b.boardService?.stop()
+    b.repoService?.stop()
     clearInterval(this.outboxTimer)
-    this.roundTrips?.stop()
-    this.dialer?.stop()
-    this.presence?.stop()
-    try { this.gossip?.stop() } catch { /* not started */ }
-    await this.messaging?.stop().catch(() => {})
-    await this.logService?.stop().catch(() => {})
-    try { await this.node?.stop() } catch (err) { this.log.warn({ err }, 'libp2p stop failed') }
-    await this.store?.close()
+    b.roundTrips?.stop()
+    b.dialer?.stop()
+    b.presence?.stop()
+    try { b.gossip?.stop() } catch { /* not started */ }
+    await b.messaging?.stop().catch(() => {})
+    await b.logService?.stop().catch(() => {})
+    try { await b.node?.stop() } catch (err) { this.log.warn({ err }, 'libp2p stop failed') }
+    await b.store?.close()
     this.log.info('agentd stopped')
   }
 
-  private registerGauges (): void {
-    const m = this.metrics
-    const collect = (): void => {
-      m.peersConnected.set(this.node.getPeers().length)
-      m.peersLive.set(this.presence.livePeers().length)
-      const state = this.logService.state
-      m.logSize.reset()
-      for (const kind of LABEL_VALUES.entryKind) m.logSize.set({ kind }, 0)
-      for (const [kind, n] of state.countsByKind()) m.logSize.set({ kind }, n)
-      m.logAuthors.set(state.authors().length)
-      m.logPending.set(state.pendingCount)
-      m.logForks.set(state.forks.length)
-      m.secondsSinceSync.set(this.logService.secondsSinceSync())
-      m.claimsHeld.set(this.boardService.held().length)
-      const tests = this.testSummary()
-      m.sharedTests.set({ result: 'passed' }, tests?.passed ?? 0)
-      m.sharedTests.set({ result: 'failed' }, tests?.failed ?? 0)
-      m.sharedTests.set({ result: 'all' }, tests?.total ?? 0)
-      m.sharedPassRatio.set(tests?.passRate ?? 0)
-      for (const state of TASK_STATES) m.tasksByState.set({ state }, 0)
-      for (const t of this.boardService.board.tasks(performance.now())) m.tasksByState.inc({ state: t.state })
-      if (this.harness != null) {
-        const current = this.harness.state()
-        for (const state of HARNESS_STATES) m.harnessState.set({ state }, state === current ? 1 : 0)
-      }
-    }
-    // Refresh the scrape-time gauges on every scrape.
-    const original = m.registry.metrics.bind(m.registry)
-    m.registry.metrics = async () => { collect(); m.outboxPending.set(await this.store.messages.outboxCount()); return await original() }
-  }
-
   listenAddrs (): string[] {
-    return this.node.getMultiaddrs().map(a => a.toString())
+    return addressesOf(this.node)
   }
 
   /** The shared branch's latest test run and pass rate, from the board. */
   testSummary (): TestRunSummary | undefined {
-    const runs = this.boardService.board.testRuns()
-    const last = runs.at(-1)
-    if (last == null) return undefined
-    return { commit: last.commit, passed: last.passed, failed: last.failed, total: last.total, passRate: last.total > 0 ? last.passed / last.total : 0, time: last.time, runs: runs.length }
+    return testSummaryOf(this.boardService)
   }
 
   workspacePath (): string {
@@ -362,9 +434,7 @@ export class Daemon {
 
   /** Releases a task; the work so far goes to the task's wip ref first, for whoever takes it next. */
   async releaseTask (task: string, note: string, branch: string): Promise<TaskView> {
-    this.boardService.board.checkReleasable(task, this.peerId)
-    const saved = branch === '' && this.repoService != null ? await this.repoService.saveWork(task) : ''
-    return await this.boardService.release(task, note, branch !== '' ? branch : saved)
+    return await releaseWork(this.boardService, this.repoService, this.peerId, task, note, branch)
   }
 
   async doneTask (task: string, commit: string, paths: string[], noChange: string): Promise<TaskView> {
@@ -382,18 +452,7 @@ export class Daemon {
 
   /** Blocks until there is something for the agent to do (or the time is up), and says what. */
   async waitForWork (timeoutMs: number, signal?: AbortSignal): Promise<WaitAnswer> {
-    const b = this.boardService
-    return await waitForWork({
-      goalMet: () => this.goalMet(),
-      unread: () => this.inbox.unread(),
-      held: () => b.held().map(h => h.task),
-      ready: () => b.board.ready(b.now()),
-      onChange: listener => {
-        const offLog = this.logService.onAccepted(listener)
-        const offInbox = this.onInbox(listener)
-        return () => { offLog(); offInbox() }
-      }
-    }, timeoutMs, signal)
+    return await waitForWorkOf(this.boardService, this.inbox, this.logService, l => this.onInbox(l), timeoutMs, signal)
   }
 
   async readAgentInbox (o: { after?: number, limit?: number, all?: boolean, peek?: boolean }): Promise<InboxItem[]> {
@@ -430,52 +489,13 @@ export class Daemon {
   }
 
   async setStatusLine (status: string): Promise<void> {
-    if (utf8Length(status) > 1024) throw new TooLargeError('status line', utf8Length(status), 1024)
-    this.presence.status = status
-    await this.presence.beat()
-  }
-
-  private onPeerJoined (p: PeerRecord): void {
-    this.events.emit({ type: 'peer_joined', peerId: p.peerId, peerName: p.name })
-    this.dialer.remember(p.peerId, p.addrs)
-    this.messaging.flushPeer(p.peerId).catch(() => {})
-  }
-
-  private onPeerLeft (p: PeerRecord): void {
-    this.events.emit({ type: 'peer_left', peerId: p.peerId, peerName: p.name })
+    await setStatusOf(this.presence, status)
   }
 
   // ---- direct messages ----
 
-  async sendMessage (req: { to: string, text: string, thread?: string, replyTo?: string }): Promise<{ id: string, to: string, thread: string }> {
-    const size = utf8Length(req.text)
-    if (size > MAX_DM_TEXT_BYTES) throw new TooLargeError('message', size, MAX_DM_TEXT_BYTES)
-    if (req.text.length === 0) throw new InvalidArgumentError('message text is empty')
-    const target = req.to.trim()
-    if (target === '') throw new InvalidArgumentError('no recipient: give a peer id or name')
-    if (target === this.peerId || target === this.name) throw new InvalidArgumentError('cannot send a direct message to yourself')
-    const peer = this.presence.directory.resolve(target)
-    if (peer == null) throw new NotFoundError(`unknown peer "${target}": no peer with that id or name has been seen (see \`agency peers\`)`)
-    const id = randomUUID()
-    const msg: DirectMessage = {
-      id,
-      from: this.peerId,
-      fromName: this.name,
-      to: peer.peerId,
-      thread: req.thread != null && req.thread !== '' ? req.thread : id,
-      replyTo: req.replyTo ?? '',
-      text: req.text,
-      time: this.wallClock()
-    }
-    await this.store.messages.enqueue(msg, { expiresAt: this.wallClock() + this.config.dmTtlMs })
-    this.messaging.flushPeer(peer.peerId).catch(() => {})
-    return { id, to: peer.peerId, thread: msg.thread }
-  }
-
-  private onMessageReceived (msg: DirectMessage, cursor: number): void {
-    this.metrics.dmReceived.inc()
-    this.inboxFeed.emit('message', cursor)
-    this.events.emit({ type: 'message', peerId: msg.from, peerName: msg.fromName, text: msg.text, detail: { id: msg.id, thread: msg.thread, replyTo: msg.replyTo, cursor } })
+  async sendMessage (req: OutgoingMessage): Promise<{ id: string, to: string, thread: string }> {
+    return await this.part('outbox').send(req)
   }
 
   async readInbox (after: number, limit: number): Promise<InboxRecord[]> {
@@ -494,18 +514,50 @@ export class Daemon {
     const size = utf8Length(text)
     if (size > MAX_ANNOUNCE_TEXT_BYTES) throw new TooLargeError('announcement', size, MAX_ANNOUNCE_TEXT_BYTES)
     if (text.length === 0) throw new InvalidArgumentError('announcement text is empty')
-    if (this.gossip == null) throw new FailedPreconditionError('the daemon is not started')
     const a = signAnnouncement(this.signer, { id: randomUUID(), name: this.name, text, time: this.wallClock() })
     await this.gossip.publishAnnouncement(a)
     this.metrics.announcementsSent.inc()
     return a.id
   }
+}
 
-  private receiveAnnouncement (a: Announcement): 'accept' | 'reject' | 'ignore' {
-    if (utf8Length(a.text) > MAX_ANNOUNCE_TEXT_BYTES || !verifyAnnouncement(a)) return 'reject'
-    if (a.from === this.peerId) return 'ignore'
-    this.metrics.announcementsReceived.inc()
-    this.events.emit({ type: 'announcement', peerId: a.from, peerName: a.name, text: a.text, detail: { id: a.id, time: a.time } })
-    return 'accept'
-  }
+function addressesOf (node: MeshLibp2p): string[] {
+  return node.getMultiaddrs().map(a => a.toString())
+}
+
+/** The shared branch's latest test run and pass rate, from the board. */
+function testSummaryOf (board: BoardService): TestRunSummary | undefined {
+  const runs = board.board.testRuns()
+  const last = runs.at(-1)
+  if (last == null) return undefined
+  return { commit: last.commit, passed: last.passed, failed: last.failed, total: last.total, passRate: last.total > 0 ? last.passed / last.total : 0, time: last.time, runs: runs.length }
+}
+
+/** Releases a task; the work so far goes to the task's wip ref first, for whoever takes it next. */
+async function releaseWork (board: BoardService, repo: RepoService | undefined, me: string, task: string, note: string, branch: string): Promise<TaskView> {
+  board.board.checkReleasable(task, me)
+  const saved = branch === '' && repo != null ? await repo.saveWork(task) : ''
+  return await board.release(task, note, branch !== '' ? branch : saved)
+}
+
+/** Blocks until there is something for the agent to do (or the time is up), and says what. */
+async function waitForWorkOf (b: BoardService, inbox: AgentInbox, log: LogService, onInbox: (l: () => void) => () => void, timeoutMs: number, signal?: AbortSignal): Promise<WaitAnswer> {
+  return await waitForWork({
+    goalMet: () => b.board.goalMet(b.now()),
+    unread: () => inbox.unread(),
+    held: () => b.held().map(h => h.task),
+    ready: () => b.board.ready(b.now()),
+    onChange: listener => {
+      const offLog = log.onAccepted(listener)
+      const offInbox = onInbox(listener)
+      return () => { offLog(); offInbox() }
+    }
+  }, timeoutMs, signal)
+}
+
+/** The agent's status line, carried in heartbeats: a change goes out at once. */
+async function setStatusOf (presence: PresenceService, status: string): Promise<void> {
+  if (utf8Length(status) > 1024) throw new TooLargeError('status line', utf8Length(status), 1024)
+  presence.status = status
+  await presence.beat()
 }

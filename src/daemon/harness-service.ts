@@ -15,37 +15,41 @@ import { HarnessSupervisor, type HarnessExit } from '../harness/supervisor.js'
 import { shellQuote } from '../harness/command-line.js'
 import { compiledModulePath } from '../harness/package-paths.js'
 import { checkLaunchCommand } from '../harness/command-check.js'
+import { HARNESS_POLICY_DEFAULTS, type HarnessPolicy } from '../harness/policy.js'
 import type { HarnessInfo } from '../gen/agency/v1/api.js'
-import type { Daemon } from './daemon.js'
+import type { Metrics } from '../metrics/metrics.js'
+import type { Logger } from '../logger.js'
 
 export function agencyBinCommand (): string {
   return `${shellQuote(process.execPath)} ${shellQuote(compiledModulePath('cli/agency.js'))}`
-}
-
-export interface HarnessPolicy {
-  /** a run still going after this long is killed and restarted; 0: no limit */
-  runTimeoutMs: number
-  /** this many failed runs within failureWindowMs make the harness "failing" */
-  maxFailures: number
-  failureWindowMs: number
-  /** the wait between starts while failing */
-  failingBackoffMs: number
-}
-
-export const HARNESS_POLICY_DEFAULTS: HarnessPolicy = {
-  runTimeoutMs: 30 * 60_000,
-  maxFailures: 3,
-  failureWindowMs: 10 * 60_000,
-  failingBackoffMs: 10 * 60_000
 }
 
 export type HarnessState = 'running' | 'backing_off' | 'failing' | 'stopped' | 'finished' | 'idle'
 
 export const HARNESS_STATES: readonly HarnessState[] = ['idle', 'running', 'backing_off', 'failing', 'stopped', 'finished']
 
+/** What the harness needs of the daemon beside it. */
+export interface HarnessHost {
+  peerId: string
+  name: string
+  dataDir: string
+  /** the API token the agent (and its MCP server) must carry, if any */
+  apiToken?: string
+  /** the agent's workspace; '' when the daemon has no shared repository */
+  workspace: () => string
+  goalMet: () => boolean
+  /** the tasks the daemon holds */
+  held: () => Array<{ task: string }>
+  /** gives a held task back with a hand-off note (its work pushed first) */
+  release: (task: string, note: string) => Promise<unknown>
+  metrics: Pick<Metrics, 'harnessRestarts' | 'harnessFailures' | 'harnessRunTimeouts'>
+  log: Logger
+}
+
 export class HarnessService {
   private supervisor?: HarnessSupervisor
-  private readonly daemon: Daemon
+  private readonly daemon: HarnessHost
+  private readonly changeListeners = new Set<() => void>()
   readonly name: string
   private readonly policy: HarnessPolicy
   /** monotonic times of failed runs within the window */
@@ -53,35 +57,46 @@ export class HarnessService {
   private failing = false
   private note = ''
 
-  constructor (daemon: Daemon, name: string, policy: Partial<HarnessPolicy> = {}) {
+  constructor (daemon: HarnessHost, name: string, policy: Partial<HarnessPolicy> = {}) {
     this.daemon = daemon
     this.name = name
     this.policy = { ...HARNESS_POLICY_DEFAULTS, ...policy }
   }
 
   private goalMet (): boolean {
-    return this.daemon.boardService.board.goalMet(this.daemon.boardService.now())
+    return this.daemon.goalMet()
+  }
+
+  /** Calls back when the harness state changes (peers see it in heartbeats); returns the unsubscribe function. */
+  onChange (listener: () => void): () => void {
+    this.changeListeners.add(listener)
+    return () => { this.changeListeners.delete(listener) }
+  }
+
+  /** The state heartbeats carry: '' until the harness has started. */
+  heartbeatState (): string {
+    return this.supervisor == null ? '' : this.state()
   }
 
   async start (grpcAddress: string): Promise<void> {
     const d = this.daemon
-    const workspace = d.workspacePath() !== '' ? d.workspacePath() : join(d.config.dataDir, 'work')
+    const workspace = d.workspace() !== '' ? d.workspace() : join(d.dataDir, 'work')
     await mkdir(workspace, { recursive: true })
     const launch = harnessLaunch(this.name, {
       agentId: d.peerId,
       agentName: d.name,
       workspace,
-      dataDir: d.config.dataDir,
+      dataDir: d.dataDir,
       agencyAddr: grpcAddress,
       prompt: renderPrompt({ agentId: d.peerId, agentName: d.name, agencyAddr: grpcAddress }),
       agencyBin: agencyBinCommand()
     })
     checkLaunchCommand(launch)
     // The agent (and the MCP server it starts) must be able to call the daemon.
-    if (d.config.apiToken != null) launch.env.AGENCY_TOKEN = d.config.apiToken
+    if (d.apiToken != null) launch.env.AGENCY_TOKEN = d.apiToken
     this.supervisor = new HarnessSupervisor({
       launch,
-      dataDir: d.config.dataDir,
+      dataDir: d.dataDir,
       minBackoffMs: 1000,
       maxBackoffMs: 30_000,
       runTimeoutMs: this.policy.runTimeoutMs,
@@ -91,7 +106,6 @@ export class HarnessService {
       onRestart: () => { d.metrics.harnessRestarts.inc(); this.beat() },
       onExit: () => { this.beat() }
     })
-    d.presence.harnessState = () => this.state()
     await this.supervisor.start()
     d.log.info({ harness: this.name, workspace }, 'harness started')
   }
@@ -116,15 +130,15 @@ export class HarnessService {
       return backoffMs
     }
     this.failing = true
-    this.note = `${this.failures.length} failed runs within ${Math.round(this.policy.failureWindowMs / 60_000)} min (${why}); next try in ${Math.round(this.policy.failingBackoffMs / 60_000)} min. See ${harnessLogPath(d.config.dataDir)}`
-    this.giveBackClaims(`the agent's harness (${this.name}) keeps failing: ${why}. Last output: ${lastOutput(d.config.dataDir)}`)
+    this.note = `${this.failures.length} failed runs within ${Math.round(this.policy.failureWindowMs / 60_000)} min (${why}); next try in ${Math.round(this.policy.failingBackoffMs / 60_000)} min. See ${harnessLogPath(d.dataDir)}`
+    this.giveBackClaims(`the agent's harness (${this.name}) keeps failing: ${why}. Last output: ${lastOutput(d.dataDir)}`)
     return Math.max(backoffMs, this.policy.failingBackoffMs)
   }
 
   private giveBackClaims (note: string): void {
     const d = this.daemon
-    for (const h of d.boardService.held()) {
-      d.releaseTask(h.task, note.slice(0, 4000), '').catch(err => { d.log.warn({ err, task: h.task }, 'cannot release a claim of a failing harness') })
+    for (const h of d.held()) {
+      d.release(h.task, note.slice(0, 4000)).catch(err => { d.log.warn({ err, task: h.task }, 'cannot release a claim of a failing harness') })
     }
   }
 
@@ -159,7 +173,7 @@ export class HarnessService {
 
   // After the exit hook returns: the supervisor sets its next state right after calling it.
   private beat (): void {
-    setImmediate(() => { this.daemon.presence.beat().catch(() => {}) })
+    setImmediate(() => { for (const l of this.changeListeners) l() })
   }
 }
 

@@ -26,13 +26,15 @@ export interface PresenceServiceInit {
   onHeartbeat?: (p: PeerRecord, heartbeat: Presence) => void
   /** the wall clock heartbeats carry (informational: liveness never reads it) */
   wallClock?: () => number
+  /** the directory to keep the peers in (default: a new one) */
+  directory?: PeerDirectory
 }
 
 export class PresenceService {
   readonly directory: PeerDirectory
   status = ''
-  /** The state of the agent beside the daemon, carried in every heartbeat ('' without a harness). */
-  harnessState: () => string = () => ''
+  /** where the harness state heartbeats carry comes from ('' without a harness) */
+  private harnessSource: () => string = () => ''
   private readonly init: PresenceServiceInit
   private gossip?: SwarmGossip
   private heartbeatTimer?: NodeJS.Timeout
@@ -47,7 +49,17 @@ export class PresenceService {
   constructor (init: PresenceServiceInit) {
     this.init = init
     this.policy = heartbeatPolicy(init.heartbeatMs, init.liveTimeoutMs, init.heartbeatMaxRate)
-    this.directory = new PeerDirectory({ liveTimeoutMs: init.liveTimeoutMs })
+    this.directory = init.directory ?? new PeerDirectory({ liveTimeoutMs: init.liveTimeoutMs })
+  }
+
+  /** The state of the agent beside the daemon, carried in every heartbeat ('' without a harness). */
+  harnessState (): string {
+    return this.harnessSource()
+  }
+
+  /** From now on heartbeats carry the harness state `state` returns (the harness is built after presence, which it updates). */
+  reportHarness (state: () => string): void {
+    this.harnessSource = state
   }
 
   start (gossip: SwarmGossip): void {

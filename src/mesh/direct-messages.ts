@@ -9,6 +9,10 @@
 // attempt: the TTL does not drop it while its ack may still come (a peer that
 // acks has the message, so that attempt must end as delivered), and an attempt
 // never sends a message the TTL is dropping.
+//
+// A sender over the receiver's rate is told ACK_BUSY with how long to wait,
+// not struck: it ends the stream and comes back then (a backlog after a
+// restart is not a flood). Another frame on a stream after ACK_BUSY is.
 import { lpStream } from '@libp2p/utils'
 import { peerIdFromString } from '@libp2p/peer-id'
 import type { Connection, Stream } from '@libp2p/interface'
@@ -72,6 +76,8 @@ export class DirectMessaging {
   private readonly firstAttempt = new Map<string, number>()
   /** messages an attempt has on the wire, or the TTL is dropping: one owner at a time */
   private readonly owner = new Map<string, 'sending' | 'expiring'>()
+  /** peers that answered ACK_BUSY: no attempt before this wall-clock time */
+  private readonly notBefore = new Map<string, number>()
   private readonly guard?: PeerGuard
 
   constructor (init: DirectMessagingInit) {
@@ -134,6 +140,11 @@ export class DirectMessaging {
   }
 
   private async deliverTo (peer: string): Promise<void> {
+    const wait = this.notBefore.get(peer)
+    if (wait !== undefined) {
+      if (this.now() < wait) return
+      this.notBefore.delete(peer)
+    }
     // Expired messages are the TTL pass's to drop, not ours to send.
     const msgs = (await this.store.listOutbox()).filter(o => o.message.to === peer && o.expiresAt > this.now()).map(o => o.message)
     if (msgs.length === 0) return
@@ -151,6 +162,13 @@ export class DirectMessaging {
         await lp.write(DirectMessage.encode(msg).finish(), { signal })
         const ack = DirectAck.decode((await lp.read({ signal })).subarray())
         if (ack.id !== msg.id) throw new Error(`ack for ${ack.id} while waiting for ${msg.id}`)
+        if (ack.status === AckStatus.ACK_BUSY) {
+          // Not stored: the rest waits in the outbox until the receiver has room.
+          this.notBefore.set(peer, this.now() + Math.max(100, ack.retryAfterMs))
+          this.owner.delete(msg.id)
+          onWire = undefined
+          break
+        }
         if (ack.status === AckStatus.ACK_OK) {
           if (await this.store.markDelivered(msg.id)) {
             const started = this.firstAttempt.get(msg.id) ?? performance.now()
@@ -178,6 +196,7 @@ export class DirectMessaging {
     const from = connection.remotePeer.toString()
     const lp = lpStream(stream, { maxDataLength: MAX_DM_FRAME_BYTES })
     const signal = AbortSignal.timeout(60_000)
+    let toldBusy = false
     try {
       while (true) {
         let frame
@@ -190,12 +209,18 @@ export class DirectMessaging {
           if (isCleanEnd(err)) { await stream.close().catch(() => {}); return }
           throw err
         }
-        if (this.guard != null && !this.guard.allowRequest('dm', from)) throw new Error('direct-message rate limit exceeded')
+        if (toldBusy) throw new Error('direct-message rate limit exceeded: a frame after the busy answer')
         let msg: DirectMessage
         try {
           msg = DirectMessage.decode(frame.subarray())
         } catch (err) {
           throw new Error(`undecodable direct message: ${(err as Error).message}`)
+        }
+        const turn = this.guard?.throttle('dm', from) ?? { allowed: true }
+        if (!turn.allowed) {
+          toldBusy = true
+          await lp.write(DirectAck.encode({ id: msg.id, status: AckStatus.ACK_BUSY, retryAfterMs: turn.retryAfterMs }).finish(), { signal })
+          continue
         }
         const status = this.check(msg)
         if (status === AckStatus.ACK_OK) {
@@ -204,7 +229,7 @@ export class DirectMessaging {
           const { stored: isNew, cursor } = await this.store.deliver(stored, this.now())
           if (isNew) this.hooks.onReceived?.(stored, cursor)
         }
-        await lp.write(DirectAck.encode({ id: msg.id, status }).finish(), { signal })
+        await lp.write(DirectAck.encode({ id: msg.id, status, retryAfterMs: 0 }).finish(), { signal })
         if (status === AckStatus.ACK_INVALID) throw new Error('invalid direct message')
       }
     } catch (err) {

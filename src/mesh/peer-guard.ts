@@ -13,6 +13,8 @@ export interface PeerGuardInit {
   /** sync exchanges a peer may start per window */
   syncPerWindow?: number
   windowSeconds?: number
+  /** times per window a peer over its rate may be told to come back later before it is struck */
+  busyPerWindow?: number
   /** invalid messages a peer may send per minute before it is banned */
   strikesPerMinute?: number
   banSeconds?: number
@@ -25,12 +27,14 @@ export interface PeerGuardInit {
 export class PeerGuard {
   private readonly limiters: Record<GuardedProtocol, RateLimiter>
   private readonly strikes: RateLimiter
+  /** "busy, try later" answers a peer may get per window before they count as strikes */
+  private readonly busyAnswers: RateLimiter
   private readonly banned = new Map<string, number>()
   private readonly allow?: Set<string>
   private readonly banMs: number
   private readonly init: PeerGuardInit
-  /** called to drop a banned peer's connections */
-  disconnect?: (peer: string) => void
+  /** told of every ban: the node drops the peer's connections (it is built after the guard, which it consults) */
+  private readonly banListeners = new Set<(peer: string) => void>()
 
   constructor (init: PeerGuardInit = {}) {
     this.init = init
@@ -40,6 +44,7 @@ export class PeerGuard {
       sync: new RateLimiter({ points: init.syncPerWindow ?? 30, duration })
     }
     this.strikes = new RateLimiter({ points: init.strikesPerMinute ?? 20, duration: 60 })
+    this.busyAnswers = new RateLimiter({ points: init.busyPerWindow ?? 20, duration })
     this.banMs = (init.banSeconds ?? 300) * 1000
     if (init.allowPeers != null && init.allowPeers.length > 0) this.allow = new Set(init.allowPeers)
   }
@@ -71,6 +76,30 @@ export class PeerGuard {
     }
   }
 
+  /**
+   * Counts one request against the peer's budget like allowRequest, but over
+   * the budget it is not a strike: the answer says how long until the budget
+   * is back, for protocols whose honest senders wait when told (a sender with
+   * a backlog after a restart is not a flood). Being told too often in a
+   * window is a strike.
+   */
+  throttle (protocol: GuardedProtocol, peer: string): { allowed: true } | { allowed: false, retryAfterMs: number } {
+    if (this.isBanned(peer)) return { allowed: false, retryAfterMs: Math.max(0, (this.banned.get(peer) ?? 0) - Date.now()) }
+    try {
+      this.limiters[protocol].consume(peer)
+      return { allowed: true }
+    } catch (err) {
+      this.init.onLimited?.(peer, protocol)
+      try {
+        this.busyAnswers.consume(`${protocol}:${peer}`)
+      } catch {
+        this.strike(peer, `keeps coming back over the ${protocol} rate limit`)
+      }
+      const msBeforeNext = (err as { msBeforeNext?: number }).msBeforeNext
+      return { allowed: false, retryAfterMs: typeof msBeforeNext === 'number' && msBeforeNext > 0 ? Math.ceil(msBeforeNext) : 1000 }
+    }
+  }
+
   /** Records invalid data from a peer; too many in a minute bans it for a while. */
   strike (peer: string, reason: string): void {
     if (this.isBanned(peer)) return
@@ -79,8 +108,14 @@ export class PeerGuard {
     } catch {
       this.banned.set(peer, Date.now() + this.banMs)
       this.init.onBan?.(peer, reason)
-      this.disconnect?.(peer)
+      for (const l of this.banListeners) l(peer)
     }
+  }
+
+  /** Calls back on every ban from now on; returns the unsubscribe function. */
+  onBanned (listener: (peer: string) => void): () => void {
+    this.banListeners.add(listener)
+    return () => { this.banListeners.delete(listener) }
   }
 
   bannedPeers (): string[] {

@@ -1,7 +1,7 @@
 // /metrics (Prometheus text format) and /healthz over plain HTTP.
 import { createServer, type Server } from 'node:http'
 import type { Registry } from 'prom-client'
-import { parseHostPort } from '../daemon/addresses.js'
+import { parseHostPort } from '../addresses.js'
 
 export interface MetricsServer {
   /** the address actually bound, host:port */

@@ -1,5 +1,8 @@
 // Every metric agentd exports, defined in one place. Names: prefix agentd_,
 // base units, _total/_seconds/_bytes suffixes; no peer or task ids as labels.
+// Counters and histograms count events as they happen (createMetrics); the
+// gauges of the daemon's state are read at scrape time from the parts that
+// hold it (registerStateGauges, prom-client collect() callbacks).
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client'
 import { KNOWN_KINDS } from '../core/log/kinds.js'
 import { REJECT_REASONS } from '../core/log/ingest-result.js'
@@ -49,8 +52,6 @@ export function createMetrics (init: MetricsInit) {
 
   const metrics = {
     registry,
-    peersConnected: new Gauge({ name: 'agentd_peers_connected', help: 'Peers with an open libp2p connection.', registers: r }),
-    peersLive: new Gauge({ name: 'agentd_peers_live', help: 'Peers whose presence heartbeats are arriving.', registers: r }),
     gossipIn: new Counter({ name: 'agentd_gossip_messages_received_total', help: 'Gossip messages received, by kind and verdict.', labelNames: ['kind', 'verdict'] as const, registers: r }),
     gossipOut: new Counter({ name: 'agentd_gossip_messages_sent_total', help: 'Gossip messages published, by kind.', labelNames: ['kind'] as const, registers: r }),
     dmSent: new Counter({ name: 'agentd_direct_messages_sent_total', help: 'Direct messages acknowledged by their recipient.', registers: r }),
@@ -58,38 +59,27 @@ export function createMetrics (init: MetricsInit) {
     dmFailed: new Counter({ name: 'agentd_direct_messages_failed_total', help: 'Direct messages dropped: expired or refused.', labelNames: ['reason'] as const, registers: r }),
     dmMalformed: new Counter({ name: 'agentd_direct_message_streams_rejected_total', help: 'Inbound direct-message streams closed for malformed or invalid frames.', registers: r }),
     dmLatency: new Histogram({ name: 'agentd_direct_message_delivery_seconds', help: 'Time from the first delivery attempt to the ack.', buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300], registers: r }),
-    outboxPending: new Gauge({ name: 'agentd_outbox_messages', help: 'Direct messages waiting in the outbox.', registers: r }),
     announcementsSent: new Counter({ name: 'agentd_announcements_sent_total', help: 'Announcements broadcast by this daemon.', registers: r }),
     announcementsReceived: new Counter({ name: 'agentd_announcements_received_total', help: 'Announcements received from peers.', registers: r }),
 
     // the shared record
     logEntries: new Counter({ name: 'agentd_log_entries_ingested_total', help: 'Log entries accepted (local and from peers), by kind.', labelNames: ['kind'] as const, registers: r }),
-    logSize: new Gauge({ name: 'agentd_log_entries', help: 'Entries in the local log, by kind.', labelNames: ['kind'] as const, registers: r }),
-    logAuthors: new Gauge({ name: 'agentd_log_authors', help: 'Authors in the local log.', registers: r }),
-    logPending: new Gauge({ name: 'agentd_log_pending_entries', help: 'Entries waiting for a gap in their author\'s feed.', registers: r }),
-    logForks: new Gauge({ name: 'agentd_log_forks', help: 'Fork proofs held (authors that signed two entries at one seq).', registers: r }),
     logRejected: new Counter({ name: 'agentd_log_entries_rejected_total', help: 'Entries rejected, by reason.', labelNames: ['reason'] as const, registers: r }),
     gossipLatency: new Histogram({ name: 'agentd_gossip_entry_latency_seconds', help: 'From an entry\'s author timestamp to its acceptance here (clock skew included).', buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10], registers: r }),
     syncRounds: new Counter({ name: 'agentd_sync_rounds_total', help: 'Anti-entropy exchanges completed.', registers: r }),
     syncBytes: new Counter({ name: 'agentd_sync_bytes_total', help: 'Bytes moved by anti-entropy, by direction.', labelNames: ['direction'] as const, registers: r }),
     syncRejected: new Counter({ name: 'agentd_sync_streams_rejected_total', help: 'Sync streams closed for malformed frames.', registers: r }),
-    claimsHeld: new Gauge({ name: 'agentd_claims_held', help: 'Tasks this daemon holds.', registers: r }),
     claimConflicts: new Counter({ name: 'agentd_claim_conflicts_total', help: 'Scope overlaps between this daemon\'s live claims and a peer\'s.', registers: r }),
     takeovers: new Counter({ name: 'agentd_claim_takeovers_total', help: 'Claims this daemon took over from an expired holder.', registers: r }),
     claimsLost: new Counter({ name: 'agentd_claims_lost_total', help: 'Claims of this daemon that lost a race or were superseded.', registers: r }),
-    tasksByState: new Gauge({ name: 'agentd_tasks', help: 'Tasks on the board, by state.', labelNames: ['state'] as const, registers: r }),
     integrations: new Counter({ name: 'agentd_integrations_total', help: 'Integrations into the shared branch, by result.', labelNames: ['result'] as const, registers: r }),
     integrationRetries: new Counter({ name: 'agentd_integration_push_retries_total', help: 'Pushes retried after a non-fast-forward rejection.', registers: r }),
     verifySeconds: new Histogram({ name: 'agentd_verify_duration_seconds', help: 'Duration of verify (test) runs during integration.', buckets: [0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600, 1800], registers: r }),
-    sharedTests: new Gauge({ name: 'agentd_shared_branch_tests', help: 'Tests on the shared branch in the latest recorded run, by result (passed, failed, all).', labelNames: ['result'] as const, registers: r }),
-    sharedPassRatio: new Gauge({ name: 'agentd_shared_branch_pass_ratio', help: 'Passed / all tests on the shared branch in the latest recorded run.', registers: r }),
     harnessRestarts: new Counter({ name: 'agentd_harness_restarts_total', help: 'Restarts of the agent harness process.', registers: r }),
     harnessFailures: new Counter({ name: 'agentd_harness_failures_total', help: 'Harness runs that failed: non-zero exit, could not start, or hung past the run timeout.', registers: r }),
     harnessRunTimeouts: new Counter({ name: 'agentd_harness_run_timeouts_total', help: 'Harness runs killed for running longer than --harness-run-timeout.', registers: r }),
-    harnessState: new Gauge({ name: 'agentd_harness_state', help: 'The agent harness state: 1 for the current one (idle, running, backing_off, failing, stopped, finished).', labelNames: ['state'] as const, registers: r }),
     peerBans: new Counter({ name: 'agentd_peer_bans_total', help: 'Peers banned for a while for sending invalid data repeatedly.', registers: r }),
-    rateLimited: new Counter({ name: 'agentd_peer_rate_limited_total', help: 'Requests refused because a peer went over its rate limit, by protocol.', labelNames: ['protocol'] as const, registers: r }),
-    secondsSinceSync: new Gauge({ name: 'agentd_sync_last_exchange_age_seconds', help: 'Seconds since the last completed anti-entropy exchange (-1: none yet).', registers: r })
+    rateLimited: new Counter({ name: 'agentd_peer_rate_limited_total', help: 'Requests refused because a peer went over its rate limit, by protocol.', labelNames: ['protocol'] as const, registers: r })
   }
 
   const v = LABEL_VALUES
@@ -108,3 +98,93 @@ export function createMetrics (init: MetricsInit) {
 }
 
 export type Metrics = ReturnType<typeof createMetrics>
+
+/** Where the state gauges read from at scrape time. */
+export interface StateSources {
+  peersConnected: () => number
+  peersLive: () => number
+  /** entries in the local log by kind (kinds not named count 0) */
+  logByKind: () => Iterable<[string, number]>
+  logAuthors: () => number
+  logPending: () => number
+  logForks: () => number
+  secondsSinceSync: () => number
+  outboxMessages: () => Promise<number>
+  claimsHeld: () => number
+  /** the state of every task on the board */
+  taskStates: () => Iterable<string>
+  /** every state a task can be in: each has a series, at 0 when no task is in it */
+  allTaskStates: readonly string[]
+  /** the shared branch's latest test run, if any */
+  sharedTests: () => { passed: number, failed: number, total: number, passRate: number } | undefined
+  /** the harness beside the daemon, when there is one: its states and the current one */
+  harness?: { states: readonly string[], current: () => string }
+}
+
+/** The gauges of the daemon's state, read from `s` on every scrape. */
+export function registerStateGauges (registry: Registry, s: StateSources): void {
+  const r = [registry]
+  const gauge = (name: string, help: string, read: () => number): void => {
+    new Gauge({ name, help, registers: r, collect () { this.set(read()) } })
+  }
+  gauge('agentd_peers_connected', 'Peers with an open libp2p connection.', s.peersConnected)
+  gauge('agentd_peers_live', 'Peers whose presence heartbeats are arriving.', s.peersLive)
+  new Gauge({
+    name: 'agentd_outbox_messages',
+    help: 'Direct messages waiting in the outbox.',
+    registers: r,
+    async collect () { this.set(await s.outboxMessages()) }
+  })
+  new Gauge({
+    name: 'agentd_log_entries',
+    help: 'Entries in the local log, by kind.',
+    labelNames: ['kind'] as const,
+    registers: r,
+    collect () {
+      this.reset()
+      for (const kind of LABEL_VALUES.entryKind) this.set({ kind }, 0)
+      for (const [kind, n] of s.logByKind()) this.set({ kind }, n)
+    }
+  })
+  gauge('agentd_log_authors', 'Authors in the local log.', s.logAuthors)
+  gauge('agentd_log_pending_entries', 'Entries waiting for a gap in their author\'s feed.', s.logPending)
+  gauge('agentd_log_forks', 'Fork proofs held (authors that signed two entries at one seq).', s.logForks)
+  gauge('agentd_sync_last_exchange_age_seconds', 'Seconds since the last completed anti-entropy exchange (-1: none yet).', s.secondsSinceSync)
+  gauge('agentd_claims_held', 'Tasks this daemon holds.', s.claimsHeld)
+  new Gauge({
+    name: 'agentd_tasks',
+    help: 'Tasks on the board, by state.',
+    labelNames: ['state'] as const,
+    registers: r,
+    collect () {
+      for (const state of s.allTaskStates) this.set({ state }, 0)
+      for (const state of s.taskStates()) this.inc({ state })
+    }
+  })
+  new Gauge({
+    name: 'agentd_shared_branch_tests',
+    help: 'Tests on the shared branch in the latest recorded run, by result (passed, failed, all).',
+    labelNames: ['result'] as const,
+    registers: r,
+    collect () {
+      const t = s.sharedTests()
+      this.set({ result: 'passed' }, t?.passed ?? 0)
+      this.set({ result: 'failed' }, t?.failed ?? 0)
+      this.set({ result: 'all' }, t?.total ?? 0)
+    }
+  })
+  gauge('agentd_shared_branch_pass_ratio', 'Passed / all tests on the shared branch in the latest recorded run.', () => s.sharedTests()?.passRate ?? 0)
+  const harness = s.harness
+  if (harness !== undefined) {
+    new Gauge({
+      name: 'agentd_harness_state',
+      help: 'The agent harness state: 1 for the current one (idle, running, backing_off, failing, stopped, finished).',
+      labelNames: ['state'] as const,
+      registers: r,
+      collect () {
+        const current = harness.current()
+        for (const state of harness.states) this.set({ state }, state === current ? 1 : 0)
+      }
+    })
+  }
+}

@@ -77,7 +77,7 @@ export function syncBatchBytes (entryBytesTotal: number, entries: number, author
 /** A direct message with `text` and its ack (the stream's own framing included). */
 export function directMessageBytes (text: string): { message: number, ack: number } {
   const message = DirectMessage.encode({ id: 'x'.repeat(36), from: FAKE_PEER_ID, to: FAKE_PEER_ID, thread: 'x'.repeat(36), replyTo: '', text, time: WALL_TIME, fromName: 'agent-0001' }).finish().length
-  const ack = DirectAck.encode({ id: 'x'.repeat(36), status: 1 }).finish().length
+  const ack = DirectAck.encode({ id: 'x'.repeat(36), status: 1, retryAfterMs: 0 }).finish().length
   return { message: message + FRAME_PREFIX_BYTES + TRANSPORT_OVERHEAD_BYTES, ack: ack + FRAME_PREFIX_BYTES + TRANSPORT_OVERHEAD_BYTES }
 }
 

@@ -10,7 +10,7 @@
 // address: a web page elsewhere cannot read it through DNS rebinding.
 import { createHmac, timingSafeEqual } from 'node:crypto'
 import type { IncomingMessage } from 'node:http'
-import { isLoopbackHost } from '../daemon/addresses.js'
+import { isLoopbackHost } from '../addresses.js'
 
 export const SESSION_COOKIE = 'agency_ui'
 

@@ -4,7 +4,7 @@
 // only GET is answered. Bound to loopback unless the daemon has an API token.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
 import type { Daemon } from '../daemon/daemon.js'
-import { isLoopbackHost, parseHostPort } from '../daemon/addresses.js'
+import { isLoopbackHost, parseHostPort } from '../addresses.js'
 import { AgencyError, FailedPreconditionError, InvalidArgumentError, isAgencyError } from '../core/errors.js'
 import { MAX_QUERY_CHARS } from '../core/findings/findings-index.js'
 import { componentLogger } from '../logger.js'

@@ -101,10 +101,15 @@ describe(`a thundering herd of ${NODES} daemons claiming one task`, () => {
   it('converges every board on the same holder, with the losers released', async () => {
     const winner = answers.find(a => a.outcome === 'HELD')?.winner
     // Every loser releases its claim; wait until each node has all of them.
-    await waitFor('every node to hold every claim and release', () => nodes.every(d => {
+    const short = (): string => nodes.map((d, i) => {
       const kinds = d.logService.state.countsByKind()
-      return kinds.get('claim') === NODES && kinds.get('release') === NODES - 1
-    }), 120_000, 250)
+      return { i, claims: kinds.get('claim') ?? 0, releases: kinds.get('release') ?? 0 }
+    }).filter(n => n.claims !== NODES || n.releases !== NODES - 1).map(n => `node ${n.i}: ${n.claims} claims, ${n.releases} releases`).join('; ')
+    await waitFor('every node to hold every claim and release', () => {
+      const missing = short()
+      if (missing !== '') throw new Error(missing)
+      return true
+    }, 120_000, 250)
     const holders = nodes.map(d => d.boardService.board.holder(TASK))
     for (const h of holders) expect(h).toMatchObject({ holder: winner, epoch: 1 })
     // The winner's heartbeat carries the lease; the losers hold nothing.

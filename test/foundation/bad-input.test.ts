@@ -128,7 +128,7 @@ describe('garbage on /agency/dm/1.0.0', { timeout: PROCESS_TEST_TIMEOUT_MS }, ()
     const id = `too-big-${Date.now()}`
     await lp.write(DirectMessage.encode(DirectMessage.fromPartial({ id, fromName: 'raw', to: target.peerId, thread: id, text: 'z'.repeat(MAX_DM_TEXT_BYTES + 1), time: Date.now() })).finish())
     const ack = DirectAck.decode((await lp.read({ signal: AbortSignal.timeout(10_000) })).subarray())
-    expect(ack).toEqual({ id, status: AckStatus.ACK_TOO_LARGE })
+    expect(ack).toEqual({ id, status: AckStatus.ACK_TOO_LARGE, retryAfterMs: 0 })
     await stream.close().catch(() => {})
     const inbox = (await client.call((c: AgencyClient) => c.readInbox, { after: 0, limit: 100, all: true, peek: false })).messages
     expect(inbox.filter(m => m.id === id)).toEqual([])

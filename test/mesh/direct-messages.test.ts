@@ -1,5 +1,6 @@
 // Direct messages: an ack that arrives while its message expires ends as
-// delivered, once, never as both delivered and failed.
+// delivered, once, never as both delivered and failed; a backlog larger than
+// the receiver's rate is told to wait, not banned, and all of it arrives.
 import { generateKeyPair } from '@libp2p/crypto/keys'
 import { multiaddr } from '@multiformats/multiaddr'
 import { afterEach, describe, expect, it } from 'vitest'
@@ -8,6 +9,7 @@ import { DirectMessaging, type DirectMessageStore } from '../../src/mesh/direct-
 import { createMeshNode, type MeshLibp2p } from '../../src/mesh/node.js'
 import { openStore, type AgencyStore } from '../../src/store/open-store.js'
 import { componentLogger } from '../../src/logger.js'
+import { PeerGuard } from '../../src/mesh/peer-guard.js'
 import { memoryAddr } from '../helpers/in-process-daemons.js'
 import { waitFor } from '../helpers/wait-for.js'
 import { tempDirs } from '../store/helpers.js'
@@ -94,5 +96,35 @@ describe('direct messages', () => {
     expect(outcomes).toEqual(['delivered m1'])
     expect(await a.store.messages.outboxCount()).toBe(0)
     expect((await b.store.messages.inboxAfter(0, 10)).map(r => r.message.id)).toEqual(['m1'])
+  }, 60_000)
+
+  it('a backlog over the receiver\'s rate is answered busy and sent when there is room: nothing lost, no strike, no ban', async () => {
+    const [a, b] = [await peer(), await peer()]
+    await a.node.dial(multiaddr(b.node.getMultiaddrs()[0]))
+    const bans: string[] = []
+    // Budget: 5 messages per peer per second.
+    const guard = new PeerGuard({ dmPerWindow: 5, windowSeconds: 1, strikesPerMinute: 2, onBan: (p) => { bans.push(p) } })
+    const receiver = new DirectMessaging({ node: b.node, store: b.store.messages, guard, log: componentLogger('test-dm-b') })
+    const delivered: string[] = []
+    const sender = new DirectMessaging({ node: a.node, store: a.store.messages, log: componentLogger('test-dm-a'), hooks: { onDelivered: (m) => { delivered.push(m.id) } } })
+    await receiver.start()
+    await sender.start()
+    cleanups.push(async () => { await sender.stop(); await receiver.stop() })
+
+    const to = b.node.peerId.toString()
+    const ids = Array.from({ length: 17 }, (_, i) => `m${String(i).padStart(2, '0')}`)
+    for (const id of ids) {
+      await a.store.messages.enqueue(DirectMessage.fromPartial({ id, from: a.node.peerId.toString(), fromName: 'a', to, thread: id, text: id, time: Date.now() }), { expiresAt: Date.now() + 600_000 })
+    }
+    // The first attempt delivers the budget and is told to come back.
+    await sender.flushPeer(to)
+    expect(delivered).toEqual(ids.slice(0, 5))
+    expect(await a.store.messages.outboxCount()).toBe(12)
+    // The retry timer's passes: none sends before the receiver has room again.
+    await waitFor(async () => { await sender.flushAll(); return delivered.length === ids.length }, { what: 'the whole backlog to be delivered', timeoutMs: 30_000, intervalMs: 100 })
+    expect(delivered).toEqual(ids)
+    expect((await b.store.messages.inboxAfter(0, 100)).map(r => r.message.id)).toEqual(ids)
+    expect(bans).toEqual([])
+    expect(guard.isBanned(a.node.peerId.toString())).toBe(false)
   }, 60_000)
 })

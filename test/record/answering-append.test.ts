@@ -14,7 +14,7 @@ describe('an entry appended while a peer\'s entries are being accepted', () => {
     const writer = await daemons.start({ name: 'writer' })
     const answerer = await daemons.start({ name: 'answerer', peers: addrsOf(writer) })
     const failures: Error[] = []
-    answerer.onFatal = err => { failures.push(err) }
+    answerer.onFatalError(err => { failures.push(err) })
     // The answerer notes each of the writer's findings the moment it accepts it.
     const answered: Array<Promise<unknown>> = []
     answerer.logService.onAccepted(e => {

@@ -29,7 +29,7 @@ import { AgencyService, type AgencyClient } from '../../src/gen/agency/v1/api.js
 import { decodeGossip, MalformedGossipError } from '../../src/mesh/gossip-codec.js'
 import { DM_PROTOCOL, MAX_DM_FRAME_BYTES, SYNC_PROTOCOL } from '../../src/mesh/constants.js'
 import { MAX_SYNC_FRAME_BYTES } from '../../src/mesh/log-sync.js'
-import { serveDaemon, type ServedDaemon } from '../../src/daemon/serve.js'
+import { serveDaemon, type ServedDaemon } from '../../src/cli/serve.js'
 import { connectAgency, type Agency } from '../../src/api/client.js'
 import { memoryAddr } from '../helpers/in-process-daemons.js'
 import { waitFor } from '../helpers/wait-for.js'

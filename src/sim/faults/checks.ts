@@ -72,7 +72,7 @@ function checkHeld (run: RunOutcome, opts: CheckOptions): Violation[] {
         }
       }
     }
-    out.push(...keptByOne(run, key, list))
+    out.push(...keptByOne(run, key, list, opts, separation))
   }
   return out
 }
@@ -80,26 +80,34 @@ function checkHeld (run: RunOutcome, opts: CheckOptions): Violation[] {
 /**
  * After the heal, of several told HELD for one task and epoch, only the claim
  * the holder rule picks on the converged board keeps it; every other holder
- * is told (a notice, or the answer to a claim of the task at a later epoch),
+ * is told (a notice, or an answer or a notice about its claim of the task at a later epoch),
  * unless it gave its claim back itself. Finishing the task is no excuse: a
  * done counts only from the holder rule's claim.
  */
-function keptByOne (run: RunOutcome, key: string, list: Held[]): Violation[] {
+function keptByOne (run: RunOutcome, key: string, list: Held[], opts: CheckOptions, separation: Separation): Violation[] {
   const [task, epoch] = [list[0].task, list[0].epoch]
   const winner = run.winners.get(key)
   const notices = run.history.of('notice').filter(n => n.task === task && n.epoch === epoch)
   const gaveBack = new Set(run.history.pairs()
     .filter(({ invoke: i, complete: c }) => i.f === 'release' && i.task === task && i.epoch === epoch && c.type === 'ok')
     .map(({ invoke: i }) => i.node))
-  // An agent that claimed the task again (a higher epoch) was answered about it.
-  const later = run.history.pairs().filter(({ invoke: i, complete: c }) => i.f === 'claim' && i.task === task && c.type === 'ok' && (c.epoch ?? 0) > epoch).map(({ invoke: i }) => i.node)
+  // An agent that claimed the task again was told about its later claim: an answer, or a notice.
+  const later = [
+    ...run.history.pairs().filter(({ invoke: i, complete: c }) => i.f === 'claim' && i.task === task && c.type === 'ok' && (c.epoch ?? 0) > epoch).map(({ invoke: i }) => i.node),
+    ...run.history.of('notice').filter(n => n.task === task && n.epoch > epoch).map(n => n.node)
+  ]
   const out: Violation[] = []
   for (const m of list) {
     const told = [...notices.filter(n => n.node === m.node), ...later.filter(n => n === m.node).map(() => ({ reason: 'claimed again' }))]
     if (m.node === winner) {
-      // Told it was outbid by a claim that had been given back already: told a loss that was not one.
+      // Told it was outbid by a claim given back a settle window or more before (and nothing lost in
+      // between): a loss the daemon should have seen was none. A release still in flight is no fault.
       const released = (n: string): number | undefined => run.history.of('append').find(e => e.entryKind === 'release' && e.node === n && e.task === task && e.epoch === epoch)?.time
-      const wrong = notices.filter(n => n.node === m.node && n.reason === 'outbid').find(n => n.winner === undefined || (released(n.winner) ?? Infinity) < n.time)
+      const wrong = notices.filter(n => n.node === m.node && n.reason === 'outbid').find(n => {
+        if (n.winner === undefined) return true
+        const r = released(n.winner)
+        return r !== undefined && r <= n.time - opts.minSettleMs && !separation.between(n.winner, m.node, r, n.time)
+      })
       if (wrong !== undefined) out.push({ check: 'a', text: `${m.node} holds ${key} by the holder rule, but was told at ${ms(wrong.time)} that ${wrong.winner ?? 'someone'} outbid it, whose claim was given back at ${ms(released(wrong.winner ?? '') ?? 0)}` })
     } else if (told.length === 0 && !gaveBack.has(m.node)) {
       out.push({ check: 'a', text: `${m.node} was told HELD for ${key}; after the heal ${winner ?? 'nobody'} keeps it by the holder rule, and ${m.node} was never told` })

@@ -18,6 +18,12 @@ export enum AckStatus {
   ACK_OK = 1,
   ACK_TOO_LARGE = 2,
   ACK_INVALID = 3,
+  /**
+   * ACK_BUSY - Not stored: the sender is over the receiver's rate for direct messages.
+   * An honest sender ends the stream and tries again after retry_after_ms; a
+   * frame sent after this answer on the same stream counts as a flood.
+   */
+  ACK_BUSY = 4,
   UNRECOGNIZED = -1,
 }
 
@@ -35,6 +41,9 @@ export function ackStatusFromJSON(object: any): AckStatus {
     case 3:
     case "ACK_INVALID":
       return AckStatus.ACK_INVALID;
+    case 4:
+    case "ACK_BUSY":
+      return AckStatus.ACK_BUSY;
     case -1:
     case "UNRECOGNIZED":
     default:
@@ -52,6 +61,8 @@ export function ackStatusToJSON(object: AckStatus): string {
       return "ACK_TOO_LARGE";
     case AckStatus.ACK_INVALID:
       return "ACK_INVALID";
+    case AckStatus.ACK_BUSY:
+      return "ACK_BUSY";
     case AckStatus.UNRECOGNIZED:
     default:
       return "UNRECOGNIZED";
@@ -126,6 +137,8 @@ export interface DirectMessage {
 export interface DirectAck {
   id: string;
   status: AckStatus;
+  /** with ACK_BUSY */
+  retryAfterMs: number;
 }
 
 /**
@@ -903,7 +916,7 @@ export const DirectMessage: MessageFns<DirectMessage> = {
 };
 
 function createBaseDirectAck(): DirectAck {
-  return { id: "", status: 0 };
+  return { id: "", status: 0, retryAfterMs: 0 };
 }
 
 export const DirectAck: MessageFns<DirectAck> = {
@@ -913,6 +926,9 @@ export const DirectAck: MessageFns<DirectAck> = {
     }
     if (message.status !== 0) {
       writer.uint32(16).int32(message.status);
+    }
+    if (message.retryAfterMs !== 0) {
+      writer.uint32(24).uint32(message.retryAfterMs);
     }
     return writer;
   },
@@ -946,6 +962,14 @@ export const DirectAck: MessageFns<DirectAck> = {
             message.status = reader.int32() as any;
             continue;
           }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.retryAfterMs = reader.uint32();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -962,6 +986,11 @@ export const DirectAck: MessageFns<DirectAck> = {
     return {
       id: isSet(object.id) ? globalThis.String(object.id) : "",
       status: isSet(object.status) ? ackStatusFromJSON(object.status) : 0,
+      retryAfterMs: isSet(object.retryAfterMs)
+        ? globalThis.Number(object.retryAfterMs)
+        : isSet(object.retry_after_ms)
+        ? globalThis.Number(object.retry_after_ms)
+        : 0,
     };
   },
 
@@ -973,6 +1002,9 @@ export const DirectAck: MessageFns<DirectAck> = {
     if (message.status !== 0) {
       obj.status = ackStatusToJSON(message.status);
     }
+    if (message.retryAfterMs !== 0) {
+      obj.retryAfterMs = Math.round(message.retryAfterMs);
+    }
     return obj;
   },
 
@@ -983,6 +1015,7 @@ export const DirectAck: MessageFns<DirectAck> = {
     const message = createBaseDirectAck();
     message.id = object.id ?? "";
     message.status = object.status ?? 0;
+    message.retryAfterMs = object.retryAfterMs ?? 0;
     return message;
   },
 };

@@ -1,5 +1,21 @@
-// Parsing of the HOST:PORT and unix:PATH addresses the daemon binds.
-import { InvalidArgumentError } from '../core/errors.js'
+// Where agentd is found: its default data dir and API socket, and the
+// HOST:PORT and unix:PATH addresses it binds. The daemon, its servers and the
+// client all read this; it imports nothing of theirs.
+import { homedir } from 'node:os'
+import { join } from 'node:path'
+import { InvalidArgumentError } from './core/errors.js'
+
+export function defaultDataDir (): string {
+  return join(homedir(), '.agency')
+}
+
+/** The socket's name in the data dir. */
+export const API_SOCKET_NAME = 'agentd.sock'
+
+/** The default gRPC address: a unix socket (mode 0600) in the data dir, so only its user can talk to it. */
+export function defaultGrpcAddr (dataDir: string): string {
+  return `unix:${join(dataDir, API_SOCKET_NAME)}`
+}
 
 export function parseHostPort (addr: string): { host: string, port: number } {
   const m = /^(?:\[([^\]]+)\]|([^:]+)):(\d{1,5})$/.exec(addr.trim())

@@ -1,7 +1,8 @@
-// A daemon with its servers: gRPC (and health) plus /metrics and /healthz.
-// Used by the agentd command and by in-process tests.
-import { Daemon } from './daemon.js'
-import type { DaemonConfig } from './config.js'
+// A daemon with its servers: gRPC (and health), /metrics and /healthz, the
+// dashboard. It stands above the daemon and the servers, which know nothing
+// of each other's start. Used by the agentd command and by in-process tests.
+import { Daemon } from '../daemon/daemon.js'
+import type { DaemonConfig } from '../daemon/config.js'
 import { agencyHandlers, startGrpcServer, type GrpcServer } from '../api/grpc-server.js'
 import { startMetricsServer, type MetricsServer } from '../metrics/http-server.js'
 import { UnavailableError, isAgencyError } from '../core/errors.js'
