@@ -10,7 +10,8 @@ import type { BatchResult, IngestResult, StoredEntry } from '../core/log/ingest-
 import type { EntryKind, KindBodies } from '../core/log/kinds.js'
 import type { Signer } from '../core/log/crypto.js'
 import { FindingsIndex } from '../core/findings/findings-index.js'
-import type { Entry } from '../gen/agency/v1/log.js'
+import { Entry } from '../gen/agency/v1/log.js'
+import { idOfBytes } from '../core/log/entry.js'
 import type { AgencyStore } from '../store/index.js'
 import { OwnFeed } from '../store/own-feed.js'
 import { SerialQueue } from '../store/serial-queue.js'
@@ -56,9 +57,16 @@ export interface LogServiceInit {
 /** How long the first own entry after a restart waits for an exchange with a peer, by default. */
 export const DEFAULT_OWN_HEAD_WAIT_MS = 10_000
 
+/** Findings indexed per turn of the event loop while the index catches up with the log. */
+const INDEX_CHUNK = 4096
+const FINDING_KIND: ReadonlySet<string> = new Set(['finding'])
+
 export class LogService {
-  readonly state = new LogState()
-  findings = new FindingsIndex()
+  readonly state: LogState
+  private findingsIndex: FindingsIndex
+  /** the findings index has taken in every finding up to this cursor */
+  private indexedCursor = 0
+  private indexing?: NodeJS.Immediate
   readonly sync: LogSync
   private readonly init: LogServiceInit
   private readonly persist = new SerialQueue()
@@ -82,6 +90,9 @@ export class LogService {
 
   constructor (init: LogServiceInit) {
     this.init = init
+    // The log core keeps an index; the entries stay on disk (the store's archive).
+    this.state = new LogState({ archive: init.store.log.archive })
+    this.findingsIndex = this.emptyIndex()
     let open = (): void => {}
     const ready = new Promise<void>(resolve => { open = resolve })
     this.ownHead = {
@@ -101,6 +112,13 @@ export class LogService {
       store: init.store.log,
       signer: init.signer,
       write: async fn => { await this.write(fn) },
+      // A placed own entry is in the synced pending set already: if its record
+      // cannot be written (a full disk), a restart takes it in from there, so
+      // the append stands and is not reported as failed; the next write that
+      // fails (its pending record, or a record after the missing one) stops the daemon.
+      writeRecord: async fn => {
+        await this.persist.run(fn).catch(err => { init.logger.warn({ err }, 'an own entry\'s record was not written; it stays in the pending set') })
+      },
       ready: async () => { await this.ownHead.ready },
       now: init.wallClock
     })
@@ -111,7 +129,7 @@ export class LogService {
       log: {
         summaries: () => this.state.summaries().map(summaryToWire),
         digest: () => this.digest(),
-        entriesFor: remote => this.state.entriesFor(remote),
+        entriesFor: remote => this.bytesAt(this.state.cursorsFor(remote)),
         proofsFor: remote => this.state.proofsFor(remote).map(p => ({ a: p.a, b: p.b })),
         ingestBatch: async (entries, from) => { await this.ingestBatch(entries, from) },
         ingestForkProofs: async (proofs, from) => { await this.ingestForkProofs(proofs, from) }
@@ -130,14 +148,19 @@ export class LogService {
     })
   }
 
-  /** Loads the log from disk (trusted: it was verified when it came in). */
+  /**
+   * Loads the log from disk (trusted: it was verified when it came in), a
+   * page at a time: the index is rebuilt from the entries' bytes, which stay
+   * on disk. The findings index follows in the background (see findings).
+   */
   async restore (): Promise<void> {
     const { log } = this.init.store
-    const entries = []
-    for await (const r of log.loadAll()) entries.push(r)
+    for await (const page of log.bytesAfter(0)) {
+      this.state.restoreEntries(page.map(({ cursor, bytes }) => ({ cursor, bytes, id: idOfBytes(bytes), entry: Entry.decode(bytes) })))
+    }
     const pending = (await log.loadPending()).map(p => p.entry)
     const forks = await log.loadForks()
-    const unblocked = this.state.restore({ entries, pending, forks })
+    const unblocked = this.state.restoreFinish({ pending, forks })
     // Pending entries that the restored log already completes are accepted now; keep the store in step.
     if (unblocked.accepted.length > 0 || unblocked.pendingRemoved.length > 0) {
       const accepted = new Set(unblocked.accepted.map(a => a.id))
@@ -145,10 +168,63 @@ export class LogService {
       const leftover = unblocked.pendingRemoved.filter(p => !accepted.has(p.id)).map(p => p.id)
       if (leftover.length > 0) await log.removePending(leftover)
     }
-    this.findings = FindingsIndex.fromEntries(this.state.afterCursor(0))
+    this.findingsIndex = this.emptyIndex()
+    this.indexedCursor = 0
+    this.scheduleIndexing()
     for (const author of this.state.faultyAuthors) this.noteFault(author)
     const me = this.init.signer.author
     if (this.init.hasBootstrapPeers !== true && this.state.authors().every(a => a === me)) this.ownHead.open('no peer to ask')
+  }
+
+  /**
+   * The findings index, with every accepted finding in it. It is built off
+   * the path of ingest: a bulk sync is bounded by hashing and the disk, and the
+   * index catches up in chunks between turns of the event loop; a search
+   * first takes in whatever it has not reached yet.
+   */
+  get findings (): FindingsIndex {
+    this.indexFindings(Number.POSITIVE_INFINITY)
+    return this.findingsIndex
+  }
+
+  private emptyIndex (): FindingsIndex {
+    return new FindingsIndex({ source: { entryAt: c => this.state.atCursor(c), cursorOf: id => this.state.cursorOf(id) } })
+  }
+
+  /** Indexes up to `max` findings after the indexed cursor; true when it has reached the log's end. */
+  private indexFindings (max: number): boolean {
+    if (this.indexedCursor >= this.state.cursor) return true
+    let n = 0
+    for (const e of this.state.iterateAfter(this.indexedCursor, FINDING_KIND)) {
+      this.findingsIndex.add(e)
+      this.indexedCursor = e.cursor
+      if (++n >= max) return false
+    }
+    this.indexedCursor = this.state.cursor
+    return true
+  }
+
+  private scheduleIndexing (): void {
+    if (this.indexing !== undefined || this.stopped) return
+    this.indexing = setImmediate(() => {
+      this.indexing = undefined
+      if (this.stopped) return
+      try {
+        if (!this.indexFindings(INDEX_CHUNK)) this.scheduleIndexing()
+      } catch (err) {
+        // the store closed under it (a stop racing the turn) or could not be read: the next search takes the rest in
+        this.init.logger.warn({ err }, 'indexing findings in the background stopped')
+      }
+    })
+  }
+
+  /** The bytes of the entries at `cursors`, read one at a time as a sender takes them. */
+  private * bytesAt (cursors: readonly number[]): Generator<Uint8Array> {
+    for (const c of cursors) {
+      const bytes = this.init.store.log.archive.get(c)
+      if (bytes === undefined) throw new UnavailableError(`the log has no entry at cursor ${c} on disk`)
+      yield bytes
+    }
   }
 
   async start (gossip: SwarmGossip): Promise<void> {
@@ -174,6 +250,8 @@ export class LogService {
     this.stopped = true
     clearTimeout(this.timer)
     clearTimeout(this.ownHeadTimer)
+    if (this.indexing !== undefined) clearImmediate(this.indexing)
+    this.indexing = undefined
     await this.sync.stop().catch(() => {})
     await this.persist.run(async () => {}).catch(() => {})
   }
@@ -243,8 +321,9 @@ export class LogService {
     if (this.storageFailure != null) throw this.unwritable(this.storageFailure)
     const { entry, placed, stored } = await this.own.append(kind, body as any)
     this.announceAccepted(placed)
-    await stored
+    // On disk already (the synced pending write): the accepted record's write need not hold up the swarm.
     for (const e of placed) await this.gossip?.publishEntry(e.bytes)
+    await stored
     return entry
   }
 
@@ -373,7 +452,7 @@ export class LogService {
   private announceAccepted (accepted: StoredEntry[]): void {
     for (const e of accepted) {
       this.init.metrics.logEntries.inc({ kind: e.entry.kind })
-      if (e.entry.kind === 'finding') this.findings.add(e)
+      if (e.entry.kind === 'finding') this.scheduleIndexing()
       for (const l of this.listeners) {
         try { l(e) } catch (err) { this.init.logger.error({ err }, 'log listener failed') }
       }
