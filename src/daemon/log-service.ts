@@ -15,6 +15,7 @@ import { idOfBytes } from '../core/log/entry.js'
 import type { AgencyStore } from '../store/index.js'
 import { OwnFeed } from '../store/own-feed.js'
 import { SerialQueue } from '../store/serial-queue.js'
+import { readCheckpoint, removeCheckpoint, writeCheckpoint } from '../store/checkpoint-file.js'
 import { LogSync } from '../mesh/log-sync.js'
 import type { SwarmGossip, Verdict } from '../mesh/swarm-gossip.js'
 import type { MeshLibp2p } from '../mesh/node.js'
@@ -60,6 +61,10 @@ export const DEFAULT_OWN_HEAD_WAIT_MS = 10_000
 /** Findings indexed per turn of the event loop while the index catches up with the log. */
 const INDEX_CHUNK = 4096
 const FINDING_KIND: ReadonlySet<string> = new Set(['finding'])
+/** A checkpoint of the log's index is written once this many entries (or a quarter of those it covers, if more) came in since the last. */
+const CHECKPOINT_MIN_NEW = 10_000
+/** and no sooner than this after the last one */
+const CHECKPOINT_SPACING_MS = 30_000
 
 export class LogService {
   readonly state: LogState
@@ -87,6 +92,12 @@ export class LogService {
   /** open once own entries may be signed: the feed's head is learned from a peer, or the wait is over */
   private readonly ownHead: { ready: Promise<void>, open: (why: string) => void, opened: boolean }
   private ownHeadTimer?: NodeJS.Timeout
+  /** the cursor the checkpoint on disk covers (0: none) */
+  private checkpointCursor = 0
+  private checkpointAt = 0
+  private checkpointTimer?: NodeJS.Timeout
+  private checkpointing?: Promise<void>
+  private restoredFrom = 0
 
   constructor (init: LogServiceInit) {
     this.init = init
@@ -155,7 +166,8 @@ export class LogService {
    */
   async restore (): Promise<void> {
     const { log } = this.init.store
-    for await (const page of log.bytesAfter(0)) {
+    const from = await this.restoreCheckpoint()
+    for await (const page of log.bytesAfter(from)) {
       this.state.restoreEntries(page.map(({ cursor, bytes }) => ({ cursor, bytes, id: idOfBytes(bytes), entry: Entry.decode(bytes) })))
     }
     const pending = (await log.loadPending()).map(p => p.entry)
@@ -171,9 +183,78 @@ export class LogService {
     this.findingsIndex = this.emptyIndex()
     this.indexedCursor = 0
     this.scheduleIndexing()
+    this.maybeCheckpoint()
     for (const author of this.state.faultyAuthors) this.noteFault(author)
     const me = this.init.signer.author
     if (this.init.hasBootstrapPeers !== true && this.state.authors().every(a => a === me)) this.ownHead.open('no peer to ask')
+  }
+
+  /**
+   * Takes in the checkpoint of the log's index, when there is one that fits
+   * the store, and returns the cursor it covers (0 otherwise: the whole log
+   * is folded). One that does not fit (corrupt, of another log, or ahead of
+   * a store that lost its last unsynced writes) is removed, so it cannot be
+   * taken for a later store that has grown past it.
+   */
+  private async restoreCheckpoint (): Promise<number> {
+    const { log, dataDir } = this.init.store
+    const saved = await readCheckpoint(dataDir)
+    if (saved === undefined) return 0
+    try {
+      const from = this.state.restoreCheckpoint(saved, { lastCursor: log.lastCursor(), vector: log.loadVector() })
+      this.checkpointCursor = from
+      this.restoredFrom = from
+      this.init.logger.info({ cursor: from, entries: this.state.size }, 'log index restored from its checkpoint')
+      return from
+    } catch (err) {
+      this.init.logger.warn({ err }, 'the log checkpoint does not fit the store: folding the whole log')
+      await removeCheckpoint(dataDir).catch(() => {})
+      return 0
+    }
+  }
+
+  /** The cursor up to which the last restore took the log's index from its checkpoint (0: it folded the whole log). */
+  get restoredFromCheckpoint (): number {
+    return this.restoredFrom
+  }
+
+  /** Schedules a checkpoint of the log's index when enough came in since the last one. */
+  private maybeCheckpoint (): void {
+    if (this.checkpointTimer !== undefined || this.checkpointing !== undefined || this.stopped) return
+    const fresh = this.init.store.log.lastCursor() - this.checkpointCursor
+    if (fresh < Math.max(CHECKPOINT_MIN_NEW, this.checkpointCursor / 4)) return
+    const wait = Math.max(1000, this.checkpointAt + CHECKPOINT_SPACING_MS - Date.now())
+    this.checkpointTimer = setTimeout(() => {
+      this.checkpointTimer = undefined
+      void this.checkpoint()
+    }, wait)
+    this.checkpointTimer.unref()
+  }
+
+  /**
+   * Writes a checkpoint of the log's index up to the last cursor the store
+   * has written (the bytes it names are there), off the write path; failures
+   * are logged, never fatal: without a checkpoint a restart folds the log.
+   */
+  async checkpoint (): Promise<void> {
+    if (this.checkpointing !== undefined) { await this.checkpointing; return }
+    const upTo = this.init.store.log.lastCursor()
+    if (upTo <= this.checkpointCursor || this.storageFailure !== undefined) return
+    this.checkpointing = (async () => {
+      try {
+        const bytes = this.state.checkpoint(upTo)
+        if (bytes === undefined) return
+        await writeCheckpoint(this.init.store.dataDir, bytes)
+        this.checkpointCursor = upTo
+      } catch (err) {
+        this.init.logger.warn({ err }, 'the log checkpoint was not written')
+      } finally {
+        this.checkpointAt = Date.now()
+        this.checkpointing = undefined
+      }
+    })()
+    await this.checkpointing
+    this.maybeCheckpoint()
   }
 
   /**
@@ -252,8 +333,12 @@ export class LogService {
     clearTimeout(this.ownHeadTimer)
     if (this.indexing !== undefined) clearImmediate(this.indexing)
     this.indexing = undefined
+    clearTimeout(this.checkpointTimer)
+    this.checkpointTimer = undefined
     await this.sync.stop().catch(() => {})
     await this.persist.run(async () => {}).catch(() => {})
+    // the next start reads this instead of folding the log again
+    await this.checkpoint().catch(() => {})
   }
 
   /**
@@ -457,6 +542,7 @@ export class LogService {
         try { l(e) } catch (err) { this.init.logger.error({ err }, 'log listener failed') }
       }
     }
+    if (accepted.length > 0) this.maybeCheckpoint()
   }
 
   /** The digest of this replica's feed summaries: heads and fork knowledge included (core/log/feed-summary). */

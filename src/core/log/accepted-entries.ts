@@ -14,6 +14,8 @@ import { toHex } from './crypto.js'
 import type { PendingEntry, StoredEntry } from './ingest-result.js'
 import { KNOWN_KINDS } from './kinds.js'
 import { ENTRY_ID_BYTES } from './limits.js'
+import type { CheckpointRows } from './log-checkpoint.js'
+import { idOfBytes } from './entry.js'
 import type { PreparedRestore } from './restore.js'
 import { compareStrings, type VersionVector } from './version-vector.js'
 
@@ -118,6 +120,78 @@ export class AcceptedEntries {
       this.lasts[a] = feed[feed.length - 1]
     }
     this.orderedRows = null
+  }
+
+  /**
+   * The rows of the entries with cursor up to `upTo` (those the archive has
+   * on disk), for a checkpoint; undefined when there are none.
+   */
+  checkpointRows (upTo: number): CheckpointRows | undefined {
+    const n = this.firstRowAfter(upTo) - 1
+    if (n < 1) return undefined
+    // authors in order of their first row, so every author named has a row
+    const names: string[] = []
+    const renumber = new Int32Array(this.authorNames.length).fill(-1)
+    const author = new Int32Array(n)
+    const rowAuthor = this.rowAuthor.toArray(n)
+    for (let r = 0; r < n; r++) {
+      const a = rowAuthor[r]
+      if (renumber[a] === -1) { renumber[a] = names.length; names.push(this.authorNames[a]) }
+      author[r] = renumber[a]
+    }
+    return {
+      cursor: this.rowCursor.at(n - 1),
+      authors: names,
+      ids: this.ids.toBytes(n),
+      author,
+      seq: this.rowSeq.toArray(n),
+      lamport: this.rowLamport.toArray(n),
+      rowCursor: this.rowCursor.toArray(n),
+      kind: this.rowKind.toArray(n)
+    }
+  }
+
+  /**
+   * An index of the checkpoint's rows (checked by decodeCheckpoint), whose
+   * entries' bytes `archive` holds. Each author's last entry is read from
+   * the archive and must hash to its row's id; throws
+   * FailedPreconditionError when one is missing or differs (the checkpoint
+   * is not of this log).
+   */
+  static fromCheckpoint (rows: CheckpointRows, archive: EntryArchive): AcceptedEntries {
+    const out = new AcceptedEntries(archive)
+    const n = rows.author.length
+    for (const name of rows.authors) {
+      out.authorIndex.set(name, out.authorNames.length)
+      out.authorNames.push(name)
+      out.feeds.push(int32Column())
+    }
+    const counts = new Array<number>(KNOWN_KINDS.length).fill(0)
+    for (let r = 0; r < n; r++) {
+      out.ids.push(rows.ids.subarray(r * ENTRY_ID_BYTES, (r + 1) * ENTRY_ID_BYTES))
+      out.rowAuthor.push(rows.author[r])
+      out.rowSeq.push(rows.seq[r])
+      out.rowLamport.push(rows.lamport[r])
+      out.rowKind.push(rows.kind[r])
+      out.rowCursor.push(rows.rowCursor[r])
+      out.byId.add(r + 1)
+      out.feeds[rows.author[r]].push(r + 1)
+      if (rows.lamport[r] > out.maxLamport) out.maxLamport = rows.lamport[r]
+      counts[rows.kind[r]]++
+    }
+    counts.forEach((c, k) => { if (c > 0) out.kindCounts.set(KNOWN_KINDS[k], c) })
+    out.lastCursor = rows.cursor
+    for (let a = 0; a < out.authorNames.length; a++) {
+      const feed = out.feeds[a]
+      const row = feed.at(feed.length - 1)
+      const cursor = out.rowCursor.at(row - 1)
+      const bytes = archive.get(cursor)
+      const id = out.idOf(row)
+      if (bytes === undefined || idOfBytes(bytes) !== id) throw new FailedPreconditionError(`the log has no entry ${id} at cursor ${cursor}, which the checkpoint names`)
+      out.lasts[a] = { id, entry: Entry.decode(bytes), bytes, cursor }
+    }
+    out.orderedRows = null
+    return out
   }
 
   /** Appends an entry read back from the archive (checked by the caller: it follows its feed, its cursor grows). */

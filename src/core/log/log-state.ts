@@ -45,6 +45,7 @@ import {
   MAX_PENDING_BYTES, MAX_PENDING_PER_AUTHOR, MAX_PENDING_TOTAL
 } from './limits.js'
 import { PendingSet } from './pending-set.js'
+import { decodeCheckpoint, encodeCheckpoint } from './log-checkpoint.js'
 import { prepareRestore, type RestoredEntry, type RestoreInput } from './restore.js'
 import type { VersionVector } from './version-vector.js'
 
@@ -77,7 +78,8 @@ function positive (name: string, value: number): number {
 
 export class LogState {
   private readonly maxEntryBytes: number
-  private readonly entries: AcceptedEntries
+  private entries: AcceptedEntries
+  private readonly archive?: EntryArchive
   private readonly pending: PendingSet
   private readonly forkRegistry = new ForkRegistry()
   /** own entries signed and held back until they are on disk, oldest first */
@@ -88,6 +90,7 @@ export class LogState {
   private duplicateCount = 0
 
   constructor (options: LogStateOptions = {}) {
+    this.archive = options.archive
     this.entries = new AcceptedEntries(options.archive)
     this.maxEntryBytes = positive('maxEntryBytes', options.maxEntryBytes ?? MAX_ENTRY_BYTES)
     const maxBytes = positive('maxPendingBytes', options.maxPendingBytes ?? MAX_PENDING_BYTES)
@@ -270,6 +273,43 @@ export class LogState {
     if (this.entries.size > 0 || this.pending.size > 0) throw new FailedPreconditionError('restore needs an empty log')
     this.entries.load(prepareRestore(input.entries), input.archived === true)
     return this.restoreFinish(input)
+  }
+
+  /**
+   * A checkpoint of the accepted entries' index up to cursor `upTo` (one the
+   * archive has on disk), or undefined when there is none: see
+   * restoreCheckpoint. Pending entries, staged entries and fork proofs are not
+   * in it (the store keeps them on their own).
+   */
+  checkpoint (upTo: number = this.entries.cursor): Uint8Array | undefined {
+    const rows = this.entries.checkpointRows(upTo)
+    return rows === undefined ? undefined : encodeCheckpoint(rows)
+  }
+
+  /**
+   * Starts a restore from a checkpoint (on an empty log) and returns the
+   * cursor it covers: then restoreEntries with the entries after that cursor,
+   * then restoreFinish. `store`, when given, is what the store holds: a
+   * checkpoint past its last cursor, or with an author ahead of its vector,
+   * is not of this store. Throws InvalidArgumentError (corrupt) or
+   * FailedPreconditionError (not of this log) and changes nothing: fold the
+   * whole log instead.
+   */
+  restoreCheckpoint (bytes: Uint8Array, store?: { lastCursor: number, vector: ReadonlyMap<string, number> }): number {
+    if (this.entries.size > 0 || this.pending.size > 0) throw new FailedPreconditionError('restore needs an empty log')
+    const rows = decodeCheckpoint(bytes)
+    if (store !== undefined) {
+      if (rows.cursor > store.lastCursor) throw new FailedPreconditionError(`the checkpoint covers cursor ${rows.cursor}, past the store's last ${store.lastCursor}`)
+      const held = new Map<number, number>()
+      for (let r = 0; r < rows.author.length; r++) held.set(rows.author[r], rows.seq[r])
+      for (const [a, seq] of held) {
+        const name = rows.authors[a]
+        if (seq > (store.vector.get(name) ?? 0)) throw new FailedPreconditionError(`the checkpoint holds ${name} to seq ${seq}, past the store's ${store.vector.get(name) ?? 0}`)
+      }
+    }
+    if (this.archive === undefined) throw new FailedPreconditionError('a checkpoint restores only a log kept in an archive')
+    this.entries = AcceptedEntries.fromCheckpoint(rows, this.archive)
+    return rows.cursor
   }
 
   /**
