@@ -60,6 +60,8 @@ export const DEFAULT_OWN_HEAD_WAIT_MS = 10_000
 
 /** Findings indexed per turn of the event loop while the index catches up with the log. */
 const INDEX_CHUNK = 4096
+/** and starts only once no sync batch came in for this long */
+const INDEX_QUIET_MS = 300
 const FINDING_KIND: ReadonlySet<string> = new Set(['finding'])
 /** A checkpoint of the log's index is written once this many entries (or a quarter of those it covers, if more) came in since the last. */
 const CHECKPOINT_MIN_NEW = 10_000
@@ -72,6 +74,9 @@ export class LogService {
   /** the findings index has taken in every finding up to this cursor */
   private indexedCursor = 0
   private indexing?: NodeJS.Immediate
+  private indexingLater?: NodeJS.Timeout
+  /** when the last sync batch came in (performance.now()) */
+  private lastBatchAt = Number.NEGATIVE_INFINITY
   readonly sync: LogSync
   private readonly init: LogServiceInit
   private readonly persist = new SerialQueue()
@@ -286,7 +291,15 @@ export class LogService {
   }
 
   private scheduleIndexing (): void {
-    if (this.indexing !== undefined || this.stopped) return
+    if (this.indexing !== undefined || this.indexingLater !== undefined || this.stopped) return
+    // While a sync is streaming batches in, the index waits: ingest is then
+    // bounded by hashing and the disk, and the index catches up after.
+    const sinceBatch = performance.now() - this.lastBatchAt
+    if (sinceBatch < INDEX_QUIET_MS) {
+      this.indexingLater = setTimeout(() => { this.indexingLater = undefined; this.scheduleIndexing() }, INDEX_QUIET_MS - sinceBatch)
+      this.indexingLater.unref()
+      return
+    }
     this.indexing = setImmediate(() => {
       this.indexing = undefined
       if (this.stopped) return
@@ -333,6 +346,8 @@ export class LogService {
     clearTimeout(this.ownHeadTimer)
     if (this.indexing !== undefined) clearImmediate(this.indexing)
     this.indexing = undefined
+    clearTimeout(this.indexingLater)
+    this.indexingLater = undefined
     clearTimeout(this.checkpointTimer)
     this.checkpointTimer = undefined
     await this.sync.stop().catch(() => {})
@@ -521,8 +536,12 @@ export class LogService {
     const accepted = new Set(r.accepted.map(a => a.id))
     const removed = r.pendingRemoved.filter(p => !accepted.has(p.id)).map(p => p.id)
     // Queued before the listeners run, as in persistResult.
+    // Only entries that were pending leave the pending set: a bulk sync's
+    // entries mostly never were, and a delete per entry doubled the write.
+    const wasPending = r.pendingRemoved.filter(p => accepted.has(p.id)).map(p => p.id)
+    this.lastBatchAt = performance.now()
     const written = this.write(async () => {
-      if (r.accepted.length > 0) await log.putAccepted(r.accepted, { sync: false })
+      if (r.accepted.length > 0) await log.putAccepted(r.accepted, { sync: false, pendingIds: wasPending })
       if (r.pendingAdded.length > 0) await log.putPending(r.pendingAdded)
       if (removed.length > 0) await log.removePending(removed)
       for (const proof of r.forks) await log.putFork(proof)
