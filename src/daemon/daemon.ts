@@ -326,7 +326,18 @@ export class Daemon {
         held: () => boardService.held(),
         release: async (task, note) => await releaseWork(boardService, repoService, me, task, note, ''),
         metrics,
-        log: this.log
+        log: this.log,
+        acp: {
+          permissions: config.acpPermissions,
+          inbox,
+          onInbox: l => this.onInbox(() => { l() }),
+          waitForWork: async (timeoutMs, signal) => await waitForWorkOf(boardService, inbox, logService, l => this.onInbox(l), timeoutMs, signal),
+          goalMet: () => boardService.board.goalMet(boardService.now()),
+          held: () => boardService.held().map(h => ({ task: h.task, epoch: h.epoch, title: boardService.board.task(h.task, boardService.now())?.title })),
+          metrics,
+          events,
+          setStatusLine: async text => { await setStatusOf(presence, text) }
+        }
       }, config.harness, config.harnessPolicy)
     if (harness != null) presence.reportHarness(() => harness.heartbeatState())
     // Heartbeats carry the claims held and the harness state: a change goes out at once.

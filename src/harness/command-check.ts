@@ -12,7 +12,10 @@ const INSTALL: Record<string, string> = {
   copilot: 'npm install -g @github/copilot',
   gemini: 'npm install -g @google/gemini-cli',
   pi: 'npm install -g @mariozechner/pi-coding-agent',
-  aider: 'python3 -m pip install aider-chat'
+  aider: 'python3 -m pip install aider-chat',
+  'claude-agent-acp': 'npm install -g @agentclientprotocol/claude-agent-acp',
+  'codex-acp': 'npm install -g @zed-industries/codex-acp',
+  'pi-acp': 'npm install -g pi-acp'
 }
 
 function executable (file: string): boolean {

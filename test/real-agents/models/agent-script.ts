@@ -108,6 +108,8 @@ export interface Playbook {
   plan?: PlannedTask[]
   /** For each task, the attempts in order; the next one is tried after the tests failed. */
   work: Record<string, FileChange[][]>
+  /** With nothing ready, end the turn (an ACP session starts the next one) instead of `agency wait`. */
+  endTurnWhenIdle?: boolean
 }
 
 /** The script could not go on: the conversation is not one it produced, or it would loop. */
@@ -356,6 +358,9 @@ function readStatus (m: Memory, out: ToolOutcome): void {
 /** The final answer once the goal is met. */
 export const GOAL_MET_ANSWER = 'The goal is met: every task is done and the goal\'s tests pass on the shared branch. Stopping.'
 
+/** The answer that ends a turn with nothing to do (Playbook.endTurnWhenIdle). */
+export const IDLE_ANSWER = 'Nothing is ready for me; ending my turn until there is something new.'
+
 /** A step of the conversation as the script read it: which step, what it meant, the call and its result. */
 export interface TakenStep {
   step: StepName
@@ -394,6 +399,8 @@ export function replay (conv: Conversation, book: Playbook, dialect: ToolDialect
     step = STEPS[step].next(m, past.outcome, book)
   }
   if (step === undefined) return { taken, move: { kind: 'answer', text: GOAL_MET_ANSWER } }
+  // In a session that starts turns for it (ACP), an agent with nothing to do ends its turn instead of waiting.
+  if (step === 'wait' && book.endTurnWhenIdle === true) return { taken, move: { kind: 'answer', text: IDLE_ANSWER } }
   if (conv.history.length >= MAX_TURNS) return { taken, move: { kind: 'answer', text: `Stopping after ${MAX_TURNS} tool calls without meeting the goal.` } }
   return { taken, move: { kind: 'call', call: render(STEPS[step].act(m, book), conv, dialect), say: STEPS[step].say(m) } }
 }
