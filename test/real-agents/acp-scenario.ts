@@ -285,7 +285,7 @@ async function steps (s: AcpScenario, m: ScenarioModel, o: PlayOptions, failed: 
   const { a } = s
   const explain = async (): Promise<string> => `harness.log:\n${(await harnessLog(a)).slice(-6000)}`
 
-  // ---- turn 1: the agent claims greet through MCP and is held at its write ----
+  // ---- turn 1: the agent claims greet (through MCP, or the agency CLI in its shell) and is held at its write ----
   const held = await Promise.race([m.heldAtWrite, failed])
   expect(held.taken.find(t => t.step === 'claim')?.outcome.text).toMatch(/"outcome":\s*"HELD"/)
 
