@@ -8,7 +8,7 @@ import { performance } from 'node:perf_hooks'
 import { ClaimProtocol, overlapsFor, PLAN_TASK_ID, type AnyBoardEntry, type PendingTask, type ReadyChoice, type Board, type ClaimNotice, type ClaimOverlap, type ClaimVerdict, type HolderInfo, type MyClaim, type NewTask, type ProtocolOutput, type SettleWindow, type TaskView } from '../core/board/index.js'
 import { validateGlob } from '../core/board/glob-pattern.js'
 import type { HeartbeatPolicy } from '../core/presence/heartbeat-interval.js'
-import { decodeBody, isKnownKind } from '../core/log/kinds.js'
+import { decodeBody, isKnownKind, KNOWN_KINDS } from '../core/log/kinds.js'
 import type { StoredEntry } from '../core/log/ingest-result.js'
 import { FailedPreconditionError, InvalidArgumentError, NotFoundError, UnavailableError } from '../core/errors.js'
 import { VerdictKind } from '../gen/agency/v1/log.js'
@@ -94,7 +94,7 @@ export class BoardService {
   /** Folds the restored log in and reloads the claims this daemon held before a restart. */
   async start (): Promise<void> {
     const now = this.now()
-    for (const e of this.init.log.state.afterCursor(0)) {
+    for (const e of this.init.log.state.iterateAfter(0, BOARD_KINDS)) {
       const entry = boardEntry(e)
       if (entry !== undefined) this.protocol.apply(entry, now)
     }
@@ -391,6 +391,9 @@ export class BoardService {
     return this.board.heldBy(this.init.me)
   }
 }
+
+/** The kinds read and decoded for the board's fold at start: all but findings, which are most of a big log and which it ignores. */
+const BOARD_KINDS: ReadonlySet<string> = new Set(KNOWN_KINDS.filter(k => k !== 'finding'))
 
 /** A stored entry as the board reads it; undefined for kinds it does not know or a body that does not decode. */
 function boardEntry (e: StoredEntry): AnyBoardEntry | undefined {

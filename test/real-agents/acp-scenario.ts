@@ -230,11 +230,19 @@ export interface PlayOptions {
   claimCallTitle: RegExp
   /** The model's steps so far. */
   steps: () => ModelStep[]
+  /**
+   * The agent has no approvals and asks agentd for none (Pi): instead of the
+   * policy's answers, what is asserted is that it was never asked.
+   */
+  asksNoPermissions?: boolean
+  /** The ACP kind the agent gives its shell's tool calls: execute (the default), or other (pi-acp). */
+  shellKind?: string
 }
 
 /**
  * Plays the scenario against a started A and asserts what issue 19 asks of an
- * ACP session: the first turn claims through MCP; the lost claim cancels the
+ * ACP session: the first turn claims (through MCP, or the agency CLI in the
+ * shell for an agent without MCP); the lost claim cancels the
  * running turn and the next turn tells the model why; a message that arrives
  * during a turn waits for its end and reaches the model in the first request of
  * the next turn, once; the policy answered every permission request; the task
@@ -277,7 +285,7 @@ async function steps (s: AcpScenario, m: ScenarioModel, o: PlayOptions, failed: 
   const { a } = s
   const explain = async (): Promise<string> => `harness.log:\n${(await harnessLog(a)).slice(-6000)}`
 
-  // ---- turn 1: the agent claims greet through MCP and is held at its write ----
+  // ---- turn 1: the agent claims greet (through MCP, or the agency CLI in its shell) and is held at its write ----
   const held = await Promise.race([m.heldAtWrite, failed])
   expect(held.taken.find(t => t.step === 'claim')?.outcome.text).toMatch(/"outcome":\s*"HELD"/)
 
@@ -334,11 +342,15 @@ async function steps (s: AcpScenario, m: ScenarioModel, o: PlayOptions, failed: 
   expect(history[0].message).toContain(`Agency-Task: ${GREETER.task.id}@2`)
   expect(await sharedFile(s.repo, 'src/greet.js')).toContain('Hello, ${name}!')
 
-  // ---- permissions: asked of agentd and answered by its policy, none denied ----
+  // ---- permissions: asked of agentd and answered by its policy, none denied (or, for an agent without approvals, never asked) ----
   const allowed = log.match(/agentd: permission allowed: .*/g) ?? []
-  expect(allowed.some(l => /MCP agency\/claim \(the agency tools are allowed\)/.test(l)), log.slice(-3000)).toBe(true)
-  expect(allowed.some(l => /shell: node --test.* \(the shell is allowed\)/.test(l))).toBe(true)
-  expect(allowed.some(l => /edit .*src\/greet\.js \(inside the workspace\)/.test(l))).toBe(true)
+  if (o.asksNoPermissions === true) {
+    expect(log).not.toMatch(/agentd: permission /)
+  } else {
+    expect(allowed.some(l => /MCP agency\/claim \(the agency tools are allowed\)/.test(l)), log.slice(-3000)).toBe(true)
+    expect(allowed.some(l => /shell: node --test.* \(the shell is allowed\)/.test(l))).toBe(true)
+    expect(allowed.some(l => /edit .*src\/greet\.js \(inside the workspace\)/.test(l))).toBe(true)
+  }
   expect(log).not.toMatch(/permission denied/)
 
   // ---- what the agent did is visible: agency events and metrics ----
@@ -346,11 +358,11 @@ async function steps (s: AcpScenario, m: ScenarioModel, o: PlayOptions, failed: 
   expect(session.some(e => e.text.startsWith('tool call: ') && o.claimCallTitle.test(e.text.slice('tool call: '.length)))).toBe(true)
   expect(session.some(e => e.text.startsWith('turn 1 ended: cancelled'))).toBe(true)
   expect(session.some(e => e.text.startsWith('delivered 1 inbox item(s) into the session: message'))).toBe(true)
-  expect(session.some(e => e.text.startsWith('permission allowed: MCP agency/claim'))).toBe(true)
+  expect(session.some(e => e.text.startsWith('permission allowed: MCP agency/claim'))).toBe(o.asksNoPermissions !== true)
   const text = await s.metrics()
   expect(metric(text, 'agentd_harness_turns_total{stop_reason="cancelled"}')).toBe(1)
   expect(metric(text, 'agentd_harness_turns_total{stop_reason="end_turn"}')).toBeGreaterThanOrEqual(2)
-  expect(metric(text, 'agentd_harness_tool_calls_total{kind="execute"}')).toBeGreaterThan(0)
+  expect(metric(text, `agentd_harness_tool_calls_total{kind="${o.shellKind ?? 'execute'}"}`)).toBeGreaterThan(0)
   expect(metric(text, 'agentd_harness_permission_requests_total{decision="allowed"}')).toBe(allowed.length)
   expect(metric(text, 'agentd_harness_permission_requests_total{decision="denied"}')).toBe(0)
   expect(metric(text, 'agentd_harness_inbox_items_pushed_total')).toBeGreaterThanOrEqual(2)

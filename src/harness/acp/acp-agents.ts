@@ -21,10 +21,14 @@
 //   the policy is the boundary. Its npm wrapper leaves the native process
 //   running on SIGTERM: the supervisor signals the whole process group.
 // - acp:gemini  `gemini --acp`, the folder trusted by GEMINI_CLI_TRUST_WORKSPACE
-//   (Gemini CLI starts no MCP server in an untrusted folder); acp:pi `pi-acp`
-//   (npm pi-acp). The agency server goes in session/new, the API token in its
-//   own env (agents drop secret-looking variables from what they pass on to
-//   MCP servers).
+//   (Gemini CLI starts no MCP server in an untrusted folder). The agency server
+//   goes in session/new, the API token in its own env (agents drop
+//   secret-looking variables from what they pass on to MCP servers).
+// - acp:pi  pi-acp (npm pi-acp 0.0.24, for Pi 0.73: 0.0.34 needs Pi 0.81), which
+//   starts `pi --mode rpc` from PATH. Pi has no MCP client and no approvals:
+//   as in print mode, the agent coordinates through the `agency` shim in its
+//   bash tool (the API token is in the environment), session/new carries no
+//   server, and agentd's permission policy is never asked.
 // - acp:copilot  `copilot --acp`, the agency server in --additional-mcp-config
 //   as in print mode (Copilot 1.0 offers no tool of a session/new server).
 // - acp:"<command>"  any other ACP agent on stdio; the agency server goes in session/new.
@@ -104,7 +108,7 @@ const NAMED: Record<string, AcpAgentBuilder> = {
     }))
     return { launch, mcpServers: [] }
   },
-  pi: (ctx, token) => ({ launch: baseLaunch(ctx, 'pi-acp', []), mcpServers: [agencyServer(ctx, token)] })
+  pi: ctx => ({ launch: baseLaunch(ctx, 'pi-acp', []), mcpServers: [] })
 }
 
 /** The ACP names `--harness` accepts. */
