@@ -123,8 +123,11 @@ describe('a live three-daemon swarm', () => {
         const result = await prom!.query(expand(q.expr, variablesFor('swarm.json')))
         return result.length > 0 ? Number(result[0].value[1]) : NaN
       }
-      // Prometheus may not have scraped the very last changes yet.
+      // Prometheus may not have scraped the very last changes yet, and each
+      // target is scraped at its own moment: the daemon that merged may be
+      // scraped after another already shows the task done.
       await waitFor(async () => await value('Tasks done'), v => v === 1)
+      await waitFor(async () => await value('Merged (1h)'), v => v > 0)
       expect(await value('Agents up')).toBe(3)
       expect(await value('Agents live (largest view)')).toBe(3)
       expect(await value('Tasks done', 'A')).toBe(1)
