@@ -118,3 +118,22 @@ export class Hazards {
     return hashUnit(this.seed, agent, SALT.slow) < this.options.slowAgentShare
   }
 }
+
+/** Where each default comes from, for the benchmark's report. Judgement calls say so. */
+export const HAZARD_SOURCES: Record<keyof HazardInit, string> = {
+  breakChance: 'Anthropic\'s write-up of parallel Claude agents building a C compiler reports new features often breaking existing ones until the agents ran the whole suite before merging; "often" read as one change in five (judgement).',
+  breakVictims: 'a broken helper or shared type usually takes a few neighbouring tests with it; 2 keeps the effect local to one area (judgement).',
+  repairFraction: 'finding and fixing the culprit in someone else\'s merged change: half a typical attempt (judgement).',
+  mismatchChance: 'two agents editing one module without talking choose a signature independently; with 2 to 4 plausible shapes they differ about a third of the time (judgement).',
+  mismatchRepairFraction: 'adapting one side to the other: a third of the later task\'s effort (judgement).',
+  defectChance: 'a hidden test per task misses some behaviour; 15 % of passing changes carry a defect another task will trip over (judgement).',
+  reviewCatchChance: 'the modal defect-detection rates McConnell tabulates (Code Complete, 2nd ed., ch. 20) are about 35 % for informal code review and 60 % for formal inspection; 50 % for a second agent reading the diff and its test.',
+  reviewMs: 'reading a 10-minute change and its test: about a fifth of writing it.',
+  reviewFixFraction: 'fixing one\'s own change while it is fresh: a fifth of the effort.',
+  defectRepairFraction: 'debugging a dependency\'s defect from a failing dependent costs about as much as the dependency took (judgement).',
+  stallChance: 'harness hangs, rate limits and quota stops: one attempt in twenty (judgement; the harness here restarts stuck agents, which caps but does not remove them).',
+  stallFactor: 'a stalled attempt takes an hour where ten minutes were due.',
+  slowAgentShare: 'one agent in ten on a throttled quota or a slower model for the whole run (judgement).',
+  slowFactor: 'a throttled agent takes 2.5 x as long.',
+  verifyMs: 'the whole suite of a ProgramBench-sized project on one machine: about a minute.'
+}

@@ -32,6 +32,8 @@ export interface RunResult {
   label: string
   agents: number
   tasks: number
+  /** the project's seed, when a benchmark job ran it */
+  seed?: number
   /** every hidden test passed before the run's time limit */
   completed: boolean
   /** virtual ms when the last test passed, or when the run stopped */

@@ -38,6 +38,10 @@ export function isStrategy (s: string): s is StrategyName {
 }
 
 export function runSwarmJob (job: SwarmJob): RunResult {
+  return { ...runStrategy(job), seed: job.seed }
+}
+
+function runStrategy (job: SwarmJob): RunResult {
   const project = createProject(job.seed, job.workload)
   const base = { project, agents: job.agents, seed: job.seed + job.agents, label: job.label, maxVirtualMs: job.maxVirtualMs }
   switch (job.strategy) {
