@@ -20,7 +20,7 @@ import { cpus } from 'node:os'
 import { dirname } from 'node:path'
 import { performance } from 'node:perf_hooks'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { AgentdProcesses, seedLog, type AgentdProcess } from '../record/helpers.js'
+import { AgentdProcesses, seedLog, type AgentdProcess } from '../mesh/sync/helpers.js'
 
 interface Args {
   entries: number[]

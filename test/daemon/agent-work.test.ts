@@ -9,7 +9,7 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { makeSharedRepo, sh, type SharedRepo } from '../repo/git-fixtures.js'
-import { MemoryCluster, addrsOf, rejectionOf, waitFor } from '../board/helpers.js'
+import { MemoryCluster, addrsOf, rejectionOf, waitFor } from './board/helpers.js'
 import type { Daemon } from '../../src/daemon/daemon.js'
 import type { NewTask } from '../../src/core/board/index.js'
 

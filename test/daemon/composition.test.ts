@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { readdirSync, readFileSync } from 'node:fs'
 import { dirname, join, relative, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { MemoryCluster, addrsOf, waitFor } from '../board/helpers.js'
+import { MemoryCluster, addrsOf, waitFor } from './board/helpers.js'
 import type { Daemon } from '../../src/daemon/daemon.js'
 
 const SRC = fileURLToPath(new URL('../../src/', import.meta.url))

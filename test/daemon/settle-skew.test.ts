@@ -5,7 +5,7 @@
 // the sender's clock (now - sentAt), the daemon behind dropped every sample
 // (all negative) and the one ahead saw two hours of "latency".
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { MemoryCluster, addrsOf, waitFor } from '../board/helpers.js'
+import { MemoryCluster, addrsOf, waitFor } from './board/helpers.js'
 import type { Daemon } from '../../src/daemon/daemon.js'
 
 const HOUR = 3_600_000

@@ -15,7 +15,7 @@ import { promisify } from 'node:util'
 import { afterAll, describe, expect, it } from 'vitest'
 import type { PassPoint, RunSummary } from '../../src/experiment/run-files.js'
 import type { ScoreResult } from '../../src/experiment/score.js'
-import { assertBuilt, AGENCY_BIN, REPO_ROOT } from '../agents/helpers.js'
+import { assertBuilt, AGENCY_BIN, REPO_ROOT } from '../helpers/agent-loop.js'
 import { missingTools } from './tools.js'
 
 const run = promisify(execFile)

@@ -11,7 +11,7 @@ import { tmpdir, userInfo } from 'node:os'
 import { delimiter, dirname, join } from 'node:path'
 import { createInterface } from 'node:readline'
 import { promisify } from 'node:util'
-import { AGENTD_BIN, REPO_ROOT, assertBuilt } from '../agents/helpers.js'
+import { AGENTD_BIN, REPO_ROOT, assertBuilt } from '../helpers/agent-loop.js'
 
 const run = promisify(execFile)
 

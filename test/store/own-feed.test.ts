@@ -16,7 +16,7 @@ import { openLevelDb, type LevelDb } from '../../src/store/level-db.js'
 import { LogStore } from '../../src/store/log-store.js'
 import type { AgencyStore } from '../../src/store/open-store.js'
 import { makeIdentity, type TestIdentity } from '../core/log/identities.js'
-import { seededRandom } from '../trust/helpers.js'
+import { seededRandom } from '../helpers/trust.js'
 import { tempDirs } from './helpers.js'
 
 const CYCLES = 200

@@ -5,8 +5,9 @@
 // and disappears unclaimed as soon as tasks exist (someone planned by hand).
 import type { TaskDefinition } from './task-catalog.js'
 import type { GoalView } from './goal-history.js'
+import { PLAN_TASK_ID } from './task-id.js'
 
-export const PLAN_TASK_ID = 'plan'
+export { PLAN_TASK_ID }
 
 /** Plans come first: a swarm that has only a goal has nothing else to do. */
 const PLAN_PRIORITY = 1_000_000

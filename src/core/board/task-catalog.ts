@@ -8,9 +8,8 @@
 
 import type { TaskSpec } from '../../gen/agency/v1/log.js'
 import { compareText, insertOrdered, type Ordered } from './order.js'
-import { PLAN_TASK_ID } from './plan-task.js'
 import { capScope } from './scope-limits.js'
-import { isValidTaskId } from './task-id.js'
+import { PLAN_TASK_ID, isValidTaskId } from './task-id.js'
 import type { BoardEntryHeader } from './types.js'
 
 export interface TaskDefinition {

@@ -2,6 +2,9 @@ import { InvalidArgumentError } from '../errors.js'
 
 export const MAX_TASK_ID_LENGTH = 64
 
+/** The task every replica derives from the goal while the board has no other (core/board/plan-task). */
+export const PLAN_TASK_ID = 'plan'
+
 // Lowercase words joined by single '-', '_' or '.': safe inside git ref names
 // (refs/agency/<task>/...) and in the `Agency-Task: <task>@<epoch>` trailer.
 const TASK_ID = /^[a-z0-9]+(?:[-_.][a-z0-9]+)*$/
