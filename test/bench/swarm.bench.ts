@@ -17,7 +17,7 @@
 // seed, one panel per N) and <out>/bench-swarm.json (every number and timeline).
 import '../../src/polyfill.js'
 import { fork } from 'node:child_process'
-import { mkdir, writeFile } from 'node:fs/promises'
+import { appendFile, mkdir, readFile, writeFile } from 'node:fs/promises'
 import { cpus } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -42,6 +42,8 @@ interface Args {
   ablateAgents: number[]
   ablateBigSeeds: number
   hazards: boolean
+  /** build the report from runs other invocations saved (their <out>/bench-swarm.runs.jsonl), running nothing */
+  reportFrom: string[]
   out: string
   strategies: StrategyName[]
   managerMs?: number
@@ -52,7 +54,7 @@ interface Args {
 }
 
 function parseArgs (argv: string[]): Args {
-  const args: Args = { agents: [8, 128, 1024], tasks: WORKLOAD_DEFAULTS.tasks, seeds: [1, 2, 3, 4, 5], bigSeeds: 2, ablate: false, ablateAgents: [8, 128, 1024], ablateBigSeeds: 1, hazards: true, out: 'results', strategies: ['agency', 'none', 'git', 'manager'], jobs: Math.max(1, Math.min(2, cpus().length)) }
+  const args: Args = { agents: [8, 128, 1024], tasks: WORKLOAD_DEFAULTS.tasks, seeds: [1, 2, 3, 4, 5], bigSeeds: 2, ablate: false, ablateAgents: [8, 128, 1024], ablateBigSeeds: 1, hazards: true, reportFrom: [], out: 'results', strategies: ['agency', 'none', 'git', 'manager'], jobs: Math.max(1, Math.min(2, cpus().length)) }
   const num = (flag: string, v: string | undefined): number => {
     const n = Number(v)
     if (v === undefined || !Number.isFinite(n) || n < 0) throw new Error(`${flag} takes a non-negative number`)
@@ -71,6 +73,7 @@ function parseArgs (argv: string[]): Args {
       case '--ablate-agents': args.ablateAgents = (value ?? '').split(',').map(v => num(flag, v)); i++; break
       case '--ablate-big-seeds': args.ablateBigSeeds = Math.max(1, num(flag, value)); i++; break
       case '--no-hazards': args.hazards = false; break
+      case '--report-from': args.reportFrom = (value ?? '').split(','); i++; break
       case '--out': args.out = value ?? ''; i++; break
       case '--strategies': {
         const list = (value ?? '').split(',')
@@ -165,21 +168,29 @@ async function worker (): Promise<void> {
 
 async function main (): Promise<void> {
   const args = parseArgs(process.argv.slice(2))
-  const jobs = jobsFor(args)
+  const jobs = args.reportFrom.length > 0 ? [] : jobsFor(args)
   const results: RunResult[] = []
   const started = performance.now()
   let next = 0
   const log = (s: string): void => { process.stderr.write(s + '\n') }
-  log(`bench:swarm: ${jobs.length} runs, ${args.tasks} tasks, seeds ${args.seeds.join(',')}, ${args.jobs} at a time`)
+  await mkdir(args.out, { recursive: true })
+  // every finished run is saved at once, so that a long benchmark split over several invocations can be reported together
+  const saved = join(args.out, 'bench-swarm.runs.jsonl')
+  if (jobs.length > 0) await writeFile(saved, '')
+  for (const f of args.reportFrom) {
+    for (const line of (await readFile(f, 'utf8')).split('\n')) if (line.trim() !== '') results.push(JSON.parse(line) as RunResult)
+  }
+  if (jobs.length > 0) log(`bench:swarm: ${jobs.length} runs, ${args.tasks} tasks, seeds ${args.seeds.join(',')}, ${args.jobs} at a time`)
   await Promise.all(Array.from({ length: Math.min(args.jobs, jobs.length) }, async () => {
     while (next < jobs.length) {
       const job = jobs[next++]
       const r = await runInWorker(job)
       results.push(r)
+      await appendFile(saved, JSON.stringify(r) + '\n')
       log(`  ${r.label} × ${r.agents} seed ${r.seed}: ${r.completed ? 'all pass' : 'NOT all pass'} at ${(r.finishedAtMs / 3600_000).toFixed(2)} h virtual, ${r.wallSeconds.toFixed(1)} s wall`)
     }
   }))
-  const wall = (performance.now() - started) / 1000
+  const wall = args.reportFrom.length > 0 ? results.reduce((n, r) => n + r.wallSeconds, 0) / Math.max(1, args.jobs) : (performance.now() - started) / 1000
   const command = ['npm run bench:swarm --', ...process.argv.slice(2)].join(' ')
   const comparison = results.filter(r => !r.label.startsWith('agency without') && r.label !== ablationLabel(null))
   const summaries = summarize(comparison)
