@@ -393,6 +393,18 @@ export class AgencyAgent {
   private verify (t: ProjectTask, epoch: number, defectCaught: boolean, fixed = false): void {
     const swarm = this.swarm
     if (!swarm.mechanisms.verifiedIntegration) { this.land(t, epoch, { verified: false, defectCaught }); return }
+    if (swarm.mechanisms.batching && !fixed) {
+      // before queueing, the agent runs the whole suite on its own merge (its time), so that a batch is rarely red
+      const { verifyMs, reviewFixFraction } = swarm.project.hazards.options
+      swarm.recorder.bump('preVerifies')
+      const breaks = swarm.project.hazards.breaks(t.index)
+      if (breaks) {
+        swarm.recorder.bump('verifyCaught')
+        swarm.recorder.spend('breakFix', reviewFixFraction * t.effortMs)
+      }
+      this.owe(verifyMs + (breaks ? reviewFixFraction * t.effortMs : 0), () => { this.verify(t, epoch, defectCaught, true) })
+      return
+    }
     const breaks = !fixed && swarm.project.hazards.breaks(t.index)
     const life = this.life
     swarm.integrator.request({

@@ -131,7 +131,7 @@ export class AgencyHelpers {
       text: `helping on ${t.id} (held by ${h.agent.name}) with ${approach}`,
       paths: t.files,
       tags: [area.name, t.id, `approach:${approach}`, 'helping']
-    }), now)
+    }), now, { indexed: false })
     const slowdown = project.hazards.slowdown(agent.index, t.index, progress.nextAttempt(t))
     const attempt = project.attempt(agent.rng, t, known, slowdown, approach)
     const entry: Helping = { agent, approach, start: now, active: true }
@@ -168,6 +168,21 @@ export class AgencyHelpers {
     }
     // without hand-off the holder's daemon waits for its agent: the pass waits for the holder's attempt to end
     this.waiting.set(t.index, { agent, result })
+  }
+
+  /** A review waits and nobody is idle: a helper stops (reviews unblock the pipeline; helping is speculative) and returns to pick, where the review comes first. */
+  interruptOne (): boolean {
+    for (const [task, list] of this.helping) {
+      const x = list.find(h => h.active)
+      if (x === undefined) continue
+      x.active = false
+      this.drop(task, x)
+      this.swarm.recorder.spend('helping', this.swarm.scheduler.now - x.start)
+      this.swarm.recorder.bump('helpersStopped')
+      x.agent.later(0, () => { x.agent.pick() })
+      return true
+    }
+    return false
   }
 
   private drop (task: number, entry: Helping): void {

@@ -225,6 +225,7 @@ export class AgencySwarm {
     for (const a of this.agents) {
       if (a.idle && a.index !== r.author) { a.wake(); return }
     }
+    this.helpers.interruptOne()
   }
 
   /** The oldest review request by another agent, for `reviewer` to do. */
