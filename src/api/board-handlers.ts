@@ -1,6 +1,6 @@
 // gRPC handlers for the board: goal, tasks, claims, reviews and expertise.
-import type { AddTaskRequest, AgencyServer, GoalView as GoalMsg, ReviewView as ReviewMsg, TaskView as TaskMsg } from '../gen/agency/v1/api.js'
-import type { NewTask } from '../core/board/index.js'
+import type { AddTaskRequest, AgencyServer, GoalView as GoalMsg, PendingTask as PendingMsg, ReviewView as ReviewMsg, TaskView as TaskMsg } from '../gen/agency/v1/api.js'
+import type { NewTask, PendingTask } from '../core/board/index.js'
 import { DEFAULT_WAIT_MS, MAX_WAIT_MS } from '../daemon/work-wait.js'
 import { ClaimOutcome } from '../gen/agency/v1/api.js'
 import type { Daemon } from '../daemon/daemon.js'
@@ -30,6 +30,11 @@ export function taskMessage (t: TaskView): TaskMsg {
   }
 }
 
+/** A task a peer's claim is settling on, with the time left of its window at `now`. */
+export function pendingMessage (p: PendingTask, now: number): PendingMsg {
+  return { task: p.task, peer: p.peer, epoch: p.epoch, settlesInMs: Math.max(0, p.settlesAt - now) }
+}
+
 export function goalMessage (g: GoalView): GoalMsg {
   return { text: g.text, files: g.files, testCommand: g.testCommand, setBy: g.setBy, time: g.time, entryId: g.entryId }
 }
@@ -49,7 +54,7 @@ function state (s: string): TaskState | undefined {
   return s as TaskState
 }
 
-const OUTCOMES = { HELD: ClaimOutcome.CLAIM_HELD, LOST: ClaimOutcome.CLAIM_LOST, PENDING: ClaimOutcome.CLAIM_PENDING } as const
+const OUTCOMES = { HELD: ClaimOutcome.CLAIM_HELD, LOST: ClaimOutcome.CLAIM_LOST, PENDING: ClaimOutcome.CLAIM_PENDING, NONE_READY: ClaimOutcome.CLAIM_NONE_READY } as const
 
 function newTask (req: AddTaskRequest): NewTask {
   checkStrings('dependency', req.deps, 64, 128)
@@ -83,7 +88,11 @@ export function boardHandlers (d: Daemon): Pick<AgencyServer, 'setGoal' | 'getGo
       if (t == null) throw new NotFoundError(`no task ${JSON.stringify(req.id)}`)
       return { task: taskMessage(t) }
     }),
-    ready: unary(async () => ({ tasks: b.board.ready(b.now()).map(taskMessage) })),
+    ready: unary(async () => {
+      const now = b.now()
+      const choice = b.readyChoice()
+      return { tasks: choice.ready.map(taskMessage), pending: choice.pending.map(p => pendingMessage(p, now)) }
+    }),
     wait: unary(async (req, call) => {
       const timeoutMs = req.timeoutMs === 0 ? DEFAULT_WAIT_MS : req.timeoutMs
       if (timeoutMs > MAX_WAIT_MS) throw new InvalidArgumentError(`timeout_ms is at most ${MAX_WAIT_MS} (an hour)`)
@@ -92,8 +101,16 @@ export function boardHandlers (d: Daemon): Pick<AgencyServer, 'setGoal' | 'getGo
     }),
     claim: unary(async (req) => {
       checkStrings('scope glob', req.scope, 64, 1024)
+      if (req.next === true) {
+        if (req.task !== '') throw new InvalidArgumentError('claim names a task or asks for the next one, not both: drop the task, or next')
+        if (req.noWait) throw new InvalidArgumentError('claim with next waits for the answer (it may try another task on LOST): drop no_wait')
+        const a = await d.claimNextTask(req.scope)
+        const now = b.now()
+        return { outcome: OUTCOMES[a.outcome], task: a.task, epoch: a.epoch, winner: a.winner, handoff: a.handoff, branch: a.branch, overlaps: a.overlaps, settleMs: a.settleMs, taskBranch: a.taskBranch, workspace: a.workspace, attempts: a.attempts, pending: a.pending.map(p => pendingMessage(p, now)) }
+      }
+      if (req.task === '') throw new InvalidArgumentError('claim needs a task, or next to let the daemon pick one (agency claim --next)')
       const a = await d.claimTask(req.task, req.scope, req.noWait)
-      return { outcome: OUTCOMES[a.outcome], task: a.task, epoch: a.epoch, winner: a.winner, handoff: a.handoff, branch: a.branch, overlaps: a.overlaps, settleMs: a.settleMs, taskBranch: a.taskBranch, workspace: a.workspace }
+      return { outcome: OUTCOMES[a.outcome], task: a.task, epoch: a.epoch, winner: a.winner, handoff: a.handoff, branch: a.branch, overlaps: a.overlaps, settleMs: a.settleMs, taskBranch: a.taskBranch, workspace: a.workspace, attempts: 1, pending: [] }
     }),
     release: unary(async (req) => ({ task: taskMessage(await d.releaseTask(req.task, req.note, req.branch)) })),
     done: unary(async (req) => {

@@ -6,7 +6,7 @@ import { InvalidArgumentError } from '../core/errors.js'
 import { serverStream, unary } from './grpc-errors.js'
 import { WakeSignal } from './wake-signal.js'
 import { VERSION } from '../version.js'
-import { goalMessage, taskMessage } from './board-handlers.js'
+import { goalMessage, pendingMessage, taskMessage } from './board-handlers.js'
 
 export function peerInfo (p: PeerView): PeerInfo {
   return {
@@ -54,7 +54,8 @@ export async function meshStatus (d: Daemon): Promise<StatusReply> {
     unread: d.inbox.unread(),
     held: d.boardService.held().map(h => board.task(h.task, d.boardService.now())).filter(t => t != null).map(taskMessage),
     goalMet: d.goalMet(),
-    harness: d.harness?.info()
+    harness: d.harness?.info(),
+    pending: d.boardService.readyChoice().pending.map(p => pendingMessage(p, d.boardService.now()))
   }
 }
 

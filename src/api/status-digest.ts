@@ -14,7 +14,8 @@ export interface StatusDigest {
   goal: string
   tests: string
   goalMet: boolean
-  tasks: { total: number, byState: Record<string, number>, inPlay: TaskLine[], ready: string[], notShown: number }
+  /** pending: tasks a peer's claim is settling on ("task (peer)"), left out of ready */
+  tasks: { total: number, byState: Record<string, number>, inPlay: TaskLine[], ready: string[], pending: string[], notShown: number }
   peers: { live: number, shown: Array<{ name: string, holds: string[], status: string }>, notShown: number }
   harness: string
   workspace: string
@@ -29,7 +30,9 @@ export function statusDigest (s: StatusReply): StatusDigest {
   const byPriority = (a: TaskView, b: TaskView): number => b.priority - a.priority || a.id.localeCompare(b.id)
   const done = new Set(s.tasks.filter(t => t.state === 'done').map(t => t.id))
   const inPlay = s.tasks.filter(t => t.state === 'claimed' || t.state === 'expired').sort(byPriority)
-  const ready = s.tasks.filter(t => (t.state === 'open' || t.state === 'expired') && t.deps.every(d => done.has(d))).sort(byPriority)
+  const settling = new Set((s.pending ?? []).map(p => p.task))
+  const ready = s.tasks.filter(t => (t.state === 'open' || t.state === 'expired') && t.deps.every(d => done.has(d)) && !settling.has(t.id)).sort(byPriority)
+  const pending = (s.pending ?? []).slice(0, DIGEST_LIMITS.readyTasks).map(p => `${p.task} (${nameOf(p.peer)})`)
   const shownInPlay = inPlay.slice(0, DIGEST_LIMITS.activeTasks)
   const shownReady = ready.slice(0, DIGEST_LIMITS.readyTasks)
   const peers = [...s.livePeers].sort((a, b) => b.claims.length - a.claims.length || a.name.localeCompare(b.name))
@@ -46,6 +49,7 @@ export function statusDigest (s: StatusReply): StatusDigest {
       byState: s.tasksByState,
       inPlay: shownInPlay.map(line),
       ready: shownReady.map(r => r.id),
+      pending,
       notShown: (inPlay.length - shownInPlay.length) + (ready.length - shownReady.length)
     },
     peers: {
@@ -68,6 +72,7 @@ export function digestLines (d: StatusDigest): string[] {
   out.push(`tasks: ${d.tasks.total}${states !== '' ? ` (${states})` : ''}`)
   for (const t of d.tasks.inPlay) out.push(`  ${t.id} ${t.state} ${t.holder}@${t.epoch}`)
   if (d.tasks.ready.length > 0) out.push(`ready: ${d.tasks.ready.join(', ')}`)
+  if (d.tasks.pending.length > 0) out.push(`pending (a peer's claim is settling): ${d.tasks.pending.join(', ')}`)
   if (d.tasks.notShown > 0) out.push(`  (${d.tasks.notShown} more not shown: agency task list)`)
   out.push(`peers: ${d.peers.live} live`)
   for (const p of d.peers.shown) out.push(`  ${p.name}${p.holds.length > 0 ? ` holds ${p.holds.join(',')}` : ''}${p.status !== '' ? ` — ${p.status}` : ''}`)

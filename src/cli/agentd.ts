@@ -43,8 +43,9 @@ const program = new Command('agentd')
   .addOption(new Option('--workdir <dir>', 'this agent\'s clone (default: <data-dir>/workspace)').env('AGENCY_WORKDIR'))
   .addOption(new Option('--verify <command>', 'the test command run before every push (default: the goal\'s test command)').env('AGENCY_VERIFY'))
   .addOption(new Option('--mirror-dir <dir>', 'where clones on this host share git objects (default: ~/.agency/mirrors)').env('AGENCY_MIRROR_DIR'))
-  .addOption(new Option('--harness <name>', 'run an agent beside the daemon: claude, codex, copilot, gemini, pi, aider, sim, or cmd:"<command>"').env('AGENCY_HARNESS'))
-  .addOption(new Option('--harness-run-timeout <duration>', 'kill and restart a harness run that goes on longer than this (e.g. 30m; 0: no limit)').env('AGENCY_HARNESS_RUN_TIMEOUT').argParser(durationFlag('--harness-run-timeout')).default(HARNESS_POLICY_DEFAULTS.runTimeoutMs, '30m'))
+  .addOption(new Option('--harness <name>', 'run an agent beside the daemon: claude, codex, copilot, gemini, pi, aider, sim, or cmd:"<command>" (print mode: one prompt per run); acp:claude, acp:codex, acp:gemini, acp:copilot, acp:pi or acp:"<command>" (one persistent ACP session, the swarm pushed into it)').env('AGENCY_HARNESS'))
+  .addOption(new Option('--acp-permissions <grants>', 'how an acp: harness\'s permission requests are answered: the grants allowed, comma-separated, from workspace (files in the workspace), agency (its MCP tools), shell, mcp (other MCP servers), fetch (the web), anywhere (files outside the workspace); or all').env('AGENCY_ACP_PERMISSIONS').default('workspace,agency,shell'))
+  .addOption(new Option('--harness-run-timeout <duration>', 'kill and restart a harness run that goes on longer than this (e.g. 30m; 0: no limit); with acp:, cancel and restart a session that sends nothing this long while agentd waits on it').env('AGENCY_HARNESS_RUN_TIMEOUT').argParser(durationFlag('--harness-run-timeout')).default(HARNESS_POLICY_DEFAULTS.runTimeoutMs, '30m'))
   .addOption(new Option('--wip-push <duration>', 'how often a held task\'s branch is pushed to refs/agency/wip/<task> on the shared remote, for a takeover after a crash (0: only on release)').env('AGENCY_WIP_PUSH').argParser(durationFlag('--wip-push')).default(3 * 60_000, '3m'))
   .addOption(new Option('--swarm-key <file>', 'a private swarm: only daemons holding this pre-shared key can connect (make one with `agency keygen`)').env('AGENCY_SWARM_KEY'))
   .addOption(new Option('--api-token-file <file>', 'require this token (file contents) on every API call; a missing file is created with a new token (mode 0600); needed to serve --grpc beyond loopback').env('AGENCY_API_TOKEN_FILE'))
@@ -100,6 +101,7 @@ Examples:
         repo: opts.repo != null ? { remote: opts.repo, branch: opts.branch, workdir: opts.workdir, verify: opts.verify, mirrorDir: opts.mirrorDir, wipPushMs: opts.wipPush } : undefined,
         harness: opts.harness,
         harnessPolicy: { runTimeoutMs: opts.harnessRunTimeout },
+        acpPermissions: opts.acpPermissions,
         settle: opts.settleMs != null ? { fixedMs: opts.settleMs } : undefined
       })
     } catch (err) {

@@ -53,3 +53,16 @@ export class UnavailableError extends AgencyError {
 export function isAgencyError (err: unknown): err is AgencyError {
   return err instanceof AgencyError
 }
+
+/** Why an agent's ACP session cannot go on. */
+export type AgentProtocolFault = 'unsupported_version' | 'malformed' | 'flood' | 'oversized' | 'auth_required' | 'refused' | 'unresponsive' | 'closed'
+
+/** The agent process broke the Agent Client Protocol, or its session cannot go on: the harness is restarted or reported broken. */
+export class AgentProtocolError extends AgencyError {
+  readonly fault: AgentProtocolFault
+  constructor (fault: AgentProtocolFault, message: string, options?: { cause?: unknown }) {
+    super('UNAVAILABLE', message, options)
+    this.name = 'AgentProtocolError'
+    this.fault = fault
+  }
+}

@@ -5,12 +5,12 @@
 // holds are persisted, so a restart learns what it lost. Overlaps between
 // live claims are told to both holders.
 import { performance } from 'node:perf_hooks'
-import { ClaimProtocol, overlapsFor, PLAN_TASK_ID, type AnyBoardEntry, type Board, type ClaimNotice, type ClaimOverlap, type ClaimVerdict, type HolderInfo, type MyClaim, type NewTask, type ProtocolOutput, type SettleWindow, type TaskView } from '../core/board/index.js'
+import { ClaimProtocol, overlapsFor, PLAN_TASK_ID, type AnyBoardEntry, type PendingTask, type ReadyChoice, type Board, type ClaimNotice, type ClaimOverlap, type ClaimVerdict, type HolderInfo, type MyClaim, type NewTask, type ProtocolOutput, type SettleWindow, type TaskView } from '../core/board/index.js'
 import { validateGlob } from '../core/board/glob-pattern.js'
 import type { HeartbeatPolicy } from '../core/presence/heartbeat-interval.js'
-import { decodeBody, isKnownKind } from '../core/log/kinds.js'
+import { decodeBody, isKnownKind, KNOWN_KINDS } from '../core/log/kinds.js'
 import type { StoredEntry } from '../core/log/ingest-result.js'
-import { FailedPreconditionError, InvalidArgumentError, UnavailableError } from '../core/errors.js'
+import { FailedPreconditionError, InvalidArgumentError, NotFoundError, UnavailableError } from '../core/errors.js'
 import { VerdictKind } from '../gen/agency/v1/log.js'
 import type { LogService } from './log-service.js'
 import type { EventBus } from './event-bus.js'
@@ -34,7 +34,8 @@ export interface BoardServiceInit {
 }
 
 export interface ClaimAnswer {
-  outcome: 'HELD' | 'LOST' | 'PENDING'
+  /** NONE_READY: claim --next found nothing to claim */
+  outcome: 'HELD' | 'LOST' | 'PENDING' | 'NONE_READY'
   task: string
   epoch: number
   winner: string
@@ -43,6 +44,15 @@ export interface ClaimAnswer {
   overlaps: string[]
   settleMs: number
 }
+
+/** What claim --next answers: a claim's answer, how many claims it made, and the tasks peers' claims were settling on. */
+export interface NextClaimAnswer extends ClaimAnswer {
+  attempts: number
+  pending: PendingTask[]
+}
+
+/** Claims one claim --next call makes at most (the first choice, then the next ones after a LOST). */
+export const NEXT_CLAIM_ATTEMPTS = 3
 
 const MY_CLAIMS_KEY = 'board/my-claims'
 
@@ -84,7 +94,7 @@ export class BoardService {
   /** Folds the restored log in and reloads the claims this daemon held before a restart. */
   async start (): Promise<void> {
     const now = this.now()
-    for (const e of this.init.log.state.afterCursor(0)) {
+    for (const e of this.init.log.state.iterateAfter(0, BOARD_KINDS)) {
       const entry = boardEntry(e)
       if (entry !== undefined) this.protocol.apply(entry, now)
     }
@@ -255,6 +265,46 @@ export class BoardService {
     return { outcome: v.outcome, task, epoch: v.epoch, winner: v.winner, handoff: v.handoff, branch: v.branch, overlaps: this.overlapPeers(task), settleMs: v.settleMs }
   }
 
+  /**
+   * claim --next: the task this daemon is settling on or holds, if any (a
+   * retried call claims nothing new); else the ready task this daemon prefers
+   * (core/board/claim-choice), skipping those a peer's claim is settling on,
+   * and after a LOST the next choice, up to NEXT_CLAIM_ATTEMPTS claims.
+   * NONE_READY when there is nothing to claim.
+   */
+  async claimNext (scope: string[]): Promise<NextClaimAnswer> {
+    const current = this.protocol.current()
+    if (current !== undefined) return { ...await this.claim(current.task, scope), attempts: 0, pending: this.readyChoice().pending }
+    const tried = new Set<string>()
+    let last: ClaimAnswer | undefined
+    let attempts = 0
+    // Claims written, and choices tried (a choice taken between the choice and the claim writes none).
+    while (attempts < NEXT_CLAIM_ATTEMPTS && tried.size < 4 * NEXT_CLAIM_ATTEMPTS) {
+      const task = this.protocol.nextChoices(this.now(), tried)[0]
+      if (task === undefined) break
+      tried.add(task.id)
+      let a: ClaimAnswer
+      try {
+        a = await this.claim(task.id, scope)
+      } catch (err) {
+        // Taken (or finished) between the choice and the claim: the next one.
+        if (err instanceof FailedPreconditionError || err instanceof NotFoundError) continue
+        throw err
+      }
+      attempts++
+      if (a.outcome === 'HELD') return { ...a, attempts, pending: this.readyChoice().pending }
+      last = a
+    }
+    const pending = this.readyChoice().pending
+    if (last !== undefined) return { ...last, attempts, pending }
+    return { outcome: 'NONE_READY', task: '', epoch: 0, winner: '', handoff: '', branch: '', overlaps: [], settleMs: 0, attempts, pending }
+  }
+
+  /** The ready tasks without those a peer's claim is settling on, and those (pending). */
+  readyChoice (): ReadyChoice {
+    return this.protocol.readyChoice(this.now())
+  }
+
   private answerError (task: string, epoch: number, err: Error): void {
     const key = `${task}@${epoch}`
     const list = this.waiters.get(key) ?? []
@@ -341,6 +391,9 @@ export class BoardService {
     return this.board.heldBy(this.init.me)
   }
 }
+
+/** The kinds read and decoded for the board's fold at start: all but findings, which are most of a big log and which it ignores. */
+const BOARD_KINDS: ReadonlySet<string> = new Set(KNOWN_KINDS.filter(k => k !== 'finding'))
 
 /** A stored entry as the board reads it; undefined for kinds it does not know or a body that does not decode. */
 function boardEntry (e: StoredEntry): AnyBoardEntry | undefined {

@@ -35,10 +35,12 @@ export interface DaemonConfig {
   settle?: { minMs?: number, maxMs?: number, defaultMs?: number, fixedMs?: number }
   /** the shared repository; none: no workspace, integrate answers FAILED_PRECONDITION */
   repo?: { remote: string, branch: string, workdir?: string, verify?: string, mirrorDir?: string, wipPushMs?: number }
-  /** the agent harness to run beside the daemon: claude, codex, copilot, gemini, pi, aider, sim or cmd:... */
+  /** the agent harness to run beside the daemon: claude, codex, copilot, gemini, pi, aider, sim, cmd:... or acp:<agent> */
   harness?: string
   /** run time limit and failure handling of the harness */
   harnessPolicy?: Partial<HarnessPolicy>
+  /** how an ACP harness's permission requests are answered (see harness/acp/permission-policy.ts); default workspace,agency,shell */
+  acpPermissions?: string
   /** a token every API call must carry (required for a gRPC bind beyond loopback) */
   apiToken?: string
   /** the swarm key (libp2p pre-shared key file contents): a private swarm */

@@ -38,7 +38,7 @@ import { MessageOutbox, type OutgoingMessage } from './message-outbox.js'
 import { HARNESS_STATES, HarnessService } from './harness-service.js'
 import { waitForWork, type WaitAnswer } from './work-wait.js'
 import { PLAN_TASK_ID, TASK_STATES, type NewTask, type TaskView } from '../core/board/index.js'
-import type { ClaimAnswer } from './board-service.js'
+import type { ClaimAnswer, NextClaimAnswer } from './board-service.js'
 import { resolveConfig, type DaemonConfig } from './config.js'
 import { VERSION } from '../version.js'
 
@@ -326,7 +326,18 @@ export class Daemon {
         held: () => boardService.held(),
         release: async (task, note) => await releaseWork(boardService, repoService, me, task, note, ''),
         metrics,
-        log: this.log
+        log: this.log,
+        acp: {
+          permissions: config.acpPermissions,
+          inbox,
+          onInbox: l => this.onInbox(() => { l() }),
+          waitForWork: async (timeoutMs, signal) => await waitForWorkOf(boardService, inbox, logService, l => this.onInbox(l), timeoutMs, signal),
+          goalMet: () => boardService.board.goalMet(boardService.now()),
+          held: () => boardService.held().map(h => ({ task: h.task, epoch: h.epoch, title: boardService.board.task(h.task, boardService.now())?.title })),
+          metrics,
+          events,
+          setStatusLine: async text => { await setStatusOf(presence, text) }
+        }
       }, config.harness, config.harnessPolicy)
     if (harness != null) presence.reportHarness(() => harness.heartbeatState())
     // Heartbeats carry the claims held and the harness state: a change goes out at once.
@@ -429,6 +440,14 @@ export class Daemon {
     const a = await this.boardService.claim(task, scope, noWait)
     if (a.outcome !== 'HELD' || this.repoService == null || task === PLAN_TASK_ID) return { ...a, taskBranch: '', workspace: '' }
     const start = await this.repoService.startTask(task, a.branch)
+    return { ...a, taskBranch: start.branch, workspace: start.note }
+  }
+
+  /** claim --next: the daemon picks the task (board-service claimNext); on HELD the workspace is put on its branch. */
+  async claimNextTask (scope: string[]): Promise<NextClaimAnswer & { taskBranch: string, workspace: string }> {
+    const a = await this.boardService.claimNext(scope)
+    if (a.outcome !== 'HELD' || this.repoService == null || a.task === PLAN_TASK_ID) return { ...a, taskBranch: '', workspace: '' }
+    const start = await this.repoService.startTask(a.task, a.branch)
     return { ...a, taskBranch: start.branch, workspace: start.note }
   }
 
@@ -546,7 +565,7 @@ async function waitForWorkOf (b: BoardService, inbox: AgentInbox, log: LogServic
     goalMet: () => b.board.goalMet(b.now()),
     unread: () => inbox.unread(),
     held: () => b.held().map(h => h.task),
-    ready: () => b.board.ready(b.now()),
+    ready: () => b.readyChoice().ready,
     onChange: listener => {
       const offLog = log.onAccepted(listener)
       const offInbox = onInbox(listener)

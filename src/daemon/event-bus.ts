@@ -6,6 +6,8 @@ import type { Event } from '../gen/agency/v1/api.js'
 export type EventType =
   | 'peer_joined' | 'peer_left' | 'announcement' | 'message' | 'message_failed'
   | 'entry' | 'claim_lost' | 'claim_superseded' | 'overlap' | 'fork'
+  /** the agent's ACP session: a turn, a tool call, a plan, a permission answered */
+  | 'session'
 
 export interface EventInput {
   type: EventType

@@ -1,6 +1,8 @@
 // Runs the agent's harness beside the daemon: writes its MCP configuration,
 // starts it in the agent's workspace with the shared prompt, and restarts it
-// when it exits, until the goal is met or the agent is stopped.
+// when it exits, until the goal is met or the agent is stopped. A harness named
+// acp:<agent> runs in ACP mode instead of print mode: one persistent session
+// per run, driven by agentd (acp-harness.ts), under the same supervisor.
 //
 // Leases follow the agent: a harness stopped with `agency stop`, or one whose
 // runs keep failing (an expired login, a used-up quota, a missing binary),
@@ -15,6 +17,9 @@ import { HarnessSupervisor, type HarnessExit } from '../harness/supervisor.js'
 import { shellQuote } from '../harness/command-line.js'
 import { compiledModulePath } from '../harness/package-paths.js'
 import { checkLaunchCommand } from '../harness/command-check.js'
+import { acpAgentLaunch, isAcpHarness } from '../harness/acp/acp-agents.js'
+import { parsePermissionPolicy } from '../harness/acp/permission-policy.js'
+import { acpHarness, type AcpHost } from './acp-harness.js'
 import { HARNESS_POLICY_DEFAULTS, type HarnessPolicy } from '../harness/policy.js'
 import type { HarnessInfo } from '../gen/agency/v1/api.js'
 import type { Metrics } from '../metrics/metrics.js'
@@ -44,6 +49,8 @@ export interface HarnessHost {
   release: (task: string, note: string) => Promise<unknown>
   metrics: Pick<Metrics, 'harnessRestarts' | 'harnessFailures' | 'harnessRunTimeouts'>
   log: Logger
+  /** what an acp:<agent> harness's session is fed from and reports to */
+  acp: AcpHost
 }
 
 export class HarnessService {
@@ -82,7 +89,7 @@ export class HarnessService {
     const d = this.daemon
     const workspace = d.workspace() !== '' ? d.workspace() : join(d.dataDir, 'work')
     await mkdir(workspace, { recursive: true })
-    const launch = harnessLaunch(this.name, {
+    const ctx = {
       agentId: d.peerId,
       agentName: d.name,
       workspace,
@@ -90,8 +97,12 @@ export class HarnessService {
       agencyAddr: grpcAddress,
       prompt: renderPrompt({ agentId: d.peerId, agentName: d.name, agencyAddr: grpcAddress }),
       agencyBin: agencyBinCommand()
-    })
-    checkLaunchCommand(launch)
+    }
+    const acp = isAcpHarness(this.name)
+    const agent = acp ? acpAgentLaunch(this.name, ctx, d.apiToken) : undefined
+    const launch = agent?.launch ?? harnessLaunch(this.name, ctx)
+    // ACP mode checks before each start: a missing agent is a failed run, and the daemon keeps serving.
+    if (!acp) checkLaunchCommand(launch)
     // The agent (and the MCP server it starts) must be able to call the daemon.
     if (d.apiToken != null) launch.env.AGENCY_TOKEN = d.apiToken
     this.supervisor = new HarnessSupervisor({
@@ -99,7 +110,9 @@ export class HarnessService {
       dataDir: d.dataDir,
       minBackoffMs: 1000,
       maxBackoffMs: 30_000,
-      runTimeoutMs: this.policy.runTimeoutMs,
+      // An ACP session lasts many turns: its timeout is for silence, kept by the session itself.
+      runTimeoutMs: acp ? 0 : this.policy.runTimeoutMs,
+      ...(agent != null ? acpHarness(d.acp, { name: this.name, agent, workspace, prompt: ctx.prompt, policy: parsePermissionPolicy(d.acp.permissions), idleTimeoutMs: this.policy.runTimeoutMs }) : {}),
       shouldContinue: () => !this.goalMet(),
       nextDelayMs: (exit, backoffMs) => this.afterExit(exit, backoffMs),
       // Peers see the harness state in heartbeats: a change goes out at once.
@@ -114,7 +127,8 @@ export class HarnessService {
   private afterExit (exit: HarnessExit, backoffMs: number): number {
     const d = this.daemon
     if (exit.timedOut) d.metrics.harnessRunTimeouts.inc()
-    const failed = exit.error != null || exit.timedOut || exit.code !== 0
+    // A run agentd ended itself on purpose (an ACP session whose goal is met) did not fail, whatever its exit.
+    const failed = exit.failure != null || exit.error != null || exit.timedOut || (exit.code !== 0 && exit.endedBy == null)
     if (!failed) {
       this.failures = []
       this.failing = false
@@ -124,7 +138,7 @@ export class HarnessService {
     d.metrics.harnessFailures.inc()
     const now = performance.now()
     this.failures = [...this.failures.filter(t => now - t < this.policy.failureWindowMs), now]
-    const why = exit.error != null ? `it could not start: ${exit.error.message}` : exit.timedOut ? `a run hung past ${Math.round(this.policy.runTimeoutMs / 60_000)} min` : `it exited with ${exit.code != null ? `code ${exit.code}` : `signal ${String(exit.signal)}`}`
+    const why = exit.failure != null ? exit.failure : exit.error != null ? `it could not start: ${exit.error.message}` : exit.timedOut ? `a run hung past ${Math.round(this.policy.runTimeoutMs / 60_000)} min` : `it exited with ${exit.code != null ? `code ${exit.code}` : `signal ${String(exit.signal)}`}`
     if (this.failures.length < this.policy.maxFailures) {
       this.note = `last run failed: ${why}`
       return backoffMs

@@ -10,10 +10,12 @@ import type { BatchResult, IngestResult, StoredEntry } from '../core/log/ingest-
 import type { EntryKind, KindBodies } from '../core/log/kinds.js'
 import type { Signer } from '../core/log/crypto.js'
 import { FindingsIndex } from '../core/findings/findings-index.js'
-import type { Entry } from '../gen/agency/v1/log.js'
+import { Entry } from '../gen/agency/v1/log.js'
+import { idOfBytes } from '../core/log/entry.js'
 import type { AgencyStore } from '../store/index.js'
 import { OwnFeed } from '../store/own-feed.js'
 import { SerialQueue } from '../store/serial-queue.js'
+import { readCheckpoint, removeCheckpoint, writeCheckpoint } from '../store/checkpoint-file.js'
 import { LogSync } from '../mesh/log-sync.js'
 import type { SwarmGossip, Verdict } from '../mesh/swarm-gossip.js'
 import type { MeshLibp2p } from '../mesh/node.js'
@@ -56,9 +58,25 @@ export interface LogServiceInit {
 /** How long the first own entry after a restart waits for an exchange with a peer, by default. */
 export const DEFAULT_OWN_HEAD_WAIT_MS = 10_000
 
+/** Findings indexed per turn of the event loop while the index catches up with the log. */
+const INDEX_CHUNK = 4096
+/** and starts only once no sync batch came in for this long */
+const INDEX_QUIET_MS = 300
+const FINDING_KIND: ReadonlySet<string> = new Set(['finding'])
+/** A checkpoint of the log's index is written once this many entries (or a quarter of those it covers, if more) came in since the last. */
+const CHECKPOINT_MIN_NEW = 10_000
+/** and no sooner than this after the last one */
+const CHECKPOINT_SPACING_MS = 30_000
+
 export class LogService {
-  readonly state = new LogState()
-  findings = new FindingsIndex()
+  readonly state: LogState
+  private findingsIndex: FindingsIndex
+  /** the findings index has taken in every finding up to this cursor */
+  private indexedCursor = 0
+  private indexing?: NodeJS.Immediate
+  private indexingLater?: NodeJS.Timeout
+  /** when the last sync batch came in (performance.now()) */
+  private lastBatchAt = Number.NEGATIVE_INFINITY
   readonly sync: LogSync
   private readonly init: LogServiceInit
   private readonly persist = new SerialQueue()
@@ -79,9 +97,18 @@ export class LogService {
   /** open once own entries may be signed: the feed's head is learned from a peer, or the wait is over */
   private readonly ownHead: { ready: Promise<void>, open: (why: string) => void, opened: boolean }
   private ownHeadTimer?: NodeJS.Timeout
+  /** the cursor the checkpoint on disk covers (0: none) */
+  private checkpointCursor = 0
+  private checkpointAt = 0
+  private checkpointTimer?: NodeJS.Timeout
+  private checkpointing?: Promise<void>
+  private restoredFrom = 0
 
   constructor (init: LogServiceInit) {
     this.init = init
+    // The log core keeps an index; the entries stay on disk (the store's archive).
+    this.state = new LogState({ archive: init.store.log.archive })
+    this.findingsIndex = this.emptyIndex()
     let open = (): void => {}
     const ready = new Promise<void>(resolve => { open = resolve })
     this.ownHead = {
@@ -101,6 +128,13 @@ export class LogService {
       store: init.store.log,
       signer: init.signer,
       write: async fn => { await this.write(fn) },
+      // A placed own entry is in the synced pending set already: if its record
+      // cannot be written (a full disk), a restart takes it in from there, so
+      // the append stands and is not reported as failed; the next write that
+      // fails (its pending record, or a record after the missing one) stops the daemon.
+      writeRecord: async fn => {
+        await this.persist.run(fn).catch(err => { init.logger.warn({ err }, 'an own entry\'s record was not written; it stays in the pending set') })
+      },
       ready: async () => { await this.ownHead.ready },
       now: init.wallClock
     })
@@ -111,7 +145,7 @@ export class LogService {
       log: {
         summaries: () => this.state.summaries().map(summaryToWire),
         digest: () => this.digest(),
-        entriesFor: remote => this.state.entriesFor(remote),
+        entriesFor: remote => this.bytesAt(this.state.cursorsFor(remote)),
         proofsFor: remote => this.state.proofsFor(remote).map(p => ({ a: p.a, b: p.b })),
         ingestBatch: async (entries, from) => { await this.ingestBatch(entries, from) },
         ingestForkProofs: async (proofs, from) => { await this.ingestForkProofs(proofs, from) }
@@ -130,14 +164,20 @@ export class LogService {
     })
   }
 
-  /** Loads the log from disk (trusted: it was verified when it came in). */
+  /**
+   * Loads the log from disk (trusted: it was verified when it came in), a
+   * page at a time: the index is rebuilt from the entries' bytes, which stay
+   * on disk. The findings index follows in the background (see findings).
+   */
   async restore (): Promise<void> {
     const { log } = this.init.store
-    const entries = []
-    for await (const r of log.loadAll()) entries.push(r)
+    const from = await this.restoreCheckpoint()
+    for await (const page of log.bytesAfter(from)) {
+      this.state.restoreEntries(page.map(({ cursor, bytes }) => ({ cursor, bytes, id: idOfBytes(bytes), entry: Entry.decode(bytes) })))
+    }
     const pending = (await log.loadPending()).map(p => p.entry)
     const forks = await log.loadForks()
-    const unblocked = this.state.restore({ entries, pending, forks })
+    const unblocked = this.state.restoreFinish({ pending, forks })
     // Pending entries that the restored log already completes are accepted now; keep the store in step.
     if (unblocked.accepted.length > 0 || unblocked.pendingRemoved.length > 0) {
       const accepted = new Set(unblocked.accepted.map(a => a.id))
@@ -145,10 +185,140 @@ export class LogService {
       const leftover = unblocked.pendingRemoved.filter(p => !accepted.has(p.id)).map(p => p.id)
       if (leftover.length > 0) await log.removePending(leftover)
     }
-    this.findings = FindingsIndex.fromEntries(this.state.afterCursor(0))
+    this.findingsIndex = this.emptyIndex()
+    this.indexedCursor = 0
+    this.scheduleIndexing()
+    this.maybeCheckpoint()
     for (const author of this.state.faultyAuthors) this.noteFault(author)
     const me = this.init.signer.author
     if (this.init.hasBootstrapPeers !== true && this.state.authors().every(a => a === me)) this.ownHead.open('no peer to ask')
+  }
+
+  /**
+   * Takes in the checkpoint of the log's index, when there is one that fits
+   * the store, and returns the cursor it covers (0 otherwise: the whole log
+   * is folded). One that does not fit (corrupt, of another log, or ahead of
+   * a store that lost its last unsynced writes) is removed, so it cannot be
+   * taken for a later store that has grown past it.
+   */
+  private async restoreCheckpoint (): Promise<number> {
+    const { log, dataDir } = this.init.store
+    const saved = await readCheckpoint(dataDir)
+    if (saved === undefined) return 0
+    try {
+      const from = this.state.restoreCheckpoint(saved, { lastCursor: log.lastCursor(), vector: log.loadVector() })
+      this.checkpointCursor = from
+      this.restoredFrom = from
+      this.init.logger.info({ cursor: from, entries: this.state.size }, 'log index restored from its checkpoint')
+      return from
+    } catch (err) {
+      this.init.logger.warn({ err }, 'the log checkpoint does not fit the store: folding the whole log')
+      await removeCheckpoint(dataDir).catch(() => {})
+      return 0
+    }
+  }
+
+  /** The cursor up to which the last restore took the log's index from its checkpoint (0: it folded the whole log). */
+  get restoredFromCheckpoint (): number {
+    return this.restoredFrom
+  }
+
+  /** Schedules a checkpoint of the log's index when enough came in since the last one. */
+  private maybeCheckpoint (): void {
+    if (this.checkpointTimer !== undefined || this.checkpointing !== undefined || this.stopped) return
+    const fresh = this.init.store.log.lastCursor() - this.checkpointCursor
+    if (fresh < Math.max(CHECKPOINT_MIN_NEW, this.checkpointCursor / 4)) return
+    const wait = Math.max(1000, this.checkpointAt + CHECKPOINT_SPACING_MS - Date.now())
+    this.checkpointTimer = setTimeout(() => {
+      this.checkpointTimer = undefined
+      void this.checkpoint()
+    }, wait)
+    this.checkpointTimer.unref()
+  }
+
+  /**
+   * Writes a checkpoint of the log's index up to the last cursor the store
+   * has written (the bytes it names are there), off the write path; failures
+   * are logged, never fatal: without a checkpoint a restart folds the log.
+   */
+  async checkpoint (): Promise<void> {
+    if (this.checkpointing !== undefined) { await this.checkpointing; return }
+    const upTo = this.init.store.log.lastCursor()
+    if (upTo <= this.checkpointCursor || this.storageFailure !== undefined) return
+    this.checkpointing = (async () => {
+      try {
+        const bytes = this.state.checkpoint(upTo)
+        if (bytes === undefined) return
+        await writeCheckpoint(this.init.store.dataDir, bytes)
+        this.checkpointCursor = upTo
+      } catch (err) {
+        this.init.logger.warn({ err }, 'the log checkpoint was not written')
+      } finally {
+        this.checkpointAt = Date.now()
+        this.checkpointing = undefined
+      }
+    })()
+    await this.checkpointing
+    this.maybeCheckpoint()
+  }
+
+  /**
+   * The findings index, with every accepted finding in it. It is built off
+   * the path of ingest: a bulk sync is bounded by hashing and the disk, and the
+   * index catches up in chunks between turns of the event loop; a search
+   * first takes in whatever it has not reached yet.
+   */
+  get findings (): FindingsIndex {
+    this.indexFindings(Number.POSITIVE_INFINITY)
+    return this.findingsIndex
+  }
+
+  private emptyIndex (): FindingsIndex {
+    return new FindingsIndex({ source: { entryAt: c => this.state.atCursor(c), cursorOf: id => this.state.cursorOf(id) } })
+  }
+
+  /** Indexes up to `max` findings after the indexed cursor; true when it has reached the log's end. */
+  private indexFindings (max: number): boolean {
+    if (this.indexedCursor >= this.state.cursor) return true
+    let n = 0
+    for (const e of this.state.iterateAfter(this.indexedCursor, FINDING_KIND)) {
+      this.findingsIndex.add(e)
+      this.indexedCursor = e.cursor
+      if (++n >= max) return false
+    }
+    this.indexedCursor = this.state.cursor
+    return true
+  }
+
+  private scheduleIndexing (): void {
+    if (this.indexing !== undefined || this.indexingLater !== undefined || this.stopped) return
+    // While a sync is streaming batches in, the index waits: ingest is then
+    // bounded by hashing and the disk, and the index catches up after.
+    const sinceBatch = performance.now() - this.lastBatchAt
+    if (sinceBatch < INDEX_QUIET_MS) {
+      this.indexingLater = setTimeout(() => { this.indexingLater = undefined; this.scheduleIndexing() }, INDEX_QUIET_MS - sinceBatch)
+      this.indexingLater.unref()
+      return
+    }
+    this.indexing = setImmediate(() => {
+      this.indexing = undefined
+      if (this.stopped) return
+      try {
+        if (!this.indexFindings(INDEX_CHUNK)) this.scheduleIndexing()
+      } catch (err) {
+        // the store closed under it (a stop racing the turn) or could not be read: the next search takes the rest in
+        this.init.logger.warn({ err }, 'indexing findings in the background stopped')
+      }
+    })
+  }
+
+  /** The bytes of the entries at `cursors`, read one at a time as a sender takes them. */
+  private * bytesAt (cursors: readonly number[]): Generator<Uint8Array> {
+    for (const c of cursors) {
+      const bytes = this.init.store.log.archive.get(c)
+      if (bytes === undefined) throw new UnavailableError(`the log has no entry at cursor ${c} on disk`)
+      yield bytes
+    }
   }
 
   async start (gossip: SwarmGossip): Promise<void> {
@@ -174,8 +344,16 @@ export class LogService {
     this.stopped = true
     clearTimeout(this.timer)
     clearTimeout(this.ownHeadTimer)
+    if (this.indexing !== undefined) clearImmediate(this.indexing)
+    this.indexing = undefined
+    clearTimeout(this.indexingLater)
+    this.indexingLater = undefined
+    clearTimeout(this.checkpointTimer)
+    this.checkpointTimer = undefined
     await this.sync.stop().catch(() => {})
     await this.persist.run(async () => {}).catch(() => {})
+    // the next start reads this instead of folding the log again
+    await this.checkpoint().catch(() => {})
   }
 
   /**
@@ -243,8 +421,9 @@ export class LogService {
     if (this.storageFailure != null) throw this.unwritable(this.storageFailure)
     const { entry, placed, stored } = await this.own.append(kind, body as any)
     this.announceAccepted(placed)
-    await stored
+    // On disk already (the synced pending write): the accepted record's write need not hold up the swarm.
     for (const e of placed) await this.gossip?.publishEntry(e.bytes)
+    await stored
     return entry
   }
 
@@ -252,7 +431,12 @@ export class LogService {
   async receiveGossip (bytes: Uint8Array, _from: string): Promise<Verdict> {
     // The core checks size, decoding and everything else, and counts what it rejects.
     const result = this.state.ingestBytes(bytes)
-    await this.persistResult(result)
+    // Stored in order and told to the listeners now, but not waited for: a
+    // peer's entry is forwarded once it is merged in memory. Waiting for the
+    // store put a thread-pool round trip into every hop. Losing the write in
+    // a crash loses nothing the swarm lacks (sync brings it back), and a
+    // failed write still stops the daemon.
+    this.persistResult(result).catch(() => {})
     switch (result.status) {
       case 'accepted': {
         // The author's clock to this one: a dashboard figure, skew included; the settle window uses round trips.
@@ -352,8 +536,12 @@ export class LogService {
     const accepted = new Set(r.accepted.map(a => a.id))
     const removed = r.pendingRemoved.filter(p => !accepted.has(p.id)).map(p => p.id)
     // Queued before the listeners run, as in persistResult.
+    // Only entries that were pending leave the pending set: a bulk sync's
+    // entries mostly never were, and a delete per entry doubled the write.
+    const wasPending = r.pendingRemoved.filter(p => accepted.has(p.id)).map(p => p.id)
+    this.lastBatchAt = performance.now()
     const written = this.write(async () => {
-      if (r.accepted.length > 0) await log.putAccepted(r.accepted, { sync: false })
+      if (r.accepted.length > 0) await log.putAccepted(r.accepted, { sync: false, pendingIds: wasPending })
       if (r.pendingAdded.length > 0) await log.putPending(r.pendingAdded)
       if (removed.length > 0) await log.removePending(removed)
       for (const proof of r.forks) await log.putFork(proof)
@@ -368,11 +556,12 @@ export class LogService {
   private announceAccepted (accepted: StoredEntry[]): void {
     for (const e of accepted) {
       this.init.metrics.logEntries.inc({ kind: e.entry.kind })
-      if (e.entry.kind === 'finding') this.findings.add(e)
+      if (e.entry.kind === 'finding') this.scheduleIndexing()
       for (const l of this.listeners) {
         try { l(e) } catch (err) { this.init.logger.error({ err }, 'log listener failed') }
       }
     }
+    if (accepted.length > 0) this.maybeCheckpoint()
   }
 
   /** The digest of this replica's feed summaries: heads and fork knowledge included (core/log/feed-summary). */

@@ -7,7 +7,7 @@ import { PeerDirectory, type PeerRecord } from '../core/presence/peer-directory.
 import { signPresence, verifyPresence } from '../core/presence/signed-messages.js'
 import type { Signer } from '../core/log/crypto.js'
 import type { SwarmGossip, Verdict } from '../mesh/swarm-gossip.js'
-import { heartbeatIntervalMs, heartbeatPolicy, liveTimeoutForMs, type HeartbeatPolicy } from '../core/presence/heartbeat-interval.js'
+import { heartbeatIntervalMs, heartbeatPolicy, liveTimeoutForMs, quietIntervalMs, type HeartbeatPolicy } from '../core/presence/heartbeat-interval.js'
 
 export interface PresenceServiceInit {
   signer: Signer
@@ -41,6 +41,9 @@ export class PresenceService {
   private expireTimer?: NodeJS.Timeout
   private seq = 0
   private stopped = false
+  /** beats in a row that held no claim and said what the one before said */
+  private quietBeats = 0
+  private lastSaid = ''
   readonly policy: HeartbeatPolicy
 
   constructor (init: PresenceServiceInit) {
@@ -72,9 +75,14 @@ export class PresenceService {
     clearInterval(this.expireTimer)
   }
 
-  /** The interval this daemon beats at now, for the number of live peers it sees. */
+  /** The interval for the number of live peers this daemon sees (before quiet beats stretch it). */
   intervalMs (): number {
     return heartbeatIntervalMs(this.livePeers().length, this.policy)
+  }
+
+  /** The interval this daemon's last heartbeat announced: longer while it holds nothing and has nothing new to say. */
+  get announcedIntervalMs (): number {
+    return quietIntervalMs(this.intervalMs(), this.quietBeats, this.policy)
   }
 
   // One timer, re-armed after every beat with the interval for the swarm's
@@ -92,19 +100,27 @@ export class PresenceService {
     if (this.gossip == null || this.stopped) return
     const wall = this.init.wallClock?.() ?? Date.now()
     this.seq = Math.max(this.seq + 1, wall)
-    const intervalMs = this.intervalMs()
+    const claims = this.init.heldClaims()
+    const addrs = this.init.addrs()
+    const harness = this.harnessState()
+    // An idle swarm's heartbeats are most of its traffic and of each daemon's
+    // idle CPU: one that holds nothing and has nothing new to say slows down.
+    const said = JSON.stringify([this.init.name, this.status, addrs, harness])
+    this.quietBeats = claims.length === 0 && said === this.lastSaid ? this.quietBeats + 1 : 0
+    this.lastSaid = said
+    const intervalMs = this.announcedIntervalMs
     // The next beat is armed before this one is sent: a beat that fails to
     // publish (no peers yet) must not stop the heartbeat.
     this.scheduleBeat(Math.round(intervalMs * (0.9 + Math.random() * 0.1)))
     const p = signPresence(this.init.signer, {
       name: this.init.name,
       status: this.status,
-      claims: this.init.heldClaims(),
+      claims,
       time: wall,
       seq: this.seq,
-      addrs: this.init.addrs(),
+      addrs,
       intervalMs,
-      harness: this.harnessState()
+      harness
     })
     await this.gossip.publishPresence(p)
   }

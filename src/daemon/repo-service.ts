@@ -14,6 +14,9 @@ import type { LogService } from './log-service.js'
 import type { Metrics } from '../metrics/metrics.js'
 import type { Logger } from '../logger.js'
 
+/** The entries pendingRequests reads: only these are read from the log. */
+const INTEGRATION_KINDS: ReadonlySet<string> = new Set(['integration', 'integration_request'])
+
 export interface RepoConfig {
   /** the shared repository: path, file://, ssh or http */
   remote: string
@@ -241,7 +244,7 @@ export class RepoService {
   pendingRequests (): Array<RepoRequest & { id: string }> {
     const answered = new Set<string>()
     const requests: Array<RepoRequest & { id: string }> = []
-    for (const e of this.init.log.state.ordered()) {
+    for (const e of this.init.log.state.ordered(INTEGRATION_KINDS)) {
       if (e.entry.kind === 'integration') {
         const i = decodeBody('integration', e.entry.body)
         if (i.request !== '') answered.add(i.request)

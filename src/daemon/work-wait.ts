@@ -29,7 +29,7 @@ export function whatToDo (s: WorkSources, timedOut = false): WaitAnswer | undefi
   const held = s.held()
   if (held.length > 0) return { reason: 'held', ready: [], unread, text: `you hold ${held.join(', ')}: carry on with it (agency task show ${held[0]})` }
   const ready = s.ready()
-  if (ready.length > 0) return { reason: 'ready', ready, unread, text: `ready to claim: ${ready.slice(0, 10).map(t => t.id).join(', ')}${ready.length > 10 ? ', ...' : ''} (agency claim <task>)` }
+  if (ready.length > 0) return { reason: 'ready', ready, unread, text: `ready to claim: ${ready.slice(0, 10).map(t => t.id).join(', ')}${ready.length > 10 ? ', ...' : ''} (agency claim --next)` }
   if (timedOut) return { reason: 'timeout', ready: [], unread, text: 'nothing to take yet: peers hold every open task. Run agency wait again.' }
   return undefined
 }

@@ -12,7 +12,15 @@ const INSTALL: Record<string, string> = {
   copilot: 'npm install -g @github/copilot',
   gemini: 'npm install -g @google/gemini-cli',
   pi: 'npm install -g @mariozechner/pi-coding-agent',
-  aider: 'python3 -m pip install aider-chat'
+  aider: 'python3 -m pip install aider-chat',
+  'claude-agent-acp': 'npm install -g @agentclientprotocol/claude-agent-acp',
+  'codex-acp': 'npm install -g @zed-industries/codex-acp',
+  'pi-acp': 'npm install -g pi-acp@0.0.24'
+}
+
+// Programs that start another one from PATH: that one must be there too.
+const NEEDS: Record<string, string[]> = {
+  'pi-acp': ['pi']
 }
 
 function executable (file: string): boolean {
@@ -32,7 +40,10 @@ export function checkLaunchCommand (launch: HarnessLaunch, basePath = process.en
     throw new FailedPreconditionError(`the harness program ${command} does not exist or is not executable`)
   }
   const dirs = [...(launch.pathPrepend ?? []), ...(launch.env.PATH ?? basePath).split(delimiter)].filter(d => d !== '')
-  if (dirs.some(d => executable(join(d, command)))) return
-  const hint = INSTALL[command]
-  throw new FailedPreconditionError(`the harness program "${command}" is not installed (not on PATH)${hint != null ? `: install it with ${hint}` : ''}, or choose another --harness`)
+  const onPath = (program: string): boolean => dirs.some(d => executable(join(d, program)))
+  const missing = [command, ...(NEEDS[command] ?? [])].find(program => !onPath(program))
+  if (missing == null) return
+  const hint = INSTALL[missing]
+  const what = missing === command ? `the harness program "${command}"` : `"${missing}", which the harness program "${command}" starts,`
+  throw new FailedPreconditionError(`${what} is not installed (not on PATH)${hint != null ? `: install it with ${hint}` : ''}, or choose another --harness`)
 }

@@ -10,6 +10,7 @@ import { piLaunch } from './adapters/pi.js'
 import { simLaunch } from './adapters/sim.js'
 import { splitCommandLine } from './command-line.js'
 import { InvalidArgumentError } from '../core/errors.js'
+import { ACP_HARNESS_NAMES } from './acp/acp-agents.js'
 import type { HarnessAdapter, HarnessContext, HarnessLaunch } from './types.js'
 
 export type { HarnessAdapter, HarnessContext, HarnessFile, HarnessLaunch } from './types.js'
@@ -27,7 +28,7 @@ const NAMED: Record<string, HarnessAdapter> = {
 }
 
 /** The names `--harness` accepts; `cmd:<shell command>` is the escape hatch. */
-export const HARNESS_NAMES: readonly string[] = [...Object.keys(NAMED), 'cmd:<shell command>']
+export const HARNESS_NAMES: readonly string[] = [...Object.keys(NAMED), 'cmd:<shell command>', ...ACP_HARNESS_NAMES]
 
 /** The adapter for a `--harness` value. */
 export function harnessAdapter (name: string): HarnessAdapter {

@@ -5,7 +5,12 @@
 //
 // The harness runs in its own process group, so stop() and each exit also take
 // down what it started (MCP servers, shell commands) instead of leaving orphans.
+//
+// With `session`, each run's stdin and stdout are pipes handed to a session
+// (ACP mode: agentd drives the agent over them); stderr still goes to the log.
+// The session ends its run through `run.end`, cleanly or with a failure.
 import { spawn, type ChildProcess } from 'node:child_process'
+import type { Readable, Writable } from 'node:stream'
 import { appendFileSync, closeSync, openSync } from 'node:fs'
 import { chmod, mkdir, writeFile } from 'node:fs/promises'
 import { delimiter, dirname, join } from 'node:path'
@@ -39,6 +44,31 @@ export interface HarnessSupervisorOptions {
   onExit?: (exit: HarnessExit) => void
   /** The environment the launch's env is merged over. Default process.env. */
   baseEnv?: NodeJS.ProcessEnv
+  /** Checked before each start; a throw is a failed start with that error (e.g. "not installed: install it with ..."). */
+  beforeSpawn?: () => void
+  /** Drives each run over its stdin and stdout (ACP mode); stop() awaits its stop() before signalling the process. */
+  session?: (run: HarnessRun) => HarnessRunSession
+}
+
+/** One run of the harness, as a session driving it sees it. */
+export interface HarnessRun {
+  stdin: Writable
+  stdout: Readable
+  /** A line of agentd's own in the harness log. */
+  note: (text: string) => void
+  /** A raw protocol line in the harness log. */
+  raw: (text: string) => void
+  /**
+   * Ends the run: closes its stdin, then SIGTERM and SIGKILL after the grace
+   * periods. With `failure` the run counts as failed; with only `reason` it
+   * was ended on purpose (the work is done).
+   */
+  end: (o: { failure?: string, timedOut?: boolean, reason?: string }) => void
+  alive: () => boolean
+}
+
+export interface HarnessRunSession {
+  stop: () => Promise<void>
 }
 
 export interface HarnessExit {
@@ -48,8 +78,12 @@ export interface HarnessExit {
   /** Set when the process could not be started at all (e.g. command not found). */
   error?: Error
   runMs: number
-  /** The run was killed for running longer than runTimeoutMs. */
+  /** The run was killed for running longer than runTimeoutMs (or its session stopped answering). */
   timedOut: boolean
+  /** Why the run failed, in words, when its session ended it for a failure. */
+  failure?: string
+  /** Why agentd ended the run on purpose (not a failure), e.g. the goal is met. */
+  endedBy?: string
 }
 
 export interface HarnessRestart {
@@ -82,6 +116,7 @@ export class HarnessSupervisor {
   private _restarts = 0
   private quickExits = 0
   private child: ChildProcess | undefined
+  private session: HarnessRunSession | undefined
   private restartTimer: NodeJS.Timeout | undefined
   private exitWaiters: Array<() => void> = []
   private stopping: Promise<void> | undefined
@@ -147,6 +182,14 @@ export class HarnessSupervisor {
     const child = this.child
     if (child?.pid != null) {
       const gone = new Promise<void>(resolve => this.exitWaiters.push(resolve))
+      // A session ends itself cleanly first (cancels its turn, closes stdin), within the grace period.
+      const session = this.session
+      if (session != null) {
+        const grace = (): Promise<unknown> => new Promise(resolve => setTimeout(resolve, this.stopGraceMs).unref())
+        await Promise.race([session.stop().catch(() => {}), gone, grace()])
+        // Its stdin closed, the agent may exit by itself.
+        await Promise.race([gone, grace()])
+      }
       signalGroup(child.pid, 'SIGTERM')
       const kill = setTimeout(() => { if (child.pid != null) signalGroup(child.pid, 'SIGKILL') }, this.stopGraceMs)
       try {
@@ -175,17 +218,20 @@ export class HarnessSupervisor {
     let child: ChildProcess | undefined
     let ended = false
     let timedOut = false
+    let outcome: { failure?: string, reason?: string } | undefined
     const end = (code: number | null, signal: NodeJS.Signals | null, error?: Error): void => {
       if (ended) return
       ended = true
       clearTimeout(this.runTimer)
-      const exit: HarnessExit = { pid: child?.pid, code, signal, error, runMs: performance.now() - startedAt, timedOut }
+      const exit: HarnessExit = { pid: child?.pid, code, signal, error, runMs: performance.now() - startedAt, timedOut, failure: outcome?.failure, endedBy: outcome?.failure == null ? outcome?.reason : undefined }
       this.onHarnessExit(child, exit)
     }
+    const piped = this.opts.session != null
     try {
+      this.opts.beforeSpawn?.()
       const fd = openSync(this.logFile, 'a')
       try {
-        child = spawn(command, args, { cwd, env: this.environment(), stdio: ['ignore', fd, fd], detached: true })
+        child = spawn(command, args, { cwd, env: this.environment(), stdio: piped ? ['pipe', 'pipe', fd] : ['ignore', fd, fd], detached: true })
       } finally {
         closeSync(fd) // the child holds its own copy
       }
@@ -200,6 +246,30 @@ export class HarnessSupervisor {
     // Only a failed spawn lands here: signals are sent with process.kill, not child.kill.
     child.once('error', (err) => end(null, null, err))
     if (child.pid != null) this.log.info({ pid: child.pid, command, restarts: this._restarts }, 'harness started')
+    if (piped && child.pid != null && child.stdin != null && child.stdout != null) {
+      const pid = child.pid
+      const stdin = child.stdin
+      const run: HarnessRun = {
+        stdin,
+        stdout: child.stdout,
+        note: text => { this.note(text) },
+        raw: text => { this.note(text, false) },
+        alive: () => !ended,
+        end: o => {
+          if (ended || outcome != null) return
+          outcome = { failure: o.failure, reason: o.reason }
+          if (o.timedOut === true) timedOut = true
+          if (!stdin.writableEnded) stdin.end()
+          setTimeout(() => {
+            if (ended) return
+            signalGroup(pid, 'SIGTERM')
+            setTimeout(() => { if (!ended) signalGroup(pid, 'SIGKILL') }, this.stopGraceMs).unref()
+          }, o.failure != null ? 0 : this.stopGraceMs).unref()
+        }
+      }
+      stdin.on('error', () => { /* the process is gone: its exit says why */ })
+      this.session = this.opts.session?.(run)
+    }
     if (this.runTimeoutMs > 0 && child.pid != null) {
       const pid = child.pid
       this.runTimer = setTimeout(() => {
@@ -213,11 +283,11 @@ export class HarnessSupervisor {
   }
 
   private onHarnessExit (child: ChildProcess | undefined, exit: HarnessExit): void {
-    if (child != null && this.child === child) this.child = undefined
+    if (child != null && this.child === child) { this.child = undefined; this.session = undefined }
     if (exit.pid != null) signalGroup(exit.pid, 'SIGTERM') // whatever it left running
     this.note(exit.error != null
       ? `harness could not start: ${exit.error.message}`
-      : `harness exited (code ${String(exit.code)}, signal ${String(exit.signal)}${exit.timedOut ? ', run timeout' : ''}) after ${Math.round(exit.runMs)} ms`)
+      : `harness exited (code ${String(exit.code)}, signal ${String(exit.signal)}${exit.timedOut ? ', run timeout' : ''}) after ${Math.round(exit.runMs)} ms${exit.failure != null ? `: ${exit.failure}` : exit.endedBy != null ? ` (ended by agentd: ${exit.endedBy})` : ''}`)
     this.log.info({ pid: exit.pid, code: exit.code, signal: exit.signal, err: exit.error?.message, runMs: Math.round(exit.runMs) }, 'harness exited')
     const waiters = this.exitWaiters
     this.exitWaiters = []
@@ -272,9 +342,9 @@ export class HarnessSupervisor {
   }
 
   /** A line of our own in the harness log, so a reader sees starts and exits between its output. */
-  private note (text: string): void {
+  private note (text: string, ours = true): void {
     try {
-      appendFileSync(this.logFile, `[${new Date().toISOString()}] agentd: ${text}\n`)
+      appendFileSync(this.logFile, `[${new Date().toISOString()}] ${ours ? 'agentd: ' : ''}${text}\n`)
     } catch (err) {
       this.log.warn({ err, logFile: this.logFile }, 'cannot write the harness log')
     }

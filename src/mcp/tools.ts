@@ -18,7 +18,7 @@ const str = (d: string) => z.string().describe(d)
 const optStr = (d: string) => z.string().optional().describe(d)
 const strList = (d: string) => z.array(z.string()).optional().describe(d)
 
-const outcomeName = (o: ClaimOutcome): string => o === ClaimOutcome.CLAIM_HELD ? 'HELD' : o === ClaimOutcome.CLAIM_LOST ? 'LOST' : 'PENDING'
+const outcomeName = (o: ClaimOutcome): string => o === ClaimOutcome.CLAIM_HELD ? 'HELD' : o === ClaimOutcome.CLAIM_LOST ? 'LOST' : o === ClaimOutcome.CLAIM_NONE_READY ? 'NONE_READY' : 'PENDING'
 
 /** A task as add_task and add_tasks take it. */
 const TASK_INPUT = {
@@ -43,9 +43,12 @@ export const TOOLS: ToolDef[] = [
   },
   {
     name: 'ready',
-    description: 'Tasks you can claim now: open or expired, with all dependencies done, highest priority first.',
+    description: 'Tasks you can claim now: open or expired, with all dependencies done, highest priority first; and pending: tasks a peer\'s claim is settling on (with the peer), not worth claiming.',
     input: {},
-    run: async (a) => ({ tasks: (await a.call((c: AgencyClient) => c.ready, {})).tasks })
+    run: async (a) => {
+      const r = await a.call((c: AgencyClient) => c.ready, {})
+      return { tasks: r.tasks, pending: r.pending }
+    }
   },
   {
     name: 'add_task',
@@ -78,10 +81,11 @@ export const TOOLS: ToolDef[] = [
   },
   {
     name: 'claim',
-    description: 'Claim a task and announce the paths you will touch. Answers HELD (it is yours: your workspace is switched to its task branch; commit there) or LOST (naming the winner) after the settle window. On a takeover the previous holder\'s pushed work is where your branch starts, and their hand-off notes come back.',
-    input: { task: str('task id'), scope: strList('globs of the paths you will touch (default: the task\'s scope hints)') },
+    description: 'Claim a task and announce the paths you will touch. With no task, your daemon picks one among the ready tasks (each agent prefers different ones, and tasks a peer\'s claim is settling on are skipped), trying the next on LOST, up to 3; the answer names the task, or NONE_READY when there is nothing to claim (then wait). Answers HELD (it is yours: your workspace is switched to its task branch; commit there) or LOST (naming the winner) after the settle window. On a takeover the previous holder\'s pushed work is where your branch starts, and their hand-off notes come back.',
+    input: { task: optStr('task id; leave it out to let your daemon pick the next ready task'), scope: strList('globs of the paths you will touch (default: the task\'s scope hints)') },
     run: async (a, args) => {
-      const r = await a.call((c: AgencyClient) => c.claim, { task: args.task, scope: args.scope ?? [], noWait: false }, 60_000)
+      const next = args.task == null || args.task === ''
+      const r = await a.call((c: AgencyClient) => c.claim, { task: next ? '' : args.task, scope: args.scope ?? [], noWait: false, next }, next ? 180_000 : 60_000)
       return { ...r, outcome: outcomeName(r.outcome) }
     }
   },

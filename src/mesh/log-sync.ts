@@ -41,8 +41,8 @@ export interface SyncableLog {
   /** this replica's feed summaries, on the wire */
   summaries: () => VersionVectorEntry[]
   digest: () => Uint8Array
-  /** what to send the holder of `remote`, each author's in seq order */
-  entriesFor: (remote: FeedSummaries) => Array<{ entry: Entry, bytes: Uint8Array }>
+  /** what to send the holder of `remote`, each author's in seq order: canonical entry bytes, read as they are sent */
+  entriesFor: (remote: FeedSummaries) => Iterable<Uint8Array>
   /** fork proofs the holder of `remote` lacks */
   proofsFor: (remote: FeedSummaries) => ForkProof[]
   /** takes in a batch from a peer; resolves once it is stored */
@@ -191,9 +191,16 @@ export class LogSync {
     await this.sendEntries(lp, this.log.entriesFor(theirs), this.log.proofsFor(theirs).slice(0, MAX_FORK_PROOFS_PER_EXCHANGE), stats, signal)
   }
 
-  /** Sends `entries` and `proofs` in batches, the last frame carrying our summaries, and waits until every batch is acknowledged. */
-  private async sendEntries (lp: LengthPrefixedStream, entries: Iterable<{ entry: Entry, bytes: Uint8Array }>, proofs: ForkProof[], stats: SyncStats, signal: AbortSignal): Promise<void> {
-    let batch: Entry[] = []
+  /**
+   * Sends `entries` and `proofs` in batches, the last frame carrying our
+   * summaries, and waits until every batch is acknowledged. Entries go out as
+   * the bytes the log holds: a SyncBatch's entries are embedded messages, so
+   * each is its tag, its length and its canonical bytes, and the rest of the
+   * batch follows as an ordinary encoding (protobuf merges the two). Nothing
+   * is decoded or encoded again on the way out.
+   */
+  private async sendEntries (lp: LengthPrefixedStream, entries: Iterable<Uint8Array>, proofs: ForkProof[], stats: SyncStats, signal: AbortSignal): Promise<void> {
+    let batch: Uint8Array[] = []
     let forks: ForkProof[] = []
     let size = 0
     let unacked = 0
@@ -205,7 +212,8 @@ export class LogSync {
     }
     const flush = async (last: boolean): Promise<void> => {
       if (unacked >= SEND_AHEAD) await awaitAck()
-      const frame = SyncBatch.encode({ entries: batch, last, have: last ? this.log.summaries() : [], forks }).finish()
+      const rest = SyncBatch.encode({ entries: [], last, have: last ? this.log.summaries() : [], forks }).finish()
+      const frame = entriesFrame(batch, rest)
       await lp.write(frame, { signal })
       unacked++
       stats.sent += batch.length
@@ -214,9 +222,9 @@ export class LogSync {
       forks = []
       size = 0
     }
-    for (const { entry, bytes } of entries) {
+    for (const bytes of entries) {
       if (batch.length > 0 && (size + bytes.length > BATCH_TARGET_BYTES || batch.length >= BATCH_MAX_ENTRIES)) await flush(false)
-      batch.push(entry)
+      batch.push(bytes)
       size += bytes.length + 8
     }
     // Fork proofs in frames of their own, each under the batch target: a proof is two entries.
@@ -252,4 +260,31 @@ export class LogSync {
       if (batch.last) return toSummaries(batch.have)
     }
   }
+}
+
+/** SyncBatch field 1 (entries), length-delimited: (1 << 3) | 2. */
+const ENTRIES_TAG = 0x0a
+
+function varintLength (n: number): number {
+  let len = 1
+  while (n >= 0x80) { n = Math.floor(n / 128); len++ }
+  return len
+}
+
+/** The SyncBatch frame of `entries` (canonical bytes) followed by `rest`, the encoding of the batch's other fields. */
+export function entriesFrame (entries: readonly Uint8Array[], rest: Uint8Array): Uint8Array {
+  let size = rest.length
+  for (const e of entries) size += 1 + varintLength(e.length) + e.length
+  const out = new Uint8Array(size)
+  let at = 0
+  for (const e of entries) {
+    out[at++] = ENTRIES_TAG
+    let n = e.length
+    while (n >= 0x80) { out[at++] = (n & 0x7f) | 0x80; n = Math.floor(n / 128) }
+    out[at++] = n
+    out.set(e, at)
+    at += e.length
+  }
+  out.set(rest, at)
+  return out
 }

@@ -4,7 +4,6 @@
 // off and restored is found again whether or not it was a bootstrap peer.
 // @libp2p/bootstrap is not used: it dials once, and ignores /memory addresses.
 import { multiaddr, type Multiaddr } from '@multiformats/multiaddr'
-import { peerIdFromString } from '@libp2p/peer-id'
 import type { MeshLibp2p } from './node.js'
 import type { Connection } from '@libp2p/interface'
 import type { Logger } from '../logger.js'
@@ -98,9 +97,9 @@ export class PeerDialer {
     })
   }
 
-  private isConnected (t: DialTarget): boolean {
-    if (t.peerId == null) return false
-    return this.node.getConnections(peerIdFromString(t.peerId)).length > 0
+  /** The peers with an open connection, as strings: parsing each target's peer id every tick cost more than the rest of the tick. */
+  private connectedPeers (): Set<string> {
+    return new Set(this.node.getConnections().map(c => c.remotePeer.toString()))
   }
 
   /**
@@ -125,9 +124,10 @@ export class PeerDialer {
     void this.reidentifySilentConnections()
     const now = Date.now()
     const connections = this.node.getConnections().length
+    const connected = this.connectedPeers()
     const due: Array<[string, DialTarget]> = []
     for (const [key, t] of this.targets) {
-      if (this.isConnected(t)) { t.failures = 0; continue }
+      if (t.peerId != null && connected.has(t.peerId)) { t.failures = 0; continue }
       if (t.nextAttempt > now || this.dialing.has(key)) continue
       // Bootstrap peers are always redialled; others only while we are short of connections.
       if (!t.bootstrap && connections + due.length >= this.targetConnections) continue

@@ -16,7 +16,12 @@ export const LABEL_VALUES = {
   integrationResult: ['merged', 'conflict', 'failed', 'contended'],
   guardedProtocol: ['dm', 'sync'],
   entryKind: KNOWN_KINDS,
-  rejectReason: REJECT_REASONS
+  rejectReason: REJECT_REASONS,
+  stopReason: ['end_turn', 'max_tokens', 'max_turn_requests', 'refusal', 'cancelled', 'unknown'],
+  toolKind: ['read', 'edit', 'delete', 'move', 'search', 'execute', 'think', 'fetch', 'switch_mode', 'other'],
+  tokenType: ['input', 'output', 'thought', 'cached_read', 'cached_write'],
+  permissionDecision: ['allowed', 'denied'],
+  protocolFault: ['unsupported_version', 'malformed', 'flood', 'oversized', 'auth_required', 'refused', 'unresponsive', 'closed']
 } as const
 
 /**
@@ -26,6 +31,9 @@ export const LABEL_VALUES = {
  * information (sum them), so these three are dropped.
  */
 const GAUGES_NAMED_TOTAL = ['nodejs_active_handles_total', 'nodejs_active_requests_total', 'nodejs_active_resources_total']
+
+/** How often the event-loop delay monitor samples (ms). */
+export const EVENT_LOOP_MONITORING_MS = 100
 
 export interface MetricsInit {
   version: string
@@ -37,7 +45,9 @@ export interface MetricsInit {
 export function createMetrics (init: MetricsInit) {
   const registry = new Registry()
   if (init.processMetrics !== false) {
-    collectDefaultMetrics({ register: registry, prefix: 'agentd_' })
+    // The event-loop delay monitor wakes the loop at this precision: prom-client's
+    // default of 10 ms cost a quarter of a percent of a core on an idle daemon.
+    collectDefaultMetrics({ register: registry, prefix: 'agentd_', eventLoopMonitoringPrecision: EVENT_LOOP_MONITORING_MS })
     for (const name of GAUGES_NAMED_TOTAL) registry.removeSingleMetric(`agentd_${name}`)
   }
   const r = [registry]
@@ -73,6 +83,13 @@ export function createMetrics (init: MetricsInit) {
     harnessRestarts: new Counter({ name: 'agentd_harness_restarts_total', help: 'Restarts of the agent harness process.', registers: r }),
     harnessFailures: new Counter({ name: 'agentd_harness_failures_total', help: 'Harness runs that failed: non-zero exit, could not start, or hung past the run timeout.', registers: r }),
     harnessRunTimeouts: new Counter({ name: 'agentd_harness_run_timeouts_total', help: 'Harness runs killed for running longer than --harness-run-timeout.', registers: r }),
+    harnessTurns: new Counter({ name: 'agentd_harness_turns_total', help: 'Turns of the agent\'s ACP session, by how they ended.', labelNames: ['stop_reason'] as const, registers: r }),
+    harnessToolCalls: new Counter({ name: 'agentd_harness_tool_calls_total', help: 'Tool calls the agent made in its ACP session, by kind.', labelNames: ['kind'] as const, registers: r }),
+    harnessTokens: new Counter({ name: 'agentd_harness_tokens_total', help: 'Model tokens the agent reported for its ACP turns, by type.', labelNames: ['type'] as const, registers: r }),
+    harnessContextTokens: new Gauge({ name: 'agentd_harness_context_tokens', help: 'Tokens in the agent\'s context, as its ACP session last reported.', registers: r }),
+    harnessPermissions: new Counter({ name: 'agentd_harness_permission_requests_total', help: 'Permission requests of the agent\'s ACP session, by the policy\'s answer.', labelNames: ['decision'] as const, registers: r }),
+    harnessPushed: new Counter({ name: 'agentd_harness_inbox_items_pushed_total', help: 'Inbox items (messages and notices) delivered into the agent\'s ACP session.', registers: r }),
+    harnessProtocolErrors: new Counter({ name: 'agentd_harness_protocol_errors_total', help: 'ACP sessions ended because the agent broke the protocol or stopped answering, by fault.', labelNames: ['fault'] as const, registers: r }),
     peerBans: new Counter({ name: 'agentd_peer_bans_total', help: 'Peers banned for a while for sending invalid data repeatedly.', registers: r }),
     rateLimited: new Counter({ name: 'agentd_peer_rate_limited_total', help: 'Requests refused because a peer went over its rate limit, by protocol.', labelNames: ['protocol'] as const, registers: r })
   }
@@ -89,6 +106,11 @@ export function createMetrics (init: MetricsInit) {
   for (const kind of v.entryKind) metrics.logEntries.inc({ kind }, 0)
   for (const reason of v.rejectReason) metrics.logRejected.inc({ reason }, 0)
   for (const protocol of v.guardedProtocol) metrics.rateLimited.inc({ protocol }, 0)
+  for (const reason of v.stopReason) metrics.harnessTurns.inc({ stop_reason: reason }, 0)
+  for (const kind of v.toolKind) metrics.harnessToolCalls.inc({ kind }, 0)
+  for (const type of v.tokenType) metrics.harnessTokens.inc({ type }, 0)
+  for (const decision of v.permissionDecision) metrics.harnessPermissions.inc({ decision }, 0)
+  for (const fault of v.protocolFault) metrics.harnessProtocolErrors.inc({ fault }, 0)
   return metrics
 }
 

@@ -1,17 +1,22 @@
 // Persistence of the replicated log. The log core decides what is accepted,
 // pending or a fork; this store keeps it so that a restarted daemon has its
-// whole log back, and checks the invariants its indexes rely on.
+// whole log back, and checks the invariants its layout relies on.
 //
-// Layout (sublevels of the one LevelDB):
-//   log-entry   id                    -> canonical entry bytes
-//   log-seq     author/<seq padded>   -> id
-//   log-cursor  <cursor padded>       -> id      (arrival order)
+// Layout (sublevels of the one LevelDB), schema 2:
+//   log-c       <cursor padded>       -> canonical entry bytes (arrival order)
 //   log-vector  author                -> highest contiguous seq (decimal)
 //   log-pending id                    -> entry bytes (waiting for a gap to fill, or an own entry not placed yet)
 //   log-fork    author/<seq padded>/<id of b> -> both entries' bytes
+// One key per accepted entry: the index by id and by (author, seq) is the log
+// core's, in memory (and in its checkpoint), so a bulk sync writes an entry
+// with one put instead of four. Schema 1 kept log-entry (id -> bytes),
+// log-seq and log-cursor (-> id) as well; `migrateFromSchema1` moves such a
+// store to this layout.
 import { Entry } from '../gen/agency/v1/log.js'
 import { InvalidArgumentError } from '../core/errors.js'
 import { sha256, toHex } from '../core/log/crypto.js'
+import { idOfBytes } from '../core/log/entry.js'
+import type { EntryArchive } from '../core/log/accepted-entries.js'
 import { StoreCorruptError } from './errors.js'
 import type { LevelBatch, LevelDb } from './level-db.js'
 import { assertNonNegativeInteger, assertPositiveInteger, assertNonEmptyString, padNumber, parsePadded } from './keys.js'
@@ -45,15 +50,33 @@ export interface StoredForkProof {
 export interface AcceptedWriteOptions {
   /** true for writes acknowledged to the local agent: on disk before the call returns */
   sync: boolean
+  /** ids to remove from the pending set in the same batch; default: every record's (an own entry is pending until placed) */
+  pendingIds?: readonly string[]
 }
 
 const READ_BATCH = 512
 const HEX_ID = /^[0-9a-f]+$/
 
+/**
+ * The log core's archive of entry bytes (core/log/accepted-entries), kept by
+ * this store: an entry the core accepted waits in memory until its write is
+ * done, then is read back from LevelDB when asked for (synchronously: the
+ * core's reads do not wait).
+ */
+class StoreArchive implements EntryArchive {
+  private readonly unwritten = new Map<number, Uint8Array>()
+  constructor (private readonly read: (cursor: number) => Uint8Array | undefined) {}
+  put (cursor: number, bytes: Uint8Array): void { this.unwritten.set(cursor, bytes) }
+  get (cursor: number): Uint8Array | undefined { return this.unwritten.get(cursor) ?? this.read(cursor) }
+  written (cursors: Iterable<number>): void { for (const c of cursors) this.unwritten.delete(c) }
+  /** entries accepted and not yet written */
+  get waiting (): number { return this.unwritten.size }
+}
+
 export class LogStore {
+  /** hand this to the log core (LogState's `archive`): it reads entries from here */
+  readonly archive: StoreArchive = new StoreArchive(cursor => this.bytesAtSync(cursor))
   private readonly db: LevelDb
-  private readonly entries
-  private readonly bySeq
   private readonly byCursor
   private readonly vectorLevel
   private readonly pending
@@ -66,8 +89,6 @@ export class LogStore {
   private constructor (db: LevelDb, vector: Map<string, number>, last: number, total: number) {
     this.db = db
     const s = LogStore.sublevels(db)
-    this.entries = s.entries
-    this.bySeq = s.bySeq
     this.byCursor = s.byCursor
     this.vectorLevel = s.vector
     this.pending = s.pending
@@ -79,47 +100,83 @@ export class LogStore {
 
   private static sublevels (db: LevelDb) {
     return {
-      entries: db.sublevel<string, Uint8Array>('log-entry', { keyEncoding: 'utf8', valueEncoding: 'view' }),
-      bySeq: db.sublevel<string, string>('log-seq', { keyEncoding: 'utf8', valueEncoding: 'utf8' }),
-      byCursor: db.sublevel<string, string>('log-cursor', { keyEncoding: 'utf8', valueEncoding: 'utf8' }),
+      byCursor: db.sublevel<string, Uint8Array>('log-c', { keyEncoding: 'utf8', valueEncoding: 'view' }),
       vector: db.sublevel<string, string>('log-vector', { keyEncoding: 'utf8', valueEncoding: 'utf8' }),
       pending: db.sublevel<string, Uint8Array>('log-pending', { keyEncoding: 'utf8', valueEncoding: 'view' }),
       forks: db.sublevel<string, Uint8Array>('log-fork', { keyEncoding: 'utf8', valueEncoding: 'view' })
     }
   }
 
-  /** Loads the version vector, last cursor and entry count kept in memory. */
+  /**
+   * Loads the version vector and the last cursor kept in memory. Cursors are
+   * stored without gaps from 1, so the last is also the number of entries:
+   * opening reads one key, not the whole log.
+   */
   static async open (db: LevelDb): Promise<LogStore> {
     const s = LogStore.sublevels(db)
     const vector = new Map<string, number>()
     for await (const [author, seq] of s.vector.iterator()) vector.set(author, Number(seq))
     const lastKeys = await s.byCursor.keys({ reverse: true, limit: 1 }).all()
     const last = lastKeys.length > 0 ? parsePadded(lastKeys[0]) : 0
-    let total = 0
-    for await (const _ of s.byCursor.keys()) total++
-    return new LogStore(db, vector, last, total)
+    return new LogStore(db, vector, last, last)
   }
 
   /**
-   * Stores accepted entries in one atomic batch: entries, both indexes, the
-   * version vector, and removal of the same ids from the pending set.
-   * Refuses (and writes nothing) a batch whose cursors are not after the last
-   * stored one or that would leave a gap or a duplicate in an author's feed.
+   * Moves a schema-1 log (entries by id, indexes by seq and by cursor) to
+   * this layout, in batches, and returns how many entries it moved. Safe to
+   * run again after a crash: the old keys go only once every entry is copied.
+   */
+  static async migrateFromSchema1 (db: LevelDb): Promise<number> {
+    const s = LogStore.sublevels(db)
+    const oldEntries = db.sublevel<string, Uint8Array>('log-entry', { keyEncoding: 'utf8', valueEncoding: 'view' })
+    const oldBySeq = db.sublevel<string, string>('log-seq', { keyEncoding: 'utf8', valueEncoding: 'utf8' })
+    const oldByCursor = db.sublevel<string, string>('log-cursor', { keyEncoding: 'utf8', valueEncoding: 'utf8' })
+    let moved = 0
+    const it = oldByCursor.iterator()
+    try {
+      for (;;) {
+        const page = await it.nextv(READ_BATCH * 4)
+        if (page.length === 0) break
+        const values = await oldEntries.getMany(page.map(([, id]) => id))
+        const ops: LevelBatch = page.map(([cursor, id], i) => {
+          const bytes = values[i]
+          if (bytes == null) throw new StoreCorruptError(`the schema-1 log index names entry ${id}, which is not stored`)
+          return { type: 'put', sublevel: s.byCursor, key: cursor, value: bytes }
+        })
+        await db.batch(ops, { sync: false })
+        moved += page.length
+      }
+    } finally {
+      await it.close()
+    }
+    await Promise.all([oldEntries.clear(), oldBySeq.clear(), oldByCursor.clear()])
+    return moved
+  }
+
+  /**
+   * Stores accepted entries in one atomic batch: each under its cursor, the
+   * version vector, and removal from the pending set of `pendingIds` (by
+   * default every record's id: an own entry is pending until placed).
+   * Refuses (and writes nothing) a batch whose cursors do not follow the last
+   * stored one without a gap, or that would leave a gap or a duplicate in an
+   * author's feed.
    */
   async putAccepted (records: readonly StoredEntryRecord[], opts: AcceptedWriteOptions): Promise<void> {
     if (records.length === 0) return
     for (const r of records) assertRecord(r, true)
+    const pendingIds = opts.pendingIds ?? records.map(r => r.id)
+    for (const id of pendingIds) assertId(id)
     await this.queue.run(async () => {
-      const cursors = new Set<number>()
       const seqsByAuthor = new Map<string, number[]>()
+      let expectedCursor = this.last + 1
       for (const r of records) {
-        if (r.cursor <= this.last || cursors.has(r.cursor)) {
-          throw new InvalidArgumentError(`entry ${r.id}: cursor ${r.cursor} is not after the last stored cursor ${this.last} or repeats in the batch`)
+        if (r.cursor !== expectedCursor) {
+          throw new InvalidArgumentError(`entry ${r.id}: cursor ${r.cursor} does not follow cursor ${expectedCursor - 1} (stored cursors run from 1 without a gap)`)
         }
-        cursors.add(r.cursor)
-        const seqs = seqsByAuthor.get(r.entry.author) ?? []
-        seqs.push(r.entry.seq)
-        seqsByAuthor.set(r.entry.author, seqs)
+        expectedCursor++
+        const seqs = seqsByAuthor.get(r.entry.author)
+        if (seqs === undefined) seqsByAuthor.set(r.entry.author, [r.entry.seq])
+        else seqs.push(r.entry.seq)
       }
       const newVector = new Map<string, number>()
       for (const [author, seqs] of seqsByAuthor) {
@@ -137,21 +194,14 @@ export class LogStore {
       }
 
       const ops: LevelBatch = []
-      let last = this.last
-      for (const r of records) {
-        ops.push({ type: 'put', sublevel: this.entries, key: r.id, value: r.bytes })
-        ops.push({ type: 'put', sublevel: this.bySeq, key: seqKey(r.entry.author, r.entry.seq), value: r.id })
-        ops.push({ type: 'put', sublevel: this.byCursor, key: padNumber(r.cursor), value: r.id })
-        ops.push({ type: 'del', sublevel: this.pending, key: r.id })
-        if (r.cursor > last) last = r.cursor
-      }
-      for (const [author, seq] of newVector) {
-        ops.push({ type: 'put', sublevel: this.vectorLevel, key: author, value: String(seq) })
-      }
+      for (const r of records) ops.push({ type: 'put', sublevel: this.byCursor, key: padNumber(r.cursor), value: r.bytes })
+      for (const id of pendingIds) ops.push({ type: 'del', sublevel: this.pending, key: id })
+      for (const [author, seq] of newVector) ops.push({ type: 'put', sublevel: this.vectorLevel, key: author, value: String(seq) })
       await this.db.batch(ops, { sync: opts.sync })
+      this.archive.written(records.map(r => r.cursor))
 
       for (const [author, seq] of newVector) this.vector.set(author, seq)
-      this.last = last
+      this.last = expectedCursor - 1
       this.total += records.length
     })
   }
@@ -205,12 +255,12 @@ export class LogStore {
     return out
   }
 
-  /** Every accepted entry, in cursor (arrival) order. */
+  /** Every accepted entry, in cursor (arrival) order, decoded and hashed. */
   async * loadAll (): AsyncGenerator<StoredEntryRecord> {
     yield * this.recordsAfter(0)
   }
 
-  /** Up to `limit` accepted entries with cursor > `after`, in cursor order. */
+  /** Up to `limit` accepted entries with cursor > `after`, in cursor order, decoded and hashed. */
   async readAfter (after: number, limit: number): Promise<StoredEntryRecord[]> {
     assertNonNegativeInteger('cursor', after)
     assertPositiveInteger('limit', limit)
@@ -219,26 +269,29 @@ export class LogStore {
     return out
   }
 
-  /** Up to `limit` entries of one author with seq > `afterSeq`, in seq order (for sync). */
-  async readAuthor (author: string, afterSeq: number, limit: number): Promise<EntryRecord[]> {
-    assertAuthor(author)
-    assertNonNegativeInteger('seq', afterSeq)
-    assertPositiveInteger('limit', limit)
-    const ids = await this.bySeq.values({ gt: seqKey(author, afterSeq), lt: `${author}/~`, limit }).all()
-    return await this.getManyRecords(ids)
+  /** The bytes of the entries with cursor > `after`, in cursor order, as stored (not decoded): pages of at most `page`. */
+  async * bytesAfter (after: number, page = READ_BATCH * 4): AsyncGenerator<Array<{ cursor: number, bytes: Uint8Array }>> {
+    const it = this.byCursor.iterator({ gt: padNumber(after) })
+    try {
+      for (;;) {
+        const got = await it.nextv(page)
+        if (got.length === 0) return
+        yield got.map(([key, bytes]) => ({ cursor: parsePadded(key), bytes }))
+      }
+    } finally {
+      await it.close()
+    }
   }
 
-  async get (id: string): Promise<EntryRecord | undefined> {
-    if (typeof id !== 'string' || !HEX_ID.test(id)) return undefined
-    const bytes = await this.entries.get(id)
-    return bytes == null ? undefined : decodeRecord(id, bytes)
+  /** The stored bytes of the entry at `cursor`, read at once (blocking: for reads that cannot wait), or undefined. */
+  bytesAtSync (cursor: number): Uint8Array | undefined {
+    return this.byCursor.getSync(padNumber(cursor)) ?? undefined
   }
 
-  async getByAuthorSeq (author: string, seq: number): Promise<EntryRecord | undefined> {
-    assertAuthor(author)
-    assertPositiveInteger('seq', seq)
-    const id = await this.bySeq.get(seqKey(author, seq))
-    return id == null ? undefined : await this.get(id)
+  /** The stored bytes of the entry at `cursor`, or undefined. */
+  async bytesAt (cursor: number): Promise<Uint8Array | undefined> {
+    assertPositiveInteger('cursor', cursor)
+    return (await this.byCursor.get(padNumber(cursor))) ?? undefined
   }
 
   /** A copy of the version vector: author -> highest contiguous seq. */
@@ -264,21 +317,11 @@ export class LogStore {
         const page = await it.nextv(Math.min(READ_BATCH, left))
         if (page.length === 0) return
         left -= page.length
-        const records = await this.getManyRecords(page.map(([, id]) => id))
-        for (let i = 0; i < page.length; i++) yield { ...records[i], cursor: parsePadded(page[i][0]) }
+        for (const [key, bytes] of page) yield { ...decodeRecord(idOfBytes(bytes), bytes), cursor: parsePadded(key) }
       }
     } finally {
       await it.close()
     }
-  }
-
-  private async getManyRecords (ids: string[]): Promise<EntryRecord[]> {
-    const values = await this.entries.getMany(ids)
-    return ids.map((id, i) => {
-      const bytes = values[i]
-      if (bytes == null) throw new StoreCorruptError(`the log index names entry ${id}, which is not stored`)
-      return decodeRecord(id, bytes)
-    })
   }
 }
 

@@ -7,8 +7,12 @@ import { LogStore } from './log-store.js'
 import { MessageStore } from './message-store.js'
 import { StateStore } from './state-store.js'
 
-/** Bumped when the key layout changes; a newer store is refused rather than misread. */
-export const STORE_SCHEMA = 1
+/**
+ * Bumped when the key layout changes; a newer store is refused rather than
+ * misread, an older one is moved to this layout when opened. 2: the log is
+ * one key per entry, by cursor (log-store.ts).
+ */
+export const STORE_SCHEMA = 2
 
 export interface AgencyStore {
   readonly dataDir: string
@@ -69,5 +73,11 @@ async function checkSchema (db: LevelDb, dataDir: string, schema: number): Promi
   }
   if (Number(stored) > schema) {
     throw new DataDirError(dataDir, `its store was written by a newer agentd (store schema ${stored}, this one reads ${schema})`)
+  }
+  if (Number(stored) === 1 && schema >= 2) {
+    const moved = await LogStore.migrateFromSchema1(db)
+    const ops: LevelBatch = [{ type: 'put', sublevel: meta, key: 'schema', value: String(schema) }]
+    await db.batch(ops, { sync: true })
+    log.info({ dataDir, entries: moved }, 'moved the log to store schema 2')
   }
 }

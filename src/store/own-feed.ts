@@ -26,6 +26,12 @@ export interface OwnFeedInit {
   signer: Signer
   /** runs a store write in order with every other write of the log (the daemon's one persist queue) */
   write: (fn: () => Promise<void>) => Promise<void>
+  /**
+   * runs the write of a placed entry's accepted record, in the same order
+   * (default: `write`). That entry is on disk already, in the pending set, so
+   * a failure here loses nothing a restart will not take back in.
+   */
+  writeRecord?: (fn: () => Promise<void>) => Promise<void>
   /** resolves when own entries may be signed (after a restart: once the feed's head is learned) */
   ready?: () => Promise<void>
   /** wall clock, ms since the epoch */
@@ -85,7 +91,8 @@ export class OwnFeed {
       throw err
     }
     // Queued before the caller tells anyone: an entry appended in answer is stored after these.
-    const stored = placed.length === 0 ? Promise.resolve() : write(async () => { await store.putAccepted(placed, { sync: false }) })
+    const writeRecord = this.init.writeRecord ?? write
+    const stored = placed.length === 0 ? Promise.resolve() : writeRecord(async () => { await store.putAccepted(placed, { sync: false }) })
     return { entry: state.get(staged.id) as StoredEntry, placed, stored }
   }
 }

@@ -8,6 +8,7 @@ import { homedir } from 'node:os'
 import { basename, join, resolve } from 'node:path'
 import { sharedRepoFor, type SharedRepo } from './shared-repo.js'
 import { harnessLaunch } from '../harness/index.js'
+import { acpAgentLaunch, isAcpHarness } from '../harness/acp/acp-agents.js'
 import { checkLaunchCommand } from '../harness/command-check.js'
 import { startLocalDaemon, type LocalDaemon } from './local-daemon.js'
 import { loadExample, seedBareRepo, type ExampleProject } from './example-project.js'
@@ -108,7 +109,8 @@ function checkOptions (o: SwarmUpOptions, dir: string): void {
   if (o.goal != null && (o.testCommand ?? '').trim() === '') throw new InvalidArgumentError('--goal needs --test "<command>": the command whose passing tests mean the goal is met (e.g. --test "npm test")')
   if (o.goal != null && o.example != null) throw new InvalidArgumentError('give --goal or --example, not both')
   // A harness that is not installed fails here, once, instead of in every daemon.
-  checkLaunchCommand(harnessLaunch(o.harness, { agentId: 'check', agentName: 'check', workspace: dir, dataDir: dir, agencyAddr: 'unix:/check', prompt: 'check', agencyBin: 'agency' }))
+  const ctx = { agentId: 'check', agentName: 'check', workspace: dir, dataDir: dir, agencyAddr: 'unix:/check', prompt: 'check', agencyBin: 'agency' }
+  checkLaunchCommand(isAcpHarness(o.harness) ? acpAgentLaunch(o.harness, ctx).launch : harnessLaunch(o.harness, ctx))
 }
 
 export interface SwarmStartOptions {

@@ -1,7 +1,7 @@
 // Benchmark: a late joiner syncing the shared record. Not a vitest test (the
 // name does not end in .test.ts); run it with
 //
-//   npx tsc -p . && npx tsx test/bench/log-sync.bench.ts [--entries 10000,100000] [--authors 20] [--out results/bench-log.md]
+//   npm run build && npm run bench:log -- [--entries 100000,1000000] [--authors 20] [--out results/bench-log.md]
 //
 // For each size N: a data dir is filled with N signed findings from `authors`
 // identities; agentd A is started on it (two real processes over TCP
@@ -12,7 +12,8 @@
 // entry on the wire (TCP payload B received on its libp2p connections, as the
 // kernel counts it: noise, yamux, gossip and presence included) and in the
 // sync protocol's frames (agentd_sync_bytes_total); B's RSS (empty, peak, end);
-// A's restore time for reference.
+// A's first start (a full fold) and its restart (from its checkpoint); the
+// time of find at B over the whole log.
 import '../../src/polyfill.js'
 import { execFile } from 'node:child_process'
 import { mkdir, readFile, writeFile } from 'node:fs/promises'
@@ -26,17 +27,20 @@ interface Args {
   entries: number[]
   authors: number
   out: string
+  /** write the joiner's CPU profile (node --cpu-prof) here */
+  profileDir?: string
 }
 
 function parseArgs (argv: string[]): Args {
-  const args: Args = { entries: [10_000, 100_000], authors: 20, out: 'results/bench-log.md' }
+  const args: Args = { entries: [100_000, 1_000_000], authors: 20, out: 'results/bench-log.md' }
   for (let i = 0; i < argv.length; i++) {
     const value = argv[i + 1]
     switch (argv[i]) {
       case '--entries': args.entries = value.split(',').map(s => Number(s.replace(/_/g, ''))); i++; break
       case '--authors': args.authors = Number(value); i++; break
       case '--out': args.out = value; i++; break
-      default: throw new Error(`unknown argument ${argv[i]} (use --entries N[,N...] --authors N --out FILE)`)
+      case '--profile-dir': args.profileDir = value; i++; break
+      default: throw new Error(`unknown argument ${argv[i]} (use --entries N[,N...] --authors N --out FILE --profile-dir DIR)`)
     }
   }
   if (args.entries.some(n => !Number.isSafeInteger(n) || n < 1) || !Number.isSafeInteger(args.authors) || args.authors < 1) {
@@ -46,10 +50,11 @@ function parseArgs (argv: string[]): Args {
 }
 
 /** Resident set size and its peak, in bytes, from /proc (Linux). */
-async function rssOf (pid: number): Promise<{ rss: number, peak: number }> {
+async function rssOf (pid: number): Promise<{ rss: number, peak: number, anon: number }> {
   const status = await readFile(`/proc/${pid}/status`, 'utf8')
   const kb = (field: string): number => Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? NaN) * 1024
-  return { rss: kb('VmRSS'), peak: kb('VmHWM') }
+  // RssAnon leaves out file pages: LevelDB maps its table files, and the pages a read touches count in VmRSS
+  return { rss: kb('VmRSS'), peak: kb('VmHWM'), anon: kb('RssAnon') }
 }
 
 /** CPU seconds (user + system) a process has used, from /proc (Linux). */
@@ -109,10 +114,20 @@ interface Row {
   syncRounds: number
   rssBaseline: number
   rssPeak: number
+  /** the peak of RssAnon seen while polling: memory that is not file pages */
+  anonPeak: number
   rssEnd: number
+  firstFindMs: number
+  findP50Ms: number
+  findMaxMs: number
+  restartSeconds: number
+  restartRss: number
 }
 
-async function runOnce (entries: number, authors: number): Promise<Row> {
+const FIND_QUERIES = ['lease', 'gossip vector', 'decoder timeout', 'cursor', 'backpressure parser', 'quorum', 'digest lease', 'vector', 'timeout', 'protobuf',
+  'leas', 'gosip', 'cursors digest', 'parser', 'backoff', 'lease lease', 'decodes', 'vectors', 'quorum timeout', 'digest']
+
+async function runOnce (entries: number, authors: number, profileDir?: string): Promise<Row> {
   const procs = new AgentdProcesses()
   try {
     const dirA = await procs.dirs.make('agency-bench-')
@@ -126,16 +141,19 @@ async function runOnce (entries: number, authors: number): Promise<Row> {
     const infoA = await a.logInfo()
     if (infoA.vectorDigest !== seeded.vectorDigest) throw new Error('the seeded daemon did not restore the seeded log')
 
-    const b: AgentdProcess = await procs.start({ name: 'bench-b', peers: a.addrs, metrics: true, readyTimeoutMs: 5 * 60_000 })
+    const b: AgentdProcess = await procs.start({ name: 'bench-b', peers: a.addrs, metrics: true, readyTimeoutMs: 5 * 60_000, nodeArgs: profileDir !== undefined ? ['--cpu-prof', '--cpu-prof-dir', profileDir] : [] })
     const start = performance.now()
     const pid = b.pid as number
     const rssBaseline = (await rssOf(pid)).rss
     const cpuStart = await cpuSecondsOf(pid)
     const wire = new TcpReceiveCounter(pid, [...a.addrs, ...b.addrs].map(tcpPortOf))
     let rssPeak = 0
+    let anonPeak = 0
     for (;;) {
       const info = await b.logInfo()
-      rssPeak = Math.max(rssPeak, (await rssOf(pid)).rss)
+      const m = await rssOf(pid)
+      rssPeak = Math.max(rssPeak, m.rss)
+      anonPeak = Math.max(anonPeak, m.anon)
       await wire.sample()
       if (info.vectorDigest === infoA.vectorDigest) break
       if (performance.now() - start > 30 * 60_000) throw new Error(`no catch-up after 30 minutes (${info.entries}/${entries})`)
@@ -153,6 +171,26 @@ async function runOnce (entries: number, authors: number): Promise<Row> {
     const rounds = await b.metric('agentd_sync_rounds_total')
     const mem = await rssOf(pid)
     const wireBytesReceived = wire.total
+
+    // find over the whole log at the joiner: the first search (which takes in
+    // whatever the background indexing has not reached yet), then a round of
+    // queries, each timed as a client sees it (gRPC on loopback included)
+    const search = async (query: string): Promise<number> => {
+      const t0 = performance.now()
+      await b.agency.call(c => c.searchFindings, { query, kind: '', pathPrefix: '', tag: '', author: '', since: 0, until: 0, limit: 20 })
+      return performance.now() - t0
+    }
+    const firstFindMs = await search('lease vector')
+    const findMs: number[] = []
+    for (const q of FIND_QUERIES) findMs.push(await search(q))
+    findMs.sort((x, y) => x - y)
+
+    // the seeded daemon again, on its data dir: from its checkpoint
+    await a.stop()
+    t = performance.now()
+    await a.start()
+    const restartSeconds = (performance.now() - t) / 1000
+    const restartRss = (await rssOf(a.pid as number)).rss
     return {
       entries,
       authors,
@@ -168,7 +206,13 @@ async function runOnce (entries: number, authors: number): Promise<Row> {
       syncRounds: rounds,
       rssBaseline,
       rssPeak: Math.max(rssPeak, mem.peak),
-      rssEnd: mem.rss
+      anonPeak: Math.max(anonPeak, mem.anon),
+      rssEnd: mem.rss,
+      firstFindMs,
+      findP50Ms: findMs[Math.floor(findMs.length / 2)],
+      findMaxMs: findMs[findMs.length - 1],
+      restartSeconds,
+      restartRss
     }
   } finally {
     await procs.cleanup()
@@ -178,11 +222,12 @@ async function runOnce (entries: number, authors: number): Promise<Row> {
 const mib = (n: number): string => (n / 2 ** 20).toFixed(0)
 
 function table (rows: Row[]): string {
-  const head = '| entries | authors | catch-up (s) | entries/s ingested | entries per joiner CPU-second | wire bytes/entry received (TCP) | sync frame bytes/entry received | joiner RSS: empty / peak / end (MiB) | seeded daemon restore (s) |'
-  const rule = '|---:|---:|---:|---:|---:|---:|---:|---:|---:|'
+  const head = '| entries | authors | catch-up (s) | entries/s ingested | entries per joiner CPU-second | wire bytes/entry received (TCP) | sync frame bytes/entry received | joiner RSS: empty / peak / end (MiB) | joiner RSS without file pages, peak (MiB) | seeded daemon, first start (s) | its restart (s) / RSS (MiB) | find: first / p50 / max (ms) |'
+  const rule = '|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|'
   const lines = rows.map(r => `| ${r.entries} | ${r.authors} | ${r.catchUpSeconds.toFixed(1)} | ${Math.round(r.entriesPerSecond)} | ${Math.round(r.entriesPerCpuSecond)} | ` +
     `${(r.wireBytesReceived / r.entries).toFixed(0)} | ${(r.bytesReceived / r.entries).toFixed(0)} | ` +
-    `${mib(r.rssBaseline)} / ${mib(r.rssPeak)} / ${mib(r.rssEnd)} | ${r.restoreSeconds.toFixed(1)} |`)
+    `${mib(r.rssBaseline)} / ${mib(r.rssPeak)} / ${mib(r.rssEnd)} | ${mib(r.anonPeak)} | ${r.restoreSeconds.toFixed(1)} | ${r.restartSeconds.toFixed(1)} / ${mib(r.restartRss)} | ` +
+    `${r.firstFindMs.toFixed(0)} / ${r.findP50Ms.toFixed(1)} / ${r.findMaxMs.toFixed(1)} |`)
   return [head, rule, ...lines].join('\n')
 }
 
@@ -191,7 +236,7 @@ async function main (): Promise<void> {
   const rows: Row[] = []
   for (const n of args.entries) {
     process.stderr.write(`log-sync bench: ${n} entries from ${args.authors} authors...\n`)
-    const row = await runOnce(n, args.authors)
+    const row = await runOnce(n, args.authors, args.profileDir)
     process.stderr.write(`  ${JSON.stringify(row)}\n`)
     rows.push(row)
   }
@@ -205,10 +250,13 @@ async function main (): Promise<void> {
     'Wire bytes: TCP payload B received on its libp2p connections (kernel counters via `ss`; noise, yamux, gossip, presence included).',
     'Sync frame bytes: the sync protocol\'s frames, `agentd_sync_bytes_total{direction="received"}` on B. The seeded entries are',
     `findings of about 120 characters of text, one path and one tag: ${Math.round(rows[0]?.entryBytes ?? 0)} bytes each on average, signature included.`,
+    'First start: A\'s start on the seeded dir until `ready` (no checkpoint yet: it folds the whole log). Restart: A stopped (SIGTERM) after B caught up,',
+    'then started again on its dir until `ready` (from its log checkpoint). find: SearchFindings at B over gRPC, as a client times it: the first search',
+    `after catch-up, then ${FIND_QUERIES.length} queries of one to three words (p50 and max).`,
     '',
     table(rows),
     '',
-    'Reproduce: `npx tsc -p . && npx tsx test/bench/log-sync.bench.ts --entries ' + args.entries.join(',') + '`',
+    'Reproduce: `npm run build && npm run bench:log -- --entries ' + args.entries.join(',') + '`',
     ''
   ].join('\n')
   process.stdout.write(report)

@@ -167,6 +167,16 @@ export async function agencyInProcess (n: number, o: MeshRunOptions): Promise<Se
   }
 }
 
+/**
+ * With BENCH_AGENTD_NODE_OPTIONS set, tells each daemon that a phase of the
+ * run starts (SIGUSR2): a preloaded profiler writes what it has and starts
+ * again, so start-up, idle and publishing land in separate profiles.
+ */
+function profileMark (daemons: LocalDaemon[]): void {
+  if (process.env.BENCH_AGENTD_NODE_OPTIONS == null) return
+  for (const d of daemons) d.child.kill('SIGUSR2')
+}
+
 /** N agentd processes over TCP on loopback, watched through their gRPC WatchLog streams. */
 export async function agencyProcesses (n: number, payloadBytes: number, o: MeshRunOptions): Promise<SetupResult> {
   const started = performance.now()
@@ -183,6 +193,8 @@ export async function agencyProcesses (n: number, payloadBytes: number, o: MeshR
         dataDir: join(root, `n${i}`),
         peers: pickEarlier(addrs, i, o.bootstrap),
         extraArgs: ['--swarm', swarm, '--heartbeat-ms', String(o.heartbeatMs), '--live-timeout-ms', String(o.liveTimeoutMs), '--heartbeat-max-rate', String(o.heartbeatMaxRate ?? 16)],
+        // e.g. "--require ./profiler.cjs": a preloaded CPU profiler in every daemon (see profileMark)
+        env: process.env.BENCH_AGENTD_NODE_OPTIONS != null ? { NODE_OPTIONS: process.env.BENCH_AGENTD_NODE_OPTIONS } : undefined,
         startTimeoutMs: 120_000
       })
       daemons.push(d)
@@ -219,9 +231,11 @@ export async function agencyProcesses (n: number, payloadBytes: number, o: MeshR
     for (const id of tasks) await clients[0].call(c => c.addTask, { id, title: id, description: '', deps: [], scope: [`src/t/${id}.ts`], priority: 0 })
     await until('the tasks at every daemon', () => tasks.every(id => (seen.get(`task:${id}`)?.size ?? 0) >= n), 300_000)
 
+    profileMark(daemons)
     const cpu0 = await Promise.all(daemons.map(async d => await childCpuSeconds(d.child.pid as number)))
     await sleep(o.idleMs)
     const cpu1 = await Promise.all(daemons.map(async d => await childCpuSeconds(d.child.pid as number)))
+    profileMark(daemons)
     const idleCpuPerNode = cpu1.reduce((s, c, i) => s + c - cpu0[i], 0) / (o.idleMs / 1000) / n
     const rss = await Promise.all(daemons.map(async d => await childRssBytes(d.child.pid as number)))
     const rssPerNodeBytes = rss.reduce((a, b) => a + b, 0) / n
@@ -242,6 +256,7 @@ export async function agencyProcesses (n: number, payloadBytes: number, o: MeshR
       await sleep(o.spacingMs)
     }
     await until('every entry at every daemon', () => published.every(p => (seen.get(p.key)?.size ?? 0) >= n), o.waitMs).catch(() => {})
+    profileMark(daemons)
     const cpu2 = await Promise.all(daemons.map(async d => await childCpuSeconds(d.child.pid as number)))
     const busyCpuPerNode = cpu2.reduce((s, c, i) => s + c - cpu1[i], 0) / ((Date.now() - busyStart) / 1000) / n
 

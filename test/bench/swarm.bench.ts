@@ -166,6 +166,31 @@ async function worker (): Promise<void> {
   process.disconnect()
 }
 
+/**
+ * The log a run writes: entries per agent-hour by kind (agency runs only; an
+ * agent-hour is one agent over the run's virtual time to its last passing
+ * test), and what a six-hour run of 1024 agents would write at that rate.
+ */
+export function logSizeTable (results: RunResult[]): string {
+  const runs = results.filter(r => r.strategy === 'agency' && r.label === 'agency').sort((a, b) => a.agents - b.agents)
+  const kinds = [...new Set(runs.flatMap(r => Object.keys(r.extra).filter(k => k.startsWith('entries: '))))].sort()
+  if (runs.length === 0 || kinds.length === 0) return ''
+  const perAgentHour = (r: RunResult, k: string): number => (r.extra[k] ?? 0) / (r.agents * r.finishedAtMs / 3600_000)
+  const total = (r: RunResult): number => kinds.reduce((s, k) => s + (r.extra[k] ?? 0), 0)
+  const rows = runs.map(r => {
+    const all = kinds.reduce((s, k) => s + perAgentHour(r, k), 0)
+    return `| ${r.agents} | ${(r.finishedAtMs / 3600_000).toFixed(1)} h | ${total(r)} | ${kinds.map(k => perAgentHour(r, k).toFixed(1)).join(' | ')} | ${all.toFixed(1)} | ${Math.round(all * 1024 * 6).toLocaleString('en-US')} |`
+  })
+  return [
+    'Log entries per agent-hour by kind (agency runs; the last column: a six-hour run of 1024 agents at that rate):',
+    '',
+    `| agents | run | entries | ${kinds.map(k => k.slice('entries: '.length)).join(' | ')} | all kinds | 1024 agents × 6 h |`,
+    `|---:|---:|---:|${kinds.map(() => '---:').join('|')}|---:|---:|`,
+    ...rows,
+    ''
+  ].join('\n')
+}
+
 async function main (): Promise<void> {
   const args = parseArgs(process.argv.slice(2))
   const jobs = args.reportFrom.length > 0 ? [] : jobsFor(args)
@@ -222,6 +247,7 @@ async function main (): Promise<void> {
     'Coordination traffic by kind, per agent per minute:',
     '',
     trafficTable(first),
+    logSizeTable(first),
     'Wall time per run (s): ' + [...results].sort((a, b) => a.agents - b.agents).map(r => `${r.label} × ${r.agents} seed ${r.seed}: ${r.wallSeconds.toFixed(1)}`).join('; '),
     ''
   ].join('\n')

@@ -36,8 +36,10 @@ describe('restarting a daemon', { timeout: PROCESS_TEST_TIMEOUT_MS }, () => {
     const peerId = third.peerId
     const killed = await third.kill('SIGKILL')
     expect(killed.signal).toBe('SIGKILL')
-    // Its heartbeats stop, so it stops being live (but stays known).
-    await waitFor(async () => await sees(first, peerId, false), { what: 'the killed third to stop being live' })
+    // Its heartbeats stop, so it stops being live (but stays known). A daemon
+    // that holds nothing beats up to 8 times less often and is waited for as
+    // much longer: 16 s at this cluster's 2 s timeout.
+    await waitFor(async () => await sees(first, peerId, false), { timeoutMs: 60_000, what: 'the killed third to stop being live' })
 
     const text = `queued while you were down ${Date.now()}`
     const sent = await first.agency<{ id: string, to: string }>('send', peerId, text)
@@ -84,7 +86,7 @@ describe('restarting a daemon', { timeout: PROCESS_TEST_TIMEOUT_MS }, () => {
   it('is found again by a peer that bootstraps from it after it restarts', async () => {
     const { peerId, listenAddr } = first
     expect(await first.stop()).toEqual({ code: 0, signal: null })
-    await waitFor(async () => await sees(third, peerId, false), { what: 'the third to notice the first is gone' })
+    await waitFor(async () => await sees(third, peerId, false), { timeoutMs: 60_000, what: 'the third to notice the first is gone' })
 
     await first.restart()
     expect(first.peerId).toBe(peerId)

@@ -202,7 +202,7 @@ describe('harnessLaunch input checks', () => {
     expect(() => harnessLaunch('cursor', ctx)).toThrow(InvalidArgumentError)
     expect(() => harnessLaunch('cursor', ctx)).toThrow(/unknown harness "cursor".*claude, codex, copilot, gemini, pi, aider, sim, cmd:<shell command>/)
     expect(() => harnessLaunch('toString', ctx)).toThrow(InvalidArgumentError)
-    expect(HARNESS_NAMES).toEqual(['claude', 'codex', 'copilot', 'gemini', 'pi', 'aider', 'sim', 'cmd:<shell command>'])
+    expect(HARNESS_NAMES).toEqual(['claude', 'codex', 'copilot', 'gemini', 'pi', 'aider', 'sim', 'cmd:<shell command>', 'acp:claude', 'acp:codex', 'acp:gemini', 'acp:copilot', 'acp:pi', 'acp:"<command>"'])
   })
 
   it('rejects an empty cmd: command', () => {

@@ -79,8 +79,10 @@ describe('agency mcp over stdio, with the SDK client', () => {
       expect(t.inputSchema.type).toBe('object')
       expect(t.description ?? '').not.toBe('')
     }
+    // claim's task is optional: without one the daemon picks the next ready task
     const claim = tools.find(t => t.name === 'claim')
-    expect(claim?.inputSchema.required).toEqual(['task'])
+    expect(claim?.inputSchema.required ?? []).toEqual([])
+    expect(Object.keys(claim?.inputSchema.properties ?? {})).toEqual(['task', 'scope'])
   })
 
   it('add_task then claim: the daemon holds the task for this agent, and the mesh sees the claim', async () => {
@@ -97,6 +99,10 @@ describe('agency mcp over stdio, with the SDK client', () => {
     expect(claimed.isError, claimed.text).toBe(false)
     expect(claimed.json.outcome).toBe('HELD')
     expect(claimed.json.task).toBe('mcp-claimed')
+    // claim with no task: the daemon answers the task this agent holds, claiming nothing new
+    const next = await call('claim', {})
+    expect(next.isError, next.text).toBe(false)
+    expect(next.json).toMatchObject({ outcome: 'HELD', task: 'mcp-claimed', attempts: 0 })
 
     const held = (await grpcA.call((c: AgencyClient) => c.getTask, { id: 'mcp-claimed' })).task
     expect(held?.state).toBe('claimed')
@@ -176,10 +182,9 @@ describe('agency mcp over stdio, with the SDK client', () => {
   it('calls with bad arguments return tool errors that say what was wrong, and change nothing', async () => {
     const before = (await grpcA.call((c: AgencyClient) => c.listTasks, { state: '' })).tasks.map(t => t.id).sort()
 
-    const noTask = await call('claim', {})
-    expect(noTask.isError).toBe(true)
-    expect(noTask.text).toMatch(/claim/)
-    expect(noTask.text).toMatch(/\btask\b/)
+    const badTask = await call('claim', { task: 7 })
+    expect(badTask.isError).toBe(true)
+    expect(badTask.text).toMatch(/\btask\b/)
 
     const badKind = await call('record_finding', { kind: 'rumour', text: 'not a kind' })
     expect(badKind.isError).toBe(true)

@@ -124,7 +124,8 @@ describe('three Claude Code agents from a goal and an empty board', () => {
     // ---- the others lost plan or found it taken, and took tasks once there were some ----
     for (const [i, m] of models.entries()) {
       const claims = m.toolCalls().filter(c => c.call.name === 'mcp__agency__claim')
-      const outcomes = claims.map(c => `${String(c.call.input.task)}:${/"outcome": "(\w+)"/.exec(c.outcome.text)?.[1] ?? 'refused'}`)
+      // claim --next (no task in the call): the answer names the task the daemon picked
+      const outcomes = claims.map(c => `${/"task": "([^"]*)"/.exec(c.outcome.text)?.[1] ?? String(c.call.input.task)}:${/"outcome": "(\w+)"/.exec(c.outcome.text)?.[1] ?? 'refused'}`)
       if (i === plannerIndex) expect(outcomes, `agent ${i + 1} (planner) claims`).toContain(`${PLAN_TASK}:HELD`)
       else expect(outcomes, `agent ${i + 1} claims`).not.toContain(`${PLAN_TASK}:HELD`)
     }

@@ -61,14 +61,14 @@ describe('agentd --harness claude: the real Claude Code CLI against a scripted M
     const calls = m.toolCalls()
     const t = GREETER.task
     expect(calls.map(c => c.call.name === 'Bash' ? String(c.call.input.command) : c.call.name)).toEqual([
-      'mcp__agency__status', 'mcp__agency__read_inbox', 'mcp__agency__ready', `agency find '${t.title}' --json`, 'mcp__agency__claim', BRANCH_COMMAND,
+      'mcp__agency__status', 'mcp__agency__read_inbox', 'mcp__agency__ready', 'mcp__agency__claim', `agency find '${t.title}' --json`, BRANCH_COMMAND,
       'Write', TEST_COMMAND, 'mcp__agency__record_finding', 'Edit', TEST_COMMAND,
       `git add -A && git commit -q -m '${t.id}: ${t.title}'`, 'mcp__agency__integrate', 'mcp__agency__done',
       'mcp__agency__status', 'mcp__agency__read_inbox'
     ])
     expect(calls.filter(c => PERMISSION_DENIAL.test(c.outcome.text)).map(c => `${c.call.name}: ${c.outcome.text}`)).toEqual([])
     // The shell found the agency command; the daemon had put the workspace on the task branch; the first test run was red.
-    expect(calls[3].outcome).toMatchObject({ isError: false })
+    expect(calls[4].outcome).toMatchObject({ isError: false })
     expect(calls[5].outcome.text).toContain(`agency/${me}/${t.id}`)
     expect([calls[7].outcome.isError, calls[10].outcome.isError]).toEqual([true, false])
     expect(turns.at(-1)?.move).toMatchObject({ kind: 'answer' })

@@ -55,7 +55,7 @@ describe('agentd --harness gemini (Gemini CLI 0.61 against a scripted Gemini API
     const replies = turns.map(turn => turn.reply)
     const calls = sentCalls(replies, 'run_shell_command')
     expect(calls).toEqual([
-      'mcp_agency_status', 'mcp_agency_read_inbox', 'mcp_agency_ready', '$ agency find', 'mcp_agency_claim',
+      'mcp_agency_status', 'mcp_agency_read_inbox', 'mcp_agency_ready', 'mcp_agency_claim', '$ agency find',
       // The claim put the workspace on the task branch: the agent only checks.
       '$ git rev-parse',
       'write_file', '$ node --test', '$ git add', 'mcp_agency_integrate', 'mcp_agency_done',

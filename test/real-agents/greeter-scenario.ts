@@ -156,8 +156,8 @@ export function expectOneCleanRun (log: string, command: string): void {
 
 /**
  * The run went through the whole loop of the shared prompt, in order (GREETER.playbook:
- * the tests pass at once): the board, the inbox, the ready tasks, a search from
- * the shell, the claim, the task branch the daemon switched to, the file, the
+ * the tests pass at once): the board, the inbox, the ready tasks, the claim
+ * (claim --next), a search from the shell, the task branch the daemon switched to, the file, the
  * tests, the commit, integrate, done, and round again to see the goal met;
  * every call came back with an answer and none was refused or left waiting for
  * a human. A tool search the CLI needs first (Codex) is not part of the loop.
@@ -167,7 +167,7 @@ export function expectTheLoop (taken: TakenStep[], agentId: string): void {
   const brief = loop.map(({ intent: i }) => i.kind === 'agency' ? i.tool : i.kind === 'shell' ? i.command : i.kind === 'write' ? `write ${i.path}` : i.kind)
   const t = GREETER.task
   expect(brief).toEqual([
-    'status', 'read_inbox', 'ready', `agency find '${t.title}' --json`, 'claim', BRANCH_COMMAND,
+    'status', 'read_inbox', 'ready', 'claim', `agency find '${t.title}' --json`, BRANCH_COMMAND,
     'write src/greet.js', TEST_COMMAND, `git add -A && git commit -q -m '${t.id}: ${t.title}'`, 'integrate', 'done',
     'status', 'read_inbox'
   ])

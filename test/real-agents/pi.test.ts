@@ -57,7 +57,7 @@ describe('agentd --harness pi (Pi 0.73 against a scripted OpenAI-compatible endp
     expect(offered.filter(name => name.startsWith('mcp'))).toEqual([])
     const replies = turns.map(turn => turn.reply)
     expect(sentCalls(replies, 'bash')).toEqual([
-      '$ agency status', '$ agency inbox', '$ agency ready', '$ agency find', '$ agency claim',
+      '$ agency status', '$ agency inbox', '$ agency ready', '$ agency claim', '$ agency find',
       // The claim put the workspace on the task branch: the agent only checks.
       '$ git rev-parse',
       'write', '$ node --test', '$ git add', '$ agency integrate', '$ agency done',

@@ -6,7 +6,9 @@ import { afterEach, describe, expect, it } from 'vitest'
 import { Level } from 'level'
 import { openStore, type AgencyStore } from '../../src/store/open-store.js'
 import { DataDirError, DataDirLockedError } from '../../src/store/errors.js'
-import { tempDirs } from './helpers.js'
+import { feed, plain, tempDirs } from './helpers.js'
+import { padNumber } from '../../src/store/keys.js'
+import type { StoredEntryRecord } from '../../src/store/log-store.js'
 
 const ROOT = resolve(import.meta.dirname, '../..')
 const dirs = tempDirs()
@@ -146,5 +148,36 @@ describe('openStore', () => {
     // the failed open closed its LevelDB, so the dir is not left locked
     const again = await openStore(dir).catch((e: unknown) => e)
     expect(again).toBeInstanceOf(DataDirError)
+  })
+
+  it('moves a log written by store schema 1 to one key per entry, keeping every entry, the vector and the pending set', async () => {
+    const dir = await dirs.make()
+    const records = [...feed('12D3KooWAlice', 3, 1), ...feed('12D3KooWBob', 2, 4)]
+    // schema 1: entries by id, indexes by seq and by cursor, the vector
+    const raw = new Level<string, string>(join(dir, 'db'))
+    const sub = (name: string, valueEncoding: 'utf8' | 'view') => raw.sublevel<string, any>(name, { keyEncoding: 'utf8', valueEncoding })
+    await sub('meta', 'utf8').put('schema', '1')
+    for (const r of records) {
+      await sub('log-entry', 'view').put(r.id, r.bytes)
+      await sub('log-seq', 'utf8').put(`${r.entry.author}/${padNumber(r.entry.seq)}`, r.id)
+      await sub('log-cursor', 'utf8').put(padNumber(r.cursor), r.id)
+    }
+    await sub('log-vector', 'utf8').put('12D3KooWAlice', '3')
+    await sub('log-vector', 'utf8').put('12D3KooWBob', '2')
+    await sub('log-pending', 'view').put('ab'.repeat(32), records[0].bytes)
+    await raw.close()
+
+    for (let pass = 0; pass < 2; pass++) {
+      const s = await openStore(dir)
+      const all: StoredEntryRecord[] = []
+      for await (const r of s.log.loadAll()) all.push(r)
+      expect(all.map(plain)).toEqual(records.map(plain))
+      expect(s.log.loadVector()).toEqual(new Map([['12D3KooWAlice', 3], ['12D3KooWBob', 2]]))
+      expect(s.log.lastCursor()).toBe(5)
+      expect((await s.log.loadPending()).map(p => p.id)).toEqual(['ab'.repeat(32)])
+      expect(await s.db.sublevel<string, string>('log-cursor', { valueEncoding: 'utf8' }).keys().all()).toEqual([])
+      expect(await s.db.sublevel<string, string>('meta', { valueEncoding: 'utf8' }).get('schema')).toBe('2')
+      await s.close()
+    }
   })
 })

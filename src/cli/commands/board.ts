@@ -3,7 +3,7 @@ import { readFile } from 'node:fs/promises'
 import type { Command } from 'commander'
 import { parse as parseYaml } from 'yaml'
 import { command, withAgency, printJson, line, short, type CommonOpts } from '../output.js'
-import { ClaimOutcome, type AgencyClient, type ReviewView, type TaskView } from '../../gen/agency/v1/api.js'
+import { ClaimOutcome, type AgencyClient, type PendingTask, type ReviewView, type TaskView } from '../../gen/agency/v1/api.js'
 
 function collect (value: string, previous: string[] = []): string[] {
   return [...previous, value]
@@ -14,6 +14,15 @@ function taskLine (t: TaskView): string {
   const deps = t.deps.length > 0 ? ` after ${t.deps.join(',')}` : ''
   const scope = t.scope.length > 0 ? ` [${t.scope.join(', ')}]` : ''
   return `${t.id.padEnd(20)} ${t.state.padEnd(8)} p${t.priority}${holder}${deps}${scope}  ${t.title}`
+}
+
+function pendingLine (p: PendingTask): string {
+  return `${p.task.padEnd(20)} pending  ${short(p.peer)}@${p.epoch} is settling its claim (${Math.ceil(p.settlesInMs)} ms left)`
+}
+
+/** A claim's outcome by name. */
+export function outcomeName (o: ClaimOutcome): 'HELD' | 'LOST' | 'PENDING' | 'NONE_READY' {
+  return o === ClaimOutcome.CLAIM_HELD ? 'HELD' : o === ClaimOutcome.CLAIM_LOST ? 'LOST' : o === ClaimOutcome.CLAIM_NONE_READY ? 'NONE_READY' : 'PENDING'
 }
 
 function reviewLine (r: ReviewView): string {
@@ -120,23 +129,36 @@ export function registerBoardCommands (program: Command): void {
       if (t.commit !== '') line(`  commit: ${t.commit}`)
     }))
 
-  command(program, 'ready', 'tasks that can be claimed now: open or expired, with their dependencies done')
+  command(program, 'ready', 'tasks that can be claimed now: open or expired, with their dependencies done; and those a peer\'s claim is settling on (pending)')
     .action(withAgency(async (agency, opts: CommonOpts) => {
-      const { tasks } = await agency.call((c: AgencyClient) => c.ready, {})
-      if (opts.json === true) { printJson(tasks); return }
-      if (tasks.length === 0) line('nothing ready')
+      const { tasks, pending } = await agency.call((c: AgencyClient) => c.ready, {})
+      if (opts.json === true) { printJson({ tasks, pending }); return }
+      if (tasks.length === 0) line(pending.length > 0 ? 'nothing ready but pending tasks (agency wait)' : 'nothing ready')
       for (const t of tasks) line(taskLine(t))
+      for (const p of pending) line(pendingLine(p))
     }))
 
-  command(program, 'claim', 'claim a task; answers HELD or LOST (naming the winner) once the settle window has passed')
-    .argument('<task>')
+  command(program, 'claim', 'claim a task (or --next: the daemon picks one); answers HELD or LOST (naming the winner) once the settle window has passed')
+    .argument('[task]', 'the task; omit it with --next')
+    .option('--next', 'let the daemon pick a ready task (each agent prefers different ones; tasks a peer\'s claim is settling on are skipped) and try the next on LOST, up to 3')
     .option('--scope <glob>', 'paths you will touch (repeatable; default: the task\'s scope hints)', collect)
-    .option('--no-wait', 'answer PENDING at once instead of waiting for the settle window')
-    .action(withAgency(async (agency, taskId: string, opts: CommonOpts & { scope?: string[], wait: boolean }) => {
-      const res = await agency.call((c: AgencyClient) => c.claim, { task: taskId, scope: opts.scope ?? [], noWait: !opts.wait }, 60_000)
-      const outcome = res.outcome === ClaimOutcome.CLAIM_HELD ? 'HELD' : res.outcome === ClaimOutcome.CLAIM_LOST ? 'LOST' : 'PENDING'
+    .option('--no-wait', 'answer PENDING at once instead of waiting for the settle window (not with --next)')
+    .action(withAgency(async (agency, taskId: string | undefined, opts: CommonOpts & { scope?: string[], wait: boolean, next?: boolean }) => {
+      const next = opts.next === true
+      if (next && taskId != null) throw new Error('give a task or --next, not both')
+      if (!next && taskId == null) throw new Error('name the task to claim, or let your daemon pick one: agency claim --next')
+      if (next && !opts.wait) throw new Error('--next waits for the answer (it may try another task on LOST): drop --no-wait')
+      const res = await agency.call((c: AgencyClient) => c.claim, { task: taskId ?? '', scope: opts.scope ?? [], noWait: !opts.wait, next }, next ? 180_000 : 60_000)
+      const outcome = outcomeName(res.outcome)
       if (opts.json === true) { printJson({ ...res, outcome }); return }
-      line(`${outcome} ${res.task}@${res.epoch}${outcome === 'LOST' ? ` — held by ${res.winner}; pick another task (agency ready)` : ''}`)
+      if (outcome === 'NONE_READY') {
+        line(`nothing to claim${res.pending.length > 0 ? `: ${res.pending.length} ready task(s) pending` : ''} — agency wait`)
+        for (const p of res.pending) line(`  ${pendingLine(p)}`)
+        process.exitCode = 4
+        return
+      }
+      const tries = next && res.attempts > 1 ? ` (after ${res.attempts} claims)` : ''
+      line(`${outcome} ${res.task}@${res.epoch}${tries}${outcome === 'LOST' ? ` — held by ${res.winner}; ${next ? 'agency claim --next again' : 'pick another task (agency claim --next)'}` : ''}`)
       if (res.workspace !== '') line(res.workspace)
       if (res.handoff !== '' || res.branch !== '') line(`hand-off from the previous holder: ${res.handoff}${res.branch !== '' ? ` (branch ${res.branch})` : ''}`)
       if (res.overlaps.length > 0) line(`scope overlaps with: ${res.overlaps.join(', ')} — talk to them (agency send)`)

@@ -22,6 +22,8 @@
 import { Claim, Release } from '../../gen/agency/v1/log.js'
 import { Board, claimFromPlan, type Takeover } from './board.js'
 import { LeaseTable } from './lease-table.js'
+import { RecentPeerClaims, nextChoices, readyChoice, type ReadyChoice } from './claim-choice.js'
+import type { TaskView } from './board.js'
 import { SettleWindow, claimOutcome, type ClaimOutcome, type SettleWindowInit } from './settle.js'
 import type { HeartbeatPolicy } from '../presence/heartbeat-interval.js'
 import { validateGlob } from './glob-pattern.js'
@@ -134,6 +136,8 @@ export class ClaimProtocol {
   readonly board: Board
   readonly leases: LeaseTable
   readonly settle: SettleWindow
+  /** when peers' claims arrived here: what `ready` shows as pending, and `claim --next` skips */
+  readonly recent = new RecentPeerClaims()
   private readonly fixedSettleMs: number | undefined
   private readonly mineByTask = new Map<string, MyClaimState>()
 
@@ -156,6 +160,10 @@ export class ClaimProtocol {
     const out = emptyOutput()
     if (!this.board.apply(entry)) return out
     if (entry.kind === 'claim' && entry.author === this.me) this.startWindow(entry.body as Claim, now)
+    else if (entry.kind === 'claim') {
+      const c = entry.body as Claim
+      this.recent.record(c.task, entry.author, c.epoch, now)
+    }
     if (entry.kind === 'claim' || entry.kind === 'release' || entry.kind === 'done') this.watch(now, out)
     return out
   }
@@ -292,6 +300,32 @@ export class ClaimProtocol {
   isSettling (task: string, epoch?: number): boolean {
     const mine = this.mineByTask.get(task)
     return mine !== undefined && !mine.settled && (epoch === undefined || mine.epoch === epoch)
+  }
+
+  /** The ready tasks, without those a peer's claim is settling on (judged by this daemon's window), and those. */
+  readyChoice (now: number): ReadyChoice {
+    return readyChoice(this.board, this.me, now, this.recent, this.windowMs())
+  }
+
+  /**
+   * What `claim --next` would claim, best first, leaving out the tasks in
+   * `skip`. A task this daemon handed back (it released it: its agent could
+   * not finish it) comes after every other, so a peer gets it first.
+   */
+  nextChoices (now: number, skip?: ReadonlySet<string>): TaskView[] {
+    const order = nextChoices(this.readyChoice(now), this.me, skip)
+    const gaveUp = (t: TaskView): boolean => t.handoff?.from === this.me
+    return [...order.filter(t => !gaveUp(t)), ...order.filter(gaveUp)]
+  }
+
+  /** The task this daemon's claim is settling on, or the first it holds and has not finished: what `claim --next` answers first. */
+  current (): { task: string, settling: boolean } | undefined {
+    let held: string | undefined
+    for (const [task, m] of this.mineByTask) {
+      if (!m.settled) return { task, settling: true }
+      if (!m.done && held === undefined && this.board.holder(task)?.holder === this.me) held = task
+    }
+    return held === undefined ? undefined : { task: held, settling: false }
   }
 
   /** The settle window a claim made now would wait. */

@@ -1,16 +1,26 @@
-// Full-text search over the findings in the log (minisearch, BM25): text,
-// paths and tags, with filters. Built from accepted entries, so it is rebuilt
-// from the log at start and never stored.
+// Full-text search over the findings in the log (BM25, as MiniSearch scores
+// it): text, paths and tags, with prefix and fuzzy matching of words, and
+// filters. Built from accepted entries.
+//
+// Compact: per finding a few typed columns (time, kind, author, field
+// lengths, paths and tags as ids into small dictionaries) and its postings in
+// term segments (term-segments.ts), about a hundred bytes, where MiniSearch
+// took 2.3 KiB. Given a FindingSource (the log), the index keeps no entries:
+// hits are read from the log when returned. Without one (tests, the
+// simulator) it keeps the entries it was given.
 //
 // Two replicas holding the same findings return the same hits in the same
-// order: ties break on time then id, and scores are rounded, because
-// minisearch keeps average field lengths as a running float whose last bits
-// depend on insertion order.
-import MiniSearch from 'minisearch'
+// order: ties break on time then id, and scores are rounded.
+//
+// Fuzzy matching differs from MiniSearch in one way: a misspelt word must
+// keep its first letter (the candidates are the terms that start with it).
 import { Finding } from '../../gen/agency/v1/log.js'
 import { InvalidArgumentError } from '../errors.js'
+import { float64Column, int32Column, RecordColumn, uint16Column, uint8Column } from '../log/columns.js'
 import type { StoredEntry } from '../log/ingest-result.js'
 import { compareStrings } from '../log/version-vector.js'
+import { FrozenSegment, OpenSegment, packTf, SEGMENT_DOCS, tfOf, type FieldIndex, type Segment, type TermRef } from './term-segments.js'
+import { boundedDistance, tokenize } from './tokens.js'
 
 export const DEFAULT_SEARCH_LIMIT = 20
 export const MAX_SEARCH_LIMIT = 1000
@@ -53,12 +63,30 @@ interface IndexedFinding {
   finding: Finding
 }
 
-interface SearchDoc {
-  id: string
-  text: string
-  paths: string
-  tags: string
+/** Where an index given one reads the entries of its hits: the log, by cursor. */
+export interface FindingSource {
+  /** the accepted entry at `cursor` */
+  entryAt: (cursor: number) => StoredEntry | undefined
+  /** the cursor of entry `id`, 0 when the log has none */
+  cursorOf: (id: string) => number
 }
+
+export interface FindingsIndexInit {
+  /** read hits from here instead of keeping the entries */
+  source?: FindingSource
+  /** documents per term segment (default SEGMENT_DOCS) */
+  segmentDocs?: number
+}
+
+// MiniSearch's defaults, and the options agency has always searched with.
+const BM25 = { k: 1.2, b: 0.7, d: 0.5 }
+const BOOST: Record<FieldIndex, number> = { 0: 2, 1: 1, 2: 1.5 }
+const PREFIX_WEIGHT = 0.375
+const FUZZY_WEIGHT = 0.45
+const MIN_PREFIX_CHARS = 3
+const MIN_FUZZY_CHARS = 5
+const FUZZY_FRACTION = 0.2
+const MAX_FUZZY = 6
 
 function roundScore (score: number): number {
   return Math.round(score * 1e6) / 1e6
@@ -74,57 +102,162 @@ function normalizePath (p: string): string {
   return p.startsWith('./') ? p.slice(2) : p
 }
 
+/** A growing dictionary of strings, each with a small number. */
+class Names {
+  private readonly ids = new Map<string, number>()
+  readonly names: string[] = []
+  id (name: string): number {
+    let id = this.ids.get(name)
+    if (id === undefined) { id = this.names.length; this.ids.set(name, id); this.names.push(name) }
+    return id
+  }
+
+  find (name: string): number | undefined { return this.ids.get(name) }
+}
+
+/** A list of small numbers per document: offsets into one column. */
+class DocLists {
+  private readonly starts = int32Column()
+  private readonly values = int32Column()
+  add (list: readonly number[]): void {
+    this.starts.push(this.values.length)
+    for (const v of list) this.values.push(v)
+  }
+
+  has (doc: number, value: number): boolean {
+    const end = doc + 1 < this.starts.length ? this.starts.at(doc + 1) : this.values.length
+    for (let i = this.starts.at(doc); i < end; i++) if (this.values.at(i) === value) return true
+    return false
+  }
+
+  some (doc: number, wanted: ReadonlySet<number>): boolean {
+    const end = doc + 1 < this.starts.length ? this.starts.at(doc + 1) : this.values.length
+    for (let i = this.starts.at(doc); i < end; i++) if (wanted.has(this.values.at(i))) return true
+    return false
+  }
+}
+
 export class FindingsIndex {
-  private readonly findings = new Map<string, IndexedFinding>()
+  private readonly source?: FindingSource
+  // per document (a finding), numbered in the order added
+  private readonly docCursor = float64Column()
+  private readonly docTime = float64Column()
+  private readonly docKind = uint8Column()
+  private readonly docAuthor = int32Column()
+  private readonly docLength = [uint16Column(), uint16Column(), uint16Column()] as const
+  private readonly docSuperseded = uint8Column()
+  /** the first 8 bytes of each document's id, for the tie-break on id without reading the entry */
+  private readonly docIdHead = new RecordColumn(8)
+  private readonly docPaths = new DocLists()
+  private readonly docTags = new DocLists()
+  private readonly kinds = new Names()
+  private readonly authors = new Names()
+  private readonly paths = new Names()
+  private readonly tags = new Names()
+  private readonly kindCounts = new Map<string, number>()
+  private readonly lengthSums: [number, number, number] = [0, 0, 0]
+  private readonly frozen: FrozenSegment[] = []
+  private open = new OpenSegment()
+  /** without a source: the entries added, by document, and documents by id */
+  private readonly entries: StoredEntry[] = []
+  private readonly docById = new Map<string, number>()
+  /** with a source: documents by cursor, when cursors stop growing with documents */
+  private docByCursor?: Map<number, number>
   /** finding id -> ids of the findings that supersede it */
   private readonly supersededBy = new Map<string, Set<string>>()
-  private readonly kindCounts = new Map<string, number>()
-  /** every finding, the newest last (see byRecency) */
-  private readonly recency: IndexedFinding[] = []
+  /** documents newest last (see byRecency) */
+  private recency: number[] = []
   private recencySorted = true
-  private readonly text = new MiniSearch<SearchDoc>({ fields: ['text', 'paths', 'tags'], storeFields: [] })
+
+  private readonly segmentDocs: number
+
+  constructor (init: FindingsIndexInit = {}) {
+    this.source = init.source
+    this.segmentDocs = init.segmentDocs ?? SEGMENT_DOCS
+  }
 
   /** An index of every finding among `entries` (in any order). */
-  static fromEntries (entries: Iterable<StoredEntry>): FindingsIndex {
-    const index = new FindingsIndex()
+  static fromEntries (entries: Iterable<StoredEntry>, init: FindingsIndexInit = {}): FindingsIndex {
+    const index = new FindingsIndex(init)
     for (const e of entries) index.add(e)
     return index
   }
 
   /** Indexes an accepted entry; false for other kinds, duplicates and bodies that do not decode. */
   add (stored: StoredEntry): boolean {
-    if (stored.entry.kind !== 'finding' || this.findings.has(stored.id)) return false
+    if (stored.entry.kind !== 'finding' || this.docOf(stored.id) !== undefined) return false
     let finding: Finding
     try {
       finding = Finding.decode(stored.entry.body)
     } catch {
       return false
     }
-    const indexed: IndexedFinding = { entry: stored, finding }
-    this.findings.set(stored.id, indexed)
-    const newest = this.recency.at(-1)
-    this.recency.push(indexed)
-    if (newest !== undefined && newestFirst(indexed, newest) > 0) this.recencySorted = false
+    const doc = this.docCursor.length
+    if (this.source === undefined) {
+      this.entries.push(stored)
+      this.docById.set(stored.id, doc)
+    } else if (this.docByCursor === undefined && doc > 0 && stored.cursor <= this.docCursor.at(doc - 1)) {
+      // cursors no longer grow with documents: look documents up in a map from now on
+      this.docByCursor = new Map()
+      for (let d = 0; d < doc; d++) this.docByCursor.set(this.docCursor.at(d), d)
+    }
+    this.docByCursor?.set(stored.cursor, doc)
+    this.docCursor.push(stored.cursor)
+    this.docTime.push(stored.entry.time)
+    this.docKind.push(this.kinds.id(finding.kind))
+    this.docAuthor.push(this.authors.id(stored.entry.author))
+    const head = new Uint8Array(8)
+    head.set(Buffer.from(stored.id.slice(0, 16), 'hex').subarray(0, 8))
+    this.docIdHead.push(head)
+    this.docPaths.add(finding.paths.map(p => this.paths.id(normalizePath(p))))
+    this.docTags.add(finding.tags.map(t => this.tags.id(t)))
     this.kindCounts.set(finding.kind, (this.kindCounts.get(finding.kind) ?? 0) + 1)
-    this.text.add({ id: stored.id, text: finding.text, paths: finding.paths.join(' '), tags: finding.tags.join(' ') })
+
+    const fields = [tokenize(finding.text), tokenize(finding.paths.join(' ')), tokenize(finding.tags.join(' '))]
+    const counts = new Map<string, [number, number, number]>()
+    fields.forEach((terms, f) => {
+      this.docLength[f as FieldIndex].push(Math.min(terms.length, 0xffff))
+      this.lengthSums[f as FieldIndex] += terms.length
+      for (const t of terms) {
+        let c = counts.get(t)
+        if (c === undefined) counts.set(t, c = [0, 0, 0])
+        c[f]++
+      }
+    })
+    const tfs = new Map<string, number>()
+    for (const [t, c] of counts) tfs.set(t, packTf(c[0], c[1], c[2]))
+    this.open.add(doc, tfs)
+    if (this.open.docCount >= this.segmentDocs) {
+      this.frozen.push(this.open.freeze())
+      this.open = new OpenSegment()
+    }
+
+    this.docSuperseded.push(this.supersededBy.has(stored.id) ? 1 : 0)
     if (finding.supersedes !== '' && finding.supersedes !== stored.id) {
       let by = this.supersededBy.get(finding.supersedes)
       if (by == null) this.supersededBy.set(finding.supersedes, by = new Set())
       by.add(stored.id)
+      const target = this.docOf(finding.supersedes)
+      if (target !== undefined) this.docSuperseded.set(target, 1)
     }
+
+    const newest = this.recency.at(-1)
+    this.recency.push(doc)
+    if (newest !== undefined && this.newestFirst(doc, newest) > 0) this.recencySorted = false
     return true
   }
 
   get size (): number {
-    return this.findings.size
+    return this.docCursor.length
   }
 
   has (id: string): boolean {
-    return this.findings.has(id)
+    return this.docOf(id) !== undefined
   }
 
   get (id: string): IndexedFinding | undefined {
-    return this.findings.get(id)
+    const doc = this.docOf(id)
+    return doc === undefined ? undefined : this.read(doc)
   }
 
   isSuperseded (id: string): boolean {
@@ -154,91 +287,263 @@ export class FindingsIndex {
     const words = (q.query ?? '').trim()
     if (words.length > MAX_QUERY_CHARS) throw new InvalidArgumentError(`query is over ${MAX_QUERY_CHARS} characters`)
     const passes = this.filterFor(q)
-    const failuresFirst = opts.failuresFirst === true
-    if (words === '') return this.recentPage(passes, offset, limit, failuresFirst)
-    let hits = this.ranked(words, passes)
-    if (failuresFirst) hits = [...hits.filter(h => h.finding.kind === 'failure'), ...hits.filter(h => h.finding.kind !== 'failure')]
-    return { hits: hits.slice(offset, offset + limit), total: hits.length }
+    const failure = this.kinds.find('failure')
+    const group = opts.failuresFirst === true
+      ? (doc: number): number => (this.docKind.at(doc) !== failure ? 2 : 0) + this.docSuperseded.at(doc)
+      : (doc: number): number => this.docSuperseded.at(doc)
+    if (words === '') return this.recentPage(passes, group, offset, limit)
+    return this.rankedPage(words, passes, group, offset, limit)
   }
 
-  private filterFor (q: FindingQuery): (f: IndexedFinding) => boolean {
+  // ---- documents ----
+
+  private docOf (id: string): number | undefined {
+    if (this.source === undefined) return this.docById.get(id)
+    const cursor = this.source.cursorOf(id)
+    if (cursor === 0) return undefined
+    if (this.docByCursor !== undefined) return this.docByCursor.get(cursor)
+    let lo = 0
+    let hi = this.docCursor.length
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1
+      if (this.docCursor.at(mid) < cursor) lo = mid + 1
+      else hi = mid
+    }
+    return lo < this.docCursor.length && this.docCursor.at(lo) === cursor ? lo : undefined
+  }
+
+  private read (doc: number): IndexedFinding {
+    const entry = this.source === undefined ? this.entries[doc] : this.source.entryAt(this.docCursor.at(doc))
+    if (entry === undefined) throw new InvalidArgumentError(`the log has no entry at cursor ${this.docCursor.at(doc)} for an indexed finding`)
+    return { entry, finding: Finding.decode(entry.entry.body) }
+  }
+
+  private idOf (doc: number): string {
+    return this.source === undefined ? this.entries[doc].id : (this.source.entryAt(this.docCursor.at(doc))?.id ?? '')
+  }
+
+  private hit (doc: number, score: number): FindingHit {
+    const { entry, finding } = this.read(doc)
+    return { id: entry.id, entry, finding, score, superseded: this.docSuperseded.at(doc) === 1 }
+  }
+
+  /** Newest first, then id. */
+  private newestFirst (x: number, y: number): number {
+    return (this.docTime.at(y) - this.docTime.at(x)) || this.compareIds(x, y)
+  }
+
+  private compareIds (x: number, y: number): number {
+    const a = this.docIdHead.at(x)
+    const b = this.docIdHead.at(y)
+    for (let i = 0; i < 8; i++) if (a[i] !== b[i]) return a[i] - b[i]
+    return x === y ? 0 : compareStrings(this.idOf(x), this.idOf(y))
+  }
+
+  private filterFor (q: FindingQuery): (doc: number) => boolean {
     const since = bound('since', q.since)
     const until = bound('until', q.until)
-    const prefix = q.pathPrefix != null && q.pathPrefix !== '' ? normalizePath(q.pathPrefix) : undefined
-    return (f: IndexedFinding): boolean => {
-      const { entry, finding } = f
-      if (q.kind != null && q.kind !== '' && finding.kind !== q.kind) return false
-      if (q.author != null && q.author !== '' && entry.entry.author !== q.author) return false
-      if (q.tag != null && q.tag !== '' && !finding.tags.includes(q.tag)) return false
-      if (prefix != null && !finding.paths.some(p => normalizePath(p).startsWith(prefix))) return false
-      if (since != null && entry.entry.time < since) return false
-      if (until != null && entry.entry.time > until) return false
+    const none = (): boolean => false
+    let kind: number | undefined
+    if (q.kind != null && q.kind !== '') { kind = this.kinds.find(q.kind); if (kind === undefined) return none }
+    let author: number | undefined
+    if (q.author != null && q.author !== '') { author = this.authors.find(q.author); if (author === undefined) return none }
+    let tag: number | undefined
+    if (q.tag != null && q.tag !== '') { tag = this.tags.find(q.tag); if (tag === undefined) return none }
+    let paths: Set<number> | undefined
+    if (q.pathPrefix != null && q.pathPrefix !== '') {
+      const prefix = normalizePath(q.pathPrefix)
+      paths = new Set()
+      this.paths.names.forEach((p, id) => { if (p.startsWith(prefix)) paths?.add(id) })
+      if (paths.size === 0) return none
+    }
+    return (doc: number): boolean => {
+      if (kind !== undefined && this.docKind.at(doc) !== kind) return false
+      if (author !== undefined && this.docAuthor.at(doc) !== author) return false
+      if (tag !== undefined && !this.docTags.has(doc, tag)) return false
+      if (paths !== undefined && !this.docPaths.some(doc, paths)) return false
+      if (since !== undefined && this.docTime.at(doc) < since) return false
+      if (until !== undefined && this.docTime.at(doc) > until) return false
       return true
     }
   }
 
-  /** Every match for the words that passes the filters: superseded last, then by score, newest first, then id. */
-  private ranked (words: string, passes: (f: IndexedFinding) => boolean): FindingHit[] {
-    const filter = (r: { id: string }): boolean => passes(this.findings.get(r.id) as IndexedFinding)
-    const results = this.text.search(words, {
-      filter,
-      boost: { text: 2, tags: 1.5, paths: 1 },
-      prefix: term => term.length >= 3,
-      fuzzy: term => (term.length >= 5 ? 0.2 : false),
-      combineWith: 'OR'
-    }).map(r => ({ id: r.id as string, score: roundScore(r.score) }))
-    const hits: FindingHit[] = results.map(({ id, score }) => {
-      const { entry, finding } = this.findings.get(id) as IndexedFinding
-      return { id, entry, finding, score, superseded: this.isSuperseded(id) }
+  // ---- ranking ----
+
+  private segments (): Segment[] {
+    return [...this.frozen, this.open]
+  }
+
+  /** The index terms a query word matches, with their weights: the word, longer words it starts, words a few edits away. */
+  private derivedTerms (word: string): Map<string, { weight: number, refs: TermRef[] }> {
+    const out = new Map<string, { weight: number, refs: TermRef[] }>()
+    const add = (term: string, weight: number, ref: TermRef): void => {
+      const d = out.get(term)
+      if (d === undefined) out.set(term, { weight, refs: [ref] })
+      else d.refs.push(ref)
+    }
+    const segments = this.segments()
+    for (const segment of segments) {
+      const at = segment.find(word)
+      if (at >= 0) add(word, 1, { segment, at, term: word })
+    }
+    if (word.length >= MIN_PREFIX_CHARS) {
+      for (const segment of segments) {
+        for (const at of segment.withPrefix(word)) {
+          const term = segment.term(at)
+          if (term === word) continue
+          add(term, PREFIX_WEIGHT * term.length / (term.length + 0.3 * (term.length - word.length)), { segment, at, term })
+        }
+      }
+    }
+    if (word.length >= MIN_FUZZY_CHARS) {
+      const max = Math.min(MAX_FUZZY, Math.round(word.length * FUZZY_FRACTION))
+      for (const segment of segments) {
+        for (const at of segment.candidates(word[0], word.length - max, word.length + max)) {
+          const term = segment.term(at)
+          if (term === word || term.startsWith(word)) continue
+          const known = out.get(term)
+          if (known !== undefined) { if (!known.refs.some(r => r.segment === segment)) known.refs.push({ segment, at, term }); continue }
+          const distance = boundedDistance(word, term, max)
+          if (distance >= 1 && distance <= max) add(term, FUZZY_WEIGHT * term.length / (term.length + distance), { segment, at, term })
+        }
+      }
+    }
+    return out
+  }
+
+  /** BM25 scores of every document that matches a word of `words`, times the number of words it matches. */
+  private score (words: string): { scores: Float64Array, matched: Uint8Array, touched: number[] } {
+    const n = this.size
+    const scores = new Float64Array(n)
+    const matched = new Uint8Array(n)
+    const lastWord = new Int32Array(n).fill(-1)
+    const touched: number[] = []
+    const avg = this.lengthSums.map(s => n === 0 ? 0 : s / n)
+    const queryWords = [...new Set(tokenize(words))]
+    queryWords.forEach((word, w) => {
+      for (const [, { weight, refs }] of this.derivedTerms(word)) {
+        const df: [number, number, number] = [0, 0, 0]
+        for (const r of refs) { const d = r.segment.df(r.at); df[0] += d[0]; df[1] += d[1]; df[2] += d[2] }
+        const idf = df.map(m => Math.log(1 + (n - m + 0.5) / (m + 0.5)))
+        for (const r of refs) {
+          const field = (f: FieldIndex, t: number, doc: number): number => {
+            const norm = avg[f] === 0 ? 1 : this.docLength[f].at(doc) / avg[f]
+            return BOOST[f] * idf[f] * (BM25.d + t * (BM25.k + 1) / (t + BM25.k * (1 - BM25.b + BM25.b * norm)))
+          }
+          r.segment.postings(r.at, (doc, tf) => {
+            const t0 = tfOf(tf, 0)
+            const t1 = tfOf(tf, 1)
+            const t2 = tfOf(tf, 2)
+            const s = (t0 > 0 ? field(0, t0, doc) : 0) + (t1 > 0 ? field(1, t1, doc) : 0) + (t2 > 0 ? field(2, t2, doc) : 0)
+            if (matched[doc] === 0) touched.push(doc)
+            if (lastWord[doc] !== w) { lastWord[doc] = w; matched[doc] = Math.min(255, matched[doc] + 1) }
+            scores[doc] += weight * s
+          })
+        }
+      }
     })
-    hits.sort((x, y) =>
-      (Number(x.superseded) - Number(y.superseded)) ||
-      (y.score - x.score) ||
-      (y.entry.entry.time - x.entry.entry.time) ||
-      compareStrings(x.id, y.id))
-    return hits
+    return { scores, matched, touched }
+  }
+
+  private rankedPage (words: string, passes: (doc: number) => boolean, group: (doc: number) => number, offset: number, limit: number): FindingPage {
+    const { scores, matched, touched } = this.score(words)
+    // order: group (superseded last), score, newest, id
+    const before = (x: number, sx: number, y: number, sy: number): boolean =>
+      (group(x) - group(y) || (sy - sx) || this.newestFirst(x, y)) < 0
+    const keep = offset + limit
+    const best = new TopK(keep, before)
+    let total = 0
+    for (const doc of touched) {
+      if (!passes(doc)) continue
+      total++
+      best.offer(doc, roundScore(scores[doc] * matched[doc]))
+    }
+    const hits = best.sorted().slice(offset).map(([doc, score]) => this.hit(doc, score))
+    return { hits, total }
   }
 
   /**
-   * A listing without words, in the order `ranked` would give with every
-   * score 0 (superseded last, newest first, then id), without sorting all of
-   * them on every call: findings are kept newest-last as they arrive, so one
-   * walk counts the matches in each group and a second keeps the page.
+   * A listing without words, in the order a search with every score 0 would
+   * give (group, newest first, then id), without sorting all of them on every
+   * call: documents are kept newest-last as they arrive, so one walk counts
+   * the matches in each group and a second keeps the page.
    */
-  private recentPage (passes: (f: IndexedFinding) => boolean, offset: number, limit: number, failuresFirst: boolean): FindingPage {
+  private recentPage (passes: (doc: number) => boolean, group: (doc: number) => number, offset: number, limit: number): FindingPage {
     const list = this.byRecency()
-    const group = (f: IndexedFinding): number => (failuresFirst && f.finding.kind !== 'failure' ? 2 : 0) + (this.supersededBy.has(f.entry.id) ? 1 : 0)
     const counts = [0, 0, 0, 0]
     for (let i = list.length - 1; i >= 0; i--) if (passes(list[i])) counts[group(list[i])]++
     const starts = [0, counts[0], counts[0] + counts[1], counts[0] + counts[1] + counts[2]]
     const total = starts[3] + counts[3]
-    const picked: IndexedFinding[][] = [[], [], [], []]
+    const picked: number[][] = [[], [], [], []]
     const seen = [0, 0, 0, 0]
     const end = offset + limit
     for (let i = list.length - 1; i >= 0 && offset < total; i--) {
-      const f = list[i]
-      if (!passes(f)) continue
-      const g = group(f)
+      const doc = list[i]
+      if (!passes(doc)) continue
+      const g = group(doc)
       const rank = starts[g] + seen[g]++
-      if (rank >= offset && rank < end) picked[g].push(f)
+      if (rank >= offset && rank < end) picked[g].push(doc)
     }
-    const hits = picked.flat().map(({ entry, finding }) => ({ id: entry.id, entry, finding, score: 0, superseded: this.isSuperseded(entry.id) }))
-    return { hits, total }
+    return { hits: picked.flat().map(doc => this.hit(doc, 0)), total }
   }
 
-  /** Findings with the newest last (time, then id descending); sorted again only after one arrived out of order. */
-  private byRecency (): IndexedFinding[] {
+  /** Documents with the newest last (time, then id descending); sorted again only after one arrived out of order. */
+  private byRecency (): number[] {
     if (!this.recencySorted) {
-      this.recency.sort((x, y) => newestFirst(y, x))
+      this.recency.sort((x, y) => this.newestFirst(y, x))
       this.recencySorted = true
     }
     return this.recency
   }
 }
 
-/** Listing order without words: newest first, then id. */
-function newestFirst (x: IndexedFinding, y: IndexedFinding): number {
-  return (y.entry.entry.time - x.entry.entry.time) || compareStrings(x.entry.id, y.entry.id)
+/** The best `k` of the documents offered, by `before`. */
+class TopK {
+  private readonly heap: Array<[number, number]> = []
+  constructor (private readonly k: number, private readonly before: (x: number, sx: number, y: number, sy: number) => boolean) {}
+
+  offer (doc: number, score: number): void {
+    const h = this.heap
+    if (h.length < this.k) {
+      h.push([doc, score])
+      this.up(h.length - 1)
+    } else if (this.k > 0 && this.before(doc, score, h[0][0], h[0][1])) {
+      h[0] = [doc, score]
+      this.down(0)
+    }
+  }
+
+  sorted (): Array<[number, number]> {
+    return [...this.heap].sort((a, b) => this.before(a[0], a[1], b[0], b[1]) ? -1 : 1)
+  }
+
+  // a heap whose root is the worst kept
+  private worse (i: number, j: number): boolean {
+    return this.before(this.heap[j][0], this.heap[j][1], this.heap[i][0], this.heap[i][1])
+  }
+
+  private up (i: number): void {
+    while (i > 0) {
+      const p = (i - 1) >> 1
+      if (!this.worse(i, p)) return
+      ;[this.heap[i], this.heap[p]] = [this.heap[p], this.heap[i]]
+      i = p
+    }
+  }
+
+  private down (i: number): void {
+    const n = this.heap.length
+    for (;;) {
+      const l = 2 * i + 1
+      const r = l + 1
+      let w = i
+      if (l < n && this.worse(l, w)) w = l
+      if (r < n && this.worse(r, w)) w = r
+      if (w === i) return
+      ;[this.heap[i], this.heap[w]] = [this.heap[w], this.heap[i]]
+      i = w
+    }
+  }
 }
 
 function checkLimit (value: number | undefined): number {
@@ -248,3 +553,4 @@ function checkLimit (value: number | undefined): number {
   }
   return limit
 }
+

@@ -28,7 +28,7 @@
 // entries count for, using `faultyAuthors`.
 import type { DeepPartial, Entry } from '../../gen/agency/v1/log.js'
 import { FailedPreconditionError, InvalidArgumentError, TooLargeError } from '../errors.js'
-import { AcceptedEntries } from './accepted-entries.js'
+import { AcceptedEntries, type EntryArchive, type EntryMeta } from './accepted-entries.js'
 import { BatchCollector } from './batch-collector.js'
 import { contentFault } from './check-entry.js'
 import { toHex, type Signer } from './crypto.js'
@@ -45,7 +45,8 @@ import {
   MAX_PENDING_BYTES, MAX_PENDING_PER_AUTHOR, MAX_PENDING_TOTAL
 } from './limits.js'
 import { PendingSet } from './pending-set.js'
-import { prepareRestore, type RestoreInput } from './restore.js'
+import { decodeCheckpoint, encodeCheckpoint } from './log-checkpoint.js'
+import { prepareRestore, type RestoredEntry, type RestoreInput } from './restore.js'
 import type { VersionVector } from './version-vector.js'
 
 export { compareStored } from './accepted-entries.js'
@@ -62,6 +63,8 @@ export class OwnFeedConflictError extends FailedPreconditionError {
 }
 
 export interface LogStateOptions {
+  /** where accepted entries' bytes are kept (default: in memory); the log itself holds only an index */
+  archive?: EntryArchive
   maxEntryBytes?: number
   maxPendingPerAuthor?: number
   maxPendingTotal?: number
@@ -75,7 +78,8 @@ function positive (name: string, value: number): number {
 
 export class LogState {
   private readonly maxEntryBytes: number
-  private readonly entries = new AcceptedEntries()
+  private entries: AcceptedEntries
+  private readonly archive?: EntryArchive
   private readonly pending: PendingSet
   private readonly forkRegistry = new ForkRegistry()
   /** own entries signed and held back until they are on disk, oldest first */
@@ -86,6 +90,8 @@ export class LogState {
   private duplicateCount = 0
 
   constructor (options: LogStateOptions = {}) {
+    this.archive = options.archive
+    this.entries = new AcceptedEntries(options.archive)
     this.maxEntryBytes = positive('maxEntryBytes', options.maxEntryBytes ?? MAX_ENTRY_BYTES)
     const maxBytes = positive('maxPendingBytes', options.maxPendingBytes ?? MAX_PENDING_BYTES)
     // the newest pending entry must always fit, or it would be dropped on arrival
@@ -265,9 +271,77 @@ export class LogState {
    */
   restore (input: RestoreInput): { accepted: StoredEntry[], pendingRemoved: PendingEntry[] } {
     if (this.entries.size > 0 || this.pending.size > 0) throw new FailedPreconditionError('restore needs an empty log')
-    this.entries.load(prepareRestore(input.entries))
-    for (const proof of input.forks ?? []) this.forkRegistry.record(proof.a, proof.b)
+    this.entries.load(prepareRestore(input.entries), input.archived === true)
+    return this.restoreFinish(input)
+  }
 
+  /**
+   * A checkpoint of the accepted entries' index up to cursor `upTo` (one the
+   * archive has on disk), or undefined when there is none: see
+   * restoreCheckpoint. Pending entries, staged entries and fork proofs are not
+   * in it (the store keeps them on their own).
+   */
+  checkpoint (upTo: number = this.entries.cursor): Uint8Array | undefined {
+    const rows = this.entries.checkpointRows(upTo)
+    return rows === undefined ? undefined : encodeCheckpoint(rows)
+  }
+
+  /**
+   * Starts a restore from a checkpoint (on an empty log) and returns the
+   * cursor it covers: then restoreEntries with the entries after that cursor,
+   * then restoreFinish. `store`, when given, is what the store holds: a
+   * checkpoint past its last cursor, or with an author ahead of its vector,
+   * is not of this store. Throws InvalidArgumentError (corrupt) or
+   * FailedPreconditionError (not of this log) and changes nothing: fold the
+   * whole log instead.
+   */
+  restoreCheckpoint (bytes: Uint8Array, store?: { lastCursor: number, vector: ReadonlyMap<string, number> }): number {
+    if (this.entries.size > 0 || this.pending.size > 0) throw new FailedPreconditionError('restore needs an empty log')
+    const rows = decodeCheckpoint(bytes)
+    if (store !== undefined) {
+      if (rows.cursor > store.lastCursor) throw new FailedPreconditionError(`the checkpoint covers cursor ${rows.cursor}, past the store's last ${store.lastCursor}`)
+      const held = new Map<number, number>()
+      for (let r = 0; r < rows.author.length; r++) held.set(rows.author[r], rows.seq[r])
+      for (const [a, seq] of held) {
+        const name = rows.authors[a]
+        if (seq > (store.vector.get(name) ?? 0)) throw new FailedPreconditionError(`the checkpoint holds ${name} to seq ${seq}, past the store's ${store.vector.get(name) ?? 0}`)
+      }
+    }
+    if (this.archive === undefined) throw new FailedPreconditionError('a checkpoint restores only a log kept in an archive')
+    this.entries = AcceptedEntries.fromCheckpoint(rows, this.archive)
+    return rows.cursor
+  }
+
+  /**
+   * The trusted start-up path for a large log, a page at a time: entries read
+   * back from this daemon's own disk in cursor order (whose bytes the archive
+   * holds), appended after those restored so far. Throws
+   * InvalidArgumentError, keeping none of the page, on a cursor that does not
+   * grow or a seq that does not follow its author's feed. Then restoreFinish.
+   */
+  restoreEntries (page: ReadonlyArray<Required<Pick<RestoredEntry, 'entry' | 'cursor' | 'bytes' | 'id'>>>): void {
+    if (this.pending.size > 0) throw new FailedPreconditionError('restore entries before the pending set')
+    const held = new Map<string, number>()
+    let cursor = this.entries.cursor
+    for (const r of page) {
+      const { author, seq } = r.entry
+      const h = held.get(author) ?? this.entries.held(author)
+      if (r.cursor <= cursor) throw new InvalidArgumentError(`restored cursor ${r.cursor} does not follow cursor ${cursor}`)
+      if (seq !== h + 1) throw new InvalidArgumentError(`restored feed of ${author} is not whole at seq ${h + 1}`)
+      held.set(author, seq)
+      cursor = r.cursor
+    }
+    for (const r of page) this.entries.appendRestored(r)
+  }
+
+  /**
+   * Ends a restore: takes in the fork proofs and the pending entries kept on
+   * disk. Returns what restored pending entries unblocked and which pending
+   * entries left the set (stale or unblocked).
+   */
+  restoreFinish (input: { pending?: Iterable<Entry>, forks?: Iterable<ForkProof> }): { accepted: StoredEntry[], pendingRemoved: PendingEntry[] } {
+    if (this.pending.size > 0) throw new FailedPreconditionError('restore needs an empty pending set')
+    for (const proof of input.forks ?? []) this.forkRegistry.record(proof.a, proof.b)
     const accepted: StoredEntry[] = []
     const pendingRemoved: PendingEntry[] = []
     const authors = new Set<string>()
@@ -312,7 +386,12 @@ export class LogState {
    * says it all (proofsFor).
    */
   entriesFor (remote: FeedSummaries): StoredEntry[] {
-    const out: StoredEntry[] = []
+    return this.cursorsFor(remote).map(c => this.entries.atCursor(c) as StoredEntry)
+  }
+
+  /** The cursors of what `entriesFor` sends, in its order, without reading an entry: a sender reads each as it goes. */
+  cursorsFor (remote: FeedSummaries): number[] {
+    const out: number[] = []
     let divergent = 0
     for (const author of this.entries.authors()) {
       const held = this.entries.held(author)
@@ -320,8 +399,8 @@ export class LogState {
       const theirs = r?.seq ?? 0
       // Ahead of us: the peer checks our head against its feed.
       if (theirs > held) continue
-      if (r === undefined || theirs === 0 || r.head === '' || this.entries.byAuthorSeq(author, theirs)?.id === r.head) {
-        for (let seq = theirs + 1; seq <= held; seq++) out.push(this.entries.byAuthorSeq(author, seq) as StoredEntry)
+      if (r === undefined || theirs === 0 || r.head === '' || this.entries.idAt(author, theirs) === r.head) {
+        for (const c of this.entries.feedCursors(author, theirs + 1, held)) out.push(c)
         continue
       }
       // Another branch.
@@ -329,7 +408,7 @@ export class LogState {
       if (fp?.exact === true || divergent >= MAX_DIVERGENT_AUTHORS_PER_EXCHANGE) continue
       divergent++
       const seqs = fp === undefined ? probeSeqs(theirs) : this.bracket(author, fp.seq)
-      for (const seq of seqs) out.push(this.entries.byAuthorSeq(author, seq) as StoredEntry)
+      for (const seq of seqs) out.push(...this.entries.feedCursors(author, seq, seq))
     }
     return out
   }
@@ -404,9 +483,38 @@ export class LogState {
     return this.entries.afterCursor(cursor, limit)
   }
 
-  /** Every accepted entry in the deterministic total order (lamport, author, seq). Do not mutate. */
-  ordered (): readonly StoredEntry[] {
-    return this.entries.ordered()
+  /**
+   * Every accepted entry (or those of `kinds`) in the deterministic total
+   * order (lamport, author, seq). Each is read from the archive: for a large
+   * log, name the kinds.
+   */
+  ordered (kinds?: ReadonlySet<string>): readonly StoredEntry[] {
+    return this.entries.ordered(kinds)
+  }
+
+  /** Accepted entries after `cursor` (of `kinds`, when given), in arrival order, read one at a time. */
+  iterateAfter (cursor: number, kinds?: ReadonlySet<string>): Generator<StoredEntry> {
+    return this.entries.iterateAfter(cursor, kinds)
+  }
+
+  /** Cursor, author, seq, lamport and kind of the entries after `cursor`, without reading them. */
+  metaAfter (cursor: number): Generator<EntryMeta> {
+    return this.entries.metaAfter(cursor)
+  }
+
+  /** The accepted entry at `cursor`, or undefined. */
+  atCursor (cursor: number): StoredEntry | undefined {
+    return this.entries.atCursor(cursor)
+  }
+
+  /** The cursor of accepted entry `id`, or 0. */
+  cursorOf (id: string): number {
+    return this.entries.cursorOf(id)
+  }
+
+  /** Cursors of the author's accepted entries with seq in `from..to`, in seq order. */
+  feedCursors (author: string, from: number, to: number): number[] {
+    return this.entries.feedCursors(author, from, to)
   }
 
   /** Authors with at least one accepted entry, sorted. */

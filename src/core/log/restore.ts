@@ -18,6 +18,8 @@ export interface RestoredEntry {
 
 export interface RestoreInput {
   entries: Iterable<RestoredEntry>
+  /** the entries' bytes are in the log's archive already (read back from it): not put again */
+  archived?: boolean
   pending?: Iterable<Entry>
   forks?: Iterable<ForkProof>
 }

@@ -48,3 +48,20 @@ export function liveTimeoutForMs (intervalMs: number, p: HeartbeatPolicy): numbe
   const interval = Math.min(intervalMs, Math.max(p.baseMs, p.maxIntervalMs))
   return Math.ceil(p.liveTimeoutMs * interval / p.baseMs)
 }
+
+/** A quiet daemon's interval doubles at most this many times (8 ×). */
+export const MAX_QUIET_DOUBLINGS = 3
+
+/**
+ * The interval of a daemon that holds no claim and whose heartbeat has said
+ * the same for `quietBeats` beats in a row: its interval for the swarm's
+ * size, doubled per quiet beat up to 8 ×, never beyond the largest interval.
+ * Its peers then hear from it an eighth as often and wait eight times as long
+ * (liveTimeoutForMs scales with the interval it announces). A holder always
+ * beats at the swarm's interval, since its heartbeats carry its leases, and a
+ * daemon with something new to say beats at once.
+ */
+export function quietIntervalMs (intervalMs: number, quietBeats: number, p: HeartbeatPolicy): number {
+  const doublings = Math.min(Math.max(0, Math.floor(quietBeats)), MAX_QUIET_DOUBLINGS)
+  return Math.max(intervalMs, Math.min(intervalMs * 2 ** doublings, p.maxIntervalMs))
+}

@@ -180,6 +180,7 @@ export class AgencySwarm {
 
   /** Counts the gossip of an entry just written. */
   private wrote (e: PoolEntry): void {
+    this.recorder.bump(`entries: ${e.kind}`)
     const tx = gossipTransmissions(this.replicas.length)
     this.recorder.count('gossip: entries', tx, tx * gossipFrameBytes(e.bytes))
   }

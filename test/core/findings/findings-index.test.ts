@@ -124,3 +124,47 @@ describe('relevance', () => {
     })
   })
 })
+
+describe('the compact index', () => {
+  const WORDS = ['lease', 'leases', 'leasing', 'gossip', 'gossipsub', 'vector', 'vectors', 'digest', 'decoder', 'decodes',
+    'backpressure', 'backoff', 'protobuf', 'parser', 'parsers', 'timeout', 'timeouts', 'cursor', 'cursors', 'quorum']
+  const QUERIES = ['lease', 'leas', 'gossip vector', 'decoder', 'decodr', 'backpresure', 'parser timeout', 'cursr', 'protobuf quorum digest', 'zzz']
+
+  it('answers the same whatever the segment size and the order findings arrive in', () => {
+    const random = rng(7)
+    const pick = <T>(xs: readonly T[]): T => xs[Math.floor(random() * xs.length)]
+    const log = new LogState()
+    for (let i = 0; i < 150; i++) {
+      const text = Array.from({ length: 3 + Math.floor(random() * 9) }, () => pick(WORDS)).join(' ')
+      record(log, i % 3 === 0 ? a : b, { kind: pick(['discovery', 'bug', 'note', 'failure']), text, paths: [`src/${pick(WORDS)}/${pick(WORDS)}.ts`], tags: [pick(WORDS)] }, 1000 + Math.floor(i / 2))
+    }
+    const one = FindingsIndex.fromEntries(log.ordered())
+    const small = FindingsIndex.fromEntries(log.ordered(), { segmentDocs: 7 })
+    const reversed = FindingsIndex.fromEntries([...log.ordered()].reverse(), { segmentDocs: 11 })
+    for (const query of QUERIES) {
+      for (const q of [{ query }, { query, kind: 'bug' }, { query, pathPrefix: 'src/lease' }, { query, tag: 'gossip', limit: 5 }]) {
+        const expected = one.search({ ...q, limit: q.limit ?? 100 }).map(h => [h.id, h.score])
+        expect(small.search({ ...q, limit: q.limit ?? 100 }).map(h => [h.id, h.score])).toEqual(expected)
+        expect(reversed.search({ ...q, limit: q.limit ?? 100 }).map(h => [h.id, h.score])).toEqual(expected)
+      }
+    }
+    expect(one.search({ query: 'zzz' })).toEqual([])
+    // a prefix and a misspelling still find their word
+    expect(one.search({ query: 'backpresure' }).length).toBeGreaterThan(0)
+    expect(one.search({ query: 'leas' }).length).toBeGreaterThan(0)
+  })
+
+  it('reads its hits from the log when given one, keeping no entries', () => {
+    const log = new LogState()
+    const f1 = record(log, a, { text: 'sync batches stall under backpressure' }, 1)
+    log.append(a.signer, 'goal', { text: 'ship it' }, 2)
+    const f2 = record(log, b, { text: 'backpressure comes from yamux windows', supersedes: f1.id }, 3)
+    const index = FindingsIndex.fromEntries(log.iterateAfter(0), { source: { entryAt: c => log.atCursor(c), cursorOf: id => log.cursorOf(id) } })
+    const hits = index.search({ query: 'backpressure' })
+    expect(hits.map(h => h.id)).toEqual([f2.id, f1.id])
+    expect(hits.map(h => h.superseded)).toEqual([false, true])
+    expect(hits[1].finding.text).toBe('sync batches stall under backpressure')
+    expect(index.has(f2.id)).toBe(true)
+    expect(index.get(f1.id)?.entry.id).toBe(f1.id)
+  })
+})

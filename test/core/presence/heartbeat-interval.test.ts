@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import fc from 'fast-check'
-import { heartbeatIntervalMs, liveTimeoutForMs, type HeartbeatPolicy } from '../../../src/core/presence/heartbeat-interval.js'
+import { heartbeatIntervalMs, liveTimeoutForMs, MAX_QUIET_DOUBLINGS, quietIntervalMs, type HeartbeatPolicy } from '../../../src/core/presence/heartbeat-interval.js'
 import { PeerDirectory } from '../../../src/core/presence/peer-directory.js'
 
 const policy: HeartbeatPolicy = { baseMs: 2000, liveTimeoutMs: 10_000, maxRatePerSecond: 16, maxIntervalMs: 120_000 }
@@ -22,6 +22,26 @@ describe('the heartbeat interval', () => {
 
   it('never exceeds the largest interval', () => {
     expect(heartbeatIntervalMs(1_000_000, policy)).toBe(120_000)
+  })
+})
+
+describe('the interval of a quiet daemon', () => {
+  it('doubles with each quiet beat, up to eight times the interval', () => {
+    expect([0, 1, 2, 3, 4, 50].map(q => quietIntervalMs(2000, q, policy))).toEqual([2000, 4000, 8000, 16_000, 16_000, 16_000])
+    expect(2 ** MAX_QUIET_DOUBLINGS).toBe(8)
+  })
+
+  it('never goes beyond the largest interval, nor below the interval for the swarm', () => {
+    expect(quietIntervalMs(64_000, 3, policy)).toBe(120_000)
+    expect(quietIntervalMs(120_000, 3, policy)).toBe(120_000)
+    fc.assert(fc.property(fc.integer({ min: 0, max: 5000 }), fc.integer({ min: -3, max: 20 }), (peers, quiet) => {
+      const interval = heartbeatIntervalMs(peers, policy)
+      const q = quietIntervalMs(interval, quiet, policy)
+      expect(q).toBeGreaterThanOrEqual(interval)
+      expect(q).toBeLessThanOrEqual(Math.max(interval, policy.maxIntervalMs))
+      // the receiver's timeout follows: five announced intervals of grace
+      expect(liveTimeoutForMs(q, policy)).toBeGreaterThanOrEqual(5 * q)
+    }))
   })
 })
 

@@ -15,6 +15,8 @@ import type { DaemonConfig } from '../../../src/daemon/config.js'
 import { connectAgency, type Agency } from '../../../src/api/client.js'
 import type { Event, LogEntry } from '../../../src/gen/agency/v1/api.js'
 import { waitFor as poll } from '../../helpers/wait-for.js'
+import { multiaddr } from '@multiformats/multiaddr'
+import { peerIdFromString } from '@libp2p/peer-id'
 
 // ---- waiting ----
 
@@ -69,6 +71,24 @@ export class MemoryCluster {
 }
 
 /** A daemon's dialable addresses (with /p2p/<id>). */
+/** Dials `to` from `from`. */
+export async function link (from: Daemon, to: Daemon): Promise<void> {
+  await from.node.dial(multiaddr(addrsOf(to)[0]))
+}
+
+export function connected (a: Daemon, b: Daemon): boolean {
+  return a.node.getConnections(peerIdFromString(b.peerId)).length > 0
+}
+
+/**
+ * Links a test made itself (with the daemons' dialers stopped), kept up as
+ * those dialers would: on a loaded machine libp2p closes a connection whose
+ * ping timed out, and nothing else would dial it again. Call it while waiting.
+ */
+export async function keepLinked (links: Array<[Daemon, Daemon]>): Promise<void> {
+  for (const [a, b] of links) if (!connected(a, b) && !connected(b, a)) await link(a, b).catch(() => {})
+}
+
 export function addrsOf (d: Daemon): string[] {
   return d.listenAddrs()
 }

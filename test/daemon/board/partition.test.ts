@@ -3,33 +3,14 @@
 // HELD. When the halves are joined again, every node shows the same holder
 // (the holder rule over both claims), and the losing daemon tells its agent.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { multiaddr } from '@multiformats/multiaddr'
 import { peerIdFromString } from '@libp2p/peer-id'
 import type { Daemon } from '../../../src/daemon/daemon.js'
 import type { ClaimAnswer } from '../../../src/daemon/board-service.js'
 import { compareOrder } from '../../../src/core/board/index.js'
 import { Claim } from '../../../src/gen/agency/v1/log.js'
-import { EventRecorder, MemoryCluster, addrsOf, detailOf, livePeerIds, waitFor, waitForTaskEverywhere } from './helpers.js'
+import { EventRecorder, MemoryCluster, connected, detailOf, keepLinked, livePeerIds, waitFor, waitForTaskEverywhere, link } from './helpers.js'
 
 const TASK = 'split-brain'
-
-/** Dials `to` from `from` (the daemons' own dialers are stopped: links are only the ones made here). */
-async function link (from: Daemon, to: Daemon): Promise<void> {
-  await from.node.dial(multiaddr(addrsOf(to)[0]))
-}
-
-function connected (a: Daemon, b: Daemon): boolean {
-  return a.node.getConnections(peerIdFromString(b.peerId)).length > 0
-}
-
-/**
- * The links the test made, kept up as the daemons' own dialers would: on a
- * loaded machine libp2p may close a connection whose ping timed out, and with
- * the dialers stopped nothing else would dial it again.
- */
-async function keepLinked (links: Array<[Daemon, Daemon]>): Promise<void> {
-  for (const [a, b] of links) if (!connected(a, b) && !connected(b, a)) await link(a, b).catch(() => {})
-}
 
 /** This node's claim entries on TASK, in the board's order. */
 function claimsOn (d: Daemon): Array<{ id: string, author: string, seq: number, lamport: number, epoch: number }> {

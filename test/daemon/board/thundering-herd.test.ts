@@ -7,8 +7,7 @@ import type { Daemon } from '../../../src/daemon/daemon.js'
 import type { ClaimAnswer } from '../../../src/daemon/board-service.js'
 import { compareOrder } from '../../../src/core/board/index.js'
 import { Claim } from '../../../src/gen/agency/v1/log.js'
-import { multiaddr } from '@multiformats/multiaddr'
-import { MemoryCluster, addrsOf, livePeerIds, waitFor, waitForTaskEverywhere } from './helpers.js'
+import { MemoryCluster, keepLinked, livePeerIds, waitFor } from './helpers.js'
 
 const NODES = 50
 const TASK = 'herd-task'
@@ -33,12 +32,15 @@ const TIMING = {
  * addresses in the heartbeats, and those handshakes would cost more than the
  * race being tested.
  */
-async function wire (nodes: Daemon[]): Promise<void> {
+async function wire (nodes: Daemon[]): Promise<Array<[Daemon, Daemon]>> {
   for (const d of nodes) d.dialer.stop()
+  const links: Array<[Daemon, Daemon]> = []
   for (let i = 1; i < nodes.length; i++) {
     const parents = new Set([Math.floor(Math.random() * i), Math.floor(Math.random() * i)])
-    for (const j of parents) await nodes[i].node.dial(multiaddr(addrsOf(nodes[j])[0]))
+    for (const j of parents) links.push([nodes[i], nodes[j]])
   }
+  await keepLinked(links)
+  return links
 }
 
 /** Every connection of every node carries the swarm topic. */
@@ -53,21 +55,24 @@ describe(`a thundering herd of ${NODES} daemons claiming one task`, () => {
   const cluster = new MemoryCluster()
   let nodes: Daemon[] = []
   let answers: ClaimAnswer[] = []
+  let links: Array<[Daemon, Daemon]> = []
 
   beforeAll(async () => {
     for (let i = 0; i < NODES; i++) nodes.push(await cluster.start(TIMING))
-    await wire(nodes)
-    await waitFor('the gossip topic on every connection', () => gossipReady(nodes), 60_000, 250)
+    links = await wire(nodes)
+    await waitFor('the gossip topic on every connection', async () => { await keepLinked(links); return gossipReady(nodes) }, 180_000, 250)
     // A status line goes out in a heartbeat: every node hears of every other.
     for (const [i, d] of nodes.entries()) await d.setStatusLine(`herd member ${i}`)
-    await waitFor(`every node to see ${NODES - 1} live peers`, () =>
-      nodes.every(d => livePeerIds(d).length >= NODES - 1), 90_000, 250)
+    await waitFor(`every node to see ${NODES - 1} live peers`, async () => {
+      await keepLinked(links)
+      return nodes.every(d => livePeerIds(d).length >= NODES - 1)
+    }, 180_000, 250)
     await nodes[0].boardService.addTask({ id: TASK, title: 'everyone wants this', description: '', deps: [], scope: ['src/herd/**'], priority: 0 })
-    await waitForTaskEverywhere(nodes, TASK, 60_000)
+    await waitFor(`task ${TASK} on every node`, async () => { await keepLinked(links); return nodes.every(d => d.boardService.board.task(TASK, d.boardService.now()) != null) }, 180_000, 250)
     // Each call checks and appends its claim before any gossip is handled:
     // fifty claims at epoch 1, at once.
     answers = await Promise.all(nodes.map(async d => await d.boardService.claim(TASK, [])))
-  }, 360_000)
+  }, 600_000)
 
   afterAll(async () => { await cluster.cleanup() }, 60_000)
 
@@ -105,16 +110,17 @@ describe(`a thundering herd of ${NODES} daemons claiming one task`, () => {
       const kinds = d.logService.state.countsByKind()
       return { i, claims: kinds.get('claim') ?? 0, releases: kinds.get('release') ?? 0 }
     }).filter(n => n.claims !== NODES || n.releases !== NODES - 1).map(n => `node ${n.i}: ${n.claims} claims, ${n.releases} releases`).join('; ')
-    await waitFor('every node to hold every claim and release', () => {
+    await waitFor('every node to hold every claim and release', async () => {
+      await keepLinked(links)
       const missing = short()
       if (missing !== '') throw new Error(missing)
       return true
-    }, 120_000, 250)
+    }, 240_000, 250)
     const holders = nodes.map(d => d.boardService.board.holder(TASK))
     for (const h of holders) expect(h).toMatchObject({ holder: winner, epoch: 1 })
     // The winner's heartbeat carries the lease; the losers hold nothing.
     for (const d of nodes) expect(d.boardService.held().map(h => h.task)).toEqual(d.peerId === winner ? [TASK] : [])
     // Losing a race leaves no hand-off notes: only a holder has any to give.
     for (const d of nodes) expect(d.boardService.task(TASK).handoff).toBeUndefined()
-  }, 150_000)
+  }, 300_000)
 })

@@ -18,7 +18,7 @@ export function agencyCommandLine (tool: AgencyTool, args: Record<string, unknow
       case 'ready': return ['ready']
       case 'wait': return ['wait']
       case 'search_findings': return ['find', str(args.query)]
-      case 'claim': return ['claim', str(args.task), ...list(args.scope).flatMap(s => ['--scope', s])]
+      case 'claim': return ['claim', ...(str(args.task) === '' ? ['--next'] : [str(args.task)]), ...list(args.scope).flatMap(s => ['--scope', s])]
       case 'done': return ['done', str(args.task)]
       case 'integrate': return ['integrate', '--task', str(args.task)]
       case 'release': return ['release', str(args.task), '--note', str(args.note)]

@@ -31,24 +31,26 @@ function play (answer: (call: ToolCall, n: number) => ToolOutcome, tools = TOOLS
 }
 
 describe('the scripted agent', () => {
-  it('after LOST takes the next ready task, works it with the CLI\'s tools and answers once the goal is met', () => {
+  it('after LOST claims the next again (the daemon picks), works it with the CLI\'s tools and answers once the goal is met', () => {
     let doneA = false
+    let claims = 0
     const { calls, last } = play(call => {
       const input = call.input
       switch (call.name) {
         case 'mcp__agency__status': return ok({ you: { held: [] }, goal: 'g (tests: npm test)', goalMet: doneA })
-        case 'mcp__agency__ready': return ok({ tasks: doneA ? [] : [task('b'), task('a')] })
-        case 'mcp__agency__claim': return ok(input.task === 'b' ? { outcome: 'LOST', winner: 'peer' } : { outcome: 'HELD', epoch: 3 })
+        case 'mcp__agency__ready': return ok({ tasks: doneA ? [] : [task('b'), task('a')], pending: [] })
+        case 'mcp__agency__claim': return ok(++claims === 1 ? { outcome: 'LOST', task: 'b', winner: 'peer' } : { outcome: 'HELD', task: 'a', epoch: 3 })
         case 'mcp__agency__integrate': return ok({ result: 'merged' })
         case 'mcp__agency__done': doneA = true; return ok({ id: 'a', state: 'done' })
         case 'Bash': return { text: input.command === BRANCH_COMMAND ? 'agency/agent-a/a' : '[]', isError: false }
         default: return ok([])
       }
     })
-    expect(calls.filter(c => c.name === 'mcp__agency__claim').map(c => c.input.task)).toEqual(['b', 'a'])
+    // No task named: claim --next, twice.
+    expect(calls.filter(c => c.name === 'mcp__agency__claim').map(c => c.input)).toEqual([{}, {}])
     expect(calls.map(c => c.name)).toContain('Write')
     expect(calls.find(c => c.name === 'Write')?.input).toEqual({ file_path: '/ws/a.js', content: 'a' })
-    expect(calls.filter(c => c.name === 'Bash').map(c => c.input.command)).toEqual(['agency find B --json', 'agency find A --json', BRANCH_COMMAND, 'npm test', 'git add -A && git commit -q -m \'a: A\''])
+    expect(calls.filter(c => c.name === 'Bash').map(c => c.input.command)).toEqual(['agency find A --json', BRANCH_COMMAND, 'npm test', 'git add -A && git commit -q -m \'a: A\''])
     expect(calls.at(-1)).toEqual({ name: 'mcp__agency__read_inbox', input: {} })
     expect(last.kind).toBe('answer')
   })
@@ -57,10 +59,10 @@ describe('the scripted agent', () => {
     const { calls } = play(call => {
       if (call.name === 'mcp__agency__status') return ok({ goal: { text: 'g', testCommand: 't' }, tasks: [task('plan')] })
       if (call.name === 'mcp__agency__ready') return ok([task('plan')])
-      if (call.name === 'mcp__agency__claim') return ok({ outcome: 'HELD', epoch: 1 })
+      if (call.name === 'mcp__agency__claim') return ok({ outcome: 'HELD', task: 'plan', epoch: 1 })
       return ok({})
     }, TOOLS, 8)
-    const afterClaim = calls.slice(calls.findIndex(c => c.name === 'mcp__agency__claim') + 1)
+    const afterClaim = calls.slice(calls.findIndex(c => c.name === 'mcp__agency__claim') + 2)
     expect(afterClaim.slice(0, 2)).toEqual([
       {
         name: 'mcp__agency__add_tasks',
@@ -74,7 +76,7 @@ describe('the scripted agent', () => {
     const { calls } = play(call => {
       if (call.name === 'mcp__agency__status') return ok({ goal: { text: 'g', testCommand: 't' }, tasks: [task('a')] })
       if (call.name === 'mcp__agency__ready') return ok([task('a')])
-      if (call.name === 'mcp__agency__claim') return ok({ outcome: 'HELD', epoch: 1 })
+      if (call.name === 'mcp__agency__claim') return ok({ outcome: 'HELD', task: 'a', epoch: 1 })
       if (call.name === 'Bash' && call.input.command === BRANCH_COMMAND) return ok('agency/agent-a/a')
       if (call.name === 'Bash' && call.input.command === 't') return { text: 'Exit code 1\nnot ok 1 - a', isError: true }
       return ok({})
@@ -87,17 +89,17 @@ describe('the scripted agent', () => {
     const { calls } = play(call => {
       const cmd = String(call.input.command)
       if (cmd.startsWith('agency status')) return ok({ goal: { text: 'g', testCommand: 't' }, tasks: [task('a')] })
-      if (cmd.startsWith('agency ready')) return ok([task('a')])
-      return ok({ outcome: 'HELD', epoch: 1 })
+      if (cmd.startsWith('agency ready')) return ok({ tasks: [task('a')], pending: [] })
+      return ok({ outcome: 'HELD', task: 'a', epoch: 1 })
     }, ['Bash', 'Write', 'Edit'], 5)
     expect(calls.map(c => c.input.command)).toEqual([
-      'agency status --json', 'agency inbox --json', 'agency ready --json', 'agency find A --json', 'agency claim a --scope a.js --json'
+      'agency status --json', 'agency inbox --json', 'agency ready --json', 'agency claim --next --json', 'agency find A --json'
     ])
     const plan = play(call => {
       const cmd = String(call.input.command)
       if (cmd.startsWith('agency status')) return ok({ you: { held: [] }, goal: 'g (tests: t)', goalMet: false })
       if (cmd.startsWith('agency ready')) return ok([task('plan')])
-      return ok({ outcome: 'HELD', epoch: 1 })
+      return ok({ outcome: 'HELD', task: 'plan', epoch: 1 })
     }, ['Bash', 'Write', 'Edit'], 6).calls.at(-1)
     const piped = /^printf '%s\\n' '(.*)' \| agency task add-plan - --json$/.exec(String(plan?.input.command))
     expect(JSON.parse(piped?.[1] ?? 'null')).toEqual(BOOK.plan?.map(t => ({ deps: [], ...t })))

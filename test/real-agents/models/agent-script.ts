@@ -3,8 +3,9 @@
 // the agency MCP server, the daemons and git are all real.
 //
 // It plays an agent that follows prompts/agent.md through the whole loop: look
-// at the board and the inbox, pick a ready task, search the record (`agency
-// find` in the shell), claim it (or, holding `plan`, add the tasks as one
+// at the board and the inbox, see what is ready, let the daemon pick and claim
+// a task (claim --next: the MCP claim with no task), search the record
+// (`agency find` in the shell) for it (or, holding `plan`, add the tasks as one
 // plan), check the workspace is on the task's branch, write the files, run the
 // goal's tests (red: record the failure, try again), commit, integrate, mark it
 // done, and go round again until the goal is met; with nothing ready it waits.
@@ -108,6 +109,8 @@ export interface Playbook {
   plan?: PlannedTask[]
   /** For each task, the attempts in order; the next one is tried after the tests failed. */
   work: Record<string, FileChange[][]>
+  /** With nothing ready, end the turn (an ACP session starts the next one) instead of `agency wait`. */
+  endTurnWhenIdle?: boolean
 }
 
 /** The script could not go on: the conversation is not one it produced, or it would loop. */
@@ -135,9 +138,10 @@ interface Memory {
   testCommand: string
   /** A task the board says this agent holds (after a restart). */
   heldOnBoard?: { id: string, title: string }
-  /** The candidates of the last `ready`, minus those lost since. */
+  /** The tasks of the last `ready` (to know the title and scope of the one claimed). */
   ready: TaskInfo[]
-  lost: Set<string>
+  /** claim --next calls since the last `ready` that did not end HELD. */
+  claimTries: number
   /** The task being worked on, once HELD. */
   task?: { id: string, title: string, scope: string[] }
   attempt: number
@@ -192,33 +196,35 @@ const STEPS: Record<StepName, Step> = {
     act: () => agency('ready'),
     say: () => 'Which tasks can be taken now?',
     next: (m, out) => {
-      m.ready = listOf(parseJson(out.text), 'tasks').map(taskInfo).filter(t => t.id !== '' && !m.lost.has(t.id))
-      return m.ready.length > 0 ? 'search' : 'wait'
+      m.ready = listOf(parseJson(out.text), 'tasks').map(taskInfo).filter(t => t.id !== '')
+      m.claimTries = 0
+      return m.ready.length > 0 ? 'claim' : 'wait'
+    }
+  },
+  claim: {
+    // As the prompt says: the daemon picks (claim --next, the MCP claim with no task).
+    act: () => agency('claim', {}),
+    say: () => 'Claiming the next ready task.',
+    next: (m, out) => {
+      const r = out.isError ? undefined : asObject(parseJson(out.text))
+      if (r?.outcome === 'NONE_READY') return 'wait'
+      if (r?.outcome !== 'HELD') {
+        // LOST (peers won what the daemon tried) or refused: claim --next again, then wait.
+        return ++m.claimTries < 3 ? 'claim' : 'wait'
+      }
+      const id = str(r.task)
+      if (id === '') throw new ScriptError(`HELD names no task: ${firstLines(out.text, 2)}`)
+      m.task = m.ready.find(t => t.id === id) ?? { id, title: '', scope: [] }
+      return 'search'
     }
   },
   search: {
     // In the shell, as the prompt shows it: this also proves the agency command is on the shell's PATH.
-    act: m => ({ kind: 'shell', command: agencyCommandLine('search_findings', { query: m.ready[0].title !== '' ? m.ready[0].title : m.ready[0].id }) }),
-    say: m => `Searching the record before I claim ${m.ready[0].id}.`,
-    next: (_m, out) => {
-      if (/command not found|agency: not found/.test(out.text)) throw new ScriptError(`the agency command is not on the shell's PATH: ${firstLines(out.text, 2)}`)
-      return 'claim'
-    }
-  },
-  claim: {
-    act: m => agency('claim', { task: m.ready[0].id, scope: m.ready[0].scope }),
-    say: m => `Claiming ${m.ready[0].id}.`,
+    act: m => ({ kind: 'shell', command: agencyCommandLine('search_findings', { query: held(m).title !== '' ? held(m).title : held(m).id }) }),
+    say: m => `${held(m).id} is mine; searching the record before I start.`,
     next: (m, out, book) => {
-      const wanted = m.ready[0]
-      const r = out.isError ? undefined : asObject(parseJson(out.text))
-      if (r?.outcome !== 'HELD') {
-        // LOST (the answer names the winner) or refused: pick another task.
-        m.lost.add(wanted.id)
-        m.ready = m.ready.filter(t => t.id !== wanted.id)
-        return m.ready.length > 0 ? 'search' : 'ready'
-      }
-      m.task = wanted
-      return m.testCommand === '' && wanted.id !== PLAN_TASK ? 'recheck' : startTask(m, book)
+      if (/command not found|agency: not found/.test(out.text)) throw new ScriptError(`the agency command is not on the shell's PATH: ${firstLines(out.text, 2)}`)
+      return m.testCommand === '' && held(m).id !== PLAN_TASK ? 'recheck' : startTask(m, book)
     }
   },
   recheck: {
@@ -309,7 +315,7 @@ const STEPS: Record<StepName, Step> = {
   release: {
     act: m => agency('release', { task: held(m).id, note: `gave up after ${m.attempt} attempts: ${firstLines(m.failure, 3)}` }),
     say: m => `I cannot finish ${held(m).id}; handing it back.`,
-    next: (m) => { m.lost.add(held(m).id); m.task = undefined; return 'look' }
+    next: (m) => { m.task = undefined; return 'look' }
   },
   wait: {
     act: () => agency('wait'),
@@ -356,6 +362,9 @@ function readStatus (m: Memory, out: ToolOutcome): void {
 /** The final answer once the goal is met. */
 export const GOAL_MET_ANSWER = 'The goal is met: every task is done and the goal\'s tests pass on the shared branch. Stopping.'
 
+/** The answer that ends a turn with nothing to do (Playbook.endTurnWhenIdle). */
+export const IDLE_ANSWER = 'Nothing is ready for me; ending my turn until there is something new.'
+
 /** A step of the conversation as the script read it: which step, what it meant, the call and its result. */
 export interface TakenStep {
   step: StepName
@@ -366,7 +375,7 @@ export interface TakenStep {
 
 function freshMemory (prompt: string): Memory {
   const me = /agent id is `([^`]+)`/.exec(prompt)?.[1] ?? ''
-  return { me, goalMet: false, testCommand: '', ready: [], lost: new Set(), attempt: 0, changes: [], failure: '', integrateTries: 0 }
+  return { me, goalMet: false, testCommand: '', ready: [], claimTries: 0, attempt: 0, changes: [], failure: '', integrateTries: 0 }
 }
 
 /**
@@ -394,6 +403,8 @@ export function replay (conv: Conversation, book: Playbook, dialect: ToolDialect
     step = STEPS[step].next(m, past.outcome, book)
   }
   if (step === undefined) return { taken, move: { kind: 'answer', text: GOAL_MET_ANSWER } }
+  // In a session that starts turns for it (ACP), an agent with nothing to do ends its turn instead of waiting.
+  if (step === 'wait' && book.endTurnWhenIdle === true) return { taken, move: { kind: 'answer', text: IDLE_ANSWER } }
   if (conv.history.length >= MAX_TURNS) return { taken, move: { kind: 'answer', text: `Stopping after ${MAX_TURNS} tool calls without meeting the goal.` } }
   return { taken, move: { kind: 'call', call: render(STEPS[step].act(m, book), conv, dialect), say: STEPS[step].say(m) } }
 }

@@ -39,6 +39,21 @@ export interface RecordedRequest {
   move?: Move
   /** Why the script could not answer (the reply then says so and ends the turn). */
   error?: string
+  /** The raw request body. */
+  body?: any
+  /** The agent closed the request before the answer was sent (it cancelled the turn). */
+  aborted?: boolean
+}
+
+export interface AnthropicModelOptions {
+  /**
+   * The messages the agent's mind reads; default all of it. A session prompted
+   * many times (ACP) carries every earlier turn: an ACP test keeps the prompt
+   * and the calls since agentd's last prompt, as a mind starting each turn afresh.
+   */
+  turnInput?: (messages: MessageParam[]) => MessageParam[]
+  /** Awaited before a turn's answer is sent: a test holds the model mid-turn with it. */
+  beforeAnswer?: (rec: RecordedRequest) => Promise<void> | void
 }
 
 export interface ScriptedAnthropicModel {
@@ -54,11 +69,11 @@ export interface ScriptedAnthropicModel {
   close: () => Promise<void>
 }
 
-interface ContentBlock { type: string, text?: string, id?: string, name?: string, input?: unknown, tool_use_id?: string, content?: unknown, is_error?: boolean }
-interface MessageParam { role: string, content: string | ContentBlock[] }
+export interface ContentBlock { type: string, text?: string, id?: string, name?: string, input?: unknown, tool_use_id?: string, content?: unknown, is_error?: boolean }
+export interface MessageParam { role: string, content: string | ContentBlock[] }
 
 /** Starts the endpoint on 127.0.0.1 and a random port. */
-export async function startAnthropicModel (decide: Decide): Promise<ScriptedAnthropicModel> {
+export async function startAnthropicModel (decide: Decide, o: AnthropicModelOptions = {}): Promise<ScriptedAnthropicModel> {
   const requests: RecordedRequest[] = []
   let replies = 0
   const server: Server = createServer((req, res) => {
@@ -97,7 +112,7 @@ export async function startAnthropicModel (decide: Decide): Promise<ScriptedAnth
     const model = String(body.model ?? 'scripted')
     const tools = Array.isArray(body.tools) ? body.tools.map((t: { name?: unknown }) => String(t.name)) : []
     const messages: MessageParam[] = Array.isArray(body.messages) ? body.messages : []
-    const record: RecordedRequest = { ...base, kind: tools.length > 0 ? 'turn' : 'side', stream, model, tools, history: [] }
+    const record: RecordedRequest = { ...base, kind: tools.length > 0 ? 'turn' : 'side', stream, model, tools, history: [], body }
     requests.push(record)
     let move: Move
     if (record.kind === 'side') {
@@ -105,7 +120,7 @@ export async function startAnthropicModel (decide: Decide): Promise<ScriptedAnth
       move = { kind: 'answer', text: 'OK.' }
     } else {
       try {
-        const conv = conversation(messages, systemText(body.system), tools)
+        const conv = conversation(o.turnInput != null ? o.turnInput(messages) : messages, systemText(body.system), tools)
         record.history = conv.history
         move = decide(conv)
       } catch (err) {
@@ -114,7 +129,10 @@ export async function startAnthropicModel (decide: Decide): Promise<ScriptedAnth
       }
     }
     record.move = move
-    reply(res, move, model, stream, `msg_scripted_${++replies}`)
+    const id = `msg_scripted_${++replies}`
+    if (o.beforeAnswer == null || record.kind !== 'turn') { reply(res, move, model, stream, id); return }
+    res.once('close', () => { if (!res.writableEnded) record.aborted = true })
+    void Promise.resolve(o.beforeAnswer(record)).then(() => { if (record.aborted !== true) reply(res, move, model, stream, id) }, () => { res.destroy() })
   }
 
   await new Promise<void>(resolve => server.listen(0, '127.0.0.1', resolve))

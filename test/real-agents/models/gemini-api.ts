@@ -27,6 +27,8 @@ export interface GeminiRequestRecord {
   turn?: ScriptedTurn
   /** That move as the function call sent, or the final text. */
   reply?: { name: string, args: Record<string, unknown> } | { text: string }
+  /** The CLI closed the request before the answer was sent (it cancelled the turn). */
+  aborted?: boolean
 }
 
 export interface GeminiStandIn {
@@ -42,6 +44,10 @@ export interface GeminiStandIn {
 
 export interface GeminiStandInOptions {
   playbook: Playbook
+  /** The contents the mind reads; default all (see openai-responses.ts's turnInput). */
+  turnInput?: (contents: any[]) => any[]
+  /** Awaited before an agent turn's answer is sent: a test holds the model mid-turn with it. */
+  beforeAnswer?: (record: GeminiRequestRecord) => Promise<void> | void
 }
 
 /** Gemini CLI: the agency MCP tools as mcp_agency_<tool>, write_file and replace for files, run_shell_command. */
@@ -89,9 +95,16 @@ function answer (req: IncomingMessage, res: ServerResponse, text: string, opts: 
   }
   switch (record.rpc) {
     case 'streamGenerateContent': {
-      const reply = agentTurn(body, opts.playbook, record)
-      res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' })
-      res.end(`data: ${JSON.stringify(response(partsOf(reply, requests.length), body))}\n\n`)
+      const contents: any[] = Array.isArray(body?.contents) ? body.contents : []
+      const reply = agentTurn(opts.turnInput != null ? { ...body, contents: opts.turnInput(contents) } : body, opts.playbook, record)
+      const turn = requests.length
+      const send = (): void => {
+        res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' })
+        res.end(`data: ${JSON.stringify(response(partsOf(reply, turn), body))}\n\n`)
+      }
+      if (opts.beforeAnswer == null || !Array.isArray(body?.tools)) { send(); return }
+      res.once('close', () => { if (!res.writableEnded) record.aborted = true })
+      void Promise.resolve(opts.beforeAnswer(record)).then(() => { if (record.aborted !== true) send() }, () => { res.destroy() })
       return
     }
     case 'generateContent': {

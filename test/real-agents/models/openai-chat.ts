@@ -21,6 +21,8 @@ export interface ChatRequestRecord {
   turn?: ScriptedTurn
   /** That move as the tool call sent, or the final text. */
   reply?: { name: string, args: Record<string, unknown> } | { text: string }
+  /** The CLI closed the request before the answer was sent (it cancelled the turn). */
+  aborted?: boolean
 }
 
 export interface ChatStandIn {
@@ -40,6 +42,10 @@ export interface ChatStandInOptions {
   dialect: ToolDialect
   /** The model id to report. Default "scripted". */
   model?: string
+  /** The messages the mind reads; default all (see openai-responses.ts's turnInput). */
+  turnInput?: (messages: any[]) => any[]
+  /** Awaited before an agent turn's answer is sent: a test holds the model mid-turn with it. */
+  beforeAnswer?: (record: ChatRequestRecord) => Promise<void> | void
 }
 
 /** Pi's built-in tools: no MCP, so every coordination step is an `agency` command in bash; files go through write and edit. */
@@ -90,14 +96,24 @@ function answer (req: IncomingMessage, res: ServerResponse, text: string, opts: 
     return
   }
   const tools: string[] = (body?.tools ?? []).map((t: any) => String(t?.function?.name ?? t?.name ?? ''))
-  record.turn = scriptedTurn(() => conversation(body?.messages ?? [], tools, opts.dialect), opts.playbook, opts.dialect)
+  const messages: any[] = Array.isArray(body?.messages) ? body.messages : []
+  record.turn = scriptedTurn(() => conversation(opts.turnInput != null ? opts.turnInput(messages) : messages, tools, opts.dialect), opts.playbook, opts.dialect)
+  if (opts.beforeAnswer == null || !Array.isArray(body?.tools)) { send(res, body, record, model, requests.length); return }
+  res.once('close', () => { if (!res.writableEnded) record.aborted = true })
+  const n = requests.length
+  void Promise.resolve(opts.beforeAnswer(record)).then(() => { if (record.aborted !== true) send(res, body, record, model, n) }, () => { res.destroy() })
+}
+
+/** The scripted move of an agent turn, as one completion or its SSE chunks. */
+function send (res: ServerResponse, body: any, record: ChatRequestRecord, model: string, n: number): void {
+  if (record.turn == null) throw new Error('send: the request has no scripted turn')
   const move = record.turn.move
   const reply = record.reply = move.kind === 'call' ? { name: move.call.name, args: move.call.input } : { text: move.text }
-  const id = `chatcmpl-stand-in-${requests.length}`
+  const id = `chatcmpl-stand-in-${n}`
   const created = Math.floor(Date.now() / 1000)
   const toolCall = 'text' in reply
     ? undefined
-    : { id: `call_${requests.length}`, type: 'function', function: { name: reply.name, arguments: JSON.stringify(reply.args) } }
+    : { id: `call_${n}`, type: 'function', function: { name: reply.name, arguments: JSON.stringify(reply.args) } }
   const content = 'text' in reply ? reply.text : null
   const finish = toolCall != null ? 'tool_calls' : 'stop'
   const usage = { prompt_tokens: roughTokens(body), completion_tokens: roughTokens(reply), total_tokens: roughTokens(body) + roughTokens(reply) }

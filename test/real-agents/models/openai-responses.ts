@@ -28,6 +28,8 @@ export interface RecordedRequest {
   body: any
   /** The agent's turn, and how its call went out on the wire; absent for side requests. */
   turn?: ScriptedTurn & { call?: WireCall }
+  /** The CLI closed the request before the answer was sent (it cancelled the turn). */
+  aborted?: boolean
 }
 
 /** How a call went out on the wire. */
@@ -54,6 +56,14 @@ export interface ResponsesModel {
 export interface ResponsesModelOptions {
   playbook: Playbook
   dialect: ToolDialect
+  /**
+   * The input the agent's mind reads; default all of it. A session prompted
+   * many times (ACP) carries every earlier turn: an ACP test keeps the prompt
+   * and the calls since agentd's last prompt, as a mind starting each turn afresh.
+   */
+  turnInput?: (input: unknown[]) => unknown[]
+  /** Awaited before a turn's answer is sent: a test holds the model mid-turn with it. */
+  beforeAnswer?: (rec: RecordedRequest) => Promise<void> | void
 }
 
 /** apply_patch, a freeform (custom) tool in both CLIs: its input is the patch. */
@@ -103,15 +113,23 @@ export async function startResponsesModel (o: ResponsesModelOptions): Promise<Re
       stream.message('ok')
       return
     }
-    const turn = scriptedTurn(() => conversation(body, offered, issued, o.dialect), o.playbook, o.dialect)
-    const call = turn.move.kind === 'call' ? wireCall(turn.move.call, offered, `call_${seq}`) : undefined
+    const input: unknown[] = Array.isArray(body.input) ? body.input : []
+    const read = o.turnInput != null ? { ...body, input: o.turnInput(input) } : body
+    const turn = scriptedTurn(() => conversation(read, offered, issued, o.dialect), o.playbook, o.dialect)
+    const callId = `call_${seq}`
+    const call = turn.move.kind === 'call' ? wireCall(turn.move.call, offered, callId) : undefined
     rec.turn = { ...turn, call }
-    if (turn.move.kind === 'answer') {
-      stream.message(turn.move.text)
-      return
+    const send = (): void => {
+      if (turn.move.kind === 'answer') {
+        stream.message(turn.move.text)
+        return
+      }
+      issued.set(callId, turn.move.call)
+      stream.toolCall(call as WireCall)
     }
-    issued.set(`call_${seq}`, turn.move.call)
-    stream.toolCall(call as WireCall)
+    if (o.beforeAnswer == null) { send(); return }
+    res.once('close', () => { if (!res.writableEnded) rec.aborted = true })
+    void Promise.resolve(o.beforeAnswer(rec)).then(() => { if (rec.aborted !== true) send() }, () => { res.destroy() })
   }
 
   await new Promise<void>(resolve => server.listen(0, '127.0.0.1', resolve))
@@ -219,10 +237,28 @@ function toolNames (tools: unknown): string {
 
 /** A tool output as text: a string, content items with text, or anything else as JSON. */
 export function outputText (output: unknown): string {
-  if (typeof output === 'string') return output
-  if (Array.isArray(output)) return output.map(p => typeof p?.text === 'string' ? p.text : JSON.stringify(p)).join('\n')
+  if (typeof output === 'string') return unwrapContentList(output)
+  if (Array.isArray(output)) return output.map(p => typeof p?.text === 'string' ? unwrapContentList(p.text) : JSON.stringify(p)).join('\n')
   if (output != null && typeof output === 'object' && typeof (output as any).content === 'string') return (output as any).content
   return JSON.stringify(output ?? null)
+}
+
+/**
+ * The codex-acp agent shows an MCP result without structuredContent as the
+ * JSON of its content list after "Output:" ([{"type":"text","text":"..."}]):
+ * the tool's own text is inside.
+ */
+function unwrapContentList (text: string): string {
+  const marker = text.indexOf('Output:\n[')
+  const start = marker >= 0 ? marker + 'Output:\n'.length : text.trimStart().startsWith('[{"type":"text"') ? text.indexOf('[') : -1
+  if (start < 0) return text
+  try {
+    const list: unknown = JSON.parse(text.slice(start))
+    if (!Array.isArray(list) || !list.every(c => typeof c?.text === 'string')) return text
+    return `${text.slice(0, start)}${list.map(c => c.text as string).join('\n')}`
+  } catch {
+    return text
+  }
 }
 
 // ---------------------------------------------------------------- SSE

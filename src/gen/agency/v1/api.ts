@@ -31,6 +31,8 @@ export enum ClaimOutcome {
   CLAIM_HELD = 1,
   CLAIM_LOST = 2,
   CLAIM_PENDING = 3,
+  /** CLAIM_NONE_READY - claim with next: nothing to claim (no ready task, or every ready one is pending) */
+  CLAIM_NONE_READY = 4,
   UNRECOGNIZED = -1,
 }
 
@@ -48,6 +50,9 @@ export function claimOutcomeFromJSON(object: any): ClaimOutcome {
     case 3:
     case "CLAIM_PENDING":
       return ClaimOutcome.CLAIM_PENDING;
+    case 4:
+    case "CLAIM_NONE_READY":
+      return ClaimOutcome.CLAIM_NONE_READY;
     case -1:
     case "UNRECOGNIZED":
     default:
@@ -65,6 +70,8 @@ export function claimOutcomeToJSON(object: ClaimOutcome): string {
       return "CLAIM_LOST";
     case ClaimOutcome.CLAIM_PENDING:
       return "CLAIM_PENDING";
+    case ClaimOutcome.CLAIM_NONE_READY:
+      return "CLAIM_NONE_READY";
     case ClaimOutcome.UNRECOGNIZED:
     default:
       return "UNRECOGNIZED";
@@ -122,7 +129,11 @@ export interface StatusReply {
   /** every task done and the latest shared test run green */
   goalMet: boolean;
   /** this daemon's agent harness, if it runs one */
-  harness: HarnessInfo | undefined;
+  harness:
+    | HarnessInfo
+    | undefined;
+  /** tasks a peer's claim is settling on (see ReadyReply) */
+  pending: PendingTask[];
 }
 
 export interface StatusReply_TasksByStateEntry {
@@ -413,11 +424,34 @@ export interface GetTaskRequest {
 export interface ReadyRequest {
 }
 
+/**
+ * tasks: claimable now (open or expired, dependencies done), priority first; the same wire shape as ListTasksReply.
+ * pending: tasks a peer's claim is settling on (it reached this daemon less than a settle window ago): not claimable now.
+ */
+export interface ReadyReply {
+  tasks: TaskView[];
+  pending: PendingTask[];
+}
+
+export interface PendingTask {
+  task: string;
+  /** the peer whose claim holds it by the holder rule */
+  peer: string;
+  epoch: number;
+  /** at most this long until that claim's window has passed, on this daemon's clock */
+  settlesInMs: number;
+}
+
 export interface ClaimRequest {
   task: string;
   scope: string[];
   /** answer at once with PENDING instead of waiting for the settle window */
   noWait: boolean;
+  /**
+   * with no task: the daemon picks a ready task (its own order of preference, skipping tasks a peer's claim is
+   * settling on) and, on LOST, the next one, a few times; a task this daemon holds or is settling on is answered first
+   */
+  next?: boolean | undefined;
 }
 
 export interface ClaimReply {
@@ -435,6 +469,10 @@ export interface ClaimReply {
   taskBranch: string;
   /** on HELD: what happened to the workspace, or why it could not be switched */
   workspace: string;
+  /** with next: how many claims this call made */
+  attempts: number;
+  /** with next: tasks peers' claims were settling on when it answered */
+  pending: PendingTask[];
 }
 
 export interface ReleaseRequest {
@@ -1016,6 +1054,7 @@ function createBaseStatusReply(): StatusReply {
     held: [],
     goalMet: false,
     harness: undefined,
+    pending: [],
   };
 }
 
@@ -1080,6 +1119,9 @@ export const StatusReply: MessageFns<StatusReply> = {
     }
     if (message.harness !== undefined) {
       HarnessInfo.encode(message.harness, writer.uint32(162).fork()).join();
+    }
+    for (const v of message.pending) {
+      PendingTask.encode(v!, writer.uint32(170).fork()).join();
     }
     return writer;
   },
@@ -1260,6 +1302,14 @@ export const StatusReply: MessageFns<StatusReply> = {
             message.harness = HarnessInfo.decode(reader, reader.uint32());
             continue;
           }
+          case 21: {
+            if (tag !== 170) {
+              break;
+            }
+
+            message.pending.push(PendingTask.decode(reader, reader.uint32()));
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1360,6 +1410,9 @@ export const StatusReply: MessageFns<StatusReply> = {
         ? globalThis.Boolean(object.goal_met)
         : false,
       harness: isSet(object.harness) ? HarnessInfo.fromJSON(object.harness) : undefined,
+      pending: globalThis.Array.isArray(object?.pending)
+        ? object.pending.map((e: any) => PendingTask.fromJSON(e))
+        : [],
     };
   },
 
@@ -1431,6 +1484,9 @@ export const StatusReply: MessageFns<StatusReply> = {
     if (message.harness !== undefined) {
       obj.harness = HarnessInfo.toJSON(message.harness);
     }
+    if (message.pending?.length) {
+      obj.pending = message.pending.map((e) => PendingTask.toJSON(e));
+    }
     return obj;
   },
 
@@ -1471,6 +1527,7 @@ export const StatusReply: MessageFns<StatusReply> = {
     message.harness = (object.harness !== undefined && object.harness !== null)
       ? HarnessInfo.fromPartial(object.harness)
       : undefined;
+    message.pending = object.pending?.map((e) => PendingTask.fromPartial(e)) || [];
     return message;
   },
 };
@@ -6012,8 +6069,214 @@ export const ReadyRequest: MessageFns<ReadyRequest> = {
   },
 };
 
+function createBaseReadyReply(): ReadyReply {
+  return { tasks: [], pending: [] };
+}
+
+export const ReadyReply: MessageFns<ReadyReply> = {
+  encode(message: ReadyReply, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    for (const v of message.tasks) {
+      TaskView.encode(v!, writer.uint32(10).fork()).join();
+    }
+    for (const v of message.pending) {
+      PendingTask.encode(v!, writer.uint32(18).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ReadyReply {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseReadyReply();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.tasks.push(TaskView.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.pending.push(PendingTask.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ReadyReply {
+    return {
+      tasks: globalThis.Array.isArray(object?.tasks) ? object.tasks.map((e: any) => TaskView.fromJSON(e)) : [],
+      pending: globalThis.Array.isArray(object?.pending) ? object.pending.map((e: any) => PendingTask.fromJSON(e)) : [],
+    };
+  },
+
+  toJSON(message: ReadyReply): unknown {
+    const obj: any = {};
+    if (message.tasks?.length) {
+      obj.tasks = message.tasks.map((e) => TaskView.toJSON(e));
+    }
+    if (message.pending?.length) {
+      obj.pending = message.pending.map((e) => PendingTask.toJSON(e));
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ReadyReply>, I>>(base?: I): ReadyReply {
+    return ReadyReply.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ReadyReply>, I>>(object: I): ReadyReply {
+    const message = createBaseReadyReply();
+    message.tasks = object.tasks?.map((e) => TaskView.fromPartial(e)) || [];
+    message.pending = object.pending?.map((e) => PendingTask.fromPartial(e)) || [];
+    return message;
+  },
+};
+
+function createBasePendingTask(): PendingTask {
+  return { task: "", peer: "", epoch: 0, settlesInMs: 0 };
+}
+
+export const PendingTask: MessageFns<PendingTask> = {
+  encode(message: PendingTask, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.task !== "") {
+      writer.uint32(10).string(message.task);
+    }
+    if (message.peer !== "") {
+      writer.uint32(18).string(message.peer);
+    }
+    if (message.epoch !== 0) {
+      writer.uint32(24).uint64(message.epoch);
+    }
+    if (message.settlesInMs !== 0) {
+      writer.uint32(33).double(message.settlesInMs);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): PendingTask {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBasePendingTask();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.task = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.peer = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.epoch = longToNumber(reader.uint64());
+            continue;
+          }
+          case 4: {
+            if (tag !== 33) {
+              break;
+            }
+
+            message.settlesInMs = reader.double();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): PendingTask {
+    return {
+      task: isSet(object.task) ? globalThis.String(object.task) : "",
+      peer: isSet(object.peer) ? globalThis.String(object.peer) : "",
+      epoch: isSet(object.epoch) ? globalThis.Number(object.epoch) : 0,
+      settlesInMs: isSet(object.settlesInMs)
+        ? globalThis.Number(object.settlesInMs)
+        : isSet(object.settles_in_ms)
+        ? globalThis.Number(object.settles_in_ms)
+        : 0,
+    };
+  },
+
+  toJSON(message: PendingTask): unknown {
+    const obj: any = {};
+    if (message.task !== "") {
+      obj.task = message.task;
+    }
+    if (message.peer !== "") {
+      obj.peer = message.peer;
+    }
+    if (message.epoch !== 0) {
+      obj.epoch = Math.round(message.epoch);
+    }
+    if (message.settlesInMs !== 0) {
+      obj.settlesInMs = floatToJson(message.settlesInMs);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<PendingTask>, I>>(base?: I): PendingTask {
+    return PendingTask.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<PendingTask>, I>>(object: I): PendingTask {
+    const message = createBasePendingTask();
+    message.task = object.task ?? "";
+    message.peer = object.peer ?? "";
+    message.epoch = object.epoch ?? 0;
+    message.settlesInMs = object.settlesInMs ?? 0;
+    return message;
+  },
+};
+
 function createBaseClaimRequest(): ClaimRequest {
-  return { task: "", scope: [], noWait: false };
+  return { task: "", scope: [], noWait: false, next: undefined };
 }
 
 export const ClaimRequest: MessageFns<ClaimRequest> = {
@@ -6026,6 +6289,9 @@ export const ClaimRequest: MessageFns<ClaimRequest> = {
     }
     if (message.noWait !== false) {
       writer.uint32(24).bool(message.noWait);
+    }
+    if (message.next !== undefined) {
+      writer.uint32(32).bool(message.next);
     }
     return writer;
   },
@@ -6067,6 +6333,14 @@ export const ClaimRequest: MessageFns<ClaimRequest> = {
             message.noWait = reader.bool();
             continue;
           }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.next = reader.bool();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -6088,6 +6362,7 @@ export const ClaimRequest: MessageFns<ClaimRequest> = {
         : isSet(object.no_wait)
         ? globalThis.Boolean(object.no_wait)
         : false,
+      next: isSet(object.next) ? globalThis.Boolean(object.next) : undefined,
     };
   },
 
@@ -6102,6 +6377,9 @@ export const ClaimRequest: MessageFns<ClaimRequest> = {
     if (message.noWait !== false) {
       obj.noWait = message.noWait;
     }
+    if (message.next !== undefined) {
+      obj.next = message.next;
+    }
     return obj;
   },
 
@@ -6113,6 +6391,7 @@ export const ClaimRequest: MessageFns<ClaimRequest> = {
     message.task = object.task ?? "";
     message.scope = object.scope?.map((e) => e) || [];
     message.noWait = object.noWait ?? false;
+    message.next = object.next ?? undefined;
     return message;
   },
 };
@@ -6129,6 +6408,8 @@ function createBaseClaimReply(): ClaimReply {
     settleMs: 0,
     taskBranch: "",
     workspace: "",
+    attempts: 0,
+    pending: [],
   };
 }
 
@@ -6163,6 +6444,12 @@ export const ClaimReply: MessageFns<ClaimReply> = {
     }
     if (message.workspace !== "") {
       writer.uint32(82).string(message.workspace);
+    }
+    if (message.attempts !== 0) {
+      writer.uint32(88).uint32(message.attempts);
+    }
+    for (const v of message.pending) {
+      PendingTask.encode(v!, writer.uint32(98).fork()).join();
     }
     return writer;
   },
@@ -6260,6 +6547,22 @@ export const ClaimReply: MessageFns<ClaimReply> = {
             message.workspace = reader.string();
             continue;
           }
+          case 11: {
+            if (tag !== 88) {
+              break;
+            }
+
+            message.attempts = reader.uint32();
+            continue;
+          }
+          case 12: {
+            if (tag !== 98) {
+              break;
+            }
+
+            message.pending.push(PendingTask.decode(reader, reader.uint32()));
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -6292,6 +6595,8 @@ export const ClaimReply: MessageFns<ClaimReply> = {
         ? globalThis.String(object.task_branch)
         : "",
       workspace: isSet(object.workspace) ? globalThis.String(object.workspace) : "",
+      attempts: isSet(object.attempts) ? globalThis.Number(object.attempts) : 0,
+      pending: globalThis.Array.isArray(object?.pending) ? object.pending.map((e: any) => PendingTask.fromJSON(e)) : [],
     };
   },
 
@@ -6327,6 +6632,12 @@ export const ClaimReply: MessageFns<ClaimReply> = {
     if (message.workspace !== "") {
       obj.workspace = message.workspace;
     }
+    if (message.attempts !== 0) {
+      obj.attempts = Math.round(message.attempts);
+    }
+    if (message.pending?.length) {
+      obj.pending = message.pending.map((e) => PendingTask.toJSON(e));
+    }
     return obj;
   },
 
@@ -6345,6 +6656,8 @@ export const ClaimReply: MessageFns<ClaimReply> = {
     message.settleMs = object.settleMs ?? 0;
     message.taskBranch = object.taskBranch ?? "";
     message.workspace = object.workspace ?? "";
+    message.attempts = object.attempts ?? 0;
+    message.pending = object.pending?.map((e) => PendingTask.fromPartial(e)) || [];
     return message;
   },
 };
@@ -9371,8 +9684,8 @@ export const AgencyService = {
     responseStream: false as const,
     requestSerialize: (value: ReadyRequest): Buffer => Buffer.from(ReadyRequest.encode(value).finish()),
     requestDeserialize: (value: Buffer): ReadyRequest => ReadyRequest.decode(value),
-    responseSerialize: (value: ListTasksReply): Buffer => Buffer.from(ListTasksReply.encode(value).finish()),
-    responseDeserialize: (value: Buffer): ListTasksReply => ListTasksReply.decode(value),
+    responseSerialize: (value: ReadyReply): Buffer => Buffer.from(ReadyReply.encode(value).finish()),
+    responseDeserialize: (value: Buffer): ReadyReply => ReadyReply.decode(value),
   },
   /** a plan: several tasks checked as one graph, all or none */
   addTasks: {
@@ -9539,7 +9852,7 @@ export interface AgencyServer extends UntypedServiceImplementation {
   addTask: handleUnaryCall<AddTaskRequest, TaskReply>;
   listTasks: handleUnaryCall<ListTasksRequest, ListTasksReply>;
   getTask: handleUnaryCall<GetTaskRequest, TaskReply>;
-  ready: handleUnaryCall<ReadyRequest, ListTasksReply>;
+  ready: handleUnaryCall<ReadyRequest, ReadyReply>;
   /** a plan: several tasks checked as one graph, all or none */
   addTasks: handleUnaryCall<AddTasksRequest, ListTasksReply>;
   /** blocks until there is something to do */
@@ -9808,20 +10121,17 @@ export interface AgencyClient extends Client {
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: TaskReply) => void,
   ): ClientUnaryCall;
-  ready(
-    request: ReadyRequest,
-    callback: (error: ServiceError | null, response: ListTasksReply) => void,
-  ): ClientUnaryCall;
+  ready(request: ReadyRequest, callback: (error: ServiceError | null, response: ReadyReply) => void): ClientUnaryCall;
   ready(
     request: ReadyRequest,
     metadata: Metadata,
-    callback: (error: ServiceError | null, response: ListTasksReply) => void,
+    callback: (error: ServiceError | null, response: ReadyReply) => void,
   ): ClientUnaryCall;
   ready(
     request: ReadyRequest,
     metadata: Metadata,
     options: Partial<CallOptions>,
-    callback: (error: ServiceError | null, response: ListTasksReply) => void,
+    callback: (error: ServiceError | null, response: ReadyReply) => void,
   ): ClientUnaryCall;
   /** a plan: several tasks checked as one graph, all or none */
   addTasks(

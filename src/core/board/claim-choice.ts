@@ -1,0 +1,154 @@
+// Which ready task a daemon claims when its agent asks for "the next one"
+// (`agency claim --next`, the MCP claim tool with no task), sans-IO.
+//
+// Agents that all take the first ready task collide on it: every one of them
+// writes a claim for the same task, waits a settle window, and all but one
+// lose and go again, one task per window. Here each agent ranks the ready
+// tasks of the highest priority by a rendezvous hash of (agent id, task id),
+// so different agents prefer different tasks and most first choices are
+// distinct; and it skips a task that a peer's claim is settling on (a claim
+// that reached this daemon less than a settle window ago and holds the task
+// by the holder rule), which `ready` shows as pending, with the peer.
+
+import type { Board, TaskView } from './board.js'
+
+/** A task a peer's claim is settling on: not worth claiming while it settles. */
+export interface PendingTask {
+  task: string
+  /** the peer whose claim holds the task by the holder rule */
+  peer: string
+  epoch: number
+  /** when its window ends, on this daemon's clock, at the latest (it is counted from receipt) */
+  settlesAt: number
+}
+
+/** What `ready` shows: tasks to claim (priority, then id) and tasks that peers' claims are settling on. */
+export interface ReadyChoice {
+  ready: TaskView[]
+  pending: PendingTask[]
+}
+
+interface Received { author: string, epoch: number, at: number }
+
+/**
+ * When peers' claims reached this daemon, on its own clock: the only time a
+ * peer's settle window can be judged by (the author's wall clock decides
+ * nothing). Kept for a bounded time: claims older than `keepMs` are
+ * forgotten, since no window is that long.
+ */
+export class RecentPeerClaims {
+  private readonly byTask = new Map<string, Received[]>()
+  private readonly keepMs: number
+  private oldest = Number.POSITIVE_INFINITY
+
+  constructor (keepMs = 30_000) {
+    this.keepMs = keepMs
+  }
+
+  /** A peer's claim on `task` at `epoch` was folded in at `now`. */
+  record (task: string, author: string, epoch: number, now: number): void {
+    this.prune(now)
+    const list = this.byTask.get(task) ?? []
+    if (!list.some(r => r.author === author && r.epoch === epoch)) list.push({ author, epoch, at: now })
+    this.byTask.set(task, list)
+    this.oldest = Math.min(this.oldest, now)
+  }
+
+  /** When the claim of `author` on `task` at `epoch` arrived, if it did recently. */
+  receivedAt (task: string, author: string, epoch: number): number | undefined {
+    return this.byTask.get(task)?.find(r => r.author === author && r.epoch === epoch)?.at
+  }
+
+  /** Tasks with a peer's claim received since `since`. */
+  tasksSince (since: number): string[] {
+    const out: string[] = []
+    for (const [task, list] of this.byTask) if (list.some(r => r.at >= since)) out.push(task)
+    return out
+  }
+
+  get size (): number {
+    return this.byTask.size
+  }
+
+  private prune (now: number): void {
+    if (now - this.oldest <= this.keepMs) return
+    let oldest = Number.POSITIVE_INFINITY
+    for (const [task, list] of this.byTask) {
+      const kept = list.filter(r => now - r.at <= this.keepMs)
+      if (kept.length === 0) this.byTask.delete(task)
+      else this.byTask.set(task, kept)
+      for (const r of kept) oldest = Math.min(oldest, r.at)
+    }
+    this.oldest = oldest
+  }
+}
+
+/**
+ * Tasks whose holder is a peer whose claim arrived less than `windowMs` ago:
+ * not done, with their dependencies done (they would be ready otherwise).
+ * Sorted by task id.
+ */
+export function pendingTasks (board: Board, me: string, now: number, recent: RecentPeerClaims, windowMs: number): PendingTask[] {
+  const out: PendingTask[] = []
+  for (const task of recent.tasksSince(now - windowMs)) {
+    const h = board.holder(task)
+    if (h === undefined || h.holder === me) continue
+    const at = recent.receivedAt(task, h.holder, h.epoch)
+    if (at === undefined || now - at >= windowMs) continue
+    const t = board.task(task, now)
+    if (t === undefined || t.deps.some(d => board.doneRecord(d) === undefined)) continue
+    out.push({ task, peer: h.holder, epoch: h.epoch, settlesAt: at + windowMs })
+  }
+  return out.sort((a, b) => a.task < b.task ? -1 : a.task > b.task ? 1 : 0)
+}
+
+/** The ready tasks minus those a peer's claim is settling on, and those pending ones. */
+export function readyChoice (board: Board, me: string, now: number, recent: RecentPeerClaims, windowMs: number): ReadyChoice {
+  const pending = pendingTasks(board, me, now, recent, windowMs)
+  const settling = new Set(pending.map(p => p.task))
+  return { ready: board.ready(now).filter(t => !settling.has(t.id)), pending }
+}
+
+/**
+ * `me`'s order of preference over `tasks`: higher priority first; among equal
+ * priorities, the higher rendezvous score of (me, task) first (then task id,
+ * should two scores tie). Every agent ranks the same tasks differently, and
+ * a task leaving the list changes nobody's order of the others.
+ */
+export function preferenceOrder (me: string, tasks: readonly TaskView[]): TaskView[] {
+  const scored = tasks.map(t => ({ t, score: rendezvousScore(me, t.id) }))
+  scored.sort((a, b) => b.t.priority - a.t.priority || b.score - a.score || (a.t.id < b.t.id ? -1 : a.t.id > b.t.id ? 1 : 0))
+  return scored.map(s => s.t)
+}
+
+/**
+ * The tasks `me` would claim next, best first: the ready ones no peer's claim
+ * is settling on, without those in `skip` (tried already by this call).
+ */
+export function nextChoices (choice: ReadyChoice, me: string, skip: ReadonlySet<string> = new Set()): TaskView[] {
+  return preferenceOrder(me, choice.ready.filter(t => !skip.has(t.id)))
+}
+
+/**
+ * A 32-bit score for the pair (agent, task): FNV-1a over both strings (with a
+ * separator no id contains), finished with murmur3's avalanche so that ids
+ * differing in one character score unrelated values.
+ */
+export function rendezvousScore (agent: string, task: string): number {
+  let h = 0x811c9dc5
+  const feed = (s: string): void => {
+    for (let i = 0; i < s.length; i++) {
+      h ^= s.charCodeAt(i)
+      h = Math.imul(h, 0x01000193)
+    }
+  }
+  feed(agent)
+  h = Math.imul(h, 0x01000193) // a 0 byte between the two (xor with 0 is a no-op)
+  feed(task)
+  h ^= h >>> 16
+  h = Math.imul(h, 0x85ebca6b)
+  h ^= h >>> 13
+  h = Math.imul(h, 0xc2b2ae35)
+  h ^= h >>> 16
+  return h >>> 0
+}

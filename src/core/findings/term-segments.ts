@@ -1,0 +1,188 @@
+// The inverted index of the findings: which documents hold each term, and
+// how often in each field (text, paths, tags). Documents are added to an open
+// segment (Maps and arrays); every SEGMENT_DOCS documents it is frozen into a
+// sorted term list and one byte array of postings (doc deltas as varints, one
+// byte of term frequencies), a few bytes per posting. Frozen segments never
+// change, so a checkpoint writes each once.
+
+/** Documents per segment before it is frozen. */
+export const SEGMENT_DOCS = 32768
+
+/** The fields of a finding, in posting order. */
+export const FIELDS = ['text', 'paths', 'tags'] as const
+export type FieldIndex = 0 | 1 | 2
+
+/** Term frequencies of one posting in one byte: text (0..15), paths (0..3), tags (0..3), each capped. */
+export function packTf (text: number, paths: number, tags: number): number {
+  return (Math.min(text, 15) << 4) | (Math.min(paths, 3) << 2) | Math.min(tags, 3)
+}
+
+export function tfOf (packed: number, field: FieldIndex): number {
+  return field === 0 ? packed >> 4 : field === 1 ? (packed >> 2) & 3 : packed & 3
+}
+
+/** A term found in one segment, to read its postings. */
+export interface TermRef {
+  segment: Segment
+  /** the segment's own handle of the term */
+  at: number
+  term: string
+}
+
+export interface Segment {
+  /** documents per field that hold the term */
+  df: (at: number) => [number, number, number]
+  /** calls `fn` for each posting of the term, docs ascending */
+  postings: (at: number, fn: (doc: number, tf: number) => void) => void
+  /** the term at the handle */
+  term: (at: number) => string
+  /** the handle of `term`, or -1 */
+  find: (term: string) => number
+  /** handles of the terms that start with `prefix` */
+  withPrefix: (prefix: string) => number[]
+  /** handles of the terms whose first character is `c` and whose length is in [min, max] */
+  candidates: (c: string, min: number, max: number) => number[]
+}
+
+interface OpenPostings { docs: number[], tfs: number[], df: [number, number, number] }
+
+/** The segment documents are added to. */
+export class OpenSegment implements Segment {
+  private readonly byTerm = new Map<string, number>()
+  private readonly terms: string[] = []
+  private readonly lists: OpenPostings[] = []
+  docCount = 0
+
+  /** Adds document `doc` (greater than every doc added before) with its terms' packed frequencies. */
+  add (doc: number, tfs: ReadonlyMap<string, number>): void {
+    for (const [term, tf] of tfs) {
+      let at = this.byTerm.get(term)
+      if (at === undefined) {
+        at = this.terms.length
+        this.byTerm.set(term, at)
+        this.terms.push(term)
+        this.lists.push({ docs: [], tfs: [], df: [0, 0, 0] })
+      }
+      const list = this.lists[at]
+      list.docs.push(doc)
+      list.tfs.push(tf)
+      for (const f of [0, 1, 2] as const) if (tfOf(tf, f) > 0) list.df[f]++
+    }
+    this.docCount++
+  }
+
+  df (at: number): [number, number, number] { return this.lists[at].df }
+
+  postings (at: number, fn: (doc: number, tf: number) => void): void {
+    const { docs, tfs } = this.lists[at]
+    for (let i = 0; i < docs.length; i++) fn(docs[i], tfs[i])
+  }
+
+  term (at: number): string { return this.terms[at] }
+
+  find (term: string): number { return this.byTerm.get(term) ?? -1 }
+
+  withPrefix (prefix: string): number[] {
+    const out: number[] = []
+    this.terms.forEach((t, i) => { if (t.startsWith(prefix)) out.push(i) })
+    return out
+  }
+
+  candidates (c: string, min: number, max: number): number[] {
+    const out: number[] = []
+    this.terms.forEach((t, i) => { if (t[0] === c && t.length >= min && t.length <= max) out.push(i) })
+    return out
+  }
+
+  /** The frozen form of this segment. */
+  freeze (): FrozenSegment {
+    const order = this.terms.map((_, i) => i).sort((x, y) => this.terms[x] < this.terms[y] ? -1 : this.terms[x] > this.terms[y] ? 1 : 0)
+    const terms = order.map(i => this.terms[i])
+    const offsets = new Uint32Array(terms.length + 1)
+    const dfs = new Uint32Array(terms.length * 3)
+    const bytes: number[] = []
+    order.forEach((i, k) => {
+      offsets[k] = bytes.length
+      const { docs, tfs, df } = this.lists[i]
+      dfs.set(df, k * 3)
+      let last = 0
+      for (let p = 0; p < docs.length; p++) {
+        let delta = docs[p] - last
+        last = docs[p]
+        while (delta >= 0x80) { bytes.push((delta & 0x7f) | 0x80); delta = Math.floor(delta / 128) }
+        bytes.push(delta)
+        bytes.push(tfs[p])
+      }
+    })
+    offsets[terms.length] = bytes.length
+    return new FrozenSegment(terms, offsets, dfs, Uint8Array.from(bytes), this.docCount)
+  }
+}
+
+/** A segment that no longer changes: sorted terms and packed postings. */
+export class FrozenSegment implements Segment {
+  constructor (
+    readonly terms: string[],
+    /** byte offset of each term's postings, and the end */
+    readonly offsets: Uint32Array,
+    /** documents per field holding each term: 3 per term */
+    readonly dfs: Uint32Array,
+    readonly bytes: Uint8Array,
+    readonly docCount: number
+  ) {}
+
+  df (at: number): [number, number, number] {
+    return [this.dfs[at * 3], this.dfs[at * 3 + 1], this.dfs[at * 3 + 2]]
+  }
+
+  postings (at: number, fn: (doc: number, tf: number) => void): void {
+    const b = this.bytes
+    let doc = 0
+    for (let i = this.offsets[at], end = this.offsets[at + 1]; i < end;) {
+      let delta = 0
+      let mul = 1
+      for (;;) {
+        const v = b[i++]
+        delta += (v & 0x7f) * mul
+        if (v < 0x80) break
+        mul *= 128
+      }
+      doc += delta
+      fn(doc, b[i++])
+    }
+  }
+
+  term (at: number): string { return this.terms[at] }
+
+  /** The first index whose term is >= `term`. */
+  private lowerBound (term: string): number {
+    let lo = 0
+    let hi = this.terms.length
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1
+      if (this.terms[mid] < term) lo = mid + 1
+      else hi = mid
+    }
+    return lo
+  }
+
+  find (term: string): number {
+    const i = this.lowerBound(term)
+    return i < this.terms.length && this.terms[i] === term ? i : -1
+  }
+
+  withPrefix (prefix: string): number[] {
+    const out: number[] = []
+    for (let i = this.lowerBound(prefix); i < this.terms.length && this.terms[i].startsWith(prefix); i++) out.push(i)
+    return out
+  }
+
+  candidates (c: string, min: number, max: number): number[] {
+    const out: number[] = []
+    for (let i = this.lowerBound(c); i < this.terms.length && this.terms[i][0] === c; i++) {
+      const n = this.terms[i].length
+      if (n >= min && n <= max) out.push(i)
+    }
+    return out
+  }
+}

@@ -1,0 +1,163 @@
+// Growable columns of numbers and fixed-size byte records, in chunks of typed
+// arrays: a million entries' index fields cost a few bytes each instead of an
+// object apiece, and growing never copies what is already there.
+
+const CHUNK_BITS = 16
+const CHUNK = 1 << CHUNK_BITS
+const MASK = CHUNK - 1
+
+type NumberArray = Int32Array | Float64Array | Uint8Array | Uint16Array
+
+/** A column of numbers, indexed from 0, that only grows. */
+export class NumberColumn<T extends NumberArray = NumberArray> {
+  private readonly chunks: T[] = []
+  private size = 0
+  private readonly make: (n: number) => T
+
+  constructor (make: (n: number) => T) {
+    this.make = make
+  }
+
+  get length (): number {
+    return this.size
+  }
+
+  push (value: number): void {
+    const i = this.size
+    if ((i & MASK) === 0) this.chunks.push(this.make(CHUNK))
+    this.chunks[i >>> CHUNK_BITS][i & MASK] = value
+    this.size++
+  }
+
+  /** The value at `i` (0 <= i < length; not checked). */
+  at (i: number): number {
+    return this.chunks[i >>> CHUNK_BITS][i & MASK]
+  }
+
+  /** Changes the value at `i` (0 <= i < length; not checked). */
+  set (i: number, value: number): void {
+    this.chunks[i >>> CHUNK_BITS][i & MASK] = value
+  }
+
+  /** The first `n` values as one array (for checkpoints). */
+  toArray (n = this.size): T {
+    const out = this.make(n)
+    for (let c = 0; c * CHUNK < n; c++) {
+      const take = Math.min(CHUNK, n - c * CHUNK)
+      out.set(take === CHUNK ? this.chunks[c] : this.chunks[c].subarray(0, take) as T, c * CHUNK)
+    }
+    return out
+  }
+
+  /** Appends every value of `values`. */
+  pushAll (values: ArrayLike<number>): void {
+    for (let i = 0; i < values.length; i++) this.push(values[i])
+  }
+}
+
+export const int32Column = (): NumberColumn<Int32Array> => new NumberColumn(n => new Int32Array(n))
+export const float64Column = (): NumberColumn<Float64Array> => new NumberColumn(n => new Float64Array(n))
+export const uint8Column = (): NumberColumn<Uint8Array> => new NumberColumn(n => new Uint8Array(n))
+
+/** A column of fixed-size byte records (entry ids), indexed from 0, that only grows. */
+export class RecordColumn {
+  readonly recordBytes: number
+  private readonly chunks: Uint8Array[] = []
+  private size = 0
+
+  constructor (recordBytes: number) {
+    this.recordBytes = recordBytes
+  }
+
+  get length (): number {
+    return this.size
+  }
+
+  push (record: Uint8Array): void {
+    if (record.byteLength !== this.recordBytes) throw new RangeError(`a record is ${this.recordBytes} bytes, got ${record.byteLength}`)
+    const i = this.size
+    if ((i & MASK) === 0) this.chunks.push(new Uint8Array(CHUNK * this.recordBytes))
+    this.chunks[i >>> CHUNK_BITS].set(record, (i & MASK) * this.recordBytes)
+    this.size++
+  }
+
+  /** The record at `i`, as a view (do not mutate). */
+  at (i: number): Uint8Array {
+    const off = (i & MASK) * this.recordBytes
+    return this.chunks[i >>> CHUNK_BITS].subarray(off, off + this.recordBytes)
+  }
+
+  /** True when the record at `i` equals `record`. */
+  equals (i: number, record: Uint8Array): boolean {
+    const chunk = this.chunks[i >>> CHUNK_BITS]
+    const off = (i & MASK) * this.recordBytes
+    for (let k = 0; k < this.recordBytes; k++) if (chunk[off + k] !== record[k]) return false
+    return true
+  }
+
+  /** The first four bytes of record `i`, as an unsigned integer (a hash: records are sha256). */
+  head32 (i: number): number {
+    const chunk = this.chunks[i >>> CHUNK_BITS]
+    const off = (i & MASK) * this.recordBytes
+    return ((chunk[off] << 24) | (chunk[off + 1] << 16) | (chunk[off + 2] << 8) | chunk[off + 3]) >>> 0
+  }
+
+  /** The first `n` records as one array (for checkpoints). */
+  toBytes (n = this.size): Uint8Array {
+    const out = new Uint8Array(n * this.recordBytes)
+    for (let c = 0; c * CHUNK < n; c++) {
+      const take = Math.min(CHUNK, n - c * CHUNK)
+      out.set(this.chunks[c].subarray(0, take * this.recordBytes), c * CHUNK * this.recordBytes)
+    }
+    return out
+  }
+}
+
+/**
+ * A hash set of row numbers (from 1) keyed by a record column's rows: find a
+ * row by its record without a Map entry per row. Open addressing, linear
+ * probing, kept at most half full.
+ */
+export class RowTable {
+  private slots = new Int32Array(1 << 10)
+  private count = 0
+  private readonly records: RecordColumn
+
+  /** Rows are 1-based: row r is record r - 1 of `records`. */
+  constructor (records: RecordColumn) {
+    this.records = records
+  }
+
+  add (row: number): void {
+    if ((this.count + 1) * 2 > this.slots.length) this.grow()
+    this.insert(this.slots, row)
+    this.count++
+  }
+
+  /** The row whose record equals `record`, or 0. */
+  find (record: Uint8Array): number {
+    const mask = this.slots.length - 1
+    const h = ((record[0] << 24) | (record[1] << 16) | (record[2] << 8) | record[3]) >>> 0
+    for (let s = h & mask; ; s = (s + 1) & mask) {
+      const row = this.slots[s]
+      if (row === 0) return 0
+      if (this.records.equals(row - 1, record)) return row
+    }
+  }
+
+  private insert (slots: Int32Array, row: number): void {
+    const mask = slots.length - 1
+    for (let s = this.records.head32(row - 1) & mask; ; s = (s + 1) & mask) {
+      if (slots[s] === 0) { slots[s] = row; return }
+    }
+  }
+
+  private grow (): void {
+    const old = this.slots
+    const slots = new Int32Array(old.length * 2)
+    for (const row of old) if (row !== 0) this.insert(slots, row)
+    this.slots = slots
+  }
+}
+
+export const uint16Column = (): NumberColumn<Uint16Array> => new NumberColumn(n => new Uint16Array(n))

@@ -1,0 +1,306 @@
+// npm run bench:claims — N agents start at once and each must end up holding a
+// task of its own. agency: every agent calls `claim --next` over a persistent
+// gRPC client to its own daemon (real daemons; the daemon picks by its own
+// preference, skips tasks a peer's claim is settling on, and tries the next on
+// LOST) and calls again until HELD. In the same run, the git lock-file
+// baseline: a claim is a lock file committed in a clone of one shared bare
+// repository and pushed; a rejected push fetches, resets and tries the first
+// task without a lock again.
+//
+//   npm run build && npm run bench:claims -- --agents 8,16,64 [--tasks-per-agent 2]
+//     [--processes-up-to 16] [--warmup-s 60] [--skip-git] [--out results]
+//
+// Up to --processes-up-to agents, each daemon is an agentd process (TCP on
+// loopback, the gRPC API on 127.0.0.1); above it, the daemons run in this
+// process over the libp2p memory transport, each with its own gRPC server on
+// 127.0.0.1 (64 agentd processes, ~125 MiB and a start-up each, were not
+// tried on this 2-core machine). Prints, per N: time until every agent holds a
+// distinct task, the claims written and calls made, the settle window, and the
+// same time for git lock files, with the ratio. Writes <out>/bench-claims.md.
+import './quiet-logs.js'
+import '../../src/polyfill.js'
+import { execFile } from 'node:child_process'
+import { randomUUID } from 'node:crypto'
+import { mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises'
+import { loadavg, tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { setTimeout as sleep } from 'node:timers/promises'
+import { promisify } from 'node:util'
+import { connectAgency, type Agency } from '../../src/api/client.js'
+import { agencyHandlers, startGrpcServer, type GrpcServer } from '../../src/api/grpc-server.js'
+import { Daemon } from '../../src/daemon/daemon.js'
+import { ClaimOutcome, type AgencyClient, type ClaimReply } from '../../src/gen/agency/v1/api.js'
+import { startLocalDaemon, type LocalDaemon } from '../../src/swarm/local-daemon.js'
+import { inProcessHeartbeatRate } from './mesh-agency.js'
+
+const run = promisify(execFile)
+
+interface Args { agents: number[], tasksPerAgent: number, processesUpTo: number, warmupS: number, skipGit: boolean, out: string }
+
+function parseArgs (argv: string[]): Args {
+  const a: Args = { agents: [8, 16, 64], tasksPerAgent: 2, processesUpTo: 16, warmupS: 60, skipGit: false, out: 'results' }
+  for (let i = 0; i < argv.length; i++) {
+    const v = argv[i + 1]
+    switch (argv[i]) {
+      case '--agents': a.agents = (v ?? '').split(',').map(Number); i++; break
+      case '--tasks-per-agent': a.tasksPerAgent = Number(v); i++; break
+      case '--processes-up-to': a.processesUpTo = Number(v); i++; break
+      case '--warmup-s': a.warmupS = Number(v); i++; break
+      case '--skip-git': a.skipGit = true; break
+      case '--out': a.out = v ?? ''; i++; break
+      default: throw new Error(`unknown argument ${argv[i]} (--agents 8,16,64 --tasks-per-agent 2 --processes-up-to 16 --skip-git --out results)`)
+    }
+  }
+  if (a.agents.some(n => !Number.isSafeInteger(n) || n < 2)) throw new Error('--agents takes whole numbers of at least 2')
+  if (!(a.tasksPerAgent >= 1)) throw new Error('--tasks-per-agent takes a number of at least 1')
+  if (a.out === '') throw new Error('--out needs a folder')
+  return a
+}
+
+/** Polls `check` until true; a call that fails (a daemon too busy to answer in time) counts as not yet. */
+async function until (what: string, check: () => boolean | Promise<boolean>, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs
+  let last: unknown
+  for (;;) {
+    try {
+      if (await check()) return
+    } catch (err) {
+      last = err
+    }
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}${last !== undefined ? ` (last error: ${(last as Error).message})` : ''}`)
+    await sleep(250)
+  }
+}
+
+interface Result {
+  seconds: number
+  /** claims written (agency) or pushes tried (git) */
+  attempts: number
+  /** calls the agents made (agency: claim --next calls) */
+  calls: number
+  /** the settle window the HELD answers waited, median (agency) */
+  settleMs?: number
+  /** HELD answers later outbid by a claim that arrived after the window (agency) */
+  lateLosses?: number
+}
+
+interface Claimed { calls: number, attempts: number, last: ClaimReply, at: number }
+
+/** N daemons, ready to claim: each with a gRPC client; stop() ends them all. */
+interface Swarm { mode: string, clients: Agency[], peerIds: string[], stop: () => Promise<void> }
+
+async function processSwarm (n: number, root: string): Promise<Swarm> {
+  const daemons: LocalDaemon[] = []
+  const swarm = `claims-${randomUUID().slice(0, 8)}`
+  try {
+    for (let i = 0; i < n; i++) {
+      const peers = daemons.length === 0 ? [] : [daemons[0].addrs[0], daemons[Math.floor(Math.random() * daemons.length)].addrs[0]]
+      daemons.push(await startLocalDaemon({ name: `a${i}`, dataDir: join(root, `a${i}`), peers: [...new Set(peers)], extraArgs: ['--swarm', swarm], startTimeoutMs: 120_000 }))
+    }
+  } catch (err) {
+    await Promise.allSettled(daemons.map(async d => await d.stop()))
+    throw err
+  }
+  const clients = daemons.map(d => connectAgency(d.grpc))
+  return {
+    mode: `${n} agentd processes, TCP on loopback`,
+    clients,
+    peerIds: daemons.map(d => d.peerId),
+    stop: async () => {
+      for (const c of clients) c.close()
+      await Promise.allSettled(daemons.map(async d => await d.stop()))
+    }
+  }
+}
+
+async function inProcessSwarm (n: number, root: string): Promise<Swarm> {
+  const daemons: Daemon[] = []
+  const servers: GrpcServer[] = []
+  const addrs = Array.from({ length: n }, (_, i) => `/memory/claims-bench-${randomUUID()}-${i}`)
+  const stop = async (): Promise<void> => {
+    await Promise.allSettled(servers.map(async s => { await s.close() }))
+    await Promise.allSettled(daemons.map(async d => { await d.stop() }))
+  }
+  try {
+    for (let b = 0; b < n; b += 8) {
+      await Promise.all(addrs.slice(b, b + 8).map(async (listen, k) => {
+        const i = b + k
+        const peers = i === 0 ? [] : [...new Set([addrs[0], addrs[Math.floor(Math.random() * i)]])]
+        const d = new Daemon({ dataDir: join(root, `a${i}`), name: `a${i}`, listen: [listen], peers, grpc: null, metrics: null, processMetrics: false, heartbeatMaxRate: inProcessHeartbeatRate(n, {}) })
+        await d.start()
+        daemons[i] = d
+        servers[i] = await startGrpcServer('127.0.0.1:0', agencyHandlers(d))
+      }))
+    }
+  } catch (err) {
+    await stop()
+    throw err
+  }
+  const clients = servers.map(s => connectAgency(s.address))
+  return {
+    mode: `${n} daemons in one process (memory transport), a gRPC server each on 127.0.0.1`,
+    clients,
+    peerIds: daemons.map(d => d.peerId),
+    stop: async () => { for (const c of clients) c.close(); await stop() }
+  }
+}
+
+async function agencyRun (n: number, tasks: string[], a: Args, log: (s: string) => void): Promise<Result & { mode: string }> {
+  const root = await mkdtemp(join(tmpdir(), 'agency-bench-claims-'))
+  const started = performance.now()
+  const swarm = n <= a.processesUpTo ? await processSwarm(n, root) : await inProcessSwarm(n, root)
+  try {
+    const { clients } = swarm
+    log(`    agency: ${swarm.mode}, started in ${((performance.now() - started) / 1000).toFixed(0)} s`)
+    await until(`every daemon to see ${n - 1} live peers`, async () => {
+      const s = await Promise.all(clients.map(async c => await c.call((x: AgencyClient) => x.getStatus, {})))
+      return s.every(r => r.peersLive >= n - 1)
+    }, 600_000)
+    await clients[0].call((x: AgencyClient) => x.addTasks, { tasks: tasks.map(id => ({ id, title: id, description: '', deps: [], scope: [`src/${id}/**`], priority: 0 })) })
+    await until('the tasks on every board', async () => {
+      const r = await Promise.all(clients.map(async c => await c.call((x: AgencyClient) => x.ready, {})))
+      return r.every(x => x.tasks.length === tasks.length)
+    }, 600_000)
+    // Round trips to peers set the settle window (3 x their p99, over the
+    // last 512 samples): the round trips timed while the daemons were
+    // starting are slow; a swarm that has run a minute has replaced them.
+    await sleep(a.warmupS * 1000)
+    log(`    load average when the claims start: ${loadavg().map(x => x.toFixed(1)).join(' ')}`)
+    const t0 = performance.now()
+    const claimUntilHeld = async (c: Agency): Promise<Claimed> => {
+      let calls = 0
+      let attempts = 0
+      let last: ClaimReply | undefined
+      while (calls < 20) {
+        calls++
+        last = await c.call((x: AgencyClient) => x.claim, { task: '', scope: [], noWait: false, next: true }, 300_000)
+        attempts += last.attempts
+        if (last.outcome === ClaimOutcome.CLAIM_HELD) break
+        if (last.outcome === ClaimOutcome.CLAIM_NONE_READY) await sleep(100)
+      }
+      if (last?.outcome !== ClaimOutcome.CLAIM_HELD) throw new Error(`agency: an agent is not HELD after ${calls} calls`)
+      return { calls, attempts, last, at: performance.now() }
+    }
+    const answers = await Promise.all(clients.map(claimUntilHeld))
+    if (process.env.BENCH_CLAIMS_DEBUG === "1") log(answers.map(x => `${((x.at - t0) / 1000).toFixed(2)}s/${x.attempts}/${x.last.settleMs.toFixed(0)}`).join(" "))
+    // A HELD stands unless a competing claim arrived after the settle window
+    // (gossip slower than the window): then the boards give the task to the
+    // other claim, the agent is told (claim_lost) and claims again. Check on
+    // the converged boards, and send those agents round again.
+    let lateLosses = 0
+    for (let round = 0; ; round++) {
+      await until('every log to hold the same entries', async () => {
+        const s = await Promise.all(clients.map(async c => await c.call((x: AgencyClient) => x.getStatus, {})))
+        return s.every(r => r.logEntries === s[0].logEntries)
+      }, 120_000)
+      const { tasks: view } = await clients[0].call((x: AgencyClient) => x.listTasks, { state: '' })
+      const holder = new Map(view.map(t => [t.id, t.holder]))
+      const lost = answers.map((x, i) => holder.get(x.last.task) === swarm.peerIds[i] ? -1 : i).filter(i => i >= 0)
+      if (lost.length === 0) break
+      if (round === 5) throw new Error(`agency: ${lost.length} agents still hold no task of their own`)
+      lateLosses += lost.length
+      log(`    ${lost.length} HELD answers were outbid by a claim that arrived after the window: claiming again`)
+      await Promise.all(lost.map(async i => {
+        const again = await claimUntilHeld(clients[i])
+        answers[i] = { ...again, calls: answers[i].calls + again.calls, attempts: answers[i].attempts + again.attempts }
+      }))
+    }
+    const seconds = (Math.max(...answers.map(x => x.at)) - t0) / 1000
+    const distinct = new Set(answers.map(x => x.last.task)).size
+    if (distinct !== n) throw new Error(`agency: ${distinct} distinct tasks for ${n} agents`)
+    const settle = answers.map(x => x.last.settleMs).sort((x, y) => x - y)
+    return { mode: swarm.mode, seconds, attempts: answers.reduce((s, x) => s + x.attempts, 0), calls: answers.reduce((s, x) => s + x.calls, 0), settleMs: settle[Math.floor(settle.length / 2)], lateLosses }
+  } finally {
+    await swarm.stop()
+    await rm(root, { recursive: true, force: true })
+  }
+}
+
+async function git (cwd: string, ...args: string[]): Promise<string> {
+  return (await run('git', args, { cwd, maxBuffer: 1 << 24 })).stdout
+}
+
+/** The git lock-file baseline: each agent takes the first task without a lock file, commits the lock, pushes; a rejected push resets and tries again. */
+async function gitRun (n: number, tasks: string[]): Promise<Result> {
+  const root = await mkdtemp(join(tmpdir(), 'agency-bench-gitlocks-'))
+  try {
+    const bare = join(root, 'shared.git')
+    await run('git', ['init', '-q', '--bare', '-b', 'main', bare])
+    const seed = join(root, 'seed')
+    await run('git', ['clone', '-q', bare, seed])
+    await writeFile(join(seed, 'tasks.txt'), tasks.join('\n') + '\n')
+    await mkdir(join(seed, 'locks'))
+    await writeFile(join(seed, 'locks', '.keep'), '')
+    await git(seed, '-c', 'user.name=seed', '-c', 'user.email=seed@example.invalid', 'add', '-A')
+    await git(seed, '-c', 'user.name=seed', '-c', 'user.email=seed@example.invalid', 'commit', '-q', '-m', 'tasks')
+    await git(seed, 'push', '-q', 'origin', 'HEAD:main')
+    const clones = await Promise.all(Array.from({ length: n }, async (_, i) => {
+      const dir = join(root, `agent-${i}`)
+      await run('git', ['clone', '-q', bare, dir])
+      await git(dir, 'config', 'user.name', `agent-${i}`)
+      await git(dir, 'config', 'user.email', `agent-${i}@example.invalid`)
+      return dir
+    }))
+    const t0 = performance.now()
+    const results = await Promise.all(clones.map(async (dir, i) => {
+      let pushes = 0
+      for (;;) {
+        await git(dir, 'fetch', '-q', 'origin')
+        await git(dir, 'reset', '-q', '--hard', 'origin/main')
+        const locked = new Set(await readdir(join(dir, 'locks')))
+        const task = tasks.find(t => !locked.has(t))
+        if (task === undefined) throw new Error(`git: agent ${i} found every task locked`)
+        await writeFile(join(dir, 'locks', task), `agent-${i}\n`)
+        await git(dir, 'add', '-A')
+        await git(dir, 'commit', '-q', '-m', `claim ${task}`)
+        pushes++
+        try {
+          await git(dir, 'push', '-q', 'origin', 'HEAD:main')
+          return { task, pushes, at: performance.now() }
+        } catch {
+          // rejected: someone pushed first; fetch and try again
+        }
+      }
+    }))
+    const distinct = new Set(results.map(r => r.task)).size
+    if (distinct !== n) throw new Error(`git: ${distinct} distinct tasks for ${n} agents`)
+    return { seconds: (Math.max(...results.map(r => r.at)) - t0) / 1000, attempts: results.reduce((s, r) => s + r.pushes, 0), calls: results.reduce((s, r) => s + r.pushes, 0) }
+  } finally {
+    await rm(root, { recursive: true, force: true })
+  }
+}
+
+async function main (): Promise<void> {
+  const a = parseArgs(process.argv.slice(2))
+  const log = (s: string): void => { process.stdout.write(s + '\n') }
+  const rows: string[] = []
+  log(`bench:claims: agents ${a.agents.join(', ')}, ${a.tasksPerAgent} tasks per agent, processes up to ${a.processesUpTo} agents`)
+  for (const n of a.agents) {
+    const tasks = Array.from({ length: Math.ceil(n * a.tasksPerAgent) }, (_, i) => `task-${String(i).padStart(4, '0')}`)
+    log(`  ${n} agents, ${tasks.length} tasks`)
+    const g = a.skipGit ? undefined : await gitRun(n, tasks)
+    if (g !== undefined) log(`    git lock files: ${g.seconds.toFixed(2)} s, ${g.attempts} pushes`)
+    const ag = await agencyRun(n, tasks, a, log)
+    log(`    agency claim --next: ${ag.seconds.toFixed(2)} s, ${ag.attempts} claims in ${ag.calls} calls, settle window ${ag.settleMs?.toFixed(0)} ms, ${ag.lateLosses ?? 0} HELD answers outbid later`)
+    const ratio = g === undefined ? '' : `${(g.seconds / ag.seconds).toFixed(1)}x`
+    if (ratio !== '') log(`    git / agency: ${ratio}`)
+    rows.push(`| ${n} | ${tasks.length} | ${ag.mode} | ${ag.seconds.toFixed(2)} s | ${ag.attempts} claims, ${ag.calls} calls${(ag.lateLosses ?? 0) > 0 ? `, ${ag.lateLosses} HELD outbid later` : ''} | ${ag.settleMs?.toFixed(0) ?? ''} ms | ${g === undefined ? '—' : `${g.seconds.toFixed(2)} s`} | ${g === undefined ? '—' : `${g.attempts} pushes`} | ${ratio === '' ? '—' : ratio} |`)
+    await writeTable(a, rows)
+  }
+}
+
+async function writeTable (a: Args, rows: string[]): Promise<void> {
+  const table = [
+    '| agents | tasks | agency daemons | agency: every agent HELD a distinct task | agency attempts | settle window (median) | git lock files | git attempts | git / agency |',
+    '|---:|---:|---|---:|---:|---:|---:|---:|---:|',
+    ...rows
+  ].join('\n')
+  process.stdout.write('\n' + table + '\n')
+  await mkdir(a.out, { recursive: true })
+  await writeFile(join(a.out, 'bench-claims.md'), `# bench:claims\n\n\`npm run bench:claims -- --agents ${a.agents.join(',')} --tasks-per-agent ${a.tasksPerAgent} --processes-up-to ${a.processesUpTo} --warmup-s ${a.warmupS}\`, ${new Date().toISOString()}\n\n${table}\n`)
+}
+
+main().then(() => { process.exit(0) }, err => {
+  process.stderr.write(`bench:claims failed: ${(err as Error).stack ?? String(err)}\n`)
+  process.exit(1)
+})
