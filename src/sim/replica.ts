@@ -224,15 +224,19 @@ export class Replica {
     return e
   }
 
-  /** Writes a finding entry. */
-  writeFinding (finding: Finding, now: number): PoolEntry {
+  /**
+   * Writes a finding entry. `indexed: false` leaves it out of the shared
+   * findings index (it is still written, gossiped and counted): for notes the
+   * simulated agents never search, which would only slow every search down.
+   */
+  writeFinding (finding: Finding, now: number, opts: { indexed?: boolean } = {}): PoolEntry {
     const seq = ++this.seq
     const lamport = ++this.maxLamport
     const body = Buffer.from(Finding.encode(finding).finish())
     const entry = Entry.fromPartial({ author: this.name, seq, lamport, time: now, kind: 'finding', body })
     const stored = { id: `${this.name}/${seq}`, entry, bytes: EMPTY, cursor: 0 }
     const e = this.shared.pool.add({ author: this.index, sentAt: now, bytes: entryBytes('finding', finding, seq, lamport), kind: 'finding', finding: stored })
-    this.shared.findings.add(stored, e.index)
+    if (opts.indexed !== false) this.shared.findings.add(stored, e.index)
     this.shared.onWrite?.(e)
     this.fold(e, now)
     return e

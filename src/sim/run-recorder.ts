@@ -1,7 +1,26 @@
 // What a simulated run measures, the same way for every strategy: when each
 // hidden test first passed, every interval an agent spent working on a task,
 // trap hits (and whether the trap had already been recorded by then), claim
-// settle times, and coordination traffic by kind.
+// settle times, and coordination traffic by kind. Also what the hazards
+// cost (src/sim/hazards.ts): how long the shared branch had broken tests, and
+// agent time by what it went on, so that waste (work thrown away or spent
+// undoing harm) and the redundancy helpers are budgeted (parallel attempts on
+// the critical path) are reported apart.
+
+/**
+ * Agent time that is not a plain attempt, by kind. Waste: `repair` (fixing
+ * tests someone else's unverified merge broke), `mismatch` (repairing an
+ * interface two overlapping tasks built apart disagree on), `defect` (fixing
+ * a dependency's defect that got past review), `verifyWait` (re-verifying
+ * after losing the race to the shared branch), `lost` (work a stalled holder
+ * handed off or a fenced merge threw away). Overhead, not waste: `review`,
+ * `reviewFix`, `breakFix` (fixing one's own change the verify caught). Budgeted
+ * redundancy: `helping` (helper attempts that lost the race, holders stopped
+ * because a helper passed first).
+ */
+export const WASTE_KINDS = ['repair', 'mismatch', 'defect', 'verifyWait', 'lost'] as const
+export const OVERHEAD_KINDS = ['review', 'reviewFix', 'breakFix'] as const
+export type SpendKind = typeof WASTE_KINDS[number] | typeof OVERHEAD_KINDS[number] | 'helping'
 
 export interface TrafficTotals { messages: number, bytes: number }
 
@@ -13,13 +32,15 @@ export interface RunResult {
   label: string
   agents: number
   tasks: number
+  /** the project's seed, when a benchmark job ran it */
+  seed?: number
   /** every hidden test passed before the run's time limit */
   completed: boolean
   /** virtual ms when the last test passed, or when the run stopped */
   finishedAtMs: number
-  /** [virtual ms, tests passing], one point per change */
+  /** [virtual ms, tests passing], one point per change (a broken test makes it fall) */
   passTimeline: Array<[number, number]>
-  /** virtual ms at which the pass rate first reached 30, 50, 90 and 100 % */
+  /** virtual ms at which the pass rate first reached 30, 50, 90 and 100 % (100 %: every test passing at once) */
   timeToMs: Record<'p30' | 'p50' | 'p90' | 'p100', number | null>
   attempts: number
   workAgentSeconds: number
@@ -29,6 +50,16 @@ export interface RunResult {
   /** trap hits whose attempt started after someone had recorded that trap */
   repeatedTrapHits: number
   trapsRecorded: number
+  /** agent-seconds of attempts that hit a trap someone had already recorded */
+  repeatedTrapAgentSeconds: number
+  /** virtual ms during which the shared branch had at least one broken test */
+  brokenMainMs: number
+  /** agent-seconds by kind of non-attempt time (see SpendKind) */
+  spent: Record<string, number>
+  /** duplicate work + repeated trap hits + the waste kinds, agent-seconds */
+  wastedAgentSeconds: number
+  /** budgeted redundancy of helpers, agent-seconds (not in waste) */
+  helpingAgentSeconds: number
   messages: number
   bytes: number
   messagesPerAgentMinute: number
@@ -42,7 +73,7 @@ export interface RunResult {
   events: number
 }
 
-interface Work { agent: number, start: number, end: number }
+interface Work { agent: number, start: number, end: number, helper: boolean }
 
 export class RunRecorder {
   readonly strategy: string
@@ -58,6 +89,10 @@ export class RunRecorder {
   private attempts = 0
   private trapHits = 0
   private repeated = 0
+  private repeatedMs = 0
+  private readonly spentMs = new Map<string, number>()
+  private brokenSince: number | undefined
+  private brokenMs = 0
 
   constructor (init: { strategy: string, label: string, agents: number, tasks: number }) {
     this.strategy = init.strategy
@@ -67,27 +102,45 @@ export class RunRecorder {
   }
 
   get passedCount (): number {
-    return this.passes.length
+    return this.passes[this.passes.length - 1]?.[1] ?? 0
   }
 
-  taskPassed (_task: string, at: number): void {
-    this.passes.push([at, this.passes.length + 1])
+  /** The number of passing hidden tests changed to `count`. */
+  passing (at: number, count: number): void {
+    this.passes.push([at, count])
   }
 
-  /** An agent worked on `task` from `start` to `end` (one attempt, rebase included). */
-  worked (task: string, agent: number, start: number, end: number): void {
+  /** The shared branch went from green to broken (true) or back (false). */
+  mainBroken (at: number, broken: boolean): void {
+    if (broken && this.brokenSince === undefined) this.brokenSince = at
+    if (!broken && this.brokenSince !== undefined) {
+      this.brokenMs += at - this.brokenSince
+      this.brokenSince = undefined
+    }
+  }
+
+  /** An agent spent `ms` on something that is not a plain attempt (see SpendKind). */
+  spend (kind: SpendKind, ms: number): void {
+    if (ms > 0) this.spentMs.set(kind, (this.spentMs.get(kind) ?? 0) + ms)
+  }
+
+  /** An agent worked on `task` from `start` to `end` (one attempt, rebase included); `helper`: a helper's attempt that won, whose overlap with others is budgeted redundancy, not duplicate work. */
+  worked (task: string, agent: number, start: number, end: number, helper = false): void {
     this.attempts++
     const list = this.work.get(task)
-    const w = { agent, start, end }
+    const w = { agent, start, end, helper }
     if (list === undefined) this.work.set(task, [w])
     else list.push(w)
   }
 
   /** An attempt that started at `attemptStart` hit trap `key`. */
-  trapHit (key: string, attemptStart: number): void {
+  trapHit (key: string, attemptStart: number, durationMs = 0): void {
     this.trapHits++
     const recorded = this.recordedAt.get(key)
-    if (recorded !== undefined && recorded <= attemptStart) this.repeated++
+    if (recorded !== undefined && recorded <= attemptStart) {
+      this.repeated++
+      this.repeatedMs += durationMs
+    }
   }
 
   /** Someone wrote trap `key` down (in whatever channel the strategy has). Only the first time counts. */
@@ -110,12 +163,17 @@ export class RunRecorder {
   }
 
   result (finishedAtMs: number, wallSeconds: number, events: number): RunResult {
-    const completed = this.passes.length === this.tasks
-    const end = completed ? this.passes[this.passes.length - 1][0] : finishedAtMs
+    const last = this.passes[this.passes.length - 1]
+    const completed = last !== undefined && last[1] === this.tasks
+    const end = completed ? last[0] : finishedAtMs
     const timeTo = (share: number): number | null => {
       const need = Math.ceil(share * this.tasks)
-      return need >= 1 && need <= this.passes.length ? this.passes[need - 1][0] : null
+      for (const [t, n] of this.passes) if (n >= need) return t
+      return null
     }
+    if (this.brokenSince !== undefined) this.mainBroken(end, false)
+    const spent: Record<string, number> = {}
+    for (const [k, v] of [...this.spentMs].sort(([a], [b]) => a < b ? -1 : 1)) spent[k] = v / 1000
     let messages = 0
     let bytes = 0
     const traffic: Record<string, TrafficTotals> = {}
@@ -146,6 +204,11 @@ export class RunRecorder {
       trapHits: this.trapHits,
       repeatedTrapHits: this.repeated,
       trapsRecorded: this.recordedAt.size,
+      repeatedTrapAgentSeconds: this.repeatedMs / 1000,
+      brokenMainMs: this.brokenMs,
+      spent,
+      wastedAgentSeconds: dupMs / 1000 + this.repeatedMs / 1000 + WASTE_KINDS.reduce((n, k) => n + (spent[k] ?? 0), 0),
+      helpingAgentSeconds: spent.helping ?? 0,
       messages,
       bytes,
       messagesPerAgentMinute: messages / agentMinutes,
@@ -163,7 +226,7 @@ export class RunRecorder {
 function duplicateMs (list: readonly Work[]): number {
   if (list.length < 2) return 0
   const edges: Array<[number, number]> = []
-  for (const w of list) if (w.end > w.start) edges.push([w.start, 1], [w.end, -1])
+  for (const w of list) if (w.end > w.start && !w.helper) edges.push([w.start, 1], [w.end, -1])
   edges.sort((a, b) => a[0] - b[0] || a[1] - b[1])
   let active = 0
   let last = 0

@@ -3,6 +3,7 @@
 // shape, and the strategy's settings.
 
 import type { RunResult } from './run-recorder.js'
+import type { Mechanisms } from './strategies/agency-mechanisms.js'
 import { runAgency, type PartitionPlan } from './strategies/agency.js'
 import { runCentralManager } from './strategies/central-manager.js'
 import { runGitLocks } from './strategies/git-locks.js'
@@ -26,6 +27,10 @@ export interface SwarmJob {
   managerServiceMs?: number
   /** git: ms between pulls */
   gitPullMs?: number
+  /** agency: the mechanisms that run (default all) */
+  mechanisms?: Partial<Mechanisms>
+  /** stop after this much virtual time */
+  maxVirtualMs?: number
 }
 
 export function isStrategy (s: string): s is StrategyName {
@@ -33,14 +38,18 @@ export function isStrategy (s: string): s is StrategyName {
 }
 
 export function runSwarmJob (job: SwarmJob): RunResult {
+  return { ...runStrategy(job), seed: job.seed }
+}
+
+function runStrategy (job: SwarmJob): RunResult {
   const project = createProject(job.seed, job.workload)
-  const base = { project, agents: job.agents, seed: job.seed + job.agents, label: job.label }
+  const base = { project, agents: job.agents, seed: job.seed + job.agents, label: job.label, maxVirtualMs: job.maxVirtualMs }
   switch (job.strategy) {
     case 'agency': {
       const partitions: PartitionPlan[] = job.partition === undefined
         ? []
         : [{ at: job.partition.atMin * 60_000, until: (job.partition.atMin + job.partition.forMin) * 60_000 }]
-      return runAgency({ ...base, loss: job.loss, partitions })
+      return runAgency({ ...base, loss: job.loss, partitions, mechanisms: job.mechanisms })
     }
     case 'none': return runNoCoordination(base)
     case 'git': return runGitLocks(job.gitPullMs === undefined ? base : { ...base, pullEveryMs: job.gitPullMs })

@@ -6,6 +6,7 @@
 // findings recorded by whoever hit it first avoids it on every task there.
 // Every number comes from the seed: all strategies get the same project.
 
+import { Hazards, type HazardInit } from './hazards.js'
 import { createRandom, type Random } from './random.js'
 
 export interface WorkloadInit {
@@ -28,9 +29,11 @@ export interface WorkloadInit {
   attemptJitter?: number
   /** an attempt that passes after another agent merged into one of its files pays this share of its time again to rebase */
   rebaseFraction?: number
+  /** what goes wrong, the same for every strategy (src/sim/hazards.ts) */
+  hazards?: HazardInit
 }
 
-export const WORKLOAD_DEFAULTS: Required<WorkloadInit> = {
+export const WORKLOAD_DEFAULTS: Required<Omit<WorkloadInit, 'hazards'>> = {
   tasks: 2000,
   layers: 6,
   tasksPerArea: 50,
@@ -59,6 +62,8 @@ export interface ProjectTask {
   effortMs: number
   /** higher first; earlier layers are more urgent */
   priority: number
+  /** the longest chain of typical efforts from this task to the end of the project (its own included): the critical path runs through the largest */
+  tailMs: number
 }
 
 export interface ProjectArea {
@@ -76,10 +81,14 @@ export interface Attempt {
   trap: string
   durationMs: number
   result: AttemptResult
+  /** the attempt took more than twice its usual time (a stall or a slow agent) */
+  slowed: boolean
 }
 
 export class Project {
-  readonly options: Required<WorkloadInit>
+  readonly options: Required<Omit<WorkloadInit, 'hazards'>>
+  readonly seed: number
+  readonly hazards: Hazards
   readonly tasks: ProjectTask[] = []
   readonly areas: ProjectArea[] = []
   private readonly byId = new Map<string, ProjectTask>()
@@ -92,6 +101,8 @@ export class Project {
       throw new RangeError('layers, approaches and tasksPerArea must be positive')
     }
     this.options = o
+    this.seed = seed
+    this.hazards = new Hazards(seed, init.hazards)
     const rng = createRandom(seed)
     const areaCount = Math.max(1, Math.ceil(o.tasks / o.tasksPerArea))
     const filesPerArea = Math.max(1, Math.ceil(o.tasksPerArea / 4))
@@ -121,7 +132,7 @@ export class Project {
       const effortMs = o.medianEffortMs * Math.exp(o.effortSpread * gaussian(rng))
       const depList = [...deps].sort()
       const depIndices = depList.map(d => (this.byId.get(d) as ProjectTask).index)
-      const task: ProjectTask = { id, index: i, layer, area, deps: depList, depIndices, dependentIndices: [], files: [...files].sort(), effortMs, priority: o.layers - layer }
+      const task: ProjectTask = { id, index: i, layer, area, deps: depList, depIndices, dependentIndices: [], files: [...files].sort(), effortMs, priority: o.layers - layer, tailMs: effortMs }
       for (const d of depIndices) this.tasks[d].dependentIndices.push(i)
       this.tasks.push(task)
       this.byId.set(id, task)
@@ -131,6 +142,10 @@ export class Project {
         if (list === undefined) this.dependentsOf.set(d, [id])
         else list.push(id)
       }
+    }
+    for (let i = this.tasks.length - 1; i >= 0; i--) {
+      const t = this.tasks[i]
+      for (const d of t.dependentIndices) t.tailMs = Math.max(t.tailMs, t.effortMs + this.tasks[d].tailMs)
     }
   }
 
@@ -156,16 +171,18 @@ export class Project {
   /**
    * One attempt at `task` by an agent that knows the traps in `knownTraps`
    * (trap keys): it picks at random among the approaches it does not know to
-   * fail, works for a random time, and the hidden test decides.
+   * fail, works for a random time, and the hidden test decides. `slowdown`
+   * (from Hazards.slowdown: a stall, a slow agent) stretches the time;
+   * `approach` forces the approach (a helper trying one nobody else is).
    */
-  attempt (rng: Random, task: ProjectTask, knownTraps: ReadonlySet<string>): Attempt {
+  attempt (rng: Random, task: ProjectTask, knownTraps: ReadonlySet<string>, slowdown = 1, approach?: string): Attempt {
     const area = this.areas[task.area]
     const open = area.approaches.filter(a => !knownTraps.has(`${area.name}/${a}`))
-    const approach = rng.pick(open.length > 0 ? open : area.approaches)
+    const chosen = approach ?? rng.pick(open.length > 0 ? open : area.approaches)
     const j = this.options.attemptJitter
-    const durationMs = task.effortMs * rng.between(1 - j, 1 + j)
-    const result: AttemptResult = area.traps.has(approach) ? 'trap' : rng.chance(this.options.flakeChance) ? 'flaky' : 'pass'
-    return { task: task.id, approach, trap: `${area.name}/${approach}`, durationMs, result }
+    const durationMs = task.effortMs * rng.between(1 - j, 1 + j) * slowdown
+    const result: AttemptResult = area.traps.has(chosen) ? 'trap' : rng.chance(this.options.flakeChance) ? 'flaky' : 'pass'
+    return { task: task.id, approach: chosen, trap: `${area.name}/${chosen}`, durationMs, result, slowed: slowdown > 2 }
   }
 }
 

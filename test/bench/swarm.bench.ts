@@ -1,31 +1,49 @@
 // Benchmark: the swarm simulator, agency against three baselines, for each
-// swarm size. Not a vitest test; run it with
+// swarm size and several seeds, on a project with hazards (src/sim/hazards.ts)
+// that every strategy meets alike; with --ablate, also agency with each of its
+// mechanisms off in turn. Not a vitest test; run it with
 //
-//   npm run bench:swarm -- --agents 1,8,32,128,1024 [--tasks 2000] [--seed 1] [--out results/]
+//   npm run bench:swarm -- [--ablate] [--agents 8,128,1024] [--seeds 1,2,3,4,5] [--big-seeds 2]
+//     [--ablate-agents 8,128,1024] [--ablate-big-seeds 1] [--tasks 2000] [--out results/]
 //     [--strategies agency,none,git,manager] [--manager-ms 2000] [--git-pull-ms 30000]
-//     [--loss 0] [--partition START_MIN:MINUTES] [--jobs 2]
+//     [--loss 0] [--partition START_MIN:MINUTES] [--no-hazards] [--jobs 2]
 //
-// Every (strategy, N) run is a job in a worker process (a 1024-agent agency
-// run holds 1024 boards: several GB of heap). Results are deterministic for a
-// seed; only the wall-clock column depends on the machine. Writes
-// <out>/bench-swarm.md (tables), <out>/bench-swarm.svg (pass rate against
-// time, one panel per N) and <out>/bench-swarm.json (every number and timeline).
+// --big-seeds / --ablate-big-seeds: how many of the seeds run at 512 agents
+// and more (a 1024-agent agency run takes one to two minutes of wall time).
+// Every run is a job in a worker process (a 1024-agent agency run holds 1024
+// boards: several GB of heap). Results are deterministic for a seed; only
+// the wall-clock column depends on the machine. Writes <out>/bench-swarm.md
+// (tables), <out>/bench-swarm.svg (pass rate against time for the first
+// seed, one panel per N) and <out>/bench-swarm.json (every number and timeline).
 import '../../src/polyfill.js'
 import { fork } from 'node:child_process'
-import { mkdir, writeFile } from 'node:fs/promises'
+import { appendFile, mkdir, readFile, writeFile } from 'node:fs/promises'
 import { cpus } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { ablationJobs, ablationLabel } from '../../src/sim/ablation.js'
+import { HAZARD_DEFAULTS, HAZARD_SOURCES, NO_HAZARDS } from '../../src/sim/hazards.js'
 import { passRatePlot } from '../../src/sim/pass-rate-plot.js'
 import { resultsTable, trafficTable } from '../../src/sim/results-table.js'
 import type { RunResult } from '../../src/sim/run-recorder.js'
+import { ablationTable, comparisonTable, leaders, summarize } from '../../src/sim/seed-summary.js'
+import { MECHANISM_DEFAULTS } from '../../src/sim/strategies/agency-mechanisms.js'
 import { isStrategy, runSwarmJob, type StrategyName, type SwarmJob } from '../../src/sim/swarm-job.js'
-import { WORKLOAD_DEFAULTS } from '../../src/sim/workload.js'
+import { WORKLOAD_DEFAULTS, type WorkloadInit } from '../../src/sim/workload.js'
+
+const BIG = 512
 
 interface Args {
   agents: number[]
   tasks: number
-  seed: number
+  seeds: number[]
+  bigSeeds: number
+  ablate: boolean
+  ablateAgents: number[]
+  ablateBigSeeds: number
+  hazards: boolean
+  /** build the report from runs other invocations saved (their <out>/bench-swarm.runs.jsonl), running nothing */
+  reportFrom: string[]
   out: string
   strategies: StrategyName[]
   managerMs?: number
@@ -36,7 +54,7 @@ interface Args {
 }
 
 function parseArgs (argv: string[]): Args {
-  const args: Args = { agents: [1, 8, 32, 128, 1024], tasks: WORKLOAD_DEFAULTS.tasks, seed: 1, out: 'results', strategies: ['agency', 'none', 'git', 'manager'], jobs: Math.max(1, Math.min(2, cpus().length)) }
+  const args: Args = { agents: [8, 128, 1024], tasks: WORKLOAD_DEFAULTS.tasks, seeds: [1, 2, 3, 4, 5], bigSeeds: 2, ablate: false, ablateAgents: [8, 128, 1024], ablateBigSeeds: 1, hazards: true, reportFrom: [], out: 'results', strategies: ['agency', 'none', 'git', 'manager'], jobs: Math.max(1, Math.min(2, cpus().length)) }
   const num = (flag: string, v: string | undefined): number => {
     const n = Number(v)
     if (v === undefined || !Number.isFinite(n) || n < 0) throw new Error(`${flag} takes a non-negative number`)
@@ -48,7 +66,14 @@ function parseArgs (argv: string[]): Args {
     switch (flag) {
       case '--agents': args.agents = (value ?? '').split(',').map(s => num(flag, s)); i++; break
       case '--tasks': args.tasks = num(flag, value); i++; break
-      case '--seed': args.seed = num(flag, value); i++; break
+      case '--seed': args.seeds = [num(flag, value)]; i++; break
+      case '--seeds': args.seeds = (value ?? '').split(',').map(v => num(flag, v)); i++; break
+      case '--big-seeds': args.bigSeeds = Math.max(1, num(flag, value)); i++; break
+      case '--ablate': args.ablate = true; break
+      case '--ablate-agents': args.ablateAgents = (value ?? '').split(',').map(v => num(flag, v)); i++; break
+      case '--ablate-big-seeds': args.ablateBigSeeds = Math.max(1, num(flag, value)); i++; break
+      case '--no-hazards': args.hazards = false; break
+      case '--report-from': args.reportFrom = (value ?? '').split(','); i++; break
       case '--out': args.out = value ?? ''; i++; break
       case '--strategies': {
         const list = (value ?? '').split(',')
@@ -71,18 +96,27 @@ function parseArgs (argv: string[]): Args {
       default: throw new Error(`unknown argument ${flag}`)
     }
   }
-  if (args.agents.some(n => !Number.isSafeInteger(n) || n < 1 || n > 9999)) throw new Error('--agents takes whole numbers from 1 to 9999')
+  if ([...args.agents, ...args.ablateAgents].some(n => !Number.isSafeInteger(n) || n < 1 || n > 9999)) throw new Error('--agents and --ablate-agents take whole numbers from 1 to 9999')
+  if (args.seeds.length === 0 || args.seeds.some(n => !Number.isSafeInteger(n))) throw new Error('--seeds takes whole numbers, e.g. 1,2,3,4,5')
   if (!Number.isSafeInteger(args.tasks) || args.tasks < 1) throw new Error('--tasks takes a positive whole number')
   if (args.out === '') throw new Error('--out needs a folder')
   return args
 }
 
+function workloadOf (a: Args): WorkloadInit {
+  return a.hazards ? { tasks: a.tasks } : { tasks: a.tasks, hazards: NO_HAZARDS }
+}
+
+function seedsAt (a: Args, n: number, big: number): number[] {
+  return n >= BIG ? a.seeds.slice(0, big) : a.seeds
+}
+
 function jobsFor (a: Args): SwarmJob[] {
-  const workload = { tasks: a.tasks }
+  const workload = workloadOf(a)
   const jobs: SwarmJob[] = []
-  for (const agents of a.agents) {
+  for (const agents of a.agents) for (const seed of seedsAt(a, agents, a.bigSeeds)) {
     for (const strategy of a.strategies) {
-      const job: SwarmJob = { strategy, agents, seed: a.seed, workload }
+      const job: SwarmJob = { strategy, agents, seed, workload }
       if (strategy === 'agency' && a.loss !== undefined) job.loss = a.loss
       if (strategy === 'manager' && a.managerMs !== undefined) job.managerServiceMs = a.managerMs
       if (strategy === 'git' && a.gitPullMs !== undefined) job.gitPullMs = a.gitPullMs
@@ -90,6 +124,13 @@ function jobsFor (a: Args): SwarmJob[] {
       if (strategy === 'agency' && a.partition !== undefined && agents > 1) {
         jobs.push({ ...job, partition: a.partition, label: `agency, partitioned ${a.partition.forMin} min from min ${a.partition.atMin}` })
       }
+    }
+  }
+  if (a.ablate) {
+    // all mechanisms on is the plain agency run of the comparison, where both run
+    for (const j of ablationJobs(a.ablateAgents, n => seedsAt(a, n, a.ablateBigSeeds), workload)) {
+      if (j.label === ablationLabel(null) && a.strategies.includes('agency') && a.agents.includes(j.agents) && seedsAt(a, j.agents, a.bigSeeds).includes(j.seed)) continue
+      jobs.push(j)
     }
   }
   // the biggest first, so that two workers finish together
@@ -152,44 +193,102 @@ export function logSizeTable (results: RunResult[]): string {
 
 async function main (): Promise<void> {
   const args = parseArgs(process.argv.slice(2))
-  const jobs = jobsFor(args)
+  const jobs = args.reportFrom.length > 0 ? [] : jobsFor(args)
   const results: RunResult[] = []
   const started = performance.now()
   let next = 0
   const log = (s: string): void => { process.stderr.write(s + '\n') }
-  log(`bench:swarm: ${jobs.length} runs, ${args.tasks} tasks, seed ${args.seed}, ${args.jobs} at a time`)
+  await mkdir(args.out, { recursive: true })
+  // every finished run is saved at once, so that a long benchmark split over several invocations can be reported together
+  const saved = join(args.out, 'bench-swarm.runs.jsonl')
+  if (jobs.length > 0) await writeFile(saved, '')
+  for (const f of args.reportFrom) {
+    for (const line of (await readFile(f, 'utf8')).split('\n')) if (line.trim() !== '') results.push(JSON.parse(line) as RunResult)
+  }
+  if (jobs.length > 0) log(`bench:swarm: ${jobs.length} runs, ${args.tasks} tasks, seeds ${args.seeds.join(',')}, ${args.jobs} at a time`)
   await Promise.all(Array.from({ length: Math.min(args.jobs, jobs.length) }, async () => {
     while (next < jobs.length) {
       const job = jobs[next++]
       const r = await runInWorker(job)
       results.push(r)
-      log(`  ${r.label} × ${r.agents}: ${r.completed ? 'all pass' : 'NOT all pass'} at ${(r.finishedAtMs / 3600_000).toFixed(2)} h virtual, ${r.wallSeconds.toFixed(1)} s wall`)
+      await appendFile(saved, JSON.stringify(r) + '\n')
+      log(`  ${r.label} × ${r.agents} seed ${r.seed}: ${r.completed ? 'all pass' : 'NOT all pass'} at ${(r.finishedAtMs / 3600_000).toFixed(2)} h virtual, ${r.wallSeconds.toFixed(1)} s wall`)
     }
   }))
-  const wall = (performance.now() - started) / 1000
+  const wall = args.reportFrom.length > 0 ? results.reduce((n, r) => n + r.wallSeconds, 0) / Math.max(1, args.jobs) : (performance.now() - started) / 1000
   const command = ['npm run bench:swarm --', ...process.argv.slice(2)].join(' ')
+  const comparison = results.filter(r => !r.label.startsWith('agency without') && r.label !== ablationLabel(null))
+  const summaries = summarize(comparison)
+  const first = comparison.filter(r => r.seed === args.seeds[0])
+  const seedNote = (big: number, sizes: number[]): string => sizes.some(n => n >= BIG) && big < args.seeds.length
+    ? `seeds ${args.seeds.join(', ')} (at ${sizes.filter(n => n >= BIG).join(', ')} agents only the first ${big}, for wall time)`
+    : `seeds ${args.seeds.join(', ')}`
   const md = [
-    '# Swarm simulator: agency against the baselines',
+    '# Swarm simulator: agency against the baselines, with hazards',
     '',
     `Command: \`${command}\``,
     '',
-    `Project: ${args.tasks} tasks in a ${WORKLOAD_DEFAULTS.layers}-layer dependency DAG, ${WORKLOAD_DEFAULTS.tasksPerArea} tasks per area, ${WORKLOAD_DEFAULTS.approaches} approaches per area of which some are traps, median attempt ${WORKLOAD_DEFAULTS.medianEffortMs / 60_000} min; seed ${args.seed}.`,
-    `Times are virtual. The whole run took ${wall.toFixed(0)} s of wall time on ${cpus().length} cores.`,
+    `Project: ${args.tasks} tasks in a ${WORKLOAD_DEFAULTS.layers}-layer dependency DAG, ${WORKLOAD_DEFAULTS.tasksPerArea} tasks per area, ${WORKLOAD_DEFAULTS.approaches} approaches per area of which some are traps, median attempt ${WORKLOAD_DEFAULTS.medianEffortMs / 60_000} min; ${seedNote(args.bigSeeds, args.agents)}. Mean over seeds, (min – max) after it.`,
+    `Times are virtual. The whole run took ${wall.toFixed(0)} s of wall time on ${cpus().length} cores (shared).`,
     '',
-    resultsTable(results),
+    args.hazards ? hazardSection() : 'Hazards: none (`--no-hazards`).\n',
+    '## Strategies',
+    '',
+    comparisonTable(summaries),
+    '"wasted": duplicate work, attempts at traps a peer had already recorded, repairing tests another agent\'s unverified merge broke, repairing interface mismatches, fixing a dependency\'s defect that got past review, re-verifying after losing the race to the branch, and work a stalled holder handed off. "helpers (budgeted)": attempts by idle helpers that lost the race and holders stopped because a helper passed first, counted apart from waste.',
+    '',
+    'Who is ahead (means):',
+    '',
+    leaders(summaries),
+    ...(args.ablate ? ablationSection(results, args) : []),
+    `## One seed in detail (seed ${args.seeds[0]})`,
+    '',
+    resultsTable(first),
     'Coordination traffic by kind, per agent per minute:',
     '',
-    trafficTable(results),
-    logSizeTable(results),
-    'Wall time per run (s): ' + [...results].sort((a, b) => a.agents - b.agents).map(r => `${r.label} × ${r.agents}: ${r.wallSeconds.toFixed(1)}`).join('; '),
+    trafficTable(first),
+    logSizeTable(first),
+    'Wall time per run (s): ' + [...results].sort((a, b) => a.agents - b.agents).map(r => `${r.label} × ${r.agents} seed ${r.seed}: ${r.wallSeconds.toFixed(1)}`).join('; '),
     ''
   ].join('\n')
   await mkdir(args.out, { recursive: true })
   await writeFile(join(args.out, 'bench-swarm.md'), md)
-  await writeFile(join(args.out, 'bench-swarm.svg'), passRatePlot(results, `Hidden tests passing over time (${args.tasks} tasks, seed ${args.seed})`))
+  const plotted = results.filter(r => r.seed === args.seeds[0] && !r.label.startsWith('agency without') && r.label !== ablationLabel(null))
+  await writeFile(join(args.out, 'bench-swarm.svg'), passRatePlot(plotted, `Hidden tests passing over time (${args.tasks} tasks, seed ${args.seeds[0]})`))
   await writeFile(join(args.out, 'bench-swarm.json'), JSON.stringify({ args, command, results }, null, 1))
   process.stdout.write(md)
   log(`wrote ${join(args.out, 'bench-swarm.md')}, bench-swarm.svg, bench-swarm.json`)
+}
+
+function hazardSection (): string {
+  const lines = [
+    '## Hazards',
+    '',
+    'Every strategy meets the same hazards: each is rolled from the project\'s seed and the ids involved, so the same changes break, mismatch and hide defects whoever builds them (src/sim/hazards.ts). Baselines merge after their own task\'s test, without review, and wait for stalled agents; agency mitigates with its mechanisms, each of which the ablation turns off.',
+    '',
+    '| parameter | default | source or reasoning |',
+    '|---|---:|---|'
+  ]
+  for (const [k, v] of Object.entries(HAZARD_DEFAULTS)) {
+    const shown = k.endsWith('Ms') ? `${v / 1000} s` : String(v)
+    lines.push(`| ${k} | ${shown} | ${HAZARD_SOURCES[k as keyof typeof HAZARD_SOURCES]} |`)
+  }
+  lines.push('', `agency's settings, the same at every size: integrator batch every ${MECHANISM_DEFAULTS.batchEveryMs / 1000} s at most, up to ${MECHANISM_DEFAULTS.batchMax} requests; at most ${MECHANISM_DEFAULTS.maxHelpersPerTask} helpers per task; a holder is slow at ${MECHANISM_DEFAULTS.handoffFactor} × the task's usual time.`, '')
+  return lines.join('\n')
+}
+
+function ablationSection (results: RunResult[], a: Args): string[] {
+  const all = ablationLabel(null)
+  const runs = results.filter(r => r.label.startsWith('agency without') || r.label === all || (r.strategy === 'agency' && r.label === 'agency' && a.ablateAgents.includes(r.agents) && seedsAt(a, r.agents, a.ablateBigSeeds).includes(r.seed ?? -1)))
+    .map(r => r.label === 'agency' ? { ...r, label: all } : r)
+  const big = a.ablateAgents.filter(n => n >= BIG)
+  return [
+    '## Ablation: agency with one mechanism off',
+    '',
+    `Seeds: ${a.ablateAgents.filter(n => n < BIG).join(', ')} agents: ${a.seeds.join(', ')}${big.length > 0 ? `; ${big.join(', ')} agents: ${a.seeds.slice(0, a.ablateBigSeeds).join(', ')} (fewer, for wall time: one 1024-agent run takes one to two minutes)` : ''}. Δ: against all mechanisms on, same size, means.`,
+    '',
+    ablationTable(summarize(runs), all)
+  ]
 }
 
 if (process.argv.includes('--worker')) {

@@ -22,6 +22,9 @@ import { SharedFindings } from '../shared-findings.js'
 import { Topology } from '../topology.js'
 import type { Project, ProjectTask } from '../workload.js'
 import { AgencyAgent } from './agency-agent.js'
+import { AgencyHelpers } from './agency-helpers.js'
+import { SimIntegrator } from './agency-integrator.js'
+import { ALL_MECHANISMS, MECHANISM_DEFAULTS, type Mechanisms } from './agency-mechanisms.js'
 import { RUN_DEFAULTS, agentIndex, agentName, validateRun, type SwarmRunInit } from './common.js'
 
 export interface PartitionPlan {
@@ -53,8 +56,19 @@ export interface AgencyInit extends SwarmRunInit {
   settle?: SettleWindowInit
   partitions?: PartitionPlan[]
   crashes?: CrashPlan[]
-  /** message the holders of overlapping live claims after a claim is won, as agentd's BoardService does */
+  /** message the holders of overlapping live claims after a claim is won, as agentd's BoardService does (default: mechanisms.overlapMessages) */
   overlapAlerts?: boolean
+  /** which of agency's mechanisms run (default: all); see agency-mechanisms.ts */
+  mechanisms?: Partial<Mechanisms>
+}
+
+/** A passing change waiting for a peer's review. */
+export interface ReviewRequest {
+  task: ProjectTask
+  author: number
+  /** reviews of this change so far */
+  round: number
+  then: (caught: boolean) => void
 }
 
 /** agentd's defaults (src/daemon/config.ts, src/core/board/settle.ts). */
@@ -73,6 +87,9 @@ export class AgencySwarm {
   readonly recorder: RunRecorder
   readonly progress: ProjectProgress
   readonly pollMs: number
+  readonly mechanisms: Mechanisms
+  readonly integrator: SimIntegrator
+  readonly helpers: AgencyHelpers
   /** crashes can expire leases: agents then also look for expired tasks */
   readonly expiryPossible: boolean
   private readonly init: AgencyInit
@@ -81,6 +98,9 @@ export class AgencySwarm {
   private readonly rng: Random
   private readonly syncMs: number
   private readonly overlapAlerts: boolean
+  /** pairs of tasks whose holders were told of their overlap (and agreed their interface) */
+  private readonly agreedPairs = new Set<number>()
+  private readonly reviewQueue: ReviewRequest[] = []
   private syncKey = 0
   private readonly extraBeats: number[]
   /** per replica: anti-entropy rounds in a row that found the logs equal */
@@ -95,7 +115,8 @@ export class AgencySwarm {
     this.rng = createRandom(init.seed)
     this.pollMs = init.pollMs ?? RUN_DEFAULTS.pollMs
     this.syncMs = init.syncMs ?? AGENCY_DEFAULTS.syncMs
-    this.overlapAlerts = init.overlapAlerts ?? true
+    this.mechanisms = { ...ALL_MECHANISMS, ...init.mechanisms }
+    this.overlapAlerts = init.overlapAlerts ?? this.mechanisms.overlapMessages
     this.expiryPossible = (init.crashes ?? []).length > 0
     this.topology = new Topology(n)
     this.latency = new LinkLatency({ seed: init.seed, ...init.latency })
@@ -108,6 +129,15 @@ export class AgencySwarm {
     this.pings = new PingModel({ seed: init.seed, periodMs, nodes: n, latency: this.latency, topology: this.topology, loss: init.loss })
     this.recorder = new RunRecorder({ strategy: 'agency', label: init.label ?? 'agency', agents: n, tasks: this.project.tasks.length })
     this.progress = new ProjectProgress(this.project, this.recorder)
+    this.integrator = new SimIntegrator({
+      scheduler: this.scheduler,
+      recorder: this.recorder,
+      verifyMs: this.project.hazards.options.verifyMs,
+      batching: this.mechanisms.batching,
+      batchEveryMs: MECHANISM_DEFAULTS.batchEveryMs,
+      batchMax: MECHANISM_DEFAULTS.batchMax
+    })
+    this.helpers = new AgencyHelpers(this)
     this.extraBeats = new Array<number>(n).fill(0)
     this.quietRounds = new Array<number>(n).fill(0)
     const shared = {
@@ -171,12 +201,45 @@ export class AgencySwarm {
       const o = this.project.tasks[other]
       if (!o.files.some(f => task.files.includes(f))) continue
       const h = replica.board.holder(o.id)
-      if (h !== undefined && h.holder !== replica.name && replica.board.task(o.id, now)?.holderLive === true) peers.add(h.holder)
+      if (h !== undefined && h.holder !== replica.name && replica.board.task(o.id, now)?.holderLive === true) {
+        peers.add(h.holder)
+        this.agreedPairs.add(pairKey(task.index, other))
+      }
     }
     if (peers.size === 0) return
     this.recorder.bump('overlapAlerts', peers.size)
     const { message, ack } = directMessageBytes(`[agency] scope overlap: my task ${task.id} (${task.files.join(', ')}) overlaps your task on ${task.files[0]}. Let's agree who changes what.`)
     this.recorder.count('direct messages', 2 * peers.size, peers.size * (message + ack))
+  }
+
+  /** Whether the holders of tasks a and b were told of their overlap and agreed their interface. */
+  agreed (a: number, b: number): boolean {
+    return this.agreedPairs.has(pairKey(a, b))
+  }
+
+  /** A passing change asks for a review; an idle peer takes it at once, else the next peer to look for work. */
+  requestReview (r: ReviewRequest): void {
+    this.reviewQueue.push(r)
+    this.recorder.bump('reviewRequests')
+    const { message, ack } = directMessageBytes(`[agency] review requested: ${r.task.id}`)
+    this.recorder.count('direct messages', 2, message + ack)
+    for (const a of this.agents) {
+      if (a.idle && a.index !== r.author) { a.wake(); return }
+    }
+    this.helpers.interruptOne()
+  }
+
+  /** The oldest review request by another agent, for `reviewer` to do. */
+  takeReview (reviewer: number): ReviewRequest | undefined {
+    const i = this.reviewQueue.findIndex(r => r.author !== reviewer)
+    if (i < 0) return undefined
+    return this.reviewQueue.splice(i, 1)[0]
+  }
+
+  deliverVerdict (r: ReviewRequest, caught: boolean): void {
+    const { message, ack } = directMessageBytes(`[agency] review of ${r.task.id}: ${caught ? 'defect found' : 'approved'}`)
+    this.recorder.count('direct messages', 2, message + ack)
+    r.then(caught)
   }
 
   freezeAgents (): void {
@@ -308,6 +371,10 @@ export class AgencySwarm {
       this.scheduler.after(2_000, () => { this.agents[node].restart() })
     })
   }
+}
+
+function pairKey (a: number, b: number): number {
+  return a < b ? a * 1_048_576 + b : b * 1_048_576 + a
 }
 
 export function runAgency (init: AgencyInit): RunResult {

@@ -5,6 +5,8 @@
 // service time, so it is a queue that grows with the swarm. With a model
 // behind it (a lead agent reading the state and answering), seconds per
 // request is the honest order of magnitude; a plain job queue would be ms.
+// Against the hazards it has its assignment only: one task per agent, merges
+// that run the task's own test, no review, a stalled agent is waited for.
 
 import { MANAGER_REQUEST_BYTES, MANAGER_RESPONSE_BYTES, MANAGER_TRAP_BYTES } from '../cost-model.js'
 import { IndexedSet } from '../indexed-set.js'
@@ -14,6 +16,7 @@ import { RunRecorder, type RunResult } from '../run-recorder.js'
 import { Scheduler } from '../scheduler.js'
 import type { ProjectTask } from '../workload.js'
 import { runAttempt, type AttemptContext } from './attempt-runner.js'
+import { idleRepair } from './merge-hazards.js'
 import { RUN_DEFAULTS, validateRun, type SwarmRunInit } from './common.js'
 
 export interface CentralManagerInit extends SwarmRunInit {
@@ -106,6 +109,7 @@ export function runCentralManager (init: CentralManagerInit): RunResult {
           })
           return
         }
+        if (idleRepair(ctx, i, () => { next() })) return
         waiting.push(t2 => {
           const passOn = trapsFor(t2)
           respond(r, passOn.length, () => { told = new Set(passOn); work(t2) })

@@ -6,6 +6,8 @@
 // exponential back-off, before retrying a rejected push; notes
 // about failed approaches are committed and pushed the same way. Exclusion is
 // exact (the lock file conflicts); the costs are stale views and contention.
+// Against the hazards it has only the lock: merges run the task's own test,
+// no review, no interface talk, a stalled holder keeps its lock.
 
 import { GIT_COMMIT_PACK_BYTES, GIT_HTTP_OVERHEAD_BYTES, GIT_PULL_REQUEST_BYTES, GIT_PUSH_COMMAND_BYTES, GIT_PUSH_REPORT_BYTES } from '../cost-model.js'
 import { IndexedSet } from '../indexed-set.js'
@@ -15,6 +17,7 @@ import { RunRecorder, type RunResult } from '../run-recorder.js'
 import { Scheduler } from '../scheduler.js'
 import type { Project, ProjectTask } from '../workload.js'
 import { runAttempt, type AttemptContext } from './attempt-runner.js'
+import { idleRepair } from './merge-hazards.js'
 import { RUN_DEFAULTS, validateRun, type SwarmRunInit } from './common.js'
 
 export interface GitLocksInit extends SwarmRunInit {
@@ -192,7 +195,7 @@ export function runGitLocks (init: GitLocksInit): RunResult {
 
     const pick = (): void => {
       const free = repo.freeIn(base)
-      if (free.length === 0) { idle = true; return }
+      if (free.length === 0) { if (!idleRepair(ctx, i, pick)) idle = true; return }
       const task = project.tasks[r.pick(free)]
       const askedAt = scheduler.now
       pushUntilAccepted(r, base, { kind: 'lock', task: task.index }, b => !repo.lockedIn(task.index, b) && repo.readyIn(task, b), (ok, b) => {

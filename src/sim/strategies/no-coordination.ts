@@ -2,6 +2,8 @@
 // shared branch, always fresh, which flatters this baseline) and picks a
 // random ready task. Nobody knows what anyone else is working on, so
 // duplicates happen; nobody reads anyone else's notes, so traps are hit again.
+// Against the hazards it has nothing: merges run only the task's own test,
+// nobody reviews, nobody agrees interfaces, a stalled agent is waited for.
 
 import { ProjectProgress } from '../project-progress.js'
 import { createRandom, type Random } from '../random.js'
@@ -9,6 +11,7 @@ import { RunRecorder, type RunResult } from '../run-recorder.js'
 import { Scheduler } from '../scheduler.js'
 import type { ProjectTask } from '../workload.js'
 import { runAttempt, type AttemptContext } from './attempt-runner.js'
+import { idleRepair } from './merge-hazards.js'
 import { RUN_DEFAULTS, validateRun, type SwarmRunInit } from './common.js'
 
 export function runNoCoordination (init: SwarmRunInit): RunResult {
@@ -27,7 +30,7 @@ export function runNoCoordination (init: SwarmRunInit): RunResult {
     const pick = (): void => {
       const id = progress.ready.pick(r)
       if (id === undefined) {
-        scheduler.after(pollMs * r.between(0.5, 1.5), pick)
+        if (!idleRepair(ctx, i, pick)) scheduler.after(pollMs * r.between(0.5, 1.5), pick)
         return
       }
       work(project.task(id))

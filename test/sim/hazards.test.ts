@@ -1,0 +1,148 @@
+import { describe, expect, it } from 'vitest'
+import { Hazards, NO_HAZARDS } from '../../src/sim/hazards.js'
+import { AgencySwarm, runAgency } from '../../src/sim/strategies/agency.js'
+import { runCentralManager } from '../../src/sim/strategies/central-manager.js'
+import { runGitLocks } from '../../src/sim/strategies/git-locks.js'
+import { runNoCoordination } from '../../src/sim/strategies/no-coordination.js'
+import { createProject } from '../../src/sim/workload.js'
+
+// Small, so that each run takes well under a second; few areas, so scopes overlap and traps recur.
+const TASKS = 200
+const project = createProject(7, { tasks: TASKS, layers: 4, tasksPerArea: 40 })
+const AGENTS = 12
+const breaking = project.tasks.filter(t => project.hazards.breaks(t.index)).length
+const defective = project.tasks.filter(t => project.hazards.defect(t.index)).length
+
+describe('hazards: the same for every strategy', () => {
+  const baselines = [
+    runNoCoordination({ project, agents: AGENTS, seed: 3 }),
+    runGitLocks({ project, agents: AGENTS, seed: 3 }),
+    runCentralManager({ project, agents: AGENTS, seed: 3 })
+  ]
+  const agency = runAgency({ project, agents: AGENTS, seed: 3 })
+
+  it('the project draws them at the configured rates', () => {
+    const o = project.hazards.options
+    expect(breaking / TASKS).toBeGreaterThan(o.breakChance / 2)
+    expect(breaking / TASKS).toBeLessThan(o.breakChance * 1.5)
+    expect(defective / TASKS).toBeGreaterThan(o.defectChance / 2)
+    expect(defective / TASKS).toBeLessThan(o.defectChance * 1.5)
+    const rolls = new Hazards(1, { stallChance: 0.25, slowAgentShare: 0 })
+    let stalls = 0
+    for (let i = 0; i < 2000; i++) if (rolls.slowdown(i % 50, i, 0) > 1) stalls++
+    expect(stalls / 2000).toBeGreaterThan(0.2)
+    expect(stalls / 2000).toBeLessThan(0.3)
+  })
+
+  it('every baseline merges each breaking change unverified and each defect unreviewed: main breaks, defects reach dependents', () => {
+    for (const r of baselines) {
+      expect(r.completed).toBe(true)
+      expect(r.extra.breakingMerges).toBe(breaking)
+      expect(r.extra.defectsLanded).toBe(defective)
+      expect(r.brokenMainMs).toBeGreaterThan(0)
+      expect(r.extra.defectsHit).toBeGreaterThan(0)
+      expect(r.spent.repair).toBeGreaterThan(0)
+      expect(r.extra.mismatches).toBeGreaterThan(0)
+    }
+  })
+
+  it('agency meets the same changes: its verify catches every breaking one, its reviews some defects, the rest land', () => {
+    expect(agency.completed).toBe(true)
+    expect(agency.extra.verifyCaught).toBe(breaking)
+    expect(agency.extra.breakingMerges ?? 0).toBe(0)
+    expect(agency.brokenMainMs).toBe(0)
+    expect(agency.extra.reviewCaught).toBeGreaterThan(0)
+    expect((agency.extra.reviewCaught ?? 0) + (agency.extra.defectsLanded ?? 0)).toBe(defective)
+  })
+
+  it('without hazards nothing breaks and nothing is wasted on repairs', () => {
+    const calm = createProject(7, { tasks: TASKS, layers: 4, tasksPerArea: 40, hazards: NO_HAZARDS })
+    const r = runGitLocks({ project: calm, agents: AGENTS, seed: 3 })
+    expect(r.completed).toBe(true)
+    expect(r.brokenMainMs).toBe(0)
+    expect(r.spent.repair ?? 0).toBe(0)
+    expect(r.extra.defectsHit ?? 0).toBe(0)
+  })
+
+  it('refuses a rate that is not a probability', () => {
+    expect(() => new Hazards(1, { breakChance: 1.5 })).toThrow(RangeError)
+    expect(() => new Hazards(1, { verifyMs: -1 })).toThrow(RangeError)
+  })
+})
+
+describe('agency with one mechanism off', () => {
+  const on = runAgency({ project, agents: AGENTS, seed: 4 })
+
+  it('without verified integration, the shared branch is broken for a while', () => {
+    const off = runAgency({ project, agents: AGENTS, seed: 4, mechanisms: { verifiedIntegration: false } })
+    expect(off.completed).toBe(true)
+    expect(on.brokenMainMs).toBe(0)
+    expect(off.brokenMainMs).toBeGreaterThan(0)
+    expect(off.extra.breakingMerges).toBe(breaking)
+  })
+
+  it('without reviews, every defect lands', () => {
+    const off = runAgency({ project, agents: AGENTS, seed: 4, mechanisms: { reviews: false } })
+    expect(off.extra.defectsLanded).toBe(defective)
+    expect(off.extra.reviews ?? 0).toBe(0)
+    expect(on.extra.defectsLanded ?? 0).toBeLessThan(defective)
+  })
+
+  it('without overlap messages, overlapping tasks built apart mismatch more often', () => {
+    const off = runAgency({ project, agents: AGENTS, seed: 4, mechanisms: { overlapMessages: false } })
+    expect(off.extra.overlapAlerts ?? 0).toBe(0)
+    expect(off.extra.mismatches).toBeGreaterThan(on.extra.mismatches ?? 0)
+  })
+
+  it('without shared findings, agents hit traps peers had recorded', () => {
+    const off = runAgency({ project, agents: AGENTS, seed: 4, mechanisms: { findings: false } })
+    expect(off.repeatedTrapHits).toBeGreaterThan(on.repeatedTrapHits)
+  })
+
+  it('without batching, agents verify and race to the branch themselves, and the wait is waste', () => {
+    const off = runAgency({ project, agents: AGENTS, seed: 4, mechanisms: { batching: false } })
+    expect(off.completed).toBe(true)
+    expect(on.extra.batches).toBeGreaterThan(0)
+    expect(off.extra.batches ?? 0).toBe(0)
+    expect(off.spent.verifyWait).toBeGreaterThan(0)
+    expect(on.spent.verifyWait ?? 0).toBe(0)
+  })
+})
+
+describe('idle agents help the critical path', () => {
+  // Stalls are common and the swarm is wide, so holders are often slow and agents often idle.
+  const stally = createProject(9, { tasks: 120, layers: 6, tasksPerArea: 40, hazards: { stallChance: 0.3 } })
+
+  it('helpers never run an approach the holder or another helper of the task is running, and their time is budgeted apart from duplicate work', () => {
+    const swarm = new AgencySwarm({ project: stally, agents: 40, seed: 5, mechanisms: { handoff: false } })
+    let checks = 0
+    while (!swarm.progress.complete && swarm.scheduler.now < 200 * 3600_000) {
+      swarm.runUntil(swarm.scheduler.now + 20_000)
+      for (const t of stally.tasks) {
+        const helpers = swarm.helpers.helpersOf(t.index)
+        if (helpers.length === 0) continue
+        const approaches = helpers.map(h => h.approach)
+        expect(new Set(approaches).size).toBe(approaches.length)
+        const holder = swarm.helpers.holderApproach(t.index)
+        if (holder !== undefined) expect(approaches).not.toContain(holder)
+        checks++
+      }
+    }
+    const r = swarm.result()
+    expect(r.completed).toBe(true)
+    expect(checks).toBeGreaterThan(0)
+    expect(r.extra.helperAttempts).toBeGreaterThan(0)
+    expect(r.helpingAgentSeconds).toBeGreaterThan(0)
+    expect(r.duplicateAgentSeconds).toBe(0)
+  })
+
+  it('a holder far slower than the task takes hands it to a faster agent only with hand-off on', () => {
+    const on = runAgency({ project: stally, agents: 40, seed: 6 })
+    const off = runAgency({ project: stally, agents: 40, seed: 6, mechanisms: { handoff: false, helpers: false } })
+    expect(on.completed && off.completed).toBe(true)
+    expect(on.extra.handoffsBySpeed).toBeGreaterThan(0)
+    expect(off.extra.handoffsBySpeed ?? 0).toBe(0)
+    expect(off.extra.handoffs ?? 0).toBe(0)
+    expect(off.helpingAgentSeconds).toBe(0)
+  })
+})
