@@ -66,6 +66,13 @@ Examples:
   AGENCY_TOKEN_FILE=/tmp/a3/api-token agency --addr 127.0.0.1:7403 status
 `)
   .action(async (opts: Record<string, any>) => {
+    // Signals are taken from the start: one that comes while the daemon is
+    // still starting is kept and answered by a clean stop once it is up,
+    // instead of killing the process mid-write.
+    let signalled: string | undefined
+    let onSignal = (signal: string): void => { signalled ??= signal }
+    process.on('SIGINT', () => { onSignal('SIGINT') })
+    process.on('SIGTERM', () => { onSignal('SIGTERM') })
     let served
     try {
       let swarmKey: Uint8Array | undefined
@@ -134,8 +141,8 @@ Examples:
         process.exit(1)
       })
     }
-    process.on('SIGINT', () => { shutdown('SIGINT') })
-    process.on('SIGTERM', () => { shutdown('SIGTERM') })
+    onSignal = shutdown
+    if (signalled !== undefined) shutdown(signalled)
   })
 
 program.parseAsync(process.argv).catch((err: Error) => {
