@@ -4,25 +4,13 @@
 // (models/anthropic-messages.ts, the only stand-in) given the way a user
 // gives Claude Code one: ANTHROPIC_BASE_URL and ANTHROPIC_API_KEY. The swarm
 // and what is asserted are acp-scenario.ts's (playAcpScenario), as for Codex.
-import { afterEach, describe, it } from 'vitest'
-import { Scratch } from '../helpers/agent-loop.js'
-import { ACP_SCENARIO_MS, ACP_PLAYBOOK, isAgentdPrompt, playAcpScenario, scenarioModel, startAcpScenario, type AcpScenario, type ModelStep } from './acp-scenario.js'
+import { describe, it } from 'vitest'
+import { ACP_PLAYBOOK, ACP_SCENARIO_MS, acpLifecycle, isAgentdPrompt, playAcpScenario, scenarioModel, type ModelStep } from './acp-scenario.js'
 import { assertCli } from './greeter-scenario.js'
 import { CLAUDE_CODE_TOOLS, replay, type Conversation, type TakenStep } from './models/agent-script.js'
-import { startAnthropicModel, type MessageParam, type RecordedRequest, type ScriptedAnthropicModel } from './models/anthropic-messages.js'
+import { startAnthropicModel, type MessageParam, type RecordedRequest } from './models/anthropic-messages.js'
 
-let scratch: Scratch | undefined
-let model: ScriptedAnthropicModel | undefined
-let scenario: AcpScenario | undefined
-
-afterEach(async () => {
-  scenario?.close()
-  await scratch?.cleanup()
-  await model?.close()
-  scratch = undefined
-  model = undefined
-  scenario = undefined
-})
+const acp = acpLifecycle()
 
 const blocks = (m: MessageParam): Array<{ type: string, text?: string }> => typeof m.content === 'string' ? [{ type: 'text', text: m.content }] : Array.isArray(m.content) ? m.content : []
 /** agentd's prompts in a user message (Claude Code adds its own <system-reminder> blocks around them). */
@@ -51,10 +39,9 @@ describe('agentd --harness acp:claude: the real Claude ACP agent in a persistent
   it('claims over MCP, is cancelled when its claim is lost and told why, gets a peer\'s message in its next turn, and lands the task', async () => {
     assertCli('claude-agent-acp')
     const m = scenarioModel()
-    model = await startAnthropicModel(decide, { turnInput: sinceLastPrompt, beforeAnswer: async rec => { await m.beforeAnswer(step(rec)) } })
+    const model = acp.model(await startAnthropicModel(decide, { turnInput: sinceLastPrompt, beforeAnswer: async rec => { await m.beforeAnswer(step(rec)) } }))
     const url = model.url
-    scratch = new Scratch()
-    scenario = await startAcpScenario(scratch, {
+    const scenario = await acp.start({
       name: 'acp-claude',
       harness: 'acp:claude',
       model: m,

@@ -7,25 +7,13 @@
 // is asserted is in acp-scenario.ts (playAcpScenario).
 import { mkdir, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
-import { afterEach, describe, it } from 'vitest'
-import { Scratch } from '../helpers/agent-loop.js'
+import { describe, it } from 'vitest'
 import { responsesStep, sinceLastPrompt } from './acp-responses.js'
-import { ACP_SCENARIO_MS, ACP_PLAYBOOK, playAcpScenario, scenarioModel, startAcpScenario, type AcpScenario } from './acp-scenario.js'
+import { ACP_PLAYBOOK, ACP_SCENARIO_MS, acpLifecycle, playAcpScenario, scenarioModel } from './acp-scenario.js'
 import { assertCli } from './greeter-scenario.js'
-import { CODEX_TOOLS, MODEL_ID, startResponsesModel, type ResponsesModel } from './models/openai-responses.js'
+import { CODEX_TOOLS, MODEL_ID, startResponsesModel } from './models/openai-responses.js'
 
-let scratch: Scratch | undefined
-let model: ResponsesModel | undefined
-let scenario: AcpScenario | undefined
-
-afterEach(async () => {
-  scenario?.close()
-  await scratch?.cleanup()
-  await model?.close()
-  scratch = undefined
-  model = undefined
-  scenario = undefined
-})
+const acp = acpLifecycle()
 
 /** $HOME/.codex/config.toml: the scripted endpoint as a Responses provider; update check, analytics, plugins off (they leave loopback). */
 function codexConfig (baseUrl: string): string {
@@ -53,10 +41,9 @@ describe('agentd --harness acp:codex: the real Codex ACP agent in a persistent s
   it('claims over MCP, is cancelled when its claim is lost and told why, gets a peer\'s message in its next turn, and lands the task', async () => {
     assertCli('codex-acp')
     const m = scenarioModel()
-    model = await startResponsesModel({ playbook: ACP_PLAYBOOK, dialect: CODEX_TOOLS, turnInput: sinceLastPrompt, beforeAnswer: async rec => { await m.beforeAnswer(responsesStep(rec)) } })
+    const model = acp.model(await startResponsesModel({ playbook: ACP_PLAYBOOK, dialect: CODEX_TOOLS, turnInput: sinceLastPrompt, beforeAnswer: async rec => { await m.beforeAnswer(responsesStep(rec)) } }))
     const baseUrl = model.baseUrl
-    scratch = new Scratch()
-    scenario = await startAcpScenario(scratch, {
+    const scenario = await acp.start({
       name: 'acp-codex',
       harness: 'acp:codex',
       model: m,

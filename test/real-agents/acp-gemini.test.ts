@@ -5,24 +5,12 @@
 // the user's settings. The swarm and what is asserted are acp-scenario.ts's.
 import { mkdir, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
-import { afterEach, describe, it } from 'vitest'
-import { Scratch } from '../helpers/agent-loop.js'
-import { ACP_SCENARIO_MS, ACP_PLAYBOOK, isAgentdPrompt, playAcpScenario, scenarioModel, startAcpScenario, type AcpScenario, type ModelStep } from './acp-scenario.js'
+import { describe, it } from 'vitest'
+import { ACP_PLAYBOOK, ACP_SCENARIO_MS, acpLifecycle, isAgentdPrompt, playAcpScenario, scenarioModel, type ModelStep } from './acp-scenario.js'
 import { assertCli } from './greeter-scenario.js'
-import { startGeminiStandIn, type GeminiRequestRecord, type GeminiStandIn } from './models/gemini-api.js'
+import { startGeminiStandIn, type GeminiRequestRecord } from './models/gemini-api.js'
 
-let scratch: Scratch | undefined
-let model: GeminiStandIn | undefined
-let scenario: AcpScenario | undefined
-
-afterEach(async () => {
-  scenario?.close()
-  await scratch?.cleanup()
-  await model?.close()
-  scratch = undefined
-  model = undefined
-  scenario = undefined
-})
+const acp = acpLifecycle()
 
 const promptsIn = (c: any): string[] => c?.role === 'user' ? (Array.isArray(c.parts) ? c.parts : []).map((p: any) => typeof p?.text === 'string' ? p.text : '').filter(isAgentdPrompt) : []
 /** The first user content (the prompt names the agent) and what came since agentd's last prompt. */
@@ -42,10 +30,9 @@ describe('agentd --harness acp:gemini: the real Gemini CLI over ACP in a persist
   it('claims over MCP, is cancelled when its claim is lost and told why, gets a peer\'s message in its next turn, and lands the task', async () => {
     assertCli('gemini')
     const m = scenarioModel()
-    model = await startGeminiStandIn({ playbook: ACP_PLAYBOOK, turnInput: sinceLastPrompt, beforeAnswer: async rec => { await m.beforeAnswer(step(rec)) } })
+    const model = acp.model(await startGeminiStandIn({ playbook: ACP_PLAYBOOK, turnInput: sinceLastPrompt, beforeAnswer: async rec => { await m.beforeAnswer(step(rec)) } }))
     const url = model.url
-    scratch = new Scratch()
-    scenario = await startAcpScenario(scratch, {
+    const scenario = await acp.start({
       name: 'acp-gemini',
       harness: 'acp:gemini',
       model: m,

@@ -16,24 +16,12 @@
 // the same.
 import { mkdir, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
-import { afterEach, describe, it } from 'vitest'
-import { Scratch } from '../helpers/agent-loop.js'
-import { ACP_SCENARIO_MS, ACP_PLAYBOOK, isAgentdPrompt, playAcpScenario, scenarioModel, startAcpScenario, type AcpScenario, type ModelStep } from './acp-scenario.js'
+import { describe, it } from 'vitest'
+import { ACP_PLAYBOOK, ACP_SCENARIO_MS, acpLifecycle, isAgentdPrompt, playAcpScenario, scenarioModel, type ModelStep } from './acp-scenario.js'
 import { assertCli } from './greeter-scenario.js'
-import { PI_TOOLS, startChatStandIn, type ChatRequestRecord, type ChatStandIn } from './models/openai-chat.js'
+import { PI_TOOLS, startChatStandIn, type ChatRequestRecord } from './models/openai-chat.js'
 
-let scratch: Scratch | undefined
-let model: ChatStandIn | undefined
-let scenario: AcpScenario | undefined
-
-afterEach(async () => {
-  scenario?.close()
-  await scratch?.cleanup()
-  await model?.close()
-  scratch = undefined
-  model = undefined
-  scenario = undefined
-})
+const acp = acpLifecycle()
 
 const text = (content: unknown): string => typeof content === 'string' ? content : Array.isArray(content) ? content.map((p: any) => typeof p?.text === 'string' ? p.text : '').join('') : ''
 const isPrompt = (m: any): boolean => m?.role === 'user' && isAgentdPrompt(text(m.content))
@@ -57,10 +45,9 @@ describe('agentd --harness acp:pi: the real Pi over its ACP adapter in a persist
     assertCli('pi-acp')
     assertCli('pi')
     const m = scenarioModel()
-    model = await startChatStandIn({ playbook: ACP_PLAYBOOK, dialect: PI_TOOLS, turnInput: sinceLastPrompt, beforeAnswer: async rec => { await m.beforeAnswer(step(rec)) } })
+    const model = acp.model(await startChatStandIn({ playbook: ACP_PLAYBOOK, dialect: PI_TOOLS, turnInput: sinceLastPrompt, beforeAnswer: async rec => { await m.beforeAnswer(step(rec)) } }))
     const { baseUrl, model: modelId } = model
-    scratch = new Scratch()
-    scenario = await startAcpScenario(scratch, {
+    const scenario = await acp.start({
       name: 'acp-pi',
       harness: 'acp:pi',
       model: m,

@@ -14,11 +14,11 @@
 // daemon restarted with no peer waits 10 s before its first entry.)
 import { mkdir } from 'node:fs/promises'
 import { delimiter, join } from 'node:path'
-import { expect } from 'vitest'
+import { afterEach, expect } from 'vitest'
 import { connectAgency, type Agency } from '../../src/api/client.js'
 import type { AgencyClient, Event, StatusReply } from '../../src/gen/agency/v1/api.js'
 import type { LocalDaemon } from '../../src/swarm/local-daemon.js'
-import type { Scratch } from '../helpers/agent-loop.js'
+import { Scratch } from '../helpers/agent-loop.js'
 import { waitFor } from '../helpers/wait-for.js'
 import { CLI_BIN_DIR, count, git, harnessLog, seedSharedRepo } from './agent-daemon.js'
 import { GOAL_MET_ANSWER, IDLE_ANSWER, type Move, type Playbook, type TakenStep } from './models/agent-script.js'
@@ -119,6 +119,37 @@ export async function startAcpScenario (scratch: Scratch, o: { name: string, har
     metrics: async () => await (await fetch(`http://${a.metrics ?? ''}/metrics`)).text(),
     close: () => { for (const c of clients.splice(0)) c.close() },
     left
+  }
+}
+
+/** Options of startAcpScenario. */
+export type AcpScenarioOptions = Parameters<typeof startAcpScenario>[1]
+
+/**
+ * One ACP test file's lifecycle: `model(m)` keeps the scripted endpoint and
+ * `start(o)` a fresh Scratch and the scenario on it; after each test the API
+ * clients, the daemons and their dirs, and the endpoint are closed, in that
+ * order. Call it at the top level of the test file (it registers afterEach).
+ */
+export function acpLifecycle (): { model: <M extends { close: () => Promise<unknown> }>(m: M) => M, start: (o: AcpScenarioOptions) => Promise<AcpScenario> } {
+  let scratch: Scratch | undefined
+  let model: { close: () => Promise<unknown> } | undefined
+  let scenario: AcpScenario | undefined
+  afterEach(async () => {
+    scenario?.close()
+    await scratch?.cleanup()
+    await model?.close()
+    scratch = undefined
+    model = undefined
+    scenario = undefined
+  })
+  return {
+    model: m => { model = m; return m },
+    start: async o => {
+      scratch = new Scratch()
+      scenario = await startAcpScenario(scratch, o)
+      return scenario
+    }
   }
 }
 
