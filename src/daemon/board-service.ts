@@ -324,6 +324,19 @@ export class BoardService {
     return [...new Set(overlapsFor(this.board, mine, this.now()).map(o => o.a.holder))]
   }
 
+  /**
+   * An integration of `task` at `epoch` was refused by the shared remote's
+   * fence at `remote`: later claims go above it, and a claim of ours the
+   * fence has closed (at or below its epoch) is released, so claiming again
+   * takes the task at an epoch that can land.
+   */
+  async fenced (task: string, epoch: number, remote: { epoch: number, agent: string }): Promise<void> {
+    this.protocol.fencedAt(task, remote.epoch)
+    const held = this.board.holder(task)
+    if (held?.holder !== this.init.me || held.epoch !== epoch || remote.epoch < epoch) return
+    await this.release(task, `superseded at the shared remote: ${remote.agent}'s work for ${task}@${remote.epoch} landed`, '')
+  }
+
   async release (task: string, note: string, branch: string): Promise<TaskView> {
     const held = this.board.checkReleasable(task, this.init.me)
     await this.init.log.append('release', { task, epoch: held.epoch, note, branch })

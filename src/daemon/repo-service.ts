@@ -5,6 +5,7 @@ import { homedir } from 'node:os'
 import { join } from 'node:path'
 import { openWorkspace, integrate, integrateBatch, pushRequestRef, type Workspace, type IntegrationRequest as RepoRequest, type TestCounts } from '../repo/index.js'
 import { pushWip, wipRefName } from '../repo/wip-ref.js'
+import { FencedError } from '../repo/errors.js'
 import { FailedPreconditionError, InvalidArgumentError, NotFoundError, isAgencyError } from '../core/errors.js'
 import { validateTaskId } from '../core/board/task-id.js'
 import { decodeBody } from '../core/log/kinds.js'
@@ -174,7 +175,10 @@ export class RepoService {
     const verify = this.verifyCommand()
     const fence = async (): Promise<void> => { this.init.board.board.checkDoable(task, this.init.me) }
     const started = performance.now()
-    const r = await integrate({ workspace: this.workspace, task, epoch, agentId: this.init.me, message: message !== '' ? message : undefined, verify, checkFence: fence })
+    const r = await integrate({ workspace: this.workspace, task, epoch, agentId: this.init.me, message: message !== '' ? message : undefined, verify, checkFence: fence }).catch(async (err: unknown) => {
+      if (err instanceof FencedError) await this.init.board.fenced(task, epoch, { epoch: err.remoteEpoch, agent: err.remoteAgent })
+      throw err
+    })
     const m = this.init.metrics
     m.integrations.inc({ result: r.result === 'up-to-date' ? 'merged' : r.result })
     m.integrationRetries.inc(r.retries)

@@ -105,6 +105,36 @@ describe('a released task carries its work to the next holder', () => {
   })
 })
 
+describe('a fence the board cannot see', () => {
+  it('an integration refused by the remote\'s fence releases the closed claim, and the next claim comes above the fence and lands', async () => {
+    // Work for `fenced` landed at epoch 3 under a claim no board counts (as
+    // when a faulty author's claims past its fork are void but its work
+    // landed): the remote's fence ref names it, the boards do not.
+    const ghost = await mkdtemp(join(tmpdir(), 'agency-ghost-'))
+    try {
+      await sh(ghost, ['clone', '--quiet', repo.bare, '.'])
+      await sh(ghost, ['-c', 'user.name=ghost', '-c', 'user.email=ghost@example.invalid', 'commit', '--quiet', '--allow-empty', '-m', 'landed under a void claim', '-m', 'Agency-Task: fenced@3\nAgency-Agent: ghost'])
+      await sh(ghost, ['push', '--quiet', 'origin', 'HEAD:refs/agency/tasks/fenced'])
+    } finally {
+      await rm(ghost, { recursive: true, force: true })
+    }
+    await a.addTasks([task('fenced')])
+    expect((await a.claimTask('fenced', [], false)).epoch).toBe(1)
+    await commit(a, 'fenced/work.txt', 'work\n')
+    const refused = await rejectionOf(async () => await a.repo().integrate('fenced', ''))
+    expect(refused.message).toMatch(/fenced is at epoch 3 on the shared remote \(ghost\)/)
+    expect(a.boardService.board.task('fenced', a.boardService.now())?.state).toBe('open')
+
+    const again = await a.claimTask('fenced', [], false)
+    expect(again).toMatchObject({ outcome: 'HELD', epoch: 4 })
+    // The released work comes back with the takeover of its own task branch.
+    expect(existsSync(join(a.workspacePath(), 'fenced/work.txt'))).toBe(true)
+    const merged = await a.repo().integrate('fenced', '')
+    expect(merged.result).toBe('merged')
+    expect(await sh(repo.bare, ['log', '-1', '--format=%B', 'main'])).toContain('Agency-Task: fenced@4')
+  })
+})
+
 describe('the inbox and wait', () => {
   it('keeps a read cursor: unread items once, history with all; a review asked of you arrives as a notice', async () => {
     const before = a.inbox.unread()

@@ -140,6 +140,8 @@ export class ClaimProtocol {
   readonly recent = new RecentPeerClaims()
   private readonly fixedSettleMs: number | undefined
   private readonly mineByTask = new Map<string, MyClaimState>()
+  /** task -> the highest epoch the shared remote's fence was seen at (claims of ours go above it) */
+  private readonly fenceEpochs = new Map<string, number>()
 
   constructor (init: ClaimProtocolInit) {
     this.me = init.me
@@ -229,12 +231,27 @@ export class ClaimProtocol {
       out.mineChanged = true
       return { task, epoch: plan.epoch, output: out }
     }
+    // Above the remote's fence: a claim at or below it could never land its work.
+    const fenced = this.fenceEpochs.get(task)
+    if (fenced !== undefined && plan.epoch <= fenced) plan.epoch = fenced + 1
     this.mineByTask.set(task, { epoch: plan.epoch, settled: false, done: false, awaited: wait, handoff: plan.takeover?.note ?? '', branch: plan.takeover?.branch ?? '' })
     out.append.push({ kind: 'claim', body: claimFromPlan(plan) })
     out.mineChanged = true
     const ticket: ClaimTicket = { task, epoch: plan.epoch, output: out }
     if (plan.takeover !== undefined) ticket.takeover = plan.takeover
     return ticket
+  }
+
+  /**
+   * The shared remote's fence says `task` landed at `epoch` (an integration
+   * was refused as fenced). Usually the board knows that claim already; not
+   * when its author is faulty (its claims past the fork count for nothing, yet
+   * its work landed). Every later claim of ours for the task is made above
+   * `epoch`, or it would reuse an epoch the remote has closed and never land.
+   */
+  fencedAt (task: string, epoch: number): void {
+    if (!Number.isSafeInteger(epoch) || epoch < 1) return
+    if (epoch > (this.fenceEpochs.get(task) ?? 0)) this.fenceEpochs.set(task, epoch)
   }
 
   /** The claim entry could not be written: forget the claim. */
