@@ -169,6 +169,18 @@ export class SimBoardNode {
     return this.board.task(task, this.now)
   }
 
+  /**
+   * An integration at `epoch` was refused by the remote's fence at `remote`
+   * (as agentd's BoardService.fenced): later claims go above the fence.
+   * Returns whether the fence closed a claim this node holds, which the
+   * caller then releases.
+   */
+  fenced (task: string, epoch: number, remote: { epoch: number, agent: string }): boolean {
+    this.protocol.fencedAt(task, remote.epoch)
+    const held = this.board.holder(task)
+    return held?.holder === this.name && held.epoch === epoch && remote.epoch >= epoch
+  }
+
   /** Marks a held task done. */
   done (task: string, commit = ''): void {
     const held = this.board.checkDoable(task, this.name)

@@ -149,13 +149,7 @@ export class FaultAgent {
     this.holding = undefined
     const h = this.init.history
     if (this.init.rng.chance(0.15)) {
-      const op = h.invoke({ time: this.time, node: this.name, f: 'release', task, epoch })
-      try {
-        this.node.release(task, `notes on ${task}`)
-        h.complete(op, this.time, { type: 'ok' })
-      } catch (err) {
-        h.complete(op, this.time, { type: 'fail', reason: (err as Error).message })
-      }
+      this.release(task, epoch, `notes on ${task}`)
       return
     }
     const merge = h.invoke({ time: this.time, node: this.name, f: 'merge', task, epoch })
@@ -165,14 +159,29 @@ export class FaultAgent {
       return
     }
     const result = this.init.branch.push(task, epoch, this.name, this.time)
-    h.complete(merge, this.time, { type: result === 'landed' ? 'ok' : 'fail', outcome: result })
-    if (result !== 'landed') return
+    h.complete(merge, this.time, { type: result === 'landed' ? 'ok' : 'fail', outcome: result === 'landed' ? 'landed' : 'fenced' })
+    if (result !== 'landed') {
+      // As agentd: later claims go above the fence; a claim it closed is released.
+      if (this.node.fenced(task, epoch, result.fenced)) this.release(task, epoch, `superseded at the shared remote: ${result.fenced.agent}'s work for ${task}@${result.fenced.epoch} landed`)
+      return
+    }
     const done = h.invoke({ time: this.time, node: this.name, f: 'done', task, epoch })
     try {
       this.node.done(task, `merge-${task}-${epoch}`)
       h.complete(done, this.time, { type: 'ok' })
     } catch (err) {
       h.complete(done, this.time, { type: 'fail', reason: (err as Error).message })
+    }
+  }
+
+  private release (task: string, epoch: number, note: string): void {
+    const h = this.init.history
+    const op = h.invoke({ time: this.time, node: this.name, f: 'release', task, epoch })
+    try {
+      this.node.release(task, note)
+      h.complete(op, this.time, { type: 'ok' })
+    } catch (err) {
+      h.complete(op, this.time, { type: 'fail', reason: (err as Error).message })
     }
   }
 

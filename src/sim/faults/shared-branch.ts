@@ -11,9 +11,9 @@ export class SharedBranch {
   private readonly fence = new Map<string, { epoch: number, agent: string }>()
 
   /** An integration of `task`'s work under the claim at `epoch` by `agent`. */
-  push (task: string, epoch: number, agent: string, time: number): 'landed' | 'fenced' {
+  push (task: string, epoch: number, agent: string, time: number): 'landed' | { fenced: { epoch: number, agent: string } } {
     const f = this.fence.get(task)
-    if (f !== undefined && (f.epoch > epoch || (f.epoch === epoch && f.agent !== agent))) return 'fenced'
+    if (f !== undefined && (f.epoch > epoch || (f.epoch === epoch && f.agent !== agent))) return { fenced: { ...f } }
     this.fence.set(task, { epoch, agent })
     this.landed.push({ task, epoch, agent, time })
     return 'landed'
