@@ -64,7 +64,7 @@ function newTask (req: AddTaskRequest): NewTask {
 
 const MAX_PLAN_TASKS = 1000
 
-export function boardHandlers (d: Daemon): Pick<AgencyServer, 'setGoal' | 'getGoal' | 'addTask' | 'addTasks' | 'listTasks' | 'getTask' | 'ready' | 'wait' | 'claim' | 'release' | 'done' | 'requestReview' | 'submitVerdict' | 'listReviews' | 'experts'> {
+export function boardHandlers (d: Daemon): Pick<AgencyServer, 'setGoal' | 'getGoal' | 'addTask' | 'addTasks' | 'listTasks' | 'getTask' | 'ready' | 'wait' | 'claim' | 'release' | 'done' | 'requestReview' | 'submitVerdict' | 'listReviews' | 'experts' | 'assist'> {
   const b = d.boardService
   const goalReply = (): { goal: GoalMsg | undefined, history: GoalMsg[] } => {
     const g = b.board.goal()
@@ -106,7 +106,7 @@ export function boardHandlers (d: Daemon): Pick<AgencyServer, 'setGoal' | 'getGo
         if (req.noWait) throw new InvalidArgumentError('claim with next waits for the answer (it may try another task on LOST): drop no_wait')
         const a = await d.claimNextTask(req.scope)
         const now = b.now()
-        return { outcome: OUTCOMES[a.outcome], task: a.task, epoch: a.epoch, winner: a.winner, handoff: a.handoff, branch: a.branch, overlaps: a.overlaps, settleMs: a.settleMs, taskBranch: a.taskBranch, workspace: a.workspace, attempts: a.attempts, pending: a.pending.map(p => pendingMessage(p, now)) }
+        return { outcome: OUTCOMES[a.outcome], task: a.task, epoch: a.epoch, winner: a.winner, handoff: a.handoff, branch: a.branch, overlaps: a.overlaps, settleMs: a.settleMs, taskBranch: a.taskBranch, workspace: a.workspace, attempts: a.attempts, pending: a.pending.map(p => pendingMessage(p, now)), assist: a.assist }
       }
       if (req.task === '') throw new InvalidArgumentError('claim needs a task, or next to let the daemon pick one (agency claim --next)')
       const a = await d.claimTask(req.task, req.scope, req.noWait)
@@ -126,6 +126,10 @@ export function boardHandlers (d: Daemon): Pick<AgencyServer, 'setGoal' | 'getGo
       return { review: reviewOf(d, req.target) }
     }),
     listReviews: unary(async (req) => ({ reviews: req.target !== '' ? [reviewOf(d, req.target)] : b.board.reviews().map(reviewMessage) })),
+    assist: unary(async (req) => {
+      if (req.approach.length > 10_000 || req.stop.length > 10_000) throw new InvalidArgumentError('approach and stop are at most 10000 characters')
+      return await d.assist({ task: req.task, approach: req.approach, stop: req.stop })
+    }),
     experts: unary(async (req) => {
       if (req.path === '') throw new InvalidArgumentError('experts needs a path')
       const names = new Map(d.peers().map(p => [p.peerId, p.name]))

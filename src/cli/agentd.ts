@@ -50,6 +50,8 @@ const program = new Command('agentd')
   .addOption(new Option('--swarm-key <file>', 'a private swarm: only daemons holding this pre-shared key can connect (make one with `agency keygen`)').env('AGENCY_SWARM_KEY'))
   .addOption(new Option('--api-token-file <file>', 'require this token (file contents) on every API call; a missing file is created with a new token (mode 0600); needed to serve --grpc beyond loopback').env('AGENCY_API_TOKEN_FILE'))
   .addOption(new Option('--allow-peers <ids>', 'only these peer ids may connect, comma-separated').env('AGENCY_ALLOW_PEERS').argParser(list))
+  .addOption(new Option('--assist-budget <n>', 'assistants per held task at most: idle agents that help a task on the critical path with their own approach (docs/assist.md)').env('AGENCY_ASSIST_BUDGET').argParser(positiveInt('--assist-budget')).default(2))
+  .addOption(new Option('--assist-after <duration>', 'a task is assisted only once held this long, or the median time tasks took to get done if longer (0: at once)').env('AGENCY_ASSIST_AFTER').argParser(durationFlag('--assist-after')).default(10 * 60_000, '10m'))
   .addOption(new Option('--settle-ms <ms>', 'a fixed claim settle window (default: derived from gossip latency)').env('AGENCY_SETTLE_MS').argParser(positiveInt('--settle-ms')))
   .addHelpText('after', `
 Every flag can also be set by the environment variable shown, e.g. AGENCY_PEERS.
@@ -109,7 +111,8 @@ Examples:
         harness: opts.harness,
         harnessPolicy: { runTimeoutMs: opts.harnessRunTimeout },
         acpPermissions: opts.acpPermissions,
-        settle: opts.settleMs != null ? { fixedMs: opts.settleMs } : undefined
+        settle: opts.settleMs != null ? { fixedMs: opts.settleMs } : undefined,
+        assist: { budget: opts.assistBudget, floorMs: opts.assistAfter }
       })
     } catch (err) {
       process.stderr.write(`agentd: ${(err as Error).message}\n`)

@@ -33,6 +33,8 @@ export interface DaemonConfig {
   ownHeadWaitMs?: number
   /** the claim settle window: derived from round trips to peers within [minMs, maxMs], or fixed */
   settle?: { minMs?: number, maxMs?: number, defaultMs?: number, fixedMs?: number }
+  /** assists of idle agents (docs/assist.md): assistants per task at most (default 2), and the floor of the time a task must be held before it is assisted (default 10 min) */
+  assist?: { budget?: number, floorMs?: number }
   /** the shared repository; none: no workspace, integrate answers FAILED_PRECONDITION */
   repo?: { remote: string, branch: string, workdir?: string, verify?: string, mirrorDir?: string, wipPushMs?: number }
   /** the agent harness to run beside the daemon: claude, codex, copilot, gemini, pi, aider, sim, cmd:... or acp:<agent> */

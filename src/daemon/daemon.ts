@@ -32,6 +32,9 @@ import { PresenceService } from './presence-service.js'
 import { LogService } from './log-service.js'
 import { BoardService } from './board-service.js'
 import { RepoService } from './repo-service.js'
+import { AssistService, checkAssistRequest } from './assist-service.js'
+import { ASSIST_DEFAULTS } from '../core/board/index.js'
+import type { AssistReply } from '../gen/agency/v1/api.js'
 import { AgentInbox, type InboxItem } from './agent-inbox.js'
 import { NoticeWriter } from './notice-writer.js'
 import { MessageOutbox, type OutgoingMessage } from './message-outbox.js'
@@ -71,6 +74,7 @@ interface Built {
   outbox: MessageOutbox
   logService: LogService
   boardService: BoardService
+  assists: AssistService
   repoService?: RepoService
   inbox: AgentInbox
   notices: NoticeWriter
@@ -115,6 +119,7 @@ export class Daemon {
   get logService (): LogService { return this.part('logService') }
   get boardService (): BoardService { return this.part('boardService') }
   get repoService (): RepoService | undefined { return this.built.repoService }
+  get assists (): AssistService { return this.part('assists') }
   /** what the agent reads: peers' messages and this daemon's notices, with the read cursor */
   get inbox (): AgentInbox { return this.part('inbox') }
   /** the agent beside this daemon, when --harness names one; serve() starts it once the API is up */
@@ -266,6 +271,17 @@ export class Daemon {
     await boardService.start()
     // A forked author's entries from its fork point on count for nothing, on every replica alike.
     logService.onFault((author, fromSeq) => { boardService.board.markFaulty(author, fromSeq) })
+    const assists = b.assists = new AssistService({
+      me,
+      board: boardService,
+      log: logService,
+      logger: this.log.child({ part: 'assist' }),
+      wallClock: this.wallClock,
+      policy: { budget: config.assist?.budget ?? ASSIST_DEFAULTS.budget, floorMs: config.assist?.floorMs ?? ASSIST_DEFAULTS.floorMs },
+      // The inbox is built after the repository; notices come from accepted entries, once everything is up.
+      notice: (text, task) => { b.inbox?.notice('assist', text, task).catch(err => { this.log.warn({ err }, 'cannot store a notice') }) }
+    })
+    assists.start()
     let repoService: RepoService | undefined
     if (config.repo != null) {
       const r = config.repo
@@ -277,7 +293,8 @@ export class Daemon {
         log: logService,
         metrics,
         logger: this.log.child({ part: 'repo' }),
-        notify
+        notify,
+        assists
       })
       await repoService.start()
     }
@@ -394,6 +411,7 @@ export class Daemon {
     await b.harness?.shutdown().catch(err => { this.log.warn({ err }, 'harness stop failed') })
     b.notices?.stop()
     b.boardService?.stop()
+    b.assists?.stop()
     b.repoService?.stop()
     clearInterval(this.outboxTimer)
     b.roundTrips?.stop()
@@ -444,11 +462,41 @@ export class Daemon {
   }
 
   /** claim --next: the daemon picks the task (board-service claimNext); on HELD the workspace is put on its branch. */
-  async claimNextTask (scope: string[]): Promise<NextClaimAnswer & { taskBranch: string, workspace: string }> {
+  async claimNextTask (scope: string[]): Promise<NextClaimAnswer & { taskBranch: string, workspace: string, assist?: AssistReply }> {
     const a = await this.boardService.claimNext(scope)
+    if (a.outcome === 'NONE_READY') {
+      // Nothing to claim: the held task on the critical path this agent may assist instead (none when it holds or assists one).
+      const assist = this.assists.offer()
+      return { ...a, taskBranch: '', workspace: '', ...(assist !== undefined ? { assist } : {}) }
+    }
     if (a.outcome !== 'HELD' || this.repoService == null || a.task === PLAN_TASK_ID) return { ...a, taskBranch: '', workspace: '' }
     const start = await this.repoService.startTask(a.task, a.branch)
     return { ...a, taskBranch: start.branch, workspace: start.note }
+  }
+
+  /**
+   * An assist (docs/assist.md): with `stop`, ends this agent's assist with
+   * what it learned; without an approach, looks (the task it may assist, with
+   * the approaches to avoid; nothing written); with one, announces it and
+   * puts the workspace on a new branch of its own for the task.
+   */
+  async assist (req: { task: string, approach: string, stop: string }): Promise<AssistReply> {
+    checkAssistRequest(req)
+    if (req.stop.trim() !== '') return await this.assists.end(req.stop)
+    if (req.approach.trim() === '') return this.assists.look(req.task)
+    const r = await this.assists.announce(req.task, req.approach)
+    if ('outcome' in r) return r
+    const start = this.repoService != null
+      ? await this.repoService.startAssist(r.branchTask)
+      : { branch: '', note: 'this agentd has no shared repository (--repo): your work cannot be integrated from here' }
+    const c = r.candidate
+    return {
+      ...this.assists.reply('ASSISTING', c, `you assist ${c.task} (held by ${c.holder}); the first passing integration of it wins: commit on ${start.branch || 'your branch'}, then agency integrate. Stop when told, or when you give up: agency assist --stop "<what you learned>"`),
+      assistants: c.assistants.length + 1,
+      taskBranch: start.branch,
+      workspace: start.note,
+      entryId: r.entryId
+    }
   }
 
   /** Releases a task; the work so far goes to the task's wip ref first, for whoever takes it next. */

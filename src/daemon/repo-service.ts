@@ -11,6 +11,7 @@ import { validateTaskId } from '../core/board/task-id.js'
 import { decodeBody } from '../core/log/kinds.js'
 import type { IntegrateReply, RunIntegratorReply, TestCounts as TestCountsMsg, WorkspaceReply } from '../gen/agency/v1/api.js'
 import type { BoardService } from './board-service.js'
+import type { AssistService, AssistTarget } from './assist-service.js'
 import type { LogService } from './log-service.js'
 import type { Metrics } from '../metrics/metrics.js'
 import type { Logger } from '../logger.js'
@@ -41,7 +42,12 @@ export interface RepoServiceInit {
   metrics: Metrics
   logger: Logger
   notify: (peer: string, text: string) => Promise<void>
+  /** this agent's assists: integrate lands an assisted task's work (and marks it done) */
+  assists?: AssistService
 }
+
+/** The task integrate works on: held by this agent, or assisted by it (then `assist` says how). */
+interface IntegrateTarget { task: string, epoch: number, assist?: AssistTarget }
 
 function countsMessage (t: TestCounts | null): TestCountsMsg | undefined {
   return t == null ? undefined : { passed: t.passed, failed: t.failed, total: t.total, format: t.format }
@@ -99,6 +105,18 @@ export class RepoService {
     }
   }
 
+  /** Puts the workspace on a new branch for an assist, from the shared branch: a new approach starts from what landed. */
+  async startAssist (branchTask: string): Promise<TaskStart> {
+    const ws = this.workspace
+    try {
+      const r = await ws.checkoutTask(branchTask)
+      return { branch: r.branch, note: `your workspace ${ws.dir} is on ${r.branch}${r.created ? `, new from ${ws.branch}` : ''}: commit your work there, then agency integrate (the first passing integration of the task wins)` }
+    } catch (err) {
+      if (!isAgencyError(err)) throw err
+      return { branch: ws.taskBranch(branchTask), note: `could not switch your workspace to ${ws.taskBranch(branchTask)}: ${err.message}` }
+    }
+  }
+
   /** Pushes the task branch to the task's wip ref if it moved since the last push; the ref, or '' if nothing was pushed. */
   async saveWork (task: string): Promise<string> {
     try {
@@ -144,14 +162,18 @@ export class RepoService {
     return v
   }
 
-  /** The task to integrate: the one named, else the only one this agent holds. */
-  private resolveTask (task: string): { task: string, epoch: number } {
+  /** The task to integrate: the one named, else the only one this agent holds, else the one it assists. */
+  private resolveTask (task: string): IntegrateTarget {
     if (task === '') {
       const held = this.init.board.held()
+      const assist = held.length === 0 ? this.init.assists?.integrateTarget('') : undefined
+      if (assist !== undefined) return { task: assist.task, epoch: assist.epoch, assist }
       if (held.length !== 1) throw new InvalidArgumentError(held.length === 0 ? 'you hold no task: claim one first (agency ready, then agency claim <task>)' : `you hold ${held.length} tasks (${held.map(h => h.task).join(', ')}): name one with agency integrate --task <task>`)
       task = held[0].task
     }
     validateTaskId(task)
+    const assist = this.init.board.board.holder(task)?.holder !== this.init.me ? this.init.assists?.integrateTarget(task) : undefined
+    if (assist !== undefined) return { task, epoch: assist.epoch, assist }
     try {
       return this.init.board.board.checkDoable(task, this.init.me)
     } catch (err) {
@@ -170,15 +192,38 @@ export class RepoService {
     return { path: ws.dir, remote: ws.remote, branch: ws.branch, taskBranch }
   }
 
+  /**
+   * An assistant's fence: the task is not done, still at the holder's epoch
+   * the integration was started at, and still this agent's assist.
+   */
+  private checkAssistFence (a: AssistTarget): void {
+    const board = this.init.board.board
+    const done = board.doneRecord(a.task)
+    if (done !== undefined) throw new FailedPreconditionError(`task ${a.task} was done by ${done.by} first: your work was not pushed (the first passing integration wins). Stop, and record what you learned: agency assist --stop "<what you learned>"`)
+    const h = board.holder(a.task)
+    if (h?.epoch !== a.epoch) throw new FailedPreconditionError(`task ${a.task} moved from epoch ${a.epoch} to ${h === undefined ? 'no holder' : `epoch ${h.epoch}`} while you integrated: nothing was pushed; integrate again`)
+    if (this.init.assists?.current()?.task !== a.task) throw new FailedPreconditionError(`you no longer assist ${a.task}: nothing was pushed`)
+  }
+
   async integrate (taskArg: string, message: string): Promise<IntegrateReply> {
-    const { task, epoch } = this.resolveTask(taskArg)
+    const { task, epoch, assist } = this.resolveTask(taskArg)
     const verify = this.verifyCommand()
-    const fence = async (): Promise<void> => { this.init.board.board.checkDoable(task, this.init.me) }
+    const fence = async (): Promise<void> => {
+      if (assist !== undefined) this.checkAssistFence(assist)
+      else this.init.board.board.checkDoable(task, this.init.me)
+    }
     const started = performance.now()
-    const r = await integrate({ workspace: this.workspace, task, epoch, agentId: this.init.me, message: message !== '' ? message : undefined, verify, checkFence: fence }).catch(async (err: unknown) => {
-      if (err instanceof FencedError) await this.init.board.fenced(task, epoch, { epoch: err.remoteEpoch, agent: err.remoteAgent })
+    let r
+    try {
+      r = await integrate({ workspace: this.workspace, task, epoch, agentId: this.init.me, branch: assist === undefined ? undefined : this.workspace.taskBranch(assist.branch), message: message !== '' ? message : undefined, verify, checkFence: fence })
+    } catch (err) {
+      if (err instanceof FencedError) {
+        // An assistant holds no claim to close: it is told who landed first.
+        if (assist !== undefined) throw new FailedPreconditionError(`${err.remoteAgent}'s work for ${task}@${err.remoteEpoch} landed first on the shared remote: yours was not pushed (the first passing integration wins). Stop, and record what you learned: agency assist --stop "<what you learned>"`)
+        await this.init.board.fenced(task, epoch, { epoch: err.remoteEpoch, agent: err.remoteAgent })
+      }
       throw err
-    })
+    }
     const m = this.init.metrics
     m.integrations.inc({ result: r.result === 'up-to-date' ? 'merged' : r.result })
     m.integrationRetries.inc(r.retries)
@@ -191,10 +236,19 @@ export class RepoService {
         reply.paths = r.paths
         await this.init.log.append('integration', { task, epoch, commit: r.commit, result: 'merged', paths: r.paths, request: '' })
         await this.recordTestRun(r.commit, r.tests, r.verifyMs)
+        if (assist !== undefined) {
+          // The first passing integration wins: the assisted task is done, by its assistant (core/board/claim-ledger).
+          await this.init.log.append('done', { task, epoch, commit: r.commit, paths: r.paths })
+          reply.summary = `merged into ${this.workspace.branch} as ${r.commit.slice(0, 12)}: your assist landed first, so ${task} is done by you (its holder and the other assistants are told to stop); next: agency claim --next`
+          break
+        }
         reply.summary = `merged into ${this.workspace.branch} as ${r.commit.slice(0, 12)}; when the task is finished: agency done ${task}`
         break
       }
       case 'up-to-date': {
+        if (assist !== undefined) {
+          throw new FailedPreconditionError(`your assist branch ${this.workspace.taskBranch(assist.branch)} has no commits beyond ${this.workspace.branch}: commit your work in ${this.workspace.dir} (git add -A && git commit -m "<what you did>") and integrate again`)
+        }
         // Only work that landed counts: a branch with no commits of its own is not an integration.
         const landed = this.init.board.board.integratedAt(task, epoch)
         if (landed == null) {
@@ -237,7 +291,8 @@ export class RepoService {
   }
 
   async requestIntegration (taskArg: string): Promise<{ ref: string, commit: string, entryId: string }> {
-    const { task, epoch } = this.resolveTask(taskArg)
+    const { task, epoch, assist } = this.resolveTask(taskArg)
+    if (assist !== undefined) throw new FailedPreconditionError(`you assist ${task}: an assistant lands its work with agency integrate (integration requests are for holders)`)
     const fence = async (): Promise<void> => { this.init.board.board.checkDoable(task, this.init.me) }
     const { ref, commit } = await pushRequestRef(this.workspace, task, { checkFence: fence })
     const e = await this.init.log.append('integration_request', { task, epoch, ref, commit })

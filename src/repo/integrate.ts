@@ -9,7 +9,7 @@ import { defaultJitter, sleep, type Jitter } from './backoff.js'
 import { TaskBranchNotFoundError } from './errors.js'
 import { git, gitOut, revParse, splitZ } from './git.js'
 import { pushRefspecs } from './push.js'
-import { TASK_FENCES_REFSPEC, agencyTrailers, checkEpoch, checkRefComponent, mergeMessage } from './ref-names.js'
+import { TASK_FENCES_REFSPEC, agencyTrailers, checkBranchName, checkEpoch, checkRefComponent, mergeMessage } from './ref-names.js'
 import { checkTaskFence, fenceLease, fenceRefspec, trackedTaskFence } from './task-fence.js'
 import { addScratchTree, checkLinks } from './scratch-tree.js'
 import type { TestCounts } from './test-results.js'
@@ -23,6 +23,8 @@ export interface IntegrateOptions {
   epoch: number
   /** Default: the workspace's agent. */
   agentId?: string
+  /** The branch to merge; default: the workspace's task branch of `task` (an assistant names its own, see daemon/assist-service). */
+  branch?: string
   /** Merge commit subject and body; the trailers are appended. */
   message?: string
   /** Shell command run in the merged tree; exit 0 (and no failed test parsed) means green. */
@@ -58,7 +60,7 @@ export const DEFAULT_MAX_ATTEMPTS = 5
 
 export async function integrate (opts: IntegrateOptions): Promise<IntegrateResult> {
   const ws = opts.workspace
-  const branch = ws.taskBranch(opts.task)
+  const branch = opts.branch !== undefined ? checkBranchName(opts.branch) : ws.taskBranch(opts.task)
   const epoch = checkEpoch(opts.epoch)
   const agentId = checkRefComponent('agent id', opts.agentId ?? ws.agentId)
   const maxAttempts = checkAttempts(opts.maxAttempts ?? DEFAULT_MAX_ATTEMPTS)

@@ -97,7 +97,9 @@ export class Board {
   private applied = new Set<string>()
   private goals = new GoalHistory()
   private catalog = new TaskCatalog()
-  private ledger = new ClaimLedger()
+  private ledger = new ClaimLedger(this.landedBy.bind(this))
+  /** "task\0epoch\0author" of every merged integration: an assistant's done counts by it (claim-ledger) */
+  private landed = new Set<string>()
   private reviewBook = new ReviewBook()
   private integrations: IntegrationRecord[] = []
   private runs: TestRunRecord[] = []
@@ -128,12 +130,25 @@ export class Board {
       case 'done': folded = this.ledger.addDone(h, Done.fromPartial(body)); break
       case 'review_request': folded = this.reviewBook.addRequest(h, ReviewRequest.fromPartial(body)); break
       case 'verdict': folded = this.reviewBook.addVerdict(h, Verdict.fromPartial(body)); break
-      case 'integration': insertOrdered(this.integrations, { ...order(h), time: h.time, integration: Integration.fromPartial(body) }); folded = true; break
+      case 'integration': folded = this.addIntegration(h, Integration.fromPartial(body)); break
       case 'test_run': insertOrdered(this.runs, { ...order(h), time: h.time, run: TestRun.fromPartial(body) }); folded = true; break
       default: folded = false
     }
     if (folded) { this.applied.add(entry.id); this.changes++; this.faults.remember(entry) }
     return folded
+  }
+
+  private addIntegration (h: BoardEntryHeader, i: Integration): boolean {
+    insertOrdered(this.integrations, { ...order(h), time: h.time, integration: i })
+    if (i.result === 'merged' && i.epoch >= 1) {
+      this.landed.add(landedKey(i.task, i.epoch, h.author))
+      this.ledger.touch(i.task)
+    }
+    return true
+  }
+
+  private landedBy (task: string, epoch: number, author: string): boolean {
+    return this.landed.has(landedKey(task, epoch, author))
   }
 
   /**
@@ -147,7 +162,8 @@ export class Board {
     this.applied = new Set()
     this.goals = new GoalHistory()
     this.catalog = new TaskCatalog()
-    this.ledger = new ClaimLedger()
+    this.ledger = new ClaimLedger(this.landedBy.bind(this))
+    this.landed = new Set()
     this.reviewBook = new ReviewBook()
     this.integrations = []
     this.runs = []
@@ -266,6 +282,31 @@ export class Board {
   doneRecord (task: string): { by: string, epoch: number, commit: string } | undefined {
     const d = this.ledger.state(task).done
     return d === undefined ? undefined : { by: d.author, epoch: d.epoch, commit: d.commit }
+  }
+
+  /**
+   * The author's wall-clock time on the claim that holds the task now
+   * (undefined when nobody holds it or it is done): how long it has been held,
+   * for choosing a task to assist (assist-choice.ts); never for a claim.
+   */
+  claimTime (task: string): number | undefined {
+    const c = this.ledger.state(task)
+    return c.done !== undefined ? undefined : c.holder?.time
+  }
+
+  /**
+   * How long each done task took, ms: its done entry's time minus the time
+   * of the claim it was done under (both the holder's own clock, unless an
+   * assistant finished it). Sorted ascending; for the assist threshold.
+   */
+  doneDurations (): number[] {
+    const out: number[] = []
+    for (const task of this.ledger.taskIds()) {
+      const d = this.ledger.state(task).done
+      const claim = d === undefined ? undefined : this.ledger.winnerAt(task, d.epoch)
+      if (d !== undefined && claim !== undefined) out.push(Math.max(0, d.time - claim.time))
+    }
+    return out.sort((a, b) => a - b)
   }
 
   /** The latest hand-off notes known for the task. */
@@ -488,6 +529,10 @@ export function claimFromPlan (plan: ClaimPlan): Claim {
 
 function holderInfo (c: ClaimRecord, def: TaskDefinition): HolderInfo {
   return { task: c.task, holder: c.author, epoch: c.epoch, scope: c.scope.length > 0 ? [...c.scope] : [...def.scope] }
+}
+
+function landedKey (task: string, epoch: number, author: string): string {
+  return `${task}\u0000${epoch}\u0000${author}`
 }
 
 function order (h: BoardEntryHeader): Ordered {

@@ -9,7 +9,10 @@
 // - a release by X at epoch e releases X's claims at e, whichever arrives first.
 // - a done by X at epoch e counts only when X is the winner at e (the smallest
 //   unreleased claim at e), even if a higher epoch exists by now: X did the
-//   work. Of several valid dones, the one at the highest epoch (then the
+//   work; or when X landed the task's work at e itself (a merged integration
+//   of X at e: X assisted the holder and its integration passed first, see
+//   assist-choice.ts; the shared remote's fence lets only one agent land work
+//   per task and epoch). Of several valid dones, the one at the highest epoch (then the
 //   smallest (lamport, author)) gives the commit. Done is terminal.
 // - a claim's scope keeps what scope-limits lets count (capScope).
 // - claims, releases and dones at epoch 0 are malformed and ignored.
@@ -84,6 +87,9 @@ interface TaskEntries {
   derived?: TaskClaims
 }
 
+/** Whether `author` landed `task`'s work at `epoch` (a merged integration entry of its own). */
+export type LandedBy = (task: string, epoch: number, author: string) => boolean
+
 const NOBODY: TaskClaims = { highestEpoch: 0, nextEpoch: 1 }
 
 // Costs stay flat when a thousand agents claim one task: a new claim updates
@@ -91,6 +97,18 @@ const NOBODY: TaskClaims = { highestEpoch: 0, nextEpoch: 1 }
 // that epoch's claims.
 export class ClaimLedger {
   private readonly tasks = new Map<string, TaskEntries>()
+  private readonly landed: LandedBy
+
+  /** `landed`: whether an author has a merged integration of a task at an epoch (what lets an assistant's done count). */
+  constructor (landed: LandedBy = () => false) {
+    this.landed = landed
+  }
+
+  /** What `landed` answers changed for `task`: its derived state is computed again. */
+  touch (task: string): void {
+    const t = this.tasks.get(task)
+    if (t !== undefined) t.derived = undefined
+  }
 
   addClaim (h: BoardEntryHeader, c: Claim): boolean {
     if (!(c.epoch >= 1)) return false
@@ -134,7 +152,7 @@ export class ClaimLedger {
   state (task: string): TaskClaims {
     const t = this.tasks.get(task)
     if (t === undefined) return NOBODY
-    t.derived ??= derive(t)
+    t.derived ??= derive(t, this.landed)
     return t.derived
   }
 
@@ -184,11 +202,11 @@ function winnerAt (t: TaskEntries, epoch: number): ClaimRecord | undefined {
   return best
 }
 
-function derive (t: TaskEntries): TaskClaims {
+function derive (t: TaskEntries, landed: LandedBy): TaskClaims {
   const holder = t.highestEpoch > 0 ? winnerAt(t, t.highestEpoch) : undefined
   let done: DoneRecord | undefined
   for (const d of t.dones) {
-    if (winnerAt(t, d.epoch)?.author !== d.author) continue
+    if (winnerAt(t, d.epoch)?.author !== d.author && !landed(d.task, d.epoch, d.author)) continue
     if (done === undefined || d.epoch > done.epoch || (d.epoch === done.epoch && compareOrder(d, done) < 0)) done = d
   }
   return { highestEpoch: t.highestEpoch, nextEpoch: t.seenEpoch + 1, holder, done, handoff: latestHandoff(t) }

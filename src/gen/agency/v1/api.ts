@@ -473,6 +473,11 @@ export interface ClaimReply {
   attempts: number;
   /** with next: tasks peers' claims were settling on when it answered */
   pending: PendingTask[];
+  /**
+   * with next, on NONE_READY when this agent holds nothing: the held task it may assist (outcome OFFER), or why there
+   * is none (outcome NONE); absent from daemons that predate assists. A high field number leaves room below.
+   */
+  assist?: AssistReply | undefined;
 }
 
 export interface ReleaseRequest {
@@ -529,6 +534,57 @@ export interface ListReviewsRequest {
 
 export interface ListReviewsReply {
   reviews: ReviewView[];
+}
+
+/**
+ * An assist: an agent with nothing to claim works on a task a peer holds, with an approach of its own, on its own
+ * branch; the first passing integration of the task wins (see docs/assist.md). Not a claim: the holder keeps the lease.
+ */
+export interface AssistRequest {
+  /** the task to assist; empty: the daemon picks the held task on the critical path */
+  task: string;
+  /** the approach you will try (announced to all); empty: only look, nothing is written */
+  approach: string;
+  /** end your assist: what you learned (recorded as a finding); not with task or approach */
+  stop: string;
+}
+
+export interface AssistApproach {
+  author: string;
+  text: string;
+  entryId: string;
+  /** tried (its assistant ended it) rather than in progress */
+  ended: boolean;
+  /** what its assistant recorded on ending it */
+  learned: string;
+  /** approach | failure (a failure finding recorded on the task) */
+  kind: string;
+}
+
+export interface AssistReply {
+  /** OFFER (look: a task you may assist) | ASSISTING | STOPPED | NONE (nothing to assist now) */
+  outcome: string;
+  task: string;
+  holder: string;
+  epoch: number;
+  /** how long the holder has held it */
+  heldMs: number;
+  /** not-done tasks along its longest chain of dependents */
+  chain: number;
+  /** live assists in progress, yours included once ASSISTING */
+  assistants: number;
+  /** assistants per task at most */
+  budget: number;
+  /** announced on the task (do not repeat one) and failures recorded on it */
+  approaches: AssistApproach[];
+  /** ASSISTING: your branch for it (commit there, then agency integrate) */
+  taskBranch: string;
+  /** ASSISTING: what happened to the workspace */
+  workspace: string;
+  /** ASSISTING: the announcement; STOPPED: the finding recorded */
+  entryId: string;
+  /** what to do next */
+  text: string;
 }
 
 export interface ExpertsRequest {
@@ -6410,6 +6466,7 @@ function createBaseClaimReply(): ClaimReply {
     workspace: "",
     attempts: 0,
     pending: [],
+    assist: undefined,
   };
 }
 
@@ -6450,6 +6507,9 @@ export const ClaimReply: MessageFns<ClaimReply> = {
     }
     for (const v of message.pending) {
       PendingTask.encode(v!, writer.uint32(98).fork()).join();
+    }
+    if (message.assist !== undefined) {
+      AssistReply.encode(message.assist, writer.uint32(162).fork()).join();
     }
     return writer;
   },
@@ -6563,6 +6623,14 @@ export const ClaimReply: MessageFns<ClaimReply> = {
             message.pending.push(PendingTask.decode(reader, reader.uint32()));
             continue;
           }
+          case 20: {
+            if (tag !== 162) {
+              break;
+            }
+
+            message.assist = AssistReply.decode(reader, reader.uint32());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -6597,6 +6665,7 @@ export const ClaimReply: MessageFns<ClaimReply> = {
       workspace: isSet(object.workspace) ? globalThis.String(object.workspace) : "",
       attempts: isSet(object.attempts) ? globalThis.Number(object.attempts) : 0,
       pending: globalThis.Array.isArray(object?.pending) ? object.pending.map((e: any) => PendingTask.fromJSON(e)) : [],
+      assist: isSet(object.assist) ? AssistReply.fromJSON(object.assist) : undefined,
     };
   },
 
@@ -6638,6 +6707,9 @@ export const ClaimReply: MessageFns<ClaimReply> = {
     if (message.pending?.length) {
       obj.pending = message.pending.map((e) => PendingTask.toJSON(e));
     }
+    if (message.assist !== undefined) {
+      obj.assist = AssistReply.toJSON(message.assist);
+    }
     return obj;
   },
 
@@ -6658,6 +6730,9 @@ export const ClaimReply: MessageFns<ClaimReply> = {
     message.workspace = object.workspace ?? "";
     message.attempts = object.attempts ?? 0;
     message.pending = object.pending?.map((e) => PendingTask.fromPartial(e)) || [];
+    message.assist = (object.assist !== undefined && object.assist !== null)
+      ? AssistReply.fromPartial(object.assist)
+      : undefined;
     return message;
   },
 };
@@ -7579,6 +7654,549 @@ export const ListReviewsReply: MessageFns<ListReviewsReply> = {
   fromPartial<I extends Exact<DeepPartial<ListReviewsReply>, I>>(object: I): ListReviewsReply {
     const message = createBaseListReviewsReply();
     message.reviews = object.reviews?.map((e) => ReviewView.fromPartial(e)) || [];
+    return message;
+  },
+};
+
+function createBaseAssistRequest(): AssistRequest {
+  return { task: "", approach: "", stop: "" };
+}
+
+export const AssistRequest: MessageFns<AssistRequest> = {
+  encode(message: AssistRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.task !== "") {
+      writer.uint32(10).string(message.task);
+    }
+    if (message.approach !== "") {
+      writer.uint32(18).string(message.approach);
+    }
+    if (message.stop !== "") {
+      writer.uint32(26).string(message.stop);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): AssistRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseAssistRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.task = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.approach = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.stop = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): AssistRequest {
+    return {
+      task: isSet(object.task) ? globalThis.String(object.task) : "",
+      approach: isSet(object.approach) ? globalThis.String(object.approach) : "",
+      stop: isSet(object.stop) ? globalThis.String(object.stop) : "",
+    };
+  },
+
+  toJSON(message: AssistRequest): unknown {
+    const obj: any = {};
+    if (message.task !== "") {
+      obj.task = message.task;
+    }
+    if (message.approach !== "") {
+      obj.approach = message.approach;
+    }
+    if (message.stop !== "") {
+      obj.stop = message.stop;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<AssistRequest>, I>>(base?: I): AssistRequest {
+    return AssistRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<AssistRequest>, I>>(object: I): AssistRequest {
+    const message = createBaseAssistRequest();
+    message.task = object.task ?? "";
+    message.approach = object.approach ?? "";
+    message.stop = object.stop ?? "";
+    return message;
+  },
+};
+
+function createBaseAssistApproach(): AssistApproach {
+  return { author: "", text: "", entryId: "", ended: false, learned: "", kind: "" };
+}
+
+export const AssistApproach: MessageFns<AssistApproach> = {
+  encode(message: AssistApproach, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.author !== "") {
+      writer.uint32(10).string(message.author);
+    }
+    if (message.text !== "") {
+      writer.uint32(18).string(message.text);
+    }
+    if (message.entryId !== "") {
+      writer.uint32(26).string(message.entryId);
+    }
+    if (message.ended !== false) {
+      writer.uint32(32).bool(message.ended);
+    }
+    if (message.learned !== "") {
+      writer.uint32(42).string(message.learned);
+    }
+    if (message.kind !== "") {
+      writer.uint32(50).string(message.kind);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): AssistApproach {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseAssistApproach();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.author = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.text = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.entryId = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.ended = reader.bool();
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.learned = reader.string();
+            continue;
+          }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.kind = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): AssistApproach {
+    return {
+      author: isSet(object.author) ? globalThis.String(object.author) : "",
+      text: isSet(object.text) ? globalThis.String(object.text) : "",
+      entryId: isSet(object.entryId)
+        ? globalThis.String(object.entryId)
+        : isSet(object.entry_id)
+        ? globalThis.String(object.entry_id)
+        : "",
+      ended: isSet(object.ended) ? globalThis.Boolean(object.ended) : false,
+      learned: isSet(object.learned) ? globalThis.String(object.learned) : "",
+      kind: isSet(object.kind) ? globalThis.String(object.kind) : "",
+    };
+  },
+
+  toJSON(message: AssistApproach): unknown {
+    const obj: any = {};
+    if (message.author !== "") {
+      obj.author = message.author;
+    }
+    if (message.text !== "") {
+      obj.text = message.text;
+    }
+    if (message.entryId !== "") {
+      obj.entryId = message.entryId;
+    }
+    if (message.ended !== false) {
+      obj.ended = message.ended;
+    }
+    if (message.learned !== "") {
+      obj.learned = message.learned;
+    }
+    if (message.kind !== "") {
+      obj.kind = message.kind;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<AssistApproach>, I>>(base?: I): AssistApproach {
+    return AssistApproach.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<AssistApproach>, I>>(object: I): AssistApproach {
+    const message = createBaseAssistApproach();
+    message.author = object.author ?? "";
+    message.text = object.text ?? "";
+    message.entryId = object.entryId ?? "";
+    message.ended = object.ended ?? false;
+    message.learned = object.learned ?? "";
+    message.kind = object.kind ?? "";
+    return message;
+  },
+};
+
+function createBaseAssistReply(): AssistReply {
+  return {
+    outcome: "",
+    task: "",
+    holder: "",
+    epoch: 0,
+    heldMs: 0,
+    chain: 0,
+    assistants: 0,
+    budget: 0,
+    approaches: [],
+    taskBranch: "",
+    workspace: "",
+    entryId: "",
+    text: "",
+  };
+}
+
+export const AssistReply: MessageFns<AssistReply> = {
+  encode(message: AssistReply, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.outcome !== "") {
+      writer.uint32(10).string(message.outcome);
+    }
+    if (message.task !== "") {
+      writer.uint32(18).string(message.task);
+    }
+    if (message.holder !== "") {
+      writer.uint32(26).string(message.holder);
+    }
+    if (message.epoch !== 0) {
+      writer.uint32(32).uint64(message.epoch);
+    }
+    if (message.heldMs !== 0) {
+      writer.uint32(41).double(message.heldMs);
+    }
+    if (message.chain !== 0) {
+      writer.uint32(48).uint32(message.chain);
+    }
+    if (message.assistants !== 0) {
+      writer.uint32(56).uint32(message.assistants);
+    }
+    if (message.budget !== 0) {
+      writer.uint32(64).uint32(message.budget);
+    }
+    for (const v of message.approaches) {
+      AssistApproach.encode(v!, writer.uint32(74).fork()).join();
+    }
+    if (message.taskBranch !== "") {
+      writer.uint32(82).string(message.taskBranch);
+    }
+    if (message.workspace !== "") {
+      writer.uint32(90).string(message.workspace);
+    }
+    if (message.entryId !== "") {
+      writer.uint32(98).string(message.entryId);
+    }
+    if (message.text !== "") {
+      writer.uint32(106).string(message.text);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): AssistReply {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseAssistReply();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.outcome = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.task = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.holder = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.epoch = longToNumber(reader.uint64());
+            continue;
+          }
+          case 5: {
+            if (tag !== 41) {
+              break;
+            }
+
+            message.heldMs = reader.double();
+            continue;
+          }
+          case 6: {
+            if (tag !== 48) {
+              break;
+            }
+
+            message.chain = reader.uint32();
+            continue;
+          }
+          case 7: {
+            if (tag !== 56) {
+              break;
+            }
+
+            message.assistants = reader.uint32();
+            continue;
+          }
+          case 8: {
+            if (tag !== 64) {
+              break;
+            }
+
+            message.budget = reader.uint32();
+            continue;
+          }
+          case 9: {
+            if (tag !== 74) {
+              break;
+            }
+
+            message.approaches.push(AssistApproach.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 10: {
+            if (tag !== 82) {
+              break;
+            }
+
+            message.taskBranch = reader.string();
+            continue;
+          }
+          case 11: {
+            if (tag !== 90) {
+              break;
+            }
+
+            message.workspace = reader.string();
+            continue;
+          }
+          case 12: {
+            if (tag !== 98) {
+              break;
+            }
+
+            message.entryId = reader.string();
+            continue;
+          }
+          case 13: {
+            if (tag !== 106) {
+              break;
+            }
+
+            message.text = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): AssistReply {
+    return {
+      outcome: isSet(object.outcome) ? globalThis.String(object.outcome) : "",
+      task: isSet(object.task) ? globalThis.String(object.task) : "",
+      holder: isSet(object.holder) ? globalThis.String(object.holder) : "",
+      epoch: isSet(object.epoch) ? globalThis.Number(object.epoch) : 0,
+      heldMs: isSet(object.heldMs)
+        ? globalThis.Number(object.heldMs)
+        : isSet(object.held_ms)
+        ? globalThis.Number(object.held_ms)
+        : 0,
+      chain: isSet(object.chain) ? globalThis.Number(object.chain) : 0,
+      assistants: isSet(object.assistants) ? globalThis.Number(object.assistants) : 0,
+      budget: isSet(object.budget) ? globalThis.Number(object.budget) : 0,
+      approaches: globalThis.Array.isArray(object?.approaches)
+        ? object.approaches.map((e: any) => AssistApproach.fromJSON(e))
+        : [],
+      taskBranch: isSet(object.taskBranch)
+        ? globalThis.String(object.taskBranch)
+        : isSet(object.task_branch)
+        ? globalThis.String(object.task_branch)
+        : "",
+      workspace: isSet(object.workspace) ? globalThis.String(object.workspace) : "",
+      entryId: isSet(object.entryId)
+        ? globalThis.String(object.entryId)
+        : isSet(object.entry_id)
+        ? globalThis.String(object.entry_id)
+        : "",
+      text: isSet(object.text) ? globalThis.String(object.text) : "",
+    };
+  },
+
+  toJSON(message: AssistReply): unknown {
+    const obj: any = {};
+    if (message.outcome !== "") {
+      obj.outcome = message.outcome;
+    }
+    if (message.task !== "") {
+      obj.task = message.task;
+    }
+    if (message.holder !== "") {
+      obj.holder = message.holder;
+    }
+    if (message.epoch !== 0) {
+      obj.epoch = Math.round(message.epoch);
+    }
+    if (message.heldMs !== 0) {
+      obj.heldMs = floatToJson(message.heldMs);
+    }
+    if (message.chain !== 0) {
+      obj.chain = Math.round(message.chain);
+    }
+    if (message.assistants !== 0) {
+      obj.assistants = Math.round(message.assistants);
+    }
+    if (message.budget !== 0) {
+      obj.budget = Math.round(message.budget);
+    }
+    if (message.approaches?.length) {
+      obj.approaches = message.approaches.map((e) => AssistApproach.toJSON(e));
+    }
+    if (message.taskBranch !== "") {
+      obj.taskBranch = message.taskBranch;
+    }
+    if (message.workspace !== "") {
+      obj.workspace = message.workspace;
+    }
+    if (message.entryId !== "") {
+      obj.entryId = message.entryId;
+    }
+    if (message.text !== "") {
+      obj.text = message.text;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<AssistReply>, I>>(base?: I): AssistReply {
+    return AssistReply.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<AssistReply>, I>>(object: I): AssistReply {
+    const message = createBaseAssistReply();
+    message.outcome = object.outcome ?? "";
+    message.task = object.task ?? "";
+    message.holder = object.holder ?? "";
+    message.epoch = object.epoch ?? 0;
+    message.heldMs = object.heldMs ?? 0;
+    message.chain = object.chain ?? 0;
+    message.assistants = object.assistants ?? 0;
+    message.budget = object.budget ?? 0;
+    message.approaches = object.approaches?.map((e) => AssistApproach.fromPartial(e)) || [];
+    message.taskBranch = object.taskBranch ?? "";
+    message.workspace = object.workspace ?? "";
+    message.entryId = object.entryId ?? "";
+    message.text = object.text ?? "";
     return message;
   },
 };
@@ -9770,6 +10388,16 @@ export const AgencyService = {
     responseSerialize: (value: ExpertsReply): Buffer => Buffer.from(ExpertsReply.encode(value).finish()),
     responseDeserialize: (value: Buffer): ExpertsReply => ExpertsReply.decode(value),
   },
+  /** idle: help a held task on the critical path with a new approach */
+  assist: {
+    path: "/agency.v1.Agency/Assist" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: AssistRequest): Buffer => Buffer.from(AssistRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): AssistRequest => AssistRequest.decode(value),
+    responseSerialize: (value: AssistReply): Buffer => Buffer.from(AssistReply.encode(value).finish()),
+    responseDeserialize: (value: Buffer): AssistReply => AssistReply.decode(value),
+  },
   /** ---- the shared repository ---- */
   integrate: {
     path: "/agency.v1.Agency/Integrate" as const,
@@ -9864,6 +10492,8 @@ export interface AgencyServer extends UntypedServiceImplementation {
   submitVerdict: handleUnaryCall<SubmitVerdictRequest, ReviewReply>;
   listReviews: handleUnaryCall<ListReviewsRequest, ListReviewsReply>;
   experts: handleUnaryCall<ExpertsRequest, ExpertsReply>;
+  /** idle: help a held task on the critical path with a new approach */
+  assist: handleUnaryCall<AssistRequest, AssistReply>;
   /** ---- the shared repository ---- */
   integrate: handleUnaryCall<IntegrateRequest, IntegrateReply>;
   requestIntegration: handleUnaryCall<RequestIntegrationRequest, RequestIntegrationReply>;
@@ -10260,6 +10890,22 @@ export interface AgencyClient extends Client {
     metadata: Metadata,
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: ExpertsReply) => void,
+  ): ClientUnaryCall;
+  /** idle: help a held task on the critical path with a new approach */
+  assist(
+    request: AssistRequest,
+    callback: (error: ServiceError | null, response: AssistReply) => void,
+  ): ClientUnaryCall;
+  assist(
+    request: AssistRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: AssistReply) => void,
+  ): ClientUnaryCall;
+  assist(
+    request: AssistRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: AssistReply) => void,
   ): ClientUnaryCall;
   /** ---- the shared repository ---- */
   integrate(

@@ -1,0 +1,216 @@
+// Which held task an idle agent assists, and the checks an assist must pass,
+// sans-IO (issue #20, "idle agents help"). The rule, in full:
+//
+// - Who may assist: an agent that holds no task and assists none (one assist
+//   at a time; `agency assist --stop` ends one).
+// - Which tasks: held by a live peer (state "claimed": an expired one is
+//   claimed instead, a takeover), not done, not the plan task, held for
+//   longer than the threshold, with fewer live assistants than the budget.
+//   - threshold = max(floor, median time the board's done tasks took from
+//     their claim to their done); the floor is a daemon option (default 10
+//     minutes). How long a task is held is this daemon's wall clock minus the
+//     holder's claim entry time: a skewed clock moves when help may start,
+//     nothing else.
+//   - budget: assistants per task (default 2, a daemon option), counting the
+//     assists in progress whose assistant is live.
+// - Which first: the critical path. The task with the longest chain of
+//   not-done tasks that depend on it (directly or through others) first; then
+//   the one held longest; then the higher rendezvous score of (agent, task),
+//   so that idle agents spread over equal candidates.
+// - The approach: every assistant names one, and it must differ from every
+//   approach already announced on the task (in progress or tried): two
+//   approaches are the same when their words, lowercased, with punctuation
+//   dropped, overlap by 80 % or more (Jaccard over the sets of words).
+
+import { FailedPreconditionError, InvalidArgumentError, NotFoundError } from '../errors.js'
+import type { AssistBook, ApproachView } from './assist-book.js'
+import type { Board, TaskView } from './board.js'
+import { rendezvousScore } from './claim-choice.js'
+import { compareText } from './order.js'
+import { PLAN_TASK_ID } from './plan-task.js'
+import { validateTaskId } from './task-id.js'
+
+export interface AssistPolicy {
+  /** assistants per task at most */
+  budget: number
+  /** a task is assisted only once held for at least this long (ms), and the median done time if longer */
+  floorMs: number
+}
+
+export const ASSIST_DEFAULTS: Readonly<AssistPolicy> = Object.freeze({ budget: 2, floorMs: 10 * 60_000 })
+
+export const MAX_APPROACH_CHARS = 2000
+/** Word overlap (Jaccard) from which two approaches count as the same one. */
+export const SAME_APPROACH_OVERLAP = 0.8
+
+export interface AssistInput {
+  board: Board
+  book: AssistBook
+  me: string
+  /** this daemon's monotonic time: the board's liveness is judged by it */
+  now: number
+  /** this daemon's wall clock (ms since the epoch): for how long a task has been held */
+  wallNow: number
+  /** whether a peer is live here (an assistant that is not counts for nothing) */
+  isLive: (peer: string) => boolean
+  policy: AssistPolicy
+}
+
+export interface AssistCandidate {
+  task: string
+  holder: string
+  epoch: number
+  /** how long the holder has held it, ms */
+  heldMs: number
+  /** not-done tasks along its longest chain of dependents */
+  chain: number
+  /** live assists in progress */
+  assistants: ApproachView[]
+  /** every approach announced on it, oldest first */
+  approaches: ApproachView[]
+  /** the threshold it was judged by, ms */
+  thresholdMs: number
+  /** why it may not be assisted now; '' when it may */
+  refusal: string
+}
+
+/**
+ * For every not-done task, the number of not-done tasks along its longest
+ * chain of dependents (0: nothing waits on it).
+ */
+export function dependentChains (tasks: readonly TaskView[]): Map<string, number> {
+  const open = tasks.filter(t => t.state !== 'done')
+  const dependents = new Map<string, string[]>()
+  for (const t of open) {
+    for (const d of t.deps) {
+      const list = dependents.get(d) ?? []
+      list.push(t.id)
+      dependents.set(d, list)
+    }
+  }
+  const memo = new Map<string, number>()
+  const onPath = new Set<string>()
+  const chain = (id: string): number => {
+    const known = memo.get(id)
+    if (known !== undefined) return known
+    if (onPath.has(id)) return 0 // a cycle cannot be added, but a fold must not loop on one
+    onPath.add(id)
+    let best = 0
+    for (const d of dependents.get(id) ?? []) best = Math.max(best, 1 + chain(d))
+    onPath.delete(id)
+    memo.set(id, best)
+    return best
+  }
+  const out = new Map<string, number>()
+  for (const t of open) out.set(t.id, chain(t.id))
+  return out
+}
+
+/** max(floor, the median of the board's done durations). */
+export function assistThresholdMs (board: Board, floorMs: number): number {
+  const d = board.doneDurations()
+  if (d.length === 0) return floorMs
+  const mid = d.length >> 1
+  const median = d.length % 2 === 1 ? d[mid] : (d[mid - 1] + d[mid]) / 2
+  return Math.max(floorMs, median)
+}
+
+/** Every task held by a live peer, with whether `me` may assist it and why not; best first. */
+export function assistCandidates (input: AssistInput): AssistCandidate[] {
+  const { board, book, me, now, wallNow, policy } = input
+  const tasks = board.tasks(now)
+  const chains = dependentChains(tasks)
+  const thresholdMs = assistThresholdMs(board, policy.floorMs)
+  const out: AssistCandidate[] = []
+  for (const t of tasks) {
+    if (t.state !== 'claimed' || t.holder === undefined || t.holder === me || t.id === PLAN_TASK_ID) continue
+    const heldMs = Math.max(0, wallNow - (board.claimTime(t.id) ?? wallNow))
+    const assistants = book.active(t.id).filter(a => a.author !== me && input.isLive(a.author))
+    let refusal = ''
+    if (heldMs < thresholdMs) refusal = `${t.id} has been held for ${minutes(heldMs)}; a task may be assisted once held for ${minutes(thresholdMs)} (the median time tasks took here, at least the floor)`
+    else if (assistants.length >= policy.budget) refusal = `${t.id} has ${assistants.length} assistant(s) already, the budget per task (${policy.budget})`
+    out.push({ task: t.id, holder: t.holder, epoch: t.epoch, heldMs, chain: chains.get(t.id) ?? 0, assistants, approaches: book.approaches(t.id), thresholdMs, refusal })
+  }
+  return out.sort((a, b) => b.chain - a.chain || b.heldMs - a.heldMs || rendezvousScore(me, b.task) - rendezvousScore(me, a.task) || compareText(a.task, b.task))
+}
+
+/**
+ * The task `me` should assist: the best candidate it may assist, or
+ * undefined when there is none. Throws like checkAssister when `me` may not
+ * assist at all.
+ */
+export function chooseAssist (input: AssistInput): AssistCandidate | undefined {
+  checkAssister(input)
+  return assistCandidates(input).find(c => c.refusal === '')
+}
+
+/**
+ * Throws FailedPreconditionError when `me` holds a task (an assistant holds
+ * nothing) or already assists one.
+ */
+export function checkAssister (input: AssistInput): void {
+  const { board, book, me, now } = input
+  const held = board.heldBy(me)
+  if (held.length > 0) {
+    throw new FailedPreconditionError(`you hold ${held.map(h => h.task).join(', ')}: only an agent that holds no task assists; finish it (agency integrate, then agency done) or release it first`)
+  }
+  const current = book.current(me, id => board.doneRecord(id) !== undefined)
+  if (current !== undefined) {
+    throw new FailedPreconditionError(`you already assist ${current.task} (approach: ${current.text}); one assist at a time: carry on with it, or end it with agency assist --stop "<what you learned>"`)
+  }
+}
+
+/**
+ * The candidate `me` may assist as `task`: throws InvalidArgumentError for a
+ * bad id, NotFoundError for an unknown task, FailedPreconditionError when
+ * `me` may not assist, or the task is done, not held by a live peer, held too
+ * briefly or at its budget.
+ */
+export function checkAssistTask (input: AssistInput, task: string): AssistCandidate {
+  validateTaskId(task)
+  checkAssister(input)
+  const t = input.board.task(task, input.now)
+  if (t === undefined) throw new NotFoundError(`no task ${JSON.stringify(task)}`)
+  if (task === PLAN_TASK_ID) throw new FailedPreconditionError('the plan task is not assisted: wait for its tasks (agency wait)')
+  if (t.state === 'done') throw new FailedPreconditionError(`task ${task} is done (by ${t.doneBy ?? 'unknown'}): nothing to assist`)
+  if (t.state !== 'claimed') throw new FailedPreconditionError(`task ${task} is not held by a live agent (it is ${t.state}): claim it instead (agency claim ${task})`)
+  const c = assistCandidates(input).find(x => x.task === task) as AssistCandidate
+  if (c.refusal !== '') throw new FailedPreconditionError(`cannot assist: ${c.refusal}`)
+  return c
+}
+
+/**
+ * The approach text, trimmed; throws InvalidArgumentError when it is empty
+ * or too long, FailedPreconditionError when it is the same as one announced
+ * on the task already.
+ */
+export function checkApproach (candidate: AssistCandidate, approach: string): string {
+  const text = approach.trim()
+  if (text === '') throw new InvalidArgumentError(`name your approach: agency assist --task ${candidate.task} --approach "<how you will do it, unlike the approaches listed>"`)
+  if (text.length > MAX_APPROACH_CHARS) throw new InvalidArgumentError(`the approach is longer than ${MAX_APPROACH_CHARS} characters: say it in a sentence or two`)
+  const same = candidate.approaches.find(a => sameApproach(a.text, text))
+  if (same !== undefined) {
+    throw new FailedPreconditionError(`that approach was announced on ${candidate.task} already by ${same.author} (${same.ended ? 'tried' : 'in progress'}: "${same.text}"): choose a different approach`)
+  }
+  return text
+}
+
+/** The words of an approach: lowercased runs of letters and digits. */
+export function approachWords (text: string): string[] {
+  return text.toLowerCase().split(/[^\p{L}\p{N}]+/u).filter(w => w !== '')
+}
+
+/** Whether two approaches count as the same: their word sets overlap by SAME_APPROACH_OVERLAP or more. */
+export function sameApproach (a: string, b: string): boolean {
+  const x = new Set(approachWords(a))
+  const y = new Set(approachWords(b))
+  if (x.size === 0 || y.size === 0) return a.trim().toLowerCase() === b.trim().toLowerCase()
+  let common = 0
+  for (const w of x) if (y.has(w)) common++
+  return common / (x.size + y.size - common) >= SAME_APPROACH_OVERLAP
+}
+
+function minutes (ms: number): string {
+  if (ms < 60_000) return `${Math.round(ms / 1000)} s`
+  return `${Math.round(ms / 60_000)} min`
+}

@@ -1,0 +1,276 @@
+// Assists inside agentd (issue #20, "idle agents help"): an agent with
+// nothing to claim helps a task a peer holds, on the critical path, with an
+// approach nobody announced yet (the rule: core/board/assist-choice.ts). The
+// approaches are findings in the log (core/board/assist-book.ts), folded here
+// from the findings index and kept up to date from accepted entries; the
+// holder is told in its inbox when an assistant joins, and an assistant when
+// the task it assists is done by someone else. Integration and done of an
+// assisted task are repo-service's (integrateTarget says how to integrate).
+import {
+  APPROACH_FINDING_KIND, APPROACH_TAG, ASSIST_END_TAG, AssistBook, checkApproach, checkAssistTask, chooseAssist,
+  assistCandidates, isAssistFinding, taskTag, type ApproachView, type AssistCandidate, type AssistInput, type AssistPolicy
+} from '../core/board/index.js'
+import { FailedPreconditionError, InvalidArgumentError } from '../core/errors.js'
+import { decodeBody } from '../core/log/kinds.js'
+import type { StoredEntry } from '../core/log/ingest-result.js'
+import { MAX_SEARCH_LIMIT } from '../core/findings/findings-index.js'
+import type { AssistApproach, AssistReply } from '../gen/agency/v1/api.js'
+import type { BoardService } from './board-service.js'
+import type { LogService } from './log-service.js'
+import type { Logger } from '../logger.js'
+
+export interface AssistServiceInit {
+  me: string
+  board: BoardService
+  log: LogService
+  logger: Logger
+  /** this machine's wall clock, for how long a task has been held */
+  wallClock: () => number
+  policy: AssistPolicy
+  /** writes a notice to this daemon's agent */
+  notice: (text: string, task: string) => void
+}
+
+/** What is learned at most per assist's end, in characters. */
+export const MAX_LEARNED_CHARS = 8000
+
+/** The assist this agent is on, as integrate needs it. */
+export interface AssistTarget {
+  task: string
+  /** the holder's epoch now: an assistant's integration and done are at it */
+  epoch: number
+  /** the assistant's branch for this assist */
+  branch: string
+}
+
+export class AssistService {
+  private readonly init: AssistServiceInit
+  private book?: AssistBook
+  private unsubscribe?: () => void
+
+  constructor (init: AssistServiceInit) {
+    this.init = init
+  }
+
+  get policy (): AssistPolicy {
+    return this.init.policy
+  }
+
+  start (): void {
+    this.unsubscribe = this.init.log.onAccepted(e => { this.onEntry(e) })
+  }
+
+  stop (): void {
+    this.unsubscribe?.()
+  }
+
+  /**
+   * The book of approaches, built on first use from the findings index (which
+   * catches up with the log then), later kept up to date entry by entry.
+   */
+  private approaches (): AssistBook {
+    if (this.book !== undefined) return this.book
+    const book = new AssistBook()
+    const index = this.init.log.findings
+    for (let offset = 0; ; offset += MAX_SEARCH_LIMIT) {
+      const page = index.page({ tag: APPROACH_TAG, limit: MAX_SEARCH_LIMIT, offset })
+      for (const h of page.hits) book.add(header(h.entry), h.finding)
+      if (offset + MAX_SEARCH_LIMIT >= page.total) break
+    }
+    this.book = book
+    return book
+  }
+
+  private onEntry (e: StoredEntry): void {
+    const { entry } = e
+    try {
+      if (entry.kind === 'finding') {
+        const f = decodeBody('finding', entry.body)
+        if (!isAssistFinding(f)) return
+        this.book?.add(header(e), f)
+        const task = f.tags.find(t => t.startsWith('task:'))?.slice(5) ?? ''
+        const holder = this.init.board.board.holder(task)
+        if (entry.author === this.init.me || holder?.holder !== this.init.me || f.tags.includes(ASSIST_END_TAG)) return
+        this.init.notice(`${entry.author} joined your task ${task} as an assistant, with this approach: ${f.text}. It works on its own branch and does not take your lease; the first passing integration of ${task} wins. Carry on with your own approach; you may message it (agency send ${entry.author} ...).`, task)
+      } else if (entry.kind === 'done') {
+        if (entry.author === this.init.me) return
+        const d = decodeBody('done', entry.body)
+        const mine = this.mineOn(d.task)
+        if (mine === undefined || this.init.board.board.doneRecord(d.task)?.by !== entry.author) return
+        this.init.notice(`task ${d.task}, which you assist, was done by ${entry.author} (commit ${d.commit.slice(0, 12)}). Stop working on it, and record what you learned: agency assist --stop "<what you learned>".`, d.task)
+      }
+    } catch (err) {
+      this.init.logger.debug({ err: (err as Error).message }, 'no assist notice for a malformed entry')
+    }
+  }
+
+  /** My latest approach on `task` if it is not ended (done or not). */
+  private mineOn (task: string): ApproachView | undefined {
+    const a = this.approaches().current(this.init.me, () => false)
+    return a?.task === task ? a : undefined
+  }
+
+  private input (): AssistInput {
+    const b = this.init.board
+    const now = b.now()
+    return {
+      board: b.board,
+      book: this.approaches(),
+      me: this.init.me,
+      now,
+      wallNow: this.init.wallClock(),
+      isLive: peer => peer === this.init.me || b.protocol.leases.isLive(peer, now),
+      policy: this.init.policy
+    }
+  }
+
+  /** The assist this agent is on, if any. */
+  current (): ApproachView | undefined {
+    const board = this.init.board.board
+    return this.approaches().current(this.init.me, id => board.doneRecord(id) !== undefined)
+  }
+
+  /** The branch of this agent's n-th assist of `task`: agency/<me>/<task>-assist-<n>. */
+  static branchTask (task: string, n: number): string {
+    return `${task}-assist-${n}`
+  }
+
+  /**
+   * Look (no approach): the task this agent may assist, named or picked, with
+   * the approaches to avoid. Nothing is written. Bad input throws.
+   */
+  look (task: string): AssistReply {
+    const input = this.input()
+    if (task !== '') return this.reply('OFFER', checkAssistTask(input, task), `assist ${task} with an approach unlike those listed: agency assist --task ${task} --approach "<your approach>"`)
+    const c = chooseAssist(input)
+    if (c === undefined) return this.none(input)
+    return this.reply('OFFER', c, `assist ${c.task} with an approach unlike those listed: agency assist --task ${c.task} --approach "<your approach>"`)
+  }
+
+  /**
+   * What claim --next adds to its NONE_READY answer: the offer, or why there
+   * is none; undefined when this agent may not assist (it holds a task or
+   * assists one already).
+   */
+  offer (): AssistReply | undefined {
+    try {
+      return this.look('')
+    } catch (err) {
+      if (err instanceof FailedPreconditionError) return undefined
+      throw err
+    }
+  }
+
+  /**
+   * Announces the approach on the task (named, or the one chosen): a finding
+   * every peer folds. Returns the candidate and the announcement's id; the
+   * caller switches the workspace. Bad input throws and writes nothing.
+   */
+  async announce (task: string, approach: string): Promise<{ candidate: AssistCandidate, entryId: string, branchTask: string } | AssistReply> {
+    const input = this.input()
+    let c: AssistCandidate | undefined
+    if (task !== '') c = checkAssistTask(input, task)
+    else {
+      c = chooseAssist(input)
+      if (c === undefined) {
+        if (approach.trim() === '') throw new InvalidArgumentError('name your approach with --approach "<text>"')
+        return this.none(input)
+      }
+    }
+    const text = checkApproach(c, approach)
+    const e = await this.init.log.append('finding', { kind: APPROACH_FINDING_KIND, text, paths: [], tags: [APPROACH_TAG, taskTag(c.task), 'assist'], refs: [], supersedes: '' })
+    // Folded at once, whether or not the accepted-entry listener ran yet.
+    this.approaches().add({ id: e.id, author: this.init.me, seq: e.entry.seq, lamport: e.entry.lamport, time: e.entry.time }, decodeBody('finding', e.entry.body))
+    const n = this.approaches().countBy(this.init.me, c.task)
+    return { candidate: c, entryId: e.id, branchTask: AssistService.branchTask(c.task, n) }
+  }
+
+  /** Ends this agent's assist, recording what it learned: a failure when the task is not done, else a note. */
+  async end (learned: string): Promise<AssistReply> {
+    const text = learned.trim()
+    const a = this.approaches().current(this.init.me, () => false)
+    if (a === undefined) throw new FailedPreconditionError('you assist no task: nothing to stop (agency assist shows a task you may assist)')
+    if (text === '') throw new InvalidArgumentError('say what you learned: agency assist --stop "<what worked, what did not, and why>"')
+    if (text.length > MAX_LEARNED_CHARS) throw new InvalidArgumentError(`what you learned is longer than ${MAX_LEARNED_CHARS} characters`)
+    const done = this.init.board.board.doneRecord(a.task) !== undefined
+    const e = await this.init.log.append('finding', {
+      kind: done ? 'note' : 'failure',
+      text: `assist of ${a.task} ended (approach: ${a.text}): ${text}`,
+      paths: [],
+      tags: [APPROACH_TAG, taskTag(a.task), ASSIST_END_TAG],
+      refs: [a.entryId],
+      supersedes: ''
+    })
+    this.approaches().add({ id: e.id, author: this.init.me, seq: e.entry.seq, lamport: e.entry.lamport, time: e.entry.time }, decodeBody('finding', e.entry.body))
+    const t = this.init.board.board.task(a.task, this.init.board.now())
+    return {
+      ...emptyReply(),
+      outcome: 'STOPPED',
+      task: a.task,
+      holder: t?.holder ?? '',
+      epoch: t?.epoch ?? 0,
+      budget: this.init.policy.budget,
+      entryId: e.id,
+      text: `your assist of ${a.task} has ended and what you learned is on the record; next: agency claim --next`
+    }
+  }
+
+  /**
+   * How to integrate `task` (or, with '', the task this agent assists) as its
+   * assistant; undefined when this agent does not assist it. Throws when the
+   * task is no longer held (then it should be claimed).
+   */
+  integrateTarget (task: string): AssistTarget | undefined {
+    const a = this.current()
+    if (a === undefined || (task !== '' && task !== a.task)) return undefined
+    const h = this.init.board.board.holder(a.task)
+    if (h === undefined) throw new FailedPreconditionError(`task ${a.task} is held by nobody now: claim it (agency claim ${a.task}) and land your work as its holder, or end your assist (agency assist --stop "<what you learned>")`)
+    return { task: a.task, epoch: h.epoch, branch: AssistService.branchTask(a.task, this.approaches().countBy(this.init.me, a.task)) }
+  }
+
+  /** The reply for a candidate, with the approaches and the failures recorded on its task. */
+  reply (outcome: string, c: AssistCandidate, text: string): AssistReply {
+    return {
+      ...emptyReply(),
+      outcome,
+      task: c.task,
+      holder: c.holder,
+      epoch: c.epoch,
+      heldMs: c.heldMs,
+      chain: c.chain,
+      assistants: c.assistants.length,
+      budget: this.init.policy.budget,
+      approaches: [...c.approaches.map(approachMessage), ...this.failures(c.task)],
+      text
+    }
+  }
+
+  /** Failure findings on the task other than assists' ends (those are in the approaches). */
+  private failures (task: string): AssistApproach[] {
+    const hits = this.init.log.findings.search({ tag: taskTag(task), kind: 'failure', limit: 20 })
+    return hits.filter(h => !h.finding.tags.includes(ASSIST_END_TAG)).map(h => ({ author: h.entry.entry.author, text: h.finding.text, entryId: h.id, ended: true, learned: '', kind: 'failure' }))
+  }
+
+  private none (input: AssistInput): AssistReply {
+    const c = assistCandidates(input)
+    const why = c.length === 0 ? 'no task is held by a live peer' : c.slice(0, 3).map(x => x.refusal).join('; ')
+    return { ...emptyReply(), outcome: 'NONE', budget: this.init.policy.budget, text: `nothing to assist now: ${why}. agency wait` }
+  }
+}
+
+/** Checks the exclusive fields of an assist request. */
+export function checkAssistRequest (r: { task: string, approach: string, stop: string }): void {
+  if (r.stop.trim() !== '' && (r.task !== '' || r.approach !== '')) throw new InvalidArgumentError('stop ends your assist: give it alone, without task or approach')
+}
+
+function approachMessage (a: ApproachView): AssistApproach {
+  return { author: a.author, text: a.text, entryId: a.entryId, ended: a.ended, learned: a.learned, kind: 'approach' }
+}
+
+function emptyReply (): AssistReply {
+  return { outcome: '', task: '', holder: '', epoch: 0, heldMs: 0, chain: 0, assistants: 0, budget: 0, approaches: [], taskBranch: '', workspace: '', entryId: '', text: '' }
+}
+
+function header (e: StoredEntry): { id: string, author: string, seq: number, lamport: number, time: number } {
+  return { id: e.id, author: e.entry.author, seq: e.entry.seq, lamport: e.entry.lamport, time: e.entry.time }
+}
