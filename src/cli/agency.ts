@@ -5,6 +5,7 @@ import { VERSION } from '../version.js'
 import { registerMeshCommands } from './commands/mesh.js'
 import { registerLogCommands } from './commands/log.js'
 import { registerBoardCommands } from './commands/board.js'
+import { registerAssistCommand } from './commands/assist.js'
 import { registerRepoCommands } from './commands/repo.js'
 import { registerSwarmCommands } from './commands/swarm.js'
 import { registerKeygenCommand } from './commands/keygen.js'
@@ -31,6 +32,7 @@ for (const stream of [process.stdout, process.stderr]) {
 registerMeshCommands(program)
 registerLogCommands(program)
 registerBoardCommands(program)
+registerAssistCommand(program)
 registerRepoCommands(program)
 registerSwarmCommands(program)
 registerKeygenCommand(program)

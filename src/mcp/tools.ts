@@ -81,12 +81,22 @@ export const TOOLS: ToolDef[] = [
   },
   {
     name: 'claim',
-    description: 'Claim a task and announce the paths you will touch. With no task, your daemon picks one among the ready tasks (each agent prefers different ones, and tasks a peer\'s claim is settling on are skipped), trying the next on LOST, up to 3; the answer names the task, or NONE_READY when there is nothing to claim (then wait). Answers HELD (it is yours: your workspace is switched to its task branch; commit there) or LOST (naming the winner) after the settle window. On a takeover the previous holder\'s pushed work is where your branch starts, and their hand-off notes come back.',
+    description: 'Claim a task and announce the paths you will touch. With no task, your daemon picks one among the ready tasks (each agent prefers different ones, and tasks a peer\'s claim is settling on are skipped), trying the next on LOST, up to 3; the answer names the task, or NONE_READY when there is nothing to claim (then assist the task its assist field offers, or wait). Answers HELD (it is yours: your workspace is switched to its task branch; commit there) or LOST (naming the winner) after the settle window. On a takeover the previous holder\'s pushed work is where your branch starts, and their hand-off notes come back.',
     input: { task: optStr('task id; leave it out to let your daemon pick the next ready task'), scope: strList('globs of the paths you will touch (default: the task\'s scope hints)') },
     run: async (a, args) => {
       const next = args.task == null || args.task === ''
       const r = await a.call((c: AgencyClient) => c.claim, { task: next ? '' : args.task, scope: args.scope ?? [], noWait: false, next }, next ? 180_000 : 60_000)
       return { ...r, outcome: outcomeName(r.outcome) }
+    }
+  },
+  {
+    name: 'assist',
+    description: 'Nothing ready and you hold nothing? Help a task a peer holds on the critical path instead of idling, with an approach of your own. Without approach: only look (the task your daemon picks, or the one named, with the approaches announced or failed on it: do not repeat one). With approach: it is announced to everyone, the holder is told, and your workspace is put on a branch of your own; commit there and integrate: the first passing integration of the task wins (it is then done by you). Not a claim: the holder keeps the task. With stop: end your assist, recording what you learned (do it when told the task is done, or when you give up).',
+    input: { task: optStr('the task to assist (default: your daemon picks)'), approach: optStr('your approach, unlike those announced on the task'), stop: optStr('end your assist: what you learned') },
+    run: async (a, args) => {
+      if (args.approach != null && String(args.approach).trim() === '') throw new Error('approach needs the approach: a sentence on how you will do it, unlike those announced on the task')
+      if (args.stop != null && String(args.stop).trim() === '') throw new Error('stop needs what you learned: what worked, what did not, and why')
+      return await a.call((c: AgencyClient) => c.assist, { task: args.task ?? '', approach: args.approach ?? '', stop: args.stop ?? '' })
     }
   },
   {
@@ -109,7 +119,7 @@ export const TOOLS: ToolDef[] = [
   },
   {
     name: 'read_inbox',
-    description: 'What you have not read yet: peers\' direct messages and your daemon\'s notices (kind: claim_lost, claim_superseded, overlap, review_requested, integration, goal_changed). Reading marks them read; all=true shows the history instead.',
+    description: 'What you have not read yet: peers\' direct messages and your daemon\'s notices (kind: claim_lost, claim_superseded, overlap, review_requested, integration, goal_changed, assist). Reading marks them read; all=true shows the history instead.',
     input: { all: z.boolean().optional().describe('the history too (after the cursor `after`), without marking anything read'), after: z.number().int().min(0).optional().describe('with all: the cursor to start after'), limit: z.number().int().min(1).max(1000).optional() },
     run: async (a, args) => {
       const r = await a.call((c: AgencyClient) => c.readInbox, { after: args.after ?? 0, limit: args.limit ?? 100, all: args.all === true, peek: false })

@@ -152,7 +152,8 @@ export function registerBoardCommands (program: Command): void {
       const outcome = outcomeName(res.outcome)
       if (opts.json === true) { printJson({ ...res, outcome }); return }
       if (outcome === 'NONE_READY') {
-        line(`nothing to claim${res.pending.length > 0 ? `: ${res.pending.length} ready task(s) pending` : ''} — agency wait`)
+        const offer = res.assist?.outcome === 'OFFER' ? res.assist : undefined
+        line(`nothing to claim${res.pending.length > 0 ? `: ${res.pending.length} ready task(s) pending` : ''} — ${offer !== undefined ? `assist ${offer.task} instead (agency assist --task ${offer.task} shows the approaches to avoid), or agency wait` : 'agency wait'}`)
         for (const p of res.pending) line(`  ${pendingLine(p)}`)
         process.exitCode = 4
         return
