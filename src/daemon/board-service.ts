@@ -197,7 +197,12 @@ export class BoardService {
   /** A claim this daemon held is lost: the agent hears of it. */
   private tell (n: ClaimNotice): void {
     this.init.metrics?.claimsLost()
-    this.init.events.emit({ type: n.type, task: n.task, peerId: n.winner ?? '', text: `your claim on ${n.task}@${n.epoch} is lost (${n.reason})${n.winner != null ? `: ${n.winner} holds it now` : ''}`, detail: { epoch: n.epoch, reason: n.reason, winner: n.winner ?? null } })
+    // A done by someone who did not win the epoch is an assistant's (core/board/assist-choice).
+    const assisted = n.reason === 'done' && n.winner != null && this.board.winnerAt(n.task, n.epoch) !== n.winner
+    const text = n.reason === 'done' && n.winner != null
+      ? `task ${n.task} was done by ${n.winner}${assisted ? ' (an assistant)' : ''}: your claim on ${n.task}@${n.epoch} has ended`
+      : `your claim on ${n.task}@${n.epoch} is lost (${n.reason})${n.winner != null ? `: ${n.winner} holds it now` : ''}`
+    this.init.events.emit({ type: n.type, task: n.task, peerId: n.winner ?? '', text, detail: { epoch: n.epoch, reason: n.reason, winner: n.winner ?? null } })
     this.init.logger.info({ task: n.task, epoch: n.epoch, reason: n.reason, winner: n.winner }, 'claim lost')
   }
 

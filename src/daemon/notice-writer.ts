@@ -51,7 +51,9 @@ export class NoticeWriter {
     if (kind === undefined) return
     const advice = kind === 'overlap'
       ? ' Message that peer (agency send <peer> ...) and agree who changes what before editing shared files.'
-      : ' Stop working on it; send the new holder anything useful you have (agency send <peer> ...), then pick another task.'
+      : detailOf(e).reason === 'done'
+        ? ' Stop working on it, and record what you learned (agency note --kind note|failure "<what you learned>"), then pick another task.'
+        : ' Stop working on it; send the new holder anything useful you have (agency send <peer> ...), then pick another task.'
     this.write(kind, e.text + advice, e.task)
   }
 
@@ -96,5 +98,14 @@ export class NoticeWriter {
 
   private write (kind: NoticeKind, text: string, task = ''): void {
     this.init.inbox.notice(kind, text, task).catch(err => { this.init.logger.warn({ err }, 'cannot store a notice') })
+  }
+}
+
+function detailOf (e: Event): { reason?: unknown } {
+  try {
+    const d: unknown = e.detailJson === '' ? {} : JSON.parse(e.detailJson)
+    return typeof d === 'object' && d !== null ? d : {}
+  } catch {
+    return {}
   }
 }
