@@ -217,6 +217,18 @@ describe('agency mcp over stdio, with the SDK client', () => {
     expect((await grpcA.call((c: AgencyClient) => c.getStatus, {})).self?.claims.map(h => h.task)).not.toContain('no-such-task')
   })
 
+  it('assist: a holder may not assist, an empty approach is refused, and nothing is written', async () => {
+    const before = (await grpcA.call((c: AgencyClient) => c.getStatus, {})).logEntries
+    const holding = await call('assist', { approach: 'try it another way' })
+    expect(holding.isError).toBe(true)
+    expect(holding.text).toContain('FAILED_PRECONDITION')
+    expect(holding.text).toContain('you hold mcp-claimed')
+    const empty = await call('assist', { task: 'mcp-claimed', approach: ' ' })
+    expect(empty.isError).toBe(true)
+    expect(empty.text).toContain('approach needs the approach')
+    expect((await grpcA.call((c: AgencyClient) => c.getStatus, {})).logEntries).toBe(before)
+  })
+
   it('every answer is a JSON object, lists included (clients such as Gemini CLI refuse anything else)', async () => {
     for (const name of ['ready', 'status', 'search_findings', 'read_inbox']) {
       const r = await client.callTool({ name, arguments: {} })
