@@ -79,6 +79,15 @@ export class DirectMessaging {
   /** peers that answered ACK_BUSY: no attempt before this wall-clock time */
   private readonly notBefore = new Map<string, number>()
   private readonly guard?: PeerGuard
+  /**
+   * Bumped whenever the outbox may have gained a message (flushPeer is
+   * called after every enqueue). The periodic pass skips reading the store
+   * while the last read found it empty and nothing was queued since: an idle
+   * daemon read its LevelDB outbox every 2 s for nothing.
+   */
+  private queuedGeneration = 0
+  /** the generation the last pass found the outbox empty at (-1: not known to be empty) */
+  private emptyAtGeneration = -1
 
   constructor (init: DirectMessagingInit) {
     this.node = init.node
@@ -105,7 +114,13 @@ export class DirectMessaging {
 
   /** Tries to deliver everything in the outbox; drops what has expired (unless it is on the wire). */
   async flushAll (): Promise<void> {
+    const generation = this.queuedGeneration
+    if (this.emptyAtGeneration === generation) return
     const pending = await this.store.listOutbox()
+    if (pending.length === 0) {
+      this.emptyAtGeneration = generation
+      return
+    }
     const now = this.now()
     const byPeer = new Map<string, DirectMessage[]>()
     for (const { message: msg, expiresAt } of pending) {
@@ -132,6 +147,8 @@ export class DirectMessaging {
 
   /** Delivers the outbox for one peer; concurrent calls share one attempt. */
   async flushPeer (peer: string): Promise<void> {
+    // Called after every enqueue: the next periodic pass reads the outbox again.
+    this.queuedGeneration++
     const running = this.flushing.get(peer)
     if (running != null) { await running; return }
     const attempt = this.deliverTo(peer).finally(() => this.flushing.delete(peer))

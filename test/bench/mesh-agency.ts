@@ -1,5 +1,5 @@
-// The agency side of the mesh benchmark: N agentd in this process over the
-// libp2p memory transport, or N agentd processes over TCP on loopback. Each
+// The agency side of the mesh benchmark in one process: N agentd over the
+// libp2p memory transport (the TCP processes are in mesh-tcp-pair.ts). Each
 // publishes claims (on tasks added first) and findings; every daemon's log
 // reports when it accepted each one.
 import { randomUUID } from 'node:crypto'
@@ -8,10 +8,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { Daemon } from '../../src/daemon/daemon.js'
-import { connectAgency, type Agency } from '../../src/api/client.js'
-import { startLocalDaemon, type LocalDaemon } from '../../src/swarm/local-daemon.js'
-import type { LogEntry } from '../../src/gen/agency/v1/api.js'
-import { childCpuSeconds, childRssBytes, ownCpuSeconds, summarize, type SetupResult, type VisibilityRecord } from './mesh-stats.js'
+import { ownCpuSeconds, summarize, type SetupResult, type VisibilityRecord } from './mesh-stats.js'
 
 export interface MeshRunOptions {
   /** claims and findings published, each */
@@ -22,6 +19,13 @@ export interface MeshRunOptions {
   waitMs: number
   /** CPU is sampled over this idle window */
   idleMs: number
+  /**
+   * how long every setup stays untouched before its idle window, once it is
+   * up: an idle swarm is one that has had nothing to do for a while (agency's
+   * quiet heartbeats and anti-entropy slow down over their first ~20 s); the
+   * same wait for raw gossipsub
+   */
+  settleMs?: number
   /** each node bootstraps to this many random earlier nodes */
   bootstrap: number
   /** agentd's heartbeat and lease */
@@ -101,6 +105,7 @@ export async function agencyInProcess (n: number, o: MeshRunOptions): Promise<Se
     for (const id of tasks) await daemons[0].boardService.addTask({ id, title: id, description: '', deps: [], scope: [`src/t/${id}.ts`], priority: 0 })
     await until('the tasks at every daemon', () => daemons.every(d => tasks.every(id => { try { d.boardService.task(id); return true } catch { return false } })), 300_000)
 
+    await sleep(o.settleMs ?? 0)
     const cpu0 = ownCpuSeconds()
     await sleep(o.idleMs)
     const idleCpuPerNode = (ownCpuSeconds() - cpu0) / (o.idleMs / 1000) / n
@@ -135,7 +140,7 @@ export async function agencyInProcess (n: number, o: MeshRunOptions): Promise<Se
         published.push({ id, kind: 'claim', at, from, bytes })
       } else {
         const stored = await d.logService.append('finding', findingBody(k))
-        published.push({ id: stored.id, kind: 'finding', at, from, bytes: stored.bytes.length })
+        published.push({ id: stored.id, kind: 'finding', at, from, bytes: stored.bytes.length + 1 })
       }
       await sleep(o.spacingMs)
     }
@@ -164,123 +169,5 @@ export async function agencyInProcess (n: number, o: MeshRunOptions): Promise<Se
     for (const u of unsubscribe) u()
     await Promise.allSettled(daemons.filter(d => d !== undefined).map(async d => { await d.stop() }))
     await Promise.all(dirs.map(async dir => { await rm(dir, { recursive: true, force: true }) }))
-  }
-}
-
-/**
- * With BENCH_AGENTD_NODE_OPTIONS set, tells each daemon that a phase of the
- * run starts (SIGUSR2): a preloaded profiler writes what it has and starts
- * again, so start-up, idle and publishing land in separate profiles.
- */
-function profileMark (daemons: LocalDaemon[]): void {
-  if (process.env.BENCH_AGENTD_NODE_OPTIONS == null) return
-  for (const d of daemons) d.child.kill('SIGUSR2')
-}
-
-/** N agentd processes over TCP on loopback, watched through their gRPC WatchLog streams. */
-export async function agencyProcesses (n: number, payloadBytes: number, o: MeshRunOptions): Promise<SetupResult> {
-  const started = performance.now()
-  const root = await mkdtemp(join(tmpdir(), 'agency-bench-tcp-'))
-  const daemons: LocalDaemon[] = []
-  const clients: Agency[] = []
-  const streams: Array<{ cancel: () => void }> = []
-  const swarm = `bench-${randomUUID().slice(0, 8)}`
-  try {
-    const addrs: string[] = []
-    for (let i = 0; i < n; i++) {
-      const d = await startLocalDaemon({
-        name: `bench-${i}`,
-        dataDir: join(root, `n${i}`),
-        peers: pickEarlier(addrs, i, o.bootstrap),
-        extraArgs: ['--swarm', swarm, '--heartbeat-ms', String(o.heartbeatMs), '--live-timeout-ms', String(o.liveTimeoutMs), '--heartbeat-max-rate', String(o.heartbeatMaxRate ?? 16)],
-        // e.g. "--require ./profiler.cjs": a preloaded CPU profiler in every daemon (see profileMark)
-        env: process.env.BENCH_AGENTD_NODE_OPTIONS != null ? { NODE_OPTIONS: process.env.BENCH_AGENTD_NODE_OPTIONS } : undefined,
-        startTimeoutMs: 120_000
-      })
-      daemons.push(d)
-      addrs.push(d.addrs[0])
-      clients.push(connectAgency(d.grpc))
-    }
-    const startSeconds = (performance.now() - started) / 1000
-    o.log(`    agency × ${n} processes: started in ${startSeconds.toFixed(0)} s`)
-
-    // keyed by entry id for findings, "claim:<task>" for claims (a no-wait claim answers without its entry id), "task:<id>" for tasks
-    const seen = new Map<string, Map<number, number>>()
-    const keyOf = (e: LogEntry): string => {
-      if (e.kind === 'claim') return `claim:${(JSON.parse(e.bodyJson) as { task: string }).task}`
-      if (e.kind === 'task') return `task:${(JSON.parse(e.bodyJson) as { id: string }).id}`
-      return e.id
-    }
-    clients.forEach((c, i) => {
-      const s = c.stream<LogEntry>((raw, md) => raw.watchLog({ after: 0, follow: true }, md))
-      streams.push(s)
-      void (async () => {
-        try {
-          for await (const e of s) {
-            const at = Date.now()
-            const key = keyOf(e)
-            let m = seen.get(key)
-            if (m === undefined) seen.set(key, m = new Map())
-            if (!m.has(i)) m.set(i, at)
-          }
-        } catch { /* cancelled */ }
-      })()
-    })
-
-    const tasks = Array.from({ length: o.perKind }, (_, k) => `bench-task-${k}`)
-    for (const id of tasks) await clients[0].call(c => c.addTask, { id, title: id, description: '', deps: [], scope: [`src/t/${id}.ts`], priority: 0 })
-    await until('the tasks at every daemon', () => tasks.every(id => (seen.get(`task:${id}`)?.size ?? 0) >= n), 300_000)
-
-    profileMark(daemons)
-    const cpu0 = await Promise.all(daemons.map(async d => await childCpuSeconds(d.child.pid as number)))
-    await sleep(o.idleMs)
-    const cpu1 = await Promise.all(daemons.map(async d => await childCpuSeconds(d.child.pid as number)))
-    profileMark(daemons)
-    const idleCpuPerNode = cpu1.reduce((s, c, i) => s + c - cpu0[i], 0) / (o.idleMs / 1000) / n
-    const rss = await Promise.all(daemons.map(async d => await childRssBytes(d.child.pid as number)))
-    const rssPerNodeBytes = rss.reduce((a, b) => a + b, 0) / n
-
-    const published: Array<{ key: string, kind: string, at: number, from: number }> = []
-    const busyStart = Date.now()
-    for (let k = 0; k < 2 * o.perKind; k++) {
-      const from = Math.floor(Math.random() * n)
-      const at = Date.now()
-      if (k % 2 === 0) {
-        const task = tasks[k / 2]
-        await clients[from].call(c => c.claim, { task, scope: [], noWait: true })
-        published.push({ key: `claim:${task}`, kind: 'claim', at, from })
-      } else {
-        const reply = await clients[from].call(c => c.recordFinding, { ...findingBody(k), refs: [], supersedes: '' }) as { entry?: LogEntry }
-        published.push({ key: reply.entry?.id ?? '', kind: 'finding', at, from })
-      }
-      await sleep(o.spacingMs)
-    }
-    await until('every entry at every daemon', () => published.every(p => (seen.get(p.key)?.size ?? 0) >= n), o.waitMs).catch(() => {})
-    profileMark(daemons)
-    const cpu2 = await Promise.all(daemons.map(async d => await childCpuSeconds(d.child.pid as number)))
-    const busyCpuPerNode = cpu2.reduce((s, c, i) => s + c - cpu1[i], 0) / ((Date.now() - busyStart) / 1000) / n
-
-    const records: VisibilityRecord[] = published.map(p => {
-      const m = seen.get(p.key) ?? new Map<number, number>()
-      const delays = [...m].filter(([i]) => i !== p.from).map(([, t]) => t - p.at)
-      return { kind: p.kind, delays, missing: n - 1 - delays.length }
-    })
-    return {
-      setup: 'processes, TCP loopback',
-      system: 'agency',
-      nodes: n,
-      ...summarize(records, n - 1),
-      payloadBytes,
-      idleCpuPerNode,
-      busyCpuPerNode,
-      rssPerNodeBytes,
-      startSeconds,
-      note: 'times include the gRPC hop from each daemon to the benchmark process'
-    }
-  } finally {
-    for (const s of streams) s.cancel()
-    for (const c of clients) c.close()
-    await Promise.allSettled(daemons.map(async d => await d.stop()))
-    await rm(root, { recursive: true, force: true })
   }
 }

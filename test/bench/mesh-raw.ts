@@ -1,18 +1,15 @@
-// The baseline side of the mesh benchmark: plain libp2p nodes with the same
+// The baseline side of the mesh benchmark in one process (the TCP processes
+// are in mesh-tcp-pair.ts): plain libp2p nodes with the same
 // stack as agentd (createMeshNode) and gossipsub, no daemon around them,
 // publishing payloads of the same size as agency's entries. The ratio between
 // the two is agency's overhead: signatures, validation, storage, presence,
 // anti-entropy.
-import { spawn, type ChildProcess } from 'node:child_process'
 import { randomUUID } from 'node:crypto'
-import { existsSync } from 'node:fs'
-import { createInterface } from 'node:readline'
-import { fileURLToPath } from 'node:url'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { generateKeyPair } from '@libp2p/crypto/keys'
 import { createMeshNode, type MeshLibp2p } from '../../src/mesh/node.js'
 import type { MeshRunOptions } from './mesh-agency.js'
-import { childCpuSeconds, childRssBytes, ownCpuSeconds, summarize, type SetupResult, type VisibilityRecord } from './mesh-stats.js'
+import { ownCpuSeconds, summarize, type SetupResult, type VisibilityRecord } from './mesh-stats.js'
 
 function pickEarlier<T> (items: T[], i: number, k: number): T[] {
   const out = new Set<T>()
@@ -60,7 +57,7 @@ export async function rawInProcess (n: number, payloadBytes: number, o: MeshRunO
     }
     const startSeconds = (performance.now() - started) / 1000
     await until(() => nodes.every(x => x.services.pubsub.getSubscribers(topic).length >= Math.min(n - 1, 2)), 300_000)
-    await sleep(3_000) // a few gossipsub heartbeats to build the mesh
+    await sleep(Math.max(3_000, o.settleMs ?? 0)) // a few gossipsub heartbeats to build the mesh, and the same settling as agency's
 
     const cpu0 = ownCpuSeconds()
     await sleep(o.idleMs)
@@ -88,74 +85,3 @@ export async function rawInProcess (n: number, payloadBytes: number, o: MeshRunO
     await Promise.allSettled(nodes.map(async x => { await x.stop() }))
   }
 }
-
-interface RawChild { child: ChildProcess, addr: string, lines: ReturnType<typeof createInterface> }
-
-/** N raw gossipsub nodes, one process each, over TCP on loopback. */
-export async function rawProcesses (n: number, payloadBytes: number, o: MeshRunOptions): Promise<SetupResult> {
-  const started = performance.now()
-  const topic = `/agency/bench/${randomUUID()}`
-  // the compiled script when built (as agentd runs), so neither side pays for a TypeScript loader
-  const built = fileURLToPath(new URL('../../dist/test/bench/mesh-raw-node.js', import.meta.url))
-  const command = existsSync(built) ? [built] : [...process.execArgv, fileURLToPath(new URL('./mesh-raw-node.ts', import.meta.url))]
-  const children: RawChild[] = []
-  const seen = new Map<number, Map<number, number>>()
-  try {
-    for (let i = 0; i < n; i++) {
-      const peers = pickEarlier(children.map(c => c.addr), i, o.bootstrap)
-      const child = spawn(process.execPath, [...command, '--topic', topic, ...(peers.length > 0 ? ['--peers', peers.join(',')] : [])], { stdio: ['pipe', 'pipe', 'inherit'] })
-      const lines = createInterface({ input: child.stdout as NodeJS.ReadableStream })
-      const addr = await new Promise<string>((resolve, reject) => {
-        let a = ''
-        const timer = setTimeout(() => { reject(new Error('raw node did not start')) }, 120_000)
-        lines.on('line', line => {
-          const [cmd, x] = line.split(' ')
-          if (cmd === 'addr') a = x
-          else if (cmd === 'ready') { clearTimeout(timer); resolve(a) } else if (cmd === 'recv') {
-            let m = seen.get(Number(x))
-            if (m === undefined) seen.set(Number(x), m = new Map())
-            // Timed here, as agency's deliveries are timed when the WatchLog
-            // stream brings them to this process: both include the hop from the
-            // node to the benchmark. (`y`, the node's clock, would leave this
-            // side's hop out.)
-            if (!m.has(i)) m.set(i, Date.now())
-          }
-        })
-        child.once('exit', code => { clearTimeout(timer); reject(new Error(`raw node exited with ${code}`)) })
-      })
-      children.push({ child, addr, lines })
-    }
-    const startSeconds = (performance.now() - started) / 1000
-    await sleep(5_000) // connections and gossipsub mesh
-
-    const pids = children.map(c => c.child.pid as number)
-    const cpu0 = await Promise.all(pids.map(childCpuSeconds))
-    await sleep(o.idleMs)
-    const cpu1 = await Promise.all(pids.map(childCpuSeconds))
-    const idleCpuPerNode = cpu1.reduce((s, c, i) => s + c - cpu0[i], 0) / (o.idleMs / 1000) / n
-    const rssPerNodeBytes = (await Promise.all(pids.map(childRssBytes))).reduce((a, b) => a + b, 0) / n
-
-    const published: Array<{ seq: number, at: number, from: number }> = []
-    const busyStart = Date.now()
-    for (let k = 0; k < 2 * o.perKind; k++) {
-      const from = Math.floor(Math.random() * n)
-      const at = Date.now()
-      children[from].child.stdin?.write(`pub ${k} ${payloadBytes}\n`)
-      published.push({ seq: k, at, from })
-      await sleep(o.spacingMs)
-    }
-    await until(() => published.every(p => (seen.get(p.seq)?.size ?? 0) >= n - 1), o.waitMs)
-    const cpu2 = await Promise.all(pids.map(childCpuSeconds))
-    const busyCpuPerNode = cpu2.reduce((s, c, i) => s + c - cpu1[i], 0) / ((Date.now() - busyStart) / 1000) / n
-    const records: VisibilityRecord[] = published.map(p => {
-      const delays = [...(seen.get(p.seq) ?? new Map<number, number>())].filter(([i]) => i !== p.from).map(([, t]) => t - p.at)
-      return { kind: 'raw', delays, missing: n - 1 - delays.length }
-    })
-    return { setup: 'processes, TCP loopback', system: 'raw gossipsub', nodes: n, ...summarize(records, n - 1), payloadBytes, idleCpuPerNode, busyCpuPerNode, rssPerNodeBytes, startSeconds, note: `times include the stdout hop from each node to the benchmark process${existsSync(built) ? '' : '; nodes ran under tsx (run npm run build first), which inflates their RSS'}` }
-  } finally {
-    for (const c of children) c.child.kill('SIGTERM')
-    await sleep(500)
-    for (const c of children) if (c.child.exitCode === null) c.child.kill('SIGKILL')
-  }
-}
-

@@ -30,6 +30,8 @@ export interface SetupResult {
   busyCpuPerNode: number
   rssPerNodeBytes: number
   startSeconds: number
+  /** agency: from the publish call until the author answered it (its entry durable and published) */
+  ackMs?: { p50: number, p99: number }
   note?: string
 }
 

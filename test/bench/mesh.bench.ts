@@ -2,7 +2,7 @@
 // test; build first (the TCP setup runs dist/src/cli/agentd.js), then
 //
 //   npm run build && npm run bench:mesh -- [--sizes 10,50,200] [--tcp 10] [--per-kind 20]
-//     [--spacing-ms 300] [--wait-ms 30000] [--idle-ms 10000] [--heartbeat-ms 2000] [--heartbeat-max-rate 16] [--process-heartbeat-budget 400] [--start-budget-s 900]
+//     [--spacing-ms 300] [--wait-ms 30000] [--settle-ms 30000] [--idle-ms 10000] [--heartbeat-ms 2000] [--heartbeat-max-rate 16] [--process-heartbeat-budget 400] [--start-budget-s 900]
 //     [--out results/bench-mesh.md]
 //
 // Setups: N agentd in this process over the libp2p memory transport (each
@@ -12,22 +12,25 @@
 // accepted it (and per delivery), CPU per node while idle and while
 // publishing, RSS per node. The same run starts raw gossipsub nodes (agentd's
 // libp2p stack, no daemon) publishing payloads of the same size, so agency's
-// overhead is a ratio. Setups that cannot run on this machine are reported
-// with the error instead of numbers. Each setup runs in its own process.
+// overhead is a ratio; over TCP both swarms are up at once and publish in
+// turn, so a machine whose load swings loads both alike. Setups that cannot
+// run on this machine are reported with the error instead of numbers. Each
+// setup runs in its own process.
 import '../../src/polyfill.js'
 import { fork } from 'node:child_process'
 import { mkdir, writeFile } from 'node:fs/promises'
 import { fileURLToPath } from 'node:url'
 import { cpus, loadavg, totalmem } from 'node:os'
 import { dirname } from 'node:path'
-import { agencyInProcess, agencyProcesses, type MeshRunOptions } from './mesh-agency.js'
-import { rawInProcess, rawProcesses } from './mesh-raw.js'
-import { ratioMarkdown, resultsMarkdown, type SetupResult } from './mesh-stats.js'
+import { agencyInProcess, type MeshRunOptions } from './mesh-agency.js'
+import { rawInProcess } from './mesh-raw.js'
+import { tcpPair } from './mesh-tcp-pair.js'
+import { formatMs, ratioMarkdown, resultsMarkdown, type SetupResult } from './mesh-stats.js'
 
 interface Args extends Omit<MeshRunOptions, 'log'> { sizes: number[], tcp: number, out: string }
 
 function parseArgs (argv: string[]): Args {
-  const a: Args = { sizes: [10, 50, 200], tcp: 10, perKind: 20, spacingMs: 300, waitMs: 30_000, idleMs: 10_000, bootstrap: 3, heartbeatMs: 2_000, liveTimeoutMs: 10_000, out: 'results/bench-mesh.md' }
+  const a: Args = { sizes: [10, 50, 200], tcp: 10, perKind: 20, spacingMs: 300, waitMs: 30_000, idleMs: 10_000, settleMs: 30_000, bootstrap: 3, heartbeatMs: 2_000, liveTimeoutMs: 10_000, out: 'results/bench-mesh.md' }
   const num = (flag: string, v: string | undefined): number => {
     const n = Number(v)
     if (v === undefined || !Number.isSafeInteger(n) || n < 0) throw new Error(`${flag} takes a whole number`)
@@ -43,6 +46,7 @@ function parseArgs (argv: string[]): Args {
       case '--spacing-ms': a.spacingMs = num(flag, v); break
       case '--wait-ms': a.waitMs = num(flag, v); break
       case '--idle-ms': a.idleMs = Math.max(1000, num(flag, v)); break
+      case '--settle-ms': a.settleMs = num(flag, v); break
       case '--heartbeat-ms': a.heartbeatMs = Math.max(100, num(flag, v)); break
       case '--heartbeat-max-rate': a.heartbeatMaxRate = Math.max(1, num(flag, v)); break
       case '--process-heartbeat-budget': a.processHeartbeatBudget = Math.max(1, num(flag, v)); break
@@ -56,19 +60,19 @@ function parseArgs (argv: string[]): Args {
   return a
 }
 
-type SetupKind = 'agency-memory' | 'raw-memory' | 'agency-tcp' | 'raw-tcp'
+type SetupKind = 'agency-memory' | 'raw-memory' | 'tcp-pair'
 interface SetupJob { kind: SetupKind, n: number, payloadBytes: number, options: Omit<MeshRunOptions, 'log'> }
 
 /** Each setup runs in a fresh process: its CPU and RSS are its own, and a setup that runs out of memory fails alone. */
-async function runSetup (job: SetupJob): Promise<SetupResult> {
+async function runSetup (job: SetupJob): Promise<SetupResult[]> {
   const child = fork(fileURLToPath(import.meta.url), ['--worker'], {
     execArgv: [...process.execArgv, '--max-old-space-size=8192'],
     env: { ...process.env, AGENCY_LOG_LEVEL: process.env.AGENCY_LOG_LEVEL ?? 'warn' },
     stdio: ['ignore', 'inherit', 'inherit', 'ipc']
   })
   return await new Promise((resolve, reject) => {
-    let result: SetupResult | undefined
-    child.on('message', m => { result = m as SetupResult })
+    let result: SetupResult[] | undefined
+    child.on('message', m => { result = m as SetupResult[] })
     child.on('error', reject)
     child.on('exit', (code, signal) => {
       if (result !== undefined) resolve(result)
@@ -81,18 +85,16 @@ async function runSetup (job: SetupJob): Promise<SetupResult> {
 async function worker (): Promise<void> {
   const job = await new Promise<SetupJob>(resolve => process.once('message', m => { resolve(m as SetupJob) }))
   const o: MeshRunOptions = { ...job.options, log: line => { process.stderr.write(line + '\n') } }
-  let result: SetupResult
+  let result: SetupResult[]
   try {
     result = job.kind === 'agency-memory'
-      ? await agencyInProcess(job.n, o)
-      : job.kind === 'raw-memory'
-        ? await rawInProcess(job.n, job.payloadBytes, o)
-        : job.kind === 'agency-tcp' ? await agencyProcesses(job.n, job.payloadBytes, o) : await rawProcesses(job.n, job.payloadBytes, o)
+      ? [await agencyInProcess(job.n, o)]
+      : job.kind === 'raw-memory' ? [await rawInProcess(job.n, job.payloadBytes, o)] : await tcpPair(job.n, o)
   } catch (err) {
     // The reason goes into the table's notes instead of "exited without a result".
-    const system = job.kind.startsWith('agency') ? 'agency' : 'raw gossipsub'
-    const setup = job.kind.endsWith('memory') ? 'in-process, memory transport' : 'processes, TCP loopback'
-    result = failed(setup, system, job.n, err)
+    result = job.kind === 'tcp-pair'
+      ? [failed('processes, TCP loopback', 'agency', job.n, err), failed('processes, TCP loopback', 'raw gossipsub', job.n, err)]
+      : [failed('in-process, memory transport', job.kind === 'agency-memory' ? 'agency' : 'raw gossipsub', job.n, err)]
   }
   await new Promise<void>((resolve, reject) => process.send?.(result, err => { if (err != null) reject(err); else resolve() }))
 }
@@ -108,33 +110,36 @@ async function main (): Promise<void> {
   const results: SetupResult[] = []
   const load = loadavg()
   const started = performance.now()
-  const run = async (label: string, setup: string, system: SetupResult['system'], n: number, fn: () => Promise<SetupResult>): Promise<SetupResult> => {
-    log(`  ${label} × ${n} ...`)
-    let r: SetupResult
-    try { r = await fn() } catch (err) { r = failed(setup, system, n, err) }
-    log(`    ${r.note ?? `all peers p50 ${r.allPeers?.p50.toFixed(0) ?? '—'} ms, p99 ${r.allPeers?.p99.toFixed(0) ?? '—'} ms; incomplete ${r.incomplete}/${r.published}`}`)
+  const report = (r: SetupResult): void => {
+    log(r.published === 0
+      ? `    ${r.system}: ${r.note ?? 'nothing measured'}`
+      : `    ${r.system}: all peers p50 ${r.allPeers?.p50.toFixed(0) ?? '—'} ms, p99 ${r.allPeers?.p99.toFixed(0) ?? '—'} ms; incomplete ${r.incomplete}/${r.published}; idle CPU ${(r.idleCpuPerNode * 100).toFixed(2)} % per node, busy ${(r.busyCpuPerNode * 100).toFixed(2)} %; payload ${r.payloadBytes} B`)
     results.push(r)
-    return r
+  }
+  const run = async (label: string, job: SetupJob): Promise<SetupResult[]> => {
+    log(`  ${label} × ${job.n} ...`)
+    let rs: SetupResult[]
+    try { rs = await runSetup(job) } catch (err) { rs = [failed(job.kind === 'tcp-pair' ? 'processes, TCP loopback' : 'in-process, memory transport', job.kind === 'raw-memory' ? 'raw gossipsub' : 'agency', job.n, err)] }
+    for (const r of rs) report(r)
+    return rs
   }
   for (const n of sizes) {
-    const a = await run('agency in-process', 'in-process, memory transport', 'agency', n, async () => await runSetup({ kind: 'agency-memory', n, payloadBytes: 0, options }))
+    const [a] = await run('agency in-process', { kind: 'agency-memory', n, payloadBytes: 0, options })
     const payloadBytes = a.payloadBytes > 0 ? a.payloadBytes : 300
-    await run('raw gossipsub in-process', 'in-process, memory transport', 'raw gossipsub', n, async () => await runSetup({ kind: 'raw-memory', n, payloadBytes, options }))
+    await run('raw gossipsub in-process', { kind: 'raw-memory', n, payloadBytes, options })
   }
-  if (tcp > 0) {
-    const payloadBytes = results.find(r => r.system === 'agency' && r.payloadBytes > 0)?.payloadBytes ?? 300
-    await run('agency processes', 'processes, TCP loopback', 'agency', tcp, async () => await runSetup({ kind: 'agency-tcp', n: tcp, payloadBytes, options }))
-    await run('raw gossipsub processes', 'processes, TCP loopback', 'raw gossipsub', tcp, async () => await runSetup({ kind: 'raw-tcp', n: tcp, payloadBytes, options }))
-  }
+  // Both TCP swarms at once, publishing in turn (mesh-tcp-pair.ts): the same load for both.
+  if (tcp > 0) await run('agency and raw gossipsub processes, at once', { kind: 'tcp-pair', n: tcp, payloadBytes: 0, options })
   const notes = results.filter(r => r.note !== undefined).map(r => `- ${r.setup}, ${r.system} × ${r.nodes}: ${r.note}`)
   const md = [
     '# Mesh: agency on the real network against raw gossipsub',
     '',
     `Command: \`npm run build && npm run bench:mesh -- ${process.argv.slice(2).join(' ')}\``.replace(/ -- `$/, '`'),
     '',
-    `Machine: ${cpus().length} cores, ${(totalmem() / 1024 ** 3).toFixed(0)} GiB; load average at start ${load.map(x => x.toFixed(1)).join(' / ')}. Heartbeat ${args.heartbeatMs} ms (growing with the swarm to at most ${args.heartbeatMaxRate ?? 16} received per second per daemon; in one process at most ${args.processHeartbeatBudget ?? 400} / N), lease ${args.liveTimeoutMs} ms; ${args.perKind} claims and ${args.perKind} findings per setup, one every ${args.spacingMs} ms from a random node; each node bootstraps to ${args.bootstrap} random earlier nodes. Whole run: ${((performance.now() - started) / 1000).toFixed(0)} s.`,
+    `Machine: ${cpus().length} cores, ${(totalmem() / 1024 ** 3).toFixed(0)} GiB; load average at start ${load.map(x => x.toFixed(1)).join(' / ')}. Heartbeat ${args.heartbeatMs} ms (growing with the swarm to at most ${args.heartbeatMaxRate ?? 16} received per second per daemon; in one process at most ${args.processHeartbeatBudget ?? 400} / N), lease ${args.liveTimeoutMs} ms; ${args.perKind} claims and ${args.perKind} findings per setup, one every ${args.spacingMs} ms from a random node; each node bootstraps to ${args.bootstrap} random earlier nodes; every setup is left alone for ${((args.settleMs ?? 0) / 1000).toFixed(0)} s once up, then idle CPU is measured over ${(args.idleMs / 1000).toFixed(0)} s. Whole run: ${((performance.now() - started) / 1000).toFixed(0)} s; load average at the end ${loadavg().map(x => x.toFixed(1)).join(' / ')}.`,
     '',
-    '"Visible at all peers": from the publish call until the last other node accepted the entry (agency: its log accepted it, after signature check and storage; raw: gossipsub delivered it). CPU is the share of one core per node.',
+    '"Visible at all peers": from the publish call until the last other node accepted the entry (agency: its log accepted it, signature and chain checked; an own entry is published once it is durable on its author\'s disk; raw: gossipsub delivered it). Both sides publish payloads of the same size with the same libp2p stack and gossipsub options (src/mesh/node.ts). CPU is the share of one core per node.',
+    ...results.filter(r => r.ackMs !== undefined).map(r => `\nagency, ${r.setup} × ${r.nodes}: the author answered the publish call (its entry synced to disk, then published) after p50 ${formatMs(r.ackMs?.p50)} / p99 ${formatMs(r.ackMs?.p99)} ms.`),
     '',
     resultsMarkdown(results),
     'agency ÷ raw gossipsub:',

@@ -1,6 +1,8 @@
 // Direct messages: an ack that arrives while its message expires ends as
 // delivered, once, never as both delivered and failed; a backlog larger than
-// the receiver's rate is told to wait, not banned, and all of it arrives.
+// the receiver's rate is told to wait, not banned, and all of it arrives; the
+// retry pass that skips an outbox it found empty still sends what is queued
+// after that.
 import { generateKeyPair } from '@libp2p/crypto/keys'
 import { multiaddr } from '@multiformats/multiaddr'
 import { afterEach, describe, expect, it } from 'vitest'
@@ -126,5 +128,40 @@ describe('direct messages', () => {
     expect((await b.store.messages.inboxAfter(0, 100)).map(r => r.message.id)).toEqual(ids)
     expect(bans).toEqual([])
     expect(guard.isBanned(a.node.peerId.toString())).toBe(false)
+  }, 60_000)
+
+  it('a message queued after a retry pass found the outbox empty is still retried until it is delivered', async () => {
+    const [a, b] = [await peer(), await peer()]
+    await a.node.dial(multiaddr(b.node.getMultiaddrs()[0]))
+    let listings = 0
+    const senderStore: DirectMessageStore = {
+      listOutbox: async () => { listings++; return await a.store.messages.listOutbox() },
+      markDelivered: async (id) => await a.store.messages.markDelivered(id),
+      drop: async (id, reason) => await a.store.messages.drop(id, reason),
+      deliver: async (msg, at) => await a.store.messages.deliver(msg, at)
+    }
+    const delivered: string[] = []
+    const sender = new DirectMessaging({ node: a.node, store: senderStore, log: componentLogger('test-dm-a'), hooks: { onDelivered: (m) => { delivered.push(m.id) } } })
+    await sender.start()
+    const receiver = new DirectMessaging({ node: b.node, store: b.store.messages, log: componentLogger('test-dm-b') })
+    cleanups.push(async () => { await sender.stop(); await receiver.stop() })
+
+    // An empty outbox is read once; the passes after it read nothing.
+    await sender.flushAll()
+    await sender.flushAll()
+    expect(listings).toBe(1)
+
+    // Queued as the outbox queues (enqueue, then flushPeer); the receiver does not speak the protocol yet, so the attempt fails.
+    const to = b.node.peerId.toString()
+    await a.store.messages.enqueue(DirectMessage.fromPartial({ id: 'late', from: a.node.peerId.toString(), fromName: 'a', to, thread: 'late', text: 'hello', time: Date.now() }), { expiresAt: Date.now() + 600_000 })
+    await sender.flushPeer(to)
+    expect(delivered).toEqual([])
+
+    // Once it does, the retry passes deliver it.
+    await receiver.start()
+    await waitFor(async () => { await sender.flushAll(); return delivered.length === 1 }, { what: 'the queued message to be delivered by a retry pass', timeoutMs: 30_000, intervalMs: 100 })
+    expect(delivered).toEqual(['late'])
+    expect((await b.store.messages.inboxAfter(0, 10)).map(r => r.message.id)).toEqual(['late'])
+    expect(await a.store.messages.outboxCount()).toBe(0)
   }, 60_000)
 })

@@ -1,0 +1,327 @@
+// The TCP half of the mesh benchmark: N agentd processes and N raw gossipsub
+// processes (agentd's libp2p stack and gossipsub options, nothing else) on
+// loopback, both up at once. On a machine whose load swings (other work
+// shares its cores), running one swarm after the other measured them under
+// different loads; here they idle through the same window and their
+// publications alternate (agency's k-th, then a raw payload of the size that
+// entry had on the wire), so each system meets the same load.
+import { spawn, type ChildProcess } from 'node:child_process'
+import { randomUUID } from 'node:crypto'
+import { existsSync } from 'node:fs'
+import { mkdtemp, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { createInterface } from 'node:readline'
+import { fileURLToPath } from 'node:url'
+import { setTimeout as sleep } from 'node:timers/promises'
+import { connectAgency, type Agency } from '../../src/api/client.js'
+import { startLocalDaemon, type LocalDaemon } from '../../src/swarm/local-daemon.js'
+import type { LogEntry } from '../../src/gen/agency/v1/api.js'
+import { Claim, Entry, Finding } from '../../src/gen/agency/v1/log.js'
+import type { MeshRunOptions } from './mesh-agency.js'
+import { childCpuSeconds, childRssBytes, percentile, summarize, type SetupResult, type VisibilityRecord } from './mesh-stats.js'
+
+const SETUP = 'processes, TCP loopback'
+
+function pickEarlier<T> (items: T[], i: number, k: number): T[] {
+  const out = new Set<T>()
+  for (let j = 0; j < Math.min(k, i) * 3 && out.size < Math.min(k, i); j++) out.add(items[Math.floor(Math.random() * i)])
+  return [...out]
+}
+
+async function until (what: string, check: () => boolean, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
+    await sleep(100)
+  }
+}
+
+/**
+ * The size of the gossip message that carried an entry the API shows: the
+ * entry re-encoded from its fields (a 32-byte prev, a 64-byte signature) and
+ * the frame's type byte.
+ */
+function gossipBytes (e: LogEntry): number {
+  const json = JSON.parse(e.bodyJson) as unknown
+  const body = e.kind === 'claim' ? Claim.encode(Claim.fromJSON(json)).finish() : e.kind === 'finding' ? Finding.encode(Finding.fromJSON(json)).finish() : undefined
+  if (body === undefined) return 0
+  const entry = Entry.encode({ author: e.author, seq: e.seq, prev: Buffer.alloc(e.seq > 1 ? 32 : 0), lamport: e.lamport, time: e.time, kind: e.kind, body: Buffer.from(body), sig: Buffer.alloc(64) }).finish()
+  return entry.length + 1
+}
+
+const findingBody = (k: number): { kind: string, text: string, paths: string[], tags: string[] } => ({
+  kind: 'failure',
+  text: `approach ${k} does not work in the parser: the property tests fail on nested groups (bench ${randomUUID()})`,
+  paths: [`src/parser/m${k}.ts`],
+  tags: ['parser', `approach:${k}`]
+})
+
+interface Published { key: string, kind: string, at: number, acked: number, from: number }
+
+/** Per (message, receiving node) the time it was seen there, on this process's clock. */
+class Sightings {
+  private readonly seen = new Map<string, Map<number, number>>()
+  note (key: string, node: number, at: number): boolean {
+    let m = this.seen.get(key)
+    const first = m === undefined
+    if (m === undefined) this.seen.set(key, m = new Map())
+    if (!m.has(node)) m.set(node, at)
+    return first
+  }
+
+  count (key: string): number { return this.seen.get(key)?.size ?? 0 }
+  records (published: Published[], n: number): VisibilityRecord[] {
+    return published.map(p => {
+      const delays = [...(this.seen.get(p.key) ?? new Map<number, number>())].filter(([i]) => i !== p.from).map(([, t]) => t - p.at)
+      return { kind: p.kind, delays, missing: n - 1 - delays.length }
+    })
+  }
+}
+
+/**
+ * With BENCH_AGENTD_NODE_OPTIONS set, tells each daemon that a phase of the
+ * run starts (SIGUSR2): a preloaded profiler writes what it has and starts
+ * again, so start-up, idle and publishing land in separate profiles.
+ */
+function profileMark (daemons: LocalDaemon[]): void {
+  if (process.env.BENCH_AGENTD_NODE_OPTIONS == null) return
+  for (const d of daemons) d.child.kill('SIGUSR2')
+}
+
+/** N agentd processes, watched through their gRPC WatchLog streams. */
+class AgencySwarm {
+  readonly daemons: LocalDaemon[] = []
+  readonly clients: Agency[] = []
+  readonly sightings = new Sightings()
+  readonly published: Published[] = []
+  /** the wire size of each entry, by key, from the first WatchLog that showed it */
+  readonly sizes = new Map<string, number>()
+  private readonly streams: Array<{ cancel: () => void }> = []
+  private readonly tasks: string[]
+  startSeconds = 0
+
+  private constructor (readonly n: number, readonly root: string, private readonly o: MeshRunOptions) {
+    this.tasks = Array.from({ length: o.perKind }, (_, k) => `bench-task-${k}`)
+  }
+
+  static async start (n: number, o: MeshRunOptions): Promise<AgencySwarm> {
+    const s = new AgencySwarm(n, await mkdtemp(join(tmpdir(), 'agency-bench-tcp-')), o)
+    try { await s.boot() } catch (err) { await s.stop(); throw err }
+    return s
+  }
+
+  private async boot (): Promise<void> {
+    const { n, o } = this
+    const started = performance.now()
+    const swarm = `bench-${randomUUID().slice(0, 8)}`
+    const addrs: string[] = []
+    for (let i = 0; i < n; i++) {
+      const d = await startLocalDaemon({
+        name: `bench-${i}`,
+        dataDir: join(this.root, `n${i}`),
+        peers: pickEarlier(addrs, i, o.bootstrap),
+        extraArgs: ['--swarm', swarm, '--heartbeat-ms', String(o.heartbeatMs), '--live-timeout-ms', String(o.liveTimeoutMs), '--heartbeat-max-rate', String(o.heartbeatMaxRate ?? 16)],
+        // e.g. "--require ./profiler.cjs": a preloaded CPU profiler in every daemon (see profileMark)
+        env: process.env.BENCH_AGENTD_NODE_OPTIONS != null ? { NODE_OPTIONS: process.env.BENCH_AGENTD_NODE_OPTIONS } : undefined,
+        startTimeoutMs: 120_000
+      })
+      this.daemons.push(d)
+      addrs.push(d.addrs[0])
+      this.clients.push(connectAgency(d.grpc))
+    }
+    this.startSeconds = (performance.now() - started) / 1000
+    o.log(`    agency × ${n} processes: started in ${this.startSeconds.toFixed(0)} s`)
+    // keyed by entry id for findings, "claim:<task>" for claims (a no-wait claim answers without its entry id), "task:<id>" for tasks
+    const keyOf = (e: LogEntry): string => {
+      if (e.kind === 'claim') return `claim:${(JSON.parse(e.bodyJson) as { task: string }).task}`
+      if (e.kind === 'task') return `task:${(JSON.parse(e.bodyJson) as { id: string }).id}`
+      return e.id
+    }
+    this.clients.forEach((c, i) => {
+      const s = c.stream<LogEntry>((raw, md) => raw.watchLog({ after: 0, follow: true }, md))
+      this.streams.push(s)
+      void (async () => {
+        try {
+          for await (const e of s) {
+            const key = keyOf(e)
+            if (this.sightings.note(key, i, Date.now())) this.sizes.set(key, gossipBytes(e))
+          }
+        } catch { /* cancelled */ }
+      })()
+    })
+    for (const id of this.tasks) await this.clients[0].call(c => c.addTask, { id, title: id, description: '', deps: [], scope: [`src/t/${id}.ts`], priority: 0 })
+    await until('the tasks at every daemon', () => this.tasks.every(id => this.sightings.count(`task:${id}`) >= n), 300_000)
+  }
+
+  pids (): number[] { return this.daemons.map(d => d.child.pid as number) }
+
+  /** Publication k from a random daemon: a claim (even k) or a finding; resolves with its key once the author answered. */
+  async publish (k: number): Promise<string> {
+    const from = Math.floor(Math.random() * this.n)
+    const at = Date.now()
+    let key: string
+    if (k % 2 === 0) {
+      const task = this.tasks[k / 2]
+      await this.clients[from].call(c => c.claim, { task, scope: [], noWait: true })
+      key = `claim:${task}`
+    } else {
+      const reply = await this.clients[from].call(c => c.recordFinding, { ...findingBody(k), refs: [], supersedes: '' }) as { entry?: LogEntry }
+      key = reply.entry?.id ?? ''
+    }
+    this.published.push({ key, kind: k % 2 === 0 ? 'claim' : 'finding', at, acked: Date.now(), from })
+    return key
+  }
+
+  complete (): boolean { return this.published.every(p => this.sightings.count(p.key) >= this.n) }
+
+  async stop (): Promise<void> {
+    for (const s of this.streams) s.cancel()
+    for (const c of this.clients) c.close()
+    await Promise.allSettled(this.daemons.map(async d => await d.stop()))
+    await rm(this.root, { recursive: true, force: true })
+  }
+}
+
+/** N raw gossipsub nodes, one process each (mesh-raw-node). */
+class RawSwarm {
+  readonly children: ChildProcess[] = []
+  readonly sightings = new Sightings()
+  readonly published: Published[] = []
+  startSeconds = 0
+  private readonly topic = `/agency/bench/${randomUUID()}`
+  readonly compiled: boolean
+
+  private constructor (readonly n: number, private readonly o: MeshRunOptions) {
+    this.compiled = existsSync(RawSwarm.built)
+  }
+
+  // the compiled script when built (as agentd runs), so neither side pays for a TypeScript loader
+  static readonly built = fileURLToPath(new URL('../../dist/test/bench/mesh-raw-node.js', import.meta.url))
+
+  static async start (n: number, o: MeshRunOptions): Promise<RawSwarm> {
+    const s = new RawSwarm(n, o)
+    try { await s.boot() } catch (err) { s.stop(); throw err }
+    return s
+  }
+
+  private async boot (): Promise<void> {
+    const started = performance.now()
+    const command = this.compiled ? [RawSwarm.built] : [...process.execArgv, fileURLToPath(new URL('./mesh-raw-node.ts', import.meta.url))]
+    const addrs: string[] = []
+    for (let i = 0; i < this.n; i++) {
+      const peers = pickEarlier(addrs, i, this.o.bootstrap)
+      const child = spawn(process.execPath, [...command, '--topic', this.topic, ...(peers.length > 0 ? ['--peers', peers.join(',')] : [])], { stdio: ['pipe', 'pipe', 'inherit'] })
+      this.children.push(child)
+      const lines = createInterface({ input: child.stdout as NodeJS.ReadableStream })
+      addrs.push(await new Promise<string>((resolve, reject) => {
+        let a = ''
+        const timer = setTimeout(() => { reject(new Error('raw node did not start')) }, 120_000)
+        lines.on('line', line => {
+          const [cmd, x] = line.split(' ')
+          if (cmd === 'addr') a = x
+          else if (cmd === 'ready') { clearTimeout(timer); resolve(a) }
+          // Timed here, as agency's deliveries are timed when the WatchLog
+          // stream brings them to this process: both include the hop from the
+          // node to the benchmark.
+          else if (cmd === 'recv') this.sightings.note(`raw:${x}`, i, Date.now())
+        })
+        child.once('exit', code => { clearTimeout(timer); reject(new Error(`raw node exited with ${code}`)) })
+      }))
+    }
+    this.startSeconds = (performance.now() - started) / 1000
+  }
+
+  pids (): number[] { return this.children.map(c => c.pid as number) }
+
+  publish (k: number, bytes: number): void {
+    const from = Math.floor(Math.random() * this.n)
+    const at = Date.now()
+    this.children[from].stdin?.write(`pub ${k} ${bytes}\n`)
+    this.published.push({ key: `raw:${k}`, kind: 'raw', at, acked: at, from })
+  }
+
+  complete (): boolean { return this.published.every(p => this.sightings.count(p.key) >= this.n - 1) }
+
+  stop (): void {
+    for (const c of this.children) if (c.exitCode === null) c.kill('SIGTERM')
+    setTimeout(() => { for (const c of this.children) if (c.exitCode === null) c.kill('SIGKILL') }, 500).unref()
+  }
+}
+
+async function cpuOf (pids: number[]): Promise<number[]> {
+  return await Promise.all(pids.map(childCpuSeconds))
+}
+
+const sum = (xs: number[]): number => xs.reduce((a, b) => a + b, 0)
+
+/** Both swarms of n processes, up at once, idle through the same window, publishing in turn. */
+export async function tcpPair (n: number, o: MeshRunOptions): Promise<SetupResult[]> {
+  let agency: AgencySwarm | undefined
+  let raw: RawSwarm | undefined
+  try {
+    agency = await AgencySwarm.start(n, o)
+    raw = await RawSwarm.start(n, o)
+    o.log(`    raw gossipsub × ${n} processes: started in ${raw.startSeconds.toFixed(0)} s`)
+    // connections and gossipsub meshes; then both are left alone (agency's quiet heartbeats and anti-entropy slow down)
+    await sleep(Math.max(5_000, o.settleMs ?? 0))
+
+    const a = agency
+    const r = raw
+    profileMark(a.daemons)
+    const [a0, r0] = [await cpuOf(a.pids()), await cpuOf(r.pids())]
+    await sleep(o.idleMs)
+    const [a1, r1] = [await cpuOf(a.pids()), await cpuOf(r.pids())]
+    profileMark(a.daemons)
+    const idle = (c1: number[], c0: number[]): number => (sum(c1) - sum(c0)) / (o.idleMs / 1000) / n
+    const rss = async (pids: number[]): Promise<number> => sum(await Promise.all(pids.map(childRssBytes))) / n
+    const [aRss, rRss] = [await rss(a.pids()), await rss(r.pids())]
+
+    // Agency's k-th, then raw's k-th with the size agency's had on the wire (as far as known yet: else their mean so far).
+    const busyStart = Date.now()
+    const sizes: number[] = []
+    for (let k = 0; k < 2 * o.perKind; k++) {
+      const key = await a.publish(k)
+      await sleep(o.spacingMs / 2)
+      const size = a.sizes.get(key)
+      if (size !== undefined && size > 0) sizes.push(size)
+      r.publish(k, size ?? (sizes.length > 0 ? Math.round(sum(sizes) / sizes.length) : 300))
+      await sleep(o.spacingMs / 2)
+    }
+    await until('every message at every node', () => a.complete() && r.complete(), o.waitMs).catch(() => {})
+    profileMark(a.daemons)
+    const [a2, r2] = [await cpuOf(a.pids()), await cpuOf(r.pids())]
+    const busySeconds = (Date.now() - busyStart) / 1000
+    const payloadBytes = sizes.length === 0 ? 0 : Math.round(sum(sizes) / sizes.length)
+
+    const acks = a.published.map(p => p.acked - p.at)
+    o.log(`    agency × ${n} processes: the author's answer (durable, published) after p50 ${percentile(acks, 0.5).toFixed(0)} / p99 ${percentile(acks, 0.99).toFixed(0)} ms`)
+    return [{
+      setup: SETUP,
+      system: 'agency',
+      nodes: n,
+      ...summarize(a.sightings.records(a.published, n), n - 1),
+      payloadBytes,
+      ackMs: { p50: percentile(acks, 0.5), p99: percentile(acks, 0.99) },
+      idleCpuPerNode: idle(a1, a0),
+      busyCpuPerNode: (sum(a2) - sum(a1)) / busySeconds / n,
+      rssPerNodeBytes: aRss,
+      startSeconds: a.startSeconds,
+      note: 'times include the gRPC hop from each daemon to the benchmark process'
+    }, {
+      setup: SETUP,
+      system: 'raw gossipsub',
+      nodes: n,
+      ...summarize(r.sightings.records(r.published, n), n - 1),
+      payloadBytes,
+      idleCpuPerNode: idle(r1, r0),
+      busyCpuPerNode: (sum(r2) - sum(r1)) / busySeconds / n,
+      rssPerNodeBytes: rRss,
+      startSeconds: r.startSeconds,
+      note: `times include the stdout hop from each node to the benchmark process${r.compiled ? '' : '; nodes ran under tsx (run npm run build first), which inflates their CPU and RSS'}`
+    }]
+  } finally {
+    raw?.stop()
+    await agency?.stop()
+  }
+}
