@@ -183,7 +183,13 @@ export class Daemon {
     const me = identity.peerId
     const name = this.name
     const signer = b.signer = createSigner(me, identity.privateKey.raw)
-    const metrics = b.metrics = createMetrics({ version: VERSION, swarm: config.swarm, processMetrics: config.processMetrics })
+    // Process and libp2p metrics only when a metrics endpoint can read them:
+    // the event-loop monitor wakes the loop ten times a second, GC is
+    // observed, and libp2p's metrics wrap every connection's and stream's
+    // data events, all for a registry nobody scrapes. The daemon's own
+    // counters and gauges stay (they cost only when something happens).
+    const exported = config.processMetrics && config.metrics != null
+    const metrics = b.metrics = createMetrics({ version: VERSION, swarm: config.swarm, processMetrics: exported })
     const guard = b.guard = new PeerGuard({
       allowPeers: config.allowPeers,
       onBan: (peer, reason) => {
@@ -201,7 +207,7 @@ export class Daemon {
         swarmKey: config.swarmKey,
         guard,
         // libp2p's metrics component keeps a module-wide table: only one node per process may use it.
-        metrics: config.processMetrics ? createLibp2pMetrics(metrics.registry) : undefined
+        metrics: exported ? createLibp2pMetrics(metrics.registry) : undefined
       })
     } catch (err) {
       throw new AgencyError('FAILED_PRECONDITION', `cannot start the libp2p node: ${(err as Error).message}`, { cause: err })
@@ -358,8 +364,8 @@ export class Daemon {
       }, config.harness, config.harnessPolicy)
     if (harness != null) presence.reportHarness(() => harness.heartbeatState())
     // Heartbeats carry the claims held and the harness state: a change goes out at once.
-    boardService.onHeldChanged(() => { presence.beat().catch(() => {}) })
-    harness?.onChange(() => { presence.beat().catch(() => {}) })
+    boardService.onHeldChanged(() => { presence.beatIfChanged().catch(() => {}) })
+    harness?.onChange(() => { presence.beatIfChanged().catch(() => {}) })
     b.gossip = new SwarmGossip(node, config.swarm, {
       onEntry: async (bytes, from) => await logService.receiveGossip(bytes, from),
       onPresence: (p, from) => presence.receive(p, from),

@@ -44,6 +44,8 @@ export class PresenceService {
   /** beats in a row that held no claim and said what the one before said */
   private quietBeats = 0
   private lastSaid = ''
+  /** the claims and what else the last heartbeat said, as beatIfChanged compares them */
+  private lastBeat = ''
   readonly policy: HeartbeatPolicy
 
   constructor (init: PresenceServiceInit) {
@@ -95,19 +97,37 @@ export class PresenceService {
     }, delayMs)
   }
 
+  /**
+   * Sends a heartbeat now if it would say something the last one did not:
+   * other claims held, another status line, address or harness state. The
+   * board reports a change of its claims more often than the claims change
+   * (a claim that settles is held as before), and every heartbeat costs each
+   * peer a signature check, so an unchanged one waits for its turn.
+   */
+  async beatIfChanged (): Promise<void> {
+    if (this.saying().beat === this.lastBeat) return
+    await this.beat()
+  }
+
+  private saying (): { claims: Array<{ task: string, epoch: number }>, addrs: string[], harness: string, said: string, beat: string } {
+    const claims = this.init.heldClaims()
+    const addrs = this.init.addrs()
+    const harness = this.harnessState()
+    const said = JSON.stringify([this.init.name, this.status, addrs, harness])
+    return { claims, addrs, harness, said, beat: JSON.stringify([claims.map(c => [c.task, c.epoch]), said]) }
+  }
+
   /** Sends a heartbeat now (also used when the status line or claims change). */
   async beat (): Promise<void> {
     if (this.gossip == null || this.stopped) return
     const wall = this.init.wallClock?.() ?? Date.now()
     this.seq = Math.max(this.seq + 1, wall)
-    const claims = this.init.heldClaims()
-    const addrs = this.init.addrs()
-    const harness = this.harnessState()
+    const { claims, addrs, harness, said, beat } = this.saying()
     // An idle swarm's heartbeats are most of its traffic and of each daemon's
     // idle CPU: one that holds nothing and has nothing new to say slows down.
-    const said = JSON.stringify([this.init.name, this.status, addrs, harness])
     this.quietBeats = claims.length === 0 && said === this.lastSaid ? this.quietBeats + 1 : 0
     this.lastSaid = said
+    this.lastBeat = beat
     const intervalMs = this.announcedIntervalMs
     // The next beat is armed before this one is sent: a beat that fails to
     // publish (no peers yet) must not stop the heartbeat.

@@ -3,7 +3,8 @@
 // before they call it gone. Five peers and a budget of 2 heartbeats a second
 // stand in for a thousand peers and the default of 16. A daemon that holds
 // nothing and has nothing new to say beats less often still, and at the
-// swarm's interval again as soon as it holds a claim.
+// swarm's interval again as soon as it holds a claim; a change of its claims
+// goes out at once, a report of a change that changed nothing does not.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { InProcessDaemons, memoryAddr } from '../helpers/in-process-daemons.js'
 import { waitFor } from '../helpers/wait-for.js'
@@ -66,4 +67,20 @@ describe('heartbeats in a swarm bigger than the heartbeat budget', () => {
     expect(claimer.presence.announcedIntervalMs).toBe(claimer.presence.intervalMs())
     await waitFor(() => received.get(planner)?.slice(before).find(p => p.peerId === claimer.peerId && p.claims.some(c => c.task === 'quiet-1') && p.intervalMs === 2500), { timeoutMs: 10_000, what: 'the holder\'s heartbeat with its lease at 2.5 s' })
   }, 60_000)
+
+  it('sends a heartbeat at once when its claims or status change, and none when they did not', async () => {
+    const d = nodes[2]
+    const sent = async (): Promise<number> => (await d.metrics.gossipOut.get()).values.find(v => v.labels.kind === 'presence')?.value ?? 0
+    d.presence.status = 'reading the parser'
+    await d.presence.beatIfChanged()
+    const afterChange = await sent()
+    expect(afterChange).toBeGreaterThan(0)
+    // Nothing new: no heartbeat (the call sends nothing, so no scheduled one can slip in between either).
+    await d.presence.beatIfChanged()
+    expect(await sent()).toBe(afterChange)
+    d.presence.status = 'writing the parser'
+    await d.presence.beatIfChanged()
+    expect(await sent()).toBeGreaterThan(afterChange)
+    await waitFor(() => received.get(nodes[0])?.some(p => p.peerId === d.peerId && p.status === 'writing the parser'), { timeoutMs: 10_000, what: 'the new status at a peer' })
+  }, 30_000)
 })
