@@ -1,7 +1,8 @@
 // agentd's composition root: imports point inward, the daemon's parts are
 // built once and handed to each other (not reassigned later), and the state
 // gauges are read from the parts at scrape time through prom-client's
-// collect(), not by replacing the registry's own method.
+// collect(), not by replacing the registry's own method; process and libp2p
+// metrics are kept only when a metrics endpoint can read them.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { readdirSync, readFileSync } from 'node:fs'
 import { dirname, join, relative, resolve } from 'node:path'
@@ -88,5 +89,25 @@ describe('the daemon\'s parts', () => {
     expect(text).toMatch(/^agentd_outbox_messages 0$/m)
     expect(text).toMatch(/^agentd_shared_branch_tests\{result="all"\} 0$/m)
     expect(text).not.toMatch(/agentd_harness_state/) // no harness beside this daemon
+  })
+})
+
+describe('process and libp2p metrics', () => {
+  const cluster = new MemoryCluster()
+  afterAll(async () => { await cluster.cleanup() })
+
+  it('are kept with a metrics endpoint and not without one; the daemon\'s own metrics are kept either way', async () => {
+    // The Daemon only reads the address (serve starts the endpoint); one per process may keep libp2p's metrics.
+    const exported = await cluster.start({ name: 'exported', metrics: '127.0.0.1:0', processMetrics: true })
+    const silent = await cluster.start({ name: 'silent', metrics: null, processMetrics: true, peers: addrsOf(exported) })
+    await waitFor('the two daemons to see each other', () => exported.presence.isLive(silent.peerId) && silent.presence.isLive(exported.peerId))
+    const withEndpoint = await exported.metrics.registry.metrics()
+    expect(withEndpoint).toMatch(/^agentd_process_cpu_seconds_total /m)
+    expect(withEndpoint).toMatch(/^agentd_libp2p_connections\{/m)
+    expect(withEndpoint).toMatch(/^agentd_peers_live 1$/m)
+    const without = await silent.metrics.registry.metrics()
+    expect(without).not.toMatch(/agentd_process_cpu_seconds_total|agentd_nodejs_|agentd_libp2p_/)
+    expect(without).toMatch(/^agentd_peers_live 1$/m)
+    expect(without).toMatch(/^agentd_gossip_messages_received_total\{kind="presence",verdict="accept"\} [1-9]/m)
   })
 })
