@@ -49,7 +49,7 @@ export interface DaemonConfig {
   swarmKey?: Uint8Array
   /** when non-empty, only these peer ids may connect */
   allowPeers?: string[]
-  /** default process metrics; off when many daemons share one process */
+  /** default process metrics and libp2p's, kept only with a metrics endpoint (`metrics`); off when many daemons share one process */
   processMetrics: boolean
 }
 

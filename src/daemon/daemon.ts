@@ -386,7 +386,7 @@ export class Daemon {
     // Round trips to peers, on this machine's own clock, set the claim settle window.
     // Pinged at the interval this daemon's heartbeat announces: each ping opens
     // a stream on both ends (protocol negotiation, a peer-store write, a
-    // timeout signal), a large share of an idle daemon's upkeep, so a daemon
+    // timeout signal), part of what an idle daemon spends, so a daemon
     // that holds nothing and has nothing new to say pings as seldom as it
     // beats; one that claims is back at the swarm's interval at once. The
     // window keeps the last samples, however old.
