@@ -3,12 +3,18 @@
 //
 // Agents that all take the first ready task collide on it: every one of them
 // writes a claim for the same task, waits a settle window, and all but one
-// lose and go again, one task per window. Here each agent ranks the ready
-// tasks of the highest priority by a rendezvous hash of (agent id, task id),
-// so different agents prefer different tasks and most first choices are
-// distinct; and it skips a task that a peer's claim is settling on (a claim
-// that reached this daemon less than a settle window ago and holds the task
-// by the holder rule), which `ready` shows as pending, with the peer.
+// lose and go again, one task per window. Ranking the tasks by a rendezvous
+// hash of (agent id, task id) alone spreads the first choices, but
+// independent hashes still collide (64 agents over 128 tasks: about 13 of
+// them share a first choice), and each collision costs a second window. So
+// each daemon computes one matching of the agents that may be choosing (this
+// one and the live peers holding nothing) to the ready tasks, the same on
+// every daemon with the same view, and claims its own match first: with equal
+// views no two agents pick the same task while tasks remain; views that
+// differ cost a conflict, which the claim protocol resolves as before. And it
+// skips a task that a peer's claim is settling on (a claim that reached this
+// daemon less than a settle window ago and holds the task by the holder
+// rule), which `ready` shows as pending, with the peer.
 
 import type { Board, TaskView } from './board.js'
 
@@ -123,10 +129,68 @@ export function preferenceOrder (me: string, tasks: readonly TaskView[]): TaskVi
 
 /**
  * The tasks `me` would claim next, best first: the ready ones no peer's claim
- * is settling on, without those in `skip` (tried already by this call).
+ * is settling on, without those in `skip` (tried already by this call). With
+ * `seekers` (the agents that may be choosing now, `me` among them): `me`'s
+ * match in `matchSeekers` first, then the tasks matched to nobody, then those
+ * matched to other agents, each part in `me`'s preference order. Without,
+ * `me`'s preference order.
  */
-export function nextChoices (choice: ReadyChoice, me: string, skip: ReadonlySet<string> = new Set()): TaskView[] {
-  return preferenceOrder(me, choice.ready.filter(t => !skip.has(t.id)))
+export function nextChoices (choice: ReadyChoice, me: string, skip: ReadonlySet<string> = new Set(), seekers?: readonly string[]): TaskView[] {
+  const tasks = choice.ready.filter(t => !skip.has(t.id))
+  if (seekers === undefined) return preferenceOrder(me, tasks)
+  const byTask = matchSeekers([...seekers, me], tasks)
+  const mine: TaskView[] = []
+  const unmatched: TaskView[] = []
+  const others: TaskView[] = []
+  for (const t of tasks) {
+    const agent = byTask.get(t.id)
+    if (agent === me) mine.push(t)
+    else if (agent === undefined) unmatched.push(t)
+    else others.push(t)
+  }
+  return [...mine, ...preferenceOrder(me, unmatched), ...preferenceOrder(me, others)]
+}
+
+/**
+ * A matching of agents to tasks, task id -> agent, that every daemon computes
+ * alike from the same agents and tasks (in whatever order they are given):
+ * the tasks in ready's order (priority, then id), each to the agent not yet
+ * matched with the highest rendezvous score for it (then the smaller id). A
+ * task goes to no agent that handed it back (its hand-off is from that
+ * agent), so a peer gets it first. Stops once every agent is matched: at most
+ * agents x agents scores.
+ *
+ * Taking out a matched pair (an agent whose claim arrived, with its task, now
+ * pending) leaves every other pair as it was: each task before it chose among
+ * the same agents, and each after it among the same ones left. So the
+ * matching holds still while the claims it led to come in.
+ */
+export function matchSeekers (agents: readonly string[], tasks: readonly TaskView[]): Map<string, string> {
+  const free = [...new Set(agents)].sort(compareId).map(agent => ({ agent, score: rendezvousScorer(agent) }))
+  const order = [...tasks].sort((a, b) => b.priority - a.priority || compareId(a.id, b.id))
+  const byTask = new Map<string, string>()
+  for (const t of order) {
+    if (free.length === 0) break
+    let best = -1
+    let bestScore = -1
+    for (let i = 0; i < free.length; i++) {
+      if (t.handoff?.from === free[i].agent) continue
+      const s = free[i].score(t.id)
+      // Agents are sorted by id: on a tie the first (smaller id) stays.
+      if (s > bestScore) {
+        best = i
+        bestScore = s
+      }
+    }
+    if (best < 0) continue
+    byTask.set(t.id, free[best].agent)
+    free.splice(best, 1)
+  }
+  return byTask
+}
+
+function compareId (a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0
 }
 
 /**
@@ -135,20 +199,28 @@ export function nextChoices (choice: ReadyChoice, me: string, skip: ReadonlySet<
  * differing in one character score unrelated values.
  */
 export function rendezvousScore (agent: string, task: string): number {
-  let h = 0x811c9dc5
-  const feed = (s: string): void => {
-    for (let i = 0; i < s.length; i++) {
-      h ^= s.charCodeAt(i)
-      h = Math.imul(h, 0x01000193)
-    }
+  return rendezvousScorer(agent)(task)
+}
+
+/** `rendezvousScore(agent, task)` for one agent and many tasks: the agent's part of the hash is done once. */
+export function rendezvousScorer (agent: string): (task: string) => number {
+  // a 0 byte between the two (xor with 0 is a no-op)
+  const prefix = Math.imul(fnv1a(0x811c9dc5, agent), 0x01000193)
+  return task => {
+    let h = fnv1a(prefix, task)
+    h ^= h >>> 16
+    h = Math.imul(h, 0x85ebca6b)
+    h ^= h >>> 13
+    h = Math.imul(h, 0xc2b2ae35)
+    h ^= h >>> 16
+    return h >>> 0
   }
-  feed(agent)
-  h = Math.imul(h, 0x01000193) // a 0 byte between the two (xor with 0 is a no-op)
-  feed(task)
-  h ^= h >>> 16
-  h = Math.imul(h, 0x85ebca6b)
-  h ^= h >>> 13
-  h = Math.imul(h, 0xc2b2ae35)
-  h ^= h >>> 16
-  return h >>> 0
+}
+
+function fnv1a (h: number, s: string): number {
+  for (let i = 0; i < s.length; i++) {
+    h ^= s.charCodeAt(i)
+    h = Math.imul(h, 0x01000193)
+  }
+  return h
 }

@@ -326,13 +326,28 @@ export class ClaimProtocol {
 
   /**
    * What `claim --next` would claim, best first, leaving out the tasks in
-   * `skip`. A task this daemon handed back (it released it: its agent could
-   * not finish it) comes after every other, so a peer gets it first.
+   * `skip`: this daemon's match among the agents that may be choosing now
+   * (see `seekers`, and claim-choice's matchSeekers) first. A task this
+   * daemon handed back (it released it: its agent could not finish it) comes
+   * after every other, so a peer gets it first.
    */
   nextChoices (now: number, skip?: ReadonlySet<string>): TaskView[] {
-    const order = nextChoices(this.readyChoice(now), this.me, skip)
+    const order = nextChoices(this.readyChoice(now), this.me, skip, this.seekers(now))
     const gaveUp = (t: TaskView): boolean => t.handoff?.from === this.me
     return [...order.filter(t => !gaveUp(t)), ...order.filter(gaveUp)]
+  }
+
+  /**
+   * The agents that may be choosing a task now, as this daemon sees them:
+   * itself and every live peer (heard from, lease not lapsed) that holds no
+   * task on this board. A peer whose claim is settling holds its task by the
+   * holder rule, so it is out, and its task is pending: the pair leaves the
+   * matching without changing the other pairs.
+   */
+  seekers (now: number): string[] {
+    const busy = new Set<string>()
+    for (const h of this.board.holders().values()) busy.add(h.holder)
+    return [this.me, ...this.leases.livePeers(now).filter(p => p !== this.me && !busy.has(p))]
   }
 
   /** The task this daemon's claim is settling on, or the first it holds and has not finished: what `claim --next` answers first. */

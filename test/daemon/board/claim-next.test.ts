@@ -1,8 +1,9 @@
 // Eight daemons in one process, meshed over the libp2p memory transport. One
 // claims a task and, while its claim settles, every other daemon shows that
 // task as pending (with the claimant) instead of ready. Then all eight call
-// claim --next at the same moment: each daemon picks by its own preference,
-// tries the next choice on LOST, and every agent ends up holding its own task.
+// claim --next at the same moment: each daemon claims its own match among the
+// agents choosing (the same on every daemon with the same view), so each
+// writes one claim and every agent ends up holding its own task.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { multiaddr } from '@multiformats/multiaddr'
 import type { Daemon } from '../../../src/daemon/daemon.js'
@@ -49,6 +50,12 @@ describe(`claim --next across ${NODES} daemons`, () => {
   }, 60_000)
 
   it('gives every agent calling claim --next at once a task of its own', async () => {
+    // With the same view (every other agent that holds nothing is live here,
+    // and nodes[0] holds early), the daemons' first choices are all different.
+    const seeking = nodes.slice(1)
+    await waitFor(() => seeking.every(d => d.boardService.protocol.seekers(d.boardService.now()).length === seeking.length), { what: 'every daemon to see the same agents choosing', timeoutMs: 60_000 })
+    const firsts = seeking.map(d => d.boardService.protocol.nextChoices(d.boardService.now())[0].id)
+    expect(new Set(firsts).size).toBe(seeking.length)
     // Each agent calls until HELD, as the prompt says (a call tries up to 3 claims).
     answers = await Promise.all(nodes.map(async d => {
       const mine: NextClaimAnswer[] = []
@@ -61,6 +68,8 @@ describe(`claim --next across ${NODES} daemons`, () => {
     }))
     const final = answers.map(a => a.at(-1) as NextClaimAnswer)
     expect(final.map(a => a.outcome)).toEqual(Array(NODES).fill('HELD'))
+    // Distinct first choices: one call and one claim each, on the task chosen.
+    expect(answers.slice(1).map(a => [a.length, a[0].attempts, a[0].task])).toEqual(firsts.map(t => [1, 1, t]))
     // The daemon that held `early` already gets it back, claiming nothing new.
     expect(final[0]).toMatchObject({ task: EARLY, attempts: 0 })
     const tasks = final.map(a => a.task)
