@@ -171,9 +171,16 @@ export class BoardService {
     clearTimeout(this.timer)
     this.wakeAt = next
     if (next === undefined) return
+    // The answer waits for the I/O that is already in (setImmediate runs after
+    // the poll phase): after a stall, the timer phase comes first, and a
+    // competing claim that arrived during the stall must be folded in before
+    // the window is judged.
     this.timer = setTimeout(() => {
-      this.wakeAt = undefined
-      this.execute(this.protocol.tick(this.now())).catch(err => { this.init.logger.warn({ err }, 'cannot answer a claim') })
+      setImmediate(() => {
+        this.wakeAt = undefined
+        if (this.stopped) return
+        this.execute(this.protocol.tick(this.now())).catch(err => { this.init.logger.warn({ err }, 'cannot answer a claim') })
+      })
     }, Math.max(0, Math.ceil(next - this.now())))
   }
 
