@@ -113,6 +113,8 @@ interface Swarm {
   peerIds: string[]
   /** per daemon: how many peers it sees live, and its log's size */
   views: () => Promise<Array<{ live: number, entries: number }>>
+  /** per daemon, in-process only: its settle window now, and the p99 round trip it comes from */
+  windows?: () => Array<{ settleMs: number, p99?: number }>
   stop: () => Promise<void>
 }
 
@@ -175,6 +177,7 @@ async function inProcessSwarm (n: number, root: string): Promise<Swarm> {
     clients,
     peerIds: daemons.map(d => d.peerId),
     views: async () => daemons.map(d => ({ live: d.peers(false).length, entries: d.logService.state.size })),
+    windows: () => daemons.map(d => ({ settleMs: d.boardService.settleMs(), p99: d.boardService.settle.p99() })),
     stop: async () => { for (const c of clients) c.close(); await stop() }
   }
 }
@@ -223,7 +226,12 @@ async function agencyRun (n: number, tasks: string[], a: Args, log: (s: string) 
       if (last?.outcome !== ClaimOutcome.CLAIM_HELD) throw new Error(`agency: an agent is not HELD after ${calls} calls`)
       return { calls, attempts, last, at: performance.now() }
     }
-    const answers = await Promise.all(clients.map(claimUntilHeld))
+    let heldCount = 0
+    const progress = setInterval(() => {
+      const w = swarm.windows?.().map(x => x.settleMs).sort((x, y) => x - y)
+      log(`    ${((performance.now() - t0) / 1000).toFixed(0)} s: ${heldCount} of ${n} HELD${w === undefined ? '' : `, settle windows now ${w[0].toFixed(0)} to ${w[w.length - 1].toFixed(0)} ms (median ${w[w.length >> 1].toFixed(0)})`}`)
+    }, 10_000)
+    const answers = await Promise.all(clients.map(async c => { const x = await claimUntilHeld(c); heldCount++; return x })).finally(() => { clearInterval(progress) })
     if (process.env.BENCH_CLAIMS_DEBUG === "1") log(answers.map(x => `${((x.at - t0) / 1000).toFixed(2)}s/${x.attempts}/${x.last.settleMs.toFixed(0)}`).join(" "))
     // A HELD stands unless a competing claim arrived after the settle window
     // (gossip slower than the window): then the boards give the task to the
