@@ -38,6 +38,8 @@ export class ProjectProgress {
   private readonly repairing = new Set<number>()
   /** merged tasks whose hidden defect nobody has hit yet */
   private readonly latentDefects = new Set<number>()
+  /** tasks whose defect a review found and its author fixed */
+  private readonly fixedDefects = new Set<number>()
   private readonly attemptsOn = new Map<number, number>()
   private readonly passedByArea = new Map<number, number[]>()
 
@@ -124,6 +126,12 @@ export class ProjectProgress {
     if (this.brokenCount === 0) this.recorder.mainBroken(at, false)
   }
 
+  /** A review found the task's defect and its author fixed it: no dependent that builds on it from now on trips over it. */
+  fixDefect (task: number): void {
+    this.fixedDefects.add(task)
+    if (this.latentDefects.delete(task)) this.recorder.bump('defectsFixedAfterLanding')
+  }
+
   /** Dependencies of `task` whose latent defect it is the first to build on. */
   takeDefects (task: ProjectTask): number[] {
     const out: number[] = []
@@ -152,7 +160,7 @@ export class ProjectProgress {
       this.recorder.bump('breakingMerges')
       this.breakOthers(task, at)
     }
-    if (opts.defectCaught !== true && this.hazards.defect(task.index)) {
+    if (opts.defectCaught !== true && !this.fixedDefects.has(task.index) && this.hazards.defect(task.index)) {
       this.recorder.bump('defectsLanded')
       this.latentDefects.add(task.index)
     }

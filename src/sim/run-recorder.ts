@@ -14,12 +14,14 @@
  * a dependency's defect that got past review), `verifyWait` (re-verifying
  * after losing the race to the shared branch), `lost` (work a stalled holder
  * handed off or a fenced merge threw away). Overhead, not waste: `review`,
- * `reviewFix`, `breakFix` (fixing one's own change the verify caught). Budgeted
+ * `reviewFix`, `breakFix` (fixing one's own change the verify caught),
+ * `verify` (running the whole suite on one's own merge), `integrationWait`
+ * (waiting for one's batch to land). Budgeted
  * redundancy: `helping` (helper attempts that lost the race, holders stopped
  * because a helper passed first).
  */
 export const WASTE_KINDS = ['repair', 'mismatch', 'defect', 'verifyWait', 'lost'] as const
-export const OVERHEAD_KINDS = ['review', 'reviewFix', 'breakFix'] as const
+export const OVERHEAD_KINDS = ['review', 'reviewFix', 'breakFix', 'verify', 'integrationWait'] as const
 export type SpendKind = typeof WASTE_KINDS[number] | typeof OVERHEAD_KINDS[number] | 'helping'
 
 export interface TrafficTotals { messages: number, bytes: number }

@@ -64,6 +64,8 @@ export interface ProjectTask {
   priority: number
   /** the longest chain of typical efforts from this task to the end of the project (its own included): the critical path runs through the largest */
   tailMs: number
+  /** the longest chain of dependents from this task, itself included (1 for a task nothing depends on): what agentd can see of the critical path */
+  chain: number
 }
 
 export interface ProjectArea {
@@ -132,7 +134,7 @@ export class Project {
       const effortMs = o.medianEffortMs * Math.exp(o.effortSpread * gaussian(rng))
       const depList = [...deps].sort()
       const depIndices = depList.map(d => (this.byId.get(d) as ProjectTask).index)
-      const task: ProjectTask = { id, index: i, layer, area, deps: depList, depIndices, dependentIndices: [], files: [...files].sort(), effortMs, priority: o.layers - layer, tailMs: effortMs }
+      const task: ProjectTask = { id, index: i, layer, area, deps: depList, depIndices, dependentIndices: [], files: [...files].sort(), effortMs, priority: o.layers - layer, tailMs: effortMs, chain: 1 }
       for (const d of depIndices) this.tasks[d].dependentIndices.push(i)
       this.tasks.push(task)
       this.byId.set(id, task)
@@ -145,7 +147,10 @@ export class Project {
     }
     for (let i = this.tasks.length - 1; i >= 0; i--) {
       const t = this.tasks[i]
-      for (const d of t.dependentIndices) t.tailMs = Math.max(t.tailMs, t.effortMs + this.tasks[d].tailMs)
+      for (const d of t.dependentIndices) {
+        t.tailMs = Math.max(t.tailMs, t.effortMs + this.tasks[d].tailMs)
+        t.chain = Math.max(t.chain, 1 + this.tasks[d].chain)
+      }
     }
   }
 

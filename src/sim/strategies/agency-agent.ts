@@ -1,12 +1,18 @@
-// A scripted agent that follows agency's loop on its own replica's board:
-// ready → claim → the claim protocol's answer after the settle window (HELD,
-// or LOST and released) → search the findings for failed approaches →
-// attempt → record the failure and try again, or pay what the hazards ask
-// (merge-hazards.ts), have a peer review the change, integrate it verified
-// (agency-integrator.ts; fenced: only while still holding) and mark done.
-// A peer's review request comes before a new task. With nothing ready, it
-// helps a held task on the critical path (agency-helpers.ts). Each of these
-// mechanisms can be switched off (agency-mechanisms.ts).
+// A scripted agent that follows agency's loop (prompts/agent.md) on its own
+// replica's board: ready → claim → the claim protocol's answer after the
+// settle window (HELD, or LOST and released) → search the findings for failed
+// approaches → attempt → record the failure and try again, or pay what the
+// hazards ask (merge-hazards.ts), run the suite in its workspace, integrate
+// verified and fenced (agency-integrator.ts) and mark done. As in agentd,
+// only the integration holds the agent up: it waits for its own verify (or
+// its batch, with an integrator), as `agency integrate` does, then marks the
+// task done and picks the next. A review does not gate anything: the author
+// asks for one when its change is one others build on and goes on; a
+// verdict that finds a defect comes to it later, and it fixes the defect
+// before its next attempt. A peer's review request comes before a new task.
+// With nothing ready, it helps a held task on the critical path
+// (agency-helpers.ts). Each mechanism can be switched off
+// (agency-mechanisms.ts).
 
 import type { ClaimVerdict } from '../../core/board/claim-protocol.js'
 import { claimOutcome } from '../../core/board/settle.js'
@@ -15,7 +21,7 @@ import { Finding } from '../../gen/agency/v1/log.js'
 import type { Random } from '../random.js'
 import type { Replica } from '../replica.js'
 import type { Attempt, ProjectTask } from '../workload.js'
-import type { AgencySwarm, ReviewRequest } from './agency.js'
+import type { HelperAgent, ReviewRequest, Result, SwarmContext } from './agency-types.js'
 import { idleRepair, preMerge } from './merge-hazards.js'
 
 const LOST_BACKOFF_MS = 60_000
@@ -24,12 +30,9 @@ const PICK_TRIES = 12
 const HANDOFF_RETRY_MS = 1_000
 const HANDOFF_TRIES = 30
 
-/** A passing attempt at a task, waiting to be integrated. */
-export interface Result { task: ProjectTask, attempt: Attempt, start: number }
-
-export class AgencyAgent {
+export class AgencyAgent implements HelperAgent {
   readonly index: number
-  private readonly swarm: AgencySwarm
+  private readonly swarm: SwarmContext
   private readonly replica: Replica
   readonly rng: Random
   /** bumps on crash: callbacks scheduled by an earlier life do nothing */
@@ -39,18 +42,17 @@ export class AgencyAgent {
   private frozen = false
   private readonly lostUntil = new Map<number, number>()
   private readonly ownTraps = new Set<string>()
-  private working: { task: ProjectTask, start: number, helper?: boolean } | undefined
+  /** the task it holds and is attempting (or waiting on its helpers for) */
+  private working: { task: ProjectTask, epoch: number, claimedAt: number, start: number } | undefined
   /** the claim waiting for its answer */
   private claiming: { task: ProjectTask, at: number } | undefined
-  /** a result to integrate once the claim just made is HELD (a helper taking over) */
-  private carried: Result | undefined
   /** an idle agent waiting to be woken (a review to do) */
   private idleToken = 0
-  /** fixes owed to its own changes in the pipeline, done before the next attempt */
+  /** fixes owed to its own changes (a defect a review found), done before the next attempt */
   private debtMs = 0
   idle = false
 
-  constructor (index: number, swarm: AgencySwarm, replica: Replica, rng: Random) {
+  constructor (index: number, swarm: SwarmContext, replica: Replica, rng: Random) {
     this.index = index
     this.swarm = swarm
     this.replica = replica
@@ -79,7 +81,6 @@ export class AgencyAgent {
   crash (now: number): void {
     this.life++
     this.claiming = undefined
-    this.carried = undefined
     this.idle = false
     if (this.working !== undefined) {
       this.swarm.recorder.worked(this.working.task.id, this.index, this.working.start, now)
@@ -94,7 +95,7 @@ export class AgencyAgent {
     const now = this.swarm.scheduler.now
     this.replica.drain(now)
     const mine = this.replica.board.heldBy(this.name)[0]
-    if (mine !== undefined) this.work(this.swarm.project.task(mine.task), mine.epoch)
+    if (mine !== undefined) this.work(this.swarm.project.task(mine.task), mine.epoch, now)
     else this.pick()
   }
 
@@ -115,9 +116,10 @@ export class AgencyAgent {
     const now = this.swarm.scheduler.now
     const board = this.replica.board
     this.idle = false
+    this.replica.drain(now)
+    // the author names a reviewer (agency experts); a request that waits on it comes first, as the prompt's loop has it
     const review = this.swarm.takeReview(this.index)
     if (review !== undefined) { this.review(review); return }
-    this.replica.drain(now)
     for (const task of this.candidates(now)) {
       const t = this.swarm.project.tasks[task]
       const view = board.task(t.id, now)
@@ -170,41 +172,26 @@ export class AgencyAgent {
     const c = this.claiming
     if (c === undefined || c.task.id !== v.task || this.frozen) return
     this.claiming = undefined
-    const carried = this.carried
-    this.carried = undefined
     const now = this.swarm.scheduler.now
     this.swarm.recorder.settled(now - c.at)
     if (v.outcome === 'HELD') {
       this.swarm.claimHeld(this.replica, c.task, now)
-      if (carried !== undefined) {
-        // a helper's pass, handed the task: integrate it as the holder now
-        this.working = { task: c.task, start: carried.start, helper: true }
-        this.swarm.helpers.holding(c.task.index, this, carried.start, carried.attempt.approach, true)
-        this.passed(c.task, v.epoch, carried.attempt, carried.start)
-        return
-      }
-      this.work(c.task, v.epoch)
+      this.work(c.task, v.epoch, now)
       return
     }
-    if (carried !== undefined) this.swarm.recorder.spend('helping', carried.attempt.durationMs)
     this.swarm.recorder.bump('claimsLost')
     this.lostUntil.set(c.task.index, now + LOST_BACKOFF_MS)
     this.pick()
   }
 
-  /** A holder handed this agent `t` (and perhaps its own pass to integrate): claim it once the release has arrived. */
-  takeOver (t: ProjectTask, carried: Result | undefined, tries = 0): void {
+  /** A slow holder released `t` to this agent (hand-off by speed): claim it once the release has arrived. */
+  takeOver (t: ProjectTask, tries = 0): void {
     this.later(HANDOFF_RETRY_MS, () => {
       const now = this.swarm.scheduler.now
       this.replica.drain(now)
       const view = this.replica.board.task(t.id, now)
-      if (view !== undefined && (view.state === 'open' || view.state === 'expired')) {
-        this.carried = carried
-        if (this.claim(t, now)) return
-        this.carried = undefined
-      }
-      if (view?.state === 'claimed' && tries < HANDOFF_TRIES) { this.takeOver(t, carried, tries + 1); return }
-      if (carried !== undefined) this.swarm.recorder.spend('helping', carried.attempt.durationMs)
+      if (view !== undefined && (view.state === 'open' || view.state === 'expired') && this.claim(t, now)) return
+      if (view?.state === 'claimed' && tries < HANDOFF_TRIES) { this.takeOver(t, tries + 1); return }
       this.pick()
     })
   }
@@ -229,48 +216,39 @@ export class AgencyAgent {
     return this.swarm.project.areas[t.area].approaches.some(a => !avoid.has(`${area}/${a}`)) ? avoid : undefined
   }
 
-  /** Every approach left is a helper's: the holder waits for them (a helper's pass takes the task; a failure frees an approach). */
-  private waitForHelpers (t: ProjectTask, epoch: number): void {
+  /** Every approach left is a helper's: the holder waits for them (a helper's pass is handed to it at once; a failure frees an approach). */
+  private waitForHelpers (t: ProjectTask, epoch: number, claimedAt: number): void {
     const now = this.swarm.scheduler.now
-    this.working = { task: t, start: now }
-    this.swarm.helpers.holding(t.index, this, now, '', false)
+    this.working = { task: t, epoch, claimedAt, start: now }
+    this.swarm.helpers.holding(t.index, this, claimedAt, now, '')
     const token = ++this.attemptToken
     this.later(this.swarm.pollMs, () => {
       if (token !== this.attemptToken) return
-      this.replica.drain(this.swarm.scheduler.now)
       this.working = undefined
       this.swarm.recorder.spend('helping', this.swarm.scheduler.now - now)
-      if (this.swarm.helpers.resultWaiting(t.index)) {
-        this.working = { task: t, start: this.swarm.scheduler.now }
-        if (this.yieldTask(t, 'helping')) return
-        this.working = undefined
-      }
-      if (claimOutcome(this.replica.board, t.id, this.name, epoch).outcome === 'HELD') this.work(t, epoch)
+      this.replica.drain(this.swarm.scheduler.now)
+      if (claimOutcome(this.replica.board, t.id, this.name, epoch).outcome === 'HELD') this.work(t, epoch, claimedAt)
       else { this.swarm.helpers.holderGone(t.index, this); this.pick() }
     })
   }
 
-  private work (t: ProjectTask, epoch: number): void {
+  private work (t: ProjectTask, epoch: number, claimedAt: number): void {
     const { scheduler, project, progress } = this.swarm
     const now = scheduler.now
     this.replica.drain(now)
     const avoid = this.avoiding(t)
-    if (avoid === undefined) { this.waitForHelpers(t, epoch); return }
+    if (avoid === undefined) { this.waitForHelpers(t, epoch, claimedAt); return }
     const slowdown = project.hazards.slowdown(this.index, t.index, progress.nextAttempt(t))
     const attempt = project.attempt(this.rng, t, avoid, slowdown)
     attempt.durationMs += this.debtMs
     this.debtMs = 0
-    this.working = { task: t, start: now }
-    this.swarm.helpers.holding(t.index, this, now, attempt.approach, false)
+    this.working = { task: t, epoch, claimedAt, start: now }
+    this.swarm.helpers.holding(t.index, this, claimedAt, now, attempt.approach)
     const token = ++this.attemptToken
-    this.later(attempt.durationMs, () => { if (token === this.attemptToken) this.finish(t, epoch, attempt, now) })
+    this.later(attempt.durationMs, () => { if (token === this.attemptToken) this.finish(t, epoch, claimedAt, attempt, now) })
   }
 
-  /**
-   * The holder stops its attempt at `t` and releases the task to a faster
-   * agent (hand-off) or to a helper whose attempt passed first. The time it
-   * spent is `kind`.
-   */
+  /** The holder stops its attempt at `t` and releases the task to a faster agent (hand-off by speed). The time it spent is `kind`. */
   yieldTask (t: ProjectTask, kind: 'helping' | 'lost'): boolean {
     const w = this.working
     if (w === undefined || w.task.index !== t.index) return false
@@ -287,19 +265,37 @@ export class AgencyAgent {
     this.replica.forget(t.id)
     this.swarm.recorder.bump('handoffs')
     this.lostUntil.set(t.index, now + LOST_BACKOFF_MS)
-    this.swarm.helpers.released(t.index)
     this.later(0, () => { this.pick() })
     return true
   }
 
-  private finish (t: ProjectTask, epoch: number, attempt: Attempt, start: number): void {
-    const { scheduler, recorder, project } = this.swarm
+  /**
+   * A helper's attempt at `t` passed while this agent, its holder, was still
+   * at it: the first pass wins. The holder stops at once (its attempt so far
+   * is budgeted redundancy) and integrates the helper's change under its own
+   * claim, the helper's branch merged into its task branch.
+   */
+  adoptPass (t: ProjectTask, result: Result, helper: number): boolean {
+    const w = this.working
+    if (w === undefined || w.task.index !== t.index) return false
+    const now = this.swarm.scheduler.now
+    this.replica.drain(now)
+    if (claimOutcome(this.replica.board, t.id, this.name, w.epoch).outcome !== 'HELD') return false
+    this.attemptToken++
+    this.swarm.recorder.spend('helping', now - w.start)
+    this.swarm.helpers.holderPassed(t.index)
+    void helper
+    this.passed(t, w.epoch, result.attempt, result.start, now)
+    return true
+  }
+
+  private finish (t: ProjectTask, epoch: number, claimedAt: number, attempt: Attempt, start: number): void {
+    const { scheduler, recorder } = this.swarm
     const now = scheduler.now
     this.replica.drain(now)
-    const stillHeld = (): boolean => claimOutcome(this.replica.board, t.id, this.name, epoch).outcome === 'HELD'
     if (attempt.result === 'pass') {
       this.swarm.helpers.holderPassed(t.index)
-      this.passed(t, epoch, attempt, start)
+      this.passed(t, epoch, attempt, start, start)
       return
     }
     this.working = undefined
@@ -308,15 +304,8 @@ export class AgencyAgent {
       recorder.trapHit(attempt.trap, start, attempt.durationMs)
       this.recordTrap(t, attempt, now)
     }
-    // a helper passed while this attempt failed: hand it the task
-    if (this.swarm.helpers.resultWaiting(t.index) && stillHeld()) {
-      this.working = { task: t, start: now }
-      if (this.yieldTask(t, 'helping')) return
-      this.working = undefined
-    }
-    if (stillHeld()) this.work(t, epoch)
+    if (claimOutcome(this.replica.board, t.id, this.name, epoch).outcome === 'HELD') this.work(t, epoch, claimedAt)
     else { this.swarm.helpers.holderGone(t.index, this); this.pick() }
-    void project
   }
 
   recordTrap (t: ProjectTask, attempt: Attempt, now: number): void {
@@ -332,45 +321,51 @@ export class AgencyAgent {
   }
 
   /**
-   * A passing attempt: what the hazards ask before a merge (the agent's own
-   * work), then the change goes down the pipeline, review then verified
-   * integration, while the agent picks its next task; the daemon writes done
-   * when it lands. Without batching the agent verifies and races to the
-   * branch itself: that time it owes (does before its next attempt).
+   * A passing attempt (started at `attemptStart`; this agent's own work on it
+   * from `workStart`): what the hazards ask before a merge, then, as the
+   * prompt's loop has it, the agent asks for a review if others build on the
+   * change (and does not wait for it), and integrates: it waits for its
+   * integration, marks the task done and picks the next.
    */
-  private passed (t: ProjectTask, epoch: number, attempt: Attempt, start: number): void {
+  private passed (t: ProjectTask, epoch: number, attempt: Attempt, attemptStart: number, workStart: number): void {
     const swarm = this.swarm
-    const pre = preMerge(swarm, t, this.index, start, attempt.durationMs, (a, b) => swarm.agreed(a, b))
+    const pre = preMerge(swarm, t, this.index, attemptStart, attempt.durationMs, (a, b) => swarm.agreed(a, b))
     const next = (): void => {
       if (pre.repair) swarm.progress.repairAround(t, swarm.scheduler.now)
-      swarm.recorder.worked(t.id, this.index, start, swarm.scheduler.now, this.working?.helper === true)
+      swarm.recorder.worked(t.id, this.index, workStart, swarm.scheduler.now)
       this.working = undefined
-      this.reviewed(t, epoch, 0)
-      this.pick()
+      this.askReview(t)
+      this.verify(t, epoch)
     }
     if (pre.ms > 0) this.later(pre.ms, next)
     else next()
   }
 
-  /** Work the agent owes (fixing its own change after a review or a red verify): it does it before its next attempt. */
+  /** Work the agent owes (fixing its own change after a review): it does it before its next attempt. */
   private owe (ms: number, then: () => void): void {
     this.debtMs += ms
     this.later(ms, then)
   }
 
-  /** Asks a peer for a review (when there is a peer and reviews are on); a caught defect is fixed first. */
-  private reviewed (t: ProjectTask, epoch: number, round: number): void {
+  /**
+   * The prompt: ask for a review when the change defines something others
+   * build on (here: the task has dependents). The author does not wait; a
+   * verdict that finds the defect comes to it later, and the fix lands before
+   * its next attempt (a dependent that built on the defect before then pays
+   * for it as before).
+   */
+  private askReview (t: ProjectTask): void {
     const swarm = this.swarm
-    if (!swarm.mechanisms.reviews || swarm.agents.length < 2) { this.verify(t, epoch, false); return }
+    if (!swarm.mechanisms.reviews || swarm.agentCount < 2 || t.dependentIndices.length === 0) return
     swarm.requestReview({
       task: t,
       author: this.index,
-      round,
+      round: 0,
       then: caught => {
-        if (!caught) { this.verify(t, epoch, !swarm.project.hazards.defect(t.index)); return }
+        if (!caught) return
         const fix = swarm.project.hazards.options.reviewFixFraction * t.effortMs
         swarm.recorder.spend('reviewFix', fix)
-        this.owe(fix, () => { this.verify(t, epoch, true) })
+        this.owe(fix, () => { swarm.progress.fixDefect(t.index) })
       }
     })
   }
@@ -389,12 +384,18 @@ export class AgencyAgent {
     })
   }
 
-  /** Verified integration: the suite runs on the merged tree; a change that breaks other tests is fixed and queued again. */
-  private verify (t: ProjectTask, epoch: number, defectCaught: boolean, fixed = false): void {
+  /**
+   * Verified integration. With an integrator (batching): the agent runs the
+   * suite on its own merge first (the prompt's "run the goal's test command"),
+   * fixes what it breaks, requests integration and waits for its batch.
+   * Without: `agency integrate`, its own verify and the race to the branch.
+   * Either way it waits, as the real command does; a red verify sends the
+   * change back to it to fix and integrate again.
+   */
+  private verify (t: ProjectTask, epoch: number, fixed = false): void {
     const swarm = this.swarm
-    if (!swarm.mechanisms.verifiedIntegration) { this.land(t, epoch, { verified: false, defectCaught }); return }
-    if (swarm.mechanisms.batching && !fixed) {
-      // before queueing, the agent runs the whole suite on its own merge (its time), so that a batch is rarely red
+    if (!swarm.mechanisms.verifiedIntegration) { this.land(t, epoch, false); return }
+    if (swarm.integrator.queued && !fixed) {
       const { verifyMs, reviewFixFraction } = swarm.project.hazards.options
       swarm.recorder.bump('preVerifies')
       const breaks = swarm.project.hazards.breaks(t.index)
@@ -402,26 +403,31 @@ export class AgencyAgent {
         swarm.recorder.bump('verifyCaught')
         swarm.recorder.spend('breakFix', reviewFixFraction * t.effortMs)
       }
-      this.owe(verifyMs + (breaks ? reviewFixFraction * t.effortMs : 0), () => { this.verify(t, epoch, defectCaught, true) })
+      swarm.recorder.spend('verify', verifyMs)
+      this.later(verifyMs + (breaks ? reviewFixFraction * t.effortMs : 0), () => { this.verify(t, epoch, true) })
       return
     }
     const breaks = !fixed && swarm.project.hazards.breaks(t.index)
     const life = this.life
+    const asked = swarm.scheduler.now
+    const queued = swarm.integrator.queued
     swarm.integrator.request({
       breaks,
-      then: (green, agentMs) => {
+      then: green => {
         if (life !== this.life || this.frozen) return
-        this.debtMs += agentMs
-        if (green) { this.land(t, epoch, { verified: true, defectCaught }); return }
+        // with an integrator the wait for the batch; alone, its own verify (the race is the integrator's verifyWait)
+        if (queued) swarm.recorder.spend('integrationWait', swarm.scheduler.now - asked)
+        else swarm.recorder.spend('verify', swarm.project.hazards.options.verifyMs)
+        if (green) { this.land(t, epoch, true); return }
         const fix = swarm.project.hazards.options.reviewFixFraction * t.effortMs
         swarm.recorder.spend('breakFix', fix)
-        this.owe(fix, () => { this.verify(t, epoch, defectCaught, true) })
+        this.later(fix, () => { this.verify(t, epoch, true) })
       }
     })
   }
 
-  /** Fenced integration: the merge goes in only while this agent still holds the task's epoch. */
-  private land (t: ProjectTask, epoch: number, opts: { verified: boolean, defectCaught: boolean }): void {
+  /** Fenced integration: the merge goes in only while this agent still holds the task's epoch; then done, and the next task. */
+  private land (t: ProjectTask, epoch: number, verified: boolean): void {
     const { scheduler, recorder, progress } = this.swarm
     const now = scheduler.now
     this.replica.drain(now)
@@ -429,12 +435,14 @@ export class AgencyAgent {
     const board = this.replica.board
     if (claimOutcome(board, t.id, this.name, epoch).outcome !== 'HELD') {
       recorder.bump('fencedMerges')
+      this.pick()
       return
     }
-    progress.merge(t, this.index, now, opts)
+    progress.merge(t, this.index, now, { verified })
     this.swarm.helpers.taskDone(t.index)
     const held = board.checkDoable(t.id, this.name)
     this.replica.write('done', { task: t.id, epoch: held.epoch, commit: `sim-${t.index}-${this.index}`, paths: t.files }, now, t.index)
     this.replica.forget(t.id)
+    this.pick()
   }
 }

@@ -1,49 +1,60 @@
 // Idle agents that help the critical path, and hand-off by speed, in the
-// agency simulation. An agent with nothing ready looks at held tasks its
-// board knows and takes the one with the longest tail of work behind it:
+// agency simulation, by the rule `agency assist` follows in agentd: an agent
+// with nothing ready asks its daemon for a held task to help; the daemon
+// picks the one on the critical path (the longest chain of dependents,
+// ties by the longer tail of work) among those whose holder has run past
+// the time such a task takes; the helper announces its approach in the log,
+// one nobody has recorded as failed and that neither the holder nor another
+// helper has announced, at most `maxHelpersPerTask` helpers a task. The
+// first pass wins: a helper's pass goes to the holder, which stops at once
+// and integrates that change under its claim; a holder's pass stops the
+// helpers at once. Helpers are budgeted: a task is helped only once its
+// holder is overdue (past `helpAfter` × the task's usual time since it was
+// claimed: a stall, a slow agent, or a first approach that failed), so
+// helpers shorten the slowest links of the critical path instead of doubling
+// every task; their time is counted apart from waste.
 //
-// - hand-off: if that task's holder has been on its attempt for more than
-//   `handoffFactor` times the task's usual time (stalled, or a slow agent)
-//   and this agent is not slow itself, the holder's daemon releases the task
-//   to it (the holder's time on it is lost) and it claims the task afresh;
-// - help: otherwise it attempts the task with an approach that nobody has
-//   recorded as failed (the findings) and that neither the holder nor another
-//   helper has announced (a note finding: "helping on T with approach A"), at
-//   most `maxHelpersPerTask` helpers a task. The first pass wins: a helper
-//   that passes first is handed the task (at once with hand-off, else when
-//   the holder's attempt ends without a pass) and integrates its own change;
-//   when the holder passes first, the helpers stop and note what they tried.
+// Hand-off by speed: a holder whose attempt has run past `handoffFactor` ×
+// the task's usual time, with no helper on it, releases it to an idle agent
+// that is not slow; a slow agent (its daemon knows its response speed)
+// neither helps nor takes over.
 //
-// What helpers spend without winning, and what holders spend before a
-// helper's pass replaced theirs, is budgeted redundancy (`helping`), counted
-// apart from waste. Simplification: who holds which task with which approach
-// is read from this registry, which the agents' claims and announcements
-// would tell their peers within a gossip delay (under a second).
+// Modelling shortcut: who holds which task with which approach is read from
+// this registry, which the agents' claims and announcements would tell their
+// peers within a gossip delay (under a second).
 
 import type { Replica } from '../replica.js'
 import type { Attempt, ProjectTask } from '../workload.js'
-import type { AgencyAgent, Result } from './agency-agent.js'
-import type { AgencySwarm } from './agency.js'
 import { Finding } from '../../gen/agency/v1/log.js'
 import { MECHANISM_DEFAULTS } from './agency-mechanisms.js'
+import type { HelperAgent, HelperBoard, Result } from './agency-types.js'
+import type { ProjectProgress } from '../project-progress.js'
+import type { RunRecorder } from '../run-recorder.js'
+import type { Scheduler } from '../scheduler.js'
+import type { Project } from '../workload.js'
+import type { Mechanisms } from './agency-mechanisms.js'
 
-const CANDIDATES = 16
+interface Holding { agent: HelperAgent, claimedAt: number, attemptStart: number, approach: string, merging: boolean }
+interface Helping { agent: HelperAgent, approach: string, start: number, active: boolean }
 
-interface Holding { agent: AgencyAgent, attemptStart: number, approach: string, merging: boolean }
-interface Helping { agent: AgencyAgent, approach: string, start: number, active: boolean }
+export interface HelpersInit {
+  project: Project
+  progress: ProjectProgress
+  recorder: RunRecorder
+  scheduler: Scheduler
+  mechanisms: Mechanisms
+}
 
-export class AgencyHelpers {
-  private readonly swarm: AgencySwarm
+export class AgencyHelpers implements HelperBoard {
+  private readonly o: HelpersInit
   private readonly holders = new Map<number, Holding>()
   private readonly helping = new Map<number, Helping[]>()
-  /** hand-off off: helpers' passes waiting for their holder's attempt to end */
-  private readonly waiting = new Map<number, { agent: AgencyAgent, result: Result }>()
 
-  constructor (swarm: AgencySwarm) {
-    this.swarm = swarm
+  constructor (init: HelpersInit) {
+    this.o = init
   }
 
-  /** Helpers at work on `task` now, with their approaches (tests). */
+  /** Helpers at work on `task` now, with their approaches. */
   helpersOf (task: number): Array<{ agent: number, approach: string }> {
     return (this.helping.get(task) ?? []).map(h => ({ agent: h.agent.index, approach: h.approach }))
   }
@@ -53,79 +64,67 @@ export class AgencyHelpers {
     return this.holders.get(task)?.approach
   }
 
-  holding (task: number, agent: AgencyAgent, attemptStart: number, approach: string, merging: boolean): void {
-    this.holders.set(task, { agent, attemptStart, approach, merging })
+  holding (task: number, agent: HelperAgent, claimedAt: number, attemptStart: number, approach: string): void {
+    this.holders.set(task, { agent, claimedAt, attemptStart, approach, merging: false })
   }
 
-  holderGone (task: number, agent: AgencyAgent): void {
+  holderGone (task: number, agent: HelperAgent): void {
     if (this.holders.get(task)?.agent === agent) this.holders.delete(task)
   }
 
-  /** The holder's own attempt passed: the helpers stop. */
+  /** The holder has a passing change (its own or a helper's): the helpers stop. */
   holderPassed (task: number): void {
     const h = this.holders.get(task)
     if (h !== undefined) h.merging = true
     this.stopHelpers(task)
   }
 
-  resultWaiting (task: number): boolean {
-    return this.waiting.has(task)
-  }
-
-  /** The holder released `task` after its attempt failed: a waiting helper's pass takes it. */
-  released (task: number): void {
-    const w = this.waiting.get(task)
-    if (w === undefined) return
-    this.waiting.delete(task)
-    this.swarm.recorder.bump('helperWins')
-    w.agent.takeOver(w.result.task, w.result)
-  }
-
   /** `task` was integrated. */
   taskDone (task: number): void {
+    this.holders.delete(task)
     this.stopHelpers(task)
-    const w = this.waiting.get(task)
-    if (w === undefined) return
-    this.waiting.delete(task)
-    this.swarm.recorder.spend('helping', w.result.attempt.durationMs)
-    w.agent.later(0, () => { w.agent.pick() })
   }
 
-  /** An idle agent looks for a held task on the critical path to help or take over; true if it found one. */
-  help (agent: AgencyAgent, replica: Replica, now: number): boolean {
-    const { mechanisms, project, progress } = this.swarm
+  /** An idle agent asks for a held task on the critical path to help or take over; true if it got one. */
+  help (agent: HelperAgent, replica: Replica, now: number): boolean {
+    const { mechanisms, project, progress } = this.o
     if (!mechanisms.helpers && !mechanisms.handoff) return false
-    const held = replica.ready.held
-    if (held.size === 0) return false
-    const seen = new Set<number>()
-    for (let i = 0; i < CANDIDATES && seen.size < held.size; i++) seen.add(held.pick(agent.rng) as number)
-    const tasks = [...seen].map(i => project.tasks[i]).sort((a, b) => b.tailMs - a.tailMs || a.index - b.index)
-    for (const t of tasks) {
-      const h = this.holders.get(t.index)
-      if (h === undefined || h.agent === agent || h.merging || progress.passed(t.id)) continue
-      if (mechanisms.handoff && !agent.slow && now - h.attemptStart > MECHANISM_DEFAULTS.handoffFactor * t.effortMs) {
-        if (h.agent.yieldTask(t, 'lost')) {
-          this.swarm.recorder.bump('handoffsBySpeed')
-          this.stopHelpers(t.index)
-          agent.takeOver(t, undefined)
-          return true
-        }
-      }
-      if (mechanisms.helpers && this.startHelping(agent, replica, t, h, now)) return true
+    if (agent.slow) return false
+    let best: { t: ProjectTask, h: Holding, handoff: boolean } | undefined
+    for (const [task, h] of this.holders) {
+      if (h.agent === agent || h.merging) continue
+      const t = project.tasks[task]
+      if (progress.passed(t.id)) continue
+      if (best !== undefined && (t.chain < best.t.chain || (t.chain === best.t.chain && t.tailMs <= best.t.tailMs))) continue
+      const handoff = mechanisms.handoff && !this.helping.has(task) && now - h.attemptStart > MECHANISM_DEFAULTS.handoffFactor * t.effortMs
+      const helpable = mechanisms.helpers && now - h.claimedAt > MECHANISM_DEFAULTS.helpAfter * t.effortMs && this.freeApproaches(agent, t, h).length > 0
+      if (handoff || helpable) best = { t, h, handoff }
     }
-    return false
+    if (best === undefined) return false
+    const { t, h } = best
+    if (best.handoff && h.agent.yieldTask(t, 'lost')) {
+      this.o.recorder.bump('handoffsBySpeed')
+      agent.takeOver(t)
+      return true
+    }
+    return mechanisms.helpers && this.startHelping(agent, replica, t, h, now)
   }
 
-  private startHelping (agent: AgencyAgent, replica: Replica, t: ProjectTask, h: Holding, now: number): boolean {
-    const { project, progress, recorder } = this.swarm
+  private freeApproaches (agent: HelperAgent, t: ProjectTask, h: Holding): string[] {
     const list = this.helping.get(t.index) ?? []
-    if (list.length >= MECHANISM_DEFAULTS.maxHelpersPerTask || this.waiting.has(t.index)) return false
+    if (list.length >= MECHANISM_DEFAULTS.maxHelpersPerTask) return []
     const known = agent.knownTraps(t)
-    const area = project.areas[t.area]
+    const area = this.o.project.areas[t.area]
     const taken = new Set([h.approach, ...list.map(x => x.approach)])
-    const free = area.approaches.filter(a => !known.has(`${area.name}/${a}`) && !taken.has(a))
+    return area.approaches.filter(a => !known.has(`${area.name}/${a}`) && !taken.has(a))
+  }
+
+  private startHelping (agent: HelperAgent, replica: Replica, t: ProjectTask, h: Holding, now: number): boolean {
+    const { project, progress, recorder } = this.o
+    const free = this.freeApproaches(agent, t, h)
     if (free.length === 0) return false
     const approach = agent.rng.pick(free)
+    const area = project.areas[t.area]
     replica.writeFinding(Finding.fromPartial({
       kind: 'note',
       text: `helping on ${t.id} (held by ${h.agent.name}) with ${approach}`,
@@ -133,8 +132,9 @@ export class AgencyHelpers {
       tags: [area.name, t.id, `approach:${approach}`, 'helping']
     }), now, { indexed: false })
     const slowdown = project.hazards.slowdown(agent.index, t.index, progress.nextAttempt(t))
-    const attempt = project.attempt(agent.rng, t, known, slowdown, approach)
+    const attempt = project.attempt(agent.rng, t, agent.knownTraps(t), slowdown, approach)
     const entry: Helping = { agent, approach, start: now, active: true }
+    const list = this.helping.get(t.index) ?? []
     list.push(entry)
     this.helping.set(t.index, list)
     recorder.bump('helperAttempts')
@@ -143,46 +143,29 @@ export class AgencyHelpers {
   }
 
   private finished (t: ProjectTask, entry: Helping, attempt: Attempt): void {
-    const { recorder, progress, scheduler, mechanisms } = this.swarm
+    const { recorder, progress, scheduler } = this.o
     const now = scheduler.now
     entry.active = false
     this.drop(t.index, entry)
     const agent = entry.agent
-    const h = this.holders.get(t.index)
     if (attempt.result === 'trap') {
       recorder.trapHit(attempt.trap, entry.start, attempt.durationMs)
       agent.recordTrap(t, attempt, now)
     }
-    if (attempt.result !== 'pass' || progress.passed(t.id) || h?.merging === true) {
-      recorder.spend('helping', now - entry.start)
-      agent.pick()
-      return
+    const h = this.holders.get(t.index)
+    if (attempt.result === 'pass' && !progress.passed(t.id) && h !== undefined && !h.merging) {
+      recorder.bump('helperPasses')
+      const result: Result = { task: t, attempt, start: entry.start }
+      // first pass wins: the holder stops and integrates this change (its helpers are stopped with it)
+      if (h.agent.adoptPass(t, result, agent.index)) {
+        recorder.bump('helperWins')
+        recorder.worked(t.id, agent.index, entry.start, now, true)
+        agent.pick()
+        return
+      }
     }
-    recorder.bump('helperPasses')
-    const result: Result = { task: t, attempt, start: entry.start }
-    if (h === undefined || (mechanisms.handoff && h.agent.yieldTask(t, 'helping'))) {
-      recorder.bump('helperWins')
-      this.stopHelpers(t.index)
-      agent.takeOver(t, result)
-      return
-    }
-    // without hand-off the holder's daemon waits for its agent: the pass waits for the holder's attempt to end
-    this.waiting.set(t.index, { agent, result })
-  }
-
-  /** A review waits and nobody is idle: a helper stops (reviews unblock the pipeline; helping is speculative) and returns to pick, where the review comes first. */
-  interruptOne (): boolean {
-    for (const [task, list] of this.helping) {
-      const x = list.find(h => h.active)
-      if (x === undefined) continue
-      x.active = false
-      this.drop(task, x)
-      this.swarm.recorder.spend('helping', this.swarm.scheduler.now - x.start)
-      this.swarm.recorder.bump('helpersStopped')
-      x.agent.later(0, () => { x.agent.pick() })
-      return true
-    }
-    return false
+    recorder.spend('helping', now - entry.start)
+    agent.pick()
   }
 
   private drop (task: number, entry: Helping): void {
@@ -197,12 +180,12 @@ export class AgencyHelpers {
     const list = this.helping.get(task)
     if (list === undefined) return
     this.helping.delete(task)
-    const now = this.swarm.scheduler.now
+    const now = this.o.scheduler.now
     for (const x of list) {
       if (!x.active) continue
       x.active = false
-      this.swarm.recorder.spend('helping', now - x.start)
-      this.swarm.recorder.bump('helpersStopped')
+      this.o.recorder.spend('helping', now - x.start)
+      this.o.recorder.bump('helpersStopped')
       x.agent.later(0, () => { x.agent.pick() })
     }
   }

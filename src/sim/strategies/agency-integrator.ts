@@ -1,14 +1,22 @@
 // Verified integration in the agency simulation, as src/repo does it: the
 // whole suite runs on the merged tree before the shared branch moves.
 //
-// With batching (src/repo/integrator.ts) agents queue their branches; an
-// integrator merges up to `batchMax` of them, verifies the batch once, on a
-// red batch bisects to the changes that break other tests (one verify per
-// bisection step) and lands the rest in one push. Without batching every
-// agent verifies on its own and pushes (src/repo/integrate.ts); a push that
+// As the prompt has it, agents first integrate on their own (`agency
+// integrate`, src/repo/integrate.ts): each verifies and pushes; a push that
 // lost the race to the branch fetches, merges and verifies again, so the
 // branch moves at most once per verify: here, one verify window at a time,
-// the wait for it spent re-verifying (waste).
+// the wait for it spent re-verifying (waste). When integrations pile up
+// (`pileUp` of them waiting for the branch at once), an agent becomes the
+// integrator (`agency integrator`, src/repo/integrator.ts) and from then on
+// agents request integration (`agency request-integration`) and wait for
+// their batch: the integrator merges up to `batchMax` requests, verifies the
+// batch once, on a red batch bisects to the changes that break other tests
+// (one verify per bisection step) and lands the rest in one push; it starts
+// the next batch at once, or polls every `batchEveryMs` when none waits.
+// Without batching (the ablation) nobody becomes the integrator.
+//
+// Modelling shortcut: the integrator's verify runs count as machine time,
+// not as the time of the agent that runs the integrator.
 
 import type { RunRecorder } from '../run-recorder.js'
 import type { Scheduler } from '../scheduler.js'
@@ -16,8 +24,8 @@ import type { Scheduler } from '../scheduler.js'
 export interface IntegrationRequest {
   /** the change breaks other tests: a verify of a tree with it is red */
   breaks: boolean
-  /** at the end of its verify: green (it landed) or red (it goes back to its author); `agentMs`: the author's own time it took (verifying and re-verifying itself) */
-  then: (green: boolean, agentMs: number) => void
+  /** at the end of its verify: green (it landed) or red (it goes back to its author, who waited for it) */
+  then: (green: boolean) => void
 }
 
 export interface IntegratorInit {
@@ -27,6 +35,8 @@ export interface IntegratorInit {
   batching: boolean
   batchEveryMs: number
   batchMax: number
+  /** direct integrations waiting for the branch at once that make an agent become the integrator */
+  pileUp: number
 }
 
 export class SimIntegrator {
@@ -34,15 +44,19 @@ export class SimIntegrator {
   private readonly queue: IntegrationRequest[] = []
   private running = false
   private lastBatchAt = -Infinity
-  /** no batching: when the branch is next free for an uncontested verify window */
+  /** direct integration: when the branch is next free for an uncontested verify window */
   private branchFreeAt = 0
+  /** direct integrations waiting for the branch now */
+  private waitingDirect = 0
+  /** an agent runs `agency integrator`: requests go to it */
+  integratorLive = false
 
   constructor (init: IntegratorInit) {
     this.o = init
   }
 
   request (r: IntegrationRequest): void {
-    if (!this.o.batching) { this.alone(r); return }
+    if (!this.integratorLive) { this.alone(r); return }
     this.queue.push(r)
     if (!this.running) this.schedule()
   }
@@ -52,11 +66,19 @@ export class SimIntegrator {
     const now = scheduler.now
     const start = Math.max(now, this.branchFreeAt)
     this.branchFreeAt = start + verifyMs
+    if (start > now) {
+      this.waitingDirect++
+      scheduler.at(start, () => { this.waitingDirect-- })
+      if (this.o.batching && this.waitingDirect >= this.o.pileUp && !this.integratorLive) {
+        this.integratorLive = true
+        recorder.bump('integratorStartedAtMin', Math.round(now / 60_000))
+      }
+    }
     recorder.spend('verifyWait', start - now)
     recorder.bump('verifyRuns', 1 + Math.floor((start - now) / verifyMs))
     scheduler.at(start + verifyMs, () => {
       if (r.breaks) recorder.bump('verifyCaught')
-      r.then(!r.breaks, start - now + verifyMs)
+      r.then(!r.breaks)
     })
   }
 
@@ -64,6 +86,11 @@ export class SimIntegrator {
     const { scheduler } = this.o
     this.running = true
     scheduler.at(Math.max(scheduler.now, this.lastBatchAt + this.o.batchEveryMs), () => { this.batch() })
+  }
+
+  /** Requests wait for the integrator rather than racing to the branch. */
+  get queued (): boolean {
+    return this.integratorLive
   }
 
   private batch (): void {
@@ -77,8 +104,9 @@ export class SimIntegrator {
     recorder.bump('verifyRuns', runs)
     if (red > 0) recorder.bump('verifyCaught', red)
     scheduler.after(runs * verifyMs, () => {
-      for (const r of batch) r.then(!r.breaks, 0)
+      for (const r of batch) r.then(!r.breaks)
       this.running = false
+      this.lastBatchAt = -Infinity // the loop starts the next batch at once; it polls only when none waits
       if (this.queue.length > 0) this.schedule()
     })
   }

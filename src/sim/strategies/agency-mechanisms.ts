@@ -5,10 +5,11 @@
 //   overlapMessages the daemon messages the holders of overlapping claims: they agree interfaces
 //   verifiedIntegration the whole suite runs on the merged tree before the shared branch moves
 //   reviews        a second agent reviews a passing change before it is integrated
-//   batching       an integrator verifies queued requests in batches (off: every agent verifies
-//                  on its own and races the others to the branch)
-//   helpers        an idle agent attempts a held critical-path task with an approach nobody has
-//                  recorded as failed or announced as in progress; the first pass wins
+//   batching       when integrations pile up an agent becomes the integrator and verifies queued
+//                  requests in batches (off: every agent verifies on its own and races the others
+//                  to the branch all run long)
+//   helpers        an idle agent attempts an overdue held task on the critical path with an approach
+//                  nobody has recorded as failed or announced as in progress; the first pass wins
 //   handoff        a holder far slower than the task's usual time hands the task to a faster agent
 
 export const MECHANISMS = ['findings', 'overlapMessages', 'verifiedIntegration', 'reviews', 'batching', 'helpers', 'handoff'] as const
@@ -43,12 +44,16 @@ export function ablations (): Array<{ off: Mechanism | null, mechanisms: Mechani
 
 /** How agency's mechanisms are tuned: the same for every swarm size and seed. */
 export const MECHANISM_DEFAULTS = {
-  /** an integrator batch starts at most this often (and as soon as one is due and requests wait) */
-  batchEveryMs: 30_000,
-  /** at most this many requests in one batch */
+  /** an idle integrator looks for requests this often (`agency integrator`'s --interval-ms default) */
+  batchEveryMs: 2_000,
+  /** at most this many requests in one batch (`agency integrator --batch 32`) */
   batchMax: 32,
+  /** direct integrations waiting for the branch at once before an agent becomes the integrator ("integrations piling up", judgement) */
+  pileUp: 3,
   /** helpers per held task at once (besides its holder) */
   maxHelpersPerTask: 2,
+  /** a held task is helped once its holder has had it this many times its usual time (past the top of an attempt's jitter: a stall, a slow agent, or a failed approach) */
+  helpAfter: 1.3,
   /** a holder whose attempt has run this many times the task's usual time is slow */
   handoffFactor: 2
 } as const

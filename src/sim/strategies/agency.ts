@@ -25,6 +25,7 @@ import { AgencyAgent } from './agency-agent.js'
 import { AgencyHelpers } from './agency-helpers.js'
 import { SimIntegrator } from './agency-integrator.js'
 import { ALL_MECHANISMS, MECHANISM_DEFAULTS, type Mechanisms } from './agency-mechanisms.js'
+import type { ReviewRequest, SwarmContext } from './agency-types.js'
 import { RUN_DEFAULTS, agentIndex, agentName, validateRun, type SwarmRunInit } from './common.js'
 
 export interface PartitionPlan {
@@ -62,21 +63,12 @@ export interface AgencyInit extends SwarmRunInit {
   mechanisms?: Partial<Mechanisms>
 }
 
-/** A passing change waiting for a peer's review. */
-export interface ReviewRequest {
-  task: ProjectTask
-  author: number
-  /** reviews of this change so far */
-  round: number
-  then: (caught: boolean) => void
-}
-
 /** agentd's defaults (src/daemon/config.ts, src/core/board/settle.ts). */
 export const AGENCY_DEFAULTS = { heartbeatMs: 2_000, leaseMs: 10_000, syncMs: 3_000, loss: 0 } as const
 
 const SYNC_SALT = 0x5359
 
-export class AgencySwarm {
+export class AgencySwarm implements SwarmContext {
   readonly project: Project
   readonly scheduler = new Scheduler()
   readonly topology: Topology
@@ -135,9 +127,10 @@ export class AgencySwarm {
       verifyMs: this.project.hazards.options.verifyMs,
       batching: this.mechanisms.batching,
       batchEveryMs: MECHANISM_DEFAULTS.batchEveryMs,
-      batchMax: MECHANISM_DEFAULTS.batchMax
+      batchMax: MECHANISM_DEFAULTS.batchMax,
+      pileUp: MECHANISM_DEFAULTS.pileUp
     })
-    this.helpers = new AgencyHelpers(this)
+    this.helpers = new AgencyHelpers({ project: this.project, progress: this.progress, recorder: this.recorder, scheduler: this.scheduler, mechanisms: this.mechanisms })
     this.extraBeats = new Array<number>(n).fill(0)
     this.quietRounds = new Array<number>(n).fill(0)
     const shared = {
@@ -217,7 +210,11 @@ export class AgencySwarm {
     return this.agreedPairs.has(pairKey(a, b))
   }
 
-  /** A passing change asks for a review; an idle peer takes it at once, else the next peer to look for work. */
+  get agentCount (): number {
+    return this.agents.length
+  }
+
+  /** A change asks for a review (its author goes on); an idle peer takes it at once, else the next peer to look for work. */
   requestReview (r: ReviewRequest): void {
     this.reviewQueue.push(r)
     this.recorder.bump('reviewRequests')
@@ -226,7 +223,6 @@ export class AgencySwarm {
     for (const a of this.agents) {
       if (a.idle && a.index !== r.author) { a.wake(); return }
     }
-    this.helpers.interruptOne()
   }
 
   /** The oldest review request by another agent, for `reviewer` to do. */
