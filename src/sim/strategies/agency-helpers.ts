@@ -64,6 +64,11 @@ export class AgencyHelpers implements HelperBoard {
     return this.holders.get(task)?.approach
   }
 
+  /** When the holder of `task` claimed it (tests). */
+  holderSince (task: number): number | undefined {
+    return this.holders.get(task)?.claimedAt
+  }
+
   holding (task: number, agent: HelperAgent, claimedAt: number, attemptStart: number, approach: string): void {
     this.holders.set(task, { agent, claimedAt, attemptStart, approach, merging: false })
   }
