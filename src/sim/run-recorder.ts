@@ -22,6 +22,8 @@
  */
 export const WASTE_KINDS = ['repair', 'mismatch', 'defect', 'verifyWait', 'lost'] as const
 export const OVERHEAD_KINDS = ['review', 'reviewFix', 'breakFix', 'verify', 'integrationWait'] as const
+/** Overhead spent outside any attempt (a review's fix is owed work done inside the author's next attempt). */
+const OUTSIDE_ATTEMPTS = ['review', 'breakFix', 'verify', 'integrationWait'] as const
 export type SpendKind = typeof WASTE_KINDS[number] | typeof OVERHEAD_KINDS[number] | 'helping'
 
 export interface TrafficTotals { messages: number, bytes: number }
@@ -62,6 +64,8 @@ export interface RunResult {
   wastedAgentSeconds: number
   /** budgeted redundancy of helpers, agent-seconds (not in waste) */
   helpingAgentSeconds: number
+  /** agent-seconds of the overhead kinds outside attempts: reviews, verify runs, waiting for one's batch, fixing what a verify caught */
+  overheadAgentSeconds: number
   messages: number
   bytes: number
   messagesPerAgentMinute: number
@@ -211,6 +215,7 @@ export class RunRecorder {
       spent,
       wastedAgentSeconds: dupMs / 1000 + this.repeatedMs / 1000 + WASTE_KINDS.reduce((n, k) => n + (spent[k] ?? 0), 0),
       helpingAgentSeconds: spent.helping ?? 0,
+      overheadAgentSeconds: OUTSIDE_ATTEMPTS.reduce((n, k) => n + (spent[k] ?? 0), 0),
       messages,
       bytes,
       messagesPerAgentMinute: messages / agentMinutes,

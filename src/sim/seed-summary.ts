@@ -22,6 +22,8 @@ export interface Summary {
   repeatedTrapHits: Stat
   wastedAgentH: Stat
   helpingAgentH: Stat
+  /** reviews, verify runs, the wait for one's batch, fixing what a verify caught: agency's mechanisms' own time */
+  overheadAgentH: Stat
   workAgentH: Stat
 }
 
@@ -63,6 +65,7 @@ export function summarize (results: readonly RunResult[]): Summary[] {
       repeatedTrapHits: stat(g.map(r => r.repeatedTrapHits)) as Stat,
       wastedAgentH: stat(g.map(r => r.wastedAgentSeconds / 3600)) as Stat,
       helpingAgentH: stat(g.map(r => r.helpingAgentSeconds / 3600)) as Stat,
+      overheadAgentH: stat(g.map(r => (r.overheadAgentSeconds ?? 0) / 3600)) as Stat,
       workAgentH: stat(g.map(r => r.workAgentSeconds / 3600)) as Stat
     })
   }
@@ -96,11 +99,11 @@ function order (s: Summary): number {
 export function comparisonTable (summaries: readonly Summary[]): string {
   const rows = [...summaries].sort((a, b) => a.agents - b.agents || order(a) - order(b))
   const lines = [
-    '| agents | strategy | seeds | all pass | 50 % | 90 % | 100 % | broken main | repeated trap hits | wasted agent-h | helpers (budgeted) agent-h | all work agent-h |',
-    '|---:|---|---:|:---:|---:|---:|---:|---:|---:|---:|---:|---:|'
+    '| agents | strategy | seeds | all pass | 50 % | 90 % | 100 % | broken main | repeated trap hits | wasted agent-h | helpers (budgeted) agent-h | reviews and verify agent-h | attempts agent-h |',
+    '|---:|---|---:|:---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|'
   ]
   for (const s of rows) {
-    lines.push(`| ${s.agents} | ${s.label} | ${s.seeds} | ${s.completed}/${s.seeds} | ${formatTime(s.p50)} | ${formatTime(s.p90)} | ${formatTime(s.p100)} | ${formatTime(s.brokenMainH)} | ${formatAmount(s.repeatedTrapHits)} | ${formatAmount(s.wastedAgentH)} | ${formatAmount(s.helpingAgentH)} | ${formatAmount(s.workAgentH)} |`)
+    lines.push(`| ${s.agents} | ${s.label} | ${s.seeds} | ${s.completed}/${s.seeds} | ${formatTime(s.p50)} | ${formatTime(s.p90)} | ${formatTime(s.p100)} | ${formatTime(s.brokenMainH)} | ${formatAmount(s.repeatedTrapHits)} | ${formatAmount(s.wastedAgentH)} | ${formatAmount(s.helpingAgentH)} | ${formatAmount(s.overheadAgentH)} | ${formatAmount(s.workAgentH)} |`)
   }
   return lines.join('\n') + '\n'
 }

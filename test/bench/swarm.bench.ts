@@ -235,7 +235,7 @@ async function main (): Promise<void> {
     '## Strategies',
     '',
     comparisonTable(summaries),
-    '"wasted": duplicate work, attempts at traps a peer had already recorded, repairing tests another agent\'s unverified merge broke, repairing interface mismatches, fixing a dependency\'s defect that got past review, re-verifying after losing the race to the branch, and work a stalled holder handed off. "helpers (budgeted)": attempts by idle helpers that lost the race and holders stopped because a helper passed first, counted apart from waste.',
+    '"wasted": duplicate work, attempts at traps a peer had already recorded, repairing tests another agent\'s unverified merge broke, repairing interface mismatches, fixing a dependency\'s defect that got past review (or reached the dependent before its review\'s fix), re-verifying after losing the race to the branch, and work a stalled holder handed off. Not waste but counted in "all work": reviews, verify runs and the wait for one\'s batch. "helpers (budgeted)": attempts by helpers that lost the race and holders stopped because a helper passed first, counted apart from waste.',
     '',
     'Who is ahead (means):',
     '',
@@ -273,7 +273,7 @@ function hazardSection (): string {
     const shown = k.endsWith('Ms') ? `${v / 1000} s` : String(v)
     lines.push(`| ${k} | ${shown} | ${HAZARD_SOURCES[k as keyof typeof HAZARD_SOURCES]} |`)
   }
-  lines.push('', `agency's settings, the same at every size: integrator batch every ${MECHANISM_DEFAULTS.batchEveryMs / 1000} s at most, up to ${MECHANISM_DEFAULTS.batchMax} requests; at most ${MECHANISM_DEFAULTS.maxHelpersPerTask} helpers per task; a holder is slow at ${MECHANISM_DEFAULTS.handoffFactor} × the task's usual time.`, '')
+  lines.push('', `agency's settings, the same at every size: agents integrate on their own (\`agency integrate\`) until ${MECHANISM_DEFAULTS.pileUp} integrations wait for the branch at once, then an agent becomes the integrator and batches up to ${MECHANISM_DEFAULTS.batchMax} requests back to back (polling every ${MECHANISM_DEFAULTS.batchEveryMs / 1000} s when none waits); a review is asked for each change others build on and does not hold its author up; an idle agent that is not slow helps the held task with the longest chain of dependents${MECHANISM_DEFAULTS.helpAfter > 0 ? ` once its holder has had it ${MECHANISM_DEFAULTS.helpAfter} × its usual time` : ''}, at most ${MECHANISM_DEFAULTS.maxHelpersPerTask} helpers per task; a holder is slow at ${MECHANISM_DEFAULTS.handoffFactor} × the task's usual time (hand-off when no helper is on the task).`, '')
   return lines.join('\n')
 }
 

@@ -1,7 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { Hazards, NO_HAZARDS } from '../../src/sim/hazards.js'
 import { AgencySwarm, runAgency } from '../../src/sim/strategies/agency.js'
-import { MECHANISM_DEFAULTS } from '../../src/sim/strategies/agency-mechanisms.js'
 import { runCentralManager } from '../../src/sim/strategies/central-manager.js'
 import { runGitLocks } from '../../src/sim/strategies/git-locks.js'
 import { runNoCoordination } from '../../src/sim/strategies/no-coordination.js'
@@ -150,8 +149,9 @@ describe('idle agents help the critical path', () => {
     expect(r.duplicateAgentSeconds).toBe(0)
   })
 
-  it('helpers join only an overdue holder, the first pass wins and every other attempt at the task stops at once', () => {
-    const swarm = new AgencySwarm({ project: stally, agents: 40, seed: 7, mechanisms: { handoff: false } })
+  it('with a wait set, helpers join only an overdue holder; the first pass wins and every other attempt at the task stops at once', () => {
+    const helpAfter = 1.3
+    const swarm = new AgencySwarm({ project: stally, agents: 40, seed: 7, mechanisms: { handoff: false }, settings: { helpAfter } })
     let checks = 0
     while (!swarm.progress.complete && swarm.scheduler.now < 200 * 3600_000) {
       swarm.runUntil(swarm.scheduler.now + 20_000)
@@ -161,7 +161,7 @@ describe('idle agents help the critical path', () => {
         if (swarm.progress.passed(t.id)) { expect(helpers).toEqual([]); continue }
         if (helpers.length === 0) continue
         const since = swarm.helpers.holderSince(t.index)
-        if (since !== undefined) expect(now - since).toBeGreaterThan(MECHANISM_DEFAULTS.helpAfter * t.effortMs)
+        if (since !== undefined) expect(now - since).toBeGreaterThan(helpAfter * t.effortMs)
         checks++
       }
     }

@@ -1,23 +1,24 @@
 // Idle agents that help the critical path, and hand-off by speed, in the
 // agency simulation, by the rule `agency assist` follows in agentd: an agent
-// with nothing ready asks its daemon for a held task to help; the daemon
-// picks the one on the critical path (the longest chain of dependents,
-// ties by the longer tail of work) among those whose holder has run past
-// the time such a task takes; the helper announces its approach in the log,
-// one nobody has recorded as failed and that neither the holder nor another
-// helper has announced, at most `maxHelpersPerTask` helpers a task. The
-// first pass wins: a helper's pass goes to the holder, which stops at once
-// and integrates that change under its claim; a holder's pass stops the
-// helpers at once. Helpers are budgeted: a task is helped only once its
-// holder is overdue (past `helpAfter` × the task's usual time since it was
-// claimed: a stall, a slow agent, or a first approach that failed), so
-// helpers shorten the slowest links of the critical path instead of doubling
-// every task; their time is counted apart from waste.
+// with nothing ready (and no review waiting on it) asks its daemon for a held
+// task to help; the daemon offers the one on the critical path, the longest
+// chain of dependents (ties: the longer tail of work, then the lower id); the
+// helper announces its approach in the log, one nobody has recorded as failed
+// and that neither the holder nor another helper has announced. The first
+// pass wins: a helper's pass goes to the holder, which stops at once and
+// integrates that change under its claim (no release a third agent could
+// take in between); a holder's pass stops its helpers at once.
+//
+// The budget: only agents with nothing ready help, so helping takes no task
+// from anyone; at most `maxHelpersPerTask` helpers a task; a slow agent (its
+// daemon knows its response speed) does not help; `helpAfter` can hold
+// helpers back until the holder is overdue (0, the default: at once; see
+// agency-mechanisms.ts for why). Helpers' lost attempts and holders' stopped
+// ones are counted apart from waste (`helping`).
 //
 // Hand-off by speed: a holder whose attempt has run past `handoffFactor` ×
 // the task's usual time, with no helper on it, releases it to an idle agent
-// that is not slow; a slow agent (its daemon knows its response speed)
-// neither helps nor takes over.
+// that is not slow, which claims it.
 //
 // Modelling shortcut: who holds which task with which approach is read from
 // this registry, which the agents' claims and announcements would tell their
@@ -26,13 +27,12 @@
 import type { Replica } from '../replica.js'
 import type { Attempt, ProjectTask } from '../workload.js'
 import { Finding } from '../../gen/agency/v1/log.js'
-import { MECHANISM_DEFAULTS } from './agency-mechanisms.js'
 import type { HelperAgent, HelperBoard, Result } from './agency-types.js'
 import type { ProjectProgress } from '../project-progress.js'
 import type { RunRecorder } from '../run-recorder.js'
 import type { Scheduler } from '../scheduler.js'
 import type { Project } from '../workload.js'
-import type { Mechanisms } from './agency-mechanisms.js'
+import type { MechanismSettings, Mechanisms } from './agency-mechanisms.js'
 
 interface Holding { agent: HelperAgent, claimedAt: number, attemptStart: number, approach: string, merging: boolean }
 interface Helping { agent: HelperAgent, approach: string, start: number, active: boolean }
@@ -43,6 +43,7 @@ export interface HelpersInit {
   recorder: RunRecorder
   scheduler: Scheduler
   mechanisms: Mechanisms
+  settings: MechanismSettings
 }
 
 export class AgencyHelpers implements HelperBoard {
@@ -95,29 +96,31 @@ export class AgencyHelpers implements HelperBoard {
     const { mechanisms, project, progress } = this.o
     if (!mechanisms.helpers && !mechanisms.handoff) return false
     if (agent.slow) return false
-    let best: { t: ProjectTask, h: Holding, handoff: boolean } | undefined
+    // the cheap tests first; the approaches left (a findings search) only for the best candidates, in order
+    const eligible: Array<{ t: ProjectTask, h: Holding, handoff: boolean }> = []
     for (const [task, h] of this.holders) {
       if (h.agent === agent || h.merging) continue
       const t = project.tasks[task]
       if (progress.passed(t.id)) continue
-      if (best !== undefined && (t.chain < best.t.chain || (t.chain === best.t.chain && t.tailMs <= best.t.tailMs))) continue
-      const handoff = mechanisms.handoff && !this.helping.has(task) && now - h.attemptStart > MECHANISM_DEFAULTS.handoffFactor * t.effortMs
-      const helpable = mechanisms.helpers && now - h.claimedAt > MECHANISM_DEFAULTS.helpAfter * t.effortMs && this.freeApproaches(agent, t, h).length > 0
-      if (handoff || helpable) best = { t, h, handoff }
+      const handoff = mechanisms.handoff && !this.helping.has(task) && now - h.attemptStart > this.o.settings.handoffFactor * t.effortMs
+      const helpable = mechanisms.helpers && now - h.claimedAt > this.o.settings.helpAfter * t.effortMs && (this.helping.get(task)?.length ?? 0) < this.o.settings.maxHelpersPerTask
+      if (handoff || helpable) eligible.push({ t, h, handoff })
     }
-    if (best === undefined) return false
-    const { t, h } = best
-    if (best.handoff && h.agent.yieldTask(t, 'lost')) {
-      this.o.recorder.bump('handoffsBySpeed')
-      agent.takeOver(t)
-      return true
+    eligible.sort((a, b) => b.t.chain - a.t.chain || b.t.tailMs - a.t.tailMs || a.t.index - b.t.index)
+    for (const { t, h, handoff } of eligible) {
+      if (handoff && h.agent.yieldTask(t, 'lost')) {
+        this.o.recorder.bump('handoffsBySpeed')
+        agent.takeOver(t)
+        return true
+      }
+      if (mechanisms.helpers && this.startHelping(agent, replica, t, h, now)) return true
     }
-    return mechanisms.helpers && this.startHelping(agent, replica, t, h, now)
+    return false
   }
 
   private freeApproaches (agent: HelperAgent, t: ProjectTask, h: Holding): string[] {
     const list = this.helping.get(t.index) ?? []
-    if (list.length >= MECHANISM_DEFAULTS.maxHelpersPerTask) return []
+    if (list.length >= this.o.settings.maxHelpersPerTask) return []
     const known = agent.knownTraps(t)
     const area = this.o.project.areas[t.area]
     const taken = new Set([h.approach, ...list.map(x => x.approach)])

@@ -24,7 +24,7 @@ import type { Project, ProjectTask } from '../workload.js'
 import { AgencyAgent } from './agency-agent.js'
 import { AgencyHelpers } from './agency-helpers.js'
 import { SimIntegrator } from './agency-integrator.js'
-import { ALL_MECHANISMS, MECHANISM_DEFAULTS, type Mechanisms } from './agency-mechanisms.js'
+import { ALL_MECHANISMS, MECHANISM_DEFAULTS, type MechanismSettings, type Mechanisms } from './agency-mechanisms.js'
 import type { ReviewRequest, SwarmContext } from './agency-types.js'
 import { RUN_DEFAULTS, agentIndex, agentName, validateRun, type SwarmRunInit } from './common.js'
 
@@ -61,6 +61,8 @@ export interface AgencyInit extends SwarmRunInit {
   overlapAlerts?: boolean
   /** which of agency's mechanisms run (default: all); see agency-mechanisms.ts */
   mechanisms?: Partial<Mechanisms>
+  /** the mechanisms' settings (default MECHANISM_DEFAULTS, the same at every size; tests change one to see a rule at work) */
+  settings?: Partial<MechanismSettings>
 }
 
 /** agentd's defaults (src/daemon/config.ts, src/core/board/settle.ts). */
@@ -108,6 +110,7 @@ export class AgencySwarm implements SwarmContext {
     this.pollMs = init.pollMs ?? RUN_DEFAULTS.pollMs
     this.syncMs = init.syncMs ?? AGENCY_DEFAULTS.syncMs
     this.mechanisms = { ...ALL_MECHANISMS, ...init.mechanisms }
+    const settings: MechanismSettings = { ...MECHANISM_DEFAULTS, ...init.settings }
     this.overlapAlerts = init.overlapAlerts ?? this.mechanisms.overlapMessages
     this.expiryPossible = (init.crashes ?? []).length > 0
     this.topology = new Topology(n)
@@ -126,11 +129,11 @@ export class AgencySwarm implements SwarmContext {
       recorder: this.recorder,
       verifyMs: this.project.hazards.options.verifyMs,
       batching: this.mechanisms.batching,
-      batchEveryMs: MECHANISM_DEFAULTS.batchEveryMs,
-      batchMax: MECHANISM_DEFAULTS.batchMax,
-      pileUp: MECHANISM_DEFAULTS.pileUp
+      batchEveryMs: settings.batchEveryMs,
+      batchMax: settings.batchMax,
+      pileUp: settings.pileUp
     })
-    this.helpers = new AgencyHelpers({ project: this.project, progress: this.progress, recorder: this.recorder, scheduler: this.scheduler, mechanisms: this.mechanisms })
+    this.helpers = new AgencyHelpers({ project: this.project, progress: this.progress, recorder: this.recorder, scheduler: this.scheduler, mechanisms: this.mechanisms, settings })
     this.extraBeats = new Array<number>(n).fill(0)
     this.quietRounds = new Array<number>(n).fill(0)
     const shared = {
