@@ -275,7 +275,7 @@ export class AgencyAgent implements HelperAgent {
    * is budgeted redundancy) and integrates the helper's change under its own
    * claim, the helper's branch merged into its task branch.
    */
-  adoptPass (t: ProjectTask, result: Result, helper: number): boolean {
+  adoptPass (t: ProjectTask, result: Result): boolean {
     const w = this.working
     if (w === undefined || w.task.index !== t.index) return false
     const now = this.swarm.scheduler.now
@@ -284,7 +284,6 @@ export class AgencyAgent implements HelperAgent {
     this.attemptToken++
     this.swarm.recorder.spend('helping', now - w.start)
     this.swarm.helpers.holderPassed(t.index)
-    void helper
     this.passed(t, w.epoch, result.attempt, result.start, now)
     return true
   }

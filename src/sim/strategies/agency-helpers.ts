@@ -165,7 +165,7 @@ export class AgencyHelpers implements HelperBoard {
       recorder.bump('helperPasses')
       const result: Result = { task: t, attempt, start: entry.start }
       // first pass wins: the holder stops and integrates this change (its helpers are stopped with it)
-      if (h.agent.adoptPass(t, result, agent.index)) {
+      if (h.agent.adoptPass(t, result)) {
         recorder.bump('helperWins')
         recorder.worked(t.id, agent.index, entry.start, now, true)
         agent.pick()

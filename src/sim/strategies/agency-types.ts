@@ -36,7 +36,7 @@ export interface HelperAgent {
   /** stop the attempt at `t` and release it; the time spent is `kind` */
   yieldTask: (t: ProjectTask, kind: 'helping' | 'lost') => boolean
   /** a helper's attempt at `t`, which this agent holds, passed first: stop and integrate that change */
-  adoptPass: (t: ProjectTask, result: Result, helper: number) => boolean
+  adoptPass: (t: ProjectTask, result: Result) => boolean
   knownTraps: (t: ProjectTask) => Set<string>
   recordTrap: (t: ProjectTask, attempt: Attempt, now: number) => void
 }
