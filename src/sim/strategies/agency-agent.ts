@@ -21,7 +21,7 @@ import { Finding } from '../../gen/agency/v1/log.js'
 import type { Random } from '../random.js'
 import type { Replica } from '../replica.js'
 import type { Attempt, ProjectTask } from '../workload.js'
-import type { HelperAgent, ReviewRequest, Result, SwarmContext } from './agency-types.js'
+import type { HelperAgent, ReviewRequest, SwarmContext } from './agency-types.js'
 import { idleRepair, preMerge } from './merge-hazards.js'
 
 const LOST_BACKOFF_MS = 60_000
@@ -269,23 +269,74 @@ export class AgencyAgent implements HelperAgent {
     return true
   }
 
-  /**
-   * A helper's attempt at `t` passed while this agent, its holder, was still
-   * at it: the first pass wins. The holder stops at once (its attempt so far
-   * is budgeted redundancy) and integrates the helper's change under its own
-   * claim, the helper's branch merged into its task branch.
-   */
-  adoptPass (t: ProjectTask, result: Result): boolean {
+  /** An assistant's integration finished `t` (claim_lost: done by an assistant): the holder stops; what it spent since its attempt began is redundancy. */
+  taskDoneByAssistant (t: ProjectTask): void {
     const w = this.working
-    if (w === undefined || w.task.index !== t.index) return false
-    const now = this.swarm.scheduler.now
-    this.replica.drain(now)
-    if (claimOutcome(this.replica.board, t.id, this.name, w.epoch).outcome !== 'HELD') return false
+    if (w === undefined || w.task.index !== t.index) return // in its own pipeline: its land is fenced
     this.attemptToken++
-    this.swarm.recorder.spend('helping', now - w.start)
-    this.swarm.helpers.holderPassed(t.index)
-    this.passed(t, w.epoch, result.attempt, result.start, now)
-    return true
+    this.working = undefined
+    this.swarm.recorder.spend('helping', this.swarm.scheduler.now - w.start)
+    this.swarm.recorder.bump('holdersStoppedByAssist')
+    this.replica.forget(t.id)
+    this.later(0, () => { this.pick() })
+  }
+
+  /**
+   * As an assistant whose attempt at `t` passed: what the hazards ask before
+   * a merge, then `agency integrate` on its assist branch (its own verify and
+   * the race, never the integrator queue); if it lands first, its daemon
+   * writes an integration and the task's done at the holder's epoch.
+   */
+  integrateAssist (t: ProjectTask, attempt: Attempt, start: number, then: (landed: boolean) => void): void {
+    const swarm = this.swarm
+    const pre = preMerge(swarm, t, this.index, start, attempt.durationMs, (a, b) => swarm.agreed(a, b))
+    const life = this.life
+    const attemptEnd = swarm.scheduler.now
+    const integrate = (fixed: boolean): void => {
+      swarm.integrator.direct({
+        breaks: !fixed && swarm.project.hazards.breaks(t.index),
+        then: green => {
+          if (life !== this.life || this.frozen) return
+          swarm.recorder.spend('verify', swarm.project.hazards.options.verifyMs)
+          if (!green) {
+            const fix = swarm.project.hazards.options.reviewFixFraction * t.effortMs
+            swarm.recorder.spend('breakFix', fix)
+            this.later(fix, () => { integrate(true) })
+            return
+          }
+          this.landAssist(t, then)
+        }
+      })
+    }
+    this.later(pre.ms, () => {
+      if (pre.repair) swarm.progress.repairAround(t, swarm.scheduler.now)
+      if (pre.ms > 0) swarm.recorder.worked(t.id, this.index, attemptEnd, swarm.scheduler.now, true)
+      if (!swarm.mechanisms.verifiedIntegration) { this.landAssist(t, then, false); return }
+      integrate(false)
+    })
+  }
+
+  private landAssist (t: ProjectTask, then: (landed: boolean) => void, verified = true): void {
+    const { scheduler, recorder, progress } = this.swarm
+    const now = scheduler.now
+    this.replica.drain(now)
+    const board = this.replica.board
+    const holder = board.holder(t.id)
+    // the remote's task fence: the first integration of the task at the epoch wins
+    if (progress.passed(t.id) || holder === undefined) {
+      recorder.bump('fencedMerges')
+      then(false)
+      this.pick()
+      return
+    }
+    progress.merge(t, this.index, now, { verified })
+    const commit = `sim-${t.index}-${this.index}`
+    this.replica.write('integration', { task: t.id, epoch: holder.epoch, commit, result: 'merged', paths: t.files, request: '' }, now, t.index)
+    this.replica.write('done', { task: t.id, epoch: holder.epoch, commit, paths: t.files }, now, t.index)
+    then(true)
+    this.swarm.helpers.taskDone(t.index, this)
+    this.askReview(t)
+    this.pick()
   }
 
   private finish (t: ProjectTask, epoch: number, claimedAt: number, attempt: Attempt, start: number): void {
@@ -322,9 +373,9 @@ export class AgencyAgent implements HelperAgent {
   /**
    * A passing attempt (started at `attemptStart`; this agent's own work on it
    * from `workStart`): what the hazards ask before a merge, then, as the
-   * prompt's loop has it, the agent asks for a review if others build on the
-   * change (and does not wait for it), and integrates: it waits for its
-   * integration, marks the task done and picks the next.
+   * prompt's loop has it, it integrates: it waits for its integration, marks
+   * the task done, asks for a review if others build on the change (and does
+   * not wait for it), and picks the next.
    */
   private passed (t: ProjectTask, epoch: number, attempt: Attempt, attemptStart: number, workStart: number): void {
     const swarm = this.swarm
@@ -333,7 +384,6 @@ export class AgencyAgent implements HelperAgent {
       if (pre.repair) swarm.progress.repairAround(t, swarm.scheduler.now)
       swarm.recorder.worked(t.id, this.index, workStart, swarm.scheduler.now)
       this.working = undefined
-      this.askReview(t)
       this.verify(t, epoch)
     }
     if (pre.ms > 0) this.later(pre.ms, next)
@@ -430,15 +480,18 @@ export class AgencyAgent implements HelperAgent {
     const { scheduler, recorder, progress } = this.swarm
     const now = scheduler.now
     this.replica.drain(now)
-    this.swarm.helpers.holderGone(t.index, this)
     const board = this.replica.board
-    if (claimOutcome(board, t.id, this.name, epoch).outcome !== 'HELD') {
+    if (progress.passed(t.id) || claimOutcome(board, t.id, this.name, epoch).outcome !== 'HELD') {
+      // fenced: the claim was lost, or an assistant's integration landed the task first
+      this.swarm.helpers.holderGone(t.index, this)
       recorder.bump('fencedMerges')
+      this.replica.forget(t.id)
       this.pick()
       return
     }
     progress.merge(t, this.index, now, { verified })
-    this.swarm.helpers.taskDone(t.index)
+    this.swarm.helpers.taskDone(t.index, this)
+    this.askReview(t)
     const held = board.checkDoable(t.id, this.name)
     this.replica.write('done', { task: t.id, epoch: held.epoch, commit: `sim-${t.index}-${this.index}`, paths: t.files }, now, t.index)
     this.replica.forget(t.id)

@@ -1,33 +1,42 @@
-// Idle agents that help the critical path, and hand-off by speed, in the
-// agency simulation, by the rule `agency assist` follows in agentd: an agent
-// with nothing ready (and no review waiting on it) asks its daemon for a held
-// task to help; the daemon offers the one on the critical path, the longest
-// chain of dependents (ties: the longer tail of work, then the lower id); the
-// helper announces its approach in the log, one nobody has recorded as failed
-// and that neither the holder nor another helper has announced. The first
-// pass wins: a helper's pass goes to the holder, which stops at once and
-// integrates that change under its claim (no release a third agent could
-// take in between); a holder's pass stops its helpers at once.
+// Idle agents that help the critical path (agentd's assists, docs/assist.md,
+// src/core/board/assist-choice.ts), and hand-off by speed, in the agency
+// simulation. The assist rule as agentd has it:
 //
-// The budget: only agents with nothing ready help, so helping takes no task
-// from anyone; at most `maxHelpersPerTask` helpers a task; a slow agent (its
-// daemon knows its response speed) does not help; `helpAfter` can hold
-// helpers back until the holder is overdue (0, the default: at once; see
-// agency-mechanisms.ts for why). Helpers' lost attempts and holders' stopped
-// ones are counted apart from waste (`helping`).
+// - who: an agent that holds no task, assists none, and has nothing ready
+//   (and no review waiting on it);
+// - which tasks: held by a peer for longer than the threshold, max(the floor,
+//   10 min, and the median time done tasks took from claim to done), with
+//   fewer live assistants than the budget (2);
+// - which first: the longest chain of not-done dependents, then the one held
+//   longest, then the rendezvous score of (agent, task), as assist-choice.ts;
+// - the approach: announced in the log, one nobody has recorded as failed and
+//   that neither the holder nor another assistant has announced;
+// - the first passing integration wins: the assistant integrates its own
+//   branch (`agency integrate`: its own verify and the race to the branch,
+//   never the integrator queue) and its daemon writes the task's done at the
+//   holder's epoch; the holder's claim ends and it stops, the other
+//   assistants stop. A holder whose integration lands first ends the assists.
 //
-// Hand-off by speed: a holder whose attempt has run past `handoffFactor` ×
-// the task's usual time, with no helper on it, releases it to an idle agent
-// that is not slow, which claims it.
+// Where the simulation differs: who holds which task since when, and who
+// assists with which approach, is read from this registry (the log would tell
+// every daemon within a gossip delay); the threshold's median is over every
+// task done in the run, not one daemon's board; the holder and the other
+// assistants stop the moment the task is done, where real agents read the
+// notice at their next turn.
 //
-// Modelling shortcut: who holds which task with which approach is read from
-// this registry, which the agents' claims and announcements would tell their
-// peers within a gossip delay (under a second).
+// Hand-off by speed (not in agentd; the issue's mechanism): a holder whose
+// attempt has run past `handoffFactor` × the task's usual time, with no
+// assistant on it, releases it to an idle agent that is not slow (its daemon
+// knows its response speed), which claims it.
+//
+// Assistants' attempts that do not land, and holders' attempts an assistant's
+// integration made moot, are budgeted redundancy (`helping`), apart from waste.
 
 import type { Replica } from '../replica.js'
 import type { Attempt, ProjectTask } from '../workload.js'
+import { rendezvousScore } from '../../core/board/claim-choice.js'
 import { Finding } from '../../gen/agency/v1/log.js'
-import type { HelperAgent, HelperBoard, Result } from './agency-types.js'
+import type { HelperAgent, HelperBoard } from './agency-types.js'
 import type { ProjectProgress } from '../project-progress.js'
 import type { RunRecorder } from '../run-recorder.js'
 import type { Scheduler } from '../scheduler.js'
@@ -35,7 +44,7 @@ import type { Project } from '../workload.js'
 import type { MechanismSettings, Mechanisms } from './agency-mechanisms.js'
 
 interface Holding { agent: HelperAgent, claimedAt: number, attemptStart: number, approach: string, merging: boolean }
-interface Helping { agent: HelperAgent, approach: string, start: number, active: boolean }
+interface Helping { agent: HelperAgent, approach: string, start: number, active: boolean, integrating: boolean }
 
 export interface HelpersInit {
   project: Project
@@ -50,14 +59,16 @@ export class AgencyHelpers implements HelperBoard {
   private readonly o: HelpersInit
   private readonly holders = new Map<number, Holding>()
   private readonly helping = new Map<number, Helping[]>()
+  /** claim-to-done times of done tasks, sorted */
+  private readonly durations: number[] = []
 
   constructor (init: HelpersInit) {
     this.o = init
   }
 
   /** Helpers at work on `task` now, with their approaches. */
-  helpersOf (task: number): Array<{ agent: number, approach: string }> {
-    return (this.helping.get(task) ?? []).map(h => ({ agent: h.agent.index, approach: h.approach }))
+  helpersOf (task: number): Array<{ agent: number, approach: string, integrating: boolean }> {
+    return (this.helping.get(task) ?? []).map(h => ({ agent: h.agent.index, approach: h.approach, integrating: h.integrating }))
   }
 
   /** The approach the holder of `task` is attempting now (tests). */
@@ -78,35 +89,55 @@ export class AgencyHelpers implements HelperBoard {
     if (this.holders.get(task)?.agent === agent) this.holders.delete(task)
   }
 
-  /** The holder has a passing change (its own or a helper's): the helpers stop. */
+  /** The holder has a passing change on its way to the branch (its assistants go on: the first integration wins). */
   holderPassed (task: number): void {
     const h = this.holders.get(task)
     if (h !== undefined) h.merging = true
-    this.stopHelpers(task)
   }
 
-  /** `task` was integrated. */
-  taskDone (task: number): void {
+  /** `task` is done (by its holder or an assistant): the assists end; an assistant's done ends the holder's claim. */
+  taskDone (task: number, by: HelperAgent): void {
+    const h = this.holders.get(task)
     this.holders.delete(task)
+    if (h !== undefined) this.doneAfter(this.o.scheduler.now - h.claimedAt)
     this.stopHelpers(task)
+    if (h !== undefined && h.agent !== by) h.agent.taskDoneByAssistant(this.o.project.tasks[task])
   }
 
-  /** An idle agent asks for a held task on the critical path to help or take over; true if it got one. */
+  /** A task's claim to done time, for the assist threshold. */
+  doneAfter (ms: number): void {
+    let lo = 0
+    let hi = this.durations.length
+    while (lo < hi) { const mid = (lo + hi) >>> 1; if (this.durations[mid] < ms) lo = mid + 1; else hi = mid }
+    this.durations.splice(lo, 0, ms)
+  }
+
+  /** max(floor, median claim-to-done time): assist-choice.ts's assistThresholdMs over the run's done tasks. */
+  thresholdMs (): number {
+    const d = this.durations
+    if (d.length === 0) return this.o.settings.assistFloorMs
+    const mid = d.length >> 1
+    const median = d.length % 2 === 1 ? d[mid] : (d[mid - 1] + d[mid]) / 2
+    return Math.max(this.o.settings.assistFloorMs, median)
+  }
+
+  /** An idle agent asks for a held task on the critical path to assist (or take over, by speed); true if it got one. */
   help (agent: HelperAgent, replica: Replica, now: number): boolean {
-    const { mechanisms, project, progress } = this.o
+    const { mechanisms, project, progress, settings } = this.o
     if (!mechanisms.helpers && !mechanisms.handoff) return false
-    if (agent.slow) return false
+    const threshold = this.thresholdMs()
     // the cheap tests first; the approaches left (a findings search) only for the best candidates, in order
     const eligible: Array<{ t: ProjectTask, h: Holding, handoff: boolean }> = []
     for (const [task, h] of this.holders) {
-      if (h.agent === agent || h.merging) continue
+      if (h.agent === agent) continue
       const t = project.tasks[task]
       if (progress.passed(t.id)) continue
-      const handoff = mechanisms.handoff && !this.helping.has(task) && now - h.attemptStart > this.o.settings.handoffFactor * t.effortMs
-      const helpable = mechanisms.helpers && now - h.claimedAt > this.o.settings.helpAfter * t.effortMs && (this.helping.get(task)?.length ?? 0) < this.o.settings.maxHelpersPerTask
+      const handoff = mechanisms.handoff && !agent.slow && !h.merging && !this.helping.has(task) && now - h.attemptStart > settings.handoffFactor * t.effortMs
+      const helpable = mechanisms.helpers && now - h.claimedAt > threshold && (this.helping.get(task)?.length ?? 0) < settings.maxHelpersPerTask
       if (handoff || helpable) eligible.push({ t, h, handoff })
     }
-    eligible.sort((a, b) => b.t.chain - a.t.chain || b.t.tailMs - a.t.tailMs || a.t.index - b.t.index)
+    if (eligible.length === 0) return false
+    eligible.sort((a, b) => b.t.chain - a.t.chain || a.h.claimedAt - b.h.claimedAt || rendezvousScore(agent.name, b.t.id) - rendezvousScore(agent.name, a.t.id) || a.t.index - b.t.index)
     for (const { t, h, handoff } of eligible) {
       if (handoff && h.agent.yieldTask(t, 'lost')) {
         this.o.recorder.bump('handoffsBySpeed')
@@ -141,7 +172,7 @@ export class AgencyHelpers implements HelperBoard {
     }), now, { indexed: false })
     const slowdown = project.hazards.slowdown(agent.index, t.index, progress.nextAttempt(t))
     const attempt = project.attempt(agent.rng, t, agent.knownTraps(t), slowdown, approach)
-    const entry: Helping = { agent, approach, start: now, active: true }
+    const entry: Helping = { agent, approach, start: now, active: true, integrating: false }
     const list = this.helping.get(t.index) ?? []
     list.push(entry)
     this.helping.set(t.index, list)
@@ -153,25 +184,25 @@ export class AgencyHelpers implements HelperBoard {
   private finished (t: ProjectTask, entry: Helping, attempt: Attempt): void {
     const { recorder, progress, scheduler } = this.o
     const now = scheduler.now
-    entry.active = false
-    this.drop(t.index, entry)
     const agent = entry.agent
     if (attempt.result === 'trap') {
       recorder.trapHit(attempt.trap, entry.start, attempt.durationMs)
       agent.recordTrap(t, attempt, now)
     }
-    const h = this.holders.get(t.index)
-    if (attempt.result === 'pass' && !progress.passed(t.id) && h !== undefined && !h.merging) {
+    if (attempt.result === 'pass' && !progress.passed(t.id) && this.holders.has(t.index)) {
+      // the assistant integrates its own branch; it stays an assistant (its approach announced) until it lands or is fenced
       recorder.bump('helperPasses')
-      const result: Result = { task: t, attempt, start: entry.start }
-      // first pass wins: the holder stops and integrates this change (its helpers are stopped with it)
-      if (h.agent.adoptPass(t, result)) {
-        recorder.bump('helperWins')
-        recorder.worked(t.id, agent.index, entry.start, now, true)
-        agent.pick()
-        return
-      }
+      entry.integrating = true
+      agent.integrateAssist(t, attempt, entry.start, landed => {
+        entry.active = false
+        this.drop(t.index, entry)
+        if (landed) recorder.bump('helperWins')
+        else recorder.spend('helping', attempt.durationMs)
+      })
+      return
     }
+    entry.active = false
+    this.drop(t.index, entry)
     recorder.spend('helping', now - entry.start)
     agent.pick()
   }
@@ -190,7 +221,7 @@ export class AgencyHelpers implements HelperBoard {
     this.helping.delete(task)
     const now = this.o.scheduler.now
     for (const x of list) {
-      if (!x.active) continue
+      if (!x.active || x.integrating) continue // an integrating assistant finds out when its land is fenced
       x.active = false
       this.o.recorder.spend('helping', now - x.start)
       this.o.recorder.bump('helpersStopped')

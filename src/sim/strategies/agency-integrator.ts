@@ -55,6 +55,11 @@ export class SimIntegrator {
     this.o = init
   }
 
+  /** `agency integrate`: the author's own verify and the race to the branch, whatever the others do (an assistant's way). */
+  direct (r: IntegrationRequest): void {
+    this.alone(r)
+  }
+
   request (r: IntegrationRequest): void {
     if (!this.integratorLive) { this.alone(r); return }
     this.queue.push(r)

@@ -4,13 +4,18 @@
 //   findings       an agent searches the failures peers recorded before it picks an approach
 //   overlapMessages the daemon messages the holders of overlapping claims: they agree interfaces
 //   verifiedIntegration the whole suite runs on the merged tree before the shared branch moves
-//   reviews        a second agent reviews a passing change before it is integrated
+//   reviews        a second agent reviews a change others build on (its author does not wait);
+//                  a defect it finds is fixed before a dependent trips over it, if in time
 //   batching       when integrations pile up an agent becomes the integrator and verifies queued
 //                  requests in batches (off: every agent verifies on its own and races the others
 //                  to the branch all run long)
-//   helpers        an idle agent attempts an overdue held task on the critical path with an approach
-//                  nobody has recorded as failed or announced as in progress; the first pass wins
+//   helpers        agentd's assists: an idle agent works on a held task of the critical path, held
+//                  past the threshold, with an approach nobody recorded as failed or announced;
+//                  the first passing integration wins
 //   handoff        a holder far slower than the task's usual time hands the task to a faster agent
+//                  (the issue's mechanism; agentd has no such rule)
+
+import { ASSIST_DEFAULTS } from '../../core/board/assist-choice.js'
 
 export const MECHANISMS = ['findings', 'overlapMessages', 'verifiedIntegration', 'reviews', 'batching', 'helpers', 'handoff'] as const
 export type Mechanism = typeof MECHANISMS[number]
@@ -52,17 +57,10 @@ export const MECHANISM_DEFAULTS = {
   batchMax: 32,
   /** direct integrations waiting for the branch at once before an agent becomes the integrator ("integrations piling up", judgement) */
   pileUp: 3,
-  /** helpers per held task at once (besides its holder) */
-  maxHelpersPerTask: 2,
-  /**
-   * a held task is helped once its holder has had it this many times its
-   * usual time; 0: at once, as `agency assist` offers any held task on the
-   * critical path. Waiting for an overdue holder was measured and lost (500
-   * tasks, 128 agents, 5 seeds, time to 90 %: 0 → 2.34 h, 1.0 → 2.60 h,
-   * 1.3 → 2.73 h): an idle agent's attempt costs no throughput, and the
-   * first attempt at a task is where a trap costs a whole attempt
-   */
-  helpAfter: 0,
+  /** assistants per held task at once, besides its holder (agentd --assist-budget) */
+  maxHelpersPerTask: ASSIST_DEFAULTS.budget,
+  /** an assist needs the task held this long at least, and the median claim-to-done time if longer (agentd --assist-after) */
+  assistFloorMs: ASSIST_DEFAULTS.floorMs,
   /** a holder whose attempt has run this many times the task's usual time is slow */
   handoffFactor: 2
 } as const

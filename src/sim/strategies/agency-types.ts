@@ -35,19 +35,21 @@ export interface HelperAgent {
   takeOver: (t: ProjectTask) => void
   /** stop the attempt at `t` and release it; the time spent is `kind` */
   yieldTask: (t: ProjectTask, kind: 'helping' | 'lost') => boolean
-  /** a helper's attempt at `t`, which this agent holds, passed first: stop and integrate that change */
-  adoptPass: (t: ProjectTask, result: Result) => boolean
+  /** as an assistant whose attempt at `t` passed: integrate its own branch (`agency integrate`); `then(landed)` when it landed first or was fenced */
+  integrateAssist: (t: ProjectTask, attempt: Attempt, start: number, then: (landed: boolean) => void) => void
+  /** an assistant's integration finished `t`, which this agent held: its claim ended; it stops */
+  taskDoneByAssistant: (t: ProjectTask) => void
   knownTraps: (t: ProjectTask) => Set<string>
   recordTrap: (t: ProjectTask, attempt: Attempt, now: number) => void
 }
 
 /** What agents learn from the helpers' registry (assist announcements in the log). */
 export interface HelperBoard {
-  helpersOf: (task: number) => Array<{ agent: number, approach: string }>
+  helpersOf: (task: number) => Array<{ agent: number, approach: string, integrating: boolean }>
   holding: (task: number, agent: HelperAgent, claimedAt: number, attemptStart: number, approach: string) => void
   holderGone: (task: number, agent: HelperAgent) => void
   holderPassed: (task: number) => void
-  taskDone: (task: number) => void
+  taskDone: (task: number, by: HelperAgent) => void
   help: (agent: HelperAgent, replica: Replica, now: number) => boolean
 }
 
