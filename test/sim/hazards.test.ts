@@ -127,7 +127,7 @@ describe('idle agents help the critical path', () => {
   // Stalls are common and the swarm is wide, so holders are often slow and agents often idle.
   const stally = createProject(9, { tasks: 120, layers: 6, tasksPerArea: 40, hazards: { stallChance: 0.3 } })
 
-  it('helpers never run an approach the holder or another helper of the task is running, and their time is budgeted apart from duplicate work', () => {
+  it('assistants never run an approach another assistant of the task is running, and their time is budgeted apart from duplicate work', () => {
     const swarm = new AgencySwarm({ project: stally, agents: 40, seed: 5, mechanisms: { handoff: false } })
     let checks = 0
     while (!swarm.progress.complete && swarm.scheduler.now < 200 * 3600_000) {
@@ -137,8 +137,7 @@ describe('idle agents help the critical path', () => {
         if (helpers.length === 0) continue
         const approaches = helpers.map(h => h.approach)
         expect(new Set(approaches).size).toBe(approaches.length)
-        const holder = swarm.helpers.holderApproach(t.index)
-        if (holder !== undefined) expect(approaches).not.toContain(holder)
+        // (the holder never waits for its assistants: with no other approach left it may take one of theirs)
         checks++
       }
     }

@@ -42,7 +42,7 @@ export class AgencyAgent implements HelperAgent {
   private frozen = false
   private readonly lostUntil = new Map<number, number>()
   private readonly ownTraps = new Set<string>()
-  /** the task it holds and is attempting (or waiting on its helpers for) */
+  /** the task it holds and is attempting */
   private working: { task: ProjectTask, epoch: number, claimedAt: number, start: number } | undefined
   /** the claim waiting for its answer */
   private claiming: { task: ProjectTask, at: number } | undefined
@@ -206,30 +206,18 @@ export class AgencyAgent implements HelperAgent {
     return known
   }
 
-  /** Approaches not to take on `t`: the failures it knows of, and those helpers announced they are trying; undefined when that leaves none. */
-  private avoiding (t: ProjectTask): Set<string> | undefined {
+  /**
+   * Approaches not to take on `t`: the failures it knows of, and those its
+   * assistants announced (their notices reach it) while that leaves one; a
+   * holder never waits for its assistants.
+   */
+  private avoiding (t: ProjectTask): Set<string> {
     const known = this.knownTraps(t)
     const helpers = this.swarm.helpers.helpersOf(t.index)
     if (helpers.length === 0) return known
     const area = this.swarm.project.areas[t.area].name
     const avoid = new Set([...known, ...helpers.map(h => `${area}/${h.approach}`)])
-    return this.swarm.project.areas[t.area].approaches.some(a => !avoid.has(`${area}/${a}`)) ? avoid : undefined
-  }
-
-  /** Every approach left is a helper's: the holder waits for them (a helper's pass is handed to it at once; a failure frees an approach). */
-  private waitForHelpers (t: ProjectTask, epoch: number, claimedAt: number): void {
-    const now = this.swarm.scheduler.now
-    this.working = { task: t, epoch, claimedAt, start: now }
-    this.swarm.helpers.holding(t.index, this, claimedAt, now, '')
-    const token = ++this.attemptToken
-    this.later(this.swarm.pollMs, () => {
-      if (token !== this.attemptToken) return
-      this.working = undefined
-      this.swarm.recorder.spend('helping', this.swarm.scheduler.now - now)
-      this.replica.drain(this.swarm.scheduler.now)
-      if (claimOutcome(this.replica.board, t.id, this.name, epoch).outcome === 'HELD') this.work(t, epoch, claimedAt)
-      else { this.swarm.helpers.holderGone(t.index, this); this.pick() }
-    })
+    return this.swarm.project.areas[t.area].approaches.some(a => !avoid.has(`${area}/${a}`)) ? avoid : known
   }
 
   private work (t: ProjectTask, epoch: number, claimedAt: number): void {
@@ -237,7 +225,6 @@ export class AgencyAgent implements HelperAgent {
     const now = scheduler.now
     this.replica.drain(now)
     const avoid = this.avoiding(t)
-    if (avoid === undefined) { this.waitForHelpers(t, epoch, claimedAt); return }
     const slowdown = project.hazards.slowdown(this.index, t.index, progress.nextAttempt(t))
     const attempt = project.attempt(this.rng, t, avoid, slowdown)
     attempt.durationMs += this.debtMs

@@ -25,9 +25,10 @@
 // notice at their next turn.
 //
 // Hand-off by speed (not in agentd; the issue's mechanism): a holder whose
-// attempt has run past `handoffFactor` × the task's usual time, with no
-// assistant on it, releases it to an idle agent that is not slow (its daemon
-// knows its response speed), which claims it.
+// attempt has run past `handoffFactor` × the task's usual time releases it to
+// an idle agent that is not slow (its daemon knows its response speed), which
+// claims it; assistants on the task go on (an assistant waiting for the
+// branch must not keep a stalled holder on the task).
 //
 // Assistants' attempts that do not land, and holders' attempts an assistant's
 // integration made moot, are budgeted redundancy (`helping`), apart from waste.
@@ -132,7 +133,7 @@ export class AgencyHelpers implements HelperBoard {
       if (h.agent === agent) continue
       const t = project.tasks[task]
       if (progress.passed(t.id)) continue
-      const handoff = mechanisms.handoff && !agent.slow && !h.merging && !this.helping.has(task) && now - h.attemptStart > settings.handoffFactor * t.effortMs
+      const handoff = mechanisms.handoff && !agent.slow && !h.merging && now - h.attemptStart > settings.handoffFactor * t.effortMs
       const helpable = mechanisms.helpers && now - h.claimedAt > threshold && (this.helping.get(task)?.length ?? 0) < settings.maxHelpersPerTask
       if (handoff || helpable) eligible.push({ t, h, handoff })
     }
