@@ -181,6 +181,8 @@ describe('idle agents help the critical path', () => {
       if (done !== undefined && swarm.replicas[0].board.winnerAt(t.id, done.epoch) !== done.by) byAssistant++
     }
     expect(byAssistant).toBe(r.extra.helperWins)
+    // no agent dropped a task it held (a holder in its change's pipeline is fenced, not stopped, by an assistant's landing)
+    expect(swarm.replicas[0].board.holders().size).toBe(0)
     expect(r.duplicateAgentSeconds).toBe(0)
   })
 

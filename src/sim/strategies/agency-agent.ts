@@ -366,11 +366,12 @@ export class AgencyAgent implements HelperAgent {
    */
   private passed (t: ProjectTask, epoch: number, attempt: Attempt, attemptStart: number, workStart: number): void {
     const swarm = this.swarm
+    // from here the agent is in its change's pipeline, no longer attempting: an assistant's landing fences its merge instead of stopping it
+    this.working = undefined
     const pre = preMerge(swarm, t, this.index, attemptStart, attempt.durationMs, (a, b) => swarm.agreed(a, b))
     const next = (): void => {
       if (pre.repair) swarm.progress.repairAround(t, swarm.scheduler.now)
       swarm.recorder.worked(t.id, this.index, workStart, swarm.scheduler.now)
-      this.working = undefined
       this.verify(t, epoch)
     }
     if (pre.ms > 0) this.later(pre.ms, next)
