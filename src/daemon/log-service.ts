@@ -147,7 +147,7 @@ export class LogService {
         digest: () => this.digest(),
         entriesFor: remote => this.bytesAt(this.state.cursorsFor(remote)),
         proofsFor: remote => this.state.proofsFor(remote).map(p => ({ a: p.a, b: p.b })),
-        ingestBatch: async (entries, from) => { await this.ingestBatch(entries, from) },
+        ingestBatch: async (entries, from) => { await this.ingestBatchBytes(entries, from) },
         ingestForkProofs: async (proofs, from) => { await this.ingestForkProofs(proofs, from) }
       },
       hooks: {
@@ -461,9 +461,17 @@ export class LogService {
     }
   }
 
-  /** Takes in a batch of entries from a peer (the sync protocol's input); resolves once it is stored. */
+  /** Takes in a batch of entries from a peer, decoded; resolves once it is stored. */
   async ingestBatch (entries: Entry[], _from: string): Promise<void> {
-    const result = this.state.ingestBatch(entries)
+    await this.storeBatch(this.state.ingestBatch(entries))
+  }
+
+  /** Takes in a batch of entries from a peer as their bytes (the sync protocol's input); resolves once it is stored. */
+  async ingestBatchBytes (entries: Uint8Array[], _from: string): Promise<void> {
+    await this.storeBatch(this.state.ingestBatchBytes(entries))
+  }
+
+  private async storeBatch (result: BatchResult): Promise<void> {
     for (const [reason, n] of Object.entries(result.rejected)) this.init.metrics.logRejected.inc({ reason }, n)
     await this.persistBatch(result)
   }
