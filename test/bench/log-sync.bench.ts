@@ -17,7 +17,7 @@
 import '../../src/polyfill.js'
 import { execFile } from 'node:child_process'
 import { mkdir, readFile, writeFile } from 'node:fs/promises'
-import { cpus } from 'node:os'
+import { cpus, loadavg } from 'node:os'
 import { dirname } from 'node:path'
 import { performance } from 'node:perf_hooks'
 import { setTimeout as sleep } from 'node:timers/promises'
@@ -122,6 +122,9 @@ interface Row {
   findMaxMs: number
   restartSeconds: number
   restartRss: number
+  /** the 1-minute load average when the catch-up started and when find was done */
+  loadAtStart: number
+  loadAtEnd: number
 }
 
 const FIND_QUERIES = ['lease', 'gossip vector', 'decoder timeout', 'cursor', 'backpressure parser', 'quorum', 'digest lease', 'vector', 'timeout', 'protobuf',
@@ -143,6 +146,7 @@ async function runOnce (entries: number, authors: number, profileDir?: string): 
 
     const b: AgentdProcess = await procs.start({ name: 'bench-b', peers: a.addrs, metrics: true, readyTimeoutMs: 5 * 60_000, nodeArgs: profileDir !== undefined ? ['--cpu-prof', '--cpu-prof-dir', profileDir] : [] })
     const start = performance.now()
+    const loadAtStart = loadavg()[0]
     const pid = b.pid as number
     const rssBaseline = (await rssOf(pid)).rss
     const cpuStart = await cpuSecondsOf(pid)
@@ -184,6 +188,7 @@ async function runOnce (entries: number, authors: number, profileDir?: string): 
     const findMs: number[] = []
     for (const q of FIND_QUERIES) findMs.push(await search(q))
     findMs.sort((x, y) => x - y)
+    const loadAtEnd = loadavg()[0]
 
     // the seeded daemon again, on its data dir: from its checkpoint
     await a.stop()
@@ -212,7 +217,9 @@ async function runOnce (entries: number, authors: number, profileDir?: string): 
       findP50Ms: findMs[Math.floor(findMs.length / 2)],
       findMaxMs: findMs[findMs.length - 1],
       restartSeconds,
-      restartRss
+      restartRss,
+      loadAtStart,
+      loadAtEnd
     }
   } finally {
     await procs.cleanup()
@@ -222,12 +229,12 @@ async function runOnce (entries: number, authors: number, profileDir?: string): 
 const mib = (n: number): string => (n / 2 ** 20).toFixed(0)
 
 function table (rows: Row[]): string {
-  const head = '| entries | authors | catch-up (s) | entries/s ingested | entries per joiner CPU-second | wire bytes/entry received (TCP) | sync frame bytes/entry received | joiner RSS: empty / peak / end (MiB) | joiner RSS without file pages, peak (MiB) | seeded daemon, first start (s) | its restart (s) / RSS (MiB) | find: first / p50 / max (ms) |'
-  const rule = '|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|'
+  const head = '| entries | authors | catch-up (s) | entries/s ingested | entries per joiner CPU-second | wire bytes/entry received (TCP) | sync frame bytes/entry received | joiner RSS: empty / peak / end (MiB) | joiner RSS without file pages, peak (MiB) | seeded daemon, first start (s) | its restart (s) / RSS (MiB) | find: first / p50 / max (ms) | load average (1 min) at catch-up start / after find |'
+  const rule = '|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|'
   const lines = rows.map(r => `| ${r.entries} | ${r.authors} | ${r.catchUpSeconds.toFixed(1)} | ${Math.round(r.entriesPerSecond)} | ${Math.round(r.entriesPerCpuSecond)} | ` +
     `${(r.wireBytesReceived / r.entries).toFixed(0)} | ${(r.bytesReceived / r.entries).toFixed(0)} | ` +
     `${mib(r.rssBaseline)} / ${mib(r.rssPeak)} / ${mib(r.rssEnd)} | ${mib(r.anonPeak)} | ${r.restoreSeconds.toFixed(1)} | ${r.restartSeconds.toFixed(1)} / ${mib(r.restartRss)} | ` +
-    `${r.firstFindMs.toFixed(0)} / ${r.findP50Ms.toFixed(1)} / ${r.findMaxMs.toFixed(1)} |`)
+    `${r.firstFindMs.toFixed(0)} / ${r.findP50Ms.toFixed(1)} / ${r.findMaxMs.toFixed(1)} | ${r.loadAtStart.toFixed(1)} / ${r.loadAtEnd.toFixed(1)} |`)
   return [head, rule, ...lines].join('\n')
 }
 
