@@ -198,7 +198,10 @@ export class FindingsIndex {
 
   /** Indexes an accepted entry; false for other kinds, duplicates and bodies that do not decode. */
   add (stored: StoredEntry): boolean {
-    if (stored.entry.kind !== 'finding' || this.docOf(stored.id) !== undefined) return false
+    if (stored.entry.kind !== 'finding') return false
+    // from a log, an entry past the last cursor indexed is new: no look-up
+    const appended = this.source !== undefined && this.docByCursor === undefined && (this.docCursor.length === 0 || stored.cursor > this.docCursor.at(this.docCursor.length - 1))
+    if (!appended && this.docOf(stored.id) !== undefined) return false
     let finding: Finding
     try {
       finding = Finding.decode(stored.entry.body)
@@ -226,20 +229,21 @@ export class FindingsIndex {
     this.docTags.add(finding.tags.map(t => this.tags.id(t)))
     this.kindCounts.set(finding.kind, (this.kindCounts.get(finding.kind) ?? 0) + 1)
 
+    // per term its counts in text, paths and tags, packed as text * 2^20 + paths * 2^10 + tags (each capped far above packTf's caps)
+    const counts = new Map<string, number>()
     const fields = [tokenize(finding.text), tokenize(finding.paths.join(' ')), tokenize(finding.tags.join(' '))]
-    const counts = new Map<string, [number, number, number]>()
-    fields.forEach((terms, f) => {
+    for (let f = 0; f < 3; f++) {
+      const terms = fields[f]
       this.docLength[f as FieldIndex].push(Math.min(terms.length, 0xffff))
       this.lengthSums[f as FieldIndex] += terms.length
+      const unit = f === 0 ? 1 << 20 : f === 1 ? 1 << 10 : 1
       for (const t of terms) {
-        let c = counts.get(t)
-        if (c === undefined) counts.set(t, c = [0, 0, 0])
-        c[f]++
+        const c = counts.get(t) ?? 0
+        if (Math.floor(c / unit) % 1024 < 1023) counts.set(t, c + unit)
       }
-    })
-    const tfs = new Map<string, number>()
-    for (const [t, c] of counts) tfs.set(t, packTf(c[0], c[1], c[2]))
-    this.open.add(doc, tfs)
+    }
+    for (const [t, c] of counts) counts.set(t, packTf(Math.floor(c / (1 << 20)), (c >> 10) & 1023, c & 1023))
+    this.open.add(doc, counts)
     if (this.open.docCount >= this.segmentDocs) {
       this.frozen.push(this.open.freeze())
       this.open = new OpenSegment()
