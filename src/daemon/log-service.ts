@@ -562,9 +562,12 @@ export class LogService {
   }
 
   private announceAccepted (accepted: StoredEntry[]): void {
+    // counted per kind once per call: a labelled counter's look-up per entry showed in a bulk sync's profile
+    const byKind = new Map<string, number>()
+    for (const e of accepted) byKind.set(e.entry.kind, (byKind.get(e.entry.kind) ?? 0) + 1)
+    for (const [kind, n] of byKind) this.init.metrics.logEntries.inc({ kind }, n)
+    if (byKind.has('finding')) this.scheduleIndexing()
     for (const e of accepted) {
-      this.init.metrics.logEntries.inc({ kind: e.entry.kind })
-      if (e.entry.kind === 'finding') this.scheduleIndexing()
       for (const l of this.listeners) {
         try { l(e) } catch (err) { this.init.logger.error({ err }, 'log listener failed') }
       }

@@ -117,6 +117,10 @@ interface Row {
   /** the peak of RssAnon seen while polling: memory that is not file pages */
   anonPeak: number
   rssEnd: number
+  /** peaks of the joiner's V8 heap (used, total) and external memory during catch-up, sampled about once a second */
+  heapUsedPeak: number
+  heapTotalPeak: number
+  externalPeak: number
   firstFindMs: number
   findP50Ms: number
   findMaxMs: number
@@ -153,11 +157,19 @@ async function runOnce (entries: number, authors: number, profileDir?: string): 
     const wire = new TcpReceiveCounter(pid, [...a.addrs, ...b.addrs].map(tcpPortOf))
     let rssPeak = 0
     let anonPeak = 0
+    // what the memory is, by the joiner's own counters (scraped about once a second: a scrape costs it CPU)
+    const heap = { used: 0, total: 0, external: 0 }
+    let polls = 0
     for (;;) {
       const info = await b.logInfo()
       const m = await rssOf(pid)
       rssPeak = Math.max(rssPeak, m.rss)
       anonPeak = Math.max(anonPeak, m.anon)
+      if (polls++ % 20 === 0) {
+        heap.used = Math.max(heap.used, await b.metric('agentd_nodejs_heap_size_used_bytes'))
+        heap.total = Math.max(heap.total, await b.metric('agentd_nodejs_heap_size_total_bytes'))
+        heap.external = Math.max(heap.external, await b.metric('agentd_nodejs_external_memory_bytes'))
+      }
       await wire.sample()
       if (info.vectorDigest === infoA.vectorDigest) break
       if (performance.now() - start > 30 * 60_000) throw new Error(`no catch-up after 30 minutes (${info.entries}/${entries})`)
@@ -213,6 +225,9 @@ async function runOnce (entries: number, authors: number, profileDir?: string): 
       rssPeak: Math.max(rssPeak, mem.peak),
       anonPeak: Math.max(anonPeak, mem.anon),
       rssEnd: mem.rss,
+      heapUsedPeak: heap.used,
+      heapTotalPeak: heap.total,
+      externalPeak: heap.external,
       firstFindMs,
       findP50Ms: findMs[Math.floor(findMs.length / 2)],
       findMaxMs: findMs[findMs.length - 1],
@@ -229,11 +244,11 @@ async function runOnce (entries: number, authors: number, profileDir?: string): 
 const mib = (n: number): string => (n / 2 ** 20).toFixed(0)
 
 function table (rows: Row[]): string {
-  const head = '| entries | authors | catch-up (s) | entries/s ingested | entries per joiner CPU-second | wire bytes/entry received (TCP) | sync frame bytes/entry received | joiner RSS: empty / peak / end (MiB) | joiner RSS without file pages, peak (MiB) | seeded daemon, first start (s) | its restart (s) / RSS (MiB) | find: first / p50 / max (ms) | load average (1 min) at catch-up start / after find |'
-  const rule = '|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|'
+  const head = '| entries | authors | catch-up (s) | entries/s ingested | entries per joiner CPU-second | wire bytes/entry received (TCP) | sync frame bytes/entry received | joiner RSS: empty / peak / end (MiB) | joiner RSS without file pages, peak (MiB) | joiner V8 heap used / total, external, peaks (MiB) | seeded daemon, first start (s) | its restart (s) / RSS (MiB) | find: first / p50 / max (ms) | load average (1 min) at catch-up start / after find |'
+  const rule = '|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|'
   const lines = rows.map(r => `| ${r.entries} | ${r.authors} | ${r.catchUpSeconds.toFixed(1)} | ${Math.round(r.entriesPerSecond)} | ${Math.round(r.entriesPerCpuSecond)} | ` +
     `${(r.wireBytesReceived / r.entries).toFixed(0)} | ${(r.bytesReceived / r.entries).toFixed(0)} | ` +
-    `${mib(r.rssBaseline)} / ${mib(r.rssPeak)} / ${mib(r.rssEnd)} | ${mib(r.anonPeak)} | ${r.restoreSeconds.toFixed(1)} | ${r.restartSeconds.toFixed(1)} / ${mib(r.restartRss)} | ` +
+    `${mib(r.rssBaseline)} / ${mib(r.rssPeak)} / ${mib(r.rssEnd)} | ${mib(r.anonPeak)} | ${mib(r.heapUsedPeak)} / ${mib(r.heapTotalPeak)}, ${mib(r.externalPeak)} | ${r.restoreSeconds.toFixed(1)} | ${r.restartSeconds.toFixed(1)} / ${mib(r.restartRss)} | ` +
     `${r.firstFindMs.toFixed(0)} / ${r.findP50Ms.toFixed(1)} / ${r.findMaxMs.toFixed(1)} | ${r.loadAtStart.toFixed(1)} / ${r.loadAtEnd.toFixed(1)} |`)
   return [head, rule, ...lines].join('\n')
 }
