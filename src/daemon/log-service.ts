@@ -147,7 +147,7 @@ export class LogService {
         digest: () => this.digest(),
         entriesFor: remote => this.bytesAt(this.state.cursorsFor(remote)),
         proofsFor: remote => this.state.proofsFor(remote).map(p => ({ a: p.a, b: p.b })),
-        ingestBatch: async (entries, from) => { await this.ingestBatch(entries, from) },
+        ingestBatch: async (entries, from) => { await this.ingestBatchBytes(entries, from) },
         ingestForkProofs: async (proofs, from) => { await this.ingestForkProofs(proofs, from) }
       },
       hooks: {
@@ -461,9 +461,17 @@ export class LogService {
     }
   }
 
-  /** Takes in a batch of entries from a peer (the sync protocol's input); resolves once it is stored. */
+  /** Takes in a batch of entries from a peer, decoded; resolves once it is stored. */
   async ingestBatch (entries: Entry[], _from: string): Promise<void> {
-    const result = this.state.ingestBatch(entries)
+    await this.storeBatch(this.state.ingestBatch(entries))
+  }
+
+  /** Takes in a batch of entries from a peer as their bytes (the sync protocol's input); resolves once it is stored. */
+  async ingestBatchBytes (entries: Uint8Array[], _from: string): Promise<void> {
+    await this.storeBatch(this.state.ingestBatchBytes(entries))
+  }
+
+  private async storeBatch (result: BatchResult): Promise<void> {
     for (const [reason, n] of Object.entries(result.rejected)) this.init.metrics.logRejected.inc({ reason }, n)
     await this.persistBatch(result)
   }
@@ -554,9 +562,12 @@ export class LogService {
   }
 
   private announceAccepted (accepted: StoredEntry[]): void {
+    // counted per kind once per call: a labelled counter's look-up per entry showed in a bulk sync's profile
+    const byKind = new Map<string, number>()
+    for (const e of accepted) byKind.set(e.entry.kind, (byKind.get(e.entry.kind) ?? 0) + 1)
+    for (const [kind, n] of byKind) this.init.metrics.logEntries.inc({ kind }, n)
+    if (byKind.has('finding')) this.scheduleIndexing()
     for (const e of accepted) {
-      this.init.metrics.logEntries.inc({ kind: e.entry.kind })
-      if (e.entry.kind === 'finding') this.scheduleIndexing()
       for (const l of this.listeners) {
         try { l(e) } catch (err) { this.init.logger.error({ err }, 'log listener failed') }
       }

@@ -45,8 +45,8 @@ export interface SyncableLog {
   entriesFor: (remote: FeedSummaries) => Iterable<Uint8Array>
   /** fork proofs the holder of `remote` lacks */
   proofsFor: (remote: FeedSummaries) => ForkProof[]
-  /** takes in a batch from a peer; resolves once it is stored */
-  ingestBatch: (entries: Entry[], from: string) => Promise<void>
+  /** takes in a batch from a peer (each entry's bytes as sent, views into the frame); resolves once it is stored */
+  ingestBatch: (entries: Uint8Array[], from: string) => Promise<void>
   /** takes in fork proofs from a peer; resolves once the valid ones are stored */
   ingestForkProofs: (proofs: ForkProof[], from: string) => Promise<void>
 }
@@ -244,8 +244,8 @@ export class LogSync {
     while (true) {
       const frame = await lp.read({ signal })
       stats.bytesReceived += frame.byteLength
-      let batch: SyncBatch
-      try { batch = SyncBatch.decode(frame.subarray()) } catch (err) { throw new SyncProtocolError(`undecodable sync batch: ${(err as Error).message}`) }
+      let batch: ReceivedBatch
+      try { batch = decodeSyncFrame(frame.subarray()) } catch (err) { throw new SyncProtocolError(`undecodable sync batch: ${(err as Error).message}`) }
       if (batch.entries.length > 0) {
         stats.received += batch.entries.length
         await this.log.ingestBatch(batch.entries, peer)
@@ -287,4 +287,60 @@ export function entriesFrame (entries: readonly Uint8Array[], rest: Uint8Array):
   }
   out.set(rest, at)
   return out
+}
+
+/** A SyncBatch whose entries are left as their bytes. */
+export interface ReceivedBatch {
+  entries: Uint8Array[]
+  last: boolean
+  have: VersionVectorEntry[]
+  forks: ForkProof[]
+}
+
+/**
+ * Decodes a SyncBatch frame, leaving each entry as the bytes it was sent as
+ * (views into `frame`): the log reads their fields itself (core/log/entry-scan)
+ * and keeps those bytes, so an entry is neither decoded nor encoded again on
+ * the way in. The other fields are decoded as usual. Throws on a frame that
+ * does not parse.
+ */
+export function decodeSyncFrame (frame: Uint8Array): ReceivedBatch {
+  const entries: Uint8Array[] = []
+  const rest: Uint8Array[] = []
+  let at = 0
+  const varint = (): number => {
+    let result = 0
+    let scale = 1
+    for (let i = 0; i < 10; i++) {
+      if (at >= frame.length) throw new RangeError('varint cut off')
+      const b = frame[at++]
+      result += (b & 0x7f) * scale
+      if (b < 0x80) return result
+      scale *= 128
+    }
+    throw new RangeError('varint too long')
+  }
+  while (at < frame.length) {
+    const start = at
+    const tag = varint()
+    const wire = tag % 8
+    if (wire === 2) {
+      const len = varint()
+      if (at + len > frame.length) throw new RangeError('field cut off')
+      if (tag === ENTRIES_TAG) entries.push(frame.subarray(at, at + len))
+      at += len
+    } else if (wire === 0) {
+      varint()
+    } else if (wire === 1) {
+      at += 8
+    } else if (wire === 5) {
+      at += 4
+    } else {
+      throw new RangeError(`wire type ${wire} not expected in a sync batch`)
+    }
+    if (at > frame.length) throw new RangeError('field cut off')
+    if (tag !== ENTRIES_TAG) rest.push(frame.subarray(start, at))
+  }
+  const others = SyncBatch.decode(Buffer.concat(rest))
+  return { entries, last: others.last, have: others.have, forks: others.forks }
 }

@@ -18,7 +18,7 @@ import { sha256, toHex } from '../core/log/crypto.js'
 import { idOfBytes } from '../core/log/entry.js'
 import type { EntryArchive } from '../core/log/accepted-entries.js'
 import { StoreCorruptError } from './errors.js'
-import type { LevelBatch, LevelDb } from './level-db.js'
+import { writeRaw, type LevelBatch, type LevelDb, type RawOp } from './level-db.js'
 import { assertNonNegativeInteger, assertPositiveInteger, assertNonEmptyString, padNumber, parsePadded } from './keys.js'
 import { SerialQueue } from './serial-queue.js'
 
@@ -193,11 +193,17 @@ export class LogStore {
         newVector.set(author, expected - 1)
       }
 
-      const ops: LevelBatch = []
-      for (const r of records) ops.push({ type: 'put', sublevel: this.byCursor, key: padNumber(r.cursor), value: r.bytes })
-      for (const id of pendingIds) ops.push({ type: 'del', sublevel: this.pending, key: id })
-      for (const [author, seq] of newVector) ops.push({ type: 'put', sublevel: this.vectorLevel, key: author, value: String(seq) })
-      await this.db.batch(ops, { sync: opts.sync })
+      // Keys carry their sublevel's prefix and every value is bytes (the
+      // vector's decimal seqs too): a bulk sync writes thousands of entries
+      // per batch, written as they are (level-db.ts writeRaw).
+      const ops: RawOp[] = []
+      const cursorPrefix = this.byCursor.prefix
+      const pendingPrefix = this.pending.prefix
+      const vectorPrefix = this.vectorLevel.prefix
+      for (const r of records) ops.push({ type: 'put', key: cursorPrefix + padNumber(r.cursor), value: r.bytes })
+      for (const id of pendingIds) ops.push({ type: 'del', key: pendingPrefix + id })
+      for (const [author, seq] of newVector) ops.push({ type: 'put', key: vectorPrefix + author, value: Buffer.from(String(seq)) })
+      await writeRaw(this.db, ops, { sync: opts.sync })
       this.archive.written(records.map(r => r.cursor))
 
       for (const [author, seq] of newVector) this.vector.set(author, seq)

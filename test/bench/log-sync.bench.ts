@@ -17,7 +17,7 @@
 import '../../src/polyfill.js'
 import { execFile } from 'node:child_process'
 import { mkdir, readFile, writeFile } from 'node:fs/promises'
-import { cpus } from 'node:os'
+import { cpus, loadavg } from 'node:os'
 import { dirname } from 'node:path'
 import { performance } from 'node:perf_hooks'
 import { setTimeout as sleep } from 'node:timers/promises'
@@ -29,6 +29,8 @@ interface Args {
   out: string
   /** write the joiner's CPU profile (node --cpu-prof) here */
   profileDir?: string
+  /** append both daemons' logs to files here */
+  logDir?: string
 }
 
 function parseArgs (argv: string[]): Args {
@@ -40,7 +42,8 @@ function parseArgs (argv: string[]): Args {
       case '--authors': args.authors = Number(value); i++; break
       case '--out': args.out = value; i++; break
       case '--profile-dir': args.profileDir = value; i++; break
-      default: throw new Error(`unknown argument ${argv[i]} (use --entries N[,N...] --authors N --out FILE --profile-dir DIR)`)
+      case '--log-dir': args.logDir = value; i++; break
+      default: throw new Error(`unknown argument ${argv[i]} (use --entries N[,N...] --authors N --out FILE --profile-dir DIR --log-dir DIR)`)
     }
   }
   if (args.entries.some(n => !Number.isSafeInteger(n) || n < 1) || !Number.isSafeInteger(args.authors) || args.authors < 1) {
@@ -117,17 +120,24 @@ interface Row {
   /** the peak of RssAnon seen while polling: memory that is not file pages */
   anonPeak: number
   rssEnd: number
+  /** peaks of the joiner's V8 heap (used, total) and external memory during catch-up, sampled about once a second */
+  heapUsedPeak: number
+  heapTotalPeak: number
+  externalPeak: number
   firstFindMs: number
   findP50Ms: number
   findMaxMs: number
   restartSeconds: number
   restartRss: number
+  /** the 1-minute load average when the catch-up started and when find was done */
+  loadAtStart: number
+  loadAtEnd: number
 }
 
 const FIND_QUERIES = ['lease', 'gossip vector', 'decoder timeout', 'cursor', 'backpressure parser', 'quorum', 'digest lease', 'vector', 'timeout', 'protobuf',
   'leas', 'gosip', 'cursors digest', 'parser', 'backoff', 'lease lease', 'decodes', 'vectors', 'quorum timeout', 'digest']
 
-async function runOnce (entries: number, authors: number, profileDir?: string): Promise<Row> {
+async function runOnce (entries: number, authors: number, profileDir?: string, logDir?: string): Promise<Row> {
   const procs = new AgentdProcesses()
   try {
     const dirA = await procs.dirs.make('agency-bench-')
@@ -136,24 +146,33 @@ async function runOnce (entries: number, authors: number, profileDir?: string): 
     const seedSeconds = (performance.now() - t) / 1000
 
     t = performance.now()
-    const a = await procs.start({ name: 'bench-a', dataDir: dirA, metrics: true, readyTimeoutMs: 30 * 60_000 })
+    const a = await procs.start({ name: 'bench-a', dataDir: dirA, metrics: true, readyTimeoutMs: 30 * 60_000, ...(logDir !== undefined ? { logFile: `${logDir}/bench-a-${entries}.log` } : {}) })
     const restoreSeconds = (performance.now() - t) / 1000
     const infoA = await a.logInfo()
     if (infoA.vectorDigest !== seeded.vectorDigest) throw new Error('the seeded daemon did not restore the seeded log')
 
-    const b: AgentdProcess = await procs.start({ name: 'bench-b', peers: a.addrs, metrics: true, readyTimeoutMs: 5 * 60_000, nodeArgs: profileDir !== undefined ? ['--cpu-prof', '--cpu-prof-dir', profileDir] : [] })
+    const b: AgentdProcess = await procs.start({ name: 'bench-b', peers: a.addrs, metrics: true, readyTimeoutMs: 5 * 60_000, ...(logDir !== undefined ? { logFile: `${logDir}/bench-b-${entries}.log` } : {}), nodeArgs: profileDir !== undefined ? ['--cpu-prof', '--cpu-prof-dir', profileDir] : [] })
     const start = performance.now()
+    const loadAtStart = loadavg()[0]
     const pid = b.pid as number
     const rssBaseline = (await rssOf(pid)).rss
     const cpuStart = await cpuSecondsOf(pid)
     const wire = new TcpReceiveCounter(pid, [...a.addrs, ...b.addrs].map(tcpPortOf))
     let rssPeak = 0
     let anonPeak = 0
+    // what the memory is, by the joiner's own counters (scraped about once a second: a scrape costs it CPU)
+    const heap = { used: 0, total: 0, external: 0 }
+    let polls = 0
     for (;;) {
       const info = await b.logInfo()
       const m = await rssOf(pid)
       rssPeak = Math.max(rssPeak, m.rss)
       anonPeak = Math.max(anonPeak, m.anon)
+      if (polls++ % 20 === 0) {
+        heap.used = Math.max(heap.used, await b.metric('agentd_nodejs_heap_size_used_bytes'))
+        heap.total = Math.max(heap.total, await b.metric('agentd_nodejs_heap_size_total_bytes'))
+        heap.external = Math.max(heap.external, await b.metric('agentd_nodejs_external_memory_bytes'))
+      }
       await wire.sample()
       if (info.vectorDigest === infoA.vectorDigest) break
       if (performance.now() - start > 30 * 60_000) throw new Error(`no catch-up after 30 minutes (${info.entries}/${entries})`)
@@ -177,13 +196,15 @@ async function runOnce (entries: number, authors: number, profileDir?: string): 
     // queries, each timed as a client sees it (gRPC on loopback included)
     const search = async (query: string): Promise<number> => {
       const t0 = performance.now()
-      await b.agency.call(c => c.searchFindings, { query, kind: '', pathPrefix: '', tag: '', author: '', since: 0, until: 0, limit: 20 })
+      // the first search takes in what the background indexing has not reached: on a loaded machine, well past the client's default 30 s
+      await b.agency.call(c => c.searchFindings, { query, kind: '', pathPrefix: '', tag: '', author: '', since: 0, until: 0, limit: 20 }, 10 * 60_000)
       return performance.now() - t0
     }
     const firstFindMs = await search('lease vector')
     const findMs: number[] = []
     for (const q of FIND_QUERIES) findMs.push(await search(q))
     findMs.sort((x, y) => x - y)
+    const loadAtEnd = loadavg()[0]
 
     // the seeded daemon again, on its data dir: from its checkpoint
     await a.stop()
@@ -208,11 +229,16 @@ async function runOnce (entries: number, authors: number, profileDir?: string): 
       rssPeak: Math.max(rssPeak, mem.peak),
       anonPeak: Math.max(anonPeak, mem.anon),
       rssEnd: mem.rss,
+      heapUsedPeak: heap.used,
+      heapTotalPeak: heap.total,
+      externalPeak: heap.external,
       firstFindMs,
       findP50Ms: findMs[Math.floor(findMs.length / 2)],
       findMaxMs: findMs[findMs.length - 1],
       restartSeconds,
-      restartRss
+      restartRss,
+      loadAtStart,
+      loadAtEnd
     }
   } finally {
     await procs.cleanup()
@@ -222,12 +248,12 @@ async function runOnce (entries: number, authors: number, profileDir?: string): 
 const mib = (n: number): string => (n / 2 ** 20).toFixed(0)
 
 function table (rows: Row[]): string {
-  const head = '| entries | authors | catch-up (s) | entries/s ingested | entries per joiner CPU-second | wire bytes/entry received (TCP) | sync frame bytes/entry received | joiner RSS: empty / peak / end (MiB) | joiner RSS without file pages, peak (MiB) | seeded daemon, first start (s) | its restart (s) / RSS (MiB) | find: first / p50 / max (ms) |'
-  const rule = '|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|'
+  const head = '| entries | authors | catch-up (s) | entries/s ingested | entries per joiner CPU-second | wire bytes/entry received (TCP) | sync frame bytes/entry received | joiner RSS: empty / peak / end (MiB) | joiner RSS without file pages, peak (MiB) | joiner V8 heap used / total, external, peaks (MiB) | seeded daemon, first start (s) | its restart (s) / RSS (MiB) | find: first / p50 / max (ms) | load average (1 min) at catch-up start / after find |'
+  const rule = '|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|'
   const lines = rows.map(r => `| ${r.entries} | ${r.authors} | ${r.catchUpSeconds.toFixed(1)} | ${Math.round(r.entriesPerSecond)} | ${Math.round(r.entriesPerCpuSecond)} | ` +
     `${(r.wireBytesReceived / r.entries).toFixed(0)} | ${(r.bytesReceived / r.entries).toFixed(0)} | ` +
-    `${mib(r.rssBaseline)} / ${mib(r.rssPeak)} / ${mib(r.rssEnd)} | ${mib(r.anonPeak)} | ${r.restoreSeconds.toFixed(1)} | ${r.restartSeconds.toFixed(1)} / ${mib(r.restartRss)} | ` +
-    `${r.firstFindMs.toFixed(0)} / ${r.findP50Ms.toFixed(1)} / ${r.findMaxMs.toFixed(1)} |`)
+    `${mib(r.rssBaseline)} / ${mib(r.rssPeak)} / ${mib(r.rssEnd)} | ${mib(r.anonPeak)} | ${mib(r.heapUsedPeak)} / ${mib(r.heapTotalPeak)}, ${mib(r.externalPeak)} | ${r.restoreSeconds.toFixed(1)} | ${r.restartSeconds.toFixed(1)} / ${mib(r.restartRss)} | ` +
+    `${r.firstFindMs.toFixed(0)} / ${r.findP50Ms.toFixed(1)} / ${r.findMaxMs.toFixed(1)} | ${r.loadAtStart.toFixed(1)} / ${r.loadAtEnd.toFixed(1)} |`)
   return [head, rule, ...lines].join('\n')
 }
 
@@ -236,7 +262,7 @@ async function main (): Promise<void> {
   const rows: Row[] = []
   for (const n of args.entries) {
     process.stderr.write(`log-sync bench: ${n} entries from ${args.authors} authors...\n`)
-    const row = await runOnce(n, args.authors, args.profileDir)
+    const row = await runOnce(n, args.authors, args.profileDir, args.logDir)
     process.stderr.write(`  ${JSON.stringify(row)}\n`)
     rows.push(row)
   }

@@ -93,7 +93,8 @@ describe('LogStore', () => {
 
   it('passes sync to LevelDB for acknowledged writes', async () => {
     const s = await storeIn(await dirs.make())
-    const batch = vi.spyOn(s.db, 'batch')
+    // the implementation's batch, which every write ends in (writeRaw calls it directly)
+    const batch = vi.spyOn(s.db as unknown as { _batch: (ops: unknown[], o: { sync?: boolean }) => Promise<void> }, '_batch')
     await s.log.putAccepted(feed(ALICE, 1, 1), { sync: true })
     await s.log.putAccepted([entryRecord(ALICE, 2, 2)], { sync: false })
     expect(batch.mock.calls.map(c => ((c as unknown[])[1] as { sync?: boolean }).sync)).toEqual([true, false])

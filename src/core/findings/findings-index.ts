@@ -19,7 +19,7 @@ import { InvalidArgumentError } from '../errors.js'
 import { float64Column, int32Column, RecordColumn, uint16Column, uint8Column } from '../log/columns.js'
 import type { StoredEntry } from '../log/ingest-result.js'
 import { compareStrings } from '../log/version-vector.js'
-import { FrozenSegment, OpenSegment, packTf, SEGMENT_DOCS, tfOf, type FieldIndex, type Segment, type TermRef } from './term-segments.js'
+import { FrozenSegment, OpenSegment, packTf, SEGMENT_DOCS, type FieldIndex, type Segment, type TermRef } from './term-segments.js'
 import { boundedDistance, tokenize } from './tokens.js'
 
 export const DEFAULT_SEARCH_LIMIT = 20
@@ -58,6 +58,14 @@ export interface FindingHit {
   superseded: boolean
 }
 
+/** Per-document arrays a ranked search works in. */
+interface Scratch {
+  scores: Float64Array
+  matched: Uint8Array
+  lastWord: Int32Array
+  touched: Int32Array
+}
+
 interface IndexedFinding {
   entry: StoredEntry
   finding: Finding
@@ -87,6 +95,9 @@ const MIN_PREFIX_CHARS = 3
 const MIN_FUZZY_CHARS = 5
 const FUZZY_FRACTION = 0.2
 const MAX_FUZZY = 6
+
+/** The filter of a query without filters. */
+const PASS_ALL = (_doc: number): boolean => true
 
 function roundScore (score: number): number {
   return Math.round(score * 1e6) / 1e6
@@ -170,6 +181,8 @@ export class FindingsIndex {
   private recencySorted = true
 
   private readonly segmentDocs: number
+  private norms?: { size: number, k: readonly [Float64Array, Float64Array, Float64Array] }
+  private scratch: Scratch = { scores: new Float64Array(0), matched: new Uint8Array(0), lastWord: new Int32Array(0), touched: new Int32Array(0) }
 
   constructor (init: FindingsIndexInit = {}) {
     this.source = init.source
@@ -185,7 +198,10 @@ export class FindingsIndex {
 
   /** Indexes an accepted entry; false for other kinds, duplicates and bodies that do not decode. */
   add (stored: StoredEntry): boolean {
-    if (stored.entry.kind !== 'finding' || this.docOf(stored.id) !== undefined) return false
+    if (stored.entry.kind !== 'finding') return false
+    // from a log, an entry past the last cursor indexed is new: no look-up
+    const appended = this.source !== undefined && this.docByCursor === undefined && (this.docCursor.length === 0 || stored.cursor > this.docCursor.at(this.docCursor.length - 1))
+    if (!appended && this.docOf(stored.id) !== undefined) return false
     let finding: Finding
     try {
       finding = Finding.decode(stored.entry.body)
@@ -213,20 +229,21 @@ export class FindingsIndex {
     this.docTags.add(finding.tags.map(t => this.tags.id(t)))
     this.kindCounts.set(finding.kind, (this.kindCounts.get(finding.kind) ?? 0) + 1)
 
+    // per term its counts in text, paths and tags, packed as text * 2^20 + paths * 2^10 + tags (each capped far above packTf's caps)
+    const counts = new Map<string, number>()
     const fields = [tokenize(finding.text), tokenize(finding.paths.join(' ')), tokenize(finding.tags.join(' '))]
-    const counts = new Map<string, [number, number, number]>()
-    fields.forEach((terms, f) => {
+    for (let f = 0; f < 3; f++) {
+      const terms = fields[f]
       this.docLength[f as FieldIndex].push(Math.min(terms.length, 0xffff))
       this.lengthSums[f as FieldIndex] += terms.length
+      const unit = f === 0 ? 1 << 20 : f === 1 ? 1 << 10 : 1
       for (const t of terms) {
-        let c = counts.get(t)
-        if (c === undefined) counts.set(t, c = [0, 0, 0])
-        c[f]++
+        const c = counts.get(t) ?? 0
+        if (Math.floor(c / unit) % 1024 < 1023) counts.set(t, c + unit)
       }
-    })
-    const tfs = new Map<string, number>()
-    for (const [t, c] of counts) tfs.set(t, packTf(c[0], c[1], c[2]))
-    this.open.add(doc, tfs)
+    }
+    for (const [t, c] of counts) counts.set(t, packTf(Math.floor(c / (1 << 20)), (c >> 10) & 1023, c & 1023))
+    this.open.add(doc, counts)
     if (this.open.docCount >= this.segmentDocs) {
       this.frozen.push(this.open.freeze())
       this.open = new OpenSegment()
@@ -356,6 +373,7 @@ export class FindingsIndex {
       this.paths.names.forEach((p, id) => { if (p.startsWith(prefix)) paths?.add(id) })
       if (paths.size === 0) return none
     }
+    if (kind === undefined && author === undefined && tag === undefined && paths === undefined && since === undefined && until === undefined) return PASS_ALL
     return (doc: number): boolean => {
       if (kind !== undefined && this.docKind.at(doc) !== kind) return false
       if (author !== undefined && this.docAuthor.at(doc) !== author) return false
@@ -411,55 +429,123 @@ export class FindingsIndex {
     return out
   }
 
-  /** BM25 scores of every document that matches a word of `words`, times the number of words it matches. */
-  private score (words: string): { scores: Float64Array, matched: Uint8Array, touched: number[] } {
+  /** Per field, BM25's k * (1 - b + b * length / average length) of each document, kept while the index does not grow. */
+  private lengthNorms (): readonly [Float64Array, Float64Array, Float64Array] {
     const n = this.size
-    const scores = new Float64Array(n)
-    const matched = new Uint8Array(n)
-    const lastWord = new Int32Array(n).fill(-1)
-    const touched: number[] = []
-    const avg = this.lengthSums.map(s => n === 0 ? 0 : s / n)
+    if (this.norms?.size === n) return this.norms.k
+    const k = [0, 1, 2].map(f => {
+      const avg = n === 0 ? 0 : this.lengthSums[f] / n
+      const column = this.docLength[f as FieldIndex]
+      const out = new Float64Array(n)
+      for (let doc = 0; doc < n; doc++) {
+        const norm = avg === 0 ? 1 : column.at(doc) / avg
+        out[doc] = BM25.k * (1 - BM25.b + BM25.b * norm)
+      }
+      return out
+    }) as unknown as [Float64Array, Float64Array, Float64Array]
+    this.norms = { size: n, k }
+    return k
+  }
+
+  /** Arrays of one slot per document, reused from query to query (every slot is back to its start value after each). */
+  private scratchFor (n: number): Scratch {
+    if (this.scratch.scores.length < n) {
+      const size = Math.max(n, Math.ceil(this.scratch.scores.length * 1.5))
+      this.scratch = { scores: new Float64Array(size), matched: new Uint8Array(size), lastWord: new Int32Array(size).fill(-1), touched: new Int32Array(size) }
+    }
+    return this.scratch
+  }
+
+  /**
+   * BM25 scores of every document that matches a word of `words`, times the
+   * number of words it matches, in the scratch arrays; returns how many
+   * documents were touched (their numbers are the first slots of `touched`).
+   * The postings of frozen segments are read in one tight loop: a query
+   * whose words are in most of a million findings reads millions of them.
+   */
+  private score (words: string, sc: Scratch): number {
+    const n = this.size
+    const { scores, matched, lastWord, touched } = sc
+    let count = 0
+    const kn = this.lengthNorms()
+    const [kn0, kn1, kn2] = kn
+    const K1 = BM25.k + 1
+    const D = BM25.d
     const queryWords = [...new Set(tokenize(words))]
     queryWords.forEach((word, w) => {
       for (const [, { weight, refs }] of this.derivedTerms(word)) {
         const df: [number, number, number] = [0, 0, 0]
         for (const r of refs) { const d = r.segment.df(r.at); df[0] += d[0]; df[1] += d[1]; df[2] += d[2] }
         const idf = df.map(m => Math.log(1 + (n - m + 0.5) / (m + 0.5)))
+        const c0 = BOOST[0] * idf[0]
+        const c1 = BOOST[1] * idf[1]
+        const c2 = BOOST[2] * idf[2]
+        const visit = (doc: number, tf: number): void => {
+          const t0 = tf >> 4
+          const t1 = (tf >> 2) & 3
+          const t2 = tf & 3
+          const s = (t0 > 0 ? c0 * (D + t0 * K1 / (t0 + kn0[doc])) : 0) + (t1 > 0 ? c1 * (D + t1 * K1 / (t1 + kn1[doc])) : 0) + (t2 > 0 ? c2 * (D + t2 * K1 / (t2 + kn2[doc])) : 0)
+          if (matched[doc] === 0) touched[count++] = doc
+          if (lastWord[doc] !== w) { lastWord[doc] = w; if (matched[doc] < 255) matched[doc]++ }
+          scores[doc] += weight * s
+        }
         for (const r of refs) {
-          const field = (f: FieldIndex, t: number, doc: number): number => {
-            const norm = avg[f] === 0 ? 1 : this.docLength[f].at(doc) / avg[f]
-            return BOOST[f] * idf[f] * (BM25.d + t * (BM25.k + 1) / (t + BM25.k * (1 - BM25.b + BM25.b * norm)))
+          if (!(r.segment instanceof FrozenSegment)) { r.segment.postings(r.at, visit); continue }
+          const b = r.segment.bytes
+          let doc = 0
+          for (let i = r.segment.offsets[r.at], end = r.segment.offsets[r.at + 1]; i < end;) {
+            let v = b[i++]
+            let delta = v & 0x7f
+            let mul = 128
+            while (v >= 0x80) { v = b[i++]; delta += (v & 0x7f) * mul; mul *= 128 }
+            doc += delta
+            visit(doc, b[i++])
           }
-          r.segment.postings(r.at, (doc, tf) => {
-            const t0 = tfOf(tf, 0)
-            const t1 = tfOf(tf, 1)
-            const t2 = tfOf(tf, 2)
-            const s = (t0 > 0 ? field(0, t0, doc) : 0) + (t1 > 0 ? field(1, t1, doc) : 0) + (t2 > 0 ? field(2, t2, doc) : 0)
-            if (matched[doc] === 0) touched.push(doc)
-            if (lastWord[doc] !== w) { lastWord[doc] = w; matched[doc] = Math.min(255, matched[doc] + 1) }
-            scores[doc] += weight * s
-          })
         }
       }
     })
-    return { scores, matched, touched }
+    return count
   }
 
   private rankedPage (words: string, passes: (doc: number) => boolean, group: (doc: number) => number, offset: number, limit: number): FindingPage {
-    const { scores, matched, touched } = this.score(words)
-    // order: group (superseded last), score, newest, id
-    const before = (x: number, sx: number, y: number, sy: number): boolean =>
-      (group(x) - group(y) || (sy - sx) || this.newestFirst(x, y)) < 0
-    const keep = offset + limit
-    const best = new TopK(keep, before)
-    let total = 0
-    for (const doc of touched) {
-      if (!passes(doc)) continue
-      total++
-      best.offer(doc, roundScore(scores[doc] * matched[doc]))
+    const sc = this.scratchFor(this.size)
+    const { scores, matched, lastWord, touched } = sc
+    let count = 0
+    try {
+      count = this.score(words, sc)
+      // order: group (superseded last), score, newest, id
+      const before = (x: number, sx: number, y: number, sy: number): boolean =>
+        (group(x) - group(y) || (sy - sx) || this.newestFirst(x, y)) < 0
+      const keep = offset + limit
+      const best = new TopK(keep, before)
+      let total = 0
+      const all = passes === PASS_ALL
+      // most documents of a common word fall below the worst kept: skipped on
+      // the raw score, well below the worst's rounded one, before any rounding or comparison
+      let cutoff = Number.NEGATIVE_INFINITY
+      let cutoffGroup = 0
+      for (let i = 0; i < count; i++) {
+        const doc = touched[i]
+        if (!all && !passes(doc)) continue
+        total++
+        const raw = scores[doc] * matched[doc]
+        if (raw < cutoff && group(doc) >= cutoffGroup) continue
+        best.offer(doc, roundScore(raw))
+        const worst = best.worst
+        if (worst !== undefined) { cutoff = worst[1] - 1e-6; cutoffGroup = group(worst[0]) }
+      }
+      const hits = best.sorted().slice(offset).map(([doc, score]) => this.hit(doc, score))
+      return { hits, total }
+    } finally {
+      // back to the start values: scattered writes for a few documents, one sweep for many
+      if (count > (this.size >>> 4)) {
+        scores.fill(0)
+        matched.fill(0)
+        lastWord.fill(-1)
+      } else {
+        for (let i = 0; i < count; i++) { const doc = touched[i]; scores[doc] = 0; matched[doc] = 0; lastWord[doc] = -1 }
+      }
     }
-    const hits = best.sorted().slice(offset).map(([doc, score]) => this.hit(doc, score))
-    return { hits, total }
   }
 
   /**
@@ -511,6 +597,11 @@ class TopK {
       h[0] = [doc, score]
       this.down(0)
     }
+  }
+
+  /** The worst document kept and its score, once k are kept. */
+  get worst (): [number, number] | undefined {
+    return this.heap.length >= this.k && this.k > 0 ? this.heap[0] : undefined
   }
 
   sorted (): Array<[number, number]> {

@@ -66,7 +66,9 @@ export class OpenSegment implements Segment {
       const list = this.lists[at]
       list.docs.push(doc)
       list.tfs.push(tf)
-      for (const f of [0, 1, 2] as const) if (tfOf(tf, f) > 0) list.df[f]++
+      if ((tf >> 4) > 0) list.df[0]++
+      if (((tf >> 2) & 3) > 0) list.df[1]++
+      if ((tf & 3) > 0) list.df[2]++
     }
     this.docCount++
   }

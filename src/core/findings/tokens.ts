@@ -4,8 +4,28 @@
 
 const SPACE_OR_PUNCTUATION = /[\n\r\p{Z}\p{P}]+/u
 
+/** Per ASCII code: 1 where SPACE_OR_PUNCTUATION matches it (\n, \r, space and the ASCII punctuation of \p{P}). */
+const ASCII_SEPARATOR = new Uint8Array(128)
+for (let c = 0; c < 128; c++) if (SPACE_OR_PUNCTUATION.test(String.fromCharCode(c))) ASCII_SEPARATOR[c] = 1
+
 /** The terms of a text, in order, repeats kept. */
 export function tokenize (text: string): string[] {
+  const out: string[] = []
+  // ASCII text (most of it) without the regular expression; the same terms
+  let start = 0
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i)
+    if (c >= 128) return tokenizeUnicode(text)
+    if (ASCII_SEPARATOR[c] === 1) {
+      if (i > start) out.push(text.slice(start, i).toLowerCase())
+      start = i + 1
+    }
+  }
+  if (text.length > start) out.push(text.slice(start).toLowerCase())
+  return out
+}
+
+function tokenizeUnicode (text: string): string[] {
   const out: string[] = []
   for (const t of text.split(SPACE_OR_PUNCTUATION)) if (t !== '') out.push(t.toLowerCase())
   return out

@@ -16,6 +16,7 @@ import { KNOWN_KINDS } from './kinds.js'
 import { ENTRY_ID_BYTES } from './limits.js'
 import type { CheckpointRows } from './log-checkpoint.js'
 import { idOfBytes } from './entry.js'
+import { scanEntry } from './entry-scan.js'
 import type { PreparedRestore } from './restore.js'
 import { compareStrings, type VersionVector } from './version-vector.js'
 
@@ -248,7 +249,8 @@ export class AcceptedEntries {
     if (last.cursor === cursor) return last
     const bytes = this.archive.get(cursor)
     if (bytes === undefined) throw new FailedPreconditionError(`the archive has no entry at cursor ${cursor}`)
-    return { id: this.idOf(row), entry: Entry.decode(bytes), bytes, cursor }
+    // what the archive holds is canonical: read straight from the bytes (a fold over a large log reads every entry)
+    return { id: this.idOf(row), entry: scanEntry(bytes) ?? Entry.decode(bytes), bytes, cursor }
   }
 
   private compareRows (x: number, y: number): number {

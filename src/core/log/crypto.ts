@@ -1,6 +1,7 @@
 // Ed25519 signing and verification with domain separation, on node:crypto.
 // Keys are derived from libp2p peer ids (the Ed25519 public key is inlined in
 // the peer id), and cached, because verification is the bound on sync speed.
+import * as crypto from 'node:crypto'
 import { createHash, createPrivateKey, createPublicKey, sign as edSign, verify as edVerify, type KeyObject } from 'node:crypto'
 import { peerIdFromString } from '@libp2p/peer-id'
 
@@ -18,8 +19,16 @@ export interface Signer {
   sign: (domain: string, message: Uint8Array) => Uint8Array
 }
 
+// crypto.hash (node 20.12 on) hashes in one call, about twice as fast as a Hash object for an entry's few hundred bytes
+const oneShot = (crypto as { hash?: (algorithm: string, data: Uint8Array, encoding: 'buffer' | 'hex') => Buffer | string }).hash
+
 export function sha256 (data: Uint8Array): Uint8Array {
-  return createHash('sha256').update(data).digest()
+  return oneShot !== undefined ? oneShot('sha256', data, 'buffer') as Buffer : createHash('sha256').update(data).digest()
+}
+
+/** sha256 of `data` in lower-case hex. */
+export function sha256Hex (data: Uint8Array): string {
+  return oneShot !== undefined ? oneShot('sha256', data, 'hex') as string : createHash('sha256').update(data).digest('hex')
 }
 
 export function toHex (bytes: Uint8Array): string {

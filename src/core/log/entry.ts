@@ -4,7 +4,7 @@
 // entry has exactly one byte string and therefore exactly one id.
 import { Entry } from '../../gen/agency/v1/log.js'
 import { InvalidArgumentError, TooLargeError } from '../errors.js'
-import { DOMAIN_ENTRY, sha256, toHex, verifySignature, type Signer } from './crypto.js'
+import { DOMAIN_ENTRY, sha256, sha256Hex, toHex, verifySignature, type Signer } from './crypto.js'
 import { ENTRY_ID_BYTES, MAX_ENTRY_BYTES } from './limits.js'
 
 /** What an author fills in; `author` comes from the signer and `sig` from signing. */
@@ -46,7 +46,7 @@ export function entryIdHex (e: Entry): string {
 
 /** The id of an entry from its canonical bytes. */
 export function idOfBytes (bytes: Uint8Array): string {
-  return toHex(sha256(bytes))
+  return sha256Hex(bytes)
 }
 
 const ID_HEX = /^[0-9a-f]{64}$/

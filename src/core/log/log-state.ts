@@ -33,6 +33,7 @@ import { BatchCollector } from './batch-collector.js'
 import { contentFault } from './check-entry.js'
 import { toHex, type Signer } from './crypto.js'
 import { decodeEntry, encodeEntry, idOfBytes, signEntry, verifyEntry } from './entry.js'
+import { scanEntry } from './entry-scan.js'
 import { verifyForkProof, type ForkProof } from './fork.js'
 import { ForkRegistry, type ForkPoint } from './fork-registry.js'
 import { probeSeqs, type FeedSummaries, type FeedSummary } from './feed-summary.js'
@@ -50,6 +51,32 @@ import { prepareRestore, type RestoredEntry, type RestoreInput } from './restore
 import type { VersionVector } from './version-vector.js'
 
 export { compareStored } from './accepted-entries.js'
+
+const EMPTY_ID = Buffer.alloc(0)
+/** Signature checks one bisection may make before it gives up on the rest of a run (it comes again next exchange). */
+const MAX_BISECT_CHECKS = 24
+
+/**
+ * How many entries of `run` (a hash chain, oldest first) are authenticated:
+ * all when the head's own signature holds, else the longest prefix found by
+ * bisection that ends at an entry whose own signature holds (each such entry
+ * authenticates everything before it in the chain). 0 when none is found.
+ */
+function authenticatedPrefix (run: readonly PendingEntry[]): number {
+  if (verifyEntry(run[run.length - 1].entry)) return run.length
+  // lo: entries known authenticated; hi: the first index whose prefix is not known good
+  let lo = 0
+  let hi = run.length - 1
+  let checks = 1
+  while (lo < hi && checks < MAX_BISECT_CHECKS) {
+    // the last candidate first (a forged tail is one entry), then halves
+    const at = checks === 1 ? hi - 1 : (lo + hi - 1) >>> 1
+    checks++
+    if (verifyEntry(run[at].entry)) lo = at + 1
+    else hi = at
+  }
+  return lo
+}
 
 /** Staged own entries could not be placed: entries of the same author came back from a peer. */
 export class OwnFeedConflictError extends FailedPreconditionError {
@@ -205,17 +232,12 @@ export class LogState {
   }
 
   /**
-   * The bulk path for sync. Per author, the entries that extend the held feed
-   * by hash (prev = id of the one before) form a run, and one signature, on
-   * the run's last entry, authenticates the whole run. Everything else, and a
-   * run whose last signature fails, is checked one by one. Never throws.
+   * The bulk path for sync, for decoded entries (each is encoded here): see
+   * ingestBatchBytes. Never throws.
    */
   ingestBatch (entries: readonly Entry[]): BatchResult {
     const out = new BatchCollector()
-    const seen = new Set<string>()
-    const byAuthor = new Map<string, PendingEntry[]>()
-    /** per author, the highest seq this batch showed to be held the same here */
-    const common = new Map<string, number>()
+    const items: PendingEntry[] = []
     for (const entry of entries) {
       let bytes: Uint8Array
       try {
@@ -228,7 +250,61 @@ export class LogState {
         out.reject(this.count('too_large'))
         continue
       }
-      const id = idOfBytes(bytes)
+      items.push({ id: idOfBytes(bytes), entry, bytes })
+    }
+    return this.ingestItems(items, out)
+  }
+
+  /**
+   * The bulk path for sync: entries as the canonical bytes a peer sent
+   * (copied: the log keeps nothing of the caller's buffers). Fields are read
+   * straight from the bytes (entry-scan.ts), nothing is re-encoded, and
+   * signatures are checked one per author per batch, not one per entry:
+   *
+   * Per author, the entries that extend the held feed by hash (seq follows,
+   * prev = id of the entry before, lamport grows; the first one's prev is the
+   * id of the last entry held, which was itself authenticated, or it is seq 1)
+   * form a run, and one signature, on the run's last entry (its head),
+   * authenticates the whole run: the author signed the head's prev, which is
+   * the hash of the whole entry before it, prev included, and so on down to
+   * the held feed. When the head's signature fails, the run is bisected: the
+   * longest prefix ending at an entry whose own signature holds is accepted,
+   * with O(log n) signature checks, and the rest is rejected as bad_signature.
+   * Entries outside a run (a gap: pending; a held seq: a fork; a broken link)
+   * are checked one by one, their own signature first. Never throws.
+   */
+  ingestBatchBytes (frames: readonly Uint8Array[]): BatchResult {
+    const out = new BatchCollector()
+    const items: PendingEntry[] = []
+    for (const frame of frames) {
+      if (frame.byteLength > this.maxEntryBytes) {
+        out.reject(this.count('too_large'))
+        continue
+      }
+      // one copy per entry, in the pooled slabs Buffer keeps for small allocations
+      const bytes = Buffer.allocUnsafe(frame.byteLength)
+      bytes.set(frame)
+      let entry = scanEntry(bytes)
+      if (entry === undefined) {
+        try {
+          entry = decodeEntry(bytes, this.maxEntryBytes)
+        } catch {
+          out.reject(this.count('malformed'))
+          continue
+        }
+      }
+      items.push({ id: idOfBytes(bytes), entry, bytes })
+    }
+    return this.ingestItems(items, out)
+  }
+
+  private ingestItems (items: readonly PendingEntry[], out: BatchCollector): BatchResult {
+    const seen = new Set<string>()
+    const byAuthor = new Map<string, PendingEntry[]>()
+    /** per author, the highest seq this batch showed to be held the same here */
+    const common = new Map<string, number>()
+    for (const p of items) {
+      const { id, entry } = p
       if (seen.has(id) || this.entries.has(id) || this.pending.has(id)) {
         if (this.entries.has(id)) common.set(entry.author, Math.max(common.get(entry.author) ?? 0, entry.seq))
         this.duplicateCount++
@@ -237,20 +313,22 @@ export class LogState {
       }
       seen.add(id)
       const group = byAuthor.get(entry.author)
-      if (group == null) byAuthor.set(entry.author, [{ id, entry, bytes }])
-      else group.push({ id, entry, bytes })
+      if (group == null) byAuthor.set(entry.author, [p])
+      else group.push(p)
     }
 
     for (const [author, group] of byAuthor) {
-      group.sort((x, y) => x.entry.seq - y.entry.seq)
+      let sorted = true
+      for (let i = 1; i < group.length && sorted; i++) sorted = group[i - 1].entry.seq < group[i].entry.seq
+      if (!sorted) group.sort((x, y) => x.entry.seq - y.entry.seq)
       const { run, rest } = this.chainRun(author, group)
       let oneByOne = rest
       if (run.length > 0) {
-        oneByOne = verifyEntry(run[run.length - 1].entry)
-          ? this.acceptRun(author, run, out).concat(rest)
-          : run.concat(rest)
+        const upTo = authenticatedPrefix(run)
+        for (let i = upTo; i < run.length; i++) out.reject(this.count('bad_signature'))
+        oneByOne = this.acceptRun(author, run.slice(0, upTo), out).concat(rest)
       }
-      oneByOne.sort((x, y) => x.entry.seq - y.entry.seq)
+      if (oneByOne.length > 1) oneByOne.sort((x, y) => x.entry.seq - y.entry.seq)
       for (const p of oneByOne) out.add(this.authenticateAndPlace(p))
     }
     this.noteCommon(common)
@@ -630,14 +708,14 @@ export class LogState {
     const rest: PendingEntry[] = []
     const last = this.entries.last(author)
     let expected = (last?.entry.seq ?? 0) + 1
-    let prevId = last?.id ?? ''
+    let prevId: Buffer = last === undefined ? EMPTY_ID : Buffer.from(last.id, 'hex')
     let prevLamport = last?.entry.lamport ?? 0
     for (const p of group) {
       const e = p.entry
-      if (e.seq === expected && e.lamport > prevLamport && toHex(e.prev) === prevId) {
+      if (e.seq === expected && e.lamport > prevLamport && prevId.equals(e.prev)) {
         run.push(p)
         expected++
-        prevId = p.id
+        prevId = Buffer.from(p.id, 'hex')
         prevLamport = e.lamport
       } else {
         rest.push(p)
