@@ -31,7 +31,7 @@ export function registerRepoCommands (program: Command): void {
     }))
 
   command(program, 'integrator', 'act as an integrator: take integration requests in log order, batch the ones that merge, verify once, bisect failures, land the good ones')
-    .option('--batch <n>', 'requests per batch', '8')
+    .option('--batch <n>', 'requests per batch', '32')
     .option('--once', 'run one batch and exit')
     .option('--interval-ms <ms>', 'pause between rounds when idle', '2000')
     .action(withAgency(async (agency, opts: CommonOpts & { batch: string, once?: boolean, intervalMs: string }) => {
