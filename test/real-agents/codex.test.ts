@@ -8,13 +8,12 @@
 // searches first; they come back as the namespace mcp__agency), apply_patch for
 // the file, exec_command for the shell (the tests, git, and `agency find`, which
 // needs the shim on the shell's PATH).
-import { writeFile, mkdir } from 'node:fs/promises'
-import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
 import { count } from './agent-daemon.js'
+import { codexHome } from './codex-home.js'
 import { SCENARIO_TIMEOUT_MS, expectGreetIntegrated, expectOneCleanRun, expectTheLoop, startGreeter, waitForFinished, type GreeterRun } from './greeter-scenario.js'
 import { GOAL_MET_ANSWER } from './models/agent-script.js'
-import { CODEX_TOOLS, MODEL_ID, startResponsesModel, type ResponsesModel } from './models/openai-responses.js'
+import { CODEX_TOOLS, startResponsesModel, type ResponsesModel } from './models/openai-responses.js'
 import { GREETER, TEST_COMMAND } from './projects.js'
 
 let run: GreeterRun | undefined
@@ -27,40 +26,10 @@ afterEach(async () => {
   model = undefined
 })
 
-/**
- * $HOME/.codex/config.toml naming the scripted endpoint as a Responses provider (the key is a
- * placeholder env var). The update check, analytics and the plugin marketplace are off: with them
- * Codex looks up github.com and chatgpt.com, and this test stays on loopback.
- */
-function codexConfig (baseUrl: string): string {
-  return [
-    `model = "${MODEL_ID}"`,
-    'model_provider = "scripted"',
-    'check_for_update_on_startup = false',
-    '',
-    '[analytics]',
-    'enabled = false',
-    '',
-    '[features]',
-    'plugins = false',
-    '',
-    '[model_providers.scripted]',
-    'name = "scripted model (test stand-in)"',
-    `base_url = "${baseUrl}"`,
-    'wire_api = "responses"',
-    'env_key = "SCRIPTED_MODEL_KEY"',
-    ''
-  ].join('\n')
-}
-
 describe('agentd --harness codex: the real Codex CLI against a scripted Responses endpoint', () => {
   it('takes the task, lands its commit with the Agency-Task trailer, exits 0 and is not restarted once the goal is met', async () => {
     const m = model = await startResponsesModel({ playbook: GREETER.playbook, dialect: CODEX_TOOLS })
-    const r = run = await startGreeter('codex', async home => {
-      await mkdir(join(home, '.codex'), { recursive: true })
-      await writeFile(join(home, '.codex', 'config.toml'), codexConfig(m.baseUrl))
-      return { CODEX_HOME: join(home, '.codex'), SCRIPTED_MODEL_KEY: 'not-a-real-key' }
-    })
+    const r = run = await startGreeter('codex', async home => await codexHome(home, m.baseUrl))
     const log = await waitForFinished(r, () => m.errors()[0], () => `The model's last turn: ${JSON.stringify(m.turns().at(-1)?.move)}`)
 
     // ---- the task is done, by this agent, and its commit is on the shared branch with the trailer of its claim ----
