@@ -5,10 +5,10 @@
 // `wait` blocks until there is something to do.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { existsSync } from 'node:fs'
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises'
+import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
-import { dirname, join } from 'node:path'
-import { makeSharedRepo, sh, type SharedRepo } from '../repo/git-fixtures.js'
+import { join } from 'node:path'
+import { commitFiles, makeSharedRepo, sh, type SharedRepo } from '../repo/git-fixtures.js'
 import { MemoryCluster, addrsOf, rejectionOf, waitFor } from './board/helpers.js'
 import type { Daemon } from '../../src/daemon/daemon.js'
 import type { NewTask } from '../../src/core/board/index.js'
@@ -38,15 +38,6 @@ afterAll(async () => {
   await rm(mirrors, { recursive: true, force: true })
 })
 
-/** What an agent does in its workspace: write a file and commit it, on whatever branch the daemon chose. */
-async function commit (d: Daemon, file: string, text: string): Promise<void> {
-  const ws = d.workspacePath()
-  await mkdir(dirname(join(ws, file)), { recursive: true })
-  await writeFile(join(ws, file), text)
-  await sh(ws, ['add', '-A'])
-  await sh(ws, ['commit', '--quiet', '-m', `write ${file}`])
-}
-
 describe('a held task, from claim to done', () => {
   it('claim puts the workspace on the task branch; done and integrate refuse until the work has landed, naming the fix', async () => {
     await a.addTasks([task('hello')])
@@ -64,7 +55,7 @@ describe('a held task, from claim to done', () => {
     expect(empty.message).toContain('git add -A && git commit')
     expect(a.boardService.board.task('hello', a.boardService.now())?.state).toBe('claimed')
 
-    await commit(a, 'hello/hello.txt', 'hello\n')
+    await commitFiles(a.workspacePath(), { 'hello/hello.txt': 'hello\n' })
     const merged = await a.repo().integrate('', '')
     expect(merged.result).toBe('merged')
     expect(merged.summary).toContain('agency done hello')
@@ -92,7 +83,7 @@ describe('a released task carries its work to the next holder', () => {
   it('the release pushes the task branch to refs/agency/wip/<task>; the takeover starts from it', async () => {
     await a.addTasks([task('greet')])
     expect((await a.claimTask('greet', [], false)).outcome).toBe('HELD')
-    await commit(a, 'greet/half.txt', 'half done\n')
+    await commitFiles(a.workspacePath(), { 'greet/half.txt': 'half done\n' })
     const head = await sh(a.workspacePath(), ['rev-parse', 'HEAD'])
     await a.releaseTask('greet', 'half of it: see greet/half.txt', '')
     expect(await sh(repo.bare, ['rev-parse', 'refs/agency/wip/greet'])).toBe(head)
@@ -120,7 +111,7 @@ describe('a fence the board cannot see', () => {
     }
     await a.addTasks([task('fenced')])
     expect((await a.claimTask('fenced', [], false)).epoch).toBe(1)
-    await commit(a, 'fenced/work.txt', 'work\n')
+    await commitFiles(a.workspacePath(), { 'fenced/work.txt': 'work\n' })
     const refused = await rejectionOf(async () => await a.repo().integrate('fenced', ''))
     expect(refused.message).toMatch(/fenced is at epoch 3 on the shared remote \(ghost\)/)
     expect(a.boardService.board.task('fenced', a.boardService.now())?.state).toBe('open')

@@ -6,10 +6,10 @@
 // changes nothing; her own approach is taken, and she is told to stop once bob
 // has won.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises'
+import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
-import { dirname, join } from 'node:path'
-import { makeSharedRepo, sh, type SharedRepo } from '../../repo/git-fixtures.js'
+import { join } from 'node:path'
+import { commitFiles, makeSharedRepo, sh, type SharedRepo } from '../../repo/git-fixtures.js'
 import { MemoryCluster, addrsOf, rejectionOf, waitFor } from './helpers.js'
 import type { Daemon } from '../../../src/daemon/daemon.js'
 
@@ -43,14 +43,6 @@ afterAll(async () => {
   await repo?.cleanup()
   await rm(mirrors, { recursive: true, force: true })
 })
-
-async function commit (d: Daemon, file: string, text: string): Promise<void> {
-  const ws = d.workspacePath()
-  await mkdir(dirname(join(ws, file)), { recursive: true })
-  await writeFile(join(ws, file), text)
-  await sh(ws, ['add', '-A'])
-  await sh(ws, ['commit', '--quiet', '-m', `write ${file}`])
-}
 
 async function notices (d: Daemon, kind: string): Promise<string[]> {
   return (await d.readAgentInbox({ all: true, limit: 1000 })).filter(i => i.kind === kind).map(i => i.record.message.text)
@@ -92,7 +84,7 @@ describe('an idle agent assists the critical path', () => {
   })
 
   it('lands the first passing integration: the task is done by its assistant, the holder\'s lease ends and the others are told to stop', async () => {
-    await commit(bob, 'hello/hello.txt', 'hello\n')
+    await commitFiles(bob.workspacePath(), { 'hello/hello.txt': 'hello\n' })
     const merged = await bob.repo().integrate('', '')
     expect(merged.result).toBe('merged')
     expect(merged.summary).toContain('core is done by you')
