@@ -31,6 +31,18 @@ async function peer (): Promise<{ node: MeshLibp2p, store: AgencyStore }> {
   return { node, store }
 }
 
+/** A peer's message store as DirectMessaging sees it, with some of its calls replaced by the test's. */
+function storeOf (p: { store: AgencyStore }, replaced: Partial<DirectMessageStore> = {}): DirectMessageStore {
+  const m = p.store.messages
+  return {
+    listOutbox: async () => await m.listOutbox(),
+    markDelivered: async (id) => await m.markDelivered(id),
+    drop: async (id, reason) => await m.drop(id, reason),
+    deliver: async (msg, at) => await m.deliver(msg, at),
+    ...replaced
+  }
+}
+
 /** A gate the test opens: until then, whatever awaits `closed` waits. */
 function gate (): { closed: Promise<void>, open: () => void } {
   let open = (): void => {}
@@ -46,24 +58,14 @@ describe('direct messages', () => {
     // The receiver stores the message only when the test says so: the ack waits.
     const storing = gate()
     let storeCalls = 0
-    const receiverStore: DirectMessageStore = {
-      listOutbox: async () => await b.store.messages.listOutbox(),
-      markDelivered: async (id) => await b.store.messages.markDelivered(id),
-      drop: async (id, reason) => await b.store.messages.drop(id, reason),
-      deliver: async (msg, at) => { storeCalls++; await storing.closed; return await b.store.messages.deliver(msg, at) }
-    }
+    const receiverStore = storeOf(b, { deliver: async (msg, at) => { storeCalls++; await storing.closed; return await b.store.messages.deliver(msg, at) } })
     const receiver = new DirectMessaging({ node: b.node, store: receiverStore, log: componentLogger('test-dm-b') })
     await receiver.start()
 
     // The sender's wall clock is the test's to move.
     let clock = 1_000_000
     let listings = 0
-    const senderStore: DirectMessageStore = {
-      listOutbox: async () => { listings++; return await a.store.messages.listOutbox() },
-      markDelivered: async (id) => await a.store.messages.markDelivered(id),
-      drop: async (id, reason) => await a.store.messages.drop(id, reason),
-      deliver: async (msg, at) => await a.store.messages.deliver(msg, at)
-    }
+    const senderStore = storeOf(a, { listOutbox: async () => { listings++; return await a.store.messages.listOutbox() } })
     const outcomes: string[] = []
     const sender = new DirectMessaging({
       node: a.node,
@@ -134,12 +136,7 @@ describe('direct messages', () => {
     const [a, b] = [await peer(), await peer()]
     await a.node.dial(multiaddr(b.node.getMultiaddrs()[0]))
     let listings = 0
-    const senderStore: DirectMessageStore = {
-      listOutbox: async () => { listings++; return await a.store.messages.listOutbox() },
-      markDelivered: async (id) => await a.store.messages.markDelivered(id),
-      drop: async (id, reason) => await a.store.messages.drop(id, reason),
-      deliver: async (msg, at) => await a.store.messages.deliver(msg, at)
-    }
+    const senderStore = storeOf(a, { listOutbox: async () => { listings++; return await a.store.messages.listOutbox() } })
     const delivered: string[] = []
     const sender = new DirectMessaging({ node: a.node, store: senderStore, log: componentLogger('test-dm-a'), hooks: { onDelivered: (m) => { delivered.push(m.id) } } })
     await sender.start()
