@@ -10,13 +10,12 @@
 // (ACP mode: agentd drives the agent over them); stderr still goes to the log.
 // The session ends its run through `run.end`, cleanly or with a failure.
 import { spawn, type ChildProcess } from 'node:child_process'
-import type { Readable, Writable } from 'node:stream'
 import { appendFileSync, closeSync, openSync } from 'node:fs'
 import { chmod, mkdir, writeFile } from 'node:fs/promises'
 import { delimiter, dirname, join } from 'node:path'
 import { performance } from 'node:perf_hooks'
 import { restartDelayMs } from './restart-backoff.js'
-import type { HarnessLaunch } from './types.js'
+import type { HarnessLaunch, HarnessRun, HarnessRunSession } from './types.js'
 import { FailedPreconditionError, InvalidArgumentError } from '../core/errors.js'
 import { componentLogger, type Logger } from '../logger.js'
 
@@ -48,27 +47,6 @@ export interface HarnessSupervisorOptions {
   beforeSpawn?: () => void
   /** Drives each run over its stdin and stdout (ACP mode); stop() awaits its stop() before signalling the process. */
   session?: (run: HarnessRun) => HarnessRunSession
-}
-
-/** One run of the harness, as a session driving it sees it. */
-export interface HarnessRun {
-  stdin: Writable
-  stdout: Readable
-  /** A line of agentd's own in the harness log. */
-  note: (text: string) => void
-  /** A raw protocol line in the harness log. */
-  raw: (text: string) => void
-  /**
-   * Ends the run: closes its stdin, then SIGTERM and SIGKILL after the grace
-   * periods. With `failure` the run counts as failed; with only `reason` it
-   * was ended on purpose (the work is done).
-   */
-  end: (o: { failure?: string, timedOut?: boolean, reason?: string }) => void
-  alive: () => boolean
-}
-
-export interface HarnessRunSession {
-  stop: () => Promise<void>
 }
 
 export interface HarnessExit {

@@ -1,5 +1,7 @@
 // What an adapter is given and what it produces. An adapter is a pure function
-// from the first to the second; the supervisor does the I/O.
+// from the first to the second; the supervisor does the I/O. And one run of a
+// harness as a session driving it (acp/) sees it.
+import type { Readable, Writable } from 'node:stream'
 
 /** Everything an adapter needs to know about the agent it launches. */
 export interface HarnessContext {
@@ -38,3 +40,24 @@ export interface HarnessLaunch {
 }
 
 export type HarnessAdapter = (ctx: HarnessContext) => HarnessLaunch
+
+/** One run of the harness, as a session driving it sees it. */
+export interface HarnessRun {
+  stdin: Writable
+  stdout: Readable
+  /** A line of agentd's own in the harness log. */
+  note: (text: string) => void
+  /** A raw protocol line in the harness log. */
+  raw: (text: string) => void
+  /**
+   * Ends the run: closes its stdin, then SIGTERM and SIGKILL after the grace
+   * periods. With `failure` the run counts as failed; with only `reason` it
+   * was ended on purpose (the work is done).
+   */
+  end: (o: { failure?: string, timedOut?: boolean, reason?: string }) => void
+  alive: () => boolean
+}
+
+export interface HarnessRunSession {
+  stop: () => Promise<void>
+}

@@ -12,10 +12,10 @@
 // end the process (`run.end`), with a failure when it broke. What it leaves
 // for the next session (the last turn's items, if that turn never finished) is
 // in the SessionCarry the caller keeps across runs.
-import type { Readable, Writable } from 'node:stream'
 import * as acp from '@agentclientprotocol/sdk'
 import { AgentProtocolError } from '../../core/errors.js'
 import { restartDelayMs } from '../restart-backoff.js'
+import type { HarnessRun } from '../types.js'
 import { agentWire, type AgentWire, type AgentWireLimits } from './agent-wire.js'
 import { decidePermission, type PermissionDecision, type PermissionPolicy, type PermissionRequest } from './permission-policy.js'
 import { TurnActivity, usageOf, type ActivityEvent, type TokenUsage } from './session-activity.js'
@@ -46,19 +46,6 @@ export interface SessionReport {
   fault: (err: AgentProtocolError) => void
 }
 
-/** The run of the agent process this session drives (given by the supervisor). */
-export interface SessionRun {
-  stdin: Writable
-  stdout: Readable
-  /** A line of agentd's own in the harness log. */
-  note: (text: string) => void
-  /** A raw protocol line in the harness log. */
-  raw: (text: string) => void
-  /** Ends the process: with a failure (restarted with backoff), or cleanly (reason says why). */
-  end: (o: { failure?: string, timedOut?: boolean, reason?: string }) => void
-  alive: () => boolean
-}
-
 /** What one session leaves for the next. */
 export interface SessionCarry {
   /** Sessions opened so far (a restart is a new one). */
@@ -74,7 +61,8 @@ export function newCarry (): SessionCarry {
 }
 
 export interface AcpSessionOptions {
-  run: SessionRun
+  /** the run of the agent process this session drives (given by the supervisor) */
+  run: HarnessRun
   /** The --harness name, for logs. */
   name: string
   mcpServers: acp.McpServer[]
