@@ -343,9 +343,7 @@ export class BoardService {
    * takes the task at an epoch that can land.
    */
   async fenced (task: string, epoch: number, remote: { epoch: number, agent: string }): Promise<void> {
-    this.protocol.fencedAt(task, remote.epoch)
-    const held = this.board.holder(task)
-    if (held?.holder !== this.init.me || held.epoch !== epoch || remote.epoch < epoch) return
+    if (!this.protocol.fencedAt(task, epoch, remote)) return
     await this.release(task, `superseded at the shared remote: ${remote.agent}'s work for ${task}@${remote.epoch} landed`, '')
   }
 

@@ -176,9 +176,7 @@ export class SimBoardNode {
    * caller then releases.
    */
   fenced (task: string, epoch: number, remote: { epoch: number, agent: string }): boolean {
-    this.protocol.fencedAt(task, remote.epoch)
-    const held = this.board.holder(task)
-    return held?.holder === this.name && held.epoch === epoch && remote.epoch >= epoch
+    return this.protocol.fencedAt(task, epoch, remote)
   }
 
   /** Marks a held task done. */

@@ -243,15 +243,19 @@ export class ClaimProtocol {
   }
 
   /**
-   * The shared remote's fence says `task` landed at `epoch` (an integration
-   * was refused as fenced). Usually the board knows that claim already; not
-   * when its author is faulty (its claims past the fork count for nothing, yet
-   * its work landed). Every later claim of ours for the task is made above
-   * `epoch`, or it would reuse an epoch the remote has closed and never land.
+   * An integration of `task` under our claim at `epoch` was refused: the
+   * shared remote's fence says the task landed at `remote.epoch`. Usually the
+   * board knows that claim already; not when its author is faulty (its claims
+   * past the fork count for nothing, yet its work landed). Every later claim
+   * of ours for the task is made above `remote.epoch`, or it would reuse an
+   * epoch the remote has closed and never land. Returns whether the fence
+   * closed the claim we hold at `epoch`, which the caller then releases.
    */
-  fencedAt (task: string, epoch: number): void {
-    if (!Number.isSafeInteger(epoch) || epoch < 1) return
-    if (epoch > (this.fenceEpochs.get(task) ?? 0)) this.fenceEpochs.set(task, epoch)
+  fencedAt (task: string, epoch: number, remote: { epoch: number }): boolean {
+    if (!Number.isSafeInteger(remote.epoch) || remote.epoch < 1) return false
+    if (remote.epoch > (this.fenceEpochs.get(task) ?? 0)) this.fenceEpochs.set(task, remote.epoch)
+    const held = this.board.holder(task)
+    return held?.holder === this.me && held.epoch === epoch && remote.epoch >= epoch
   }
 
   /** The claim entry could not be written: forget the claim. */
