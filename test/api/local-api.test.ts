@@ -16,6 +16,7 @@ import { agencyHandlers, startGrpcServer } from '../../src/api/grpc-server.js'
 import type { Daemon } from '../../src/daemon/daemon.js'
 import type { AgencyClient, LogEntry } from '../../src/gen/agency/v1/api.js'
 import { freePort, metricsText, rejection, writeSwarmKey, writeToken } from '../helpers/trust.js'
+import { envWithoutAgency } from '../helpers/agency-free-env.js'
 
 const cluster = new ProcessCluster()
 const clients: Agency[] = []
@@ -59,8 +60,7 @@ async function wholeLog (c: Agency): Promise<LogEntry[]> {
 
 /** `agency <args>` with the given extra environment (runAgency strips AGENCY_*). */
 async function agencyWithEnv (args: string[], env: Record<string, string>): Promise<CliResult> {
-  const base: NodeJS.ProcessEnv = {}
-  for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('AGENCY_')) base[k] = v
+  const base = envWithoutAgency()
   return await new Promise(resolve => {
     execFile(process.execPath, [AGENCY_BIN, ...args], { env: { ...base, ...env }, timeout: 60_000 }, (err, stdout, stderr) => {
       resolve({ code: err == null ? 0 : typeof err.code === 'number' ? err.code : null, stdout, stderr })

@@ -6,6 +6,7 @@ import { AGENCY_BIN, Scratch, execFileP } from '../helpers/agent-loop.js'
 import type { LocalDaemon } from '../../src/swarm/local-daemon.js'
 import { connectAgency } from '../../src/api/client.js'
 import type { AgencyClient } from '../../src/gen/agency/v1/api.js'
+import { envWithoutAgency } from '../helpers/agency-free-env.js'
 
 const scratch = new Scratch()
 let d: LocalDaemon
@@ -13,14 +14,8 @@ let d: LocalDaemon
 beforeAll(async () => { d = await scratch.daemon('assist-cli', { extraArgs: ['--settle-ms', '200', '--assist-after', '0'] }) })
 afterAll(async () => { await scratch.cleanup() })
 
-function env (): NodeJS.ProcessEnv {
-  const e: NodeJS.ProcessEnv = {}
-  for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('AGENCY_')) e[k] = v
-  return e
-}
-
 async function agency (...args: string[]): Promise<string> {
-  return (await execFileP(process.execPath, [AGENCY_BIN, '--addr', d.grpc, ...args], { env: env(), timeout: 30_000 })).stdout
+  return (await execFileP(process.execPath, [AGENCY_BIN, '--addr', d.grpc, ...args], { env: envWithoutAgency(), timeout: 30_000 })).stdout
 }
 
 /** The CLI's failure: exit code and what it printed. */

@@ -4,6 +4,7 @@ import { spawn } from 'node:child_process'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { AGENCY_BIN, Scratch, execFileP } from '../helpers/agent-loop.js'
 import type { LocalDaemon } from '../../src/swarm/local-daemon.js'
+import { envWithoutAgency } from '../helpers/agency-free-env.js'
 
 const scratch = new Scratch()
 let d: LocalDaemon
@@ -11,14 +12,8 @@ let d: LocalDaemon
 beforeAll(async () => { d = await scratch.daemon('manners') })
 afterAll(async () => { await scratch.cleanup() })
 
-function env (): NodeJS.ProcessEnv {
-  const e: NodeJS.ProcessEnv = {}
-  for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('AGENCY_')) e[k] = v
-  return e
-}
-
 async function agency (...args: string[]): Promise<string> {
-  return (await execFileP(process.execPath, [AGENCY_BIN, ...args], { env: env(), timeout: 30_000 })).stdout
+  return (await execFileP(process.execPath, [AGENCY_BIN, ...args], { env: envWithoutAgency(), timeout: 30_000 })).stdout
 }
 
 describe('agency on the command line', () => {
@@ -41,14 +36,14 @@ describe('agency on the command line', () => {
 
   it('exits quietly when the reader of its output goes away (status | head -1)', async () => {
     const plan = Array.from({ length: 300 }, (_, i) => ({ id: `bulk-${i}`, title: `a task with a title long enough to fill the pipe ${i}`, deps: [], scope: [`bulk/${i}/**`] }))
-    const child = spawn(process.execPath, [AGENCY_BIN, '--addr', d.grpc, 'task', 'add-plan', '-'], { env: env() })
+    const child = spawn(process.execPath, [AGENCY_BIN, '--addr', d.grpc, 'task', 'add-plan', '-'], { env: envWithoutAgency() })
     child.stdin.end(JSON.stringify(plan))
     await new Promise(resolve => child.once('exit', resolve))
-    const { stdout, stderr } = await execFileP('/bin/sh', ['-c', `"${process.execPath}" "${AGENCY_BIN}" --addr "${d.grpc}" --json task list | head -c 100; echo " exit=\${PIPESTATUS:-done}"`], { env: env(), timeout: 30_000 })
+    const { stdout, stderr } = await execFileP('/bin/sh', ['-c', `"${process.execPath}" "${AGENCY_BIN}" --addr "${d.grpc}" --json task list | head -c 100; echo " exit=\${PIPESTATUS:-done}"`], { env: envWithoutAgency(), timeout: 30_000 })
     expect(stdout.length).toBeGreaterThan(100)
     expect(stderr).not.toMatch(/EPIPE|Error/)
     // The CLI's own exit status, with the pipe closed under it.
-    const r = await execFileP('/bin/bash', ['-o', 'pipefail', '-c', `"${process.execPath}" "${AGENCY_BIN}" --addr "${d.grpc}" --json task list | head -c 100 > /dev/null`], { env: env(), timeout: 30_000 }).then(() => 0, (e: { code?: number }) => e.code ?? 1)
+    const r = await execFileP('/bin/bash', ['-o', 'pipefail', '-c', `"${process.execPath}" "${AGENCY_BIN}" --addr "${d.grpc}" --json task list | head -c 100 > /dev/null`], { env: envWithoutAgency(), timeout: 30_000 }).then(() => 0, (e: { code?: number }) => e.code ?? 1)
     expect(r).toBe(0)
   })
 })

@@ -10,6 +10,7 @@ import { AGENCY_BIN, Scratch, execFileP, isGone, metricValue, waitFor } from '..
 import type { LocalDaemon } from '../../src/swarm/local-daemon.js'
 import { connectAgency } from '../../src/api/client.js'
 import type { AgencyClient } from '../../src/gen/agency/v1/api.js'
+import { envWithoutAgency } from '../helpers/agency-free-env.js'
 
 let scratch: Scratch
 
@@ -19,9 +20,7 @@ afterEach(async () => {
 
 /** `agency <args> --addr <daemon> --json`, parsed; rejects with stderr on a non-zero exit. */
 async function agency<T = any> (d: LocalDaemon, ...args: string[]): Promise<T> {
-  const env: NodeJS.ProcessEnv = {}
-  for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('AGENCY_')) env[k] = v
-  const { stdout } = await execFileP(process.execPath, [AGENCY_BIN, ...args, '--addr', d.grpc, '--json'], { env, timeout: 30_000 })
+  const { stdout } = await execFileP(process.execPath, [AGENCY_BIN, ...args, '--addr', d.grpc, '--json'], { env: envWithoutAgency(), timeout: 30_000 })
   return JSON.parse(stdout) as T
 }
 

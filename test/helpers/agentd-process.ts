@@ -12,6 +12,7 @@ import { createInterface } from 'node:readline'
 import { fileURLToPath } from 'node:url'
 import { connectAgency, type Agency } from '../../src/api/client.js'
 import type { AgencyClient, InboxMessage, PeerInfo, StatusReply } from '../../src/gen/agency/v1/api.js'
+import { envWithoutAgency } from './agency-free-env.js'
 
 const REPO = fileURLToPath(new URL('../../', import.meta.url))
 export const AGENTD_BIN = join(REPO, 'dist/src/cli/agentd.js')
@@ -37,11 +38,7 @@ function assertBuilt (): void {
 
 /** The environment for a child: no AGENCY_* settings from the caller, logs on for diagnosis. */
 function childEnv (extra: Record<string, string> = {}): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = {}
-  for (const [k, v] of Object.entries(process.env)) {
-    if (!k.startsWith('AGENCY_')) env[k] = v
-  }
-  return { ...env, AGENCY_LOG_LEVEL: 'info', ...extra }
+  return { ...envWithoutAgency(), AGENCY_LOG_LEVEL: 'info', ...extra }
 }
 
 export interface AgentdOptions {

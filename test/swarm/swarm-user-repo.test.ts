@@ -10,15 +10,14 @@ import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
 import { AGENCY_BIN, Scratch, execFileP } from '../helpers/agent-loop.js'
 import { loadExample } from '../../src/swarm/example-project.js'
+import { envWithoutAgency } from '../helpers/agency-free-env.js'
 
 const scratch = new Scratch()
 afterAll(async () => { await scratch.cleanup() })
 
 const gitEnv = { GIT_CONFIG_GLOBAL: '/dev/null', GIT_CONFIG_NOSYSTEM: '1' }
 function env (extra: Record<string, string> = {}): NodeJS.ProcessEnv {
-  const e: NodeJS.ProcessEnv = { ...gitEnv, ...extra }
-  for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('AGENCY_') && !(k in e)) e[k] = v
-  return e
+  return { ...envWithoutAgency(), ...gitEnv, ...extra }
 }
 async function git (cwd: string, ...args: string[]): Promise<string> {
   return (await execFileP('git', args, { cwd, env: env(), encoding: 'utf8' })).stdout.trim()

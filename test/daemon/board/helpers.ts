@@ -17,6 +17,7 @@ import type { Event, LogEntry } from '../../../src/gen/agency/v1/api.js'
 import { waitFor as poll } from '../../helpers/wait-for.js'
 import { multiaddr } from '@multiformats/multiaddr'
 import { peerIdFromString } from '@libp2p/peer-id'
+import { envWithoutAgency } from '../../helpers/agency-free-env.js'
 
 // ---- waiting ----
 
@@ -180,8 +181,7 @@ export class AgentdProcess {
       ...PROCESS_TIMING,
       ...(this.peers.length > 0 ? ['--peers', this.peers.join(',')] : [])
     ]
-    const env: NodeJS.ProcessEnv = {}
-    for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('AGENCY_')) env[k] = v
+    const env = envWithoutAgency()
     const log = openSync(this.logFile, 'a')
     const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', log], env })
     closeSync(log)

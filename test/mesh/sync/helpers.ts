@@ -27,6 +27,7 @@ import { Daemon } from '../../../src/daemon/daemon.js'
 import type { DaemonConfig } from '../../../src/daemon/config.js'
 import type { LogInfoReply } from '../../../src/gen/agency/v1/api.js'
 import { waitFor as poll } from '../../helpers/wait-for.js'
+import { envWithoutAgency } from '../../helpers/agency-free-env.js'
 
 const REPO = fileURLToPath(new URL('../../../', import.meta.url))
 export const AGENTD_JS = join(REPO, 'dist/src/cli/agentd.js')
@@ -234,8 +235,8 @@ export class AgentdProcess {
       ...(o.metrics === true ? ['--metrics', '127.0.0.1:0'] : []),
       ...(o.extraArgs ?? [])
     ]
-    const env: NodeJS.ProcessEnv = {}
-    for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('AGENCY_') && k !== 'VITEST') env[k] = v
+    const env = envWithoutAgency()
+    delete env.VITEST
     env.AGENCY_LOG_LEVEL = 'warn'
     Object.assign(env, o.env)
     const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'], env })

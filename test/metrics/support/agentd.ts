@@ -6,6 +6,7 @@ import { readFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { createInterface } from 'node:readline'
 import { fileURLToPath } from 'node:url'
+import { envWithoutAgency } from '../../helpers/agency-free-env.js'
 
 export const REPO_ROOT = fileURLToPath(new URL('../../../', import.meta.url))
 export const AGENTD_BIN = join(REPO_ROOT, 'dist/src/cli/agentd.js')
@@ -46,8 +47,7 @@ export async function startAgentd (o: AgentdOptions): Promise<Agentd> {
     ...(o.peers != null && o.peers.length > 0 ? ['--peers', o.peers.join(',')] : []),
     ...(o.extraArgs ?? [])
   ]
-  const env: NodeJS.ProcessEnv = {}
-  for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('AGENCY_')) env[k] = v
+  const env = envWithoutAgency()
   const log = openSync(o.logFile, 'a')
   const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', log], env })
   closeSync(log)
