@@ -14,7 +14,7 @@ import { AGENCY_BIN, Scratch, waitFor } from '../helpers/agent-loop.js'
 
 const TOOL_NAMES = [
   'status', 'ready', 'add_task', 'add_tasks', 'wait', 'claim', 'release', 'done', 'send_message', 'read_inbox', 'announce',
-  'record_finding', 'search_findings', 'request_review', 'verdict', 'experts', 'integrate', 'assist'
+  'record_finding', 'search_findings', 'request_review', 'verdict', 'experts', 'integrate', 'assist', 'request_integration'
 ]
 
 interface ToolAnswer { isError: boolean, text: string, json: any }
