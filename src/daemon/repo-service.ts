@@ -344,15 +344,20 @@ export class RepoService {
     return requests.filter(r => !answered.has(r.id))
   }
 
+  /** Whether a request is an assistant's, by this board: another agent won the claim at its epoch. */
+  private byAssistant (r: RepoRequest): boolean {
+    const winner = this.init.board.board.winnerAt(r.task, r.epoch)
+    return winner !== undefined && winner !== r.author
+  }
+
   /**
-   * Why a request from an agent that did not win its epoch (an assistant's)
-   * can no longer land, by this board: the task is done, or moved on from
-   * the request's epoch. Undefined when it may land (the remote's fence still
-   * decides). A holder's requests are left to the fence alone.
+   * Why an assistant's request can no longer land, by this board: the task is
+   * done, or moved on from the request's epoch. Undefined when it may land
+   * (the remote's fence still decides), and for any other request.
    */
   private staleAssist (r: RepoRequest): string | undefined {
+    if (!this.byAssistant(r)) return undefined
     const board = this.init.board.board
-    if (board.winnerAt(r.task, r.epoch) === r.author) return undefined
     const done = board.doneRecord(r.task)
     if (done !== undefined) return `task ${r.task} was done by ${done.by} first`
     const h = board.holder(r.task)
@@ -385,7 +390,7 @@ export class RepoService {
     }
     for (const r of result.alreadyMerged) {
       // An assistant's branch with nothing of its own lands nothing: its done must not count (claim-ledger).
-      if (this.init.board.board.winnerAt(r.task, r.epoch) !== r.author) {
+      if (this.byAssistant(r)) {
         m.integrations.inc({ result: 'failed' })
         reply.failed.push(r.task)
         await this.reportBad(r, idOf(r), 'refused', `is refused: ${r.commit.slice(0, 12)} is already on ${this.workspace.branch}, so it lands nothing of its own`, [])
