@@ -52,6 +52,8 @@ export class AssistService {
   private unsubscribe?: () => void
   /** tasks whose done this daemon is writing after its assist landed through an integrator */
   private readonly landing = new Set<string>()
+  /** tasks this agent assists whose done by someone else it was told of */
+  private readonly toldDone = new Set<string>()
 
   constructor (init: AssistServiceInit) {
     this.init = init
@@ -98,17 +100,26 @@ export class AssistService {
         if (entry.author === this.init.me || holder?.holder !== this.init.me || f.tags.includes(ASSIST_END_TAG)) return
         this.init.notice(`${entry.author} joined your task ${task} as an assistant, with this approach: ${f.text}. It works on its own branch and does not take your lease; the first passing integration of ${task} wins. Carry on with your own approach; you may message it (agency send ${entry.author} ...).`, task)
       } else if (entry.kind === 'integration') {
-        this.landedThroughIntegrator(decodeBody('integration', entry.body))
+        const i = decodeBody('integration', entry.body)
+        this.landedThroughIntegrator(i)
+        // An assistant's done counts once the integration that landed it is here, whichever came first.
+        this.tellDone(i.task)
+      } else if (entry.kind === 'integration_request') {
+        this.tellDone(decodeBody('integration_request', entry.body).task)
       } else if (entry.kind === 'done') {
-        if (entry.author === this.init.me) return
-        const d = decodeBody('done', entry.body)
-        const mine = this.mineOn(d.task)
-        if (mine === undefined || this.init.board.board.doneRecord(d.task)?.by !== entry.author) return
-        this.init.notice(`task ${d.task}, which you assist, was done by ${entry.author} (commit ${d.commit.slice(0, 12)}). Stop working on it, and record what you learned: agency assist --stop "<what you learned>".`, d.task)
+        this.tellDone(decodeBody('done', entry.body).task)
       }
     } catch (err) {
       this.init.logger.debug({ err: (err as Error).message }, 'no assist notice for a malformed entry')
     }
+  }
+
+  /** Tells this agent, once, that the task it assists was done by someone else. */
+  private tellDone (task: string): void {
+    const done = this.init.board.board.doneRecord(task)
+    if (done === undefined || done.by === this.init.me || this.toldDone.has(task) || this.mineOn(task) === undefined) return
+    this.toldDone.add(task)
+    this.init.notice(`task ${task}, which you assist, was done by ${done.by} (commit ${done.commit.slice(0, 12)}). Stop working on it, and record what you learned: agency assist --stop "<what you learned>".`, task)
   }
 
   /**
