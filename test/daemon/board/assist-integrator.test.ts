@@ -6,16 +6,13 @@
 // request per task per batch), core is done by bob, amy is told and cat is
 // told to stop; amy's request is fenced in the next batch, nothing lands twice.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { mkdtemp, rm } from 'node:fs/promises'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
-import { commitFiles, makeSharedRepo, sh, type SharedRepo } from '../../repo/git-fixtures.js'
-import { MemoryCluster, addrsOf, rejectionOf, waitFor } from './helpers.js'
+import { commitFiles, sh, type SharedRepo } from '../../repo/git-fixtures.js'
+import { rejectionOf, waitFor } from './helpers.js'
+import { notices, startAssistSwarm, type AssistSwarm } from './assist-swarm.js'
 import type { Daemon } from '../../../src/daemon/daemon.js'
 
-const cluster = new MemoryCluster()
+let swarm: AssistSwarm
 let repo: SharedRepo
-let mirrors: string
 let amy: Daemon
 let ivy: Daemon
 let bob: Daemon
@@ -23,33 +20,18 @@ let cat: Daemon
 let all: Daemon[]
 
 beforeAll(async () => {
-  repo = await makeSharedRepo({ 'README.md': '# shared\n' })
-  mirrors = await mkdtemp(join(tmpdir(), 'agency-mirrors-'))
-  // Assists open at once (no floor, and no task has been done to set a median).
-  const options = { settle: { fixedMs: 300 }, assist: { budget: 2, floorMs: 0 }, repo: { remote: repo.bare, branch: 'main', mirrorDir: mirrors, wipPushMs: 0 } }
-  amy = await cluster.start({ ...options, name: 'amy' })
-  ivy = await cluster.start({ ...options, name: 'ivy', peers: addrsOf(amy) })
-  bob = await cluster.start({ ...options, name: 'bob', peers: addrsOf(amy) })
-  cat = await cluster.start({ ...options, name: 'cat', peers: addrsOf(amy) })
-  all = [amy, ivy, bob, cat]
-  await waitFor('the four daemons to see each other', () => all.every(d => all.every(o => o === d || d.presence.isLive(o.peerId))), 60_000)
   // Green unless a change broke it (the integrator bisects a red batch against a green shared branch).
-  await amy.boardService.setGoal({ text: 'say hello', files: [], testCommand: 'test ! -e broken.txt' })
-  await amy.addTasks(['core', 'api', 'ui'].map((id, i, ids) => ({ id, title: id, description: '', deps: i === 0 ? [] : [ids[i - 1]], scope: [`${id}/**`], priority: 0 })))
-  expect((await amy.claimTask('core', [], false)).outcome).toBe('HELD')
+  swarm = await startAssistSwarm(['amy', 'ivy', 'bob', 'cat'], 'test ! -e broken.txt')
+  repo = swarm.repo
+  all = swarm.daemons
+  amy = all[0]
+  ivy = all[1]
+  bob = all[2]
+  cat = all[3]
   await ivy.announce('integrating: use agency request-integration')
-  await waitFor('everyone to see core held by amy', () => all.every(d => d.boardService.board.task('core', d.boardService.now())?.state === 'claimed'))
 }, 120_000)
 
-afterAll(async () => {
-  await cluster.cleanup()
-  await repo?.cleanup()
-  await rm(mirrors, { recursive: true, force: true })
-})
-
-async function notices (d: Daemon, kind: string): Promise<string[]> {
-  return (await d.readAgentInbox({ all: true, limit: 1000 })).filter(i => i.kind === kind).map(i => i.record.message.text)
-}
+afterAll(async () => { await swarm?.cleanup() })
 
 /** Waits until the integrator's log holds `n` unanswered requests, then runs one batch. */
 async function batchOf (n: number): ReturnType<ReturnType<Daemon['repo']>['runIntegrator']> {
