@@ -114,6 +114,20 @@ describe('an assistant lands through the integrator', () => {
     expect(ivy.repo().pendingRequests()).toEqual([])
   })
 
+  it('refuses, in the integrator, an assistant\'s request written after the task was done (its daemon would not have)', async () => {
+    const ref = `refs/agency/${cat.peerId}/core`
+    const commit = await sh(repo.bare, ['rev-parse', ref])
+    const tip = await repo.tip()
+    await cat.logService.append('integration_request', { task: 'core', epoch: 1, ref, commit })
+    const r = await batchOf(1)
+    expect(r).toMatchObject({ landed: [], failed: ['core'], pending: 0, commit: '' })
+    expect(await repo.tip()).toBe(tip)
+    const why = ivy.logService.findings.search({ tag: 'task:core', kind: 'failure' }).map(h => h.finding.text)
+    expect(why).toContainEqual(expect.stringContaining(`is refused: task core was done by ${bob.peerId} first`))
+    const told = await waitFor('cat to be told her late request was refused', async () => (await notices(cat, 'integration')).find(t => t.includes('(refused)')))
+    expect(told).toContain('If core is done or moved on, stop and record what you learned: agency assist --stop')
+  })
+
   it('refuses an assistant\'s request once the task is done, writing nothing', async () => {
     await commitFiles(cat.workspacePath(), { 'hello/fixed.txt': 'another try\n' })
     const before = cat.logService.state.size
