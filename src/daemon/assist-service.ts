@@ -4,8 +4,10 @@
 // approaches are findings in the log (core/board/assist-book.ts), folded here
 // from the findings index and kept up to date from accepted entries; the
 // holder is told in its inbox when an assistant joins, and an assistant when
-// the task it assists is done by someone else. Integration and done of an
-// assisted task are repo-service's (integrateTarget says how to integrate).
+// the task it assists is done by someone else. Integration of an assisted
+// task is repo-service's (integrateTarget says how to integrate, directly or
+// through an integrator); when an integrator lands this agent's request as an
+// assistant, the done is written here.
 import {
   APPROACH_FINDING_KIND, APPROACH_TAG, ASSIST_END_TAG, AssistBook, checkApproach, checkAssistTask, chooseAssist,
   assistCandidates, isAssistFinding, taskTag, type ApproachView, type AssistCandidate, type AssistInput, type AssistPolicy
@@ -15,6 +17,7 @@ import { decodeBody } from '../core/log/kinds.js'
 import type { StoredEntry } from '../core/log/ingest-result.js'
 import { MAX_SEARCH_LIMIT } from '../core/findings/findings-index.js'
 import type { AssistApproach, AssistReply } from '../gen/agency/v1/api.js'
+import type { Integration } from '../gen/agency/v1/log.js'
 import type { BoardService } from './board-service.js'
 import type { LogService } from './log-service.js'
 import type { Logger } from '../logger.js'
@@ -47,6 +50,10 @@ export class AssistService {
   private readonly init: AssistServiceInit
   private book?: AssistBook
   private unsubscribe?: () => void
+  /** tasks whose done this daemon is writing after its assist landed through an integrator */
+  private readonly landing = new Set<string>()
+  /** tasks this agent assists whose done by someone else it was told of */
+  private readonly toldDone = new Set<string>()
 
   constructor (init: AssistServiceInit) {
     this.init = init
@@ -92,16 +99,53 @@ export class AssistService {
         const holder = this.init.board.board.holder(task)
         if (entry.author === this.init.me || holder?.holder !== this.init.me || f.tags.includes(ASSIST_END_TAG)) return
         this.init.notice(`${entry.author} joined your task ${task} as an assistant, with this approach: ${f.text}. It works on its own branch and does not take your lease; the first passing integration of ${task} wins. Carry on with your own approach; you may message it (agency send ${entry.author} ...).`, task)
+      } else if (entry.kind === 'integration') {
+        const i = decodeBody('integration', entry.body)
+        this.landedThroughIntegrator(i)
+        // An assistant's done counts once the integration that landed it is here, whichever came first.
+        this.tellDone(i.task)
+      } else if (entry.kind === 'integration_request') {
+        this.tellDone(decodeBody('integration_request', entry.body).task)
       } else if (entry.kind === 'done') {
-        if (entry.author === this.init.me) return
-        const d = decodeBody('done', entry.body)
-        const mine = this.mineOn(d.task)
-        if (mine === undefined || this.init.board.board.doneRecord(d.task)?.by !== entry.author) return
-        this.init.notice(`task ${d.task}, which you assist, was done by ${entry.author} (commit ${d.commit.slice(0, 12)}). Stop working on it, and record what you learned: agency assist --stop "<what you learned>".`, d.task)
+        this.tellDone(decodeBody('done', entry.body).task)
       }
     } catch (err) {
       this.init.logger.debug({ err: (err as Error).message }, 'no assist notice for a malformed entry')
     }
+  }
+
+  /** Tells this agent, once, that the task it assists was done by someone else. */
+  private tellDone (task: string): void {
+    const done = this.init.board.board.doneRecord(task)
+    if (done === undefined || done.by === this.init.me || this.toldDone.has(task) || this.mineOn(task) === undefined) return
+    this.toldDone.add(task)
+    this.init.notice(`task ${task}, which you assist, was done by ${done.by} (commit ${done.commit.slice(0, 12)}). Stop working on it, and record what you learned: agency assist --stop "<what you learned>".`, task)
+  }
+
+  /**
+   * An integrator merged an integration request this agent made as an
+   * assistant: its work landed first, so it writes the task's done (counted
+   * by core/board/landed-work), as integrate does for a direct landing. The
+   * holder and the other assistants are told from that done.
+   */
+  private landedThroughIntegrator (i: Integration): void {
+    if (i.result !== 'merged' || i.request === '' || this.landing.has(i.task)) return
+    const board = this.init.board.board
+    if (this.init.log.state.get(i.request)?.entry.author !== this.init.me || !this.assistedAt(i.task, i.epoch)) return
+    if (board.doneRecord(i.task) !== undefined || !board.landedBy(i.task, i.epoch, this.init.me)) return
+    this.landing.add(i.task)
+    this.init.log.append('done', { task: i.task, epoch: i.epoch, commit: i.commit, paths: i.paths })
+      .then(() => { this.init.logger.info({ task: i.task, epoch: i.epoch }, 'assist landed through the integrator: done') })
+      .catch(err => { this.init.logger.warn({ err, task: i.task }, 'cannot write the done of an assist that landed') })
+      .finally(() => { this.landing.delete(i.task) })
+  }
+
+  /**
+   * Whether this agent's work on `task` at `epoch` is an assistant's: it
+   * announced an approach on the task and does not hold the epoch's claim.
+   */
+  assistedAt (task: string, epoch: number): boolean {
+    return this.approaches().countBy(this.init.me, task) > 0 && this.init.board.board.winnerAt(task, epoch) !== this.init.me
   }
 
   /** My latest approach on `task` if it is not ended (done or not). */
@@ -222,7 +266,14 @@ export class AssistService {
    */
   integrateTarget (task: string): AssistTarget | undefined {
     const a = this.current()
-    if (a === undefined || (task !== '' && task !== a.task)) return undefined
+    if (a === undefined) {
+      // An assist not ended whose task got done: say so, rather than "you hold no task".
+      const last = this.approaches().current(this.init.me, () => false)
+      const done = last === undefined || (task !== '' && task !== last.task) ? undefined : this.init.board.board.doneRecord(last.task)
+      if (last !== undefined && done !== undefined) throw new FailedPreconditionError(doneFirstText(last.task, done.by, this.init.me))
+      return undefined
+    }
+    if (task !== '' && task !== a.task) return undefined
     const h = this.init.board.board.holder(a.task)
     if (h === undefined) throw new FailedPreconditionError(`task ${a.task} is held by nobody now: claim it (agency claim ${a.task}) and land your work as its holder, or end your assist (agency assist --stop "<what you learned>")`)
     return { task: a.task, epoch: h.epoch, branch: AssistService.branchTask(a.task, this.approaches().countBy(this.init.me, a.task)) }
@@ -256,6 +307,12 @@ export class AssistService {
     const why = c.length === 0 ? 'no task is held by a live peer' : c.slice(0, 3).map(x => x.refusal).join('; ')
     return { ...emptyReply(), outcome: 'NONE', budget: this.init.policy.budget, text: `nothing to assist now: ${why}. agency wait` }
   }
+}
+
+/** What an assistant is told when the task it assists is done already: nothing of its was pushed. */
+export function doneFirstText (task: string, by: string, me: string): string {
+  if (by === me) return `task ${task} is done, by you: nothing more to land for it; next: agency claim --next`
+  return `task ${task} was done by ${by} first: your work was not pushed (the first passing integration wins). Stop, and record what you learned: agency assist --stop "<what you learned>"`
 }
 
 /** Checks the exclusive fields of an assist request. */

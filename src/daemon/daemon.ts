@@ -313,7 +313,8 @@ export class Daemon {
       events,
       log: logService,
       logger: this.log.child({ part: 'notices' }),
-      currentGoalId: () => boardService.board.goal()?.entryId
+      currentGoalId: () => boardService.board.goal()?.entryId,
+      assisted: (task, epoch) => assists.assistedAt(task, epoch)
     })
     notices.start()
     const presence = b.presence = new PresenceService({

@@ -5,6 +5,7 @@
 import { decodeBody, isKnownKind } from '../core/log/kinds.js'
 import type { StoredEntry } from '../core/log/ingest-result.js'
 import type { Event } from '../gen/agency/v1/api.js'
+import type { Integration } from '../gen/agency/v1/log.js'
 import type { AgentInbox, NoticeKind } from './agent-inbox.js'
 import type { EventBus } from './event-bus.js'
 import type { LogService } from './log-service.js'
@@ -19,6 +20,8 @@ export interface NoticeWriterInit {
   logger: Logger
   /** the current goal's entry id, if any */
   currentGoalId: () => string | undefined
+  /** whether this agent's work on a task at an epoch is an assistant's (its integration notices say so) */
+  assisted?: (task: string, epoch: number) => boolean
 }
 
 const FROM_EVENTS: Partial<Record<string, NoticeKind>> = {
@@ -74,10 +77,7 @@ export class NoticeWriter {
           if (i.request === '') break
           const request = this.init.log.state.get(i.request)
           if (request?.entry.author !== this.init.me || entry.author === this.init.me) break
-          const text = i.result === 'merged'
-            ? `your integration request for ${i.task}@${i.epoch} landed on the shared branch as ${i.commit.slice(0, 12)}. If the task is finished: agency done ${i.task}.`
-            : `your integration request for ${i.task}@${i.epoch} did not land (${i.result}${i.paths.length > 0 ? ` in ${i.paths.join(', ')}` : ''}): see agency find "${i.task}" for the failure, fix it and integrate again.`
-          this.write('integration', text, i.task)
+          this.write('integration', requestResultText(i, this.init.assisted?.(i.task, i.epoch) ?? false), i.task)
           break
         }
         case 'goal': {
@@ -99,6 +99,27 @@ export class NoticeWriter {
   private write (kind: NoticeKind, text: string, task = ''): void {
     this.init.inbox.notice(kind, text, task).catch(err => { this.init.logger.warn({ err }, 'cannot store a notice') })
   }
+}
+
+/** What the author of an integration request is told of its result: as the holder, or as an assistant of the task. */
+function requestResultText (i: Integration, assisted: boolean): string {
+  const at = `${i.task}@${i.epoch}`
+  const stop = 'Stop, and record what you learned: agency assist --stop "<what you learned>".'
+  if (i.result === 'merged') {
+    return assisted
+      ? `your assist's integration request for ${at} landed on the shared branch as ${i.commit.slice(0, 12)}: it landed first, so ${i.task} is done by you (its holder and the other assistants are told to stop). Next: agency claim --next.`
+      : `your integration request for ${at} landed on the shared branch as ${i.commit.slice(0, 12)}. If the task is finished: agency done ${i.task}.`
+  }
+  if (i.result === 'fenced') {
+    return assisted
+      ? `your assist's integration request for ${at} did not land: another agent's work for ${i.task} landed first on the shared remote (the first passing integration wins). ${stop}`
+      : `your integration request for ${at} did not land: another agent's work for ${i.task} landed first on the shared remote (agency find "${i.task}" says whose). Stop working on it, record what you learned (agency note --kind note|failure "<what you learned>"), then pick another task.`
+  }
+  const what = `(${i.result}${i.paths.length > 0 ? ` in ${i.paths.join(', ')}` : ''}): see agency find "${i.task}" for why`
+  if (!assisted) return `your integration request for ${at} did not land ${what}, fix it and integrate again.`
+  return i.result === 'refused'
+    ? `your assist's integration request for ${at} did not land ${what}. If ${i.task} is done or moved on, stop and record what you learned: agency assist --stop "<what you learned>"; else fix it on your assist branch and agency request-integration again.`
+    : `your assist's integration request for ${at} did not land ${what}; ${i.task} is not done. Fix it on your assist branch and agency request-integration again, or give up: agency assist --stop "<what you learned>".`
 }
 
 function detailOf (e: Event): { reason?: unknown } {

@@ -5,13 +5,14 @@ import { homedir } from 'node:os'
 import { join } from 'node:path'
 import { openWorkspace, integrate, integrateBatch, pushRequestRef, type Workspace, type IntegrationRequest as RepoRequest, type TestCounts } from '../repo/index.js'
 import { pushWip, wipRefName } from '../repo/wip-ref.js'
-import { FencedError } from '../repo/errors.js'
+import { FencedError, NoNewCommitsError } from '../repo/errors.js'
+import { checkTaskFence, readTaskFence } from '../repo/task-fence.js'
 import { FailedPreconditionError, InvalidArgumentError, NotFoundError, isAgencyError } from '../core/errors.js'
 import { validateTaskId } from '../core/board/task-id.js'
 import { decodeBody } from '../core/log/kinds.js'
 import type { IntegrateReply, RunIntegratorReply, TestCounts as TestCountsMsg, WorkspaceReply } from '../gen/agency/v1/api.js'
 import type { BoardService } from './board-service.js'
-import type { AssistService, AssistTarget } from './assist-service.js'
+import { doneFirstText, type AssistService, type AssistTarget } from './assist-service.js'
 import type { LogService } from './log-service.js'
 import type { Metrics } from '../metrics/metrics.js'
 import type { Logger } from '../logger.js'
@@ -199,7 +200,7 @@ export class RepoService {
   private checkAssistFence (a: AssistTarget): void {
     const board = this.init.board.board
     const done = board.doneRecord(a.task)
-    if (done !== undefined) throw new FailedPreconditionError(`task ${a.task} was done by ${done.by} first: your work was not pushed (the first passing integration wins). Stop, and record what you learned: agency assist --stop "<what you learned>"`)
+    if (done !== undefined) throw new FailedPreconditionError(doneFirstText(a.task, done.by, this.init.me))
     const h = board.holder(a.task)
     if (h?.epoch !== a.epoch) throw new FailedPreconditionError(`task ${a.task} moved from epoch ${a.epoch} to ${h === undefined ? 'no holder' : `epoch ${h.epoch}`} while you integrated: nothing was pushed; integrate again`)
     if (this.init.assists?.current()?.task !== a.task) throw new FailedPreconditionError(`you no longer assist ${a.task}: nothing was pushed`)
@@ -219,7 +220,7 @@ export class RepoService {
     } catch (err) {
       if (err instanceof FencedError) {
         // An assistant holds no claim to close: it is told who landed first.
-        if (assist !== undefined) throw new FailedPreconditionError(`${err.remoteAgent}'s work for ${task}@${err.remoteEpoch} landed first on the shared remote: yours was not pushed (the first passing integration wins). Stop, and record what you learned: agency assist --stop "<what you learned>"`)
+        if (assist !== undefined) throw this.landedFirst(task, err)
         await this.init.board.fenced(task, epoch, { epoch: err.remoteEpoch, agent: err.remoteAgent })
       }
       throw err
@@ -290,13 +291,41 @@ export class RepoService {
     await this.init.log.append('test_run', { commit, branch: this.workspace.branch, passed: t.passed, failed: t.failed, total: t.total, durationMs: Math.round(durationMs), summary: t.format })
   }
 
+  /**
+   * Publishes the branch of the task held (or assisted) as this agent's
+   * request ref and asks an integrator to land it at the holder's epoch. An
+   * assistant's request is fenced as its integrate is (checkAssistFence), its
+   * branch must have commits of its own, and the remote's fence must not name
+   * another agent at that epoch; when an integrator lands it, the assistant's
+   * daemon marks the task done (assist-service).
+   */
   async requestIntegration (taskArg: string): Promise<{ ref: string, commit: string, entryId: string }> {
     const { task, epoch, assist } = this.resolveTask(taskArg)
-    if (assist !== undefined) throw new FailedPreconditionError(`you assist ${task}: an assistant lands its work with agency integrate (integration requests are for holders)`)
-    const fence = async (): Promise<void> => { this.init.board.board.checkDoable(task, this.init.me) }
-    const { ref, commit } = await pushRequestRef(this.workspace, task, { checkFence: fence })
-    const e = await this.init.log.append('integration_request', { task, epoch, ref, commit })
-    return { ref, commit, entryId: e.id }
+    const ws = this.workspace
+    const fence = async (): Promise<void> => {
+      if (assist === undefined) { this.init.board.board.checkDoable(task, this.init.me); return }
+      this.checkAssistFence(assist)
+      try {
+        checkTaskFence(await readTaskFence(ws, task), task, epoch, this.init.me)
+      } catch (err) {
+        if (err instanceof FencedError) throw this.landedFirst(task, err)
+        throw err
+      }
+    }
+    let pushed
+    try {
+      pushed = await pushRequestRef(ws, task, assist === undefined ? { checkFence: fence } : { checkFence: fence, branch: ws.taskBranch(assist.branch), requireNewCommits: true })
+    } catch (err) {
+      if (err instanceof NoNewCommitsError) throw new FailedPreconditionError(`your assist branch ${err.branch} has no commits beyond ${ws.branch}: commit your work in ${ws.dir} (git add -A && git commit -m "<what you did>") and request integration again`)
+      throw err
+    }
+    const e = await this.init.log.append('integration_request', { task, epoch, ref: pushed.ref, commit: pushed.commit })
+    return { ref: pushed.ref, commit: pushed.commit, entryId: e.id }
+  }
+
+  /** What an assistant is told when the remote's fence shows another agent's work landed first. */
+  private landedFirst (task: string, err: FencedError): FailedPreconditionError {
+    return new FailedPreconditionError(`${err.remoteAgent}'s work for ${task}@${err.remoteEpoch} landed first on the shared remote: yours was not pushed (the first passing integration wins). Stop, and record what you learned: agency assist --stop "<what you learned>"`)
   }
 
   /** Integration requests in log order that no integration entry answers yet. */
@@ -315,22 +344,58 @@ export class RepoService {
     return requests.filter(r => !answered.has(r.id))
   }
 
+  /** Whether a request is an assistant's, by this board: another agent won the claim at its epoch. */
+  private byAssistant (r: RepoRequest): boolean {
+    const winner = this.init.board.board.winnerAt(r.task, r.epoch)
+    return winner !== undefined && winner !== r.author
+  }
+
+  /**
+   * Why an assistant's request can no longer land, by this board: the task is
+   * done, or moved on from the request's epoch. Undefined when it may land
+   * (the remote's fence still decides), and for any other request.
+   */
+  private staleAssist (r: RepoRequest): string | undefined {
+    if (!this.byAssistant(r)) return undefined
+    const board = this.init.board.board
+    const done = board.doneRecord(r.task)
+    if (done !== undefined) return `task ${r.task} was done by ${done.by} first`
+    const h = board.holder(r.task)
+    if (h?.epoch !== r.epoch) return `task ${r.task} moved from epoch ${r.epoch} to ${h === undefined ? 'no holder' : `epoch ${h.epoch}`}`
+    return undefined
+  }
+
   async runIntegrator (maxBatch: number): Promise<RunIntegratorReply> {
-    const pending = this.pendingRequests()
+    const reply: RunIntegratorReply = { landed: [], conflicts: [], failed: [], pending: 0, commit: '' }
+    const m = this.init.metrics
+    const pending: Array<RepoRequest & { id: string }> = []
+    for (const r of this.pendingRequests()) {
+      const stale = this.staleAssist(r)
+      if (stale === undefined) { pending.push(r); continue }
+      m.integrations.inc({ result: 'failed' })
+      reply.failed.push(r.task)
+      await this.reportBad(r, r.id, 'refused', `is refused: ${stale}`, [])
+    }
     const batch = pending.slice(0, maxBatch > 0 ? maxBatch : 16)
-    const reply: RunIntegratorReply = { landed: [], conflicts: [], failed: [], pending: pending.length - batch.length, commit: '' }
+    reply.pending = pending.length - batch.length
     if (batch.length === 0) return reply
     const verify = this.verifyCommand()
     const byKey = new Map(batch.map(r => [`${r.ref}@${r.commit}`, r]))
     const idOf = (r: RepoRequest): string => byKey.get(`${r.ref}@${r.commit}`)?.id ?? ''
     const result = await integrateBatch({ workspace: this.workspace, requests: batch.map(({ id: _id, ...r }) => r), verify, deleteLandedRefs: true })
-    const m = this.init.metrics
     for (const l of result.landed) {
       m.integrations.inc({ result: 'merged' })
       reply.landed.push(l.request.task)
       await this.init.log.append('integration', { task: l.request.task, epoch: l.request.epoch, commit: l.commit, result: 'merged', paths: [], request: idOf(l.request) })
     }
     for (const r of result.alreadyMerged) {
+      // An assistant's branch with nothing of its own lands nothing: its done must not count (claim-ledger).
+      if (this.byAssistant(r)) {
+        m.integrations.inc({ result: 'failed' })
+        reply.failed.push(r.task)
+        await this.reportBad(r, idOf(r), 'refused', `is refused: ${r.commit.slice(0, 12)} is already on ${this.workspace.branch}, so it lands nothing of its own`, [])
+        continue
+      }
       reply.landed.push(r.task)
       await this.init.log.append('integration', { task: r.task, epoch: r.epoch, commit: r.commit, result: 'merged', paths: [], request: idOf(r) })
     }
@@ -347,7 +412,9 @@ export class RepoService {
     for (const x of result.refused) {
       m.integrations.inc({ result: 'failed' })
       reply.failed.push(x.request.task)
-      await this.reportBad(x.request, idOf(x.request), 'refused', `is refused: ${x.reason}`, [])
+      // Fenced: another agent's work landed first at the remote (result "fenced", so its author knows to stop).
+      if (x.fenced !== undefined) await this.reportBad(x.request, idOf(x.request), 'fenced', `is fenced: ${x.fenced.agent}'s work for ${x.request.task}@${x.fenced.epoch} landed first on the shared remote`, [])
+      else await this.reportBad(x.request, idOf(x.request), 'refused', `is refused: ${x.reason}`, [])
     }
     if (result.pushed != null) {
       reply.commit = result.pushed

@@ -91,7 +91,7 @@ export const TOOLS: ToolDef[] = [
   },
   {
     name: 'assist',
-    description: 'Nothing ready and you hold nothing? Help a task a peer holds on the critical path instead of idling, with an approach of your own. Without approach: only look (the task your daemon picks, or the one named, with the approaches announced or failed on it: do not repeat one). With approach: it is announced to everyone, the holder is told, and your workspace is put on a branch of your own; commit there and integrate: the first passing integration of the task wins (it is then done by you). Not a claim: the holder keeps the task. With stop: end your assist, recording what you learned (do it when told the task is done, or when you give up).',
+    description: 'Nothing ready and you hold nothing? Help a task a peer holds on the critical path instead of idling, with an approach of your own. Without approach: only look (the task your daemon picks, or the one named, with the approaches announced or failed on it: do not repeat one). With approach: it is announced to everyone, the holder is told, and your workspace is put on a branch of your own; commit there and integrate (or, while a peer has announced it is the integrator, request_integration): the first passing integration of the task wins (it is then done by you). Not a claim: the holder keeps the task. With stop: end your assist, recording what you learned (do it when told the task is done, or when you give up).',
     input: { task: optStr('the task to assist (default: your daemon picks)'), approach: optStr('your approach, unlike those announced on the task'), stop: optStr('end your assist: what you learned') },
     run: async (a, args) => {
       if (args.approach != null && String(args.approach).trim() === '') throw new Error('approach needs the approach: a sentence on how you will do it, unlike those announced on the task')
@@ -173,5 +173,11 @@ export const TOOLS: ToolDef[] = [
     description: 'Merge your task branch into the shared branch: fetch, merge, run the goal\'s tests, push only if they pass. On a conflict or failing tests nothing is pushed, you get the files or the failing summary, and a failure finding is recorded.',
     input: { task: optStr('task id (default: the task you hold)'), message: optStr('merge commit message') },
     run: async (a, args) => await a.call((c: AgencyClient) => c.integrate, { task: args.task ?? '', message: args.message ?? '' }, 30 * 60_000)
+  },
+  {
+    name: 'request_integration',
+    description: 'While a peer has announced it is the integrator: hand it your work instead of integrate. Pushes your branch (of the task you hold, or of the task you assist) to refs/agency/<you>/<task> and asks the integrator to land it at the holder\'s epoch; it merges requests in batches, tests them and lands the good ones. Your inbox (read_inbox, or wait) gets an integration notice when it landed or why not. A holder then marks the task done; an assistant whose request lands first finishes the task (its daemon marks it done) and the holder is told. Refused, with nothing pushed, when the task is done already, moved to another epoch, you no longer assist it, or your assist branch has no commits of its own.',
+    input: { task: optStr('task id (default: the task you hold, or the one you assist)') },
+    run: async (a, args) => await a.call((c: AgencyClient) => c.requestIntegration, { task: args.task ?? '' }, 10 * 60_000)
   }
 ]

@@ -47,6 +47,16 @@ export class TaskBranchNotFoundError extends FailedPreconditionError {
   }
 }
 
+/** A branch published for an integrator has no commits beyond the shared branch: there is nothing to land. */
+export class NoNewCommitsError extends FailedPreconditionError {
+  readonly branch: string
+  constructor (branch: string, shared: string) {
+    super(`branch ${branch} has no commits beyond ${shared}: commit your work there (git add -A && git commit -m "<what you did>") first`)
+    this.name = 'NoNewCommitsError'
+    this.branch = branch
+  }
+}
+
 /** The verify command names a program that does not exist. */
 export class VerifyCommandNotFoundError extends InvalidArgumentError {
   readonly command: string

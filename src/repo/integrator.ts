@@ -10,11 +10,11 @@
 // fence has superseded is refused, and one request per task goes in a batch.
 import { FailedPreconditionError, InvalidArgumentError, UnavailableError } from '../core/errors.js'
 import { defaultJitter, sleep, type Jitter } from './backoff.js'
-import { GitCommandError, RemoteBranchNotFoundError, TaskBranchNotFoundError } from './errors.js'
-import { revParse } from './git.js'
+import { FencedError, GitCommandError, NoNewCommitsError, RemoteBranchNotFoundError, TaskBranchNotFoundError } from './errors.js'
+import { git, revParse } from './git.js'
 import { checkAttempts, DEFAULT_MAX_ATTEMPTS } from './integrate.js'
 import { pushRefspecs } from './push.js'
-import { agencyTrailers, checkEpoch, checkRefComponent, mergeMessage, requestRefName } from './ref-names.js'
+import { agencyTrailers, checkBranchName, checkEpoch, checkRefComponent, mergeMessage, requestRefName } from './ref-names.js'
 import { checkTaskFence, fenceLease, fenceRefspec, trackedTaskFence, type TaskFence } from './task-fence.js'
 import { addScratchTree, checkLinks, type ScratchTree } from './scratch-tree.js'
 import type { TestCounts } from './test-results.js'
@@ -62,9 +62,10 @@ export interface BatchResult {
    * Will never land as asked: malformed (a ref that is not the author's own, a
    * commit that is not a hex id, ...), or a commit git refuses to merge. Each
    * is set aside with its reason; the rest of the batch goes on. `request` is
-   * what the caller passed.
+   * what the caller passed. `fenced`: the remote's task fence refused it (the
+   * work of `agent` at `epoch` landed first).
    */
-  refused: Array<{ request: IntegrationRequest, reason: string }>
+  refused: Array<{ request: IntegrationRequest, reason: string, fenced?: { epoch: number, agent: string } }>
   /** The shared branch's new tip, or null when nothing landed. */
   pushed: string | null
   /** Verify of the pushed tip (for the test-run entry: commit = pushed). */
@@ -77,14 +78,28 @@ export interface BatchResult {
 
 export const MAX_BATCH = 256
 
-/** Publish the task branch for an integrator; returns what to put in the integration request. */
-export async function pushRequestRef (ws: Workspace, task: string, opts: { checkFence?: () => Promise<void> } = {}): Promise<{ ref: string, commit: string }> {
-  const branch = ws.taskBranch(task)
+export interface RequestRefOptions {
+  /** Run just before the push (inside the workspace's lock): throws to refuse. */
+  checkFence?: () => Promise<void>
+  /** The branch to publish; default: the workspace's task branch of the task (an assistant names its own). */
+  branch?: string
+  /** Refuse (NoNewCommitsError) a branch with no commits beyond the shared branch, as fetched now. */
+  requireNewCommits?: boolean
+}
+
+/**
+ * Publish a branch for an integrator as refs/agency/<agent>/<task>; returns
+ * what to put in the integration request. The ref is the agent's own: a
+ * holder's and an assistant's requests for one task never share a ref.
+ */
+export async function pushRequestRef (ws: Workspace, task: string, opts: RequestRefOptions = {}): Promise<{ ref: string, commit: string }> {
+  const branch = opts.branch !== undefined ? checkBranchName(opts.branch) : ws.taskBranch(task)
   const ref = requestRefName(ws.agentId, task)
   return await ws.exclusive(async () => {
     const commit = await revParse(ws.dir, `refs/heads/${branch}`)
     if (commit == null) throw new TaskBranchNotFoundError(branch)
     await ws.assertClean()
+    if (opts.requireNewCommits === true) await checkNewCommits(ws, branch, commit)
     await opts.checkFence?.()
     // Forced: the author may re-publish after more work. Only lock contention can refuse it.
     for (let attempt = 1; ; attempt++) {
@@ -94,6 +109,15 @@ export async function pushRequestRef (ws: Workspace, task: string, opts: { check
       await sleep(defaultJitter(attempt, 100))
     }
   })
+}
+
+/** Throws NoNewCommitsError when `commit` is already in the shared branch's history (fetched now). */
+async function checkNewCommits (ws: Workspace, branch: string, commit: string): Promise<void> {
+  const sharedRef = `refs/remotes/origin/${ws.branch}`
+  await fetchRefspecs(ws, [`+refs/heads/${ws.branch}:${sharedRef}`])
+  const r = await git(ws.dir, ['merge-base', '--is-ancestor', commit, sharedRef], { allowFail: true })
+  if (r.code === 0) throw new NoNewCommitsError(branch, ws.branch)
+  if (r.code !== 1) throw new GitCommandError(['merge-base', '--is-ancestor', commit, sharedRef], r.code, r.stderr)
 }
 
 interface Link { request: IntegrationRequest, commit: string }
@@ -138,7 +162,7 @@ export async function integrateBatch (opts: BatchOptions): Promise<BatchResult> 
         } catch (err) {
           // Superseded at the remote (or its fence is unreadable): this request never lands.
           if (!(err instanceof FailedPreconditionError)) throw err
-          out.refused.push({ request: r, reason: err.message })
+          out.refused.push({ request: r, reason: err.message, ...(err instanceof FencedError ? { fenced: { epoch: err.remoteEpoch, agent: err.remoteAgent } } : {}) })
           continue
         }
         fences.set(r.task, fence)

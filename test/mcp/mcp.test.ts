@@ -14,7 +14,7 @@ import { AGENCY_BIN, Scratch, waitFor } from '../helpers/agent-loop.js'
 
 const TOOL_NAMES = [
   'status', 'ready', 'add_task', 'add_tasks', 'wait', 'claim', 'release', 'done', 'send_message', 'read_inbox', 'announce',
-  'record_finding', 'search_findings', 'request_review', 'verdict', 'experts', 'integrate', 'assist'
+  'record_finding', 'search_findings', 'request_review', 'verdict', 'experts', 'integrate', 'assist', 'request_integration'
 ]
 
 interface ToolAnswer { isError: boolean, text: string, json: any }
@@ -72,7 +72,7 @@ afterAll(async () => {
 }, 60_000)
 
 describe('agency mcp over stdio, with the SDK client', () => {
-  it('lists the eighteen coordination tools, each with an object input schema and a description', async () => {
+  it('lists the nineteen coordination tools, each with an object input schema and a description', async () => {
     const { tools } = await client.listTools()
     expect(tools.map(t => t.name).sort()).toEqual([...TOOL_NAMES].sort())
     for (const t of tools) {
@@ -229,6 +229,15 @@ describe('agency mcp over stdio, with the SDK client', () => {
     expect((await grpcA.call((c: AgencyClient) => c.getStatus, {})).logEntries).toBe(before)
   })
 
+  it('request_integration reaches the daemon: without a shared repository it is refused with the fix, and nothing is written', async () => {
+    const before = (await grpcA.call((c: AgencyClient) => c.getStatus, {})).logEntries
+    const r = await call('request_integration', {})
+    expect(r.isError).toBe(true)
+    expect(r.text).toContain('FAILED_PRECONDITION')
+    expect(r.text).toContain('start it with --repo')
+    expect((await grpcA.call((c: AgencyClient) => c.getStatus, {})).logEntries).toBe(before)
+  })
+
   it('every answer is a JSON object, lists included (clients such as Gemini CLI refuse anything else)', async () => {
     for (const name of ['ready', 'status', 'search_findings', 'read_inbox']) {
       const r = await client.callTool({ name, arguments: {} })
@@ -241,7 +250,7 @@ describe('agency mcp over stdio, with the SDK client', () => {
 
   it('stdout carried nothing but protocol through all of the above; the log line went to stderr', () => {
     expect(clientErrors.map(e => e.message)).toEqual([])
-    expect(mcpStderr).toContain('agency mcp: serving 18 tools')
+    expect(mcpStderr).toContain('agency mcp: serving 19 tools')
     expect(mcpStderr).toContain(a.grpc)
   })
 })
@@ -275,14 +284,14 @@ describe('agency mcp, spoken to by hand', () => {
       expect(messages.every(m => m.jsonrpc === '2.0')).toBe(true)
       expect(messages.map(m => m.id).sort()).toEqual([1, 2, 3, 4, 5])
       const byId = new Map(messages.map(m => [m.id, m]))
-      expect(byId.get(2)?.result.tools).toHaveLength(18)
+      expect(byId.get(2)?.result.tools).toHaveLength(19)
       expect(byId.get(3)?.result.isError).toBeUndefined()
       expect(JSON.parse(byId.get(3)?.result.content[0].text).you.status).toBe('speaking MCP by hand')
       expect(byId.get(4)?.result.isError).toBe(true)
       expect(byId.get(4)?.result.content[0].text).toMatch(/task/)
       expect(byId.get(5)?.result.isError).toBe(true)
       expect(byId.get(5)?.result.content[0].text).toContain('NOT_FOUND')
-      expect(stderr).toContain('agency mcp: serving 18 tools')
+      expect(stderr).toContain('agency mcp: serving 19 tools')
       // The status line really was set on the daemon.
       expect((await grpcA.call((c: AgencyClient) => c.getStatus, {})).self?.status).toBe('speaking MCP by hand')
     } finally {

@@ -102,7 +102,7 @@ describe('the task fence at the shared remote', () => {
     const r = await integrateBatch({ workspace: integrator, requests, verify: 'true' })
 
     expect(r.landed.map(l => l.request.task)).toEqual(['t2'])
-    expect(r.refused).toEqual([{ request: requests[0], reason: expect.stringMatching(/t1 is at epoch 2 on the shared remote \(heir\)/) }])
+    expect(r.refused).toEqual([{ request: requests[0], reason: expect.stringMatching(/t1 is at epoch 2 on the shared remote \(heir\)/), fenced: { epoch: 2, agent: 'heir' } }])
     expect(await sh(repo.bare, ['rev-parse', taskFenceRef('t2')])).toBe(r.landed[0].commit)
     expect(await fenceOf('t2')).toBe('t2@1\nb')
     expect(await fenceOf('t1')).toBe('t1@2\nheir')

@@ -68,6 +68,28 @@ describe('pushRequestRef', () => {
   })
 })
 
+describe('pushRequestRef for an assistant', () => {
+  it('publishes a named branch (an assist branch) under the agent\'s own ref, refusing one with no commits beyond the shared branch', async () => {
+    repo = await makeSharedRepo()
+    const holder = await agentWorkspace(repo, 'h')
+    await holder.checkoutTask('t1')
+    const held = await commitFiles(holder.dir, { 'h.txt': 'holder' })
+    const helper = await agentWorkspace(repo, 'a')
+    await helper.checkoutTask('t1-assist-1')
+    const branch = helper.taskBranch('t1-assist-1')
+    await expect(pushRequestRef(helper, 't1', { branch, requireNewCommits: true })).rejects.toMatchObject({ name: 'NoNewCommitsError', code: 'FAILED_PRECONDITION', message: /agency\/a\/t1-assist-1 has no commits beyond main/ })
+    expect(await refsOf(repo)).toBe('')
+
+    const work = await commitFiles(helper.dir, { 'a.txt': 'assistant' })
+    expect(await pushRequestRef(helper, 't1', { branch, requireNewCommits: true })).toEqual({ ref: 'refs/agency/a/t1', commit: work })
+    expect(await pushRequestRef(holder, 't1')).toEqual({ ref: 'refs/agency/h/t1', commit: held })
+    // Neither request overwrites the other.
+    expect(await sh(repo.bare, ['rev-parse', 'refs/agency/a/t1'])).toBe(work)
+    expect(await sh(repo.bare, ['rev-parse', 'refs/agency/h/t1'])).toBe(held)
+    await expect(pushRequestRef(helper, 't1', { branch: '../escape' })).rejects.toMatchObject({ code: 'INVALID_ARGUMENT' })
+  })
+})
+
 describe('integrateBatch', () => {
   it('batches five branches, lands the four good ones in one push and reports the one that breaks the tests', async () => {
     repo = await makeSharedRepo()
@@ -181,6 +203,26 @@ describe('integrateBatch', () => {
       expect.stringMatching(/unrelated histories/)
     ])
     expect(await sh(repo.bare, ['ls-tree', '--name-only', 'main'])).not.toContain('alien.txt')
+  })
+
+  it("lands the first of a holder's and an assistant's requests for one task; the other waits a batch, then the remote's fence refuses it", async () => {
+    repo = await makeSharedRepo()
+    const [assistant, holder] = await publish(repo, [{ 'a.txt': 'assistant' }, { 'h.txt': 'holder' }])
+    // Both for task t0 at epoch 1, each under its author's own ref.
+    const requests = [{ ...assistant, epoch: 1 }, { ...holder, task: 't0', epoch: 1, ref: 'refs/agency/a1/t0' }]
+    await sh(repo.bare, ['update-ref', 'refs/agency/a1/t0', holder.commit])
+    const integrator = await agentWorkspace(repo, 'int')
+
+    const first = await integrateBatch({ workspace: integrator, requests, verify: 'true' })
+    expect(first.landed.map(l => l.request)).toEqual([requests[0]])
+    expect(first.deferred).toEqual([{ request: requests[1], reason: expect.stringContaining('another request for task t0 is in this batch') }])
+    expect(await sh(repo.bare, ['log', '-1', '--format=%(trailers:key=Agency-Agent,valueonly)', 'refs/agency/tasks/t0'])).toBe('a0')
+
+    const second = await integrateBatch({ workspace: integrator, requests: [requests[1]], verify: 'true' })
+    expect(second.landed).toEqual([])
+    expect(second.pushed).toBeNull()
+    expect(second.refused).toEqual([{ request: requests[1], reason: expect.stringContaining('another holder at the same epoch'), fenced: { epoch: 1, agent: 'a0' } }])
+    expect(await sh(repo.bare, ['ls-tree', '--name-only', 'main'])).not.toContain('h.txt')
   })
 
   it('still refuses a batch that is not a list, or too long, and a verify command that does not exist', async () => {

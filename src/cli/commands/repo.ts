@@ -23,11 +23,12 @@ export function registerRepoCommands (program: Command): void {
       if (r.result !== 'merged') process.exitCode = 4
     }))
 
-  command(program, 'request-integration', 'push your task branch to refs/agency/... and ask an integrator to land it')
-    .option('--task <task>', 'the task (default: the one you hold)', '')
+  command(program, 'request-integration', 'push your task branch (or your assist branch) to refs/agency/<you>/<task> and ask an integrator to land it')
+    .option('--task <task>', 'the task (default: the one you hold, or the one you assist)', '')
     .action(withAgency(async (agency, opts: CommonOpts & { task: string }) => {
       const r = await agency.call((c: AgencyClient) => c.requestIntegration, { task: opts.task }, 10 * 60_000)
-      if (opts.json === true) printJson(r); else line(`requested ${r.ref} at ${r.commit.slice(0, 12)} (entry ${r.entryId.slice(0, 12)})`)
+      if (opts.json === true) printJson(r)
+      else line(`requested ${r.ref} at ${r.commit.slice(0, 12)} (entry ${r.entryId.slice(0, 12)}); agency wait until the integration notice says it landed, or why not`)
     }))
 
   command(program, 'integrator', 'act as an integrator: take integration requests in log order, batch the ones that merge, verify once, bisect failures, land the good ones')

@@ -7,13 +7,14 @@
 // caller; nothing here reads a clock.
 
 import {
-  Claim, Done, Goal, Integration, Release, ReviewRequest, TaskSpec, TestRun, Verdict
+  Claim, Done, Goal, Integration, IntegrationRequest, Release, ReviewRequest, TaskSpec, TestRun, Verdict
 } from '../../gen/agency/v1/log.js'
 import { FailedPreconditionError, NotFoundError } from '../errors.js'
 import { ClaimLedger, type ClaimRecord, type HandoffInfo } from './claim-ledger.js'
 import { rankExperts, type Contribution, type ExpertView } from './expertise.js'
 import { isValidGlob } from './glob-pattern.js'
 import { GoalHistory, type GoalView } from './goal-history.js'
+import { LandedWork } from './landed-work.js'
 import { compareText, insertOrdered, type Ordered } from './order.js'
 import { FaultyAuthors } from './faulty-authors.js'
 import { ReviewBook, type ReviewView } from './review-book.js'
@@ -98,8 +99,8 @@ export class Board {
   private goals = new GoalHistory()
   private catalog = new TaskCatalog()
   private ledger = new ClaimLedger(this.landedBy.bind(this))
-  /** "task\0epoch\0author" of every merged integration: an assistant's done counts by it (claim-ledger) */
-  private landed = new Set<string>()
+  /** who landed each task's work at each epoch: an assistant's done counts by it (claim-ledger, landed-work) */
+  private landed = new LandedWork()
   private reviewBook = new ReviewBook()
   private integrations: IntegrationRecord[] = []
   private runs: TestRunRecord[] = []
@@ -131,6 +132,7 @@ export class Board {
       case 'review_request': folded = this.reviewBook.addRequest(h, ReviewRequest.fromPartial(body)); break
       case 'verdict': folded = this.reviewBook.addVerdict(h, Verdict.fromPartial(body)); break
       case 'integration': folded = this.addIntegration(h, Integration.fromPartial(body)); break
+      case 'integration_request': this.touch(this.landed.addRequest(h, IntegrationRequest.fromPartial(body))); folded = true; break
       case 'test_run': insertOrdered(this.runs, { ...order(h), time: h.time, run: TestRun.fromPartial(body) }); folded = true; break
       default: folded = false
     }
@@ -140,15 +142,21 @@ export class Board {
 
   private addIntegration (h: BoardEntryHeader, i: Integration): boolean {
     insertOrdered(this.integrations, { ...order(h), time: h.time, integration: i })
-    if (i.result === 'merged' && i.epoch >= 1) {
-      this.landed.add(landedKey(i.task, i.epoch, h.author))
-      this.ledger.touch(i.task)
-    }
+    this.touch(this.landed.addIntegration(h, i))
     return true
   }
 
-  private landedBy (task: string, epoch: number, author: string): boolean {
-    return this.landed.has(landedKey(task, epoch, author))
+  /** What counts as landed for `task` changed: its claims are derived again. */
+  private touch (task: string | undefined): void {
+    if (task !== undefined) this.ledger.touch(task)
+  }
+
+  /**
+   * Whether `author` landed `task`'s work at `epoch`: a merged integration of
+   * its own, or one answering its integration request (landed-work.ts).
+   */
+  landedBy (task: string, epoch: number, author: string): boolean {
+    return this.landed.has(task, epoch, author)
   }
 
   /**
@@ -163,7 +171,7 @@ export class Board {
     this.goals = new GoalHistory()
     this.catalog = new TaskCatalog()
     this.ledger = new ClaimLedger(this.landedBy.bind(this))
-    this.landed = new Set()
+    this.landed = new LandedWork()
     this.reviewBook = new ReviewBook()
     this.integrations = []
     this.runs = []
@@ -529,10 +537,6 @@ export function claimFromPlan (plan: ClaimPlan): Claim {
 
 function holderInfo (c: ClaimRecord, def: TaskDefinition): HolderInfo {
   return { task: c.task, holder: c.author, epoch: c.epoch, scope: c.scope.length > 0 ? [...c.scope] : [...def.scope] }
-}
-
-function landedKey (task: string, epoch: number, author: string): string {
-  return `${task}\u0000${epoch}\u0000${author}`
 }
 
 function order (h: BoardEntryHeader): Ordered {

@@ -9,11 +9,17 @@
 // - a release by X at epoch e releases X's claims at e, whichever arrives first.
 // - a done by X at epoch e counts only when X is the winner at e (the smallest
 //   unreleased claim at e), even if a higher epoch exists by now: X did the
-//   work; or when X landed the task's work at e itself (a merged integration
-//   of X at e: X assisted the holder and its integration passed first, see
-//   assist-choice.ts; the shared remote's fence lets only one agent land work
-//   per task and epoch). Of several valid dones, the one at the highest epoch (then the
-//   smallest (lamport, author)) gives the commit. Done is terminal.
+//   work; or when X landed the task's work at e itself (X assisted the holder
+//   and its work passed first, see assist-choice.ts; the shared remote's fence
+//   lets only one agent land work per task and epoch). X landed work at e when
+//   a merged integration of (task, e) is X's own (`agency integrate`), or
+//   answers X's integration request for (task, e) (an integrator merged it:
+//   the request's author landed, not the integrator). The board answers that
+//   from the set of integrations and requests (landed-work.ts) and calls
+//   touch() when it changes, so a request folded before or after its
+//   integration gives the same answer. Of several valid dones, the one at the
+//   highest epoch (then the smallest (lamport, author)) gives the commit.
+//   Done is terminal.
 // - a claim's scope keeps what scope-limits lets count (capScope).
 // - claims, releases and dones at epoch 0 are malformed and ignored.
 
@@ -87,7 +93,7 @@ interface TaskEntries {
   derived?: TaskClaims
 }
 
-/** Whether `author` landed `task`'s work at `epoch` (a merged integration entry of its own). */
+/** Whether `author` landed `task`'s work at `epoch` (a merged integration of its own, or one answering its request). */
 export type LandedBy = (task: string, epoch: number, author: string) => boolean
 
 const NOBODY: TaskClaims = { highestEpoch: 0, nextEpoch: 1 }
@@ -99,7 +105,7 @@ export class ClaimLedger {
   private readonly tasks = new Map<string, TaskEntries>()
   private readonly landed: LandedBy
 
-  /** `landed`: whether an author has a merged integration of a task at an epoch (what lets an assistant's done count). */
+  /** `landed`: whether an author landed a task's work at an epoch (what lets an assistant's done count). */
   constructor (landed: LandedBy = () => false) {
     this.landed = landed
   }

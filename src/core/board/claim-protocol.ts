@@ -115,6 +115,9 @@ export interface ClaimProtocolInit {
 /** Finished tasks watched at most: the oldest are let go first. */
 const WATCHED_DONE = 256
 
+/** Entries after which this daemon's claims are checked again. */
+const WATCHED_KINDS: ReadonlySet<string> = new Set(['claim', 'release', 'done', 'integration', 'integration_request'])
+
 interface MyClaimState {
   epoch: number
   settled: boolean
@@ -166,7 +169,8 @@ export class ClaimProtocol {
       const c = entry.body as Claim
       this.recent.record(c.task, entry.author, c.epoch, now)
     }
-    if (entry.kind === 'claim' || entry.kind === 'release' || entry.kind === 'done') this.watch(now, out)
+    // An integration or its request can make a done count (an assistant's, landed-work.ts): watched too.
+    if (WATCHED_KINDS.has(entry.kind)) this.watch(now, out)
     return out
   }
 

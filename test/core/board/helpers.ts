@@ -2,7 +2,7 @@
 // a lamport that is 1 + the highest the author has "seen" (set explicitly
 // when a test needs concurrency).
 
-import { Claim, Done, Goal, Integration, Release, ReviewRequest, TaskSpec, Verdict, VerdictKind } from '../../../src/gen/agency/v1/log.js'
+import { Claim, Done, Goal, Integration, IntegrationRequest, Release, ReviewRequest, TaskSpec, Verdict, VerdictKind } from '../../../src/gen/agency/v1/log.js'
 import type { Board } from '../../../src/core/board/board.js'
 import { overlaps } from '../../../src/core/board/claim-overlaps.js'
 import type { BoardBodies, BoardEntry, BoardKind } from '../../../src/core/board/types.js'
@@ -50,6 +50,16 @@ export class EntryWriter {
 
   integration (author: string, task: string, paths: string[], result = 'merged', lamport?: number): BoardEntry {
     return this.entry(author, 'integration', Integration.fromPartial({ task, epoch: 1, commit: `m-${task}`, result, paths }), lamport)
+  }
+
+  /** An integration request: `author` asks an integrator to land its work on `task` at `epoch`. */
+  integrationRequest (author: string, task: string, epoch: number, lamport?: number): BoardEntry {
+    return this.entry(author, 'integration_request', IntegrationRequest.fromPartial({ task, epoch, ref: `refs/agency/${author}/${task}`, commit: 'c'.repeat(40) }), lamport)
+  }
+
+  /** An integrator's integration answering the request entry `request`, at (`task`, `epoch`). */
+  answer (integrator: string, request: string, task: string, epoch: number, result = 'merged', lamport?: number): BoardEntry {
+    return this.entry(integrator, 'integration', Integration.fromPartial({ task, epoch, commit: result === 'merged' ? `m-${task}-${epoch}` : '', result, request }), lamport)
   }
 }
 

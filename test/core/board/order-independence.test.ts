@@ -24,7 +24,9 @@ const globs = fc.subarray(GLOBS, { maxLength: 2 })
 
 /** Claims written so far, so releases and dones can name a real claim. */
 type Claimed = Array<{ author: string, task: string, epoch: number }>
-type Op = (w: EntryWriter, claimed: Claimed) => BoardEntry
+/** Integration requests written so far, so integrations can answer one (matching or not). */
+type Requested = string[]
+type Op = (w: EntryWriter, claimed: Claimed, requested: Requested) => BoardEntry
 
 function ofClaim (claimed: Claimed, pick: number): { author: string, task: string, epoch: number } {
   return claimed.length > 0 ? claimed[pick % claimed.length] : { author: 'p1', task: 'a', epoch: 1 }
@@ -54,7 +56,20 @@ const op: fc.Arbitrary<Op> = fc.oneof(
   fc.tuple(author, fc.constantFrom('t1', 't2', 'a'), fc.subarray(AUTHORS), lamport).map(([a, t, r, l]) => (w: EntryWriter) => w.request(a, t, r, l)),
   fc.tuple(author, fc.constantFrom('t1', 't2', 'a'), fc.constantFrom(0, 1, 2, 3), lamport)
     .map(([a, t, v, l]) => (w: EntryWriter) => w.verdict(a, t, v as VerdictKind, l)),
-  fc.tuple(author, task, globs, fc.constantFrom('merged', 'failed', ''), lamport).map(([a, t, paths, result, l]) => (w: EntryWriter) => w.integration(a, t, paths, result, l))
+  fc.tuple(author, task, globs, fc.constantFrom('merged', 'failed', ''), lamport).map(([a, t, paths, result, l]) => (w: EntryWriter) => w.integration(a, t, paths, result, l)),
+  // integration requests, and integrators' answers to them (same or another task and epoch): what lands an assistant's done
+  { weight: 2, arbitrary: fc.tuple(fc.nat(), lamport).map(([pick, l]) => (w: EntryWriter, claimed: Claimed, requested: Requested) => {
+    const c = ofClaim(claimed, pick)
+    const e = w.integrationRequest(AUTHORS[pick % AUTHORS.length], c.task, c.epoch, l)
+    requested.push(e.id)
+    return e
+  }) },
+  { weight: 2, arbitrary: fc.tuple(author, fc.nat(), task, epoch, fc.constantFrom('merged', 'merged', 'conflict'), lamport)
+    .map(([a, pick, t, e, result, l]) => (w: EntryWriter, claimed: Claimed, requested: Requested) => {
+      const id = requested.length > 0 ? requested[pick % requested.length] : 'nobody/1'
+      const c = pick % 3 === 0 ? { task: t, epoch: e } : ofClaim(claimed, pick)
+      return w.answer(a, id, c.task, c.epoch, result, l)
+    }) }
 )
 
 function fold (entries: readonly BoardEntry[], queryEvery = 0): Board {
@@ -71,7 +86,8 @@ describe('board fold is order independent', () => {
     fc.assert(fc.property(fc.array(op, { maxLength: 60 }), fc.integer(), fc.integer(), (ops, seedA, seedB) => {
       const w = new EntryWriter()
       const claimed: Claimed = []
-      const entries = ops.map(make => make(w, claimed))
+      const requested: Requested = []
+      const entries = ops.map(make => make(w, claimed, requested))
       const shuffledA = createRandom(seedA).shuffle([...entries])
       const rngB = createRandom(seedB)
       const shuffledB = rngB.shuffle([...entries, ...entries.filter(() => rngB.chance(0.3))])

@@ -6,16 +6,13 @@
 // changes nothing; her own approach is taken, and she is told to stop once bob
 // has won.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { mkdtemp, rm } from 'node:fs/promises'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
-import { commitFiles, makeSharedRepo, sh, type SharedRepo } from '../../repo/git-fixtures.js'
-import { MemoryCluster, addrsOf, rejectionOf, waitFor } from './helpers.js'
+import { commitFiles, sh, type SharedRepo } from '../../repo/git-fixtures.js'
+import { rejectionOf, waitFor } from './helpers.js'
+import { notices, startAssistSwarm, type AssistSwarm } from './assist-swarm.js'
 import type { Daemon } from '../../../src/daemon/daemon.js'
 
-const cluster = new MemoryCluster()
+let swarm: AssistSwarm
 let repo: SharedRepo
-let mirrors: string
 let amy: Daemon
 let bob: Daemon
 let cat: Daemon
@@ -23,30 +20,14 @@ let cat: Daemon
 const APPROACH = 'Write the greeting with printf from a shell script'
 
 beforeAll(async () => {
-  repo = await makeSharedRepo({ 'README.md': '# shared\n' })
-  mirrors = await mkdtemp(join(tmpdir(), 'agency-mirrors-'))
-  // Assists open at once (no floor, and no task has been done to set a median).
-  const options = { settle: { fixedMs: 300 }, assist: { budget: 2, floorMs: 0 }, repo: { remote: repo.bare, branch: 'main', mirrorDir: mirrors, wipPushMs: 0 } }
-  amy = await cluster.start({ ...options, name: 'amy' })
-  bob = await cluster.start({ ...options, name: 'bob', peers: addrsOf(amy) })
-  cat = await cluster.start({ ...options, name: 'cat', peers: addrsOf(amy) })
-  const all = [amy, bob, cat]
-  await waitFor('the three daemons to see each other', () => all.every(d => all.every(o => o === d || d.presence.isLive(o.peerId))), 60_000)
-  await amy.boardService.setGoal({ text: 'say hello', files: [], testCommand: 'test -f hello/hello.txt' })
-  await amy.addTasks(['core', 'api', 'ui'].map((id, i, ids) => ({ id, title: id, description: '', deps: i === 0 ? [] : [ids[i - 1]], scope: [`${id}/**`], priority: 0 })))
-  expect((await amy.claimTask('core', [], false)).outcome).toBe('HELD')
-  await waitFor('bob and cat to see core held by amy', () => [bob, cat].every(d => d.boardService.board.task('core', d.boardService.now())?.state === 'claimed'))
+  swarm = await startAssistSwarm(['amy', 'bob', 'cat'], 'test -f hello/hello.txt')
+  repo = swarm.repo
+  amy = swarm.daemons[0]
+  bob = swarm.daemons[1]
+  cat = swarm.daemons[2]
 }, 120_000)
 
-afterAll(async () => {
-  await cluster.cleanup()
-  await repo?.cleanup()
-  await rm(mirrors, { recursive: true, force: true })
-})
-
-async function notices (d: Daemon, kind: string): Promise<string[]> {
-  return (await d.readAgentInbox({ all: true, limit: 1000 })).filter(i => i.kind === kind).map(i => i.record.message.text)
-}
+afterAll(async () => { await swarm?.cleanup() })
 
 describe('an idle agent assists the critical path', () => {
   it('offers the held task with dependents when nothing is ready, then announces the approach and tells the holder', async () => {

@@ -185,7 +185,7 @@ export interface Integration {
   epoch: number;
   /** the merge commit on the shared branch */
   commit: string;
-  /** merged | conflict | failed */
+  /** merged | conflict | failed | refused | fenced (an integrator's answer to a request) */
   result: string;
   paths: string[];
   /** entry id of the integration request, if any */

@@ -1,0 +1,44 @@
+// The swarm the assist tests run: in-process daemons on the memory transport
+// sharing a real git repository, with assists open at once (no floor, and no
+// task done yet to set a median); the first daemon holds `core`, which `api`
+// and `ui` wait on.
+import { mkdtemp, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { expect } from 'vitest'
+import { makeSharedRepo, type SharedRepo } from '../../repo/git-fixtures.js'
+import { MemoryCluster, addrsOf, waitFor } from './helpers.js'
+import type { Daemon } from '../../../src/daemon/daemon.js'
+
+export interface AssistSwarm {
+  repo: SharedRepo
+  /** in the order named; the first holds core */
+  daemons: Daemon[]
+  cleanup: () => Promise<void>
+}
+
+export async function startAssistSwarm (names: string[], testCommand: string): Promise<AssistSwarm> {
+  const cluster = new MemoryCluster()
+  const repo = await makeSharedRepo({ 'README.md': '# shared\n' })
+  const mirrors = await mkdtemp(join(tmpdir(), 'agency-mirrors-'))
+  const cleanup = async (): Promise<void> => {
+    await cluster.cleanup()
+    await repo.cleanup()
+    await rm(mirrors, { recursive: true, force: true })
+  }
+  const options = { settle: { fixedMs: 300 }, assist: { budget: 2, floorMs: 0 }, repo: { remote: repo.bare, branch: 'main', mirrorDir: mirrors, wipPushMs: 0 } }
+  const daemons: Daemon[] = []
+  for (const name of names) daemons.push(await cluster.start({ ...options, name, ...(daemons.length > 0 ? { peers: addrsOf(daemons[0]) } : {}) }))
+  const holder = daemons[0]
+  await waitFor(`the ${names.length} daemons to see each other`, () => daemons.every(d => daemons.every(o => o === d || d.presence.isLive(o.peerId))), 60_000)
+  await holder.boardService.setGoal({ text: 'say hello', files: [], testCommand })
+  await holder.addTasks(['core', 'api', 'ui'].map((id, i, ids) => ({ id, title: id, description: '', deps: i === 0 ? [] : [ids[i - 1]], scope: [`${id}/**`], priority: 0 })))
+  expect((await holder.claimTask('core', [], false)).outcome).toBe('HELD')
+  await waitFor('everyone to see core held', () => daemons.every(d => d.boardService.board.task('core', d.boardService.now())?.state === 'claimed'))
+  return { repo, daemons, cleanup }
+}
+
+/** The texts of a daemon's inbox notices of one kind, read or not. */
+export async function notices (d: Daemon, kind: string): Promise<string[]> {
+  return (await d.readAgentInbox({ all: true, limit: 1000 })).filter(i => i.kind === kind).map(i => i.record.message.text)
+}
