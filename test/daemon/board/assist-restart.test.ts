@@ -66,6 +66,26 @@ async function restartBob (): Promise<void> {
   await bob.assists.settled()
 }
 
+/**
+ * Restarts bob: his done of `task` is written once, everyone sees the task
+ * done by him, its holder is told once; a second restart changes nothing.
+ */
+async function expectDoneOnceAfterRestarts (task: string, holder: Daemon, commit?: string): Promise<void> {
+  await restartBob()
+  expect(bob.boardService.board.doneRecord(task)).toMatchObject({ by: bob.peerId, epoch: 1, ...(commit !== undefined ? { commit } : {}) })
+  expect(donesOf(bob, bob, task)).toHaveLength(1)
+  for (const d of [amy, ivy, dan]) {
+    await waitFor(`${d.name} to see ${task} done by bob`, () => d.boardService.board.task(task, d.boardService.now())?.doneBy === bob.peerId)
+  }
+  const told = await toldOf(holder, 'claim_lost', task)
+  expect(told).toHaveLength(1)
+  expect(told[0]).toContain(`done by ${bob.peerId} (an assistant)`)
+
+  await restartBob()
+  expect(donesOf(bob, bob, task)).toHaveLength(1)
+  expect((await notices(holder, 'claim_lost')).filter(t => t.includes(task))).toHaveLength(1)
+}
+
 describe('an assist that landed while its daemon stopped', () => {
   it('writes the done of a direct integration at the next start, once, and the holder is told once', async () => {
     await bob.assist({ task: 'side', approach: 'write the side file from a heredoc', stop: '' })
@@ -80,20 +100,7 @@ describe('an assist that landed while its daemon stopped', () => {
     expect(bob.boardService.board.doneRecord('side')).toBeUndefined()
     expect(donesOf(bob, bob, 'side')).toEqual([])
 
-    await restartBob()
-    expect(bob.boardService.board.doneRecord('side')).toMatchObject({ by: bob.peerId, epoch: 1 })
-    expect(donesOf(bob, bob, 'side')).toHaveLength(1)
-    for (const d of [amy, ivy, dan]) {
-      await waitFor(`${d.name} to see side done by bob`, () => d.boardService.board.task('side', d.boardService.now())?.doneBy === bob.peerId)
-    }
-    const told = await toldOf(dan, 'claim_lost', 'side')
-    expect(told).toHaveLength(1)
-    expect(told[0]).toContain(`done by ${bob.peerId} (an assistant)`)
-
-    // Another start writes nothing more.
-    await restartBob()
-    expect(donesOf(bob, bob, 'side')).toHaveLength(1)
-    expect((await notices(dan, 'claim_lost')).filter(t => t.includes('side'))).toHaveLength(1)
+    await expectDoneOnceAfterRestarts('side', dan)
   })
 
   it('writes the done of a request an integrator landed at the next start, once; nobody is told twice', async () => {
@@ -115,20 +122,9 @@ describe('an assist that landed while its daemon stopped', () => {
     expect(donesOf(bob, bob, 'core')).toEqual([])
     expect(asked.entryId).not.toBe('')
 
-    await restartBob()
-    expect(bob.boardService.board.doneRecord('core')).toMatchObject({ by: bob.peerId, epoch: 1, commit: batch.commit })
-    expect(donesOf(bob, bob, 'core')).toHaveLength(1)
-    for (const d of [amy, ivy, dan]) {
-      await waitFor(`${d.name} to see core done by bob`, () => d.boardService.board.task('core', d.boardService.now())?.doneBy === bob.peerId)
-    }
-    const lost = await toldOf(amy, 'claim_lost', 'core')
-    expect(lost).toHaveLength(1)
-    expect(lost[0]).toContain(`done by ${bob.peerId} (an assistant)`)
+    await expectDoneOnceAfterRestarts('core', amy, batch.commit)
     // bob's own notice of the landing is not told again by the restarts.
-    await restartBob()
-    expect(donesOf(bob, bob, 'core')).toHaveLength(1)
     expect((await notices(bob, 'integration')).filter(t => t.includes('core@1'))).toHaveLength(1)
-    expect((await notices(amy, 'claim_lost')).filter(t => t.includes('core'))).toHaveLength(1)
   })
 
   it('tells another assistant core is done when the integration that makes the done count arrives after the done, once', async () => {
