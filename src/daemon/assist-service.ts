@@ -140,7 +140,7 @@ export class AssistService {
    */
   private writeLandedDones (): void {
     if (this.stopped) return
-    for (const l of landedWithoutDone(this.init.board.board, this.approaches(), this.init.me)) {
+    for (const l of landedWithoutDone(this.init.board.board, () => this.approaches(), this.init.me)) {
       if (this.landing.has(l.task)) continue
       const writing = this.init.log.append('done', { task: l.task, epoch: l.epoch, commit: l.commit, paths: l.paths })
         .then(() => { this.init.logger.info({ task: l.task, epoch: l.epoch }, 'assist landed: done') })

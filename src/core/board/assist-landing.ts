@@ -25,13 +25,14 @@ export function assistsAt (board: Board, book: AssistBook, me: string, task: str
  * The landings of `me`'s assists whose task is not done: each wants `me`'s
  * done at the landing's epoch, naming its commit and paths. By task, then
  * epoch; at most one per task (the lowest epoch: once it is written the task
- * is done).
+ * is done). `book` is asked for only when a landing of `me` is on a task not
+ * done (a daemon builds it from its findings index on first use).
  */
-export function landedWithoutDone (board: Board, book: AssistBook, me: string): Landing[] {
+export function landedWithoutDone (board: Board, book: () => AssistBook, me: string): Landing[] {
   const out: Landing[] = []
   for (const l of board.landingsBy(me)) {
     if (out.at(-1)?.task === l.task) continue
-    if (board.doneRecord(l.task) !== undefined || !assistsAt(board, book, me, l.task, l.epoch)) continue
+    if (board.doneRecord(l.task) !== undefined || !assistsAt(board, book(), me, l.task, l.epoch)) continue
     out.push(l)
   }
   return out

@@ -18,10 +18,10 @@ function fold (entries: readonly BoardEntry[]): Board {
 }
 
 /** A book where each named agent announced an approach on `task`. */
-function approaches (task: string, ...agents: string[]): AssistBook {
+function approaches (task: string, ...agents: string[]): () => AssistBook {
   const book = new AssistBook()
   agents.forEach((a, i) => book.add({ id: `f-${a}`, author: a, seq: 100 + i, lamport: 100 + i, time: 0 }, Finding.fromPartial({ kind: 'approach', text: `${a}'s way`, tags: [APPROACH_TAG, taskTag(task), 'assist'] })))
-  return book
+  return () => book
 }
 
 /** holder claims `a`; helper asks integrator to land its work at epoch 1; integrator merges it. */
@@ -45,12 +45,13 @@ describe('the landed assists that lack their done', () => {
     expect(landedWithoutDone(board, approaches('a', 'helper'), 'helper')).toEqual([{ task: 'a', epoch: 1, author: 'helper', commit: 'm-a', paths: ['a/x.ts'] }])
   })
 
-  it('lists nothing once the done is there (its own or anyone\'s that counts)', () => {
+  it('lists nothing once the done is there (its own or anyone\'s that counts), without asking for the approaches', () => {
     const w = new EntryWriter()
     const entries = landedThroughIntegrator(w)
-    const book = approaches('a', 'helper')
+    const book = (): AssistBook => { throw new Error('the approaches were asked for') }
     expect(landedWithoutDone(fold([...entries, w.done('helper', 'a', 1)]), book, 'helper')).toEqual([])
     expect(landedWithoutDone(fold([...entries, w.done('holder', 'a', 1)]), book, 'helper')).toEqual([])
+    expect(landedWithoutDone(fold(entries), book, 'holder')).toEqual([])
   })
 
   it('lists nothing for a holder\'s landing: its agent says when the task is done', () => {
@@ -66,7 +67,7 @@ describe('the landed assists that lack their done', () => {
     const request = w.integrationRequest('helper', 'a', 1)
     const base = [w.task('p', { id: 'a' }), w.claim('holder', 'a', 1), request]
     // no approach announced on the task: not an assist
-    expect(landedWithoutDone(fold([...base, w.answer('integrator', request.id, 'a', 1)]), new AssistBook(), 'helper')).toEqual([])
+    expect(landedWithoutDone(fold([...base, w.answer('integrator', request.id, 'a', 1)]), () => new AssistBook(), 'helper')).toEqual([])
     const book = approaches('a', 'helper', 'other')
     // the integrator lands the request's author's work, not its own or a bystander's
     expect(landedWithoutDone(fold([...base, w.answer('integrator', request.id, 'a', 1)]), book, 'other')).toEqual([])
