@@ -6,18 +6,19 @@
 // holder is told in its inbox when an assistant joins, and an assistant when
 // the task it assists is done by someone else. Integration of an assisted
 // task is repo-service's (integrateTarget says how to integrate, directly or
-// through an integrator); when an integrator lands this agent's request as an
-// assistant, the done is written here.
+// through an integrator); the done of an assist that landed is written here,
+// for both: when this agent's own integration or an integrator's answering its
+// request is folded, and at start for any landing whose done a crash or a stop
+// lost (core/board/assist-landing), once per task.
 import {
   APPROACH_FINDING_KIND, APPROACH_TAG, ASSIST_END_TAG, AssistBook, checkApproach, checkAssistTask, chooseAssist,
-  assistCandidates, isAssistFinding, taskTag, type ApproachView, type AssistCandidate, type AssistInput, type AssistPolicy
+  assistCandidates, assistsAt, isAssistFinding, landedWithoutDone, taskTag, type ApproachView, type AssistCandidate, type AssistInput, type AssistPolicy
 } from '../core/board/index.js'
 import { FailedPreconditionError, InvalidArgumentError } from '../core/errors.js'
 import { decodeBody } from '../core/log/kinds.js'
 import type { StoredEntry } from '../core/log/ingest-result.js'
 import { MAX_SEARCH_LIMIT } from '../core/findings/findings-index.js'
 import type { AssistApproach, AssistReply } from '../gen/agency/v1/api.js'
-import type { Integration } from '../gen/agency/v1/log.js'
 import type { BoardService } from './board-service.js'
 import type { LogService } from './log-service.js'
 import type { Logger } from '../logger.js'
@@ -50,8 +51,9 @@ export class AssistService {
   private readonly init: AssistServiceInit
   private book?: AssistBook
   private unsubscribe?: () => void
-  /** tasks whose done this daemon is writing after its assist landed through an integrator */
-  private readonly landing = new Set<string>()
+  /** tasks whose done this daemon is writing after its assist landed */
+  private readonly landing = new Map<string, Promise<void>>()
+  private stopped = false
   /** tasks this agent assists whose done by someone else it was told of */
   private readonly toldDone = new Set<string>()
 
@@ -63,11 +65,15 @@ export class AssistService {
     return this.init.policy
   }
 
+  /** Call once the log is loaded and the board folded: writes the done of any assist that landed without it. */
   start (): void {
     this.unsubscribe = this.init.log.onAccepted(e => { this.onEntry(e) })
+    this.writeLandedDones()
   }
 
+  /** From now on no done is written (a landing's done is then written at the next start). */
   stop (): void {
+    this.stopped = true
     this.unsubscribe?.()
   }
 
@@ -101,10 +107,11 @@ export class AssistService {
         this.init.notice(`${entry.author} joined your task ${task} as an assistant, with this approach: ${f.text}. It works on its own branch and does not take your lease; the first passing integration of ${task} wins. Carry on with your own approach; you may message it (agency send ${entry.author} ...).`, task)
       } else if (entry.kind === 'integration') {
         const i = decodeBody('integration', entry.body)
-        this.landedThroughIntegrator(i)
+        if (entry.author === this.init.me || this.init.log.state.get(i.request)?.entry.author === this.init.me) this.writeLandedDones()
         // An assistant's done counts once the integration that landed it is here, whichever came first.
         this.tellDone(i.task)
       } else if (entry.kind === 'integration_request') {
+        if (entry.author === this.init.me) this.writeLandedDones()
         this.tellDone(decodeBody('integration_request', entry.body).task)
       } else if (entry.kind === 'done') {
         this.tellDone(decodeBody('done', entry.body).task)
@@ -123,21 +130,43 @@ export class AssistService {
   }
 
   /**
-   * An integrator merged an integration request this agent made as an
-   * assistant: its work landed first, so it writes the task's done (counted
-   * by core/board/landed-work), as integrate does for a direct landing. The
-   * holder and the other assistants are told from that done.
+   * Writes this agent's done for every assist of its that landed (its own
+   * merged integration, or an integrator's answering its request) on a task
+   * not done yet: the first passing integration won, so the task is done by
+   * it (counted by core/board/landed-work). The holder and the other
+   * assistants are told from that done. Idempotent: the decision is the
+   * board's (core/board/assist-landing), and a done being written is not
+   * written twice.
    */
-  private landedThroughIntegrator (i: Integration): void {
-    if (i.result !== 'merged' || i.request === '' || this.landing.has(i.task)) return
-    const board = this.init.board.board
-    if (this.init.log.state.get(i.request)?.entry.author !== this.init.me || !this.assistedAt(i.task, i.epoch)) return
-    if (board.doneRecord(i.task) !== undefined || !board.landedBy(i.task, i.epoch, this.init.me)) return
-    this.landing.add(i.task)
-    this.init.log.append('done', { task: i.task, epoch: i.epoch, commit: i.commit, paths: i.paths })
-      .then(() => { this.init.logger.info({ task: i.task, epoch: i.epoch }, 'assist landed through the integrator: done') })
-      .catch(err => { this.init.logger.warn({ err, task: i.task }, 'cannot write the done of an assist that landed') })
-      .finally(() => { this.landing.delete(i.task) })
+  private writeLandedDones (): void {
+    if (this.stopped) return
+    for (const l of landedWithoutDone(this.init.board.board, () => this.approaches(), this.init.me)) {
+      if (this.landing.has(l.task)) continue
+      const writing = this.init.log.append('done', { task: l.task, epoch: l.epoch, commit: l.commit, paths: l.paths })
+        .then(() => { this.init.logger.info({ task: l.task, epoch: l.epoch }, 'assist landed: done') })
+        .catch(err => { this.init.logger.warn({ err, task: l.task }, 'cannot write the done of an assist that landed') })
+        .finally(() => { this.landing.delete(l.task) })
+      this.landing.set(l.task, writing)
+    }
+  }
+
+  /**
+   * After this agent's integration of `task` as its assistant merged: its
+   * done is written (by the listener that folded the integration, or now).
+   * Resolves once it is on the log; throws when it is not (the daemon is
+   * stopping: the next start writes it).
+   */
+  async landed (task: string): Promise<void> {
+    this.writeLandedDones()
+    await this.landing.get(task)
+    if (this.init.board.board.doneRecord(task)?.by !== this.init.me) {
+      throw new FailedPreconditionError(`your assist of ${task} landed, but its done is not written yet (the daemon is stopping): it is written when the daemon starts again`)
+    }
+  }
+
+  /** Resolves once every done being written is on the log (or failed). */
+  async settled (): Promise<void> {
+    await Promise.all([...this.landing.values()])
   }
 
   /**
@@ -145,7 +174,7 @@ export class AssistService {
    * announced an approach on the task and does not hold the epoch's claim.
    */
   assistedAt (task: string, epoch: number): boolean {
-    return this.approaches().countBy(this.init.me, task) > 0 && this.init.board.board.winnerAt(task, epoch) !== this.init.me
+    return assistsAt(this.init.board.board, this.approaches(), this.init.me, task, epoch)
   }
 
   /** My latest approach on `task` if it is not ended (done or not). */

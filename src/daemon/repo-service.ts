@@ -238,8 +238,9 @@ export class RepoService {
         await this.init.log.append('integration', { task, epoch, commit: r.commit, result: 'merged', paths: r.paths, request: '' })
         await this.recordTestRun(r.commit, r.tests, r.verifyMs)
         if (assist !== undefined) {
-          // The first passing integration wins: the assisted task is done, by its assistant (core/board/claim-ledger).
-          await this.init.log.append('done', { task, epoch, commit: r.commit, paths: r.paths })
+          // The first passing integration wins: the assisted task is done, by its assistant (core/board/claim-ledger);
+          // the assists write that done, here or, after a stop or a crash in between, at the next start.
+          await this.init.assists?.landed(task)
           reply.summary = `merged into ${this.workspace.branch} as ${r.commit.slice(0, 12)}: your assist landed first, so ${task} is done by you (its holder and the other assistants are told to stop); next: agency claim --next`
           break
         }

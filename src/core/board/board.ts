@@ -14,7 +14,7 @@ import { ClaimLedger, type ClaimRecord, type HandoffInfo } from './claim-ledger.
 import { rankExperts, type Contribution, type ExpertView } from './expertise.js'
 import { isValidGlob } from './glob-pattern.js'
 import { GoalHistory, type GoalView } from './goal-history.js'
-import { LandedWork } from './landed-work.js'
+import { LandedWork, type Landing } from './landed-work.js'
 import { compareText, insertOrdered, type Ordered } from './order.js'
 import { FaultyAuthors } from './faulty-authors.js'
 import { ReviewBook, type ReviewView } from './review-book.js'
@@ -157,6 +157,11 @@ export class Board {
    */
   landedBy (task: string, epoch: number, author: string): boolean {
     return this.landed.has(task, epoch, author)
+  }
+
+  /** Every landing of `author`'s work (landed-work.ts), with the commit and paths of the integration that landed it. */
+  landingsBy (author: string): Landing[] {
+    return this.landed.by(author)
   }
 
   /**

@@ -30,3 +30,5 @@ export { APPROACH_FINDING_KIND, APPROACH_TAG, ASSIST_END_TAG, AssistBook, isAssi
 export type { ApproachView } from './assist-book.js'
 export { ASSIST_DEFAULTS, MAX_APPROACH_CHARS, SAME_APPROACH_OVERLAP, approachWords, assistCandidates, assistThresholdMs, checkApproach, checkAssistTask, checkAssister, chooseAssist, dependentChains, sameApproach } from './assist-choice.js'
 export type { AssistCandidate, AssistInput, AssistPolicy } from './assist-choice.js'
+export { assistsAt, landedWithoutDone } from './assist-landing.js'
+export type { Landing } from './landed-work.js'

@@ -13,33 +13,49 @@
 //   request not folded (yet), or one of another task or epoch, lands nothing.
 //
 // Integrations whose result is not "merged", and anything at epoch 0, land
-// nothing.
+// nothing. Of several integrations landing one (task, epoch, author), the
+// first in (lamport, author) order gives the landing's commit and paths.
 
 import type { Integration, IntegrationRequest } from '../../gen/agency/v1/log.js'
+import { compareOrder, compareText, type Ordered } from './order.js'
 import type { BoardEntryHeader } from './types.js'
 
 interface At { task: string, epoch: number }
 
+/** One agent's work landed on the shared branch: what its done names. */
+export interface Landing {
+  task: string
+  epoch: number
+  /** whose work landed: the integration's author, or the request's */
+  author: string
+  commit: string
+  paths: string[]
+}
+
+/** A merged integration: where it landed, and its place in the fold order. */
+interface Merge extends At { order: Ordered, commit: string, paths: string[] }
+
 export class LandedWork {
-  /** "task\0epoch\0author" of everyone who landed work */
-  private readonly landed = new Set<string>()
+  /** by author, then "task\0epoch": everyone who landed work, with the first integration that landed it */
+  private readonly landed = new Map<string, Map<string, { landing: Landing, order: Ordered }>>()
   /** integration_request entries by id: their task, epoch and author */
   private readonly requests = new Map<string, At & { author: string }>()
   /** merged integrations by the request id they answer */
-  private readonly answers = new Map<string, At[]>()
+  private readonly answers = new Map<string, Merge[]>()
 
   /** Folds an integration in; returns the task whose landed work may have changed, if any. */
   addIntegration (h: BoardEntryHeader, i: Integration): string | undefined {
     if (i.result !== 'merged' || !(i.epoch >= 1)) return undefined
+    const merge: Merge = { task: i.task, epoch: i.epoch, order: h, commit: i.commit, paths: [...i.paths] }
     if (i.request === '') {
-      this.landed.add(key(i.task, i.epoch, h.author))
+      this.land(h.author, merge)
       return i.task
     }
     const list = this.answers.get(i.request) ?? []
-    list.push({ task: i.task, epoch: i.epoch })
+    list.push(merge)
     this.answers.set(i.request, list)
     const r = this.requests.get(i.request)
-    return r !== undefined && this.answerLands(r, { task: i.task, epoch: i.epoch }) ? i.task : undefined
+    return r !== undefined && this.answerLands(r, merge) ? i.task : undefined
   }
 
   /** Folds an integration request in; returns the task whose landed work may have changed, if any. */
@@ -54,16 +70,32 @@ export class LandedWork {
 
   /** Whether `author` landed `task`'s work at `epoch`. */
   has (task: string, epoch: number, author: string): boolean {
-    return this.landed.has(key(task, epoch, author))
+    return this.landed.get(author)?.has(key(task, epoch)) ?? false
   }
 
-  private answerLands (r: At & { author: string }, a: At): boolean {
-    if (r.task !== a.task || r.epoch !== a.epoch) return false
-    this.landed.add(key(r.task, r.epoch, r.author))
+  /** Every landing of `author`'s work, by task then epoch. */
+  by (author: string): Landing[] {
+    const out: Landing[] = []
+    for (const { landing } of this.landed.get(author)?.values() ?? []) out.push({ ...landing, paths: [...landing.paths] })
+    return out.sort((a, b) => compareText(a.task, b.task) || a.epoch - b.epoch)
+  }
+
+  private answerLands (r: At & { author: string }, m: Merge): boolean {
+    if (r.task !== m.task || r.epoch !== m.epoch) return false
+    this.land(r.author, m)
     return true
+  }
+
+  private land (author: string, m: Merge): void {
+    let mine = this.landed.get(author)
+    if (mine === undefined) this.landed.set(author, mine = new Map())
+    const k = key(m.task, m.epoch)
+    const known = mine.get(k)
+    if (known !== undefined && compareOrder(known.order, m.order) <= 0) return
+    mine.set(k, { landing: { task: m.task, epoch: m.epoch, author, commit: m.commit, paths: m.paths }, order: m.order })
   }
 }
 
-function key (task: string, epoch: number, author: string): string {
-  return `${task}\u0000${epoch}\u0000${author}`
+function key (task: string, epoch: number): string {
+  return `${task}\u0000${epoch}`
 }

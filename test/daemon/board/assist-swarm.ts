@@ -14,6 +14,8 @@ export interface AssistSwarm {
   repo: SharedRepo
   /** in the order named; the first holds core */
   daemons: Daemon[]
+  /** what started them: restart one with cluster.restart */
+  cluster: MemoryCluster
   cleanup: () => Promise<void>
 }
 
@@ -35,7 +37,7 @@ export async function startAssistSwarm (names: string[], testCommand: string): P
   await holder.addTasks(['core', 'api', 'ui'].map((id, i, ids) => ({ id, title: id, description: '', deps: i === 0 ? [] : [ids[i - 1]], scope: [`${id}/**`], priority: 0 })))
   expect((await holder.claimTask('core', [], false)).outcome).toBe('HELD')
   await waitFor('everyone to see core held', () => daemons.every(d => d.boardService.board.task('core', d.boardService.now())?.state === 'claimed'))
-  return { repo, daemons, cleanup }
+  return { repo, daemons, cluster, cleanup }
 }
 
 /** The texts of a daemon's inbox notices of one kind, read or not. */

@@ -65,6 +65,19 @@ export class MemoryCluster {
     return daemon
   }
 
+  /**
+   * Stops `d` and starts a daemon on its data dir (same identity, log, inbox
+   * and workspace) with its config and `options` over it, on a new memory
+   * address; the new daemon replaces `d` in this cluster.
+   */
+  async restart (d: Daemon, options: MemoryDaemonOptions = {}): Promise<Daemon> {
+    await d.stop()
+    const again = new Daemon({ ...d.config, ...options, listen: [memoryAddr()] })
+    this.daemons.splice(this.daemons.indexOf(d), 1, again)
+    await again.start()
+    return again
+  }
+
   async cleanup (): Promise<void> {
     await Promise.allSettled(this.daemons.splice(0).map(async d => { await d.stop() }))
     await Promise.all(this.dirs.splice(0).map(async dir => { await rm(dir, { recursive: true, force: true }) }))
