@@ -73,6 +73,9 @@ export class LoopStalls {
   }
 }
 
+/** The stalls of this process's one event loop, shared by every probe in it (64 daemons in one process arm one timer, not 64). */
+export const processLoopStalls = new LoopStalls()
+
 export interface RoundTripProbeInit {
   node: MeshLibp2p
   /** how long between two pings (the heartbeat interval: it grows with the swarm) */
@@ -84,7 +87,7 @@ export interface RoundTripProbeInit {
   timeoutMs?: number
   /** this node's monotonic clock */
   now?: () => number
-  /** this node's event-loop stalls, taken off each round trip */
+  /** this node's event-loop stalls, taken off each round trip (default: the process's) */
   stalls?: LoopStalls
 }
 
@@ -103,7 +106,7 @@ export class RoundTripProbe {
   constructor (init: RoundTripProbeInit) {
     this.init = init
     this.now = init.now ?? (() => performance.now())
-    this.stalls = init.stalls ?? new LoopStalls({ now: this.now })
+    this.stalls = init.stalls ?? (init.now === undefined ? processLoopStalls : new LoopStalls({ now: init.now }))
   }
 
   start (): void {
