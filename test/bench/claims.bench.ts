@@ -142,6 +142,8 @@ interface Swarm {
   addTasks: (tasks: string[]) => Promise<void>
   /** per daemon, in-process only: its settle window now, and the p99 round trip it comes from */
   windows?: () => Array<{ settleMs: number, p99?: number }>
+  /** in-process only: what the first daemon's log holds by kind, and the task states and live peers it sees */
+  diagnose?: () => string
   /** CPU-seconds the daemons have used so far (user + system) */
   cpuSeconds: () => Promise<number>
   stop: () => Promise<void>
@@ -241,6 +243,14 @@ async function inProcessSwarm (n: number, root: string): Promise<Swarm> {
     addTasks: async (tasks) => { await daemons[0].boardService.addTasks(tasks.map(taskOf)) },
     windows: () => daemons.map(d => ({ settleMs: d.boardService.settleMs(), p99: d.boardService.settle.p99(d.boardService.now()) })),
     cpuSeconds: async () => ownCpuSeconds(),
+    diagnose: () => {
+      const d = daemons[0]
+      const now = d.boardService.now()
+      const states = new Map<string, number>()
+      for (const t of d.boardService.board.tasks(now)) states.set(t.state, (states.get(t.state) ?? 0) + 1)
+      const live = daemons.map(x => x.peers(false).length).sort((x, y) => x - y)
+      return `log ${[...d.logService.state.countsByKind()].map(([k, c]) => `${k} ${c}`).join(', ')}; tasks ${[...states].map(([k, c]) => `${k} ${c}`).join(', ')}; live peers fewest ${live[0]}`
+    },
     stop: async () => { for (const c of clients) c.close(); await stop() }
   }
 }
@@ -287,7 +297,7 @@ async function agencyRun (n: number, tasks: string[], a: Args, log: (s: string) 
     let heldCount = 0
     const progress = setInterval(() => {
       const w = swarm.windows?.().map(x => x.settleMs).sort((x, y) => x - y)
-      log(`    ${((performance.now() - t0) / 1000).toFixed(0)} s: ${heldCount} of ${n} HELD${w === undefined ? '' : `, settle windows now ${w[0].toFixed(0)} to ${w[w.length - 1].toFixed(0)} ms (median ${w[w.length >> 1].toFixed(0)})`}`)
+      log(`    ${((performance.now() - t0) / 1000).toFixed(0)} s: ${heldCount} of ${n} HELD${w === undefined ? '' : `, settle windows now ${w[0].toFixed(0)} to ${w[w.length - 1].toFixed(0)} ms (median ${w[w.length >> 1].toFixed(0)})`}${swarm.diagnose === undefined ? '' : `; ${swarm.diagnose()}`}`)
     }, 10_000)
     const answers = await Promise.all(clients.map(async c => { const x = await claimUntilHeld(c); heldCount++; return x })).finally(() => { clearInterval(progress) })
     const cpuSeconds = await swarm.cpuSeconds() - cpu0
