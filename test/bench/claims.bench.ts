@@ -249,7 +249,11 @@ async function inProcessSwarm (n: number, root: string): Promise<Swarm> {
       const states = new Map<string, number>()
       for (const t of d.boardService.board.tasks(now)) states.set(t.state, (states.get(t.state) ?? 0) + 1)
       const live = daemons.map(x => x.peers(false).length).sort((x, y) => x - y)
-      return `log ${[...d.logService.state.countsByKind()].map(([k, c]) => `${k} ${c}`).join(', ')}; tasks ${[...states].map(([k, c]) => `${k} ${c}`).join(', ')}; live peers fewest ${live[0]}`
+      // Answered in the protocol (HELD at the daemon) against HELD at the clients: where an answer waits.
+      const mine = daemons.map(x => x.boardService.protocol.mine())
+      const settled = mine.filter(m => m.some(c => c.settled && c.done !== true)).length
+      const settling = mine.filter(m => m.some(c => !c.settled)).length
+      return `log ${[...d.logService.state.countsByKind()].map(([k, c]) => `${k} ${c}`).join(', ')}; tasks ${[...states].map(([k, c]) => `${k} ${c}`).join(', ')}; live peers fewest ${live[0]}; daemons with a claim settled ${settled}, settling ${settling}`
     },
     stop: async () => { for (const c of clients) c.close(); await stop() }
   }
@@ -272,8 +276,8 @@ async function agencyRun (n: number, tasks: string[], a: Args, log: (s: string) 
     await swarm.addTasks(tasks)
     await until('the tasks on every board', async () => (await swarm.readyCounts()).every(c => c === tasks.length), 600_000)
     // Round trips to peers set the settle window (3 x their p99, over the
-    // last 512 samples): the round trips timed while the daemons were
-    // starting are slow; a swarm that has run a minute has replaced them.
+    // last minute's samples, or the newest 8): the round trips timed while
+    // the daemons were starting are slow; after a minute they no longer count.
     await sleep(a.warmupS * 1000)
     const load = loadavg()[0]
     log(`    load average when the claims start: ${loadavg().map(x => x.toFixed(1)).join(' ')}`)
