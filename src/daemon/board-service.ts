@@ -128,11 +128,11 @@ export class BoardService {
 
   /** A round trip to a peer, timed on this daemon's clock, for the settle window. */
   observeRoundTrip (ms: number): void {
-    this.protocol.observeRoundTrip(ms)
+    this.protocol.observeRoundTrip(ms, this.now())
   }
 
   settleMs (): number {
-    return this.protocol.windowMs()
+    return this.protocol.windowMs(this.now())
   }
 
   now (): number {

@@ -21,11 +21,12 @@ import './quiet-logs.js'
 import '../../src/polyfill.js'
 import { execFile } from 'node:child_process'
 import { randomUUID } from 'node:crypto'
-import { mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises'
+import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises'
 import { loadavg, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { promisify } from 'node:util'
+import { Session } from 'node:inspector/promises'
 import { connectAgency, type Agency } from '../../src/api/client.js'
 import { agencyHandlers, startGrpcServer, type GrpcServer } from '../../src/api/grpc-server.js'
 import { Daemon } from '../../src/daemon/daemon.js'
@@ -35,10 +36,10 @@ import { inProcessHeartbeatRate } from './mesh-agency.js'
 
 const run = promisify(execFile)
 
-interface Args { agents: number[], tasksPerAgent: number, processesUpTo: number, warmupS: number, skipGit: boolean, out: string }
+interface Args { agents: number[], tasksPerAgent: number, processesUpTo: number, warmupS: number, skipGit: boolean, out: string, cpuProf: string }
 
 function parseArgs (argv: string[]): Args {
-  const a: Args = { agents: [8, 16, 64], tasksPerAgent: 2, processesUpTo: 16, warmupS: 60, skipGit: false, out: 'results' }
+  const a: Args = { agents: [8, 16, 64], tasksPerAgent: 2, processesUpTo: 16, warmupS: 60, skipGit: false, out: 'results', cpuProf: '' }
   for (let i = 0; i < argv.length; i++) {
     const v = argv[i + 1]
     switch (argv[i]) {
@@ -48,6 +49,7 @@ function parseArgs (argv: string[]): Args {
       case '--warmup-s': a.warmupS = Number(v); i++; break
       case '--skip-git': a.skipGit = true; break
       case '--out': a.out = v ?? ''; i++; break
+      case '--cpu-prof': a.cpuProf = v ?? ''; i++; break
       default: throw new Error(`unknown argument ${argv[i]} (--agents 8,16,64 --tasks-per-agent 2 --processes-up-to 16 --skip-git --out results)`)
     }
   }
@@ -55,6 +57,25 @@ function parseArgs (argv: string[]): Args {
   if (!(a.tasksPerAgent >= 1)) throw new Error('--tasks-per-agent takes a number of at least 1')
   if (a.out === '') throw new Error('--out needs a folder')
   return a
+}
+
+/**
+ * With a folder, profiles this process (the in-process daemons) over the
+ * claims only, not the start-up: returns the function that stops and writes
+ * the profile there.
+ */
+async function startProfile (dir: string): Promise<((file: string) => Promise<void>) | undefined> {
+  if (dir === '') return undefined
+  const session = new Session()
+  session.connect()
+  await session.post('Profiler.enable')
+  await session.post('Profiler.start')
+  return async (file) => {
+    const { profile } = await session.post('Profiler.stop')
+    session.disconnect()
+    await mkdir(dir, { recursive: true })
+    await writeFile(file, JSON.stringify(profile))
+  }
 }
 
 /** A set-up call, tried again while the daemon is too busy to answer in time (64 daemons starting in one process). */
@@ -94,6 +115,8 @@ interface Result {
   settleMs?: number
   /** HELD answers later outbid by a claim that arrived after the window (agency) */
   lateLosses?: number
+  /** CPU-seconds the daemons used from the first claim until every agent was HELD (agency) */
+  cpuSeconds?: number
   /** the 1-minute load average when the claims (or pushes) started */
   load: number
 }
@@ -113,9 +136,38 @@ interface Swarm {
   peerIds: string[]
   /** per daemon: how many peers it sees live, and its log's size */
   views: () => Promise<Array<{ live: number, entries: number }>>
+  /** per daemon, the ready tasks it shows */
+  readyCounts: () => Promise<number[]>
+  /** adds the tasks at the first daemon */
+  addTasks: (tasks: string[]) => Promise<void>
   /** per daemon, in-process only: its settle window now, and the p99 round trip it comes from */
   windows?: () => Array<{ settleMs: number, p99?: number }>
+  /** in-process only: what the first daemon's log holds by kind, and the task states and live peers it sees */
+  diagnose?: () => string
+  /** CPU-seconds the daemons have used so far (user + system) */
+  cpuSeconds: () => Promise<number>
   stop: () => Promise<void>
+}
+
+/** user + system CPU-seconds of a process, from /proc/<pid>/stat (clock ticks of 1/100 s). */
+async function processCpuSeconds (pid: number | undefined): Promise<number> {
+  if (pid === undefined) return 0
+  try {
+    const stat = await readFile(`/proc/${pid}/stat`, 'utf8')
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+    return (Number(fields[11]) + Number(fields[12])) / 100
+  } catch {
+    return 0
+  }
+}
+
+function ownCpuSeconds (): number {
+  const u = process.cpuUsage()
+  return (u.user + u.system) / 1e6
+}
+
+function taskOf (id: string): { id: string, title: string, description: string, deps: string[], scope: string[], priority: number } {
+  return { id, title: id, description: '', deps: [], scope: [`src/${id}/**`], priority: 0 }
 }
 
 async function viewsOver (clients: Agency[]): Promise<Array<{ live: number, entries: number }>> {
@@ -141,6 +193,15 @@ async function processSwarm (n: number, root: string): Promise<Swarm> {
     clients,
     peerIds: daemons.map(d => d.peerId),
     views: async () => await viewsOver(clients),
+    readyCounts: async () => (await Promise.all(clients.map(async c => await c.call((x: AgencyClient) => x.ready, {})))).map(r => r.tasks.length),
+    // Tried again if the call went unanswered, unless the tasks got in after all.
+    addTasks: async (tasks) => {
+      await retrying('adding the tasks', async () => {
+        if ((await clients[0].call((x: AgencyClient) => x.ready, {}, 60_000)).tasks.length === tasks.length) return
+        await clients[0].call((x: AgencyClient) => x.addTasks, { tasks: tasks.map(taskOf) }, 60_000)
+      })
+    },
+    cpuSeconds: async () => (await Promise.all(daemons.map(async d => await processCpuSeconds(d.child.pid)))).reduce((x, y) => x + y, 0),
     stop: async () => {
       for (const c of clients) c.close()
       await Promise.allSettled(daemons.map(async d => await d.stop()))
@@ -177,7 +238,23 @@ async function inProcessSwarm (n: number, root: string): Promise<Swarm> {
     clients,
     peerIds: daemons.map(d => d.peerId),
     views: async () => daemons.map(d => ({ live: d.peers(false).length, entries: d.logService.state.size })),
-    windows: () => daemons.map(d => ({ settleMs: d.boardService.settleMs(), p99: d.boardService.settle.p99() })),
+    // Straight to the objects: 128 appends through one busy process outlast any deadline a call would have.
+    readyCounts: async () => daemons.map(d => d.boardService.board.ready(d.boardService.now()).length),
+    addTasks: async (tasks) => { await daemons[0].boardService.addTasks(tasks.map(taskOf)) },
+    windows: () => daemons.map(d => ({ settleMs: d.boardService.settleMs(), p99: d.boardService.settle.p99(d.boardService.now()) })),
+    cpuSeconds: async () => ownCpuSeconds(),
+    diagnose: () => {
+      const d = daemons[0]
+      const now = d.boardService.now()
+      const states = new Map<string, number>()
+      for (const t of d.boardService.board.tasks(now)) states.set(t.state, (states.get(t.state) ?? 0) + 1)
+      const live = daemons.map(x => x.peers(false).length).sort((x, y) => x - y)
+      // Answered in the protocol (HELD at the daemon) against HELD at the clients: where an answer waits.
+      const mine = daemons.map(x => x.boardService.protocol.mine())
+      const settled = mine.filter(m => m.some(c => c.settled && c.done !== true)).length
+      const settling = mine.filter(m => m.some(c => !c.settled)).length
+      return `log ${[...d.logService.state.countsByKind()].map(([k, c]) => `${k} ${c}`).join(', ')}; tasks ${[...states].map(([k, c]) => `${k} ${c}`).join(', ')}; live peers fewest ${live[0]}; daemons with a claim settled ${settled}, settling ${settling}`
+    },
     stop: async () => { for (const c of clients) c.close(); await stop() }
   }
 }
@@ -196,21 +273,16 @@ async function agencyRun (n: number, tasks: string[], a: Args, log: (s: string) 
       if (now !== seen) log(`    peers live: ${seen = now}`)
       return live[0] >= n - 1
     }, 600_000)
-    // Tried again if the call went unanswered, unless the tasks got in after all.
-    await retrying('adding the tasks', async () => {
-      if ((await clients[0].call((x: AgencyClient) => x.ready, {}, 60_000)).tasks.length === tasks.length) return
-      await clients[0].call((x: AgencyClient) => x.addTasks, { tasks: tasks.map(id => ({ id, title: id, description: '', deps: [], scope: [`src/${id}/**`], priority: 0 })) }, 60_000)
-    })
-    await until('the tasks on every board', async () => {
-      const r = await Promise.all(clients.map(async c => await c.call((x: AgencyClient) => x.ready, {})))
-      return r.every(x => x.tasks.length === tasks.length)
-    }, 600_000)
+    await swarm.addTasks(tasks)
+    await until('the tasks on every board', async () => (await swarm.readyCounts()).every(c => c === tasks.length), 600_000)
     // Round trips to peers set the settle window (3 x their p99, over the
-    // last 512 samples): the round trips timed while the daemons were
-    // starting are slow; a swarm that has run a minute has replaced them.
+    // last minute's samples, or the newest 8): the round trips timed while
+    // the daemons were starting are slow; after a minute they no longer count.
     await sleep(a.warmupS * 1000)
     const load = loadavg()[0]
     log(`    load average when the claims start: ${loadavg().map(x => x.toFixed(1)).join(' ')}`)
+    const profiler = await startProfile(a.cpuProf)
+    const cpu0 = await swarm.cpuSeconds()
     const t0 = performance.now()
     const claimUntilHeld = async (c: Agency): Promise<Claimed> => {
       let calls = 0
@@ -229,9 +301,11 @@ async function agencyRun (n: number, tasks: string[], a: Args, log: (s: string) 
     let heldCount = 0
     const progress = setInterval(() => {
       const w = swarm.windows?.().map(x => x.settleMs).sort((x, y) => x - y)
-      log(`    ${((performance.now() - t0) / 1000).toFixed(0)} s: ${heldCount} of ${n} HELD${w === undefined ? '' : `, settle windows now ${w[0].toFixed(0)} to ${w[w.length - 1].toFixed(0)} ms (median ${w[w.length >> 1].toFixed(0)})`}`)
+      log(`    ${((performance.now() - t0) / 1000).toFixed(0)} s: ${heldCount} of ${n} HELD${w === undefined ? '' : `, settle windows now ${w[0].toFixed(0)} to ${w[w.length - 1].toFixed(0)} ms (median ${w[w.length >> 1].toFixed(0)})`}${swarm.diagnose === undefined ? '' : `; ${swarm.diagnose()}`}`)
     }, 10_000)
     const answers = await Promise.all(clients.map(async c => { const x = await claimUntilHeld(c); heldCount++; return x })).finally(() => { clearInterval(progress) })
+    const cpuSeconds = await swarm.cpuSeconds() - cpu0
+    await profiler?.(join(a.cpuProf, `claims-${n}.cpuprofile`))
     if (process.env.BENCH_CLAIMS_DEBUG === "1") log(answers.map(x => `${((x.at - t0) / 1000).toFixed(2)}s/${x.attempts}/${x.last.settleMs.toFixed(0)}`).join(" "))
     // A HELD stands unless a competing claim arrived after the settle window
     // (gossip slower than the window): then the boards give the task to the
@@ -259,7 +333,7 @@ async function agencyRun (n: number, tasks: string[], a: Args, log: (s: string) 
     const distinct = new Set(answers.map(x => x.last.task)).size
     if (distinct !== n) throw new Error(`agency: ${distinct} distinct tasks for ${n} agents`)
     const settle = answers.map(x => x.last.settleMs).sort((x, y) => x - y)
-    return { mode: swarm.mode, seconds, attempts: answers.reduce((s, x) => s + x.attempts, 0), calls: answers.reduce((s, x) => s + x.calls, 0), settleMs: settle[Math.floor(settle.length / 2)], lateLosses, load }
+    return { mode: swarm.mode, seconds, attempts: answers.reduce((s, x) => s + x.attempts, 0), calls: answers.reduce((s, x) => s + x.calls, 0), settleMs: settle[Math.floor(settle.length / 2)], lateLosses, cpuSeconds, load }
   } finally {
     await swarm.stop()
     await rm(root, { recursive: true, force: true })
@@ -337,22 +411,22 @@ async function main (): Promise<void> {
     } catch (err) {
       // One size that this machine cannot hold leaves the others' figures standing.
       log(`    agency: not measured: ${(err as Error).message}`)
-      rows.push(`| ${n} | ${tasks.length} | ${n <= a.processesUpTo ? `${n} agentd processes` : `${n} daemons in one process`} | not measured: ${(err as Error).message.replace(/\|/g, '/')} | — | — | ${g === undefined ? '—' : `${g.seconds.toFixed(2)} s`} | ${g === undefined ? '—' : `${g.attempts} pushes`} | — | ${loadavg()[0].toFixed(1)} |`)
+      rows.push(`| ${n} | ${tasks.length} | ${n <= a.processesUpTo ? `${n} agentd processes` : `${n} daemons in one process`} | not measured: ${(err as Error).message.replace(/\|/g, '/')} | — | — | — | ${g === undefined ? '—' : `${g.seconds.toFixed(2)} s`} | ${g === undefined ? '—' : `${g.attempts} pushes`} | — | ${loadavg()[0].toFixed(1)} |`)
       await writeTable(a, rows)
       continue
     }
-    log(`    agency claim --next: ${ag.seconds.toFixed(2)} s, ${ag.attempts} claims in ${ag.calls} calls, settle window ${ag.settleMs?.toFixed(0)} ms, ${ag.lateLosses ?? 0} HELD answers outbid later (load ${ag.load.toFixed(1)})`)
+    log(`    agency claim --next: ${ag.seconds.toFixed(2)} s, ${ag.attempts} claims in ${ag.calls} calls, settle window ${ag.settleMs?.toFixed(0)} ms, ${ag.lateLosses ?? 0} HELD answers outbid later, daemons' CPU ${ag.cpuSeconds?.toFixed(1)} s (load ${ag.load.toFixed(1)})`)
     const ratio = g === undefined ? '' : `${(g.seconds / ag.seconds).toFixed(1)}x`
     if (ratio !== '') log(`    git / agency: ${ratio}`)
-    rows.push(`| ${n} | ${tasks.length} | ${ag.mode} | ${ag.seconds.toFixed(2)} s | ${ag.attempts} claims, ${ag.calls} calls${(ag.lateLosses ?? 0) > 0 ? `, ${ag.lateLosses} HELD outbid later` : ''} | ${ag.settleMs?.toFixed(0) ?? ''} ms | ${g === undefined ? '—' : `${g.seconds.toFixed(2)} s`} | ${g === undefined ? '—' : `${g.attempts} pushes`} | ${ratio === '' ? '—' : ratio} | ${ag.load.toFixed(1)}${g === undefined ? '' : ` / ${g.load.toFixed(1)}`} |`)
+    rows.push(`| ${n} | ${tasks.length} | ${ag.mode} | ${ag.seconds.toFixed(2)} s | ${ag.attempts} claims, ${ag.calls} calls${(ag.lateLosses ?? 0) > 0 ? `, ${ag.lateLosses} HELD outbid later` : ''} | ${ag.settleMs?.toFixed(0) ?? ''} ms | ${ag.cpuSeconds?.toFixed(1) ?? ''} s | ${g === undefined ? '—' : `${g.seconds.toFixed(2)} s`} | ${g === undefined ? '—' : `${g.attempts} pushes`} | ${ratio === '' ? '—' : ratio} | ${ag.load.toFixed(1)}${g === undefined ? '' : ` / ${g.load.toFixed(1)}`} |`)
     await writeTable(a, rows)
   }
 }
 
 async function writeTable (a: Args, rows: string[]): Promise<void> {
   const table = [
-    '| agents | tasks | agency daemons | agency: every agent HELD a distinct task | agency attempts | settle window (median) | git lock files | git attempts | git / agency | load average (agency / git) |',
-    '|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|',
+    '| agents | tasks | agency daemons | agency: every agent HELD a distinct task | agency attempts | settle window (median) | CPU-seconds of the daemons during the claims | git lock files | git attempts | git / agency | load average (agency / git) |',
+    '|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|',
     ...rows
   ].join('\n')
   process.stdout.write('\n' + table + '\n')

@@ -179,9 +179,13 @@ export class ClaimProtocol {
     this.leases.heartbeat(peer, now, intervalMs)
   }
 
-  /** A round trip to a peer, timed on this node's monotonic clock, for the settle window. */
-  observeRoundTrip (ms: number): void {
-    this.settle.addSample(ms)
+  /**
+   * A round trip to a peer, timed on this node's monotonic clock, for the
+   * settle window; `now` is when it was taken (a sample without one ages by
+   * count only).
+   */
+  observeRoundTrip (ms: number, now?: number): void {
+    this.settle.addSample(ms, now)
   }
 
   /**
@@ -329,7 +333,7 @@ export class ClaimProtocol {
 
   /** The ready tasks, without those a peer's claim is settling on (judged by this daemon's window), and those. */
   readyChoice (now: number): ReadyChoice {
-    return readyChoice(this.board, this.me, now, this.recent, this.windowMs())
+    return readyChoice(this.board, this.me, now, this.recent, this.windowMs(now))
   }
 
   /**
@@ -368,9 +372,9 @@ export class ClaimProtocol {
     return held === undefined ? undefined : { task: held, settling: false }
   }
 
-  /** The settle window a claim made now would wait. */
-  windowMs (): number {
-    return this.fixedSettleMs ?? this.settle.windowMs()
+  /** The settle window a claim made at `now` would wait (from the round trips that count then). */
+  windowMs (now?: number): number {
+    return this.fixedSettleMs ?? this.settle.windowMs(now)
   }
 
   // ---- the rules ----
@@ -382,7 +386,7 @@ export class ClaimProtocol {
   }
 
   private openWindow (mine: MyClaimState, now: number): void {
-    mine.windowMs = this.windowMs()
+    mine.windowMs = this.windowMs(now)
     mine.deadline = now + mine.windowMs
   }
 
@@ -422,7 +426,7 @@ export class ClaimProtocol {
         out.mineChanged = true
         continue
       }
-      mine.lossAt ??= now + this.windowMs()
+      mine.lossAt ??= now + this.windowMs(now)
       if (now < mine.lossAt) continue
       this.mineByTask.delete(task)
       out.mineChanged = true

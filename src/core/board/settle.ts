@@ -19,6 +19,14 @@ export interface SettleWindowInit {
   defaultMs?: number
   /** samples kept (the most recent) */
   maxSamples?: number
+  /**
+   * A sample older than this no longer counts (start-up round trips, timed
+   * while every daemon was busy joining, would widen the window for as long
+   * as they stay among the last `maxSamples`)...
+   */
+  maxAgeMs?: number
+  /** ...unless fewer than this many are younger: the newest this many count then, whatever their age */
+  minSamples?: number
 }
 
 export const SETTLE_DEFAULTS: Required<SettleWindowInit> = {
@@ -26,52 +34,94 @@ export const SETTLE_DEFAULTS: Required<SettleWindowInit> = {
   minMs: 250,
   maxMs: 10_000,
   defaultMs: 2_000,
-  maxSamples: 512
+  maxSamples: 512,
+  maxAgeMs: 60_000,
+  minSamples: 8
 }
 
+/**
+ * The settle window from recent round trips. A sample carries the time it
+ * was taken (this node's monotonic clock, given by the caller: the core has
+ * no clock); a sample given without one ages by count only.
+ */
 export class SettleWindow {
   readonly options: Required<SettleWindowInit>
-  private readonly samples: number[] = []
+  /** ring buffer, oldest at `next` once full */
+  private readonly samples: Array<{ ms: number, at: number }> = []
   private next = 0
   private cachedP99: number | undefined
+  /** the cached p99 holds from cachedFrom until cachedUntil (when its oldest counted sample ages out) */
+  private cachedFrom = Number.POSITIVE_INFINITY
+  private cachedUntil = Number.NEGATIVE_INFINITY
 
   constructor (init: SettleWindowInit = {}) {
     const o = { ...SETTLE_DEFAULTS, ...init }
-    if (!(o.k > 0) || !(o.minMs >= 0) || !(o.maxMs >= o.minMs) || !(o.defaultMs >= 0) || !(o.maxSamples >= 1)) {
-      throw new InvalidArgumentError('settle window options must satisfy k > 0, 0 <= minMs <= maxMs, defaultMs >= 0, maxSamples >= 1')
+    if (!(o.k > 0) || !(o.minMs >= 0) || !(o.maxMs >= o.minMs) || !(o.defaultMs >= 0) || !(o.maxSamples >= 1) || !(o.maxAgeMs > 0) || !(o.minSamples >= 1)) {
+      throw new InvalidArgumentError('settle window options must satisfy k > 0, 0 <= minMs <= maxMs, defaultMs >= 0, maxSamples >= 1, maxAgeMs > 0, minSamples >= 1')
     }
     this.options = o
   }
 
-  /** Adds one observed round trip to a peer, in ms, timed on this node's clock. Negative or non-finite samples are dropped. */
-  addSample (latencyMs: number): void {
-    if (!Number.isFinite(latencyMs) || latencyMs < 0) return
-    if (this.samples.length < this.options.maxSamples) this.samples.push(latencyMs)
-    else this.samples[this.next] = latencyMs
+  /**
+   * Adds one observed round trip to a peer, in ms, timed on this node's
+   * clock, taken at `at` (same clock). Negative or non-finite samples are
+   * dropped.
+   */
+  addSample (latencyMs: number, at = Number.POSITIVE_INFINITY): void {
+    if (!Number.isFinite(latencyMs) || latencyMs < 0 || Number.isNaN(at)) return
+    const sample = { ms: latencyMs, at }
+    if (this.samples.length < this.options.maxSamples) this.samples.push(sample)
+    else this.samples[this.next] = sample
     this.next = (this.next + 1) % this.options.maxSamples
     this.cachedP99 = undefined
   }
 
+  /** Samples kept, counted or not. */
   get sampleCount (): number {
     return this.samples.length
   }
 
-  /** 99th percentile of the kept samples (nearest rank), or undefined without samples. */
-  p99 (): number | undefined {
+  /** The samples that count at `now`: younger than maxAgeMs, or the newest minSamples. */
+  private counted (now: number): Array<{ ms: number, at: number }> {
+    const n = this.samples.length
+    const newestFirst: Array<{ ms: number, at: number }> = []
+    for (let i = 1; i <= n; i++) newestFirst.push(this.samples[(this.next - i + n) % n])
+    const young = newestFirst.filter(x => now - x.at <= this.options.maxAgeMs)
+    return young.length >= this.options.minSamples ? young : newestFirst.slice(0, this.options.minSamples)
+  }
+
+  /**
+   * 99th percentile (nearest rank) of the samples that count at `now`, or
+   * undefined without samples. Without `now`, of every sample kept.
+   */
+  p99 (now?: number): number | undefined {
     if (this.samples.length === 0) return undefined
-    if (this.cachedP99 === undefined) {
-      const sorted = [...this.samples].sort((a, b) => a - b)
-      this.cachedP99 = sorted[Math.ceil(0.99 * sorted.length) - 1]
+    if (now === undefined) return nearestRank99(this.samples.map(x => x.ms))
+    if (this.cachedP99 === undefined || now >= this.cachedUntil || now < this.cachedFrom) {
+      const counted = this.counted(now)
+      this.cachedFrom = now
+      this.cachedP99 = nearestRank99(counted.map(x => x.ms))
+      // Until the oldest counted sample ages out; a set that is the newest
+      // minSamples changes only when a sample is added.
+      const young = counted.filter(x => now - x.at <= this.options.maxAgeMs)
+      this.cachedUntil = young.length === counted.length && young.length > this.options.minSamples
+        ? Math.min(...young.map(x => x.at)) + this.options.maxAgeMs
+        : Number.POSITIVE_INFINITY
     }
     return this.cachedP99
   }
 
-  /** clamp(k * p99, minMs, maxMs), or defaultMs without samples. */
-  windowMs (): number {
-    const p99 = this.p99()
+  /** clamp(k * p99, minMs, maxMs) of the samples that count at `now`, or defaultMs without samples. */
+  windowMs (now?: number): number {
+    const p99 = this.p99(now)
     if (p99 === undefined) return this.options.defaultMs
     return Math.min(this.options.maxMs, Math.max(this.options.minMs, this.options.k * p99))
   }
+}
+
+function nearestRank99 (values: number[]): number {
+  const sorted = values.sort((a, b) => a - b)
+  return sorted[Math.ceil(0.99 * sorted.length) - 1]
 }
 
 export function createSettleWindow (init?: SettleWindowInit): SettleWindow {

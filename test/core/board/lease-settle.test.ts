@@ -89,6 +89,49 @@ describe('SettleWindow', () => {
     expect(w.windowMs()).toBe(40)
   })
 
+  it('lets samples older than maxAgeMs go once enough younger ones are in', () => {
+    const w = new SettleWindow({ k: 1, minMs: 0, maxAgeMs: 60_000, minSamples: 3 })
+    // start-up: slow round trips
+    for (let t = 0; t < 10; t++) w.addSample(4000, t * 1000)
+    expect(w.windowMs(10_000)).toBe(4000)
+    // a quiet mesh later: fast ones, but the start-up ones still count within the age
+    for (let t = 20; t < 25; t++) w.addSample(20, t * 1000)
+    expect(w.windowMs(25_000)).toBe(4000)
+    // once the slow ones are older than a minute, only the young ones count
+    expect(w.windowMs(69_500)).toBe(20)
+    // and a newer slow one counts at once
+    w.addSample(300, 70_000)
+    expect(w.windowMs(70_000)).toBe(300)
+  })
+
+  it('keeps the newest minSamples whatever their age, so a quiet daemon keeps a window from what it last saw', () => {
+    const w = new SettleWindow({ k: 1, minMs: 0, defaultMs: 2000, maxAgeMs: 1000, minSamples: 2 })
+    w.addSample(900, 0)
+    w.addSample(50, 10)
+    w.addSample(60, 20)
+    // nothing young at all: the newest two, not the default and not the oldest
+    expect(w.windowMs(1_000_000)).toBe(60)
+    w.addSample(70, 1_000_000)
+    expect(w.windowMs(1_000_000)).toBe(70)
+  })
+
+  it('counts by age the same whether the window is asked often or once', () => {
+    const often = new SettleWindow({ k: 1, minMs: 0, maxAgeMs: 100, minSamples: 1 })
+    const once = new SettleWindow({ k: 1, minMs: 0, maxAgeMs: 100, minSamples: 1 })
+    const samples = [[500, 0], [10, 50], [20, 120], [700, 130], [30, 260], [5, 400]]
+    for (const [ms, at] of samples) {
+      often.addSample(ms, at)
+      once.addSample(ms, at)
+      for (let t = at; t < at + 150; t += 7) often.windowMs(t)
+    }
+    for (const now of [400, 450, 499, 500, 501, 1000]) expect(often.windowMs(now)).toBe(once.windowMs(now))
+    const fresh = new SettleWindow({ k: 1, minMs: 0, maxAgeMs: 100, minSamples: 1 })
+    for (const [ms, at] of samples.slice(0, 5)) fresh.addSample(ms, at)
+    expect(fresh.windowMs(300)).toBe(30) // 700 (at 130) is older than 100 ms now, 30 (at 260) is not
+    expect(fresh.windowMs(230)).toBe(700) // 700 is 100 ms old: it counts
+    expect(once.windowMs(1000)).toBe(5) // nothing young: the newest one
+  })
+
   it('rejects inconsistent options', () => {
     expect(() => new SettleWindow({ minMs: 10, maxMs: 5 })).toThrow(InvalidArgumentError)
     expect(() => new SettleWindow({ k: 0 })).toThrow(InvalidArgumentError)
