@@ -290,6 +290,21 @@ export class LogService {
     return true
   }
 
+  /**
+   * Indexes newly accepted findings from the bytes in hand, when the index
+   * has every entry before them (else the background indexing, which reads
+   * them back from the store, takes them in order).
+   */
+  private indexAccepted (accepted: readonly StoredEntry[]): void {
+    let behind = false
+    for (const e of accepted) {
+      if (e.cursor !== this.indexedCursor + 1) { behind = true; continue }
+      if (e.entry.kind === 'finding') this.findingsIndex.add(e)
+      this.indexedCursor = e.cursor
+    }
+    if (behind) this.scheduleIndexing()
+  }
+
   private scheduleIndexing (): void {
     if (this.indexing !== undefined || this.indexingLater !== undefined || this.stopped) return
     // While a sync is streaming batches in, the index waits: ingest is then
@@ -566,7 +581,7 @@ export class LogService {
     const byKind = new Map<string, number>()
     for (const e of accepted) byKind.set(e.entry.kind, (byKind.get(e.entry.kind) ?? 0) + 1)
     for (const [kind, n] of byKind) this.init.metrics.logEntries.inc({ kind }, n)
-    if (byKind.has('finding')) this.scheduleIndexing()
+    this.indexAccepted(accepted)
     for (const e of accepted) {
       for (const l of this.listeners) {
         try { l(e) } catch (err) { this.init.logger.error({ err }, 'log listener failed') }

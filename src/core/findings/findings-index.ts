@@ -19,8 +19,9 @@ import { InvalidArgumentError } from '../errors.js'
 import { float64Column, int32Column, RecordColumn, uint16Column, uint8Column } from '../log/columns.js'
 import type { StoredEntry } from '../log/ingest-result.js'
 import { compareStrings } from '../log/version-vector.js'
+import { decodeFinding } from '../log/finding-scan.js'
 import { FrozenSegment, OpenSegment, packTf, SEGMENT_DOCS, type FieldIndex, type Segment, type TermRef } from './term-segments.js'
-import { boundedDistance, tokenize } from './tokens.js'
+import { asciiTermBounds, boundedDistance, tokenize } from './tokens.js'
 
 export const DEFAULT_SEARCH_LIMIT = 20
 export const MAX_SEARCH_LIMIT = 1000
@@ -95,6 +96,10 @@ const MIN_PREFIX_CHARS = 3
 const MIN_FUZZY_CHARS = 5
 const FUZZY_FRACTION = 0.2
 const MAX_FUZZY = 6
+
+/** The value of each hex digit (ids are lower-case hex), by character code. */
+const HEX_DIGIT = new Uint8Array(128)
+for (let d = 0; d < 16; d++) HEX_DIGIT['0123456789abcdef'.charCodeAt(d)] = d
 
 /** The filter of a query without filters. */
 const PASS_ALL = (_doc: number): boolean => true
@@ -181,6 +186,11 @@ export class FindingsIndex {
   private recencySorted = true
 
   private readonly segmentDocs: number
+  /** scratch of add: per term handle of the open segment, the document's packed counts, and the handles it touched */
+  private termCounts = new Int32Array(1024)
+  private readonly touchedTerms: number[] = []
+  private readonly termBounds: number[] = []
+  private readonly idHead = new Uint8Array(8)
   private norms?: { size: number, k: readonly [Float64Array, Float64Array, Float64Array] }
   private scratch: Scratch = { scores: new Float64Array(0), matched: new Uint8Array(0), lastWord: new Int32Array(0), touched: new Int32Array(0) }
 
@@ -204,7 +214,7 @@ export class FindingsIndex {
     if (!appended && this.docOf(stored.id) !== undefined) return false
     let finding: Finding
     try {
-      finding = Finding.decode(stored.entry.body)
+      finding = decodeFinding(stored.entry.body)
     } catch {
       return false
     }
@@ -222,28 +232,14 @@ export class FindingsIndex {
     this.docTime.push(stored.entry.time)
     this.docKind.push(this.kinds.id(finding.kind))
     this.docAuthor.push(this.authors.id(stored.entry.author))
-    const head = new Uint8Array(8)
-    head.set(Buffer.from(stored.id.slice(0, 16), 'hex').subarray(0, 8))
+    const head = this.idHead
+    for (let i = 0; i < 8; i++) head[i] = (HEX_DIGIT[stored.id.charCodeAt(2 * i)] << 4) | HEX_DIGIT[stored.id.charCodeAt(2 * i + 1)]
     this.docIdHead.push(head)
     this.docPaths.add(finding.paths.map(p => this.paths.id(normalizePath(p))))
     this.docTags.add(finding.tags.map(t => this.tags.id(t)))
     this.kindCounts.set(finding.kind, (this.kindCounts.get(finding.kind) ?? 0) + 1)
 
-    // per term its counts in text, paths and tags, packed as text * 2^20 + paths * 2^10 + tags (each capped far above packTf's caps)
-    const counts = new Map<string, number>()
-    const fields = [tokenize(finding.text), tokenize(finding.paths.join(' ')), tokenize(finding.tags.join(' '))]
-    for (let f = 0; f < 3; f++) {
-      const terms = fields[f]
-      this.docLength[f as FieldIndex].push(Math.min(terms.length, 0xffff))
-      this.lengthSums[f as FieldIndex] += terms.length
-      const unit = f === 0 ? 1 << 20 : f === 1 ? 1 << 10 : 1
-      for (const t of terms) {
-        const c = counts.get(t) ?? 0
-        if (Math.floor(c / unit) % 1024 < 1023) counts.set(t, c + unit)
-      }
-    }
-    for (const [t, c] of counts) counts.set(t, packTf(Math.floor(c / (1 << 20)), (c >> 10) & 1023, c & 1023))
-    this.open.add(doc, counts)
+    this.postTerms(doc, finding)
     if (this.open.docCount >= this.segmentDocs) {
       this.frozen.push(this.open.freeze())
       this.open = new OpenSegment()
@@ -262,6 +258,46 @@ export class FindingsIndex {
     this.recency.push(doc)
     if (newest !== undefined && this.newestFirst(doc, newest) > 0) this.recencySorted = false
     return true
+  }
+
+  /**
+   * The postings of document `doc` in the open segment: per term its counts
+   * in text, paths and tags, packed as text * 2^20 + paths * 2^10 + tags in a
+   * scratch slot per term handle (each capped far above packTf's caps).
+   */
+  private postTerms (doc: number, finding: Finding): void {
+    const open = this.open
+    const touched = this.touchedTerms
+    touched.length = 0
+    const bounds = this.termBounds
+    const fields = [finding.text, finding.paths.join(' '), finding.tags.join(' ')]
+    for (let f = 0; f < 3; f++) {
+      const text = fields[f]
+      // ASCII text is looked up slice by slice, without a string per word
+      const ascii = asciiTermBounds(text, bounds)
+      const terms = ascii ? undefined : tokenize(text)
+      const count = ascii ? bounds.length >> 1 : (terms as string[]).length
+      this.docLength[f as FieldIndex].push(Math.min(count, 0xffff))
+      this.lengthSums[f as FieldIndex] += count
+      const shift = f === 0 ? 20 : f === 1 ? 10 : 0
+      for (let k = 0; k < count; k++) {
+        const at = terms === undefined ? open.handleOfAscii(text, bounds[2 * k], bounds[2 * k + 1]) : open.handle(terms[k])
+        if (at >= this.termCounts.length) {
+          const grown = new Int32Array(Math.max(1024, at * 2))
+          grown.set(this.termCounts)
+          this.termCounts = grown
+        }
+        const c = this.termCounts[at]
+        if (c === 0) touched.push(at)
+        if (((c >> shift) & 1023) < 1023) this.termCounts[at] = c + (1 << shift)
+      }
+    }
+    for (const at of touched) {
+      const c = this.termCounts[at]
+      open.post(at, doc, packTf(c >> 20, (c >> 10) & 1023, c & 1023))
+      this.termCounts[at] = 0
+    }
+    open.endDoc()
   }
 
   get size (): number {
@@ -332,7 +368,7 @@ export class FindingsIndex {
   private read (doc: number): IndexedFinding {
     const entry = this.source === undefined ? this.entries[doc] : this.source.entryAt(this.docCursor.at(doc))
     if (entry === undefined) throw new InvalidArgumentError(`the log has no entry at cursor ${this.docCursor.at(doc)} for an indexed finding`)
-    return { entry, finding: Finding.decode(entry.entry.body) }
+    return { entry, finding: decodeFinding(entry.entry.body) }
   }
 
   private idOf (doc: number): string {

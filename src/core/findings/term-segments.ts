@@ -44,32 +44,44 @@ export interface Segment {
   candidates: (c: string, min: number, max: number) => number[]
 }
 
+import { TermTable } from './term-table.js'
+
 interface OpenPostings { docs: number[], tfs: number[], df: [number, number, number] }
 
 /** The segment documents are added to. */
 export class OpenSegment implements Segment {
-  private readonly byTerm = new Map<string, number>()
-  private readonly terms: string[] = []
+  private readonly table = new TermTable()
+  private readonly terms: string[] = this.table.terms
   private readonly lists: OpenPostings[] = []
   docCount = 0
 
-  /** Adds document `doc` (greater than every doc added before) with its terms' packed frequencies. */
-  add (doc: number, tfs: ReadonlyMap<string, number>): void {
-    for (const [term, tf] of tfs) {
-      let at = this.byTerm.get(term)
-      if (at === undefined) {
-        at = this.terms.length
-        this.byTerm.set(term, at)
-        this.terms.push(term)
-        this.lists.push({ docs: [], tfs: [], df: [0, 0, 0] })
-      }
-      const list = this.lists[at]
-      list.docs.push(doc)
-      list.tfs.push(tf)
-      if ((tf >> 4) > 0) list.df[0]++
-      if (((tf >> 2) & 3) > 0) list.df[1]++
-      if ((tf & 3) > 0) list.df[2]++
-    }
+  /** The handle of `term` (lower-case), made when the segment does not have it yet. */
+  handle (term: string): number {
+    return this.made(this.table.handleOf(term))
+  }
+
+  /** The handle of the term `text[start, end)` is once lower-cased (ASCII only), made when new. */
+  handleOfAscii (text: string, start: number, end: number): number {
+    return this.made(this.table.handleOfAscii(text, start, end))
+  }
+
+  private made (at: number): number {
+    if (at === this.lists.length) this.lists.push({ docs: [], tfs: [], df: [0, 0, 0] })
+    return at
+  }
+
+  /** Adds the posting of document `doc` (not below any doc posted before) for the term at `at`, with its packed frequencies. */
+  post (at: number, doc: number, tf: number): void {
+    const list = this.lists[at]
+    list.docs.push(doc)
+    list.tfs.push(tf)
+    if ((tf >> 4) > 0) list.df[0]++
+    if (((tf >> 2) & 3) > 0) list.df[1]++
+    if ((tf & 3) > 0) list.df[2]++
+  }
+
+  /** Counts a document whose postings are in. */
+  endDoc (): void {
     this.docCount++
   }
 
@@ -82,7 +94,7 @@ export class OpenSegment implements Segment {
 
   term (at: number): string { return this.terms[at] }
 
-  find (term: string): number { return this.byTerm.get(term) ?? -1 }
+  find (term: string): number { return this.table.find(term) }
 
   withPrefix (prefix: string): number[] {
     const out: number[] = []
