@@ -9,13 +9,14 @@ import { summaryDigest, summaryToWire } from '../core/log/feed-summary.js'
 import type { BatchResult, IngestResult, StoredEntry } from '../core/log/ingest-result.js'
 import type { EntryKind, KindBodies } from '../core/log/kinds.js'
 import type { Signer } from '../core/log/crypto.js'
-import { FindingsIndex } from '../core/findings/findings-index.js'
+import { FindingsIndex, type FindingSource } from '../core/findings/findings-index.js'
 import { Entry } from '../gen/agency/v1/log.js'
 import { idOfBytes } from '../core/log/entry.js'
 import type { AgencyStore } from '../store/index.js'
 import { OwnFeed } from '../store/own-feed.js'
 import { SerialQueue } from '../store/serial-queue.js'
-import { readCheckpoint, removeCheckpoint, writeCheckpoint } from '../store/checkpoint-file.js'
+import { FINDINGS_CHECKPOINT_FILE, readCheckpoint, removeCheckpoint, writeCheckpoint } from '../store/checkpoint-file.js'
+import { decodeFindingsCheckpoint, encodeFindingsCheckpoint } from '../core/findings/findings-checkpoint.js'
 import { LogSync } from '../mesh/log-sync.js'
 import type { SwarmGossip, Verdict } from '../mesh/swarm-gossip.js'
 import type { MeshLibp2p } from '../mesh/node.js'
@@ -103,6 +104,8 @@ export class LogService {
   private checkpointTimer?: NodeJS.Timeout
   private checkpointing?: Promise<void>
   private restoredFrom = 0
+  /** the log cursor the findings checkpoint on disk covers (0: none) */
+  private findingsCheckpointCursor = 0
 
   constructor (init: LogServiceInit) {
     this.init = init
@@ -185,8 +188,7 @@ export class LogService {
       const leftover = unblocked.pendingRemoved.filter(p => !accepted.has(p.id)).map(p => p.id)
       if (leftover.length > 0) await log.removePending(leftover)
     }
-    this.findingsIndex = this.emptyIndex()
-    this.indexedCursor = 0
+    await this.restoreFindings()
     this.scheduleIndexing()
     this.maybeCheckpoint()
     for (const author of this.state.faultyAuthors) this.noteFault(author)
@@ -218,6 +220,40 @@ export class LogService {
     }
   }
 
+  /**
+   * Takes in the checkpoint of the findings index when there is one of this
+   * log (its findings are the log's up to its cursor, each with its id);
+   * the findings after it are indexed in the background. One that does not
+   * fit is removed and the whole log is indexed.
+   */
+  private async restoreFindings (): Promise<void> {
+    const { dataDir } = this.init.store
+    this.findingsIndex = this.emptyIndex()
+    this.indexedCursor = 0
+    const saved = await readCheckpoint(dataDir, FINDINGS_CHECKPOINT_FILE)
+    if (saved === undefined) return
+    try {
+      const snap = decodeFindingsCheckpoint(saved)
+      const state = this.state
+      this.findingsIndex = FindingsIndex.fromSnapshot(snap, { source: this.findingSource() }, {
+        cursor: state.cursor,
+        countOfKind: (kind, upTo) => state.countOfKind(kind, upTo),
+        holdsAt: (cursor, kind, head) => state.holdsAt(cursor, kind, head)
+      })
+      this.indexedCursor = snap.cursor
+      this.findingsCheckpointCursor = snap.cursor
+      this.init.logger.info({ cursor: snap.cursor, findings: this.findingsIndex.size }, 'findings index restored from its checkpoint')
+    } catch (err) {
+      this.init.logger.warn({ err }, 'the findings checkpoint does not fit the log: indexing every finding')
+      await removeCheckpoint(dataDir, FINDINGS_CHECKPOINT_FILE).catch(() => {})
+    }
+  }
+
+  /** The log cursor up to which the last restore took the findings index from its checkpoint (0: none). */
+  get findingsRestoredFrom (): number {
+    return this.findingsCheckpointCursor
+  }
+
   /** The cursor up to which the last restore took the log's index from its checkpoint (0: it folded the whole log). */
   get restoredFromCheckpoint (): number {
     return this.restoredFrom
@@ -244,13 +280,16 @@ export class LogService {
   async checkpoint (): Promise<void> {
     if (this.checkpointing !== undefined) { await this.checkpointing; return }
     const upTo = this.init.store.log.lastCursor()
-    if (upTo <= this.checkpointCursor || this.storageFailure !== undefined) return
+    if ((upTo <= this.checkpointCursor && upTo <= this.findingsCheckpointCursor) || this.storageFailure !== undefined) return
     this.checkpointing = (async () => {
       try {
-        const bytes = this.state.checkpoint(upTo)
-        if (bytes === undefined) return
-        await writeCheckpoint(this.init.store.dataDir, bytes)
-        this.checkpointCursor = upTo
+        if (upTo > this.checkpointCursor) {
+          const bytes = this.state.checkpoint(upTo)
+          if (bytes === undefined) return
+          await writeCheckpoint(this.init.store.dataDir, bytes)
+          this.checkpointCursor = upTo
+        }
+        if (upTo > this.findingsCheckpointCursor) await this.checkpointFindings(upTo)
       } catch (err) {
         this.init.logger.warn({ err }, 'the log checkpoint was not written')
       } finally {
@@ -260,6 +299,19 @@ export class LogService {
     })()
     await this.checkpointing
     this.maybeCheckpoint()
+  }
+
+  /**
+   * Writes the findings index's checkpoint up to `upTo` beside the log's,
+   * when the index has taken in the log that far (while it catches up after
+   * a restore, the older checkpoint stays: it is still of this log).
+   */
+  private async checkpointFindings (upTo: number): Promise<void> {
+    if (this.indexedCursor < upTo) return
+    const snap = this.findingsIndex.snapshot(upTo)
+    if (snap === undefined) return
+    await writeCheckpoint(this.init.store.dataDir, encodeFindingsCheckpoint(snap), FINDINGS_CHECKPOINT_FILE)
+    this.findingsCheckpointCursor = upTo
   }
 
   /**
@@ -274,7 +326,11 @@ export class LogService {
   }
 
   private emptyIndex (): FindingsIndex {
-    return new FindingsIndex({ source: { entryAt: c => this.state.atCursor(c), cursorOf: id => this.state.cursorOf(id) } })
+    return new FindingsIndex({ source: this.findingSource() })
+  }
+
+  private findingSource (): FindingSource {
+    return { entryAt: c => this.state.atCursor(c), cursorOf: id => this.state.cursorOf(id) }
   }
 
   /** Indexes up to `max` findings after the indexed cursor; true when it has reached the log's end. */
@@ -320,6 +376,8 @@ export class LogService {
       if (this.stopped) return
       try {
         if (!this.indexFindings(INDEX_CHUNK)) this.scheduleIndexing()
+        // caught up after a restore that indexed the log: the next restart need not
+        else if (this.findingsCheckpointCursor < this.checkpointCursor) void this.checkpoint()
       } catch (err) {
         // the store closed under it (a stop racing the turn) or could not be read: the next search takes the rest in
         this.init.logger.warn({ err }, 'indexing findings in the background stopped')

@@ -15,7 +15,8 @@
 // Fuzzy matching differs from MiniSearch in one way: a misspelt word must
 // keep its first letter (the candidates are the terms that start with it).
 import { Finding } from '../../gen/agency/v1/log.js'
-import { InvalidArgumentError } from '../errors.js'
+import { FailedPreconditionError, InvalidArgumentError } from '../errors.js'
+import type { FindingsSnapshot, SegmentSnapshot } from './findings-checkpoint.js'
 import { float64Column, int32Column, RecordColumn, uint16Column, uint8Column } from '../log/columns.js'
 import type { StoredEntry } from '../log/ingest-result.js'
 import { compareStrings } from '../log/version-vector.js'
@@ -80,6 +81,16 @@ export interface FindingSource {
   cursorOf: (id: string) => number
 }
 
+/** What a snapshot is checked against: the log it was taken of. */
+export interface FindingsLog {
+  /** the log's last cursor */
+  cursor: number
+  /** entries of `kind` with a cursor up to `upTo` */
+  countOfKind: (kind: string, upTo: number) => number
+  /** true when the entry at `cursor` is of `kind` and its id starts with `idHead` */
+  holdsAt: (cursor: number, kind: string, idHead: Uint8Array) => boolean
+}
+
 export interface FindingsIndexInit {
   /** read hits from here instead of keeping the entries */
   source?: FindingSource
@@ -135,6 +146,17 @@ class Names {
 class DocLists {
   private readonly starts = int32Column()
   private readonly values = int32Column()
+
+  /** The lists of the first `n` documents. */
+  snapshot (n: number): { starts: Int32Array, values: Int32Array } {
+    const end = n < this.starts.length ? this.starts.at(n) : this.values.length
+    return { starts: this.starts.toArray(n), values: this.values.toArray(end) }
+  }
+
+  restore (starts: ArrayLike<number>, values: ArrayLike<number>): void {
+    this.starts.pushAll(starts)
+    this.values.pushAll(values)
+  }
   add (list: readonly number[]): void {
     this.starts.push(this.values.length)
     for (const v of list) this.values.push(v)
@@ -203,6 +225,118 @@ export class FindingsIndex {
   static fromEntries (entries: Iterable<StoredEntry>, init: FindingsIndexInit = {}): FindingsIndex {
     const index = new FindingsIndex(init)
     for (const e of entries) index.add(e)
+    return index
+  }
+
+  /**
+   * The index of the findings up to log cursor `upTo`, as plain arrays for a
+   * checkpoint (see fromSnapshot); undefined when documents were not added
+   * in cursor order (then a prefix is not the index of a log prefix).
+   */
+  snapshot (upTo: number): FindingsSnapshot | undefined {
+    if (this.docByCursor !== undefined) return undefined
+    let n = 0
+    for (let hi = this.docCursor.length; n < hi;) {
+      const mid = (n + hi) >>> 1
+      if (this.docCursor.at(mid) <= upTo) n = mid + 1
+      else hi = mid
+    }
+    const segments: SegmentSnapshot[] = []
+    let base = 0
+    for (const segment of [...this.frozen, this.open]) {
+      if (base >= n) break
+      const frozen = segment instanceof FrozenSegment ? segment : segment.freeze()
+      const whole = base + frozen.docCount <= n
+      const g = whole ? frozen : frozen.below(n, n - base)
+      segments.push({ terms: g.terms, offsets: g.offsets, dfs: g.dfs, bytes: g.bytes, docCount: g.docCount })
+      base += g.docCount
+    }
+    const superseded: Array<[string, string]> = []
+    for (const [target, by] of this.supersededBy) {
+      for (const b of by) {
+        const doc = this.docOf(b)
+        if (doc !== undefined && doc < n) superseded.push([target, b])
+      }
+    }
+    const paths = this.docPaths.snapshot(n)
+    const tags = this.docTags.snapshot(n)
+    return {
+      cursor: upTo,
+      segmentDocs: this.segmentDocs,
+      kinds: [...this.kinds.names],
+      authors: [...this.authors.names],
+      paths: [...this.paths.names],
+      tags: [...this.tags.names],
+      docCursor: this.docCursor.toArray(n),
+      docTime: this.docTime.toArray(n),
+      docKind: this.docKind.toArray(n),
+      docAuthor: this.docAuthor.toArray(n),
+      docLength: [this.docLength[0].toArray(n), this.docLength[1].toArray(n), this.docLength[2].toArray(n)],
+      docIdHead: this.docIdHead.toBytes(n),
+      pathStarts: paths.starts,
+      pathValues: paths.values,
+      tagStarts: tags.starts,
+      tagValues: tags.values,
+      recency: Int32Array.from(this.byRecency().filter(d => d < n)),
+      superseded,
+      segments
+    }
+  }
+
+  /**
+   * The index a snapshot holds (checked by decodeFindingsCheckpoint), reading
+   * hits from `init.source`. With `log`, the snapshot must be of that log:
+   * its documents are the log's findings up to the snapshot's cursor, each
+   * at its cursor with its id; throws FailedPreconditionError otherwise (then
+   * index the log instead).
+   */
+  static fromSnapshot (snap: FindingsSnapshot, init: FindingsIndexInit, log?: FindingsLog): FindingsIndex {
+    const n = snap.docCursor.length
+    if (init.source === undefined) throw new FailedPreconditionError('a findings index is restored from a checkpoint only over a log to read its hits from')
+    if (log !== undefined) {
+      if (snap.cursor > log.cursor) throw new FailedPreconditionError(`the findings checkpoint covers cursor ${snap.cursor}, past the log's ${log.cursor}`)
+      const held = log.countOfKind('finding', snap.cursor)
+      if (held !== n) throw new FailedPreconditionError(`the findings checkpoint holds ${n} findings up to cursor ${snap.cursor}, the log ${held}`)
+      for (let d = 0; d < n; d++) {
+        if (!log.holdsAt(snap.docCursor[d], 'finding', snap.docIdHead.subarray(d * 8, d * 8 + 8))) throw new FailedPreconditionError(`the log has no finding at cursor ${snap.docCursor[d]} with the id the findings checkpoint names`)
+      }
+    }
+    const index = new FindingsIndex({ ...init, segmentDocs: snap.segmentDocs })
+    for (const name of snap.kinds) index.kinds.id(name)
+    for (const name of snap.authors) index.authors.id(name)
+    for (const name of snap.paths) index.paths.id(name)
+    for (const name of snap.tags) index.tags.id(name)
+    index.docCursor.pushAll(snap.docCursor)
+    index.docTime.pushAll(snap.docTime)
+    index.docKind.pushAll(snap.docKind)
+    index.docAuthor.pushAll(snap.docAuthor)
+    for (let f = 0; f < 3; f++) {
+      index.docLength[f as FieldIndex].pushAll(snap.docLength[f])
+      let sum = 0
+      for (const len of snap.docLength[f]) sum += len
+      index.lengthSums[f as FieldIndex] = sum
+    }
+    for (let d = 0; d < n; d++) {
+      index.docIdHead.push(snap.docIdHead.subarray(d * 8, d * 8 + 8))
+      index.docSuperseded.push(0)
+      const kind = snap.kinds[snap.docKind[d]]
+      index.kindCounts.set(kind, (index.kindCounts.get(kind) ?? 0) + 1)
+    }
+    index.docPaths.restore(snap.pathStarts, snap.pathValues)
+    index.docTags.restore(snap.tagStarts, snap.tagValues)
+    index.recency = Array.from(snap.recency)
+    snap.segments.forEach((g, i) => {
+      const frozen = new FrozenSegment(g.terms, g.offsets, g.dfs, g.bytes, g.docCount)
+      if (i === snap.segments.length - 1 && g.docCount < snap.segmentDocs) index.open = OpenSegment.thaw(frozen)
+      else index.frozen.push(frozen)
+    })
+    for (const [target, by] of snap.superseded) {
+      let set = index.supersededBy.get(target)
+      if (set === undefined) index.supersededBy.set(target, set = new Set())
+      set.add(by)
+      const doc = index.docOf(target)
+      if (doc !== undefined) index.docSuperseded.set(doc, 1)
+    }
     return index
   }
 

@@ -65,6 +65,18 @@ export class OpenSegment implements Segment {
     return this.made(this.table.handleOfAscii(text, start, end))
   }
 
+  /** An open segment holding what `frozen` holds (a checkpoint's last, partly filled segment), to add documents to. */
+  static thaw (frozen: FrozenSegment): OpenSegment {
+    const open = new OpenSegment()
+    frozen.terms.forEach((term, i) => {
+      const list = open.lists[open.handle(term)]
+      frozen.postings(i, (doc, tf) => { list.docs.push(doc); list.tfs.push(tf) })
+      list.df = frozen.df(i)
+    })
+    open.docCount = frozen.docCount
+    return open
+  }
+
   private made (at: number): number {
     if (at === this.lists.length) this.lists.push({ docs: [], tfs: [], df: [0, 0, 0] })
     return at
@@ -167,6 +179,39 @@ export class FrozenSegment implements Segment {
   }
 
   term (at: number): string { return this.terms[at] }
+
+  /**
+   * This segment without the postings of documents `limit` and above (and
+   * without the terms left with none), holding `docCount` documents: the part
+   * of it a checkpoint up to document `limit` keeps.
+   */
+  below (limit: number, docCount: number): FrozenSegment {
+    const terms: string[] = []
+    const offsets: number[] = []
+    const dfs: number[] = []
+    const bytes: number[] = []
+    this.terms.forEach((term, i) => {
+      const start = bytes.length
+      const df = [0, 0, 0]
+      let last = 0
+      this.postings(i, (doc, tf) => {
+        if (doc >= limit) return
+        let delta = doc - last
+        last = doc
+        while (delta >= 0x80) { bytes.push((delta & 0x7f) | 0x80); delta = Math.floor(delta / 128) }
+        bytes.push(delta, tf)
+        if ((tf >> 4) > 0) df[0]++
+        if (((tf >> 2) & 3) > 0) df[1]++
+        if ((tf & 3) > 0) df[2]++
+      })
+      if (bytes.length === start) return
+      terms.push(term)
+      offsets.push(start)
+      dfs.push(...df)
+    })
+    offsets.push(bytes.length)
+    return new FrozenSegment(terms, Uint32Array.from(offsets), Uint32Array.from(dfs), Uint8Array.from(bytes), docCount)
+  }
 
   /** The first index whose term is >= `term`. */
   private lowerBound (term: string): number {
