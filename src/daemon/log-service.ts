@@ -68,6 +68,8 @@ const FINDING_KIND: ReadonlySet<string> = new Set(['finding'])
 const CHECKPOINT_MIN_NEW = 10_000
 /** and no sooner than this after the last one */
 const CHECKPOINT_SPACING_MS = 30_000
+/** and once no sync batch came in for this long */
+const CHECKPOINT_QUIET_MS = 2000
 
 export class LogService {
   readonly state: LogState
@@ -267,6 +269,8 @@ export class LogService {
     const wait = Math.max(1000, this.checkpointAt + CHECKPOINT_SPACING_MS - Date.now())
     this.checkpointTimer = setTimeout(() => {
       this.checkpointTimer = undefined
+      // not while a sync streams batches in: a catch-up would write ever larger checkpoints on its way
+      if (performance.now() - this.lastBatchAt < CHECKPOINT_QUIET_MS) { this.maybeCheckpoint(); return }
       void this.checkpoint()
     }, wait)
     this.checkpointTimer.unref()

@@ -245,9 +245,11 @@ export class FindingsIndex {
     let base = 0
     for (const segment of [...this.frozen, this.open]) {
       if (base >= n) break
-      const frozen = segment instanceof FrozenSegment ? segment : segment.freeze()
-      const whole = base + frozen.docCount <= n
-      const g = whole ? frozen : frozen.below(n, n - base)
+      const whole = base + segment.docCount <= n
+      // the segment the cut falls in keeps its documents below it
+      const g = segment instanceof FrozenSegment
+        ? (whole ? segment : segment.below(n, n - base))
+        : (whole ? segment.freeze() : segment.freeze(n, n - base))
       segments.push({ terms: g.terms, offsets: g.offsets, dfs: g.dfs, bytes: g.bytes, docCount: g.docCount })
       base += g.docCount
     }

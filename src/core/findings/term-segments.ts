@@ -120,28 +120,50 @@ export class OpenSegment implements Segment {
     return out
   }
 
-  /** The frozen form of this segment. */
-  freeze (): FrozenSegment {
+  /**
+   * The frozen form of this segment; with `limit`, of its documents below
+   * `limit` only (`docCount` of them): the part a checkpoint up to document
+   * `limit` keeps, without the terms left with no posting.
+   */
+  freeze (limit = Number.POSITIVE_INFINITY, docCount = this.docCount): FrozenSegment {
     const order = this.terms.map((_, i) => i).sort((x, y) => this.terms[x] < this.terms[y] ? -1 : this.terms[x] > this.terms[y] ? 1 : 0)
-    const terms = order.map(i => this.terms[i])
-    const offsets = new Uint32Array(terms.length + 1)
-    const dfs = new Uint32Array(terms.length * 3)
-    const bytes: number[] = []
-    order.forEach((i, k) => {
-      offsets[k] = bytes.length
+    let postings = 0
+    for (const list of this.lists) postings += list.docs.length
+    // a posting is a varint delta (at most 5 bytes) and a byte of frequencies
+    const bytes = new Uint8Array(postings * 6)
+    const terms: string[] = []
+    const offsets: number[] = []
+    const dfs: number[] = []
+    let at = 0
+    for (const i of order) {
       const { docs, tfs, df } = this.lists[i]
-      dfs.set(df, k * 3)
+      let end = docs.length
+      while (end > 0 && docs[end - 1] >= limit) end--
+      if (end === 0) continue
+      terms.push(this.terms[i])
+      offsets.push(at)
+      if (end === docs.length) dfs.push(...df)
+      else {
+        const cut = [0, 0, 0]
+        for (let p = 0; p < end; p++) {
+          const tf = tfs[p]
+          if ((tf >> 4) > 0) cut[0]++
+          if (((tf >> 2) & 3) > 0) cut[1]++
+          if ((tf & 3) > 0) cut[2]++
+        }
+        dfs.push(...cut)
+      }
       let last = 0
-      for (let p = 0; p < docs.length; p++) {
+      for (let p = 0; p < end; p++) {
         let delta = docs[p] - last
         last = docs[p]
-        while (delta >= 0x80) { bytes.push((delta & 0x7f) | 0x80); delta = Math.floor(delta / 128) }
-        bytes.push(delta)
-        bytes.push(tfs[p])
+        while (delta >= 0x80) { bytes[at++] = (delta & 0x7f) | 0x80; delta = Math.floor(delta / 128) }
+        bytes[at++] = delta
+        bytes[at++] = tfs[p]
       }
-    })
-    offsets[terms.length] = bytes.length
-    return new FrozenSegment(terms, offsets, dfs, Uint8Array.from(bytes), this.docCount)
+    }
+    offsets.push(at)
+    return new FrozenSegment(terms, Uint32Array.from(offsets), Uint32Array.from(dfs), bytes.slice(0, at), docCount)
   }
 }
 
