@@ -329,6 +329,11 @@ export class LogService {
     return this.findingsIndex
   }
 
+  /** Log entries the findings index has not taken in yet (0 but while it catches up after a restore without its checkpoint; a search takes them in first). */
+  get findingsBehind (): number {
+    return this.state.cursor - this.indexedCursor
+  }
+
   private emptyIndex (): FindingsIndex {
     return new FindingsIndex({ source: this.findingSource() })
   }
