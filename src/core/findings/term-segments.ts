@@ -44,15 +44,26 @@ export interface Segment {
   candidates: (c: string, min: number, max: number) => number[]
 }
 
+import { int32Column, uint8Column } from '../log/columns.js'
 import { TermTable } from './term-table.js'
 
-interface OpenPostings { docs: number[], tfs: number[], df: [number, number, number] }
-
-/** The segment documents are added to. */
+/**
+ * The segment documents are added to. Its postings are chains in typed
+ * columns (document, frequencies, next posting), a term's chain from its
+ * first posting to its last, so a segment of tens of thousands of
+ * documents is a few arrays, not an object and two arrays per term.
+ */
 export class OpenSegment implements Segment {
   private readonly table = new TermTable()
   private readonly terms: string[] = this.table.terms
-  private readonly lists: OpenPostings[] = []
+  // per term handle
+  private readonly first = int32Column()
+  private readonly last = int32Column()
+  private readonly dfs = [int32Column(), int32Column(), int32Column()] as const
+  // per posting
+  private readonly doc = int32Column()
+  private readonly tf = uint8Column()
+  private readonly next = int32Column()
   docCount = 0
 
   /** The handle of `term` (lower-case), made when the segment does not have it yet. */
@@ -69,27 +80,35 @@ export class OpenSegment implements Segment {
   static thaw (frozen: FrozenSegment): OpenSegment {
     const open = new OpenSegment()
     frozen.terms.forEach((term, i) => {
-      const list = open.lists[open.handle(term)]
-      frozen.postings(i, (doc, tf) => { list.docs.push(doc); list.tfs.push(tf) })
-      list.df = frozen.df(i)
+      const at = open.handle(term)
+      frozen.postings(i, (doc, tf) => { open.post(at, doc, tf) })
     })
     open.docCount = frozen.docCount
     return open
   }
 
   private made (at: number): number {
-    if (at === this.lists.length) this.lists.push({ docs: [], tfs: [], df: [0, 0, 0] })
+    if (at === this.first.length) {
+      this.first.push(-1)
+      this.last.push(-1)
+      for (const df of this.dfs) df.push(0)
+    }
     return at
   }
 
   /** Adds the posting of document `doc` (not below any doc posted before) for the term at `at`, with its packed frequencies. */
   post (at: number, doc: number, tf: number): void {
-    const list = this.lists[at]
-    list.docs.push(doc)
-    list.tfs.push(tf)
-    if ((tf >> 4) > 0) list.df[0]++
-    if (((tf >> 2) & 3) > 0) list.df[1]++
-    if ((tf & 3) > 0) list.df[2]++
+    const p = this.doc.length
+    this.doc.push(doc)
+    this.tf.push(tf)
+    this.next.push(-1)
+    const tail = this.last.at(at)
+    if (tail < 0) this.first.set(at, p)
+    else this.next.set(tail, p)
+    this.last.set(at, p)
+    if ((tf >> 4) > 0) this.dfs[0].set(at, this.dfs[0].at(at) + 1)
+    if (((tf >> 2) & 3) > 0) this.dfs[1].set(at, this.dfs[1].at(at) + 1)
+    if ((tf & 3) > 0) this.dfs[2].set(at, this.dfs[2].at(at) + 1)
   }
 
   /** Counts a document whose postings are in. */
@@ -97,11 +116,10 @@ export class OpenSegment implements Segment {
     this.docCount++
   }
 
-  df (at: number): [number, number, number] { return this.lists[at].df }
+  df (at: number): [number, number, number] { return [this.dfs[0].at(at), this.dfs[1].at(at), this.dfs[2].at(at)] }
 
   postings (at: number, fn: (doc: number, tf: number) => void): void {
-    const { docs, tfs } = this.lists[at]
-    for (let i = 0; i < docs.length; i++) fn(docs[i], tfs[i])
+    for (let p = this.first.at(at); p >= 0; p = this.next.at(p)) fn(this.doc.at(p), this.tf.at(p))
   }
 
   term (at: number): string { return this.terms[at] }
@@ -127,40 +145,33 @@ export class OpenSegment implements Segment {
    */
   freeze (limit = Number.POSITIVE_INFINITY, docCount = this.docCount): FrozenSegment {
     const order = this.terms.map((_, i) => i).sort((x, y) => this.terms[x] < this.terms[y] ? -1 : this.terms[x] > this.terms[y] ? 1 : 0)
-    let postings = 0
-    for (const list of this.lists) postings += list.docs.length
     // a posting is a varint delta (at most 5 bytes) and a byte of frequencies
-    const bytes = new Uint8Array(postings * 6)
+    const bytes = new Uint8Array(this.doc.length * 6)
     const terms: string[] = []
     const offsets: number[] = []
     const dfs: number[] = []
     let at = 0
     for (const i of order) {
-      const { docs, tfs, df } = this.lists[i]
-      let end = docs.length
-      while (end > 0 && docs[end - 1] >= limit) end--
-      if (end === 0) continue
-      terms.push(this.terms[i])
-      offsets.push(at)
-      if (end === docs.length) dfs.push(...df)
-      else {
-        const cut = [0, 0, 0]
-        for (let p = 0; p < end; p++) {
-          const tf = tfs[p]
-          if ((tf >> 4) > 0) cut[0]++
-          if (((tf >> 2) & 3) > 0) cut[1]++
-          if ((tf & 3) > 0) cut[2]++
-        }
-        dfs.push(...cut)
-      }
+      const start = at
+      const df = [0, 0, 0]
       let last = 0
-      for (let p = 0; p < end; p++) {
-        let delta = docs[p] - last
-        last = docs[p]
+      for (let p = this.first.at(i); p >= 0; p = this.next.at(p)) {
+        const doc = this.doc.at(p)
+        if (doc >= limit) break
+        const tf = this.tf.at(p)
+        let delta = doc - last
+        last = doc
         while (delta >= 0x80) { bytes[at++] = (delta & 0x7f) | 0x80; delta = Math.floor(delta / 128) }
         bytes[at++] = delta
-        bytes[at++] = tfs[p]
+        bytes[at++] = tf
+        if ((tf >> 4) > 0) df[0]++
+        if (((tf >> 2) & 3) > 0) df[1]++
+        if ((tf & 3) > 0) df[2]++
       }
+      if (at === start) continue
+      terms.push(this.terms[i])
+      offsets.push(start)
+      dfs.push(...df)
     }
     offsets.push(at)
     return new FrozenSegment(terms, Uint32Array.from(offsets), Uint32Array.from(dfs), bytes.slice(0, at), docCount)
