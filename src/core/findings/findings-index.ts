@@ -318,12 +318,11 @@ export class FindingsIndex {
       for (const len of snap.docLength[f]) sum += len
       index.lengthSums[f as FieldIndex] = sum
     }
-    for (let d = 0; d < n; d++) {
-      index.docIdHead.push(snap.docIdHead.subarray(d * 8, d * 8 + 8))
-      index.docSuperseded.push(0)
-      const kind = snap.kinds[snap.docKind[d]]
-      index.kindCounts.set(kind, (index.kindCounts.get(kind) ?? 0) + 1)
-    }
+    index.docIdHead.pushAll(snap.docIdHead)
+    index.docSuperseded.pushAll(new Uint8Array(n))
+    const perKind = new Array<number>(snap.kinds.length).fill(0)
+    for (const k of snap.docKind) perKind[k]++
+    perKind.forEach((c, k) => { if (c > 0) index.kindCounts.set(snap.kinds[k], c) })
     index.docPaths.restore(snap.pathStarts, snap.pathValues)
     index.docTags.restore(snap.tagStarts, snap.tagValues)
     index.recency = Array.from(snap.recency)
