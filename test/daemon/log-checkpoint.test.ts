@@ -41,6 +41,13 @@ function served (d: Daemon): unknown {
   }
 }
 
+/** A copy of `bytes` with the byte at `fraction` of its length xored with `mask`. */
+function flipped (bytes: Uint8Array, fraction: number, mask: number): Buffer {
+  const copy = Buffer.from(bytes)
+  copy[Math.floor(copy.length * fraction)] ^= mask
+  return copy
+}
+
 /** What a daemon started on `dataDir` serves, taken before it stops. */
 async function startAndStop (dataDir: string): Promise<unknown> {
   const d = await start(dataDir)
@@ -89,8 +96,7 @@ describe('the checkpoint of the log index', () => {
     await d.stop()
 
     // a corrupt one: ignored, and written again at the stop
-    const corrupt = Buffer.from(covering)
-    corrupt[Math.floor(corrupt.length / 3)] ^= 0xff
+    const corrupt = flipped(covering, 1 / 3, 0xff)
     await writeFile(checkpointPath(dir), corrupt)
     d = await start(dir)
     expect(d.logService.restoredFromCheckpoint).toBe(0)
@@ -131,9 +137,7 @@ describe('the checkpoint of the log index', () => {
     expect(await startAndStop(dir)).toEqual(await fullFold(dir))
 
     // corrupt: removed, the log indexed, and written again at the stop
-    const corrupt = Buffer.from(saved)
-    corrupt[Math.floor(corrupt.length / 2)] ^= 0x10
-    await writeFile(findingsPath(dir), corrupt)
+    await writeFile(findingsPath(dir), flipped(saved, 1 / 2, 0x10))
     d = await start(dir)
     expect(d.logService.findingsRestoredFrom).toBe(0)
     expect(served(d)).toEqual(before)
