@@ -137,6 +137,8 @@ interface Row {
   findMaxMs: number
   restartSeconds: number
   restartRss: number
+  /** CPU seconds of the seeded daemon's restart, from its spawn to ready */
+  restartCpuSeconds: number
   /** the first find at the seeded daemon after its restart (from the findings checkpoint, or waiting for the index) */
   restartFirstFindMs: number
   /** the 1-minute load average when the catch-up started and when find was done */
@@ -224,6 +226,8 @@ async function runOnce (entries: number, authors: number, args: Args): Promise<R
     t = performance.now()
     await a.start()
     const restartSeconds = (performance.now() - t) / 1000
+    // CPU from spawn to ready: what the restart costs whatever the load
+    const restartCpuSeconds = await cpuSecondsOf(a.pid as number)
     const restartRss = (await rssOf(a.pid as number)).rss
     const restartFirstFindMs = await search('lease vector', a)
     return {
@@ -252,6 +256,7 @@ async function runOnce (entries: number, authors: number, args: Args): Promise<R
       findMaxMs: findMs[findMs.length - 1],
       restartSeconds,
       restartRss,
+      restartCpuSeconds,
       restartFirstFindMs,
       loadAtStart,
       loadAtEnd
@@ -264,11 +269,11 @@ async function runOnce (entries: number, authors: number, args: Args): Promise<R
 const mib = (n: number): string => (n / 2 ** 20).toFixed(0)
 
 function table (rows: Row[]): string {
-  const head = '| entries | authors | catch-up (s) | entries/s ingested | entries per joiner CPU-second | wire bytes/entry received (TCP) | sync frame bytes/entry received | joiner RSS: empty / peak / end (MiB) | joiner RSS without file pages: empty / peak (MiB) | joiner V8 heap used / total, external, peaks (MiB) | seeded daemon, first start (s) | its restart (s) / RSS (MiB) / first find (ms) | find: first / p50 / max (ms) | load average (1 min) at catch-up start / after find |'
+  const head = '| entries | authors | catch-up (s) | entries/s ingested | entries per joiner CPU-second | wire bytes/entry received (TCP) | sync frame bytes/entry received | joiner RSS: empty / peak / end (MiB) | joiner RSS without file pages: empty / peak (MiB) | joiner V8 heap used / total, external, peaks (MiB) | seeded daemon, first start (s) | its restart: s (CPU s) / RSS (MiB) / first find (ms) | find: first / p50 / max (ms) | load average (1 min) at catch-up start / after find |'
   const rule = '|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|'
   const lines = rows.map(r => `| ${r.entries} | ${r.authors} | ${r.catchUpSeconds.toFixed(1)} | ${Math.round(r.entriesPerSecond)} | ${Math.round(r.entriesPerCpuSecond)} | ` +
     `${(r.wireBytesReceived / r.entries).toFixed(0)} | ${(r.bytesReceived / r.entries).toFixed(0)} | ` +
-    `${mib(r.rssBaseline)} / ${mib(r.rssPeak)} / ${mib(r.rssEnd)} | ${mib(r.anonBaseline)} / ${mib(r.anonPeak)} | ${mib(r.heapUsedPeak)} / ${mib(r.heapTotalPeak)}, ${mib(r.externalPeak)} | ${r.restoreSeconds.toFixed(1)} | ${r.restartSeconds.toFixed(1)} / ${mib(r.restartRss)} / ${r.restartFirstFindMs.toFixed(0)} | ` +
+    `${mib(r.rssBaseline)} / ${mib(r.rssPeak)} / ${mib(r.rssEnd)} | ${mib(r.anonBaseline)} / ${mib(r.anonPeak)} | ${mib(r.heapUsedPeak)} / ${mib(r.heapTotalPeak)}, ${mib(r.externalPeak)} | ${r.restoreSeconds.toFixed(1)} | ${r.restartSeconds.toFixed(1)} (${r.restartCpuSeconds.toFixed(1)}) / ${mib(r.restartRss)} / ${r.restartFirstFindMs.toFixed(0)} | ` +
     `${r.firstFindMs.toFixed(0)} / ${r.findP50Ms.toFixed(1)} / ${r.findMaxMs.toFixed(1)} | ${r.loadAtStart.toFixed(1)} / ${r.loadAtEnd.toFixed(1)} |`)
   return [head, rule, ...lines].join('\n')
 }
