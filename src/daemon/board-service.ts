@@ -421,7 +421,8 @@ const BOARD_KINDS: ReadonlySet<string> = new Set(KNOWN_KINDS.filter(k => k !== '
 /** A stored entry as the board reads it; undefined for kinds it does not know or a body that does not decode. */
 function boardEntry (e: StoredEntry): AnyBoardEntry | undefined {
   const { entry } = e
-  if (!isKnownKind(entry.kind)) return undefined
+  // findings fold to nothing on the board (as at start, BOARD_KINDS): not decoded
+  if (!isKnownKind(entry.kind) || entry.kind === 'finding') return undefined
   let body: unknown
   try { body = decodeBody(entry.kind, entry.body) } catch { return undefined }
   return { id: e.id, author: entry.author, seq: entry.seq, lamport: entry.lamport, time: entry.time, kind: entry.kind, body }

@@ -9,13 +9,14 @@ import { summaryDigest, summaryToWire } from '../core/log/feed-summary.js'
 import type { BatchResult, IngestResult, StoredEntry } from '../core/log/ingest-result.js'
 import type { EntryKind, KindBodies } from '../core/log/kinds.js'
 import type { Signer } from '../core/log/crypto.js'
-import { FindingsIndex } from '../core/findings/findings-index.js'
+import { FindingsIndex, type FindingSource } from '../core/findings/findings-index.js'
 import { Entry } from '../gen/agency/v1/log.js'
 import { idOfBytes } from '../core/log/entry.js'
 import type { AgencyStore } from '../store/index.js'
 import { OwnFeed } from '../store/own-feed.js'
 import { SerialQueue } from '../store/serial-queue.js'
-import { readCheckpoint, removeCheckpoint, writeCheckpoint } from '../store/checkpoint-file.js'
+import { FINDINGS_CHECKPOINT_FILE, readCheckpoint, removeCheckpoint, writeCheckpoint } from '../store/checkpoint-file.js'
+import { decodeFindingsCheckpoint, encodeFindingsCheckpoint } from '../core/findings/findings-checkpoint.js'
 import { LogSync } from '../mesh/log-sync.js'
 import type { SwarmGossip, Verdict } from '../mesh/swarm-gossip.js'
 import type { MeshLibp2p } from '../mesh/node.js'
@@ -67,6 +68,8 @@ const FINDING_KIND: ReadonlySet<string> = new Set(['finding'])
 const CHECKPOINT_MIN_NEW = 10_000
 /** and no sooner than this after the last one */
 const CHECKPOINT_SPACING_MS = 30_000
+/** and once no sync batch came in for this long */
+const CHECKPOINT_QUIET_MS = 2000
 
 export class LogService {
   readonly state: LogState
@@ -103,6 +106,8 @@ export class LogService {
   private checkpointTimer?: NodeJS.Timeout
   private checkpointing?: Promise<void>
   private restoredFrom = 0
+  /** the log cursor the findings checkpoint on disk covers (0: none) */
+  private findingsCheckpointCursor = 0
 
   constructor (init: LogServiceInit) {
     this.init = init
@@ -185,8 +190,7 @@ export class LogService {
       const leftover = unblocked.pendingRemoved.filter(p => !accepted.has(p.id)).map(p => p.id)
       if (leftover.length > 0) await log.removePending(leftover)
     }
-    this.findingsIndex = this.emptyIndex()
-    this.indexedCursor = 0
+    await this.restoreFindings()
     this.scheduleIndexing()
     this.maybeCheckpoint()
     for (const author of this.state.faultyAuthors) this.noteFault(author)
@@ -218,6 +222,40 @@ export class LogService {
     }
   }
 
+  /**
+   * Takes in the checkpoint of the findings index when there is one of this
+   * log (its findings are the log's up to its cursor, each with its id);
+   * the findings after it are indexed in the background. One that does not
+   * fit is removed and the whole log is indexed.
+   */
+  private async restoreFindings (): Promise<void> {
+    const { dataDir } = this.init.store
+    this.findingsIndex = this.emptyIndex()
+    this.indexedCursor = 0
+    const saved = await readCheckpoint(dataDir, FINDINGS_CHECKPOINT_FILE)
+    if (saved === undefined) return
+    try {
+      const snap = decodeFindingsCheckpoint(saved)
+      const state = this.state
+      this.findingsIndex = FindingsIndex.fromSnapshot(snap, { source: this.findingSource() }, {
+        cursor: state.cursor,
+        countOfKind: (kind, upTo) => state.countOfKind(kind, upTo),
+        holdsAt: (cursor, kind, head) => state.holdsAt(cursor, kind, head)
+      })
+      this.indexedCursor = snap.cursor
+      this.findingsCheckpointCursor = snap.cursor
+      this.init.logger.info({ cursor: snap.cursor, findings: this.findingsIndex.size }, 'findings index restored from its checkpoint')
+    } catch (err) {
+      this.init.logger.warn({ err }, 'the findings checkpoint does not fit the log: indexing every finding')
+      await removeCheckpoint(dataDir, FINDINGS_CHECKPOINT_FILE).catch(() => {})
+    }
+  }
+
+  /** The log cursor up to which the last restore took the findings index from its checkpoint (0: none). */
+  get findingsRestoredFrom (): number {
+    return this.findingsCheckpointCursor
+  }
+
   /** The cursor up to which the last restore took the log's index from its checkpoint (0: it folded the whole log). */
   get restoredFromCheckpoint (): number {
     return this.restoredFrom
@@ -231,6 +269,8 @@ export class LogService {
     const wait = Math.max(1000, this.checkpointAt + CHECKPOINT_SPACING_MS - Date.now())
     this.checkpointTimer = setTimeout(() => {
       this.checkpointTimer = undefined
+      // not while a sync streams batches in: a catch-up would write ever larger checkpoints on its way
+      if (performance.now() - this.lastBatchAt < CHECKPOINT_QUIET_MS) { this.maybeCheckpoint(); return }
       void this.checkpoint()
     }, wait)
     this.checkpointTimer.unref()
@@ -244,13 +284,16 @@ export class LogService {
   async checkpoint (): Promise<void> {
     if (this.checkpointing !== undefined) { await this.checkpointing; return }
     const upTo = this.init.store.log.lastCursor()
-    if (upTo <= this.checkpointCursor || this.storageFailure !== undefined) return
+    if ((upTo <= this.checkpointCursor && upTo <= this.findingsCheckpointCursor) || this.storageFailure !== undefined) return
     this.checkpointing = (async () => {
       try {
-        const bytes = this.state.checkpoint(upTo)
-        if (bytes === undefined) return
-        await writeCheckpoint(this.init.store.dataDir, bytes)
-        this.checkpointCursor = upTo
+        if (upTo > this.checkpointCursor) {
+          const bytes = this.state.checkpoint(upTo)
+          if (bytes === undefined) return
+          await writeCheckpoint(this.init.store.dataDir, bytes)
+          this.checkpointCursor = upTo
+        }
+        if (upTo > this.findingsCheckpointCursor) await this.checkpointFindings(upTo)
       } catch (err) {
         this.init.logger.warn({ err }, 'the log checkpoint was not written')
       } finally {
@@ -260,6 +303,19 @@ export class LogService {
     })()
     await this.checkpointing
     this.maybeCheckpoint()
+  }
+
+  /**
+   * Writes the findings index's checkpoint up to `upTo` beside the log's,
+   * when the index has taken in the log that far (while it catches up after
+   * a restore, the older checkpoint stays: it is still of this log).
+   */
+  private async checkpointFindings (upTo: number): Promise<void> {
+    if (this.indexedCursor < upTo) return
+    const snap = this.findingsIndex.snapshot(upTo)
+    if (snap === undefined) return
+    await writeCheckpoint(this.init.store.dataDir, encodeFindingsCheckpoint(snap), FINDINGS_CHECKPOINT_FILE)
+    this.findingsCheckpointCursor = upTo
   }
 
   /**
@@ -273,8 +329,17 @@ export class LogService {
     return this.findingsIndex
   }
 
+  /** Log entries the findings index has not taken in yet (0 but while it catches up after a restore without its checkpoint; a search takes them in first). */
+  get findingsBehind (): number {
+    return this.state.cursor - this.indexedCursor
+  }
+
   private emptyIndex (): FindingsIndex {
-    return new FindingsIndex({ source: { entryAt: c => this.state.atCursor(c), cursorOf: id => this.state.cursorOf(id) } })
+    return new FindingsIndex({ source: this.findingSource() })
+  }
+
+  private findingSource (): FindingSource {
+    return { entryAt: c => this.state.atCursor(c), cursorOf: id => this.state.cursorOf(id) }
   }
 
   /** Indexes up to `max` findings after the indexed cursor; true when it has reached the log's end. */
@@ -288,6 +353,21 @@ export class LogService {
     }
     this.indexedCursor = this.state.cursor
     return true
+  }
+
+  /**
+   * Indexes newly accepted findings from the bytes in hand, when the index
+   * has every entry before them (else the background indexing, which reads
+   * them back from the store, takes them in order).
+   */
+  private indexAccepted (accepted: readonly StoredEntry[]): void {
+    let behind = false
+    for (const e of accepted) {
+      if (e.cursor !== this.indexedCursor + 1) { behind = true; continue }
+      if (e.entry.kind === 'finding') this.findingsIndex.add(e)
+      this.indexedCursor = e.cursor
+    }
+    if (behind) this.scheduleIndexing()
   }
 
   private scheduleIndexing (): void {
@@ -305,6 +385,8 @@ export class LogService {
       if (this.stopped) return
       try {
         if (!this.indexFindings(INDEX_CHUNK)) this.scheduleIndexing()
+        // caught up after a restore that indexed the log: the next restart need not
+        else if (this.findingsCheckpointCursor < this.checkpointCursor) void this.checkpoint()
       } catch (err) {
         // the store closed under it (a stop racing the turn) or could not be read: the next search takes the rest in
         this.init.logger.warn({ err }, 'indexing findings in the background stopped')
@@ -566,7 +648,7 @@ export class LogService {
     const byKind = new Map<string, number>()
     for (const e of accepted) byKind.set(e.entry.kind, (byKind.get(e.entry.kind) ?? 0) + 1)
     for (const [kind, n] of byKind) this.init.metrics.logEntries.inc({ kind }, n)
-    if (byKind.has('finding')) this.scheduleIndexing()
+    this.indexAccepted(accepted)
     for (const e of accepted) {
       for (const l of this.listeners) {
         try { l(e) } catch (err) { this.init.logger.error({ err }, 'log listener failed') }

@@ -7,6 +7,8 @@ import { open, readFile, rename, rm } from 'node:fs/promises'
 import { join } from 'node:path'
 
 export const LOG_CHECKPOINT_FILE = 'log-checkpoint'
+/** the findings index's checkpoint, written with the log's */
+export const FINDINGS_CHECKPOINT_FILE = 'findings-checkpoint'
 
 export function checkpointPath (dataDir: string, name = LOG_CHECKPOINT_FILE): string {
   return join(dataDir, name)

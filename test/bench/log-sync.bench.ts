@@ -31,10 +31,14 @@ interface Args {
   profileDir?: string
   /** append both daemons' logs to files here */
   logDir?: string
+  /** extra environment for the joiner (KEY=VALUE), for memory experiments */
+  joinerEnv: Record<string, string>
+  /** extra node flags for the joiner */
+  joinerNodeArgs: string[]
 }
 
 function parseArgs (argv: string[]): Args {
-  const args: Args = { entries: [100_000, 1_000_000], authors: 20, out: 'results/bench-log.md' }
+  const args: Args = { entries: [100_000, 1_000_000], authors: 20, out: 'results/bench-log.md', joinerEnv: {}, joinerNodeArgs: [] }
   for (let i = 0; i < argv.length; i++) {
     const value = argv[i + 1]
     switch (argv[i]) {
@@ -43,7 +47,9 @@ function parseArgs (argv: string[]): Args {
       case '--out': args.out = value; i++; break
       case '--profile-dir': args.profileDir = value; i++; break
       case '--log-dir': args.logDir = value; i++; break
-      default: throw new Error(`unknown argument ${argv[i]} (use --entries N[,N...] --authors N --out FILE --profile-dir DIR --log-dir DIR)`)
+      case '--joiner-env': { const [k, ...v] = value.split('='); args.joinerEnv[k] = v.join('='); i++; break }
+      case '--joiner-node-arg': args.joinerNodeArgs.push(value); i++; break
+      default: throw new Error(`unknown argument ${argv[i]} (use --entries N[,N...] --authors N --out FILE --profile-dir DIR --log-dir DIR --joiner-env K=V --joiner-node-arg FLAG)`)
     }
   }
   if (args.entries.some(n => !Number.isSafeInteger(n) || n < 1) || !Number.isSafeInteger(args.authors) || args.authors < 1) {
@@ -119,6 +125,8 @@ interface Row {
   rssPeak: number
   /** the peak of RssAnon seen while polling: memory that is not file pages */
   anonPeak: number
+  /** RssAnon of the joiner when it started, empty */
+  anonBaseline: number
   rssEnd: number
   /** peaks of the joiner's V8 heap (used, total) and external memory during catch-up, sampled about once a second */
   heapUsedPeak: number
@@ -129,6 +137,10 @@ interface Row {
   findMaxMs: number
   restartSeconds: number
   restartRss: number
+  /** CPU seconds of the seeded daemon's restart, from its spawn to ready */
+  restartCpuSeconds: number
+  /** the first find at the seeded daemon after its restart (from the findings checkpoint, or waiting for the index) */
+  restartFirstFindMs: number
   /** the 1-minute load average when the catch-up started and when find was done */
   loadAtStart: number
   loadAtEnd: number
@@ -137,7 +149,8 @@ interface Row {
 const FIND_QUERIES = ['lease', 'gossip vector', 'decoder timeout', 'cursor', 'backpressure parser', 'quorum', 'digest lease', 'vector', 'timeout', 'protobuf',
   'leas', 'gosip', 'cursors digest', 'parser', 'backoff', 'lease lease', 'decodes', 'vectors', 'quorum timeout', 'digest']
 
-async function runOnce (entries: number, authors: number, profileDir?: string, logDir?: string): Promise<Row> {
+async function runOnce (entries: number, authors: number, args: Args): Promise<Row> {
+  const { profileDir, logDir } = args
   const procs = new AgentdProcesses()
   try {
     const dirA = await procs.dirs.make('agency-bench-')
@@ -151,11 +164,13 @@ async function runOnce (entries: number, authors: number, profileDir?: string, l
     const infoA = await a.logInfo()
     if (infoA.vectorDigest !== seeded.vectorDigest) throw new Error('the seeded daemon did not restore the seeded log')
 
-    const b: AgentdProcess = await procs.start({ name: 'bench-b', peers: a.addrs, metrics: true, readyTimeoutMs: 5 * 60_000, ...(logDir !== undefined ? { logFile: `${logDir}/bench-b-${entries}.log` } : {}), nodeArgs: profileDir !== undefined ? ['--cpu-prof', '--cpu-prof-dir', profileDir] : [] })
+    const b: AgentdProcess = await procs.start({ name: 'bench-b', peers: a.addrs, metrics: true, readyTimeoutMs: 5 * 60_000, ...(logDir !== undefined ? { logFile: `${logDir}/bench-b-${entries}.log` } : {}), env: args.joinerEnv, nodeArgs: [...args.joinerNodeArgs, ...(profileDir !== undefined ? ['--cpu-prof', '--cpu-prof-dir', profileDir] : [])] })
     const start = performance.now()
     const loadAtStart = loadavg()[0]
     const pid = b.pid as number
-    const rssBaseline = (await rssOf(pid)).rss
+    const empty = await rssOf(pid)
+    const rssBaseline = empty.rss
+    const anonBaseline = empty.anon
     const cpuStart = await cpuSecondsOf(pid)
     const wire = new TcpReceiveCounter(pid, [...a.addrs, ...b.addrs].map(tcpPortOf))
     let rssPeak = 0
@@ -194,10 +209,10 @@ async function runOnce (entries: number, authors: number, profileDir?: string, l
     // find over the whole log at the joiner: the first search (which takes in
     // whatever the background indexing has not reached yet), then a round of
     // queries, each timed as a client sees it (gRPC on loopback included)
-    const search = async (query: string): Promise<number> => {
+    const search = async (query: string, at: AgentdProcess = b): Promise<number> => {
       const t0 = performance.now()
-      // the first search takes in what the background indexing has not reached: on a loaded machine, well past the client's default 30 s
-      await b.agency.call(c => c.searchFindings, { query, kind: '', pathPrefix: '', tag: '', author: '', since: 0, until: 0, limit: 20 }, 10 * 60_000)
+      // a first search takes in what the background indexing has not reached: on a loaded machine, well past the client's default 30 s
+      await at.agency.call(c => c.searchFindings, { query, kind: '', pathPrefix: '', tag: '', author: '', since: 0, until: 0, limit: 20 }, 10 * 60_000)
       return performance.now() - t0
     }
     const firstFindMs = await search('lease vector')
@@ -211,7 +226,10 @@ async function runOnce (entries: number, authors: number, profileDir?: string, l
     t = performance.now()
     await a.start()
     const restartSeconds = (performance.now() - t) / 1000
+    // CPU from spawn to ready: what the restart costs whatever the load
+    const restartCpuSeconds = await cpuSecondsOf(a.pid as number)
     const restartRss = (await rssOf(a.pid as number)).rss
+    const restartFirstFindMs = await search('lease vector', a)
     return {
       entries,
       authors,
@@ -228,6 +246,7 @@ async function runOnce (entries: number, authors: number, profileDir?: string, l
       rssBaseline,
       rssPeak: Math.max(rssPeak, mem.peak),
       anonPeak: Math.max(anonPeak, mem.anon),
+      anonBaseline,
       rssEnd: mem.rss,
       heapUsedPeak: heap.used,
       heapTotalPeak: heap.total,
@@ -237,6 +256,8 @@ async function runOnce (entries: number, authors: number, profileDir?: string, l
       findMaxMs: findMs[findMs.length - 1],
       restartSeconds,
       restartRss,
+      restartCpuSeconds,
+      restartFirstFindMs,
       loadAtStart,
       loadAtEnd
     }
@@ -248,11 +269,11 @@ async function runOnce (entries: number, authors: number, profileDir?: string, l
 const mib = (n: number): string => (n / 2 ** 20).toFixed(0)
 
 function table (rows: Row[]): string {
-  const head = '| entries | authors | catch-up (s) | entries/s ingested | entries per joiner CPU-second | wire bytes/entry received (TCP) | sync frame bytes/entry received | joiner RSS: empty / peak / end (MiB) | joiner RSS without file pages, peak (MiB) | joiner V8 heap used / total, external, peaks (MiB) | seeded daemon, first start (s) | its restart (s) / RSS (MiB) | find: first / p50 / max (ms) | load average (1 min) at catch-up start / after find |'
+  const head = '| entries | authors | catch-up (s) | entries/s ingested | entries per joiner CPU-second | wire bytes/entry received (TCP) | sync frame bytes/entry received | joiner RSS: empty / peak / end (MiB) | joiner RSS without file pages: empty / peak (MiB) | joiner V8 heap used / total, external, peaks (MiB) | seeded daemon, first start (s) | its restart: s (CPU s) / RSS (MiB) / first find (ms) | find: first / p50 / max (ms) | load average (1 min) at catch-up start / after find |'
   const rule = '|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|'
   const lines = rows.map(r => `| ${r.entries} | ${r.authors} | ${r.catchUpSeconds.toFixed(1)} | ${Math.round(r.entriesPerSecond)} | ${Math.round(r.entriesPerCpuSecond)} | ` +
     `${(r.wireBytesReceived / r.entries).toFixed(0)} | ${(r.bytesReceived / r.entries).toFixed(0)} | ` +
-    `${mib(r.rssBaseline)} / ${mib(r.rssPeak)} / ${mib(r.rssEnd)} | ${mib(r.anonPeak)} | ${mib(r.heapUsedPeak)} / ${mib(r.heapTotalPeak)}, ${mib(r.externalPeak)} | ${r.restoreSeconds.toFixed(1)} | ${r.restartSeconds.toFixed(1)} / ${mib(r.restartRss)} | ` +
+    `${mib(r.rssBaseline)} / ${mib(r.rssPeak)} / ${mib(r.rssEnd)} | ${mib(r.anonBaseline)} / ${mib(r.anonPeak)} | ${mib(r.heapUsedPeak)} / ${mib(r.heapTotalPeak)}, ${mib(r.externalPeak)} | ${r.restoreSeconds.toFixed(1)} | ${r.restartSeconds.toFixed(1)} (${r.restartCpuSeconds.toFixed(1)}) / ${mib(r.restartRss)} / ${r.restartFirstFindMs.toFixed(0)} | ` +
     `${r.firstFindMs.toFixed(0)} / ${r.findP50Ms.toFixed(1)} / ${r.findMaxMs.toFixed(1)} | ${r.loadAtStart.toFixed(1)} / ${r.loadAtEnd.toFixed(1)} |`)
   return [head, rule, ...lines].join('\n')
 }
@@ -262,7 +283,7 @@ async function main (): Promise<void> {
   const rows: Row[] = []
   for (const n of args.entries) {
     process.stderr.write(`log-sync bench: ${n} entries from ${args.authors} authors...\n`)
-    const row = await runOnce(n, args.authors, args.profileDir, args.logDir)
+    const row = await runOnce(n, args.authors, args)
     process.stderr.write(`  ${JSON.stringify(row)}\n`)
     rows.push(row)
   }
@@ -277,7 +298,7 @@ async function main (): Promise<void> {
     'Sync frame bytes: the sync protocol\'s frames, `agentd_sync_bytes_total{direction="received"}` on B. The seeded entries are',
     `findings of about 120 characters of text, one path and one tag: ${Math.round(rows[0]?.entryBytes ?? 0)} bytes each on average, signature included.`,
     'First start: A\'s start on the seeded dir until `ready` (no checkpoint yet: it folds the whole log). Restart: A stopped (SIGTERM) after B caught up,',
-    'then started again on its dir until `ready` (from its log checkpoint). find: SearchFindings at B over gRPC, as a client times it: the first search',
+    'then started again on its dir until `ready` (from its log and findings checkpoints), and its first find. find: SearchFindings at B over gRPC, as a client times it: the first search',
     `after catch-up, then ${FIND_QUERIES.length} queries of one to three words (p50 and max).`,
     '',
     table(rows),

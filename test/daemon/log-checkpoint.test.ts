@@ -9,7 +9,7 @@ import { Daemon } from '../../src/daemon/daemon.js'
 import type { NewTask } from '../../src/core/board/index.js'
 import { summaryDigest } from '../../src/core/log/feed-summary.js'
 import { toHex } from '../../src/core/log/crypto.js'
-import { checkpointPath, removeCheckpoint } from '../../src/store/checkpoint-file.js'
+import { checkpointPath, FINDINGS_CHECKPOINT_FILE, removeCheckpoint } from '../../src/store/checkpoint-file.js'
 import { memoryAddr, seedLog, TempDirs } from '../mesh/sync/helpers.js'
 
 const dirs = new TempDirs()
@@ -41,11 +41,25 @@ function served (d: Daemon): unknown {
   }
 }
 
-/** The same data dir, copied, with no checkpoint: a daemon on it folds the whole log. */
+/** A copy of `bytes` with the byte at `fraction` of its length xored with `mask`. */
+function flipped (bytes: Uint8Array, fraction: number, mask: number): Buffer {
+  const copy = Buffer.from(bytes)
+  copy[Math.floor(copy.length * fraction)] ^= mask
+  return copy
+}
+
+/** What a daemon started on `dataDir` serves, taken before it stops. */
+async function startAndStop (dataDir: string): Promise<unknown> {
+  const d = await start(dataDir)
+  try { return served(d) } finally { await d.stop() }
+}
+
+/** The same data dir, copied, with no checkpoints: a daemon on it folds the whole log and indexes every finding. */
 async function fullFold (dataDir: string): Promise<unknown> {
   const copy = await dirs.make('agency-ckpt-fold-')
   await cp(dataDir, copy, { recursive: true })
   await removeCheckpoint(copy)
+  await removeCheckpoint(copy, FINDINGS_CHECKPOINT_FILE)
   const d = await start(copy)
   try { return served(d) } finally { await d.stop() }
 }
@@ -82,8 +96,7 @@ describe('the checkpoint of the log index', () => {
     await d.stop()
 
     // a corrupt one: ignored, and written again at the stop
-    const corrupt = Buffer.from(covering)
-    corrupt[Math.floor(corrupt.length / 3)] ^= 0xff
+    const corrupt = flipped(covering, 1 / 3, 0xff)
     await writeFile(checkpointPath(dir), corrupt)
     d = await start(dir)
     expect(d.logService.restoredFromCheckpoint).toBe(0)
@@ -103,5 +116,42 @@ describe('the checkpoint of the log index', () => {
     expect(served(d)).toEqual(small)
     await d.stop()
     expect((await stat(checkpointPath(other))).size).toBeLessThan(covering.byteLength)
+  })
+
+  it('restores the findings index from its checkpoint, and indexes the log instead when that one is corrupt or of another log', async () => {
+    const findingsPath = (dir: string): string => checkpointPath(dir, FINDINGS_CHECKPOINT_FILE)
+    const dir = await dirs.make('agency-ckpt-findings-')
+    await seedLog(dir, { entries: 2000, authors: 3, seed: 8 })
+    let d = await start(dir)
+    expect(d.logService.findingsRestoredFrom).toBe(0)
+    await d.logService.append('finding', { kind: 'failure', text: 'the lease vector timed out', paths: ['src/mesh/sync.ts'], tags: ['lease'], refs: [], supersedes: '' })
+    const before = served(d)
+    await d.stop()
+    const saved = await readFile(findingsPath(dir))
+
+    // from the checkpoint: the same hits, without indexing the log
+    d = await start(dir)
+    expect(d.logService.findingsRestoredFrom).toBe(2001)
+    expect(served(d)).toEqual(before)
+    await d.stop()
+    expect(await startAndStop(dir)).toEqual(await fullFold(dir))
+
+    // corrupt: removed, the log indexed, and written again at the stop
+    await writeFile(findingsPath(dir), flipped(saved, 1 / 2, 0x10))
+    d = await start(dir)
+    expect(d.logService.findingsRestoredFrom).toBe(0)
+    expect(served(d)).toEqual(before)
+    await d.stop()
+    expect((await readFile(findingsPath(dir))).equals(saved)).toBe(true)
+
+    // of another log (same kinds of findings, other ids): refused
+    const other = await dirs.make('agency-ckpt-findings-other-')
+    await seedLog(other, { entries: 2001, authors: 3, seed: 9 })
+    await (await start(other)).stop()
+    await writeFile(findingsPath(dir), await readFile(findingsPath(other)))
+    d = await start(dir)
+    expect(d.logService.findingsRestoredFrom).toBe(0)
+    expect(served(d)).toEqual(before)
+    await d.stop()
   })
 })

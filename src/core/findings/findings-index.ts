@@ -15,12 +15,14 @@
 // Fuzzy matching differs from MiniSearch in one way: a misspelt word must
 // keep its first letter (the candidates are the terms that start with it).
 import { Finding } from '../../gen/agency/v1/log.js'
-import { InvalidArgumentError } from '../errors.js'
+import { FailedPreconditionError, InvalidArgumentError } from '../errors.js'
+import type { FindingsSnapshot, SegmentSnapshot } from './findings-checkpoint.js'
 import { float64Column, int32Column, RecordColumn, uint16Column, uint8Column } from '../log/columns.js'
 import type { StoredEntry } from '../log/ingest-result.js'
 import { compareStrings } from '../log/version-vector.js'
+import { decodeFinding } from '../log/finding-scan.js'
 import { FrozenSegment, OpenSegment, packTf, SEGMENT_DOCS, type FieldIndex, type Segment, type TermRef } from './term-segments.js'
-import { boundedDistance, tokenize } from './tokens.js'
+import { asciiTermBounds, boundedDistance, tokenize } from './tokens.js'
 
 export const DEFAULT_SEARCH_LIMIT = 20
 export const MAX_SEARCH_LIMIT = 1000
@@ -79,6 +81,16 @@ export interface FindingSource {
   cursorOf: (id: string) => number
 }
 
+/** What a snapshot is checked against: the log it was taken of. */
+export interface FindingsLog {
+  /** the log's last cursor */
+  cursor: number
+  /** entries of `kind` with a cursor up to `upTo` */
+  countOfKind: (kind: string, upTo: number) => number
+  /** true when the entry at `cursor` is of `kind` and its id starts with `idHead` */
+  holdsAt: (cursor: number, kind: string, idHead: Uint8Array) => boolean
+}
+
 export interface FindingsIndexInit {
   /** read hits from here instead of keeping the entries */
   source?: FindingSource
@@ -95,6 +107,10 @@ const MIN_PREFIX_CHARS = 3
 const MIN_FUZZY_CHARS = 5
 const FUZZY_FRACTION = 0.2
 const MAX_FUZZY = 6
+
+/** The value of each hex digit (ids are lower-case hex), by character code. */
+const HEX_DIGIT = new Uint8Array(128)
+for (let d = 0; d < 16; d++) HEX_DIGIT['0123456789abcdef'.charCodeAt(d)] = d
 
 /** The filter of a query without filters. */
 const PASS_ALL = (_doc: number): boolean => true
@@ -130,6 +146,17 @@ class Names {
 class DocLists {
   private readonly starts = int32Column()
   private readonly values = int32Column()
+
+  /** The lists of the first `n` documents. */
+  snapshot (n: number): { starts: Int32Array, values: Int32Array } {
+    const end = n < this.starts.length ? this.starts.at(n) : this.values.length
+    return { starts: this.starts.toArray(n), values: this.values.toArray(end) }
+  }
+
+  restore (starts: ArrayLike<number>, values: ArrayLike<number>): void {
+    this.starts.pushAll(starts)
+    this.values.pushAll(values)
+  }
   add (list: readonly number[]): void {
     this.starts.push(this.values.length)
     for (const v of list) this.values.push(v)
@@ -181,6 +208,11 @@ export class FindingsIndex {
   private recencySorted = true
 
   private readonly segmentDocs: number
+  /** scratch of add: per term handle of the open segment, the document's packed counts, and the handles it touched */
+  private termCounts = new Int32Array(1024)
+  private readonly touchedTerms: number[] = []
+  private readonly termBounds: number[] = []
+  private readonly idHead = new Uint8Array(8)
   private norms?: { size: number, k: readonly [Float64Array, Float64Array, Float64Array] }
   private scratch: Scratch = { scores: new Float64Array(0), matched: new Uint8Array(0), lastWord: new Int32Array(0), touched: new Int32Array(0) }
 
@@ -196,6 +228,119 @@ export class FindingsIndex {
     return index
   }
 
+  /**
+   * The index of the findings up to log cursor `upTo`, as plain arrays for a
+   * checkpoint (see fromSnapshot); undefined when documents were not added
+   * in cursor order (then a prefix is not the index of a log prefix).
+   */
+  snapshot (upTo: number): FindingsSnapshot | undefined {
+    if (this.docByCursor !== undefined) return undefined
+    let n = 0
+    for (let hi = this.docCursor.length; n < hi;) {
+      const mid = (n + hi) >>> 1
+      if (this.docCursor.at(mid) <= upTo) n = mid + 1
+      else hi = mid
+    }
+    const segments: SegmentSnapshot[] = []
+    let base = 0
+    for (const segment of [...this.frozen, this.open]) {
+      if (base >= n) break
+      const whole = base + segment.docCount <= n
+      // the segment the cut falls in keeps its documents below it
+      const g = segment instanceof FrozenSegment
+        ? (whole ? segment : segment.below(n, n - base))
+        : (whole ? segment.freeze() : segment.freeze(n, n - base))
+      segments.push({ terms: g.terms, offsets: g.offsets, dfs: g.dfs, bytes: g.bytes, docCount: g.docCount })
+      base += g.docCount
+    }
+    const superseded: Array<[string, string]> = []
+    for (const [target, by] of this.supersededBy) {
+      for (const b of by) {
+        const doc = this.docOf(b)
+        if (doc !== undefined && doc < n) superseded.push([target, b])
+      }
+    }
+    const paths = this.docPaths.snapshot(n)
+    const tags = this.docTags.snapshot(n)
+    return {
+      cursor: upTo,
+      segmentDocs: this.segmentDocs,
+      kinds: [...this.kinds.names],
+      authors: [...this.authors.names],
+      paths: [...this.paths.names],
+      tags: [...this.tags.names],
+      docCursor: this.docCursor.toArray(n),
+      docTime: this.docTime.toArray(n),
+      docKind: this.docKind.toArray(n),
+      docAuthor: this.docAuthor.toArray(n),
+      docLength: [this.docLength[0].toArray(n), this.docLength[1].toArray(n), this.docLength[2].toArray(n)],
+      docIdHead: this.docIdHead.toBytes(n),
+      pathStarts: paths.starts,
+      pathValues: paths.values,
+      tagStarts: tags.starts,
+      tagValues: tags.values,
+      recency: Int32Array.from(this.byRecency().filter(d => d < n)),
+      superseded,
+      segments
+    }
+  }
+
+  /**
+   * The index a snapshot holds (checked by decodeFindingsCheckpoint), reading
+   * hits from `init.source`. With `log`, the snapshot must be of that log:
+   * its documents are the log's findings up to the snapshot's cursor, each
+   * at its cursor with its id; throws FailedPreconditionError otherwise (then
+   * index the log instead).
+   */
+  static fromSnapshot (snap: FindingsSnapshot, init: FindingsIndexInit, log?: FindingsLog): FindingsIndex {
+    const n = snap.docCursor.length
+    if (init.source === undefined) throw new FailedPreconditionError('a findings index is restored from a checkpoint only over a log to read its hits from')
+    if (log !== undefined) {
+      if (snap.cursor > log.cursor) throw new FailedPreconditionError(`the findings checkpoint covers cursor ${snap.cursor}, past the log's ${log.cursor}`)
+      const held = log.countOfKind('finding', snap.cursor)
+      if (held !== n) throw new FailedPreconditionError(`the findings checkpoint holds ${n} findings up to cursor ${snap.cursor}, the log ${held}`)
+      for (let d = 0; d < n; d++) {
+        if (!log.holdsAt(snap.docCursor[d], 'finding', snap.docIdHead.subarray(d * 8, d * 8 + 8))) throw new FailedPreconditionError(`the log has no finding at cursor ${snap.docCursor[d]} with the id the findings checkpoint names`)
+      }
+    }
+    const index = new FindingsIndex({ ...init, segmentDocs: snap.segmentDocs })
+    for (const name of snap.kinds) index.kinds.id(name)
+    for (const name of snap.authors) index.authors.id(name)
+    for (const name of snap.paths) index.paths.id(name)
+    for (const name of snap.tags) index.tags.id(name)
+    index.docCursor.pushAll(snap.docCursor)
+    index.docTime.pushAll(snap.docTime)
+    index.docKind.pushAll(snap.docKind)
+    index.docAuthor.pushAll(snap.docAuthor)
+    for (let f = 0; f < 3; f++) {
+      index.docLength[f as FieldIndex].pushAll(snap.docLength[f])
+      let sum = 0
+      for (const len of snap.docLength[f]) sum += len
+      index.lengthSums[f as FieldIndex] = sum
+    }
+    index.docIdHead.pushAll(snap.docIdHead)
+    index.docSuperseded.pushAll(new Uint8Array(n))
+    const perKind = new Array<number>(snap.kinds.length).fill(0)
+    for (const k of snap.docKind) perKind[k]++
+    perKind.forEach((c, k) => { if (c > 0) index.kindCounts.set(snap.kinds[k], c) })
+    index.docPaths.restore(snap.pathStarts, snap.pathValues)
+    index.docTags.restore(snap.tagStarts, snap.tagValues)
+    index.recency = Array.from(snap.recency)
+    snap.segments.forEach((g, i) => {
+      const frozen = new FrozenSegment(g.terms, g.offsets, g.dfs, g.bytes, g.docCount)
+      if (i === snap.segments.length - 1 && g.docCount < snap.segmentDocs) index.open = OpenSegment.thaw(frozen)
+      else index.frozen.push(frozen)
+    })
+    for (const [target, by] of snap.superseded) {
+      let set = index.supersededBy.get(target)
+      if (set === undefined) index.supersededBy.set(target, set = new Set())
+      set.add(by)
+      const doc = index.docOf(target)
+      if (doc !== undefined) index.docSuperseded.set(doc, 1)
+    }
+    return index
+  }
+
   /** Indexes an accepted entry; false for other kinds, duplicates and bodies that do not decode. */
   add (stored: StoredEntry): boolean {
     if (stored.entry.kind !== 'finding') return false
@@ -204,7 +349,7 @@ export class FindingsIndex {
     if (!appended && this.docOf(stored.id) !== undefined) return false
     let finding: Finding
     try {
-      finding = Finding.decode(stored.entry.body)
+      finding = decodeFinding(stored.entry.body)
     } catch {
       return false
     }
@@ -222,28 +367,14 @@ export class FindingsIndex {
     this.docTime.push(stored.entry.time)
     this.docKind.push(this.kinds.id(finding.kind))
     this.docAuthor.push(this.authors.id(stored.entry.author))
-    const head = new Uint8Array(8)
-    head.set(Buffer.from(stored.id.slice(0, 16), 'hex').subarray(0, 8))
+    const head = this.idHead
+    for (let i = 0; i < 8; i++) head[i] = (HEX_DIGIT[stored.id.charCodeAt(2 * i)] << 4) | HEX_DIGIT[stored.id.charCodeAt(2 * i + 1)]
     this.docIdHead.push(head)
     this.docPaths.add(finding.paths.map(p => this.paths.id(normalizePath(p))))
     this.docTags.add(finding.tags.map(t => this.tags.id(t)))
     this.kindCounts.set(finding.kind, (this.kindCounts.get(finding.kind) ?? 0) + 1)
 
-    // per term its counts in text, paths and tags, packed as text * 2^20 + paths * 2^10 + tags (each capped far above packTf's caps)
-    const counts = new Map<string, number>()
-    const fields = [tokenize(finding.text), tokenize(finding.paths.join(' ')), tokenize(finding.tags.join(' '))]
-    for (let f = 0; f < 3; f++) {
-      const terms = fields[f]
-      this.docLength[f as FieldIndex].push(Math.min(terms.length, 0xffff))
-      this.lengthSums[f as FieldIndex] += terms.length
-      const unit = f === 0 ? 1 << 20 : f === 1 ? 1 << 10 : 1
-      for (const t of terms) {
-        const c = counts.get(t) ?? 0
-        if (Math.floor(c / unit) % 1024 < 1023) counts.set(t, c + unit)
-      }
-    }
-    for (const [t, c] of counts) counts.set(t, packTf(Math.floor(c / (1 << 20)), (c >> 10) & 1023, c & 1023))
-    this.open.add(doc, counts)
+    this.postTerms(doc, finding)
     if (this.open.docCount >= this.segmentDocs) {
       this.frozen.push(this.open.freeze())
       this.open = new OpenSegment()
@@ -262,6 +393,46 @@ export class FindingsIndex {
     this.recency.push(doc)
     if (newest !== undefined && this.newestFirst(doc, newest) > 0) this.recencySorted = false
     return true
+  }
+
+  /**
+   * The postings of document `doc` in the open segment: per term its counts
+   * in text, paths and tags, packed as text * 2^20 + paths * 2^10 + tags in a
+   * scratch slot per term handle (each capped far above packTf's caps).
+   */
+  private postTerms (doc: number, finding: Finding): void {
+    const open = this.open
+    const touched = this.touchedTerms
+    touched.length = 0
+    const bounds = this.termBounds
+    const fields = [finding.text, finding.paths.join(' '), finding.tags.join(' ')]
+    for (let f = 0; f < 3; f++) {
+      const text = fields[f]
+      // ASCII text is looked up slice by slice, without a string per word
+      const ascii = asciiTermBounds(text, bounds)
+      const terms = ascii ? undefined : tokenize(text)
+      const count = ascii ? bounds.length >> 1 : (terms as string[]).length
+      this.docLength[f as FieldIndex].push(Math.min(count, 0xffff))
+      this.lengthSums[f as FieldIndex] += count
+      const shift = f === 0 ? 20 : f === 1 ? 10 : 0
+      for (let k = 0; k < count; k++) {
+        const at = terms === undefined ? open.handleOfAscii(text, bounds[2 * k], bounds[2 * k + 1]) : open.handle(terms[k])
+        if (at >= this.termCounts.length) {
+          const grown = new Int32Array(Math.max(1024, at * 2))
+          grown.set(this.termCounts)
+          this.termCounts = grown
+        }
+        const c = this.termCounts[at]
+        if (c === 0) touched.push(at)
+        if (((c >> shift) & 1023) < 1023) this.termCounts[at] = c + (1 << shift)
+      }
+    }
+    for (const at of touched) {
+      const c = this.termCounts[at]
+      open.post(at, doc, packTf(c >> 20, (c >> 10) & 1023, c & 1023))
+      this.termCounts[at] = 0
+    }
+    open.endDoc()
   }
 
   get size (): number {
@@ -332,7 +503,7 @@ export class FindingsIndex {
   private read (doc: number): IndexedFinding {
     const entry = this.source === undefined ? this.entries[doc] : this.source.entryAt(this.docCursor.at(doc))
     if (entry === undefined) throw new InvalidArgumentError(`the log has no entry at cursor ${this.docCursor.at(doc)} for an indexed finding`)
-    return { entry, finding: Finding.decode(entry.entry.body) }
+    return { entry, finding: decodeFinding(entry.entry.body) }
   }
 
   private idOf (doc: number): string {

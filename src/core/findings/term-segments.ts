@@ -44,45 +44,87 @@ export interface Segment {
   candidates: (c: string, min: number, max: number) => number[]
 }
 
-interface OpenPostings { docs: number[], tfs: number[], df: [number, number, number] }
+import { int32Column, uint8Column } from '../log/columns.js'
+import { TermTable } from './term-table.js'
 
-/** The segment documents are added to. */
+/**
+ * The segment documents are added to. Its postings are chains in typed
+ * columns (document, frequencies, next posting), a term's chain from its
+ * first posting to its last, so a segment of tens of thousands of
+ * documents is a few arrays, not an object and two arrays per term.
+ */
 export class OpenSegment implements Segment {
-  private readonly byTerm = new Map<string, number>()
-  private readonly terms: string[] = []
-  private readonly lists: OpenPostings[] = []
+  private readonly table = new TermTable()
+  private readonly terms: string[] = this.table.terms
+  // per term handle
+  private readonly first = int32Column()
+  private readonly last = int32Column()
+  private readonly dfs = [int32Column(), int32Column(), int32Column()] as const
+  // per posting
+  private readonly doc = int32Column()
+  private readonly tf = uint8Column()
+  private readonly next = int32Column()
   docCount = 0
 
-  /** Adds document `doc` (greater than every doc added before) with its terms' packed frequencies. */
-  add (doc: number, tfs: ReadonlyMap<string, number>): void {
-    for (const [term, tf] of tfs) {
-      let at = this.byTerm.get(term)
-      if (at === undefined) {
-        at = this.terms.length
-        this.byTerm.set(term, at)
-        this.terms.push(term)
-        this.lists.push({ docs: [], tfs: [], df: [0, 0, 0] })
-      }
-      const list = this.lists[at]
-      list.docs.push(doc)
-      list.tfs.push(tf)
-      if ((tf >> 4) > 0) list.df[0]++
-      if (((tf >> 2) & 3) > 0) list.df[1]++
-      if ((tf & 3) > 0) list.df[2]++
+  /** The handle of `term` (lower-case), made when the segment does not have it yet. */
+  handle (term: string): number {
+    return this.made(this.table.handleOf(term))
+  }
+
+  /** The handle of the term `text[start, end)` is once lower-cased (ASCII only), made when new. */
+  handleOfAscii (text: string, start: number, end: number): number {
+    return this.made(this.table.handleOfAscii(text, start, end))
+  }
+
+  /** An open segment holding what `frozen` holds (a checkpoint's last, partly filled segment), to add documents to. */
+  static thaw (frozen: FrozenSegment): OpenSegment {
+    const open = new OpenSegment()
+    frozen.terms.forEach((term, i) => {
+      const at = open.handle(term)
+      frozen.postings(i, (doc, tf) => { open.post(at, doc, tf) })
+    })
+    open.docCount = frozen.docCount
+    return open
+  }
+
+  private made (at: number): number {
+    if (at === this.first.length) {
+      this.first.push(-1)
+      this.last.push(-1)
+      for (const df of this.dfs) df.push(0)
     }
+    return at
+  }
+
+  /** Adds the posting of document `doc` (not below any doc posted before) for the term at `at`, with its packed frequencies. */
+  post (at: number, doc: number, tf: number): void {
+    const p = this.doc.length
+    this.doc.push(doc)
+    this.tf.push(tf)
+    this.next.push(-1)
+    const tail = this.last.at(at)
+    if (tail < 0) this.first.set(at, p)
+    else this.next.set(tail, p)
+    this.last.set(at, p)
+    if ((tf >> 4) > 0) this.dfs[0].set(at, this.dfs[0].at(at) + 1)
+    if (((tf >> 2) & 3) > 0) this.dfs[1].set(at, this.dfs[1].at(at) + 1)
+    if ((tf & 3) > 0) this.dfs[2].set(at, this.dfs[2].at(at) + 1)
+  }
+
+  /** Counts a document whose postings are in. */
+  endDoc (): void {
     this.docCount++
   }
 
-  df (at: number): [number, number, number] { return this.lists[at].df }
+  df (at: number): [number, number, number] { return [this.dfs[0].at(at), this.dfs[1].at(at), this.dfs[2].at(at)] }
 
   postings (at: number, fn: (doc: number, tf: number) => void): void {
-    const { docs, tfs } = this.lists[at]
-    for (let i = 0; i < docs.length; i++) fn(docs[i], tfs[i])
+    for (let p = this.first.at(at); p >= 0; p = this.next.at(p)) fn(this.doc.at(p), this.tf.at(p))
   }
 
   term (at: number): string { return this.terms[at] }
 
-  find (term: string): number { return this.byTerm.get(term) ?? -1 }
+  find (term: string): number { return this.table.find(term) }
 
   withPrefix (prefix: string): number[] {
     const out: number[] = []
@@ -96,28 +138,43 @@ export class OpenSegment implements Segment {
     return out
   }
 
-  /** The frozen form of this segment. */
-  freeze (): FrozenSegment {
+  /**
+   * The frozen form of this segment; with `limit`, of its documents below
+   * `limit` only (`docCount` of them): the part a checkpoint up to document
+   * `limit` keeps, without the terms left with no posting.
+   */
+  freeze (limit = Number.POSITIVE_INFINITY, docCount = this.docCount): FrozenSegment {
     const order = this.terms.map((_, i) => i).sort((x, y) => this.terms[x] < this.terms[y] ? -1 : this.terms[x] > this.terms[y] ? 1 : 0)
-    const terms = order.map(i => this.terms[i])
-    const offsets = new Uint32Array(terms.length + 1)
-    const dfs = new Uint32Array(terms.length * 3)
-    const bytes: number[] = []
-    order.forEach((i, k) => {
-      offsets[k] = bytes.length
-      const { docs, tfs, df } = this.lists[i]
-      dfs.set(df, k * 3)
+    // a posting is a varint delta (at most 5 bytes) and a byte of frequencies
+    const bytes = new Uint8Array(this.doc.length * 6)
+    const terms: string[] = []
+    const offsets: number[] = []
+    const dfs: number[] = []
+    let at = 0
+    for (const i of order) {
+      const start = at
+      const df = [0, 0, 0]
       let last = 0
-      for (let p = 0; p < docs.length; p++) {
-        let delta = docs[p] - last
-        last = docs[p]
-        while (delta >= 0x80) { bytes.push((delta & 0x7f) | 0x80); delta = Math.floor(delta / 128) }
-        bytes.push(delta)
-        bytes.push(tfs[p])
+      for (let p = this.first.at(i); p >= 0; p = this.next.at(p)) {
+        const doc = this.doc.at(p)
+        if (doc >= limit) break
+        const tf = this.tf.at(p)
+        let delta = doc - last
+        last = doc
+        while (delta >= 0x80) { bytes[at++] = (delta & 0x7f) | 0x80; delta = Math.floor(delta / 128) }
+        bytes[at++] = delta
+        bytes[at++] = tf
+        if ((tf >> 4) > 0) df[0]++
+        if (((tf >> 2) & 3) > 0) df[1]++
+        if ((tf & 3) > 0) df[2]++
       }
-    })
-    offsets[terms.length] = bytes.length
-    return new FrozenSegment(terms, offsets, dfs, Uint8Array.from(bytes), this.docCount)
+      if (at === start) continue
+      terms.push(this.terms[i])
+      offsets.push(start)
+      dfs.push(...df)
+    }
+    offsets.push(at)
+    return new FrozenSegment(terms, Uint32Array.from(offsets), Uint32Array.from(dfs), bytes.slice(0, at), docCount)
   }
 }
 
@@ -155,6 +212,39 @@ export class FrozenSegment implements Segment {
   }
 
   term (at: number): string { return this.terms[at] }
+
+  /**
+   * This segment without the postings of documents `limit` and above (and
+   * without the terms left with none), holding `docCount` documents: the part
+   * of it a checkpoint up to document `limit` keeps.
+   */
+  below (limit: number, docCount: number): FrozenSegment {
+    const terms: string[] = []
+    const offsets: number[] = []
+    const dfs: number[] = []
+    const bytes: number[] = []
+    this.terms.forEach((term, i) => {
+      const start = bytes.length
+      const df = [0, 0, 0]
+      let last = 0
+      this.postings(i, (doc, tf) => {
+        if (doc >= limit) return
+        let delta = doc - last
+        last = doc
+        while (delta >= 0x80) { bytes.push((delta & 0x7f) | 0x80); delta = Math.floor(delta / 128) }
+        bytes.push(delta, tf)
+        if ((tf >> 4) > 0) df[0]++
+        if (((tf >> 2) & 3) > 0) df[1]++
+        if ((tf & 3) > 0) df[2]++
+      })
+      if (bytes.length === start) return
+      terms.push(term)
+      offsets.push(start)
+      dfs.push(...df)
+    })
+    offsets.push(bytes.length)
+    return new FrozenSegment(terms, Uint32Array.from(offsets), Uint32Array.from(dfs), Uint8Array.from(bytes), docCount)
+  }
 
   /** The first index whose term is >= `term`. */
   private lowerBound (term: string): number {

@@ -25,6 +25,26 @@ export function tokenize (text: string): string[] {
   return out
 }
 
+/**
+ * The terms of an ASCII text as [start, end) pairs into `out` (cleared
+ * first), the terms `tokenize` gives once lower-cased; false, with `out`
+ * undefined, when the text is not all ASCII (then use tokenize).
+ */
+export function asciiTermBounds (text: string, out: number[]): boolean {
+  out.length = 0
+  let start = 0
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i)
+    if (c >= 128) return false
+    if (ASCII_SEPARATOR[c] === 1) {
+      if (i > start) out.push(start, i)
+      start = i + 1
+    }
+  }
+  if (text.length > start) out.push(start, text.length)
+  return true
+}
+
 function tokenizeUnicode (text: string): string[] {
   const out: string[] = []
   for (const t of text.split(SPACE_OR_PUNCTUATION)) if (t !== '') out.push(t.toLowerCase())

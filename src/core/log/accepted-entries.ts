@@ -290,6 +290,23 @@ export class AcceptedEntries {
     return row <= this.ids.length && this.rowCursor.at(row - 1) === cursor ? this.materialize(row) : undefined
   }
 
+  /** How many entries of `kind` have a cursor up to `upTo`. */
+  countOfKind (kind: string, upTo: number): number {
+    const k = KIND_INDEX.get(kind) ?? UNKNOWN_KIND
+    let n = 0
+    for (let row = this.firstRowAfter(upTo) - 1; row >= 1; row--) if (this.rowKind.at(row - 1) === k) n++
+    return n
+  }
+
+  /** True when the entry at `cursor` is of `kind` and its id starts with the bytes of `idHead`. */
+  holdsAt (cursor: number, kind: string, idHead: Uint8Array): boolean {
+    const row = this.firstRowAfter(cursor - 1)
+    if (row > this.ids.length || this.rowCursor.at(row - 1) !== cursor || this.rowKind.at(row - 1) !== (KIND_INDEX.get(kind) ?? UNKNOWN_KIND)) return false
+    const id = this.ids.at(row - 1)
+    for (let i = 0; i < idHead.length; i++) if (id[i] !== idHead[i]) return false
+    return true
+  }
+
   /** The cursor of entry `id`, or 0. */
   cursorOf (id: string): number {
     const row = this.rowOf(id)

@@ -49,9 +49,21 @@ export class NumberColumn<T extends NumberArray = NumberArray> {
     return out
   }
 
-  /** Appends every value of `values`. */
+  /** Appends every value of `values` (a chunk at a time when they are a typed array). */
   pushAll (values: ArrayLike<number>): void {
-    for (let i = 0; i < values.length; i++) this.push(values[i])
+    if (!ArrayBuffer.isView(values)) {
+      for (let i = 0; i < values.length; i++) this.push(values[i])
+      return
+    }
+    const typed = values as unknown as T
+    for (let from = 0; from < typed.length;) {
+      const i = this.size
+      if ((i & MASK) === 0) this.chunks.push(this.make(CHUNK))
+      const take = Math.min(CHUNK - (i & MASK), typed.length - from)
+      this.chunks[i >>> CHUNK_BITS].set(typed.subarray(from, from + take) as unknown as ArrayLike<number>, i & MASK)
+      this.size += take
+      from += take
+    }
   }
 }
 
@@ -79,6 +91,20 @@ export class RecordColumn {
     if ((i & MASK) === 0) this.chunks.push(new Uint8Array(CHUNK * this.recordBytes))
     this.chunks[i >>> CHUNK_BITS].set(record, (i & MASK) * this.recordBytes)
     this.size++
+  }
+
+  /** Appends the records `bytes` holds, back to back. */
+  pushAll (bytes: Uint8Array): void {
+    if (bytes.byteLength % this.recordBytes !== 0) throw new RangeError(`records are ${this.recordBytes} bytes, got ${bytes.byteLength} bytes`)
+    const n = bytes.byteLength / this.recordBytes
+    for (let from = 0; from < n;) {
+      const i = this.size
+      if ((i & MASK) === 0) this.chunks.push(new Uint8Array(CHUNK * this.recordBytes))
+      const take = Math.min(CHUNK - (i & MASK), n - from)
+      this.chunks[i >>> CHUNK_BITS].set(bytes.subarray(from * this.recordBytes, (from + take) * this.recordBytes), (i & MASK) * this.recordBytes)
+      this.size += take
+      from += take
+    }
   }
 
   /** The record at `i`, as a view (do not mutate). */

@@ -6,6 +6,7 @@ import {
   TaskSpec, TestRun, Verdict, type DeepPartial, type MessageFns
 } from '../../gen/agency/v1/log.js'
 import { InvalidArgumentError } from '../errors.js'
+import { decodeFinding, scanFinding } from './finding-scan.js'
 
 export interface KindBodies {
   finding: Finding
@@ -61,6 +62,7 @@ function codecOf (kind: string): MessageFns<unknown> {
 export function decodeBody<K extends EntryKind> (kind: K, bytes: Uint8Array): KindBodies[K] {
   const codec = codecOf(kind)
   try {
+    if (kind === 'finding') return decodeFinding(bytes) as KindBodies[K]
     return codec.decode(bytes) as KindBodies[K]
   } catch (err) {
     throw new BadBodyError(kind, err)
@@ -70,6 +72,8 @@ export function decodeBody<K extends EntryKind> (kind: K, bytes: Uint8Array): Ki
 /** True when `bytes` decode as the body of `kind` (false for unknown kinds). Never throws. */
 export function bodyDecodes (kind: string, bytes: Uint8Array): boolean {
   if (!isKnownKind(kind)) return false
+  // most of a large log is findings: the plain ones are read without the protobuf reader
+  if (kind === 'finding' && scanFinding(bytes) !== undefined) return true
   try {
     CODECS[kind].decode(bytes)
     return true

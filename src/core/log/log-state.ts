@@ -580,6 +580,16 @@ export class LogState {
     return this.entries.metaAfter(cursor)
   }
 
+  /** How many entries of `kind` have a cursor up to `upTo`. */
+  countOfKind (kind: string, upTo: number): number {
+    return this.entries.countOfKind(kind, upTo)
+  }
+
+  /** True when the entry at `cursor` is of `kind` and its id starts with the bytes of `idHead` (no entry is read). */
+  holdsAt (cursor: number, kind: string, idHead: Uint8Array): boolean {
+    return this.entries.holdsAt(cursor, kind, idHead)
+  }
+
   /** The accepted entry at `cursor`, or undefined. */
   atCursor (cursor: number): StoredEntry | undefined {
     return this.entries.atCursor(cursor)

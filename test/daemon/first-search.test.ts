@@ -1,0 +1,64 @@
+// The first search after a catch-up or a restart has every finding the log
+// holds: a joiner indexes findings as they are stored, so when its log is
+// whole its index is too; a daemon restarted without its findings checkpoint
+// takes in what its background indexing has not reached before it answers.
+import { afterAll, describe, expect, it } from 'vitest'
+import { Daemon } from '../../src/daemon/daemon.js'
+import { FINDINGS_CHECKPOINT_FILE, removeCheckpoint } from '../../src/store/checkpoint-file.js'
+import { InProcessDaemons, memoryAddr, seedLog, TempDirs } from '../mesh/sync/helpers.js'
+
+const FINDINGS = 5000
+const QUERIES = ['lease vector', 'gossip', 'decoder timeout', 'cursors digest', 'quorum']
+
+/** What searches give: hits with scores, and how many findings a listing counts. */
+function answers (d: Daemon): unknown {
+  const index = d.logService.findings
+  return {
+    searches: QUERIES.map(query => index.search({ query, limit: 50 }).map(h => [h.id, h.score])),
+    listed: index.page({ limit: 1 }).total
+  }
+}
+
+describe('the first search', () => {
+  const daemons = new InProcessDaemons()
+  const dirs = new TempDirs()
+  afterAll(async () => { await daemons.cleanup(); await dirs.removeAll() }, 60_000)
+
+  it('after a catch-up, finds every finding the joiner now holds, with nothing left to index', async () => {
+    const quiet = { syncIntervalMs: 3_600_000 }
+    const holder = await daemons.start({ name: 'holder', ...quiet }, async dir => await seedLog(dir, { entries: FINDINGS, authors: 4, seed: 3 }))
+    const joiner = await daemons.start({ name: 'joiner', ...quiet })
+    await joiner.node.peerStore.merge(holder.node.peerId, { multiaddrs: holder.node.getMultiaddrs() })
+    expect(await joiner.logService.syncWith(holder.node.peerId)).toBe(true)
+    expect(joiner.logService.state.size).toBe(FINDINGS)
+    // indexed as they were stored: nothing waits for a background pass
+    expect(joiner.logService.findingsBehind).toBe(0)
+    const got = answers(joiner)
+    expect(got).toEqual(answers(holder))
+    expect((got as { listed: number }).listed).toBe(FINDINGS)
+  }, 120_000)
+
+  it('right after a restart without the findings checkpoint, finds what a full index finds', async () => {
+    const dir = await dirs.make('agency-first-search-')
+    await seedLog(dir, { entries: FINDINGS, authors: 4, seed: 4 })
+    const start = async (): Promise<Daemon> => {
+      const d = new Daemon({ dataDir: dir, listen: [memoryAddr('first')], grpc: null, metrics: null, processMetrics: false, heartbeatMs: 300, liveTimeoutMs: 3000, ownHeadWaitMs: 1 })
+      await d.start()
+      return d
+    }
+    let d = await start()
+    const full = answers(d)
+    expect((full as { listed: number }).listed).toBe(FINDINGS)
+    await d.stop()
+
+    await removeCheckpoint(dir, FINDINGS_CHECKPOINT_FILE)
+    d = await start()
+    try {
+      // whatever the background indexing has reached, the search takes in the rest first
+      expect(answers(d)).toEqual(full)
+      expect(d.logService.findingsBehind).toBe(0)
+    } finally {
+      await d.stop()
+    }
+  }, 120_000)
+})
