@@ -103,6 +103,8 @@ export class LogService {
   private checkpointTimer?: NodeJS.Timeout
   private checkpointing?: Promise<void>
   private restoredFrom = 0
+  /** own entries gossiped while their write ran (gossipEarly), not yet placed */
+  private readonly gossipedEarly = new Set<string>()
 
   constructor (init: LogServiceInit) {
     this.init = init
@@ -136,6 +138,7 @@ export class LogService {
         await this.persist.run(fn).catch(err => { init.logger.warn({ err }, 'an own entry\'s record was not written; it stays in the pending set') })
       },
       ready: async () => { await this.ownHead.ready },
+      onStaged: staged => { this.gossipEarly(staged.bytes, staged.id) },
       now: init.wallClock
     })
     this.sync = new LogSync({
@@ -412,19 +415,33 @@ export class LogService {
 
   /**
    * Appends a local entry. Resolves once it is on disk (synced): an entry
-   * acknowledged to the agent survives a crash. Nothing (sync, gossip, the
-   * API, the board) sees it before that; then it is gossiped. After a
-   * restart, the first append waits until the feed's head is known (see
-   * ownHeadWaitMs).
+   * acknowledged to the agent survives a crash. Nothing here (sync, the API,
+   * the board) sees it before that; gossip takes it while the disk works
+   * (gossipEarly), else once it is placed. The accepted record's write
+   * follows and is not waited for: the synced pending record already holds
+   * the entry, and reads take it from memory meanwhile. After a restart, the
+   * first append waits until the feed's head is known (see ownHeadWaitMs).
    */
   async append<K extends EntryKind> (kind: K, body: DeepPartial<KindBodies[K]>): Promise<StoredEntry> {
     if (this.storageFailure != null) throw this.unwritable(this.storageFailure)
-    const { entry, placed, stored } = await this.own.append(kind, body as any)
+    const { entry, placed } = await this.own.append(kind, body as any)
     this.announceAccepted(placed)
-    // On disk already (the synced pending write): the accepted record's write need not hold up the swarm.
-    for (const e of placed) await this.gossip?.publishEntry(e.bytes)
-    await stored
+    for (const e of placed) if (!this.gossipedEarly.delete(e.id)) await this.gossip?.publishEntry(e.bytes)
     return entry
+  }
+
+  /**
+   * Gossips an own entry while its synced write runs, when a restart would
+   * ask a peer for the feed's head before signing again (bootstrap peers, or
+   * another author in the log): a crash before the write ends then loses
+   * nothing the swarm keeps, and the next entry follows the one peers hold.
+   * Without either, the entry goes out once it is on disk and placed.
+   */
+  private gossipEarly (bytes: Uint8Array, id: string): void {
+    const me = this.init.signer.author
+    if (this.gossip === undefined || (this.init.hasBootstrapPeers !== true && this.state.authors().every(a => a === me))) return
+    this.gossipedEarly.add(id)
+    this.gossip.publishEntry(bytes).catch(() => {})
   }
 
   /** Gossip handler: judge an entry, store what is accepted or pending. */

@@ -6,16 +6,17 @@
 // after it loses nothing: a restart takes the staged entry in from the
 // pending sublevel, since it follows its feed.
 //
-// So no peer can hold an own entry that this daemon's disk lacks, and a
+// So no peer can pull an own entry that this daemon's disk lacks, and a
 // restarted daemon never signs a second entry at a seq a peer already holds
 // (a fork, which its peers would answer by refusing that entry and every
 // later one as a bad prev). `ready` lets the daemon hold the first own entry
 // after a restart until it has asked a peer for its own feed's head, for the
 // case where the disk lost what the peers have (a restored backup, a lost
-// volume).
+// volume, or an entry `onStaged` let out before a crash cut its write short:
+// the daemon gossips its entries that early only when a restart would ask).
 import { OwnFeedConflictError, type LogState } from '../core/log/log-state.js'
 import type { Signer } from '../core/log/crypto.js'
-import type { StoredEntry } from '../core/log/ingest-result.js'
+import type { PendingEntry, StoredEntry } from '../core/log/ingest-result.js'
 import type { EntryKind, KindBodies } from '../core/log/kinds.js'
 import type { DeepPartial } from '../gen/agency/v1/log.js'
 import type { LogStore } from './log-store.js'
@@ -32,6 +33,12 @@ export interface OwnFeedInit {
    * a failure here loses nothing a restart will not take back in.
    */
   writeRecord?: (fn: () => Promise<void>) => Promise<void>
+  /**
+   * called with each entry once it is signed, before its synced write starts:
+   * what may go out while the disk works (the daemon gossips it then, see
+   * LogService.append). It must not throw.
+   */
+  onStaged?: (staged: PendingEntry) => void
   /** resolves when own entries may be signed (after a restart: once the feed's head is learned) */
   ready?: () => Promise<void>
   /** wall clock, ms since the epoch */
@@ -69,6 +76,7 @@ export class OwnFeed {
     const { state, store, write, signer } = this.init
     await this.init.ready?.()
     const staged = state.stage(signer, kind, body, (this.init.now ?? Date.now)())
+    this.init.onStaged?.(staged)
     try {
       await write(async () => { await store.putPending([staged], { sync: true }) })
     } catch (err) {

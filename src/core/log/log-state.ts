@@ -186,6 +186,8 @@ export class LogState {
     }
     const placed: StoredEntry[] = []
     for (const s of this.staged.splice(0, upTo + 1)) {
+      // The same entry back from a peer (gossiped while its write ran): it is in the feed already.
+      if (this.entries.has(s.id)) continue
       const { author, seq } = s.entry
       const last = this.entries.last(author)
       if (seq !== (last?.entry.seq ?? 0) + 1 || this.chainFault(s.entry, last) != null) {

@@ -67,6 +67,20 @@ describe('LogState: staged own entries', () => {
     expect(log.append(a.signer, 'finding', note('next'), 3).entry.seq).toBe(2)
   })
 
+  it('are placed once, with no conflict, when the same entry came back from a peer (it was gossiped while its write ran)', () => {
+    const log = new LogState()
+    const s1 = log.stage(a.signer, 'finding', note('gossiped early'), 1)
+    const s2 = log.stage(a.signer, 'finding', note('staged after it'), 2)
+    // A peer got s1 by gossip and hands it back in an exchange before its write is done.
+    expect(log.ingest(s1.entry).status).toBe('accepted')
+    expect(log.commitStaged(s2.id).map(e => e.id)).toEqual([s2.id])
+    expect(log.commitStaged(s1.id)).toEqual([])
+    expect(log.vector()).toEqual(new Map([[a.id, 2]]))
+    expect(log.size).toBe(2)
+    expect(log.forks).toEqual([])
+    expect(log.stagedCount).toBe(0)
+  })
+
   it('can be dropped when their write failed', () => {
     const log = new LogState()
     log.stage(a.signer, 'finding', note('never on disk'), 1)
