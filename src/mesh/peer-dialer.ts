@@ -12,7 +12,7 @@ export interface PeerDialerInit {
   node: MeshLibp2p
   bootstrap: string[]
   log: Logger
-  /** below this many connections, known peers are dialled too */
+  /** below this many connections, known peers are dialled too (default: gossipsub's mesh degree, DEFAULT_TARGET_CONNECTIONS) */
   targetConnections?: number
   minBackoffMs?: number
   maxBackoffMs?: number
@@ -30,6 +30,14 @@ interface DialTarget {
   nextAttempt: number
   bootstrap: boolean
 }
+
+/**
+ * Gossipsub's mesh degree (D): a node's gossip goes to this many peers, so
+ * more connections do not speed it up, and every connection costs both ends
+ * libp2p's pings every 10 s (a stream each, negotiated and written to the
+ * peer store), the largest part of an idle daemon's CPU.
+ */
+export const DEFAULT_TARGET_CONNECTIONS = 6
 
 export class PeerDialer {
   private readonly node: MeshLibp2p
@@ -49,7 +57,7 @@ export class PeerDialer {
   constructor (init: PeerDialerInit) {
     this.node = init.node
     this.log = init.log
-    this.targetConnections = init.targetConnections ?? 8
+    this.targetConnections = init.targetConnections ?? DEFAULT_TARGET_CONNECTIONS
     this.minBackoffMs = init.minBackoffMs ?? 500
     this.maxBackoffMs = init.maxBackoffMs ?? 15_000
     this.tickMs = init.tickMs ?? 500

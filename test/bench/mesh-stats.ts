@@ -30,7 +30,13 @@ export interface SetupResult {
   busyCpuPerNode: number
   rssPerNodeBytes: number
   startSeconds: number
-  /** agency: from the publish call until the author answered it (its entry durable and published) */
+  /**
+   * CPU (ms, all nodes) the publishing window cost beyond idling, per
+   * (message, peer) delivery: what a loaded machine's wall-clock figures
+   * cannot show (TCP setup only)
+   */
+  cpuPerDeliveryMs?: number
+  /** agency: from the publish call until the author answered it (its entry gossiped and durable) */
   ackMs?: { p50: number, p99: number }
   note?: string
 }
@@ -94,12 +100,12 @@ export function resultsMarkdown (results: readonly SetupResult[]): string {
 
 /** agency ÷ raw gossipsub, per setup. */
 export function ratioMarkdown (results: readonly SetupResult[]): string {
-  const lines = ['| setup | nodes | all peers p50 ratio | all peers p99 ratio | idle CPU ratio | RSS ratio |', '|---|---:|---:|---:|---:|---:|']
+  const lines = ['| setup | nodes | all peers p50 ratio | all peers p99 ratio | idle CPU ratio | CPU per delivery ratio | RSS ratio |', '|---|---:|---:|---:|---:|---:|---:|']
   for (const a of results.filter(r => r.system === 'agency')) {
     const raw = results.find(r => r.system === 'raw gossipsub' && r.setup === a.setup && r.nodes === a.nodes)
     if (raw === undefined || a.published === 0 || raw.published === 0) continue
     const ratio = (x: number | undefined, y: number | undefined): string => x === undefined || y === undefined || y === 0 ? '—' : `${(x / y).toFixed(1)}×`
-    lines.push(`| ${a.setup} | ${a.nodes} | ${ratio(a.allPeers?.p50, raw.allPeers?.p50)} | ${ratio(a.allPeers?.p99, raw.allPeers?.p99)} | ${ratio(a.idleCpuPerNode, raw.idleCpuPerNode)} | ${ratio(a.rssPerNodeBytes, raw.rssPerNodeBytes)} |`)
+    lines.push(`| ${a.setup} | ${a.nodes} | ${ratio(a.allPeers?.p50, raw.allPeers?.p50)} | ${ratio(a.allPeers?.p99, raw.allPeers?.p99)} | ${ratio(a.idleCpuPerNode, raw.idleCpuPerNode)} | ${ratio(a.cpuPerDeliveryMs, raw.cpuPerDeliveryMs)} | ${ratio(a.rssPerNodeBytes, raw.rssPerNodeBytes)} |`)
   }
   return lines.join('\n') + '\n'
 }

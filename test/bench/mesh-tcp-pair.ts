@@ -295,16 +295,23 @@ export async function tcpPair (n: number, o: MeshRunOptions): Promise<SetupResul
     const payloadBytes = sizes.length === 0 ? 0 : Math.round(sum(sizes) / sizes.length)
 
     const acks = a.published.map(p => p.acked - p.at)
-    o.log(`    agency × ${n} processes: the author's answer (durable, published) after p50 ${percentile(acks, 0.5).toFixed(0)} / p99 ${percentile(acks, 0.99).toFixed(0)} ms`)
+    // CPU beyond idling per delivery: the window's CPU less the idle rate over it, all nodes.
+    const perDelivery = (c2: number[], c1: number[], c0: number[], records: VisibilityRecord[]): number | undefined => {
+      const deliveries = sum(records.map(x => x.delays.length))
+      return deliveries === 0 ? undefined : 1000 * (sum(c2) - sum(c1) - idle(c1, c0) * n * busySeconds) / deliveries
+    }
+    const [aRecords, rRecords] = [a.sightings.records(a.published, n), r.sightings.records(r.published, n)]
+    o.log(`    agency × ${n} processes: the author's answer (gossiped, durable) after p50 ${percentile(acks, 0.5).toFixed(0)} / p99 ${percentile(acks, 0.99).toFixed(0)} ms`)
     return [{
       setup: SETUP,
       system: 'agency',
       nodes: n,
-      ...summarize(a.sightings.records(a.published, n), n - 1),
+      ...summarize(aRecords, n - 1),
       payloadBytes,
       ackMs: { p50: percentile(acks, 0.5), p99: percentile(acks, 0.99) },
       idleCpuPerNode: idle(a1, a0),
       busyCpuPerNode: (sum(a2) - sum(a1)) / busySeconds / n,
+      cpuPerDeliveryMs: perDelivery(a2, a1, a0, aRecords),
       rssPerNodeBytes: aRss,
       startSeconds: a.startSeconds,
       note: 'times include the gRPC hop from each daemon to the benchmark process'
@@ -312,10 +319,11 @@ export async function tcpPair (n: number, o: MeshRunOptions): Promise<SetupResul
       setup: SETUP,
       system: 'raw gossipsub',
       nodes: n,
-      ...summarize(r.sightings.records(r.published, n), n - 1),
+      ...summarize(rRecords, n - 1),
       payloadBytes,
       idleCpuPerNode: idle(r1, r0),
       busyCpuPerNode: (sum(r2) - sum(r1)) / busySeconds / n,
+      cpuPerDeliveryMs: perDelivery(r2, r1, r0, rRecords),
       rssPerNodeBytes: rRss,
       startSeconds: r.startSeconds,
       note: `times include the stdout hop from each node to the benchmark process${r.compiled ? '' : '; nodes ran under tsx (run npm run build first), which inflates their CPU and RSS'}`

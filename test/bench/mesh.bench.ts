@@ -113,7 +113,7 @@ async function main (): Promise<void> {
   const report = (r: SetupResult): void => {
     log(r.published === 0
       ? `    ${r.system}: ${r.note ?? 'nothing measured'}`
-      : `    ${r.system}: all peers p50 ${r.allPeers?.p50.toFixed(0) ?? '—'} ms, p99 ${r.allPeers?.p99.toFixed(0) ?? '—'} ms; incomplete ${r.incomplete}/${r.published}; idle CPU ${(r.idleCpuPerNode * 100).toFixed(2)} % per node, busy ${(r.busyCpuPerNode * 100).toFixed(2)} %; payload ${r.payloadBytes} B`)
+      : `    ${r.system}: all peers p50 ${r.allPeers?.p50.toFixed(0) ?? '—'} ms, p99 ${r.allPeers?.p99.toFixed(0) ?? '—'} ms; incomplete ${r.incomplete}/${r.published}; idle CPU ${(r.idleCpuPerNode * 100).toFixed(2)} % per node, busy ${(r.busyCpuPerNode * 100).toFixed(2)} %${r.cpuPerDeliveryMs !== undefined ? ` (${r.cpuPerDeliveryMs.toFixed(2)} ms CPU per delivery)` : ''}; payload ${r.payloadBytes} B`)
     results.push(r)
   }
   const run = async (label: string, job: SetupJob): Promise<SetupResult[]> => {
@@ -138,8 +138,8 @@ async function main (): Promise<void> {
     '',
     `Machine: ${cpus().length} cores, ${(totalmem() / 1024 ** 3).toFixed(0)} GiB; load average at start ${load.map(x => x.toFixed(1)).join(' / ')}. Heartbeat ${args.heartbeatMs} ms (growing with the swarm to at most ${args.heartbeatMaxRate ?? 16} received per second per daemon; in one process at most ${args.processHeartbeatBudget ?? 400} / N), lease ${args.liveTimeoutMs} ms; ${args.perKind} claims and ${args.perKind} findings per setup, one every ${args.spacingMs} ms from a random node; each node bootstraps to ${args.bootstrap} random earlier nodes; every setup is left alone for ${((args.settleMs ?? 0) / 1000).toFixed(0)} s once up, then idle CPU is measured over ${(args.idleMs / 1000).toFixed(0)} s. Whole run: ${((performance.now() - started) / 1000).toFixed(0)} s; load average at the end ${loadavg().map(x => x.toFixed(1)).join(' / ')}.`,
     '',
-    '"Visible at all peers": from the publish call until the last other node accepted the entry (agency: its log accepted it, signature and chain checked; an own entry is published once it is durable on its author\'s disk; raw: gossipsub delivered it). Both sides publish payloads of the same size with the same libp2p stack and gossipsub options (src/mesh/node.ts). CPU is the share of one core per node.',
-    ...results.filter(r => r.ackMs !== undefined).map(r => `\nagency, ${r.setup} × ${r.nodes}: the author answered the publish call (its entry synced to disk, then published) after p50 ${formatMs(r.ackMs?.p50)} / p99 ${formatMs(r.ackMs?.p99)} ms.`),
+    '"Visible at all peers": from the publish call until the last other node accepted the entry (agency: its log accepted it, signature and chain checked; an own entry is published once it is durable on its author\'s disk, and the author answers then; raw: gossipsub delivered it). Both sides publish payloads of the same size with the same libp2p stack and gossipsub options (src/mesh/node.ts). CPU is the share of one core per node; CPU per delivery (TCP) is what the publishing window cost all nodes beyond their idle rate, per message and receiving peer, the comparison a loaded machine leaves fair.',
+    ...results.filter(r => r.ackMs !== undefined).map(r => `\nagency, ${r.setup} × ${r.nodes}: the author answered the publish call (its entry gossiped and synced to disk) after p50 ${formatMs(r.ackMs?.p50)} / p99 ${formatMs(r.ackMs?.p99)} ms.`),
     '',
     resultsMarkdown(results),
     'agency ÷ raw gossipsub:',
