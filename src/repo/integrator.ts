@@ -12,6 +12,7 @@ import { FailedPreconditionError, InvalidArgumentError, UnavailableError } from 
 import { defaultJitter, sleep, type Jitter } from './backoff.js'
 import { FencedError, GitCommandError, NoNewCommitsError, RemoteBranchNotFoundError, TaskBranchNotFoundError } from './errors.js'
 import { git, revParse } from './git.js'
+import { provenLanding } from './fence-landing.js'
 import { checkAttempts, DEFAULT_MAX_ATTEMPTS } from './integrate.js'
 import { pushRefspecs } from './push.js'
 import { agencyTrailers, checkBranchName, checkEpoch, checkRefComponent, mergeMessage, requestRefName } from './ref-names.js'
@@ -53,6 +54,13 @@ export interface BatchResult {
   landed: Array<{ request: IntegrationRequest, commit: string }>
   /** Already in the shared branch's history; nothing to do. */
   alreadyMerged: IntegrationRequest[]
+  /**
+   * Landed before this batch, and the log may not say so (the integrator died
+   * between its push and its log entries): the task's fence names the
+   * request's (author, epoch) and `commit`, its merge on the shared branch,
+   * contains the request's commit (fence-landing.ts). Nothing is pushed for it.
+   */
+  recovered: Array<{ request: IntegrationRequest, commit: string }>
   conflicts: Array<{ request: IntegrationRequest, files: string[] }>
   /** The request turned the batch red: `summary` is from the verify of the first prefix that failed with it. */
   failed: Array<{ request: IntegrationRequest, summary: string, tests: TestCounts | null, verifyMs: number }>
@@ -131,8 +139,14 @@ export async function integrateBatch (opts: BatchOptions): Promise<BatchResult> 
   const maxAttempts = checkAttempts(opts.maxAttempts ?? DEFAULT_MAX_ATTEMPTS)
   const jitter = opts.jitter ?? defaultJitter
 
+  const cleanUp = async (out: BatchResult): Promise<BatchResult> => {
+    const landed = [...out.landed, ...out.recovered]
+    if (opts.deleteLandedRefs !== false && landed.length > 0) await deleteRequestRefs(ws, landed)
+    return out
+  }
+
   return await ws.exclusive(async () => {
-    const out: BatchResult = { landed: [], alreadyMerged: [], conflicts: [], failed: [], deferred: [], refused, pushed: null, tests: null, verifyMs: null, verifyRuns: 0, attempts: 0, retries: 0 }
+    const out: BatchResult = { landed: [], alreadyMerged: [], recovered: [], conflicts: [], failed: [], deferred: [], refused, pushed: null, tests: null, verifyMs: null, verifyRuns: 0, attempts: 0, retries: 0 }
     const sharedRef = `refs/remotes/origin/${ws.branch}`
     let candidates = requests
     let lastReason = ''
@@ -166,16 +180,18 @@ export async function integrateBatch (opts: BatchOptions): Promise<BatchResult> 
           continue
         }
         fences.set(r.task, fence)
-        if (await revParse(ws.dir, r.commit) == null) out.deferred.push({ request: r, reason: `commit ${r.commit} is not on the remote (was ${r.ref} re-published?)` })
+        if (await revParse(ws.dir, r.commit) == null) { out.deferred.push({ request: r, reason: `commit ${r.commit} is not on the remote (was ${r.ref} re-published?)` }); continue }
+        const landing = await provenLanding(ws.dir, fence, { epoch: r.epoch, agent: r.author, sharedRef, contains: r.commit })
+        if (landing != null) out.recovered.push({ request: r, commit: landing })
         else present.push(r)
       }
-      if (present.length === 0) return out
+      if (present.length === 0) return await cleanUp(out)
 
       const tree = await addScratchTree(ws, base, links)
       try {
         const batch = await bisectBatch(ws, tree, base, present, out, (cwd) =>
           runVerify({ command: verify, cwd, timeoutMs: opts.verifyTimeoutMs, junitPaths }))
-        if (batch.good.length === 0) return out
+        if (batch.good.length === 0) return await cleanUp(out)
         // The shared branch and every landed task's fence, all or nothing, each fence leased at what was read.
         const pushed = await pushRefspecs(ws,
           [`${batch.tip}:refs/heads/${ws.branch}`, ...batch.good.map(l => fenceRefspec(l.request.task, l.commit))],
@@ -186,8 +202,7 @@ export async function integrateBatch (opts: BatchOptions): Promise<BatchResult> 
           out.tests = batch.tipRun?.tests ?? null
           out.verifyMs = batch.tipRun?.durationMs ?? null
           ws.log.info({ landed: batch.good.length, failed: out.failed.length, conflicts: out.conflicts.length, retries: out.retries }, 'batch integrated')
-          if (opts.deleteLandedRefs !== false) await deleteRequestRefs(ws, batch.good)
-          return out
+          return await cleanUp(out)
         }
         lastReason = pushed.reason
         attemptMs = performance.now() - started
@@ -197,7 +212,7 @@ export async function integrateBatch (opts: BatchOptions): Promise<BatchResult> 
       }
     }
     for (const request of candidates) out.deferred.push({ request, reason: `every push lost a race (${lastReason})` })
-    return out
+    return await cleanUp(out)
   })
 }
 
