@@ -11,8 +11,8 @@
 import { FailedPreconditionError, InvalidArgumentError, UnavailableError } from '../core/errors.js'
 import { defaultJitter, sleep, type Jitter } from './backoff.js'
 import { FencedError, GitCommandError, NoNewCommitsError, RemoteBranchNotFoundError, TaskBranchNotFoundError } from './errors.js'
-import { git, revParse } from './git.js'
-import { provenLanding } from './fence-landing.js'
+import { revParse } from './git.js'
+import { isAncestor, provenLanding } from './fence-landing.js'
 import { checkAttempts, DEFAULT_MAX_ATTEMPTS } from './integrate.js'
 import { pushRefspecs } from './push.js'
 import { agencyTrailers, checkBranchName, checkEpoch, checkRefComponent, mergeMessage, requestRefName } from './ref-names.js'
@@ -123,9 +123,7 @@ export async function pushRequestRef (ws: Workspace, task: string, opts: Request
 async function checkNewCommits (ws: Workspace, branch: string, commit: string): Promise<void> {
   const sharedRef = `refs/remotes/origin/${ws.branch}`
   await fetchRefspecs(ws, [`+refs/heads/${ws.branch}:${sharedRef}`])
-  const r = await git(ws.dir, ['merge-base', '--is-ancestor', commit, sharedRef], { allowFail: true })
-  if (r.code === 0) throw new NoNewCommitsError(branch, ws.branch)
-  if (r.code !== 1) throw new GitCommandError(['merge-base', '--is-ancestor', commit, sharedRef], r.code, r.stderr)
+  if (await isAncestor(ws.dir, commit, sharedRef)) throw new NoNewCommitsError(branch, ws.branch)
 }
 
 interface Link { request: IntegrationRequest, commit: string }
