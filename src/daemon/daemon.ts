@@ -518,6 +518,8 @@ export class Daemon {
   }
 
   async doneTask (task: string, commit: string, paths: string[], noChange: string): Promise<TaskView> {
+    // A landing the log lacks (a crash after the push) but the remote's fence proves counts.
+    if (noChange.trim() === '') await this.repoService?.recoverLanding(task)
     return await this.boardService.done(task, commit, paths, noChange)
   }
 

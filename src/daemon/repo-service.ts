@@ -7,8 +7,9 @@ import { openWorkspace, integrate, integrateBatch, pushRequestRef, type Workspac
 import { pushWip, wipRefName } from '../repo/wip-ref.js'
 import { FencedError, NoNewCommitsError } from '../repo/errors.js'
 import { checkTaskFence, readTaskFence } from '../repo/task-fence.js'
+import { fetchProvenLanding, landedPaths } from '../repo/fence-landing.js'
 import { FailedPreconditionError, InvalidArgumentError, NotFoundError, isAgencyError } from '../core/errors.js'
-import { validateTaskId } from '../core/board/task-id.js'
+import { PLAN_TASK_ID, validateTaskId } from '../core/board/task-id.js'
 import { decodeBody } from '../core/log/kinds.js'
 import type { IntegrateReply, RunIntegratorReply, TestCounts as TestCountsMsg, WorkspaceReply } from '../gen/agency/v1/api.js'
 import type { BoardService } from './board-service.js'
@@ -72,6 +73,8 @@ export class RepoService {
   /** task -> the commit last pushed to its wip ref */
   private readonly wipPushed = new Map<string, string>()
   private wipTimer?: NodeJS.Timeout
+  /** task@epoch -> the landing being recorded (recordLanding) */
+  private readonly recovering = new Map<string, Promise<string>>()
 
   constructor (init: RepoServiceInit) {
     this.init = init
@@ -248,17 +251,29 @@ export class RepoService {
         break
       }
       case 'up-to-date': {
-        if (assist !== undefined) {
-          throw new FailedPreconditionError(`your assist branch ${this.workspace.taskBranch(assist.branch)} has no commits beyond ${this.workspace.branch}: commit your work in ${this.workspace.dir} (git add -A && git commit -m "<what you did>") and integrate again`)
-        }
         // Only work that landed counts: a branch with no commits of its own is not an integration.
-        const landed = this.init.board.board.integratedAt(task, epoch)
+        // A landing the remote's fence proves but the log lacks (a crash after the push) is recorded now.
+        const recorded = assist === undefined ? this.init.board.board.integratedAt(task, epoch) : undefined
+        const landed = recorded ?? (r.landing != null ? await this.recordLanding(task, epoch, r.landing) : undefined)
+        const recovered = recorded === undefined && landed !== undefined ? ' (recovered: the push had landed, its integration entry was missing)' : ''
+        if (assist !== undefined) {
+          if (landed === undefined) {
+            throw new FailedPreconditionError(`your assist branch ${this.workspace.taskBranch(assist.branch)} has no commits beyond ${this.workspace.branch}: commit your work in ${this.workspace.dir} (git add -A && git commit -m "<what you did>") and integrate again`)
+          }
+          await this.init.assists?.landed(task)
+          reply.result = 'merged'
+          reply.commit = landed
+          reply.summary = `merged into ${this.workspace.branch} as ${landed.slice(0, 12)}${recovered}: your assist landed first, so ${task} is done by you (its holder and the other assistants are told to stop); next: agency claim --next`
+          break
+        }
         if (landed == null) {
           throw new FailedPreconditionError(`your task branch ${this.workspace.taskBranch(task)} has no commits beyond ${this.workspace.branch}: commit your work in ${this.workspace.dir} (git add -A && git commit -m "<what you did>") and integrate again; if the task needs no change, agency done ${task} --no-change "<why>"`)
         }
         reply.result = 'merged'
         reply.commit = landed
-        reply.summary = `already on the shared branch (${landed.slice(0, 12)}); when the task is finished: agency done ${task}`
+        reply.summary = recovered !== ''
+          ? `merged into ${this.workspace.branch} as ${landed.slice(0, 12)}${recovered}; when the task is finished: agency done ${task}`
+          : `already on the shared branch (${landed.slice(0, 12)}); when the task is finished: agency done ${task}`
         break
       }
       case 'conflict': {
@@ -284,6 +299,53 @@ export class RepoService {
     }
     this.init.logger.info({ task, epoch, result: reply.result, ms: Math.round(performance.now() - started) }, 'integrate')
     return reply
+  }
+
+  /**
+   * Records the landing of `task`@`epoch` by this agent that the remote's
+   * fence proves (`commit`, its merge on the shared branch) and the log lacks:
+   * the daemon died between the push and the integration entry. At most one
+   * entry per landing, however many callers ask at once; the commit recorded.
+   */
+  private async recordLanding (task: string, epoch: number, commit: string): Promise<string> {
+    const key = `${task}@${epoch}`
+    const running = this.recovering.get(key)
+    if (running !== undefined) return await running
+    const board = this.init.board.board
+    const recording = (async () => {
+      const paths = await landedPaths(this.workspace.dir, commit)
+      const known = board.integratedAt(task, epoch)
+      if (known !== undefined) return known
+      await this.init.log.append('integration', { task, epoch, commit, result: 'merged', paths, request: '' })
+      this.init.logger.warn({ task, epoch, commit }, 'recovered a landing whose integration entry was missing')
+      return commit
+    })()
+    this.recovering.set(key, recording)
+    try {
+      return await recording
+    } finally {
+      this.recovering.delete(key)
+    }
+  }
+
+  /**
+   * Before `agency done`: a held task whose landing at its epoch the log lacks
+   * but the remote's fence proves gets that landing recorded. Does nothing
+   * otherwise, and when the remote cannot be read (done then refuses as usual).
+   */
+  async recoverLanding (task: string): Promise<void> {
+    if (task === PLAN_TASK_ID) return
+    const board = this.init.board.board
+    const h = board.holder(task)
+    if (h?.holder !== this.init.me || board.integratedAt(task, h.epoch) !== undefined) return
+    let landing
+    try {
+      landing = await fetchProvenLanding(this.workspace, task, h.epoch, this.init.me)
+    } catch (err) {
+      this.init.logger.warn({ err, task }, 'cannot read the task fence to look for a landing the log lacks')
+      return
+    }
+    if (landing != null) await this.recordLanding(task, h.epoch, landing)
   }
 
   /** The shared branch's new test result; a green run whose output no parser read counts by its exit status. */
@@ -388,6 +450,13 @@ export class RepoService {
       m.integrations.inc({ result: 'merged' })
       reply.landed.push(l.request.task)
       await this.init.log.append('integration', { task: l.request.task, epoch: l.request.epoch, commit: l.commit, result: 'merged', paths: [], request: idOf(l.request) })
+    }
+    for (const r of result.recovered) {
+      // Landed by an earlier batch whose entries were never written (fence-landing): answered now, nothing pushed.
+      m.integrations.inc({ result: 'merged' })
+      reply.landed.push(r.request.task)
+      this.init.logger.warn({ task: r.request.task, epoch: r.request.epoch, commit: r.commit }, 'recovered a landed request whose integration entry was missing')
+      await this.init.log.append('integration', { task: r.request.task, epoch: r.request.epoch, commit: r.commit, result: 'merged', paths: await landedPaths(this.workspace.dir, r.commit), request: idOf(r.request) })
     }
     for (const r of result.alreadyMerged) {
       // An assistant's branch with nothing of its own lands nothing: its done must not count (claim-ledger).

@@ -5,6 +5,7 @@
 // task's fence ref go in one atomic push, refused by the remote when a later
 // claim has landed (see task-fence.ts).
 import { InvalidArgumentError } from '../core/errors.js'
+import { provenLanding } from './fence-landing.js'
 import { defaultJitter, sleep, type Jitter } from './backoff.js'
 import { TaskBranchNotFoundError } from './errors.js'
 import { git, gitOut, revParse, splitZ } from './git.js'
@@ -48,8 +49,13 @@ interface Attempts { attempts: number, retries: number }
 
 export type IntegrateResult =
   | ({ result: 'merged', commit: string, base: string, tests: TestCounts | null, verifyMs: number, paths: string[] } & Attempts)
-  /** The branch is already in the shared branch's history; nothing to push. */
-  | ({ result: 'up-to-date', commit: string } & Attempts)
+  /**
+   * The branch is already in the shared branch's history; nothing to push.
+   * `landing`: the merge that the remote's task fence proves landed this
+   * claim's work (task@epoch by this agent, on the shared branch), else null;
+   * what a caller whose record of that landing was lost records (fence-landing.ts).
+   */
+  | ({ result: 'up-to-date', commit: string, landing: string | null } & Attempts)
   | ({ result: 'conflict', files: string[], base: string } & Attempts)
   /** `commit` is the merge that was tested and not pushed. */
   | ({ result: 'failed', summary: string, tests: TestCounts | null, commit: string, base: string, exitCode: number | null, timedOut: boolean, verifyMs: number } & Attempts)
@@ -93,7 +99,10 @@ export async function integrate (opts: IntegrateOptions): Promise<IntegrateResul
       const tree = await addScratchTree(ws, sharedRef, links)
       try {
         const merge = await tree.merge(head, messageArgs)
-        if (merge.result === 'up-to-date') return { result: 'up-to-date', commit: await gitOut(tree.path, ['rev-parse', 'HEAD']), ...counted }
+        if (merge.result === 'up-to-date') {
+          const landing = await provenLanding(ws.dir, fence, { epoch, agent: agentId, sharedRef })
+          return { result: 'up-to-date', commit: await gitOut(tree.path, ['rev-parse', 'HEAD']), landing, ...counted }
+        }
         if (merge.result === 'conflict') return { result: 'conflict', files: merge.files, base: await gitOut(tree.path, ['rev-parse', 'HEAD']), ...counted }
         const base = merge.base
 

@@ -11,7 +11,8 @@
 import { FailedPreconditionError, InvalidArgumentError, UnavailableError } from '../core/errors.js'
 import { defaultJitter, sleep, type Jitter } from './backoff.js'
 import { FencedError, GitCommandError, NoNewCommitsError, RemoteBranchNotFoundError, TaskBranchNotFoundError } from './errors.js'
-import { git, revParse } from './git.js'
+import { revParse } from './git.js'
+import { isAncestor, provenLanding } from './fence-landing.js'
 import { checkAttempts, DEFAULT_MAX_ATTEMPTS } from './integrate.js'
 import { pushRefspecs } from './push.js'
 import { agencyTrailers, checkBranchName, checkEpoch, checkRefComponent, mergeMessage, requestRefName } from './ref-names.js'
@@ -53,6 +54,13 @@ export interface BatchResult {
   landed: Array<{ request: IntegrationRequest, commit: string }>
   /** Already in the shared branch's history; nothing to do. */
   alreadyMerged: IntegrationRequest[]
+  /**
+   * Landed before this batch, and the log may not say so (the integrator died
+   * between its push and its log entries): the task's fence names the
+   * request's (author, epoch) and `commit`, its merge on the shared branch,
+   * contains the request's commit (fence-landing.ts). Nothing is pushed for it.
+   */
+  recovered: Array<{ request: IntegrationRequest, commit: string }>
   conflicts: Array<{ request: IntegrationRequest, files: string[] }>
   /** The request turned the batch red: `summary` is from the verify of the first prefix that failed with it. */
   failed: Array<{ request: IntegrationRequest, summary: string, tests: TestCounts | null, verifyMs: number }>
@@ -115,9 +123,7 @@ export async function pushRequestRef (ws: Workspace, task: string, opts: Request
 async function checkNewCommits (ws: Workspace, branch: string, commit: string): Promise<void> {
   const sharedRef = `refs/remotes/origin/${ws.branch}`
   await fetchRefspecs(ws, [`+refs/heads/${ws.branch}:${sharedRef}`])
-  const r = await git(ws.dir, ['merge-base', '--is-ancestor', commit, sharedRef], { allowFail: true })
-  if (r.code === 0) throw new NoNewCommitsError(branch, ws.branch)
-  if (r.code !== 1) throw new GitCommandError(['merge-base', '--is-ancestor', commit, sharedRef], r.code, r.stderr)
+  if (await isAncestor(ws.dir, commit, sharedRef)) throw new NoNewCommitsError(branch, ws.branch)
 }
 
 interface Link { request: IntegrationRequest, commit: string }
@@ -131,8 +137,14 @@ export async function integrateBatch (opts: BatchOptions): Promise<BatchResult> 
   const maxAttempts = checkAttempts(opts.maxAttempts ?? DEFAULT_MAX_ATTEMPTS)
   const jitter = opts.jitter ?? defaultJitter
 
+  const cleanUp = async (out: BatchResult): Promise<BatchResult> => {
+    const landed = [...out.landed, ...out.recovered]
+    if (opts.deleteLandedRefs !== false && landed.length > 0) await deleteRequestRefs(ws, landed)
+    return out
+  }
+
   return await ws.exclusive(async () => {
-    const out: BatchResult = { landed: [], alreadyMerged: [], conflicts: [], failed: [], deferred: [], refused, pushed: null, tests: null, verifyMs: null, verifyRuns: 0, attempts: 0, retries: 0 }
+    const out: BatchResult = { landed: [], alreadyMerged: [], recovered: [], conflicts: [], failed: [], deferred: [], refused, pushed: null, tests: null, verifyMs: null, verifyRuns: 0, attempts: 0, retries: 0 }
     const sharedRef = `refs/remotes/origin/${ws.branch}`
     let candidates = requests
     let lastReason = ''
@@ -166,16 +178,18 @@ export async function integrateBatch (opts: BatchOptions): Promise<BatchResult> 
           continue
         }
         fences.set(r.task, fence)
-        if (await revParse(ws.dir, r.commit) == null) out.deferred.push({ request: r, reason: `commit ${r.commit} is not on the remote (was ${r.ref} re-published?)` })
+        if (await revParse(ws.dir, r.commit) == null) { out.deferred.push({ request: r, reason: `commit ${r.commit} is not on the remote (was ${r.ref} re-published?)` }); continue }
+        const landing = await provenLanding(ws.dir, fence, { epoch: r.epoch, agent: r.author, sharedRef, contains: r.commit })
+        if (landing != null) out.recovered.push({ request: r, commit: landing })
         else present.push(r)
       }
-      if (present.length === 0) return out
+      if (present.length === 0) return await cleanUp(out)
 
       const tree = await addScratchTree(ws, base, links)
       try {
         const batch = await bisectBatch(ws, tree, base, present, out, (cwd) =>
           runVerify({ command: verify, cwd, timeoutMs: opts.verifyTimeoutMs, junitPaths }))
-        if (batch.good.length === 0) return out
+        if (batch.good.length === 0) return await cleanUp(out)
         // The shared branch and every landed task's fence, all or nothing, each fence leased at what was read.
         const pushed = await pushRefspecs(ws,
           [`${batch.tip}:refs/heads/${ws.branch}`, ...batch.good.map(l => fenceRefspec(l.request.task, l.commit))],
@@ -186,8 +200,7 @@ export async function integrateBatch (opts: BatchOptions): Promise<BatchResult> 
           out.tests = batch.tipRun?.tests ?? null
           out.verifyMs = batch.tipRun?.durationMs ?? null
           ws.log.info({ landed: batch.good.length, failed: out.failed.length, conflicts: out.conflicts.length, retries: out.retries }, 'batch integrated')
-          if (opts.deleteLandedRefs !== false) await deleteRequestRefs(ws, batch.good)
-          return out
+          return await cleanUp(out)
         }
         lastReason = pushed.reason
         attemptMs = performance.now() - started
@@ -197,7 +210,7 @@ export async function integrateBatch (opts: BatchOptions): Promise<BatchResult> 
       }
     }
     for (const request of candidates) out.deferred.push({ request, reason: `every push lost a race (${lastReason})` })
-    return out
+    return await cleanUp(out)
   })
 }
 

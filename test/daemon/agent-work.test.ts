@@ -11,6 +11,8 @@ import { join } from 'node:path'
 import { commitFiles, makeSharedRepo, sh, type SharedRepo } from '../repo/git-fixtures.js'
 import { MemoryCluster, addrsOf, rejectionOf, waitFor } from './board/helpers.js'
 import type { Daemon } from '../../src/daemon/daemon.js'
+import { decodeBody } from '../../src/core/log/kinds.js'
+import { integrate } from '../../src/repo/integrate.js'
 import type { NewTask } from '../../src/core/board/index.js'
 
 const cluster = new MemoryCluster()
@@ -159,5 +161,67 @@ describe('the inbox and wait', () => {
     const r = await waiting
     expect(r.reason).toBe('ready')
     expect(r.ready.map(t => t.id)).toEqual(['farewell'])
+  })
+})
+
+describe('a push that landed without its integration entry (the daemon died between the two)', () => {
+  const integrationsOf = (t: string): unknown[] => a.logService.state.ordered()
+    .filter(e => e.entry.kind === 'integration').map(e => decodeBody('integration', e.entry.body)).filter(i => i.task === t)
+
+  /** What the crash leaves: the merge and the task's fence on the remote (pushed by the repo layer), no entry on the log. */
+  async function landWithoutEntry (t: string): Promise<{ epoch: number, commit: string }> {
+    await a.addTasks([task(t)])
+    const claim = await a.claimTask(t, [], false)
+    expect(claim.outcome).toBe('HELD')
+    await commitFiles(a.workspacePath(), { [`${t}/work.txt`]: 'work\n' })
+    const r = await integrate({ workspace: a.repo().workspace, task: t, epoch: claim.epoch, agentId: a.peerId, verify: 'true', checkFence: async () => {} })
+    if (r.result !== 'merged') throw new Error(`the landing did not land: ${JSON.stringify(r)}`)
+    expect(integrationsOf(t)).toEqual([])
+    return { epoch: claim.epoch, commit: r.commit }
+  }
+
+  /** A fence made by hand: a merge on main whose trailers name `agent` at `epoch` for `t`. */
+  async function forgeFence (t: string, epoch: number, agent: string): Promise<void> {
+    const forger = await mkdtemp(join(tmpdir(), 'agency-forger-'))
+    try {
+      await sh(forger, ['clone', '--quiet', repo.bare, '.'])
+      await sh(forger, ['-c', 'user.name=forger', '-c', 'user.email=forger@example.invalid', 'commit', '--quiet', '--allow-empty', '-m', `landed ${t}`, '-m', `Agency-Task: ${t}@${epoch}\nAgency-Agent: ${agent}`])
+      await sh(forger, ['push', '--quiet', '--atomic', 'origin', 'HEAD:refs/heads/main', `HEAD:refs/agency/tasks/${t}`])
+    } finally {
+      await rm(forger, { recursive: true, force: true })
+    }
+  }
+
+  it('the retried integrate records the landing once and says it was recovered; done then succeeds', async () => {
+    const landed = await landWithoutEntry('crashed')
+    const tip = await repo.tip()
+    const [first, second] = await Promise.all([a.repo().integrate('crashed', ''), a.repo().integrate('crashed', '')])
+    for (const r of [first, second]) expect(r).toMatchObject({ result: 'merged', commit: landed.commit, epoch: landed.epoch })
+    expect([first.summary, second.summary].some(s => s.includes('recovered'))).toBe(true)
+    expect(integrationsOf('crashed')).toEqual([expect.objectContaining({ epoch: landed.epoch, commit: landed.commit, result: 'merged', paths: ['crashed/work.txt'], request: '' })])
+    expect(await repo.tip()).toBe(tip)
+
+    expect(await a.doneTask('crashed', '', [], '')).toMatchObject({ state: 'done', commit: landed.commit })
+    expect(integrationsOf('crashed')).toHaveLength(1)
+  })
+
+  it('done alone records the landing the fence proves, and is accepted', async () => {
+    const landed = await landWithoutEntry('crashed-done')
+    expect(await a.doneTask('crashed-done', '', [], '')).toMatchObject({ state: 'done', commit: landed.commit })
+    expect(integrationsOf('crashed-done')).toEqual([expect.objectContaining({ epoch: landed.epoch, commit: landed.commit, result: 'merged' })])
+  })
+
+  it('a fence naming another agent, or this agent at another epoch, records nothing: done is still refused', async () => {
+    await forgeFence('not-mine', 1, b.peerId)
+    await forgeFence('not-now', 7, a.peerId)
+    await a.addTasks([task('not-mine'), task('not-now')])
+    for (const t of ['not-mine', 'not-now']) {
+      expect(await a.claimTask(t, [], false)).toMatchObject({ outcome: 'HELD', epoch: 1 })
+      const refused = await rejectionOf(async () => await a.doneTask(t, '', [], ''))
+      expect(refused.code).toBe('FAILED_PRECONDITION')
+      expect(refused.message).toContain(`agency integrate --task ${t}`)
+      expect(integrationsOf(t)).toEqual([])
+      expect(a.boardService.board.task(t, a.boardService.now())?.state).toBe('claimed')
+    }
   })
 })

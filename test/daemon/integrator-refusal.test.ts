@@ -4,6 +4,7 @@
 import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
 import { decodeBody } from '../../src/core/log/kinds.js'
+import { integrateBatch } from '../../src/repo/integrator.js'
 import { InProcessDaemons } from '../helpers/in-process-daemons.js'
 import { commitFiles, makeSharedRepo, setIdentity, sh, type SharedRepo } from '../repo/git-fixtures.js'
 
@@ -46,5 +47,44 @@ describe('the integrator and a malformed request', () => {
 
     // Answered: the next run has nothing to do and throws nothing.
     expect(await d.repo().runIntegrator(16)).toMatchObject({ landed: [], failed: [], pending: 0 })
+  }, 120_000)
+})
+
+describe('the integrator after it died between its push and its log entries', () => {
+  it('answers the pending requests the pushed batch landed, from the task fences, without pushing again', async () => {
+    const shared = await makeSharedRepo()
+    try {
+      const d = await daemons.start({ repo: { remote: shared.bare, branch: 'main', workdir: join(shared.root, 'integrator'), verify: 'true', mirrorDir: join(shared.root, 'mirrors') } })
+      const me = d.peerId
+      const author = join(shared.root, 'author')
+      await sh(shared.root, ['clone', '--quiet', shared.bare, author])
+      await setIdentity(author, 'author')
+      const ids: Record<string, string> = {}
+      for (const t of ['one', 'two']) {
+        await d.boardService.addTask({ id: t, title: t, description: '', deps: [], scope: [], priority: 0 })
+        await sh(author, ['switch', '--quiet', '--detach', 'origin/main'])
+        const commit = await commitFiles(author, { [`${t}.txt`]: t })
+        await sh(author, ['push', '--quiet', 'origin', `${commit}:refs/agency/${me}/${t}`])
+        ids[t] = (await d.logService.append('integration_request', { task: t, epoch: 1, ref: `refs/agency/${me}/${t}`, commit })).id
+      }
+      // The crash: the batch's push landed (through the repo layer), its integration entries were never appended.
+      const pushed = await integrateBatch({ workspace: d.repo().workspace, requests: d.repo().pendingRequests().map(({ id: _id, ...r }) => r), verify: 'true' })
+      expect(pushed.landed.map(l => l.request.task)).toEqual(['one', 'two'])
+      const tip = await shared.tip()
+      expect(d.repo().pendingRequests()).toHaveLength(2)
+
+      const next = await d.repo().runIntegrator(16)
+      expect(next).toMatchObject({ landed: ['one', 'two'], failed: [], conflicts: [], commit: '' })
+      expect(await shared.tip()).toBe(tip)
+      const answers = d.logService.state.ordered().filter(e => e.entry.kind === 'integration').map(e => decodeBody('integration', e.entry.body))
+      expect(answers).toEqual(pushed.landed.map(l => expect.objectContaining({ task: l.request.task, epoch: 1, commit: l.commit, result: 'merged', paths: [`${l.request.task}.txt`], request: ids[l.request.task] })))
+      expect(d.boardService.board.integratedAt('one', 1)).toBe(pushed.landed[0].commit)
+
+      // Answered once: the run after has nothing to do.
+      expect(await d.repo().runIntegrator(16)).toMatchObject({ landed: [], failed: [], pending: 0 })
+      expect(d.logService.state.ordered().filter(e => e.entry.kind === 'integration')).toHaveLength(2)
+    } finally {
+      await shared.cleanup()
+    }
   }, 120_000)
 })

@@ -10,6 +10,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { integrate, type IntegrateResult } from '../../src/repo/integrate.js'
 import { integrateBatch } from '../../src/repo/integrator.js'
 import { readTaskFence } from '../../src/repo/task-fence.js'
+import { fetchProvenLanding, landedPaths } from '../../src/repo/fence-landing.js'
 import { requestRefName, taskFenceRef } from '../../src/repo/ref-names.js'
 import type { Workspace } from '../../src/repo/workspace.js'
 import { waitFor } from '../helpers/wait-for.js'
@@ -123,6 +124,27 @@ describe('the task fence at the shared remote', () => {
     const second = await integrateBatch({ workspace: integrator, requests: [requests[1]], verify: 'true' })
     expect(second.landed.map(l => l.request.author)).toEqual(['b'])
     expect(await fenceOf('t1')).toBe('t1@2\nb')
+  })
+
+  it('proves a landing to its holder retrying after the log entry was lost, and to no other claim', async () => {
+    const holder = await agentWithWork('amy', 't1', { 'amy.txt': 'landed\n' })
+    const landed = merged(await integrate({ workspace: holder.ws, task: 't1', epoch: 3, verify: 'true', checkFence: stillHeld }))
+
+    // The retry: nothing new to push, and the fence names this claim with its merge on main.
+    const again = await integrate({ workspace: holder.ws, task: 't1', epoch: 3, verify: 'false', checkFence: stillHeld })
+    expect(again).toMatchObject({ result: 'up-to-date', landing: landed })
+    expect(await fetchProvenLanding(holder.ws, 't1', 3, 'amy')).toBe(landed)
+    expect(await landedPaths(holder.ws.dir, landed)).toEqual(['amy.txt'])
+
+    // The same claim at a later epoch, another agent, another task: not proven.
+    expect(await integrate({ workspace: holder.ws, task: 't1', epoch: 4, verify: 'true', checkFence: stillHeld })).toMatchObject({ result: 'up-to-date', landing: null })
+    expect(await fetchProvenLanding(holder.ws, 't1', 4, 'amy')).toBeNull()
+    expect(await fetchProvenLanding(holder.ws, 't1', 3, 'bob')).toBeNull()
+    expect(await fetchProvenLanding(holder.ws, 't2', 3, 'amy')).toBeNull()
+
+    // A fence whose commit is not on the shared branch proves nothing.
+    await sh(repo.bare, ['update-ref', 'refs/heads/main', `${landed}^1`])
+    expect(await fetchProvenLanding(holder.ws, 't1', 3, 'amy')).toBeNull()
   })
 
   it('keeps request refs out of the task-ref namespace', () => {

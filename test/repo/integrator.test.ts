@@ -161,13 +161,42 @@ describe('integrateBatch', () => {
   it('reports requests already in the shared history and ones whose commit is gone', async () => {
     repo = await makeSharedRepo()
     const [req] = await publish(repo, [{ 'f0.txt': '0' }])
+    // On main without an integration of it (no task fence names it).
+    await sh(repo.bare, ['update-ref', 'refs/heads/main', req.commit])
     const integrator = await agentWorkspace(repo, 'int')
-    await integrateBatch({ workspace: integrator, requests: [req], verify: 'true' })
     const ghost = { ref: 'refs/agency/a9/t9', task: 't9', epoch: 1, author: 'a9', commit: 'f'.repeat(40) }
     const r = await integrateBatch({ workspace: integrator, requests: [req, ghost], verify: 'true' })
     expect(r.alreadyMerged).toEqual([req])
+    expect(r.recovered).toEqual([])
     expect(r.deferred.map(d => d.request)).toEqual([ghost])
     expect(r.pushed).toBeNull()
+  })
+
+  it('answers a request an earlier batch landed (its entries lost) from the task fence, without pushing again', async () => {
+    repo = await makeSharedRepo()
+    const [a, b] = await publish(repo, [{ 'f0.txt': '0' }, { 'f1.txt': '1' }])
+    const integrator = await agentWorkspace(repo, 'int')
+    // The batch that landed; its caller died before writing the log entries.
+    const first = await integrateBatch({ workspace: integrator, requests: [a, b], verify: 'true', deleteLandedRefs: false })
+    expect(first.landed.map(l => l.request)).toEqual([a, b])
+    const tip = await repo.tip()
+
+    // The same requests again, and one that names the fence's task but another author or epoch.
+    const otherAuthor = { ...a, author: 'a7', ref: 'refs/agency/a7/t0' }
+    await sh(repo.bare, ['update-ref', otherAuthor.ref, a.commit])
+    const otherEpoch = { ...b, epoch: b.epoch + 1 }
+    const again = await integrateBatch({ workspace: integrator, requests: [a, b], verify: 'false' })
+    expect(again.recovered).toEqual(first.landed)
+    expect(again).toMatchObject({ landed: [], alreadyMerged: [], failed: [], pushed: null, verifyRuns: 0 })
+    expect(await repo.tip()).toBe(tip)
+    // Recovered requests are landed ones: their refs are cleaned up as landed refs are.
+    expect(await sh(repo.bare, ['for-each-ref', '--format=%(refname)', 'refs/agency/a0', 'refs/agency/a1'])).toBe('')
+
+    const foreign = await integrateBatch({ workspace: integrator, requests: [otherAuthor, otherEpoch], verify: 'true' })
+    expect(foreign.recovered).toEqual([])
+    expect(foreign.refused.map(x => x.request)).toEqual([otherAuthor])
+    // Epoch 3 is above the fence's 2: not proven landed, so it is merged as any request (already in history here).
+    expect(foreign.alreadyMerged).toEqual([otherEpoch])
   })
 
   it('refuses malformed requests one by one, each with its reason, and lands the rest of the batch', async () => {
