@@ -79,6 +79,8 @@ export class Replica {
   private cursor = 0
   private seq = 0
   private maxLamport = 0
+  /** finding entries folded in: what this replica's findings searches can answer changes only when it grows */
+  findingsFolded = 0
 
   constructor (index: number, name: string, nodes: number, shared: ReplicaShared, startedAt: number) {
     this.index = index
@@ -307,6 +309,7 @@ export class Replica {
       this.authorSeen[e.author] = 1
       this.authorCount++
     }
+    if (e.finding !== undefined) this.findingsFolded++
     if (e.author === this.index) this.seq = Math.max(this.seq, (e.board?.seq ?? e.finding?.entry.seq ?? 0))
     const lamport = e.board?.lamport ?? e.finding?.entry.lamport ?? 0
     if (lamport > this.maxLamport) this.maxLamport = lamport

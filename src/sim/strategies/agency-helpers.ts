@@ -35,7 +35,7 @@
 
 import type { Replica } from '../replica.js'
 import type { Attempt, ProjectTask } from '../workload.js'
-import { rendezvousScore } from '../../core/board/claim-choice.js'
+import { rendezvousScorer } from '../../core/board/claim-choice.js'
 import { Finding } from '../../gen/agency/v1/log.js'
 import type { HelperAgent, HelperBoard } from './agency-types.js'
 import type { ProjectProgress } from '../project-progress.js'
@@ -116,7 +116,7 @@ export class AgencyHelpers implements HelperBoard {
   /** max(floor, median claim-to-done time): assist-choice.ts's assistThresholdMs over the run's done tasks. */
   thresholdMs (): number {
     const d = this.durations
-    if (d.length === 0) return this.o.settings.assistFloorMs
+    if (d.length === 0 || this.o.settings.assistMedian === 0) return this.o.settings.assistFloorMs
     const mid = d.length >> 1
     const median = d.length % 2 === 1 ? d[mid] : (d[mid - 1] + d[mid]) / 2
     return Math.max(this.o.settings.assistFloorMs, median)
@@ -128,17 +128,18 @@ export class AgencyHelpers implements HelperBoard {
     if (!mechanisms.helpers && !mechanisms.handoff) return false
     const threshold = this.thresholdMs()
     // the cheap tests first; the approaches left (a findings search) only for the best candidates, in order
-    const eligible: Array<{ t: ProjectTask, h: Holding, handoff: boolean }> = []
+    const eligible: Array<{ t: ProjectTask, h: Holding, handoff: boolean, score: number }> = []
+    const score = rendezvousScorer(agent.name)
+    const budget = settings.maxHelpersPerTask
     for (const [task, h] of this.holders) {
       if (h.agent === agent) continue
       const t = project.tasks[task]
-      if (progress.passed(t.id)) continue
       const handoff = mechanisms.handoff && !agent.slow && !h.merging && now - h.attemptStart > settings.handoffFactor * t.effortMs
-      const helpable = mechanisms.helpers && now - h.claimedAt > threshold && (this.helping.get(task)?.length ?? 0) < settings.maxHelpersPerTask
-      if (handoff || helpable) eligible.push({ t, h, handoff })
+      const helpable = mechanisms.helpers && now - h.claimedAt > threshold && (this.helping.get(task)?.length ?? 0) < budget
+      if ((handoff || helpable) && !progress.passed(t.id)) eligible.push({ t, h, handoff, score: score(t.id) })
     }
     if (eligible.length === 0) return false
-    eligible.sort((a, b) => b.t.chain - a.t.chain || a.h.claimedAt - b.h.claimedAt || rendezvousScore(agent.name, b.t.id) - rendezvousScore(agent.name, a.t.id) || a.t.index - b.t.index)
+    eligible.sort((a, b) => b.t.chain - a.t.chain || a.h.claimedAt - b.h.claimedAt || b.score - a.score || a.t.index - b.t.index)
     for (const { t, h, handoff } of eligible) {
       if (handoff && h.agent.yieldTask(t, 'lost')) {
         this.o.recorder.bump('handoffsBySpeed')

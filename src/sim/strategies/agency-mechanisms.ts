@@ -48,7 +48,7 @@ export function ablations (): Array<{ off: Mechanism | null, mechanisms: Mechani
 }
 
 /** How agency's mechanisms are tuned: the same for every swarm size and seed. */
-export type MechanismSettings = { [K in keyof typeof MECHANISM_DEFAULTS]: number }
+export type MechanismSettings = { -readonly [K in keyof typeof MECHANISM_DEFAULTS]: number }
 
 export const MECHANISM_DEFAULTS = {
   /** an idle integrator looks for requests this often (`agency integrator`'s --interval-ms default) */
@@ -61,6 +61,8 @@ export const MECHANISM_DEFAULTS = {
   maxHelpersPerTask: ASSIST_DEFAULTS.budget,
   /** an assist needs the task held this long at least, and the median claim-to-done time if longer (agentd --assist-after) */
   assistFloorMs: ASSIST_DEFAULTS.floorMs,
+  /** 1: the threshold is the median claim-to-done time if longer than the floor; 0: the floor alone */
+  assistMedian: 1,
   /** a holder whose attempt has run this many times the task's usual time is slow */
   handoffFactor: 2
 } as const
