@@ -114,25 +114,27 @@ export class AgencyHelpers implements HelperBoard {
     if (!mechanisms.helpers && !mechanisms.handoff) return false
     const threshold = this.thresholdMs()
     // the cheap tests first; the approaches left (a findings search) only for the best candidates, in order
-    const eligible: Array<{ t: ProjectTask, h: Holding, handoff: boolean, score: number }> = []
+    const eligible: Array<{ t: ProjectTask, h: Holding, handoff: boolean, helpable: boolean, score: number }> = []
     const score = rendezvousScorer(agent.name)
     const budget = settings.maxHelpersPerTask
     for (const [task, h] of this.holders) {
       if (h.agent === agent) continue
       const t = project.tasks[task]
       const handoff = mechanisms.handoff && !agent.slow && !h.merging && now - h.attemptStart > settings.handoffFactor * t.effortMs
-      const helpable = mechanisms.helpers && now - h.claimedAt > threshold && (this.helping.get(task)?.length ?? 0) < budget
-      if ((handoff || helpable) && !progress.passed(t.id)) eligible.push({ t, h, handoff, score: score(t.id) })
+      const list = this.helping.get(task)
+      // (an approach left untaken by the holder and its assistants: checked here without a findings search)
+      const helpable = mechanisms.helpers && now - h.claimedAt > threshold && (list?.length ?? 0) < budget && untaken(project.areas[t.area].approaches, h.approach, list)
+      if ((handoff || helpable) && !progress.passed(t.id)) eligible.push({ t, h, handoff, helpable, score: score(t.id) })
     }
     if (eligible.length === 0) return false
-    eligible.sort((a, b) => b.t.chain - a.t.chain || a.h.claimedAt - b.h.claimedAt || b.score - a.score || a.t.index - b.t.index)
-    for (const { t, h, handoff } of eligible) {
+    if (eligible.length > 1) eligible.sort((a, b) => b.t.chain - a.t.chain || a.h.claimedAt - b.h.claimedAt || b.score - a.score || a.t.index - b.t.index)
+    for (const { t, h, handoff, helpable } of eligible) {
       if (handoff && h.agent.yieldTask(t, 'lost')) {
         this.o.recorder.bump('handoffsBySpeed')
         agent.takeOver(t)
         return true
       }
-      if (mechanisms.helpers && this.startHelping(agent, replica, t, h, now)) return true
+      if (helpable && this.startHelping(agent, replica, t, h, now)) return true
     }
     return false
   }
@@ -216,4 +218,15 @@ export class AgencyHelpers implements HelperBoard {
       x.agent.later(0, () => { x.agent.pick() })
     }
   }
+}
+
+/** Whether some approach is neither the holder's nor an assistant's. */
+function untaken (approaches: readonly string[], holder: string, helping: readonly Helping[] | undefined): boolean {
+  for (const a of approaches) {
+    if (a === holder) continue
+    let taken = false
+    for (const x of helping ?? []) if (x.approach === a) { taken = true; break }
+    if (!taken) return true
+  }
+  return false
 }
