@@ -238,6 +238,7 @@ async function main (): Promise<void> {
     log(`  ${r.label} × ${r.agents} seed ${r.seed}: ${r.completed ? 'all pass' : 'NOT all pass'} at ${(r.finishedAtMs / 3600_000).toFixed(2)} h virtual, ${r.wallSeconds.toFixed(1)} s wall, ${(r.cpuSeconds ?? 0).toFixed(1)} CPU-s`)
   })
   const wall = args.reportFrom.length > 0 ? results.reduce((n, r) => n + r.wallSeconds, 0) / Math.max(1, args.jobs) : (performance.now() - started) / 1000
+  const cpuTotal = results.reduce((n, r) => n + (r.cpuSeconds ?? 0), 0)
   const command = ['npm run bench:swarm --', ...process.argv.slice(2)].join(' ')
   const comparison = results.filter(r => !r.label.startsWith('agency without') && r.label !== ablationLabel(null))
   const summaries = summarize(comparison)
@@ -251,7 +252,7 @@ async function main (): Promise<void> {
     `Command: \`${command}\``,
     '',
     `Project: ${args.tasks} tasks in a ${WORKLOAD_DEFAULTS.layers}-layer dependency DAG, ${WORKLOAD_DEFAULTS.tasksPerArea} tasks per area, ${WORKLOAD_DEFAULTS.approaches} approaches per area of which some are traps, median attempt ${WORKLOAD_DEFAULTS.medianEffortMs / 60_000} min; ${seedNote(args.bigSeeds, args.agents)}. Mean over seeds, (min – max) after it.`,
-    `Times are virtual. The whole run took ${wall.toFixed(0)} s of wall time on ${cpus().length} cores (shared).`,
+    `Times are virtual. The whole run took ${wall.toFixed(0)} s of wall time${args.reportFrom.length > 0 ? ' (summed per worker)' : ''} and ${cpuTotal.toFixed(0)} CPU-seconds of its runs on ${cpus().length} cores (shared), ${results.length} runs.`,
     '',
     args.hazards ? hazardSection() : 'Hazards: none (`--no-hazards`).\n',
     '## Strategies',
@@ -295,7 +296,7 @@ function hazardSection (): string {
     const shown = k.endsWith('Ms') ? `${v / 1000} s` : String(v)
     lines.push(`| ${k} | ${shown} | ${HAZARD_SOURCES[k as keyof typeof HAZARD_SOURCES]} |`)
   }
-  lines.push('', `agency's settings, the same at every size: agents integrate on their own (\`agency integrate\`) until ${MECHANISM_DEFAULTS.pileUp} integrations wait for the branch at once, then an agent becomes the integrator and batches up to ${MECHANISM_DEFAULTS.batchMax} requests back to back (polling every ${MECHANISM_DEFAULTS.batchEveryMs / 1000} s when none waits); a review is asked for each change others build on and does not hold its author up; an idle agent assists (agentd\'s rule, docs/assist.md) the held task with the longest chain of dependents once it has been held ${MECHANISM_DEFAULTS.assistFloorMs / 60_000} min or the median claim-to-done time if longer, at most ${MECHANISM_DEFAULTS.maxHelpersPerTask} assistants per task, and the first passing integration wins; a holder is slow at ${MECHANISM_DEFAULTS.handoffFactor} × the task's usual time and hands the task to a faster idle agent.`, '')
+  lines.push('', `agency's settings, the same at every size: agents integrate on their own (\`agency integrate\`) until ${MECHANISM_DEFAULTS.pileUp} integrations wait for the branch at once, then an agent becomes the integrator and batches up to ${MECHANISM_DEFAULTS.batchMax} requests back to back (polling every ${MECHANISM_DEFAULTS.batchEveryMs / 1000} s when none waits); a review is asked for each change others build on and does not hold its author up; an idle agent assists (agentd\'s rule, docs/assist.md) the held task with the longest chain of dependents ${MECHANISM_DEFAULTS.assistFloorMs === 0 ? 'as soon as it is held' : `once it has been held ${MECHANISM_DEFAULTS.assistFloorMs / 60_000} min`}, at most ${MECHANISM_DEFAULTS.maxHelpersPerTask} assistants per task with an approach nobody announced or recorded as failed, and lands its change the way holders do (through the integrator's queue once one is announced); the first passing integration wins; a holder is slow at ${MECHANISM_DEFAULTS.handoffFactor} × the task's usual time and hands the task to a faster idle agent.`, '')
   return lines.join('\n')
 }
 
