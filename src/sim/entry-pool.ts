@@ -23,6 +23,8 @@ export interface PoolEntry {
   board?: BoardEntry
   /** kind "finding" */
   finding?: StoredEntry
+  /** a finding the agents search (in the shared findings index) */
+  searchable?: boolean
   /** the task a task/claim/release/done entry is about, as a project task index */
   task?: number
 }

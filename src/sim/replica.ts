@@ -79,6 +79,8 @@ export class Replica {
   private cursor = 0
   private seq = 0
   private maxLamport = 0
+  /** searchable findings folded in: what this replica's findings searches can answer changes only when it grows */
+  findingsFolded = 0
 
   constructor (index: number, name: string, nodes: number, shared: ReplicaShared, startedAt: number) {
     this.index = index
@@ -235,8 +237,9 @@ export class Replica {
     const body = Buffer.from(Finding.encode(finding).finish())
     const entry = Entry.fromPartial({ author: this.name, seq, lamport, time: now, kind: 'finding', body })
     const stored = { id: `${this.name}/${seq}`, entry, bytes: EMPTY, cursor: 0 }
-    const e = this.shared.pool.add({ author: this.index, sentAt: now, bytes: entryBytes('finding', finding, seq, lamport), kind: 'finding', finding: stored })
-    if (opts.indexed !== false) this.shared.findings.add(stored, e.index)
+    const searchable = opts.indexed !== false
+    const e = this.shared.pool.add({ author: this.index, sentAt: now, bytes: entryBytes('finding', finding, seq, lamport), kind: 'finding', finding: stored, searchable })
+    if (searchable) this.shared.findings.add(stored, e.index)
     this.shared.onWrite?.(e)
     this.fold(e, now)
     return e
@@ -307,6 +310,7 @@ export class Replica {
       this.authorSeen[e.author] = 1
       this.authorCount++
     }
+    if (e.searchable === true) this.findingsFolded++
     if (e.author === this.index) this.seq = Math.max(this.seq, (e.board?.seq ?? e.finding?.entry.seq ?? 0))
     const lamport = e.board?.lamport ?? e.finding?.entry.lamport ?? 0
     if (lamport > this.maxLamport) this.maxLamport = lamport

@@ -76,6 +76,8 @@ export interface RunResult {
   /** strategy-specific counters */
   extra: Record<string, number>
   wallSeconds: number
+  /** CPU-seconds the run took (the process's, GC threads included), when a benchmark job ran it */
+  cpuSeconds?: number
   events: number
 }
 

@@ -3,7 +3,7 @@
 // shape, and the strategy's settings.
 
 import type { RunResult } from './run-recorder.js'
-import type { Mechanisms } from './strategies/agency-mechanisms.js'
+import type { MechanismSettings, Mechanisms } from './strategies/agency-mechanisms.js'
 import { runAgency, type PartitionPlan } from './strategies/agency.js'
 import { runCentralManager } from './strategies/central-manager.js'
 import { runGitLocks } from './strategies/git-locks.js'
@@ -31,6 +31,8 @@ export interface SwarmJob {
   mechanisms?: Partial<Mechanisms>
   /** stop after this much virtual time */
   maxVirtualMs?: number
+  /** agency: its mechanisms' settings (default MECHANISM_DEFAULTS; the benchmark's --set changes one for every size alike) */
+  settings?: Partial<MechanismSettings>
 }
 
 export function isStrategy (s: string): s is StrategyName {
@@ -38,7 +40,10 @@ export function isStrategy (s: string): s is StrategyName {
 }
 
 export function runSwarmJob (job: SwarmJob): RunResult {
-  return { ...runStrategy(job), seed: job.seed }
+  const cpu = process.cpuUsage()
+  const r = runStrategy(job)
+  const used = process.cpuUsage(cpu)
+  return { ...r, seed: job.seed, cpuSeconds: (used.user + used.system) / 1e6 }
 }
 
 function runStrategy (job: SwarmJob): RunResult {
@@ -49,7 +54,7 @@ function runStrategy (job: SwarmJob): RunResult {
       const partitions: PartitionPlan[] = job.partition === undefined
         ? []
         : [{ at: job.partition.atMin * 60_000, until: (job.partition.atMin + job.partition.forMin) * 60_000 }]
-      return runAgency({ ...base, loss: job.loss, partitions, mechanisms: job.mechanisms })
+      return runAgency({ ...base, loss: job.loss, partitions, mechanisms: job.mechanisms, settings: job.settings })
     }
     case 'none': return runNoCoordination(base)
     case 'git': return runGitLocks(job.gitPullMs === undefined ? base : { ...base, pullEveryMs: job.gitPullMs })

@@ -6,7 +6,7 @@
 //   npm run bench:swarm -- [--ablate] [--agents 8,128,1024] [--seeds 1,2,3,4,5] [--big-seeds 2]
 //     [--ablate-agents 8,128,1024] [--ablate-big-seeds 1] [--tasks 2000] [--out results/]
 //     [--strategies agency,none,git,manager] [--manager-ms 2000] [--git-pull-ms 30000]
-//     [--loss 0] [--partition START_MIN:MINUTES] [--no-hazards] [--jobs 2]
+//     [--loss 0] [--partition START_MIN:MINUTES] [--no-hazards] [--jobs 2] [--set key=value,...]
 //
 // --big-seeds / --ablate-big-seeds: how many of the seeds run at 512 agents
 // and more (a 1024-agent agency run takes one to two minutes of wall time).
@@ -27,7 +27,7 @@ import { passRatePlot } from '../../src/sim/pass-rate-plot.js'
 import { resultsTable, trafficTable } from '../../src/sim/results-table.js'
 import type { RunResult } from '../../src/sim/run-recorder.js'
 import { ablationTable, comparisonTable, leaders, summarize } from '../../src/sim/seed-summary.js'
-import { MECHANISM_DEFAULTS } from '../../src/sim/strategies/agency-mechanisms.js'
+import { MECHANISM_DEFAULTS, type MechanismSettings } from '../../src/sim/strategies/agency-mechanisms.js'
 import { isStrategy, runSwarmJob, type StrategyName, type SwarmJob } from '../../src/sim/swarm-job.js'
 import { WORKLOAD_DEFAULTS, type WorkloadInit } from '../../src/sim/workload.js'
 
@@ -51,10 +51,12 @@ interface Args {
   loss?: number
   partition?: { atMin: number, forMin: number }
   jobs: number
+  /** agency's mechanism settings changed from MECHANISM_DEFAULTS, the same at every size (--set key=value,...) */
+  settings: Partial<MechanismSettings>
 }
 
 function parseArgs (argv: string[]): Args {
-  const args: Args = { agents: [8, 128, 1024], tasks: WORKLOAD_DEFAULTS.tasks, seeds: [1, 2, 3, 4, 5], bigSeeds: 2, ablate: false, ablateAgents: [8, 128, 1024], ablateBigSeeds: 1, hazards: true, reportFrom: [], out: 'results', strategies: ['agency', 'none', 'git', 'manager'], jobs: Math.max(1, Math.min(2, cpus().length)) }
+  const args: Args = { agents: [8, 128, 1024], tasks: WORKLOAD_DEFAULTS.tasks, seeds: [1, 2, 3, 4, 5], bigSeeds: 2, ablate: false, ablateAgents: [8, 128, 1024], ablateBigSeeds: 1, hazards: true, reportFrom: [], out: 'results', strategies: ['agency', 'none', 'git', 'manager'], jobs: Math.max(1, Math.min(2, cpus().length)), settings: {} }
   const num = (flag: string, v: string | undefined): number => {
     const n = Number(v)
     if (v === undefined || !Number.isFinite(n) || n < 0) throw new Error(`${flag} takes a non-negative number`)
@@ -93,6 +95,15 @@ function parseArgs (argv: string[]): Args {
         break
       }
       case '--jobs': args.jobs = Math.max(1, num(flag, value)); i++; break
+      case '--set': {
+        for (const pair of (value ?? '').split(',')) {
+          const [k, v] = pair.split('=')
+          if (!(k in MECHANISM_DEFAULTS)) throw new Error(`--set takes key=value of agency's settings: ${Object.keys(MECHANISM_DEFAULTS).join(', ')}`)
+          args.settings[k as keyof MechanismSettings] = num(flag, v)
+        }
+        i++
+        break
+      }
       default: throw new Error(`unknown argument ${flag}`)
     }
   }
@@ -133,6 +144,7 @@ function jobsFor (a: Args): SwarmJob[] {
       jobs.push(j)
     }
   }
+  if (Object.keys(a.settings).length > 0) for (const j of jobs) if (j.strategy === 'agency') j.settings = a.settings
   // the biggest first, so that two workers finish together
   return jobs.sort((x, y) => cost(y) - cost(x))
 }
@@ -141,29 +153,44 @@ function cost (j: SwarmJob): number {
   return j.strategy === 'agency' ? j.agents * 100 : j.strategy === 'git' ? j.agents * 5 : j.agents
 }
 
-/** Runs one job in a child process with room for a large heap. */
-async function runInWorker (job: SwarmJob): Promise<RunResult> {
-  const child = fork(fileURLToPath(import.meta.url), ['--worker'], {
-    execArgv: [...process.execArgv, '--max-old-space-size=12288', '--max-semi-space-size=64'],
-    stdio: ['ignore', 'inherit', 'inherit', 'ipc']
-  })
-  return await new Promise((resolve, reject) => {
-    let result: RunResult | undefined
-    child.on('message', m => { result = m as RunResult })
-    child.on('error', reject)
-    child.on('exit', code => {
-      if (result !== undefined) resolve(result)
-      else reject(new Error(`worker for ${job.strategy} × ${job.agents} exited with code ${code}`))
+/**
+ * Runs the jobs on `workers` long-lived child processes (each with room for a
+ * large heap; a 1024-agent agency run holds 1024 boards), handing each the
+ * next job as it finishes one, so that a benchmark pays tsx's start-up once
+ * per worker rather than once per run.
+ */
+async function runPool (jobs: SwarmJob[], workers: number, done: (r: RunResult) => Promise<void>): Promise<void> {
+  let next = 0
+  const one = async (): Promise<void> => {
+    const child = fork(fileURLToPath(import.meta.url), ['--worker'], {
+      // a large young generation: a run allocates short-lived views by the million, and scavenging a small one promotes them
+      execArgv: [...process.execArgv, '--max-old-space-size=12288', '--max-semi-space-size=128'],
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc']
     })
-    child.send(job)
-  })
+    try {
+      while (next < jobs.length) {
+        const job = jobs[next++]
+        const r = await new Promise<RunResult>((resolve, reject) => {
+          const fail = (code: number | null): void => { reject(new Error(`worker for ${job.strategy} × ${job.agents} exited with code ${code}`)) }
+          child.once('exit', fail)
+          child.once('message', m => { child.off('exit', fail); resolve(m as RunResult) })
+          child.send(job)
+        })
+        await done(r)
+      }
+    } finally {
+      child.disconnect()
+    }
+  }
+  await Promise.all(Array.from({ length: Math.min(workers, jobs.length) }, one))
 }
 
 async function worker (): Promise<void> {
-  const job = await new Promise<SwarmJob>(resolve => process.once('message', m => { resolve(m as SwarmJob) }))
-  const result = runSwarmJob(job)
-  await new Promise<void>((resolve, reject) => process.send?.(result, err => { if (err != null) reject(err); else resolve() }))
-  process.disconnect()
+  process.on('message', m => {
+    const result = runSwarmJob(m as SwarmJob)
+    process.send?.(result)
+  })
+  await new Promise<void>(resolve => process.once('disconnect', resolve))
 }
 
 /**
@@ -196,7 +223,6 @@ async function main (): Promise<void> {
   const jobs = args.reportFrom.length > 0 ? [] : jobsFor(args)
   const results: RunResult[] = []
   const started = performance.now()
-  let next = 0
   const log = (s: string): void => { process.stderr.write(s + '\n') }
   await mkdir(args.out, { recursive: true })
   // every finished run is saved at once, so that a long benchmark split over several invocations can be reported together
@@ -206,16 +232,13 @@ async function main (): Promise<void> {
     for (const line of (await readFile(f, 'utf8')).split('\n')) if (line.trim() !== '') results.push(JSON.parse(line) as RunResult)
   }
   if (jobs.length > 0) log(`bench:swarm: ${jobs.length} runs, ${args.tasks} tasks, seeds ${args.seeds.join(',')}, ${args.jobs} at a time`)
-  await Promise.all(Array.from({ length: Math.min(args.jobs, jobs.length) }, async () => {
-    while (next < jobs.length) {
-      const job = jobs[next++]
-      const r = await runInWorker(job)
-      results.push(r)
-      await appendFile(saved, JSON.stringify(r) + '\n')
-      log(`  ${r.label} × ${r.agents} seed ${r.seed}: ${r.completed ? 'all pass' : 'NOT all pass'} at ${(r.finishedAtMs / 3600_000).toFixed(2)} h virtual, ${r.wallSeconds.toFixed(1)} s wall`)
-    }
-  }))
+  await runPool(jobs, args.jobs, async r => {
+    results.push(r)
+    await appendFile(saved, JSON.stringify(r) + '\n')
+    log(`  ${r.label} × ${r.agents} seed ${r.seed}: ${r.completed ? 'all pass' : 'NOT all pass'} at ${(r.finishedAtMs / 3600_000).toFixed(2)} h virtual, ${r.wallSeconds.toFixed(1)} s wall, ${(r.cpuSeconds ?? 0).toFixed(1)} CPU-s`)
+  })
   const wall = args.reportFrom.length > 0 ? results.reduce((n, r) => n + r.wallSeconds, 0) / Math.max(1, args.jobs) : (performance.now() - started) / 1000
+  const cpuTotal = results.reduce((n, r) => n + (r.cpuSeconds ?? 0), 0)
   const command = ['npm run bench:swarm --', ...process.argv.slice(2)].join(' ')
   const comparison = results.filter(r => !r.label.startsWith('agency without') && r.label !== ablationLabel(null))
   const summaries = summarize(comparison)
@@ -229,7 +252,7 @@ async function main (): Promise<void> {
     `Command: \`${command}\``,
     '',
     `Project: ${args.tasks} tasks in a ${WORKLOAD_DEFAULTS.layers}-layer dependency DAG, ${WORKLOAD_DEFAULTS.tasksPerArea} tasks per area, ${WORKLOAD_DEFAULTS.approaches} approaches per area of which some are traps, median attempt ${WORKLOAD_DEFAULTS.medianEffortMs / 60_000} min; ${seedNote(args.bigSeeds, args.agents)}. Mean over seeds, (min – max) after it.`,
-    `Times are virtual. The whole run took ${wall.toFixed(0)} s of wall time on ${cpus().length} cores (shared).`,
+    `Times are virtual. The whole run took ${wall.toFixed(0)} s of wall time${args.reportFrom.length > 0 ? ' (summed per worker)' : ''} and ${cpuTotal.toFixed(0)} CPU-seconds of its runs on ${cpus().length} cores (shared), ${results.length} runs.`,
     '',
     args.hazards ? hazardSection() : 'Hazards: none (`--no-hazards`).\n',
     '## Strategies',
@@ -273,7 +296,7 @@ function hazardSection (): string {
     const shown = k.endsWith('Ms') ? `${v / 1000} s` : String(v)
     lines.push(`| ${k} | ${shown} | ${HAZARD_SOURCES[k as keyof typeof HAZARD_SOURCES]} |`)
   }
-  lines.push('', `agency's settings, the same at every size: agents integrate on their own (\`agency integrate\`) until ${MECHANISM_DEFAULTS.pileUp} integrations wait for the branch at once, then an agent becomes the integrator and batches up to ${MECHANISM_DEFAULTS.batchMax} requests back to back (polling every ${MECHANISM_DEFAULTS.batchEveryMs / 1000} s when none waits); a review is asked for each change others build on and does not hold its author up; an idle agent assists (agentd\'s rule, docs/assist.md) the held task with the longest chain of dependents once it has been held ${MECHANISM_DEFAULTS.assistFloorMs / 60_000} min or the median claim-to-done time if longer, at most ${MECHANISM_DEFAULTS.maxHelpersPerTask} assistants per task, and the first passing integration wins; a holder is slow at ${MECHANISM_DEFAULTS.handoffFactor} × the task's usual time and hands the task to a faster idle agent.`, '')
+  lines.push('', `agency's settings, the same at every size: agents integrate on their own (\`agency integrate\`) until ${MECHANISM_DEFAULTS.pileUp} integrations wait for the branch at once, then an agent becomes the integrator and batches up to ${MECHANISM_DEFAULTS.batchMax} requests back to back (polling every ${MECHANISM_DEFAULTS.batchEveryMs / 1000} s when none waits); a review is asked for each change others build on and does not hold its author up; an idle agent assists (agentd\'s rule, docs/assist.md) the held task with the longest chain of dependents ${MECHANISM_DEFAULTS.assistFloorMs === 0 ? 'as soon as it is held' : `once it has been held ${MECHANISM_DEFAULTS.assistFloorMs / 60_000} min`}, at most ${MECHANISM_DEFAULTS.maxHelpersPerTask} assistants per task with an approach nobody announced or recorded as failed, and lands its change the way holders do (through the integrator's queue once one is announced); the first passing integration wins; a holder is slow at ${MECHANISM_DEFAULTS.handoffFactor} × the task's usual time and hands the task to a faster idle agent.`, '')
   return lines.join('\n')
 }
 

@@ -1,7 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { Hazards, NO_HAZARDS } from '../../src/sim/hazards.js'
 import { AgencySwarm, runAgency } from '../../src/sim/strategies/agency.js'
-import { MECHANISM_DEFAULTS } from '../../src/sim/strategies/agency-mechanisms.js'
 import { runCentralManager } from '../../src/sim/strategies/central-manager.js'
 import { runGitLocks } from '../../src/sim/strategies/git-locks.js'
 import { runNoCoordination } from '../../src/sim/strategies/no-coordination.js'
@@ -149,11 +148,11 @@ describe('idle agents help the critical path', () => {
     expect(r.duplicateAgentSeconds).toBe(0)
   })
 
-  it('assistants join only a task held past the threshold, the first passing integration wins, and the holder and every other assistant stop when the task is done', () => {
-    const swarm = new AgencySwarm({ project: stally, agents: 40, seed: 7, mechanisms: { handoff: false } })
+  it('assistants join only a task held for the floor, the first passing integration wins, and the holder and every other assistant stop when the task is done', () => {
+    const floor = 10 * 60_000
+    const swarm = new AgencySwarm({ project: stally, agents: 40, seed: 7, mechanisms: { handoff: false }, settings: { assistFloorMs: floor } })
     let checks = 0
     while (!swarm.progress.complete && swarm.scheduler.now < 200 * 3600_000) {
-      const threshold = swarm.helpers.thresholdMs()
       swarm.runUntil(swarm.scheduler.now + 20_000)
       const now = swarm.scheduler.now
       for (const t of stally.tasks) {
@@ -161,8 +160,7 @@ describe('idle agents help the critical path', () => {
         if (swarm.progress.passed(t.id)) { expect(helpers.filter(h => !h.integrating)).toEqual([]); continue }
         if (helpers.length === 0) continue
         const since = swarm.helpers.holderSince(t.index)
-        // the threshold only grows while tasks get done at a steady pace here; the floor at least
-        if (since !== undefined) expect(now - since).toBeGreaterThan(Math.min(threshold, MECHANISM_DEFAULTS.assistFloorMs))
+        if (since !== undefined) expect(now - since).toBeGreaterThan(floor)
         checks++
       }
     }
@@ -184,6 +182,21 @@ describe('idle agents help the critical path', () => {
     // no agent dropped a task it held (a holder in its change's pipeline is fenced, not stopped, by an assistant's landing)
     expect(swarm.replicas[0].board.holders().size).toBe(0)
     expect(r.duplicateAgentSeconds).toBe(0)
+  })
+
+  it('with an integrator announced, assistants land through its queue like holders, and a win there is the assistant\'s done', () => {
+    const r = runAgency({ project: stally, agents: 40, seed: 7, mechanisms: { handoff: false } })
+    expect(r.completed).toBe(true)
+    expect(r.extra.integratorStartedAtMin).toBeGreaterThanOrEqual(0)
+    // assists before the integrator integrate on their own; after it, every one goes through the queue
+    expect(r.extra.assistsRequested).toBeGreaterThan(r.extra.assistsIntegrated ?? 0)
+    expect(r.extra.helperWins).toBeGreaterThan(0)
+    // the loser of each race (holder or assistant) is refused by the fence: one done per task
+    expect(r.extra.fencedMerges).toBeGreaterThan(0)
+    expect(r.extra['entries: done']).toBe(stally.tasks.length)
+    const off = runAgency({ project: stally, agents: 40, seed: 7, mechanisms: { handoff: false, batching: false } })
+    expect(off.extra.assistsRequested ?? 0).toBe(0)
+    expect(off.extra.assistsIntegrated).toBeGreaterThan(0)
   })
 
   it('a holder far slower than the task takes hands it to a faster agent only with hand-off on', () => {

@@ -4,15 +4,19 @@
 // - Who may assist: an agent that holds no task and assists none (one assist
 //   at a time; `agency assist --stop` ends one).
 // - Which tasks: held by a live peer (state "claimed": an expired one is
-//   claimed instead, a takeover), not done, not the plan task, held for
-//   longer than the threshold, with fewer live assistants than the budget.
-//   - threshold = max(floor, median time the board's done tasks took from
-//     their claim to their done); the floor is a daemon option (default 10
-//     minutes). How long a task is held is this daemon's wall clock minus the
-//     holder's claim entry time: a skewed clock moves when help may start,
-//     nothing else.
+//   claimed instead, a takeover), not done, not the plan task, held for at
+//   least the floor, with fewer live assistants than the budget.
+//   - floor: a daemon option (`agentd --assist-after`), default 0: an idle
+//     agent may assist a task as soon as it is held. Waiting for the median
+//     done time (the rule until session 6) kept idle agents idle while the
+//     critical path's holders worked alone: the simulator's 128- and
+//     1024-agent runs reached 90 % 8 to 15 % later with it (docs/benchmarks/
+//     bench-swarm.md). How long a task is held is this daemon's wall clock
+//     minus the holder's claim entry time: a skewed clock moves when help may
+//     start, nothing else.
 //   - budget: assistants per task (default 2, a daemon option), counting the
-//     assists in progress whose assistant is live.
+//     assists in progress whose assistant is live. The budget is the
+//     redundancy the swarm pays for: at most budget + 1 agents on a task.
 // - Which first: the critical path. The task with the longest chain of
 //   not-done tasks that depend on it (directly or through others) first; then
 //   the one held longest; then the higher rendezvous score of (agent, task),
@@ -33,11 +37,11 @@ import { validateTaskId } from './task-id.js'
 export interface AssistPolicy {
   /** assistants per task at most */
   budget: number
-  /** a task is assisted only once held for at least this long (ms), and the median done time if longer */
+  /** a task is assisted only once held for at least this long (ms); 0: at once */
   floorMs: number
 }
 
-export const ASSIST_DEFAULTS: Readonly<AssistPolicy> = Object.freeze({ budget: 2, floorMs: 10 * 60_000 })
+export const ASSIST_DEFAULTS: Readonly<AssistPolicy> = Object.freeze({ budget: 2, floorMs: 0 })
 
 export const MAX_APPROACH_CHARS = 2000
 /** Word overlap (Jaccard) from which two approaches count as the same one. */
@@ -68,7 +72,7 @@ export interface AssistCandidate {
   assistants: ApproachView[]
   /** every approach announced on it, oldest first */
   approaches: ApproachView[]
-  /** the threshold it was judged by, ms */
+  /** the floor it was judged by, ms */
   thresholdMs: number
   /** why it may not be assisted now; '' when it may */
   refusal: string
@@ -106,28 +110,19 @@ export function dependentChains (tasks: readonly TaskView[]): Map<string, number
   return out
 }
 
-/** max(floor, the median of the board's done durations). */
-export function assistThresholdMs (board: Board, floorMs: number): number {
-  const d = board.doneDurations()
-  if (d.length === 0) return floorMs
-  const mid = d.length >> 1
-  const median = d.length % 2 === 1 ? d[mid] : (d[mid - 1] + d[mid]) / 2
-  return Math.max(floorMs, median)
-}
-
 /** Every task held by a live peer, with whether `me` may assist it and why not; best first. */
 export function assistCandidates (input: AssistInput): AssistCandidate[] {
   const { board, book, me, now, wallNow, policy } = input
   const tasks = board.tasks(now)
   const chains = dependentChains(tasks)
-  const thresholdMs = assistThresholdMs(board, policy.floorMs)
+  const thresholdMs = policy.floorMs
   const out: AssistCandidate[] = []
   for (const t of tasks) {
     if (t.state !== 'claimed' || t.holder === undefined || t.holder === me || t.id === PLAN_TASK_ID) continue
     const heldMs = Math.max(0, wallNow - (board.claimTime(t.id) ?? wallNow))
     const assistants = book.active(t.id).filter(a => a.author !== me && input.isLive(a.author))
     let refusal = ''
-    if (heldMs < thresholdMs) refusal = `${t.id} has been held for ${minutes(heldMs)}; a task may be assisted once held for ${minutes(thresholdMs)} (the median time tasks took here, at least the floor)`
+    if (heldMs < thresholdMs) refusal = `${t.id} has been held for ${minutes(heldMs)}; a task may be assisted once held for ${minutes(thresholdMs)} (agentd --assist-after)`
     else if (assistants.length >= policy.budget) refusal = `${t.id} has ${assistants.length} assistant(s) already, the budget per task (${policy.budget})`
     out.push({ task: t.id, holder: t.holder, epoch: t.epoch, heldMs, chain: chains.get(t.id) ?? 0, assistants, approaches: book.approaches(t.id), thresholdMs, refusal })
   }

@@ -42,6 +42,7 @@ export class AgencyAgent implements HelperAgent {
   private frozen = false
   private readonly lostUntil = new Map<number, number>()
   private readonly ownTraps = new Set<string>()
+  private readonly trapCache = new Map<number, { version: number, known: ReadonlySet<string> }>()
   /** the task it holds and is attempting */
   private working: { task: ProjectTask, epoch: number, claimedAt: number, start: number } | undefined
   /** the claim waiting for its answer */
@@ -196,13 +197,19 @@ export class AgencyAgent implements HelperAgent {
     })
   }
 
-  knownTraps (t: ProjectTask): Set<string> {
+  /** The traps it knows of in `t`'s area: its own, and the failures peers recorded that its daemon holds (kept until either grows). */
+  knownTraps (t: ProjectTask): ReadonlySet<string> {
+    const version = this.replica.findingsFolded * 65_536 + this.ownTraps.size
+    const cached = this.trapCache.get(t.area)
+    if (cached !== undefined && cached.version === version) return cached.known
     const known = new Set(this.ownTraps)
-    if (!this.swarm.mechanisms.findings) return known
-    const area = this.swarm.project.areas[t.area].name
-    for (const hit of this.replica.searchFindings({ kind: 'failure', tag: area })) {
-      for (const tag of hit.finding.tags) if (tag.startsWith('approach:')) known.add(`${area}/${tag.slice(9)}`)
+    if (this.swarm.mechanisms.findings) {
+      const area = this.swarm.project.areas[t.area].name
+      for (const hit of this.replica.searchFindings({ kind: 'failure', tag: area })) {
+        for (const tag of hit.finding.tags) if (tag.startsWith('approach:')) known.add(`${area}/${tag.slice(9)}`)
+      }
     }
+    this.trapCache.set(t.area, { version, known })
     return known
   }
 
@@ -211,7 +218,7 @@ export class AgencyAgent implements HelperAgent {
    * assistants announced (their notices reach it) while that leaves one; a
    * holder never waits for its assistants.
    */
-  private avoiding (t: ProjectTask): Set<string> {
+  private avoiding (t: ProjectTask): ReadonlySet<string> {
     const known = this.knownTraps(t)
     const helpers = this.swarm.helpers.helpersOf(t.index)
     if (helpers.length === 0) return known
@@ -270,40 +277,26 @@ export class AgencyAgent implements HelperAgent {
 
   /**
    * As an assistant whose attempt at `t` passed: what the hazards ask before
-   * a merge, then `agency integrate` on its assist branch (its own verify and
-   * the race, never the integrator queue); if it lands first, its daemon
-   * writes an integration and the task's done at the holder's epoch.
+   * a merge, then its assist branch goes the way a holder's change does:
+   * with an integrator announced, the suite on its own merge and `agency
+   * request-integration` (the integrator's batch lands it, one request per
+   * task per batch, the first in log order); without one, `agency integrate`
+   * (its own verify and the race to the branch). If it lands first, the
+   * merged integration counts as landed by it at the holder's epoch and its
+   * daemon writes the task's done; the holder's request is then fenced.
    */
   integrateAssist (t: ProjectTask, attempt: Attempt, start: number, then: (landed: boolean) => void): void {
     const swarm = this.swarm
     const pre = preMerge(swarm, t, this.index, start, attempt.durationMs, (a, b) => swarm.agreed(a, b))
-    const life = this.life
     const attemptEnd = swarm.scheduler.now
-    const integrate = (fixed: boolean): void => {
-      swarm.integrator.direct({
-        breaks: !fixed && swarm.project.hazards.breaks(t.index),
-        then: green => {
-          if (life !== this.life || this.frozen) return
-          swarm.recorder.spend('verify', swarm.project.hazards.options.verifyMs)
-          if (!green) {
-            const fix = swarm.project.hazards.options.reviewFixFraction * t.effortMs
-            swarm.recorder.spend('breakFix', fix)
-            this.later(fix, () => { integrate(true) })
-            return
-          }
-          this.landAssist(t, then)
-        }
-      })
-    }
     this.later(pre.ms, () => {
       if (pre.repair) swarm.progress.repairAround(t, swarm.scheduler.now)
       if (pre.ms > 0) swarm.recorder.worked(t.id, this.index, attemptEnd, swarm.scheduler.now, true)
-      if (!swarm.mechanisms.verifiedIntegration) { this.landAssist(t, then, false); return }
-      integrate(false)
+      this.integrateChange(t, verified => { this.landAssist(t, then, verified) }, true)
     })
   }
 
-  private landAssist (t: ProjectTask, then: (landed: boolean) => void, verified = true): void {
+  private landAssist (t: ProjectTask, then: (landed: boolean) => void, verified: boolean): void {
     const { scheduler, recorder, progress } = this.swarm
     const now = scheduler.now
     this.replica.drain(now)
@@ -372,7 +365,7 @@ export class AgencyAgent implements HelperAgent {
     const next = (): void => {
       if (pre.repair) swarm.progress.repairAround(t, swarm.scheduler.now)
       swarm.recorder.worked(t.id, this.index, workStart, swarm.scheduler.now)
-      this.verify(t, epoch)
+      this.integrateChange(t, verified => { this.land(t, epoch, verified) })
     }
     if (pre.ms > 0) this.later(pre.ms, next)
     else next()
@@ -427,11 +420,12 @@ export class AgencyAgent implements HelperAgent {
    * fixes what it breaks, requests integration and waits for its batch.
    * Without: `agency integrate`, its own verify and the race to the branch.
    * Either way it waits, as the real command does; a red verify sends the
-   * change back to it to fix and integrate again.
+   * change back to it to fix and integrate again. `land(verified)` when it
+   * is green (or at once, unverified, when the mechanism is off).
    */
-  private verify (t: ProjectTask, epoch: number, fixed = false): void {
+  private integrateChange (t: ProjectTask, land: (verified: boolean) => void, assist = false, fixed = false): void {
     const swarm = this.swarm
-    if (!swarm.mechanisms.verifiedIntegration) { this.land(t, epoch, false); return }
+    if (!swarm.mechanisms.verifiedIntegration) { land(false); return }
     if (swarm.integrator.queued && !fixed) {
       const { verifyMs, reviewFixFraction } = swarm.project.hazards.options
       swarm.recorder.bump('preVerifies')
@@ -441,24 +435,26 @@ export class AgencyAgent implements HelperAgent {
         swarm.recorder.spend('breakFix', reviewFixFraction * t.effortMs)
       }
       swarm.recorder.spend('verify', verifyMs)
-      this.later(verifyMs + (breaks ? reviewFixFraction * t.effortMs : 0), () => { this.verify(t, epoch, true) })
+      this.later(verifyMs + (breaks ? reviewFixFraction * t.effortMs : 0), () => { this.integrateChange(t, land, assist, true) })
       return
     }
     const breaks = !fixed && swarm.project.hazards.breaks(t.index)
     const life = this.life
     const asked = swarm.scheduler.now
     const queued = swarm.integrator.queued
+    if (assist) swarm.recorder.bump(queued ? 'assistsRequested' : 'assistsIntegrated')
     swarm.integrator.request({
+      task: t.index,
       breaks,
       then: green => {
         if (life !== this.life || this.frozen) return
         // with an integrator the wait for the batch; alone, its own verify (the race is the integrator's verifyWait)
         if (queued) swarm.recorder.spend('integrationWait', swarm.scheduler.now - asked)
         else swarm.recorder.spend('verify', swarm.project.hazards.options.verifyMs)
-        if (green) { this.land(t, epoch, true); return }
+        if (green) { land(true); return }
         const fix = swarm.project.hazards.options.reviewFixFraction * t.effortMs
         swarm.recorder.spend('breakFix', fix)
-        this.later(fix, () => { this.verify(t, epoch, true) })
+        this.later(fix, () => { this.integrateChange(t, land, assist, true) })
       }
     })
   }

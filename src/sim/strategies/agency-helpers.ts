@@ -4,23 +4,24 @@
 //
 // - who: an agent that holds no task, assists none, and has nothing ready
 //   (and no review waiting on it);
-// - which tasks: held by a peer for longer than the threshold, max(the floor,
-//   10 min, and the median time done tasks took from claim to done), with
-//   fewer live assistants than the budget (2);
+// - which tasks: held by a peer for at least the floor (agentd --assist-after,
+//   default 0: at once), with fewer live assistants than the budget (2);
 // - which first: the longest chain of not-done dependents, then the one held
 //   longest, then the rendezvous score of (agent, task), as assist-choice.ts;
 // - the approach: announced in the log, one nobody has recorded as failed and
 //   that neither the holder nor another assistant has announced;
-// - the first passing integration wins: the assistant integrates its own
-//   branch (`agency integrate`: its own verify and the race to the branch,
-//   never the integrator queue) and its daemon writes the task's done at the
-//   holder's epoch; the holder's claim ends and it stops, the other
-//   assistants stop. A holder whose integration lands first ends the assists.
+// - the first passing integration wins: the assistant lands its branch the
+//   way holders do, through the announced integrator's queue (`agency
+//   request-integration`; a batch takes one request per task) or, with no
+//   integrator, `agency integrate` (its own verify and the race to the
+//   branch); its merged integration counts as landed by it at the holder's
+//   epoch and its daemon writes the task's done; the holder's claim ends and
+//   it stops (its own request is fenced), the other assistants stop. A
+//   holder whose integration lands first ends the assists.
 //
 // Where the simulation differs: who holds which task since when, and who
 // assists with which approach, is read from this registry (the log would tell
-// every daemon within a gossip delay); the threshold's median is over every
-// task done in the run, not one daemon's board; the holder and the other
+// every daemon within a gossip delay); the holder and the other
 // assistants stop the moment the task is done, where real agents read the
 // notice at their next turn.
 //
@@ -35,7 +36,7 @@
 
 import type { Replica } from '../replica.js'
 import type { Attempt, ProjectTask } from '../workload.js'
-import { rendezvousScore } from '../../core/board/claim-choice.js'
+import { rendezvousScorer } from '../../core/board/claim-choice.js'
 import { Finding } from '../../gen/agency/v1/log.js'
 import type { HelperAgent, HelperBoard } from './agency-types.js'
 import type { ProjectProgress } from '../project-progress.js'
@@ -60,8 +61,6 @@ export class AgencyHelpers implements HelperBoard {
   private readonly o: HelpersInit
   private readonly holders = new Map<number, Holding>()
   private readonly helping = new Map<number, Helping[]>()
-  /** claim-to-done times of done tasks, sorted */
-  private readonly durations: number[] = []
 
   constructor (init: HelpersInit) {
     this.o = init
@@ -100,26 +99,13 @@ export class AgencyHelpers implements HelperBoard {
   taskDone (task: number, by: HelperAgent): void {
     const h = this.holders.get(task)
     this.holders.delete(task)
-    if (h !== undefined) this.doneAfter(this.o.scheduler.now - h.claimedAt)
     this.stopHelpers(task)
     if (h !== undefined && h.agent !== by) h.agent.taskDoneByAssistant(this.o.project.tasks[task])
   }
 
-  /** A task's claim to done time, for the assist threshold. */
-  doneAfter (ms: number): void {
-    let lo = 0
-    let hi = this.durations.length
-    while (lo < hi) { const mid = (lo + hi) >>> 1; if (this.durations[mid] < ms) lo = mid + 1; else hi = mid }
-    this.durations.splice(lo, 0, ms)
-  }
-
-  /** max(floor, median claim-to-done time): assist-choice.ts's assistThresholdMs over the run's done tasks. */
+  /** How long a task must be held before it may be assisted: the floor (assist-choice.ts, agentd --assist-after). */
   thresholdMs (): number {
-    const d = this.durations
-    if (d.length === 0) return this.o.settings.assistFloorMs
-    const mid = d.length >> 1
-    const median = d.length % 2 === 1 ? d[mid] : (d[mid - 1] + d[mid]) / 2
-    return Math.max(this.o.settings.assistFloorMs, median)
+    return this.o.settings.assistFloorMs
   }
 
   /** An idle agent asks for a held task on the critical path to assist (or take over, by speed); true if it got one. */
@@ -128,24 +114,27 @@ export class AgencyHelpers implements HelperBoard {
     if (!mechanisms.helpers && !mechanisms.handoff) return false
     const threshold = this.thresholdMs()
     // the cheap tests first; the approaches left (a findings search) only for the best candidates, in order
-    const eligible: Array<{ t: ProjectTask, h: Holding, handoff: boolean }> = []
+    const eligible: Array<{ t: ProjectTask, h: Holding, handoff: boolean, helpable: boolean, score: number }> = []
+    const score = rendezvousScorer(agent.name)
+    const budget = settings.maxHelpersPerTask
     for (const [task, h] of this.holders) {
       if (h.agent === agent) continue
       const t = project.tasks[task]
-      if (progress.passed(t.id)) continue
       const handoff = mechanisms.handoff && !agent.slow && !h.merging && now - h.attemptStart > settings.handoffFactor * t.effortMs
-      const helpable = mechanisms.helpers && now - h.claimedAt > threshold && (this.helping.get(task)?.length ?? 0) < settings.maxHelpersPerTask
-      if (handoff || helpable) eligible.push({ t, h, handoff })
+      const list = this.helping.get(task)
+      // (an approach left untaken by the holder and its assistants: checked here without a findings search)
+      const helpable = mechanisms.helpers && now - h.claimedAt > threshold && (list?.length ?? 0) < budget && untaken(project.areas[t.area].approaches, h.approach, list)
+      if ((handoff || helpable) && !progress.passed(t.id)) eligible.push({ t, h, handoff, helpable, score: score(t.id) })
     }
     if (eligible.length === 0) return false
-    eligible.sort((a, b) => b.t.chain - a.t.chain || a.h.claimedAt - b.h.claimedAt || rendezvousScore(agent.name, b.t.id) - rendezvousScore(agent.name, a.t.id) || a.t.index - b.t.index)
-    for (const { t, h, handoff } of eligible) {
+    if (eligible.length > 1) eligible.sort((a, b) => b.t.chain - a.t.chain || a.h.claimedAt - b.h.claimedAt || b.score - a.score || a.t.index - b.t.index)
+    for (const { t, h, handoff, helpable } of eligible) {
       if (handoff && h.agent.yieldTask(t, 'lost')) {
         this.o.recorder.bump('handoffsBySpeed')
         agent.takeOver(t)
         return true
       }
-      if (mechanisms.helpers && this.startHelping(agent, replica, t, h, now)) return true
+      if (helpable && this.startHelping(agent, replica, t, h, now)) return true
     }
     return false
   }
@@ -229,4 +218,15 @@ export class AgencyHelpers implements HelperBoard {
       x.agent.later(0, () => { x.agent.pick() })
     }
   }
+}
+
+/** Whether some approach is neither the holder's nor an assistant's. */
+function untaken (approaches: readonly string[], holder: string, helping: readonly Helping[] | undefined): boolean {
+  for (const a of approaches) {
+    if (a === holder) continue
+    let taken = false
+    for (const x of helping ?? []) if (x.approach === a) { taken = true; break }
+    if (!taken) return true
+  }
+  return false
 }

@@ -9,7 +9,11 @@
 // (`pileUp` of them waiting for the branch at once), an agent becomes the
 // integrator (`agency integrator`, src/repo/integrator.ts) and from then on
 // agents request integration (`agency request-integration`) and wait for
-// their batch: the integrator merges up to `batchMax` requests, verifies the
+// their batch: holders and assistants alike (a merged integration answering
+// an assistant's request counts as landed by it). The integrator takes up to
+// `batchMax` requests, one per task (the first in log order; a later one for
+// the same task waits for the next batch, where the fence refuses it once
+// the task landed), merges and verifies the
 // batch once, on a red batch bisects to the changes that break other tests
 // (one verify per bisection step) and lands the rest in one push; it starts
 // the next batch at once, or polls every `batchEveryMs` when none waits.
@@ -22,6 +26,8 @@ import type { RunRecorder } from '../run-recorder.js'
 import type { Scheduler } from '../scheduler.js'
 
 export interface IntegrationRequest {
+  /** the task the change is for: a batch takes one request per task */
+  task: number
   /** the change breaks other tests: a verify of a tree with it is red */
   breaks: boolean
   /** at the end of its verify: green (it landed) or red (it goes back to its author, who waited for it) */
@@ -53,11 +59,6 @@ export class SimIntegrator {
 
   constructor (init: IntegratorInit) {
     this.o = init
-  }
-
-  /** `agency integrate`: the author's own verify and the race to the branch, whatever the others do (an assistant's way). */
-  direct (r: IntegrationRequest): void {
-    this.alone(r)
   }
 
   request (r: IntegrationRequest): void {
@@ -98,10 +99,23 @@ export class SimIntegrator {
     return this.integratorLive
   }
 
+  /** Up to batchMax requests in queue order, one per task; the others stay queued. */
+  private take (): IntegrationRequest[] {
+    const batch: IntegrationRequest[] = []
+    const tasks = new Set<number>()
+    const rest: IntegrationRequest[] = []
+    for (const r of this.queue) {
+      if (batch.length < this.o.batchMax && !tasks.has(r.task)) { batch.push(r); tasks.add(r.task) } else rest.push(r)
+    }
+    this.queue.length = 0
+    this.queue.push(...rest)
+    return batch
+  }
+
   private batch (): void {
     const { scheduler, recorder, verifyMs } = this.o
     this.lastBatchAt = scheduler.now
-    const batch = this.queue.splice(0, this.o.batchMax)
+    const batch = this.take()
     const red = batch.filter(r => r.breaks).length
     // one verify of the batch; each bad change costs a bisection down to it
     const runs = 1 + red * Math.ceil(Math.log2(Math.max(2, batch.length)))

@@ -9,8 +9,8 @@
 //   batching       when integrations pile up an agent becomes the integrator and verifies queued
 //                  requests in batches (off: every agent verifies on its own and races the others
 //                  to the branch all run long)
-//   helpers        agentd's assists: an idle agent works on a held task of the critical path, held
-//                  past the threshold, with an approach nobody recorded as failed or announced;
+//   helpers        agentd's assists: an idle agent works on a held task of the critical path
+//                  (as soon as it is held), with an approach nobody recorded as failed or announced;
 //                  the first passing integration wins
 //   handoff        a holder far slower than the task's usual time hands the task to a faster agent
 //                  (the issue's mechanism; agentd has no such rule)
@@ -48,7 +48,7 @@ export function ablations (): Array<{ off: Mechanism | null, mechanisms: Mechani
 }
 
 /** How agency's mechanisms are tuned: the same for every swarm size and seed. */
-export type MechanismSettings = { [K in keyof typeof MECHANISM_DEFAULTS]: number }
+export type MechanismSettings = { -readonly [K in keyof typeof MECHANISM_DEFAULTS]: number }
 
 export const MECHANISM_DEFAULTS = {
   /** an idle integrator looks for requests this often (`agency integrator`'s --interval-ms default) */
@@ -59,7 +59,7 @@ export const MECHANISM_DEFAULTS = {
   pileUp: 3,
   /** assistants per held task at once, besides its holder (agentd --assist-budget) */
   maxHelpersPerTask: ASSIST_DEFAULTS.budget,
-  /** an assist needs the task held this long at least, and the median claim-to-done time if longer (agentd --assist-after) */
+  /** an assist needs the task held this long at least (agentd --assist-after; 0: at once) */
   assistFloorMs: ASSIST_DEFAULTS.floorMs,
   /** a holder whose attempt has run this many times the task's usual time is slow */
   handoffFactor: 2

@@ -39,7 +39,7 @@ export interface HelperAgent {
   integrateAssist: (t: ProjectTask, attempt: Attempt, start: number, then: (landed: boolean) => void) => void
   /** an assistant's integration finished `t`, which this agent held: its claim ended; it stops */
   taskDoneByAssistant: (t: ProjectTask) => void
-  knownTraps: (t: ProjectTask) => Set<string>
+  knownTraps: (t: ProjectTask) => ReadonlySet<string>
   recordTrap: (t: ProjectTask, attempt: Attempt, now: number) => void
 }
 

@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest'
 import { Finding } from '../../../src/gen/agency/v1/log.js'
 import { Board } from '../../../src/core/board/board.js'
 import { AssistBook, APPROACH_TAG, ASSIST_END_TAG, taskTag } from '../../../src/core/board/assist-book.js'
-import { assistCandidates, assistThresholdMs, checkApproach, checkAssistTask, chooseAssist, dependentChains, sameApproach, type AssistInput } from '../../../src/core/board/assist-choice.js'
+import { ASSIST_DEFAULTS, assistCandidates, checkApproach, checkAssistTask, chooseAssist, dependentChains, sameApproach, type AssistInput } from '../../../src/core/board/assist-choice.js'
 import { EntryWriter } from './helpers.js'
 
 const T0 = 1_700_000_000_000
@@ -61,24 +61,33 @@ describe('choosing the task to assist', () => {
     expect(picks).toEqual(new Set(['x', 'y']))
   })
 
-  it('waits until a task is held longer than the median done time, at least the floor', () => {
+  it('waits until a task is held for the floor; how long done tasks took does not move it', () => {
     const { board, w } = boardWith({})
-    // Two tasks done, after 20 and 40 minutes: median 30 min, above the 10 min floor.
+    // Two tasks done, after 20 and 40 minutes: no longer a threshold of their median.
     board.apply(w.entry('h1', 'claim', { task: 'x', scope: [], epoch: 1, takeoverOf: '', branch: '', handoff: '' }))
     const claimX = w.entry('h1', 'done', { task: 'x', epoch: 1, commit: 'cx', paths: [] })
     board.apply({ ...claimX, time: board.claimTime('x')! + 20 * MIN })
     board.apply(w.claim('h2', 'y', 1))
     const doneY = w.done('h2', 'y', 1)
     board.apply({ ...doneY, time: board.claimTime('y')! + 40 * MIN })
-    expect(assistThresholdMs(board, 10 * MIN)).toBe(30 * MIN)
-    expect(assistThresholdMs(board, 45 * MIN)).toBe(45 * MIN)
 
     board.apply(w.claim('h3', 'a', 1))
     const since = board.claimTime('a')!
     const book = new AssistBook()
-    expect(chooseAssist(input(board, book, 'me', { wallNow: since + 29 * MIN }))).toBeUndefined()
-    expect(assistCandidates(input(board, book, 'me', { wallNow: since + 29 * MIN }))[0].refusal).toContain('held for 29 min')
-    expect(chooseAssist(input(board, book, 'me', { wallNow: since + 31 * MIN }))?.task).toBe('a')
+    expect(chooseAssist(input(board, book, 'me', { wallNow: since + 9 * MIN }))).toBeUndefined()
+    const [c] = assistCandidates(input(board, book, 'me', { wallNow: since + 9 * MIN }))
+    expect(c.refusal).toContain('held for 9 min')
+    expect(c.thresholdMs).toBe(10 * MIN)
+    expect(chooseAssist(input(board, book, 'me', { wallNow: since + 11 * MIN }))?.task).toBe('a')
+  })
+
+  it('by default a task may be assisted as soon as it is held', () => {
+    expect(ASSIST_DEFAULTS.floorMs).toBe(0)
+    const { board, w } = boardWith({})
+    board.apply(w.claim('h1', 'a', 1))
+    const since = board.claimTime('a')!
+    const policy = { ...ASSIST_DEFAULTS }
+    expect(chooseAssist(input(board, new AssistBook(), 'me', { wallNow: since, policy }))?.task).toBe('a')
   })
 
   it('keeps to the budget of live assistants per task; ended and dead assists do not count', () => {
