@@ -52,7 +52,7 @@ const program = new Command('agentd')
   .addOption(new Option('--api-token-file <file>', 'require this token (file contents) on every API call; a missing file is created with a new token (mode 0600); needed to serve --grpc beyond loopback').env('AGENCY_API_TOKEN_FILE'))
   .addOption(new Option('--allow-peers <ids>', 'only these peer ids may connect, comma-separated').env('AGENCY_ALLOW_PEERS').argParser(list))
   .addOption(new Option('--assist-budget <n>', 'assistants per held task at most: idle agents that help a task on the critical path with their own approach (docs/assist.md)').env('AGENCY_ASSIST_BUDGET').argParser(positiveInt('--assist-budget')).default(2))
-  .addOption(new Option('--assist-after <duration>', 'a task is assisted only once held this long (default 0: as soon as it is held)').env('AGENCY_ASSIST_AFTER').argParser(durationFlag('--assist-after')).default(ASSIST_DEFAULTS.floorMs, '0'))
+  .addOption(new Option('--assist-after <duration>', 'a task is assisted only once held this long (0: as soon as it is held)').env('AGENCY_ASSIST_AFTER').argParser(durationFlag('--assist-after')).default(ASSIST_DEFAULTS.floorMs, '0'))
   .addOption(new Option('--settle-ms <ms>', 'a fixed claim settle window (default: derived from gossip latency)').env('AGENCY_SETTLE_MS').argParser(positiveInt('--settle-ms')))
   .addHelpText('after', `
 Every flag can also be set by the environment variable shown, e.g. AGENCY_PEERS.
