@@ -204,8 +204,8 @@ export class RepoService {
     const board = this.init.board.board
     const done = board.doneRecord(a.task)
     if (done !== undefined) throw new FailedPreconditionError(doneFirstText(a.task, done.by, this.init.me))
-    const h = board.holder(a.task)
-    if (h?.epoch !== a.epoch) throw new FailedPreconditionError(`task ${a.task} moved from epoch ${a.epoch} to ${h === undefined ? 'no holder' : `epoch ${h.epoch}`} while you integrated: nothing was pushed; integrate again`)
+    const moved = this.epochMoved(a.task, a.epoch)
+    if (moved !== undefined) throw new FailedPreconditionError(`${moved} while you integrated: nothing was pushed; integrate again`)
     if (this.init.assists?.current()?.task !== a.task) throw new FailedPreconditionError(`you no longer assist ${a.task}: nothing was pushed`)
   }
 
@@ -423,9 +423,13 @@ export class RepoService {
     const board = this.init.board.board
     const done = board.doneRecord(r.task)
     if (done !== undefined) return `task ${r.task} was done by ${done.by} first`
-    const h = board.holder(r.task)
-    if (h?.epoch !== r.epoch) return `task ${r.task} moved from epoch ${r.epoch} to ${h === undefined ? 'no holder' : `epoch ${h.epoch}`}`
-    return undefined
+    return this.epochMoved(r.task, r.epoch)
+  }
+
+  /** How an assisted task moved on from the holder's epoch `epoch` the assist works at, by this board; undefined while it has not. */
+  private epochMoved (task: string, epoch: number): string | undefined {
+    const h = this.init.board.board.holder(task)
+    return h?.epoch === epoch ? undefined : `task ${task} moved from epoch ${epoch} to ${h === undefined ? 'no holder' : `epoch ${h.epoch}`}`
   }
 
   async runIntegrator (maxBatch: number): Promise<RunIntegratorReply> {

@@ -1,7 +1,6 @@
 // The swarm the assist tests run: in-process daemons on the memory transport
-// sharing a real git repository, with assists open at once (no floor, and no
-// task done yet to set a median); the first daemon holds `core`, which `api`
-// and `ui` wait on.
+// sharing a real git repository, with assists open at once (no floor); the
+// first daemon holds `core`, which `api` and `ui` wait on.
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
