@@ -66,9 +66,16 @@ export function defaultSwarmDir (name: string): string {
 }
 
 /** A swarm name from a repository path or URL: its last component, as a slug. */
+/** A repository URL (scheme://... or scp-like user@host:path) rather than a local path. */
+function isRepoUrl (repo: string): boolean {
+  return /^[a-z][a-z0-9+.-]*:\/\//i.test(repo) || /^[^/\\:]+@[^/\\:]+:/.test(repo)
+}
+
+/** The swarm's name from its repository: the directory's or URL's last part (`--repo .` names the current directory). */
 export function swarmNameFor (repo: string | undefined, fallback: string): string {
   if (repo == null) return fallback
-  const base = basename(repo.replace(/[/\\]+$/, '')).replace(/\.git$/, '').toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-+|-+$/g, '')
+  const path = isRepoUrl(repo) ? repo : resolve(repo)
+  const base = basename(path.replace(/[/\\]+$/, '')).replace(/\.git$/, '').toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-+|-+$/g, '')
   return base !== '' ? base : fallback
 }
 
@@ -164,8 +171,8 @@ export async function swarmUp (o: SwarmUpOptions): Promise<{ state: SwarmState, 
   checkOptions(o, dir)
   if (existsSync(join(dir, STATE_FILE))) throw new FailedPreconditionError(`a swarm is already up in ${dir}: run \`agency swarm down --dir ${o.dir}\` first`)
   const example = o.example != null ? await loadExample(o.example) : undefined
-  const freshDir = !existsSync(dir)
-  await mkdir(dir, { recursive: true })
+  // The first directory this call creates (undefined if dir was there): removed whole on a refusal.
+  const created = await mkdir(dir, { recursive: true })
   let shared: SharedRepo
   try {
     if (o.repo != null) {
@@ -176,7 +183,7 @@ export async function swarmUp (o: SwarmUpOptions): Promise<{ state: SwarmState, 
       if (!existsSync(shared.remote)) await seedBareRepo(example, shared.remote)
     }
   } catch (err) {
-    if (freshDir) await rm(dir, { recursive: true, force: true })
+    if (created != null) await rm(created, { recursive: true, force: true })
     throw err
   }
   const repo = shared.remote
