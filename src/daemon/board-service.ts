@@ -347,9 +347,10 @@ export class BoardService {
     await this.release(task, `superseded at the shared remote: ${remote.agent}'s work for ${task}@${remote.epoch} landed`, '')
   }
 
-  async release (task: string, note: string, branch: string): Promise<TaskView> {
+  /** Releases a held task with hand-off notes; `to`: the agent it is handed to by speed (docs/handoff.md), '' for anyone. */
+  async release (task: string, note: string, branch: string, to = ''): Promise<TaskView> {
     const held = this.board.checkReleasable(task, this.init.me)
-    await this.init.log.append('release', { task, epoch: held.epoch, note, branch })
+    await this.init.log.append('release', { task, epoch: held.epoch, note, branch, to })
     await this.execute(this.protocol.forget(task))
     return this.task(task)
   }

@@ -73,6 +73,8 @@ export class RepoService {
   /** task -> the commit last pushed to its wip ref */
   private readonly wipPushed = new Map<string, string>()
   private wipTimer?: NodeJS.Timeout
+  /** task -> integrates and requests of it running now */
+  private readonly busy = new Map<string, number>()
   /** task@epoch -> the landing being recorded (recordLanding) */
   private readonly recovering = new Map<string, Promise<string>>()
 
@@ -89,9 +91,10 @@ export class RepoService {
    * local branch, else a new one from the task's wip ref on the remote (the
    * previous holder's pushed work), else from the shared branch.
    */
-  async startTask (task: string, handoffBranch: string): Promise<TaskStart> {
+  async startTask (task: string, handoffBranch: string, o: { fromAssist?: string } = {}): Promise<TaskStart> {
     const ws = this.workspace
-    const from = handoffBranch.startsWith('refs/agency/') ? handoffBranch : wipRefName(task)
+    // A hand-off to this agent's assist of the task: its own assist branch (it has its approach's work) goes on.
+    const from = o.fromAssist !== undefined ? `refs/heads/${ws.taskBranch(o.fromAssist)}` : handoffBranch.startsWith('refs/agency/') ? handoffBranch : wipRefName(task)
     try {
       let r
       try {
@@ -101,7 +104,7 @@ export class RepoService {
         r = await ws.checkoutTask(task) // nothing pushed for it yet
         return { branch: r.branch, note: `your workspace ${ws.dir} is on ${r.branch}${r.created ? `, new from ${ws.branch}` : ''}: commit your work there, then agency integrate` }
       }
-      const note = r.created ? `, starting from the previous holder's work (${from})` : ''
+      const note = !r.created ? '' : o.fromAssist !== undefined ? `, starting from your assist branch (${ws.taskBranch(o.fromAssist)})` : `, starting from the previous holder's work (${from})`
       return { branch: r.branch, note: `your workspace ${ws.dir} is on ${r.branch}${note}: commit your work there, then agency integrate` }
     } catch (err) {
       if (!isAgencyError(err)) throw err
@@ -209,8 +212,33 @@ export class RepoService {
     if (this.init.assists?.current()?.task !== a.task) throw new FailedPreconditionError(`you no longer assist ${a.task}: nothing was pushed`)
   }
 
+  /**
+   * Whether this agent's work on `task` is on its way to the shared branch:
+   * an integrate or a request running here, or a request of its at `epoch`
+   * no integration answers yet (hand-off by speed waits for it).
+   */
+  merging (task: string, epoch: number): boolean {
+    if ((this.busy.get(task) ?? 0) > 0) return true
+    return this.pendingRequests().some(r => r.task === task && r.epoch === epoch && r.author === this.init.me)
+  }
+
+  private async whileBusy<T> (task: string, fn: () => Promise<T>): Promise<T> {
+    this.busy.set(task, (this.busy.get(task) ?? 0) + 1)
+    try {
+      return await fn()
+    } finally {
+      const n = (this.busy.get(task) ?? 1) - 1
+      if (n <= 0) this.busy.delete(task)
+      else this.busy.set(task, n)
+    }
+  }
+
   async integrate (taskArg: string, message: string): Promise<IntegrateReply> {
-    const { task, epoch, assist } = this.resolveTask(taskArg)
+    const target = this.resolveTask(taskArg)
+    return await this.whileBusy(target.task, async () => await this.integrateResolved(target, message))
+  }
+
+  private async integrateResolved ({ task, epoch, assist }: IntegrateTarget, message: string): Promise<IntegrateReply> {
     const verify = this.verifyCommand()
     const fence = async (): Promise<void> => {
       if (assist !== undefined) this.checkAssistFence(assist)
@@ -363,7 +391,11 @@ export class RepoService {
    * daemon marks the task done (assist-service).
    */
   async requestIntegration (taskArg: string): Promise<{ ref: string, commit: string, entryId: string }> {
-    const { task, epoch, assist } = this.resolveTask(taskArg)
+    const target = this.resolveTask(taskArg)
+    return await this.whileBusy(target.task, async () => await this.requestResolved(target))
+  }
+
+  private async requestResolved ({ task, epoch, assist }: IntegrateTarget): Promise<{ ref: string, commit: string, entryId: string }> {
     const ws = this.workspace
     const fence = async (): Promise<void> => {
       if (assist === undefined) { this.init.board.board.checkDoable(task, this.init.me); return }
