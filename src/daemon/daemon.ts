@@ -123,6 +123,8 @@ export class Daemon {
   get repoService (): RepoService | undefined { return this.built.repoService }
   get assists (): AssistService { return this.part('assists') }
   get handoffs (): HandoffService { return this.part('handoffs') }
+  /** what turns the daemon's events and entries into the agent's notices */
+  get notices (): NoticeWriter { return this.part('notices') }
   /** what the agent reads: peers' messages and this daemon's notices, with the read cursor */
   get inbox (): AgentInbox { return this.part('inbox') }
   /** the agent beside this daemon, when --harness names one; serve() starts it once the API is up */
@@ -319,7 +321,8 @@ export class Daemon {
       log: logService,
       logger: this.log.child({ part: 'notices' }),
       currentGoalId: () => boardService.board.goal()?.entryId,
-      assisted: (task, epoch) => assists.assistedAt(task, epoch)
+      assisted: (task, epoch) => assists.assistedAt(task, epoch),
+      board: () => boardService.board
     })
     notices.start()
     b.handoffs = new HandoffService({
