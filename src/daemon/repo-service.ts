@@ -8,6 +8,7 @@ import { pushWip, wipRefName } from '../repo/wip-ref.js'
 import { FencedError, NoNewCommitsError } from '../repo/errors.js'
 import { checkTaskFence, readTaskFence } from '../repo/task-fence.js'
 import { fetchProvenLanding, landedPaths } from '../repo/fence-landing.js'
+import { revParse } from '../repo/git.js'
 import { FailedPreconditionError, InvalidArgumentError, NotFoundError, isAgencyError } from '../core/errors.js'
 import { PLAN_TASK_ID, validateTaskId } from '../core/board/task-id.js'
 import { decodeBody } from '../core/log/kinds.js'
@@ -59,6 +60,9 @@ function countsMessage (t: TestCounts | null): TestCountsMsg | undefined {
 const EXIT_CODE_PASS = { passed: 1, failed: 0, total: 1, format: 'exit-code' } as const
 
 const DEFAULT_WIP_PUSH_MS = 3 * 60_000
+
+/** The summary of a test run recorded for a recovered landing: green by exit status, counts lost. */
+export const RECOVERED_RUN_FORMAT = 'recovered'
 
 /** Where a HELD claim left the workspace. */
 export interface TaskStart { branch: string, note: string }
@@ -285,18 +289,14 @@ export class RepoService {
         const landed = recorded ?? (r.landing != null ? await this.recordLanding(task, epoch, r.landing) : undefined)
         const recovered = recorded === undefined && landed !== undefined ? ' (recovered: the push had landed, its integration entry was missing)' : ''
         if (assist !== undefined) {
-          if (landed === undefined) {
-            throw new FailedPreconditionError(`your assist branch ${this.workspace.taskBranch(assist.branch)} has no commits beyond ${this.workspace.branch}: commit your work in ${this.workspace.dir} (git add -A && git commit -m "<what you did>") and integrate again`)
-          }
+          if (landed === undefined) throw this.noNewCommits({ assist: true, branch: this.workspace.taskBranch(assist.branch), again: 'integrate' })
           await this.init.assists?.landed(task)
           reply.result = 'merged'
           reply.commit = landed
           reply.summary = `merged into ${this.workspace.branch} as ${landed.slice(0, 12)}${recovered}: your assist landed first, so ${task} is done by you (its holder and the other assistants are told to stop); next: agency claim --next`
           break
         }
-        if (landed == null) {
-          throw new FailedPreconditionError(`your task branch ${this.workspace.taskBranch(task)} has no commits beyond ${this.workspace.branch}: commit your work in ${this.workspace.dir} (git add -A && git commit -m "<what you did>") and integrate again; if the task needs no change, agency done ${task} --no-change "<why>"`)
-        }
+        if (landed == null) throw this.noNewCommits({ assist: false, branch: this.workspace.taskBranch(task), again: 'integrate', noChangeTask: task })
         reply.result = 'merged'
         reply.commit = landed
         reply.summary = recovered !== ''
@@ -345,6 +345,7 @@ export class RepoService {
       const known = board.integratedAt(task, epoch)
       if (known !== undefined) return known
       await this.init.log.append('integration', { task, epoch, commit, result: 'merged', paths, request: '' })
+      await this.recordRecoveredRun(commit)
       this.init.logger.warn({ task, epoch, commit }, 'recovered a landing whose integration entry was missing')
       return commit
     })()
@@ -374,6 +375,19 @@ export class RepoService {
       return
     }
     if (landing != null) await this.recordLanding(task, h.epoch, landing)
+  }
+
+  /**
+   * The test run of a recovered landing (fence-landing): its verify passed,
+   * since the push follows a green verify only, but its counts and duration
+   * died with the daemon. What is known is recorded, as a green run by exit
+   * status (format "recovered"), when `commit` is still the tip of the shared
+   * branch as fetched; a later landing's run describes the branch otherwise.
+   */
+  private async recordRecoveredRun (commit: string): Promise<void> {
+    const tip = await revParse(this.workspace.dir, `refs/remotes/origin/${this.workspace.branch}`).catch(() => null)
+    if (tip !== commit) return
+    await this.init.log.append('test_run', { commit, branch: this.workspace.branch, passed: 1, failed: 0, total: 1, durationMs: 0, summary: RECOVERED_RUN_FORMAT })
   }
 
   /** The shared branch's new test result; a green run whose output no parser read counts by its exit status. */
@@ -411,11 +425,22 @@ export class RepoService {
     try {
       pushed = await pushRequestRef(ws, task, assist === undefined ? { checkFence: fence } : { checkFence: fence, branch: ws.taskBranch(assist.branch), requireNewCommits: true })
     } catch (err) {
-      if (err instanceof NoNewCommitsError) throw new FailedPreconditionError(`your assist branch ${err.branch} has no commits beyond ${ws.branch}: commit your work in ${ws.dir} (git add -A && git commit -m "<what you did>") and request integration again`)
+      if (err instanceof NoNewCommitsError) throw this.noNewCommits({ assist: assist !== undefined, branch: err.branch, again: 'request integration' })
       throw err
     }
     const e = await this.init.log.append('integration_request', { task, epoch, ref: pushed.ref, commit: pushed.commit })
     return { ref: pushed.ref, commit: pushed.commit, entryId: e.id }
+  }
+
+  /**
+   * The refusal of a branch with no commits of its own beyond the shared
+   * branch (integrate, request-integration): what to commit where, what to run
+   * again, and for a held task how to finish one that needs no change.
+   */
+  private noNewCommits (o: { assist: boolean, branch: string, again: 'integrate' | 'request integration', noChangeTask?: string }): FailedPreconditionError {
+    const ws = this.workspace
+    const noChange = o.noChangeTask !== undefined ? `; if the task needs no change, agency done ${o.noChangeTask} --no-change "<why>"` : ''
+    return new FailedPreconditionError(`your ${o.assist ? 'assist' : 'task'} branch ${o.branch} has no commits beyond ${ws.branch}: commit your work in ${ws.dir} (git add -A && git commit -m "<what you did>") and ${o.again} again${noChange}`)
   }
 
   /** What an assistant is told when the remote's fence shows another agent's work landed first. */
@@ -525,6 +550,9 @@ export class RepoService {
     if (result.pushed != null) {
       reply.commit = result.pushed
       await this.recordTestRun(result.pushed, result.tests, 0)
+    } else {
+      const last = result.recovered.at(-1)
+      if (last !== undefined) await this.recordRecoveredRun(last.commit)
     }
     reply.pending += result.deferred.length
     return reply
