@@ -56,6 +56,11 @@ describe('hand-off by speed', () => {
 
     await amy.handoffs.check()
     expect(amy.handoffs.decide('core')).toMatchObject({ refusal: expect.stringContaining('handed off past 10 min') })
+    // (and an integrate with nothing committed says what to do, writing nothing)
+    const before = amy.logService.state.size
+    const empty = await rejectionOf(async () => await amy.repo().integrate('core', ''))
+    expect(empty.message).toMatch(/^your task branch agency\/\S+\/core has no commits beyond main: commit your work in \S+ \(git add -A && git commit -m "<what you did>"\) and integrate again; if the task needs no change, agency done core --no-change "<why>"$/)
+    expect(amy.logService.state.size).toBe(before)
     expect(amy.boardService.held().map(h => h.task)).toEqual(['core'])
     expect(releases(amy)).toEqual([])
   })
