@@ -5,7 +5,8 @@
 // enough, her daemon's check hands nothing off. Once she is slow, her daemon
 // releases core to bob, who assists it: bob's daemon claims core at the next
 // epoch from his assist branch and lands it; amy is told to stop and her late
-// integrate is refused, by her board and by the remote's task fence.
+// integrate is refused, by her board and by the remote's task fence. A task
+// nobody assists goes to an idle peer, from the holder's pushed work.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { decodeBody } from '../../../src/core/log/kinds.js'
 import { FencedError } from '../../../src/repo/errors.js'
@@ -102,5 +103,20 @@ describe('hand-off by speed', () => {
     const fence = await readTaskFence(amy.repo().workspace, 'core')
     expect(() => { checkTaskFence(fence, 'core', 1, amy.peerId) }).toThrow(FencedError)
     expect(await sh(swarm.repo.bare, ['ls-tree', '--name-only', 'main', 'hello/'])).toBe('hello/hello.txt')
+  })
+
+  it('hands a task nobody assists to an idle peer, whose branch starts from the holder\'s pushed work', async () => {
+    await waitFor('amy to see api ready', () => amy.boardService.readyChoice().ready.some(t => t.id === 'api'))
+    expect((await amy.claimTask('api', [], false)).outcome).toBe('HELD')
+    await commitFiles(amy.workspacePath(), { 'api/half.txt': 'half done\n' })
+    amyAhead += HOUR
+    await amy.handoffs.check()
+    const [release] = releases(amy).filter(r => r.task === 'api')
+    expect([bob.peerId, cat.peerId]).toContain(release.to)
+    expect(release.branch).toBe('refs/agency/wip/api')
+    const receiver = release.to === bob.peerId ? bob : cat
+    await waitFor('the receiver to hold api at epoch 2', () => receiver.boardService.held().find(h => h.task === 'api' && h.epoch === 2))
+    await waitFor('its workspace to be on api', async () => await sh(receiver.workspacePath(), ['symbolic-ref', '--short', 'HEAD']) === `agency/${receiver.peerId}/api`)
+    expect(await sh(receiver.workspacePath(), ['ls-files', 'api'])).toBe('api/half.txt')
   })
 })
