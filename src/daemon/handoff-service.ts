@@ -128,7 +128,10 @@ export class HandoffService {
   private decideFor (h: HolderInfo, usualMs: number | undefined): HandoffDecision {
     const board = this.init.board.board
     const heldMs = Math.max(0, this.init.wallClock() - (board.claimTime(h.task) ?? this.init.wallClock()))
-    return chooseHandoff({ task: h.task, holder: this.init.me, heldMs, usualMs, merging: this.init.merging(h.task, h.epoch), peers: this.peers(h.task), policy: this.init.policy })
+    const peers = this.peers(h.task)
+    // (with no peer the answer is no: the pending requests are not read)
+    const merging = peers.length > 0 && this.init.merging(h.task, h.epoch)
+    return chooseHandoff({ task: h.task, holder: this.init.me, heldMs, usualMs, merging, peers, policy: this.init.policy })
   }
 
   private async handOffSlow (): Promise<void> {
