@@ -122,7 +122,17 @@ export class HandoffService {
   decide (task: string): HandoffDecision {
     const h = this.init.board.board.holder(task)
     if (h?.holder !== this.init.me) return { refusal: `you do not hold ${task}` }
-    return this.decideFor(h, usualTaskMs(this.init.board.board.doneDurations()))
+    return this.decideFor(h, this.usualMs())
+  }
+
+  /**
+   * The usual time of a task: the median claim-to-done time of the tasks
+   * finished by their holder, both times on its own clock (a task an
+   * assistant finished pairs the holder's claim time with the assistant's
+   * clock, and measures nobody's speed).
+   */
+  private usualMs (): number | undefined {
+    return usualTaskMs([...this.init.board.board.doneTimesByAgent().values()].flat())
   }
 
   private decideFor (h: HolderInfo, usualMs: number | undefined): HandoffDecision {
@@ -138,7 +148,7 @@ export class HandoffService {
     const board = this.init.board.board
     const held = this.init.board.held().filter(h => h.task !== PLAN_TASK_ID)
     if (held.length === 0) return
-    const usualMs = usualTaskMs(board.doneDurations())
+    const usualMs = this.usualMs()
     const limit = handoffLimitMs(usualMs, this.init.policy)
     if (limit === undefined) return
     for (const h of held) {

@@ -5,7 +5,8 @@
 // - When: a holder is slow on its task once it has been at it for longer than
 //   `factor` x the task's usual time, and longer than the floor. agentd cannot
 //   know a task's usual time: it takes the median claim-to-done time of the
-//   board's done tasks (usualTaskMs), and the time since the holder's claim;
+//   tasks their holders finished (usualTaskMs over board.doneTimesByAgent),
+//   and the time since the holder's claim;
 //   the simulator knows each task's effort and the time since the attempt
 //   began. With no usual time (nothing done yet) nobody is slow.
 // - Not while the holder's work is on its way to the shared branch (an
