@@ -257,6 +257,8 @@ export class BoardService {
   async claim (task: string, scope: string[], noWait = false): Promise<ClaimAnswer> {
     const ticket = this.protocol.claim(task, scope, this.now(), { wait: !noWait })
     const verdict = this.verdictOf(ticket.task, ticket.epoch)
+    // A stop while the claim is being written rejects the verdict before it is awaited: handled here, thrown below.
+    verdict.catch(() => {})
     const immediate = ticket.output.answers.some(a => a.task === ticket.task && a.epoch === ticket.epoch)
     if (ticket.takeover?.expired === true) this.init.metrics?.takeovers()
     try {

@@ -6,7 +6,8 @@
 // releases core to bob, who assists it: bob's daemon claims core at the next
 // epoch from his assist branch and lands it; amy is told to stop and her late
 // integrate is refused, by her board and by the remote's task fence. A task
-// nobody assists goes to an idle peer, from the holder's pushed work.
+// nobody assists goes to an idle peer, from the holder's pushed work; one
+// that stopped before claiming it claims it when it starts again.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { decodeBody } from '../../../src/core/log/kinds.js'
 import { FencedError } from '../../../src/repo/errors.js'
@@ -118,5 +119,24 @@ describe('hand-off by speed', () => {
     await waitFor('the receiver to hold api at epoch 2', () => receiver.boardService.held().find(h => h.task === 'api' && h.epoch === 2))
     await waitFor('its workspace to be on api', async () => await sh(receiver.workspacePath(), ['symbolic-ref', '--short', 'HEAD']) === `agency/${receiver.peerId}/api`)
     expect(await sh(receiver.workspacePath(), ['ls-files', 'api'])).toBe('api/half.txt')
+  })
+
+  it('claims a task handed to a daemon that stopped before claiming it when it starts again', async () => {
+    const apiHolder = amy.boardService.board.holder('api')?.holder
+    let idle = apiHolder === bob.peerId ? cat : bob
+    await amy.addTasks([{ id: 'late', title: 'late', description: '', deps: [], scope: ['late/**'], priority: 0 }])
+    await waitFor('amy to see late', () => amy.boardService.board.task('late', amy.boardService.now()) !== undefined)
+    expect((await amy.claimTask('late', [], false)).outcome).toBe('HELD')
+    // The crash window: the release reaches the receiver's daemon, which claims nothing.
+    idle.handoffs.stop()
+    amyAhead += HOUR
+    await amy.handoffs.check()
+    expect(releases(amy).filter(r => r.task === 'late')).toEqual([expect.objectContaining({ to: idle.peerId })])
+    await waitFor('the receiver to fold the release', () => releases(idle).some(r => r.task === 'late'))
+    expect(idle.boardService.held()).toEqual([])
+
+    idle = await swarm.cluster.restart(idle)
+    await waitFor('the receiver to hold late at epoch 2 after its restart', () => idle.boardService.held().find(h => h.task === 'late' && h.epoch === 2))
+    await waitFor('the receiver to be told', async () => (await notices(idle, 'handoff')).find(t => t.includes('its task late to you')))
   })
 })
