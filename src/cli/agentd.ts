@@ -7,7 +7,7 @@ import { defaultDataDir, defaultGrpcAddr } from '../addresses.js'
 import { loadOrCreateApiToken } from '../daemon/api-token.js'
 import { serveDaemon } from './serve.js'
 import { HARNESS_POLICY_DEFAULTS } from '../harness/policy.js'
-import { ASSIST_DEFAULTS } from '../core/board/index.js'
+import { ASSIST_DEFAULTS, HANDOFF_DEFAULTS } from '../core/board/index.js'
 import { durationFlag } from './duration.js'
 import { VERSION } from '../version.js'
 
@@ -19,6 +19,14 @@ function positiveInt (name: string) {
   return (value: string): number => {
     const n = Number(value)
     if (!Number.isSafeInteger(n) || n <= 0) throw new Error(`${name} must be a positive whole number, got "${value}"`)
+    return n
+  }
+}
+
+function nonNegativeNumber (name: string) {
+  return (value: string): number => {
+    const n = Number(value)
+    if (value.trim() === '' || !Number.isFinite(n) || n < 0) throw new Error(`${name} must be a number, 0 or more, got "${value}"`)
     return n
   }
 }
@@ -53,6 +61,8 @@ const program = new Command('agentd')
   .addOption(new Option('--allow-peers <ids>', 'only these peer ids may connect, comma-separated').env('AGENCY_ALLOW_PEERS').argParser(list))
   .addOption(new Option('--assist-budget <n>', 'assistants per held task at most: idle agents that help a task on the critical path with their own approach (docs/assist.md)').env('AGENCY_ASSIST_BUDGET').argParser(positiveInt('--assist-budget')).default(2))
   .addOption(new Option('--assist-after <duration>', 'a task is assisted only once held this long (0: as soon as it is held)').env('AGENCY_ASSIST_AFTER').argParser(durationFlag('--assist-after')).default(ASSIST_DEFAULTS.floorMs, '0'))
+  .addOption(new Option('--handoff-factor <x>', 'hand-off by speed (docs/handoff.md): a holder at its task longer than this many times the median claim-to-done time of the done tasks (and --handoff-after) hands it to a faster live peer, an assistant first (0: off)').env('AGENCY_HANDOFF_FACTOR').argParser(nonNegativeNumber('--handoff-factor')).default(HANDOFF_DEFAULTS.factor))
+  .addOption(new Option('--handoff-after <duration>', 'a task is handed off by speed only once held this long').env('AGENCY_HANDOFF_AFTER').argParser(durationFlag('--handoff-after')).default(HANDOFF_DEFAULTS.floorMs, '15m'))
   .addOption(new Option('--settle-ms <ms>', 'a fixed claim settle window (default: derived from gossip latency)').env('AGENCY_SETTLE_MS').argParser(positiveInt('--settle-ms')))
   .addHelpText('after', `
 Every flag can also be set by the environment variable shown, e.g. AGENCY_PEERS.
@@ -113,7 +123,8 @@ Examples:
         harnessPolicy: { runTimeoutMs: opts.harnessRunTimeout },
         acpPermissions: opts.acpPermissions,
         settle: opts.settleMs != null ? { fixedMs: opts.settleMs } : undefined,
-        assist: { budget: opts.assistBudget, floorMs: opts.assistAfter }
+        assist: { budget: opts.assistBudget, floorMs: opts.assistAfter },
+        handoff: { factor: opts.handoffFactor, floorMs: opts.handoffAfter }
       })
     } catch (err) {
       process.stderr.write(`agentd: ${(err as Error).message}\n`)

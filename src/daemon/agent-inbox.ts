@@ -7,7 +7,7 @@ import { randomUUID } from 'node:crypto'
 import type { InboxRecord, MessageStore, StateStore } from '../store/index.js'
 import { InvalidArgumentError } from '../core/errors.js'
 
-export type NoticeKind = 'claim_lost' | 'claim_superseded' | 'overlap' | 'review_requested' | 'integration' | 'goal_changed' | 'harness' | 'assist'
+export type NoticeKind = 'claim_lost' | 'claim_superseded' | 'overlap' | 'review_requested' | 'integration' | 'goal_changed' | 'harness' | 'assist' | 'handoff'
 
 /** Notices are stored as messages from the daemon to itself, on a thread that names their kind. */
 const NOTICE_THREAD = 'agentd-notice:'
@@ -68,9 +68,13 @@ export class AgentInbox {
     await this.init.state.put(READ_CURSOR_KEY, cursor, { sync: true })
   }
 
-  /** Stores a notice of this daemon for its agent. */
-  async notice (kind: NoticeKind, text: string, task = ''): Promise<number> {
-    const id = randomUUID()
+  /**
+   * Stores a notice of this daemon for its agent. With `once`, a key of what
+   * the notice is about: a notice with that key is stored once ever (a second
+   * one, after a restart say, is dropped); its cursor is returned either way.
+   */
+  async notice (kind: NoticeKind, text: string, task = '', once?: string): Promise<number> {
+    const id = once !== undefined ? `once:${once}` : randomUUID()
     const r = await this.init.messages.deliver({
       id,
       from: this.init.me,
@@ -81,7 +85,7 @@ export class AgentInbox {
       text,
       time: Date.now()
     }, Date.now())
-    this.init.onStored(r.cursor)
+    if (r.stored) this.init.onStored(r.cursor)
     return r.cursor
   }
 

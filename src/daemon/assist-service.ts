@@ -203,6 +203,42 @@ export class AssistService {
     return this.approaches().current(this.init.me, id => board.doneRecord(id) !== undefined)
   }
 
+  /** The assists in progress on `task` whose assistant is live here (hand-off by speed hands a task to one first). */
+  activeOn (task: string, isLive: (peer: string) => boolean): ApproachView[] {
+    return this.approaches().active(task).filter(a => isLive(a.author))
+  }
+
+  /** Whether `agent` assists a task that is not done. */
+  assisting (agent: string): boolean {
+    const board = this.init.board.board
+    return this.approaches().current(agent, id => board.doneRecord(id) !== undefined) !== undefined
+  }
+
+  /** The branch task of this agent's assist of `task` if it is on it (not ended): `<task>-assist-<n>`. */
+  assistBranchTask (task: string): string | undefined {
+    const a = this.mineOn(task)
+    return a === undefined ? undefined : AssistService.branchTask(task, this.approaches().countBy(this.init.me, task))
+  }
+
+  /**
+   * This agent took over `task`, which it assisted, as its holder (a hand-off
+   * by speed): its assist ends with a note (not a failure: the approach goes
+   * on, as the holder's). Does nothing when it does not assist `task`.
+   */
+  async endAsHolder (task: string, from: string): Promise<void> {
+    const a = this.mineOn(task)
+    if (a === undefined) return
+    const e = await this.init.log.append('finding', {
+      kind: 'note',
+      text: `assist of ${task} ended (approach: ${a.text}): ${from} handed ${task} to me by speed; I hold it now and carry this approach on as its holder`,
+      paths: [],
+      tags: [APPROACH_TAG, taskTag(task), ASSIST_END_TAG],
+      refs: [a.entryId],
+      supersedes: ''
+    })
+    this.approaches().add({ id: e.id, author: this.init.me, seq: e.entry.seq, lamport: e.entry.lamport, time: e.entry.time }, decodeBody('finding', e.entry.body))
+  }
+
   /** The branch of this agent's n-th assist of `task`: agency/<me>/<task>-assist-<n>. */
   static branchTask (task: string, n: number): string {
     return `${task}-assist-${n}`

@@ -257,6 +257,8 @@ export class BoardService {
   async claim (task: string, scope: string[], noWait = false): Promise<ClaimAnswer> {
     const ticket = this.protocol.claim(task, scope, this.now(), { wait: !noWait })
     const verdict = this.verdictOf(ticket.task, ticket.epoch)
+    // A stop while the claim is being written rejects the verdict before it is awaited: handled here, thrown below.
+    verdict.catch(() => {})
     const immediate = ticket.output.answers.some(a => a.task === ticket.task && a.epoch === ticket.epoch)
     if (ticket.takeover?.expired === true) this.init.metrics?.takeovers()
     try {
@@ -347,9 +349,10 @@ export class BoardService {
     await this.release(task, `superseded at the shared remote: ${remote.agent}'s work for ${task}@${remote.epoch} landed`, '')
   }
 
-  async release (task: string, note: string, branch: string): Promise<TaskView> {
+  /** Releases a held task with hand-off notes; `to`: the agent it is handed to by speed (docs/handoff.md), '' for anyone. */
+  async release (task: string, note: string, branch: string, to = ''): Promise<TaskView> {
     const held = this.board.checkReleasable(task, this.init.me)
-    await this.init.log.append('release', { task, epoch: held.epoch, note, branch })
+    await this.init.log.append('release', { task, epoch: held.epoch, note, branch, to })
     await this.execute(this.protocol.forget(task))
     return this.task(task)
   }

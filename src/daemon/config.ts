@@ -33,8 +33,10 @@ export interface DaemonConfig {
   ownHeadWaitMs?: number
   /** the claim settle window: derived from round trips to peers within [minMs, maxMs], or fixed */
   settle?: { minMs?: number, maxMs?: number, defaultMs?: number, fixedMs?: number }
-  /** assists of idle agents (docs/assist.md): assistants per task at most (default 2), and the floor of the time a task must be held before it is assisted (default 10 min) */
+  /** assists of idle agents (docs/assist.md): assistants per task at most (default 2), and the floor of the time a task must be held before it is assisted (default 0) */
   assist?: { budget?: number, floorMs?: number }
+  /** hand-off by speed (docs/handoff.md): a holder past factor x the median claim-to-done time (default 2; 0: off) and the floor (default 15 min) hands its task to a faster peer; held tasks are checked every checkMs (default 10 s) */
+  handoff?: { factor?: number, floorMs?: number, checkMs?: number }
   /** the shared repository; none: no workspace, integrate answers FAILED_PRECONDITION */
   repo?: { remote: string, branch: string, workdir?: string, verify?: string, mirrorDir?: string, wipPushMs?: number }
   /** the agent harness to run beside the daemon: claude, codex, copilot, gemini, pi, aider, sim, cmd:... or acp:<agent> */

@@ -33,7 +33,8 @@ import { LogService } from './log-service.js'
 import { BoardService } from './board-service.js'
 import { RepoService } from './repo-service.js'
 import { AssistService, checkAssistRequest } from './assist-service.js'
-import { ASSIST_DEFAULTS } from '../core/board/index.js'
+import { DEFAULT_HANDOFF_CHECK_MS, HandoffService } from './handoff-service.js'
+import { ASSIST_DEFAULTS, HANDOFF_DEFAULTS } from '../core/board/index.js'
 import type { AssistReply } from '../gen/agency/v1/api.js'
 import { AgentInbox, type InboxItem } from './agent-inbox.js'
 import { NoticeWriter } from './notice-writer.js'
@@ -75,6 +76,7 @@ interface Built {
   logService: LogService
   boardService: BoardService
   assists: AssistService
+  handoffs: HandoffService
   repoService?: RepoService
   inbox: AgentInbox
   notices: NoticeWriter
@@ -120,6 +122,9 @@ export class Daemon {
   get boardService (): BoardService { return this.part('boardService') }
   get repoService (): RepoService | undefined { return this.built.repoService }
   get assists (): AssistService { return this.part('assists') }
+  get handoffs (): HandoffService { return this.part('handoffs') }
+  /** what turns the daemon's events and entries into the agent's notices */
+  get notices (): NoticeWriter { return this.part('notices') }
   /** what the agent reads: peers' messages and this daemon's notices, with the read cursor */
   get inbox (): AgentInbox { return this.part('inbox') }
   /** the agent beside this daemon, when --harness names one; serve() starts it once the API is up */
@@ -162,6 +167,8 @@ export class Daemon {
       presence.start(gossip)
       dialer.start()
       roundTrips.start()
+      // Hand-off by speed reads who is live: presence is running.
+      this.handoffs.start()
       node.addEventListener('peer:connect', () => { presence.beat().catch(() => {}) })
       this.outboxTimer = setInterval(() => { messaging.flushAll().catch(() => {}) }, this.config.dmRetryMs)
       this.log.info({ peerId: this.peerId, addrs: this.listenAddrs() }, 'agentd started')
@@ -314,9 +321,28 @@ export class Daemon {
       log: logService,
       logger: this.log.child({ part: 'notices' }),
       currentGoalId: () => boardService.board.goal()?.entryId,
-      assisted: (task, epoch) => assists.assistedAt(task, epoch)
+      assisted: (task, epoch) => assists.assistedAt(task, epoch),
+      board: () => boardService.board
     })
     notices.start()
+    b.handoffs = new HandoffService({
+      me,
+      board: boardService,
+      log: logService,
+      assists,
+      logger: this.log.child({ part: 'handoff' }),
+      wallClock: this.wallClock,
+      policy: { factor: config.handoff?.factor ?? HANDOFF_DEFAULTS.factor, floorMs: config.handoff?.floorMs ?? HANDOFF_DEFAULTS.floorMs },
+      checkMs: config.handoff?.checkMs ?? DEFAULT_HANDOFF_CHECK_MS,
+      livePeers: () => b.presence?.livePeers().map(p => p.peerId) ?? [],
+      merging: (task, epoch) => repoService?.merging(task, epoch) ?? false,
+      saveWork: async task => await (repoService?.saveWork(task) ?? Promise.resolve('')),
+      claim: async (task, fromAssist) => {
+        const a = await this.claimTask(task, [], false, { fromAssist })
+        return { outcome: a.outcome, epoch: a.epoch, winner: a.winner, workspace: a.workspace }
+      },
+      notice: (text, task) => { inbox.notice('handoff', text, task).catch(err => { this.log.warn({ err }, 'cannot store a notice') }) }
+    })
     const presence = b.presence = new PresenceService({
       signer,
       name,
@@ -423,6 +449,7 @@ export class Daemon {
     const b = this.built
     await b.harness?.shutdown().catch(err => { this.log.warn({ err }, 'harness stop failed') })
     b.notices?.stop()
+    b.handoffs?.stop()
     b.boardService?.stop()
     b.assists?.stop()
     b.repoService?.stop()
@@ -467,10 +494,10 @@ export class Daemon {
    * Claims a task; on HELD the workspace is put on the task branch (from the
    * previous holder's pushed work on a takeover), so the agent only commits.
    */
-  async claimTask (task: string, scope: string[], noWait: boolean): Promise<ClaimAnswer & { taskBranch: string, workspace: string }> {
+  async claimTask (task: string, scope: string[], noWait: boolean, o: { fromAssist?: string } = {}): Promise<ClaimAnswer & { taskBranch: string, workspace: string }> {
     const a = await this.boardService.claim(task, scope, noWait)
     if (a.outcome !== 'HELD' || this.repoService == null || task === PLAN_TASK_ID) return { ...a, taskBranch: '', workspace: '' }
-    const start = await this.repoService.startTask(task, a.branch)
+    const start = await this.repoService.startTask(task, a.branch, o)
     return { ...a, taskBranch: start.branch, workspace: start.note }
   }
 

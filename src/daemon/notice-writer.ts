@@ -2,10 +2,15 @@
 // or superseded and an overlap (from the board's events), a review asked of
 // this agent, the result of an integration it asked for, and a changed goal
 // (from new log entries). Notices carry a short text an agent can act on.
+// What became of this agent's integration requests is also derived from the
+// board when the daemon starts, each written once (keyed by the integration
+// entry): a daemon killed after an integration arrived but before its notice
+// was stored tells its agent at the next start.
 import { decodeBody, isKnownKind } from '../core/log/kinds.js'
 import type { StoredEntry } from '../core/log/ingest-result.js'
 import type { Event } from '../gen/agency/v1/api.js'
 import type { Integration } from '../gen/agency/v1/log.js'
+import type { Board } from '../core/board/index.js'
 import type { AgentInbox, NoticeKind } from './agent-inbox.js'
 import type { EventBus } from './event-bus.js'
 import type { LogService } from './log-service.js'
@@ -22,6 +27,8 @@ export interface NoticeWriterInit {
   currentGoalId: () => string | undefined
   /** whether this agent's work on a task at an epoch is an assistant's (its integration notices say so) */
   assisted?: (task: string, epoch: number) => boolean
+  /** the board, for the request results to tell at start */
+  board?: () => Board
 }
 
 const FROM_EVENTS: Partial<Record<string, NoticeKind>> = {
@@ -34,6 +41,7 @@ export class NoticeWriter {
   private readonly init: NoticeWriterInit
   private goalId: string | undefined
   private readonly unsubscribe: Array<() => void> = []
+  private catchingUp: Promise<void> = Promise.resolve()
 
   constructor (init: NoticeWriterInit) {
     this.init = init
@@ -43,6 +51,32 @@ export class NoticeWriter {
     this.goalId = this.init.currentGoalId()
     this.unsubscribe.push(this.init.events.subscribe(e => { this.fromEvent(e) }))
     this.unsubscribe.push(this.init.log.onAccepted(e => { this.fromEntry(e) }))
+    this.catchingUp = this.requestResultsOnBoard()
+  }
+
+  /** Resolves once the notices derived at start are stored. */
+  async caughtUp (): Promise<void> {
+    await this.catchingUp
+  }
+
+  /**
+   * The result of every integration request of this agent that the board
+   * holds an answer to and that still matters (its task is not done, or an
+   * assist of it landed and finished it), written once per answer: those
+   * told before (by the live path or an earlier start) are not told again.
+   */
+  private async requestResultsOnBoard (): Promise<void> {
+    const board = this.init.board?.()
+    if (board === undefined) return
+    const writes: Array<Promise<unknown>> = []
+    for (const i of board.integrationResults()) {
+      if (i.request === '' || i.author === this.init.me || this.init.log.state.get(i.request)?.entry.author !== this.init.me) continue
+      const assisted = this.init.assisted?.(i.task, i.epoch) ?? false
+      const done = board.doneRecord(i.task)
+      if (done !== undefined && !(assisted && i.result === 'merged' && done.by === this.init.me)) continue
+      writes.push(this.stored('integration', requestResultText(i, assisted), i.task, requestNoticeKey(i.entryId)))
+    }
+    await Promise.all(writes)
   }
 
   stop (): void {
@@ -77,7 +111,7 @@ export class NoticeWriter {
           if (i.request === '') break
           const request = this.init.log.state.get(i.request)
           if (request?.entry.author !== this.init.me || entry.author === this.init.me) break
-          this.write('integration', requestResultText(i, this.init.assisted?.(i.task, i.epoch) ?? false), i.task)
+          this.write('integration', requestResultText(i, this.init.assisted?.(i.task, i.epoch) ?? false), i.task, requestNoticeKey(e.id))
           break
         }
         case 'goal': {
@@ -96,9 +130,18 @@ export class NoticeWriter {
     }
   }
 
-  private write (kind: NoticeKind, text: string, task = ''): void {
-    this.init.inbox.notice(kind, text, task).catch(err => { this.init.logger.warn({ err }, 'cannot store a notice') })
+  private write (kind: NoticeKind, text: string, task = '', once?: string): void {
+    void this.stored(kind, text, task, once)
   }
+
+  private async stored (kind: NoticeKind, text: string, task: string, once?: string): Promise<void> {
+    await this.init.inbox.notice(kind, text, task, once).catch(err => { this.init.logger.warn({ err }, 'cannot store a notice') })
+  }
+}
+
+/** The key a request's result is told under, once: the integration entry that answered it. */
+function requestNoticeKey (integrationId: string): string {
+  return `integration:${integrationId}`
 }
 
 /** What the author of an integration request is told of its result: as the holder, or as an assistant of the task. */

@@ -8,6 +8,7 @@ import { pushWip, wipRefName } from '../repo/wip-ref.js'
 import { FencedError, NoNewCommitsError } from '../repo/errors.js'
 import { checkTaskFence, readTaskFence } from '../repo/task-fence.js'
 import { fetchProvenLanding, landedPaths } from '../repo/fence-landing.js'
+import { revParse } from '../repo/git.js'
 import { FailedPreconditionError, InvalidArgumentError, NotFoundError, isAgencyError } from '../core/errors.js'
 import { PLAN_TASK_ID, validateTaskId } from '../core/board/task-id.js'
 import { decodeBody } from '../core/log/kinds.js'
@@ -60,6 +61,9 @@ const EXIT_CODE_PASS = { passed: 1, failed: 0, total: 1, format: 'exit-code' } a
 
 const DEFAULT_WIP_PUSH_MS = 3 * 60_000
 
+/** The summary of a test run recorded for a recovered landing: green by exit status, counts lost. */
+export const RECOVERED_RUN_FORMAT = 'recovered'
+
 /** Where a HELD claim left the workspace. */
 export interface TaskStart { branch: string, note: string }
 
@@ -73,6 +77,8 @@ export class RepoService {
   /** task -> the commit last pushed to its wip ref */
   private readonly wipPushed = new Map<string, string>()
   private wipTimer?: NodeJS.Timeout
+  /** task -> integrates and requests of it running now */
+  private readonly busy = new Map<string, number>()
   /** task@epoch -> the landing being recorded (recordLanding) */
   private readonly recovering = new Map<string, Promise<string>>()
 
@@ -89,9 +95,10 @@ export class RepoService {
    * local branch, else a new one from the task's wip ref on the remote (the
    * previous holder's pushed work), else from the shared branch.
    */
-  async startTask (task: string, handoffBranch: string): Promise<TaskStart> {
+  async startTask (task: string, handoffBranch: string, o: { fromAssist?: string } = {}): Promise<TaskStart> {
     const ws = this.workspace
-    const from = handoffBranch.startsWith('refs/agency/') ? handoffBranch : wipRefName(task)
+    // A hand-off to this agent's assist of the task: its own assist branch (it has its approach's work) goes on.
+    const from = o.fromAssist !== undefined ? `refs/heads/${ws.taskBranch(o.fromAssist)}` : handoffBranch.startsWith('refs/agency/') ? handoffBranch : wipRefName(task)
     try {
       let r
       try {
@@ -101,7 +108,7 @@ export class RepoService {
         r = await ws.checkoutTask(task) // nothing pushed for it yet
         return { branch: r.branch, note: `your workspace ${ws.dir} is on ${r.branch}${r.created ? `, new from ${ws.branch}` : ''}: commit your work there, then agency integrate` }
       }
-      const note = r.created ? `, starting from the previous holder's work (${from})` : ''
+      const note = !r.created ? '' : o.fromAssist !== undefined ? `, starting from your assist branch (${ws.taskBranch(o.fromAssist)})` : `, starting from the previous holder's work (${from})`
       return { branch: r.branch, note: `your workspace ${ws.dir} is on ${r.branch}${note}: commit your work there, then agency integrate` }
     } catch (err) {
       if (!isAgencyError(err)) throw err
@@ -209,8 +216,33 @@ export class RepoService {
     if (this.init.assists?.current()?.task !== a.task) throw new FailedPreconditionError(`you no longer assist ${a.task}: nothing was pushed`)
   }
 
+  /**
+   * Whether this agent's work on `task` is on its way to the shared branch:
+   * an integrate or a request running here, or a request of its at `epoch`
+   * no integration answers yet (hand-off by speed waits for it).
+   */
+  merging (task: string, epoch: number): boolean {
+    if ((this.busy.get(task) ?? 0) > 0) return true
+    return this.pendingRequests().some(r => r.task === task && r.epoch === epoch && r.author === this.init.me)
+  }
+
+  private async whileBusy<T> (task: string, fn: () => Promise<T>): Promise<T> {
+    this.busy.set(task, (this.busy.get(task) ?? 0) + 1)
+    try {
+      return await fn()
+    } finally {
+      const n = (this.busy.get(task) ?? 1) - 1
+      if (n <= 0) this.busy.delete(task)
+      else this.busy.set(task, n)
+    }
+  }
+
   async integrate (taskArg: string, message: string): Promise<IntegrateReply> {
-    const { task, epoch, assist } = this.resolveTask(taskArg)
+    const target = this.resolveTask(taskArg)
+    return await this.whileBusy(target.task, async () => await this.integrateResolved(target, message))
+  }
+
+  private async integrateResolved ({ task, epoch, assist }: IntegrateTarget, message: string): Promise<IntegrateReply> {
     const verify = this.verifyCommand()
     const fence = async (): Promise<void> => {
       if (assist !== undefined) this.checkAssistFence(assist)
@@ -257,18 +289,14 @@ export class RepoService {
         const landed = recorded ?? (r.landing != null ? await this.recordLanding(task, epoch, r.landing) : undefined)
         const recovered = recorded === undefined && landed !== undefined ? ' (recovered: the push had landed, its integration entry was missing)' : ''
         if (assist !== undefined) {
-          if (landed === undefined) {
-            throw new FailedPreconditionError(`your assist branch ${this.workspace.taskBranch(assist.branch)} has no commits beyond ${this.workspace.branch}: commit your work in ${this.workspace.dir} (git add -A && git commit -m "<what you did>") and integrate again`)
-          }
+          if (landed === undefined) throw this.noNewCommits({ assist: true, branch: this.workspace.taskBranch(assist.branch), again: 'integrate' })
           await this.init.assists?.landed(task)
           reply.result = 'merged'
           reply.commit = landed
           reply.summary = `merged into ${this.workspace.branch} as ${landed.slice(0, 12)}${recovered}: your assist landed first, so ${task} is done by you (its holder and the other assistants are told to stop); next: agency claim --next`
           break
         }
-        if (landed == null) {
-          throw new FailedPreconditionError(`your task branch ${this.workspace.taskBranch(task)} has no commits beyond ${this.workspace.branch}: commit your work in ${this.workspace.dir} (git add -A && git commit -m "<what you did>") and integrate again; if the task needs no change, agency done ${task} --no-change "<why>"`)
-        }
+        if (landed == null) throw this.noNewCommits({ assist: false, branch: this.workspace.taskBranch(task), again: 'integrate', noChangeTask: task })
         reply.result = 'merged'
         reply.commit = landed
         reply.summary = recovered !== ''
@@ -317,6 +345,7 @@ export class RepoService {
       const known = board.integratedAt(task, epoch)
       if (known !== undefined) return known
       await this.init.log.append('integration', { task, epoch, commit, result: 'merged', paths, request: '' })
+      await this.recordRecoveredRun(commit)
       this.init.logger.warn({ task, epoch, commit }, 'recovered a landing whose integration entry was missing')
       return commit
     })()
@@ -348,6 +377,19 @@ export class RepoService {
     if (landing != null) await this.recordLanding(task, h.epoch, landing)
   }
 
+  /**
+   * The test run of a recovered landing (fence-landing): its verify passed,
+   * since the push follows a green verify only, but its counts and duration
+   * died with the daemon. What is known is recorded, as a green run by exit
+   * status (format "recovered"), when `commit` is still the tip of the shared
+   * branch as fetched; a later landing's run describes the branch otherwise.
+   */
+  private async recordRecoveredRun (commit: string): Promise<void> {
+    const tip = await revParse(this.workspace.dir, `refs/remotes/origin/${this.workspace.branch}`).catch(() => null)
+    if (tip !== commit) return
+    await this.init.log.append('test_run', { commit, branch: this.workspace.branch, passed: 1, failed: 0, total: 1, durationMs: 0, summary: RECOVERED_RUN_FORMAT })
+  }
+
   /** The shared branch's new test result; a green run whose output no parser read counts by its exit status. */
   private async recordTestRun (commit: string, counts: TestCounts | null, durationMs: number): Promise<void> {
     const t = counts ?? EXIT_CODE_PASS
@@ -363,7 +405,11 @@ export class RepoService {
    * daemon marks the task done (assist-service).
    */
   async requestIntegration (taskArg: string): Promise<{ ref: string, commit: string, entryId: string }> {
-    const { task, epoch, assist } = this.resolveTask(taskArg)
+    const target = this.resolveTask(taskArg)
+    return await this.whileBusy(target.task, async () => await this.requestResolved(target))
+  }
+
+  private async requestResolved ({ task, epoch, assist }: IntegrateTarget): Promise<{ ref: string, commit: string, entryId: string }> {
     const ws = this.workspace
     const fence = async (): Promise<void> => {
       if (assist === undefined) { this.init.board.board.checkDoable(task, this.init.me); return }
@@ -379,11 +425,22 @@ export class RepoService {
     try {
       pushed = await pushRequestRef(ws, task, assist === undefined ? { checkFence: fence } : { checkFence: fence, branch: ws.taskBranch(assist.branch), requireNewCommits: true })
     } catch (err) {
-      if (err instanceof NoNewCommitsError) throw new FailedPreconditionError(`your assist branch ${err.branch} has no commits beyond ${ws.branch}: commit your work in ${ws.dir} (git add -A && git commit -m "<what you did>") and request integration again`)
+      if (err instanceof NoNewCommitsError) throw this.noNewCommits({ assist: assist !== undefined, branch: err.branch, again: 'request integration' })
       throw err
     }
     const e = await this.init.log.append('integration_request', { task, epoch, ref: pushed.ref, commit: pushed.commit })
     return { ref: pushed.ref, commit: pushed.commit, entryId: e.id }
+  }
+
+  /**
+   * The refusal of a branch with no commits of its own beyond the shared
+   * branch (integrate, request-integration): what to commit where, what to run
+   * again, and for a held task how to finish one that needs no change.
+   */
+  private noNewCommits (o: { assist: boolean, branch: string, again: 'integrate' | 'request integration', noChangeTask?: string }): FailedPreconditionError {
+    const ws = this.workspace
+    const noChange = o.noChangeTask !== undefined ? `; if the task needs no change, agency done ${o.noChangeTask} --no-change "<why>"` : ''
+    return new FailedPreconditionError(`your ${o.assist ? 'assist' : 'task'} branch ${o.branch} has no commits beyond ${ws.branch}: commit your work in ${ws.dir} (git add -A && git commit -m "<what you did>") and ${o.again} again${noChange}`)
   }
 
   /** What an assistant is told when the remote's fence shows another agent's work landed first. */
@@ -493,6 +550,9 @@ export class RepoService {
     if (result.pushed != null) {
       reply.commit = result.pushed
       await this.recordTestRun(result.pushed, result.tests, 0)
+    } else {
+      const last = result.recovered.at(-1)
+      if (last !== undefined) await this.recordRecoveredRun(last.commit)
     }
     reply.pending += result.deferred.length
     return reply

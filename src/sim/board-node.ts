@@ -164,7 +164,7 @@ export class SimBoardNode {
   /** Gives a held task back, with hand-off notes. */
   release (task: string, note = '', branch = ''): TaskView | undefined {
     const held = this.board.checkReleasable(task, this.name)
-    this.append('release', { task, epoch: held.epoch, note, branch })
+    this.append('release', { task, epoch: held.epoch, note, branch, to: '' })
     this.runner.forget(task)
     return this.board.task(task, this.now)
   }

@@ -322,6 +322,39 @@ export class Board {
     return out.sort((a, b) => a - b)
   }
 
+  /**
+   * Claim-to-done times of the tasks each agent finished as their holder, ms
+   * (its done's time minus its own claim's): how fast an agent is, as the
+   * board sees it, for hand-off by speed (handoff-choice.ts). Tasks finished
+   * by an assistant are left out: its claim time is the holder's.
+   */
+  doneTimesByAgent (): Map<string, number[]> {
+    const out = new Map<string, number[]>()
+    for (const task of this.ledger.taskIds()) {
+      const d = this.ledger.state(task).done
+      const claim = d === undefined ? undefined : this.ledger.winnerAt(task, d.epoch)
+      if (d === undefined || claim === undefined || claim.author !== d.author) continue
+      const list = out.get(d.author) ?? []
+      list.push(Math.max(0, d.time - claim.time))
+      out.set(d.author, list)
+    }
+    return out
+  }
+
+  /**
+   * The agent a hand-off by speed reserves `task` for (docs/handoff.md): the
+   * one its holder's release named, while nobody has claimed the task since,
+   * the agent is live here and holds no task. Undefined otherwise: then the
+   * task is claimable by anyone, as any released task.
+   */
+  handedTo (task: string, now: number): string | undefined {
+    const c = this.ledger.state(task)
+    const h = c.handoff
+    if (h === undefined || h.to === '' || c.done !== undefined || c.holder !== undefined || h.epoch !== c.highestEpoch) return undefined
+    if (!this.liveness.isLive(h.to, now) || this.heldBy(h.to).length > 0) return undefined
+    return h.to
+  }
+
   /** The latest hand-off notes known for the task. */
   handoff (task: string): HandoffInfo | undefined {
     const h = this.ledger.state(task).handoff

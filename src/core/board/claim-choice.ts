@@ -44,6 +44,8 @@ interface Received { author: string, epoch: number, at: number }
  */
 export class RecentPeerClaims {
   private readonly byTask = new Map<string, Received[]>()
+  /** hand-offs by speed folded in: task -> the receiver and when its release came */
+  private readonly handoffs = new Map<string, { to: string, at: number }>()
   private readonly keepMs: number
   private oldest = Number.POSITIVE_INFINITY
 
@@ -58,6 +60,18 @@ export class RecentPeerClaims {
     if (!list.some(r => r.author === author && r.epoch === epoch)) list.push({ author, epoch, at: now })
     this.byTask.set(task, list)
     this.oldest = Math.min(this.oldest, now)
+  }
+
+  /** A release handing `task` to `to` by speed was folded in at `now`. */
+  recordHandoff (task: string, to: string, now: number): void {
+    for (const [t, h] of this.handoffs) if (now - h.at > this.keepMs) this.handoffs.delete(t)
+    this.handoffs.set(task, { to, at: now })
+  }
+
+  /** Whether `task` was handed to `to` less than the keep time ago (its receiver has that long to claim it). */
+  handedRecently (task: string, to: string, now: number): boolean {
+    const h = this.handoffs.get(task)
+    return h !== undefined && h.to === to && now - h.at <= this.keepMs
   }
 
   /** When the claim of `author` on `task` at `epoch` arrived, if it did recently. */
@@ -112,7 +126,14 @@ export function pendingTasks (board: Board, me: string, now: number, recent: Rec
 export function readyChoice (board: Board, me: string, now: number, recent: RecentPeerClaims, windowMs: number): ReadyChoice {
   const pending = pendingTasks(board, me, now, recent, windowMs)
   const settling = new Set(pending.map(p => p.task))
-  return { ready: board.ready(now).filter(t => !settling.has(t.id)), pending }
+  // A task handed to another agent by speed waits for it while it is live and free (board.handedTo), for the
+  // keep time after the release came here at most: a receiver that does not claim it (a daemon that predates
+  // hand-off) holds nobody up for long.
+  const handedAway = (t: TaskView): boolean => {
+    const to = t.handoff?.to ?? ''
+    return to !== '' && to !== me && recent.handedRecently(t.id, to, now) && board.handedTo(t.id, now) !== undefined
+  }
+  return { ready: board.ready(now).filter(t => !settling.has(t.id) && !handedAway(t)), pending }
 }
 
 /**

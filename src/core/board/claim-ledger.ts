@@ -44,6 +44,8 @@ export interface ReleaseRecord extends Ordered {
   epoch: number
   note: string
   branch: string
+  /** hand-off by speed: the agent the releaser handed the task to ('' for none) */
+  to: string
 }
 
 export interface DoneRecord extends Ordered {
@@ -62,6 +64,8 @@ export interface HandoffInfo {
   epoch: number
   note: string
   branch: string
+  /** hand-off by speed: the agent the notes' author handed the task to ('' for none; docs/handoff.md) */
+  to: string
   /** entry that carried them: a release, or a takeover claim passing them on */
   entryId: string
 }
@@ -139,10 +143,10 @@ export class ClaimLedger {
   addRelease (h: BoardEntryHeader, r: Release): boolean {
     if (!(r.epoch >= 1)) return false
     const t = this.entries(r.task)
-    const record: ReleaseRecord = { id: h.id, author: h.author, seq: h.seq, lamport: h.lamport, time: h.time, task: r.task, epoch: r.epoch, note: r.note, branch: r.branch }
+    const record: ReleaseRecord = { id: h.id, author: h.author, seq: h.seq, lamport: h.lamport, time: h.time, task: r.task, epoch: r.epoch, note: r.note, branch: r.branch, to: r.to }
     t.released.add(releaseKey(h.author, r.epoch))
     t.seenEpoch = Math.max(t.seenEpoch, r.epoch)
-    if (r.note !== '' || r.branch !== '') t.notes.push(record)
+    if (r.note !== '' || r.branch !== '' || r.to !== '') t.notes.push(record)
     if (t.winners.get(r.epoch)?.author === h.author) t.winners.delete(r.epoch)
     return true
   }
@@ -227,12 +231,12 @@ function latestHandoff (t: TaskEntries): HandoffInfo | undefined {
     let info: HandoffInfo
     if ('note' in n) {
       if (!t.claimed.has(releaseKey(n.author, n.epoch))) continue
-      info = { from: n.author, epoch: n.epoch, note: n.note, branch: n.branch, entryId: n.id }
+      info = { from: n.author, epoch: n.epoch, note: n.note, branch: n.branch, to: n.to, entryId: n.id }
     } else {
       // The notes describe the previous holder's work, one epoch below the takeover.
-      info = { from: n.takeoverOf, epoch: n.epoch - 1, note: n.handoff, branch: n.branch, entryId: n.id }
+      info = { from: n.takeoverOf, epoch: n.epoch - 1, note: n.handoff, branch: n.branch, to: '', entryId: n.id }
     }
-    if (info.note === '' && info.branch === '') continue
+    if (info.note === '' && info.branch === '' && info.to === '') continue
     if (best === undefined || info.epoch > best.info.epoch || (info.epoch === best.info.epoch && compareOrder(n, best.order) > 0)) {
       best = { order: n, info }
     }

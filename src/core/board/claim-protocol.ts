@@ -168,6 +168,10 @@ export class ClaimProtocol {
     else if (entry.kind === 'claim') {
       const c = entry.body as Claim
       this.recent.record(c.task, entry.author, c.epoch, now)
+    } else if (entry.kind === 'release') {
+      // A hand-off by speed: claim --next leaves the task to its receiver for a while (claim-choice readyChoice).
+      const r = entry.body as Partial<Release>
+      if (typeof r.to === 'string' && r.to !== '' && typeof r.task === 'string') this.recent.recordHandoff(r.task, r.to, now)
     }
     // An integration or its request can make a done count (an assistant's, landed-work.ts): watched too.
     if (WATCHED_KINDS.has(entry.kind)) this.watch(now, out)

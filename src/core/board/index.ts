@@ -32,3 +32,5 @@ export { ASSIST_DEFAULTS, MAX_APPROACH_CHARS, SAME_APPROACH_OVERLAP, approachWor
 export type { AssistCandidate, AssistInput, AssistPolicy } from './assist-choice.js'
 export { assistsAt, landedWithoutDone } from './assist-landing.js'
 export type { Landing } from './landed-work.js'
+export { HANDOFF_DEFAULTS, chooseHandoff, handoffDue, handoffLimitMs, mayReceive, slowAgent, usualTaskMs } from './handoff-choice.js'
+export type { HandoffDecision, HandoffInput, HandoffPeer, HandoffPolicy } from './handoff-choice.js'

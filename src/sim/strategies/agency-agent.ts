@@ -255,7 +255,7 @@ export class AgencyAgent implements HelperAgent {
     this.working = undefined
     this.swarm.recorder.spend(kind, now - w.start)
     this.swarm.helpers.holderGone(t.index, this)
-    this.replica.write('release', { task: t.id, epoch: mine.epoch, note: 'handed to a faster agent', branch: '' }, now, t.index)
+    this.replica.write('release', { task: t.id, epoch: mine.epoch, note: 'handed to a faster agent', branch: '', to: '' }, now, t.index)
     this.replica.forget(t.id)
     this.swarm.recorder.bump('handoffs')
     this.lostUntil.set(t.index, now + LOST_BACKOFF_MS)

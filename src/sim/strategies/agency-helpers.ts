@@ -25,11 +25,14 @@
 // assistants stop the moment the task is done, where real agents read the
 // notice at their next turn.
 //
-// Hand-off by speed (not in agentd; the issue's mechanism): a holder whose
-// attempt has run past `handoffFactor` × the task's usual time releases it to
-// an idle agent that is not slow (its daemon knows its response speed), which
-// claims it; assistants on the task go on (an assistant waiting for the
-// branch must not keep a stalled holder on the task).
+// Hand-off by speed, by agentd's rule (src/core/board/handoff-choice.ts,
+// docs/handoff.md): a holder whose attempt has run past `handoffFactor` × the
+// task's usual time (here the task's effort, which the simulation knows; agentd
+// takes the median claim-to-done time, with a floor) and whose work is not on
+// its way to the branch releases it to an idle agent that is not slow (its
+// daemon knows its response speed), which claims it; assistants on the task go
+// on (an assistant waiting for the branch must not keep a stalled holder on
+// the task).
 //
 // Assistants' attempts that do not land, and holders' attempts an assistant's
 // integration made moot, are budgeted redundancy (`helping`), apart from waste.
@@ -37,6 +40,7 @@
 import type { Replica } from '../replica.js'
 import type { Attempt, ProjectTask } from '../workload.js'
 import { rendezvousScorer } from '../../core/board/claim-choice.js'
+import { handoffDue } from '../../core/board/handoff-choice.js'
 import { Finding } from '../../gen/agency/v1/log.js'
 import type { HelperAgent, HelperBoard } from './agency-types.js'
 import type { ProjectProgress } from '../project-progress.js'
@@ -117,10 +121,12 @@ export class AgencyHelpers implements HelperBoard {
     const eligible: Array<{ t: ProjectTask, h: Holding, handoff: boolean, helpable: boolean, score: number }> = []
     const score = rendezvousScorer(agent.name)
     const budget = settings.maxHelpersPerTask
+    // the task's effort is its usual time here: no floor against a noisy median is needed
+    const handoffPolicy = { factor: settings.handoffFactor, floorMs: 0 }
     for (const [task, h] of this.holders) {
       if (h.agent === agent) continue
       const t = project.tasks[task]
-      const handoff = mechanisms.handoff && !agent.slow && !h.merging && now - h.attemptStart > settings.handoffFactor * t.effortMs
+      const handoff = mechanisms.handoff && !agent.slow && handoffDue(now - h.attemptStart, t.effortMs, h.merging, handoffPolicy)
       const list = this.helping.get(task)
       // (an approach left untaken by the holder and its assistants: checked here without a findings search)
       const helpable = mechanisms.helpers && now - h.claimedAt > threshold && (list?.length ?? 0) < budget && untaken(project.areas[t.area].approaches, h.approach, list)

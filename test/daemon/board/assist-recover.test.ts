@@ -1,8 +1,8 @@
 // An assistant's integration whose push landed but whose integration entry a
 // crash lost: the retried integrate finds the branch already on main, the
 // remote's task fence names the assistant at the holder's epoch, so the
-// landing is recorded then and the task is done by the assistant, as if the
-// entry had been written. Real in-process daemons and a real shared repository.
+// landing is recorded then, with a test run of what is known of its verify,
+// and the task is done by the assistant, as if the entry had been written. Real in-process daemons and a real shared repository.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { decodeBody } from '../../../src/core/log/kinds.js'
 import { integrate } from '../../../src/repo/integrate.js'
@@ -32,6 +32,8 @@ describe('an assist whose landing the log lost', () => {
     expect(retried.summary).toContain('core is done by you')
     const entries = bob.logService.state.ordered().filter(e => e.entry.kind === 'integration').map(e => decodeBody('integration', e.entry.body))
     expect(entries).toEqual([expect.objectContaining({ task: 'core', epoch, commit: pushed.commit, result: 'merged' })])
+    // What is known of its verify: it passed (the push follows a green verify only); the counts died with the daemon.
+    expect(bob.boardService.board.testRuns()).toEqual([expect.objectContaining({ commit: pushed.commit, passed: 1, failed: 0, summary: 'recovered' })])
     for (const d of [amy, bob]) {
       await waitFor(`${d.name} to see core done by bob`, () => d.boardService.board.task('core', d.boardService.now())?.doneBy === bob.peerId)
     }

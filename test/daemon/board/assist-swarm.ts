@@ -6,8 +6,8 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { expect } from 'vitest'
 import { makeSharedRepo, type SharedRepo } from '../../repo/git-fixtures.js'
-import { MemoryCluster, addrsOf, waitFor } from './helpers.js'
-import type { Daemon } from '../../../src/daemon/daemon.js'
+import { MemoryCluster, addrsOf, waitFor, type MemoryDaemonOptions } from './helpers.js'
+import type { Daemon, DaemonParts } from '../../../src/daemon/daemon.js'
 
 export interface AssistSwarm {
   repo: SharedRepo
@@ -18,7 +18,8 @@ export interface AssistSwarm {
   cleanup: () => Promise<void>
 }
 
-export async function startAssistSwarm (names: string[], testCommand: string): Promise<AssistSwarm> {
+/** `extra`: options over the swarm's for every daemon, and parts per daemon by name (a clock of its own). */
+export async function startAssistSwarm (names: string[], testCommand: string, extra: { options?: MemoryDaemonOptions, parts?: (name: string) => DaemonParts } = {}): Promise<AssistSwarm> {
   const cluster = new MemoryCluster()
   const repo = await makeSharedRepo({ 'README.md': '# shared\n' })
   const mirrors = await mkdtemp(join(tmpdir(), 'agency-mirrors-'))
@@ -27,9 +28,9 @@ export async function startAssistSwarm (names: string[], testCommand: string): P
     await repo.cleanup()
     await rm(mirrors, { recursive: true, force: true })
   }
-  const options = { settle: { fixedMs: 300 }, assist: { budget: 2, floorMs: 0 }, repo: { remote: repo.bare, branch: 'main', mirrorDir: mirrors, wipPushMs: 0 } }
+  const options = { settle: { fixedMs: 300 }, assist: { budget: 2, floorMs: 0 }, repo: { remote: repo.bare, branch: 'main', mirrorDir: mirrors, wipPushMs: 0 }, ...extra.options }
   const daemons: Daemon[] = []
-  for (const name of names) daemons.push(await cluster.start({ ...options, name, ...(daemons.length > 0 ? { peers: addrsOf(daemons[0]) } : {}) }))
+  for (const name of names) daemons.push(await cluster.start({ ...options, name, ...(daemons.length > 0 ? { peers: addrsOf(daemons[0]) } : {}) }, extra.parts?.(name)))
   const holder = daemons[0]
   await waitFor(`the ${names.length} daemons to see each other`, () => daemons.every(d => daemons.every(o => o === d || d.presence.isLive(o.peerId))), 60_000)
   await holder.boardService.setGoal({ text: 'say hello', files: [], testCommand })

@@ -195,7 +195,7 @@ export interface InboxMessage {
   text: string;
   time: number;
   receivedAt: number;
-  /** message (from a peer) | a notice of this daemon: claim_lost | claim_superseded | overlap | review_requested | integration | goal_changed */
+  /** message (from a peer) | a notice of this daemon: claim_lost | claim_superseded | overlap | review_requested | integration | goal_changed | harness | assist | handoff */
   kind: string;
   /** the task a notice is about */
   task: string;

@@ -133,6 +133,8 @@ export interface Release {
   /** hand-off notes */
   note: string;
   branch: string;
+  /** hand-off by speed: the agent the task is handed to (docs/handoff.md) */
+  to: string;
 }
 
 /** kind "done" */
@@ -939,7 +941,7 @@ export const Claim: MessageFns<Claim> = {
 };
 
 function createBaseRelease(): Release {
-  return { task: "", epoch: 0, note: "", branch: "" };
+  return { task: "", epoch: 0, note: "", branch: "", to: "" };
 }
 
 export const Release: MessageFns<Release> = {
@@ -955,6 +957,9 @@ export const Release: MessageFns<Release> = {
     }
     if (message.branch !== "") {
       writer.uint32(34).string(message.branch);
+    }
+    if (message.to !== "") {
+      writer.uint32(42).string(message.to);
     }
     return writer;
   },
@@ -1004,6 +1009,14 @@ export const Release: MessageFns<Release> = {
             message.branch = reader.string();
             continue;
           }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.to = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1022,6 +1035,7 @@ export const Release: MessageFns<Release> = {
       epoch: isSet(object.epoch) ? globalThis.Number(object.epoch) : 0,
       note: isSet(object.note) ? globalThis.String(object.note) : "",
       branch: isSet(object.branch) ? globalThis.String(object.branch) : "",
+      to: isSet(object.to) ? globalThis.String(object.to) : "",
     };
   },
 
@@ -1039,6 +1053,9 @@ export const Release: MessageFns<Release> = {
     if (message.branch !== "") {
       obj.branch = message.branch;
     }
+    if (message.to !== "") {
+      obj.to = message.to;
+    }
     return obj;
   },
 
@@ -1051,6 +1068,7 @@ export const Release: MessageFns<Release> = {
     message.epoch = object.epoch ?? 0;
     message.note = object.note ?? "";
     message.branch = object.branch ?? "";
+    message.to = object.to ?? "";
     return message;
   },
 };
