@@ -157,9 +157,13 @@ class DocLists {
     this.starts.pushAll(starts)
     this.values.pushAll(values)
   }
-  add (list: readonly number[]): void {
+  /** Starts the list of the next document (then push its values). */
+  start (): void {
     this.starts.push(this.values.length)
-    for (const v of list) this.values.push(v)
+  }
+
+  push (value: number): void {
+    this.values.push(value)
   }
 
   has (doc: number, value: number): boolean {
@@ -370,8 +374,10 @@ export class FindingsIndex {
     const head = this.idHead
     for (let i = 0; i < 8; i++) head[i] = (HEX_DIGIT[stored.id.charCodeAt(2 * i)] << 4) | HEX_DIGIT[stored.id.charCodeAt(2 * i + 1)]
     this.docIdHead.push(head)
-    this.docPaths.add(finding.paths.map(p => this.paths.id(normalizePath(p))))
-    this.docTags.add(finding.tags.map(t => this.tags.id(t)))
+    this.docPaths.start()
+    for (const p of finding.paths) this.docPaths.push(this.paths.id(normalizePath(p)))
+    this.docTags.start()
+    for (const t of finding.tags) this.docTags.push(this.tags.id(t))
     this.kindCounts.set(finding.kind, (this.kindCounts.get(finding.kind) ?? 0) + 1)
 
     this.postTerms(doc, finding)
@@ -380,7 +386,7 @@ export class FindingsIndex {
       this.open = new OpenSegment()
     }
 
-    this.docSuperseded.push(this.supersededBy.has(stored.id) ? 1 : 0)
+    this.docSuperseded.push(this.supersededBy.size > 0 && this.supersededBy.has(stored.id) ? 1 : 0)
     if (finding.supersedes !== '' && finding.supersedes !== stored.id) {
       let by = this.supersededBy.get(finding.supersedes)
       if (by == null) this.supersededBy.set(finding.supersedes, by = new Set())
