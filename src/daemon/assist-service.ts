@@ -16,6 +16,7 @@ import {
 } from '../core/board/index.js'
 import { FailedPreconditionError, InvalidArgumentError } from '../core/errors.js'
 import { decodeBody } from '../core/log/kinds.js'
+import { mayHaveTag } from '../core/log/finding-scan.js'
 import type { StoredEntry } from '../core/log/ingest-result.js'
 import { MAX_SEARCH_LIMIT } from '../core/findings/findings-index.js'
 import type { AssistApproach, AssistReply } from '../gen/agency/v1/api.js'
@@ -98,6 +99,8 @@ export class AssistService {
     const { entry } = e
     try {
       if (entry.kind === 'finding') {
+        // most findings are not an assist's: those in the plain form without the approach tag are not decoded
+        if (!mayHaveTag(entry.body, APPROACH_TAG)) return
         const f = decodeBody('finding', entry.body)
         if (!isAssistFinding(f)) return
         this.book?.add(header(e), f)

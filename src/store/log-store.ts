@@ -376,10 +376,15 @@ function assertBytes (what: string, bytes: unknown): asserts bytes is Uint8Array
 }
 
 function assertRecord (r: StoredEntryRecord | EntryRecord, accepted: boolean): void {
+  // checked for every entry of a bulk sync: the messages are made only for a record that fails
   assertId(r.id)
-  assertBytes(`entry ${r.id} bytes`, r.bytes)
+  if (!(r.bytes instanceof Uint8Array) || r.bytes.length === 0) assertBytes(`entry ${r.id} bytes`, r.bytes)
   if (r.entry == null) throw new InvalidArgumentError(`entry ${r.id} has no decoded entry`)
   assertAuthor(r.entry.author)
-  assertPositiveInteger(`entry ${r.id} seq`, r.entry.seq)
-  if (accepted) assertPositiveInteger(`entry ${r.id} cursor`, (r as StoredEntryRecord).cursor)
+  if (!isPositiveInteger(r.entry.seq)) assertPositiveInteger(`entry ${r.id} seq`, r.entry.seq)
+  if (accepted && !isPositiveInteger((r as StoredEntryRecord).cursor)) assertPositiveInteger(`entry ${r.id} cursor`, (r as StoredEntryRecord).cursor)
+}
+
+function isPositiveInteger (n: unknown): boolean {
+  return typeof n === 'number' && Number.isSafeInteger(n) && n >= 1
 }

@@ -5,14 +5,23 @@
 // seconds, the V8 heap spaces and RssAnon as it goes, and after a full GC.
 // Not a vitest test; run it with
 //
-//   node --expose-gc --import tsx test/bench/log-ingest.bench.ts [N]
+//   node --expose-gc --import tsx test/bench/log-ingest.bench.ts [N] [--cpu-prof FILE]
+//
+// The seeded data dir comes from bench:log's seed cache (log-seed-cache.ts).
+// --cpu-prof writes a CPU profile of the ingest alone (from the first batch
+// to the index read), for Chrome DevTools or any .cpuprofile reader.
 import '../../src/polyfill.js'
-import { readFileSync } from 'node:fs'
+import { readFileSync, writeFileSync } from 'node:fs'
+import { Session } from 'node:inspector/promises'
 import { getHeapSpaceStatistics } from 'node:v8'
 import { Daemon } from '../../src/daemon/daemon.js'
 import { openStore } from '../../src/store/open-store.js'
-import { memoryAddr, seedLog, TempDirs } from '../mesh/sync/helpers.js'
-const N = Number(process.argv[2] ?? 100000)
+import { memoryAddr, TempDirs } from '../mesh/sync/helpers.js'
+import { DEFAULT_SEED_CACHE, seedDataDir } from './log-seed-cache.js'
+const argv = process.argv.slice(2)
+const profIndex = argv.indexOf('--cpu-prof')
+const profileFile = profIndex >= 0 ? argv.splice(profIndex, 2)[1] : undefined
+const N = Number(argv[0] ?? 100000)
 const dirs = new TempDirs()
 const mib = (n: number) => (n / 2 ** 20).toFixed(0)
 function mem (label: string): void {
@@ -24,7 +33,7 @@ function mem (label: string): void {
 }
 try {
   const a = await dirs.make('agency-mem-a-')
-  await seedLog(a, { entries: N, authors: 20, seed: 42 })
+  await seedDataDir(a, N, 20, DEFAULT_SEED_CACHE)
   const store = await openStore(a)
   const all: Uint8Array[] = []
   for await (const page of store.log.bytesAfter(0)) for (const p of page) all.push(Buffer.from(p.bytes))
@@ -39,8 +48,14 @@ try {
   await b.start()
   global.gc?.()
   mem('empty daemon')
+  const session = profileFile !== undefined ? new Session() : undefined
+  if (session !== undefined) {
+    session.connect()
+    await session.post('Profiler.enable')
+    await session.post('Profiler.start')
+  }
   const cpu0 = process.cpuUsage()
-  let peakAnon = 0
+  const wall0 = performance.now()
   for (let i = 0; i < frames.length; i += 1500) {
     const batch = frames.slice(i, i + 1500).map(([s, e]) => blob.subarray(s, e))
     await b.logService.ingestBatchBytes(batch, 'x')
@@ -50,7 +65,12 @@ try {
   console.log(`ingest CPU ${((cpu.user + cpu.system) / 1e6).toFixed(2)} s for ${N}`)
   const size = b.logService.findings.size
   const both = process.cpuUsage(cpu0)
-  console.log(`ingest + index CPU ${((both.user + both.system) / 1e6).toFixed(2)} s for ${N} (${size} indexed)`)
+  console.log(`ingest + index CPU ${((both.user + both.system) / 1e6).toFixed(2)} s for ${N} (${size} indexed), wall ${((performance.now() - wall0) / 1000).toFixed(2)} s`)
+  if (session !== undefined) {
+    const { profile } = await session.post('Profiler.stop')
+    writeFileSync(profileFile as string, JSON.stringify(profile))
+    session.disconnect()
+  }
   mem('end')
   global.gc?.()
   mem('after gc')

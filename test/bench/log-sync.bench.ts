@@ -2,6 +2,12 @@
 // name does not end in .test.ts); run it with
 //
 //   npm run build && npm run bench:log -- [--entries 100000,1000000] [--authors 20] [--out results/bench-log.md]
+//     [--seed-cache results/bench-log-seeds | --no-seed-cache]
+//
+// The seeded data dir is kept in the seed cache (one per entries, authors and
+// seed) and copied for each run: signing a million entries takes most of a
+// run, and the same seed gives the same texts (the authors' keys are drawn
+// afresh when a seed is built, so a cached seed is reused as it is).
 //
 // For each size N: a data dir is filled with N signed findings from `authors`
 // identities; agentd A is started on it (two real processes over TCP
@@ -21,7 +27,8 @@ import { cpus, loadavg } from 'node:os'
 import { dirname } from 'node:path'
 import { performance } from 'node:perf_hooks'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { AgentdProcesses, seedLog, type AgentdProcess } from '../mesh/sync/helpers.js'
+import { AgentdProcesses, type AgentdProcess } from '../mesh/sync/helpers.js'
+import { DEFAULT_SEED_CACHE, seedDataDir } from './log-seed-cache.js'
 
 interface Args {
   entries: number[]
@@ -35,10 +42,12 @@ interface Args {
   joinerEnv: Record<string, string>
   /** extra node flags for the joiner */
   joinerNodeArgs: string[]
+  /** where seeded data dirs are kept between runs (null: seed afresh each run) */
+  seedCache: string | null
 }
 
 function parseArgs (argv: string[]): Args {
-  const args: Args = { entries: [100_000, 1_000_000], authors: 20, out: 'results/bench-log.md', joinerEnv: {}, joinerNodeArgs: [] }
+  const args: Args = { entries: [100_000, 1_000_000], authors: 20, out: 'results/bench-log.md', joinerEnv: {}, joinerNodeArgs: [], seedCache: DEFAULT_SEED_CACHE }
   for (let i = 0; i < argv.length; i++) {
     const value = argv[i + 1]
     switch (argv[i]) {
@@ -49,7 +58,9 @@ function parseArgs (argv: string[]): Args {
       case '--log-dir': args.logDir = value; i++; break
       case '--joiner-env': { const [k, ...v] = value.split('='); args.joinerEnv[k] = v.join('='); i++; break }
       case '--joiner-node-arg': args.joinerNodeArgs.push(value); i++; break
-      default: throw new Error(`unknown argument ${argv[i]} (use --entries N[,N...] --authors N --out FILE --profile-dir DIR --log-dir DIR --joiner-env K=V --joiner-node-arg FLAG)`)
+      case '--seed-cache': args.seedCache = value; i++; break
+      case '--no-seed-cache': args.seedCache = null; break
+      default: throw new Error(`unknown argument ${argv[i]} (use --entries N[,N...] --authors N --out FILE --profile-dir DIR --log-dir DIR --joiner-env K=V --joiner-node-arg FLAG --seed-cache DIR --no-seed-cache)`)
     }
   }
   if (args.entries.some(n => !Number.isSafeInteger(n) || n < 1) || !Number.isSafeInteger(args.authors) || args.authors < 1) {
@@ -117,6 +128,9 @@ interface Row {
   catchUpSeconds: number
   entriesPerSecond: number
   entriesPerCpuSecond: number
+  /** CPU seconds of the joiner and of the serving (seeded) daemon during the catch-up */
+  joinerCpuSeconds: number
+  servingCpuSeconds: number
   wireBytesReceived: number
   bytesReceived: number
   bytesSent: number
@@ -155,8 +169,9 @@ async function runOnce (entries: number, authors: number, args: Args): Promise<R
   try {
     const dirA = await procs.dirs.make('agency-bench-')
     let t = performance.now()
-    const seeded = await seedLog(dirA, { entries, authors, seed: 42 })
+    const seeded = await seedDataDir(dirA, entries, authors, args.seedCache)
     const seedSeconds = (performance.now() - t) / 1000
+    process.stderr.write(`  seed: ${seeded.built ? 'signed and cached' : args.seedCache === null ? 'signed' : 'copied from the cache'} in ${seedSeconds.toFixed(1)} s\n`)
 
     t = performance.now()
     const a = await procs.start({ name: 'bench-a', dataDir: dirA, metrics: true, readyTimeoutMs: 30 * 60_000, ...(logDir !== undefined ? { logFile: `${logDir}/bench-a-${entries}.log` } : {}) })
@@ -172,6 +187,7 @@ async function runOnce (entries: number, authors: number, args: Args): Promise<R
     const rssBaseline = empty.rss
     const anonBaseline = empty.anon
     const cpuStart = await cpuSecondsOf(pid)
+    const servingCpuStart = await cpuSecondsOf(a.pid as number)
     const wire = new TcpReceiveCounter(pid, [...a.addrs, ...b.addrs].map(tcpPortOf))
     let rssPeak = 0
     let anonPeak = 0
@@ -195,6 +211,7 @@ async function runOnce (entries: number, authors: number, args: Args): Promise<R
     }
     const catchUpSeconds = (performance.now() - start) / 1000
     const cpuSeconds = await cpuSecondsOf(pid) - cpuStart
+    const servingCpuSeconds = await cpuSecondsOf(a.pid as number) - servingCpuStart
 
     // The sync byte counters move when an exchange completes: give the
     // exchanges that delivered the log time to close. (Periodic rounds go on,
@@ -239,6 +256,8 @@ async function runOnce (entries: number, authors: number, args: Args): Promise<R
       catchUpSeconds,
       entriesPerSecond: entries / catchUpSeconds,
       entriesPerCpuSecond: entries / cpuSeconds,
+      joinerCpuSeconds: cpuSeconds,
+      servingCpuSeconds,
       wireBytesReceived,
       bytesReceived: received,
       bytesSent: sent,
@@ -269,9 +288,9 @@ async function runOnce (entries: number, authors: number, args: Args): Promise<R
 const mib = (n: number): string => (n / 2 ** 20).toFixed(0)
 
 function table (rows: Row[]): string {
-  const head = '| entries | authors | catch-up (s) | entries/s ingested | entries per joiner CPU-second | wire bytes/entry received (TCP) | sync frame bytes/entry received | joiner RSS: empty / peak / end (MiB) | joiner RSS without file pages: empty / peak (MiB) | joiner V8 heap used / total, external, peaks (MiB) | seeded daemon, first start (s) | its restart: s (CPU s) / RSS (MiB) / first find (ms) | find: first / p50 / max (ms) | load average (1 min) at catch-up start / after find |'
-  const rule = '|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|'
-  const lines = rows.map(r => `| ${r.entries} | ${r.authors} | ${r.catchUpSeconds.toFixed(1)} | ${Math.round(r.entriesPerSecond)} | ${Math.round(r.entriesPerCpuSecond)} | ` +
+  const head = '| entries | authors | catch-up (s) | entries/s ingested | entries per joiner CPU-second | CPU s during catch-up: joiner / serving daemon | wire bytes/entry received (TCP) | sync frame bytes/entry received | joiner RSS: empty / peak / end (MiB) | joiner RSS without file pages: empty / peak (MiB) | joiner V8 heap used / total, external, peaks (MiB) | seeded daemon, first start (s) | its restart: s (CPU s) / RSS (MiB) / first find (ms) | find: first / p50 / max (ms) | load average (1 min) at catch-up start / after find |'
+  const rule = '|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|'
+  const lines = rows.map(r => `| ${r.entries} | ${r.authors} | ${r.catchUpSeconds.toFixed(1)} | ${Math.round(r.entriesPerSecond)} | ${Math.round(r.entriesPerCpuSecond)} | ${r.joinerCpuSeconds.toFixed(2)} / ${r.servingCpuSeconds.toFixed(2)} | ` +
     `${(r.wireBytesReceived / r.entries).toFixed(0)} | ${(r.bytesReceived / r.entries).toFixed(0)} | ` +
     `${mib(r.rssBaseline)} / ${mib(r.rssPeak)} / ${mib(r.rssEnd)} | ${mib(r.anonBaseline)} / ${mib(r.anonPeak)} | ${mib(r.heapUsedPeak)} / ${mib(r.heapTotalPeak)}, ${mib(r.externalPeak)} | ${r.restoreSeconds.toFixed(1)} | ${r.restartSeconds.toFixed(1)} (${r.restartCpuSeconds.toFixed(1)}) / ${mib(r.restartRss)} / ${r.restartFirstFindMs.toFixed(0)} | ` +
     `${r.firstFindMs.toFixed(0)} / ${r.findP50Ms.toFixed(1)} / ${r.findMaxMs.toFixed(1)} | ${r.loadAtStart.toFixed(1)} / ${r.loadAtEnd.toFixed(1)} |`)

@@ -157,9 +157,13 @@ class DocLists {
     this.starts.pushAll(starts)
     this.values.pushAll(values)
   }
-  add (list: readonly number[]): void {
+  /** Starts the list of the next document (then push its values). */
+  start (): void {
     this.starts.push(this.values.length)
-    for (const v of list) this.values.push(v)
+  }
+
+  push (value: number): void {
+    this.values.push(value)
   }
 
   has (doc: number, value: number): boolean {
@@ -370,8 +374,10 @@ export class FindingsIndex {
     const head = this.idHead
     for (let i = 0; i < 8; i++) head[i] = (HEX_DIGIT[stored.id.charCodeAt(2 * i)] << 4) | HEX_DIGIT[stored.id.charCodeAt(2 * i + 1)]
     this.docIdHead.push(head)
-    this.docPaths.add(finding.paths.map(p => this.paths.id(normalizePath(p))))
-    this.docTags.add(finding.tags.map(t => this.tags.id(t)))
+    this.docPaths.start()
+    for (const p of finding.paths) this.docPaths.push(this.paths.id(normalizePath(p)))
+    this.docTags.start()
+    for (const t of finding.tags) this.docTags.push(this.tags.id(t))
     this.kindCounts.set(finding.kind, (this.kindCounts.get(finding.kind) ?? 0) + 1)
 
     this.postTerms(doc, finding)
@@ -380,7 +386,7 @@ export class FindingsIndex {
       this.open = new OpenSegment()
     }
 
-    this.docSuperseded.push(this.supersededBy.has(stored.id) ? 1 : 0)
+    this.docSuperseded.push(this.supersededBy.size > 0 && this.supersededBy.has(stored.id) ? 1 : 0)
     if (finding.supersedes !== '' && finding.supersedes !== stored.id) {
       let by = this.supersededBy.get(finding.supersedes)
       if (by == null) this.supersededBy.set(finding.supersedes, by = new Set())
@@ -401,38 +407,60 @@ export class FindingsIndex {
    * scratch slot per term handle (each capped far above packTf's caps).
    */
   private postTerms (doc: number, finding: Finding): void {
-    const open = this.open
     const touched = this.touchedTerms
     touched.length = 0
-    const bounds = this.termBounds
-    const fields = [finding.text, finding.paths.join(' '), finding.tags.join(' ')]
-    for (let f = 0; f < 3; f++) {
-      const text = fields[f]
-      // ASCII text is looked up slice by slice, without a string per word
-      const ascii = asciiTermBounds(text, bounds)
-      const terms = ascii ? undefined : tokenize(text)
-      const count = ascii ? bounds.length >> 1 : (terms as string[]).length
+    // a field's terms are those of its parts one after the other (as if joined with spaces): no joined string is made
+    this.countField(0, finding.text)
+    for (let f = 1; f < 3; f++) {
+      const parts = f === 1 ? finding.paths : finding.tags
+      let count = 0
+      for (let i = 0; i < parts.length; i++) count += this.countTerms(parts[i], f === 1 ? 10 : 0)
       this.docLength[f as FieldIndex].push(Math.min(count, 0xffff))
       this.lengthSums[f as FieldIndex] += count
-      const shift = f === 0 ? 20 : f === 1 ? 10 : 0
-      for (let k = 0; k < count; k++) {
-        const at = terms === undefined ? open.handleOfAscii(text, bounds[2 * k], bounds[2 * k + 1]) : open.handle(terms[k])
-        if (at >= this.termCounts.length) {
-          const grown = new Int32Array(Math.max(1024, at * 2))
-          grown.set(this.termCounts)
-          this.termCounts = grown
-        }
-        const c = this.termCounts[at]
-        if (c === 0) touched.push(at)
-        if (((c >> shift) & 1023) < 1023) this.termCounts[at] = c + (1 << shift)
-      }
     }
-    for (const at of touched) {
-      const c = this.termCounts[at]
+    const open = this.open
+    const counts = this.termCounts
+    for (let i = 0; i < touched.length; i++) {
+      const at = touched[i]
+      const c = counts[at]
       open.post(at, doc, packTf(c >> 20, (c >> 10) & 1023, c & 1023))
-      this.termCounts[at] = 0
+      counts[at] = 0
     }
     open.endDoc()
+  }
+
+  /** Counts the terms of field `f`'s one text (see countTerms) and records the field's length. */
+  private countField (f: FieldIndex, text: string): void {
+    const count = this.countTerms(text, f === 0 ? 20 : f === 1 ? 10 : 0)
+    this.docLength[f].push(Math.min(count, 0xffff))
+    this.lengthSums[f] += count
+  }
+
+  /**
+   * Adds one to each term of `text` in the scratch counts (the field's count
+   * is `shift` bits up, capped at 1023), noting the handles first touched;
+   * returns how many terms `text` has.
+   */
+  private countTerms (text: string, shift: number): number {
+    const open = this.open
+    const touched = this.touchedTerms
+    const bounds = this.termBounds
+    // ASCII text is looked up slice by slice, without a string per word
+    const ascii = asciiTermBounds(text, bounds)
+    const terms = ascii ? undefined : tokenize(text)
+    const count = ascii ? bounds.length >> 1 : (terms as string[]).length
+    for (let k = 0; k < count; k++) {
+      const at = terms === undefined ? open.handleOfAscii(text, bounds[2 * k], bounds[2 * k + 1]) : open.handle(terms[k])
+      if (at >= this.termCounts.length) {
+        const grown = new Int32Array(Math.max(1024, at * 2))
+        grown.set(this.termCounts)
+        this.termCounts = grown
+      }
+      const c = this.termCounts[at]
+      if (c === 0) touched.push(at)
+      if (((c >> shift) & 1023) < 1023) this.termCounts[at] = c + (1 << shift)
+    }
+    return count
   }
 
   get size (): number {

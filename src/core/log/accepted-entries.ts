@@ -91,7 +91,7 @@ export class AcceptedEntries {
   add (p: PendingEntry): StoredEntry {
     const stored: StoredEntry = { id: p.id, entry: p.entry, bytes: p.bytes, cursor: this.lastCursor + 1 }
     this.archive.put(stored.cursor, p.bytes)
-    const row = this.addRow(stored)
+    const row = this.addRow(stored, p.digest)
     this.feeds[this.rowAuthor.at(row - 1)].push(row)
     this.lasts[this.rowAuthor.at(row - 1)] = stored
     // keep the ordered view when the new entry sorts last, the common case
@@ -205,8 +205,8 @@ export class AcceptedEntries {
   }
 
   /** Adds the entry's row (not yet to its feed); returns the row. */
-  private addRow (s: StoredEntry): number {
-    const id = idBytes(s.id)
+  private addRow (s: StoredEntry, digest?: Uint8Array): number {
+    const id = digest ?? idBytes(s.id)
     if (id === undefined) throw new FailedPreconditionError(`entry id ${s.id} is not 64 hex digits`)
     const { author, seq, lamport, kind } = s.entry
     let a = this.authorIndex.get(author)
@@ -277,6 +277,11 @@ export class AcceptedEntries {
 
   has (id: string): boolean {
     return this.rowOf(id) !== 0
+  }
+
+  /** has, for an id given as its 32 bytes */
+  hasDigest (digest: Uint8Array): boolean {
+    return digest.byteLength === ENTRY_ID_BYTES && this.byId.find(digest) !== 0
   }
 
   get (id: string): StoredEntry | undefined {

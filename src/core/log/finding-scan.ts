@@ -15,43 +15,96 @@ const utf8 = new TextDecoder()
 
 /** The finding `bytes` hold in the plain form, else undefined (then Finding.decode says what they are). Never throws. */
 export function scanFinding (bytes: Uint8Array): Finding | undefined {
-  const n = bytes.length
   const out: Finding = { kind: '', text: '', paths: [], tags: [], refs: [], supersedes: '' }
+  return walkFinding(bytes, out) ? out : undefined
+}
+
+/**
+ * True when `bytes` hold a finding in the plain form (scanFinding would read
+ * it), without making its strings: the body check of a bulk sync, which the
+ * findings index follows with scanFinding. Never throws.
+ */
+export function isPlainFinding (bytes: Uint8Array): boolean {
+  return walkFinding(bytes, undefined)
+}
+
+/**
+ * False only when `bytes` are a plain finding none of whose tags is `tag`
+ * (ASCII): a listener that wants the findings with one tag skips the rest
+ * without decoding them. True for any other bytes (decode them to know).
+ */
+export function mayHaveTag (bytes: Uint8Array, tag: string): boolean {
+  const n = bytes.length
+  let at = 0
+  let lastField = 0
+  let found = false
+  while (at < n) {
+    const t = bytes[at++]
+    const field = t >>> 3
+    if ((t & 7) !== 2 || field < 1 || field > 6 || t >= 0x80) return true
+    if (field < lastField || (field === lastField && !(field >= 3 && field <= 5))) return true
+    lastField = field
+    let len = 0
+    let scale = 1
+    for (let i = 0; ; i++) {
+      if (i === 4 || at >= n) return true
+      const b = bytes[at++]
+      len += (b & 0x7f) * scale
+      if (b < 0x80) { if (b === 0 && i > 0) return true; break }
+      scale *= 128
+    }
+    const end = at + len
+    if (end > n) return true
+    if (field === 4 && !found && len === tag.length) {
+      let same = true
+      for (let i = 0; i < len && same; i++) same = bytes[at + i] === tag.charCodeAt(i)
+      found = same
+    }
+    at = end
+  }
+  return found
+}
+
+/** Walks the fields of a plain finding, reading them into `out` when given; false when the form is not plain. */
+function walkFinding (bytes: Uint8Array, out: Finding | undefined): boolean {
+  const n = bytes.length
   let at = 0
   let lastField = 0
   while (at < n) {
     const tag = bytes[at++]
     const field = tag >>> 3
-    if ((tag & 7) !== 2 || field < 1 || field > 6 || tag >= 0x80) return undefined
+    if ((tag & 7) !== 2 || field < 1 || field > 6 || tag >= 0x80) return false
     const repeated = field >= 3 && field <= 5
-    if (field < lastField || (field === lastField && !repeated)) return undefined
+    if (field < lastField || (field === lastField && !repeated)) return false
     lastField = field
     // the length: a varint of at most 4 bytes (an entry is far smaller than 2^28)
     let len = 0
     let scale = 1
     for (let i = 0; ; i++) {
-      if (i === 4 || at >= n) return undefined
+      if (i === 4 || at >= n) return false
       const b = bytes[at++]
       len += (b & 0x7f) * scale
-      if (b < 0x80) { if (b === 0 && i > 0) return undefined; break }
+      if (b < 0x80) { if (b === 0 && i > 0) return false; break }
       scale *= 128
     }
     const end = at + len
-    if (end > n) return undefined
-    let ascii = true
-    for (let i = at; i < end; i++) if (bytes[i] >= 0x80) { ascii = false; break }
-    const s = ascii ? latin1(bytes, at, end) : utf8.decode(bytes.subarray(at, end))
-    switch (field) {
-      case 1: out.kind = s; break
-      case 2: out.text = s; break
-      case 3: out.paths.push(s); break
-      case 4: out.tags.push(s); break
-      case 5: out.refs.push(s); break
-      default: out.supersedes = s
+    if (end > n) return false
+    if (out !== undefined) {
+      let ascii = true
+      for (let i = at; i < end; i++) if (bytes[i] >= 0x80) { ascii = false; break }
+      const s = ascii ? latin1(bytes, at, end) : utf8.decode(bytes.subarray(at, end))
+      switch (field) {
+        case 1: out.kind = s; break
+        case 2: out.text = s; break
+        case 3: out.paths.push(s); break
+        case 4: out.tags.push(s); break
+        case 5: out.refs.push(s); break
+        default: out.supersedes = s
+      }
     }
     at = end
   }
-  return out
+  return true
 }
 
 /** A finding's body, decoded: scanned when plain, else by Finding.decode (which throws on bytes that are not a Finding). */

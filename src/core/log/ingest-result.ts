@@ -19,6 +19,8 @@ export interface PendingEntry {
   id: string
   entry: Entry
   bytes: Uint8Array
+  /** the id's 32 bytes, when the caller hashed to them (bulk sync): spares turning the hex back into bytes */
+  digest?: Uint8Array
 }
 
 export type RejectReason =

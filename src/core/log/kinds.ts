@@ -6,7 +6,7 @@ import {
   TaskSpec, TestRun, Verdict, type DeepPartial, type MessageFns
 } from '../../gen/agency/v1/log.js'
 import { InvalidArgumentError } from '../errors.js'
-import { decodeFinding, scanFinding } from './finding-scan.js'
+import { decodeFinding, isPlainFinding } from './finding-scan.js'
 
 export interface KindBodies {
   finding: Finding
@@ -73,7 +73,7 @@ export function decodeBody<K extends EntryKind> (kind: K, bytes: Uint8Array): Ki
 export function bodyDecodes (kind: string, bytes: Uint8Array): boolean {
   if (!isKnownKind(kind)) return false
   // most of a large log is findings: the plain ones are read without the protobuf reader
-  if (kind === 'finding' && scanFinding(bytes) !== undefined) return true
+  if (kind === 'finding' && isPlainFinding(bytes)) return true
   try {
     CODECS[kind].decode(bytes)
     return true

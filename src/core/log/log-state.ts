@@ -31,7 +31,7 @@ import { FailedPreconditionError, InvalidArgumentError, TooLargeError } from '..
 import { AcceptedEntries, type EntryArchive, type EntryMeta } from './accepted-entries.js'
 import { BatchCollector } from './batch-collector.js'
 import { contentFault } from './check-entry.js'
-import { toHex, type Signer } from './crypto.js'
+import { sha256, toHex, type Signer } from './crypto.js'
 import { decodeEntry, encodeEntry, idOfBytes, signEntry, verifyEntry } from './entry.js'
 import { scanEntry } from './entry-scan.js'
 import { verifyForkProof, type ForkProof } from './fork.js'
@@ -293,7 +293,8 @@ export class LogState {
           continue
         }
       }
-      items.push({ id: idOfBytes(bytes), entry, bytes })
+      const digest = sha256(bytes)
+      items.push({ id: toHex(digest), entry, bytes, digest })
     }
     return this.ingestItems(items, out)
   }
@@ -305,8 +306,9 @@ export class LogState {
     const common = new Map<string, number>()
     for (const p of items) {
       const { id, entry } = p
-      if (seen.has(id) || this.entries.has(id) || this.pending.has(id)) {
-        if (this.entries.has(id)) common.set(entry.author, Math.max(common.get(entry.author) ?? 0, entry.seq))
+      const held = p.digest !== undefined ? this.entries.hasDigest(p.digest) : this.entries.has(id)
+      if (held || seen.has(id) || this.pending.has(id)) {
+        if (held) common.set(entry.author, Math.max(common.get(entry.author) ?? 0, entry.seq))
         this.duplicateCount++
         out.duplicate()
         continue
@@ -725,7 +727,7 @@ export class LogState {
       if (e.seq === expected && e.lamport > prevLamport && prevId.equals(e.prev)) {
         run.push(p)
         expected++
-        prevId = Buffer.from(p.id, 'hex')
+        prevId = p.digest !== undefined ? Buffer.from(p.digest.buffer, p.digest.byteOffset, p.digest.byteLength) : Buffer.from(p.id, 'hex')
         prevLamport = e.lamport
       } else {
         rest.push(p)
