@@ -211,7 +211,9 @@ class RawSwarm {
     const addrs: string[] = []
     for (let i = 0; i < this.n; i++) {
       const peers = pickEarlier(addrs, i, this.o.bootstrap)
-      const child = spawn(process.execPath, [...command, '--topic', this.topic, ...(peers.length > 0 ? ['--peers', peers.join(',')] : [])], { stdio: ['pipe', 'pipe', 'inherit'] })
+      // BENCH_RAW_NODE_OPTIONS: node flags for the raw nodes too (e.g. --cpu-prof; they write it when stopped)
+      const env = process.env.BENCH_RAW_NODE_OPTIONS != null ? { ...process.env, NODE_OPTIONS: process.env.BENCH_RAW_NODE_OPTIONS } : process.env
+      const child = spawn(process.execPath, [...command, '--topic', this.topic, ...(peers.length > 0 ? ['--peers', peers.join(',')] : [])], { stdio: ['pipe', 'pipe', 'inherit'], env })
       this.children.push(child)
       const lines = createInterface({ input: child.stdout as NodeJS.ReadableStream })
       addrs.push(await new Promise<string>((resolve, reject) => {
@@ -245,7 +247,7 @@ class RawSwarm {
 
   stop (): void {
     for (const c of this.children) if (c.exitCode === null) c.kill('SIGTERM')
-    setTimeout(() => { for (const c of this.children) if (c.exitCode === null) c.kill('SIGKILL') }, 500).unref()
+    setTimeout(() => { for (const c of this.children) if (c.exitCode === null) c.kill('SIGKILL') }, process.env.BENCH_RAW_NODE_OPTIONS != null ? 5000 : 500).unref()
   }
 }
 
