@@ -81,8 +81,8 @@ class Sightings {
 
 /**
  * With BENCH_AGENTD_NODE_OPTIONS set, tells each daemon that a phase of the
- * run starts (SIGUSR2): a preloaded profiler writes what it has and starts
- * again, so start-up, idle and publishing land in separate profiles.
+ * run starts or ends (SIGUSR2): the preloaded profiler (cpu-profiler.cjs)
+ * notes the time, so its profile can be cut into start-up, idle and publishing.
  */
 function profileMark (daemons: LocalDaemon[]): void {
   if (process.env.BENCH_AGENTD_NODE_OPTIONS == null) return
@@ -122,7 +122,7 @@ class AgencySwarm {
         dataDir: join(this.root, `n${i}`),
         peers: pickEarlier(addrs, i, o.bootstrap),
         extraArgs: ['--swarm', swarm, '--heartbeat-ms', String(o.heartbeatMs), '--live-timeout-ms', String(o.liveTimeoutMs), '--heartbeat-max-rate', String(o.heartbeatMaxRate ?? 16)],
-        // e.g. "--require ./profiler.cjs": a preloaded CPU profiler in every daemon (see profileMark)
+        // e.g. "--require $PWD/test/bench/cpu-profiler.cjs": a CPU profiler in every daemon (see profileMark)
         env: process.env.BENCH_AGENTD_NODE_OPTIONS != null ? { NODE_OPTIONS: process.env.BENCH_AGENTD_NODE_OPTIONS } : undefined,
         startTimeoutMs: 120_000
       })
