@@ -12,7 +12,8 @@
 // timeout signal; on an idle daemon that was the largest single cost). A ping
 // here is the muxer's own (a yamux ping frame on the connection, answered by
 // the peer's muxer: no stream), and a connection whose ping fails or times
-// out is closed, as the monitor closed it. The interval is at most
+// out is closed, as the monitor closed it (a timeout that this node's own
+// event-loop stall made does not count: 64 daemons in one process stall). The interval is at most
 // `checkMs` / connections, so every connection is checked at least every
 // `checkMs` from this end, however quiet the daemon.
 //
@@ -166,15 +167,26 @@ export class RoundTripProbe {
     this.inFlight.add(key)
     this.lastPinged.set(key, this.now())
     this.stalls.start()
-    const signal = AbortSignal.timeout(this.init.timeoutMs ?? 10_000)
+    const timeoutMs = this.init.timeoutMs ?? 10_000
+    const signal = AbortSignal.timeout(timeoutMs)
+    const started = this.now()
+    const stalledBefore = this.stalls.stalledMs(started)
     try {
-      const started = this.now()
-      const stalledBefore = this.stalls.stalledMs(started)
       await pingOver(conn, this.init.node, signal)
       const ended = this.now()
       if (!this.stopped) this.init.onSample(key, roundTripMs(started, ended, this.stalls.stalledMs(ended) - stalledBefore))
     } catch (err) {
       if (this.stopped) return
+      // A timeout that this node's own stall made (the timer ran first in the
+      // stall's wake, the answer may be waiting to be read) says nothing of the
+      // connection: only a wait whose part outside our stalls reached the
+      // timeout does. The stalls are counted short by up to a period, hence the margin.
+      const ended = this.now()
+      const waitedMs = roundTripMs(started, ended, this.stalls.stalledMs(ended) - stalledBefore)
+      if (signal.aborted && waitedMs < timeoutMs * 0.9) {
+        this.init.logger.debug({ peer: key, waitedMs }, 'ping timed out during a stall of this node: no sample')
+        return
+      }
       // As libp2p's connection monitor did: a connection that cannot carry a ping is dead or hopelessly stuck.
       this.init.logger.debug({ peer: key, err: (err as Error).message }, 'ping failed: closing the connection')
       if (conn.status === 'open') conn.abort(err as Error)
