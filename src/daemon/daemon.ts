@@ -213,6 +213,8 @@ export class Daemon {
         announce: config.announce,
         swarmKey: config.swarmKey,
         guard,
+        // the round-trip probe checks every connection (a muxer ping, no stream): libp2p's monitor would ping them all again
+        connectionMonitor: false,
         // libp2p's metrics component keeps a module-wide table: only one node per process may use it.
         metrics: exported ? createLibp2pMetrics(metrics.registry) : undefined
       })
@@ -410,13 +412,12 @@ export class Daemon {
         if (verdict === 'reject') guard.strike(from, `invalid gossip (${kind})`)
       }
     }, this.log.child({ part: 'gossip' }))
-    // Round trips to peers, on this machine's own clock, set the claim settle window.
-    // Pinged at the interval this daemon's heartbeat announces: each ping opens
-    // a stream on both ends (protocol negotiation, a peer-store write, a
-    // timeout signal), part of what an idle daemon spends, so a daemon
-    // that holds nothing and has nothing new to say pings as seldom as it
-    // beats; one that claims is back at the swarm's interval at once. The
-    // window keeps the last samples, however old.
+    // Round trips to peers, on this machine's own clock, set the claim settle window,
+    // and the same pings check the connections (libp2p's monitor is off).
+    // Pinged at the interval this daemon's heartbeat announces (a daemon that
+    // holds nothing and has nothing new to say pings as seldom as it beats; one
+    // that claims is back at the swarm's interval at once), but every connection
+    // at least once a minute. The window keeps the last samples, however old.
     b.roundTrips = new RoundTripProbe({
       node,
       intervalMs: () => presence.announcedIntervalMs,

@@ -32,6 +32,14 @@ export interface MeshNodeInit {
   guard?: PeerGuard
   /** where libp2p reports its own metrics (createLibp2pMetrics); none: libp2p keeps none */
   metrics?: Libp2pMetricsComponent
+  /**
+   * libp2p's connection monitor: a ping on a new stream over every connection
+   * every 10 s from both ends, closing a connection whose ping fails (libp2p's
+   * default, kept by the raw nodes of the mesh benchmark). agentd turns it off:
+   * its round-trip probe (mesh/round-trips) checks every connection with the
+   * muxer's ping frame instead, one ping system rather than two.
+   */
+  connectionMonitor?: boolean
 }
 
 export type MeshLibp2p = Libp2p<{ pubsub: GossipSub, identify: ReturnType<ReturnType<typeof identify>>, ping: ReturnType<ReturnType<typeof ping>> }>
@@ -50,6 +58,7 @@ export async function createMeshNode (init: MeshNodeInit): Promise<MeshLibp2p> {
     connectionManager: {
       maxConnections: init.maxConnections ?? 128
     },
+    connectionMonitor: { enabled: init.connectionMonitor ?? true },
     ...(init.swarmKey != null ? { connectionProtector: preSharedKey({ psk: init.swarmKey }) } : {}),
     ...(init.metrics != null ? { metrics: init.metrics } : {}),
     connectionGater: {

@@ -3,9 +3,19 @@
 // mesh (its entry going out, a competitor's written just before it arrived
 // coming back), and a round trip needs no other machine's clock, so a peer
 // whose clock is behind or ahead changes nothing. Every interval one
-// connected peer, picked at random, is pinged (libp2p's ping protocol); a new
-// connection is pinged once at once, so a node that just joined soon has a
-// sample.
+// connected peer is pinged, the one pinged longest ago; a new connection is
+// pinged once at once, so a node that just joined soon has a sample.
+//
+// The probe is also the node's one connection check: agentd turns libp2p's
+// connection monitor off (it pings every connection from both ends every
+// 10 s, each ping a new stream: protocol negotiation, a peer-store write, a
+// timeout signal; on an idle daemon that was the largest single cost). A ping
+// here is the muxer's own (a yamux ping frame on the connection, answered by
+// the peer's muxer: no stream), and a connection whose ping fails or times
+// out is closed, as the monitor closed it (a timeout that this node's own
+// event-loop stall made does not count: 64 daemons in one process stall). The interval is at most
+// `checkMs` / connections, so every connection is checked at least every
+// `checkMs` from this end, however quiet the daemon.
 //
 // A stall of this node's own event loop during a ping is not part of the
 // round trip: the time the loop was busy elsewhere (LoopStalls) is taken off.
@@ -18,7 +28,7 @@
 // in the sample. Should a window still come out too short, a competing
 // claim arrives after HELD and the claim protocol resolves it as ever (the
 // smaller claim holds, the other is told it lost and is released).
-import type { PeerId } from '@libp2p/interface'
+import type { Connection, PeerId } from '@libp2p/interface'
 import type { MeshLibp2p } from './node.js'
 import type { Logger } from '../logger.js'
 
@@ -83,8 +93,10 @@ export interface RoundTripProbeInit {
   /** a round trip to `peer` took `ms` */
   onSample: (peer: string, ms: number) => void
   logger: Logger
-  /** how long one ping may take */
+  /** how long one ping may take; a connection whose ping takes longer is closed */
   timeoutMs?: number
+  /** every connection is pinged at least this often from this end (default 60 s) */
+  checkMs?: number
   /** this node's monotonic clock */
   now?: () => number
   /** this node's event-loop stalls, taken off each round trip (default: the process's) */
@@ -98,6 +110,8 @@ export class RoundTripProbe {
   private timer?: NodeJS.Timeout
   private stopped = true
   private readonly inFlight = new Set<string>()
+  /** when each peer was last pinged, by this node's clock */
+  private readonly lastPinged = new Map<string, number>()
   private readonly onConnect = (evt: CustomEvent<PeerId>): void => {
     // After the connection's own setup (identify, gossip subscriptions) has had a moment.
     setTimeout(() => { this.probe(evt.detail).catch(() => {}) }, 100)
@@ -119,39 +133,93 @@ export class RoundTripProbe {
     this.stopped = true
     clearTimeout(this.timer)
     this.init.node.removeEventListener('peer:connect', this.onConnect)
+    this.lastPinged.clear()
   }
 
   private schedule (): void {
     if (this.stopped) return
-    const interval = this.init.intervalMs()
+    const peers = this.init.node.getPeers()
+    const interval = probeIntervalMs(this.init.intervalMs(), peers.length, this.init.checkMs ?? 60_000)
     this.timer = setTimeout(() => {
-      const peers = this.init.node.getPeers()
-      const peer = peers[Math.floor(Math.random() * peers.length)]
+      const peer = this.stalest(this.init.node.getPeers())
       const done = peer === undefined ? Promise.resolve() : this.probe(peer)
       done.catch(() => {}).finally(() => { this.schedule() })
     }, interval * (0.9 + Math.random() * 0.2))
   }
 
-  /** Pings `peer` once; a ping that fails or times out is no sample. */
+  /** The connected peer pinged longest ago (never pinged: first). */
+  private stalest (peers: PeerId[]): PeerId | undefined {
+    let best: PeerId | undefined
+    let bestAt = Infinity
+    for (const p of peers) {
+      const at = this.lastPinged.get(p.toString()) ?? -Infinity
+      if (at < bestAt) { best = p; bestAt = at }
+    }
+    return best
+  }
+
+  /** Pings `peer` once over its open connection; a ping that fails or times out is no sample, and closes that connection. */
   async probe (peer: PeerId): Promise<void> {
     const key = peer.toString()
     // Only over a connection that is up: a ping must never dial (a peer cut off stays cut off).
-    if (this.stopped || this.inFlight.has(key) || this.init.node.getConnections(peer).length === 0) return
+    const conn = this.init.node.getConnections(peer).find(c => c.status === 'open')
+    if (this.stopped || this.inFlight.has(key) || conn === undefined) return
     this.inFlight.add(key)
+    this.lastPinged.set(key, this.now())
     this.stalls.start()
+    const timeoutMs = this.init.timeoutMs ?? 10_000
+    const signal = AbortSignal.timeout(timeoutMs)
+    const started = this.now()
+    const stalledBefore = this.stalls.stalledMs(started)
     try {
-      const started = this.now()
-      const stalledBefore = this.stalls.stalledMs(started)
-      await this.init.node.services.ping.ping(peer, { signal: AbortSignal.timeout(this.init.timeoutMs ?? 10_000) })
+      await pingOver(conn, this.init.node, signal)
       const ended = this.now()
       if (!this.stopped) this.init.onSample(key, roundTripMs(started, ended, this.stalls.stalledMs(ended) - stalledBefore))
     } catch (err) {
-      this.init.logger.debug({ peer: key, err: (err as Error).message }, 'ping failed')
+      if (this.stopped) return
+      // A timeout that this node's own stall made (the timer ran first in the
+      // stall's wake, the answer may be waiting to be read) says nothing of the
+      // connection: only a wait whose part outside our stalls reached the
+      // timeout does. The stalls are counted short by up to a period, hence the margin.
+      const ended = this.now()
+      const waitedMs = roundTripMs(started, ended, this.stalls.stalledMs(ended) - stalledBefore)
+      if (signal.aborted && waitedMs < timeoutMs * 0.9) {
+        this.init.logger.debug({ peer: key, waitedMs }, 'ping timed out during a stall of this node: no sample')
+        return
+      }
+      // As libp2p's connection monitor did: a connection that cannot carry a ping is dead or hopelessly stuck.
+      this.init.logger.debug({ peer: key, err: (err as Error).message }, 'ping failed: closing the connection')
+      if (conn.status === 'open') conn.abort(err as Error)
     } finally {
       this.stalls.stop()
       this.inFlight.delete(key)
+      if (this.init.node.getConnections(peer).length === 0) this.lastPinged.delete(key)
     }
   }
+}
+
+/** A stream multiplexer that can ping its peer without a stream (yamux). */
+interface PingingMuxer { ping: (options?: { signal?: AbortSignal }) => Promise<number> }
+
+/**
+ * One round trip over `conn`: the muxer's ping frame when the muxer has one
+ * (yamux), else libp2p's ping protocol on a new stream.
+ */
+async function pingOver (conn: Connection, node: MeshLibp2p, signal: AbortSignal): Promise<void> {
+  const muxer = (conn as unknown as { muxer?: Partial<PingingMuxer> }).muxer
+  if (typeof muxer?.ping === 'function') {
+    await (muxer as PingingMuxer).ping({ signal })
+    return
+  }
+  await node.services.ping.ping(conn.remotePeer, { signal })
+}
+
+/**
+ * How long until the next ping: the heartbeat's interval, but short enough
+ * that each of `connections` is pinged at least every `checkMs`.
+ */
+export function probeIntervalMs (intervalMs: number, connections: number, checkMs: number): number {
+  return connections <= 0 ? intervalMs : Math.min(intervalMs, checkMs / connections)
 }
 
 /** A ping's round trip: the time it took less this loop's stalls meanwhile (never below zero). */

@@ -26,6 +26,9 @@ pubsub.addEventListener('message', evt => {
 for (const p of peers) await node.dial(multiaddr(p)).catch(() => {})
 process.stdout.write(`addr ${node.getMultiaddrs()[0].toString()}\nready\n`)
 
+// An exit, not the default kill, so that a profile asked for (--cpu-prof) is written.
+process.on('SIGTERM', () => { process.exit(0) })
+
 createInterface({ input: process.stdin }).on('line', line => {
   const [cmd, a, b] = line.split(' ')
   if (cmd === 'pub') {

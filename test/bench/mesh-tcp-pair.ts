@@ -81,8 +81,8 @@ class Sightings {
 
 /**
  * With BENCH_AGENTD_NODE_OPTIONS set, tells each daemon that a phase of the
- * run starts (SIGUSR2): a preloaded profiler writes what it has and starts
- * again, so start-up, idle and publishing land in separate profiles.
+ * run starts or ends (SIGUSR2): the preloaded profiler (cpu-profiler.cjs)
+ * notes the time, so its profile can be cut into start-up, idle and publishing.
  */
 function profileMark (daemons: LocalDaemon[]): void {
   if (process.env.BENCH_AGENTD_NODE_OPTIONS == null) return
@@ -122,7 +122,7 @@ class AgencySwarm {
         dataDir: join(this.root, `n${i}`),
         peers: pickEarlier(addrs, i, o.bootstrap),
         extraArgs: ['--swarm', swarm, '--heartbeat-ms', String(o.heartbeatMs), '--live-timeout-ms', String(o.liveTimeoutMs), '--heartbeat-max-rate', String(o.heartbeatMaxRate ?? 16)],
-        // e.g. "--require ./profiler.cjs": a preloaded CPU profiler in every daemon (see profileMark)
+        // e.g. "--require $PWD/test/bench/cpu-profiler.cjs": a CPU profiler in every daemon (see profileMark)
         env: process.env.BENCH_AGENTD_NODE_OPTIONS != null ? { NODE_OPTIONS: process.env.BENCH_AGENTD_NODE_OPTIONS } : undefined,
         startTimeoutMs: 120_000
       })
@@ -211,7 +211,9 @@ class RawSwarm {
     const addrs: string[] = []
     for (let i = 0; i < this.n; i++) {
       const peers = pickEarlier(addrs, i, this.o.bootstrap)
-      const child = spawn(process.execPath, [...command, '--topic', this.topic, ...(peers.length > 0 ? ['--peers', peers.join(',')] : [])], { stdio: ['pipe', 'pipe', 'inherit'] })
+      // BENCH_RAW_NODE_OPTIONS: node flags for the raw nodes too (e.g. --cpu-prof; they write it when stopped)
+      const env = process.env.BENCH_RAW_NODE_OPTIONS != null ? { ...process.env, NODE_OPTIONS: process.env.BENCH_RAW_NODE_OPTIONS } : process.env
+      const child = spawn(process.execPath, [...command, '--topic', this.topic, ...(peers.length > 0 ? ['--peers', peers.join(',')] : [])], { stdio: ['pipe', 'pipe', 'inherit'], env })
       this.children.push(child)
       const lines = createInterface({ input: child.stdout as NodeJS.ReadableStream })
       addrs.push(await new Promise<string>((resolve, reject) => {
@@ -245,7 +247,7 @@ class RawSwarm {
 
   stop (): void {
     for (const c of this.children) if (c.exitCode === null) c.kill('SIGTERM')
-    setTimeout(() => { for (const c of this.children) if (c.exitCode === null) c.kill('SIGKILL') }, 500).unref()
+    setTimeout(() => { for (const c of this.children) if (c.exitCode === null) c.kill('SIGKILL') }, process.env.BENCH_RAW_NODE_OPTIONS != null ? 5000 : 500).unref()
   }
 }
 

@@ -4,7 +4,8 @@
 // stand in for a thousand peers and the default of 16. A daemon that holds
 // nothing and has nothing new to say beats less often still, and at the
 // swarm's interval again as soon as it holds a claim; a change of its claims
-// goes out at once, a report of a change that changed nothing does not.
+// goes out at once (for a daemon that already held one, with its next beat),
+// a report of a change that changed nothing does not.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { InProcessDaemons, memoryAddr } from '../helpers/in-process-daemons.js'
 import { waitFor } from '../helpers/wait-for.js'
