@@ -51,6 +51,8 @@ export class AgencyAgent implements HelperAgent {
   private idleToken = 0
   /** fixes owed to its own changes (a defect a review found), done before the next attempt */
   private debtMs = 0
+  /** tasks whose integration request waits in the integrator's queue while this agent works on its next (settings.carryOn) */
+  private readonly pipelined = new Set<number>()
   idle = false
 
   constructor (index: number, swarm: SwarmContext, replica: Replica, rng: Random) {
@@ -83,6 +85,7 @@ export class AgencyAgent implements HelperAgent {
     this.life++
     this.claiming = undefined
     this.idle = false
+    this.pipelined.clear()
     if (this.working !== undefined) {
       this.swarm.recorder.worked(this.working.task.id, this.index, this.working.start, now)
       this.swarm.helpers.holderGone(this.working.task.index, this)
@@ -443,20 +446,27 @@ export class AgencyAgent implements HelperAgent {
     const asked = swarm.scheduler.now
     const queued = swarm.integrator.queued
     if (assist) swarm.recorder.bump(queued ? 'assistsRequested' : 'assistsIntegrated')
+    // (not in agentd) a holder goes on with its next task while its request waits for its batch
+    const carryOn = queued && !assist && !breaks && swarm.settings.carryOn > 0
     swarm.integrator.request({
       task: t.index,
       breaks,
       then: green => {
         if (life !== this.life || this.frozen) return
         // with an integrator the wait for the batch; alone, its own verify (the race is the integrator's verifyWait)
-        if (queued) swarm.recorder.spend('integrationWait', swarm.scheduler.now - asked)
-        else swarm.recorder.spend('verify', swarm.project.hazards.options.verifyMs)
+        if (queued && !carryOn) swarm.recorder.spend('integrationWait', swarm.scheduler.now - asked)
+        else if (!queued) swarm.recorder.spend('verify', swarm.project.hazards.options.verifyMs)
         if (green) { land(true); return }
         const fix = swarm.project.hazards.options.reviewFixFraction * t.effortMs
         swarm.recorder.spend('breakFix', fix)
         this.later(fix, () => { this.integrateChange(t, land, assist, true) })
       }
     })
+    if (carryOn) {
+      swarm.recorder.bump('carriedOn')
+      this.pipelined.add(t.index)
+      this.later(0, () => { this.pick() })
+    }
   }
 
   /** Fenced integration: the merge goes in only while this agent still holds the task's epoch; then done, and the next task. */
@@ -465,12 +475,14 @@ export class AgencyAgent implements HelperAgent {
     const now = scheduler.now
     this.replica.drain(now)
     const board = this.replica.board
+    // a carried-on request lands while the agent works on its next task: its daemon writes the done, the agent goes on
+    const next = this.pipelined.delete(t.index) ? () => {} : () => { this.pick() }
     if (progress.passed(t.id) || claimOutcome(board, t.id, this.name, epoch).outcome !== 'HELD') {
       // fenced: the claim was lost, or an assistant's integration landed the task first
       this.swarm.helpers.holderGone(t.index, this)
       recorder.bump('fencedMerges')
       this.replica.forget(t.id)
-      this.pick()
+      next()
       return
     }
     progress.merge(t, this.index, now, { verified })
@@ -479,6 +491,6 @@ export class AgencyAgent implements HelperAgent {
     const held = board.checkDoable(t.id, this.name)
     this.replica.write('done', { task: t.id, epoch: held.epoch, commit: `sim-${t.index}-${this.index}`, paths: t.files }, now, t.index)
     this.replica.forget(t.id)
-    this.pick()
+    next()
   }
 }

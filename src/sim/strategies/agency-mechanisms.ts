@@ -62,5 +62,7 @@ export const MECHANISM_DEFAULTS = {
   /** an assist needs the task held this long at least (agentd --assist-after; 0: at once) */
   assistFloorMs: ASSIST_DEFAULTS.floorMs,
   /** a holder whose attempt has run this many times the task's usual time is slow */
-  handoffFactor: 2
+  handoffFactor: 2,
+  /** 1: a holder whose integration request waits in the integrator's queue goes on with its next task, its daemon writing the done when the request lands (NOT in agentd: the prompt has it `agency wait`); 0: it waits, as agentd has it */
+  carryOn: 0
 } as const

@@ -9,7 +9,7 @@ import type { RunRecorder } from '../run-recorder.js'
 import type { Scheduler } from '../scheduler.js'
 import type { Attempt, Project, ProjectTask } from '../workload.js'
 import type { SimIntegrator } from './agency-integrator.js'
-import type { Mechanisms } from './agency-mechanisms.js'
+import type { MechanismSettings, Mechanisms } from './agency-mechanisms.js'
 
 /** A passing change a peer is asked to review; the author does not wait for it. */
 export interface ReviewRequest {
@@ -60,6 +60,7 @@ export interface SwarmContext {
   readonly recorder: RunRecorder
   readonly progress: ProjectProgress
   readonly mechanisms: Mechanisms
+  readonly settings: MechanismSettings
   readonly integrator: SimIntegrator
   readonly helpers: HelperBoard
   readonly pollMs: number

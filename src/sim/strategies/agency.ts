@@ -82,6 +82,7 @@ export class AgencySwarm implements SwarmContext {
   readonly progress: ProjectProgress
   readonly pollMs: number
   readonly mechanisms: Mechanisms
+  readonly settings: MechanismSettings
   readonly integrator: SimIntegrator
   readonly helpers: AgencyHelpers
   /** crashes can expire leases: agents then also look for expired tasks */
@@ -111,6 +112,7 @@ export class AgencySwarm implements SwarmContext {
     this.syncMs = init.syncMs ?? AGENCY_DEFAULTS.syncMs
     this.mechanisms = { ...ALL_MECHANISMS, ...init.mechanisms }
     const settings: MechanismSettings = { ...MECHANISM_DEFAULTS, ...init.settings }
+    this.settings = settings
     this.overlapAlerts = init.overlapAlerts ?? this.mechanisms.overlapMessages
     this.expiryPossible = (init.crashes ?? []).length > 0
     this.topology = new Topology(n)
