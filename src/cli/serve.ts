@@ -64,6 +64,8 @@ export async function serveDaemon (config: Partial<DaemonConfig> & { dataDir: st
       if (grpc == null) throw new UnavailableError('a harness needs the gRPC API: do not disable --grpc')
       await harness.start(grpc.address)
     }
+    daemon.startPhases.mark('servers')
+    daemon.log.info({ phases: daemon.startPhases.ms }, 'start phases')
   } catch (err) {
     await stop()
     throw err

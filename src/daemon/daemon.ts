@@ -44,6 +44,7 @@ import { PLAN_TASK_ID, TASK_STATES, type NewTask, type TaskView } from '../core/
 import type { ClaimAnswer, NextClaimAnswer } from './board-service.js'
 import { resolveConfig, type DaemonConfig } from './config.js'
 import { VERSION } from '../version.js'
+import { StartPhases } from './start-phases.js'
 
 export interface PeerView {
   peerId: string
@@ -97,6 +98,8 @@ export class Daemon {
   private outboxTimer?: NodeJS.Timeout
   private startedAt = 0
   private stopping?: Promise<void>
+  /** how long each phase of the last start took (start-phases.ts) */
+  startPhases = new StartPhases()
 
   constructor (config: Partial<DaemonConfig> & { dataDir: string }, parts: DaemonParts = {}) {
     this.config = resolveConfig(config)
@@ -151,17 +154,20 @@ export class Daemon {
 
   async start (): Promise<void> {
     this.startedAt = performance.now()
+    this.startPhases = new StartPhases()
     await mkdir(this.config.dataDir, { recursive: true, mode: 0o700 }).catch(() => {})
     try {
       await this.build()
       const { node, messaging, gossip, logService, presence, dialer, roundTrips } = this.built as Built
       await node.start()
+      this.startPhases.mark('libp2p start')
       await messaging.start()
       gossip.start()
       await logService.start(gossip)
       presence.start(gossip)
       dialer.start()
       roundTrips.start()
+      this.startPhases.mark('mesh')
       node.addEventListener('peer:connect', () => { presence.beat().catch(() => {}) })
       this.outboxTimer = setInterval(() => { messaging.flushAll().catch(() => {}) }, this.config.dmRetryMs)
       this.log.info({ peerId: this.peerId, addrs: this.listenAddrs() }, 'agentd started')
@@ -178,7 +184,9 @@ export class Daemon {
     const events = this.events
     // The store first: its lock refuses a second daemon on the same data dir
     // before anything else is touched.
+    const phases = this.startPhases
     const store = b.store = await openStore(config.dataDir)
+    phases.mark('store open')
     const identity = b.identity = await loadOrCreateIdentity(config.dataDir)
     const me = identity.peerId
     const name = this.name
@@ -212,6 +220,7 @@ export class Daemon {
     } catch (err) {
       throw new AgencyError('FAILED_PRECONDITION', `cannot start the libp2p node: ${(err as Error).message}`, { cause: err })
     }
+    phases.mark('libp2p')
     // The node consults the guard for every connection; the guard drops a banned peer's.
     guard.onBanned(peer => { node.hangUp(peerIdFromString(peer)).catch(() => {}) })
     const dialer = b.dialer = new PeerDialer({ node, bootstrap: config.peers, log: this.log.child({ part: 'dialer' }) })
@@ -256,7 +265,8 @@ export class Daemon {
       hasBootstrapPeers: config.peers.length > 0,
       wallClock: this.wallClock
     })
-    await logService.restore()
+    phases.mark('parts')
+    await logService.restore(phases)
     const boardService = b.boardService = new BoardService({
       me,
       log: logService,
@@ -275,6 +285,7 @@ export class Daemon {
       }
     })
     await boardService.start()
+    phases.mark('board')
     // A forked author's entries from its fork point on count for nothing, on every replica alike.
     logService.onFault((author, fromSeq) => { boardService.board.markFaulty(author, fromSeq) })
     const assists = b.assists = new AssistService({

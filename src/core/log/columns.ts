@@ -171,6 +171,17 @@ export class RowTable {
     }
   }
 
+  /** Adds rows `from` to `to` (inclusive) at once, the table sized for them first. */
+  addRows (from: number, to: number): void {
+    if (to < from) return
+    const need = this.count + to - from + 1
+    let size = this.slots.length
+    while (need * 2 > size) size *= 2
+    if (size !== this.slots.length) this.grow(size)
+    for (let row = from; row <= to; row++) this.insert(this.slots, row)
+    this.count = need
+  }
+
   private insert (slots: Int32Array, row: number): void {
     const mask = slots.length - 1
     for (let s = this.records.head32(row - 1) & mask; ; s = (s + 1) & mask) {
@@ -178,9 +189,9 @@ export class RowTable {
     }
   }
 
-  private grow (): void {
+  private grow (size = this.slots.length * 2): void {
     const old = this.slots
-    const slots = new Int32Array(old.length * 2)
+    const slots = new Int32Array(size)
     for (const row of old) if (row !== 0) this.insert(slots, row)
     this.slots = slots
   }
