@@ -278,6 +278,7 @@ export class Daemon {
       knownPeers: () => logService.state.authorCount - 1,
       notify,
       settle: config.settle,
+      checkpoint: { dataDir: store.dataDir, writtenCursor: () => store.log.lastCursor() },
       metrics: {
         claimsLost: () => { metrics.claimsLost.inc() },
         claimConflicts: () => { metrics.claimConflicts.inc() },
@@ -444,6 +445,8 @@ export class Daemon {
     try { b.gossip?.stop() } catch { /* not started */ }
     await b.messaging?.stop().catch(() => {})
     await b.logService?.stop().catch(() => {})
+    // after the log's last writes: the next start takes the board from it instead of folding the log
+    await b.boardService?.checkpoint()
     try { await b.node?.stop() } catch (err) { this.log.warn({ err }, 'libp2p stop failed') }
     await b.store?.close()
     this.log.info('agentd stopped')

@@ -10,6 +10,8 @@ import { join } from 'node:path'
 export const LOG_CHECKPOINT_FILE = 'log-checkpoint'
 /** the findings index's checkpoint, written with the log's */
 export const FINDINGS_CHECKPOINT_FILE = 'findings-checkpoint'
+/** the board's fold, written when the daemon stops */
+export const BOARD_CHECKPOINT_FILE = 'board-checkpoint'
 
 export function checkpointPath (dataDir: string, name = LOG_CHECKPOINT_FILE): string {
   return join(dataDir, name)

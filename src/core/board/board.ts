@@ -9,7 +9,7 @@
 import {
   Claim, Done, Goal, Integration, IntegrationRequest, Release, ReviewRequest, TaskSpec, TestRun, Verdict
 } from '../../gen/agency/v1/log.js'
-import { FailedPreconditionError, NotFoundError } from '../errors.js'
+import { FailedPreconditionError, InvalidArgumentError, NotFoundError } from '../errors.js'
 import { ClaimLedger, type ClaimRecord, type HandoffInfo } from './claim-ledger.js'
 import { rankExperts, type Contribution, type ExpertView } from './expertise.js'
 import { isValidGlob } from './glob-pattern.js'
@@ -172,6 +172,88 @@ export class Board {
   markFaulty (author: string, fromSeq: number): boolean {
     const again = this.faults.mark(author, fromSeq)
     if (again === undefined) return false
+    this.clearFold()
+    for (const e of again) this.apply(e)
+    this.changes++
+    return true
+  }
+
+  /**
+   * The fold's state as plain data (every part's fields; shared records stay
+   * shared), for a checkpoint (board-checkpoint.ts). Liveness is not in it:
+   * it is this node's input, not the log's.
+   */
+  foldState (): BoardFoldState {
+    const { landed: _bound, ...ledger } = this.ledger as unknown as Record<string, unknown>
+    return {
+      applied: this.applied,
+      goals: { ...this.goals },
+      catalog: { ...this.catalog },
+      ledger,
+      landed: { ...this.landed },
+      reviewBook: { ...this.reviewBook },
+      integrations: this.integrations,
+      runs: this.runs,
+      faults: { ...this.faults },
+      changes: this.changes
+    }
+  }
+
+  /**
+   * Takes in a fold's state from foldState (read back from a checkpoint), on
+   * a board that folded nothing yet. Throws InvalidArgumentError and changes
+   * nothing when it does not have the parts' shapes (another version's, or
+   * not a board's); the caller then folds the log instead.
+   */
+  takeFoldState (state: unknown): void {
+    if (this.applied.size > 0 || this.changes > 0) throw new FailedPreconditionError('a fold state is taken in only by an empty board')
+    const s = checkFoldState(state)
+    const part = <T extends object>(proto: T, fields: Record<string, unknown>, like: T): T => {
+      const keys = Object.keys(like).sort()
+      const have = Object.keys(fields).sort()
+      if (keys.join() !== have.join()) throw new InvalidArgumentError(`not a board's fold state: ${(like as object).constructor.name} has fields ${have.join(', ')}`)
+      // each field as a fresh part has it: a Map stays a Map, a list a list (a field a fresh part leaves unset may be anything)
+      for (const k of keys) {
+        const want = (like as Record<string, unknown>)[k]
+        if (want === undefined || typeof want === 'function') continue
+        const got = fields[k]
+        if (typeof got !== typeof want || (typeof want === 'object' && (got === null || (got as object).constructor !== (want as object).constructor))) {
+          throw new InvalidArgumentError(`not a board's fold state: ${(like as object).constructor.name}.${k}`)
+        }
+      }
+      return Object.assign(Object.create(proto) as T, fields)
+    }
+    const goals = part(GoalHistory.prototype, s.goals, new GoalHistory())
+    const catalog = part(TaskCatalog.prototype, s.catalog, new TaskCatalog())
+    const fresh = new ClaimLedger(this.landedBy.bind(this))
+    const ledger = part(ClaimLedger.prototype, { ...s.ledger, landed: (fresh as unknown as { landed: unknown }).landed }, fresh)
+    const landed = part(LandedWork.prototype, s.landed, new LandedWork())
+    const reviewBook = part(ReviewBook.prototype, s.reviewBook, new ReviewBook())
+    const faults = part(FaultyAuthors.prototype, s.faults, new FaultyAuthors())
+    this.applied = s.applied
+    this.goals = goals
+    this.catalog = catalog
+    this.ledger = ledger
+    this.landed = landed
+    this.reviewBook = reviewBook
+    this.integrations = s.integrations as IntegrationRecord[]
+    this.runs = s.runs as TestRunRecord[]
+    ;(this as unknown as { faults: FaultyAuthors }).faults = faults
+    this.changes = s.changes
+    // every view once: a state that has the shapes but not the contents of a board's is refused here, not by a later query
+    try {
+      const views = [this.tasks(0), this.ready(0), this.goalHistory(), this.reviews(), this.testRuns(), this.integrationResults(), this.faultyAuthors(), this.doneDurations()]
+      if (views.some(v => !Array.isArray(v))) throw new Error('a view is not a list')
+    } catch (err) {
+      this.clearFold()
+      ;(this as unknown as { faults: FaultyAuthors }).faults = new FaultyAuthors()
+      this.changes = 0
+      throw new InvalidArgumentError(`not a board's fold state: ${(err as Error).message}`)
+    }
+  }
+
+  /** Forgets every folded entry (not the faults). */
+  private clearFold (): void {
     this.applied = new Set()
     this.goals = new GoalHistory()
     this.catalog = new TaskCatalog()
@@ -180,9 +262,6 @@ export class Board {
     this.reviewBook = new ReviewBook()
     this.integrations = []
     this.runs = []
-    for (const e of again) this.apply(e)
-    this.changes++
-    return true
   }
 
   /** Authors found faulty, with the first seq of theirs that does not count. */
@@ -522,6 +601,33 @@ export class Board {
       yield { peer: r.author, kind: 'integration', paths }
     }
   }
+}
+
+/** What Board.foldState gives: each part's fields, as plain data. */
+export interface BoardFoldState {
+  applied: Set<string>
+  goals: Record<string, unknown>
+  catalog: Record<string, unknown>
+  ledger: Record<string, unknown>
+  landed: Record<string, unknown>
+  reviewBook: Record<string, unknown>
+  integrations: unknown[]
+  runs: unknown[]
+  faults: Record<string, unknown>
+  changes: number
+}
+
+function checkFoldState (state: unknown): BoardFoldState {
+  const bad = (what: string): never => { throw new InvalidArgumentError(`not a board's fold state: ${what}`) }
+  if (typeof state !== 'object' || state === null) bad('not an object')
+  const s = state as Record<string, unknown>
+  if (!(s.applied instanceof Set) || [...s.applied].some(id => typeof id !== 'string')) bad('applied')
+  for (const k of ['goals', 'catalog', 'ledger', 'landed', 'reviewBook', 'faults']) {
+    if (typeof s[k] !== 'object' || s[k] === null || Array.isArray(s[k])) bad(k)
+  }
+  if (!Array.isArray(s.integrations) || !Array.isArray(s.runs)) bad('lists')
+  if (!Number.isSafeInteger(s.changes)) bad('changes')
+  return s as unknown as BoardFoldState
 }
 
 export function createBoard (init?: BoardInit): Board {

@@ -2,7 +2,7 @@
 // protocol a daemon runs around them (settle window, answers, leases, overlap).
 
 export { Board, claimFromPlan, createBoard } from './board.js'
-export type { AgentProgress, BoardInit, ClaimPlan, HeldEpoch, HolderInfo, IntegrationView, Takeover, TaskView, TestRunView } from './board.js'
+export type { AgentProgress, BoardFoldState, BoardInit, ClaimPlan, HeldEpoch, HolderInfo, IntegrationView, Takeover, TaskView, TestRunView } from './board.js'
 export type { HandoffInfo } from './claim-ledger.js'
 export { overlaps, overlapsFor } from './claim-overlaps.js'
 export type { ClaimOverlap } from './claim-overlaps.js'
@@ -32,3 +32,5 @@ export { ASSIST_DEFAULTS, MAX_APPROACH_CHARS, SAME_APPROACH_OVERLAP, approachWor
 export type { AssistCandidate, AssistInput, AssistPolicy } from './assist-choice.js'
 export { assistsAt, landedWithoutDone } from './assist-landing.js'
 export type { Landing } from './landed-work.js'
+export { BOARD_STATE_VERSION, boardCheckpointFits, decodeBoardCheckpoint, encodeBoardCheckpoint } from './board-checkpoint.js'
+export type { BoardCheckpoint, BoardLog } from './board-checkpoint.js'
