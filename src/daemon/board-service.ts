@@ -126,7 +126,7 @@ export class BoardService {
       const state = this.init.log.state
       const misfit = boardCheckpointFits(ckpt, { cursor: state.cursor, idAt: at => state.atCursor(at)?.id, countOfKind: (k, upTo) => state.countOfKind(k, upTo) }, BOARD_KINDS)
       if (misfit !== undefined) throw new FailedPreconditionError(`the board checkpoint is not of this log: ${misfit}`)
-      this.protocol.board.takeFoldState(ckpt.state)
+      this.protocol.board.takeFoldState(ckpt.state, () => boardEntriesUpTo(state, ckpt.cursor))
       this.checkpointCursor = this.restoredFrom = ckpt.cursor
       this.init.logger.info({ cursor: ckpt.cursor, entries: this.board.size }, 'board restored from its checkpoint')
       return ckpt.cursor
@@ -478,6 +478,15 @@ export class BoardService {
 
 /** The kinds read and decoded for the board's fold at start: all but findings, which are most of a big log and which it ignores. */
 const BOARD_KINDS: ReadonlySet<string> = new Set(KNOWN_KINDS.filter(k => k !== 'finding'))
+
+/** The board's entries of the log up to `cursor`, as the board reads them. */
+function * boardEntriesUpTo (state: LogService['state'], cursor: number): Generator<AnyBoardEntry> {
+  for (const e of state.iterateAfter(0, BOARD_KINDS)) {
+    if (e.cursor > cursor) return
+    const entry = boardEntry(e)
+    if (entry !== undefined) yield entry
+  }
+}
 
 /** A stored entry as the board reads it; undefined for kinds it does not know or a body that does not decode. */
 function boardEntry (e: StoredEntry): AnyBoardEntry | undefined {

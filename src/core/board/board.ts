@@ -106,6 +106,8 @@ export class Board {
   private runs: TestRunRecord[] = []
   private readonly faults = new FaultyAuthors()
   private changes = 0
+  /** after takeFoldState: the entries the checkpoint covers, from the log (the fold's state leaves them out) */
+  private earlier?: () => Iterable<AnyBoardEntry>
 
   constructor (init: BoardInit = {}) {
     this.liveness = init.liveness ?? EVERYONE_LIVE
@@ -170,6 +172,12 @@ export class Board {
    * and what they changed is folded away. Returns true when the board changed.
    */
   markFaulty (author: string, fromSeq: number): boolean {
+    // after a checkpoint, the entries it covers are read back to be folded again
+    if (this.earlier !== undefined && this.faults.moves(author, fromSeq)) {
+      const earlier = this.earlier
+      this.earlier = undefined
+      this.faults.rememberEarlier([...earlier()])
+    }
     const again = this.faults.mark(author, fromSeq)
     if (again === undefined) return false
     this.clearFold()
@@ -194,18 +202,21 @@ export class Board {
       reviewBook: { ...this.reviewBook },
       integrations: this.integrations,
       runs: this.runs,
-      faults: { ...this.faults },
+      // the folded entries are the log's: takeFoldState is told where to read them back
+      faults: { ...this.faults, folded: [] },
       changes: this.changes
     }
   }
 
   /**
    * Takes in a fold's state from foldState (read back from a checkpoint), on
-   * a board that folded nothing yet. Throws InvalidArgumentError and changes
-   * nothing when it does not have the parts' shapes (another version's, or
-   * not a board's); the caller then folds the log instead.
+   * a board that folded nothing yet; `earlier` gives the entries it covers
+   * (read back from the log only when a fault found later folds the board
+   * again). Throws InvalidArgumentError and changes nothing when it does not
+   * have the parts' shapes (another version's, or not a board's); the caller
+   * then folds the log instead.
    */
-  takeFoldState (state: unknown): void {
+  takeFoldState (state: unknown, earlier: () => Iterable<AnyBoardEntry>): void {
     if (this.applied.size > 0 || this.changes > 0) throw new FailedPreconditionError('a fold state is taken in only by an empty board')
     const s = checkFoldState(state)
     const part = <T extends object>(proto: T, fields: Record<string, unknown>, like: T): T => {
@@ -240,11 +251,16 @@ export class Board {
     this.runs = s.runs as TestRunRecord[]
     ;(this as unknown as { faults: FaultyAuthors }).faults = faults
     this.changes = s.changes
-    // every view once: a state that has the shapes but not the contents of a board's is refused here, not by a later query
+    this.earlier = earlier
+    // the views once, over some tasks: a state that has the shapes but not the contents of a board's is refused here, not by a later query
     try {
-      const views = [this.tasks(0), this.ready(0), this.goalHistory(), this.reviews(), this.testRuns(), this.integrationResults(), this.faultyAuthors(), this.doneDurations()]
+      const ids = this.taskIds()
+      const some = ids.length <= 64 ? ids : [...ids.slice(0, 32), ...ids.slice(-32)]
+      for (const id of some) { this.task(id, 0); this.holder(id); this.takeover(id, 0) }
+      const views = [this.goalHistory(), this.reviews(), this.testRuns(), this.integrationResults(), this.faultyAuthors(), this.doneDurations()]
       if (views.some(v => !Array.isArray(v))) throw new Error('a view is not a list')
     } catch (err) {
+      this.earlier = undefined
       this.clearFold()
       ;(this as unknown as { faults: FaultyAuthors }).faults = new FaultyAuthors()
       this.changes = 0
@@ -626,6 +642,8 @@ function checkFoldState (state: unknown): BoardFoldState {
     if (typeof s[k] !== 'object' || s[k] === null || Array.isArray(s[k])) bad(k)
   }
   if (!Array.isArray(s.integrations) || !Array.isArray(s.runs)) bad('lists')
+  // the folded entries are left out (read back from the log: takeFoldState's `earlier`)
+  if (!Array.isArray((s.faults as Record<string, unknown>).folded) || ((s.faults as Record<string, unknown>).folded as unknown[]).length > 0) bad('folded entries')
   if (!Number.isSafeInteger(s.changes)) bad('changes')
   return s as unknown as BoardFoldState
 }

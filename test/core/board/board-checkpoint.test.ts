@@ -38,9 +38,10 @@ function checkpointOf (board: Board): Uint8Array {
   return encodeBoardCheckpoint({ cursor: 7, lastId: ID, kinds: { claim: 3 }, state: board.foldState() })
 }
 
-function restored (bytes: Uint8Array): Board {
+/** A board from the checkpoint `bytes` of the fold of `earlier` (read back when a fault folds it again). */
+function restored (bytes: Uint8Array, earlier: readonly BoardEntry[] = []): Board {
   const board = new Board({ liveness: dead })
-  board.takeFoldState(decodeBoardCheckpoint(bytes).state)
+  board.takeFoldState(decodeBoardCheckpoint(bytes).state, () => earlier)
   return board
 }
 
@@ -57,7 +58,7 @@ describe('the board checkpoint', () => {
       const whole = fold(entries)
       // the fault found before the checkpoint (it is in the state) or after it (it folds the board again)
       const before = fold(entries.slice(0, cut), undefined, fault?.[2] === true)
-      const board = restored(checkpointOf(before))
+      const board = restored(checkpointOf(before), entries.slice(0, cut))
       expect(views(board)).toEqual(views(before))
       fold(entries.slice(cut), board, fault?.[2] !== true)
       expect(views(board)).toEqual(views(whole))
@@ -92,12 +93,12 @@ describe('the board checkpoint', () => {
       { ...state, ledger: { tasks: new Map([['a', { claimsByEpoch: 5 }]]) } }
     ]
     for (const s of notBoards) {
-      expect(() => { board.takeFoldState(s) }, JSON.stringify(s)).toThrow(InvalidArgumentError)
+      expect(() => { board.takeFoldState(s, () => []) }, JSON.stringify(s)).toThrow(InvalidArgumentError)
       expect(views(board)).toEqual(views(new Board()))
     }
     // still a board that folds
     expect(board.apply(w.task('p3', { id: 'b' }))).toBe(true)
-    expect(() => { board.takeFoldState(state) }).toThrow(/empty board/)
+    expect(() => { board.takeFoldState(state, () => []) }).toThrow(/empty board/)
   })
 
   it('fits only a log that reaches its cursor with the same entry there and as many entries of each board kind', () => {
