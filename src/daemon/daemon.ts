@@ -31,14 +31,14 @@ import { loadOrCreateIdentity, type Identity } from './identity.js'
 import { PresenceService } from './presence-service.js'
 import { LogService } from './log-service.js'
 import { BoardService } from './board-service.js'
-import { RepoService } from './repo-service.js'
+import type { RepoService } from './repo-service.js'
 import { AssistService, checkAssistRequest } from './assist-service.js'
 import { ASSIST_DEFAULTS } from '../core/board/index.js'
 import type { AssistReply } from '../gen/agency/v1/api.js'
 import { AgentInbox, type InboxItem } from './agent-inbox.js'
 import { NoticeWriter } from './notice-writer.js'
 import { MessageOutbox, type OutgoingMessage } from './message-outbox.js'
-import { HARNESS_STATES, HarnessService } from './harness-service.js'
+import type { HarnessService } from './harness-service.js'
 import { waitForWork, type WaitAnswer } from './work-wait.js'
 import { PLAN_TASK_ID, TASK_STATES, type NewTask, type TaskView } from '../core/board/index.js'
 import type { ClaimAnswer, NextClaimAnswer } from './board-service.js'
@@ -303,6 +303,8 @@ export class Daemon {
     let repoService: RepoService | undefined
     if (config.repo != null) {
       const r = config.repo
+      // loaded only by a daemon with a shared repository (git and its helpers: a tenth of a second of a start)
+      const { RepoService } = await import('./repo-service.js')
       repoService = b.repoService = new RepoService({
         config: { remote: r.remote, branch: r.branch, workdir: r.workdir ?? join(config.dataDir, 'workspace'), verify: r.verify, mirrorDir: r.mirrorDir, wipPushMs: r.wipPushMs },
         me,
@@ -350,9 +352,12 @@ export class Daemon {
       },
       wallClock: this.wallClock
     })
-    const harness = b.harness = config.harness == null
+    // loaded only by a daemon that runs an agent beside it
+    const harnessCommand = config.harness
+    const harnesses = harnessCommand == null ? undefined : await import('./harness-service.js')
+    const harness = b.harness = harnesses === undefined || harnessCommand == null
       ? undefined
-      : new HarnessService({
+      : new harnesses.HarnessService({
         peerId: me,
         name,
         dataDir: config.dataDir,
@@ -374,7 +379,7 @@ export class Daemon {
           events,
           setStatusLine: async text => { await setStatusOf(presence, text) }
         }
-      }, config.harness, config.harnessPolicy)
+      }, harnessCommand, config.harnessPolicy)
     if (harness != null) presence.reportHarness(() => harness.heartbeatState())
     // Heartbeats carry the claims held and the harness state: a change goes out at once.
     boardService.onHeldChanged(() => { presence.beatIfChanged().catch(() => {}) })
@@ -422,7 +427,7 @@ export class Daemon {
       taskStates: () => boardService.board.tasks(performance.now()).map(t => t.state),
       allTaskStates: TASK_STATES,
       sharedTests: () => testSummaryOf(boardService),
-      harness: harness === undefined ? undefined : { states: HARNESS_STATES, current: () => harness.state() }
+      harness: harness === undefined || harnesses === undefined ? undefined : { states: harnesses.HARNESS_STATES, current: () => harness.state() }
     })
   }
 
