@@ -124,7 +124,7 @@ export class BoardService {
     try {
       const ckpt = decodeBoardCheckpoint(saved)
       const state = this.init.log.state
-      const misfit = boardCheckpointFits(ckpt, { cursor: state.cursor, idAt: at => state.atCursor(at)?.id, countOfKind: (k, upTo) => state.countOfKind(k, upTo) }, BOARD_KINDS)
+      const misfit = boardCheckpointFits(ckpt, { cursor: state.cursor, idAt: at => state.atCursor(at)?.id, countsUpTo: upTo => state.countsByKindUpTo(upTo) }, BOARD_KINDS)
       if (misfit !== undefined) throw new FailedPreconditionError(`the board checkpoint is not of this log: ${misfit}`)
       this.protocol.board.takeFoldState(ckpt.state, () => boardEntriesUpTo(state, ckpt.cursor))
       this.checkpointCursor = this.restoredFrom = ckpt.cursor
@@ -156,7 +156,8 @@ export class BoardService {
     const last = state.atCursor(cursor)
     if (last === undefined) return
     try {
-      const kinds = Object.fromEntries([...BOARD_KINDS].map(k => [k, state.countOfKind(k, cursor)]))
+      const counts = state.countsByKindUpTo(cursor)
+      const kinds = Object.fromEntries([...BOARD_KINDS].map(k => [k, counts.get(k) ?? 0]))
       await writeCheckpoint(c.dataDir, encodeBoardCheckpoint({ cursor, lastId: last.id, kinds, state: this.board.foldState() }), BOARD_CHECKPOINT_FILE)
       this.checkpointCursor = cursor
     } catch (err) {

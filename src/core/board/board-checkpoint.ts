@@ -71,7 +71,8 @@ export interface BoardLog {
   cursor: number
   /** the id of the entry at `cursor`, if any */
   idAt: (cursor: number) => string | undefined
-  countOfKind: (kind: string, upTo: number) => number
+  /** how many entries of each kind the log holds up to a cursor */
+  countsUpTo: (upTo: number) => ReadonlyMap<string, number>
 }
 
 /**
@@ -83,8 +84,9 @@ export interface BoardLog {
 export function boardCheckpointFits (c: BoardCheckpoint, log: BoardLog, boardKinds: Iterable<string>): string | undefined {
   if (c.cursor > log.cursor) return `it covers cursor ${c.cursor}, past the log's ${log.cursor}`
   if (log.idAt(c.cursor) !== c.lastId) return `the log has another entry at cursor ${c.cursor}`
+  const counts = log.countsUpTo(c.cursor)
   for (const kind of boardKinds) {
-    const held = log.countOfKind(kind, c.cursor)
+    const held = counts.get(kind) ?? 0
     if (held !== (c.kinds[kind] ?? 0)) return `it counts ${c.kinds[kind] ?? 0} ${kind} entries up to cursor ${c.cursor}, the log ${held}`
   }
   return undefined

@@ -305,6 +305,17 @@ export class AcceptedEntries {
     return n
   }
 
+  /** How many entries of each kind have a cursor up to `upTo`, in one pass (none when it covers every row). */
+  countsByKindUpTo (upTo: number): Map<string, number> {
+    const last = this.firstRowAfter(upTo) - 1
+    if (last >= this.ids.length) return this.countsByKind()
+    const per = new Array<number>(256).fill(0)
+    for (let row = 1; row <= last; row++) per[this.rowKind.at(row - 1)]++
+    const out = new Map<string, number>()
+    per.forEach((n, k) => { if (n > 0 && k < KNOWN_KINDS.length) out.set(KNOWN_KINDS[k], n) })
+    return out
+  }
+
   /** True when the entry at `cursor` is of `kind` and its id starts with the bytes of `idHead`. */
   holdsAt (cursor: number, kind: string, idHead: Uint8Array): boolean {
     const row = this.firstRowAfter(cursor - 1)
