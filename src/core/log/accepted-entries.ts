@@ -174,7 +174,7 @@ export class AcceptedEntries {
     out.rowLamport.pushAll(rows.lamport)
     out.rowKind.pushAll(rows.kind)
     out.rowCursor.pushAll(rows.rowCursor)
-    out.byId.addRows(1, n)
+    out.byId.addRowsLater(1, n)
     const perAuthor = rows.authors.map(() => 0)
     for (let r = 0; r < n; r++) perAuthor[rows.author[r]]++
     const feedRows = perAuthor.map(c => new Int32Array(c))
@@ -299,6 +299,7 @@ export class AcceptedEntries {
 
   /** How many entries of `kind` have a cursor up to `upTo`. */
   countOfKind (kind: string, upTo: number): number {
+    if (this.firstRowAfter(upTo) - 1 >= this.ids.length) return this.kindCounts.get(kind) ?? 0
     const k = KIND_INDEX.get(kind) ?? UNKNOWN_KIND
     let n = 0
     for (let row = this.firstRowAfter(upTo) - 1; row >= 1; row--) if (this.rowKind.at(row - 1) === k) n++
