@@ -42,7 +42,8 @@ export function logHandlers (d: Daemon): Pick<AgencyServer, 'recordFinding' | 's
       return { entry: logEntryView(stored) }
     }),
     searchFindings: unary(async (req) => {
-      const hits = d.logService.findings.search({
+      // right after a restart, waits for the findings checkpoint (read off the event loop)
+      const hits = (await d.logService.findingsReady()).search({
         query: req.query, kind: req.kind, pathPrefix: req.pathPrefix, tag: req.tag, author: req.author,
         since: req.since, until: req.until, limit: req.limit
       })

@@ -7,7 +7,7 @@ import { agencyHandlers, startGrpcServer, type GrpcServer } from '../api/grpc-se
 import { startMetricsServer, type MetricsServer } from '../metrics/http-server.js'
 import { UnavailableError, isAgencyError } from '../core/errors.js'
 import { unary } from '../api/grpc-errors.js'
-import { startUiServer, type UiServer } from '../ui/ui-server.js'
+import type { UiServer } from '../ui/ui-server.js'
 
 export interface ServedDaemon {
   daemon: Daemon
@@ -54,6 +54,8 @@ export async function serveDaemon (config: Partial<DaemonConfig> & { dataDir: st
     }
     if (daemon.config.ui != null) {
       try {
+        // loaded only when the dashboard is served
+        const { startUiServer } = await import('../ui/ui-server.js')
         ui = await startUiServer({ listen: daemon.config.ui, daemon, token: daemon.config.apiToken, harnessState: () => harness?.state() ?? '' })
       } catch (err) {
         if (isAgencyError(err)) throw err
@@ -64,6 +66,8 @@ export async function serveDaemon (config: Partial<DaemonConfig> & { dataDir: st
       if (grpc == null) throw new UnavailableError('a harness needs the gRPC API: do not disable --grpc')
       await harness.start(grpc.address)
     }
+    daemon.startPhases.mark('servers')
+    daemon.log.info({ phases: daemon.startPhases.ms }, 'start phases')
   } catch (err) {
     await stop()
     throw err

@@ -5,7 +5,7 @@
 // holds are persisted, so a restart learns what it lost. Overlaps between
 // live claims are told to both holders.
 import { performance } from 'node:perf_hooks'
-import { ClaimProtocol, overlapsFor, PLAN_TASK_ID, type AnyBoardEntry, type PendingTask, type ReadyChoice, type Board, type ClaimNotice, type ClaimOverlap, type ClaimVerdict, type HolderInfo, type MyClaim, type NewTask, type ProtocolOutput, type SettleWindow, type TaskView } from '../core/board/index.js'
+import { boardCheckpointFits, decodeBoardCheckpoint, encodeBoardCheckpoint, ClaimProtocol, overlapsFor, PLAN_TASK_ID, type AnyBoardEntry, type PendingTask, type ReadyChoice, type Board, type ClaimNotice, type ClaimOverlap, type ClaimVerdict, type HolderInfo, type MyClaim, type NewTask, type ProtocolOutput, type SettleWindow, type TaskView } from '../core/board/index.js'
 import { validateGlob } from '../core/board/glob-pattern.js'
 import type { HeartbeatPolicy } from '../core/presence/heartbeat-interval.js'
 import { decodeBody, isKnownKind, KNOWN_KINDS } from '../core/log/kinds.js'
@@ -13,6 +13,7 @@ import type { StoredEntry } from '../core/log/ingest-result.js'
 import { FailedPreconditionError, InvalidArgumentError, NotFoundError, UnavailableError } from '../core/errors.js'
 import { VerdictKind } from '../gen/agency/v1/log.js'
 import type { LogService } from './log-service.js'
+import { BOARD_CHECKPOINT_FILE, readCheckpoint, removeCheckpoint, writeCheckpoint } from '../store/checkpoint-file.js'
 import type { EventBus } from './event-bus.js'
 import type { StateStore } from '../store/index.js'
 import type { Logger } from '../logger.js'
@@ -31,6 +32,8 @@ export interface BoardServiceInit {
   notify: (peer: string, text: string) => Promise<void>
   settle?: { minMs?: number, maxMs?: number, defaultMs?: number, fixedMs?: number }
   metrics?: { claimsLost: () => void, claimConflicts: () => void, takeovers: () => void }
+  /** where the board's checkpoint is kept, and the last log cursor on disk (none: the log is folded at every start) */
+  checkpoint?: { dataDir: string, writtenCursor: () => number }
 }
 
 export interface ClaimAnswer {
@@ -69,6 +72,9 @@ export class BoardService {
   /** overlap pairs already notified: "myTask|otherTask|otherHolder" */
   private readonly notified = new Set<string>()
   private readonly heldListeners = new Set<() => void>()
+  /** the log cursor the board checkpoint on disk covers (0: none) */
+  private checkpointCursor = 0
+  private restoredFrom = 0
 
   constructor (init: BoardServiceInit) {
     this.init = init
@@ -93,14 +99,70 @@ export class BoardService {
 
   /** Folds the restored log in and reloads the claims this daemon held before a restart. */
   async start (): Promise<void> {
+    const from = await this.restoreCheckpoint()
     const now = this.now()
-    for (const e of this.init.log.state.iterateAfter(0, BOARD_KINDS)) {
+    for (const e of this.init.log.state.iterateAfter(from, BOARD_KINDS)) {
       const entry = boardEntry(e)
       if (entry !== undefined) this.protocol.apply(entry, now)
     }
     this.init.log.onAccepted(e => { this.onEntry(e) })
     const saved = await this.init.state.get<unknown[]>(MY_CLAIMS_KEY)
     this.execute(this.protocol.restore(savedClaims(saved), this.now()), { later: true })
+  }
+
+  /**
+   * Takes in the board's checkpoint when it is one of this log (up to its
+   * cursor: board-checkpoint.ts) and returns the cursor it covers; 0, and
+   * the file removed, when there is none or it does not fit: then the whole
+   * log is folded.
+   */
+  private async restoreCheckpoint (): Promise<number> {
+    const c = this.init.checkpoint
+    if (c === undefined) return 0
+    const saved = await readCheckpoint(c.dataDir, BOARD_CHECKPOINT_FILE)
+    if (saved === undefined) return 0
+    try {
+      const ckpt = decodeBoardCheckpoint(saved)
+      const state = this.init.log.state
+      const misfit = boardCheckpointFits(ckpt, { cursor: state.cursor, idAt: at => state.atCursor(at)?.id, countsUpTo: upTo => state.countsByKindUpTo(upTo) }, BOARD_KINDS)
+      if (misfit !== undefined) throw new FailedPreconditionError(`the board checkpoint is not of this log: ${misfit}`)
+      this.protocol.board.takeFoldState(ckpt.state, () => boardEntriesUpTo(state, ckpt.cursor))
+      this.checkpointCursor = this.restoredFrom = ckpt.cursor
+      this.init.logger.info({ cursor: ckpt.cursor, entries: this.board.size }, 'board restored from its checkpoint')
+      return ckpt.cursor
+    } catch (err) {
+      this.init.logger.warn({ err }, 'the board checkpoint does not fit the log: folding the whole log')
+      await removeCheckpoint(c.dataDir, BOARD_CHECKPOINT_FILE).catch(() => {})
+      return 0
+    }
+  }
+
+  /** The log cursor up to which the last start took the board from its checkpoint (0: it folded the whole log). */
+  get restoredFromCheckpoint (): number {
+    return this.restoredFrom
+  }
+
+  /**
+   * Writes the board's checkpoint, when every entry it has folded is on disk
+   * (the log's last cursor is written) and it covers more than the one on
+   * disk: at the stop, after the log's last writes. Failures are logged,
+   * never fatal: without it a start folds the log.
+   */
+  async checkpoint (): Promise<void> {
+    const c = this.init.checkpoint
+    const state = this.init.log.state
+    const cursor = state.cursor
+    if (c === undefined || cursor === 0 || cursor <= this.checkpointCursor || c.writtenCursor() !== cursor) return
+    const last = state.atCursor(cursor)
+    if (last === undefined) return
+    try {
+      const counts = state.countsByKindUpTo(cursor)
+      const kinds = Object.fromEntries([...BOARD_KINDS].map(k => [k, counts.get(k) ?? 0]))
+      await writeCheckpoint(c.dataDir, encodeBoardCheckpoint({ cursor, lastId: last.id, kinds, state: this.board.foldState() }), BOARD_CHECKPOINT_FILE)
+      this.checkpointCursor = cursor
+    } catch (err) {
+      this.init.logger.warn({ err }, 'the board checkpoint was not written')
+    }
   }
 
   /** Stops the settle timer; claims still waiting are answered with an error. */
@@ -420,6 +482,15 @@ export class BoardService {
 
 /** The kinds read and decoded for the board's fold at start: all but findings, which are most of a big log and which it ignores. */
 const BOARD_KINDS: ReadonlySet<string> = new Set(KNOWN_KINDS.filter(k => k !== 'finding'))
+
+/** The board's entries of the log up to `cursor`, as the board reads them. */
+function * boardEntriesUpTo (state: LogService['state'], cursor: number): Generator<AnyBoardEntry> {
+  for (const e of state.iterateAfter(0, BOARD_KINDS)) {
+    if (e.cursor > cursor) return
+    const entry = boardEntry(e)
+    if (entry !== undefined) yield entry
+  }
+}
 
 /** A stored entry as the board reads it; undefined for kinds it does not know or a body that does not decode. */
 function boardEntry (e: StoredEntry): AnyBoardEntry | undefined {

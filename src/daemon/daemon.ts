@@ -31,7 +31,7 @@ import { loadOrCreateIdentity, type Identity } from './identity.js'
 import { PresenceService } from './presence-service.js'
 import { LogService } from './log-service.js'
 import { BoardService } from './board-service.js'
-import { RepoService } from './repo-service.js'
+import type { RepoService } from './repo-service.js'
 import { AssistService, checkAssistRequest } from './assist-service.js'
 import { DEFAULT_HANDOFF_CHECK_MS, HandoffService } from './handoff-service.js'
 import { ASSIST_DEFAULTS, HANDOFF_DEFAULTS } from '../core/board/index.js'
@@ -39,12 +39,13 @@ import type { AssistReply } from '../gen/agency/v1/api.js'
 import { AgentInbox, type InboxItem } from './agent-inbox.js'
 import { NoticeWriter } from './notice-writer.js'
 import { MessageOutbox, type OutgoingMessage } from './message-outbox.js'
-import { HARNESS_STATES, HarnessService } from './harness-service.js'
+import type { HarnessService } from './harness-service.js'
 import { waitForWork, type WaitAnswer } from './work-wait.js'
 import { PLAN_TASK_ID, TASK_STATES, type NewTask, type TaskView } from '../core/board/index.js'
 import type { ClaimAnswer, NextClaimAnswer } from './board-service.js'
 import { resolveConfig, type DaemonConfig } from './config.js'
 import { VERSION } from '../version.js'
+import { StartPhases } from './start-phases.js'
 
 export interface PeerView {
   peerId: string
@@ -99,6 +100,8 @@ export class Daemon {
   private outboxTimer?: NodeJS.Timeout
   private startedAt = 0
   private stopping?: Promise<void>
+  /** how long each phase of the last start took (start-phases.ts) */
+  startPhases = new StartPhases()
 
   constructor (config: Partial<DaemonConfig> & { dataDir: string }, parts: DaemonParts = {}) {
     this.config = resolveConfig(config)
@@ -156,11 +159,13 @@ export class Daemon {
 
   async start (): Promise<void> {
     this.startedAt = performance.now()
+    this.startPhases = new StartPhases()
     await mkdir(this.config.dataDir, { recursive: true, mode: 0o700 }).catch(() => {})
     try {
       await this.build()
       const { node, messaging, gossip, logService, presence, dialer, roundTrips } = this.built as Built
       await node.start()
+      this.startPhases.mark('libp2p start')
       await messaging.start()
       gossip.start()
       await logService.start(gossip)
@@ -169,6 +174,7 @@ export class Daemon {
       roundTrips.start()
       // Hand-off by speed reads who is live: presence is running.
       this.handoffs.start()
+      this.startPhases.mark('mesh')
       node.addEventListener('peer:connect', () => { presence.beat().catch(() => {}) })
       this.outboxTimer = setInterval(() => { messaging.flushAll().catch(() => {}) }, this.config.dmRetryMs)
       this.log.info({ peerId: this.peerId, addrs: this.listenAddrs() }, 'agentd started')
@@ -185,7 +191,9 @@ export class Daemon {
     const events = this.events
     // The store first: its lock refuses a second daemon on the same data dir
     // before anything else is touched.
+    const phases = this.startPhases
     const store = b.store = await openStore(config.dataDir)
+    phases.mark('store open')
     const identity = b.identity = await loadOrCreateIdentity(config.dataDir)
     const me = identity.peerId
     const name = this.name
@@ -221,6 +229,7 @@ export class Daemon {
     } catch (err) {
       throw new AgencyError('FAILED_PRECONDITION', `cannot start the libp2p node: ${(err as Error).message}`, { cause: err })
     }
+    phases.mark('libp2p')
     // The node consults the guard for every connection; the guard drops a banned peer's.
     guard.onBanned(peer => { node.hangUp(peerIdFromString(peer)).catch(() => {}) })
     const dialer = b.dialer = new PeerDialer({ node, bootstrap: config.peers, log: this.log.child({ part: 'dialer' }) })
@@ -265,7 +274,8 @@ export class Daemon {
       hasBootstrapPeers: config.peers.length > 0,
       wallClock: this.wallClock
     })
-    await logService.restore()
+    phases.mark('parts')
+    await logService.restore(phases)
     const boardService = b.boardService = new BoardService({
       me,
       log: logService,
@@ -277,6 +287,7 @@ export class Daemon {
       knownPeers: () => logService.state.authorCount - 1,
       notify,
       settle: config.settle,
+      checkpoint: { dataDir: store.dataDir, writtenCursor: () => store.log.lastCursor() },
       metrics: {
         claimsLost: () => { metrics.claimsLost.inc() },
         claimConflicts: () => { metrics.claimConflicts.inc() },
@@ -284,6 +295,7 @@ export class Daemon {
       }
     })
     await boardService.start()
+    phases.mark('board')
     // A forked author's entries from its fork point on count for nothing, on every replica alike.
     logService.onFault((author, fromSeq) => { boardService.board.markFaulty(author, fromSeq) })
     const assists = b.assists = new AssistService({
@@ -300,6 +312,8 @@ export class Daemon {
     let repoService: RepoService | undefined
     if (config.repo != null) {
       const r = config.repo
+      // loaded only by a daemon with a shared repository (git and its helpers: a tenth of a second of a start)
+      const { RepoService } = await import('./repo-service.js')
       repoService = b.repoService = new RepoService({
         config: { remote: r.remote, branch: r.branch, workdir: r.workdir ?? join(config.dataDir, 'workspace'), verify: r.verify, mirrorDir: r.mirrorDir, wipPushMs: r.wipPushMs },
         me,
@@ -366,9 +380,12 @@ export class Daemon {
       },
       wallClock: this.wallClock
     })
-    const harness = b.harness = config.harness == null
+    // loaded only by a daemon that runs an agent beside it
+    const harnessCommand = config.harness
+    const harnesses = harnessCommand == null ? undefined : await import('./harness-service.js')
+    const harness = b.harness = harnesses === undefined || harnessCommand == null
       ? undefined
-      : new HarnessService({
+      : new harnesses.HarnessService({
         peerId: me,
         name,
         dataDir: config.dataDir,
@@ -390,7 +407,7 @@ export class Daemon {
           events,
           setStatusLine: async text => { await setStatusOf(presence, text) }
         }
-      }, config.harness, config.harnessPolicy)
+      }, harnessCommand, config.harnessPolicy)
     if (harness != null) presence.reportHarness(() => harness.heartbeatState())
     // Heartbeats carry the claims held and the harness state: a change goes out at once.
     boardService.onHeldChanged(() => { presence.beatIfChanged().catch(() => {}) })
@@ -437,7 +454,7 @@ export class Daemon {
       taskStates: () => boardService.board.tasks(performance.now()).map(t => t.state),
       allTaskStates: TASK_STATES,
       sharedTests: () => testSummaryOf(boardService),
-      harness: harness === undefined ? undefined : { states: HARNESS_STATES, current: () => harness.state() }
+      harness: harness === undefined || harnesses === undefined ? undefined : { states: harnesses.HARNESS_STATES, current: () => harness.state() }
     })
   }
 
@@ -461,6 +478,8 @@ export class Daemon {
     try { b.gossip?.stop() } catch { /* not started */ }
     await b.messaging?.stop().catch(() => {})
     await b.logService?.stop().catch(() => {})
+    // after the log's last writes: the next start takes the board from it instead of folding the log
+    await b.boardService?.checkpoint()
     try { await b.node?.stop() } catch (err) { this.log.warn({ err }, 'libp2p stop failed') }
     await b.store?.close()
     this.log.info('agentd stopped')

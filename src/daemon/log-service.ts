@@ -15,14 +15,16 @@ import { idOfBytes } from '../core/log/entry.js'
 import type { AgencyStore } from '../store/index.js'
 import { OwnFeed } from '../store/own-feed.js'
 import { SerialQueue } from '../store/serial-queue.js'
-import { FINDINGS_CHECKPOINT_FILE, readCheckpoint, removeCheckpoint, writeCheckpoint } from '../store/checkpoint-file.js'
-import { decodeFindingsCheckpoint, encodeFindingsCheckpoint } from '../core/findings/findings-checkpoint.js'
+import { FINDINGS_CHECKPOINT_FILE, readCheckpoint, readCheckpointSync, removeCheckpoint, writeCheckpoint } from '../store/checkpoint-file.js'
+import { encodeFindingsCheckpoint } from '../core/findings/findings-checkpoint.js'
+import { decodeFindingsCheckpointNow, readFindingsCheckpoint, type FindingsCheckpointRead } from './findings-checkpoint-read.js'
 import { LogSync } from '../mesh/log-sync.js'
 import type { SwarmGossip, Verdict } from '../mesh/swarm-gossip.js'
 import type { MeshLibp2p } from '../mesh/node.js'
 import type { Metrics } from '../metrics/metrics.js'
 import type { Logger } from '../logger.js'
 import type { EventBus } from './event-bus.js'
+import type { StartPhases } from './start-phases.js'
 import type { PeerGuard } from '../mesh/peer-guard.js'
 import { UnavailableError } from '../core/errors.js'
 import { verifyForkProof, type ForkProof } from '../core/log/fork.js'
@@ -108,6 +110,9 @@ export class LogService {
   private restoredFrom = 0
   /** the log cursor the findings checkpoint on disk covers (0: none) */
   private findingsCheckpointCursor = 0
+  /** after a restore, until the findings checkpoint is taken in or refused: the index is empty and takes in nothing */
+  private findingsLoading = false
+  private findingsLoaded: Promise<void> = Promise.resolve()
 
   constructor (init: LogServiceInit) {
     this.init = init
@@ -174,9 +179,15 @@ export class LogService {
    * page at a time: the index is rebuilt from the entries' bytes, which stay
    * on disk. The findings index follows in the background (see findings).
    */
-  async restore (): Promise<void> {
+  async restore (phases?: StartPhases): Promise<void> {
     const { log } = this.init.store
+    // read and checked in a worker while the log's index is restored here
+    this.findingsIndex = this.emptyIndex()
+    this.indexedCursor = 0
+    this.findingsLoading = true
+    const findingsRead = readFindingsCheckpoint(this.init.store.dataDir)
     const from = await this.restoreCheckpoint()
+    phases?.mark('log checkpoint')
     for await (const page of log.bytesAfter(from)) {
       this.state.restoreEntries(page.map(({ cursor, bytes }) => ({ cursor, bytes, id: idOfBytes(bytes), entry: Entry.decode(bytes) })))
     }
@@ -190,8 +201,10 @@ export class LogService {
       const leftover = unblocked.pendingRemoved.filter(p => !accepted.has(p.id)).map(p => p.id)
       if (leftover.length > 0) await log.removePending(leftover)
     }
-    await this.restoreFindings()
-    this.scheduleIndexing()
+    phases?.mark('log tail')
+    // the daemon serves meanwhile; a search waits for it (findingsReady), or takes it in at once (findings)
+    this.findingsLoaded = findingsRead.then(read => { this.takeFindings(read) })
+    this.maybeCheckpoint()
     this.maybeCheckpoint()
     for (const author of this.state.faultyAuthors) this.noteFault(author)
     const me = this.init.signer.author
@@ -223,32 +236,50 @@ export class LogService {
   }
 
   /**
-   * Takes in the checkpoint of the findings index when there is one of this
-   * log (its findings are the log's up to its cursor, each with its id);
-   * the findings after it are indexed in the background. One that does not
-   * fit is removed and the whole log is indexed.
+   * Takes in the checkpoint of the findings index (read and checked by
+   * readFindingsCheckpoint) when it is one of this log: its findings are the
+   * log's up to its cursor, each with its id. The findings after it are
+   * indexed in the background. One that does not fit is removed and the
+   * whole log is indexed. Only the first call after a restore counts (a
+   * search that could not wait took the checkpoint in already).
    */
-  private async restoreFindings (): Promise<void> {
+  private takeFindings (read: FindingsCheckpointRead): void {
+    if (!this.findingsLoading || this.stopped) return
+    this.findingsLoading = false
     const { dataDir } = this.init.store
-    this.findingsIndex = this.emptyIndex()
-    this.indexedCursor = 0
-    const saved = await readCheckpoint(dataDir, FINDINGS_CHECKPOINT_FILE)
-    if (saved === undefined) return
-    try {
-      const snap = decodeFindingsCheckpoint(saved)
-      const state = this.state
-      this.findingsIndex = FindingsIndex.fromSnapshot(snap, { source: this.findingSource() }, {
-        cursor: state.cursor,
-        countOfKind: (kind, upTo) => state.countOfKind(kind, upTo),
-        holdsAt: (cursor, kind, head) => state.holdsAt(cursor, kind, head)
-      })
-      this.indexedCursor = snap.cursor
-      this.findingsCheckpointCursor = snap.cursor
-      this.init.logger.info({ cursor: snap.cursor, findings: this.findingsIndex.size }, 'findings index restored from its checkpoint')
-    } catch (err) {
+    const refuse = (err: unknown): void => {
       this.init.logger.warn({ err }, 'the findings checkpoint does not fit the log: indexing every finding')
-      await removeCheckpoint(dataDir, FINDINGS_CHECKPOINT_FILE).catch(() => {})
+      removeCheckpoint(dataDir, FINDINGS_CHECKPOINT_FILE).catch(() => {})
     }
+    if ('snapshot' in read) {
+      const snap = read.snapshot
+      try {
+        const state = this.state
+        this.findingsIndex = FindingsIndex.fromSnapshot(snap, { source: this.findingSource() }, {
+          cursor: state.cursor,
+          countOfKind: (kind, upTo) => state.countOfKind(kind, upTo),
+          holdsAt: (cursor, kind, head) => state.holdsAt(cursor, kind, head)
+        })
+        this.indexedCursor = snap.cursor
+        this.findingsCheckpointCursor = snap.cursor
+        this.init.logger.info({ cursor: snap.cursor, findings: this.findingsIndex.size }, 'findings index restored from its checkpoint')
+      } catch (err) {
+        refuse(err)
+      }
+    } else if ('error' in read) {
+      refuse(new Error(read.error))
+    }
+    this.scheduleIndexing()
+  }
+
+  /**
+   * The findings index once its checkpoint is taken in (or refused) after a
+   * restore, with every accepted finding in it: what a search waits for
+   * instead of reading the checkpoint in the event loop (see findings).
+   */
+  async findingsReady (): Promise<FindingsIndex> {
+    await this.findingsLoaded
+    return this.findings
   }
 
   /** The log cursor up to which the last restore took the findings index from its checkpoint (0: none). */
@@ -325,6 +356,8 @@ export class LogService {
    * first takes in whatever it has not reached yet.
    */
   get findings (): FindingsIndex {
+    // asked for before the worker answered: the checkpoint is read here, at once
+    if (this.findingsLoading) this.takeFindings(decodeFindingsCheckpointNow(readCheckpointSync(this.init.store.dataDir, FINDINGS_CHECKPOINT_FILE)))
     this.indexFindings(Number.POSITIVE_INFINITY)
     return this.findingsIndex
   }
@@ -361,6 +394,8 @@ export class LogService {
    * them back from the store, takes them in order).
    */
   private indexAccepted (accepted: readonly StoredEntry[]): void {
+    // while the checkpoint is read, new findings wait: the index takes them in after it, in order
+    if (this.findingsLoading) return
     let behind = false
     for (const e of accepted) {
       if (e.cursor !== this.indexedCursor + 1) { behind = true; continue }
@@ -371,6 +406,7 @@ export class LogService {
   }
 
   private scheduleIndexing (): void {
+    if (this.findingsLoading) return
     if (this.indexing !== undefined || this.indexingLater !== undefined || this.stopped) return
     // While a sync is streaming batches in, the index waits: ingest is then
     // bounded by hashing and the disk, and the index catches up after.

@@ -3,12 +3,15 @@
 // either the old checkpoint or the new one whole, never half of one. What it
 // holds is checked by whoever reads it (core/log/log-checkpoint): a file
 // that does not check out is ignored, and the log is folded instead.
+import { readFileSync } from 'node:fs'
 import { open, readFile, rename, rm } from 'node:fs/promises'
 import { join } from 'node:path'
 
 export const LOG_CHECKPOINT_FILE = 'log-checkpoint'
 /** the findings index's checkpoint, written with the log's */
 export const FINDINGS_CHECKPOINT_FILE = 'findings-checkpoint'
+/** the board's fold, written when the daemon stops */
+export const BOARD_CHECKPOINT_FILE = 'board-checkpoint'
 
 export function checkpointPath (dataDir: string, name = LOG_CHECKPOINT_FILE): string {
   return join(dataDir, name)
@@ -18,6 +21,15 @@ export function checkpointPath (dataDir: string, name = LOG_CHECKPOINT_FILE): st
 export async function readCheckpoint (dataDir: string, name = LOG_CHECKPOINT_FILE): Promise<Uint8Array | undefined> {
   try {
     return await readFile(checkpointPath(dataDir, name))
+  } catch {
+    return undefined
+  }
+}
+
+/** The same, read at once (for a caller that cannot wait). */
+export function readCheckpointSync (dataDir: string, name = LOG_CHECKPOINT_FILE): Uint8Array | undefined {
+  try {
+    return readFileSync(checkpointPath(dataDir, name))
   } catch {
     return undefined
   }

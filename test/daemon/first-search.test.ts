@@ -5,7 +5,7 @@
 import { afterAll, describe, expect, it } from 'vitest'
 import { Daemon } from '../../src/daemon/daemon.js'
 import { FINDINGS_CHECKPOINT_FILE, removeCheckpoint } from '../../src/store/checkpoint-file.js'
-import { InProcessDaemons, memoryAddr, seedLog, TempDirs } from '../mesh/sync/helpers.js'
+import { AgentdProcesses, InProcessDaemons, memoryAddr, seedLog, TempDirs, type AgentdProcess } from '../mesh/sync/helpers.js'
 
 const FINDINGS = 5000
 const QUERIES = ['lease vector', 'gossip', 'decoder timeout', 'cursors digest', 'quorum']
@@ -59,6 +59,25 @@ describe('the first search', () => {
       expect(d.logService.findingsBehind).toBe(0)
     } finally {
       await d.stop()
+    }
+  }, 120_000)
+
+  it('right after an agentd restarts from its findings checkpoint (read in a worker thread), a search over gRPC finds what it found before', async () => {
+    const procs = new AgentdProcesses()
+    try {
+      const dir = await procs.dirs.make('agency-first-search-proc-')
+      await seedLog(dir, { entries: FINDINGS, authors: 4, seed: 5 })
+      const a = await procs.start({ name: 'restarted', dataDir: dir })
+      const search = async (p: AgentdProcess): Promise<unknown> => await Promise.all([...QUERIES, `${FINDINGS - 1}`].map(async query =>
+        (await p.agency.call(c => c.searchFindings, { query, kind: '', pathPrefix: '', tag: '', author: '', since: 0, until: 0, limit: 50 })).hits.map(h => [h.entry?.id, h.score])))
+      const before = await search(a)
+      await a.stop()
+      await a.start()
+      // asked at once: the search waits for the checkpoint the worker reads
+      expect(await search(a)).toEqual(before)
+      expect((before as unknown[][]).at(-1)?.length).toBeGreaterThan(0)
+    } finally {
+      await procs.cleanup()
     }
   }, 120_000)
 })

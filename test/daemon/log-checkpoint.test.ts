@@ -123,6 +123,7 @@ describe('the checkpoint of the log index', () => {
     const dir = await dirs.make('agency-ckpt-findings-')
     await seedLog(dir, { entries: 2000, authors: 3, seed: 8 })
     let d = await start(dir)
+    await d.logService.findingsReady()
     expect(d.logService.findingsRestoredFrom).toBe(0)
     await d.logService.append('finding', { kind: 'failure', text: 'the lease vector timed out', paths: ['src/mesh/sync.ts'], tags: ['lease'], refs: [], supersedes: '' })
     const before = served(d)
@@ -131,6 +132,7 @@ describe('the checkpoint of the log index', () => {
 
     // from the checkpoint: the same hits, without indexing the log
     d = await start(dir)
+    await d.logService.findingsReady()
     expect(d.logService.findingsRestoredFrom).toBe(2001)
     expect(served(d)).toEqual(before)
     await d.stop()
@@ -139,6 +141,7 @@ describe('the checkpoint of the log index', () => {
     // corrupt: removed, the log indexed, and written again at the stop
     await writeFile(findingsPath(dir), flipped(saved, 1 / 2, 0x10))
     d = await start(dir)
+    await d.logService.findingsReady()
     expect(d.logService.findingsRestoredFrom).toBe(0)
     expect(served(d)).toEqual(before)
     await d.stop()
@@ -150,6 +153,7 @@ describe('the checkpoint of the log index', () => {
     await (await start(other)).stop()
     await writeFile(findingsPath(dir), await readFile(findingsPath(other)))
     d = await start(dir)
+    await d.logService.findingsReady()
     expect(d.logService.findingsRestoredFrom).toBe(0)
     expect(served(d)).toEqual(before)
     await d.stop()

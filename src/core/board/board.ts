@@ -9,7 +9,7 @@
 import {
   Claim, Done, Goal, Integration, IntegrationRequest, Release, ReviewRequest, TaskSpec, TestRun, Verdict
 } from '../../gen/agency/v1/log.js'
-import { FailedPreconditionError, NotFoundError } from '../errors.js'
+import { FailedPreconditionError, InvalidArgumentError, NotFoundError } from '../errors.js'
 import { ClaimLedger, type ClaimRecord, type HandoffInfo } from './claim-ledger.js'
 import { rankExperts, type Contribution, type ExpertView } from './expertise.js'
 import { isValidGlob } from './glob-pattern.js'
@@ -106,6 +106,8 @@ export class Board {
   private runs: TestRunRecord[] = []
   private readonly faults = new FaultyAuthors()
   private changes = 0
+  /** after takeFoldState: the entries the checkpoint covers, from the log (the fold's state leaves them out) */
+  private earlier?: () => Iterable<AnyBoardEntry>
 
   constructor (init: BoardInit = {}) {
     this.liveness = init.liveness ?? EVERYONE_LIVE
@@ -170,8 +172,104 @@ export class Board {
    * and what they changed is folded away. Returns true when the board changed.
    */
   markFaulty (author: string, fromSeq: number): boolean {
+    // after a checkpoint, the entries it covers are read back to be folded again
+    if (this.earlier !== undefined && this.faults.moves(author, fromSeq)) {
+      const earlier = this.earlier
+      this.earlier = undefined
+      this.faults.rememberEarlier([...earlier()])
+    }
     const again = this.faults.mark(author, fromSeq)
     if (again === undefined) return false
+    this.clearFold()
+    for (const e of again) this.apply(e)
+    this.changes++
+    return true
+  }
+
+  /**
+   * The fold's state as plain data (every part's fields; shared records stay
+   * shared), for a checkpoint (board-checkpoint.ts). Liveness is not in it:
+   * it is this node's input, not the log's.
+   */
+  foldState (): BoardFoldState {
+    const { landed: _bound, ...ledger } = this.ledger as unknown as Record<string, unknown>
+    return {
+      applied: this.applied,
+      goals: { ...this.goals },
+      catalog: { ...this.catalog },
+      ledger,
+      landed: { ...this.landed },
+      reviewBook: { ...this.reviewBook },
+      integrations: this.integrations,
+      runs: this.runs,
+      // the folded entries are the log's: takeFoldState is told where to read them back
+      faults: { ...this.faults, folded: [] },
+      changes: this.changes
+    }
+  }
+
+  /**
+   * Takes in a fold's state from foldState (read back from a checkpoint), on
+   * a board that folded nothing yet; `earlier` gives the entries it covers
+   * (read back from the log only when a fault found later folds the board
+   * again). Throws InvalidArgumentError and changes nothing when it does not
+   * have the parts' shapes (another version's, or not a board's); the caller
+   * then folds the log instead.
+   */
+  takeFoldState (state: unknown, earlier: () => Iterable<AnyBoardEntry>): void {
+    if (this.applied.size > 0 || this.changes > 0) throw new FailedPreconditionError('a fold state is taken in only by an empty board')
+    const s = checkFoldState(state)
+    const part = <T extends object>(proto: T, fields: Record<string, unknown>, like: T): T => {
+      const keys = Object.keys(like).sort()
+      const have = Object.keys(fields).sort()
+      if (keys.join() !== have.join()) throw new InvalidArgumentError(`not a board's fold state: ${(like as object).constructor.name} has fields ${have.join(', ')}`)
+      // each field as a fresh part has it: a Map stays a Map, a list a list (a field a fresh part leaves unset may be anything)
+      for (const k of keys) {
+        const want = (like as Record<string, unknown>)[k]
+        if (want === undefined || typeof want === 'function') continue
+        const got = fields[k]
+        if (typeof got !== typeof want || (typeof want === 'object' && (got === null || (got as object).constructor !== (want as object).constructor))) {
+          throw new InvalidArgumentError(`not a board's fold state: ${(like as object).constructor.name}.${k}`)
+        }
+      }
+      return Object.assign(Object.create(proto) as T, fields)
+    }
+    const goals = part(GoalHistory.prototype, s.goals, new GoalHistory())
+    const catalog = part(TaskCatalog.prototype, s.catalog, new TaskCatalog())
+    const fresh = new ClaimLedger(this.landedBy.bind(this))
+    const ledger = part(ClaimLedger.prototype, { ...s.ledger, landed: (fresh as unknown as { landed: unknown }).landed }, fresh)
+    const landed = part(LandedWork.prototype, s.landed, new LandedWork())
+    const reviewBook = part(ReviewBook.prototype, s.reviewBook, new ReviewBook())
+    const faults = part(FaultyAuthors.prototype, s.faults, new FaultyAuthors())
+    this.applied = s.applied
+    this.goals = goals
+    this.catalog = catalog
+    this.ledger = ledger
+    this.landed = landed
+    this.reviewBook = reviewBook
+    this.integrations = s.integrations as IntegrationRecord[]
+    this.runs = s.runs as TestRunRecord[]
+    ;(this as unknown as { faults: FaultyAuthors }).faults = faults
+    this.changes = s.changes
+    this.earlier = earlier
+    // the views once, over some tasks: a state that has the shapes but not the contents of a board's is refused here, not by a later query
+    try {
+      const ids = this.taskIds()
+      const some = ids.length <= 64 ? ids : [...ids.slice(0, 32), ...ids.slice(-32)]
+      for (const id of some) { this.task(id, 0); this.holder(id); this.takeover(id, 0) }
+      const views = [this.goalHistory(), this.reviews(), this.testRuns(), this.integrationResults(), this.faultyAuthors(), this.doneDurations()]
+      if (views.some(v => !Array.isArray(v))) throw new Error('a view is not a list')
+    } catch (err) {
+      this.earlier = undefined
+      this.clearFold()
+      ;(this as unknown as { faults: FaultyAuthors }).faults = new FaultyAuthors()
+      this.changes = 0
+      throw new InvalidArgumentError(`not a board's fold state: ${(err as Error).message}`)
+    }
+  }
+
+  /** Forgets every folded entry (not the faults). */
+  private clearFold (): void {
     this.applied = new Set()
     this.goals = new GoalHistory()
     this.catalog = new TaskCatalog()
@@ -180,9 +278,6 @@ export class Board {
     this.reviewBook = new ReviewBook()
     this.integrations = []
     this.runs = []
-    for (const e of again) this.apply(e)
-    this.changes++
-    return true
   }
 
   /** Authors found faulty, with the first seq of theirs that does not count. */
@@ -555,6 +650,35 @@ export class Board {
       yield { peer: r.author, kind: 'integration', paths }
     }
   }
+}
+
+/** What Board.foldState gives: each part's fields, as plain data. */
+export interface BoardFoldState {
+  applied: Set<string>
+  goals: Record<string, unknown>
+  catalog: Record<string, unknown>
+  ledger: Record<string, unknown>
+  landed: Record<string, unknown>
+  reviewBook: Record<string, unknown>
+  integrations: unknown[]
+  runs: unknown[]
+  faults: Record<string, unknown>
+  changes: number
+}
+
+function checkFoldState (state: unknown): BoardFoldState {
+  const bad = (what: string): never => { throw new InvalidArgumentError(`not a board's fold state: ${what}`) }
+  if (typeof state !== 'object' || state === null) bad('not an object')
+  const s = state as Record<string, unknown>
+  if (!(s.applied instanceof Set) || [...s.applied].some(id => typeof id !== 'string')) bad('applied')
+  for (const k of ['goals', 'catalog', 'ledger', 'landed', 'reviewBook', 'faults']) {
+    if (typeof s[k] !== 'object' || s[k] === null || Array.isArray(s[k])) bad(k)
+  }
+  if (!Array.isArray(s.integrations) || !Array.isArray(s.runs)) bad('lists')
+  // the folded entries are left out (read back from the log: takeFoldState's `earlier`)
+  if (!Array.isArray((s.faults as Record<string, unknown>).folded) || ((s.faults as Record<string, unknown>).folded as unknown[]).length > 0) bad('folded entries')
+  if (!Number.isSafeInteger(s.changes)) bad('changes')
+  return s as unknown as BoardFoldState
 }
 
 export function createBoard (init?: BoardInit): Board {

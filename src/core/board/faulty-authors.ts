@@ -36,6 +36,18 @@ export class FaultyAuthors {
     return [...this.cutoffs].sort(([a], [b]) => a < b ? -1 : a > b ? 1 : 0).map(([author, fromSeq]) => ({ author, fromSeq }))
   }
 
+  /** Whether mark(author, fromSeq) would move the author's cutoff down. */
+  moves (author: string, fromSeq: number): boolean {
+    if (!Number.isSafeInteger(fromSeq) || fromSeq < 1) return false
+    const current = this.cutoffs.get(author)
+    return current === undefined || current > fromSeq
+  }
+
+  /** Keeps entries folded in before every one kept so far (read back from the log after a checkpoint that left them out). */
+  rememberEarlier (entries: readonly AnyBoardEntry[]): void {
+    this.folded = [...entries, ...this.folded]
+  }
+
   /** Keeps an entry that was folded in. */
   remember (e: AnyBoardEntry): void {
     this.folded.push(e)

@@ -2,7 +2,7 @@
 // protocol a daemon runs around them (settle window, answers, leases, overlap).
 
 export { Board, claimFromPlan, createBoard } from './board.js'
-export type { AgentProgress, BoardInit, ClaimPlan, HeldEpoch, HolderInfo, IntegrationView, Takeover, TaskView, TestRunView } from './board.js'
+export type { AgentProgress, BoardFoldState, BoardInit, ClaimPlan, HeldEpoch, HolderInfo, IntegrationView, Takeover, TaskView, TestRunView } from './board.js'
 export type { HandoffInfo } from './claim-ledger.js'
 export { overlaps, overlapsFor } from './claim-overlaps.js'
 export type { ClaimOverlap } from './claim-overlaps.js'
@@ -34,3 +34,5 @@ export { assistsAt, landedWithoutDone } from './assist-landing.js'
 export type { Landing } from './landed-work.js'
 export { HANDOFF_DEFAULTS, chooseHandoff, handoffDue, handoffLimitMs, mayReceive, slowAgent, usualTaskMs } from './handoff-choice.js'
 export type { HandoffDecision, HandoffInput, HandoffPeer, HandoffPolicy } from './handoff-choice.js'
+export { BOARD_STATE_VERSION, boardCheckpointFits, decodeBoardCheckpoint, encodeBoardCheckpoint } from './board-checkpoint.js'
+export type { BoardCheckpoint, BoardLog } from './board-checkpoint.js'

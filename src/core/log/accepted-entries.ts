@@ -167,19 +167,26 @@ export class AcceptedEntries {
       out.authorNames.push(name)
       out.feeds.push(int32Column())
     }
+    // column by column: chunk copies, and a row table sized once (a row at a time, growing as it went, was most of a restart)
+    out.ids.pushAll(rows.ids)
+    out.rowAuthor.pushAll(rows.author)
+    out.rowSeq.pushAll(rows.seq)
+    out.rowLamport.pushAll(rows.lamport)
+    out.rowKind.pushAll(rows.kind)
+    out.rowCursor.pushAll(rows.rowCursor)
+    out.byId.addRowsLater(1, n)
+    const perAuthor = rows.authors.map(() => 0)
+    for (let r = 0; r < n; r++) perAuthor[rows.author[r]]++
+    const feedRows = perAuthor.map(c => new Int32Array(c))
+    perAuthor.fill(0)
     const counts = new Array<number>(KNOWN_KINDS.length).fill(0)
     for (let r = 0; r < n; r++) {
-      out.ids.push(rows.ids.subarray(r * ENTRY_ID_BYTES, (r + 1) * ENTRY_ID_BYTES))
-      out.rowAuthor.push(rows.author[r])
-      out.rowSeq.push(rows.seq[r])
-      out.rowLamport.push(rows.lamport[r])
-      out.rowKind.push(rows.kind[r])
-      out.rowCursor.push(rows.rowCursor[r])
-      out.byId.add(r + 1)
-      out.feeds[rows.author[r]].push(r + 1)
+      const a = rows.author[r]
+      feedRows[a][perAuthor[a]++] = r + 1
       if (rows.lamport[r] > out.maxLamport) out.maxLamport = rows.lamport[r]
       counts[rows.kind[r]]++
     }
+    feedRows.forEach((f, a) => { out.feeds[a].pushAll(f) })
     counts.forEach((c, k) => { if (c > 0) out.kindCounts.set(KNOWN_KINDS[k], c) })
     out.lastCursor = rows.cursor
     for (let a = 0; a < out.authorNames.length; a++) {
@@ -297,10 +304,22 @@ export class AcceptedEntries {
 
   /** How many entries of `kind` have a cursor up to `upTo`. */
   countOfKind (kind: string, upTo: number): number {
+    if (this.firstRowAfter(upTo) - 1 >= this.ids.length) return this.kindCounts.get(kind) ?? 0
     const k = KIND_INDEX.get(kind) ?? UNKNOWN_KIND
     let n = 0
     for (let row = this.firstRowAfter(upTo) - 1; row >= 1; row--) if (this.rowKind.at(row - 1) === k) n++
     return n
+  }
+
+  /** How many entries of each kind have a cursor up to `upTo`, in one pass (none when it covers every row). */
+  countsByKindUpTo (upTo: number): Map<string, number> {
+    const last = this.firstRowAfter(upTo) - 1
+    if (last >= this.ids.length) return this.countsByKind()
+    const per = new Array<number>(256).fill(0)
+    for (let row = 1; row <= last; row++) per[this.rowKind.at(row - 1)]++
+    const out = new Map<string, number>()
+    per.forEach((n, k) => { if (n > 0 && k < KNOWN_KINDS.length) out.set(KNOWN_KINDS[k], n) })
+    return out
   }
 
   /** True when the entry at `cursor` is of `kind` and its id starts with the bytes of `idHead`. */

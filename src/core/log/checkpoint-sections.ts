@@ -45,6 +45,8 @@ export interface SectionReader {
   header: Record<string, unknown>
   /** the next section of `len` bytes, as an aligned copy */
   take: (len: number) => Uint8Array
+  /** the same without a copy when the file's bytes are aligned there (a view of them: keep it only while they may be kept) */
+  view: (len: number) => Uint8Array
   /** throws when bytes are left after the last section */
   end: () => void
 }
@@ -69,17 +71,25 @@ export function decodeSections (bytes: Uint8Array, magic: Uint8Array, what: stri
   }
   if (typeof header !== 'object' || header === null || Array.isArray(header)) bad('header is not an object')
   let at = pad8(magic.length + 4 + headerLength)
+  const copy = (len: number): Uint8Array => {
+    if (!Number.isSafeInteger(len) || len < 0 || at + len > body.byteLength) bad('sections run past the end')
+    // a copy: aligned for the typed arrays, and free of the file's buffer
+    // (not bytes.slice: on a Buffer that is a view)
+    const s = new Uint8Array(len)
+    s.set(bytes.subarray(at, at + len))
+    at += pad8(len)
+    return s
+  }
   return {
     header: header as Record<string, unknown>,
-    take: (len: number): Uint8Array => {
+    view: (len: number): Uint8Array => {
       if (!Number.isSafeInteger(len) || len < 0 || at + len > body.byteLength) bad('sections run past the end')
-      // a copy: aligned for the typed arrays, and free of the file's buffer
-      // (not bytes.slice: on a Buffer that is a view)
-      const s = new Uint8Array(len)
-      s.set(bytes.subarray(at, at + len))
+      if ((bytes.byteOffset + at) % 8 !== 0) return copy(len)
+      const v = bytes.subarray(at, at + len)
       at += pad8(len)
-      return s
+      return v
     },
+    take: (len: number): Uint8Array => copy(len),
     end: () => { if (at !== body.byteLength) bad('bytes left over') }
   }
 }

@@ -154,7 +154,11 @@ export class RowTable {
     this.records = records
   }
 
+  /** rows added by addRows and not yet put in the table: they are, at the first look-up or add */
+  private later?: { from: number, to: number }
+
   add (row: number): void {
+    if (this.later !== undefined) this.settle()
     if ((this.count + 1) * 2 > this.slots.length) this.grow()
     this.insert(this.slots, row)
     this.count++
@@ -162,6 +166,7 @@ export class RowTable {
 
   /** The row whose record equals `record`, or 0. */
   find (record: Uint8Array): number {
+    if (this.later !== undefined) this.settle()
     const mask = this.slots.length - 1
     const h = ((record[0] << 24) | (record[1] << 16) | (record[2] << 8) | record[3]) >>> 0
     for (let s = h & mask; ; s = (s + 1) & mask) {
@@ -171,6 +176,34 @@ export class RowTable {
     }
   }
 
+  /**
+   * Adds rows `from` to `to` (inclusive), on an empty table, at the first
+   * look-up or add (a restart from a checkpoint serves before it hashes a
+   * million ids), then all at once, the table sized for them first.
+   */
+  addRowsLater (from: number, to: number): void {
+    if (this.count > 0 || this.later !== undefined) throw new RangeError('addRowsLater is for an empty table')
+    if (to >= from) this.later = { from, to }
+  }
+
+  private settle (): void {
+    const later = this.later as { from: number, to: number }
+    this.later = undefined
+    this.addRows(later.from, later.to)
+  }
+
+  /** Adds rows `from` to `to` (inclusive) at once, the table sized for them first. */
+  addRows (from: number, to: number): void {
+    if (this.later !== undefined) this.settle()
+    if (to < from) return
+    const need = this.count + to - from + 1
+    let size = this.slots.length
+    while (need * 2 > size) size *= 2
+    if (size !== this.slots.length) this.grow(size)
+    for (let row = from; row <= to; row++) this.insert(this.slots, row)
+    this.count = need
+  }
+
   private insert (slots: Int32Array, row: number): void {
     const mask = slots.length - 1
     for (let s = this.records.head32(row - 1) & mask; ; s = (s + 1) & mask) {
@@ -178,9 +211,9 @@ export class RowTable {
     }
   }
 
-  private grow (): void {
+  private grow (size = this.slots.length * 2): void {
     const old = this.slots
-    const slots = new Int32Array(old.length * 2)
+    const slots = new Int32Array(size)
     for (const row of old) if (row !== 0) this.insert(slots, row)
     this.slots = slots
   }

@@ -49,7 +49,8 @@ function bad (why: string): never {
 
 /** The rows of a checkpoint, checked; throws InvalidArgumentError on anything that is not a whole, consistent checkpoint. */
 export function decodeCheckpoint (bytes: Uint8Array): CheckpointRows {
-  const { header, take, end } = decodeSections(bytes, MAGIC, 'log checkpoint')
+  // views of the file's bytes where they are aligned: AcceptedEntries.fromCheckpoint copies the rows into its columns
+  const { header, view: take, end } = decodeSections(bytes, MAGIC, 'log checkpoint')
   const h = header as { rows?: unknown, cursor?: unknown, authors?: unknown }
   const n = h.rows
   if (typeof n !== 'number' || !Number.isSafeInteger(n) || n < 1) bad('row count')
@@ -58,10 +59,12 @@ export function decodeCheckpoint (bytes: Uint8Array): CheckpointRows {
   const authors = h.authors as string[]
   if (new Set(authors).size !== authors.length) bad('an author twice')
   const ids = take(n * ENTRY_ID_BYTES)
-  const author = new Int32Array(take(n * 4).buffer)
-  const seq = new Int32Array(take(n * 4).buffer)
-  const lamport = new Float64Array(take(n * 8).buffer)
-  const rowCursor = new Float64Array(take(n * 8).buffer)
+  const i32 = (v: Uint8Array): Int32Array => new Int32Array(v.buffer, v.byteOffset, v.byteLength / 4)
+  const f64 = (v: Uint8Array): Float64Array => new Float64Array(v.buffer, v.byteOffset, v.byteLength / 8)
+  const author = i32(take(n * 4))
+  const seq = i32(take(n * 4))
+  const lamport = f64(take(n * 8))
+  const rowCursor = f64(take(n * 8))
   const kind = take(n)
   end()
 

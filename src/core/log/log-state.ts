@@ -587,6 +587,11 @@ export class LogState {
     return this.entries.countOfKind(kind, upTo)
   }
 
+  /** How many entries of each kind have a cursor up to `upTo` (one pass over the index). */
+  countsByKindUpTo (upTo: number): Map<string, number> {
+    return this.entries.countsByKindUpTo(upTo)
+  }
+
   /** True when the entry at `cursor` is of `kind` and its id starts with the bytes of `idHead` (no entry is read). */
   holdsAt (cursor: number, kind: string, idHead: Uint8Array): boolean {
     return this.entries.holdsAt(cursor, kind, idHead)

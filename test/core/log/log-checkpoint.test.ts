@@ -36,7 +36,13 @@ function view (log: LogState): unknown {
     counts: [...log.countsByKind()].sort(),
     ordered: log.ordered().map(e => [e.id, e.cursor]),
     after: log.afterCursor(0).map(e => e.id),
-    authors: log.authors()
+    authors: log.authors(),
+    // the counts per kind up to a few cursors, in one pass as one kind at a time gives them
+    countsUpTo: [0, 1, 7, Math.floor(log.cursor / 2), log.cursor, log.cursor + 5].map(c => {
+      const counts = [...log.countsByKindUpTo(c)].sort()
+      expect(counts).toEqual(KINDS.map(k => [k, log.countOfKind(k, c)] as const).filter(([, n]) => n > 0).sort())
+      return counts
+    })
   }
 }
 
