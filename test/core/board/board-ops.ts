@@ -39,9 +39,10 @@ export const op: fc.Arbitrary<Op> = fc.oneof(
       return w.claim(a, t, e, { scope, takeoverOf, handoff }, l)
     }) },
   // releases and dones of claims that exist, so winners do get released
-  { weight: 3, arbitrary: fc.tuple(fc.nat(), fc.constantFrom('', 'handing over'), lamport).map(([pick, note, l]) => (w: EntryWriter, claimed: Claimed) => {
+  // a release may hand the task to a named peer (hand-off by speed: Release.to)
+  { weight: 3, arbitrary: fc.tuple(fc.nat(), fc.constantFrom('', 'handing over'), fc.constantFrom('', ...AUTHORS), lamport).map(([pick, note, to, l]) => (w: EntryWriter, claimed: Claimed) => {
     const c = ofClaim(claimed, pick)
-    return w.release(c.author, c.task, c.epoch, { note }, l)
+    return w.release(c.author, c.task, c.epoch, { note, to }, l)
   }) },
   { weight: 2, arbitrary: fc.tuple(fc.nat(), globs, lamport).map(([pick, paths, l]) => (w: EntryWriter, claimed: Claimed) => {
     const c = ofClaim(claimed, pick)
