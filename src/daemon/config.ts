@@ -9,6 +9,8 @@ export interface DaemonConfig {
   announce: string[]
   /** bootstrap multiaddrs */
   peers: string[]
+  /** the connections a daemon holds: it dials while below `target` (default 6) and closes the oldest outside the gossip mesh above `max` (default 16); libp2p refuses inbound ones at twice `max` */
+  connections?: { target?: number, max?: number }
   swarm: string
   name: string
   /** gRPC address (HOST:PORT or unix:PATH), or null for none (in-process use) */

@@ -220,6 +220,7 @@ export class Daemon {
         listen: config.listen,
         announce: config.announce,
         swarmKey: config.swarmKey,
+        maxConnections: config.connections?.max === undefined ? undefined : 2 * config.connections.max,
         guard,
         // the round-trip probe checks every connection (a muxer ping, no stream): libp2p's monitor would ping them all again
         connectionMonitor: false,
@@ -232,13 +233,14 @@ export class Daemon {
     phases.mark('libp2p')
     // The node consults the guard for every connection; the guard drops a banned peer's.
     guard.onBanned(peer => { node.hangUp(peerIdFromString(peer)).catch(() => {}) })
-    const dialer = b.dialer = new PeerDialer({ node, bootstrap: config.peers, log: this.log.child({ part: 'dialer' }) })
+    const dialer = b.dialer = new PeerDialer({ node, bootstrap: config.peers, targetConnections: config.connections?.target, maxConnections: config.connections?.max, log: this.log.child({ part: 'dialer' }) })
     const directory = new PeerDirectory({ liveTimeoutMs: config.liveTimeoutMs })
     const messaging = b.messaging = new DirectMessaging({
       node,
       now: this.wallClock,
       store: store.messages,
       guard,
+      addressesOf: peer => dialer.addressesOf(peer),
       log: this.log.child({ part: 'dm' }),
       hooks: {
         onReceived: (msg, cursor) => {

@@ -10,12 +10,18 @@
 // acks has the message, so that attempt must end as delivered), and an attempt
 // never sends a message the TTL is dropping.
 //
+// A peer this node holds no connection to (the mesh connects each node to a
+// few peers, not to all) is dialled at the addresses its heartbeat gave; the
+// connection stays until the dialer trims it (peer-dialer: above its cap, the
+// oldest outside the gossip mesh), so a reply soon after finds it open.
+//
 // A sender over the receiver's rate is told ACK_BUSY with how long to wait,
 // not struck: it ends the stream and comes back then (a backlog after a
 // restart is not a flood). Another frame on a stream after ACK_BUSY is.
 import { lpStream } from '@libp2p/utils'
 import { peerIdFromString } from '@libp2p/peer-id'
 import type { Connection, Stream } from '@libp2p/interface'
+import { multiaddr, type Multiaddr } from '@multiformats/multiaddr'
 import { AckStatus, DirectAck, DirectMessage } from '../gen/agency/v1/wire.js'
 import { DM_PROTOCOL, MAX_DM_FRAME_BYTES, MAX_DM_TEXT_BYTES } from './constants.js'
 import type { MeshLibp2p } from './node.js'
@@ -53,6 +59,8 @@ export interface DirectMessagingInit {
   /** wall clock, for TTLs and timestamps */
   now?: () => number
   guard?: PeerGuard
+  /** where a peer not connected can be dialled (the addresses its heartbeat gave); none: libp2p's peer store only */
+  addressesOf?: (peer: string) => Multiaddr[]
 }
 
 function isCleanEnd (err: unknown): boolean {
@@ -79,6 +87,7 @@ export class DirectMessaging {
   /** peers that answered ACK_BUSY: no attempt before this wall-clock time */
   private readonly notBefore = new Map<string, number>()
   private readonly guard?: PeerGuard
+  private readonly addressesOf?: (peer: string) => Multiaddr[]
   /**
    * Bumped whenever the outbox may have gained a message (flushPeer is
    * called after every enqueue). The periodic pass skips reading the store
@@ -97,6 +106,7 @@ export class DirectMessaging {
     this.attemptTimeoutMs = init.attemptTimeoutMs ?? 5000
     this.now = init.now ?? Date.now
     this.guard = init.guard
+    this.addressesOf = init.addressesOf
   }
 
   async start (): Promise<void> {
@@ -169,7 +179,7 @@ export class DirectMessaging {
     const signal = AbortSignal.timeout(this.attemptTimeoutMs + msgs.length * 200)
     let onWire: string | undefined
     try {
-      stream = await this.node.dialProtocol(peerIdFromString(peer), DM_PROTOCOL, { signal })
+      stream = await this.node.dialProtocol(this.whereToDial(peer), DM_PROTOCOL, { signal })
       const lp = lpStream(stream, { maxDataLength: MAX_DM_FRAME_BYTES })
       for (const msg of msgs) {
         if (this.owner.has(msg.id)) continue // being dropped as expired
@@ -207,6 +217,14 @@ export class DirectMessaging {
     } finally {
       if (onWire !== undefined) this.owner.delete(onWire)
     }
+  }
+
+  /** The peer itself while a connection is open (or its addresses are unknown), else its heartbeat's addresses, each naming the peer so the dial checks who answers. */
+  private whereToDial (peer: string): ReturnType<typeof peerIdFromString> | Multiaddr[] {
+    const id = peerIdFromString(peer)
+    if (this.node.getConnections(id).length > 0) return id
+    const addrs = (this.addressesOf?.(peer) ?? []).map(a => a.getComponents().some(c => c.name === 'p2p') ? a : a.encapsulate(multiaddr(`/p2p/${peer}`)))
+    return addrs.length > 0 ? addrs : id
   }
 
   private async handleIncoming (stream: Stream, connection: Connection): Promise<void> {

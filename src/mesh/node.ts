@@ -12,6 +12,7 @@ import { gossipsub, type GossipSub } from '@libp2p/gossipsub'
 import type { PrivateKey } from '@libp2p/interface'
 import { gossipMessageId } from './gossip-codec.js'
 import { MAX_GOSSIP_BYTES } from './constants.js'
+import { DEFAULT_MAX_CONNECTIONS } from './peer-dialer.js'
 import { preSharedKey } from '@libp2p/pnet'
 import type { PeerGuard } from './peer-guard.js'
 import type { Libp2pMetricsComponent } from '../metrics/libp2p-metrics.js'
@@ -24,7 +25,7 @@ export interface MeshNodeInit {
   announce?: string[]
   /** IPs exempt from gossipsub's IP-colocation penalty (many daemons on one host) */
   colocationWhitelist?: string[]
-  /** how many connections the node keeps at most */
+  /** how many connections the node holds at most: libp2p refuses inbound ones beyond it (the dialer trims well below) */
   maxConnections?: number
   /** a libp2p pre-shared key (the swarm key file's bytes): only holders can connect */
   swarmKey?: Uint8Array
@@ -56,7 +57,7 @@ export async function createMeshNode (init: MeshNodeInit): Promise<MeshLibp2p> {
     connectionEncrypters: [noise()],
     streamMuxers: [yamux()],
     connectionManager: {
-      maxConnections: init.maxConnections ?? 128
+      maxConnections: init.maxConnections ?? 2 * DEFAULT_MAX_CONNECTIONS
     },
     connectionMonitor: { enabled: init.connectionMonitor ?? true },
     ...(init.swarmKey != null ? { connectionProtector: preSharedKey({ psk: init.swarmKey }) } : {}),

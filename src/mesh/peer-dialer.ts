@@ -1,7 +1,13 @@
-// Keeps this node connected: dials the bootstrap addresses (`--peers`) with
-// backoff until connected, redials them when they drop or restart, and keeps a
-// few connections to other peers learned from presence, so that a host cut
-// off and restored is found again whether or not it was a bootstrap peer.
+// Keeps this node connected to a few peers, not to all of them: while it holds
+// fewer than `targetConnections` (gossipsub's mesh degree) it dials, with
+// backoff, the bootstrap addresses (`--peers`) and peers learned from
+// presence (the bootstrap peers first while it holds no connection at all);
+// a host cut off and restored, or a bootstrap peer restarted, is found again
+// this way by the peers short of connections. Above `maxConnections` it
+// closes its oldest connections, those outside the gossip mesh first, so a
+// bootstrap peer that every newcomer dials does not end up connected to the
+// whole swarm: each node holds about the mesh degree plus the newcomers that
+// dialled it lately, whatever the swarm's size.
 // @libp2p/bootstrap is not used: it dials once, and ignores /memory addresses.
 import { multiaddr, type Multiaddr } from '@multiformats/multiaddr'
 import type { MeshLibp2p } from './node.js'
@@ -12,8 +18,10 @@ export interface PeerDialerInit {
   node: MeshLibp2p
   bootstrap: string[]
   log: Logger
-  /** below this many connections, known peers are dialled too (default: gossipsub's mesh degree, DEFAULT_TARGET_CONNECTIONS) */
+  /** below this many connections, bootstrap and known peers are dialled (default: gossipsub's mesh degree, DEFAULT_TARGET_CONNECTIONS) */
   targetConnections?: number
+  /** above this many, the oldest connections outside the gossip mesh are closed (default DEFAULT_MAX_CONNECTIONS) */
+  maxConnections?: number
   minBackoffMs?: number
   maxBackoffMs?: number
   tickMs?: number
@@ -39,11 +47,19 @@ interface DialTarget {
  */
 export const DEFAULT_TARGET_CONNECTIONS = 6
 
+/**
+ * The connections a node keeps before it closes some: gossipsub's upper mesh
+ * degree (Dhi, 12) and room for newcomers that dial it while they learn of
+ * others. The libp2p node refuses inbound connections at twice this.
+ */
+export const DEFAULT_MAX_CONNECTIONS = 16
+
 export class PeerDialer {
   private readonly node: MeshLibp2p
   private readonly log: Logger
   private readonly targets = new Map<string, DialTarget>()
   private readonly targetConnections: number
+  private readonly maxConnections: number
   private readonly minBackoffMs: number
   private readonly maxBackoffMs: number
   private readonly tickMs: number
@@ -58,6 +74,7 @@ export class PeerDialer {
     this.node = init.node
     this.log = init.log
     this.targetConnections = init.targetConnections ?? DEFAULT_TARGET_CONNECTIONS
+    this.maxConnections = Math.max(this.targetConnections, init.maxConnections ?? DEFAULT_MAX_CONNECTIONS)
     this.minBackoffMs = init.minBackoffMs ?? 500
     this.maxBackoffMs = init.maxBackoffMs ?? 15_000
     this.tickMs = init.tickMs ?? 500
@@ -97,11 +114,9 @@ export class PeerDialer {
     this.targets.set(key, { addrs: parsed, said, peerId, failures: 0, nextAttempt: 0, bootstrap: false })
   }
 
-  /** Dial now, ignoring backoff (e.g. a DM is waiting for this peer). */
-  async dialNow (peerId: string): Promise<void> {
-    const t = this.targets.get(`peer:${peerId}`)
-    if (t == null) return
-    await this.attempt(`peer:${peerId}`, t)
+  /** The addresses a peer's heartbeat gave (empty: not known), for a dial outside the dialer's own (a direct message). */
+  addressesOf (peerId: string): Multiaddr[] {
+    return this.targets.get(`peer:${peerId}`)?.addrs ?? []
   }
 
   private tick (): void {
@@ -136,18 +151,47 @@ export class PeerDialer {
   private async dialDue (): Promise<void> {
     // Not awaited: a slow identify must not hold up dialling.
     void this.reidentifySilentConnections()
-    const now = Date.now()
+    await this.trim()
     const connections = this.node.getConnections().length
+    if (connections >= this.targetConnections) return
+    const now = Date.now()
     const connected = this.connectedPeers()
-    const due: Array<[string, DialTarget]> = []
+    const boot: Array<[string, DialTarget]> = []
+    const known: Array<[string, DialTarget]> = []
     for (const [key, t] of this.targets) {
       if (t.peerId != null && connected.has(t.peerId)) { t.failures = 0; continue }
       if (t.nextAttempt > now || this.dialing.has(key)) continue
-      // Bootstrap peers are always redialled; others only while we are short of connections.
-      if (!t.bootstrap && connections + due.length >= this.targetConnections) continue
-      due.push([key, t])
+      ;(t.bootstrap ? boot : known).push([key, t])
     }
+    // Peers learned from presence in random order, and before the bootstrap
+    // peers once this node holds a connection: every node is short now and
+    // then (a peer trimmed it), and all of them dialling the bootstrap peers
+    // first, or the peers all learned of first, would make hubs of those.
+    for (let i = known.length - 1; i > 0; i--) {
+      const j = Math.floor(Math.random() * (i + 1))
+      ;[known[i], known[j]] = [known[j], known[i]]
+    }
+    const order = connections === 0 ? [...boot, ...known] : [...known, ...boot]
+    const due = order.slice(0, Math.max(0, this.targetConnections - connections - this.dialing.size))
     await Promise.allSettled(due.map(async ([key, t]) => { await this.attempt(key, t) }))
+  }
+
+  /**
+   * Above maxConnections, closes the oldest connections, those to peers
+   * outside this node's gossip mesh first (the mesh links carry the gossip,
+   * and gossipsub replaces a mesh link that closes); a peer left short dials
+   * another it knows of.
+   */
+  private async trim (): Promise<void> {
+    const connections = this.node.getConnections().filter(c => c.status === 'open')
+    const excess = connections.length - this.maxConnections
+    if (excess <= 0) return
+    // The implementation has getMeshPeers; the GossipSub interface libp2p exports does not name it.
+    const pubsub = this.node.services.pubsub as MeshLibp2p['services']['pubsub'] & { getMeshPeers?: (topic: string) => string[] }
+    const meshed = new Set(pubsub.getTopics().flatMap(t => pubsub.getMeshPeers?.(t) ?? []))
+    const rank = (c: Connection): number => meshed.has(c.remotePeer.toString()) ? 1 : 0
+    const closing = connections.sort((a, b) => rank(a) - rank(b) || a.timeline.open - b.timeline.open).slice(0, excess)
+    await Promise.allSettled(closing.map(async c => { await c.close({ signal: AbortSignal.timeout(2000) }) }))
   }
 
   private async attempt (key: string, t: DialTarget): Promise<void> {

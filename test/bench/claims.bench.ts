@@ -13,10 +13,13 @@
 // Up to --processes-up-to agents, each daemon is an agentd process (TCP on
 // loopback, the gRPC API on 127.0.0.1); above it, the daemons run in this
 // process over the libp2p memory transport, each with its own gRPC server on
-// 127.0.0.1 (64 agentd processes, ~125 MiB and a start-up each, were not
-// tried on this 2-core machine). Prints, per N: time until every agent holds a
-// distinct task, the claims written and calls made, the settle window, and the
-// same time for git lock files, with the ratio. Writes <out>/bench-claims.md.
+// 127.0.0.1 (`--processes-up-to 64` runs 64 agentd processes, ~125 MiB and a
+// start-up each). Prints, per N: time until every agent holds a distinct
+// task, the claims written and calls made, the settle window, the daemons'
+// CPU-seconds, their connections (median and most), and the same time for
+// git lock files, with the ratio. A claim call that fails is made again.
+// `--cpu-prof <dir>` profiles the in-process daemons over the claims, written
+// whether or not they all get to HELD. Writes <out>/bench-claims.md.
 import './quiet-logs.js'
 import '../../src/polyfill.js'
 import { execFile } from 'node:child_process'
@@ -119,6 +122,8 @@ interface Result {
   cpuSeconds?: number
   /** the 1-minute load average when the claims (or pushes) started */
   load: number
+  /** connections per daemon when the claims were all HELD: median and most (agency) */
+  connections?: { median: number, most: number }
 }
 
 interface Claimed { calls: number, attempts: number, last: ClaimReply, at: number }
@@ -134,8 +139,8 @@ interface Swarm {
   mode: string
   clients: Agency[]
   peerIds: string[]
-  /** per daemon: how many peers it sees live, and its log's size */
-  views: () => Promise<Array<{ live: number, entries: number }>>
+  /** per daemon: how many peers it sees live, its log's size and its open connections */
+  views: () => Promise<Array<{ live: number, entries: number, connections: number }>>
   /** per daemon, the ready tasks it shows */
   readyCounts: () => Promise<number[]>
   /** adds the tasks at the first daemon */
@@ -170,9 +175,15 @@ function taskOf (id: string): { id: string, title: string, description: string, 
   return { id, title: id, description: '', deps: [], scope: [`src/${id}/**`], priority: 0 }
 }
 
-async function viewsOver (clients: Agency[]): Promise<Array<{ live: number, entries: number }>> {
+async function viewsOver (clients: Agency[]): Promise<Array<{ live: number, entries: number, connections: number }>> {
   const s = await Promise.all(clients.map(async c => await c.call((x: AgencyClient) => x.getStatus, {})))
-  return s.map(r => ({ live: r.peersLive, entries: r.logEntries }))
+  return s.map(r => ({ live: r.peersLive, entries: r.logEntries, connections: r.peersConnected }))
+}
+
+/** Connections per daemon: the median and the most any daemon holds. */
+function connectionSpread (views: Array<{ connections: number }>): { median: number, most: number } {
+  const c = views.map(v => v.connections).sort((x, y) => x - y)
+  return { median: c[c.length >> 1], most: c[c.length - 1] }
 }
 
 async function processSwarm (n: number, root: string): Promise<Swarm> {
@@ -237,7 +248,7 @@ async function inProcessSwarm (n: number, root: string): Promise<Swarm> {
     mode: `${n} daemons in one process (libp2p memory transport, the swarm's heartbeats at most ${inProcessHeartbeatRate(n, {})}/s), a gRPC server each on 127.0.0.1`,
     clients,
     peerIds: daemons.map(d => d.peerId),
-    views: async () => daemons.map(d => ({ live: d.peers(false).length, entries: d.logService.state.size })),
+    views: async () => daemons.map(d => ({ live: d.peers(false).length, entries: d.logService.state.size, connections: d.node.getConnections().length })),
     // Straight to the objects: 128 appends through one busy process outlast any deadline a call would have.
     readyCounts: async () => daemons.map(d => d.boardService.board.ready(d.boardService.now()).length),
     addTasks: async (tasks) => { await daemons[0].boardService.addTasks(tasks.map(taskOf)) },
@@ -249,11 +260,12 @@ async function inProcessSwarm (n: number, root: string): Promise<Swarm> {
       const states = new Map<string, number>()
       for (const t of d.boardService.board.tasks(now)) states.set(t.state, (states.get(t.state) ?? 0) + 1)
       const live = daemons.map(x => x.peers(false).length).sort((x, y) => x - y)
+      const conns = connectionSpread(daemons.map(x => ({ connections: x.node.getConnections().length })))
       // Answered in the protocol (HELD at the daemon) against HELD at the clients: where an answer waits.
       const mine = daemons.map(x => x.boardService.protocol.mine())
       const settled = mine.filter(m => m.some(c => c.settled && c.done !== true)).length
       const settling = mine.filter(m => m.some(c => !c.settled)).length
-      return `log ${[...d.logService.state.countsByKind()].map(([k, c]) => `${k} ${c}`).join(', ')}; tasks ${[...states].map(([k, c]) => `${k} ${c}`).join(', ')}; live peers fewest ${live[0]}; daemons with a claim settled ${settled}, settling ${settling}`
+      return `log ${[...d.logService.state.countsByKind()].map(([k, c]) => `${k} ${c}`).join(', ')}; tasks ${[...states].map(([k, c]) => `${k} ${c}`).join(', ')}; live peers fewest ${live[0]}; connections median ${conns.median}, most ${conns.most}; daemons with a claim settled ${settled}, settling ${settling}`
     },
     stop: async () => { for (const c of clients) c.close(); await stop() }
   }
@@ -268,8 +280,10 @@ async function agencyRun (n: number, tasks: string[], a: Args, log: (s: string) 
     log(`    agency: ${swarm.mode}, started in ${((performance.now() - started) / 1000).toFixed(0)} s`)
     let seen = ''
     await until(`every daemon to see ${n - 1} live peers`, async () => {
-      const live = (await swarm.views()).map(v => v.live).sort((x, y) => x - y)
-      const now = `fewest ${live[0]}, median ${live[live.length >> 1]}`
+      const views = await swarm.views()
+      const live = views.map(v => v.live).sort((x, y) => x - y)
+      const conns = connectionSpread(views)
+      const now = `fewest ${live[0]}, median ${live[live.length >> 1]} (connections per daemon: median ${conns.median}, most ${conns.most})`
       if (now !== seen) log(`    peers live: ${seen = now}`)
       return live[0] >= n - 1
     }, 600_000)
@@ -284,13 +298,23 @@ async function agencyRun (n: number, tasks: string[], a: Args, log: (s: string) 
     const profiler = await startProfile(a.cpuProf)
     const cpu0 = await swarm.cpuSeconds()
     const t0 = performance.now()
+    let failedCalls = 0
     const claimUntilHeld = async (c: Agency): Promise<Claimed> => {
       let calls = 0
       let attempts = 0
       let last: ClaimReply | undefined
       while (calls < 20) {
         calls++
-        last = await c.call((x: AgencyClient) => x.claim, { task: '', scope: [], noWait: false, next: true }, 300_000)
+        try {
+          last = await c.call((x: AgencyClient) => x.claim, { task: '', scope: [], noWait: false, next: true }, 300_000)
+        } catch (err) {
+          // A call that went unanswered (a daemon too busy): the agent calls
+          // again, as the prompt says; the daemon answers with the claim it
+          // is settling on or holds, writing none.
+          failedCalls++
+          log(`    a claim call failed (${(err as Error).message.slice(0, 120)}): calling again`)
+          continue
+        }
         attempts += last.attempts
         if (last.outcome === ClaimOutcome.CLAIM_HELD) break
         if (last.outcome === ClaimOutcome.CLAIM_NONE_READY) await sleep(100)
@@ -303,9 +327,12 @@ async function agencyRun (n: number, tasks: string[], a: Args, log: (s: string) 
       const w = swarm.windows?.().map(x => x.settleMs).sort((x, y) => x - y)
       log(`    ${((performance.now() - t0) / 1000).toFixed(0)} s: ${heldCount} of ${n} HELD${w === undefined ? '' : `, settle windows now ${w[0].toFixed(0)} to ${w[w.length - 1].toFixed(0)} ms (median ${w[w.length >> 1].toFixed(0)})`}${swarm.diagnose === undefined ? '' : `; ${swarm.diagnose()}`}`)
     }, 10_000)
-    const answers = await Promise.all(clients.map(async c => { const x = await claimUntilHeld(c); heldCount++; return x })).finally(() => { clearInterval(progress) })
+    // The profile is written whether or not every agent got to HELD: a burst that does not get through is the one to look at.
+    const answers = await Promise.all(clients.map(async c => { const x = await claimUntilHeld(c); heldCount++; return x }))
+      .finally(async () => { clearInterval(progress); await profiler?.(join(a.cpuProf, `claims-${n}.cpuprofile`)) })
     const cpuSeconds = await swarm.cpuSeconds() - cpu0
-    await profiler?.(join(a.cpuProf, `claims-${n}.cpuprofile`))
+    if (failedCalls > 0) log(`    ${failedCalls} claim calls failed and were made again`)
+    const connections = connectionSpread(await swarm.views())
     if (process.env.BENCH_CLAIMS_DEBUG === "1") log(answers.map(x => `${((x.at - t0) / 1000).toFixed(2)}s/${x.attempts}/${x.last.settleMs.toFixed(0)}`).join(" "))
     // A HELD stands unless a competing claim arrived after the settle window
     // (gossip slower than the window): then the boards give the task to the
@@ -333,7 +360,7 @@ async function agencyRun (n: number, tasks: string[], a: Args, log: (s: string) 
     const distinct = new Set(answers.map(x => x.last.task)).size
     if (distinct !== n) throw new Error(`agency: ${distinct} distinct tasks for ${n} agents`)
     const settle = answers.map(x => x.last.settleMs).sort((x, y) => x - y)
-    return { mode: swarm.mode, seconds, attempts: answers.reduce((s, x) => s + x.attempts, 0), calls: answers.reduce((s, x) => s + x.calls, 0), settleMs: settle[Math.floor(settle.length / 2)], lateLosses, cpuSeconds, load }
+    return { mode: swarm.mode, seconds, attempts: answers.reduce((s, x) => s + x.attempts, 0), calls: answers.reduce((s, x) => s + x.calls, 0), settleMs: settle[Math.floor(settle.length / 2)], lateLosses, cpuSeconds, load, connections }
   } finally {
     await swarm.stop()
     await rm(root, { recursive: true, force: true })
@@ -411,22 +438,22 @@ async function main (): Promise<void> {
     } catch (err) {
       // One size that this machine cannot hold leaves the others' figures standing.
       log(`    agency: not measured: ${(err as Error).message}`)
-      rows.push(`| ${n} | ${tasks.length} | ${n <= a.processesUpTo ? `${n} agentd processes` : `${n} daemons in one process`} | not measured: ${(err as Error).message.replace(/\|/g, '/')} | — | — | — | ${g === undefined ? '—' : `${g.seconds.toFixed(2)} s`} | ${g === undefined ? '—' : `${g.attempts} pushes`} | — | ${loadavg()[0].toFixed(1)} |`)
+      rows.push(`| ${n} | ${tasks.length} | ${n <= a.processesUpTo ? `${n} agentd processes` : `${n} daemons in one process`} | not measured: ${(err as Error).message.replace(/\|/g, '/')} | — | — | — | — | ${g === undefined ? '—' : `${g.seconds.toFixed(2)} s`} | ${g === undefined ? '—' : `${g.attempts} pushes`} | — | ${loadavg()[0].toFixed(1)} |`)
       await writeTable(a, rows)
       continue
     }
-    log(`    agency claim --next: ${ag.seconds.toFixed(2)} s, ${ag.attempts} claims in ${ag.calls} calls, settle window ${ag.settleMs?.toFixed(0)} ms, ${ag.lateLosses ?? 0} HELD answers outbid later, daemons' CPU ${ag.cpuSeconds?.toFixed(1)} s (load ${ag.load.toFixed(1)})`)
+    log(`    agency claim --next: ${ag.seconds.toFixed(2)} s, ${ag.attempts} claims in ${ag.calls} calls, settle window ${ag.settleMs?.toFixed(0)} ms, ${ag.lateLosses ?? 0} HELD answers outbid later, daemons' CPU ${ag.cpuSeconds?.toFixed(1)} s, connections per daemon median ${ag.connections?.median}, most ${ag.connections?.most} (load ${ag.load.toFixed(1)})`)
     const ratio = g === undefined ? '' : `${(g.seconds / ag.seconds).toFixed(1)}x`
     if (ratio !== '') log(`    git / agency: ${ratio}`)
-    rows.push(`| ${n} | ${tasks.length} | ${ag.mode} | ${ag.seconds.toFixed(2)} s | ${ag.attempts} claims, ${ag.calls} calls${(ag.lateLosses ?? 0) > 0 ? `, ${ag.lateLosses} HELD outbid later` : ''} | ${ag.settleMs?.toFixed(0) ?? ''} ms | ${ag.cpuSeconds?.toFixed(1) ?? ''} s | ${g === undefined ? '—' : `${g.seconds.toFixed(2)} s`} | ${g === undefined ? '—' : `${g.attempts} pushes`} | ${ratio === '' ? '—' : ratio} | ${ag.load.toFixed(1)}${g === undefined ? '' : ` / ${g.load.toFixed(1)}`} |`)
+    rows.push(`| ${n} | ${tasks.length} | ${ag.mode} | ${ag.seconds.toFixed(2)} s | ${ag.attempts} claims, ${ag.calls} calls${(ag.lateLosses ?? 0) > 0 ? `, ${ag.lateLosses} HELD outbid later` : ''} | ${ag.settleMs?.toFixed(0) ?? ''} ms | ${ag.cpuSeconds?.toFixed(1) ?? ''} s | ${ag.connections === undefined ? '' : `${ag.connections.median} / ${ag.connections.most}`} | ${g === undefined ? '—' : `${g.seconds.toFixed(2)} s`} | ${g === undefined ? '—' : `${g.attempts} pushes`} | ${ratio === '' ? '—' : ratio} | ${ag.load.toFixed(1)}${g === undefined ? '' : ` / ${g.load.toFixed(1)}`} |`)
     await writeTable(a, rows)
   }
 }
 
 async function writeTable (a: Args, rows: string[]): Promise<void> {
   const table = [
-    '| agents | tasks | agency daemons | agency: every agent HELD a distinct task | agency attempts | settle window (median) | CPU-seconds of the daemons during the claims | git lock files | git attempts | git / agency | load average (agency / git) |',
-    '|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|',
+    '| agents | tasks | agency daemons | agency: every agent HELD a distinct task | agency attempts | settle window (median) | CPU-seconds of the daemons during the claims | connections per daemon (median / most) | git lock files | git attempts | git / agency | load average (agency / git) |',
+    '|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
     ...rows
   ].join('\n')
   process.stdout.write('\n' + table + '\n')
