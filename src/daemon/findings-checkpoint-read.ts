@@ -16,16 +16,21 @@ export type FindingsCheckpointRead = WorkerAnswer
 
 /** The data dir's findings checkpoint, decoded and checked, or why there is none to use. Never rejects. */
 export async function readFindingsCheckpoint (dataDir: string): Promise<FindingsCheckpointRead> {
-  const path = checkpointPath(dataDir, FINDINGS_CHECKPOINT_FILE)
-  if (!existsSync(path)) return { missing: true }
-  if (WORKER.protocol === 'file:' && existsSync(fileURLToPath(WORKER))) {
-    try {
-      return await inWorker(path)
-    } catch {
-      // no worker could be started (resources): read it here
+  try {
+    const path = checkpointPath(dataDir, FINDINGS_CHECKPOINT_FILE)
+    if (!existsSync(path)) return { missing: true }
+    if (WORKER.protocol === 'file:' && existsSync(fileURLToPath(WORKER))) {
+      try {
+        return await inWorker(path)
+      } catch {
+        // no worker could be started (resources): read it here
+      }
     }
+    return await inThisThread(dataDir)
+  } catch (err) {
+    // unreadable (a directory, permissions): the log is indexed instead
+    return { error: (err as Error).message }
   }
-  return await inThisThread(dataDir)
 }
 
 /** The same, in this thread, at once (for a caller that cannot wait). */

@@ -58,7 +58,7 @@ function crashable (db: LevelDb): { db: LevelDb, crash: () => Promise<void> } {
 async function startWriter (dir: string): Promise<{ log: LogService, crash: () => Promise<void> }> {
   const real = await openLevelDb(dir)
   const { db, crash } = crashable(real)
-  const store = { log: await LogStore.open(db) } as unknown as AgencyStore
+  const store = { log: await LogStore.open(db), dataDir: dir } as unknown as AgencyStore
   const log = new LogService({
     store,
     signer: writer.signer,
