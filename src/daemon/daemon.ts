@@ -655,7 +655,8 @@ async function waitForWorkOf (b: BoardService, inbox: AgentInbox, log: LogServic
   return await waitForWork({
     goalMet: () => b.board.goalMet(b.now()),
     unread: () => inbox.unread(),
-    held: () => b.held().map(h => h.task),
+    // a task on its way to the shared branch (carry-on) is not work to carry on with
+    held: () => b.working().map(h => h.task),
     ready: () => b.readyChoice().ready,
     onChange: listener => {
       const offLog = log.onAccepted(listener)

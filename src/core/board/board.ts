@@ -159,6 +159,16 @@ export class Board {
     return this.landed.has(task, epoch, author)
   }
 
+  /** Whether an integration request of `author` for `task` at `epoch` waits for an integration to answer it (carry-on.ts). */
+  requestPending (task: string, epoch: number, author: string): boolean {
+    return this.landed.pending(task, epoch, author)
+  }
+
+  /** Whether an integration answering a request of `author` landed `task`'s work at `epoch` (carry-on.ts). */
+  requestLanded (task: string, epoch: number, author: string): boolean {
+    return this.landed.hasByRequest(task, epoch, author)
+  }
+
   /** Every landing of `author`'s work (landed-work.ts), with the commit and paths of the integration that landed it. */
   landingsBy (author: string): Landing[] {
     return this.landed.by(author)
