@@ -22,7 +22,7 @@
 import { Claim, Release } from '../../gen/agency/v1/log.js'
 import { Board, claimFromPlan, type Takeover } from './board.js'
 import { LeaseTable } from './lease-table.js'
-import { RecentPeerClaims, nextChoices, readyChoice, type ReadyChoice } from './claim-choice.js'
+import { RecentPeerClaims, handedAway, nextChoices, readyChoice, type ReadyChoice } from './claim-choice.js'
 import type { TaskView } from './board.js'
 import { SettleWindow, claimOutcome, type ClaimOutcome, type SettleWindowInit } from './settle.js'
 import type { HeartbeatPolicy } from '../presence/heartbeat-interval.js'
@@ -339,6 +339,12 @@ export class ClaimProtocol {
   /** The ready tasks, without those a peer's claim is settling on (judged by this daemon's window), and those. */
   readyChoice (now: number): ReadyChoice {
     return readyChoice(this.board, this.me, now, this.recent, this.windowMs(now))
+  }
+
+  /** Whether `task` waits for another agent a hand-off by speed handed it to: claim --next leaves it out (readyChoice). */
+  handedAway (task: string, now: number): boolean {
+    const t = this.board.task(task, now)
+    return t !== undefined && handedAway(this.board, t, this.me, now, this.recent)
   }
 
   /**
