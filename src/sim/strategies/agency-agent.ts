@@ -15,6 +15,7 @@
 // (agency-mechanisms.ts).
 
 import type { ClaimVerdict } from '../../core/board/claim-protocol.js'
+import { onItsWay } from '../../core/board/carry-on.js'
 import { claimOutcome } from '../../core/board/settle.js'
 import { isAgencyError } from '../../core/errors.js'
 import { Finding } from '../../gen/agency/v1/log.js'
@@ -53,6 +54,8 @@ export class AgencyAgent implements HelperAgent {
   private debtMs = 0
   /** tasks whose integration request waits in the integrator's queue while this agent works on its next (settings.carryOn); the daemon's, so kept across a crash */
   private readonly pipelined = new Set<number>()
+  /** task -> the id of its carried-on integration_request entry, which the landing's integration answers */
+  private readonly requests = new Map<number, string>()
   /** down (crashed, not restarted yet) */
   private down = false
   /** carried-on requests that landed while it was down: its daemon writes their done when it starts again */
@@ -105,7 +108,8 @@ export class AgencyAgent implements HelperAgent {
     this.down = false
     for (const land of this.landedWhileDown.splice(0)) land()
     // a task on its way (carry-on) is not the one to resume (core/board/carry-on)
-    const mine = this.replica.board.heldBy(this.name).find(h => !this.pipelined.has(this.swarm.project.task(h.task).index))
+    const board = this.replica.board
+    const mine = board.heldBy(this.name).find(h => !onItsWay(board, this.name, h.task))
     if (mine !== undefined) this.work(this.swarm.project.task(mine.task), mine.epoch, now)
     else this.pick()
   }
@@ -478,6 +482,12 @@ export class AgencyAgent implements HelperAgent {
     })
     if (carryOn) {
       swarm.recorder.bump('carriedOn')
+      // on the log as in agentd, so the board's carry-on rule sees the task on its way
+      const held = this.replica.board.holder(t.id)
+      if (held?.holder === this.name) {
+        const request = this.replica.write('integration_request', { task: t.id, epoch: held.epoch, ref: `refs/agency/${this.name}/${t.id}`, commit: `sim-${t.index}-${this.index}` }, asked, t.index)
+        if (request.board !== undefined) this.requests.set(t.index, request.board.id)
+      }
       this.pipelined.add(t.index)
       this.later(0, () => { this.pick() })
     }
@@ -491,6 +501,8 @@ export class AgencyAgent implements HelperAgent {
     const board = this.replica.board
     // a carried-on request lands while the agent works on its next task: its daemon writes the done, the agent goes on
     const next = this.pipelined.delete(t.index) ? () => {} : () => { this.pick() }
+    const request = this.requests.get(t.index) ?? ''
+    this.requests.delete(t.index)
     if (progress.passed(t.id) || claimOutcome(board, t.id, this.name, epoch).outcome !== 'HELD') {
       // fenced: the claim was lost, or an assistant's integration landed the task first
       this.swarm.helpers.holderGone(t.index, this)
@@ -503,6 +515,8 @@ export class AgencyAgent implements HelperAgent {
     this.swarm.helpers.taskDone(t.index, this)
     this.askReview(t)
     const held = board.checkDoable(t.id, this.name)
+    // the integrator's answer to a carried-on request (written here: the sim's integrator is a model, not a replica)
+    if (request !== '') this.replica.write('integration', { task: t.id, epoch: held.epoch, commit: `sim-${t.index}-${this.index}`, result: 'merged', paths: t.files, request }, now, t.index)
     this.replica.write('done', { task: t.id, epoch: held.epoch, commit: `sim-${t.index}-${this.index}`, paths: t.files }, now, t.index)
     this.replica.forget(t.id)
     next()
