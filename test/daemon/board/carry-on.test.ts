@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { commitFiles } from '../../repo/git-fixtures.js'
 import { addrsOf, waitFor } from './helpers.js'
 import { notices, startAssistSwarm, type AssistSwarm } from './assist-swarm.js'
+import { meshStatus } from '../../../src/api/mesh-handlers.js'
 import type { Daemon } from '../../../src/daemon/daemon.js'
 
 let swarm: AssistSwarm
@@ -46,6 +47,7 @@ describe('a holder whose request is in the integrator\'s queue', () => {
     expect(holderOf(amy, 'core')).toBe(amy.peerId)
     expect(amy.boardService.held().map(h => h.task).sort()).toEqual(['core', second].sort())
     expect(amy.boardService.working().map(h => h.task)).toEqual([second])
+    expect((await meshStatus(amy)).held.map(t => t.id)).toEqual([second, 'core'])
     // A retried claim --next answers the task it is on, not core.
     expect((await amy.claimNextTask([])).task).toBe(second)
 
@@ -88,6 +90,8 @@ describe('a holder whose request is in the integrator\'s queue', () => {
     expect(holderOf(amy, third.task)).toBe(amy.peerId)
     expect(amy.boardService.board.doneRecord(third.task)).toBeUndefined()
     expect(amy.boardService.working().map(h => h.task).sort()).toEqual([third.task, other.task].sort())
+    // status shows it first, as claim --next answers it
+    expect((await meshStatus(amy)).held.map(t => t.id)[0]).toBe(third.task)
     const back = await amy.claimNextTask([])
     expect(back.outcome).toBe('HELD')
     expect(back.task).toBe(third.task)
