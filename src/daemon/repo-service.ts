@@ -177,10 +177,10 @@ export class RepoService {
   private resolveTask (task: string): IntegrateTarget {
     if (task === '') {
       const all = this.init.board.held()
-      // Of several held tasks, the one not on its way to the shared branch (carry-on) is the one worked on.
-      const working = all.length > 1 ? this.init.board.working() : all
+      // The tasks worked on: not those on their way to the shared branch (carry-on), which leave their holder free to assist.
+      const working = all.length > 0 ? this.init.board.working() : all
+      const assist = working.length === 0 ? this.init.assists?.integrateTarget('') : undefined
       const held = working.length === 1 ? working : all
-      const assist = held.length === 0 ? this.init.assists?.integrateTarget('') : undefined
       if (assist !== undefined) return { task: assist.task, epoch: assist.epoch, assist }
       if (held.length !== 1) throw new InvalidArgumentError(held.length === 0 ? 'you hold no task: claim one first (agency ready, then agency claim <task>)' : `you hold ${held.length} tasks (${held.map(h => h.task).join(', ')}): name one with agency integrate --task <task>`)
       task = held[0].task

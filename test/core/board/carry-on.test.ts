@@ -6,6 +6,8 @@
 import { describe, expect, it } from 'vitest'
 import fc from 'fast-check'
 import { Board } from '../../../src/core/board/board.js'
+import { AssistBook } from '../../../src/core/board/assist-book.js'
+import { ASSIST_DEFAULTS, checkAssister } from '../../../src/core/board/assist-choice.js'
 import { carriedWithoutDone, onItsWay } from '../../../src/core/board/carry-on.js'
 import { ClaimProtocol } from '../../../src/core/board/claim-protocol.js'
 import type { BoardEntry } from '../../../src/core/board/types.js'
@@ -93,5 +95,13 @@ describe('a held task on its way to the shared branch', () => {
     cat.heard('bob', 29_000)
     expect(cat.handedAway('a', 29_500)).toBe(true)
     expect(cat.handedAway('a', 30_600)).toBe(false)
+  })
+
+  it('lets a holder whose held tasks are all on their way assist', () => {
+    const w = new EntryWriter()
+    const entries = [w.task('p', { id: 'a' }), w.claim('amy', 'a', 1)]
+    const input = (board: Board): Parameters<typeof checkAssister>[0] => ({ board, book: new AssistBook(), me: 'amy', now: 0, wallNow: 0, isLive: () => true, policy: ASSIST_DEFAULTS })
+    expect(() => { checkAssister(input(fold(entries))) }).toThrow(/you hold a/)
+    expect(() => { checkAssister(input(fold([...entries, w.integrationRequest('amy', 'a', 1)]))) }).not.toThrow()
   })
 })
