@@ -52,11 +52,19 @@ export async function meshStatus (d: Daemon): Promise<StatusReply> {
     tests: d.testSummary(),
     workspace: d.workspacePath(),
     unread: d.inbox.unread(),
-    held: d.boardService.held().map(h => board.task(h.task, d.boardService.now())).filter(t => t != null).map(taskMessage),
+    held: heldWorkingFirst(d).map(h => board.task(h.task, d.boardService.now())).filter(t => t != null).map(taskMessage),
     goalMet: d.goalMet(),
     harness: d.harness?.info(),
     pending: d.boardService.readyChoice().pending.map(p => pendingMessage(p, d.boardService.now()))
   }
+}
+
+/** The held tasks: the one claim --next answers first, the others worked on, then those on their way to the shared branch (carry-on). */
+function heldWorkingFirst (d: Daemon): Array<{ task: string }> {
+  const current = d.boardService.protocol.current()?.task
+  const working = d.boardService.working()
+  const rank = (task: string): number => task === current ? 0 : working.some(h => h.task === task) ? 1 : 2
+  return d.boardService.held().map((h, i) => ({ h, i })).sort((a, b) => rank(a.h.task) - rank(b.h.task) || a.i - b.i).map(x => x.h)
 }
 
 const INBOX_PAGE = 500

@@ -5,7 +5,7 @@
 // holds are persisted, so a restart learns what it lost. Overlaps between
 // live claims are told to both holders.
 import { performance } from 'node:perf_hooks'
-import { boardCheckpointFits, decodeBoardCheckpoint, encodeBoardCheckpoint, ClaimProtocol, overlapsFor, PLAN_TASK_ID, type AnyBoardEntry, type PendingTask, type ReadyChoice, type Board, type ClaimNotice, type ClaimOverlap, type ClaimVerdict, type HolderInfo, type MyClaim, type NewTask, type ProtocolOutput, type SettleWindow, type TaskView } from '../core/board/index.js'
+import { boardCheckpointFits, decodeBoardCheckpoint, encodeBoardCheckpoint, ClaimProtocol, carriedWithoutDone, onItsWay, overlapsFor, PLAN_TASK_ID, type AnyBoardEntry, type PendingTask, type ReadyChoice, type Board, type ClaimNotice, type ClaimOverlap, type ClaimVerdict, type HolderInfo, type MyClaim, type NewTask, type ProtocolOutput, type SettleWindow, type TaskView } from '../core/board/index.js'
 import { validateGlob } from '../core/board/glob-pattern.js'
 import type { HeartbeatPolicy } from '../core/presence/heartbeat-interval.js'
 import { decodeBody, isKnownKind, KNOWN_KINDS } from '../core/log/kinds.js'
@@ -75,6 +75,8 @@ export class BoardService {
   /** the log cursor the board checkpoint on disk covers (0: none) */
   private checkpointCursor = 0
   private restoredFrom = 0
+  /** dones being written for tasks whose integration request landed (carry-on): task -> the write */
+  private readonly carrying = new Map<string, Promise<void>>()
 
   constructor (init: BoardServiceInit) {
     this.init = init
@@ -108,6 +110,7 @@ export class BoardService {
     this.init.log.onAccepted(e => { this.onEntry(e) })
     const saved = await this.init.state.get<unknown[]>(MY_CLAIMS_KEY)
     this.execute(this.protocol.restore(savedClaims(saved), this.now()), { later: true })
+    this.writeCarriedDones()
   }
 
   /**
@@ -181,6 +184,42 @@ export class BoardService {
     // reached every listener.
     this.execute(this.protocol.apply(entry, this.now()), { later: true })
     if (entry.kind === 'claim' && entry.author !== this.init.me) this.checkOverlaps()
+    if (entry.kind === 'integration' || (entry.kind === 'integration_request' && entry.author === this.init.me)) this.writeCarriedDones()
+  }
+
+  /**
+   * Writes the done of every task this daemon holds whose integration
+   * request at the held epoch landed (core/board/carry-on): its agent went on
+   * with its next task meanwhile. A function of the board, so at start it
+   * writes what a stop or a crash left unwritten; a done being written is not
+   * written twice.
+   */
+  private writeCarriedDones (): void {
+    if (this.stopped) return
+    for (const l of carriedWithoutDone(this.board, this.init.me)) {
+      if (this.carrying.has(l.task)) continue
+      const writing = new Promise<void>(resolve => { setImmediate(resolve) })
+        .then(async () => {
+          // Taken back meanwhile (a done by the agent, a release): nothing to write.
+          if (this.stopped || !carriedWithoutDone(this.board, this.init.me).some(c => c.task === l.task && c.epoch === l.epoch)) return
+          await this.init.log.append('done', { task: l.task, epoch: l.epoch, commit: l.commit, paths: l.paths })
+          await this.execute(this.protocol.forget(l.task))
+          this.init.logger.info({ task: l.task, epoch: l.epoch }, 'integration request landed: done')
+        })
+        .catch(err => { this.init.logger.warn({ err, task: l.task }, 'cannot write the done of a task whose integration request landed') })
+        .finally(() => { this.carrying.delete(l.task) })
+      this.carrying.set(l.task, writing)
+    }
+  }
+
+  /** Resolves once every done being written for a landed request is on the log (or failed). */
+  async carried (): Promise<void> {
+    await Promise.all([...this.carrying.values()])
+  }
+
+  /** The tasks this daemon holds that are not on their way to the shared branch (carry-on): the ones its agent works on. */
+  working (): HolderInfo[] {
+    return this.held().filter(h => !onItsWay(this.board, this.init.me, h.task))
   }
 
   /** A heartbeat from `peer`, announcing its next one in `intervalMs`: its leases are live. */
@@ -425,6 +464,10 @@ export class BoardService {
    * finding). The plan task needs no integration: its work is the tasks.
    */
   async done (task: string, commit: string, paths: string[], noChange = ''): Promise<TaskView> {
+    // Its integration request landed: the daemon writes (or wrote) the done; the agent's done changes nothing.
+    await this.carrying.get(task)
+    const written = this.board.doneRecord(task)
+    if (written?.by === this.init.me && this.board.requestLanded(task, written.epoch, this.init.me)) return this.task(task)
     const held = this.board.checkDoable(task, this.init.me)
     for (const p of paths) validateGlob(p)
     const landed = this.board.integratedAt(task, held.epoch)

@@ -394,7 +394,8 @@ export class Daemon {
         apiToken: config.apiToken,
         workspace: () => repoService?.workspace.dir ?? '',
         goalMet: () => boardService.board.goalMet(boardService.now()),
-        held: () => boardService.held(),
+        // a failing harness gives back the tasks its agent works on; those on their way land and are done by the daemon (carry-on)
+        held: () => boardService.working(),
         release: async (task, note) => await releaseWork(boardService, repoService, me, task, note, ''),
         metrics,
         log: this.log,
@@ -404,7 +405,7 @@ export class Daemon {
           onInbox: l => this.onInbox(() => { l() }),
           waitForWork: async (timeoutMs, signal) => await waitForWorkOf(boardService, inbox, logService, l => this.onInbox(l), timeoutMs, signal),
           goalMet: () => boardService.board.goalMet(boardService.now()),
-          held: () => boardService.held().map(h => ({ task: h.task, epoch: h.epoch, title: boardService.board.task(h.task, boardService.now())?.title })),
+          held: () => boardService.working().map(h => ({ task: h.task, epoch: h.epoch, title: boardService.board.task(h.task, boardService.now())?.title })),
           metrics,
           events,
           setStatusLine: async text => { await setStatusOf(presence, text) }
@@ -676,7 +677,8 @@ async function waitForWorkOf (b: BoardService, inbox: AgentInbox, log: LogServic
   return await waitForWork({
     goalMet: () => b.board.goalMet(b.now()),
     unread: () => inbox.unread(),
-    held: () => b.held().map(h => h.task),
+    // a task on its way to the shared branch (carry-on) is not work to carry on with
+    held: () => b.working().map(h => h.task),
     ready: () => b.readyChoice().ready,
     onChange: listener => {
       const offLog = log.onAccepted(listener)

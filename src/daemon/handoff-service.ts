@@ -18,7 +18,7 @@
 //   assist (a note: the approach goes on as the holder's) and tells its agent.
 //   Other daemons' claim --next leaves such a task to its receiver for a while
 //   (claim-choice readyChoice); a claim by name still takes it.
-import { PLAN_TASK_ID, chooseHandoff, handoffLimitMs, usualTaskMs, type HandoffDecision, type HandoffPeer, type HandoffPolicy, type HolderInfo } from '../core/board/index.js'
+import { PLAN_TASK_ID, chooseHandoff, onItsWay, handoffLimitMs, usualTaskMs, type HandoffDecision, type HandoffPeer, type HandoffPolicy, type HolderInfo } from '../core/board/index.js'
 import { decodeBody } from '../core/log/kinds.js'
 import type { StoredEntry } from '../core/log/ingest-result.js'
 import type { AssistService } from './assist-service.js'
@@ -177,7 +177,8 @@ export class HandoffService {
       seen.add(a.author)
       out.push({ agent: a.author, assisting: true, usualMs: usual(a.author) })
     }
-    const holding = new Set([...b.board.holders().values()].map(h => h.holder))
+    // a peer whose held tasks are all on their way to the shared branch is free (core/board/carry-on)
+    const holding = new Set([...b.board.holders().values()].filter(h => !onItsWay(b.board, h.holder, h.task)).map(h => h.holder))
     for (const peer of this.init.livePeers()) {
       if (seen.has(peer) || !isLive(peer) || holding.has(peer) || this.init.assists.assisting(peer)) continue
       seen.add(peer)

@@ -61,8 +61,8 @@ export class NoticeWriter {
 
   /**
    * The result of every integration request of this agent that the board
-   * holds an answer to and that still matters (its task is not done, or an
-   * assist of it landed and finished it), written once per answer: those
+   * holds an answer to and that still matters (its task is not done, or the
+   * request landed and finished it), written once per answer: those
    * told before (by the live path or an earlier start) are not told again.
    */
   private async requestResultsOnBoard (): Promise<void> {
@@ -73,7 +73,8 @@ export class NoticeWriter {
       if (i.request === '' || i.author === this.init.me || this.init.log.state.get(i.request)?.entry.author !== this.init.me) continue
       const assisted = this.init.assisted?.(i.task, i.epoch) ?? false
       const done = board.doneRecord(i.task)
-      if (done !== undefined && !(assisted && i.result === 'merged' && done.by === this.init.me)) continue
+      // a landed request finished the task by this agent (an assistant's, or the holder's: carry-on): told all the same
+      if (done !== undefined && !(i.result === 'merged' && done.by === this.init.me)) continue
       writes.push(this.stored('integration', requestResultText(i, assisted), i.task, requestNoticeKey(i.entryId)))
     }
     await Promise.all(writes)
@@ -151,7 +152,7 @@ function requestResultText (i: Integration, assisted: boolean): string {
   if (i.result === 'merged') {
     return assisted
       ? `your assist's integration request for ${at} landed on the shared branch as ${i.commit.slice(0, 12)}: it landed first, so ${i.task} is done by you (its holder and the other assistants are told to stop). Next: agency claim --next.`
-      : `your integration request for ${at} landed on the shared branch as ${i.commit.slice(0, 12)}. If the task is finished: agency done ${i.task}.`
+      : `your integration request for ${at} landed on the shared branch as ${i.commit.slice(0, 12)}: your daemon marked ${i.task} done (no agency done needed).`
   }
   if (i.result === 'fenced') {
     return assisted
@@ -159,7 +160,7 @@ function requestResultText (i: Integration, assisted: boolean): string {
       : `your integration request for ${at} did not land: another agent's work for ${i.task} landed first on the shared remote (agency find "${i.task}" says whose). Stop working on it, record what you learned (agency note --kind note|failure "<what you learned>"), then pick another task.`
   }
   const what = `(${i.result}${i.paths.length > 0 ? ` in ${i.paths.join(', ')}` : ''}): see agency find "${i.task}" for why`
-  if (!assisted) return `your integration request for ${at} did not land ${what}, fix it and integrate again.`
+  if (!assisted) return `your integration request for ${at} did not land ${what}. ${i.task} is your current task again, before any other (agency claim --next puts you back on it): fix it and agency request-integration --task ${i.task} again.`
   return i.result === 'refused'
     ? `your assist's integration request for ${at} did not land ${what}. If ${i.task} is done or moved on, stop and record what you learned: agency assist --stop "<what you learned>"; else fix it on your assist branch and agency request-integration again.`
     : `your assist's integration request for ${at} did not land ${what}; ${i.task} is not done. Fix it on your assist branch and agency request-integration again, or give up: agency assist --stop "<what you learned>".`

@@ -176,8 +176,11 @@ export class RepoService {
   /** The task to integrate: the one named, else the only one this agent holds, else the one it assists. */
   private resolveTask (task: string): IntegrateTarget {
     if (task === '') {
-      const held = this.init.board.held()
-      const assist = held.length === 0 ? this.init.assists?.integrateTarget('') : undefined
+      const all = this.init.board.held()
+      // The tasks worked on: not those on their way to the shared branch (carry-on), which leave their holder free to assist.
+      const working = all.length > 0 ? this.init.board.working() : all
+      const assist = working.length === 0 ? this.init.assists?.integrateTarget('') : undefined
+      const held = working.length === 1 ? working : all
       if (assist !== undefined) return { task: assist.task, epoch: assist.epoch, assist }
       if (held.length !== 1) throw new InvalidArgumentError(held.length === 0 ? 'you hold no task: claim one first (agency ready, then agency claim <task>)' : `you hold ${held.length} tasks (${held.map(h => h.task).join(', ')}): name one with agency integrate --task <task>`)
       task = held[0].task

@@ -119,6 +119,12 @@ export class Replica {
     return this.runner.claim(task)
   }
 
+  /** Whether `task` waits for another agent a hand-off by speed named (agentd's claim --next leaves it out for a while). */
+  handedAway (task: string, now: number): boolean {
+    this.drain(now)
+    return this.protocol.handedAway(task, now)
+  }
+
   /** The agent marked `task` done or released it. */
   forget (task: string): void {
     this.runner.forget(task)

@@ -1,7 +1,7 @@
-// The carry-on what-if (settings.carryOn, not in agentd: its prompt has a
-// holder `agency wait` for its integration): a holder whose request waits
-// in the integrator's queue goes on with its next task, and the done is
-// written when the request lands, so dependents still wait for the landing.
+// Carry-on (settings.carryOn, on by default as in agentd: core/board/carry-on):
+// a holder whose request waits in the integrator's queue goes on with its next
+// task, and its daemon writes the done when the request lands, so dependents
+// still wait for the landing. Off: the holder waits for its batch.
 
 import { describe, expect, it } from 'vitest'
 import { runAgency } from '../../src/sim/strategies/agency.js'
@@ -11,11 +11,12 @@ const project = createProject(5, { tasks: 80, layers: 3, tasksPerArea: 20 })
 // an integrator from the first wait for the branch, so every holder's change goes through its queue
 const settings = { pileUp: 1 }
 
-describe('carry-on while an integration request waits (what-if)', () => {
-  const waits = runAgency({ project, agents: 6, seed: 2, settings })
+describe('carry-on while an integration request waits', () => {
+  const waits = runAgency({ project, agents: 6, seed: 2, settings: { ...settings, carryOn: 0 } })
+  const byDefault = runAgency({ project, agents: 6, seed: 2, settings })
   const carries = runAgency({ project, agents: 6, seed: 2, settings: { ...settings, carryOn: 1 } })
 
-  it('off (agentd\'s behaviour): holders wait for their batch and never carry on', () => {
+  it('off: holders wait for their batch and never carry on', () => {
     expect(waits.completed).toBe(true)
     expect(waits.extra.carriedOn ?? 0).toBe(0)
     expect(waits.spent.integrationWait).toBeGreaterThan(0)
@@ -28,5 +29,10 @@ describe('carry-on while an integration request waits (what-if)', () => {
     expect(carries.brokenMainMs).toBe(0)
     // only assistants (who do not carry on) still wait for their batch
     expect(carries.spent.integrationWait ?? 0).toBeLessThan(waits.spent.integrationWait)
+  })
+
+  it('is on by default, as in agentd', () => {
+    expect(byDefault.extra.carriedOn).toBe(carries.extra.carriedOn)
+    expect(byDefault.timeToMs).toEqual(carries.timeToMs)
   })
 })

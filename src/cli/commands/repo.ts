@@ -28,7 +28,7 @@ export function registerRepoCommands (program: Command): void {
     .action(withAgency(async (agency, opts: CommonOpts & { task: string }) => {
       const r = await agency.call((c: AgencyClient) => c.requestIntegration, { task: opts.task }, 10 * 60_000)
       if (opts.json === true) printJson(r)
-      else line(`requested ${r.ref} at ${r.commit.slice(0, 12)} (entry ${r.entryId.slice(0, 12)}); agency wait until the integration notice says it landed, or why not`)
+      else line(`requested ${r.ref} at ${r.commit.slice(0, 12)} (entry ${r.entryId.slice(0, 12)}); as its holder, go on with agency claim --next (your daemon marks the task done when it lands); as an assistant, agency wait. A notice says if it did not land`)
     }))
 
   command(program, 'integrator', 'act as an integrator: take integration requests in log order, batch the ones that merge, verify once, bisect failures, land the good ones')

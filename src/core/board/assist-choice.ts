@@ -33,6 +33,7 @@ import { rendezvousScore } from './claim-choice.js'
 import { compareText } from './order.js'
 import { PLAN_TASK_ID } from './plan-task.js'
 import { validateTaskId } from './task-id.js'
+import { onItsWay } from './carry-on.js'
 
 export interface AssistPolicy {
   /** assistants per task at most */
@@ -141,11 +142,12 @@ export function chooseAssist (input: AssistInput): AssistCandidate | undefined {
 
 /**
  * Throws FailedPreconditionError when `me` holds a task (an assistant holds
- * nothing) or already assists one.
+ * nothing but tasks on their way to the shared branch: carry-on.ts) or
+ * already assists one.
  */
 export function checkAssister (input: AssistInput): void {
   const { board, book, me, now } = input
-  const held = board.heldBy(me)
+  const held = board.heldBy(me).filter(h => !onItsWay(board, me, h.task))
   if (held.length > 0) {
     throw new FailedPreconditionError(`you hold ${held.map(h => h.task).join(', ')}: only an agent that holds no task assists; finish it (agency integrate, then agency done) or release it first`)
   }

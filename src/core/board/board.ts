@@ -15,6 +15,7 @@ import { rankExperts, type Contribution, type ExpertView } from './expertise.js'
 import { isValidGlob } from './glob-pattern.js'
 import { GoalHistory, type GoalView } from './goal-history.js'
 import { LandedWork, type Landing } from './landed-work.js'
+import { onItsWay } from './carry-on.js'
 import { compareText, insertOrdered, type Ordered } from './order.js'
 import { FaultyAuthors } from './faulty-authors.js'
 import { ReviewBook, type ReviewView } from './review-book.js'
@@ -159,6 +160,16 @@ export class Board {
    */
   landedBy (task: string, epoch: number, author: string): boolean {
     return this.landed.has(task, epoch, author)
+  }
+
+  /** Whether an integration request of `author` for `task` at `epoch` waits for an integration to answer it (carry-on.ts). */
+  requestPending (task: string, epoch: number, author: string): boolean {
+    return this.landed.pending(task, epoch, author)
+  }
+
+  /** Whether an integration answering a request of `author` landed `task`'s work at `epoch` (carry-on.ts). */
+  requestLanded (task: string, epoch: number, author: string): boolean {
+    return this.landed.hasByRequest(task, epoch, author)
   }
 
   /** Every landing of `author`'s work (landed-work.ts), with the commit and paths of the integration that landed it. */
@@ -439,14 +450,15 @@ export class Board {
   /**
    * The agent a hand-off by speed reserves `task` for (docs/handoff.md): the
    * one its holder's release named, while nobody has claimed the task since,
-   * the agent is live here and holds no task. Undefined otherwise: then the
+   * the agent is live here and holds no task but those on their way. Undefined otherwise: then the
    * task is claimable by anyone, as any released task.
    */
   handedTo (task: string, now: number): string | undefined {
     const c = this.ledger.state(task)
     const h = c.handoff
     if (h === undefined || h.to === '' || c.done !== undefined || c.holder !== undefined || h.epoch !== c.highestEpoch) return undefined
-    if (!this.liveness.isLive(h.to, now) || this.heldBy(h.to).length > 0) return undefined
+    // a task on its way to the shared branch leaves its holder free (carry-on.ts)
+    if (!this.liveness.isLive(h.to, now) || this.heldBy(h.to).some(x => !onItsWay(this, h.to, x.task))) return undefined
     return h.to
   }
 

@@ -129,11 +129,13 @@ export function readyChoice (board: Board, me: string, now: number, recent: Rece
   // A task handed to another agent by speed waits for it while it is live and free (board.handedTo), for the
   // keep time after the release came here at most: a receiver that does not claim it (a daemon that predates
   // hand-off) holds nobody up for long.
-  const handedAway = (t: TaskView): boolean => {
-    const to = t.handoff?.to ?? ''
-    return to !== '' && to !== me && recent.handedRecently(t.id, to, now) && board.handedTo(t.id, now) !== undefined
-  }
-  return { ready: board.ready(now).filter(t => !settling.has(t.id) && !handedAway(t)), pending }
+  return { ready: board.ready(now).filter(t => !settling.has(t.id) && !handedAway(board, t, me, now, recent)), pending }
+}
+
+/** Whether `t` is reserved for another agent than `me` by a hand-off by speed (see readyChoice). */
+export function handedAway (board: Board, t: TaskView, me: string, now: number, recent: RecentPeerClaims): boolean {
+  const to = t.handoff?.to ?? ''
+  return to !== '' && to !== me && recent.handedRecently(t.id, to, now) && board.handedTo(t.id, now) !== undefined
 }
 
 /**

@@ -22,10 +22,11 @@
 import { Claim, Release } from '../../gen/agency/v1/log.js'
 import { Board, claimFromPlan, type Takeover } from './board.js'
 import { LeaseTable } from './lease-table.js'
-import { RecentPeerClaims, nextChoices, readyChoice, type ReadyChoice } from './claim-choice.js'
+import { RecentPeerClaims, handedAway, nextChoices, readyChoice, type ReadyChoice } from './claim-choice.js'
 import type { TaskView } from './board.js'
 import { SettleWindow, claimOutcome, type ClaimOutcome, type SettleWindowInit } from './settle.js'
 import type { HeartbeatPolicy } from '../presence/heartbeat-interval.js'
+import { onItsWay } from './carry-on.js'
 import { validateGlob } from './glob-pattern.js'
 import { validateTaskId } from './task-id.js'
 import type { AnyBoardEntry, Liveness } from './types.js'
@@ -340,6 +341,12 @@ export class ClaimProtocol {
     return readyChoice(this.board, this.me, now, this.recent, this.windowMs(now))
   }
 
+  /** Whether `task` waits for another agent a hand-off by speed handed it to: claim --next leaves it out (readyChoice). */
+  handedAway (task: string, now: number): boolean {
+    const t = this.board.task(task, now)
+    return t !== undefined && handedAway(this.board, t, this.me, now, this.recent)
+  }
+
   /**
    * What `claim --next` would claim, best first, leaving out the tasks in
    * `skip`: this daemon's match among the agents that may be choosing now
@@ -356,22 +363,29 @@ export class ClaimProtocol {
   /**
    * The agents that may be choosing a task now, as this daemon sees them:
    * itself and every live peer (heard from, lease not lapsed) that holds no
-   * task on this board. A peer whose claim is settling holds its task by the
+   * task on this board but those on their way (carry-on.ts). A peer whose claim is settling holds its task by the
    * holder rule, so it is out, and its task is pending: the pair leaves the
    * matching without changing the other pairs.
    */
   seekers (now: number): string[] {
     const busy = new Set<string>()
-    for (const h of this.board.holders().values()) busy.add(h.holder)
+    for (const h of this.board.holders().values()) {
+      if (!busy.has(h.holder) && !onItsWay(this.board, h.holder, h.task)) busy.add(h.holder)
+    }
     return [this.me, ...this.leases.livePeers(now).filter(p => p !== this.me && !busy.has(p))]
   }
 
-  /** The task this daemon's claim is settling on, or the first it holds and has not finished: what `claim --next` answers first. */
+  /**
+   * The task this daemon's claim is settling on, or the first it holds and
+   * has not finished and is not on its way to the shared branch (an
+   * integration request of it waits or landed, carry-on.ts): what
+   * `claim --next` answers first.
+   */
   current (): { task: string, settling: boolean } | undefined {
     let held: string | undefined
     for (const [task, m] of this.mineByTask) {
       if (!m.settled) return { task, settling: true }
-      if (!m.done && held === undefined && this.board.holder(task)?.holder === this.me) held = task
+      if (!m.done && held === undefined && this.board.holder(task)?.holder === this.me && !onItsWay(this.board, this.me, task)) held = task
     }
     return held === undefined ? undefined : { task: held, settling: false }
   }

@@ -13,7 +13,8 @@
 //   request not folded (yet), or one of another task or epoch, lands nothing.
 //
 // Integrations whose result is not "merged", and anything at epoch 0, land
-// nothing. Of several integrations landing one (task, epoch, author), the
+// nothing; any integration naming a request answers it (carry-on.ts: a
+// request no integration answers is still on its way). Of several integrations landing one (task, epoch, author), the
 // first in (lamport, author) order gives the landing's commit and paths.
 
 import type { Integration, IntegrationRequest } from '../../gen/agency/v1/log.js'
@@ -42,9 +43,17 @@ export class LandedWork {
   private readonly requests = new Map<string, At & { author: string }>()
   /** merged integrations by the request id they answer */
   private readonly answers = new Map<string, Merge[]>()
+  /** request ids some integration answers, whatever its result */
+  private readonly answered = new Set<string>()
+  /** "task\0epoch" -> the integration_request entries at it: their ids and authors */
+  private readonly requestsAt = new Map<string, Array<{ id: string, author: string }>>()
+  /** "author\0task\0epoch" landed by a merged integration answering the author's request */
+  private readonly byRequest = new Set<string>()
 
   /** Folds an integration in; returns the task whose landed work may have changed, if any. */
   addIntegration (h: BoardEntryHeader, i: Integration): string | undefined {
+    // Answered, whatever the result: its task is no longer on its way (carry-on.ts).
+    if (i.request !== '') this.answered.add(i.request)
     if (i.result !== 'merged' || !(i.epoch >= 1)) return undefined
     const merge: Merge = { task: i.task, epoch: i.epoch, order: h, commit: i.commit, paths: [...i.paths] }
     if (i.request === '') {
@@ -63,6 +72,9 @@ export class LandedWork {
     if (!(r.epoch >= 1)) return undefined
     const request = { task: r.task, epoch: r.epoch, author: h.author }
     this.requests.set(h.id, request)
+    const at = this.requestsAt.get(key(r.task, r.epoch)) ?? []
+    at.push({ id: h.id, author: h.author })
+    this.requestsAt.set(key(r.task, r.epoch), at)
     let changed = false
     for (const a of this.answers.get(h.id) ?? []) changed = this.answerLands(request, a) || changed
     return changed ? r.task : undefined
@@ -71,6 +83,16 @@ export class LandedWork {
   /** Whether `author` landed `task`'s work at `epoch`. */
   has (task: string, epoch: number, author: string): boolean {
     return this.landed.get(author)?.has(key(task, epoch)) ?? false
+  }
+
+  /** Whether a request of `author` for `task` at `epoch` is folded in that no integration answers yet. */
+  pending (task: string, epoch: number, author: string): boolean {
+    return (this.requestsAt.get(key(task, epoch)) ?? []).some(r => r.author === author && !this.answered.has(r.id))
+  }
+
+  /** Whether a merged integration answering a request of `author` landed `task`'s work at `epoch`. */
+  hasByRequest (task: string, epoch: number, author: string): boolean {
+    return this.byRequest.has(`${author}\u0000${key(task, epoch)}`)
   }
 
   /** Every landing of `author`'s work, by task then epoch. */
@@ -82,6 +104,7 @@ export class LandedWork {
 
   private answerLands (r: At & { author: string }, m: Merge): boolean {
     if (r.task !== m.task || r.epoch !== m.epoch) return false
+    this.byRequest.add(`${r.author}\u0000${key(m.task, m.epoch)}`)
     this.land(r.author, m)
     return true
   }

@@ -15,6 +15,7 @@
 // (agency-mechanisms.ts).
 
 import type { ClaimVerdict } from '../../core/board/claim-protocol.js'
+import { onItsWay } from '../../core/board/carry-on.js'
 import { claimOutcome } from '../../core/board/settle.js'
 import { isAgencyError } from '../../core/errors.js'
 import { Finding } from '../../gen/agency/v1/log.js'
@@ -51,8 +52,14 @@ export class AgencyAgent implements HelperAgent {
   private idleToken = 0
   /** fixes owed to its own changes (a defect a review found), done before the next attempt */
   private debtMs = 0
-  /** tasks whose integration request waits in the integrator's queue while this agent works on its next (settings.carryOn) */
+  /** tasks whose integration request waits in the integrator's queue while this agent works on its next (settings.carryOn); the daemon's, so kept across a crash */
   private readonly pipelined = new Set<number>()
+  /** task -> the id of its carried-on integration_request entry, which the landing's integration answers */
+  private readonly requests = new Map<number, string>()
+  /** down (crashed, not restarted yet) */
+  private down = false
+  /** carried-on requests that landed while it was down: its daemon writes their done when it starts again */
+  private landedWhileDown: Array<() => void> = []
   idle = false
 
   constructor (index: number, swarm: SwarmContext, replica: Replica, rng: Random) {
@@ -85,7 +92,7 @@ export class AgencyAgent implements HelperAgent {
     this.life++
     this.claiming = undefined
     this.idle = false
-    this.pipelined.clear()
+    this.down = true
     if (this.working !== undefined) {
       this.swarm.recorder.worked(this.working.task.id, this.index, this.working.start, now)
       this.swarm.helpers.holderGone(this.working.task.index, this)
@@ -98,7 +105,11 @@ export class AgencyAgent implements HelperAgent {
     this.life++
     const now = this.swarm.scheduler.now
     this.replica.drain(now)
-    const mine = this.replica.board.heldBy(this.name)[0]
+    this.down = false
+    for (const land of this.landedWhileDown.splice(0)) land()
+    // a task on its way (carry-on) is not the one to resume (core/board/carry-on)
+    const board = this.replica.board
+    const mine = board.heldBy(this.name).find(h => !onItsWay(board, this.name, h.task))
     if (mine !== undefined) this.work(this.swarm.project.task(mine.task), mine.epoch, now)
     else this.pick()
   }
@@ -129,6 +140,8 @@ export class AgencyAgent implements HelperAgent {
       const view = board.task(t.id, now)
       if (view === undefined || (view.state !== 'open' && view.state !== 'expired')) continue
       if (!view.deps.every(d => board.doneRecord(d) !== undefined)) continue
+      // handed to another agent by speed: agentd's claim --next leaves it to its receiver for a while
+      if (view.handoff?.to !== undefined && view.handoff.to !== '' && this.replica.handedAway(t.id, now)) continue
       if (this.claim(t, now)) return
     }
     if (this.swarm.helpers.help(this, this.replica, now)) return
@@ -246,7 +259,7 @@ export class AgencyAgent implements HelperAgent {
   }
 
   /** The holder stops its attempt at `t` and releases the task to a faster agent (hand-off by speed). The time it spent is `kind`. */
-  yieldTask (t: ProjectTask, kind: 'helping' | 'lost'): boolean {
+  yieldTask (t: ProjectTask, kind: 'helping' | 'lost', to = ''): boolean {
     const w = this.working
     if (w === undefined || w.task.index !== t.index) return false
     const now = this.swarm.scheduler.now
@@ -258,7 +271,7 @@ export class AgencyAgent implements HelperAgent {
     this.working = undefined
     this.swarm.recorder.spend(kind, now - w.start)
     this.swarm.helpers.holderGone(t.index, this)
-    this.replica.write('release', { task: t.id, epoch: mine.epoch, note: 'handed to a faster agent', branch: '', to: '' }, now, t.index)
+    this.replica.write('release', { task: t.id, epoch: mine.epoch, note: 'handed to a faster agent', branch: '', to }, now, t.index)
     this.replica.forget(t.id)
     this.swarm.recorder.bump('handoffs')
     this.lostUntil.set(t.index, now + LOST_BACKOFF_MS)
@@ -446,13 +459,18 @@ export class AgencyAgent implements HelperAgent {
     const asked = swarm.scheduler.now
     const queued = swarm.integrator.queued
     if (assist) swarm.recorder.bump(queued ? 'assistsRequested' : 'assistsIntegrated')
-    // (not in agentd) a holder goes on with its next task while its request waits for its batch
+    // Carry-on (core/board/carry-on, as agentd): a holder goes on with its next task while its request waits
+    // for its batch, and its daemon writes the done when it lands, after a crash too (at the next start). A
+    // queued request was verified by its author first, so its batch lands it (`breaks` is false here; agentd's
+    // holder told of a failure goes back to the task first, which a queued request never needs in this model).
     const carryOn = queued && !assist && !breaks && swarm.settings.carryOn > 0
     swarm.integrator.request({
       task: t.index,
       breaks,
       then: green => {
-        if (life !== this.life || this.frozen) return
+        if (this.frozen) return
+        if (carryOn && this.down) { this.landedWhileDown.push(() => { land(true) }); return }
+        if (life !== this.life && !carryOn) return
         // with an integrator the wait for the batch; alone, its own verify (the race is the integrator's verifyWait)
         if (queued && !carryOn) swarm.recorder.spend('integrationWait', swarm.scheduler.now - asked)
         else if (!queued) swarm.recorder.spend('verify', swarm.project.hazards.options.verifyMs)
@@ -464,6 +482,12 @@ export class AgencyAgent implements HelperAgent {
     })
     if (carryOn) {
       swarm.recorder.bump('carriedOn')
+      // on the log as in agentd, so the board's carry-on rule sees the task on its way
+      const held = this.replica.board.holder(t.id)
+      if (held?.holder === this.name) {
+        const request = this.replica.write('integration_request', { task: t.id, epoch: held.epoch, ref: `refs/agency/${this.name}/${t.id}`, commit: `sim-${t.index}-${this.index}` }, asked, t.index)
+        if (request.board !== undefined) this.requests.set(t.index, request.board.id)
+      }
       this.pipelined.add(t.index)
       this.later(0, () => { this.pick() })
     }
@@ -477,6 +501,8 @@ export class AgencyAgent implements HelperAgent {
     const board = this.replica.board
     // a carried-on request lands while the agent works on its next task: its daemon writes the done, the agent goes on
     const next = this.pipelined.delete(t.index) ? () => {} : () => { this.pick() }
+    const request = this.requests.get(t.index) ?? ''
+    this.requests.delete(t.index)
     if (progress.passed(t.id) || claimOutcome(board, t.id, this.name, epoch).outcome !== 'HELD') {
       // fenced: the claim was lost, or an assistant's integration landed the task first
       this.swarm.helpers.holderGone(t.index, this)
@@ -489,6 +515,8 @@ export class AgencyAgent implements HelperAgent {
     this.swarm.helpers.taskDone(t.index, this)
     this.askReview(t)
     const held = board.checkDoable(t.id, this.name)
+    // the integrator's answer to a carried-on request (written here: the sim's integrator is a model, not a replica)
+    if (request !== '') this.replica.write('integration', { task: t.id, epoch: held.epoch, commit: `sim-${t.index}-${this.index}`, result: 'merged', paths: t.files, request }, now, t.index)
     this.replica.write('done', { task: t.id, epoch: held.epoch, commit: `sim-${t.index}-${this.index}`, paths: t.files }, now, t.index)
     this.replica.forget(t.id)
     next()

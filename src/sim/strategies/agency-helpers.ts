@@ -135,7 +135,7 @@ export class AgencyHelpers implements HelperBoard {
     if (eligible.length === 0) return false
     if (eligible.length > 1) eligible.sort((a, b) => b.t.chain - a.t.chain || a.h.claimedAt - b.h.claimedAt || b.score - a.score || a.t.index - b.t.index)
     for (const { t, h, handoff, helpable } of eligible) {
-      if (handoff && h.agent.yieldTask(t, 'lost')) {
+      if (handoff && h.agent.yieldTask(t, 'lost', agent.name)) {
         this.o.recorder.bump('handoffsBySpeed')
         agent.takeOver(t)
         return true

@@ -63,6 +63,6 @@ export const MECHANISM_DEFAULTS = {
   assistFloorMs: ASSIST_DEFAULTS.floorMs,
   /** a holder whose attempt has run this many times the task's usual time is slow */
   handoffFactor: 2,
-  /** 1: a holder whose integration request waits in the integrator's queue goes on with its next task, its daemon writing the done when the request lands (NOT in agentd: the prompt has it `agency wait`); 0: it waits, as agentd has it */
-  carryOn: 0
+  /** 1 (as agentd, core/board/carry-on): a holder whose integration request waits in the integrator's queue goes on with its next task, its daemon writing the done when the request lands; 0: it waits for its batch (agentd before session 7's carry-on) */
+  carryOn: 1
 } as const

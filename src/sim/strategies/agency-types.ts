@@ -34,7 +34,7 @@ export interface HelperAgent {
   /** claim `t` once its holder's release has arrived, and attempt it */
   takeOver: (t: ProjectTask) => void
   /** stop the attempt at `t` and release it; the time spent is `kind` */
-  yieldTask: (t: ProjectTask, kind: 'helping' | 'lost') => boolean
+  yieldTask: (t: ProjectTask, kind: 'helping' | 'lost', to?: string) => boolean
   /** as an assistant whose attempt at `t` passed: integrate its own branch (`agency integrate`); `then(landed)` when it landed first or was fenced */
   integrateAssist: (t: ProjectTask, attempt: Attempt, start: number, then: (landed: boolean) => void) => void
   /** an assistant's integration finished `t`, which this agent held: its claim ended; it stops */

@@ -35,7 +35,7 @@ describe('a request\'s result whose notice a crash lost', () => {
     await amy.notices.caughtUp()
     const told = await landedNotices(amy)
     expect(told).toHaveLength(1)
-    expect(told[0]).toContain('agency done core')
+    expect(told[0]).toContain('your daemon marked core done')
 
     amy = await swarm.cluster.restart(amy)
     await amy.notices.caughtUp()

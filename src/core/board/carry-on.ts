@@ -1,0 +1,41 @@
+// Carry-on: a holder does not wait for its integration request. A task its
+// holder asked the integrator to land, at the epoch it holds, is "on its way"
+// while no integration answers the request (and once one answering it landed,
+// until its done is written): it is not the holder's current task, so
+// `claim --next` gives the holder another (claim-protocol current()), and the
+// holder counts among the agents choosing a task (seekers). Its lease goes on:
+// the holder holds the task until it is done.
+//
+// - Landed: a merged integration answering the holder's request at the
+//   epoch it holds finishes the task. The holder's daemon writes the done
+//   (carriedWithoutDone: a function of the board, so it is written at start
+//   and whenever an integration is folded, whatever came before a restart).
+// - Refused, failed, conflict: the request is answered and did not land, so
+//   the task is the holder's current task again, to fix (its agent is told).
+//
+// The simulator's carry-on (sim settings.carryOn) follows the same rule.
+
+import type { Board } from './board.js'
+import type { Landing } from './landed-work.js'
+
+/** Whether `me` holds `task` and asked for its integration at the epoch it holds, and the request is unanswered or landed. */
+export function onItsWay (board: Board, me: string, task: string): boolean {
+  const h = board.holder(task)
+  if (h?.holder !== me) return false
+  return board.requestPending(task, h.epoch, me) || board.requestLanded(task, h.epoch, me)
+}
+
+/**
+ * The tasks `me` holds whose integration request at the held epoch landed
+ * and that are not done: each wants `me`'s done at that epoch, naming the
+ * landing's commit and paths. By task; one per task.
+ */
+export function carriedWithoutDone (board: Board, me: string): Landing[] {
+  const out: Landing[] = []
+  for (const l of board.landingsBy(me)) {
+    const h = board.holder(l.task)
+    if (h?.holder !== me || h.epoch !== l.epoch || !board.requestLanded(l.task, l.epoch, me)) continue
+    out.push(l)
+  }
+  return out
+}
