@@ -18,7 +18,7 @@
 //   assist (a note: the approach goes on as the holder's) and tells its agent.
 //   Other daemons' claim --next leaves such a task to its receiver for a while
 //   (claim-choice readyChoice); a claim by name still takes it.
-import { PLAN_TASK_ID, chooseHandoff, onItsWay, handoffLimitMs, usualTaskMs, type HandoffDecision, type HandoffPeer, type HandoffPolicy, type HolderInfo } from '../core/board/index.js'
+import { PLAN_TASK_ID, agentsAtWork, chooseHandoff, handoffLimitMs, usualTaskMs, type HandoffDecision, type HandoffPeer, type HandoffPolicy, type HolderInfo } from '../core/board/index.js'
 import { decodeBody } from '../core/log/kinds.js'
 import type { StoredEntry } from '../core/log/ingest-result.js'
 import type { AssistService } from './assist-service.js'
@@ -139,7 +139,7 @@ export class HandoffService {
     const board = this.init.board.board
     const heldMs = Math.max(0, this.init.wallClock() - (board.claimTime(h.task) ?? this.init.wallClock()))
     const peers = this.peers(h.task)
-    // (with no peer the answer is no: the pending requests are not read)
+    // with no peer to take it, the refusal says so, whatever is on its way
     const merging = peers.length > 0 && this.init.merging(h.task, h.epoch)
     return chooseHandoff({ task: h.task, holder: this.init.me, heldMs, usualMs, merging, peers, policy: this.init.policy })
   }
@@ -178,7 +178,7 @@ export class HandoffService {
       out.push({ agent: a.author, assisting: true, usualMs: usual(a.author) })
     }
     // a peer whose held tasks are all on their way to the shared branch is free (core/board/carry-on)
-    const holding = new Set([...b.board.holders().values()].filter(h => !onItsWay(b.board, h.holder, h.task)).map(h => h.holder))
+    const holding = agentsAtWork(b.board)
     for (const peer of this.init.livePeers()) {
       if (seen.has(peer) || !isLive(peer) || holding.has(peer) || this.init.assists.assisting(peer)) continue
       seen.add(peer)
@@ -191,7 +191,8 @@ export class HandoffService {
     const { task, epoch } = h
     const branch = await this.init.saveWork(task)
     // The push took a while: the task may have been done, lost or sent to the branch meanwhile.
-    if (this.stopped || this.init.board.board.holder(task)?.holder !== this.init.me || this.init.board.board.holder(task)?.epoch !== epoch || this.init.merging(task, epoch)) return
+    const now = this.init.board.board.holder(task)
+    if (this.stopped || now?.holder !== this.init.me || now.epoch !== epoch || this.init.merging(task, epoch)) return
     const work = branch !== '' ? `the holder's work so far is at ${branch}` : 'the holder pushed no work'
     await this.init.board.release(task, `${why}; ${work}`, branch, receiver.agent)
     this.init.logger.info({ task, epoch, to: receiver.agent }, 'handed off by speed')

@@ -225,8 +225,7 @@ export class RepoService {
    * no integration answers yet (hand-off by speed waits for it).
    */
   merging (task: string, epoch: number): boolean {
-    if ((this.busy.get(task) ?? 0) > 0) return true
-    return this.pendingRequests().some(r => r.task === task && r.epoch === epoch && r.author === this.init.me)
+    return (this.busy.get(task) ?? 0) > 0 || this.init.board.board.requestPending(task, epoch, this.init.me)
   }
 
   private async whileBusy<T> (task: string, fn: () => Promise<T>): Promise<T> {

@@ -25,6 +25,15 @@ export function onItsWay (board: Board, me: string, task: string): boolean {
   return board.requestPending(task, h.epoch, me) || board.requestLanded(task, h.epoch, me)
 }
 
+/** The agents holding a task that is not on its way: at work on it, so neither choosing a task nor free to receive one. */
+export function agentsAtWork (board: Board): Set<string> {
+  const out = new Set<string>()
+  for (const h of board.holders().values()) {
+    if (!out.has(h.holder) && !onItsWay(board, h.holder, h.task)) out.add(h.holder)
+  }
+  return out
+}
+
 /**
  * The tasks `me` holds whose integration request at the held epoch landed
  * and that are not done: each wants `me`'s done at that epoch, naming the

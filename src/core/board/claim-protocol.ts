@@ -26,7 +26,7 @@ import { RecentPeerClaims, handedAway, nextChoices, readyChoice, type ReadyChoic
 import type { TaskView } from './board.js'
 import { SettleWindow, claimOutcome, type ClaimOutcome, type SettleWindowInit } from './settle.js'
 import type { HeartbeatPolicy } from '../presence/heartbeat-interval.js'
-import { onItsWay } from './carry-on.js'
+import { agentsAtWork, onItsWay } from './carry-on.js'
 import { validateGlob } from './glob-pattern.js'
 import { validateTaskId } from './task-id.js'
 import type { AnyBoardEntry, Liveness } from './types.js'
@@ -368,10 +368,7 @@ export class ClaimProtocol {
    * matching without changing the other pairs.
    */
   seekers (now: number): string[] {
-    const busy = new Set<string>()
-    for (const h of this.board.holders().values()) {
-      if (!busy.has(h.holder) && !onItsWay(this.board, h.holder, h.task)) busy.add(h.holder)
-    }
+    const busy = agentsAtWork(this.board)
     return [this.me, ...this.leases.livePeers(now).filter(p => p !== this.me && !busy.has(p))]
   }
 

@@ -36,4 +36,4 @@ export { HANDOFF_DEFAULTS, chooseHandoff, handoffDue, handoffLimitMs, mayReceive
 export type { HandoffDecision, HandoffInput, HandoffPeer, HandoffPolicy } from './handoff-choice.js'
 export { BOARD_STATE_VERSION, boardCheckpointFits, decodeBoardCheckpoint, encodeBoardCheckpoint } from './board-checkpoint.js'
 export type { BoardCheckpoint, BoardLog } from './board-checkpoint.js'
-export { carriedWithoutDone, onItsWay } from './carry-on.js'
+export { agentsAtWork, carriedWithoutDone, onItsWay } from './carry-on.js'
