@@ -205,7 +205,6 @@ export class LogService {
     // the daemon serves meanwhile; a search waits for it (findingsReady), or takes it in at once (findings)
     this.findingsLoaded = findingsRead.then(read => { this.takeFindings(read) })
     this.maybeCheckpoint()
-    this.maybeCheckpoint()
     for (const author of this.state.faultyAuthors) this.noteFault(author)
     const me = this.init.signer.author
     if (this.init.hasBootstrapPeers !== true && this.state.authors().every(a => a === me)) this.ownHead.open('no peer to ask')
