@@ -15,6 +15,7 @@ import { idOfBytes } from '../core/log/entry.js'
 import type { AgencyStore } from '../store/index.js'
 import { OwnFeed } from '../store/own-feed.js'
 import { SerialQueue } from '../store/serial-queue.js'
+import { readFeeds } from '../store/feed-reader.js'
 import { FINDINGS_CHECKPOINT_FILE, readCheckpoint, readCheckpointSync, removeCheckpoint, writeCheckpoint } from '../store/checkpoint-file.js'
 import { encodeFindingsCheckpoint } from '../core/findings/findings-checkpoint.js'
 import { decodeFindingsCheckpointNow, readFindingsCheckpoint, type FindingsCheckpointRead } from './findings-checkpoint-read.js'
@@ -155,7 +156,7 @@ export class LogService {
       log: {
         summaries: () => this.state.summaries().map(summaryToWire),
         digest: () => this.digest(),
-        entriesFor: remote => this.bytesAt(this.state.cursorsFor(remote)),
+        entriesFor: remote => this.bytesFor(this.state.cursorGroupsFor(remote)),
         proofsFor: remote => this.state.proofsFor(remote).map(p => ({ a: p.a, b: p.b })),
         ingestBatch: async (entries, from) => { await this.ingestBatchBytes(entries, from) },
         ingestForkProofs: async (proofs, from) => { await this.ingestForkProofs(proofs, from) }
@@ -429,13 +430,15 @@ export class LogService {
     })
   }
 
-  /** The bytes of the entries at `cursors`, read one at a time as a sender takes them. */
-  private * bytesAt (cursors: readonly number[]): Generator<Uint8Array> {
-    for (const c of cursors) {
-      const bytes = this.init.store.log.archive.get(c)
-      if (bytes === undefined) throw new UnavailableError(`the log has no entry at cursor ${c} on disk`)
-      yield bytes
-    }
+  /** The bytes of the entries at `groups`' cursors (per author), read from the store in windows as a sender takes them (store/feed-reader). */
+  private bytesFor (groups: number[][]): AsyncGenerator<Uint8Array[]> {
+    const { log } = this.init.store
+    return readFeeds(groups, {
+      lastWritten: () => log.lastCursor(),
+      range: async (from, to) => await log.bytesInRange(from, to),
+      many: async cursors => await log.bytesAtMany(cursors),
+      one: cursor => log.archive.get(cursor)
+    })
   }
 
   async start (gossip: SwarmGossip): Promise<void> {

@@ -41,8 +41,8 @@ export interface SyncableLog {
   /** this replica's feed summaries, on the wire */
   summaries: () => VersionVectorEntry[]
   digest: () => Uint8Array
-  /** what to send the holder of `remote`, each author's in seq order: canonical entry bytes, read as they are sent */
-  entriesFor: (remote: FeedSummaries) => Iterable<Uint8Array>
+  /** what to send the holder of `remote`, each author's in seq order (authors may interleave): canonical entry bytes in chunks, read as they are sent */
+  entriesFor: (remote: FeedSummaries) => Iterable<readonly Uint8Array[]> | AsyncIterable<readonly Uint8Array[]>
   /** fork proofs the holder of `remote` lacks */
   proofsFor: (remote: FeedSummaries) => ForkProof[]
   /** takes in a batch from a peer (each entry's bytes as sent, views into the frame); resolves once it is stored */
@@ -199,7 +199,7 @@ export class LogSync {
    * batch follows as an ordinary encoding (protobuf merges the two). Nothing
    * is decoded or encoded again on the way out.
    */
-  private async sendEntries (lp: LengthPrefixedStream, entries: Iterable<Uint8Array>, proofs: ForkProof[], stats: SyncStats, signal: AbortSignal): Promise<void> {
+  private async sendEntries (lp: LengthPrefixedStream, entries: Iterable<readonly Uint8Array[]> | AsyncIterable<readonly Uint8Array[]>, proofs: ForkProof[], stats: SyncStats, signal: AbortSignal): Promise<void> {
     let batch: Uint8Array[] = []
     let forks: ForkProof[] = []
     let size = 0
@@ -222,10 +222,12 @@ export class LogSync {
       forks = []
       size = 0
     }
-    for (const bytes of entries) {
-      if (batch.length > 0 && (size + bytes.length > BATCH_TARGET_BYTES || batch.length >= BATCH_MAX_ENTRIES)) await flush(false)
-      batch.push(bytes)
-      size += bytes.length + 8
+    for await (const chunk of entries) {
+      for (const bytes of chunk) {
+        if (batch.length > 0 && (size + bytes.length > BATCH_TARGET_BYTES || batch.length >= BATCH_MAX_ENTRIES)) await flush(false)
+        batch.push(bytes)
+        size += bytes.length + 8
+      }
     }
     // Fork proofs in frames of their own, each under the batch target: a proof is two entries.
     for (const proof of proofs) {

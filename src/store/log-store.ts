@@ -289,6 +289,40 @@ export class LogStore {
     }
   }
 
+  /**
+   * The stored bytes of the entries at cursors `from..to` (inclusive), in
+   * cursor order, read as one range (a sender's bulk read: one iterator
+   * instead of a look-up per entry). Every cursor up to lastCursor() is
+   * stored (cursors run from 1 without a gap), so `to` must not pass it.
+   */
+  async bytesInRange (from: number, to: number): Promise<Uint8Array[]> {
+    assertPositiveInteger('cursor', from)
+    assertPositiveInteger('cursor', to)
+    if (to > this.last) throw new InvalidArgumentError(`cursor ${to} is past the last stored cursor ${this.last}`)
+    if (to < from) return []
+    const it = this.byCursor.values({ gte: padNumber(from), lte: padNumber(to) })
+    try {
+      const out: Uint8Array[] = []
+      // nextv answers a page at a time (as many as fit its byte budget)
+      for (;;) {
+        const page = await it.nextv(to - from + 1 - out.length)
+        if (page.length === 0) break
+        for (const b of page) out.push(b)
+        if (out.length >= to - from + 1) break
+      }
+      if (out.length !== to - from + 1) throw new StoreCorruptError(`the log holds ${out.length} entries at cursors ${from} to ${to}, not ${to - from + 1}`)
+      return out
+    } finally {
+      await it.close()
+    }
+  }
+
+  /** The stored bytes of the entries at `cursors` (one multi-get), undefined where none is stored. */
+  async bytesAtMany (cursors: readonly number[]): Promise<Array<Uint8Array | undefined>> {
+    const got = await this.byCursor.getMany(cursors.map(padNumber))
+    return got.map(b => b ?? undefined)
+  }
+
   /** The stored bytes of the entry at `cursor`, read at once (blocking: for reads that cannot wait), or undefined. */
   bytesAtSync (cursor: number): Uint8Array | undefined {
     return this.byCursor.getSync(padNumber(cursor)) ?? undefined

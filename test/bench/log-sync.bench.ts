@@ -34,7 +34,7 @@ interface Args {
   entries: number[]
   authors: number
   out: string
-  /** write the joiner's CPU profile (node --cpu-prof) here */
+  /** write the joiner's and the serving daemon's CPU profiles (node --cpu-prof) here, with the catch-up's start and end in catch-up.marks */
   profileDir?: string
   /** append both daemons' logs to files here */
   logDir?: string
@@ -115,6 +115,18 @@ class TcpReceiveCounter {
   }
 }
 
+/** Waits until a process uses less than 5 % of a core over half a second (at most a minute). */
+async function settle (pid: number): Promise<void> {
+  const until = performance.now() + 60_000
+  let last = await cpuSecondsOf(pid)
+  while (performance.now() < until) {
+    await sleep(500)
+    const now = await cpuSecondsOf(pid)
+    if (now - last < 0.025) return
+    last = now
+  }
+}
+
 function tcpPortOf (multiaddr: string): number {
   return Number(/\/tcp\/(\d+)/.exec(multiaddr)?.[1] ?? NaN)
 }
@@ -174,13 +186,22 @@ async function runOnce (entries: number, authors: number, args: Args): Promise<R
     process.stderr.write(`  seed: ${seeded.built ? 'signed and cached' : args.seedCache === null ? 'signed' : 'copied from the cache'} in ${seedSeconds.toFixed(1)} s\n`)
 
     t = performance.now()
-    const a = await procs.start({ name: 'bench-a', dataDir: dirA, metrics: true, readyTimeoutMs: 30 * 60_000, ...(logDir !== undefined ? { logFile: `${logDir}/bench-a-${entries}.log` } : {}) })
+    const profile = (name: string): string[] => profileDir !== undefined ? ['--cpu-prof', '--cpu-prof-dir', `${profileDir}/${name}-${entries}`] : []
+    const a = await procs.start({ name: 'bench-a', dataDir: dirA, metrics: true, readyTimeoutMs: 30 * 60_000, ...(logDir !== undefined ? { logFile: `${logDir}/bench-a-${entries}.log` } : {}), nodeArgs: profile('serving') })
     const restoreSeconds = (performance.now() - t) / 1000
     const infoA = await a.logInfo()
     if (infoA.vectorDigest !== seeded.vectorDigest) throw new Error('the seeded daemon did not restore the seeded log')
+    // A late joiner joins a daemon that has been serving for a while: its
+    // findings index is built (a first search takes the log in) and its start's
+    // checkpoints are written before B starts, so the serving daemon's CPU
+    // during the catch-up is what serving costs, not its own first start.
+    await a.agency.call(c => c.searchFindings, { query: 'lease', kind: '', pathPrefix: '', tag: '', author: '', since: 0, until: 0, limit: 1 }, 10 * 60_000)
+    await settle(a.pid as number)
 
-    const b: AgentdProcess = await procs.start({ name: 'bench-b', peers: a.addrs, metrics: true, readyTimeoutMs: 5 * 60_000, ...(logDir !== undefined ? { logFile: `${logDir}/bench-b-${entries}.log` } : {}), env: args.joinerEnv, nodeArgs: [...args.joinerNodeArgs, ...(profileDir !== undefined ? ['--cpu-prof', '--cpu-prof-dir', profileDir] : [])] })
+    const b: AgentdProcess = await procs.start({ name: 'bench-b', peers: a.addrs, metrics: true, readyTimeoutMs: 5 * 60_000, ...(logDir !== undefined ? { logFile: `${logDir}/bench-b-${entries}.log` } : {}), env: args.joinerEnv, nodeArgs: [...args.joinerNodeArgs, ...profile('joiner')] })
     const start = performance.now()
+    // the profiles' clock (monotonic, microseconds): the catch-up's window in them
+    const markStart = process.hrtime.bigint() / 1000n
     const loadAtStart = loadavg()[0]
     const pid = b.pid as number
     const empty = await rssOf(pid)
@@ -210,8 +231,13 @@ async function runOnce (entries: number, authors: number, args: Args): Promise<R
       await sleep(50)
     }
     const catchUpSeconds = (performance.now() - start) / 1000
+    const markEnd = process.hrtime.bigint() / 1000n
     const cpuSeconds = await cpuSecondsOf(pid) - cpuStart
     const servingCpuSeconds = await cpuSecondsOf(a.pid as number) - servingCpuStart
+    if (profileDir !== undefined) {
+      await mkdir(profileDir, { recursive: true })
+      await writeFile(`${profileDir}/catch-up-${entries}.marks`, `${markStart} ${markEnd}\n`)
+    }
 
     // The sync byte counters move when an exchange completes: give the
     // exchanges that delivered the log time to close. (Periodic rounds go on,
@@ -311,7 +337,7 @@ async function main (): Promise<void> {
     '# Log sync benchmark: a late joiner',
     '',
     `Two agentd processes over TCP loopback; node ${process.version}, ${cpu.length} × ${cpu[0]?.model ?? 'unknown CPU'}, ${new Date().toISOString().slice(0, 10)}.`,
-    'Daemon A starts on a data dir pre-filled with N signed findings; daemon B starts empty with A as its bootstrap peer.',
+    'Daemon A starts on a data dir pre-filled with N signed findings and is left to settle (a first search builds its findings index; its CPU falls below 5 % of a core); then daemon B starts empty with A as its bootstrap peer.',
     'Catch-up runs from B\'s `ready` until B\'s version-vector digest equals A\'s (LogInfo polled every 50 ms).',
     'Wire bytes: TCP payload B received on its libp2p connections (kernel counters via `ss`; noise, yamux, gossip, presence included).',
     'Sync frame bytes: the sync protocol\'s frames, `agentd_sync_bytes_total{direction="received"}` on B. The seeded entries are',

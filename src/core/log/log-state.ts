@@ -471,7 +471,18 @@ export class LogState {
 
   /** The cursors of what `entriesFor` sends, in its order, without reading an entry: a sender reads each as it goes. */
   cursorsFor (remote: FeedSummaries): number[] {
-    const out: number[] = []
+    return this.cursorGroupsFor(remote).flat()
+  }
+
+  /**
+   * The cursors of what `entriesFor` sends, one array per author (in seq
+   * order, so ascending: an author's entries are accepted in seq order),
+   * authors sorted. A sender may interleave the authors as it likes (each
+   * author's entries stay in order, so the receiver sees no gap) and read
+   * the log in cursor order.
+   */
+  cursorGroupsFor (remote: FeedSummaries): number[][] {
+    const out: number[][] = []
     let divergent = 0
     for (const author of this.entries.authors()) {
       const held = this.entries.held(author)
@@ -480,7 +491,8 @@ export class LogState {
       // Ahead of us: the peer checks our head against its feed.
       if (theirs > held) continue
       if (r === undefined || theirs === 0 || r.head === '' || this.entries.idAt(author, theirs) === r.head) {
-        for (const c of this.entries.feedCursors(author, theirs + 1, held)) out.push(c)
+        const cursors = this.entries.feedCursors(author, theirs + 1, held)
+        if (cursors.length > 0) out.push(cursors)
         continue
       }
       // Another branch.
@@ -488,7 +500,9 @@ export class LogState {
       if (fp?.exact === true || divergent >= MAX_DIVERGENT_AUTHORS_PER_EXCHANGE) continue
       divergent++
       const seqs = fp === undefined ? probeSeqs(theirs) : this.bracket(author, fp.seq)
-      for (const seq of seqs) out.push(...this.entries.feedCursors(author, seq, seq))
+      const cursors: number[] = []
+      for (const seq of seqs) cursors.push(...this.entries.feedCursors(author, seq, seq))
+      if (cursors.length > 0) out.push(cursors)
     }
     return out
   }
