@@ -16,6 +16,7 @@ import type { AgencyStore } from '../store/index.js'
 import { OwnFeed } from '../store/own-feed.js'
 import { SerialQueue } from '../store/serial-queue.js'
 import { readFeeds } from '../store/feed-reader.js'
+import { FindingsBuilder } from './findings-builder.js'
 import { FINDINGS_CHECKPOINT_FILE, readCheckpoint, readCheckpointSync, removeCheckpoint, writeCheckpoint } from '../store/checkpoint-file.js'
 import { encodeFindingsCheckpoint } from '../core/findings/findings-checkpoint.js'
 import { decodeFindingsCheckpointNow, readFindingsCheckpoint, type FindingsCheckpointRead } from './findings-checkpoint-read.js'
@@ -67,6 +68,8 @@ const INDEX_CHUNK = 4096
 /** and starts only once no sync batch came in for this long */
 const INDEX_QUIET_MS = 300
 const FINDING_KIND: ReadonlySet<string> = new Set(['finding'])
+/** A sync batch with at least this many findings, reaching an empty index, has the index built in a worker (findings-builder). */
+const BUILDER_MIN_FINDINGS = 1000
 /** A checkpoint of the log's index is written once this many entries (or a quarter of those it covers, if more) came in since the last. */
 const CHECKPOINT_MIN_NEW = 10_000
 /** and no sooner than this after the last one */
@@ -114,6 +117,14 @@ export class LogService {
   /** after a restore, until the findings checkpoint is taken in or refused: the index is empty and takes in nothing */
   private findingsLoading = false
   private findingsLoaded: Promise<void> = Promise.resolve()
+  /** while a bulk catch-up reaches an empty index: the worker building it (the findings handed to it are past indexedCursor) */
+  private builder?: FindingsBuilder
+  /** a builder was started once (it is only for a first catch-up) */
+  private builderTried = false
+  private handback?: Promise<void>
+  private handbackTimer?: NodeJS.Timeout
+  /** sync batches waiting for the worker to catch up (the catch-up is not quiet meanwhile) */
+  private waitingForBuilder = 0
 
   constructor (init: LogServiceInit) {
     this.init = init
@@ -279,6 +290,8 @@ export class LogService {
    */
   async findingsReady (): Promise<FindingsIndex> {
     await this.findingsLoaded
+    // built in a worker: taken back (whatever came in after it is indexed here, below)
+    if (this.builder !== undefined) await this.takeBack()
     return this.findings
   }
 
@@ -358,6 +371,8 @@ export class LogService {
   get findings (): FindingsIndex {
     // asked for before the worker answered: the checkpoint is read here, at once
     if (this.findingsLoading) this.takeFindings(decodeFindingsCheckpointNow(readCheckpointSync(this.init.store.dataDir, FINDINGS_CHECKPOINT_FILE)))
+    // a reader that cannot wait for the worker: what it was given is indexed here instead
+    if (this.builder !== undefined) this.dropBuilder()
     this.indexFindings(Number.POSITIVE_INFINITY)
     return this.findingsIndex
   }
@@ -393,9 +408,18 @@ export class LogService {
    * has every entry before them (else the background indexing, which reads
    * them back from the store, takes them in order).
    */
-  private indexAccepted (accepted: readonly StoredEntry[]): void {
+  private indexAccepted (accepted: readonly StoredEntry[], bulk: boolean): void {
     // while the checkpoint is read, new findings wait: the index takes them in after it, in order
-    if (this.findingsLoading) return
+    if (this.findingsLoading || accepted.length === 0) return
+    if (this.builder !== undefined) {
+      // while the index is taken back, what comes in waits: it is read back from the log after
+      if (this.handback !== undefined) return
+      if (this.builder.add(accepted)) { this.scheduleHandback(); return }
+      // not in order: this thread indexes all of it, from where its index is
+      this.dropBuilder()
+    } else if (bulk && this.startBuilder(accepted)) {
+      return
+    }
     let behind = false
     for (const e of accepted) {
       if (e.cursor !== this.indexedCursor + 1) { behind = true; continue }
@@ -405,8 +429,78 @@ export class LogService {
     if (behind) this.scheduleIndexing()
   }
 
+  /**
+   * Hands a first bulk catch-up's findings to a worker that builds the index
+   * on the other core (findings-builder), when the index is empty and in step
+   * and the batch brings enough findings to be worth a thread; true when it did.
+   */
+  private startBuilder (accepted: readonly StoredEntry[]): boolean {
+    if (this.builderTried || this.stopped || this.findingsIndex.size > 0 || accepted[0].cursor !== this.indexedCursor + 1) return false
+    let findings = 0
+    for (const e of accepted) if (e.entry.kind === 'finding') findings++
+    if (findings < BUILDER_MIN_FINDINGS) return false
+    this.builderTried = true
+    const builder = FindingsBuilder.start(this.indexedCursor)
+    if (builder === undefined) return false
+    this.builder = builder
+    if (!builder.add(accepted)) { this.dropBuilder(); return false }
+    this.init.logger.info({ cursor: this.indexedCursor }, 'findings indexed in a worker during the catch-up')
+    this.scheduleHandback()
+    return true
+  }
+
+  /** Takes the index back from the worker once no sync batch came in for a while. */
+  private scheduleHandback (): void {
+    if (this.handbackTimer !== undefined || this.stopped) return
+    const wait = Math.max(0, INDEX_QUIET_MS - (performance.now() - this.lastBatchAt))
+    this.handbackTimer = setTimeout(() => {
+      this.handbackTimer = undefined
+      if (this.waitingForBuilder > 0 || performance.now() - this.lastBatchAt < INDEX_QUIET_MS) { this.scheduleHandback(); return }
+      void this.takeBack()
+    }, wait)
+    this.handbackTimer.unref()
+  }
+
+  /**
+   * Takes in the index the worker built (everything handed to it, in order);
+   * what came in since is indexed from the log. When the worker failed, the
+   * whole of it is indexed here. Never rejects.
+   */
+  private async takeBack (): Promise<void> {
+    if (this.handback !== undefined) { await this.handback; return }
+    const builder = this.builder
+    if (builder === undefined) return
+    this.handback = (async () => {
+      try {
+        const { snapshot: snap, heapBytes } = await builder.finish()
+        // dropped meanwhile (a reader that could not wait): that reader indexed it
+        if (this.builder !== builder || this.stopped) return
+        this.findingsIndex = FindingsIndex.fromSnapshot(snap, { source: this.findingSource() })
+        this.indexedCursor = snap.cursor
+        this.init.logger.info({ cursor: snap.cursor, findings: this.findingsIndex.size, workerHeapMiB: Math.round(heapBytes / 2 ** 20) }, 'findings index taken back from its worker')
+      } catch (err) {
+        if (this.builder === builder && !this.stopped) this.init.logger.warn({ err }, 'the findings index worker failed: indexing in this thread')
+      } finally {
+        if (this.builder === builder) this.builder = undefined
+        this.handback = undefined
+        this.scheduleIndexing()
+      }
+    })()
+    await this.handback
+  }
+
+  /** Stops the worker; what it was handed is indexed from the log instead (the index is still where it was before). */
+  private dropBuilder (): void {
+    clearTimeout(this.handbackTimer)
+    this.handbackTimer = undefined
+    this.builder?.stop()
+    this.builder = undefined
+  }
+
   private scheduleIndexing (): void {
     if (this.findingsLoading) return
+    // the worker has the findings after indexedCursor; it hands them back when the catch-up is quiet
+    if (this.builder !== undefined) return
     if (this.indexing !== undefined || this.indexingLater !== undefined || this.stopped) return
     // While a sync is streaming batches in, the index waits: ingest is then
     // bounded by hashing and the disk, and the index catches up after.
@@ -470,6 +564,7 @@ export class LogService {
     this.indexingLater = undefined
     clearTimeout(this.checkpointTimer)
     this.checkpointTimer = undefined
+    this.dropBuilder()
     await this.sync.stop().catch(() => {})
     await this.persist.run(async () => {}).catch(() => {})
     // the next start reads this instead of folding the log again
@@ -540,7 +635,7 @@ export class LogService {
   async append<K extends EntryKind> (kind: K, body: DeepPartial<KindBodies[K]>): Promise<StoredEntry> {
     if (this.storageFailure != null) throw this.unwritable(this.storageFailure)
     const { entry, placed, stored } = await this.own.append(kind, body as any)
-    this.announceAccepted(placed)
+    this.announceAccepted(placed, false)
     // On disk already (the synced pending write): the accepted record's write need not hold up the swarm.
     for (const e of placed) await this.gossip?.publishEntry(e.bytes)
     await stored
@@ -607,7 +702,7 @@ export class LogService {
         await log.putAccepted(r.accepted, { sync: false })
         if (leftover.length > 0) await log.removePending(leftover)
       })
-      this.announceAccepted(r.accepted)
+      this.announceAccepted(r.accepted, false)
       await written
     } else if (r.status === 'pending') {
       const removed = r.pendingRemoved.map(p => p.id)
@@ -674,19 +769,31 @@ export class LogService {
       if (removed.length > 0) await log.removePending(removed)
       for (const proof of r.forks) await log.putFork(proof)
     })
-    this.announceAccepted(r.accepted)
+    this.announceAccepted(r.accepted, true)
     for (const proof of r.forks) this.init.events.emit({ type: 'fork', peerId: proof.author, text: `author forked its feed at seq ${proof.seq}` })
     await written
+    // a worker indexing this catch-up that fell behind: the next batch waits for it (its queue is memory)
+    if (this.builder !== undefined) {
+      this.waitingForBuilder++
+      try {
+        await this.builder.caughtUp()
+      } finally {
+        this.waitingForBuilder--
+        // the catch-up goes on: its quiet is counted from here
+        this.lastBatchAt = performance.now()
+      }
+    }
     for (const proof of r.forks) this.noteFault(proof.author)
     for (const proof of r.forks) this.spreadForkProof(proof)
   }
 
-  private announceAccepted (accepted: StoredEntry[]): void {
+  /** Tells the index, the metrics and the listeners of newly accepted entries (`bulk`: a sync batch). */
+  private announceAccepted (accepted: StoredEntry[], bulk: boolean): void {
     // counted per kind once per call: a labelled counter's look-up per entry showed in a bulk sync's profile
     const byKind = new Map<string, number>()
     for (const e of accepted) byKind.set(e.entry.kind, (byKind.get(e.entry.kind) ?? 0) + 1)
     for (const [kind, n] of byKind) this.init.metrics.logEntries.inc({ kind }, n)
-    this.indexAccepted(accepted)
+    this.indexAccepted(accepted, bulk)
     for (const e of accepted) {
       for (const l of this.listeners) {
         try { l(e) } catch (err) { this.init.logger.error({ err }, 'log listener failed') }

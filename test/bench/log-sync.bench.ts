@@ -77,9 +77,15 @@ async function rssOf (pid: number): Promise<{ rss: number, peak: number, anon: n
   return { rss: kb('VmRSS'), peak: kb('VmHWM'), anon: kb('RssAnon') }
 }
 
-/** CPU seconds (user + system) a process has used, from /proc (Linux). */
+/** CPU seconds (user + system) a process has used (all its threads), from /proc (Linux). */
 async function cpuSecondsOf (pid: number): Promise<number> {
   const fields = (await readFile(`/proc/${pid}/stat`, 'utf8')).split(') ')[1].split(' ')
+  return (Number(fields[11]) + Number(fields[12])) / 100
+}
+
+/** CPU seconds of a process's main thread alone (the event loop: a catch-up's critical path; worker and LevelDB threads run beside it). */
+async function mainThreadCpuSecondsOf (pid: number): Promise<number> {
+  const fields = (await readFile(`/proc/${pid}/task/${pid}/stat`, 'utf8')).split(') ')[1].split(' ')
   return (Number(fields[11]) + Number(fields[12])) / 100
 }
 
@@ -137,11 +143,16 @@ interface Row {
   entryBytes: number
   seedSeconds: number
   restoreSeconds: number
+  /** from B's ready until its log is A's (digests equal) */
+  logSeconds: number
+  /** until then and its first search answered (its findings index whole) */
   catchUpSeconds: number
   entriesPerSecond: number
   entriesPerCpuSecond: number
   /** CPU seconds of the joiner and of the serving (seeded) daemon during the catch-up */
   joinerCpuSeconds: number
+  /** of which the joiner's main thread */
+  joinerMainCpuSeconds: number
   servingCpuSeconds: number
   wireBytesReceived: number
   bytesReceived: number
@@ -208,6 +219,7 @@ async function runOnce (entries: number, authors: number, args: Args): Promise<R
     const rssBaseline = empty.rss
     const anonBaseline = empty.anon
     const cpuStart = await cpuSecondsOf(pid)
+    const mainCpuStart = await mainThreadCpuSecondsOf(pid)
     const servingCpuStart = await cpuSecondsOf(a.pid as number)
     const wire = new TcpReceiveCounter(pid, [...a.addrs, ...b.addrs].map(tcpPortOf))
     let rssPeak = 0
@@ -230,9 +242,24 @@ async function runOnce (entries: number, authors: number, args: Args): Promise<R
       if (performance.now() - start > 30 * 60_000) throw new Error(`no catch-up after 30 minutes (${info.entries}/${entries})`)
       await sleep(50)
     }
+    const logSeconds = (performance.now() - start) / 1000
+    // find over the whole log at the joiner, timed as a client sees it (gRPC on
+    // loopback included): the first search, at once, waits for whatever
+    // indexing is not done yet (the worker's index taken back, or the rest
+    // indexed), so the catch-up ends when the log and its findings index are whole
+    const search = async (query: string, at: AgentdProcess = b): Promise<number> => {
+      const t0 = performance.now()
+      // a first search takes in what the background indexing has not reached: on a loaded machine, well past the client's default 30 s
+      await at.agency.call(c => c.searchFindings, { query, kind: '', pathPrefix: '', tag: '', author: '', since: 0, until: 0, limit: 20 }, 10 * 60_000)
+      return performance.now() - t0
+    }
+    const firstFindMs = await search('lease vector')
     const catchUpSeconds = (performance.now() - start) / 1000
     const markEnd = process.hrtime.bigint() / 1000n
+    rssPeak = Math.max(rssPeak, (await rssOf(pid)).rss)
+    anonPeak = Math.max(anonPeak, (await rssOf(pid)).anon)
     const cpuSeconds = await cpuSecondsOf(pid) - cpuStart
+    const mainCpuSeconds = await mainThreadCpuSecondsOf(pid) - mainCpuStart
     const servingCpuSeconds = await cpuSecondsOf(a.pid as number) - servingCpuStart
     if (profileDir !== undefined) {
       await mkdir(profileDir, { recursive: true })
@@ -249,16 +276,7 @@ async function runOnce (entries: number, authors: number, args: Args): Promise<R
     const mem = await rssOf(pid)
     const wireBytesReceived = wire.total
 
-    // find over the whole log at the joiner: the first search (which takes in
-    // whatever the background indexing has not reached yet), then a round of
-    // queries, each timed as a client sees it (gRPC on loopback included)
-    const search = async (query: string, at: AgentdProcess = b): Promise<number> => {
-      const t0 = performance.now()
-      // a first search takes in what the background indexing has not reached: on a loaded machine, well past the client's default 30 s
-      await at.agency.call(c => c.searchFindings, { query, kind: '', pathPrefix: '', tag: '', author: '', since: 0, until: 0, limit: 20 }, 10 * 60_000)
-      return performance.now() - t0
-    }
-    const firstFindMs = await search('lease vector')
+    // then a round of queries
     const findMs: number[] = []
     for (const q of FIND_QUERIES) findMs.push(await search(q))
     findMs.sort((x, y) => x - y)
@@ -279,10 +297,12 @@ async function runOnce (entries: number, authors: number, args: Args): Promise<R
       entryBytes: seeded.bytes / seeded.entries,
       seedSeconds,
       restoreSeconds,
+      logSeconds,
       catchUpSeconds,
       entriesPerSecond: entries / catchUpSeconds,
       entriesPerCpuSecond: entries / cpuSeconds,
       joinerCpuSeconds: cpuSeconds,
+      joinerMainCpuSeconds: mainCpuSeconds,
       servingCpuSeconds,
       wireBytesReceived,
       bytesReceived: received,
@@ -314,9 +334,9 @@ async function runOnce (entries: number, authors: number, args: Args): Promise<R
 const mib = (n: number): string => (n / 2 ** 20).toFixed(0)
 
 function table (rows: Row[]): string {
-  const head = '| entries | authors | catch-up (s) | entries/s ingested | entries per joiner CPU-second | CPU s during catch-up: joiner / serving daemon | wire bytes/entry received (TCP) | sync frame bytes/entry received | joiner RSS: empty / peak / end (MiB) | joiner RSS without file pages: empty / peak (MiB) | joiner V8 heap used / total, external, peaks (MiB) | seeded daemon, first start (s) | its restart: s (CPU s) / RSS (MiB) / first find (ms) | find: first / p50 / max (ms) | load average (1 min) at catch-up start / after find |'
+  const head = '| entries | authors | catch-up: log / and its index (s) | entries/s ingested | entries per joiner CPU-second | CPU s during catch-up: joiner (its main thread) / serving daemon | wire bytes/entry received (TCP) | sync frame bytes/entry received | joiner RSS: empty / peak / end (MiB) | joiner RSS without file pages: empty / peak (MiB) | joiner V8 heap used / total, external, peaks (MiB) | seeded daemon, first start (s) | its restart: s (CPU s) / RSS (MiB) / first find (ms) | find: first / p50 / max (ms) | load average (1 min) at catch-up start / after find |'
   const rule = '|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|'
-  const lines = rows.map(r => `| ${r.entries} | ${r.authors} | ${r.catchUpSeconds.toFixed(1)} | ${Math.round(r.entriesPerSecond)} | ${Math.round(r.entriesPerCpuSecond)} | ${r.joinerCpuSeconds.toFixed(2)} / ${r.servingCpuSeconds.toFixed(2)} | ` +
+  const lines = rows.map(r => `| ${r.entries} | ${r.authors} | ${r.logSeconds.toFixed(1)} / ${r.catchUpSeconds.toFixed(1)} | ${Math.round(r.entriesPerSecond)} | ${Math.round(r.entriesPerCpuSecond)} | ${r.joinerCpuSeconds.toFixed(2)} (${r.joinerMainCpuSeconds.toFixed(2)}) / ${r.servingCpuSeconds.toFixed(2)} | ` +
     `${(r.wireBytesReceived / r.entries).toFixed(0)} | ${(r.bytesReceived / r.entries).toFixed(0)} | ` +
     `${mib(r.rssBaseline)} / ${mib(r.rssPeak)} / ${mib(r.rssEnd)} | ${mib(r.anonBaseline)} / ${mib(r.anonPeak)} | ${mib(r.heapUsedPeak)} / ${mib(r.heapTotalPeak)}, ${mib(r.externalPeak)} | ${r.restoreSeconds.toFixed(1)} | ${r.restartSeconds.toFixed(1)} (${r.restartCpuSeconds.toFixed(1)}) / ${mib(r.restartRss)} / ${r.restartFirstFindMs.toFixed(0)} | ` +
     `${r.firstFindMs.toFixed(0)} / ${r.findP50Ms.toFixed(1)} / ${r.findMaxMs.toFixed(1)} | ${r.loadAtStart.toFixed(1)} / ${r.loadAtEnd.toFixed(1)} |`)
@@ -338,13 +358,13 @@ async function main (): Promise<void> {
     '',
     `Two agentd processes over TCP loopback; node ${process.version}, ${cpu.length} × ${cpu[0]?.model ?? 'unknown CPU'}, ${new Date().toISOString().slice(0, 10)}.`,
     'Daemon A starts on a data dir pre-filled with N signed findings and is left to settle (a first search builds its findings index; its CPU falls below 5 % of a core); then daemon B starts empty with A as its bootstrap peer.',
-    'Catch-up runs from B\'s `ready` until B\'s version-vector digest equals A\'s (LogInfo polled every 50 ms).',
+    'Catch-up runs from B\'s `ready` until B\'s version-vector digest equals A\'s (LogInfo polled every 50 ms), and then until B answers a first search (its findings index whole); entries/s and CPU are over that second span.',
     'Wire bytes: TCP payload B received on its libp2p connections (kernel counters via `ss`; noise, yamux, gossip, presence included).',
     'Sync frame bytes: the sync protocol\'s frames, `agentd_sync_bytes_total{direction="received"}` on B. The seeded entries are',
     `findings of about 120 characters of text, one path and one tag: ${Math.round(rows[0]?.entryBytes ?? 0)} bytes each on average, signature included.`,
     'First start: A\'s start on the seeded dir until `ready` (no checkpoint yet: it folds the whole log). Restart: A stopped (SIGTERM) after B caught up,',
     'then started again on its dir until `ready` (from its log and findings checkpoints), and its first find. find: SearchFindings at B over gRPC, as a client times it: the first search',
-    `after catch-up, then ${FIND_QUERIES.length} queries of one to three words (p50 and max).`,
+    `(the end of the catch-up), then ${FIND_QUERIES.length} queries of one to three words (p50 and max).`,
     '',
     table(rows),
     '',

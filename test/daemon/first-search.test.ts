@@ -1,7 +1,10 @@
 // The first search after a catch-up or a restart has every finding the log
 // holds: a joiner indexes findings as they are stored, so when its log is
 // whole its index is too; a daemon restarted without its findings checkpoint
-// takes in what its background indexing has not reached before it answers.
+// takes in what its background indexing has not reached before it answers;
+// an agentd whose first catch-up's findings were indexed in a worker thread
+// answers, from the index it takes back, what the holder answers.
+import { readFile } from 'node:fs/promises'
 import { afterAll, describe, expect, it } from 'vitest'
 import { Daemon } from '../../src/daemon/daemon.js'
 import { FINDINGS_CHECKPOINT_FILE, removeCheckpoint } from '../../src/store/checkpoint-file.js'
@@ -76,6 +79,43 @@ describe('the first search', () => {
       // asked at once: the search waits for the checkpoint the worker reads
       expect(await search(a)).toEqual(before)
       expect((before as unknown[][]).at(-1)?.length).toBeGreaterThan(0)
+    } finally {
+      await procs.cleanup()
+    }
+  }, 120_000)
+
+  it('after an agentd catches up with its findings indexed in a worker thread, a search over gRPC finds what the holder finds, superseded findings included', async () => {
+    const procs = new AgentdProcesses()
+    try {
+      const dir = await procs.dirs.make('agency-first-search-worker-')
+      await seedLog(dir, { entries: FINDINGS, authors: 4, seed: 6 })
+      const holder = await procs.start({ name: 'holder', dataDir: dir })
+      // two findings that supersede seeded ones (the only hits of their queries)
+      const only = async (query: string): Promise<string> => {
+        const hits = (await holder.agency.call(c => c.searchFindings, { query, kind: '', pathPrefix: '', tag: '', author: '', since: 0, until: 0, limit: 2 })).hits
+        expect(hits.length).toBe(1)
+        return hits[0].entry?.id ?? ''
+      }
+      const first = [await only('17'), await only('4321')]
+      const record = async (text: string, supersedes: string): Promise<void> => {
+        await holder.agency.call(c => c.recordFinding, { kind: 'note', text, paths: ['src/x.ts'], tags: ['lease'], refs: [], supersedes })
+      }
+      await record('a newer word on lease seventeen', first[0])
+      await record('another newer word on lease seventeen', first[1])
+      const search = async (p: AgentdProcess): Promise<unknown> => await Promise.all([...QUERIES, '17', '4321', 'seventeen', `${FINDINGS - 1}`].map(async query =>
+        (await p.agency.call(c => c.searchFindings, { query, kind: '', pathPrefix: '', tag: '', author: '', since: 0, until: 0, limit: 50 })).hits.map(h => [h.entry?.id, h.score, h.superseded])))
+      const expected = await search(holder)
+      expect(JSON.stringify(expected)).toContain('true')
+      const logFile = `${dir}-joiner.log`
+      const joiner = await procs.start({ name: 'joiner', peers: holder.addrs, logFile, env: { AGENCY_LOG_LEVEL: 'info' } })
+      const target = (await holder.logInfo()).vectorDigest
+      for (let i = 0; i < 600 && (await joiner.logInfo()).vectorDigest !== target; i++) await new Promise(resolve => setTimeout(resolve, 100))
+      expect((await joiner.logInfo()).vectorDigest).toBe(target)
+      // asked at once: the search waits for the index the worker built
+      expect(await search(joiner)).toEqual(expected)
+      const log = await readFile(logFile, 'utf8')
+      expect(log).toContain('findings indexed in a worker during the catch-up')
+      expect(log).toContain('findings index taken back from its worker')
     } finally {
       await procs.cleanup()
     }

@@ -207,6 +207,8 @@ export class FindingsIndex {
   private docByCursor?: Map<number, number>
   /** finding id -> ids of the findings that supersede it */
   private readonly supersededBy = new Map<string, Set<string>>()
+  /** the document of each finding added here that supersedes another (a snapshot keeps the pairs whose superseding finding it holds; an index without the log's look-up by id finds them here) */
+  private readonly supersederDoc = new Map<string, number>()
   /** documents newest last (see byRecency) */
   private recency: number[] = []
   private recencySorted = true
@@ -260,7 +262,7 @@ export class FindingsIndex {
     const superseded: Array<[string, string]> = []
     for (const [target, by] of this.supersededBy) {
       for (const b of by) {
-        const doc = this.docOf(b)
+        const doc = this.supersederDoc.get(b) ?? this.docOf(b)
         if (doc !== undefined && doc < n) superseded.push([target, b])
       }
     }
@@ -312,17 +314,18 @@ export class FindingsIndex {
     for (const name of snap.authors) index.authors.id(name)
     for (const name of snap.paths) index.paths.id(name)
     for (const name of snap.tags) index.tags.id(name)
-    index.docCursor.pushAll(snap.docCursor)
-    index.docTime.pushAll(snap.docTime)
-    index.docKind.pushAll(snap.docKind)
-    index.docAuthor.pushAll(snap.docAuthor)
+    // a snapshot's arrays are its own (decoded or transferred): the columns keep them instead of copies
+    index.docCursor.adopt(snap.docCursor)
+    index.docTime.adopt(snap.docTime)
+    index.docKind.adopt(snap.docKind)
+    index.docAuthor.adopt(snap.docAuthor)
     for (let f = 0; f < 3; f++) {
-      index.docLength[f as FieldIndex].pushAll(snap.docLength[f])
+      index.docLength[f as FieldIndex].adopt(snap.docLength[f])
       let sum = 0
       for (const len of snap.docLength[f]) sum += len
       index.lengthSums[f as FieldIndex] = sum
     }
-    index.docIdHead.pushAll(snap.docIdHead)
+    index.docIdHead.adopt(snap.docIdHead)
     index.docSuperseded.pushAll(new Uint8Array(n))
     const perKind = new Array<number>(snap.kinds.length).fill(0)
     for (const k of snap.docKind) perKind[k]++
@@ -391,6 +394,7 @@ export class FindingsIndex {
       let by = this.supersededBy.get(finding.supersedes)
       if (by == null) this.supersededBy.set(finding.supersedes, by = new Set())
       by.add(stored.id)
+      this.supersederDoc.set(stored.id, doc)
       const target = this.docOf(finding.supersedes)
       if (target !== undefined) this.docSuperseded.set(target, 1)
     }

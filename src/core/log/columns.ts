@@ -65,6 +65,19 @@ export class NumberColumn<T extends NumberArray = NumberArray> {
       from += take
     }
   }
+
+  /**
+   * Appends `values`, keeping its whole chunks as views instead of copying
+   * them, when the column is empty and `values` is its kind of array (else as
+   * pushAll). The column then owns `values`: the caller must not change it.
+   */
+  adopt (values: T): void {
+    if (this.size !== 0 || values.constructor !== this.make(0).constructor) { this.pushAll(values); return }
+    const whole = values.length - (values.length & MASK)
+    for (let from = 0; from < whole; from += CHUNK) this.chunks.push(values.subarray(from, from + CHUNK) as T)
+    this.size = whole
+    this.pushAll(values.subarray(whole) as T)
+  }
 }
 
 export const int32Column = (): NumberColumn<Int32Array> => new NumberColumn(n => new Int32Array(n))
@@ -105,6 +118,17 @@ export class RecordColumn {
       this.size += take
       from += take
     }
+  }
+
+  /** Appends the records `bytes` holds, keeping its whole chunks as views when the column is empty (see NumberColumn.adopt). */
+  adopt (bytes: Uint8Array): void {
+    if (this.size !== 0 || bytes.byteLength % this.recordBytes !== 0) { this.pushAll(bytes); return }
+    const n = bytes.byteLength / this.recordBytes
+    const whole = n - (n & MASK)
+    const chunkBytes = CHUNK * this.recordBytes
+    for (let from = 0; from < whole; from += CHUNK) this.chunks.push(bytes.subarray(from * this.recordBytes, from * this.recordBytes + chunkBytes))
+    this.size = whole
+    this.pushAll(bytes.subarray(whole * this.recordBytes))
   }
 
   /** The record at `i`, as a view (do not mutate). */
