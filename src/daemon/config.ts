@@ -31,6 +31,8 @@ export interface DaemonConfig {
   dmRetryMs: number
   /** how often anti-entropy runs with a random peer */
   syncIntervalMs: number
+  /** build a first bulk catch-up's findings index in a worker thread (default false): faster, but the joiner's memory peaks higher when the index is taken back (docs/benchmarks/bench-log.md) */
+  findingsWorker?: boolean
   /** after a restart, how long the first own entry may wait for an exchange with a peer (default 10 s) */
   ownHeadWaitMs?: number
   /** the claim settle window: derived from round trips to peers within [minMs, maxMs], or fixed */

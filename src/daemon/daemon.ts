@@ -269,6 +269,7 @@ export class Daemon {
       events,
       logger: this.log.child({ part: 'log' }),
       syncIntervalMs: config.syncIntervalMs,
+      findingsWorker: config.findingsWorker,
       guard,
       onStorageFailure: err => { this.fatal(err) },
       // A new identity has signed nothing anyone could hold.

@@ -44,6 +44,8 @@ export interface LogServiceInit {
   logger: Logger
   /** how often a random peer is asked for what we lack */
   syncIntervalMs: number
+  /** a first bulk catch-up's findings index is built in a worker thread (default false; findings-builder) */
+  findingsWorker?: boolean
   guard?: PeerGuard
   /** a write to the data dir failed: the in-memory log is now ahead of the disk, so the daemon must stop */
   onStorageFailure?: (err: Error) => void
@@ -435,7 +437,7 @@ export class LogService {
    * and the batch brings enough findings to be worth a thread; true when it did.
    */
   private startBuilder (accepted: readonly StoredEntry[]): boolean {
-    if (this.builderTried || this.stopped || this.findingsIndex.size > 0 || accepted[0].cursor !== this.indexedCursor + 1) return false
+    if (this.init.findingsWorker !== true || this.builderTried || this.stopped || this.findingsIndex.size > 0 || accepted[0].cursor !== this.indexedCursor + 1) return false
     let findings = 0
     for (const e of accepted) if (e.entry.kind === 'finding') findings++
     if (findings < BUILDER_MIN_FINDINGS) return false

@@ -107,7 +107,7 @@ describe('the first search', () => {
       const expected = await search(holder)
       expect(JSON.stringify(expected)).toContain('true')
       const logFile = `${dir}-joiner.log`
-      const joiner = await procs.start({ name: 'joiner', peers: holder.addrs, logFile, env: { AGENCY_LOG_LEVEL: 'info' } })
+      const joiner = await procs.start({ name: 'joiner', peers: holder.addrs, logFile, env: { AGENCY_LOG_LEVEL: 'info', AGENCY_FINDINGS_WORKER: 'on' } })
       const target = (await holder.logInfo()).vectorDigest
       for (let i = 0; i < 600 && (await joiner.logInfo()).vectorDigest !== target; i++) await new Promise(resolve => setTimeout(resolve, 100))
       expect((await joiner.logInfo()).vectorDigest).toBe(target)
