@@ -289,7 +289,7 @@ export class Daemon {
       knownPeers: () => logService.state.authorCount - 1,
       notify,
       settle: config.settle,
-      checkpoint: { dataDir: store.dataDir, writtenCursor: () => store.log.lastCursor() },
+      checkpoint: { dataDir: store.dataDir, writtenCursor: () => store.log.lastCursor(), sinceBatchMs: () => logService.msSinceBatch() },
       metrics: {
         claimsLost: () => { metrics.claimsLost.inc() },
         claimConflicts: () => { metrics.claimConflicts.inc() },
