@@ -5,7 +5,7 @@
 // holds are persisted, so a restart learns what it lost. Overlaps between
 // live claims are told to both holders.
 import { performance } from 'node:perf_hooks'
-import { boardCheckpointFits, decodeBoardCheckpoint, encodeBoardCheckpoint, ClaimProtocol, carriedWithoutDone, onItsWay, overlapsFor, PLAN_TASK_ID, type AnyBoardEntry, type PendingTask, type ReadyChoice, type Board, type ClaimNotice, type ClaimOverlap, type ClaimVerdict, type HolderInfo, type MyClaim, type NewTask, type ProtocolOutput, type SettleWindow, type TaskView } from '../core/board/index.js'
+import { boardCheckpointFits, decodeBoardCheckpoint, ClaimProtocol, carriedWithoutDone, onItsWay, overlapsFor, PLAN_TASK_ID, type AnyBoardEntry, type PendingTask, type ReadyChoice, type Board, type ClaimNotice, type ClaimOverlap, type ClaimVerdict, type HolderInfo, type MyClaim, type NewTask, type ProtocolOutput, type SettleWindow, type TaskView } from '../core/board/index.js'
 import { validateGlob } from '../core/board/glob-pattern.js'
 import type { HeartbeatPolicy } from '../core/presence/heartbeat-interval.js'
 import { decodeBody, isKnownKind, KNOWN_KINDS } from '../core/log/kinds.js'
@@ -13,7 +13,8 @@ import type { StoredEntry } from '../core/log/ingest-result.js'
 import { FailedPreconditionError, InvalidArgumentError, NotFoundError, UnavailableError } from '../core/errors.js'
 import { VerdictKind } from '../gen/agency/v1/log.js'
 import type { LogService } from './log-service.js'
-import { BOARD_CHECKPOINT_FILE, readCheckpoint, removeCheckpoint, writeCheckpoint } from '../store/checkpoint-file.js'
+import { BOARD_CHECKPOINT_FILE, readCheckpoint, removeCheckpoint } from '../store/checkpoint-file.js'
+import { BoardCheckpointer } from './board-checkpointer.js'
 import type { EventBus } from './event-bus.js'
 import type { StateStore } from '../store/index.js'
 import type { Logger } from '../logger.js'
@@ -32,8 +33,8 @@ export interface BoardServiceInit {
   notify: (peer: string, text: string) => Promise<void>
   settle?: { minMs?: number, maxMs?: number, defaultMs?: number, fixedMs?: number }
   metrics?: { claimsLost: () => void, claimConflicts: () => void, takeovers: () => void }
-  /** where the board's checkpoint is kept, and the last log cursor on disk (none: the log is folded at every start) */
-  checkpoint?: { dataDir: string, writtenCursor: () => number }
+  /** where the board's checkpoint is kept, the last log cursor on disk, and ms since the last sync batch (none: the log is folded at every start) */
+  checkpoint?: { dataDir: string, writtenCursor: () => number, sinceBatchMs: () => number }
 }
 
 export interface ClaimAnswer {
@@ -72,8 +73,8 @@ export class BoardService {
   /** overlap pairs already notified: "myTask|otherTask|otherHolder" */
   private readonly notified = new Set<string>()
   private readonly heldListeners = new Set<() => void>()
-  /** the log cursor the board checkpoint on disk covers (0: none) */
-  private checkpointCursor = 0
+  /** writes the board's checkpoint while running and at the stop (none without a data dir) */
+  private readonly checkpointer?: BoardCheckpointer
   private restoredFrom = 0
   /** dones being written for tasks whose integration request landed (carry-on): task -> the write */
   private readonly carrying = new Map<string, Promise<void>>()
@@ -89,6 +90,19 @@ export class BoardService {
       settle: Object.fromEntries(Object.entries(window).filter(([, v]) => v !== undefined)),
       fixedSettleMs: fixedMs
     })
+    const c = init.checkpoint
+    if (c !== undefined) {
+      this.checkpointer = new BoardCheckpointer({
+        dataDir: c.dataDir,
+        board: () => this.board,
+        state: init.log.state,
+        writtenCursor: c.writtenCursor,
+        sinceBatchMs: c.sinceBatchMs,
+        kinds: BOARD_KINDS,
+        busy: () => this.waiters.size > 0,
+        logger: init.logger
+      })
+    }
   }
 
   get board (): Board {
@@ -101,12 +115,14 @@ export class BoardService {
 
   /** Folds the restored log in and reloads the claims this daemon held before a restart. */
   async start (): Promise<void> {
-    const from = await this.restoreCheckpoint()
+    const { from, covered } = await this.restoreCheckpoint()
     const now = this.now()
+    let folded = 0
     for (const e of this.init.log.state.iterateAfter(from, BOARD_KINDS)) {
       const entry = boardEntry(e)
-      if (entry !== undefined) this.protocol.apply(entry, now)
+      if (entry !== undefined) { this.protocol.apply(entry, now); folded++ }
     }
+    this.checkpointer?.started(from, covered, folded)
     this.init.log.onAccepted(e => { this.onEntry(e) })
     const saved = await this.init.state.get<unknown[]>(MY_CLAIMS_KEY)
     this.execute(this.protocol.restore(savedClaims(saved), this.now()), { later: true })
@@ -117,26 +133,27 @@ export class BoardService {
    * Takes in the board's checkpoint when it is one of this log (up to its
    * cursor: board-checkpoint.ts) and returns the cursor it covers; 0, and
    * the file removed, when there is none or it does not fit: then the whole
-   * log is folded.
+   * log is folded. `covered`: the board entries it covers.
    */
-  private async restoreCheckpoint (): Promise<number> {
+  private async restoreCheckpoint (): Promise<{ from: number, covered: number }> {
+    const none = { from: 0, covered: 0 }
     const c = this.init.checkpoint
-    if (c === undefined) return 0
+    if (c === undefined) return none
     const saved = await readCheckpoint(c.dataDir, BOARD_CHECKPOINT_FILE)
-    if (saved === undefined) return 0
+    if (saved === undefined) return none
     try {
       const ckpt = decodeBoardCheckpoint(saved)
       const state = this.init.log.state
       const misfit = boardCheckpointFits(ckpt, { cursor: state.cursor, idAt: at => state.atCursor(at)?.id, countsUpTo: upTo => state.countsByKindUpTo(upTo) }, BOARD_KINDS)
       if (misfit !== undefined) throw new FailedPreconditionError(`the board checkpoint is not of this log: ${misfit}`)
       this.protocol.board.takeFoldState(ckpt.state, () => boardEntriesUpTo(state, ckpt.cursor))
-      this.checkpointCursor = this.restoredFrom = ckpt.cursor
+      this.restoredFrom = ckpt.cursor
       this.init.logger.info({ cursor: ckpt.cursor, entries: this.board.size }, 'board restored from its checkpoint')
-      return ckpt.cursor
+      return { from: ckpt.cursor, covered: Object.values(ckpt.kinds).reduce((a, n) => a + n, 0) }
     } catch (err) {
       this.init.logger.warn({ err }, 'the board checkpoint does not fit the log: folding the whole log')
       await removeCheckpoint(c.dataDir, BOARD_CHECKPOINT_FILE).catch(() => {})
-      return 0
+      return none
     }
   }
 
@@ -148,29 +165,18 @@ export class BoardService {
   /**
    * Writes the board's checkpoint, when every entry it has folded is on disk
    * (the log's last cursor is written) and it covers more than the one on
-   * disk: at the stop, after the log's last writes. Failures are logged,
-   * never fatal: without it a start folds the log.
+   * disk: at the stop, after the log's last writes (while running, the
+   * checkpointer writes it when enough came in). Failures are logged, never
+   * fatal: without it a start folds the log.
    */
   async checkpoint (): Promise<void> {
-    const c = this.init.checkpoint
-    const state = this.init.log.state
-    const cursor = state.cursor
-    if (c === undefined || cursor === 0 || cursor <= this.checkpointCursor || c.writtenCursor() !== cursor) return
-    const last = state.atCursor(cursor)
-    if (last === undefined) return
-    try {
-      const counts = state.countsByKindUpTo(cursor)
-      const kinds = Object.fromEntries([...BOARD_KINDS].map(k => [k, counts.get(k) ?? 0]))
-      await writeCheckpoint(c.dataDir, encodeBoardCheckpoint({ cursor, lastId: last.id, kinds, state: this.board.foldState() }), BOARD_CHECKPOINT_FILE)
-      this.checkpointCursor = cursor
-    } catch (err) {
-      this.init.logger.warn({ err }, 'the board checkpoint was not written')
-    }
+    await this.checkpointer?.write()
   }
 
   /** Stops the settle timer; claims still waiting are answered with an error. */
   stop (): void {
     this.stopped = true
+    this.checkpointer?.stop()
     clearTimeout(this.timer)
     const err = new UnavailableError('agentd is stopping: claim again once it is back')
     for (const list of this.waiters.values()) for (const w of list) w.reject(err)
@@ -179,6 +185,7 @@ export class BoardService {
 
   private onEntry (e: StoredEntry): void {
     const entry = boardEntry(e)
+    this.checkpointer?.accepted(e.cursor, entry !== undefined)
     if (entry === undefined) return
     // Entries the protocol appends in answer go out after this entry has
     // reached every listener.

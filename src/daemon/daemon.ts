@@ -13,6 +13,7 @@ import { createMeshNode, type MeshLibp2p } from '../mesh/node.js'
 import { SwarmGossip } from '../mesh/swarm-gossip.js'
 import { DirectMessaging, utf8Length } from '../mesh/direct-messages.js'
 import { PeerDialer } from '../mesh/peer-dialer.js'
+import { RememberedPeers } from './remembered-peers.js'
 import { RoundTripProbe } from '../mesh/round-trips.js'
 import { PeerGuard } from '../mesh/peer-guard.js'
 import { peerIdFromString } from '@libp2p/peer-id'
@@ -72,6 +73,7 @@ interface Built {
   guard: PeerGuard
   node: MeshLibp2p
   dialer: PeerDialer
+  remembered: RememberedPeers
   messaging: DirectMessaging
   outbox: MessageOutbox
   logService: LogService
@@ -163,19 +165,21 @@ export class Daemon {
     await mkdir(this.config.dataDir, { recursive: true, mode: 0o700 }).catch(() => {})
     try {
       await this.build()
-      const { node, messaging, gossip, logService, presence, dialer, roundTrips } = this.built as Built
+      const { node, messaging, gossip, logService, presence, dialer, remembered, roundTrips } = this.built as Built
       await node.start()
       this.startPhases.mark('libp2p start')
       await messaging.start()
       gossip.start()
       await logService.start(gossip)
       presence.start(gossip)
+      // the peers of the last run are dialled like peers learned from presence
+      await remembered.start()
       dialer.start()
       roundTrips.start()
       // Hand-off by speed reads who is live: presence is running.
       this.handoffs.start()
       this.startPhases.mark('mesh')
-      node.addEventListener('peer:connect', () => { presence.beat().catch(() => {}) })
+      node.addEventListener('peer:connect', () => { presence.beat().catch(() => {}); remembered.connected() })
       this.outboxTimer = setInterval(() => { messaging.flushAll().catch(() => {}) }, this.config.dmRetryMs)
       this.log.info({ peerId: this.peerId, addrs: this.listenAddrs() }, 'agentd started')
     } catch (err) {
@@ -234,6 +238,14 @@ export class Daemon {
     // The node consults the guard for every connection; the guard drops a banned peer's.
     guard.onBanned(peer => { node.hangUp(peerIdFromString(peer)).catch(() => {}) })
     const dialer = b.dialer = new PeerDialer({ node, bootstrap: config.peers, targetConnections: config.connections?.target, maxConnections: config.connections?.max, log: this.log.child({ part: 'dialer' }) })
+    b.remembered = new RememberedPeers({
+      state: store.state,
+      // most recently connected first, with the addresses their heartbeats gave
+      connected: () => [...node.getConnections()].sort((x, y) => y.timeline.open - x.timeline.open)
+        .map(c => ({ peer: c.remotePeer.toString(), addrs: dialer.addressesOf(c.remotePeer.toString()).map(a => a.toString()) })),
+      dial: (peer, addrs) => { dialer.remember(peer, addrs) },
+      logger: this.log.child({ part: 'remembered-peers' })
+    })
     const directory = new PeerDirectory({ liveTimeoutMs: config.liveTimeoutMs })
     const messaging = b.messaging = new DirectMessaging({
       node,
@@ -290,7 +302,7 @@ export class Daemon {
       knownPeers: () => logService.state.authorCount - 1,
       notify,
       settle: config.settle,
-      checkpoint: { dataDir: store.dataDir, writtenCursor: () => store.log.lastCursor() },
+      checkpoint: { dataDir: store.dataDir, writtenCursor: () => store.log.lastCursor(), sinceBatchMs: () => logService.msSinceBatch() },
       metrics: {
         claimsLost: () => { metrics.claimsLost.inc() },
         claimConflicts: () => { metrics.claimConflicts.inc() },
@@ -478,6 +490,8 @@ export class Daemon {
     clearInterval(this.outboxTimer)
     b.roundTrips?.stop()
     b.dialer?.stop()
+    // while the connections are still open: the next start redials them
+    await b.remembered?.stop()
     b.presence?.stop()
     try { b.gossip?.stop() } catch { /* not started */ }
     await b.messaging?.stop().catch(() => {})

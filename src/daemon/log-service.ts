@@ -813,6 +813,11 @@ export class LogService {
     return this.digestCache.digest
   }
 
+  /** ms since the last sync batch came in (Infinity: none yet): a catch-up is under way while this is small */
+  msSinceBatch (): number {
+    return performance.now() - this.lastBatchAt
+  }
+
   secondsSinceSync (): number {
     return this.lastSyncAt === 0 ? -1 : (performance.now() - this.lastSyncAt) / 1000
   }

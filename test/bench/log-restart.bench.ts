@@ -4,13 +4,18 @@
 // from spawn to `ready`, the CPU seconds of that, the RSS, the first find
 // (which must see every finding), and the start phases the daemon logs.
 //
-//   npm run bench:restart -- --entries 1000000 [--runs 3] [--dir /tmp/x] [--cpu-prof DIR]
+//   npm run bench:restart -- --entries 1000000 [--runs 3] [--dir /tmp/x] [--cpu-prof DIR] [--kill]
+//
+// With --kill, every stop is a SIGKILL (a crash, an OOM kill): the
+// checkpoints are first removed and the daemon started on the log alone, and
+// killed once it has written them while running; each restart then starts
+// from what a killed daemon left.
 //
 // With --dir, a data dir seeded before with the same count and seed is
 // reused (its `bench-seed.json` says which), so iterating on the restart does
 // not sign a million entries each time.
 import { existsSync } from 'node:fs'
-import { mkdir, readFile, rm, writeFile } from 'node:fs/promises'
+import { mkdir, readFile, rm, stat, writeFile } from 'node:fs/promises'
 import { loadavg } from 'node:os'
 import { join } from 'node:path'
 import { performance } from 'node:perf_hooks'
@@ -29,10 +34,12 @@ interface Args {
   board: number
   dir?: string
   profileDir?: string
+  /** stop with SIGKILL, from checkpoints written while running */
+  kill: boolean
 }
 
 function parseArgs (argv: string[]): Args {
-  const a: Args = { entries: 100_000, authors: 20, runs: 3, board: 0 }
+  const a: Args = { entries: 100_000, authors: 20, runs: 3, board: 0, kill: false }
   for (let i = 0; i < argv.length; i++) {
     const v = argv[i + 1]
     switch (argv[i]) {
@@ -42,6 +49,7 @@ function parseArgs (argv: string[]): Args {
       case '--board': a.board = Number(v); i++; break
       case '--dir': a.dir = v; i++; break
       case '--cpu-prof': a.profileDir = v; i++; break
+      case '--kill': a.kill = true; break
       default: throw new Error(`unknown argument ${argv[i]}`)
     }
   }
@@ -149,7 +157,30 @@ async function main (): Promise<void> {
     const r = await daemon.agency.call(c => c.searchFindings, { query, kind: '', pathPrefix: '', tag: '', author: '', since: 0, until: 0, limit: 20 }, 10 * 60_000)
     return { ms: performance.now() - t0, hits: r.hits.length }
   }
+  const checkpoints = ['log-checkpoint', 'findings-checkpoint', 'board-checkpoint']
   try {
+    if (args.kill) {
+      // no checkpoint written at a stop: the daemon starts on the log alone and writes them while running
+      for (const f of checkpoints) await rm(join(dir, f), { force: true })
+      await writeFile(logFile, '')
+      const t = performance.now()
+      const since = Date.now()
+      await daemon.start()
+      const pid = daemon.pid as number
+      process.stderr.write(`start on the log alone (full fold) ${((performance.now() - t) / 1000).toFixed(1)} s\n`)
+      const written = async (f: string): Promise<boolean> => {
+        try { return (await stat(join(dir, f))).mtimeMs >= since && !existsSync(join(dir, `${f}.tmp`)) } catch { return false }
+      }
+      for (;;) {
+        if ((await Promise.all(checkpoints.map(written))).every(Boolean)) break
+        if (performance.now() - t > 30 * 60_000) throw new Error('the checkpoints were not all written while running within 30 min')
+        await new Promise(resolve => setTimeout(resolve, 200))
+      }
+      const cpu = await cpuSecondsOf(pid)
+      const board = (await readFile(logFile, 'utf8')).split('\n').filter(l => l.includes('"board checkpoint written"')).map(l => JSON.parse(l) as { bytes: number, encodeMs: number })
+      process.stderr.write(`checkpoints written while running, ${((performance.now() - t) / 1000).toFixed(1)} s after spawn (${cpu.toFixed(2)} CPU s); board checkpoint: ${board.map(b => `${b.bytes} bytes, encoded in ${b.encodeMs} ms`).join('; ')}\n`)
+      await daemon.stop('SIGKILL')
+    }
     // the first start on a fresh seed folds the whole log; its stop writes the checkpoints
     if (!existsSync(join(dir, 'log-checkpoint'))) {
       const t = performance.now()
@@ -158,6 +189,7 @@ async function main (): Promise<void> {
       await search('lease')
       await daemon.stop()
     }
+    if (args.kill) console.log('Each stop a SIGKILL; the checkpoints those written while running.\n')
     console.log('| entries | restart (s) | CPU s, spawn to ready | RSS / anon (MiB) | first find (ms), hits | tasks (done) | start phases (ms) | load (1 min) |')
     console.log('|---:|---:|---:|---:|---:|---:|---|---:|')
     for (let r = 0; r < args.runs; r++) {
@@ -177,7 +209,7 @@ async function main (): Promise<void> {
       const info = await daemon.logInfo()
       if (info.entries !== args.entries) throw new Error(`the daemon holds ${info.entries} entries, not ${args.entries}`)
       const { tasks } = await daemon.agency.call(c => c.listTasks, { state: '' })
-      await daemon.stop()
+      await daemon.stop(args.kill ? 'SIGKILL' : 'SIGTERM')
       const phases = phasesOf(await readFile(logFile, 'utf8'))
       const p = phases === undefined ? '' : Object.entries(phases).map(([k, v]) => `${k} ${v.toFixed(0)}`).join(', ')
       console.log(`| ${args.entries} | ${seconds.toFixed(2)} | ${cpu.toFixed(2)} | ${mem.rss.toFixed(0)} / ${mem.anon.toFixed(0)} | ${find.ms.toFixed(0)}, ${find.hits} | ${tasks.length} (${tasks.filter(t => t.state === 'done').length}) | ${p} | ${load.toFixed(1)} |`)
