@@ -268,8 +268,9 @@ export class BoardService {
     return done
   }
 
+  /** The protocol's claims and releases: on disk and published before their answers go out, their accepted records written behind (appendPlaced). */
   private async appendAll (out: ProtocolOutput): Promise<void> {
-    for (const a of out.append) await this.init.log.append(a.kind, a.body)
+    for (const a of out.append) await this.init.log.appendPlaced(a.kind, a.body)
   }
 
   /** One timer for the end of the earliest settle window. */

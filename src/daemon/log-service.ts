@@ -635,13 +635,32 @@ export class LogService {
    * ownHeadWaitMs).
    */
   async append<K extends EntryKind> (kind: K, body: DeepPartial<KindBodies[K]>): Promise<StoredEntry> {
+    const { entry, stored } = await this.appendOwn(kind, body)
+    await stored
+    return entry
+  }
+
+  /**
+   * As append, but resolves once the entry is on disk (synced), in the log
+   * and published, without waiting for its accepted record's write, which
+   * is queued behind the peers' entries being stored (in a burst of claims,
+   * one per peer) and which a restart does without (the entry is taken in
+   * from the synced pending set): what a claim's answer waits for.
+   */
+  async appendPlaced<K extends EntryKind> (kind: K, body: DeepPartial<KindBodies[K]>): Promise<StoredEntry> {
+    const { entry, stored } = await this.appendOwn(kind, body)
+    // its failure is logged where it is written (the entry stays in the pending set)
+    stored.catch(() => {})
+    return entry
+  }
+
+  private async appendOwn<K extends EntryKind> (kind: K, body: DeepPartial<KindBodies[K]>): Promise<{ entry: StoredEntry, stored: Promise<void> }> {
     if (this.storageFailure != null) throw this.unwritable(this.storageFailure)
     const { entry, placed, stored } = await this.own.append(kind, body as any)
     this.announceAccepted(placed, false)
     // On disk already (the synced pending write): the accepted record's write need not hold up the swarm.
     for (const e of placed) await this.gossip?.publishEntry(e.bytes)
-    await stored
-    return entry
+    return { entry, stored }
   }
 
   /** Gossip handler: judge an entry, store what is accepted or pending. */

@@ -1,10 +1,14 @@
 // Growable columns of numbers and fixed-size byte records, in chunks of typed
 // arrays: a million entries' index fields cost a few bytes each instead of an
-// object apiece, and growing never copies what is already there.
+// object apiece, and growing copies at most the first chunk (which starts
+// small and doubles: a column per author, at a few entries each, would
+// otherwise cost a whole chunk apiece, 256 KiB for an int32 column).
 
 const CHUNK_BITS = 16
 const CHUNK = 1 << CHUNK_BITS
 const MASK = CHUNK - 1
+/** the first chunk's size at first: it doubles up to CHUNK */
+const FIRST = 16
 
 type NumberArray = Int32Array | Float64Array | Uint8Array | Uint16Array
 
@@ -24,9 +28,25 @@ export class NumberColumn<T extends NumberArray = NumberArray> {
 
   push (value: number): void {
     const i = this.size
-    if ((i & MASK) === 0) this.chunks.push(this.make(CHUNK))
-    this.chunks[i >>> CHUNK_BITS][i & MASK] = value
+    this.room(i >>> CHUNK_BITS, (i & MASK) + 1)[i & MASK] = value
     this.size++
+  }
+
+  /** Chunk `c`, made or grown to hold at least `need` values (need <= CHUNK): only the first is ever smaller than CHUNK. */
+  private room (c: number, need: number): T {
+    const chunk = this.chunks[c]
+    if (chunk !== undefined && chunk.length >= need) return chunk
+    if (c > 0) {
+      const full = this.make(CHUNK)
+      this.chunks.push(full)
+      return full
+    }
+    let size = Math.max(FIRST, (chunk?.length ?? 0) * 2)
+    while (size < need) size *= 2
+    const grown = this.make(Math.min(CHUNK, size))
+    if (chunk !== undefined) grown.set(chunk as unknown as ArrayLike<number>)
+    this.chunks[0] = grown
+    return grown
   }
 
   /** The value at `i` (0 <= i < length; not checked). */
@@ -58,9 +78,8 @@ export class NumberColumn<T extends NumberArray = NumberArray> {
     const typed = values as unknown as T
     for (let from = 0; from < typed.length;) {
       const i = this.size
-      if ((i & MASK) === 0) this.chunks.push(this.make(CHUNK))
       const take = Math.min(CHUNK - (i & MASK), typed.length - from)
-      this.chunks[i >>> CHUNK_BITS].set(typed.subarray(from, from + take) as unknown as ArrayLike<number>, i & MASK)
+      this.room(i >>> CHUNK_BITS, (i & MASK) + take).set(typed.subarray(from, from + take) as unknown as ArrayLike<number>, i & MASK)
       this.size += take
       from += take
     }
