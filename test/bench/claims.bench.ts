@@ -36,13 +36,15 @@ import { Daemon } from '../../src/daemon/daemon.js'
 import { ClaimOutcome, type AgencyClient, type ClaimReply } from '../../src/gen/agency/v1/api.js'
 import { startLocalDaemon, type LocalDaemon } from '../../src/swarm/local-daemon.js'
 import { inProcessHeartbeatRate } from './mesh-agency.js'
+import { ClaimsTrace } from './claims-trace.js'
+import { hostedSwarm } from './claims-hosts.js'
 
 const run = promisify(execFile)
 
-interface Args { agents: number[], tasksPerAgent: number, processesUpTo: number, warmupS: number, skipGit: boolean, out: string, cpuProf: string }
+interface Args { agents: number[], tasksPerAgent: number, processesUpTo: number, warmupS: number, skipGit: boolean, out: string, cpuProf: string, trace: boolean, perProcess: number }
 
 function parseArgs (argv: string[]): Args {
-  const a: Args = { agents: [8, 16, 64], tasksPerAgent: 2, processesUpTo: 16, warmupS: 60, skipGit: false, out: 'results', cpuProf: '' }
+  const a: Args = { agents: [8, 16, 64], tasksPerAgent: 2, processesUpTo: 16, warmupS: 60, skipGit: false, out: 'results', cpuProf: '', trace: false, perProcess: 0 }
   for (let i = 0; i < argv.length; i++) {
     const v = argv[i + 1]
     switch (argv[i]) {
@@ -53,6 +55,8 @@ function parseArgs (argv: string[]): Args {
       case '--skip-git': a.skipGit = true; break
       case '--out': a.out = v ?? ''; i++; break
       case '--cpu-prof': a.cpuProf = v ?? ''; i++; break
+      case '--trace': a.trace = true; break
+      case '--daemons-per-process': a.perProcess = Number(v); i++; break
       default: throw new Error(`unknown argument ${argv[i]} (--agents 8,16,64 --tasks-per-agent 2 --processes-up-to 16 --skip-git --out results)`)
     }
   }
@@ -145,10 +149,12 @@ interface Swarm {
   readyCounts: () => Promise<number[]>
   /** adds the tasks at the first daemon */
   addTasks: (tasks: string[]) => Promise<void>
-  /** per daemon, in-process only: its settle window now, and the p99 round trip it comes from */
-  windows?: () => Array<{ settleMs: number, p99?: number }>
-  /** in-process only: what the first daemon's log holds by kind, and the task states and live peers it sees */
-  diagnose?: () => string
+  /** per daemon, not for agentd processes: its settle window now, and the p99 round trip it comes from */
+  windows?: () => Promise<Array<{ settleMs: number, p99?: number }>>
+  /** not for agentd processes: what the first daemon's log holds by kind, and the task states and live peers it sees */
+  diagnose?: () => Promise<string>
+  /** not for agentd processes: the per-agent timestamps of the claims (--trace); start before the first call, collect after the last answer */
+  trace?: { t: ClaimsTrace, start: () => Promise<void>, collect: () => Promise<void> }
   /** CPU-seconds the daemons have used so far (user + system) */
   cpuSeconds: () => Promise<number>
   stop: () => Promise<void>
@@ -220,7 +226,7 @@ async function processSwarm (n: number, root: string): Promise<Swarm> {
   }
 }
 
-async function inProcessSwarm (n: number, root: string): Promise<Swarm> {
+async function inProcessSwarm (n: number, root: string, trace: boolean): Promise<Swarm> {
   const daemons: Daemon[] = []
   const servers: GrpcServer[] = []
   const addrs = Array.from({ length: n }, (_, i) => `/memory/claims-bench-${randomUUID()}-${i}`)
@@ -252,9 +258,10 @@ async function inProcessSwarm (n: number, root: string): Promise<Swarm> {
     // Straight to the objects: 128 appends through one busy process outlast any deadline a call would have.
     readyCounts: async () => daemons.map(d => d.boardService.board.ready(d.boardService.now()).length),
     addTasks: async (tasks) => { await daemons[0].boardService.addTasks(tasks.map(taskOf)) },
-    windows: () => daemons.map(d => ({ settleMs: d.boardService.settleMs(), p99: d.boardService.settle.p99(d.boardService.now()) })),
+    windows: async () => daemons.map(d => ({ settleMs: d.boardService.settleMs(), p99: d.boardService.settle.p99(d.boardService.now()) })),
     cpuSeconds: async () => ownCpuSeconds(),
-    diagnose: () => {
+    ...(trace ? { trace: inProcessTrace(new ClaimsTrace(daemons)) } : {}),
+    diagnose: async () => {
       const d = daemons[0]
       const now = d.boardService.now()
       const states = new Map<string, number>()
@@ -271,10 +278,14 @@ async function inProcessSwarm (n: number, root: string): Promise<Swarm> {
   }
 }
 
+function inProcessTrace (t: ClaimsTrace): NonNullable<Swarm['trace']> {
+  return { t, start: async () => { t.start() }, collect: async () => {} }
+}
+
 async function agencyRun (n: number, tasks: string[], a: Args, log: (s: string) => void): Promise<Result & { mode: string }> {
   const root = await mkdtemp(join(tmpdir(), 'agency-bench-claims-'))
   const started = performance.now()
-  const swarm = n <= a.processesUpTo ? await processSwarm(n, root) : await inProcessSwarm(n, root)
+  const swarm = n <= a.processesUpTo ? await processSwarm(n, root) : a.perProcess > 0 ? await hostedSwarm(n, root, a.perProcess, a.trace) : await inProcessSwarm(n, root, a.trace)
   try {
     const { clients } = swarm
     log(`    agency: ${swarm.mode}, started in ${((performance.now() - started) / 1000).toFixed(0)} s`)
@@ -297,14 +308,16 @@ async function agencyRun (n: number, tasks: string[], a: Args, log: (s: string) 
     log(`    load average when the claims start: ${loadavg().map(x => x.toFixed(1)).join(' ')}`)
     const profiler = await startProfile(a.cpuProf)
     const cpu0 = await swarm.cpuSeconds()
+    await swarm.trace?.start()
     const t0 = performance.now()
     let failedCalls = 0
-    const claimUntilHeld = async (c: Agency): Promise<Claimed> => {
+    const claimUntilHeld = async (c: Agency, i: number): Promise<Claimed> => {
       let calls = 0
       let attempts = 0
       let last: ClaimReply | undefined
       while (calls < 20) {
         calls++
+        swarm.trace?.t.call(i)
         try {
           last = await c.call((x: AgencyClient) => x.claim, { task: '', scope: [], noWait: false, next: true }, 300_000)
         } catch (err) {
@@ -320,17 +333,25 @@ async function agencyRun (n: number, tasks: string[], a: Args, log: (s: string) 
         if (last.outcome === ClaimOutcome.CLAIM_NONE_READY) await sleep(100)
       }
       if (last?.outcome !== ClaimOutcome.CLAIM_HELD) throw new Error(`agency: an agent is not HELD after ${calls} calls`)
+      swarm.trace?.t.received(i)
       return { calls, attempts, last, at: performance.now() }
     }
     let heldCount = 0
     const progress = setInterval(() => {
-      const w = swarm.windows?.().map(x => x.settleMs).sort((x, y) => x - y)
-      log(`    ${((performance.now() - t0) / 1000).toFixed(0)} s: ${heldCount} of ${n} HELD${w === undefined ? '' : `, settle windows now ${w[0].toFixed(0)} to ${w[w.length - 1].toFixed(0)} ms (median ${w[w.length >> 1].toFixed(0)})`}${swarm.diagnose === undefined ? '' : `; ${swarm.diagnose()}`}`)
+      void (async () => {
+        const w = (await swarm.windows?.())?.map(x => x.settleMs).sort((x, y) => x - y)
+        const d = await swarm.diagnose?.()
+        log(`    ${((performance.now() - t0) / 1000).toFixed(0)} s: ${heldCount} of ${n} HELD${w === undefined ? '' : `, settle windows now ${w[0].toFixed(0)} to ${w[w.length - 1].toFixed(0)} ms (median ${w[w.length >> 1].toFixed(0)})`}${d === undefined ? '' : `; ${d}`}`)
+      })().catch(() => {})
     }, 10_000)
     // The profile is written whether or not every agent got to HELD: a burst that does not get through is the one to look at.
-    const answers = await Promise.all(clients.map(async c => { const x = await claimUntilHeld(c); heldCount++; return x }))
+    const answers = await Promise.all(clients.map(async (c, i) => { const x = await claimUntilHeld(c, i); heldCount++; return x }))
       .finally(async () => { clearInterval(progress); await profiler?.(join(a.cpuProf, `claims-${n}.cpuprofile`)) })
     const cpuSeconds = await swarm.cpuSeconds() - cpu0
+    if (swarm.trace !== undefined) {
+      await swarm.trace.collect()
+      log(`    where the time went (ms from the first call):\n${swarm.trace.t.summary()}${process.env.BENCH_CLAIMS_DEBUG === '1' ? `\n      per agent: call, written, window end, protocol HELD, append resolved, daemon answered, client HELD\n${swarm.trace.t.rows()}` : ''}`)
+    }
     if (failedCalls > 0) log(`    ${failedCalls} claim calls failed and were made again`)
     const connections = connectionSpread(await swarm.views())
     if (process.env.BENCH_CLAIMS_DEBUG === "1") log(answers.map(x => `${((x.at - t0) / 1000).toFixed(2)}s/${x.attempts}/${x.last.settleMs.toFixed(0)}`).join(" "))
@@ -352,7 +373,7 @@ async function agencyRun (n: number, tasks: string[], a: Args, log: (s: string) 
       lateLosses += lost.length
       log(`    ${lost.length} HELD answers were outbid by a claim that arrived after the window: claiming again`)
       await Promise.all(lost.map(async i => {
-        const again = await claimUntilHeld(clients[i])
+        const again = await claimUntilHeld(clients[i], i)
         answers[i] = { ...again, calls: answers[i].calls + again.calls, attempts: answers[i].attempts + again.attempts }
       }))
     }
