@@ -389,8 +389,6 @@ export class Daemon {
         messaging.flushPeer(p.peerId).catch(() => {})
       },
       onLeft: p => { events.emit({ type: 'peer_left', peerId: p.peerId, peerName: p.name }) },
-      // a peer's fresh entry keeps its leases as its heartbeat would (presence-service heardEntryFrom)
-      onAlive: p => { boardService.heard(p.peerId, p.intervalMs ?? 0) },
       onHeartbeat: (p, heartbeat) => {
         dialer.remember(p.peerId, p.addrs)
         boardService.heard(p.peerId, heartbeat.intervalMs)
@@ -430,7 +428,6 @@ export class Daemon {
     // Heartbeats carry the claims held and the harness state: a change goes out at once.
     boardService.onHeldChanged(() => { presence.beatIfChanged().catch(() => {}) })
     harness?.onChange(() => { presence.beatIfChanged().catch(() => {}) })
-    logService.onFreshEntry(author => { presence.heardEntryFrom(author) })
     b.gossip = new SwarmGossip(node, config.swarm, {
       onEntry: async (bytes, from) => await logService.receiveGossip(bytes, from),
       onPresence: (p, from) => presence.receive(p, from),
@@ -442,10 +439,7 @@ export class Daemon {
         return 'accept'
       },
       onForkProof: async (p, from) => await logService.receiveForkProof(p, from),
-      onPublished: (kind, recipients) => {
-        metrics.gossipOut.inc({ kind })
-        if (kind === 'entry') presence.ownEntrySent(recipients)
-      },
+      onPublished: (kind) => { metrics.gossipOut.inc({ kind }) },
       onJudged: (kind, verdict, from) => {
         metrics.gossipIn.inc({ kind, verdict })
         if (verdict === 'reject') guard.strike(from, `invalid gossip (${kind})`)

@@ -94,11 +94,6 @@ export class LogService {
   /** the first failed write to the data dir; every later write is refused */
   private storageFailure?: Error
   private readonly listeners = new Set<(e: StoredEntry) => void>()
-  /** told the author of every peer's entry that gossip brought and the log accepted at once */
-  private readonly freshListeners = new Set<(author: string) => void>()
-  /** gossiped entries accepted, whose listeners run once gossipsub has forwarded them (see receiveGossip) */
-  private unannounced: StoredEntry[] = []
-  private announcing?: NodeJS.Immediate
   private readonly faultListeners = new Set<(author: string, fromSeq: number) => void>()
   /** per faulty author, the fork seq last told to the fault listeners */
   private readonly faultsTold = new Map<string, number>()
@@ -563,7 +558,6 @@ export class LogService {
 
   async stop (): Promise<void> {
     this.stopped = true
-    this.announceDeferred()
     clearTimeout(this.timer)
     clearTimeout(this.ownHeadTimer)
     if (this.indexing !== undefined) clearImmediate(this.indexing)
@@ -634,16 +628,6 @@ export class LogService {
   }
 
   /**
-   * Tells `listener` the author of each peer's entry that came in on gossip
-   * and was accepted at once (not one a gap held back, not one from sync):
-   * its author sent it moments ago, which says it is alive as a heartbeat does.
-   */
-  onFreshEntry (listener: (author: string) => void): () => void {
-    this.freshListeners.add(listener)
-    return () => { this.freshListeners.delete(listener) }
-  }
-
-  /**
    * Appends a local entry. Resolves once it is on disk (synced): an entry
    * acknowledged to the agent survives a crash. Nothing (sync, gossip, the
    * API, the board) sees it before that; then it is gossiped. After a
@@ -673,14 +657,9 @@ export class LogService {
   private async appendOwn<K extends EntryKind> (kind: K, body: DeepPartial<KindBodies[K]>): Promise<{ entry: StoredEntry, stored: Promise<void> }> {
     if (this.storageFailure != null) throw this.unwritable(this.storageFailure)
     const { entry, placed, stored } = await this.own.append(kind, body as any)
-    // On disk already (the synced pending write): the accepted record's write
-    // need not hold up the swarm, and neither need this daemon's own listeners
-    // (the board's fold, the findings index, the API's streams): the entry
-    // goes out first. Publishing ends within microtasks (the frames are
-    // written to the sockets), so no peer's answer is read before the
-    // listeners have heard of the entry.
-    for (const e of placed) await this.gossip?.publishEntry(e.bytes)
     this.announceAccepted(placed, false)
+    // On disk already (the synced pending write): the accepted record's write need not hold up the swarm.
+    for (const e of placed) await this.gossip?.publishEntry(e.bytes)
     return { entry, stored }
   }
 
@@ -696,10 +675,9 @@ export class LogService {
     this.persistResult(result).catch(() => {})
     switch (result.status) {
       case 'accepted': {
-        const entry = result.accepted.find(a => a.id === result.id)?.entry
         // The author's clock to this one: a dashboard figure, skew included; the settle window uses round trips.
-        if (entry != null) this.init.metrics.gossipLatency.observe(Math.max(0, (this.init.wallClock?.() ?? Date.now()) - entry.time) / 1000)
-        if (entry != null) for (const l of this.freshListeners) l(entry.author)
+        const sent = result.accepted.find(a => a.id === result.id)?.entry.time
+        if (sent != null) this.init.metrics.gossipLatency.observe(Math.max(0, (this.init.wallClock?.() ?? Date.now()) - sent) / 1000)
         return 'accept'
       }
       case 'duplicate':
@@ -745,10 +723,7 @@ export class LogService {
         await log.putAccepted(r.accepted, { sync: false })
         if (leftover.length > 0) await log.removePending(leftover)
       })
-      // Its listeners run once gossipsub has forwarded it (the verdict
-      // resolves in microtasks, the forward writes the frames): a relay's
-      // board fold, findings index and API streams stay off the next hop's path.
-      this.announceAfterForward(r.accepted)
+      this.announceAccepted(r.accepted, false)
       await written
     } else if (r.status === 'pending') {
       const removed = r.pendingRemoved.map(p => p.id)
@@ -833,29 +808,8 @@ export class LogService {
     for (const proof of r.forks) this.spreadForkProof(proof)
   }
 
-  private announceAfterForward (accepted: StoredEntry[]): void {
-    for (const e of accepted) this.unannounced.push(e)
-    this.announcing ??= setImmediate(() => { this.announceDeferred() })
-  }
-
-  /** Tells the listeners of the gossiped entries not told yet, in the order they were accepted. */
-  private announceDeferred (): void {
-    if (this.announcing !== undefined) clearImmediate(this.announcing)
-    this.announcing = undefined
-    if (this.unannounced.length === 0) return
-    const accepted = this.unannounced
-    this.unannounced = []
-    this.tellAccepted(accepted, false)
-  }
-
-  /** Tells the listeners of entries accepted now (`bulk`: a sync batch), after any gossiped ones still waiting (the listeners hear them in log order). */
+  /** Tells the index, the metrics and the listeners of newly accepted entries (`bulk`: a sync batch). */
   private announceAccepted (accepted: StoredEntry[], bulk: boolean): void {
-    this.announceDeferred()
-    this.tellAccepted(accepted, bulk)
-  }
-
-  /** Tells the index, the metrics and the listeners of newly accepted entries. */
-  private tellAccepted (accepted: StoredEntry[], bulk: boolean): void {
     // counted per kind once per call: a labelled counter's look-up per entry showed in a bulk sync's profile
     const byKind = new Map<string, number>()
     for (const e of accepted) byKind.set(e.entry.kind, (byKind.get(e.entry.kind) ?? 0) + 1)

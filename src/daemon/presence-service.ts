@@ -24,12 +24,8 @@ export interface PresenceServiceInit {
   onLeft: (p: PeerRecord) => void
   /** a heartbeat that changed the directory (not a stale or reordered one) */
   onHeartbeat?: (p: PeerRecord, heartbeat: Presence) => void
-  /** a live peer's fresh entry kept it live, as its heartbeat would have (see heardEntryFrom) */
-  onAlive?: (p: PeerRecord) => void
   /** the wall clock heartbeats carry (informational: liveness never reads it) */
   wallClock?: () => number
-  /** the monotonic clock liveness and the beat's timing read (default performance.now; tests move it) */
-  monoClock?: () => number
   /** the directory to keep the peers in (default: a new one) */
   directory?: PeerDirectory
 }
@@ -52,21 +48,12 @@ export class PresenceService {
   private lastBeat = ''
   /** how many claims the last heartbeat carried */
   private lastHeld = 0
-  /** monotonic times of the last heartbeat sent and of the last own entry gossiped to a peer */
-  private lastBeatAt = 0
-  private lastEntryAt = 0
-  /** the delay the next beat was armed with */
-  private beatDelayMs = 0
   readonly policy: HeartbeatPolicy
 
   constructor (init: PresenceServiceInit) {
     this.init = init
     this.policy = heartbeatPolicy(init.heartbeatMs, init.liveTimeoutMs, init.heartbeatMaxRate)
     this.directory = init.directory ?? new PeerDirectory({ liveTimeoutMs: init.liveTimeoutMs })
-  }
-
-  private now (): number {
-    return this.init.monoClock?.() ?? performance.now()
   }
 
   /** The state of the agent beside the daemon, carried in every heartbeat ('' without a harness). */
@@ -108,54 +95,8 @@ export class PresenceService {
     clearTimeout(this.heartbeatTimer)
     this.heartbeatTimer = setTimeout(() => {
       if (this.stopped) return
-      const wait = this.beatMayWaitMs(this.now())
-      if (wait > 0) this.rearm(wait)
-      else this.beat().catch(() => {})
-    }, delayMs)
-  }
-
-  private rearm (delayMs: number): void {
-    clearTimeout(this.heartbeatTimer)
-    this.heartbeatTimer = setTimeout(() => {
-      if (this.stopped) return
       this.beat().catch(() => {})
     }, delayMs)
-  }
-
-  /**
-   * An own entry gossiped to peers since the last beat told them this daemon
-   * is alive, as a heartbeat does (they count it: heardEntryFrom). The beat
-   * that falls due then waits until one interval after that entry, unless it
-   * has something new to say (other claims, status, addresses, harness), and
-   * never beyond two intervals after the last beat: a peer that counts only
-   * heartbeats still hears one well within the lease (5 intervals at the
-   * defaults). A holder that writes entries often (claims, findings, test
-   * runs) beats less: in a busy swarm heartbeats were most of the messages.
-   * Returns how much longer the beat waits (0: beat now).
-   */
-  beatMayWaitMs (now: number): number {
-    if (this.lastEntryAt <= this.lastBeatAt) return 0
-    if (this.saying().beat !== this.lastBeat) return 0
-    const until = Math.min(this.lastEntryAt + this.beatDelayMs, this.lastBeatAt + 2 * this.beatDelayMs)
-    const wait = Math.round(until - now)
-    return wait >= 5 ? wait : 0
-  }
-
-  /** An own entry was gossiped to `recipients` peers now. */
-  ownEntrySent (recipients: number): void {
-    if (recipients > 0) this.lastEntryAt = this.now()
-  }
-
-  /**
-   * A peer's entry reached this daemon on gossip and was accepted at once:
-   * its author sent it moments ago, so a live author stays live (in the
-   * directory and, through onAlive, in the leases) as if its heartbeat had
-   * come. Entries from sync prove nothing about now and are not counted.
-   */
-  heardEntryFrom (author: string): void {
-    if (author === this.init.signer.author) return
-    const record = this.directory.touch(author, this.now())
-    if (record != null) this.init.onAlive?.(record)
   }
 
   /**
@@ -202,11 +143,9 @@ export class PresenceService {
     this.lastBeat = beat
     this.lastHeld = claims.length
     const intervalMs = this.announcedIntervalMs
-    this.lastBeatAt = this.now()
-    this.beatDelayMs = Math.round(intervalMs * (0.9 + Math.random() * 0.1))
     // The next beat is armed before this one is sent: a beat that fails to
     // publish (no peers yet) must not stop the heartbeat.
-    this.scheduleBeat(this.beatDelayMs)
+    this.scheduleBeat(Math.round(intervalMs * (0.9 + Math.random() * 0.1)))
     const p = signPresence(this.init.signer, {
       name: this.init.name,
       status: this.status,
@@ -224,7 +163,7 @@ export class PresenceService {
   receive (p: Presence, _from: string): Verdict {
     if (!verifyPresence(p)) return 'reject'
     if (p.peerId === this.init.signer.author) return 'ignore'
-    const now = this.now()
+    const now = performance.now()
     const seen = this.directory.observe({
       peerId: p.peerId,
       name: p.name,
@@ -233,8 +172,7 @@ export class PresenceService {
       addrs: p.addrs,
       seq: p.seq,
       harness: p.harness,
-      timeoutMs: liveTimeoutForMs(p.intervalMs, this.policy),
-      intervalMs: p.intervalMs
+      timeoutMs: liveTimeoutForMs(p.intervalMs, this.policy)
     }, now)
     if (seen === 'stale') return 'ignore'
     const record = this.directory.get(p.peerId)
@@ -246,14 +184,14 @@ export class PresenceService {
   }
 
   private expire (): void {
-    for (const p of this.directory.expire(this.now())) this.init.onLeft(p)
+    for (const p of this.directory.expire(performance.now())) this.init.onLeft(p)
   }
 
   isLive (peerId: string): boolean {
-    return peerId === this.init.signer.author || this.directory.isLive(peerId, this.now())
+    return peerId === this.init.signer.author || this.directory.isLive(peerId, performance.now())
   }
 
   livePeers (): PeerRecord[] {
-    return this.directory.live(this.now())
+    return this.directory.live(performance.now())
   }
 }

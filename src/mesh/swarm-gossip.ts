@@ -19,8 +19,8 @@ export interface SwarmGossipHandlers {
   onAnnouncement: (a: Announcement, from: string) => Verdict
   /** two entries by one author at one seq; default: ignored */
   onForkProof?: (p: ForkProof, from: string) => Verdict | Promise<Verdict>
-  /** a message of this kind was published, sent to `recipients` peers */
-  onPublished?: (kind: GossipKind, recipients: number) => void
+  /** a message of this kind was published, for metrics */
+  onPublished?: (kind: GossipKind) => void
   /** a message was received and judged, for metrics */
   onJudged?: (type: string, verdict: Verdict, from: string) => void
 }
@@ -86,8 +86,8 @@ export class SwarmGossip {
 
   private async publish (kind: GossipKind, data: Uint8Array): Promise<void> {
     try {
-      const { recipients } = await this.node.services.pubsub.publish(this.topic, data)
-      this.handlers.onPublished?.(kind, recipients.length)
+      await this.node.services.pubsub.publish(this.topic, data)
+      this.handlers.onPublished?.(kind)
     } catch (err) {
       // Nobody to send to yet is not an error: anti-entropy and the next heartbeat catch up.
       this.log.debug({ err: (err as Error).message }, 'publish failed')

@@ -59,16 +59,6 @@ const findingBody = (k: number): { kind: string, text: string, paths: string[], 
 
 interface Published { key: string, kind: string, at: number, acked: number, from: number }
 
-/** Gossip messages summed over a swarm's daemons, by kind. */
-interface GossipCounts { accepted: Record<string, number>, sent: Record<string, number> }
-
-/** Per daemon and second over a window: what each daemon accepted and published, by kind (e.g. "presence 0.56 in / 0.06 out"). */
-function messageRates (c1: GossipCounts, c0: GossipCounts, n: number, seconds: number): string {
-  const kinds = [...new Set([...Object.keys(c1.accepted), ...Object.keys(c1.sent)])].filter(k => (c1.accepted[k] ?? 0) + (c1.sent[k] ?? 0) > 0).sort()
-  const rate = (a: Record<string, number>, b: Record<string, number>, k: string): string => (((a[k] ?? 0) - (b[k] ?? 0)) / n / seconds).toFixed(2)
-  return kinds.map(k => `${k} ${rate(c1.accepted, c0.accepted, k)} accepted / ${rate(c1.sent, c0.sent, k)} sent`).join(', ')
-}
-
 /** Per (message, receiving node) the time it was seen there, on this process's clock. */
 class Sightings {
   private readonly seen = new Map<string, Map<number, number>>()
@@ -131,8 +121,7 @@ class AgencySwarm {
         name: `bench-${i}`,
         dataDir: join(this.root, `n${i}`),
         peers: pickEarlier(addrs, i, o.bootstrap),
-        // metrics on a free port: the gossip messages each daemon judged and sent, by kind (messageCounts)
-        extraArgs: ['--metrics', '127.0.0.1:0', '--swarm', swarm, '--heartbeat-ms', String(o.heartbeatMs), '--live-timeout-ms', String(o.liveTimeoutMs), '--heartbeat-max-rate', String(o.heartbeatMaxRate ?? 16)],
+        extraArgs: ['--swarm', swarm, '--heartbeat-ms', String(o.heartbeatMs), '--live-timeout-ms', String(o.liveTimeoutMs), '--heartbeat-max-rate', String(o.heartbeatMaxRate ?? 16)],
         // e.g. "--require $PWD/test/bench/cpu-profiler.cjs": a CPU profiler in every daemon (see profileMark)
         env: process.env.BENCH_AGENTD_NODE_OPTIONS != null ? { NODE_OPTIONS: process.env.BENCH_AGENTD_NODE_OPTIONS } : undefined,
         startTimeoutMs: 120_000
@@ -166,22 +155,6 @@ class AgencySwarm {
   }
 
   pids (): number[] { return this.daemons.map(d => d.child.pid as number) }
-
-  /** Gossip messages all daemons have accepted (by kind) and published (by kind) so far, from their metrics. */
-  async messageCounts (): Promise<GossipCounts> {
-    const out: GossipCounts = { accepted: {}, sent: {} }
-    await Promise.all(this.daemons.map(async d => {
-      if (d.metrics == null) return
-      const text = await fetch(`http://${d.metrics}/metrics`).then(async r => await r.text()).catch(() => '')
-      for (const m of text.matchAll(/^agentd_gossip_messages_(received|sent)_total\{([^}]*)\} (\d+(?:\.\d+)?)$/gm)) {
-        const kind = /kind="([^"]+)"/.exec(m[2])?.[1] ?? '?'
-        if (m[1] === 'received' && !m[2].includes('verdict="accept"')) continue
-        const into = m[1] === 'received' ? out.accepted : out.sent
-        into[kind] = (into[kind] ?? 0) + Number(m[3])
-      }
-    }))
-    return out
-  }
 
   /** Publication k from a random daemon: a claim (even k) or a finding; resolves with its key once the author answered. */
   async publish (k: number): Promise<string> {
@@ -299,10 +272,8 @@ export async function tcpPair (n: number, o: MeshRunOptions): Promise<SetupResul
     const r = raw
     profileMark(a.daemons)
     const [a0, r0] = [await cpuOf(a.pids()), await cpuOf(r.pids())]
-    const m0 = await a.messageCounts()
     await sleep(o.idleMs)
     const [a1, r1] = [await cpuOf(a.pids()), await cpuOf(r.pids())]
-    const m1 = await a.messageCounts()
     profileMark(a.daemons)
     const idle = (c1: number[], c0: number[]): number => (sum(c1) - sum(c0)) / (o.idleMs / 1000) / n
     const rss = async (pids: number[]): Promise<number> => sum(await Promise.all(pids.map(childRssBytes))) / n
@@ -323,9 +294,6 @@ export async function tcpPair (n: number, o: MeshRunOptions): Promise<SetupResul
     profileMark(a.daemons)
     const [a2, r2] = [await cpuOf(a.pids()), await cpuOf(r.pids())]
     const busySeconds = (Date.now() - busyStart) / 1000
-    const m2 = await a.messageCounts()
-    const messages = `gossip per daemon and second, idle: ${messageRates(m1, m0, n, o.idleMs / 1000)}; publishing: ${messageRates(m2, m1, n, busySeconds)} (raw gossipsub: ${(2 * o.perKind / busySeconds / n).toFixed(2)} payloads published per node and second, none idle)`
-    o.log(`    agency × ${n} processes: ${messages}`)
     const payloadBytes = sizes.length === 0 ? 0 : Math.round(sum(sizes) / sizes.length)
 
     const acks = a.published.map(p => p.acked - p.at)
@@ -348,7 +316,7 @@ export async function tcpPair (n: number, o: MeshRunOptions): Promise<SetupResul
       cpuPerDeliveryMs: perDelivery(a2, a1, a0, aRecords),
       rssPerNodeBytes: aRss,
       startSeconds: a.startSeconds,
-      note: `times include the gRPC hop from each daemon to the benchmark process; ${messages}`
+      note: 'times include the gRPC hop from each daemon to the benchmark process'
     }, {
       setup: SETUP,
       system: 'raw gossipsub',

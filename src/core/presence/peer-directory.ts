@@ -18,8 +18,6 @@ export interface PeerRecord {
   harness?: string
   /** how long after lastSeen the peer stays live (from the interval it announced) */
   timeoutMs: number
-  /** the interval its last heartbeat announced (absent: not said) */
-  intervalMs?: number
   live: boolean
 }
 
@@ -33,8 +31,6 @@ export interface PresenceUpdate {
   harness?: string
   /** how long to wait for its next heartbeat; default: the directory's liveTimeoutMs */
   timeoutMs?: number
-  /** the interval the heartbeat announced */
-  intervalMs?: number
 }
 
 export interface PeerDirectoryInit {
@@ -57,20 +53,6 @@ export class PeerDirectory {
     const wasLive = known != null && this.isLive(update.peerId, now)
     this.peers.set(update.peerId, { ...update, timeoutMs: update.timeoutMs ?? this.liveTimeoutMs, lastSeen: now, live: true })
     return wasLive ? 'refreshed' : 'joined'
-  }
-
-  /**
-   * Another sign of life than a heartbeat (an entry the peer just gossiped):
-   * a live peer stays live for its timeout from `now`, as if its heartbeat
-   * had come again. Nothing else changes: a peer not known, or no longer
-   * live, waits for its heartbeat (it alone says who the peer is and what it
-   * holds). Returns the record when it was refreshed.
-   */
-  touch (peerId: string, now: number): PeerRecord | undefined {
-    const p = this.peers.get(peerId)
-    if (p == null || !this.isLive(peerId, now)) return undefined
-    if (now > p.lastSeen) p.lastSeen = now
-    return p
   }
 
   isLive (peerId: string, now: number): boolean {
