@@ -5,6 +5,7 @@
 // an agentd whose first catch-up's findings were indexed in a worker thread
 // answers, from the index it takes back, what the holder answers.
 import { readFile } from 'node:fs/promises'
+import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
 import { Daemon } from '../../src/daemon/daemon.js'
 import { FINDINGS_CHECKPOINT_FILE, removeCheckpoint } from '../../src/store/checkpoint-file.js'
@@ -106,7 +107,8 @@ describe('the first search', () => {
         (await p.agency.call(c => c.searchFindings, { query, kind: '', pathPrefix: '', tag: '', author: '', since: 0, until: 0, limit: 50 })).hits.map(h => [h.entry?.id, h.score, h.superseded])))
       const expected = await search(holder)
       expect(JSON.stringify(expected)).toContain('true')
-      const logFile = `${dir}-joiner.log`
+      // in a directory of its own that the cleanup removes (beside `dir`, it was left in /tmp)
+      const logFile = join(await procs.dirs.make('agency-first-search-log-'), 'joiner.log')
       const joiner = await procs.start({ name: 'joiner', peers: holder.addrs, logFile, env: { AGENCY_LOG_LEVEL: 'info', AGENCY_FINDINGS_WORKER: 'on' } })
       const target = (await holder.logInfo()).vectorDigest
       for (let i = 0; i < 600 && (await joiner.logInfo()).vectorDigest !== target; i++) await new Promise(resolve => setTimeout(resolve, 100))
