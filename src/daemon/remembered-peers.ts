@@ -18,7 +18,9 @@ export const MAX_REMEMBERED = 16
 /** addresses kept per peer, and the longest one kept */
 const MAX_ADDRS = 8
 const MAX_ADDR_CHARS = 256
-const KEY = 'mesh/remembered-peers'
+/** where the list is kept in the state store */
+export const REMEMBERED_PEERS_KEY = 'mesh/remembered-peers'
+const KEY = REMEMBERED_PEERS_KEY
 /** a save this long after a new connection (several connecting at once make one save) */
 const SAVE_AFTER_CONNECT_MS = 2000
 const SAVE_EVERY_MS = 60_000

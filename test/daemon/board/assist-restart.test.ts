@@ -14,6 +14,8 @@ import { rejectionOf, waitFor } from './helpers.js'
 import { notices, startAssistSwarm, type AssistSwarm } from './assist-swarm.js'
 import { decodeBody } from '../../../src/core/log/kinds.js'
 import type { Daemon } from '../../../src/daemon/daemon.js'
+import { REMEMBERED_PEERS_KEY } from '../../../src/daemon/remembered-peers.js'
+import { openStore } from '../../../src/store/open-store.js'
 
 let swarm: AssistSwarm
 let amy: Daemon
@@ -128,6 +130,11 @@ describe('an assist that landed while its daemon stopped', () => {
   })
 
   it('tells another assistant core is done when the integration that makes the done count arrives after the done, once', async () => {
+    // alone: without the peers of her last run, which a restart redials (remembered-peers), ivy's feed
+    // could reach her by sync before the test hands it over
+    await cat.stop()
+    const store = await openStore(cat.config.dataDir)
+    try { await store.state.del(REMEMBERED_PEERS_KEY) } finally { await store.close() }
     cat = await swarm.cluster.restart(cat, { peers: [] })
     expect(cat.assists.current()?.task).toBe('core')
     // bob's feed first: his request and his done, which does not count yet (nothing landed his work on cat's board).
