@@ -3,6 +3,8 @@
 // get its entry written ahead of the one it answers: the store keeps the
 // arrival order, and refuses (so the daemon would stop) anything out of it.
 import { afterAll, describe, expect, it } from 'vitest'
+import { REMEMBERED_PEERS_KEY } from '../../../src/daemon/remembered-peers.js'
+import { openStore } from '../../../src/store/open-store.js'
 import { Daemon } from '../../../src/daemon/daemon.js'
 import { InProcessDaemons, addrsOf, waitFor } from './helpers.js'
 
@@ -34,6 +36,9 @@ describe('an entry appended while a peer\'s entries are being accepted', () => {
     const digest = Buffer.from(answerer.logService.digest()).toString('hex')
     const dataDir = answerer.config.dataDir
     await answerer.stop()
+    // from its disk alone: not from the peers of its last run, which a restart redials (remembered-peers)
+    const store = await openStore(dataDir)
+    try { await store.state.del(REMEMBERED_PEERS_KEY) } finally { await store.close() }
     const again = new Daemon({ ...answerer.config, dataDir, peers: [], listen: [] })
     await again.start()
     try {
