@@ -11,6 +11,13 @@ export const MAX_ANNOUNCE_TEXT_BYTES = 16 * 1024
 /** Largest gossip message (an entry is smaller; this bounds everything else). */
 export const MAX_GOSSIP_BYTES = 256 * 1024
 
+/**
+ * The connections a node keeps before it closes some: gossipsub's upper mesh
+ * degree (Dhi, 12) and room for newcomers that dial it while they learn of
+ * others. The libp2p node refuses inbound connections at twice this.
+ */
+export const DEFAULT_MAX_CONNECTIONS = 16
+
 export function swarmTopic (swarm: string): string {
   return `/agency/swarm/${swarm}/1`
 }

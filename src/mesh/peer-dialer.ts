@@ -13,6 +13,7 @@ import { multiaddr, type Multiaddr } from '@multiformats/multiaddr'
 import type { MeshLibp2p } from './node.js'
 import type { Connection } from '@libp2p/interface'
 import type { Logger } from '../logger.js'
+import { DEFAULT_MAX_CONNECTIONS } from './constants.js'
 
 export interface PeerDialerInit {
   node: MeshLibp2p
@@ -47,12 +48,6 @@ interface DialTarget {
  */
 export const DEFAULT_TARGET_CONNECTIONS = 6
 
-/**
- * The connections a node keeps before it closes some: gossipsub's upper mesh
- * degree (Dhi, 12) and room for newcomers that dial it while they learn of
- * others. The libp2p node refuses inbound connections at twice this.
- */
-export const DEFAULT_MAX_CONNECTIONS = 16
 
 export class PeerDialer {
   private readonly node: MeshLibp2p

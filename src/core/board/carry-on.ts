@@ -15,18 +15,32 @@
 //
 // The simulator's carry-on (sim settings.carryOn) follows the same rule.
 
-import type { Board } from './board.js'
 import type { Landing } from './landed-work.js'
 
+/** A task's holder at its epoch, as the board answers it. */
+interface HeldAt { task: string, holder: string, epoch: number }
+
+/**
+ * What the carry-on rule reads of a board. The Board has all of it; the rule
+ * names only this, so the board can ask it without the two importing each other.
+ */
+export interface CarryOnBoard {
+  holder: (task: string) => HeldAt | undefined
+  holders: () => Map<string, HeldAt>
+  requestPending: (task: string, epoch: number, author: string) => boolean
+  requestLanded: (task: string, epoch: number, author: string) => boolean
+  landingsBy: (author: string) => Landing[]
+}
+
 /** Whether `me` holds `task` and asked for its integration at the epoch it holds, and the request is unanswered or landed. */
-export function onItsWay (board: Board, me: string, task: string): boolean {
+export function onItsWay (board: CarryOnBoard, me: string, task: string): boolean {
   const h = board.holder(task)
   if (h?.holder !== me) return false
   return board.requestPending(task, h.epoch, me) || board.requestLanded(task, h.epoch, me)
 }
 
 /** The agents holding a task that is not on its way: at work on it, so neither choosing a task nor free to receive one. */
-export function agentsAtWork (board: Board): Set<string> {
+export function agentsAtWork (board: CarryOnBoard): Set<string> {
   const out = new Set<string>()
   for (const h of board.holders().values()) {
     if (!out.has(h.holder) && !onItsWay(board, h.holder, h.task)) out.add(h.holder)
@@ -39,7 +53,7 @@ export function agentsAtWork (board: Board): Set<string> {
  * and that are not done: each wants `me`'s done at that epoch, naming the
  * landing's commit and paths. By task; one per task.
  */
-export function carriedWithoutDone (board: Board, me: string): Landing[] {
+export function carriedWithoutDone (board: CarryOnBoard, me: string): Landing[] {
   const out: Landing[] = []
   for (const l of board.landingsBy(me)) {
     const h = board.holder(l.task)
