@@ -294,7 +294,8 @@ export class FindingsIndex {
       paths: [...this.paths.names],
       tags: [...this.tags.names],
       ...this.docsBetween(firstDoc, n),
-      recency: Int32Array.from(this.byRecency().filter(d => d < n)),
+      // every document (the usual cut: the log's end) needs no filter
+      recency: n === this.docCursor.length ? Int32Array.from(this.byRecency()) : Int32Array.from(this.byRecency().filter(d => d < n)),
       superseded,
       segments
     }
