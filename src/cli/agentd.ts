@@ -5,6 +5,7 @@ import { readFile } from 'node:fs/promises'
 import { DEFAULTS } from '../daemon/config.js'
 import { defaultDataDir, defaultGrpcAddr } from '../addresses.js'
 import { loadOrCreateApiToken } from '../daemon/api-token.js'
+import { REMEMBERED_PEERS_MODES } from '../daemon/remembered-peers.js'
 import { serveDaemon } from './serve.js'
 import { HARNESS_POLICY_DEFAULTS } from '../harness/policy.js'
 import { ASSIST_DEFAULTS, HANDOFF_DEFAULTS } from '../core/board/index.js'
@@ -59,6 +60,7 @@ const program = new Command('agentd')
   .addOption(new Option('--swarm-key <file>', 'a private swarm: only daemons holding this pre-shared key can connect (make one with `agency keygen`)').env('AGENCY_SWARM_KEY'))
   .addOption(new Option('--api-token-file <file>', 'require this token (file contents) on every API call; a missing file is created with a new token (mode 0600); needed to serve --grpc beyond loopback').env('AGENCY_API_TOKEN_FILE'))
   .addOption(new Option('--allow-peers <ids>', 'only these peer ids may connect, comma-separated').env('AGENCY_ALLOW_PEERS').argParser(list))
+  .addOption(new Option('--remembered-peers <on|off|forget>', 'the peers of the last run: redialled at start and the connected ones remembered (on); neither, so a restart without --peers stays alone (off; the list is kept for a later on); or forgotten at start, then remembered anew (forget)').env('AGENCY_REMEMBERED_PEERS').choices([...REMEMBERED_PEERS_MODES]).default('on'))
   .addOption(new Option('--assist-budget <n>', 'assistants per held task at most: idle agents that help a task on the critical path with their own approach (docs/assist.md)').env('AGENCY_ASSIST_BUDGET').argParser(positiveInt('--assist-budget')).default(2))
   .addOption(new Option('--findings-worker <on|off>', 'build a first catch-up\'s findings index in a worker thread (about 15 % faster at 1M entries; the memory peaks about 110 MiB higher when it is taken back)').env('AGENCY_FINDINGS_WORKER').choices(['on', 'off']).default('off'))
   .addOption(new Option('--assist-after <duration>', 'a task is assisted only once held this long (0: as soon as it is held)').env('AGENCY_ASSIST_AFTER').argParser(durationFlag('--assist-after')).default(ASSIST_DEFAULTS.floorMs, '0'))
@@ -106,6 +108,7 @@ Examples:
         apiToken,
         swarmKey,
         allowPeers: opts.allowPeers ?? [],
+        rememberedPeers: opts.rememberedPeers,
         dataDir: opts.dataDir,
         peers: opts.peers ?? [],
         listen: opts.listen ?? [...DEFAULTS.listen],

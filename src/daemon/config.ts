@@ -1,5 +1,6 @@
 // The daemon's configuration, with defaults merged once.
 import type { HarnessPolicy } from '../harness/policy.js'
+import type { RememberedPeersMode } from './remembered-peers.js'
 
 export interface DaemonConfig {
   dataDir: string
@@ -55,6 +56,8 @@ export interface DaemonConfig {
   swarmKey?: Uint8Array
   /** when non-empty, only these peer ids may connect */
   allowPeers?: string[]
+  /** the peers of the last run (daemon/remembered-peers): redialled and remembered (on, the default), neither (off: a restart without peers stays alone), or forgotten at start and remembered anew (forget) */
+  rememberedPeers?: RememberedPeersMode
   /** default process metrics and libp2p's, kept only with a metrics endpoint (`metrics`); off when many daemons share one process */
   processMetrics: boolean
 }

@@ -240,6 +240,7 @@ export class Daemon {
     const dialer = b.dialer = new PeerDialer({ node, bootstrap: config.peers, targetConnections: config.connections?.target, maxConnections: config.connections?.max, log: this.log.child({ part: 'dialer' }) })
     b.remembered = new RememberedPeers({
       state: store.state,
+      mode: config.rememberedPeers,
       // most recently connected first, with the addresses their heartbeats gave
       connected: () => [...node.getConnections()].sort((x, y) => y.timeline.open - x.timeline.open)
         .map(c => ({ peer: c.remotePeer.toString(), addrs: dialer.addressesOf(c.remotePeer.toString()).map(a => a.toString()) })),

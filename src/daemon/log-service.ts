@@ -17,9 +17,9 @@ import { OwnFeed } from '../store/own-feed.js'
 import { SerialQueue } from '../store/serial-queue.js'
 import { readFeeds } from '../store/feed-reader.js'
 import { FindingsBuilder } from './findings-builder.js'
-import { FINDINGS_CHECKPOINT_FILE, readCheckpoint, readCheckpointSync, removeCheckpoint, writeCheckpoint } from '../store/checkpoint-file.js'
-import { encodeFindingsCheckpoint } from '../core/findings/findings-checkpoint.js'
-import { decodeFindingsCheckpointNow, readFindingsCheckpoint, type FindingsCheckpointRead } from './findings-checkpoint-read.js'
+import { FINDINGS_CHECKPOINT_FILE, readCheckpoint, removeCheckpoint, writeCheckpoint } from '../store/checkpoint-file.js'
+import { readFindingsCheckpoint, readFindingsCheckpointNow, type FindingsCheckpointRead } from './findings-checkpoint-read.js'
+import { FindingsCheckpointWriter } from './findings-checkpoint-files.js'
 import { LogSync } from '../mesh/log-sync.js'
 import type { SwarmGossip, Verdict } from '../mesh/swarm-gossip.js'
 import type { MeshLibp2p } from '../mesh/node.js'
@@ -119,6 +119,8 @@ export class LogService {
   /** after a restore, until the findings checkpoint is taken in or refused: the index is empty and takes in nothing */
   private findingsLoading = false
   private findingsLoaded: Promise<void> = Promise.resolve()
+  /** writes the findings checkpoint in parts, each full segment once */
+  private readonly findingsWriter: FindingsCheckpointWriter
   /** while a bulk catch-up reaches an empty index: the worker building it (the findings handed to it are past indexedCursor) */
   private builder?: FindingsBuilder
   /** a builder was started once (it is only for a first catch-up) */
@@ -133,6 +135,7 @@ export class LogService {
     // The log core keeps an index; the entries stay on disk (the store's archive).
     this.state = new LogState({ archive: init.store.log.archive })
     this.findingsIndex = this.emptyIndex()
+    this.findingsWriter = new FindingsCheckpointWriter(init.store.dataDir)
     let open = (): void => {}
     const ready = new Promise<void>(resolve => { open = resolve })
     this.ownHead = {
@@ -275,6 +278,8 @@ export class LogService {
         })
         this.indexedCursor = snap.cursor
         this.findingsCheckpointCursor = snap.cursor
+        // its parts are on disk: the next checkpoint writes only the segments filled since
+        this.findingsWriter.adopt(this.findingsIndex, read.parts)
         this.init.logger.info({ cursor: snap.cursor, findings: this.findingsIndex.size }, 'findings index restored from its checkpoint')
       } catch (err) {
         refuse(err)
@@ -358,10 +363,10 @@ export class LogService {
    */
   private async checkpointFindings (upTo: number): Promise<void> {
     if (this.indexedCursor < upTo) return
-    const snap = this.findingsIndex.snapshot(upTo)
-    if (snap === undefined) return
-    await writeCheckpoint(this.init.store.dataDir, encodeFindingsCheckpoint(snap), FINDINGS_CHECKPOINT_FILE)
+    const written = await this.findingsWriter.write(this.findingsIndex, upTo)
+    if (written === undefined) return
     this.findingsCheckpointCursor = upTo
+    this.init.logger.info({ cursor: upTo, ...written, encodeMs: Math.round(written.encodeMs * 10) / 10 }, 'findings checkpoint written')
   }
 
   /**
@@ -372,7 +377,7 @@ export class LogService {
    */
   get findings (): FindingsIndex {
     // asked for before the worker answered: the checkpoint is read here, at once
-    if (this.findingsLoading) this.takeFindings(decodeFindingsCheckpointNow(readCheckpointSync(this.init.store.dataDir, FINDINGS_CHECKPOINT_FILE)))
+    if (this.findingsLoading) this.takeFindings(readFindingsCheckpointNow(this.init.store.dataDir))
     // a reader that cannot wait for the worker: what it was given is indexed here instead
     if (this.builder !== undefined) this.dropBuilder()
     this.indexFindings(Number.POSITIVE_INFINITY)

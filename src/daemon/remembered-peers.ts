@@ -10,6 +10,11 @@
 // nearly as much as one stopped cleanly. At start, every remembered peer is
 // handed to the dialer as a peer learned from presence (PeerDialer.remember):
 // it dials them while short of connections, with its usual backoff.
+//
+// The mode (agentd --remembered-peers): on (the default) as above; off, for a
+// restart that stays alone: nothing is redialled and nothing saved (the list
+// on disk is left as it was, for a later start with on); forget: the list is
+// cleared at start, then the peers of this run are remembered as with on.
 import type { StateStore } from '../store/index.js'
 import type { Logger } from '../logger.js'
 
@@ -53,8 +58,14 @@ function rememberedPeer (p: unknown): RememberedPeer | undefined {
   return kept.length === 0 ? undefined : { peer, addrs: kept }
 }
 
+/** What a daemon does with the peers of its last run (see the head of this file). */
+export type RememberedPeersMode = 'on' | 'off' | 'forget'
+export const REMEMBERED_PEERS_MODES: readonly RememberedPeersMode[] = ['on', 'off', 'forget']
+
 export interface RememberedPeersInit {
   state: StateStore
+  /** default on */
+  mode?: RememberedPeersMode
   /** the peers connected now, most recently connected first, with the addresses they announced (none known: left out) */
   connected: () => RememberedPeer[]
   /** hands a remembered peer to the dialer */
@@ -73,10 +84,17 @@ export class RememberedPeers {
     this.init = init
   }
 
-  /** Loads the list and hands every peer in it to the dialer. A list that does not read is ignored. */
+  /** Loads the list and hands every peer in it to the dialer (per the mode). A list that does not read is ignored. */
   async start (): Promise<void> {
+    const mode = this.init.mode ?? 'on'
+    if (mode === 'off') { this.init.logger.info('remembered peers off: none redialled, none saved'); return }
     let saved: unknown
-    try { saved = await this.init.state.get(KEY) } catch (err) { this.init.logger.warn({ err }, 'the remembered peers do not read: none redialled') }
+    if (mode === 'forget') {
+      try { await this.init.state.del(KEY) } catch (err) { this.init.logger.warn({ err }, 'the remembered peers were not forgotten') }
+      this.init.logger.info('the peers of the last run forgotten')
+    } else {
+      try { saved = await this.init.state.get(KEY) } catch (err) { this.init.logger.warn({ err }, 'the remembered peers do not read: none redialled') }
+    }
     this.list = mergeRemembered([], Array.isArray(saved) ? saved : [])
     for (const p of this.list) this.init.dial(p.peer, p.addrs)
     if (this.list.length > 0) this.init.logger.info({ peers: this.list.length }, 'redialling the peers of the last run')

@@ -15,7 +15,7 @@
 // reused (its `bench-seed.json` says which), so iterating on the restart does
 // not sign a million entries each time.
 import { existsSync } from 'node:fs'
-import { mkdir, readFile, rm, stat, writeFile } from 'node:fs/promises'
+import { mkdir, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises'
 import { loadavg } from 'node:os'
 import { join } from 'node:path'
 import { performance } from 'node:perf_hooks'
@@ -162,6 +162,8 @@ async function main (): Promise<void> {
     if (args.kill) {
       // no checkpoint written at a stop: the daemon starts on the log alone and writes them while running
       for (const f of checkpoints) await rm(join(dir, f), { force: true })
+      // and the findings checkpoint's parts (findings-checkpoint-files)
+      for (const f of await readdir(dir)) if (f.startsWith('findings-part-')) await rm(join(dir, f), { force: true })
       await writeFile(logFile, '')
       const t = performance.now()
       const since = Date.now()

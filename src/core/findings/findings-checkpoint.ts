@@ -2,7 +2,10 @@
 // instead of indexing every finding of the log again. It covers the findings
 // up to a log cursor; those after it are indexed from the log as usual.
 //
-// In the container of core/log/checkpoint-sections.ts, under "AGFCKPT1":
+// This file holds the pieces of the format and session 8's single file,
+// still read; the checkpoint written now is in parts
+// (findings-checkpoint-parts.ts), of the same sections. The single file, in
+// the container of core/log/checkpoint-sections.ts, under "AGFCKPT1":
 //   header       JSON { cursor, docs, segmentDocs, kinds, authors, paths, tags,
 //                superseded: [[target id, by id]], pathValues, tagValues,
 //                segments: [{ terms, termBytes, postingBytes, docCount }] }
@@ -15,9 +18,9 @@
 //                term), postings (bytes)
 //
 // decodeFindingsCheckpoint checks the container's digest and that every
-// number is in range and every list in order, so what it returns can be
-// searched without further checks; whether it is of this log is for
-// FindingsIndex.fromSnapshot to check against the log.
+// number is in range and every list in order (checkSnapshot), so what it
+// returns can be searched without further checks; whether it is of this log
+// is for FindingsIndex.fromSnapshot to check against the log.
 import { InvalidArgumentError } from '../errors.js'
 import { decodeSections, encodeSections } from '../log/checkpoint-sections.js'
 
@@ -31,15 +34,10 @@ export interface SegmentSnapshot {
   docCount: number
 }
 
-/** A findings index up to a log cursor, as plain arrays (document d is index d). */
-export interface FindingsSnapshot {
-  /** the log cursor the index has taken in every finding up to */
-  cursor: number
-  segmentDocs: number
-  kinds: string[]
-  authors: string[]
-  paths: string[]
-  tags: string[]
+/** Documents firstDoc, firstDoc + 1, ... of a findings index: their columns (document firstDoc + d at d) and their term segments. */
+export interface FindingsDocs {
+  /** 0 in a whole snapshot */
+  firstDoc: number
   docCursor: Float64Array
   docTime: Float64Array
   docKind: Uint8Array
@@ -47,23 +45,60 @@ export interface FindingsSnapshot {
   docLength: [Uint16Array, Uint16Array, Uint16Array]
   /** documents x 8 bytes */
   docIdHead: Uint8Array
+  /** where each document's list starts in pathValues (the first at 0) */
   pathStarts: Int32Array
   pathValues: Int32Array
   tagStarts: Int32Array
   tagValues: Int32Array
-  /** documents, newest last */
-  recency: Int32Array
-  /** [finding id, id of a finding that supersedes it] */
-  superseded: Array<[string, string]>
+  /** postings of absolute document numbers: all but the last full */
   segments: SegmentSnapshot[]
 }
 
-export function encodeFindingsCheckpoint (s: FindingsSnapshot): Uint8Array {
+/** A findings index up to a log cursor, as plain arrays (document d is index d when firstDoc is 0). */
+export interface FindingsSnapshot extends FindingsDocs {
+  /** the log cursor the index has taken in every finding up to */
+  cursor: number
+  segmentDocs: number
+  kinds: string[]
+  authors: string[]
+  paths: string[]
+  tags: string[]
+  /** every document, newest last */
+  recency: Int32Array
+  /** [finding id, id of a finding that supersedes it] */
+  superseded: Array<[string, string]>
+}
+
+/** The sections of documents' columns, in the order they are written (see takeDocs). */
+export function docSections (d: FindingsDocs): ArrayBufferView[] {
+  return [d.docCursor, d.docTime, d.docKind, d.docAuthor, ...d.docLength, d.docIdHead, d.pathStarts, d.tagStarts, d.pathValues, d.tagValues]
+}
+
+/** The sections of term segments, and what a header says of each (see takeSegments). */
+export function segmentSections (segments: readonly SegmentSnapshot[]): { heads: SegmentHead[], sections: ArrayBufferView[] } {
   const encoder = new TextEncoder()
-  const termTexts = s.segments.map(g => encoder.encode(g.terms.join('\n')))
+  const texts = segments.map(g => encoder.encode(g.terms.join('\n')))
+  return {
+    heads: segments.map((g, i) => ({ terms: g.terms.length, termBytes: texts[i].byteLength, postingBytes: g.bytes.byteLength, docCount: g.docCount })),
+    sections: segments.flatMap((g, i) => [texts[i], g.offsets, g.dfs, g.bytes])
+  }
+}
+
+export interface SegmentHead { terms: number, termBytes: number, postingBytes: number, docCount: number }
+
+/** The single-file checkpoint (session 8's format: still read, see findings-checkpoint-parts for the one written now). */
+export function encodeFindingsCheckpoint (s: FindingsSnapshot): Uint8Array {
+  if (s.firstDoc !== 0) throw new InvalidArgumentError('a single-file findings checkpoint holds every document')
+  const { header, sections } = wholeHeader(s)
+  return encodeSections(MAGIC, header, [...docSections(s), s.recency, ...sections])
+}
+
+/** What a header says of a snapshot (snapshotHeader reads it), with its documents' value counts and segments, and the segments' sections. */
+export function wholeHeader (s: FindingsSnapshot): { header: Record<string, unknown>, sections: ArrayBufferView[] } {
+  const { heads, sections } = segmentSections(s.segments)
   const header = {
     cursor: s.cursor,
-    docs: s.docCursor.length,
+    docs: s.recency.length,
     segmentDocs: s.segmentDocs,
     kinds: s.kinds,
     authors: s.authors,
@@ -72,25 +107,21 @@ export function encodeFindingsCheckpoint (s: FindingsSnapshot): Uint8Array {
     superseded: s.superseded,
     pathValues: s.pathValues.length,
     tagValues: s.tagValues.length,
-    segments: s.segments.map((g, i) => ({ terms: g.terms.length, termBytes: termTexts[i].byteLength, postingBytes: g.bytes.byteLength, docCount: g.docCount }))
+    segments: heads
   }
-  return encodeSections(MAGIC, header, [
-    s.docCursor, s.docTime, s.docKind, s.docAuthor, ...s.docLength, s.docIdHead, s.pathStarts, s.tagStarts,
-    s.pathValues, s.tagValues, s.recency,
-    ...s.segments.flatMap((g, i) => [termTexts[i], g.offsets, g.dfs, g.bytes])
-  ])
+  return { header, sections }
 }
 
-function bad (why: string): never {
+export function bad (why: string): never {
   throw new InvalidArgumentError(`not a usable findings checkpoint: ${why}`)
 }
 
-const count = (v: unknown, what: string, min = 0): number => {
+export const count = (v: unknown, what: string, min = 0): number => {
   if (typeof v !== 'number' || !Number.isSafeInteger(v) || v < min) bad(what)
   return v
 }
 
-const names = (v: unknown, what: string): string[] => {
+export const names = (v: unknown, what: string): string[] => {
   if (!Array.isArray(v) || v.some(x => typeof x !== 'string')) bad(what)
   return v as string[]
 }
@@ -98,8 +129,17 @@ const names = (v: unknown, what: string): string[] => {
 /** The snapshot a checkpoint holds, checked; throws InvalidArgumentError on anything that is not a whole, consistent one. */
 export function decodeFindingsCheckpoint (bytes: Uint8Array): FindingsSnapshot {
   const { header: h, take, end } = decodeSections(bytes, MAGIC, 'findings checkpoint')
+  const head = snapshotHeader(h)
+  const docs = takeDocs(take, 0, count(h.docs, 'document count'), h)
+  const recency = new Int32Array(take(docs.docCursor.length * 4).buffer)
+  docs.segments = takeSegments(take, h.segments)
+  end()
+  return checkSnapshot({ ...head, ...docs, recency })
+}
+
+/** What a checkpoint's header says of the index as a whole, checked. */
+export function snapshotHeader (h: Record<string, unknown>): Pick<FindingsSnapshot, 'cursor' | 'segmentDocs' | 'kinds' | 'authors' | 'paths' | 'tags' | 'superseded'> {
   const cursor = count(h.cursor, 'cursor')
-  const n = count(h.docs, 'document count')
   const segmentDocs = count(h.segmentDocs, 'segment size', 1)
   const kinds = names(h.kinds, 'kinds')
   const authors = names(h.authors, 'authors')
@@ -107,37 +147,55 @@ export function decodeFindingsCheckpoint (bytes: Uint8Array): FindingsSnapshot {
   const tags = names(h.tags, 'tags')
   if (kinds.length > 255) bad('kinds')
   if (!Array.isArray(h.superseded) || h.superseded.some(p => !Array.isArray(p) || p.length !== 2 || p.some(x => typeof x !== 'string'))) bad('superseded')
-  const superseded = h.superseded as Array<[string, string]>
+  return { cursor, segmentDocs, kinds, authors, paths, tags, superseded: h.superseded as Array<[string, string]> }
+}
+
+type Take = (len: number) => Uint8Array
+
+/** The columns of `n` documents from `firstDoc` (as docSections wrote them; `h` says how many path and tag values), without their segments. */
+export function takeDocs (take: Take, firstDoc: number, n: number, h: Record<string, unknown>): FindingsDocs {
   const nPathValues = count(h.pathValues, 'path values')
   const nTagValues = count(h.tagValues, 'tag values')
-  if (!Array.isArray(h.segments)) bad('segments')
-  const segmentHeads = (h.segments as unknown[]).map((g, i) => {
-    const x = (g ?? {}) as Record<string, unknown>
-    return { terms: count(x.terms, `segment ${i} terms`), termBytes: count(x.termBytes, `segment ${i} term bytes`), postingBytes: count(x.postingBytes, `segment ${i} postings`), docCount: count(x.docCount, `segment ${i} documents`) }
-  })
-
   const f64 = (len: number): Float64Array => new Float64Array(take(len * 8).buffer)
   const i32 = (len: number): Int32Array => new Int32Array(take(len * 4).buffer)
   const u16 = (len: number): Uint16Array => new Uint16Array(take(len * 2).buffer)
-  const docCursor = f64(n)
-  const docTime = f64(n)
-  const docKind = take(n)
-  const docAuthor = i32(n)
-  const docLength: [Uint16Array, Uint16Array, Uint16Array] = [u16(n), u16(n), u16(n)]
-  const docIdHead = take(n * 8)
-  const pathStarts = i32(n)
-  const tagStarts = i32(n)
-  const pathValues = i32(nPathValues)
-  const tagValues = i32(nTagValues)
-  const recency = i32(n)
+  return {
+    firstDoc,
+    docCursor: f64(n),
+    docTime: f64(n),
+    docKind: take(n),
+    docAuthor: i32(n),
+    docLength: [u16(n), u16(n), u16(n)],
+    docIdHead: take(n * 8),
+    pathStarts: i32(n),
+    tagStarts: i32(n),
+    pathValues: i32(nPathValues),
+    tagValues: i32(nTagValues),
+    segments: []
+  }
+}
+
+/** The term segments a header's `heads` describes (as segmentSections wrote them). */
+export function takeSegments (take: Take, heads: unknown): SegmentSnapshot[] {
+  if (!Array.isArray(heads)) bad('segments')
+  const checked = (heads as unknown[]).map((g, i) => {
+    const x = (g ?? {}) as Record<string, unknown>
+    return { terms: count(x.terms, `segment ${i} terms`), termBytes: count(x.termBytes, `segment ${i} term bytes`), postingBytes: count(x.postingBytes, `segment ${i} postings`), docCount: count(x.docCount, `segment ${i} documents`) }
+  })
   const decoder = new TextDecoder()
-  const segments = segmentHeads.map((g): SegmentSnapshot => {
+  return checked.map((g, i): SegmentSnapshot => {
     const text = decoder.decode(take(g.termBytes))
     const terms = g.terms === 0 ? [] : text.split('\n')
+    if (terms.length !== g.terms) bad(`segment ${i}: term count`)
     return { terms, offsets: new Uint32Array(take((g.terms + 1) * 4).buffer), dfs: new Uint32Array(take(g.terms * 12).buffer), bytes: take(g.postingBytes), docCount: g.docCount }
   })
-  end()
+}
 
+/** `s` when every number is in range and every list in order (a whole snapshot: firstDoc 0); throws InvalidArgumentError otherwise. */
+export function checkSnapshot (s: FindingsSnapshot): FindingsSnapshot {
+  const { docCursor, docTime, docKind, docAuthor, kinds, authors, segments, segmentDocs } = s
+  const n = docCursor.length
+  if (s.firstDoc !== 0) bad('documents missing at the start')
   let last = 0
   for (let d = 0; d < n; d++) {
     const c = docCursor[d]
@@ -147,24 +205,24 @@ export function decodeFindingsCheckpoint (bytes: Uint8Array): FindingsSnapshot {
     if (docKind[d] >= kinds.length) bad(`document ${d}: kind`)
     if (!(docAuthor[d] >= 0 && docAuthor[d] < authors.length)) bad(`document ${d}: author`)
   }
-  if (last > cursor) bad('a document past the cursor')
-  checkLists(pathStarts, pathValues, paths.length, 'paths')
-  checkLists(tagStarts, tagValues, tags.length, 'tags')
+  if (last > s.cursor) bad('a document past the cursor')
+  checkLists(s.pathStarts, s.pathValues, s.paths.length, 'paths')
+  checkLists(s.tagStarts, s.tagValues, s.tags.length, 'tags')
+  if (s.recency.length !== n) bad('recency is not an order of the documents')
   const seen = new Uint8Array(n)
-  for (const d of recency) {
+  for (const d of s.recency) {
     if (!(d >= 0 && d < n) || seen[d] === 1) bad('recency is not an order of the documents')
     seen[d] = 1
   }
   let base = 0
   segments.forEach((g, i) => {
-    if (g.terms.length !== segmentHeads[i].terms) bad(`segment ${i}: term count`)
     if (i < segments.length - 1 && g.docCount !== segmentDocs) bad(`segment ${i}: not full`)
     if (g.docCount > segmentDocs) bad(`segment ${i}: too many documents`)
     checkSegment(g, base, base + g.docCount, i)
     base += g.docCount
   })
   if (base !== n) bad('the segments do not hold the documents')
-  return { cursor, segmentDocs, kinds, authors, paths, tags, docCursor, docTime, docKind, docAuthor, docLength, docIdHead, pathStarts, pathValues, tagStarts, tagValues, recency, superseded, segments }
+  return s
 }
 
 function checkLists (starts: Int32Array, values: Int32Array, names: number, what: string): void {

@@ -16,7 +16,7 @@
 // keep its first letter (the candidates are the terms that start with it).
 import { Finding } from '../../gen/agency/v1/log.js'
 import { FailedPreconditionError, InvalidArgumentError } from '../errors.js'
-import type { FindingsSnapshot, SegmentSnapshot } from './findings-checkpoint.js'
+import type { FindingsDocs, FindingsSnapshot, SegmentSnapshot } from './findings-checkpoint.js'
 import { float64Column, int32Column, RecordColumn, uint16Column, uint8Column } from '../log/columns.js'
 import type { StoredEntry } from '../log/ingest-result.js'
 import { compareStrings } from '../log/version-vector.js'
@@ -129,6 +129,10 @@ function normalizePath (p: string): string {
   return p.startsWith('./') ? p.slice(2) : p
 }
 
+function segmentSnapshot (g: FrozenSegment): SegmentSnapshot {
+  return { terms: g.terms, offsets: g.offsets, dfs: g.dfs, bytes: g.bytes, docCount: g.docCount }
+}
+
 /** A growing dictionary of strings, each with a small number. */
 class Names {
   private readonly ids = new Map<string, number>()
@@ -151,6 +155,17 @@ class DocLists {
   snapshot (n: number): { starts: Int32Array, values: Int32Array } {
     const end = n < this.starts.length ? this.starts.at(n) : this.values.length
     return { starts: this.starts.toArray(n), values: this.values.toArray(end) }
+  }
+
+  /** The lists of documents [from, to), their starts counted from the first one's. */
+  slice (from: number, to: number): { starts: Int32Array, values: Int32Array } {
+    const first = from < this.starts.length ? this.starts.at(from) : this.values.length
+    const end = to < this.starts.length ? this.starts.at(to) : this.values.length
+    const starts = new Int32Array(to - from)
+    for (let d = from; d < to; d++) starts[d - from] = this.starts.at(d) - first
+    const values = new Int32Array(end - first)
+    for (let i = first; i < end; i++) values[i - first] = this.values.at(i)
+    return { starts, values }
   }
 
   restore (starts: ArrayLike<number>, values: ArrayLike<number>): void {
@@ -237,9 +252,12 @@ export class FindingsIndex {
   /**
    * The index of the findings up to log cursor `upTo`, as plain arrays for a
    * checkpoint (see fromSnapshot); undefined when documents were not added
-   * in cursor order (then a prefix is not the index of a log prefix).
+   * in cursor order (then a prefix is not the index of a log prefix). With
+   * `fromSegment`, its documents and term segments are those from that
+   * frozen segment on (firstDoc), the segments before it written apart (see
+   * part); the names, the recency order and the supersedings are whole.
    */
-  snapshot (upTo: number): FindingsSnapshot | undefined {
+  snapshot (upTo: number, fromSegment = 0): FindingsSnapshot | undefined {
     if (this.docByCursor !== undefined) return undefined
     let n = 0
     for (let hi = this.docCursor.length; n < hi;) {
@@ -247,16 +265,18 @@ export class FindingsIndex {
       if (this.docCursor.at(mid) <= upTo) n = mid + 1
       else hi = mid
     }
+    const firstDoc = fromSegment * this.segmentDocs
+    if (fromSegment > this.frozen.length || firstDoc > n) return undefined
     const segments: SegmentSnapshot[] = []
-    let base = 0
-    for (const segment of [...this.frozen, this.open]) {
+    let base = firstDoc
+    for (const segment of [...this.frozen.slice(fromSegment), this.open]) {
       if (base >= n) break
       const whole = base + segment.docCount <= n
       // the segment the cut falls in keeps its documents below it
       const g = segment instanceof FrozenSegment
         ? (whole ? segment : segment.below(n, n - base))
         : (whole ? segment.freeze() : segment.freeze(n, n - base))
-      segments.push({ terms: g.terms, offsets: g.offsets, dfs: g.dfs, bytes: g.bytes, docCount: g.docCount })
+      segments.push(segmentSnapshot(g))
       base += g.docCount
     }
     const superseded: Array<[string, string]> = []
@@ -266,8 +286,6 @@ export class FindingsIndex {
         if (doc !== undefined && doc < n) superseded.push([target, b])
       }
     }
-    const paths = this.docPaths.snapshot(n)
-    const tags = this.docTags.snapshot(n)
     return {
       cursor: upTo,
       segmentDocs: this.segmentDocs,
@@ -275,20 +293,75 @@ export class FindingsIndex {
       authors: [...this.authors.names],
       paths: [...this.paths.names],
       tags: [...this.tags.names],
-      docCursor: this.docCursor.toArray(n),
-      docTime: this.docTime.toArray(n),
-      docKind: this.docKind.toArray(n),
-      docAuthor: this.docAuthor.toArray(n),
-      docLength: [this.docLength[0].toArray(n), this.docLength[1].toArray(n), this.docLength[2].toArray(n)],
-      docIdHead: this.docIdHead.toBytes(n),
-      pathStarts: paths.starts,
-      pathValues: paths.values,
-      tagStarts: tags.starts,
-      tagValues: tags.values,
-      recency: Int32Array.from(this.byRecency().filter(d => d < n)),
+      ...this.docsBetween(firstDoc, n),
+      // every document (the usual cut: the log's end) needs no filter
+      recency: n === this.docCursor.length ? Int32Array.from(this.byRecency()) : Int32Array.from(this.byRecency().filter(d => d < n)),
       superseded,
       segments
     }
+  }
+
+  /** Frozen term segments: full, their documents fixed for good. */
+  get frozenSegments (): number {
+    return this.frozen.length
+  }
+
+  /**
+   * What stands for frozen segment `i` while its documents are the ones this
+   * index was given: the same object for as long as it lasts, another in an
+   * index built or restored anew (a checkpoint writer keeps it to know the
+   * part it wrote is still this index's).
+   */
+  segmentToken (i: number): object | undefined {
+    return this.frozen[i]
+  }
+
+  /** The documents of frozen segment `i` and its postings: a part of a checkpoint, the same for as long as the index lasts. */
+  part (i: number): FindingsDocs {
+    const g = this.frozen[i]
+    if (g === undefined) throw new InvalidArgumentError(`the index has no frozen segment ${i}`)
+    const from = i * this.segmentDocs
+    return { ...this.docsBetween(from, from + g.docCount), segments: [segmentSnapshot(g)] }
+  }
+
+  /** The columns of documents [from, to), their path and tag lists starting at 0 in their values. */
+  private docsBetween (from: number, to: number): Omit<FindingsDocs, 'segments'> {
+    if (from === 0) {
+      const paths = this.docPaths.snapshot(to)
+      const tags = this.docTags.snapshot(to)
+      return {
+        firstDoc: 0,
+        docCursor: this.docCursor.toArray(to),
+        docTime: this.docTime.toArray(to),
+        docKind: this.docKind.toArray(to),
+        docAuthor: this.docAuthor.toArray(to),
+        docLength: [this.docLength[0].toArray(to), this.docLength[1].toArray(to), this.docLength[2].toArray(to)],
+        docIdHead: this.docIdHead.toBytes(to),
+        pathStarts: paths.starts,
+        pathValues: paths.values,
+        tagStarts: tags.starts,
+        tagValues: tags.values
+      }
+    }
+    const n = to - from
+    const docCursor = new Float64Array(n)
+    const docTime = new Float64Array(n)
+    const docKind = new Uint8Array(n)
+    const docAuthor = new Int32Array(n)
+    const docLength: [Uint16Array, Uint16Array, Uint16Array] = [new Uint16Array(n), new Uint16Array(n), new Uint16Array(n)]
+    const docIdHead = new Uint8Array(n * 8)
+    for (let d = from; d < to; d++) {
+      const i = d - from
+      docCursor[i] = this.docCursor.at(d)
+      docTime[i] = this.docTime.at(d)
+      docKind[i] = this.docKind.at(d)
+      docAuthor[i] = this.docAuthor.at(d)
+      for (let f = 0; f < 3; f++) docLength[f][i] = this.docLength[f as FieldIndex].at(d)
+      docIdHead.set(this.docIdHead.at(d), i * 8)
+    }
+    const paths = this.docPaths.slice(from, to)
+    const tags = this.docTags.slice(from, to)
+    return { firstDoc: from, docCursor, docTime, docKind, docAuthor, docLength, docIdHead, pathStarts: paths.starts, pathValues: paths.values, tagStarts: tags.starts, tagValues: tags.values }
   }
 
   /**
@@ -300,6 +373,7 @@ export class FindingsIndex {
    */
   static fromSnapshot (snap: FindingsSnapshot, init: FindingsIndexInit, log?: FindingsLog): FindingsIndex {
     const n = snap.docCursor.length
+    if (snap.firstDoc !== 0) throw new InvalidArgumentError('a findings snapshot without its first documents (its parts) is not an index')
     if (init.source === undefined) throw new FailedPreconditionError('a findings index is restored from a checkpoint only over a log to read its hits from')
     if (log !== undefined) {
       if (snap.cursor > log.cursor) throw new FailedPreconditionError(`the findings checkpoint covers cursor ${snap.cursor}, past the log's ${log.cursor}`)
