@@ -23,18 +23,27 @@ export function bytesOf (a: ArrayBufferView): Uint8Array {
   return new Uint8Array(a.buffer, a.byteOffset, a.byteLength)
 }
 
+/** A section's bytes: one typed array, or pieces of one written end to end (a column's chunks, without a copy of them joined first). */
+export type Section = ArrayBufferView | readonly ArrayBufferView[]
+
+const sectionBytes = (s: Section): number => ArrayBuffer.isView(s) ? s.byteLength : s.reduce((n, x) => n + x.byteLength, 0)
+
 /** A checkpoint file of `header` and `sections`, under `magic` (8 bytes); throws on a big-endian machine (none is written there). */
-export function encodeSections (magic: Uint8Array, header: unknown, sections: readonly ArrayBufferView[]): Uint8Array {
+export function encodeSections (magic: Uint8Array, header: unknown, sections: readonly Section[]): Uint8Array {
   if (!LITTLE_ENDIAN) throw new InvalidArgumentError('checkpoints are written only on little-endian machines')
   const head = new TextEncoder().encode(JSON.stringify(header))
   const headerEnd = pad8(magic.length + 4 + head.length)
-  const size = headerEnd + sections.reduce((s, x) => s + pad8(x.byteLength), 0) + DIGEST_BYTES
+  const size = headerEnd + sections.reduce((n, x) => n + pad8(sectionBytes(x)), 0) + DIGEST_BYTES
   const out = new Uint8Array(size)
   out.set(magic, 0)
   new DataView(out.buffer).setUint32(magic.length, head.length, true)
   out.set(head, magic.length + 4)
   let at = headerEnd
-  for (const s of sections) { out.set(bytesOf(s), at); at += pad8(s.byteLength) }
+  for (const s of sections) {
+    const start = at
+    for (const piece of ArrayBuffer.isView(s) ? [s] : s) { out.set(bytesOf(piece), at); at += piece.byteLength }
+    at = start + pad8(at - start)
+  }
   out.set(sha256(out.subarray(0, at)), at)
   return out
 }
