@@ -15,7 +15,7 @@
 // run from 1 without a gap); it throws InvalidArgumentError otherwise, so a
 // corrupt or foreign file is refused whole and the log is folded instead.
 import { InvalidArgumentError } from '../errors.js'
-import { decodeSections, encodeSections, type Section } from './checkpoint-sections.js'
+import { decodeSections, joinParts, sectionParts, type Section } from './checkpoint-sections.js'
 import { KNOWN_KINDS } from './kinds.js'
 import { ENTRY_ID_BYTES } from './limits.js'
 
@@ -45,8 +45,13 @@ export type CheckpointColumns = { [K in keyof CheckpointRows]: CheckpointRows[K]
 
 /** The checkpoint's bytes; throws on a big-endian machine (no checkpoint is written there). */
 export function encodeCheckpoint (rows: CheckpointColumns): Uint8Array {
+  return joinParts(checkpointParts(rows))
+}
+
+/** The checkpoint's bytes as pieces to write in order, the columns' as views of `rows` (see sectionParts). */
+export function checkpointParts (rows: CheckpointColumns): Uint8Array[] {
   const n = sectionLength(rows.author, 4)
-  return encodeSections(MAGIC, { rows: n, cursor: rows.cursor, authors: rows.authors },
+  return sectionParts(MAGIC, { rows: n, cursor: rows.cursor, authors: rows.authors },
     [rows.ids, rows.author, rows.seq, rows.lamport, rows.rowCursor, rows.kind])
 }
 
