@@ -45,7 +45,7 @@ export interface SyncableLog {
   entriesFor: (remote: FeedSummaries) => Iterable<readonly Uint8Array[]> | AsyncIterable<readonly Uint8Array[]>
   /** fork proofs the holder of `remote` lacks */
   proofsFor: (remote: FeedSummaries) => ForkProof[]
-  /** takes in a batch from a peer (each entry's bytes as sent, views into the frame); resolves once it is stored */
+  /** takes in a batch from a peer (each entry's bytes as sent, views into the frame), best at the call; resolves once it is stored */
   ingestBatch: (entries: Uint8Array[], from: string) => Promise<void>
   /** takes in fork proofs from a peer; resolves once the valid ones are stored */
   ingestForkProofs: (proofs: ForkProof[], from: string) => Promise<void>
@@ -240,26 +240,48 @@ export class LogSync {
     while (unacked > 0) await awaitAck()
   }
 
-  /** Reads batches until the last one; returns the sender's summaries. */
+  /**
+   * Reads batches until the last one; returns the sender's summaries once
+   * every batch is stored. A batch is acknowledged once it is taken in and
+   * the batch before it is stored: its own write (on the store's thread)
+   * overlaps the next batch's checks here, and at most two batches wait for
+   * the disk.
+   */
   private async receive (lp: LengthPrefixedStream, peer: string, stats: SyncStats, signal: AbortSignal): Promise<FeedSummaries> {
     let proofs = 0
-    while (true) {
-      const frame = await lp.read({ signal })
-      stats.bytesReceived += frame.byteLength
-      let batch: ReceivedBatch
-      try { batch = decodeSyncFrame(frame.subarray()) } catch (err) { throw new SyncProtocolError(`undecodable sync batch: ${(err as Error).message}`) }
-      if (batch.entries.length > 0) {
-        stats.received += batch.entries.length
-        await this.log.ingestBatch(batch.entries, peer)
+    let storing: Promise<void> = Promise.resolve()
+    try {
+      while (true) {
+        const frame = await lp.read({ signal })
+        stats.bytesReceived += frame.byteLength
+        let batch: ReceivedBatch
+        try { batch = decodeSyncFrame(frame.subarray()) } catch (err) { throw new SyncProtocolError(`undecodable sync batch: ${(err as Error).message}`) }
+        const before = storing
+        if (batch.entries.length > 0) {
+          stats.received += batch.entries.length
+          // the log takes the batch in at the call; the promise is its write
+          storing = this.log.ingestBatch(batch.entries, peer)
+          // a failed write is thrown where it is awaited, below
+          storing.catch(() => {})
+        }
+        await before
+        if (batch.forks.length > 0) {
+          await storing
+          proofs += batch.forks.length
+          if (proofs > MAX_FORK_PROOFS_PER_EXCHANGE) throw new SyncProtocolError(`more than ${MAX_FORK_PROOFS_PER_EXCHANGE} fork proofs in one exchange`)
+          await this.log.ingestForkProofs(batch.forks, peer)
+        }
+        if (batch.last) {
+          await storing
+          await lp.write(ACK, { signal })
+          return toSummaries(batch.have)
+        }
+        // Taken in, and the one before stored: the sender may send another batch.
+        await lp.write(ACK, { signal })
       }
-      if (batch.forks.length > 0) {
-        proofs += batch.forks.length
-        if (proofs > MAX_FORK_PROOFS_PER_EXCHANGE) throw new SyncProtocolError(`more than ${MAX_FORK_PROOFS_PER_EXCHANGE} fork proofs in one exchange`)
-        await this.log.ingestForkProofs(batch.forks, peer)
-      }
-      // Stored: the sender may send another batch.
-      await lp.write(ACK, { signal })
-      if (batch.last) return toSummaries(batch.have)
+    } finally {
+      // an exchange that fails still ends with its batches' writes done (or failed)
+      await storing.catch(() => {})
     }
   }
 }

@@ -35,13 +35,14 @@ export function readCheckpointSync (dataDir: string, name = LOG_CHECKPOINT_FILE)
   }
 }
 
-/** Replaces the checkpoint with `bytes`, atomically and synced. */
-export async function writeCheckpoint (dataDir: string, bytes: Uint8Array, name = LOG_CHECKPOINT_FILE): Promise<void> {
+/** Replaces the checkpoint with `bytes` (or pieces of them, written in order), atomically and synced. */
+export async function writeCheckpoint (dataDir: string, bytes: Uint8Array | readonly Uint8Array[], name = LOG_CHECKPOINT_FILE): Promise<void> {
   const path = checkpointPath(dataDir, name)
   const tmp = `${path}.tmp`
   const fh = await open(tmp, 'w')
   try {
-    await fh.writeFile(bytes)
+    if (bytes instanceof Uint8Array) await fh.writeFile(bytes)
+    else for (const part of bytes) await fh.writeFile(part)
     await fh.sync()
   } finally {
     await fh.close()

@@ -14,7 +14,7 @@ import { toHex } from './crypto.js'
 import type { PendingEntry, StoredEntry } from './ingest-result.js'
 import { KNOWN_KINDS } from './kinds.js'
 import { ENTRY_ID_BYTES } from './limits.js'
-import type { CheckpointRows } from './log-checkpoint.js'
+import type { CheckpointColumns, CheckpointRows } from './log-checkpoint.js'
 import { idOfBytes } from './entry.js'
 import { scanEntry } from './entry-scan.js'
 import type { PreparedRestore } from './restore.js'
@@ -125,30 +125,30 @@ export class AcceptedEntries {
 
   /**
    * The rows of the entries with cursor up to `upTo` (those the archive has
-   * on disk), for a checkpoint; undefined when there are none.
+   * on disk), for a checkpoint written at once: views of the columns' chunks
+   * (no copy) but for the renumbered authors. Undefined when there are none.
    */
-  checkpointRows (upTo: number): CheckpointRows | undefined {
+  checkpointRows (upTo: number): CheckpointColumns | undefined {
     const n = this.firstRowAfter(upTo) - 1
     if (n < 1) return undefined
     // authors in order of their first row, so every author named has a row
     const names: string[] = []
     const renumber = new Int32Array(this.authorNames.length).fill(-1)
     const author = new Int32Array(n)
-    const rowAuthor = this.rowAuthor.toArray(n)
     for (let r = 0; r < n; r++) {
-      const a = rowAuthor[r]
+      const a = this.rowAuthor.at(r)
       if (renumber[a] === -1) { renumber[a] = names.length; names.push(this.authorNames[a]) }
       author[r] = renumber[a]
     }
     return {
       cursor: this.rowCursor.at(n - 1),
       authors: names,
-      ids: this.ids.toBytes(n),
+      ids: this.ids.views(n),
       author,
-      seq: this.rowSeq.toArray(n),
-      lamport: this.rowLamport.toArray(n),
-      rowCursor: this.rowCursor.toArray(n),
-      kind: this.rowKind.toArray(n)
+      seq: this.rowSeq.views(n),
+      lamport: this.rowLamport.views(n),
+      rowCursor: this.rowCursor.views(n),
+      kind: this.rowKind.views(n)
     }
   }
 

@@ -10,7 +10,7 @@
 // digest and that the sections end where the file does, and throws
 // InvalidArgumentError otherwise: a corrupt or foreign file is refused whole.
 import { InvalidArgumentError } from '../errors.js'
-import { sha256 } from './crypto.js'
+import { sha256, sha256OfParts } from './crypto.js'
 
 const DIGEST_BYTES = 32
 
@@ -23,20 +23,45 @@ export function bytesOf (a: ArrayBufferView): Uint8Array {
   return new Uint8Array(a.buffer, a.byteOffset, a.byteLength)
 }
 
+/** A section's bytes: one typed array, or pieces of one written end to end (a column's chunks, without a copy of them joined first). */
+export type Section = ArrayBufferView | readonly ArrayBufferView[]
+
 /** A checkpoint file of `header` and `sections`, under `magic` (8 bytes); throws on a big-endian machine (none is written there). */
-export function encodeSections (magic: Uint8Array, header: unknown, sections: readonly ArrayBufferView[]): Uint8Array {
+export function encodeSections (magic: Uint8Array, header: unknown, sections: readonly Section[]): Uint8Array {
+  return joinParts(sectionParts(magic, header, sections))
+}
+
+/** The pieces of sectionParts as one array (a plain Uint8Array, as encodeSections has always given). */
+export function joinParts (parts: readonly Uint8Array[]): Uint8Array {
+  const out = new Uint8Array(parts.reduce((n, p) => n + p.byteLength, 0))
+  let at = 0
+  for (const p of parts) { out.set(p, at); at += p.byteLength }
+  return out
+}
+
+const ZEROS = new Uint8Array(8)
+
+/**
+ * The bytes of encodeSections as pieces to write one after the other: the
+ * sections' own bytes as views (no copy), the header, the padding and the
+ * digest (sha256 over the pieces). The views are of the caller's arrays:
+ * write them before those change.
+ */
+export function sectionParts (magic: Uint8Array, header: unknown, sections: readonly Section[]): Uint8Array[] {
   if (!LITTLE_ENDIAN) throw new InvalidArgumentError('checkpoints are written only on little-endian machines')
   const head = new TextEncoder().encode(JSON.stringify(header))
-  const headerEnd = pad8(magic.length + 4 + head.length)
-  const size = headerEnd + sections.reduce((s, x) => s + pad8(x.byteLength), 0) + DIGEST_BYTES
-  const out = new Uint8Array(size)
-  out.set(magic, 0)
-  new DataView(out.buffer).setUint32(magic.length, head.length, true)
-  out.set(head, magic.length + 4)
-  let at = headerEnd
-  for (const s of sections) { out.set(bytesOf(s), at); at += pad8(s.byteLength) }
-  out.set(sha256(out.subarray(0, at)), at)
-  return out
+  const start = new Uint8Array(pad8(magic.length + 4 + head.length))
+  start.set(magic, 0)
+  new DataView(start.buffer).setUint32(magic.length, head.length, true)
+  start.set(head, magic.length + 4)
+  const parts: Uint8Array[] = [start]
+  for (const s of sections) {
+    let n = 0
+    for (const piece of ArrayBuffer.isView(s) ? [s] : s) { if (piece.byteLength > 0) parts.push(bytesOf(piece)); n += piece.byteLength }
+    if (pad8(n) > n) parts.push(ZEROS.subarray(0, pad8(n) - n))
+  }
+  parts.push(sha256OfParts(parts))
+  return parts
 }
 
 /** Reads a checkpoint file's sections in the order they were written. */

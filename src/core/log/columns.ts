@@ -69,6 +69,13 @@ export class NumberColumn<T extends NumberArray = NumberArray> {
     return out
   }
 
+  /** The first `n` values as views of the column's chunks, in order (no copy: for a checkpoint written from them at once). */
+  views (n = this.size): T[] {
+    const out: T[] = []
+    for (let c = 0; c * CHUNK < n; c++) out.push(this.chunks[c].subarray(0, Math.min(CHUNK, n - c * CHUNK)) as T)
+    return out
+  }
+
   /** Appends every value of `values` (a chunk at a time when they are a typed array). */
   pushAll (values: ArrayLike<number>): void {
     if (!ArrayBuffer.isView(values)) {
@@ -169,6 +176,13 @@ export class RecordColumn {
     const chunk = this.chunks[i >>> CHUNK_BITS]
     const off = (i & MASK) * this.recordBytes
     return ((chunk[off] << 24) | (chunk[off + 1] << 16) | (chunk[off + 2] << 8) | chunk[off + 3]) >>> 0
+  }
+
+  /** The first `n` records as views of the column's chunks, in order (see NumberColumn.views). */
+  views (n = this.size): Uint8Array[] {
+    const out: Uint8Array[] = []
+    for (let c = 0; c * CHUNK < n; c++) out.push(this.chunks[c].subarray(0, Math.min(CHUNK, n - c * CHUNK) * this.recordBytes))
+    return out
   }
 
   /** The first `n` records as one array (for checkpoints). */

@@ -26,6 +26,13 @@ export function sha256 (data: Uint8Array): Uint8Array {
   return oneShot !== undefined ? oneShot('sha256', data, 'buffer') as Buffer : createHash('sha256').update(data).digest()
 }
 
+/** sha256 of `parts` end to end, without joining them first. */
+export function sha256OfParts (parts: readonly Uint8Array[]): Uint8Array {
+  const h = createHash('sha256')
+  for (const p of parts) h.update(p)
+  return h.digest()
+}
+
 /** sha256 of `data` in lower-case hex. */
 export function sha256Hex (data: Uint8Array): string {
   return oneShot !== undefined ? oneShot('sha256', data, 'hex') as string : createHash('sha256').update(data).digest('hex')

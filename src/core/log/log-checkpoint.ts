@@ -15,7 +15,7 @@
 // run from 1 without a gap); it throws InvalidArgumentError otherwise, so a
 // corrupt or foreign file is refused whole and the log is folded instead.
 import { InvalidArgumentError } from '../errors.js'
-import { decodeSections, encodeSections } from './checkpoint-sections.js'
+import { decodeSections, joinParts, sectionParts, type Section } from './checkpoint-sections.js'
 import { KNOWN_KINDS } from './kinds.js'
 import { ENTRY_ID_BYTES } from './limits.js'
 
@@ -36,11 +36,27 @@ export interface CheckpointRows {
   kind: Uint8Array
 }
 
+/**
+ * The rows to write, each column as one array or as the pieces of one (the
+ * index's column chunks, as views): encoding reads them once, into the file's
+ * bytes, without whole copies of the columns made first.
+ */
+export type CheckpointColumns = { [K in keyof CheckpointRows]: CheckpointRows[K] extends ArrayBufferView ? Section : CheckpointRows[K] }
+
 /** The checkpoint's bytes; throws on a big-endian machine (no checkpoint is written there). */
-export function encodeCheckpoint (rows: CheckpointRows): Uint8Array {
-  const n = rows.author.length
-  return encodeSections(MAGIC, { rows: n, cursor: rows.cursor, authors: rows.authors },
+export function encodeCheckpoint (rows: CheckpointColumns): Uint8Array {
+  return joinParts(checkpointParts(rows))
+}
+
+/** The checkpoint's bytes as pieces to write in order, the columns' as views of `rows` (see sectionParts). */
+export function checkpointParts (rows: CheckpointColumns): Uint8Array[] {
+  const n = sectionLength(rows.author, 4)
+  return sectionParts(MAGIC, { rows: n, cursor: rows.cursor, authors: rows.authors },
     [rows.ids, rows.author, rows.seq, rows.lamport, rows.rowCursor, rows.kind])
+}
+
+function sectionLength (s: Section, bytesEach: number): number {
+  return (ArrayBuffer.isView(s) ? s.byteLength : s.reduce((n, x) => n + x.byteLength, 0)) / bytesEach
 }
 
 function bad (why: string): never {

@@ -46,7 +46,7 @@ import {
   MAX_PENDING_BYTES, MAX_PENDING_PER_AUTHOR, MAX_PENDING_TOTAL
 } from './limits.js'
 import { PendingSet } from './pending-set.js'
-import { decodeCheckpoint, encodeCheckpoint } from './log-checkpoint.js'
+import { checkpointParts, decodeCheckpoint, encodeCheckpoint } from './log-checkpoint.js'
 import { prepareRestore, type RestoredEntry, type RestoreInput } from './restore.js'
 import type { VersionVector } from './version-vector.js'
 
@@ -364,6 +364,16 @@ export class LogState {
   checkpoint (upTo: number = this.entries.cursor): Uint8Array | undefined {
     const rows = this.entries.checkpointRows(upTo)
     return rows === undefined ? undefined : encodeCheckpoint(rows)
+  }
+
+  /**
+   * The same checkpoint as pieces to write in order (no copy of the index:
+   * its columns' bytes are views, which never change, as the index only
+   * grows), or undefined.
+   */
+  checkpointParts (upTo: number = this.entries.cursor): Uint8Array[] | undefined {
+    const rows = this.entries.checkpointRows(upTo)
+    return rows === undefined ? undefined : checkpointParts(rows)
   }
 
   /**
