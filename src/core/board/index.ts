@@ -30,6 +30,7 @@ export { APPROACH_FINDING_KIND, APPROACH_TAG, ASSIST_END_TAG, AssistBook, isAssi
 export type { ApproachView } from './assist-book.js'
 export { ASSIST_DEFAULTS, MAX_APPROACH_CHARS, SAME_APPROACH_OVERLAP, approachWords, assistCandidates, checkApproach, checkAssistTask, checkAssister, chooseAssist, dependentChains, sameApproach } from './assist-choice.js'
 export type { AssistCandidate, AssistInput, AssistPolicy } from './assist-choice.js'
+export { assistBudgetNow, assistPlacesLeft, freeAgentCount } from './assist-spare.js'
 export { assistsAt, landedWithoutDone } from './assist-landing.js'
 export type { Landing } from './landed-work.js'
 export { HANDOFF_DEFAULTS, chooseHandoff, handoffDue, handoffLimitMs, mayReceive, slowAgent, usualTaskMs } from './handoff-choice.js'

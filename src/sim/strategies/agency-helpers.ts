@@ -5,7 +5,9 @@
 // - who: an agent that holds no task, assists none, and has nothing ready
 //   (and no review waiting on it);
 // - which tasks: held by a peer for at least the floor (agentd --assist-after,
-//   default 0: at once), with fewer live assistants than the budget (2);
+//   default 0: at once), with fewer live assistants than the budget (2), or
+//   the budget and its spare places (2 more) while more agents are free than
+//   places are left (core/board/assist-spare.ts, agentd --assist-spare);
 // - which first: the longest chain of not-done dependents, then the one held
 //   longest, then the rendezvous score of (agent, task), as assist-choice.ts;
 // - the approach: announced in the log, one nobody has recorded as failed and
@@ -41,6 +43,7 @@ import type { Replica } from '../replica.js'
 import type { Attempt, ProjectTask } from '../workload.js'
 import { rendezvousScorer } from '../../core/board/claim-choice.js'
 import { handoffDue } from '../../core/board/handoff-choice.js'
+import { assistBudgetNow } from '../../core/board/assist-spare.js'
 import { Finding } from '../../gen/agency/v1/log.js'
 import type { HelperAgent, HelperBoard } from './agency-types.js'
 import type { ProjectProgress } from '../project-progress.js'
@@ -54,6 +57,8 @@ interface Helping { agent: HelperAgent, approach: string, start: number, active:
 
 export interface HelpersInit {
   project: Project
+  /** agents in the swarm (all live here: the free ones are those neither at work nor assisting) */
+  agents: number
   progress: ProjectProgress
   recorder: RunRecorder
   scheduler: Scheduler
@@ -120,7 +125,7 @@ export class AgencyHelpers implements HelperBoard {
     // the cheap tests first; the approaches left (a findings search) only for the best candidates, in order
     const eligible: Array<{ t: ProjectTask, h: Holding, handoff: boolean, helpable: boolean, score: number }> = []
     const score = rendezvousScorer(agent.name)
-    const budget = settings.maxHelpersPerTask
+    const budget = this.budgetNow(now)
     // the task's effort is its usual time here: no floor against a noisy median is needed
     const handoffPolicy = { factor: settings.handoffFactor, floorMs: 0 }
     for (const [task, h] of this.holders) {
@@ -140,23 +145,45 @@ export class AgencyHelpers implements HelperBoard {
         agent.takeOver(t)
         return true
       }
-      if (helpable && this.startHelping(agent, replica, t, h, now)) return true
+      if (helpable && this.startHelping(agent, replica, t, h, now, budget)) return true
     }
     return false
   }
 
-  private freeApproaches (agent: HelperAgent, t: ProjectTask, h: Holding): string[] {
+  /**
+   * Assistants per task now (assist-spare.ts): the budget, or more while more
+   * agents are free than places are left. Free: neither attempting a task it
+   * holds (a holder whose change is on its way is free, carry-on) nor
+   * assisting; places: on each task held for the floor, the budget less its
+   * assistants.
+   */
+  private budgetNow (now: number): number {
+    const { settings } = this.o
+    const budget = settings.maxHelpersPerTask
+    if (!(settings.assistSpare > 0)) return budget
+    const busy = new Set<HelperAgent>()
+    let places = 0
+    for (const [task, h] of this.holders) {
+      if (!h.merging) busy.add(h.agent)
+      const list = this.helping.get(task)
+      for (const x of list ?? []) busy.add(x.agent)
+      if (now - h.claimedAt > this.thresholdMs()) places += Math.max(0, budget - (list?.length ?? 0))
+    }
+    return assistBudgetNow(budget, settings.assistSpare, this.o.agents - busy.size, places)
+  }
+
+  private freeApproaches (agent: HelperAgent, t: ProjectTask, h: Holding, budget: number): string[] {
     const list = this.helping.get(t.index) ?? []
-    if (list.length >= this.o.settings.maxHelpersPerTask) return []
+    if (list.length >= budget) return []
     const known = agent.knownTraps(t)
     const area = this.o.project.areas[t.area]
     const taken = new Set([h.approach, ...list.map(x => x.approach)])
     return area.approaches.filter(a => !known.has(`${area.name}/${a}`) && !taken.has(a))
   }
 
-  private startHelping (agent: HelperAgent, replica: Replica, t: ProjectTask, h: Holding, now: number): boolean {
+  private startHelping (agent: HelperAgent, replica: Replica, t: ProjectTask, h: Holding, now: number, budget: number): boolean {
     const { project, progress, recorder } = this.o
-    const free = this.freeApproaches(agent, t, h)
+    const free = this.freeApproaches(agent, t, h, budget)
     if (free.length === 0) return false
     const approach = agent.rng.pick(free)
     const area = project.areas[t.area]
