@@ -33,7 +33,7 @@ export type { AssistCandidate, AssistInput, AssistPolicy } from './assist-choice
 export { assistBudgetNow, assistPlacesLeft, freeAgentCount } from './assist-spare.js'
 export { assistsAt, landedWithoutDone } from './assist-landing.js'
 export type { Landing } from './landed-work.js'
-export { HANDOFF_DEFAULTS, chooseHandoff, handoffDue, handoffLimitMs, mayReceive, slowAgent, usualTaskMs } from './handoff-choice.js'
+export { HANDOFF_DEFAULTS, RECORD_MIN_DONE, chooseHandoff, handoffDue, handoffLimitMs, mayReceive, slowAgent, slowByRecord, usualTaskMs } from './handoff-choice.js'
 export type { HandoffDecision, HandoffInput, HandoffPeer, HandoffPolicy } from './handoff-choice.js'
 export { BOARD_STATE_VERSION, boardCheckpointFits, decodeBoardCheckpoint, encodeBoardCheckpoint } from './board-checkpoint.js'
 export type { BoardCheckpoint, BoardLog } from './board-checkpoint.js'

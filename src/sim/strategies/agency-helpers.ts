@@ -34,7 +34,10 @@
 // its way to the branch releases it to an idle agent that is not slow (its
 // daemon knows its response speed), which claims it; assistants on the task go
 // on (an assistant waiting for the branch must not keep a stalled holder on
-// the task).
+// the task). A holder slow by its own record (its median claim-to-done, over
+// at least 2 tasks it finished as their holder, above `handoffFactor` × the
+// median of every such time: what board.doneTimesByAgent gives agentd) is
+// slow past 1 × the task's usual time instead (handoff-choice.ts).
 //
 // Assistants' attempts that do not land, and holders' attempts an assistant's
 // integration made moot, are budgeted redundancy (`helping`), apart from waste.
@@ -42,7 +45,7 @@
 import type { Replica } from '../replica.js'
 import type { Attempt, ProjectTask } from '../workload.js'
 import { rendezvousScorer } from '../../core/board/claim-choice.js'
-import { handoffDue } from '../../core/board/handoff-choice.js'
+import { handoffDue, usualTaskMs } from '../../core/board/handoff-choice.js'
 import { assistBudgetNow } from '../../core/board/assist-spare.js'
 import { Finding } from '../../gen/agency/v1/log.js'
 import type { HelperAgent, HelperBoard } from './agency-types.js'
@@ -70,6 +73,10 @@ export class AgencyHelpers implements HelperBoard {
   private readonly o: HelpersInit
   private readonly holders = new Map<number, Holding>()
   private readonly helping = new Map<number, Helping[]>()
+  /** claim-to-done times of the tasks each agent finished as their holder (board.doneTimesByAgent), and all of them */
+  private readonly record = new Map<HelperAgent, number[]>()
+  private readonly allDone: number[] = []
+  private usualCache: { n: number, ms: number | undefined } = { n: 0, ms: undefined }
 
   constructor (init: HelpersInit) {
     this.o = init
@@ -107,9 +114,31 @@ export class AgencyHelpers implements HelperBoard {
   /** `task` is done (by its holder or an assistant): the assists end; an assistant's done ends the holder's claim. */
   taskDone (task: number, by: HelperAgent): void {
     const h = this.holders.get(task)
+    if (h !== undefined && h.agent === by) {
+      const ms = this.o.scheduler.now - h.claimedAt
+      const list = this.record.get(by)
+      if (list === undefined) this.record.set(by, [ms])
+      else list.push(ms)
+      this.allDone.push(ms)
+    }
     this.holders.delete(task)
     this.stopHelpers(task)
     if (h !== undefined && h.agent !== by) h.agent.taskDoneByAssistant(this.o.project.tasks[task])
+  }
+
+  /**
+   * The holder's record for the core rule, which compares its median with the
+   * usual time it is given: here the task's effort, where agentd gives the
+   * board's median claim-to-done; scaled by effort / that median, the record
+   * is slow beside the task's effort exactly when it is beside the median.
+   */
+  private recordFor (agent: HelperAgent, t: ProjectTask): readonly number[] {
+    const list = this.record.get(agent)
+    if (list === undefined) return []
+    if (this.usualCache.n !== this.allDone.length) this.usualCache = { n: this.allDone.length, ms: usualTaskMs(this.allDone) }
+    const usual = this.usualCache.ms
+    if (usual === undefined || !(usual > 0)) return []
+    return list.map(ms => ms * t.effortMs / usual)
   }
 
   /** How long a task must be held before it may be assisted: the floor (assist-choice.ts, agentd --assist-after). */
@@ -131,7 +160,7 @@ export class AgencyHelpers implements HelperBoard {
     for (const [task, h] of this.holders) {
       if (h.agent === agent) continue
       const t = project.tasks[task]
-      const handoff = mechanisms.handoff && !agent.slow && handoffDue(now - h.attemptStart, t.effortMs, h.merging, handoffPolicy)
+      const handoff = mechanisms.handoff && !agent.slow && handoffDue(now - h.attemptStart, t.effortMs, h.merging, handoffPolicy, this.recordFor(h.agent, t))
       const list = this.helping.get(task)
       // (an approach left untaken by the holder and its assistants: checked here without a findings search)
       const helpable = mechanisms.helpers && now - h.claimedAt > threshold && (list?.length ?? 0) < budget && untaken(project.areas[t.area].approaches, h.approach, list)
