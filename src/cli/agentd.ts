@@ -24,6 +24,14 @@ function positiveInt (name: string) {
   }
 }
 
+function nonNegativeInt (name: string) {
+  return (value: string): number => {
+    const n = Number(value)
+    if (value.trim() === '' || !Number.isSafeInteger(n) || n < 0) throw new Error(`${name} must be a whole number, 0 or more, got "${value}"`)
+    return n
+  }
+}
+
 function nonNegativeNumber (name: string) {
   return (value: string): number => {
     const n = Number(value)
@@ -62,6 +70,7 @@ const program = new Command('agentd')
   .addOption(new Option('--allow-peers <ids>', 'only these peer ids may connect, comma-separated').env('AGENCY_ALLOW_PEERS').argParser(list))
   .addOption(new Option('--remembered-peers <on|off|forget>', 'the peers of the last run: redialled at start and the connected ones remembered (on); neither, so a restart without --peers stays alone (off; the list is kept for a later on); or forgotten at start, then remembered anew (forget)').env('AGENCY_REMEMBERED_PEERS').choices([...REMEMBERED_PEERS_MODES]).default('on'))
   .addOption(new Option('--assist-budget <n>', 'assistants per held task at most: idle agents that help a task on the critical path with their own approach (docs/assist.md)').env('AGENCY_ASSIST_BUDGET').argParser(positiveInt('--assist-budget')).default(2))
+  .addOption(new Option('--assist-spare <n>', 'places per held task beyond --assist-budget while more agents are free than assist places are left, so that every approach of a task can be tried at once (0: keep to the budget)').env('AGENCY_ASSIST_SPARE').argParser(nonNegativeInt('--assist-spare')).default(ASSIST_DEFAULTS.spare))
   .addOption(new Option('--findings-worker <on|off>', 'build a first catch-up\'s findings index in a worker thread (about 15 % faster at 1M entries; the memory peaks about 110 MiB higher when it is taken back)').env('AGENCY_FINDINGS_WORKER').choices(['on', 'off']).default('off'))
   .addOption(new Option('--assist-after <duration>', 'a task is assisted only once held this long (0: as soon as it is held)').env('AGENCY_ASSIST_AFTER').argParser(durationFlag('--assist-after')).default(ASSIST_DEFAULTS.floorMs, '0'))
   .addOption(new Option('--handoff-factor <x>', 'hand-off by speed (docs/handoff.md): a holder at its task longer than this many times the median claim-to-done time of the done tasks (and --handoff-after) hands it to a faster live peer, an assistant first (0: off)').env('AGENCY_HANDOFF_FACTOR').argParser(nonNegativeNumber('--handoff-factor')).default(HANDOFF_DEFAULTS.factor))
@@ -127,7 +136,7 @@ Examples:
         harnessPolicy: { runTimeoutMs: opts.harnessRunTimeout },
         acpPermissions: opts.acpPermissions,
         settle: opts.settleMs != null ? { fixedMs: opts.settleMs } : undefined,
-        assist: { budget: opts.assistBudget, floorMs: opts.assistAfter },
+        assist: { budget: opts.assistBudget, floorMs: opts.assistAfter, spare: opts.assistSpare },
         findingsWorker: opts.findingsWorker === 'on',
         handoff: { factor: opts.handoffFactor, floorMs: opts.handoffAfter }
       })

@@ -12,7 +12,7 @@
 // lost (core/board/assist-landing), once per task.
 import {
   APPROACH_FINDING_KIND, APPROACH_TAG, ASSIST_END_TAG, AssistBook, checkApproach, checkAssistTask, chooseAssist,
-  assistCandidates, assistsAt, isAssistFinding, landedWithoutDone, taskTag, type ApproachView, type AssistCandidate, type AssistInput, type AssistPolicy
+  agentsAtWork, assistCandidates, assistsAt, freeAgentCount, isAssistFinding, landedWithoutDone, taskTag, type ApproachView, type AssistCandidate, type AssistInput, type AssistPolicy
 } from '../core/board/index.js'
 import { FailedPreconditionError, InvalidArgumentError } from '../core/errors.js'
 import { decodeBody } from '../core/log/kinds.js'
@@ -32,6 +32,8 @@ export interface AssistServiceInit {
   /** this machine's wall clock, for how long a task has been held */
   wallClock: () => number
   policy: AssistPolicy
+  /** the peers presence knows to be live (for spare places while many agents are free: core/board/assist-spare); absent: none counted */
+  livePeers?: () => string[]
   /** writes a notice to this daemon's agent */
   notice: (text: string, task: string) => void
 }
@@ -189,15 +191,25 @@ export class AssistService {
   private input (): AssistInput {
     const b = this.init.board
     const now = b.now()
+    const isLive = (peer: string): boolean => peer === this.init.me || b.protocol.leases.isLive(peer, now)
     return {
       board: b.board,
       book: this.approaches(),
       me: this.init.me,
       now,
       wallNow: this.init.wallClock(),
-      isLive: peer => peer === this.init.me || b.protocol.leases.isLive(peer, now),
-      policy: this.init.policy
+      isLive,
+      policy: this.init.policy,
+      freeAgents: this.freeAgents(isLive)
     }
+  }
+
+  /** The live agents (this one too) that hold nothing but tasks on their way and assist nothing; undefined without spare places or a view of the peers. */
+  private freeAgents (isLive: (peer: string) => boolean): number | undefined {
+    if (!((this.init.policy.spare ?? 0) > 0) || this.init.livePeers === undefined) return undefined
+    const board = this.init.board.board
+    const live = new Set([this.init.me, ...this.init.livePeers().filter(isLive)])
+    return freeAgentCount(live, agentsAtWork(board), this.approaches().assistingAgents(id => board.doneRecord(id) !== undefined))
   }
 
   /** The assist this agent is on, if any. */
@@ -358,7 +370,7 @@ export class AssistService {
       heldMs: c.heldMs,
       chain: c.chain,
       assistants: c.assistants.length,
-      budget: this.init.policy.budget,
+      budget: c.budget,
       approaches: [...c.approaches.map(approachMessage), ...this.failures(c.task)],
       text
     }

@@ -38,8 +38,8 @@ export interface DaemonConfig {
   ownHeadWaitMs?: number
   /** the claim settle window: derived from round trips to peers within [minMs, maxMs], or fixed */
   settle?: { minMs?: number, maxMs?: number, defaultMs?: number, fixedMs?: number }
-  /** assists of idle agents (docs/assist.md): assistants per task at most (default 2), and the floor of the time a task must be held before it is assisted (default 0) */
-  assist?: { budget?: number, floorMs?: number }
+  /** assists of idle agents (docs/assist.md): assistants per task at most (default 2), the floor of the time a task must be held before it is assisted (default 0), and the spare places per task while more agents are free than places are left (default 2; 0: none) */
+  assist?: { budget?: number, floorMs?: number, spare?: number }
   /** hand-off by speed (docs/handoff.md): a holder past factor x the median claim-to-done time (default 2; 0: off) and the floor (default 15 min) hands its task to a faster peer; held tasks are checked every checkMs (default 10 s) */
   handoff?: { factor?: number, floorMs?: number, checkMs?: number }
   /** the shared repository; none: no workspace, integrate answers FAILED_PRECONDITION */

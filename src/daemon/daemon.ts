@@ -320,7 +320,8 @@ export class Daemon {
       log: logService,
       logger: this.log.child({ part: 'assist' }),
       wallClock: this.wallClock,
-      policy: { budget: config.assist?.budget ?? ASSIST_DEFAULTS.budget, floorMs: config.assist?.floorMs ?? ASSIST_DEFAULTS.floorMs },
+      policy: { budget: config.assist?.budget ?? ASSIST_DEFAULTS.budget, floorMs: config.assist?.floorMs ?? ASSIST_DEFAULTS.floorMs, spare: config.assist?.spare ?? ASSIST_DEFAULTS.spare },
+      livePeers: () => b.presence?.livePeers().map(p => p.peerId) ?? [],
       // The inbox is built after the repository; notices come from accepted entries, once everything is up.
       notice: (text, task) => { b.inbox?.notice('assist', text, task).catch(err => { this.log.warn({ err }, 'cannot store a notice') }) }
     })

@@ -3,7 +3,9 @@
 //
 // - the holder's daemon checks its held tasks every `checkMs`: one held for
 //   longer than factor x the median claim-to-done time of the board's done
-//   tasks (and the floor), whose work is not on its way to the shared branch,
+//   tasks (and the floor), or than that median alone when this agent is slow
+//   by its own record (its median claim-to-done, over at least 2 tasks it
+//   finished, is above factor x the board's), whose work is not on its way to the shared branch,
 //   goes to a live peer that is not slow: an assistant on the task first, else
 //   an idle agent. The daemon pushes the work so far to the task's wip ref,
 //   releases the claim with hand-off notes and `to` naming the receiver, and
@@ -122,7 +124,12 @@ export class HandoffService {
   decide (task: string): HandoffDecision {
     const h = this.init.board.board.holder(task)
     if (h?.holder !== this.init.me) return { refusal: `you do not hold ${task}` }
-    return this.decideFor(h, this.usualMs())
+    return this.decideFor(h, this.usualMs(), this.myRecord())
+  }
+
+  /** This agent's claim-to-done times as the holder of the tasks it finished: its record, for hand-off by its own speed. */
+  private myRecord (): number[] {
+    return this.init.board.board.doneTimesByAgent().get(this.init.me) ?? []
   }
 
   /**
@@ -135,13 +142,13 @@ export class HandoffService {
     return usualTaskMs([...this.init.board.board.doneTimesByAgent().values()].flat())
   }
 
-  private decideFor (h: HolderInfo, usualMs: number | undefined): HandoffDecision {
+  private decideFor (h: HolderInfo, usualMs: number | undefined, holderDone: readonly number[]): HandoffDecision {
     const board = this.init.board.board
     const heldMs = Math.max(0, this.init.wallClock() - (board.claimTime(h.task) ?? this.init.wallClock()))
     const peers = this.peers(h.task)
     // with no peer to take it, the refusal says so, whatever is on its way
     const merging = peers.length > 0 && this.init.merging(h.task, h.epoch)
-    return chooseHandoff({ task: h.task, holder: this.init.me, heldMs, usualMs, merging, peers, policy: this.init.policy })
+    return chooseHandoff({ task: h.task, holder: this.init.me, heldMs, usualMs, merging, peers, policy: this.init.policy, holderDone })
   }
 
   private async handOffSlow (): Promise<void> {
@@ -149,12 +156,13 @@ export class HandoffService {
     const held = this.init.board.held().filter(h => h.task !== PLAN_TASK_ID)
     if (held.length === 0) return
     const usualMs = this.usualMs()
-    const limit = handoffLimitMs(usualMs, this.init.policy)
+    const record = this.myRecord()
+    const limit = handoffLimitMs(usualMs, this.init.policy, record)
     if (limit === undefined) return
     for (const h of held) {
       const since = board.claimTime(h.task)
       if (since === undefined || this.init.wallClock() - since <= limit) continue // the cheap test first
-      const d = this.decideFor(h, usualMs)
+      const d = this.decideFor(h, usualMs, record)
       if (d.receiver === undefined) {
         this.init.logger.debug({ task: h.task, why: d.refusal }, 'no hand-off')
         continue

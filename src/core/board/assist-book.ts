@@ -113,6 +113,19 @@ export class AssistBook {
     return this.view(a)
   }
 
+  /** Every agent on an assist now (as `current` has it), in one pass over the announcements. */
+  assistingAgents (isDone: (task: string) => boolean): Set<string> {
+    const seen = new Set<string>()
+    const out = new Set<string>()
+    for (let i = this.announced.length - 1; i >= 0; i--) {
+      const a = this.announced[i]
+      if (seen.has(a.author)) continue
+      seen.add(a.author)
+      if (this.endOf(a) === undefined && !isDone(a.task)) out.add(a.author)
+    }
+    return out
+  }
+
   /** Every approach announced on `task`, oldest first. */
   approaches (task: string): ApproachView[] {
     return this.announced.filter(a => a.task === task).map(a => this.view(a))

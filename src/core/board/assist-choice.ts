@@ -17,6 +17,9 @@
 //   - budget: assistants per task (default 2, a daemon option), counting the
 //     assists in progress whose assistant is live. The budget is the
 //     redundancy the swarm pays for: at most budget + 1 agents on a task.
+//     While more agents are free than assist places are left, every held task
+//     has `spare` more places (default 2, agentd --assist-spare): the rule is
+//     assist-spare.ts.
 // - Which first: the critical path. The task with the longest chain of
 //   not-done tasks that depend on it (directly or through others) first; then
 //   the one held longest; then the higher rendezvous score of (agent, task),
@@ -34,15 +37,18 @@ import { compareText } from './order.js'
 import { PLAN_TASK_ID } from './plan-task.js'
 import { validateTaskId } from './task-id.js'
 import { onItsWay } from './carry-on.js'
+import { assistBudgetNow, assistPlacesLeft } from './assist-spare.js'
 
 export interface AssistPolicy {
   /** assistants per task at most */
   budget: number
   /** a task is assisted only once held for at least this long (ms); 0: at once */
   floorMs: number
+  /** places per task beyond the budget while more agents are free than places are left (assist-spare.ts); absent or 0: none */
+  spare?: number
 }
 
-export const ASSIST_DEFAULTS: Readonly<AssistPolicy> = Object.freeze({ budget: 2, floorMs: 0 })
+export const ASSIST_DEFAULTS: Readonly<Required<AssistPolicy>> = Object.freeze({ budget: 2, floorMs: 0, spare: 2 })
 
 export const MAX_APPROACH_CHARS = 2000
 /** Word overlap (Jaccard) from which two approaches count as the same one. */
@@ -59,6 +65,8 @@ export interface AssistInput {
   /** whether a peer is live here (an assistant that is not counts for nothing) */
   isLive: (peer: string) => boolean
   policy: AssistPolicy
+  /** live agents holding no task (but those on their way) and assisting none, `me` among them if it is so; undefined: not known (no spare places) */
+  freeAgents?: number
 }
 
 export interface AssistCandidate {
@@ -75,6 +83,8 @@ export interface AssistCandidate {
   approaches: ApproachView[]
   /** the floor it was judged by, ms */
   thresholdMs: number
+  /** assistants it may have now: the budget, or more while many agents are free (assist-spare.ts) */
+  budget: number
   /** why it may not be assisted now; '' when it may */
   refusal: string
 }
@@ -122,10 +132,14 @@ export function assistCandidates (input: AssistInput): AssistCandidate[] {
     if (t.state !== 'claimed' || t.holder === undefined || t.holder === me || t.id === PLAN_TASK_ID) continue
     const heldMs = Math.max(0, wallNow - (board.claimTime(t.id) ?? wallNow))
     const assistants = book.active(t.id).filter(a => a.author !== me && input.isLive(a.author))
-    let refusal = ''
-    if (heldMs < thresholdMs) refusal = `${t.id} has been held for ${minutes(heldMs)}; a task may be assisted once held for ${minutes(thresholdMs)} (agentd --assist-after)`
-    else if (assistants.length >= policy.budget) refusal = `${t.id} has ${assistants.length} assistant(s) already, the budget per task (${policy.budget})`
-    out.push({ task: t.id, holder: t.holder, epoch: t.epoch, heldMs, chain: chains.get(t.id) ?? 0, assistants, approaches: book.approaches(t.id), thresholdMs, refusal })
+    out.push({ task: t.id, holder: t.holder, epoch: t.epoch, heldMs, chain: chains.get(t.id) ?? 0, assistants, approaches: book.approaches(t.id), thresholdMs, budget: policy.budget, refusal: '' })
+  }
+  const open = out.filter(c => c.heldMs >= thresholdMs)
+  const budget = assistBudgetNow(policy.budget, policy.spare ?? 0, input.freeAgents, assistPlacesLeft(policy.budget, open.map(c => c.assistants.length)))
+  for (const c of out) {
+    c.budget = budget
+    if (c.heldMs < thresholdMs) c.refusal = `${c.task} has been held for ${minutes(c.heldMs)}; a task may be assisted once held for ${minutes(thresholdMs)} (agentd --assist-after)`
+    else if (c.assistants.length >= budget) c.refusal = `${c.task} has ${c.assistants.length} assistant(s) already, the budget per task (${budgetText(policy, budget)})`
   }
   return out.sort((a, b) => b.chain - a.chain || b.heldMs - a.heldMs || rendezvousScore(me, b.task) - rendezvousScore(me, a.task) || compareText(a.task, b.task))
 }
@@ -205,6 +219,13 @@ export function sameApproach (a: string, b: string): boolean {
   let common = 0
   for (const w of x) if (y.has(w)) common++
   return common / (x.size + y.size - common) >= SAME_APPROACH_OVERLAP
+}
+
+function budgetText (policy: AssistPolicy, now: number): string {
+  if ((policy.spare ?? 0) <= 0) return String(policy.budget)
+  return now > policy.budget
+    ? `${policy.budget}, ${now} while more agents are free than places are left`
+    : `${policy.budget}; ${policy.budget + (policy.spare ?? 0)} while more agents are free than places are left (agentd --assist-spare)`
 }
 
 function minutes (ms: number): string {

@@ -9,6 +9,12 @@
 //   and the time since the holder's claim;
 //   the simulator knows each task's effort and the time since the attempt
 //   began. With no usual time (nothing done yet) nobody is slow.
+// - Earlier for a holder slow by its record (response speed): one whose own
+//   usual time (the median claim-to-done of the tasks it finished as their
+//   holder, at least RECORD_MIN_DONE of them) is above `factor` x the board's
+//   is slow on a task once at it for longer than the usual time (and the
+//   floor): by then a peer of usual speed would have been done, while the
+//   holder, by its record, has more than as long again to go.
 // - Not while the holder's work is on its way to the shared branch (an
 //   integration running, or a request waiting for the integrator): it may be
 //   about to land.
@@ -33,6 +39,9 @@ export interface HandoffPolicy {
 
 export const HANDOFF_DEFAULTS: Readonly<HandoffPolicy> = Object.freeze({ factor: 2, floorMs: 15 * 60_000 })
 
+/** Done tasks a holder's record needs before it can make the holder slow by it (one stalled task makes no slow agent). */
+export const RECORD_MIN_DONE = 2
+
 /** A peer the task may be handed to. */
 export interface HandoffPeer {
   agent: string
@@ -53,6 +62,8 @@ export interface HandoffInput {
   usualMs: number | undefined
   /** the holder's work is on its way to the shared branch */
   merging: boolean
+  /** the holder's own claim-to-done times as the holder of the tasks it finished, ms (its record); absent: none */
+  holderDone?: readonly number[]
   /** live peers that may take the task (the holder among them is ignored) */
   peers: readonly HandoffPeer[]
   policy: HandoffPolicy
@@ -70,15 +81,25 @@ export function usualTaskMs (ms: readonly number[]): number | undefined {
   return sorted.length % 2 === 1 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2
 }
 
-/** How long a holder may be at a task before it counts as slow, ms; undefined: never (off, or no usual time). */
-export function handoffLimitMs (usualMs: number | undefined, policy: HandoffPolicy): number | undefined {
+/**
+ * How long a holder may be at a task before it counts as slow, ms; undefined:
+ * never (off, or no usual time). `holderDone`: the holder's record (its own
+ * claim-to-done times); a holder slow by it may be at a task for the usual
+ * time only.
+ */
+export function handoffLimitMs (usualMs: number | undefined, policy: HandoffPolicy, holderDone: readonly number[] = []): number | undefined {
   if (!(policy.factor > 0) || usualMs === undefined) return undefined
-  return Math.max(policy.floorMs, policy.factor * usualMs)
+  return Math.max(policy.floorMs, (slowByRecord(holderDone, usualMs, policy) ? 1 : policy.factor) * usualMs)
+}
+
+/** Whether a holder's record (its claim-to-done times, at least RECORD_MIN_DONE) makes it slow beside the board's usual time. */
+export function slowByRecord (done: readonly number[], usualMs: number | undefined, policy: HandoffPolicy): boolean {
+  return done.length >= RECORD_MIN_DONE && slowAgent(usualTaskMs(done), usualMs, policy)
 }
 
 /** Whether a holder at its task for `heldMs` should hand it off, a receiver aside. */
-export function handoffDue (heldMs: number, usualMs: number | undefined, merging: boolean, policy: HandoffPolicy): boolean {
-  const limit = handoffLimitMs(usualMs, policy)
+export function handoffDue (heldMs: number, usualMs: number | undefined, merging: boolean, policy: HandoffPolicy, holderDone: readonly number[] = []): boolean {
+  const limit = handoffLimitMs(usualMs, policy, holderDone)
   return limit !== undefined && !merging && heldMs > limit
 }
 
@@ -96,9 +117,12 @@ export function mayReceive (peer: HandoffPeer, holder: string, usualMs: number |
 export function chooseHandoff (input: HandoffInput): HandoffDecision {
   const { task, holder, heldMs, usualMs, merging, policy } = input
   if (!(policy.factor > 0)) return { refusal: 'hand-off by speed is off (agentd --handoff-factor 0)' }
-  const limitMs = handoffLimitMs(usualMs, policy)
+  const holderDone = input.holderDone ?? []
+  const limitMs = handoffLimitMs(usualMs, policy, holderDone)
   if (limitMs === undefined) return { refusal: 'no task is done yet: there is no usual time to be slow against' }
-  if (heldMs <= limitMs) return { refusal: `${task} has been held for ${minutes(heldMs)}; it is handed off past ${minutes(limitMs)} (${policy.factor} x the median claim-to-done time ${minutes(usualMs as number)}, at least ${minutes(policy.floorMs)})` }
+  const byRecord = slowByRecord(holderDone, usualMs, policy)
+  const record = byRecord ? `; ${holder}'s own median ${minutes(usualTaskMs(holderDone) as number)} over ${holderDone.length} done tasks is more than ${policy.factor} x that` : ''
+  if (heldMs <= limitMs) return { refusal: `${task} has been held for ${minutes(heldMs)}; it is handed off past ${minutes(limitMs)} (${byRecord ? '1' : policy.factor} x the median claim-to-done time ${minutes(usualMs as number)}${record}, at least ${minutes(policy.floorMs)})` }
   if (merging) return { refusal: `${task}'s work is on its way to the shared branch` }
   const fit = input.peers.filter(p => mayReceive(p, holder, usualMs, policy))
   if (fit.length === 0) return { refusal: `no live peer that is not slow is free to take ${task}` }
@@ -106,7 +130,8 @@ export function chooseHandoff (input: HandoffInput): HandoffDecision {
   fit.sort((a, b) => Number(b.assisting) - Number(a.assisting) || known(a) - known(b) ||
     rendezvousScore(b.agent, task) - rendezvousScore(a.agent, task) || compareText(a.agent, b.agent))
   const receiver = fit[0]
-  const text = `${holder} held ${task} for ${minutes(heldMs)}, more than ${policy.factor} x the median claim-to-done time of the done tasks (${minutes(usualMs as number)}${limitMs > policy.factor * (usualMs as number) ? `; floor ${minutes(policy.floorMs)}` : ''}): handed to ${receiver.agent}${receiver.assisting ? ', its assistant' : ''}${receiver.usualMs !== undefined ? ` (median ${minutes(receiver.usualMs)})` : ''}`
+  const factor = byRecord ? 1 : policy.factor
+  const text = `${holder} held ${task} for ${minutes(heldMs)}, more than ${byRecord ? 'the' : `${policy.factor} x the`} median claim-to-done time of the done tasks (${minutes(usualMs as number)}${record}${limitMs > factor * (usualMs as number) ? `; floor ${minutes(policy.floorMs)}` : ''}): handed to ${receiver.agent}${receiver.assisting ? ', its assistant' : ''}${receiver.usualMs !== undefined ? ` (median ${minutes(receiver.usualMs)})` : ''}`
   return { receiver, limitMs, text }
 }
 

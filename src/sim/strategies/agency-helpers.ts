@@ -5,7 +5,9 @@
 // - who: an agent that holds no task, assists none, and has nothing ready
 //   (and no review waiting on it);
 // - which tasks: held by a peer for at least the floor (agentd --assist-after,
-//   default 0: at once), with fewer live assistants than the budget (2);
+//   default 0: at once), with fewer live assistants than the budget (2), or
+//   the budget and its spare places (2 more) while more agents are free than
+//   places are left (core/board/assist-spare.ts, agentd --assist-spare);
 // - which first: the longest chain of not-done dependents, then the one held
 //   longest, then the rendezvous score of (agent, task), as assist-choice.ts;
 // - the approach: announced in the log, one nobody has recorded as failed and
@@ -32,7 +34,10 @@
 // its way to the branch releases it to an idle agent that is not slow (its
 // daemon knows its response speed), which claims it; assistants on the task go
 // on (an assistant waiting for the branch must not keep a stalled holder on
-// the task).
+// the task). A holder slow by its own record (its median claim-to-done, over
+// at least 2 tasks it finished as their holder, above `handoffFactor` × the
+// median of every such time: what board.doneTimesByAgent gives agentd) is
+// slow past 1 × the task's usual time instead (handoff-choice.ts).
 //
 // Assistants' attempts that do not land, and holders' attempts an assistant's
 // integration made moot, are budgeted redundancy (`helping`), apart from waste.
@@ -40,7 +45,8 @@
 import type { Replica } from '../replica.js'
 import type { Attempt, ProjectTask } from '../workload.js'
 import { rendezvousScorer } from '../../core/board/claim-choice.js'
-import { handoffDue } from '../../core/board/handoff-choice.js'
+import { handoffDue, usualTaskMs } from '../../core/board/handoff-choice.js'
+import { assistBudgetNow } from '../../core/board/assist-spare.js'
 import { Finding } from '../../gen/agency/v1/log.js'
 import type { HelperAgent, HelperBoard } from './agency-types.js'
 import type { ProjectProgress } from '../project-progress.js'
@@ -54,6 +60,8 @@ interface Helping { agent: HelperAgent, approach: string, start: number, active:
 
 export interface HelpersInit {
   project: Project
+  /** agents in the swarm (all live here: the free ones are those neither at work nor assisting) */
+  agents: number
   progress: ProjectProgress
   recorder: RunRecorder
   scheduler: Scheduler
@@ -65,6 +73,10 @@ export class AgencyHelpers implements HelperBoard {
   private readonly o: HelpersInit
   private readonly holders = new Map<number, Holding>()
   private readonly helping = new Map<number, Helping[]>()
+  /** claim-to-done times of the tasks each agent finished as their holder (board.doneTimesByAgent), and all of them */
+  private readonly record = new Map<HelperAgent, number[]>()
+  private readonly allDone: number[] = []
+  private usualCache: { n: number, ms: number | undefined } = { n: 0, ms: undefined }
 
   constructor (init: HelpersInit) {
     this.o = init
@@ -102,9 +114,31 @@ export class AgencyHelpers implements HelperBoard {
   /** `task` is done (by its holder or an assistant): the assists end; an assistant's done ends the holder's claim. */
   taskDone (task: number, by: HelperAgent): void {
     const h = this.holders.get(task)
+    if (h !== undefined && h.agent === by) {
+      const ms = this.o.scheduler.now - h.claimedAt
+      const list = this.record.get(by)
+      if (list === undefined) this.record.set(by, [ms])
+      else list.push(ms)
+      this.allDone.push(ms)
+    }
     this.holders.delete(task)
     this.stopHelpers(task)
     if (h !== undefined && h.agent !== by) h.agent.taskDoneByAssistant(this.o.project.tasks[task])
+  }
+
+  /**
+   * The holder's record for the core rule, which compares its median with the
+   * usual time it is given: here the task's effort, where agentd gives the
+   * board's median claim-to-done; scaled by effort / that median, the record
+   * is slow beside the task's effort exactly when it is beside the median.
+   */
+  private recordFor (agent: HelperAgent, t: ProjectTask): readonly number[] {
+    const list = this.record.get(agent)
+    if (list === undefined) return []
+    if (this.usualCache.n !== this.allDone.length) this.usualCache = { n: this.allDone.length, ms: usualTaskMs(this.allDone) }
+    const usual = this.usualCache.ms
+    if (usual === undefined || !(usual > 0)) return []
+    return list.map(ms => ms * t.effortMs / usual)
   }
 
   /** How long a task must be held before it may be assisted: the floor (assist-choice.ts, agentd --assist-after). */
@@ -120,13 +154,13 @@ export class AgencyHelpers implements HelperBoard {
     // the cheap tests first; the approaches left (a findings search) only for the best candidates, in order
     const eligible: Array<{ t: ProjectTask, h: Holding, handoff: boolean, helpable: boolean, score: number }> = []
     const score = rendezvousScorer(agent.name)
-    const budget = settings.maxHelpersPerTask
+    const budget = this.budgetNow(now)
     // the task's effort is its usual time here: no floor against a noisy median is needed
     const handoffPolicy = { factor: settings.handoffFactor, floorMs: 0 }
     for (const [task, h] of this.holders) {
       if (h.agent === agent) continue
       const t = project.tasks[task]
-      const handoff = mechanisms.handoff && !agent.slow && handoffDue(now - h.attemptStart, t.effortMs, h.merging, handoffPolicy)
+      const handoff = mechanisms.handoff && !agent.slow && handoffDue(now - h.attemptStart, t.effortMs, h.merging, handoffPolicy, this.recordFor(h.agent, t))
       const list = this.helping.get(task)
       // (an approach left untaken by the holder and its assistants: checked here without a findings search)
       const helpable = mechanisms.helpers && now - h.claimedAt > threshold && (list?.length ?? 0) < budget && untaken(project.areas[t.area].approaches, h.approach, list)
@@ -140,23 +174,45 @@ export class AgencyHelpers implements HelperBoard {
         agent.takeOver(t)
         return true
       }
-      if (helpable && this.startHelping(agent, replica, t, h, now)) return true
+      if (helpable && this.startHelping(agent, replica, t, h, now, budget)) return true
     }
     return false
   }
 
-  private freeApproaches (agent: HelperAgent, t: ProjectTask, h: Holding): string[] {
+  /**
+   * Assistants per task now (assist-spare.ts): the budget, or more while more
+   * agents are free than places are left. Free: neither attempting a task it
+   * holds (a holder whose change is on its way is free, carry-on) nor
+   * assisting; places: on each task held for the floor, the budget less its
+   * assistants.
+   */
+  private budgetNow (now: number): number {
+    const { settings } = this.o
+    const budget = settings.maxHelpersPerTask
+    if (!(settings.assistSpare > 0)) return budget
+    const busy = new Set<HelperAgent>()
+    let places = 0
+    for (const [task, h] of this.holders) {
+      if (!h.merging) busy.add(h.agent)
+      const list = this.helping.get(task)
+      for (const x of list ?? []) busy.add(x.agent)
+      if (now - h.claimedAt > this.thresholdMs()) places += Math.max(0, budget - (list?.length ?? 0))
+    }
+    return assistBudgetNow(budget, settings.assistSpare, this.o.agents - busy.size, places)
+  }
+
+  private freeApproaches (agent: HelperAgent, t: ProjectTask, h: Holding, budget: number): string[] {
     const list = this.helping.get(t.index) ?? []
-    if (list.length >= this.o.settings.maxHelpersPerTask) return []
+    if (list.length >= budget) return []
     const known = agent.knownTraps(t)
     const area = this.o.project.areas[t.area]
     const taken = new Set([h.approach, ...list.map(x => x.approach)])
     return area.approaches.filter(a => !known.has(`${area.name}/${a}`) && !taken.has(a))
   }
 
-  private startHelping (agent: HelperAgent, replica: Replica, t: ProjectTask, h: Holding, now: number): boolean {
+  private startHelping (agent: HelperAgent, replica: Replica, t: ProjectTask, h: Holding, now: number, budget: number): boolean {
     const { project, progress, recorder } = this.o
-    const free = this.freeApproaches(agent, t, h)
+    const free = this.freeApproaches(agent, t, h, budget)
     if (free.length === 0) return false
     const approach = agent.rng.pick(free)
     const area = project.areas[t.area]

@@ -59,6 +59,8 @@ export const MECHANISM_DEFAULTS = {
   pileUp: 3,
   /** assistants per held task at once, besides its holder (agentd --assist-budget) */
   maxHelpersPerTask: ASSIST_DEFAULTS.budget,
+  /** places per task beyond that while more agents are free than places are left (agentd --assist-spare; 0: none) */
+  assistSpare: ASSIST_DEFAULTS.spare,
   /** an assist needs the task held this long at least (agentd --assist-after; 0: at once) */
   assistFloorMs: ASSIST_DEFAULTS.floorMs,
   /** a holder whose attempt has run this many times the task's usual time is slow */

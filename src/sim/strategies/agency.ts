@@ -135,7 +135,7 @@ export class AgencySwarm implements SwarmContext {
       batchMax: settings.batchMax,
       pileUp: settings.pileUp
     })
-    this.helpers = new AgencyHelpers({ project: this.project, progress: this.progress, recorder: this.recorder, scheduler: this.scheduler, mechanisms: this.mechanisms, settings })
+    this.helpers = new AgencyHelpers({ project: this.project, agents: n, progress: this.progress, recorder: this.recorder, scheduler: this.scheduler, mechanisms: this.mechanisms, settings })
     this.extraBeats = new Array<number>(n).fill(0)
     this.quietRounds = new Array<number>(n).fill(0)
     const shared = {

@@ -7,6 +7,7 @@ import { Finding } from '../../../src/gen/agency/v1/log.js'
 import { Board } from '../../../src/core/board/board.js'
 import { AssistBook, APPROACH_TAG, ASSIST_END_TAG, taskTag } from '../../../src/core/board/assist-book.js'
 import { ASSIST_DEFAULTS, assistCandidates, checkApproach, checkAssistTask, chooseAssist, dependentChains, sameApproach, type AssistInput } from '../../../src/core/board/assist-choice.js'
+import { assistBudgetNow, assistPlacesLeft, freeAgentCount } from '../../../src/core/board/assist-spare.js'
 import { EntryWriter } from './helpers.js'
 
 const T0 = 1_700_000_000_000
@@ -100,6 +101,44 @@ describe('choosing the task to assist', () => {
     expect(chooseAssist(input(board, book, 'me', { isLive: p => p !== 'b1' }))?.task).toBe('a')
     finding(book, 'b2', { kind: 'failure', text: 'too slow', tags: [APPROACH_TAG, taskTag('a'), ASSIST_END_TAG], refs: [second] })
     expect(chooseAssist(input(board, book, 'me'))?.task).toBe('a')
+  })
+
+  it('opens spare places beyond the budget only while more agents are free than places are left', () => {
+    const { board } = boardWith({ a: 'h1', x: 'h2' })
+    const book = new AssistBook()
+    announce(book, 'b1', 'a', 'memoise the parser')
+    announce(book, 'b2', 'a', 'rewrite it as a state machine')
+    announce(book, 'b3', 'x', 'split the module in two')
+    const policy = { budget: 2, floorMs: 10 * MIN, spare: 2 }
+    // a is full, x has one place left: one free agent (me) takes x, as without spare places
+    const scarce = input(board, book, 'me', { policy, freeAgents: 1 })
+    expect(chooseAssist(scarce)?.task).toBe('x')
+    expect(assistCandidates(scarce).find(c => c.task === 'a')?.refusal).toMatch(/2 assistant\(s\) already, the budget per task \(2; 4 while more agents are free than places are left/)
+    // two free agents for one place: every task has 2 more; a (the longer chain) comes first again
+    const many = input(board, book, 'me', { policy, freeAgents: 2 })
+    expect(chooseAssist(many)?.task).toBe('a')
+    expect(assistCandidates(many).map(c => c.budget)).toEqual([4, 4])
+    announce(book, 'b4', 'a', 'parse it lazily')
+    announce(book, 'b5', 'a', 'generate the parser')
+    expect(assistCandidates(input(board, book, 'me', { policy, freeAgents: 9 })).find(c => c.task === 'a')?.refusal).toMatch(/4 assistant\(s\) already, the budget per task \(2, 4 while more agents are free/)
+    // spare 0, or the free agents unknown: the budget alone
+    expect(chooseAssist(input(board, book, 'me', { policy: { ...policy, spare: 0 }, freeAgents: 9 }))?.task).toBe('x')
+    expect(chooseAssist(input(board, book, 'me', { policy }))?.task).toBe('x')
+    expect(ASSIST_DEFAULTS.spare).toBe(2)
+  })
+
+  it('counts free agents (not at work, not assisting) and the places left', () => {
+    expect(freeAgentCount(['me', 'h1', 'h2', 'b1', 'idle'], new Set(['h1', 'h2']), new Set(['b1']))).toBe(2)
+    expect(assistPlacesLeft(2, [0, 1, 2, 3])).toBe(3)
+    expect(assistBudgetNow(2, 2, 4, 3)).toBe(4)
+    expect(assistBudgetNow(2, 2, 3, 3)).toBe(2)
+    expect(assistBudgetNow(2, 2, undefined, 0)).toBe(2)
+    const book = new AssistBook()
+    const ended = announce(book, 'b1', 'a', 'memoise the parser')
+    announce(book, 'b2', 'x', 'split the module')
+    announce(book, 'b3', 'y', 'inline it')
+    finding(book, 'b1', { kind: 'failure', text: 'no', tags: [APPROACH_TAG, taskTag('a'), ASSIST_END_TAG], refs: [ended] })
+    expect(book.assistingAgents(task => task === 'y')).toEqual(new Set(['b2']))
   })
 })
 

@@ -4,7 +4,7 @@
 import { describe, expect, it } from 'vitest'
 import { Board } from '../../../src/core/board/board.js'
 import { RecentPeerClaims, readyChoice } from '../../../src/core/board/claim-choice.js'
-import { chooseHandoff, handoffDue, usualTaskMs, type HandoffInput } from '../../../src/core/board/handoff-choice.js'
+import { RECORD_MIN_DONE, chooseHandoff, handoffDue, handoffLimitMs, slowByRecord, usualTaskMs, type HandoffInput } from '../../../src/core/board/handoff-choice.js'
 import { EntryWriter } from './helpers.js'
 
 const MIN = 60_000
@@ -30,6 +30,24 @@ describe('when a holder hands its task off', () => {
     expect(handoffDue(61 * MIN, 30 * MIN, true, POLICY)).toBe(false)
     expect(handoffDue(10 * 60 * MIN, undefined, false, POLICY)).toBe(false)
     expect(handoffDue(10 * 60 * MIN, 30 * MIN, false, { ...POLICY, factor: 0 })).toBe(false)
+  })
+
+  it('earlier for a holder slow by its own record: past the usual time, once it finished 2 tasks', () => {
+    const slow = [70 * MIN, 65 * MIN]
+    expect(slowByRecord(slow, 30 * MIN, POLICY)).toBe(true)
+    expect(handoffLimitMs(30 * MIN, POLICY, slow)).toBe(30 * MIN)
+    expect(handoffDue(31 * MIN, 30 * MIN, false, POLICY, slow)).toBe(true)
+    expect(handoffDue(29 * MIN, 30 * MIN, false, POLICY, slow)).toBe(false)
+    // one task stalled makes no slow agent; a median not above factor x the usual time neither
+    expect(handoffDue(31 * MIN, 30 * MIN, false, POLICY, [90 * MIN])).toBe(false)
+    expect(handoffDue(31 * MIN, 30 * MIN, false, POLICY, [60 * MIN, 60 * MIN])).toBe(false)
+    // the floor still holds, and nothing on its way is handed off
+    expect(handoffDue(14 * MIN, 5 * MIN, false, POLICY, [20 * MIN, 30 * MIN])).toBe(false)
+    expect(handoffDue(31 * MIN, 30 * MIN, true, POLICY, slow)).toBe(false)
+    expect(chooseHandoff(input({ heldMs: 29 * MIN, holderDone: slow }))).toMatchObject({ refusal: expect.stringContaining('past 30 min (1 x the median claim-to-done time 30 min; amy\'s own median 68 min over 2 done tasks') })
+    const d = chooseHandoff(input({ heldMs: 31 * MIN, holderDone: slow }))
+    expect(d).toMatchObject({ receiver: { agent: 'bob' }, limitMs: 30 * MIN, text: expect.stringContaining('amy held core for 31 min, more than the median claim-to-done time of the done tasks (30 min; amy\'s own median 68 min') })
+    expect(RECORD_MIN_DONE).toBe(2)
   })
 
   it('refuses with the reason when the rule does not apply', () => {
