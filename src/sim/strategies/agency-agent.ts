@@ -23,6 +23,7 @@ import type { Random } from '../random.js'
 import type { Replica } from '../replica.js'
 import type { Attempt, ProjectTask } from '../workload.js'
 import type { HelperAgent, ReviewRequest, SwarmContext } from './agency-types.js'
+import { integrateInBackground, type BackgroundHost } from './background-verify.js'
 import { idleRepair, preMerge } from './merge-hazards.js'
 
 const LOST_BACKOFF_MS = 60_000
@@ -45,7 +46,7 @@ export class AgencyAgent implements HelperAgent {
   private readonly ownTraps = new Set<string>()
   private readonly trapCache = new Map<number, { version: number, known: ReadonlySet<string> }>()
   /** the task it holds and is attempting */
-  private working: { task: ProjectTask, epoch: number, claimedAt: number, start: number } | undefined
+  private working: { task: ProjectTask, epoch: number, claimedAt: number, start: number, endAt: number, attempt: Attempt } | undefined
   /** the claim waiting for its answer */
   private claiming: { task: ProjectTask, at: number } | undefined
   /** an idle agent waiting to be woken (a review to do) */
@@ -56,6 +57,10 @@ export class AgencyAgent implements HelperAgent {
   private readonly pipelined = new Set<number>()
   /** task -> the id of its carried-on integration_request entry, which the landing's integration answers */
   private readonly requests = new Map<number, string>()
+  /** what the daemon's notices send it back to (a background verify that was red), before any new task */
+  private readonly returns: Array<() => void> = []
+  /** its daemon's side of settings.backgroundVerify */
+  private readonly background: BackgroundHost
   /** down (crashed, not restarted yet) */
   private down = false
   /** carried-on requests that landed while it was down: its daemon writes their done when it starts again */
@@ -69,6 +74,20 @@ export class AgencyAgent implements HelperAgent {
     this.rng = rng
     // A loss of a claim it holds shows when the agent next looks (finish, integrate).
     replica.listen({ verdict: v => { this.settle(v) }, notice: () => {} })
+    this.background = {
+      swarm,
+      // the agent goes on: with its next task, or (a fix it paused an attempt for) with that attempt
+      carry: t => { this.pipelined.add(t.index); this.swarm.recorder.bump('carriedOn'); if (this.working === undefined) this.later(0, () => { this.pick() }) },
+      writeRequest: t => { this.writeRequest(t, this.swarm.scheduler.now) },
+      refused: t => { this.refuseRequest(t) },
+      first: (ms, fn) => {
+        if (this.pauseAttempt(ms)) { this.later(ms, fn); return }
+        this.returns.push(() => { this.later(ms, fn) })
+        this.wake()
+      },
+      later: (ms, fn) => { this.later(ms, fn) },
+      whenUp: fn => { if (this.down) this.landedWhileDown.push(fn); else fn() }
+    }
   }
 
   get name (): string {
@@ -98,6 +117,8 @@ export class AgencyAgent implements HelperAgent {
       this.swarm.helpers.holderGone(this.working.task.index, this)
     }
     this.working = undefined
+    // a background verify not yet handed to the branch dies with the process: the task is current again at restart
+    for (const task of [...this.pipelined]) if (!this.requests.has(task)) this.pipelined.delete(task)
   }
 
   /** After the process restarts: resume a task the board says it still holds, else pick. */
@@ -133,6 +154,8 @@ export class AgencyAgent implements HelperAgent {
     this.idle = false
     this.replica.drain(now)
     // the author names a reviewer (agency experts); a request that waits on it comes first, as the prompt's loop has it
+    const back = this.returns.shift()
+    if (back !== undefined) { back(); return }
     const review = this.swarm.takeReview(this.index)
     if (review !== undefined) { this.review(review); return }
     for (const task of this.candidates(now)) {
@@ -252,10 +275,31 @@ export class AgencyAgent implements HelperAgent {
     const attempt = project.attempt(this.rng, t, avoid, slowdown)
     attempt.durationMs += this.debtMs
     this.debtMs = 0
-    this.working = { task: t, epoch, claimedAt, start: now }
+    this.working = { task: t, epoch, claimedAt, start: now, endAt: now + attempt.durationMs, attempt }
     this.swarm.helpers.holding(t.index, this, claimedAt, now, attempt.approach)
+    this.scheduleFinish()
+  }
+
+  private scheduleFinish (): void {
+    const w = this.working
+    if (w === undefined) return
     const token = ++this.attemptToken
-    this.later(attempt.durationMs, () => { if (token === this.attemptToken) this.finish(t, epoch, claimedAt, attempt, now) })
+    this.later(w.endAt - this.swarm.scheduler.now, () => { if (token === this.attemptToken) this.finish(w.task, w.epoch, w.claimedAt, w.attempt, w.start) })
+  }
+
+  /**
+   * Work that comes before the attempt under way (a notice that a carried
+   * change was red: the prompt sends the agent back to it first): the attempt
+   * pauses for `ms`, which is not counted as attempt time. False when it is
+   * not attempting anything.
+   */
+  private pauseAttempt (ms: number): boolean {
+    const w = this.working
+    if (w === undefined) return false
+    w.start += ms
+    w.endAt += ms
+    this.scheduleFinish()
+    return true
   }
 
   /** The holder stops its attempt at `t` and releases the task to a faster agent (hand-off by speed). The time it spent is `kind`. */
@@ -381,7 +425,8 @@ export class AgencyAgent implements HelperAgent {
     const next = (): void => {
       if (pre.repair) swarm.progress.repairAround(t, swarm.scheduler.now)
       swarm.recorder.worked(t.id, this.index, workStart, swarm.scheduler.now)
-      this.integrateChange(t, verified => { this.land(t, epoch, verified) })
+      if (swarm.mechanisms.verifiedIntegration && swarm.settings.backgroundVerify > 0 && (swarm.settings.backgroundVerify >= 2 || !swarm.integrator.queued)) integrateInBackground(this.background, t, () => { this.land(t, epoch, true) })
+      else this.integrateChange(t, verified => { this.land(t, epoch, verified) })
     }
     if (pre.ms > 0) this.later(pre.ms, next)
     else next()
@@ -403,6 +448,7 @@ export class AgencyAgent implements HelperAgent {
   private askReview (t: ProjectTask): void {
     const swarm = this.swarm
     if (!swarm.mechanisms.reviews || swarm.agentCount < 2 || t.dependentIndices.length === 0) return
+    if (swarm.settings.reviewWhenIdle > 0 && !swarm.peerIdle(this.index)) return
     swarm.requestReview({
       task: t,
       author: this.index,
@@ -482,15 +528,28 @@ export class AgencyAgent implements HelperAgent {
     })
     if (carryOn) {
       swarm.recorder.bump('carriedOn')
-      // on the log as in agentd, so the board's carry-on rule sees the task on its way
-      const held = this.replica.board.holder(t.id)
-      if (held?.holder === this.name) {
-        const request = this.replica.write('integration_request', { task: t.id, epoch: held.epoch, ref: `refs/agency/${this.name}/${t.id}`, commit: `sim-${t.index}-${this.index}` }, asked, t.index)
-        if (request.board !== undefined) this.requests.set(t.index, request.board.id)
-      }
+      this.writeRequest(t, asked)
       this.pipelined.add(t.index)
       this.later(0, () => { this.pick() })
     }
+  }
+
+  /** Its carried-on integration_request for `t` on the log as in agentd, so the board's carry-on rule sees the task on its way. */
+  private writeRequest (t: ProjectTask, at: number): void {
+    const held = this.replica.board.holder(t.id)
+    if (held?.holder !== this.name) return
+    const request = this.replica.write('integration_request', { task: t.id, epoch: held.epoch, ref: `refs/agency/${this.name}/${t.id}`, commit: `sim-${t.index}-${this.index}` }, at, t.index)
+    if (request.board !== undefined) this.requests.set(t.index, request.board.id)
+  }
+
+  /** A carried change did not land (a red verify): the daemon answers its request as failed, so the task is this agent's current task again. */
+  private refuseRequest (t: ProjectTask): void {
+    this.pipelined.delete(t.index)
+    const request = this.requests.get(t.index)
+    if (request === undefined) return
+    this.requests.delete(t.index)
+    const held = this.replica.board.holder(t.id)
+    this.replica.write('integration', { task: t.id, epoch: held?.epoch ?? 0, commit: '', result: 'failed', paths: [], request }, this.swarm.scheduler.now, t.index)
   }
 
   /** Fenced integration: the merge goes in only while this agent still holds the task's epoch; then done, and the next task. */

@@ -66,5 +66,9 @@ export const MECHANISM_DEFAULTS = {
   /** a holder whose attempt has run this many times the task's usual time is slow */
   handoffFactor: 2,
   /** 1 (as agentd, core/board/carry-on): a holder whose integration request waits in the integrator's queue goes on with its next task, its daemon writing the done when the request lands; 0: it waits for its batch (agentd before session 7's carry-on) */
-  carryOn: 1
+  carryOn: 1,
+  /** what-if, NOT in agentd yet (0): verify in the background (background-verify.ts). 1: with no integrator announced, a holder whose attempt passed hands the change to its own daemon, which verifies the merge and races to the branch while the agent goes on (an `agency integrate --background`); 2: also with an integrator, the daemon verifies the merge and then requests integration. Only a red verify comes back to the agent */
+  backgroundVerify: 0,
+  /** what-if, NOT in agentd's prompt yet (0): 1: a change asks for a review only while, by its author's board, fewer tasks are ready than agents not at work (some peer has nothing to claim). By the hazard table a review costs its reviewer more than the defects it catches save (6 % of a task's effort against 2 min), unless the reviewer had nothing else to do */
+  reviewWhenIdle: 0
 } as const

@@ -69,6 +69,8 @@ export interface SwarmContext {
   claimHeld: (replica: Replica, task: ProjectTask, now: number) => void
   agreed: (a: number, b: number) => boolean
   requestReview: (r: ReviewRequest) => void
+  /** whether an agent other than `author` has nothing to do now (would take a review at once) */
+  peerIdle: (author: number) => boolean
   takeReview: (reviewer: number) => ReviewRequest | undefined
   deliverVerdict: (r: ReviewRequest, caught: boolean) => void
 }

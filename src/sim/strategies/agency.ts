@@ -230,6 +230,12 @@ export class AgencySwarm implements SwarmContext {
     }
   }
 
+  /** By the author's board: fewer ready tasks than agents not at work on a task, so some peer has nothing to claim (it would assist or wait). */
+  peerIdle (author: number): boolean {
+    const ready = this.replicas[author].ready
+    return ready.open.size < this.agents.length - ready.held.size
+  }
+
   /** The oldest review request by another agent, for `reviewer` to do. */
   takeReview (reviewer: number): ReviewRequest | undefined {
     const i = this.reviewQueue.findIndex(r => r.author !== reviewer)
