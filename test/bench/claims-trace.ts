@@ -17,6 +17,8 @@ export interface AgentTrace {
   appended?: number
   answered?: number
   received?: number
+  /** the daemon's first heartbeat sent after its claim entry was written */
+  beat?: number
 }
 
 const STEPS: Array<[keyof AgentTrace, string]> = [['written', 'entry written'], ['deadline', 'window end'], ['settled', 'protocol HELD'], ['appended', 'append resolved'], ['answered', 'daemon answered'], ['received', 'client got HELD']]
@@ -102,7 +104,11 @@ export class ClaimsTrace {
     }) as typeof d.logService.appendPlaced
     // the daemon's gossip handlers call these through closures: counted here
     const beat = d.presence.beat.bind(d.presence)
-    d.presence.beat = async () => { if (this.counting) this.counts.beatsSent++; await beat() }
+    d.presence.beat = async () => {
+      if (this.counting) this.counts.beatsSent++
+      if (a.written !== undefined) a.beat ??= this.at()
+      await beat()
+    }
     const receive = d.presence.receive.bind(d.presence)
     d.presence.receive = (p, from) => { if (this.counting) this.counts.beatsReceived++; return receive(p, from) }
     const gossiped = d.logService.receiveGossip.bind(d.logService)
@@ -128,6 +134,8 @@ export class ClaimsTrace {
       if (gaps.length > 0) lines.push(`      ${name.padEnd(16)} after ${String(prev).padEnd(8)} median ${gaps[gaps.length >> 1].toFixed(0).padStart(6)} ms, most ${gaps[gaps.length - 1].toFixed(0).padStart(6)} ms; ${reached.length} agents, the last at ${(reached[reached.length - 1] / 1000).toFixed(2)} s`)
       prev = k
     }
+    const beats = this.agents.filter(a => a.beat !== undefined && a.written !== undefined).map(a => (a.beat as number) - (a.written as number)).sort((x, y) => x - y)
+    if (beats.length > 0) lines.push(`      first heartbeat after the entry written: median ${beats[beats.length >> 1].toFixed(0)} ms, least ${beats[0].toFixed(0)} ms (${beats.length} agents)`)
     const c = this.counts
     lines.push(`      gossip over the claims: ${c.beatsSent} heartbeats sent, ${c.beatsReceived} received; ${c.entriesReceived} entries received (each daemon's handlers, duplicates that gossipsub drops not counted)`)
     const loops = this.loops.length > 0 ? this.loops : [this.loopDelay()]
