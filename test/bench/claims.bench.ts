@@ -465,7 +465,7 @@ async function main (): Promise<void> {
     } catch (err) {
       // One size that this machine cannot hold leaves the others' figures standing.
       log(`    agency: not measured: ${(err as Error).message}`)
-      rows.push(`| ${n} | ${tasks.length} | ${n <= a.processesUpTo ? `${n} agentd processes` : `${n} daemons in one process`} | not measured: ${(err as Error).message.replace(/\|/g, '/')} | — | — | — | — | ${g === undefined ? '—' : `${g.seconds.toFixed(2)} s`} | ${g === undefined ? '—' : `${g.attempts} pushes`} | — | ${loadavg()[0].toFixed(1)} |`)
+      rows.push(`| ${n} | ${tasks.length} | ${n <= a.processesUpTo ? `${n} agentd processes` : a.perProcess > 0 ? `${n} daemons in ${Math.ceil(n / a.perProcess)} processes` : `${n} daemons in one process`} | not measured: ${(err as Error).message.replace(/\|/g, '/')} | — | — | — | — | ${g === undefined ? '—' : `${g.seconds.toFixed(2)} s`} | ${g === undefined ? '—' : `${g.attempts} pushes`} | — | ${loadavg()[0].toFixed(1)} |`)
       await writeTable(a, rows)
       continue
     }
