@@ -38,6 +38,8 @@ export class PresenceService {
   private readonly init: PresenceServiceInit
   private gossip?: SwarmGossip
   private heartbeatTimer?: NodeJS.Timeout
+  /** when the armed beat is due (monotonic ms) */
+  private nextBeatAt = 0
   private expireTimer?: NodeJS.Timeout
   private seq = 0
   private stopped = false
@@ -93,6 +95,7 @@ export class PresenceService {
   // size now, less up to a tenth at random so that beats do not fall into step.
   private scheduleBeat (delayMs: number): void {
     clearTimeout(this.heartbeatTimer)
+    this.nextBeatAt = performance.now() + delayMs
     this.heartbeatTimer = setTimeout(() => {
       if (this.stopped) return
       this.beat().catch(() => {})
@@ -112,14 +115,31 @@ export class PresenceService {
    * due within that interval. Its lease is its liveness, not the list (the
    * claim's own entry tells the swarm of the claim), and in a busy swarm
    * these extra beats were a fifth of the heartbeats. A daemon that was quiet
-   * beats at once, so that its peers wait no longer than the swarm's lease
-   * for it from its first claim on.
+   * and now holds a claim (and has nothing else new to say) has its next beat
+   * brought forward to within the swarm's interval, at a random point of its
+   * second half, rather than beating at once: the swarm's claims come in
+   * bursts (a plan lands and every idle agent claims), and one extra beat per
+   * claim doubled a burst's gossip (each verified and forwarded by every
+   * peer) while the claims settled. Until that beat its peers keep the
+   * longer lease of its last quiet beat, never a shorter one, so no claim of
+   * it is taken over early; a crash in that interval is noticed within the
+   * quiet lease instead of the swarm's.
    */
   async beatIfChanged (): Promise<void> {
     const now = this.saying()
     if (now.beat === this.lastBeat) return
-    if (this.lastHeld > 0 && now.claims.length > 0 && now.said === this.lastSaid) return
+    if (now.claims.length > 0 && now.said === this.lastSaid) {
+      if (this.lastHeld === 0) this.beatWithin(this.intervalMs())
+      return
+    }
     await this.beat()
+  }
+
+  /** Brings the next beat forward to within `ms` (in its second half, at random), unless it is due sooner. */
+  private beatWithin (ms: number): void {
+    if (this.stopped || this.gossip == null) return
+    const delay = Math.round(ms * (0.5 + Math.random() * 0.5))
+    if (this.nextBeatAt - performance.now() > delay) this.scheduleBeat(delay)
   }
 
   private saying (): { claims: Array<{ task: string, epoch: number }>, addrs: string[], harness: string, said: string, beat: string } {

@@ -10,10 +10,14 @@ import '../../src/polyfill.js'
 import { agencyHandlers, startGrpcServer, type GrpcServer } from '../../src/api/grpc-server.js'
 import { Daemon } from '../../src/daemon/daemon.js'
 import { ClaimsTrace } from './claims-trace.js'
+import { Session } from 'node:inspector/promises'
+import { mkdir, writeFile } from 'node:fs/promises'
+import { dirname } from 'node:path'
 
 const daemons = new Map<number, Daemon>()
 const servers: GrpcServer[] = []
 let trace: ClaimsTrace | undefined
+let profiler: Session | undefined
 
 type Args = Record<string, any>
 
@@ -42,7 +46,22 @@ const ops: Record<string, (a: Args) => Promise<unknown> | unknown> = {
     return order
   },
   traceStart: ({ t0 }) => { trace?.start(t0) },
-  traceSteps: () => ({ agents: trace?.agents ?? [], loop: trace?.loopDelay() }),
+  traceSteps: () => ({ agents: trace?.agents ?? [], loop: trace?.loopDelay(), counts: trace?.counts }),
+  // --cpu-prof: this process's profile over the claims
+  profileStart: async () => {
+    profiler = new Session()
+    profiler.connect()
+    await profiler.post('Profiler.enable')
+    await profiler.post('Profiler.start')
+  },
+  profileStop: async ({ file }) => {
+    if (profiler === undefined) return
+    const { profile } = await profiler.post('Profiler.stop')
+    profiler.disconnect()
+    profiler = undefined
+    await mkdir(dirname(file as string), { recursive: true })
+    await writeFile(file as string, JSON.stringify(profile))
+  },
   stop: async () => {
     await Promise.allSettled(servers.map(async s => { await s.close() }))
     await Promise.allSettled([...daemons.values()].map(async d => { await d.stop() }))

@@ -7,7 +7,7 @@ import { fork, type ChildProcess } from 'node:child_process'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { connectAgency } from '../../src/api/client.js'
-import { absoluteNow, ClaimsTrace, type AgentTrace, type LoopDelay } from './claims-trace.js'
+import { absoluteNow, ClaimsTrace, type AgentTrace, type GossipCounts, type LoopDelay } from './claims-trace.js'
 
 interface Host {
   child: ChildProcess
@@ -46,6 +46,8 @@ export interface HostedSwarm {
   diagnose: () => Promise<string>
   cpuSeconds: () => Promise<number>
   trace?: { t: ClaimsTrace, start: () => Promise<void>, collect: () => Promise<void> }
+  /** profiles every daemon process from now; the function returned writes <dir>/<name>-<process>.cpuprofile */
+  profile: () => Promise<(dir: string, name: string) => Promise<void>>
   stop: () => Promise<void>
 }
 
@@ -94,6 +96,10 @@ export async function hostedSwarm (n: number, root: string, perProcess: number, 
       return `daemons with a claim settled ${all.filter(x => x.settled).length}, settling ${all.filter(x => x.settling).length}`
     },
     cpuSeconds: async () => (await Promise.all(hosts.map(async h => await h.call<number>('cpu')))).reduce((x, y) => x + y, 0),
+    profile: async () => {
+      await Promise.all(hosts.map(async h => { await h.call('profileStart') }))
+      return async (dir, name) => { await Promise.all(hosts.map(async (h, k) => { await h.call('profileStop', { file: join(dir, `${name}-${k}.cpuprofile`) }) })) }
+    },
     ...(t === undefined
       ? {}
       : {
@@ -106,10 +112,11 @@ export async function hostedSwarm (n: number, root: string, perProcess: number, 
               await Promise.all(hosts.map(async h => { await h.call('traceStart', { t0 }) }))
             },
             collect: async () => {
-              const steps = await Promise.all(hosts.map(async h => await h.call<{ agents: AgentTrace[], loop: LoopDelay }>('traceSteps')))
+              const steps = await Promise.all(hosts.map(async h => await h.call<{ agents: AgentTrace[], loop: LoopDelay, counts: GossipCounts }>('traceSteps')))
               steps.forEach((s, h) => {
                 s.agents.forEach((a, k) => { t.merge(orders[h][k], a) })
                 t.mergeLoop(s.loop)
+                t.mergeCounts(s.counts)
               })
             }
           }

@@ -17,12 +17,17 @@ export interface AgentTrace {
   appended?: number
   answered?: number
   received?: number
+  /** the daemon's first heartbeat sent after its claim entry was written */
+  beat?: number
 }
 
 const STEPS: Array<[keyof AgentTrace, string]> = [['written', 'entry written'], ['deadline', 'window end'], ['settled', 'protocol HELD'], ['appended', 'append resolved'], ['answered', 'daemon answered'], ['received', 'client got HELD']]
 
 /** Milliseconds since the epoch, fine-grained, on one clock across the bench's processes. */
 export const absoluteNow = (): number => performance.timeOrigin + performance.now()
+
+/** Gossip over the claims, summed over the daemons traced: heartbeats sent and received, entries received. */
+export interface GossipCounts { beatsSent: number, beatsReceived: number, entriesReceived: number }
 
 /** The event loop's delay over the claims in one process: p50, p99 and the most, in ms. */
 export interface LoopDelay { p50: number, p99: number, max: number }
@@ -33,6 +38,9 @@ export class ClaimsTrace {
   private readonly loop = monitorEventLoopDelay({ resolution: 10 })
   /** the loop delays of the processes the daemons ran in, when not this one */
   private readonly loops: LoopDelay[] = []
+  /** counted from start() on */
+  readonly counts: GossipCounts = { beatsSent: 0, beatsReceived: 0, entriesReceived: 0 }
+  private counting = false
 
   /** Traces `daemons` (in this process), or `n` agents whose steps other processes record (merge). */
   constructor (daemons: Daemon[] | number) {
@@ -43,6 +51,7 @@ export class ClaimsTrace {
   /** From now (or from `t0`, on absoluteNow's clock), the steps are timed. */
   start (t0 = absoluteNow()): void {
     this.t0 = t0
+    this.counting = true
     this.loop.reset()
     this.loop.enable()
   }
@@ -54,6 +63,12 @@ export class ClaimsTrace {
   /** Steps another process recorded for agent `i` (on the same t0), and that process's loop delay. */
   merge (i: number, steps: AgentTrace): void {
     for (const [k, v] of Object.entries(steps) as Array<[keyof AgentTrace, number | undefined]>) if (v !== undefined && k !== 'call' && k !== 'received') this.agents[i][k] ??= v
+  }
+
+  mergeCounts (c: GossipCounts): void {
+    this.counts.beatsSent += c.beatsSent
+    this.counts.beatsReceived += c.beatsReceived
+    this.counts.entriesReceived += c.entriesReceived
   }
 
   mergeLoop (d: LoopDelay): void {
@@ -87,6 +102,17 @@ export class ClaimsTrace {
       if (kind === 'claim' && a.appended === undefined) a.appended = this.at()
       return r
     }) as typeof d.logService.appendPlaced
+    // the daemon's gossip handlers call these through closures: counted here
+    const beat = d.presence.beat.bind(d.presence)
+    d.presence.beat = async () => {
+      if (this.counting) this.counts.beatsSent++
+      if (a.written !== undefined) a.beat ??= this.at()
+      await beat()
+    }
+    const receive = d.presence.receive.bind(d.presence)
+    d.presence.receive = (p, from) => { if (this.counting) this.counts.beatsReceived++; return receive(p, from) }
+    const gossiped = d.logService.receiveGossip.bind(d.logService)
+    d.logService.receiveGossip = async (bytes, from) => { if (this.counting) this.counts.entriesReceived++; return await gossiped(bytes, from) }
     const next = b.claimNext.bind(b)
     b.claimNext = async (scope: string[]) => {
       const r = await next(scope)
@@ -108,6 +134,10 @@ export class ClaimsTrace {
       if (gaps.length > 0) lines.push(`      ${name.padEnd(16)} after ${String(prev).padEnd(8)} median ${gaps[gaps.length >> 1].toFixed(0).padStart(6)} ms, most ${gaps[gaps.length - 1].toFixed(0).padStart(6)} ms; ${reached.length} agents, the last at ${(reached[reached.length - 1] / 1000).toFixed(2)} s`)
       prev = k
     }
+    const beats = this.agents.filter(a => a.beat !== undefined && a.written !== undefined).map(a => (a.beat as number) - (a.written as number)).sort((x, y) => x - y)
+    if (beats.length > 0) lines.push(`      first heartbeat after the entry written: median ${beats[beats.length >> 1].toFixed(0)} ms, least ${beats[0].toFixed(0)} ms (${beats.length} agents)`)
+    const c = this.counts
+    lines.push(`      gossip over the claims: ${c.beatsSent} heartbeats sent, ${c.beatsReceived} received; ${c.entriesReceived} entries received (each daemon's handlers, duplicates that gossipsub drops not counted)`)
     const loops = this.loops.length > 0 ? this.loops : [this.loopDelay()]
     const worst = (k: keyof LoopDelay): string => Math.max(...loops.map(l => l[k])).toFixed(0)
     lines.push(`      event loop delay over the claims${this.loops.length > 0 ? ` (the worst of ${loops.length} processes)` : ''}: p50 ${worst('p50')} ms, p99 ${worst('p99')} ms, max ${worst('max')} ms`)

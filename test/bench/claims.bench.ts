@@ -18,7 +18,7 @@
 // task, the claims written and calls made, the settle window, the daemons'
 // CPU-seconds, their connections (median and most), and the same time for
 // git lock files, with the ratio. A claim call that fails is made again.
-// `--cpu-prof <dir>` profiles the in-process daemons over the claims, written
+// `--cpu-prof <dir>` profiles the daemons over the claims (in this process, or each daemon process with --daemons-per-process), written
 // whether or not they all get to HELD. Writes <out>/bench-claims.md.
 import './quiet-logs.js'
 import '../../src/polyfill.js'
@@ -157,6 +157,8 @@ interface Swarm {
   trace?: { t: ClaimsTrace, start: () => Promise<void>, collect: () => Promise<void> }
   /** CPU-seconds the daemons have used so far (user + system) */
   cpuSeconds: () => Promise<number>
+  /** daemons in other processes (--daemons-per-process): profiles each of those from now; the function returned writes <dir>/<name>-<process>.cpuprofile */
+  profile?: () => Promise<(dir: string, name: string) => Promise<void>>
   stop: () => Promise<void>
 }
 
@@ -303,10 +305,14 @@ async function agencyRun (n: number, tasks: string[], a: Args, log: (s: string) 
     // Round trips to peers set the settle window (3 x their p99, over the
     // last minute's samples, or the newest 8): the round trips timed while
     // the daemons were starting are slow; after a minute they no longer count.
+    const idle0 = { cpu: await swarm.cpuSeconds(), at: performance.now() }
     await sleep(a.warmupS * 1000)
+    const idleRate = (await swarm.cpuSeconds() - idle0.cpu) / ((performance.now() - idle0.at) / 1000)
+    log(`    the daemons' CPU while idle (the warm-up): ${idleRate.toFixed(2)} CPU-s a second`)
     const load = loadavg()[0]
     log(`    load average when the claims start: ${loadavg().map(x => x.toFixed(1)).join(' ')}`)
-    const profiler = await startProfile(a.cpuProf)
+    const hostsProfiled = a.cpuProf !== '' && swarm.profile !== undefined ? await swarm.profile() : undefined
+    const profiler = hostsProfiled !== undefined ? async () => { await hostsProfiled(a.cpuProf, `claims-${n}`) } : await startProfile(a.cpuProf)
     const cpu0 = await swarm.cpuSeconds()
     await swarm.trace?.start()
     const t0 = performance.now()
@@ -459,7 +465,7 @@ async function main (): Promise<void> {
     } catch (err) {
       // One size that this machine cannot hold leaves the others' figures standing.
       log(`    agency: not measured: ${(err as Error).message}`)
-      rows.push(`| ${n} | ${tasks.length} | ${n <= a.processesUpTo ? `${n} agentd processes` : `${n} daemons in one process`} | not measured: ${(err as Error).message.replace(/\|/g, '/')} | — | — | — | — | ${g === undefined ? '—' : `${g.seconds.toFixed(2)} s`} | ${g === undefined ? '—' : `${g.attempts} pushes`} | — | ${loadavg()[0].toFixed(1)} |`)
+      rows.push(`| ${n} | ${tasks.length} | ${n <= a.processesUpTo ? `${n} agentd processes` : a.perProcess > 0 ? `${n} daemons in ${Math.ceil(n / a.perProcess)} processes` : `${n} daemons in one process`} | not measured: ${(err as Error).message.replace(/\|/g, '/')} | — | — | — | — | ${g === undefined ? '—' : `${g.seconds.toFixed(2)} s`} | ${g === undefined ? '—' : `${g.attempts} pushes`} | — | ${loadavg()[0].toFixed(1)} |`)
       await writeTable(a, rows)
       continue
     }

@@ -1,8 +1,10 @@
 // When a daemon's heartbeat goes out at once and when it waits for its turn:
 // a change goes out at once, except a change of which claims a daemon holds
 // when its last heartbeat already held one (its lease is at the swarm's
-// interval everywhere; the next beat, due within it, carries the list).
-import { afterEach, describe, expect, it } from 'vitest'
+// interval everywhere; the next beat, due within it, carries the list), and
+// a first claim, whose beat is brought forward to within the swarm's
+// interval (a burst of claims is not doubled by a burst of beats).
+import { afterEach, describe, expect, it, vi } from 'vitest'
 import { randomBytes } from 'node:crypto'
 import { PresenceService } from '../../src/daemon/presence-service.js'
 import { createSigner } from '../../src/core/log/crypto.js'
@@ -10,7 +12,10 @@ import type { SwarmGossip } from '../../src/mesh/swarm-gossip.js'
 import type { Presence } from '../../src/gen/agency/v1/wire.js'
 
 const services: PresenceService[] = []
-afterEach(() => { for (const s of services.splice(0)) s.stop() })
+afterEach(() => {
+  for (const s of services.splice(0)) s.stop()
+  vi.useRealTimers()
+})
 
 function presence (): { p: PresenceService, sent: Presence[], held: Array<{ task: string, epoch: number }> } {
   const sent: Presence[] = []
@@ -23,14 +28,19 @@ function presence (): { p: PresenceService, sent: Presence[], held: Array<{ task
 }
 
 describe('beatIfChanged', () => {
-  it('beats at once for a first claim, a status line, or no claim left; a holder\'s next claim waits for the next beat', async () => {
+  it('beats within the swarm\'s interval for a first claim, at once for a status line or no claim left; a holder\'s next claim waits for the next beat', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'setInterval', 'clearInterval'] })
     const { p, sent, held } = presence()
     await p.beat()
     const count = sent.length
     held.push({ task: 'a', epoch: 1 })
     await p.beatIfChanged()
-    expect(sent).toHaveLength(count + 1) // from quiet to holding: the lease is the swarm's from now on
+    expect(sent).toHaveLength(count) // from quiet to holding: not at once
+    // the quiet beat was due in 108-120 s; brought forward to within the interval (60 s)
+    await vi.advanceTimersByTimeAsync(60_000)
+    expect(sent).toHaveLength(count + 1)
     expect(sent.at(-1)?.claims.map(c => c.task)).toEqual(['a'])
+    expect(sent.at(-1)?.intervalMs).toBe(60_000) // a holder's interval: the lease is the swarm's from now on
 
     held.push({ task: 'b', epoch: 1 })
     await p.beatIfChanged()
