@@ -228,6 +228,8 @@ export class Daemon {
         guard,
         // the round-trip probe checks every connection (a muxer ping, no stream): libp2p's monitor would ping them all again
         connectionMonitor: false,
+        // a yamux window update per half window, not per data frame: half the frames of a gossip message
+        halfWindowUpdates: true,
         // libp2p's metrics component keeps a module-wide table: only one node per process may use it.
         metrics: exported ? createLibp2pMetrics(metrics.registry) : undefined
       })
