@@ -289,7 +289,8 @@ export class Daemon {
       // A new identity has signed nothing anyone could hold.
       ownHeadWaitMs: identity.created ? 0 : config.ownHeadWaitMs,
       hasBootstrapPeers: config.peers.length > 0,
-      wallClock: this.wallClock
+      wallClock: this.wallClock,
+      onGossipAccepted: author => { b.presence?.heardFrom(author) }
     })
     phases.mark('parts')
     await logService.restore(phases)
@@ -395,6 +396,7 @@ export class Daemon {
         dialer.remember(p.peerId, p.addrs)
         boardService.heard(p.peerId, heartbeat.intervalMs)
       },
+      onSignOfLife: p => { boardService.heard(p.peerId, p.intervalMs ?? config.heartbeatMs) },
       wallClock: this.wallClock
     })
     // loaded only by a daemon that runs an agent beside it
@@ -441,7 +443,10 @@ export class Daemon {
         return 'accept'
       },
       onForkProof: async (p, from) => await logService.receiveForkProof(p, from),
-      onPublished: (kind) => { metrics.gossipOut.inc({ kind }) },
+      onPublished: (kind) => {
+        metrics.gossipOut.inc({ kind })
+        if (kind === 'entry') presence.published()
+      },
       onJudged: (kind, verdict, from) => {
         metrics.gossipIn.inc({ kind, verdict })
         if (verdict === 'reject') guard.strike(from, `invalid gossip (${kind})`)

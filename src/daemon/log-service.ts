@@ -60,6 +60,8 @@ export interface LogServiceInit {
   hasBootstrapPeers?: boolean
   /** the wall clock an entry's time is read from (informational: no decision reads it) */
   wallClock?: () => number
+  /** a peer's entry came by gossip and was accepted: a sign that its author is up (presence's heardFrom) */
+  onGossipAccepted?: (author: string) => void
 }
 
 /** How long the first own entry after a restart waits for an exchange with a peer, by default. */
@@ -687,8 +689,11 @@ export class LogService {
     switch (result.status) {
       case 'accepted': {
         // The author's clock to this one: a dashboard figure, skew included; the settle window uses round trips.
-        const sent = result.accepted.find(a => a.id === result.id)?.entry.time
-        if (sent != null) this.init.metrics.gossipLatency.observe(Math.max(0, (this.init.wallClock?.() ?? Date.now()) - sent) / 1000)
+        const entry = result.accepted.find(a => a.id === result.id)?.entry
+        if (entry != null) {
+          this.init.metrics.gossipLatency.observe(Math.max(0, (this.init.wallClock?.() ?? Date.now()) - entry.time) / 1000)
+          this.init.onGossipAccepted?.(entry.author)
+        }
         return 'accept'
       }
       case 'duplicate':
