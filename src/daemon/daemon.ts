@@ -228,6 +228,8 @@ export class Daemon {
         guard,
         // the round-trip probe checks every connection (a muxer ping, no stream): libp2p's monitor would ping them all again
         connectionMonitor: false,
+        // a yamux window update per half window, not per data frame: half the frames of a gossip message
+        halfWindowUpdates: true,
         // libp2p's metrics component keeps a module-wide table: only one node per process may use it.
         metrics: exported ? createLibp2pMetrics(metrics.registry) : undefined
       })
@@ -288,7 +290,8 @@ export class Daemon {
       // A new identity has signed nothing anyone could hold.
       ownHeadWaitMs: identity.created ? 0 : config.ownHeadWaitMs,
       hasBootstrapPeers: config.peers.length > 0,
-      wallClock: this.wallClock
+      wallClock: this.wallClock,
+      onGossipAccepted: author => { b.presence?.heardFrom(author) }
     })
     phases.mark('parts')
     await logService.restore(phases)
@@ -395,6 +398,7 @@ export class Daemon {
         dialer.remember(p.peerId, p.addrs)
         boardService.heard(p.peerId, heartbeat.intervalMs)
       },
+      onSignOfLife: p => { boardService.heard(p.peerId, p.intervalMs ?? config.heartbeatMs) },
       wallClock: this.wallClock
     })
     // loaded only by a daemon that runs an agent beside it
@@ -441,7 +445,10 @@ export class Daemon {
         return 'accept'
       },
       onForkProof: async (p, from) => await logService.receiveForkProof(p, from),
-      onPublished: (kind) => { metrics.gossipOut.inc({ kind }) },
+      onPublished: (kind) => {
+        metrics.gossipOut.inc({ kind })
+        if (kind === 'entry') presence.published()
+      },
       onJudged: (kind, verdict, from) => {
         metrics.gossipIn.inc({ kind, verdict })
         if (verdict === 'reject') guard.strike(from, `invalid gossip (${kind})`)

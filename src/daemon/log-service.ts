@@ -60,6 +60,8 @@ export interface LogServiceInit {
   hasBootstrapPeers?: boolean
   /** the wall clock an entry's time is read from (informational: no decision reads it) */
   wallClock?: () => number
+  /** a peer's entry came by gossip and was accepted: a sign that its author is up (presence's heardFrom) */
+  onGossipAccepted?: (author: string) => void
 }
 
 /** How long the first own entry after a restart waits for an exchange with a peer, by default. */
@@ -94,6 +96,9 @@ export class LogService {
   /** the first failed write to the data dir; every later write is refused */
   private storageFailure?: Error
   private readonly listeners = new Set<(e: StoredEntry) => void>()
+  /** peers' gossiped entries accepted this turn, told to the listeners once forwarded (afterForwarding) */
+  private readonly deferredAnnouncements: StoredEntry[][] = []
+  private forwardTurn?: Promise<void>
   private readonly faultListeners = new Set<(author: string, fromSeq: number) => void>()
   /** per faulty author, the fork seq last told to the fault listeners */
   private readonly faultsTold = new Map<string, number>()
@@ -663,9 +668,16 @@ export class LogService {
   private async appendOwn<K extends EntryKind> (kind: K, body: DeepPartial<KindBodies[K]>): Promise<{ entry: StoredEntry, stored: Promise<void> }> {
     if (this.storageFailure != null) throw this.unwritable(this.storageFailure)
     const { entry, placed, stored } = await this.own.append(kind, body as any)
-    this.announceAccepted(placed, false)
-    // On disk already (the synced pending write): the accepted record's write need not hold up the swarm.
-    for (const e of placed) await this.gossip?.publishEntry(e.bytes)
+    // On disk already (the synced pending write): the accepted record's write
+    // need not hold up the swarm. Published before the listeners run (the
+    // board, the index, the WatchLog streams, a heartbeat the board's change
+    // signs and publishes), which are queued in acceptance order meanwhile.
+    this.deferredAnnouncements.push(placed)
+    try {
+      for (const e of placed) await this.gossip?.publishEntry(e.bytes)
+    } finally {
+      this.announceDeferred()
+    }
     return { entry, stored }
   }
 
@@ -673,17 +685,21 @@ export class LogService {
   async receiveGossip (bytes: Uint8Array, _from: string): Promise<Verdict> {
     // The core checks size, decoding and everything else, and counts what it rejects.
     const result = this.state.ingestBytes(bytes)
-    // Stored in order and told to the listeners now, but not waited for: a
-    // peer's entry is forwarded once it is merged in memory. Waiting for the
-    // store put a thread-pool round trip into every hop. Losing the write in
-    // a crash loses nothing the swarm lacks (sync brings it back), and a
-    // failed write still stops the daemon.
+    // Stored in order and told to the listeners, but not waited for: a peer's
+    // entry is forwarded once it is merged in memory. Waiting for the store
+    // put a thread-pool round trip into every hop. Losing the write in a
+    // crash loses nothing the swarm lacks (sync brings it back), and a failed
+    // write still stops the daemon. Both start once gossipsub has forwarded
+    // the entry (see afterForwarding).
     this.persistResult(result).catch(() => {})
     switch (result.status) {
       case 'accepted': {
         // The author's clock to this one: a dashboard figure, skew included; the settle window uses round trips.
-        const sent = result.accepted.find(a => a.id === result.id)?.entry.time
-        if (sent != null) this.init.metrics.gossipLatency.observe(Math.max(0, (this.init.wallClock?.() ?? Date.now()) - sent) / 1000)
+        const entry = result.accepted.find(a => a.id === result.id)?.entry
+        if (entry != null) {
+          this.init.metrics.gossipLatency.observe(Math.max(0, (this.init.wallClock?.() ?? Date.now()) - entry.time) / 1000)
+          this.init.onGossipAccepted?.(entry.author)
+        }
         return 'accept'
       }
       case 'duplicate':
@@ -722,14 +738,16 @@ export class LogService {
     const { log } = this.init.store
     if (r.status === 'accepted') {
       const leftover = r.pendingRemoved.filter(p => !r.accepted.some(a => a.id === p.id)).map(p => p.id)
+      const forwarded = this.afterForwarding()
       // Queued before the listeners hear of the entries: one that appends in
       // response (a lost claim's release) takes a later cursor, so its write
       // must come later too, or the store refuses it as out of order.
       const written = this.write(async () => {
+        await forwarded
         await log.putAccepted(r.accepted, { sync: false })
         if (leftover.length > 0) await log.removePending(leftover)
       })
-      this.announceAccepted(r.accepted, false)
+      this.announceAfterForwarding(r.accepted)
       await written
     } else if (r.status === 'pending') {
       const removed = r.pendingRemoved.map(p => p.id)
@@ -814,8 +832,43 @@ export class LogService {
     for (const proof of r.forks) this.spreadForkProof(proof)
   }
 
-  /** Tells the index, the metrics and the listeners of newly accepted entries (`bulk`: a sync batch). */
+  /**
+   * Resolves once gossipsub has forwarded what this turn of the event loop
+   * accepted. The topic validator's verdict for a peer's entry is awaited a
+   * few promise steps deep inside gossipsub, and every microtask queued
+   * before its continuation runs first: a relay's listeners (the board, the
+   * findings index, each WatchLog stream's gRPC write) and the JavaScript
+   * half of the store's write held up every hop. They run on setImmediate,
+   * after the forwarding and its encryption and socket writes.
+   */
+  private afterForwarding (): Promise<void> {
+    this.forwardTurn ??= new Promise(resolve => {
+      setImmediate(() => {
+        this.forwardTurn = undefined
+        this.announceDeferred()
+        resolve()
+      })
+    })
+    return this.forwardTurn
+  }
+
+  /** Tells the listeners of a peer's gossiped entries once they are forwarded, in acceptance order with everything else. */
+  private announceAfterForwarding (accepted: StoredEntry[]): void {
+    this.deferredAnnouncements.push(accepted)
+    void this.afterForwarding()
+  }
+
+  private announceDeferred (): void {
+    for (const accepted of this.deferredAnnouncements.splice(0)) this.announceNow(accepted, false)
+  }
+
+  /** Tells the index, the metrics and the listeners of newly accepted entries (`bulk`: a sync batch), after those still deferred. */
   private announceAccepted (accepted: StoredEntry[], bulk: boolean): void {
+    if (this.deferredAnnouncements.length > 0) this.announceDeferred()
+    this.announceNow(accepted, bulk)
+  }
+
+  private announceNow (accepted: StoredEntry[], bulk: boolean): void {
     // counted per kind once per call: a labelled counter's look-up per entry showed in a bulk sync's profile
     const byKind = new Map<string, number>()
     for (const e of accepted) byKind.set(e.entry.kind, (byKind.get(e.entry.kind) ?? 0) + 1)

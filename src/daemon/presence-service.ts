@@ -24,6 +24,8 @@ export interface PresenceServiceInit {
   onLeft: (p: PeerRecord) => void
   /** a heartbeat that changed the directory (not a stale or reordered one) */
   onHeartbeat?: (p: PeerRecord, heartbeat: Presence) => void
+  /** a live peer's fresh entry counted as its heartbeat (heardFrom) */
+  onSignOfLife?: (p: PeerRecord) => void
   /** the wall clock heartbeats carry (informational: liveness never reads it) */
   wallClock?: () => number
   /** the directory to keep the peers in (default: a new one) */
@@ -192,7 +194,8 @@ export class PresenceService {
       addrs: p.addrs,
       seq: p.seq,
       harness: p.harness,
-      timeoutMs: liveTimeoutForMs(p.intervalMs, this.policy)
+      timeoutMs: liveTimeoutForMs(p.intervalMs, this.policy),
+      intervalMs: p.intervalMs
     }, now)
     if (seen === 'stale') return 'ignore'
     const record = this.directory.get(p.peerId)
@@ -201,6 +204,31 @@ export class PresenceService {
       this.init.onHeartbeat?.(record, p)
     }
     return 'accept'
+  }
+
+  /**
+   * A peer's entry came by gossip, new here: signed by it and published
+   * just now, it says the peer is up as its heartbeat would, and the peer
+   * postpones its next heartbeat (published). Only a peer that is live
+   * already is refreshed: a heartbeat first says who it is and how often
+   * it beats. An entry relayed late keeps its author live for one timeout
+   * at most, at a peer that lacked it.
+   */
+  heardFrom (author: string): void {
+    if (author === this.init.signer.author) return
+    const record = this.directory.touch(author, performance.now())
+    if (record != null) this.init.onSignOfLife?.(record)
+  }
+
+  /**
+   * This daemon published an entry of its own: its peers count it as a
+   * heartbeat (heardFrom), so the next beat is due an interval from now.
+   * In a busy swarm a holder's beats at the swarm's interval were most of
+   * the messages; each entry it writes now stands in for one.
+   */
+  published (): void {
+    if (this.gossip == null || this.stopped || this.lastBeat === '') return
+    this.scheduleBeat(Math.round(this.announcedIntervalMs * (0.9 + Math.random() * 0.1)))
   }
 
   private expire (): void {

@@ -14,6 +14,7 @@ import { gossipMessageId } from './gossip-codec.js'
 import { DEFAULT_MAX_CONNECTIONS, MAX_GOSSIP_BYTES } from './constants.js'
 import { preSharedKey } from '@libp2p/pnet'
 import type { PeerGuard } from './peer-guard.js'
+import { coalesceYamuxWindowUpdates } from './yamux-window-updates.js'
 import type { Libp2pMetricsComponent } from '../metrics/libp2p-metrics.js'
 
 export interface MeshNodeInit {
@@ -40,12 +41,20 @@ export interface MeshNodeInit {
    * muxer's ping frame instead, one ping system rather than two.
    */
   connectionMonitor?: boolean
+  /**
+   * yamux window updates once half a stream's receive window is used rather
+   * than after every data frame (mesh/yamux-window-updates; for every node of
+   * the process). agentd sets it; the raw nodes of the mesh benchmark keep
+   * yamux's default.
+   */
+  halfWindowUpdates?: boolean
 }
 
 export type MeshLibp2p = Libp2p<{ pubsub: GossipSub, identify: ReturnType<ReturnType<typeof identify>>, ping: ReturnType<ReturnType<typeof ping>> }>
 
 export async function createMeshNode (init: MeshNodeInit): Promise<MeshLibp2p> {
   const usesMemory = init.listen.some(a => a.startsWith('/memory'))
+  if (init.halfWindowUpdates === true) coalesceYamuxWindowUpdates()
   const node = await createLibp2p({
     privateKey: init.privateKey,
     addresses: {

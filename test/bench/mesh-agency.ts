@@ -35,6 +35,8 @@ export interface MeshRunOptions {
   heartbeatMaxRate?: number
   /** the total heartbeats per second all the daemons of one process may receive (default 400): each gets 1/N of it, at most heartbeatMaxRate */
   processHeartbeatBudget?: number
+  /** TCP: start every agentd with a metrics endpoint and print the gossip messages per kind of each window (costs the daemons a little CPU) */
+  counts?: boolean
   /** give up on a setup whose nodes have not all started after this long */
   startBudgetMs?: number
   log: (line: string) => void

@@ -2,7 +2,8 @@
 // benchmark: the same libp2p stack as agentd (createMeshNode: TCP, noise,
 // yamux, identify, ping, gossipsub with agentd's options) and nothing else.
 // stdout: "addr <multiaddr>", "ready", then "recv <seq> <ms since epoch>" per
-// message. stdin: "pub <seq> <bytes>" publishes a payload of that size.
+// message. stdin: "pub <seq> <bytes>" publishes a payload of that size;
+// "connections" answers "connections <peers connected>".
 //
 //   tsx test/bench/mesh-raw-node.ts --topic T [--peers a,b]
 import '../../src/polyfill.js'
@@ -39,6 +40,8 @@ createInterface({ input: process.stdin }).on('line', line => {
     pubsub.publish(topic, data).catch(() => {})
   } else if (cmd === 'peers') {
     process.stdout.write(`peers ${pubsub.getSubscribers(topic).length}\n`)
+  } else if (cmd === 'connections') {
+    process.stdout.write(`connections ${node.getPeers().length}\n`)
   } else if (cmd === 'stop') {
     Promise.resolve(node.stop()).finally(() => process.exit(0))
   }

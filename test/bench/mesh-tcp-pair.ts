@@ -19,6 +19,7 @@ import { startLocalDaemon, type LocalDaemon } from '../../src/swarm/local-daemon
 import type { LogEntry } from '../../src/gen/agency/v1/api.js'
 import { Claim, Entry, Finding } from '../../src/gen/agency/v1/log.js'
 import type { MeshRunOptions } from './mesh-agency.js'
+import { agencyConnections, countsLine, scrape, type Scrape } from './mesh-counts.js'
 import { childCpuSeconds, childRssBytes, percentile, summarize, type SetupResult, type VisibilityRecord } from './mesh-stats.js'
 
 const SETUP = 'processes, TCP loopback'
@@ -121,7 +122,7 @@ class AgencySwarm {
         name: `bench-${i}`,
         dataDir: join(this.root, `n${i}`),
         peers: pickEarlier(addrs, i, o.bootstrap),
-        extraArgs: ['--swarm', swarm, '--heartbeat-ms', String(o.heartbeatMs), '--live-timeout-ms', String(o.liveTimeoutMs), '--heartbeat-max-rate', String(o.heartbeatMaxRate ?? 16)],
+        extraArgs: ['--swarm', swarm, '--heartbeat-ms', String(o.heartbeatMs), '--live-timeout-ms', String(o.liveTimeoutMs), '--heartbeat-max-rate', String(o.heartbeatMaxRate ?? 16), ...(o.counts === true ? ['--metrics', '127.0.0.1:0'] : [])],
         // e.g. "--require $PWD/test/bench/cpu-profiler.cjs": a CPU profiler in every daemon (see profileMark)
         env: process.env.BENCH_AGENTD_NODE_OPTIONS != null ? { NODE_OPTIONS: process.env.BENCH_AGENTD_NODE_OPTIONS } : undefined,
         startTimeoutMs: 120_000
@@ -155,6 +156,12 @@ class AgencySwarm {
   }
 
   pids (): number[] { return this.daemons.map(d => d.child.pid as number) }
+
+  /** every daemon's metrics now (--counts), else none */
+  async scrapes (): Promise<Scrape[] | undefined> {
+    if (this.o.counts !== true) return undefined
+    return await Promise.all(this.daemons.map(async d => d.metrics == null ? new Map() : await scrape(d.metrics)))
+  }
 
   /** Publication k from a random daemon: a claim (even k) or a finding; resolves with its key once the author answered. */
   async publish (k: number): Promise<string> {
@@ -227,6 +234,7 @@ class RawSwarm {
           // stream brings them to this process: both include the hop from the
           // node to the benchmark.
           else if (cmd === 'recv') this.sightings.note(`raw:${x}`, i, Date.now())
+          else if (cmd === 'connections') this.connectionAnswers.push(Number(x))
         })
         child.once('exit', code => { clearTimeout(timer); reject(new Error(`raw node exited with ${code}`)) })
       }))
@@ -235,6 +243,15 @@ class RawSwarm {
   }
 
   pids (): number[] { return this.children.map(c => c.pid as number) }
+
+  private connectionAnswers: number[] = []
+  /** The mean of the peers each node is connected to now. */
+  async connections (): Promise<number> {
+    this.connectionAnswers = []
+    for (const c of this.children) c.stdin?.write('connections\n')
+    await until('every raw node\'s connections', () => this.connectionAnswers.length >= this.n, 10_000)
+    return sum(this.connectionAnswers) / this.n
+  }
 
   publish (k: number, bytes: number): void {
     const from = Math.floor(Math.random() * this.n)
@@ -271,10 +288,14 @@ export async function tcpPair (n: number, o: MeshRunOptions): Promise<SetupResul
     const a = agency
     const r = raw
     profileMark(a.daemons)
+    const m0 = await a.scrapes()
     const [a0, r0] = [await cpuOf(a.pids()), await cpuOf(r.pids())]
     await sleep(o.idleMs)
     const [a1, r1] = [await cpuOf(a.pids()), await cpuOf(r.pids())]
+    const m1 = await a.scrapes()
     profileMark(a.daemons)
+    o.log(`    connections per node: agency ${(await agencyConnections(a.clients)).toFixed(1)}, raw gossipsub ${(await r.connections()).toFixed(1)}`)
+    if (m0 !== undefined && m1 !== undefined) o.log(`    agency idle ${countsLine('idle', m0, m1, o.idleMs / 1000)}`)
     const idle = (c1: number[], c0: number[]): number => (sum(c1) - sum(c0)) / (o.idleMs / 1000) / n
     const rss = async (pids: number[]): Promise<number> => sum(await Promise.all(pids.map(childRssBytes))) / n
     const [aRss, rRss] = [await rss(a.pids()), await rss(r.pids())]
@@ -294,6 +315,8 @@ export async function tcpPair (n: number, o: MeshRunOptions): Promise<SetupResul
     profileMark(a.daemons)
     const [a2, r2] = [await cpuOf(a.pids()), await cpuOf(r.pids())]
     const busySeconds = (Date.now() - busyStart) / 1000
+    const m2 = await a.scrapes()
+    if (m1 !== undefined && m2 !== undefined) o.log(`    agency busy ${countsLine('publishing', m1, m2, busySeconds)}`)
     const payloadBytes = sizes.length === 0 ? 0 : Math.round(sum(sizes) / sizes.length)
 
     const acks = a.published.map(p => p.acked - p.at)

@@ -3,7 +3,7 @@
 //
 //   npm run build && npm run bench:mesh -- [--sizes 10,50,200] [--tcp 10] [--per-kind 20]
 //     [--spacing-ms 300] [--wait-ms 30000] [--settle-ms 30000] [--idle-ms 10000] [--heartbeat-ms 2000] [--heartbeat-max-rate 16] [--process-heartbeat-budget 400] [--start-budget-s 900]
-//     [--out results/bench-mesh.md]
+//     [--counts] [--out results/bench-mesh.md]
 //
 // Setups: N agentd in this process over the libp2p memory transport (each
 // bootstrapped to a few random earlier ones), and --tcp agentd processes over
@@ -51,6 +51,7 @@ function parseArgs (argv: string[]): Args {
       case '--heartbeat-max-rate': a.heartbeatMaxRate = Math.max(1, num(flag, v)); break
       case '--process-heartbeat-budget': a.processHeartbeatBudget = Math.max(1, num(flag, v)); break
       case '--start-budget-s': a.startBudgetMs = num(flag, v) * 1000; break
+      case '--counts': a.counts = true; i--; break
       case '--out': a.out = v ?? ''; break
       default: throw new Error(`unknown argument ${flag}`)
     }

@@ -18,6 +18,8 @@ export interface PeerRecord {
   harness?: string
   /** how long after lastSeen the peer stays live (from the interval it announced) */
   timeoutMs: number
+  /** the interval its last heartbeat announced (absent: not said) */
+  intervalMs?: number
   live: boolean
 }
 
@@ -31,6 +33,8 @@ export interface PresenceUpdate {
   harness?: string
   /** how long to wait for its next heartbeat; default: the directory's liveTimeoutMs */
   timeoutMs?: number
+  /** the interval the heartbeat announced */
+  intervalMs?: number
 }
 
 export interface PeerDirectoryInit {
@@ -53,6 +57,19 @@ export class PeerDirectory {
     const wasLive = known != null && this.isLive(update.peerId, now)
     this.peers.set(update.peerId, { ...update, timeoutMs: update.timeoutMs ?? this.liveTimeoutMs, lastSeen: now, live: true })
     return wasLive ? 'refreshed' : 'joined'
+  }
+
+  /**
+   * A sign of life from a live peer other than its heartbeat (a fresh entry
+   * it signed): it stays live as if its heartbeat had come now. A peer not
+   * live stays so: only a heartbeat brings it back, with what it says.
+   * Returns the refreshed record.
+   */
+  touch (peerId: string, now: number): PeerRecord | undefined {
+    const p = this.peers.get(peerId)
+    if (p == null || !this.isLive(peerId, now)) return undefined
+    p.lastSeen = now
+    return p
   }
 
   isLive (peerId: string, now: number): boolean {
