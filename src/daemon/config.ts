@@ -10,7 +10,7 @@ export interface DaemonConfig {
   announce: string[]
   /** bootstrap multiaddrs */
   peers: string[]
-  /** the connections a daemon holds: it dials while below `target` (default 6) and closes the oldest outside the gossip mesh above `max` (default 16); libp2p refuses inbound ones at twice `max` */
+  /** the connections a daemon holds: it dials while below `target` (default 4, gossipsub's lowest mesh degree) and closes the oldest outside the gossip mesh above `max` (default 16); libp2p refuses inbound ones at twice `max` */
   connections?: { target?: number, max?: number }
   swarm: string
   name: string
