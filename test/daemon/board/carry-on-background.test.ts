@@ -7,6 +7,7 @@
 // core and writes its done. A change that breaks the tests is answered
 // failed: nothing reaches the shared branch, amy is told, and the task is her
 // current task again (status, claim --next).
+import { EventEmitter } from 'node:events'
 import { access, mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -15,6 +16,8 @@ import { commitFiles, sh } from '../../repo/git-fixtures.js'
 import { waitFor } from './helpers.js'
 import { notices, startAssistSwarm, type AssistSwarm } from './assist-swarm.js'
 import { meshStatus } from '../../../src/api/mesh-handlers.js'
+import { repoHandlers } from '../../../src/api/repo-handlers.js'
+import type { IntegrateReply, IntegrateRequest } from '../../../src/gen/agency/v1/api.js'
 import type { Daemon } from '../../../src/daemon/daemon.js'
 
 let swarm: AssistSwarm
@@ -43,6 +46,14 @@ async function onShared (path: string): Promise<string | undefined> {
   return await sh(swarm.repo.bare, ['show', `main:${path}`]).catch(() => undefined)
 }
 
+/** The gRPC integrate handler's answer to `request` (what agency integrate and the MCP tool call). */
+async function integrateCall (d: Daemon, request: IntegrateRequest): Promise<IntegrateReply> {
+  const call = Object.assign(new EventEmitter(), { request })
+  return await new Promise((resolve, reject) => {
+    repoHandlers(d).integrate(call as never, (err, reply) => { if (err != null) reject(err); else resolve(reply as IntegrateReply) })
+  })
+}
+
 const closeGate = async (): Promise<void> => { await rm(gate(), { force: true }) }
 const openGate = async (): Promise<void> => { await writeFile(gate(), '') }
 
@@ -52,7 +63,7 @@ describe('a holder that integrates in the background', () => {
   it('is answered before the merge, claims its next task, and its daemon lands the first and writes its done', async () => {
     await closeGate()
     await commitFiles(amy.workspacePath(), { 'core/core.txt': 'core\n' })
-    const r = await amy.repo().integrateInBackground('core', '')
+    const r = await integrateCall(amy, { task: 'core', message: '', background: true })
     expect(r.result).toBe('accepted')
     expect(r.epoch).toBe(1)
     expect(r.summary).toContain('claim --next')
