@@ -5,6 +5,7 @@ import { homedir } from 'node:os'
 import { join } from 'node:path'
 import { openWorkspace, integrate, integrateBatch, pushRequestRef, type Workspace, type IntegrationRequest as RepoRequest, type TestCounts } from '../repo/index.js'
 import { pushWip, wipRefName } from '../repo/wip-ref.js'
+import { backgroundMarks, clearBackground, markBackground } from '../repo/background-ref.js'
 import { FencedError, NoNewCommitsError } from '../repo/errors.js'
 import { checkTaskFence, readTaskFence } from '../repo/task-fence.js'
 import { fetchProvenLanding, landedPaths } from '../repo/fence-landing.js'
@@ -167,6 +168,7 @@ export class RepoService {
       identity: { name: `agency ${this.init.name}`, email: `${this.init.name}@agency.invalid` }
     })
     this.startWipPushes()
+    this.resumeBackground().catch(err => { this.init.logger.warn({ err }, 'cannot resume the background integrates a stop left unanswered') })
   }
 
   private verifyCommand (): string {
@@ -261,13 +263,39 @@ export class RepoService {
     const target = this.resolveTask(taskArg)
     if (target.assist !== undefined) throw new FailedPreconditionError(`you assist ${target.task}, you do not hold it: integrate an assist without --background (agency integrate)`)
     this.verifyCommand()
-    const request = await this.whileBusy(target.task, async () => await this.requestResolved(target))
+    const request = await this.whileBusy(target.task, async () => {
+      const r = await this.requestResolved(target)
+      await markBackground(this.workspace, target.task, r.commit)
+      return r
+    })
+    this.runInBackground(target, message, request)
+    const { task, epoch } = target
+    return { result: 'accepted', commit: '', conflicts: [], summary: `accepted: ${task}@${epoch} (${request.commit.slice(0, 12)}) is on its way; your daemon integrates it and marks it done when it lands. Go on with agency claim --next; a notice tells you if it did not land (then claim returns ${task} to fix first)`, attempts: 0, tests: undefined, findingId: '', epoch, paths: [] }
+  }
+
+  private runInBackground (target: IntegrateTarget, message: string, request: { ref: string, commit: string, entryId: string }): void {
     const running: Promise<void> = this.whileBusy(target.task, async () => { await this.answerInBackground(target, message, request) })
       .catch(err => { this.init.logger.warn({ err, task: target.task }, 'background integrate failed') })
       .finally(() => { this.inBackground.delete(running) })
     this.inBackground.add(running)
-    const { task, epoch } = target
-    return { result: 'accepted', commit: '', conflicts: [], summary: `accepted: ${task}@${epoch} (${request.commit.slice(0, 12)}) is on its way; your daemon integrates it and marks it done when it lands. Go on with agency claim --next; a notice tells you if it did not land (then claim returns ${task} to fix first)`, attempts: 0, tests: undefined, findingId: '', epoch, paths: [] }
+  }
+
+  /**
+   * At start: the background integrates a stop left unanswered (their mark in
+   * the clone names the request's commit, and the request of this agent at the
+   * epoch it still holds is unanswered) run again; other marks are cleared.
+   */
+  private async resumeBackground (): Promise<void> {
+    const marks = await backgroundMarks(this.workspace)
+    if (marks.size === 0) return
+    const board = this.init.board.board
+    for (const r of this.pendingRequests()) {
+      if (r.author !== this.init.me || marks.get(r.task) !== r.commit || board.holder(r.task)?.holder !== this.init.me || board.holder(r.task)?.epoch !== r.epoch) continue
+      marks.delete(r.task)
+      this.init.logger.info({ task: r.task, epoch: r.epoch }, 'resuming a background integrate a stop left unanswered')
+      this.runInBackground({ task: r.task, epoch: r.epoch }, '', { ref: r.ref, commit: r.commit, entryId: r.id })
+    }
+    for (const task of marks.keys()) await clearBackground(this.workspace, task)
   }
 
   /** Resolves once every background integrate running now has answered its request. */
@@ -277,6 +305,14 @@ export class RepoService {
 
   /** A background integrate: integrate answers the request; a refusal answers it too (reportBad). */
   private async answerInBackground (target: IntegrateTarget, message: string, request: { ref: string, commit: string, entryId: string }): Promise<void> {
+    try {
+      await this.answerRequest(target, message, request)
+    } finally {
+      if (!this.init.board.board.requestPending(target.task, target.epoch, this.init.me)) await clearBackground(this.workspace, target.task)
+    }
+  }
+
+  private async answerRequest (target: IntegrateTarget, message: string, request: { ref: string, commit: string, entryId: string }): Promise<void> {
     const { task, epoch } = target
     if (!this.init.board.board.requestPending(task, epoch, this.init.me)) return // an integrator answered it first
     const asked: RepoRequest = { ref: request.ref, commit: request.commit, task, epoch, author: this.init.me }

@@ -6,16 +6,18 @@
 // claim --next gives her another task; when the gate opens her daemon lands
 // core and writes its done. A change that breaks the tests is answered
 // failed: nothing reaches the shared branch, amy is told, and the task is her
-// current task again (status, claim --next).
+// current task again (status, claim --next). A request a stop left unanswered
+// is integrated at the daemon's next start.
 import { EventEmitter } from 'node:events'
 import { access, mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { commitFiles, sh } from '../../repo/git-fixtures.js'
-import { waitFor } from './helpers.js'
+import { addrsOf, waitFor } from './helpers.js'
 import { notices, startAssistSwarm, type AssistSwarm } from './assist-swarm.js'
 import { meshStatus } from '../../../src/api/mesh-handlers.js'
+import { backgroundMarks, markBackground } from '../../../src/repo/background-ref.js'
 import { repoHandlers } from '../../../src/api/repo-handlers.js'
 import type { IntegrateReply, IntegrateRequest } from '../../../src/gen/agency/v1/api.js'
 import type { Daemon } from '../../../src/daemon/daemon.js'
@@ -59,6 +61,7 @@ const openGate = async (): Promise<void> => { await writeFile(gate(), '') }
 
 describe('a holder that integrates in the background', () => {
   let second = ''
+  let third = ''
 
   it('is answered before the merge, claims its next task, and its daemon lands the first and writes its done', async () => {
     await closeGate()
@@ -100,6 +103,7 @@ describe('a holder that integrates in the background', () => {
     const other = await amy.claimNextTask([])
     expect(other.outcome).toBe('HELD')
     expect(other.task).not.toBe(second)
+    third = other.task
 
     await openGate()
     await amy.repo().backgroundSettled()
@@ -117,6 +121,22 @@ describe('a holder that integrates in the background', () => {
     expect(back.outcome).toBe('HELD')
     expect(back.task).toBe(second)
   })
+
+  it('integrates again at the next start when a stop left its request unanswered', async () => {
+    await openGate()
+    await amy.repo().workspaceInfo(third)
+    await commitFiles(amy.workspacePath(), { [`${third}/c.txt`]: 'c\n' })
+    // What a daemon killed while it verified leaves: the request on the log, unanswered, and its mark in the clone.
+    const request = await amy.repo().requestIntegration(third)
+    await markBackground(amy.repo().workspace, third, request.commit)
+    const epoch = amy.boardService.board.holder(third)?.epoch ?? 0
+    amy = await swarm.cluster.restart(amy, { peers: addrsOf(bob) })
+    await waitFor('amy\'s restarted daemon to land the task and mark it done', () => amy.boardService.board.doneRecord(third)?.by === amy.peerId, 60_000)
+    expect(amy.boardService.board.requestPending(third, epoch, amy.peerId)).toBe(false)
+    expect(amy.boardService.board.integrationResults().find(i => i.task === third)?.request).toBe(request.entryId)
+    expect(await onShared(`${third}/c.txt`)).toBe('c')
+    await waitFor('the mark to be cleared', async () => !(await backgroundMarks(amy.repo().workspace)).has(third))
+  }, 120_000)
 
   it('refuses a task it does not hold, writing nothing', async () => {
     const before = amy.logService.state.size
