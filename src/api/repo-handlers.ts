@@ -7,7 +7,7 @@ import { unary } from './grpc-errors.js'
 
 export function repoHandlers (d: Daemon): Pick<AgencyServer, 'integrate' | 'requestIntegration' | 'runIntegrator' | 'listTestRuns' | 'getWorkspace'> {
   return {
-    integrate: unary(async (req) => await d.repo().integrate(req.task, req.message)),
+    integrate: unary(async (req) => req.background ? await d.repo().integrateInBackground(req.task, req.message) : await d.repo().integrate(req.task, req.message)),
     requestIntegration: unary(async (req) => await d.repo().requestIntegration(req.task)),
     runIntegrator: unary(async (req) => {
       if (req.maxBatch > 256) throw new InvalidArgumentError('max_batch is at most 256')

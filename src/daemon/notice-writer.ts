@@ -70,7 +70,7 @@ export class NoticeWriter {
     if (board === undefined) return
     const writes: Array<Promise<unknown>> = []
     for (const i of board.integrationResults()) {
-      if (i.request === '' || i.author === this.init.me || this.init.log.state.get(i.request)?.entry.author !== this.init.me) continue
+      if (i.request === '' || this.init.log.state.get(i.request)?.entry.author !== this.init.me) continue
       const assisted = this.init.assisted?.(i.task, i.epoch) ?? false
       const done = board.doneRecord(i.task)
       // a landed request finished the task by this agent (an assistant's, or the holder's: carry-on): told all the same
@@ -111,7 +111,8 @@ export class NoticeWriter {
           const i = decodeBody('integration', entry.body)
           if (i.request === '') break
           const request = this.init.log.state.get(i.request)
-          if (request?.entry.author !== this.init.me || entry.author === this.init.me) break
+          // this agent's own answers too: its daemon's background integrate (repo-service) answers its request
+          if (request?.entry.author !== this.init.me) break
           this.write('integration', requestResultText(i, this.init.assisted?.(i.task, i.epoch) ?? false), i.task, requestNoticeKey(e.id))
           break
         }
@@ -160,7 +161,7 @@ function requestResultText (i: Integration, assisted: boolean): string {
       : `your integration request for ${at} did not land: another agent's work for ${i.task} landed first on the shared remote (agency find "${i.task}" says whose). Stop working on it, record what you learned (agency note --kind note|failure "<what you learned>"), then pick another task.`
   }
   const what = `(${i.result}${i.paths.length > 0 ? ` in ${i.paths.join(', ')}` : ''}): see agency find "${i.task}" for why`
-  if (!assisted) return `your integration request for ${at} did not land ${what}. ${i.task} is your current task again, before any other (agency claim --next puts you back on it): fix it and agency request-integration --task ${i.task} again.`
+  if (!assisted) return `your integration request for ${at} did not land ${what}. ${i.task} is your current task again, before any other (agency claim --next puts you back on it): fix it and integrate it again (agency integrate --background --task ${i.task}, or agency request-integration --task ${i.task} while an integrator serves the swarm).`
   return i.result === 'refused'
     ? `your assist's integration request for ${at} did not land ${what}. If ${i.task} is done or moved on, stop and record what you learned: agency assist --stop "<what you learned>"; else fix it on your assist branch and agency request-integration again.`
     : `your assist's integration request for ${at} did not land ${what}; ${i.task} is not done. Fix it on your assist branch and agency request-integration again, or give up: agency assist --stop "<what you learned>".`

@@ -5,6 +5,7 @@ import { homedir } from 'node:os'
 import { join } from 'node:path'
 import { openWorkspace, integrate, integrateBatch, pushRequestRef, type Workspace, type IntegrationRequest as RepoRequest, type TestCounts } from '../repo/index.js'
 import { pushWip, wipRefName } from '../repo/wip-ref.js'
+import { backgroundMarks, clearBackground, markBackground } from '../repo/background-ref.js'
 import { FencedError, NoNewCommitsError } from '../repo/errors.js'
 import { checkTaskFence, readTaskFence } from '../repo/task-fence.js'
 import { fetchProvenLanding, landedPaths } from '../repo/fence-landing.js'
@@ -81,6 +82,8 @@ export class RepoService {
   private readonly busy = new Map<string, number>()
   /** task@epoch -> the landing being recorded (recordLanding) */
   private readonly recovering = new Map<string, Promise<string>>()
+  /** background integrates running now (integrateInBackground) */
+  private readonly inBackground = new Set<Promise<void>>()
 
   constructor (init: RepoServiceInit) {
     this.init = init
@@ -165,6 +168,7 @@ export class RepoService {
       identity: { name: `agency ${this.init.name}`, email: `${this.init.name}@agency.invalid` }
     })
     this.startWipPushes()
+    this.resumeBackground().catch(err => { this.init.logger.warn({ err }, 'cannot resume the background integrates a stop left unanswered') })
   }
 
   private verifyCommand (): string {
@@ -244,7 +248,89 @@ export class RepoService {
     return await this.whileBusy(target.task, async () => await this.integrateResolved(target, message))
   }
 
-  private async integrateResolved ({ task, epoch, assist }: IntegrateTarget, message: string): Promise<IntegrateReply> {
+  /**
+   * Integrates the held task in the background (a what-if of the simulator:
+   * backgroundVerify). The request request-integration writes is written first,
+   * at the held epoch, so the task is on its way (carry-on) and its holder goes
+   * on with claim --next; the answer is "accepted". This daemon then integrates
+   * it as `integrate` does and answers the request with its integration entry,
+   * as an integrator does: a merged answer has the done written (board-service),
+   * any other answers it with a failure finding and the holder's notice, and
+   * the task is the holder's current task again. An integrator may serve the
+   * same request: whichever lands it first answers it.
+   */
+  async integrateInBackground (taskArg: string, message: string): Promise<IntegrateReply> {
+    const target = this.resolveTask(taskArg)
+    if (target.assist !== undefined) throw new FailedPreconditionError(`you assist ${target.task}, you do not hold it: integrate an assist without --background (agency integrate)`)
+    this.verifyCommand()
+    const request = await this.whileBusy(target.task, async () => {
+      const r = await this.requestResolved(target)
+      await markBackground(this.workspace, target.task, r.commit)
+      return r
+    })
+    this.runInBackground(target, message, request)
+    const { task, epoch } = target
+    return { result: 'accepted', commit: '', conflicts: [], summary: `accepted: ${task}@${epoch} (${request.commit.slice(0, 12)}) is on its way; your daemon integrates it and marks it done when it lands. Go on with agency claim --next; a notice tells you if it did not land (then claim returns ${task} to fix first)`, attempts: 0, tests: undefined, findingId: '', epoch, paths: [] }
+  }
+
+  private runInBackground (target: IntegrateTarget, message: string, request: { ref: string, commit: string, entryId: string }): void {
+    const running: Promise<void> = this.whileBusy(target.task, async () => { await this.answerInBackground(target, message, request) })
+      .catch(err => { this.init.logger.warn({ err, task: target.task }, 'background integrate failed') })
+      .finally(() => { this.inBackground.delete(running) })
+    this.inBackground.add(running)
+  }
+
+  /**
+   * At start: the background integrates a stop left unanswered (their mark in
+   * the clone names the request's commit, and the request of this agent at the
+   * epoch it still holds is unanswered) run again; other marks are cleared.
+   */
+  private async resumeBackground (): Promise<void> {
+    const marks = await backgroundMarks(this.workspace)
+    if (marks.size === 0) return
+    const board = this.init.board.board
+    for (const r of this.pendingRequests()) {
+      if (r.author !== this.init.me || marks.get(r.task) !== r.commit || board.holder(r.task)?.holder !== this.init.me || board.holder(r.task)?.epoch !== r.epoch) continue
+      marks.delete(r.task)
+      this.init.logger.info({ task: r.task, epoch: r.epoch }, 'resuming a background integrate a stop left unanswered')
+      this.runInBackground({ task: r.task, epoch: r.epoch }, '', { ref: r.ref, commit: r.commit, entryId: r.id })
+    }
+    for (const task of marks.keys()) await clearBackground(this.workspace, task)
+  }
+
+  /** Resolves once every background integrate running now has answered its request. */
+  async backgroundSettled (): Promise<void> {
+    await Promise.all([...this.inBackground])
+  }
+
+  /** A background integrate: integrate answers the request; a refusal answers it too (reportBad). */
+  private async answerInBackground (target: IntegrateTarget, message: string, request: { ref: string, commit: string, entryId: string }): Promise<void> {
+    try {
+      await this.answerRequest(target, message, request)
+    } finally {
+      if (!this.init.board.board.requestPending(target.task, target.epoch, this.init.me)) await clearBackground(this.workspace, target.task)
+    }
+  }
+
+  private async answerRequest (target: IntegrateTarget, message: string, request: { ref: string, commit: string, entryId: string }): Promise<void> {
+    const { task, epoch } = target
+    if (!this.init.board.board.requestPending(task, epoch, this.init.me)) return // an integrator answered it first
+    const asked: RepoRequest = { ref: request.ref, commit: request.commit, task, epoch, author: this.init.me }
+    let r: IntegrateReply
+    try {
+      r = await this.integrateResolved(target, message, request.entryId)
+    } catch (err) {
+      if (!this.init.board.board.requestPending(task, epoch, this.init.me)) return
+      const fenced = err instanceof FencedError
+      await this.reportBad(asked, request.entryId, fenced ? 'fenced' : 'refused', `is ${fenced ? 'fenced' : 'refused'}: ${(err as Error).message}`, [])
+      return
+    }
+    // Landed already (up to date) or lost a push race: answered here when the entry that landed it does not answer it.
+    if (r.result === 'merged' && this.init.board.board.requestPending(task, epoch, this.init.me)) await this.init.log.append('integration', { task, epoch, commit: r.commit, result: 'merged', paths: r.paths, request: request.entryId })
+    if (r.result === 'contended') await this.reportBad(asked, request.entryId, 'refused', `is refused: ${r.summary}; integrate again`, [])
+  }
+
+  private async integrateResolved ({ task, epoch, assist }: IntegrateTarget, message: string, request = ''): Promise<IntegrateReply> {
     const verify = this.verifyCommand()
     const fence = async (): Promise<void> => {
       if (assist !== undefined) this.checkAssistFence(assist)
@@ -272,7 +358,7 @@ export class RepoService {
         reply.commit = r.commit
         reply.tests = countsMessage(r.tests)
         reply.paths = r.paths
-        await this.init.log.append('integration', { task, epoch, commit: r.commit, result: 'merged', paths: r.paths, request: '' })
+        await this.init.log.append('integration', { task, epoch, commit: r.commit, result: 'merged', paths: r.paths, request })
         await this.recordTestRun(r.commit, r.tests, r.verifyMs)
         if (assist !== undefined) {
           // The first passing integration wins: the assisted task is done, by its assistant (core/board/claim-ledger);
@@ -309,7 +395,7 @@ export class RepoService {
       case 'conflict': {
         reply.conflicts = r.files
         reply.summary = `merge conflict in ${r.files.join(', ')}`
-        await this.init.log.append('integration', { task, epoch, commit: '', result: 'conflict', paths: r.files, request: '' })
+        await this.init.log.append('integration', { task, epoch, commit: '', result: 'conflict', paths: r.files, request })
         const f = await this.init.log.append('finding', { kind: 'failure', text: `integrating ${task}@${epoch} conflicts with ${this.workspace.branch} in ${r.files.join(', ')}`, paths: r.files, tags: [`task:${task}`, 'conflict'], refs: [], supersedes: '' })
         reply.findingId = f.id
         break
@@ -318,7 +404,7 @@ export class RepoService {
         m.verifySeconds.observe(r.verifyMs / 1000)
         reply.summary = r.summary
         reply.tests = countsMessage(r.tests)
-        await this.init.log.append('integration', { task, epoch, commit: '', result: 'failed', paths: [], request: '' })
+        await this.init.log.append('integration', { task, epoch, commit: '', result: 'failed', paths: [], request })
         const f = await this.init.log.append('finding', { kind: 'failure', text: `integrating ${task}@${epoch} failed verify (${verify}): ${r.summary}`.slice(0, 8000), paths: [], tags: [`task:${task}`, 'verify'], refs: [], supersedes: '' })
         reply.findingId = f.id
         break

@@ -171,8 +171,8 @@ export const TOOLS: ToolDef[] = [
   {
     name: 'integrate',
     description: 'Merge your task branch into the shared branch: fetch, merge, run the goal\'s tests, push only if they pass. On a conflict or failing tests nothing is pushed, you get the files or the failing summary, and a failure finding is recorded.',
-    input: { task: optStr('task id (default: the task you hold)'), message: optStr('merge commit message') },
-    run: async (a, args) => await a.call((c: AgencyClient) => c.integrate, { task: args.task ?? '', message: args.message ?? '' }, 30 * 60_000)
+    input: { task: optStr('task id (default: the task you hold)'), message: optStr('merge commit message'), background: z.boolean().optional().describe('answer at once (result "accepted"): your daemon writes an integration request for the task you hold, integrates it itself and marks it done when it lands. Go on with claim (no task); an integration notice tells you if it did not land, and claim then returns that task first. An integrator serving the swarm may land the request first: then it answers it, as for request_integration') },
+    run: async (a, args) => await a.call((c: AgencyClient) => c.integrate, { task: args.task ?? '', message: args.message ?? '', background: args.background ?? false }, 30 * 60_000)
   },
   {
     name: 'request_integration',

@@ -112,7 +112,7 @@ async function work (agency: Agency, recipes: Recipes, task: TaskView, testComma
       })
       continue
     }
-    const result = await agency.call((c: AgencyClient) => c.integrate, { task: task.id, message: `${task.id}: ${approach}` }, 30 * 60_000)
+    const result = await agency.call((c: AgencyClient) => c.integrate, { task: task.id, message: `${task.id}: ${approach}`, background: false }, 30 * 60_000)
     if (result.result === 'merged') {
       await agency.call((c: AgencyClient) => c.done, { task: task.id, commit: result.commit, paths, noChange: '' })
       await agency.call((c: AgencyClient) => c.recordFinding, { kind: 'discovery', text: `${task.id} done with approach "${approach}" in ${paths.join(', ')}`, paths, tags: [`task:${task.id}`, `approach:${approach}`], refs: [], supersedes: '' })

@@ -31,7 +31,7 @@ describe('the shared prompt', () => {
   it('explains the loop and the primitives with the CLI commands and MCP tools', () => {
     const text = renderPrompt(first)
     const loop = ['agency status', 'agency ready', 'agency claim', 'agency send', 'agency inbox', 'agency find', 'agency note',
-      'agency integrate --task', 'agency done', 'agency release', 'agency review request', 'agency experts', 'agency integrator',
+      'agency integrate --background --task', 'agency done', 'agency release', 'agency review request', 'agency experts', 'agency integrator',
       'agency announce', 'agency events']
     for (const command of loop) expect(text).toContain(command)
     for (const kind of ['failure', 'discovery', 'bug', 'decision', 'note']) expect(text).toContain(kind)

@@ -229,12 +229,15 @@ describe('agency mcp over stdio, with the SDK client', () => {
     expect((await grpcA.call((c: AgencyClient) => c.getStatus, {})).logEntries).toBe(before)
   })
 
-  it('request_integration reaches the daemon: without a shared repository it is refused with the fix, and nothing is written', async () => {
+  it('request_integration and a background integrate reach the daemon: without a shared repository it is refused with the fix, and nothing is written', async () => {
     const before = (await grpcA.call((c: AgencyClient) => c.getStatus, {})).logEntries
     const r = await call('request_integration', {})
     expect(r.isError).toBe(true)
     expect(r.text).toContain('FAILED_PRECONDITION')
     expect(r.text).toContain('start it with --repo')
+    const background = await call('integrate', { background: true })
+    expect(background.isError).toBe(true)
+    expect(background.text).toContain('start it with --repo')
     expect((await grpcA.call((c: AgencyClient) => c.getStatus, {})).logEntries).toBe(before)
   })
 

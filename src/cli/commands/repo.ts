@@ -7,6 +7,7 @@ function integrateLines (r: IntegrateReply): string[] {
   const tests = r.tests != null ? ` (tests: ${r.tests.passed} passed, ${r.tests.failed} failed of ${r.tests.total})` : ''
   switch (r.result) {
     case 'merged': return [`merged ${r.commit.slice(0, 12)} after ${r.attempts} attempt(s)${tests}`]
+    case 'accepted': return [r.summary]
     case 'conflict': return [`CONFLICT: nothing pushed; conflicting files: ${r.conflicts.join(', ')}`, `recorded finding ${r.findingId}`]
     case 'failed': return [`TESTS FAILED: nothing pushed${tests}`, r.summary, `recorded finding ${r.findingId}`]
     default: return [`${r.result}: ${r.summary}`]
@@ -17,10 +18,11 @@ export function registerRepoCommands (program: Command): void {
   command(program, 'integrate', 'merge your task branch into the shared branch: fetch, merge, run the tests, push only when they pass')
     .option('--task <task>', 'the task (default: the one you hold)', '')
     .option('--message <text>', 'merge commit message', '')
-    .action(withAgency(async (agency, opts: CommonOpts & { task: string, message: string }) => {
-      const r = await agency.call((c: AgencyClient) => c.integrate, { task: opts.task, message: opts.message }, 60 * 60_000)
+    .option('--background', 'answer at once: your daemon writes an integration request for the task (as request-integration does), integrates it itself and marks the task done when it lands; go on with agency claim --next, a notice tells you if it did not land. An integrator serving the swarm may land the request first: then it answers it, as for request-integration')
+    .action(withAgency(async (agency, opts: CommonOpts & { task: string, message: string, background?: boolean }) => {
+      const r = await agency.call((c: AgencyClient) => c.integrate, { task: opts.task, message: opts.message, background: opts.background === true }, 60 * 60_000)
       if (opts.json === true) printJson(r); else for (const l of integrateLines(r)) line(l)
-      if (r.result !== 'merged') process.exitCode = 4
+      if (r.result !== 'merged' && r.result !== 'accepted') process.exitCode = 4
     }))
 
   command(program, 'request-integration', 'push your task branch (or your assist branch) to refs/agency/<you>/<task> and ask an integrator to land it')

@@ -105,7 +105,7 @@ describe.skipIf(why != null)('a swarm across four hosts', () => {
       await writeFile(join(ws.path, `h${k}`, 'work.txt'), `work of host ${k}\n`)
       await run('git', ['add', '-A'], { cwd: ws.path })
       await run('git', ['commit', '-q', '-m', `work of host ${k}`], { cwd: ws.path })
-      const r = await a.call((x: AgencyClient) => x.integrate, { task: `t${k}`, message: '' }, 300_000)
+      const r = await a.call((x: AgencyClient) => x.integrate, { task: `t${k}`, message: '', background: false }, 300_000)
       expect(r.result).toBe('merged')
     }
     await Promise.all([2, 3, 4].map(work))

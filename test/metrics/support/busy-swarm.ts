@@ -123,7 +123,7 @@ export async function exerciseSwarm (s: LocalSwarm): Promise<void> {
     await writeFile(join(ws.path, 'src', 'wide.txt'), 'done\n')
     await git(ws.path, ['add', '-A'])
     await git(ws.path, ['commit', '-q', '-m', 'wide: done'])
-    const merged = await a1.call((x: AgencyClient) => x.integrate, { task: 'wide', message: 'wide: done' }, 120_000)
+    const merged = await a1.call((x: AgencyClient) => x.integrate, { task: 'wide', message: 'wide: done', background: false }, 120_000)
     if (merged.result !== 'merged') throw new Error(`integrate answered ${merged.result}: ${merged.summary}`)
     await a1.call((x: AgencyClient) => x.done, { task: 'wide', commit: merged.commit, paths: ['src/wide.txt'], noChange: '' })
 

@@ -616,10 +616,15 @@ export interface IntegrateRequest {
   /** default: the task this agent holds (if exactly one) */
   task: string;
   message: string;
+  /**
+   * answer at once ("accepted"): an integration request is written for the held task at its
+   * epoch (carry-on: the holder goes on), and the daemon integrates it and answers the request
+   */
+  background: boolean;
 }
 
 export interface IntegrateReply {
-  /** merged | conflict | failed */
+  /** merged | conflict | failed | contended; accepted: background, not landed yet */
   result: string;
   /** the merge commit on the shared branch */
   commit: string;
@@ -8610,7 +8615,7 @@ export const TestCounts: MessageFns<TestCounts> = {
 };
 
 function createBaseIntegrateRequest(): IntegrateRequest {
-  return { task: "", message: "" };
+  return { task: "", message: "", background: false };
 }
 
 export const IntegrateRequest: MessageFns<IntegrateRequest> = {
@@ -8620,6 +8625,9 @@ export const IntegrateRequest: MessageFns<IntegrateRequest> = {
     }
     if (message.message !== "") {
       writer.uint32(18).string(message.message);
+    }
+    if (message.background !== false) {
+      writer.uint32(24).bool(message.background);
     }
     return writer;
   },
@@ -8653,6 +8661,14 @@ export const IntegrateRequest: MessageFns<IntegrateRequest> = {
             message.message = reader.string();
             continue;
           }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.background = reader.bool();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -8669,6 +8685,7 @@ export const IntegrateRequest: MessageFns<IntegrateRequest> = {
     return {
       task: isSet(object.task) ? globalThis.String(object.task) : "",
       message: isSet(object.message) ? globalThis.String(object.message) : "",
+      background: isSet(object.background) ? globalThis.Boolean(object.background) : false,
     };
   },
 
@@ -8680,6 +8697,9 @@ export const IntegrateRequest: MessageFns<IntegrateRequest> = {
     if (message.message !== "") {
       obj.message = message.message;
     }
+    if (message.background !== false) {
+      obj.background = message.background;
+    }
     return obj;
   },
 
@@ -8690,6 +8710,7 @@ export const IntegrateRequest: MessageFns<IntegrateRequest> = {
     const message = createBaseIntegrateRequest();
     message.task = object.task ?? "";
     message.message = object.message ?? "";
+    message.background = object.background ?? false;
     return message;
   },
 };
