@@ -20,8 +20,14 @@ const describeMesh = (): string => 'live/connections per node: ' + nodes.map(n =
 
 beforeAll(async () => {
   const first = await fleet.start({ name: 'cap-00', ...TIMING })
-  const rest = await Promise.all(Array.from({ length: COUNT - 1 }, async (_, k) =>
-    await fleet.start({ name: `cap-${String(k + 1).padStart(2, '0')}`, peers: [first.listenAddrs()[0]], ...TIMING })))
+  // One after another, not all at once: gossipsub (17) opens its outbound
+  // stream to a new peer once and never again if that open fails, and a hub
+  // taking eleven handshakes in the same instant on a loaded machine once
+  // ended with peers that heard it but could not gossip back (every other
+  // node 1 live peer after 90 s). That start-up storm is not what this file
+  // tests; the cap is.
+  const rest: Daemon[] = []
+  for (let k = 1; k < COUNT; k++) rest.push(await fleet.start({ name: `cap-${String(k).padStart(2, '0')}`, peers: [first.listenAddrs()[0]], ...TIMING }))
   nodes = [first, ...rest]
 }, 120_000)
 
