@@ -67,6 +67,12 @@ export class SyncProtocolError extends Error {
   constructor (message: string) { super(message); this.name = 'SyncProtocolError' }
 }
 
+/** What a peer sent, not the stream's end or a timeout: a frame that does not decode, or a length prefix over the limit (its value or its own length). */
+function isMalformedFrame (err: unknown): boolean {
+  const name = (err as Error | undefined)?.name
+  return err instanceof SyncProtocolError || name === 'InvalidDataLengthError' || name === 'InvalidDataLengthLengthError'
+}
+
 function toSummaries (entries: VersionVectorEntry[]): FeedSummaries {
   if (entries.length > MAX_VECTOR_AUTHORS) throw new SyncProtocolError('version vector too large')
   try {
@@ -134,7 +140,7 @@ export class LogSync {
       return stats
     } catch (err) {
       this.logger.debug({ peer: key, err: (err as Error).message }, 'sync failed')
-      if (err instanceof SyncProtocolError) this.hooks.onMalformed?.(key, err.message)
+      if (isMalformedFrame(err)) this.hooks.onMalformed?.(key, (err as Error).message)
       stream?.abort(err as Error)
       return undefined
     } finally {
@@ -176,7 +182,7 @@ export class LogSync {
       this.hooks.onRound?.(peer, 'responder', stats)
     } catch (err) {
       this.logger.debug({ peer, err: (err as Error).message }, 'sync responder failed')
-      if (err instanceof SyncProtocolError || (err as Error).name === 'InvalidDataLengthError') {
+      if (isMalformedFrame(err)) {
         this.hooks.onMalformed?.(peer, (err as Error).message)
         this.guard?.strike(peer, `sync: ${(err as Error).message}`)
       }

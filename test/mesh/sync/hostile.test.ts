@@ -286,17 +286,6 @@ describe('a daemon under hostile input', () => {
 
   it('survives malformed bytes on gossip and on the sync stream, and keeps serving', async () => {
     const node = await connectRaw('garbler')
-    // It answers the daemon's own sync requests with garbage too.
-    let garbageAnswers = 0
-    await node.handle(SYNC_PROTOCOL, (stream) => {
-      garbageAnswers++
-      const lp = lpStream(stream)
-      lp.read().then(async () => {
-        if (garbageAnswers % 2 === 0) stream.send(randomBytes(300))
-        else await lp.write(Buffer.alloc(64, 0xff))
-        await stream.close()
-      }).catch(() => { stream.abort(new Error('done')) })
-    })
     const malformedBefore = await counterValue(target.metrics.syncRejected)
     const gossipRejectedBefore = await counterValue(target.metrics.gossipIn, { verdict: 'reject' })
     const garbage: Uint8Array[] = [
@@ -312,29 +301,50 @@ describe('a daemon under hostile input', () => {
       const raw = await node.dialProtocol(target.node.peerId, SYNC_PROTOCOL)
       return { raw, lp: lpStream(raw, { maxDataLength: 8 * 1024 * 1024 }) }
     }
-    const attempts: Array<() => Promise<void>> = [
-      // raw random bytes, no framing
+    // Streams that end early are not malformed; each of the others must be
+    // closed and counted as malformed.
+    const endEarly: Array<() => Promise<void>> = [
+      // raw random bytes, no framing (whatever they decode to)
       async () => { const s = await dialSync(); s.raw.send(randomBytes(2000)); await s.raw.close() },
-      // a valid length prefix around bytes that are not a SyncRequest
-      async () => { const s = await dialSync(); await s.lp.write(Buffer.alloc(64, 0xff)); await s.raw.close() },
-      async () => { const s = await dialSync(); await s.lp.write(Buffer.from([0x0f, 0x0f, 0x0f, 0x0f])); await s.raw.close() },
-      // a length prefix far over the frame limit
-      async () => { const s = await dialSync(); s.raw.send(Buffer.from([0xff, 0xff, 0xff, 0xff, 0x0f])); s.raw.send(randomBytes(100)); await s.raw.close() },
-      // a valid request, then a garbage batch
-      async () => {
+      // a request that stops half way through its frame
+      async () => { const s = await dialSync(); s.raw.send(Buffer.from([0x80, 0x01, 0x0a, 0x05])); await s.raw.close() }
+    ]
+    const malformed: Array<[string, () => Promise<void>]> = [
+      ['a valid length prefix around bytes that are not a SyncRequest', async () => { const s = await dialSync(); await s.lp.write(Buffer.alloc(64, 0xff)); await s.raw.close() }],
+      ['a request with an impossible wire type', async () => { const s = await dialSync(); await s.lp.write(Buffer.from([0x0f, 0x0f, 0x0f, 0x0f])); await s.raw.close() }],
+      ['a length prefix far over the frame limit', async () => { const s = await dialSync(); s.raw.send(Buffer.from([0xff, 0xff, 0xff, 0xff, 0x0f])); s.raw.send(randomBytes(100)); await s.raw.close() }],
+      ['a valid request, then a garbage batch', async () => {
         const s = await dialSync()
         await s.lp.write(SyncRequest.encode({ have: [], digest: Buffer.alloc(0) }).finish())
         while (!SyncBatch.decode((await s.lp.read()).subarray()).last) { /* what the daemon sends */ }
         await s.lp.write(Buffer.alloc(700, 0xff))
         await s.raw.close()
-      },
-      // a request that stops half way through its frame
-      async () => { const s = await dialSync(); s.raw.send(Buffer.from([0x80, 0x01, 0x0a, 0x05])); await s.raw.close() }
+      }]
     ]
-    for (const attempt of attempts) await attempt().catch(() => {})
-
+    for (const attempt of endEarly) await attempt().catch(() => {})
+    for (const [what, attempt] of malformed) {
+      // The daemon refuses a stream, uncounted, while its own exchange with
+      // this peer runs (one at a time per pair): send again until it counts.
+      const before = await counterValue(target.metrics.syncRejected)
+      await waitFor(`the daemon to close and count ${what}`, async () => {
+        await attempt().catch(() => {})
+        return await counterValue(target.metrics.syncRejected) > before
+      })
+    }
+    expect(await counterValue(target.metrics.syncRejected) - malformedBefore).toBeGreaterThanOrEqual(malformed.length)
     await waitFor('the daemon to reject the malformed gossip', async () => await counterValue(target.metrics.gossipIn, { verdict: 'reject' }) - gossipRejectedBefore >= garbage.length)
-    await waitFor('the daemon to close malformed sync streams', async () => await counterValue(target.metrics.syncRejected) - malformedBefore >= 3)
+
+    // It answers the daemon's own sync requests with garbage too.
+    let garbageAnswers = 0
+    await node.handle(SYNC_PROTOCOL, (stream) => {
+      garbageAnswers++
+      const lp = lpStream(stream)
+      lp.read().then(async () => {
+        if (garbageAnswers % 2 === 0) stream.send(randomBytes(300))
+        else await lp.write(Buffer.alloc(64, 0xff))
+        await stream.close()
+      }).catch(() => { stream.abort(new Error('done')) })
+    })
     // the daemon's own sync requests, answered with garbage (started here: the
     // periodic round picks a random peer, and backs off while nothing moves)
     await waitFor('the daemon to have synced with the garbage-answering node twice', async () => {
