@@ -7,6 +7,7 @@ import { serverStream, unary } from './grpc-errors.js'
 import { WakeSignal } from './wake-signal.js'
 import { VERSION } from '../version.js'
 import { goalMessage, pendingMessage, taskMessage } from './board-handlers.js'
+import { agentsAtWork, freeAgentCount, reviewersFree } from '../core/board/index.js'
 
 export function peerInfo (p: PeerView): PeerInfo {
   return {
@@ -34,6 +35,8 @@ export async function meshStatus (d: Daemon): Promise<StatusReply> {
   const tasks = board.tasks(d.boardService.now())
   const tasksByState: Record<string, number> = {}
   for (const t of tasks) tasksByState[t.state] = (tasksByState[t.state] ?? 0) + 1
+  const choice = d.boardService.readyChoice()
+  const agentsFree = freeAgentCount([d.selfView().peerId, ...live.map(p => p.peerId)], agentsAtWork(board), new Set())
   return {
     self: peerInfo(d.selfView()),
     swarm: d.config.swarm,
@@ -55,7 +58,9 @@ export async function meshStatus (d: Daemon): Promise<StatusReply> {
     held: heldWorkingFirst(d).map(h => board.task(h.task, d.boardService.now())).filter(t => t != null).map(taskMessage),
     goalMet: d.goalMet(),
     harness: d.harness?.info(),
-    pending: d.boardService.readyChoice().pending.map(p => pendingMessage(p, d.boardService.now()))
+    pending: choice.pending.map(p => pendingMessage(p, d.boardService.now())),
+    agentsFree,
+    reviewersFree: reviewersFree(choice.ready.length, agentsFree)
   }
 }
 

@@ -14,6 +14,8 @@ export interface StatusDigest {
   goal: string
   tests: string
   goalMet: boolean
+  /** whether a review costs no task's time now (core/board/review-timing): some agent has nothing to claim */
+  reviews: string
   /** pending: tasks a peer's claim is settling on ("task (peer)"), left out of ready */
   tasks: { total: number, byState: Record<string, number>, inPlay: TaskLine[], ready: string[], pending: string[], notShown: number }
   peers: { live: number, shown: Array<{ name: string, holds: string[], status: string }>, notShown: number }
@@ -44,6 +46,9 @@ export function statusDigest (s: StatusReply): StatusDigest {
     goal: s.goal == null ? '' : clip(s.goal.text, DIGEST_LIMITS.goalChars) + (s.goal.testCommand !== '' ? ` (tests: ${s.goal.testCommand})` : ''),
     tests,
     goalMet: s.goalMet,
+    reviews: s.reviewersFree
+      ? `worth asking: ${s.agentsFree} agent(s) with no task at work, ${ready.length} ready`
+      : `not now: ${ready.length} ready for ${s.agentsFree} agent(s) with no task at work, so a review would cost a task's time`,
     tasks: {
       total: s.tasks.length,
       byState: s.tasksByState,
@@ -78,6 +83,7 @@ export function digestLines (d: StatusDigest): string[] {
   for (const p of d.peers.shown) out.push(`  ${p.name}${p.holds.length > 0 ? ` holds ${p.holds.join(',')}` : ''}${p.status !== '' ? ` — ${p.status}` : ''}`)
   if (d.peers.notShown > 0) out.push(`  (${d.peers.notShown} more: agency peers)`)
   out.push(`tests: ${d.tests}`)
+  if (d.tasks.total > 0) out.push(`reviews: ${d.reviews}`)
   if (d.harness !== '') out.push(`harness: ${d.harness}`)
   if (d.workspace !== '') out.push(`workspace: ${d.workspace}`)
   return out

@@ -46,4 +46,11 @@ describe('the status digest', () => {
     expect(d.tasks.ready).toEqual(['task-2', 'task-3', 'task-6', 'task-7'])
     expect(d.you).toMatchObject({ name: 'agent-1', unread: 3, status: 'planning' })
   })
+
+  it('says whether a review is worth asking, as the daemon judged it', () => {
+    const busy = digestLines(statusDigest({ ...bigSwarm(8, 2), agentsFree: 1, reviewersFree: false }))
+    expect(busy).toContain('reviews: not now: 4 ready for 1 agent(s) with no task at work, so a review would cost a task\'s time')
+    const idle = digestLines(statusDigest({ ...bigSwarm(8, 2), agentsFree: 6, reviewersFree: true }))
+    expect(idle).toContain('reviews: worth asking: 6 agent(s) with no task at work, 4 ready')
+  })
 })

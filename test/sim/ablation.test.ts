@@ -24,8 +24,9 @@ describe('the ablation runner', () => {
 
   it('a job with a mechanism off runs without it', () => {
     const [all, noReviews] = ablationJobs([6], () => [2], { tasks: 40, layers: 3, tasksPerArea: 20 }).filter(j => j.label === 'agency, all mechanisms' || j.label === 'agency without reviews')
-    const a = runSwarmJob(all)
-    const b = runSwarmJob(noReviews)
+    // every change others build on asks for a review (by default only while a peer has nothing to claim)
+    const a = runSwarmJob({ ...all, settings: { reviewWhenIdle: 0 } })
+    const b = runSwarmJob({ ...noReviews, settings: { reviewWhenIdle: 0 } })
     expect(a.completed && b.completed).toBe(true)
     expect(a.extra.reviews).toBeGreaterThan(0)
     expect(b.extra.reviews ?? 0).toBe(0)

@@ -1,6 +1,7 @@
-// Verify in the background (settings.backgroundVerify, a what-if: agentd has
-// no `integrate --background` yet) and reviews only while a peer has nothing
-// to claim (settings.reviewWhenIdle, a what-if too): off by default.
+// Verify in the background (settings.backgroundVerify, agentd's `agency
+// integrate --background`) and reviews only while a peer has nothing to claim
+// (settings.reviewWhenIdle, agentd's status `reviews: worth asking` and the
+// prompt): both on by default, as agentd has them.
 
 import { describe, expect, it } from 'vitest'
 import { runAgency } from '../../src/sim/strategies/agency.js'
@@ -14,9 +15,9 @@ describe('verify in the background', () => {
   const alone = runAgency({ project, agents: 6, seed: 2, settings: { backgroundVerify: 1, pileUp: 1_000 } })
   const queued = runAgency({ project, agents: 6, seed: 2, settings: { backgroundVerify: 2, pileUp: 1 } })
 
-  it('is off by default', () => {
-    expect(byDefault.extra.backgroundVerifies ?? 0).toBe(0)
-    expect(byDefault.timeToMs).toEqual(off.timeToMs)
+  it('is on by default, as agentd\'s prompt asks for it', () => {
+    expect(byDefault.extra.backgroundVerifies).toBeGreaterThan(0)
+    expect(off.extra.backgroundVerifies ?? 0).toBe(0)
   })
 
   it('without an integrator: holders spend no time on verify runs or the race to the branch, and every change still lands verified', () => {
@@ -46,8 +47,8 @@ describe('verify in the background', () => {
 })
 
 describe('reviews only while a peer has nothing to claim', () => {
-  const all = runAgency({ project, agents: 6, seed: 2 })
-  const idle = runAgency({ project, agents: 6, seed: 2, settings: { reviewWhenIdle: 1 } })
+  const all = runAgency({ project, agents: 6, seed: 2, settings: { reviewWhenIdle: 0 } })
+  const idle = runAgency({ project, agents: 6, seed: 2 })
 
   it('asks for fewer reviews when every agent has a ready task, and the project completes', () => {
     expect(idle.completed).toBe(true)

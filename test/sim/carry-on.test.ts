@@ -8,8 +8,9 @@ import { runAgency } from '../../src/sim/strategies/agency.js'
 import { createProject } from '../../src/sim/workload.js'
 
 const project = createProject(5, { tasks: 80, layers: 3, tasksPerArea: 20 })
-// an integrator from the first wait for the branch, so every holder's change goes through its queue
-const settings = { pileUp: 1 }
+// an integrator from the first wait for the branch, so every holder's change goes through its queue,
+// which the holder hands over itself (agentd's request-integration; not its daemon's background verify)
+const settings = { pileUp: 1, backgroundVerify: 0 }
 
 describe('carry-on while an integration request waits', () => {
   const waits = runAgency({ project, agents: 6, seed: 2, settings: { ...settings, carryOn: 0 } })

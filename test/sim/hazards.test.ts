@@ -19,7 +19,8 @@ describe('hazards: the same for every strategy', () => {
     runGitLocks({ project, agents: AGENTS, seed: 3 }),
     runCentralManager({ project, agents: AGENTS, seed: 3 })
   ]
-  const agency = runAgency({ project, agents: AGENTS, seed: 3 })
+  // every change others build on asks for a review (by default only while a peer has nothing to claim)
+  const agency = runAgency({ project, agents: AGENTS, seed: 3, settings: { reviewWhenIdle: 0 } })
 
   it('the project draws them at the configured rates', () => {
     const o = project.hazards.options
@@ -82,10 +83,12 @@ describe('hazards: the same for every strategy', () => {
 })
 
 describe('agency with one mechanism off', () => {
-  const on = runAgency({ project, agents: AGENTS, seed: 4 })
+  // every change others build on asks for a review, in every run of this block
+  const settings = { reviewWhenIdle: 0 }
+  const on = runAgency({ project, agents: AGENTS, seed: 4, settings })
 
   it('without verified integration, the shared branch is broken for a while', () => {
-    const off = runAgency({ project, agents: AGENTS, seed: 4, mechanisms: { verifiedIntegration: false } })
+    const off = runAgency({ project, agents: AGENTS, seed: 4, mechanisms: { verifiedIntegration: false }, settings })
     expect(off.completed).toBe(true)
     expect(on.brokenMainMs).toBe(0)
     expect(off.brokenMainMs).toBeGreaterThan(0)
@@ -93,7 +96,7 @@ describe('agency with one mechanism off', () => {
   })
 
   it('without reviews, every defect lands and stays until a dependent trips over it', () => {
-    const off = runAgency({ project, agents: AGENTS, seed: 4, mechanisms: { reviews: false } })
+    const off = runAgency({ project, agents: AGENTS, seed: 4, mechanisms: { reviews: false }, settings })
     expect(off.extra.defectsLanded).toBe(defective)
     expect(off.extra.reviews ?? 0).toBe(0)
     expect(off.extra.defectsFixedAfterLanding ?? 0).toBe(0)
@@ -101,18 +104,18 @@ describe('agency with one mechanism off', () => {
   })
 
   it('without overlap messages, overlapping tasks built apart mismatch more often', () => {
-    const off = runAgency({ project, agents: AGENTS, seed: 4, mechanisms: { overlapMessages: false } })
+    const off = runAgency({ project, agents: AGENTS, seed: 4, mechanisms: { overlapMessages: false }, settings })
     expect(off.extra.overlapAlerts ?? 0).toBe(0)
     expect(off.extra.mismatches).toBeGreaterThan(on.extra.mismatches ?? 0)
   })
 
   it('without shared findings, agents hit traps peers had recorded', () => {
-    const off = runAgency({ project, agents: AGENTS, seed: 4, mechanisms: { findings: false } })
+    const off = runAgency({ project, agents: AGENTS, seed: 4, mechanisms: { findings: false }, settings })
     expect(off.repeatedTrapHits).toBeGreaterThan(on.repeatedTrapHits)
   })
 
   it('agents integrate on their own until integrations pile up, then an integrator batches; without batching they race to the branch all along, and the wait is waste', () => {
-    const off = runAgency({ project, agents: AGENTS, seed: 4, mechanisms: { batching: false } })
+    const off = runAgency({ project, agents: AGENTS, seed: 4, mechanisms: { batching: false }, settings })
     expect(off.completed).toBe(true)
     expect(on.extra.integratorStartedAtMin).toBeGreaterThanOrEqual(0)
     expect(on.extra.batches).toBeGreaterThan(0)

@@ -5,6 +5,7 @@
 // timeline. Coordination traffic is counted with the protobuf size model.
 
 import type { SettleWindowInit } from '../../core/board/settle.js'
+import { reviewersFree } from '../../core/board/review-timing.js'
 import { Goal, TaskSpec } from '../../gen/agency/v1/log.js'
 import { PING_BYTES, directMessageBytes, gossipFrameBytes, gossipTransmissions, presenceBytes, syncBatchBytes, syncRequestBytes } from '../cost-model.js'
 import { EntryPool, type PoolEntry } from '../entry-pool.js'
@@ -230,10 +231,10 @@ export class AgencySwarm implements SwarmContext {
     }
   }
 
-  /** By the author's board: fewer ready tasks than agents not at work on a task, so some peer has nothing to claim (it would assist or wait). */
+  /** By the author's board: fewer ready tasks than agents not at work on a task, so some peer has nothing to claim (it would assist or wait): agentd's status field reviewers_free. */
   peerIdle (author: number): boolean {
     const ready = this.replicas[author].ready
-    return ready.open.size < this.agents.length - ready.held.size
+    return reviewersFree(ready.open.size, this.agents.length - ready.held.size)
   }
 
   /** The oldest review request by another agent, for `reviewer` to do. */

@@ -4,7 +4,8 @@
 // every step, and a reviewer's retraction replaces its own earlier approval.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { Daemon } from '../../../src/daemon/daemon.js'
-import { MemoryCluster, addrsOf, livePeerIds, waitFor } from './helpers.js'
+import { MemoryCluster, addrsOf, livePeerIds, waitFor, waitForTaskEverywhere } from './helpers.js'
+import { meshStatus } from '../../../src/api/mesh-handlers.js'
 
 const TARGET = 'commit:3f2a9c1'
 
@@ -73,5 +74,27 @@ describe('reviews on three peers', () => {
     // Every peer holds the same entries, so every peer shows the same view.
     const [first, ...rest] = reviews(nodes)
     for (const r of rest) expect(r).toEqual(first)
+  })
+
+  it('has status say a review is worth asking only while some agent would have nothing to claim', async () => {
+    const free = async (d: Daemon): Promise<[number, boolean]> => { const s = await meshStatus(d); return [s.agentsFree, s.reviewersFree] }
+    const task = (id: string): { id: string, title: string, description: string, deps: string[], scope: string[], priority: number } => ({ id, title: id, description: '', deps: [], scope: [`src/${id}/**`], priority: 0 })
+    // One ready task, three agents with nothing at work: two would have nothing to claim.
+    await author.boardService.addTasks([task('r1')])
+    await waitForTaskEverywhere(nodes, 'r1')
+    for (const d of nodes) expect(await free(d)).toEqual([3, true])
+    // Three ready for three: every agent has a task to take.
+    await author.boardService.addTasks([task('r2'), task('r3')])
+    await waitForTaskEverywhere(nodes, 'r3')
+    for (const d of nodes) expect(await free(d)).toEqual([3, false])
+    // b holds r2: two ready, two free.
+    expect((await reviewerB.boardService.claim('r2', [])).outcome).toBe('HELD')
+    await waitFor('b\'s claim on every board', () => nodes.every(d => d.boardService.board.holder('r2')?.holder === reviewerB.peerId))
+    for (const d of nodes) expect(await free(d)).toEqual([2, false])
+    // c takes r1 and finishes it: one ready, two free.
+    expect((await reviewerC.boardService.claim('r1', [])).outcome).toBe('HELD')
+    await reviewerC.boardService.done('r1', '', [], 'nothing to change')
+    await waitFor('r1 done on every board', () => nodes.every(d => d.boardService.board.doneRecord('r1') !== undefined))
+    for (const d of nodes) expect(await free(d)).toEqual([2, true])
   })
 })

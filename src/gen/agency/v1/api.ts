@@ -134,6 +134,10 @@ export interface StatusReply {
     | undefined;
   /** tasks a peer's claim is settling on (see ReadyReply) */
   pending: PendingTask[];
+  /** live agents (this one too) holding no task at work (carry-on: one on its way is not) */
+  agentsFree: number;
+  /** fewer tasks ready than agents_free: some agent has nothing to claim, so a review costs no task's time */
+  reviewersFree: boolean;
 }
 
 export interface StatusReply_TasksByStateEntry {
@@ -1116,6 +1120,8 @@ function createBaseStatusReply(): StatusReply {
     goalMet: false,
     harness: undefined,
     pending: [],
+    agentsFree: 0,
+    reviewersFree: false,
   };
 }
 
@@ -1183,6 +1189,12 @@ export const StatusReply: MessageFns<StatusReply> = {
     }
     for (const v of message.pending) {
       PendingTask.encode(v!, writer.uint32(170).fork()).join();
+    }
+    if (message.agentsFree !== 0) {
+      writer.uint32(176).uint32(message.agentsFree);
+    }
+    if (message.reviewersFree !== false) {
+      writer.uint32(184).bool(message.reviewersFree);
     }
     return writer;
   },
@@ -1371,6 +1383,22 @@ export const StatusReply: MessageFns<StatusReply> = {
             message.pending.push(PendingTask.decode(reader, reader.uint32()));
             continue;
           }
+          case 22: {
+            if (tag !== 176) {
+              break;
+            }
+
+            message.agentsFree = reader.uint32();
+            continue;
+          }
+          case 23: {
+            if (tag !== 184) {
+              break;
+            }
+
+            message.reviewersFree = reader.bool();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1474,6 +1502,16 @@ export const StatusReply: MessageFns<StatusReply> = {
       pending: globalThis.Array.isArray(object?.pending)
         ? object.pending.map((e: any) => PendingTask.fromJSON(e))
         : [],
+      agentsFree: isSet(object.agentsFree)
+        ? globalThis.Number(object.agentsFree)
+        : isSet(object.agents_free)
+        ? globalThis.Number(object.agents_free)
+        : 0,
+      reviewersFree: isSet(object.reviewersFree)
+        ? globalThis.Boolean(object.reviewersFree)
+        : isSet(object.reviewers_free)
+        ? globalThis.Boolean(object.reviewers_free)
+        : false,
     };
   },
 
@@ -1548,6 +1586,12 @@ export const StatusReply: MessageFns<StatusReply> = {
     if (message.pending?.length) {
       obj.pending = message.pending.map((e) => PendingTask.toJSON(e));
     }
+    if (message.agentsFree !== 0) {
+      obj.agentsFree = Math.round(message.agentsFree);
+    }
+    if (message.reviewersFree !== false) {
+      obj.reviewersFree = message.reviewersFree;
+    }
     return obj;
   },
 
@@ -1589,6 +1633,8 @@ export const StatusReply: MessageFns<StatusReply> = {
       ? HarnessInfo.fromPartial(object.harness)
       : undefined;
     message.pending = object.pending?.map((e) => PendingTask.fromPartial(e)) || [];
+    message.agentsFree = object.agentsFree ?? 0;
+    message.reviewersFree = object.reviewersFree ?? false;
     return message;
   },
 };
