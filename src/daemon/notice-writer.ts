@@ -167,6 +167,15 @@ function requestResultText (i: Integration, assisted: boolean): string {
     : `your assist's integration request for ${at} did not land ${what}; ${i.task} is not done. Fix it on your assist branch and agency request-integration again, or give up: agency assist --stop "<what you learned>".`
 }
 
+/**
+ * What the holder is told when its daemon's verify of a background integrate
+ * (made while an integrator serves the swarm) did not pass: no request was
+ * written, nothing was pushed, and the task is its current task again.
+ */
+export function backgroundVerifyFailedText (task: string, epoch: number, what: string): string {
+  return `your background integrate of ${task}@${epoch} did not pass your daemon's verify on the shared branch (${what}), so it was not handed to the integrator: see agency find "${task}" for why. ${task} is your current task again, before any other (agency claim --next puts you back on it): fix it and integrate it again (agency integrate --background --task ${task}).`
+}
+
 function detailOf (e: Event): { reason?: unknown } {
   try {
     const d: unknown = e.detailJson === '' ? {} : JSON.parse(e.detailJson)
