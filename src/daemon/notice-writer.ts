@@ -2,6 +2,9 @@
 // or superseded and an overlap (from the board's events), a review asked of
 // this agent, the result of an integration it asked for, and a changed goal
 // (from new log entries). Notices carry a short text an agent can act on.
+// The text of one more, written by repo-service when it happens: a background
+// integrate whose verify failed before any request was written (no entry
+// answers a request then, so nothing here would tell it).
 // What became of this agent's integration requests is also derived from the
 // board when the daemon starts, each written once (keyed by the integration
 // entry): a daemon killed after an integration arrived but before its notice
