@@ -391,7 +391,7 @@ export class RepoService {
     switch (r.result) {
       case 'green':
       case 'up-to-date': {
-        this.init.metrics.verifySeconds.observe(r.result === 'green' ? r.verifyMs / 1000 : 0)
+        if (r.result === 'green') this.init.metrics.verifySeconds.observe(r.verifyMs / 1000)
         // Marked first: a stop after the request is written finds it again at the next start (resumeBackground).
         await markBackground(this.workspace, task, commit)
         let request
