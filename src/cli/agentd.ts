@@ -8,7 +8,7 @@ import { loadOrCreateApiToken } from '../daemon/api-token.js'
 import { REMEMBERED_PEERS_MODES } from '../daemon/remembered-peers.js'
 import { serveDaemon } from './serve.js'
 import { HARNESS_POLICY_DEFAULTS } from '../harness/policy.js'
-import { ASSIST_DEFAULTS, HANDOFF_DEFAULTS } from '../core/board/index.js'
+import { ASSIST_DEFAULTS, DEFAULT_INTEGRATOR_WINDOW_MS, HANDOFF_DEFAULTS } from '../core/board/index.js'
 import { durationFlag } from './duration.js'
 import { VERSION } from '../version.js'
 
@@ -65,6 +65,7 @@ const program = new Command('agentd')
   .addOption(new Option('--acp-permissions <grants>', 'how an acp: harness\'s permission requests are answered: the grants allowed, comma-separated, from workspace (files in the workspace), agency (its MCP tools), shell, mcp (other MCP servers), fetch (the web), anywhere (files outside the workspace); or all').env('AGENCY_ACP_PERMISSIONS').default('workspace,agency,shell'))
   .addOption(new Option('--harness-run-timeout <duration>', 'kill and restart a harness run that goes on longer than this (e.g. 30m; 0: no limit); with acp:, cancel and restart a session that sends nothing this long while agentd waits on it').env('AGENCY_HARNESS_RUN_TIMEOUT').argParser(durationFlag('--harness-run-timeout')).default(HARNESS_POLICY_DEFAULTS.runTimeoutMs, '30m'))
   .addOption(new Option('--wip-push <duration>', 'how often a held task\'s branch is pushed to refs/agency/wip/<task> on the shared remote, for a takeover after a crash (0: only on release)').env('AGENCY_WIP_PUSH').argParser(durationFlag('--wip-push')).default(3 * 60_000, '3m'))
+  .addOption(new Option('--integrator-window <duration>', 'an agent seen answering another agent\'s integration request this recently, and live, serves as integrator: then agency integrate --background verifies the change before it requests integration').env('AGENCY_INTEGRATOR_WINDOW').argParser(durationFlag('--integrator-window')).default(DEFAULT_INTEGRATOR_WINDOW_MS, '15m'))
   .addOption(new Option('--swarm-key <file>', 'a private swarm: only daemons holding this pre-shared key can connect (make one with `agency keygen`)').env('AGENCY_SWARM_KEY'))
   .addOption(new Option('--api-token-file <file>', 'require this token (file contents) on every API call; a missing file is created with a new token (mode 0600); needed to serve --grpc beyond loopback').env('AGENCY_API_TOKEN_FILE'))
   .addOption(new Option('--allow-peers <ids>', 'only these peer ids may connect, comma-separated').env('AGENCY_ALLOW_PEERS').argParser(list))
@@ -131,7 +132,7 @@ Examples:
         heartbeatMaxRate: opts.heartbeatMaxRate,
         liveTimeoutMs: opts.liveTimeoutMs,
         dmTtlMs: opts.dmTtlMs,
-        repo: opts.repo != null ? { remote: opts.repo, branch: opts.branch, workdir: opts.workdir, verify: opts.verify, mirrorDir: opts.mirrorDir, wipPushMs: opts.wipPush } : undefined,
+        repo: opts.repo != null ? { remote: opts.repo, branch: opts.branch, workdir: opts.workdir, verify: opts.verify, mirrorDir: opts.mirrorDir, wipPushMs: opts.wipPush, integratorWindowMs: opts.integratorWindow } : undefined,
         harness: opts.harness,
         harnessPolicy: { runTimeoutMs: opts.harnessRunTimeout },
         acpPermissions: opts.acpPermissions,

@@ -5,7 +5,7 @@
 // holds are persisted, so a restart learns what it lost. Overlaps between
 // live claims are told to both holders.
 import { performance } from 'node:perf_hooks'
-import { boardCheckpointFits, decodeBoardCheckpoint, ClaimProtocol, carriedWithoutDone, onItsWay, overlapsFor, PLAN_TASK_ID, type AnyBoardEntry, type PendingTask, type ReadyChoice, type Board, type ClaimNotice, type ClaimOverlap, type ClaimVerdict, type HolderInfo, type MyClaim, type NewTask, type ProtocolOutput, type SettleWindow, type TaskView } from '../core/board/index.js'
+import { boardCheckpointFits, decodeBoardCheckpoint, ClaimProtocol, carriedWithoutDone, overlapsFor, PLAN_TASK_ID, type AnyBoardEntry, type PendingTask, type ReadyChoice, type Board, type ClaimNotice, type ClaimOverlap, type ClaimVerdict, type HolderInfo, type MyClaim, type NewTask, type ProtocolOutput, type SettleWindow, type TaskView } from '../core/board/index.js'
 import { validateGlob } from '../core/board/glob-pattern.js'
 import type { HeartbeatPolicy } from '../core/presence/heartbeat-interval.js'
 import { decodeBody, isKnownKind, KNOWN_KINDS } from '../core/log/kinds.js'
@@ -224,9 +224,9 @@ export class BoardService {
     await Promise.all([...this.carrying.values()])
   }
 
-  /** The tasks this daemon holds that are not on their way to the shared branch (carry-on): the ones its agent works on. */
+  /** The tasks this daemon holds that are not on their way to the shared branch (carry-on, or carried here while its daemon verifies): the ones its agent works on. */
   working (): HolderInfo[] {
-    return this.held().filter(h => !onItsWay(this.board, this.init.me, h.task))
+    return this.held().filter(h => !this.protocol.onItsWay(h.task))
   }
 
   /** A heartbeat from `peer`, announcing its next one in `intervalMs`: its leases are live. */

@@ -43,7 +43,7 @@ export interface DaemonConfig {
   /** hand-off by speed (docs/handoff.md): a holder past factor x the median claim-to-done time (default 2; 0: off) and the floor (default 15 min) hands its task to a faster peer; held tasks are checked every checkMs (default 10 s) */
   handoff?: { factor?: number, floorMs?: number, checkMs?: number }
   /** the shared repository; none: no workspace, integrate answers FAILED_PRECONDITION */
-  repo?: { remote: string, branch: string, workdir?: string, verify?: string, mirrorDir?: string, wipPushMs?: number }
+  repo?: { remote: string, branch: string, workdir?: string, verify?: string, mirrorDir?: string, wipPushMs?: number, integratorWindowMs?: number }
   /** the agent harness to run beside the daemon: claude, codex, copilot, gemini, pi, aider, sim, cmd:... or acp:<agent> */
   harness?: string
   /** run time limit and failure handling of the harness */

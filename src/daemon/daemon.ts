@@ -335,7 +335,7 @@ export class Daemon {
       // loaded only by a daemon with a shared repository (git and its helpers: a tenth of a second of a start)
       const { RepoService } = await import('./repo-service.js')
       repoService = b.repoService = new RepoService({
-        config: { remote: r.remote, branch: r.branch, workdir: r.workdir ?? join(config.dataDir, 'workspace'), verify: r.verify, mirrorDir: r.mirrorDir, wipPushMs: r.wipPushMs },
+        config: { remote: r.remote, branch: r.branch, workdir: r.workdir ?? join(config.dataDir, 'workspace'), verify: r.verify, mirrorDir: r.mirrorDir, wipPushMs: r.wipPushMs, integratorWindowMs: r.integratorWindowMs },
         me,
         name,
         board: boardService,
@@ -343,7 +343,9 @@ export class Daemon {
         metrics,
         logger: this.log.child({ part: 'repo' }),
         notify,
-        assists
+        assists,
+        // The inbox is built after the repository: a background verify answers minutes later, once it is up.
+        notice: (text, task, once) => { b.inbox?.notice('integration', text, task, once).catch(err => { this.log.warn({ err }, 'cannot store a notice') }) }
       })
       await repoService.start()
     }

@@ -2,6 +2,9 @@
 // or superseded and an overlap (from the board's events), a review asked of
 // this agent, the result of an integration it asked for, and a changed goal
 // (from new log entries). Notices carry a short text an agent can act on.
+// The text of one more, written by repo-service when it happens: a background
+// integrate whose verify failed before any request was written (no entry
+// answers a request then, so nothing here would tell it).
 // What became of this agent's integration requests is also derived from the
 // board when the daemon starts, each written once (keyed by the integration
 // entry): a daemon killed after an integration arrived but before its notice
@@ -165,6 +168,15 @@ function requestResultText (i: Integration, assisted: boolean): string {
   return i.result === 'refused'
     ? `your assist's integration request for ${at} did not land ${what}. If ${i.task} is done or moved on, stop and record what you learned: agency assist --stop "<what you learned>"; else fix it on your assist branch and agency request-integration again.`
     : `your assist's integration request for ${at} did not land ${what}; ${i.task} is not done. Fix it on your assist branch and agency request-integration again, or give up: agency assist --stop "<what you learned>".`
+}
+
+/**
+ * What the holder is told when its daemon's verify of a background integrate
+ * (made while an integrator serves the swarm) did not pass: no request was
+ * written, nothing was pushed, and the task is its current task again.
+ */
+export function backgroundVerifyFailedText (task: string, epoch: number, what: string): string {
+  return `your background integrate of ${task}@${epoch} did not pass your daemon's verify on the shared branch (${what}), so it was not handed to the integrator: see agency find "${task}" for why. ${task} is your current task again, before any other (agency claim --next puts you back on it): fix it and integrate it again (agency integrate --background --task ${task}).`
 }
 
 function detailOf (e: Event): { reason?: unknown } {

@@ -3,20 +3,23 @@
 // log entries that record what happened (integrations, test runs, failures).
 import { homedir } from 'node:os'
 import { join } from 'node:path'
-import { openWorkspace, integrate, integrateBatch, pushRequestRef, type Workspace, type IntegrationRequest as RepoRequest, type TestCounts } from '../repo/index.js'
+import { openWorkspace, integrate, integrateBatch, pushRequestRef, verifyMerge, type Workspace, type IntegrationRequest as RepoRequest, type TestCounts } from '../repo/index.js'
 import { pushWip, wipRefName } from '../repo/wip-ref.js'
 import { backgroundMarks, clearBackground, markBackground } from '../repo/background-ref.js'
-import { FencedError, NoNewCommitsError } from '../repo/errors.js'
+import { FencedError, NoNewCommitsError, TaskBranchNotFoundError } from '../repo/errors.js'
 import { checkTaskFence, readTaskFence } from '../repo/task-fence.js'
 import { fetchProvenLanding, landedPaths } from '../repo/fence-landing.js'
 import { revParse } from '../repo/git.js'
 import { FailedPreconditionError, InvalidArgumentError, NotFoundError, isAgencyError } from '../core/errors.js'
 import { PLAN_TASK_ID, validateTaskId } from '../core/board/task-id.js'
+import { DEFAULT_INTEGRATOR_WINDOW_MS, IntegratorSightings } from '../core/board/integrator-serving.js'
 import { decodeBody } from '../core/log/kinds.js'
 import type { IntegrateReply, RunIntegratorReply, TestCounts as TestCountsMsg, WorkspaceReply } from '../gen/agency/v1/api.js'
 import type { BoardService } from './board-service.js'
 import { doneFirstText, type AssistService, type AssistTarget } from './assist-service.js'
 import type { LogService } from './log-service.js'
+import { backgroundVerifyFailedText } from './notice-writer.js'
+import type { StoredEntry } from '../core/log/ingest-result.js'
 import type { Metrics } from '../metrics/metrics.js'
 import type { Logger } from '../logger.js'
 
@@ -35,6 +38,8 @@ export interface RepoConfig {
   mirrorDir?: string
   /** how often a held task's branch is pushed to its wip ref; default 3 min, 0: only on release */
   wipPushMs?: number
+  /** an agent seen answering another agent's integration request this recently, and live, serves as integrator (core/board/integrator-serving); default 15 min */
+  integratorWindowMs?: number
 }
 
 export interface RepoServiceInit {
@@ -48,7 +53,15 @@ export interface RepoServiceInit {
   notify: (peer: string, text: string) => Promise<void>
   /** this agent's assists: integrate lands an assisted task's work (and marks it done) */
   assists?: AssistService
+  /** an inbox notice for this agent (`once`: stored once ever under that key): what a background verify that failed tells it */
+  notice?: (text: string, task: string, once: string) => void
 }
+
+/** What a background integrate hands the integrator: the request written after a green verify. */
+interface HandedOver { target: IntegrateTarget, message: string, request: { ref: string, commit: string, entryId: string } }
+
+/** How often requests handed to an integrator are checked for one that no integrator serves any more. */
+const HANDED_OVER_CHECK_MS = 10_000
 
 /** The task integrate works on: held by this agent, or assisted by it (then `assist` says how). */
 interface IntegrateTarget { task: string, epoch: number, assist?: AssistTarget }
@@ -82,15 +95,27 @@ export class RepoService {
   private readonly busy = new Map<string, number>()
   /** task@epoch -> the landing being recorded (recordLanding) */
   private readonly recovering = new Map<string, Promise<string>>()
-  /** background integrates running now (integrateInBackground) */
+  /** background integrates running now (integrateInBackground): the daemon's own integrates and its verifies before a request */
   private readonly inBackground = new Set<Promise<void>>()
+  /** who was seen answering other agents' integration requests, on this daemon's clock */
+  private readonly sightings = new IntegratorSightings()
+  /** task -> its request written after a green verify, waiting for an integrator's batch */
+  private readonly handedOver = new Map<string, HandedOver>()
+  private handedOverTimer?: NodeJS.Timeout
+  /** tasks whose change this daemon verifies now, before requesting (handOverToVerify) */
+  private readonly verifying = new Set<string>()
+  private unsubscribe?: () => void
+  private stopped = false
 
   constructor (init: RepoServiceInit) {
     this.init = init
   }
 
   stop (): void {
+    this.stopped = true
     clearInterval(this.wipTimer)
+    clearInterval(this.handedOverTimer)
+    this.unsubscribe?.()
   }
 
   /**
@@ -168,6 +193,7 @@ export class RepoService {
       identity: { name: `agency ${this.init.name}`, email: `${this.init.name}@agency.invalid` }
     })
     this.startWipPushes()
+    this.unsubscribe = this.init.log.onAccepted(e => { this.sawEntry(e) })
     this.resumeBackground().catch(err => { this.init.logger.warn({ err }, 'cannot resume the background integrates a stop left unanswered') })
   }
 
@@ -249,28 +275,185 @@ export class RepoService {
   }
 
   /**
-   * Integrates the held task in the background (a what-if of the simulator:
-   * backgroundVerify). The request request-integration writes is written first,
-   * at the held epoch, so the task is on its way (carry-on) and its holder goes
-   * on with claim --next; the answer is "accepted". This daemon then integrates
-   * it as `integrate` does and answers the request with its integration entry,
-   * as an integrator does: a merged answer has the done written (board-service),
+   * Integrates the held task in the background (backgroundVerify in the
+   * simulator); the answer is "accepted" at once, and the holder goes on with
+   * claim --next.
+   *
+   * With no integrator serving the swarm (integratorServing), the request
+   * request-integration writes is written first, at the held epoch, so the
+   * task is on its way (carry-on). This daemon then integrates it as
+   * `integrate` does and answers the request with its integration entry, as
+   * an integrator does: a merged answer has the done written (board-service),
    * any other answers it with a failure finding and the holder's notice, and
    * the task is the holder's current task again. An integrator may serve the
    * same request: whichever lands it first answers it.
+   *
+   * While an integrator serves, the request is written only after this daemon
+   * verified the change on the shared branch (verifyThenRequest), so the
+   * integrator's batch never takes an unverified change.
    */
   async integrateInBackground (taskArg: string, message: string): Promise<IntegrateReply> {
     const target = this.resolveTask(taskArg)
     if (target.assist !== undefined) throw new FailedPreconditionError(`you assist ${target.task}, you do not hold it: integrate an assist without --background (agency integrate)`)
     this.verifyCommand()
-    const request = await this.whileBusy(target.task, async () => {
+    const { task, epoch } = target
+    const integrator = this.integratorServing()
+    if (integrator !== undefined) {
+      const commit = await this.whileBusy(task, async () => await this.handOverToVerify(target, message))
+      return { result: 'accepted', commit: '', conflicts: [], summary: `accepted: ${task}@${epoch} (${commit.slice(0, 12)}) is on its way; an integrator serves the swarm (${integrator}), so your daemon verifies it on the shared branch first, then asks the integrator to land it, and marks it done when it lands. Go on with agency claim --next; a notice tells you if it did not pass or land (then claim returns ${task} to fix first)`, attempts: 0, tests: undefined, findingId: '', epoch, paths: [] }
+    }
+    const request = await this.whileBusy(task, async () => {
       const r = await this.requestResolved(target)
-      await markBackground(this.workspace, target.task, r.commit)
+      await markBackground(this.workspace, task, r.commit)
       return r
     })
     this.runInBackground(target, message, request)
-    const { task, epoch } = target
     return { result: 'accepted', commit: '', conflicts: [], summary: `accepted: ${task}@${epoch} (${request.commit.slice(0, 12)}) is on its way; your daemon integrates it and marks it done when it lands. Go on with agency claim --next; a notice tells you if it did not land (then claim returns ${task} to fix first)`, attempts: 0, tests: undefined, findingId: '', epoch, paths: [] }
+  }
+
+  /**
+   * The agent serving the swarm as integrator now, by what this daemon saw
+   * (core/board/integrator-serving: live, and it answered another agent's
+   * integration request within the window); undefined when none does.
+   */
+  integratorServing (): string | undefined {
+    const board = this.init.board
+    const now = board.now()
+    return this.sightings.serving(now, this.init.config.integratorWindowMs ?? DEFAULT_INTEGRATOR_WINDOW_MS, peer => board.protocol.leases.isLive(peer, now))[0]
+  }
+
+  /** An integration answering a request: its author is seen integrating for the request's author (on this daemon's clock, when it arrived). */
+  private sawEntry (e: StoredEntry): void {
+    if (e.entry.kind !== 'integration') return
+    try {
+      const i = decodeBody('integration', e.entry.body)
+      if (i.request === '') return
+      const requester = this.init.log.state.get(i.request)?.entry.author
+      if (requester !== undefined) this.sightings.saw(e.entry.author, requester, this.init.board.now())
+    } catch { /* a malformed body answers nothing */ }
+  }
+
+  /**
+   * Takes the task's committed tip for a verify before its request: the task
+   * is carried on its way by this daemon alone (claim-protocol carryHere), so
+   * claim --next, wait and status give its holder another task; peers see it
+   * at work until the request is on the log. Returns the commit.
+   */
+  private async handOverToVerify (target: IntegrateTarget, message: string): Promise<string> {
+    const { task, epoch } = target
+    const ws = this.workspace
+    const branch = ws.taskBranch(task)
+    const commit = await revParse(ws.dir, `refs/heads/${branch}`)
+    if (commit == null) throw new TaskBranchNotFoundError(branch)
+    // What request-integration refuses: work not committed would not be verified nor landed.
+    await ws.assertClean()
+    this.init.board.board.checkDoable(task, this.init.me)
+    if (this.verifying.has(task)) throw new FailedPreconditionError(`your daemon is verifying ${task} already: go on with agency claim --next; a notice tells you if it did not pass`)
+    this.verifying.add(task)
+    this.init.board.protocol.carryHere(task, epoch)
+    const running: Promise<void> = this.whileBusy(task, async () => { await this.verifyThenRequest(target, message, commit) })
+      .catch(err => { this.init.logger.warn({ err, task }, 'background verify failed') })
+      .finally(() => {
+        this.init.board.protocol.stopCarrying(task)
+        this.verifying.delete(task)
+        this.inBackground.delete(running)
+      })
+    this.inBackground.add(running)
+    return commit
+  }
+
+  /**
+   * Verifies `commit` merged onto the shared branch (a scratch tree, as
+   * integrate does), then: green, writes the integration request as
+   * request-integration does, for that commit, and leaves it to the
+   * integrator (handOver); red or a conflict, records the failed integrate
+   * (its integration entry and failure finding) and tells the holder: no
+   * request, and the task is its current task again. A stop meanwhile writes
+   * nothing: the local carry is gone after a restart, so the task is the
+   * holder's current task again.
+   */
+  private async verifyThenRequest (target: IntegrateTarget, message: string, commit: string): Promise<void> {
+    const { task, epoch } = target
+    const started = performance.now()
+    let r
+    try {
+      r = await verifyMerge({ workspace: this.workspace, task, epoch, commit, agentId: this.init.me, verify: this.verifyCommand() })
+    } catch (err) {
+      if (this.stopped) return
+      if (err instanceof FencedError) await this.init.board.fenced(task, epoch, { epoch: err.remoteEpoch, agent: err.remoteAgent })
+      this.init.board.protocol.stopCarrying(task)
+      if (this.init.board.board.holder(task)?.holder !== this.init.me) return // lost meanwhile: its holder was told so
+      this.tellVerifyFailed(task, epoch, `could not verify: ${(err as Error).message}`, `error:${task}@${epoch}:${commit}:${Date.now()}`)
+      return
+    }
+    this.init.logger.info({ task, epoch, result: r.result, ms: Math.round(performance.now() - started) }, 'background verify')
+    if (this.stopped) return
+    switch (r.result) {
+      case 'green':
+      case 'up-to-date': {
+        if (r.result === 'green') this.init.metrics.verifySeconds.observe(r.verifyMs / 1000)
+        // Marked first: a stop after the request is written finds it again at the next start (resumeBackground).
+        await markBackground(this.workspace, task, commit)
+        let request
+        try {
+          request = await this.requestResolved(target, commit)
+        } catch (err) {
+          await clearBackground(this.workspace, task)
+          this.init.board.protocol.stopCarrying(task)
+          if (this.init.board.board.holder(task)?.holder !== this.init.me) return
+          this.tellVerifyFailed(task, epoch, `verified, but the request could not be written: ${(err as Error).message}`, `request:${task}@${epoch}:${commit}:${Date.now()}`)
+          return
+        }
+        // Nothing to verify (already on the branch): integrated here, which records a landing the log lacks or refuses it.
+        if (r.result === 'up-to-date') this.runInBackground(target, message, request)
+        else this.handOver({ target, message, request })
+        return
+      }
+      case 'conflict':
+      case 'failed': {
+        // Current again before anything tells the agent (the entries below wake agency wait).
+        this.init.board.protocol.stopCarrying(task)
+        const findingId = await this.recordUnlanded(task, epoch, r.result === 'conflict' ? { result: 'conflict', files: r.files } : { result: 'failed', summary: r.summary, verifyMs: r.verifyMs })
+        this.tellVerifyFailed(task, epoch, r.result === 'conflict' ? `conflict in ${r.files.join(', ')}` : 'failed', `finding:${findingId}`)
+      }
+    }
+  }
+
+  private tellVerifyFailed (task: string, epoch: number, what: string, once: string): void {
+    this.init.notice?.(backgroundVerifyFailedText(task, epoch, what), task, `background-verify:${once}`)
+  }
+
+  /**
+   * A request written after a green verify waits for the integrator's batch.
+   * Should no integrator serve any more while it is unanswered, this daemon
+   * integrates it itself, as with no integrator, so it never waits for nobody.
+   */
+  private handOver (h: HandedOver): void {
+    this.handedOver.set(h.target.task, h)
+    if (this.handedOverTimer !== undefined || this.stopped) return
+    this.handedOverTimer = setInterval(() => { this.checkHandedOver() }, HANDED_OVER_CHECK_MS)
+    this.handedOverTimer.unref()
+  }
+
+  private checkHandedOver (): void {
+    const board = this.init.board.board
+    const serving = this.integratorServing() !== undefined
+    for (const [task, h] of this.handedOver) {
+      const { epoch } = h.target
+      if (!board.requestPending(task, epoch, this.init.me) || board.holder(task)?.holder !== this.init.me || board.holder(task)?.epoch !== epoch) {
+        this.handedOver.delete(task)
+        clearBackground(this.workspace, task).catch(() => {})
+        continue
+      }
+      if (serving) continue
+      this.handedOver.delete(task)
+      this.init.logger.info({ task, epoch }, 'no integrator serves any more: integrating the request here')
+      this.runInBackground(h.target, h.message, h.request)
+    }
+    if (this.handedOver.size === 0) {
+      clearInterval(this.handedOverTimer)
+      this.handedOverTimer = undefined
+    }
   }
 
   private runInBackground (target: IntegrateTarget, message: string, request: { ref: string, commit: string, entryId: string }): void {
@@ -395,18 +578,13 @@ export class RepoService {
       case 'conflict': {
         reply.conflicts = r.files
         reply.summary = `merge conflict in ${r.files.join(', ')}`
-        await this.init.log.append('integration', { task, epoch, commit: '', result: 'conflict', paths: r.files, request })
-        const f = await this.init.log.append('finding', { kind: 'failure', text: `integrating ${task}@${epoch} conflicts with ${this.workspace.branch} in ${r.files.join(', ')}`, paths: r.files, tags: [`task:${task}`, 'conflict'], refs: [], supersedes: '' })
-        reply.findingId = f.id
+        reply.findingId = await this.recordUnlanded(task, epoch, { result: 'conflict', files: r.files }, request)
         break
       }
       case 'failed': {
-        m.verifySeconds.observe(r.verifyMs / 1000)
         reply.summary = r.summary
         reply.tests = countsMessage(r.tests)
-        await this.init.log.append('integration', { task, epoch, commit: '', result: 'failed', paths: [], request })
-        const f = await this.init.log.append('finding', { kind: 'failure', text: `integrating ${task}@${epoch} failed verify (${verify}): ${r.summary}`.slice(0, 8000), paths: [], tags: [`task:${task}`, 'verify'], refs: [], supersedes: '' })
-        reply.findingId = f.id
+        reply.findingId = await this.recordUnlanded(task, epoch, { result: 'failed', summary: r.summary, verifyMs: r.verifyMs }, request)
         break
       }
       case 'contended':
@@ -415,6 +593,23 @@ export class RepoService {
     }
     this.init.logger.info({ task, epoch, result: reply.result, ms: Math.round(performance.now() - started) }, 'integrate')
     return reply
+  }
+
+  /**
+   * What an integrate that landed nothing records (and a background verify
+   * that failed before its request): its integration entry (`request`: the
+   * request it answers, if any) and a failure finding, whose id is returned.
+   */
+  private async recordUnlanded (task: string, epoch: number, r: { result: 'conflict', files: string[] } | { result: 'failed', summary: string, verifyMs: number }, request = ''): Promise<string> {
+    if (r.result === 'conflict') {
+      await this.init.log.append('integration', { task, epoch, commit: '', result: 'conflict', paths: r.files, request })
+      const f = await this.init.log.append('finding', { kind: 'failure', text: `integrating ${task}@${epoch} conflicts with ${this.workspace.branch} in ${r.files.join(', ')}`, paths: r.files, tags: [`task:${task}`, 'conflict'], refs: [], supersedes: '' })
+      return f.id
+    }
+    this.init.metrics.verifySeconds.observe(r.verifyMs / 1000)
+    await this.init.log.append('integration', { task, epoch, commit: '', result: 'failed', paths: [], request })
+    const f = await this.init.log.append('finding', { kind: 'failure', text: `integrating ${task}@${epoch} failed verify (${this.verifyCommand()}): ${r.summary}`.slice(0, 8000), paths: [], tags: [`task:${task}`, 'verify'], refs: [], supersedes: '' })
+    return f.id
   }
 
   /**
@@ -497,7 +692,8 @@ export class RepoService {
     return await this.whileBusy(target.task, async () => await this.requestResolved(target))
   }
 
-  private async requestResolved ({ task, epoch, assist }: IntegrateTarget): Promise<{ ref: string, commit: string, entryId: string }> {
+  /** `commit`: publish this commit of the task branch (verified before: verifyThenRequest) rather than its tip. */
+  private async requestResolved ({ task, epoch, assist }: IntegrateTarget, commit?: string): Promise<{ ref: string, commit: string, entryId: string }> {
     const ws = this.workspace
     const fence = async (): Promise<void> => {
       if (assist === undefined) { this.init.board.board.checkDoable(task, this.init.me); return }
@@ -511,7 +707,7 @@ export class RepoService {
     }
     let pushed
     try {
-      pushed = await pushRequestRef(ws, task, assist === undefined ? { checkFence: fence } : { checkFence: fence, branch: ws.taskBranch(assist.branch), requireNewCommits: true })
+      pushed = await pushRequestRef(ws, task, assist === undefined ? { checkFence: fence, commit } : { checkFence: fence, branch: ws.taskBranch(assist.branch), requireNewCommits: true })
     } catch (err) {
       if (err instanceof NoNewCommitsError) throw this.noNewCommits({ assist: assist !== undefined, branch: err.branch, again: 'request integration' })
       throw err

@@ -93,6 +93,12 @@ export interface RequestRefOptions {
   branch?: string
   /** Refuse (NoNewCommitsError) a branch with no commits beyond the shared branch, as fetched now. */
   requireNewCommits?: boolean
+  /**
+   * Publish this commit (one of the branch's, verified before: a background
+   * integrate) instead of the branch's tip. The working tree is not checked
+   * then: the agent has gone on with other work since it handed this over.
+   */
+  commit?: string
 }
 
 /**
@@ -104,9 +110,9 @@ export async function pushRequestRef (ws: Workspace, task: string, opts: Request
   const branch = opts.branch !== undefined ? checkBranchName(opts.branch) : ws.taskBranch(task)
   const ref = requestRefName(ws.agentId, task)
   return await ws.exclusive(async () => {
-    const commit = await revParse(ws.dir, `refs/heads/${branch}`)
-    if (commit == null) throw new TaskBranchNotFoundError(branch)
-    await ws.assertClean()
+    const commit = opts.commit !== undefined ? await revParse(ws.dir, opts.commit) : await revParse(ws.dir, `refs/heads/${branch}`)
+    if (commit == null) throw opts.commit !== undefined ? new InvalidArgumentError(`commit ${opts.commit} is not in the clone`) : new TaskBranchNotFoundError(branch)
+    if (opts.commit === undefined) await ws.assertClean()
     if (opts.requireNewCommits === true) await checkNewCommits(ws, branch, commit)
     await opts.checkFence?.()
     // Forced: the author may re-publish after more work. Only lock contention can refuse it.

@@ -18,7 +18,7 @@ export function registerRepoCommands (program: Command): void {
   command(program, 'integrate', 'merge your task branch into the shared branch: fetch, merge, run the tests, push only when they pass')
     .option('--task <task>', 'the task (default: the one you hold)', '')
     .option('--message <text>', 'merge commit message', '')
-    .option('--background', 'answer at once: your daemon writes an integration request for the task (as request-integration does), integrates it itself and marks the task done when it lands; go on with agency claim --next, a notice tells you if it did not land. An integrator serving the swarm may land the request first: then it answers it, as for request-integration')
+    .option('--background', 'answer at once and go on with agency claim --next: your daemon integrates the task and marks it done when it lands, and a notice tells you if it did not. With no integrator serving the swarm it writes an integration request for the task (as request-integration does) and integrates it itself; while one serves, it runs the tests on the merge first and requests integration only once they pass, and the integrator lands it')
     .action(withAgency(async (agency, opts: CommonOpts & { task: string, message: string, background?: boolean }) => {
       const r = await agency.call((c: AgencyClient) => c.integrate, { task: opts.task, message: opts.message, background: opts.background === true }, 60 * 60_000)
       if (opts.json === true) printJson(r); else for (const l of integrateLines(r)) line(l)

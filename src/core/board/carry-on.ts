@@ -13,6 +13,13 @@
 // - Refused, failed, conflict: the request is answered and did not land, so
 //   the task is the holder's current task again, to fix (its agent is told).
 //
+// - Carried here: a holder's daemon that verifies the change before it
+//   writes the request (a background integrate while an integrator serves,
+//   repo-service) keeps the task on its way for itself only, from a local
+//   set of task -> epoch (onItsWayHere). Peers still see the holder at work
+//   until the request is on the log; a stop empties the set, so after a
+//   restart the task is its holder's current task again, never silently done.
+//
 // The simulator's carry-on (sim settings.carryOn) follows the same rule.
 
 import type { Landing } from './landed-work.js'
@@ -37,6 +44,13 @@ export function onItsWay (board: CarryOnBoard, me: string, task: string): boolea
   const h = board.holder(task)
   if (h?.holder !== me) return false
   return board.requestPending(task, h.epoch, me) || board.requestLanded(task, h.epoch, me)
+}
+
+/** onItsWay, or `me` holds `task` at the epoch its daemon carries it at locally (`carried`: task -> epoch), before any request is on the log. */
+export function onItsWayHere (board: CarryOnBoard, me: string, task: string, carried: ReadonlyMap<string, number>): boolean {
+  if (onItsWay(board, me, task)) return true
+  const h = board.holder(task)
+  return h?.holder === me && carried.get(task) === h.epoch
 }
 
 /** The agents holding a task that is not on its way: at work on it, so neither choosing a task nor free to receive one. */

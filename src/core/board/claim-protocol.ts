@@ -26,7 +26,7 @@ import { RecentPeerClaims, handedAway, nextChoices, readyChoice, type ReadyChoic
 import type { TaskView } from './board.js'
 import { SettleWindow, claimOutcome, type ClaimOutcome, type SettleWindowInit } from './settle.js'
 import type { HeartbeatPolicy } from '../presence/heartbeat-interval.js'
-import { agentsAtWork, onItsWay } from './carry-on.js'
+import { agentsAtWork, onItsWayHere } from './carry-on.js'
 import { validateGlob } from './glob-pattern.js'
 import { validateTaskId } from './task-id.js'
 import type { AnyBoardEntry, Liveness } from './types.js'
@@ -146,6 +146,8 @@ export class ClaimProtocol {
   private readonly mineByTask = new Map<string, MyClaimState>()
   /** task -> the highest epoch the shared remote's fence was seen at (claims of ours go above it) */
   private readonly fenceEpochs = new Map<string, number>()
+  /** task -> the epoch this daemon carries it on its way at, before its request is on the log (carry-on.ts onItsWayHere); never persisted */
+  private readonly carriedHere = new Map<string, number>()
 
   constructor (init: ClaimProtocolInit) {
     this.me = init.me
@@ -287,6 +289,7 @@ export class ClaimProtocol {
    */
   forget (task: string): ProtocolOutput {
     const out = emptyOutput()
+    this.carriedHere.delete(task)
     const mine = this.mineByTask.get(task)
     // A claim still settling is answered at the end of its window (LOST, released).
     if (mine === undefined || !mine.settled || mine.done) return out
@@ -375,16 +378,36 @@ export class ClaimProtocol {
   /**
    * The task this daemon's claim is settling on, or the first it holds and
    * has not finished and is not on its way to the shared branch (an
-   * integration request of it waits or landed, carry-on.ts): what
+   * integration request of it waits or landed, or this daemon carries it
+   * while it verifies, carry-on.ts): what
    * `claim --next` answers first.
    */
   current (): { task: string, settling: boolean } | undefined {
     let held: string | undefined
     for (const [task, m] of this.mineByTask) {
       if (!m.settled) return { task, settling: true }
-      if (!m.done && held === undefined && this.board.holder(task)?.holder === this.me && !onItsWay(this.board, this.me, task)) held = task
+      if (!m.done && held === undefined && this.board.holder(task)?.holder === this.me && !this.onItsWay(task)) held = task
     }
     return held === undefined ? undefined : { task: held, settling: false }
+  }
+
+  /** Whether `task`, held by this daemon, is on its way to the shared branch: by the board, or carried here (carry-on.ts). */
+  onItsWay (task: string): boolean {
+    return onItsWayHere(this.board, this.me, task, this.carriedHere)
+  }
+
+  /**
+   * This daemon carries `task`, held at `epoch`, on its way before its
+   * integration request is on the log (it verifies the change first): the
+   * task is not its current task. For this daemon only; a stop forgets it.
+   */
+  carryHere (task: string, epoch: number): void {
+    this.carriedHere.set(task, epoch)
+  }
+
+  /** Ends carryHere: the request is on the log (the board's rule goes on), or the verify failed (the task is current again). */
+  stopCarrying (task: string): void {
+    this.carriedHere.delete(task)
   }
 
   /** The settle window a claim made at `now` would wait (from the round trips that count then). */

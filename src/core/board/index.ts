@@ -37,5 +37,6 @@ export { HANDOFF_DEFAULTS, RECORD_MIN_DONE, chooseHandoff, handoffDue, handoffLi
 export type { HandoffDecision, HandoffInput, HandoffPeer, HandoffPolicy } from './handoff-choice.js'
 export { BOARD_STATE_VERSION, boardCheckpointFits, decodeBoardCheckpoint, encodeBoardCheckpoint } from './board-checkpoint.js'
 export type { BoardCheckpoint, BoardLog } from './board-checkpoint.js'
-export { agentsAtWork, carriedWithoutDone, onItsWay } from './carry-on.js'
+export { agentsAtWork, carriedWithoutDone, onItsWay, onItsWayHere } from './carry-on.js'
+export { DEFAULT_INTEGRATOR_WINDOW_MS, IntegratorSightings } from './integrator-serving.js'
 export { reviewersFree } from './review-timing.js'

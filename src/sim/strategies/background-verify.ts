@@ -13,6 +13,12 @@
 // (at once alone; after its green verify with an integrator, so the
 // integrator never takes an unverified change); until then the task is on
 // its way for this daemon only. The daemon writes the done when it lands.
+// agentd does both settings: 1 with no integrator serving, and 2 while one
+// serves (RepoService.verifyThenRequest; an integrator serves while a live
+// agent answered another agent's request lately, core/board/
+// integrator-serving, which stands for this model's `integrator.queued`).
+// Neither is the simulator's default: its published figures were made
+// without them.
 
 import type { ProjectTask } from '../workload.js'
 import type { SwarmContext } from './agency-types.js'

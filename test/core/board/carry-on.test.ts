@@ -8,7 +8,7 @@ import fc from 'fast-check'
 import { Board } from '../../../src/core/board/board.js'
 import { AssistBook } from '../../../src/core/board/assist-book.js'
 import { ASSIST_DEFAULTS, checkAssister } from '../../../src/core/board/assist-choice.js'
-import { carriedWithoutDone, onItsWay } from '../../../src/core/board/carry-on.js'
+import { carriedWithoutDone, onItsWay, onItsWayHere } from '../../../src/core/board/carry-on.js'
 import { ClaimProtocol } from '../../../src/core/board/claim-protocol.js'
 import type { BoardEntry } from '../../../src/core/board/types.js'
 import { EntryWriter } from './helpers.js'
@@ -75,6 +75,33 @@ describe('a held task on its way to the shared branch', () => {
     expect(q.seekers(0)).toEqual(['ivy'])
     q.apply(w3.integrationRequest('amy', 'a', 1), 0)
     expect(q.seekers(0)).toEqual(['ivy', 'amy'])
+  })
+
+  it('is not the holder\'s current task while its daemon carries it before the request (a verify first), for that daemon only', () => {
+    const w = new EntryWriter()
+    const { entries, request } = pending(w)
+    const p = new ClaimProtocol({ me: 'amy', startedAt: 0, fixedSettleMs: 100, leaseMs: 10_000 })
+    for (const e of entries.slice(0, 4)) p.apply(e, 0)
+    p.restore([{ task: 'a', epoch: 1, settled: true }, { task: 'b', epoch: 1, settled: true }], 0)
+    p.carryHere('a', 1)
+    expect(p.current()).toEqual({ task: 'b', settling: false })
+    expect(p.onItsWay('a')).toBe(true)
+    expect(onItsWayHere(p.board, 'amy', 'a', new Map([['a', 2]]))).toBe(false) // another epoch than the one held
+    // peers still see amy at work on a: nothing is on the log
+    expect(onItsWay(p.board, 'amy', 'a')).toBe(false)
+    // a red verify: current again
+    p.stopCarrying('a')
+    expect(p.current()).toEqual({ task: 'a', settling: false })
+    // a green one: the request goes on the log, then the board's rule carries it
+    p.carryHere('a', 1)
+    p.apply(request, 0)
+    p.stopCarrying('a')
+    expect(p.current()).toEqual({ task: 'b', settling: false })
+    // a fresh protocol (a restart) carries nothing
+    const again = new ClaimProtocol({ me: 'amy', startedAt: 0, fixedSettleMs: 100, leaseMs: 10_000 })
+    for (const e of entries.slice(0, 4)) again.apply(e, 0)
+    again.restore([{ task: 'a', epoch: 1, settled: true }, { task: 'b', epoch: 1, settled: true }], 0)
+    expect(again.current()).toEqual({ task: 'a', settling: false })
   })
 
   it('leaves a receiver whose held tasks are on their way free: a hand-off by speed stays reserved for it', () => {
