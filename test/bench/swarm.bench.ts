@@ -254,7 +254,7 @@ async function main (): Promise<void> {
     `Project: ${args.tasks} tasks in a ${WORKLOAD_DEFAULTS.layers}-layer dependency DAG, ${WORKLOAD_DEFAULTS.tasksPerArea} tasks per area, ${WORKLOAD_DEFAULTS.approaches} approaches per area of which some are traps, median attempt ${WORKLOAD_DEFAULTS.medianEffortMs / 60_000} min; ${seedNote(args.bigSeeds, args.agents)}. Mean over seeds, (min – max) after it.`,
     `Times are virtual. The whole run took ${wall.toFixed(0)} s of wall time${args.reportFrom.length > 0 ? ' (summed per worker)' : ''} and ${cpuTotal.toFixed(0)} CPU-seconds of its runs on ${cpus().length} cores (shared), ${results.length} runs.`,
     '',
-    args.hazards ? hazardSection() : 'Hazards: none (`--no-hazards`).\n',
+    args.hazards ? hazardSection({ ...MECHANISM_DEFAULTS, ...args.settings }) : 'Hazards: none (`--no-hazards`).\n',
     '## Strategies',
     '',
     comparisonTable(summaries),
@@ -283,7 +283,7 @@ async function main (): Promise<void> {
   log(`wrote ${join(args.out, 'bench-swarm.md')}, bench-swarm.svg, bench-swarm.json`)
 }
 
-function hazardSection (): string {
+function hazardSection (m: MechanismSettings): string {
   const lines = [
     '## Hazards',
     '',
@@ -296,7 +296,13 @@ function hazardSection (): string {
     const shown = k.endsWith('Ms') ? `${v / 1000} s` : String(v)
     lines.push(`| ${k} | ${shown} | ${HAZARD_SOURCES[k as keyof typeof HAZARD_SOURCES]} |`)
   }
-  lines.push('', `agency's settings, the same at every size: agents integrate on their own (\`agency integrate\`) until ${MECHANISM_DEFAULTS.pileUp} integrations wait for the branch at once, then an agent becomes the integrator and batches up to ${MECHANISM_DEFAULTS.batchMax} requests back to back (polling every ${MECHANISM_DEFAULTS.batchEveryMs / 1000} s when none waits); a review is asked for each change others build on and does not hold its author up; an idle agent assists (agentd\'s rule, docs/assist.md) the held task with the longest chain of dependents ${MECHANISM_DEFAULTS.assistFloorMs === 0 ? 'as soon as it is held' : `once it has been held ${MECHANISM_DEFAULTS.assistFloorMs / 60_000} min`}, at most ${MECHANISM_DEFAULTS.maxHelpersPerTask} assistants per task with an approach nobody announced or recorded as failed, and lands its change the way holders do (through the integrator's queue once one is announced); the first passing integration wins; a holder is slow at ${MECHANISM_DEFAULTS.handoffFactor} × the task's usual time and hands the task to a faster idle agent.`, '')
+  const integrate = m.backgroundVerify >= 2
+    ? 'a holder whose attempt passed hands the change to its own daemon and goes on with its next task (`agency integrate --background`): the daemon verifies the merge and pushes it, or, while an integrator serves, verifies it and then requests integration; only a red verify comes back to the agent'
+    : m.backgroundVerify === 1
+      ? 'a holder whose attempt passed hands the change to its own daemon and goes on while no integrator serves (`agency integrate --background`), and requests integration itself while one does'
+      : 'a holder integrates its change itself (`agency integrate`) and waits for it'
+  const review = m.reviewWhenIdle > 0 ? 'a change others build on asks for a review only while its author\'s status says some agent has nothing to claim (core/board/review-timing), and does not hold its author up' : 'a review is asked for each change others build on and does not hold its author up'
+  lines.push('', `agency's settings, the same at every size: ${integrate}; agents integrate on their own until ${m.pileUp} integrations wait for the branch at once, then an agent becomes the integrator and batches up to ${m.batchMax} requests back to back (polling every ${m.batchEveryMs / 1000} s when none waits); ${review}; an idle agent assists (agentd\'s rule, docs/assist.md) the held task with the longest chain of dependents ${m.assistFloorMs === 0 ? 'as soon as it is held' : `once it has been held ${m.assistFloorMs / 60_000} min`}, at most ${m.maxHelpersPerTask} assistants per task (${m.assistSpare} more while more agents are free than places are left) with an approach nobody announced or recorded as failed, and lands its change the way holders do (through the integrator's queue once one is announced); the first passing integration wins; a holder is slow at ${m.handoffFactor} × the task's usual time and hands the task to a faster idle agent.`, '')
   return lines.join('\n')
 }
 
