@@ -179,7 +179,7 @@ export class Daemon {
       // Hand-off by speed reads who is live: presence is running.
       this.handoffs.start()
       this.startPhases.mark('mesh')
-      node.addEventListener('peer:connect', () => { presence.beat().catch(() => {}); remembered.connected() })
+      node.addEventListener('peer:connect', () => { remembered.connected() })
       this.outboxTimer = setInterval(() => { messaging.flushAll().catch(() => {}) }, this.config.dmRetryMs)
       this.log.info({ peerId: this.peerId, addrs: this.listenAddrs() }, 'agentd started')
     } catch (err) {
@@ -454,7 +454,8 @@ export class Daemon {
       onJudged: (kind, verdict, from) => {
         metrics.gossipIn.inc({ kind, verdict })
         if (verdict === 'reject') guard.strike(from, `invalid gossip (${kind})`)
-      }
+      },
+      onPeerSubscribed: (peer) => { presence.greet(peer) }
     }, this.log.child({ part: 'gossip' }))
     // Round trips to peers, on this machine's own clock, set the claim settle window,
     // and the same pings check the connections (libp2p's monitor is off).

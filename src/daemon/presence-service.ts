@@ -32,6 +32,11 @@ export interface PresenceServiceInit {
   directory?: PeerDirectory
 }
 
+/** A peer that subscribed is greeted this many times at most, until a heartbeat reaches it. */
+const GREET_TRIES = 5
+/** Greetings coalesce: one heartbeat for them at most this often. */
+const GREET_SPACING_MS = 250
+
 export class PresenceService {
   readonly directory: PeerDirectory
   status = ''
@@ -53,6 +58,10 @@ export class PresenceService {
   /** how many claims the last heartbeat carried */
   private lastHeld = 0
   readonly policy: HeartbeatPolicy
+  /** peers that subscribed lately and have not had a heartbeat yet -> greetings left (greet) */
+  private readonly greeting = new Map<string, number>()
+  private greetTimer?: NodeJS.Timeout
+  private lastGreetAt = Number.NEGATIVE_INFINITY
 
   constructor (init: PresenceServiceInit) {
     this.init = init
@@ -79,6 +88,9 @@ export class PresenceService {
 
   stop (): void {
     this.stopped = true
+    clearTimeout(this.greetTimer)
+    this.greetTimer = undefined
+    this.greeting.clear()
     clearTimeout(this.heartbeatTimer)
     clearInterval(this.expireTimer)
   }
@@ -152,9 +164,46 @@ export class PresenceService {
     return { claims, addrs, harness, said, beat: JSON.stringify([claims.map(c => [c.task, c.epoch]), said]) }
   }
 
-  /** Sends a heartbeat now (also used when the status line or claims change). */
-  async beat (): Promise<void> {
+  /**
+   * A peer subscribed to the swarm's topic (a new connection, once gossipsub
+   * knows the peer's topics): a heartbeat soon tells it who this daemon is
+   * and where to dial it, and through it the swarm. Beating at the
+   * connection itself reached nobody new (gossipsub had not learned the
+   * peer's topics yet): a hub that trims its connections and the newcomers
+   * that redial it then never heard of each other, and every newcomer's only
+   * peer stayed the hub. Greetings coalesce into one beat at most every
+   * GREET_SPACING_MS; a peer the beat did not reach (our stream to it not
+   * open yet) is greeted again, GREET_TRIES times at most.
+   */
+  greet (peer: string): void {
     if (this.gossip == null || this.stopped) return
+    this.greeting.set(peer, GREET_TRIES)
+    this.scheduleGreeting()
+  }
+
+  private scheduleGreeting (): void {
+    if (this.greetTimer !== undefined || this.stopped) return
+    const wait = Math.max(0, this.lastGreetAt + GREET_SPACING_MS - performance.now())
+    this.greetTimer = setTimeout(() => {
+      this.greetTimer = undefined
+      this.sendGreeting().catch(() => {})
+    }, wait)
+  }
+
+  private async sendGreeting (): Promise<void> {
+    if (this.stopped || this.greeting.size === 0) return
+    this.lastGreetAt = performance.now()
+    const reached = new Set(await this.beat())
+    for (const [peer, left] of this.greeting) {
+      if (reached.has(peer) || left <= 1) this.greeting.delete(peer)
+      else this.greeting.set(peer, left - 1)
+    }
+    if (this.greeting.size > 0) this.scheduleGreeting()
+  }
+
+  /** Sends a heartbeat now (also used when the status line or claims change); the peers it was sent to. */
+  async beat (): Promise<string[]> {
+    if (this.gossip == null || this.stopped) return []
     const wall = this.init.wallClock?.() ?? Date.now()
     this.seq = Math.max(this.seq + 1, wall)
     const { claims, addrs, harness, said, beat } = this.saying()
@@ -178,7 +227,7 @@ export class PresenceService {
       intervalMs,
       harness
     })
-    await this.gossip.publishPresence(p)
+    return await this.gossip.publishPresence(p)
   }
 
   /** Gossip handler for a received heartbeat. */

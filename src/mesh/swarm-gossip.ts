@@ -23,6 +23,13 @@ export interface SwarmGossipHandlers {
   onPublished?: (kind: GossipKind) => void
   /** a message was received and judged, for metrics */
   onJudged?: (type: string, verdict: Verdict, from: string) => void
+  /**
+   * A peer subscribed to the swarm's topic: from now on a publish can reach
+   * it. A connection alone is not enough: gossipsub learns a peer's topics
+   * only after identify and its first RPC, so a heartbeat sent at connect
+   * reaches nobody new.
+   */
+  onPeerSubscribed?: (peer: string) => void
 }
 
 export type GossipKind = 'entry' | 'presence' | 'announcement' | 'fork_proof'
@@ -49,13 +56,25 @@ export class SwarmGossip {
   start (): void {
     const pubsub = this.node.services.pubsub
     pubsub.topicValidators.set(this.topic, async (peer, msg) => RESULT[await this.judge(peer, msg.data)])
+    pubsub.addEventListener('subscription-change', this.onSubscriptionChange)
     pubsub.subscribe(this.topic)
   }
 
   stop (): void {
     const pubsub = this.node.services.pubsub
+    pubsub.removeEventListener('subscription-change', this.onSubscriptionChange)
     pubsub.unsubscribe(this.topic)
     pubsub.topicValidators.delete(this.topic)
+  }
+
+  private readonly onSubscriptionChange = (evt: CustomEvent<{ peerId: PeerId, subscriptions: Array<{ topic: string, subscribe: boolean }> }>): void => {
+    const { peerId, subscriptions } = evt.detail
+    if (!subscriptions.some(s => s.subscribe && s.topic === this.topic)) return
+    try {
+      this.handlers.onPeerSubscribed?.(peerId.toString())
+    } catch (err) {
+      this.log.warn({ err }, 'peer subscription handler failed')
+    }
   }
 
   private async judge (peer: PeerId, data: Uint8Array): Promise<Verdict> {
@@ -80,17 +99,20 @@ export class SwarmGossip {
   }
 
   async publishEntry (entryBytes: Uint8Array): Promise<void> { await this.publish('entry', encodeEntryGossip(entryBytes)) }
-  async publishPresence (p: Presence): Promise<void> { await this.publish('presence', encodePresenceGossip(p)) }
+  /** Publishes a heartbeat; the peers it was sent to. */
+  async publishPresence (p: Presence): Promise<string[]> { return await this.publish('presence', encodePresenceGossip(p)) }
   async publishAnnouncement (a: Announcement): Promise<void> { await this.publish('announcement', encodeAnnouncementGossip(a)) }
   async publishForkProof (p: ForkProof): Promise<void> { await this.publish('fork_proof', encodeForkProofGossip(p)) }
 
-  private async publish (kind: GossipKind, data: Uint8Array): Promise<void> {
+  /** The peers the message was sent to (none: nobody to send to yet, which is not an error: anti-entropy and the next heartbeat catch up). */
+  private async publish (kind: GossipKind, data: Uint8Array): Promise<string[]> {
     try {
-      await this.node.services.pubsub.publish(this.topic, data)
+      const { recipients } = await this.node.services.pubsub.publish(this.topic, data)
       this.handlers.onPublished?.(kind)
+      return recipients.map(r => r.toString())
     } catch (err) {
-      // Nobody to send to yet is not an error: anti-entropy and the next heartbeat catch up.
       this.log.debug({ err: (err as Error).message }, 'publish failed')
+      return []
     }
   }
 

@@ -107,7 +107,7 @@ export class ClaimsTrace {
     d.presence.beat = async () => {
       if (this.counting) this.counts.beatsSent++
       if (a.written !== undefined) a.beat ??= this.at()
-      await beat()
+      return await beat()
     }
     const receive = d.presence.receive.bind(d.presence)
     d.presence.receive = (p, from) => { if (this.counting) this.counts.beatsReceived++; return receive(p, from) }

@@ -1,9 +1,13 @@
-// Twelve daemons in one process over the memory transport, every one
-// bootstrapped from node 0 alone (the worst case for a hub), each keeping 3
-// connections and closing the oldest above 5. No node ends up connected to
+// Twelve daemons in one process over the memory transport, all started at
+// once and every one bootstrapped from node 0 alone (the worst case for a
+// hub), each keeping 3 connections and closing the oldest above 5. No node ends up connected to
 // the whole swarm, node 0 included, and the swarm still works as one: every
 // node sees the others live and every claim on every board, and a direct
-// message reaches a peer its sender holds no connection to.
+// message reaches a peer its sender holds no connection to. (Until a daemon
+// greeted a peer once gossipsub knew the peer's topics, rather than at the
+// connection, the hub's trimming and the newcomers' redials kept every
+// newcomer's heartbeats from reaching anyone: each saw only the hub, and the
+// hub nobody, on an idle machine every time.)
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { InProcessDaemons, recordEvents } from '../helpers/in-process-daemons.js'
 import { waitFor } from '../helpers/wait-for.js'
@@ -20,14 +24,8 @@ const describeMesh = (): string => 'live/connections per node: ' + nodes.map(n =
 
 beforeAll(async () => {
   const first = await fleet.start({ name: 'cap-00', ...TIMING })
-  // One after another, not all at once: gossipsub (17) opens its outbound
-  // stream to a new peer once and never again if that open fails, and a hub
-  // taking eleven handshakes in the same instant on a loaded machine once
-  // ended with peers that heard it but could not gossip back (every other
-  // node 1 live peer after 90 s). That start-up storm is not what this file
-  // tests; the cap is.
-  const rest: Daemon[] = []
-  for (let k = 1; k < COUNT; k++) rest.push(await fleet.start({ name: `cap-${String(k).padStart(2, '0')}`, peers: [first.listenAddrs()[0]], ...TIMING }))
+  const rest = await Promise.all(Array.from({ length: COUNT - 1 }, async (_, k) =>
+    await fleet.start({ name: `cap-${String(k + 1).padStart(2, '0')}`, peers: [first.listenAddrs()[0]], ...TIMING })))
   nodes = [first, ...rest]
 }, 120_000)
 
