@@ -501,7 +501,8 @@ export class RepoService {
     const asked: RepoRequest = { ref: request.ref, commit: request.commit, task, epoch, author: this.init.me }
     let r: IntegrateReply
     try {
-      r = await this.integrateResolved(target, message, request.entryId)
+      // the request's commit, not the branch's tip: the agent's tree is at work on its next task by now
+      r = await this.integrateResolved(target, message, request.entryId, request.commit)
     } catch (err) {
       if (!this.init.board.board.requestPending(task, epoch, this.init.me)) return
       const fenced = err instanceof FencedError
@@ -513,7 +514,7 @@ export class RepoService {
     if (r.result === 'contended') await this.reportBad(asked, request.entryId, 'refused', `is refused: ${r.summary}; integrate again`, [])
   }
 
-  private async integrateResolved ({ task, epoch, assist }: IntegrateTarget, message: string, request = ''): Promise<IntegrateReply> {
+  private async integrateResolved ({ task, epoch, assist }: IntegrateTarget, message: string, request = '', commit?: string): Promise<IntegrateReply> {
     const verify = this.verifyCommand()
     const fence = async (): Promise<void> => {
       if (assist !== undefined) this.checkAssistFence(assist)
@@ -522,7 +523,7 @@ export class RepoService {
     const started = performance.now()
     let r
     try {
-      r = await integrate({ workspace: this.workspace, task, epoch, agentId: this.init.me, branch: assist === undefined ? undefined : this.workspace.taskBranch(assist.branch), message: message !== '' ? message : undefined, verify, checkFence: fence })
+      r = await integrate({ workspace: this.workspace, task, epoch, agentId: this.init.me, branch: assist === undefined ? undefined : this.workspace.taskBranch(assist.branch), message: message !== '' ? message : undefined, verify, checkFence: fence, commit })
     } catch (err) {
       if (err instanceof FencedError) {
         // An assistant holds no claim to close: it is told who landed first.

@@ -43,6 +43,13 @@ export interface IntegrateOptions {
   junitPaths?: string[]
   /** Paths of the agent's clone linked into the merged tree before verify, e.g. ['node_modules']. */
   linkFromWorkspace?: string[]
+  /**
+   * Merge this commit of the branch (what a background integrate's request
+   * named) instead of its tip, and leave the working tree unchecked: the
+   * agent has gone on with its next task since it handed this one over, and
+   * its uncommitted work there is none of this integrate's business.
+   */
+  commit?: string
 }
 
 interface Attempts { attempts: number, retries: number }
@@ -78,9 +85,9 @@ export async function integrate (opts: IntegrateOptions): Promise<IntegrateResul
   const messageArgs = mergeMessage(opts.message, `Merge ${branch}`, agencyTrailers(opts.task, epoch, agentId))
 
   return await ws.exclusive(async () => {
-    const head = await revParse(ws.dir, `refs/heads/${branch}`)
-    if (head == null) throw new TaskBranchNotFoundError(branch)
-    await ws.assertClean()
+    const head = await revParse(ws.dir, opts.commit ?? `refs/heads/${branch}`)
+    if (head == null) throw opts.commit !== undefined ? new InvalidArgumentError(`commit ${opts.commit} is not in the clone`) : new TaskBranchNotFoundError(branch)
+    if (opts.commit === undefined) await ws.assertClean()
     await opts.checkFence()
 
     const sharedRef = `refs/remotes/origin/${ws.branch}`

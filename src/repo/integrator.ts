@@ -105,11 +105,17 @@ export interface RequestRefOptions {
  * Publish a branch for an integrator as refs/agency/<agent>/<task>; returns
  * what to put in the integration request. The ref is the agent's own: a
  * holder's and an assistant's requests for one task never share a ref.
+ *
+ * Not inside the clone's exclusive section: it uses no scratch tree and
+ * moves no ref an integrate reads (its check of new commits fetches into a
+ * ref of its own), and an integrate holds that section for its whole verify,
+ * minutes: a request (and so `agency integrate --background`, which answers
+ * at once) would have waited for the verify of the change before it.
  */
 export async function pushRequestRef (ws: Workspace, task: string, opts: RequestRefOptions = {}): Promise<{ ref: string, commit: string }> {
   const branch = opts.branch !== undefined ? checkBranchName(opts.branch) : ws.taskBranch(task)
   const ref = requestRefName(ws.agentId, task)
-  return await ws.exclusive(async () => {
+  return await (async () => {
     const commit = opts.commit !== undefined ? await revParse(ws.dir, opts.commit) : await revParse(ws.dir, `refs/heads/${branch}`)
     if (commit == null) throw opts.commit !== undefined ? new InvalidArgumentError(`commit ${opts.commit} is not in the clone`) : new TaskBranchNotFoundError(branch)
     if (opts.commit === undefined) await ws.assertClean()
@@ -122,12 +128,13 @@ export async function pushRequestRef (ws: Workspace, task: string, opts: Request
       if (attempt >= 3) throw new UnavailableError(`publishing ${ref} did not land: ${pushed.reason}`)
       await sleep(defaultJitter(attempt, 100))
     }
-  })
+  })()
 }
 
 /** Throws NoNewCommitsError when `commit` is already in the shared branch's history (fetched now). */
 async function checkNewCommits (ws: Workspace, branch: string, commit: string): Promise<void> {
-  const sharedRef = `refs/remotes/origin/${ws.branch}`
+  // A ref of its own: an integrate running meanwhile fetches refs/remotes/origin/<branch> and merges on it.
+  const sharedRef = `refs/agency-requests/shared/${ws.branch}`
   await fetchRefspecs(ws, [`+refs/heads/${ws.branch}:${sharedRef}`])
   if (await isAncestor(ws.dir, commit, sharedRef)) throw new NoNewCommitsError(branch, ws.branch)
 }
