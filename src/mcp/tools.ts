@@ -33,7 +33,7 @@ const TASK_INPUT = {
 export const TOOLS: ToolDef[] = [
   {
     name: 'status',
-    description: 'The swarm at a glance, compact: you (the tasks you hold, your unread count), the goal and whether it is met, the tasks in play with their holders, the tasks ready to claim, live peers and their status lines, the latest shared test run. Optionally set your own status line first; full=true for every task and peer in full.',
+    description: 'The swarm at a glance, compact: you (the tasks you hold, your unread count), the goal and whether it is met, the tasks in play with their holders, the tasks ready to claim, live peers and their status lines, the latest shared test run, and whether a review is worth asking now (only while some agent has nothing to claim). Optionally set your own status line first; full=true for every task and peer in full.',
     input: { set_status: optStr('your status line ("what I am doing"), shown to peers'), full: z.boolean().optional().describe('every task and peer in full (large)') },
     run: async (a, args) => {
       if (args.set_status != null) await a.call((c: AgencyClient) => c.setStatusLine, { status: args.set_status })
