@@ -3,10 +3,10 @@
 // log entries that record what happened (integrations, test runs, failures).
 import { homedir } from 'node:os'
 import { join } from 'node:path'
-import { openWorkspace, integrate, integrateBatch, pushRequestRef, verifyMerge, type Workspace, type IntegrationRequest as RepoRequest, type TestCounts } from '../repo/index.js'
+import { openWorkspace, handedCommit, integrate, integrateBatch, pushRequestRef, verifyMerge, type Workspace, type IntegrationRequest as RepoRequest, type TestCounts } from '../repo/index.js'
 import { pushWip, wipRefName } from '../repo/wip-ref.js'
 import { backgroundMarks, clearBackground, markBackground } from '../repo/background-ref.js'
-import { FencedError, NoNewCommitsError, TaskBranchNotFoundError } from '../repo/errors.js'
+import { FencedError, NoNewCommitsError } from '../repo/errors.js'
 import { checkTaskFence, readTaskFence } from '../repo/task-fence.js'
 import { fetchProvenLanding, landedPaths } from '../repo/fence-landing.js'
 import { revParse } from '../repo/git.js'
@@ -342,11 +342,8 @@ export class RepoService {
   private async handOverToVerify (target: IntegrateTarget, message: string): Promise<string> {
     const { task, epoch } = target
     const ws = this.workspace
-    const branch = ws.taskBranch(task)
-    const commit = await revParse(ws.dir, `refs/heads/${branch}`)
-    if (commit == null) throw new TaskBranchNotFoundError(branch)
     // What request-integration refuses: work not committed would not be verified nor landed.
-    await ws.assertClean()
+    const commit = await handedCommit(ws, ws.taskBranch(task))
     this.init.board.board.checkDoable(task, this.init.me)
     if (this.verifying.has(task)) throw new FailedPreconditionError(`your daemon is verifying ${task} already: go on with agency claim --next; a notice tells you if it did not pass`)
     this.verifying.add(task)

@@ -1,6 +1,6 @@
 // The shared repository: agent workspaces, verified integration, the
 // integrator queue and test-result parsing.
-export { openWorkspace, type Workspace, type WorkspaceOptions, type GitIdentity } from './workspace.js'
+export { openWorkspace, handedCommit, type Workspace, type WorkspaceOptions, type GitIdentity } from './workspace.js'
 export { integrate, DEFAULT_MAX_ATTEMPTS, type IntegrateOptions, type IntegrateResult } from './integrate.js'
 export { integrateBatch, pushRequestRef, validateRequest, MAX_BATCH, type BatchOptions, type BatchResult, type IntegrationRequest } from './integrator.js'
 export { verifyMerge, type VerifyMergeOptions, type VerifyMergeResult } from './verify-merge.js'

@@ -7,15 +7,14 @@
 import { InvalidArgumentError } from '../core/errors.js'
 import { provenLanding } from './fence-landing.js'
 import { defaultJitter, sleep, type Jitter } from './backoff.js'
-import { TaskBranchNotFoundError } from './errors.js'
-import { git, gitOut, revParse, splitZ } from './git.js'
+import { git, gitOut, splitZ } from './git.js'
 import { pushRefspecs } from './push.js'
 import { TASK_FENCES_REFSPEC, agencyTrailers, checkBranchName, checkEpoch, checkRefComponent, mergeMessage } from './ref-names.js'
 import { checkTaskFence, fenceLease, fenceRefspec, trackedTaskFence } from './task-fence.js'
 import { addScratchTree, checkLinks } from './scratch-tree.js'
 import type { TestCounts } from './test-results.js'
 import { checkJunitPaths, checkVerifyCommand, runVerify } from './verify.js'
-import { fetchRefspecs, type Workspace } from './workspace.js'
+import { fetchRefspecs, handedCommit, type Workspace } from './workspace.js'
 
 export interface IntegrateOptions {
   workspace: Workspace
@@ -85,9 +84,7 @@ export async function integrate (opts: IntegrateOptions): Promise<IntegrateResul
   const messageArgs = mergeMessage(opts.message, `Merge ${branch}`, agencyTrailers(opts.task, epoch, agentId))
 
   return await ws.exclusive(async () => {
-    const head = await revParse(ws.dir, opts.commit ?? `refs/heads/${branch}`)
-    if (head == null) throw opts.commit !== undefined ? new InvalidArgumentError(`commit ${opts.commit} is not in the clone`) : new TaskBranchNotFoundError(branch)
-    if (opts.commit === undefined) await ws.assertClean()
+    const head = await handedCommit(ws, branch, opts.commit)
     await opts.checkFence()
 
     const sharedRef = `refs/remotes/origin/${ws.branch}`

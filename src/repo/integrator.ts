@@ -10,7 +10,7 @@
 // fence has superseded is refused, and one request per task goes in a batch.
 import { FailedPreconditionError, InvalidArgumentError, UnavailableError } from '../core/errors.js'
 import { defaultJitter, sleep, type Jitter } from './backoff.js'
-import { FencedError, GitCommandError, NoNewCommitsError, RemoteBranchNotFoundError, TaskBranchNotFoundError } from './errors.js'
+import { FencedError, GitCommandError, NoNewCommitsError, RemoteBranchNotFoundError } from './errors.js'
 import { revParse } from './git.js'
 import { isAncestor, provenLanding } from './fence-landing.js'
 import { checkAttempts, DEFAULT_MAX_ATTEMPTS } from './integrate.js'
@@ -20,7 +20,7 @@ import { checkTaskFence, fenceLease, fenceRefspec, trackedTaskFence, type TaskFe
 import { addScratchTree, checkLinks, type ScratchTree } from './scratch-tree.js'
 import type { TestCounts } from './test-results.js'
 import { checkJunitPaths, checkVerifyCommand, runVerify, type VerifyRun } from './verify.js'
-import { fetchRefspecs, type Workspace } from './workspace.js'
+import { fetchRefspecs, handedCommit, type Workspace } from './workspace.js'
 
 export interface IntegrationRequest {
   /** refs/agency/<author>/<task> on the shared remote. */
@@ -115,20 +115,16 @@ export interface RequestRefOptions {
 export async function pushRequestRef (ws: Workspace, task: string, opts: RequestRefOptions = {}): Promise<{ ref: string, commit: string }> {
   const branch = opts.branch !== undefined ? checkBranchName(opts.branch) : ws.taskBranch(task)
   const ref = requestRefName(ws.agentId, task)
-  return await (async () => {
-    const commit = opts.commit !== undefined ? await revParse(ws.dir, opts.commit) : await revParse(ws.dir, `refs/heads/${branch}`)
-    if (commit == null) throw opts.commit !== undefined ? new InvalidArgumentError(`commit ${opts.commit} is not in the clone`) : new TaskBranchNotFoundError(branch)
-    if (opts.commit === undefined) await ws.assertClean()
-    if (opts.requireNewCommits === true) await checkNewCommits(ws, branch, commit)
-    await opts.checkFence?.()
-    // Forced: the author may re-publish after more work. Only lock contention can refuse it.
-    for (let attempt = 1; ; attempt++) {
-      const pushed = await pushRefspecs(ws, [`+${commit}:${ref}`])
-      if (pushed.ok) return { ref, commit }
-      if (attempt >= 3) throw new UnavailableError(`publishing ${ref} did not land: ${pushed.reason}`)
-      await sleep(defaultJitter(attempt, 100))
-    }
-  })()
+  const commit = await handedCommit(ws, branch, opts.commit)
+  if (opts.requireNewCommits === true) await checkNewCommits(ws, branch, commit)
+  await opts.checkFence?.()
+  // Forced: the author may re-publish after more work. Only lock contention can refuse it.
+  for (let attempt = 1; ; attempt++) {
+    const pushed = await pushRefspecs(ws, [`+${commit}:${ref}`])
+    if (pushed.ok) return { ref, commit }
+    if (attempt >= 3) throw new UnavailableError(`publishing ${ref} did not land: ${pushed.reason}`)
+    await sleep(defaultJitter(attempt, 100))
+  }
 }
 
 /** Throws NoNewCommitsError when `commit` is already in the shared branch's history (fetched now). */

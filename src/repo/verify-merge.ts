@@ -6,13 +6,13 @@
 // takes verified changes only. Nothing is pushed, and the agent's own working
 // tree is never touched: it may already be at work on its next task.
 import { InvalidArgumentError } from '../core/errors.js'
-import { gitOut, revParse } from './git.js'
+import { gitOut } from './git.js'
 import { TASK_FENCES_REFSPEC, agencyTrailers, checkEpoch, checkRefComponent, mergeMessage } from './ref-names.js'
 import { checkTaskFence, trackedTaskFence } from './task-fence.js'
 import { addScratchTree, checkLinks } from './scratch-tree.js'
 import type { TestCounts } from './test-results.js'
 import { checkJunitPaths, checkVerifyCommand, runVerify } from './verify.js'
-import { fetchRefspecs, type Workspace } from './workspace.js'
+import { fetchRefspecs, handedCommit, type Workspace } from './workspace.js'
 
 export interface VerifyMergeOptions {
   workspace: Workspace
@@ -54,7 +54,7 @@ export async function verifyMerge (opts: VerifyMergeOptions): Promise<VerifyMerg
 
   // Exclusive as integrate is: merges share the clone's scratch space and its fetched refs.
   return await ws.exclusive(async () => {
-    if (await revParse(ws.dir, opts.commit) == null) throw new InvalidArgumentError(`commit ${opts.commit} is not in the clone`)
+    await handedCommit(ws, ws.taskBranch(opts.task), opts.commit)
     const sharedRef = `refs/remotes/origin/${ws.branch}`
     await fetchRefspecs(ws, [`+refs/heads/${ws.branch}:${sharedRef}`, TASK_FENCES_REFSPEC], ['--prune'])
     checkTaskFence(await trackedTaskFence(ws, opts.task), opts.task, epoch, agentId)

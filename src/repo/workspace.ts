@@ -5,7 +5,7 @@ import { mkdir, mkdtemp, readdir, realpath, rename, rm, rmdir, stat } from 'node
 import { basename, dirname, join, resolve } from 'node:path'
 import { FailedPreconditionError, InvalidArgumentError, NotFoundError } from '../core/errors.js'
 import { componentLogger, type Logger } from '../logger.js'
-import { DirtyWorkspaceError, RemoteBranchNotFoundError, RemoteUnavailableError, WorkspaceMismatchError, lastLines } from './errors.js'
+import { DirtyWorkspaceError, RemoteBranchNotFoundError, RemoteUnavailableError, TaskBranchNotFoundError, WorkspaceMismatchError, lastLines } from './errors.js'
 import { DEFAULT_GIT_TIMEOUT_MS, git, gitOut, revParse, splitZ } from './git.js'
 import { ensureMirror } from './object-mirror.js'
 import { checkBranchName, checkRefComponent, taskBranchName } from './ref-names.js'
@@ -176,6 +176,25 @@ function createWorkspace (p: WorkspaceParts): Workspace {
     }
   }
   return ws
+}
+
+/**
+ * The commit a branch hands over (to integrate, to verify, to an integrator):
+ * `commit` when given, one handed over before (a background integrate's,
+ * whose agent has gone on with other work since: its working tree is not
+ * looked at); else the branch's tip, with the working tree clean, since work
+ * not committed would not go with it.
+ */
+export async function handedCommit (ws: Pick<Workspace, 'dir' | 'assertClean'>, branch: string, commit?: string): Promise<string> {
+  if (commit !== undefined) {
+    const known = await revParse(ws.dir, commit)
+    if (known == null) throw new InvalidArgumentError(`commit ${commit} is not in the clone`)
+    return known
+  }
+  const tip = await revParse(ws.dir, `refs/heads/${branch}`)
+  if (tip == null) throw new TaskBranchNotFoundError(branch)
+  await ws.assertClean()
+  return tip
 }
 
 /** Fetch from origin (`extra`: more flags, e.g. --prune), mapping failures to named errors. */

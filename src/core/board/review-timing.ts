@@ -11,4 +11,3 @@
 export function reviewersFree (readyTasks: number, agentsNotAtWork: number): boolean {
   return readyTasks < agentsNotAtWork
 }
-
