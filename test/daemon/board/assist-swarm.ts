@@ -1,6 +1,7 @@
 // The swarm the assist tests run: in-process daemons on the memory transport
 // sharing a real git repository, with assists open at once (no floor); the
 // first daemon holds `core`, which `api` and `ui` wait on.
+import { EventEmitter } from 'node:events'
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -8,6 +9,8 @@ import { expect } from 'vitest'
 import { makeSharedRepo, type SharedRepo } from '../../repo/git-fixtures.js'
 import { MemoryCluster, addrsOf, waitFor, type MemoryDaemonOptions } from './helpers.js'
 import type { Daemon, DaemonParts } from '../../../src/daemon/daemon.js'
+import { repoHandlers } from '../../../src/api/repo-handlers.js'
+import type { IntegrateReply, IntegrateRequest } from '../../../src/gen/agency/v1/api.js'
 
 export interface AssistSwarm {
   repo: SharedRepo
@@ -43,4 +46,12 @@ export async function startAssistSwarm (names: string[], testCommand: string, ex
 /** The texts of a daemon's inbox notices of one kind, read or not. */
 export async function notices (d: Daemon, kind: string): Promise<string[]> {
   return (await d.readAgentInbox({ all: true, limit: 1000 })).filter(i => i.kind === kind).map(i => i.record.message.text)
+}
+
+/** The gRPC integrate handler's answer to `request` (what agency integrate and the MCP tool call). */
+export async function integrateCall (d: Daemon, request: IntegrateRequest): Promise<IntegrateReply> {
+  const call = Object.assign(new EventEmitter(), { request })
+  return await new Promise((resolve, reject) => {
+    repoHandlers(d).integrate(call as never, (err, reply) => { if (err != null) reject(err); else resolve(reply as IntegrateReply) })
+  })
 }

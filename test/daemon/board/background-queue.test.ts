@@ -5,31 +5,30 @@
 // integrate merges the commit the request was made for, and never looks at the
 // agent's tree (before, it asserted the tree clean when it started and so was
 // refused as soon as the agent had begun the next task).
-import { mkdtemp, rm, writeFile } from 'node:fs/promises'
-import { tmpdir } from 'node:os'
+import { writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { commitFiles, sh } from '../../repo/git-fixtures.js'
 import { waitFor } from './helpers.js'
 import { startAssistSwarm, type AssistSwarm } from './assist-swarm.js'
+import { VerifyGate } from './verify-gate.js'
 import type { Daemon } from '../../../src/daemon/daemon.js'
 
 let swarm: AssistSwarm
 let amy: Daemon
-let gates: string
-const gate = (): string => join(gates, 'open')
+let gate: VerifyGate
 
 beforeAll(async () => {
-  gates = await mkdtemp(join(tmpdir(), 'agency-gate-'))
-  swarm = await startAssistSwarm(['amy'], `while [ ! -e '${gate()}' ]; do sleep 0.05; done; true`)
+  gate = await VerifyGate.make()
+  swarm = await startAssistSwarm(['amy'], gate.command())
   amy = swarm.daemons[0]
   await amy.addTasks(['docs', 'lint'].map(id => ({ id, title: id, description: '', deps: [], scope: [`${id}/**`], priority: 0 })))
 }, 120_000)
 afterAll(async () => {
-  await writeFile(gate(), '').catch(() => {})
+  await gate?.open().catch(() => {})
   await amy?.repo().backgroundSettled()
   await swarm?.cleanup()
-  await rm(gates, { recursive: true, force: true })
+  await gate?.remove()
 })
 
 describe('background integrates queued while the agent works on', () => {
@@ -48,7 +47,7 @@ describe('background integrates queued while the agent works on', () => {
     // The agent is at work on the third task: its tree is dirty when the second's integrate starts.
     await writeFile(join(amy.workspacePath(), 'draft.txt'), 'not committed yet\n')
 
-    await writeFile(gate(), '')
+    await gate.open()
     await amy.repo().backgroundSettled()
     expect(await sh(swarm.repo.bare, ['show', 'main:core/core.txt'])).toBe('core')
     expect(await sh(swarm.repo.bare, ['show', `main:${second.task}/two.txt`])).toBe('two')

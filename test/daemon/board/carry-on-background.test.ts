@@ -8,39 +8,34 @@
 // failed: nothing reaches the shared branch, amy is told, and the task is her
 // current task again (status, claim --next). A request a stop left unanswered
 // is integrated at the daemon's next start.
-import { EventEmitter } from 'node:events'
-import { access, mkdtemp, rm, writeFile } from 'node:fs/promises'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { access } from 'node:fs/promises'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { commitFiles, sh } from '../../repo/git-fixtures.js'
 import { addrsOf, waitFor } from './helpers.js'
-import { notices, startAssistSwarm, type AssistSwarm } from './assist-swarm.js'
+import { integrateCall, notices, startAssistSwarm, type AssistSwarm } from './assist-swarm.js'
+import { VerifyGate } from './verify-gate.js'
 import { meshStatus } from '../../../src/api/mesh-handlers.js'
 import { backgroundMarks, markBackground } from '../../../src/repo/background-ref.js'
-import { repoHandlers } from '../../../src/api/repo-handlers.js'
-import type { IntegrateReply, IntegrateRequest } from '../../../src/gen/agency/v1/api.js'
 import type { Daemon } from '../../../src/daemon/daemon.js'
 
 let swarm: AssistSwarm
 let amy: Daemon
 let bob: Daemon
-let gates: string
-const gate = (): string => join(gates, 'open')
+let gate: VerifyGate
 
 beforeAll(async () => {
-  gates = await mkdtemp(join(tmpdir(), 'agency-gate-'))
+  gate = await VerifyGate.make()
   // The verify waits until the test opens the gate: what lands, lands after the answer.
-  swarm = await startAssistSwarm(['amy', 'bob'], `while [ ! -e '${gate()}' ]; do sleep 0.05; done; test ! -e broken.txt`)
+  swarm = await startAssistSwarm(['amy', 'bob'], gate.command('test ! -e broken.txt'))
   ;[amy, bob] = swarm.daemons
   await amy.addTasks(['docs', 'lint'].map(id => ({ id, title: id, description: '', deps: [], scope: [`${id}/**`], priority: 0 })))
   await waitFor('bob to see the tasks', () => bob.boardService.board.task('lint', bob.boardService.now()) !== undefined)
 }, 120_000)
 afterAll(async () => {
-  await writeFile(gate(), '').catch(() => {})
+  await gate?.open().catch(() => {})
   await amy?.repo().backgroundSettled()
   await swarm?.cleanup()
-  await rm(gates, { recursive: true, force: true })
+  await gate?.remove()
 })
 
 /** What the shared branch has at `path`, or undefined. */
@@ -48,16 +43,9 @@ async function onShared (path: string): Promise<string | undefined> {
   return await sh(swarm.repo.bare, ['show', `main:${path}`]).catch(() => undefined)
 }
 
-/** The gRPC integrate handler's answer to `request` (what agency integrate and the MCP tool call). */
-async function integrateCall (d: Daemon, request: IntegrateRequest): Promise<IntegrateReply> {
-  const call = Object.assign(new EventEmitter(), { request })
-  return await new Promise((resolve, reject) => {
-    repoHandlers(d).integrate(call as never, (err, reply) => { if (err != null) reject(err); else resolve(reply as IntegrateReply) })
-  })
-}
 
-const closeGate = async (): Promise<void> => { await rm(gate(), { force: true }) }
-const openGate = async (): Promise<void> => { await writeFile(gate(), '') }
+const closeGate = async (): Promise<void> => { await gate.close() }
+const openGate = async (): Promise<void> => { await gate.open() }
 
 describe('a holder that integrates in the background', () => {
   let second = ''
@@ -72,7 +60,7 @@ describe('a holder that integrates in the background', () => {
     expect(r.summary).toContain('claim --next')
     // Nothing merged yet: the verify waits on the gate.
     expect(await onShared('core/core.txt')).toBeUndefined()
-    await expect(access(gate())).rejects.toThrow()
+    await expect(access(gate.path)).rejects.toThrow()
     expect(amy.boardService.board.requestPending('core', 1, amy.peerId)).toBe(true)
     expect(amy.boardService.working().map(h => h.task)).toEqual([])
 

@@ -11,17 +11,12 @@
 // tests writes no request: amy is told and the task is her current task
 // again. A stop while verifying loses nothing: after the restart the task is
 // amy's to work on, with no request and no done.
-import { EventEmitter } from 'node:events'
-import { mkdtemp, rm, writeFile } from 'node:fs/promises'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { commitFiles, sh } from '../../repo/git-fixtures.js'
 import { addrsOf, waitFor } from './helpers.js'
-import { notices, startAssistSwarm, type AssistSwarm } from './assist-swarm.js'
-import { repoHandlers } from '../../../src/api/repo-handlers.js'
+import { integrateCall, notices, startAssistSwarm, type AssistSwarm } from './assist-swarm.js'
+import { VerifyGate } from './verify-gate.js'
 import { decodeBody } from '../../../src/core/log/kinds.js'
-import type { IntegrateReply, IntegrateRequest } from '../../../src/gen/agency/v1/api.js'
 import type { Daemon } from '../../../src/daemon/daemon.js'
 
 let swarm: AssistSwarm
@@ -29,34 +24,26 @@ let amy: Daemon
 let ivy: Daemon
 /** amy's daemons stopped by a restart, whose verify may still run */
 const stopped: Daemon[] = []
-let gates: string
-const gate = (): string => join(gates, 'open')
-const closeGate = async (): Promise<void> => { await rm(gate(), { force: true }) }
-const openGate = async (): Promise<void> => { await writeFile(gate(), '') }
+let gate: VerifyGate
+const closeGate = async (): Promise<void> => { await gate.close() }
+const openGate = async (): Promise<void> => { await gate.open() }
 
 beforeAll(async () => {
-  gates = await mkdtemp(join(tmpdir(), 'agency-gate-'))
+  gate = await VerifyGate.make()
   await openGate()
   // Every verify (amy's and ivy's batches) waits until the test opens the gate.
-  swarm = await startAssistSwarm(['amy', 'ivy'], `while [ ! -e '${gate()}' ]; do sleep 0.05; done; test ! -e broken.txt`)
+  swarm = await startAssistSwarm(['amy', 'ivy'], gate.command('test ! -e broken.txt'))
   ;[amy, ivy] = swarm.daemons
   await amy.addTasks(['docs', 'lint', 'misc'].map(id => ({ id, title: id, description: '', deps: [], scope: [`${id}/**`], priority: 0 })))
   await waitFor('ivy to see the tasks', () => ivy.boardService.board.task('misc', ivy.boardService.now()) !== undefined)
 }, 120_000)
 afterAll(async () => {
-  await openGate().catch(() => {})
+  await gate?.open().catch(() => {})
   for (const d of [amy, ...stopped]) await d?.repo().backgroundSettled()
   await swarm?.cleanup()
-  await rm(gates, { recursive: true, force: true })
+  await gate?.remove()
 })
 
-/** The gRPC integrate handler's answer to `request` (what agency integrate and the MCP tool call). */
-async function integrateCall (d: Daemon, request: IntegrateRequest): Promise<IntegrateReply> {
-  const call = Object.assign(new EventEmitter(), { request })
-  return await new Promise((resolve, reject) => {
-    repoHandlers(d).integrate(call as never, (err, reply) => { if (err != null) reject(err); else resolve(reply as IntegrateReply) })
-  })
-}
 
 /** The integration_request entries for `task` in `d`'s log. */
 function requestsFor (d: Daemon, task: string): string[] {

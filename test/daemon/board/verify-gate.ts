@@ -1,0 +1,29 @@
+// A gate the swarm's verify command waits on, so a test decides when a
+// verify may finish: what lands, lands after the answers the test checks.
+import { mkdtemp, rm, writeFile } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+
+export class VerifyGate {
+  private constructor (private readonly dir: string) {}
+
+  static async make (): Promise<VerifyGate> {
+    return new VerifyGate(await mkdtemp(join(tmpdir(), 'agency-gate-')))
+  }
+
+  /** the file whose presence opens the gate */
+  get path (): string { return join(this.dir, 'open') }
+
+  /** A verify command that waits for the gate, then runs `then`. */
+  command (then = 'true'): string {
+    return `while [ ! -e '${this.path}' ]; do sleep 0.05; done; ${then}`
+  }
+
+  async open (): Promise<void> { await writeFile(this.path, '') }
+  async close (): Promise<void> { await rm(this.path, { force: true }) }
+  /** Opens the gate for good (no verify is left waiting) and removes its directory. */
+  async remove (): Promise<void> {
+    await this.open().catch(() => {})
+    await rm(this.dir, { recursive: true, force: true })
+  }
+}
