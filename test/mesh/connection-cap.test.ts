@@ -1,6 +1,7 @@
 // Twelve daemons in one process over the memory transport, all started at
 // once and every one bootstrapped from node 0 alone (the worst case for a
-// hub), each keeping 3 connections and closing the oldest above 5. No node ends up connected to
+// hub), each keeping 3 connections and closing the oldest above 5. No node
+// ends up connected to
 // the whole swarm, node 0 included, and the swarm still works as one: every
 // node sees the others live and every claim on every board, and a direct
 // message reaches a peer its sender holds no connection to. (Until a daemon
