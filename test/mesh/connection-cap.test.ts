@@ -1,14 +1,13 @@
 // Twelve daemons in one process over the memory transport, all started at
 // once and every one bootstrapped from node 0 alone (the worst case for a
 // hub), each keeping 3 connections and closing the oldest above 5. No node
-// ends up connected to
-// the whole swarm, node 0 included, and the swarm still works as one: every
-// node sees the others live and every claim on every board, and a direct
-// message reaches a peer its sender holds no connection to. (Until a daemon
-// greeted a peer once gossipsub knew the peer's topics, rather than at the
-// connection, the hub's trimming and the newcomers' redials kept every
-// newcomer's heartbeats from reaching anyone: each saw only the hub, and the
-// hub nobody, on an idle machine every time.)
+// ends up connected to the whole swarm, node 0 included, and the swarm still
+// works as one: every node sees the others live and every claim on every
+// board, and a direct message reaches a peer its sender holds no connection
+// to. (Until a daemon greeted a peer once gossipsub knew the peer's topics,
+// rather than at the connection, the hub's trimming and the newcomers'
+// redials kept every newcomer's heartbeats from reaching anyone: each saw only
+// the hub, and the hub nobody, on an idle machine every time.)
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { InProcessDaemons, recordEvents } from '../helpers/in-process-daemons.js'
 import { waitFor } from '../helpers/wait-for.js'
