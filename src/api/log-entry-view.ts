@@ -2,8 +2,10 @@
 import type { LogEntry } from '../gen/agency/v1/api.js'
 import type { StoredEntry } from '../core/log/ingest-result.js'
 import { bodyToJson } from '../core/log/kinds.js'
+import type { ArrivalTimes } from '../core/log/arrival-times.js'
 
-export function logEntryView (e: StoredEntry): LogEntry {
+/** `arrivals`: this daemon's record of when it took in its latest entries (accepted_at; 0 without it) */
+export function logEntryView (e: StoredEntry, arrivals?: ArrivalTimes): LogEntry {
   let body: unknown
   try { body = bodyToJson(e.entry.kind, e.entry.body) } catch { body = null }
   return {
@@ -14,6 +16,7 @@ export function logEntryView (e: StoredEntry): LogEntry {
     time: e.entry.time,
     kind: e.entry.kind,
     bodyJson: JSON.stringify(body),
-    cursor: e.cursor
+    cursor: e.cursor,
+    acceptedAt: arrivals?.at(e.cursor) ?? 0
   }
 }

@@ -39,7 +39,7 @@ export function logHandlers (d: Daemon): Pick<AgencyServer, 'recordFinding' | 's
         if (!isEntryIdHex(r)) throw new InvalidArgumentError(`"${r}" is not an entry id (64 hex digits)`)
       }
       const stored = await d.logService.append('finding', { kind, text: req.text, paths: req.paths, tags: req.tags, refs: req.refs, supersedes: req.supersedes })
-      return { entry: logEntryView(stored) }
+      return { entry: logEntryView(stored, d.logService.arrivals) }
     }),
     searchFindings: unary(async (req) => {
       // right after a restart, waits for the findings checkpoint (read off the event loop)
@@ -47,13 +47,13 @@ export function logHandlers (d: Daemon): Pick<AgencyServer, 'recordFinding' | 's
         query: req.query, kind: req.kind, pathPrefix: req.pathPrefix, tag: req.tag, author: req.author,
         since: req.since, until: req.until, limit: req.limit
       })
-      return { hits: hits.map(h => ({ entry: logEntryView(h.entry), finding: h.finding, score: h.score, superseded: h.superseded })) }
+      return { hits: hits.map(h => ({ entry: logEntryView(h.entry, d.logService.arrivals), finding: h.finding, score: h.score, superseded: h.superseded })) }
     }),
     getEntry: unary(async (req) => {
       if (!isEntryIdHex(req.id)) throw new InvalidArgumentError(`"${req.id}" is not an entry id (64 hex digits)`)
       const e = d.logService.state.get(req.id)
       if (e == null) throw new NotFoundError(`no entry ${req.id} in this daemon's log`)
-      return { entry: logEntryView(e) }
+      return { entry: logEntryView(e, d.logService.arrivals) }
     }),
     watchLog: serverStream(async (req, write, closed) => {
       const wake = new WakeSignal()
@@ -62,7 +62,7 @@ export function logHandlers (d: Daemon): Pick<AgencyServer, 'recordFinding' | 's
         let after = req.after
         while (!closed.aborted) {
           const page = d.logService.state.afterCursor(after, LOG_PAGE)
-          for (const e of page) { write(logEntryView(e)); after = e.cursor }
+          for (const e of page) { write(logEntryView(e, d.logService.arrivals)); after = e.cursor }
           if (page.length === LOG_PAGE) continue
           if (!req.follow) return
           await wake.wait(closed)

@@ -20,6 +20,7 @@ import { FindingsBuilder } from './findings-builder.js'
 import { FINDINGS_CHECKPOINT_FILE, readCheckpoint, removeCheckpoint, writeCheckpoint } from '../store/checkpoint-file.js'
 import { readFindingsCheckpoint, readFindingsCheckpointNow, type FindingsCheckpointRead } from './findings-checkpoint-read.js'
 import { FindingsCheckpointWriter } from './findings-checkpoint-files.js'
+import { ArrivalTimes } from '../core/log/arrival-times.js'
 import { LogSync } from '../mesh/log-sync.js'
 import type { SwarmGossip, Verdict } from '../mesh/swarm-gossip.js'
 import type { MeshLibp2p } from '../mesh/node.js'
@@ -110,6 +111,8 @@ export class LogService {
   private lastSyncAt = 0
   private digestCache?: { key: string, digest: Uint8Array }
   private readonly own: OwnFeed
+  /** when this replica took in its latest entries (the API's accepted_at) */
+  readonly arrivals = new ArrivalTimes()
   /** open once own entries may be signed: the feed's head is learned from a peer, or the wait is over */
   private readonly ownHead: { ready: Promise<void>, open: (why: string) => void, opened: boolean }
   private ownHeadTimer?: NodeJS.Timeout
@@ -668,6 +671,7 @@ export class LogService {
   private async appendOwn<K extends EntryKind> (kind: K, body: DeepPartial<KindBodies[K]>): Promise<{ entry: StoredEntry, stored: Promise<void> }> {
     if (this.storageFailure != null) throw this.unwritable(this.storageFailure)
     const { entry, placed, stored } = await this.own.append(kind, body as any)
+    this.noteArrivals(placed)
     // On disk already (the synced pending write): the accepted record's write
     // need not hold up the swarm. Published before the listeners run (the
     // board, the index, the WatchLog streams, a heartbeat the board's change
@@ -685,6 +689,7 @@ export class LogService {
   async receiveGossip (bytes: Uint8Array, _from: string): Promise<Verdict> {
     // The core checks size, decoding and everything else, and counts what it rejects.
     const result = this.state.ingestBytes(bytes)
+    if (result.status === 'accepted') this.noteArrivals(result.accepted)
     // Stored in order and told to the listeners, but not waited for: a peer's
     // entry is forwarded once it is merged in memory. Waiting for the store
     // put a thread-pool round trip into every hop. Losing the write in a
@@ -730,6 +735,7 @@ export class LogService {
   }
 
   private async storeBatch (result: BatchResult): Promise<void> {
+    this.noteArrivals(result.accepted)
     for (const [reason, n] of Object.entries(result.rejected)) this.init.metrics.logRejected.inc({ reason }, n)
     await this.persistBatch(result)
   }
@@ -797,6 +803,10 @@ export class LogService {
       await this.write(async () => { await this.init.store.log.putFork(proof) })
       this.noteFault(proof.author)
     }
+  }
+
+  private noteArrivals (accepted: StoredEntry[]): void {
+    if (accepted.length > 0) this.arrivals.note(accepted.map(a => a.cursor), this.init.wallClock?.() ?? Date.now())
   }
 
   private async persistBatch (r: BatchResult): Promise<void> {

@@ -60,21 +60,25 @@ const findingBody = (k: number): { kind: string, text: string, paths: string[], 
 
 interface Published { key: string, kind: string, at: number, acked: number, from: number }
 
-/** Per (message, receiving node) the time it was seen there, on this process's clock. */
+/**
+ * Per (message, receiving node) the time this process saw it arrive from the
+ * node, and the time the node says it took it in (its own clock; same host).
+ */
 class Sightings {
-  private readonly seen = new Map<string, Map<number, number>>()
-  note (key: string, node: number, at: number): boolean {
+  private readonly seen = new Map<string, Map<number, { here: number, atNode: number }>>()
+  note (key: string, node: number, here: number, atNode: number): boolean {
     let m = this.seen.get(key)
     const first = m === undefined
     if (m === undefined) this.seen.set(key, m = new Map())
-    if (!m.has(node)) m.set(node, at)
+    if (!m.has(node)) m.set(node, { here, atNode })
     return first
   }
 
   count (key: string): number { return this.seen.get(key)?.size ?? 0 }
-  records (published: Published[], n: number): VisibilityRecord[] {
+  /** `clock`: which end of each span (here: seen by this process; atNode: taken in, by the node's clock) */
+  records (published: Published[], n: number, clock: 'here' | 'atNode'): VisibilityRecord[] {
     return published.map(p => {
-      const delays = [...(this.seen.get(p.key) ?? new Map<number, number>())].filter(([i]) => i !== p.from).map(([, t]) => t - p.at)
+      const delays = [...(this.seen.get(p.key) ?? new Map())].filter(([i]) => i !== p.from).map(([, t]) => t[clock] - p.at)
       return { kind: p.kind, delays, missing: n - 1 - delays.length }
     })
   }
@@ -146,7 +150,7 @@ class AgencySwarm {
         try {
           for await (const e of s) {
             const key = keyOf(e)
-            if (this.sightings.note(key, i, Date.now())) this.sizes.set(key, gossipBytes(e))
+            if (this.sightings.note(key, i, Date.now(), e.acceptedAt)) this.sizes.set(key, gossipBytes(e))
           }
         } catch { /* cancelled */ }
       })()
@@ -233,7 +237,7 @@ class RawSwarm {
           // Timed here, as agency's deliveries are timed when the WatchLog
           // stream brings them to this process: both include the hop from the
           // node to the benchmark.
-          else if (cmd === 'recv') this.sightings.note(`raw:${x}`, i, Date.now())
+          else if (cmd === 'recv') this.sightings.note(`raw:${x}`, i, Date.now(), Number(line.split(' ')[2]))
           else if (cmd === 'connections') this.connectionAnswers.push(Number(x))
         })
         child.once('exit', code => { clearTimeout(timer); reject(new Error(`raw node exited with ${code}`)) })
@@ -325,13 +329,15 @@ export async function tcpPair (n: number, o: MeshRunOptions): Promise<SetupResul
       const deliveries = sum(records.map(x => x.delays.length))
       return deliveries === 0 ? undefined : 1000 * (sum(c2) - sum(c1) - idle(c1, c0) * n * busySeconds) / deliveries
     }
-    const [aRecords, rRecords] = [a.sightings.records(a.published, n), r.sightings.records(r.published, n)]
+    const [aRecords, rRecords] = [a.sightings.records(a.published, n, 'here'), r.sightings.records(r.published, n, 'here')]
+    const atNode = (records: VisibilityRecord[]): SetupResult['atNode'] => { const { allPeers, perPeer } = summarize(records, n - 1); return { allPeers, perPeer } }
     o.log(`    agency × ${n} processes: the author's answer (gossiped, durable) after p50 ${percentile(acks, 0.5).toFixed(0)} / p99 ${percentile(acks, 0.99).toFixed(0)} ms`)
     return [{
       setup: SETUP,
       system: 'agency',
       nodes: n,
       ...summarize(aRecords, n - 1),
+      atNode: atNode(a.sightings.records(a.published, n, 'atNode')),
       payloadBytes,
       ackMs: { p50: percentile(acks, 0.5), p99: percentile(acks, 0.99) },
       idleCpuPerNode: idle(a1, a0),
@@ -345,6 +351,7 @@ export async function tcpPair (n: number, o: MeshRunOptions): Promise<SetupResul
       system: 'raw gossipsub',
       nodes: n,
       ...summarize(rRecords, n - 1),
+      atNode: atNode(r.sightings.records(r.published, n, 'atNode')),
       payloadBytes,
       idleCpuPerNode: idle(r1, r0),
       busyCpuPerNode: (sum(r2) - sum(r1)) / busySeconds / n,

@@ -1,7 +1,7 @@
 // Benchmark: agency on the real network against raw gossipsub. Not a vitest
 // test; build first (the TCP setup runs dist/src/cli/agentd.js), then
 //
-//   npm run build && npm run bench:mesh -- [--sizes 10,50,200] [--tcp 10] [--per-kind 20]
+//   npm run build && npm run bench:mesh -- [--sizes 10,50,200] [--tcp 10] [--per-kind 50]
 //     [--spacing-ms 300] [--wait-ms 30000] [--settle-ms 30000] [--idle-ms 10000] [--heartbeat-ms 2000] [--heartbeat-max-rate 16] [--process-heartbeat-budget 400] [--start-budget-s 900]
 //     [--counts] [--out results/bench-mesh.md]
 //
@@ -9,7 +9,8 @@
 // bootstrapped to a few random earlier ones), and --tcp agentd processes over
 // TCP on loopback. Each publishes --per-kind claims and as many findings from
 // random nodes; reported: p50 and p99 of the time until the last peer
-// accepted it (and per delivery), CPU per node while idle and while
+// accepted it (and per delivery; over TCP also by each node's own clock, the
+// hop to this process left out), CPU per node while idle and while
 // publishing, RSS per node. The same run starts raw gossipsub nodes (agentd's
 // libp2p stack, no daemon) publishing payloads of the same size, so agency's
 // overhead is a ratio; over TCP both swarms are up at once and publish in
@@ -30,7 +31,7 @@ import { formatMs, ratioMarkdown, resultsMarkdown, type SetupResult } from './me
 interface Args extends Omit<MeshRunOptions, 'log'> { sizes: number[], tcp: number, out: string }
 
 function parseArgs (argv: string[]): Args {
-  const a: Args = { sizes: [10, 50, 200], tcp: 10, perKind: 20, spacingMs: 300, waitMs: 30_000, idleMs: 10_000, settleMs: 30_000, bootstrap: 3, heartbeatMs: 2_000, liveTimeoutMs: 10_000, out: 'results/bench-mesh.md' }
+  const a: Args = { sizes: [10, 50, 200], tcp: 10, perKind: 50, spacingMs: 300, waitMs: 30_000, idleMs: 10_000, settleMs: 30_000, bootstrap: 3, heartbeatMs: 2_000, liveTimeoutMs: 10_000, out: 'results/bench-mesh.md' }
   const num = (flag: string, v: string | undefined): number => {
     const n = Number(v)
     if (v === undefined || !Number.isSafeInteger(n) || n < 0) throw new Error(`${flag} takes a whole number`)
@@ -114,7 +115,7 @@ async function main (): Promise<void> {
   const report = (r: SetupResult): void => {
     log(r.published === 0
       ? `    ${r.system}: ${r.note ?? 'nothing measured'}`
-      : `    ${r.system}: all peers p50 ${r.allPeers?.p50.toFixed(0) ?? '—'} ms, p99 ${r.allPeers?.p99.toFixed(0) ?? '—'} ms; incomplete ${r.incomplete}/${r.published}; idle CPU ${(r.idleCpuPerNode * 100).toFixed(2)} % per node, busy ${(r.busyCpuPerNode * 100).toFixed(2)} %${r.cpuPerDeliveryMs !== undefined ? ` (${r.cpuPerDeliveryMs.toFixed(2)} ms CPU per delivery)` : ''}; payload ${r.payloadBytes} B`)
+      : `    ${r.system}: all peers p50 ${r.allPeers?.p50.toFixed(0) ?? '—'} ms, p99 ${r.allPeers?.p99.toFixed(0) ?? '—'} ms${r.atNode?.allPeers != null ? ` (by the nodes' clocks ${r.atNode.allPeers.p50.toFixed(0)} / ${r.atNode.allPeers.p99.toFixed(0)} ms)` : ''}; incomplete ${r.incomplete}/${r.published}; idle CPU ${(r.idleCpuPerNode * 100).toFixed(2)} % per node, busy ${(r.busyCpuPerNode * 100).toFixed(2)} %${r.cpuPerDeliveryMs !== undefined ? ` (${r.cpuPerDeliveryMs.toFixed(2)} ms CPU per delivery)` : ''}; payload ${r.payloadBytes} B`)
     results.push(r)
   }
   const run = async (label: string, job: SetupJob): Promise<SetupResult[]> => {
@@ -139,7 +140,7 @@ async function main (): Promise<void> {
     '',
     `Machine: ${cpus().length} cores, ${(totalmem() / 1024 ** 3).toFixed(0)} GiB; load average at start ${load.map(x => x.toFixed(1)).join(' / ')}. Heartbeat ${args.heartbeatMs} ms (growing with the swarm to at most ${args.heartbeatMaxRate ?? 16} received per second per daemon; in one process at most ${args.processHeartbeatBudget ?? 400} / N), lease ${args.liveTimeoutMs} ms; ${args.perKind} claims and ${args.perKind} findings per setup, one every ${args.spacingMs} ms from a random node; each node bootstraps to ${args.bootstrap} random earlier nodes; every setup is left alone for ${((args.settleMs ?? 0) / 1000).toFixed(0)} s once up, then idle CPU is measured over ${(args.idleMs / 1000).toFixed(0)} s. Whole run: ${((performance.now() - started) / 1000).toFixed(0)} s; load average at the end ${loadavg().map(x => x.toFixed(1)).join(' / ')}.`,
     '',
-    '"Visible at all peers": from the publish call until the last other node accepted the entry (agency: its log accepted it, signature and chain checked; an own entry is published once it is durable on its author\'s disk, and the author answers then; raw: gossipsub delivered it). Both sides publish payloads of the same size with the same libp2p stack and gossipsub options (src/mesh/node.ts). CPU is the share of one core per node; CPU per delivery (TCP) is what the publishing window cost all nodes beyond their idle rate, per message and receiving peer, the comparison a loaded machine leaves fair.',
+    '"Visible at all peers": from the publish call until the last other node accepted the entry (agency: its log accepted it, signature and chain checked; an own entry is published once it is durable on its author\'s disk, and the author answers then; raw: gossipsub delivered it), as this process saw it arrive (over TCP: through each daemon\'s WatchLog stream, or each raw node\'s stdout). "By each node\'s clock" ends the span where the node took it in instead (agency: the entry\'s accepted_at; raw: the time the node printed with it), leaving out the hop to this process, which costs a gRPC stream more than a pipe. Both sides publish payloads of the same size with the same libp2p stack and gossipsub options (src/mesh/node.ts). CPU is the share of one core per node; CPU per delivery (TCP) is what the publishing window cost all nodes beyond their idle rate, per message and receiving peer, the comparison a loaded machine leaves fair.',
     ...results.filter(r => r.ackMs !== undefined).map(r => `\nagency, ${r.setup} × ${r.nodes}: the author answered the publish call (its entry gossiped and synced to disk) after p50 ${formatMs(r.ackMs?.p50)} / p99 ${formatMs(r.ackMs?.p99)} ms.`),
     '',
     resultsMarkdown(results),

@@ -259,6 +259,8 @@ export interface LogEntry {
   bodyJson: string;
   /** position in this daemon's arrival order, from 1 */
   cursor: number;
+  /** when this daemon took it in, ms since the epoch on its clock; 0: not known (before its last start, or not among its latest 8192) */
+  acceptedAt: number;
 }
 
 export interface EntryReply {
@@ -3232,7 +3234,7 @@ export const Event: MessageFns<Event> = {
 };
 
 function createBaseLogEntry(): LogEntry {
-  return { id: "", author: "", seq: 0, lamport: 0, time: 0, kind: "", bodyJson: "", cursor: 0 };
+  return { id: "", author: "", seq: 0, lamport: 0, time: 0, kind: "", bodyJson: "", cursor: 0, acceptedAt: 0 };
 }
 
 export const LogEntry: MessageFns<LogEntry> = {
@@ -3260,6 +3262,9 @@ export const LogEntry: MessageFns<LogEntry> = {
     }
     if (message.cursor !== 0) {
       writer.uint32(64).uint64(message.cursor);
+    }
+    if (message.acceptedAt !== 0) {
+      writer.uint32(72).uint64(message.acceptedAt);
     }
     return writer;
   },
@@ -3341,6 +3346,14 @@ export const LogEntry: MessageFns<LogEntry> = {
             message.cursor = longToNumber(reader.uint64());
             continue;
           }
+          case 9: {
+            if (tag !== 72) {
+              break;
+            }
+
+            message.acceptedAt = longToNumber(reader.uint64());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -3367,6 +3380,11 @@ export const LogEntry: MessageFns<LogEntry> = {
         ? globalThis.String(object.body_json)
         : "",
       cursor: isSet(object.cursor) ? globalThis.Number(object.cursor) : 0,
+      acceptedAt: isSet(object.acceptedAt)
+        ? globalThis.Number(object.acceptedAt)
+        : isSet(object.accepted_at)
+        ? globalThis.Number(object.accepted_at)
+        : 0,
     };
   },
 
@@ -3396,6 +3414,9 @@ export const LogEntry: MessageFns<LogEntry> = {
     if (message.cursor !== 0) {
       obj.cursor = Math.round(message.cursor);
     }
+    if (message.acceptedAt !== 0) {
+      obj.acceptedAt = Math.round(message.acceptedAt);
+    }
     return obj;
   },
 
@@ -3412,6 +3433,7 @@ export const LogEntry: MessageFns<LogEntry> = {
     message.kind = object.kind ?? "";
     message.bodyJson = object.bodyJson ?? "";
     message.cursor = object.cursor ?? 0;
+    message.acceptedAt = object.acceptedAt ?? 0;
     return message;
   },
 };
