@@ -332,6 +332,10 @@ export async function tcpPair (n: number, o: MeshRunOptions): Promise<SetupResul
     const [aRecords, rRecords] = [a.sightings.records(a.published, n, 'here'), r.sightings.records(r.published, n, 'here')]
     const atNode = (records: VisibilityRecord[]): SetupResult['atNode'] => { const { allPeers, perPeer } = summarize(records, n - 1); return { allPeers, perPeer } }
     o.log(`    agency × ${n} processes: the author's answer (gossiped, durable) after p50 ${percentile(acks, 0.5).toFixed(0)} / p99 ${percentile(acks, 0.99).toFixed(0)} ms`)
+    for (const kind of ['claim', 'finding']) {
+      const lasts = a.sightings.records(a.published.filter(p => p.kind === kind), n, 'atNode').filter(x => x.missing === 0).map(x => Math.max(...x.delays))
+      if (lasts.length > 0) o.log(`    agency ${kind}s at every peer by the nodes' clocks: p50 ${percentile(lasts, 0.5).toFixed(0)} / p99 ${percentile(lasts, 0.99).toFixed(0)} ms`)
+    }
     return [{
       setup: SETUP,
       system: 'agency',
