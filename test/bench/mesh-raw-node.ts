@@ -2,7 +2,7 @@
 // benchmark: the same libp2p stack as agentd (createMeshNode: TCP, noise,
 // yamux, identify, ping, gossipsub with agentd's options) and nothing else.
 // stdout: "addr <multiaddr>", "ready", then "recv <seq> <ms since epoch>" per
-// message. stdin: "pub <seq> <bytes>" publishes a payload of that size;
+// message received, and "sent <seq> <ms since epoch>" as it publishes one. stdin: "pub <seq> <bytes>" publishes a payload of that size;
 // "connections" answers "connections <peers connected>".
 //
 //   tsx test/bench/mesh-raw-node.ts --topic T [--peers a,b]
@@ -37,6 +37,7 @@ createInterface({ input: process.stdin }).on('line', line => {
     data[0] = 1
     data.writeUInt32BE(Number(a), 1)
     for (let i = 5; i < data.length; i++) data[i] = Math.floor(Math.random() * 256)
+    process.stdout.write(`sent ${a} ${Date.now()}\n`)
     pubsub.publish(topic, data).catch(() => {})
   } else if (cmd === 'peers') {
     process.stdout.write(`peers ${pubsub.getSubscribers(topic).length}\n`)

@@ -58,7 +58,16 @@ const findingBody = (k: number): { kind: string, text: string, paths: string[], 
   tags: ['parser', `approach:${k}`]
 })
 
-interface Published { key: string, kind: string, at: number, acked: number, from: number }
+interface Published {
+  key: string
+  kind: string
+  /** the publish call, on this process's clock */
+  at: number
+  acked: number
+  from: number
+  /** when the author sent it into gossip, on its own clock (agency: its entry's accepted_at, placed once durable; raw: the time the node printed) */
+  sentAt?: number
+}
 
 /**
  * Per (message, receiving node) the time this process saw it arrive from the
@@ -75,13 +84,24 @@ class Sightings {
   }
 
   count (key: string): number { return this.seen.get(key)?.size ?? 0 }
-  /** `clock`: which end of each span (here: seen by this process; atNode: taken in, by the node's clock) */
-  records (published: Published[], n: number, clock: 'here' | 'atNode'): VisibilityRecord[] {
+  /**
+   * The spans to each peer, by `clock`: from the publish call until this
+   * process saw it (here) or the peer took it in by its own clock (atNode);
+   * or gossip alone (fromSend): from the author sending it until the peer
+   * took it in, both by the nodes' clocks. A message whose send time is not
+   * known counts as reaching nobody.
+   */
+  records (published: Published[], n: number, clock: 'here' | 'atNode' | 'fromSend'): VisibilityRecord[] {
     return published.map(p => {
-      const delays = [...(this.seen.get(p.key) ?? new Map())].filter(([i]) => i !== p.from).map(([, t]) => t[clock] - p.at)
+      const start = clock === 'fromSend' ? p.sentAt : p.at
+      const end = clock === 'here' ? 'here' : 'atNode'
+      const delays = start === undefined ? [] : [...(this.seen.get(p.key) ?? new Map())].filter(([i]) => i !== p.from).map(([, t]) => t[end] - start)
       return { kind: p.kind, delays, missing: n - 1 - delays.length }
     })
   }
+
+  /** When node `node` took in message `key`, by its clock. */
+  atNode (key: string, node: number): number | undefined { return this.seen.get(key)?.get(node)?.atNode }
 }
 
 /**
@@ -186,6 +206,9 @@ class AgencySwarm {
 
   complete (): boolean { return this.published.every(p => this.sightings.count(p.key) >= this.n) }
 
+  /** The published entries with the time each author placed its own (its accepted_at), from its WatchLog. */
+  sent (): Published[] { return this.published.map(p => ({ ...p, sentAt: this.sightings.atNode(p.key, p.from) })) }
+
   async stop (): Promise<void> {
     for (const s of this.streams) s.cancel()
     for (const c of this.clients) c.close()
@@ -238,6 +261,7 @@ class RawSwarm {
           // stream brings them to this process: both include the hop from the
           // node to the benchmark.
           else if (cmd === 'recv') this.sightings.note(`raw:${x}`, i, Date.now(), Number(line.split(' ')[2]))
+          else if (cmd === 'sent') this.sentAt.set(`raw:${x}`, Number(line.split(' ')[2]))
           else if (cmd === 'connections') this.connectionAnswers.push(Number(x))
         })
         child.once('exit', code => { clearTimeout(timer); reject(new Error(`raw node exited with ${code}`)) })
@@ -248,6 +272,8 @@ class RawSwarm {
 
   pids (): number[] { return this.children.map(c => c.pid as number) }
 
+  /** per message, when its node sent it (its clock) */
+  private readonly sentAt = new Map<string, number>()
   private connectionAnswers: number[] = []
   /** The mean of the peers each node is connected to now. */
   async connections (): Promise<number> {
@@ -265,6 +291,9 @@ class RawSwarm {
   }
 
   complete (): boolean { return this.published.every(p => this.sightings.count(p.key) >= this.n - 1) }
+
+  /** The published messages with the time each node sent its own. */
+  sent (): Published[] { return this.published.map(p => ({ ...p, sentAt: this.sentAt.get(p.key) })) }
 
   stop (): void {
     for (const c of this.children) if (c.exitCode === null) c.kill('SIGTERM')
@@ -330,7 +359,7 @@ export async function tcpPair (n: number, o: MeshRunOptions): Promise<SetupResul
       return deliveries === 0 ? undefined : 1000 * (sum(c2) - sum(c1) - idle(c1, c0) * n * busySeconds) / deliveries
     }
     const [aRecords, rRecords] = [a.sightings.records(a.published, n, 'here'), r.sightings.records(r.published, n, 'here')]
-    const atNode = (records: VisibilityRecord[]): SetupResult['atNode'] => { const { allPeers, perPeer } = summarize(records, n - 1); return { allPeers, perPeer } }
+    const spans = (records: VisibilityRecord[]): SetupResult['atNode'] => { const { allPeers, perPeer } = summarize(records, n - 1); return { allPeers, perPeer } }
     o.log(`    agency × ${n} processes: the author's answer (gossiped, durable) after p50 ${percentile(acks, 0.5).toFixed(0)} / p99 ${percentile(acks, 0.99).toFixed(0)} ms`)
     for (const kind of ['claim', 'finding']) {
       const lasts = a.sightings.records(a.published.filter(p => p.kind === kind), n, 'atNode').filter(x => x.missing === 0).map(x => Math.max(...x.delays))
@@ -341,7 +370,8 @@ export async function tcpPair (n: number, o: MeshRunOptions): Promise<SetupResul
       system: 'agency',
       nodes: n,
       ...summarize(aRecords, n - 1),
-      atNode: atNode(a.sightings.records(a.published, n, 'atNode')),
+      atNode: spans(a.sightings.records(a.published, n, 'atNode')),
+      gossipOnly: spans(a.sightings.records(a.sent(), n, 'fromSend')),
       payloadBytes,
       ackMs: { p50: percentile(acks, 0.5), p99: percentile(acks, 0.99) },
       idleCpuPerNode: idle(a1, a0),
@@ -355,7 +385,8 @@ export async function tcpPair (n: number, o: MeshRunOptions): Promise<SetupResul
       system: 'raw gossipsub',
       nodes: n,
       ...summarize(rRecords, n - 1),
-      atNode: atNode(r.sightings.records(r.published, n, 'atNode')),
+      atNode: spans(r.sightings.records(r.published, n, 'atNode')),
+      gossipOnly: spans(r.sightings.records(r.sent(), n, 'fromSend')),
       payloadBytes,
       idleCpuPerNode: idle(r1, r0),
       busyCpuPerNode: (sum(r2) - sum(r1)) / busySeconds / n,
