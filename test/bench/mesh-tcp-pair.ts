@@ -361,6 +361,12 @@ export async function tcpPair (n: number, o: MeshRunOptions): Promise<SetupResul
     const [aRecords, rRecords] = [a.sightings.records(a.published, n, 'here'), r.sightings.records(r.published, n, 'here')]
     const spans = (records: VisibilityRecord[]): SetupResult['atNode'] => { const { allPeers, perPeer } = summarize(records, n - 1); return { allPeers, perPeer } }
     o.log(`    agency × ${n} processes: the author's answer (gossiped, durable) after p50 ${percentile(acks, 0.5).toFixed(0)} / p99 ${percentile(acks, 0.99).toFixed(0)} ms`)
+    for (const [name, sent] of [['agency', a.sent()], ['raw gossipsub', r.sent()]] as const) {
+      for (const kind of new Set(sent.map(p => p.kind))) {
+        const before = sent.filter(p => p.kind === kind && p.sentAt !== undefined).map(p => (p.sentAt as number) - p.at)
+        if (before.length > 0) o.log(`    ${name} ${kind}s: from the publish call to the author's send p50 ${percentile(before, 0.5).toFixed(0)} / p99 ${percentile(before, 0.99).toFixed(0)} ms`)
+      }
+    }
     for (const kind of ['claim', 'finding']) {
       const lasts = a.sightings.records(a.published.filter(p => p.kind === kind), n, 'atNode').filter(x => x.missing === 0).map(x => Math.max(...x.delays))
       if (lasts.length > 0) o.log(`    agency ${kind}s at every peer by the nodes' clocks: p50 ${percentile(lasts, 0.5).toFixed(0)} / p99 ${percentile(lasts, 0.99).toFixed(0)} ms`)
