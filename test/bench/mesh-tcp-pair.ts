@@ -364,7 +364,7 @@ export async function tcpPair (n: number, o: MeshRunOptions): Promise<SetupResul
     for (const [name, sent] of [['agency', a.sent()], ['raw gossipsub', r.sent()]] as const) {
       for (const kind of new Set(sent.map(p => p.kind))) {
         const before = sent.filter(p => p.kind === kind && p.sentAt !== undefined).map(p => (p.sentAt as number) - p.at)
-        if (before.length > 0) o.log(`    ${name} ${kind}s: from the publish call to the author's send p50 ${percentile(before, 0.5).toFixed(0)} / p99 ${percentile(before, 0.99).toFixed(0)} ms`)
+        if (before.length > 0) o.log(`    ${name} ${kind === 'raw' ? 'payload' : kind}s: from the publish call to the author's send p50 ${percentile(before, 0.5).toFixed(0)} / p99 ${percentile(before, 0.99).toFixed(0)} ms`)
       }
     }
     for (const kind of ['claim', 'finding']) {
