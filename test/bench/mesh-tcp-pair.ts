@@ -4,11 +4,14 @@
 // shares its cores), running one swarm after the other measured them under
 // different loads; here they idle through the same window and their
 // publications alternate (agency's k-th, then a raw payload of the size that
-// entry had on the wire), so each system meets the same load.
+// entry had on the wire), so each system meets the same load. Each node's
+// own clock times when it took a message in (one host, one clock): agency's
+// from its entries' accepted_at, read after the window, so nothing watches
+// the daemons while they publish.
 import { spawn, type ChildProcess } from 'node:child_process'
 import { randomUUID } from 'node:crypto'
 import { existsSync } from 'node:fs'
-import { mkdtemp, rm } from 'node:fs/promises'
+import { mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { createInterface } from 'node:readline'
@@ -31,8 +34,12 @@ function pickEarlier<T> (items: T[], i: number, k: number): T[] {
 }
 
 async function until (what: string, check: () => boolean, timeoutMs: number): Promise<void> {
+  await untilAsync(what, async () => check(), timeoutMs)
+}
+
+async function untilAsync (what: string, check: () => Promise<boolean>, timeoutMs: number): Promise<void> {
   const deadline = Date.now() + timeoutMs
-  while (!check()) {
+  while (!await check()) {
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
     await sleep(100)
   }
@@ -70,38 +77,33 @@ interface Published {
 }
 
 /**
- * Per (message, receiving node) the time this process saw it arrive from the
- * node, and the time the node says it took it in (its own clock; same host).
+ * Per (message, receiving node) the time the node says it took the message
+ * in, on its own clock (one host: one clock).
  */
 class Sightings {
-  private readonly seen = new Map<string, Map<number, { here: number, atNode: number }>>()
-  note (key: string, node: number, here: number, atNode: number): boolean {
+  private readonly seen = new Map<string, Map<number, number>>()
+  note (key: string, node: number, atNode: number): void {
     let m = this.seen.get(key)
-    const first = m === undefined
     if (m === undefined) this.seen.set(key, m = new Map())
-    if (!m.has(node)) m.set(node, { here, atNode })
-    return first
+    if (!m.has(node)) m.set(node, atNode)
   }
 
   count (key: string): number { return this.seen.get(key)?.size ?? 0 }
   /**
-   * The spans to each peer, by `clock`: from the publish call until this
-   * process saw it (here) or the peer took it in by its own clock (atNode);
-   * or gossip alone (fromSend): from the author sending it until the peer
-   * took it in, both by the nodes' clocks. A message whose send time is not
-   * known counts as reaching nobody.
+   * The spans to each peer: from the publish call (`from: 'call'`), or from
+   * the author's send (`'send'`: gossip alone), until the peer took it in. A
+   * message whose send time is not known counts as reaching nobody.
    */
-  records (published: Published[], n: number, clock: 'here' | 'atNode' | 'fromSend'): VisibilityRecord[] {
+  records (published: Published[], n: number, from: 'call' | 'send'): VisibilityRecord[] {
     return published.map(p => {
-      const start = clock === 'fromSend' ? p.sentAt : p.at
-      const end = clock === 'here' ? 'here' : 'atNode'
-      const delays = start === undefined ? [] : [...(this.seen.get(p.key) ?? new Map())].filter(([i]) => i !== p.from).map(([, t]) => t[end] - start)
+      const start = from === 'send' ? p.sentAt : p.at
+      const delays = start === undefined ? [] : [...(this.seen.get(p.key) ?? new Map<number, number>())].filter(([i]) => i !== p.from).map(([, t]) => t - start)
       return { kind: p.kind, delays, missing: n - 1 - delays.length }
     })
   }
 
   /** When node `node` took in message `key`, by its clock. */
-  atNode (key: string, node: number): number | undefined { return this.seen.get(key)?.get(node)?.atNode }
+  atNode (key: string, node: number): number | undefined { return this.seen.get(key)?.get(node) }
 }
 
 /**
@@ -114,15 +116,20 @@ function profileMark (daemons: LocalDaemon[]): void {
   for (const d of daemons) d.child.kill('SIGUSR2')
 }
 
-/** N agentd processes, watched through their gRPC WatchLog streams. */
+/**
+ * N agentd processes. Nothing watches them while they publish: each entry
+ * carries the time its daemon took it in (accepted_at), read from every
+ * daemon's log once the window is over, so the observer costs the daemons
+ * nothing while it matters (a WatchLog stream per daemon did, at the moment
+ * of every delivery; a raw node prints a line).
+ */
 class AgencySwarm {
   readonly daemons: LocalDaemon[] = []
   readonly clients: Agency[] = []
   readonly sightings = new Sightings()
   readonly published: Published[] = []
-  /** the wire size of each entry, by key, from the first WatchLog that showed it */
-  readonly sizes = new Map<string, number>()
-  private readonly streams: Array<{ cancel: () => void }> = []
+  /** the wire size of a claim's entry, learned from the first (claims differ only in a digit or two of the task's name) */
+  private claimBytes?: number
   private readonly tasks: string[]
   startSeconds = 0
 
@@ -157,26 +164,25 @@ class AgencySwarm {
     }
     this.startSeconds = (performance.now() - started) / 1000
     o.log(`    agency × ${n} processes: started in ${this.startSeconds.toFixed(0)} s`)
-    // keyed by entry id for findings, "claim:<task>" for claims (a no-wait claim answers without its entry id), "task:<id>" for tasks
-    const keyOf = (e: LogEntry): string => {
-      if (e.kind === 'claim') return `claim:${(JSON.parse(e.bodyJson) as { task: string }).task}`
-      if (e.kind === 'task') return `task:${(JSON.parse(e.bodyJson) as { id: string }).id}`
-      return e.id
-    }
-    this.clients.forEach((c, i) => {
-      const s = c.stream<LogEntry>((raw, md) => raw.watchLog({ after: 0, follow: true }, md))
-      this.streams.push(s)
-      void (async () => {
-        try {
-          for await (const e of s) {
-            const key = keyOf(e)
-            if (this.sightings.note(key, i, Date.now(), e.acceptedAt)) this.sizes.set(key, gossipBytes(e))
-          }
-        } catch { /* cancelled */ }
-      })()
-    })
     for (const id of this.tasks) await this.clients[0].call(c => c.addTask, { id, title: id, description: '', deps: [], scope: [`src/t/${id}.ts`], priority: 0 })
-    await until('the tasks at every daemon', () => this.tasks.every(id => this.sightings.count(`task:${id}`) >= n), 300_000)
+    await untilAsync('the tasks at every daemon', async () => await this.holdEverywhere({ task: this.tasks.length }), 300_000)
+  }
+
+  /** True once every daemon's log holds at least these many entries of each kind. */
+  private async holdEverywhere (counts: Record<string, number>): Promise<boolean> {
+    const infos = await Promise.all(this.clients.map(async c => await c.call(x => x.logInfo, {}) as { byKind: Record<string, number> }))
+    return infos.every(info => Object.entries(counts).every(([kind, k]) => (info.byKind[kind] ?? 0) >= k))
+  }
+
+  /** Reads every daemon's log whole and notes when it took in each published entry. */
+  async readLogs (): Promise<void> {
+    // keyed by entry id for findings, "claim:<task>" for claims (a no-wait claim answers without its entry id)
+    await Promise.all(this.clients.map(async (c, i) => {
+      for await (const e of c.stream<LogEntry>((raw, md) => raw.watchLog({ after: 0, follow: false }, md))) {
+        if (e.kind === 'claim') this.sightings.note(`claim:${(JSON.parse(e.bodyJson) as { task: string }).task}`, i, e.acceptedAt)
+        else if (e.kind === 'finding') this.sightings.note(e.id, i, e.acceptedAt)
+      }
+    }))
   }
 
   pids (): number[] { return this.daemons.map(d => d.child.pid as number) }
@@ -187,30 +193,46 @@ class AgencySwarm {
     return await Promise.all(this.daemons.map(async d => d.metrics == null ? new Map() : await scrape(d.metrics)))
   }
 
-  /** Publication k from a random daemon: a claim (even k) or a finding; resolves with its key once the author answered. */
-  async publish (k: number): Promise<string> {
+  /**
+   * Publication k from a random daemon: a claim (even k) or a finding;
+   * resolves once the author answered, with the size the entry had on the
+   * wire (a claim's: the first claim's, read from its author's log at once).
+   */
+  async publish (k: number): Promise<number> {
     const from = Math.floor(Math.random() * this.n)
     const at = Date.now()
     let key: string
+    let bytes: number | undefined
     if (k % 2 === 0) {
       const task = this.tasks[k / 2]
       await this.clients[from].call(c => c.claim, { task, scope: [], noWait: true })
       key = `claim:${task}`
+      if (this.claimBytes === undefined) {
+        for await (const e of this.clients[from].stream<LogEntry>((raw, md) => raw.watchLog({ after: 0, follow: false }, md))) {
+          // as a claim by an author with an entry before it (a 32-byte prev), as nearly all are
+          if (e.kind === 'claim') this.claimBytes = gossipBytes({ ...e, seq: Math.max(2, e.seq) })
+        }
+      }
+      bytes = this.claimBytes
     } else {
       const reply = await this.clients[from].call(c => c.recordFinding, { ...findingBody(k), refs: [], supersedes: '' }) as { entry?: LogEntry }
       key = reply.entry?.id ?? ''
+      bytes = reply.entry !== undefined ? gossipBytes(reply.entry) : undefined
     }
     this.published.push({ key, kind: k % 2 === 0 ? 'claim' : 'finding', at, acked: Date.now(), from })
-    return key
+    return bytes ?? 0
   }
 
-  complete (): boolean { return this.published.every(p => this.sightings.count(p.key) >= this.n) }
+  /** True once every daemon holds every published entry (asked, not watched). */
+  async complete (): Promise<boolean> {
+    const claims = this.published.filter(p => p.kind === 'claim').length
+    return await this.holdEverywhere({ claim: claims, finding: this.published.length - claims })
+  }
 
-  /** The published entries with the time each author placed its own (its accepted_at), from its WatchLog. */
+  /** The published entries with the time each author placed its own (its accepted_at): readLogs first. */
   sent (): Published[] { return this.published.map(p => ({ ...p, sentAt: this.sightings.atNode(p.key, p.from) })) }
 
   async stop (): Promise<void> {
-    for (const s of this.streams) s.cancel()
     for (const c of this.clients) c.close()
     await Promise.allSettled(this.daemons.map(async d => await d.stop()))
     await rm(this.root, { recursive: true, force: true })
@@ -260,7 +282,7 @@ class RawSwarm {
           // Timed here, as agency's deliveries are timed when the WatchLog
           // stream brings them to this process: both include the hop from the
           // node to the benchmark.
-          else if (cmd === 'recv') this.sightings.note(`raw:${x}`, i, Date.now(), Number(line.split(' ')[2]))
+          else if (cmd === 'recv') this.sightings.note(`raw:${x}`, i, Number(line.split(' ')[2]))
           else if (cmd === 'sent') this.sentAt.set(`raw:${x}`, Number(line.split(' ')[2]))
           else if (cmd === 'connections') this.connectionAnswers.push(Number(x))
         })
@@ -301,6 +323,11 @@ class RawSwarm {
   }
 }
 
+/** Per published message, when each node took it in (its clock; null: never): BENCH_MESH_DUMP=<file> writes these for a closer look. */
+function timesOf (published: Published[], sightings: Sightings, n: number): Array<Published & { nodes: Array<number | null> }> {
+  return published.map(p => ({ ...p, nodes: Array.from({ length: n }, (_, i) => sightings.atNode(p.key, i) ?? null) }))
+}
+
 async function cpuOf (pids: number[]): Promise<number[]> {
   return await Promise.all(pids.map(childCpuSeconds))
 }
@@ -333,18 +360,17 @@ export async function tcpPair (n: number, o: MeshRunOptions): Promise<SetupResul
     const rss = async (pids: number[]): Promise<number> => sum(await Promise.all(pids.map(childRssBytes))) / n
     const [aRss, rRss] = [await rss(a.pids()), await rss(r.pids())]
 
-    // Agency's k-th, then raw's k-th with the size agency's had on the wire (as far as known yet: else their mean so far).
+    // Agency's k-th, then raw's k-th with the size agency's had on the wire.
     const busyStart = Date.now()
     const sizes: number[] = []
     for (let k = 0; k < 2 * o.perKind; k++) {
-      const key = await a.publish(k)
+      const size = await a.publish(k)
       await sleep(o.spacingMs / 2)
-      const size = a.sizes.get(key)
-      if (size !== undefined && size > 0) sizes.push(size)
-      r.publish(k, size ?? (sizes.length > 0 ? Math.round(sum(sizes) / sizes.length) : 300))
+      if (size > 0) sizes.push(size)
+      r.publish(k, size > 0 ? size : 300)
       await sleep(o.spacingMs / 2)
     }
-    await until('every message at every node', () => a.complete() && r.complete(), o.waitMs).catch(() => {})
+    await untilAsync('every message at every node', async () => r.complete() && await a.complete(), o.waitMs).catch(() => {})
     profileMark(a.daemons)
     const [a2, r2] = [await cpuOf(a.pids()), await cpuOf(r.pids())]
     const busySeconds = (Date.now() - busyStart) / 1000
@@ -358,8 +384,10 @@ export async function tcpPair (n: number, o: MeshRunOptions): Promise<SetupResul
       const deliveries = sum(records.map(x => x.delays.length))
       return deliveries === 0 ? undefined : 1000 * (sum(c2) - sum(c1) - idle(c1, c0) * n * busySeconds) / deliveries
     }
-    const [aRecords, rRecords] = [a.sightings.records(a.published, n, 'here'), r.sightings.records(r.published, n, 'here')]
-    const spans = (records: VisibilityRecord[]): SetupResult['atNode'] => { const { allPeers, perPeer } = summarize(records, n - 1); return { allPeers, perPeer } }
+    await a.readLogs()
+    if (process.env.BENCH_MESH_DUMP != null) await writeFile(process.env.BENCH_MESH_DUMP, JSON.stringify({ agency: timesOf(a.sent(), a.sightings, n), raw: timesOf(r.sent(), r.sightings, n) }))
+    const [aRecords, rRecords] = [a.sightings.records(a.published, n, 'call'), r.sightings.records(r.published, n, 'call')]
+    const spans = (records: VisibilityRecord[]): SetupResult['gossipOnly'] => { const { allPeers, perPeer } = summarize(records, n - 1); return { allPeers, perPeer } }
     o.log(`    agency × ${n} processes: the author's answer (gossiped, durable) after p50 ${percentile(acks, 0.5).toFixed(0)} / p99 ${percentile(acks, 0.99).toFixed(0)} ms`)
     for (const [name, sent] of [['agency', a.sent()], ['raw gossipsub', r.sent()]] as const) {
       for (const kind of new Set(sent.map(p => p.kind))) {
@@ -368,16 +396,15 @@ export async function tcpPair (n: number, o: MeshRunOptions): Promise<SetupResul
       }
     }
     for (const kind of ['claim', 'finding']) {
-      const lasts = a.sightings.records(a.published.filter(p => p.kind === kind), n, 'atNode').filter(x => x.missing === 0).map(x => Math.max(...x.delays))
-      if (lasts.length > 0) o.log(`    agency ${kind}s at every peer by the nodes' clocks: p50 ${percentile(lasts, 0.5).toFixed(0)} / p99 ${percentile(lasts, 0.99).toFixed(0)} ms`)
+      const lasts = a.sightings.records(a.published.filter(p => p.kind === kind), n, 'call').filter(x => x.missing === 0).map(x => Math.max(...x.delays))
+      if (lasts.length > 0) o.log(`    agency ${kind}s at every peer: p50 ${percentile(lasts, 0.5).toFixed(0)} / p99 ${percentile(lasts, 0.99).toFixed(0)} ms`)
     }
     return [{
       setup: SETUP,
       system: 'agency',
       nodes: n,
       ...summarize(aRecords, n - 1),
-      atNode: spans(a.sightings.records(a.published, n, 'atNode')),
-      gossipOnly: spans(a.sightings.records(a.sent(), n, 'fromSend')),
+      gossipOnly: spans(a.sightings.records(a.sent(), n, 'send')),
       payloadBytes,
       ackMs: { p50: percentile(acks, 0.5), p99: percentile(acks, 0.99) },
       idleCpuPerNode: idle(a1, a0),
@@ -385,21 +412,20 @@ export async function tcpPair (n: number, o: MeshRunOptions): Promise<SetupResul
       cpuPerDeliveryMs: perDelivery(a2, a1, a0, aRecords),
       rssPerNodeBytes: aRss,
       startSeconds: a.startSeconds,
-      note: 'times include the gRPC hop from each daemon to the benchmark process'
+      note: 'each daemon\'s time is its entry\'s accepted_at, read from its log after the window'
     }, {
       setup: SETUP,
       system: 'raw gossipsub',
       nodes: n,
       ...summarize(rRecords, n - 1),
-      atNode: spans(r.sightings.records(r.published, n, 'atNode')),
-      gossipOnly: spans(r.sightings.records(r.sent(), n, 'fromSend')),
+      gossipOnly: spans(r.sightings.records(r.sent(), n, 'send')),
       payloadBytes,
       idleCpuPerNode: idle(r1, r0),
       busyCpuPerNode: (sum(r2) - sum(r1)) / busySeconds / n,
       cpuPerDeliveryMs: perDelivery(r2, r1, r0, rRecords),
       rssPerNodeBytes: rRss,
       startSeconds: r.startSeconds,
-      note: `times include the stdout hop from each node to the benchmark process${r.compiled ? '' : '; nodes ran under tsx (run npm run build first), which inflates their CPU and RSS'}`
+      note: `each node\'s time is the one it printed with the message${r.compiled ? '' : '; nodes ran under tsx (run npm run build first), which inflates their CPU and RSS'}`
     }]
   } finally {
     raw?.stop()

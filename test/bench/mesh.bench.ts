@@ -4,13 +4,14 @@
 //   npm run build && npm run bench:mesh -- [--sizes 10,50,200] [--tcp 10] [--per-kind 50]
 //     [--spacing-ms 300] [--wait-ms 30000] [--settle-ms 30000] [--idle-ms 10000] [--heartbeat-ms 2000] [--heartbeat-max-rate 16] [--process-heartbeat-budget 400] [--start-budget-s 900]
 //     [--counts] [--out results/bench-mesh.md]
+//   BENCH_MESH_DUMP=<file>: the TCP setup also writes when each node took in each message (JSON)
 //
 // Setups: N agentd in this process over the libp2p memory transport (each
 // bootstrapped to a few random earlier ones), and --tcp agentd processes over
 // TCP on loopback. Each publishes --per-kind claims and as many findings from
 // random nodes; reported: p50 and p99 of the time until the last peer
-// accepted it (and per delivery; over TCP also by each node's own clock, the
-// hop to this process left out), CPU per node while idle and while
+// accepted it (and per delivery; over TCP by each node's own clock, and also
+// gossip alone, from the author's send), CPU per node while idle and while
 // publishing, RSS per node. The same run starts raw gossipsub nodes (agentd's
 // libp2p stack, no daemon) publishing payloads of the same size, so agency's
 // overhead is a ratio; over TCP both swarms are up at once and publish in
@@ -115,7 +116,7 @@ async function main (): Promise<void> {
   const report = (r: SetupResult): void => {
     log(r.published === 0
       ? `    ${r.system}: ${r.note ?? 'nothing measured'}`
-      : `    ${r.system}: all peers p50 ${r.allPeers?.p50.toFixed(0) ?? '—'} ms, p99 ${r.allPeers?.p99.toFixed(0) ?? '—'} ms${r.atNode?.allPeers != null ? ` (by the nodes' clocks ${r.atNode.allPeers.p50.toFixed(0)} / ${r.atNode.allPeers.p99.toFixed(0)} ms)` : ''}${r.gossipOnly?.allPeers != null ? ` (gossip alone ${r.gossipOnly.allPeers.p50.toFixed(0)} / ${r.gossipOnly.allPeers.p99.toFixed(0)} ms)` : ''}; incomplete ${r.incomplete}/${r.published}; idle CPU ${(r.idleCpuPerNode * 100).toFixed(2)} % per node, busy ${(r.busyCpuPerNode * 100).toFixed(2)} %${r.cpuPerDeliveryMs !== undefined ? ` (${r.cpuPerDeliveryMs.toFixed(2)} ms CPU per delivery)` : ''}; payload ${r.payloadBytes} B`)
+      : `    ${r.system}: all peers p50 ${r.allPeers?.p50.toFixed(0) ?? '—'} ms, p99 ${r.allPeers?.p99.toFixed(0) ?? '—'} ms${r.gossipOnly?.allPeers != null ? ` (gossip alone ${r.gossipOnly.allPeers.p50.toFixed(0)} / ${r.gossipOnly.allPeers.p99.toFixed(0)} ms)` : ''}; incomplete ${r.incomplete}/${r.published}; idle CPU ${(r.idleCpuPerNode * 100).toFixed(2)} % per node, busy ${(r.busyCpuPerNode * 100).toFixed(2)} %${r.cpuPerDeliveryMs !== undefined ? ` (${r.cpuPerDeliveryMs.toFixed(2)} ms CPU per delivery)` : ''}; payload ${r.payloadBytes} B`)
     results.push(r)
   }
   const run = async (label: string, job: SetupJob): Promise<SetupResult[]> => {
@@ -140,7 +141,7 @@ async function main (): Promise<void> {
     '',
     `Machine: ${cpus().length} cores, ${(totalmem() / 1024 ** 3).toFixed(0)} GiB; load average at start ${load.map(x => x.toFixed(1)).join(' / ')}. Heartbeat ${args.heartbeatMs} ms (growing with the swarm to at most ${args.heartbeatMaxRate ?? 16} received per second per daemon; in one process at most ${args.processHeartbeatBudget ?? 400} / N), lease ${args.liveTimeoutMs} ms; ${args.perKind} claims and ${args.perKind} findings per setup, one every ${args.spacingMs} ms from a random node; each node bootstraps to ${args.bootstrap} random earlier nodes; every setup is left alone for ${((args.settleMs ?? 0) / 1000).toFixed(0)} s once up, then idle CPU is measured over ${(args.idleMs / 1000).toFixed(0)} s. Whole run: ${((performance.now() - started) / 1000).toFixed(0)} s; load average at the end ${loadavg().map(x => x.toFixed(1)).join(' / ')}.`,
     '',
-    '"Visible at all peers": from the publish call until the last other node accepted the entry (agency: its log accepted it, signature and chain checked; an own entry is published once it is durable on its author\'s disk, and the author answers then; raw: gossipsub delivered it), as this process saw it arrive (over TCP: through each daemon\'s WatchLog stream, or each raw node\'s stdout). "By each node\'s clock" ends the span where the node took it in instead (agency: the entry\'s accepted_at; raw: the time the node printed with it), leaving out the hop to this process, which costs a gRPC stream more than a pipe. "Gossip alone" starts the span where the author sent the message instead, by its clock (agency: where it placed its entry, after the entry\'s durable write; raw: where the node published), leaving out the API call and the author\'s write as well. Both sides publish payloads of the same size with the same libp2p stack and gossipsub options (src/mesh/node.ts). CPU is the share of one core per node; CPU per delivery (TCP) is what the publishing window cost all nodes beyond their idle rate, per message and receiving peer, the comparison a loaded machine leaves fair.',
+    '"Visible at all peers": from the publish call until the last other node accepted the entry (agency: its log accepted it, signature and chain checked; an own entry is published once it is durable on its author\'s disk, and the author answers then; raw: gossipsub delivered it). Over TCP the span ends by the node\'s own clock where it took the message in (agency: the entry\'s accepted_at, read from every daemon\'s log once the window is over, so nothing watches the daemons while they publish; raw: the time the node printed with the message); sessions before 11 timed agency through a WatchLog stream per daemon, which put a gRPC message into every delivery. "Gossip alone" starts the span where the author sent the message, by its clock (agency: where it placed its entry, after the entry\'s durable write; raw: where the node published), leaving out the API call and the author\'s write as well. Both sides publish payloads of the same size with the same libp2p stack and gossipsub options (src/mesh/node.ts). CPU is the share of one core per node; CPU per delivery (TCP) is what the publishing window cost all nodes beyond their idle rate, per message and receiving peer, the comparison a loaded machine leaves fair.',
     ...results.filter(r => r.ackMs !== undefined).map(r => `\nagency, ${r.setup} × ${r.nodes}: the author answered the publish call (its entry gossiped and synced to disk) after p50 ${formatMs(r.ackMs?.p50)} / p99 ${formatMs(r.ackMs?.p99)} ms.`),
     '',
     resultsMarkdown(results),
