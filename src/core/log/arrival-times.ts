@@ -1,8 +1,8 @@
-// When this replica took in its most recent entries, by cursor: how long an
-// entry took to reach here from its author (`agency log show`, the mesh
-// benchmark's time at every peer) without a field on every held entry. A
-// ring of the last `capacity` cursors; older ones, and those taken in before
-// this start (restored from disk), are unknown.
+// When this replica took in its most recent entries, by cursor: the API's
+// accepted_at (in `agency log --json`; the mesh benchmark's time at every
+// peer), without a field on every held entry. A ring of the last `capacity`
+// cursors; older ones, and those taken in before this start (restored from
+// disk), are unknown.
 
 export class ArrivalTimes {
   private readonly cursors: Float64Array
