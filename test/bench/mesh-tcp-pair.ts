@@ -279,9 +279,7 @@ class RawSwarm {
           const [cmd, x] = line.split(' ')
           if (cmd === 'addr') a = x
           else if (cmd === 'ready') { clearTimeout(timer); resolve(a) }
-          // Timed here, as agency's deliveries are timed when the WatchLog
-          // stream brings them to this process: both include the hop from the
-          // node to the benchmark.
+          // the node's own time, as agency's accepted_at is its daemon's
           else if (cmd === 'recv') this.sightings.note(`raw:${x}`, i, Number(line.split(' ')[2]))
           else if (cmd === 'sent') this.sentAt.set(`raw:${x}`, Number(line.split(' ')[2]))
           else if (cmd === 'connections') this.connectionAnswers.push(Number(x))
