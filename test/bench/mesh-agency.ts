@@ -9,6 +9,7 @@ import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { Daemon } from '../../src/daemon/daemon.js'
 import { ownCpuSeconds, summarize, type SetupResult, type VisibilityRecord } from './mesh-stats.js'
+import { waitFor } from '../helpers/wait-for.js'
 
 export interface MeshRunOptions {
   /** claims and findings published, each */
@@ -53,14 +54,6 @@ export function inProcessHeartbeatRate (n: number, o: Pick<MeshRunOptions, 'hear
   return Math.max(1, Math.min(o.heartbeatMaxRate ?? 16, Math.floor((o.processHeartbeatBudget ?? 400) / n)))
 }
 
-async function until (what: string, check: () => boolean | Promise<boolean>, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
-    await sleep(250)
-  }
-}
-
 function pickEarlier (addrs: string[], i: number, k: number): string[] {
   const out = new Set<string>()
   for (let j = 0; j < Math.min(k, i) * 3 && out.size < Math.min(k, i); j++) out.add(addrs[Math.floor(Math.random() * i)])
@@ -100,12 +93,12 @@ export async function agencyInProcess (n: number, o: MeshRunOptions): Promise<Se
     }
     const startSeconds = (performance.now() - started) / 1000
     o.log(`    agency × ${n} in-process: started in ${startSeconds.toFixed(0)} s`)
-    await until('every daemon to have gossip subscribers', () => daemons.every(d => d.gossip.subscribers() >= Math.min(n - 1, 2)), 300_000)
+    await waitFor(() => daemons.every(d => d.gossip.subscribers() >= Math.min(n - 1, 2)), { what: 'every daemon to have gossip subscribers', timeoutMs: 300_000, intervalMs: 250 })
 
     // tasks to claim, from node 0, seen everywhere
     const tasks = Array.from({ length: o.perKind }, (_, k) => `bench-task-${k}`)
     for (const id of tasks) await daemons[0].boardService.addTask({ id, title: id, description: '', deps: [], scope: [`src/t/${id}.ts`], priority: 0 })
-    await until('the tasks at every daemon', () => daemons.every(d => tasks.every(id => { try { d.boardService.task(id); return true } catch { return false } })), 300_000)
+    await waitFor(() => daemons.every(d => tasks.every(id => { try { d.boardService.task(id); return true } catch { return false } })), { what: 'the tasks at every daemon', timeoutMs: 300_000, intervalMs: 250 })
 
     await sleep(o.settleMs ?? 0)
     const cpu0 = ownCpuSeconds()
@@ -147,7 +140,7 @@ export async function agencyInProcess (n: number, o: MeshRunOptions): Promise<Se
       await sleep(o.spacingMs)
     }
     const everyone = (): boolean => published.every(p => (seen.get(p.id)?.size ?? 0) >= n)
-    await until('every entry at every daemon', everyone, o.waitMs).catch(() => {})
+    await waitFor(everyone, { what: 'every entry at every daemon', timeoutMs: o.waitMs, intervalMs: 250 }).catch(() => {})
     const busyCpuPerNode = (ownCpuSeconds() - busy0) / ((performance.now() - busyStart) / 1000) / n
 
     const records: VisibilityRecord[] = published.map(p => {

@@ -10,6 +10,7 @@ import { generateKeyPair } from '@libp2p/crypto/keys'
 import { createMeshNode, type MeshLibp2p } from '../../src/mesh/node.js'
 import type { MeshRunOptions } from './mesh-agency.js'
 import { ownCpuSeconds, summarize, type SetupResult, type VisibilityRecord } from './mesh-stats.js'
+import { waitFor } from '../helpers/wait-for.js'
 
 function pickEarlier<T> (items: T[], i: number, k: number): T[] {
   const out = new Set<T>()
@@ -23,15 +24,6 @@ function payload (seq: number, bytes: number): Uint8Array {
   data.writeUInt32BE(seq, 1)
   for (let i = 5; i < bytes; i++) data[i] = Math.floor(Math.random() * 256)
   return data
-}
-
-async function until (check: () => boolean, timeoutMs: number): Promise<boolean> {
-  const deadline = Date.now() + timeoutMs
-  while (!check()) {
-    if (Date.now() > deadline) return false
-    await sleep(100)
-  }
-  return true
 }
 
 /** N raw gossipsub nodes in this process over the memory transport. */
@@ -56,7 +48,7 @@ export async function rawInProcess (n: number, payloadBytes: number, o: MeshRunO
       nodes.push(node)
     }
     const startSeconds = (performance.now() - started) / 1000
-    await until(() => nodes.every(x => x.services.pubsub.getSubscribers(topic).length >= Math.min(n - 1, 2)), 300_000)
+    await waitFor(() => nodes.every(x => x.services.pubsub.getSubscribers(topic).length >= Math.min(n - 1, 2)), { timeoutMs: 300_000, intervalMs: 100 }).catch(() => {})
     await sleep(Math.max(3_000, o.settleMs ?? 0)) // a few gossipsub heartbeats to build the mesh, and the same settling as agency's
 
     const cpu0 = ownCpuSeconds()
@@ -74,7 +66,7 @@ export async function rawInProcess (n: number, payloadBytes: number, o: MeshRunO
       published.push({ seq: k, at, from })
       await sleep(o.spacingMs)
     }
-    await until(() => published.every(p => (seen.get(p.seq)?.size ?? 0) >= n - 1), o.waitMs)
+    await waitFor(() => published.every(p => (seen.get(p.seq)?.size ?? 0) >= n - 1), { timeoutMs: o.waitMs, intervalMs: 100 }).catch(() => {})
     const busyCpuPerNode = (ownCpuSeconds() - busy0) / ((performance.now() - busyStart) / 1000) / n
     const records: VisibilityRecord[] = published.map(p => {
       const delays = [...(seen.get(p.seq) ?? new Map<number, number>())].filter(([i]) => i !== p.from).map(([, t]) => t - p.at)

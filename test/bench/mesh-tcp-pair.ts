@@ -19,6 +19,7 @@ import { fileURLToPath } from 'node:url'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { connectAgency, type Agency } from '../../src/api/client.js'
 import { startLocalDaemon, type LocalDaemon } from '../../src/swarm/local-daemon.js'
+import { waitFor } from '../helpers/wait-for.js'
 import type { LogEntry } from '../../src/gen/agency/v1/api.js'
 import { Claim, Entry, Finding } from '../../src/gen/agency/v1/log.js'
 import type { MeshRunOptions } from './mesh-agency.js'
@@ -31,18 +32,6 @@ function pickEarlier<T> (items: T[], i: number, k: number): T[] {
   const out = new Set<T>()
   for (let j = 0; j < Math.min(k, i) * 3 && out.size < Math.min(k, i); j++) out.add(items[Math.floor(Math.random() * i)])
   return [...out]
-}
-
-async function until (what: string, check: () => boolean, timeoutMs: number): Promise<void> {
-  await untilAsync(what, async () => check(), timeoutMs)
-}
-
-async function untilAsync (what: string, check: () => Promise<boolean>, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs
-  while (!await check()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
-    await sleep(100)
-  }
 }
 
 /**
@@ -165,7 +154,7 @@ class AgencySwarm {
     this.startSeconds = (performance.now() - started) / 1000
     o.log(`    agency × ${n} processes: started in ${this.startSeconds.toFixed(0)} s`)
     for (const id of this.tasks) await this.clients[0].call(c => c.addTask, { id, title: id, description: '', deps: [], scope: [`src/t/${id}.ts`], priority: 0 })
-    await untilAsync('the tasks at every daemon', async () => await this.holdEverywhere({ task: this.tasks.length }), 300_000)
+    await waitFor(async () => await this.holdEverywhere({ task: this.tasks.length }), { what: 'the tasks at every daemon', timeoutMs: 300_000, intervalMs: 100 })
   }
 
   /** True once every daemon's log holds at least these many entries of each kind. */
@@ -299,7 +288,7 @@ class RawSwarm {
   async connections (): Promise<number> {
     this.connectionAnswers = []
     for (const c of this.children) c.stdin?.write('connections\n')
-    await until('every raw node\'s connections', () => this.connectionAnswers.length >= this.n, 10_000)
+    await waitFor(() => this.connectionAnswers.length >= this.n, { what: 'every raw node\'s connections', timeoutMs: 10_000, intervalMs: 100 })
     return sum(this.connectionAnswers) / this.n
   }
 
@@ -368,7 +357,7 @@ export async function tcpPair (n: number, o: MeshRunOptions): Promise<SetupResul
       r.publish(k, size > 0 ? size : 300)
       await sleep(o.spacingMs / 2)
     }
-    await untilAsync('every message at every node', async () => r.complete() && await a.complete(), o.waitMs).catch(() => {})
+    await waitFor(async () => r.complete() && await a.complete(), { what: 'every message at every node', timeoutMs: o.waitMs, intervalMs: 100 }).catch(() => {})
     profileMark(a.daemons)
     const [a2, r2] = [await cpuOf(a.pids()), await cpuOf(r.pids())]
     const busySeconds = (Date.now() - busyStart) / 1000
