@@ -25,10 +25,7 @@ beforeAll(async () => {
   await amy.addTasks(['docs', 'lint'].map(id => ({ id, title: id, description: '', deps: [], scope: [`${id}/**`], priority: 0 })))
 }, 120_000)
 afterAll(async () => {
-  await gate?.open().catch(() => {})
-  await amy?.repo().backgroundSettled()
-  await swarm?.cleanup()
-  await gate?.remove()
+  await gate?.teardown([amy], async () => { await swarm?.cleanup() })
 })
 
 describe('background integrates queued while the agent works on', () => {

@@ -32,10 +32,7 @@ beforeAll(async () => {
   await waitFor('bob to see the tasks', () => bob.boardService.board.task('lint', bob.boardService.now()) !== undefined)
 }, 120_000)
 afterAll(async () => {
-  await gate?.open().catch(() => {})
-  await amy?.repo().backgroundSettled()
-  await swarm?.cleanup()
-  await gate?.remove()
+  await gate?.teardown([amy], async () => { await swarm?.cleanup() })
 })
 
 /** What the shared branch has at `path`, or undefined. */

@@ -38,10 +38,7 @@ beforeAll(async () => {
   await waitFor('ivy to see the tasks', () => ivy.boardService.board.task('misc', ivy.boardService.now()) !== undefined)
 }, 120_000)
 afterAll(async () => {
-  await gate?.open().catch(() => {})
-  for (const d of [amy, ...stopped]) await d?.repo().backgroundSettled()
-  await swarm?.cleanup()
-  await gate?.remove()
+  await gate?.teardown([amy, ...stopped], async () => { await swarm?.cleanup() })
 })
 
 

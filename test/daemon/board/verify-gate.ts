@@ -3,6 +3,7 @@
 import { mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import type { Daemon } from '../../../src/daemon/daemon.js'
 
 export class VerifyGate {
   private constructor (private readonly dir: string) {}
@@ -21,6 +22,18 @@ export class VerifyGate {
 
   async open (): Promise<void> { await writeFile(this.path, '') }
   async close (): Promise<void> { await rm(this.path, { force: true }) }
+  /**
+   * A gated swarm's teardown, in the order it needs: the gate opened, so no
+   * verify is left waiting; the background work of `daemons` finished; the
+   * swarm stopped (`cleanup`); the gate removed.
+   */
+  async teardown (daemons: Array<Daemon | undefined>, cleanup: () => Promise<void>): Promise<void> {
+    await this.open().catch(() => {})
+    for (const d of daemons) await d?.repo().backgroundSettled()
+    await cleanup()
+    await this.remove()
+  }
+
   /** Opens the gate for good (no verify is left waiting) and removes its directory. */
   async remove (): Promise<void> {
     await this.open().catch(() => {})
