@@ -338,7 +338,7 @@ export class HarnessSupervisor {
 }
 
 // The harness leads its own process group (detached), so -pid reaches all of
-// it. No fallback to the bare pid: once the leader is reaped, that pid may
+// it. No fallback to the bare pid: once the group leader is reaped, that pid may
 // belong to someone else.
 function signalGroup (pid: number, signal: NodeJS.Signals): void {
   try {

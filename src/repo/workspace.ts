@@ -113,7 +113,7 @@ function createWorkspace (p: WorkspaceParts): Workspace {
     taskBranch: (task) => taskBranchName(p.agentId, task),
 
     async dirtyFiles () {
-      // Not trimmed: the leading space of " M path" is part of the status.
+      // Not trimmed: its leading space of " M path" is part of the status.
       const out = (await git(p.dir, ['status', '--porcelain=v1', '-z', '--untracked-files=all'])).stdout
       const fields = splitZ(out)
       const files: string[] = []

@@ -1,7 +1,7 @@
 // What one later findings checkpoint costs on a data dir a daemon
 // checkpointed (bench:restart's seed): the index is read back from its
-// checkpoint, then a checkpoint of it is encoded whole (session 8's single
-// file) and in parts (the head alone: its full segments are already on
+// checkpoint, then a checkpoint of it is encoded whole (the single-file
+// format) and in parts (the head alone: its full segments are already on
 // disk). Nothing is written. Per format: bytes, wall ms and CPU ms of the encode.
 //
 //   npx tsx test/bench/findings-checkpoint.bench.ts [--dir /tmp/agency-restart-1000000] [--runs 3]
@@ -35,6 +35,6 @@ const time = (what: string, encode: () => Uint8Array): void => {
   console.log(`| ${what} | ${bytes.byteLength} | ${(performance.now() - t).toFixed(1)} | ${((cpu.user + cpu.system) / 1000).toFixed(1)} |`)
 }
 for (let r = 0; r < runs; r++) {
-  time('single file (session 8)', () => encodeFindingsCheckpoint(index.snapshot(cursor)!))
+  time('single file', () => encodeFindingsCheckpoint(index.snapshot(cursor)!))
   time('in parts: the head', () => encodeFindingsHead(index.snapshot(cursor, parts.length)!, parts))
 }

@@ -109,7 +109,7 @@ function profileMark (daemons: LocalDaemon[]): void {
  * N agentd processes. Nothing watches them while they publish: each entry
  * carries the time its daemon took it in (accepted_at), read from every
  * daemon's log once the window is over, so the observer costs the daemons
- * nothing while it matters (a WatchLog stream per daemon did, at the moment
+ * nothing while it matters (a WatchLog stream per daemon would, at the moment
  * of every delivery; a raw node prints a line).
  */
 class AgencySwarm {

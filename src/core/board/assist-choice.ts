@@ -8,12 +8,11 @@
 //   least the floor, with fewer live assistants than the budget.
 //   - floor: a daemon option (`agentd --assist-after`), default 0: an idle
 //     agent may assist a task as soon as it is held. Waiting for the median
-//     done time (the rule until session 6) kept idle agents idle while the
-//     critical path's holders worked alone: the simulator's 128- and
-//     1024-agent runs reached 90 % 8 to 15 % later with it (docs/benchmarks/
-//     bench-swarm.md). How long a task is held is this daemon's wall clock
-//     minus the holder's claim entry time: a skewed clock moves when help may
-//     start, nothing else.
+//     done time would keep idle agents idle while the critical path's
+//     holders work alone: the simulator's 128- and 1024-agent runs reach
+//     90 % 8 to 15 % later with it. How long a task is held is this
+//     daemon's wall clock minus the holder's claim entry time: a skewed
+//     clock moves when help may start, nothing else.
 //   - budget: assistants per task (default 2, a daemon option), counting the
 //     assists in progress whose assistant is live. The budget is the
 //     redundancy the swarm pays for: at most budget + 1 agents on a task.

@@ -1,5 +1,5 @@
 // An index of scopes for overlap checks: every alternative of every glob is
-// filed under its literal prefix (the leading segments that are plain text)
+// filed under its literal prefix (its leading segments that are plain text)
 // in a trie of path segments. An alternative can share a path with mine only
 // if one literal prefix is a prefix of the other, so a search visits the trie
 // nodes along my literal prefix and the subtree below it, and skips every
@@ -28,7 +28,7 @@ export interface ScopeMatch<T> {
 
 const node = (): TrieNode => ({ children: new Map(), postings: [] })
 
-/** The leading literal segments of an alternative. */
+/** An alternative's leading literal segments. */
 function literalPrefix (alternative: readonly Segment[]): string[] {
   const out: string[] = []
   for (const s of alternative) {

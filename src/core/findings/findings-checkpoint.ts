@@ -2,7 +2,7 @@
 // instead of indexing every finding of the log again. It covers the findings
 // up to a log cursor; those after it are indexed from the log as usual.
 //
-// This file holds the pieces of the format and session 8's single file,
+// This file holds the pieces of the format and the single-file format,
 // still read; the checkpoint written now is in parts
 // (findings-checkpoint-parts.ts), of the same sections. The single file, in
 // the container of core/log/checkpoint-sections.ts, under "AGFCKPT1":
@@ -86,7 +86,7 @@ export function segmentSections (segments: readonly SegmentSnapshot[]): { heads:
 
 export interface SegmentHead { terms: number, termBytes: number, postingBytes: number, docCount: number }
 
-/** The single-file checkpoint (session 8's format: still read, see findings-checkpoint-parts for the one written now). */
+/** The single-file checkpoint (the single-file format: still read, see findings-checkpoint-parts for the one written now). */
 export function encodeFindingsCheckpoint (s: FindingsSnapshot): Uint8Array {
   if (s.firstDoc !== 0) throw new InvalidArgumentError('a single-file findings checkpoint holds every document')
   const { header, sections } = wholeHeader(s)

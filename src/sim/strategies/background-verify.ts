@@ -17,7 +17,7 @@
 // serves (RepoService.verifyThenRequest; an integrator serves while a live
 // agent answered another agent's request lately, core/board/
 // integrator-serving, which stands for this model's `integrator.queued`).
-// 2 is the simulator's default since session 10, as agentd's prompt asks for
+// 2 is the simulator's default, as agentd's prompt asks for
 // `agency integrate --background` (step 5).
 
 import type { ProjectTask } from '../workload.js'

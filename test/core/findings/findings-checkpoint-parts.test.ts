@@ -3,7 +3,7 @@
 // the index of the whole log does, at any cut and after later checkpoints
 // that add parts and keep the old ones as they were; a part missing, torn or
 // of another index refuses the whole checkpoint; the single-file checkpoint
-// of session 8 is still read.
+// is still read.
 import { describe, expect, it } from 'vitest'
 import fc from 'fast-check'
 import { FindingsIndex } from '../../../src/core/findings/findings-index.js'
@@ -83,7 +83,7 @@ describe('a findings checkpoint in parts', () => {
     badHead[head.length >> 1] ^= 0x01
     expect(() => decodeFindingsCheckpointParts(badHead, reader(parts))).toThrow(InvalidArgumentError)
 
-    // session 8's single file: read whole, without parts
+    // the single-file format: read whole, without parts
     const single = decodeFindingsCheckpointParts(encodeFindingsCheckpoint(index.snapshot(log.cursor)!), () => undefined)
     expect(single.parts).toEqual([])
     const restored = FindingsIndex.fromSnapshot(single.snapshot, init, log)
