@@ -2,7 +2,7 @@
 // hidden test first passed, every interval an agent spent working on a task,
 // trap hits (and whether the trap had already been recorded by then), claim
 // settle times, and coordination traffic by kind. Also what the hazards
-// cost (src/sim/hazards.ts): how long the shared branch had broken tests, and
+// cost (src/sim/swarm-model/hazards.ts): how long the shared branch had broken tests, and
 // agent time by what it went on, so that waste (work thrown away or spent
 // undoing harm) and the redundancy helpers are budgeted (parallel attempts on
 // the critical path) are reported apart.

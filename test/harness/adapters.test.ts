@@ -1,7 +1,7 @@
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { HARNESS_NAMES, harnessLaunch, type HarnessContext, type HarnessLaunch } from '../../src/harness/index.js'
-import { SIM_AGENT_MAIN } from '../../src/harness/adapters/sim.js'
+import { SIM_AGENT_MAIN } from '../../src/harness/adapters/scripted.js'
 import { packageRoot } from '../../src/harness/package-paths.js'
 import { InvalidArgumentError } from '../../src/core/errors.js'
 
@@ -164,7 +164,7 @@ describe('harness adapters: golden command lines, environments and MCP configura
   })
 
   it('sim: this node running the compiled scripted agent, with no arguments', () => {
-    expect(SIM_AGENT_MAIN).toBe(join(packageRoot, 'dist', 'src', 'sim-agent', 'main.js'))
+    expect(SIM_AGENT_MAIN).toBe(join(packageRoot, 'dist', 'src', 'harness', 'scripted-agent', 'main.js'))
     const expected: HarnessLaunch = { ...common, command: process.execPath, args: [SIM_AGENT_MAIN], files: commonFiles }
     expect(harnessLaunch('sim', ctx)).toEqual(expected)
   })

@@ -5,8 +5,8 @@ import { baseLaunch } from './common.js'
 import { compiledModulePath } from '../package-paths.js'
 import type { HarnessContext, HarnessLaunch } from '../types.js'
 
-/** The compiled scripted agent, `dist/src/sim-agent/main.js`. */
-export const SIM_AGENT_MAIN = compiledModulePath('sim-agent/main.js')
+/** The compiled scripted agent, `dist/src/harness/scripted-agent/main.js`. */
+export const SIM_AGENT_MAIN = compiledModulePath('harness/scripted-agent/main.js')
 
 export function simLaunch (ctx: HarnessContext): HarnessLaunch {
   return baseLaunch(ctx, process.execPath, [SIM_AGENT_MAIN])

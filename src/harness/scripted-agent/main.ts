@@ -5,13 +5,13 @@
 // write the task's code from its recipe, avoiding approaches peers recorded as
 // failed -> run the tests -> integrate -> mark done -> record what happened.
 // Holding `plan` (a goal with an empty board), it adds the recipe's tasks.
-import '../polyfill.js'
+import '../../polyfill.js'
 import { execFile } from 'node:child_process'
 import { chmod, mkdir, writeFile } from 'node:fs/promises'
 import { dirname, join } from 'node:path'
 import { promisify } from 'node:util'
-import { connectAgency, type Agency } from '../api/client.js'
-import { ClaimOutcome, type AgencyClient, type TaskView } from '../gen/agency/v1/api.js'
+import { connectAgency, type Agency } from '../../api/client.js'
+import { ClaimOutcome, type AgencyClient, type TaskView } from '../../gen/agency/v1/api.js'
 import { attemptMs, loadRecipes, type Recipes } from './recipes.js'
 
 const run = promisify(execFile)

@@ -5,8 +5,8 @@
 // is scheduled for the end of every settle window. One runner per process
 // life: a crash ends it, a restart builds a new protocol and a new runner.
 
-import type { ClaimProtocol, ClaimNotice, ClaimTicket, ClaimVerdict, MyClaim, ProtocolOutput } from '../core/board/claim-protocol.js'
-import type { AppendRequest } from '../core/board/claim-protocol.js'
+import type { ClaimProtocol, ClaimNotice, ClaimTicket, ClaimVerdict, MyClaim, ProtocolOutput } from '../../core/board/claim-protocol.js'
+import type { AppendRequest } from '../../core/board/claim-protocol.js'
 
 export interface ClaimRunnerInit {
   protocol: ClaimProtocol

@@ -12,15 +12,15 @@
 // too). Entries received from peers since the last sync are lost when the
 // crash loses unsynced writes; anti-entropy brings them back.
 
-import type { Board, TaskView } from '../core/board/board.js'
-import { ClaimProtocol, type ClaimNotice, type ClaimProtocolInit, type ClaimTicket, type ClaimVerdict, type MyClaim } from '../core/board/claim-protocol.js'
-import { DEFAULT_HEARTBEAT_MS, type LeaseTable } from '../core/board/lease-table.js'
-import type { SettleWindow, SettleWindowInit } from '../core/board/settle.js'
-import type { BoardBodies, BoardEntry, BoardKind } from '../core/board/types.js'
-import { heartbeatPolicy, type HeartbeatPolicy } from '../core/presence/heartbeat-interval.js'
-import { SimClaimRunner } from './claim-runner.js'
-import type { SimNetwork } from './network.js'
-import type { Random } from './random.js'
+import type { Board, TaskView } from '../../core/board/board.js'
+import { ClaimProtocol, type ClaimNotice, type ClaimProtocolInit, type ClaimTicket, type ClaimVerdict, type MyClaim } from '../../core/board/claim-protocol.js'
+import { DEFAULT_HEARTBEAT_MS, type LeaseTable } from '../../core/board/lease-table.js'
+import type { SettleWindow, SettleWindowInit } from '../../core/board/settle.js'
+import type { BoardBodies, BoardEntry, BoardKind } from '../../core/board/types.js'
+import { heartbeatPolicy, type HeartbeatPolicy } from '../../core/presence/heartbeat-interval.js'
+import { SimClaimRunner } from '../engine/claim-runner.js'
+import type { SimNetwork } from '../engine/network.js'
+import type { Random } from '../engine/random.js'
 
 export type SimMessage =
   | { type: 'entry', entry: BoardEntry }

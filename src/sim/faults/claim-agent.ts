@@ -3,11 +3,11 @@
 // has released the losing claim) it picks again, until it holds a task or
 // nothing is ready.
 
-import type { ClaimVerdict } from '../core/board/claim-protocol.js'
-import { isAgencyError } from '../core/errors.js'
+import type { ClaimVerdict } from '../../core/board/claim-protocol.js'
+import { isAgencyError } from '../../core/errors.js'
 import type { SimBoardNode, SimMessage } from './board-node.js'
-import type { SimNetwork } from './network.js'
-import type { Random } from './random.js'
+import type { SimNetwork } from '../engine/network.js'
+import type { Random } from '../engine/random.js'
 
 export type ClaimAgentState = 'waiting' | 'claiming' | 'holding' | 'idle'
 

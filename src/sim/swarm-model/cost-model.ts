@@ -5,9 +5,9 @@
 // to a manager) have no protobuf here and use the documented constants below.
 // Code itself (commits of the work) is left out for every strategy alike.
 
-import { Entry, type DeepPartial } from '../gen/agency/v1/log.js'
-import { DirectAck, DirectMessage, Presence, SyncBatch, SyncRequest, VersionVectorEntry } from '../gen/agency/v1/wire.js'
-import { encodeBody, type EntryKind, type KindBodies } from '../core/log/kinds.js'
+import { Entry, type DeepPartial } from '../../gen/agency/v1/log.js'
+import { DirectAck, DirectMessage, Presence, SyncBatch, SyncRequest, VersionVectorEntry } from '../../gen/agency/v1/wire.js'
+import { encodeBody, type EntryKind, type KindBodies } from '../../core/log/kinds.js'
 
 /** An Ed25519 libp2p peer id is 52 characters ("12D3KooW..."). */
 export const PEER_ID_CHARS = 52

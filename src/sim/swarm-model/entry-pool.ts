@@ -8,8 +8,8 @@
 // would measure node:crypto, not coordination. Their wire size is the size of
 // the real signed encoding (cost-model.ts).
 
-import type { BoardEntry } from '../core/board/types.js'
-import type { StoredEntry } from '../core/log/ingest-result.js'
+import type { BoardEntry } from '../../core/board/types.js'
+import type { StoredEntry } from '../../core/log/ingest-result.js'
 
 export interface PoolEntry {
   index: number

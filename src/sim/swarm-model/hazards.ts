@@ -7,7 +7,7 @@
 // only with a mechanism it has; the defaults and where they come from are in
 // docs/benchmarks/bench-swarm.md ("Hazards").
 
-import { hashUnit } from './hash.js'
+import { hashUnit } from '../engine/hash.js'
 
 export interface HazardInit {
   /** chance that a task's sound change breaks other passing tests when it is merged without running the whole suite */

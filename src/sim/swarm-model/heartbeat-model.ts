@@ -6,12 +6,12 @@
 // loss, partition and crash rules as any message. The result feeds the claim
 // protocol's LeaseTable, so lease expiry is still the core's decision.
 
-import type { LeaseTable } from '../core/board/lease-table.js'
-import { liveTimeoutForMs } from '../core/presence/heartbeat-interval.js'
-import type { Liveness } from '../core/board/types.js'
-import { hashUnit } from './hash.js'
-import type { LinkLatency } from './link-latency.js'
-import type { Topology } from './topology.js'
+import type { LeaseTable } from '../../core/board/lease-table.js'
+import { liveTimeoutForMs } from '../../core/presence/heartbeat-interval.js'
+import type { Liveness } from '../../core/board/types.js'
+import { hashUnit } from '../engine/hash.js'
+import type { LinkLatency } from '../engine/link-latency.js'
+import type { Topology } from '../engine/topology.js'
 
 const SALT = 0x4842 // "HB": keeps heartbeat draws apart from entry draws
 

@@ -8,9 +8,9 @@
 // what they measured, judged with the same latency, loss, partition and
 // crash rules as any message.
 
-import { hash32, hashUnit } from './hash.js'
-import type { LinkLatency } from './link-latency.js'
-import type { Topology } from './topology.js'
+import { hash32, hashUnit } from '../engine/hash.js'
+import type { LinkLatency } from '../engine/link-latency.js'
+import type { Topology } from '../engine/topology.js'
 
 const SALT = 0x5049 // "PI"
 /** the connections a daemon makes when it starts (gossipsub's mesh degree), each pinged once */

@@ -4,15 +4,15 @@
 // assume a perfectly fresh view of the repository (no coordination, the
 // central manager) read `ready` from here; agency reads its own board.
 //
-// It also keeps the hazards' state (src/sim/hazards.ts), the same for every
+// It also keeps the hazards' state (src/sim/swarm-model/hazards.ts), the same for every
 // strategy: a change merged without running the whole suite may break other
 // passing tests of its area (they stop passing until someone repairs the
 // area); a defect that got past its own test waits in the merged code for the
 // first dependent that builds on it.
 
 import { Hazards } from './hazards.js'
-import { IndexedSet } from './indexed-set.js'
-import type { RunRecorder } from './run-recorder.js'
+import { IndexedSet } from '../engine/indexed-set.js'
+import type { RunRecorder } from '../../experiment/run-recorder.js'
 import type { Project, ProjectTask } from './workload.js'
 
 export interface MergeOptions {

@@ -5,8 +5,8 @@
 // checkClaimable) before it is claimed. Dependency lists are the project's,
 // which are exactly what the task entries carry.
 
-import type { Board } from '../core/board/board.js'
-import { IndexedSet } from './indexed-set.js'
+import type { Board } from '../../core/board/board.js'
+import { IndexedSet } from '../engine/indexed-set.js'
 import type { Project } from './workload.js'
 
 export class ReadyIndex {

@@ -1,7 +1,7 @@
 // The benchmark's markdown: one row per (swarm size, strategy), and where the
 // coordination traffic goes.
 
-import type { RunResult } from './run-recorder.js'
+import type { RunResult } from '../../experiment/run-recorder.js'
 
 export function formatDuration (ms: number | null): string {
   if (ms === null) return '—'

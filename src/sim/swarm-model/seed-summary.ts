@@ -3,7 +3,7 @@
 // markdown tables of the strategy comparison and the ablation.
 
 import { formatDuration } from './results-table.js'
-import type { RunResult } from './run-recorder.js'
+import type { RunResult } from '../../experiment/run-recorder.js'
 
 export interface Stat { mean: number, min: number, max: number, n: number }
 

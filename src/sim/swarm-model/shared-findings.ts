@@ -7,9 +7,9 @@
 // queries rank by corpus statistics that differ per replica, so they are
 // refused here.
 
-import { FindingsIndex, MAX_SEARCH_LIMIT, type FindingHit, type FindingQuery } from '../core/findings/findings-index.js'
-import { InvalidArgumentError } from '../core/errors.js'
-import type { StoredEntry } from '../core/log/ingest-result.js'
+import { FindingsIndex, MAX_SEARCH_LIMIT, type FindingHit, type FindingQuery } from '../../core/findings/findings-index.js'
+import { InvalidArgumentError } from '../../core/errors.js'
+import type { StoredEntry } from '../../core/log/ingest-result.js'
 
 export class SharedFindings {
   private readonly index = new FindingsIndex()

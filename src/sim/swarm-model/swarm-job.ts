@@ -2,7 +2,7 @@
 // jobs to worker processes: a strategy, a swarm size, the project's seed and
 // shape, and the strategy's settings.
 
-import type { RunResult } from './run-recorder.js'
+import type { RunResult } from '../../experiment/run-recorder.js'
 import type { MechanismSettings, Mechanisms } from './strategies/agency-mechanisms.js'
 import { runAgency, type PartitionPlan } from './strategies/agency.js'
 import { runCentralManager } from './strategies/central-manager.js'

@@ -7,7 +7,7 @@
 // Every number comes from the seed: all strategies get the same project.
 
 import { Hazards, type HazardInit } from './hazards.js'
-import { createRandom, type Random } from './random.js'
+import { createRandom, type Random } from '../engine/random.js'
 
 export interface WorkloadInit {
   /** M, the number of tasks */
@@ -29,7 +29,7 @@ export interface WorkloadInit {
   attemptJitter?: number
   /** an attempt that passes after another agent merged into one of its files pays this share of its time again to rebase */
   rebaseFraction?: number
-  /** what goes wrong, the same for every strategy (src/sim/hazards.ts) */
+  /** what goes wrong, the same for every strategy (src/sim/swarm-model/hazards.ts) */
   hazards?: HazardInit
 }
 

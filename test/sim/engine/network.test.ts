@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
-import { SimNetwork } from '../../src/sim/network.js'
-import { createRandom } from '../../src/sim/random.js'
+import { SimNetwork } from '../../../src/sim/engine/network.js'
+import { createRandom } from '../../../src/sim/engine/random.js'
 
 function trace (seed: number, loss = 0): string[] {
   const net = new SimNetwork<string>({ rng: createRandom(seed), loss })

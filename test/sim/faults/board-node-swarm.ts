@@ -1,7 +1,7 @@
-import { TaskSpec } from '../../src/gen/agency/v1/log.js'
-import { SimBoardNode, type SimBoardNodeInit, type SimMessage } from '../../src/sim/board-node.js'
-import { SimNetwork, type NetworkInit } from '../../src/sim/network.js'
-import { createRandom, type Random } from '../../src/sim/random.js'
+import { TaskSpec } from '../../../src/gen/agency/v1/log.js'
+import { SimBoardNode, type SimBoardNodeInit, type SimMessage } from '../../../src/sim/faults/board-node.js'
+import { SimNetwork, type NetworkInit } from '../../../src/sim/engine/network.js'
+import { createRandom, type Random } from '../../../src/sim/engine/random.js'
 
 export interface Swarm {
   rng: Random

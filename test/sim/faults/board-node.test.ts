@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest'
-import { overlaps, overlapsFor } from '../../src/core/board/claim-overlaps.js'
-import type { ClaimNotice, ClaimVerdict } from '../../src/core/board/claim-protocol.js'
-import { claimOutcome } from '../../src/core/board/settle.js'
-import { FailedPreconditionError } from '../../src/core/errors.js'
-import type { SimBoardNode } from '../../src/sim/board-node.js'
-import { addTasks, createSwarm, holderTable } from './helpers.js'
+import { overlaps, overlapsFor } from '../../../src/core/board/claim-overlaps.js'
+import type { ClaimNotice, ClaimVerdict } from '../../../src/core/board/claim-protocol.js'
+import { claimOutcome } from '../../../src/core/board/settle.js'
+import { FailedPreconditionError } from '../../../src/core/errors.js'
+import type { SimBoardNode } from '../../../src/sim/faults/board-node.js'
+import { addTasks, createSwarm, holderTable } from './board-node-swarm.js'
 
 const NET = { minLatencyMs: 5, maxLatencyMs: 40, jitterMs: 5 }
 

@@ -10,11 +10,11 @@
 // schedule that still fails. The last line is `schedules=N violations=V`; the
 // exit status is 1 when V > 0. With --out, the summary also goes to
 // DIR/check-faults.md.
-import '../../src/polyfill.js'
+import '../../../src/polyfill.js'
 import { mkdir, writeFile } from 'node:fs/promises'
 import { cpus } from 'node:os'
 import { join } from 'node:path'
-import { checkFaults, scheduleSeed } from '../../src/sim/faults/check-faults.js'
+import { checkFaults, scheduleSeed } from '../../../src/sim/faults/check-faults.js'
 
 interface Args { schedules: number, seed: number, shrink: number, out?: string }
 

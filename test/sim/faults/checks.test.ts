@@ -4,13 +4,13 @@
 // nothing wrong with the protocol as it is, and it does find (and shrink) a
 // protocol that answers HELD without waiting.
 import { describe, expect, it } from 'vitest'
-import { ClaimProtocol, type ClaimTicket } from '../../src/core/board/claim-protocol.js'
-import { checkFaults, checkSchedule } from '../../src/sim/faults/check-faults.js'
-import { checkRun } from '../../src/sim/faults/checks.js'
-import { History } from '../../src/sim/faults/history.js'
-import { randomSchedule, type FaultSchedule } from '../../src/sim/faults/schedule.js'
-import { SharedBranch } from '../../src/sim/faults/shared-branch.js'
-import { runSchedule, type RunOutcome } from '../../src/sim/faults/world.js'
+import { ClaimProtocol, type ClaimTicket } from '../../../src/core/board/claim-protocol.js'
+import { checkFaults, checkSchedule } from '../../../src/sim/faults/check-faults.js'
+import { checkRun } from '../../../src/sim/faults/checks.js'
+import { History } from '../../../src/sim/faults/history.js'
+import { randomSchedule, type FaultSchedule } from '../../../src/sim/faults/schedule.js'
+import { SharedBranch } from '../../../src/sim/faults/shared-branch.js'
+import { runSchedule, type RunOutcome } from '../../../src/sim/faults/world.js'
 
 /** A protocol that answers a retried claim HELD at once, while the claim still settles (the bug of the old short-cut). */
 class HastyRetry extends ClaimProtocol {

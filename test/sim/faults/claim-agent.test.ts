@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest'
-import { claimOutcome } from '../../src/core/board/settle.js'
-import { ClaimAgent } from '../../src/sim/claim-agent.js'
-import { addTasks, createSwarm, holderTable, runUntil } from './helpers.js'
+import { claimOutcome } from '../../../src/core/board/settle.js'
+import { ClaimAgent } from '../../../src/sim/faults/claim-agent.js'
+import { addTasks, createSwarm, holderTable, runUntil } from './board-node-swarm.js'
 
 // Every agent grabs a task at (nearly) the same moment over a network with
 // random per-link latency. After the settle window each agent checks HELD or

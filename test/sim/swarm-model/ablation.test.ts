@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest'
-import { ablationJobs } from '../../src/sim/ablation.js'
-import { ablations, ALL_MECHANISMS, MECHANISMS } from '../../src/sim/strategies/agency-mechanisms.js'
-import { runSwarmJob } from '../../src/sim/swarm-job.js'
+import { ablationJobs } from '../../../src/sim/swarm-model/ablation.js'
+import { ablations, ALL_MECHANISMS, MECHANISMS } from '../../../src/sim/swarm-model/strategies/agency-mechanisms.js'
+import { runSwarmJob } from '../../../src/sim/swarm-model/swarm-job.js'
 
 describe('the ablation runner', () => {
   it('runs all mechanisms once, then turns exactly one off per run, each in turn', () => {

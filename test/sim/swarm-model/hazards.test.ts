@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest'
-import { Hazards, NO_HAZARDS } from '../../src/sim/hazards.js'
-import { AgencySwarm, runAgency } from '../../src/sim/strategies/agency.js'
-import { runCentralManager } from '../../src/sim/strategies/central-manager.js'
-import { runGitLocks } from '../../src/sim/strategies/git-locks.js'
-import { runNoCoordination } from '../../src/sim/strategies/no-coordination.js'
-import { createProject } from '../../src/sim/workload.js'
+import { Hazards, NO_HAZARDS } from '../../../src/sim/swarm-model/hazards.js'
+import { AgencySwarm, runAgency } from '../../../src/sim/swarm-model/strategies/agency.js'
+import { runCentralManager } from '../../../src/sim/swarm-model/strategies/central-manager.js'
+import { runGitLocks } from '../../../src/sim/swarm-model/strategies/git-locks.js'
+import { runNoCoordination } from '../../../src/sim/swarm-model/strategies/no-coordination.js'
+import { createProject } from '../../../src/sim/swarm-model/workload.js'
 
 // Small, so that each run takes well under a second; few areas, so scopes overlap and traps recur.
 const TASKS = 200

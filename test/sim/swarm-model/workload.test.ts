@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
-import { createRandom } from '../../src/sim/random.js'
-import { createProject } from '../../src/sim/workload.js'
+import { createRandom } from '../../../src/sim/engine/random.js'
+import { createProject } from '../../../src/sim/swarm-model/workload.js'
 
 describe('synthetic project', () => {
   const project = createProject(5, { tasks: 400, layers: 5, tasksPerArea: 40 })

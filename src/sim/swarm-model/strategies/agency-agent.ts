@@ -14,12 +14,12 @@
 // (agency-helpers.ts). Each mechanism can be switched off
 // (agency-mechanisms.ts).
 
-import type { ClaimVerdict } from '../../core/board/claim-protocol.js'
-import { onItsWay } from '../../core/board/carry-on.js'
-import { claimOutcome } from '../../core/board/settle.js'
-import { isAgencyError } from '../../core/errors.js'
-import { Finding } from '../../gen/agency/v1/log.js'
-import type { Random } from '../random.js'
+import type { ClaimVerdict } from '../../../core/board/claim-protocol.js'
+import { onItsWay } from '../../../core/board/carry-on.js'
+import { claimOutcome } from '../../../core/board/settle.js'
+import { isAgencyError } from '../../../core/errors.js'
+import { Finding } from '../../../gen/agency/v1/log.js'
+import type { Random } from '../../engine/random.js'
 import type { Replica } from '../replica.js'
 import type { Attempt, ProjectTask } from '../workload.js'
 import type { HelperAgent, ReviewRequest, SwarmContext } from './agency-types.js'

@@ -22,8 +22,8 @@
 // Modelling shortcut: the integrator's verify runs count as machine time,
 // not as the time of the agent that runs the integrator.
 
-import type { RunRecorder } from '../run-recorder.js'
-import type { Scheduler } from '../scheduler.js'
+import type { RunRecorder } from '../../../experiment/run-recorder.js'
+import type { Scheduler } from '../../engine/scheduler.js'
 
 export interface IntegrationRequest {
   /** the task the change is for: a batch takes one request per task */

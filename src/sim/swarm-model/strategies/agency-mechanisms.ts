@@ -15,7 +15,7 @@
 //   handoff        a holder far slower than the task's usual time hands the task to a faster agent
 //                  (the mechanism; agentd has no such rule)
 
-import { ASSIST_DEFAULTS } from '../../core/board/assist-choice.js'
+import { ASSIST_DEFAULTS } from '../../../core/board/assist-choice.js'
 
 export const MECHANISMS = ['findings', 'overlapMessages', 'verifiedIntegration', 'reviews', 'batching', 'helpers', 'handoff'] as const
 export type Mechanism = typeof MECHANISMS[number]

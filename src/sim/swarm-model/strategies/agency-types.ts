@@ -3,10 +3,10 @@
 // helpers and the integrator; those import only these types, never the swarm.
 
 import type { ProjectProgress } from '../project-progress.js'
-import type { Random } from '../random.js'
+import type { Random } from '../../engine/random.js'
 import type { Replica } from '../replica.js'
-import type { RunRecorder } from '../run-recorder.js'
-import type { Scheduler } from '../scheduler.js'
+import type { RunRecorder } from '../../../experiment/run-recorder.js'
+import type { Scheduler } from '../../engine/scheduler.js'
 import type { Attempt, Project, ProjectTask } from '../workload.js'
 import type { SimIntegrator } from './agency-integrator.js'
 import type { MechanismSettings, Mechanisms } from './agency-mechanisms.js'

@@ -6,7 +6,7 @@
 // strategy's call; baselines merge without running the whole suite and
 // without a review.
 
-import type { Random } from '../random.js'
+import type { Random } from '../../engine/random.js'
 import type { Attempt, ProjectTask } from '../workload.js'
 import { preMerge, type HazardContext } from './merge-hazards.js'
 

@@ -9,11 +9,11 @@
 // that run the task's own test, no review, a stalled agent is waited for.
 
 import { MANAGER_REQUEST_BYTES, MANAGER_RESPONSE_BYTES, MANAGER_TRAP_BYTES } from '../cost-model.js'
-import { IndexedSet } from '../indexed-set.js'
+import { IndexedSet } from '../../engine/indexed-set.js'
 import { ProjectProgress } from '../project-progress.js'
-import { createRandom, type Random } from '../random.js'
-import { RunRecorder, type RunResult } from '../run-recorder.js'
-import { Scheduler } from '../scheduler.js'
+import { createRandom, type Random } from '../../engine/random.js'
+import { RunRecorder, type RunResult } from '../../../experiment/run-recorder.js'
+import { Scheduler } from '../../engine/scheduler.js'
 import type { ProjectTask } from '../workload.js'
 import { runAttempt, type AttemptContext } from './attempt-runner.js'
 import { idleRepair } from './merge-hazards.js'

@@ -10,11 +10,11 @@
 // no review, no interface talk, a stalled holder keeps its lock.
 
 import { GIT_COMMIT_PACK_BYTES, GIT_HTTP_OVERHEAD_BYTES, GIT_PULL_REQUEST_BYTES, GIT_PUSH_COMMAND_BYTES, GIT_PUSH_REPORT_BYTES } from '../cost-model.js'
-import { IndexedSet } from '../indexed-set.js'
+import { IndexedSet } from '../../engine/indexed-set.js'
 import { ProjectProgress } from '../project-progress.js'
-import { createRandom, type Random } from '../random.js'
-import { RunRecorder, type RunResult } from '../run-recorder.js'
-import { Scheduler } from '../scheduler.js'
+import { createRandom, type Random } from '../../engine/random.js'
+import { RunRecorder, type RunResult } from '../../../experiment/run-recorder.js'
+import { Scheduler } from '../../engine/scheduler.js'
 import type { Project, ProjectTask } from '../workload.js'
 import { runAttempt, type AttemptContext } from './attempt-runner.js'
 import { idleRepair } from './merge-hazards.js'

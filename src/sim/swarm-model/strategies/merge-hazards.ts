@@ -6,8 +6,8 @@
 // its test (the first task to build on it pays to find and fix it).
 
 import type { ProjectProgress } from '../project-progress.js'
-import type { RunRecorder } from '../run-recorder.js'
-import type { Scheduler } from '../scheduler.js'
+import type { RunRecorder } from '../../../experiment/run-recorder.js'
+import type { Scheduler } from '../../engine/scheduler.js'
 import type { Project, ProjectTask } from '../workload.js'
 
 export interface HazardContext {

@@ -6,9 +6,9 @@
 // nobody reviews, nobody agrees interfaces, a stalled agent is waited for.
 
 import { ProjectProgress } from '../project-progress.js'
-import { createRandom, type Random } from '../random.js'
-import { RunRecorder, type RunResult } from '../run-recorder.js'
-import { Scheduler } from '../scheduler.js'
+import { createRandom, type Random } from '../../engine/random.js'
+import { RunRecorder, type RunResult } from '../../../experiment/run-recorder.js'
+import { Scheduler } from '../../engine/scheduler.js'
 import type { ProjectTask } from '../workload.js'
 import { runAttempt, type AttemptContext } from './attempt-runner.js'
 import { idleRepair } from './merge-hazards.js'

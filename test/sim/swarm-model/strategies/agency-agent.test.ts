@@ -4,8 +4,8 @@
 // still wait for the landing. Off: the holder waits for its batch.
 
 import { describe, expect, it } from 'vitest'
-import { runAgency } from '../../src/sim/strategies/agency.js'
-import { createProject } from '../../src/sim/workload.js'
+import { runAgency } from '../../../../src/sim/swarm-model/strategies/agency.js'
+import { createProject } from '../../../../src/sim/swarm-model/workload.js'
 
 const project = createProject(5, { tasks: 80, layers: 3, tasksPerArea: 20 })
 // an integrator from the first wait for the branch, so every holder's change goes through its queue,

@@ -4,8 +4,8 @@
 // approach; without spare places (agentd --assist-spare 0) never more than the
 // budget. A holder slow by its record hands off sooner (handoff-choice.ts).
 import { describe, expect, it } from 'vitest'
-import { AgencySwarm } from '../../src/sim/strategies/agency.js'
-import { createProject } from '../../src/sim/workload.js'
+import { AgencySwarm } from '../../../../src/sim/swarm-model/strategies/agency.js'
+import { createProject } from '../../../../src/sim/swarm-model/workload.js'
 
 const project = createProject(9, { tasks: 120, layers: 6, tasksPerArea: 40 })
 

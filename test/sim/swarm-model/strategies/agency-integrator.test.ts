@@ -1,12 +1,12 @@
-// The simulated integrator (src/sim/strategies/agency-integrator.ts) batches
+// The simulated integrator (src/sim/swarm-model/strategies/agency-integrator.ts) batches
 // requests as `agency integrator` does: up to batchMax in queue order, one
 // request per task per batch; a later request for the same task waits for
 // the next batch.
 
 import { describe, expect, it } from 'vitest'
-import { RunRecorder } from '../../src/sim/run-recorder.js'
-import { Scheduler } from '../../src/sim/scheduler.js'
-import { SimIntegrator } from '../../src/sim/strategies/agency-integrator.js'
+import { RunRecorder } from '../../../../src/experiment/run-recorder.js'
+import { Scheduler } from '../../../../src/sim/engine/scheduler.js'
+import { SimIntegrator } from '../../../../src/sim/swarm-model/strategies/agency-integrator.js'
 
 const VERIFY = 60_000
 

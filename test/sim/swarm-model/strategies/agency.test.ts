@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest'
-import { AgencySwarm } from '../../src/sim/strategies/agency.js'
-import type { Replica } from '../../src/sim/replica.js'
-import { createProject } from '../../src/sim/workload.js'
+import { AgencySwarm } from '../../../../src/sim/swarm-model/strategies/agency.js'
+import type { Replica } from '../../../../src/sim/swarm-model/replica.js'
+import { createProject } from '../../../../src/sim/swarm-model/workload.js'
 
 const MIN = 60_000
 const project = createProject(4, { tasks: 120, layers: 3, tasksPerArea: 30 })

@@ -4,8 +4,8 @@
 // prompt): both on by default, as agentd has them.
 
 import { describe, expect, it } from 'vitest'
-import { runAgency } from '../../src/sim/strategies/agency.js'
-import { createProject } from '../../src/sim/workload.js'
+import { runAgency } from '../../../../src/sim/swarm-model/strategies/agency.js'
+import { createProject } from '../../../../src/sim/swarm-model/workload.js'
 
 const project = createProject(5, { tasks: 80, layers: 3, tasksPerArea: 20 })
 

@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest'
-import { AgencySwarm } from '../../src/sim/strategies/agency.js'
-import { runCentralManager } from '../../src/sim/strategies/central-manager.js'
-import { runGitLocks } from '../../src/sim/strategies/git-locks.js'
-import { runNoCoordination } from '../../src/sim/strategies/no-coordination.js'
-import { createProject } from '../../src/sim/workload.js'
+import { AgencySwarm } from '../../../../src/sim/swarm-model/strategies/agency.js'
+import { runCentralManager } from '../../../../src/sim/swarm-model/strategies/central-manager.js'
+import { runGitLocks } from '../../../../src/sim/swarm-model/strategies/git-locks.js'
+import { runNoCoordination } from '../../../../src/sim/swarm-model/strategies/no-coordination.js'
+import { createProject } from '../../../../src/sim/swarm-model/workload.js'
 
 // A small project with few areas, so traps recur across tasks and findings matter.
 const project = createProject(3, { tasks: 160, layers: 4, tasksPerArea: 40, trapChance: 0.6 })
