@@ -6,8 +6,16 @@ import { compiledModulePath } from '../package-paths.js'
 import type { HarnessContext, HarnessLaunch } from '../types.js'
 
 /** The compiled scripted agent, `dist/src/harness/scripted-agent/main.js`. */
-export const SIM_AGENT_MAIN = compiledModulePath('harness/scripted-agent/main.js')
+export const SCRIPTED_AGENT_MAIN = compiledModulePath('harness/scripted-agent/main.js')
 
-export function simLaunch (ctx: HarnessContext): HarnessLaunch {
-  return baseLaunch(ctx, process.execPath, [SIM_AGENT_MAIN])
+/** `--harness scripted`, and `sim`, the name the demo, compose files and docs use. */
+export const SCRIPTED_HARNESS_NAMES: readonly string[] = ['scripted', 'sim']
+
+/** Whether `--harness <name>` runs the scripted agent (which reads recipes instead of a model). */
+export function isScriptedHarness (name: string | undefined): boolean {
+  return name !== undefined && SCRIPTED_HARNESS_NAMES.includes(name)
+}
+
+export function scriptedAgentLaunch (ctx: HarnessContext): HarnessLaunch {
+  return baseLaunch(ctx, process.execPath, [SCRIPTED_AGENT_MAIN])
 }

@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// The scripted agent (`agentd --harness sim`): follows the loop of the shared
+// The scripted agent (`agentd --harness scripted`, or `sim`): follows the loop of the shared
 // prompt through the daemon's gRPC API, with no model and no shortcut into the
 // daemon: status -> pick a ready task and claim it -> search the findings ->
 // write the task's code from its recipe, avoiding approaches peers recorded as
