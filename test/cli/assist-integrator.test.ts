@@ -6,7 +6,8 @@
 // inboxes say so.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { join } from 'node:path'
-import { AGENCY_BIN, Scratch, execFileP, waitFor } from '../helpers/agent-loop.js'
+import { AGENCY_BIN, Scratch, execFileP } from '../helpers/agent-loop.js'
+import { waitFor } from '../helpers/wait-for.js'
 import type { LocalDaemon } from '../../src/swarm/local-daemon.js'
 import { envWithoutAgency } from '../helpers/agency-free-env.js'
 import { commitFiles, makeSharedRepo, sh, type SharedRepo } from '../repo/git-fixtures.js'
@@ -52,7 +53,7 @@ describe('agency request-integration from an assistant', () => {
     expect(await agency(amy, 'claim', 'core')).toContain('HELD core@1')
     await agency(amy, 'announce', 'integrating: use agency request-integration')
 
-    await waitFor('bob to be offered core', async () => (await agency(bob, 'assist').catch(() => '')).includes('OFFER core@1'))
+    await waitFor(async () => (await agency(bob, 'assist').catch(() => '')).includes('OFFER core@1'), { what: 'bob to be offered core' })
     expect(await agency(bob, 'assist', '--task', 'core', '--approach', 'write the greeting with printf')).toContain('ASSISTING core@1')
 
     const empty = await failure(bob, 'request-integration')
@@ -65,22 +66,22 @@ describe('agency request-integration from an assistant', () => {
     expect(asked).toContain(`requested refs/agency/${bob.peerId}/core at `)
     expect(asked).toContain('agency wait')
 
-    const ran = await waitFor('amy\'s integrator to land core', async () => {
+    const ran = await waitFor(async () => {
       const out = await agency(amy, 'integrator', '--once')
       return out.includes('landed core') ? out : undefined
-    })
+    }, { what: 'amy\'s integrator to land core' })
     expect(ran).toContain('failed none')
     expect(await sh(repo.bare, ['log', '-1', '--format=%B', 'main'])).toContain(`Agency-Agent: ${bob.peerId}`)
 
-    const bobInbox = await waitFor('bob to be told core landed', async () => {
+    const bobInbox = await waitFor(async () => {
       const out = await agency(bob, 'inbox', '--all')
       return out.includes('core is done by you') ? out : undefined
-    })
+    }, { what: 'bob to be told core landed' })
     expect(bobInbox).toContain("your assist's integration request for core@1 landed")
-    const amyInbox = await waitFor('amy to be told core was done by bob', async () => {
+    const amyInbox = await waitFor(async () => {
       const out = await agency(amy, 'inbox', '--all')
       return out.includes(`done by ${bob.peerId} (an assistant)`) ? out : undefined
-    })
+    }, { what: 'amy to be told core was done by bob' })
     expect(amyInbox).toContain('core')
     const shown = JSON.parse(await agency(amy, 'task', 'show', 'core', '--json')) as { state: string }
     expect(shown.state).toBe('done')

@@ -3,7 +3,8 @@
 // claim --next gives the agent its next task while the first is on its way,
 // and the daemon lands the first and marks it done.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { AGENCY_BIN, Scratch, execFileP, waitFor } from '../helpers/agent-loop.js'
+import { AGENCY_BIN, Scratch, execFileP } from '../helpers/agent-loop.js'
+import { waitFor } from '../helpers/wait-for.js'
 import type { LocalDaemon } from '../../src/swarm/local-daemon.js'
 import { envWithoutAgency } from '../helpers/agency-free-env.js'
 import { commitFiles, makeSharedRepo, sh, type SharedRepo } from '../repo/git-fixtures.js'
@@ -41,7 +42,7 @@ describe('agency integrate --background', () => {
     expect(answer).toContain('claim --next')
     expect(await agency(amy, 'claim', '--next')).toContain('HELD docs@1')
 
-    await waitFor('core to be done', async () => (JSON.parse(await agency(amy, '--json', 'task', 'list')) as Array<{ id: string, state: string }>).find(t => t.id === 'core')?.state === 'done' ? true : undefined)
+    await waitFor(async () => (JSON.parse(await agency(amy, '--json', 'task', 'list')) as Array<{ id: string, state: string }>).find(t => t.id === 'core')?.state === 'done' ? true : undefined, { what: 'core to be done' })
     expect(await sh(repo.bare, ['log', '-1', '--format=%B', 'main'])).toContain('Agency-Task: core@1')
   })
 })

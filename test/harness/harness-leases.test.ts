@@ -5,7 +5,8 @@
 import { readFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
-import { Scratch, waitFor } from '../helpers/agent-loop.js'
+import { Scratch } from '../helpers/agent-loop.js'
+import { waitFor } from '../helpers/wait-for.js'
 import { metricSum, metricsText } from '../helpers/trust.js'
 import type { LocalDaemon } from '../../src/swarm/local-daemon.js'
 import { connectAgency, type Agency } from '../../src/api/client.js'
@@ -44,10 +45,10 @@ describe('a harness and its claims', () => {
     const d = await scratch.daemon('failing', { extraArgs: ['--metrics', '127.0.0.1:0', '--settle-ms', '200', '--harness', 'cmd:until agency claim t1 >/dev/null 2>&1; do sleep 0.2; done; echo quota used up >&2; exit 7'] })
     const a = api(d)
     await addTask(a, 't1')
-    const status = await waitFor('the harness to be failing', async () => {
+    const status = await waitFor(async () => {
       const s = await a.call((c: AgencyClient) => c.getStatus, {})
       return s.harness?.state === 'failing' ? s : undefined
-    }, 60_000)
+    }, { what: 'the harness to be failing', timeoutMs: 60_000 })
     expect(status.harness).toMatchObject({ name: expect.stringContaining('cmd:'), recentFailures: 3 })
     expect(status.harness?.note).toContain('exited with code 7')
     const t = (await a.call((c: AgencyClient) => c.getTask, { id: 't1' })).task
@@ -64,15 +65,15 @@ describe('a harness and its claims', () => {
     const d = await scratch.daemon('hanging', { extraArgs: ['--metrics', '127.0.0.1:0', '--settle-ms', '200', '--harness-run-timeout', '3s', '--harness', 'cmd:until agency claim t2 >/dev/null 2>&1; do sleep 0.2; done; exec sleep 1000'] })
     const a = api(d)
     await addTask(a, 't2')
-    await waitFor('the run to be killed for its length', async () => (await harnessLog(d)).includes('run timeout'), 60_000)
+    await waitFor(async () => (await harnessLog(d)).includes('run timeout'), { what: 'the run to be killed for its length', timeoutMs: 60_000 })
     expect(await metric(d, 'agentd_harness_run_timeouts_total')).toBeGreaterThanOrEqual(1)
-    await waitFor('the restarted run to hold t2 again', async () => (await a.call((c: AgencyClient) => c.getTask, { id: 't2' })).task?.holder === d.peerId, 60_000)
+    await waitFor(async () => (await a.call((c: AgencyClient) => c.getTask, { id: 't2' })).task?.holder === d.peerId, { what: 'the restarted run to hold t2 again', timeoutMs: 60_000 })
     const stopped = await a.call((c: AgencyClient) => c.stopHarness, {})
     expect(stopped.stopped).toBe(true)
-    const t = await waitFor('t2 to be released', async () => {
+    const t = await waitFor(async () => {
       const task = (await a.call((c: AgencyClient) => c.getTask, { id: 't2' })).task
       return task?.state === 'open' ? task : undefined
-    })
+    }, { what: 't2 to be released' })
     expect(t.handoff).toContain('agency stop')
     expect((await a.call((c: AgencyClient) => c.getStatus, {})).harness?.state).toBe('stopped')
   }, 120_000)

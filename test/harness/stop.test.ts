@@ -6,7 +6,8 @@ import { readFile, readlink } from 'node:fs/promises'
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
-import { AGENCY_BIN, Scratch, execFileP, isGone, metricValue, waitFor } from '../helpers/agent-loop.js'
+import { AGENCY_BIN, Scratch, execFileP, isGone, metricValue } from '../helpers/agent-loop.js'
+import { waitFor } from '../helpers/wait-for.js'
 import type { LocalDaemon } from '../../src/swarm/local-daemon.js'
 import { connectAgency } from '../../src/api/client.js'
 import type { AgencyClient } from '../../src/gen/agency/v1/api.js'
@@ -42,7 +43,7 @@ const count = (text: string, re: RegExp): number => (text.match(new RegExp(re.so
 
 /** The pid a `cmd:` harness printed into the harness log, once it has. */
 async function printedPid (d: LocalDaemon, marker: string): Promise<number> {
-  const m = await waitFor('the harness to print its pid into harness.log', async () => new RegExp(`${marker} (\\d+)`).exec(await harnessLog(d)), 60_000)
+  const m = await waitFor(async () => new RegExp(`${marker} (\\d+)`).exec(await harnessLog(d)), { what: 'the harness to print its pid into harness.log', timeoutMs: 60_000 })
   return Number(m[1])
 }
 
@@ -59,7 +60,7 @@ describe('agentd --harness cmd:...', () => {
     const pid = await printedPid(d, 'harness-pid')
     expect(isGone(pid)).toBe(false)
     // The shell prints its pid before it execs: on a quick machine the test reads it first.
-    await waitFor('the harness shell to exec sleep', () => readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0')[0] === 'sleep', 30_000)
+    await waitFor(() => readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0')[0] === 'sleep', { what: 'the harness shell to exec sleep', timeoutMs: 30_000 })
     expect(readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0')).toEqual(['sleep', '1000', ''])
     const env = environOf(pid)
     expect(env.get('AGENCY_ADDR')).toBe(d.grpc)
@@ -87,7 +88,7 @@ describe('agentd --harness cmd:...', () => {
     const d = await scratch.daemon('crasher', { extraArgs: ['--harness', 'cmd:echo "crash of $AGENCY_AGENT_ID"; exit 1', '--metrics', '127.0.0.1:0'] })
     expect(d.metrics).toBeDefined()
     const metrics = d.metrics as string
-    await waitFor('two restarts on /metrics', async () => await metricValue(metrics, 'agentd_harness_restarts_total') >= 2, 60_000)
+    await waitFor(async () => await metricValue(metrics, 'agentd_harness_restarts_total') >= 2, { what: 'two restarts on /metrics', timeoutMs: 60_000 })
 
     const log = await harnessLog(d)
     expect(count(log, new RegExp(`crash of ${d.peerId}`))).toBeGreaterThanOrEqual(2)
@@ -115,6 +116,6 @@ describe('agentd --harness cmd:...', () => {
     const code = await d.stop('SIGTERM')
     // The signal too, should it ever exit by one (seen once on a loaded machine; the log says why).
     expect({ code, signal: d.child.signalCode }, (await readFile(join(d.dataDir, '..', 'agentd.log'), 'utf8').catch(() => 'no agentd.log')).slice(-3000)).toEqual({ code: 0, signal: null })
-    await waitFor('the harness to be gone after agentd exited', () => isGone(pid), 10_000)
+    await waitFor(() => isGone(pid), { what: 'the harness to be gone after agentd exited', timeoutMs: 10_000 })
   }, 120_000)
 })

@@ -7,7 +7,8 @@
 // told to stop; amy's request is fenced in the next batch, nothing lands twice.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { commitFiles, sh, type SharedRepo } from '../../repo/git-fixtures.js'
-import { rejectionOf, waitFor } from './helpers.js'
+import { rejectionOf } from './helpers.js'
+import { waitFor } from '../../helpers/wait-for.js'
 import { notices, startAssistSwarm, type AssistSwarm } from './assist-swarm.js'
 import type { Daemon } from '../../../src/daemon/daemon.js'
 
@@ -35,7 +36,7 @@ afterAll(async () => { await swarm?.cleanup() })
 
 /** Waits until the integrator's log holds `n` unanswered requests, then runs one batch. */
 async function batchOf (n: number): ReturnType<ReturnType<Daemon['repo']>['runIntegrator']> {
-  await waitFor(`ivy to see ${n} pending request(s)`, () => ivy.repo().pendingRequests().length === n)
+  await waitFor(() => ivy.repo().pendingRequests().length === n, { what: `ivy to see ${n} pending request(s)` })
   return await ivy.repo().runIntegrator(32)
 }
 
@@ -62,10 +63,10 @@ describe('an assistant lands through the integrator', () => {
     expect(asked.ref).toBe(`refs/agency/${cat.peerId}/core`)
     const r = await batchOf(1)
     expect(r).toMatchObject({ landed: [], failed: ['core'], commit: '' })
-    const told = await waitFor('cat to be told her request failed', async () => (await notices(cat, 'integration')).find(t => t.includes('core@1')))
+    const told = await waitFor(async () => (await notices(cat, 'integration')).find(t => t.includes('core@1')), { what: 'cat to be told her request failed' })
     expect(told).toContain("your assist's integration request for core@1 did not land (failed)")
     expect(told).toContain('core is not done')
-    for (const d of all) await waitFor(`${d.name} to see the failed integration`, () => d.boardService.board.integrationResults().some(i => i.result === 'failed'))
+    for (const d of all) await waitFor(() => d.boardService.board.integrationResults().some(i => i.result === 'failed'), { what: `${d.name} to see the failed integration` })
     for (const d of all) expect(d.boardService.board.task('core', d.boardService.now())).toMatchObject({ state: 'claimed', holder: amy.peerId })
     expect(cat.assists.current()?.task).toBe('core')
     expect(await landingsOfCore()).toBe(0)
@@ -75,7 +76,7 @@ describe('an assistant lands through the integrator', () => {
     await bob.assist({ task: 'core', approach: 'write the greeting with printf from a shell script', stop: '' })
     await commitFiles(bob.workspacePath(), { 'hello/hello.txt': 'hello from bob\n' })
     const bobs = await bob.repo().requestIntegration('')
-    await waitFor('amy to see bob\'s request', () => amy.logService.state.get(bobs.entryId) !== undefined)
+    await waitFor(() => amy.logService.state.get(bobs.entryId) !== undefined, { what: 'amy to see bob\'s request' })
     await commitFiles(amy.workspacePath(), { 'hello/hello.txt': 'hello from amy\n' })
     const amys = await amy.repo().requestIntegration('core')
     // Two agents' requests for one task: two refs on the remote, neither overwrites the other.
@@ -88,26 +89,26 @@ describe('an assistant lands through the integrator', () => {
     expect(await sh(repo.bare, ['log', '-1', '--format=%B', 'main'])).toContain(`Agency-Agent: ${bob.peerId}`)
 
     for (const d of all) {
-      await waitFor(`${d.name} to see core done by bob`, () => d.boardService.board.task('core', d.boardService.now())?.doneBy === bob.peerId)
+      await waitFor(() => d.boardService.board.task('core', d.boardService.now())?.doneBy === bob.peerId, { what: `${d.name} to see core done by bob` })
     }
     expect(bob.boardService.board.doneRecord('core')).toMatchObject({ by: bob.peerId, epoch: 1, commit: r.commit })
     // The integrator merged bob's work: it landed nothing of its own.
     expect(ivy.boardService.board.landedBy('core', 1, ivy.peerId)).toBe(false)
-    const landed = await waitFor('bob to be told his request landed', async () => (await notices(bob, 'integration')).find(t => t.includes('core@1')))
+    const landed = await waitFor(async () => (await notices(bob, 'integration')).find(t => t.includes('core@1')), { what: 'bob to be told his request landed' })
     expect(landed).toContain('core is done by you')
     expect(bob.assists.current()).toBeUndefined()
 
-    await waitFor('amy\'s lease on core to end', () => amy.boardService.held().length === 0)
-    const lost = await waitFor('amy to be told core was done by bob', async () => (await notices(amy, 'claim_lost')).find(t => t.includes('core')))
+    await waitFor(() => amy.boardService.held().length === 0, { what: 'amy\'s lease on core to end' })
+    const lost = await waitFor(async () => (await notices(amy, 'claim_lost')).find(t => t.includes('core')), { what: 'amy to be told core was done by bob' })
     expect(lost).toContain(`done by ${bob.peerId} (an assistant)`)
-    const stop = await waitFor('cat to be told to stop', async () => (await notices(cat, 'assist')).find(t => t.includes('was done by')))
+    const stop = await waitFor(async () => (await notices(cat, 'assist')).find(t => t.includes('was done by')), { what: 'cat to be told to stop' })
     expect(stop).toContain('agency assist --stop')
   })
 
   it('fences the holder\'s request in the next batch: nothing lands twice', async () => {
     const r = await batchOf(1)
     expect(r).toMatchObject({ landed: [], failed: ['core'], pending: 0, commit: '' })
-    const told = await waitFor('amy to be told her request was fenced', async () => (await notices(amy, 'integration')).find(t => t.includes('core@1')))
+    const told = await waitFor(async () => (await notices(amy, 'integration')).find(t => t.includes('core@1')), { what: 'amy to be told her request was fenced' })
     expect(told).toContain('another agent\'s work for core landed first')
     expect(await landingsOfCore()).toBe(1)
     expect(ivy.boardService.board.integrationResults().map(i => i.result)).toEqual(['failed', 'merged', 'fenced'])
@@ -124,7 +125,7 @@ describe('an assistant lands through the integrator', () => {
     expect(await repo.tip()).toBe(tip)
     const why = ivy.logService.findings.search({ tag: 'task:core', kind: 'failure' }).map(h => h.finding.text)
     expect(why).toContainEqual(expect.stringContaining(`is refused: task core was done by ${bob.peerId} first`))
-    const told = await waitFor('cat to be told her late request was refused', async () => (await notices(cat, 'integration')).find(t => t.includes('(refused)')))
+    const told = await waitFor(async () => (await notices(cat, 'integration')).find(t => t.includes('(refused)')), { what: 'cat to be told her late request was refused' })
     expect(told).toContain('If core is done or moved on, stop and record what you learned: agency assist --stop')
   })
 

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { decodeBody } from '../../../src/core/log/kinds.js'
 import { integrate } from '../../../src/repo/integrate.js'
 import { commitFiles } from '../../repo/git-fixtures.js'
-import { waitFor } from './helpers.js'
+import { waitFor } from '../../helpers/wait-for.js'
 import { startAssistSwarm, type AssistSwarm } from './assist-swarm.js'
 
 let swarm: AssistSwarm
@@ -35,7 +35,7 @@ describe('an assist whose landing the log lost', () => {
     // What is known of its verify: it passed (the push follows a green verify only); the counts died with the daemon.
     expect(bob.boardService.board.testRuns()).toEqual([expect.objectContaining({ commit: pushed.commit, passed: 1, failed: 0, summary: 'recovered' })])
     for (const d of [amy, bob]) {
-      await waitFor(`${d.name} to see core done by bob`, () => d.boardService.board.task('core', d.boardService.now())?.doneBy === bob.peerId)
+      await waitFor(() => d.boardService.board.task('core', d.boardService.now())?.doneBy === bob.peerId, { what: `${d.name} to see core done by bob` })
     }
   })
 })

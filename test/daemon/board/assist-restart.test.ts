@@ -10,7 +10,8 @@
 // core was done when the integration arrives, once.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { commitFiles, sh } from '../../repo/git-fixtures.js'
-import { rejectionOf, waitFor } from './helpers.js'
+import { rejectionOf } from './helpers.js'
+import { waitFor } from '../../helpers/wait-for.js'
 import { notices, startAssistSwarm, type AssistSwarm } from './assist-swarm.js'
 import { decodeBody } from '../../../src/core/log/kinds.js'
 import type { Daemon } from '../../../src/daemon/daemon.js'
@@ -29,9 +30,9 @@ beforeAll(async () => {
   ;[amy, ivy, bob, cat, dan] = swarm.daemons
   await ivy.announce('integrating: use agency request-integration')
   await amy.addTasks([{ id: 'side', title: 'side', description: '', deps: [], scope: ['side/**'], priority: 0 }])
-  await waitFor('dan to see side', () => dan.boardService.board.task('side', dan.boardService.now()) !== undefined)
+  await waitFor(() => dan.boardService.board.task('side', dan.boardService.now()) !== undefined, { what: 'dan to see side' })
   expect((await dan.claimTask('side', [], false)).outcome).toBe('HELD')
-  await waitFor('everyone to see side held', () => swarm.daemons.every(d => d.boardService.board.task('side', d.boardService.now())?.state === 'claimed'))
+  await waitFor(() => swarm.daemons.every(d => d.boardService.board.task('side', d.boardService.now())?.state === 'claimed'), { what: 'everyone to see side held' })
 }, 120_000)
 
 afterAll(async () => { await swarm?.cleanup() })
@@ -55,16 +56,16 @@ function feedOf (from: Daemon, author: string): Uint8Array[] {
 
 /** Waits until `d` has a notice of `kind` whose text contains `part`; returns all such. */
 async function toldOf (d: Daemon, kind: string, part: string): Promise<string[]> {
-  return await waitFor(`${d.name} to get a ${kind} notice on ${part}`, async () => {
+  return await waitFor(async () => {
     const found = (await notices(d, kind)).filter(t => t.includes(part))
     return found.length > 0 ? found : undefined
-  })
+  }, { what: `${d.name} to get a ${kind} notice on ${part}` })
 }
 
 /** Restarts bob on his data dir (bootstrapping from amy, as before) and waits until the dones it writes at start are on its log. */
 async function restartBob (): Promise<void> {
   bob = await swarm.cluster.restart(bob)
-  await waitFor('bob to see amy again', () => bob.presence.isLive(amy.peerId))
+  await waitFor(() => bob.presence.isLive(amy.peerId), { what: 'bob to see amy again' })
   await bob.assists.settled()
 }
 
@@ -77,7 +78,7 @@ async function expectDoneOnceAfterRestarts (task: string, holder: Daemon, commit
   expect(bob.boardService.board.doneRecord(task)).toMatchObject({ by: bob.peerId, epoch: 1, ...(commit !== undefined ? { commit } : {}) })
   expect(donesOf(bob, bob, task)).toHaveLength(1)
   for (const d of [amy, ivy, dan]) {
-    await waitFor(`${d.name} to see ${task} done by bob`, () => d.boardService.board.task(task, d.boardService.now())?.doneBy === bob.peerId)
+    await waitFor(() => d.boardService.board.task(task, d.boardService.now())?.doneBy === bob.peerId, { what: `${d.name} to see ${task} done by bob` })
   }
   const told = await toldOf(holder, 'claim_lost', task)
   expect(told).toHaveLength(1)
@@ -114,10 +115,10 @@ describe('an assist that landed while its daemon stopped', () => {
     await commitFiles(bob.workspacePath(), { 'hello/hello.txt': 'hello from bob\n' })
     bob.assists.stop()
     const asked = await bob.repo().requestIntegration('')
-    await waitFor('ivy to see bob\'s request', () => ivy.repo().pendingRequests().length === 1)
+    await waitFor(() => ivy.repo().pendingRequests().length === 1, { what: 'ivy to see bob\'s request' })
     const batch = await ivy.repo().runIntegrator(32)
     expect(batch).toMatchObject({ landed: ['core'], failed: [] })
-    await waitFor('bob to hold ivy\'s integration', () => bob.boardService.board.landedBy('core', 1, bob.peerId))
+    await waitFor(() => bob.boardService.board.landedBy('core', 1, bob.peerId), { what: 'bob to hold ivy\'s integration' })
     const landed = await toldOf(bob, 'integration', 'core@1')
     expect(landed).toHaveLength(1)
     expect(bob.boardService.board.doneRecord('core')).toBeUndefined()

@@ -4,7 +4,8 @@
 // cat take them, each with an approach of his own; dan, the one free agent left,
 // finds core full (no place is left to outnumber) and is refused with both figures.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { rejectionOf, waitFor } from './helpers.js'
+import { rejectionOf } from './helpers.js'
+import { waitFor } from '../../helpers/wait-for.js'
 import { startAssistSwarm, type AssistSwarm } from './assist-swarm.js'
 import type { Daemon } from '../../../src/daemon/daemon.js'
 
@@ -26,12 +27,12 @@ describe('spare assist places while more agents are free than places are left', 
     expect(offer).toMatchObject({ outcome: 'OFFER', task: 'core', assistants: 0, budget: 2 })
     expect((await bob.assist({ task: 'core', approach: 'write the greeting with printf', stop: '' })).outcome).toBe('ASSISTING')
 
-    await waitFor('cat to see bob\'s approach', () => cat.assists.look('core').assistants === 1)
+    await waitFor(() => cat.assists.look('core').assistants === 1, { what: 'cat to see bob\'s approach' })
     // cat and dan free, no place left at the budget: the spare place is open
     expect(cat.assists.look('core')).toMatchObject({ assistants: 1, budget: 2 })
     expect((await cat.assist({ task: 'core', approach: 'generate the file from a node script', stop: '' })).outcome).toBe('ASSISTING')
 
-    await waitFor('dan to see cat\'s approach', () => dan.assists.offer()?.outcome === 'NONE')
+    await waitFor(() => dan.assists.offer()?.outcome === 'NONE', { what: 'dan to see cat\'s approach' })
     const full = await rejectionOf(async () => await dan.assist({ task: 'core', approach: 'copy it from a template', stop: '' }))
     expect(full.code).toBe('FAILED_PRECONDITION')
     expect(full.message).toContain('2 assistant(s) already, the budget per task (1, 2 while more agents are free than places are left)')

@@ -7,7 +7,8 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { expect } from 'vitest'
 import { makeSharedRepo, type SharedRepo } from '../../repo/git-fixtures.js'
-import { MemoryCluster, addrsOf, waitFor, type MemoryDaemonOptions } from './helpers.js'
+import { MemoryCluster, addrsOf, type MemoryDaemonOptions } from './helpers.js'
+import { waitFor } from '../../helpers/wait-for.js'
 import type { Daemon, DaemonParts } from '../../../src/daemon/daemon.js'
 import { repoHandlers } from '../../../src/api/repo-handlers.js'
 import type { IntegrateReply, IntegrateRequest } from '../../../src/gen/agency/v1/api.js'
@@ -35,11 +36,11 @@ export async function startAssistSwarm (names: string[], testCommand: string, ex
   const daemons: Daemon[] = []
   for (const name of names) daemons.push(await cluster.start({ ...options, name, ...(daemons.length > 0 ? { peers: addrsOf(daemons[0]) } : {}) }, extra.parts?.(name)))
   const holder = daemons[0]
-  await waitFor(`the ${names.length} daemons to see each other`, () => daemons.every(d => daemons.every(o => o === d || d.presence.isLive(o.peerId))), 60_000)
+  await waitFor(() => daemons.every(d => daemons.every(o => o === d || d.presence.isLive(o.peerId))), { what: `the ${names.length} daemons to see each other`, timeoutMs: 60_000 })
   await holder.boardService.setGoal({ text: 'say hello', files: [], testCommand })
   await holder.addTasks(['core', 'api', 'ui'].map((id, i, ids) => ({ id, title: id, description: '', deps: i === 0 ? [] : [ids[i - 1]], scope: [`${id}/**`], priority: 0 })))
   expect((await holder.claimTask('core', [], false)).outcome).toBe('HELD')
-  await waitFor('everyone to see core held', () => daemons.every(d => d.boardService.board.task('core', d.boardService.now())?.state === 'claimed'))
+  await waitFor(() => daemons.every(d => d.boardService.board.task('core', d.boardService.now())?.state === 'claimed'), { what: 'everyone to see core held' })
   return { repo, daemons, cluster, cleanup }
 }
 

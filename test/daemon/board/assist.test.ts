@@ -7,7 +7,8 @@
 // has won.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { commitFiles, sh, type SharedRepo } from '../../repo/git-fixtures.js'
-import { rejectionOf, waitFor } from './helpers.js'
+import { rejectionOf } from './helpers.js'
+import { waitFor } from '../../helpers/wait-for.js'
 import { notices, startAssistSwarm, type AssistSwarm } from './assist-swarm.js'
 import type { Daemon } from '../../../src/daemon/daemon.js'
 
@@ -42,7 +43,7 @@ describe('an idle agent assists the critical path', () => {
     expect(bob.boardService.held()).toEqual([])
     expect(bob.boardService.board.task('core', bob.boardService.now())?.holder).toBe(amy.peerId)
 
-    const told = await waitFor('amy to be told bob joined', async () => (await notices(amy, 'assist')).find(t => t.includes(bob.peerId)))
+    const told = await waitFor(async () => (await notices(amy, 'assist')).find(t => t.includes(bob.peerId)), { what: 'amy to be told bob joined' })
     expect(told).toContain(APPROACH)
 
     // One assist at a time.
@@ -52,7 +53,7 @@ describe('an idle agent assists the critical path', () => {
   })
 
   it('refuses a second assistant with the same approach, writing nothing; takes a different one', async () => {
-    await waitFor('cat to see bob\'s approach', () => cat.assists.look('core').approaches.some(a => a.author === bob.peerId))
+    await waitFor(() => cat.assists.look('core').approaches.some(a => a.author === bob.peerId), { what: 'cat to see bob\'s approach' })
     const before = cat.logService.state.size
     const same = await rejectionOf(async () => await cat.assist({ task: 'core', approach: APPROACH.toUpperCase() + '.', stop: '' }))
     expect(same.code).toBe('FAILED_PRECONDITION')
@@ -72,16 +73,16 @@ describe('an idle agent assists the critical path', () => {
     expect(await sh(repo.bare, ['log', '-1', '--format=%B', 'main'])).toContain(`Agency-Agent: ${bob.peerId}`)
 
     for (const d of [amy, bob, cat]) {
-      await waitFor(`${d.name} to see core done by bob`, () => d.boardService.board.task('core', d.boardService.now())?.doneBy === bob.peerId)
+      await waitFor(() => d.boardService.board.task('core', d.boardService.now())?.doneBy === bob.peerId, { what: `${d.name} to see core done by bob` })
     }
     expect(bob.assists.current()).toBeUndefined()
-    await waitFor('amy\'s lease on core to end', () => amy.boardService.held().length === 0)
-    const lost = await waitFor('amy to be told core was done by bob', async () => (await notices(amy, 'claim_lost')).find(t => t.includes('core')))
+    await waitFor(() => amy.boardService.held().length === 0, { what: 'amy\'s lease on core to end' })
+    const lost = await waitFor(async () => (await notices(amy, 'claim_lost')).find(t => t.includes('core')), { what: 'amy to be told core was done by bob' })
     expect(lost).toContain(`done by ${bob.peerId}`)
     const late = await rejectionOf(async () => await amy.repo().integrate('core', ''))
     expect(late.code).toBe('FAILED_PRECONDITION')
 
-    const stop = await waitFor('cat to be told to stop', async () => (await notices(cat, 'assist')).find(t => t.includes('was done by')))
+    const stop = await waitFor(async () => (await notices(cat, 'assist')).find(t => t.includes('was done by')), { what: 'cat to be told to stop' })
     expect(stop).toContain('agency assist --stop')
     const ended = await cat.assist({ task: '', approach: '', stop: 'node was not needed: a plain file is enough' })
     expect(ended).toMatchObject({ outcome: 'STOPPED', task: 'core' })

@@ -9,7 +9,7 @@ import { writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { commitFiles, sh } from '../../repo/git-fixtures.js'
-import { waitFor } from './helpers.js'
+import { waitFor } from '../../helpers/wait-for.js'
 import { startAssistSwarm, type AssistSwarm } from './assist-swarm.js'
 import { VerifyGate } from './verify-gate.js'
 import type { Daemon } from '../../../src/daemon/daemon.js'
@@ -48,7 +48,7 @@ describe('background integrates queued while the agent works on', () => {
     await amy.repo().backgroundSettled()
     expect(await sh(swarm.repo.bare, ['show', 'main:core/core.txt'])).toBe('core')
     expect(await sh(swarm.repo.bare, ['show', `main:${second.task}/two.txt`])).toBe('two')
-    await waitFor('both tasks done by amy', () => ['core', second.task].every(t => amy.boardService.board.doneRecord(t)?.by === amy.peerId))
+    await waitFor(() => ['core', second.task].every(t => amy.boardService.board.doneRecord(t)?.by === amy.peerId), { what: 'both tasks done by amy' })
     // The agent's own work is where it left it.
     expect((await sh(amy.workspacePath(), ['status', '--porcelain'])).split('\n')).toContain('?? draft.txt')
   }, 120_000)

@@ -9,7 +9,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { serveDaemon, type ServedDaemon } from '../../../src/cli/serve.js'
 import { connectAgency, type Agency } from '../../../src/api/client.js'
 import type { Daemon } from '../../../src/daemon/daemon.js'
-import { FAST, MemoryCluster, addrsOf, livePeerIds, memoryAddr, rejectionOf, waitFor, waitForTaskEverywhere } from './helpers.js'
+import { FAST, MemoryCluster, addrsOf, livePeerIds, memoryAddr, rejectionOf, waitForTaskEverywhere } from './helpers.js'
+import { waitFor } from '../../helpers/wait-for.js'
 
 const AGENCY_JS = join(import.meta.dirname, '..', '..', '..', 'dist', 'src', 'cli', 'agency.js')
 
@@ -45,13 +46,13 @@ describe('bad board requests over gRPC', () => {
     daemon = served.daemon
     agency = connectAgency(served.grpc?.address)
     other = await cluster.start({ peers: addrsOf(daemon) })
-    await waitFor('the two daemons to see each other', () => livePeerIds(daemon).includes(other.peerId) && livePeerIds(other).includes(daemon.peerId))
+    await waitFor(() => livePeerIds(daemon).includes(other.peerId) && livePeerIds(other).includes(daemon.peerId), { what: 'the two daemons to see each other' })
     await agency.call(c => c.addTask, { id: 'free', title: 'nobody holds this', description: '', deps: [], scope: ['src/free/**'], priority: 1 })
     await agency.call(c => c.addTask, { id: 'taken', title: 'the other daemon holds this', description: '', deps: [], scope: [], priority: 0 })
     await waitForTaskEverywhere([daemon, other], 'taken')
     const held = await other.boardService.claim('taken', ['src/taken/**'])
     expect(held.outcome).toBe('HELD')
-    await waitFor('the other daemon\'s claim on this board', () => daemon.boardService.board.holder('taken')?.holder === other.peerId)
+    await waitFor(() => daemon.boardService.board.holder('taken')?.holder === other.peerId, { what: 'the other daemon\'s claim on this board' })
   }, 60_000)
 
   afterAll(async () => {

@@ -11,7 +11,8 @@
 import { access } from 'node:fs/promises'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { commitFiles, sh } from '../../repo/git-fixtures.js'
-import { addrsOf, waitFor } from './helpers.js'
+import { addrsOf } from './helpers.js'
+import { waitFor } from '../../helpers/wait-for.js'
 import { integrateCall, notices, startAssistSwarm, type AssistSwarm } from './assist-swarm.js'
 import { VerifyGate } from './verify-gate.js'
 import { meshStatus } from '../../../src/api/mesh-handlers.js'
@@ -29,7 +30,7 @@ beforeAll(async () => {
   swarm = await startAssistSwarm(['amy', 'bob'], gate.command('test ! -e broken.txt'))
   ;[amy, bob] = swarm.daemons
   await amy.addTasks(['docs', 'lint'].map(id => ({ id, title: id, description: '', deps: [], scope: [`${id}/**`], priority: 0 })))
-  await waitFor('bob to see the tasks', () => bob.boardService.board.task('lint', bob.boardService.now()) !== undefined)
+  await waitFor(() => bob.boardService.board.task('lint', bob.boardService.now()) !== undefined, { what: 'bob to see the tasks' })
 }, 120_000)
 afterAll(async () => {
   await gate?.teardown([amy], async () => { await swarm?.cleanup() })
@@ -71,11 +72,11 @@ describe('a holder that integrates in the background', () => {
     await openGate()
     await amy.repo().backgroundSettled()
     expect(await onShared('core/core.txt')).toBe('core')
-    await waitFor('amy\'s daemon to mark core done', () => amy.boardService.board.doneRecord('core')?.by === amy.peerId)
-    await waitFor('bob to see core done by amy', () => bob.boardService.board.doneRecord('core')?.by === amy.peerId)
+    await waitFor(() => amy.boardService.board.doneRecord('core')?.by === amy.peerId, { what: 'amy\'s daemon to mark core done' })
+    await waitFor(() => bob.boardService.board.doneRecord('core')?.by === amy.peerId, { what: 'bob to see core done by amy' })
     expect(amy.boardService.board.doneRecord('core')?.epoch).toBe(1)
     expect(amy.boardService.board.requestPending('core', 1, amy.peerId)).toBe(false)
-    await waitFor('amy to be told', async () => (await notices(amy, 'integration')).some(t => t.includes('your daemon marked core done')))
+    await waitFor(async () => (await notices(amy, 'integration')).some(t => t.includes('your daemon marked core done')), { what: 'amy to be told' })
     expect(amy.boardService.held().map(h => h.task)).toEqual([second])
   })
 
@@ -97,7 +98,7 @@ describe('a holder that integrates in the background', () => {
     expect(answer?.request).not.toBe('')
     expect(await onShared('broken.txt')).toBeUndefined()
     expect(await onShared(`${second}/b.txt`)).toBeUndefined()
-    await waitFor('amy to be told it did not land', async () => (await notices(amy, 'integration')).some(t => t.includes(`your integration request for ${second}@${epoch} did not land`) && t.includes('your current task again')))
+    await waitFor(async () => (await notices(amy, 'integration')).some(t => t.includes(`your integration request for ${second}@${epoch} did not land`) && t.includes('your current task again')), { what: 'amy to be told it did not land' })
     expect(amy.boardService.board.holder(second)?.holder).toBe(amy.peerId)
     expect(amy.boardService.board.doneRecord(second)).toBeUndefined()
     expect(amy.boardService.working().map(h => h.task).sort()).toEqual([second, other.task].sort())
@@ -116,11 +117,11 @@ describe('a holder that integrates in the background', () => {
     await markBackground(amy.repo().workspace, third, request.commit)
     const epoch = amy.boardService.board.holder(third)?.epoch ?? 0
     amy = await swarm.cluster.restart(amy, { peers: addrsOf(bob) })
-    await waitFor('amy\'s restarted daemon to land the task and mark it done', () => amy.boardService.board.doneRecord(third)?.by === amy.peerId, 60_000)
+    await waitFor(() => amy.boardService.board.doneRecord(third)?.by === amy.peerId, { what: 'amy\'s restarted daemon to land the task and mark it done', timeoutMs: 60_000 })
     expect(amy.boardService.board.requestPending(third, epoch, amy.peerId)).toBe(false)
     expect(amy.boardService.board.integrationResults().find(i => i.task === third)?.request).toBe(request.entryId)
     expect(await onShared(`${third}/c.txt`)).toBe('c')
-    await waitFor('the mark to be cleared', async () => !(await backgroundMarks(amy.repo().workspace)).has(third))
+    await waitFor(async () => !(await backgroundMarks(amy.repo().workspace)).has(third), { what: 'the mark to be cleared' })
   }, 120_000)
 
   it('refuses a task it does not hold, writing nothing', async () => {

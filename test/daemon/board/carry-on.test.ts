@@ -8,7 +8,8 @@
 // claim --next puts her back on it before the other task she holds.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { commitFiles } from '../../repo/git-fixtures.js'
-import { addrsOf, waitFor } from './helpers.js'
+import { addrsOf } from './helpers.js'
+import { waitFor } from '../../helpers/wait-for.js'
 import { notices, startAssistSwarm, type AssistSwarm } from './assist-swarm.js'
 import { meshStatus } from '../../../src/api/mesh-handlers.js'
 import type { Daemon } from '../../../src/daemon/daemon.js'
@@ -22,12 +23,12 @@ beforeAll(async () => {
   ;[amy, ivy] = swarm.daemons
   // Tasks nobody waits on besides core's chain, so claim --next has something while core is pending.
   await amy.addTasks(['docs', 'lint'].map(id => ({ id, title: id, description: '', deps: [], scope: [`${id}/**`], priority: 0 })))
-  await waitFor('ivy to see the tasks', () => ivy.boardService.board.task('lint', ivy.boardService.now()) !== undefined)
+  await waitFor(() => ivy.boardService.board.task('lint', ivy.boardService.now()) !== undefined, { what: 'ivy to see the tasks' })
 }, 120_000)
 afterAll(async () => { await swarm?.cleanup() })
 
 async function landOne (): Promise<ReturnType<ReturnType<Daemon['repo']>['runIntegrator']>> {
-  await waitFor('ivy to see amy\'s request', () => ivy.repo().pendingRequests().length === 1)
+  await waitFor(() => ivy.repo().pendingRequests().length === 1, { what: 'ivy to see amy\'s request' })
   return await ivy.repo().runIntegrator(32)
 }
 
@@ -52,10 +53,10 @@ describe('a holder whose request is in the integrator\'s queue', () => {
     expect((await amy.claimNextTask([])).task).toBe(second)
 
     expect((await landOne()).landed).toEqual(['core'])
-    await waitFor('amy\'s daemon to mark core done', () => amy.boardService.board.doneRecord('core')?.by === amy.peerId)
-    await waitFor('ivy to see core done by amy', () => ivy.boardService.board.doneRecord('core')?.by === amy.peerId)
+    await waitFor(() => amy.boardService.board.doneRecord('core')?.by === amy.peerId, { what: 'amy\'s daemon to mark core done' })
+    await waitFor(() => ivy.boardService.board.doneRecord('core')?.by === amy.peerId, { what: 'ivy to see core done by amy' })
     expect(amy.boardService.board.doneRecord('core')?.epoch).toBe(1)
-    await waitFor('amy to be told', async () => (await notices(amy, 'integration')).some(t => t.includes('your daemon marked core done')))
+    await waitFor(async () => (await notices(amy, 'integration')).some(t => t.includes('your daemon marked core done')), { what: 'amy to be told' })
     // An agent that says done anyway changes nothing.
     const before = amy.logService.state.size
     expect((await amy.doneTask('core', '', [], '')).state).toBe('done')
@@ -68,12 +69,12 @@ describe('a holder whose request is in the integrator\'s queue', () => {
     // The crash window: the landing arrives, the daemon writes nothing.
     amy.boardService.stop()
     expect((await landOne()).landed).toEqual([second])
-    await waitFor('amy to fold the landing', () => amy.boardService.board.integrationResults().some(i => i.task === second && i.result === 'merged'))
+    await waitFor(() => amy.boardService.board.integrationResults().some(i => i.task === second && i.result === 'merged'), { what: 'amy to fold the landing' })
     expect(amy.boardService.board.doneRecord(second)).toBeUndefined()
 
     amy = await swarm.cluster.restart(amy, { peers: addrsOf(ivy) })
-    await waitFor('amy\'s daemon to mark the task done at start', () => amy.boardService.board.doneRecord(second)?.by === amy.peerId)
-    await waitFor('amy and ivy to see each other again', () => amy.presence.isLive(ivy.peerId) && ivy.presence.isLive(amy.peerId), 30_000)
+    await waitFor(() => amy.boardService.board.doneRecord(second)?.by === amy.peerId, { what: 'amy\'s daemon to mark the task done at start' })
+    await waitFor(() => amy.presence.isLive(ivy.peerId) && ivy.presence.isLive(amy.peerId), { what: 'amy and ivy to see each other again', timeoutMs: 30_000 })
   })
 
   it('leaves a holder whose request failed holding its task, told, and claim --next puts it back on it first', async () => {
@@ -86,7 +87,7 @@ describe('a holder whose request is in the integrator\'s queue', () => {
     expect(other.task).not.toBe(third.task)
 
     expect((await landOne()).failed).toEqual([third.task])
-    await waitFor('amy to be told it did not land', async () => (await notices(amy, 'integration')).some(t => t.includes(`your integration request for ${third.task}@${third.epoch} did not land`) && t.includes('your current task again')))
+    await waitFor(async () => (await notices(amy, 'integration')).some(t => t.includes(`your integration request for ${third.task}@${third.epoch} did not land`) && t.includes('your current task again')), { what: 'amy to be told it did not land' })
     expect(holderOf(amy, third.task)).toBe(amy.peerId)
     expect(amy.boardService.board.doneRecord(third.task)).toBeUndefined()
     expect(amy.boardService.working().map(h => h.task).sort()).toEqual([third.task, other.task].sort())

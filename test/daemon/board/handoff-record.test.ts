@@ -8,7 +8,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { decodeBody } from '../../../src/core/log/kinds.js'
 import { commitFiles } from '../../repo/git-fixtures.js'
-import { waitFor } from './helpers.js'
+import { waitFor } from '../../helpers/wait-for.js'
 import { startAssistSwarm, type AssistSwarm } from './assist-swarm.js'
 import type { Daemon } from '../../../src/daemon/daemon.js'
 
@@ -31,7 +31,7 @@ afterAll(async () => { await swarm?.cleanup() })
 
 /** `d` (named `name`) claims `task`, lands a file for it, and writes its done `minutes` later on its clock. */
 async function finish (d: Daemon, name: string, task: string, minutes: number): Promise<void> {
-  await waitFor(`${name} to see ${task}`, () => d.boardService.board.task(task, d.boardService.now()) !== undefined)
+  await waitFor(() => d.boardService.board.task(task, d.boardService.now()) !== undefined, { what: `${name} to see ${task}` })
   expect((await d.claimTask(task, [], false)).outcome).toBe('HELD')
   await commitFiles(d.workspacePath(), { [`${task}/done.txt`]: `${task}\n` })
   expect((await d.repo().integrate(task, '')).result).toBe('merged')
@@ -45,7 +45,7 @@ describe('hand-off by the holder\'s own speed', () => {
     await amy.addTasks(quick.map(id => ({ id, title: id, description: '', deps: [], scope: [`${id}/**`], priority: 5 })))
     for (const t of ['q1', 'q2', 'q3']) await finish(bob, 'bob', t, 10)
     for (const t of ['q4', 'q5']) await finish(amy, 'amy', t, 60)
-    await waitFor('amy to see every quick task done', () => quick.every(t => amy.boardService.board.doneRecord(t) !== undefined))
+    await waitFor(() => quick.every(t => amy.boardService.board.doneRecord(t) !== undefined), { what: 'amy to see every quick task done' })
     expect(amy.boardService.board.doneTimesByAgent().get(amy.peerId)?.length).toBe(2)
 
     const since = amy.boardService.board.claimTime('core') as number

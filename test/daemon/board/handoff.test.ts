@@ -13,7 +13,8 @@ import { decodeBody } from '../../../src/core/log/kinds.js'
 import { FencedError } from '../../../src/repo/errors.js'
 import { checkTaskFence, readTaskFence } from '../../../src/repo/task-fence.js'
 import { commitFiles, sh } from '../../repo/git-fixtures.js'
-import { rejectionOf, waitFor } from './helpers.js'
+import { rejectionOf } from './helpers.js'
+import { waitFor } from '../../helpers/wait-for.js'
 import { notices, startAssistSwarm, type AssistSwarm } from './assist-swarm.js'
 import type { Daemon } from '../../../src/daemon/daemon.js'
 
@@ -49,12 +50,12 @@ describe('hand-off by speed', () => {
 
     // bob finishes a quick task: the board's median claim-to-done time is his few seconds.
     await amy.addTasks([{ id: 'quick', title: 'quick', description: '', deps: [], scope: ['quick/**'], priority: 5 }])
-    await waitFor('bob to see quick', () => bob.boardService.board.task('quick', bob.boardService.now()) !== undefined)
+    await waitFor(() => bob.boardService.board.task('quick', bob.boardService.now()) !== undefined, { what: 'bob to see quick' })
     expect((await bob.claimTask('quick', [], false)).outcome).toBe('HELD')
     await commitFiles(bob.workspacePath(), { 'quick/q.txt': 'q\n' })
     expect((await bob.repo().integrate('quick', '')).result).toBe('merged')
     await bob.doneTask('quick', '', [], '')
-    await waitFor('amy to see quick done', () => amy.boardService.board.doneRecord('quick') !== undefined)
+    await waitFor(() => amy.boardService.board.doneRecord('quick') !== undefined, { what: 'amy to see quick done' })
 
     await amy.handoffs.check()
     expect(amy.handoffs.decide('core')).toMatchObject({ refusal: expect.stringContaining('handed off past 10 min') })
@@ -71,21 +72,21 @@ describe('hand-off by speed', () => {
     const joined = await bob.assist({ task: 'core', approach: 'write the greeting by hand', stop: '' })
     expect(joined.outcome).toBe('ASSISTING')
     await commitFiles(bob.workspacePath(), { 'hello/hello.txt': 'hello\n' })
-    await waitFor('amy to see bob assist core', () => amy.assists.activeOn('core', () => true).some(a => a.author === bob.peerId))
+    await waitFor(() => amy.assists.activeOn('core', () => true).some(a => a.author === bob.peerId), { what: 'amy to see bob assist core' })
 
     amyAhead = HOUR
     expect(amy.handoffs.decide('core')).toMatchObject({ receiver: { agent: bob.peerId, assisting: true } })
     await amy.handoffs.check()
     expect(releases(amy)).toEqual([expect.objectContaining({ task: 'core', epoch: 1, to: bob.peerId })])
     expect(amy.boardService.held()).toEqual([])
-    const told = await waitFor('amy to be told', async () => (await notices(amy, 'handoff')).find(t => t.includes('core')))
+    const told = await waitFor(async () => (await notices(amy, 'handoff')).find(t => t.includes('core')), { what: 'amy to be told' })
     expect(told).toContain(`handed to ${bob.peerId}`)
     expect(told).toContain('agency note')
 
-    await waitFor('bob to hold core at epoch 2', () => bob.boardService.held().find(h => h.task === 'core' && h.epoch === 2))
-    const bobTold = await waitFor('bob to be told', async () => (await notices(bob, 'handoff')).find(t => t.includes('core')))
+    await waitFor(() => bob.boardService.held().find(h => h.task === 'core' && h.epoch === 2), { what: 'bob to hold core at epoch 2' })
+    const bobTold = await waitFor(async () => (await notices(bob, 'handoff')).find(t => t.includes('core')), { what: 'bob to be told' })
     expect(bobTold).toContain(`${amy.peerId} handed its task core to you`)
-    await waitFor('bob\'s assist to end', () => bob.assists.current() === undefined)
+    await waitFor(() => bob.assists.current() === undefined, { what: 'bob\'s assist to end' })
     expect(await sh(bob.workspacePath(), ['symbolic-ref', '--short', 'HEAD'])).toBe(`agency/${bob.peerId}/core`)
     expect(await sh(bob.workspacePath(), ['ls-files', 'hello'])).toBe('hello/hello.txt')
     // cat, idle, was not chosen: the assistant goes first; and it did not take core from bob.
@@ -94,7 +95,7 @@ describe('hand-off by speed', () => {
     const merged = await bob.repo().integrate('', '')
     expect(merged).toMatchObject({ result: 'merged', epoch: 2 })
     await bob.doneTask('core', '', [], '')
-    await waitFor('amy to see core done by bob', () => amy.boardService.board.doneRecord('core')?.by === bob.peerId)
+    await waitFor(() => amy.boardService.board.doneRecord('core')?.by === bob.peerId, { what: 'amy to see core done by bob' })
   })
 
   it('refuses the old holder\'s late integrate: her board and the remote\'s task fence', async () => {
@@ -107,7 +108,7 @@ describe('hand-off by speed', () => {
   })
 
   it('hands a task nobody assists to an idle peer, whose branch starts from the holder\'s pushed work', async () => {
-    await waitFor('amy to see api ready', () => amy.boardService.readyChoice().ready.some(t => t.id === 'api'))
+    await waitFor(() => amy.boardService.readyChoice().ready.some(t => t.id === 'api'), { what: 'amy to see api ready' })
     expect((await amy.claimTask('api', [], false)).outcome).toBe('HELD')
     await commitFiles(amy.workspacePath(), { 'api/half.txt': 'half done\n' })
     amyAhead += HOUR
@@ -116,8 +117,8 @@ describe('hand-off by speed', () => {
     expect([bob.peerId, cat.peerId]).toContain(release.to)
     expect(release.branch).toBe('refs/agency/wip/api')
     const receiver = release.to === bob.peerId ? bob : cat
-    await waitFor('the receiver to hold api at epoch 2', () => receiver.boardService.held().find(h => h.task === 'api' && h.epoch === 2))
-    await waitFor('its workspace to be on api', async () => await sh(receiver.workspacePath(), ['symbolic-ref', '--short', 'HEAD']) === `agency/${receiver.peerId}/api`)
+    await waitFor(() => receiver.boardService.held().find(h => h.task === 'api' && h.epoch === 2), { what: 'the receiver to hold api at epoch 2' })
+    await waitFor(async () => await sh(receiver.workspacePath(), ['symbolic-ref', '--short', 'HEAD']) === `agency/${receiver.peerId}/api`, { what: 'its workspace to be on api' })
     expect(await sh(receiver.workspacePath(), ['ls-files', 'api'])).toBe('api/half.txt')
   })
 
@@ -125,18 +126,18 @@ describe('hand-off by speed', () => {
     const apiHolder = amy.boardService.board.holder('api')?.holder
     let idle = apiHolder === bob.peerId ? cat : bob
     await amy.addTasks([{ id: 'late', title: 'late', description: '', deps: [], scope: ['late/**'], priority: 0 }])
-    await waitFor('amy to see late', () => amy.boardService.board.task('late', amy.boardService.now()) !== undefined)
+    await waitFor(() => amy.boardService.board.task('late', amy.boardService.now()) !== undefined, { what: 'amy to see late' })
     expect((await amy.claimTask('late', [], false)).outcome).toBe('HELD')
     // The crash window: the release reaches the receiver's daemon, which claims nothing.
     idle.handoffs.stop()
     amyAhead += HOUR
     await amy.handoffs.check()
     expect(releases(amy).filter(r => r.task === 'late')).toEqual([expect.objectContaining({ to: idle.peerId })])
-    await waitFor('the receiver to fold the release', () => releases(idle).some(r => r.task === 'late'))
+    await waitFor(() => releases(idle).some(r => r.task === 'late'), { what: 'the receiver to fold the release' })
     expect(idle.boardService.held()).toEqual([])
 
     idle = await swarm.cluster.restart(idle)
-    await waitFor('the receiver to hold late at epoch 2 after its restart', () => idle.boardService.held().find(h => h.task === 'late' && h.epoch === 2))
-    await waitFor('the receiver to be told', async () => (await notices(idle, 'handoff')).find(t => t.includes('its task late to you')))
+    await waitFor(() => idle.boardService.held().find(h => h.task === 'late' && h.epoch === 2), { what: 'the receiver to hold late at epoch 2 after its restart' })
+    await waitFor(async () => (await notices(idle, 'handoff')).find(t => t.includes('its task late to you')), { what: 'the receiver to be told' })
   })
 })

@@ -14,20 +14,10 @@ import { Daemon, type DaemonParts } from '../../../src/daemon/daemon.js'
 import type { DaemonConfig } from '../../../src/daemon/config.js'
 import { connectAgency, type Agency } from '../../../src/api/client.js'
 import type { Event, LogEntry } from '../../../src/gen/agency/v1/api.js'
-import { waitFor as poll } from '../../helpers/wait-for.js'
+import { waitFor } from '../../helpers/wait-for.js'
 import { multiaddr } from '@multiformats/multiaddr'
 import { peerIdFromString } from '@libp2p/peer-id'
 import { envWithoutAgency } from '../../helpers/agency-free-env.js'
-
-// ---- waiting ----
-
-/**
- * test/helpers/wait-for's waitFor, with the label first and the generous
- * defaults these tests were written against (30 s, polled every 100 ms).
- */
-export async function waitFor<T> (what: string, check: () => T | Promise<T>, timeoutMs = 30_000, intervalMs = 100): Promise<Exclude<T, undefined | null | false>> {
-  return await poll(check, { what, timeoutMs, intervalMs })
-}
 
 /** Resolves with the error `fn` rejects with; fails if it resolves. */
 export async function rejectionOf (fn: () => Promise<unknown>): Promise<Error & { code?: string }> {
@@ -134,8 +124,8 @@ export function detailOf (e: Event): Record<string, any> {
 
 /** Waits until every daemon knows task `id`. */
 export async function waitForTaskEverywhere (daemons: Daemon[], id: string, timeoutMs = 30_000): Promise<void> {
-  await waitFor(`task ${id} on all ${daemons.length} daemons`, () =>
-    daemons.every(d => d.boardService.board.task(id, d.boardService.now()) != null), timeoutMs)
+  await waitFor(() =>
+    daemons.every(d => d.boardService.board.task(id, d.boardService.now()) != null), { what: `task ${id} on all ${daemons.length} daemons`, timeoutMs })
 }
 
 // ---- real agentd processes ----

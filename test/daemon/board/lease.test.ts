@@ -6,7 +6,8 @@
 // its agent that the claim is lost, and stops listing it.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { ClaimOutcome } from '../../../src/gen/agency/v1/api.js'
-import { EventStream, ProcessCluster, readLog, rejectionOf, waitFor, type AgentdProcess } from './helpers.js'
+import { EventStream, ProcessCluster, readLog, rejectionOf, type AgentdProcess } from './helpers.js'
+import { waitFor } from '../../helpers/wait-for.js'
 
 const TASK = 'lease-task'
 const NOTE = 'tried a trie first: too slow on 1e6 keys; see the branch'
@@ -33,10 +34,10 @@ describe('a lease expires when its holder is killed', () => {
     c = await cluster.start('c', [...a.addrs, ...b.addrs])
     for (const d of [a, b, c]) {
       const others = [a, b, c].filter(x => x !== d).map(x => x.peerId)
-      await waitFor(`${d.name} to see the other two live`, async () => (await livePeers(d)).filter(p => others.includes(p)).length === 2)
+      await waitFor(async () => (await livePeers(d)).filter(p => others.includes(p)).length === 2, { what: `${d.name} to see the other two live` })
     }
     await c.client.call(x => x.addTask, { id: TASK, title: 'index the keys', description: '', deps: [], scope: ['src/index/**'], priority: 0 })
-    for (const d of [a, b]) await waitFor(`${TASK} on ${d.name}`, async () => await taskOn(d).catch(() => undefined))
+    for (const d of [a, b]) await waitFor(async () => await taskOn(d).catch(() => undefined), { what: `${TASK} on ${d.name}` })
   }, 120_000)
 
   afterAll(async () => { await cluster.cleanup() }, 60_000)
@@ -45,11 +46,11 @@ describe('a lease expires when its holder is killed', () => {
     const first = await c.client.call(x => x.claim, { task: TASK, scope: [], noWait: false })
     expect(first).toMatchObject({ outcome: ClaimOutcome.CLAIM_HELD, epoch: 1 })
     await c.client.call(x => x.release, { task: TASK, note: NOTE, branch: BRANCH })
-    await waitFor('c\'s release on a', async () => (await taskOn(a))?.state === 'open')
+    await waitFor(async () => (await taskOn(a))?.state === 'open', { what: 'c\'s release on a' })
 
     const taken = await a.client.call(x => x.claim, { task: TASK, scope: [], noWait: false })
     expect(taken).toMatchObject({ outcome: ClaimOutcome.CLAIM_HELD, epoch: 2, winner: a.peerId, handoff: NOTE, branch: BRANCH })
-    await waitFor('a\'s claim on b', async () => (await taskOn(b))?.holder === a.peerId)
+    await waitFor(async () => (await taskOn(b))?.holder === a.peerId, { what: 'a\'s claim on b' })
   }, 60_000)
 
   it('refuses b a claim while a\'s lease is live', async () => {
@@ -62,10 +63,10 @@ describe('a lease expires when its holder is killed', () => {
     const heldBefore = a.peerId
     await a.kill('SIGKILL')
     // The lease runs out on b's clock: the task shows as expired, still naming a.
-    const expired = await waitFor('the task to expire on b', async () => {
+    const expired = await waitFor(async () => {
       const t = await taskOn(b)
       return t?.state === 'expired' && t
-    }, 30_000, 200)
+    }, { what: 'the task to expire on b', timeoutMs: 30_000, intervalMs: 200 })
     expect(expired).toMatchObject({ holder: heldBefore, epoch: 2, holderLive: false })
     const ready = await b.client.call(x => x.ready, {})
     expect(ready.tasks.map(t => t.id)).toContain(TASK)
@@ -78,10 +79,10 @@ describe('a lease expires when its holder is killed', () => {
     const claims = (await readLog(b.client)).filter(e => e.kind === 'claim' && e.author === b.peerId).map(e => JSON.parse(e.bodyJson))
     expect(claims).toEqual([expect.objectContaining({ task: TASK, epoch: 3, takeoverOf: heldBefore, handoff: NOTE, branch: BRANCH })])
 
-    await waitFor('c to see b as the holder at epoch 3', async () => {
+    await waitFor(async () => {
       const t = await taskOn(c)
       return t?.holder === b.peerId && t.epoch === 3
-    })
+    }, { what: 'c to see b as the holder at epoch 3' })
     expect(await taskOn(c)).toMatchObject({ state: 'claimed', holder: b.peerId, epoch: 3, handoff: NOTE, branch: BRANCH })
   }, 60_000)
 
@@ -99,8 +100,8 @@ describe('a lease expires when its holder is killed', () => {
 
       // A fresh daemon joins both sides: a hears of b's takeover through it.
       await cluster.start('d', [...a.addrs, ...b.addrs])
-      const lost = await waitFor('a claim_lost or claim_superseded event on a', () =>
-        events.ofType('claim_lost', 'claim_superseded').find(e => e.task === TASK), 30_000)
+      const lost = await waitFor(() =>
+        events.ofType('claim_lost', 'claim_superseded').find(e => e.task === TASK), { what: 'a claim_lost or claim_superseded event on a', timeoutMs: 30_000 })
       expect(lost.peerId).toBe(b.peerId)
       expect(JSON.parse(lost.detailJson)).toMatchObject({ epoch: 2, winner: b.peerId })
 

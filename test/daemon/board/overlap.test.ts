@@ -4,7 +4,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { Daemon } from '../../../src/daemon/daemon.js'
 import type { InboxRecord } from '../../../src/store/index.js'
-import { EventRecorder, MemoryCluster, addrsOf, detailOf, livePeerIds, waitFor, waitForTaskEverywhere } from './helpers.js'
+import { EventRecorder, MemoryCluster, addrsOf, detailOf, livePeerIds, waitForTaskEverywhere } from './helpers.js'
+import { waitFor } from '../../helpers/wait-for.js'
 
 const TASKS = [
   { id: 'wide', scope: ['src/a/**'] },
@@ -31,7 +32,7 @@ describe('overlap alerts between live claims', () => {
     b = await cluster.start({ peers: addrsOf(a) })
     eventsA = new EventRecorder(a)
     eventsB = new EventRecorder(b)
-    await waitFor('a and b to see each other live', () => livePeerIds(a).includes(b.peerId) && livePeerIds(b).includes(a.peerId))
+    await waitFor(() => livePeerIds(a).includes(b.peerId) && livePeerIds(b).includes(a.peerId), { what: 'a and b to see each other live' })
     for (const t of TASKS) await a.boardService.addTask({ id: t.id, title: t.id, description: '', deps: [], scope: t.scope, priority: 0 })
     for (const t of TASKS) await waitForTaskEverywhere([a, b], t.id)
   }, 60_000)
@@ -50,8 +51,8 @@ describe('overlap alerts between live claims', () => {
     // The later claimant learns of the overlap in its answer too.
     expect(narrow.overlaps).toEqual([a.peerId])
 
-    const onA = await waitFor('an overlap event on a', () => eventsA.ofType('overlap')[0])
-    const onB = await waitFor('an overlap event on b', () => eventsB.ofType('overlap')[0])
+    const onA = await waitFor(() => eventsA.ofType('overlap')[0], { what: 'an overlap event on a' })
+    const onB = await waitFor(() => eventsB.ofType('overlap')[0], { what: 'an overlap event on b' })
     expect(onA).toMatchObject({ task: 'wide', peerId: b.peerId })
     expect(detailOf(onA)).toMatchObject({ myTask: 'wide', otherTask: 'narrow', other: b.peerId })
     expect(onB).toMatchObject({ task: 'narrow', peerId: a.peerId })
@@ -65,8 +66,8 @@ describe('overlap alerts between live claims', () => {
     }
 
     // Each holder gets a direct message from the other, naming both tasks and the paths.
-    const toA = await waitFor('an overlap notice from b in a\'s inbox', async () => (await inboxFrom(a, b.peerId)).find(isOverlapNotice))
-    const toB = await waitFor('an overlap notice from a in b\'s inbox', async () => (await inboxFrom(b, a.peerId)).find(isOverlapNotice))
+    const toA = await waitFor(async () => (await inboxFrom(a, b.peerId)).find(isOverlapNotice), { what: 'an overlap notice from b in a\'s inbox' })
+    const toB = await waitFor(async () => (await inboxFrom(b, a.peerId)).find(isOverlapNotice), { what: 'an overlap notice from a in b\'s inbox' })
     for (const notice of [toA, toB]) {
       expect(notice.message.text).toContain('wide')
       expect(notice.message.text).toContain('narrow')
@@ -83,7 +84,7 @@ describe('overlap alerts between live claims', () => {
   it('stays quiet for src/a/** and src/b/**', async () => {
     await a.boardService.release('wide', '', '')
     await b.boardService.release('narrow', '', '')
-    await waitFor('both releases on both boards', () => [a, b].every(d => d.boardService.board.holder('wide') == null && d.boardService.board.holder('narrow') == null))
+    await waitFor(() => [a, b].every(d => d.boardService.board.holder('wide') == null && d.boardService.board.holder('narrow') == null), { what: 'both releases on both boards' })
     const before = { a: eventsA.ofType('overlap').length, b: eventsB.ofType('overlap').length }
 
     const left = await a.boardService.claim('left', ['src/a/**'])
@@ -92,17 +93,17 @@ describe('overlap alerts between live claims', () => {
     expect(right.outcome).toBe('HELD')
     expect(right.overlaps).toEqual([])
     // Both claims are on both boards: any overlap would have been raised by now.
-    await waitFor('both claims on both boards', () => [a, b].every(d =>
-      d.boardService.board.holder('left')?.holder === a.peerId && d.boardService.board.holder('right')?.holder === b.peerId))
+    await waitFor(() => [a, b].every(d =>
+      d.boardService.board.holder('left')?.holder === a.peerId && d.boardService.board.holder('right')?.holder === b.peerId), { what: 'both claims on both boards' })
     expect(eventsA.ofType('overlap')).toHaveLength(before.a)
     expect(eventsB.ofType('overlap')).toHaveLength(before.b)
 
     // A probe sent after the claims arrives after any notice sent before it.
     await a.sendMessage({ to: b.peerId, text: 'probe from a' })
     await b.sendMessage({ to: a.peerId, text: 'probe from b' })
-    await waitFor('the probes', async () =>
+    await waitFor(async () =>
       (await inboxFrom(b, a.peerId)).some(r => r.message.text === 'probe from a') &&
-      (await inboxFrom(a, b.peerId)).some(r => r.message.text === 'probe from b'))
+      (await inboxFrom(a, b.peerId)).some(r => r.message.text === 'probe from b'), { what: 'the probes' })
     expect((await inboxFrom(a, b.peerId)).filter(isOverlapNotice)).toHaveLength(1)
     expect((await inboxFrom(b, a.peerId)).filter(isOverlapNotice)).toHaveLength(1)
   }, 60_000)

@@ -8,7 +8,8 @@ import type { Daemon } from '../../../src/daemon/daemon.js'
 import type { ClaimAnswer } from '../../../src/daemon/board-service.js'
 import { compareOrder } from '../../../src/core/board/index.js'
 import { Claim } from '../../../src/gen/agency/v1/log.js'
-import { EventRecorder, MemoryCluster, connected, detailOf, keepLinked, livePeerIds, waitFor, waitForTaskEverywhere, link } from './helpers.js'
+import { EventRecorder, MemoryCluster, connected, detailOf, keepLinked, livePeerIds, waitForTaskEverywhere, link } from './helpers.js'
+import { waitFor } from '../../helpers/wait-for.js'
 
 const TASK = 'split-brain'
 
@@ -47,7 +48,7 @@ describe('claims on both sides of a partition', () => {
     }
     await keepLinked(links)
     await link(right[0], left[0])
-    await waitFor('all six live on each', () => all.every(d => livePeerIds(d).length === 5))
+    await waitFor(() => all.every(d => livePeerIds(d).length === 5), { what: 'all six live on each' })
     await left[0].boardService.addTask({ id: TASK, title: 'both halves want this', description: '', deps: [], scope: ['src/split/**'], priority: 0 })
     await waitForTaskEverywhere(all, TASK)
   }, 60_000)
@@ -59,12 +60,12 @@ describe('claims on both sides of a partition', () => {
 
   it('cuts the mesh in two', async () => {
     await left[0].node.hangUp(peerIdFromString(right[0].peerId))
-    await waitFor('no link across the halves', () => left.every(l => right.every(r => !connected(l, r) && !connected(r, l))))
+    await waitFor(() => left.every(l => right.every(r => !connected(l, r) && !connected(r, l))), { what: 'no link across the halves' })
     // Each side's leases on the other side run out: the halves are really apart.
-    await waitFor('each half to see only itself live', async () => {
+    await waitFor(async () => {
       await keepLinked(links)
       return all.every(d => livePeerIds(d).length === 2)
-    }, 60_000)
+    }, { what: 'each half to see only itself live', timeoutMs: 60_000 })
   })
 
   it('answers HELD on both sides', async () => {
@@ -74,19 +75,19 @@ describe('claims on both sides of a partition', () => {
     ])
     expect(leftAnswer).toMatchObject({ outcome: 'HELD', epoch: 1, winner: left[1].peerId })
     expect(rightAnswer).toMatchObject({ outcome: 'HELD', epoch: 1, winner: right[1].peerId })
-    await waitFor('each half to agree on its own holder', () =>
+    await waitFor(() =>
       left.every(d => d.boardService.board.holder(TASK)?.holder === left[1].peerId) &&
-      right.every(d => d.boardService.board.holder(TASK)?.holder === right[1].peerId))
+      right.every(d => d.boardService.board.holder(TASK)?.holder === right[1].peerId), { what: 'each half to agree on its own holder' })
     // Still apart: neither side has the other's claim.
     for (const d of all) expect(claimsOn(d)).toHaveLength(1)
   }, 30_000)
 
   it('shows one holder everywhere once the halves are joined, and tells the loser', async () => {
     links.push([right[2], left[2]])
-    await waitFor('both claims on every node', async () => {
+    await waitFor(async () => {
       await keepLinked(links)
       return all.every(d => claimsOn(d).length === 2)
-    }, 60_000)
+    }, { what: 'both claims on every node', timeoutMs: 60_000 })
     // The holder rule, over both claims: the smallest (lamport, author) at epoch 1.
     const [first, second] = claimsOn(left[0])
     const winner = all.find(d => d.peerId === first.author) as Daemon
@@ -98,14 +99,14 @@ describe('claims on both sides of a partition', () => {
     }
     // The far half had seen the winner go quiet in the split: its lease there
     // is back with the winner's next heartbeat across the healed link.
-    await waitFor('the task claimed by the winner on every node', async () => {
+    await waitFor(async () => {
       await keepLinked(links)
       return all.every(d => d.boardService.task(TASK).state === 'claimed')
-    }, 60_000)
+    }, { what: 'the task claimed by the winner on every node', timeoutMs: 60_000 })
     for (const d of all) expect(d.boardService.task(TASK)).toMatchObject({ state: 'claimed', holder: winner.peerId, epoch: 1 })
 
     // The loser's daemon tells its agent, naming the winner; nobody else hears of a loss.
-    const told = await waitFor('a lost-claim event on the loser', () => events.get(loser)?.ofType('claim_lost', 'claim_superseded')[0])
+    const told = await waitFor(() => events.get(loser)?.ofType('claim_lost', 'claim_superseded')[0], { what: 'a lost-claim event on the loser' })
     expect(told).toMatchObject({ task: TASK, peerId: winner.peerId })
     expect(detailOf(told)).toMatchObject({ epoch: 1, winner: winner.peerId })
     for (const d of all.filter(x => x !== loser)) expect(events.get(d)?.ofType('claim_lost', 'claim_superseded')).toEqual([])
@@ -119,15 +120,15 @@ describe('claims on both sides of a partition', () => {
     const winner = all.find(d => d.peerId === first.author) as Daemon
     const loser = all.find(d => d.peerId === second.author) as Daemon
     await winner.boardService.release(TASK, 'giving it back', '')
-    await waitFor('the release on every node', async () => {
+    await waitFor(async () => {
       await keepLinked(links)
       return all.every(d => d.boardService.board.claimStatus(TASK, winner.peerId, 1) === 'released')
-    }, 60_000)
+    }, { what: 'the release on every node', timeoutMs: 60_000 })
     // The loser was told it lost. Were its claim still standing, it would now
     // hold the task by the holder rule without knowing it, and its heartbeat
     // would keep the lease alive: a lock held by an agent doing other work.
     const nobody = (): boolean => all.every(d => d.boardService.board.holder(TASK) === undefined)
-    await waitFor('nobody to hold the task on any node', nobody, 10_000).catch(() => {})
+    await waitFor(nobody, { what: 'nobody to hold the task on any node', timeoutMs: 10_000 }).catch(() => {})
     expect(all.map(d => d.boardService.board.holder(TASK)?.holder ?? 'nobody')).toEqual(all.map(() => 'nobody'))
     for (const d of all) expect(d.boardService.task(TASK).state).toBe('open')
     expect(loser.selfView().claims).toEqual([])

@@ -7,7 +7,7 @@
 // restart tells her nothing new.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { commitFiles } from '../../repo/git-fixtures.js'
-import { waitFor } from './helpers.js'
+import { waitFor } from '../../helpers/wait-for.js'
 import { notices, startAssistSwarm, type AssistSwarm } from './assist-swarm.js'
 import type { Daemon } from '../../../src/daemon/daemon.js'
 
@@ -26,9 +26,9 @@ describe('a request\'s result whose notice a crash lost', () => {
     const asked = await amy.repo().requestIntegration('core')
     // The crash window: the integration arrives, no notice is stored.
     amy.notices.stop()
-    await waitFor('ivy to see amy\'s request', () => ivy.repo().pendingRequests().length === 1)
+    await waitFor(() => ivy.repo().pendingRequests().length === 1, { what: 'ivy to see amy\'s request' })
     expect((await ivy.repo().runIntegrator(32)).landed).toEqual(['core'])
-    await waitFor('amy to fold the integration', () => amy.boardService.board.integrationResults().some(i => i.request === asked.entryId && i.result === 'merged'))
+    await waitFor(() => amy.boardService.board.integrationResults().some(i => i.request === asked.entryId && i.result === 'merged'), { what: 'amy to fold the integration' })
     expect(await landedNotices(amy)).toEqual([])
 
     amy = await swarm.cluster.restart(amy)

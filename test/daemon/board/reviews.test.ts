@@ -4,7 +4,8 @@
 // every step, and a reviewer's retraction replaces its own earlier approval.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { Daemon } from '../../../src/daemon/daemon.js'
-import { MemoryCluster, addrsOf, livePeerIds, waitFor, waitForTaskEverywhere } from './helpers.js'
+import { MemoryCluster, addrsOf, livePeerIds, waitForTaskEverywhere } from './helpers.js'
+import { waitFor } from '../../helpers/wait-for.js'
 import { meshStatus } from '../../../src/api/mesh-handlers.js'
 
 const TARGET = 'commit:3f2a9c1'
@@ -15,8 +16,8 @@ function reviews (nodes: Daemon[]): Array<ReturnType<Daemon['boardService']['boa
 }
 
 async function waitForApprovals (nodes: Daemon[], approvals: number, what: string): Promise<void> {
-  await waitFor(`${approvals} approvals of ${TARGET} on every peer (${what})`, () =>
-    reviews(nodes).every(r => r?.approvals === approvals))
+  await waitFor(() =>
+    reviews(nodes).every(r => r?.approvals === approvals), { what: `${approvals} approvals of ${TARGET} on every peer (${what})` })
 }
 
 describe('reviews on three peers', () => {
@@ -31,14 +32,14 @@ describe('reviews on three peers', () => {
     reviewerB = await cluster.start({ peers: addrsOf(author) })
     reviewerC = await cluster.start({ peers: addrsOf(reviewerB) })
     nodes = [author, reviewerB, reviewerC]
-    await waitFor('three peers live on each', () => nodes.every(d => livePeerIds(d).length >= 2))
+    await waitFor(() => nodes.every(d => livePeerIds(d).length >= 2), { what: 'three peers live on each' })
   }, 60_000)
 
   afterAll(async () => { await cluster.cleanup() }, 30_000)
 
   it('shows a request with its reviewers and no approvals on every peer', async () => {
     await author.boardService.requestReview(TARGET, [reviewerB.peerId, reviewerC.peerId], 'please check the merge')
-    await waitFor('the request on every peer', () => reviews(nodes).every(r => r?.requestedBy === author.peerId))
+    await waitFor(() => reviews(nodes).every(r => r?.requestedBy === author.peerId), { what: 'the request on every peer' })
     for (const r of reviews(nodes)) {
       expect(r).toMatchObject({ target: TARGET, requestedBy: author.peerId, note: 'please check the merge', approvals: 0, rejections: 0 })
       expect(r?.reviewers).toEqual([reviewerB.peerId, reviewerC.peerId].sort())
@@ -63,8 +64,8 @@ describe('reviews on three peers', () => {
 
   it('does not let a retraction by someone who never approved take away another approval', async () => {
     await author.boardService.verdict(TARGET, 'retract', 'nothing to retract')
-    await waitFor('the author\'s retraction on every peer', () =>
-      reviews(nodes).every(r => r?.verdicts.some(v => v.reviewer === author.peerId && v.verdict === 'retract')))
+    await waitFor(() =>
+      reviews(nodes).every(r => r?.verdicts.some(v => v.reviewer === author.peerId && v.verdict === 'retract')), { what: 'the author\'s retraction on every peer' })
     for (const r of reviews(nodes)) expect(r?.approvals).toBe(1)
   })
 
@@ -89,12 +90,12 @@ describe('reviews on three peers', () => {
     for (const d of nodes) expect(await free(d)).toEqual([3, false])
     // b holds r2: two ready, two free.
     expect((await reviewerB.boardService.claim('r2', [])).outcome).toBe('HELD')
-    await waitFor('b\'s claim on every board', () => nodes.every(d => d.boardService.board.holder('r2')?.holder === reviewerB.peerId))
+    await waitFor(() => nodes.every(d => d.boardService.board.holder('r2')?.holder === reviewerB.peerId), { what: 'b\'s claim on every board' })
     for (const d of nodes) expect(await free(d)).toEqual([2, false])
     // c takes r1 and finishes it: one ready, two free.
     expect((await reviewerC.boardService.claim('r1', [])).outcome).toBe('HELD')
     await reviewerC.boardService.done('r1', '', [], 'nothing to change')
-    await waitFor('r1 done on every board', () => nodes.every(d => d.boardService.board.doneRecord('r1') !== undefined))
+    await waitFor(() => nodes.every(d => d.boardService.board.doneRecord('r1') !== undefined), { what: 'r1 done on every board' })
     for (const d of nodes) expect(await free(d)).toEqual([2, true])
   })
 })

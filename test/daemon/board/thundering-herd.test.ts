@@ -7,7 +7,8 @@ import type { Daemon } from '../../../src/daemon/daemon.js'
 import type { ClaimAnswer } from '../../../src/daemon/board-service.js'
 import { compareOrder } from '../../../src/core/board/index.js'
 import { Claim } from '../../../src/gen/agency/v1/log.js'
-import { MemoryCluster, keepLinked, livePeerIds, waitFor } from './helpers.js'
+import { MemoryCluster, keepLinked, livePeerIds } from './helpers.js'
+import { waitFor } from '../../helpers/wait-for.js'
 
 const NODES = 50
 const TASK = 'herd-task'
@@ -60,15 +61,15 @@ describe(`a thundering herd of ${NODES} daemons claiming one task`, () => {
   beforeAll(async () => {
     for (let i = 0; i < NODES; i++) nodes.push(await cluster.start(TIMING))
     links = await wire(nodes)
-    await waitFor('the gossip topic on every connection', async () => { await keepLinked(links); return gossipReady(nodes) }, 180_000, 250)
+    await waitFor(async () => { await keepLinked(links); return gossipReady(nodes) }, { what: 'the gossip topic on every connection', timeoutMs: 180_000, intervalMs: 250 })
     // A status line goes out in a heartbeat: every node hears of every other.
     for (const [i, d] of nodes.entries()) await d.setStatusLine(`herd member ${i}`)
-    await waitFor(`every node to see ${NODES - 1} live peers`, async () => {
+    await waitFor(async () => {
       await keepLinked(links)
       return nodes.every(d => livePeerIds(d).length >= NODES - 1)
-    }, 180_000, 250)
+    }, { what: `every node to see ${NODES - 1} live peers`, timeoutMs: 180_000, intervalMs: 250 })
     await nodes[0].boardService.addTask({ id: TASK, title: 'everyone wants this', description: '', deps: [], scope: ['src/herd/**'], priority: 0 })
-    await waitFor(`task ${TASK} on every node`, async () => { await keepLinked(links); return nodes.every(d => d.boardService.board.task(TASK, d.boardService.now()) != null) }, 180_000, 250)
+    await waitFor(async () => { await keepLinked(links); return nodes.every(d => d.boardService.board.task(TASK, d.boardService.now()) != null) }, { what: `task ${TASK} on every node`, timeoutMs: 180_000, intervalMs: 250 })
     // Each call checks and appends its claim before any gossip is handled:
     // fifty claims at epoch 1, at once.
     answers = await Promise.all(nodes.map(async d => await d.boardService.claim(TASK, [])))
@@ -110,12 +111,12 @@ describe(`a thundering herd of ${NODES} daemons claiming one task`, () => {
       const kinds = d.logService.state.countsByKind()
       return { i, claims: kinds.get('claim') ?? 0, releases: kinds.get('release') ?? 0 }
     }).filter(n => n.claims !== NODES || n.releases !== NODES - 1).map(n => `node ${n.i}: ${n.claims} claims, ${n.releases} releases`).join('; ')
-    await waitFor('every node to hold every claim and release', async () => {
+    await waitFor(async () => {
       await keepLinked(links)
       const missing = short()
       if (missing !== '') throw new Error(missing)
       return true
-    }, 240_000, 250)
+    }, { what: 'every node to hold every claim and release', timeoutMs: 240_000, intervalMs: 250 })
     const holders = nodes.map(d => d.boardService.board.holder(TASK))
     for (const h of holders) expect(h).toMatchObject({ holder: winner, epoch: 1 })
     // The winner's heartbeat carries the lease; the losers hold nothing.

@@ -13,7 +13,8 @@
 // amy's to work on, with no request and no done.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { commitFiles, sh } from '../../repo/git-fixtures.js'
-import { addrsOf, waitFor } from './helpers.js'
+import { addrsOf } from './helpers.js'
+import { waitFor } from '../../helpers/wait-for.js'
 import { integrateCall, notices, startAssistSwarm, type AssistSwarm } from './assist-swarm.js'
 import { VerifyGate } from './verify-gate.js'
 import { decodeBody } from '../../../src/core/log/kinds.js'
@@ -35,7 +36,7 @@ beforeAll(async () => {
   swarm = await startAssistSwarm(['amy', 'ivy'], gate.command('test ! -e broken.txt'))
   ;[amy, ivy] = swarm.daemons
   await amy.addTasks(['docs', 'lint', 'misc'].map(id => ({ id, title: id, description: '', deps: [], scope: [`${id}/**`], priority: 0 })))
-  await waitFor('ivy to see the tasks', () => ivy.boardService.board.task('misc', ivy.boardService.now()) !== undefined)
+  await waitFor(() => ivy.boardService.board.task('misc', ivy.boardService.now()) !== undefined, { what: 'ivy to see the tasks' })
 }, 120_000)
 afterAll(async () => {
   await gate?.teardown([amy, ...stopped], async () => { await swarm?.cleanup() })
@@ -65,10 +66,10 @@ describe('a background integrate while an integrator serves the swarm', () => {
     expect((await amy.claimTask('docs', [], false)).outcome).toBe('HELD')
     await commitFiles(amy.workspacePath(), { 'docs/d.txt': 'd\n' })
     await amy.repo().requestIntegration('docs')
-    await waitFor('ivy to see amy\'s request', () => ivy.repo().pendingRequests().length === 1)
+    await waitFor(() => ivy.repo().pendingRequests().length === 1, { what: 'ivy to see amy\'s request' })
     expect((await ivy.repo().runIntegrator(32)).landed).toEqual(['docs'])
-    await waitFor('amy to see ivy serving', () => amy.repo().integratorServing() === ivy.peerId)
-    await waitFor('amy\'s daemon to mark docs done', () => amy.boardService.board.doneRecord('docs')?.by === amy.peerId)
+    await waitFor(() => amy.repo().integratorServing() === ivy.peerId, { what: 'amy to see ivy serving' })
+    await waitFor(() => amy.boardService.board.doneRecord('docs')?.by === amy.peerId, { what: 'amy\'s daemon to mark docs done' })
   })
 
   it('is answered at once, gives the next task while it verifies, requests only once green, and the integrator lands it', async () => {
@@ -94,10 +95,10 @@ describe('a background integrate while an integrator serves the swarm', () => {
     expect(requestsFor(amy, 'core')).toHaveLength(1)
     expect(await onShared('core/core.txt')).toBeUndefined()
     expect(amy.boardService.working().map(h => h.task)).toEqual([second])
-    await waitFor('ivy to see amy\'s request for core', () => ivy.repo().pendingRequests().some(p => p.task === 'core'))
+    await waitFor(() => ivy.repo().pendingRequests().some(p => p.task === 'core'), { what: 'ivy to see amy\'s request for core' })
     expect((await ivy.repo().runIntegrator(32)).landed).toEqual(['core'])
     expect(await onShared('core/core.txt')).toBe('core')
-    await waitFor('amy\'s daemon to mark core done', () => amy.boardService.board.doneRecord('core')?.by === amy.peerId)
+    await waitFor(() => amy.boardService.board.doneRecord('core')?.by === amy.peerId, { what: 'amy\'s daemon to mark core done' })
     // landed by the integrator's batch, answering amy's request
     expect(amy.boardService.board.integrationResults().filter(i => i.task === 'core').map(i => i.author)).toEqual([ivy.peerId])
     expect(amy.boardService.held().map(h => h.task)).toEqual([second])
@@ -118,7 +119,7 @@ describe('a background integrate while an integrator serves the swarm', () => {
     expect(requestsFor(amy, second)).toEqual([])
     const failed = amy.boardService.board.integrationResults().find(i => i.task === second)
     expect(failed).toMatchObject({ result: 'failed', request: '', author: amy.peerId })
-    const told = await waitFor('amy to be told', async () => (await notices(amy, 'integration')).find(t => t.includes(`your background integrate of ${second}@${epoch}`)))
+    const told = await waitFor(async () => (await notices(amy, 'integration')).find(t => t.includes(`your background integrate of ${second}@${epoch}`)), { what: 'amy to be told' })
     expect(told).toContain('did not pass')
     expect(told).toContain('your current task again')
     expect(await onShared('broken.txt')).toBeUndefined()

@@ -14,7 +14,8 @@ import { connectAgency, type Agency } from '../../../src/api/client.js'
 import { ClaimOutcome, type AgencyClient } from '../../../src/gen/agency/v1/api.js'
 import { loadExample, seedBareRepo, type ExampleProject } from '../../../src/swarm/example-project.js'
 import type { LocalDaemon } from '../../../src/swarm/local-daemon.js'
-import { Scratch, execFileP, waitFor } from '../../helpers/agent-loop.js'
+import { Scratch, execFileP } from '../../helpers/agent-loop.js'
+import { waitFor } from '../../helpers/wait-for.js'
 
 let scratch: Scratch
 
@@ -60,12 +61,12 @@ async function claimHeld (api: Agency, task: string): Promise<void> {
 async function waitAllDone (d: LocalDaemon, ids: string[]): Promise<void> {
   const api = connectAgency(d.grpc)
   try {
-    await waitFor(`tasks ${ids.join(', ')} to be done by the restarted scripted agent`, async () => {
+    await waitFor(async () => {
       const { tasks } = await api.call((c: AgencyClient) => c.listTasks, { state: '' })
       const states = ids.map(id => `${id}:${tasks.find(t => t.id === id)?.state ?? 'missing'}`)
       if (states.every(s => s.endsWith(':done'))) return true
       throw new Error(states.join(' '))
-    }, 120_000, 500)
+    }, { what: `tasks ${ids.join(', ')} to be done by the restarted scripted agent`, timeoutMs: 120_000, intervalMs: 500 })
   } catch (err) {
     const log = await readFile(join(d.dataDir, 'harness.log'), 'utf8').catch(() => '')
     const lines = log.split('\n').filter(l => !l.includes('nothing ready'))

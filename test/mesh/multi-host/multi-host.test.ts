@@ -9,23 +9,11 @@ import { join } from 'node:path'
 import { Testbed, testbedUnavailable, type HostDaemon } from './testbed.js'
 import { connectAgency, type Agency } from '../../../src/api/client.js'
 import { ClaimOutcome, type AgencyClient, type Event } from '../../../src/gen/agency/v1/api.js'
+import { waitFor } from '../../helpers/wait-for.js'
 
 const run = promisify(execFile)
 const why = await testbedUnavailable()
 if (why != null) process.stderr.write(`multi-host tests skipped: ${why}\n`)
-
-async function waitFor<T> (what: string, fn: () => Promise<T | undefined | false>, timeoutMs = 30_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs
-  let last: unknown
-  while (Date.now() < deadline) {
-    try {
-      const v = await fn()
-      if (v !== undefined && v !== false) return v
-    } catch (err) { last = err }
-    await new Promise(resolve => setTimeout(resolve, 250))
-  }
-  throw new Error(`timed out waiting for ${what}${last != null ? `: ${(last as Error).message}` : ''}`)
-}
 
 const FLAGS = ['--heartbeat-ms', '400', '--live-timeout-ms', '3000', '--settle-ms', '600']
 
@@ -67,10 +55,10 @@ describe.skipIf(why != null)('a swarm across four hosts', () => {
 
   it('every host sees the others, and a claim, a finding and a message from each reach the others', async () => {
     for (const h of hosts) {
-      await waitFor(`host ${h.host} to see three live peers`, async () => {
+      await waitFor(async () => {
         const { peers } = await c(h.host).call((x: AgencyClient) => x.listPeers, { includeOffline: false })
         return peers.length >= 3
-      })
+      }, { what: `host ${h.host} to see three live peers` })
     }
     for (const h of hosts) {
       // Advertised addresses are the host's own, never loopback only.
@@ -79,20 +67,20 @@ describe.skipIf(why != null)('a swarm across four hosts', () => {
       await c(h.host).call((x: AgencyClient) => x.recordFinding, { kind: 'discovery', text: `finding from host ${h.host}`, paths: [], tags: [`host${h.host}`], refs: [], supersedes: '' })
     }
     for (const h of hosts) {
-      const claim = await waitFor('claim', async () => await c(h.host).call((x: AgencyClient) => x.claim, { task: `t${h.host}`, scope: [], noWait: false }))
+      const claim = await waitFor(async () => await c(h.host).call((x: AgencyClient) => x.claim, { task: `t${h.host}`, scope: [], noWait: false }), { what: 'claim' })
       expect(claim.outcome).toBe(ClaimOutcome.CLAIM_HELD)
       for (const o of hosts) if (o !== h) await c(h.host).call((x: AgencyClient) => x.sendMessage, { to: o.name, text: `hello ${o.name} from ${h.name}`, thread: '', replyTo: '' })
     }
     for (const h of hosts) {
-      await waitFor(`host ${h.host} to have every claim and finding`, async () => {
+      await waitFor(async () => {
         const { tasks } = await c(h.host).call((x: AgencyClient) => x.listTasks, { state: '' })
         const { hits } = await c(h.host).call((x: AgencyClient) => x.searchFindings, { query: 'finding from host', kind: 'discovery', pathPrefix: '', tag: '', author: '', since: 0, until: 0, limit: 50 })
         return tasks.filter(t => t.state === 'claimed').length === 4 && hits.length === 4
-      })
-      const messages = await waitFor(`host ${h.host} to receive three messages`, async () => {
+      }, { what: `host ${h.host} to have every claim and finding` })
+      const messages = await waitFor(async () => {
         const { messages } = await c(h.host).call((x: AgencyClient) => x.readInbox, { after: 0, limit: 50, all: true, peek: false })
         return messages.length >= 3 ? messages : undefined
-      })
+      }, { what: `host ${h.host} to receive three messages` })
       expect(new Set(messages.map(m => m.fromName)).size).toBe(3)
     }
   }, 120_000)
@@ -122,12 +110,12 @@ describe.skipIf(why != null)('a swarm across four hosts', () => {
 
     await bed.cut(4)
     // The others stop seeing host 4 after the lease period...
-    await waitFor('host 1 to mark host 4 not live', async () => {
+    await waitFor(async () => {
       const { peers } = await c(1).call((x: AgencyClient) => x.listPeers, { includeOffline: true })
       return peers.find(p => p.name === 'host4')?.live === false
-    })
+    }, { what: 'host 1 to mark host 4 not live' })
     // ...and can take over its task at the next epoch.
-    const takeover = await waitFor('the takeover', async () => await c(1).call((x: AgencyClient) => x.claim, { task: 't4', scope: [], noWait: false }))
+    const takeover = await waitFor(async () => await c(1).call((x: AgencyClient) => x.claim, { task: 't4', scope: [], noWait: false }), { what: 'the takeover' })
     expect(takeover.outcome).toBe(ClaimOutcome.CLAIM_HELD)
     expect(takeover.epoch).toBe(2)
 
@@ -138,21 +126,21 @@ describe.skipIf(why != null)('a swarm across four hosts', () => {
 
     await bed.restore(4)
     // Every log converges.
-    await waitFor('every log to converge', async () => {
+    await waitFor(async () => {
       const digests = await Promise.all(hosts.map(async h => (await c(h.host).call((x: AgencyClient) => x.logInfo, {})).vectorDigest))
       return new Set(digests).size === 1
-    }, 60_000)
+    }, { what: 'every log to converge', timeoutMs: 60_000 })
     // The queued message arrives exactly once.
-    const after = await waitFor('the queued message', async () => {
+    const after = await waitFor(async () => {
       const { messages } = await c(2).call((x: AgencyClient) => x.readInbox, { after: 0, limit: 100, all: true, peek: false })
       return messages.some(m => m.text === 'queued while cut off') ? messages : undefined
-    })
+    }, { what: 'the queued message' })
     await new Promise(resolve => setTimeout(resolve, 3000))
     const final = (await c(2).call((x: AgencyClient) => x.readInbox, { after: 0, limit: 100, all: true, peek: false })).messages
     expect(final.filter(m => m.text === 'queued while cut off')).toHaveLength(1)
     expect(after.length).toBe(before.messages.length + 1)
     // Host 4 learns its task was taken over.
-    await waitFor('host 4 to hear that its claim was lost', async () => events.some(e => (e.type === 'claim_lost' || e.type === 'claim_superseded') && e.task === 't4'))
+    await waitFor(async () => events.some(e => (e.type === 'claim_lost' || e.type === 'claim_superseded') && e.task === 't4'), { what: 'host 4 to hear that its claim was lost' })
     const t4 = (await c(4).call((x: AgencyClient) => x.getTask, { id: 't4' })).task
     expect(t4?.holder).toBe(hosts[0].peerId)
     watch.cancel()
@@ -166,16 +154,16 @@ describe.skipIf(why != null)('a swarm across four hosts', () => {
     clients.set(5, connectAgency(host5.grpc))
     await c(2).call((x: AgencyClient) => x.recordFinding, { kind: 'note', text: 'while host 1 is away', paths: [], tags: [], refs: [], supersedes: '' })
     for (const k of [2, 3, 4, 5]) {
-      await waitFor(`host ${k} to see hosts 2-5 live`, async () => {
+      await waitFor(async () => {
         const { peers } = await c(k).call((x: AgencyClient) => x.listPeers, { includeOffline: false })
         const names = new Set(peers.map(p => p.name))
         return [2, 3, 4, 5].filter(j => j !== k).every(j => names.has(`host${j}`))
-      }, 60_000)
+      }, { what: `host ${k} to see hosts 2-5 live`, timeoutMs: 60_000 })
     }
-    await waitFor('host 5 to catch up with the log', async () => {
+    await waitFor(async () => {
       const infos = await Promise.all([2, 3, 4, 5].map(async k => await c(k).call((x: AgencyClient) => x.logInfo, {})))
       return new Set(infos.map(i => i.vectorDigest)).size === 1
-    }, 60_000)
+    }, { what: 'host 5 to catch up with the log', timeoutMs: 60_000 })
     const { hits } = await c(5).call((x: AgencyClient) => x.searchFindings, { query: 'while host 1 is away', kind: '', pathPrefix: '', tag: '', author: '', since: 0, until: 0, limit: 5 })
     // The finding written while host 1 was away ranks first for its own words.
     expect(hits[0]?.finding?.text).toBe('while host 1 is away')

@@ -6,7 +6,8 @@ import { afterAll, describe, expect, it } from 'vitest'
 import { REMEMBERED_PEERS_KEY } from '../../../src/daemon/remembered-peers.js'
 import { openStore } from '../../../src/store/open-store.js'
 import { Daemon } from '../../../src/daemon/daemon.js'
-import { InProcessDaemons, addrsOf, waitFor } from './helpers.js'
+import { InProcessDaemons, addrsOf } from './helpers.js'
+import { waitFor } from '../../helpers/wait-for.js'
 
 describe('an entry appended while a peer\'s entries are being accepted', () => {
   const daemons = new InProcessDaemons()
@@ -23,9 +24,9 @@ describe('an entry appended while a peer\'s entries are being accepted', () => {
       if (e.entry.author !== writer.peerId || e.entry.kind !== 'finding') return
       answered.push(answerer.logService.append('finding', { kind: 'note', text: `seen ${e.id}` }))
     })
-    await waitFor('the two to be connected', () => answerer.node.getConnections().length > 0)
+    await waitFor(() => answerer.node.getConnections().length > 0, { what: 'the two to be connected' })
     for (let i = 0; i < 30; i++) await writer.logService.append('finding', { kind: 'note', text: `finding ${i}` })
-    await waitFor('an answer to every finding', () => answered.length === 30, 30_000)
+    await waitFor(() => answered.length === 30, { what: 'an answer to every finding', timeoutMs: 30_000 })
     await Promise.all(answered)
     expect(failures).toEqual([])
     const after = await answerer.logService.append('finding', { kind: 'note', text: 'still writing' })

@@ -5,7 +5,8 @@
 // running a while: each data dir holds the same 10,000 signed entries.
 import { randomBytes } from 'node:crypto'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { AgentdProcesses, logIdentity, seedLog, waitFor, type AgentdProcess, type SeededLog } from './helpers.js'
+import { AgentdProcesses, logIdentity, seedLog, type AgentdProcess, type SeededLog } from './helpers.js'
+import { waitFor } from '../../helpers/wait-for.js'
 
 const SEEDED_ENTRIES = 10_000
 const SEEDED_AUTHORS = 20
@@ -55,10 +56,10 @@ describe('five agentd processes and a late joiner', () => {
     }
     for (const d of five) {
       for (const r of recorded) {
-        const ids = await waitFor(`${r.marker} searchable on ${d.name}`, async () => {
+        const ids = await waitFor(async () => {
           const found = await searchIds(d, r.marker)
           return found.length > 0 && found
-        }, 60_000, 200)
+        }, { what: `${r.marker} searchable on ${d.name}`, timeoutMs: 60_000, intervalMs: 200 })
         expect(ids).toEqual([r.id])
       }
     }
@@ -68,10 +69,10 @@ describe('five agentd processes and a late joiner', () => {
     const target = logIdentity(await five[0].logInfo())
     expect(target.entries).toBe(SEEDED_ENTRIES + recorded.length)
     for (const d of five.slice(1)) {
-      await waitFor(`${d.name} to hold the same log as d1`, async () => {
+      await waitFor(async () => {
         const mine = logIdentity(await d.logInfo())
         return mine.vectorDigest === target.vectorDigest && mine
-      }, 60_000, 200)
+      }, { what: `${d.name} to hold the same log as d1`, timeoutMs: 60_000, intervalMs: 200 })
       expect(logIdentity(await d.logInfo())).toEqual(target)
     }
   }, 120_000)
@@ -84,10 +85,10 @@ describe('five agentd processes and a late joiner', () => {
     expect(full.entries).toBeGreaterThanOrEqual(10_000)
     // bootstrapped to one peer that is not the one the log was seeded on
     sixth = await procs.start({ name: 'd6', peers: five[2].addrs })
-    await waitFor('the sixth daemon to hold the whole log', async () => {
+    await waitFor(async () => {
       const mine = logIdentity(await sixth.logInfo())
       return mine.vectorDigest === full.vectorDigest && mine
-    }, 90_000, 250)
+    }, { what: 'the sixth daemon to hold the whole log', timeoutMs: 90_000, intervalMs: 250 })
     const info = await sixth.logInfo()
     expect(logIdentity(info)).toEqual(full)
     expect(info.pending).toBe(0)

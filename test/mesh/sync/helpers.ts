@@ -26,7 +26,7 @@ import { connectAgency, type Agency } from '../../../src/api/client.js'
 import { Daemon } from '../../../src/daemon/daemon.js'
 import type { DaemonConfig } from '../../../src/daemon/config.js'
 import type { LogInfoReply } from '../../../src/gen/agency/v1/api.js'
-import { waitFor as poll } from '../../helpers/wait-for.js'
+import { waitFor } from '../../helpers/wait-for.js'
 import { envWithoutAgency } from '../../helpers/agency-free-env.js'
 
 const REPO = fileURLToPath(new URL('../../../', import.meta.url))
@@ -46,16 +46,6 @@ export async function makeIdentity (): Promise<Identity> {
   const privateKey = await generateKeyPair('Ed25519')
   const peerId = peerIdFromPrivateKey(privateKey).toString()
   return { privateKey, peerId, raw: privateKey.raw, signer: createSigner(peerId, privateKey.raw) }
-}
-
-// ---- waiting ----
-
-/**
- * test/helpers/wait-for's waitFor, with the label first and the generous
- * defaults these tests were written against (30 s, polled every 100 ms).
- */
-export async function waitFor<T> (what: string, check: () => T | Promise<T>, timeoutMs = 30_000, intervalMs = 100): Promise<Exclude<T, undefined | null | false>> {
-  return await poll(check, { what, timeoutMs, intervalMs })
 }
 
 // ---- temp dirs ----

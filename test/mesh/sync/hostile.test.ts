@@ -22,7 +22,8 @@ import { SYNC_PROTOCOL, swarmTopic } from '../../../src/mesh/constants.js'
 import { encodeEntryGossip, encodeForkProofGossip, GossipType } from '../../../src/mesh/gossip-codec.js'
 import { createMeshNode, type MeshLibp2p } from '../../../src/mesh/node.js'
 import { vectorToWire } from '../../../src/core/log/version-vector.js'
-import { addrsOf, InProcessDaemons, makeIdentity, memoryAddr, waitFor, counterValue, type Identity } from './helpers.js'
+import { addrsOf, InProcessDaemons, makeIdentity, memoryAddr, counterValue, type Identity } from './helpers.js'
+import { waitFor } from '../../helpers/wait-for.js'
 
 const TOPIC = swarmTopic('default')
 
@@ -100,9 +101,9 @@ describe('a daemon under hostile input', () => {
     const node = await rawNode(id ?? await makeIdentity(), label)
     rawNodes.push(node)
     await node.dial(target.node.getMultiaddrs())
-    await waitFor(`${label} and the daemon to see each other on the topic`, () =>
+    await waitFor(() =>
       node.services.pubsub.getSubscribers(TOPIC).some(p => p.equals(target.node.peerId)) &&
-      target.node.services.pubsub.getSubscribers(TOPIC).some(p => p.equals(node.peerId)))
+      target.node.services.pubsub.getSubscribers(TOPIC).some(p => p.equals(node.peerId)), { what: `${label} and the daemon to see each other on the topic` })
     return node
   }
 
@@ -118,7 +119,7 @@ describe('a daemon under hostile input', () => {
   async function publishHonest (from: MeshLibp2p, e: Entry): Promise<void> {
     const frame = encodeEntryGossip(encodeEntry(e))
     await publish(from, frame)
-    await waitFor('the observer to receive a valid entry through the daemon', () => seen(frame))
+    await waitFor(() => seen(frame), { what: 'the observer to receive a valid entry through the daemon' })
   }
 
   beforeAll(async () => {
@@ -130,8 +131,8 @@ describe('a daemon under hostile input', () => {
       if (evt.detail.topic === TOPIC) seenByObserver.add(Buffer.from(evt.detail.data).toString('hex'))
     })
     await observer.dial(target.node.getMultiaddrs())
-    await waitFor('the daemon to take the observer into its gossip mesh', () =>
-      internals(target.node).getMeshPeers(TOPIC).includes(observer.peerId.toString()))
+    await waitFor(() =>
+      internals(target.node).getMeshPeers(TOPIC).includes(observer.peerId.toString()), { what: 'the daemon to take the observer into its gossip mesh' })
     mallory = new Feed((await makeIdentity()).signer)
   }, 60_000)
 
@@ -161,7 +162,7 @@ describe('a daemon under hostile input', () => {
     expect(encodeEntry(oversized).byteLength).toBeGreaterThan(MAX_ENTRY_BYTES)
 
     for (const e of Object.values(hostile)) await publish(forgerNode, encodeEntryGossip(encodeEntry(e)))
-    await waitFor('the daemon to judge all four hostile entries', async () => await entryVerdicts('reject') - rejectedBefore >= 4)
+    await waitFor(async () => await entryVerdicts('reject') - rejectedBefore >= 4, { what: 'the daemon to judge all four hostile entries' })
     // a valid entry after them, which the observer does get: the path was open
     await publishHonest(forgerNode, mallory.commit(honest2))
 
@@ -195,8 +196,8 @@ describe('a daemon under hostile input', () => {
       await publish(spammer, frame).catch(() => {})
       await sleep(20)
     }
-    await waitFor('the daemon to ban the spammer', () => target.guard.bannedPeers().includes(spammerId.peerId))
-    await waitFor('the daemon to drop its connection to the spammer', () => target.node.getConnections(spammer.peerId).length === 0)
+    await waitFor(() => target.guard.bannedPeers().includes(spammerId.peerId), { what: 'the daemon to ban the spammer' })
+    await waitFor(() => target.node.getConnections(spammer.peerId).length === 0, { what: 'the daemon to drop its connection to the spammer' })
     await expect(spammer.dial(target.node.getMultiaddrs())).rejects.toThrow()
     expect(frames.some(seen)).toBe(false)
     expect(target.logService.state.byAuthorSeq(target.peerId, 1)).toBeUndefined()
@@ -209,7 +210,7 @@ describe('a daemon under hostile input', () => {
     expect(idOf(a)).not.toBe(idOf(b))
     await publishHonest(node, mallory.commit(a))
     await publish(node, encodeEntryGossip(encodeEntry(b)))
-    await waitFor('the fork to be reported', () => events.some(e => e.type === 'fork' && e.peerId === mallory.signer.author))
+    await waitFor(() => events.some(e => e.type === 'fork' && e.peerId === mallory.signer.author), { what: 'the fork to be reported' })
 
     const info = logInfo(target)
     expect(info.forks).toBe(1)
@@ -230,15 +231,15 @@ describe('a daemon under hostile input', () => {
     const bystander = await daemons.start({ name: 'bystander', peers: addrsOf(target) })
     const heard: Event[] = []
     bystander.events.subscribe(e => { heard.push(e) })
-    await waitFor('the bystander in the target\'s gossip mesh', () => internals(target.node).getMeshPeers(TOPIC).includes(bystander.node.peerId.toString()))
+    await waitFor(() => internals(target.node).getMeshPeers(TOPIC).includes(bystander.node.peerId.toString()), { what: 'the bystander in the target\'s gossip mesh' })
     const node = await connectRaw('second-forker')
     const author = new Feed((await makeIdentity()).signer)
     const a = author.draft('the branch everyone sees')
     const b = author.draft('the branch only the target sees')
     await publishHonest(node, author.commit(a))
-    await waitFor('branch a at the bystander', () => bystander.logService.state.get(idOf(a)) != null)
+    await waitFor(() => bystander.logService.state.get(idOf(a)) != null, { what: 'branch a at the bystander' })
     await publish(node, encodeEntryGossip(encodeEntry(b)))
-    await waitFor('the bystander to mark the author faulty', () => bystander.logService.state.isFaulty(author.signer.author))
+    await waitFor(() => bystander.logService.state.isFaulty(author.signer.author), { what: 'the bystander to mark the author faulty' })
     expect(bystander.logService.state.get(idOf(b))).toBeUndefined()
     // (The bystander also learns, by sync, of the forks found before it joined: only this author's are counted here.)
     expect(heard.filter(e => e.type === 'fork' && e.peerId === author.signer.author)).toHaveLength(1)
@@ -254,7 +255,7 @@ describe('a daemon under hostile input', () => {
     // Two authors, and the same entry twice: neither is a fork.
     await publish(node, encodeForkProofGossip({ a: one, b: other }))
     await publish(node, encodeForkProofGossip({ a: one, b: one }))
-    await waitFor('both proofs rejected', async () => await counterValue(target.metrics.gossipIn, { kind: 'fork_proof', verdict: 'reject' }) >= rejectedBefore + 2)
+    await waitFor(async () => await counterValue(target.metrics.gossipIn, { kind: 'fork_proof', verdict: 'reject' }) >= rejectedBefore + 2, { what: 'both proofs rejected' })
     expect(target.logService.state.isFaulty(honest.signer.author)).toBe(false)
   })
 
@@ -278,7 +279,7 @@ describe('a daemon under hostile input', () => {
     expect((await lp.read()).byteLength).toBe(0) // stored: acknowledged
     await stream.close().catch(() => {})
 
-    await waitFor('the fork from sync to be reported', () => events.some(e => e.type === 'fork' && e.peerId === other.signer.author))
+    await waitFor(() => events.some(e => e.type === 'fork' && e.peerId === other.signer.author), { what: 'the fork from sync to be reported' })
     expect(logInfo(target).forks).toBe(forksBefore + 1)
     expect(target.logService.state.isFaulty(other.signer.author)).toBe(true)
     expect(target.logService.state.byAuthorSeq(other.signer.author, 1)?.id).toBe(idOf(held))
@@ -326,13 +327,13 @@ describe('a daemon under hostile input', () => {
       // The daemon refuses a stream, uncounted, while its own exchange with
       // this peer runs (one at a time per pair): send again until it counts.
       const before = await counterValue(target.metrics.syncRejected)
-      await waitFor(`the daemon to close and count ${what}`, async () => {
+      await waitFor(async () => {
         await attempt().catch(() => {})
         return await counterValue(target.metrics.syncRejected) > before
-      })
+      }, { what: `the daemon to close and count ${what}` })
     }
     expect(await counterValue(target.metrics.syncRejected) - malformedBefore).toBeGreaterThanOrEqual(malformed.length)
-    await waitFor('the daemon to reject the malformed gossip', async () => await counterValue(target.metrics.gossipIn, { verdict: 'reject' }) - gossipRejectedBefore >= garbage.length)
+    await waitFor(async () => await counterValue(target.metrics.gossipIn, { verdict: 'reject' }) - gossipRejectedBefore >= garbage.length, { what: 'the daemon to reject the malformed gossip' })
 
     // It answers the daemon's own sync requests with garbage too.
     let garbageAnswers = 0
@@ -347,19 +348,19 @@ describe('a daemon under hostile input', () => {
     })
     // the daemon's own sync requests, answered with garbage (started here: the
     // periodic round picks a random peer, and backs off while nothing moves)
-    await waitFor('the daemon to have synced with the garbage-answering node twice', async () => {
+    await waitFor(async () => {
       expect(await target.logService.syncWith(node.peerId)).toBe(false) // never a completed exchange
       return garbageAnswers >= 2
-    })
+    }, { what: 'the daemon to have synced with the garbage-answering node twice' })
     await sleep(200)
 
     // Still serving: its own entries replicate by gossip...
     const after = await target.logService.append('finding', { kind: 'discovery', text: 'still standing' })
-    await waitFor('the observer to receive the daemon\'s new entry', () => seen(encodeEntryGossip(after.bytes)))
+    await waitFor(() => seen(encodeEntryGossip(after.bytes)), { what: 'the observer to receive the daemon\'s new entry' })
     // ...and by sync, to a late joiner, which ends up with exactly the daemon's log
     const late = await daemons.start({ name: 'late', peers: addrsOf(target) })
-    await waitFor('a late joiner to catch up with the daemon', () =>
-      Buffer.compare(late.logService.digest(), target.logService.digest()) === 0 && late.logService.state.get(after.id) != null)
+    await waitFor(() =>
+      Buffer.compare(late.logService.digest(), target.logService.digest()) === 0 && late.logService.state.get(after.id) != null, { what: 'a late joiner to catch up with the daemon' })
     expect(late.logService.state.size).toBe(target.logService.state.size)
     // nothing hostile reached it either
     expect(logInfo(late).rejected).toEqual({})

@@ -4,7 +4,8 @@
 // landing during a long catch-up) only sends the same entries again.
 import { setTimeout as sleep } from 'node:timers/promises'
 import { afterAll, describe, expect, it } from 'vitest'
-import { addrsOf, InProcessDaemons, seedLog, waitFor, counterValue } from './helpers.js'
+import { addrsOf, InProcessDaemons, seedLog, counterValue } from './helpers.js'
+import { waitFor } from '../../helpers/wait-for.js'
 
 const ENTRIES = 3000
 
@@ -18,7 +19,7 @@ describe('a late joiner', () => {
     const logBytes = holder.logService.state.afterCursor(0).reduce((n, e) => n + e.bytes.byteLength, 0)
 
     const joiner = await daemons.start({ name: 'joiner', peers: addrsOf(holder) })
-    await waitFor('the joiner to hold the whole log', () => Buffer.compare(joiner.logService.digest(), holder.logService.digest()) === 0, 60_000)
+    await waitFor(() => Buffer.compare(joiner.logService.digest(), holder.logService.digest()) === 0, { what: 'the joiner to hold the whole log', timeoutMs: 60_000 })
     // Let an exchange still running finish and be counted. (Periodic rounds
     // go on every 500 ms, but with equal digests they carry no entries.)
     await sleep(1500)

@@ -4,7 +4,8 @@
 // the same version vector, the same total order and the same search results.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { Daemon } from '../../../src/daemon/daemon.js'
-import { addrsOf, InProcessDaemons, waitFor } from './helpers.js'
+import { addrsOf, InProcessDaemons } from './helpers.js'
+import { waitFor } from '../../helpers/wait-for.js'
 
 const WRITES_PER_DAEMON = 3
 
@@ -56,7 +57,7 @@ describe('a partitioned swarm heals', () => {
         }
       }
     }
-    await waitFor('each half to hold its own entries', () => holdsExactly(left, written.left) && holdsExactly(right, written.right))
+    await waitFor(() => holdsExactly(left, written.left) && holdsExactly(right, written.right), { what: 'each half to hold its own entries' })
     for (const a of left) for (const b of right) expect(connected(a, b)).toBe(false)
     expect(digestOf(left[0])).not.toBe(digestOf(right[0]))
   }, 60_000)
@@ -66,7 +67,7 @@ describe('a partitioned swarm heals', () => {
     const all = new Set([...written.left, ...written.right])
     expect(all.size).toBe(2 * 3 * WRITES_PER_DAEMON)
     const everyone = [...left, ...right]
-    await waitFor('all six daemons to hold every entry', () => holdsExactly(everyone, all), 60_000)
+    await waitFor(() => holdsExactly(everyone, all), { what: 'all six daemons to hold every entry', timeoutMs: 60_000 })
 
     const digest = digestOf(everyone[0])
     const order = orderedIds(everyone[0])
@@ -85,8 +86,8 @@ describe('a partitioned swarm heals', () => {
 
   it('keeps replicating across the healed split', async () => {
     const late = await right[0].logService.append('finding', { kind: 'decision', text: 'after the heal', tags: ['partition'] })
-    await waitFor('an entry written after the heal to reach the other half', () => left.every(d => d.logService.state.get(late.id) != null), 30_000)
+    await waitFor(() => left.every(d => d.logService.state.get(late.id) != null), { what: 'an entry written after the heal to reach the other half', timeoutMs: 30_000 })
     const digest = digestOf(right[0])
-    await waitFor('all six daemons to agree again', () => [...left, ...right].every(d => digestOf(d) === digest), 30_000)
+    await waitFor(() => [...left, ...right].every(d => digestOf(d) === digest), { what: 'all six daemons to agree again', timeoutMs: 30_000 })
   }, 60_000)
 })
