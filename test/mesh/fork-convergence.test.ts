@@ -10,7 +10,7 @@ import type { Daemon } from '../../src/daemon/daemon.js'
 import type { Entry } from '../../src/gen/agency/v1/log.js'
 import { InProcessDaemons } from '../helpers/in-process-daemons.js'
 import { waitFor } from '../helpers/wait-for.js'
-import { makeIdentity, type TestIdentity } from '../core/log/identities.js'
+import { makeIdentity, type TestIdentity } from '../helpers/identity.js'
 
 const daemons = new InProcessDaemons()
 afterAll(async () => { await daemons.stopAll() })

@@ -10,10 +10,6 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { createInterface } from 'node:readline'
 import { fileURLToPath } from 'node:url'
-import { generateKeyPair } from '@libp2p/crypto/keys'
-import { peerIdFromPrivateKey } from '@libp2p/peer-id'
-import type { PrivateKey } from '@libp2p/interface'
-import { createSigner, type Signer } from '../../../src/core/log/crypto.js'
 import { LogState } from '../../../src/core/log/log-state.js'
 import { entryId, signEntry } from '../../../src/core/log/entry.js'
 import { encodeBody } from '../../../src/core/log/kinds.js'
@@ -27,26 +23,11 @@ import { Daemon } from '../../../src/daemon/daemon.js'
 import type { DaemonConfig } from '../../../src/daemon/config.js'
 import type { LogInfoReply } from '../../../src/gen/agency/v1/api.js'
 import { waitFor } from '../../helpers/wait-for.js'
+import { makeIdentity } from '../../helpers/identity.js'
 import { envWithoutAgency } from '../../helpers/agency-free-env.js'
 
 const REPO = fileURLToPath(new URL('../../../', import.meta.url))
 export const AGENTD_JS = join(REPO, 'dist/src/cli/agentd.js')
-
-// ---- identities ----
-
-export interface Identity {
-  privateKey: PrivateKey
-  peerId: string
-  /** the raw Ed25519 key (seed + public key) */
-  raw: Uint8Array
-  signer: Signer
-}
-
-export async function makeIdentity (): Promise<Identity> {
-  const privateKey = await generateKeyPair('Ed25519')
-  const peerId = peerIdFromPrivateKey(privateKey).toString()
-  return { privateKey, peerId, raw: privateKey.raw, signer: createSigner(peerId, privateKey.raw) }
-}
 
 // ---- temp dirs ----
 

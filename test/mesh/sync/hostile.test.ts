@@ -22,7 +22,8 @@ import { SYNC_PROTOCOL, swarmTopic } from '../../../src/mesh/constants.js'
 import { encodeEntryGossip, encodeForkProofGossip, GossipType } from '../../../src/mesh/gossip-codec.js'
 import { createMeshNode, type MeshLibp2p } from '../../../src/mesh/node.js'
 import { vectorToWire } from '../../../src/core/log/version-vector.js'
-import { addrsOf, InProcessDaemons, makeIdentity, memoryAddr, counterValue, type Identity } from './helpers.js'
+import { addrsOf, InProcessDaemons, memoryAddr, counterValue } from './helpers.js'
+import { makeIdentity, type TestIdentity as Identity } from '../../helpers/identity.js'
 import { waitFor } from '../../helpers/wait-for.js'
 
 const TOPIC = swarmTopic('default')
@@ -190,13 +191,13 @@ describe('a daemon under hostile input', () => {
     const victim = new Feed(createSigner(target.peerId, spammerId.raw))
     const frames: Uint8Array[] = []
     // Far more than the guard tolerates in a minute; publishing stops working once it is banned.
-    for (let i = 0; i < 40 && !target.guard.bannedPeers().includes(spammerId.peerId); i++) {
+    for (let i = 0; i < 40 && !target.guard.bannedPeers().includes(spammerId.id); i++) {
       const frame = encodeEntryGossip(encodeEntry(victim.draft(`forged ${i}`)))
       frames.push(frame)
       await publish(spammer, frame).catch(() => {})
       await sleep(20)
     }
-    await waitFor(() => target.guard.bannedPeers().includes(spammerId.peerId), { what: 'the daemon to ban the spammer' })
+    await waitFor(() => target.guard.bannedPeers().includes(spammerId.id), { what: 'the daemon to ban the spammer' })
     await waitFor(() => target.node.getConnections(spammer.peerId).length === 0, { what: 'the daemon to drop its connection to the spammer' })
     await expect(spammer.dial(target.node.getMultiaddrs())).rejects.toThrow()
     expect(frames.some(seen)).toBe(false)
