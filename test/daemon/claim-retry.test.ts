@@ -2,7 +2,7 @@
 // after a timeout) is answered from the claim already made, at the end of its
 // settle window: never HELD before the window of the original claim has passed.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { MemoryCluster } from './board/helpers.js'
+import { MemoryCluster } from '../scenarios/board/helpers.js'
 import { waitFor } from '../helpers/wait-for.js'
 import type { Daemon } from '../../src/daemon/daemon.js'
 import type { NewTask } from '../../src/core/board/index.js'

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { readdirSync, readFileSync } from 'node:fs'
 import { dirname, join, relative, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { MemoryCluster, addrsOf } from './board/helpers.js'
+import { MemoryCluster, addrsOf } from '../scenarios/board/helpers.js'
 import { waitFor } from '../helpers/wait-for.js'
 import type { Daemon } from '../../src/daemon/daemon.js'
 

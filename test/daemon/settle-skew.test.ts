@@ -5,7 +5,7 @@
 // the sender's clock (now - sentAt), the daemon behind dropped every sample
 // (all negative) and the one ahead saw two hours of "latency".
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { MemoryCluster, addrsOf } from './board/helpers.js'
+import { MemoryCluster, addrsOf } from '../scenarios/board/helpers.js'
 import { waitFor } from '../helpers/wait-for.js'
 import type { Daemon } from '../../src/daemon/daemon.js'
 

@@ -6,11 +6,11 @@
 // inboxes say so.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { join } from 'node:path'
-import { AGENCY_BIN, Scratch, execFileP } from '../helpers/agent-loop.js'
-import { waitFor } from '../helpers/wait-for.js'
-import type { LocalDaemon } from '../../src/swarm/local-daemon.js'
-import { envWithoutAgency } from '../helpers/agency-free-env.js'
-import { commitFiles, makeSharedRepo, sh, type SharedRepo } from '../repo/git-fixtures.js'
+import { AGENCY_BIN, Scratch, execFileP } from '../../helpers/agent-loop.js'
+import { waitFor } from '../../helpers/wait-for.js'
+import type { LocalDaemon } from '../../../src/swarm/local-daemon.js'
+import { envWithoutAgency } from '../../helpers/agency-free-env.js'
+import { commitFiles, makeSharedRepo, sh, type SharedRepo } from '../../repo/git-fixtures.js'
 
 const scratch = new Scratch()
 let repo: SharedRepo

@@ -2,11 +2,11 @@
 // assist is an answer (exit 4) that says why; bad input is one clear line
 // naming the fix, and writes nothing to the log.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { AGENCY_BIN, Scratch, execFileP } from '../helpers/agent-loop.js'
-import type { LocalDaemon } from '../../src/swarm/local-daemon.js'
-import { connectAgency } from '../../src/api/client.js'
-import type { AgencyClient } from '../../src/gen/agency/v1/api.js'
-import { envWithoutAgency } from '../helpers/agency-free-env.js'
+import { AGENCY_BIN, Scratch, execFileP } from '../../helpers/agent-loop.js'
+import type { LocalDaemon } from '../../../src/swarm/local-daemon.js'
+import { connectAgency } from '../../../src/api/client.js'
+import type { AgencyClient } from '../../../src/gen/agency/v1/api.js'
+import { envWithoutAgency } from '../../helpers/agency-free-env.js'
 
 const scratch = new Scratch()
 let d: LocalDaemon

@@ -3,11 +3,11 @@
 // claim --next gives the agent its next task while the first is on its way,
 // and the daemon lands the first and marks it done.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { AGENCY_BIN, Scratch, execFileP } from '../helpers/agent-loop.js'
-import { waitFor } from '../helpers/wait-for.js'
-import type { LocalDaemon } from '../../src/swarm/local-daemon.js'
-import { envWithoutAgency } from '../helpers/agency-free-env.js'
-import { commitFiles, makeSharedRepo, sh, type SharedRepo } from '../repo/git-fixtures.js'
+import { AGENCY_BIN, Scratch, execFileP } from '../../helpers/agent-loop.js'
+import { waitFor } from '../../helpers/wait-for.js'
+import type { LocalDaemon } from '../../../src/swarm/local-daemon.js'
+import { envWithoutAgency } from '../../helpers/agency-free-env.js'
+import { commitFiles, makeSharedRepo, sh, type SharedRepo } from '../../repo/git-fixtures.js'
 
 const scratch = new Scratch()
 let repo: SharedRepo

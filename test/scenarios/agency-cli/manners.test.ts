@@ -2,9 +2,9 @@
 // closed pipe, both ways of giving a title, and one clear line for bad input.
 import { spawn } from 'node:child_process'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { AGENCY_BIN, Scratch, execFileP } from '../helpers/agent-loop.js'
-import type { LocalDaemon } from '../../src/swarm/local-daemon.js'
-import { envWithoutAgency } from '../helpers/agency-free-env.js'
+import { AGENCY_BIN, Scratch, execFileP } from '../../helpers/agent-loop.js'
+import type { LocalDaemon } from '../../../src/swarm/local-daemon.js'
+import { envWithoutAgency } from '../../helpers/agency-free-env.js'
 
 const scratch = new Scratch()
 let d: LocalDaemon

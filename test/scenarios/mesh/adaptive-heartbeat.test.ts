@@ -7,10 +7,10 @@
 // within the interval); a change of its status goes out at once,
 // a report of a change that changed nothing does not.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { InProcessDaemons, memoryAddr } from '../helpers/in-process-daemons.js'
-import { waitFor } from '../helpers/wait-for.js'
-import type { Daemon } from '../../src/daemon/daemon.js'
-import type { Presence } from '../../src/gen/agency/v1/wire.js'
+import { InProcessDaemons, memoryAddr } from '../../helpers/in-process-daemons.js'
+import { waitFor } from '../../helpers/wait-for.js'
+import type { Daemon } from '../../../src/daemon/daemon.js'
+import type { Presence } from '../../../src/gen/agency/v1/wire.js'
 
 const COUNT = 6
 const timing = { heartbeatMs: 200, liveTimeoutMs: 1500, heartbeatMaxRate: 2 }

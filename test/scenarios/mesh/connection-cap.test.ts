@@ -9,9 +9,9 @@
 // redials kept every newcomer's heartbeats from reaching anyone: each saw only
 // the hub, and the hub nobody, on an idle machine every time.)
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { InProcessDaemons, recordEvents } from '../helpers/in-process-daemons.js'
-import { waitFor } from '../helpers/wait-for.js'
-import type { Daemon } from '../../src/daemon/daemon.js'
+import { InProcessDaemons, recordEvents } from '../../helpers/in-process-daemons.js'
+import { waitFor } from '../../helpers/wait-for.js'
+import type { Daemon } from '../../../src/daemon/daemon.js'
 
 const COUNT = 12
 const MAX = 5

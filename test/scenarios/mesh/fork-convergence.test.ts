@@ -4,13 +4,13 @@
 // the fork point on counts.
 import { multiaddr } from '@multiformats/multiaddr'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { entryId, signEntry } from '../../src/core/log/entry.js'
-import { encodeBody, type EntryKind } from '../../src/core/log/kinds.js'
-import type { Daemon } from '../../src/daemon/daemon.js'
-import type { Entry } from '../../src/gen/agency/v1/log.js'
-import { InProcessDaemons } from '../helpers/in-process-daemons.js'
-import { waitFor } from '../helpers/wait-for.js'
-import { makeIdentity, type TestIdentity } from '../helpers/identity.js'
+import { entryId, signEntry } from '../../../src/core/log/entry.js'
+import { encodeBody, type EntryKind } from '../../../src/core/log/kinds.js'
+import type { Daemon } from '../../../src/daemon/daemon.js'
+import type { Entry } from '../../../src/gen/agency/v1/log.js'
+import { InProcessDaemons } from '../../helpers/in-process-daemons.js'
+import { waitFor } from '../../helpers/wait-for.js'
+import { makeIdentity, type TestIdentity } from '../../helpers/identity.js'
 
 const daemons = new InProcessDaemons()
 afterAll(async () => { await daemons.stopAll() })

@@ -5,8 +5,8 @@
 // topics only after identify and its first RPC.
 import { afterAll, describe, expect, it } from 'vitest'
 import { multiaddr } from '@multiformats/multiaddr'
-import { InProcessDaemons } from '../helpers/in-process-daemons.js'
-import { waitFor } from '../helpers/wait-for.js'
+import { InProcessDaemons } from '../../helpers/in-process-daemons.js'
+import { waitFor } from '../../helpers/wait-for.js'
 
 const SLOW = { heartbeatMs: 60_000, liveTimeoutMs: 600_000, syncIntervalMs: 60_000 }
 

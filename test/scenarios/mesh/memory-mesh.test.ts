@@ -2,9 +2,9 @@
 // bootstrapped from node 0 and one earlier node, form one mesh: every node
 // sees the other nineteen live, and every node hears one node's announcement.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { InProcessDaemons, memoryAddr, recordEvents } from '../helpers/in-process-daemons.js'
-import { waitFor } from '../helpers/wait-for.js'
-import type { Daemon } from '../../src/daemon/daemon.js'
+import { InProcessDaemons, memoryAddr, recordEvents } from '../../helpers/in-process-daemons.js'
+import { waitFor } from '../../helpers/wait-for.js'
+import type { Daemon } from '../../../src/daemon/daemon.js'
 
 const COUNT = 20
 const fleet = new InProcessDaemons()

@@ -6,12 +6,12 @@ import { generateKeyPair } from '@libp2p/crypto/keys'
 import { multiaddr } from '@multiformats/multiaddr'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { readFile, writeFile } from 'node:fs/promises'
-import { PROCESS_TEST_TIMEOUT_MS, ProcessCluster, runAgency, type AgentdProcess } from '../helpers/agentd-process.js'
-import { waitFor } from '../helpers/wait-for.js'
-import { createMeshNode, type MeshLibp2p } from '../../src/mesh/node.js'
-import { loadOrCreateIdentity } from '../../src/daemon/identity.js'
-import type { AgencyClient } from '../../src/gen/agency/v1/api.js'
-import { rejection, writeSwarmKey } from '../helpers/trust.js'
+import { PROCESS_TEST_TIMEOUT_MS, ProcessCluster, runAgency, type AgentdProcess } from '../../helpers/agentd-process.js'
+import { waitFor } from '../../helpers/wait-for.js'
+import { createMeshNode, type MeshLibp2p } from '../../../src/mesh/node.js'
+import { loadOrCreateIdentity } from '../../../src/daemon/identity.js'
+import type { AgencyClient } from '../../../src/gen/agency/v1/api.js'
+import { rejection, writeSwarmKey } from '../../helpers/trust.js'
 
 const cluster = new ProcessCluster()
 const meshNodes: MeshLibp2p[] = []

@@ -4,9 +4,9 @@
 // finds A again; with --remembered-peers off it stays alone, and forget
 // clears the list. The list kept is bounded and a bad record is dropped.
 import { afterAll, describe, expect, it } from 'vitest'
-import { PROCESS_TEST_TIMEOUT_MS, ProcessCluster, type AgentdProcess } from '../helpers/agentd-process.js'
-import { waitFor } from '../helpers/wait-for.js'
-import { MAX_REMEMBERED, mergeRemembered } from '../../src/daemon/remembered-peers.js'
+import { PROCESS_TEST_TIMEOUT_MS, ProcessCluster, type AgentdProcess } from '../../helpers/agentd-process.js'
+import { waitFor } from '../../helpers/wait-for.js'
+import { MAX_REMEMBERED, mergeRemembered } from '../../../src/daemon/remembered-peers.js'
 
 const cluster = new ProcessCluster()
 afterAll(async () => { await cluster.cleanup() }, PROCESS_TEST_TIMEOUT_MS)

@@ -6,9 +6,9 @@
 // node connected to its two bootstrap peers with no gossip at all.)
 import { multiaddr } from '@multiformats/multiaddr'
 import { afterAll, describe, expect, it } from 'vitest'
-import { InProcessDaemons } from '../helpers/in-process-daemons.js'
-import { waitFor } from '../helpers/wait-for.js'
-import type { Daemon } from '../../src/daemon/daemon.js'
+import { InProcessDaemons } from '../../helpers/in-process-daemons.js'
+import { waitFor } from '../../helpers/wait-for.js'
+import type { Daemon } from '../../../src/daemon/daemon.js'
 
 const fleet = new InProcessDaemons()
 

@@ -1,5 +1,5 @@
-// Shared pieces of the shared-record tests (test/mesh/sync) and the log-sync
-// benchmark: identities, temp dirs, a data dir pre-filled with a signed log,
+// Shared pieces of the shared-record tests (test/scenarios/sync) and the log-sync
+// benchmark: temp dirs, a data dir pre-filled with a signed log,
 // agentd child processes and in-process daemons. Everything started here is
 // stopped, and every temp dir removed, by the owner's `cleanup()`.
 import { spawn, type ChildProcess } from 'node:child_process'
