@@ -5,12 +5,12 @@
 import { readFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
-import { Scratch } from '../helpers/agent-loop.js'
-import { waitFor } from '../helpers/wait-for.js'
-import { metricSum, metricsText } from '../helpers/trust.js'
-import type { LocalDaemon } from '../../src/swarm/local-daemon.js'
-import { connectAgency, type Agency } from '../../src/api/client.js'
-import type { AgencyClient } from '../../src/gen/agency/v1/api.js'
+import { Scratch } from '../../helpers/agent-loop.js'
+import { waitFor } from '../../helpers/wait-for.js'
+import { metricSum, metricsText } from '../../helpers/trust.js'
+import type { LocalDaemon } from '../../../src/swarm/local-daemon.js'
+import { connectAgency, type Agency } from '../../../src/api/client.js'
+import type { AgencyClient } from '../../../src/gen/agency/v1/api.js'
 
 let scratch: Scratch
 const clients: Agency[] = []

@@ -6,12 +6,12 @@ import { readFile, readlink } from 'node:fs/promises'
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
-import { AGENCY_BIN, Scratch, execFileP, isGone, metricValue } from '../helpers/agent-loop.js'
-import { waitFor } from '../helpers/wait-for.js'
-import type { LocalDaemon } from '../../src/swarm/local-daemon.js'
-import { connectAgency } from '../../src/api/client.js'
-import type { AgencyClient } from '../../src/gen/agency/v1/api.js'
-import { envWithoutAgency } from '../helpers/agency-free-env.js'
+import { AGENCY_BIN, Scratch, execFileP, isGone, metricValue } from '../../helpers/agent-loop.js'
+import { waitFor } from '../../helpers/wait-for.js'
+import type { LocalDaemon } from '../../../src/swarm/local-daemon.js'
+import { connectAgency } from '../../../src/api/client.js'
+import type { AgencyClient } from '../../../src/gen/agency/v1/api.js'
+import { envWithoutAgency } from '../../helpers/agency-free-env.js'
 
 let scratch: Scratch
 
