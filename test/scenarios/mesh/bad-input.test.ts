@@ -2,10 +2,9 @@
 // direct-message protocol closes that stream, is counted, and the daemon
 // serves on; a CLI with no daemon behind it says so in one line.
 import { randomBytes } from 'node:crypto'
-import { setTimeout as sleep } from 'node:timers/promises'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { generateKeyPair } from '@libp2p/crypto/keys'
-import { peerIdFromPrivateKey } from '@libp2p/peer-id'
+import { peerIdFromPrivateKey, peerIdFromString } from '@libp2p/peer-id'
 import { lpStream } from '@libp2p/utils'
 import type { Libp2p } from 'libp2p'
 import { PROCESS_TEST_TIMEOUT_MS, ProcessCluster, runAgency, unusedPort, type AgentdProcess } from '../../helpers/agentd-process.js'
@@ -138,8 +137,8 @@ describe('garbage on /agency/dm/1.0.0', { timeout: PROCESS_TEST_TIMEOUT_MS }, ()
     const before = await target.metric(REJECTED)
     const { id } = await sender.sendMessage({ to: target.peerId, text: 'a perfectly good message' })
     await waitFor(async () => (await sender.store.messages.outboxCount()) === 0 && (await client.call((c: AgencyClient) => c.readInbox, { after: 0, limit: 100, all: true, peek: false })).messages.some(m => m.id === id), { what: 'the message to be delivered and acked' })
-    // Let the sender finish closing its stream.
-    await sleep(1000)
+    // The sender has closed its stream: the target has seen all of the exchange.
+    await waitFor(() => sender.node.getConnections(peerIdFromString(target.peerId)).every(c => c.streams.every(st => st.protocol !== DM_PROTOCOL)), { what: 'the sender to close its direct-message stream' })
     expect(await target.metric(REJECTED)).toBe(before)
   })
 })
