@@ -6,7 +6,7 @@
 import { describe, expect, it } from 'vitest'
 import { ClaimProtocol, type ClaimTicket } from '../../../src/core/board/claim-protocol.js'
 import { checkFaults, checkSchedule } from '../../../src/sim/faults/check-faults.js'
-import { checkRun } from '../../../src/sim/faults/checks.js'
+import { checkRun, type RecordedRun } from '../../../src/sim/faults/checks.js'
 import { History } from '../../../src/sim/faults/history.js'
 import { randomSchedule, type FaultSchedule } from '../../../src/sim/faults/schedule.js'
 import { SharedBranch } from '../../../src/sim/faults/shared-branch.js'
@@ -72,6 +72,24 @@ describe('the fault-schedule checker', () => {
     const summary = checkFaults({ schedules: 20, seed: 1, createProtocol: init => new HastyRetry(init) })
     expect(summary.violations).toBeGreaterThan(0)
     expect(summary.failed[0].shrunkViolations.map(v => v.check)).toContain('a')
+  })
+})
+
+describe('the checks judge a recorded run as data', () => {
+  /** What another recorder would hand over: the run as JSON, no simulator object in it. */
+  function asData (run: RunOutcome): RecordedRun {
+    const json = JSON.stringify({ events: run.history.events, landed: run.branch.landed, replicas: run.replicas, winners: [...run.winners] })
+    const plain = JSON.parse(json) as { events: RecordedRun['history']['events'], landed: RecordedRun['branch']['landed'], replicas: RecordedRun['replicas'], winners: Array<[string, string]> }
+    return { history: { events: plain.events }, branch: { landed: plain.landed }, replicas: plain.replicas, winners: new Map(plain.winners) }
+  }
+
+  it('gives the same verdicts for a run read back from JSON, with and without violations', () => {
+    const ok = runSchedule(randomSchedule(3))
+    expect(checkRun(asData(ok), { minSettleMs: 250 })).toEqual(checkRun(ok, { minSettleMs: 250 }))
+    const hasty = runSchedule(randomSchedule(1), { createProtocol: init => new ClaimProtocol({ ...init, fixedSettleMs: 0 }) })
+    const violations = checkRun(hasty, { minSettleMs: 250 })
+    expect(violations.length).toBeGreaterThan(0)
+    expect(checkRun(asData(hasty), { minSettleMs: 250 })).toEqual(violations)
   })
 })
 
