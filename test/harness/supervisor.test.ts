@@ -132,14 +132,16 @@ describe('HarnessSupervisor', () => {
   })
 
   it('a stop() during the backoff wait cancels the pending restart', async () => {
-    const s = supervise(harnessLaunch('cmd:exit 1', ctx), { minBackoffMs: 150, maxBackoffMs: 150 })
+    const backoffMs = 150
+    const s = supervise(harnessLaunch('cmd:exit 1', ctx), { minBackoffMs: backoffMs, maxBackoffMs: backoffMs })
     await s.start()
     await waitFor(() => s.state === 'waiting', { what: 'the backoff wait' })
     const timers = (): number => process.getActiveResourcesInfo().filter(r => r === 'Timeout').length
     const before = timers()
     await s.stop()
     expect(timers()).toBe(before - 1)
-    await new Promise(resolve => setTimeout(resolve, 400))
+    // Past the first restart's delay, the one the stop cancelled: nothing started.
+    await new Promise(resolve => setTimeout(resolve, 2 * restartDelayMs(1, backoffMs, backoffMs)))
     expect(s.restarts).toBe(0)
     expect((await logText()).match(/agentd: starting/g)?.length).toBe(1)
   })
