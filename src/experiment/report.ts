@@ -4,7 +4,7 @@
 // against time with a line per swarm size, and the run-by-run numbers.
 import { writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
-import { hoursLabel, passRatePanels, seriesColor, type PlotSeries } from '../sim/pass-rate-plot.js'
+import { hoursLabel, passRatePanels, seriesColor, type PlotSeries } from './pass-rate-plot.js'
 import { formatDuration } from './duration.js'
 import { MILESTONES, readExperiment, type ExperimentData, type RunSummary } from './run-files.js'
 

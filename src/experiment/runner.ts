@@ -16,6 +16,7 @@ import { connectAgency, type Agency } from '../api/client.js'
 import { FailedPreconditionError, InvalidArgumentError } from '../core/errors.js'
 import type { AgencyClient, LogEntry, StatusReply } from '../gen/agency/v1/api.js'
 import { checkLaunchCommand } from '../harness/command-check.js'
+import { isScriptedHarness } from '../harness/adapters/scripted.js'
 import { harnessLaunch } from '../harness/index.js'
 import { progressOf } from '../swarm/swarm.js'
 import { startSwarmDaemons, swarmDown } from '../swarm/swarm.js'
@@ -92,7 +93,7 @@ export async function runExperiment (o: ExperimentOptions): Promise<RunSummary[]
   const out = resolve(o.out)
   if (existsSync(join(out, 'experiment.json'))) throw new FailedPreconditionError(`${o.out} already holds an experiment: give a new --out directory (or rebuild its report with \`agency experiment report ${o.out}\`)`)
   if (existsSync(out) && (await readdir(out)).length > 0) throw new FailedPreconditionError(`${o.out} is not empty: give a new or empty --out directory`)
-  const sim = o.harness === 'sim' ? await loadSimRecipe(task) : undefined
+  const sim = isScriptedHarness(o.harness) ? await loadSimRecipe(task) : undefined
   await mkdir(out, { recursive: true })
   const cleanroom = await prepareCleanroom(task, o.cleanroom, join(out, 'reference'))
   const testCommand = o.testCommand ?? sim?.testCommand ?? DEFAULT_TEST_COMMAND

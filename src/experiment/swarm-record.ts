@@ -1,5 +1,5 @@
 // What a swarm's shared record says about a run, measured the way the
-// simulator measures it (src/sim/run-recorder.ts):
+// simulator measures it (src/experiment/run-recorder.ts):
 // - work: from a claim that won its epoch (the smallest (lamport, author) among
 //   the claims of that task and epoch) until its author released the task or
 //   marked it done, or the end of the run. Duplicate work is the agent-time
@@ -8,7 +8,7 @@
 //   on that task) started after someone had already recorded the same failure.
 //   A failure is keyed by its task and approach tags when it has them (the
 //   scripted agent's), else by its paths and text.
-import { RunRecorder } from '../sim/run-recorder.js'
+import { RunRecorder } from './run-recorder.js'
 
 export interface RecordEntry {
   id: string

@@ -7,7 +7,7 @@ import { codexLaunch } from './adapters/codex.js'
 import { copilotLaunch } from './adapters/copilot.js'
 import { geminiLaunch } from './adapters/gemini.js'
 import { piLaunch } from './adapters/pi.js'
-import { simLaunch } from './adapters/sim.js'
+import { scriptedAgentLaunch } from './adapters/scripted.js'
 import { splitCommandLine } from './command-line.js'
 import { InvalidArgumentError } from '../core/errors.js'
 import { ACP_HARNESS_NAMES } from './acp/acp-agents.js'
@@ -24,7 +24,8 @@ const NAMED: Record<string, HarnessAdapter> = {
   gemini: geminiLaunch,
   pi: piLaunch,
   aider: aiderLaunch,
-  sim: simLaunch
+  scripted: scriptedAgentLaunch,
+  sim: scriptedAgentLaunch
 }
 
 /** The names `--harness` accepts; `cmd:<shell command>` is the escape hatch. */

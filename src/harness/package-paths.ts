@@ -10,7 +10,7 @@ const compiled = basename(dirname(srcDir)) === 'dist'
 /** The package root: the directory holding package.json, prompts/ and dist/. */
 export const packageRoot: string = compiled ? dirname(dirname(srcDir)) : dirname(srcDir)
 
-/** The compiled module at `dist/src/<relative>`, e.g. "sim-agent/main.js". */
+/** The compiled module at `dist/src/<relative>`, e.g. "harness/scripted-agent/main.js". */
 export function compiledModulePath (relative: string): string {
   return join(packageRoot, 'dist', 'src', relative)
 }

@@ -15,7 +15,8 @@ import { connectAgency, type Agency } from '../../src/api/client.js'
 import { agencyHandlers, startGrpcServer } from '../../src/api/grpc-server.js'
 import type { Daemon } from '../../src/daemon/daemon.js'
 import type { AgencyClient, LogEntry } from '../../src/gen/agency/v1/api.js'
-import { freePort, metricsText, rejection, writeSwarmKey, writeToken } from '../helpers/trust.js'
+import { freePort } from '../helpers/free-port.js'
+import { metricsText, rejection, writeSwarmKey, writeToken } from '../helpers/trust.js'
 import { envWithoutAgency } from '../helpers/agency-free-env.js'
 
 const cluster = new ProcessCluster()

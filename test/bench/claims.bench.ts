@@ -38,6 +38,7 @@ import { startLocalDaemon, type LocalDaemon } from '../../src/swarm/local-daemon
 import { inProcessHeartbeatRate } from './mesh-agency.js'
 import { ClaimsTrace } from './claims-trace.js'
 import { hostedSwarm } from './claims-hosts.js'
+import { waitFor } from '../helpers/wait-for.js'
 
 const run = promisify(execFile)
 
@@ -94,21 +95,6 @@ async function retrying<T> (what: string, call: () => Promise<T>, tries = 5): Pr
       if (i >= tries) throw new Error(`${what} failed ${tries} times: ${(err as Error).message}`)
       await sleep(2000)
     }
-  }
-}
-
-/** Polls `check` (one round of calls at a time, a second apart) until true; a call that fails (a daemon too busy to answer in time) counts as not yet. */
-async function until (what: string, check: () => boolean | Promise<boolean>, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs
-  let last: unknown
-  for (;;) {
-    try {
-      if (await check()) return
-    } catch (err) {
-      last = err
-    }
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}${last !== undefined ? ` (last error: ${(last as Error).message})` : ''}`)
-    await sleep(1000)
   }
 }
 
@@ -292,16 +278,16 @@ async function agencyRun (n: number, tasks: string[], a: Args, log: (s: string) 
     const { clients } = swarm
     log(`    agency: ${swarm.mode}, started in ${((performance.now() - started) / 1000).toFixed(0)} s`)
     let seen = ''
-    await until(`every daemon to see ${n - 1} live peers`, async () => {
+    await waitFor(async () => {
       const views = await swarm.views()
       const live = views.map(v => v.live).sort((x, y) => x - y)
       const conns = connectionSpread(views)
       const now = `fewest ${live[0]}, median ${live[live.length >> 1]} (connections per daemon: median ${conns.median}, most ${conns.most})`
       if (now !== seen) log(`    peers live: ${seen = now}`)
       return live[0] >= n - 1
-    }, 600_000)
+    }, { what: `every daemon to see ${n - 1} live peers`, timeoutMs: 600_000, intervalMs: 1000 })
     await swarm.addTasks(tasks)
-    await until('the tasks on every board', async () => (await swarm.readyCounts()).every(c => c === tasks.length), 600_000)
+    await waitFor(async () => (await swarm.readyCounts()).every(c => c === tasks.length), { what: 'the tasks on every board', timeoutMs: 600_000, intervalMs: 1000 })
     // Round trips to peers set the settle window (3 x their p99, over the
     // last minute's samples, or the newest 8): the round trips timed while
     // the daemons were starting are slow; after a minute they no longer count.
@@ -367,10 +353,10 @@ async function agencyRun (n: number, tasks: string[], a: Args, log: (s: string) 
     // the converged boards, and send those agents round again.
     let lateLosses = 0
     for (let round = 0; ; round++) {
-      await until('every log to hold the same entries', async () => {
+      await waitFor(async () => {
         const s = await swarm.views()
         return s.every(r => r.entries === s[0].entries)
-      }, 300_000)
+      }, { what: 'every log to hold the same entries', timeoutMs: 300_000, intervalMs: 1000 })
       const { tasks: view } = await clients[0].call((x: AgencyClient) => x.listTasks, { state: '' })
       const holder = new Map(view.map(t => [t.id, t.holder]))
       const lost = answers.map((x, i) => holder.get(x.last.task) === swarm.peerIds[i] ? -1 : i).filter(i => i >= 0)

@@ -16,7 +16,7 @@ import { Session } from 'node:inspector/promises'
 import { getHeapSpaceStatistics } from 'node:v8'
 import { Daemon } from '../../src/daemon/daemon.js'
 import { openStore } from '../../src/store/open-store.js'
-import { memoryAddr, TempDirs } from '../mesh/sync/helpers.js'
+import { memoryAddr, TempDirs } from '../scenarios/sync/helpers.js'
 import { DEFAULT_SEED_CACHE, seedDataDir } from './log-seed-cache.js'
 const argv = process.argv.slice(2)
 const profIndex = argv.indexOf('--cpu-prof')

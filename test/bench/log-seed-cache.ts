@@ -6,7 +6,7 @@
 // changes the cache.
 import { cp, mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
-import { seedLog } from '../mesh/sync/helpers.js'
+import { seedLog } from '../scenarios/sync/helpers.js'
 
 export const DEFAULT_SEED_CACHE = 'results/bench-log-seeds'
 

@@ -17,8 +17,8 @@ import { mkdir, writeFile } from 'node:fs/promises'
 import { cpus } from 'node:os'
 import { dirname } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { AgencySwarm } from '../../src/sim/strategies/agency.js'
-import { createProject } from '../../src/sim/workload.js'
+import { AgencySwarm } from '../../src/sim/swarm-model/strategies/agency.js'
+import { createProject } from '../../src/sim/swarm-model/workload.js'
 
 interface Args { agents: number[], tasks: number, hours: number, seed: number, out: string }
 
@@ -68,7 +68,7 @@ interface SizeRow {
 
 function measure (agents: number, tasks: number, seed: number, maxHours: number): SizeRow {
   const started = performance.now()
-  // the same project and seed as bench:swarm's agency job (src/sim/swarm-job.ts)
+  // the same project and seed as bench:swarm's agency job (src/sim/swarm-model/swarm-job.ts)
   const swarm = new AgencySwarm({ project: createProject(seed, { tasks }), agents, seed: seed + agents })
   // as AgencySwarm.run(), but stopped after `hours` of virtual time
   swarm.scheduler.run({ until: maxHours * HOUR, stop: () => swarm.progress.complete })

@@ -27,7 +27,7 @@ import { cpus, loadavg } from 'node:os'
 import { dirname } from 'node:path'
 import { performance } from 'node:perf_hooks'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { AgentdProcesses, type AgentdProcess } from '../mesh/sync/helpers.js'
+import { AgentdProcesses, type AgentdProcess } from '../scenarios/sync/helpers.js'
 import { DEFAULT_SEED_CACHE, seedDataDir } from './log-seed-cache.js'
 
 interface Args {

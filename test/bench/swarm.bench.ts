@@ -1,5 +1,5 @@
 // Benchmark: the swarm simulator, agency against three baselines, for each
-// swarm size and several seeds, on a project with hazards (src/sim/hazards.ts)
+// swarm size and several seeds, on a project with hazards (src/sim/swarm-model/hazards.ts)
 // that every strategy meets alike; with --ablate, also agency with each of its
 // mechanisms off in turn. Not a vitest test; run it with
 //
@@ -21,15 +21,15 @@ import { appendFile, mkdir, readFile, writeFile } from 'node:fs/promises'
 import { cpus } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { ablationJobs, ablationLabel } from '../../src/sim/ablation.js'
-import { HAZARD_DEFAULTS, HAZARD_SOURCES, NO_HAZARDS } from '../../src/sim/hazards.js'
-import { passRatePlot } from '../../src/sim/pass-rate-plot.js'
-import { resultsTable, trafficTable } from '../../src/sim/results-table.js'
-import type { RunResult } from '../../src/sim/run-recorder.js'
-import { ablationTable, comparisonTable, leaders, summarize } from '../../src/sim/seed-summary.js'
-import { MECHANISM_DEFAULTS, type MechanismSettings } from '../../src/sim/strategies/agency-mechanisms.js'
-import { isStrategy, runSwarmJob, type StrategyName, type SwarmJob } from '../../src/sim/swarm-job.js'
-import { WORKLOAD_DEFAULTS, type WorkloadInit } from '../../src/sim/workload.js'
+import { ablationJobs, ablationLabel } from '../../src/sim/swarm-model/ablation.js'
+import { HAZARD_DEFAULTS, HAZARD_SOURCES, NO_HAZARDS } from '../../src/sim/swarm-model/hazards.js'
+import { passRatePlot } from '../../src/experiment/pass-rate-plot.js'
+import { resultsTable, trafficTable } from '../../src/sim/swarm-model/results-table.js'
+import type { RunResult } from '../../src/experiment/run-recorder.js'
+import { ablationTable, comparisonTable, leaders, summarize } from '../../src/sim/swarm-model/seed-summary.js'
+import { MECHANISM_DEFAULTS, type MechanismSettings } from '../../src/sim/swarm-model/strategies/agency-mechanisms.js'
+import { isStrategy, runSwarmJob, type StrategyName, type SwarmJob } from '../../src/sim/swarm-model/swarm-job.js'
+import { WORKLOAD_DEFAULTS, type WorkloadInit } from '../../src/sim/swarm-model/workload.js'
 
 const BIG = 512
 
@@ -287,7 +287,7 @@ function hazardSection (m: MechanismSettings): string {
   const lines = [
     '## Hazards',
     '',
-    'Every strategy meets the same hazards: each is rolled from the project\'s seed and the ids involved, so the same changes break, mismatch and hide defects whoever builds them (src/sim/hazards.ts). Baselines merge after their own task\'s test, without review, and wait for stalled agents; agency mitigates with its mechanisms, each of which the ablation turns off.',
+    'Every strategy meets the same hazards: each is rolled from the project\'s seed and the ids involved, so the same changes break, mismatch and hide defects whoever builds them (src/sim/swarm-model/hazards.ts). Baselines merge after their own task\'s test, without review, and wait for stalled agents; agency mitigates with its mechanisms, each of which the ablation turns off.',
     '',
     '| parameter | default | source or reasoning |',
     '|---|---:|---|'

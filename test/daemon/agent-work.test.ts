@@ -9,7 +9,8 @@ import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { commitFiles, makeSharedRepo, sh, type SharedRepo } from '../repo/git-fixtures.js'
-import { MemoryCluster, addrsOf, rejectionOf, waitFor } from './board/helpers.js'
+import { MemoryCluster, addrsOf, rejectionOf } from '../scenarios/board/helpers.js'
+import { waitFor } from '../helpers/wait-for.js'
 import type { Daemon } from '../../src/daemon/daemon.js'
 import { decodeBody } from '../../src/core/log/kinds.js'
 import { integrate } from '../../src/repo/integrate.js'
@@ -29,7 +30,7 @@ beforeAll(async () => {
   const options = { settle: { fixedMs: 300 }, repo: { remote: repo.bare, branch: 'main', mirrorDir: mirrors, wipPushMs: 0 } }
   a = await cluster.start({ ...options, name: 'amy' })
   b = await cluster.start({ ...options, name: 'bob', peers: addrsOf(a) })
-  await waitFor('the two daemons to see each other', () => a.presence.isLive(b.peerId) && b.presence.isLive(a.peerId))
+  await waitFor(() => a.presence.isLive(b.peerId) && b.presence.isLive(a.peerId), { what: 'the two daemons to see each other' })
   // The test command: exit status only (no test output to parse).
   await a.boardService.setGoal({ text: 'say hello', files: [], testCommand: 'test -f hello/hello.txt' })
 })
@@ -68,7 +69,7 @@ describe('a held task, from claim to done', () => {
     const done = await a.doneTask('hello', '', [], '')
     expect(done).toMatchObject({ state: 'done', commit: merged.commit })
     expect(a.goalMet()).toBe(true)
-    await waitFor('bob to see the goal met', () => b.goalMet())
+    await waitFor(() => b.goalMet(), { what: 'bob to see the goal met' })
   })
 
   it('done --no-change is accepted with a reason that goes on the record', async () => {
@@ -90,7 +91,7 @@ describe('a released task carries its work to the next holder', () => {
     await a.releaseTask('greet', 'half of it: see greet/half.txt', '')
     expect(await sh(repo.bare, ['rev-parse', 'refs/agency/wip/greet'])).toBe(head)
 
-    await waitFor('bob to see the release', () => b.boardService.board.task('greet', b.boardService.now())?.state === 'open')
+    await waitFor(() => b.boardService.board.task('greet', b.boardService.now())?.state === 'open', { what: 'bob to see the release' })
     const claim = await b.claimTask('greet', [], false)
     expect(claim).toMatchObject({ outcome: 'HELD', epoch: 2, handoff: 'half of it: see greet/half.txt', branch: 'refs/agency/wip/greet' })
     expect(claim.workspace).toContain('previous holder')
@@ -135,7 +136,7 @@ describe('the inbox and wait', () => {
     expect(a.inbox.unread()).toBe(0)
     expect(before).toBeGreaterThanOrEqual(0)
     await b.boardService.requestReview('hello', ['amy'], 'check the greeting')
-    await waitFor('the review notice', () => a.inbox.unread() === 1)
+    await waitFor(() => a.inbox.unread() === 1, { what: 'the review notice' })
     const unread = await a.readAgentInbox({})
     expect(unread).toHaveLength(1)
     expect(unread[0]).toMatchObject({ kind: 'review_requested' })
@@ -149,9 +150,9 @@ describe('the inbox and wait', () => {
   it('wait blocks while nothing is ready and answers when a task appears', async () => {
     await b.readAgentInbox({})
     await b.releaseTask('greet', 'bob stops here', '')
-    await waitFor('amy to see greet released', () => a.boardService.board.task('greet', a.boardService.now())?.state === 'open')
+    await waitFor(() => a.boardService.board.task('greet', a.boardService.now())?.state === 'open', { what: 'amy to see greet released' })
     expect((await a.claimTask('greet', [], false)).outcome).toBe('HELD')
-    await waitFor('bob to see amy holding greet', () => b.boardService.board.task('greet', b.boardService.now())?.holder === a.peerId)
+    await waitFor(() => b.boardService.board.task('greet', b.boardService.now())?.holder === a.peerId, { what: 'bob to see amy holding greet' })
     await b.readAgentInbox({})
     let answered = false
     const waiting = b.waitForWork(60_000).then(r => { answered = true; return r })

@@ -9,7 +9,7 @@ import { Daemon } from '../../src/daemon/daemon.js'
 import type { NewTask } from '../../src/core/board/index.js'
 import { decodeBoardCheckpoint } from '../../src/core/board/index.js'
 import { BOARD_CHECKPOINT_FILE, checkpointPath, readCheckpoint, removeCheckpoint } from '../../src/store/checkpoint-file.js'
-import { AgentdProcesses, memoryAddr, type AgentdProcess } from '../mesh/sync/helpers.js'
+import { AgentdProcesses, memoryAddr, type AgentdProcess } from '../scenarios/sync/helpers.js'
 import { waitFor } from '../helpers/wait-for.js'
 
 const procs = new AgentdProcesses()

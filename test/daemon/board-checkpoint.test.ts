@@ -11,7 +11,7 @@ import { Daemon } from '../../src/daemon/daemon.js'
 import type { NewTask } from '../../src/core/board/index.js'
 import { BOARD_CHECKPOINT_FILE, checkpointPath, removeCheckpoint } from '../../src/store/checkpoint-file.js'
 import { VerdictKind } from '../../src/gen/agency/v1/log.js'
-import { memoryAddr, seedLog, TempDirs } from '../mesh/sync/helpers.js'
+import { memoryAddr, seedLog, TempDirs } from '../scenarios/sync/helpers.js'
 
 const dirs = new TempDirs()
 afterAll(async () => { await dirs.removeAll() })

@@ -4,7 +4,7 @@
 // claims, one per peer). The record still follows, and a restart finds the
 // claim.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { MemoryCluster } from './board/helpers.js'
+import { MemoryCluster } from '../scenarios/board/helpers.js'
 import type { Daemon } from '../../src/daemon/daemon.js'
 import type { NewTask } from '../../src/core/board/index.js'
 

@@ -2,7 +2,8 @@
 // after a timeout) is answered from the claim already made, at the end of its
 // settle window: never HELD before the window of the original claim has passed.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { MemoryCluster, waitFor } from './board/helpers.js'
+import { MemoryCluster } from '../scenarios/board/helpers.js'
+import { waitFor } from '../helpers/wait-for.js'
 import type { Daemon } from '../../src/daemon/daemon.js'
 import type { NewTask } from '../../src/core/board/index.js'
 
@@ -21,7 +22,7 @@ afterAll(async () => { await cluster.cleanup() })
 
 /** Once this daemon's claim entry is on its board: the claim is in its settle window. */
 async function settling (id: string): Promise<void> {
-  await waitFor(`the claim on ${id} on the board`, () => d.boardService.board.holder(id)?.holder === d.peerId)
+  await waitFor(() => d.boardService.board.holder(id)?.holder === d.peerId, { what: `the claim on ${id} on the board` })
 }
 
 describe('a claim retried during its settle window', () => {

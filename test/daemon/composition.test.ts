@@ -7,7 +7,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { readdirSync, readFileSync } from 'node:fs'
 import { dirname, join, relative, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { MemoryCluster, addrsOf, waitFor } from './board/helpers.js'
+import { MemoryCluster, addrsOf } from '../scenarios/board/helpers.js'
+import { waitFor } from '../helpers/wait-for.js'
 import type { Daemon } from '../../src/daemon/daemon.js'
 
 const SRC = fileURLToPath(new URL('../../src/', import.meta.url))
@@ -63,7 +64,7 @@ describe('the daemon\'s parts', () => {
   beforeAll(async () => {
     a = await cluster.start({ name: 'a', settle: { fixedMs: 100 } })
     b = await cluster.start({ name: 'b', peers: addrsOf(a) })
-    await waitFor('the two daemons to see each other', () => a.presence.isLive(b.peerId) && b.presence.isLive(a.peerId))
+    await waitFor(() => a.presence.isLive(b.peerId) && b.presence.isLive(a.peerId), { what: 'the two daemons to see each other' })
   })
 
   afterAll(async () => { await cluster.cleanup() })
@@ -100,7 +101,7 @@ describe('process and libp2p metrics', () => {
     // The Daemon only reads the address (serve starts the endpoint); one per process may keep libp2p's metrics.
     const exported = await cluster.start({ name: 'exported', metrics: '127.0.0.1:0', processMetrics: true })
     const silent = await cluster.start({ name: 'silent', metrics: null, processMetrics: true, peers: addrsOf(exported) })
-    await waitFor('the two daemons to see each other', () => exported.presence.isLive(silent.peerId) && silent.presence.isLive(exported.peerId))
+    await waitFor(() => exported.presence.isLive(silent.peerId) && silent.presence.isLive(exported.peerId), { what: 'the two daemons to see each other' })
     const withEndpoint = await exported.metrics.registry.metrics()
     expect(withEndpoint).toMatch(/^agentd_process_cpu_seconds_total /m)
     expect(withEndpoint).toMatch(/^agentd_libp2p_connections\{/m)

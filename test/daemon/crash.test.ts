@@ -12,7 +12,8 @@ import { connectAgency, type Agency } from '../../src/api/client.js'
 import type { AgencyError } from '../../src/core/errors.js'
 import { loadOrCreateIdentity } from '../../src/daemon/identity.js'
 import type { AgencyClient } from '../../src/gen/agency/v1/api.js'
-import { freePort, seededRandom } from '../helpers/trust.js'
+import { seededRandom } from '../helpers/trust.js'
+import { freePort } from '../helpers/free-port.js'
 
 const cluster = new ProcessCluster()
 const clients: Agency[] = []

@@ -9,7 +9,7 @@ import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
 import { Daemon } from '../../src/daemon/daemon.js'
 import { FINDINGS_CHECKPOINT_FILE, removeCheckpoint } from '../../src/store/checkpoint-file.js'
-import { AgentdProcesses, InProcessDaemons, memoryAddr, seedLog, TempDirs, type AgentdProcess } from '../mesh/sync/helpers.js'
+import { AgentdProcesses, InProcessDaemons, memoryAddr, seedLog, TempDirs, type AgentdProcess } from '../scenarios/sync/helpers.js'
 
 const FINDINGS = 5000
 const QUERIES = ['lease vector', 'gossip', 'decoder timeout', 'cursors digest', 'quorum']

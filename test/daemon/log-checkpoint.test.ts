@@ -10,7 +10,7 @@ import type { NewTask } from '../../src/core/board/index.js'
 import { summaryDigest } from '../../src/core/log/feed-summary.js'
 import { toHex } from '../../src/core/log/crypto.js'
 import { checkpointPath, FINDINGS_CHECKPOINT_FILE, removeCheckpoint } from '../../src/store/checkpoint-file.js'
-import { memoryAddr, seedLog, TempDirs } from '../mesh/sync/helpers.js'
+import { memoryAddr, seedLog, TempDirs } from '../scenarios/sync/helpers.js'
 
 const dirs = new TempDirs()
 afterAll(async () => { await dirs.removeAll() })

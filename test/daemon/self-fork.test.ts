@@ -13,7 +13,8 @@ import { loadOrCreateIdentity } from '../../src/daemon/identity.js'
 import type { AgencyClient, LogInfoReply } from '../../src/gen/agency/v1/api.js'
 import { PROCESS_TEST_TIMEOUT_MS, ProcessCluster, type AgentdProcess } from '../helpers/agentd-process.js'
 import { waitFor } from '../helpers/wait-for.js'
-import { freePort, seededRandom } from '../helpers/trust.js'
+import { seededRandom } from '../helpers/trust.js'
+import { freePort } from '../helpers/free-port.js'
 
 const cluster = new ProcessCluster()
 const clients: Agency[] = []

@@ -5,7 +5,8 @@
 // the sender's clock (now - sentAt), the daemon behind dropped every sample
 // (all negative) and the one ahead saw two hours of "latency".
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { MemoryCluster, addrsOf, waitFor } from './board/helpers.js'
+import { MemoryCluster, addrsOf } from '../scenarios/board/helpers.js'
+import { waitFor } from '../helpers/wait-for.js'
 import type { Daemon } from '../../src/daemon/daemon.js'
 
 const HOUR = 3_600_000
@@ -16,7 +17,7 @@ let ahead: Daemon
 beforeAll(async () => {
   behind = await cluster.start({ name: 'behind' }, { wallClock: () => Date.now() - HOUR })
   ahead = await cluster.start({ name: 'ahead', peers: addrsOf(behind) }, { wallClock: () => Date.now() + HOUR })
-  await waitFor('the two daemons to see each other', () => behind.presence.isLive(ahead.peerId) && ahead.presence.isLive(behind.peerId))
+  await waitFor(() => behind.presence.isLive(ahead.peerId) && ahead.presence.isLive(behind.peerId), { what: 'the two daemons to see each other' })
 })
 
 afterAll(async () => { await cluster.cleanup() })
@@ -25,9 +26,9 @@ describe('the settle window with skewed clocks', () => {
   it('is fed by round trips on each daemon\'s own clock: every daemon has samples, and none carries the skew', async () => {
     // entries and heartbeats go both ways, with the skewed times in them
     await behind.boardService.addTask({ id: 'skew', title: 'skew', description: '', deps: [], scope: [], priority: 0 })
-    await waitFor('the task on the daemon ahead', () => ahead.boardService.board.task('skew', ahead.boardService.now()))
+    await waitFor(() => ahead.boardService.board.task('skew', ahead.boardService.now()), { what: 'the task on the daemon ahead' })
     for (const d of [behind, ahead]) {
-      await waitFor(`three round-trip samples on ${d.name}`, () => d.boardService.settle.sampleCount >= 3)
+      await waitFor(() => d.boardService.settle.sampleCount >= 3, { what: `three round-trip samples on ${d.name}` })
       // a round trip over the memory transport is nowhere near an hour
       expect(d.boardService.settle.p99()).toBeLessThan(HOUR / 60)
     }

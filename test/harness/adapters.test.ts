@@ -1,7 +1,7 @@
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { HARNESS_NAMES, harnessLaunch, type HarnessContext, type HarnessLaunch } from '../../src/harness/index.js'
-import { SIM_AGENT_MAIN } from '../../src/harness/adapters/sim.js'
+import { SCRIPTED_AGENT_MAIN, isScriptedHarness } from '../../src/harness/adapters/scripted.js'
 import { packageRoot } from '../../src/harness/package-paths.js'
 import { InvalidArgumentError } from '../../src/core/errors.js'
 
@@ -163,10 +163,12 @@ describe('harness adapters: golden command lines, environments and MCP configura
     expect(harnessLaunch('aider', ctx)).toEqual(expected)
   })
 
-  it('sim: this node running the compiled scripted agent, with no arguments', () => {
-    expect(SIM_AGENT_MAIN).toBe(join(packageRoot, 'dist', 'src', 'sim-agent', 'main.js'))
-    const expected: HarnessLaunch = { ...common, command: process.execPath, args: [SIM_AGENT_MAIN], files: commonFiles }
+  it('scripted: this node running the compiled scripted agent, with no arguments; sim is the same harness', () => {
+    expect(SCRIPTED_AGENT_MAIN).toBe(join(packageRoot, 'dist', 'src', 'harness', 'scripted-agent', 'main.js'))
+    const expected: HarnessLaunch = { ...common, command: process.execPath, args: [SCRIPTED_AGENT_MAIN], files: commonFiles }
+    expect(harnessLaunch('scripted', ctx)).toEqual(expected)
     expect(harnessLaunch('sim', ctx)).toEqual(expected)
+    expect(['scripted', 'sim', 'claude', undefined].map(isScriptedHarness)).toEqual([true, true, false, false])
   })
 
   it('cmd: any shell command under /bin/sh -c, quoted or not', () => {
@@ -188,7 +190,7 @@ describe('harness adapters: golden command lines, environments and MCP configura
   })
 
   it('never writes a secret: only the agent identity, the daemon and config paths reach the environment', () => {
-    for (const name of ['claude', 'codex', 'copilot', 'gemini', 'pi', 'aider', 'sim', 'cmd:true']) {
+    for (const name of ['claude', 'codex', 'copilot', 'gemini', 'pi', 'aider', 'scripted', 'sim', 'cmd:true']) {
       const launch = harnessLaunch(name, ctx)
       for (const key of Object.keys(launch.env)) expect(key).toMatch(/^(AGENCY_|GEMINI_CLI_TRUST_WORKSPACE$|GEMINI_SANDBOX$|MCP_CONNECT_TIMEOUT_MS$)/)
       // Gemini's redaction allow-list names the token variables: a name, never the value.
@@ -200,9 +202,9 @@ describe('harness adapters: golden command lines, environments and MCP configura
 describe('harnessLaunch input checks', () => {
   it('names the valid harnesses when given an unknown one', () => {
     expect(() => harnessLaunch('cursor', ctx)).toThrow(InvalidArgumentError)
-    expect(() => harnessLaunch('cursor', ctx)).toThrow(/unknown harness "cursor".*claude, codex, copilot, gemini, pi, aider, sim, cmd:<shell command>/)
+    expect(() => harnessLaunch('cursor', ctx)).toThrow(/unknown harness "cursor".*claude, codex, copilot, gemini, pi, aider, scripted, sim, cmd:<shell command>/)
     expect(() => harnessLaunch('toString', ctx)).toThrow(InvalidArgumentError)
-    expect(HARNESS_NAMES).toEqual(['claude', 'codex', 'copilot', 'gemini', 'pi', 'aider', 'sim', 'cmd:<shell command>', 'acp:claude', 'acp:codex', 'acp:gemini', 'acp:copilot', 'acp:pi', 'acp:"<command>"'])
+    expect(HARNESS_NAMES).toEqual(['claude', 'codex', 'copilot', 'gemini', 'pi', 'aider', 'scripted', 'sim', 'cmd:<shell command>', 'acp:claude', 'acp:codex', 'acp:gemini', 'acp:copilot', 'acp:pi', 'acp:"<command>"'])
   })
 
   it('rejects an empty cmd: command', () => {

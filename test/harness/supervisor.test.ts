@@ -6,6 +6,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { HarnessSupervisor, harnessLaunch, harnessLogPath, type HarnessContext, type HarnessExit, type HarnessLaunch, type HarnessRestart } from '../../src/harness/index.js'
 import { restartDelayMs } from '../../src/harness/restart-backoff.js'
 import { FailedPreconditionError, InvalidArgumentError } from '../../src/core/errors.js'
+import { waitFor } from '../helpers/wait-for.js'
 
 let dir: string
 let ctx: HarnessContext
@@ -35,14 +36,6 @@ function supervise (launch: HarnessLaunch, opts: Partial<ConstructorParameters<t
   return s
 }
 
-async function waitFor (what: string, cond: () => boolean | Promise<boolean>, timeoutMs = 15_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs
-  while (!(await cond())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
-    await new Promise(resolve => setTimeout(resolve, 10))
-  }
-}
-
 async function logText (): Promise<string> {
   return await readFile(harnessLogPath(ctx.dataDir), 'utf8').catch(() => '')
 }
@@ -70,7 +63,7 @@ describe('HarnessSupervisor', () => {
       onExit: e => exits.push(e)
     })
     await s.start()
-    await waitFor('two restarts', () => s.restarts >= 2)
+    await waitFor(() => s.restarts >= 2, { what: 'two restarts' })
     await s.stop()
 
     expect(restarts.slice(0, 2).map(r => r.restarts)).toEqual([1, 2])
@@ -99,7 +92,7 @@ describe('HarnessSupervisor', () => {
     const pidFile = join(dir, 'sleeper.pid')
     const s = supervise(harnessLaunch(`cmd:sleep 30 & echo $! > ${pidFile}; sleep 30`, ctx))
     await s.start()
-    await waitFor('the background sleep', async () => (await readFile(pidFile, 'utf8').catch(() => '')).trim() !== '')
+    await waitFor(async () => (await readFile(pidFile, 'utf8').catch(() => '')).trim() !== '', { what: 'the background sleep' })
     const pid = s.pid!
     const sleeper = Number((await readFile(pidFile, 'utf8')).trim())
     expect(() => process.kill(pid, 0)).not.toThrow()
@@ -107,7 +100,7 @@ describe('HarnessSupervisor', () => {
     await s.stop()
 
     expect(() => process.kill(pid, 0)).toThrow()
-    await waitFor('the background sleep to die', () => isGone(sleeper))
+    await waitFor(() => isGone(sleeper), { what: 'the background sleep to die' })
     expect(s.pid).toBeUndefined()
     expect(s.state).toBe('stopped')
     await s.finished
@@ -118,7 +111,7 @@ describe('HarnessSupervisor', () => {
     const s = supervise(harnessLaunch('cmd:trap "" TERM; echo trapped; sleep 30', ctx), { stopGraceMs: 50, onExit: e => exits.push(e) })
     await s.start()
     // The line the shell prints, not the start note (which quotes the command).
-    await waitFor('the trap', async () => (await logText()).split('\n').includes('trapped'))
+    await waitFor(async () => (await logText()).split('\n').includes('trapped'), { what: 'the trap' })
     const pid = s.pid!
     const first = s.stop()
     await s.stop() // a second caller also waits until the harness is gone
@@ -139,14 +132,16 @@ describe('HarnessSupervisor', () => {
   })
 
   it('a stop() during the backoff wait cancels the pending restart', async () => {
-    const s = supervise(harnessLaunch('cmd:exit 1', ctx), { minBackoffMs: 150, maxBackoffMs: 150 })
+    const backoffMs = 150
+    const s = supervise(harnessLaunch('cmd:exit 1', ctx), { minBackoffMs: backoffMs, maxBackoffMs: backoffMs })
     await s.start()
-    await waitFor('the backoff wait', () => s.state === 'waiting')
+    await waitFor(() => s.state === 'waiting', { what: 'the backoff wait' })
     const timers = (): number => process.getActiveResourcesInfo().filter(r => r === 'Timeout').length
     const before = timers()
     await s.stop()
     expect(timers()).toBe(before - 1)
-    await new Promise(resolve => setTimeout(resolve, 400))
+    // Past the first restart's delay, the one the stop cancelled: nothing started.
+    await new Promise(resolve => setTimeout(resolve, 2 * restartDelayMs(1, backoffMs, backoffMs)))
     expect(s.restarts).toBe(0)
     expect((await logText()).match(/agentd: starting/g)?.length).toBe(1)
   })
@@ -189,7 +184,7 @@ describe('HarnessSupervisor', () => {
     const exits: HarnessExit[] = []
     const s = supervise(launch, { onExit: e => exits.push(e) })
     await s.start()
-    await waitFor('a retry', () => s.restarts >= 1)
+    await waitFor(() => s.restarts >= 1, { what: 'a retry' })
     await s.stop()
     expect(exits[0].error?.message).toMatch(/ENOENT/)
     expect(await logText()).toMatch(/harness could not start: .*ENOENT/)

@@ -9,6 +9,7 @@ import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { promisify } from 'node:util'
 import { startLocalDaemon, type LocalDaemon, type LocalDaemonOptions } from '../../src/swarm/local-daemon.js'
+import { waitFor } from './wait-for.js'
 
 export const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url))
 export const AGENCY_BIN = join(REPO_ROOT, 'dist/src/cli/agency.js')
@@ -71,29 +72,6 @@ export class Scratch {
     }))
     await Promise.all(this.dirs.splice(0).map(async d => { await rm(d, { recursive: true, force: true }) }))
     process.off('exit', this.onExit)
-  }
-}
-
-/**
- * Calls `check` until it returns something other than undefined, null or false
- * (and does not throw); throws on timeout quoting the last value or error.
- */
-export async function waitFor<T> (what: string, check: () => T | Promise<T>, timeoutMs = 30_000, intervalMs = 200): Promise<Exclude<T, undefined | null | false>> {
-  const deadline = Date.now() + timeoutMs
-  let last: unknown
-  while (true) {
-    try {
-      const v = await check()
-      if (v !== undefined && v !== null && v !== false) return v as Exclude<T, undefined | null | false>
-      last = v
-    } catch (err) {
-      last = err
-    }
-    if (Date.now() > deadline) {
-      const seen = last instanceof Error ? `${last.name}: ${last.message}` : JSON.stringify(last)
-      throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}; last saw ${seen}`)
-    }
-    await new Promise(resolve => setTimeout(resolve, intervalMs))
   }
 }
 

@@ -1,7 +1,6 @@
 // Shared pieces of the trust and fault tests: swarm keys and tokens on disk,
-// free ports, metrics read over HTTP, gRPC error codes, and cleanup of
+// metrics read over HTTP, gRPC error codes, and cleanup of
 // processes a SIGKILLed daemon left behind.
-import { createServer } from 'node:net'
 import { readdirSync, readlinkSync } from 'node:fs'
 import { writeFile } from 'node:fs/promises'
 import { randomBytes } from 'node:crypto'
@@ -21,18 +20,6 @@ export async function writeToken (file: string): Promise<string> {
   const token = randomBytes(24).toString('hex')
   await writeFile(file, token + '\n', { mode: 0o600 })
   return token
-}
-
-/** A TCP port on 127.0.0.1 that was free a moment ago. */
-export async function freePort (): Promise<number> {
-  return await new Promise((resolve, reject) => {
-    const server = createServer()
-    server.once('error', reject)
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number }
-      server.close(() => { resolve(port) })
-    })
-  })
 }
 
 /** GETs a metrics URL (http://host:port/metrics or host:port) and returns the text. */

@@ -1,5 +1,7 @@
 // Polls until a condition holds, with a generous deadline. Tests use it to wait
-// for a distributed outcome without asserting how fast it happens.
+// for a distributed outcome without asserting how fast it happens. The one
+// waitFor of the test suite: the check first, then what is awaited (for the
+// timeout message), the deadline and the poll interval.
 import { setTimeout as sleep } from 'node:timers/promises'
 
 export interface WaitForOptions {
@@ -15,8 +17,8 @@ export interface WaitForOptions {
  * the last value or error so a failing test says what it saw.
  */
 export async function waitFor<T> (check: () => T | Promise<T>, opts: WaitForOptions = {}): Promise<Exclude<T, undefined | null | false>> {
-  const timeoutMs = opts.timeoutMs ?? 15_000
-  const intervalMs = opts.intervalMs ?? 200
+  const timeoutMs = opts.timeoutMs ?? 30_000
+  const intervalMs = opts.intervalMs ?? 100
   const deadline = Date.now() + timeoutMs
   let last: unknown
   while (true) {

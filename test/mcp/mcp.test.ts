@@ -10,7 +10,8 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { connectAgency, type Agency } from '../../src/api/client.js'
 import type { AgencyClient } from '../../src/gen/agency/v1/api.js'
 import type { LocalDaemon } from '../../src/swarm/local-daemon.js'
-import { AGENCY_BIN, Scratch, waitFor } from '../helpers/agent-loop.js'
+import { AGENCY_BIN, Scratch } from '../helpers/agent-loop.js'
+import { waitFor } from '../helpers/wait-for.js'
 
 const TOOL_NAMES = [
   'status', 'ready', 'add_task', 'add_tasks', 'wait', 'claim', 'release', 'done', 'send_message', 'read_inbox', 'announce',
@@ -47,9 +48,9 @@ beforeAll(async () => {
   b = await scratch.daemon('mcp-b', { peers: a.addrs, extraArgs: ['--settle-ms', '300'] })
   grpcA = connectAgency(a.grpc)
   grpcB = connectAgency(b.grpc)
-  await waitFor('the two daemons to see each other live', async () =>
+  await waitFor(async () =>
     (await grpcA.call((c: AgencyClient) => c.getStatus, {})).peersLive >= 1 &&
-    (await grpcB.call((c: AgencyClient) => c.getStatus, {})).peersLive >= 1)
+    (await grpcB.call((c: AgencyClient) => c.getStatus, {})).peersLive >= 1, { what: 'the two daemons to see each other live' })
   transport = new StdioClientTransport({
     command: process.execPath,
     args: [AGENCY_BIN, 'mcp'],
@@ -94,7 +95,7 @@ describe('agency mcp over stdio, with the SDK client', () => {
     expect(onA?.scope).toEqual(['src/mcp-claimed/**'])
 
     // The peer must know the task before the claim settles, or the claim is only local.
-    await waitFor('the task to reach the second daemon', async () => (await grpcB.call((c: AgencyClient) => c.getTask, { id: 'mcp-claimed' })).task)
+    await waitFor(async () => (await grpcB.call((c: AgencyClient) => c.getTask, { id: 'mcp-claimed' })).task, { what: 'the task to reach the second daemon' })
     const claimed = await call('claim', { task: 'mcp-claimed' })
     expect(claimed.isError, claimed.text).toBe(false)
     expect(claimed.json.outcome).toBe('HELD')
@@ -107,10 +108,10 @@ describe('agency mcp over stdio, with the SDK client', () => {
     const held = (await grpcA.call((c: AgencyClient) => c.getTask, { id: 'mcp-claimed' })).task
     expect(held?.state).toBe('claimed')
     expect(held?.holder).toBe(a.peerId)
-    await waitFor('the second daemon to see the claim', async () => {
+    await waitFor(async () => {
       const t = (await grpcB.call((c: AgencyClient) => c.getTask, { id: 'mcp-claimed' })).task
       return t?.state === 'claimed' && t.holder === a.peerId
-    })
+    }, { what: 'the second daemon to see the claim' })
     // A held task is not ready any more, as the ready tool says.
     const ready = await call('ready')
     expect(ready.isError, ready.text).toBe(false)
@@ -131,20 +132,20 @@ describe('agency mcp over stdio, with the SDK client', () => {
     expect(hitsA[0].finding?.paths).toEqual(['src/cache.ts'])
     expect(hitsA[0].finding?.tags).toEqual(['mcp-test'])
     // Replicated: the other daemon finds the same signed entry.
-    await waitFor('the note to replicate to the second daemon', async () => {
+    await waitFor(async () => {
       const hits = (await grpcB.call((c: AgencyClient) => c.searchFindings, { query: w, kind: '', pathPrefix: '', tag: '', author: '', since: 0, until: 0, limit: 10 })).hits
       return hits.length === 1 && hits[0].entry?.id === noted.json.id && hits[0].entry?.author === a.peerId
-    })
+    }, { what: 'the note to replicate to the second daemon' })
   })
 
   it('search_findings (find) finds a peer\'s finding recorded through the other daemon', async () => {
     const w = word('wombat')
     const recorded = await grpcB.call((c: AgencyClient) => c.recordFinding, { kind: 'failure', text: `approach ${w} fails: it overflows`, paths: ['src/big.ts'], tags: ['approach:overflow'], refs: [], supersedes: '' })
-    const hits = await waitFor('the peer finding to be searchable over MCP', async () => {
+    const hits = await waitFor(async () => {
       const found = await call('search_findings', { query: w })
       if (found.isError) throw new Error(found.text)
       return (found.json.hits as any[]).length > 0 ? found.json.hits as any[] : undefined
-    })
+    }, { what: 'the peer finding to be searchable over MCP' })
     expect(hits).toHaveLength(1)
     expect(hits[0].entry.id).toBe(recorded.entry?.id)
     expect(hits[0].entry.author).toBe(b.peerId)
@@ -162,18 +163,18 @@ describe('agency mcp over stdio, with the SDK client', () => {
     const sent = await call('send_message', { to: b.peerId, text: `${w}: I take the parser` })
     expect(sent.isError, sent.text).toBe(false)
     expect(sent.json.to).toBe(b.peerId)
-    const got = await waitFor('the message in the second daemon\'s inbox', async () =>
-      (await grpcB.call((c: AgencyClient) => c.readInbox, { after: 0, limit: 1000, all: true, peek: false })).messages.find(m => m.text === `${w}: I take the parser`))
+    const got = await waitFor(async () =>
+      (await grpcB.call((c: AgencyClient) => c.readInbox, { after: 0, limit: 1000, all: true, peek: false })).messages.find(m => m.text === `${w}: I take the parser`), { what: 'the message in the second daemon\'s inbox' })
     expect(got.from).toBe(a.peerId)
     expect(got.id).toBe(sent.json.id)
 
     // The answer, sent by the peer through gRPC, is read back over MCP.
     const answer = await grpcB.call((c: AgencyClient) => c.sendMessage, { to: a.peerId, text: `${w}: fine, I take the lexer`, thread: sent.json.thread, replyTo: sent.json.id })
-    const inbox = await waitFor('the answer in this agent\'s inbox', async () => {
+    const inbox = await waitFor(async () => {
       const r = await call('read_inbox')
       if (r.isError) throw new Error(r.text)
       return (r.json.messages as any[]).find(m => m.id === answer.id)
-    })
+    }, { what: 'the answer in this agent\'s inbox' })
     expect(inbox.from).toBe(b.peerId)
     expect(inbox.replyTo).toBe(sent.json.id)
     expect(inbox.text).toBe(`${w}: fine, I take the lexer`)
@@ -279,7 +280,7 @@ describe('agency mcp, spoken to by hand', () => {
         { jsonrpc: '2.0', id: 5, method: 'tools/call', params: { name: 'claim', arguments: { task: 'nothing-here' } } }
       ]
       for (const r of requests) child.stdin.write(JSON.stringify(r) + '\n')
-      await waitFor('answers to the five requests', () => lines.length >= 5, 60_000, 50)
+      await waitFor(() => lines.length >= 5, { what: 'answers to the five requests', timeoutMs: 60_000, intervalMs: 50 })
       child.stdin.end()
       expect(await exited).toBe(0)
 

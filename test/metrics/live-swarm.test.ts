@@ -12,22 +12,13 @@ import { DASHBOARD_FILES, expand, loadDashboard, metricNames, parseLabelValues, 
 import { startPrometheus, type PrometheusServer } from './support/prometheus.js'
 import { promtoolCheckMetrics } from './support/promtool.js'
 import { findTool, missingTool, PROMETHEUS_INSTALL } from './support/tools.js'
+import { waitFor } from '../helpers/wait-for.js'
 
 const PROMETHEUS = findTool('prometheus')
 
 let swarm: LocalSwarm
 let prom: PrometheusServer | undefined
 let promDir: string | undefined
-
-async function waitFor<T> (get: () => Promise<T>, ok: (v: T) => boolean, timeoutMs = 30_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs
-  let v = await get()
-  while (!ok(v) && Date.now() < deadline) {
-    await new Promise(resolve => setTimeout(resolve, 500))
-    v = await get()
-  }
-  return v
-}
 
 // Prometheus (when installed) scrapes from before the activity, so that the
 // activity shows as increases and rates, not only as totals.
@@ -37,7 +28,7 @@ beforeAll(async () => {
     promDir = await mkdtemp(join(tmpdir(), 'agency-prometheus-'))
     prom = await startPrometheus(PROMETHEUS, promDir, swarm.daemons.map(d => d.metrics))
     const p = prom
-    await waitFor(async () => await p.query('up == 1'), v => v.length === swarm.daemons.length)
+    await waitFor(async () => (await p.query('up == 1')).length === swarm.daemons.length, { what: 'every daemon up in Prometheus', intervalMs: 500 })
   }
   await exerciseSwarm(swarm)
 }, 180_000)
@@ -126,8 +117,8 @@ describe('a live three-daemon swarm', () => {
       // Prometheus may not have scraped the very last changes yet, and each
       // target is scraped at its own moment: the daemon that merged may be
       // scraped after another already shows the task done.
-      await waitFor(async () => await value('Tasks done'), v => v === 1)
-      await waitFor(async () => await value('Merged (1h)'), v => v > 0)
+      await waitFor(async () => await value('Tasks done') === 1, { what: 'Tasks done to read 1', intervalMs: 500 })
+      await waitFor(async () => await value('Merged (1h)') > 0, { what: 'Merged (1h) above 0', intervalMs: 500 })
       expect(await value('Agents up')).toBe(3)
       expect(await value('Agents live (largest view)')).toBe(3)
       expect(await value('Tasks done', 'A')).toBe(1)

@@ -11,7 +11,8 @@ import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
 import { connectAgency, type Agency } from '../../src/api/client.js'
 import type { AgencyClient } from '../../src/gen/agency/v1/api.js'
-import { AGENCY_BIN, execFileP, waitFor } from '../helpers/agent-loop.js'
+import { AGENCY_BIN, execFileP } from '../helpers/agent-loop.js'
+import { waitFor } from '../helpers/wait-for.js'
 import { AgentDaemons, count, git, harnessLog, seedSharedRepo, type AgentDaemon } from './agent-daemon.js'
 import { assertCli, body, wholeLog } from './greeter-scenario.js'
 import { CLAUDE_CODE_TOOLS, nextMove, PLAN_TASK } from './models/agent-script.js'
@@ -64,17 +65,17 @@ describe('three Claude Code agents from a goal and an empty board', () => {
 
     // With no goal there is nothing to do: each agent looks, finds nothing ready, and waits.
     const waiting = (m: ScriptedAnthropicModel): boolean => m.requests.some(r => r.move?.kind === 'call' && r.move.call.name === 'mcp__agency__wait')
-    await waitFor('every agent to wait for work', () => models.every(waiting) || models.some(m => m.errors().length > 0), TIMEOUT_MS, 500)
+    await waitFor(() => models.every(waiting) || models.some(m => m.errors().length > 0), { what: 'every agent to wait for work', timeoutMs: TIMEOUT_MS, intervalMs: 500 })
     expect(models.flatMap(m => m.errors())).toEqual([])
     // Then the goal, and only the goal: the board shows the plan task.
     await execFileP(process.execPath, [AGENCY_BIN, 'goal', 'set', WELCOME.goal, '--test', TEST_COMMAND, '--addr', daemons[0].grpc, '--json'], { timeout: 60_000 })
 
-    const outcome = await waitFor('every Claude Code to finish with the goal met', async () => {
+    const outcome = await waitFor(async () => {
       if (models.some(m => m.errors().length > 0)) return 'a scripted model stopped'
       if (models.some(m => m.toolCalls().some(c => PERMISSION_DENIAL.test(c.outcome.text)))) return 'Claude Code refused a tool call'
       const logs = await Promise.all(daemons.map(harnessLog))
       return logs.every(l => l.includes('work is done; not restarting the harness')) && 'finished'
-    }, TIMEOUT_MS, 1000).catch((err: Error) => err.message)
+    }, { what: 'every Claude Code to finish with the goal met', timeoutMs: TIMEOUT_MS, intervalMs: 1000 }).catch((err: Error) => err.message)
     if (outcome !== 'finished') {
       const report = await Promise.all(daemons.map(async (d, i) => `--- agent ${i + 1} ---\n${models[i].errors().join('\n')}\n${models[i].toolCalls().slice(-8).map(c => `${c.call.name} ${JSON.stringify(c.call.input).slice(0, 100)} -> ${c.outcome.text.slice(0, 160)}`).join('\n')}\n${(await harnessLog(d)).split('\n').filter(l => l.includes('agentd:')).join('\n')}`))
       expect(outcome, report.join('\n')).toBe('finished')
@@ -92,10 +93,10 @@ describe('three Claude Code agents from a goal and an empty board', () => {
     }
 
     // ---- every daemon holds the same record ----
-    await waitFor('the daemons to hold the same log', async () => {
+    await waitFor(async () => {
       const infos = await Promise.all(apis.map(async a => await a.call((c: AgencyClient) => c.logInfo, {})))
       return infos.every(i => i.vectorDigest === infos[0].vectorDigest && i.pending === 0)
-    }, 60_000, 500)
+    }, { what: 'the daemons to hold the same log', timeoutMs: 60_000, intervalMs: 500 })
     const planned = WELCOME.playbook.plan.map(t => t.id).sort()
     for (const a of apis) {
       const log = await wholeLog(a)

@@ -13,7 +13,7 @@ import { join } from 'node:path'
 import { expect } from 'vitest'
 import { connectAgency, type Agency } from '../../src/api/client.js'
 import type { AgencyClient, LogEntry } from '../../src/gen/agency/v1/api.js'
-import { waitFor } from '../helpers/agent-loop.js'
+import { waitFor } from '../helpers/wait-for.js'
 import { AgentDaemons, CLI_BIN_DIR, count, git, harnessLog, seedSharedRepo, type AgentDaemon } from './agent-daemon.js'
 import { BRANCH_COMMAND, type TakenStep } from './models/agent-script.js'
 import { GREETER, TEST_COMMAND } from './projects.js'
@@ -83,12 +83,12 @@ export function assertCli (name: string): string {
  * refused), the CLI exited non-zero, or it was started a third time.
  */
 export async function waitForFinished (run: GreeterRun, stopEarly: () => string | undefined, explain: () => string | Promise<string> = () => ''): Promise<string> {
-  const outcome = await waitFor('the harness to finish and the supervisor to stop restarting it', async () => {
+  const outcome = await waitFor(async () => {
     const log = await harnessLog(run.daemon)
     if (log.includes('agentd: work is done; not restarting the harness')) return { log }
     const failed = /agentd: harness exited \(code [1-9]\d*/.exec(log)?.[0]
     return stopEarly() ?? (failed != null ? `the CLI failed: ${failed}` : count(log, /agentd: starting /) >= 3 ? 'the harness was restarted twice without meeting the goal' : undefined)
-  }, SCENARIO_TIMEOUT_MS - 30_000, 500).catch((err: Error) => err.message)
+  }, { what: 'the harness to finish and the supervisor to stop restarting it', timeoutMs: SCENARIO_TIMEOUT_MS - 30_000, intervalMs: 500 }).catch((err: Error) => err.message)
   if (typeof outcome === 'string') {
     throw new Error(`${outcome}\n${await explain()}\n--- harness.log without the prompt ---\n${withoutPrompt(await harnessLog(run.daemon)).slice(-6000)}\n--- agentd ---\n${run.daemon.stderr()}`)
   }

@@ -15,7 +15,7 @@ import type { MeshLibp2p } from '../../src/mesh/node.js'
 import { openLevelDb, type LevelDb } from '../../src/store/level-db.js'
 import { LogStore } from '../../src/store/log-store.js'
 import type { AgencyStore } from '../../src/store/open-store.js'
-import { makeIdentity, type TestIdentity } from '../core/log/identities.js'
+import { makeIdentity, type TestIdentity } from '../helpers/identity.js'
 import { seededRandom } from '../helpers/trust.js'
 import { tempDirs } from './helpers.js'
 

@@ -13,7 +13,8 @@ import { swarmDown, swarmUp } from '../../src/swarm/swarm.js'
 import { loadExample } from '../../src/swarm/example-project.js'
 import { connectAgency, type Agency } from '../../src/api/client.js'
 import type { AgencyClient, LogEntry } from '../../src/gen/agency/v1/api.js'
-import { assertBuilt, isGone, waitFor } from '../helpers/agent-loop.js'
+import { assertBuilt, isGone } from '../helpers/agent-loop.js'
+import { waitFor } from '../helpers/wait-for.js'
 
 const run = promisify(execFile)
 const SWARM_TIMEOUT_MS = 6 * 60_000
@@ -86,10 +87,10 @@ describe('agency swarm up -n 4 --harness sim --example calc', () => {
       expect(tasks.filter(t => t.state !== 'done').map(t => `${t.id}:${t.state}`)).toEqual([])
 
       // Wait until every daemon holds the same record, so that a late duplicate cannot hide.
-      await waitFor('the four daemons to hold the same log', async () => {
+      await waitFor(async () => {
         const infos = await Promise.all(apis.map(async a => await a.call((c: AgencyClient) => c.logInfo, {})))
         return infos.every(i => i.vectorDigest === infos[0].vectorDigest && i.entries === infos[0].entries && i.pending === 0)
-      }, 60_000, 500)
+      }, { what: 'the four daemons to hold the same log', timeoutMs: 60_000, intervalMs: 500 })
       const peerIds = await Promise.all(apis.map(async a => (await a.call((c: AgencyClient) => c.getStatus, {})).self?.peerId as string))
       const logs = await Promise.all(apis.map(wholeLog))
       const log = logs[0]

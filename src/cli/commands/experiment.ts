@@ -2,6 +2,7 @@
 import type { Command } from 'commander'
 import { InvalidArgumentError } from '../../core/errors.js'
 import { parseDuration } from '../../experiment/duration.js'
+import { isScriptedHarness } from '../../harness/adapters/scripted.js'
 import { runExperiment } from '../../experiment/runner.js'
 import { writeReport } from '../../experiment/report.js'
 import { scoreSubmission, sha256File, type ScoreResult } from '../../experiment/score.js'
@@ -50,7 +51,7 @@ export function registerExperimentCommands (program: Command): void {
     .description('for each swarm size, a fresh swarm on the task\'s cleanroom; the shared branch scored against the hidden tests over time; OUT/ gets the data, report.md and pass-rate.svg')
     .requiredOption('--task <dir>', 'a ProgramBench task directory (task.yaml, tests.json, tests/<branch>/eval/run.sh)')
     .requiredOption('--agents <list>', 'swarm sizes, e.g. 1,8,32')
-    .requiredOption('--harness <name>', 'claude, codex, copilot, gemini, aider, sim, or cmd:"..."')
+    .requiredOption('--harness <name>', 'claude, codex, copilot, gemini, aider, scripted (or sim), or cmd:"..."')
     .requiredOption('--budget <duration>', 'how long each swarm may run, e.g. 6h (it stops earlier when the goal is met)')
     .requiredOption('--out <dir>', 'a new directory for the results')
     .option('--score-every <duration>', 'how often the shared branch is scored (default: the budget / 60, from 10s to 10m)')
@@ -83,7 +84,7 @@ export function registerExperimentCommands (program: Command): void {
           out: opts.out,
           goal: opts.goal,
           testCommand: opts.testCommand,
-          simWorkScale: opts.harness === 'sim' ? simWorkScale : undefined,
+          simWorkScale: isScriptedHarness(opts.harness) ? simWorkScale : undefined,
           progress: line,
           signal: abort.signal
         })

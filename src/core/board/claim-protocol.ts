@@ -1,7 +1,7 @@
 // The claim protocol of one daemon, sans-IO. Entries, heartbeats, round-trip
 // samples and the time go in; entries to append, answers, notices and the
 // time of the next wake-up come out. agentd runs it on real timers
-// (daemon/board-service), the simulator in virtual time (sim/claim-runner):
+// (daemon/board-service), the simulator in virtual time (sim/engine/claim-runner):
 // the same object in both, so what the simulator shows is what agentd does.
 //
 // - claim: check, write a claim entry, wait the settle window from the moment

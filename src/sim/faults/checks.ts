@@ -13,8 +13,9 @@
 // (d) every acknowledged direct message is delivered exactly once.
 // (e) all replicas end with the same entries and the same board.
 
-import type { CompleteEvent, DropEvent, History, NemesisEvent } from './history.js'
-import type { RunOutcome } from './world.js'
+import { eventsOf, operationPairs, type CompleteEvent, type DropEvent, type HistoryEvent, type NemesisEvent, type OperationPair } from './history.js'
+import type { Landed } from './shared-branch.js'
+import type { ReplicaState } from './world.js'
 
 export type CheckName = 'a' | 'b' | 'c' | 'd' | 'e'
 
@@ -28,7 +29,34 @@ export interface CheckOptions {
   minSettleMs: number
 }
 
-export function checkRun (run: RunOutcome, opts: CheckOptions): Violation[] {
+/**
+ * What the checks read, as plain data: the recorded history, what landed on
+ * the shared branch, each replica's final state, and the claim the holder rule
+ * picks for each task and epoch. A simulated run (world.ts's RunOutcome) is
+ * one; a run of real processes, recorded the same way, is another.
+ */
+export interface RecordedRun {
+  history: { readonly events: readonly HistoryEvent[] }
+  branch: { readonly landed: readonly Landed[] }
+  replicas: readonly ReplicaState[]
+  /** "task@epoch" -> the claim the holder rule picks at that epoch on the converged board */
+  winners: ReadonlyMap<string, string>
+}
+
+/** A recorded run with its history indexed once for the checks. */
+interface Run extends Omit<RecordedRun, 'history'> {
+  history: HistoryReader
+}
+
+interface HistoryReader {
+  of: <K extends HistoryEvent['kind']>(kind: K) => Array<Extract<HistoryEvent, { kind: K }>>
+  pairs: () => OperationPair[]
+}
+
+export function checkRun (recorded: RecordedRun, opts: CheckOptions): Violation[] {
+  const events = recorded.history.events
+  const pairs = operationPairs(events)
+  const run: Run = { ...recorded, history: { of: kind => eventsOf(events, kind), pairs: () => pairs } }
   const all = [...checkHeld(run, opts), ...checkLanded(run), ...checkEntries(run), ...checkMessages(run), ...checkConverged(run)]
   // A claim and its retry are one claim: say each thing once.
   const seen = new Set<string>()
@@ -38,7 +66,7 @@ export function checkRun (run: RunOutcome, opts: CheckOptions): Violation[] {
 interface Held { node: string, task: string, epoch: number, claimedAt: number, at: number }
 
 /** (a) */
-function checkHeld (run: RunOutcome, opts: CheckOptions): Violation[] {
+function checkHeld (run: Run, opts: CheckOptions): Violation[] {
   const out: Violation[] = []
   const h = run.history
   const written = new Map<string, number>()
@@ -84,7 +112,7 @@ function checkHeld (run: RunOutcome, opts: CheckOptions): Violation[] {
  * unless it gave its claim back itself. Finishing the task is no excuse: a
  * done counts only from the holder rule's claim.
  */
-function keptByOne (run: RunOutcome, key: string, list: Held[], opts: CheckOptions, separation: Separation): Violation[] {
+function keptByOne (run: Run, key: string, list: Held[], opts: CheckOptions, separation: Separation): Violation[] {
   const [task, epoch] = [list[0].task, list[0].epoch]
   const winner = run.winners.get(key)
   const notices = run.history.of('notice').filter(n => n.task === task && n.epoch === epoch)
@@ -121,7 +149,7 @@ class Separation {
   private readonly nemesis: NemesisEvent[]
   private readonly drops: DropEvent[]
 
-  constructor (h: History) {
+  constructor (h: HistoryReader) {
     this.nemesis = h.of('nemesis')
     this.drops = h.of('drop')
   }
@@ -163,7 +191,7 @@ function groupOf (groups: string[][], node: string): number {
 }
 
 /** (b) */
-function checkLanded (run: RunOutcome): Violation[] {
+function checkLanded (run: Run): Violation[] {
   const out: Violation[] = []
   const pairs = run.history.pairs()
   const heldAt = (node: string, task: string, epoch: number, before: number): boolean =>
@@ -183,7 +211,7 @@ function checkLanded (run: RunOutcome): Violation[] {
 }
 
 /** (c) */
-function checkEntries (run: RunOutcome): Violation[] {
+function checkEntries (run: Run): Violation[] {
   const out: Violation[] = []
   const acked = run.history.of('append')
   for (const r of run.replicas) {
@@ -196,7 +224,7 @@ function checkEntries (run: RunOutcome): Violation[] {
 }
 
 /** (d) */
-function checkMessages (run: RunOutcome): Violation[] {
+function checkMessages (run: Run): Violation[] {
   const out: Violation[] = []
   const deliveries = new Map<string, number>()
   for (const d of run.history.of('deliver')) deliveries.set(`${d.node} ${d.id}`, (deliveries.get(`${d.node} ${d.id}`) ?? 0) + 1)
@@ -213,7 +241,7 @@ function checkMessages (run: RunOutcome): Violation[] {
 }
 
 /** (e) */
-function checkConverged (run: RunOutcome): Violation[] {
+function checkConverged (run: Run): Violation[] {
   const live = run.replicas.filter(r => r.up)
   if (live.length < run.replicas.length) return [{ check: 'e', text: `${run.replicas.length - live.length} replicas are not up at the end` }]
   const [first, ...rest] = live

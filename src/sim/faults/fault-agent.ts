@@ -11,9 +11,9 @@
 
 import type { ClaimNotice, ClaimVerdict } from '../../core/board/claim-protocol.js'
 import { claimOutcome } from '../../core/board/settle.js'
-import type { SimBoardNode, SimMessage } from '../board-node.js'
-import type { SimNetwork } from '../network.js'
-import type { Random } from '../random.js'
+import type { SimBoardNode, SimMessage } from './board-node.js'
+import type { SimNetwork } from '../engine/network.js'
+import type { Random } from '../engine/random.js'
 import type { History } from './history.js'
 import type { SharedBranch } from './shared-branch.js'
 

@@ -116,20 +116,32 @@ export class History {
   }
 
   /** invoke -> complete, for every completed operation. */
-  pairs (): Array<{ invoke: InvokeEvent, complete: CompleteEvent }> {
-    const invokes = new Map<number, InvokeEvent>()
-    const out: Array<{ invoke: InvokeEvent, complete: CompleteEvent }> = []
-    for (const e of this.events) {
-      if (e.kind === 'invoke') invokes.set(e.op, e)
-      else if (e.kind === 'complete') {
-        const invoke = invokes.get(e.op)
-        if (invoke !== undefined) out.push({ invoke, complete: e })
-      }
-    }
-    return out
+  pairs (): OperationPair[] {
+    return operationPairs(this.events)
   }
 
   of<K extends HistoryEvent['kind']> (kind: K): Array<Extract<HistoryEvent, { kind: K }>> {
-    return this.events.filter((e): e is Extract<HistoryEvent, { kind: K }> => e.kind === kind)
+    return eventsOf(this.events, kind)
   }
+}
+
+export interface OperationPair { invoke: InvokeEvent, complete: CompleteEvent }
+
+/** invoke -> complete, for every completed operation of a recorded history. */
+export function operationPairs (events: readonly HistoryEvent[]): OperationPair[] {
+  const invokes = new Map<number, InvokeEvent>()
+  const out: OperationPair[] = []
+  for (const e of events) {
+    if (e.kind === 'invoke') invokes.set(e.op, e)
+    else if (e.kind === 'complete') {
+      const invoke = invokes.get(e.op)
+      if (invoke !== undefined) out.push({ invoke, complete: e })
+    }
+  }
+  return out
+}
+
+/** The events of one kind of a recorded history, in order. */
+export function eventsOf<K extends HistoryEvent['kind']> (events: readonly HistoryEvent[], kind: K): Array<Extract<HistoryEvent, { kind: K }>> {
+  return events.filter((e): e is Extract<HistoryEvent, { kind: K }> => e.kind === kind)
 }

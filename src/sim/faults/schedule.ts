@@ -5,7 +5,7 @@
 // claims what, when) comes from the same seed. A schedule is plain data, so
 // a failing one can be printed, shrunk and replayed.
 
-import { createRandom, type Random } from '../random.js'
+import { createRandom, type Random } from '../engine/random.js'
 
 export interface CrashFault {
   kind: 'crash'

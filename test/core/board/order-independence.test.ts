@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest'
 import fc from 'fast-check'
 import { Board } from '../../../src/core/board/board.js'
 import type { BoardEntry } from '../../../src/core/board/types.js'
-import { createRandom } from '../../../src/sim/random.js'
+import { createRandom } from '../../../src/sim/engine/random.js'
 import { EntryWriter, snapshot } from './helpers.js'
 import { dead, op, type Claimed, type Requested } from './board-ops.js'
 

@@ -6,7 +6,7 @@ import { MemoryArchive } from '../../../src/core/log/accepted-entries.js'
 import { LogState } from '../../../src/core/log/log-state.js'
 import type { FindingQuery, FindingsIndex, FindingsIndexInit } from '../../../src/core/findings/findings-index.js'
 import type { StoredEntry } from '../../../src/core/log/ingest-result.js'
-import { makeIdentities, type TestIdentity } from '../log/identities.js'
+import { makeIdentities, type TestIdentity } from '../../helpers/identity.js'
 
 let ids: TestIdentity[] = []
 /** Call at the top of a test file: makes the identities the logs are signed by. */

@@ -3,7 +3,7 @@ import { LogState } from '../../../src/core/log/log-state.js'
 import { FindingsIndex } from '../../../src/core/findings/findings-index.js'
 import { InvalidArgumentError } from '../../../src/core/errors.js'
 import type { StoredEntry } from '../../../src/core/log/ingest-result.js'
-import { makeIdentities, type TestIdentity } from '../log/identities.js'
+import { makeIdentities, type TestIdentity } from '../../helpers/identity.js'
 import { rng } from '../log/scenario.js'
 
 let a: TestIdentity

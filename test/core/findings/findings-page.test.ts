@@ -4,7 +4,7 @@ import { beforeAll, describe, expect, it } from 'vitest'
 import { LogState } from '../../../src/core/log/log-state.js'
 import { FindingsIndex } from '../../../src/core/findings/findings-index.js'
 import { InvalidArgumentError } from '../../../src/core/errors.js'
-import { makeIdentities, type TestIdentity } from '../log/identities.js'
+import { makeIdentities, type TestIdentity } from '../../helpers/identity.js'
 
 let a: TestIdentity
 let b: TestIdentity

@@ -9,7 +9,7 @@ import { decodeEntry, encodeEntry, entryId, entryIdHex, signEntry } from '../../
 import { scanEntry } from '../../../src/core/log/entry-scan.js'
 import { verifyForkProof } from '../../../src/core/log/fork.js'
 import type { Entry } from '../../../src/gen/agency/v1/log.js'
-import { makeIdentities, impostor, type TestIdentity } from './identities.js'
+import { makeIdentities, impostor, type TestIdentity } from '../../helpers/identity.js'
 import { chain, findingBody } from './chains.js'
 
 let a: TestIdentity

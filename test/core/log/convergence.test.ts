@@ -7,7 +7,7 @@ import { LogState } from '../../../src/core/log/log-state.js'
 import { encodeEntry } from '../../../src/core/log/entry.js'
 import type { StoredEntry } from '../../../src/core/log/ingest-result.js'
 import { FindingsIndex, type FindingQuery } from '../../../src/core/findings/findings-index.js'
-import { makeIdentities, type TestIdentity } from './identities.js'
+import { makeIdentities, type TestIdentity } from '../../helpers/identity.js'
 import { deliveryArb, deliveryPlan, playSwarm, rng, shuffle, swarmArb, type Delivery } from './scenario.js'
 import type { Entry } from '../../../src/gen/agency/v1/log.js'
 

@@ -7,7 +7,7 @@ import {
 import { encodeBody } from '../../../src/core/log/kinds.js'
 import { TooLargeError } from '../../../src/core/errors.js'
 import { MAX_ENTRY_BYTES } from '../../../src/core/log/limits.js'
-import { makeIdentities, impostor, type TestIdentity } from './identities.js'
+import { makeIdentities, impostor, type TestIdentity } from '../../helpers/identity.js'
 
 let a: TestIdentity
 let b: TestIdentity

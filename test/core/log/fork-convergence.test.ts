@@ -12,7 +12,7 @@ import { decodeBody, encodeBody, type EntryKind } from '../../../src/core/log/ki
 import { LogState } from '../../../src/core/log/log-state.js'
 import type { Entry } from '../../../src/gen/agency/v1/log.js'
 import { snapshot } from '../board/helpers.js'
-import { makeIdentities, type TestIdentity } from './identities.js'
+import { makeIdentities, type TestIdentity } from '../../helpers/identity.js'
 
 let x: TestIdentity // forks
 let y: TestIdentity // honest

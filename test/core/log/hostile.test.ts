@@ -3,7 +3,7 @@ import { LogState } from '../../../src/core/log/log-state.js'
 import { encodeEntry, entryIdHex, signEntry } from '../../../src/core/log/entry.js'
 import { verifyForkProof } from '../../../src/core/log/fork.js'
 import type { Entry } from '../../../src/gen/agency/v1/log.js'
-import { makeIdentities, impostor, type TestIdentity } from './identities.js'
+import { makeIdentities, impostor, type TestIdentity } from '../../helpers/identity.js'
 import { chain, findingBody } from './chains.js'
 
 let a: TestIdentity

@@ -5,7 +5,7 @@ import { beforeAll, describe, expect, it } from 'vitest'
 import { MemoryArchive } from '../../../src/core/log/accepted-entries.js'
 import { LogState } from '../../../src/core/log/log-state.js'
 import { FailedPreconditionError, InvalidArgumentError } from '../../../src/core/errors.js'
-import { makeIdentities, type TestIdentity } from './identities.js'
+import { makeIdentities, type TestIdentity } from '../../helpers/identity.js'
 
 let ids: TestIdentity[]
 beforeAll(async () => { ids = await makeIdentities(3) })

@@ -4,7 +4,7 @@
 import { beforeAll, describe, expect, it } from 'vitest'
 import { FailedPreconditionError } from '../../../src/core/errors.js'
 import { LogState } from '../../../src/core/log/log-state.js'
-import { makeIdentities, type TestIdentity } from './identities.js'
+import { makeIdentities, type TestIdentity } from '../../helpers/identity.js'
 
 let a: TestIdentity
 let b: TestIdentity

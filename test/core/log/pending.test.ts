@@ -1,6 +1,6 @@
 import { describe, expect, it, beforeAll } from 'vitest'
 import { LogState } from '../../../src/core/log/log-state.js'
-import { makeIdentities, type TestIdentity } from './identities.js'
+import { makeIdentities, type TestIdentity } from '../../helpers/identity.js'
 import { chain } from './chains.js'
 
 let ids: TestIdentity[]

@@ -5,7 +5,7 @@ import fc from 'fast-check'
 import type { Entry } from '../../../src/gen/agency/v1/log.js'
 import { LogState } from '../../../src/core/log/log-state.js'
 import { FINDING_KINDS } from '../../../src/core/findings/finding-kinds.js'
-import type { TestIdentity } from './identities.js'
+import type { TestIdentity } from '../../helpers/identity.js'
 
 export const VOCAB = ['cache', 'decoder', 'leak', 'yamux', 'stream', 'backpressure', 'gossip', 'claim', 'lease',
   'timeout', 'protobuf', 'leveldb', 'compaction', 'retry', 'vector', 'digest', 'signature', 'fork']

@@ -11,6 +11,7 @@ import { connectAgency, type Agency } from '../../../src/api/client.js'
 import { isAgencyError } from '../../../src/core/errors.js'
 import { ClaimOutcome, type AgencyClient } from '../../../src/gen/agency/v1/api.js'
 import { startAgentd, type Agentd } from './agentd.js'
+import { waitFor } from '../../helpers/wait-for.js'
 
 const run = promisify(execFile)
 
@@ -39,19 +40,6 @@ async function seedBareRepo (dir: string): Promise<string> {
   await git(seed, ['commit', '-q', '-m', 'seed'])
   await git(seed, ['push', '-q', bare, 'main'])
   return bare
-}
-
-async function until<T> (what: string, check: () => Promise<T | undefined | false>, timeoutMs = 60_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs
-  let last: unknown
-  while (Date.now() < deadline) {
-    try {
-      const v = await check()
-      if (v !== undefined && v !== false) return v
-    } catch (err) { last = err }
-    await new Promise(resolve => setTimeout(resolve, 200))
-  }
-  throw new Error(`timed out waiting for ${what}${last != null ? `: ${(last as Error).message}` : ''}`)
 }
 
 /** Three daemons, agent-2 and agent-3 bootstrapped to agent-1, each with /metrics on a random port. */
@@ -94,18 +82,18 @@ export async function exerciseSwarm (s: LocalSwarm): Promise<void> {
   try {
     const [a1, a2, a3] = clients
     const status = async (c: Agency) => await c.call((x: AgencyClient) => x.getStatus, {})
-    for (const c of clients) await until('every daemon to see its two peers live', async () => (await status(c)).peersLive >= 2)
+    for (const c of clients) await waitFor(async () => (await status(c)).peersLive >= 2, { what: 'every daemon to see its two peers live', timeoutMs: 60_000, intervalMs: 200 })
 
     await a1.call((x: AgencyClient) => x.setGoal, { text: 'exercise the dashboards', files: [], testCommand: 'echo "3 passed, 0 failed"' })
     await a1.call((x: AgencyClient) => x.addTask, { id: 'wide', title: 'a wide scope', description: '', deps: [], scope: ['src/**'], priority: 1 })
     await a1.call((x: AgencyClient) => x.addTask, { id: 'narrow', title: 'inside the wide scope', description: '', deps: [], scope: ['src/core/x.ts'], priority: 1 })
     await a1.call((x: AgencyClient) => x.addTask, { id: 'raced', title: 'claimed by two at once', description: '', deps: [], scope: ['docs/**'], priority: 1 })
-    for (const c of [a2, a3]) await until('the tasks to reach every daemon', async () => (await status(c)).tasks.length === 3)
+    for (const c of [a2, a3]) await waitFor(async () => (await status(c)).tasks.length === 3, { what: 'the tasks to reach every daemon', timeoutMs: 60_000, intervalMs: 200 })
 
     // A scope overlap (wide vs narrow), then a race for one task.
     const wide = await a1.call((x: AgencyClient) => x.claim, { task: 'wide', scope: [], noWait: false }, 60_000)
     if (wide.outcome !== ClaimOutcome.CLAIM_HELD) throw new Error(`agent-1 did not get "wide": ${JSON.stringify(wide)}`)
-    await until('agent-2 to see agent-1 holding "wide"', async () => (await status(a2)).tasks.find(t => t.id === 'wide')?.state === 'claimed')
+    await waitFor(async () => (await status(a2)).tasks.find(t => t.id === 'wide')?.state === 'claimed', { what: 'agent-2 to see agent-1 holding "wide"', timeoutMs: 60_000, intervalMs: 200 })
     await a2.call((x: AgencyClient) => x.claim, { task: 'narrow', scope: [], noWait: false }, 60_000)
     // Both at once: they race, or (on a quick machine) the first claim reaches the
     // other daemon before its own call does, which refuses it as held. Either will do.
@@ -128,12 +116,12 @@ export async function exerciseSwarm (s: LocalSwarm): Promise<void> {
     await a1.call((x: AgencyClient) => x.done, { task: 'wide', commit: merged.commit, paths: ['src/wide.txt'], noChange: '' })
 
     for (const c of clients) {
-      await until('the test run and the done task to reach every daemon', async () => {
+      await waitFor(async () => {
         const st = await status(c)
         return st.tests != null && st.tests.total > 0 && st.tasks.find(t => t.id === 'wide')?.state === 'done'
-      })
+      }, { what: 'the test run and the done task to reach every daemon', timeoutMs: 60_000, intervalMs: 200 })
     }
-    await until('agent-2 to receive the direct message', async () => (await a2.call((x: AgencyClient) => x.readInbox, { after: 0, limit: 10, all: true, peek: false })).messages.length > 0)
+    await waitFor(async () => (await a2.call((x: AgencyClient) => x.readInbox, { after: 0, limit: 10, all: true, peek: false })).messages.length > 0, { what: 'agent-2 to receive the direct message', timeoutMs: 60_000, intervalMs: 200 })
   } finally {
     for (const c of clients) c.close()
   }

@@ -3,8 +3,8 @@
 import { spawn, type ChildProcess } from 'node:child_process'
 import { closeSync, openSync } from 'node:fs'
 import { mkdir, readFile, writeFile } from 'node:fs/promises'
-import { createServer } from 'node:net'
 import { join } from 'node:path'
+import { freePort } from '../../helpers/free-port.js'
 
 export interface PrometheusServer {
   url: string
@@ -12,18 +12,6 @@ export interface PrometheusServer {
   query: (expr: string) => Promise<Array<{ metric: Record<string, string>, value: [number, string] }>>
   labelValues: (label: string, match: string) => Promise<string[]>
   stop: () => Promise<void>
-}
-
-async function freePort (): Promise<number> {
-  return await new Promise((resolve, reject) => {
-    const s = createServer()
-    s.once('error', reject)
-    s.listen(0, '127.0.0.1', () => {
-      const a = s.address()
-      const port = typeof a === 'object' && a != null ? a.port : 0
-      s.close(() => { resolve(port) })
-    })
-  })
 }
 
 async function getJson (url: string): Promise<any> {
