@@ -63,6 +63,10 @@ export interface LogServiceInit {
   wallClock?: () => number
   /** a peer's entry came by gossip and was accepted: a sign that its author is up (presence's heardFrom) */
   onGossipAccepted?: (author: string) => void
+  /** what this log publishes its own entries and fork proofs on, once started */
+  gossip?: SwarmGossip
+  /** where the restore's phases are timed (start-phases.ts) */
+  phases?: StartPhases
 }
 
 /** How long the first own entry after a restart waits for an exchange with a peer, by default. */
@@ -204,6 +208,10 @@ export class LogService {
    * page at a time: the index is rebuilt from the entries' bytes, which stay
    * on disk. The findings index follows in the background (see findings).
    */
+  async beforeStart (): Promise<void> {
+    await this.restore(this.init.phases)
+  }
+
   async restore (phases?: StartPhases): Promise<void> {
     const { log } = this.init.store
     // read and checked in a worker while the log's index is restored here
@@ -551,7 +559,8 @@ export class LogService {
     })
   }
 
-  async start (gossip: SwarmGossip): Promise<void> {
+  /** Publishes on gossip and exchanges with peers from now on (the mesh is up). */
+  async start (gossip: SwarmGossip | undefined = this.init.gossip): Promise<void> {
     this.gossip = gossip
     await this.sync.start()
     this.stopped = false

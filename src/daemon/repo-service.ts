@@ -182,7 +182,7 @@ export class RepoService {
     this.wipTimer.unref()
   }
 
-  async start (): Promise<void> {
+  async beforeStart (): Promise<void> {
     const c = this.init.config
     this.workspace = await openWorkspace({
       remote: c.remote,
