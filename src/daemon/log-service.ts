@@ -17,7 +17,7 @@ import { OwnFeed } from '../store/own-feed.js'
 import { SerialQueue } from '../store/serial-queue.js'
 import { readFeeds } from '../store/feed-reader.js'
 import { FindingsService } from './findings/findings-service.js'
-import { readCheckpoint, removeCheckpoint, writeCheckpoint } from '../store/checkpoint-file.js'
+import { LogCheckpointer } from './log-checkpointer.js'
 import { ArrivalTimes } from '../core/log/arrival-times.js'
 import { LogSync } from '../mesh/log-sync.js'
 import type { SwarmGossip, Verdict } from '../mesh/swarm-gossip.js'
@@ -70,13 +70,6 @@ export interface LogServiceInit {
 /** How long the first own entry after a restart waits for an exchange with a peer, by default. */
 export const DEFAULT_OWN_HEAD_WAIT_MS = 10_000
 
-/** A checkpoint of the log's index is written once this many entries (or a quarter of those it covers, if more) came in since the last. */
-const CHECKPOINT_MIN_NEW = 10_000
-/** and no sooner than this after the last one */
-const CHECKPOINT_SPACING_MS = 30_000
-/** and once no sync batch came in for this long */
-const CHECKPOINT_QUIET_MS = 2000
-
 export class LogService {
   readonly state: LogState
   /** the findings index folded from this log */
@@ -108,12 +101,8 @@ export class LogService {
   /** open once own entries may be signed: the feed's head is learned from a peer, or the wait is over */
   private readonly ownHead: { ready: Promise<void>, open: (why: string) => void, opened: boolean }
   private ownHeadTimer?: NodeJS.Timeout
-  /** the cursor the checkpoint on disk covers (0: none) */
-  private checkpointCursor = 0
-  private checkpointAt = 0
-  private checkpointTimer?: NodeJS.Timeout
-  private checkpointing?: Promise<void>
-  private restoredFrom = 0
+  /** keeps the checkpoint of this log's index (and the findings index's) on disk */
+  private readonly checkpointer: LogCheckpointer
 
   constructor (init: LogServiceInit) {
     this.init = init
@@ -125,8 +114,16 @@ export class LogService {
       logger: init.logger,
       sinceBatchMs: () => this.msSinceBatch(),
       // caught up after a restore that indexed the log: the next restart need not
-      onCaughtUp: () => { if (this.findingsService.checkpointCursor < this.checkpointCursor) void this.checkpoint() },
+      onCaughtUp: () => { if (this.findingsService.checkpointCursor < this.checkpointer.cursor) void this.checkpoint() },
       worker: init.findingsWorker
+    })
+    this.checkpointer = new LogCheckpointer({
+      state: this.state,
+      store: init.store,
+      findings: this.findingsService,
+      sinceBatchMs: () => this.msSinceBatch(),
+      writable: () => this.storageFailure === undefined,
+      logger: init.logger
     })
     let open = (): void => {}
     const ready = new Promise<void>(resolve => { open = resolve })
@@ -196,7 +193,7 @@ export class LogService {
     const { log } = this.init.store
     // read and checked in a worker while the log's index is restored here
     this.findingsService.beginRestore()
-    const from = await this.restoreCheckpoint()
+    const from = await this.checkpointer.restore()
     phases?.mark('log checkpoint')
     for await (const page of log.bytesAfter(from)) {
       this.state.restoreEntries(page.map(({ cursor, bytes }) => ({ cursor, bytes, id: idOfBytes(bytes), entry: Entry.decode(bytes) })))
@@ -213,34 +210,10 @@ export class LogService {
     }
     phases?.mark('log tail')
     this.findingsService.endRestore()
-    this.maybeCheckpoint()
+    this.checkpointer.maybeWrite()
     for (const author of this.state.faultyAuthors) this.noteFault(author)
     const me = this.init.signer.author
     if (this.init.hasBootstrapPeers !== true && this.state.authors().every(a => a === me)) this.ownHead.open('no peer to ask')
-  }
-
-  /**
-   * Takes in the checkpoint of the log's index, when there is one that fits
-   * the store, and returns the cursor it covers (0 otherwise: the whole log
-   * is folded). One that does not fit (corrupt, of another log, or ahead of
-   * a store that lost its last unsynced writes) is removed, so it cannot be
-   * taken for a later store that has grown past it.
-   */
-  private async restoreCheckpoint (): Promise<number> {
-    const { log, dataDir } = this.init.store
-    const saved = await readCheckpoint(dataDir)
-    if (saved === undefined) return 0
-    try {
-      const from = this.state.restoreCheckpoint(saved, { lastCursor: log.lastCursor(), vector: log.loadVector() })
-      this.checkpointCursor = from
-      this.restoredFrom = from
-      this.init.logger.info({ cursor: from, entries: this.state.size }, 'log index restored from its checkpoint')
-      return from
-    } catch (err) {
-      this.init.logger.warn({ err }, 'the log checkpoint does not fit the store: folding the whole log')
-      await removeCheckpoint(dataDir).catch(() => {})
-      return 0
-    }
   }
 
   /**
@@ -268,52 +241,12 @@ export class LogService {
 
   /** The cursor up to which the last restore took the log's index from its checkpoint (0: it folded the whole log). */
   get restoredFromCheckpoint (): number {
-    return this.restoredFrom
+    return this.checkpointer.restoredFrom
   }
 
-  /** Schedules a checkpoint of the log's index when enough came in since the last one. */
-  private maybeCheckpoint (): void {
-    if (this.checkpointTimer !== undefined || this.checkpointing !== undefined || this.stopped) return
-    const fresh = this.init.store.log.lastCursor() - this.checkpointCursor
-    if (fresh < Math.max(CHECKPOINT_MIN_NEW, this.checkpointCursor / 4)) return
-    const wait = Math.max(1000, this.checkpointAt + CHECKPOINT_SPACING_MS - Date.now())
-    this.checkpointTimer = setTimeout(() => {
-      this.checkpointTimer = undefined
-      // not while a sync streams batches in: a catch-up would write ever larger checkpoints on its way
-      if (performance.now() - this.lastBatchAt < CHECKPOINT_QUIET_MS) { this.maybeCheckpoint(); return }
-      void this.checkpoint()
-    }, wait)
-    this.checkpointTimer.unref()
-  }
-
-  /**
-   * Writes a checkpoint of the log's index up to the last cursor the store
-   * has written (the bytes it names are there), off the write path; failures
-   * are logged, never fatal: without a checkpoint a restart folds the log.
-   */
+  /** Writes the checkpoint of the log's index and the findings index now (log-checkpointer.ts). */
   async checkpoint (): Promise<void> {
-    if (this.checkpointing !== undefined) { await this.checkpointing; return }
-    const upTo = this.init.store.log.lastCursor()
-    if ((upTo <= this.checkpointCursor && upTo <= this.findingsService.checkpointCursor) || this.storageFailure !== undefined) return
-    this.checkpointing = (async () => {
-      try {
-        if (upTo > this.checkpointCursor) {
-          // written from views of the index's columns: no copy of a million rows in memory
-          const bytes = this.state.checkpointParts(upTo)
-          if (bytes === undefined) return
-          await writeCheckpoint(this.init.store.dataDir, bytes)
-          this.checkpointCursor = upTo
-        }
-        if (upTo > this.findingsService.checkpointCursor) await this.findingsService.checkpoint(upTo)
-      } catch (err) {
-        this.init.logger.warn({ err }, 'the log checkpoint was not written')
-      } finally {
-        this.checkpointAt = Date.now()
-        this.checkpointing = undefined
-      }
-    })()
-    await this.checkpointing
-    this.maybeCheckpoint()
+    await this.checkpointer.write()
   }
 
   /** The bytes of the entries at `groups`' cursors (per author), read from the store in windows as a sender takes them (store/feed-reader). */
@@ -351,8 +284,7 @@ export class LogService {
     this.stopped = true
     clearTimeout(this.timer)
     clearTimeout(this.ownHeadTimer)
-    clearTimeout(this.checkpointTimer)
-    this.checkpointTimer = undefined
+    this.checkpointer.stop()
     this.findingsService.stop()
     await this.sync.stop().catch(() => {})
     await this.persist.run(async () => {}).catch(() => {})
@@ -660,7 +592,7 @@ export class LogService {
         try { l(e) } catch (err) { this.init.logger.error({ err }, 'log listener failed') }
       }
     }
-    if (accepted.length > 0) this.maybeCheckpoint()
+    if (accepted.length > 0) this.checkpointer.maybeWrite()
   }
 
   /** The digest of this replica's feed summaries: heads and fork knowledge included (core/log/feed-summary). */
