@@ -1,5 +1,6 @@
 // The shared record inside agentd: the sans-IO LogState, mirrored to LevelDB,
-// fed by gossip and anti-entropy, with the findings index folded from it.
+// fed by gossip and anti-entropy; the findings index folded from it is
+// findings/findings-service.ts, the checkpoint of its index log-checkpointer.ts.
 // Every state change is persisted through one serial queue, in the order the
 // core made it, so the store never sees a cursor or seq out of order.
 import { performance } from 'node:perf_hooks'
