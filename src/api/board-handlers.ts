@@ -3,7 +3,9 @@ import type { AddTaskRequest, AgencyServer, GoalView as GoalMsg, PendingTask as 
 import type { NewTask, PendingTask } from '../core/board/index.js'
 import { DEFAULT_WAIT_MS, MAX_WAIT_MS } from '../daemon/work-wait.js'
 import { ClaimOutcome } from '../gen/agency/v1/api.js'
-import type { Daemon } from '../daemon/daemon.js'
+import type { BoardService } from '../daemon/board-service.js'
+import type { AgentWork } from '../daemon/agent-work.js'
+import type { PeerContact } from '../daemon/peer-contact.js'
 import type { GoalView, ReviewView, TaskView, TaskState } from '../core/board/index.js'
 import { TASK_STATES } from '../core/board/index.js'
 import { InvalidArgumentError, NotFoundError } from '../core/errors.js'
@@ -43,8 +45,15 @@ function reviewMessage (r: ReviewView): ReviewMsg {
   return { target: r.target, requestedBy: r.requestedBy, reviewers: r.reviewers, note: r.note, approvals: r.approvals, rejections: r.rejections, verdicts: r.verdicts.map(v => ({ reviewer: v.reviewer, verdict: v.verdict, evidence: v.evidence, time: v.time })) }
 }
 
-function reviewOf (d: Daemon, target: string): ReviewMsg {
-  const r = d.boardService.board.review(target)
+/** What the board's handlers use of the daemon. */
+export interface BoardApiParts {
+  boardService: Pick<BoardService, 'board' | 'now' | 'readyChoice' | 'setGoal' | 'addTask' | 'requestReview' | 'verdict'>
+  work: Pick<AgentWork, 'addTasks' | 'waitForWork' | 'claim' | 'claimNext' | 'release' | 'done' | 'assist'>
+  contact: Pick<PeerContact, 'peers' | 'selfView'>
+}
+
+function reviewOf (b: BoardApiParts['boardService'], target: string): ReviewMsg {
+  const r = b.board.review(target)
   return r != null ? reviewMessage(r) : { target, requestedBy: '', reviewers: [], note: '', approvals: 0, rejections: 0, verdicts: [] }
 }
 
@@ -64,7 +73,7 @@ function newTask (req: AddTaskRequest): NewTask {
 
 const MAX_PLAN_TASKS = 1000
 
-export function boardHandlers (d: Daemon): Pick<AgencyServer, 'setGoal' | 'getGoal' | 'addTask' | 'addTasks' | 'listTasks' | 'getTask' | 'ready' | 'wait' | 'claim' | 'release' | 'done' | 'requestReview' | 'submitVerdict' | 'listReviews' | 'experts' | 'assist'> {
+export function boardHandlers (d: BoardApiParts): Pick<AgencyServer, 'setGoal' | 'getGoal' | 'addTask' | 'addTasks' | 'listTasks' | 'getTask' | 'ready' | 'wait' | 'claim' | 'release' | 'done' | 'requestReview' | 'submitVerdict' | 'listReviews' | 'experts' | 'assist'> {
   const b = d.boardService
   const goalReply = (): { goal: GoalMsg | undefined, history: GoalMsg[] } => {
     const g = b.board.goal()
@@ -80,7 +89,7 @@ export function boardHandlers (d: Daemon): Pick<AgencyServer, 'setGoal' | 'getGo
     addTask: unary(async (req) => ({ task: taskMessage(await b.addTask(newTask(req))) })),
     addTasks: unary(async (req) => {
       if (req.tasks.length > MAX_PLAN_TASKS) throw new InvalidArgumentError(`a plan has at most ${MAX_PLAN_TASKS} tasks`)
-      return { tasks: (await d.addTasks(req.tasks.map(newTask))).map(taskMessage) }
+      return { tasks: (await d.work.addTasks(req.tasks.map(newTask))).map(taskMessage) }
     }),
     listTasks: unary(async (req) => ({ tasks: b.board.tasks(b.now(), state(req.state)).map(taskMessage) })),
     getTask: unary(async (req) => {
@@ -96,7 +105,7 @@ export function boardHandlers (d: Daemon): Pick<AgencyServer, 'setGoal' | 'getGo
     wait: unary(async (req, call) => {
       const timeoutMs = req.timeoutMs === 0 ? DEFAULT_WAIT_MS : req.timeoutMs
       if (timeoutMs > MAX_WAIT_MS) throw new InvalidArgumentError(`timeout_ms is at most ${MAX_WAIT_MS} (an hour)`)
-      const a = await d.waitForWork(timeoutMs, call.signal)
+      const a = await d.work.waitForWork(timeoutMs, call.signal)
       return { reason: a.reason, ready: a.ready.map(taskMessage), unread: a.unread, text: a.text }
     }),
     claim: unary(async (req) => {
@@ -104,36 +113,37 @@ export function boardHandlers (d: Daemon): Pick<AgencyServer, 'setGoal' | 'getGo
       if (req.next === true) {
         if (req.task !== '') throw new InvalidArgumentError('claim names a task or asks for the next one, not both: drop the task, or next')
         if (req.noWait) throw new InvalidArgumentError('claim with next waits for the answer (it may try another task on LOST): drop no_wait')
-        const a = await d.claimNextTask(req.scope)
+        const a = await d.work.claimNext(req.scope)
         const now = b.now()
         return { outcome: OUTCOMES[a.outcome], task: a.task, epoch: a.epoch, winner: a.winner, handoff: a.handoff, branch: a.branch, overlaps: a.overlaps, settleMs: a.settleMs, taskBranch: a.taskBranch, workspace: a.workspace, attempts: a.attempts, pending: a.pending.map(p => pendingMessage(p, now)), assist: a.assist }
       }
       if (req.task === '') throw new InvalidArgumentError('claim needs a task, or next to let the daemon pick one (agency claim --next)')
-      const a = await d.claimTask(req.task, req.scope, req.noWait)
+      const a = await d.work.claim(req.task, req.scope, req.noWait)
       return { outcome: OUTCOMES[a.outcome], task: a.task, epoch: a.epoch, winner: a.winner, handoff: a.handoff, branch: a.branch, overlaps: a.overlaps, settleMs: a.settleMs, taskBranch: a.taskBranch, workspace: a.workspace, attempts: 1, pending: [] }
     }),
-    release: unary(async (req) => ({ task: taskMessage(await d.releaseTask(req.task, req.note, req.branch)) })),
+    release: unary(async (req) => ({ task: taskMessage(await d.work.release(req.task, req.note, req.branch)) })),
     done: unary(async (req) => {
       checkStrings('path', req.paths, 1024, 1024)
-      return { task: taskMessage(await d.doneTask(req.task, req.commit, req.paths, req.noChange)) }
+      return { task: taskMessage(await d.work.done(req.task, req.commit, req.paths, req.noChange)) }
     }),
     requestReview: unary(async (req) => {
       await b.requestReview(req.target, req.reviewers, req.note)
-      return { review: reviewOf(d, req.target) }
+      return { review: reviewOf(b, req.target) }
     }),
     submitVerdict: unary(async (req) => {
       await b.verdict(req.target, req.verdict, req.evidence)
-      return { review: reviewOf(d, req.target) }
+      return { review: reviewOf(b, req.target) }
     }),
-    listReviews: unary(async (req) => ({ reviews: req.target !== '' ? [reviewOf(d, req.target)] : b.board.reviews().map(reviewMessage) })),
+    listReviews: unary(async (req) => ({ reviews: req.target !== '' ? [reviewOf(b, req.target)] : b.board.reviews().map(reviewMessage) })),
     assist: unary(async (req) => {
       if (req.approach.length > 10_000 || req.stop.length > 10_000) throw new InvalidArgumentError('approach and stop are at most 10000 characters')
-      return await d.assist({ task: req.task, approach: req.approach, stop: req.stop })
+      return await d.work.assist({ task: req.task, approach: req.approach, stop: req.stop })
     }),
     experts: unary(async (req) => {
       if (req.path === '') throw new InvalidArgumentError('experts needs a path')
-      const names = new Map(d.peers().map(p => [p.peerId, p.name]))
-      names.set(d.peerId, d.name)
+      const self = d.contact.selfView()
+      const names = new Map(d.contact.peers().map(p => [p.peerId, p.name]))
+      names.set(self.peerId, self.name)
       const experts = b.board.experts(req.path, req.limit === 0 ? 10 : req.limit)
       return { experts: experts.map(e => ({ peerId: e.peer, name: names.get(e.peer) ?? '', score: e.score, tasks: e.tasks, integrations: e.integrations })) }
     })

@@ -2,17 +2,16 @@
 import { Server, ServerCredentials, status } from '@grpc/grpc-js'
 import { HealthImplementation } from 'grpc-health-check'
 import { AgencyService, type AgencyServer } from '../gen/agency/v1/api.js'
-import type { Daemon } from '../daemon/daemon.js'
-import { meshHandlers } from './mesh-handlers.js'
+import { meshHandlers, type MeshApiParts } from './mesh-handlers.js'
 import { chmod, lstat, rm } from 'node:fs/promises'
 import { connect } from 'node:net'
 import { requireToken } from './auth.js'
 import { guardHandlers } from './grpc-errors.js'
 import { parseHostPort, isLoopbackHost } from '../addresses.js'
 import { FailedPreconditionError } from '../core/errors.js'
-import { logHandlers } from './log-handlers.js'
-import { boardHandlers } from './board-handlers.js'
-import { repoHandlers } from './repo-handlers.js'
+import { logHandlers, type LogApiParts } from './log-handlers.js'
+import { boardHandlers, type BoardApiParts } from './board-handlers.js'
+import { repoHandlers, type RepoApiParts } from './repo-handlers.js'
 
 /** Largest gRPC message accepted from a client. */
 export const MAX_GRPC_MESSAGE_BYTES = 4 * 1024 * 1024
@@ -57,7 +56,10 @@ function unimplemented (): Partial<AgencyServer> {
   return Object.fromEntries(names.map(n => [n, handler])) as Partial<AgencyServer>
 }
 
-export function agencyHandlers (d: Daemon, extra: Partial<AgencyServer> = {}): AgencyServer {
+/** What the API uses of the daemon: the parts each group of handlers declares. */
+export type ApiParts = MeshApiParts & LogApiParts & BoardApiParts & RepoApiParts
+
+export function agencyHandlers (d: ApiParts, extra: Partial<AgencyServer> = {}): AgencyServer {
   return { ...unimplemented(), ...meshHandlers(d), ...logHandlers(d), ...boardHandlers(d), ...repoHandlers(d), ...extra } as AgencyServer
 }
 

@@ -1,6 +1,6 @@
 // gRPC handlers for the shared record: findings, entries, the log stream and log info.
 import type { AgencyServer, LogInfoReply } from '../gen/agency/v1/api.js'
-import type { Daemon } from '../daemon/daemon.js'
+import type { LogService } from '../daemon/log-service.js'
 import { InvalidArgumentError, NotFoundError } from '../core/errors.js'
 import { isEntryIdHex } from '../core/log/entry.js'
 import { isFindingKind, FINDING_KINDS } from '../core/findings/finding-kinds.js'
@@ -12,7 +12,12 @@ import { checkStrings } from './validate.js'
 
 const LOG_PAGE = 1000
 
-export function logInfo (d: Daemon): LogInfoReply {
+/** What the log's handlers use of the daemon. */
+export interface LogApiParts {
+  logService: Pick<LogService, 'state' | 'digest' | 'append' | 'arrivals' | 'findingsReady' | 'onAccepted'>
+}
+
+export function logInfo (d: { logService: Pick<LogService, 'state' | 'digest'> }): LogInfoReply {
   const state = d.logService.state
   const vector = state.vector()
   return {
@@ -26,7 +31,7 @@ export function logInfo (d: Daemon): LogInfoReply {
   }
 }
 
-export function logHandlers (d: Daemon): Pick<AgencyServer, 'recordFinding' | 'searchFindings' | 'getEntry' | 'watchLog' | 'logInfo'> {
+export function logHandlers (d: LogApiParts): Pick<AgencyServer, 'recordFinding' | 'searchFindings' | 'getEntry' | 'watchLog' | 'logInfo'> {
   return {
     recordFinding: unary(async (req) => {
       const kind = req.kind === '' ? 'note' : req.kind

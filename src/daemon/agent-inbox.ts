@@ -38,7 +38,7 @@ export class AgentInbox {
     this.init = init
   }
 
-  async start (): Promise<void> {
+  async beforeStart (): Promise<void> {
     const saved = await this.init.state.get<number>(READ_CURSOR_KEY)
     this.readCursor = typeof saved === 'number' && Number.isSafeInteger(saved) && saved >= 0 ? saved : 0
   }

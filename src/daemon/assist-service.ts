@@ -69,7 +69,7 @@ export class AssistService {
   }
 
   /** Call once the log is loaded and the board folded: writes the done of any assist that landed without it. */
-  start (): void {
+  beforeStart (): void {
     this.unsubscribe = this.init.log.onAccepted(e => { this.onEntry(e) })
     this.writeLandedDones()
   }

@@ -114,7 +114,7 @@ export class BoardService {
   }
 
   /** Folds the restored log in and reloads the claims this daemon held before a restart. */
-  async start (): Promise<void> {
+  async beforeStart (): Promise<void> {
     const { from, covered } = await this.restoreCheckpoint()
     const now = this.now()
     let folded = 0
@@ -171,6 +171,11 @@ export class BoardService {
    */
   async checkpoint (): Promise<void> {
     await this.checkpointer?.write()
+  }
+
+  /** At the daemon's stop, after the log's last writes: the next start takes the board from it instead of folding the log. */
+  async afterStop (): Promise<void> {
+    await this.checkpoint()
   }
 
   /** Stops the settle timer; claims still waiting are answered with an error. */

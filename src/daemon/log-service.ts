@@ -1,5 +1,6 @@
 // The shared record inside agentd: the sans-IO LogState, mirrored to LevelDB,
-// fed by gossip and anti-entropy, with the findings index folded from it.
+// fed by gossip and anti-entropy; the findings index folded from it is
+// findings/findings-service.ts, the checkpoint of its index log-checkpointer.ts.
 // Every state change is persisted through one serial queue, in the order the
 // core made it, so the store never sees a cursor or seq out of order.
 import { performance } from 'node:perf_hooks'
@@ -9,17 +10,15 @@ import { summaryDigest, summaryToWire } from '../core/log/feed-summary.js'
 import type { BatchResult, IngestResult, StoredEntry } from '../core/log/ingest-result.js'
 import type { EntryKind, KindBodies } from '../core/log/kinds.js'
 import type { Signer } from '../core/log/crypto.js'
-import { FindingsIndex, type FindingSource } from '../core/findings/findings-index.js'
+import type { FindingsIndex } from '../core/findings/findings-index.js'
 import { Entry } from '../gen/agency/v1/log.js'
 import { idOfBytes } from '../core/log/entry.js'
 import type { AgencyStore } from '../store/index.js'
 import { OwnFeed } from '../store/own-feed.js'
 import { SerialQueue } from '../store/serial-queue.js'
 import { readFeeds } from '../store/feed-reader.js'
-import { FindingsBuilder } from './findings-builder.js'
-import { FINDINGS_CHECKPOINT_FILE, readCheckpoint, removeCheckpoint, writeCheckpoint } from '../store/checkpoint-file.js'
-import { readFindingsCheckpoint, readFindingsCheckpointNow, type FindingsCheckpointRead } from './findings-checkpoint-read.js'
-import { FindingsCheckpointWriter } from './findings-checkpoint-files.js'
+import { FindingsService } from './findings/findings-service.js'
+import { LogCheckpointer } from './log-checkpointer.js'
 import { ArrivalTimes } from '../core/log/arrival-times.js'
 import { LogSync } from '../mesh/log-sync.js'
 import type { SwarmGossip, Verdict } from '../mesh/swarm-gossip.js'
@@ -45,7 +44,7 @@ export interface LogServiceInit {
   logger: Logger
   /** how often a random peer is asked for what we lack */
   syncIntervalMs: number
-  /** a first bulk catch-up's findings index is built in a worker thread (default false; findings-builder) */
+  /** a first bulk catch-up's findings index is built in a worker thread (default false; findings/findings-builder) */
   findingsWorker?: boolean
   guard?: PeerGuard
   /** a write to the data dir failed: the in-memory log is now ahead of the disk, so the daemon must stop */
@@ -63,32 +62,19 @@ export interface LogServiceInit {
   wallClock?: () => number
   /** a peer's entry came by gossip and was accepted: a sign that its author is up (presence's heardFrom) */
   onGossipAccepted?: (author: string) => void
+  /** what this log publishes its own entries and fork proofs on, once started */
+  gossip?: SwarmGossip
+  /** where the restore's phases are timed (start-phases.ts) */
+  phases?: StartPhases
 }
 
 /** How long the first own entry after a restart waits for an exchange with a peer, by default. */
 export const DEFAULT_OWN_HEAD_WAIT_MS = 10_000
 
-/** Findings indexed per turn of the event loop while the index catches up with the log. */
-const INDEX_CHUNK = 4096
-/** and starts only once no sync batch came in for this long */
-const INDEX_QUIET_MS = 300
-const FINDING_KIND: ReadonlySet<string> = new Set(['finding'])
-/** A sync batch with at least this many findings, reaching an empty index, has the index built in a worker (findings-builder). */
-const BUILDER_MIN_FINDINGS = 1000
-/** A checkpoint of the log's index is written once this many entries (or a quarter of those it covers, if more) came in since the last. */
-const CHECKPOINT_MIN_NEW = 10_000
-/** and no sooner than this after the last one */
-const CHECKPOINT_SPACING_MS = 30_000
-/** and once no sync batch came in for this long */
-const CHECKPOINT_QUIET_MS = 2000
-
 export class LogService {
   readonly state: LogState
-  private findingsIndex: FindingsIndex
-  /** the findings index has taken in every finding up to this cursor */
-  private indexedCursor = 0
-  private indexing?: NodeJS.Immediate
-  private indexingLater?: NodeJS.Timeout
+  /** the findings index folded from this log */
+  private readonly findingsService: FindingsService
   /** when the last sync batch came in (performance.now()) */
   private lastBatchAt = Number.NEGATIVE_INFINITY
   readonly sync: LogSync
@@ -116,34 +102,30 @@ export class LogService {
   /** open once own entries may be signed: the feed's head is learned from a peer, or the wait is over */
   private readonly ownHead: { ready: Promise<void>, open: (why: string) => void, opened: boolean }
   private ownHeadTimer?: NodeJS.Timeout
-  /** the cursor the checkpoint on disk covers (0: none) */
-  private checkpointCursor = 0
-  private checkpointAt = 0
-  private checkpointTimer?: NodeJS.Timeout
-  private checkpointing?: Promise<void>
-  private restoredFrom = 0
-  /** the log cursor the findings checkpoint on disk covers (0: none) */
-  private findingsCheckpointCursor = 0
-  /** after a restore, until the findings checkpoint is taken in or refused: the index is empty and takes in nothing */
-  private findingsLoading = false
-  private findingsLoaded: Promise<void> = Promise.resolve()
-  /** writes the findings checkpoint in parts, each full segment once */
-  private readonly findingsWriter: FindingsCheckpointWriter
-  /** while a bulk catch-up reaches an empty index: the worker building it (the findings handed to it are past indexedCursor) */
-  private builder?: FindingsBuilder
-  /** a builder was started once (it is only for a first catch-up) */
-  private builderTried = false
-  private handback?: Promise<void>
-  private handbackTimer?: NodeJS.Timeout
-  /** sync batches waiting for the worker to catch up (the catch-up is not quiet meanwhile) */
-  private waitingForBuilder = 0
+  /** keeps the checkpoint of this log's index (and the findings index's) on disk */
+  private readonly checkpointer: LogCheckpointer
 
   constructor (init: LogServiceInit) {
     this.init = init
     // The log core keeps an index; the entries stay on disk (the store's archive).
     this.state = new LogState({ archive: init.store.log.archive })
-    this.findingsIndex = this.emptyIndex()
-    this.findingsWriter = new FindingsCheckpointWriter(init.store.dataDir)
+    this.findingsService = new FindingsService({
+      state: this.state,
+      dataDir: init.store.dataDir,
+      logger: init.logger,
+      sinceBatchMs: () => this.msSinceBatch(),
+      // caught up after a restore that indexed the log: the next restart need not
+      onCaughtUp: () => { if (this.findingsService.checkpointCursor < this.checkpointer.cursor) void this.checkpoint() },
+      worker: init.findingsWorker
+    })
+    this.checkpointer = new LogCheckpointer({
+      state: this.state,
+      store: init.store,
+      findings: this.findingsService,
+      sinceBatchMs: () => this.msSinceBatch(),
+      writable: () => this.storageFailure === undefined,
+      logger: init.logger
+    })
     let open = (): void => {}
     const ready = new Promise<void>(resolve => { open = resolve })
     this.ownHead = {
@@ -204,14 +186,15 @@ export class LogService {
    * page at a time: the index is rebuilt from the entries' bytes, which stay
    * on disk. The findings index follows in the background (see findings).
    */
+  async beforeStart (): Promise<void> {
+    await this.restore(this.init.phases)
+  }
+
   async restore (phases?: StartPhases): Promise<void> {
     const { log } = this.init.store
     // read and checked in a worker while the log's index is restored here
-    this.findingsIndex = this.emptyIndex()
-    this.indexedCursor = 0
-    this.findingsLoading = true
-    const findingsRead = readFindingsCheckpoint(this.init.store.dataDir)
-    const from = await this.restoreCheckpoint()
+    this.findingsService.beginRestore()
+    const from = await this.checkpointer.restore()
     phases?.mark('log checkpoint')
     for await (const page of log.bytesAfter(from)) {
       this.state.restoreEntries(page.map(({ cursor, bytes }) => ({ cursor, bytes, id: idOfBytes(bytes), entry: Entry.decode(bytes) })))
@@ -227,317 +210,44 @@ export class LogService {
       if (leftover.length > 0) await log.removePending(leftover)
     }
     phases?.mark('log tail')
-    // the daemon serves meanwhile; a search waits for it (findingsReady), or takes it in at once (findings)
-    this.findingsLoaded = findingsRead.then(read => { this.takeFindings(read) })
-    this.maybeCheckpoint()
+    this.findingsService.endRestore()
+    this.checkpointer.maybeWrite()
     for (const author of this.state.faultyAuthors) this.noteFault(author)
     const me = this.init.signer.author
     if (this.init.hasBootstrapPeers !== true && this.state.authors().every(a => a === me)) this.ownHead.open('no peer to ask')
   }
 
   /**
-   * Takes in the checkpoint of the log's index, when there is one that fits
-   * the store, and returns the cursor it covers (0 otherwise: the whole log
-   * is folded). One that does not fit (corrupt, of another log, or ahead of
-   * a store that lost its last unsynced writes) is removed, so it cannot be
-   * taken for a later store that has grown past it.
+   * The findings index, with every accepted finding in it (findings/findings-service.ts):
+   * what a search reads.
    */
-  private async restoreCheckpoint (): Promise<number> {
-    const { log, dataDir } = this.init.store
-    const saved = await readCheckpoint(dataDir)
-    if (saved === undefined) return 0
-    try {
-      const from = this.state.restoreCheckpoint(saved, { lastCursor: log.lastCursor(), vector: log.loadVector() })
-      this.checkpointCursor = from
-      this.restoredFrom = from
-      this.init.logger.info({ cursor: from, entries: this.state.size }, 'log index restored from its checkpoint')
-      return from
-    } catch (err) {
-      this.init.logger.warn({ err }, 'the log checkpoint does not fit the store: folding the whole log')
-      await removeCheckpoint(dataDir).catch(() => {})
-      return 0
-    }
+  get findings (): FindingsIndex {
+    return this.findingsService.index
   }
 
-  /**
-   * Takes in the checkpoint of the findings index (read and checked by
-   * readFindingsCheckpoint) when it is one of this log: its findings are the
-   * log's up to its cursor, each with its id. The findings after it are
-   * indexed in the background. One that does not fit is removed and the
-   * whole log is indexed. Only the first call after a restore counts (a
-   * search that could not wait took the checkpoint in already).
-   */
-  private takeFindings (read: FindingsCheckpointRead): void {
-    if (!this.findingsLoading || this.stopped) return
-    this.findingsLoading = false
-    const { dataDir } = this.init.store
-    const refuse = (err: unknown): void => {
-      this.init.logger.warn({ err }, 'the findings checkpoint does not fit the log: indexing every finding')
-      removeCheckpoint(dataDir, FINDINGS_CHECKPOINT_FILE).catch(() => {})
-    }
-    if ('snapshot' in read) {
-      const snap = read.snapshot
-      try {
-        const state = this.state
-        this.findingsIndex = FindingsIndex.fromSnapshot(snap, { source: this.findingSource() }, {
-          cursor: state.cursor,
-          countOfKind: (kind, upTo) => state.countOfKind(kind, upTo),
-          holdsAt: (cursor, kind, head) => state.holdsAt(cursor, kind, head)
-        })
-        this.indexedCursor = snap.cursor
-        this.findingsCheckpointCursor = snap.cursor
-        // its parts are on disk: the next checkpoint writes only the segments filled since
-        this.findingsWriter.adopt(this.findingsIndex, read.parts)
-        this.init.logger.info({ cursor: snap.cursor, findings: this.findingsIndex.size }, 'findings index restored from its checkpoint')
-      } catch (err) {
-        refuse(err)
-      }
-    } else if ('error' in read) {
-      refuse(new Error(read.error))
-    }
-    this.scheduleIndexing()
-  }
-
-  /**
-   * The findings index once its checkpoint is taken in (or refused) after a
-   * restore, with every accepted finding in it: what a search waits for
-   * instead of reading the checkpoint in the event loop (see findings).
-   */
+  /** The findings index once its checkpoint is taken in (or refused) after a restore, with every accepted finding in it. */
   async findingsReady (): Promise<FindingsIndex> {
-    await this.findingsLoaded
-    // built in a worker: taken back (whatever came in after it is indexed here, below)
-    if (this.builder !== undefined) await this.takeBack()
-    return this.findings
+    return await this.findingsService.ready()
   }
 
   /** The log cursor up to which the last restore took the findings index from its checkpoint (0: none). */
   get findingsRestoredFrom (): number {
-    return this.findingsCheckpointCursor
+    return this.findingsService.restoredFrom
+  }
+
+  /** Log entries the findings index has not taken in yet. */
+  get findingsBehind (): number {
+    return this.findingsService.behind
   }
 
   /** The cursor up to which the last restore took the log's index from its checkpoint (0: it folded the whole log). */
   get restoredFromCheckpoint (): number {
-    return this.restoredFrom
+    return this.checkpointer.restoredFrom
   }
 
-  /** Schedules a checkpoint of the log's index when enough came in since the last one. */
-  private maybeCheckpoint (): void {
-    if (this.checkpointTimer !== undefined || this.checkpointing !== undefined || this.stopped) return
-    const fresh = this.init.store.log.lastCursor() - this.checkpointCursor
-    if (fresh < Math.max(CHECKPOINT_MIN_NEW, this.checkpointCursor / 4)) return
-    const wait = Math.max(1000, this.checkpointAt + CHECKPOINT_SPACING_MS - Date.now())
-    this.checkpointTimer = setTimeout(() => {
-      this.checkpointTimer = undefined
-      // not while a sync streams batches in: a catch-up would write ever larger checkpoints on its way
-      if (performance.now() - this.lastBatchAt < CHECKPOINT_QUIET_MS) { this.maybeCheckpoint(); return }
-      void this.checkpoint()
-    }, wait)
-    this.checkpointTimer.unref()
-  }
-
-  /**
-   * Writes a checkpoint of the log's index up to the last cursor the store
-   * has written (the bytes it names are there), off the write path; failures
-   * are logged, never fatal: without a checkpoint a restart folds the log.
-   */
+  /** Writes the checkpoint of the log's index and the findings index now (log-checkpointer.ts). */
   async checkpoint (): Promise<void> {
-    if (this.checkpointing !== undefined) { await this.checkpointing; return }
-    const upTo = this.init.store.log.lastCursor()
-    if ((upTo <= this.checkpointCursor && upTo <= this.findingsCheckpointCursor) || this.storageFailure !== undefined) return
-    this.checkpointing = (async () => {
-      try {
-        if (upTo > this.checkpointCursor) {
-          // written from views of the index's columns: no copy of a million rows in memory
-          const bytes = this.state.checkpointParts(upTo)
-          if (bytes === undefined) return
-          await writeCheckpoint(this.init.store.dataDir, bytes)
-          this.checkpointCursor = upTo
-        }
-        if (upTo > this.findingsCheckpointCursor) await this.checkpointFindings(upTo)
-      } catch (err) {
-        this.init.logger.warn({ err }, 'the log checkpoint was not written')
-      } finally {
-        this.checkpointAt = Date.now()
-        this.checkpointing = undefined
-      }
-    })()
-    await this.checkpointing
-    this.maybeCheckpoint()
-  }
-
-  /**
-   * Writes the findings index's checkpoint up to `upTo` beside the log's,
-   * when the index has taken in the log that far (while it catches up after
-   * a restore, the older checkpoint stays: it is still of this log).
-   */
-  private async checkpointFindings (upTo: number): Promise<void> {
-    if (this.indexedCursor < upTo) return
-    const written = await this.findingsWriter.write(this.findingsIndex, upTo)
-    if (written === undefined) return
-    this.findingsCheckpointCursor = upTo
-    this.init.logger.info({ cursor: upTo, ...written, encodeMs: Math.round(written.encodeMs * 10) / 10 }, 'findings checkpoint written')
-  }
-
-  /**
-   * The findings index, with every accepted finding in it. It is built off
-   * the path of ingest: a bulk sync is bounded by hashing and the disk, and the
-   * index catches up in chunks between turns of the event loop; a search
-   * first takes in whatever it has not reached yet.
-   */
-  get findings (): FindingsIndex {
-    // asked for before the worker answered: the checkpoint is read here, at once
-    if (this.findingsLoading) this.takeFindings(readFindingsCheckpointNow(this.init.store.dataDir))
-    // a reader that cannot wait for the worker: what it was given is indexed here instead
-    if (this.builder !== undefined) this.dropBuilder()
-    this.indexFindings(Number.POSITIVE_INFINITY)
-    return this.findingsIndex
-  }
-
-  /** Log entries the findings index has not taken in yet (0 but while it catches up after a restore without its checkpoint; a search takes them in first). */
-  get findingsBehind (): number {
-    return this.state.cursor - this.indexedCursor
-  }
-
-  private emptyIndex (): FindingsIndex {
-    return new FindingsIndex({ source: this.findingSource() })
-  }
-
-  private findingSource (): FindingSource {
-    return { entryAt: c => this.state.atCursor(c), cursorOf: id => this.state.cursorOf(id) }
-  }
-
-  /** Indexes up to `max` findings after the indexed cursor; true when it has reached the log's end. */
-  private indexFindings (max: number): boolean {
-    if (this.indexedCursor >= this.state.cursor) return true
-    let n = 0
-    for (const e of this.state.iterateAfter(this.indexedCursor, FINDING_KIND)) {
-      this.findingsIndex.add(e)
-      this.indexedCursor = e.cursor
-      if (++n >= max) return false
-    }
-    this.indexedCursor = this.state.cursor
-    return true
-  }
-
-  /**
-   * Indexes newly accepted findings from the bytes in hand, when the index
-   * has every entry before them (else the background indexing, which reads
-   * them back from the store, takes them in order).
-   */
-  private indexAccepted (accepted: readonly StoredEntry[], bulk: boolean): void {
-    // while the checkpoint is read, new findings wait: the index takes them in after it, in order
-    if (this.findingsLoading || accepted.length === 0) return
-    if (this.builder !== undefined) {
-      // while the index is taken back, what comes in waits: it is read back from the log after
-      if (this.handback !== undefined) return
-      if (this.builder.add(accepted)) { this.scheduleHandback(); return }
-      // not in order: this thread indexes all of it, from where its index is
-      this.dropBuilder()
-    } else if (bulk && this.startBuilder(accepted)) {
-      return
-    }
-    let behind = false
-    for (const e of accepted) {
-      if (e.cursor !== this.indexedCursor + 1) { behind = true; continue }
-      if (e.entry.kind === 'finding') this.findingsIndex.add(e)
-      this.indexedCursor = e.cursor
-    }
-    if (behind) this.scheduleIndexing()
-  }
-
-  /**
-   * Hands a first bulk catch-up's findings to a worker that builds the index
-   * on the other core (findings-builder), when the index is empty and in step
-   * and the batch brings enough findings to be worth a thread; true when it did.
-   */
-  private startBuilder (accepted: readonly StoredEntry[]): boolean {
-    if (this.init.findingsWorker !== true || this.builderTried || this.stopped || this.findingsIndex.size > 0 || accepted[0].cursor !== this.indexedCursor + 1) return false
-    let findings = 0
-    for (const e of accepted) if (e.entry.kind === 'finding') findings++
-    if (findings < BUILDER_MIN_FINDINGS) return false
-    this.builderTried = true
-    const builder = FindingsBuilder.start(this.indexedCursor)
-    if (builder === undefined) return false
-    this.builder = builder
-    if (!builder.add(accepted)) { this.dropBuilder(); return false }
-    this.init.logger.info({ cursor: this.indexedCursor }, 'findings indexed in a worker during the catch-up')
-    this.scheduleHandback()
-    return true
-  }
-
-  /** Takes the index back from the worker once no sync batch came in for a while. */
-  private scheduleHandback (): void {
-    if (this.handbackTimer !== undefined || this.stopped) return
-    const wait = Math.max(0, INDEX_QUIET_MS - (performance.now() - this.lastBatchAt))
-    this.handbackTimer = setTimeout(() => {
-      this.handbackTimer = undefined
-      if (this.waitingForBuilder > 0 || performance.now() - this.lastBatchAt < INDEX_QUIET_MS) { this.scheduleHandback(); return }
-      void this.takeBack()
-    }, wait)
-    this.handbackTimer.unref()
-  }
-
-  /**
-   * Takes in the index the worker built (everything handed to it, in order);
-   * what came in since is indexed from the log. When the worker failed, the
-   * whole of it is indexed here. Never rejects.
-   */
-  private async takeBack (): Promise<void> {
-    if (this.handback !== undefined) { await this.handback; return }
-    const builder = this.builder
-    if (builder === undefined) return
-    this.handback = (async () => {
-      try {
-        const { snapshot: snap, heapBytes } = await builder.finish()
-        // dropped meanwhile (a reader that could not wait): that reader indexed it
-        if (this.builder !== builder || this.stopped) return
-        this.findingsIndex = FindingsIndex.fromSnapshot(snap, { source: this.findingSource() })
-        this.indexedCursor = snap.cursor
-        this.init.logger.info({ cursor: snap.cursor, findings: this.findingsIndex.size, workerHeapMiB: Math.round(heapBytes / 2 ** 20) }, 'findings index taken back from its worker')
-      } catch (err) {
-        if (this.builder === builder && !this.stopped) this.init.logger.warn({ err }, 'the findings index worker failed: indexing in this thread')
-      } finally {
-        if (this.builder === builder) this.builder = undefined
-        this.handback = undefined
-        this.scheduleIndexing()
-      }
-    })()
-    await this.handback
-  }
-
-  /** Stops the worker; what it was handed is indexed from the log instead (the index is still where it was before). */
-  private dropBuilder (): void {
-    clearTimeout(this.handbackTimer)
-    this.handbackTimer = undefined
-    this.builder?.stop()
-    this.builder = undefined
-  }
-
-  private scheduleIndexing (): void {
-    if (this.findingsLoading) return
-    // the worker has the findings after indexedCursor; it hands them back when the catch-up is quiet
-    if (this.builder !== undefined) return
-    if (this.indexing !== undefined || this.indexingLater !== undefined || this.stopped) return
-    // While a sync is streaming batches in, the index waits: ingest is then
-    // bounded by hashing and the disk, and the index catches up after.
-    const sinceBatch = performance.now() - this.lastBatchAt
-    if (sinceBatch < INDEX_QUIET_MS) {
-      this.indexingLater = setTimeout(() => { this.indexingLater = undefined; this.scheduleIndexing() }, INDEX_QUIET_MS - sinceBatch)
-      this.indexingLater.unref()
-      return
-    }
-    this.indexing = setImmediate(() => {
-      this.indexing = undefined
-      if (this.stopped) return
-      try {
-        if (!this.indexFindings(INDEX_CHUNK)) this.scheduleIndexing()
-        // caught up after a restore that indexed the log: the next restart need not
-        else if (this.findingsCheckpointCursor < this.checkpointCursor) void this.checkpoint()
-      } catch (err) {
-        // the store closed under it (a stop racing the turn) or could not be read: the next search takes the rest in
-        this.init.logger.warn({ err }, 'indexing findings in the background stopped')
-      }
-    })
+    await this.checkpointer.write()
   }
 
   /** The bytes of the entries at `groups`' cursors (per author), read from the store in windows as a sender takes them (store/feed-reader). */
@@ -551,7 +261,8 @@ export class LogService {
     })
   }
 
-  async start (gossip: SwarmGossip): Promise<void> {
+  /** Publishes on gossip and exchanges with peers from now on (the mesh is up). */
+  async start (gossip: SwarmGossip | undefined = this.init.gossip): Promise<void> {
     this.gossip = gossip
     await this.sync.start()
     this.stopped = false
@@ -574,13 +285,8 @@ export class LogService {
     this.stopped = true
     clearTimeout(this.timer)
     clearTimeout(this.ownHeadTimer)
-    if (this.indexing !== undefined) clearImmediate(this.indexing)
-    this.indexing = undefined
-    clearTimeout(this.indexingLater)
-    this.indexingLater = undefined
-    clearTimeout(this.checkpointTimer)
-    this.checkpointTimer = undefined
-    this.dropBuilder()
+    this.checkpointer.stop()
+    this.findingsService.stop()
     await this.sync.stop().catch(() => {})
     await this.persist.run(async () => {}).catch(() => {})
     // the next start reads this instead of folding the log again
@@ -828,12 +534,10 @@ export class LogService {
     for (const proof of r.forks) this.init.events.emit({ type: 'fork', peerId: proof.author, text: `author forked its feed at seq ${proof.seq}` })
     await written
     // a worker indexing this catch-up that fell behind: the next batch waits for it (its queue is memory)
-    if (this.builder !== undefined) {
-      this.waitingForBuilder++
+    if (this.findingsService.building) {
       try {
-        await this.builder.caughtUp()
+        await this.findingsService.keepPace()
       } finally {
-        this.waitingForBuilder--
         // the catch-up goes on: its quiet is counted from here
         this.lastBatchAt = performance.now()
       }
@@ -883,13 +587,13 @@ export class LogService {
     const byKind = new Map<string, number>()
     for (const e of accepted) byKind.set(e.entry.kind, (byKind.get(e.entry.kind) ?? 0) + 1)
     for (const [kind, n] of byKind) this.init.metrics.logEntries.inc({ kind }, n)
-    this.indexAccepted(accepted, bulk)
+    this.findingsService.indexAccepted(accepted, bulk)
     for (const e of accepted) {
       for (const l of this.listeners) {
         try { l(e) } catch (err) { this.init.logger.error({ err }, 'log listener failed') }
       }
     }
-    if (accepted.length > 0) this.maybeCheckpoint()
+    if (accepted.length > 0) this.checkpointer.maybeWrite()
   }
 
   /** The digest of this replica's feed summaries: heads and fork knowledge included (core/log/feed-summary). */

@@ -50,7 +50,7 @@ export class NoticeWriter {
     this.init = init
   }
 
-  start (): void {
+  beforeStart (): void {
     this.goalId = this.init.currentGoalId()
     this.unsubscribe.push(this.init.events.subscribe(e => { this.fromEvent(e) }))
     this.unsubscribe.push(this.init.log.onAccepted(e => { this.fromEntry(e) }))

@@ -30,6 +30,8 @@ export interface PresenceServiceInit {
   wallClock?: () => number
   /** the directory to keep the peers in (default: a new one) */
   directory?: PeerDirectory
+  /** what heartbeats go out on, once started */
+  gossip?: SwarmGossip
 }
 
 /** A peer that subscribed is greeted this many times at most, until a heartbeat reaches it. */
@@ -79,7 +81,7 @@ export class PresenceService {
     this.harnessSource = state
   }
 
-  start (gossip: SwarmGossip): void {
+  start (gossip: SwarmGossip | undefined = this.init.gossip): void {
     this.gossip = gossip
     this.stopped = false
     this.scheduleBeat(0)

@@ -1,21 +1,24 @@
 // The shared repository inside agentd: this agent's workspace, verified
-// integration with fencing against the board, the integrator queue, and the
-// log entries that record what happened (integrations, test runs, failures).
+// integration with fencing against the board, the background queue, and the
+// log entries that record what happened (integrations, failures). The
+// integrator (integrator.ts) and the test-run entries (test-run-record.ts)
+// are modules of their own.
 import { homedir } from 'node:os'
 import { join } from 'node:path'
-import { openWorkspace, handedCommit, integrate, integrateBatch, pushRequestRef, verifyMerge, type Workspace, type IntegrationRequest as RepoRequest, type TestCounts } from '../repo/index.js'
+import { openWorkspace, handedCommit, integrate, pushRequestRef, verifyMerge, type Workspace, type IntegrationRequest as RepoRequest, type TestCounts } from '../repo/index.js'
 import { pushWip, wipRefName } from '../repo/wip-ref.js'
 import { backgroundMarks, clearBackground, markBackground } from '../repo/background-ref.js'
 import { FencedError, NoNewCommitsError } from '../repo/errors.js'
 import { checkTaskFence, readTaskFence } from '../repo/task-fence.js'
 import { fetchProvenLanding, landedPaths } from '../repo/fence-landing.js'
-import { revParse } from '../repo/git.js'
 import { FailedPreconditionError, InvalidArgumentError, NotFoundError, isAgencyError } from '../core/errors.js'
 import { PLAN_TASK_ID, validateTaskId } from '../core/board/task-id.js'
 import { DEFAULT_INTEGRATOR_WINDOW_MS, IntegratorSightings } from '../core/board/integrator-serving.js'
 import { decodeBody } from '../core/log/kinds.js'
 import type { IntegrateReply, RunIntegratorReply, TestCounts as TestCountsMsg, WorkspaceReply } from '../gen/agency/v1/api.js'
 import type { BoardService } from './board-service.js'
+import { Integrator, epochMoved } from './integrator.js'
+import { recordRecoveredRun, recordTestRun } from './test-run-record.js'
 import { doneFirstText, type AssistService, type AssistTarget } from './assist-service.js'
 import type { LogService } from './log-service.js'
 import { backgroundVerifyFailedText } from './notice-writer.js'
@@ -23,8 +26,6 @@ import type { StoredEntry } from '../core/log/ingest-result.js'
 import type { Metrics } from '../metrics/metrics.js'
 import type { Logger } from '../logger.js'
 
-/** The entries pendingRequests reads: only these are read from the log. */
-const INTEGRATION_KINDS: ReadonlySet<string> = new Set(['integration', 'integration_request'])
 
 export interface RepoConfig {
   /** the shared repository: path, file://, ssh or http */
@@ -70,13 +71,9 @@ function countsMessage (t: TestCounts | null): TestCountsMsg | undefined {
   return t == null ? undefined : { passed: t.passed, failed: t.failed, total: t.total, format: t.format }
 }
 
-/** What a green verify run whose output no parser recognised records: its exit status decided. */
-const EXIT_CODE_PASS = { passed: 1, failed: 0, total: 1, format: 'exit-code' } as const
-
 const DEFAULT_WIP_PUSH_MS = 3 * 60_000
 
-/** The summary of a test run recorded for a recovered landing: green by exit status, counts lost. */
-export const RECOVERED_RUN_FORMAT = 'recovered'
+export { RECOVERED_RUN_FORMAT } from './test-run-record.js'
 
 /** Where a HELD claim left the workspace. */
 export interface TaskStart { branch: string, note: string }
@@ -106,9 +103,21 @@ export class RepoService {
   private readonly verifying = new Set<string>()
   private unsubscribe?: () => void
   private stopped = false
+  /** lands other agents' requests (agency integrator) and answers those that do not land */
+  private readonly integrator: Integrator
 
   constructor (init: RepoServiceInit) {
     this.init = init
+    this.integrator = new Integrator({
+      me: init.me,
+      board: init.board,
+      log: init.log,
+      metrics: init.metrics,
+      logger: init.logger,
+      notify: init.notify,
+      workspace: () => this.workspace,
+      verifyCommand: () => this.verifyCommand()
+    })
   }
 
   stop (): void {
@@ -182,7 +191,7 @@ export class RepoService {
     this.wipTimer.unref()
   }
 
-  async start (): Promise<void> {
+  async beforeStart (): Promise<void> {
     const c = this.init.config
     this.workspace = await openWorkspace({
       remote: c.remote,
@@ -244,7 +253,7 @@ export class RepoService {
     const board = this.init.board.board
     const done = board.doneRecord(a.task)
     if (done !== undefined) throw new FailedPreconditionError(doneFirstText(a.task, done.by, this.init.me))
-    const moved = this.epochMoved(a.task, a.epoch)
+    const moved = epochMoved(this.init.board.board, a.task, a.epoch)
     if (moved !== undefined) throw new FailedPreconditionError(`${moved} while you integrated: nothing was pushed; integrate again`)
     if (this.init.assists?.current()?.task !== a.task) throw new FailedPreconditionError(`you no longer assist ${a.task}: nothing was pushed`)
   }
@@ -503,12 +512,12 @@ export class RepoService {
     } catch (err) {
       if (!this.init.board.board.requestPending(task, epoch, this.init.me)) return
       const fenced = err instanceof FencedError
-      await this.reportBad(asked, request.entryId, fenced ? 'fenced' : 'refused', `is ${fenced ? 'fenced' : 'refused'}: ${(err as Error).message}`, [])
+      await this.integrator.reportBad(asked, request.entryId, fenced ? 'fenced' : 'refused', `is ${fenced ? 'fenced' : 'refused'}: ${(err as Error).message}`, [])
       return
     }
     // Landed already (up to date) or lost a push race: answered here when the entry that landed it does not answer it.
     if (r.result === 'merged' && this.init.board.board.requestPending(task, epoch, this.init.me)) await this.init.log.append('integration', { task, epoch, commit: r.commit, result: 'merged', paths: r.paths, request: request.entryId })
-    if (r.result === 'contended') await this.reportBad(asked, request.entryId, 'refused', `is refused: ${r.summary}; integrate again`, [])
+    if (r.result === 'contended') await this.integrator.reportBad(asked, request.entryId, 'refused', `is refused: ${r.summary}; integrate again`, [])
   }
 
   private async integrateResolved ({ task, epoch, assist }: IntegrateTarget, message: string, request = '', commit?: string): Promise<IntegrateReply> {
@@ -540,7 +549,7 @@ export class RepoService {
         reply.tests = countsMessage(r.tests)
         reply.paths = r.paths
         await this.init.log.append('integration', { task, epoch, commit: r.commit, result: 'merged', paths: r.paths, request })
-        await this.recordTestRun(r.commit, r.tests, r.verifyMs)
+        await recordTestRun(this.init.log, this.workspace, r.commit, r.tests, r.verifyMs)
         if (assist !== undefined) {
           // The first passing integration wins: the assisted task is done, by its assistant (core/board/claim-ledger);
           // the assists write that done, here or, after a stop or a crash in between, at the next start.
@@ -626,7 +635,7 @@ export class RepoService {
       const known = board.integratedAt(task, epoch)
       if (known !== undefined) return known
       await this.init.log.append('integration', { task, epoch, commit, result: 'merged', paths, request: '' })
-      await this.recordRecoveredRun(commit)
+      await recordRecoveredRun(this.init.log, this.workspace, commit)
       this.init.logger.warn({ task, epoch, commit }, 'recovered a landing whose integration entry was missing')
       return commit
     })()
@@ -656,25 +665,6 @@ export class RepoService {
       return
     }
     if (landing != null) await this.recordLanding(task, h.epoch, landing)
-  }
-
-  /**
-   * The test run of a recovered landing (fence-landing): its verify passed,
-   * since the push follows a green verify only, but its counts and duration
-   * died with the daemon. What is known is recorded, as a green run by exit
-   * status (format "recovered"), when `commit` is still the tip of the shared
-   * branch as fetched; a later landing's run describes the branch otherwise.
-   */
-  private async recordRecoveredRun (commit: string): Promise<void> {
-    const tip = await revParse(this.workspace.dir, `refs/remotes/origin/${this.workspace.branch}`).catch(() => null)
-    if (tip !== commit) return
-    await this.init.log.append('test_run', { commit, branch: this.workspace.branch, passed: 1, failed: 0, total: 1, durationMs: 0, summary: RECOVERED_RUN_FORMAT })
-  }
-
-  /** The shared branch's new test result; a green run whose output no parser read counts by its exit status. */
-  private async recordTestRun (commit: string, counts: TestCounts | null, durationMs: number): Promise<void> {
-    const t = counts ?? EXIT_CODE_PASS
-    await this.init.log.append('test_run', { commit, branch: this.workspace.branch, passed: t.passed, failed: t.failed, total: t.total, durationMs: Math.round(durationMs), summary: t.format })
   }
 
   /**
@@ -730,120 +720,12 @@ export class RepoService {
     return new FailedPreconditionError(`${err.remoteAgent}'s work for ${task}@${err.remoteEpoch} landed first on the shared remote: yours was not pushed (the first passing integration wins). Stop, and record what you learned: agency assist --stop "<what you learned>"`)
   }
 
-  /** Integration requests in log order that no integration entry answers yet. */
+  /** Integration requests in log order that no integration entry answers yet (integrator.ts). */
   pendingRequests (): Array<RepoRequest & { id: string }> {
-    const answered = new Set<string>()
-    const requests: Array<RepoRequest & { id: string }> = []
-    for (const e of this.init.log.state.ordered(INTEGRATION_KINDS)) {
-      if (e.entry.kind === 'integration') {
-        const i = decodeBody('integration', e.entry.body)
-        if (i.request !== '') answered.add(i.request)
-      } else if (e.entry.kind === 'integration_request') {
-        const r = decodeBody('integration_request', e.entry.body)
-        requests.push({ id: e.id, ref: r.ref, commit: r.commit, task: r.task, epoch: r.epoch, author: e.entry.author })
-      }
-    }
-    return requests.filter(r => !answered.has(r.id))
-  }
-
-  /** Whether a request is an assistant's, by this board: another agent won the claim at its epoch. */
-  private byAssistant (r: RepoRequest): boolean {
-    const winner = this.init.board.board.winnerAt(r.task, r.epoch)
-    return winner !== undefined && winner !== r.author
-  }
-
-  /**
-   * Why an assistant's request can no longer land, by this board: the task is
-   * done, or moved on from the request's epoch. Undefined when it may land
-   * (the remote's fence still decides), and for any other request.
-   */
-  private staleAssist (r: RepoRequest): string | undefined {
-    if (!this.byAssistant(r)) return undefined
-    const board = this.init.board.board
-    const done = board.doneRecord(r.task)
-    if (done !== undefined) return `task ${r.task} was done by ${done.by} first`
-    return this.epochMoved(r.task, r.epoch)
-  }
-
-  /** How an assisted task moved on from the holder's epoch `epoch` the assist works at, by this board; undefined while it has not. */
-  private epochMoved (task: string, epoch: number): string | undefined {
-    const h = this.init.board.board.holder(task)
-    return h?.epoch === epoch ? undefined : `task ${task} moved from epoch ${epoch} to ${h === undefined ? 'no holder' : `epoch ${h.epoch}`}`
+    return this.integrator.pendingRequests()
   }
 
   async runIntegrator (maxBatch: number): Promise<RunIntegratorReply> {
-    const reply: RunIntegratorReply = { landed: [], conflicts: [], failed: [], pending: 0, commit: '' }
-    const m = this.init.metrics
-    const pending: Array<RepoRequest & { id: string }> = []
-    for (const r of this.pendingRequests()) {
-      const stale = this.staleAssist(r)
-      if (stale === undefined) { pending.push(r); continue }
-      m.integrations.inc({ result: 'failed' })
-      reply.failed.push(r.task)
-      await this.reportBad(r, r.id, 'refused', `is refused: ${stale}`, [])
-    }
-    const batch = pending.slice(0, maxBatch > 0 ? maxBatch : 16)
-    reply.pending = pending.length - batch.length
-    if (batch.length === 0) return reply
-    const verify = this.verifyCommand()
-    const byKey = new Map(batch.map(r => [`${r.ref}@${r.commit}`, r]))
-    const idOf = (r: RepoRequest): string => byKey.get(`${r.ref}@${r.commit}`)?.id ?? ''
-    const result = await integrateBatch({ workspace: this.workspace, requests: batch.map(({ id: _id, ...r }) => r), verify, deleteLandedRefs: true })
-    for (const l of result.landed) {
-      m.integrations.inc({ result: 'merged' })
-      reply.landed.push(l.request.task)
-      await this.init.log.append('integration', { task: l.request.task, epoch: l.request.epoch, commit: l.commit, result: 'merged', paths: [], request: idOf(l.request) })
-    }
-    for (const r of result.recovered) {
-      // Landed by an earlier batch whose entries were never written (fence-landing): answered now, nothing pushed.
-      m.integrations.inc({ result: 'merged' })
-      reply.landed.push(r.request.task)
-      this.init.logger.warn({ task: r.request.task, epoch: r.request.epoch, commit: r.commit }, 'recovered a landed request whose integration entry was missing')
-      await this.init.log.append('integration', { task: r.request.task, epoch: r.request.epoch, commit: r.commit, result: 'merged', paths: await landedPaths(this.workspace.dir, r.commit), request: idOf(r.request) })
-    }
-    for (const r of result.alreadyMerged) {
-      // An assistant's branch with nothing of its own lands nothing: its done must not count (claim-ledger).
-      if (this.byAssistant(r)) {
-        m.integrations.inc({ result: 'failed' })
-        reply.failed.push(r.task)
-        await this.reportBad(r, idOf(r), 'refused', `is refused: ${r.commit.slice(0, 12)} is already on ${this.workspace.branch}, so it lands nothing of its own`, [])
-        continue
-      }
-      reply.landed.push(r.task)
-      await this.init.log.append('integration', { task: r.task, epoch: r.epoch, commit: r.commit, result: 'merged', paths: [], request: idOf(r) })
-    }
-    for (const c of result.conflicts) {
-      m.integrations.inc({ result: 'conflict' })
-      reply.conflicts.push(c.request.task)
-      await this.reportBad(c.request, idOf(c.request), 'conflict', `conflicts with ${this.workspace.branch} in ${c.files.join(', ')}`, c.files)
-    }
-    for (const f of result.failed) {
-      m.integrations.inc({ result: 'failed' })
-      reply.failed.push(f.request.task)
-      await this.reportBad(f.request, idOf(f.request), 'failed', `breaks the tests: ${f.summary}`, [])
-    }
-    for (const x of result.refused) {
-      m.integrations.inc({ result: 'failed' })
-      reply.failed.push(x.request.task)
-      // Fenced: another agent's work landed first at the remote (result "fenced", so its author knows to stop).
-      if (x.fenced !== undefined) await this.reportBad(x.request, idOf(x.request), 'fenced', `is fenced: ${x.fenced.agent}'s work for ${x.request.task}@${x.fenced.epoch} landed first on the shared remote`, [])
-      else await this.reportBad(x.request, idOf(x.request), 'refused', `is refused: ${x.reason}`, [])
-    }
-    if (result.pushed != null) {
-      reply.commit = result.pushed
-      await this.recordTestRun(result.pushed, result.tests, 0)
-    } else {
-      const last = result.recovered.at(-1)
-      if (last !== undefined) await this.recordRecoveredRun(last.commit)
-    }
-    reply.pending += result.deferred.length
-    return reply
-  }
-
-  private async reportBad (r: RepoRequest, requestId: string, result: string, what: string, paths: string[]): Promise<void> {
-    await this.init.log.append('integration', { task: r.task, epoch: r.epoch, commit: '', result, paths, request: requestId })
-    const text = `integration request for ${r.task}@${r.epoch} (${r.commit.slice(0, 12)}) ${what}`.slice(0, 8000)
-    await this.init.log.append('finding', { kind: 'failure', text, paths, tags: [`task:${r.task}`, result], refs: requestId !== '' ? [requestId] : [], supersedes: '' })
-    if (r.author !== this.init.me) await this.init.notify(r.author, `[agency integrator] ${text}`).catch(() => {})
+    return await this.integrator.runIntegrator(maxBatch)
   }
 }

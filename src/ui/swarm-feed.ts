@@ -4,7 +4,9 @@
 // event). What changed is coalesced into notices, at most one per interval,
 // that name the views to refresh and carry a few lines of activity: never the
 // state itself, which pages fetch, a page at a time, from the folds.
-import type { Daemon } from '../daemon/daemon.js'
+import type { LogService } from '../daemon/log-service.js'
+import type { PresenceService } from '../daemon/presence-service.js'
+import type { EventBus } from '../daemon/event-bus.js'
 import type { Event } from '../gen/agency/v1/api.js'
 import type { StoredEntry } from '../core/log/ingest-result.js'
 import { decodeBody, isKnownKind } from '../core/log/kinds.js'
@@ -45,8 +47,17 @@ export interface AnnouncementItem {
   receivedAt: number
 }
 
+/** What the feed watches of the daemon. */
+export interface FeedSource {
+  peerId: string
+  name: string
+  logService: Pick<LogService, 'onAccepted'>
+  events: Pick<EventBus, 'subscribe'>
+  presence: Pick<PresenceService, 'directory' | 'status' | 'harnessState' | 'isLive'>
+}
+
 export interface SwarmFeedInit {
-  daemon: Daemon
+  daemon: FeedSource
   /** the shortest time between two notices (default 500 ms) */
   intervalMs?: number
   /** how often presence is compared while a page listens (default 1000 ms) */
@@ -70,7 +81,7 @@ const ENTRY_TOPICS: Record<string, Topic[]> = {
 }
 
 export class SwarmFeed {
-  private readonly daemon: Daemon
+  private readonly daemon: FeedSource
   private readonly intervalMs: number
   private readonly presencePollMs: number
   private readonly kept: number

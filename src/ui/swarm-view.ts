@@ -4,7 +4,12 @@
 // answer, keyed by what the answer depends on. Every list is paged; text a
 // peer wrote is passed on as data (JSON) and the page renders it as text.
 import { performance } from 'node:perf_hooks'
-import type { Daemon } from '../daemon/daemon.js'
+import type { LogService } from '../daemon/log-service.js'
+import type { BoardService } from '../daemon/board-service.js'
+import type { PresenceService } from '../daemon/presence-service.js'
+import type { AgentWork } from '../daemon/agent-work.js'
+import type { DaemonConfig } from '../daemon/config.js'
+import type { MessageStore } from '../store/index.js'
 import { TASK_STATES, type TaskState, type TaskView } from '../core/board/index.js'
 import { overlapPairs } from './overlap-pairs.js'
 import { FINDING_KINDS } from '../core/findings/finding-kinds.js'
@@ -74,15 +79,28 @@ const AGENT_SCAN = 5000
 /** Inbox messages looked at for one agent's page, newest first. */
 const AGENT_INBOX_SCAN = 2000
 
+/** What the dashboard reads of the daemon: its folds, never a write. */
+export interface SwarmSource {
+  peerId: string
+  name: string
+  config: Pick<DaemonConfig, 'swarm'>
+  boardService: Pick<BoardService, 'board'>
+  logService: Pick<LogService, 'state' | 'findings'>
+  presence: Pick<PresenceService, 'directory' | 'livePeers' | 'status'>
+  store: { messages: Pick<MessageStore, 'inboxCount' | 'listOutbox' | 'lastCursor' | 'inboxAfter'> }
+  work: Pick<AgentWork, 'testSummary'>
+  uptimeSeconds: () => number
+}
+
 export interface SwarmViewInit {
-  daemon: Daemon
+  daemon: SwarmSource
   feed: SwarmFeed
   /** this daemon's harness state ('' when it runs none) */
   harnessState: () => string
 }
 
 export class SwarmView {
-  private readonly d: Daemon
+  private readonly d: SwarmSource
   private readonly feed: SwarmFeed
   private readonly harnessState: () => string
   private overlapMemo?: { key: string, rows: OverlapRow[] }
@@ -126,7 +144,7 @@ export class SwarmView {
     for (const t of all) tasks[t.state]++
     const live = d.presence.livePeers().length + 1
     const known = this.knownPeers().size
-    const tests = d.testSummary()
+    const tests = d.work.testSummary()
     return {
       swarm: d.config.swarm,
       version: VERSION,

@@ -3,13 +3,12 @@
 // server-sent event stream of change notices (src/ui/swarm-feed.ts). Read-only:
 // only GET is answered. Bound to loopback unless the daemon has an API token.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
-import type { Daemon } from '../daemon/daemon.js'
 import { isLoopbackHost, parseHostPort } from '../addresses.js'
 import { AgencyError, FailedPreconditionError, InvalidArgumentError, isAgencyError } from '../core/errors.js'
 import { MAX_QUERY_CHARS } from '../core/findings/findings-index.js'
 import { componentLogger } from '../logger.js'
-import { SwarmFeed, type FeedNotice } from './swarm-feed.js'
-import { SwarmView } from './swarm-view.js'
+import { SwarmFeed, type FeedNotice, type FeedSource } from './swarm-feed.js'
+import { SwarmView, type SwarmSource } from './swarm-view.js'
 import { intParam, parsePage } from './paging.js'
 import { carriesToken, hostAllowed, SESSION_COOKIE, sessionValue } from './ui-access.js'
 import { loadStaticFiles, type StaticFile } from './static-files.js'
@@ -17,7 +16,8 @@ import { loadStaticFiles, type StaticFile } from './static-files.js'
 export interface UiServerInit {
   /** HOST:PORT; port 0 picks a free one */
   listen: string
-  daemon: Daemon
+  /** what the page reads and watches of the daemon */
+  daemon: SwarmSource & FeedSource
   /** the daemon's harness state, from its supervisor ('' when it runs none) */
   harnessState?: () => string
   /** the API token: required beyond loopback, and then on every request */

@@ -9,7 +9,7 @@ import { loadavg } from 'node:os'
 import { FindingsIndex } from '../../src/core/findings/findings-index.js'
 import { encodeFindingsCheckpoint } from '../../src/core/findings/findings-checkpoint.js'
 import { encodeFindingsHead } from '../../src/core/findings/findings-checkpoint-parts.js'
-import { readFindingsCheckpointNow } from '../../src/daemon/findings-checkpoint-files.js'
+import { readFindingsCheckpointNow } from '../../src/daemon/findings/findings-checkpoint-files.js'
 
 function arg (name: string, fallback: string): string {
   const i = process.argv.indexOf(name)

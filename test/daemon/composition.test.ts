@@ -1,5 +1,6 @@
-// agentd's composition root: imports point inward, the daemon's parts are
-// built once and handed to each other (not reassigned later), and the state
+// agentd's composition root: imports point inward, the API and the dashboard
+// see narrow interfaces (never the Daemon), the parts are built in the wiring
+// alone, once, and handed to each other (not reassigned later), and the state
 // gauges are read from the parts at scrape time through prom-client's
 // collect(), not by replacing the registry's own method; process and libp2p
 // metrics are kept only when a metrics endpoint can read them.
@@ -49,10 +50,27 @@ describe('the direction of imports', () => {
     expect(from('daemon').filter(b => ['api', 'ui', 'cli', 'mcp'].includes(folder(b)))).toEqual([])
   })
 
+  it('the API and the dashboard import no Daemon: they declare the parts they use', () => {
+    expect(all.filter(([a, b]) => ['api', 'ui'].includes(folder(a)) && b === 'daemon/daemon.ts')).toEqual([])
+  })
+
   it('no two folders import each other', () => {
     const edges = new Set(all.map(([a, b]) => `${folder(a)} ${folder(b)}`).filter(e => e.split(' ')[0] !== e.split(' ')[1]))
     const both = [...edges].filter(e => edges.has(e.split(' ').reverse().join(' '))).sort()
     expect(both).toEqual([])
+  })
+})
+
+describe('the wiring', () => {
+  const sources = (dir: string): Array<[string, string]> => readdirSync(join(SRC, dir), { recursive: true, encoding: 'utf8' })
+    .filter(f => f.endsWith('.ts')).map(f => [join(dir, f), readFileSync(join(SRC, dir, f), 'utf8')])
+
+  it('alone builds the daemon\'s long-lived parts, and the lifecycle alone starts and stops them', () => {
+    const parts = ['LogService', 'BoardService', 'PresenceService', 'AssistService', 'HandoffService', 'RepoService', 'AgentInbox', 'NoticeWriter', 'HarnessService', 'SwarmGossip', 'DirectMessaging', 'RoundTripProbe', 'PeerDialer', 'RememberedPeers', 'AgentWork', 'PeerContact']
+    const built = sources('.').filter(([f, text]) => f !== 'daemon/wiring.ts' && parts.some(p => new RegExp(`new (\\(await import\\([^)]*\\)\\)\\.)?${p}\\(`).test(text)))
+    expect(built.map(([f]) => f)).toEqual([])
+    const run = sources('.').filter(([f, text]) => f !== 'daemon/daemon.ts' && /\b(startParts|stopParts)\(/.test(text) && f !== 'daemon/startable.ts')
+    expect(run.map(([f]) => f)).toEqual([])
   })
 })
 

@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
 import { FindingsIndex } from '../../src/core/findings/findings-index.js'
-import { FindingsCheckpointWriter, partFile, readFindingsCheckpointNow } from '../../src/daemon/findings-checkpoint-files.js'
+import { FindingsCheckpointWriter, partFile, readFindingsCheckpointNow } from '../../src/daemon/findings/findings-checkpoint-files.js'
 import { checkpointPath, FINDINGS_CHECKPOINT_FILE } from '../../src/store/checkpoint-file.js'
 import { answers, buildLog, sourceOf, useIdentities, type Step } from '../core/findings/checkpoint-log.js'
 

@@ -8,10 +8,10 @@
 import { readFileSync } from 'node:fs'
 import { readdir, rm } from 'node:fs/promises'
 import { join } from 'node:path'
-import { decodeFindingsCheckpointParts, encodeFindingsHead, encodeFindingsPart, partDigest } from '../core/findings/findings-checkpoint-parts.js'
-import type { FindingsSnapshot } from '../core/findings/findings-checkpoint.js'
-import type { FindingsIndex } from '../core/findings/findings-index.js'
-import { checkpointPath, FINDINGS_CHECKPOINT_FILE, writeCheckpoint } from '../store/checkpoint-file.js'
+import { decodeFindingsCheckpointParts, encodeFindingsHead, encodeFindingsPart, partDigest } from '../../core/findings/findings-checkpoint-parts.js'
+import type { FindingsSnapshot } from '../../core/findings/findings-checkpoint.js'
+import type { FindingsIndex } from '../../core/findings/findings-index.js'
+import { checkpointPath, FINDINGS_CHECKPOINT_FILE, writeCheckpoint } from '../../store/checkpoint-file.js'
 
 const PART_PREFIX = 'findings-part-'
 

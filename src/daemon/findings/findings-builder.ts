@@ -9,8 +9,8 @@
 import { existsSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import { Worker } from 'node:worker_threads'
-import type { FindingsSnapshot } from '../core/findings/findings-checkpoint.js'
-import type { StoredEntry } from '../core/log/ingest-result.js'
+import type { FindingsSnapshot } from '../../core/findings/findings-checkpoint.js'
+import type { StoredEntry } from '../../core/log/ingest-result.js'
 
 const WORKER = new URL('./findings-index-worker.js', import.meta.url)
 

@@ -6,7 +6,7 @@
 import { existsSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import { Worker } from 'node:worker_threads'
-import { checkpointPath, FINDINGS_CHECKPOINT_FILE } from '../store/checkpoint-file.js'
+import { checkpointPath, FINDINGS_CHECKPOINT_FILE } from '../../store/checkpoint-file.js'
 import { readFindingsCheckpointNow, type FindingsCheckpointRead } from './findings-checkpoint-files.js'
 
 const WORKER = new URL('./findings-checkpoint-worker.js', import.meta.url)

@@ -6,10 +6,10 @@
 // transferred, which the main thread takes in (FindingsIndex.fromSnapshot).
 import { parentPort } from 'node:worker_threads'
 import { getHeapStatistics } from 'node:v8'
-import { FindingsIndex } from '../core/findings/findings-index.js'
-import { decodeEntry } from '../core/log/entry.js'
-import { scanEntry } from '../core/log/entry-scan.js'
-import type { FindingsSnapshot } from '../core/findings/findings-checkpoint.js'
+import { FindingsIndex } from '../../core/findings/findings-index.js'
+import { decodeEntry } from '../../core/log/entry.js'
+import { scanEntry } from '../../core/log/entry-scan.js'
+import type { FindingsSnapshot } from '../../core/findings/findings-checkpoint.js'
 import type { BuilderAnswer, BuilderRequest } from './findings-builder.js'
 
 // Hits are never read here: only the main thread searches. Superseding
