@@ -46,12 +46,13 @@ function shiftMultiaddr (addr: string, i: number, num: number): string {
  * is called <name>-<n> (agent-<n> without --name), serves its API on the
  * socket in its own data dir (or the given port + i), listens on the given
  * ports + i, and only the first serves the dashboard and process metrics.
- * One agent (count 1) keeps the configuration exactly as given.
+ * Without a count (no --agents), the one agent keeps the configuration
+ * exactly as given; `--agents 1` lays out one agent as a host does.
  */
-export function agentConfigs (base: AgentBaseConfig, count: number, first = 1): AgentBaseConfig[] {
+export function agentConfigs (base: AgentBaseConfig, count?: number, first = 1): AgentBaseConfig[] {
+  if (count === undefined) return [base]
   if (!Number.isSafeInteger(count) || count < 1 || count > MAX_AGENTS_PER_PROCESS) throw new InvalidArgumentError(`--agents must be between 1 and ${MAX_AGENTS_PER_PROCESS}, got ${count}`)
   if (!Number.isSafeInteger(first) || first < 1) throw new InvalidArgumentError(`--agent-index must be a positive whole number, got ${first}`)
-  if (count === 1) return [base]
   const defaultGrpc = defaultGrpcAddr(base.dataDir)
   if (base.grpc != null && base.grpc !== defaultGrpc && base.grpc.startsWith('unix:')) {
     throw new InvalidArgumentError('--grpc unix:PATH names one socket: with --agents, leave --grpc out (each agent serves the socket in its own data dir) or give HOST:PORT (ports PORT, PORT+1, ...)')
@@ -80,24 +81,37 @@ export interface ServedHost {
   stop: () => Promise<void>
 }
 
+/** Agents of a host that start at once, after the first: their clones and stores open side by side. */
+const START_CONCURRENCY = 8
+
 /**
- * Starts the agents one after another; every agent after the first also
- * bootstraps from the first, so the host's agents find each other and the
- * swarm through one connection. A failure stops those already started.
+ * Starts the first agent, then the others, several at a time; every agent
+ * after the first also bootstraps from the first, so the host's agents find
+ * each other and the swarm through one connection. A failure stops those
+ * already started.
  */
 export async function serveAgents (configs: AgentBaseConfig[]): Promise<ServedHost> {
-  const agents: ServedDaemon[] = []
+  const started: Array<ServedDaemon | undefined> = []
   const stop = async (): Promise<void> => {
-    await Promise.allSettled(agents.map(async a => { await a.stop() }))
+    await Promise.allSettled(started.map(async a => { await a?.stop() }))
   }
   try {
-    for (const [i, config] of configs.entries()) {
-      const firstAddrs = i === 0 ? [] : agents[0].daemon.listenAddrs()
-      agents.push(await serveDaemon({ ...config, peers: [...(config.peers ?? []), ...firstAddrs] }))
+    const first = await serveDaemon(configs[0])
+    started[0] = first
+    const firstAddrs = first.daemon.listenAddrs()
+    let next = 1
+    const worker = async (): Promise<void> => {
+      while (next < configs.length) {
+        const i = next++
+        started[i] = await serveDaemon({ ...configs[i], peers: [...(configs[i].peers ?? []), ...firstAddrs] })
+      }
     }
+    const results = await Promise.allSettled(Array.from({ length: START_CONCURRENCY }, worker))
+    const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected')
+    if (failed != null) throw failed.reason
   } catch (err) {
     await stop()
     throw err
   }
-  return { agents, stop }
+  return { agents: started as ServedDaemon[], stop }
 }

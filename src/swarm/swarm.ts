@@ -146,6 +146,7 @@ export interface SwarmStartOptions {
   perProcess?: number
   /** where the swarm lives and what it works on; the daemons are added to it as they start */
   state: SwarmState
+  /** the agents' harness; '' starts the daemons without one (benchmarks) */
   harness: string
   swarm: string
   /** more agentd flags */
@@ -171,31 +172,44 @@ export async function startSwarmHosts (o: SwarmStartOptions): Promise<LocalHost[
   const hosts: LocalHost[] = []
   const save = async (): Promise<void> => { await writeFile(join(dir, STATE_FILE), JSON.stringify(o.state, null, 2)) }
   await mkdir(dir, { recursive: true })
-  for (let first = 1; first <= o.n; first += perProcess) {
+  const startHost = async (h: number, peers: string[]): Promise<LocalHost> => {
+    const first = (h - 1) * perProcess + 1
     const agents = Math.min(perProcess, o.n - first + 1)
-    const h = hosts.length + 1
     const host = await startLocalHost({
       dataDir: dir,
       agents,
       firstAgent: first,
       detached: true,
       outFile: join(dir, `host-${h}.out`),
-      peers: hosts.length > 0 ? hosts[0].agents[0].addrs : [],
+      peers,
       logFile: join(dir, `host-${h}.log`),
       startTimeoutMs: 30_000 + agents * 2_000,
-      extraArgs: ['--swarm', o.swarm, '--repo', repo, '--branch', branch, '--harness', o.harness, '--metrics', '127.0.0.1:0', '--mirror-dir', join(dir, 'mirrors'), ...(o.agentdArgs ?? []),
+      extraArgs: ['--swarm', o.swarm, '--repo', repo, '--branch', branch, ...(o.harness !== '' ? ['--harness', o.harness] : []), '--metrics', '127.0.0.1:0', '--mirror-dir', join(dir, 'mirrors'), ...(o.agentdArgs ?? []),
         // One dashboard shows the whole swarm: the first agent serves it.
         ...(h === 1 && o.ui != null ? ['--ui', o.ui] : [])]
     })
-    hosts.push(host)
+    hosts[h - 1] = host
     for (const d of host.agents) {
       o.state.daemons.push({ name: d.name, pid: host.child.pid as number, grpc: d.grpc, dataDir: d.dataDir, metrics: d.metrics, ui: d.ui })
     }
+    o.state.daemons.sort((a, b) => agentOrder(a.name) - agentOrder(b.name))
     await save()
     o.progress(`started ${host.agents.length === 1 ? host.agents[0].name : `${host.agents[0].name} .. ${host.agents[host.agents.length - 1].name}`} in process ${host.child.pid as number}`)
     for (const d of host.agents) if (d.ui != null) o.progress(`dashboard ${d.ui}`)
+    return host
   }
+  // The first process, then the others at once, each bootstrapping from the first agent.
+  const first = await startHost(1, [])
+  const count = Math.ceil(o.n / perProcess)
+  const rest = await Promise.allSettled(Array.from({ length: count - 1 }, async (_, i) => await startHost(i + 2, first.agents[0].addrs)))
+  const failed = rest.find((r): r is PromiseRejectedResult => r.status === 'rejected')
+  if (failed != null) throw failed.reason
   return hosts
+}
+
+/** agent-12 -> 12, for listing a swarm's agents in their order. */
+function agentOrder (name: string): number {
+  return Number(/(\d+)$/.exec(name)?.[1] ?? 0)
 }
 
 /** The agents of a swarm, each with its process: what startSwarmHosts started. */

@@ -17,8 +17,13 @@ import { waitFor } from '../helpers/wait-for.js'
 describe('agentConfigs', () => {
   const base = { dataDir: '/d', name: '', grpc: 'unix:/d/agentd.sock', listen: ['/ip4/127.0.0.1/tcp/4001', '/ip4/127.0.0.1/tcp/0'], metrics: '127.0.0.1:9100', ui: '127.0.0.1:7464', peers: ['/ip4/10.0.0.1/tcp/4001/p2p/x'] }
 
-  it('keeps one agent exactly as configured', () => {
-    expect(agentConfigs(base, 1)).toEqual([base])
+  it('keeps a daemon without --agents exactly as configured', () => {
+    expect(agentConfigs(base)).toEqual([base])
+  })
+
+  it('lays out --agents 1 as a host does', () => {
+    const [a] = agentConfigs(base, 1, 3)
+    expect([a.dataDir, a.name, a.grpc]).toEqual(['/d/agent-3', 'agent-3', 'unix:/d/agent-3/agentd.sock'])
   })
 
   it('gives each agent its own dir, name, socket and ports, and the dashboard to the first alone', () => {
