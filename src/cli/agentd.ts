@@ -2,11 +2,11 @@
 import '../polyfill.js'
 import { Command, Option } from 'commander'
 import { readFile } from 'node:fs/promises'
-import { DEFAULTS } from '../daemon/config.js'
+import { DEFAULTS, MAX_AGENTS_PER_PROCESS } from '../daemon/config.js'
 import { defaultDataDir, defaultGrpcAddr } from '../addresses.js'
 import { loadOrCreateApiToken } from '../daemon/api-token.js'
 import { REMEMBERED_PEERS_MODES } from '../daemon/remembered-peers.js'
-import { serveDaemon } from './serve.js'
+import { agentConfigs, serveAgents, type ServedHost } from './agent-host.js'
 import { HARNESS_POLICY_DEFAULTS } from '../harness/policy.js'
 import { ASSIST_DEFAULTS, DEFAULT_INTEGRATOR_WINDOW_MS, HANDOFF_DEFAULTS } from '../core/board/index.js'
 import { durationFlag } from './duration.js'
@@ -76,6 +76,8 @@ const program = new Command('agentd')
   .addOption(new Option('--assist-after <duration>', 'a task is assisted only once held this long (0: as soon as it is held)').env('AGENCY_ASSIST_AFTER').argParser(durationFlag('--assist-after')).default(ASSIST_DEFAULTS.floorMs, '0'))
   .addOption(new Option('--handoff-factor <x>', 'hand-off by speed (docs/handoff.md): a holder at its task longer than this many times the median claim-to-done time of the done tasks (and --handoff-after) hands it to a faster live peer, an assistant first (0: off)').env('AGENCY_HANDOFF_FACTOR').argParser(nonNegativeNumber('--handoff-factor')).default(HANDOFF_DEFAULTS.factor))
   .addOption(new Option('--handoff-after <duration>', 'a task is handed off by speed only once held this long').env('AGENCY_HANDOFF_AFTER').argParser(durationFlag('--handoff-after')).default(HANDOFF_DEFAULTS.floorMs, '15m'))
+  .addOption(new Option('--agents <n>', `agents this process hosts (1 to ${MAX_AGENTS_PER_PROCESS}): each its own daemon, with its own identity, data dir <data-dir>/agent-<n>, API socket, ports (the given ones + 1, + 2, ...) and harness; they share the process's runtime, so each one past the first costs little memory (docs/many-agents.md)`).env('AGENCY_AGENTS').argParser(positiveInt('--agents')))
+  .addOption(new Option('--agent-index <k>', 'with --agents, the number of this process\'s first agent (agent-<k>, agent-<k+1>, ...), so that several processes on one host number their agents apart').env('AGENCY_AGENT_INDEX').argParser(positiveInt('--agent-index')).default(1))
   .addOption(new Option('--settle-ms <ms>', 'a fixed claim settle window (default: derived from gossip latency)').env('AGENCY_SETTLE_MS').argParser(positiveInt('--settle-ms')))
   .addHelpText('after', `
 Every flag can also be set by the environment variable shown, e.g. AGENCY_PEERS.
@@ -89,6 +91,7 @@ Examples:
   agentd --data-dir /tmp/a2 --listen /ip4/127.0.0.1/tcp/4002 --peers /ip4/127.0.0.1/tcp/4001/p2p/12D3Koo...
   agentd --data-dir /tmp/a3 --grpc 127.0.0.1:7403 --api-token-file /tmp/a3/api-token
   agentd --data-dir /tmp/a1 --ui 127.0.0.1:7464          # then open http://127.0.0.1:7464/
+  agentd --data-dir /tmp/host --agents 16 --harness claude  # 16 agents in one process: /tmp/host/agent-1 .. agent-16
   AGENCY_TOKEN_FILE=/tmp/a3/api-token agency --addr 127.0.0.1:7403 status
 `)
   .action(async (opts: Record<string, any>) => {
@@ -99,7 +102,7 @@ Examples:
     let onSignal = (signal: string): void => { signalled ??= signal }
     process.on('SIGINT', () => { onSignal('SIGINT') })
     process.on('SIGTERM', () => { onSignal('SIGTERM') })
-    let served
+    let host: ServedHost
     try {
       let swarmKey: Uint8Array | undefined
       if (opts.swarmKey != null) {
@@ -114,7 +117,7 @@ Examples:
       if (opts.apiTokenFile != null) {
         apiToken = await loadOrCreateApiToken(opts.apiTokenFile)
       }
-      served = await serveDaemon({
+      const base = {
         apiToken,
         swarmKey,
         allowPeers: opts.allowPeers ?? [],
@@ -140,24 +143,29 @@ Examples:
         assist: { budget: opts.assistBudget, floorMs: opts.assistAfter, spare: opts.assistSpare },
         findingsWorker: opts.findingsWorker === 'on',
         handoff: { factor: opts.handoffFactor, floorMs: opts.handoffAfter }
-      })
+      }
+      host = await serveAgents(agentConfigs(base, opts.agents, opts.agentIndex))
     } catch (err) {
       process.stderr.write(`agentd: ${(err as Error).message}\n`)
       process.exit(1)
     }
-    const { daemon } = served
-    daemon.onFatalError((err: Error) => {
-      process.stderr.write(`agentd: cannot write to the data dir ${daemon.config.dataDir}: ${err.message}; stopping (a restart reloads what is on disk)\n`)
-      const exit = (): never => process.exit(1)
-      setTimeout(exit, 5000).unref()
-      served.stop().then(exit, exit)
-    })
+    for (const { daemon } of host.agents) {
+      daemon.onFatalError((err: Error) => {
+        process.stderr.write(`agentd: cannot write to the data dir ${daemon.config.dataDir}: ${err.message}; stopping (a restart reloads what is on disk)\n`)
+        const exit = (): never => process.exit(1)
+        setTimeout(exit, 5000).unref()
+        host.stop().then(exit, exit)
+      })
+    }
+    // One block per agent, then one `ready` once all are up (swarm/local-daemon reads them).
     const out = [
-      `agentd ${VERSION} peer ${daemon.peerId} (${daemon.name}) swarm ${daemon.config.swarm}`,
-      ...daemon.listenAddrs().map(a => `listening ${a}`),
-      ...(served.grpc != null ? [`grpc ${served.grpc.address}`] : []),
-      ...(served.metrics != null ? [`metrics http://${served.metrics.address}/metrics`] : []),
-      ...(served.ui != null ? [`ui ${served.ui.url}`] : []),
+      ...host.agents.flatMap(a => [
+        `agentd ${VERSION} peer ${a.daemon.peerId} (${a.daemon.name}) swarm ${a.daemon.config.swarm}`,
+        ...a.daemon.listenAddrs().map(addr => `listening ${addr}`),
+        ...(a.grpc != null ? [`grpc ${a.grpc.address}`] : []),
+        ...(a.metrics != null ? [`metrics http://${a.metrics.address}/metrics`] : []),
+        ...(a.ui != null ? [`ui ${a.ui.url}`] : [])
+      ]),
       'ready'
     ]
     process.stdout.write(out.join('\n') + '\n')
@@ -166,7 +174,7 @@ Examples:
       if (stopping) return
       stopping = true
       process.stderr.write(`agentd: ${signal}, shutting down\n`)
-      served.stop().then(() => process.exit(0), (err) => {
+      host.stop().then(() => process.exit(0), (err) => {
         process.stderr.write(`agentd: shutdown failed: ${(err as Error).message}\n`)
         process.exit(1)
       })

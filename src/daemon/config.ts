@@ -72,6 +72,9 @@ export const DEFAULTS = {
   syncIntervalMs: 3000
 } as const
 
+/** Agents one agentd process may host (`agentd --agents`): past this one event loop is the bottleneck (docs/many-agents.md). */
+export const MAX_AGENTS_PER_PROCESS = 128
+
 export function resolveConfig (partial: Partial<DaemonConfig> & { dataDir: string }): DaemonConfig {
   return {
     listen: [...DEFAULTS.listen],

@@ -50,6 +50,7 @@ export interface LocalDaemon {
   metrics?: string
   /** the dashboard's address, when started with --ui */
   ui?: string
+  /** the agentd process; the agents of one host share it */
   child: ChildProcess
   stop: (signal?: NodeJS.Signals) => Promise<number | null>
 }
@@ -67,9 +68,27 @@ export interface LocalDaemonOptions {
   startTimeoutMs?: number
 }
 
+export interface LocalHostOptions extends Omit<LocalDaemonOptions, 'name'> {
+  /** agents in the process (`agentd --agents`); each lives in <dataDir>/agent-<n> */
+  agents: number
+  /** the number of its first agent (`--agent-index`) */
+  firstAgent: number
+  /** where a detached host's stdout goes (default <dataDir>/agentd.out): hosts sharing a data dir each need their own */
+  outFile?: string
+}
+
+/** One agentd process hosting several agents (`agentd --agents N`): their API on the socket in each one's data dir. */
+export interface LocalHost {
+  agents: LocalDaemon[]
+  child: ChildProcess
+  /** the arguments it was started with: a restart after a crash gives the same ones */
+  args: string[]
+  stop: (signal?: NodeJS.Signals) => Promise<number | null>
+}
+
+/** One agent in its own process, on loopback ports the system picks. */
 export async function startLocalDaemon (o: LocalDaemonOptions): Promise<LocalDaemon> {
   const args = [
-    AGENTD_SCRIPT,
     '--data-dir', o.dataDir,
     '--name', o.name,
     '--listen', '/ip4/127.0.0.1/tcp/0',
@@ -77,41 +96,69 @@ export async function startLocalDaemon (o: LocalDaemonOptions): Promise<LocalDae
     ...(o.peers != null && o.peers.length > 0 ? ['--peers', o.peers.join(',')] : []),
     ...(o.extraArgs ?? [])
   ]
+  const host = await startAgentd(args, o, join(o.dataDir, 'agentd.out'))
+  return { ...host.agents[0], name: o.name, dataDir: o.dataDir }
+}
+
+/** Several agents in one process (`agentd --agents`), each with its API on the unix socket in its data dir. */
+export async function startLocalHost (o: LocalHostOptions): Promise<LocalHost> {
+  const args = [
+    '--data-dir', o.dataDir,
+    '--agents', String(o.agents),
+    '--agent-index', String(o.firstAgent),
+    '--listen', '/ip4/127.0.0.1/tcp/0',
+    ...(o.peers != null && o.peers.length > 0 ? ['--peers', o.peers.join(',')] : []),
+    ...(o.extraArgs ?? [])
+  ]
+  return await startAgentd(args, o, o.outFile ?? join(o.dataDir, 'agentd.out'))
+}
+
+/** Starts agentd with `args` again, as a crashed host is restarted: same data dirs, so the same agents. */
+export async function restartLocalHost (host: LocalHost, o: Pick<LocalDaemonOptions, 'dataDir' | 'env' | 'logFile' | 'detached' | 'startTimeoutMs'> & { outFile?: string }): Promise<LocalHost> {
+  return await startAgentd(host.args, o, o.outFile ?? join(o.dataDir, 'agentd.out'))
+}
+
+async function startAgentd (args: string[], o: Pick<LocalDaemonOptions, 'dataDir' | 'env' | 'logFile' | 'detached' | 'startTimeoutMs'>, outFile: string): Promise<LocalHost> {
   const stderr = o.logFile != null ? openSync(o.logFile, 'a') : 'ignore'
   if (o.detached === true) await mkdir(o.dataDir, { recursive: true })
-  const outFile = join(o.dataDir, 'agentd.out')
   // A detached daemon must not write into a pipe that dies with us: its stdout goes to a file we tail.
   const stdout = o.detached === true ? openSync(outFile, 'w') : 'pipe'
-  const child = spawn(process.execPath, args, { stdio: ['ignore', stdout, stderr], env: { ...process.env, ...o.env }, detached: o.detached === true })
+  const child = spawn(process.execPath, [AGENTD_SCRIPT, ...args], { stdio: ['ignore', stdout, stderr], env: { ...process.env, ...o.env }, detached: o.detached === true })
   const exited = new Promise<number | null>(resolve => { child.once('exit', code => { resolve(code) }) })
   const lines = o.detached === true ? tailLines(outFile, child) : createInterface({ input: child.stdout! })
-  const info: Partial<LocalDaemon> & { addrs: string[] } = { addrs: [] }
+  // One block per agent, each opened by its `agentd ... peer <id> (<name>)` line; `ready` once all are up.
+  const infos: Array<Partial<LocalDaemon> & { addrs: string[] }> = []
+  const what = `agentd (${o.dataDir})`
   await new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => { child.kill('SIGKILL'); reject(new Error(`agentd ${o.name} did not start in time`)) }, o.startTimeoutMs ?? 30_000)
+    const timer = setTimeout(() => { child.kill('SIGKILL'); reject(new Error(`${what} did not start in time`)) }, o.startTimeoutMs ?? 30_000)
     lines.on('line', line => {
       const [key, value] = [line.split(' ')[0], line.split(' ')[1]]
-      if (key === 'agentd') info.peerId = line.split(' ')[3]
+      const info = infos[infos.length - 1]
+      if (key === 'agentd') infos.push({ peerId: line.split(' ')[3], name: /\((.*)\)/.exec(line)?.[1], addrs: [] })
+      else if (info == null) return
       else if (key === 'listening') info.addrs.push(value)
       else if (key === 'grpc') info.grpc = value
       else if (key === 'ui') info.ui = value
       else if (key === 'metrics') info.metrics = value.replace(/^http:\/\//, '').replace(/\/metrics$/, '')
-      else if (key === 'ready') { clearTimeout(timer); resolve() }
+      if (key === 'ready') { clearTimeout(timer); resolve() }
     })
-    child.once('exit', code => { clearTimeout(timer); reject(new Error(`agentd ${o.name} exited with code ${code} before it was ready`)) })
+    child.once('exit', code => { clearTimeout(timer); reject(new Error(`${what} exited with code ${code} before it was ready`)) })
   })
   if (o.detached === true) { lines.close(); child.unref() }
-  return {
-    name: o.name,
-    dataDir: o.dataDir,
+  const stop = async (signal: NodeJS.Signals = 'SIGTERM'): Promise<number | null> => {
+    if (child.exitCode == null && child.signalCode == null) child.kill(signal)
+    return await exited
+  }
+  const agents = infos.map(info => ({
+    name: info.name as string,
+    dataDir: join(o.dataDir, info.name as string),
     peerId: info.peerId as string,
     addrs: info.addrs,
     grpc: info.grpc as string,
     metrics: info.metrics,
     ui: info.ui,
     child,
-    stop: async (signal = 'SIGTERM') => {
-      if (child.exitCode == null && child.signalCode == null) child.kill(signal)
-      return await exited
-    }
-  }
+    stop
+  }))
+  return { agents, child, args, stop }
 }

@@ -1,6 +1,7 @@
-// `agency swarm up|down`: N local agentd processes wired to each other, each
-// with a harness, working one shared repository; the goal and tasks of an
-// example project put on the board; a live progress view.
+// `agency swarm up|down`: N local agents in a few agentd processes (several
+// agents per process, wired to each other), each agent with a harness,
+// working one shared repository; the goal and tasks of an example project put
+// on the board; a live progress view.
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises'
 import { existsSync, readFileSync } from 'node:fs'
 import { execFileSync } from 'node:child_process'
@@ -10,7 +11,9 @@ import { sharedRepoFor, type SharedRepo } from './shared-repo.js'
 import { harnessLaunch } from '../harness/index.js'
 import { acpAgentLaunch, isAcpHarness } from '../harness/acp/acp-agents.js'
 import { checkLaunchCommand } from '../harness/command-check.js'
-import { startLocalDaemon, type LocalDaemon } from './local-daemon.js'
+import { restartLocalHost, startLocalHost, type LocalDaemon, type LocalHost } from './local-daemon.js'
+import { availableParallelism } from 'node:os'
+import { MAX_AGENTS_PER_PROCESS } from '../daemon/config.js'
 import { loadExample, seedBareRepo, type ExampleProject } from './example-project.js'
 import { connectAgency, type Agency } from '../api/client.js'
 import type { AddTaskRequest, AgencyClient, LogInfoReply, StatusReply } from '../gen/agency/v1/api.js'
@@ -36,6 +39,8 @@ export interface SwarmUpOptions {
   timeoutMs: number
   /** serve the dashboard of the first agent's daemon on this HOST:PORT */
   ui?: string
+  /** agents per agentd process (default: agentsPerProcess(n)); 1 runs one process per agent */
+  perProcess?: number
   progress: (line: string) => void
 }
 
@@ -109,8 +114,13 @@ async function putProjectOnBoard (agency: Agency, example: ExampleProject): Prom
   if (goal.goal == null) await agency.call((c: AgencyClient) => c.setGoal, { text: example.goal, files: ['README.md'], testCommand: example.testCommand })
 }
 
+function checkPerProcess (k: number): void {
+  if (!Number.isSafeInteger(k) || k < 1 || k > MAX_AGENTS_PER_PROCESS) throw new InvalidArgumentError(`--per-process must be between 1 and ${MAX_AGENTS_PER_PROCESS}, got ${k}`)
+}
+
 /** Checks everything a swarm needs before anything starts, so a bad option leaves nothing behind. */
 function checkOptions (o: SwarmUpOptions, dir: string): void {
+  if (o.perProcess != null) checkPerProcess(o.perProcess)
   if (!Number.isSafeInteger(o.n) || o.n < 1 || o.n > 1024) throw new InvalidArgumentError('-n must be between 1 and 1024')
   if (o.goal != null && o.goal.trim() === '') throw new InvalidArgumentError('--goal is empty: say what the swarm is to build')
   if (o.goal != null && (o.testCommand ?? '').trim() === '') throw new InvalidArgumentError('--goal needs --test "<command>": the command whose passing tests mean the goal is met (e.g. --test "npm test")')
@@ -120,10 +130,23 @@ function checkOptions (o: SwarmUpOptions, dir: string): void {
   checkLaunchCommand(isAcpHarness(o.harness) ? acpAgentLaunch(o.harness, ctx).launch : harnessLaunch(o.harness, ctx))
 }
 
+/**
+ * How many agents one agentd process hosts when a swarm of n starts on this
+ * machine: enough processes to use every core, and none past 32 agents (one
+ * event loop serves them all; docs/many-agents.md).
+ */
+export function agentsPerProcess (n: number, cores = availableParallelism()): number {
+  const processes = Math.min(n, Math.max(cores, Math.ceil(n / 32)))
+  return Math.ceil(n / processes)
+}
+
 export interface SwarmStartOptions {
   n: number
+  /** agents per agentd process (default: agentsPerProcess(n)) */
+  perProcess?: number
   /** where the swarm lives and what it works on; the daemons are added to it as they start */
   state: SwarmState
+  /** the agents' harness; '' starts the daemons without one (benchmarks) */
   harness: string
   swarm: string
   /** more agentd flags */
@@ -134,36 +157,95 @@ export interface SwarmStartOptions {
 }
 
 /**
- * Starts N agentd processes (detached, so they outlive this process) on the
- * state's shared repository and branch, wired to the first one, and records
- * each in <dir>/swarm.json as it starts, so that `swarmDown(dir)` stops them
- * all, also when a later one fails to start (the caller calls it then).
+ * Starts the swarm's N agents in agentd processes of up to `perProcess` agents
+ * each (detached, so they outlive this process), on the state's shared
+ * repository and branch, every process wired to the first agent, and records
+ * each agent in <dir>/swarm.json as its process starts, so that
+ * `swarmDown(dir)` stops them all, also when a later one fails to start (the
+ * caller calls it then). Agent k lives in <dir>/agent-k, as with one process
+ * per agent.
  */
-export async function startSwarmDaemons (o: SwarmStartOptions): Promise<LocalDaemon[]> {
+export async function startSwarmHosts (o: SwarmStartOptions): Promise<LocalHost[]> {
   const { dir, repo, branch } = o.state
-  const daemons: LocalDaemon[] = []
+  const perProcess = o.perProcess ?? agentsPerProcess(o.n)
+  checkPerProcess(perProcess)
+  const hosts: LocalHost[] = []
   const save = async (): Promise<void> => { await writeFile(join(dir, STATE_FILE), JSON.stringify(o.state, null, 2)) }
   await mkdir(dir, { recursive: true })
-  for (let i = 1; i <= o.n; i++) {
-    const name = `agent-${i}`
-    const dataDir = join(dir, name)
-    const d = await startLocalDaemon({
-      name,
-      dataDir,
+  const startHost = async (h: number, peers: string[]): Promise<LocalHost> => {
+    const first = (h - 1) * perProcess + 1
+    const agents = Math.min(perProcess, o.n - first + 1)
+    const host = await startLocalHost({
+      dataDir: dir,
+      agents,
+      firstAgent: first,
       detached: true,
-      peers: daemons.length > 0 ? daemons[0].addrs : [],
-      logFile: join(dir, `${name}.log`),
-      extraArgs: ['--swarm', o.swarm, '--repo', repo, '--branch', branch, '--harness', o.harness, '--metrics', '127.0.0.1:0', '--mirror-dir', join(dir, 'mirrors'), ...(o.agentdArgs ?? []),
-        // One dashboard shows the whole swarm: the first daemon serves it.
-        ...(i === 1 && o.ui != null ? ['--ui', o.ui] : [])]
+      outFile: join(dir, `host-${h}.out`),
+      peers,
+      logFile: join(dir, `host-${h}.log`),
+      startTimeoutMs: 30_000 + agents * 2_000,
+      extraArgs: ['--swarm', o.swarm, '--repo', repo, '--branch', branch, ...(o.harness !== '' ? ['--harness', o.harness] : []), '--metrics', '127.0.0.1:0', '--mirror-dir', join(dir, 'mirrors'), ...(o.agentdArgs ?? []),
+        // One dashboard shows the whole swarm: the first agent serves it.
+        ...(h === 1 && o.ui != null ? ['--ui', o.ui] : [])]
     })
-    daemons.push(d)
-    o.state.daemons.push({ name, pid: d.child.pid as number, grpc: d.grpc, dataDir, metrics: d.metrics, ui: d.ui })
+    hosts[h - 1] = host
+    for (const d of host.agents) {
+      o.state.daemons.push({ name: d.name, pid: host.child.pid as number, grpc: d.grpc, dataDir: d.dataDir, metrics: d.metrics, ui: d.ui })
+    }
+    o.state.daemons.sort((a, b) => agentOrder(a.name) - agentOrder(b.name))
     await save()
-    o.progress(`started ${name} (${d.peerId.slice(-8)}) gRPC ${d.grpc}`)
-    if (d.ui != null) o.progress(`dashboard ${d.ui}`)
+    o.progress(`started ${host.agents.length === 1 ? host.agents[0].name : `${host.agents[0].name} .. ${host.agents[host.agents.length - 1].name}`} in process ${host.child.pid as number}`)
+    for (const d of host.agents) if (d.ui != null) o.progress(`dashboard ${d.ui}`)
+    return host
   }
-  return daemons
+  // The first process, then the others at once, each bootstrapping from the first agent.
+  const first = await startHost(1, [])
+  const count = Math.ceil(o.n / perProcess)
+  const rest = await Promise.allSettled(Array.from({ length: count - 1 }, async (_, i) => await startHost(i + 2, first.agents[0].addrs)))
+  const failed = rest.find((r): r is PromiseRejectedResult => r.status === 'rejected')
+  if (failed != null) throw failed.reason
+  return hosts
+}
+
+/** agent-12 -> 12, for listing a swarm's agents in their order. */
+function agentOrder (name: string): number {
+  return Number(/(\d+)$/.exec(name)?.[1] ?? 0)
+}
+
+/** The agents of a swarm, each with its process: what startSwarmHosts started. */
+export async function startSwarmDaemons (o: SwarmStartOptions): Promise<LocalDaemon[]> {
+  return (await startSwarmHosts(o)).flatMap(h => h.agents)
+}
+
+/** Restarts of one host process at most, so a process that cannot start (its disk full, say) is not started for ever. */
+const MAX_HOST_RESTARTS = 5
+
+/**
+ * A host process of the swarm that crashed (a signal other than a stop, a
+ * non-zero exit: the OOM killer, a fatal disk error) is started again on the
+ * same data dirs: its agents come back with their identities and everything
+ * they acknowledged. A process stopped on purpose (SIGTERM, SIGINT, exit 0:
+ * `agency swarm down`) is left down, and so is every process once the state
+ * file is gone.
+ */
+async function restartCrashedHosts (hosts: LocalHost[], restarts: number[], state: SwarmState, progress: (line: string) => void): Promise<void> {
+  for (const [i, host] of hosts.entries()) {
+    const { exitCode, signalCode } = host.child
+    if (exitCode == null && signalCode == null) continue
+    if (exitCode === 0 || signalCode === 'SIGTERM' || signalCode === 'SIGINT') continue
+    if ((restarts[i] ?? 0) >= MAX_HOST_RESTARTS || !existsSync(join(state.dir, STATE_FILE))) continue
+    restarts[i] = (restarts[i] ?? 0) + 1
+    const h = i + 1
+    const names = host.agents.map(a => a.name).join(', ')
+    const again = await restartLocalHost(host, { dataDir: state.dir, detached: true, outFile: join(state.dir, `host-${h}.out`), logFile: join(state.dir, `host-${h}.log`), startTimeoutMs: 30_000 + host.agents.length * 2_000 })
+    hosts[i] = again
+    for (const d of again.agents) {
+      const entry = state.daemons.find(e => e.dataDir === d.dataDir)
+      if (entry != null) Object.assign(entry, { pid: again.child.pid as number, grpc: d.grpc, metrics: d.metrics, ui: d.ui })
+    }
+    await writeFile(join(state.dir, STATE_FILE), JSON.stringify(state, null, 2))
+    progress(`the process of ${names} ended (${signalCode ?? `exit code ${String(exitCode)}`}); started again (${restarts[i]} of ${MAX_HOST_RESTARTS}): ${again.agents.length} agents back`)
+  }
 }
 
 export async function swarmUp (o: SwarmUpOptions): Promise<{ state: SwarmState, finished: boolean }> {
@@ -192,8 +274,10 @@ export async function swarmUp (o: SwarmUpOptions): Promise<{ state: SwarmState, 
   await writeFile(join(dir, REPO_FILE), JSON.stringify({ name: o.swarm, repo, branch: shared.branch, source: shared.source }, null, 2))
   const clients: Agency[] = []
   try {
-    const daemons = await startSwarmDaemons({ n: o.n, state, harness: o.harness, swarm: o.swarm, agentdArgs: o.agentdArgs, ui: o.ui, progress: o.progress })
-    const first = connectAgency(daemons[0].grpc)
+    const hosts = await startSwarmHosts({ n: o.n, state, harness: o.harness, swarm: o.swarm, agentdArgs: o.agentdArgs, ui: o.ui, perProcess: o.perProcess, progress: o.progress })
+    // The first agent's API is a unix socket in its data dir: the same address after a restart.
+    const first = connectAgency(hosts[0].agents[0].grpc)
+    const restarts: number[] = []
     clients.push(first)
     if (example != null) {
       await putProjectOnBoard(first, example)
@@ -214,6 +298,7 @@ export async function swarmUp (o: SwarmUpOptions): Promise<{ state: SwarmState, 
       let s: StatusReply
       let info: LogInfoReply
       try {
+        await restartCrashedHosts(hosts, restarts, state, o.progress)
         s = await first.call((c: AgencyClient) => c.getStatus, {}, 20_000)
         info = await first.call((c: AgencyClient) => c.logInfo, {}, 20_000)
         failures = 0
@@ -250,8 +335,8 @@ function alive (pid: number): boolean {
   try { process.kill(pid, 0); return true } catch { return false }
 }
 
-/** True while pid is still the agentd this swarm started on dataDir: pids of dead daemons get reused. */
-function isSwarmDaemon (pid: number, dataDir: string): boolean {
+/** True while pid is still an agentd this swarm started in its dir: pids of dead daemons get reused. */
+function isSwarmDaemon (pid: number, dir: string): boolean {
   if (!alive(pid)) return false
   let args: string
   try {
@@ -259,7 +344,7 @@ function isSwarmDaemon (pid: number, dataDir: string): boolean {
   } catch {
     try { args = execFileSync('ps', ['-ww', '-o', 'args=', '-p', String(pid)], { encoding: 'utf8' }) } catch { return false }
   }
-  return args.includes('agentd') && args.includes(dataDir)
+  return args.includes('agentd') && args.includes(dir)
 }
 
 /** Stops every daemon of the swarm in `dir` (SIGTERM, then SIGKILL after a grace period). */
@@ -268,11 +353,12 @@ export async function swarmDown (dirArg: string, graceMs = 15_000): Promise<numb
   const file = join(dir, STATE_FILE)
   if (!existsSync(file)) throw new FailedPreconditionError(`no swarm is up in ${dir}`)
   const state = JSON.parse(await readFile(file, 'utf8')) as SwarmState
-  const ours = state.daemons.filter(d => isSwarmDaemon(d.pid, d.dataDir))
+  // Agents hosted by one process share its pid; processes started from an older state file name an agent's dir, which is inside the swarm's.
+  const ours = [...new Map(state.daemons.map(d => [d.pid, d])).values()].filter(d => isSwarmDaemon(d.pid, dir))
   for (const d of ours) process.kill(d.pid, 'SIGTERM')
   const deadline = Date.now() + graceMs
   while (ours.some(d => alive(d.pid)) && Date.now() < deadline) await new Promise(resolve => setTimeout(resolve, 100))
-  for (const d of ours) if (isSwarmDaemon(d.pid, d.dataDir)) process.kill(d.pid, 'SIGKILL')
+  for (const d of ours) if (isSwarmDaemon(d.pid, dir)) process.kill(d.pid, 'SIGKILL')
   await rm(file, { force: true })
   return state.daemons.length
 }

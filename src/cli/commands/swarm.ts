@@ -16,9 +16,9 @@ function swarmDirOf (opts: { dir?: string, swarm?: string, repo?: string, exampl
 const DEFAULT_UI = '127.0.0.1:7464'
 
 export function registerSwarmCommands (program: Command): void {
-  const swarm = program.command('swarm').description('run a local swarm: N agentd processes wired to each other, each with an agent harness')
+  const swarm = program.command('swarm').description('run a local swarm: N agents, each with its own daemon and harness, in a few agentd processes wired to each other')
   swarm.command('up')
-    .description('start N local agentd processes on one shared repository, with a live progress view (Ctrl-C leaves the swarm running; `agency swarm down` stops it).\nYour project: agency swarm up -n 4 --repo . --goal "<what to build>" --test "npm test" --harness claude')
+    .description('start N local agents (a few agents per agentd process) on one shared repository, with a live progress view (Ctrl-C leaves the swarm running; `agency swarm down` stops it).\nYour project: agency swarm up -n 4 --repo . --goal "<what to build>" --test "npm test" --harness claude')
     .option('-n, --agents <n>', 'how many agents', '4')
     .option('--repo <path-or-url>', 'your repository: a working repository is copied (its current branch) into a bare shared repository in the swarm\'s directory and left untouched; a bare repository or URL is used as it is')
     .option('--branch <name>', 'the shared branch (default: the repository\'s current branch)')
@@ -31,10 +31,12 @@ export function registerSwarmCommands (program: Command): void {
     .option('--swarm <name>', 'swarm name (default: the repository\'s name)')
     .option('--down-when-done', 'stop every daemon once the goal is met')
     .option('--timeout <seconds>', 'stop watching after this long (0: never)', '0')
+    .option('--per-process <k>', 'agents per agentd process (default: enough processes for every core, at most 32 agents each; 1: a process per agent)')
     .option('--ui [host:port]', 'serve the live dashboard from the first agent\'s daemon (default 127.0.0.1:7464; a port of 0 picks a free one)')
-    .action(async (opts: { agents: string, repo?: string, branch?: string, goal?: string, test?: string, example?: string, harness: string, harnessRunTimeout: string, dir?: string, swarm?: string, downWhenDone?: boolean, timeout: string, ui?: string | boolean }) => {
+    .action(async (opts: { agents: string, repo?: string, branch?: string, goal?: string, test?: string, example?: string, harness: string, harnessRunTimeout: string, dir?: string, swarm?: string, downWhenDone?: boolean, timeout: string, ui?: string | boolean, perProcess?: string }) => {
       try {
         const n = Number(opts.agents)
+        const perProcess = opts.perProcess != null ? Number(opts.perProcess) : undefined
         const example = opts.example ?? (opts.repo == null && opts.goal == null ? 'calc' : undefined)
         const name = opts.swarm ?? swarmNameFor(opts.repo, example ?? 'local')
         const dir = swarmDirOf({ ...opts, swarm: name, example })
@@ -50,7 +52,7 @@ export function registerSwarmCommands (program: Command): void {
         const { finished, state } = await swarmUp({
           n, dir, repo: opts.repo, branch: opts.branch, example, goal: opts.goal, testCommand: opts.test, harness: opts.harness, swarm: name,
           agentdArgs: ['--harness-run-timeout', String(runTimeout)],
-          downWhenDone: opts.downWhenDone === true, timeoutMs: Number(opts.timeout) * 1000, ui: opts.ui === true ? DEFAULT_UI : opts.ui === false ? undefined : opts.ui, progress: line
+          downWhenDone: opts.downWhenDone === true, timeoutMs: Number(opts.timeout) * 1000, perProcess, ui: opts.ui === true ? DEFAULT_UI : opts.ui === false ? undefined : opts.ui, progress: line
         })
         line(finished ? 'the goal is met: every task is done and the shared tests pass' : 'stopped watching before the goal was met')
         if (!finished) process.exitCode = 4
