@@ -111,6 +111,10 @@ async function measure (n: number, perProcess: number, idleS: number): Promise<R
       idleCpuPct,
       idleCpuPerAgentPct: idleCpuPct / n
     }
+  } catch (err) {
+    // What the processes said before the failure goes with it: their dir is removed below.
+    for (const h of hosts.keys()) say(`host-${h + 1}.log ends:\n${(await readFile(join(dir, `host-${h + 1}.log`), 'utf8').catch(() => '')).split('\n').slice(-15).join('\n')}`)
+    throw err
   } finally {
     for (const c of clients) c.close()
     await Promise.allSettled(hosts.map(async h => await h.stop('SIGTERM')))
