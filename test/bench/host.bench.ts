@@ -15,7 +15,7 @@
 // and sockets on loopback only; everything is stopped and removed at the end.
 import '../../src/polyfill.js'
 import { mkdtemp, readFile, rm } from 'node:fs/promises'
-import { tmpdir, cpus, totalmem } from 'node:os'
+import { tmpdir, cpus, loadavg, totalmem } from 'node:os'
 import { join } from 'node:path'
 import { execFileSync } from 'node:child_process'
 import { startSwarmHosts, agentsPerProcess } from '../../src/swarm/swarm.js'
@@ -111,6 +111,10 @@ async function measure (n: number, perProcess: number, idleS: number): Promise<R
       idleCpuPct,
       idleCpuPerAgentPct: idleCpuPct / n
     }
+  } catch (err) {
+    // What the processes said before the failure goes with it: their dir is removed below.
+    for (const h of hosts.keys()) say(`host-${h + 1}.log ends:\n${(await readFile(join(dir, `host-${h + 1}.log`), 'utf8').catch(() => '')).split('\n').slice(-15).join('\n')}`)
+    throw err
   } finally {
     for (const c of clients) c.close()
     await Promise.allSettled(hosts.map(async h => await h.stop('SIGTERM')))
@@ -120,28 +124,29 @@ async function measure (n: number, perProcess: number, idleS: number): Promise<R
 
 async function main (): Promise<void> {
   const args = parseArgs(process.argv.slice(2))
-  const rows: Result[] = []
+  const f = (x: number, d = 1): string => Number.isFinite(x) ? x.toFixed(d) : '-'
+  // Each row as soon as it is measured, so a later failure keeps what was measured.
+  const row = (r: Result): void => { process.stdout.write(`| ${r.way} | ${r.n} | ${r.processes} | ${f(r.liveS)} | ${f(r.claimedS)} | ${f(r.rssMiB, 0)} | ${f(r.rssPerAgentMiB)} | ${f(r.rssPerMoreMiB)} | ${f(r.idleCpuPct, 2)} | ${f(r.idleCpuPerAgentPct, 3)} |\n`) }
+  process.stdout.write([
+    `machine: ${cpus().length} cores, ${Math.round(totalmem() / 2 ** 30)} GiB; node ${process.version}; load average at start ${loadavg()[0].toFixed(1)}`,
+    '',
+    '| way | agents | processes | all live (s) | all HELD (s) | RSS all (MiB) | RSS per agent (MiB) | RSS per agent past each process\'s first (MiB) | idle CPU all (% of a core) | idle CPU per agent (% of a core) |',
+    '|---|---|---|---|---|---|---|---|---|---|'
+  ].join('\n') + '\n')
+  // One agent first: the per-process floor that every further agent is measured against.
+  const one = await measure(1, 1, args.idleS)
+  row(one)
   for (const n of args.agents) {
-    // One agent first: the per-process floor that every further agent is measured against.
-    const one = await measure(1, 1, args.idleS)
     const hosted = await measure(n, agentsPerProcess(n), args.idleS)
     hosted.rssPerMoreMiB = (hosted.rssMiB - one.rssMiB * hosted.processes) / (n - hosted.processes)
-    rows.push(one, hosted)
+    row(hosted)
     if (n <= args.perAgentUpTo) {
       const apart = await measure(n, 1, args.idleS)
       apart.rssPerMoreMiB = (apart.rssMiB - one.rssMiB) / (n - 1)
-      rows.push(apart)
+      row(apart)
     }
   }
-  const f = (x: number, d = 1): string => Number.isFinite(x) ? x.toFixed(d) : '-'
-  const lines = [
-    `machine: ${cpus().length} cores, ${Math.round(totalmem() / 2 ** 30)} GiB; node ${process.version}`,
-    '',
-    '| way | agents | processes | all live (s) | all HELD (s) | RSS all (MiB) | RSS per agent (MiB) | RSS per agent past each process\'s first (MiB) | idle CPU all (% of a core) | idle CPU per agent (% of a core) |',
-    '|---|---|---|---|---|---|---|---|---|---|',
-    ...rows.map(r => `| ${r.way} | ${r.n} | ${r.processes} | ${f(r.liveS)} | ${f(r.claimedS)} | ${f(r.rssMiB, 0)} | ${f(r.rssPerAgentMiB)} | ${f(r.rssPerMoreMiB)} | ${f(r.idleCpuPct, 2)} | ${f(r.idleCpuPerAgentPct, 3)} |`)
-  ]
-  process.stdout.write(lines.join('\n') + '\n')
+  process.stdout.write(`load average at the end ${loadavg()[0].toFixed(1)}\n`)
 }
 
 // The daemons are detached and unreferenced, and a pending gRPC call does not hold the event loop: this does.
