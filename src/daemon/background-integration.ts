@@ -21,7 +21,7 @@ import type { Integrator } from './integrator.js'
 import type { DirectIntegration, IntegrateTarget, WrittenRequest } from './integration.js'
 import type { RepoWorkspace } from './repo-workspace.js'
 import type { Startable } from './startable.js'
-import { backgroundVerifyFailedText } from './notice-writer.js'
+import { acceptedForVerify, acceptedToIntegrate, assistNotInBackground, backgroundVerifyFailed, verifyingAlready } from '../core/agent-words.js'
 
 export interface BackgroundIntegrationComponents {
   me: string
@@ -98,13 +98,13 @@ export class BackgroundIntegration implements Startable {
    */
   async integrateInBackground (taskArg: string, message: string): Promise<IntegrateReply> {
     const target = this.c.integration.resolveTask(taskArg)
-    if (target.assist !== undefined) throw new FailedPreconditionError(`you assist ${target.task}, you do not hold it: integrate an assist without --background (agency integrate)`)
+    if (target.assist !== undefined) throw new FailedPreconditionError(assistNotInBackground(target.task))
     this.c.integration.verifyCommand()
     const { task, epoch } = target
     const integrator = this.integratorServing()
     if (integrator !== undefined) {
       const commit = await this.c.integration.whileBusy(task, async () => await this.handOverToVerify(target, message))
-      return { result: 'accepted', commit: '', conflicts: [], summary: `accepted: ${task}@${epoch} (${commit.slice(0, 12)}) is on its way; an integrator serves the swarm (${integrator}), so your daemon verifies it on the shared branch first, then asks the integrator to land it, and marks it done when it lands. Go on with agency claim --next; a notice tells you if it did not pass or land (then claim returns ${task} to fix first)`, attempts: 0, tests: undefined, findingId: '', epoch, paths: [] }
+      return { result: 'accepted', commit: '', conflicts: [], summary: acceptedForVerify(task, epoch, commit, integrator), attempts: 0, tests: undefined, findingId: '', epoch, paths: [] }
     }
     const request = await this.c.integration.whileBusy(task, async () => {
       const r = await this.c.integration.requestResolved(target)
@@ -112,7 +112,7 @@ export class BackgroundIntegration implements Startable {
       return r
     })
     this.runInBackground(target, message, request)
-    return { result: 'accepted', commit: '', conflicts: [], summary: `accepted: ${task}@${epoch} (${request.commit.slice(0, 12)}) is on its way; your daemon integrates it and marks it done when it lands. Go on with agency claim --next; a notice tells you if it did not land (then claim returns ${task} to fix first)`, attempts: 0, tests: undefined, findingId: '', epoch, paths: [] }
+    return { result: 'accepted', commit: '', conflicts: [], summary: acceptedToIntegrate(task, epoch, request.commit), attempts: 0, tests: undefined, findingId: '', epoch, paths: [] }
   }
 
   /**
@@ -149,7 +149,7 @@ export class BackgroundIntegration implements Startable {
     // What request-integration refuses: work not committed would not be verified nor landed.
     const commit = await handedCommit(ws, ws.taskBranch(task))
     this.c.board.board.checkDoable(task, this.c.me)
-    if (this.verifying.has(task)) throw new FailedPreconditionError(`your daemon is verifying ${task} already: go on with agency claim --next; a notice tells you if it did not pass`)
+    if (this.verifying.has(task)) throw new FailedPreconditionError(verifyingAlready(task))
     this.verifying.add(task)
     this.c.board.protocol.carryHere(task, epoch)
     const running: Promise<void> = this.c.integration.whileBusy(task, async () => { await this.verifyThenRequest(target, message, commit) })
@@ -221,7 +221,7 @@ export class BackgroundIntegration implements Startable {
   }
 
   private tellVerifyFailed (task: string, epoch: number, what: string, once: string): void {
-    this.c.notice?.(backgroundVerifyFailedText(task, epoch, what), task, `background-verify:${once}`)
+    this.c.notice?.(backgroundVerifyFailed(task, epoch, what), task, `background-verify:${once}`)
   }
 
   /**

@@ -14,10 +14,11 @@ import type { Metrics } from '../metrics/metrics.js'
 import type { Logger } from '../logger.js'
 import type { BoardService } from './board-service.js'
 import type { LogService } from './log-service.js'
-import { doneFirstText, type AssistService, type AssistTarget } from './assist-service.js'
+import { type AssistService, type AssistTarget } from './assist-service.js'
 import { epochMoved } from './integrator.js'
 import { recordRecoveredRun, recordTestRun } from './test-run-record.js'
 import type { RepoWorkspace } from './repo-workspace.js'
+import { HOLD_NO_TASK, NO_VERIFY_COMMAND, alreadyOnSharedBranch, doneFirst, holdSeveralTasks, integrateOnlyHeld, integrated, landedFirst, noNewCommits } from '../core/agent-words.js'
 
 export interface DirectIntegrationComponents {
   me: string
@@ -59,7 +60,7 @@ export class DirectIntegration {
 
   verifyCommand (): string {
     const v = this.o.verify ?? this.c.board.board.goal()?.testCommand ?? ''
-    if (v.trim() === '') throw new FailedPreconditionError('no verify command: set the goal\'s test command (agency goal set "<goal>" --test "<command>") or start agentd with --verify')
+    if (v.trim() === '') throw new FailedPreconditionError(NO_VERIFY_COMMAND)
     return v
   }
 
@@ -72,7 +73,7 @@ export class DirectIntegration {
       const assist = working.length === 0 ? this.c.assists?.integrateTarget('') : undefined
       const held = working.length === 1 ? working : all
       if (assist !== undefined) return { task: assist.task, epoch: assist.epoch, assist }
-      if (held.length !== 1) throw new InvalidArgumentError(held.length === 0 ? 'you hold no task: claim one first (agency ready, then agency claim <task>)' : `you hold ${held.length} tasks (${held.map(h => h.task).join(', ')}): name one with agency integrate --task <task>`)
+      if (held.length !== 1) throw new InvalidArgumentError(held.length === 0 ? HOLD_NO_TASK : holdSeveralTasks(held.map(h => h.task)))
       task = held[0].task
     }
     validateTaskId(task)
@@ -81,7 +82,7 @@ export class DirectIntegration {
     try {
       return this.c.board.board.checkDoable(task, this.c.me)
     } catch (err) {
-      if (err instanceof FailedPreconditionError) throw new FailedPreconditionError(`${err.message}; integrate only a task you hold (agency status shows yours; agency claim <task> to take one)`)
+      if (err instanceof FailedPreconditionError) throw new FailedPreconditionError(integrateOnlyHeld(err.message))
       throw err
     }
   }
@@ -93,7 +94,7 @@ export class DirectIntegration {
   private checkAssistFence (a: AssistTarget): void {
     const board = this.c.board.board
     const done = board.doneRecord(a.task)
-    if (done !== undefined) throw new FailedPreconditionError(doneFirstText(a.task, done.by, this.c.me))
+    if (done !== undefined) throw new FailedPreconditionError(doneFirst(a.task, done.by, this.c.me))
     const moved = epochMoved(this.c.board.board, a.task, a.epoch)
     if (moved !== undefined) throw new FailedPreconditionError(`${moved} while you integrated: nothing was pushed; integrate again`)
     if (this.c.assists?.current()?.task !== a.task) throw new FailedPreconditionError(`you no longer assist ${a.task}: nothing was pushed`)
@@ -137,7 +138,7 @@ export class DirectIntegration {
     } catch (err) {
       if (err instanceof FencedError) {
         // An assistant holds no claim to close: it is told who landed first.
-        if (assist !== undefined) throw this.landedFirst(task, err)
+        if (assist !== undefined) throw this.landedFirstError(task, err)
         await this.c.board.fenced(task, epoch, { epoch: err.remoteEpoch, agent: err.remoteAgent })
       }
       throw err
@@ -158,10 +159,10 @@ export class DirectIntegration {
           // The first passing integration wins: the assisted task is done, by its assistant (core/board/claim-ledger);
           // the assists write that done, here or, after a stop or a crash in between, at the next start.
           await this.c.assists?.landed(task)
-          reply.summary = `merged into ${this.ws.branch} as ${r.commit.slice(0, 12)}: your assist landed first, so ${task} is done by you (its holder and the other assistants are told to stop); next: agency claim --next`
+          reply.summary = integrated({ branch: this.ws.branch, commit: r.commit, task, assist: true })
           break
         }
-        reply.summary = `merged into ${this.ws.branch} as ${r.commit.slice(0, 12)}; when the task is finished: agency done ${task}`
+        reply.summary = integrated({ branch: this.ws.branch, commit: r.commit, task, assist: false })
         break
       }
       case 'up-to-date': {
@@ -169,21 +170,21 @@ export class DirectIntegration {
         // A landing the remote's fence proves but the log lacks (a crash after the push) is recorded now.
         const recorded = assist === undefined ? this.c.board.board.integratedAt(task, epoch) : undefined
         const landed = recorded ?? (r.landing != null ? await this.recordLanding(task, epoch, r.landing) : undefined)
-        const recovered = recorded === undefined && landed !== undefined ? ' (recovered: the push had landed, its integration entry was missing)' : ''
+        const recovered = recorded === undefined && landed !== undefined
         if (assist !== undefined) {
-          if (landed === undefined) throw this.noNewCommits({ assist: true, branch: this.ws.taskBranch(assist.branch), again: 'integrate' })
+          if (landed === undefined) throw this.noNewCommitsError({ assist: true, branch: this.ws.taskBranch(assist.branch), again: 'integrate' })
           await this.c.assists?.landed(task)
           reply.result = 'merged'
           reply.commit = landed
-          reply.summary = `merged into ${this.ws.branch} as ${landed.slice(0, 12)}${recovered}: your assist landed first, so ${task} is done by you (its holder and the other assistants are told to stop); next: agency claim --next`
+          reply.summary = integrated({ branch: this.ws.branch, commit: landed, task, assist: true, recovered })
           break
         }
-        if (landed == null) throw this.noNewCommits({ assist: false, branch: this.ws.taskBranch(task), again: 'integrate', noChangeTask: task })
+        if (landed == null) throw this.noNewCommitsError({ assist: false, branch: this.ws.taskBranch(task), again: 'integrate', noChangeTask: task })
         reply.result = 'merged'
         reply.commit = landed
-        reply.summary = recovered !== ''
-          ? `merged into ${this.ws.branch} as ${landed.slice(0, 12)}${recovered}; when the task is finished: agency done ${task}`
-          : `already on the shared branch (${landed.slice(0, 12)}); when the task is finished: agency done ${task}`
+        reply.summary = recovered
+          ? integrated({ branch: this.ws.branch, commit: landed, task, assist: false, recovered })
+          : alreadyOnSharedBranch(landed, task)
         break
       }
       case 'conflict': {
@@ -293,7 +294,7 @@ export class DirectIntegration {
       try {
         checkTaskFence(await readTaskFence(ws, task), task, epoch, this.c.me)
       } catch (err) {
-        if (err instanceof FencedError) throw this.landedFirst(task, err)
+        if (err instanceof FencedError) throw this.landedFirstError(task, err)
         throw err
       }
     }
@@ -301,7 +302,7 @@ export class DirectIntegration {
     try {
       pushed = await pushRequestRef(ws, task, assist === undefined ? { checkFence: fence, commit } : { checkFence: fence, branch: ws.taskBranch(assist.branch), requireNewCommits: true })
     } catch (err) {
-      if (err instanceof NoNewCommitsError) throw this.noNewCommits({ assist: assist !== undefined, branch: err.branch, again: 'request integration' })
+      if (err instanceof NoNewCommitsError) throw this.noNewCommitsError({ assist: assist !== undefined, branch: err.branch, again: 'request integration' })
       throw err
     }
     const e = await this.c.log.append('integration_request', { task, epoch, ref: pushed.ref, commit: pushed.commit })
@@ -313,14 +314,13 @@ export class DirectIntegration {
    * branch (integrate, request-integration): what to commit where, what to run
    * again, and for a held task how to finish one that needs no change.
    */
-  private noNewCommits (o: { assist: boolean, branch: string, again: 'integrate' | 'request integration', noChangeTask?: string }): FailedPreconditionError {
+  private noNewCommitsError (o: { assist: boolean, branch: string, again: 'integrate' | 'request integration', noChangeTask?: string }): FailedPreconditionError {
     const ws = this.ws
-    const noChange = o.noChangeTask !== undefined ? `; if the task needs no change, agency done ${o.noChangeTask} --no-change "<why>"` : ''
-    return new FailedPreconditionError(`your ${o.assist ? 'assist' : 'task'} branch ${o.branch} has no commits beyond ${ws.branch}: commit your work in ${ws.dir} (git add -A && git commit -m "<what you did>") and ${o.again} again${noChange}`)
+    return new FailedPreconditionError(noNewCommits({ ...o, sharedBranch: ws.branch, dir: ws.dir }))
   }
 
   /** What an assistant is told when the remote's fence shows another agent's work landed first. */
-  private landedFirst (task: string, err: FencedError): FailedPreconditionError {
-    return new FailedPreconditionError(`${err.remoteAgent}'s work for ${task}@${err.remoteEpoch} landed first on the shared remote: yours was not pushed (the first passing integration wins). Stop, and record what you learned: agency assist --stop "<what you learned>"`)
+  private landedFirstError (task: string, err: FencedError): FailedPreconditionError {
+    return new FailedPreconditionError(landedFirst(err.remoteAgent, task, err.remoteEpoch))
   }
 }

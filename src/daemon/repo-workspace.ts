@@ -12,6 +12,7 @@ import type { WorkspaceReply } from '../gen/agency/v1/api.js'
 import type { Logger } from '../logger.js'
 import type { BoardService } from './board-service.js'
 import type { Startable } from './startable.js'
+import { workspaceNotSwitched, workspaceOnAssistBranch, workspaceOnBranch } from '../core/agent-words.js'
 
 export interface RepoWorkspaceComponents {
   me: string
@@ -95,13 +96,13 @@ export class RepoWorkspace implements Startable {
       } catch (err) {
         if (!(err instanceof NotFoundError)) throw err
         r = await ws.checkoutTask(task) // nothing pushed for it yet
-        return { branch: r.branch, note: `your workspace ${ws.dir} is on ${r.branch}${r.created ? `, new from ${ws.branch}` : ''}: commit your work there, then agency integrate` }
+        return { branch: r.branch, note: workspaceOnBranch(ws.dir, r.branch, r.created ? `, new from ${ws.branch}` : '') }
       }
       const note = !r.created ? '' : o.fromAssist !== undefined ? `, starting from your assist branch (${ws.taskBranch(o.fromAssist)})` : `, starting from the previous holder's work (${from})`
-      return { branch: r.branch, note: `your workspace ${ws.dir} is on ${r.branch}${note}: commit your work there, then agency integrate` }
+      return { branch: r.branch, note: workspaceOnBranch(ws.dir, r.branch, note) }
     } catch (err) {
       if (!isAgencyError(err)) throw err
-      return { branch: ws.taskBranch(task), note: `could not switch your workspace to ${ws.taskBranch(task)}: ${err.message}; switch with agency workspace --task ${task} once that is fixed` }
+      return { branch: ws.taskBranch(task), note: workspaceNotSwitched(ws.taskBranch(task), err.message, task) }
     }
   }
 
@@ -110,10 +111,10 @@ export class RepoWorkspace implements Startable {
     const ws = this.workspace
     try {
       const r = await ws.checkoutTask(branchTask)
-      return { branch: r.branch, note: `your workspace ${ws.dir} is on ${r.branch}${r.created ? `, new from ${ws.branch}` : ''}: commit your work there, then agency integrate (the first passing integration of the task wins)` }
+      return { branch: r.branch, note: workspaceOnAssistBranch(ws.dir, r.branch, r.created ? `, new from ${ws.branch}` : '') }
     } catch (err) {
       if (!isAgencyError(err)) throw err
-      return { branch: ws.taskBranch(branchTask), note: `could not switch your workspace to ${ws.taskBranch(branchTask)}: ${err.message}` }
+      return { branch: ws.taskBranch(branchTask), note: workspaceNotSwitched(ws.taskBranch(branchTask), err.message) }
     }
   }
 
