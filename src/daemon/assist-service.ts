@@ -5,7 +5,7 @@
 // from the findings index and kept up to date from accepted entries; the
 // holder is told in its inbox when an assistant joins, and an assistant when
 // the task it assists is done by someone else. Integration of an assisted
-// task is repo-service's (integrateTarget says how to integrate, directly or
+// task is integration.ts's (integrateTarget says how to integrate, directly or
 // through an integrator); the done of an assist that landed is written here,
 // for both: when this agent's own integration or an integrator's answering its
 // request is folded, and at start for any landing whose done a crash or a stop

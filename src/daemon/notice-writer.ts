@@ -111,7 +111,7 @@ export class NoticeWriter {
           const i = decodeBody('integration', entry.body)
           if (i.request === '') break
           const request = this.init.log.state.get(i.request)
-          // this agent's own answers too: its daemon's background integrate (repo-service) answers its request
+          // this agent's own answers too: its daemon's background integrate (background-integration.ts) answers its request
           if (request?.entry.author !== this.init.me) break
           this.write('integration', requestResult(i, this.init.assisted?.(i.task, i.epoch) ?? false), i.task, requestNoticeKey(e.id))
           break

@@ -12,6 +12,8 @@
 //   beside it, built here from the parts it calls;
 // - something the API or the dashboard reads: a field of BuiltParts, handed
 //   to them by src/cli/serve.ts as the narrow interface they declare.
+// - a sentence the daemon says to its agent (a notice, a refusal, a next
+//   step): a function of src/core/agent-words.ts, called by the part.
 import { EventEmitter } from 'node:events'
 import { join } from 'node:path'
 import { performance } from 'node:perf_hooks'
