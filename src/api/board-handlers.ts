@@ -11,6 +11,7 @@ import { TASK_STATES } from '../core/board/index.js'
 import { InvalidArgumentError, NotFoundError } from '../core/errors.js'
 import { unary } from './grpc-errors.js'
 import { checkStrings } from './validate.js'
+import { CLAIM_NEEDS_TASK } from '../core/agent-words.js'
 
 export function taskMessage (t: TaskView): TaskMsg {
   return {
@@ -117,7 +118,7 @@ export function boardHandlers (d: BoardApiParts): Pick<AgencyServer, 'setGoal' |
         const now = b.now()
         return { outcome: OUTCOMES[a.outcome], task: a.task, epoch: a.epoch, winner: a.winner, handoff: a.handoff, branch: a.branch, overlaps: a.overlaps, settleMs: a.settleMs, taskBranch: a.taskBranch, workspace: a.workspace, attempts: a.attempts, pending: a.pending.map(p => pendingMessage(p, now)), assist: a.assist }
       }
-      if (req.task === '') throw new InvalidArgumentError('claim needs a task, or next to let the daemon pick one (agency claim --next)')
+      if (req.task === '') throw new InvalidArgumentError(CLAIM_NEEDS_TASK)
       const a = await d.work.claim(req.task, req.scope, req.noWait)
       return { outcome: OUTCOMES[a.outcome], task: a.task, epoch: a.epoch, winner: a.winner, handoff: a.handoff, branch: a.branch, overlaps: a.overlaps, settleMs: a.settleMs, taskBranch: a.taskBranch, workspace: a.workspace, attempts: 1, pending: [] }
     }),

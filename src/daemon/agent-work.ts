@@ -11,6 +11,7 @@ import { checkAssistRequest, type AssistService } from './assist-service.js'
 import type { AgentInbox, InboxItem } from './agent-inbox.js'
 import type { LogService } from './log-service.js'
 import { waitForWork, type WaitAnswer } from './work-wait.js'
+import { assisting } from '../core/agent-words.js'
 
 export interface AgentWorkComponents {
   me: string
@@ -81,7 +82,7 @@ export class AgentWork {
       : { branch: '', note: 'this agentd has no shared repository (--repo): your work cannot be integrated from here' }
     const c = r.candidate
     return {
-      ...assists.reply('ASSISTING', c, `you assist ${c.task} (held by ${c.holder}); the first passing integration of it wins: commit on ${start.branch || 'your branch'}, then agency integrate. Stop when told, or when you give up: agency assist --stop "<what you learned>"`),
+      ...assists.reply('ASSISTING', c, assisting(c.task, c.holder, start.branch)),
       assistants: c.assistants.length + 1,
       taskBranch: start.branch,
       workspace: start.note,

@@ -5,7 +5,7 @@
 // from the findings index and kept up to date from accepted entries; the
 // holder is told in its inbox when an assistant joins, and an assistant when
 // the task it assists is done by someone else. Integration of an assisted
-// task is repo-service's (integrateTarget says how to integrate, directly or
+// task is integration.ts's (integrateTarget says how to integrate, directly or
 // through an integrator); the done of an assist that landed is written here,
 // for both: when this agent's own integration or an integrator's answering its
 // request is folded, and at start for any landing whose done a crash or a stop
@@ -23,6 +23,7 @@ import type { AssistApproach, AssistReply } from '../gen/agency/v1/api.js'
 import type { BoardService } from './board-service.js'
 import type { LogService } from './log-service.js'
 import type { Logger } from '../logger.js'
+import { ASSIST_NOTHING_TO_STOP, ASSIST_SAY_WHAT_LEARNED, assistEnded, assistOffer, assistantJoined, assistedTaskDone, assistedTaskUnheld, doneFirst, nothingToAssist } from '../core/agent-words.js'
 
 export interface AssistServiceInit {
   me: string
@@ -109,7 +110,7 @@ export class AssistService {
         const task = f.tags.find(t => t.startsWith('task:'))?.slice(5) ?? ''
         const holder = this.init.board.board.holder(task)
         if (entry.author === this.init.me || holder?.holder !== this.init.me || f.tags.includes(ASSIST_END_TAG)) return
-        this.init.notice(`${entry.author} joined your task ${task} as an assistant, with this approach: ${f.text}. It works on its own branch and does not take your lease; the first passing integration of ${task} wins. Carry on with your own approach; you may message it (agency send ${entry.author} ...).`, task)
+        this.init.notice(assistantJoined(entry.author, task, f.text), task)
       } else if (entry.kind === 'integration') {
         const i = decodeBody('integration', entry.body)
         if (entry.author === this.init.me || this.init.log.state.get(i.request)?.entry.author === this.init.me) this.writeLandedDones()
@@ -131,7 +132,7 @@ export class AssistService {
     const done = this.init.board.board.doneRecord(task)
     if (done === undefined || done.by === this.init.me || this.toldDone.has(task) || this.mineOn(task) === undefined) return
     this.toldDone.add(task)
-    this.init.notice(`task ${task}, which you assist, was done by ${done.by} (commit ${done.commit.slice(0, 12)}). Stop working on it, and record what you learned: agency assist --stop "<what you learned>".`, task)
+    this.init.notice(assistedTaskDone(task, done.by, done.commit), task)
   }
 
   /**
@@ -265,10 +266,10 @@ export class AssistService {
    */
   look (task: string): AssistReply {
     const input = this.input()
-    if (task !== '') return this.reply('OFFER', checkAssistTask(input, task), `assist ${task} with an approach unlike those listed: agency assist --task ${task} --approach "<your approach>"`)
+    if (task !== '') return this.reply('OFFER', checkAssistTask(input, task), assistOffer(task))
     const c = chooseAssist(input)
     if (c === undefined) return this.none(input)
-    return this.reply('OFFER', c, `assist ${c.task} with an approach unlike those listed: agency assist --task ${c.task} --approach "<your approach>"`)
+    return this.reply('OFFER', c, assistOffer(c.task))
   }
 
   /**
@@ -313,8 +314,8 @@ export class AssistService {
   async end (learned: string): Promise<AssistReply> {
     const text = learned.trim()
     const a = this.approaches().current(this.init.me, () => false)
-    if (a === undefined) throw new FailedPreconditionError('you assist no task: nothing to stop (agency assist shows a task you may assist)')
-    if (text === '') throw new InvalidArgumentError('say what you learned: agency assist --stop "<what worked, what did not, and why>"')
+    if (a === undefined) throw new FailedPreconditionError(ASSIST_NOTHING_TO_STOP)
+    if (text === '') throw new InvalidArgumentError(ASSIST_SAY_WHAT_LEARNED)
     if (text.length > MAX_LEARNED_CHARS) throw new InvalidArgumentError(`what you learned is longer than ${MAX_LEARNED_CHARS} characters`)
     const done = this.init.board.board.doneRecord(a.task) !== undefined
     const e = await this.init.log.append('finding', {
@@ -335,7 +336,7 @@ export class AssistService {
       epoch: t?.epoch ?? 0,
       budget: this.init.policy.budget,
       entryId: e.id,
-      text: `your assist of ${a.task} has ended and what you learned is on the record; next: agency claim --next`
+      text: assistEnded(a.task)
     }
   }
 
@@ -350,12 +351,12 @@ export class AssistService {
       // An assist not ended whose task got done: say so, rather than "you hold no task".
       const last = this.approaches().current(this.init.me, () => false)
       const done = last === undefined || (task !== '' && task !== last.task) ? undefined : this.init.board.board.doneRecord(last.task)
-      if (last !== undefined && done !== undefined) throw new FailedPreconditionError(doneFirstText(last.task, done.by, this.init.me))
+      if (last !== undefined && done !== undefined) throw new FailedPreconditionError(doneFirst(last.task, done.by, this.init.me))
       return undefined
     }
     if (task !== '' && task !== a.task) return undefined
     const h = this.init.board.board.holder(a.task)
-    if (h === undefined) throw new FailedPreconditionError(`task ${a.task} is held by nobody now: claim it (agency claim ${a.task}) and land your work as its holder, or end your assist (agency assist --stop "<what you learned>")`)
+    if (h === undefined) throw new FailedPreconditionError(assistedTaskUnheld(a.task))
     return { task: a.task, epoch: h.epoch, branch: AssistService.branchTask(a.task, this.approaches().countBy(this.init.me, a.task)) }
   }
 
@@ -385,14 +386,8 @@ export class AssistService {
   private none (input: AssistInput): AssistReply {
     const c = assistCandidates(input)
     const why = c.length === 0 ? 'no task is held by a live peer' : c.slice(0, 3).map(x => x.refusal).join('; ')
-    return { ...emptyReply(), outcome: 'NONE', budget: this.init.policy.budget, text: `nothing to assist now: ${why}. agency wait` }
+    return { ...emptyReply(), outcome: 'NONE', budget: this.init.policy.budget, text: nothingToAssist(why) }
   }
-}
-
-/** What an assistant is told when the task it assists is done already: nothing of its was pushed. */
-export function doneFirstText (task: string, by: string, me: string): string {
-  if (by === me) return `task ${task} is done, by you: nothing more to land for it; next: agency claim --next`
-  return `task ${task} was done by ${by} first: your work was not pushed (the first passing integration wins). Stop, and record what you learned: agency assist --stop "<what you learned>"`
 }
 
 /** Checks the exclusive fields of an assist request. */

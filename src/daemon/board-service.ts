@@ -18,6 +18,7 @@ import { BoardCheckpointer } from './board-checkpointer.js'
 import type { EventBus } from './event-bus.js'
 import type { StateStore } from '../store/index.js'
 import type { Logger } from '../logger.js'
+import { GOAL_NEEDS_TEST, doneWithoutWork } from '../core/agent-words.js'
 
 export interface BoardServiceInit {
   me: string
@@ -485,7 +486,7 @@ export class BoardService {
     for (const p of paths) validateGlob(p)
     const landed = this.board.integratedAt(task, held.epoch)
     if (task !== PLAN_TASK_ID && landed === undefined && noChange.trim() === '') {
-      throw new FailedPreconditionError(`task ${task}@${held.epoch} has no work on the shared branch yet: commit in your workspace and run agency integrate --task ${task} first; if the task needs no change, agency done ${task} --no-change "<why>"`)
+      throw new FailedPreconditionError(doneWithoutWork(task, held.epoch))
     }
     if (noChange.length > 4000) throw new InvalidArgumentError('the no-change reason is longer than 4000 characters')
     if (landed === undefined && noChange.trim() !== '') {
@@ -509,7 +510,7 @@ export class BoardService {
 
   async setGoal (g: { text: string, files: string[], testCommand: string }): Promise<void> {
     if (g.text.trim() === '') throw new InvalidArgumentError('the goal needs text')
-    if (g.testCommand.trim() === '') throw new InvalidArgumentError('the goal needs a test command, whose passing tests mean it is met: agency goal set "<goal>" --test "<command>"')
+    if (g.testCommand.trim() === '') throw new InvalidArgumentError(GOAL_NEEDS_TEST)
     await this.init.log.append('goal', g)
   }
 

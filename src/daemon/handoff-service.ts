@@ -27,6 +27,7 @@ import type { AssistService } from './assist-service.js'
 import type { BoardService } from './board-service.js'
 import type { LogService } from './log-service.js'
 import type { Logger } from '../logger.js'
+import { handedAway, handedToYou } from '../core/agent-words.js'
 
 /** What the receiver's claim answered, with where its workspace is. */
 export interface HandoffClaim { outcome: string, epoch: number, winner: string, workspace: string }
@@ -204,7 +205,7 @@ export class HandoffService {
     const work = branch !== '' ? `the holder's work so far is at ${branch}` : 'the holder pushed no work'
     await this.init.board.release(task, `${why}; ${work}`, branch, receiver.agent)
     this.init.logger.info({ task, epoch, to: receiver.agent }, 'handed off by speed')
-    this.init.notice(`your task ${task} was handed to ${receiver.agent} by speed: ${why}. Your claim on ${task}@${epoch} has ended: stop working on it. ${branch !== '' ? `Your work so far is at ${branch}, where ${receiver.agent} starts from` : 'None of your work was pushed'}; an integrate of ${task} by you is refused from now on. Record what you learned, for whoever goes on with it: agency note --kind note|failure "<what you learned about ${task}>"; then agency claim --next.`, task)
+    this.init.notice(handedAway({ task, epoch, receiver: receiver.agent, why, branch }), task)
   }
 
   /** Tasks the board reserves for this agent by a hand-off. */
@@ -231,7 +232,7 @@ export class HandoffService {
       }
       if (fromAssist !== undefined) await this.init.assists.endAsHolder(task, from)
       const notes = b.board.task(task, b.now())?.handoff?.note ?? ''
-      this.init.notice(`${from} handed its task ${task} to you by speed${notes !== '' ? ` (${notes})` : ''}. You hold ${task}@${a.epoch} now: ${a.workspace !== '' ? a.workspace : 'carry on with it'}. ${fromAssist !== undefined ? 'Your assist ended: your approach goes on as the holder\'s' : `Your task branch starts from ${from}'s work`}; once it has landed: agency done ${task}.`, task)
+      this.init.notice(handedToYou({ task, epoch: a.epoch, from, notes, workspace: a.workspace, fromAssist: fromAssist !== undefined }), task)
     } catch (err) {
       this.init.logger.warn({ err, task }, 'cannot claim a task handed to this agent')
     } finally {

@@ -1,10 +1,11 @@
 // Turns what the daemon learns for its agent into inbox notices: a claim lost
 // or superseded and an overlap (from the board's events), a review asked of
 // this agent, the result of an integration it asked for, and a changed goal
-// (from new log entries). Notices carry a short text an agent can act on.
-// The text of one more, written by repo-service when it happens: a background
-// integrate whose verify failed before any request was written (no entry
-// answers a request then, so nothing here would tell it).
+// (from new log entries). Notices carry a short text an agent can act on,
+// from core/agent-words.ts. One more is written by background-integration.ts
+// when it happens: a background integrate whose verify failed before any
+// request was written (no entry answers a request then, so nothing here would
+// tell it).
 // What became of this agent's integration requests is also derived from the
 // board when the daemon starts, each written once (keyed by the integration
 // entry): a daemon killed after an integration arrived but before its notice
@@ -12,12 +13,12 @@
 import { decodeBody, isKnownKind } from '../core/log/kinds.js'
 import type { StoredEntry } from '../core/log/ingest-result.js'
 import type { Event } from '../gen/agency/v1/api.js'
-import type { Integration } from '../gen/agency/v1/log.js'
 import type { Board } from '../core/board/index.js'
 import type { AgentInbox, NoticeKind } from './agent-inbox.js'
 import type { EventBus } from './event-bus.js'
 import type { LogService } from './log-service.js'
 import type { Logger } from '../logger.js'
+import { afterTaskEvent, goalChanged, requestResult, reviewRequested } from '../core/agent-words.js'
 
 export interface NoticeWriterInit {
   me: string
@@ -78,7 +79,7 @@ export class NoticeWriter {
       const done = board.doneRecord(i.task)
       // a landed request finished the task by this agent (an assistant's, or the holder's: carry-on): told all the same
       if (done !== undefined && !(i.result === 'merged' && done.by === this.init.me)) continue
-      writes.push(this.stored('integration', requestResultText(i, assisted), i.task, requestNoticeKey(i.entryId)))
+      writes.push(this.stored('integration', requestResult(i, assisted), i.task, requestNoticeKey(i.entryId)))
     }
     await Promise.all(writes)
   }
@@ -90,11 +91,7 @@ export class NoticeWriter {
   private fromEvent (e: Event): void {
     const kind = FROM_EVENTS[e.type]
     if (kind === undefined) return
-    const advice = kind === 'overlap'
-      ? ' Message that peer (agency send <peer> ...) and agree who changes what before editing shared files.'
-      : detailOf(e).reason === 'done'
-        ? ' Stop working on it, and record what you learned (agency note --kind note|failure "<what you learned>"), then pick another task.'
-        : ' Stop working on it; send the new holder anything useful you have (agency send <peer> ...), then pick another task.'
+    const advice = afterTaskEvent(kind === 'overlap' ? 'overlap' : detailOf(e).reason === 'done' ? 'lost-done' : 'lost')
     this.write(kind, e.text + advice, e.task)
   }
 
@@ -106,7 +103,7 @@ export class NoticeWriter {
         case 'review_request': {
           const r = decodeBody('review_request', entry.body)
           if (entry.author !== this.init.me && (r.reviewers.includes(this.init.me) || r.reviewers.includes(this.init.name()))) {
-            this.write('review_requested', `${entry.author} asks you to review ${r.target}${r.note !== '' ? `: ${r.note}` : ''}. Check it out, run the tests, then agency review approve|reject ${r.target} with your evidence.`)
+            this.write('review_requested', reviewRequested(entry.author, r.target, r.note))
           }
           break
         }
@@ -114,9 +111,9 @@ export class NoticeWriter {
           const i = decodeBody('integration', entry.body)
           if (i.request === '') break
           const request = this.init.log.state.get(i.request)
-          // this agent's own answers too: its daemon's background integrate (repo-service) answers its request
+          // this agent's own answers too: its daemon's background integrate (background-integration.ts) answers its request
           if (request?.entry.author !== this.init.me) break
-          this.write('integration', requestResultText(i, this.init.assisted?.(i.task, i.epoch) ?? false), i.task, requestNoticeKey(e.id))
+          this.write('integration', requestResult(i, this.init.assisted?.(i.task, i.epoch) ?? false), i.task, requestNoticeKey(e.id))
           break
         }
         case 'goal': {
@@ -126,7 +123,7 @@ export class NoticeWriter {
           this.goalId = current
           if (!had || entry.author === this.init.me) break
           const g = decodeBody('goal', entry.body)
-          this.write('goal_changed', `the goal changed: ${g.text}${g.testCommand !== '' ? ` (tests: ${g.testCommand})` : ''}. Check that your task still serves it (agency status).`)
+          this.write('goal_changed', goalChanged(g.text, g.testCommand))
           break
         }
       }
@@ -147,36 +144,6 @@ export class NoticeWriter {
 /** The key a request's result is told under, once: the integration entry that answered it. */
 function requestNoticeKey (integrationId: string): string {
   return `integration:${integrationId}`
-}
-
-/** What the author of an integration request is told of its result: as the holder, or as an assistant of the task. */
-function requestResultText (i: Integration, assisted: boolean): string {
-  const at = `${i.task}@${i.epoch}`
-  const stop = 'Stop, and record what you learned: agency assist --stop "<what you learned>".'
-  if (i.result === 'merged') {
-    return assisted
-      ? `your assist's integration request for ${at} landed on the shared branch as ${i.commit.slice(0, 12)}: it landed first, so ${i.task} is done by you (its holder and the other assistants are told to stop). Next: agency claim --next.`
-      : `your integration request for ${at} landed on the shared branch as ${i.commit.slice(0, 12)}: your daemon marked ${i.task} done (no agency done needed).`
-  }
-  if (i.result === 'fenced') {
-    return assisted
-      ? `your assist's integration request for ${at} did not land: another agent's work for ${i.task} landed first on the shared remote (the first passing integration wins). ${stop}`
-      : `your integration request for ${at} did not land: another agent's work for ${i.task} landed first on the shared remote (agency find "${i.task}" says whose). Stop working on it, record what you learned (agency note --kind note|failure "<what you learned>"), then pick another task.`
-  }
-  const what = `(${i.result}${i.paths.length > 0 ? ` in ${i.paths.join(', ')}` : ''}): see agency find "${i.task}" for why`
-  if (!assisted) return `your integration request for ${at} did not land ${what}. ${i.task} is your current task again, before any other (agency claim --next puts you back on it): fix it and integrate it again (agency integrate --background --task ${i.task}, or agency request-integration --task ${i.task} while an integrator serves the swarm).`
-  return i.result === 'refused'
-    ? `your assist's integration request for ${at} did not land ${what}. If ${i.task} is done or moved on, stop and record what you learned: agency assist --stop "<what you learned>"; else fix it on your assist branch and agency request-integration again.`
-    : `your assist's integration request for ${at} did not land ${what}; ${i.task} is not done. Fix it on your assist branch and agency request-integration again, or give up: agency assist --stop "<what you learned>".`
-}
-
-/**
- * What the holder is told when its daemon's verify of a background integrate
- * (made while an integrator serves the swarm) did not pass: no request was
- * written, nothing was pushed, and the task is its current task again.
- */
-export function backgroundVerifyFailedText (task: string, epoch: number, what: string): string {
-  return `your background integrate of ${task}@${epoch} did not pass your daemon's verify on the shared branch (${what}), so it was not handed to the integrator: see agency find "${task}" for why. ${task} is your current task again, before any other (agency claim --next puts you back on it): fix it and integrate it again (agency integrate --background --task ${task}).`
 }
 
 function detailOf (e: Event): { reason?: unknown } {

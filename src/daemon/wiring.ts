@@ -12,6 +12,8 @@
 //   beside it, built here from the parts it calls;
 // - something the API or the dashboard reads: a field of BuiltParts, handed
 //   to them by src/cli/serve.ts as the narrow interface they declare.
+// - a sentence the daemon says to its agent (a notice, a refusal, a next
+//   step): a function of src/core/agent-words.ts, called by the part.
 import { EventEmitter } from 'node:events'
 import { join } from 'node:path'
 import { performance } from 'node:perf_hooks'
@@ -44,6 +46,8 @@ import { PresenceService } from './presence-service.js'
 import { LogService } from './log-service.js'
 import { BoardService } from './board-service.js'
 import type { RepoService } from './repo-service.js'
+import type { RepoWorkspace } from './repo-workspace.js'
+import type { BackgroundIntegration } from './background-integration.js'
 import { AssistService } from './assist-service.js'
 import { DEFAULT_HANDOFF_CHECK_MS, HandoffService } from './handoff-service.js'
 import { AgentInbox } from './agent-inbox.js'
@@ -338,19 +342,8 @@ async function wireParts (ctx: WiringContext, { store, identity, metrics, guard,
     livePeers,
     notice: (text, task) => { inbox.notice('assist', text, task).catch(storeNotice) }
   })
-  // loaded only by a daemon with a shared repository (git and its helpers: a tenth of a second of a start)
-  const repoService = config.repo == null ? undefined : new (await import('./repo-service.js')).RepoService({
-    config: { remote: config.repo.remote, branch: config.repo.branch, workdir: config.repo.workdir ?? join(config.dataDir, 'workspace'), verify: config.repo.verify, mirrorDir: config.repo.mirrorDir, wipPushMs: config.repo.wipPushMs, integratorWindowMs: config.repo.integratorWindowMs },
-    me,
-    name,
-    board: boardService,
-    log: logService,
-    metrics,
-    logger: logger('repo'),
-    notify,
-    assists,
-    notice: (text, task, once) => { inbox.notice('integration', text, task, once).catch(storeNotice) }
-  })
+  const repo = config.repo == null ? undefined : await newRepository(ctx, config.repo, { me, name, metrics, boardService, logService, assists, logger, notify, notice: (text, task, once) => { inbox.notice('integration', text, task, once).catch(storeNotice) } })
+  const repoService = repo?.service
   const inbox = new AgentInbox({ me, messages: store.messages, state: store.state, onStored: cursor => { inboxFeed.emit('message', cursor) } })
   const notices = new NoticeWriter({
     me,
@@ -423,7 +416,8 @@ async function wireParts (ctx: WiringContext, { store, identity, metrics, guard,
     { name: 'round trips', part: roundTrips },
     { name: 'board', part: boardService },
     { name: 'assists', part: assists },
-    ...(repoService != null ? [{ name: 'repository', part: repoService }] : []),
+    // the workspace is open before the background integrates resume in it
+    ...(repo != null ? [{ name: 'workspace', part: repo.workspace }, { name: 'background integration', part: repo.background }] : []),
     { name: 'inbox', part: inbox },
     { name: 'notices', part: notices },
     // hand-off by speed reads who is live: presence is running
@@ -505,4 +499,35 @@ async function newHarness (ctx: WiringContext, c: HarnessComponents): Promise<{ 
     }
   }, config.harness, config.harnessPolicy)
   return { service, states: HARNESS_STATES }
+}
+
+interface RepositoryComponents {
+  me: string
+  name: string
+  metrics: Metrics
+  boardService: BoardService
+  logService: LogService
+  assists: AssistService
+  logger: (part: string) => Logger
+  notify: (peer: string, text: string) => Promise<void>
+  notice: (text: string, task: string, once: string) => void
+}
+
+/**
+ * The shared repository's parts, when --repo names one (their modules, git
+ * and its helpers, loaded only then: a tenth of a second of a start).
+ */
+async function newRepository (ctx: WiringContext, repo: NonNullable<DaemonConfig['repo']>, c: RepositoryComponents): Promise<{ service: RepoService, workspace: RepoWorkspace, background: BackgroundIntegration }> {
+  const [{ RepoWorkspace }, { DirectIntegration }, { BackgroundIntegration }, { Integrator }, { RepoService }] = await Promise.all([
+    import('./repo-workspace.js'), import('./integration.js'), import('./background-integration.js'), import('./integrator.js'), import('./repo-service.js')
+  ])
+  const logger = c.logger('repo')
+  const base = { me: c.me, board: c.boardService, log: c.logService, metrics: c.metrics, logger }
+  const workspace = new RepoWorkspace({ me: c.me, name: c.name, board: c.boardService, logger }, {
+    remote: repo.remote, branch: repo.branch, workdir: repo.workdir ?? join(ctx.config.dataDir, 'workspace'), mirrorDir: repo.mirrorDir, wipPushMs: repo.wipPushMs
+  })
+  const integration = new DirectIntegration({ ...base, workspace, assists: c.assists }, { verify: repo.verify })
+  const integrator = new Integrator({ ...base, notify: c.notify, workspace: () => workspace.workspace, verifyCommand: () => integration.verifyCommand() })
+  const background = new BackgroundIntegration({ ...base, workspace, integration, integrator, notice: c.notice }, { integratorWindowMs: repo.integratorWindowMs })
+  return { service: new RepoService({ workspace, integration, background, integrator }), workspace, background }
 }

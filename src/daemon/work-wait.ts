@@ -3,6 +3,7 @@
 // notice is unread, it holds a task, or a task is ready. The answer says which
 // and what to do next.
 import type { TaskView } from '../core/board/index.js'
+import { GOAL_MET, WAIT_AGAIN, carryOnWith, readyToClaim, unreadInbox } from '../core/agent-words.js'
 
 export type WaitReason = 'goal_met' | 'message' | 'held' | 'ready' | 'timeout'
 
@@ -24,13 +25,13 @@ const RECHECK_MS = 1_000
 
 export function whatToDo (s: WorkSources, timedOut = false): WaitAnswer | undefined {
   const unread = s.unread()
-  if (s.goalMet()) return { reason: 'goal_met', ready: [], unread, text: 'the goal is met: every task is done and the shared branch\'s tests pass. Stop.' }
-  if (unread > 0) return { reason: 'message', ready: [], unread, text: `${unread} unread in your inbox: agency inbox` }
+  if (s.goalMet()) return { reason: 'goal_met', ready: [], unread, text: GOAL_MET }
+  if (unread > 0) return { reason: 'message', ready: [], unread, text: unreadInbox(unread) }
   const held = s.held()
-  if (held.length > 0) return { reason: 'held', ready: [], unread, text: `you hold ${held.join(', ')}: carry on with it (agency task show ${held[0]})` }
+  if (held.length > 0) return { reason: 'held', ready: [], unread, text: carryOnWith(held) }
   const ready = s.ready()
-  if (ready.length > 0) return { reason: 'ready', ready, unread, text: `ready to claim: ${ready.slice(0, 10).map(t => t.id).join(', ')}${ready.length > 10 ? ', ...' : ''} (agency claim --next)` }
-  if (timedOut) return { reason: 'timeout', ready: [], unread, text: 'nothing to take yet: peers hold every open task. Run agency wait again.' }
+  if (ready.length > 0) return { reason: 'ready', ready, unread, text: readyToClaim(ready.map(t => t.id)) }
+  if (timedOut) return { reason: 'timeout', ready: [], unread, text: WAIT_AGAIN }
   return undefined
 }
 

@@ -1,5 +1,8 @@
 // The shared prompt: one template (prompts/agent.md) for every agent, filled
 // with the agent's id and name and its daemon's address, and nothing else.
+// What the daemon says to the agent later (notices, refusals, next steps) is
+// in core/agent-words.ts, in the prompt's words: a command named in both is
+// spelled alike (test/core/agent-words.test.ts checks it).
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { packageRoot } from './package-paths.js'

@@ -66,7 +66,7 @@ describe('the wiring', () => {
     .filter(f => f.endsWith('.ts')).map(f => [join(dir, f), readFileSync(join(SRC, dir, f), 'utf8')])
 
   it('alone builds the daemon\'s long-lived parts, and the lifecycle alone starts and stops them', () => {
-    const parts = ['LogService', 'BoardService', 'PresenceService', 'AssistService', 'HandoffService', 'RepoService', 'AgentInbox', 'NoticeWriter', 'HarnessService', 'SwarmGossip', 'DirectMessaging', 'RoundTripProbe', 'PeerDialer', 'RememberedPeers', 'AgentWork', 'PeerContact']
+    const parts = ['LogService', 'BoardService', 'PresenceService', 'AssistService', 'HandoffService', 'RepoService', 'RepoWorkspace', 'DirectIntegration', 'BackgroundIntegration', 'Integrator', 'AgentInbox', 'NoticeWriter', 'HarnessService', 'SwarmGossip', 'DirectMessaging', 'RoundTripProbe', 'PeerDialer', 'RememberedPeers', 'AgentWork', 'PeerContact']
     const built = sources('.').filter(([f, text]) => f !== 'daemon/wiring.ts' && parts.some(p => new RegExp(`new (\\(await import\\([^)]*\\)\\)\\.)?${p}\\(`).test(text)))
     expect(built.map(([f]) => f)).toEqual([])
     const run = sources('.').filter(([f, text]) => f !== 'daemon/daemon.ts' && /\b(startParts|stopParts)\(/.test(text) && f !== 'daemon/startable.ts')

@@ -37,6 +37,7 @@ import { PLAN_TASK_ID } from './plan-task.js'
 import { validateTaskId } from './task-id.js'
 import { onItsWay } from './carry-on.js'
 import { assistBudgetNow, assistPlacesLeft } from './assist-spare.js'
+import { PLAN_NOT_ASSISTED, assistingAlready, claimInsteadOfAssist, holderMayNotAssist, nameYourApproach } from '../agent-words.js'
 
 export interface AssistPolicy {
   /** assistants per task at most */
@@ -162,11 +163,11 @@ export function checkAssister (input: AssistInput): void {
   const { board, book, me, now } = input
   const held = board.heldBy(me).filter(h => !onItsWay(board, me, h.task))
   if (held.length > 0) {
-    throw new FailedPreconditionError(`you hold ${held.map(h => h.task).join(', ')}: only an agent that holds no task assists; finish it (agency integrate, then agency done) or release it first`)
+    throw new FailedPreconditionError(holderMayNotAssist(held.map(h => h.task)))
   }
   const current = book.current(me, id => board.doneRecord(id) !== undefined)
   if (current !== undefined) {
-    throw new FailedPreconditionError(`you already assist ${current.task} (approach: ${current.text}); one assist at a time: carry on with it, or end it with agency assist --stop "<what you learned>"`)
+    throw new FailedPreconditionError(assistingAlready(current.task, current.text))
   }
 }
 
@@ -181,9 +182,9 @@ export function checkAssistTask (input: AssistInput, task: string): AssistCandid
   checkAssister(input)
   const t = input.board.task(task, input.now)
   if (t === undefined) throw new NotFoundError(`no task ${JSON.stringify(task)}`)
-  if (task === PLAN_TASK_ID) throw new FailedPreconditionError('the plan task is not assisted: wait for its tasks (agency wait)')
+  if (task === PLAN_TASK_ID) throw new FailedPreconditionError(PLAN_NOT_ASSISTED)
   if (t.state === 'done') throw new FailedPreconditionError(`task ${task} is done (by ${t.doneBy ?? 'unknown'}): nothing to assist`)
-  if (t.state !== 'claimed') throw new FailedPreconditionError(`task ${task} is not held by a live agent (it is ${t.state}): claim it instead (agency claim ${task})`)
+  if (t.state !== 'claimed') throw new FailedPreconditionError(claimInsteadOfAssist(task, t.state))
   const c = assistCandidates(input).find(x => x.task === task) as AssistCandidate
   if (c.refusal !== '') throw new FailedPreconditionError(`cannot assist: ${c.refusal}`)
   return c
@@ -196,7 +197,7 @@ export function checkAssistTask (input: AssistInput, task: string): AssistCandid
  */
 export function checkApproach (candidate: AssistCandidate, approach: string): string {
   const text = approach.trim()
-  if (text === '') throw new InvalidArgumentError(`name your approach: agency assist --task ${candidate.task} --approach "<how you will do it, unlike the approaches listed>"`)
+  if (text === '') throw new InvalidArgumentError(nameYourApproach(candidate.task))
   if (text.length > MAX_APPROACH_CHARS) throw new InvalidArgumentError(`the approach is longer than ${MAX_APPROACH_CHARS} characters: say it in a sentence or two`)
   const same = candidate.approaches.find(a => sameApproach(a.text, text))
   if (same !== undefined) {

@@ -15,7 +15,7 @@
 //
 // - Carried here: a holder's daemon that verifies the change before it
 //   writes the request (a background integrate while an integrator serves,
-//   repo-service) keeps the task on its way for itself only, from a local
+//   daemon/background-integration) keeps the task on its way for itself only, from a local
 //   set of task -> epoch (onItsWayHere). Peers still see the holder at work
 //   until the request is on the log; a stop empties the set, so after a
 //   restart the task is its holder's current task again, never silently done.

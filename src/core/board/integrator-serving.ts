@@ -5,7 +5,7 @@
 // another agent's request (an `integration` entry whose `request` names an
 // `integration_request` of someone else, whatever its result) within the
 // last `windowMs`. A daemon answering its own request (a background integrate
-// with no integrator, repo-service) integrates for nobody else, so it does
+// with no integrator, daemon/background-integration) integrates for nobody else, so it does
 // not count. This daemon itself counts like any peer: an agent serving as
 // integrator lands its own requests in its batches too.
 //

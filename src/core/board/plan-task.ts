@@ -6,6 +6,7 @@
 import type { TaskDefinition } from './task-catalog.js'
 import type { GoalView } from './goal-history.js'
 import { PLAN_TASK_ID } from './task-id.js'
+import { PLAN_STEPS } from '../agent-words.js'
 
 export { PLAN_TASK_ID }
 
@@ -19,9 +20,7 @@ export function planDefinition (goal: GoalView): TaskDefinition {
     description: [
       `Goal: ${goal.text}`,
       goal.testCommand !== '' ? `Tests: ${goal.testCommand}` : '',
-      'Read the repository and the goal, then add the tasks that reach it (agency task add, or several at once with agency task add-plan FILE): ' +
-        'small tasks with ids, titles, descriptions, dependencies and scopes (the paths each will touch), so that peers can work in parallel without overlapping. ' +
-        'Record interface decisions as findings (agency note --kind decision). Then mark this task done: agency done plan.'
+      PLAN_STEPS
     ].filter(s => s !== '').join('\n'),
     deps: [],
     scope: [],

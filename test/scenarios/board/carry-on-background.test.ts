@@ -1,4 +1,4 @@
-// Background verify (agency integrate --background, repo-service
+// Background verify (agency integrate --background, background-integration
 // integrateInBackground): a holder whose work is ready hands it to its own
 // daemon and goes on. Real in-process daemons and a real shared repository:
 // amy integrates core in the background and is answered before anything is

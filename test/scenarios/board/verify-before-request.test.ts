@@ -1,4 +1,4 @@
-// Background integrate while an integrator serves the swarm (repo-service
+// Background integrate while an integrator serves the swarm (background-integration
 // verifyThenRequest; backgroundVerify=2 in the simulator): the holder's daemon
 // verifies the change on the shared branch first and writes the integration
 // request only once it is green, so the integrator's batch never takes an

@@ -14,7 +14,7 @@
 // integrator never takes an unverified change); until then the task is on
 // its way for this daemon only. The daemon writes the done when it lands.
 // agentd does both settings: 1 with no integrator serving, and 2 while one
-// serves (RepoService.verifyThenRequest; an integrator serves while a live
+// serves (BackgroundIntegration.verifyThenRequest; an integrator serves while a live
 // agent answered another agent's request lately, core/board/
 // integrator-serving, which stands for this model's `integrator.queued`).
 // 2 is the simulator's default, as agentd's prompt asks for
