@@ -160,7 +160,7 @@ export function chooseAssist (input: AssistInput): AssistCandidate | undefined {
  * already assists one.
  */
 export function checkAssister (input: AssistInput): void {
-  const { board, book, me, now } = input
+  const { board, book, me } = input
   const held = board.heldBy(me).filter(h => !onItsWay(board, me, h.task))
   if (held.length > 0) {
     throw new FailedPreconditionError(`you hold ${held.map(h => h.task).join(', ')}: only an agent that holds no task assists; finish it (agency integrate, then agency done) or release it first`)
