@@ -1,9 +1,11 @@
-// The local gRPC API: the Agency service plus the standard health service.
+// The local gRPC API: the Agency service plus the standard health and
+// reflection services.
 import { Server, ServerCredentials, status } from '@grpc/grpc-js'
 import { HealthImplementation } from 'grpc-health-check'
 import { AgencyService, type AgencyServer } from '../gen/agency/v1/api.js'
 import { meshHandlers, type MeshApiParts } from './mesh-handlers.js'
 import { chmod, lstat, rm } from 'node:fs/promises'
+import { addReflection } from './reflection.js'
 import { connect } from 'node:net'
 import { requireToken } from './auth.js'
 import { guardHandlers } from './grpc-errors.js'
@@ -79,6 +81,7 @@ export async function startGrpcServer (address: string, handlers: AgencyServer, 
   server.addService(TOLERANT_SERVICE, handlers)
   const health = new HealthImplementation({ '': 'SERVING', 'agency.v1.Agency': 'SERVING' })
   health.addToServer(server)
+  addReflection(server)
   if (address.startsWith('unix:')) await clearStaleSocket(socketPath(address))
   const port = await new Promise<number>((resolve, reject) => {
     server.bindAsync(address, ServerCredentials.createInsecure(), (err, p) => { err != null ? reject(err) : resolve(p) })

@@ -20,6 +20,16 @@ const program = new Command('agency')
   .addOption(new Option('--json', 'print machine-readable JSON'))
   .addOption(new Option('--addr <addr>', 'the daemon\'s gRPC address (default: AGENCY_ADDR, else the socket agentd.sock in AGENCY_DATA_DIR or ~/.agency)'))
   .addOption(new Option('--token-file <file>', 'the daemon\'s API token, when it requires one (or set AGENCY_TOKEN / AGENCY_TOKEN_FILE)'))
+  .configureHelp({ showGlobalOptions: true })
+
+// The root parses its options wherever they stand (`agency status --json` too),
+// so a subcommand never sees them in its own opts. Hand them to the command
+// about to run, so every action reads `opts.json` alike.
+program.hook('preAction', (root, actionCommand) => {
+  for (const [name, value] of Object.entries(root.opts())) {
+    if (actionCommand.getOptionValue(name) === undefined) actionCommand.setOptionValue(name, value)
+  }
+})
 
 // `agency status | head -1`: a reader that goes away is not an error.
 for (const stream of [process.stdout, process.stderr]) {
@@ -40,7 +50,6 @@ registerExperimentCommands(program)
 
 program.command('mcp')
   .description('serve the coordination tools of your agentd over MCP on stdio (for agent harnesses); logs go to stderr. A daemon that requires an API token gets it from AGENCY_TOKEN or AGENCY_TOKEN_FILE')
-  .option('--addr <addr>', 'the daemon\'s gRPC address (default: AGENCY_ADDR, else the socket agentd.sock in AGENCY_DATA_DIR or ~/.agency)')
-  .action(async (_opts: { addr?: string }, cmd: Command) => { await runMcpServer(cmd.optsWithGlobals<{ addr?: string }>().addr) })
+  .action(async (opts: { addr?: string }) => { await runMcpServer(opts.addr) })
 
 program.parseAsync(process.argv).catch(fail)

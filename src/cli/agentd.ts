@@ -109,7 +109,7 @@ Examples:
         try {
           swarmKey = await readFile(opts.swarmKey)
         } catch (err) {
-          throw new Error(`cannot read the swarm key ${opts.swarmKey}: ${(err as Error).message}`)
+          throw new Error(`cannot read the swarm key ${opts.swarmKey}: ${(err as Error).message}`, { cause: err })
         }
         if (!Buffer.from(swarmKey).toString('utf8').startsWith('/key/swarm/psk/1.0.0/')) throw new Error(`${opts.swarmKey} is not a swarm key (make one with \`agency keygen\`)`)
       }

@@ -1,17 +1,17 @@
 // How agency prints: JSON for machines (--json), short lines for people, and
 // errors as one line on stderr with a non-zero exit.
-import { Command, Option } from 'commander'
+import type { Command } from 'commander'
 import { connectAgency, type Agency } from '../api/client.js'
 import { isAgencyError } from '../core/errors.js'
 
 export interface CommonOpts { json?: boolean, addr?: string, tokenFile?: string }
 
-/** A subcommand with the options every command takes. */
+/**
+ * A subcommand. The options every command takes (--json, --addr, --token-file)
+ * are declared once, on the root, and reach every command's opts.
+ */
 export function command (parent: Command, name: string, description: string): Command {
   return parent.command(name).description(description)
-    .addOption(new Option('--json', 'print machine-readable JSON'))
-    .addOption(new Option('--addr <addr>', 'the daemon\'s gRPC address (default: AGENCY_ADDR, else the socket agentd.sock in AGENCY_DATA_DIR or ~/.agency)'))
-    .addOption(new Option('--token-file <file>', 'the daemon\'s API token, when it requires one (or set AGENCY_TOKEN / AGENCY_TOKEN_FILE)'))
 }
 
 export function printJson (value: unknown): void {

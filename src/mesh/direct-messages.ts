@@ -249,7 +249,7 @@ export class DirectMessaging {
         try {
           msg = DirectMessage.decode(frame.subarray())
         } catch (err) {
-          throw new Error(`undecodable direct message: ${(err as Error).message}`)
+          throw new Error(`undecodable direct message: ${(err as Error).message}`, { cause: err })
         }
         const turn = this.guard?.throttle('dm', from) ?? { allowed: true }
         if (!turn.allowed) {

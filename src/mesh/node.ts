@@ -93,5 +93,5 @@ export async function createMeshNode (init: MeshNodeInit): Promise<MeshLibp2p> {
       })
     }
   })
-  return node as unknown as MeshLibp2p
+  return node
 }

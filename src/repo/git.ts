@@ -1,11 +1,11 @@
-// One way to run git. We call the git binary directly rather than through
-// simple-git because integration needs the exit code and stderr of every call
-// (to tell a non-fast-forward push from an unreachable remote, a conflict from
-// a failure), a kill-on-timeout for network operations, and an environment we
-// control; simple-git hides the first behind parsed summaries and drops GIT_*
-// variables unless each is allowed one by one.
-import { execFile } from 'node:child_process'
+// One way to run git: simple-git, configured so integration still sees what it
+// depends on. Every call yields its exit code and stderr (to tell a
+// non-fast-forward push from an unreachable remote, a conflict from a
+// failure), is killed after a timeout (network operations must not hang the
+// daemon), and runs in an environment we set: simple-git's guard would drop
+// GIT_* variables, so each one we pass is allowed by name.
 import { existsSync } from 'node:fs'
+import { simpleGit, type SimpleGitOptions } from 'simple-git'
 import { FailedPreconditionError } from '../core/errors.js'
 import { GitCommandError, GitNotFoundError } from './errors.js'
 
@@ -41,33 +41,80 @@ export function childEnv (): NodeJS.ProcessEnv {
   return env
 }
 
+type UnsafeFlag = keyof NonNullable<SimpleGitOptions['unsafe']>
+
+// The user's own git setup in the environment (editor, askpass, ssh command,
+// pager, proxy, config paths) is honoured as when they run git themselves;
+// simple-git refuses each of these variables until its category is allowed.
+const GUARDED_ENV: Record<string, UnsafeFlag> = {
+  editor: 'allowUnsafeEditor',
+  visual: 'allowUnsafeEditor',
+  git_editor: 'allowUnsafeEditor',
+  git_sequence_editor: 'allowUnsafeEditor',
+  git_askpass: 'allowUnsafeAskPass',
+  ssh_askpass: 'allowUnsafeAskPass',
+  git_ssh: 'allowUnsafeSshCommand',
+  git_ssh_command: 'allowUnsafeSshCommand',
+  pager: 'allowUnsafePager',
+  git_pager: 'allowUnsafePager',
+  git_proxy_command: 'allowUnsafeGitProxy',
+  git_config: 'allowUnsafeConfigPaths',
+  git_config_global: 'allowUnsafeConfigPaths',
+  git_config_system: 'allowUnsafeConfigPaths',
+  prefix: 'allowUnsafeConfigPaths',
+  git_config_count: 'allowUnsafeConfigEnvCount',
+  git_config_parameters: 'allowUnsafeConfigEnvCount',
+  git_exec_path: 'allowUnsafeExec',
+  git_external_diff: 'allowUnsafeDiffExternal',
+  git_template_dir: 'allowUnsafeTemplateDir'
+}
+
+function allowedFor (env: NodeJS.ProcessEnv): SimpleGitOptions['unsafe'] {
+  const flags = Object.keys(env).map(name => GUARDED_ENV[name.toLowerCase()]).filter(f => f != null)
+  return Object.fromEntries(flags.map(f => [f, true]))
+}
+
 function gitEnv (): NodeJS.ProcessEnv {
   // English messages: push rejections and conflicts are classified by text.
   return { ...childEnv(), LC_ALL: 'C', LANG: 'C', LANGUAGE: 'C' }
 }
 
 export async function git (cwd: string, args: string[], opts: GitOptions = {}): Promise<GitResult> {
-  return await new Promise((resolve, reject) => {
-    execFile('git', ['-c', 'core.quotePath=false', ...args], {
-      cwd,
-      env: gitEnv(),
-      timeout: opts.timeoutMs ?? DEFAULT_GIT_TIMEOUT_MS,
-      maxBuffer: 64 * 1024 * 1024,
-      encoding: 'utf8'
-    }, (err, stdout, stderr) => {
-      if (err == null) { resolve({ code: 0, stdout, stderr }); return }
-      const e = err as NodeJS.ErrnoException & { code?: number | string, killed?: boolean }
-      if (e.code === 'ENOENT') {
-        // Node reports a missing cwd and a missing binary alike; tell them apart.
-        reject(existsSync(cwd) ? new GitNotFoundError() : new FailedPreconditionError(`directory ${cwd} does not exist`))
-        return
-      }
-      const code = typeof e.code === 'number' ? e.code : -1
-      const why = e.killed === true ? `${stderr}\n(killed after ${opts.timeoutMs ?? DEFAULT_GIT_TIMEOUT_MS} ms)` : stderr
-      if (opts.allowFail === true) { resolve({ code, stdout, stderr: why }); return }
-      reject(new GitCommandError(args, code, why))
-    })
-  })
+  // simple-git refuses a missing base directory with a message of its own.
+  if (!existsSync(cwd)) throw new FailedPreconditionError(`directory ${cwd} does not exist`)
+  const timeoutMs = opts.timeoutMs ?? DEFAULT_GIT_TIMEOUT_MS
+  const env = gitEnv()
+  let failure: Error | undefined
+  let exit = { code: 0, stderr: '' }
+  const client = simpleGit({
+    baseDir: cwd,
+    config: ['core.quotePath=false'],
+    abort: AbortSignal.timeout(timeoutMs),
+    allowEnvironment: Object.keys(env),
+    unsafe: allowedFor(env),
+    // The exit code and stderr of every call, failing or not; the caller decides.
+    errors: (error, result) => {
+      if (error instanceof Error) failure = error
+      exit = { code: typeof result.exitCode === 'number' ? result.exitCode : -1, stderr: Buffer.concat(result.stdErr).toString('utf8') }
+      return undefined
+    }
+  }).env(env)
+  let stdout = ''
+  try {
+    stdout = await client.raw(args)
+  } catch (err) {
+    failure = err as Error
+  }
+  if (failure != null && /ENOENT/.test(failure.message)) throw new GitNotFoundError()
+  if ((failure as { plugin?: string } | undefined)?.plugin === 'abort') {
+    exit = { code: -1, stderr: `${exit.stderr}\n(killed after ${timeoutMs} ms)` }
+  } else if (failure != null && exit.code === 0) {
+    // Refused before git ran (simple-git's own checks): no exit code to report.
+    exit = { code: -1, stderr: failure.message }
+  }
+  if (exit.code === 0) return { code: 0, stdout, stderr: exit.stderr }
+  if (opts.allowFail === true) return { code: exit.code, stdout, stderr: exit.stderr }
+  throw new GitCommandError(args, exit.code, exit.stderr)
 }
 
 /** stdout, trimmed: for commands that print one value. */

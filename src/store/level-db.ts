@@ -1,6 +1,7 @@
 // The one LevelDB handle of a data dir, and the error mapping for opening it.
 import { mkdir } from 'node:fs/promises'
 import { join } from 'node:path'
+import { inspect } from 'node:util'
 import { Level, type BatchOperation } from 'level'
 import { DataDirError, DataDirLockedError } from './errors.js'
 
@@ -46,7 +47,7 @@ function findCode (err: unknown, code: string): CodedError | undefined {
 /** The deepest error in the cause chain: the one that says what went wrong. */
 function rootCause (err: unknown): CodedError {
   let e = err as CodedError
-  for (let depth = 0; e.cause != null && depth < 10; depth++) e = e.cause as CodedError
+  for (let depth = 0; e.cause != null && depth < 10; depth++) e = e.cause
   return e
 }
 
@@ -60,11 +61,12 @@ function describeCause (err: unknown, path: string): string {
     case 'EROFS': return `${path} is on a read-only file system`
     case 'ENOSPC': return `no space left on device for ${path}`
     case 'LEVEL_CORRUPTION': return `the database in ${path} is corrupt (${String(root.message)})`
-    default: return String(root.message ?? root)
+    default: return typeof root.message === 'string' ? root.message : inspect(root)
   }
 }
 
 /** Operations for one atomic batch across sublevels (each op names its sublevel). */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- each sublevel encodes its own value type
 export type LevelBatch = Array<BatchOperation<LevelDb, string, any>>
 
 /** A put or del of a whole key (its sublevel's prefix included): bytes or a string, as LevelDB stores it. */

@@ -21,7 +21,7 @@ function tailLines (file: string, child: ChildProcess): EventEmitter & { close: 
       if (size > offset) {
         const chunk = await new Promise<string>((resolve, reject) => {
           let data = ''
-          createReadStream(file, { start: offset, end: size - 1, encoding: 'utf8' }).on('data', d => { data += d }).on('end', () => { resolve(data) }).on('error', reject)
+          createReadStream(file, { start: offset, end: size - 1, encoding: 'utf8' }).on('data', d => { data += String(d) }).on('end', () => { resolve(data) }).on('error', reject)
         })
         offset = size
         buffer += chunk

@@ -285,7 +285,7 @@ export async function swarmUp (o: SwarmUpOptions): Promise<{ state: SwarmState, 
     } else {
       const { goal } = await first.call((c: AgencyClient) => c.getGoal, {})
       if (o.goal != null && goal?.text !== o.goal) {
-        await first.call((c: AgencyClient) => c.setGoal, { text: o.goal as string, files: [], testCommand: o.testCommand ?? '' })
+        await first.call((c: AgencyClient) => c.setGoal, { text: o.goal, files: [], testCommand: o.testCommand ?? '' })
         o.progress('the goal is on the board; the first agent to claim the plan task turns it into tasks')
       } else if (goal == null) {
         throw new InvalidArgumentError('the board has no goal: give --goal "<what to build>" --test "<command>"')

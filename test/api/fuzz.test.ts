@@ -350,7 +350,7 @@ describe('the gRPC handlers with random requests', () => {
   beforeAll(async () => {
     dataDir = await mkdtemp(join(tmpdir(), 'agency-fuzz-grpc-'))
     served = await serveDaemon({ dataDir, listen: [memoryAddr('fuzz-grpc')], grpc: '127.0.0.1:0', metrics: null, processMetrics: false, settle: { fixedMs: 20 } })
-    agency = connectAgency(served.grpc?.address as string)
+    agency = connectAgency(served.grpc?.address)
     const d = served.daemon
     await agency.call((c: AgencyClient) => c.setGoal, { text: 'fuzz', files: [], testCommand: 'true' })
     await agency.call((c: AgencyClient) => c.addTask, { id: 't1', title: 'one', description: '', deps: [], scope: ['src/**'], priority: 1 })
@@ -378,7 +378,7 @@ describe('the gRPC handlers with random requests', () => {
       // A random subset of the fields, built with fromPartial as a client would.
       const request = fc.record(fields, { requiredKeys: [] }).map(partial => type.fromPartial(partial))
       // A channel of its own per method, so that one method's failure cannot spill into the next.
-      const client = connectAgency(served.grpc?.address as string)
+      const client = connectAgency(served.grpc?.address)
       try {
         await fc.assert(fc.asyncProperty(request, async req => {
           const outcome = await client.call((c: AgencyClient) => (c as unknown as Record<string, any>)[method], req, 15_000).then(() => undefined, (err: AgencyError) => err)
@@ -452,7 +452,7 @@ describe('the gRPC handlers with random requests', () => {
     // client accepts. Both this call and the next one on the channel are lost.
     // (Last in the file: a broken connection is shared by every client in this
     // process that has the same target and options.)
-    const client = connectAgency(served.grpc?.address as string)
+    const client = connectAgency(served.grpc?.address)
     try {
       const outcome = async (id: string): Promise<string> => await client.call((c: AgencyClient) => c.getTask, { id }, 15_000).then(() => 'OK', (err: AgencyError) => err.code)
       expect(await outcome('é'.repeat(40_000))).toBe('NOT_FOUND')

@@ -21,7 +21,7 @@ let profiler: Session | undefined
 
 type Args = Record<string, any>
 
-const ops: Record<string, (a: Args) => Promise<unknown> | unknown> = {
+const ops: Record<string, (a: Args) => unknown> = {
   start: async ({ i, peers, dataDir }) => {
     const d = new Daemon({ dataDir, name: `a${i as number}`, listen: ['/ip4/127.0.0.1/tcp/0'], peers, grpc: null, metrics: null, processMetrics: false })
     await d.start()
@@ -69,7 +69,7 @@ const ops: Record<string, (a: Args) => Promise<unknown> | unknown> = {
 }
 
 process.on('message', (m: { id: number, op: string, args: Args }) => {
-  Promise.resolve().then(async () => await ops[m.op](m.args ?? {}))
+  void Promise.resolve().then(async () => await ops[m.op](m.args ?? {}))
     .then(value => ({ id: m.id, value }), (err: Error) => ({ id: m.id, error: err.message }))
     .then(reply => { process.send?.(reply, () => { if (m.op === 'stop') process.exit(0) }) })
 })

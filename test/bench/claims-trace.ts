@@ -147,6 +147,6 @@ export class ClaimsTrace {
   /** One line per agent, in the order they were HELD at the client: ms from the first call. */
   rows (): string {
     return this.agents.map((a, i) => ({ i, a })).sort((x, y) => (x.a.received ?? Infinity) - (y.a.received ?? Infinity))
-      .map(({ i, a }) => `      a${i}: ${(['call', ...STEPS.map(s => s[0])] as Array<keyof AgentTrace>).map(k => a[k] === undefined ? '-' : (a[k] as number).toFixed(0)).join(' ')}`).join('\n')
+      .map(({ i, a }) => `      a${i}: ${(['call', ...STEPS.map(s => s[0])] as Array<keyof AgentTrace>).map(k => a[k] === undefined ? '-' : (a[k]).toFixed(0)).join(' ')}`).join('\n')
   }
 }

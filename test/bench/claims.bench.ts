@@ -92,7 +92,7 @@ async function retrying<T> (what: string, call: () => Promise<T>, tries = 5): Pr
     try {
       return await call()
     } catch (err) {
-      if (i >= tries) throw new Error(`${what} failed ${tries} times: ${(err as Error).message}`)
+      if (i >= tries) throw new Error(`${what} failed ${tries} times: ${(err as Error).message}`, { cause: err })
       await sleep(2000)
     }
   }

@@ -78,7 +78,7 @@ async function setup (me: Signer, attacker: Signer, peers: Signer[]): Promise<{ 
   const board = new Board()
   let now = 1_700_000_000_000
   const append = (s: Signer, kind: 'task' | 'claim', body: object): StoredEntry => {
-    const e = state.append(s, kind, body as never, now++)
+    const e = state.append(s, kind, body, now++)
     fold(board, e)
     return e
   }

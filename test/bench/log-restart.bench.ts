@@ -80,7 +80,7 @@ async function seedMixedLog (dir: string, entries: number, authors: number, shar
   let x = SEED
   const random = (): number => { x = (x * 1103515245 + 12345) % 2 ** 31; return x / 2 ** 31 }
   const signers = await Promise.all(Array.from({ length: authors }, async () => (await makeIdentity()).signer))
-  const feeds = signers.map(() => ({ seq: 0, prev: new Uint8Array(0) as Uint8Array }))
+  const feeds: Array<{ seq: number, prev: Uint8Array }> = signers.map(() => ({ seq: 0, prev: new Uint8Array(0) }))
   const start = Date.now() - entries
   const state = new LogState()
   let batch: Entry[] = []

@@ -24,7 +24,7 @@ export async function seedDataDir (dataDir: string, entries: number, authors: nu
   const cached = join(cacheRoot, `${entries}-entries-${authors}-authors-seed-${SEED}`)
   const meta = join(cached, 'seed.json')
   let seeded: Seeded | undefined
-  try { seeded = JSON.parse(await readFile(meta, 'utf8')) as Seeded } catch {}
+  try { seeded = JSON.parse(await readFile(meta, 'utf8')) as Seeded } catch { /* no cache yet: seed one */ }
   let built = false
   if (seeded === undefined) {
     // seeded into a scratch dir and renamed, so an interrupted seed leaves no half a cache

@@ -44,6 +44,6 @@ createInterface({ input: process.stdin }).on('line', line => {
   } else if (cmd === 'connections') {
     process.stdout.write(`connections ${node.getPeers().length}\n`)
   } else if (cmd === 'stop') {
-    Promise.resolve(node.stop()).finally(() => process.exit(0))
+    void Promise.resolve(node.stop()).finally(() => process.exit(0))
   }
 })

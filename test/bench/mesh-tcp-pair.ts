@@ -412,7 +412,7 @@ export async function tcpPair (n: number, o: MeshRunOptions): Promise<SetupResul
       cpuPerDeliveryMs: perDelivery(r2, r1, r0, rRecords),
       rssPerNodeBytes: rRss,
       startSeconds: r.startSeconds,
-      note: `each node\'s time is the one it printed with the message${r.compiled ? '' : '; nodes ran under tsx (run npm run build first), which inflates their CPU and RSS'}`
+      note: `each node's time is the one it printed with the message${r.compiled ? '' : '; nodes ran under tsx (run npm run build first), which inflates their CPU and RSS'}`
     }]
   } finally {
     raw?.stop()

@@ -80,7 +80,7 @@ export async function runCost (o: CostOptions): Promise<CostResult> {
     while ((await status()).live < o.agents - 1 && Date.now() < deadline) await sleep(1000)
     const livePeers = (await status()).live
     o.log(`  ${livePeers} of ${o.agents - 1} peers live at the watcher (heartbeat every ${intervalMs} ms each)`)
-    for (const step of script.setup()) await r.gossip.publishEntry(r.logService.state.append(step.agent.signer, step.kind, step.body as never, Date.now()).bytes)
+    for (const step of script.setup()) await r.gossip.publishEntry(r.logService.state.append(step.agent.signer, step.kind, step.body, Date.now()).bytes)
 
     // The agents at work.
     const working = (async () => {

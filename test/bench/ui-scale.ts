@@ -43,9 +43,9 @@ function history (agents: ScriptAgent[], total: number): LogState {
   const script = new SwarmScript(agents, Math.max(20, Math.round(total / 50)), 1024)
   let clock = Date.now() - 2 * 3600_000
   const tick = (): number => { clock += (2 * 3600_000) / total; return Math.round(clock) }
-  for (const step of script.setup()) log.append(step.agent.signer, step.kind, step.body as never, tick())
+  for (const step of script.setup()) log.append(step.agent.signer, step.kind, step.body, tick())
   while (log.size < total) {
-    for (const step of script.next()) log.append(step.agent.signer, step.kind, step.body as never, tick())
+    for (const step of script.next()) log.append(step.agent.signer, step.kind, step.body, tick())
   }
   return log
 }

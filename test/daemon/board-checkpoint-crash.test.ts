@@ -15,7 +15,7 @@ import { waitFor } from '../helpers/wait-for.js'
 const procs = new AgentdProcesses()
 afterAll(async () => { await procs.cleanup() }, 60_000)
 
-const task = (id: string, deps: string[] = []): NewTask => ({ id, title: `task ${id}`, description: '', deps, scope: [`src/${id}/**`], priority: 0 }) as unknown as NewTask
+const task = (id: string, deps: string[] = []): NewTask => ({ id, title: `task ${id}`, description: '', deps, scope: [`src/${id}/**`], priority: 0 })
 
 /** A data dir whose log holds a goal, tasks, claims, a hand-off, an integration and a done, and no board checkpoint. */
 async function seededDir (): Promise<string> {

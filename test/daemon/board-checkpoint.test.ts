@@ -22,7 +22,7 @@ async function start (dataDir: string): Promise<Daemon> {
   return d
 }
 
-const task = (id: string, deps: string[] = []): NewTask => ({ id, title: `task ${id}`, description: '', deps, scope: [`src/${id}/**`], priority: 0 }) as unknown as NewTask
+const task = (id: string, deps: string[] = []): NewTask => ({ id, title: `task ${id}`, description: '', deps, scope: [`src/${id}/**`], priority: 0 })
 
 /** What a client sees of the board. */
 function board (d: Daemon): unknown {

@@ -22,7 +22,7 @@ async function start (dataDir: string): Promise<Daemon> {
 }
 
 function task (id: string, title: string, deps: string[] = []): NewTask {
-  return { id, title, description: '', deps, scope: [], priority: 0 } as unknown as NewTask
+  return { id, title, description: '', deps, scope: [], priority: 0 }
 }
 
 /** What a client of the daemon sees of the log, the board and the findings. */

@@ -84,7 +84,7 @@ describe('the writer\'s own feed across SIGKILL and a lost disk', { timeout: 5 *
     writing = false
     await Promise.all(writers)
     const seqOf = (i: LogInfoReply): number => i.authors.find(a => a.author === wId.peerId)?.seq ?? 0
-    const lostSeq = seqOf(await logInfo(api as Agency))
+    const lostSeq = seqOf(await logInfo(api))
     await waitFor(async () => seqOf(await logInfo(peerApi)) >= lostSeq, { what: 'the peer to hold the entries the writer is about to lose', timeoutMs: 60_000 })
     await kill(w)
     await rm(wDir, { recursive: true, force: true })
@@ -110,7 +110,7 @@ describe('the writer\'s own feed across SIGKILL and a lost disk', { timeout: 5 *
     await Promise.all(after)
 
     // Both sides converge on one whole feed: the writer took back what its disk had lost.
-    const c = api as Agency
+    const c = api
     await waitFor(async () => {
       const [mine, theirs] = [await logInfo(c), await logInfo(peerApi)]
       if (seqOf(mine) === seqOf(theirs) && seqOf(mine) >= new Set(acked).size) return true

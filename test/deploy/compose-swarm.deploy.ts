@@ -69,7 +69,7 @@ async function containersOf (...services: string[]): Promise<string[]> {
 async function describeDaemon (container: string): Promise<Daemon> {
   const status = await agency(container, 'status', '--full')
   const info = await inspect(container)
-  const nets = Object.values(info.NetworkSettings.Networks) as Array<{ IPAddress: string }>
+  const nets = Object.values<{ IPAddress: string }>(info.NetworkSettings.Networks)
   return { container, peerId: status.self.peerId, ip: nets[0].IPAddress }
 }
 

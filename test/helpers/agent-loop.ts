@@ -58,7 +58,7 @@ export class Scratch {
     } catch (err) {
       // Say why: the daemon's stderr is in its log file.
       const log = await readFile(logFile, 'utf8').catch(() => '')
-      throw new Error(`${(err as Error).message}\n${log.slice(-4000)}`)
+      throw new Error(`${(err as Error).message}\n${log.slice(-4000)}`, { cause: err })
     }
     this.daemons.push(d)
     return d

@@ -148,7 +148,7 @@ export class AgentdProcess {
     this.exited = new Promise(resolve => { child.once('close', (code, signal) => { resolve({ code, signal }) }) })
     child.stderr?.setEncoding('utf8')
     child.stderr?.on('data', (chunk: string) => { this.stderrTail = (this.stderrTail + chunk).slice(-STDERR_TAIL_CHARS) })
-    const lines = createInterface({ input: child.stdout! })
+    const lines = createInterface({ input: child.stdout })
     const banner: Partial<Banner> & { listenAddrs: string[] } = { listenAddrs: [] }
     const ready = new Promise<Banner>((resolve, reject) => {
       lines.on('line', line => {

@@ -40,7 +40,7 @@ describe('the round-trip probe as the connection check', () => {
 
     // From now on a's pings over that connection never come back.
     const conn = a.getConnections(b.peerId)[0] as unknown as { muxer: { ping: (o?: { signal?: AbortSignal }) => Promise<number> } }
-    conn.muxer.ping = async (o) => await new Promise((_resolve, reject) => { o?.signal?.addEventListener('abort', () => { reject(o.signal?.reason) }) })
+    conn.muxer.ping = async (o) => await new Promise((_resolve, reject) => { o?.signal?.addEventListener('abort', () => { reject(o.signal?.reason as Error) }) })
     const before = samples.length
     await waitFor(() => a.getConnections(b.peerId).length === 0, { what: 'the silent connection closed' })
     expect(samples.length - before).toBeLessThanOrEqual(1) // a ping already under way when the muxer went silent may still count
@@ -57,7 +57,7 @@ describe('a ping that timed out during a stall of this node', () => {
     await a.dial(multiaddr(b.getMultiaddrs()[0]))
     let pings = 0
     const conn = a.getConnections(b.peerId)[0] as unknown as { muxer: { ping: (o?: { signal?: AbortSignal }) => Promise<number> } }
-    conn.muxer.ping = async (o) => { pings++; return await new Promise((_resolve, reject) => { o?.signal?.addEventListener('abort', () => { reject(o.signal?.reason) }) }) }
+    conn.muxer.ping = async (o) => { pings++; return await new Promise((_resolve, reject) => { o?.signal?.addEventListener('abort', () => { reject(o.signal?.reason as Error) }) }) }
     probe.start()
     running.push(probe)
     await waitFor(() => pings >= 3, { what: 'three pings timed out' })

@@ -32,7 +32,7 @@ async function node (registry: Registry): Promise<PingNode> {
 
 async function values (registry: Registry, name: string): Promise<Array<{ labels: Record<string, unknown>, value: number }>> {
   const all = await registry.getMetricsAsJSON()
-  return (all.find(m => m.name === name)?.values ?? []) as Array<{ labels: Record<string, unknown>, value: number }>
+  return (all.find(m => m.name === name)?.values ?? [])
 }
 
 async function value (registry: Registry, name: string, labels: Record<string, string>): Promise<number | undefined> {

@@ -81,7 +81,7 @@ export async function startAcpScenario (scratch: Scratch, o: { name: string, har
   const api = (d: LocalDaemon): Agency => { const c = connectAgency(d.grpc); clients.push(c); return c }
   const call = async <T>(d: LocalDaemon, f: (c: AgencyClient) => (req: any, ...rest: any[]) => unknown, req: unknown): Promise<T> => {
     const c = connectAgency(d.grpc)
-    try { return await c.call(f as any, req as any) as T } finally { c.close() }
+    try { return await c.call(f as any, req as any) } finally { c.close() }
   }
 
   // ---- the board, on A; B learns it, then A stops ----

@@ -30,7 +30,7 @@ function runChild (script: string, args: string[]): { child: ChildProcess, lines
   let out = ''
   const waiting: Array<(line: string) => void> = []
   const buffered: string[] = []
-  child.stdout!.setEncoding('utf8').on('data', (chunk: string) => {
+  child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
     out += chunk
     for (const line of chunk.split('\n').filter(l => l !== '')) {
       const w = waiting.shift()

@@ -38,7 +38,7 @@ export function parsePlan (text: string, file: string): PlanTask[] {
   try {
     doc = parseYaml(text)
   } catch (err) {
-    throw new Error(`${file} is not JSON or YAML: ${(err as Error).message}`)
+    throw new Error(`${file} is not JSON or YAML: ${(err as Error).message}`, { cause: err })
   }
   const list = Array.isArray(doc) ? doc : (doc as { tasks?: unknown } | null)?.tasks
   if (!Array.isArray(list)) throw new Error(`${file} must hold a list of tasks (or {tasks: [...]})`)

@@ -48,7 +48,7 @@ export function registerExperimentCommands (program: Command): void {
   const experiment = program.command('experiment').description('reproduce the ProgramBench experiment: N agents rebuild a program from its documentation and reference executable, scored against hidden tests')
 
   experiment.command('run')
-    .description('for each swarm size, a fresh swarm on the task\'s cleanroom; the shared branch scored against the hidden tests over time; OUT/ gets the data, report.md and pass-rate.svg')
+    .description('for each swarm size, a fresh swarm on the task\'s cleanroom; the shared branch scored against the hidden tests over time; OUT/ gets the data, report.md and pass-rate.svg; --json prints the run summaries at the end')
     .requiredOption('--task <dir>', 'a ProgramBench task directory (task.yaml, tests.json, tests/<branch>/eval/run.sh)')
     .requiredOption('--agents <list>', 'swarm sizes, e.g. 1,8,32')
     .requiredOption('--harness <name>', 'claude, codex, copilot, gemini, aider, scripted (or sim), or cmd:"..."')
@@ -60,7 +60,6 @@ export function registerExperimentCommands (program: Command): void {
     .option('--goal <text>', 'the goal the agents get (default: rebuild the documented program; compile.sh builds ./executable)')
     .option('--test-command <cmd>', 'the agents\' own test command (default: the recipe\'s for sim, else "sh compile.sh && sh tests/run.sh")')
     .option('--sim-work-scale <x>', '--harness sim: multiply the scripted agent\'s modelled work time', '1')
-    .option('--json', 'print the run summaries as JSON at the end')
     .action(async (opts: { task: string, agents: string, harness: string, budget: string, out: string, scoreEvery?: string, repeat: string, cleanroom?: string, goal?: string, testCommand?: string, simWorkScale: string, json?: boolean }) => {
       try {
         const budgetMs = parseDuration(opts.budget, '--budget')
@@ -97,12 +96,11 @@ export function registerExperimentCommands (program: Command): void {
     })
 
   experiment.command('score')
-    .description('score one submission against a task\'s hidden tests by ProgramBench\'s rules: per-branch counts, then the score')
+    .description('score one submission against a task\'s hidden tests by ProgramBench\'s rules: per-branch counts, then the score (--json: the whole result, per test)')
     .requiredOption('--task <dir>', 'a ProgramBench task directory')
     .requiredOption('--submission <dir-or-ref>', 'a directory with compile.sh, or a git ref (in --repo, default the current directory)')
     .option('--repo <path>', 'the git repository a ref is read from')
     .option('--reference <file>', 'a reference executable to delete from the submission, like the task\'s eval_clean_hashes')
-    .option('--json', 'print the whole result, per test')
     .action(async (opts: { task: string, submission: string, repo?: string, reference?: string, json?: boolean }) => {
       try {
         const task = await loadTaskDir(opts.task)

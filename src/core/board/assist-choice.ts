@@ -160,7 +160,7 @@ export function chooseAssist (input: AssistInput): AssistCandidate | undefined {
  * already assists one.
  */
 export function checkAssister (input: AssistInput): void {
-  const { board, book, me, now } = input
+  const { board, book, me } = input
   const held = board.heldBy(me).filter(h => !onItsWay(board, me, h.task))
   if (held.length > 0) {
     throw new FailedPreconditionError(holderMayNotAssist(held.map(h => h.task)))

@@ -54,6 +54,7 @@ export function parseGlob (glob: unknown): ParsedGlob {
   if (typeof glob !== 'string') throw new InvalidArgumentError('a glob must be a string')
   if (glob.trim() === '') throw new InvalidArgumentError('a glob must not be empty')
   if (glob.length > MAX_GLOB_LENGTH) throw new InvalidArgumentError(`glob is longer than ${MAX_GLOB_LENGTH} characters`)
+  // eslint-disable-next-line no-control-regex -- control characters are what this check looks for
   if (/[\u0000-\u001f\u007f]/.test(glob)) throw bad(glob, 'contains control characters')
   if (glob.startsWith('!')) throw bad(glob, 'negated globs are not supported in a scope')
   checkBalanced(glob)

@@ -109,7 +109,7 @@ export function joinDocs (pieces: readonly FindingsDocs[]): FindingsDocs {
   const join = <T extends Float64Array | Int32Array | Uint8Array | Uint16Array>(make: (len: number) => T, of: (p: FindingsDocs) => T, per = 1): T => {
     const out = make(n * per)
     let off = 0
-    for (const p of pieces) { const a = of(p); out.set(a as unknown as ArrayLike<number>, off); off += a.length }
+    for (const p of pieces) { const a = of(p); out.set(a, off); off += a.length }
     return out
   }
   const lists = (starts: (p: FindingsDocs) => Int32Array, values: (p: FindingsDocs) => Int32Array): { starts: Int32Array, values: Int32Array } => {

@@ -44,7 +44,7 @@ export class NumberColumn<T extends NumberArray = NumberArray> {
     let size = Math.max(FIRST, (chunk?.length ?? 0) * 2)
     while (size < need) size *= 2
     const grown = this.make(Math.min(CHUNK, size))
-    if (chunk !== undefined) grown.set(chunk as unknown as ArrayLike<number>)
+    if (chunk !== undefined) grown.set(chunk)
     this.chunks[0] = grown
     return grown
   }
@@ -64,7 +64,7 @@ export class NumberColumn<T extends NumberArray = NumberArray> {
     const out = this.make(n)
     for (let c = 0; c * CHUNK < n; c++) {
       const take = Math.min(CHUNK, n - c * CHUNK)
-      out.set(take === CHUNK ? this.chunks[c] : this.chunks[c].subarray(0, take) as T, c * CHUNK)
+      out.set(take === CHUNK ? this.chunks[c] : this.chunks[c].subarray(0, take), c * CHUNK)
     }
     return out
   }
@@ -86,7 +86,7 @@ export class NumberColumn<T extends NumberArray = NumberArray> {
     for (let from = 0; from < typed.length;) {
       const i = this.size
       const take = Math.min(CHUNK - (i & MASK), typed.length - from)
-      this.room(i >>> CHUNK_BITS, (i & MASK) + take).set(typed.subarray(from, from + take) as unknown as ArrayLike<number>, i & MASK)
+      this.room(i >>> CHUNK_BITS, (i & MASK) + take).set(typed.subarray(from, from + take), i & MASK)
       this.size += take
       from += take
     }
@@ -102,7 +102,7 @@ export class NumberColumn<T extends NumberArray = NumberArray> {
     const whole = values.length - (values.length & MASK)
     for (let from = 0; from < whole; from += CHUNK) this.chunks.push(values.subarray(from, from + CHUNK) as T)
     this.size = whole
-    this.pushAll(values.subarray(whole) as T)
+    this.pushAll(values.subarray(whole))
   }
 }
 

@@ -4,7 +4,6 @@
 // them. Each op writes one entry with an EntryWriter.
 import fc from 'fast-check'
 import type { BoardEntry, Liveness } from '../../../src/core/board/types.js'
-import { VerdictKind } from '../../../src/gen/agency/v1/log.js'
 import type { EntryWriter } from './helpers.js'
 
 export const AUTHORS = ['p1', 'p2', 'p3', 'p4']
@@ -52,7 +51,7 @@ export const op: fc.Arbitrary<Op> = fc.oneof(
   { weight: 2, arbitrary: fc.tuple(author, task, epoch, globs, lamport).map(([a, t, e, paths, l]) => (w: EntryWriter) => w.done(a, t, e, { paths }, l)) },
   fc.tuple(author, fc.constantFrom('t1', 't2', 'a'), fc.subarray(AUTHORS), lamport).map(([a, t, r, l]) => (w: EntryWriter) => w.request(a, t, r, l)),
   fc.tuple(author, fc.constantFrom('t1', 't2', 'a'), fc.constantFrom(0, 1, 2, 3), lamport)
-    .map(([a, t, v, l]) => (w: EntryWriter) => w.verdict(a, t, v as VerdictKind, l)),
+    .map(([a, t, v, l]) => (w: EntryWriter) => w.verdict(a, t, v, l)),
   fc.tuple(author, task, globs, fc.constantFrom('merged', 'failed', ''), lamport).map(([a, t, paths, result, l]) => (w: EntryWriter) => w.integration(a, t, paths, result, l)),
   // integration requests, and integrators' answers to them (same or another task and epoch): what lands an assistant's done
   { weight: 2, arbitrary: fc.tuple(fc.nat(), lamport).map(([pick, l]) => (w: EntryWriter, claimed: Claimed, requested: Requested) => {

@@ -20,7 +20,7 @@ function buildLog (n: number, archive = new MemoryArchive()): { log: LogState, a
     const body = kind === 'finding'
       ? { kind: 'note', text: `finding ${i}` }
       : kind === 'goal' ? { text: `goal ${i}` } : kind === 'task' ? { id: `t${i}`, title: `task ${i}` } : { task: `t${i - 1}`, epoch: 1 }
-    log.append(ids[(i * 7) % 3].signer, kind, body as any, 1000 + i)
+    log.append(ids[(i * 7) % 3].signer, kind, body, 1000 + i)
   }
   return { log, archive }
 }

@@ -73,7 +73,7 @@ interface Rig {
   harnessLog: () => Promise<string>
 }
 
-let rigs: Rig[] = []
+const rigs: Rig[] = []
 afterEach(async () => {
   for (const r of rigs.splice(0)) {
     await r.supervisor.stop()

@@ -70,7 +70,7 @@ async function waitAllDone (d: LocalDaemon, ids: string[]): Promise<void> {
   } catch (err) {
     const log = await readFile(join(d.dataDir, 'harness.log'), 'utf8').catch(() => '')
     const lines = log.split('\n').filter(l => !l.includes('nothing ready'))
-    throw new Error(`${(err as Error).message}\n--- harness.log (without the idle lines) ---\n${lines.slice(-30).join('\n')}`)
+    throw new Error(`${(err as Error).message}\n--- harness.log (without the idle lines) ---\n${lines.slice(-30).join('\n')}`, { cause: err })
   } finally {
     api.close()
   }

@@ -70,7 +70,7 @@ export async function startAgentd (o: AgentdOptions): Promise<Agentd> {
   } catch (err) {
     child.kill('SIGKILL')
     const tail = (await readFile(o.logFile, 'utf8').catch(() => '')).slice(-3000)
-    throw new Error(`${(err as Error).message}\n${tail}`)
+    throw new Error(`${(err as Error).message}\n${tail}`, { cause: err })
   }
   if (banner.metrics == null || banner.grpc == null || banner.peerId == null) throw new Error(`agentd ${o.name} printed no metrics, gRPC or peer id`)
   return {

@@ -6,7 +6,7 @@
 import { shellQuote } from '../../../src/harness/command-line.js'
 import type { AgencyTool } from './agent-script.js'
 
-const str = (v: unknown): string => typeof v === 'string' ? v : v == null ? '' : String(v)
+const str = (v: unknown): string => typeof v === 'string' ? v : v == null ? '' : JSON.stringify(v)
 
 /** The `agency` command line that does what MCP tool `tool` does, printing JSON. */
 export function agencyCommandLine (tool: AgencyTool, args: Record<string, unknown>): string {

@@ -516,7 +516,7 @@ function listOf (v: unknown, key: string): unknown[] {
 }
 
 function str (v: unknown): string {
-  return typeof v === 'string' ? v : v == null ? '' : String(v)
+  return typeof v === 'string' ? v : v == null ? '' : JSON.stringify(v)
 }
 
 function taskInfo (v: unknown): TaskInfo {

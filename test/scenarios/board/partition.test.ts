@@ -26,7 +26,7 @@ describe('claims on both sides of a partition', () => {
   const cluster = new MemoryCluster()
   let left: Daemon[] = []
   let right: Daemon[] = []
-  let all: Daemon[] = []
+  const all: Daemon[] = []
   const events = new Map<Daemon, EventRecorder>()
   let leftAnswer: ClaimAnswer
   let rightAnswer: ClaimAnswer

@@ -21,7 +21,8 @@ async function landedNotices (d: Daemon): Promise<string[]> {
 
 describe('a request\'s result whose notice a crash lost', () => {
   it('is told at the next start, once', async () => {
-    let [amy, ivy] = swarm.daemons
+    let [amy] = swarm.daemons
+    const ivy = swarm.daemons[1]
     await commitFiles(amy.workspacePath(), { 'hello/hello.txt': 'hello\n' })
     const asked = await amy.repo().requestIntegration('core')
     // The crash window: the integration arrives, no notice is stored.

@@ -54,7 +54,7 @@ function gossipReady (nodes: Daemon[]): boolean {
 
 describe(`a thundering herd of ${NODES} daemons claiming one task`, () => {
   const cluster = new MemoryCluster()
-  let nodes: Daemon[] = []
+  const nodes: Daemon[] = []
   let answers: ClaimAnswer[] = []
   let links: Array<[Daemon, Daemon]> = []
 

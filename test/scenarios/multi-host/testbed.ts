@@ -160,7 +160,7 @@ export class Testbed {
     for (const ns of this.namespaces.reverse()) {
       // Anything still running in the namespace holds it: kill it first.
       await run('ip', ['netns', 'pids', ns]).then(async ({ stdout }) => {
-        for (const pid of stdout.split('\n').filter(p => p !== '')) { try { process.kill(Number(pid), 'SIGKILL') } catch {} }
+        for (const pid of stdout.split('\n').filter(p => p !== '')) { try { process.kill(Number(pid), 'SIGKILL') } catch { /* already gone */ } }
       }).catch(() => {})
       await run('ip', ['netns', 'del', ns]).catch(() => {})
     }

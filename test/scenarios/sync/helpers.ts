@@ -93,7 +93,7 @@ const WORDS = ['cache', 'parser', 'timeout', 'lock', 'retry', 'index', 'schema',
 export async function seedLog (dataDirs: string | string[], o: SeedOptions): Promise<SeededLog> {
   const random = prng(o.seed ?? Math.floor(Math.random() * 2 ** 31))
   const signers = await Promise.all(Array.from({ length: o.authors }, async () => (await makeIdentity()).signer))
-  const feeds = signers.map(() => ({ seq: 0, prev: new Uint8Array(0) as Uint8Array }))
+  const feeds: Array<{ seq: number, prev: Uint8Array }> = signers.map(() => ({ seq: 0, prev: new Uint8Array(0) }))
   const textBytes = o.textBytes ?? 120
   const start = Date.now() - o.entries
   const entries: Entry[] = []
@@ -223,7 +223,7 @@ export class AgentdProcess {
     child.once('exit', () => { logFile?.end() })
     this.addrs = []
     this.metricsUrl = undefined
-    const lines = createInterface({ input: child.stdout! })
+    const lines = createInterface({ input: child.stdout })
     try {
       await new Promise<void>((resolve, reject) => {
         const timeoutMs = o.readyTimeoutMs ?? 120_000
