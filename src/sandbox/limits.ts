@@ -62,7 +62,7 @@ function v1Group (id: string, limits: RunLimits): RunGroup {
   return {
     prefix: enter([join(pids, 'cgroup.procs'), join(memory, 'cgroup.procs')]),
     verdict: () => verdict(limits, counter(join(pids, 'pids.events'), 'max'), counter(join(memory, 'memory.oom_control'), 'oom_kill')),
-    remove: () => { tryRmdir(pids); tryRmdir(memory) }
+    remove: () => { removeGroups([pids, memory]) }
   }
 }
 
@@ -80,7 +80,7 @@ function v2Group (id: string, limits: RunLimits): RunGroup {
   return {
     prefix: enter([join(dir, 'cgroup.procs')]),
     verdict: () => verdict(limits, counter(join(dir, 'pids.events'), 'max'), counter(join(dir, 'memory.events'), 'oom_kill')),
-    remove: () => { tryRmdir(dir) }
+    remove: () => { removeGroups([dir]) }
   }
 }
 
@@ -103,6 +103,19 @@ function counter (file: string, name: string): number {
   } catch { return 0 }
 }
 
-function tryRmdir (dir: string): void {
-  try { rmdirSync(dir) } catch { /* still has a process, or never made */ }
+function tryRmdir (dir: string): boolean {
+  try { rmdirSync(dir); return true } catch (err) { return (err as NodeJS.ErrnoException).code === 'ENOENT' }
+}
+
+// A group goes once its last process is gone: what the run left is killed,
+// and the removal is tried again until the kernel has let them go.
+function removeGroups (dirs: string[], tries = 100): void {
+  const left = dirs.filter(d => !tryRmdir(d))
+  if (left.length === 0 || tries === 0) return
+  for (const d of left) {
+    try {
+      for (const pid of readFileSync(join(d, 'cgroup.procs'), 'utf8').split('\n').filter(p => p !== '')) process.kill(Number(pid), 'SIGKILL')
+    } catch { /* gone meanwhile */ }
+  }
+  setTimeout(() => { removeGroups(left, tries - 1) }, 100).unref()
 }

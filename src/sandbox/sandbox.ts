@@ -53,8 +53,13 @@ export interface ConfinedTest {
   command: string
   args: string[]
   env: NodeJS.ProcessEnv
-  /** After the run: the bound it hit or what the box refused, in words ('' when nothing). Removes what was made for it. */
-  finish: (output: string) => string
+  /** After the run: the bound it hit (the run failed), and what else to say (what the box refused). Removes what was made for it. */
+  finish: (output: string) => TestRunVerdict
+}
+
+export interface TestRunVerdict {
+  failure?: string
+  notes: string[]
 }
 
 export interface Sandbox {
@@ -91,7 +96,7 @@ class Unconfined implements Sandbox {
   }
 
   confineTest (command: string, cwd: string, env: NodeJS.ProcessEnv): ConfinedTest {
-    return { command: '/bin/sh', args: ['-c', command], env, finish: () => '' }
+    return { command: '/bin/sh', args: ['-c', command], env, finish: () => ({ notes: [] }) }
   }
 }
 
@@ -176,16 +181,16 @@ class BubblewrapSandbox implements Sandbox {
       args: words.slice(1),
       env: { ...env, HOME: '/tmp', TMPDIR: '/tmp' },
       finish: output => {
-        const said: string[] = []
+        const notes: string[] = []
+        let failure: string | undefined
         if ('prefix' in group) {
-          const bound = group.verdict()
-          if (bound != null) said.push(bound)
+          failure = group.verdict()
           group.remove()
-        } else said.push(group.unavailable)
+        } else notes.push(group.unavailable)
         const refused = refusalsIn(output)
         for (const r of refused) this.o.onRefusal?.(r.kind)
-        if (refused.length > 0) said.push(...refused.slice(0, 5).map(r => refusalNote(r.kind, r.line)))
-        return said.join('\n')
+        notes.push(...refused.slice(0, 5).map(r => refusalNote(r.kind, r.line)))
+        return { failure, notes }
       }
     }
   }
