@@ -413,6 +413,7 @@ export class Daemon {
         name,
         dataDir: config.dataDir,
         apiToken: config.apiToken,
+        sandbox: config.sandbox,
         workspace: () => repoService?.workspace.dir ?? '',
         goalMet: () => boardService.board.goalMet(boardService.now()),
         // a failing harness gives back the tasks its agent works on; those on their way land and are done by the daemon (carry-on)
@@ -432,6 +433,7 @@ export class Daemon {
           setStatusLine: async text => { await setStatusOf(presence, text) }
         }
       }, harnessCommand, config.harnessPolicy)
+    config.sandbox?.countRefusals(kind => { metrics.sandboxDenials.inc({ kind }) })
     if (harness != null) presence.reportHarness(() => harness.heartbeatState())
     // Heartbeats carry the claims held and the harness state: a change goes out at once.
     boardService.onHeldChanged(() => { presence.beatIfChanged().catch(() => {}) })

@@ -8,10 +8,12 @@ import type { HiddenDir } from './box.js'
 /** The system's own directories: programs, libraries, configuration. */
 export const SYSTEM_DIRS = ['/usr', '/bin', '/sbin', '/lib', '/lib32', '/lib64', '/libx32', '/etc', '/opt']
 
-/** Login files of the CLIs, relative to home: read-only in the box's own home, and nothing else of home. */
+/** Login and config files of the CLIs, relative to home: read-only in the box's own home, and nothing else of home. */
 export const AUTH_FILES = [
   '.claude/.credentials.json',
+  '.claude/settings.json',
   '.codex/auth.json',
+  '.codex/config.toml',
   '.config/github-copilot/hosts.json',
   '.config/github-copilot/apps.json',
   '.copilot/config.json',
@@ -80,4 +82,19 @@ export function hiddenDir (path: string): HiddenDir | undefined {
     const entries = readdirSync(path, { withFileTypes: true }).filter(e => e.isFile() || e.isDirectory()).map(e => ({ name: e.name, dir: e.isDirectory() }))
     return { path, entries }
   } catch { return { path, entries: [] } }
+}
+
+/**
+ * Variables that point into the real home (XDG_CONFIG_HOME, CLAUDE_CONFIG_DIR,
+ * CODEX_HOME...) point to the same place in the box's home instead: the CLI
+ * keeps its state there, and the real home stays out of reach.
+ */
+export function rehomed (env: Record<string, string | undefined>, realHome: string, boxHome: string): Record<string, string> {
+  const out: Record<string, string> = {}
+  for (const [name, value] of Object.entries(env)) {
+    if (name === 'HOME' || value == null || !value.startsWith(realHome + '/')) continue
+    if (value.includes(':')) continue // a PATH-like list: its directories are bound as they are
+    out[name] = join(boxHome, value.slice(realHome.length + 1))
+  }
+  return out
 }

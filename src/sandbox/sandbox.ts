@@ -9,7 +9,7 @@ import { bwrapArgs, type BoxSpec, type HiddenDir } from './box.js'
 import { DEFAULT_RUN_LIMITS, runGroup, type RunLimits } from './limits.js'
 import { chooseSandbox, detectSupport, parseAllowList, parseSandboxMode, type AllowedHost, type SandboxKind, type SandboxSupport } from './mode.js'
 import { baseUrlHosts, expandPorts, harnessCli, MODEL_ENDPOINTS, NetworkBridges } from './network.js'
-import { AUTH_FILES, existing, gitDirsOutside, hiddenDir, nodePrefix, programDirs, SYSTEM_DIRS } from './paths.js'
+import { AUTH_FILES, existing, gitDirsOutside, hiddenDir, nodePrefix, programDirs, rehomed, SYSTEM_DIRS } from './paths.js'
 import { RefusalWatch, refusalsIn, refusalNote, type RefusalKind } from './refusals.js'
 import { packageRoot } from '../harness/package-paths.js'
 import { UnconfinedHarnessError } from './errors.js'
@@ -68,6 +68,10 @@ export interface Sandbox {
   readonly summary: string
   confineHarness: (launch: HarnessLaunch, o: HarnessBoxOptions) => Promise<ConfinedHarness>
   confineTest: (command: string, cwd: string, env: NodeJS.ProcessEnv) => ConfinedTest
+  /** Throws UnconfinedHarnessError when `harness` would run a model with nothing around it: checked before anything starts. */
+  admit: (harness: string) => void
+  /** Where each refusal is counted (the daemon's metric), once the daemon has its metrics. */
+  countRefusals: (count: (kind: RefusalKind) => void) => void
 }
 
 /** Harnesses that are the project's own code and run no model: allowed without a box. */
@@ -90,8 +94,14 @@ class Unconfined implements Sandbox {
   readonly kind = 'none'
   constructor (readonly summary: string, private readonly chosen: boolean) {}
 
+  admit (harness: string): void {
+    if (!this.chosen && !OWN_HARNESSES.has(harness)) throw new UnconfinedHarnessError(harness, 'no sandbox works on this host')
+  }
+
+  countRefusals (): void {}
+
   async confineHarness (launch: HarnessLaunch, o: HarnessBoxOptions): Promise<ConfinedHarness> {
-    if (!this.chosen && !OWN_HARNESSES.has(o.harness)) throw new UnconfinedHarnessError(o.harness, 'no sandbox works on this host')
+    this.admit(o.harness)
     return { launch, stop: async () => {} }
   }
 
@@ -104,15 +114,24 @@ class BubblewrapSandbox implements Sandbox {
   readonly kind = 'bwrap'
   private readonly standIn: string
   private readonly limits: RunLimits
+  private count: (kind: RefusalKind) => void
 
   constructor (private readonly o: SandboxOptions, private readonly allowed: AllowedHost[], readonly summary: string) {
     this.limits = o.limits ?? DEFAULT_RUN_LIMITS
+    this.count = o.onRefusal ?? (() => {})
     // An empty file nobody may read, bound over each hidden file.
     const dir = mkdtempSync(join(tmpdir(), 'agency-standin-'))
     this.standIn = join(dir, 'hidden')
     writeFileSync(this.standIn, '')
     chmodSync(this.standIn, 0)
     process.once('exit', () => { rmSync(dir, { recursive: true, force: true }) })
+  }
+
+  admit (): void {}
+
+  countRefusals (count: (kind: RefusalKind) => void): void {
+    const before = this.count
+    this.count = kind => { before(kind); count(kind) }
   }
 
   async confineHarness (launch: HarnessLaunch, h: HarnessBoxOptions): Promise<ConfinedHarness> {
@@ -150,13 +169,13 @@ class BubblewrapSandbox implements Sandbox {
       env: {},
       cwd: launch.cwd
     }
-    const watch = new RefusalWatch(h.logFile, kind => { this.o.onRefusal?.(kind) })
+    const watch = new RefusalWatch(h.logFile, kind => { this.count(kind) })
     watch.start()
     const boxed: HarnessLaunch = {
       ...launch,
       command: 'bwrap',
       args: bwrapArgs(spec, launch.command, launch.args),
-      env: { ...launch.env, HOME: home, TMPDIR: '/tmp', AGENCY_SANDBOX_KIND: 'bwrap' }
+      env: { ...launch.env, ...rehomed(env, realHome, home), HOME: home, TMPDIR: '/tmp', AGENCY_SANDBOX_KIND: 'bwrap' }
     }
     return { launch: boxed, stop: async () => { watch.stop(); await bridges.stop() } }
   }
@@ -188,7 +207,7 @@ class BubblewrapSandbox implements Sandbox {
           group.remove()
         } else notes.push(group.unavailable)
         const refused = refusalsIn(output)
-        for (const r of refused) this.o.onRefusal?.(r.kind)
+        for (const r of refused) this.count(r.kind)
         notes.push(...refused.slice(0, 5).map(r => refusalNote(r.kind, r.line)))
         return { failure, notes }
       }
