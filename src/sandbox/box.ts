@@ -71,14 +71,15 @@ export function bwrapArgs (spec: BoxSpec, command: string, args: string[]): stri
   for (const [k, v] of Object.entries(spec.env)) a.push('--setenv', k, v)
   a.push('--chdir', spec.cwd, '--')
   if (!Array.isArray(spec.network) || spec.network.length === 0) return [...a, command, ...args]
-  return [...a, '/bin/sh', '-c', bridgeScript(spec.network), command, command, ...args]
+  // Remote hosts are bridged on their own ports (443): binding those needs this one capability, in the box's own network namespace.
+  return [...a.slice(0, -3), '--cap-add', 'CAP_NET_BIND_SERVICE', ...a.slice(-3), '/bin/sh', '-c', bridgeScript(spec.network), command, command, ...args]
 }
 
 // Starts one socat per bridge, waits until each listens (so the command's first
 // connection finds it), then becomes the command.
 function bridgeScript (bridges: NetBridge[]): string {
   const lines = bridges.map(b => `socat TCP-LISTEN:${b.port},bind=${b.address},fork,reuseaddr UNIX-CONNECT:${b.socket} 2>/dev/null &`)
-  const waits = bridges.map(b => `until grep -qi ' ${hexAddress(b.address)}:${b.port.toString(16).padStart(4, '0')} ' /proc/net/tcp; do sleep 0.01; done`)
+  const waits = bridges.map(b => `n=0; until grep -qi ' ${hexAddress(b.address)}:${b.port.toString(16).padStart(4, '0')} ' /proc/net/tcp; do n=$((n+1)); if [ $n -gt 1000 ]; then echo 'agentd sandbox: the bridge to ${b.address}:${b.port} did not start' >&2; exit 70; fi; sleep 0.01; done`)
   return [...lines, ...waits, 'exec "$@"'].join('\n')
 }
 

@@ -6,6 +6,7 @@
 // hosts file, so TLS still runs end to end with the real name; nothing else
 // resolves or routes. Loopback is reached port by port, never as a whole host.
 import { spawn, type ChildProcess } from 'node:child_process'
+import { existsSync } from 'node:fs'
 import { mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -72,7 +73,10 @@ export class NetworkBridges {
       if (!loop) hosts.push(`${address} ${a.host}`)
       const socket = join(this.dir, `${this.bridges.length}.sock`)
       const target = a.host.includes(':') ? `TCP6:[${a.host}]:${a.port}` : `TCP:${a.host}:${a.port}`
-      const child = spawn('socat', [`UNIX-LISTEN:${socket},fork,mode=600,unlink-early`, target], { stdio: 'ignore' })
+      // setpriv --pdeathsig: a bridge goes with the daemon, even one killed outright.
+      const socat = ['socat', `UNIX-LISTEN:${socket},fork,mode=600,unlink-early`, target]
+      const words = existsSync('/usr/bin/setpriv') ? ['/usr/bin/setpriv', '--pdeathsig', 'KILL', '--', ...socat] : socat
+      const child = spawn(words[0], words.slice(1), { stdio: 'ignore' })
       child.on('error', () => { /* socat missing: detection said so before */ })
       this.children.push(child)
       this.bridges.push({ address, port: a.port, socket })

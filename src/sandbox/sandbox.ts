@@ -156,7 +156,9 @@ class BubblewrapSandbox implements Sandbox {
     const realHome = homedir()
     const auth = existing(AUTH_FILES.map(f => join(realHome, f)))
     const path = [...(launch.pathPrepend ?? []), env.PATH ?? ''].join(':')
+    // The supervisor writes the harness's files when it starts; their directories are bound now.
     const harnessFiles = [...new Set(launch.files.map(f => dirname(f.path)))]
+    for (const d of harnessFiles) mkdirSync(d, { recursive: true })
     const spec: BoxSpec = {
       readOnly: existing([...SYSTEM_DIRS, nodePrefix(), packageRoot, ...programDirs(launch.command, path), ...gitDirsOutside(launch.cwd), ...harnessFiles]),
       writable: [launch.cwd, home],
@@ -175,6 +177,7 @@ class BubblewrapSandbox implements Sandbox {
       ...launch,
       command: 'bwrap',
       args: bwrapArgs(spec, launch.command, launch.args),
+      boxed: { sandbox: 'bwrap', command: launch.command, args: launch.args },
       env: { ...launch.env, ...rehomed(env, realHome, home), HOME: home, TMPDIR: '/tmp', AGENCY_SANDBOX_KIND: 'bwrap' }
     }
     return { launch: boxed, stop: async () => { watch.stop(); await bridges.stop() } }
