@@ -24,7 +24,8 @@ export function refusalIn (line: string): RefusalKind | undefined {
 /** The refusals in a run's output, one per line that reports one. */
 export function refusalsIn (output: string): Array<{ kind: RefusalKind, line: string }> {
   const out: Array<{ kind: RefusalKind, line: string }> = []
-  for (const line of output.split('\n')) {
+  // A CLI's JSON log holds a whole tool result on one line: its escaped line breaks count as breaks.
+  for (const line of output.split(/\n|\\n/)) {
     const kind = refusalIn(line)
     if (kind != null) out.push({ kind, line: line.trim().slice(0, 300) })
   }
@@ -47,6 +48,8 @@ export class RefusalWatch {
   constructor (private readonly logFile: string, private readonly onRefusal: (kind: RefusalKind, line: string) => void) {}
 
   start (): void {
+    // The first run makes the log; it exists from now on so that it can be watched.
+    try { appendFileSync(this.logFile, '') } catch { /* its directory is not there: nothing to follow */ }
     try { this.offset = statSync(this.logFile).size } catch { this.offset = 0 }
     try {
       this.watcher = watch(this.logFile, () => { this.readNew() })
