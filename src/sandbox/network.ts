@@ -6,7 +6,7 @@
 // hosts file, so TLS still runs end to end with the real name; nothing else
 // resolves or routes. Loopback is reached port by port, never as a whole host.
 import { spawn, type ChildProcess } from 'node:child_process'
-import { existsSync } from 'node:fs'
+import { existsSync, readFileSync } from 'node:fs'
 import { mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -24,7 +24,13 @@ export const MODEL_ENDPOINTS: Record<string, string[]> = {
 }
 
 /** Environment variables that point a CLI at its model. */
-export const BASE_URL_VARS = ['ANTHROPIC_BASE_URL', 'OPENAI_BASE_URL', 'OPENAI_API_BASE', 'GOOGLE_GEMINI_BASE_URL', 'GEMINI_API_BASE_URL', 'COPILOT_API_URL', 'CODEX_BASE_URL']
+export const BASE_URL_VARS = ['ANTHROPIC_BASE_URL', 'OPENAI_BASE_URL', 'OPENAI_API_BASE', 'GOOGLE_GEMINI_BASE_URL', 'GEMINI_API_BASE_URL', 'COPILOT_API_URL', 'COPILOT_PROVIDER_BASE_URL', 'CODEX_BASE_URL']
+
+/** CLI config files (relative to home) that may name a provider's base URL, with how the URL is written there. */
+export const BASE_URL_FILES: Array<[string, RegExp]> = [
+  ['.codex/config.toml', /^\s*base_url\s*=\s*"([^"]+)"/gm],
+  ['.pi/agent/models.json', /"baseUrl"\s*:\s*"([^"]+)"/g]
+]
 
 /** The harness's CLI: `claude` for claude and acp:claude; none for cmd: and sim. */
 export function harnessCli (harness: string): string | undefined {
@@ -34,9 +40,23 @@ export function harnessCli (harness: string): string | undefined {
 
 /** host:port of each base URL set in `env`. */
 export function baseUrlHosts (env: Record<string, string | undefined>): AllowedHost[] {
+  return urlHosts(BASE_URL_VARS.map(name => env[name]))
+}
+
+/** host:port of each provider base URL named in the CLIs' config files under `home`. */
+export function configuredBaseUrlHosts (home: string): AllowedHost[] {
+  const urls: string[] = []
+  for (const [file, pattern] of BASE_URL_FILES) {
+    let text: string
+    try { text = readFileSync(join(home, file), 'utf8') } catch { continue }
+    for (const m of text.matchAll(pattern)) urls.push(m[1])
+  }
+  return urlHosts(urls)
+}
+
+function urlHosts (values: Array<string | undefined>): AllowedHost[] {
   const out: AllowedHost[] = []
-  for (const name of BASE_URL_VARS) {
-    const value = env[name]
+  for (const value of values) {
     if (value == null || value === '') continue
     try {
       const u = new URL(value)

@@ -21,6 +21,8 @@ export const AUTH_FILES = [
   '.gemini/google_accounts.json',
   '.gemini/settings.json',
   '.pi/agent/auth.json',
+  '.pi/agent/models.json',
+  '.pi/agent/settings.json',
   '.gitconfig'
 ]
 

@@ -8,7 +8,7 @@ import { dirname, join, relative } from 'node:path'
 import { bwrapArgs, type BoxSpec, type HiddenDir } from './box.js'
 import { DEFAULT_RUN_LIMITS, runGroup, type RunLimits } from './limits.js'
 import { chooseSandbox, detectSupport, parseAllowList, parseSandboxMode, type AllowedHost, type SandboxKind, type SandboxSupport } from './mode.js'
-import { baseUrlHosts, expandPorts, harnessCli, MODEL_ENDPOINTS, NetworkBridges } from './network.js'
+import { baseUrlHosts, configuredBaseUrlHosts, expandPorts, harnessCli, MODEL_ENDPOINTS, NetworkBridges } from './network.js'
 import { AUTH_FILES, existing, gitDirsOutside, hiddenDir, nodePrefix, programDirs, rehomed, SYSTEM_DIRS } from './paths.js'
 import { RefusalWatch, refusalsIn, refusalNote, type RefusalKind } from './refusals.js'
 import { packageRoot } from '../harness/package-paths.js'
@@ -140,6 +140,7 @@ class BubblewrapSandbox implements Sandbox {
     const destinations = expandPorts([
       ...(cli != null ? MODEL_ENDPOINTS[cli].map(e => ({ host: e.split(':')[0], port: Number(e.split(':')[1]) })) : []),
       ...baseUrlHosts(env),
+      ...configuredBaseUrlHosts(homedir()),
       ...this.allowed
     ])
     const sockets: string[] = []
