@@ -62,7 +62,7 @@ export function statusDigest (s: StatusReply): StatusDigest {
       shown: peers.slice(0, DIGEST_LIMITS.peers).map((p: PeerInfo) => ({ name: p.name, holds: p.claims.map(c => `${c.task}@${c.epoch}`), status: clip(p.status, DIGEST_LIMITS.statusChars) })),
       notShown: Math.max(0, peers.length - DIGEST_LIMITS.peers)
     },
-    harness: h == null ? '' : `${h.name} ${h.state}${h.note !== '' ? `: ${h.note}` : ''}`,
+    harness: h == null ? '' : `${h.name} ${h.state}${h.sandbox !== '' ? ` (sandbox ${h.sandbox})` : ''}${h.note !== '' ? `: ${h.note}` : ''}`,
     workspace: s.workspace
   }
 }

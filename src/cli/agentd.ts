@@ -2,6 +2,7 @@
 import '../polyfill.js'
 import { Command, Option } from 'commander'
 import { readFile } from 'node:fs/promises'
+import { resolve } from 'node:path'
 import { DEFAULTS, MAX_AGENTS_PER_PROCESS } from '../daemon/config.js'
 import { defaultDataDir, defaultGrpcAddr } from '../addresses.js'
 import { loadOrCreateApiToken } from '../daemon/api-token.js'
@@ -11,6 +12,8 @@ import { HARNESS_POLICY_DEFAULTS } from '../harness/policy.js'
 import { ASSIST_DEFAULTS, DEFAULT_INTEGRATOR_WINDOW_MS, HANDOFF_DEFAULTS } from '../core/board/index.js'
 import { durationFlag } from './duration.js'
 import { VERSION } from '../version.js'
+import { createSandbox, SANDBOX_MODES } from '../sandbox/index.js'
+import { confineTestRuns } from '../repo/verify.js'
 
 function list (value: string, previous: string[] = []): string[] {
   return [...previous, ...value.split(',').map(s => s.trim()).filter(s => s !== '')]
@@ -62,6 +65,9 @@ const program = new Command('agentd')
   .addOption(new Option('--verify <command>', 'the test command run before every push (default: the goal\'s test command)').env('AGENCY_VERIFY'))
   .addOption(new Option('--mirror-dir <dir>', 'where clones on this host share git objects (default: ~/.agency/mirrors)').env('AGENCY_MIRROR_DIR'))
   .addOption(new Option('--harness <name>', 'run an agent beside the daemon: claude, codex, copilot, gemini, pi, aider, sim, or cmd:"<command>" (print mode: one prompt per run); acp:claude, acp:codex, acp:gemini, acp:copilot, acp:pi or acp:"<command>" (one persistent ACP session, the swarm pushed into it)').env('AGENCY_HARNESS'))
+  .addOption(new Option('--sandbox <mode>', 'what confines the harness and every test run: auto (bubblewrap where it works), bwrap, docker, or none (nothing: only where something else is the boundary, such as a container); see docs/sandbox.md').env('AGENCY_SANDBOX').choices([...SANDBOX_MODES]).default('auto'))
+  .addOption(new Option('--sandbox-allow <hosts>', 'more hosts the harness may reach besides its model endpoints and base URLs, comma-separated (repeatable): host (ports 443 and 80) or host:port; loopback only as 127.0.0.1:<port>').env('AGENCY_SANDBOX_ALLOW').argParser(list))
+  .addOption(new Option('--test-network <on|off>', 'whether test runs (integrate, verify, the integrator) may use the network').env('AGENCY_TEST_NETWORK').choices(['on', 'off']).default('off'))
   .addOption(new Option('--acp-permissions <grants>', 'how an acp: harness\'s permission requests are answered: the grants allowed, comma-separated, from workspace (files in the workspace), agency (its MCP tools), shell, mcp (other MCP servers), fetch (the web), anywhere (files outside the workspace); or all').env('AGENCY_ACP_PERMISSIONS').default('workspace,agency,shell'))
   .addOption(new Option('--harness-run-timeout <duration>', 'kill and restart a harness run that goes on longer than this (e.g. 30m; 0: no limit); with acp:, cancel and restart a session that sends nothing this long while agentd waits on it').env('AGENCY_HARNESS_RUN_TIMEOUT').argParser(durationFlag('--harness-run-timeout')).default(HARNESS_POLICY_DEFAULTS.runTimeoutMs, '30m'))
   .addOption(new Option('--wip-push <duration>', 'how often a held task\'s branch is pushed to refs/agency/wip/<task> on the shared remote, for a takeover after a crash (0: only on release)').env('AGENCY_WIP_PUSH').argParser(durationFlag('--wip-push')).default(3 * 60_000, '3m'))
@@ -113,6 +119,11 @@ Examples:
         }
         if (!Buffer.from(swarmKey).toString('utf8').startsWith('/key/swarm/psk/1.0.0/')) throw new Error(`${opts.swarmKey} is not a swarm key (make one with \`agency keygen\`)`)
       }
+      // Checked before anything starts: a bad mode or allow-list, or a model-running harness with no box, starts nothing.
+      const sandbox = createSandbox({ mode: opts.sandbox, allow: opts.sandboxAllow ?? [], testNetwork: opts.testNetwork === 'on', dataDir: resolve(opts.dataDir) })
+      if (opts.harness != null) sandbox.admit(opts.harness)
+      process.stderr.write(`agentd: ${sandbox.summary}\n`)
+      confineTestRuns(sandbox)
       let apiToken: string | undefined
       if (opts.apiTokenFile != null) {
         apiToken = await loadOrCreateApiToken(opts.apiTokenFile)
@@ -138,6 +149,7 @@ Examples:
         repo: opts.repo != null ? { remote: opts.repo, branch: opts.branch, workdir: opts.workdir, verify: opts.verify, mirrorDir: opts.mirrorDir, wipPushMs: opts.wipPush, integratorWindowMs: opts.integratorWindow } : undefined,
         harness: opts.harness,
         harnessPolicy: { runTimeoutMs: opts.harnessRunTimeout },
+        sandbox,
         acpPermissions: opts.acpPermissions,
         settle: opts.settleMs != null ? { fixedMs: opts.settleMs } : undefined,
         assist: { budget: opts.assistBudget, floorMs: opts.assistAfter, spare: opts.assistSpare },

@@ -1,5 +1,6 @@
 // The daemon's configuration, with defaults merged once.
 import type { HarnessPolicy } from '../harness/policy.js'
+import type { Sandbox } from '../sandbox/index.js'
 import type { RememberedPeersMode } from './remembered-peers.js'
 
 export interface DaemonConfig {
@@ -48,6 +49,8 @@ export interface DaemonConfig {
   harness?: string
   /** run time limit and failure handling of the harness */
   harnessPolicy?: Partial<HarnessPolicy>
+  /** what confines the harness (src/sandbox); none given: it runs as it is */
+  sandbox?: Sandbox
   /** how an ACP harness's permission requests are answered (see harness/acp/permission-policy.ts); default workspace,agency,shell */
   acpPermissions?: string
   /** a token every API call must carry (required for a gRPC bind beyond loopback) */

@@ -22,6 +22,7 @@ import { parsePermissionPolicy } from '../harness/acp/permission-policy.js'
 import { acpHarness, type AcpHost } from './acp-harness.js'
 import { HARNESS_POLICY_DEFAULTS, type HarnessPolicy } from '../harness/policy.js'
 import type { HarnessInfo } from '../gen/agency/v1/api.js'
+import type { ConfinedHarness, Sandbox } from '../sandbox/index.js'
 import type { Metrics } from '../metrics/metrics.js'
 import type { Logger } from '../logger.js'
 
@@ -40,6 +41,8 @@ export interface HarnessHost {
   dataDir: string
   /** the API token the agent (and its MCP server) must carry, if any */
   apiToken?: string
+  /** what the harness runs in; none: as it is */
+  sandbox?: Sandbox
   /** the agent's workspace; '' when the daemon has no shared repository */
   workspace: () => string
   goalMet: () => boolean
@@ -63,6 +66,7 @@ export class HarnessService {
   private failures: number[] = []
   private failing = false
   private note = ''
+  private box?: ConfinedHarness
 
   constructor (daemon: HarnessHost, name: string, policy: Partial<HarnessPolicy> = {}) {
     this.daemon = daemon
@@ -105,8 +109,9 @@ export class HarnessService {
     if (!acp) checkLaunchCommand(launch)
     // The agent (and the MCP server it starts) must be able to call the daemon.
     if (d.apiToken != null) launch.env.AGENCY_TOKEN = d.apiToken
+    this.box = await d.sandbox?.confineHarness(launch, { harness: this.name, apiAddress: grpcAddress, logFile: harnessLogPath(d.dataDir) })
     this.supervisor = new HarnessSupervisor({
-      launch,
+      launch: this.box?.launch ?? launch,
       dataDir: d.dataDir,
       minBackoffMs: 1000,
       maxBackoffMs: 30_000,
@@ -157,7 +162,7 @@ export class HarnessService {
   }
 
   info (): HarnessInfo {
-    return { name: this.name, state: this.state(), restarts: this.supervisor?.restarts ?? 0, recentFailures: this.failures.length, note: this.note }
+    return { name: this.name, state: this.state(), restarts: this.supervisor?.restarts ?? 0, recentFailures: this.failures.length, note: this.note, sandbox: this.daemon.sandbox?.kind ?? 'none' }
   }
 
   state (): HarnessState {
@@ -179,8 +184,9 @@ export class HarnessService {
   /** Stops the harness and keeps its claims (the daemon is stopping: a restart carries on). */
   async shutdown (): Promise<boolean> {
     const s = this.supervisor
-    if (s == null || s.state === 'stopped' || s.state === 'finished') return false
+    if (s == null || s.state === 'stopped' || s.state === 'finished') { await this.box?.stop(); return false }
     await s.stop()
+    await this.box?.stop()
     this.beat()
     return true
   }

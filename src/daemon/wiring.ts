@@ -377,6 +377,7 @@ async function wireParts (ctx: WiringContext, { store, identity, metrics, guard,
   })
   const contact = new PeerContact({ me, name, node, presence, gossip, outbox, messages: store.messages, signer, metrics, held: () => boardService.held().map(h => ({ task: h.task, epoch: h.epoch })), wallClock })
   const harness = await newHarness(ctx, { me, name, metrics, presence, boardService, work, inbox, contact, onInbox, workspace: () => repoService?.workspace.dir ?? '' })
+  config.sandbox?.countRefusals(kind => { metrics.sandboxDenials.inc({ kind }) })
   if (harness != null) presence.reportHarness(() => harness.service.heartbeatState())
   // Heartbeats carry the claims held and the harness state: a change goes out at once.
   boardService.onHeldChanged(() => { presence.beatIfChanged().catch(() => {}) })
@@ -479,6 +480,7 @@ async function newHarness (ctx: WiringContext, c: HarnessComponents): Promise<{ 
     name: c.name,
     dataDir: config.dataDir,
     apiToken: config.apiToken,
+    sandbox: config.sandbox,
     workspace: c.workspace,
     goalMet: () => c.work.goalMet(),
     // a failing harness gives back the tasks its agent works on; those on their way land and are done by the daemon (carry-on)

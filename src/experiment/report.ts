@@ -75,7 +75,7 @@ export function renderReport (data: ExperimentData): { markdown: string, svg: st
   const base = bySize.get(1)?.finalScore
   const lines: string[] = []
   lines.push(`# ${config.task}: hidden-test pass rate with 1 to ${Math.max(...config.agents)} agents`, '')
-  lines.push(`Harness \`${config.harness}\`, budget ${formatDuration(config.budgetSeconds * 1000)} per swarm, the shared branch scored every ${formatDuration(config.scoreEverySeconds * 1000)} by ProgramBench's rules against ${config.scoredTests} hidden tests in ${config.branches} test branches${config.repeat > 1 ? `, ${config.repeat} runs per size` : ''}. Started ${config.startedAt}.${config.simWorkScale != null ? ` Scripted agents (work time × ${config.simWorkScale}).` : ''}`, '')
+  lines.push(`Harness \`${config.harness}\`, budget ${formatDuration(config.budgetSeconds * 1000)} per swarm, the shared branch scored every ${formatDuration(config.scoreEverySeconds * 1000)} by ProgramBench's rules against ${config.scoredTests} hidden tests in ${config.branches} test branches${config.repeat > 1 ? `, ${config.repeat} runs per size` : ''}. Started ${config.startedAt}.${config.simWorkScale != null ? ` Scripted agents (work time × ${config.simWorkScale}).` : ''} Sandbox: ${config.sandbox ?? 'not recorded'}.`, '')
   lines.push('| task | agents | final pass rate | change against 1 agent |', '|---|---:|---:|---:|')
   for (const n of sizes) {
     const s = bySize.get(n) as SizeSummary

@@ -34,6 +34,8 @@ export interface ExperimentConfig {
   referenceBuilt: boolean
   /** the scripted agent's work time multiplier (--harness sim) */
   simWorkScale?: number
+  /** what the agents and their test runs ran in: bwrap or none (absent in runs from before it was recorded) */
+  sandbox?: string
   startedAt: string
 }
 

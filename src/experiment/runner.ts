@@ -15,6 +15,8 @@ import { promisify } from 'node:util'
 import { connectAgency, type Agency } from '../api/client.js'
 import { FailedPreconditionError, InvalidArgumentError } from '../core/errors.js'
 import type { AgencyClient, LogEntry, StatusReply } from '../gen/agency/v1/api.js'
+import { tmpdir } from 'node:os'
+import { createSandbox } from '../sandbox/index.js'
 import { checkLaunchCommand } from '../harness/command-check.js'
 import { isScriptedHarness } from '../harness/adapters/scripted.js'
 import { harnessLaunch } from '../harness/index.js'
@@ -48,6 +50,8 @@ export interface ExperimentOptions {
   goal?: string
   /** the agents' own test command (default: the recipe's for sim, else sh compile.sh && sh tests/run.sh) */
   testCommand?: string
+  /** --sandbox: what the agents and their test runs run in (auto, bwrap, none); a model-running harness is refused without one unless none is asked for */
+  sandbox?: string
   /** --harness sim: the scripted agent's work time multiplier (default 1) */
   simWorkScale?: number
   progress: (line: string) => void
@@ -74,7 +78,7 @@ async function loadSimRecipe (task: TaskDir): Promise<SimRecipe> {
   return { dir, testCommand: project.testCommand }
 }
 
-function checkOptions (o: ExperimentOptions): void {
+function checkOptions (o: ExperimentOptions): string {
   if (o.agents.length === 0) throw new InvalidArgumentError('--agents is empty: give swarm sizes, e.g. --agents 1,8,32')
   for (const n of o.agents) if (!Number.isSafeInteger(n) || n < 1 || n > 1024) throw new InvalidArgumentError(`--agents: ${n} is not a swarm size from 1 to 1024`)
   if (new Set(o.agents).size !== o.agents.length) throw new InvalidArgumentError('--agents names a swarm size twice: use --repeat to run a size more than once')
@@ -84,11 +88,15 @@ function checkOptions (o: ExperimentOptions): void {
   if (o.simWorkScale != null && !(o.simWorkScale > 0)) throw new InvalidArgumentError('--sim-work-scale must be more than 0')
   // An unknown harness, or one that is not installed, is refused before anything starts.
   checkLaunchCommand(harnessLaunch(o.harness, { agentId: 'check', agentName: 'check', workspace: '/', dataDir: '/', agencyAddr: 'unix:/check', prompt: 'check', agencyBin: 'agency' }))
+  // A score from real models counts only if the agents could not read the hidden tests: no sandbox, no run, unless told --sandbox none.
+  const sandbox = createSandbox({ mode: o.sandbox ?? 'auto', dataDir: tmpdir() })
+  sandbox.admit(o.harness)
+  return sandbox.kind
 }
 
 /** Runs every swarm size and repeat in turn; writes OUT/ and the report. Returns the run summaries. */
 export async function runExperiment (o: ExperimentOptions): Promise<RunSummary[]> {
-  checkOptions(o)
+  const sandbox = checkOptions(o)
   const task = await loadTaskDir(o.task)
   const out = resolve(o.out)
   if (existsSync(join(out, 'experiment.json'))) throw new FailedPreconditionError(`${o.out} already holds an experiment: give a new --out directory (or rebuild its report with \`agency experiment report ${o.out}\`)`)
@@ -104,6 +112,7 @@ export async function runExperiment (o: ExperimentOptions): Promise<RunSummary[]
     cleanroom: cleanroom.dir,
     agents: o.agents,
     harness: o.harness,
+    sandbox,
     budgetSeconds: o.budgetMs / 1000,
     scoreEverySeconds: o.scoreEveryMs / 1000,
     repeat: o.repeat,
@@ -191,7 +200,7 @@ async function runOnce (ctx: RunContext, n: number, k: number): Promise<RunSumma
   let daemons: Awaited<ReturnType<typeof startSwarmDaemons>>
   try {
     const state = { dir: swarmDir, repo: bare, branch: 'main', daemons: [] }
-    daemons = await startSwarmDaemons({ n, state, harness: o.harness, swarm: `experiment-${process.pid}-${n}-${k}-${Date.now().toString(36)}`, progress: () => {} })
+    daemons = await startSwarmDaemons({ n, state, harness: o.harness, agentdArgs: ['--sandbox', ctx.config.sandbox ?? 'auto'], swarm: `experiment-${process.pid}-${n}-${k}-${Date.now().toString(36)}`, progress: () => {} })
   } catch (err) {
     await swarmDown(swarmDir).catch(() => {})
     throw err

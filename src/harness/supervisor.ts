@@ -192,7 +192,8 @@ export class HarnessSupervisor {
   private spawnHarness (): ChildProcess | undefined {
     const { command, args, cwd } = this.launch
     const startedAt = performance.now()
-    this.note(`starting ${command} ${args.map(brief).join(' ')} in ${cwd}`)
+    const shown = this.launch.boxed ?? { command, args }
+    this.note(`starting ${shown.command} ${shown.args.map(brief).join(' ')} in ${cwd}${this.launch.boxed != null ? ` (sandbox ${this.launch.boxed.sandbox})` : ''}`)
     let child: ChildProcess | undefined
     let ended = false
     let timedOut = false

@@ -37,6 +37,8 @@ export interface HarnessLaunch {
   files: HarnessFile[]
   /** Directories put in front of the inherited PATH (the `agency` shim lives in one). */
   pathPrepend?: string[]
+  /** Set by a sandbox (src/sandbox): what runs inside the box, for the log; command and args then start the box. */
+  boxed?: { sandbox: string, command: string, args: string[] }
 }
 
 export type HarnessAdapter = (ctx: HarnessContext) => HarnessLaunch

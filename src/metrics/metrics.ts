@@ -21,7 +21,8 @@ export const LABEL_VALUES = {
   toolKind: ['read', 'edit', 'delete', 'move', 'search', 'execute', 'think', 'fetch', 'switch_mode', 'other'],
   tokenType: ['input', 'output', 'thought', 'cached_read', 'cached_write'],
   permissionDecision: ['allowed', 'denied'],
-  protocolFault: ['unsupported_version', 'malformed', 'flood', 'oversized', 'auth_required', 'refused', 'unresponsive', 'closed']
+  protocolFault: ['unsupported_version', 'malformed', 'flood', 'oversized', 'auth_required', 'refused', 'unresponsive', 'closed'],
+  sandboxDenial: ['fs', 'net']
 } as const
 
 /**
@@ -90,6 +91,7 @@ export function createMetrics (init: MetricsInit) {
     harnessPermissions: new Counter({ name: 'agentd_harness_permission_requests_total', help: 'Permission requests of the agent\'s ACP session, by the policy\'s answer.', labelNames: ['decision'] as const, registers: r }),
     harnessPushed: new Counter({ name: 'agentd_harness_inbox_items_pushed_total', help: 'Inbox items (messages and notices) delivered into the agent\'s ACP session.', registers: r }),
     harnessProtocolErrors: new Counter({ name: 'agentd_harness_protocol_errors_total', help: 'ACP sessions ended because the agent broke the protocol or stopped answering, by fault.', labelNames: ['fault'] as const, registers: r }),
+    sandboxDenials: new Counter({ name: 'agentd_sandbox_denials_total', help: 'What the sandbox refused the agent\'s harness or a test run, by kind: fs (a path) or net (a connection or name).', labelNames: ['kind'] as const, registers: r }),
     peerBans: new Counter({ name: 'agentd_peer_bans_total', help: 'Peers banned for a while for sending invalid data repeatedly.', registers: r }),
     rateLimited: new Counter({ name: 'agentd_peer_rate_limited_total', help: 'Requests refused because a peer went over its rate limit, by protocol.', labelNames: ['protocol'] as const, registers: r })
   }
@@ -111,6 +113,7 @@ export function createMetrics (init: MetricsInit) {
   for (const type of v.tokenType) metrics.harnessTokens.inc({ type }, 0)
   for (const decision of v.permissionDecision) metrics.harnessPermissions.inc({ decision }, 0)
   for (const fault of v.protocolFault) metrics.harnessProtocolErrors.inc({ fault }, 0)
+  for (const kind of v.sandboxDenial) metrics.sandboxDenials.inc({ kind }, 0)
   return metrics
 }
 

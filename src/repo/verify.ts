@@ -26,6 +26,20 @@ export interface VerifyOptions {
   junitPaths?: string[]
   /** Output kept for parsing and the summary (the tail: summaries come last). */
   maxOutputBytes?: number
+  /** How the command is started; default: the one set with confineTestRuns, else plain sh. */
+  confinement?: TestConfinement
+}
+
+/** Starts a test command boxed and bounded (src/sandbox), and says afterwards what it hit or was refused. */
+export interface TestConfinement {
+  confineTest: (command: string, cwd: string, env: NodeJS.ProcessEnv) => { command: string, args: string[], env: NodeJS.ProcessEnv, finish: (output: string) => { failure?: string, notes: string[] } }
+}
+
+let processConfinement: TestConfinement | undefined
+
+/** Every test run of this process (integrate, background verify, the integrator's batches) goes through `c`. */
+export function confineTestRuns (c: TestConfinement | undefined): void {
+  processConfinement = c
 }
 
 export interface VerifyRun {
@@ -86,7 +100,7 @@ export async function runVerify (opts: VerifyOptions): Promise<VerifyRun> {
   const timeoutMs = opts.timeoutMs ?? DEFAULT_VERIFY_TIMEOUT_MS
   const maxBytes = opts.maxOutputBytes ?? 4 * 1024 * 1024
   const started = performance.now()
-  const { exitCode, timedOut, output } = await runShell(opts.command, opts.cwd, timeoutMs, maxBytes)
+  const { exitCode, timedOut, output, confined } = await runShell(opts.command, opts.cwd, timeoutMs, maxBytes, opts.confinement ?? processConfinement)
   const durationMs = Math.round(performance.now() - started)
   if (exitCode === 127 && !timedOut) {
     // sh's "command not found"; the tree the command ran in is thrown away, nothing else changed.
@@ -96,18 +110,22 @@ export async function runVerify (opts: VerifyOptions): Promise<VerifyRun> {
   const lookForJunit = (opts.junitPaths ?? []).length > 0 || /junit|\.xml\b/i.test(output)
   const junit = lookForJunit ? await readJunit(opts.cwd, opts.junitPaths ?? []) : []
   const tests = parseTestResults(output, junit)
-  const ok = exitCode === 0 && !timedOut && (tests == null || tests.failed === 0)
-  return { ok, exitCode, timedOut, durationMs, tests, summary: summarize(output, exitCode, timedOut, timeoutMs, tests) }
+  // A run that hit its process or memory bound failed, whatever it exited with.
+  const ok = exitCode === 0 && !timedOut && (tests == null || tests.failed === 0) && confined.failure == null
+  const said = [confined.failure, ...confined.notes].filter(s => s != null)
+  const summary = summarize(output, exitCode, timedOut, timeoutMs, tests)
+  return { ok, exitCode, timedOut, durationMs, tests, summary: said.length > 0 ? `${said.join('\n')}\n${summary}` : summary }
 }
 
-interface ShellRun { exitCode: number | null, timedOut: boolean, output: string }
+interface ShellRun { exitCode: number | null, timedOut: boolean, output: string, /** what the confinement said after the run */ confined: { failure?: string, notes: string[] } }
 
-async function runShell (command: string, cwd: string, timeoutMs: number, maxBytes: number): Promise<ShellRun> {
+async function runShell (command: string, cwd: string, timeoutMs: number, maxBytes: number, confinement: TestConfinement | undefined): Promise<ShellRun> {
   return await new Promise((resolvePromise, reject) => {
     // CI=1: test runners run once and do not wait for a terminal.
-    const env = { ...childEnv(), CI: process.env.CI ?? '1' }
+    const plain = { command: '/bin/sh', args: ['-c', command], env: { ...childEnv(), CI: process.env.CI ?? '1' }, finish: () => ({ notes: [] }) }
+    const run = confinement?.confineTest(command, cwd, plain.env) ?? plain
     // detached: its own process group, so a timeout kills the whole test run, not just sh.
-    const child = spawn('/bin/sh', ['-c', command], { cwd, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] })
+    const child = spawn(run.command, run.args, { cwd, env: run.env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] })
     const chunks: Buffer[] = []
     let size = 0
     const keep = (b: Buffer): void => {
@@ -126,13 +144,14 @@ async function runShell (command: string, cwd: string, timeoutMs: number, maxByt
       killGroup('SIGTERM')
       killTimer = setTimeout(() => { killGroup('SIGKILL') }, KILL_GRACE_MS)
     }, timeoutMs)
-    child.on('error', (err) => { clearTimeout(timer); clearTimeout(killTimer); reject(err) })
+    child.on('error', (err) => { clearTimeout(timer); clearTimeout(killTimer); run.finish(''); reject(err) })
     // Processes the command left in the background must not outlive it (nor
     // hold its output pipes open, which would keep 'close' from firing).
     child.on('exit', () => { killGroup('SIGKILL') })
     child.on('close', (code) => {
       clearTimeout(timer); clearTimeout(killTimer)
-      resolvePromise({ exitCode: code, timedOut, output: Buffer.concat(chunks).toString('utf8') })
+      const output = Buffer.concat(chunks).toString('utf8')
+      resolvePromise({ exitCode: code, timedOut, output, confined: run.finish(output) })
     })
   })
 }

@@ -32,6 +32,8 @@ export interface AgentRow {
   lastSeen: number
   /** its harness: idle, running, backing_off, failing, stopped, finished; '' for none or unknown */
   harness: string
+  /** what its harness runs in (bwrap, none); '' when not known (peers do not announce it) */
+  sandbox: string
 }
 
 export interface TaskRow {
@@ -83,7 +85,7 @@ const AGENT_INBOX_SCAN = 2000
 export interface SwarmSource {
   peerId: string
   name: string
-  config: Pick<DaemonConfig, 'swarm'>
+  config: Pick<DaemonConfig, 'swarm' | 'harness' | 'sandbox'>
   boardService: Pick<BoardService, 'board'>
   logService: Pick<LogService, 'state' | 'findings'>
   presence: Pick<PresenceService, 'directory' | 'livePeers' | 'status'>
@@ -207,7 +209,7 @@ export class SwarmView {
   private agentRow (peerId: string, held: Map<string, Array<{ task: string, epoch: number }>>, nowMono: number, nowWall: number): AgentRow {
     const d = this.d
     if (peerId === d.peerId) {
-      return { peerId, name: d.name, self: true, live: true, status: clip(d.presence.status, MAX_STATUS_CHARS), held: held.get(peerId) ?? [], lastSeen: nowWall, harness: this.harnessState() }
+      return { peerId, name: d.name, self: true, live: true, status: clip(d.presence.status, MAX_STATUS_CHARS), held: held.get(peerId) ?? [], lastSeen: nowWall, harness: this.harnessState(), sandbox: d.config.harness != null ? d.config.sandbox?.kind ?? 'none' : '' }
     }
     const p = d.presence.directory.get(peerId)
     return {
@@ -218,7 +220,8 @@ export class SwarmView {
       status: clip(p?.status ?? '', MAX_STATUS_CHARS),
       held: held.get(peerId) ?? [],
       lastSeen: p == null ? 0 : Math.round(nowWall - (nowMono - p.lastSeen)),
-      harness: clip(p?.harness ?? '', MAX_HARNESS_CHARS)
+      harness: clip(p?.harness ?? '', MAX_HARNESS_CHARS),
+      sandbox: ''
     }
   }
 

@@ -7,7 +7,8 @@ import { spawn } from 'node:child_process'
 import { chmod, mkdir, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { AGENCY_BIN, REPO_ROOT, Scratch, waitFor } from '../helpers/agent-loop.js'
+import { AGENCY_BIN, REPO_ROOT, Scratch } from '../helpers/agent-loop.js'
+import { waitFor } from '../helpers/wait-for.js'
 import { envWithoutAgency } from '../helpers/agency-free-env.js'
 import type { LocalDaemon } from '../../src/swarm/local-daemon.js'
 
@@ -148,10 +149,10 @@ async function firstEvent (): Promise<Result> {
   child.stderr.on('data', (b: Buffer) => { stderr += b.toString() })
   const exited = new Promise<void>(resolve => child.once('exit', () => { resolve() }))
   try {
-    const line = await waitFor('an event from agency events', async () => {
+    const line = await waitFor(async () => {
       await agency(['announce', 'an event', '--addr', d.grpc])
       return stdout.includes('\n') ? stdout.split('\n')[0] : undefined
-    }, 30_000, 300)
+    }, { what: 'an event from agency events', timeoutMs: 30_000, intervalMs: 300 })
     return { code: 0, stdout: line, stderr }
   } finally {
     child.kill('SIGTERM')

@@ -59,8 +59,9 @@ export function registerExperimentCommands (program: Command): void {
     .option('--cleanroom <dir>', 'what the agents get: the documentation and the reference `executable` (default: <task>/cleanroom)')
     .option('--goal <text>', 'the goal the agents get (default: rebuild the documented program; compile.sh builds ./executable)')
     .option('--test-command <cmd>', 'the agents\' own test command (default: the recipe\'s for sim, else "sh compile.sh && sh tests/run.sh")')
+    .option('--sandbox <mode>', 'what the agents and their test runs run in: auto, bwrap or none; a real-model run is refused without a sandbox unless --sandbox none', 'auto')
     .option('--sim-work-scale <x>', '--harness sim: multiply the scripted agent\'s modelled work time', '1')
-    .action(async (opts: { task: string, agents: string, harness: string, budget: string, out: string, scoreEvery?: string, repeat: string, cleanroom?: string, goal?: string, testCommand?: string, simWorkScale: string, json?: boolean }) => {
+    .action(async (opts: { task: string, agents: string, harness: string, budget: string, out: string, scoreEvery?: string, repeat: string, cleanroom?: string, goal?: string, testCommand?: string, simWorkScale: string, sandbox: string, json?: boolean }) => {
       try {
         const budgetMs = parseDuration(opts.budget, '--budget')
         const scoreEveryMs = opts.scoreEvery != null ? parseDuration(opts.scoreEvery, '--score-every') : defaultScoreEveryMs(budgetMs)
@@ -77,6 +78,7 @@ export function registerExperimentCommands (program: Command): void {
           cleanroom: opts.cleanroom,
           agents: parseAgents(opts.agents),
           harness: opts.harness,
+          sandbox: opts.sandbox,
           budgetMs,
           scoreEveryMs,
           repeat: parseCount(opts.repeat, '--repeat'),

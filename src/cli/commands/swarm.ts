@@ -7,6 +7,7 @@ import { fail, line } from '../output.js'
 import { defaultSwarmDir, swarmDown, swarmNameFor, swarmUp, type SwarmState } from '../../swarm/swarm.js'
 import { exportCommand, exportResult } from '../../swarm/shared-repo.js'
 import { HARNESS_NAMES } from '../../harness/index.js'
+import { createSandbox } from '../../sandbox/index.js'
 import { parseDuration } from '../duration.js'
 
 function swarmDirOf (opts: { dir?: string, swarm?: string, repo?: string, example?: string }): string {
@@ -27,13 +28,15 @@ export function registerSwarmCommands (program: Command): void {
     .option('--example <name>', 'an example project from examples/ instead: seeds the repository and puts its goal and tasks on the board (default without --repo: calc)')
     .option('--harness <name>', HARNESS_NAMES.join(', '), 'sim')
     .option('--harness-run-timeout <duration>', 'kill and restart an agent run that goes on longer than this', '30m')
+    .option('--sandbox <mode>', 'what each agent and its test runs run in: auto, bwrap, docker or none (docs/sandbox.md)', process.env.AGENCY_SANDBOX ?? 'auto')
+    .option('--sandbox-allow <hosts>', 'more hosts the agents may reach, comma-separated: host or host:port')
     .option('--dir <dir>', 'where the swarm keeps its data dirs, logs and state (default: ~/.agency/swarms/<name>)')
     .option('--swarm <name>', 'swarm name (default: the repository\'s name)')
     .option('--down-when-done', 'stop every daemon once the goal is met')
     .option('--timeout <seconds>', 'stop watching after this long (0: never)', '0')
     .option('--per-process <k>', 'agents per agentd process (default: enough processes for every core, at most 32 agents each; 1: a process per agent)')
     .option('--ui [host:port]', 'serve the live dashboard from the first agent\'s daemon (default 127.0.0.1:7464; a port of 0 picks a free one)')
-    .action(async (opts: { agents: string, repo?: string, branch?: string, goal?: string, test?: string, example?: string, harness: string, harnessRunTimeout: string, dir?: string, swarm?: string, downWhenDone?: boolean, timeout: string, ui?: string | boolean, perProcess?: string }) => {
+    .action(async (opts: { agents: string, repo?: string, branch?: string, goal?: string, test?: string, example?: string, harness: string, harnessRunTimeout: string, dir?: string, swarm?: string, downWhenDone?: boolean, timeout: string, ui?: string | boolean, perProcess?: string, sandbox: string, sandboxAllow?: string }) => {
       try {
         const n = Number(opts.agents)
         const perProcess = opts.perProcess != null ? Number(opts.perProcess) : undefined
@@ -41,6 +44,9 @@ export function registerSwarmCommands (program: Command): void {
         const name = opts.swarm ?? swarmNameFor(opts.repo, example ?? 'local')
         const dir = swarmDirOf({ ...opts, swarm: name, example })
         const runTimeout = parseDuration('--harness-run-timeout', opts.harnessRunTimeout)
+        // Checked here, before any daemon starts: a bad mode or host, or a model-running harness with no box.
+        const allow = opts.sandboxAllow != null ? [opts.sandboxAllow] : []
+        createSandbox({ mode: opts.sandbox, allow, dataDir: dir }).admit(opts.harness)
         let stopping = false
         process.once('SIGINT', () => {
           if (stopping) return
@@ -51,7 +57,7 @@ export function registerSwarmCommands (program: Command): void {
         line(`swarm ${name} in ${dir}`)
         const { finished, state } = await swarmUp({
           n, dir, repo: opts.repo, branch: opts.branch, example, goal: opts.goal, testCommand: opts.test, harness: opts.harness, swarm: name,
-          agentdArgs: ['--harness-run-timeout', String(runTimeout)],
+          agentdArgs: ['--harness-run-timeout', String(runTimeout), '--sandbox', opts.sandbox, ...(opts.sandboxAllow != null ? ['--sandbox-allow', opts.sandboxAllow] : [])],
           downWhenDone: opts.downWhenDone === true, timeoutMs: Number(opts.timeout) * 1000, perProcess, ui: opts.ui === true ? DEFAULT_UI : opts.ui === false ? undefined : opts.ui, progress: line
         })
         line(finished ? 'the goal is met: every task is done and the shared tests pass' : 'stopped watching before the goal was met')

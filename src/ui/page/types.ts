@@ -25,6 +25,8 @@ export interface AgentRow {
   held: Array<{ task: string, epoch: number }>
   lastSeen: number
   harness: string
+  /** what its harness runs in (bwrap, none); '' when not known (peers do not announce it) */
+  sandbox: string
 }
 
 export interface TaskRow {

@@ -56,7 +56,8 @@ describe('agentd --harness cmd:...', () => {
   it('runs the harness in the workspace with the agent\'s environment; `agency stop` ends it and the daemon keeps serving', async () => {
     scratch = new Scratch()
     // `exec` makes the printed shell pid the long-running program's pid.
-    const d = await scratch.daemon('stopper', { extraArgs: ['--harness', 'cmd:echo harness-pid $$; exec sleep 1000'] })
+    // --sandbox none: the test reads the harness's pid, cwd and environment from the host's /proc (a box has its own pids).
+    const d = await scratch.daemon('stopper', { extraArgs: ['--sandbox', 'none', '--harness', 'cmd:echo harness-pid $$; exec sleep 1000'] })
     const pid = await printedPid(d, 'harness-pid')
     expect(isGone(pid)).toBe(false)
     // The shell prints its pid before it execs: on a quick machine the test reads it first.
@@ -110,7 +111,7 @@ describe('agentd --harness cmd:...', () => {
 
   it('a daemon shutting down takes its harness down with it', async () => {
     scratch = new Scratch()
-    const d = await scratch.daemon('leaver', { extraArgs: ['--harness', 'cmd:echo leaver-pid $$; exec sleep 1000'] })
+    const d = await scratch.daemon('leaver', { extraArgs: ['--sandbox', 'none', '--harness', 'cmd:echo leaver-pid $$; exec sleep 1000'] })
     const pid = await printedPid(d, 'leaver-pid')
     expect(isGone(pid)).toBe(false)
     const code = await d.stop('SIGTERM')

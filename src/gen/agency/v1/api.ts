@@ -155,6 +155,8 @@ export interface HarnessInfo {
   recentFailures: number;
   /** why it is in this state */
   note: string;
+  /** what the harness runs in: bwrap | none */
+  sandbox: string;
 }
 
 export interface ListPeersRequest {
@@ -1729,7 +1731,7 @@ export const StatusReply_TasksByStateEntry: MessageFns<StatusReply_TasksByStateE
 };
 
 function createBaseHarnessInfo(): HarnessInfo {
-  return { name: "", state: "", restarts: 0, recentFailures: 0, note: "" };
+  return { name: "", state: "", restarts: 0, recentFailures: 0, note: "", sandbox: "" };
 }
 
 export const HarnessInfo: MessageFns<HarnessInfo> = {
@@ -1748,6 +1750,9 @@ export const HarnessInfo: MessageFns<HarnessInfo> = {
     }
     if (message.note !== "") {
       writer.uint32(42).string(message.note);
+    }
+    if (message.sandbox !== "") {
+      writer.uint32(50).string(message.sandbox);
     }
     return writer;
   },
@@ -1805,6 +1810,14 @@ export const HarnessInfo: MessageFns<HarnessInfo> = {
             message.note = reader.string();
             continue;
           }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.sandbox = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1828,6 +1841,7 @@ export const HarnessInfo: MessageFns<HarnessInfo> = {
         ? globalThis.Number(object.recent_failures)
         : 0,
       note: isSet(object.note) ? globalThis.String(object.note) : "",
+      sandbox: isSet(object.sandbox) ? globalThis.String(object.sandbox) : "",
     };
   },
 
@@ -1848,6 +1862,9 @@ export const HarnessInfo: MessageFns<HarnessInfo> = {
     if (message.note !== "") {
       obj.note = message.note;
     }
+    if (message.sandbox !== "") {
+      obj.sandbox = message.sandbox;
+    }
     return obj;
   },
 
@@ -1861,6 +1878,7 @@ export const HarnessInfo: MessageFns<HarnessInfo> = {
     message.restarts = object.restarts ?? 0;
     message.recentFailures = object.recentFailures ?? 0;
     message.note = object.note ?? "";
+    message.sandbox = object.sandbox ?? "";
     return message;
   },
 };

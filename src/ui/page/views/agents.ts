@@ -16,7 +16,7 @@ export function AgentsTable ({ rows }: { rows: AgentRow[] }): VNode {
         <td class="status">${a.status !== '' ? a.status : html`<span class="muted">—</span>`}</td>
         <td>${a.held.length === 0 ? html`<span class="muted">—</span>` : a.held.map(h => html`<span class="chip" key=${h.task}>${h.task}<small>@${h.epoch}</small></span>`)}</td>
         <td>${a.self ? html`<span class="muted">now</span>` : html`<${Ago} time=${a.lastSeen} />`}</td>
-        <td><${HarnessBadge} state=${a.harness} /></td>
+        <td><${HarnessBadge} state=${a.harness} />${a.sandbox !== '' ? html` <span class="muted" title="what the harness runs in">sandbox ${a.sandbox}</span>` : null}</td>
       </tr>`)}
     </tbody>
   </table>`

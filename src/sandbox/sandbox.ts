@@ -1,0 +1,228 @@
+// The one place that decides what an agent's harness and a commit's test run
+// can touch. A sandbox transforms a launch: the adapter's HarnessLaunch goes
+// in, the same launch wrapped in a box comes out; a test command goes in, the
+// command that runs it boxed and bounded comes out. Adapters never know.
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { homedir, tmpdir } from 'node:os'
+import { dirname, join, relative } from 'node:path'
+import { bwrapArgs, type BoxSpec, type HiddenDir } from './box.js'
+import { DEFAULT_RUN_LIMITS, runGroup, type RunLimits } from './limits.js'
+import { chooseSandbox, detectSupport, parseAllowList, parseSandboxMode, type AllowedHost, type SandboxKind, type SandboxSupport } from './mode.js'
+import { baseUrlHosts, configuredBaseUrlHosts, expandPorts, harnessCli, MODEL_ENDPOINTS, NetworkBridges } from './network.js'
+import { AUTH_FILES, existing, gitDirsOutside, hiddenDir, nodePrefix, programDirs, rehomed, SYSTEM_DIRS } from './paths.js'
+import { RefusalWatch, refusalsIn, refusalNote, type RefusalKind } from './refusals.js'
+import { packageRoot } from '../harness/package-paths.js'
+import { UnconfinedHarnessError } from './errors.js'
+import type { HarnessLaunch } from '../harness/types.js'
+
+export interface SandboxOptions {
+  /** auto | bwrap | docker | none (a string from a flag is checked) */
+  mode: string
+  /** --sandbox-allow: more hosts the harness may reach */
+  allow?: readonly string[]
+  /** --test-network on: test runs keep the host's network */
+  testNetwork?: boolean
+  /** bounds on each test run */
+  limits?: RunLimits
+  /** the daemon's data dir: never inside a box, nor its neighbours (other agents on the host) */
+  dataDir: string
+  /** what the host supports; default: found out by trying */
+  support?: SandboxSupport
+  /** each refusal seen inside a box (the metric) */
+  onRefusal?: (kind: RefusalKind) => void
+}
+
+/** What the harness of one agent needs besides its launch. */
+export interface HarnessBoxOptions {
+  /** the --harness value: which model endpoints it needs, and whether it may run unconfined */
+  harness: string
+  /** the daemon's API address as the agent gets it: unix:<path> or host:port */
+  apiAddress: string
+  /** where refusals are named: the harness log */
+  logFile: string
+}
+
+export interface ConfinedHarness {
+  launch: HarnessLaunch
+  /** Stops what serves the box (its network bridges, the refusal watch). */
+  stop: () => Promise<void>
+}
+
+/** How one test run is started, and what to say after it. */
+export interface ConfinedTest {
+  command: string
+  args: string[]
+  env: NodeJS.ProcessEnv
+  /** After the run: the bound it hit (the run failed), and what else to say (what the box refused). Removes what was made for it. */
+  finish: (output: string) => TestRunVerdict
+}
+
+export interface TestRunVerdict {
+  failure?: string
+  notes: string[]
+}
+
+export interface Sandbox {
+  readonly kind: SandboxKind
+  /** One line for the log at start: what was chosen and why. */
+  readonly summary: string
+  confineHarness: (launch: HarnessLaunch, o: HarnessBoxOptions) => Promise<ConfinedHarness>
+  confineTest: (command: string, cwd: string, env: NodeJS.ProcessEnv) => ConfinedTest
+  /** Throws UnconfinedHarnessError when `harness` would run a model with nothing around it: checked before anything starts. */
+  admit: (harness: string) => void
+  /** Where each refusal is counted (the daemon's metric), once the daemon has its metrics. */
+  countRefusals: (count: (kind: RefusalKind) => void) => void
+}
+
+/** Harnesses that are the project's own code and run no model: allowed without a box. */
+const OWN_HARNESSES = new Set(['sim'])
+
+/** Checks every option and picks the mode; throws (and starts nothing) on bad input or a mode that cannot run. */
+export function createSandbox (o: SandboxOptions): Sandbox {
+  const mode = parseSandboxMode(o.mode)
+  const allowed = parseAllowList(o.allow ?? [])
+  const support = o.support ?? (mode === 'none' ? { bwrap: { ok: false as const, reason: 'not asked for' }, docker: { ok: false as const, reason: 'not asked for' } } : detectSupport())
+  const kind = chooseSandbox(mode, support)
+  const why = support.bwrap.ok ? '' : support.bwrap.reason
+  if (kind === 'none') {
+    return new Unconfined(mode === 'none' ? 'sandbox: none (--sandbox none): agents and test runs run as the daemon\'s user with nothing around them' : `sandbox: none available (${why}); model-running harnesses will not start, the sim agent runs unconfined`, mode === 'none')
+  }
+  return new BubblewrapSandbox(o, allowed, mode === 'auto' ? 'sandbox: bwrap (auto: bubblewrap works here)' : 'sandbox: bwrap')
+}
+
+class Unconfined implements Sandbox {
+  readonly kind = 'none'
+  constructor (readonly summary: string, private readonly chosen: boolean) {}
+
+  admit (harness: string): void {
+    if (!this.chosen && !OWN_HARNESSES.has(harness)) throw new UnconfinedHarnessError(harness, 'no sandbox works on this host')
+  }
+
+  countRefusals (): void {}
+
+  async confineHarness (launch: HarnessLaunch, o: HarnessBoxOptions): Promise<ConfinedHarness> {
+    this.admit(o.harness)
+    return { launch, stop: async () => {} }
+  }
+
+  confineTest (command: string, cwd: string, env: NodeJS.ProcessEnv): ConfinedTest {
+    return { command: '/bin/sh', args: ['-c', command], env, finish: () => ({ notes: [] }) }
+  }
+}
+
+class BubblewrapSandbox implements Sandbox {
+  readonly kind = 'bwrap'
+  private readonly standIn: string
+  private readonly limits: RunLimits
+  private count: (kind: RefusalKind) => void
+
+  constructor (private readonly o: SandboxOptions, private readonly allowed: AllowedHost[], readonly summary: string) {
+    this.limits = o.limits ?? DEFAULT_RUN_LIMITS
+    this.count = o.onRefusal ?? (() => {})
+    // An empty file nobody may read, bound over each hidden file.
+    const dir = mkdtempSync(join(tmpdir(), 'agency-standin-'))
+    this.standIn = join(dir, 'hidden')
+    writeFileSync(this.standIn, '')
+    chmodSync(this.standIn, 0)
+    process.once('exit', () => { rmSync(dir, { recursive: true, force: true }) })
+  }
+
+  admit (): void {}
+
+  countRefusals (count: (kind: RefusalKind) => void): void {
+    const before = this.count
+    this.count = kind => { before(kind); count(kind) }
+  }
+
+  async confineHarness (launch: HarnessLaunch, h: HarnessBoxOptions): Promise<ConfinedHarness> {
+    const env = { ...process.env, ...launch.env }
+    const cli = harnessCli(h.harness)
+    const destinations = expandPorts([
+      ...(cli != null ? MODEL_ENDPOINTS[cli].map(e => ({ host: e.split(':')[0], port: Number(e.split(':')[1]) })) : []),
+      ...baseUrlHosts(env),
+      ...configuredBaseUrlHosts(homedir()),
+      ...this.allowed
+    ])
+    const sockets: string[] = []
+    if (h.apiAddress.startsWith('unix:')) sockets.push(h.apiAddress.slice('unix:'.length).replace(/^\/\//, ''))
+    else {
+      const m = /^(.*):(\d+)$/.exec(h.apiAddress)
+      if (m != null) destinations.push({ host: m[1].replace(/^\[|\]$/g, ''), port: Number(m[2]) })
+    }
+    const bridges = new NetworkBridges(destinations)
+    await bridges.start()
+    // The CLI's own state (its config, sessions, caches) lives in a home of the box's own, kept across runs.
+    const home = join(this.o.dataDir, 'sandbox-home')
+    mkdirSync(home, { recursive: true })
+    const realHome = homedir()
+    const auth = existing(AUTH_FILES.map(f => join(realHome, f)))
+    const path = [...(launch.pathPrepend ?? []), env.PATH ?? ''].join(':')
+    // The supervisor writes the harness's files when it starts; their directories are bound now.
+    const harnessFiles = [...new Set(launch.files.map(f => dirname(f.path)))]
+    for (const d of harnessFiles) mkdirSync(d, { recursive: true })
+    const spec: BoxSpec = {
+      readOnly: existing([...SYSTEM_DIRS, nodePrefix(), packageRoot, ...programDirs(launch.command, path), ...gitDirsOutside(launch.cwd), ...harnessFiles]),
+      writable: [launch.cwd, home],
+      hidden: this.hidden(),
+      standIn: this.standIn,
+      sockets: existing(sockets),
+      readOnlyAt: auth.map(f => [f, join(home, relative(realHome, f))] as [string, string]),
+      network: bridges.bridges,
+      hostsFile: bridges.hostsFile,
+      env: {},
+      cwd: launch.cwd
+    }
+    const watch = new RefusalWatch(h.logFile, kind => { this.count(kind) })
+    watch.start()
+    const boxed: HarnessLaunch = {
+      ...launch,
+      command: 'bwrap',
+      args: bwrapArgs(spec, launch.command, launch.args),
+      boxed: { sandbox: 'bwrap', command: launch.command, args: launch.args },
+      env: { ...launch.env, ...rehomed(env, realHome, home), HOME: home, TMPDIR: '/tmp', AGENCY_SANDBOX_KIND: 'bwrap' }
+    }
+    return { launch: boxed, stop: async () => { watch.stop(); await bridges.stop() } }
+  }
+
+  confineTest (command: string, cwd: string, env: NodeJS.ProcessEnv): ConfinedTest {
+    const spec: BoxSpec = {
+      readOnly: existing([...SYSTEM_DIRS, nodePrefix(), ...programDirs('sh', env.PATH ?? ''), ...gitDirsOutside(cwd)]),
+      writable: [cwd],
+      hidden: this.hidden(),
+      standIn: this.standIn,
+      sockets: [],
+      readOnlyAt: [],
+      network: this.o.testNetwork === true ? 'host' : 'off',
+      env: {},
+      cwd
+    }
+    const box = ['bwrap', ...bwrapArgs(spec, '/bin/sh', ['-c', command])]
+    const group = runGroup(this.limits)
+    const words = 'prefix' in group ? [...group.prefix, ...box] : box
+    return {
+      command: words[0],
+      args: words.slice(1),
+      env: { ...env, HOME: '/tmp', TMPDIR: '/tmp' },
+      finish: output => {
+        const notes: string[] = []
+        let failure: string | undefined
+        if ('prefix' in group) {
+          failure = group.verdict()
+          group.remove()
+        } else notes.push(group.unavailable)
+        const refused = refusalsIn(output)
+        for (const r of refused) this.count(r.kind)
+        notes.push(...refused.slice(0, 5).map(r => refusalNote(r.kind, r.line)))
+        return { failure, notes }
+      }
+    }
+  }
+
+  /** The user's home, the data dir and its neighbours (other agents' data dirs on this host). */
+  private hidden (): HiddenDir[] {
+    const dataDir = this.o.dataDir
+    const parent = dirname(dataDir)
+    const dirs = [homedir(), ...(parent !== tmpdir() ? [parent] : []), dataDir]
+    return dirs.map(hiddenDir).filter((d): d is HiddenDir => d != null && existsSync(d.path))
+  }
+}
