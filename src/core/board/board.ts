@@ -7,7 +7,7 @@
 // caller; nothing here reads a clock.
 
 import {
-  Claim, Done, Goal, Integration, IntegrationRequest, OperatorEnvelope, Release, ReviewRequest, TaskSpec, TestRun, Verdict, type OperatorAction
+  ApprovalRequest, Claim, Done, Goal, Integration, IntegrationRequest, OperatorEnvelope, Release, ReviewRequest, TaskSpec, TestRun, Verdict, type OperatorAction
 } from '../../gen/agency/v1/log.js'
 import { FailedPreconditionError, InvalidArgumentError, NotFoundError } from '../errors.js'
 import { ClaimLedger, type ClaimRecord, type HandoffInfo } from './claim-ledger.js'
@@ -25,6 +25,7 @@ import { TaskCatalog, type TaskDefinition } from './task-catalog.js'
 import { checkNewTasks, type NewTask } from './task-graph.js'
 import { validateTaskId } from './task-id.js'
 import { OperatorBook } from '../operator/operator-book.js'
+import { ApprovalBook, type ApprovalView } from '../operator/approval-book.js'
 import { OperatorAuthority, type ActionVerdict, type OperatorSource } from '../operator/operator-authority.js'
 import { operatorAudit, operatorMessages, pauseView, taskActions, withOperatorActions, type OperatorActionView, type OperatorMessageView, type PauseView } from '../operator/operator-views.js'
 import { EVERYONE_LIVE, type AnyBoardEntry, type BoardEntryHeader, type Liveness, type TaskState } from './types.js'
@@ -118,6 +119,7 @@ export class Board {
   private runs: TestRunRecord[] = []
   private readonly faults = new FaultyAuthors()
   private operatorBook = new OperatorBook()
+  private approvalBook = new ApprovalBook()
   private readonly configuredOperators: readonly string[]
   /** grows when a goal or operator entry is folded: the key of `judged` */
   private operatorChanges = 0
@@ -146,6 +148,7 @@ export class Board {
     switch (entry.kind) {
       case 'goal': this.goals.add(h, Goal.fromPartial(body)); this.operatorChanges++; folded = true; break
       case 'operator': this.operatorBook.add(h, OperatorEnvelope.fromPartial(body)); this.operatorChanges++; folded = true; break
+      case 'approval_request': folded = this.approvalBook.add(h, ApprovalRequest.fromPartial(body)); break
       case 'task': folded = this.catalog.add(h, TaskSpec.fromPartial(body)); break
       case 'claim': folded = this.ledger.addClaim(h, Claim.fromPartial(body)); break
       case 'release': folded = this.ledger.addRelease(h, Release.fromPartial(body)); break
@@ -232,6 +235,7 @@ export class Board {
       integrations: this.integrations,
       runs: this.runs,
       operatorBook: { ...this.operatorBook },
+      approvalBook: { ...this.approvalBook },
       // the folded entries are the log's: takeFoldState is told where to read them back
       faults: { ...this.faults, folded: [] },
       changes: this.changes
@@ -272,6 +276,7 @@ export class Board {
     const reviewBook = part(ReviewBook.prototype, s.reviewBook, new ReviewBook())
     const faults = part(FaultyAuthors.prototype, s.faults, new FaultyAuthors())
     const operatorBook = part(OperatorBook.prototype, s.operatorBook, new OperatorBook())
+    const approvalBook = part(ApprovalBook.prototype, s.approvalBook, new ApprovalBook())
     this.applied = s.applied
     this.goals = goals
     this.catalog = catalog
@@ -281,6 +286,7 @@ export class Board {
     this.integrations = s.integrations as IntegrationRecord[]
     this.runs = s.runs as TestRunRecord[]
     this.operatorBook = operatorBook
+    this.approvalBook = approvalBook
     this.judged = undefined
     ;(this as unknown as { faults: FaultyAuthors }).faults = faults
     this.changes = s.changes
@@ -312,6 +318,7 @@ export class Board {
     this.integrations = []
     this.runs = []
     this.operatorBook = new OperatorBook()
+    this.approvalBook = new ApprovalBook()
     this.judged = undefined
   }
 
@@ -390,6 +397,11 @@ export class Board {
   /** What became of the operator action an entry carries. */
   operatorVerdict (entryId: string): ActionVerdict | undefined {
     return this.authority().verdict(entryId)
+  }
+
+  /** Agents' permission requests and what became of them (pending ones wait for an operator), by the asker's time. */
+  approvalRequests (): ApprovalView[] {
+    return this.approvalBook.all(this.authority())
   }
 
   /** Members whose entries tried operator actions they could not make (forged, malformed, not an operator's, or a goal of their own while operators govern). */
@@ -757,6 +769,7 @@ export interface BoardFoldState {
   integrations: unknown[]
   runs: unknown[]
   operatorBook: Record<string, unknown>
+  approvalBook: Record<string, unknown>
   faults: Record<string, unknown>
   changes: number
 }
@@ -766,7 +779,7 @@ function checkFoldState (state: unknown): BoardFoldState {
   if (typeof state !== 'object' || state === null) bad('not an object')
   const s = state as Record<string, unknown>
   if (!(s.applied instanceof Set) || [...s.applied].some(id => typeof id !== 'string')) bad('applied')
-  for (const k of ['goals', 'catalog', 'ledger', 'landed', 'reviewBook', 'operatorBook', 'faults']) {
+  for (const k of ['goals', 'catalog', 'ledger', 'landed', 'reviewBook', 'operatorBook', 'approvalBook', 'faults']) {
     if (typeof s[k] !== 'object' || s[k] === null || Array.isArray(s[k])) bad(k)
   }
   if (!Array.isArray(s.integrations) || !Array.isArray(s.runs)) bad('lists')

@@ -12,7 +12,8 @@ const RULES = {
   task: taskFault,
   task_cancel: taskFault,
   task_priority: taskFault,
-  message: (a: OperatorAction) => a.text.trim() === '' ? 'a message needs text' : undefined
+  message: (a: OperatorAction) => a.text.trim() === '' ? 'a message needs text' : undefined,
+  approval: (a: OperatorAction) => a.request === '' ? 'an approval needs the request id' : undefined
 } satisfies Record<string, (a: OperatorAction) => string | undefined>
 
 export type OperatorActionKind = keyof typeof RULES

@@ -134,6 +134,7 @@ export function summarise (x: OperatorAction): string {
     case 'task_cancel': return clip(`cancel task ${x.task?.id ?? ''}${x.text !== '' ? `: ${x.text}` : ''}`)
     case 'task_priority': return `task ${x.task?.id ?? ''} priority ${x.task?.priority ?? 0}`
     case 'message': return clip(`message to ${x.to === '' ? 'everyone' : x.to}: ${x.text}`)
+    case 'approval': return `${x.allow ? 'approve' : 'deny'} ${x.request}${x.allow && x.always ? ' (always)' : ''}`
     default: return clip(x.kind)
   }
 }

@@ -213,7 +213,7 @@ export interface OperatorAction {
   id: string;
   /** the operator's clock, ms since the epoch: the order of operator actions */
   time: number;
-  /** goal | pause | resume | task | task_cancel | task_priority | message */
+  /** goal | pause | resume | task | task_cancel | task_priority | message | approval */
   kind: string;
   /** kind goal: the goal and its test command */
   goal:
@@ -231,6 +231,32 @@ export interface OperatorAction {
   operators: string[];
   /** kind pause: how long the paused holders' leases are kept */
   leaseKeepMs: number;
+  /** kind approval: the approval request's id */
+  request: string;
+  /** kind approval: approve (else deny) */
+  allow: boolean;
+  /** kind approval: and grant the same again to that agent without asking */
+  always: boolean;
+}
+
+/**
+ * kind "approval_request": an agent asks for a permission beyond its grants
+ * (--acp-permissions ask), for an operator to answer; a second entry with the
+ * same id and a `closed` reason ends it (timed out, or the turn went away).
+ */
+export interface ApprovalRequest {
+  id: string;
+  /** what the agent asks to do, as it said it */
+  title: string;
+  /** the grant it would need */
+  grant: string;
+  /** the tool call, briefly */
+  detail: string;
+  /** the asking daemon's clock: denied unanswered then */
+  expiresAt: number;
+  /** empty: open; timed_out | withdrawn */
+  closed: string;
+  task: string;
 }
 
 function createBaseEntry(): Entry {
@@ -1965,6 +1991,9 @@ function createBaseOperatorAction(): OperatorAction {
     to: "",
     operators: [],
     leaseKeepMs: 0,
+    request: "",
+    allow: false,
+    always: false,
   };
 }
 
@@ -1999,6 +2028,15 @@ export const OperatorAction: MessageFns<OperatorAction> = {
     }
     if (message.leaseKeepMs !== 0) {
       writer.uint32(80).uint64(message.leaseKeepMs);
+    }
+    if (message.request !== "") {
+      writer.uint32(90).string(message.request);
+    }
+    if (message.allow !== false) {
+      writer.uint32(96).bool(message.allow);
+    }
+    if (message.always !== false) {
+      writer.uint32(104).bool(message.always);
     }
     return writer;
   },
@@ -2096,6 +2134,30 @@ export const OperatorAction: MessageFns<OperatorAction> = {
             message.leaseKeepMs = longToNumber(reader.uint64());
             continue;
           }
+          case 11: {
+            if (tag !== 90) {
+              break;
+            }
+
+            message.request = reader.string();
+            continue;
+          }
+          case 12: {
+            if (tag !== 96) {
+              break;
+            }
+
+            message.allow = reader.bool();
+            continue;
+          }
+          case 13: {
+            if (tag !== 104) {
+              break;
+            }
+
+            message.always = reader.bool();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -2126,6 +2188,9 @@ export const OperatorAction: MessageFns<OperatorAction> = {
         : isSet(object.lease_keep_ms)
         ? globalThis.Number(object.lease_keep_ms)
         : 0,
+      request: isSet(object.request) ? globalThis.String(object.request) : "",
+      allow: isSet(object.allow) ? globalThis.Boolean(object.allow) : false,
+      always: isSet(object.always) ? globalThis.Boolean(object.always) : false,
     };
   },
 
@@ -2161,6 +2226,15 @@ export const OperatorAction: MessageFns<OperatorAction> = {
     if (message.leaseKeepMs !== 0) {
       obj.leaseKeepMs = Math.round(message.leaseKeepMs);
     }
+    if (message.request !== "") {
+      obj.request = message.request;
+    }
+    if (message.allow !== false) {
+      obj.allow = message.allow;
+    }
+    if (message.always !== false) {
+      obj.always = message.always;
+    }
     return obj;
   },
 
@@ -2179,6 +2253,178 @@ export const OperatorAction: MessageFns<OperatorAction> = {
     message.to = object.to ?? "";
     message.operators = object.operators?.map((e) => e) || [];
     message.leaseKeepMs = object.leaseKeepMs ?? 0;
+    message.request = object.request ?? "";
+    message.allow = object.allow ?? false;
+    message.always = object.always ?? false;
+    return message;
+  },
+};
+
+function createBaseApprovalRequest(): ApprovalRequest {
+  return { id: "", title: "", grant: "", detail: "", expiresAt: 0, closed: "", task: "" };
+}
+
+export const ApprovalRequest: MessageFns<ApprovalRequest> = {
+  encode(message: ApprovalRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.id !== "") {
+      writer.uint32(10).string(message.id);
+    }
+    if (message.title !== "") {
+      writer.uint32(18).string(message.title);
+    }
+    if (message.grant !== "") {
+      writer.uint32(26).string(message.grant);
+    }
+    if (message.detail !== "") {
+      writer.uint32(34).string(message.detail);
+    }
+    if (message.expiresAt !== 0) {
+      writer.uint32(40).uint64(message.expiresAt);
+    }
+    if (message.closed !== "") {
+      writer.uint32(50).string(message.closed);
+    }
+    if (message.task !== "") {
+      writer.uint32(58).string(message.task);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ApprovalRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseApprovalRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.id = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.title = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.grant = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.detail = reader.string();
+            continue;
+          }
+          case 5: {
+            if (tag !== 40) {
+              break;
+            }
+
+            message.expiresAt = longToNumber(reader.uint64());
+            continue;
+          }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.closed = reader.string();
+            continue;
+          }
+          case 7: {
+            if (tag !== 58) {
+              break;
+            }
+
+            message.task = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ApprovalRequest {
+    return {
+      id: isSet(object.id) ? globalThis.String(object.id) : "",
+      title: isSet(object.title) ? globalThis.String(object.title) : "",
+      grant: isSet(object.grant) ? globalThis.String(object.grant) : "",
+      detail: isSet(object.detail) ? globalThis.String(object.detail) : "",
+      expiresAt: isSet(object.expiresAt)
+        ? globalThis.Number(object.expiresAt)
+        : isSet(object.expires_at)
+        ? globalThis.Number(object.expires_at)
+        : 0,
+      closed: isSet(object.closed) ? globalThis.String(object.closed) : "",
+      task: isSet(object.task) ? globalThis.String(object.task) : "",
+    };
+  },
+
+  toJSON(message: ApprovalRequest): unknown {
+    const obj: any = {};
+    if (message.id !== "") {
+      obj.id = message.id;
+    }
+    if (message.title !== "") {
+      obj.title = message.title;
+    }
+    if (message.grant !== "") {
+      obj.grant = message.grant;
+    }
+    if (message.detail !== "") {
+      obj.detail = message.detail;
+    }
+    if (message.expiresAt !== 0) {
+      obj.expiresAt = Math.round(message.expiresAt);
+    }
+    if (message.closed !== "") {
+      obj.closed = message.closed;
+    }
+    if (message.task !== "") {
+      obj.task = message.task;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ApprovalRequest>, I>>(base?: I): ApprovalRequest {
+    return ApprovalRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ApprovalRequest>, I>>(object: I): ApprovalRequest {
+    const message = createBaseApprovalRequest();
+    message.id = object.id ?? "";
+    message.title = object.title ?? "";
+    message.grant = object.grant ?? "";
+    message.detail = object.detail ?? "";
+    message.expiresAt = object.expiresAt ?? 0;
+    message.closed = object.closed ?? "";
+    message.task = object.task ?? "";
     return message;
   },
 };
