@@ -4,7 +4,7 @@ import { Command, Option } from 'commander'
 import { connectAgency, type Agency } from '../api/client.js'
 import { isAgencyError } from '../core/errors.js'
 
-export interface CommonOpts { json?: boolean, addr?: string, tokenFile?: string }
+export interface CommonOpts { json?: boolean, addr?: string, tokenFile?: string, operatorKey?: string }
 
 /** A subcommand with the options every command takes. */
 export function command (parent: Command, name: string, description: string): Command {
@@ -12,6 +12,7 @@ export function command (parent: Command, name: string, description: string): Co
     .addOption(new Option('--json', 'print machine-readable JSON'))
     .addOption(new Option('--addr <addr>', 'the daemon\'s gRPC address (default: AGENCY_ADDR, else the socket agentd.sock in AGENCY_DATA_DIR or ~/.agency)'))
     .addOption(new Option('--token-file <file>', 'the daemon\'s API token, when it requires one (or set AGENCY_TOKEN / AGENCY_TOKEN_FILE)'))
+    .addOption(new Option('--operator-key <file>', 'act as the swarm\'s operator, signing with this key (or set AGENCY_OPERATOR_KEY; docs/operator.md)'))
 }
 
 export function printJson (value: unknown): void {
