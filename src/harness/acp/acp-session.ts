@@ -21,7 +21,7 @@ import type { HarnessRun } from '../types.js'
 import { agentWire, type AgentWire, type AgentWireLimits } from './agent-wire.js'
 import { answer, decidePermission, type PermissionCategory, type PermissionDecision, type PermissionGrant, type PermissionPolicy, type PermissionRequest } from './permission-policy.js'
 import { TurnActivity, usageOf, type ActivityEvent, type TokenUsage } from './session-activity.js'
-import { composeTurn, isUrgent, MAX_NOTES_PER_TURN, type HeldTask, type InboxNote } from './turn-composer.js'
+import { composeTurn, isUrgent, MAX_NOTES_PER_TURN, OPERATOR_NOTICE, type HeldTask, type InboxNote } from './turn-composer.js'
 
 /** The daemon as the session sees it. */
 export interface SessionSwarm {
@@ -36,7 +36,12 @@ export interface SessionSwarm {
   waitForWork: (timeoutMs: number, signal: AbortSignal) => Promise<{ reason: string, text: string }>
   goalMet: () => boolean
   held: () => HeldTask[]
+  /** an operator paused the swarm: no new turn starts (the running one ends as it will); a resume comes with an inbox item */
+  paused?: () => boolean
 }
+
+/** While paused, how often the session looks again if no inbox item wakes it first. */
+const PAUSE_CHECK_MS = 30_000
 
 /** The operator, for a request beyond the grants when the policy says ask (the daemon's approval queue). */
 export interface PermissionAsker {
@@ -211,6 +216,8 @@ export class AcpSession {
     /** What the last turn carried, and whether it was cancelled (for an agent that forgets such turns). */
     let last = { prompt: false, notes: [] as InboxNote[], cancelled: false }
     while (!this.ending) {
+      await this.whilePaused()
+      if (this.ending) break
       const stopped = this.cancelReason
       this.cancelReason = undefined
       const repeated = first && resumed && !carry.lastTurn.finished ? carry.lastTurn.notes : []
@@ -308,6 +315,16 @@ export class AcpSession {
     return undefined
   }
 
+  /** Holds the next turn while the operator has the swarm paused. */
+  private async whilePaused (): Promise<void> {
+    let told = false
+    while (!this.ending && this.o.swarm.paused?.() === true) {
+      if (!told) { this.o.run.note('the operator paused the swarm: no new turn until it resumes'); told = true }
+      await this.sleepOrInbox(PAUSE_CHECK_MS)
+    }
+    if (told && !this.ending) this.o.run.note('the operator resumed the swarm')
+  }
+
   /** Sleeps for `ms`, or less if an inbox item arrives (true) or the session ends. */
   private async sleepOrInbox (ms: number): Promise<boolean> {
     return await new Promise<boolean>(resolve => {
@@ -336,7 +353,9 @@ export class AcpSession {
         if (notes.length > 0) this.o.run.note(`turn ${turn} goes on: ${notes.length} unread item(s) wait for its end`)
         return
       }
-      this.cancelTurn(`your daemon's ${urgent.kind} notice${urgent.task !== '' ? ` for ${urgent.task}` : ''} (below): the work of that turn is no longer yours to do`)
+      this.cancelTurn(urgent.kind === OPERATOR_NOTICE
+        ? 'the operator wrote to you (below): read it before you go on'
+        : `your daemon's ${urgent.kind} notice${urgent.task !== '' ? ` for ${urgent.task}` : ''} (below): the work of that turn is no longer yours to do`)
     }).catch(() => {})
   }
 

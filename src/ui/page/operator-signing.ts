@@ -16,7 +16,8 @@ export interface ActionFields {
   always?: boolean
 }
 
-export interface OperatorKey { operator: string, key: CryptoKey }
+// (the type of the key as importKey gives it: CryptoKey in the page, webcrypto.CryptoKey under node)
+export interface OperatorKey { operator: string, key: Awaited<ReturnType<typeof crypto.subtle.importKey>> }
 
 const DOMAIN_OPERATOR = 'agency/operator/v1'
 export const DOMAIN_UI_LOGIN = 'agency/ui-login/v1'

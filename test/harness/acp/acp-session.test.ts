@@ -38,6 +38,8 @@ class FakeSwarm implements SessionSwarm {
   unreadCount (): number { return this.notes.filter(n => n.cursor > this.readCursor).length }
   async markRead (cursor: number): Promise<void> { this.readCursor = Math.max(this.readCursor, cursor) }
   onInbox (listener: () => void): () => void { this.listeners.add(listener); return () => { this.listeners.delete(listener) } }
+  pausedNow = false
+  paused (): boolean { return this.pausedNow }
   goalMet (): boolean { return this.goal }
   held (): Array<{ task: string, epoch: number, title?: string }> { return this.heldTasks }
   meetGoal (): void { this.goal = true; for (const l of [...this.listeners]) l() }
@@ -220,6 +222,19 @@ describe('an ACP session with a (fake) agent process', () => {
     r.swarm.add('message', 'next')
     await waitFor(async () => (await r.agentLog()).filter(e => e.event === 'permissions').length === 2, { what: 'the second turn\'s permissions' })
     expect(asked).toHaveLength(1)
+  }, TEST_MS)
+
+  it('starts no turn while the operator has the swarm paused, and goes on when it resumes', async () => {
+    const r = await rig('ok')
+    await waitFor(() => r.turns.length === 1, { what: 'the first turn to end' })
+    r.swarm.pausedNow = true
+    r.swarm.add('message', 'work while paused?')
+    await waitFor(async () => (await r.harnessLog()).includes('the operator paused the swarm: no new turn until it resumes'), { what: 'the session to hold its next turn' })
+    expect(r.turns).toHaveLength(1)
+    r.swarm.pausedNow = false
+    r.swarm.add('resumed', 'the operator resumed the swarm')
+    await waitFor(() => r.turns.length === 2, { what: 'the turn after the resume' })
+    expect(await r.harnessLog()).toContain('the operator resumed the swarm')
   }, TEST_MS)
 
   it('with ask, a denied or unanswered request is denied with the reason', async () => {
