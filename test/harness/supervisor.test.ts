@@ -142,7 +142,7 @@ describe('HarnessSupervisor', () => {
     expect(s.pid).toBeUndefined()
     paused = false
     s.resume()
-    await waitFor('a run after the resume', async () => (await logText()).includes('run agent-x'))
+    await waitFor(async () => (await logText()).includes('run agent-x'), { what: 'a run after the resume' })
     await s.stop()
   })
 
@@ -151,11 +151,11 @@ describe('HarnessSupervisor', () => {
     // the pause comes while the run ends: the restart after it is held
     const s = supervise(harnessLaunch('cmd:exit 0', ctx), { paused: () => paused, onExit: () => { paused = true } })
     await s.start()
-    await waitFor('the restart held', async () => s.state === 'waiting' && (await logText()).includes('no new run until it resumes'))
+    await waitFor(async () => s.state === 'waiting' && (await logText()).includes('no new run until it resumes'), { what: 'the restart held' })
     expect(s.restarts).toBe(0)
     paused = false
     s.resume()
-    await waitFor('the held restart', () => s.restarts === 1)
+    await waitFor(() => s.restarts === 1, { what: 'the held restart' })
     await s.stop()
   })
 

@@ -1,7 +1,7 @@
 import { describe, expect, it, beforeAll } from 'vitest'
 import { Board } from '../../../src/core/board/board.js'
 import type { Signer } from '../../../src/core/log/crypto.js'
-import { createRandom } from '../../../src/sim/random.js'
+import { createRandom } from '../../../src/sim/engine/random.js'
 import { EntryWriter } from '../board/helpers.js'
 import { carry, newSigner, signed } from './helpers.js'
 

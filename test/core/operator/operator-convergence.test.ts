@@ -3,7 +3,7 @@ import fc from 'fast-check'
 import { Board } from '../../../src/core/board/board.js'
 import type { BoardEntry } from '../../../src/core/board/types.js'
 import type { Signer } from '../../../src/core/log/crypto.js'
-import { createRandom } from '../../../src/sim/random.js'
+import { createRandom } from '../../../src/sim/engine/random.js'
 import { EntryWriter, snapshot } from '../board/helpers.js'
 import { carry, newSigner, signed } from './helpers.js'
 
