@@ -52,6 +52,9 @@ import { MessageOutbox } from './message-outbox.js'
 import type { HarnessService } from './harness-service.js'
 import { AgentWork, testSummaryOf } from './agent-work.js'
 import { PeerContact, addressesOf } from './peer-contact.js'
+import { OperatorService } from './operator-service.js'
+import { OperatorNotices } from './operator-notices.js'
+import { ApprovalQueue } from './approval-queue.js'
 
 /** What the daemon's context gives the wiring: nothing here is a part. */
 export interface WiringContext {
@@ -93,6 +96,8 @@ export interface BuiltParts {
   work: AgentWork
   /** peers, the status line, direct messages, announcements */
   contact: PeerContact
+  /** the operator's use cases: carry a signed action, refuse the unsigned forms (docs/operator.md) */
+  operator: OperatorService
   /** calls back whenever a new item reaches the agent's inbox; returns the unsubscribe function */
   onInbox: (listener: (cursor: number) => void) => () => void
   /** the start order: started in this order, stopped in reverse */
@@ -311,6 +316,7 @@ async function wireParts (ctx: WiringContext, { store, identity, metrics, guard,
   })
   const boardService: BoardService = new BoardService({
     me,
+    operators: config.operators,
     log: logService,
     events,
     state: store.state,
@@ -382,8 +388,29 @@ async function wireParts (ctx: WiringContext, { store, identity, metrics, guard,
     },
     notice: (text, task) => { inbox.notice('handoff', text, task).catch(storeNotice) }
   })
+  const operator = new OperatorService({ board: () => boardService.board, append: async envelope => await logService.append('operator', envelope) })
+  const afterEntry = (listener: () => void): () => void => logService.onAccepted(() => { listener() })
+  const operatorNotices = new OperatorNotices({
+    me,
+    board: () => boardService.board,
+    onEntry: afterEntry,
+    notice: async (kind, text, once) => await inbox.notice(kind, text, '', once),
+    saveWork: async () => { for (const h of boardService.held()) await repoService?.saveWork(h.task) },
+    resumed: () => { harness?.service.resume() },
+    logger: logger('operator')
+  })
+  const approvals = new ApprovalQueue({
+    board: () => boardService.board,
+    append: async request => await logService.append('approval_request', request),
+    onEntry: afterEntry,
+    timeoutMs: config.approvalTimeoutMs,
+    wallClock,
+    task: () => boardService.held()[0]?.task ?? '',
+    tell: (text, once) => { inbox.notice('approval', text, '', once).catch(storeNotice) },
+    logger: logger('approvals')
+  })
   const contact = new PeerContact({ me, name, node, presence, gossip, outbox, messages: store.messages, signer, metrics, held: () => boardService.held().map(h => ({ task: h.task, epoch: h.epoch })), wallClock })
-  const harness = await newHarness(ctx, { me, name, metrics, presence, boardService, work, inbox, contact, onInbox, workspace: () => repoService?.workspace.dir ?? '' })
+  const harness = await newHarness(ctx, { me, name, metrics, presence, boardService, work, inbox, contact, onInbox, approvals, workspace: () => repoService?.workspace.dir ?? '' })
   if (harness != null) presence.reportHarness(() => harness.service.heartbeatState())
   // Heartbeats carry the claims held and the harness state: a change goes out at once.
   boardService.onHeldChanged(() => { presence.beatIfChanged().catch(() => {}) })
@@ -426,6 +453,8 @@ async function wireParts (ctx: WiringContext, { store, identity, metrics, guard,
     ...(repoService != null ? [{ name: 'repository', part: repoService }] : []),
     { name: 'inbox', part: inbox },
     { name: 'notices', part: notices },
+    // the operator's messages and pauses reach the agent: the board and the inbox are up
+    { name: 'operator notices', part: operatorNotices },
     // hand-off by speed reads who is live: presence is running
     { name: 'hand-offs', part: handoffs },
     { name: 'outbox', part: new Repeating(config.dmRetryMs, () => { messaging.flushAll().catch(() => {}) }) },
@@ -457,6 +486,7 @@ async function wireParts (ctx: WiringContext, { store, identity, metrics, guard,
     roundTrips,
     work,
     contact,
+    operator,
     onInbox,
     order
   }
@@ -472,6 +502,7 @@ interface HarnessComponents {
   inbox: AgentInbox
   contact: PeerContact
   onInbox: (listener: (cursor: number) => void) => () => void
+  approvals: ApprovalQueue
   workspace: () => string
 }
 
@@ -487,6 +518,7 @@ async function newHarness (ctx: WiringContext, c: HarnessComponents): Promise<{ 
     apiToken: config.apiToken,
     workspace: c.workspace,
     goalMet: () => c.work.goalMet(),
+    paused: () => c.boardService.board.paused().paused,
     // a failing harness gives back the tasks its agent works on; those on their way land and are done by the daemon (carry-on)
     held: () => c.boardService.working(),
     release: async (task, note) => await c.work.release(task, note, ''),
@@ -501,7 +533,9 @@ async function newHarness (ctx: WiringContext, c: HarnessComponents): Promise<{ 
       held: () => c.work.held(),
       metrics: c.metrics,
       events: ctx.events,
-      setStatusLine: async text => { await c.contact.setStatusLine(text) }
+      setStatusLine: async text => { await c.contact.setStatusLine(text) },
+      paused: () => c.boardService.board.paused().paused,
+      approvals: c.approvals
     }
   }, config.harness, config.harnessPolicy)
   return { service, states: HARNESS_STATES }
