@@ -397,6 +397,7 @@ async function wireParts (ctx: WiringContext, { store, identity, metrics, guard,
     notice: async (kind, text, once) => await inbox.notice(kind, text, '', once),
     saveWork: async () => { for (const h of boardService.held()) await repoService?.saveWork(h.task) },
     resumed: () => { harness?.service.resume() },
+    releaseHeld: async note => { for (const h of boardService.working()) await work.release(h.task, note, '') },
     logger: logger('operator')
   })
   const approvals = new ApprovalQueue({
