@@ -5,6 +5,7 @@ import { DEFAULT_WAIT_MS, MAX_WAIT_MS } from '../daemon/work-wait.js'
 import { ClaimOutcome } from '../gen/agency/v1/api.js'
 import type { BoardService } from '../daemon/board-service.js'
 import type { AgentWork } from '../daemon/agent-work.js'
+import type { OperatorService } from '../daemon/operator-service.js'
 import type { PeerContact } from '../daemon/peer-contact.js'
 import type { GoalView, ReviewView, TaskView, TaskState } from '../core/board/index.js'
 import { TASK_STATES } from '../core/board/index.js'
@@ -51,6 +52,7 @@ export interface BoardApiParts {
   boardService: Pick<BoardService, 'board' | 'now' | 'readyChoice' | 'setGoal' | 'addTask' | 'requestReview' | 'verdict'>
   work: Pick<AgentWork, 'addTasks' | 'waitForWork' | 'claim' | 'claimNext' | 'release' | 'done' | 'assist'>
   contact: Pick<PeerContact, 'peers' | 'selfView'>
+  operator: Pick<OperatorService, 'refuseUnsigned'>
 }
 
 function reviewOf (b: BoardApiParts['boardService'], target: string): ReviewMsg {
@@ -83,6 +85,7 @@ export function boardHandlers (d: BoardApiParts): Pick<AgencyServer, 'setGoal' |
   return {
     setGoal: unary(async (req) => {
       checkStrings('file', req.files, 256, 1024)
+      d.operator.refuseUnsigned('changing the goal or its test command')
       await b.setGoal({ text: req.text, files: req.files, testCommand: req.testCommand })
       return goalReply()
     }),

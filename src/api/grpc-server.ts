@@ -13,6 +13,7 @@ import { parseHostPort, isLoopbackHost } from '../addresses.js'
 import { FailedPreconditionError } from '../core/errors.js'
 import { logHandlers, type LogApiParts } from './log-handlers.js'
 import { boardHandlers, type BoardApiParts } from './board-handlers.js'
+import { operatorHandlers, type OperatorApiParts } from './operator-handlers.js'
 import { repoHandlers, type RepoApiParts } from './repo-handlers.js'
 
 /** Largest gRPC message accepted from a client. */
@@ -59,10 +60,10 @@ function unimplemented (): Partial<AgencyServer> {
 }
 
 /** What the API uses of the daemon: the parts each group of handlers declares. */
-export type ApiParts = MeshApiParts & LogApiParts & BoardApiParts & RepoApiParts
+export type ApiParts = MeshApiParts & LogApiParts & BoardApiParts & RepoApiParts & OperatorApiParts
 
 export function agencyHandlers (d: ApiParts, extra: Partial<AgencyServer> = {}): AgencyServer {
-  return { ...unimplemented(), ...meshHandlers(d), ...logHandlers(d), ...boardHandlers(d), ...repoHandlers(d), ...extra } as AgencyServer
+  return { ...unimplemented(), ...meshHandlers(d), ...logHandlers(d), ...boardHandlers(d), ...repoHandlers(d), ...operatorHandlers(d), ...extra } as AgencyServer
 }
 
 export async function startGrpcServer (address: string, handlers: AgencyServer, opts: { token?: string } = {}): Promise<GrpcServer> {

@@ -14,6 +14,7 @@ import { InvalidArgumentError } from '../core/errors.js'
 import { serverStream, unary } from './grpc-errors.js'
 import { WakeSignal } from './wake-signal.js'
 import { VERSION } from '../version.js'
+import { operatorStatus } from './operator-status.js'
 import { goalMessage, pendingMessage, taskMessage } from './board-handlers.js'
 import { agentsAtWork, freeAgentCount, reviewersFree } from '../core/board/index.js'
 
@@ -92,7 +93,8 @@ export async function meshStatus (d: StatusParts): Promise<StatusReply> {
     harness: d.harness?.info(),
     pending: choice.pending.map(p => pendingMessage(p, d.boardService.now())),
     agentsFree,
-    reviewersFree: reviewersFree(choice.ready.length, agentsFree)
+    reviewersFree: reviewersFree(choice.ready.length, agentsFree),
+    ...operatorStatus(board)
   }
 }
 

@@ -21,6 +21,11 @@ export interface StatusDigest {
   peers: { live: number, shown: Array<{ name: string, holds: string[], status: string }>, notShown: number }
   harness: string
   workspace: string
+  /** an operator paused the swarm: no new harness runs or turns */
+  paused: boolean
+  /** who steers: the operator keys' count and where they come from, or that there is none */
+  operator: string
+  approvalsPending: number
 }
 
 export function statusDigest (s: StatusReply): StatusDigest {
@@ -63,7 +68,12 @@ export function statusDigest (s: StatusReply): StatusDigest {
       notShown: Math.max(0, peers.length - DIGEST_LIMITS.peers)
     },
     harness: h == null ? '' : `${h.name} ${h.state}${h.sandbox !== '' ? ` (sandbox ${h.sandbox})` : ''}${h.note !== '' ? `: ${h.note}` : ''}`,
-    workspace: s.workspace
+    workspace: s.workspace,
+    paused: s.paused,
+    operator: s.operators.length === 0
+      ? 'none: any member may set the goal (start agentd with --operator <key> to have one)'
+      : `${s.operators.length} operator key(s), from ${s.operatorSource === 'goal' ? 'the first goal' : 'the daemon\'s configuration'}${s.pauseReason !== '' ? `; paused: ${clip(s.pauseReason, DIGEST_LIMITS.statusChars)}` : ''}`,
+    approvalsPending: s.approvalsPending
   }
 }
 
@@ -71,6 +81,7 @@ export function statusDigest (s: StatusReply): StatusDigest {
 export function digestLines (d: StatusDigest): string[] {
   const held = d.you.held.length > 0 ? d.you.held.map(t => `${t.id}@${t.epoch}`).join(', ') : 'nothing'
   const out = [`you: ${d.you.name} (${d.you.id}) hold ${held}; ${d.you.unread} unread${d.you.unread > 0 ? ' (agency inbox)' : ''}`]
+  if (d.paused) out.push('PAUSED by the operator: no new runs or turns until the operator resumes the swarm')
   if (d.goal !== '') out.push(`goal: ${d.goal}${d.goalMet ? ' — MET: stop' : ''}`)
   else out.push('goal: none yet (agency goal set "<goal>" --test "<command>")')
   const states = Object.entries(d.tasks.byState).map(([k, v]) => `${v} ${k}`).join(', ')
@@ -86,6 +97,8 @@ export function digestLines (d: StatusDigest): string[] {
   if (d.tasks.total > 0) out.push(`reviews: ${d.reviews}`)
   if (d.harness !== '') out.push(`harness: ${d.harness}`)
   if (d.workspace !== '') out.push(`workspace: ${d.workspace}`)
+  out.push(`operator: ${d.operator}`)
+  if (d.approvalsPending > 0) out.push(`approvals: ${d.approvalsPending} waiting for the operator (agency approvals)`)
   return out
 }
 

@@ -10,6 +10,7 @@ import { registerRepoCommands } from './commands/repo.js'
 import { registerSwarmCommands } from './commands/swarm.js'
 import { registerKeygenCommand } from './commands/keygen.js'
 import { registerExperimentCommands } from './commands/experiment.js'
+import { registerOperatorCommands } from './commands/operator.js'
 import { fail } from './output.js'
 import { runMcpServer } from '../mcp/server.js'
 
@@ -20,6 +21,7 @@ const program = new Command('agency')
   .addOption(new Option('--json', 'print machine-readable JSON'))
   .addOption(new Option('--addr <addr>', 'the daemon\'s gRPC address (default: AGENCY_ADDR, else the socket agentd.sock in AGENCY_DATA_DIR or ~/.agency)'))
   .addOption(new Option('--token-file <file>', 'the daemon\'s API token, when it requires one (or set AGENCY_TOKEN / AGENCY_TOKEN_FILE)'))
+  .addOption(new Option('--operator-key <file>', 'act as the swarm\'s operator, signing with this key (or set AGENCY_OPERATOR_KEY; docs/operator.md)'))
   .configureHelp({ showGlobalOptions: true })
 
 // The root parses its options wherever they stand (`agency status --json` too),
@@ -47,6 +49,7 @@ registerRepoCommands(program)
 registerSwarmCommands(program)
 registerKeygenCommand(program)
 registerExperimentCommands(program)
+registerOperatorCommands(program)
 
 program.command('mcp')
   .description('serve the coordination tools of your agentd over MCP on stdio (for agent harnesses); logs go to stderr. A daemon that requires an API token gets it from AGENCY_TOKEN or AGENCY_TOKEN_FILE')

@@ -14,6 +14,8 @@ import { durationFlag } from './duration.js'
 import { VERSION } from '../version.js'
 import { createSandbox, SANDBOX_MODES } from '../sandbox/index.js'
 import { confineTestRuns } from '../repo/verify.js'
+import { parseOperatorKeys } from '../core/operator/index.js'
+import { DEFAULT_APPROVAL_TIMEOUT_MS } from '../daemon/approval-queue.js'
 
 function list (value: string, previous: string[] = []): string[] {
   return [...previous, ...value.split(',').map(s => s.trim()).filter(s => s !== '')]
@@ -69,6 +71,8 @@ const program = new Command('agentd')
   .addOption(new Option('--sandbox-allow <hosts>', 'more hosts the harness may reach besides its model endpoints and base URLs, comma-separated (repeatable): host (ports 443 and 80) or host:port; loopback only as 127.0.0.1:<port>').env('AGENCY_SANDBOX_ALLOW').argParser(list))
   .addOption(new Option('--test-network <on|off>', 'whether test runs (integrate, verify, the integrator) may use the network').env('AGENCY_TEST_NETWORK').choices(['on', 'off']).default('off'))
   .addOption(new Option('--acp-permissions <grants>', 'how an acp: harness\'s permission requests are answered: the grants allowed, comma-separated, from workspace (files in the workspace), agency (its MCP tools), shell, mcp (other MCP servers), fetch (the web), anywhere (files outside the workspace); or all').env('AGENCY_ACP_PERMISSIONS').default('workspace,agency,shell'))
+  .addOption(new Option('--operator <keys>', 'the operator keys, comma-separated (repeatable): only a person holding one may change the goal and its test command, pause, resume and answer approvals; without any, the keys the swarm\'s first goal carries, else none (docs/operator.md)').env('AGENCY_OPERATOR').argParser(list))
+  .addOption(new Option('--approval-timeout <duration>', 'how long a permission request outside the grants (--acp-permissions ...,ask) waits for the operator before it is denied').env('AGENCY_APPROVAL_TIMEOUT').argParser(durationFlag('--approval-timeout')).default(DEFAULT_APPROVAL_TIMEOUT_MS, '10m'))
   .addOption(new Option('--harness-run-timeout <duration>', 'kill and restart a harness run that goes on longer than this (e.g. 30m; 0: no limit); with acp:, cancel and restart a session that sends nothing this long while agentd waits on it').env('AGENCY_HARNESS_RUN_TIMEOUT').argParser(durationFlag('--harness-run-timeout')).default(HARNESS_POLICY_DEFAULTS.runTimeoutMs, '30m'))
   .addOption(new Option('--wip-push <duration>', 'how often a held task\'s branch is pushed to refs/agency/wip/<task> on the shared remote, for a takeover after a crash (0: only on release)').env('AGENCY_WIP_PUSH').argParser(durationFlag('--wip-push')).default(3 * 60_000, '3m'))
   .addOption(new Option('--integrator-window <duration>', 'an agent seen answering another agent\'s integration request this recently, and live, serves as integrator: then agency integrate --background verifies the change before it requests integration').env('AGENCY_INTEGRATOR_WINDOW').argParser(durationFlag('--integrator-window')).default(DEFAULT_INTEGRATOR_WINDOW_MS, '15m'))
@@ -151,6 +155,8 @@ Examples:
         harnessPolicy: { runTimeoutMs: opts.harnessRunTimeout },
         sandbox,
         acpPermissions: opts.acpPermissions,
+        operators: parseOperatorKeys(opts.operator ?? []),
+        approvalTimeoutMs: opts.approvalTimeout,
         settle: opts.settleMs != null ? { fixedMs: opts.settleMs } : undefined,
         assist: { budget: opts.assistBudget, floorMs: opts.assistAfter, spare: opts.assistSpare },
         findingsWorker: opts.findingsWorker === 'on',
@@ -176,7 +182,8 @@ Examples:
         ...a.daemon.listenAddrs().map(addr => `listening ${addr}`),
         ...(a.grpc != null ? [`grpc ${a.grpc.address}`] : []),
         ...(a.metrics != null ? [`metrics http://${a.metrics.address}/metrics`] : []),
-        ...(a.ui != null ? [`ui ${a.ui.url}`] : [])
+        ...(a.ui != null ? [`ui ${a.ui.url}`] : []),
+        operatorLine(a.daemon.boardService.board.operators())
       ]),
       'ready'
     ]
@@ -194,6 +201,12 @@ Examples:
     onSignal = shutdown
     if (signalled !== undefined) shutdown(signalled)
   })
+
+/** The start's one line on who steers the swarm (docs/operator.md). */
+function operatorLine (o: { keys: string[], source: string }): string {
+  if (o.keys.length === 0) return 'operator none: any member may set the goal and its test command (start every agentd with --operator <key> to have one)'
+  return `operator ${o.keys.join(',')} (${o.source === 'goal' ? 'from the first goal' : 'configured'})`
+}
 
 program.parseAsync(process.argv).catch((err: Error) => {
   process.stderr.write(`agentd: ${err.message}\n`)

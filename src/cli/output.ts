@@ -4,7 +4,7 @@ import type { Command } from 'commander'
 import { connectAgency, type Agency } from '../api/client.js'
 import { isAgencyError } from '../core/errors.js'
 
-export interface CommonOpts { json?: boolean, addr?: string, tokenFile?: string }
+export interface CommonOpts { json?: boolean, addr?: string, tokenFile?: string, operatorKey?: string }
 
 /**
  * A subcommand. The options every command takes (--json, --addr, --token-file)

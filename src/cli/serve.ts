@@ -8,6 +8,7 @@ import { startMetricsServer, type MetricsServer } from '../metrics/http-server.j
 import { UnavailableError, isAgencyError } from '../core/errors.js'
 import { unary } from '../api/grpc-errors.js'
 import type { UiServer } from '../ui/ui-server.js'
+import type { Board } from '../core/board/index.js'
 
 export interface ServedDaemon {
   daemon: Daemon
@@ -56,7 +57,20 @@ export async function serveDaemon (config: Partial<DaemonConfig> & { dataDir: st
       try {
         // loaded only when the dashboard is served
         const { startUiServer } = await import('../ui/ui-server.js')
-        ui = await startUiServer({ listen: daemon.config.ui, daemon, token: daemon.config.apiToken, harnessState: () => harness?.state() ?? '' })
+        const board = (): Board => daemon.boardService.board
+        ui = await startUiServer({
+          listen: daemon.config.ui,
+          daemon,
+          token: daemon.config.apiToken,
+          harnessState: () => harness?.state() ?? '',
+          operator: {
+            operators: () => board().operators(),
+            paused: () => board().paused(),
+            approvals: () => board().approvalRequests(),
+            audit: () => board().operatorActions(),
+            submit: async envelope => await daemon.operator.submit(envelope)
+          }
+        })
       } catch (err) {
         if (isAgencyError(err)) throw err
         throw new UnavailableError(`cannot serve the dashboard on ${daemon.config.ui}: ${(err as Error).message}`, { cause: err })

@@ -5,7 +5,7 @@
 // change is a presence heartbeat), to `agency events` (type "session") and to
 // the agentd_harness_* metrics.
 import { realpathSync } from 'node:fs'
-import { AcpSession, newCarry, type SessionReport, type SessionSwarm } from '../harness/acp/acp-session.js'
+import { AcpSession, newCarry, type PermissionAsker, type SessionReport, type SessionSwarm } from '../harness/acp/acp-session.js'
 import type { AcpAgentLaunch } from '../harness/acp/acp-agents.js'
 import type { PermissionPolicy } from '../harness/acp/permission-policy.js'
 import type { HeldTask, InboxNote } from '../harness/acp/turn-composer.js'
@@ -34,6 +34,10 @@ export interface AcpHost {
   events: Pick<EventBus, 'emit'>
   /** the agent's status line (peers see it in heartbeats) */
   setStatusLine: (text: string) => Promise<void>
+  /** an operator paused the swarm: no new turn starts */
+  paused?: () => boolean
+  /** the operator, for requests beyond the grants when the policy says ask */
+  approvals?: PermissionAsker
 }
 
 export interface AcpHarnessOptions {
@@ -70,6 +74,7 @@ export function acpHarness (d: AcpHost, o: AcpHarnessOptions): { beforeSpawn: ()
         swarm,
         report,
         policy: o.policy,
+        approvals: d.approvals,
         carry,
         idleTimeoutMs: o.idleTimeoutMs,
         clientVersion: VERSION,
@@ -89,7 +94,8 @@ function sessionSwarm (d: AcpHost): SessionSwarm {
     onInbox: listener => d.onInbox(listener),
     waitForWork: async (timeoutMs, signal) => await d.waitForWork(timeoutMs, signal),
     goalMet: () => d.goalMet(),
-    held: () => d.held()
+    held: () => d.held(),
+    paused: () => d.paused?.() ?? false
   }
 }
 

@@ -7,7 +7,7 @@ import { randomUUID } from 'node:crypto'
 import type { InboxRecord, MessageStore, StateStore } from '../store/index.js'
 import { InvalidArgumentError } from '../core/errors.js'
 
-export type NoticeKind = 'claim_lost' | 'claim_superseded' | 'overlap' | 'review_requested' | 'integration' | 'goal_changed' | 'harness' | 'assist' | 'handoff'
+export type NoticeKind = 'claim_lost' | 'claim_superseded' | 'overlap' | 'review_requested' | 'integration' | 'goal_changed' | 'harness' | 'assist' | 'handoff' | 'operator' | 'paused' | 'resumed' | 'approval'
 
 /** Notices are stored as messages from the daemon to itself, on a thread that names their kind. */
 const NOTICE_THREAD = 'agentd-notice:'

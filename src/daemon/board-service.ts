@@ -22,6 +22,8 @@ import { GOAL_NEEDS_TEST, doneWithoutWork } from '../core/agent-words.js'
 
 export interface BoardServiceInit {
   me: string
+  /** the operator keys the board obeys (core/operator) */
+  operators?: readonly string[]
   log: LogService
   events: EventBus
   state: StateStore
@@ -89,7 +91,8 @@ export class BoardService {
       heartbeats: init.heartbeats,
       knownPeers: init.knownPeers,
       settle: Object.fromEntries(Object.entries(window).filter(([, v]) => v !== undefined)),
-      fixedSettleMs: fixedMs
+      fixedSettleMs: fixedMs,
+      operators: init.operators
     })
     const c = init.checkpoint
     if (c !== undefined) {

@@ -53,6 +53,10 @@ export interface DaemonConfig {
   sandbox?: Sandbox
   /** how an ACP harness's permission requests are answered (see harness/acp/permission-policy.ts); default workspace,agency,shell */
   acpPermissions?: string
+  /** the operator keys (core/operator parseOperatorKeys): only they may set the goal, pause, resume, answer approvals; none: those the first goal carries, if any (docs/operator.md) */
+  operators?: string[]
+  /** how long an approval request (--acp-permissions ask) waits for the operator before it is denied (default 10 min) */
+  approvalTimeoutMs?: number
   /** a token every API call must carry (required for a gRPC bind beyond loopback) */
   apiToken?: string
   /** the swarm key (libp2p pre-shared key file contents): a private swarm */

@@ -34,6 +34,7 @@ import type { HarnessService } from './harness-service.js'
 import type { WaitAnswer } from './work-wait.js'
 import type { AgentWork, WorkspaceAnswer } from './agent-work.js'
 import type { PeerContact, PeerView } from './peer-contact.js'
+import type { OperatorService } from './operator-service.js'
 import { resolveConfig, type DaemonConfig } from './config.js'
 import { StartPhases } from './start-phases.js'
 import { startParts, stopParts } from './startable.js'
@@ -97,6 +98,8 @@ export class Daemon {
   get work (): AgentWork { return this.part('work') }
   /** peers, the status line, direct messages, announcements */
   get contact (): PeerContact { return this.part('contact') }
+  /** the operator's use cases (docs/operator.md) */
+  get operator (): OperatorService { return this.part('operator') }
 
   get peerId (): string { return this.identity.peerId }
   get name (): string { return this.part('name') }

@@ -46,6 +46,8 @@ export interface HarnessHost {
   /** the agent's workspace; '' when the daemon has no shared repository */
   workspace: () => string
   goalMet: () => boolean
+  /** an operator paused the swarm: no harness run starts */
+  paused?: () => boolean
   /** the tasks the daemon holds */
   held: () => Array<{ task: string }>
   /** gives a held task back with a hand-off note (its work pushed first) */
@@ -119,6 +121,7 @@ export class HarnessService {
       runTimeoutMs: acp ? 0 : this.policy.runTimeoutMs,
       ...(agent != null ? acpHarness(d.acp, { name: this.name, agent, workspace, prompt: ctx.prompt, policy: parsePermissionPolicy(d.acp.permissions), idleTimeoutMs: this.policy.runTimeoutMs }) : {}),
       shouldContinue: () => !this.goalMet(),
+      paused: () => this.daemon.paused?.() ?? false,
       nextDelayMs: (exit, backoffMs) => this.afterExit(exit, backoffMs),
       // Peers see the harness state in heartbeats: a change goes out at once.
       onRestart: () => { d.metrics.harnessRestarts.inc(); this.beat() },
@@ -126,6 +129,11 @@ export class HarnessService {
     })
     await this.supervisor.start()
     d.log.info({ harness: this.name, workspace }, 'harness started')
+  }
+
+  /** The operator resumed the swarm: a run held by the pause starts. */
+  resume (): void {
+    this.supervisor?.resume()
   }
 
   /** Counts a failed run; at maxFailures within the window the claims go back and the harness backs off long. */

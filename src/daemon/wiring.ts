@@ -56,6 +56,9 @@ import { MessageOutbox } from './message-outbox.js'
 import type { HarnessService } from './harness-service.js'
 import { AgentWork, testSummaryOf } from './agent-work.js'
 import { PeerContact, addressesOf } from './peer-contact.js'
+import { OperatorService } from './operator-service.js'
+import { OperatorNotices } from './operator-notices.js'
+import { ApprovalQueue } from './approval-queue.js'
 
 /** What the daemon's context gives the wiring: nothing here is a part. */
 export interface WiringContext {
@@ -97,6 +100,8 @@ export interface BuiltParts {
   work: AgentWork
   /** peers, the status line, direct messages, announcements */
   contact: PeerContact
+  /** the operator's use cases: carry a signed action, refuse the unsigned forms (docs/operator.md) */
+  operator: OperatorService
   /** calls back whenever a new item reaches the agent's inbox; returns the unsubscribe function */
   onInbox: (listener: (cursor: number) => void) => () => void
   /** the start order: started in this order, stopped in reverse */
@@ -315,6 +320,7 @@ async function wireParts (ctx: WiringContext, { store, identity, metrics, guard,
   })
   const boardService: BoardService = new BoardService({
     me,
+    operators: config.operators,
     log: logService,
     events,
     state: store.state,
@@ -375,8 +381,30 @@ async function wireParts (ctx: WiringContext, { store, identity, metrics, guard,
     },
     notice: (text, task) => { inbox.notice('handoff', text, task).catch(storeNotice) }
   })
+  const operator = new OperatorService({ board: () => boardService.board, append: async envelope => await logService.append('operator', envelope) })
+  const afterEntry = (listener: () => void): () => void => logService.onAccepted(() => { listener() })
+  const operatorNotices = new OperatorNotices({
+    me,
+    board: () => boardService.board,
+    onEntry: afterEntry,
+    notice: async (kind, text, once) => await inbox.notice(kind, text, '', once),
+    saveWork: async () => { for (const h of boardService.held()) await repoService?.saveWork(h.task) },
+    resumed: () => { harness?.service.resume() },
+    releaseHeld: async note => { for (const h of boardService.working()) await work.release(h.task, note, '') },
+    logger: logger('operator')
+  })
+  const approvals = new ApprovalQueue({
+    board: () => boardService.board,
+    append: async request => await logService.append('approval_request', request),
+    onEntry: afterEntry,
+    timeoutMs: config.approvalTimeoutMs,
+    wallClock,
+    task: () => boardService.held()[0]?.task ?? '',
+    tell: (text, once) => { inbox.notice('approval', text, '', once).catch(storeNotice) },
+    logger: logger('approvals')
+  })
   const contact = new PeerContact({ me, name, node, presence, gossip, outbox, messages: store.messages, signer, metrics, held: () => boardService.held().map(h => ({ task: h.task, epoch: h.epoch })), wallClock })
-  const harness = await newHarness(ctx, { me, name, metrics, presence, boardService, work, inbox, contact, onInbox, workspace: () => repoService?.workspace.dir ?? '' })
+  const harness = await newHarness(ctx, { me, name, metrics, presence, boardService, work, inbox, contact, onInbox, approvals, workspace: () => repoService?.workspace.dir ?? '' })
   config.sandbox?.countRefusals(kind => { metrics.sandboxDenials.inc({ kind }) })
   if (harness != null) presence.reportHarness(() => harness.service.heartbeatState())
   // Heartbeats carry the claims held and the harness state: a change goes out at once.
@@ -421,6 +449,8 @@ async function wireParts (ctx: WiringContext, { store, identity, metrics, guard,
     ...(repo != null ? [{ name: 'workspace', part: repo.workspace }, { name: 'background integration', part: repo.background }] : []),
     { name: 'inbox', part: inbox },
     { name: 'notices', part: notices },
+    // the operator's messages and pauses reach the agent: the board and the inbox are up
+    { name: 'operator notices', part: operatorNotices },
     // hand-off by speed reads who is live: presence is running
     { name: 'hand-offs', part: handoffs },
     { name: 'outbox', part: new Repeating(config.dmRetryMs, () => { messaging.flushAll().catch(() => {}) }) },
@@ -452,6 +482,7 @@ async function wireParts (ctx: WiringContext, { store, identity, metrics, guard,
     roundTrips,
     work,
     contact,
+    operator,
     onInbox,
     order
   }
@@ -467,6 +498,7 @@ interface HarnessComponents {
   inbox: AgentInbox
   contact: PeerContact
   onInbox: (listener: (cursor: number) => void) => () => void
+  approvals: ApprovalQueue
   workspace: () => string
 }
 
@@ -483,6 +515,7 @@ async function newHarness (ctx: WiringContext, c: HarnessComponents): Promise<{ 
     sandbox: config.sandbox,
     workspace: c.workspace,
     goalMet: () => c.work.goalMet(),
+    paused: () => c.boardService.board.paused().paused,
     // a failing harness gives back the tasks its agent works on; those on their way land and are done by the daemon (carry-on)
     held: () => c.boardService.working(),
     release: async (task, note) => await c.work.release(task, note, ''),
@@ -497,7 +530,9 @@ async function newHarness (ctx: WiringContext, c: HarnessComponents): Promise<{ 
       held: () => c.work.held(),
       metrics: c.metrics,
       events: ctx.events,
-      setStatusLine: async text => { await c.contact.setStatusLine(text) }
+      setStatusLine: async text => { await c.contact.setStatusLine(text) },
+      paused: () => c.boardService.board.paused().paused,
+      approvals: c.approvals
     }
   }, config.harness, config.harnessPolicy)
   return { service, states: HARNESS_STATES }

@@ -37,6 +37,8 @@ export interface HarnessSupervisorOptions {
   nextDelayMs?: (exit: HarnessExit, backoffMs: number) => number
   /** Asked before each restart; false ends supervision (the daemon: "goal tests not yet passing"). */
   shouldContinue?: () => boolean | Promise<boolean>
+  /** While true, no run starts (the operator paused the swarm): a start or restart waits for resume(). */
+  paused?: () => boolean
   /** Called each time the harness is started again, e.g. to count restarts in metrics. */
   onRestart?: (restart: HarnessRestart) => void
   /** Called each time the harness exits. */
@@ -142,7 +144,31 @@ export class HarnessSupervisor {
       throw err
     }
     if (this._state !== 'running') return // stopped while the files were written
+    if (this.opts.paused?.() === true) { this.hold(undefined, 0); return }
     this.spawnHarness()
+  }
+
+  /** A run due while paused: kept until resume(). */
+  private held?: { previous: HarnessExit | undefined, delayMs: number }
+
+  private hold (previous: HarnessExit | undefined, delayMs: number): void {
+    this._state = 'waiting'
+    this.held = { previous, delayMs }
+    this.note('the operator paused the swarm: no new run until it resumes')
+  }
+
+  /** Starts the run held while paused, if one is and the pause is over. */
+  resume (): void {
+    const h = this.held
+    if (h === undefined || this._state !== 'waiting' || this.opts.paused?.() === true) return
+    this.held = undefined
+    this.note('the operator resumed the swarm')
+    if (h.previous === undefined) {
+      this._state = 'running'
+      this.spawnHarness()
+      return
+    }
+    void this.restart(h.previous, h.delayMs)
   }
 
   /** Stops supervising and the harness: SIGTERM, then SIGKILL after the grace period. Resolves when it is gone. */
@@ -300,6 +326,7 @@ export class HarnessSupervisor {
       this.log.warn({ err }, 'harness shouldContinue failed; restarting anyway')
     }
     if (this._state !== 'waiting') return // stopped while we asked
+    if (more && this.opts.paused?.() === true) { this.hold(previous, delayMs); return }
     if (!more) {
       this._state = 'finished'
       this.note('work is done; not restarting the harness')

@@ -119,7 +119,7 @@ export const TOOLS: ToolDef[] = [
   },
   {
     name: 'read_inbox',
-    description: 'What you have not read yet: peers\' direct messages and your daemon\'s notices (kind: claim_lost, claim_superseded, overlap, review_requested, integration, goal_changed, assist, handoff). Reading marks them read; all=true shows the history instead.',
+    description: 'What you have not read yet: peers\' direct messages and your daemon\'s notices (kind: claim_lost, claim_superseded, overlap, review_requested, integration, goal_changed, assist, handoff), and the operator\'s: operator (a message from the person steering the swarm: read it first), paused, resumed, approval. Reading marks them read; all=true shows the history instead.',
     input: { all: z.boolean().optional().describe('the history too (after the cursor `after`), without marking anything read'), after: z.number().int().min(0).optional().describe('with all: the cursor to start after'), limit: z.number().int().min(1).max(1000).optional() },
     run: async (a, args) => {
       const r = await a.call((c: AgencyClient) => c.readInbox, { after: args.after ?? 0, limit: args.limit ?? 100, all: args.all === true, peek: false })

@@ -1,7 +1,8 @@
 // The dashboard's HTTP server (`agentd --ui HOST:PORT`): the built page, JSON
 // endpoints over the daemon's folds (src/ui/swarm-view.ts), and one
-// server-sent event stream of change notices (src/ui/swarm-feed.ts). Read-only:
-// only GET is answered. Bound to loopback unless the daemon has an API token.
+// server-sent event stream of change notices (src/ui/swarm-feed.ts). GET only,
+// but for the operator's signed actions (src/ui/operator-endpoints.ts). Bound
+// to loopback unless the daemon has an API token.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
 import { isLoopbackHost, parseHostPort } from '../addresses.js'
 import { AgencyError, FailedPreconditionError, InvalidArgumentError, isAgencyError } from '../core/errors.js'
@@ -12,12 +13,15 @@ import { SwarmView, type SwarmSource } from './swarm-view.js'
 import { intParam, parsePage } from './paging.js'
 import { carriesToken, hostAllowed, SESSION_COOKIE, sessionValue } from './ui-access.js'
 import { loadStaticFiles, type StaticFile } from './static-files.js'
+import { MAX_ACTION_BODY_BYTES, operatorEndpoints, type OperatorDesk } from './operator-endpoints.js'
 
 export interface UiServerInit {
   /** HOST:PORT; port 0 picks a free one */
   listen: string
   /** what the page reads and watches of the daemon */
   daemon: SwarmSource & FeedSource
+  /** the operator's part (docs/operator.md); none: the Operator tab shows nothing to act on */
+  operator?: OperatorDesk
   /** the daemon's harness state, from its supervisor ('' when it runs none) */
   harnessState?: () => string
   /** the API token: required beyond loopback, and then on every request */
@@ -84,6 +88,7 @@ export async function startUiServer (init: UiServerInit): Promise<UiServer> {
   const feed = new SwarmFeed({ daemon: init.daemon, intervalMs: init.noticeIntervalMs })
   const view = new SwarmView({ daemon: init.daemon, feed, harnessState: init.harnessState ?? (() => '') })
   const maxStreams = init.maxStreams ?? 32
+  const operator = init.operator === undefined ? undefined : operatorEndpoints(init.operator)
   const streams = new Set<ServerResponse>()
 
   const api: Record<string, Handler> = {
@@ -159,8 +164,9 @@ export async function startUiServer (init: UiServerInit): Promise<UiServer> {
       send(res, 421, 'text/plain; charset=utf-8', 'this dashboard answers only requests addressed to a loopback name (localhost, 127.0.0.1, [::1])\n')
       return
     }
-    if (req.method !== 'GET') { send(res, 405, 'text/plain; charset=utf-8', 'the dashboard is read-only: GET only\n', { allow: 'GET' }); return }
     const url = new URL(req.url ?? '/', 'http://dashboard.invalid')
+    const operatorPost = req.method === 'POST' && url.pathname.startsWith('/api/operator/') && operator !== undefined
+    if (req.method !== 'GET' && !operatorPost) { send(res, 405, 'text/plain; charset=utf-8', 'the dashboard takes GET only, but for the operator\'s actions\n', { allow: 'GET' }); return }
     if (token != null) {
       const given = url.searchParams.get('token')
       if (given != null) {
@@ -180,6 +186,24 @@ export async function startUiServer (init: UiServerInit): Promise<UiServer> {
       }
     }
     if (url.pathname === '/events') { openStream(req, res); return }
+    if (operator !== undefined && (url.pathname === '/api/operator' || url.pathname.startsWith('/api/operator/'))) {
+      try {
+        if (req.method === 'POST') {
+          const body = await readBody(req, MAX_ACTION_BODY_BYTES)
+          const r = await operator.post(url.pathname.slice('/api/operator/'.length), req, body)
+          send(res, r.status, 'application/json; charset=utf-8', safeJson(r.value), r.headers)
+        } else if (url.pathname === '/api/operator') {
+          sendJson(res, 200, operator.state(req))
+        } else if (url.pathname === '/api/operator/challenge') {
+          sendJson(res, 200, operator.challenge())
+        } else {
+          sendJson(res, 404, { error: { code: 'NOT_FOUND', message: `no endpoint ${url.pathname.slice(0, 80)}` } })
+        }
+      } catch (err) {
+        sendError(res, err)
+      }
+      return
+    }
     if (url.pathname.startsWith('/api/')) {
       const handler = Object.hasOwn(api, url.pathname.slice(5)) ? api[url.pathname.slice(5)] : undefined
       if (handler == null) { sendJson(res, 404, { error: { code: 'NOT_FOUND', message: `no endpoint ${url.pathname.slice(0, 80)}` } }); return }
@@ -223,6 +247,18 @@ export async function startUiServer (init: UiServerInit): Promise<UiServer> {
       await closed
     }
   }
+}
+
+/** A request's body as text, refused (InvalidArgumentError) past `max` bytes. */
+async function readBody (req: IncomingMessage, max: number): Promise<string> {
+  const chunks: Buffer[] = []
+  let size = 0
+  for await (const chunk of req) {
+    size += (chunk as Buffer).length
+    if (size > max) throw new InvalidArgumentError(`the body is over ${max} bytes`)
+    chunks.push(chunk as Buffer)
+  }
+  return Buffer.concat(chunks).toString('utf8')
 }
 
 function liveFilter (v: string): 'live' | 'offline' | '' {

@@ -131,6 +131,34 @@ describe('HarnessSupervisor', () => {
     expect(await logText()).toContain('work is done')
   })
 
+  it('starts no run while paused, and the held one on resume()', async () => {
+    let paused = true
+    const s = supervise(harnessLaunch('cmd:echo "run $AGENCY_AGENT_ID"; exit 0', ctx), { paused: () => paused })
+    await s.start()
+    expect(s.state).toBe('waiting')
+    expect(s.pid).toBeUndefined()
+    expect(await logText()).toContain('the operator paused the swarm: no new run until it resumes')
+    s.resume() // still paused: nothing happens
+    expect(s.pid).toBeUndefined()
+    paused = false
+    s.resume()
+    await waitFor(async () => (await logText()).includes('run agent-x'), { what: 'a run after the resume' })
+    await s.stop()
+  })
+
+  it('holds a restart that comes due while paused', async () => {
+    let paused = false
+    // the pause comes while the run ends: the restart after it is held
+    const s = supervise(harnessLaunch('cmd:exit 0', ctx), { paused: () => paused, onExit: () => { paused = true } })
+    await s.start()
+    await waitFor(async () => s.state === 'waiting' && (await logText()).includes('no new run until it resumes'), { what: 'the restart held' })
+    expect(s.restarts).toBe(0)
+    paused = false
+    s.resume()
+    await waitFor(() => s.restarts === 1, { what: 'the held restart' })
+    await s.stop()
+  })
+
   it('a stop() during the backoff wait cancels the pending restart', async () => {
     const backoffMs = 150
     const s = supervise(harnessLaunch('cmd:exit 1', ctx), { minBackoffMs: backoffMs, maxBackoffMs: backoffMs })

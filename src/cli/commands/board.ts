@@ -3,6 +3,7 @@ import { readFile } from 'node:fs/promises'
 import type { Command } from 'commander'
 import { parse as parseYaml } from 'yaml'
 import { command, withAgency, printJson, line, short, type CommonOpts } from '../output.js'
+import { givenOperator, submitAction } from '../operator-client.js'
 import { ClaimOutcome, type AgencyClient, type PendingTask, type ReviewView, type TaskView } from '../../gen/agency/v1/api.js'
 
 function collect (value: string, previous: string[] = []): string[] {
@@ -71,7 +72,12 @@ export function registerBoardCommands (program: Command): void {
     .option('--history', 'show every change')
     .action(withAgency(async (agency, set: string | undefined, text: string[], opts: CommonOpts & { test?: string, file?: string[], history?: boolean }) => {
       let reply
-      if (set === 'set') {
+      const operator = set === 'set' ? await givenOperator(opts) : undefined
+      if (operator !== undefined) {
+        // the first goal carries the operator's key, so members started without --operator learn it from the log
+        await submitAction(agency, operator, { kind: 'goal', goal: { text: text.join(' '), files: opts.file ?? [], testCommand: opts.test ?? '' }, operators: [operator.author] })
+        reply = await agency.call((c: AgencyClient) => c.getGoal, {})
+      } else if (set === 'set') {
         reply = await agency.call((c: AgencyClient) => c.setGoal, { text: text.join(' '), files: opts.file ?? [], testCommand: opts.test ?? '' })
       } else if (set != null) {
         throw new Error(`unknown argument "${set}": use \`agency goal\` or \`agency goal set <text>\``)
@@ -99,7 +105,14 @@ export function registerBoardCommands (program: Command): void {
       if (!Number.isInteger(priority)) throw new Error(`--priority must be a whole number, got "${opts.priority}"`)
       if (opts.title != null && title.length > 0) throw new Error('give the title once: as words after the id, or with --title')
       const deps = [...(opts.dep ?? []), ...(opts.deps ?? [])].flatMap(d => d.split(',')).map(d => d.trim()).filter(d => d !== '')
-      const res = await agency.call((c: AgencyClient) => c.addTask, { id, title: opts.title ?? title.join(' '), description: opts.description ?? '', deps, scope: opts.scope ?? [], priority })
+      const spec = { id, title: opts.title ?? title.join(' '), description: opts.description ?? '', deps, scope: opts.scope ?? [], priority }
+      const operator = await givenOperator(opts)
+      if (operator !== undefined) {
+        await submitAction(agency, operator, { kind: 'task', task: spec })
+        if (opts.json === true) printJson((await agency.call((c: AgencyClient) => c.getTask, { id })).task); else line(`added ${id} as the operator`)
+        return
+      }
+      const res = await agency.call((c: AgencyClient) => c.addTask, spec)
       if (opts.json === true) printJson(res.task); else line(`added ${res.task?.id ?? id}`)
     }))
   command(task, 'add-plan', 'add several tasks at once from a JSON or YAML file (a list of {id, title, description, deps, scope, priority}); checked as one graph: an unknown dependency or a cycle adds nothing')

@@ -2,6 +2,7 @@
 import type { Command } from 'commander'
 import { command, withAgency, printJson, line, short, type CommonOpts } from '../output.js'
 import type { AgencyClient, FindingHit, LogEntry } from '../../gen/agency/v1/api.js'
+import { printOperatorActions } from './operator.js'
 
 function collect (value: string, previous: string[] = []): string[] {
   return [...previous, value]
@@ -61,7 +62,9 @@ export function registerLogCommands (program: Command): void {
     .argument('[what]', '"info" for a summary')
     .option('--after <cursor>', 'only entries after this cursor', '0')
     .option('--follow', 'keep printing new entries')
-    .action(withAgency(async (agency, what: string | undefined, opts: CommonOpts & { after: string, follow?: boolean }) => {
+    .option('--kind <kind>', 'only entries of this kind; operator: the audit of operator actions, with who signed each and whether it counts')
+    .action(withAgency(async (agency, what: string | undefined, opts: CommonOpts & { after: string, follow?: boolean, kind?: string }) => {
+      if (opts.kind === 'operator' && what == null && opts.follow !== true) { await printOperatorActions(agency, opts); return }
       if (what === 'info') {
         const info = await agency.call((c: AgencyClient) => c.logInfo, {})
         if (opts.json === true) { printJson(info); return }
@@ -76,6 +79,7 @@ export function registerLogCommands (program: Command): void {
       const stream = agency.stream((c: AgencyClient, m) => c.watchLog({ after: wholeNumber("--after", opts.after), follow: opts.follow === true }, m))
       const all: LogEntry[] = []
       for await (const e of stream) {
+        if (opts.kind != null && e.kind !== opts.kind) continue
         if (opts.json === true) { if (opts.follow === true) process.stdout.write(JSON.stringify(e) + '\n'); else all.push(e) } else line(entryLine(e))
       }
       if (opts.json === true && opts.follow !== true) printJson(all)

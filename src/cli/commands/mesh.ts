@@ -3,6 +3,7 @@ import type { Command } from 'commander'
 import { command, withAgency, printJson, line, ago, short, type CommonOpts } from '../output.js'
 import type { AgencyClient, Event, InboxMessage, PeerInfo, StatusReply } from '../../gen/agency/v1/api.js'
 import { digestLines, statusDigest } from '../../api/status-digest.js'
+import { givenOperator, submitAction } from '../operator-client.js'
 
 function peerLine (p: PeerInfo): string {
   const claims = p.claims.length > 0 ? ` holds ${p.claims.map(c => `${c.task}@${c.epoch}`).join(',')}` : ''
@@ -60,6 +61,16 @@ export function registerMeshCommands (program: Command): void {
     .option('--thread <id>', 'thread id (default: a new thread)')
     .option('--reply-to <id>', 'id of the message this answers')
     .action(withAgency(async (agency, peer: string, text: string[], opts: CommonOpts & { thread?: string, replyTo?: string }) => {
+      const operator = await givenOperator(opts)
+      if (operator !== undefined) {
+        // signed as the operator, the recipient must be a peer id: a name is looked up here
+        const { peers } = await agency.call((c: AgencyClient) => c.listPeers, { includeOffline: true })
+        const to = peers.find(p => p.peerId === peer) ?? peers.find(p => p.name === peer)
+        if (to === undefined) throw new Error(`no peer ${JSON.stringify(peer)} known to this daemon (agency peers)`)
+        const r = await submitAction(agency, operator, { kind: 'message', to: to.peerId, text: text.join(' ') })
+        if (opts.json === true) printJson(r); else line(`sent to ${to.peerId} as the operator`)
+        return
+      }
       const res = await agency.call((c: AgencyClient) => c.sendMessage, { to: peer, text: text.join(' '), thread: opts.thread ?? '', replyTo: opts.replyTo ?? '' })
       if (opts.json === true) printJson(res); else line(`queued ${res.id} to ${res.to}`)
     }))

@@ -7,7 +7,7 @@
 // caller; nothing here reads a clock.
 
 import {
-  Claim, Done, Goal, Integration, IntegrationRequest, Release, ReviewRequest, TaskSpec, TestRun, Verdict
+  ApprovalRequest, Claim, Done, Goal, Integration, IntegrationRequest, OperatorEnvelope, Release, ReviewRequest, TaskSpec, TestRun, Verdict, type OperatorAction
 } from '../../gen/agency/v1/log.js'
 import { FailedPreconditionError, InvalidArgumentError, NotFoundError } from '../errors.js'
 import { ClaimLedger, type ClaimRecord, type HandoffInfo } from './claim-ledger.js'
@@ -24,11 +24,23 @@ import { validateScope } from './scope-limits.js'
 import { TaskCatalog, type TaskDefinition } from './task-catalog.js'
 import { checkNewTasks, type NewTask } from './task-graph.js'
 import { validateTaskId } from './task-id.js'
+import { OperatorBook } from '../operator/operator-book.js'
+import { ApprovalBook, type ApprovalView } from '../operator/approval-book.js'
+import { OperatorAuthority, type ActionVerdict, type OperatorSource } from '../operator/operator-authority.js'
+import { operatorAudit, operatorMessages, pauseView, taskActions, withOperatorActions, type OperatorActionView, type OperatorMessageView, type PauseView } from '../operator/operator-views.js'
 import { EVERYONE_LIVE, type AnyBoardEntry, type BoardEntryHeader, type Liveness, type TaskState } from './types.js'
 
 export interface BoardInit {
   /** who is alive on this node; default: everyone */
   liveness?: Liveness
+  /** the operator keys this daemon was started with (core/operator parseOperatorKeys); none: those the first goal carries, if any */
+  operators?: readonly string[]
+}
+
+/** Who steers the swarm (core/operator/operator-authority.ts). */
+export interface OperatorsView {
+  keys: string[]
+  source: OperatorSource
 }
 
 export interface TaskView extends TaskDefinition {
@@ -106,12 +118,19 @@ export class Board {
   private integrations: IntegrationRecord[] = []
   private runs: TestRunRecord[] = []
   private readonly faults = new FaultyAuthors()
+  private operatorBook = new OperatorBook()
+  private approvalBook = new ApprovalBook()
+  private readonly configuredOperators: readonly string[]
+  /** grows when a goal or operator entry is folded: the key of `judged` */
+  private operatorChanges = 0
+  private judged?: { at: number, authority: OperatorAuthority, tasks: Map<string, OperatorAction[]> }
   private changes = 0
   /** after takeFoldState: the entries the checkpoint covers, from the log (the fold's state leaves them out) */
   private earlier?: () => Iterable<AnyBoardEntry>
 
   constructor (init: BoardInit = {}) {
     this.liveness = init.liveness ?? EVERYONE_LIVE
+    this.configuredOperators = [...(init.operators ?? [])]
   }
 
   /**
@@ -127,7 +146,9 @@ export class Board {
     const body = entry.body as object
     let folded: boolean
     switch (entry.kind) {
-      case 'goal': this.goals.add(h, Goal.fromPartial(body)); folded = true; break
+      case 'goal': this.goals.add(h, Goal.fromPartial(body)); this.operatorChanges++; folded = true; break
+      case 'operator': this.operatorBook.add(h, OperatorEnvelope.fromPartial(body)); this.operatorChanges++; folded = true; break
+      case 'approval_request': folded = this.approvalBook.add(h, ApprovalRequest.fromPartial(body)); break
       case 'task': folded = this.catalog.add(h, TaskSpec.fromPartial(body)); break
       case 'claim': folded = this.ledger.addClaim(h, Claim.fromPartial(body)); break
       case 'release': folded = this.ledger.addRelease(h, Release.fromPartial(body)); break
@@ -213,6 +234,8 @@ export class Board {
       reviewBook: { ...this.reviewBook },
       integrations: this.integrations,
       runs: this.runs,
+      operatorBook: { ...this.operatorBook },
+      approvalBook: { ...this.approvalBook },
       // the folded entries are the log's: takeFoldState is told where to read them back
       faults: { ...this.faults, folded: [] },
       changes: this.changes
@@ -252,6 +275,8 @@ export class Board {
     const landed = part(LandedWork.prototype, s.landed, new LandedWork())
     const reviewBook = part(ReviewBook.prototype, s.reviewBook, new ReviewBook())
     const faults = part(FaultyAuthors.prototype, s.faults, new FaultyAuthors())
+    const operatorBook = part(OperatorBook.prototype, s.operatorBook, new OperatorBook())
+    const approvalBook = part(ApprovalBook.prototype, s.approvalBook, new ApprovalBook())
     this.applied = s.applied
     this.goals = goals
     this.catalog = catalog
@@ -260,6 +285,9 @@ export class Board {
     this.reviewBook = reviewBook
     this.integrations = s.integrations as IntegrationRecord[]
     this.runs = s.runs as TestRunRecord[]
+    this.operatorBook = operatorBook
+    this.approvalBook = approvalBook
+    this.judged = undefined
     ;(this as unknown as { faults: FaultyAuthors }).faults = faults
     this.changes = s.changes
     this.earlier = earlier
@@ -289,6 +317,9 @@ export class Board {
     this.reviewBook = new ReviewBook()
     this.integrations = []
     this.runs = []
+    this.operatorBook = new OperatorBook()
+    this.approvalBook = new ApprovalBook()
+    this.judged = undefined
   }
 
   /** Authors found faulty, with the first seq of theirs that does not count. */
@@ -314,12 +345,68 @@ export class Board {
   // ---- goal ----
 
   goal (): GoalView | undefined {
-    return this.goals.current()
+    return this.goalHistory().at(-1)
   }
 
-  /** Every goal change, oldest first in (lamport, author) order. */
+  /**
+   * Every goal change, oldest first: the operators' in their order while
+   * operators govern the swarm, else the members' in (lamport, author) order.
+   */
   goalHistory (): GoalView[] {
-    return this.goals.history()
+    const a = this.authority()
+    return a.governs ? a.goalHistory() : this.goals.history()
+  }
+
+  // ---- operators (core/operator) ----
+
+  /** The operator's judgement of the folded entries, made again only after a goal or operator entry. */
+  private judge (): NonNullable<Board['judged']> {
+    if (this.judged?.at !== this.operatorChanges) {
+      const plainGoals = this.goals.history().map(g => ({ author: g.setBy, lamport: g.lamport, entryId: g.entryId }))
+      const authority = new OperatorAuthority({ configured: this.configuredOperators, plainGoals, carried: this.operatorBook.all() })
+      this.judged = { at: this.operatorChanges, authority, tasks: taskActions(authority) }
+    }
+    return this.judged
+  }
+
+  private authority (): OperatorAuthority {
+    return this.judge().authority
+  }
+
+  /** Who steers the swarm: no keys means no operator (anyone may set the goal). */
+  operators (): OperatorsView {
+    const a = this.authority()
+    return { keys: [...a.keys], source: a.source }
+  }
+
+  /** Whether an operator paused the swarm: no new harness runs or turns. */
+  paused (): PauseView {
+    return pauseView(this.authority())
+  }
+
+  /** The operators' messages to `agent` and to everyone (all of them without an agent), in the operators' order. */
+  operatorMessages (agent?: string): OperatorMessageView[] {
+    return operatorMessages(this.authority(), agent)
+  }
+
+  /** Every carried operator action with its verdict (the audit). */
+  operatorActions (): OperatorActionView[] {
+    return operatorAudit(this.authority(), this.operatorBook.all())
+  }
+
+  /** What became of the operator action an entry carries. */
+  operatorVerdict (entryId: string): ActionVerdict | undefined {
+    return this.authority().verdict(entryId)
+  }
+
+  /** Agents' permission requests and what became of them (pending ones wait for an operator), by the asker's time. */
+  approvalRequests (): ApprovalView[] {
+    return this.approvalBook.all(this.authority())
+  }
+
+  /** Members whose entries tried operator actions they could not make (forged, malformed, not an operator's, or a goal of their own while operators govern). */
+  operatorRefusals (): Array<{ author: string, count: number }> {
+    return this.authority().refusals()
   }
 
   // ---- tasks ----
@@ -359,7 +446,7 @@ export class Board {
   /** Open or expired tasks whose dependencies are all done; priority desc, then id. */
   ready (now: number): TaskView[] {
     return this.tasks(now)
-      .filter(t => (t.state === 'open' || t.state === 'expired') && t.deps.every(d => this.ledger.state(d).done !== undefined))
+      .filter(t => (t.state === 'open' || t.state === 'expired') && t.cancelled === undefined && t.deps.every(d => this.ledger.state(d).done !== undefined))
       .sort((a, b) => b.priority - a.priority || compareText(a.id, b.id))
   }
 
@@ -491,18 +578,24 @@ export class Board {
    * the goal while it is visible (a goal and no task yet, or it is held or done).
    */
   private definition (id: string): TaskDefinition | undefined {
-    if (id !== PLAN_TASK_ID) return this.catalog.get(id)
-    const goal = this.goals.current()
+    if (id !== PLAN_TASK_ID) {
+      const actions = this.judge().tasks.get(id)
+      return actions === undefined ? this.catalog.get(id) : withOperatorActions(this.catalog.get(id), actions)
+    }
+    const goal = this.goal()
     if (goal === undefined) return undefined
     // Held or done, it stays (its holder is planning, or planned); released, it goes once tasks exist.
     const plan = this.ledger.state(PLAN_TASK_ID)
     const inPlay = plan.holder !== undefined || plan.done !== undefined
-    return inPlay || this.catalog.ids().length === 0 ? planDefinition(goal) : undefined
+    const operatorTasks = [...this.judge().tasks.values()].some(list => list.some(x => x.kind === 'task'))
+    return inPlay || (this.catalog.ids().length === 0 && !operatorTasks) ? planDefinition(goal) : undefined
   }
 
   /** Known task ids, sorted; `plan` among them while it is visible. */
   private taskIds (): readonly string[] {
-    const ids = this.catalog.ids()
+    const catalog = this.catalog.ids()
+    const byOperator = [...this.judge().tasks.keys()].filter(id => !this.catalog.has(id) && this.definition(id) !== undefined)
+    const ids = byOperator.length === 0 ? catalog : [...catalog, ...byOperator].sort(compareText)
     if (this.definition(PLAN_TASK_ID) === undefined) return ids
     return [...ids, PLAN_TASK_ID].sort(compareText)
   }
@@ -531,8 +624,8 @@ export class Board {
    * that is green before the work is done does not count: the tasks are not.
    */
   goalMet (now: number): boolean {
-    if (this.goals.current() === undefined) return false
-    const tasks = this.tasks(now)
+    if (this.goal() === undefined) return false
+    const tasks = this.tasks(now).filter(t => t.cancelled === undefined)
     if (tasks.length === 0 || tasks.some(t => t.state !== 'done')) return false
     const last = this.runs.at(-1)?.run
     return last !== undefined && last.passed > 0 && last.failed === 0
@@ -610,6 +703,7 @@ export class Board {
     if (def === undefined) throw new NotFoundError(`no task ${JSON.stringify(task)}`)
     const c = this.ledger.state(task)
     if (c.done !== undefined) throw new FailedPreconditionError(`task ${task} is done (by ${c.done.author}, commit ${c.done.commit || 'none'})`)
+    if (def.cancelled !== undefined) throw new FailedPreconditionError(`task ${task} was cancelled by the operator${def.cancelled.reason !== '' ? `: ${def.cancelled.reason}` : ''}`)
     // a peer's scope hints may be malformed; a claim only carries valid globs
     const planScope = globs.length > 0 ? globs : def.scope.filter(g => isValidGlob(g))
     if (c.holder?.author === me) return { task, epoch: c.holder.epoch, alreadyHeld: true, scope: [...c.holder.scope] }
@@ -674,6 +768,8 @@ export interface BoardFoldState {
   reviewBook: Record<string, unknown>
   integrations: unknown[]
   runs: unknown[]
+  operatorBook: Record<string, unknown>
+  approvalBook: Record<string, unknown>
   faults: Record<string, unknown>
   changes: number
 }
@@ -683,7 +779,7 @@ function checkFoldState (state: unknown): BoardFoldState {
   if (typeof state !== 'object' || state === null) bad('not an object')
   const s = state as Record<string, unknown>
   if (!(s.applied instanceof Set) || [...s.applied].some(id => typeof id !== 'string')) bad('applied')
-  for (const k of ['goals', 'catalog', 'ledger', 'landed', 'reviewBook', 'faults']) {
+  for (const k of ['goals', 'catalog', 'ledger', 'landed', 'reviewBook', 'operatorBook', 'approvalBook', 'faults']) {
     if (typeof s[k] !== 'object' || s[k] === null || Array.isArray(s[k])) bad(k)
   }
   if (!Array.isArray(s.integrations) || !Array.isArray(s.runs)) bad('lists')

@@ -111,6 +111,8 @@ export interface ClaimProtocolInit {
    * the simulator wraps them to deliver modelled heartbeats on demand.
    */
   liveness?: (leases: LeaseTable) => Liveness
+  /** the operator keys the board obeys (BoardInit.operators) */
+  operators?: readonly string[]
 }
 
 /** Finished tasks watched at most: the oldest are let go first. */
@@ -152,7 +154,7 @@ export class ClaimProtocol {
   constructor (init: ClaimProtocolInit) {
     this.me = init.me
     this.leases = new LeaseTable({ self: init.me, startedAt: init.startedAt, policy: init.heartbeats, leaseMs: init.leaseMs, knownPeers: init.knownPeers })
-    this.board = new Board({ liveness: init.liveness?.(this.leases) ?? this.leases })
+    this.board = new Board({ liveness: init.liveness?.(this.leases) ?? this.leases, operators: init.operators })
     this.settle = new SettleWindow(init.settle)
     this.fixedSettleMs = init.fixedSettleMs
   }

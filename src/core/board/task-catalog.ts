@@ -24,6 +24,8 @@ export interface TaskDefinition {
   addedBy: string
   /** adder's wall clock, informational */
   addedAt: number
+  /** an operator cancelled it (core/operator): nobody is to work on it, and the stop rule leaves it out */
+  cancelled?: { by: string, reason: string, time: number }
 }
 
 interface SpecRecord extends Ordered { time: number, spec: TaskSpec }

@@ -3,7 +3,7 @@
 // board never touches bytes, signatures or storage.
 
 import type {
-  Claim, Done, Goal, Integration, IntegrationRequest, Release, ReviewRequest, TaskSpec, TestRun, Verdict
+  ApprovalRequest, Claim, Done, Goal, Integration, IntegrationRequest, OperatorEnvelope, Release, ReviewRequest, TaskSpec, TestRun, Verdict
 } from '../../gen/agency/v1/log.js'
 
 /** The fields every entry has, whatever its kind. */
@@ -31,6 +31,8 @@ export interface BoardBodies {
   integration: Integration
   integration_request: IntegrationRequest
   test_run: TestRun
+  operator: OperatorEnvelope
+  approval_request: ApprovalRequest
 }
 
 export type BoardKind = keyof BoardBodies

@@ -2,7 +2,7 @@
 // An unknown kind, or a body that does not decode as its kind's message, is
 // a rejection reason.
 import {
-  Claim, Done, Finding, Goal, Integration, IntegrationRequest, Release, ReviewRequest,
+  ApprovalRequest, Claim, Done, Finding, Goal, Integration, IntegrationRequest, OperatorEnvelope, Release, ReviewRequest,
   TaskSpec, TestRun, Verdict, type DeepPartial, type MessageFns
 } from '../../gen/agency/v1/log.js'
 import { InvalidArgumentError } from '../errors.js'
@@ -20,6 +20,8 @@ export interface KindBodies {
   test_run: TestRun
   integration_request: IntegrationRequest
   integration: Integration
+  operator: OperatorEnvelope
+  approval_request: ApprovalRequest
 }
 
 export type EntryKind = keyof KindBodies
@@ -35,7 +37,9 @@ const CODECS: { readonly [K in EntryKind]: MessageFns<KindBodies[K]> } = {
   verdict: Verdict,
   test_run: TestRun,
   integration_request: IntegrationRequest,
-  integration: Integration
+  integration: Integration,
+  operator: OperatorEnvelope,
+  approval_request: ApprovalRequest
 }
 
 export const KNOWN_KINDS: readonly EntryKind[] = Object.freeze(Object.keys(CODECS) as EntryKind[])

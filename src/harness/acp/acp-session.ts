@@ -5,7 +5,9 @@
 // says there is work (an unread message or notice, a held task, a ready one),
 // the next turn carries what arrived; a notice that cannot wait (the claim
 // being worked on was lost) cancels the running turn and the next one says
-// why. Permission requests are answered by the policy. When the goal is met
+// why. Permission requests are answered by the policy, and beyond it, when
+// the policy says ask, by the operator: the request waits for the answer
+// (the idle watchdog waits with it). When the goal is met
 // the session is ended cleanly.
 //
 // A session is one run of the supervisor: it ends by asking the supervisor to
@@ -17,9 +19,9 @@ import { AgentProtocolError } from '../../core/errors.js'
 import { restartDelayMs } from '../restart-backoff.js'
 import type { HarnessRun } from '../types.js'
 import { agentWire, type AgentWire, type AgentWireLimits } from './agent-wire.js'
-import { decidePermission, type PermissionDecision, type PermissionPolicy, type PermissionRequest } from './permission-policy.js'
+import { answer, decidePermission, type PermissionCategory, type PermissionDecision, type PermissionGrant, type PermissionPolicy, type PermissionRequest } from './permission-policy.js'
 import { TurnActivity, usageOf, type ActivityEvent, type TokenUsage } from './session-activity.js'
-import { composeTurn, isUrgent, MAX_NOTES_PER_TURN, type HeldTask, type InboxNote } from './turn-composer.js'
+import { composeTurn, isUrgent, MAX_NOTES_PER_TURN, OPERATOR_NOTICE, type HeldTask, type InboxNote } from './turn-composer.js'
 
 /** The daemon as the session sees it. */
 export interface SessionSwarm {
@@ -34,6 +36,17 @@ export interface SessionSwarm {
   waitForWork: (timeoutMs: number, signal: AbortSignal) => Promise<{ reason: string, text: string }>
   goalMet: () => boolean
   held: () => HeldTask[]
+  /** an operator paused the swarm: no new turn starts (the running one ends as it will); a resume comes with an inbox item */
+  paused?: () => boolean
+}
+
+/** While paused, how often the session looks again if no inbox item wakes it first. */
+const PAUSE_CHECK_MS = 30_000
+
+/** The operator, for a request beyond the grants when the policy says ask (the daemon's approval queue). */
+export interface PermissionAsker {
+  /** The operator's answer, or a denial with its reason (timed out; `signal`: the session or turn went away). */
+  ask: (q: { what: string, category: PermissionCategory, grant?: PermissionGrant, reason: string }, signal: AbortSignal) => Promise<{ allow: boolean, always: boolean, reason: string }>
 }
 
 /** Where the session's activity goes: the status line, agency events, metrics. */
@@ -73,6 +86,8 @@ export interface AcpSessionOptions {
   swarm: SessionSwarm
   report: SessionReport
   policy: PermissionPolicy
+  /** who answers what the policy does not grant, when it says ask; none: denied on the spot */
+  approvals?: PermissionAsker
   carry: SessionCarry
   /** A session that sends nothing this long while agentd waits on it is cancelled and restarted; 0: never. */
   idleTimeoutMs: number
@@ -118,6 +133,10 @@ export class AcpSession {
   private lastInbound: number
   private awaiting = 0
   private waitAbort?: AbortController
+  /** permission requests waiting for the operator: a cancelled turn or an ended session stops their wait */
+  private readonly asks = new Set<AbortController>()
+  /** grants the operator gave with --always, for the rest of this session */
+  private readonly alwaysGranted = new Set<PermissionGrant>()
   private wake?: () => void
   private offInbox?: () => void
   private turnDone?: Promise<unknown>
@@ -197,6 +216,8 @@ export class AcpSession {
     /** What the last turn carried, and whether it was cancelled (for an agent that forgets such turns). */
     let last = { prompt: false, notes: [] as InboxNote[], cancelled: false }
     while (!this.ending) {
+      await this.whilePaused()
+      if (this.ending) break
       const stopped = this.cancelReason
       this.cancelReason = undefined
       const repeated = first && resumed && !carry.lastTurn.finished ? carry.lastTurn.notes : []
@@ -294,6 +315,16 @@ export class AcpSession {
     return undefined
   }
 
+  /** Holds the next turn while the operator has the swarm paused. */
+  private async whilePaused (): Promise<void> {
+    let told = false
+    while (!this.ending && this.o.swarm.paused?.() === true) {
+      if (!told) { this.o.run.note('the operator paused the swarm: no new turn until it resumes'); told = true }
+      await this.sleepOrInbox(PAUSE_CHECK_MS)
+    }
+    if (told && !this.ending) this.o.run.note('the operator resumed the swarm')
+  }
+
   /** Sleeps for `ms`, or less if an inbox item arrives (true) or the session ends. */
   private async sleepOrInbox (ms: number): Promise<boolean> {
     return await new Promise<boolean>(resolve => {
@@ -322,7 +353,9 @@ export class AcpSession {
         if (notes.length > 0) this.o.run.note(`turn ${turn} goes on: ${notes.length} unread item(s) wait for its end`)
         return
       }
-      this.cancelTurn(`your daemon's ${urgent.kind} notice${urgent.task !== '' ? ` for ${urgent.task}` : ''} (below): the work of that turn is no longer yours to do`)
+      this.cancelTurn(urgent.kind === OPERATOR_NOTICE
+        ? 'the operator wrote to you (below): read it before you go on'
+        : `your daemon's ${urgent.kind} notice${urgent.task !== '' ? ` for ${urgent.task}` : ''} (below): the work of that turn is no longer yours to do`)
     }).catch(() => {})
   }
 
@@ -335,6 +368,7 @@ export class AcpSession {
   private notifyCancel (): void {
     if (this.sessionId === '' || this.conn == null) return
     this.agent().notify('session/cancel', { sessionId: this.sessionId }).catch(() => {})
+    for (const a of this.asks) a.abort()
     clearTimeout(this.cancelTimer)
     const grace = this.o.cancelGraceMs ?? CANCEL_GRACE_MS
     this.cancelTimer = setTimeout(() => {
@@ -343,12 +377,31 @@ export class AcpSession {
   }
 
   private async permission (req: PermissionRequest): Promise<{ outcome: PermissionDecision['outcome'] }> {
-    const d = decidePermission(this.o.policy, req, this.o.workspaces, this.turnActivity.titleOf(req.toolCall?.toolCallId))
+    const policy = this.alwaysGranted.size === 0 ? this.o.policy : { ...this.o.policy, grants: new Set([...this.o.policy.grants, ...this.alwaysGranted]) }
+    let d = decidePermission(policy, req, this.o.workspaces, this.turnActivity.titleOf(req.toolCall?.toolCallId))
+    if (!d.allow && this.o.policy.ask === true && this.o.approvals != null && this.cancelReason == null) d = await this.askOperator(d, req)
     this.o.report.permission(d)
     this.o.run.note(`permission ${d.allow ? 'allowed' : 'denied'}: ${d.what} (${d.reason})`)
     // Once a turn is being cancelled, ACP wants pending permission requests answered "cancelled".
     if (this.cancelReason != null && this.turnRunning) return { outcome: { outcome: 'cancelled' } }
     return { outcome: d.outcome }
+  }
+
+  private async askOperator (d: PermissionDecision, req: PermissionRequest): Promise<PermissionDecision> {
+    const asker = this.o.approvals as PermissionAsker
+    this.o.run.note(`permission asked of the operator: ${d.what} (${d.reason})`)
+    const waiting = new AbortController()
+    this.asks.add(waiting)
+    try {
+      const a = await asker.ask({ what: d.what, category: d.category, grant: d.grant, reason: d.reason }, waiting.signal)
+      if (a.allow && a.always && d.grant !== undefined) this.alwaysGranted.add(d.grant)
+      return { ...d, allow: a.allow, reason: a.reason, outcome: answer(req.options, a.allow) }
+    } catch (err) {
+      return { ...d, reason: `${d.reason}; the operator could not be asked: ${(err as Error).message}` }
+    } finally {
+      this.asks.delete(waiting)
+      this.lastInbound = this.now()
+    }
   }
 
   private notification (method: string, params: unknown): void {
@@ -381,7 +434,8 @@ export class AcpSession {
     const limit = this.o.idleTimeoutMs
     if (limit <= 0) return
     this.idleTimer = setInterval(() => {
-      if (this.ending || this.awaiting === 0 || this.now() - this.lastInbound < limit) return
+      // a permission request waiting for the operator is the agentd's silence, not the agent's
+      if (this.ending || this.awaiting === 0 || this.asks.size > 0 || this.now() - this.lastInbound < limit) return
       const what = `the agent sent nothing for ${Math.round(limit / 1000)} s while agentd waited on it (--harness-run-timeout)`
       this.o.run.note(`${what}: cancelling and restarting the session`)
       // Cancel first (the agent may still tidy up its turn), then end the process a moment later.
@@ -426,6 +480,7 @@ export class AcpSession {
     this.offInbox?.()
     this.offInbox = undefined
     this.waitAbort?.abort()
+    for (const a of this.asks) a.abort()
     this.wake?.()
   }
 

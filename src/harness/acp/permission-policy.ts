@@ -1,5 +1,6 @@
-// How agentd answers an ACP agent's permission requests: by a policy, never
-// by a person. Each request is sorted into what it would touch (a file in or
+// How agentd answers an ACP agent's permission requests: by a policy, and
+// with `ask` in it, by the operator for what the policy does not grant (the
+// session waits for the answer; core/operator/approval-book.ts). Each request is sorted into what it would touch (a file in or
 // out of the workspace, the shell, the agency MCP tools, another MCP server,
 // the web) and allowed only if the policy grants that. The agents word their
 // requests differently (Claude names MCP tools mcp__<server>__<tool>, Codex
@@ -18,8 +19,13 @@ export type PermissionGrant = typeof PERMISSION_GRANTS[number]
 /** The default: files in the workspace, the agency tools and the shell; nothing outside. */
 export const DEFAULT_PERMISSIONS = 'workspace,agency,shell'
 
+/** The word in --acp-permissions that sends what is not granted to the operator instead of denying it. */
+export const ASK_WORD = 'ask'
+
 export interface PermissionPolicy {
   grants: ReadonlySet<PermissionGrant>
+  /** a request beyond the grants is asked of the operator (else denied on the spot) */
+  ask?: boolean
   /** As given, for logs and the status. */
   text: string
 }
@@ -48,6 +54,8 @@ export interface PermissionDecision {
   /** For logs: what was asked and why the answer. */
   what: string
   reason: string
+  /** a denial: the grant that would have allowed it, if one would */
+  grant?: PermissionGrant
   /** The JSON-RPC answer. */
   outcome: { outcome: 'selected', optionId: string } | { outcome: 'cancelled' }
 }
@@ -57,15 +65,18 @@ export interface PermissionDecision {
  * Throws InvalidArgumentError naming the accepted words.
  */
 export function parsePermissionPolicy (text: string = DEFAULT_PERMISSIONS): PermissionPolicy {
-  const words = text.split(',').map(w => w.trim()).filter(w => w !== '')
-  if (words.length === 0) throw new InvalidArgumentError(`--acp-permissions is empty: give grants from ${PERMISSION_GRANTS.join(', ')} (comma-separated), or all`)
+  const all = text.split(',').map(w => w.trim()).filter(w => w !== '')
+  const ask = all.includes(ASK_WORD)
+  const words = all.filter(w => w !== ASK_WORD)
+  if (words.length === 0 && !ask) throw new InvalidArgumentError(`--acp-permissions is empty: give grants from ${PERMISSION_GRANTS.join(', ')} (comma-separated), or all; add ask to have the operator answer the rest`)
   if (words.length === 1 && words[0] === 'all') return { grants: new Set(PERMISSION_GRANTS), text: 'all' }
   const grants = new Set<PermissionGrant>()
   for (const w of words) {
-    if (!(PERMISSION_GRANTS as readonly string[]).includes(w)) throw new InvalidArgumentError(`unknown permission grant "${w}" in --acp-permissions: use ${PERMISSION_GRANTS.join(', ')} (comma-separated), or all`)
+    if (!(PERMISSION_GRANTS as readonly string[]).includes(w)) throw new InvalidArgumentError(`unknown permission grant "${w}" in --acp-permissions: use ${PERMISSION_GRANTS.join(', ')} (comma-separated), or all; add ask to have the operator answer the rest`)
     grants.add(w as PermissionGrant)
   }
-  return { grants, text: [...grants].join(',') }
+  const named = [...grants].join(',')
+  return ask ? { grants, ask, text: named === '' ? ASK_WORD : `${named},${ASK_WORD}` } : { grants, text: named }
 }
 
 /** The MCP server name the agency tools are registered under. */
@@ -80,25 +91,26 @@ export function decidePermission (policy: PermissionPolicy, req: PermissionReque
   const g = policy.grants
   let allow: boolean
   let reason: string
+  let grant: PermissionGrant | undefined
   switch (category) {
     case 'agency':
-      allow = g.has('agency'); reason = allow ? 'the agency tools are allowed' : 'the agency tools are not granted'
+      grant = 'agency'; allow = g.has('agency'); reason = allow ? 'the agency tools are allowed' : 'the agency tools are not granted'
       break
     case 'mcp':
-      allow = g.has('mcp'); reason = allow ? 'other MCP servers are allowed' : 'only the agency MCP server is allowed (grant mcp for others)'
+      grant = 'mcp'; allow = g.has('mcp'); reason = allow ? 'other MCP servers are allowed' : 'only the agency MCP server is allowed (grant mcp for others)'
       break
     case 'shell':
-      allow = g.has('shell'); reason = allow ? 'the shell is allowed' : 'the shell is not granted'
+      grant = 'shell'; allow = g.has('shell'); reason = allow ? 'the shell is allowed' : 'the shell is not granted'
       break
     case 'fetch':
-      allow = g.has('fetch'); reason = allow ? 'the web is allowed' : 'the web is outside the workspace (grant fetch for it)'
+      grant = 'fetch'; allow = g.has('fetch'); reason = allow ? 'the web is allowed' : 'the web is outside the workspace (grant fetch for it)'
       break
     case 'file': {
       const outside = paths.filter(p => !workspaces.some(w => inside(p, w)))
       if (outside.length > 0) {
-        allow = g.has('anywhere'); reason = allow ? 'files anywhere are allowed' : `outside the workspace: ${outside.slice(0, 3).join(', ')}`
+        grant = 'anywhere'; allow = g.has('anywhere'); reason = allow ? 'files anywhere are allowed' : `outside the workspace: ${outside.slice(0, 3).join(', ')}`
       } else {
-        allow = g.has('workspace') || g.has('anywhere'); reason = allow ? 'inside the workspace' : 'files are not granted'
+        grant = 'workspace'; allow = g.has('workspace') || g.has('anywhere'); reason = allow ? 'inside the workspace' : 'files are not granted'
       }
       break
     }
@@ -109,11 +121,13 @@ export function decidePermission (policy: PermissionPolicy, req: PermissionReque
     default:
       allow = g.size === PERMISSION_GRANTS.length; reason = allow ? 'everything is allowed (all)' : `not a kind of request the policy grants (${category})`
   }
-  return { allow, category, what, reason, outcome: answer(req.options, allow) }
+  const d: PermissionDecision = { allow, category, what, reason, outcome: answer(req.options, allow) }
+  if (!allow && grant !== undefined) d.grant = grant
+  return d
 }
 
 /** The option of the right kind: once, not always, so every later call is asked again. */
-function answer (options: PermissionOption[], allow: boolean): PermissionDecision['outcome'] {
+export function answer (options: PermissionOption[], allow: boolean): PermissionDecision['outcome'] {
   const kinds = allow ? ['allow_once', 'allow_always'] : ['reject_once', 'reject_always']
   for (const kind of kinds) {
     const o = options.find(x => x.kind === kind)

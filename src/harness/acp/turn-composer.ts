@@ -58,7 +58,9 @@ export function composeTurn (t: TurnInput): string {
   if (t.stopped != null) parts.push(`[agentd] I stopped your previous turn: ${t.stopped}`)
   if (t.repeated != null && t.repeated.length > 0) parts.push(['[agentd] That turn had told you (repeated: you do not keep a stopped turn):', ...t.repeated.map(noteLine)].join('\n'))
   if (t.notes.length > 0) {
-    parts.push([`[agentd] New in your inbox (${t.notes.length}${t.moreUnread > 0 ? ` of ${t.notes.length + t.moreUnread}` : ''}, now marked read):`, ...t.notes.map(noteLine)].join('\n'))
+    // the operator's words first
+    const notes = [...t.notes.filter(n => n.kind === OPERATOR_NOTICE), ...t.notes.filter(n => n.kind !== OPERATOR_NOTICE)]
+    parts.push([`[agentd] New in your inbox (${t.notes.length}${t.moreUnread > 0 ? ` of ${t.notes.length + t.moreUnread}` : ''}, now marked read):`, ...notes.map(noteLine)].join('\n'))
   }
   if (t.moreUnread > 0) parts.push(`[agentd] ${t.moreUnread} more unread: they come with your next turn, or read them now with read_inbox (agency inbox).`)
   if (t.next != null && t.next !== '') parts.push(`[agentd] Next: ${t.next}`)
@@ -83,11 +85,15 @@ function resumeText (r: NonNullable<TurnInput['resume']>): string {
 export function noteLine (n: InboxNote): string {
   const text = n.text.length > MAX_NOTE_CHARS ? `${n.text.slice(0, MAX_NOTE_CHARS)}... (cut; agency inbox --all has it whole)` : n.text
   if (n.kind === 'message') return `- message from ${n.fromName !== '' ? `${n.fromName} (${n.from})` : n.from}: ${text}`
+  if (n.kind === OPERATOR_NOTICE) return `- from the operator (the person steering the swarm): ${text}`
   return `- notice ${n.kind}${n.task !== '' ? ` (task ${n.task})` : ''}: ${text}`
 }
 
-/** Notices that cannot wait for the turn to end: the work in progress is no longer the agent's. */
-export const URGENT_NOTICES: readonly string[] = ['claim_lost', 'claim_superseded']
+/** The kind of an operator's message in the inbox (core/operator): shown first, and pushed into a running turn. */
+export const OPERATOR_NOTICE = 'operator'
+
+/** Notices that cannot wait for the turn to end: the work in progress is no longer the agent's, or the operator wrote. */
+export const URGENT_NOTICES: readonly string[] = ['claim_lost', 'claim_superseded', OPERATOR_NOTICE]
 
 export function isUrgent (n: InboxNote): boolean {
   return URGENT_NOTICES.includes(n.kind)

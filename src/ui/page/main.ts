@@ -1,6 +1,7 @@
 // The dashboard page: a header with the swarm's summary, tabs, and the view
 // the address names (#/agents, #/board, #/findings, #/messages, #/tests,
-// #/agent/<peer id>). Read-only: it only fetches and listens.
+// #/agent/<peer id>, #/operator). It fetches and listens; only the operator's
+// view, signed in with the operator's key, sends actions.
 import 'uplot/dist/uPlot.min.css'
 import './style.css'
 import { render, type VNode } from 'preact'
@@ -14,6 +15,7 @@ import { FindingsView } from './views/findings.js'
 import { MessagesView } from './views/messages.js'
 import { TestsView } from './views/tests.js'
 import { AgentView } from './views/agent.js'
+import { OperatorView } from './views/operator.js'
 import type { Summary } from './types.js'
 
 interface Route { view: string, arg: string }
@@ -42,7 +44,8 @@ function Tabs ({ view, s }: { view: string, s?: Summary }): VNode {
     ['board', 'Board', s != null ? `${s.tasks.done}/${s.tasks.total}` : ''],
     ['findings', 'Findings', s != null ? s.findings.total.toLocaleString() : ''],
     ['messages', 'Messages', s != null ? String(s.messages.inbox + s.messages.announcements) : ''],
-    ['tests', 'Tests', s?.tests != null ? percent(s.tests.passRate) : '']
+    ['tests', 'Tests', s?.tests != null ? percent(s.tests.passRate) : ''],
+    ['operator', 'Operator', '']
   ]
   const current = view === 'agent' ? 'agents' : view
   return html`<nav class="tabs">${tabs.map(([id, label, n]) => html`<a key=${id} href=${`#/${id === 'overview' ? '' : id}`} class=${current === id ? 'current' : ''} aria-current=${current === id ? 'page' : undefined}>${label}${n !== '' ? html` <span class="n">${n}</span>` : null}</a>`)}</nav>`
@@ -61,6 +64,7 @@ function App (): VNode {
     case 'findings': body = html`<${FindingsView} />`; break
     case 'messages': body = html`<${MessagesView} />`; break
     case 'tests': body = html`<${TestsView} />`; break
+    case 'operator': body = html`<${OperatorView} />`; break
     default: body = html`<${OverviewView} summary=${s} />`
   }
   useEffect(() => {
@@ -78,7 +82,7 @@ function App (): VNode {
     <${Tabs} view=${route.view} s=${s} />
     ${summary.error != null ? html`<p class="error" role="alert">${summary.error}</p>` : null}
     <main>${body}</main>
-    <footer>agency ${s?.version ?? ''} · read-only view of this daemon's board, record and presence</footer>
+    <footer>agency ${s?.version ?? ''} · a view of this daemon's board, record and presence; the operator steers from the Operator tab</footer>
   </div>`
 }
 

@@ -6,9 +6,9 @@ import {
 import { InvalidArgumentError } from '../../../src/core/errors.js'
 
 describe('entry kinds', () => {
-  it('knows the eleven kinds of the log and nothing else', () => {
+  it('knows the thirteen kinds of the log and nothing else', () => {
     expect([...KNOWN_KINDS].sort()).toEqual([
-      'claim', 'done', 'finding', 'goal', 'integration', 'integration_request', 'release',
+      'approval_request', 'claim', 'done', 'finding', 'goal', 'integration', 'integration_request', 'operator', 'release',
       'review_request', 'task', 'test_run', 'verdict'
     ])
     for (const k of ['', 'Finding', 'toString', '__proto__', 'constructor', 'presence']) expect(isKnownKind(k)).toBe(false)

@@ -9,6 +9,7 @@ import { fileURLToPath } from 'node:url'
 import { afterEach, describe, expect, it } from 'vitest'
 import { AcpSession, newCarry, type SessionReport, type SessionSwarm } from '../../../src/harness/acp/acp-session.js'
 import { parsePermissionPolicy, type PermissionDecision } from '../../../src/harness/acp/permission-policy.js'
+import type { PermissionAsker } from '../../../src/harness/acp/acp-session.js'
 import type { InboxNote } from '../../../src/harness/acp/turn-composer.js'
 import { HarnessSupervisor, harnessLogPath, type HarnessExit } from '../../../src/harness/supervisor.js'
 import type { AgentProtocolError } from '../../../src/core/errors.js'
@@ -37,6 +38,8 @@ class FakeSwarm implements SessionSwarm {
   unreadCount (): number { return this.notes.filter(n => n.cursor > this.readCursor).length }
   async markRead (cursor: number): Promise<void> { this.readCursor = Math.max(this.readCursor, cursor) }
   onInbox (listener: () => void): () => void { this.listeners.add(listener); return () => { this.listeners.delete(listener) } }
+  pausedNow = false
+  paused (): boolean { return this.pausedNow }
   goalMet (): boolean { return this.goal }
   held (): Array<{ task: string, epoch: number, title?: string }> { return this.heldTasks }
   meetGoal (): void { this.goal = true; for (const l of [...this.listeners]) l() }
@@ -81,7 +84,7 @@ afterEach(async () => {
   }
 })
 
-async function rig (mode: string, o: { idleTimeoutMs?: number, limits?: { floodBurst?: number, floodRatePerSec?: number }, forgetsCancelledTurns?: boolean, stopGraceMs?: number } = {}): Promise<Rig> {
+async function rig (mode: string, o: { policy?: string, approvals?: PermissionAsker, idleTimeoutMs?: number, limits?: { floodBurst?: number, floodRatePerSec?: number }, forgetsCancelledTurns?: boolean, stopGraceMs?: number } = {}): Promise<Rig> {
   const dir = await mkdtemp(join(tmpdir(), 'agency-acp-session-'))
   const swarm = new FakeSwarm()
   const exits: HarnessExit[] = []
@@ -117,7 +120,8 @@ async function rig (mode: string, o: { idleTimeoutMs?: number, limits?: { floodB
         prompt: '# You are agent-1\nDo the work.',
         swarm,
         report,
-        policy: parsePermissionPolicy(),
+        policy: parsePermissionPolicy(o.policy),
+        approvals: o.approvals,
         carry,
         idleTimeoutMs: o.idleTimeoutMs ?? 0,
         now: clock.now,
@@ -198,6 +202,47 @@ describe('an ACP session with a (fake) agent process', () => {
     const log = await r.harnessLog()
     expect(log).toContain('agentd: permission denied: edit /outside/x.txt (outside the workspace: /outside/x.txt)')
     expect(log).toContain('agentd: permission allowed: shell: npm test (the shell is allowed)')
+  }, TEST_MS)
+
+  it('with ask, a request beyond the grants waits for the operator: an approval lets the same turn go on, --always grants it for the session', async () => {
+    const asked: Array<{ what: string, grant?: string, answer: (a: { allow: boolean, always: boolean, reason: string }) => void }> = []
+    const approvals: PermissionAsker = { ask: async q => await new Promise(resolve => { asked.push({ ...q, answer: resolve }) }) }
+    const r = await rig('ok', { policy: 'workspace,agency,shell,ask', approvals })
+    await waitFor(() => asked.length === 1, { what: 'the operator to be asked' })
+    expect(asked[0]).toMatchObject({ what: 'edit /outside/x.txt', grant: 'anywhere' })
+    // the turn waits: the agent has no answer yet
+    expect((await r.agentLog()).some(e => e.event === 'permissions')).toBe(false)
+    asked[0].answer({ allow: true, always: true, reason: 'approved by the operator' })
+    await waitFor(async () => (await r.agentLog()).some(e => e.event === 'permissions'), { what: 'the permission answers' })
+    const answers = (await r.agentLog()).find(e => e.event === 'permissions')
+    expect(answers?.write).toEqual({ outcome: 'selected', optionId: 'yes' })
+    expect(answers?.shell).toEqual({ outcome: 'selected', optionId: 'yes' })
+    expect(r.permissions.map(p => [p.allow, p.reason])).toEqual([[true, 'approved by the operator'], [true, 'the shell is allowed']])
+    // the next turn writes outside again: granted for the session, the operator is not asked again
+    r.swarm.add('message', 'next')
+    await waitFor(async () => (await r.agentLog()).filter(e => e.event === 'permissions').length === 2, { what: 'the second turn\'s permissions' })
+    expect(asked).toHaveLength(1)
+  }, TEST_MS)
+
+  it('starts no turn while the operator has the swarm paused, and goes on when it resumes', async () => {
+    const r = await rig('ok')
+    await waitFor(() => r.turns.length === 1, { what: 'the first turn to end' })
+    r.swarm.pausedNow = true
+    r.swarm.add('message', 'work while paused?')
+    await waitFor(async () => (await r.harnessLog()).includes('the operator paused the swarm: no new turn until it resumes'), { what: 'the session to hold its next turn' })
+    expect(r.turns).toHaveLength(1)
+    r.swarm.pausedNow = false
+    r.swarm.add('resumed', 'the operator resumed the swarm')
+    await waitFor(() => r.turns.length === 2, { what: 'the turn after the resume' })
+    expect(await r.harnessLog()).toContain('the operator resumed the swarm')
+  }, TEST_MS)
+
+  it('with ask, a denied or unanswered request is denied with the reason', async () => {
+    const approvals: PermissionAsker = { ask: async () => ({ allow: false, always: false, reason: 'nobody answered within 60 s' }) }
+    const r = await rig('ok', { policy: 'workspace,agency,shell,ask', approvals })
+    await waitFor(async () => (await r.agentLog()).some(e => e.event === 'permissions'), { what: 'the permission answers' })
+    expect((await r.agentLog()).find(e => e.event === 'permissions')?.write).toEqual({ outcome: 'selected', optionId: 'no' })
+    expect(await r.harnessLog()).toContain('agentd: permission denied: edit /outside/x.txt (nobody answered within 60 s)')
   }, TEST_MS)
 
   it('cancels the running turn when a claim is lost, says why in the next turn, and does not cancel for a message', async () => {

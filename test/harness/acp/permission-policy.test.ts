@@ -24,6 +24,16 @@ describe('parsePermissionPolicy', () => {
     expect(() => parsePermissionPolicy('workspace,sudo')).toThrow(/unknown permission grant "sudo".*workspace, agency, shell, mcp, fetch, anywhere/)
     expect(() => parsePermissionPolicy(' , ')).toThrow(/--acp-permissions is empty/)
   })
+
+  it('takes ask beside the grants: what they do not grant goes to the operator, and the denial names the grant it would need', () => {
+    const p = parsePermissionPolicy('workspace,ask,shell')
+    expect(p).toMatchObject({ ask: true, text: 'workspace,shell,ask' })
+    expect([...p.grants]).toEqual(['workspace', 'shell'])
+    expect(parsePermissionPolicy('ask')).toMatchObject({ ask: true, text: 'ask' })
+    expect(parsePermissionPolicy().ask).toBeUndefined()
+    const d = decidePermission(p, { toolCall: { toolCallId: 'x', title: 'Write /etc/x', kind: 'edit', locations: [{ path: '/etc/x' }] }, options: [] }, ['/w'])
+    expect(d).toMatchObject({ allow: false, grant: 'anywhere' })
+  })
 })
 
 describe('decidePermission', () => {

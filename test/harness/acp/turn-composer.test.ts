@@ -28,6 +28,13 @@ describe('composeTurn', () => {
     ].join('\n'))
   })
 
+  it('puts the operator\'s words first, and counts them urgent', () => {
+    const op = note({ cursor: 7, kind: 'operator', from: '12D3KooWOp', fromName: 'operator', text: 'stop touching the parser' })
+    const text = composeTurn({ notes: [note({ cursor: 6 }), op], moreUnread: 0 })
+    expect(text.split('\n').slice(1, 3)).toEqual(['- from the operator (the person steering the swarm): stop touching the parser', '- message from bob (12D3KooWPeer): hi'])
+    expect(isUrgent(op)).toBe(true)
+  })
+
   it('says why agentd stopped the previous turn, before the notice that made it', () => {
     const text = composeTurn({ stopped: 'your daemon\'s claim_lost notice for greet (below)', notes: [note({ kind: 'claim_lost', task: 'greet', text: 'your claim on greet@1 is lost (outbid)' })], moreUnread: 0 })
     expect(text.indexOf('[agentd] I stopped your previous turn: your daemon\'s claim_lost notice for greet (below)')).toBe(0)

@@ -20,7 +20,7 @@ import {
   type ServiceError,
   type UntypedServiceImplementation,
 } from "@grpc/grpc-js";
-import { Finding } from "./log.js";
+import { Finding, OperatorEnvelope } from "./log.js";
 
 export const protobufPackage = "agency.v1";
 
@@ -138,6 +138,15 @@ export interface StatusReply {
   agentsFree: number;
   /** fewer tasks ready than agents_free: some agent has nothing to claim, so a review costs no task's time */
   reviewersFree: boolean;
+  /** operator fields: 40-49 */
+  paused: boolean;
+  pauseReason: string;
+  /** the operator keys this daemon obeys; empty: the swarm has no operator */
+  operators: string[];
+  /** config | goal | none */
+  operatorSource: string;
+  /** permission requests waiting for the operator */
+  approvalsPending: number;
 }
 
 export interface StatusReply_TasksByStateEntry {
@@ -723,6 +732,79 @@ export interface StopHarnessReply {
   stopped: boolean;
 }
 
+export interface SubmitOperatorActionRequest {
+  envelope: OperatorEnvelope | undefined;
+}
+
+export interface OperatorActionReply {
+  /** the entry of this daemon that carries the action */
+  entryId: string;
+  actionId: string;
+  /** accepted | replayed */
+  verdict: string;
+}
+
+export interface ListOperatorActionsRequest {
+}
+
+export interface OperatorActionInfo {
+  entryId: string;
+  /** the member whose entry carried it */
+  carrier: string;
+  /** accepted | replayed | no_operator | not_operator | bad_signature | malformed */
+  verdict: string;
+  /** the key that signed it */
+  operator: string;
+  id: string;
+  kind: string;
+  /** the operator's clock */
+  time: number;
+  summary: string;
+}
+
+export interface OperatorRefusal {
+  author: string;
+  count: number;
+}
+
+export interface ListOperatorActionsReply {
+  actions: OperatorActionInfo[];
+  operators: string[];
+  /** config | goal | none */
+  source: string;
+  /** members whose entries tried what only an operator may do */
+  refusals: OperatorRefusal[];
+}
+
+export interface ListApprovalsRequest {
+  all: boolean;
+}
+
+export interface ApprovalInfo {
+  id: string;
+  /** the peer id of the asking agent's daemon */
+  agent: string;
+  agentName: string;
+  /** what the agent asks to do */
+  title: string;
+  /** the grant it would need (shell, fetch, anywhere, ...) */
+  grant: string;
+  detail: string;
+  /** when it asked (its daemon's clock) */
+  time: number;
+  /** when it is denied unanswered (its daemon's clock) */
+  expiresAt: number;
+  /** pending | approved | denied | timed_out | withdrawn */
+  state: string;
+  answeredBy: string;
+  always: boolean;
+  task: string;
+}
+
+export interface ListApprovalsReply {
+  approvals: ApprovalInfo[];
+}
+
 function createBaseEmpty(): Empty {
   return {};
 }
@@ -1126,6 +1208,11 @@ function createBaseStatusReply(): StatusReply {
     pending: [],
     agentsFree: 0,
     reviewersFree: false,
+    paused: false,
+    pauseReason: "",
+    operators: [],
+    operatorSource: "",
+    approvalsPending: 0,
   };
 }
 
@@ -1199,6 +1286,21 @@ export const StatusReply: MessageFns<StatusReply> = {
     }
     if (message.reviewersFree !== false) {
       writer.uint32(184).bool(message.reviewersFree);
+    }
+    if (message.paused !== false) {
+      writer.uint32(320).bool(message.paused);
+    }
+    if (message.pauseReason !== "") {
+      writer.uint32(330).string(message.pauseReason);
+    }
+    for (const v of message.operators) {
+      writer.uint32(338).string(v!);
+    }
+    if (message.operatorSource !== "") {
+      writer.uint32(346).string(message.operatorSource);
+    }
+    if (message.approvalsPending !== 0) {
+      writer.uint32(352).uint32(message.approvalsPending);
     }
     return writer;
   },
@@ -1403,6 +1505,46 @@ export const StatusReply: MessageFns<StatusReply> = {
             message.reviewersFree = reader.bool();
             continue;
           }
+          case 40: {
+            if (tag !== 320) {
+              break;
+            }
+
+            message.paused = reader.bool();
+            continue;
+          }
+          case 41: {
+            if (tag !== 330) {
+              break;
+            }
+
+            message.pauseReason = reader.string();
+            continue;
+          }
+          case 42: {
+            if (tag !== 338) {
+              break;
+            }
+
+            message.operators.push(reader.string());
+            continue;
+          }
+          case 43: {
+            if (tag !== 346) {
+              break;
+            }
+
+            message.operatorSource = reader.string();
+            continue;
+          }
+          case 44: {
+            if (tag !== 352) {
+              break;
+            }
+
+            message.approvalsPending = reader.uint32();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1516,6 +1658,25 @@ export const StatusReply: MessageFns<StatusReply> = {
         : isSet(object.reviewers_free)
         ? globalThis.Boolean(object.reviewers_free)
         : false,
+      paused: isSet(object.paused) ? globalThis.Boolean(object.paused) : false,
+      pauseReason: isSet(object.pauseReason)
+        ? globalThis.String(object.pauseReason)
+        : isSet(object.pause_reason)
+        ? globalThis.String(object.pause_reason)
+        : "",
+      operators: globalThis.Array.isArray(object?.operators)
+        ? object.operators.map((e: any) => globalThis.String(e))
+        : [],
+      operatorSource: isSet(object.operatorSource)
+        ? globalThis.String(object.operatorSource)
+        : isSet(object.operator_source)
+        ? globalThis.String(object.operator_source)
+        : "",
+      approvalsPending: isSet(object.approvalsPending)
+        ? globalThis.Number(object.approvalsPending)
+        : isSet(object.approvals_pending)
+        ? globalThis.Number(object.approvals_pending)
+        : 0,
     };
   },
 
@@ -1596,6 +1757,21 @@ export const StatusReply: MessageFns<StatusReply> = {
     if (message.reviewersFree !== false) {
       obj.reviewersFree = message.reviewersFree;
     }
+    if (message.paused !== false) {
+      obj.paused = message.paused;
+    }
+    if (message.pauseReason !== "") {
+      obj.pauseReason = message.pauseReason;
+    }
+    if (message.operators?.length) {
+      obj.operators = message.operators;
+    }
+    if (message.operatorSource !== "") {
+      obj.operatorSource = message.operatorSource;
+    }
+    if (message.approvalsPending !== 0) {
+      obj.approvalsPending = Math.round(message.approvalsPending);
+    }
     return obj;
   },
 
@@ -1639,6 +1815,11 @@ export const StatusReply: MessageFns<StatusReply> = {
     message.pending = object.pending?.map((e) => PendingTask.fromPartial(e)) || [];
     message.agentsFree = object.agentsFree ?? 0;
     message.reviewersFree = object.reviewersFree ?? false;
+    message.paused = object.paused ?? false;
+    message.pauseReason = object.pauseReason ?? "";
+    message.operators = object.operators?.map((e) => e) || [];
+    message.operatorSource = object.operatorSource ?? "";
+    message.approvalsPending = object.approvalsPending ?? 0;
     return message;
   },
 };
@@ -10231,6 +10412,1037 @@ export const StopHarnessReply: MessageFns<StopHarnessReply> = {
   },
 };
 
+function createBaseSubmitOperatorActionRequest(): SubmitOperatorActionRequest {
+  return { envelope: undefined };
+}
+
+export const SubmitOperatorActionRequest: MessageFns<SubmitOperatorActionRequest> = {
+  encode(message: SubmitOperatorActionRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.envelope !== undefined) {
+      OperatorEnvelope.encode(message.envelope, writer.uint32(10).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): SubmitOperatorActionRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseSubmitOperatorActionRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.envelope = OperatorEnvelope.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): SubmitOperatorActionRequest {
+    return { envelope: isSet(object.envelope) ? OperatorEnvelope.fromJSON(object.envelope) : undefined };
+  },
+
+  toJSON(message: SubmitOperatorActionRequest): unknown {
+    const obj: any = {};
+    if (message.envelope !== undefined) {
+      obj.envelope = OperatorEnvelope.toJSON(message.envelope);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<SubmitOperatorActionRequest>, I>>(base?: I): SubmitOperatorActionRequest {
+    return SubmitOperatorActionRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<SubmitOperatorActionRequest>, I>>(object: I): SubmitOperatorActionRequest {
+    const message = createBaseSubmitOperatorActionRequest();
+    message.envelope = (object.envelope !== undefined && object.envelope !== null)
+      ? OperatorEnvelope.fromPartial(object.envelope)
+      : undefined;
+    return message;
+  },
+};
+
+function createBaseOperatorActionReply(): OperatorActionReply {
+  return { entryId: "", actionId: "", verdict: "" };
+}
+
+export const OperatorActionReply: MessageFns<OperatorActionReply> = {
+  encode(message: OperatorActionReply, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.entryId !== "") {
+      writer.uint32(10).string(message.entryId);
+    }
+    if (message.actionId !== "") {
+      writer.uint32(18).string(message.actionId);
+    }
+    if (message.verdict !== "") {
+      writer.uint32(26).string(message.verdict);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): OperatorActionReply {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseOperatorActionReply();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.entryId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.actionId = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.verdict = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): OperatorActionReply {
+    return {
+      entryId: isSet(object.entryId)
+        ? globalThis.String(object.entryId)
+        : isSet(object.entry_id)
+        ? globalThis.String(object.entry_id)
+        : "",
+      actionId: isSet(object.actionId)
+        ? globalThis.String(object.actionId)
+        : isSet(object.action_id)
+        ? globalThis.String(object.action_id)
+        : "",
+      verdict: isSet(object.verdict) ? globalThis.String(object.verdict) : "",
+    };
+  },
+
+  toJSON(message: OperatorActionReply): unknown {
+    const obj: any = {};
+    if (message.entryId !== "") {
+      obj.entryId = message.entryId;
+    }
+    if (message.actionId !== "") {
+      obj.actionId = message.actionId;
+    }
+    if (message.verdict !== "") {
+      obj.verdict = message.verdict;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<OperatorActionReply>, I>>(base?: I): OperatorActionReply {
+    return OperatorActionReply.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<OperatorActionReply>, I>>(object: I): OperatorActionReply {
+    const message = createBaseOperatorActionReply();
+    message.entryId = object.entryId ?? "";
+    message.actionId = object.actionId ?? "";
+    message.verdict = object.verdict ?? "";
+    return message;
+  },
+};
+
+function createBaseListOperatorActionsRequest(): ListOperatorActionsRequest {
+  return {};
+}
+
+export const ListOperatorActionsRequest: MessageFns<ListOperatorActionsRequest> = {
+  encode(_: ListOperatorActionsRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ListOperatorActionsRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseListOperatorActionsRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(_: any): ListOperatorActionsRequest {
+    return {};
+  },
+
+  toJSON(_: ListOperatorActionsRequest): unknown {
+    const obj: any = {};
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ListOperatorActionsRequest>, I>>(base?: I): ListOperatorActionsRequest {
+    return ListOperatorActionsRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ListOperatorActionsRequest>, I>>(_: I): ListOperatorActionsRequest {
+    const message = createBaseListOperatorActionsRequest();
+    return message;
+  },
+};
+
+function createBaseOperatorActionInfo(): OperatorActionInfo {
+  return { entryId: "", carrier: "", verdict: "", operator: "", id: "", kind: "", time: 0, summary: "" };
+}
+
+export const OperatorActionInfo: MessageFns<OperatorActionInfo> = {
+  encode(message: OperatorActionInfo, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.entryId !== "") {
+      writer.uint32(10).string(message.entryId);
+    }
+    if (message.carrier !== "") {
+      writer.uint32(18).string(message.carrier);
+    }
+    if (message.verdict !== "") {
+      writer.uint32(26).string(message.verdict);
+    }
+    if (message.operator !== "") {
+      writer.uint32(34).string(message.operator);
+    }
+    if (message.id !== "") {
+      writer.uint32(42).string(message.id);
+    }
+    if (message.kind !== "") {
+      writer.uint32(50).string(message.kind);
+    }
+    if (message.time !== 0) {
+      writer.uint32(56).uint64(message.time);
+    }
+    if (message.summary !== "") {
+      writer.uint32(66).string(message.summary);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): OperatorActionInfo {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseOperatorActionInfo();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.entryId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.carrier = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.verdict = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.operator = reader.string();
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.id = reader.string();
+            continue;
+          }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.kind = reader.string();
+            continue;
+          }
+          case 7: {
+            if (tag !== 56) {
+              break;
+            }
+
+            message.time = longToNumber(reader.uint64());
+            continue;
+          }
+          case 8: {
+            if (tag !== 66) {
+              break;
+            }
+
+            message.summary = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): OperatorActionInfo {
+    return {
+      entryId: isSet(object.entryId)
+        ? globalThis.String(object.entryId)
+        : isSet(object.entry_id)
+        ? globalThis.String(object.entry_id)
+        : "",
+      carrier: isSet(object.carrier) ? globalThis.String(object.carrier) : "",
+      verdict: isSet(object.verdict) ? globalThis.String(object.verdict) : "",
+      operator: isSet(object.operator) ? globalThis.String(object.operator) : "",
+      id: isSet(object.id) ? globalThis.String(object.id) : "",
+      kind: isSet(object.kind) ? globalThis.String(object.kind) : "",
+      time: isSet(object.time) ? globalThis.Number(object.time) : 0,
+      summary: isSet(object.summary) ? globalThis.String(object.summary) : "",
+    };
+  },
+
+  toJSON(message: OperatorActionInfo): unknown {
+    const obj: any = {};
+    if (message.entryId !== "") {
+      obj.entryId = message.entryId;
+    }
+    if (message.carrier !== "") {
+      obj.carrier = message.carrier;
+    }
+    if (message.verdict !== "") {
+      obj.verdict = message.verdict;
+    }
+    if (message.operator !== "") {
+      obj.operator = message.operator;
+    }
+    if (message.id !== "") {
+      obj.id = message.id;
+    }
+    if (message.kind !== "") {
+      obj.kind = message.kind;
+    }
+    if (message.time !== 0) {
+      obj.time = Math.round(message.time);
+    }
+    if (message.summary !== "") {
+      obj.summary = message.summary;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<OperatorActionInfo>, I>>(base?: I): OperatorActionInfo {
+    return OperatorActionInfo.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<OperatorActionInfo>, I>>(object: I): OperatorActionInfo {
+    const message = createBaseOperatorActionInfo();
+    message.entryId = object.entryId ?? "";
+    message.carrier = object.carrier ?? "";
+    message.verdict = object.verdict ?? "";
+    message.operator = object.operator ?? "";
+    message.id = object.id ?? "";
+    message.kind = object.kind ?? "";
+    message.time = object.time ?? 0;
+    message.summary = object.summary ?? "";
+    return message;
+  },
+};
+
+function createBaseOperatorRefusal(): OperatorRefusal {
+  return { author: "", count: 0 };
+}
+
+export const OperatorRefusal: MessageFns<OperatorRefusal> = {
+  encode(message: OperatorRefusal, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.author !== "") {
+      writer.uint32(10).string(message.author);
+    }
+    if (message.count !== 0) {
+      writer.uint32(16).uint32(message.count);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): OperatorRefusal {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseOperatorRefusal();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.author = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.count = reader.uint32();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): OperatorRefusal {
+    return {
+      author: isSet(object.author) ? globalThis.String(object.author) : "",
+      count: isSet(object.count) ? globalThis.Number(object.count) : 0,
+    };
+  },
+
+  toJSON(message: OperatorRefusal): unknown {
+    const obj: any = {};
+    if (message.author !== "") {
+      obj.author = message.author;
+    }
+    if (message.count !== 0) {
+      obj.count = Math.round(message.count);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<OperatorRefusal>, I>>(base?: I): OperatorRefusal {
+    return OperatorRefusal.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<OperatorRefusal>, I>>(object: I): OperatorRefusal {
+    const message = createBaseOperatorRefusal();
+    message.author = object.author ?? "";
+    message.count = object.count ?? 0;
+    return message;
+  },
+};
+
+function createBaseListOperatorActionsReply(): ListOperatorActionsReply {
+  return { actions: [], operators: [], source: "", refusals: [] };
+}
+
+export const ListOperatorActionsReply: MessageFns<ListOperatorActionsReply> = {
+  encode(message: ListOperatorActionsReply, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    for (const v of message.actions) {
+      OperatorActionInfo.encode(v!, writer.uint32(10).fork()).join();
+    }
+    for (const v of message.operators) {
+      writer.uint32(18).string(v!);
+    }
+    if (message.source !== "") {
+      writer.uint32(26).string(message.source);
+    }
+    for (const v of message.refusals) {
+      OperatorRefusal.encode(v!, writer.uint32(34).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ListOperatorActionsReply {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseListOperatorActionsReply();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.actions.push(OperatorActionInfo.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.operators.push(reader.string());
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.source = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.refusals.push(OperatorRefusal.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ListOperatorActionsReply {
+    return {
+      actions: globalThis.Array.isArray(object?.actions)
+        ? object.actions.map((e: any) => OperatorActionInfo.fromJSON(e))
+        : [],
+      operators: globalThis.Array.isArray(object?.operators)
+        ? object.operators.map((e: any) => globalThis.String(e))
+        : [],
+      source: isSet(object.source) ? globalThis.String(object.source) : "",
+      refusals: globalThis.Array.isArray(object?.refusals)
+        ? object.refusals.map((e: any) => OperatorRefusal.fromJSON(e))
+        : [],
+    };
+  },
+
+  toJSON(message: ListOperatorActionsReply): unknown {
+    const obj: any = {};
+    if (message.actions?.length) {
+      obj.actions = message.actions.map((e) => OperatorActionInfo.toJSON(e));
+    }
+    if (message.operators?.length) {
+      obj.operators = message.operators;
+    }
+    if (message.source !== "") {
+      obj.source = message.source;
+    }
+    if (message.refusals?.length) {
+      obj.refusals = message.refusals.map((e) => OperatorRefusal.toJSON(e));
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ListOperatorActionsReply>, I>>(base?: I): ListOperatorActionsReply {
+    return ListOperatorActionsReply.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ListOperatorActionsReply>, I>>(object: I): ListOperatorActionsReply {
+    const message = createBaseListOperatorActionsReply();
+    message.actions = object.actions?.map((e) => OperatorActionInfo.fromPartial(e)) || [];
+    message.operators = object.operators?.map((e) => e) || [];
+    message.source = object.source ?? "";
+    message.refusals = object.refusals?.map((e) => OperatorRefusal.fromPartial(e)) || [];
+    return message;
+  },
+};
+
+function createBaseListApprovalsRequest(): ListApprovalsRequest {
+  return { all: false };
+}
+
+export const ListApprovalsRequest: MessageFns<ListApprovalsRequest> = {
+  encode(message: ListApprovalsRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.all !== false) {
+      writer.uint32(8).bool(message.all);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ListApprovalsRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseListApprovalsRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.all = reader.bool();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ListApprovalsRequest {
+    return { all: isSet(object.all) ? globalThis.Boolean(object.all) : false };
+  },
+
+  toJSON(message: ListApprovalsRequest): unknown {
+    const obj: any = {};
+    if (message.all !== false) {
+      obj.all = message.all;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ListApprovalsRequest>, I>>(base?: I): ListApprovalsRequest {
+    return ListApprovalsRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ListApprovalsRequest>, I>>(object: I): ListApprovalsRequest {
+    const message = createBaseListApprovalsRequest();
+    message.all = object.all ?? false;
+    return message;
+  },
+};
+
+function createBaseApprovalInfo(): ApprovalInfo {
+  return {
+    id: "",
+    agent: "",
+    agentName: "",
+    title: "",
+    grant: "",
+    detail: "",
+    time: 0,
+    expiresAt: 0,
+    state: "",
+    answeredBy: "",
+    always: false,
+    task: "",
+  };
+}
+
+export const ApprovalInfo: MessageFns<ApprovalInfo> = {
+  encode(message: ApprovalInfo, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.id !== "") {
+      writer.uint32(10).string(message.id);
+    }
+    if (message.agent !== "") {
+      writer.uint32(18).string(message.agent);
+    }
+    if (message.agentName !== "") {
+      writer.uint32(26).string(message.agentName);
+    }
+    if (message.title !== "") {
+      writer.uint32(34).string(message.title);
+    }
+    if (message.grant !== "") {
+      writer.uint32(42).string(message.grant);
+    }
+    if (message.detail !== "") {
+      writer.uint32(50).string(message.detail);
+    }
+    if (message.time !== 0) {
+      writer.uint32(56).uint64(message.time);
+    }
+    if (message.expiresAt !== 0) {
+      writer.uint32(64).uint64(message.expiresAt);
+    }
+    if (message.state !== "") {
+      writer.uint32(74).string(message.state);
+    }
+    if (message.answeredBy !== "") {
+      writer.uint32(82).string(message.answeredBy);
+    }
+    if (message.always !== false) {
+      writer.uint32(88).bool(message.always);
+    }
+    if (message.task !== "") {
+      writer.uint32(98).string(message.task);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ApprovalInfo {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseApprovalInfo();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.id = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.agent = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.agentName = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.title = reader.string();
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.grant = reader.string();
+            continue;
+          }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.detail = reader.string();
+            continue;
+          }
+          case 7: {
+            if (tag !== 56) {
+              break;
+            }
+
+            message.time = longToNumber(reader.uint64());
+            continue;
+          }
+          case 8: {
+            if (tag !== 64) {
+              break;
+            }
+
+            message.expiresAt = longToNumber(reader.uint64());
+            continue;
+          }
+          case 9: {
+            if (tag !== 74) {
+              break;
+            }
+
+            message.state = reader.string();
+            continue;
+          }
+          case 10: {
+            if (tag !== 82) {
+              break;
+            }
+
+            message.answeredBy = reader.string();
+            continue;
+          }
+          case 11: {
+            if (tag !== 88) {
+              break;
+            }
+
+            message.always = reader.bool();
+            continue;
+          }
+          case 12: {
+            if (tag !== 98) {
+              break;
+            }
+
+            message.task = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ApprovalInfo {
+    return {
+      id: isSet(object.id) ? globalThis.String(object.id) : "",
+      agent: isSet(object.agent) ? globalThis.String(object.agent) : "",
+      agentName: isSet(object.agentName)
+        ? globalThis.String(object.agentName)
+        : isSet(object.agent_name)
+        ? globalThis.String(object.agent_name)
+        : "",
+      title: isSet(object.title) ? globalThis.String(object.title) : "",
+      grant: isSet(object.grant) ? globalThis.String(object.grant) : "",
+      detail: isSet(object.detail) ? globalThis.String(object.detail) : "",
+      time: isSet(object.time) ? globalThis.Number(object.time) : 0,
+      expiresAt: isSet(object.expiresAt)
+        ? globalThis.Number(object.expiresAt)
+        : isSet(object.expires_at)
+        ? globalThis.Number(object.expires_at)
+        : 0,
+      state: isSet(object.state) ? globalThis.String(object.state) : "",
+      answeredBy: isSet(object.answeredBy)
+        ? globalThis.String(object.answeredBy)
+        : isSet(object.answered_by)
+        ? globalThis.String(object.answered_by)
+        : "",
+      always: isSet(object.always) ? globalThis.Boolean(object.always) : false,
+      task: isSet(object.task) ? globalThis.String(object.task) : "",
+    };
+  },
+
+  toJSON(message: ApprovalInfo): unknown {
+    const obj: any = {};
+    if (message.id !== "") {
+      obj.id = message.id;
+    }
+    if (message.agent !== "") {
+      obj.agent = message.agent;
+    }
+    if (message.agentName !== "") {
+      obj.agentName = message.agentName;
+    }
+    if (message.title !== "") {
+      obj.title = message.title;
+    }
+    if (message.grant !== "") {
+      obj.grant = message.grant;
+    }
+    if (message.detail !== "") {
+      obj.detail = message.detail;
+    }
+    if (message.time !== 0) {
+      obj.time = Math.round(message.time);
+    }
+    if (message.expiresAt !== 0) {
+      obj.expiresAt = Math.round(message.expiresAt);
+    }
+    if (message.state !== "") {
+      obj.state = message.state;
+    }
+    if (message.answeredBy !== "") {
+      obj.answeredBy = message.answeredBy;
+    }
+    if (message.always !== false) {
+      obj.always = message.always;
+    }
+    if (message.task !== "") {
+      obj.task = message.task;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ApprovalInfo>, I>>(base?: I): ApprovalInfo {
+    return ApprovalInfo.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ApprovalInfo>, I>>(object: I): ApprovalInfo {
+    const message = createBaseApprovalInfo();
+    message.id = object.id ?? "";
+    message.agent = object.agent ?? "";
+    message.agentName = object.agentName ?? "";
+    message.title = object.title ?? "";
+    message.grant = object.grant ?? "";
+    message.detail = object.detail ?? "";
+    message.time = object.time ?? 0;
+    message.expiresAt = object.expiresAt ?? 0;
+    message.state = object.state ?? "";
+    message.answeredBy = object.answeredBy ?? "";
+    message.always = object.always ?? false;
+    message.task = object.task ?? "";
+    return message;
+  },
+};
+
+function createBaseListApprovalsReply(): ListApprovalsReply {
+  return { approvals: [] };
+}
+
+export const ListApprovalsReply: MessageFns<ListApprovalsReply> = {
+  encode(message: ListApprovalsReply, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    for (const v of message.approvals) {
+      ApprovalInfo.encode(v!, writer.uint32(10).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ListApprovalsReply {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseListApprovalsReply();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.approvals.push(ApprovalInfo.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ListApprovalsReply {
+    return {
+      approvals: globalThis.Array.isArray(object?.approvals)
+        ? object.approvals.map((e: any) => ApprovalInfo.fromJSON(e))
+        : [],
+    };
+  },
+
+  toJSON(message: ListApprovalsReply): unknown {
+    const obj: any = {};
+    if (message.approvals?.length) {
+      obj.approvals = message.approvals.map((e) => ApprovalInfo.toJSON(e));
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ListApprovalsReply>, I>>(base?: I): ListApprovalsReply {
+    return ListApprovalsReply.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ListApprovalsReply>, I>>(object: I): ListApprovalsReply {
+    const message = createBaseListApprovalsReply();
+    message.approvals = object.approvals?.map((e) => ApprovalInfo.fromPartial(e)) || [];
+    return message;
+  },
+};
+
 /**
  * The local API between an agent (or the `agency` CLI, or the MCP server)
  * and its own agentd.
@@ -10563,6 +11775,39 @@ export const AgencyService = {
     responseSerialize: (value: StopHarnessReply): Buffer => Buffer.from(StopHarnessReply.encode(value).finish()),
     responseDeserialize: (value: Buffer): StopHarnessReply => StopHarnessReply.decode(value),
   },
+  /** ---- the operator (docs/operator.md) ---- */
+  submitOperatorAction: {
+    path: "/agency.v1.Agency/SubmitOperatorAction" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: SubmitOperatorActionRequest): Buffer =>
+      Buffer.from(SubmitOperatorActionRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): SubmitOperatorActionRequest => SubmitOperatorActionRequest.decode(value),
+    responseSerialize: (value: OperatorActionReply): Buffer => Buffer.from(OperatorActionReply.encode(value).finish()),
+    responseDeserialize: (value: Buffer): OperatorActionReply => OperatorActionReply.decode(value),
+  },
+  /** the audit: every carried action and its verdict */
+  listOperatorActions: {
+    path: "/agency.v1.Agency/ListOperatorActions" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: ListOperatorActionsRequest): Buffer =>
+      Buffer.from(ListOperatorActionsRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): ListOperatorActionsRequest => ListOperatorActionsRequest.decode(value),
+    responseSerialize: (value: ListOperatorActionsReply): Buffer =>
+      Buffer.from(ListOperatorActionsReply.encode(value).finish()),
+    responseDeserialize: (value: Buffer): ListOperatorActionsReply => ListOperatorActionsReply.decode(value),
+  },
+  /** agents' permission requests waiting for the operator */
+  listApprovals: {
+    path: "/agency.v1.Agency/ListApprovals" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: ListApprovalsRequest): Buffer => Buffer.from(ListApprovalsRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): ListApprovalsRequest => ListApprovalsRequest.decode(value),
+    responseSerialize: (value: ListApprovalsReply): Buffer => Buffer.from(ListApprovalsReply.encode(value).finish()),
+    responseDeserialize: (value: Buffer): ListApprovalsReply => ListApprovalsReply.decode(value),
+  },
 } as const;
 
 export interface AgencyServer extends UntypedServiceImplementation {
@@ -10609,6 +11854,12 @@ export interface AgencyServer extends UntypedServiceImplementation {
   getWorkspace: handleUnaryCall<GetWorkspaceRequest, WorkspaceReply>;
   /** ---- the agent's harness ---- */
   stopHarness: handleUnaryCall<StopHarnessRequest, StopHarnessReply>;
+  /** ---- the operator (docs/operator.md) ---- */
+  submitOperatorAction: handleUnaryCall<SubmitOperatorActionRequest, OperatorActionReply>;
+  /** the audit: every carried action and its verdict */
+  listOperatorActions: handleUnaryCall<ListOperatorActionsRequest, ListOperatorActionsReply>;
+  /** agents' permission requests waiting for the operator */
+  listApprovals: handleUnaryCall<ListApprovalsRequest, ListApprovalsReply>;
 }
 
 export interface AgencyClient extends Client {
@@ -11105,6 +12356,54 @@ export interface AgencyClient extends Client {
     metadata: Metadata,
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: StopHarnessReply) => void,
+  ): ClientUnaryCall;
+  /** ---- the operator (docs/operator.md) ---- */
+  submitOperatorAction(
+    request: SubmitOperatorActionRequest,
+    callback: (error: ServiceError | null, response: OperatorActionReply) => void,
+  ): ClientUnaryCall;
+  submitOperatorAction(
+    request: SubmitOperatorActionRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: OperatorActionReply) => void,
+  ): ClientUnaryCall;
+  submitOperatorAction(
+    request: SubmitOperatorActionRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: OperatorActionReply) => void,
+  ): ClientUnaryCall;
+  /** the audit: every carried action and its verdict */
+  listOperatorActions(
+    request: ListOperatorActionsRequest,
+    callback: (error: ServiceError | null, response: ListOperatorActionsReply) => void,
+  ): ClientUnaryCall;
+  listOperatorActions(
+    request: ListOperatorActionsRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: ListOperatorActionsReply) => void,
+  ): ClientUnaryCall;
+  listOperatorActions(
+    request: ListOperatorActionsRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: ListOperatorActionsReply) => void,
+  ): ClientUnaryCall;
+  /** agents' permission requests waiting for the operator */
+  listApprovals(
+    request: ListApprovalsRequest,
+    callback: (error: ServiceError | null, response: ListApprovalsReply) => void,
+  ): ClientUnaryCall;
+  listApprovals(
+    request: ListApprovalsRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: ListApprovalsReply) => void,
+  ): ClientUnaryCall;
+  listApprovals(
+    request: ListApprovalsRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: ListApprovalsReply) => void,
   ): ClientUnaryCall;
 }
 

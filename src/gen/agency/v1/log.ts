@@ -194,6 +194,71 @@ export interface Integration {
   request: string;
 }
 
+/**
+ * kind "operator": an operator's action, signed by the operator's own key and
+ * carried by whichever member's daemon the operator's `agency` talked to. The
+ * carrier's entry signature says who carried it; `sig` says who decided it.
+ */
+export interface OperatorEnvelope {
+  /** an encoded OperatorAction, the bytes signed */
+  action: Buffer;
+  /** the operator's Ed25519 signature over `action` (domain "agency/operator/v1") */
+  sig: Buffer;
+}
+
+export interface OperatorAction {
+  /** the operator's public key, as an Ed25519 peer id */
+  operator: string;
+  /** unique per action (random): a replayed action is the same action */
+  id: string;
+  /** the operator's clock, ms since the epoch: the order of operator actions */
+  time: number;
+  /** goal | pause | resume | task | task_cancel | task_priority | message | approval */
+  kind: string;
+  /** kind goal: the goal and its test command */
+  goal:
+    | Goal
+    | undefined;
+  /** kinds task, task_cancel, task_priority: the task (its id at least) */
+  task:
+    | TaskSpec
+    | undefined;
+  /** kind message: the text; kinds pause, task_cancel: the reason */
+  text: string;
+  /** kind message: the agent's peer id; empty: every agent */
+  to: string;
+  /** kind goal: the operator keys the swarm obeys, carried by the first goal */
+  operators: string[];
+  /** kind pause: how long the paused holders' leases are kept */
+  leaseKeepMs: number;
+  /** kind approval: the approval request's id */
+  request: string;
+  /** kind approval: approve (else deny) */
+  allow: boolean;
+  /** kind approval: and grant the same again to that agent without asking */
+  always: boolean;
+}
+
+/**
+ * kind "approval_request": an agent asks for a permission beyond its grants
+ * (--acp-permissions ask), for an operator to answer; a second entry with the
+ * same id and a `closed` reason ends it (timed out, or the turn went away).
+ */
+export interface ApprovalRequest {
+  id: string;
+  /** what the agent asks to do, as it said it */
+  title: string;
+  /** the grant it would need */
+  grant: string;
+  /** the tool call, briefly */
+  detail: string;
+  /** the asking daemon's clock: denied unanswered then */
+  expiresAt: number;
+  /** empty: open; timed_out | withdrawn */
+  closed: string;
+  task: string;
+}
+
 function createBaseEntry(): Entry {
   return {
     author: "",
@@ -1825,6 +1890,541 @@ export const Integration: MessageFns<Integration> = {
     message.result = object.result ?? "";
     message.paths = object.paths?.map((e) => e) || [];
     message.request = object.request ?? "";
+    return message;
+  },
+};
+
+function createBaseOperatorEnvelope(): OperatorEnvelope {
+  return { action: Buffer.alloc(0), sig: Buffer.alloc(0) };
+}
+
+export const OperatorEnvelope: MessageFns<OperatorEnvelope> = {
+  encode(message: OperatorEnvelope, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.action.length !== 0) {
+      writer.uint32(10).bytes(message.action);
+    }
+    if (message.sig.length !== 0) {
+      writer.uint32(18).bytes(message.sig);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): OperatorEnvelope {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseOperatorEnvelope();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.action = Buffer.from(reader.bytes());
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.sig = Buffer.from(reader.bytes());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): OperatorEnvelope {
+    return {
+      action: isSet(object.action) ? Buffer.from(bytesFromBase64(object.action)) : Buffer.alloc(0),
+      sig: isSet(object.sig) ? Buffer.from(bytesFromBase64(object.sig)) : Buffer.alloc(0),
+    };
+  },
+
+  toJSON(message: OperatorEnvelope): unknown {
+    const obj: any = {};
+    if (message.action.length !== 0) {
+      obj.action = base64FromBytes(message.action);
+    }
+    if (message.sig.length !== 0) {
+      obj.sig = base64FromBytes(message.sig);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<OperatorEnvelope>, I>>(base?: I): OperatorEnvelope {
+    return OperatorEnvelope.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<OperatorEnvelope>, I>>(object: I): OperatorEnvelope {
+    const message = createBaseOperatorEnvelope();
+    message.action = object.action ?? Buffer.alloc(0);
+    message.sig = object.sig ?? Buffer.alloc(0);
+    return message;
+  },
+};
+
+function createBaseOperatorAction(): OperatorAction {
+  return {
+    operator: "",
+    id: "",
+    time: 0,
+    kind: "",
+    goal: undefined,
+    task: undefined,
+    text: "",
+    to: "",
+    operators: [],
+    leaseKeepMs: 0,
+    request: "",
+    allow: false,
+    always: false,
+  };
+}
+
+export const OperatorAction: MessageFns<OperatorAction> = {
+  encode(message: OperatorAction, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.operator !== "") {
+      writer.uint32(10).string(message.operator);
+    }
+    if (message.id !== "") {
+      writer.uint32(18).string(message.id);
+    }
+    if (message.time !== 0) {
+      writer.uint32(24).uint64(message.time);
+    }
+    if (message.kind !== "") {
+      writer.uint32(34).string(message.kind);
+    }
+    if (message.goal !== undefined) {
+      Goal.encode(message.goal, writer.uint32(42).fork()).join();
+    }
+    if (message.task !== undefined) {
+      TaskSpec.encode(message.task, writer.uint32(50).fork()).join();
+    }
+    if (message.text !== "") {
+      writer.uint32(58).string(message.text);
+    }
+    if (message.to !== "") {
+      writer.uint32(66).string(message.to);
+    }
+    for (const v of message.operators) {
+      writer.uint32(74).string(v!);
+    }
+    if (message.leaseKeepMs !== 0) {
+      writer.uint32(80).uint64(message.leaseKeepMs);
+    }
+    if (message.request !== "") {
+      writer.uint32(90).string(message.request);
+    }
+    if (message.allow !== false) {
+      writer.uint32(96).bool(message.allow);
+    }
+    if (message.always !== false) {
+      writer.uint32(104).bool(message.always);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): OperatorAction {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseOperatorAction();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.operator = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.id = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.time = longToNumber(reader.uint64());
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.kind = reader.string();
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.goal = Goal.decode(reader, reader.uint32());
+            continue;
+          }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.task = TaskSpec.decode(reader, reader.uint32());
+            continue;
+          }
+          case 7: {
+            if (tag !== 58) {
+              break;
+            }
+
+            message.text = reader.string();
+            continue;
+          }
+          case 8: {
+            if (tag !== 66) {
+              break;
+            }
+
+            message.to = reader.string();
+            continue;
+          }
+          case 9: {
+            if (tag !== 74) {
+              break;
+            }
+
+            message.operators.push(reader.string());
+            continue;
+          }
+          case 10: {
+            if (tag !== 80) {
+              break;
+            }
+
+            message.leaseKeepMs = longToNumber(reader.uint64());
+            continue;
+          }
+          case 11: {
+            if (tag !== 90) {
+              break;
+            }
+
+            message.request = reader.string();
+            continue;
+          }
+          case 12: {
+            if (tag !== 96) {
+              break;
+            }
+
+            message.allow = reader.bool();
+            continue;
+          }
+          case 13: {
+            if (tag !== 104) {
+              break;
+            }
+
+            message.always = reader.bool();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): OperatorAction {
+    return {
+      operator: isSet(object.operator) ? globalThis.String(object.operator) : "",
+      id: isSet(object.id) ? globalThis.String(object.id) : "",
+      time: isSet(object.time) ? globalThis.Number(object.time) : 0,
+      kind: isSet(object.kind) ? globalThis.String(object.kind) : "",
+      goal: isSet(object.goal) ? Goal.fromJSON(object.goal) : undefined,
+      task: isSet(object.task) ? TaskSpec.fromJSON(object.task) : undefined,
+      text: isSet(object.text) ? globalThis.String(object.text) : "",
+      to: isSet(object.to) ? globalThis.String(object.to) : "",
+      operators: globalThis.Array.isArray(object?.operators)
+        ? object.operators.map((e: any) => globalThis.String(e))
+        : [],
+      leaseKeepMs: isSet(object.leaseKeepMs)
+        ? globalThis.Number(object.leaseKeepMs)
+        : isSet(object.lease_keep_ms)
+        ? globalThis.Number(object.lease_keep_ms)
+        : 0,
+      request: isSet(object.request) ? globalThis.String(object.request) : "",
+      allow: isSet(object.allow) ? globalThis.Boolean(object.allow) : false,
+      always: isSet(object.always) ? globalThis.Boolean(object.always) : false,
+    };
+  },
+
+  toJSON(message: OperatorAction): unknown {
+    const obj: any = {};
+    if (message.operator !== "") {
+      obj.operator = message.operator;
+    }
+    if (message.id !== "") {
+      obj.id = message.id;
+    }
+    if (message.time !== 0) {
+      obj.time = Math.round(message.time);
+    }
+    if (message.kind !== "") {
+      obj.kind = message.kind;
+    }
+    if (message.goal !== undefined) {
+      obj.goal = Goal.toJSON(message.goal);
+    }
+    if (message.task !== undefined) {
+      obj.task = TaskSpec.toJSON(message.task);
+    }
+    if (message.text !== "") {
+      obj.text = message.text;
+    }
+    if (message.to !== "") {
+      obj.to = message.to;
+    }
+    if (message.operators?.length) {
+      obj.operators = message.operators;
+    }
+    if (message.leaseKeepMs !== 0) {
+      obj.leaseKeepMs = Math.round(message.leaseKeepMs);
+    }
+    if (message.request !== "") {
+      obj.request = message.request;
+    }
+    if (message.allow !== false) {
+      obj.allow = message.allow;
+    }
+    if (message.always !== false) {
+      obj.always = message.always;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<OperatorAction>, I>>(base?: I): OperatorAction {
+    return OperatorAction.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<OperatorAction>, I>>(object: I): OperatorAction {
+    const message = createBaseOperatorAction();
+    message.operator = object.operator ?? "";
+    message.id = object.id ?? "";
+    message.time = object.time ?? 0;
+    message.kind = object.kind ?? "";
+    message.goal = (object.goal !== undefined && object.goal !== null) ? Goal.fromPartial(object.goal) : undefined;
+    message.task = (object.task !== undefined && object.task !== null) ? TaskSpec.fromPartial(object.task) : undefined;
+    message.text = object.text ?? "";
+    message.to = object.to ?? "";
+    message.operators = object.operators?.map((e) => e) || [];
+    message.leaseKeepMs = object.leaseKeepMs ?? 0;
+    message.request = object.request ?? "";
+    message.allow = object.allow ?? false;
+    message.always = object.always ?? false;
+    return message;
+  },
+};
+
+function createBaseApprovalRequest(): ApprovalRequest {
+  return { id: "", title: "", grant: "", detail: "", expiresAt: 0, closed: "", task: "" };
+}
+
+export const ApprovalRequest: MessageFns<ApprovalRequest> = {
+  encode(message: ApprovalRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.id !== "") {
+      writer.uint32(10).string(message.id);
+    }
+    if (message.title !== "") {
+      writer.uint32(18).string(message.title);
+    }
+    if (message.grant !== "") {
+      writer.uint32(26).string(message.grant);
+    }
+    if (message.detail !== "") {
+      writer.uint32(34).string(message.detail);
+    }
+    if (message.expiresAt !== 0) {
+      writer.uint32(40).uint64(message.expiresAt);
+    }
+    if (message.closed !== "") {
+      writer.uint32(50).string(message.closed);
+    }
+    if (message.task !== "") {
+      writer.uint32(58).string(message.task);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ApprovalRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseApprovalRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.id = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.title = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.grant = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.detail = reader.string();
+            continue;
+          }
+          case 5: {
+            if (tag !== 40) {
+              break;
+            }
+
+            message.expiresAt = longToNumber(reader.uint64());
+            continue;
+          }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.closed = reader.string();
+            continue;
+          }
+          case 7: {
+            if (tag !== 58) {
+              break;
+            }
+
+            message.task = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ApprovalRequest {
+    return {
+      id: isSet(object.id) ? globalThis.String(object.id) : "",
+      title: isSet(object.title) ? globalThis.String(object.title) : "",
+      grant: isSet(object.grant) ? globalThis.String(object.grant) : "",
+      detail: isSet(object.detail) ? globalThis.String(object.detail) : "",
+      expiresAt: isSet(object.expiresAt)
+        ? globalThis.Number(object.expiresAt)
+        : isSet(object.expires_at)
+        ? globalThis.Number(object.expires_at)
+        : 0,
+      closed: isSet(object.closed) ? globalThis.String(object.closed) : "",
+      task: isSet(object.task) ? globalThis.String(object.task) : "",
+    };
+  },
+
+  toJSON(message: ApprovalRequest): unknown {
+    const obj: any = {};
+    if (message.id !== "") {
+      obj.id = message.id;
+    }
+    if (message.title !== "") {
+      obj.title = message.title;
+    }
+    if (message.grant !== "") {
+      obj.grant = message.grant;
+    }
+    if (message.detail !== "") {
+      obj.detail = message.detail;
+    }
+    if (message.expiresAt !== 0) {
+      obj.expiresAt = Math.round(message.expiresAt);
+    }
+    if (message.closed !== "") {
+      obj.closed = message.closed;
+    }
+    if (message.task !== "") {
+      obj.task = message.task;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ApprovalRequest>, I>>(base?: I): ApprovalRequest {
+    return ApprovalRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ApprovalRequest>, I>>(object: I): ApprovalRequest {
+    const message = createBaseApprovalRequest();
+    message.id = object.id ?? "";
+    message.title = object.title ?? "";
+    message.grant = object.grant ?? "";
+    message.detail = object.detail ?? "";
+    message.expiresAt = object.expiresAt ?? 0;
+    message.closed = object.closed ?? "";
+    message.task = object.task ?? "";
     return message;
   },
 };

@@ -1,0 +1,53 @@
+// The operator's use cases in agentd: carry an action the operator signed
+// into the log (checked first, so a forgery is refused at the door and not
+// only by the fold), refuse what only an operator may do to anyone else,
+// and show who steers, the pause, the approvals and the audit.
+import type { Board } from '../core/board/index.js'
+import { InvalidArgumentError } from '../core/errors.js'
+import type { StoredEntry } from '../core/log/ingest-result.js'
+import { NoOperatorError, OperatorOnlyError, openEnvelope, summarise } from '../core/operator/index.js'
+import type { OperatorEnvelope } from '../gen/agency/v1/log.js'
+
+export interface OperatorServiceInit {
+  board: () => Board
+  /** appends an operator entry of this daemon */
+  append: (envelope: OperatorEnvelope) => Promise<StoredEntry>
+}
+
+export interface CarriedReply { entryId: string, actionId: string, verdict: string }
+
+/** The words an agent sees when it tries an operator's action through its own API. */
+export function operatorOnly (what: string): OperatorOnlyError {
+  return new OperatorOnlyError(`${what} is the operator's to do, and this swarm has an operator: the operator does it with agency --operator-key (docs/operator.md); an agent cannot`)
+}
+
+export class OperatorService {
+  private readonly init: OperatorServiceInit
+
+  constructor (init: OperatorServiceInit) {
+    this.init = init
+  }
+
+  /** Throws OperatorOnlyError while operators govern: the plain (unsigned) form of an operator-only action. */
+  refuseUnsigned (what: string): void {
+    if (this.init.board().operators().keys.length > 0) throw operatorOnly(what)
+  }
+
+  /**
+   * Carries a signed action into the log. InvalidArgumentError for one that
+   * does not decode or whose signature is bad, NoOperatorError on a swarm
+   * without operators, OperatorOnlyError for a key that is not an operator's.
+   */
+  async submit (envelope: OperatorEnvelope | undefined): Promise<CarriedReply> {
+    if (envelope === undefined || envelope.action.byteLength === 0) throw new InvalidArgumentError('no operator action: sign one with agency --operator-key')
+    const opened = openEnvelope(envelope)
+    if (opened.fault === 'malformed' || opened.action === undefined) throw new InvalidArgumentError('not an operator action: it does not decode, or lacks its key, id, time or kind\'s fields')
+    const action = opened.action
+    if (opened.fault === 'bad_signature') throw new OperatorOnlyError(`the operator action "${summarise(action)}" is not signed by the key it names: only the operator's own key can sign it`)
+    const who = this.init.board().operators()
+    if (who.keys.length === 0) throw new NoOperatorError(`"${summarise(action)}"`)
+    if (!who.keys.includes(action.operator)) throw new OperatorOnlyError(`the key ${action.operator} is not an operator of this swarm, so "${summarise(action)}" is refused: only the operator may do it`)
+    const entry = await this.init.append(envelope)
+    return { entryId: entry.id, actionId: action.id, verdict: this.init.board().operatorVerdict(entry.id) ?? 'accepted' }
+  }
+}
