@@ -10,7 +10,7 @@
 // (ACP mode: agentd drives the agent over them); stderr still goes to the log.
 // The session ends its run through `run.end`, cleanly or with a failure.
 import { spawn, type ChildProcess } from 'node:child_process'
-import { appendFileSync, closeSync, openSync } from 'node:fs'
+import { appendFileSync, closeSync, openSync, statSync } from 'node:fs'
 import { chmod, mkdir, writeFile } from 'node:fs/promises'
 import { delimiter, dirname, join } from 'node:path'
 import { performance } from 'node:perf_hooks'
@@ -47,6 +47,18 @@ export interface HarnessSupervisorOptions {
   beforeSpawn?: () => void
   /** Drives each run over its stdin and stdout (ACP mode); stop() awaits its stop() before signalling the process. */
   session?: (run: HarnessRun) => HarnessRunSession
+  /**
+   * Asked before each start: a hold (the budget is reached, the provider is
+   * rate-limited) makes the supervisor wait and ask again, without counting a
+   * failure. `waitMs` is when to ask again at the latest; wake() asks at once.
+   */
+  startGate?: () => StartHold | null
+}
+
+/** Why the next run may not start yet, and when to ask again. */
+export interface StartHold {
+  reason: string
+  waitMs: number
 }
 
 export interface HarnessExit {
@@ -62,6 +74,8 @@ export interface HarnessExit {
   failure?: string
   /** Why agentd ended the run on purpose (not a failure), e.g. the goal is met. */
   endedBy?: string
+  /** Where this run's output starts in the harness log (bytes), for reading back what it reported. */
+  outputFrom: number
 }
 
 export interface HarnessRestart {
@@ -96,6 +110,9 @@ export class HarnessSupervisor {
   private child: ChildProcess | undefined
   private session: HarnessRunSession | undefined
   private restartTimer: NodeJS.Timeout | undefined
+  private holdTimer: NodeJS.Timeout | undefined
+  private _hold: StartHold | undefined
+  private pendingStart: { previous?: HarnessExit, delayMs: number } | undefined
   private exitWaiters: Array<() => void> = []
   private stopping: Promise<void> | undefined
   private resolveFinished!: () => void
@@ -128,6 +145,17 @@ export class HarnessSupervisor {
   /** While waiting to restart: the delay chosen. */
   get delayMs (): number { return this._delayMs }
 
+  /** While waiting on the start gate (state 'waiting'): why the next run waits. */
+  get hold (): StartHold | undefined { return this._hold }
+
+  /** Asks the start gate again now (the budget was raised, a hold ended early). */
+  wake (): void {
+    if (this._hold == null || this.pendingStart == null || this._state !== 'waiting') return
+    clearTimeout(this.holdTimer)
+    this.holdTimer = undefined
+    void this.afterHold()
+  }
+
   /** The running harness's pid, if one is running. */
   get pid (): number | undefined { return this.child?.pid }
 
@@ -142,7 +170,60 @@ export class HarnessSupervisor {
       throw err
     }
     if (this._state !== 'running') return // stopped while the files were written
-    this.spawnHarness()
+    this.pendingStart = { delayMs: 0 }
+    this.tryStart()
+  }
+
+  /** A hold is over or was woken: the work may have been done meanwhile (a restart asks again), then the gate. */
+  private async afterHold (): Promise<void> {
+    if (this._state !== 'waiting' || this.pendingStart == null) return
+    if (this.pendingStart.previous != null) {
+      let more = true
+      try {
+        more = await (this.opts.shouldContinue?.() ?? true)
+      } catch (err) {
+        this.log.warn({ err }, 'harness shouldContinue failed; going on')
+      }
+      if (this._state !== 'waiting' || this.pendingStart == null) return
+      if (!more) {
+        this.pendingStart = undefined
+        this._hold = undefined
+        this._state = 'finished'
+        this.note('work is done; not restarting the harness')
+        this.resolveFinished()
+        return
+      }
+    }
+    this.tryStart()
+  }
+
+  /** Starts the pending run unless the gate holds it; a held start is asked again later. */
+  private tryStart (): void {
+    const pending = this.pendingStart
+    if (pending == null || (this._state !== 'running' && this._state !== 'waiting')) return
+    let hold: StartHold | null = null
+    try {
+      hold = this.opts.startGate?.() ?? null
+    } catch (err) {
+      this.log.warn({ err }, 'harness start gate failed; starting anyway')
+    }
+    if (hold != null) {
+      if (this._hold?.reason !== hold.reason) this.note(`not starting a run: ${hold.reason}`)
+      this._hold = hold
+      // held is a kind of waiting: `hold` says why
+      this._state = 'waiting'
+      this.holdTimer = setTimeout(() => { this.holdTimer = undefined; void this.afterHold() }, Math.max(10, Math.min(hold.waitMs, 2_147_483_647)))
+      return
+    }
+    if (this._hold != null) this.note(`starting again: ${this._hold.reason} no longer holds`)
+    this._hold = undefined
+    this.pendingStart = undefined
+    this._state = 'running'
+    const child = this.spawnHarness()
+    if (pending.previous != null) {
+      this._restarts++
+      this.safely(() => this.opts.onRestart?.({ restarts: this._restarts, pid: child?.pid, delayMs: pending.delayMs, previous: pending.previous as HarnessExit }))
+    }
   }
 
   /** Stops supervising and the harness: SIGTERM, then SIGKILL after the grace period. Resolves when it is gone. */
@@ -156,6 +237,9 @@ export class HarnessSupervisor {
     this._state = 'stopped'
     if (this.restartTimer != null) clearTimeout(this.restartTimer)
     this.restartTimer = undefined
+    clearTimeout(this.holdTimer)
+    this.holdTimer = undefined
+    this.pendingStart = undefined
     clearTimeout(this.runTimer)
     const child = this.child
     if (child?.pid != null) {
@@ -192,6 +276,7 @@ export class HarnessSupervisor {
   private spawnHarness (): ChildProcess | undefined {
     const { command, args, cwd } = this.launch
     const startedAt = performance.now()
+    const outputFrom = logSize(this.logFile)
     this.note(`starting ${command} ${args.map(brief).join(' ')} in ${cwd}`)
     let child: ChildProcess | undefined
     let ended = false
@@ -201,7 +286,7 @@ export class HarnessSupervisor {
       if (ended) return
       ended = true
       clearTimeout(this.runTimer)
-      const exit: HarnessExit = { pid: child?.pid, code, signal, error, runMs: performance.now() - startedAt, timedOut, failure: outcome?.failure, endedBy: outcome?.failure == null ? outcome?.reason : undefined }
+      const exit: HarnessExit = { pid: child?.pid, code, signal, error, runMs: performance.now() - startedAt, timedOut, failure: outcome?.failure, endedBy: outcome?.failure == null ? outcome?.reason : undefined, outputFrom }
       this.onHarnessExit(child, exit)
     }
     const piped = this.opts.session != null
@@ -306,9 +391,8 @@ export class HarnessSupervisor {
       return
     }
     this._state = 'running'
-    this._restarts++
-    const child = this.spawnHarness()
-    this.safely(() => this.opts.onRestart?.({ restarts: this._restarts, pid: child?.pid, delayMs, previous }))
+    this.pendingStart = { previous, delayMs }
+    this.tryStart()
   }
 
   private environment (): NodeJS.ProcessEnv {
@@ -344,6 +428,14 @@ function signalGroup (pid: number, signal: NodeJS.Signals): void {
   try {
     process.kill(-pid, signal)
   } catch { /* the group is gone */ }
+}
+
+function logSize (file: string): number {
+  try {
+    return statSync(file).size
+  } catch {
+    return 0
+  }
 }
 
 function brief (arg: string): string {

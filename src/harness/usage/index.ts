@@ -7,3 +7,5 @@ export { type RateLimitKind, type RateLimitSignal, DEFAULT_HOLD_MS, rateLimitInL
 export { runReader, usageReportPaths } from './readers.js'
 export { acpSessionCostUsd, acpTurnUsage } from './acp.js'
 export { DEFAULT_PRICES, PriceFileError, parsePrices, priceOf, priced, type PriceRow, type PriceTable } from './prices.js'
+export { readRunReport, type RunFilesInput } from './run-files.js'
+export { providerAccount } from './provider-account.js'
