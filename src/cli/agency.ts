@@ -10,6 +10,7 @@ import { registerRepoCommands } from './commands/repo.js'
 import { registerSwarmCommands } from './commands/swarm.js'
 import { registerKeygenCommand } from './commands/keygen.js'
 import { registerExperimentCommands } from './commands/experiment.js'
+import { registerSpendCommands } from './commands/spend.js'
 import { fail } from './output.js'
 import { runMcpServer } from '../mcp/server.js'
 
@@ -37,6 +38,7 @@ registerRepoCommands(program)
 registerSwarmCommands(program)
 registerKeygenCommand(program)
 registerExperimentCommands(program)
+registerSpendCommands(program)
 
 program.command('mcp')
   .description('serve the coordination tools of your agentd over MCP on stdio (for agent harnesses); logs go to stderr. A daemon that requires an API token gets it from AGENCY_TOKEN or AGENCY_TOKEN_FILE')
