@@ -1,8 +1,9 @@
 // Reads back what one run reported: its output from the harness log (from the
 // offset where the run started) and the report files its CLI wrote (Copilot's
 // usage file, Pi's session files changed during the run). A report file is
-// removed once read, so the next run's cannot be mistaken for it.
-import { open, readdir, readFile, rm, stat } from 'node:fs/promises'
+// removed once read, so the next run's cannot be mistaken for it. Synchronous:
+// it runs once per run, in the exit path that decides whether the run failed.
+import { closeSync, fstatSync, openSync, readdirSync, readFileSync, readSync, rmSync, statSync } from 'node:fs'
 import { join } from 'node:path'
 import { runReader, usageReportPaths } from './readers.js'
 import type { RunReport } from './run-report.js'
@@ -21,38 +22,49 @@ export interface RunFilesInput {
   now: number
 }
 
-export async function readRunReport (i: RunFilesInput): Promise<RunReport> {
-  const text = await readFrom(i.harnessLog, i.outputFrom)
+export function readRunReport (i: RunFilesInput): RunReport {
+  const text = readFrom(i.harnessLog, i.outputFrom)
   const paths = usageReportPaths(i.harness, i.harnessDir)
   const files = new Map<string, string>()
   for (const file of paths.files) {
-    const content = await readFile(file, 'utf8').catch(() => undefined)
+    const content = readOrUndefined(file)
     if (content == null) continue
     files.set(file, content)
-    await rm(file, { force: true })
+    rmSync(file, { force: true })
   }
   for (const dir of paths.dirs) {
-    for (const name of await readdir(dir, { recursive: true }).catch(() => [] as string[])) {
+    let names: string[] = []
+    try { names = readdirSync(dir, { recursive: true, encoding: 'utf8' }) } catch { /* no sessions yet */ }
+    for (const name of names) {
       if (!name.endsWith('.jsonl')) continue
       const path = join(dir, name)
-      const s = await stat(path).catch(() => undefined)
-      if (s == null || s.mtimeMs < i.startedAt) continue
-      files.set(path, await readFile(path, 'utf8').catch(() => ''))
+      let mtime = 0
+      try { mtime = statSync(path).mtimeMs } catch { continue }
+      if (mtime < i.startedAt) continue
+      files.set(path, readOrUndefined(path) ?? '')
     }
   }
   return runReader(i.harness)({ text, files, now: i.now })
 }
 
-async function readFrom (path: string, from: number): Promise<string> {
-  const f = await open(path, 'r').catch(() => undefined)
-  if (f == null) return ''
+function readOrUndefined (path: string): string | undefined {
   try {
-    const size = (await f.stat()).size
+    return readFileSync(path, 'utf8')
+  } catch {
+    return undefined
+  }
+}
+
+function readFrom (path: string, from: number): string {
+  let fd: number
+  try { fd = openSync(path, 'r') } catch { return '' }
+  try {
+    const size = fstatSync(fd).size
     const start = Math.max(from, size - MAX_OUTPUT_BYTES, 0)
     const buf = Buffer.alloc(Math.max(0, size - start))
-    await f.read(buf, 0, buf.length, start)
+    readSync(fd, buf, 0, buf.length, start)
     return buf.toString('utf8')
   } finally {
-    await f.close()
+    closeSync(fd)
   }
 }
