@@ -8,7 +8,7 @@ import { decodeBody, encodeBody, BadBodyError, type EntryKind } from '../../../s
 import { SpendFold, allTokens } from '../../../src/core/spend/index.js'
 import { Usage, type Entry } from '../../../src/gen/agency/v1/log.js'
 import type { Signer } from '../../../src/core/log/crypto.js'
-import { makeIdentities, type TestIdentity } from '../log/identities.js'
+import { makeIdentities, type TestIdentity } from '../../helpers/identity.js'
 
 let ids: TestIdentity[]
 beforeAll(async () => { ids = await makeIdentities(4) })
