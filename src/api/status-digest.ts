@@ -21,6 +21,8 @@ export interface StatusDigest {
   peers: { live: number, shown: Array<{ name: string, holds: string[], status: string }>, notShown: number }
   harness: string
   workspace: string
+  /** the swarm's spend so far and its budget: "budget reached" when no new run starts */
+  spend: string
 }
 
 export function statusDigest (s: StatusReply): StatusDigest {
@@ -63,7 +65,8 @@ export function statusDigest (s: StatusReply): StatusDigest {
       notShown: Math.max(0, peers.length - DIGEST_LIMITS.peers)
     },
     harness: h == null ? '' : `${h.name} ${h.state}${h.note !== '' ? `: ${h.note}` : ''}`,
-    workspace: s.workspace
+    workspace: s.workspace,
+    spend: spendLine(s.spend)
   }
 }
 
@@ -86,7 +89,21 @@ export function digestLines (d: StatusDigest): string[] {
   if (d.tasks.total > 0) out.push(`reviews: ${d.reviews}`)
   if (d.harness !== '') out.push(`harness: ${d.harness}`)
   if (d.workspace !== '') out.push(`workspace: ${d.workspace}`)
+  if (d.spend !== '') out.push(`spend: ${d.spend}`)
   return out
+}
+
+/** The swarm's total and its budget in one line; '' before anything was spent or capped. */
+export function spendLine (b: StatusReply['spend']): string {
+  if (b == null) return ''
+  const t = b.spent
+  const caps = b.budget != null && (b.budget.usd > 0 || b.budget.tokens > 0 || b.budget.hours > 0 || b.budget.perAgentUsd > 0)
+  if ((t == null || t.runs === 0) && !caps && b.hold == null) return ''
+  const tokens = (t?.inputTokens ?? 0) + (t?.outputTokens ?? 0)
+  const total = `swarm ${tokens.toLocaleString('en-US')} tokens, $${(t?.usd ?? 0).toFixed(2)}${t?.estimated === true ? ' (est.)' : ''}`
+  const budget = !caps ? 'no budget' : b.reached ? `budget reached (${b.reasons.join('; ')}): no new run starts until it is raised` : 'within budget'
+  const hold = b.hold != null && b.hold.until > 0 ? `; provider limited until ${new Date(b.hold.until).toISOString()}` : ''
+  return `${total}; ${budget}${hold}`
 }
 
 function clip (text: string, max: number): string {

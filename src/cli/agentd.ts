@@ -8,6 +8,7 @@ import { loadOrCreateApiToken } from '../daemon/api-token.js'
 import { REMEMBERED_PEERS_MODES } from '../daemon/remembered-peers.js'
 import { agentConfigs, serveAgents, type ServedHost } from './agent-host.js'
 import { HARNESS_POLICY_DEFAULTS } from '../harness/policy.js'
+import { parsePrices, type PriceTable } from '../harness/usage/prices.js'
 import { ASSIST_DEFAULTS, DEFAULT_INTEGRATOR_WINDOW_MS, HANDOFF_DEFAULTS } from '../core/board/index.js'
 import { durationFlag } from './duration.js'
 import { VERSION } from '../version.js'
@@ -64,6 +65,8 @@ const program = new Command('agentd')
   .addOption(new Option('--harness <name>', 'run an agent beside the daemon: claude, codex, copilot, gemini, pi, aider, sim, or cmd:"<command>" (print mode: one prompt per run); acp:claude, acp:codex, acp:gemini, acp:copilot, acp:pi or acp:"<command>" (one persistent ACP session, the swarm pushed into it)').env('AGENCY_HARNESS'))
   .addOption(new Option('--acp-permissions <grants>', 'how an acp: harness\'s permission requests are answered: the grants allowed, comma-separated, from workspace (files in the workspace), agency (its MCP tools), shell, mcp (other MCP servers), fetch (the web), anywhere (files outside the workspace); or all').env('AGENCY_ACP_PERMISSIONS').default('workspace,agency,shell'))
   .addOption(new Option('--harness-run-timeout <duration>', 'kill and restart a harness run that goes on longer than this (e.g. 30m; 0: no limit); with acp:, cancel and restart a session that sends nothing this long while agentd waits on it').env('AGENCY_HARNESS_RUN_TIMEOUT').argParser(durationFlag('--harness-run-timeout')).default(HARNESS_POLICY_DEFAULTS.runTimeoutMs, '30m'))
+  .addOption(new Option('--prices <file>', 'dollars per million tokens by model, JSON (docs/spend.md), for CLIs that report tokens but no price; default: the built-in table, marked estimated').env('AGENCY_PRICES'))
+  .addOption(new Option('--provider-account <label>', 'name the provider account this agent spends from (agents with the same one share rate limits); default: a hash of the provider, endpoint and key in the environment').env('AGENCY_PROVIDER_ACCOUNT'))
   .addOption(new Option('--wip-push <duration>', 'how often a held task\'s branch is pushed to refs/agency/wip/<task> on the shared remote, for a takeover after a crash (0: only on release)').env('AGENCY_WIP_PUSH').argParser(durationFlag('--wip-push')).default(3 * 60_000, '3m'))
   .addOption(new Option('--integrator-window <duration>', 'an agent seen answering another agent\'s integration request this recently, and live, serves as integrator: then agency integrate --background verifies the change before it requests integration').env('AGENCY_INTEGRATOR_WINDOW').argParser(durationFlag('--integrator-window')).default(DEFAULT_INTEGRATOR_WINDOW_MS, '15m'))
   .addOption(new Option('--swarm-key <file>', 'a private swarm: only daemons holding this pre-shared key can connect (make one with `agency keygen`)').env('AGENCY_SWARM_KEY'))
@@ -113,6 +116,20 @@ Examples:
         }
         if (!Buffer.from(swarmKey).toString('utf8').startsWith('/key/swarm/psk/1.0.0/')) throw new Error(`${opts.swarmKey} is not a swarm key (make one with \`agency keygen\`)`)
       }
+      let prices: PriceTable | undefined
+      if (opts.prices != null) {
+        let text: string
+        try {
+          text = await readFile(opts.prices, 'utf8')
+        } catch (err) {
+          throw new Error(`cannot read the price file ${opts.prices}: ${(err as Error).message}`)
+        }
+        try {
+          prices = parsePrices(text)
+        } catch (err) {
+          throw new Error(`${opts.prices}: ${(err as Error).message}`)
+        }
+      }
       let apiToken: string | undefined
       if (opts.apiTokenFile != null) {
         apiToken = await loadOrCreateApiToken(opts.apiTokenFile)
@@ -139,6 +156,7 @@ Examples:
         harness: opts.harness,
         harnessPolicy: { runTimeoutMs: opts.harnessRunTimeout },
         acpPermissions: opts.acpPermissions,
+        spend: { prices, providerAccount: opts.providerAccount },
         settle: opts.settleMs != null ? { fixedMs: opts.settleMs } : undefined,
         assist: { budget: opts.assistBudget, floorMs: opts.assistAfter, spare: opts.assistSpare },
         findingsWorker: opts.findingsWorker === 'on',

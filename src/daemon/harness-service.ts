@@ -22,6 +22,8 @@ import { parsePermissionPolicy } from '../harness/acp/permission-policy.js'
 import { acpHarness, type AcpHost } from './acp-harness.js'
 import { HARNESS_POLICY_DEFAULTS, type HarnessPolicy } from '../harness/policy.js'
 import type { HarnessInfo } from '../gen/agency/v1/api.js'
+import { readRunReport, type RunReport } from '../harness/usage/index.js'
+import type { SpendService } from './spend-service.js'
 import type { Metrics } from '../metrics/metrics.js'
 import type { Logger } from '../logger.js'
 
@@ -51,6 +53,8 @@ export interface HarnessHost {
   log: Logger
   /** what an acp:<agent> harness's session is fed from and reports to */
   acp: AcpHost
+  /** the swarm's spend: the gate before each run, each run's usage written, a provider's limit announced */
+  spend?: Pick<SpendService, 'gate' | 'recordRun' | 'onChange'>
 }
 
 export class HarnessService {
@@ -114,11 +118,15 @@ export class HarnessService {
       runTimeoutMs: acp ? 0 : this.policy.runTimeoutMs,
       ...(agent != null ? acpHarness(d.acp, { name: this.name, agent, workspace, prompt: ctx.prompt, policy: parsePermissionPolicy(d.acp.permissions), idleTimeoutMs: this.policy.runTimeoutMs }) : {}),
       shouldContinue: () => !this.goalMet(),
+      // held while the budget is reached or this agent's provider account is limited: no run starts, none fails
+      startGate: () => d.spend?.gate() ?? null,
       nextDelayMs: (exit, backoffMs) => this.afterExit(exit, backoffMs),
       // Peers see the harness state in heartbeats: a change goes out at once.
       onRestart: () => { d.metrics.harnessRestarts.inc(); this.beat() },
       onExit: () => { this.beat() }
     })
+    // a raised budget or a lifted hold is tried at once
+    d.spend?.onChange(() => { this.supervisor?.wake() })
     await this.supervisor.start()
     d.log.info({ harness: this.name, workspace }, 'harness started')
   }
@@ -127,6 +135,15 @@ export class HarnessService {
   private afterExit (exit: HarnessExit, backoffMs: number): number {
     const d = this.daemon
     if (exit.timedOut) d.metrics.harnessRunTimeouts.inc()
+    // What the run spent goes into the log; a run that ended on a provider's limit is not the harness failing.
+    const report = this.runReport(exit)
+    if (report != null && d.spend != null) {
+      d.spend.recordRun(report, exit.runMs, this.name).catch(err => { d.log.warn({ err }, 'cannot record the run\'s usage') })
+    }
+    if (report?.limit != null && exit.error == null) {
+      this.note = `the provider limited the last run (${report.limit.kind}): ${report.limit.message}`
+      return backoffMs
+    }
     // A run agentd ended itself on purpose (an ACP session whose goal is met) did not fail, whatever its exit.
     const failed = exit.failure != null || exit.error != null || exit.timedOut || (exit.code !== 0 && exit.endedBy == null)
     if (!failed) {
@@ -147,6 +164,18 @@ export class HarnessService {
     this.note = `${this.failures.length} failed runs within ${Math.round(this.policy.failureWindowMs / 60_000)} min (${why}); next try in ${Math.round(this.policy.failingBackoffMs / 60_000)} min. See ${harnessLogPath(d.dataDir)}`
     this.giveBackClaims(`the agent's harness (${this.name}) keeps failing: ${why}. Last output: ${lastOutput(d.dataDir)}`)
     return Math.max(backoffMs, this.policy.failingBackoffMs)
+  }
+
+  /** What the run reported of its usage and limits (print mode; an ACP session reports per turn). */
+  private runReport (exit: HarnessExit): RunReport | undefined {
+    if (isAcpHarness(this.name) || exit.error != null) return undefined
+    try {
+      const now = Date.now()
+      return readRunReport({ harness: this.name, harnessLog: harnessLogPath(this.daemon.dataDir), harnessDir: join(this.daemon.dataDir, 'harness'), outputFrom: exit.outputFrom, startedAt: now - exit.runMs - 1000, now })
+    } catch (err) {
+      this.daemon.log.warn({ err }, 'cannot read the run\'s report back')
+      return undefined
+    }
   }
 
   private giveBackClaims (note: string): void {

@@ -9,7 +9,10 @@ import {
   checkBudget, changedBudget, hasAnyCap, NO_BUDGET, resumeAt, SpendFold, SwarmWholeness, allInput,
   type BudgetChange, type BudgetVerdict, type SpendGrouping, type SpendTotals, type RateLimitHoldView, type RunSize
 } from '../core/spend/index.js'
-import type { SpendEntry } from '../core/spend/spend-fold.js'
+import { SPEND_KINDS, type SpendEntry } from '../core/spend/spend-fold.js'
+import { decodeBody, type EntryKind } from '../core/log/kinds.js'
+import type { StoredEntry } from '../core/log/ingest-result.js'
+import type { LogService } from './log-service.js'
 import { DEFAULT_HOLD_MS, DEFAULT_PRICES, priced, type PriceTable, type RateLimitSignal, type RunReport } from '../harness/usage/index.js'
 import type { StartHold } from '../harness/supervisor.js'
 import type { BudgetReply, SpendTotals as SpendTotalsView, UsageReply } from '../gen/agency/v1/api.js'
@@ -30,6 +33,8 @@ export interface SpendPeer {
 export interface SpendHost {
   peerId: string
   name: string
+  /** the log: folded at start, then each accepted entry */
+  entries: Pick<LogService, 'state' | 'onAccepted'>
   /** signs and appends an entry of this agent's; resolves once it is in the log (and folded here) */
   append: (kind: 'usage' | 'budget' | 'rate_limit', body: object) => Promise<unknown>
   /** live peers, this daemon excluded */
@@ -78,7 +83,19 @@ export class SpendService {
     this.minRunAllowance = o.minRunAllowance
   }
 
-  /** Folds a log entry in (every accepted entry passes here; other kinds are ignored). */
+  /** Folds the restored log's spend entries, then each entry the log accepts. */
+  beforeStart (): void {
+    for (const e of this.host.entries.state.iterateAfter(0, SPEND_KINDS)) this.applyStored(e)
+    this.host.entries.onAccepted(e => { if (SPEND_KINDS.has(e.entry.kind)) this.applyStored(e) })
+  }
+
+  private applyStored (e: StoredEntry): void {
+    let body: unknown
+    try { body = decodeBody(e.entry.kind as EntryKind, e.entry.body) } catch { return }
+    this.apply({ id: e.id, author: e.entry.author, seq: e.entry.seq, lamport: e.entry.lamport, time: e.entry.time, kind: e.entry.kind, body })
+  }
+
+  /** Folds a log entry in (other kinds are ignored). */
   apply (e: SpendEntry): void {
     if (!this.fold.apply(e)) return
     if (e.kind === 'budget') this.host.log.info({ by: e.author }, 'budget changed')

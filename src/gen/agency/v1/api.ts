@@ -138,6 +138,8 @@ export interface StatusReply {
   agentsFree: number;
   /** fewer tasks ready than agents_free: some agent has nothing to claim, so a review costs no task's time */
   reviewersFree: boolean;
+  /** the swarm's spend, its budget and whether it is reached */
+  spend: BudgetReply | undefined;
 }
 
 export interface StatusReply_TasksByStateEntry {
@@ -1204,6 +1206,7 @@ function createBaseStatusReply(): StatusReply {
     pending: [],
     agentsFree: 0,
     reviewersFree: false,
+    spend: undefined,
   };
 }
 
@@ -1277,6 +1280,9 @@ export const StatusReply: MessageFns<StatusReply> = {
     }
     if (message.reviewersFree !== false) {
       writer.uint32(184).bool(message.reviewersFree);
+    }
+    if (message.spend !== undefined) {
+      BudgetReply.encode(message.spend, writer.uint32(194).fork()).join();
     }
     return writer;
   },
@@ -1481,6 +1487,14 @@ export const StatusReply: MessageFns<StatusReply> = {
             message.reviewersFree = reader.bool();
             continue;
           }
+          case 24: {
+            if (tag !== 194) {
+              break;
+            }
+
+            message.spend = BudgetReply.decode(reader, reader.uint32());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1594,6 +1608,7 @@ export const StatusReply: MessageFns<StatusReply> = {
         : isSet(object.reviewers_free)
         ? globalThis.Boolean(object.reviewers_free)
         : false,
+      spend: isSet(object.spend) ? BudgetReply.fromJSON(object.spend) : undefined,
     };
   },
 
@@ -1674,6 +1689,9 @@ export const StatusReply: MessageFns<StatusReply> = {
     if (message.reviewersFree !== false) {
       obj.reviewersFree = message.reviewersFree;
     }
+    if (message.spend !== undefined) {
+      obj.spend = BudgetReply.toJSON(message.spend);
+    }
     return obj;
   },
 
@@ -1717,6 +1735,9 @@ export const StatusReply: MessageFns<StatusReply> = {
     message.pending = object.pending?.map((e) => PendingTask.fromPartial(e)) || [];
     message.agentsFree = object.agentsFree ?? 0;
     message.reviewersFree = object.reviewersFree ?? false;
+    message.spend = (object.spend !== undefined && object.spend !== null)
+      ? BudgetReply.fromPartial(object.spend)
+      : undefined;
     return message;
   },
 };
