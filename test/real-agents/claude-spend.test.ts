@@ -117,3 +117,65 @@ describe('a budget every daemon enforces from the shared record', () => {
     for (const d of daemons) expect((await agency(d, 'budget')).reached).toBe(false)
   }, TIMEOUT_MS * 3)
 })
+
+describe('a rate limit shared by the agents on one account', () => {
+  it('a 429 seen on account A holds the agents on A until the time it gave, and only them; no claims go back; they start again spread', async () => {
+    assertCli('claude')
+    const HOLD_S = 20
+    let limitedUntil = 0
+    // one endpoint, two accounts: A's requests are refused for HOLD_S seconds from the first one
+    const model = await startAnthropicModel(idle, {
+      usage: USAGE,
+      refuse: ({ apiKey }) => {
+        if (apiKey !== 'key-a') return undefined
+        if (limitedUntil === 0) limitedUntil = Date.now() + HOLD_S * 1000
+        if (Date.now() >= limitedUntil) return undefined
+        return { status: 429, headers: { 'retry-after': String(HOLD_S) }, type: 'rate_limit_error', message: `Number of request tokens has exceeded your per-minute rate limit. Please try again in ${HOLD_S}s.` }
+      }
+    })
+    models.push(model)
+    const keys = ['key-a', 'key-a', 'key-b']
+    const daemons = await startSwarm(3, (i, home) => ({ ...claudeCodeEnv(home, model.url), ANTHROPIC_API_KEY: keys[i], CLAUDE_CODE_MAX_RETRIES: '0' }))
+
+    // ---- both agents on A are held, with the hold the 429 gave; the agent on B is not ----
+    const holds = await waitFor(async () => {
+      const b = await Promise.all(daemons.map(async d => await agency(d, 'budget')))
+      return b[0].hold != null && b[1].hold != null && b
+    }, { what: 'the agents on account A to be held', timeoutMs: TIMEOUT_MS, intervalMs: 500 })
+    const heldAt = Date.now()
+    expect(heldAt).toBeLessThan(limitedUntil)
+    expect(holds[0].hold.provider).toBe(holds[1].hold.provider)
+    expect(holds[0].hold.kind).toBe('transient')
+    expect(holds[0].hold.until).toBeGreaterThanOrEqual(limitedUntil - 2000)
+    expect(holds[2].hold).toBeNull()
+
+    // ---- account B keeps working meanwhile; A sends nothing until its hold is over ----
+    await waitFor(() => Date.now() > limitedUntil + 15_000, { what: 'the hold to pass', timeoutMs: TIMEOUT_MS, intervalMs: 500 })
+    const answered = (key: string, from: number, to: number): number => model.requests.filter(r => r.apiKey === key && r.usage != null && r.at >= from && r.at < to).length
+    // once both are held, nothing from A until the limit ends; B is answered meanwhile
+    expect(model.requests.filter(r => r.apiKey === 'key-a' && r.at >= heldAt && r.at < limitedUntil)).toEqual([])
+    expect(answered('key-b', heldAt, limitedUntil)).toBeGreaterThan(0)
+    for (const d of daemons.slice(0, 2)) {
+      const log = await harnessLog(d)
+      expect(log).toMatch(/agentd: not starting a run: provider limited \(transient\) until /)
+      const s = await apis[daemons.indexOf(d)].call((c: AgencyClient) => c.getStatus, {})
+      // the limited run was not a failure: nothing counted, no claim handed back
+      expect(s.harness?.recentFailures).toBe(0)
+    }
+    // ---- after the hold the agents on A start again, each at its own time ----
+    const restarts = await waitFor(async () => {
+      const times = await Promise.all(daemons.slice(0, 2).map(async d => {
+        const log = await harnessLog(d)
+        const m = /\[([^\]]+)\] agentd: starting again: provider limited/.exec(log)
+        return m != null ? Date.parse(m[1]) : null
+      }))
+      return times.every(t => t != null) && (times as number[])
+    }, { what: 'the agents on A to start again', timeoutMs: TIMEOUT_MS, intervalMs: 500 })
+    for (const t of restarts) expect(t).toBeGreaterThanOrEqual(holds[0].hold.until - 1000)
+    expect(restarts[0]).not.toBe(restarts[1])
+    // no release entries: no claim went back for the limit
+    const log = await apis[0].call((c: AgencyClient) => c.logInfo, {})
+    expect(log.byKind.release ?? 0).toBe(0)
+    expect(log.byKind.rate_limit ?? 0).toBeGreaterThanOrEqual(1)
+  }, TIMEOUT_MS * 2)
+})

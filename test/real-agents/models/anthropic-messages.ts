@@ -34,6 +34,8 @@ export interface RecordedRequest {
   model: string
   /** Claude Code's x-claude-code-session-id: one per CLI run. */
   session: string
+  /** The x-api-key it carried (the account it spends from). */
+  apiKey: string
   /** The names of the tools offered. */
   tools: string[]
   /** Every tool call of the conversation so far, with its result. */
@@ -110,7 +112,7 @@ export async function startAnthropicModel (decide: Decide, o: AnthropicModelOpti
   function handle (req: IncomingMessage, res: ServerResponse, raw: string): void {
     const path = (req.url ?? '/').split('?')[0]
     const session = header(req, 'x-claude-code-session-id')
-    const base = { at: Date.now(), method: req.method ?? '', path, stream: false, model: '', session, tools: [], history: [] }
+    const base = { at: Date.now(), method: req.method ?? '', path, stream: false, model: '', session, apiKey: header(req, 'x-api-key'), tools: [], history: [] }
     if (path === '/' && (req.method === 'HEAD' || req.method === 'GET')) {
       requests.push({ ...base, kind: 'probe' })
       res.writeHead(200, { 'content-type': 'text/plain' }).end()
@@ -133,7 +135,7 @@ export async function startAnthropicModel (decide: Decide, o: AnthropicModelOpti
     const messages: MessageParam[] = Array.isArray(body.messages) ? body.messages : []
     const record: RecordedRequest = { ...base, kind: tools.length > 0 ? 'turn' : 'side', stream, model, tools, history: [], body }
     requests.push(record)
-    const refusal = o.refuse?.({ apiKey: header(req, 'x-api-key'), model })
+    const refusal = o.refuse?.({ apiKey: record.apiKey, model })
     if (refusal != null) {
       record.refused = refusal.status
       res.writeHead(refusal.status, { 'content-type': 'application/json', ...refusal.headers }).end(JSON.stringify({ type: 'error', error: { type: refusal.type, message: refusal.message } }))
