@@ -31,9 +31,9 @@ export function agencyBinCommand (): string {
   return `${shellQuote(process.execPath)} ${shellQuote(compiledModulePath('cli/agency.js'))}`
 }
 
-export type HarnessState = 'running' | 'backing_off' | 'failing' | 'stopped' | 'finished' | 'idle'
+export type HarnessState = 'running' | 'backing_off' | 'held' | 'failing' | 'stopped' | 'finished' | 'idle'
 
-export const HARNESS_STATES: readonly HarnessState[] = ['idle', 'running', 'backing_off', 'failing', 'stopped', 'finished']
+export const HARNESS_STATES: readonly HarnessState[] = ['idle', 'running', 'backing_off', 'held', 'failing', 'stopped', 'finished']
 
 /** What the harness needs of the daemon beside it. */
 export interface HarnessHost {
@@ -186,12 +186,14 @@ export class HarnessService {
   }
 
   info (): HarnessInfo {
-    return { name: this.name, state: this.state(), restarts: this.supervisor?.restarts ?? 0, recentFailures: this.failures.length, note: this.note }
+    const hold = this.supervisor?.hold
+    return { name: this.name, state: this.state(), restarts: this.supervisor?.restarts ?? 0, recentFailures: this.failures.length, note: hold != null && this.state() === 'held' ? hold.reason : this.note }
   }
 
   state (): HarnessState {
     const s = this.supervisor?.state ?? 'idle'
-    if (s === 'waiting') return this.failing ? 'failing' : 'backing_off'
+    // held: the budget is reached or the provider is limited (the start gate); not a failure
+    if (s === 'waiting') return this.supervisor?.hold != null ? 'held' : this.failing ? 'failing' : 'backing_off'
     return s
   }
 

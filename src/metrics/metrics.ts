@@ -203,7 +203,7 @@ export function registerStateGauges (registry: Registry, s: StateSources): void 
   if (harness !== undefined) {
     new Gauge({
       name: 'agentd_harness_state',
-      help: 'The agent harness state: 1 for the current one (idle, running, backing_off, failing, stopped, finished).',
+      help: 'The agent harness state: 1 for the current one (idle, running, backing_off, held, failing, stopped, finished).',
       labelNames: ['state'] as const,
       registers: r,
       collect () {
