@@ -14,6 +14,7 @@ import { FailedPreconditionError } from '../core/errors.js'
 import { logHandlers, type LogApiParts } from './log-handlers.js'
 import { boardHandlers, type BoardApiParts } from './board-handlers.js'
 import { operatorHandlers, type OperatorApiParts } from './operator-handlers.js'
+import { spendHandlers, type SpendApi } from './spend-handlers.js'
 import { repoHandlers, type RepoApiParts } from './repo-handlers.js'
 
 /** Largest gRPC message accepted from a client. */
@@ -60,10 +61,10 @@ function unimplemented (): Partial<AgencyServer> {
 }
 
 /** What the API uses of the daemon: the parts each group of handlers declares. */
-export type ApiParts = MeshApiParts & LogApiParts & BoardApiParts & RepoApiParts & OperatorApiParts
+export type ApiParts = MeshApiParts & LogApiParts & BoardApiParts & RepoApiParts & OperatorApiParts & { spend?: SpendApi }
 
 export function agencyHandlers (d: ApiParts, extra: Partial<AgencyServer> = {}): AgencyServer {
-  return { ...unimplemented(), ...meshHandlers(d), ...logHandlers(d), ...boardHandlers(d), ...repoHandlers(d), ...operatorHandlers(d), ...extra } as AgencyServer
+  return { ...unimplemented(), ...meshHandlers(d), ...logHandlers(d), ...boardHandlers(d), ...repoHandlers(d), ...operatorHandlers(d), ...(d.spend != null ? spendHandlers(d.spend) : {}), ...extra } as AgencyServer
 }
 
 export async function startGrpcServer (address: string, handlers: AgencyServer, opts: { token?: string } = {}): Promise<GrpcServer> {

@@ -7,6 +7,7 @@ import type { BoardService } from '../daemon/board-service.js'
 import type { LogService } from '../daemon/log-service.js'
 import type { EventBus } from '../daemon/event-bus.js'
 import type { HarnessService } from '../daemon/harness-service.js'
+import type { SpendService } from '../daemon/spend-service.js'
 import type { DaemonConfig } from '../daemon/config.js'
 import type { MessageStore } from '../store/index.js'
 import type { MeshLibp2p } from '../mesh/node.js'
@@ -48,6 +49,7 @@ export interface StatusParts {
   logService: Pick<LogService, 'state'>
   node: Pick<MeshLibp2p, 'getPeers'>
   harness?: Pick<HarnessService, 'info'>
+  spend?: Pick<SpendService, 'budget'>
   uptimeSeconds: () => number
 }
 
@@ -94,7 +96,8 @@ export async function meshStatus (d: StatusParts): Promise<StatusReply> {
     pending: choice.pending.map(p => pendingMessage(p, d.boardService.now())),
     agentsFree,
     reviewersFree: reviewersFree(choice.ready.length, agentsFree),
-    ...operatorStatus(board)
+    ...operatorStatus(board),
+    spend: d.spend?.budget()
   }
 }
 

@@ -26,6 +26,8 @@ export interface StatusDigest {
   /** who steers: the operator keys' count and where they come from, or that there is none */
   operator: string
   approvalsPending: number
+  /** the swarm's spend so far and its budget: "budget reached" when no new run starts */
+  spend: string
 }
 
 export function statusDigest (s: StatusReply): StatusDigest {
@@ -73,7 +75,8 @@ export function statusDigest (s: StatusReply): StatusDigest {
     operator: s.operators.length === 0
       ? 'none: any member may set the goal (start agentd with --operator <key> to have one)'
       : `${s.operators.length} operator key(s), from ${s.operatorSource === 'goal' ? 'the first goal' : 'the daemon\'s configuration'}${s.pauseReason !== '' ? `; paused: ${clip(s.pauseReason, DIGEST_LIMITS.statusChars)}` : ''}`,
-    approvalsPending: s.approvalsPending
+    approvalsPending: s.approvalsPending,
+    spend: spendLine(s.spend)
   }
 }
 
@@ -99,7 +102,21 @@ export function digestLines (d: StatusDigest): string[] {
   if (d.workspace !== '') out.push(`workspace: ${d.workspace}`)
   out.push(`operator: ${d.operator}`)
   if (d.approvalsPending > 0) out.push(`approvals: ${d.approvalsPending} waiting for the operator (agency approvals)`)
+  if (d.spend !== '') out.push(`spend: ${d.spend}`)
   return out
+}
+
+/** The swarm's total and its budget in one line; '' before anything was spent or capped. */
+export function spendLine (b: StatusReply['spend']): string {
+  if (b == null) return ''
+  const t = b.spent
+  const caps = b.budget != null && (b.budget.usd > 0 || b.budget.tokens > 0 || b.budget.hours > 0 || b.budget.perAgentUsd > 0)
+  if ((t == null || t.runs === 0) && !caps && b.hold == null) return ''
+  const tokens = (t?.inputTokens ?? 0) + (t?.outputTokens ?? 0)
+  const total = `swarm ${tokens.toLocaleString('en-US')} tokens, $${(t?.usd ?? 0).toFixed(2)}${t?.estimated === true ? ' (est.)' : ''}`
+  const budget = !caps ? 'no budget' : b.reached ? `budget reached (${b.reasons.join('; ')}): no new run starts until it is raised` : 'within budget'
+  const hold = b.hold != null && b.hold.until > 0 ? `; provider limited until ${new Date(b.hold.until).toISOString()}` : ''
+  return `${total}; ${budget}${hold}`
 }
 
 function clip (text: string, max: number): string {

@@ -11,6 +11,7 @@ import { registerSwarmCommands } from './commands/swarm.js'
 import { registerKeygenCommand } from './commands/keygen.js'
 import { registerExperimentCommands } from './commands/experiment.js'
 import { registerOperatorCommands } from './commands/operator.js'
+import { registerSpendCommands } from './commands/spend.js'
 import { fail } from './output.js'
 import { runMcpServer } from '../mcp/server.js'
 
@@ -50,6 +51,7 @@ registerSwarmCommands(program)
 registerKeygenCommand(program)
 registerExperimentCommands(program)
 registerOperatorCommands(program)
+registerSpendCommands(program)
 
 program.command('mcp')
   .description('serve the coordination tools of your agentd over MCP on stdio (for agent harnesses); logs go to stderr. A daemon that requires an API token gets it from AGENCY_TOKEN or AGENCY_TOKEN_FILE')

@@ -9,6 +9,7 @@ import { loadOrCreateApiToken } from '../daemon/api-token.js'
 import { REMEMBERED_PEERS_MODES } from '../daemon/remembered-peers.js'
 import { agentConfigs, serveAgents, type ServedHost } from './agent-host.js'
 import { HARNESS_POLICY_DEFAULTS } from '../harness/policy.js'
+import { parsePrices, type PriceTable } from '../harness/usage/prices.js'
 import { ASSIST_DEFAULTS, DEFAULT_INTEGRATOR_WINDOW_MS, HANDOFF_DEFAULTS } from '../core/board/index.js'
 import { durationFlag } from './duration.js'
 import { VERSION } from '../version.js'
@@ -74,6 +75,8 @@ const program = new Command('agentd')
   .addOption(new Option('--operator <keys>', 'the operator keys, comma-separated (repeatable): only a person holding one may change the goal and its test command, pause, resume and answer approvals; without any, the keys the swarm\'s first goal carries, else none (docs/operator.md)').env('AGENCY_OPERATOR').argParser(list))
   .addOption(new Option('--approval-timeout <duration>', 'how long a permission request outside the grants (--acp-permissions ...,ask) waits for the operator before it is denied').env('AGENCY_APPROVAL_TIMEOUT').argParser(durationFlag('--approval-timeout')).default(DEFAULT_APPROVAL_TIMEOUT_MS, '10m'))
   .addOption(new Option('--harness-run-timeout <duration>', 'kill and restart a harness run that goes on longer than this (e.g. 30m; 0: no limit); with acp:, cancel and restart a session that sends nothing this long while agentd waits on it').env('AGENCY_HARNESS_RUN_TIMEOUT').argParser(durationFlag('--harness-run-timeout')).default(HARNESS_POLICY_DEFAULTS.runTimeoutMs, '30m'))
+  .addOption(new Option('--prices <file>', 'dollars per million tokens by model, JSON (docs/spend.md), for CLIs that report tokens but no price; default: the built-in table, marked estimated').env('AGENCY_PRICES'))
+  .addOption(new Option('--provider-account <label>', 'name the provider account this agent spends from (agents with the same one share rate limits); default: a hash of the provider, endpoint and key in the environment').env('AGENCY_PROVIDER_ACCOUNT'))
   .addOption(new Option('--wip-push <duration>', 'how often a held task\'s branch is pushed to refs/agency/wip/<task> on the shared remote, for a takeover after a crash (0: only on release)').env('AGENCY_WIP_PUSH').argParser(durationFlag('--wip-push')).default(3 * 60_000, '3m'))
   .addOption(new Option('--integrator-window <duration>', 'an agent seen answering another agent\'s integration request this recently, and live, serves as integrator: then agency integrate --background verifies the change before it requests integration').env('AGENCY_INTEGRATOR_WINDOW').argParser(durationFlag('--integrator-window')).default(DEFAULT_INTEGRATOR_WINDOW_MS, '15m'))
   .addOption(new Option('--swarm-key <file>', 'a private swarm: only daemons holding this pre-shared key can connect (make one with `agency keygen`)').env('AGENCY_SWARM_KEY'))
@@ -128,6 +131,20 @@ Examples:
       if (opts.harness != null) sandbox.admit(opts.harness)
       process.stderr.write(`agentd: ${sandbox.summary}\n`)
       confineTestRuns(sandbox)
+      let prices: PriceTable | undefined
+      if (opts.prices != null) {
+        let text: string
+        try {
+          text = await readFile(opts.prices, 'utf8')
+        } catch (err) {
+          throw new Error(`cannot read the price file ${opts.prices}: ${(err as Error).message}`)
+        }
+        try {
+          prices = parsePrices(text)
+        } catch (err) {
+          throw new Error(`${opts.prices}: ${(err as Error).message}`)
+        }
+      }
       let apiToken: string | undefined
       if (opts.apiTokenFile != null) {
         apiToken = await loadOrCreateApiToken(opts.apiTokenFile)
@@ -157,6 +174,7 @@ Examples:
         acpPermissions: opts.acpPermissions,
         operators: parseOperatorKeys(opts.operator ?? []),
         approvalTimeoutMs: opts.approvalTimeout,
+        spend: { prices, providerAccount: opts.providerAccount },
         settle: opts.settleMs != null ? { fixedMs: opts.settleMs } : undefined,
         assist: { budget: opts.assistBudget, floorMs: opts.assistAfter, spare: opts.assistSpare },
         findingsWorker: opts.findingsWorker === 'on',

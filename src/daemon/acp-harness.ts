@@ -9,6 +9,7 @@ import { AcpSession, newCarry, type PermissionAsker, type SessionReport, type Se
 import type { AcpAgentLaunch } from '../harness/acp/acp-agents.js'
 import type { PermissionPolicy } from '../harness/acp/permission-policy.js'
 import type { HeldTask, InboxNote } from '../harness/acp/turn-composer.js'
+import type { TokenUsage } from '../harness/acp/session-activity.js'
 import { checkLaunchCommand } from '../harness/command-check.js'
 import type { HarnessRun, HarnessRunSession } from '../harness/types.js'
 import { VERSION } from '../version.js'
@@ -38,6 +39,8 @@ export interface AcpHost {
   paused?: () => boolean
   /** the operator, for requests beyond the grants when the policy says ask */
   approvals?: PermissionAsker
+  /** a turn's usage, to be written as a usage entry of this agent's (its dollars estimated) */
+  recordTurn?: (usage: TokenUsage | undefined, ms: number) => void
 }
 
 export interface AcpHarnessOptions {
@@ -123,6 +126,7 @@ function sessionReport (d: AcpHost, name: string): SessionReport {
         m.harnessTokens.inc({ type: 'cached_write' }, t.usage.cachedWrite)
       }
       if (t.contextTokens != null) m.harnessContextTokens.set(t.contextTokens)
+      d.recordTurn?.(t.usage, t.ms)
       event(`turn ${t.turn} ended: ${t.stopReason}, ${t.toolCalls} tool calls${t.text !== '' ? `: ${oneLine(t.text, 200)}` : ''}`, { event: 'turn_ended', turn: t.turn, stopReason: t.stopReason, toolCalls: t.toolCalls, usage: t.usage ?? null, ms: Math.round(t.ms) })
       status(`turn ${t.turn} ${t.stopReason}`)
     },

@@ -31,6 +31,7 @@ import type { AgentInbox, InboxItem } from './agent-inbox.js'
 import type { NoticeWriter } from './notice-writer.js'
 import type { OutgoingMessage } from './message-outbox.js'
 import type { HarnessService } from './harness-service.js'
+import type { SpendService } from './spend-service.js'
 import type { WaitAnswer } from './work-wait.js'
 import type { AgentWork, WorkspaceAnswer } from './agent-work.js'
 import type { PeerContact, PeerView } from './peer-contact.js'
@@ -100,6 +101,9 @@ export class Daemon {
   get contact (): PeerContact { return this.part('contact') }
   /** the operator's use cases (docs/operator.md) */
   get operator (): OperatorService { return this.part('operator') }
+
+  /** the swarm's spend, its budget and this agent's rate-limit holds */
+  get spend (): SpendService { return this.part('spend') }
 
   get peerId (): string { return this.identity.peerId }
   get name (): string { return this.part('name') }

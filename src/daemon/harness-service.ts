@@ -23,6 +23,8 @@ import { acpHarness, type AcpHost } from './acp-harness.js'
 import { HARNESS_POLICY_DEFAULTS, type HarnessPolicy } from '../harness/policy.js'
 import type { HarnessInfo } from '../gen/agency/v1/api.js'
 import type { ConfinedHarness, Sandbox } from '../sandbox/index.js'
+import { readRunReport, type RunReport } from '../harness/usage/index.js'
+import type { SpendService } from './spend-service.js'
 import type { Metrics } from '../metrics/metrics.js'
 import type { Logger } from '../logger.js'
 
@@ -30,9 +32,9 @@ export function agencyBinCommand (): string {
   return `${shellQuote(process.execPath)} ${shellQuote(compiledModulePath('cli/agency.js'))}`
 }
 
-export type HarnessState = 'running' | 'backing_off' | 'failing' | 'stopped' | 'finished' | 'idle'
+export type HarnessState = 'running' | 'backing_off' | 'held' | 'failing' | 'stopped' | 'finished' | 'idle'
 
-export const HARNESS_STATES: readonly HarnessState[] = ['idle', 'running', 'backing_off', 'failing', 'stopped', 'finished']
+export const HARNESS_STATES: readonly HarnessState[] = ['idle', 'running', 'backing_off', 'held', 'failing', 'stopped', 'finished']
 
 /** What the harness needs of the daemon beside it. */
 export interface HarnessHost {
@@ -56,6 +58,8 @@ export interface HarnessHost {
   log: Logger
   /** what an acp:<agent> harness's session is fed from and reports to */
   acp: AcpHost
+  /** the swarm's spend: the gate before each run, each run's usage written, a provider's limit announced */
+  spend?: Pick<SpendService, 'gate' | 'recordRun' | 'onChange'>
 }
 
 export class HarnessService {
@@ -122,11 +126,15 @@ export class HarnessService {
       ...(agent != null ? acpHarness(d.acp, { name: this.name, agent, workspace, prompt: ctx.prompt, policy: parsePermissionPolicy(d.acp.permissions), idleTimeoutMs: this.policy.runTimeoutMs }) : {}),
       shouldContinue: () => !this.goalMet(),
       paused: () => this.daemon.paused?.() ?? false,
+      // held while the budget is reached or this agent's provider account is limited: no run starts, none fails
+      startGate: () => d.spend?.gate() ?? null,
       nextDelayMs: (exit, backoffMs) => this.afterExit(exit, backoffMs),
       // Peers see the harness state in heartbeats: a change goes out at once.
       onRestart: () => { d.metrics.harnessRestarts.inc(); this.beat() },
       onExit: () => { this.beat() }
     })
+    // a raised budget or a lifted hold is tried at once
+    d.spend?.onChange(() => { this.supervisor?.wake() })
     await this.supervisor.start()
     d.log.info({ harness: this.name, workspace }, 'harness started')
   }
@@ -140,6 +148,15 @@ export class HarnessService {
   private afterExit (exit: HarnessExit, backoffMs: number): number {
     const d = this.daemon
     if (exit.timedOut) d.metrics.harnessRunTimeouts.inc()
+    // What the run spent goes into the log; a run that ended on a provider's limit is not the harness failing.
+    const report = this.runReport(exit)
+    if (report != null && d.spend != null) {
+      d.spend.recordRun(report, exit.runMs, this.name).catch(err => { d.log.warn({ err }, 'cannot record the run\'s usage') })
+    }
+    if (report?.limit != null && exit.error == null) {
+      this.note = `the provider limited the last run (${report.limit.kind}): ${report.limit.message}`
+      return backoffMs
+    }
     // A run agentd ended itself on purpose (an ACP session whose goal is met) did not fail, whatever its exit.
     const failed = exit.failure != null || exit.error != null || exit.timedOut || (exit.code !== 0 && exit.endedBy == null)
     if (!failed) {
@@ -162,6 +179,18 @@ export class HarnessService {
     return Math.max(backoffMs, this.policy.failingBackoffMs)
   }
 
+  /** What the run reported of its usage and limits (print mode; an ACP session reports per turn). */
+  private runReport (exit: HarnessExit): RunReport | undefined {
+    if (isAcpHarness(this.name) || exit.error != null) return undefined
+    try {
+      const now = Date.now()
+      return readRunReport({ harness: this.name, harnessLog: harnessLogPath(this.daemon.dataDir), harnessDir: join(this.daemon.dataDir, 'harness'), outputFrom: exit.outputFrom, startedAt: now - exit.runMs - 1000, now })
+    } catch (err) {
+      this.daemon.log.warn({ err }, 'cannot read the run\'s report back')
+      return undefined
+    }
+  }
+
   private giveBackClaims (note: string): void {
     const d = this.daemon
     for (const h of d.held()) {
@@ -170,12 +199,14 @@ export class HarnessService {
   }
 
   info (): HarnessInfo {
-    return { name: this.name, state: this.state(), restarts: this.supervisor?.restarts ?? 0, recentFailures: this.failures.length, note: this.note, sandbox: this.daemon.sandbox?.kind ?? 'none' }
+    const hold = this.supervisor?.hold
+    return { name: this.name, state: this.state(), restarts: this.supervisor?.restarts ?? 0, recentFailures: this.failures.length, note: hold != null && this.state() === 'held' ? hold.reason : this.note, sandbox: this.daemon.sandbox?.kind ?? 'none' }
   }
 
   state (): HarnessState {
     const s = this.supervisor?.state ?? 'idle'
-    if (s === 'waiting') return this.failing ? 'failing' : 'backing_off'
+    // held: the budget is reached or the provider is limited (the start gate); not a failure
+    if (s === 'waiting') return this.supervisor?.hold != null ? 'held' : this.failing ? 'failing' : 'backing_off'
     return s
   }
 

@@ -59,6 +59,8 @@ import { PeerContact, addressesOf } from './peer-contact.js'
 import { OperatorService } from './operator-service.js'
 import { OperatorNotices } from './operator-notices.js'
 import { ApprovalQueue } from './approval-queue.js'
+import { SpendService } from './spend-service.js'
+import { providerAccount } from '../harness/usage/provider-account.js'
 
 /** What the daemon's context gives the wiring: nothing here is a part. */
 export interface WiringContext {
@@ -102,6 +104,8 @@ export interface BuiltParts {
   contact: PeerContact
   /** the operator's use cases: carry a signed action, refuse the unsigned forms (docs/operator.md) */
   operator: OperatorService
+  /** the swarm's spend, its budget and this agent's rate-limit holds */
+  spend: SpendService
   /** calls back whenever a new item reaches the agent's inbox; returns the unsubscribe function */
   onInbox: (listener: (cursor: number) => void) => () => void
   /** the start order: started in this order, stopped in reverse */
@@ -404,7 +408,30 @@ async function wireParts (ctx: WiringContext, { store, identity, metrics, guard,
     logger: logger('approvals')
   })
   const contact = new PeerContact({ me, name, node, presence, gossip, outbox, messages: store.messages, signer, metrics, held: () => boardService.held().map(h => ({ task: h.task, epoch: h.epoch })), wallClock })
-  const harness = await newHarness(ctx, { me, name, metrics, presence, boardService, work, inbox, contact, onInbox, approvals, workspace: () => repoService?.workspace.dir ?? '' })
+  // A silent peer stays a member of the swarm for the budget's shares this long (docs/spend.md).
+  const memberWindowMs = config.spend?.memberWindowMs ?? 30 * 60_000
+  // the harness is built below; the spend service asks only once it runs
+  let harnessRunning = (): boolean => false
+  const spend = new SpendService({
+    peerId: me,
+    name,
+    entries: logService,
+    append: async (kind, body) => await logService.append(kind, body),
+    livePeers: () => presence.livePeers().map(p => ({ id: p.peerId, name: p.name, harness: p.harness ?? '' })),
+    members: () => [me, ...directory.all().filter(p => p.live || performance.now() - p.lastSeen < memberWindowMs).map(p => p.peerId)],
+    currentTask: () => boardService.working()[0]?.task ?? '',
+    running: () => harnessRunning(),
+    report: text => { inbox.notice('harness', text).catch(storeNotice) },
+    metrics,
+    log: logger('spend'),
+    now: wallClock
+  }, {
+    prices: config.spend?.prices,
+    provider: providerAccount(config.harness ?? '', process.env, config.spend?.providerAccount),
+    spreadMs: config.spend?.spreadMs
+  })
+  const harness = await newHarness(ctx, { me, name, metrics, presence, boardService, work, inbox, contact, onInbox, approvals, spend, workspace: () => repoService?.workspace.dir ?? '' })
+  if (harness != null) harnessRunning = () => harness.service.state() === 'running'
   config.sandbox?.countRefusals(kind => { metrics.sandboxDenials.inc({ kind }) })
   if (harness != null) presence.reportHarness(() => harness.service.heartbeatState())
   // Heartbeats carry the claims held and the harness state: a change goes out at once.
@@ -444,6 +471,7 @@ async function wireParts (ctx: WiringContext, { store, identity, metrics, guard,
     { name: 'dialer', part: dialer },
     { name: 'round trips', part: roundTrips },
     { name: 'board', part: boardService },
+    { name: 'spend', part: spend },
     { name: 'assists', part: assists },
     // the workspace is open before the background integrates resume in it
     ...(repo != null ? [{ name: 'workspace', part: repo.workspace }, { name: 'background integration', part: repo.background }] : []),
@@ -483,6 +511,7 @@ async function wireParts (ctx: WiringContext, { store, identity, metrics, guard,
     work,
     contact,
     operator,
+    spend,
     onInbox,
     order
   }
@@ -499,7 +528,18 @@ interface HarnessComponents {
   contact: PeerContact
   onInbox: (listener: (cursor: number) => void) => () => void
   approvals: ApprovalQueue
+  spend: SpendService
   workspace: () => string
+}
+
+/** Waits `ms`, or less when the wait is aborted or the spend changes (a raised budget). */
+async function heldFor (ms: number, signal: AbortSignal | undefined, spend: Pick<SpendService, 'onChange'>): Promise<void> {
+  await new Promise<void>(resolve => {
+    const done = (): void => { clearTimeout(timer); off(); signal?.removeEventListener('abort', done); resolve() }
+    const timer = setTimeout(done, ms)
+    const off = spend.onChange(done)
+    signal?.addEventListener('abort', done, { once: true })
+  })
 }
 
 /** The agent beside this daemon, when --harness names one (its module loaded only then). */
@@ -519,13 +559,24 @@ async function newHarness (ctx: WiringContext, c: HarnessComponents): Promise<{ 
     // a failing harness gives back the tasks its agent works on; those on their way land and are done by the daemon (carry-on)
     held: () => c.boardService.working(),
     release: async (task, note) => await c.work.release(task, note, ''),
+    spend: c.spend,
     metrics: c.metrics,
     log: ctx.log,
     acp: {
       permissions: config.acpPermissions,
       inbox: c.inbox,
       onInbox: l => c.onInbox(() => { l() }),
-      waitForWork: async (timeoutMs, signal) => await c.work.waitForWork(timeoutMs, signal),
+      // no new turn while the budget is reached or the provider is limited: the session waits and asks again
+      waitForWork: async (timeoutMs, signal) => {
+        const hold = c.spend.gate()
+        if (hold == null) return await c.work.waitForWork(timeoutMs, signal)
+        await heldFor(Math.min(hold.waitMs, timeoutMs), signal, c.spend)
+        return { reason: 'timeout', ready: [], unread: 0, text: '' }
+      },
+      recordTurn: (usage, ms) => {
+        const report = { usage: usage == null ? [] : [{ model: '', inputTokens: usage.input, cacheReadTokens: usage.cachedRead, cacheWriteTokens: usage.cachedWrite, outputTokens: usage.output + usage.thought, usd: null }], limit: null }
+        c.spend.recordRun(report, ms, config.harness ?? '').catch(err => { ctx.log.warn({ err }, 'cannot record the turn\'s usage') })
+      },
       goalMet: () => c.work.goalMet(),
       held: () => c.work.held(),
       metrics: c.metrics,

@@ -7,6 +7,7 @@ import { join } from 'node:path'
 import { hoursLabel, passRatePanels, seriesColor, type PlotSeries } from './pass-rate-plot.js'
 import { formatDuration } from './duration.js'
 import { MILESTONES, readExperiment, type ExperimentData, type RunSummary } from './run-files.js'
+import { addSpend, usdPerPoint, type RunSpend } from './run-spend.js'
 
 export interface SizeSummary {
   agents: number
@@ -22,7 +23,10 @@ export interface SizeSummary {
   findings: number
   duplicateAgentSeconds: number
   repeatedFailures: number
-  tokens: number | null
+  /** the runs' spend added up; null when no run's harness reported usage */
+  spend: RunSpend | null
+  /** the spend's dollars over the mean final pass rate in points; null when either is 0 */
+  usdPerPoint: number | null
 }
 
 function median (xs: number[]): number | null {
@@ -38,7 +42,7 @@ const sum = (xs: number[]): number => xs.reduce((a, b) => a + b, 0)
 export function sizeSummary (runs: readonly RunSummary[]): SizeSummary {
   const timeTo: Record<string, number | null> = {}
   for (const m of MILESTONES) timeTo[String(m)] = median(runs.map(r => r.timeToSeconds[String(m)]).filter((t): t is number => t != null))
-  return {
+  const summary: SizeSummary = {
     agents: runs[0]?.agents ?? 0,
     runs: runs.length,
     finalScore: runs.length === 0 ? 0 : sum(runs.map(r => r.final.score)) / runs.length,
@@ -50,11 +54,18 @@ export function sizeSummary (runs: readonly RunSummary[]): SizeSummary {
     findings: sum(runs.map(r => r.findings)),
     duplicateAgentSeconds: sum(runs.map(r => r.duplicateAgentSeconds)),
     repeatedFailures: sum(runs.map(r => r.repeatedFailures)),
-    tokens: runs.every(r => r.tokens == null) ? null : sum(runs.map(r => r.tokens?.total ?? 0))
+    spend: addSpend(runs.map(r => r.spend)),
+    usdPerPoint: null
   }
+  // per run on average: the mean spend against the mean pass rate
+  if (summary.spend != null && runs.length > 0) summary.usdPerPoint = usdPerPoint(summary.spend.usd / runs.length, summary.finalScore)
+  return summary
 }
 
 const pct = (x: number): string => `${(x * 100).toFixed(2)} %`
+const tokens = (n: number): string => n.toLocaleString('en-US')
+const dollars = (s: RunSpend): string => `$${s.usd.toFixed(2)}${s.estimated ? ' (est.)' : ''}`
+const perPoint = (x: number | null): string => x == null ? '—' : `$${x.toFixed(2)}`
 const secs = (s: number | null): string => s == null ? 'not reached' : formatDuration(s * 1000)
 
 function change (x: number, base: number | undefined): string {
@@ -75,21 +86,22 @@ export function renderReport (data: ExperimentData): { markdown: string, svg: st
   const base = bySize.get(1)?.finalScore
   const lines: string[] = []
   lines.push(`# ${config.task}: hidden-test pass rate with 1 to ${Math.max(...config.agents)} agents`, '')
-  lines.push(`Harness \`${config.harness}\`, budget ${formatDuration(config.budgetSeconds * 1000)} per swarm, the shared branch scored every ${formatDuration(config.scoreEverySeconds * 1000)} by ProgramBench's rules against ${config.scoredTests} hidden tests in ${config.branches} test branches${config.repeat > 1 ? `, ${config.repeat} runs per size` : ''}. Started ${config.startedAt}.${config.simWorkScale != null ? ` Scripted agents (work time × ${config.simWorkScale}).` : ''} Sandbox: ${config.sandbox ?? 'not recorded'}.`, '')
-  lines.push('| task | agents | final pass rate | change against 1 agent |', '|---|---:|---:|---:|')
+  lines.push(`Harness \`${config.harness}\`, budget ${formatDuration(config.budgetSeconds * 1000)}${config.budgetUsd != null ? ` and $${config.budgetUsd}` : ''} per swarm, the shared branch scored every ${formatDuration(config.scoreEverySeconds * 1000)} by ProgramBench's rules against ${config.scoredTests} hidden tests in ${config.branches} test branches${config.repeat > 1 ? `, ${config.repeat} runs per size` : ''}. Started ${config.startedAt}.${config.simWorkScale != null ? ` Scripted agents (work time × ${config.simWorkScale}).` : ''} Sandbox: ${config.sandbox ?? 'not recorded'}.`, '')
+  lines.push('| task | agents | final pass rate | change against 1 agent | tokens in / out | dollars | dollars per point |', '|---|---:|---:|---:|---:|---:|---:|')
   for (const n of sizes) {
     const s = bySize.get(n) as SizeSummary
     const spread = s.runs > 1 ? ` (${s.finalScores.map(x => (x * 100).toFixed(1)).join(', ')})` : ''
-    lines.push(`| ${config.task} | ${n} | ${pct(s.finalScore)}${spread} | ${n === 1 ? '—' : change(s.finalScore, base)} |`)
+    const spent = s.spend == null ? '| not reported | not reported | — ' : `| ${tokens(s.spend.inputTokens)} / ${tokens(s.spend.outputTokens)} | ${dollars(s.spend)} | ${perPoint(s.usdPerPoint)} `
+    lines.push(`| ${config.task} | ${n} | ${pct(s.finalScore)}${spread} | ${n === 1 ? '—' : change(s.finalScore, base)} ${spent}|`)
   }
   lines.push('', '![hidden-test pass rate against time, one line per swarm size](pass-rate.svg)', '')
-  lines.push(`| agents | run | stopped by | after | ${MILESTONES.map(m => `${m} %`).join(' | ')} | final | agent-hours | harness restarts | integrations | findings | duplicate work | repeated failures | tokens |`)
-  lines.push(`|---:|---:|---|---:|${MILESTONES.map(() => '---:').join('|')}|---:|---:|---:|---:|---:|---:|---:|---:|`)
+  lines.push(`| agents | run | stopped by | after | ${MILESTONES.map(m => `${m} %`).join(' | ')} | final | agent-hours | harness restarts | integrations | findings | duplicate work | repeated failures | tokens in / out | dollars | dollars per point |`)
+  lines.push(`|---:|---:|---|---:|${MILESTONES.map(() => '---:').join('|')}|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|`)
   for (const { summary: s } of runs) {
     const final = `${pct(s.final.score)} (${s.final.passed}/${s.final.tests})${s.final.error != null ? ` ${s.final.error.code}` : ''}`
-    lines.push(`| ${s.agents} | ${s.repeat} | ${s.stoppedBy} | ${secs(s.elapsedSeconds)} | ${MILESTONES.map(m => secs(s.timeToSeconds[String(m)])).join(' | ')} | ${final} | ${s.agentHours.toFixed(2)} | ${s.harnessRestarts ?? 'unknown'} | ${s.integrations} | ${s.findings} | ${s.duplicateAgentSeconds.toFixed(0)} agent-s | ${s.repeatedFailures} | ${s.tokens == null ? 'not reported' : s.tokens.total.toLocaleString('en-US')} |`)
+    lines.push(`| ${s.agents} | ${s.repeat} | ${s.stoppedBy} | ${secs(s.elapsedSeconds)} | ${MILESTONES.map(m => secs(s.timeToSeconds[String(m)])).join(' | ')} | ${final} | ${s.agentHours.toFixed(2)} | ${s.harnessRestarts ?? 'unknown'} | ${s.integrations} | ${s.findings} | ${s.duplicateAgentSeconds.toFixed(0)} agent-s | ${s.repeatedFailures} | ${s.spend == null ? 'not reported | not reported | —' : `${tokens(s.spend.inputTokens)} / ${tokens(s.spend.outputTokens)} | ${dollars(s.spend)} | ${perPoint(usdPerPoint(s.spend.usd, s.final.score))}`} |`)
   }
-  lines.push('', 'Time to a pass rate is from the goal being set to the first scored snapshot at or above it. Duplicate work is agent-time spent on a task while another agent also worked on it; a repeated failure is a failure finding on an attempt that started after the same failure was recorded (both as the simulator defines them). Tokens are counted where the harness writes them (Claude Code, Codex).', '')
+  lines.push('', 'Time to a pass rate is from the goal being set to the first scored snapshot at or above it. Duplicate work is agent-time spent on a task while another agent also worked on it; a repeated failure is a failure finding on an attempt that started after the same failure was recorded (both as the simulator defines them). Tokens and dollars are the swarm\'s own usage entries (one per harness run, from each CLI\'s report; input counts cached input too); dollars marked est. come in part from the price table; dollars per point are a run\'s dollars over its final pass rate in percentage points (for a size, the mean run\'s). A run stopped by spend reached --budget-usd.', '')
 
   const series: PlotSeries[] = runs.map(({ summary: s, points }) => {
     const index = sizes.indexOf(s.agents)

@@ -13,7 +13,7 @@ import { existsSync } from 'node:fs'
 import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { InvalidArgumentError } from '../core/errors.js'
-import type { TokenCount } from './harness-tokens.js'
+import type { RunSpend } from './run-spend.js'
 import type { ScoreError } from './score.js'
 
 export interface ExperimentConfig {
@@ -36,6 +36,8 @@ export interface ExperimentConfig {
   simWorkScale?: number
   /** what the agents and their test runs ran in: bwrap or none (absent in runs from before it was recorded) */
   sandbox?: string
+  /** --budget-usd: a swarm stops at this many dollars, as the swarm's own budget */
+  budgetUsd?: number
   startedAt: string
 }
 
@@ -58,7 +60,8 @@ export interface RunSummary {
   startedAt: string
   elapsedSeconds: number
   budgetSeconds: number
-  stoppedBy: 'goal' | 'budget' | 'interrupted'
+  /** budget: the time budget; spend: the dollar budget (--budget-usd) */
+  stoppedBy: 'goal' | 'budget' | 'spend' | 'interrupted'
   final: { score: number, passed: number, tests: number, commit: string, error: ScoreError | null }
   /** seconds until the pass rate first reached 10, 20, 30, 50 %, or null */
   timeToSeconds: Record<string, number | null>
@@ -74,7 +77,8 @@ export interface RunSummary {
   workAgentSeconds: number
   duplicateAgentSeconds: number
   repeatedFailures: number
-  tokens: TokenCount | null
+  /** tokens and dollars from the swarm's usage entries; null when no harness reported usage */
+  spend: RunSpend | null
   scorings: number
 }
 

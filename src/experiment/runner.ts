@@ -24,7 +24,7 @@ import { progressOf } from '../swarm/swarm.js'
 import { startSwarmDaemons, swarmDown } from '../swarm/swarm.js'
 import { prepareCleanroom, REFERENCE_PATH, seedExperimentRepo, type Cleanroom } from './cleanroom.js'
 import { formatDuration } from './duration.js'
-import { addTokens, tokensInHarnessLog } from './harness-tokens.js'
+import { spendOfRecord } from './run-spend.js'
 import { writeReport, sizeSummary } from './report.js'
 import { runDir, timeTo, writeJson, writePassRate, type ExperimentConfig, type PassPoint, type RunSummary } from './run-files.js'
 import { scoreSubmission, type ScoreResult } from './score.js'
@@ -54,6 +54,8 @@ export interface ExperimentOptions {
   sandbox?: string
   /** --harness sim: the scripted agent's work time multiplier (default 1) */
   simWorkScale?: number
+  /** --budget-usd: each swarm's dollar cap, set as the swarm's own budget; the size stops when the swarm says it is reached */
+  budgetUsd?: number
   progress: (line: string) => void
   signal?: AbortSignal
 }
@@ -86,6 +88,7 @@ function checkOptions (o: ExperimentOptions): string {
   if (!(o.budgetMs > 0)) throw new InvalidArgumentError('--budget must be more than 0: give how long each swarm runs, e.g. 6h')
   if (!(o.scoreEveryMs > 0)) throw new InvalidArgumentError('--score-every must be more than 0, e.g. 10m')
   if (o.simWorkScale != null && !(o.simWorkScale > 0)) throw new InvalidArgumentError('--sim-work-scale must be more than 0')
+  if (o.budgetUsd != null && !(Number.isFinite(o.budgetUsd) && o.budgetUsd > 0)) throw new InvalidArgumentError('--budget-usd must be a number of dollars more than 0, e.g. 20')
   // An unknown harness, or one that is not installed, is refused before anything starts.
   checkLaunchCommand(harnessLaunch(o.harness, { agentId: 'check', agentName: 'check', workspace: '/', dataDir: '/', agencyAddr: 'unix:/check', prompt: 'check', agencyBin: 'agency' }))
   // A score from real models counts only if the agents could not read the hidden tests: no sandbox, no run, unless told --sandbox none.
@@ -123,6 +126,7 @@ export async function runExperiment (o: ExperimentOptions): Promise<RunSummary[]
     referenceHash: cleanroom.referenceHash,
     referenceBuilt: cleanroom.built,
     ...(sim != null ? { simWorkScale: o.simWorkScale ?? 1 } : {}),
+    ...(o.budgetUsd != null ? { budgetUsd: o.budgetUsd } : {}),
     startedAt: new Date().toISOString()
   }
   await writeJson(join(out, 'experiment.json'), config)
@@ -188,6 +192,16 @@ async function harnessRestarts (metrics: string | undefined): Promise<number | n
   }
 }
 
+/** The swarm says its budget is reached (recorded + in flight at the cap), or its recorded dollars are at `usd`. */
+async function budgetReached (agency: Agency, usd: number): Promise<boolean> {
+  try {
+    const b = await agency.call((c: AgencyClient) => c.getBudget, {}, 20_000)
+    return b.reached || (b.spent?.usd ?? 0) >= usd
+  } catch {
+    return false // a daemon busy or restarting: asked again on the next round
+  }
+}
+
 async function runOnce (ctx: RunContext, n: number, k: number): Promise<RunSummary> {
   const { o, task } = ctx
   const dir = runDir(ctx.out, n, k)
@@ -217,6 +231,8 @@ async function runOnce (ctx: RunContext, n: number, k: number): Promise<RunSumma
   let record: RecordEntry[] = []
   let restarts: Array<number | null> = []
   try {
+    // The dollar cap is the swarm's own budget: every daemon holds its runs at it.
+    if (o.budgetUsd != null) await agency.call((c: AgencyClient) => c.setBudget, { usd: o.budgetUsd })
     await agency.call((c: AgencyClient) => c.setGoal, { text: ctx.config.goal, files: goalFiles(ctx.cleanroom.files), testCommand: ctx.config.testCommand })
     await waitForPlanTask(agency)
     t0 = Date.now()
@@ -261,6 +277,7 @@ async function runOnce (ctx: RunContext, n: number, k: number): Promise<RunSumma
         // The daemons' stop rule: every task done, and the shared branch's latest own test run green.
         if (p.goalMet) { stoppedBy = 'goal'; break }
       }
+      if (o.budgetUsd != null && await budgetReached(agency, o.budgetUsd)) { stoppedBy = 'spend'; break }
       await new Promise(resolve => setTimeout(resolve, Math.max(100, Math.min(1000, nextScoreAt - Date.now(), t0 + o.budgetMs - Date.now()))))
     }
     stopAt = Date.now()
@@ -281,7 +298,6 @@ async function runOnce (ctx: RunContext, n: number, k: number): Promise<RunSumma
     agency.close()
     await swarmDown(swarmDir).catch(err => { o.progress(`${tag}: swarm down: ${(err as Error).message}`) })
   }
-  const tokens = addTokens(await Promise.all(daemons.map(async d => tokensInHarnessLog(await readFile(join(d.dataDir, 'harness.log'), 'utf8').catch(() => '')))))
   const r = summarizeRecord(record, stopAt)
   const elapsedSeconds = (stopAt - t0) / 1000
   const tasksTotal = (lastStatus?.tasks ?? []).filter(t => t.id !== PLAN_TASK).length
@@ -305,7 +321,7 @@ async function runOnce (ctx: RunContext, n: number, k: number): Promise<RunSumma
     workAgentSeconds: r.workAgentSeconds,
     duplicateAgentSeconds: r.duplicateAgentSeconds,
     repeatedFailures: r.repeatedFailures,
-    tokens,
+    spend: spendOfRecord(record),
     scorings: scored.size
   }
   // Now that no agent is running, the per-test results may sit next to the swarm.

@@ -10,7 +10,7 @@
 // (ACP mode: agentd drives the agent over them); stderr still goes to the log.
 // The session ends its run through `run.end`, cleanly or with a failure.
 import { spawn, type ChildProcess } from 'node:child_process'
-import { appendFileSync, closeSync, openSync } from 'node:fs'
+import { appendFileSync, closeSync, openSync, statSync } from 'node:fs'
 import { chmod, mkdir, writeFile } from 'node:fs/promises'
 import { delimiter, dirname, join } from 'node:path'
 import { performance } from 'node:perf_hooks'
@@ -37,8 +37,6 @@ export interface HarnessSupervisorOptions {
   nextDelayMs?: (exit: HarnessExit, backoffMs: number) => number
   /** Asked before each restart; false ends supervision (the daemon: "goal tests not yet passing"). */
   shouldContinue?: () => boolean | Promise<boolean>
-  /** While true, no run starts (the operator paused the swarm): a start or restart waits for resume(). */
-  paused?: () => boolean
   /** Called each time the harness is started again, e.g. to count restarts in metrics. */
   onRestart?: (restart: HarnessRestart) => void
   /** Called each time the harness exits. */
@@ -49,6 +47,23 @@ export interface HarnessSupervisorOptions {
   beforeSpawn?: () => void
   /** Drives each run over its stdin and stdout (ACP mode); stop() awaits its stop() before signalling the process. */
   session?: (run: HarnessRun) => HarnessRunSession
+  /**
+   * Asked before each start: a hold (the budget is reached, the provider is
+   * rate-limited) makes the supervisor wait and ask again, without counting a
+   * failure. `waitMs` is when to ask again at the latest; wake() asks at once.
+   */
+  startGate?: () => StartHold | null
+  /** While true, no run starts (the operator paused the swarm): the start waits as on the gate, until resume(). */
+  paused?: () => boolean
+}
+
+/** How often a paused supervisor looks again without a resume() (a missed one costs at most this). */
+const PAUSE_RECHECK_MS = 60_000
+
+/** Why the next run may not start yet, and when to ask again. */
+export interface StartHold {
+  reason: string
+  waitMs: number
 }
 
 export interface HarnessExit {
@@ -64,6 +79,8 @@ export interface HarnessExit {
   failure?: string
   /** Why agentd ended the run on purpose (not a failure), e.g. the goal is met. */
   endedBy?: string
+  /** Where this run's output starts in the harness log (bytes), for reading back what it reported. */
+  outputFrom: number
 }
 
 export interface HarnessRestart {
@@ -98,6 +115,9 @@ export class HarnessSupervisor {
   private child: ChildProcess | undefined
   private session: HarnessRunSession | undefined
   private restartTimer: NodeJS.Timeout | undefined
+  private holdTimer: NodeJS.Timeout | undefined
+  private _hold: StartHold | undefined
+  private pendingStart: { previous?: HarnessExit, delayMs: number } | undefined
   private exitWaiters: Array<() => void> = []
   private stopping: Promise<void> | undefined
   private resolveFinished!: () => void
@@ -130,6 +150,24 @@ export class HarnessSupervisor {
   /** While waiting to restart: the delay chosen. */
   get delayMs (): number { return this._delayMs }
 
+  /** While waiting on the start gate (state 'waiting'): why the next run waits. */
+  get hold (): StartHold | undefined { return this._hold }
+
+  /** Asks the start gate again now (the budget was raised, a hold ended early). */
+  wake (): void {
+    if (this._hold == null || this.pendingStart == null || this._state !== 'waiting') return
+    clearTimeout(this.holdTimer)
+    this.holdTimer = undefined
+    void this.afterHold()
+  }
+
+  /** The operator resumed the swarm: a run held by the pause starts (if nothing else holds it). */
+  resume (): void {
+    if (this._hold == null || this.opts.paused?.() === true) return
+    this.note('the operator resumed the swarm')
+    this.wake()
+  }
+
   /** The running harness's pid, if one is running. */
   get pid (): number | undefined { return this.child?.pid }
 
@@ -144,31 +182,62 @@ export class HarnessSupervisor {
       throw err
     }
     if (this._state !== 'running') return // stopped while the files were written
-    if (this.opts.paused?.() === true) { this.hold(undefined, 0); return }
-    this.spawnHarness()
+    this.pendingStart = { delayMs: 0 }
+    this.tryStart()
   }
 
-  /** A run due while paused: kept until resume(). */
-  private held?: { previous: HarnessExit | undefined, delayMs: number }
-
-  private hold (previous: HarnessExit | undefined, delayMs: number): void {
-    this._state = 'waiting'
-    this.held = { previous, delayMs }
-    this.note('the operator paused the swarm: no new run until it resumes')
+  /** A hold is over or was woken: the work may have been done meanwhile (a restart asks again), then the gate. */
+  private async afterHold (): Promise<void> {
+    if (this._state !== 'waiting' || this.pendingStart == null) return
+    if (this.pendingStart.previous != null) {
+      let more = true
+      try {
+        more = await (this.opts.shouldContinue?.() ?? true)
+      } catch (err) {
+        this.log.warn({ err }, 'harness shouldContinue failed; going on')
+      }
+      if (this._state !== 'waiting' || this.pendingStart == null) return
+      if (!more) {
+        this.pendingStart = undefined
+        this._hold = undefined
+        this._state = 'finished'
+        this.note('work is done; not restarting the harness')
+        this.resolveFinished()
+        return
+      }
+    }
+    this.tryStart()
   }
 
-  /** Starts the run held while paused, if one is and the pause is over. */
-  resume (): void {
-    const h = this.held
-    if (h === undefined || this._state !== 'waiting' || this.opts.paused?.() === true) return
-    this.held = undefined
-    this.note('the operator resumed the swarm')
-    if (h.previous === undefined) {
-      this._state = 'running'
-      this.spawnHarness()
+  /** Starts the pending run unless the gate holds it; a held start is asked again later. */
+  private tryStart (): void {
+    const pending = this.pendingStart
+    if (pending == null || (this._state !== 'running' && this._state !== 'waiting')) return
+    let hold: StartHold | null = null
+    try {
+      hold = this.opts.paused?.() === true
+        ? { reason: 'the operator paused the swarm: no new run until it resumes', waitMs: PAUSE_RECHECK_MS }
+        : this.opts.startGate?.() ?? null
+    } catch (err) {
+      this.log.warn({ err }, 'harness start gate failed; starting anyway')
+    }
+    if (hold != null) {
+      if (this._hold?.reason !== hold.reason) this.note(`not starting a run: ${hold.reason}`)
+      this._hold = hold
+      // held is a kind of waiting: `hold` says why
+      this._state = 'waiting'
+      this.holdTimer = setTimeout(() => { this.holdTimer = undefined; void this.afterHold() }, Math.max(10, Math.min(hold.waitMs, 2_147_483_647)))
       return
     }
-    void this.restart(h.previous, h.delayMs)
+    if (this._hold != null) this.note(`starting again: ${this._hold.reason} no longer holds`)
+    this._hold = undefined
+    this.pendingStart = undefined
+    this._state = 'running'
+    const child = this.spawnHarness()
+    if (pending.previous != null) {
+      this._restarts++
+      this.safely(() => this.opts.onRestart?.({ restarts: this._restarts, pid: child?.pid, delayMs: pending.delayMs, previous: pending.previous as HarnessExit }))
+    }
   }
 
   /** Stops supervising and the harness: SIGTERM, then SIGKILL after the grace period. Resolves when it is gone. */
@@ -182,6 +251,9 @@ export class HarnessSupervisor {
     this._state = 'stopped'
     if (this.restartTimer != null) clearTimeout(this.restartTimer)
     this.restartTimer = undefined
+    clearTimeout(this.holdTimer)
+    this.holdTimer = undefined
+    this.pendingStart = undefined
     clearTimeout(this.runTimer)
     const child = this.child
     if (child?.pid != null) {
@@ -218,6 +290,7 @@ export class HarnessSupervisor {
   private spawnHarness (): ChildProcess | undefined {
     const { command, args, cwd } = this.launch
     const startedAt = performance.now()
+    const outputFrom = logSize(this.logFile)
     const shown = this.launch.boxed ?? { command, args }
     this.note(`starting ${shown.command} ${shown.args.map(brief).join(' ')} in ${cwd}${this.launch.boxed != null ? ` (sandbox ${this.launch.boxed.sandbox})` : ''}`)
     let child: ChildProcess | undefined
@@ -228,7 +301,7 @@ export class HarnessSupervisor {
       if (ended) return
       ended = true
       clearTimeout(this.runTimer)
-      const exit: HarnessExit = { pid: child?.pid, code, signal, error, runMs: performance.now() - startedAt, timedOut, failure: outcome?.failure, endedBy: outcome?.failure == null ? outcome?.reason : undefined }
+      const exit: HarnessExit = { pid: child?.pid, code, signal, error, runMs: performance.now() - startedAt, timedOut, failure: outcome?.failure, endedBy: outcome?.failure == null ? outcome?.reason : undefined, outputFrom }
       this.onHarnessExit(child, exit)
     }
     const piped = this.opts.session != null
@@ -326,7 +399,6 @@ export class HarnessSupervisor {
       this.log.warn({ err }, 'harness shouldContinue failed; restarting anyway')
     }
     if (this._state !== 'waiting') return // stopped while we asked
-    if (more && this.opts.paused?.() === true) { this.hold(previous, delayMs); return }
     if (!more) {
       this._state = 'finished'
       this.note('work is done; not restarting the harness')
@@ -334,9 +406,8 @@ export class HarnessSupervisor {
       return
     }
     this._state = 'running'
-    this._restarts++
-    const child = this.spawnHarness()
-    this.safely(() => this.opts.onRestart?.({ restarts: this._restarts, pid: child?.pid, delayMs, previous }))
+    this.pendingStart = { previous, delayMs }
+    this.tryStart()
   }
 
   private environment (): NodeJS.ProcessEnv {
@@ -372,6 +443,14 @@ function signalGroup (pid: number, signal: NodeJS.Signals): void {
   try {
     process.kill(-pid, signal)
   } catch { /* the group is gone */ }
+}
+
+function logSize (file: string): number {
+  try {
+    return statSync(file).size
+  } catch {
+    return 0
+  }
 }
 
 function brief (arg: string): string {

@@ -21,6 +21,8 @@ export const LABEL_VALUES = {
   toolKind: ['read', 'edit', 'delete', 'move', 'search', 'execute', 'think', 'fetch', 'switch_mode', 'other'],
   tokenType: ['input', 'output', 'thought', 'cached_read', 'cached_write'],
   permissionDecision: ['allowed', 'denied'],
+  spendTokenKind: ['input', 'cache_read', 'cache_write', 'output'],
+  rateLimitKind: ['transient', 'quota'],
   protocolFault: ['unsupported_version', 'malformed', 'flood', 'oversized', 'auth_required', 'refused', 'unresponsive', 'closed'],
   sandboxDenial: ['fs', 'net']
 } as const
@@ -83,6 +85,10 @@ export function createMetrics (init: MetricsInit) {
     verifySeconds: new Histogram({ name: 'agentd_verify_duration_seconds', help: 'Duration of verify (test) runs during integration.', buckets: [0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600, 1800], registers: r }),
     harnessRestarts: new Counter({ name: 'agentd_harness_restarts_total', help: 'Restarts of the agent harness process.', registers: r }),
     harnessFailures: new Counter({ name: 'agentd_harness_failures_total', help: 'Harness runs that failed: non-zero exit, could not start, or hung past the run timeout.', registers: r }),
+    spendTokens: new Counter({ name: 'agentd_tokens_total', help: 'Model tokens this agent\'s harness runs reported, by kind (input is uncached input; cache reads and writes apart).', labelNames: ['kind'] as const, registers: r }),
+    spendUsd: new Counter({ name: 'agentd_spend_usd_total', help: 'Dollars this agent\'s harness runs spent, as reported or estimated from the price table.', registers: r }),
+    rateLimitedRuns: new Counter({ name: 'agentd_harness_rate_limited_runs_total', help: 'Harness runs that ended on a provider\'s limit (not counted as failures), by kind.', labelNames: ['kind'] as const, registers: r }),
+    budgetReached: new Gauge({ name: 'agentd_budget_reached', help: '1 while the swarm\'s budget holds this agent\'s next run, else 0.', registers: r }),
     harnessRunTimeouts: new Counter({ name: 'agentd_harness_run_timeouts_total', help: 'Harness runs killed for running longer than --harness-run-timeout.', registers: r }),
     harnessTurns: new Counter({ name: 'agentd_harness_turns_total', help: 'Turns of the agent\'s ACP session, by how they ended.', labelNames: ['stop_reason'] as const, registers: r }),
     harnessToolCalls: new Counter({ name: 'agentd_harness_tool_calls_total', help: 'Tool calls the agent made in its ACP session, by kind.', labelNames: ['kind'] as const, registers: r }),
@@ -114,6 +120,8 @@ export function createMetrics (init: MetricsInit) {
   for (const decision of v.permissionDecision) metrics.harnessPermissions.inc({ decision }, 0)
   for (const fault of v.protocolFault) metrics.harnessProtocolErrors.inc({ fault }, 0)
   for (const kind of v.sandboxDenial) metrics.sandboxDenials.inc({ kind }, 0)
+  for (const kind of v.spendTokenKind) metrics.spendTokens.inc({ kind }, 0)
+  for (const kind of v.rateLimitKind) metrics.rateLimitedRuns.inc({ kind }, 0)
   return metrics
 }
 
@@ -198,7 +206,7 @@ export function registerStateGauges (registry: Registry, s: StateSources): void 
   if (harness !== undefined) {
     new Gauge({
       name: 'agentd_harness_state',
-      help: 'The agent harness state: 1 for the current one (idle, running, backing_off, failing, stopped, finished).',
+      help: 'The agent harness state: 1 for the current one (idle, running, backing_off, held, failing, stopped, finished).',
       labelNames: ['state'] as const,
       registers: r,
       collect () {

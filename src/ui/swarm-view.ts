@@ -18,6 +18,7 @@ import { InvalidArgumentError, NotFoundError } from '../core/errors.js'
 import type { FindingHit } from '../core/findings/findings-index.js'
 import { clip, pageOf, thin, type Page, type PageRequest } from './paging.js'
 import type { SwarmFeed } from './swarm-feed.js'
+import type { SpendService } from '../daemon/spend-service.js'
 import { VERSION } from '../version.js'
 
 export interface AgentRow {
@@ -91,6 +92,8 @@ export interface SwarmSource {
   presence: Pick<PresenceService, 'directory' | 'livePeers' | 'status'>
   store: { messages: Pick<MessageStore, 'inboxCount' | 'listOutbox' | 'lastCursor' | 'inboxAfter'> }
   work: Pick<AgentWork, 'testSummary'>
+  /** the swarm's spend and budget (absent in a source without one) */
+  spend?: Pick<SpendService, 'budget'>
   uptimeSeconds: () => number
 }
 
@@ -160,7 +163,26 @@ export class SwarmView {
       tests: tests == null ? null : { passed: tests.passed, failed: tests.failed, total: tests.total, passRate: tests.passRate, time: tests.time, runs: tests.runs },
       integrations: this.integrationCounts(),
       messages: { inbox: d.store.messages.inboxCount(), announcements: this.feed.announcements().length },
-      harness: this.harnessState()
+      harness: this.harnessState(),
+      spend: this.spendSummary()
+    }
+  }
+
+  /** Tokens and dollars so far, the caps and whether the budget holds new runs. */
+  private spendSummary (): Record<string, unknown> | null {
+    const b = this.d.spend?.budget()
+    if (b == null) return null
+    const t = b.spent
+    return {
+      inputTokens: t?.inputTokens ?? 0,
+      outputTokens: t?.outputTokens ?? 0,
+      usd: t?.usd ?? 0,
+      estimated: t?.estimated ?? false,
+      runs: t?.runs ?? 0,
+      budget: { usd: b.budget?.usd ?? 0, tokens: b.budget?.tokens ?? 0, hours: b.budget?.hours ?? 0, perAgentUsd: b.budget?.perAgentUsd ?? 0 },
+      reached: b.reached,
+      reasons: b.reasons,
+      holdUntil: b.hold?.until ?? 0
     }
   }
 

@@ -4,7 +4,7 @@
 // cases, and the report's table.
 import { describe, expect, it } from 'vitest'
 import { parseDuration, formatDuration } from '../../src/experiment/duration.js'
-import { tokensInHarnessLog, addTokens } from '../../src/experiment/harness-tokens.js'
+import { addSpend, spendOfRecord, usdPerPoint } from '../../src/experiment/run-spend.js'
 import { readJUnitCases } from '../../src/experiment/junit-xml.js'
 import { renderReport } from '../../src/experiment/report.js'
 import type { ExperimentConfig, PassPoint, RunSummary } from '../../src/experiment/run-files.js'
@@ -63,55 +63,21 @@ describe('the shared record of a run', () => {
   })
 })
 
-describe('tokens in harness logs', () => {
-  it('sums Claude Code stream-json results and Codex totals; a log with neither reports none', () => {
-    const claude = [
-      '{"type":"system","subtype":"init"}',
-      '{"type":"result","subtype":"success","usage":{"input_tokens":10,"cache_creation_input_tokens":100,"cache_read_input_tokens":1000,"output_tokens":50}}',
-      '[2026-01-01T00:00:00.000Z] agentd: harness exited (code 0, signal null) after 1000 ms',
-      '{"type":"result","subtype":"success","usage":{"input_tokens":5,"output_tokens":7}}'
-    ].join('\n')
-    expect(tokensInHarnessLog(claude)).toEqual({ total: 1172, input: 1115, output: 57, runs: 2 })
-    const codex = 'codex\nall done\ntokens used\n12,345\n\nlater run\ntokens used: 655\n'
-    expect(tokensInHarnessLog(codex)).toEqual({ total: 13_000, input: null, output: null, runs: 2 })
-    expect(tokensInHarnessLog('[sim abc] case: merged and done\n')).toBeNull()
-    expect(addTokens([tokensInHarnessLog(claude), null])).toEqual({ total: 1172, input: 1115, output: 57, runs: 2 })
-    expect(addTokens([tokensInHarnessLog(claude), tokensInHarnessLog(codex)])?.input).toBeNull()
-    expect(addTokens([null, null])).toBeNull()
-  })
-})
-
-describe('durations', () => {
-  it('reads units and refuses 0, negatives and bare numbers with the fix', () => {
-    expect(parseDuration('6h', '--budget')).toBe(6 * 3600_000)
-    expect(parseDuration('1h30m', '--budget')).toBe(5400_000)
-    expect(parseDuration('90s', '--score-every')).toBe(90_000)
-    expect(() => parseDuration('0', '--budget')).toThrow(/--budget must be more than 0/)
-    expect(() => parseDuration('0m', '--budget')).toThrow(/--budget must be more than 0/)
-    expect(() => parseDuration('20', '--budget')).toThrow(/write it with a unit, e\.g\. 6h/)
-    expect(() => parseDuration('-5m', '--budget')).toThrow(/not a duration/)
-    expect(formatDuration(5400_000)).toBe('1h30m')
-  })
-})
-
-describe('JUnit corner cases', () => {
-  it('names cases as ProgramBench does and leaves out a case with no name', () => {
-    const xml = '<testsuites><testsuite>' +
-      '<testcase name="bare"/>' +
-      '<testcase classname="pkg.mod"/>' +
-      '<testcase classname="" name=""/>' +
-      '<testsuite><testcase classname="inner" name="deep"/></testsuite>' +
-      '<testcase classname="pkg.mod" name="last"/>' +
-      '</testsuite></testsuites>'
-    // direct cases first, then those of nested suites
-    expect(readJUnitCases(xml, 'b').map(c => c.name)).toEqual(['bare', 'pkg.mod.None', 'pkg.mod.last', 'inner.deep'])
-  })
-
-  it('a namespaced root is not a JUnit document; entities are decoded in names', () => {
-    expect(() => readJUnitCases('<testsuites xmlns="urn:x"><testsuite/></testsuites>', 'b')).toThrow(/not <testsuites>/)
-    expect(readJUnitCases('<testsuite><testcase classname="a&amp;b" name="t[1&lt;2]"/></testsuite>', 'b')[0].name).toBe('a&b.t[1<2]')
-    expect(() => readJUnitCases('<testsuites><testsuite></testsuites>', 'b')).toThrow(/Malformed/)
-    expect(() => readJUnitCases('<testsuites/><testsuites/>', 'b')).toThrow(/Malformed/)
+describe('spend from the swarm\'s record', () => {
+  const usage = (id: string, author: string, body: Record<string, unknown>): RecordEntry => ({ id, author, lamport: 1, time: 0, kind: 'usage', body })
+  it('folds the usage entries (proto3 JSON, as the API gives them); input counts cached input; none: null', () => {
+    const record = [
+      usage('e1', 'a', { models: [{ model: 'm', inputTokens: 10, cacheReadTokens: 1000, cacheWriteTokens: 100, outputTokens: 50, microUsd: 250000 }], wallMs: 1000, task: 't' }),
+      usage('e2', 'b', { models: [{ model: 'm', inputTokens: 5, outputTokens: 7, microUsd: 1000, estimated: true }], wallMs: 1000 }),
+      usage('e2', 'b', { models: [{ model: 'm', inputTokens: 5, outputTokens: 7, microUsd: 1000, estimated: true }], wallMs: 1000 }),
+      { id: 'x', author: 'a', lamport: 2, time: 0, kind: 'finding', body: { text: 'n' } }
+    ]
+    expect(spendOfRecord(record)).toEqual({ inputTokens: 1115, outputTokens: 57, cacheReadTokens: 1000, cacheWriteTokens: 100, usd: 0.251, estimated: true, runs: 2 })
+    expect(spendOfRecord(record.slice(3))).toBeNull()
+    expect(addSpend([spendOfRecord(record), null])?.usd).toBe(0.251)
+    expect(addSpend([null, undefined])).toBeNull()
+    expect(usdPerPoint(12, 0.4)).toBe(0.3)
+    expect(usdPerPoint(12, 0)).toBeNull()
   })
 })
 
@@ -125,7 +91,7 @@ describe('the report', () => {
     agents, repeat: 1, startedAt: '', elapsedSeconds: p.at(-1)?.t ?? 0, budgetSeconds: 1200, stoppedBy: 'goal',
     final: { score: passed / 50, passed, tests: 50, commit: 'c', error: null }, timeToSeconds: timeTo(p), agentHours: agents * 0.1,
     harnessRestarts: 0, integrations: 10, integrationAttempts: 10, findings: 12, failureFindings: 2, tasksDone: 10, tasksTotal: 10,
-    workAgentSeconds: 100, duplicateAgentSeconds: 0, repeatedFailures: 0, tokens: null, scorings: 5
+    workAgentSeconds: 100, duplicateAgentSeconds: 0, repeatedFailures: 0, spend: null, scorings: 5
   })
 
   it('has the paper\'s table: final pass rate per swarm size and the change against 1 agent', () => {
@@ -133,12 +99,22 @@ describe('the report', () => {
     const four = points([[0, 0], [40, 12], [80, 30]])
     expect(timeTo(one)).toEqual({ 10: 60, 20: 120, 30: 300, 50: null })
     const { markdown, svg } = renderReport({ config, runs: [{ summary: summary(1, 20, one), points: one }, { summary: summary(4, 30, four), points: four }] })
-    expect(markdown).toContain('| task | agents | final pass rate | change against 1 agent |')
-    expect(markdown).toContain('| demo | 1 | 40.00 % | — |')
-    expect(markdown).toContain('| demo | 4 | 60.00 % | +20.00 pp (+50 %) |')
+    expect(markdown).toContain('| task | agents | final pass rate | change against 1 agent | tokens in / out | dollars | dollars per point |')
+    expect(markdown).toContain('| demo | 1 | 40.00 % | — | not reported | not reported | — |')
+    expect(markdown).toContain('| demo | 4 | 60.00 % | +20.00 pp (+50 %) | not reported | not reported | — |')
     expect(markdown).toContain('| 1 | 1 | goal | 5m | 1m | 2m | 5m | not reached | 40.00 % (20/50) |')
     expect(svg.match(/<polyline /g)).toHaveLength(2)
     expect(svg).toContain('4 agents')
+  })
+
+  it('shows tokens and dollars per size and per run, and dollars per point of pass rate', () => {
+    const one = points([[0, 0], [300, 20]])
+    const spend = { inputTokens: 1_200_000, outputTokens: 30_000, cacheReadTokens: 1_000_000, cacheWriteTokens: 0, usd: 8, estimated: true, runs: 12 }
+    const { markdown } = renderReport({ config: { ...config, agents: [1], budgetUsd: 20 }, runs: [{ summary: { ...summary(1, 20, one), spend, stoppedBy: 'spend' }, points: one }] })
+    expect(markdown).toContain('budget 20m and $20 per swarm')
+    // 40 % pass rate for $8: $0.20 a point
+    expect(markdown).toContain('| demo | 1 | 40.00 % | — | 1,200,000 / 30,000 | $8.00 (est.) | $0.20 |')
+    expect(markdown).toMatch(/\| 1 \| 1 \| spend \| .* \| 1,200,000 \/ 30,000 \| \$8\.00 \(est\.\) \| \$0\.20 \|/)
   })
 
   it('with repeats, the final pass rate of a size is the mean of its runs, each run listed and drawn', () => {

@@ -94,7 +94,7 @@ describe('harness adapters: golden command lines, environments and MCP configura
     const expected: HarnessLaunch = {
       ...common,
       command: 'copilot',
-      args: ['-p', 'Do the work.', '--allow-all-tools', '--no-auto-update', '--additional-mcp-config', '@/data/ada/harness/copilot-mcp.json'],
+      args: ['-p', 'Do the work.', '--allow-all-tools', '--no-auto-update', '--additional-mcp-config', '@/data/ada/harness/copilot-mcp.json', '--usage-output-file', '/data/ada/harness/copilot-usage.json'],
       files: [
         ...commonFiles,
         {

@@ -61,12 +61,15 @@ export function registerExperimentCommands (program: Command): void {
     .option('--test-command <cmd>', 'the agents\' own test command (default: the recipe\'s for sim, else "sh compile.sh && sh tests/run.sh")')
     .option('--sandbox <mode>', 'what the agents and their test runs run in: auto, bwrap or none; a real-model run is refused without a sandbox unless --sandbox none', 'auto')
     .option('--sim-work-scale <x>', '--harness sim: multiply the scripted agent\'s modelled work time', '1')
-    .action(async (opts: { task: string, agents: string, harness: string, budget: string, out: string, scoreEvery?: string, repeat: string, cleanroom?: string, goal?: string, testCommand?: string, simWorkScale: string, sandbox: string, json?: boolean }) => {
+    .option('--budget-usd <dollars>', 'each swarm\'s dollar cap, set as the swarm\'s budget: a size stops when it is reached, as with --budget')
+    .action(async (opts: { task: string, agents: string, harness: string, budget: string, out: string, scoreEvery?: string, repeat: string, cleanroom?: string, goal?: string, testCommand?: string, simWorkScale: string, budgetUsd?: string, sandbox: string, json?: boolean }) => {
       try {
         const budgetMs = parseDuration(opts.budget, '--budget')
         const scoreEveryMs = opts.scoreEvery != null ? parseDuration(opts.scoreEvery, '--score-every') : defaultScoreEveryMs(budgetMs)
         const simWorkScale = Number(opts.simWorkScale)
         if (!(simWorkScale > 0)) throw new InvalidArgumentError(`--sim-work-scale ${JSON.stringify(opts.simWorkScale)} must be a number above 0`)
+        const budgetUsd = opts.budgetUsd != null ? Number(opts.budgetUsd) : undefined
+        if (budgetUsd != null && !(Number.isFinite(budgetUsd) && budgetUsd > 0)) throw new InvalidArgumentError(`--budget-usd ${JSON.stringify(opts.budgetUsd)} must be a number of dollars above 0`)
         const abort = new AbortController()
         process.on('SIGINT', () => {
           if (abort.signal.aborted) process.exit(130)
@@ -86,6 +89,7 @@ export function registerExperimentCommands (program: Command): void {
           goal: opts.goal,
           testCommand: opts.testCommand,
           simWorkScale: isScriptedHarness(opts.harness) ? simWorkScale : undefined,
+          budgetUsd,
           progress: line,
           signal: abort.signal
         })

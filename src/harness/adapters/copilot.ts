@@ -17,6 +17,7 @@
 // - --allow-all-tools: nothing waits for a confirmation (shell, file edits, MCP).
 // - --no-auto-update: every agent runs the CLI that is installed, and none
 //   downloads a newer one at start.
+// - --usage-output-file: the run's usage report, which agentd reads after it.
 // - deferTools "never": the coordination tools are the agent's loop, not an
 //   extra it should have to search for first.
 // - timeout: integrate runs the goal's tests and claim waits out the settle
@@ -26,6 +27,7 @@
 import { join } from 'node:path'
 import { baseLaunch, harnessDir, jsonFile, MCP_SERVER_NAME, mcpServerSpec } from './common.js'
 import type { HarnessContext, HarnessLaunch } from '../types.js'
+import { COPILOT_USAGE_FILE } from '../usage/copilot.js'
 
 /** How long one agency tool call may take, in milliseconds: as long as the integrate API call. */
 const TOOL_TIMEOUT_MS = 30 * 60_000
@@ -36,7 +38,9 @@ export function copilotLaunch (ctx: HarnessContext): HarnessLaunch {
     '-p', ctx.prompt,
     '--allow-all-tools',
     '--no-auto-update',
-    '--additional-mcp-config', `@${mcpConfig}`
+    '--additional-mcp-config', `@${mcpConfig}`,
+    // The run's tokens per model, exactly (the text summary rounds them): read back by usage/copilot.ts.
+    '--usage-output-file', join(harnessDir(ctx), COPILOT_USAGE_FILE)
   ])
   const server = mcpServerSpec(ctx)
   launch.files.push(jsonFile(mcpConfig, {

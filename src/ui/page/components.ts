@@ -62,7 +62,7 @@ export function LiveDot ({ live }: { live: boolean }): VNode {
 }
 
 // The harness supervisor's states (src/daemon/harness-service.ts), as heartbeats carry them.
-const HARNESS_CLASS: Record<string, string> = { running: 'ok', backing_off: 'warn', failing: 'bad', idle: 'info', stopped: 'bad', finished: 'done' }
+const HARNESS_CLASS: Record<string, string> = { running: 'ok', backing_off: 'warn', held: 'warn', failing: 'bad', idle: 'info', stopped: 'bad', finished: 'done' }
 const HARNESS_WORDS: Record<string, string> = { backing_off: 'backing off', idle: 'starting' }
 
 export function HarnessBadge ({ state }: { state: string }): VNode {

@@ -14,6 +14,20 @@ export interface Summary {
   integrations: { total: number, merged: number, conflict: number, failed: number }
   messages: { inbox: number, announcements: number }
   harness: string
+  /** the swarm's spend and budget; null from a daemon without one */
+  spend?: SpendSummary | null
+}
+
+export interface SpendSummary {
+  inputTokens: number
+  outputTokens: number
+  usd: number
+  estimated: boolean
+  runs: number
+  budget: { usd: number, tokens: number, hours: number, perAgentUsd: number }
+  reached: boolean
+  reasons: string[]
+  holdUntil: number
 }
 
 export interface AgentRow {

@@ -6,10 +6,10 @@ import {
 import { InvalidArgumentError } from '../../../src/core/errors.js'
 
 describe('entry kinds', () => {
-  it('knows the thirteen kinds of the log and nothing else', () => {
+  it('knows the sixteen kinds of the log and nothing else', () => {
     expect([...KNOWN_KINDS].sort()).toEqual([
-      'approval_request', 'claim', 'done', 'finding', 'goal', 'integration', 'integration_request', 'operator', 'release',
-      'review_request', 'task', 'test_run', 'verdict'
+      'approval_request', 'budget', 'claim', 'done', 'finding', 'goal', 'integration', 'integration_request', 'operator', 'rate_limit', 'release',
+      'review_request', 'task', 'test_run', 'usage', 'verdict'
     ])
     for (const k of ['', 'Finding', 'toString', '__proto__', 'constructor', 'presence']) expect(isKnownKind(k)).toBe(false)
   })
@@ -21,7 +21,7 @@ describe('entry kinds', () => {
     expect(decodeBody('verdict', encodeBody('verdict', { target: 'abc', verdict: VerdictKind.VERDICT_APPROVE })).verdict)
       .toBe(VerdictKind.VERDICT_APPROVE)
     expect(decodeBody('test_run', encodeBody('test_run', { passed: 5, total: 6, durationMs: 1234 })).durationMs).toBe(1234)
-    for (const k of KNOWN_KINDS) expect(bodyDecodes(k, encodeBody(k, {}))).toBe(true)
+    for (const k of KNOWN_KINDS) expect(bodyDecodes(k, encodeBody(k, k === 'rate_limit' ? { provider: 'ab'.repeat(8), kind: 'transient' } : {}))).toBe(true)
   })
 
   it('renders a body as proto3 JSON', () => {

@@ -12,7 +12,10 @@
 //   anything else                   404 in the API's error shape
 //
 // Every request is recorded (what was offered, every tool result so far, what
-// was answered) so a test can assert on what the CLI sent.
+// was answered, the usage it reported) so a test can assert on what the CLI
+// sent and what it was served. `usage` sets what each answer reports; `refuse`
+// answers a request the way a limited API does (429 with retry-after, 529
+// overloaded).
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import type { Conversation, Move, ToolCall, ToolOutcome } from './agent-script.js'
@@ -31,6 +34,8 @@ export interface RecordedRequest {
   model: string
   /** Claude Code's x-claude-code-session-id: one per CLI run. */
   session: string
+  /** The x-api-key it carried (the account it spends from). */
+  apiKey: string
   /** The names of the tools offered. */
   tools: string[]
   /** Every tool call of the conversation so far, with its result. */
@@ -43,6 +48,10 @@ export interface RecordedRequest {
   body?: any
   /** The agent closed the request before the answer was sent (it cancelled the turn). */
   aborted?: boolean
+  /** The usage the answer reported; absent when the request was refused or not a message. */
+  usage?: Usage
+  /** The HTTP status the request was refused with, if it was. */
+  refused?: number
 }
 
 export interface AnthropicModelOptions {
@@ -54,7 +63,19 @@ export interface AnthropicModelOptions {
   turnInput?: (messages: MessageParam[]) => MessageParam[]
   /** Awaited before a turn's answer is sent: a test holds the model mid-turn with it. */
   beforeAnswer?: (rec: RecordedRequest) => Promise<void> | void
+  /** The usage each answer reports, as the API reports it (default 100 in, 20 out, no cache). */
+  usage?: Usage
+  /**
+   * Refuses a request the way the API does when it is limited: a status (429,
+   * 529), headers (retry-after) and the API's error body; undefined answers it.
+   */
+  refuse?: (req: { apiKey: string, model: string }) => Refusal | undefined
 }
+
+/** Token counts as the Messages API reports them. */
+export interface Usage { input_tokens: number, output_tokens: number, cache_creation_input_tokens: number, cache_read_input_tokens: number }
+
+export interface Refusal { status: number, headers?: Record<string, string>, type: string, message: string }
 
 export interface ScriptedAnthropicModel {
   /** The base URL for ANTHROPIC_BASE_URL. */
@@ -91,7 +112,7 @@ export async function startAnthropicModel (decide: Decide, o: AnthropicModelOpti
   function handle (req: IncomingMessage, res: ServerResponse, raw: string): void {
     const path = (req.url ?? '/').split('?')[0]
     const session = header(req, 'x-claude-code-session-id')
-    const base = { at: Date.now(), method: req.method ?? '', path, stream: false, model: '', session, tools: [], history: [] }
+    const base = { at: Date.now(), method: req.method ?? '', path, stream: false, model: '', session, apiKey: header(req, 'x-api-key'), tools: [], history: [] }
     if (path === '/' && (req.method === 'HEAD' || req.method === 'GET')) {
       requests.push({ ...base, kind: 'probe' })
       res.writeHead(200, { 'content-type': 'text/plain' }).end()
@@ -114,6 +135,12 @@ export async function startAnthropicModel (decide: Decide, o: AnthropicModelOpti
     const messages: MessageParam[] = Array.isArray(body.messages) ? body.messages : []
     const record: RecordedRequest = { ...base, kind: tools.length > 0 ? 'turn' : 'side', stream, model, tools, history: [], body }
     requests.push(record)
+    const refusal = o.refuse?.({ apiKey: record.apiKey, model })
+    if (refusal != null) {
+      record.refused = refusal.status
+      res.writeHead(refusal.status, { 'content-type': 'application/json', ...refusal.headers }).end(JSON.stringify({ type: 'error', error: { type: refusal.type, message: refusal.message } }))
+      return
+    }
     let move: Move
     if (record.kind === 'side') {
       // A request without tools is not the agent loop (a title, a summary): answer briefly.
@@ -130,9 +157,11 @@ export async function startAnthropicModel (decide: Decide, o: AnthropicModelOpti
     }
     record.move = move
     const id = `msg_scripted_${++replies}`
-    if (o.beforeAnswer == null || record.kind !== 'turn') { reply(res, move, model, stream, id); return }
+    const usage = o.usage ?? DEFAULT_USAGE
+    const answer = (): void => { record.usage = usage; reply(res, move, model, stream, id, usage) }
+    if (o.beforeAnswer == null || record.kind !== 'turn') { answer(); return }
     res.once('close', () => { if (!res.writableEnded) record.aborted = true })
-    void Promise.resolve(o.beforeAnswer(record)).then(() => { if (record.aborted !== true) reply(res, move, model, stream, id) }, () => { res.destroy() })
+    void Promise.resolve(o.beforeAnswer(record)).then(() => { if (record.aborted !== true) answer() }, () => { res.destroy() })
   }
 
   await new Promise<void>(resolve => server.listen(0, '127.0.0.1', resolve))
@@ -215,10 +244,11 @@ function contentOf (move: Move, id: string): ContentBlock[] {
   return [{ type: 'text', text: move.say }, { type: 'tool_use', id: `toolu_${id}`, name: move.call.name, input: move.call.input }]
 }
 
-function reply (res: ServerResponse, move: Move, model: string, stream: boolean, id: string): void {
+const DEFAULT_USAGE: Usage = { input_tokens: 100, output_tokens: 20, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 }
+
+function reply (res: ServerResponse, move: Move, model: string, stream: boolean, id: string, usage: Usage): void {
   const content = contentOf(move, id)
   const stopReason = move.kind === 'call' ? 'tool_use' : 'end_turn'
-  const usage = { input_tokens: 100, output_tokens: 20, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 }
   if (!stream) {
     sendJson(res, 200, { id, type: 'message', role: 'assistant', model, content, stop_reason: stopReason, stop_sequence: null, usage })
     return

@@ -147,6 +147,8 @@ export interface StatusReply {
   operatorSource: string;
   /** permission requests waiting for the operator */
   approvalsPending: number;
+  /** the swarm's spend, its budget and whether it is reached */
+  spend: BudgetReply | undefined;
 }
 
 export interface StatusReply_TasksByStateEntry {
@@ -805,6 +807,86 @@ export interface ListApprovalsReply {
   approvals: ApprovalInfo[];
 }
 
+export interface SpendTotals {
+  /** every input token: uncached, cache reads and cache writes */
+  inputTokens: number;
+  outputTokens: number;
+  cacheReadTokens: number;
+  cacheWriteTokens: number;
+  usd: number;
+  /** some of the dollars come from a price table */
+  estimated: boolean;
+  runs: number;
+  agentSeconds: number;
+}
+
+export interface SpendRow {
+  /** agent id, model or task, as grouped */
+  key: string;
+  /** the agent's name, when grouped by agent */
+  name: string;
+  totals: SpendTotals | undefined;
+}
+
+export interface GetUsageRequest {
+  by: string;
+}
+
+export interface UsageReply {
+  total: SpendTotals | undefined;
+  by: string;
+  rows: SpendRow[];
+}
+
+export interface BudgetView {
+  /** 0: no cap */
+  usd: number;
+  tokens: number;
+  /** agent-hours: run time summed over agents */
+  hours: number;
+  perAgentUsd: number;
+  /** the agent whose entry set it; '' when never set */
+  setBy: string;
+}
+
+export interface RateLimitHold {
+  provider: string;
+  /** ms since the epoch */
+  until: number;
+  /** transient | quota */
+  kind: string;
+  message: string;
+  reportedBy: string;
+}
+
+export interface GetBudgetRequest {
+}
+
+export interface BudgetReply {
+  budget:
+    | BudgetView
+    | undefined;
+  /** no new run or turn starts */
+  reached: boolean;
+  /** which caps are reached, in words */
+  reasons: string[];
+  spent:
+    | SpendTotals
+    | undefined;
+  /** what the runs going now may still spend (the allowance counted for them) */
+  inFlightUsd: number;
+  /** this agent's provider is limited: its runs wait until then */
+  hold: RateLimitHold | undefined;
+}
+
+export interface SetBudgetRequest {
+  /** unset: keep; 0: no cap */
+  usd?: number | undefined;
+  tokens?: number | undefined;
+  hours?: number | undefined;
+  perAgentUsd?: number | undefined;
+}
+
 function createBaseEmpty(): Empty {
   return {};
 }
@@ -1213,6 +1295,7 @@ function createBaseStatusReply(): StatusReply {
     operators: [],
     operatorSource: "",
     approvalsPending: 0,
+    spend: undefined,
   };
 }
 
@@ -1301,6 +1384,9 @@ export const StatusReply: MessageFns<StatusReply> = {
     }
     if (message.approvalsPending !== 0) {
       writer.uint32(352).uint32(message.approvalsPending);
+    }
+    if (message.spend !== undefined) {
+      BudgetReply.encode(message.spend, writer.uint32(194).fork()).join();
     }
     return writer;
   },
@@ -1545,6 +1631,14 @@ export const StatusReply: MessageFns<StatusReply> = {
             message.approvalsPending = reader.uint32();
             continue;
           }
+          case 24: {
+            if (tag !== 194) {
+              break;
+            }
+
+            message.spend = BudgetReply.decode(reader, reader.uint32());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1677,6 +1771,7 @@ export const StatusReply: MessageFns<StatusReply> = {
         : isSet(object.approvals_pending)
         ? globalThis.Number(object.approvals_pending)
         : 0,
+      spend: isSet(object.spend) ? BudgetReply.fromJSON(object.spend) : undefined,
     };
   },
 
@@ -1772,6 +1867,9 @@ export const StatusReply: MessageFns<StatusReply> = {
     if (message.approvalsPending !== 0) {
       obj.approvalsPending = Math.round(message.approvalsPending);
     }
+    if (message.spend !== undefined) {
+      obj.spend = BudgetReply.toJSON(message.spend);
+    }
     return obj;
   },
 
@@ -1820,6 +1918,9 @@ export const StatusReply: MessageFns<StatusReply> = {
     message.operators = object.operators?.map((e) => e) || [];
     message.operatorSource = object.operatorSource ?? "";
     message.approvalsPending = object.approvalsPending ?? 0;
+    message.spend = (object.spend !== undefined && object.spend !== null)
+      ? BudgetReply.fromPartial(object.spend)
+      : undefined;
     return message;
   },
 };
@@ -11443,6 +11544,1099 @@ export const ListApprovalsReply: MessageFns<ListApprovalsReply> = {
   },
 };
 
+function createBaseSpendTotals(): SpendTotals {
+  return {
+    inputTokens: 0,
+    outputTokens: 0,
+    cacheReadTokens: 0,
+    cacheWriteTokens: 0,
+    usd: 0,
+    estimated: false,
+    runs: 0,
+    agentSeconds: 0,
+  };
+}
+
+export const SpendTotals: MessageFns<SpendTotals> = {
+  encode(message: SpendTotals, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.inputTokens !== 0) {
+      writer.uint32(8).uint64(message.inputTokens);
+    }
+    if (message.outputTokens !== 0) {
+      writer.uint32(16).uint64(message.outputTokens);
+    }
+    if (message.cacheReadTokens !== 0) {
+      writer.uint32(24).uint64(message.cacheReadTokens);
+    }
+    if (message.cacheWriteTokens !== 0) {
+      writer.uint32(32).uint64(message.cacheWriteTokens);
+    }
+    if (message.usd !== 0) {
+      writer.uint32(41).double(message.usd);
+    }
+    if (message.estimated !== false) {
+      writer.uint32(48).bool(message.estimated);
+    }
+    if (message.runs !== 0) {
+      writer.uint32(56).uint64(message.runs);
+    }
+    if (message.agentSeconds !== 0) {
+      writer.uint32(65).double(message.agentSeconds);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): SpendTotals {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseSpendTotals();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.inputTokens = longToNumber(reader.uint64());
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.outputTokens = longToNumber(reader.uint64());
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.cacheReadTokens = longToNumber(reader.uint64());
+            continue;
+          }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.cacheWriteTokens = longToNumber(reader.uint64());
+            continue;
+          }
+          case 5: {
+            if (tag !== 41) {
+              break;
+            }
+
+            message.usd = reader.double();
+            continue;
+          }
+          case 6: {
+            if (tag !== 48) {
+              break;
+            }
+
+            message.estimated = reader.bool();
+            continue;
+          }
+          case 7: {
+            if (tag !== 56) {
+              break;
+            }
+
+            message.runs = longToNumber(reader.uint64());
+            continue;
+          }
+          case 8: {
+            if (tag !== 65) {
+              break;
+            }
+
+            message.agentSeconds = reader.double();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): SpendTotals {
+    return {
+      inputTokens: isSet(object.inputTokens)
+        ? globalThis.Number(object.inputTokens)
+        : isSet(object.input_tokens)
+        ? globalThis.Number(object.input_tokens)
+        : 0,
+      outputTokens: isSet(object.outputTokens)
+        ? globalThis.Number(object.outputTokens)
+        : isSet(object.output_tokens)
+        ? globalThis.Number(object.output_tokens)
+        : 0,
+      cacheReadTokens: isSet(object.cacheReadTokens)
+        ? globalThis.Number(object.cacheReadTokens)
+        : isSet(object.cache_read_tokens)
+        ? globalThis.Number(object.cache_read_tokens)
+        : 0,
+      cacheWriteTokens: isSet(object.cacheWriteTokens)
+        ? globalThis.Number(object.cacheWriteTokens)
+        : isSet(object.cache_write_tokens)
+        ? globalThis.Number(object.cache_write_tokens)
+        : 0,
+      usd: isSet(object.usd) ? globalThis.Number(object.usd) : 0,
+      estimated: isSet(object.estimated) ? globalThis.Boolean(object.estimated) : false,
+      runs: isSet(object.runs) ? globalThis.Number(object.runs) : 0,
+      agentSeconds: isSet(object.agentSeconds)
+        ? globalThis.Number(object.agentSeconds)
+        : isSet(object.agent_seconds)
+        ? globalThis.Number(object.agent_seconds)
+        : 0,
+    };
+  },
+
+  toJSON(message: SpendTotals): unknown {
+    const obj: any = {};
+    if (message.inputTokens !== 0) {
+      obj.inputTokens = Math.round(message.inputTokens);
+    }
+    if (message.outputTokens !== 0) {
+      obj.outputTokens = Math.round(message.outputTokens);
+    }
+    if (message.cacheReadTokens !== 0) {
+      obj.cacheReadTokens = Math.round(message.cacheReadTokens);
+    }
+    if (message.cacheWriteTokens !== 0) {
+      obj.cacheWriteTokens = Math.round(message.cacheWriteTokens);
+    }
+    if (message.usd !== 0) {
+      obj.usd = floatToJson(message.usd);
+    }
+    if (message.estimated !== false) {
+      obj.estimated = message.estimated;
+    }
+    if (message.runs !== 0) {
+      obj.runs = Math.round(message.runs);
+    }
+    if (message.agentSeconds !== 0) {
+      obj.agentSeconds = floatToJson(message.agentSeconds);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<SpendTotals>, I>>(base?: I): SpendTotals {
+    return SpendTotals.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<SpendTotals>, I>>(object: I): SpendTotals {
+    const message = createBaseSpendTotals();
+    message.inputTokens = object.inputTokens ?? 0;
+    message.outputTokens = object.outputTokens ?? 0;
+    message.cacheReadTokens = object.cacheReadTokens ?? 0;
+    message.cacheWriteTokens = object.cacheWriteTokens ?? 0;
+    message.usd = object.usd ?? 0;
+    message.estimated = object.estimated ?? false;
+    message.runs = object.runs ?? 0;
+    message.agentSeconds = object.agentSeconds ?? 0;
+    return message;
+  },
+};
+
+function createBaseSpendRow(): SpendRow {
+  return { key: "", name: "", totals: undefined };
+}
+
+export const SpendRow: MessageFns<SpendRow> = {
+  encode(message: SpendRow, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.key !== "") {
+      writer.uint32(10).string(message.key);
+    }
+    if (message.name !== "") {
+      writer.uint32(18).string(message.name);
+    }
+    if (message.totals !== undefined) {
+      SpendTotals.encode(message.totals, writer.uint32(26).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): SpendRow {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseSpendRow();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.key = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.name = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.totals = SpendTotals.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): SpendRow {
+    return {
+      key: isSet(object.key) ? globalThis.String(object.key) : "",
+      name: isSet(object.name) ? globalThis.String(object.name) : "",
+      totals: isSet(object.totals) ? SpendTotals.fromJSON(object.totals) : undefined,
+    };
+  },
+
+  toJSON(message: SpendRow): unknown {
+    const obj: any = {};
+    if (message.key !== "") {
+      obj.key = message.key;
+    }
+    if (message.name !== "") {
+      obj.name = message.name;
+    }
+    if (message.totals !== undefined) {
+      obj.totals = SpendTotals.toJSON(message.totals);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<SpendRow>, I>>(base?: I): SpendRow {
+    return SpendRow.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<SpendRow>, I>>(object: I): SpendRow {
+    const message = createBaseSpendRow();
+    message.key = object.key ?? "";
+    message.name = object.name ?? "";
+    message.totals = (object.totals !== undefined && object.totals !== null)
+      ? SpendTotals.fromPartial(object.totals)
+      : undefined;
+    return message;
+  },
+};
+
+function createBaseGetUsageRequest(): GetUsageRequest {
+  return { by: "" };
+}
+
+export const GetUsageRequest: MessageFns<GetUsageRequest> = {
+  encode(message: GetUsageRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.by !== "") {
+      writer.uint32(10).string(message.by);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): GetUsageRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseGetUsageRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.by = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): GetUsageRequest {
+    return { by: isSet(object.by) ? globalThis.String(object.by) : "" };
+  },
+
+  toJSON(message: GetUsageRequest): unknown {
+    const obj: any = {};
+    if (message.by !== "") {
+      obj.by = message.by;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<GetUsageRequest>, I>>(base?: I): GetUsageRequest {
+    return GetUsageRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<GetUsageRequest>, I>>(object: I): GetUsageRequest {
+    const message = createBaseGetUsageRequest();
+    message.by = object.by ?? "";
+    return message;
+  },
+};
+
+function createBaseUsageReply(): UsageReply {
+  return { total: undefined, by: "", rows: [] };
+}
+
+export const UsageReply: MessageFns<UsageReply> = {
+  encode(message: UsageReply, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.total !== undefined) {
+      SpendTotals.encode(message.total, writer.uint32(10).fork()).join();
+    }
+    if (message.by !== "") {
+      writer.uint32(18).string(message.by);
+    }
+    for (const v of message.rows) {
+      SpendRow.encode(v!, writer.uint32(26).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): UsageReply {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseUsageReply();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.total = SpendTotals.decode(reader, reader.uint32());
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.by = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.rows.push(SpendRow.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): UsageReply {
+    return {
+      total: isSet(object.total) ? SpendTotals.fromJSON(object.total) : undefined,
+      by: isSet(object.by) ? globalThis.String(object.by) : "",
+      rows: globalThis.Array.isArray(object?.rows) ? object.rows.map((e: any) => SpendRow.fromJSON(e)) : [],
+    };
+  },
+
+  toJSON(message: UsageReply): unknown {
+    const obj: any = {};
+    if (message.total !== undefined) {
+      obj.total = SpendTotals.toJSON(message.total);
+    }
+    if (message.by !== "") {
+      obj.by = message.by;
+    }
+    if (message.rows?.length) {
+      obj.rows = message.rows.map((e) => SpendRow.toJSON(e));
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<UsageReply>, I>>(base?: I): UsageReply {
+    return UsageReply.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<UsageReply>, I>>(object: I): UsageReply {
+    const message = createBaseUsageReply();
+    message.total = (object.total !== undefined && object.total !== null)
+      ? SpendTotals.fromPartial(object.total)
+      : undefined;
+    message.by = object.by ?? "";
+    message.rows = object.rows?.map((e) => SpendRow.fromPartial(e)) || [];
+    return message;
+  },
+};
+
+function createBaseBudgetView(): BudgetView {
+  return { usd: 0, tokens: 0, hours: 0, perAgentUsd: 0, setBy: "" };
+}
+
+export const BudgetView: MessageFns<BudgetView> = {
+  encode(message: BudgetView, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.usd !== 0) {
+      writer.uint32(9).double(message.usd);
+    }
+    if (message.tokens !== 0) {
+      writer.uint32(16).uint64(message.tokens);
+    }
+    if (message.hours !== 0) {
+      writer.uint32(25).double(message.hours);
+    }
+    if (message.perAgentUsd !== 0) {
+      writer.uint32(33).double(message.perAgentUsd);
+    }
+    if (message.setBy !== "") {
+      writer.uint32(42).string(message.setBy);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): BudgetView {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseBudgetView();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 9) {
+              break;
+            }
+
+            message.usd = reader.double();
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.tokens = longToNumber(reader.uint64());
+            continue;
+          }
+          case 3: {
+            if (tag !== 25) {
+              break;
+            }
+
+            message.hours = reader.double();
+            continue;
+          }
+          case 4: {
+            if (tag !== 33) {
+              break;
+            }
+
+            message.perAgentUsd = reader.double();
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.setBy = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): BudgetView {
+    return {
+      usd: isSet(object.usd) ? globalThis.Number(object.usd) : 0,
+      tokens: isSet(object.tokens) ? globalThis.Number(object.tokens) : 0,
+      hours: isSet(object.hours) ? globalThis.Number(object.hours) : 0,
+      perAgentUsd: isSet(object.perAgentUsd)
+        ? globalThis.Number(object.perAgentUsd)
+        : isSet(object.per_agent_usd)
+        ? globalThis.Number(object.per_agent_usd)
+        : 0,
+      setBy: isSet(object.setBy)
+        ? globalThis.String(object.setBy)
+        : isSet(object.set_by)
+        ? globalThis.String(object.set_by)
+        : "",
+    };
+  },
+
+  toJSON(message: BudgetView): unknown {
+    const obj: any = {};
+    if (message.usd !== 0) {
+      obj.usd = floatToJson(message.usd);
+    }
+    if (message.tokens !== 0) {
+      obj.tokens = Math.round(message.tokens);
+    }
+    if (message.hours !== 0) {
+      obj.hours = floatToJson(message.hours);
+    }
+    if (message.perAgentUsd !== 0) {
+      obj.perAgentUsd = floatToJson(message.perAgentUsd);
+    }
+    if (message.setBy !== "") {
+      obj.setBy = message.setBy;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<BudgetView>, I>>(base?: I): BudgetView {
+    return BudgetView.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<BudgetView>, I>>(object: I): BudgetView {
+    const message = createBaseBudgetView();
+    message.usd = object.usd ?? 0;
+    message.tokens = object.tokens ?? 0;
+    message.hours = object.hours ?? 0;
+    message.perAgentUsd = object.perAgentUsd ?? 0;
+    message.setBy = object.setBy ?? "";
+    return message;
+  },
+};
+
+function createBaseRateLimitHold(): RateLimitHold {
+  return { provider: "", until: 0, kind: "", message: "", reportedBy: "" };
+}
+
+export const RateLimitHold: MessageFns<RateLimitHold> = {
+  encode(message: RateLimitHold, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.provider !== "") {
+      writer.uint32(10).string(message.provider);
+    }
+    if (message.until !== 0) {
+      writer.uint32(16).uint64(message.until);
+    }
+    if (message.kind !== "") {
+      writer.uint32(26).string(message.kind);
+    }
+    if (message.message !== "") {
+      writer.uint32(34).string(message.message);
+    }
+    if (message.reportedBy !== "") {
+      writer.uint32(42).string(message.reportedBy);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): RateLimitHold {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseRateLimitHold();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.provider = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.until = longToNumber(reader.uint64());
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.kind = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.message = reader.string();
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.reportedBy = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): RateLimitHold {
+    return {
+      provider: isSet(object.provider) ? globalThis.String(object.provider) : "",
+      until: isSet(object.until) ? globalThis.Number(object.until) : 0,
+      kind: isSet(object.kind) ? globalThis.String(object.kind) : "",
+      message: isSet(object.message) ? globalThis.String(object.message) : "",
+      reportedBy: isSet(object.reportedBy)
+        ? globalThis.String(object.reportedBy)
+        : isSet(object.reported_by)
+        ? globalThis.String(object.reported_by)
+        : "",
+    };
+  },
+
+  toJSON(message: RateLimitHold): unknown {
+    const obj: any = {};
+    if (message.provider !== "") {
+      obj.provider = message.provider;
+    }
+    if (message.until !== 0) {
+      obj.until = Math.round(message.until);
+    }
+    if (message.kind !== "") {
+      obj.kind = message.kind;
+    }
+    if (message.message !== "") {
+      obj.message = message.message;
+    }
+    if (message.reportedBy !== "") {
+      obj.reportedBy = message.reportedBy;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<RateLimitHold>, I>>(base?: I): RateLimitHold {
+    return RateLimitHold.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<RateLimitHold>, I>>(object: I): RateLimitHold {
+    const message = createBaseRateLimitHold();
+    message.provider = object.provider ?? "";
+    message.until = object.until ?? 0;
+    message.kind = object.kind ?? "";
+    message.message = object.message ?? "";
+    message.reportedBy = object.reportedBy ?? "";
+    return message;
+  },
+};
+
+function createBaseGetBudgetRequest(): GetBudgetRequest {
+  return {};
+}
+
+export const GetBudgetRequest: MessageFns<GetBudgetRequest> = {
+  encode(_: GetBudgetRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): GetBudgetRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseGetBudgetRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(_: any): GetBudgetRequest {
+    return {};
+  },
+
+  toJSON(_: GetBudgetRequest): unknown {
+    const obj: any = {};
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<GetBudgetRequest>, I>>(base?: I): GetBudgetRequest {
+    return GetBudgetRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<GetBudgetRequest>, I>>(_: I): GetBudgetRequest {
+    const message = createBaseGetBudgetRequest();
+    return message;
+  },
+};
+
+function createBaseBudgetReply(): BudgetReply {
+  return { budget: undefined, reached: false, reasons: [], spent: undefined, inFlightUsd: 0, hold: undefined };
+}
+
+export const BudgetReply: MessageFns<BudgetReply> = {
+  encode(message: BudgetReply, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.budget !== undefined) {
+      BudgetView.encode(message.budget, writer.uint32(10).fork()).join();
+    }
+    if (message.reached !== false) {
+      writer.uint32(16).bool(message.reached);
+    }
+    for (const v of message.reasons) {
+      writer.uint32(26).string(v!);
+    }
+    if (message.spent !== undefined) {
+      SpendTotals.encode(message.spent, writer.uint32(34).fork()).join();
+    }
+    if (message.inFlightUsd !== 0) {
+      writer.uint32(41).double(message.inFlightUsd);
+    }
+    if (message.hold !== undefined) {
+      RateLimitHold.encode(message.hold, writer.uint32(50).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): BudgetReply {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseBudgetReply();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.budget = BudgetView.decode(reader, reader.uint32());
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.reached = reader.bool();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.reasons.push(reader.string());
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.spent = SpendTotals.decode(reader, reader.uint32());
+            continue;
+          }
+          case 5: {
+            if (tag !== 41) {
+              break;
+            }
+
+            message.inFlightUsd = reader.double();
+            continue;
+          }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.hold = RateLimitHold.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): BudgetReply {
+    return {
+      budget: isSet(object.budget) ? BudgetView.fromJSON(object.budget) : undefined,
+      reached: isSet(object.reached) ? globalThis.Boolean(object.reached) : false,
+      reasons: globalThis.Array.isArray(object?.reasons) ? object.reasons.map((e: any) => globalThis.String(e)) : [],
+      spent: isSet(object.spent) ? SpendTotals.fromJSON(object.spent) : undefined,
+      inFlightUsd: isSet(object.inFlightUsd)
+        ? globalThis.Number(object.inFlightUsd)
+        : isSet(object.in_flight_usd)
+        ? globalThis.Number(object.in_flight_usd)
+        : 0,
+      hold: isSet(object.hold) ? RateLimitHold.fromJSON(object.hold) : undefined,
+    };
+  },
+
+  toJSON(message: BudgetReply): unknown {
+    const obj: any = {};
+    if (message.budget !== undefined) {
+      obj.budget = BudgetView.toJSON(message.budget);
+    }
+    if (message.reached !== false) {
+      obj.reached = message.reached;
+    }
+    if (message.reasons?.length) {
+      obj.reasons = message.reasons;
+    }
+    if (message.spent !== undefined) {
+      obj.spent = SpendTotals.toJSON(message.spent);
+    }
+    if (message.inFlightUsd !== 0) {
+      obj.inFlightUsd = floatToJson(message.inFlightUsd);
+    }
+    if (message.hold !== undefined) {
+      obj.hold = RateLimitHold.toJSON(message.hold);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<BudgetReply>, I>>(base?: I): BudgetReply {
+    return BudgetReply.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<BudgetReply>, I>>(object: I): BudgetReply {
+    const message = createBaseBudgetReply();
+    message.budget = (object.budget !== undefined && object.budget !== null)
+      ? BudgetView.fromPartial(object.budget)
+      : undefined;
+    message.reached = object.reached ?? false;
+    message.reasons = object.reasons?.map((e) => e) || [];
+    message.spent = (object.spent !== undefined && object.spent !== null)
+      ? SpendTotals.fromPartial(object.spent)
+      : undefined;
+    message.inFlightUsd = object.inFlightUsd ?? 0;
+    message.hold = (object.hold !== undefined && object.hold !== null)
+      ? RateLimitHold.fromPartial(object.hold)
+      : undefined;
+    return message;
+  },
+};
+
+function createBaseSetBudgetRequest(): SetBudgetRequest {
+  return { usd: undefined, tokens: undefined, hours: undefined, perAgentUsd: undefined };
+}
+
+export const SetBudgetRequest: MessageFns<SetBudgetRequest> = {
+  encode(message: SetBudgetRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.usd !== undefined) {
+      writer.uint32(9).double(message.usd);
+    }
+    if (message.tokens !== undefined) {
+      writer.uint32(16).uint64(message.tokens);
+    }
+    if (message.hours !== undefined) {
+      writer.uint32(25).double(message.hours);
+    }
+    if (message.perAgentUsd !== undefined) {
+      writer.uint32(33).double(message.perAgentUsd);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): SetBudgetRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseSetBudgetRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 9) {
+              break;
+            }
+
+            message.usd = reader.double();
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.tokens = longToNumber(reader.uint64());
+            continue;
+          }
+          case 3: {
+            if (tag !== 25) {
+              break;
+            }
+
+            message.hours = reader.double();
+            continue;
+          }
+          case 4: {
+            if (tag !== 33) {
+              break;
+            }
+
+            message.perAgentUsd = reader.double();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): SetBudgetRequest {
+    return {
+      usd: isSet(object.usd) ? globalThis.Number(object.usd) : undefined,
+      tokens: isSet(object.tokens) ? globalThis.Number(object.tokens) : undefined,
+      hours: isSet(object.hours) ? globalThis.Number(object.hours) : undefined,
+      perAgentUsd: isSet(object.perAgentUsd)
+        ? globalThis.Number(object.perAgentUsd)
+        : isSet(object.per_agent_usd)
+        ? globalThis.Number(object.per_agent_usd)
+        : undefined,
+    };
+  },
+
+  toJSON(message: SetBudgetRequest): unknown {
+    const obj: any = {};
+    if (message.usd !== undefined) {
+      obj.usd = floatToJson(message.usd);
+    }
+    if (message.tokens !== undefined) {
+      obj.tokens = Math.round(message.tokens);
+    }
+    if (message.hours !== undefined) {
+      obj.hours = floatToJson(message.hours);
+    }
+    if (message.perAgentUsd !== undefined) {
+      obj.perAgentUsd = floatToJson(message.perAgentUsd);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<SetBudgetRequest>, I>>(base?: I): SetBudgetRequest {
+    return SetBudgetRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<SetBudgetRequest>, I>>(object: I): SetBudgetRequest {
+    const message = createBaseSetBudgetRequest();
+    message.usd = object.usd ?? undefined;
+    message.tokens = object.tokens ?? undefined;
+    message.hours = object.hours ?? undefined;
+    message.perAgentUsd = object.perAgentUsd ?? undefined;
+    return message;
+  },
+};
+
 /**
  * The local API between an agent (or the `agency` CLI, or the MCP server)
  * and its own agentd.
@@ -11808,6 +13002,34 @@ export const AgencyService = {
     responseSerialize: (value: ListApprovalsReply): Buffer => Buffer.from(ListApprovalsReply.encode(value).finish()),
     responseDeserialize: (value: Buffer): ListApprovalsReply => ListApprovalsReply.decode(value),
   },
+  /** ---- spend ---- */
+  getUsage: {
+    path: "/agency.v1.Agency/GetUsage" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: GetUsageRequest): Buffer => Buffer.from(GetUsageRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): GetUsageRequest => GetUsageRequest.decode(value),
+    responseSerialize: (value: UsageReply): Buffer => Buffer.from(UsageReply.encode(value).finish()),
+    responseDeserialize: (value: Buffer): UsageReply => UsageReply.decode(value),
+  },
+  getBudget: {
+    path: "/agency.v1.Agency/GetBudget" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: GetBudgetRequest): Buffer => Buffer.from(GetBudgetRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): GetBudgetRequest => GetBudgetRequest.decode(value),
+    responseSerialize: (value: BudgetReply): Buffer => Buffer.from(BudgetReply.encode(value).finish()),
+    responseDeserialize: (value: Buffer): BudgetReply => BudgetReply.decode(value),
+  },
+  setBudget: {
+    path: "/agency.v1.Agency/SetBudget" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: SetBudgetRequest): Buffer => Buffer.from(SetBudgetRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): SetBudgetRequest => SetBudgetRequest.decode(value),
+    responseSerialize: (value: BudgetReply): Buffer => Buffer.from(BudgetReply.encode(value).finish()),
+    responseDeserialize: (value: Buffer): BudgetReply => BudgetReply.decode(value),
+  },
 } as const;
 
 export interface AgencyServer extends UntypedServiceImplementation {
@@ -11860,6 +13082,10 @@ export interface AgencyServer extends UntypedServiceImplementation {
   listOperatorActions: handleUnaryCall<ListOperatorActionsRequest, ListOperatorActionsReply>;
   /** agents' permission requests waiting for the operator */
   listApprovals: handleUnaryCall<ListApprovalsRequest, ListApprovalsReply>;
+  /** ---- spend ---- */
+  getUsage: handleUnaryCall<GetUsageRequest, UsageReply>;
+  getBudget: handleUnaryCall<GetBudgetRequest, BudgetReply>;
+  setBudget: handleUnaryCall<SetBudgetRequest, BudgetReply>;
 }
 
 export interface AgencyClient extends Client {
@@ -12404,6 +13630,52 @@ export interface AgencyClient extends Client {
     metadata: Metadata,
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: ListApprovalsReply) => void,
+  ): ClientUnaryCall;
+  /** ---- spend ---- */
+  getUsage(
+    request: GetUsageRequest,
+    callback: (error: ServiceError | null, response: UsageReply) => void,
+  ): ClientUnaryCall;
+  getUsage(
+    request: GetUsageRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: UsageReply) => void,
+  ): ClientUnaryCall;
+  getUsage(
+    request: GetUsageRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: UsageReply) => void,
+  ): ClientUnaryCall;
+  getBudget(
+    request: GetBudgetRequest,
+    callback: (error: ServiceError | null, response: BudgetReply) => void,
+  ): ClientUnaryCall;
+  getBudget(
+    request: GetBudgetRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: BudgetReply) => void,
+  ): ClientUnaryCall;
+  getBudget(
+    request: GetBudgetRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: BudgetReply) => void,
+  ): ClientUnaryCall;
+  setBudget(
+    request: SetBudgetRequest,
+    callback: (error: ServiceError | null, response: BudgetReply) => void,
+  ): ClientUnaryCall;
+  setBudget(
+    request: SetBudgetRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: BudgetReply) => void,
+  ): ClientUnaryCall;
+  setBudget(
+    request: SetBudgetRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: BudgetReply) => void,
   ): ClientUnaryCall;
 }
 

@@ -259,6 +259,53 @@ export interface ApprovalRequest {
   task: string;
 }
 
+/** One model's share of a run's usage. */
+export interface ModelSpend {
+  model: string;
+  /** input neither read from nor written to the prompt cache */
+  inputTokens: number;
+  cacheReadTokens: number;
+  cacheWriteTokens: number;
+  outputTokens: number;
+  /** dollars x 1e6, as reported or estimated */
+  microUsd: number;
+  /** the dollars come from a price table, not from the CLI */
+  estimated: boolean;
+}
+
+/** kind "usage": what one run (or one ACP turn) of the author's harness spent */
+export interface Usage {
+  models: ModelSpend[];
+  /** how long the run took */
+  wallMs: number;
+  /** the task the agent held when the run ended, if one */
+  task: string;
+  harness: string;
+}
+
+/** kind "budget": the swarm's spend caps; 0 is no cap. The latest entry by (lamport, author) holds. */
+export interface Budget {
+  /** dollars x 1e6, the whole swarm */
+  microUsd: number;
+  /** input (cached too) and output tokens, the whole swarm */
+  tokens: number;
+  /** run time summed over agents */
+  agentSeconds: number;
+  perAgentMicroUsd: number;
+}
+
+/** kind "rate_limit": the author's harness hit a provider's limit */
+export interface RateLimit {
+  /** hash of the provider and its account or key: never the key */
+  provider: string;
+  /** ms since the epoch, on the author's clock */
+  until: number;
+  /** transient | quota */
+  kind: string;
+  /** what the CLI said */
+  message: string;
+}
+
 function createBaseEntry(): Entry {
   return {
     author: "",
@@ -2425,6 +2472,566 @@ export const ApprovalRequest: MessageFns<ApprovalRequest> = {
     message.expiresAt = object.expiresAt ?? 0;
     message.closed = object.closed ?? "";
     message.task = object.task ?? "";
+    return message;
+  },
+};
+
+function createBaseModelSpend(): ModelSpend {
+  return {
+    model: "",
+    inputTokens: 0,
+    cacheReadTokens: 0,
+    cacheWriteTokens: 0,
+    outputTokens: 0,
+    microUsd: 0,
+    estimated: false,
+  };
+}
+
+export const ModelSpend: MessageFns<ModelSpend> = {
+  encode(message: ModelSpend, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.model !== "") {
+      writer.uint32(10).string(message.model);
+    }
+    if (message.inputTokens !== 0) {
+      writer.uint32(16).uint64(message.inputTokens);
+    }
+    if (message.cacheReadTokens !== 0) {
+      writer.uint32(24).uint64(message.cacheReadTokens);
+    }
+    if (message.cacheWriteTokens !== 0) {
+      writer.uint32(32).uint64(message.cacheWriteTokens);
+    }
+    if (message.outputTokens !== 0) {
+      writer.uint32(40).uint64(message.outputTokens);
+    }
+    if (message.microUsd !== 0) {
+      writer.uint32(48).uint64(message.microUsd);
+    }
+    if (message.estimated !== false) {
+      writer.uint32(56).bool(message.estimated);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ModelSpend {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseModelSpend();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.model = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.inputTokens = longToNumber(reader.uint64());
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.cacheReadTokens = longToNumber(reader.uint64());
+            continue;
+          }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.cacheWriteTokens = longToNumber(reader.uint64());
+            continue;
+          }
+          case 5: {
+            if (tag !== 40) {
+              break;
+            }
+
+            message.outputTokens = longToNumber(reader.uint64());
+            continue;
+          }
+          case 6: {
+            if (tag !== 48) {
+              break;
+            }
+
+            message.microUsd = longToNumber(reader.uint64());
+            continue;
+          }
+          case 7: {
+            if (tag !== 56) {
+              break;
+            }
+
+            message.estimated = reader.bool();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ModelSpend {
+    return {
+      model: isSet(object.model) ? globalThis.String(object.model) : "",
+      inputTokens: isSet(object.inputTokens)
+        ? globalThis.Number(object.inputTokens)
+        : isSet(object.input_tokens)
+        ? globalThis.Number(object.input_tokens)
+        : 0,
+      cacheReadTokens: isSet(object.cacheReadTokens)
+        ? globalThis.Number(object.cacheReadTokens)
+        : isSet(object.cache_read_tokens)
+        ? globalThis.Number(object.cache_read_tokens)
+        : 0,
+      cacheWriteTokens: isSet(object.cacheWriteTokens)
+        ? globalThis.Number(object.cacheWriteTokens)
+        : isSet(object.cache_write_tokens)
+        ? globalThis.Number(object.cache_write_tokens)
+        : 0,
+      outputTokens: isSet(object.outputTokens)
+        ? globalThis.Number(object.outputTokens)
+        : isSet(object.output_tokens)
+        ? globalThis.Number(object.output_tokens)
+        : 0,
+      microUsd: isSet(object.microUsd)
+        ? globalThis.Number(object.microUsd)
+        : isSet(object.micro_usd)
+        ? globalThis.Number(object.micro_usd)
+        : 0,
+      estimated: isSet(object.estimated) ? globalThis.Boolean(object.estimated) : false,
+    };
+  },
+
+  toJSON(message: ModelSpend): unknown {
+    const obj: any = {};
+    if (message.model !== "") {
+      obj.model = message.model;
+    }
+    if (message.inputTokens !== 0) {
+      obj.inputTokens = Math.round(message.inputTokens);
+    }
+    if (message.cacheReadTokens !== 0) {
+      obj.cacheReadTokens = Math.round(message.cacheReadTokens);
+    }
+    if (message.cacheWriteTokens !== 0) {
+      obj.cacheWriteTokens = Math.round(message.cacheWriteTokens);
+    }
+    if (message.outputTokens !== 0) {
+      obj.outputTokens = Math.round(message.outputTokens);
+    }
+    if (message.microUsd !== 0) {
+      obj.microUsd = Math.round(message.microUsd);
+    }
+    if (message.estimated !== false) {
+      obj.estimated = message.estimated;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ModelSpend>, I>>(base?: I): ModelSpend {
+    return ModelSpend.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ModelSpend>, I>>(object: I): ModelSpend {
+    const message = createBaseModelSpend();
+    message.model = object.model ?? "";
+    message.inputTokens = object.inputTokens ?? 0;
+    message.cacheReadTokens = object.cacheReadTokens ?? 0;
+    message.cacheWriteTokens = object.cacheWriteTokens ?? 0;
+    message.outputTokens = object.outputTokens ?? 0;
+    message.microUsd = object.microUsd ?? 0;
+    message.estimated = object.estimated ?? false;
+    return message;
+  },
+};
+
+function createBaseUsage(): Usage {
+  return { models: [], wallMs: 0, task: "", harness: "" };
+}
+
+export const Usage: MessageFns<Usage> = {
+  encode(message: Usage, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    for (const v of message.models) {
+      ModelSpend.encode(v!, writer.uint32(10).fork()).join();
+    }
+    if (message.wallMs !== 0) {
+      writer.uint32(16).uint64(message.wallMs);
+    }
+    if (message.task !== "") {
+      writer.uint32(26).string(message.task);
+    }
+    if (message.harness !== "") {
+      writer.uint32(34).string(message.harness);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): Usage {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseUsage();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.models.push(ModelSpend.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.wallMs = longToNumber(reader.uint64());
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.task = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.harness = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): Usage {
+    return {
+      models: globalThis.Array.isArray(object?.models) ? object.models.map((e: any) => ModelSpend.fromJSON(e)) : [],
+      wallMs: isSet(object.wallMs)
+        ? globalThis.Number(object.wallMs)
+        : isSet(object.wall_ms)
+        ? globalThis.Number(object.wall_ms)
+        : 0,
+      task: isSet(object.task) ? globalThis.String(object.task) : "",
+      harness: isSet(object.harness) ? globalThis.String(object.harness) : "",
+    };
+  },
+
+  toJSON(message: Usage): unknown {
+    const obj: any = {};
+    if (message.models?.length) {
+      obj.models = message.models.map((e) => ModelSpend.toJSON(e));
+    }
+    if (message.wallMs !== 0) {
+      obj.wallMs = Math.round(message.wallMs);
+    }
+    if (message.task !== "") {
+      obj.task = message.task;
+    }
+    if (message.harness !== "") {
+      obj.harness = message.harness;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<Usage>, I>>(base?: I): Usage {
+    return Usage.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<Usage>, I>>(object: I): Usage {
+    const message = createBaseUsage();
+    message.models = object.models?.map((e) => ModelSpend.fromPartial(e)) || [];
+    message.wallMs = object.wallMs ?? 0;
+    message.task = object.task ?? "";
+    message.harness = object.harness ?? "";
+    return message;
+  },
+};
+
+function createBaseBudget(): Budget {
+  return { microUsd: 0, tokens: 0, agentSeconds: 0, perAgentMicroUsd: 0 };
+}
+
+export const Budget: MessageFns<Budget> = {
+  encode(message: Budget, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.microUsd !== 0) {
+      writer.uint32(8).uint64(message.microUsd);
+    }
+    if (message.tokens !== 0) {
+      writer.uint32(16).uint64(message.tokens);
+    }
+    if (message.agentSeconds !== 0) {
+      writer.uint32(24).uint64(message.agentSeconds);
+    }
+    if (message.perAgentMicroUsd !== 0) {
+      writer.uint32(32).uint64(message.perAgentMicroUsd);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): Budget {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseBudget();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.microUsd = longToNumber(reader.uint64());
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.tokens = longToNumber(reader.uint64());
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.agentSeconds = longToNumber(reader.uint64());
+            continue;
+          }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.perAgentMicroUsd = longToNumber(reader.uint64());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): Budget {
+    return {
+      microUsd: isSet(object.microUsd)
+        ? globalThis.Number(object.microUsd)
+        : isSet(object.micro_usd)
+        ? globalThis.Number(object.micro_usd)
+        : 0,
+      tokens: isSet(object.tokens) ? globalThis.Number(object.tokens) : 0,
+      agentSeconds: isSet(object.agentSeconds)
+        ? globalThis.Number(object.agentSeconds)
+        : isSet(object.agent_seconds)
+        ? globalThis.Number(object.agent_seconds)
+        : 0,
+      perAgentMicroUsd: isSet(object.perAgentMicroUsd)
+        ? globalThis.Number(object.perAgentMicroUsd)
+        : isSet(object.per_agent_micro_usd)
+        ? globalThis.Number(object.per_agent_micro_usd)
+        : 0,
+    };
+  },
+
+  toJSON(message: Budget): unknown {
+    const obj: any = {};
+    if (message.microUsd !== 0) {
+      obj.microUsd = Math.round(message.microUsd);
+    }
+    if (message.tokens !== 0) {
+      obj.tokens = Math.round(message.tokens);
+    }
+    if (message.agentSeconds !== 0) {
+      obj.agentSeconds = Math.round(message.agentSeconds);
+    }
+    if (message.perAgentMicroUsd !== 0) {
+      obj.perAgentMicroUsd = Math.round(message.perAgentMicroUsd);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<Budget>, I>>(base?: I): Budget {
+    return Budget.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<Budget>, I>>(object: I): Budget {
+    const message = createBaseBudget();
+    message.microUsd = object.microUsd ?? 0;
+    message.tokens = object.tokens ?? 0;
+    message.agentSeconds = object.agentSeconds ?? 0;
+    message.perAgentMicroUsd = object.perAgentMicroUsd ?? 0;
+    return message;
+  },
+};
+
+function createBaseRateLimit(): RateLimit {
+  return { provider: "", until: 0, kind: "", message: "" };
+}
+
+export const RateLimit: MessageFns<RateLimit> = {
+  encode(message: RateLimit, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.provider !== "") {
+      writer.uint32(10).string(message.provider);
+    }
+    if (message.until !== 0) {
+      writer.uint32(16).uint64(message.until);
+    }
+    if (message.kind !== "") {
+      writer.uint32(26).string(message.kind);
+    }
+    if (message.message !== "") {
+      writer.uint32(34).string(message.message);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): RateLimit {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseRateLimit();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.provider = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.until = longToNumber(reader.uint64());
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.kind = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.message = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): RateLimit {
+    return {
+      provider: isSet(object.provider) ? globalThis.String(object.provider) : "",
+      until: isSet(object.until) ? globalThis.Number(object.until) : 0,
+      kind: isSet(object.kind) ? globalThis.String(object.kind) : "",
+      message: isSet(object.message) ? globalThis.String(object.message) : "",
+    };
+  },
+
+  toJSON(message: RateLimit): unknown {
+    const obj: any = {};
+    if (message.provider !== "") {
+      obj.provider = message.provider;
+    }
+    if (message.until !== 0) {
+      obj.until = Math.round(message.until);
+    }
+    if (message.kind !== "") {
+      obj.kind = message.kind;
+    }
+    if (message.message !== "") {
+      obj.message = message.message;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<RateLimit>, I>>(base?: I): RateLimit {
+    return RateLimit.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<RateLimit>, I>>(object: I): RateLimit {
+    const message = createBaseRateLimit();
+    message.provider = object.provider ?? "";
+    message.until = object.until ?? 0;
+    message.kind = object.kind ?? "";
+    message.message = object.message ?? "";
     return message;
   },
 };

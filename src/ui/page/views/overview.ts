@@ -6,7 +6,7 @@ import { AgentLink, Empty, ErrorLine, Section, clock, html, percent } from '../c
 import { AgentsTable } from './agents.js'
 import { FindingItem } from './findings.js'
 import { PassRatePanel } from './tests.js'
-import type { AgentRow, FindingRow, Summary } from '../types.js'
+import type { AgentRow, FindingRow, SpendSummary, Summary } from '../types.js'
 
 function Card ({ label, value, sub, href }: { label: string, value: string, sub?: VNode | string, href: string }): VNode {
   return html`<a class="card" href=${href}><span class="label">${label}</span><span class="value">${value}</span>${sub != null ? html`<span class="sub">${sub}</span>` : null}</a>`
@@ -27,7 +27,16 @@ export function Cards ({ s }: { s: Summary }): VNode {
     <${Card} label="Findings" href="#/findings" value=${s.findings.total.toLocaleString()} sub=${`${s.findings.byKind.failure ?? 0} failures · ${s.findings.byKind.bug ?? 0} bugs`} />
     <${Card} label="Integrations" href="#/tests" value=${s.integrations.total.toLocaleString()} sub=${`${s.integrations.merged} merged · ${s.integrations.conflict} conflicts · ${s.integrations.failed} failed`} />
     <${Card} label="Messages" href="#/messages" value=${s.messages.inbox.toLocaleString()} sub=${`received · ${s.messages.announcements} announcements`} />
+    ${s.spend != null ? html`<${Card} label="Spend" href="#/" value=${`$${s.spend.usd.toFixed(2)}${s.spend.estimated ? ' est.' : ''}`} sub=${spendLine(s.spend)} />` : null}
   </div>`
+}
+
+/** Tokens in and out, and the budget: reached (no new run starts) or its caps. */
+function spendLine (p: SpendSummary): string {
+  const tokens = `${p.inputTokens.toLocaleString()} in · ${p.outputTokens.toLocaleString()} out`
+  const caps = [p.budget.usd > 0 ? `$${p.budget.usd}` : '', p.budget.tokens > 0 ? `${p.budget.tokens.toLocaleString()} tokens` : '', p.budget.hours > 0 ? `${p.budget.hours} agent-h` : ''].filter(c => c !== '')
+  const budget = p.reached ? `budget reached: ${p.reasons.join('; ')}` : caps.length > 0 ? `budget ${caps.join(', ')}` : 'no budget'
+  return `${tokens} · ${budget}`
 }
 
 function describe (a: Activity): VNode {

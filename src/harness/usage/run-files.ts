@@ -1,0 +1,70 @@
+// Reads back what one run reported: its output from the harness log (from the
+// offset where the run started) and the report files its CLI wrote (Copilot's
+// usage file, Pi's session files changed during the run). A report file is
+// removed once read, so the next run's cannot be mistaken for it. Synchronous:
+// it runs once per run, in the exit path that decides whether the run failed.
+import { closeSync, fstatSync, openSync, readdirSync, readFileSync, readSync, rmSync, statSync } from 'node:fs'
+import { join } from 'node:path'
+import { runReader, usageReportPaths } from './readers.js'
+import type { RunReport } from './run-report.js'
+
+/** The most of a run's output read back: its last bytes are where CLIs report. */
+const MAX_OUTPUT_BYTES = 4 * 1024 * 1024
+
+export interface RunFilesInput {
+  harness: string
+  harnessLog: string
+  harnessDir: string
+  /** the run's first byte in the harness log */
+  outputFrom: number
+  /** when the run started, ms since the epoch (session files written since count) */
+  startedAt: number
+  now: number
+}
+
+export function readRunReport (i: RunFilesInput): RunReport {
+  const text = readFrom(i.harnessLog, i.outputFrom)
+  const paths = usageReportPaths(i.harness, i.harnessDir)
+  const files = new Map<string, string>()
+  for (const file of paths.files) {
+    const content = readOrUndefined(file)
+    if (content == null) continue
+    files.set(file, content)
+    rmSync(file, { force: true })
+  }
+  for (const dir of paths.dirs) {
+    let names: string[] = []
+    try { names = readdirSync(dir, { recursive: true, encoding: 'utf8' }) } catch { /* no sessions yet */ }
+    for (const name of names) {
+      if (!name.endsWith('.jsonl')) continue
+      const path = join(dir, name)
+      let mtime = 0
+      try { mtime = statSync(path).mtimeMs } catch { continue }
+      if (mtime < i.startedAt) continue
+      files.set(path, readOrUndefined(path) ?? '')
+    }
+  }
+  return runReader(i.harness)({ text, files, now: i.now })
+}
+
+function readOrUndefined (path: string): string | undefined {
+  try {
+    return readFileSync(path, 'utf8')
+  } catch {
+    return undefined
+  }
+}
+
+function readFrom (path: string, from: number): string {
+  let fd: number
+  try { fd = openSync(path, 'r') } catch { return '' }
+  try {
+    const size = fstatSync(fd).size
+    const start = Math.max(from, size - MAX_OUTPUT_BYTES, 0)
+    const buf = Buffer.alloc(Math.max(0, size - start))
+    readSync(fd, buf, 0, buf.length, start)
+    return buf.toString('utf8')
+  } finally {
+    closeSync(fd)
+  }
+}
