@@ -1,0 +1,22 @@
+// A violation's history, cut to what it is about: the events that name the
+// task, entry or message the violation names, and every nemesis event. The
+// real campaign cannot replay a run to the millisecond, so it shrinks the
+// history it printed rather than the schedule.
+import type { HistoryEvent } from '../../src/sim/faults/history.js'
+import type { Violation } from '../../src/sim/faults/checks.js'
+
+export function cutHistory (events: readonly HistoryEvent[], v: Violation): HistoryEvent[] {
+  const tasks = new Set([...v.text.matchAll(/\b(t\d+)@\d+|\bon (t\d+)\b/g)].map(m => m[1] ?? m[2]))
+  const ids = new Set([...v.text.matchAll(/\b([0-9a-f]{16,})\b/g)].map(m => m[1]))
+  return events.filter(e => {
+    if (e.kind === 'nemesis' || e.kind === 'drop') return true
+    if ('task' in e && e.task !== undefined && tasks.has(e.task)) return true
+    if ('id' in e && e.id !== undefined && ids.has(e.id)) return true
+    return false
+  })
+}
+
+export function formatEvent (e: HistoryEvent): string {
+  const { kind, time, ...rest } = e
+  return `${String(Math.round(time)).padStart(7)} ms  ${kind.padEnd(8)} ${JSON.stringify(rest)}`
+}
