@@ -7,7 +7,7 @@ import type { Violation } from '../../src/sim/faults/checks.js'
 
 export function cutHistory (events: readonly HistoryEvent[], v: Violation): HistoryEvent[] {
   const tasks = new Set([...v.text.matchAll(/\b(t\d+)@\d+|\bon (t\d+)\b/g)].map(m => m[1] ?? m[2]))
-  const ids = new Set([...v.text.matchAll(/\b([0-9a-f]{16,})\b/g)].map(m => m[1]))
+  const ids = new Set([...v.text.matchAll(/\b([0-9a-f]{16,}|[0-9a-f]{8}-[0-9a-f-]{27})\b/g)].map(m => m[1]))
   return events.filter(e => {
     if (e.kind === 'nemesis' || e.kind === 'drop') return true
     if ('task' in e && e.task !== undefined && tasks.has(e.task)) return true

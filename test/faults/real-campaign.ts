@@ -3,8 +3,9 @@
 // processes on network namespaces, one seeded schedule of faults after
 // another. A violation prints the seed, the schedule and the history cut to
 // what it names. The last line: schedules=N violations=V faults=<kinds>.
+// --history-dir D writes each violating run's whole record to D/seed-<seed>.json.
 // Needs root, iproute2 and a build (npm run build).
-import { existsSync } from 'node:fs'
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { testbedUnavailable } from '../mesh/multi-host/testbed.js'
@@ -44,6 +45,11 @@ async function main (): Promise<number> {
     violating++
     process.stdout.write(`VIOLATION in schedule seed ${s.seed} (replay: --seed ${s.seed} --schedules 1 --hosts ${hosts} --active-ms ${activeMs}${brk !== undefined ? ` --break ${brk}` : ''})\n${describeSchedule(s)}\n`)
     for (const v of r.violations) process.stdout.write(`  (${v.check}) ${v.text}\n`)
+    const dir = arg('history-dir')
+    if (dir !== undefined) {
+      mkdirSync(dir, { recursive: true })
+      writeFileSync(join(dir, `seed-${s.seed}.json`), JSON.stringify({ schedule: s, violations: r.violations, record: { ...r.record, winners: [...r.record.winners] } }, null, 1))
+    }
     process.stdout.write('  the history, cut to what the first violation names:\n')
     for (const e of cutHistory(r.record.history.events, r.violations[0])) process.stdout.write(`  ${formatEvent(e)}\n`)
   }

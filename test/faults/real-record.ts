@@ -36,7 +36,7 @@ export async function readLog (api: Agency): Promise<LogEntry[]> {
 export async function readReplica (node: string, peerId: string, api: Agency, nameOf: (peer: string) => string): Promise<ReplicaRead> {
   const log = await readLog(api)
   const { tasks } = await api.call((c: AgencyClient) => c.listTasks, { state: '' })
-  const { messages } = await api.call((c: AgencyClient) => c.readInbox, { after: 0, limit: 100_000, all: true, peek: true })
+  const { messages } = await api.call((c: AgencyClient) => c.readInbox, { after: 0, limit: 10_000, all: true, peek: true })
   const board = tasks.map(t => `${t.id} ${t.state === 'expired' ? 'claimed' : t.state} ${t.holder !== '' ? nameOf(t.holder) : '-'}@${t.epoch}`).sort()
   return { node, peerId, up: true, log, board, inbox: messages }
 }
@@ -151,7 +151,8 @@ export function buildRecord (o: RecordInput): RunRecord {
 
   for (const r of o.replicas) {
     for (const m of r.inbox) {
-      if (m.kind === 'message' || m.kind === '') h.add({ kind: 'deliver', time: o.endTime, node: r.node, from: o.nameOf(m.from), id: m.id })
+      // The agents' messages; daemons also write to each other (an overlap of claims), which no client sent.
+      if (m.kind === 'message' && m.text.startsWith('hello ')) h.add({ kind: 'deliver', time: o.endTime, node: r.node, from: o.nameOf(m.from), id: m.id })
       if (m.kind === 'claim_lost' || m.kind === 'claim_superseded') {
         const at = /on (\S+)@(\d+)/.exec(m.text)
         if (at == null) continue

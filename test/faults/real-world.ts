@@ -261,13 +261,13 @@ export async function runRealSchedule (s: RealSchedule, o: RealRunOptions = {}):
     const converged = await until('the replicas to converge', CONVERGE_TIMEOUT_MS, async () => {
       const infos = await Promise.all(apis.map(async a => await a.call((c: AgencyClient) => c.logInfo, {}, 10_000)))
       if (new Set(infos.map(i => i.vectorDigest)).size !== 1) return false
-      const inboxes = await Promise.all(apis.map(async (a, i) => ({ node: hosts[i].name, ids: new Set((await a.call((c: AgencyClient) => c.readInbox, { after: 0, limit: 100_000, all: true, peek: true })).messages.map(m => m.id)) })))
+      const inboxes = await Promise.all(apis.map(async (a, i) => ({ node: hosts[i].name, ids: new Set((await a.call((c: AgencyClient) => c.readInbox, { after: 0, limit: 10_000, all: true, peek: true })).messages.map(m => m.id)) })))
       return sent.every(p => inboxes.find(x => x.node === p.invoke.to)?.ids.has(p.complete.id ?? '') === true)
-    }).then(() => true, () => false)
+    }).then(() => true, err => { say(`  ${(err as Error).message}`); return false })
 
     const replicas: ReplicaRead[] = []
     for (const [i, h] of hosts.entries()) {
-      const r = await readReplica(h.name, h.daemon!.peerId, apis[i], nameOf).catch(() => undefined)
+      const r = await readReplica(h.name, h.daemon!.peerId, apis[i], nameOf).catch(err => { say(`  cannot read ${h.name}: ${(err as Error).message}`); return undefined })
       replicas.push(r ?? { node: h.name, peerId: h.daemon?.peerId ?? '', up: false, log: [], board: [], inbox: [] })
     }
     const landings = await readLandings(join(served, 'shared.git'), 'main')
