@@ -190,7 +190,8 @@ export class RepoService {
       workdir: c.workdir,
       agentId: this.init.me,
       mirrorDir: c.mirrorDir ?? defaultMirrorDir(),
-      identity: { name: `agency ${this.init.name}`, email: `${this.init.name}@agency.invalid` }
+      identity: { name: `agency ${this.init.name}`, email: `${this.init.name}@agency.invalid` },
+      unreachableRemote: 'open'
     })
     this.startWipPushes()
     this.unsubscribe = this.init.log.onAccepted(e => { this.sawEntry(e) })

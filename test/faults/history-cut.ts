@@ -8,12 +8,15 @@ import type { Violation } from '../../src/sim/faults/checks.js'
 export function cutHistory (events: readonly HistoryEvent[], v: Violation): HistoryEvent[] {
   const tasks = new Set([...v.text.matchAll(/\b(t\d+)@\d+|\bon (t\d+)\b/g)].map(m => m[1] ?? m[2]))
   const ids = new Set([...v.text.matchAll(/\b([0-9a-f]{16,}|[0-9a-f]{8}-[0-9a-f-]{27})\b/g)].map(m => m[1]))
-  return events.filter(e => {
-    if (e.kind === 'nemesis' || e.kind === 'drop') return true
-    if ('task' in e && e.task !== undefined && tasks.has(e.task)) return true
-    if ('id' in e && e.id !== undefined && ids.has(e.id)) return true
-    return false
-  })
+  const ops = new Set<number>()
+  const named = (e: HistoryEvent): boolean =>
+    e.kind === 'nemesis' || e.kind === 'drop' ||
+    ('task' in e && e.task !== undefined && tasks.has(e.task)) ||
+    ('id' in e && e.id !== undefined && ids.has(e.id)) ||
+    (e.kind === 'complete' && ops.has(e.op))
+  for (const e of events) if (e.kind === 'invoke' && named(e)) ops.add(e.op)
+  // In time order, an answer beside its call.
+  return events.filter(named).sort((a, b) => a.time - b.time)
 }
 
 export function formatEvent (e: HistoryEvent): string {

@@ -41,6 +41,8 @@ export class RealAgent {
   private life = 0
   private frozen = false
   private holding: { task: string, epoch: number, until: number } | undefined
+  /** the last integrate was refused by the remote's fence */
+  private fencedAnswer: string | undefined
   private loopDone: Promise<void> = Promise.resolve()
   private watching?: { cancel: () => void }
   private readonly inFlight = new Set<Promise<unknown>>()
@@ -155,7 +157,9 @@ export class RealAgent {
     } catch (err) {
       const code = err instanceof AgencyError ? err.code : ''
       this.count(`${inv.f}: ${code} ${(err as Error).message}`)
-      this.h.complete(op, this.o.now(), { type: REFUSALS.has(code) ? 'fail' : 'info', reason: `${code} ${(err as Error).message}`.slice(0, 200) })
+      const fenced = inv.f === 'merge' && / on the shared remote \(.*superseded/.test((err as Error).message)
+      if (fenced) this.fencedAnswer = inv.task
+      this.h.complete(op, this.o.now(), { type: REFUSALS.has(code) ? 'fail' : 'info', ...(fenced ? { outcome: 'fenced' } : {}), reason: `${code} ${(err as Error).message}`.slice(0, 200) })
       return undefined
     } finally {
       this.inFlight.delete(p)
@@ -172,7 +176,9 @@ export class RealAgent {
           winner: r.winner !== '' ? this.o.nameOf(r.winner) : undefined
         }))
       if (reply?.outcome === ClaimOutcome.CLAIM_HELD && this.holding === undefined && life === this.life) {
-        this.holding = { task, epoch: Number(reply.epoch), until: this.o.now() + 1_000 + this.o.random() * 5_000 }
+        // Mostly a few seconds of work; now and then longer than a lease, so a holder cut off mid-work meets a takeover.
+        const workMs = this.o.random() < 0.25 ? 6_000 + this.o.random() * 8_000 : 1_000 + this.o.random() * 5_000
+        this.holding = { task, epoch: Number(reply.epoch), until: this.o.now() + workMs }
       }
     }
     const first = once(false)
@@ -205,6 +211,11 @@ export class RealAgent {
     const merged = await this.call(life, { time: this.o.now(), node, f: 'merge', task, epoch },
       async api => await api.call((c: AgencyClient) => c.integrate, { task, message: `${task}@${epoch} by ${node}`, background: false }, 120_000),
       r => r.result === 'merged' ? { outcome: 'landed' } : { fail: r.result })
+    if (this.fencedAnswer !== undefined) {
+      // The answer told the agent its claim is superseded (the daemon gave it back): a notice, as the checks read it.
+      this.h.add({ kind: 'notice', time: this.o.now(), node, task, epoch, reason: 'fenced' })
+      this.fencedAnswer = undefined
+    }
     if (merged?.result !== 'merged' || !this.alive(life)) return
     const done = await this.call(life, { time: this.o.now(), node, f: 'done', task, epoch },
       async api => await api.call((c: AgencyClient) => c.done, { task, commit: merged.commit, paths: [], noChange: '' }), () => ({}))
