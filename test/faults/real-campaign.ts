@@ -1,4 +1,4 @@
-// `npm run check:real-faults -- --schedules N --seed S [--hosts H] [--active-ms MS] [--break settle|fence]`:
+// `npm run check:real-faults -- --schedules N --seed S [--hosts H] [--active-ms MS] [--kinds k,...] [--break settle|fence]`:
 // the fault checks (src/sim/faults) over histories recorded from real agentd
 // processes on network namespaces, one seeded schedule of faults after
 // another. A violation prints the seed, the schedule and the history cut to
@@ -11,7 +11,8 @@ import { fileURLToPath } from 'node:url'
 import { testbedUnavailable } from '../mesh/multi-host/testbed.js'
 import { cutHistory, formatEvent } from './history-cut.js'
 import { runRealSchedule } from './real-world.js'
-import { describeSchedule, randomRealSchedule } from './real-schedule.js'
+import { describeSchedule, FAULT_KINDS, randomRealSchedule, type RealFaultKind } from './real-schedule.js'
+import { CampaignFigures } from './figures.js'
 
 function arg (name: string): string | undefined {
   const i = process.argv.indexOf(`--${name}`)
@@ -23,6 +24,9 @@ async function main (): Promise<number> {
   const seed = Number(arg('seed') ?? Date.now() % 1_000_000)
   const hosts = Number(arg('hosts') ?? 3)
   const activeMs = Number(arg('active-ms') ?? 30_000)
+  const kinds = arg('kinds')?.split(',') as RealFaultKind[] | undefined
+  if (kinds?.some(k => !FAULT_KINDS.includes(k)) === true) throw new Error(`--kinds: some of ${FAULT_KINDS.join(', ')}`)
+  const figures = new CampaignFigures()
   const brk = arg('break')
   if (brk !== undefined && brk !== 'settle' && brk !== 'fence') throw new Error('--break is settle or fence')
   const why = await testbedUnavailable()
@@ -34,9 +38,10 @@ async function main (): Promise<number> {
   const started = Date.now()
   process.stdout.write(`check:real-faults: ${schedules} schedules from seed ${seed}, ${hosts} hosts, ${activeMs} ms of faults each${brk !== undefined ? `, with the ${brk} safeguard off` : ''}\n`)
   for (let i = 0; i < schedules; i++) {
-    const s = randomRealSchedule((seed + i) >>> 0, { hosts, activeMs })
+    const s = randomRealSchedule((seed + i) >>> 0, { hosts, activeMs, kinds })
     const r = await runRealSchedule(s, { breakSafeguard: brk as 'settle' | 'fence' | undefined, log: line => { process.stdout.write(`${line}\n`) } })
     for (const [k, v] of r.applied) applied.set(k, (applied.get(k) ?? 0) + v)
+    figures.add(r.record.history)
     const ops = r.record.history.events.filter(e => e.kind === 'invoke').length
     const landed = r.record.branch.landed.length
     process.stdout.write(`schedule ${i + 1}/${schedules} seed ${s.seed}: ${ops} calls, ${landed} landed, ${[...r.applied].map(([k, v]) => `${k}×${v}`).join(' ')}${r.exits.length > 0 ? `, exited on their own: ${r.exits.join(' ')}` : ''}${r.converged ? '' : ', did NOT converge'}, ${Math.round(r.wallMs / 1000)} s: ${r.violations.length === 0 ? 'ok' : `${r.violations.length} violations`}\n`)
@@ -53,6 +58,7 @@ async function main (): Promise<number> {
     process.stdout.write('  the history, cut to what the first violation names:\n')
     for (const e of cutHistory(r.record.history.events, r.violations[0])) process.stdout.write(`  ${formatEvent(e)}\n`)
   }
+  for (const line of figures.lines()) process.stdout.write(`${line}\n`)
   process.stdout.write(`wall time ${Math.round((Date.now() - started) / 1000)} s\n`)
   process.stdout.write(`schedules=${schedules} violations=${violating} faults=${[...applied.keys()].sort().join(',')}\n`)
   return violating > 0 ? 1 : 0

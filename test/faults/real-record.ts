@@ -12,7 +12,7 @@ import type { Agency } from '../../src/api/client.js'
 import { ClaimLedger } from '../../src/core/board/claim-ledger.js'
 import type { AgencyClient, InboxMessage, LogEntry } from '../../src/gen/agency/v1/api.js'
 import { Claim, Release } from '../../src/gen/agency/v1/log.js'
-import { eventsOf, pairsOf, type History, type InvokeEvent, type CompleteEvent } from '../../src/sim/faults/history.js'
+import { eventsOf, pairsOf, type HistoryData, type HistoryEvent, type InvokeEvent, type CompleteEvent } from '../../src/sim/faults/history.js'
 import type { ReplicaState, RunRecord } from '../../src/sim/faults/run-record.js'
 import type { Landed } from '../../src/sim/faults/shared-branch.js'
 
@@ -101,7 +101,7 @@ function claimWrittenAt (ops: Op[], releases: InvokeEvent[], epoch: number): num
 }
 
 export interface RecordInput {
-  history: History
+  history: HistoryData
   replicas: ReplicaRead[]
   /** nodes whose daemon is not up at the end */
   down: ReadonlySet<string>
@@ -113,9 +113,10 @@ export interface RecordInput {
   wallOrigin: number
 }
 
-/** Adds to the history what the end shows (acknowledged entries, deliveries, notices kept in inboxes) and builds the record. */
+/** The history with what the end shows added (acknowledged entries, deliveries, notices kept in inboxes), and the record. */
 export function buildRecord (o: RecordInput): RunRecord {
-  const h = o.history
+  const events: HistoryEvent[] = [...o.history.events]
+  const h = { events, add: (e: HistoryEvent): void => { events.push(e) } }
   const byId = new Map<string, LogEntry>()
   for (const r of o.replicas) for (const e of r.log) byId.set(e.id, e)
   const all = [...byId.values()]

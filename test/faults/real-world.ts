@@ -29,6 +29,8 @@ const FLAGS = ['--heartbeat-ms', '400', '--live-timeout-ms', '3000', '--wip-push
 const DISK_SIZE = '64m'
 /** How long the healed swarm may take to converge before the replicas are read anyway. */
 const CONVERGE_TIMEOUT_MS = 120_000
+/** How long, after that, an agent may still be waiting to be told its claim was lost (a settle window is at most 10 s). */
+const TOLD_TIMEOUT_MS = 60_000
 
 /** The project: more agents than ready tasks, scopes that overlap, a few dependencies. */
 export const PROJECT = [
@@ -67,7 +69,7 @@ interface Host {
   dataDir: string
   daemon?: HostDaemon
   agent?: RealAgent
-  state: 'up' | 'paused' | 'down'
+  state: 'up' | 'paused' | 'down' | 'starting'
   /** the next exit is the nemesis's doing */
   expectExit: boolean
 }
@@ -161,15 +163,20 @@ export async function runRealSchedule (s: RealSchedule, o: RealRunOptions = {}):
     })
     const restart = async (h: Host): Promise<void> => {
       if (h.state !== 'down') return
+      h.state = 'starting'
       try {
         await start(h)
       } catch (err) {
+        h.state = 'down'
         say(`  ${h.name} did not restart: ${(err as Error).message.split('\n')[0]}`)
         return
       }
       history.add({ kind: 'nemesis', time: now(), f: 'restart', node: h.name })
       h.agent?.start()
     }
+    // A daemon takes seconds to start on a busy machine: the nemesis goes on meanwhile.
+    const restarting = new Set<Promise<void>>()
+    const inBackground = (p: Promise<void>): void => { restarting.add(p); void p.finally(() => restarting.delete(p)) }
     const acts = new Map<RealFault, { apply: () => Promise<void>, revert: () => Promise<void> }>()
     let partitionedBy: RealFault | undefined
     const hostOf = (f: RealFault): Host => hosts[(f.host ?? 1) - 1]
@@ -196,7 +203,7 @@ export async function runRealSchedule (s: RealSchedule, o: RealRunOptions = {}):
               h.agent?.crash()
               nemesis.applied.set('kill', (nemesis.applied.get('kill') ?? 0) + 1)
             },
-            revert: async () => { await restart(h) }
+            revert: async () => { inBackground(restart(h)) }
           })
           break
         case 'pause':
@@ -220,7 +227,7 @@ export async function runRealSchedule (s: RealSchedule, o: RealRunOptions = {}):
           acts.set(f, { apply: async () => { await nemesis.clock(h.k, f.offsetMs ?? 0) }, revert: async () => { await nemesis.clock(h.k, 0) } })
           break
         case 'disk':
-          acts.set(f, { apply: async () => { await nemesis.diskFull(h.k) }, revert: async () => { await nemesis.diskFree(h.k); await restart(h) } })
+          acts.set(f, { apply: async () => { await nemesis.diskFull(h.k) }, revert: async () => { await nemesis.diskFree(h.k); inBackground(restart(h)) } })
           break
         case 'slow':
           acts.set(f, { apply: async () => { await nemesis.slow(h.k) }, revert: async () => { await nemesis.fast(h.k) } })
@@ -250,6 +257,7 @@ export async function runRealSchedule (s: RealSchedule, o: RealRunOptions = {}):
     // The end of the faults: everything heals, every daemon is up again, the agents stop.
     history.add({ kind: 'nemesis', time: now(), f: 'quiet' })
     await nemesis.quiet()
+    await Promise.all([...restarting])
     for (const h of hosts) {
       if (h.state === 'paused') { nemesis.signal(h.daemon!.child.pid!, 'SIGCONT'); h.state = 'up'; history.add({ kind: 'nemesis', time: now(), f: 'resume', node: h.name }) }
     }
@@ -265,23 +273,34 @@ export async function runRealSchedule (s: RealSchedule, o: RealRunOptions = {}):
       return sent.every(p => inboxes.find(x => x.node === p.invoke.to)?.ids.has(p.complete.id ?? '') === true)
     }).then(() => true, err => { say(`  ${(err as Error).message}`); return false })
 
-    const replicas: ReplicaRead[] = []
-    for (const [i, h] of hosts.entries()) {
-      const r = await readReplica(h.name, h.daemon!.peerId, apis[i], nameOf).catch(err => { say(`  cannot read ${h.name}: ${(err as Error).message}`); return undefined })
-      replicas.push(r ?? { node: h.name, peerId: h.daemon?.peerId ?? '', up: false, log: [], board: [], inbox: [] })
+    // A daemon tells its agent of a lost claim once the loss has lasted a settle window (core/board/claim-protocol.ts):
+    // read the end again until no agent is still to be told, or the deadline passes (then the check says so).
+    const readEnd = async (): Promise<{ record: RunRecord, violations: Violation[] }> => {
+      const replicas: ReplicaRead[] = []
+      for (const [i, h] of hosts.entries()) {
+        const r = await readReplica(h.name, h.daemon!.peerId, apis[i], nameOf).catch(err => { say(`  cannot read ${h.name}: ${(err as Error).message}`); return undefined })
+        replicas.push(r ?? { node: h.name, peerId: h.daemon?.peerId ?? '', up: false, log: [], board: [], inbox: [] })
+      }
+      const landings = await readLandings(join(served, 'shared.git'), 'main')
+      const record = buildRecord({
+        history,
+        replicas,
+        down: new Set(hosts.filter(h => h.state !== 'up').map(h => h.name)),
+        landings,
+        nameOf,
+        peerOf,
+        endTime: now(),
+        wallOrigin: t0
+      })
+      return { record, violations: checkRun(record, { minSettleMs: SETTLE_DEFAULTS.minMs }) }
     }
-    const landings = await readLandings(join(served, 'shared.git'), 'main')
-    const record = buildRecord({
-      history,
-      replicas,
-      down: new Set(hosts.filter(h => h.state !== 'up').map(h => h.name)),
-      landings,
-      nameOf,
-      peerOf,
-      endTime: now(),
-      wallOrigin: t0
-    })
-    const violations = checkRun(record, { minSettleMs: SETTLE_DEFAULTS.minMs })
+    let end = await readEnd()
+    const toldBy = Date.now() + TOLD_TIMEOUT_MS
+    while (end.violations.some(v => / was never told$/.test(v.text)) && Date.now() < toldBy) {
+      await sleep(1_000)
+      end = await readEnd()
+    }
+    const { record, violations } = end
     const errors = new Map<string, number>()
     for (const h of hosts) for (const [k, v] of h.agent?.errors ?? []) errors.set(k, (errors.get(k) ?? 0) + v)
     return { record, violations, applied: nemesis.applied, exits, errors, converged, wallMs: Date.now() - started }
