@@ -44,7 +44,7 @@ export class CampaignFigures {
     return [
       `claim to HELD, host's wall clock on time: ${dist(this.heldMs.onTime)}`,
       `claim to HELD, host's wall clock jumped: ${dist(this.heldMs.jumped)} (${this.clockJumps} jumps, up to ${Math.round(this.largestJumpMs / 1000)} s)`,
-      `full disks: ${this.disk.fills}; the daemon stopped in ${this.disk.exits.length} (after ${this.disk.exits.map(x => Math.round(x)).join(', ')} ms), wrote nothing until room came back in ${this.disk.survived}`,
+      `full disks: ${this.disk.fills}; the daemon stopped in ${this.disk.exits.length} (after ${this.disk.exits.map(x => Math.round(x)).join(', ')} ms), kept serving until room came back in ${this.disk.survived}`,
       ...[...this.disk.calls].map(([k, v]) => `  calls while full: ${v}× ${k}`)
     ]
   }

@@ -48,7 +48,7 @@ async function main (): Promise<number> {
     if (process.env.AGENCY_CAMPAIGN_VERBOSE === '1') for (const [k, v] of r.errors) process.stdout.write(`    ${v}× ${k}\n`)
     if (r.violations.length === 0) continue
     violating++
-    process.stdout.write(`VIOLATION in schedule seed ${s.seed} (replay: --seed ${s.seed} --schedules 1 --hosts ${hosts} --active-ms ${activeMs}${brk !== undefined ? ` --break ${brk}` : ''})\n${describeSchedule(s)}\n`)
+    process.stdout.write(`VIOLATION in schedule seed ${s.seed} (replay: --seed ${s.seed} --schedules 1 --hosts ${hosts} --active-ms ${activeMs}${kinds !== undefined ? ` --kinds ${kinds.join(',')}` : ''}${brk !== undefined ? ` --break ${brk}` : ''})\n${describeSchedule(s)}\n`)
     for (const v of r.violations) process.stdout.write(`  (${v.check}) ${v.text}\n`)
     const dir = arg('history-dir')
     if (dir !== undefined) {
