@@ -9,6 +9,7 @@ import { UnavailableError, isAgencyError } from '../core/errors.js'
 import { unary } from '../api/grpc-errors.js'
 import type { UiServer } from '../ui/ui-server.js'
 import type { Board } from '../core/board/index.js'
+import { testFaults } from '../test-faults.js'
 
 export interface ServedDaemon {
   daemon: Daemon
@@ -19,7 +20,9 @@ export interface ServedDaemon {
 }
 
 export async function serveDaemon (config: Partial<DaemonConfig> & { dataDir: string }): Promise<ServedDaemon> {
-  const daemon = new Daemon(config)
+  // Test-only (AGENCY_TEST_FAULTS=1): a movable wall clock, a settle window switched off.
+  const faults = testFaults()
+  const daemon = new Daemon(faults.breaks.has('settle') ? { ...config, settle: { fixedMs: 0 } } : config, { wallClock: faults.wallClock })
   await daemon.start()
   let grpc: GrpcServer | undefined
   let metrics: MetricsServer | undefined

@@ -59,7 +59,8 @@ export class RepoWorkspace implements Startable {
       workdir: this.o.workdir,
       agentId: me,
       mirrorDir: this.o.mirrorDir ?? defaultMirrorDir(),
-      identity: { name: `agency ${name}`, email: `${name}@agency.invalid` }
+      identity: { name: `agency ${name}`, email: `${name}@agency.invalid` },
+      unreachableRemote: 'open'
     })
   }
 

@@ -10,6 +10,7 @@ import { defaultJitter, sleep, type Jitter } from './backoff.js'
 import { git, gitOut, splitZ } from './git.js'
 import { pushRefspecs } from './push.js'
 import { TASK_FENCES_REFSPEC, agencyTrailers, checkBranchName, checkEpoch, checkRefComponent, mergeMessage } from './ref-names.js'
+import { testFaults } from '../test-faults.js'
 import { checkTaskFence, fenceLease, fenceRefspec, trackedTaskFence } from './task-fence.js'
 import { addScratchTree, checkLinks } from './scratch-tree.js'
 import type { TestCounts } from './test-results.js'
@@ -99,7 +100,7 @@ export async function integrate (opts: IntegrateOptions): Promise<IntegrateResul
       await fetchRefspecs(ws, [`+refs/heads/${ws.branch}:${sharedRef}`, TASK_FENCES_REFSPEC], ['--prune'])
       // Superseded at the remote: refused before spending a verify on it.
       const fence = await trackedTaskFence(ws, opts.task)
-      checkTaskFence(fence, opts.task, epoch, agentId)
+      if (!testFaults().breaks.has('fence')) checkTaskFence(fence, opts.task, epoch, agentId)
       const tree = await addScratchTree(ws, sharedRef, links)
       try {
         const merge = await tree.merge(head, messageArgs)

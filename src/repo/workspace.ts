@@ -27,6 +27,13 @@ export interface WorkspaceOptions {
   identity?: GitIdentity
   /** Bound on each network git operation (clone, fetch, push). */
   gitTimeoutMs?: number
+  /**
+   * An existing clone whose remote cannot be reached now: 'refuse' (the
+   * default) throws RemoteUnavailableError; 'open' opens it as it is, and the
+   * next fetch or push names the outage. A daemon restarted during an outage
+   * of the remote keeps its mesh, log and claims.
+   */
+  unreachableRemote?: 'refuse' | 'open'
 }
 
 export interface Workspace {
@@ -82,7 +89,12 @@ export async function openWorkspace (opts: WorkspaceOptions): Promise<Workspace>
     }
     ws = await workspaceAt(workdir, remote, branch, agentId, timeoutMs, log)
     // Also the reachability check: it fails with a named error and touches only refs/remotes.
-    await ws.fetchShared()
+    try {
+      await ws.fetchShared()
+    } catch (err) {
+      if (!(err instanceof RemoteUnavailableError) || opts.unreachableRemote !== 'open') throw err
+      log.warn({ workdir, remote, err: err.message }, 'the shared remote cannot be reached: opening the workspace as it is')
+    }
     log.info({ workdir, remote }, 'reusing workspace')
   } else {
     await cloneInto(workdir, remote, branch, opts.mirrorDir, opts.identity, timeoutMs, log)

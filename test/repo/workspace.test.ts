@@ -62,6 +62,19 @@ describe('openWorkspace', () => {
     expect(await snapshot(ws.dir)).toBe(before)
   })
 
+  it('opens an existing clone as it is when asked to, while the remote is unreachable', async () => {
+    const ws = await agentWorkspace(repo, 'a1')
+    const before = await snapshot(ws.dir)
+    await rename(repo.bare, `${repo.bare}.gone`)
+    const again = await openWorkspace({ remote: repo.bare, workdir: ws.dir, agentId: 'a1', unreachableRemote: 'open' })
+    expect(again.dir).toBe(ws.dir)
+    expect(await snapshot(ws.dir)).toBe(before)
+    // A fresh clone still needs the remote.
+    await expect(openWorkspace({ remote: repo.bare, workdir: join(repo.root, 'fresh'), agentId: 'a2', unreachableRemote: 'open' }))
+      .rejects.toMatchObject({ name: 'RemoteUnavailableError', code: 'UNAVAILABLE' })
+    await rename(`${repo.bare}.gone`, repo.bare)
+  })
+
   it('names a remote without the shared branch', async () => {
     await expect(openWorkspace({ remote: repo.bare, branch: 'trunk', workdir: join(repo.root, 'w'), agentId: 'a1' }))
       .rejects.toMatchObject({ name: 'RemoteBranchNotFoundError', code: 'FAILED_PRECONDITION' })

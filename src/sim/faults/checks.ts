@@ -13,9 +13,8 @@
 // (d) every acknowledged direct message is delivered exactly once.
 // (e) all replicas end with the same entries and the same board.
 
-import { eventsOf, operationPairs, type CompleteEvent, type DropEvent, type HistoryEvent, type NemesisEvent, type OperationPair } from './history.js'
-import type { Landed } from './shared-branch.js'
-import type { ReplicaState } from './world.js'
+import { eventsOf, pairsOf, type CompleteEvent, type DropEvent, type HistoryData, type NemesisEvent } from './history.js'
+import type { RunRecord } from './run-record.js'
 
 export type CheckName = 'a' | 'b' | 'c' | 'd' | 'e'
 
@@ -29,34 +28,7 @@ export interface CheckOptions {
   minSettleMs: number
 }
 
-/**
- * What the checks read, as plain data: the recorded history, what landed on
- * the shared branch, each replica's final state, and the claim the holder rule
- * picks for each task and epoch. A simulated run (world.ts's RunOutcome) is
- * one; a run of real processes, recorded the same way, is another.
- */
-export interface RecordedRun {
-  history: { readonly events: readonly HistoryEvent[] }
-  branch: { readonly landed: readonly Landed[] }
-  replicas: readonly ReplicaState[]
-  /** "task@epoch" -> the claim the holder rule picks at that epoch on the converged board */
-  winners: ReadonlyMap<string, string>
-}
-
-/** A recorded run with its history indexed once for the checks. */
-interface Run extends Omit<RecordedRun, 'history'> {
-  history: HistoryReader
-}
-
-interface HistoryReader {
-  of: <K extends HistoryEvent['kind']>(kind: K) => Array<Extract<HistoryEvent, { kind: K }>>
-  pairs: () => OperationPair[]
-}
-
-export function checkRun (recorded: RecordedRun, opts: CheckOptions): Violation[] {
-  const events = recorded.history.events
-  const pairs = operationPairs(events)
-  const run: Run = { ...recorded, history: { of: kind => eventsOf(events, kind), pairs: () => pairs } }
+export function checkRun (run: RunRecord, opts: CheckOptions): Violation[] {
   const all = [...checkHeld(run, opts), ...checkLanded(run), ...checkEntries(run), ...checkMessages(run), ...checkConverged(run)]
   // A claim and its retry are one claim: say each thing once.
   const seen = new Set<string>()
@@ -66,13 +38,13 @@ export function checkRun (recorded: RecordedRun, opts: CheckOptions): Violation[
 interface Held { node: string, task: string, epoch: number, claimedAt: number, at: number }
 
 /** (a) */
-function checkHeld (run: Run, opts: CheckOptions): Violation[] {
+function checkHeld (run: RunRecord, opts: CheckOptions): Violation[] {
   const out: Violation[] = []
   const h = run.history
   const written = new Map<string, number>()
-  for (const e of h.of('append')) if (e.entryKind === 'claim') written.set(`${e.node} ${e.task ?? ''}@${e.epoch ?? 0}`, e.time)
+  for (const e of eventsOf(h, 'append')) if (e.entryKind === 'claim') written.set(`${e.node} ${e.task ?? ''}@${e.epoch ?? 0}`, e.time)
   const held = new Map<string, Held[]>()
-  for (const { complete: c, invoke: i } of h.pairs()) {
+  for (const { complete: c, invoke: i } of pairsOf(h)) {
     if (i.f !== 'claim' || c.type !== 'ok' || c.outcome !== 'HELD' || i.task === undefined || c.epoch === undefined) continue
     const claimedAt = written.get(`${i.node} ${i.task}@${c.epoch}`)
     if (claimedAt === undefined) {
@@ -112,17 +84,17 @@ function checkHeld (run: Run, opts: CheckOptions): Violation[] {
  * unless it gave its claim back itself. Finishing the task is no excuse: a
  * done counts only from the holder rule's claim.
  */
-function keptByOne (run: Run, key: string, list: Held[], opts: CheckOptions, separation: Separation): Violation[] {
+function keptByOne (run: RunRecord, key: string, list: Held[], opts: CheckOptions, separation: Separation): Violation[] {
   const [task, epoch] = [list[0].task, list[0].epoch]
   const winner = run.winners.get(key)
-  const notices = run.history.of('notice').filter(n => n.task === task && n.epoch === epoch)
-  const gaveBack = new Set(run.history.pairs()
+  const notices = eventsOf(run.history, 'notice').filter(n => n.task === task && n.epoch === epoch)
+  const gaveBack = new Set(pairsOf(run.history)
     .filter(({ invoke: i, complete: c }) => i.f === 'release' && i.task === task && i.epoch === epoch && c.type === 'ok')
     .map(({ invoke: i }) => i.node))
   // An agent that claimed the task again was told about its later claim: an answer, or a notice.
   const later = [
-    ...run.history.pairs().filter(({ invoke: i, complete: c }) => i.f === 'claim' && i.task === task && c.type === 'ok' && (c.epoch ?? 0) > epoch).map(({ invoke: i }) => i.node),
-    ...run.history.of('notice').filter(n => n.task === task && n.epoch > epoch).map(n => n.node)
+    ...pairsOf(run.history).filter(({ invoke: i, complete: c }) => i.f === 'claim' && i.task === task && c.type === 'ok' && (c.epoch ?? 0) > epoch).map(({ invoke: i }) => i.node),
+    ...eventsOf(run.history, 'notice').filter(n => n.task === task && n.epoch > epoch).map(n => n.node)
   ]
   const out: Violation[] = []
   for (const m of list) {
@@ -130,7 +102,7 @@ function keptByOne (run: Run, key: string, list: Held[], opts: CheckOptions, sep
     if (m.node === winner) {
       // Told it was outbid by a claim given back a settle window or more before (and nothing lost in
       // between): a loss the daemon should have seen was none. A release still in flight is no fault.
-      const released = (n: string): number | undefined => run.history.of('append').find(e => e.entryKind === 'release' && e.node === n && e.task === task && e.epoch === epoch)?.time
+      const released = (n: string): number | undefined => eventsOf(run.history, 'append').find(e => e.entryKind === 'release' && e.node === n && e.task === task && e.epoch === epoch)?.time
       const wrong = notices.filter(n => n.node === m.node && n.reason === 'outbid').find(n => {
         if (n.winner === undefined) return true
         const r = released(n.winner)
@@ -149,9 +121,9 @@ class Separation {
   private readonly nemesis: NemesisEvent[]
   private readonly drops: DropEvent[]
 
-  constructor (h: HistoryReader) {
-    this.nemesis = h.of('nemesis')
-    this.drops = h.of('drop')
+  constructor (h: HistoryData) {
+    this.nemesis = eventsOf(h, 'nemesis')
+    this.drops = eventsOf(h, 'drop')
   }
 
   between (a: string, b: string, from: number, to: number): boolean {
@@ -161,20 +133,25 @@ class Separation {
     return this.apartDuring(a, b, from, to)
   }
 
+  /** Down (crashed or paused) or on a degraded link at some point in the span. */
   private downDuring (node: string, from: number, to: number): boolean {
-    let down = false
-    for (const e of this.nemesis) {
-      if (e.time > to) break
-      if (e.node !== node) continue
-      if (e.f === 'crash') { if (e.time >= from) return true; down = true }
-      if (e.f === 'restart') { if (down && e.time >= from) return true; down = false }
+    const spans: Array<[NemesisEvent['f'], NemesisEvent['f']]> = [['crash', 'restart'], ['pause', 'resume'], ['slow', 'fast']]
+    for (const [start, end] of spans) {
+      let down = false
+      for (const e of this.nemesis) {
+        if (e.time > to) break
+        if (e.node !== node) continue
+        if (e.f === start) { if (e.time >= from) return true; down = true }
+        if (e.f === end) { if (down && e.time >= from) return true; down = false }
+      }
+      if (down) return true
     }
-    return down
+    return false
   }
 
   private apartDuring (a: string, b: string, from: number, to: number): boolean {
     let groups: string[][] | undefined
-    const apart = (): boolean => groups !== undefined && groupOf(groups, a) !== groupOf(groups, b)
+    const apart = (): boolean => groups !== undefined && !together(groups, a, b)
     for (const e of this.nemesis) {
       if (e.time > to) break
       if (e.f === 'partition') groups = e.groups
@@ -186,18 +163,24 @@ class Separation {
   }
 }
 
-function groupOf (groups: string[][], node: string): number {
-  return groups.findIndex(g => g.includes(node))
+/** Whether two nodes share a group; nodes named in none form one more group. */
+function together (groups: string[][], a: string, b: string): boolean {
+  const of = (n: string): number[] => {
+    const gs = groups.flatMap((g, i) => g.includes(n) ? [i] : [])
+    return gs.length > 0 ? gs : [-1]
+  }
+  const ga = of(a)
+  return of(b).some(g => ga.includes(g))
 }
 
 /** (b) */
-function checkLanded (run: Run): Violation[] {
+function checkLanded (run: RunRecord): Violation[] {
   const out: Violation[] = []
-  const pairs = run.history.pairs()
+  const pairs = pairsOf(run.history)
   const heldAt = (node: string, task: string, epoch: number, before: number): boolean =>
     pairs.some(({ invoke: i, complete: c }) => i.node === node && i.f === 'claim' && i.task === task && c.type === 'ok' && c.outcome === 'HELD' && c.epoch === epoch && c.time <= before)
   const lostAt = (node: string, task: string, epoch: number, before: number): CompleteEvent | { time: number, reason: string } | undefined =>
-    run.history.of('notice').find(n => n.node === node && n.task === task && n.epoch === epoch && n.time < before) ??
+    eventsOf(run.history, 'notice').find(n => n.node === node && n.task === task && n.epoch === epoch && n.time < before) ??
     pairs.find(({ invoke: i, complete: c }) => i.node === node && i.f === 'claim' && i.task === task && c.type === 'ok' && c.outcome === 'LOST' && c.epoch === epoch && c.time < before)?.complete
   run.branch.landed.forEach((l, i) => {
     const what = `${l.agent}'s work on ${l.task}@${l.epoch} landed at ${ms(l.time)}`
@@ -211,9 +194,9 @@ function checkLanded (run: Run): Violation[] {
 }
 
 /** (c) */
-function checkEntries (run: Run): Violation[] {
+function checkEntries (run: RunRecord): Violation[] {
   const out: Violation[] = []
-  const acked = run.history.of('append')
+  const acked = eventsOf(run.history, 'append')
   for (const r of run.replicas) {
     if (!r.up) continue
     const has = new Set(r.entryIds)
@@ -224,11 +207,11 @@ function checkEntries (run: Run): Violation[] {
 }
 
 /** (d) */
-function checkMessages (run: Run): Violation[] {
+function checkMessages (run: RunRecord): Violation[] {
   const out: Violation[] = []
   const deliveries = new Map<string, number>()
-  for (const d of run.history.of('deliver')) deliveries.set(`${d.node} ${d.id}`, (deliveries.get(`${d.node} ${d.id}`) ?? 0) + 1)
-  const sent = run.history.pairs().filter(({ invoke: i, complete: c }) => i.f === 'send' && c.type === 'ok')
+  for (const d of eventsOf(run.history, 'deliver')) deliveries.set(`${d.node} ${d.id}`, (deliveries.get(`${d.node} ${d.id}`) ?? 0) + 1)
+  const sent = pairsOf(run.history).filter(({ invoke: i, complete: c }) => i.f === 'send' && c.type === 'ok')
   const known = new Set<string>()
   for (const { invoke: i, complete: c } of sent) {
     const key = `${i.to ?? ''} ${c.id ?? ''}`
@@ -236,12 +219,21 @@ function checkMessages (run: Run): Violation[] {
     const n = deliveries.get(key) ?? 0
     if (n !== 1) out.push({ check: 'd', text: `message ${c.id ?? ''} from ${i.node} to ${i.to ?? ''}, acknowledged at ${ms(c.time)}, was delivered ${n} times` })
   }
-  for (const key of deliveries.keys()) if (!known.has(key)) out.push({ check: 'd', text: `a message no one sent reached an inbox: ${key}` })
+  // A send whose call was cut off (info) may have been stored: at most one delivery each, from that sender to that recipient.
+  const unknown = new Map<string, number>()
+  for (const { invoke: i, complete: c } of pairsOf(run.history)) if (i.f === 'send' && c.type === 'info') unknown.set(`${i.node} ${i.to ?? ''}`, (unknown.get(`${i.node} ${i.to ?? ''}`) ?? 0) + 1)
+  for (const d of eventsOf(run.history, 'deliver')) {
+    const key = `${d.node} ${d.id}`
+    if (known.has(key)) continue
+    const left = unknown.get(`${d.from} ${d.node}`) ?? 0
+    if (left > 0) { unknown.set(`${d.from} ${d.node}`, left - 1); continue }
+    out.push({ check: 'd', text: `a message no one sent reached an inbox: ${key}` })
+  }
   return out
 }
 
 /** (e) */
-function checkConverged (run: Run): Violation[] {
+function checkConverged (run: RunRecord): Violation[] {
   const live = run.replicas.filter(r => r.up)
   if (live.length < run.replicas.length) return [{ check: 'e', text: `${run.replicas.length - live.length} replicas are not up at the end` }]
   const [first, ...rest] = live

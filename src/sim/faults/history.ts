@@ -5,7 +5,7 @@
 // partitions, heals, and every message the network did not deliver). The
 // checks read nothing else, plus the replicas' final state.
 
-export type OpName = 'claim' | 'release' | 'merge' | 'done' | 'send'
+export type OpName = 'claim' | 'release' | 'merge' | 'done' | 'send' | 'note'
 
 export interface InvokeEvent {
   kind: 'invoke'
@@ -66,13 +66,24 @@ export interface DeliverEvent {
   id: string
 }
 
+/**
+ * What the nemesis did. The checks read crash and restart, pause and resume
+ * (a stopped process hears nothing), partition and heal (groups that cannot
+ * reach each other; a node in several groups bridges them), slow and fast (a
+ * node's packets delayed or lost beyond any settle window) and quiet (the end
+ * of the faults). The other kinds are recorded so a history says all that
+ * happened; no check excuses anything by them.
+ */
 export interface NemesisEvent {
   kind: 'nemesis'
   time: number
-  f: 'crash' | 'restart' | 'partition' | 'heal' | 'quiet'
+  f: 'crash' | 'restart' | 'pause' | 'resume' | 'partition' | 'heal' | 'slow' | 'fast' | 'quiet' |
+  'clock' | 'disk-full' | 'disk-free' | 'remote-slow' | 'remote-cut' | 'remote-heal'
   node?: string
   loseUnsynced?: boolean
   groups?: string[][]
+  /** clock: the offset, ms, the node's wall clock now reads ahead (negative: behind) */
+  offsetMs?: number
 }
 
 /** A message carrying entries that the network lost or cut. */
@@ -86,7 +97,30 @@ export interface DropEvent {
 
 export type HistoryEvent = InvokeEvent | CompleteEvent | NoticeEvent | AppendEvent | DeliverEvent | NemesisEvent | DropEvent
 
-export class History {
+/** A history as plain data: what the checks read, from the simulator or from real processes. */
+export interface HistoryData {
+  readonly events: readonly HistoryEvent[]
+}
+
+/** invoke -> complete, for every completed operation. */
+export function pairsOf (h: HistoryData): Array<{ invoke: InvokeEvent, complete: CompleteEvent }> {
+  const invokes = new Map<number, InvokeEvent>()
+  const out: Array<{ invoke: InvokeEvent, complete: CompleteEvent }> = []
+  for (const e of h.events) {
+    if (e.kind === 'invoke') invokes.set(e.op, e)
+    else if (e.kind === 'complete') {
+      const invoke = invokes.get(e.op)
+      if (invoke !== undefined) out.push({ invoke, complete: e })
+    }
+  }
+  return out
+}
+
+export function eventsOf<K extends HistoryEvent['kind']> (h: HistoryData, kind: K): Array<Extract<HistoryEvent, { kind: K }>> {
+  return h.events.filter((e): e is Extract<HistoryEvent, { kind: K }> => e.kind === kind)
+}
+
+export class History implements HistoryData {
   readonly events: HistoryEvent[] = []
   private nextOp = 0
   private readonly open = new Map<number, InvokeEvent>()
@@ -116,32 +150,11 @@ export class History {
   }
 
   /** invoke -> complete, for every completed operation. */
-  pairs (): OperationPair[] {
-    return operationPairs(this.events)
+  pairs (): Array<{ invoke: InvokeEvent, complete: CompleteEvent }> {
+    return pairsOf(this)
   }
 
   of<K extends HistoryEvent['kind']> (kind: K): Array<Extract<HistoryEvent, { kind: K }>> {
-    return eventsOf(this.events, kind)
+    return eventsOf(this, kind)
   }
-}
-
-export interface OperationPair { invoke: InvokeEvent, complete: CompleteEvent }
-
-/** invoke -> complete, for every completed operation of a recorded history. */
-export function operationPairs (events: readonly HistoryEvent[]): OperationPair[] {
-  const invokes = new Map<number, InvokeEvent>()
-  const out: OperationPair[] = []
-  for (const e of events) {
-    if (e.kind === 'invoke') invokes.set(e.op, e)
-    else if (e.kind === 'complete') {
-      const invoke = invokes.get(e.op)
-      if (invoke !== undefined) out.push({ invoke, complete: e })
-    }
-  }
-  return out
-}
-
-/** The events of one kind of a recorded history, in order. */
-export function eventsOf<K extends HistoryEvent['kind']> (events: readonly HistoryEvent[], kind: K): Array<Extract<HistoryEvent, { kind: K }>> {
-  return events.filter((e): e is Extract<HistoryEvent, { kind: K }> => e.kind === kind)
 }

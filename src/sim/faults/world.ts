@@ -13,8 +13,11 @@ import { SimNetwork } from '../engine/network.js'
 import { createRandom } from '../engine/random.js'
 import { FaultAgent } from './fault-agent.js'
 import { History } from './history.js'
+import type { ReplicaState } from './run-record.js'
 import type { FaultSchedule } from './schedule.js'
 import { SharedBranch } from './shared-branch.js'
+
+export type { ReplicaState } from './run-record.js'
 
 /** The daemons' timing in a fault run: agentd's rules, on a faster clock. */
 export const FAULT_TIMING = { heartbeatMs: 1_000, leaseMs: 5_000, syncEveryMs: 1_000, diskSyncMs: 2_000, dmRetryMs: 1_000 } as const
@@ -24,14 +27,6 @@ export interface WorldOptions {
   createProtocol?: (init: ClaimProtocolInit) => ClaimProtocol
   /** how long the healed, quiet network runs before the replicas are compared */
   quietMs?: number
-}
-
-export interface ReplicaState {
-  node: string
-  up: boolean
-  entryIds: string[]
-  /** one line per task: state, holder@epoch, who finished it */
-  board: string[]
 }
 
 export interface RunOutcome {

@@ -119,14 +119,14 @@ export class Testbed {
   }
 
   /** Starts agentd on host k, bound to the host's address; gRPC on a unix socket in its data dir. */
-  async startAgentd (k: number, o: { peers?: string[], extraArgs?: string[], dataDir?: string } = {}): Promise<HostDaemon> {
+  async startAgentd (k: number, o: { peers?: string[], extraArgs?: string[], dataDir?: string, env?: NodeJS.ProcessEnv } = {}): Promise<HostDaemon> {
     const name = `host${k}`
     const dataDir = o.dataDir ?? join(this.root, name)
     const grpc = `unix:${join(dataDir, 'api.sock')}`
     const args = [AGENTD_SCRIPT, '--data-dir', dataDir, '--name', name, '--listen', `/ip4/${this.ip(k)}/tcp/4001`, '--grpc', grpc,
       ...(o.peers != null && o.peers.length > 0 ? ['--peers', o.peers.join(',')] : []), ...(o.extraArgs ?? [])]
     const errFile = join(this.root, `${name}.err`)
-    const child = this.spawnIn(k, process.execPath, args, { stderrFile: errFile })
+    const child = this.spawnIn(k, process.execPath, args, { stderrFile: errFile, env: o.env })
     const info: Partial<HostDaemon> & { addrs: string[] } = { addrs: [] }
     await new Promise<void>((resolve, reject) => {
       const timer = setTimeout(() => { child.kill('SIGKILL'); reject(new Error(`agentd on host ${k} did not start in 120 s`)) }, 120_000)
