@@ -29,6 +29,7 @@ import { performance } from 'node:perf_hooks'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { AgentdProcesses, type AgentdProcess } from '../scenarios/sync/helpers.js'
 import { DEFAULT_SEED_CACHE, seedDataDir } from './log-seed-cache.js'
+import { startFloor, type FloorResult } from './log-floor.js'
 
 interface Args {
   entries: number[]
@@ -181,6 +182,9 @@ interface Row {
   /** the 1-minute load average when the catch-up started and when find was done */
   loadAtStart: number
   loadAtEnd: number
+  /** the machine's floor for the same entries in the same run (log-floor.ts), and the load when it was taken */
+  floor: FloorResult
+  loadAtFloor: number
 }
 
 const FIND_QUERIES = ['lease', 'gossip vector', 'decoder timeout', 'cursor', 'backpressure parser', 'quorum', 'digest lease', 'vector', 'timeout', 'protobuf',
@@ -189,12 +193,17 @@ const FIND_QUERIES = ['lease', 'gossip vector', 'decoder timeout', 'cursor', 'ba
 async function runOnce (entries: number, authors: number, args: Args): Promise<Row> {
   const { profileDir, logDir } = args
   const procs = new AgentdProcesses()
+  let floor: ReturnType<typeof startFloor> | undefined
   try {
     const dirA = await procs.dirs.make('agency-bench-')
     let t = performance.now()
     const seeded = await seedDataDir(dirA, entries, authors, args.seedCache)
     const seedSeconds = (performance.now() - t) / 1000
     process.stderr.write(`  seed: ${seeded.built ? 'signed and cached' : args.seedCache === null ? 'signed' : 'copied from the cache'} in ${seedSeconds.toFixed(1)} s\n`)
+
+    // the floor's process reads the entries now, before A holds the data dir, and measures just before B starts
+    floor = startFloor(dirA)
+    await floor.loaded
 
     t = performance.now()
     const profile = (name: string): string[] => profileDir !== undefined ? ['--cpu-prof', '--cpu-prof-dir', `${profileDir}/${name}-${entries}`] : []
@@ -208,6 +217,9 @@ async function runOnce (entries: number, authors: number, args: Args): Promise<R
     // during the catch-up is what serving costs, not its own first start.
     await a.agency.call(c => c.searchFindings, { query: 'lease', kind: '', pathPrefix: '', tag: '', author: '', since: 0, until: 0, limit: 1 }, 10 * 60_000)
     await settle(a.pid as number)
+    const loadAtFloor = loadavg()[0]
+    const floorResult = await floor.run()
+    process.stderr.write(`  floor: ${floorResult.seconds.toFixed(2)} s (hash ${floorResult.hashSeconds.toFixed(2)}, batch ${floorResult.writeSeconds.toFixed(2)}), ${floorResult.cpuSeconds.toFixed(2)} CPU s, load ${loadAtFloor.toFixed(1)}\n`)
 
     const b: AgentdProcess = await procs.start({ name: 'bench-b', peers: a.addrs, metrics: true, readyTimeoutMs: 5 * 60_000, ...(logDir !== undefined ? { logFile: `${logDir}/bench-b-${entries}.log` } : {}), env: args.joinerEnv, nodeArgs: [...args.joinerNodeArgs, ...profile('joiner')] })
     const start = performance.now()
@@ -324,9 +336,12 @@ async function runOnce (entries: number, authors: number, args: Args): Promise<R
       restartCpuSeconds,
       restartFirstFindMs,
       loadAtStart,
-      loadAtEnd
+      loadAtEnd,
+      floor: floorResult,
+      loadAtFloor
     }
   } finally {
+    floor?.stop()
     await procs.cleanup()
   }
 }
@@ -340,6 +355,15 @@ function table (rows: Row[]): string {
     `${(r.wireBytesReceived / r.entries).toFixed(0)} | ${(r.bytesReceived / r.entries).toFixed(0)} | ` +
     `${mib(r.rssBaseline)} / ${mib(r.rssPeak)} / ${mib(r.rssEnd)} | ${mib(r.anonBaseline)} / ${mib(r.anonPeak)} | ${mib(r.heapUsedPeak)} / ${mib(r.heapTotalPeak)}, ${mib(r.externalPeak)} | ${r.restoreSeconds.toFixed(1)} | ${r.restartSeconds.toFixed(1)} (${r.restartCpuSeconds.toFixed(1)}) / ${mib(r.restartRss)} / ${r.restartFirstFindMs.toFixed(0)} | ` +
     `${r.firstFindMs.toFixed(0)} / ${r.findP50Ms.toFixed(1)} / ${r.findMaxMs.toFixed(1)} | ${r.loadAtStart.toFixed(1)} / ${r.loadAtEnd.toFixed(1)} |`)
+  return [head, rule, ...lines].join('\n')
+}
+
+/** agency's catch-up against the machine's floor for the same entries, taken in the same run just before it. */
+function floorTable (rows: Row[]): string {
+  const head = '| entries | floor: hash + one LevelDB batch, s (hash / batch) | floor CPU s | catch-up: log / and its index (s) | catch-up ÷ floor, wall: log / and its index | joiner CPU ÷ floor CPU | load average (1 min) at the floor / at catch-up start |'
+  const rule = '|---:|---:|---:|---:|---:|---:|---:|'
+  const lines = rows.map(r => `| ${r.entries} | ${r.floor.seconds.toFixed(2)} (${r.floor.hashSeconds.toFixed(2)} / ${r.floor.writeSeconds.toFixed(2)}) | ${r.floor.cpuSeconds.toFixed(2)} | ${r.logSeconds.toFixed(1)} / ${r.catchUpSeconds.toFixed(1)} | ` +
+    `${(r.logSeconds / r.floor.seconds).toFixed(1)}x / **${(r.catchUpSeconds / r.floor.seconds).toFixed(1)}x** | ${(r.joinerCpuSeconds / r.floor.cpuSeconds).toFixed(1)}x | ${r.loadAtFloor.toFixed(1)} / ${r.loadAtStart.toFixed(1)} |`)
   return [head, rule, ...lines].join('\n')
 }
 
@@ -367,6 +391,10 @@ async function main (): Promise<void> {
     `(the end of the catch-up), then ${FIND_QUERIES.length} queries of one to three words (p50 and max).`,
     '',
     table(rows),
+    '',
+    'Against the floor: in the same run, just before B starts, a process of its own takes the same entries (read from A\'s data dir beforehand, not timed), hashes each (sha256) and writes them all, keyed by id, in one unsynced LevelDB batch with the `level` package: no daemon, network, signature check or index (test/bench/log-floor.ts).',
+    '',
+    floorTable(rows),
     '',
     'Reproduce: `npm run build && npm run bench:log -- --entries ' + args.entries.join(',') + '`',
     ''

@@ -28,6 +28,8 @@ export interface SetupResult {
   idleCpuPerNode: number
   /** share of one core per node while publishing */
   busyCpuPerNode: number
+  /** bytes each node sent per second while idle, by the kernel's TCP counters (hosted setup only) */
+  idleBytesPerNodePerSecond?: number
   rssPerNodeBytes: number
   startSeconds: number
   /**
@@ -89,31 +91,31 @@ export function formatMs (ms: number | undefined): string {
 
 export function resultsMarkdown (results: readonly SetupResult[]): string {
   const lines = [
-    '| setup | system | nodes | visible at all peers p50 / p99 (ms) | per peer p50 / p99 (ms) | gossip alone: from the author\'s send, p50 / p99 (ms) | incomplete | payload | idle CPU / node | busy CPU / node | RSS / node | start (s) |',
-    '|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|'
+    '| setup | system | nodes | visible at all peers p50 / p99 (ms) | per peer p50 / p99 (ms) | gossip alone: from the author\'s send, p50 / p99 (ms) | incomplete | payload | idle CPU / node | idle bytes sent / node / s | busy CPU / node | RSS / node | start (s) |',
+    '|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|'
   ]
   for (const r of results) {
     if (r.published === 0) {
-      lines.push(`| ${r.setup} | ${r.system} | ${r.nodes} | — | — | — | — | — | — | — | — | — |`)
+      lines.push(`| ${r.setup} | ${r.system} | ${r.nodes} | — | — | — | — | — | — | — | — | — | — |`)
       continue
     }
     const all = r.allPeers === null ? '—' : `${formatMs(r.allPeers.p50)} / ${formatMs(r.allPeers.p99)}`
     const per = r.perPeer === null ? '—' : `${formatMs(r.perPeer.p50)} / ${formatMs(r.perPeer.p99)}`
     const spans = (x: SetupResult['gossipOnly']): string => x?.allPeers == null ? '—' : `${formatMs(x.allPeers.p50)} / ${formatMs(x.allPeers.p99)}`
-    lines.push(`| ${r.setup} | ${r.system} | ${r.nodes} | ${all} | ${per} | ${spans(r.gossipOnly)} | ${r.incomplete} of ${r.published} | ${r.payloadBytes} B | ${(r.idleCpuPerNode * 100).toFixed(1)} % | ${(r.busyCpuPerNode * 100).toFixed(1)} % | ${(r.rssPerNodeBytes / 1024 / 1024).toFixed(1)} MiB | ${r.startSeconds.toFixed(0)} |`)
+    lines.push(`| ${r.setup} | ${r.system} | ${r.nodes} | ${all} | ${per} | ${spans(r.gossipOnly)} | ${r.incomplete} of ${r.published} | ${r.payloadBytes} B | ${(r.idleCpuPerNode * 100).toFixed(2)} % | ${r.idleBytesPerNodePerSecond === undefined ? '—' : r.idleBytesPerNodePerSecond.toFixed(0)} | ${(r.busyCpuPerNode * 100).toFixed(1)} % | ${(r.rssPerNodeBytes / 1024 / 1024).toFixed(1)} MiB | ${r.startSeconds.toFixed(0)} |`)
   }
   return lines.join('\n') + '\n'
 }
 
 /** agency ÷ raw gossipsub, per setup. */
 export function ratioMarkdown (results: readonly SetupResult[]): string {
-  const lines = ['| setup | nodes | all peers p50 ratio | all peers p99 ratio | gossip alone: p50 / p99 ratio | idle CPU ratio | CPU per delivery ratio | RSS ratio |', '|---|---:|---:|---:|---:|---:|---:|---:|']
+  const lines = ['| setup | nodes | all peers p50 ratio | all peers p99 ratio | gossip alone: p50 / p99 ratio | idle CPU ratio | idle bytes ratio | CPU per delivery ratio | RSS ratio |', '|---|---:|---:|---:|---:|---:|---:|---:|---:|']
   for (const a of results.filter(r => r.system === 'agency')) {
     const raw = results.find(r => r.system === 'raw gossipsub' && r.setup === a.setup && r.nodes === a.nodes)
     if (raw === undefined || a.published === 0 || raw.published === 0) continue
     const ratio = (x: number | undefined, y: number | undefined): string => x === undefined || y === undefined || y === 0 ? '—' : `${(x / y).toFixed(1)}×`
     const both = (x: SetupResult['gossipOnly'], y: SetupResult['gossipOnly']): string => x === undefined || y === undefined ? '—' : `${ratio(x.allPeers?.p50, y.allPeers?.p50)} / ${ratio(x.allPeers?.p99, y.allPeers?.p99)}`
-    lines.push(`| ${a.setup} | ${a.nodes} | ${ratio(a.allPeers?.p50, raw.allPeers?.p50)} | ${ratio(a.allPeers?.p99, raw.allPeers?.p99)} | ${both(a.gossipOnly, raw.gossipOnly)} | ${ratio(a.idleCpuPerNode, raw.idleCpuPerNode)} | ${ratio(a.cpuPerDeliveryMs, raw.cpuPerDeliveryMs)} | ${ratio(a.rssPerNodeBytes, raw.rssPerNodeBytes)} |`)
+    lines.push(`| ${a.setup} | ${a.nodes} | ${ratio(a.allPeers?.p50, raw.allPeers?.p50)} | ${ratio(a.allPeers?.p99, raw.allPeers?.p99)} | ${both(a.gossipOnly, raw.gossipOnly)} | ${ratio(a.idleCpuPerNode, raw.idleCpuPerNode)} | ${ratio(a.idleBytesPerNodePerSecond, raw.idleBytesPerNodePerSecond)} | ${ratio(a.cpuPerDeliveryMs, raw.cpuPerDeliveryMs)} | ${ratio(a.rssPerNodeBytes, raw.rssPerNodeBytes)} |`)
   }
   return lines.join('\n') + '\n'
 }

@@ -1,7 +1,7 @@
 // Benchmark: agency on the real network against raw gossipsub. Not a vitest
 // test; build first (the TCP setup runs dist/src/cli/agentd.js), then
 //
-//   npm run build && npm run bench:mesh -- [--sizes 10,50,200] [--tcp 10] [--per-kind 50]
+//   npm run build && npm run bench:mesh -- [--sizes 10,50,200] [--tcp 10] [--hosted 64,128,256 --per-process 32 --joiners 64] [--per-kind 50]
 //     [--spacing-ms 300] [--wait-ms 30000] [--settle-ms 30000] [--idle-ms 10000] [--heartbeat-ms 2000] [--heartbeat-max-rate 16] [--process-heartbeat-budget 400] [--start-budget-s 900]
 //     [--counts] [--out results/bench-mesh.md]
 //   BENCH_MESH_DUMP=<file>: the TCP setup also writes when each node took in each message (JSON)
@@ -14,7 +14,10 @@
 // gossip alone, from the author's send), CPU per node while idle and while
 // publishing, RSS per node. The same run starts raw gossipsub nodes (agentd's
 // libp2p stack, no daemon) publishing payloads of the same size, so agency's
-// overhead is a ratio; over TCP both swarms are up at once and publish in
+// overhead is a ratio. --hosted: swarms of N nodes spread over processes of
+// --per-process nodes each, TCP on loopback (mesh-hosted.ts), agency then raw
+// gossipsub, with idle bytes per node and --joiners daemons joining the agency
+// swarm late. Over TCP (--tcp) both swarms are up at once and publish in
 // turn, so a machine whose load swings loads both alike. Setups that cannot
 // run on this machine are reported with the error instead of numbers. Each
 // setup runs in its own process.
@@ -27,12 +30,13 @@ import { dirname } from 'node:path'
 import { agencyInProcess, type MeshRunOptions } from './mesh-agency.js'
 import { rawInProcess } from './mesh-raw.js'
 import { tcpPair } from './mesh-tcp-pair.js'
+import { agencyHosted, rawHosted, type JoinerResult } from './mesh-hosted.js'
 import { formatMs, ratioMarkdown, resultsMarkdown, type SetupResult } from './mesh-stats.js'
 
-interface Args extends Omit<MeshRunOptions, 'log'> { sizes: number[], tcp: number, out: string }
+interface Args extends Omit<MeshRunOptions, 'log'> { sizes: number[], tcp: number, hosted: number[], perProcess: number, joiners: number, out: string }
 
 function parseArgs (argv: string[]): Args {
-  const a: Args = { sizes: [10, 50, 200], tcp: 10, perKind: 50, spacingMs: 300, waitMs: 30_000, idleMs: 10_000, settleMs: 30_000, bootstrap: 3, heartbeatMs: 2_000, liveTimeoutMs: 10_000, out: 'results/bench-mesh.md' }
+  const a: Args = { sizes: [10, 50, 200], tcp: 10, hosted: [], perProcess: 32, joiners: 0, perKind: 50, spacingMs: 300, waitMs: 30_000, idleMs: 10_000, settleMs: 30_000, bootstrap: 3, heartbeatMs: 2_000, liveTimeoutMs: 10_000, out: 'results/bench-mesh.md' }
   const num = (flag: string, v: string | undefined): number => {
     const n = Number(v)
     if (v === undefined || !Number.isSafeInteger(n) || n < 0) throw new Error(`${flag} takes a whole number`)
@@ -44,6 +48,9 @@ function parseArgs (argv: string[]): Args {
     switch (flag) {
       case '--sizes': a.sizes = (v ?? '').split(',').filter(s => s !== '').map(s => num(flag, s)); break
       case '--tcp': a.tcp = num(flag, v); break
+      case '--hosted': a.hosted = (v ?? '').split(',').filter(s => s !== '').map(s => num(flag, s)); break
+      case '--per-process': a.perProcess = Math.max(1, num(flag, v)); break
+      case '--joiners': a.joiners = num(flag, v); break
       case '--per-kind': a.perKind = Math.max(1, num(flag, v)); break
       case '--spacing-ms': a.spacingMs = num(flag, v); break
       case '--wait-ms': a.waitMs = num(flag, v); break
@@ -58,7 +65,7 @@ function parseArgs (argv: string[]): Args {
       default: throw new Error(`unknown argument ${flag}`)
     }
   }
-  if (a.sizes.some(n => n < 2) || (a.tcp !== 0 && a.tcp < 2)) throw new Error('a setup needs at least 2 nodes')
+  if (a.sizes.some(n => n < 2) || a.hosted.some(n => n < 2) || (a.tcp !== 0 && a.tcp < 2)) throw new Error('a setup needs at least 2 nodes')
   if (a.out === '') throw new Error('--out needs a file')
   return a
 }
@@ -109,7 +116,7 @@ function failed (setup: string, system: SetupResult['system'], nodes: number, er
 async function main (): Promise<void> {
   const args = parseArgs(process.argv.slice(2))
   const log = (line: string): void => { process.stderr.write(line + '\n') }
-  const { sizes, tcp, out, ...options } = args
+  const { sizes, tcp, hosted, perProcess, joiners, out, ...options } = args
   const results: SetupResult[] = []
   const load = loadavg()
   const started = performance.now()
@@ -133,6 +140,23 @@ async function main (): Promise<void> {
   }
   // Both TCP swarms at once, publishing in turn (mesh-tcp-pair.ts): the same load for both.
   if (tcp > 0) await run('agency and raw gossipsub processes, at once', { kind: 'tcp-pair', n: tcp, payloadBytes: 0, options })
+  const joined: JoinerResult[] = []
+  for (const n of hosted) {
+    const o = { ...options, perProcess, joiners, log }
+    log(`  agency in processes of ${perProcess} × ${n} ...`)
+    let payloadBytes = 300
+    try {
+      const { result, joiner } = await agencyHosted(n, o)
+      report(result)
+      if (result.payloadBytes > 0) payloadBytes = result.payloadBytes
+      if (joiner !== undefined) {
+        joined.push(joiner)
+        log(`    ${joiner.joiners} joiners of ${joiner.entries} entries: p50 ${joiner.p50.toFixed(1)} s, p99 ${joiner.p99.toFixed(1)} s, all ${joiner.allSeconds.toFixed(1)} s (${joiner.converged} converged)`)
+      }
+    } catch (err) { report(failed(`processes of ${perProcess}, TCP loopback`, 'agency', n, err)) }
+    log(`  raw gossipsub in processes of ${perProcess} × ${n} ...`)
+    try { report(await rawHosted(n, payloadBytes, o)) } catch (err) { report(failed(`processes of ${perProcess}, TCP loopback`, 'raw gossipsub', n, err)) }
+  }
   const notes = results.filter(r => r.note !== undefined).map(r => `- ${r.setup}, ${r.system} × ${r.nodes}: ${r.note}`)
   const md = [
     '# Mesh: agency on the real network against raw gossipsub',
@@ -148,6 +172,11 @@ async function main (): Promise<void> {
     'agency ÷ raw gossipsub:',
     '',
     ratioMarkdown(results),
+    ...(joined.length > 0
+      ? ['Late joiners (agency, processes, TCP loopback): daemons started into the swarm once its window is over, each bootstrapped to a few random daemons of it, until each holds every entry the swarm has (polled every 500 ms):', '',
+          '| swarm | joiners | entries | per joiner p50 / p99 / max (s) | until all joiners had everything (s) | converged |', '|---:|---:|---:|---:|---:|---:|',
+          ...joined.map(j => `| ${j.nodes} | ${j.joiners} | ${j.entries} | ${j.p50.toFixed(1)} / ${j.p99.toFixed(1)} / ${j.max.toFixed(1)} | ${j.allSeconds.toFixed(1)} | ${j.converged} of ${j.joiners} |`), '']
+      : []),
     ...(notes.length > 0 ? ['Notes:', '', ...notes, ''] : [])
   ].join('\n')
   await mkdir(dirname(out), { recursive: true })
