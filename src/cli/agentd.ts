@@ -116,6 +116,7 @@ Examples:
     process.on('SIGINT', () => { onSignal('SIGINT') })
     process.on('SIGTERM', () => { onSignal('SIGTERM') })
     let host: ServedHost
+    let sandboxSummary = ''
     try {
       let swarmKey: Uint8Array | undefined
       if (opts.swarmKey != null) {
@@ -129,7 +130,8 @@ Examples:
       // Checked before anything starts: a bad mode or allow-list, or a model-running harness with no box, starts nothing.
       const sandbox = createSandbox({ mode: opts.sandbox, allow: opts.sandboxAllow ?? [], testNetwork: opts.testNetwork === 'on', dataDir: resolve(opts.dataDir) })
       if (opts.harness != null) sandbox.admit(opts.harness)
-      process.stderr.write(`agentd: ${sandbox.summary}\n`)
+      // Said once the daemon is up: a start that fails says only why.
+      sandboxSummary = sandbox.summary
       confineTestRuns(sandbox)
       let prices: PriceTable | undefined
       if (opts.prices != null) {
@@ -193,6 +195,7 @@ Examples:
         host.stop().then(exit, exit)
       })
     }
+    process.stderr.write(`agentd: ${sandboxSummary}\n`)
     // One block per agent, then one `ready` once all are up (swarm/local-daemon reads them).
     const out = [
       ...host.agents.flatMap(a => [

@@ -41,7 +41,17 @@ export interface SwarmUpOptions {
   ui?: string
   /** agents per agentd process (default: agentsPerProcess(n)); 1 runs one process per agent */
   perProcess?: number
+  /**
+   * Sets the goal (default: the member's own goal set). A swarm with an
+   * operator (--operator in agentdArgs) takes only a goal the operator signed:
+   * the CLI passes one that signs with the operator's key.
+   */
+  setGoal?: (agency: Agency, goal: { text: string, files: string[], testCommand: string }) => Promise<void>
   progress: (line: string) => void
+}
+
+const memberGoal = async (agency: Agency, goal: { text: string, files: string[], testCommand: string }): Promise<void> => {
+  await agency.call((c: AgencyClient) => c.setGoal, goal)
 }
 
 export interface SwarmState {
@@ -106,12 +116,12 @@ export function exampleTasks (example: ExampleProject): AddTaskRequest[] {
   return example.tasks.map(t => ({ id: t.id, title: t.title, description: `Write ${t.file}; tests/${t.id}.test.mjs must pass.`, deps: t.deps, scope: t.scope, priority: t.priority }))
 }
 
-async function putProjectOnBoard (agency: Agency, example: ExampleProject): Promise<void> {
+async function putProjectOnBoard (agency: Agency, example: ExampleProject, setGoal = memberGoal): Promise<void> {
   // The tasks first: a goal on an empty board would show the plan task, and the example is planned already.
   // One plan: the example lists tasks before their dependencies; tasks already on the board are kept.
   await agency.call((c: AgencyClient) => c.addTasks, { tasks: exampleTasks(example) })
   const goal = await agency.call((c: AgencyClient) => c.getGoal, {})
-  if (goal.goal == null) await agency.call((c: AgencyClient) => c.setGoal, { text: example.goal, files: ['README.md'], testCommand: example.testCommand })
+  if (goal.goal == null) await setGoal(agency, { text: example.goal, files: ['README.md'], testCommand: example.testCommand })
 }
 
 function checkPerProcess (k: number): void {
@@ -280,12 +290,12 @@ export async function swarmUp (o: SwarmUpOptions): Promise<{ state: SwarmState, 
     const restarts: number[] = []
     clients.push(first)
     if (example != null) {
-      await putProjectOnBoard(first, example)
+      await putProjectOnBoard(first, example, o.setGoal)
       o.progress(`goal and ${example.tasks.length} tasks of the ${example.name} example are on the board`)
     } else {
       const { goal } = await first.call((c: AgencyClient) => c.getGoal, {})
       if (o.goal != null && goal?.text !== o.goal) {
-        await first.call((c: AgencyClient) => c.setGoal, { text: o.goal, files: [], testCommand: o.testCommand ?? '' })
+        await (o.setGoal ?? memberGoal)(first, { text: o.goal, files: [], testCommand: o.testCommand ?? '' })
         o.progress('the goal is on the board; the first agent to claim the plan task turns it into tasks')
       } else if (goal == null) {
         throw new InvalidArgumentError('the board has no goal: give --goal "<what to build>" --test "<command>"')

@@ -9,6 +9,7 @@ import { exportCommand, exportResult } from '../../swarm/shared-repo.js'
 import { HARNESS_NAMES } from '../../harness/index.js'
 import { createSandbox } from '../../sandbox/index.js'
 import { parseDuration } from '../duration.js'
+import { requireOperator, submitAction } from '../operator-client.js'
 
 function swarmDirOf (opts: { dir?: string, swarm?: string, repo?: string, example?: string }): string {
   return opts.dir ?? defaultSwarmDir(opts.swarm ?? swarmNameFor(opts.repo, opts.example ?? 'local'))
@@ -34,12 +35,14 @@ export function registerSwarmCommands (program: Command): void {
     .option('--swarm <name>', 'swarm name (default: the repository\'s name)')
     .option('--down-when-done', 'stop every daemon once the goal is met')
     .option('--timeout <seconds>', 'stop watching after this long (0: never)', '0')
+    .option('--operator', 'the swarm has an operator: the key of --operator-key (or AGENCY_OPERATOR_KEY) signs the goal, and every daemon obeys only it (docs/operator.md)')
     .option('--per-process <k>', 'agents per agentd process (default: enough processes for every core, at most 32 agents each; 1: a process per agent)')
     .option('--ui [host:port]', 'serve the live dashboard from the first agent\'s daemon (default 127.0.0.1:7464; a port of 0 picks a free one)')
-    .action(async (opts: { agents: string, repo?: string, branch?: string, goal?: string, test?: string, example?: string, harness: string, harnessRunTimeout: string, dir?: string, swarm?: string, downWhenDone?: boolean, timeout: string, ui?: string | boolean, perProcess?: string, sandbox: string, sandboxAllow?: string }) => {
+    .action(async (opts: { agents: string, repo?: string, branch?: string, goal?: string, test?: string, example?: string, harness: string, harnessRunTimeout: string, dir?: string, swarm?: string, downWhenDone?: boolean, timeout: string, ui?: string | boolean, perProcess?: string, sandbox: string, sandboxAllow?: string, operator?: boolean, operatorKey?: string }) => {
       try {
         const n = Number(opts.agents)
         const perProcess = opts.perProcess != null ? Number(opts.perProcess) : undefined
+        const operator = opts.operator === true ? await requireOperator(opts, 'a swarm with an operator') : undefined
         const example = opts.example ?? (opts.repo == null && opts.goal == null ? 'calc' : undefined)
         const name = opts.swarm ?? swarmNameFor(opts.repo, example ?? 'local')
         const dir = swarmDirOf({ ...opts, swarm: name, example })
@@ -57,7 +60,9 @@ export function registerSwarmCommands (program: Command): void {
         line(`swarm ${name} in ${dir}`)
         const { finished, state } = await swarmUp({
           n, dir, repo: opts.repo, branch: opts.branch, example, goal: opts.goal, testCommand: opts.test, harness: opts.harness, swarm: name,
-          agentdArgs: ['--harness-run-timeout', String(runTimeout), '--sandbox', opts.sandbox, ...(opts.sandboxAllow != null ? ['--sandbox-allow', opts.sandboxAllow] : [])],
+          agentdArgs: ['--harness-run-timeout', String(runTimeout), '--sandbox', opts.sandbox, ...(opts.sandboxAllow != null ? ['--sandbox-allow', opts.sandboxAllow] : []),
+            ...(operator != null ? ['--operator', operator.author] : [])],
+          setGoal: operator != null ? async (agency, goal) => { await submitAction(agency, operator, { kind: 'goal', goal, operators: [operator.author] }) } : undefined,
           downWhenDone: opts.downWhenDone === true, timeoutMs: Number(opts.timeout) * 1000, perProcess, ui: opts.ui === true ? DEFAULT_UI : opts.ui === false ? undefined : opts.ui, progress: line
         })
         line(finished ? 'the goal is met: every task is done and the shared tests pass' : 'stopped watching before the goal was met')
