@@ -75,7 +75,7 @@ describe('agentd --agents 3', () => {
     dirs.push(dir)
     // agent-2's harness dies of a signal at every run; the others' wait.
     const harness = 'cmd:if [ "$AGENCY_AGENT_NAME" = agent-2 ]; then kill -SEGV $$; fi; exec sleep 600'
-    const o = { dataDir: dir, agents: 3, firstAgent: 1, logFile: join(dir, 'host.log'), extraArgs: ['--heartbeat-ms', '500', '--harness', harness] }
+    const o = { dataDir: dir, agents: 3, firstAgent: 1, logFile: join(dir, 'host.log'), extraArgs: ['--heartbeat-ms', '500', '--harness', harness, '--sandbox', 'none'] }
     const host = await startLocalHost(o)
     hosts.push(host)
     expect(host.agents.map(a => a.name)).toEqual(['agent-1', 'agent-2', 'agent-3'])

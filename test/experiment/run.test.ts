@@ -67,7 +67,7 @@ describe.skipIf(missingTools != null)('agency experiment run --harness sim on th
     project.tasks = project.tasks.filter(t => ['core', 'case', 'base64', 'roman'].includes(t.id))
     await writeFile(projectFile, JSON.stringify(project, null, 2))
     const out = join(base, 'out')
-    const r = await agency(['experiment', 'run', '--task', task, '--agents', '2', '--harness', 'sim', '--budget', '6m', '--score-every', '20s', '--sim-work-scale', '0.05', '--out', out], RUN_TIMEOUT_MS)
+    const r = await agency(['experiment', 'run', '--task', task, '--agents', '2', '--harness', 'sim', '--budget', '6m', '--score-every', '20s', '--sim-work-scale', '0.05', '--sandbox', 'none', '--out', out], RUN_TIMEOUT_MS)
     const diagnostics = `${r.stdout.split('\n').slice(-15).join('\n')}\n${r.stderr}`
     expect(r.code, diagnostics).toBe(0)
 
