@@ -50,6 +50,18 @@ export interface PoolOptions {
 }
 
 /**
+ * Whether a job expected to peak at `needBytes` may start beside running jobs
+ * expected to peak at `runningBytes`: fewer than maxJobs run, and free memory
+ * less what the running ones were expected to take holds it. With nothing
+ * running it always may (waiting could never free more).
+ */
+export function mayStart (needBytes: number, runningBytes: readonly number[], freeBytes: number, maxJobs: number): boolean {
+  if (runningBytes.length === 0) return true
+  if (runningBytes.length >= maxJobs) return false
+  return needBytes <= freeBytes - runningBytes.reduce((a, b) => a + b, 0)
+}
+
+/**
  * Runs every job, calling `done` as each finishes. A job starts when fewer
  * than maxJobs run and its estimated peak fits in free memory less the
  * estimates of the running jobs; when nothing runs it starts whatever the
@@ -66,10 +78,9 @@ export async function runPool (jobs: SwarmJob[], opts: PoolOptions, done: (r: Me
   const running = new Map<Promise<void>, number>()
   let failure: unknown
   while ((queue.length > 0 || running.size > 0) && failure === undefined) {
-    const reserved = [...running.values()].reduce((a, b) => a + b, 0)
     const next = queue[0]
     const need = next === undefined ? 0 : estimate(next)
-    if (next !== undefined && running.size < opts.maxJobs && (running.size === 0 || need <= free() - reserved)) {
+    if (next !== undefined && mayStart(need, [...running.values()], free(), opts.maxJobs)) {
       queue.shift()
       if (running.size === 0 && need > free()) opts.log?.(`  (${next.strategy} × ${next.agents} may need ${Math.round(need / MiB)} MiB; ${Math.round(free() / MiB)} MiB free)`)
       const p: Promise<void> = runOne(next, need, opts)
