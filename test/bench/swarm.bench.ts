@@ -10,13 +10,13 @@
 //
 // --big-seeds / --ablate-big-seeds: how many of the seeds run at 512 agents
 // and more (a 1024-agent agency run takes one to two minutes of wall time).
-// Every run is a job in a worker process (a 1024-agent agency run holds 1024
-// boards: several GB of heap). Results are deterministic for a seed; only
-// the wall-clock column depends on the machine. Writes <out>/bench-swarm.md
+// Every run is a job in a process of its own (a 1024-agent agency run holds
+// 1024 boards), started only when free memory holds its estimated peak
+// (swarm-pool.ts); each run's peak RSS is in the report. Results are
+// deterministic for a seed; only wall-clock and memory depend on the machine. Writes <out>/bench-swarm.md
 // (tables), <out>/bench-swarm.svg (pass rate against time for the first
 // seed, one panel per N) and <out>/bench-swarm.json (every number and timeline).
 import '../../src/polyfill.js'
-import { fork } from 'node:child_process'
 import { appendFile, mkdir, readFile, writeFile } from 'node:fs/promises'
 import { cpus } from 'node:os'
 import { join } from 'node:path'
@@ -30,6 +30,8 @@ import { ablationTable, comparisonTable, leaders, summarize } from '../../src/si
 import { MECHANISM_DEFAULTS, type MechanismSettings } from '../../src/sim/swarm-model/strategies/agency-mechanisms.js'
 import { isStrategy, runSwarmJob, type StrategyName, type SwarmJob } from '../../src/sim/swarm-model/swarm-job.js'
 import { WORKLOAD_DEFAULTS, type WorkloadInit } from '../../src/sim/swarm-model/workload.js'
+import { peakMemoryTable } from './swarm-peaks.js'
+import { runPool, type MeasuredRun, type WorkerReply } from './swarm-pool.js'
 
 const BIG = 512
 
@@ -153,44 +155,13 @@ function cost (j: SwarmJob): number {
   return j.strategy === 'agency' ? j.agents * 100 : j.strategy === 'git' ? j.agents * 5 : j.agents
 }
 
-/**
- * Runs the jobs on `workers` long-lived child processes (each with room for a
- * large heap; a 1024-agent agency run holds 1024 boards), handing each the
- * next job as it finishes one, so that a benchmark pays tsx's start-up once
- * per worker rather than once per run.
- */
-async function runPool (jobs: SwarmJob[], workers: number, done: (r: RunResult) => Promise<void>): Promise<void> {
-  let next = 0
-  const one = async (): Promise<void> => {
-    const child = fork(fileURLToPath(import.meta.url), ['--worker'], {
-      // a large young generation: a run allocates short-lived views by the million, and scavenging a small one promotes them
-      execArgv: [...process.execArgv, '--max-old-space-size=12288', '--max-semi-space-size=128'],
-      stdio: ['ignore', 'inherit', 'inherit', 'ipc']
-    })
-    try {
-      while (next < jobs.length) {
-        const job = jobs[next++]
-        const r = await new Promise<RunResult>((resolve, reject) => {
-          const fail = (code: number | null): void => { reject(new Error(`worker for ${job.strategy} × ${job.agents} exited with code ${code}`)) }
-          child.once('exit', fail)
-          child.once('message', m => { child.off('exit', fail); resolve(m as RunResult) })
-          child.send(job)
-        })
-        await done(r)
-      }
-    } finally {
-      child.disconnect()
-    }
-  }
-  await Promise.all(Array.from({ length: Math.min(workers, jobs.length) }, one))
-}
-
 async function worker (): Promise<void> {
-  process.on('message', m => {
-    const result = runSwarmJob(m as SwarmJob)
-    process.send?.(result)
-  })
-  await new Promise<void>(resolve => process.once('disconnect', resolve))
+  const job = await new Promise<SwarmJob>(resolve => { process.once('message', m => { resolve(m as SwarmJob) }) })
+  const result = runSwarmJob(job)
+  // the process ran this job only: its high-water mark is the run's peak (maxRSS is in KiB)
+  const reply: WorkerReply = { result, peakRssBytes: process.resourceUsage().maxRSS * 1024 }
+  await new Promise<void>((resolve, reject) => { process.send?.(reply, err => { if (err === null || err === undefined) resolve(); else reject(err) }) })
+  process.disconnect()
 }
 
 /**
@@ -221,7 +192,7 @@ export function logSizeTable (results: RunResult[]): string {
 async function main (): Promise<void> {
   const args = parseArgs(process.argv.slice(2))
   const jobs = args.reportFrom.length > 0 ? [] : jobsFor(args)
-  const results: RunResult[] = []
+  const results: MeasuredRun[] = []
   const started = performance.now()
   const log = (s: string): void => { process.stderr.write(s + '\n') }
   await mkdir(args.out, { recursive: true })
@@ -229,13 +200,13 @@ async function main (): Promise<void> {
   const saved = join(args.out, 'bench-swarm.runs.jsonl')
   if (jobs.length > 0) await writeFile(saved, '')
   for (const f of args.reportFrom) {
-    for (const line of (await readFile(f, 'utf8')).split('\n')) if (line.trim() !== '') results.push(JSON.parse(line) as RunResult)
+    for (const line of (await readFile(f, 'utf8')).split('\n')) if (line.trim() !== '') results.push(JSON.parse(line) as MeasuredRun)
   }
-  if (jobs.length > 0) log(`bench:swarm: ${jobs.length} runs, ${args.tasks} tasks, seeds ${args.seeds.join(',')}, ${args.jobs} at a time`)
-  await runPool(jobs, args.jobs, async r => {
+  if (jobs.length > 0) log(`bench:swarm: ${jobs.length} runs, ${args.tasks} tasks, seeds ${args.seeds.join(',')}, up to ${args.jobs} at a time as free memory allows`)
+  await runPool(jobs, { maxJobs: args.jobs, workerScript: fileURLToPath(import.meta.url), workerArgs: ['--worker'], log }, async r => {
     results.push(r)
     await appendFile(saved, JSON.stringify(r) + '\n')
-    log(`  ${r.label} × ${r.agents} seed ${r.seed}: ${r.completed ? 'all pass' : 'NOT all pass'} at ${(r.finishedAtMs / 3600_000).toFixed(2)} h virtual, ${r.wallSeconds.toFixed(1)} s wall, ${(r.cpuSeconds ?? 0).toFixed(1)} CPU-s`)
+    log(`  ${r.label} × ${r.agents} seed ${r.seed}: ${r.completed ? 'all pass' : 'NOT all pass'} at ${(r.finishedAtMs / 3600_000).toFixed(2)} h virtual, ${r.wallSeconds.toFixed(1)} s wall, ${(r.cpuSeconds ?? 0).toFixed(1)} CPU-s, peak RSS ${Math.round((r.peakRssBytes ?? 0) / 2 ** 20)} MiB`)
   })
   const wall = args.reportFrom.length > 0 ? results.reduce((n, r) => n + r.wallSeconds, 0) / Math.max(1, args.jobs) : (performance.now() - started) / 1000
   const cpuTotal = results.reduce((n, r) => n + (r.cpuSeconds ?? 0), 0)
@@ -271,7 +242,8 @@ async function main (): Promise<void> {
     '',
     trafficTable(first),
     logSizeTable(first),
-    'Wall time per run (s): ' + [...results].sort((a, b) => a.agents - b.agents).map(r => `${r.label} × ${r.agents} seed ${r.seed}: ${r.wallSeconds.toFixed(1)}`).join('; '),
+    peakMemoryTable(results),
+    'Wall time (s) and peak RSS (MiB) per run: ' + [...results].sort((a, b) => a.agents - b.agents).map(r => `${r.label} × ${r.agents} seed ${r.seed}: ${r.wallSeconds.toFixed(1)} s, ${Math.round((r.peakRssBytes ?? 0) / 2 ** 20)} MiB`).join('; '),
     ''
   ].join('\n')
   await mkdir(args.out, { recursive: true })

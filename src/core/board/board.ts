@@ -157,7 +157,7 @@ export class Board {
       case 'verdict': folded = this.reviewBook.addVerdict(h, Verdict.fromPartial(body)); break
       case 'integration': folded = this.addIntegration(h, Integration.fromPartial(body)); break
       case 'integration_request': this.touch(this.landed.addRequest(h, IntegrationRequest.fromPartial(body))); folded = true; break
-      case 'test_run': insertOrdered(this.runs, { ...order(h), time: h.time, run: TestRun.fromPartial(body) }); folded = true; break
+      case 'test_run': insertOrdered(this.runs, { id: h.id, author: h.author, seq: h.seq, lamport: h.lamport, time: h.time, run: TestRun.fromPartial(body) }); folded = true; break
       default: folded = false
     }
     if (folded) { this.applied.add(entry.id); this.changes++; this.faults.remember(entry) }
@@ -165,7 +165,8 @@ export class Board {
   }
 
   private addIntegration (h: BoardEntryHeader, i: Integration): boolean {
-    insertOrdered(this.integrations, { ...order(h), time: h.time, integration: i })
+    // a literal, not a spread of order(h): V8 gave each spread record a hidden class of its own
+    insertOrdered(this.integrations, { id: h.id, author: h.author, seq: h.seq, lamport: h.lamport, time: h.time, integration: i })
     this.touch(this.landed.addIntegration(h, i))
     return true
   }
@@ -807,10 +808,6 @@ export function claimFromPlan (plan: ClaimPlan): Claim {
 
 function holderInfo (c: ClaimRecord, def: TaskDefinition): HolderInfo {
   return { task: c.task, holder: c.author, epoch: c.epoch, scope: c.scope.length > 0 ? [...c.scope] : [...def.scope] }
-}
-
-function order (h: BoardEntryHeader): Ordered {
-  return { id: h.id, author: h.author, seq: h.seq, lamport: h.lamport }
 }
 
 function validHeader (e: AnyBoardEntry): boolean {

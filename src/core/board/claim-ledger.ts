@@ -81,6 +81,9 @@ export interface TaskClaims {
   handoff?: HandoffInfo
 }
 
+// A board holds one of these per task for every replica of the log, so the
+// containers a task may never need (releases, dones, notes, winners) are made
+// on first use: absent reads as empty.
 interface TaskEntries {
   claimsByEpoch: Map<number, ClaimRecord[]>
   highestEpoch: number
@@ -88,12 +91,12 @@ interface TaskEntries {
   seenEpoch: number
   /** releaseKey of every claim, to match releases to claims */
   claimed: Set<string>
-  released: Set<string>
-  dones: DoneRecord[]
+  released?: Set<string>
+  dones?: DoneRecord[]
   /** entries that may carry hand-off notes: releases with notes, takeover claims */
-  notes: Array<ReleaseRecord | ClaimRecord>
+  notes?: Array<ReleaseRecord | ClaimRecord>
   /** winner per epoch, kept up to date as claims and releases arrive */
-  winners: Map<number, ClaimRecord | undefined>
+  winners?: Map<number, ClaimRecord | undefined>
   derived?: TaskClaims
 }
 
@@ -132,8 +135,8 @@ export class ClaimLedger {
     t.claimed.add(releaseKey(h.author, c.epoch))
     t.highestEpoch = Math.max(t.highestEpoch, c.epoch)
     t.seenEpoch = Math.max(t.seenEpoch, c.epoch)
-    if (c.takeoverOf !== '') t.notes.push(record)
-    if (t.winners.has(c.epoch) && !t.released.has(releaseKey(h.author, c.epoch))) {
+    if (c.takeoverOf !== '') (t.notes ??= []).push(record)
+    if (t.winners?.has(c.epoch) === true && t.released?.has(releaseKey(h.author, c.epoch)) !== true) {
       const current = t.winners.get(c.epoch)
       if (current === undefined || compareOrder(record, current) < 0) t.winners.set(c.epoch, record)
     }
@@ -144,17 +147,17 @@ export class ClaimLedger {
     if (!(r.epoch >= 1)) return false
     const t = this.entries(r.task)
     const record: ReleaseRecord = { id: h.id, author: h.author, seq: h.seq, lamport: h.lamport, time: h.time, task: r.task, epoch: r.epoch, note: r.note, branch: r.branch, to: r.to }
-    t.released.add(releaseKey(h.author, r.epoch))
+    ;(t.released ??= new Set()).add(releaseKey(h.author, r.epoch))
     t.seenEpoch = Math.max(t.seenEpoch, r.epoch)
-    if (r.note !== '' || r.branch !== '' || r.to !== '') t.notes.push(record)
-    if (t.winners.get(r.epoch)?.author === h.author) t.winners.delete(r.epoch)
+    if (r.note !== '' || r.branch !== '' || r.to !== '') (t.notes ??= []).push(record)
+    if (t.winners?.get(r.epoch)?.author === h.author) t.winners.delete(r.epoch)
     return true
   }
 
   addDone (h: BoardEntryHeader, d: Done): boolean {
     if (!(d.epoch >= 1)) return false
     const t = this.entries(d.task)
-    t.dones.push({ id: h.id, author: h.author, seq: h.seq, lamport: h.lamport, time: h.time, task: d.task, epoch: d.epoch, commit: d.commit, paths: [...d.paths] })
+    ;(t.dones ??= []).push({ id: h.id, author: h.author, seq: h.seq, lamport: h.lamport, time: h.time, task: d.task, epoch: d.epoch, commit: d.commit, paths: d.paths })
     t.seenEpoch = Math.max(t.seenEpoch, d.epoch)
     return true
   }
@@ -177,7 +180,7 @@ export class ClaimLedger {
   }
 
   isReleased (task: string, author: string, epoch: number): boolean {
-    return this.tasks.get(task)?.released.has(releaseKey(author, epoch)) ?? false
+    return this.tasks.get(task)?.released?.has(releaseKey(author, epoch)) ?? false
   }
 
   /** Task ids that have any claim, release or done. */
@@ -188,7 +191,7 @@ export class ClaimLedger {
   private entries (task: string): TaskEntries {
     let t = this.tasks.get(task)
     if (t === undefined) {
-      t = { claimsByEpoch: new Map(), highestEpoch: 0, seenEpoch: 0, claimed: new Set(), released: new Set(), dones: [], notes: [], winners: new Map() }
+      t = { claimsByEpoch: new Map(), highestEpoch: 0, seenEpoch: 0, claimed: new Set() }
       this.tasks.set(task, t)
     }
     t.derived = undefined
@@ -202,10 +205,11 @@ function releaseKey (author: string, epoch: number): string {
 }
 
 function winnerAt (t: TaskEntries, epoch: number): ClaimRecord | undefined {
+  t.winners ??= new Map()
   if (t.winners.has(epoch)) return t.winners.get(epoch)
   let best: ClaimRecord | undefined
   for (const c of t.claimsByEpoch.get(epoch) ?? []) {
-    if (t.released.has(releaseKey(c.author, c.epoch))) continue
+    if (t.released?.has(releaseKey(c.author, c.epoch)) === true) continue
     if (best === undefined || compareOrder(c, best) < 0) best = c
   }
   t.winners.set(epoch, best)
@@ -213,9 +217,11 @@ function winnerAt (t: TaskEntries, epoch: number): ClaimRecord | undefined {
 }
 
 function derive (t: TaskEntries, landed: LandedBy): TaskClaims {
+  // the containers made on first use read as empty when absent, so a state taken in from a checkpoint must have the one always made
+  if (!(t.claimsByEpoch instanceof Map) || !(t.claimed instanceof Set)) throw new TypeError('a task\'s claims are not a claim ledger\'s')
   const holder = t.highestEpoch > 0 ? winnerAt(t, t.highestEpoch) : undefined
   let done: DoneRecord | undefined
-  for (const d of t.dones) {
+  for (const d of t.dones ?? []) {
     if (winnerAt(t, d.epoch)?.author !== d.author && !landed(d.task, d.epoch, d.author)) continue
     if (done === undefined || d.epoch > done.epoch || (d.epoch === done.epoch && compareOrder(d, done) < 0)) done = d
   }
@@ -227,7 +233,7 @@ function derive (t: TaskEntries, landed: LandedBy): TaskClaims {
 // by epoch then (lamport, author).
 function latestHandoff (t: TaskEntries): HandoffInfo | undefined {
   let best: { order: Ordered, info: HandoffInfo } | undefined
-  for (const n of t.notes) {
+  for (const n of t.notes ?? []) {
     let info: HandoffInfo
     if ('note' in n) {
       if (!t.claimed.has(releaseKey(n.author, n.epoch))) continue

@@ -55,7 +55,8 @@ export class LandedWork {
     // Answered, whatever the result: its task is no longer on its way (carry-on.ts).
     if (i.request !== '') this.answered.add(i.request)
     if (i.result !== 'merged' || !(i.epoch >= 1)) return undefined
-    const merge: Merge = { task: i.task, epoch: i.epoch, order: h, commit: i.commit, paths: [...i.paths] }
+    // the integration is the board's own copy (Board.apply): its list is shared, and `by` copies what it hands out
+    const merge: Merge = { task: i.task, epoch: i.epoch, order: h, commit: i.commit, paths: i.paths }
     if (i.request === '') {
       this.land(h.author, merge)
       return i.task

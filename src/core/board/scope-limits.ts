@@ -20,8 +20,14 @@ import { MAX_GLOB_LENGTH, parseGlob, type ParsedGlob } from './glob-pattern.js'
 export const MAX_SCOPE_GLOBS = 32
 export const MAX_SCOPE_UNITS = 2048
 
-/** The entries of a peer's scope that are kept: the first MAX_SCOPE_GLOBS strings no longer than MAX_GLOB_LENGTH. */
-export function capScope (scope: readonly string[]): string[] {
+/**
+ * The entries of a peer's scope that are kept: the first MAX_SCOPE_GLOBS
+ * strings no longer than MAX_GLOB_LENGTH. When that is every entry, the list
+ * itself is returned (a board's records then share its folded body's list
+ * instead of a copy each).
+ */
+export function capScope (scope: string[]): string[] {
+  if (scope.length <= MAX_SCOPE_GLOBS && scope.every(g => typeof g === 'string' && g.length <= MAX_GLOB_LENGTH)) return scope
   const out: string[] = []
   for (const g of scope) {
     if (out.length >= MAX_SCOPE_GLOBS) break

@@ -76,7 +76,8 @@ function mergeSpecs (id: string, list: SpecRecord[]): TaskDefinition {
     id,
     title: first.spec.title,
     description: first.spec.description,
-    deps: [...first.spec.deps],
+    // the spec is the board's own copy (Board.apply), and a definition is never changed in place: its lists are shared
+    deps: first.spec.deps,
     scope: capScope(first.spec.scope),
     priority: first.spec.priority,
     addedBy: first.author,
@@ -85,7 +86,7 @@ function mergeSpecs (id: string, list: SpecRecord[]): TaskDefinition {
   for (const { spec } of list.slice(1)) {
     if (spec.title !== '') def.title = spec.title
     if (spec.description !== '') def.description = spec.description
-    if (spec.deps.length > 0) def.deps = [...spec.deps]
+    if (spec.deps.length > 0) def.deps = spec.deps
     if (spec.scope.length > 0) def.scope = capScope(spec.scope)
     if (spec.priority !== 0) def.priority = spec.priority
   }

@@ -37,7 +37,8 @@ export class EntryPool {
   }
 
   add (e: Omit<PoolEntry, 'index'>): PoolEntry {
-    const entry = { ...e, index: this.entries.length }
+    // index first, then the fields: a spread would give every entry a hidden class of its own
+    const entry: PoolEntry = { index: this.entries.length, author: e.author, sentAt: e.sentAt, bytes: e.bytes, kind: e.kind, board: e.board, finding: e.finding, searchable: e.searchable, task: e.task }
     this.entries.push(entry)
     return entry
   }
