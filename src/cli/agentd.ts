@@ -139,12 +139,12 @@ Examples:
         try {
           text = await readFile(opts.prices, 'utf8')
         } catch (err) {
-          throw new Error(`cannot read the price file ${opts.prices}: ${(err as Error).message}`)
+          throw new Error(`cannot read the price file ${opts.prices}: ${(err as Error).message}`, { cause: err })
         }
         try {
           prices = parsePrices(text)
         } catch (err) {
-          throw new Error(`${opts.prices}: ${(err as Error).message}`)
+          throw new Error(`${opts.prices}: ${(err as Error).message}`, { cause: err })
         }
       }
       let apiToken: string | undefined

@@ -45,7 +45,7 @@ export async function readOperatorKey (file: string): Promise<Signer> {
   }
   const bad = (why: string): never => { throw new OperatorKeyError(`${file} is not an operator key (${why}); make one with \`agency operator keygen --out FILE\``) }
   let doc: { kind?: unknown, operator?: unknown, privateKey?: unknown }
-  try { doc = JSON.parse(text) } catch { return bad('not JSON') }
+  try { doc = JSON.parse(text) as typeof doc } catch { return bad('not JSON') }
   if (typeof doc !== 'object' || doc === null || doc.kind !== FILE_KIND) return bad(`no "kind": "${FILE_KIND}"`)
   if (typeof doc.privateKey !== 'string' || typeof doc.operator !== 'string') return bad('no private key')
   let key

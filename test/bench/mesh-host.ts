@@ -43,7 +43,7 @@ const findingBody = (k: number): { kind: string, text: string, paths: string[], 
   tags: ['parser', `approach:${k}`]
 })
 
-const ops: Record<string, (a: Args) => Promise<unknown> | unknown> = {
+const ops: Record<string, (a: Args) => unknown> = {
   startAgency: async ({ i, peers, dataDir, heartbeatMs, liveTimeoutMs, heartbeatMaxRate }) => {
     startedAt.set(i, wallNow())
     const d = new Daemon({ dataDir, name: `n${i as number}`, listen: ['/ip4/127.0.0.1/tcp/0'], peers, grpc: null, metrics: null, processMetrics: false, heartbeatMs, liveTimeoutMs, heartbeatMaxRate })
@@ -111,7 +111,7 @@ const ops: Record<string, (a: Args) => Promise<unknown> | unknown> = {
 }
 
 process.on('message', (m: { id: number, op: string, args: Args }) => {
-  Promise.resolve().then(async () => await ops[m.op](m.args ?? {}))
+  void Promise.resolve().then(async () => await ops[m.op](m.args ?? {}))
     .then(value => ({ id: m.id, value }), (err: Error) => ({ id: m.id, error: err.message }))
     .then(reply => { process.send?.(reply, () => { if (m.op === 'stop') process.exit(0) }) })
 })

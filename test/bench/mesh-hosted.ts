@@ -184,7 +184,7 @@ async function publishWindow (swarm: Swarm, n: number, o: HostedOptions, publish
   const seen = await sightings(swarm, published)
   const records: VisibilityRecord[] = published.map((p, k) => {
     const delays: number[] = []
-    for (const [i, times] of seen) if (i < n && i !== p.from && times[k] !== null) delays.push((times[k] as number) - p.at)
+    for (const [i, times] of seen) if (i < n && i !== p.from && times[k] !== null) delays.push((times[k]) - p.at)
     return { kind: 'entry', delays, missing: n - 1 - delays.length }
   })
   return { records, busyCpuPerNode, published }

@@ -92,7 +92,7 @@ function simulate (s: Scenario): { spent: number, runs: number } {
   const latency = Array.from({ length: 4096 }, () => 50 + r() * 450)
   const caps = { ...NO_BUDGET, microUsd: s.capMicroUsd }
   const members = new Set(Array.from({ length: N }, (_, i) => String(i)))
-  let now = 0
+  let now: number
   let idleSince = -1
   while (true) {
     // next event: a run ends or an agent tries to start

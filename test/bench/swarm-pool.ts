@@ -76,7 +76,7 @@ export async function runPool (jobs: SwarmJob[], opts: PoolOptions, done: (r: Me
   }
   const queue = [...jobs]
   const running = new Map<Promise<void>, number>()
-  let failure: unknown
+  let failure: Error | undefined
   while ((queue.length > 0 || running.size > 0) && failure === undefined) {
     const next = queue[0]
     const need = next === undefined ? 0 : estimate(next)
@@ -88,7 +88,7 @@ export async function runPool (jobs: SwarmJob[], opts: PoolOptions, done: (r: Me
           measured.set(kindOf(next), Math.max(measured.get(kindOf(next)) ?? 0, r.peakRssBytes ?? 0))
           await done(r)
         })
-        .catch(err => { failure ??= err })
+        .catch((err: unknown) => { failure ??= err instanceof Error ? err : new Error(JSON.stringify(err)) })
         .finally(() => { running.delete(p) })
       running.set(p, need)
       continue

@@ -23,7 +23,7 @@ function rig (o: { operators?: string[], timeoutMs?: number } = {}): { board: Bo
   const apply = (e: ReturnType<EntryWriter['entry']>): void => { board.apply(e); for (const l of [...listeners]) l() }
   const queue = new ApprovalQueue({
     board: () => board,
-    append: async r => { written.push(r); apply(w.entry('me', 'approval_request', { id: '', title: '', grant: '', detail: '', expiresAt: 0, closed: '', task: '', ...r } as ApprovalRequest)) },
+    append: async r => { written.push(r); apply(w.entry('me', 'approval_request', { id: '', title: '', grant: '', detail: '', expiresAt: 0, closed: '', task: '', ...r })) },
     onEntry: l => { listeners.add(l); return () => { listeners.delete(l) } },
     timeoutMs: o.timeoutMs ?? 60_000,
     wallClock: () => 1_000,

@@ -3,9 +3,7 @@
 // simulator's definitions), tokens in harness logs, durations, JUnit corner
 // cases, and the report's table.
 import { describe, expect, it } from 'vitest'
-import { parseDuration, formatDuration } from '../../src/experiment/duration.js'
 import { addSpend, spendOfRecord, usdPerPoint } from '../../src/experiment/run-spend.js'
-import { readJUnitCases } from '../../src/experiment/junit-xml.js'
 import { renderReport } from '../../src/experiment/report.js'
 import type { ExperimentConfig, PassPoint, RunSummary } from '../../src/experiment/run-files.js'
 import { timeTo } from '../../src/experiment/run-files.js'

@@ -39,7 +39,7 @@ async function main (): Promise<number> {
   process.stdout.write(`check:real-faults: ${schedules} schedules from seed ${seed}, ${hosts} hosts, ${activeMs} ms of faults each${brk !== undefined ? `, with the ${brk} safeguard off` : ''}\n`)
   for (let i = 0; i < schedules; i++) {
     const s = randomRealSchedule((seed + i) >>> 0, { hosts, activeMs, kinds })
-    const r = await runRealSchedule(s, { breakSafeguard: brk as 'settle' | 'fence' | undefined, log: line => { process.stdout.write(`${line}\n`) } })
+    const r = await runRealSchedule(s, { breakSafeguard: brk, log: line => { process.stdout.write(`${line}\n`) } })
     for (const [k, v] of r.applied) applied.set(k, (applied.get(k) ?? 0) + v)
     figures.add(r.record.history)
     const ops = r.record.history.events.filter(e => e.kind === 'invoke').length

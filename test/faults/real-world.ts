@@ -307,7 +307,7 @@ export async function runRealSchedule (s: RealSchedule, o: RealRunOptions = {}):
   } finally {
     for (const h of hosts) h.agent?.stop()
     for (const c of clients) c.close()
-    for (const h of hosts) if (h.daemon != null) { h.expectExit = true; try { process.kill(h.daemon.child.pid!, 'SIGCONT') } catch {} }
+    for (const h of hosts) if (h.daemon != null) { h.expectExit = true; try { process.kill(h.daemon.child.pid!, 'SIGCONT') } catch { /* already gone */ } }
     await bed.teardown().catch(() => {})
     if (gitd != null) gitd.kill('SIGKILL')
     for (const m of mounts) await run('umount', ['-l', m]).catch(() => {})

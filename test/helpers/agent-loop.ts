@@ -9,7 +9,6 @@ import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { promisify } from 'node:util'
 import { startLocalDaemon, type LocalDaemon, type LocalDaemonOptions } from '../../src/swarm/local-daemon.js'
-import { waitFor } from './wait-for.js'
 
 export const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url))
 export const AGENCY_BIN = join(REPO_ROOT, 'dist/src/cli/agency.js')

@@ -174,7 +174,7 @@ describe('a rate limit shared by the agents on one account', () => {
         const m = /\[([^\]]+)\] agentd: starting again: provider limited/.exec(log)
         return m != null ? Date.parse(m[1]) : null
       }))
-      return times.every(t => t != null) && (times as number[])
+      return times.every(t => t != null) && (times)
     }, { what: 'the agents on A to start again', timeoutMs: TIMEOUT_MS, intervalMs: 500 })
     for (const t of restarts) expect(t).toBeGreaterThanOrEqual(holdA.until - 1000)
     expect(restarts[0]).not.toBe(restarts[1])

@@ -80,7 +80,7 @@ async function scenario (sandbox: 'auto' | 'none'): Promise<{ output: string, lo
     return undefined
   })
   await expectGreetIntegrated(r)
-  const tried = m.toolCalls().find(c => String(c.call.input.command ?? '').startsWith(`echo ${MARK}`))
+  const tried = m.toolCalls().find(c => (typeof c.call.input.command === 'string' ? c.call.input.command : '').startsWith(`echo ${MARK}`))
   const metrics = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text()
   return { output: tried?.outcome.text ?? '', log: `${log}\n${await harnessLog(r.daemon)}`, metrics, outside: existsSync(join(r.daemon.dataDir, '..', 'outside.txt')) }
 }

@@ -93,7 +93,7 @@ export function decodeBody<K extends EntryKind> (kind: K, bytes: Uint8Array): Ki
 
 /** Why a decoded body is out of its kind's bounds, or null. */
 export function boundsFault<K extends EntryKind> (kind: K, body: KindBodies[K]): string | null {
-  const check = BOUNDS[kind] as ((b: KindBodies[K]) => string | null) | undefined
+  const check = BOUNDS[kind]
   return check?.(body) ?? null
 }
 

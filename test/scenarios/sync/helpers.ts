@@ -22,7 +22,6 @@ import { connectAgency, type Agency } from '../../../src/api/client.js'
 import { Daemon } from '../../../src/daemon/daemon.js'
 import type { DaemonConfig } from '../../../src/daemon/config.js'
 import type { LogInfoReply } from '../../../src/gen/agency/v1/api.js'
-import { waitFor } from '../../helpers/wait-for.js'
 import { makeIdentity } from '../../helpers/identity.js'
 import { envWithoutAgency } from '../../helpers/agency-free-env.js'
 
