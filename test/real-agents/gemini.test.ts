@@ -70,7 +70,7 @@ describe('agentd --harness gemini (Gemini CLI 0.61 against a scripted Gemini API
     const results = events.filter(e => e.type === 'tool_result')
     expect(results).toHaveLength(calls.length)
     expect(results.filter(r => r.status !== 'success')).toEqual([])
-    expect(last?.taken.map(s => s.outcome.text).filter(o => /^error:|reported tool error|denied|approval/i.test(o))).toEqual([])
+    expect(last?.taken.map(s => s.outcome.text).filter(o => /^error:|reported tool error|denied|approval/i.test(o.replace(/\\?"(approvalsPending|operator)\\?": ?(\d+|\\?"[^"\\]*\\?")/g, '')))).toEqual([])
 
     expectOneCleanRun(log, 'gemini')
   }, SCENARIO_TIMEOUT_MS)

@@ -38,6 +38,12 @@ export interface GreeterRun {
  * `setup` writes the CLI's configuration into the temporary HOME and returns
  * the environment it needs.
  */
+/**
+ * The CLIs shown to take the greeter to done inside agency's sandbox; the
+ * others run with --sandbox none until they are (docs/sandbox.md).
+ */
+const BOXED = new Set(['claude', 'gemini'])
+
 export async function startGreeter (harness: string, setup: (home: string) => Promise<Record<string, string>>): Promise<GreeterRun> {
   assertCli(harness)
   const daemons = new AgentDaemons()
@@ -60,7 +66,7 @@ export async function startGreeter (harness: string, setup: (home: string) => Pr
       seedApi.close()
     }
     if (await seeder.stop() !== 0) throw new Error(`the seeding agentd did not exit cleanly:\n${seeder.stderr()}`)
-    const daemon = await daemons.start({ ...common, extraArgs: [...common.extraArgs, '--harness', harness] })
+    const daemon = await daemons.start({ ...common, extraArgs: [...common.extraArgs, '--harness', harness, ...(BOXED.has(harness) ? [] : ['--sandbox', 'none'])] })
     const api = connectAgency(daemon.grpc, { tokenFile })
     return { daemon, api, shared, home, cleanup: async () => { api.close(); await daemons.cleanup() } }
   } catch (err) {
@@ -173,7 +179,9 @@ export function expectTheLoop (taken: TakenStep[], agentId: string): void {
   ])
   expect(loop[5].outcome.text).toContain(`agency/${agentId}/${t.id}`)
   expect(loop[7].outcome.isError).toBe(false)
-  for (const s of taken) expect(s.outcome.text).not.toMatch(/approv|permission|denied|rejected by user|not allowed|command not found/i)
+  // agency status's own fields about the operator's approvals are not a refusal of the agent's command.
+  const refusal = /approv|permission|denied|rejected by user|not allowed|command not found/i
+  for (const s of taken) expect(s.outcome.text.replace(/\\?"(approvalsPending|operator)\\?": ?(\d+|\\?"[^"\\]*\\?")/g, '')).not.toMatch(refusal)
 }
 
 /** What a stand-in sent, turn by turn: each call by its tool's name, a call of the shell tool as `$ <first two words>`. */
