@@ -3,36 +3,16 @@
 // a gRPC server each; the bench's process keeps only the clients. Daemon i
 // runs in process i mod P, daemon 0 first, then in batches of 8, each bootstrapped from
 // daemon 0 and one earlier daemon (as the other forms).
-import { fork, type ChildProcess } from 'node:child_process'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { forkIpcHost, type IpcHost } from './ipc-host.js'
 import { connectAgency } from '../../src/api/client.js'
 import { absoluteNow, ClaimsTrace, type AgentTrace, type GossipCounts, type LoopDelay } from './claims-trace.js'
 
-interface Host {
-  child: ChildProcess
-  call: <T>(op: string, args?: Record<string, unknown>) => Promise<T>
-}
+type Host = IpcHost
 
 function startHost (): Host {
-  const child = fork(fileURLToPath(new URL('./claims-host.ts', import.meta.url)), [], { execArgv: process.execArgv, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] })
-  let next = 0
-  const waiting = new Map<number, { resolve: (v: any) => void, reject: (e: Error) => void }>()
-  child.on('message', (m: { id: number, value?: unknown, error?: string }) => {
-    const w = waiting.get(m.id)
-    waiting.delete(m.id)
-    if (m.error !== undefined) w?.reject(new Error(m.error))
-    else w?.resolve(m.value)
-  })
-  child.on('exit', code => { for (const w of waiting.values()) w.reject(new Error(`a daemon process exited (${code ?? 'signal'})`)); waiting.clear() })
-  return {
-    child,
-    call: async (op, args) => await new Promise((resolve, reject) => {
-      const id = next++
-      waiting.set(id, { resolve, reject })
-      child.send({ id, op, args }, err => { if (err != null) { waiting.delete(id); reject(err) } })
-    })
-  }
+  return forkIpcHost(fileURLToPath(new URL('./claims-host.ts', import.meta.url)), { what: 'a daemon process' })
 }
 
 export interface HostedSwarm {

@@ -4,12 +4,13 @@
 // machine without hundreds of processes or one event loop. Per swarm: the
 // time until every peer has each claim or finding, idle CPU, bytes and RSS
 // per node; for agency, a late joiner of J more daemons converging.
-import { execFile, fork, type ChildProcess } from 'node:child_process'
+import { execFile } from 'node:child_process'
 import { randomUUID } from 'node:crypto'
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { forkIpcHost, type IpcHost } from './ipc-host.js'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { inProcessHeartbeatRate, type MeshRunOptions } from './mesh-agency.js'
 import { percentile, summarize, type SetupResult, type VisibilityRecord } from './mesh-stats.js'
@@ -36,34 +37,10 @@ export interface JoinerResult {
   converged: number
 }
 
-interface Host {
-  child: ChildProcess
-  call: <T>(op: string, args?: Record<string, unknown>) => Promise<T>
-}
+type Host = IpcHost
 
 function startHost (): Host {
-  const child = fork(fileURLToPath(new URL('./mesh-host.ts', import.meta.url)), [], {
-    execArgv: [...process.execArgv, '--max-old-space-size=4096'],
-    env: { ...process.env, AGENCY_LOG_LEVEL: process.env.AGENCY_LOG_LEVEL ?? 'warn' },
-    stdio: ['ignore', 'inherit', 'inherit', 'ipc']
-  })
-  let next = 0
-  const waiting = new Map<number, { resolve: (v: any) => void, reject: (e: Error) => void }>()
-  child.on('message', (m: { id: number, value?: unknown, error?: string }) => {
-    const w = waiting.get(m.id)
-    waiting.delete(m.id)
-    if (m.error !== undefined) w?.reject(new Error(m.error))
-    else w?.resolve(m.value)
-  })
-  child.on('exit', code => { for (const w of waiting.values()) w.reject(new Error(`a node process exited (${code ?? 'signal'})`)); waiting.clear() })
-  return {
-    child,
-    call: async (op, args) => await new Promise((resolve, reject) => {
-      const id = next++
-      waiting.set(id, { resolve, reject })
-      child.send({ id, op, args }, err => { if (err != null) { waiting.delete(id); reject(err) } })
-    })
-  }
+  return forkIpcHost(fileURLToPath(new URL('./mesh-host.ts', import.meta.url)), { what: 'a node process', execArgv: [...process.execArgv, '--max-old-space-size=4096'], env: { ...process.env, AGENCY_LOG_LEVEL: process.env.AGENCY_LOG_LEVEL ?? 'warn' } })
 }
 
 function pickRandom<T> (items: readonly T[], below: number, k: number): T[] {
