@@ -1,6 +1,6 @@
 // A promise-based client for the local Agency API, with the clear one-line
 // error the CLI shows when no daemon answers.
-import { credentials, Metadata, status, type ServiceError, type ClientReadableStream } from '@grpc/grpc-js'
+import { credentials, Metadata, status, type ServiceError, type ClientReadableStream, type CallOptions } from '@grpc/grpc-js'
 import { AgencyClient } from '../gen/agency/v1/api.js'
 import { AgencyError, UnavailableError, isErrorCode, type ErrorCode } from '../core/errors.js'
 import { defaultDataDir, defaultGrpcAddr } from '../addresses.js'
@@ -35,7 +35,7 @@ export function fromServiceError (err: ServiceError, addr: string): AgencyError 
   return new AgencyError(CODES[err.code] ?? 'INTERNAL', err.details !== '' ? err.details : err.message, { cause: err })
 }
 
-type UnaryMethod<Req, Res> = (req: Req, metadata: any, options: any, cb: (err: ServiceError | null, res: Res) => void) => unknown
+type UnaryMethod<Req, Res> = (req: Req, metadata: Metadata, options: Partial<CallOptions>, cb: (err: ServiceError | null, res: Res) => void) => unknown
 
 export interface Agency {
   addr: string

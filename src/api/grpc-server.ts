@@ -57,7 +57,7 @@ function unimplemented (): Partial<AgencyServer> {
     callback({ code: status.UNIMPLEMENTED, details: 'not implemented yet' })
   }
   const names = Object.keys(AgencyService) as Array<keyof AgencyServer>
-  return Object.fromEntries(names.map(n => [n, handler])) as Partial<AgencyServer>
+  return Object.fromEntries(names.map(n => [n, handler]))
 }
 
 /** What the API uses of the daemon: the parts each group of handlers declares. */
@@ -86,7 +86,7 @@ export async function startGrpcServer (address: string, handlers: AgencyServer, 
   addReflection(server)
   if (address.startsWith('unix:')) await clearStaleSocket(socketPath(address))
   const port = await new Promise<number>((resolve, reject) => {
-    server.bindAsync(address, ServerCredentials.createInsecure(), (err, p) => { err != null ? reject(err) : resolve(p) })
+    server.bindAsync(address, ServerCredentials.createInsecure(), (err, p) => { if (err != null) reject(err); else resolve(p) })
   })
   const bound = address.startsWith('unix:') ? address : address.replace(/:\d+$/, `:${port}`)
   // Only this user may talk to a daemon over its unix socket.

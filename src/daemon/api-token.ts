@@ -16,7 +16,7 @@ export async function loadOrCreateApiToken (file: string): Promise<string> {
   try {
     text = await readFile(file, 'utf8')
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw new Error(`cannot read the API token ${file}: ${(err as Error).message}`)
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw new Error(`cannot read the API token ${file}: ${(err as Error).message}`, { cause: err })
     const token = randomBytes(32).toString('base64url')
     try {
       await mkdir(dirname(file), { recursive: true, mode: 0o700 })
@@ -25,7 +25,7 @@ export async function loadOrCreateApiToken (file: string): Promise<string> {
       return token
     } catch (writeErr) {
       if ((writeErr as NodeJS.ErrnoException).code === 'EEXIST') return await loadOrCreateApiToken(file)
-      throw new Error(`cannot write a new API token to ${file}: ${(writeErr as Error).message}`)
+      throw new Error(`cannot write a new API token to ${file}: ${(writeErr as Error).message}`, { cause: writeErr })
     }
   }
   const token = text.trim()

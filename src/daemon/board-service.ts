@@ -129,7 +129,7 @@ export class BoardService {
     this.checkpointer?.started(from, covered, folded)
     this.init.log.onAccepted(e => { this.onEntry(e) })
     const saved = await this.init.state.get<unknown[]>(MY_CLAIMS_KEY)
-    this.execute(this.protocol.restore(savedClaims(saved), this.now()), { later: true })
+    void this.execute(this.protocol.restore(savedClaims(saved), this.now()), { later: true })
     this.writeCarriedDones()
   }
 
@@ -198,7 +198,7 @@ export class BoardService {
     if (entry === undefined) return
     // Entries the protocol appends in answer go out after this entry has
     // reached every listener.
-    this.execute(this.protocol.apply(entry, this.now()), { later: true })
+    void this.execute(this.protocol.apply(entry, this.now()), { later: true })
     if (entry.kind === 'claim' && entry.author !== this.init.me) this.checkOverlaps()
     if (entry.kind === 'integration' || (entry.kind === 'integration_request' && entry.author === this.init.me)) this.writeCarriedDones()
   }

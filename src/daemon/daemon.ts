@@ -70,7 +70,7 @@ export class Daemon {
   private part<K extends keyof BuiltParts> (key: K): NonNullable<BuiltParts[K]> {
     const p = this.built?.[key]
     if (p == null) throw new FailedPreconditionError('the daemon is not started')
-    return p as NonNullable<BuiltParts[K]>
+    return p
   }
 
   get metrics (): Metrics { return this.part('metrics') }

@@ -9,6 +9,7 @@ import { LogState } from '../core/log/log-state.js'
 import { summaryDigest, summaryToWire } from '../core/log/feed-summary.js'
 import type { BatchResult, IngestResult, StoredEntry } from '../core/log/ingest-result.js'
 import type { EntryKind, KindBodies } from '../core/log/kinds.js'
+import type { DeepPartial } from '../gen/agency/v1/log.js'
 import type { Signer } from '../core/log/crypto.js'
 import type { FindingsIndex } from '../core/findings/findings-index.js'
 import { Entry } from '../gen/agency/v1/log.js'
@@ -33,7 +34,6 @@ import { verifyForkProof, type ForkProof } from '../core/log/fork.js'
 import { syncPeriodMs } from '../core/log/sync-backoff.js'
 import type { ForkProof as WireForkProof } from '../gen/agency/v1/wire.js'
 
-type DeepPartial<T> = T extends Uint8Array ? T : T extends object ? { [K in keyof T]?: DeepPartial<T[K]> } : T
 
 export interface LogServiceInit {
   store: AgencyStore
@@ -376,7 +376,7 @@ export class LogService {
 
   private async appendOwn<K extends EntryKind> (kind: K, body: DeepPartial<KindBodies[K]>): Promise<{ entry: StoredEntry, stored: Promise<void> }> {
     if (this.storageFailure != null) throw this.unwritable(this.storageFailure)
-    const { entry, placed, stored } = await this.own.append(kind, body as any)
+    const { entry, placed, stored } = await this.own.append(kind, body)
     this.noteArrivals(placed)
     // On disk already (the synced pending write): the accepted record's write
     // need not hold up the swarm. Published before the listeners run (the

@@ -177,7 +177,7 @@ async function waitForPlanTask (agency: Agency): Promise<void> {
 
 async function wholeLog (agency: Agency): Promise<LogEntry[]> {
   const entries: LogEntry[] = []
-  for await (const e of agency.stream((c: AgencyClient) => c.watchLog({ after: 0, follow: false }))) entries.push(e as LogEntry)
+  for await (const e of agency.stream((c: AgencyClient) => c.watchLog({ after: 0, follow: false }))) entries.push(e)
   return entries
 }
 
@@ -224,12 +224,12 @@ async function runOnce (ctx: RunContext, n: number, k: number): Promise<RunSumma
   const points: PassPoint[] = []
   const scored = new Map<string, ScoreResult>()
   let final: ScoreResult | undefined
-  let stoppedBy: RunSummary['stoppedBy'] = 'budget'
+  let stoppedBy: RunSummary['stoppedBy']
   let t0 = Date.now()
-  let stopAt = t0
+  let stopAt: number
   let lastStatus: StatusReply | undefined
-  let record: RecordEntry[] = []
-  let restarts: Array<number | null> = []
+  const record: RecordEntry[] = []
+  let restarts: Array<number | null>
   try {
     // The dollar cap is the swarm's own budget: every daemon holds its runs at it.
     if (o.budgetUsd != null) await agency.call((c: AgencyClient) => c.setBudget, { usd: o.budgetUsd })
@@ -288,7 +288,7 @@ async function runOnce (ctx: RunContext, n: number, k: number): Promise<RunSumma
     for (const d of daemons) {
       const a = connectAgency(d.grpc)
       try {
-        for (const e of await wholeLog(a)) record.push({ id: e.id, author: e.author, lamport: e.lamport, time: e.time, kind: e.kind, body: JSON.parse(e.bodyJson) ?? {} })
+        for (const e of await wholeLog(a)) record.push({ id: e.id, author: e.author, lamport: e.lamport, time: e.time, kind: e.kind, body: (JSON.parse(e.bodyJson) as Record<string, unknown> | null) ?? {} })
       } catch { /* a daemon that stopped answering: the others hold the record */ } finally {
         a.close()
       }

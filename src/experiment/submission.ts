@@ -50,7 +50,10 @@ export async function copySubmission (s: Submission, dest: string): Promise<void
     const done = (what: string) => (code: number | null) => {
       if (code !== 0) failed = true
       if (code !== 0 && !errors.includes(what)) errors += `${what} exited with ${String(code)}\n`
-      if (--pending === 0) failed ? reject(new Error(`cannot export ${s.commit} of ${s.repo}: ${errors.trim()}`)) : resolvePromise()
+      if (--pending === 0) {
+        if (failed) reject(new Error(`cannot export ${s.commit} of ${s.repo}: ${errors.trim()}`))
+        else resolvePromise()
+      }
     }
     archive.once('close', done('git archive'))
     tar.once('close', done('tar'))

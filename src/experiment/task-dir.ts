@@ -87,10 +87,10 @@ export async function loadTaskDir (dirArg: string): Promise<TaskDir> {
     const ignored: IgnoredTest[] = ignoredTests.map((t: unknown, i: number) => {
       const o = t as { name?: unknown, reasons?: unknown }
       need(typeof o?.name === 'string', `${testsFile}: branch ${id}: ignored_tests[${i}] has no name`)
-      const reasons = Array.isArray(o.reasons) ? o.reasons.map(r => typeof r === 'string' ? r : String((r as { id?: unknown })?.id ?? '')) : []
+      const reasons = Array.isArray(o.reasons) ? o.reasons.map(r => typeof r === 'string' ? r : idText((r as { id?: unknown })?.id)) : []
       return { name: o.name, reasons }
     })
-    branches.push({ id, tests: names as string[], ignored: b.ignored === true, ignoreReason: typeof b.ignore_reason === 'string' ? b.ignore_reason : '', ignoredTests: ignored, dir: join(dir, 'tests', id) })
+    branches.push({ id, tests: names, ignored: b.ignored === true, ignoreReason: typeof b.ignore_reason === 'string' ? b.ignore_reason : '', ignoredTests: ignored, dir: join(dir, 'tests', id) })
   }
   const active = branches.filter(b => !b.ignored)
   need(active.length > 0, `${testsFile} has no test branch that is not ignored: there is nothing to score`)
@@ -115,4 +115,9 @@ export async function loadTaskDir (dirArg: string): Promise<TaskDir> {
 /** How many tests are scored: the active branches' tests less the ignored ones. */
 export function scoredTestCount (task: TaskDir): number {
   return task.active.reduce((n, b) => n + b.tests.filter(t => !task.ignoredTests.has(`${b.id}/${t}`)).length, 0)
+}
+
+/** A reason given as `{ id }`: its id when it is text or a number, else nothing. */
+function idText (id: unknown): string {
+  return typeof id === 'string' || typeof id === 'number' ? String(id) : ''
 }

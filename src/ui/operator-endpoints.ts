@@ -107,7 +107,7 @@ export function operatorEndpoints (desk: OperatorDesk, now: () => number = Date.
     post: async (path, req, text) => {
       checkRequest(req)
       let body: Record<string, unknown>
-      try { body = JSON.parse(text) } catch { throw new InvalidArgumentError('the body is not JSON') }
+      try { body = JSON.parse(text) as Record<string, unknown> } catch { throw new InvalidArgumentError('the body is not JSON') }
       if (typeof body !== 'object' || body === null) throw new InvalidArgumentError('the body is not a JSON object')
       if (path === 'login') return login(body)
       const session = signedIn(req)

@@ -163,7 +163,7 @@ export class SwarmFeed {
     switch (e.type) {
       case 'announcement': {
         const detail = parseDetail(e.detailJson)
-        this.recent.push({ id: String(detail.id ?? ''), from: e.peerId, name: e.peerName, text: e.text, time: Number(detail.time ?? e.time), receivedAt: e.time })
+        this.recent.push({ id: typeof detail.id === 'string' || typeof detail.id === 'number' ? String(detail.id) : '', from: e.peerId, name: e.peerName, text: e.text, time: Number(detail.time ?? e.time), receivedAt: e.time })
         if (this.recent.length > this.kept) this.recent.splice(0, this.recent.length - this.kept)
         this.mark(['messages'])
         this.addActivity({ time: e.time, kind: 'announcement', peerId: e.peerId, name: e.peerName, text: clip(e.text, 300) })

@@ -272,7 +272,7 @@ export class AcpSession {
     else this.cancelIfUrgent()
     let response: Record<string, unknown>
     try {
-      response = await prompt as unknown as Record<string, unknown>
+      response = await prompt
     } finally {
       this.turnRunning = false
       clearTimeout(this.cancelTimer)

@@ -181,7 +181,7 @@ function mcpServer (title: string, raw: Record<string, unknown>, content: string
   // Copilot: "<server>-<tool>"; only for the agency server, as any tool name may have a dash.
   if (title.startsWith(`${AGENCY_SERVER}-`)) return AGENCY_SERVER
   for (const key of ['server_name', 'serverName', 'server']) {
-    if (typeof raw[key] === 'string' && raw[key] !== '') return raw[key] as string
+    { const v = raw[key]; if (typeof v === 'string' && v !== '') return v }
   }
   const said = /^Server: (\S+)$/m.exec(content)
   return said?.[1]
@@ -195,7 +195,7 @@ function mcpTool (title: string, raw: Record<string, unknown>): string {
   if (title.startsWith(`${AGENCY_SERVER}-`)) return title.slice(AGENCY_SERVER.length + 1)
   if (typeof raw.tool === 'string') return raw.tool
   const meta = record(record(record(raw.request)._meta))
-  const asked = /run tool "([^"]+)"/.exec(String(record(raw.request).message ?? ''))
+  const asked = /run tool "([^"]+)"/.exec(textOf(record(raw.request).message))
   return asked?.[1] ?? (typeof meta.tool_title === 'string' ? meta.tool_title : '')
 }
 
@@ -212,8 +212,8 @@ function commandOf (raw: Record<string, unknown>): string | undefined {
 
 function pathsOf (locations: unknown, raw: Record<string, unknown>): string[] {
   const out = new Set<string>()
-  if (Array.isArray(locations)) for (const l of locations) if (typeof record(l).path === 'string') out.add(record(l).path as string)
-  for (const key of ['file_path', 'path', 'notebook_path', 'source', 'destination']) if (typeof raw[key] === 'string') out.add(raw[key] as string)
+  if (Array.isArray(locations)) for (const l of locations) { const p = record(l).path; if (typeof p === 'string') out.add(p) }
+  for (const key of ['file_path', 'path', 'notebook_path', 'source', 'destination']) { const v = raw[key]; if (typeof v === 'string') out.add(v) }
   // Codex's apply_patch: {changes: {<path>: {...}}}.
   for (const p of Object.keys(record(raw.changes))) out.add(p)
   return [...out]
@@ -236,4 +236,8 @@ export function inside (path: string, dir: string): boolean {
 
 function record (v: unknown): Record<string, unknown> {
   return v != null && typeof v === 'object' && !Array.isArray(v) ? v as Record<string, unknown> : {}
+}
+
+function textOf (v: unknown): string {
+  return typeof v === 'string' ? v : ''
 }

@@ -47,7 +47,7 @@ export class TurnActivity {
         return []
       }
       case 'plan': {
-        const entries = Array.isArray(u.entries) ? u.entries.map((e: Record<string, unknown>) => ({ content: String(e?.content ?? ''), status: String(e?.status ?? '') })) : []
+        const entries = Array.isArray(u.entries) ? u.entries.map((e: Record<string, unknown>) => ({ content: typeof e?.content === 'string' ? e.content : '', status: typeof e?.status === 'string' ? e.status : '' })) : []
         const active = entries.find(e => e.status === 'in_progress')
         if (active != null) this.current = `plan: ${active.content}`
         return [{ kind: 'plan', entries }]

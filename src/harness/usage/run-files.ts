@@ -38,7 +38,7 @@ export function readRunReport (i: RunFilesInput): RunReport {
     for (const name of names) {
       if (!name.endsWith('.jsonl')) continue
       const path = join(dir, name)
-      let mtime = 0
+      let mtime: number
       try { mtime = statSync(path).mtimeMs } catch { continue }
       if (mtime < i.startedAt) continue
       files.set(path, readOrUndefined(path) ?? '')

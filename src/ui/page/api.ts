@@ -41,7 +41,7 @@ class Feed {
     })
     source.addEventListener('change', (ev: MessageEvent<string>) => {
       let n: { topics: Topic[], activity: Activity[] }
-      try { n = JSON.parse(ev.data) } catch { return }
+      try { n = JSON.parse(ev.data) as typeof n } catch { return }
       const fresh = Array.isArray(n.activity) && n.activity.length > 0
       if (fresh) this.activity = [...n.activity.slice().reverse(), ...this.activity].slice(0, ACTIVITY_KEPT)
       this.emit(new Set(n.topics))

@@ -22,7 +22,7 @@ interface Route { view: string, arg: string }
 
 function parseRoute (hash: string): Route {
   const parts = hash.replace(/^#\/?/, '').split('/')
-  let arg = ''
+  let arg: string
   try { arg = decodeURIComponent(parts.slice(1).join('/')) } catch { arg = '' }
   return { view: parts[0] === '' ? 'overview' : parts[0], arg }
 }

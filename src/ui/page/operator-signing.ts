@@ -118,7 +118,7 @@ export function toBase64 (bytes: Uint8Array): string {
 /** Reads the key file's text; throws an Error saying what is wrong with it. */
 export async function readKeyFile (text: string): Promise<OperatorKey> {
   let doc: { kind?: unknown, operator?: unknown, privateKey?: unknown }
-  try { doc = JSON.parse(text) } catch { throw new Error('not an operator key file (not JSON)') }
+  try { doc = JSON.parse(text) as typeof doc } catch { throw new Error('not an operator key file (not JSON)') }
   if (doc?.kind !== 'agency operator key' || typeof doc.operator !== 'string' || typeof doc.privateKey !== 'string') throw new Error('not an operator key file (make one with agency operator keygen)')
   // libp2p's protobuf form: type Ed25519 (08 01), data of 64 bytes (12 40): the seed, then the public key
   const raw = fromBase64(doc.privateKey)

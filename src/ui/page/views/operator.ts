@@ -24,7 +24,7 @@ interface AgentRow { peerId: string, name: string }
 /** The key, once read: kept for the page's life, in memory only. */
 let heldKey: OperatorKey | undefined
 
-async function post (path: string, body: unknown, csrf?: string): Promise<any> {
+async function post (path: string, body: unknown, csrf?: string): Promise<unknown> {
   const headers: Record<string, string> = { 'content-type': 'application/json', accept: 'application/json' }
   if (csrf !== undefined) headers['x-agency-csrf'] = csrf
   const res = await fetch(path, { method: 'POST', headers, body: JSON.stringify(body), credentials: 'same-origin' })
@@ -83,7 +83,7 @@ function Actions ({ s, onDone }: { s: OperatorState, onDone: () => void }): VNod
     const f = ev.target as HTMLFormElement
     void run(new FormData(f)).then(() => { f.reset() })
   }
-  const text = (d: FormData, k: string): string => String(d.get(k) ?? '').trim()
+  const text = (d: FormData, k: string): string => { const v = d.get(k); return typeof v === 'string' ? v.trim() : '' }
   return html`<div class="operator-actions">
     <p>Signed in as operator <code title=${session.operator}>${short(session.operator)}</code>.</p>
     ${s.paused.paused
