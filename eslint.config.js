@@ -45,19 +45,15 @@ export default defineConfig(
       '@typescript-eslint/no-unsafe-return': 'off'
     }
   },
-  // TEMPORARY, to remove as the lines are wrapped and the values typed: lines
-  // over the width outside the folders above (about 1,260 at 140 columns),
-  // and the untyped values (commander's options in agentd, MCP tool
-  // arguments, parsed task plans and ps output) of these files.
+  // TEMPORARY, to remove as the lines are wrapped: lines over the width.
   {
     files: ['src/**', 'test/**'],
     rules: { '@stylistic/max-len': 'off' }
   },
   {
-    files: [
-      'src/cli/agentd.ts', 'src/cli/commands/board.ts', 'src/cli/output.ts', 'src/mcp/tools.ts', 'src/swarm/local-daemon.ts',
-      'src/repo/integrator.ts', 'src/repo/scratch-tree.ts', 'src/core/board/landed-work.ts'
-    ],
+    // commander hands `.action` its options as an untyped record; each option's
+    // parser (list, number, choice) is what types its value.
+    files: ['src/cli/agentd.ts'],
     rules: {
       '@typescript-eslint/no-explicit-any': 'off',
       '@typescript-eslint/no-unsafe-argument': 'off',

@@ -15,7 +15,7 @@ export function command (parent: Command, name: string, description: string): Co
 }
 
 export function printJson (value: unknown): void {
-  process.stdout.write(JSON.stringify(value, (_k, v) => (v != null && v.type === 'Buffer' && Array.isArray(v.data)) ? Buffer.from(v.data).toString('hex') : v, 2) + '\n')
+  process.stdout.write(JSON.stringify(value, (_k, v: unknown) => isBufferJson(v) ? Buffer.from(v.data).toString('hex') : v, 2) + '\n')
 }
 
 export function line (text: string): void {
@@ -56,4 +56,9 @@ export function ago (ms: number): string {
 
 export function short (peerId: string): string {
   return peerId.length > 12 ? `…${peerId.slice(-8)}` : peerId
+}
+
+/** How JSON.stringify writes a Buffer (its toJSON runs before the replacer sees it). */
+function isBufferJson (v: unknown): v is { type: 'Buffer', data: number[] } {
+  return v != null && typeof v === 'object' && (v as { type?: unknown }).type === 'Buffer' && Array.isArray((v as { data?: unknown }).data)
 }

@@ -326,11 +326,11 @@ function checkRequests (requests: unknown): { valid: IntegrationRequest[], refus
   if (requests.length > MAX_BATCH) throw new InvalidArgumentError(`a batch holds at most ${MAX_BATCH} requests, got ${requests.length}`)
   const valid: IntegrationRequest[] = []
   const refused: BatchResult['refused'] = []
-  for (const r of requests) {
+  for (const r of requests as unknown[]) {
     try {
       valid.push(validateRequest(r))
     } catch (err) {
-      refused.push({ request: r, reason: (err as Error).message })
+      refused.push({ request: r as IntegrationRequest, reason: (err as Error).message })
     }
   }
   return { valid, refused }

@@ -94,5 +94,5 @@ export function checkLinks (paths: unknown): string[] {
       throw new InvalidArgumentError(`linkFromWorkspace entry ${JSON.stringify(p)} must be a relative path inside the workspace`)
     }
   }
-  return paths
+  return paths as string[]
 }

@@ -131,7 +131,7 @@ async function startAgentd (args: string[], o: Pick<LocalDaemonOptions, 'dataDir
   const what = `agentd (${o.dataDir})`
   await new Promise<void>((resolve, reject) => {
     const timer = setTimeout(() => { child.kill('SIGKILL'); reject(new Error(`${what} did not start in time`)) }, o.startTimeoutMs ?? 30_000)
-    lines.on('line', line => {
+    lines.on('line', (line: string) => {
       const [key, value] = [line.split(' ')[0], line.split(' ')[1]]
       const info = infos[infos.length - 1]
       if (key === 'agentd') infos.push({ peerId: line.split(' ')[3], name: /\((.*)\)/.exec(line)?.[1], addrs: [] })

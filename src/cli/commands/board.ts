@@ -43,18 +43,25 @@ export function parsePlan (text: string, file: string): PlanTask[] {
   }
   const list = Array.isArray(doc) ? doc : (doc as { tasks?: unknown } | null)?.tasks
   if (!Array.isArray(list)) throw new Error(`${file} must hold a list of tasks (or {tasks: [...]})`)
-  return list.map((t: any, i: number) => {
-    if (typeof t !== 'object' || t === null || typeof t.id !== 'string') throw new Error(`${file}: task ${i + 1} needs an id`)
+  return list.map((item: unknown, i: number) => {
+    const t = (typeof item === 'object' && item !== null ? item : {}) as { id?: unknown, title?: unknown, description?: unknown, deps?: unknown, scope?: unknown, priority?: unknown }
+    const id = t.id
+    if (typeof id !== 'string') throw new Error(`${file}: task ${i + 1} needs an id`)
     const strings = (v: unknown, what: string): string[] => {
       if (v == null) return []
       if (typeof v === 'string') return v.split(',').map(x => x.trim()).filter(x => x !== '')
-      if (!Array.isArray(v) || v.some(x => typeof x !== 'string')) throw new Error(`${file}: task ${t.id as string}: ${what} must be a list of strings`)
-      return v
+      if (!Array.isArray(v) || v.some(x => typeof x !== 'string')) throw new Error(`${file}: task ${id}: ${what} must be a list of strings`)
+      return v as string[]
     }
     const priority = t.priority ?? 0
-    if (!Number.isInteger(priority)) throw new Error(`${file}: task ${t.id as string}: priority must be a whole number`)
-    return { id: t.id, title: String(t.title ?? ''), description: String(t.description ?? ''), deps: strings(t.deps, 'deps'), scope: strings(t.scope, 'scope'), priority }
+    if (typeof priority !== 'number' || !Number.isInteger(priority)) throw new Error(`${file}: task ${id}: priority must be a whole number`)
+    return { id, title: planText(t.title), description: planText(t.description), deps: strings(t.deps, 'deps'), scope: strings(t.scope, 'scope'), priority }
   })
+}
+
+/** A plan's text field: a string as it is, a number written out, anything else empty. */
+function planText (v: unknown): string {
+  return typeof v === 'string' ? v : typeof v === 'number' ? String(v) : ''
 }
 
 async function readStdin (): Promise<string> {

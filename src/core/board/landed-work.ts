@@ -112,7 +112,7 @@ export class LandedWork {
 
   private land (author: string, m: Merge): void {
     let mine = this.landed.get(author)
-    if (mine === undefined) this.landed.set(author, mine = new Map())
+    if (mine === undefined) this.landed.set(author, mine = new Map<string, { landing: Landing, order: Ordered }>())
     const k = key(m.task, m.epoch)
     const known = mine.get(k)
     if (known !== undefined && compareOrder(known.order, m.order) <= 0) return
