@@ -7,7 +7,7 @@ import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { startLocalDaemon, type LocalDaemon } from '../swarm/local-daemon.js'
-import { connectAgency, type Agency } from '../api/client.js'
+import { connectAgency, type Agency } from '../client/agency.js'
 import type { AgencyClient } from '../gen/agency/v1/api.js'
 import { swarmUp } from '../swarm/swarm.js'
 

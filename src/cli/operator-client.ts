@@ -1,6 +1,6 @@
 // `agency` as the operator: the signer from the key file, and an action
 // signed here and handed to the daemon, which only carries it into the log.
-import type { Agency } from '../api/client.js'
+import type { Agency } from '../client/agency.js'
 import { FailedPreconditionError } from '../core/errors.js'
 import type { Signer } from '../core/log/crypto.js'
 import type { AgencyClient, OperatorActionReply } from '../gen/agency/v1/api.js'

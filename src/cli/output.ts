@@ -1,7 +1,7 @@
 // How agency prints: JSON for machines (--json), short lines for people, and
 // errors as one line on stderr with a non-zero exit.
 import type { Command } from 'commander'
-import { connectAgency, type Agency } from '../api/client.js'
+import { connectAgency, type Agency } from '../client/agency.js'
 import { isAgencyError } from '../core/errors.js'
 
 export interface CommonOpts { json?: boolean, addr?: string, tokenFile?: string, operatorKey?: string }

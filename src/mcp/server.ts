@@ -2,7 +2,7 @@
 // the local agentd. stdout carries the protocol; logs go to stderr only.
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js'
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js'
-import { connectAgency, type Agency } from '../api/client.js'
+import { connectAgency, type Agency } from '../client/agency.js'
 import { isAgencyError } from '../core/errors.js'
 import { VERSION } from '../version.js'
 import { TOOLS } from './tools.js'

@@ -4,7 +4,7 @@
 import { z } from 'zod'
 import type { AgencyClient } from '../gen/agency/v1/api.js'
 import { ClaimOutcome } from '../gen/agency/v1/api.js'
-import type { Agency } from '../api/client.js'
+import type { Agency } from '../client/agency.js'
 import { statusDigest } from '../api/status-digest.js'
 
 export interface ToolDef {

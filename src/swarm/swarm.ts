@@ -15,7 +15,7 @@ import { restartLocalHost, startLocalHost, type LocalDaemon, type LocalHost } fr
 import { availableParallelism } from 'node:os'
 import { MAX_AGENTS_PER_PROCESS } from '../daemon/config.js'
 import { loadExample, seedBareRepo, type ExampleProject } from './example-project.js'
-import { connectAgency, type Agency } from '../api/client.js'
+import { connectAgency, type Agency } from '../client/agency.js'
 import type { AddTaskRequest, AgencyClient, LogInfoReply, StatusReply } from '../gen/agency/v1/api.js'
 import { FailedPreconditionError, InvalidArgumentError } from '../core/errors.js'
 

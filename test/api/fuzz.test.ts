@@ -30,7 +30,7 @@ import { decodeGossip, MalformedGossipError } from '../../src/mesh/gossip-codec.
 import { DM_PROTOCOL, MAX_DM_FRAME_BYTES, SYNC_PROTOCOL } from '../../src/mesh/constants.js'
 import { MAX_SYNC_FRAME_BYTES } from '../../src/mesh/log-sync.js'
 import { serveDaemon, type ServedDaemon } from '../../src/cli/serve.js'
-import { connectAgency, type Agency } from '../../src/api/client.js'
+import { connectAgency, type Agency } from '../../src/client/agency.js'
 import { memoryAddr } from '../helpers/in-process-daemons.js'
 import { waitFor } from '../helpers/wait-for.js'
 

@@ -6,7 +6,7 @@
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { forkIpcHost, type IpcHost } from './ipc-host.js'
-import { connectAgency } from '../../src/api/client.js'
+import { connectAgency } from '../../src/client/agency.js'
 import { absoluteNow, ClaimsTrace, type AgentTrace, type GossipCounts, type LoopDelay } from './claims-trace.js'
 
 type Host = IpcHost

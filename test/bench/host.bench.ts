@@ -21,7 +21,7 @@ import { execFileSync } from 'node:child_process'
 import { startSwarmHosts, agentsPerProcess } from '../../src/swarm/swarm.js'
 import type { LocalHost } from '../../src/swarm/local-daemon.js'
 import { loadExample, seedBareRepo } from '../../src/swarm/example-project.js'
-import { connectAgency, type Agency } from '../../src/api/client.js'
+import { connectAgency, type Agency } from '../../src/client/agency.js'
 import { ClaimOutcome, type AgencyClient } from '../../src/gen/agency/v1/api.js'
 
 interface Args { agents: number[], perAgentUpTo: number, idleS: number }

@@ -3,7 +3,7 @@
 // a metrics endpoint) the gossip messages each received and sent by kind,
 // anti-entropy rounds and libp2p bytes. The figures say where a difference in
 // CPU comes from: more messages, or more copies of each.
-import type { Agency } from '../../src/api/client.js'
+import type { Agency } from '../../src/client/agency.js'
 
 /** A metrics scrape: sample name with its labels as written, to value. */
 export type Scrape = Map<string, number>

@@ -12,7 +12,7 @@ import { ProcessCluster, type AgentdProcess } from '../helpers/agentd-process.js
 import { waitFor } from '../helpers/wait-for.js'
 import { loadExample, seedBareRepo } from '../../src/swarm/example-project.js'
 import { exampleTasks } from '../../src/swarm/swarm.js'
-import { connectAgency, type Agency } from '../../src/api/client.js'
+import { connectAgency, type Agency } from '../../src/client/agency.js'
 import type { AgencyClient, LogEntry, StatusReply } from '../../src/gen/agency/v1/api.js'
 import { ChaosLoop } from './chaos-loop.js'
 import { killWorkingUnder, seededRandom } from '../helpers/trust.js'

@@ -8,7 +8,7 @@
 import { cp, rm } from 'node:fs/promises'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { afterAll, describe, expect, it } from 'vitest'
-import { connectAgency, type Agency } from '../../src/api/client.js'
+import { connectAgency, type Agency } from '../../src/client/agency.js'
 import { loadOrCreateIdentity } from '../../src/daemon/identity.js'
 import type { AgencyClient, LogInfoReply } from '../../src/gen/agency/v1/api.js'
 import { PROCESS_TEST_TIMEOUT_MS, ProcessCluster, type AgentdProcess } from '../helpers/agentd-process.js'

@@ -8,7 +8,7 @@
 // no sooner than its call was invoked.
 import { execFile } from 'node:child_process'
 import { promisify } from 'node:util'
-import type { Agency } from '../../src/api/client.js'
+import type { Agency } from '../../src/client/agency.js'
 import { ClaimLedger } from '../../src/core/board/claim-ledger.js'
 import type { AgencyClient, InboxMessage, LogEntry } from '../../src/gen/agency/v1/api.js'
 import { Claim, Release } from '../../src/gen/agency/v1/log.js'

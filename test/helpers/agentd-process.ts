@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { createInterface } from 'node:readline'
 import { fileURLToPath } from 'node:url'
-import { connectAgency, type Agency } from '../../src/api/client.js'
+import { connectAgency, type Agency } from '../../src/client/agency.js'
 import type { AgencyClient, InboxMessage, PeerInfo, StatusReply } from '../../src/gen/agency/v1/api.js'
 import { envWithoutAgency } from './agency-free-env.js'
 

@@ -15,7 +15,7 @@
 import { mkdir } from 'node:fs/promises'
 import { delimiter, join } from 'node:path'
 import { afterEach, expect } from 'vitest'
-import { connectAgency, type Agency } from '../../src/api/client.js'
+import { connectAgency, type Agency } from '../../src/client/agency.js'
 import type { AgencyClient, Event, StatusReply } from '../../src/gen/agency/v1/api.js'
 import type { LocalDaemon } from '../../src/swarm/local-daemon.js'
 import { Scratch } from '../helpers/agent-loop.js'

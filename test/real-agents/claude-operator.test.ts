@@ -8,7 +8,7 @@
 import { afterEach, describe, expect, it } from 'vitest'
 import { mkdir } from 'node:fs/promises'
 import { join } from 'node:path'
-import { connectAgency, type Agency } from '../../src/api/client.js'
+import { connectAgency, type Agency } from '../../src/client/agency.js'
 import type { AgencyClient } from '../../src/gen/agency/v1/api.js'
 import { AgentDaemons } from './agent-daemon.js'
 import { assertCli } from './greeter-scenario.js'

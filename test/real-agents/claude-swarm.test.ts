@@ -9,7 +9,7 @@
 import { mkdir } from 'node:fs/promises'
 import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
-import { connectAgency, type Agency } from '../../src/api/client.js'
+import { connectAgency, type Agency } from '../../src/client/agency.js'
 import type { AgencyClient } from '../../src/gen/agency/v1/api.js'
 import { AGENCY_BIN, execFileP } from '../helpers/agent-loop.js'
 import { waitFor } from '../helpers/wait-for.js'

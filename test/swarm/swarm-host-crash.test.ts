@@ -8,7 +8,7 @@ import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { swarmDown, swarmUp, type SwarmState } from '../../src/swarm/swarm.js'
 import { loadExample } from '../../src/swarm/example-project.js'
-import { connectAgency } from '../../src/api/client.js'
+import { connectAgency } from '../../src/client/agency.js'
 import type { AgencyClient } from '../../src/gen/agency/v1/api.js'
 import { assertBuilt } from '../helpers/agent-loop.js'
 

@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import type { Page } from 'playwright-core'
 import { swarmDown, swarmUp } from '../../src/swarm/swarm.js'
-import { connectAgency } from '../../src/api/client.js'
+import { connectAgency } from '../../src/client/agency.js'
 import type { AgencyClient } from '../../src/gen/agency/v1/api.js'
 import { chromiumMissing, launchChromium } from './browser.js'
 

@@ -3,7 +3,7 @@
 // commands (docs/operator.md). Each action is signed here with the operator's
 // key; the daemon only carries it.
 import { Option, type Command } from 'commander'
-import type { Agency } from '../../api/client.js'
+import type { Agency } from '../../client/agency.js'
 import type { AgencyClient, ApprovalInfo, OperatorActionInfo } from '../../gen/agency/v1/api.js'
 import { durationFlag } from '../duration.js'
 import { writeOperatorKey } from '../operator-key.js'

@@ -10,7 +10,7 @@ import { execFile } from 'node:child_process'
 import { chmod, mkdir, writeFile } from 'node:fs/promises'
 import { dirname, join } from 'node:path'
 import { promisify } from 'node:util'
-import { connectAgency, type Agency } from '../../api/client.js'
+import { connectAgency, type Agency } from '../../client/agency.js'
 import { ClaimOutcome, type AgencyClient, type TaskView } from '../../gen/agency/v1/api.js'
 import { attemptMs, loadRecipes, type Recipes } from './recipes.js'
 

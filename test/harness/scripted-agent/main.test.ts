@@ -10,7 +10,7 @@
 import { mkdir, readFile, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
-import { connectAgency, type Agency } from '../../../src/api/client.js'
+import { connectAgency, type Agency } from '../../../src/client/agency.js'
 import { ClaimOutcome, type AgencyClient } from '../../../src/gen/agency/v1/api.js'
 import { loadExample, seedBareRepo, type ExampleProject } from '../../../src/swarm/example-project.js'
 import type { LocalDaemon } from '../../../src/swarm/local-daemon.js'

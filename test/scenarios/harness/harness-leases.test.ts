@@ -9,7 +9,7 @@ import { Scratch } from '../../helpers/agent-loop.js'
 import { waitFor } from '../../helpers/wait-for.js'
 import { metricSum, metricsText } from '../../helpers/trust.js'
 import type { LocalDaemon } from '../../../src/swarm/local-daemon.js'
-import { connectAgency, type Agency } from '../../../src/api/client.js'
+import { connectAgency, type Agency } from '../../../src/client/agency.js'
 import type { AgencyClient } from '../../../src/gen/agency/v1/api.js'
 
 let scratch: Scratch

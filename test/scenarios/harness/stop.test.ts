@@ -9,7 +9,7 @@ import { afterEach, describe, expect, it } from 'vitest'
 import { AGENCY_BIN, Scratch, execFileP, isGone, metricValue } from '../../helpers/agent-loop.js'
 import { waitFor } from '../../helpers/wait-for.js'
 import type { LocalDaemon } from '../../../src/swarm/local-daemon.js'
-import { connectAgency } from '../../../src/api/client.js'
+import { connectAgency } from '../../../src/client/agency.js'
 import type { AgencyClient } from '../../../src/gen/agency/v1/api.js'
 import { envWithoutAgency } from '../../helpers/agency-free-env.js'
 

@@ -11,7 +11,7 @@ import { PROCESS_TEST_TIMEOUT_MS, ProcessCluster, runAgency, unusedPort, type Ag
 import { InProcessDaemons } from '../../helpers/in-process-daemons.js'
 import { createRawNode, openStream, streamEnded } from '../../helpers/raw-node.js'
 import { waitFor } from '../../helpers/wait-for.js'
-import { connectAgency, type Agency } from '../../../src/api/client.js'
+import { connectAgency, type Agency } from '../../../src/client/agency.js'
 import { AgencyError } from '../../../src/core/errors.js'
 import { DM_PROTOCOL, MAX_DM_TEXT_BYTES } from '../../../src/mesh/constants.js'
 import { AckStatus, DirectAck, DirectMessage } from '../../../src/gen/agency/v1/wire.js'

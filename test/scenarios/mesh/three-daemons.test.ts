@@ -5,7 +5,7 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { PROCESS_TEST_TIMEOUT_MS, ProcessCluster, type AgentdProcess } from '../../helpers/agentd-process.js'
 import { waitFor } from '../../helpers/wait-for.js'
-import { connectAgency } from '../../../src/api/client.js'
+import { connectAgency } from '../../../src/client/agency.js'
 import type { AgencyClient, Event, InboxMessage, PeerInfo } from '../../../src/gen/agency/v1/api.js'
 
 const cluster = new ProcessCluster()

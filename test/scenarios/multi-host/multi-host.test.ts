@@ -7,7 +7,7 @@ import { promisify } from 'node:util'
 import { mkdir, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { Testbed, testbedUnavailable, type HostDaemon } from './testbed.js'
-import { connectAgency, type Agency } from '../../../src/api/client.js'
+import { connectAgency, type Agency } from '../../../src/client/agency.js'
 import { ClaimOutcome, type AgencyClient, type Event } from '../../../src/gen/agency/v1/api.js'
 import { waitFor } from '../../helpers/wait-for.js'
 
