@@ -4,8 +4,8 @@ import { Board } from '../../../src/core/board/board.js'
 import type { BoardEntry } from '../../../src/core/board/types.js'
 import type { Signer } from '../../../src/core/log/crypto.js'
 import { createRandom } from '../../../src/sim/engine/random.js'
-import { EntryWriter, snapshot } from '../board/helpers.js'
-import { carry, newSigner, signed } from './helpers.js'
+import { EntryWriter, snapshot } from './helpers.js'
+import { carry, newSigner, signed } from '../operator/helpers.js'
 
 // Replicas holding the same entries, operator actions among them (good,
 // forged, replayed, concurrent), answer the same whatever order they arrived

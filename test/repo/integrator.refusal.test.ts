@@ -6,7 +6,7 @@ import { afterAll, describe, expect, it } from 'vitest'
 import { decodeBody } from '../../src/core/log/kinds.js'
 import { integrateBatch } from '../../src/repo/integrator.js'
 import { InProcessDaemons } from '../helpers/in-process-daemons.js'
-import { commitFiles, makeSharedRepo, setIdentity, sh, type SharedRepo } from '../repo/git-fixtures.js'
+import { commitFiles, makeSharedRepo, setIdentity, sh, type SharedRepo } from './git-fixtures.js'
 
 const daemons = new InProcessDaemons()
 let repo: SharedRepo | undefined
