@@ -49,18 +49,5 @@ export default defineConfig(
   {
     files: ['src/**', 'test/**'],
     rules: { '@stylistic/max-len': 'off' }
-  },
-  {
-    // commander hands `.action` its options as an untyped record; each option's
-    // parser (list, number, choice) is what types its value.
-    files: ['src/cli/agentd.ts'],
-    rules: {
-      '@typescript-eslint/no-explicit-any': 'off',
-      '@typescript-eslint/no-unsafe-argument': 'off',
-      '@typescript-eslint/no-unsafe-assignment': 'off',
-      '@typescript-eslint/no-unsafe-call': 'off',
-      '@typescript-eslint/no-unsafe-member-access': 'off',
-      '@typescript-eslint/no-unsafe-return': 'off'
-    }
   }
 )

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 import '../polyfill.js'
-import { Command, Option } from 'commander'
+import { Command, Option } from '@commander-js/extra-typings'
 import { readFile } from 'node:fs/promises'
 import { resolve } from 'node:path'
 import { DEFAULTS, MAX_AGENTS_PER_PROCESS } from '../daemon/config.js'
@@ -107,7 +107,7 @@ Examples:
   agentd --data-dir /tmp/host --agents 16 --harness claude  # 16 agents in one process: /tmp/host/agent-1 .. agent-16
   AGENCY_TOKEN_FILE=/tmp/a3/api-token agency --addr 127.0.0.1:7403 status
 `)
-  .action(async (opts: Record<string, any>) => {
+  .action(async opts => {
     // Signals are taken from the start: one that comes while the daemon is
     // still starting is kept and answered by a clean stop once it is up,
     // instead of killing the process mid-write.
