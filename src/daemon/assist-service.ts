@@ -205,7 +205,10 @@ export class AssistService {
     }
   }
 
-  /** The live agents (this one too) that hold nothing but tasks on their way and assist nothing; undefined without spare places or a view of the peers. */
+  /**
+   * The live agents (this one too) that hold nothing but tasks on their way and assist nothing; undefined without spare places or a view of
+   * the peers.
+   */
   private freeAgents (isLive: (peer: string) => boolean): number | undefined {
     if (!((this.init.policy.spare ?? 0) > 0) || this.init.livePeers === undefined) return undefined
     const board = this.init.board.board

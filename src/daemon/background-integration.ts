@@ -37,7 +37,10 @@ export interface BackgroundIntegrationComponents {
 }
 
 export interface BackgroundIntegrationOptions {
-  /** an agent seen answering another agent's integration request this recently, and live, serves as integrator (core/board/integrator-serving); default 15 min */
+  /**
+   * an agent seen answering another agent's integration request this recently, and live, serves as integrator
+   * (core/board/integrator-serving); default 15 min
+   */
   integratorWindowMs?: number
 }
 
@@ -126,7 +129,9 @@ export class BackgroundIntegration implements Startable {
     return this.sightings.serving(now, this.o.integratorWindowMs ?? DEFAULT_INTEGRATOR_WINDOW_MS, peer => board.protocol.leases.isLive(peer, now))[0]
   }
 
-  /** An integration answering a request: its author is seen integrating for the request's author (on this daemon's clock, when it arrived). */
+  /**
+   * An integration answering a request: its author is seen integrating for the request's author (on this daemon's clock, when it arrived).
+   */
   private sawEntry (e: StoredEntry): void {
     if (e.entry.kind !== 'integration') return
     try {

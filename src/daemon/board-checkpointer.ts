@@ -70,7 +70,9 @@ export class BoardCheckpointer {
     this.init = init
   }
 
-  /** After the start's fold: the checkpoint taken in covered `cursor` (0: none) with `covered` board entries; `folded` were folded after it. */
+  /**
+   * After the start's fold: the checkpoint taken in covered `cursor` (0: none) with `covered` board entries; `folded` were folded after it.
+   */
   started (cursor: number, covered: number, folded: number): void {
     this.cursor = cursor
     this.foldedAtCheckpoint = covered

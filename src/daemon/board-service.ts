@@ -36,7 +36,10 @@ export interface BoardServiceInit {
   notify: (peer: string, text: string) => Promise<void>
   settle?: { minMs?: number, maxMs?: number, defaultMs?: number, fixedMs?: number }
   metrics?: { claimsLost: () => void, claimConflicts: () => void, takeovers: () => void }
-  /** where the board's checkpoint is kept, the last log cursor on disk, and ms since the last sync batch (none: the log is folded at every start) */
+  /**
+   * where the board's checkpoint is kept, the last log cursor on disk, and ms since the last sync batch (none: the log is folded at every
+   * start)
+   */
   checkpoint?: { dataDir: string, writtenCursor: () => number, sinceBatchMs: () => number }
 }
 
@@ -233,7 +236,10 @@ export class BoardService {
     await Promise.all([...this.carrying.values()])
   }
 
-  /** The tasks this daemon holds that are not on their way to the shared branch (carry-on, or carried here while its daemon verifies): the ones its agent works on. */
+  /**
+   * The tasks this daemon holds that are not on their way to the shared branch (carry-on, or carried here while its daemon verifies): the
+   * ones its agent works on.
+   */
   working (): HolderInfo[] {
     return this.held().filter(h => !this.protocol.onItsWay(h.task))
   }
@@ -277,7 +283,10 @@ export class BoardService {
     return done
   }
 
-  /** The protocol's claims and releases: on disk and published before their answers go out, their accepted records written behind (appendPlaced). */
+  /**
+   * The protocol's claims and releases: on disk and published before their answers go out, their accepted records written behind
+   * (appendPlaced).
+   */
   private async appendAll (out: ProtocolOutput): Promise<void> {
     for (const a of out.append) await this.init.log.appendPlaced(a.kind, a.body)
   }

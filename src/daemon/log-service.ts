@@ -250,7 +250,9 @@ export class LogService {
     await this.checkpointer.write()
   }
 
-  /** The bytes of the entries at `groups`' cursors (per author), read from the store in windows as a sender takes them (store/feed-reader). */
+  /**
+   * The bytes of the entries at `groups`' cursors (per author), read from the store in windows as a sender takes them (store/feed-reader).
+   */
   private bytesFor (groups: number[][]): AsyncGenerator<Uint8Array[]> {
     const { log } = this.init.store
     return readFeeds(groups, {

@@ -35,7 +35,10 @@ export interface RememberedPeer {
   addrs: string[]
 }
 
-/** What a remembered list holds after `connected` (most recent first) are added in front of `earlier`: bounded, without duplicates or bad records. */
+/**
+ * What a remembered list holds after `connected` (most recent first) are added in front of `earlier`: bounded, without duplicates or bad
+ * records.
+ */
 export function mergeRemembered (connected: readonly RememberedPeer[], earlier: readonly unknown[], max = MAX_REMEMBERED): RememberedPeer[] {
   const out: RememberedPeer[] = []
   const seen = new Set<string>()

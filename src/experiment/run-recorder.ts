@@ -132,7 +132,10 @@ export class RunRecorder {
     if (ms > 0) this.spentMs.set(kind, (this.spentMs.get(kind) ?? 0) + ms)
   }
 
-  /** An agent worked on `task` from `start` to `end` (one attempt, rebase included); `helper`: a helper's attempt that won, whose overlap with others is budgeted redundancy, not duplicate work. */
+  /**
+   * An agent worked on `task` from `start` to `end` (one attempt, rebase included); `helper`: a helper's attempt that won, whose overlap
+   * with others is budgeted redundancy, not duplicate work.
+   */
   worked (task: string, agent: number, start: number, end: number, helper = false): void {
     this.attempts++
     const list = this.work.get(task)

@@ -50,7 +50,10 @@ export interface ExperimentOptions {
   goal?: string
   /** the agents' own test command (default: the recipe's for sim, else sh compile.sh && sh tests/run.sh) */
   testCommand?: string
-  /** --sandbox: what the agents and their test runs run in (auto, bwrap, none); a model-running harness is refused without one unless none is asked for */
+  /**
+   * --sandbox: what the agents and their test runs run in (auto, bwrap, none); a model-running harness is refused without one unless none
+   * is asked for
+   */
   sandbox?: string
   /** --harness sim: the scripted agent's work time multiplier (default 1) */
   simWorkScale?: number

@@ -219,7 +219,10 @@ export class DirectMessaging {
     }
   }
 
-  /** The peer itself while a connection is open (or its addresses are unknown), else its heartbeat's addresses, each naming the peer so the dial checks who answers. */
+  /**
+   * The peer itself while a connection is open (or its addresses are unknown), else its heartbeat's addresses, each naming the peer so the
+   * dial checks who answers.
+   */
   private whereToDial (peer: string): ReturnType<typeof peerIdFromString> | Multiaddr[] {
     const id = peerIdFromString(peer)
     if (this.node.getConnections(id).length > 0) return id

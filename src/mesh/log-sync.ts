@@ -41,7 +41,10 @@ export interface SyncableLog {
   /** this replica's feed summaries, on the wire */
   summaries: () => VersionVectorEntry[]
   digest: () => Uint8Array
-  /** what to send the holder of `remote`, each author's in seq order (authors may interleave): canonical entry bytes in chunks, read as they are sent */
+  /**
+   * what to send the holder of `remote`, each author's in seq order (authors may interleave): canonical entry bytes in chunks, read as they
+   * are sent
+   */
   entriesFor: (remote: FeedSummaries) => Iterable<readonly Uint8Array[]> | AsyncIterable<readonly Uint8Array[]>
   /** fork proofs the holder of `remote` lacks */
   proofsFor: (remote: FeedSummaries) => ForkProof[]
@@ -67,7 +70,10 @@ export class SyncProtocolError extends Error {
   constructor (message: string) { super(message); this.name = 'SyncProtocolError' }
 }
 
-/** What a peer sent, not the stream's end or a timeout: a frame that does not decode, or a length prefix over the limit (its value or its own length). */
+/**
+ * What a peer sent, not the stream's end or a timeout: a frame that does not decode, or a length prefix over the limit (its value or its
+ * own length).
+ */
 function isMalformedFrame (err: unknown): boolean {
   const name = (err as Error | undefined)?.name
   return err instanceof SyncProtocolError || name === 'InvalidDataLengthError' || name === 'InvalidDataLengthLengthError'

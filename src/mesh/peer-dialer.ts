@@ -19,7 +19,10 @@ export interface PeerDialerInit {
   node: MeshLibp2p
   bootstrap: string[]
   log: Logger
-  /** below this many connections, bootstrap and known peers are dialled (default: gossipsub's lowest mesh degree, DEFAULT_TARGET_CONNECTIONS) */
+  /**
+   * below this many connections, bootstrap and known peers are dialled (default: gossipsub's lowest mesh degree,
+   * DEFAULT_TARGET_CONNECTIONS)
+   */
   targetConnections?: number
   /** above this many, the oldest connections outside the gossip mesh are closed (default DEFAULT_MAX_CONNECTIONS) */
   maxConnections?: number

@@ -104,7 +104,9 @@ export class SwarmGossip {
   async publishAnnouncement (a: Announcement): Promise<void> { await this.publish('announcement', encodeAnnouncementGossip(a)) }
   async publishForkProof (p: ForkProof): Promise<void> { await this.publish('fork_proof', encodeForkProofGossip(p)) }
 
-  /** The peers the message was sent to (none: nobody to send to yet, which is not an error: anti-entropy and the next heartbeat catch up). */
+  /**
+   * The peers the message was sent to (none: nobody to send to yet, which is not an error: anti-entropy and the next heartbeat catch up).
+   */
   private async publish (kind: GossipKind, data: Uint8Array): Promise<string[]> {
     try {
       const { recipients } = await this.node.services.pubsub.publish(this.topic, data)

@@ -7,7 +7,9 @@ import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom
 import { KNOWN_KINDS } from '../core/log/kinds.js'
 import { REJECT_REASONS } from '../core/log/ingest-result.js'
 
-/** Label values known in advance: their series exist (at 0) from the first scrape, so rate() and dashboards see them before the first event. */
+/**
+ * Label values known in advance: their series exist (at 0) from the first scrape, so rate() and dashboards see them before the first event.
+ */
 export const LABEL_VALUES = {
   gossipKind: ['entry', 'presence', 'announcement', 'fork_proof'],
   gossipVerdict: ['accept', 'ignore', 'reject'],

@@ -363,7 +363,8 @@ export async function swarmDown (dirArg: string, graceMs = 15_000): Promise<numb
   const file = join(dir, STATE_FILE)
   if (!existsSync(file)) throw new FailedPreconditionError(`no swarm is up in ${dir}`)
   const state = JSON.parse(await readFile(file, 'utf8')) as SwarmState
-  // Agents hosted by one process share its pid; processes started from an older state file name an agent's dir, which is inside the swarm's.
+  // Agents hosted by one process share its pid; processes started from an older state file name an agent's dir, which is inside the
+  // swarm's.
   const ours = [...new Map(state.daemons.map(d => [d.pid, d])).values()].filter(d => isSwarmDaemon(d.pid, dir))
   for (const d of ours) process.kill(d.pid, 'SIGTERM')
   const deadline = Date.now() + graceMs

@@ -18,7 +18,10 @@ export type Topic = typeof TOPICS[number]
 /** One line of the live activity ticker. Text is a peer's, clipped; the page shows it as text. */
 export interface Activity {
   time: number
-  /** an entry kind (claim, release, done, finding, integration, test_run, task, goal) or an event (announcement, message, peer_joined, peer_left) */
+  /**
+   * an entry kind (claim, release, done, finding, integration, test_run, task, goal) or an event (announcement, message, peer_joined,
+   * peer_left)
+   */
   kind: string
   peerId: string
   name: string

@@ -139,11 +139,16 @@ interface Swarm {
   windows?: () => Promise<Array<{ settleMs: number, p99?: number }>>
   /** not for agentd processes: what the first daemon's log holds by kind, and the task states and live peers it sees */
   diagnose?: () => Promise<string>
-  /** not for agentd processes: the per-agent timestamps of the claims (--trace); start before the first call, collect after the last answer */
+  /**
+   * not for agentd processes: the per-agent timestamps of the claims (--trace); start before the first call, collect after the last answer
+   */
   trace?: { t: ClaimsTrace, start: () => Promise<void>, collect: () => Promise<void> }
   /** CPU-seconds the daemons have used so far (user + system) */
   cpuSeconds: () => Promise<number>
-  /** daemons in other processes (--daemons-per-process): profiles each of those from now; the function returned writes <dir>/<name>-<process>.cpuprofile */
+  /**
+   * daemons in other processes (--daemons-per-process): profiles each of those from now; the function returned writes
+   * <dir>/<name>-<process>.cpuprofile
+   */
   profile?: () => Promise<(dir: string, name: string) => Promise<void>>
   stop: () => Promise<void>
 }
@@ -384,7 +389,10 @@ async function git (cwd: string, ...args: string[]): Promise<string> {
   return (await run('git', args, { cwd, maxBuffer: 1 << 24 })).stdout
 }
 
-/** The git lock-file baseline: each agent takes the first task without a lock file, commits the lock, pushes; a rejected push resets and tries again. */
+/**
+ * The git lock-file baseline: each agent takes the first task without a lock file, commits the lock, pushes; a rejected push resets and
+ * tries again.
+ */
 async function gitRun (n: number, tasks: string[]): Promise<Result> {
   const root = await mkdtemp(join(tmpdir(), 'agency-bench-gitlocks-'))
   try {

@@ -35,7 +35,9 @@ interface Args {
   entries: number[]
   authors: number
   out: string
-  /** write the joiner's and the serving daemon's CPU profiles (node --cpu-prof) here, with the catch-up's start and end in catch-up.marks */
+  /**
+   * write the joiner's and the serving daemon's CPU profiles (node --cpu-prof) here, with the catch-up's start and end in catch-up.marks
+   */
   profileDir?: string
   /** append both daemons' logs to files here */
   logDir?: string

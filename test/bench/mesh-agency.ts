@@ -34,9 +34,13 @@ export interface MeshRunOptions {
   liveTimeoutMs: number
   /** agentd's --heartbeat-max-rate for the TCP processes (default 16) */
   heartbeatMaxRate?: number
-  /** the total heartbeats per second all the daemons of one process may receive (default 400): each gets 1/N of it, at most heartbeatMaxRate */
+  /**
+   * the total heartbeats per second all the daemons of one process may receive (default 400): each gets 1/N of it, at most heartbeatMaxRate
+   */
   processHeartbeatBudget?: number
-  /** TCP: start every agentd with a metrics endpoint and print the gossip messages per kind of each window (costs the daemons a little CPU) */
+  /**
+   * TCP: start every agentd with a metrics endpoint and print the gossip messages per kind of each window (costs the daemons a little CPU)
+   */
   counts?: boolean
   /** give up on a setup whose nodes have not all started after this long */
   startBudgetMs?: number

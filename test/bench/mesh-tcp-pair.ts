@@ -61,7 +61,10 @@ interface Published {
   at: number
   acked: number
   from: number
-  /** when the author sent it into gossip, on its own clock (agency: its entry's accepted_at, placed once durable; raw: the time the node printed) */
+  /**
+   * when the author sent it into gossip, on its own clock (agency: its entry's accepted_at, placed once durable; raw: the time the node
+   * printed)
+   */
   sentAt?: number
 }
 

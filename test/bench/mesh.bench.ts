@@ -1,8 +1,10 @@
 // Benchmark: agency on the real network against raw gossipsub. Not a vitest
 // test; build first (the TCP setup runs dist/src/cli/agentd.js), then
 //
-//   npm run build && npm run bench:mesh -- [--sizes 10,50,200] [--tcp 10] [--hosted 64,128,256 --per-process 32 --joiners 64] [--per-kind 50]
-//     [--spacing-ms 300] [--wait-ms 30000] [--settle-ms 30000] [--idle-ms 10000] [--heartbeat-ms 2000] [--heartbeat-max-rate 16] [--process-heartbeat-budget 400] [--start-budget-s 900]
+//   npm run build && npm run bench:mesh -- [--sizes 10,50,200] [--tcp 10] [--hosted 64,128,256 --per-process 32 --joiners 64] [--per-kind
+// 50]
+//     [--spacing-ms 300] [--wait-ms 30000] [--settle-ms 30000] [--idle-ms 10000] [--heartbeat-ms 2000] [--heartbeat-max-rate 16]
+// [--process-heartbeat-budget 400] [--start-budget-s 900]
 //     [--counts] [--out results/bench-mesh.md]
 //   BENCH_MESH_DUMP=<file>: the TCP setup also writes when each node took in each message (JSON)
 //

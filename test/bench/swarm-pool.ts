@@ -22,7 +22,10 @@ export interface WorkerReply { result: RunResult, peakRssBytes: number }
 
 /** Node and the simulator's code, before a run allocates anything. */
 const BASE_BYTES = 160 * MiB
-/** Each simulated agentd's board, per task of the project: 1024 agents and 500 tasks peaked at 2.0 GiB, 3.7 KiB a replica and task; 4 KiB leaves headroom. */
+/**
+ * Each simulated agentd's board, per task of the project: 1024 agents and 500 tasks peaked at 2.0 GiB, 3.7 KiB a replica and task; 4 KiB
+ * leaves headroom.
+ */
 const AGENCY_REPLICA_BYTES_PER_TASK = 4 * 1024
 /** The baselines keep one shared board state; per agent and task they hold little. */
 const BASELINE_BYTES_PER_AGENT_TASK = 64

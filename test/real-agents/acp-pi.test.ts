@@ -25,7 +25,10 @@ const acp = acpLifecycle()
 
 const text = (content: unknown): string => typeof content === 'string' ? content : Array.isArray(content) ? content.map((p: any) => typeof p?.text === 'string' ? p.text : '').join('') : ''
 const isPrompt = (m: any): boolean => m?.role === 'user' && isAgentdPrompt(text(m.content))
-/** The system and user messages (the first prompt names the agent), and the calls since agentd's last prompt: the mind starts every turn afresh. */
+/**
+ * The system and user messages (the first prompt names the agent), and the calls since agentd's last prompt: the mind starts every turn
+ * afresh.
+ */
 function sinceLastPrompt (messages: any[]): any[] {
   for (let i = messages.length - 1; i >= 0; i--) {
     if (isPrompt(messages[i])) return [...messages.slice(0, i).filter(m => m?.role === 'system' || m?.role === 'user'), ...messages.slice(i)]

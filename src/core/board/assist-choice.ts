@@ -65,7 +65,10 @@ export interface AssistInput {
   /** whether a peer is live here (an assistant that is not counts for nothing) */
   isLive: (peer: string) => boolean
   policy: AssistPolicy
-  /** live agents holding no task (but those on their way) and assisting none, `me` among them if it is so; undefined: not known (no spare places) */
+  /**
+   * live agents holding no task (but those on their way) and assisting none, `me` among them if it is so; undefined: not known (no spare
+   * places)
+   */
   freeAgents?: number
 }
 

@@ -405,7 +405,10 @@ export class Board {
     return this.approvalBook.all(this.authority())
   }
 
-  /** Members whose entries tried operator actions they could not make (forged, malformed, not an operator's, or a goal of their own while operators govern). */
+  /**
+   * Members whose entries tried operator actions they could not make (forged, malformed, not an operator's, or a goal of their own while
+   * operators govern).
+   */
   operatorRefusals (): Array<{ author: string, count: number }> {
     return this.authority().refusals()
   }

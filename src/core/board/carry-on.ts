@@ -46,7 +46,10 @@ export function onItsWay (board: CarryOnBoard, me: string, task: string): boolea
   return board.requestPending(task, h.epoch, me) || board.requestLanded(task, h.epoch, me)
 }
 
-/** onItsWay, or `me` holds `task` at the epoch its daemon carries it at locally (`carried`: task -> epoch), before any request is on the log. */
+/**
+ * onItsWay, or `me` holds `task` at the epoch its daemon carries it at locally (`carried`: task -> epoch), before any request is on the
+ * log.
+ */
 export function onItsWayHere (board: CarryOnBoard, me: string, task: string, carried: ReadonlyMap<string, number>): boolean {
   if (onItsWay(board, me, task)) return true
   const h = board.holder(task)

@@ -148,7 +148,9 @@ export class ClaimProtocol {
   private readonly mineByTask = new Map<string, MyClaimState>()
   /** task -> the highest epoch the shared remote's fence was seen at (claims of ours go above it) */
   private readonly fenceEpochs = new Map<string, number>()
-  /** task -> the epoch this daemon carries it on its way at, before its request is on the log (carry-on.ts onItsWayHere); never persisted */
+  /**
+   * task -> the epoch this daemon carries it on its way at, before its request is on the log (carry-on.ts onItsWayHere); never persisted
+   */
   private readonly carriedHere = new Map<string, number>()
 
   constructor (init: ClaimProtocolInit) {

@@ -16,7 +16,10 @@
 // which is the safe side: without one a background integrate does what it
 // always did.
 
-/** How long after its last answer to another agent's request a live agent still counts as serving (agentd --integrator-window). Longer than an integrator's batch with a bisect of a slow suite, so one long batch does not end it. */
+/**
+ * How long after its last answer to another agent's request a live agent still counts as serving (agentd --integrator-window). Longer than
+ * an integrator's batch with a bisect of a slow suite, so one long batch does not end it.
+ */
 export const DEFAULT_INTEGRATOR_WINDOW_MS = 15 * 60_000
 
 export class IntegratorSightings {

@@ -46,7 +46,10 @@ export function partDigest (bytes: Uint8Array): string {
   return toHex(bytes.subarray(bytes.byteLength - DIGEST_BYTES))
 }
 
-/** The head of a checkpoint: `s` holds the documents from the parts' end on (firstDoc = parts x segmentDocs); `parts` the digests of the parts before, in order. */
+/**
+ * The head of a checkpoint: `s` holds the documents from the parts' end on (firstDoc = parts x segmentDocs); `parts` the digests of the
+ * parts before, in order.
+ */
 export function encodeFindingsHead (s: FindingsSnapshot, parts: readonly string[]): Uint8Array {
   if (s.firstDoc !== parts.length * s.segmentDocs) bad('the head does not start where its parts end')
   const { header, sections } = wholeHeader(s)

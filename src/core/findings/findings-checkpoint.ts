@@ -93,7 +93,9 @@ export function encodeFindingsCheckpoint (s: FindingsSnapshot): Uint8Array {
   return encodeSections(MAGIC, header, [...docSections(s), s.recency, ...sections])
 }
 
-/** What a header says of a snapshot (snapshotHeader reads it), with its documents' value counts and segments, and the segments' sections. */
+/**
+ * What a header says of a snapshot (snapshotHeader reads it), with its documents' value counts and segments, and the segments' sections.
+ */
 export function wholeHeader (s: FindingsSnapshot): { header: Record<string, unknown>, sections: ArrayBufferView[] } {
   const { heads, sections } = segmentSections(s.segments)
   const header = {
@@ -152,7 +154,9 @@ export function snapshotHeader (h: Record<string, unknown>): Pick<FindingsSnapsh
 
 type Take = (len: number) => Uint8Array
 
-/** The columns of `n` documents from `firstDoc` (as docSections wrote them; `h` says how many path and tag values), without their segments. */
+/**
+ * The columns of `n` documents from `firstDoc` (as docSections wrote them; `h` says how many path and tag values), without their segments.
+ */
 export function takeDocs (take: Take, firstDoc: number, n: number, h: Record<string, unknown>): FindingsDocs {
   const nPathValues = count(h.pathValues, 'path values')
   const nTagValues = count(h.tagValues, 'tag values')

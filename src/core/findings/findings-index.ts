@@ -222,7 +222,10 @@ export class FindingsIndex {
   private docByCursor?: Map<number, number>
   /** finding id -> ids of the findings that supersede it */
   private readonly supersededBy = new Map<string, Set<string>>()
-  /** the document of each finding added here that supersedes another (a snapshot keeps the pairs whose superseding finding it holds; an index without the log's look-up by id finds them here) */
+  /**
+   * the document of each finding added here that supersedes another (a snapshot keeps the pairs whose superseding finding it holds; an
+   * index without the log's look-up by id finds them here)
+   */
   private readonly supersederDoc = new Map<string, number>()
   /** documents newest last (see byRecency) */
   private recency: number[] = []

@@ -22,7 +22,9 @@ export type BuilderRequest =
 /** A batch indexed (`added`: its bytes), the index (with the worker's heap then, for the log), or why not. */
 export type BuilderAnswer = { added: number } | { snapshot: FindingsSnapshot, heapBytes: number } | { error: string }
 
-/** Bytes of findings handed over and not indexed yet, past which the log service waits (bounds the memory of a worker that falls behind). */
+/**
+ * Bytes of findings handed over and not indexed yet, past which the log service waits (bounds the memory of a worker that falls behind).
+ */
 export const BUILDER_MAX_QUEUED_BYTES = 8 * 1024 * 1024
 
 export class FindingsBuilder {

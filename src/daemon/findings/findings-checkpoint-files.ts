@@ -69,7 +69,10 @@ export class FindingsCheckpointWriter {
     }
   }
 
-  /** Writes the checkpoint of `index` up to log cursor `upTo` (the index holds every finding to it); undefined when the index cannot be cut there. */
+  /**
+   * Writes the checkpoint of `index` up to log cursor `upTo` (the index holds every finding to it); undefined when the index cannot be cut
+   * there.
+   */
   async write (index: FindingsIndex, upTo: number): Promise<FindingsCheckpointWritten | undefined> {
     let kept = 0
     while (kept < this.parts.length && this.parts[kept].token === index.segmentToken(kept)) kept++

@@ -71,7 +71,9 @@ export class FindingsService {
     this.reading = readFindingsCheckpoint(this.c.dataDir)
   }
 
-  /** The log is restored: the checkpoint is taken in once read (the daemon serves meanwhile; a search waits for it, or takes it in at once). */
+  /**
+   * The log is restored: the checkpoint is taken in once read (the daemon serves meanwhile; a search waits for it, or takes it in at once).
+   */
   endRestore (): void {
     const reading = this.reading
     this.reading = undefined
@@ -195,7 +197,10 @@ export class FindingsService {
     return this.findingsIndex
   }
 
-  /** Log entries the findings index has not taken in yet (0 but while it catches up after a restore without its checkpoint; a search takes them in first). */
+  /**
+   * Log entries the findings index has not taken in yet (0 but while it catches up after a restore without its checkpoint; a search takes
+   * them in first).
+   */
   get behind (): number {
     return this.c.state.cursor - this.indexedCursor
   }

@@ -26,7 +26,10 @@ export const TRANSPORT_OVERHEAD_BYTES = 30
 /** gossipsub RPC around one message: RPC.publish, Message.data and Message.topic tags and lengths, the frame length prefix */
 const RPC_OVERHEAD_BYTES = 10
 
-/** Transmissions for one message flooded on the topic among `n` nodes: each of the n−1 receivers gets it from min(D, n−1) peers. IHAVE/IWANT control traffic is not counted. */
+/**
+ * Transmissions for one message flooded on the topic among `n` nodes: each of the n−1 receivers gets it from min(D, n−1) peers. IHAVE/IWANT
+ * control traffic is not counted.
+ */
 export function gossipTransmissions (n: number): number {
   return n <= 1 ? 0 : (n - 1) * Math.min(GOSSIP_MESH_DEGREE, n - 1)
 }

@@ -92,7 +92,10 @@ export class ProjectProgress {
     return [...out]
   }
 
-  /** Whether the task's area has broken tests, or one of its dependencies' tests is broken: working on it shows red tests its agent did not cause. */
+  /**
+   * Whether the task's area has broken tests, or one of its dependencies' tests is broken: working on it shows red tests its agent did not
+   * cause.
+   */
   brokenAround (task: ProjectTask): boolean {
     if ((this.brokenByArea.get(task.area)?.size ?? 0) > 0) return true
     for (const d of task.depIndices) if ((this.brokenByArea.get(this.project.tasks[d].area)?.has(d)) === true) return true

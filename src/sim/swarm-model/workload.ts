@@ -62,9 +62,15 @@ export interface ProjectTask {
   effortMs: number
   /** higher first; earlier layers are more urgent */
   priority: number
-  /** the longest chain of typical efforts from this task to the end of the project (its own included): the critical path runs through the largest */
+  /**
+   * the longest chain of typical efforts from this task to the end of the project (its own included): the critical path runs through the
+   * largest
+   */
   tailMs: number
-  /** the longest chain of dependents from this task, itself included (1 for a task nothing depends on): what agentd can see of the critical path */
+  /**
+   * the longest chain of dependents from this task, itself included (1 for a task nothing depends on): what agentd can see of the critical
+   * path
+   */
   chain: number
 }
 

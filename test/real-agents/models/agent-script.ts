@@ -460,7 +460,10 @@ function renderings (intent: Intent, conv: Pick<Conversation, 'tools' | 'cwd'>, 
   }
 }
 
-/** The call the script would make is the one in the conversation; a CLI may add its own defaults to the input (Claude Code's Edit adds replace_all). */
+/**
+ * The call the script would make is the one in the conversation; a CLI may add its own defaults to the input (Claude Code's Edit adds
+ * replace_all).
+ */
 function sameCall (expected: ToolCall, actual: ToolCall): boolean {
   if (expected.name !== actual.name || expected.namespace !== actual.namespace) return false
   const want = JSON.parse(JSON.stringify(expected.input)) as Record<string, unknown>

@@ -135,7 +135,10 @@ function send (res: ServerResponse, body: any, record: ChatRequestRecord, model:
   res.end('data: [DONE]\n\n')
 }
 
-/** The conversation the messages carry: the user's text, the tools offered, each call with its result (a reported non-zero exit is a failure). */
+/**
+ * The conversation the messages carry: the user's text, the tools offered, each call with its result (a reported non-zero exit is a
+ * failure).
+ */
 export function conversation (messages: any[], tools: string[], dialect: ToolDialect): Conversation {
   const prompt = messages.filter(m => m?.role === 'user' || m?.role === 'system').map(m => contentText(m.content)).join('\n')
   const shell = dialect.shell('').name

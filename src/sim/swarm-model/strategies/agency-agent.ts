@@ -53,7 +53,10 @@ export class AgencyAgent implements HelperAgent {
   private idleToken = 0
   /** fixes owed to its own changes (a defect a review found), done before the next attempt */
   private debtMs = 0
-  /** tasks whose integration request waits in the integrator's queue while this agent works on its next (settings.carryOn); the daemon's, so kept across a crash */
+  /**
+   * tasks whose integration request waits in the integrator's queue while this agent works on its next (settings.carryOn); the daemon's, so
+   * kept across a crash
+   */
   private readonly pipelined = new Set<number>()
   /** task -> the id of its carried-on integration_request entry, which the landing's integration answers */
   private readonly requests = new Map<number, string>()
@@ -323,7 +326,10 @@ export class AgencyAgent implements HelperAgent {
     return true
   }
 
-  /** An assistant's integration finished `t` (claim_lost: done by an assistant): the holder stops; what it spent since its attempt began is redundancy. */
+  /**
+   * An assistant's integration finished `t` (claim_lost: done by an assistant): the holder stops; what it spent since its attempt began is
+   * redundancy.
+   */
   taskDoneByAssistant (t: ProjectTask): void {
     const w = this.working
     if (w === undefined || w.task.index !== t.index) return // in its own pipeline: its land is fenced
@@ -542,7 +548,9 @@ export class AgencyAgent implements HelperAgent {
     if (request.board !== undefined) this.requests.set(t.index, request.board.id)
   }
 
-  /** A carried change did not land (a red verify): the daemon answers its request as failed, so the task is this agent's current task again. */
+  /**
+   * A carried change did not land (a red verify): the daemon answers its request as failed, so the task is this agent's current task again.
+   */
   private refuseRequest (t: ProjectTask): void {
     this.pipelined.delete(t.index)
     const request = this.requests.get(t.index)

@@ -65,10 +65,25 @@ export const MECHANISM_DEFAULTS = {
   assistFloorMs: ASSIST_DEFAULTS.floorMs,
   /** a holder whose attempt has run this many times the task's usual time is slow */
   handoffFactor: 2,
-  /** 1 (as agentd, core/board/carry-on): a holder whose integration request waits in the integrator's queue goes on with its next task, its daemon writing the done when the request lands; 0: it waits for its batch (no carry-on) */
+  /**
+   * 1 (as agentd, core/board/carry-on): a holder whose integration request waits in the integrator's queue goes on with its next task, its
+   * daemon writing the done when the request lands; 0: it waits for its batch (no carry-on)
+   */
   carryOn: 1,
-  /** verify in the background (background-verify.ts), as agentd's `agency integrate --background`, which the prompt's step 5 asks for. 2 (default, as agentd): a holder whose attempt passed hands the change to its own daemon and goes on; with no integrator serving the daemon verifies the merge and races to the branch; while one serves (core/board/integrator-serving) it verifies the merge first, keeping the task on its way locally, and then requests integration. 1: in the background only while no integrator serves; with one the agent requests integration itself (request-integration) and carries on. 0: the agent waits for its own `agency integrate`. Only a red verify comes back to the agent */
+  /**
+   * verify in the background (background-verify.ts), as agentd's `agency integrate --background`, which the prompt's step 5 asks for. 2
+   * (default, as agentd): a holder whose attempt passed hands the change to its own daemon and goes on; with no integrator serving the
+   * daemon verifies the merge and races to the branch; while one serves (core/board/integrator-serving) it verifies the merge first,
+   * keeping the task on its way locally, and then requests integration. 1: in the background only while no integrator serves; with one the
+   * agent requests integration itself (request-integration) and carries on. 0: the agent waits for its own `agency integrate`. Only a red
+   * verify comes back to the agent
+   */
   backgroundVerify: 2,
-  /** 1 (default), as agentd's prompt: a change asks for a review only while its author's status says `reviews: worth asking` (core/board/review-timing: fewer tasks ready than agents not at work, so some peer has nothing to claim); 0: every change others build on asks. By the hazard table a review costs its reviewer more than the defects it catches save (6 % of a task's effort against 2 min), unless the reviewer had nothing else to do */
+  /**
+   * 1 (default), as agentd's prompt: a change asks for a review only while its author's status says `reviews: worth asking`
+   * (core/board/review-timing: fewer tasks ready than agents not at work, so some peer has nothing to claim); 0: every change others build
+   * on asks. By the hazard table a review costs its reviewer more than the defects it catches save (6 % of a task's effort against 2 min),
+   * unless the reviewer had nothing else to do
+   */
   reviewWhenIdle: 1
 } as const

@@ -35,7 +35,10 @@ export interface HelperAgent {
   takeOver: (t: ProjectTask) => void
   /** stop the attempt at `t` and release it; the time spent is `kind` */
   yieldTask: (t: ProjectTask, kind: 'helping' | 'lost', to?: string) => boolean
-  /** as an assistant whose attempt at `t` passed: integrate its own branch (`agency integrate`); `then(landed)` when it landed first or was fenced */
+  /**
+   * as an assistant whose attempt at `t` passed: integrate its own branch (`agency integrate`); `then(landed)` when it landed first or was
+   * fenced
+   */
   integrateAssist: (t: ProjectTask, attempt: Attempt, start: number, then: (landed: boolean) => void) => void
   /** an assistant's integration finished `t`, which this agent held: its claim ended; it stops */
   taskDoneByAssistant: (t: ProjectTask) => void

@@ -58,7 +58,10 @@ export interface AgencyInit extends SwarmRunInit {
   settle?: SettleWindowInit
   partitions?: PartitionPlan[]
   crashes?: CrashPlan[]
-  /** message the holders of overlapping live claims after a claim is won, as agentd's BoardService does (default: mechanisms.overlapMessages) */
+  /**
+   * message the holders of overlapping live claims after a claim is won, as agentd's BoardService does (default:
+   * mechanisms.overlapMessages)
+   */
   overlapAlerts?: boolean
   /** which of agency's mechanisms run (default: all); see agency-mechanisms.ts */
   mechanisms?: Partial<Mechanisms>
@@ -231,7 +234,10 @@ export class AgencySwarm implements SwarmContext {
     }
   }
 
-  /** By the author's board: fewer ready tasks than agents not at work on a task, so some peer has nothing to claim (it would assist or wait): agentd's status field reviewers_free. */
+  /**
+   * By the author's board: fewer ready tasks than agents not at work on a task, so some peer has nothing to claim (it would assist or
+   * wait): agentd's status field reviewers_free.
+   */
   peerIdle (author: number): boolean {
     const ready = this.replicas[author].ready
     return reviewersFree(ready.open.size, this.agents.length - ready.held.size)

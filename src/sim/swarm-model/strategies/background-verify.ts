@@ -32,7 +32,9 @@ export interface BackgroundHost {
   writeRequest: (t: ProjectTask) => void
   /** the daemon's answer to the carried request did not land: a failed integration on the log (the task is current again) */
   refused: (t: ProjectTask) => void
-  /** the agent spends `ms` on this before anything else (its attempt under way pauses; else it is its next step, woken if idle), then `fn` */
+  /**
+   * the agent spends `ms` on this before anything else (its attempt under way pauses; else it is its next step, woken if idle), then `fn`
+   */
   first: (ms: number, fn: () => void) => void
   /** `fn` after `ms` of this life of the agent's process (daemon and agent go down together) */
   later: (ms: number, fn: () => void) => void

@@ -61,7 +61,9 @@ export function preMerge (ctx: HazardContext, task: ProjectTask, agent: number, 
   return { ms, repair }
 }
 
-/** An agent with nothing else to do that sees red tests on the shared branch repairs an area nobody is repairing; false when there is none. */
+/**
+ * An agent with nothing else to do that sees red tests on the shared branch repairs an area nobody is repairing; false when there is none.
+ */
 export function idleRepair (ctx: HazardContext, agent: number, then: () => void): boolean {
   const area = ctx.progress.takeRepair()
   if (area === undefined) return false
