@@ -61,7 +61,8 @@ export function presenceBytes (claims: number): number {
 }
 
 // Each author's line carries its head id (32 bytes) since forks are compared by head.
-const VECTOR_ENTRY_BYTES = VersionVectorEntry.encode({ author: FAKE_PEER_ID, seq: 100, head: HASH, forkSeq: 0, faulty: false }).finish().length + 2 // + field tag and length
+// + 2: the field tag and length
+const VECTOR_ENTRY_BYTES = VersionVectorEntry.encode({ author: FAKE_PEER_ID, seq: 100, head: HASH, forkSeq: 0, faulty: false }).finish().length + 2
 const EMPTY_REQUEST_BYTES = SyncRequest.encode({ have: [], digest: HASH }).finish().length
 const EMPTY_BATCH_BYTES = SyncBatch.encode({ entries: [], last: true, have: [], forks: [] }).finish().length
 /** lp framing of one sync frame */

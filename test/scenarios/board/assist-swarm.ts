@@ -53,7 +53,10 @@ export async function notices (d: Daemon, kind: string): Promise<string[]> {
 export async function integrateCall (d: Daemon, request: IntegrateRequest): Promise<IntegrateReply> {
   const call = Object.assign(new EventEmitter(), { request })
   return await new Promise((resolve, reject) => {
-    // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors -- a gRPC ServiceError is an Error
-    repoHandlers(d).integrate(call as never, (err, reply) => { if (err != null) reject(err); else resolve(reply as IntegrateReply) })
+    repoHandlers(d).integrate(call as never, (err, reply) => {
+      // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors -- a gRPC ServiceError is an Error
+      if (err != null) reject(err)
+      else resolve(reply as IntegrateReply)
+    })
   })
 }
