@@ -82,30 +82,26 @@ export function authorKey (author: string): KeyObject | null {
 }
 
 /**
- * Signatures this process has checked and found good, by the sha256 of
- * everything the check read: the signature, the author (whose peer id names
- * the key) and the signed bytes with their domain. Several daemons of one
- * process (`agentd --agents`) receive the same heartbeats and entries, and
- * each checks every one; the second check of the same bytes is a lookup.
- * Ed25519 verification is a function of exactly these inputs, so a hit says
- * what the check would say again; bytes that differ anywhere hash apart and
- * are checked. Only good signatures are kept (a peer cannot fill the set
- * with garbage, only with messages it really signed), oldest out first.
+ * Signatures this process has checked and found good, each with what it
+ * signed: the author (whose peer id names the key) and the signed bytes with
+ * their domain. Several daemons of one process (`agentd --agents`) receive the
+ * same heartbeats and entries, and each checked every one; now the second
+ * check of the same signature over the same bytes by the same author is a
+ * comparison. Ed25519 verification is a function of exactly these inputs, so
+ * a match says what a check would say again; anything else is checked. Only
+ * good signatures are kept (a peer cannot fill the set with garbage, only
+ * with messages it really signed), of small messages (heartbeats, most
+ * entries), oldest out first: the set only has to outlast a message's spread
+ * over the daemons of one process.
  */
-const verified = new Set<string>()
-const VERIFIED_LIMIT = 4096
+const verified = new Map<string, { author: string, signed: Buffer }>()
+const VERIFIED_LIMIT = 2048
+const VERIFIED_MAX_BYTES = 2048
 const checks = { verified: 0, remembered: 0 }
 
 /** How many signatures this process has checked with Ed25519, and how many it found already checked. */
 export function signatureChecks (): { verified: number, remembered: number } {
   return { ...checks }
-}
-
-function checkedKey (author: string, signed: Uint8Array, sig: Uint8Array): string {
-  const who = Buffer.from(author, 'utf8')
-  const len = Buffer.alloc(4)
-  len.writeUInt32BE(who.length)
-  return toHex(sha256OfParts([sig, len, who, signed]))
 }
 
 /** True when `sig` is `author`'s signature over `message` in `domain`. Never throws. */
@@ -114,8 +110,9 @@ export function verifySignature (domain: string, author: string, message: Uint8A
   const key = authorKey(author)
   if (key == null) return false
   const signed = framed(domain, message)
-  const checked = checkedKey(author, signed, sig)
-  if (verified.has(checked)) {
+  const bySig = Buffer.from(sig.buffer, sig.byteOffset, sig.byteLength).toString('latin1')
+  const known = verified.get(bySig)
+  if (known !== undefined && known.author === author && known.signed.equals(signed)) {
     checks.remembered++
     return true
   }
@@ -126,9 +123,12 @@ export function verifySignature (domain: string, author: string, message: Uint8A
   } catch {
     good = false
   }
-  if (good) {
-    if (verified.size >= VERIFIED_LIMIT) verified.delete(verified.values().next().value as string)
-    verified.add(checked)
+  if (good && signed.length <= VERIFIED_MAX_BYTES) {
+    if (verified.size >= VERIFIED_LIMIT) verified.delete(verified.keys().next().value as string)
+    // A copy of its own: `signed` may be a slice of Buffer's shared pool, which it would keep alive.
+    const kept = Buffer.alloc(signed.length)
+    signed.copy(kept)
+    verified.set(bySig, { author, signed: kept })
   }
   return good
 }
