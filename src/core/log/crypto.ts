@@ -47,13 +47,17 @@ function framed (domain: string, message: Uint8Array): Buffer {
   return Buffer.concat([Buffer.from(domain, 'utf8'), Buffer.from([0]), message])
 }
 
+/** node:crypto's key object for a raw Ed25519 key: the 32-byte seed, or libp2p's 64-byte form (seed followed by public key). */
+export function ed25519PrivateKeyObject (rawPrivateKey: Uint8Array): KeyObject {
+  return createPrivateKey({ key: Buffer.concat([PKCS8_ED25519_PREFIX, rawPrivateKey.subarray(0, 32)]), format: 'der', type: 'pkcs8' })
+}
+
 /**
  * A signer from a raw Ed25519 key: either the 32-byte seed or libp2p's 64-byte
  * form (seed followed by public key).
  */
 export function createSigner (author: string, rawPrivateKey: Uint8Array): Signer {
-  const seed = rawPrivateKey.subarray(0, 32)
-  const key = createPrivateKey({ key: Buffer.concat([PKCS8_ED25519_PREFIX, seed]), format: 'der', type: 'pkcs8' })
+  const key = ed25519PrivateKeyObject(rawPrivateKey)
   return {
     author,
     sign: (domain, message) => edSign(null, framed(domain, message), key)
