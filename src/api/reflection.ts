@@ -23,8 +23,15 @@ function healthProto (): string {
   return fileURLToPath(import.meta.resolve('grpc-health-check/proto/health/v1/health.proto'))
 }
 
-/** Answer reflection requests for the Agency and health services on `server`. */
+let reflection: ReflectionService | undefined
+
+/**
+ * Answer reflection requests for the Agency and health services on `server`.
+ * The descriptions are read and indexed once per process and shared by its
+ * servers: it answers from them alone, and with `agentd --agents` building
+ * them for each agent's server was a tenth of a host's start.
+ */
 export function addReflection (server: Pick<Server, 'addService'>): void {
-  const definitions = loadSync([API_PROTO, healthProto()], { includeDirs: [protoRoot()] })
-  new ReflectionService(definitions).addToServer(server)
+  reflection ??= new ReflectionService(loadSync([API_PROTO, healthProto()], { includeDirs: [protoRoot()] }))
+  reflection.addToServer(server)
 }

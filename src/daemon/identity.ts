@@ -5,7 +5,9 @@ import { join } from 'node:path'
 import { generateKeyPair, privateKeyFromProtobuf, privateKeyToProtobuf } from '@libp2p/crypto/keys'
 import { peerIdFromPrivateKey } from '@libp2p/peer-id'
 import type { PrivateKey } from '@libp2p/interface'
+import { sign as edSign } from 'node:crypto'
 import { AgencyError } from '../core/errors.js'
+import { ed25519PrivateKeyObject } from '../core/log/crypto.js'
 
 export const IDENTITY_FILE = 'identity.key'
 
@@ -36,5 +38,22 @@ export async function loadOrCreateIdentity (dataDir: string): Promise<Identity> 
   if (privateKey.type !== 'Ed25519') {
     throw new AgencyError('FAILED_PRECONDITION', `the identity at ${path} is ${privateKey.type}; agency needs Ed25519`)
   }
-  return { privateKey, peerId: peerIdFromPrivateKey(privateKey).toString(), created }
+  return { privateKey: signingOnce(privateKey), peerId: peerIdFromPrivateKey(privateKey).toString(), created }
+}
+
+/**
+ * The same key, signing through one node:crypto key object made once.
+ * libp2p's Ed25519 key imports itself from a JWK at every signature (each
+ * connection's handshake, each signed peer record), and a host of dozens of
+ * daemons opens hundreds of connections as it starts. Ed25519 signatures are
+ * deterministic: the bytes are the ones libp2p's own signing makes.
+ */
+export function signingOnce (key: PrivateKey): PrivateKey {
+  if (key.type !== 'Ed25519') return key
+  const native = ed25519PrivateKeyObject(key.raw)
+  const sign: PrivateKey['sign'] = (message, options) => {
+    options?.signal?.throwIfAborted()
+    return edSign(null, message instanceof Uint8Array ? message : message.subarray(), native)
+  }
+  return Object.assign(Object.create(Object.getPrototypeOf(key) as object) as PrivateKey, key, { sign })
 }

@@ -1,6 +1,9 @@
 // Presence: a signed heartbeat every few seconds (less often as the swarm
 // grows: see core/presence/heartbeat-interval), and the directory of peers
 // built from everyone else's. Liveness uses this process's monotonic clock.
+// A peer that goes silent is told of (onLeft) by one timer armed for the
+// first deadline in the directory, not by polling: an idle daemon wakes for
+// it about once per lease, not every second.
 import { performance } from 'node:perf_hooks'
 import type { Presence } from '../gen/agency/v1/wire.js'
 import { PeerDirectory, type PeerRecord } from '../core/presence/peer-directory.js'
@@ -50,8 +53,10 @@ export class PresenceService {
   /** when the armed beat is due (monotonic ms) */
   private nextBeatAt = 0
   private expireTimer?: NodeJS.Timeout
+  /** when the armed expiry timer fires (monotonic ms; Infinity: none armed) */
+  private expireAt = Number.POSITIVE_INFINITY
   private seq = 0
-  private stopped = false
+  private stopped = true
   /** beats in a row that held no claim and said what the one before said */
   private quietBeats = 0
   private lastSaid = ''
@@ -85,7 +90,7 @@ export class PresenceService {
     this.gossip = gossip
     this.stopped = false
     this.scheduleBeat(0)
-    this.expireTimer = setInterval(() => { this.expire() }, Math.max(100, Math.min(1000, this.init.liveTimeoutMs / 4)))
+    this.armExpiry()
   }
 
   stop (): void {
@@ -94,7 +99,9 @@ export class PresenceService {
     this.greetTimer = undefined
     this.greeting.clear()
     clearTimeout(this.heartbeatTimer)
-    clearInterval(this.expireTimer)
+    clearTimeout(this.expireTimer)
+    this.expireTimer = undefined
+    this.expireAt = Number.POSITIVE_INFINITY
   }
 
   /** The interval for the number of live peers this daemon sees (before quiet beats stretch it). */
@@ -250,6 +257,7 @@ export class PresenceService {
     }, now)
     if (seen === 'stale') return 'ignore'
     const record = this.directory.get(p.peerId)
+    this.armExpiry()
     if (record != null) {
       if (seen === 'joined') this.init.onJoined(record)
       this.init.onHeartbeat?.(record, p)
@@ -284,6 +292,27 @@ export class PresenceService {
 
   private expire (): void {
     for (const p of this.directory.expire(performance.now())) this.init.onLeft(p)
+  }
+
+  /**
+   * Arms the expiry timer for the directory's first deadline, unless it is
+   * armed for that or sooner (a heartbeat only moves a deadline later, or adds
+   * one: when it fires early it expires nobody and arms for the next).
+   */
+  private armExpiry (): void {
+    if (this.stopped) return
+    const next = this.directory.nextExpiry()
+    if (next === undefined || (this.expireTimer !== undefined && this.expireAt <= next)) return
+    clearTimeout(this.expireTimer)
+    this.expireAt = next
+    // A peer is live through its deadline: the timer fires just past it.
+    this.expireTimer = setTimeout(() => {
+      this.expireTimer = undefined
+      this.expireAt = Number.POSITIVE_INFINITY
+      if (this.stopped) return
+      this.expire()
+      this.armExpiry()
+    }, Math.max(0, next - performance.now()) + 1)
   }
 
   isLive (peerId: string): boolean {

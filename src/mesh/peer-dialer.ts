@@ -7,7 +7,10 @@
 // closes its oldest connections, those outside the gossip mesh first, so a
 // bootstrap peer that every newcomer dials does not end up connected to the
 // whole swarm: each node holds about the mesh degree plus the newcomers that
-// dialled it lately, whatever the swarm's size.
+// dialled it lately, whatever the swarm's size. While nothing is to be done
+// (enough connections, none too many, each carrying gossip) it looks ten
+// times less often, and a connection that opens or closes wakes it: an idle
+// daemon pays little for it, which counts where one process hosts dozens.
 // @libp2p/bootstrap is not used: it dials once, and ignores /memory addresses.
 import { multiaddr, type Multiaddr } from '@multiformats/multiaddr'
 import type { MeshLibp2p } from './node.js'
@@ -29,6 +32,8 @@ export interface PeerDialerInit {
   minBackoffMs?: number
   maxBackoffMs?: number
   tickMs?: number
+  /** how often it looks while it holds enough connections, each carrying gossip (default 5 s); a connection opened or closed brings the next look forward to within tickMs */
+  steadyTickMs?: number
   /** how long a connection may go without gossip before identify is run again */
   identifyGraceMs?: number
 }
@@ -65,7 +70,11 @@ export class PeerDialer {
   private readonly minBackoffMs: number
   private readonly maxBackoffMs: number
   private readonly tickMs: number
+  private readonly steadyTickMs: number
   private timer?: NodeJS.Timeout
+  /** when the armed tick is due (Date.now() ms) */
+  private dueAt = 0
+  private ticking = false
   private running = false
   private dialing = new Set<string>()
   private readonly identifyGraceMs: number
@@ -80,6 +89,7 @@ export class PeerDialer {
     this.minBackoffMs = init.minBackoffMs ?? 500
     this.maxBackoffMs = init.maxBackoffMs ?? 15_000
     this.tickMs = init.tickMs ?? 500
+    this.steadyTickMs = Math.max(this.tickMs, init.steadyTickMs ?? 5000)
     this.identifyGraceMs = init.identifyGraceMs ?? 5000
     for (const a of init.bootstrap) {
       const ma = multiaddr(a)
@@ -90,12 +100,36 @@ export class PeerDialer {
 
   start (): void {
     this.running = true
+    this.node.addEventListener('connection:open', this.wake)
+    this.node.addEventListener('connection:close', this.wake)
     this.tick()
   }
 
   stop (): void {
     this.running = false
+    this.node.removeEventListener('connection:open', this.wake)
+    this.node.removeEventListener('connection:close', this.wake)
     if (this.timer != null) clearTimeout(this.timer)
+  }
+
+  /** A connection opened or closed: the next look is within tickMs (one under way decides its next when it ends). */
+  private readonly wake = (): void => {
+    if (!this.running || this.ticking) return
+    if (this.dueAt - Date.now() > this.tickMs) this.arm(this.tickMs)
+  }
+
+  private arm (ms: number): void {
+    if (this.timer != null) clearTimeout(this.timer)
+    this.dueAt = Date.now() + ms
+    this.timer = setTimeout(() => { this.tick() }, ms)
+  }
+
+  /** Nothing to do: enough connections and not too many, none being dialled, each open and carrying gossip. */
+  private steady (): boolean {
+    const connections = this.node.getConnections()
+    if (connections.length < this.targetConnections || connections.length > this.maxConnections || this.dialing.size > 0) return false
+    const gossiping = new Set(this.node.services.pubsub.getPeers().map(p => p.toString()))
+    return connections.every(c => c.status === 'open' && gossiping.has(c.remotePeer.toString()))
   }
 
   /** Remembers a peer's addresses (from its presence) so it can be redialled later. */
@@ -123,8 +157,10 @@ export class PeerDialer {
 
   private tick (): void {
     if (!this.running) return
+    this.ticking = true
     this.dialDue().catch(err => this.log.debug({ err }, 'dial round failed')).finally(() => {
-      if (this.running) this.timer = setTimeout(() => { this.tick() }, this.tickMs)
+      this.ticking = false
+      if (this.running) this.arm(this.steady() ? this.steadyTickMs : this.tickMs)
     })
   }
 

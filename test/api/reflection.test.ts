@@ -67,6 +67,20 @@ describe('gRPC server reflection', () => {
     expect(used.filter(t => !messages.has(t))).toEqual([])
   })
 
+  it('answers on every server of a process (the agents of `agentd --agents` share the descriptions)', async () => {
+    const handlers = Object.fromEntries(Object.keys(AgencyService).map(name => [name,
+      (_call: unknown, cb: (err: { code: number }) => void) => { cb({ code: status.UNIMPLEMENTED }) }])) as unknown as AgencyServer
+    const second = await startGrpcServer('127.0.0.1:0', handlers)
+    try {
+      for (const address of [server.address, second.address]) {
+        const r = await ask(address, { fileContainingSymbol: 'agency.v1.Agency' })
+        expect((r.fileDescriptorResponse?.fileDescriptorProto ?? []).length).toBeGreaterThan(0)
+      }
+    } finally {
+      await second.close()
+    }
+  })
+
   it('answers NOT_FOUND for a symbol the API does not have', async () => {
     const r = await ask(server.address, { fileContainingSymbol: 'agency.v1.Nothing' })
     expect(r.errorResponse?.errorCode).toBe(status.NOT_FOUND)

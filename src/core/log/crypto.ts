@@ -47,13 +47,17 @@ function framed (domain: string, message: Uint8Array): Buffer {
   return Buffer.concat([Buffer.from(domain, 'utf8'), Buffer.from([0]), message])
 }
 
+/** node:crypto's key object for a raw Ed25519 key: the 32-byte seed, or libp2p's 64-byte form (seed followed by public key). */
+export function ed25519PrivateKeyObject (rawPrivateKey: Uint8Array): KeyObject {
+  return createPrivateKey({ key: Buffer.concat([PKCS8_ED25519_PREFIX, rawPrivateKey.subarray(0, 32)]), format: 'der', type: 'pkcs8' })
+}
+
 /**
  * A signer from a raw Ed25519 key: either the 32-byte seed or libp2p's 64-byte
  * form (seed followed by public key).
  */
 export function createSigner (author: string, rawPrivateKey: Uint8Array): Signer {
-  const seed = rawPrivateKey.subarray(0, 32)
-  const key = createPrivateKey({ key: Buffer.concat([PKCS8_ED25519_PREFIX, seed]), format: 'der', type: 'pkcs8' })
+  const key = ed25519PrivateKeyObject(rawPrivateKey)
   return {
     author,
     sign: (domain, message) => edSign(null, framed(domain, message), key)
@@ -81,14 +85,54 @@ export function authorKey (author: string): KeyObject | null {
   return key
 }
 
+/**
+ * Signatures this process has checked and found good, each with what it
+ * signed: the author (whose peer id names the key) and the signed bytes with
+ * their domain. Several daemons of one process (`agentd --agents`) receive the
+ * same heartbeats and entries, and each checked every one; now the second
+ * check of the same signature over the same bytes by the same author is a
+ * comparison. Ed25519 verification is a function of exactly these inputs, so
+ * a match says what a check would say again; anything else is checked. Only
+ * good signatures are kept (a peer cannot fill the set with garbage, only
+ * with messages it really signed), of small messages (heartbeats, most
+ * entries), oldest out first: the set only has to outlast a message's spread
+ * over the daemons of one process.
+ */
+const verified = new Map<string, { author: string, signed: Buffer }>()
+const VERIFIED_LIMIT = 2048
+const VERIFIED_MAX_BYTES = 2048
+const checks = { verified: 0, remembered: 0 }
+
+/** How many signatures this process has checked with Ed25519, and how many it found already checked. */
+export function signatureChecks (): { verified: number, remembered: number } {
+  return { ...checks }
+}
+
 /** True when `sig` is `author`'s signature over `message` in `domain`. Never throws. */
 export function verifySignature (domain: string, author: string, message: Uint8Array, sig: Uint8Array): boolean {
   if (sig.length !== 64) return false
   const key = authorKey(author)
   if (key == null) return false
-  try {
-    return edVerify(null, framed(domain, message), key, sig)
-  } catch {
-    return false
+  const signed = framed(domain, message)
+  const bySig = Buffer.from(sig.buffer, sig.byteOffset, sig.byteLength).toString('latin1')
+  const known = verified.get(bySig)
+  if (known !== undefined && known.author === author && known.signed.equals(signed)) {
+    checks.remembered++
+    return true
   }
+  let good: boolean
+  try {
+    checks.verified++
+    good = edVerify(null, signed, key, sig)
+  } catch {
+    good = false
+  }
+  if (good && signed.length <= VERIFIED_MAX_BYTES) {
+    if (verified.size >= VERIFIED_LIMIT) verified.delete(verified.keys().next().value as string)
+    // A copy of its own: `signed` may be a slice of Buffer's shared pool, which it would keep alive.
+    const kept = Buffer.alloc(signed.length)
+    signed.copy(kept)
+    verified.set(bySig, { author, signed: kept })
+  }
+  return good
 }

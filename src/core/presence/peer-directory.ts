@@ -88,6 +88,17 @@ export class PeerDirectory {
     return left
   }
 
+  /** When the first peer still marked live stops being live (expire then returns it), or undefined if none is marked live. */
+  nextExpiry (): number | undefined {
+    let next: number | undefined
+    for (const p of this.peers.values()) {
+      if (!p.live) continue
+      const at = p.lastSeen + p.timeoutMs
+      if (next === undefined || at < next) next = at
+    }
+    return next
+  }
+
   get (peerId: string): PeerRecord | undefined {
     return this.peers.get(peerId)
   }
