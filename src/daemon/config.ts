@@ -58,8 +58,8 @@ export interface DaemonConfig {
   operators?: string[]
   /** how long an approval request (--acp-permissions ask) waits for the operator before it is denied (default 10 min) */
   approvalTimeoutMs?: number
-  /** spend (docs/spend.md): the price table for CLIs that report no dollars (--prices), the provider account named outright (--provider-account), the spread after a rate-limit hold, how long a silent peer stays a member for the budget's shares */
-  spend?: { prices?: PriceTable, providerAccount?: string, spreadMs?: number, memberWindowMs?: number }
+  /** spend (docs/spend.md): the price table for CLIs that report no dollars (--prices), the provider account named outright (--provider-account), the spread after a rate-limit hold, how long a silent peer stays a member for the budget's shares, how long an agent held at the budget keeps its claims (--budget-keep-leases) */
+  spend?: { prices?: PriceTable, providerAccount?: string, spreadMs?: number, memberWindowMs?: number, keepLeasesMs?: number }
   /** a token every API call must carry (required for a gRPC bind beyond loopback) */
   apiToken?: string
   /** the swarm key (libp2p pre-shared key file contents): a private swarm */
