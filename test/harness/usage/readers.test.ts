@@ -113,7 +113,27 @@ describe('rate limits', () => {
     expect(rateLimitInLine('all tests passed', NOW)).toBeNull()
     expect(DEFAULT_HOLD_MS.quota).toBeGreaterThan(DEFAULT_HOLD_MS.transient)
   })
-  it('a harness without a reader (cmd:) still has its limits recognised in its last lines', () => {
+  it('a cmd: program still has its limits recognised in its last lines', () => {
     expect(runReader('cmd:./agent')({ text: 'working\nError: 429 Too Many Requests, Retry-After: 3\n', now: NOW }).limit).toEqual(expect.objectContaining({ kind: 'transient', until: NOW + 3000 }))
+  })
+})
+
+describe('a cmd: program\'s own agency-usage lines', () => {
+  const line = (o: object): string => `agency-usage ${JSON.stringify(o)}`
+  it('add up per model; dollars left out are estimated later (null)', () => {
+    const text = ['working', line({ model: 'm', input_tokens: 100, cache_read_tokens: 50, cache_write_tokens: 30, output_tokens: 20, usd: 0.5 }), line({ model: 'm', input_tokens: 1, output_tokens: 2, usd: 0.25 }), line({ model: 'n', output_tokens: 7 }), 'done'].join('\n')
+    expect(runReader('cmd:./agent')({ text, now: NOW }).usage).toEqual([
+      { model: 'm', inputTokens: 101, cacheReadTokens: 50, cacheWriteTokens: 30, outputTokens: 22, usd: 0.75 },
+      { model: 'n', inputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0, outputTokens: 7, usd: null }
+    ])
+  })
+  it('a line that does not parse, or negative or non-numeric counts, spend nothing', () => {
+    const text = ['agency-usage {not json', line({ model: 'm', input_tokens: -5, output_tokens: 'many' }), 'agency-usage [1,2]'].join('\n')
+    expect(runReader('cmd:./agent')({ text, now: NOW }).usage).toEqual([])
+  })
+  it('are read only from cmd: programs: the same line in a real CLI\'s output is not a report', () => {
+    const text = line({ model: 'm', input_tokens: 100, output_tokens: 20 })
+    expect(runReader('codex')({ text, now: NOW }).usage.every(u => u.inputTokens !== 100)).toBe(true)
+    expect(runReader('sim')({ text, now: NOW }).usage).toEqual([])
   })
 })
