@@ -17,6 +17,7 @@ import { createSandbox, SANDBOX_MODES } from '../sandbox/index.js'
 import { confineTestRuns } from '../repo/verify.js'
 import { parseOperatorKeys } from '../core/operator/index.js'
 import { DEFAULT_APPROVAL_TIMEOUT_MS } from '../daemon/approval-queue.js'
+import { DEFAULT_BUDGET_KEEP_LEASES_MS } from '../daemon/spend-service.js'
 
 function list (value: string, previous: string[] = []): string[] {
   return [...previous, ...value.split(',').map(s => s.trim()).filter(s => s !== '')]
@@ -77,6 +78,7 @@ const program = new Command('agentd')
   .addOption(new Option('--harness-run-timeout <duration>', 'kill and restart a harness run that goes on longer than this (e.g. 30m; 0: no limit); with acp:, cancel and restart a session that sends nothing this long while agentd waits on it').env('AGENCY_HARNESS_RUN_TIMEOUT').argParser(durationFlag('--harness-run-timeout')).default(HARNESS_POLICY_DEFAULTS.runTimeoutMs, '30m'))
   .addOption(new Option('--prices <file>', 'dollars per million tokens by model, JSON (docs/spend.md), for CLIs that report tokens but no price; default: the built-in table, marked estimated').env('AGENCY_PRICES'))
   .addOption(new Option('--provider-account <label>', 'name the provider account this agent spends from (agents with the same one share rate limits); default: a hash of the provider, endpoint and key in the environment').env('AGENCY_PROVIDER_ACCOUNT'))
+  .addOption(new Option('--budget-keep-leases <duration>', 'how long an agent held at the budget keeps its tasks before it gives them back (0: as long as the budget holds it)').env('AGENCY_BUDGET_KEEP_LEASES').argParser(durationFlag('--budget-keep-leases')).default(DEFAULT_BUDGET_KEEP_LEASES_MS, '1h'))
   .addOption(new Option('--wip-push <duration>', 'how often a held task\'s branch is pushed to refs/agency/wip/<task> on the shared remote, for a takeover after a crash (0: only on release)').env('AGENCY_WIP_PUSH').argParser(durationFlag('--wip-push')).default(3 * 60_000, '3m'))
   .addOption(new Option('--integrator-window <duration>', 'an agent seen answering another agent\'s integration request this recently, and live, serves as integrator: then agency integrate --background verifies the change before it requests integration').env('AGENCY_INTEGRATOR_WINDOW').argParser(durationFlag('--integrator-window')).default(DEFAULT_INTEGRATOR_WINDOW_MS, '15m'))
   .addOption(new Option('--swarm-key <file>', 'a private swarm: only daemons holding this pre-shared key can connect (make one with `agency keygen`)').env('AGENCY_SWARM_KEY'))
@@ -176,7 +178,7 @@ Examples:
         acpPermissions: opts.acpPermissions,
         operators: parseOperatorKeys(opts.operator ?? []),
         approvalTimeoutMs: opts.approvalTimeout,
-        spend: { prices, providerAccount: opts.providerAccount },
+        spend: { prices, providerAccount: opts.providerAccount, keepLeasesMs: opts.budgetKeepLeases },
         settle: opts.settleMs != null ? { fixedMs: opts.settleMs } : undefined,
         assist: { budget: opts.assistBudget, floorMs: opts.assistAfter, spare: opts.assistSpare },
         findingsWorker: opts.findingsWorker === 'on',

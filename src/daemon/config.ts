@@ -75,9 +75,10 @@ export interface DaemonConfig {
   approvalTimeoutMs?: number
   /**
    * spend (docs/spend.md): the price table for CLIs that report no dollars (--prices), the provider account named outright
-   * (--provider-account), the spread after a rate-limit hold, how long a silent peer stays a member for the budget's shares
+   * (--provider-account), the spread after a rate-limit hold, how long a silent peer stays a member for the budget's shares, how long
+   * an agent held at the budget keeps its claims (--budget-keep-leases)
    */
-  spend?: { prices?: PriceTable, providerAccount?: string, spreadMs?: number, memberWindowMs?: number }
+  spend?: { prices?: PriceTable, providerAccount?: string, spreadMs?: number, memberWindowMs?: number, keepLeasesMs?: number }
   /** a token every API call must carry (required for a gRPC bind beyond loopback) */
   apiToken?: string
   /** the swarm key (libp2p pre-shared key file contents): a private swarm */

@@ -4,7 +4,8 @@
 // announced to the swarm, and the gate the harness asks before each run or
 // turn: held while the budget is reached (recorded + in flight >= a cap) or
 // while this agent's provider account is limited (until T, plus a spread of
-// its own). See docs/spend.md.
+// its own). Held at the budget, the agent keeps its claims for a stated time
+// (budget-lease-keeper.ts). See docs/spend.md.
 import {
   checkBudget, changedBudget, hasAnyCap, NO_BUDGET, resumeAt, SpendFold, SwarmWholeness, allInput,
   type BudgetChange, type BudgetVerdict, type SpendGrouping, type SpendTotals, type RateLimitHoldView, type RunSize
@@ -15,6 +16,7 @@ import type { StoredEntry } from '../core/log/ingest-result.js'
 import type { LogService } from './log-service.js'
 import { DEFAULT_HOLD_MS, DEFAULT_PRICES, priced, type PriceTable, type RateLimitSignal, type RunReport } from '../harness/usage/index.js'
 import type { StartHold } from '../harness/supervisor.js'
+import { BudgetLeaseKeeper } from './budget-lease-keeper.js'
 import type { BudgetReply, SpendTotals as SpendTotalsView, UsageReply } from '../gen/agency/v1/api.js'
 import type { ModelSpend } from '../gen/agency/v1/log.js'
 import type { Metrics } from '../metrics/metrics.js'
@@ -22,6 +24,9 @@ import type { Logger } from '../logger.js'
 
 /** How often a held start asks the gate again, at the latest (a change in the fold wakes it sooner). */
 const BUDGET_RECHECK_MS = 30_000
+
+/** How long an agent held at the budget keeps its claims, by default (as a pause's --keep-leases). */
+export const DEFAULT_BUDGET_KEEP_LEASES_MS = 60 * 60_000
 
 export interface SpendPeer {
   id: string
@@ -47,6 +52,8 @@ export interface SpendHost {
   running: () => boolean
   /** a quota ran out: the operator is told (an inbox notice, a log line) */
   report: (text: string) => void
+  /** gives this agent's held tasks back with a hand-off note (held at the budget past the time its claims are kept) */
+  releaseHeld: (note: string) => Promise<void>
   metrics: Pick<Metrics, 'spendTokens' | 'spendUsd' | 'rateLimitedRuns' | 'budgetReached'>
   log: Logger
   now: () => number
@@ -61,6 +68,8 @@ export interface SpendOptions {
   spreadMs?: number
   /** the least a run in flight is counted at before any run is recorded */
   minRunAllowance?: RunSize
+  /** how long the agent keeps its claims once the budget holds it (--budget-keep-leases; default 1 h; 0: as long as it holds) */
+  keepLeasesMs?: number
 }
 
 export class SpendService {
@@ -74,6 +83,7 @@ export class SpendService {
   /** a limit this daemon saw itself, held at once (before its entry is back from the log) */
   private localHold: RateLimitHoldView | undefined
   private readonly listeners = new Set<() => void>()
+  private readonly leases: BudgetLeaseKeeper
 
   constructor (host: SpendHost, o: SpendOptions) {
     this.host = host
@@ -81,6 +91,13 @@ export class SpendService {
     this.provider = o.provider
     this.spreadMs = o.spreadMs ?? 10_000
     this.minRunAllowance = o.minRunAllowance
+    this.leases = new BudgetLeaseKeeper({
+      keepMs: o.keepLeasesMs ?? DEFAULT_BUDGET_KEEP_LEASES_MS,
+      stillHeld: () => !host.running() && this.verdict(1).reached,
+      releaseHeld: host.releaseHeld,
+      onReleased: note => { host.log.info({ note }, 'budget: gave the held tasks back') },
+      onError: err => { host.log.warn({ err }, 'budget: cannot give the held tasks back') }
+    })
   }
 
   /** Folds the restored log's spend entries, then each entry the log accepts. */
@@ -88,6 +105,8 @@ export class SpendService {
     for (const e of this.host.entries.state.iterateAfter(0, SPEND_KINDS)) this.applyStored(e)
     this.host.entries.onAccepted(e => { if (SPEND_KINDS.has(e.entry.kind)) this.applyStored(e) })
   }
+
+  stop (): void { this.leases.stop() }
 
   private applyStored (e: StoredEntry): void {
     let body: unknown
@@ -118,6 +137,7 @@ export class SpendService {
     }
     const v = this.verdict(1)
     this.host.metrics.budgetReached.set(v.reached ? 1 : 0)
+    this.leases.observe(v.reached)
     if (v.reached) return { reason: `budget reached: ${v.reasons.join('; ')}`, waitMs: BUDGET_RECHECK_MS }
     return null
   }

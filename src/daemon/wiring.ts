@@ -422,13 +422,15 @@ async function wireParts (ctx: WiringContext, { store, identity, metrics, guard,
     currentTask: () => boardService.working()[0]?.task ?? '',
     running: () => harnessRunning(),
     report: text => { inbox.notice('harness', text).catch(storeNotice) },
+    releaseHeld: async note => { for (const h of boardService.working()) await work.release(h.task, note, '') },
     metrics,
     log: logger('spend'),
     now: wallClock
   }, {
     prices: config.spend?.prices,
     provider: providerAccount(config.harness ?? '', process.env, config.spend?.providerAccount),
-    spreadMs: config.spend?.spreadMs
+    spreadMs: config.spend?.spreadMs,
+    keepLeasesMs: config.spend?.keepLeasesMs
   })
   const harness = await newHarness(ctx, { me, name, metrics, presence, boardService, work, inbox, contact, onInbox, approvals, spend, workspace: () => repoService?.workspace.dir ?? '' })
   if (harness != null) harnessRunning = () => harness.service.state() === 'running'

@@ -15,6 +15,13 @@ import { AGENTD_BIN, REPO_ROOT, assertBuilt } from '../helpers/agent-loop.js'
 
 const run = promisify(execFile)
 
+/**
+ * How long a starting agentd may take to say `ready`: only a bound on a hang.
+ * Beside three agents whose CLIs are running, on a machine loaded by other
+ * test files, a start has taken over a minute.
+ */
+const READY_TIMEOUT_MS = 180_000
+
 /** Where the real CLIs are installed (devDependencies). */
 export const CLI_BIN_DIR = join(REPO_ROOT, 'node_modules', '.bin')
 
@@ -77,7 +84,7 @@ export async function startAgentDaemon (o: AgentDaemonOptions): Promise<AgentDae
     let peerId = ''
     let grpc = ''
     const addrs: string[] = []
-    const timer = setTimeout(() => { reject(new Error(`agentd ${o.name} not ready after 60 s:\n${stderr}`)) }, 60_000)
+    const timer = setTimeout(() => { reject(new Error(`agentd ${o.name} not ready after ${READY_TIMEOUT_MS / 1000} s:\n${stderr}`)) }, READY_TIMEOUT_MS)
     createInterface({ input: child.stdout }).on('line', line => {
       const words = line.split(' ')
       if (words[0] === 'agentd') peerId = words[3]

@@ -9,6 +9,8 @@
 // the file, exec_command for the shell (the tests, git, and `agency find`, which
 // needs the shim on the shell's PATH).
 import { afterEach, describe, expect, it } from 'vitest'
+import type { AgencyClient } from '../../src/gen/agency/v1/api.js'
+import { waitFor } from '../helpers/wait-for.js'
 import { count } from './agent-daemon.js'
 import { codexHome } from './codex-home.js'
 import { SCENARIO_TIMEOUT_MS, expectGreetIntegrated, expectOneCleanRun, expectTheLoop, startGreeter, waitForFinished, type GreeterRun } from './greeter-scenario.js'
@@ -54,6 +56,13 @@ describe('agentd --harness codex: the real Codex CLI against a scripted Response
     expect(last.taken[0].step).toBe('loadTools')
     expect(calls.filter(c => c.namespace === 'mcp__agency').map(c => c.name)).toEqual(['status', 'read_inbox', 'ready', 'claim', 'integrate', 'done', 'status', 'read_inbox'])
     expect(count(log, /^mcp: agency\/\w+ \(completed\)$/m)).toBe(8)
+    // The run's usage, from the session file Codex wrote: input and output apart, exactly as the
+    // endpoint served them (100 in, 10 out per answer), not the human output's one total.
+    const usage = await waitFor(async () => {
+      const u = await r.api.call((c: AgencyClient) => c.getUsage, { by: '' })
+      return (u.total?.runs ?? 0) >= 1 && u
+    }, { what: 'the run\'s usage to be recorded', timeoutMs: 60_000 })
+    expect(usage.total).toMatchObject({ inputTokens: 100 * turns.length, outputTokens: 10 * turns.length })
     // The file went through Codex's apply_patch (a freeform custom tool).
     expect(calls.find(c => c.name === 'apply_patch')?.type).toBe('custom_tool_call')
     expect(last.taken.find(s => s.step === 'change')?.outcome.text).toMatch(/Success\. Updated the following files:\s+A src\/greet\.js/)

@@ -2,6 +2,7 @@
 import { join } from 'node:path'
 import { aiderRun } from './aider.js'
 import { claudeRun } from './claude.js'
+import { cmdRun } from './cmd.js'
 import { codexRun } from './codex.js'
 import { COPILOT_USAGE_FILE, copilotRun } from './copilot.js'
 import { geminiRun } from './gemini.js'
@@ -19,10 +20,12 @@ const READERS: Record<string, RunReader> = {
 }
 
 /**
- * The reader for `--harness <name>`. A harness without one (cmd:, sim) reports
- * no usage; a limit is still recognised in its last lines of output.
+ * The reader for `--harness <name>`. A `cmd:` program reports what it says in
+ * `agency-usage` lines (cmd.ts); a harness without a reader (sim) reports no
+ * usage; a limit is still recognised in its last lines of output.
  */
 export function runReader (harness: string): RunReader {
+  if (harness.startsWith('cmd:')) return cmdRun
   return Object.hasOwn(READERS, harness) ? READERS[harness] : lastLinesOnly
 }
 

@@ -40,6 +40,18 @@ describe('Codex', () => {
   it('the human output gives one total, counted as input, and names the model', () => {
     expect(runReader('codex')({ text: sample('codex-human.txt'), now: NOW }).usage).toEqual([{ model: 'gpt-5.5', inputTokens: 110, cacheReadTokens: 0, cacheWriteTokens: 0, outputTokens: 0, usd: null }])
   })
+  it('the session file the human output names gives input (cached apart), output and the model exactly', () => {
+    // codex-rollout.jsonl: the turn_context and token_count lines of a session file Codex 0.171.0 wrote
+    const files = new Map([['/home/.codex/sessions/2026/12/08/rollout-2026-12-08T01-06-01-01a2499d-fafe-7a01-be80-8b9c134d5fa9.jsonl', sample('codex-rollout.jsonl')]])
+    expect(runReader('codex')({ text: sample('codex-human.txt'), files, now: NOW }).usage).toEqual([{ model: 'gpt-5.5', inputTokens: 100, cacheReadTokens: 0, cacheWriteTokens: 0, outputTokens: 10, usd: null }])
+    // the last token_count is the session's total; cached input is read apart
+    const later = JSON.stringify({ type: 'event_msg', payload: { type: 'token_count', info: { total_token_usage: { input_tokens: 900, cached_input_tokens: 600, output_tokens: 40 } } } })
+    const more = new Map([[[...files.keys()][0], `${sample('codex-rollout.jsonl')}${later}\n`]])
+    expect(runReader('codex')({ text: sample('codex-human.txt'), files: more, now: NOW }).usage).toEqual([{ model: 'gpt-5.5', inputTokens: 300, cacheReadTokens: 600, cacheWriteTokens: 0, outputTokens: 40, usd: null }])
+    // another session's file is not this run's
+    const other = new Map([['/home/.codex/sessions/2026/12/08/rollout-2026-12-08T01-06-01-01a2532f-a627-7091-bc7e-0166db0415fb.jsonl', sample('codex-rollout.jsonl')]])
+    expect(runReader('codex')({ text: sample('codex-human.txt'), files: other, now: NOW }).usage).toEqual([{ model: 'gpt-5.5', inputTokens: 110, cacheReadTokens: 0, cacheWriteTokens: 0, outputTokens: 0, usd: null }])
+  })
   it('the --json stream gives input (cached apart) and output exactly', () => {
     expect(runReader('codex')({ text: sample('codex-json.jsonl'), now: NOW }).usage).toEqual([{ model: '', inputTokens: 100, cacheReadTokens: 0, cacheWriteTokens: 0, outputTokens: 10, usd: null }])
   })
@@ -113,7 +125,27 @@ describe('rate limits', () => {
     expect(rateLimitInLine('all tests passed', NOW)).toBeNull()
     expect(DEFAULT_HOLD_MS.quota).toBeGreaterThan(DEFAULT_HOLD_MS.transient)
   })
-  it('a harness without a reader (cmd:) still has its limits recognised in its last lines', () => {
+  it('a cmd: program still has its limits recognised in its last lines', () => {
     expect(runReader('cmd:./agent')({ text: 'working\nError: 429 Too Many Requests, Retry-After: 3\n', now: NOW }).limit).toEqual(expect.objectContaining({ kind: 'transient', until: NOW + 3000 }))
+  })
+})
+
+describe('a cmd: program\'s own agency-usage lines', () => {
+  const line = (o: object): string => `agency-usage ${JSON.stringify(o)}`
+  it('add up per model; dollars left out are estimated later (null)', () => {
+    const text = ['working', line({ model: 'm', input_tokens: 100, cache_read_tokens: 50, cache_write_tokens: 30, output_tokens: 20, usd: 0.5 }), line({ model: 'm', input_tokens: 1, output_tokens: 2, usd: 0.25 }), line({ model: 'n', output_tokens: 7 }), 'done'].join('\n')
+    expect(runReader('cmd:./agent')({ text, now: NOW }).usage).toEqual([
+      { model: 'm', inputTokens: 101, cacheReadTokens: 50, cacheWriteTokens: 30, outputTokens: 22, usd: 0.75 },
+      { model: 'n', inputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0, outputTokens: 7, usd: null }
+    ])
+  })
+  it('a line that does not parse, or negative or non-numeric counts, spend nothing', () => {
+    const text = ['agency-usage {not json', line({ model: 'm', input_tokens: -5, output_tokens: 'many' }), 'agency-usage [1,2]'].join('\n')
+    expect(runReader('cmd:./agent')({ text, now: NOW }).usage).toEqual([])
+  })
+  it('are read only from cmd: programs: the same line in a real CLI\'s output is not a report', () => {
+    const text = line({ model: 'm', input_tokens: 100, output_tokens: 20 })
+    expect(runReader('codex')({ text, now: NOW }).usage.every(u => u.inputTokens !== 100)).toBe(true)
+    expect(runReader('sim')({ text, now: NOW }).usage).toEqual([])
   })
 })

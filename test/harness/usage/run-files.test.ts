@@ -44,6 +44,27 @@ describe('reading a run back', () => {
   })
 })
 
+describe('reading a Codex run back', () => {
+  it('finds the session file the output names under $CODEX_HOME/sessions, on the run\'s day, and keeps it', async () => {
+    const id = '01a2499d-fafe-7a01-be80-8b9c134d5fa9'
+    const now = Date.parse('2026-12-08T01:06:02Z')
+    const day = new Date(now)
+    const sessions = join(dir, 'codex', 'sessions', String(day.getFullYear()), String(day.getMonth() + 1).padStart(2, '0'), String(day.getDate()).padStart(2, '0'))
+    await mkdir(sessions, { recursive: true })
+    const rollout = join(sessions, `rollout-2026-12-08T01-06-01-${id}.jsonl`)
+    await writeFile(rollout, await sample('codex-rollout.jsonl'))
+    await writeFile(join(sessions, 'rollout-2026-12-08T01-06-01-01a2532f-a627-7091-bc7e-0166db0415fb.jsonl'), '')
+    const log = join(dir, 'harness.log')
+    await writeFile(log, await sample('codex-human.txt'))
+    const r = readRunReport({ harness: 'codex', harnessLog: log, harnessDir: join(dir, 'harness'), outputFrom: 0, startedAt: now - 2000, now, codexHome: join(dir, 'codex') })
+    expect(r.usage).toEqual([{ model: 'gpt-5.5', inputTokens: 100, cacheReadTokens: 0, cacheWriteTokens: 0, outputTokens: 10, usd: null }])
+    expect(existsSync(rollout)).toBe(true)
+    // without the file: the human output's one total
+    const none = readRunReport({ harness: 'codex', harnessLog: log, harnessDir: join(dir, 'harness'), outputFrom: 0, startedAt: now - 2000, now, codexHome: join(dir, 'elsewhere') })
+    expect(none.usage).toEqual([{ model: 'gpt-5.5', inputTokens: 110, cacheReadTokens: 0, cacheWriteTokens: 0, outputTokens: 0, usd: null }])
+  })
+})
+
 describe('the provider account', () => {
   it('is the same for the same key and endpoint, different otherwise, and never holds the key', () => {
     const a = providerAccount('claude', { ANTHROPIC_API_KEY: 'sk-ant-one', ANTHROPIC_BASE_URL: 'http://x' })
