@@ -27,7 +27,7 @@ import { validateTaskId } from './task-id.js'
 import { OperatorBook } from '../operator/operator-book.js'
 import { ApprovalBook, type ApprovalView } from '../operator/approval-book.js'
 import { OperatorAuthority, type ActionVerdict, type OperatorSource } from '../operator/operator-authority.js'
-import { operatorAudit, operatorMessages, pauseView, taskActions, withOperatorActions, type OperatorActionView, type OperatorMessageView, type PauseView } from '../operator/operator-views.js'
+import { budgetView, operatorAudit, operatorMessages, pauseView, taskActions, withOperatorActions, type OperatorActionView, type OperatorBudgetView, type OperatorMessageView, type PauseView } from '../operator/operator-views.js'
 import { EVERYONE_LIVE, type AnyBoardEntry, type BoardEntryHeader, type Liveness, type TaskState } from './types.js'
 
 export interface BoardInit {
@@ -148,6 +148,8 @@ export class Board {
     switch (entry.kind) {
       case 'goal': this.goals.add(h, Goal.fromPartial(body)); this.operatorChanges++; folded = true; break
       case 'operator': this.operatorBook.add(h, OperatorEnvelope.fromPartial(body)); this.operatorChanges++; folded = true; break
+      // the budget itself is folded by core/spend; here only who wrote one of their own, for the operators' judgement
+      case 'budget': this.operatorBook.addPlain(h, entry.kind); this.operatorChanges++; folded = true; break
       case 'approval_request': folded = this.approvalBook.add(h, ApprovalRequest.fromPartial(body)); break
       case 'task': folded = this.catalog.add(h, TaskSpec.fromPartial(body)); break
       case 'claim': folded = this.ledger.addClaim(h, Claim.fromPartial(body)); break
@@ -364,7 +366,7 @@ export class Board {
   private judge (): NonNullable<Board['judged']> {
     if (this.judged?.at !== this.operatorChanges) {
       const plainGoals = this.goals.history().map(g => ({ author: g.setBy, lamport: g.lamport, entryId: g.entryId }))
-      const authority = new OperatorAuthority({ configured: this.configuredOperators, plainGoals, carried: this.operatorBook.all() })
+      const authority = new OperatorAuthority({ configured: this.configuredOperators, plainGoals, plainOthers: this.operatorBook.plainEntries(), carried: this.operatorBook.all() })
       this.judged = { at: this.operatorChanges, authority, tasks: taskActions(authority) }
     }
     return this.judged
@@ -383,6 +385,13 @@ export class Board {
   /** Whether an operator paused the swarm: no new harness runs or turns. */
   paused (): PauseView {
     return pauseView(this.authority())
+  }
+
+  /** While operators govern, the budget is theirs alone: whether they govern, and their latest budget (core/spend folds it in). */
+  operatorBudget (): { governs: boolean, latest?: OperatorBudgetView } {
+    const a = this.authority()
+    const latest = budgetView(a)
+    return latest === undefined ? { governs: a.governs } : { governs: a.governs, latest }
   }
 
   /** The operators' messages to `agent` and to everyone (all of them without an agent), in the operators' order. */

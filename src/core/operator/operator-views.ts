@@ -53,6 +53,20 @@ export function pauseView (a: OperatorAuthority): PauseView {
   return { paused: last.kind === 'pause', by: last.operator, time: last.time, reason: last.kind === 'pause' ? last.text : '', leaseKeepMs: last.kind === 'pause' ? last.leaseKeepMs : 0 }
 }
 
+/** The budget the operators set: their latest budget action, in operator order. */
+export interface OperatorBudgetView {
+  budget: NonNullable<OperatorAction['budget']>
+  setBy: string
+  time: number
+  entryId: string
+}
+
+export function budgetView (a: OperatorAuthority): OperatorBudgetView | undefined {
+  const last = a.ofKind('budget').at(-1)
+  if (last === undefined) return undefined
+  return { budget: { ...last.action.budget as NonNullable<OperatorAction['budget']> }, setBy: last.action.operator, time: last.action.time, entryId: last.entryId }
+}
+
 /** Per task id, the operators' task actions, in operator order. */
 export function taskActions (a: OperatorAuthority): Map<string, OperatorAction[]> {
   const out = new Map<string, OperatorAction[]>()
@@ -135,6 +149,20 @@ export function summarise (x: OperatorAction): string {
     case 'task_priority': return `task ${x.task?.id ?? ''} priority ${x.task?.priority ?? 0}`
     case 'message': return clip(`message to ${x.to === '' ? 'everyone' : x.to}: ${x.text}`)
     case 'approval': return `${x.allow ? 'approve' : 'deny'} ${x.request}${x.allow && x.always ? ' (always)' : ''}`
+    case 'budget': return `budget: ${budgetSummary(x.budget)}`
+    case 'member_allow': return clip(`allow member${x.peers.length === 1 ? '' : 's'} ${x.peers.join(', ')}`)
+    case 'member_remove': return clip(`remove member ${x.peers[0] ?? ''} (its entries after seq ${x.afterSeq} count for nothing)`)
     default: return clip(x.kind)
   }
+}
+
+function budgetSummary (b: OperatorAction['budget']): string {
+  if (b === undefined) return 'none'
+  const caps = [
+    b.microUsd > 0 ? `$${b.microUsd / 1e6}` : '',
+    b.tokens > 0 ? `${b.tokens} tokens` : '',
+    b.agentSeconds > 0 ? `${b.agentSeconds / 3600} agent-h` : '',
+    b.perAgentMicroUsd > 0 ? `$${b.perAgentMicroUsd / 1e6} per agent` : ''
+  ].filter(c => c !== '')
+  return caps.length > 0 ? caps.join(', ') : 'no caps'
 }
