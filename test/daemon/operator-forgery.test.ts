@@ -56,3 +56,16 @@ describe('forged operator entries', () => {
     }
   })
 })
+
+describe('a member\'s own budget entry', () => {
+  it('counts for nothing on every daemon, against the member that wrote it', async () => {
+    const all = [ada, bo, cy]
+    await ada.operator.submit(signed(op, Date.now(), { kind: 'budget', budget: { microUsd: 5_000_000 } }))
+    await waitFor(() => all.every(d => d.spend.budget().budget?.usd === 5), { what: 'the operator\'s budget everywhere' })
+    const before = bo.boardService.board.operatorRefusals().find(r => r.author === bo.peerId)?.count ?? 0
+    await expect(bo.spend.setBudget({ usd: 1e6 })).rejects.toThrow(/setting the budget is the operator's to do/)
+    await bo.logService.append('budget', { microUsd: 1e12 })
+    await waitFor(() => all.every(d => d.boardService.board.operatorRefusals().some(r => r.author === bo.peerId && r.count === before + 1)), { what: 'the refusal against bo everywhere' })
+    for (const d of all) expect(d.spend.budget().budget).toMatchObject({ usd: 5, setBy: op.author })
+  })
+})
