@@ -27,13 +27,20 @@ export interface PlainOperatorEntry extends Ordered {
 export class OperatorBook {
   private readonly carried: CarriedAction[] = []
   private readonly plain: PlainOperatorEntry[] = []
+  /** whether any carried action is a member_remove, signed or not: only then is membership judged as entries arrive */
+  private removals = false
 
   add (h: BoardEntryHeader, env: OperatorEnvelope): void {
     const opened = openEnvelope(env)
     const record: CarriedAction = { id: h.id, author: h.author, seq: h.seq, lamport: h.lamport, carriedAt: h.time, hash: opened.hash }
     if (opened.action !== undefined) record.action = opened.action
     if (opened.fault !== undefined) record.fault = opened.fault
+    if (opened.action?.kind === 'member_remove') this.removals = true
     insertOrdered(this.carried, record)
+  }
+
+  carriesRemovals (): boolean {
+    return this.removals
   }
 
   /** A member's own entry of an operator-only kind. */

@@ -67,6 +67,45 @@ export function budgetView (a: OperatorAuthority): OperatorBudgetView | undefine
   return { budget: { ...last.action.budget as NonNullable<OperatorAction['budget']> }, setBy: last.action.operator, time: last.action.time, entryId: last.entryId }
 }
 
+/** A member the operators removed: its entries after `afterSeq` of its feed count for nothing. */
+export interface RemovedMember {
+  peer: string
+  afterSeq: number
+  /** the operator of the first removal, and its time */
+  by: string
+  time: number
+}
+
+export interface MembershipView {
+  /** the operators' allow-list, sorted (removed members left out); empty: no allow-list of theirs */
+  allowed: string[]
+  /** sorted by peer id */
+  removed: RemovedMember[]
+}
+
+/**
+ * Who may be a member, by the operators' actions: the peers their
+ * member_allow actions named, and those their member_remove actions removed.
+ * A removal is for good: a removed member stays removed whatever the order
+ * of the actions, and when two removals of one member name different seqs
+ * the lower counts, so the view does not depend on the actions' order.
+ */
+export function membershipView (a: OperatorAuthority): MembershipView {
+  const removed = new Map<string, RemovedMember>()
+  const allowed = new Set<string>()
+  for (const { action } of a.ofKind('member_allow', 'member_remove')) {
+    if (action.kind === 'member_allow') { for (const p of action.peers) allowed.add(p); continue }
+    const peer = action.peers[0]
+    const had = removed.get(peer)
+    if (had === undefined) removed.set(peer, { peer, afterSeq: action.afterSeq, by: action.operator, time: action.time })
+    else if (action.afterSeq < had.afterSeq) had.afterSeq = action.afterSeq
+  }
+  return {
+    allowed: [...allowed].filter(p => !removed.has(p)).sort(),
+    removed: [...removed.values()].sort((x, y) => x.peer < y.peer ? -1 : x.peer > y.peer ? 1 : 0)
+  }
+}
+
 /** Per task id, the operators' task actions, in operator order. */
 export function taskActions (a: OperatorAuthority): Map<string, OperatorAction[]> {
   const out = new Map<string, OperatorAction[]>()
