@@ -12,6 +12,8 @@ export interface OperatorServiceInit {
   board: () => Board
   /** appends an operator entry of this daemon */
   append: (envelope: OperatorEnvelope) => Promise<StoredEntry>
+  /** whether this daemon knows a peer (an author in its log, or a peer it heard from): only a known member is removed */
+  knows?: (peer: string) => boolean
 }
 
 export interface CarriedReply { entryId: string, actionId: string, verdict: string }
@@ -47,6 +49,7 @@ export class OperatorService {
     const who = this.init.board().operators()
     if (who.keys.length === 0) throw new NoOperatorError(`"${summarise(action)}"`)
     if (!who.keys.includes(action.operator)) throw new OperatorOnlyError(`the key ${action.operator} is not an operator of this swarm, so "${summarise(action)}" is refused: only the operator may do it`)
+    if (action.kind === 'member_remove' && this.init.knows?.(action.peers[0]) === false) throw new InvalidArgumentError(`unknown peer id ${action.peers[0]}: no entry of it and no heartbeat reached this daemon, so there is no member to remove (agency members lists them)`)
     const entry = await this.init.append(envelope)
     return { entryId: entry.id, actionId: action.id, verdict: this.init.board().operatorVerdict(entry.id) ?? 'accepted' }
   }

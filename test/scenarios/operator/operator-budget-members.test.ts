@@ -1,10 +1,15 @@
 // The operator's budget and membership in a swarm of three agentd processes:
-// the operator's budget lands on every daemon, a member's own budget is
-// refused by its API and, written past it, counts for nothing; bad input
-// (a negative cap, an unknown peer id, a swarm without an operator) is
-// refused with nothing changed.
+// the operator's budget lands on every daemon and an agent's own is refused
+// by its API; a member the operator removes is removed on every daemon (gone
+// from status, its connections refused, its task up for takeover) and an
+// agent cannot remove one; the operator's allow-list admits the peers on it
+// and no other; bad input (a negative cap, an unknown peer id, a swarm
+// without an operator) is refused with nothing changed.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { readFile, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
+import { privateKeyToProtobuf } from '@libp2p/crypto/keys'
+import { makeIdentity } from '../../helpers/identity.js'
 import { PROCESS_TEST_TIMEOUT_MS, ProcessCluster, agencyJson, runAgency, type AgentdProcess } from '../../helpers/agentd-process.js'
 import { waitFor } from '../../helpers/wait-for.js'
 
@@ -58,5 +63,86 @@ describe('the operator\'s budget and members', { timeout: PROCESS_TEST_TIMEOUT_M
     expect(neg.code).not.toBe(0)
     expect(neg.stderr).toMatch(/--usd: must not be negative/)
     expect((await budgetOf(ada)).usd).toBe(50)
+  })
+
+  it('refuses an agent\'s membership change through its own API, saying the operator must do it', async () => {
+    const bare = await agency(bo, 'member', 'remove', cy.peerId)
+    expect(bare.code).not.toBe(0)
+    expect(bare.stderr).toMatch(/removing a member is the operator's to do: pass --operator-key/)
+    // what an agent beside bo can read: its daemon's identity key, made into an "operator key" file
+    const memberKeyFile = join(await cluster.tempDir('agency-member-key-'), 'member.key')
+    const identity = await readFile(join(bo.dataDir, 'identity.key'))
+    await writeFile(memberKeyFile, JSON.stringify({ kind: 'agency operator key', operator: bo.peerId, privateKey: identity.toString('base64') }), { mode: 0o600 })
+    const forged = await agency(bo, 'member', 'remove', cy.peerId, '--operator-key', memberKeyFile)
+    expect(forged.code).not.toBe(0)
+    expect(forged.stderr).toMatch(new RegExp(`the key ${bo.peerId} is not an operator of this swarm.*only the operator may do it`))
+    for (const d of [ada, bo, cy]) expect((await agencyJson(d.grpcAddr, ['members'])).removed).toEqual([])
+  })
+
+  it('refuses removing an unknown peer id, changing nothing', async () => {
+    const stranger = (await makeIdentity()).id
+    const res = await agency(ada, 'member', 'remove', stranger, '--operator-key', keyFile)
+    expect(res.code).not.toBe(0)
+    expect(res.stderr).toMatch(/unknown peer id/)
+    const bad = await agency(ada, 'member', 'allow', 'not-a-peer-id', '--operator-key', keyFile)
+    expect(bad.stderr).toMatch(/neither a peer id/)
+    const members = await agencyJson(ada.grpcAddr, ['members'])
+    expect(members.removed).toEqual([])
+    expect(members.allowed).toEqual([])
+  })
+
+  it('removes a member on every daemon: gone from status, its connections refused, its task up for takeover', async () => {
+    expect((await agency(ada, 'task', 'add', 'parser', 'the parser', '--operator-key', keyFile)).code).toBe(0)
+    await waitFor(async () => (await agencyJson(cy.grpcAddr, ['task', 'list'])).some((t: { id: string }) => t.id === 'parser'), { timeoutMs: SEEN_MS, what: 'the task at cy' })
+    expect((await agency(cy, 'claim', 'parser')).code).toBe(0)
+    for (const d of [ada, bo]) {
+      await waitFor(async () => (await agencyJson(d.grpcAddr, ['task', 'list'])).some((t: { id: string, holder?: string }) => t.id === 'parser' && t.holder === cy.peerId), { timeoutMs: SEEN_MS, what: `cy's claim at ${d.name}` })
+    }
+    const removed = await agency(bo, 'member', 'remove', 'cy', '--operator-key', keyFile)
+    expect(removed.code).toBe(0)
+    expect(removed.stdout).toMatch(new RegExp(`removed cy ${cy.peerId}: its entries after seq \\d+ count for nothing`))
+    for (const d of [ada, bo]) {
+      await waitFor(async () => (await agencyJson(d.grpcAddr, ['members'])).removed.some((r: { peerId: string }) => r.peerId === cy.peerId), { timeoutMs: SEEN_MS, what: `the removal at ${d.name}` })
+      await waitFor(async () => !(await d.peers()).some(p => p.peerId === cy.peerId), { timeoutMs: SEEN_MS, what: `cy gone from ${d.name}'s peers` })
+      await waitFor(async () => (await agencyJson(d.grpcAddr, ['task', 'list'])).find((t: { id: string }) => t.id === 'parser')?.state === 'expired', { timeoutMs: SEEN_MS, what: `cy's task up for takeover at ${d.name}` })
+    }
+    // cy is cut off: it hears from nobody, and the others take its task over
+    await waitFor(async () => (await cy.peers()).every(p => !p.live && !p.connected), { timeoutMs: SEEN_MS, what: 'cy cut off' })
+    expect((await agency(bo, 'claim', 'parser')).code).toBe(0)
+    await waitFor(async () => (await agencyJson(ada.grpcAddr, ['task', 'list'])).find((t: { id: string }) => t.id === 'parser')?.holder === bo.peerId, { timeoutMs: SEEN_MS, what: 'bo\'s takeover at ada' })
+    const audit = await agencyJson(ada.grpcAddr, ['log', '--kind', 'operator'])
+    expect(audit.actions.filter((a: { verdict: string }) => a.verdict === 'accepted').at(-1).summary).toMatch(new RegExp(`^remove member ${cy.peerId}`))
+  })
+
+  it('admits, once the operator keeps an allow-list, only the peers on it', async () => {
+    const dee = await makeIdentity()
+    const allowed = await agency(ada, 'member', 'allow', dee.id, '--operator-key', keyFile)
+    expect(allowed.code).toBe(0)
+    expect(allowed.stdout).toMatch(/and the \d+ other members this daemon knows \(the first allow-list\)/)
+    await waitFor(async () => (await agencyJson(bo.grpcAddr, ['members'])).allowed.includes(dee.id), { timeoutMs: SEEN_MS, what: 'the allow-list at bo' })
+    const list: string[] = (await agencyJson(bo.grpcAddr, ['members'])).allowed
+    expect(list).toEqual(expect.arrayContaining([ada.peerId, bo.peerId, dee.id]))
+    expect(list).not.toContain(cy.peerId)
+    // eve, on no list, starts first; dee, on the operator's, joins
+    const eve = await cluster.start({ name: 'eve', peers: [ada.listenAddr, bo.listenAddr] })
+    const deeDir = await cluster.tempDir('agency-dee-')
+    await writeFile(join(deeDir, 'identity.key'), privateKeyToProtobuf(dee.privateKey), { mode: 0o600 })
+    const deeProcess = cluster.onDataDir(deeDir, { name: 'dee', peers: [ada.listenAddr, bo.listenAddr] })
+    await deeProcess.start()
+    expect(deeProcess.peerId).toBe(dee.id)
+    await waitFor(async () => (await ada.peers()).some(p => p.peerId === dee.id && p.live), { timeoutMs: SEEN_MS, what: 'dee live at ada' })
+    await waitFor(async () => (await bo.peers()).some(p => p.peerId === dee.id && p.live), { timeoutMs: SEEN_MS, what: 'dee live at bo' })
+    for (const d of [ada, bo]) expect((await d.peers()).some(p => p.peerId === eve.peerId)).toBe(false)
+    expect((await eve.peers()).filter(p => p.connected)).toEqual([])
+  })
+
+  it('refuses membership changes on a swarm without an operator, changing nothing', async () => {
+    const lone = await cluster.start({ name: 'lone' })
+    const res = await agency(lone, 'member', 'remove', lone.peerId, '--operator-key', keyFile)
+    expect(res.code).not.toBe(0)
+    expect(res.stderr).toMatch(/needs an operator, and this swarm has none/)
+    const allow = await agency(lone, 'member', 'allow', ada.peerId, '--operator-key', keyFile)
+    expect(allow.stderr).toMatch(/needs an operator, and this swarm has none/)
+    expect((await agencyJson(lone.grpcAddr, ['members'])).allowed).toEqual([])
   })
 })
