@@ -50,7 +50,7 @@ export interface SpendHost {
   running: () => boolean
   /** a quota ran out: the operator is told (an inbox notice, a log line) */
   report: (text: string) => void
-  metrics: Pick<Metrics, 'spendTokens' | 'spendUsd' | 'rateLimitedRuns' | 'budgetReached'>
+  metrics: Pick<Metrics, 'spendTokens' | 'spendUsd' | 'rateLimitedRuns' | 'budgetReached'> & Partial<Pick<Metrics, 'operatorRefusals'>>
   log: Logger
   now: () => number
 }
@@ -241,7 +241,10 @@ export class SpendService {
    * govern, OperatorOnlyError: the operator signs a budget action instead.
    */
   async setBudget (change: BudgetChange): Promise<BudgetReply> {
-    if (this.host.governed?.().governs === true) throw operatorOnly('setting the budget')
+    if (this.host.governed?.().governs === true) {
+      this.host.metrics.operatorRefusals?.inc({ source: 'api', reason: 'unsigned' })
+      throw operatorOnly('setting the budget')
+    }
     const next = changedBudget(this.currentBudget() ?? NO_BUDGET, change)
     await this.host.append('budget', { microUsd: next.microUsd, tokens: next.tokens, agentSeconds: next.agentSeconds, perAgentMicroUsd: next.perAgentMicroUsd })
     return this.budget()

@@ -391,7 +391,10 @@ async function wireParts (ctx: WiringContext, { store, identity, metrics, guard,
   const operator = new OperatorService({
     board: () => boardService.board,
     append: async envelope => await logService.append('operator', envelope),
-    knows: peer => peer === me || logService.state.vector().has(peer) || presence.directory.get(peer) !== undefined
+    knows: peer => peer === me || logService.state.vector().has(peer) || presence.directory.get(peer) !== undefined,
+    me,
+    onEntry: listener => logService.onAccepted(e => { listener({ id: e.id, author: e.entry.author, kind: e.entry.kind }) }),
+    metrics
   })
   const afterEntry = (listener: () => void): () => void => logService.onAccepted(() => { listener() })
   const operatorNotices = new OperatorNotices({
@@ -490,6 +493,8 @@ async function wireParts (ctx: WiringContext, { store, identity, metrics, guard,
     { name: 'board', part: boardService },
     // the operator's membership, from the folded board, to the guard before the first connection
     { name: 'membership', part: membership },
+    // counts what the fold refused of peers' operator actions: the board has folded each entry first
+    { name: 'operator', part: operator },
     { name: 'spend', part: spend },
     { name: 'assists', part: assists },
     // the workspace is open before the background integrates resume in it
