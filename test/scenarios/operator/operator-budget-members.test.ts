@@ -12,6 +12,7 @@ import { privateKeyToProtobuf } from '@libp2p/crypto/keys'
 import { makeIdentity } from '../../helpers/identity.js'
 import { PROCESS_TEST_TIMEOUT_MS, ProcessCluster, agencyJson, runAgency, type AgentdProcess } from '../../helpers/agentd-process.js'
 import { waitFor } from '../../helpers/wait-for.js'
+import type { AgencyClient, ListMembersReply, TaskView } from '../../../src/gen/agency/v1/api.js'
 
 const SEEN_MS = 60_000
 
@@ -38,6 +39,11 @@ describe('the operator\'s budget and members', { timeout: PROCESS_TEST_TIMEOUT_M
   afterAll(async () => { await cluster.cleanup() })
 
   const agency = async (d: AgentdProcess, ...args: string[]): Promise<{ code: number | null, stdout: string, stderr: string }> => await runAgency([...args, '--addr', d.grpcAddr])
+  // polled over gRPC: cheaper than a CLI process per try
+  const task = async (d: AgentdProcess, id: string): Promise<TaskView | undefined> => {
+    try { return (await d.api.call((c: AgencyClient) => c.getTask, { id })).task } catch { return undefined }
+  }
+  const membersOf = async (d: AgentdProcess): Promise<ListMembersReply> => await d.api.call((c: AgencyClient) => c.listMembers, {})
   const budgetOf = async (d: AgentdProcess): Promise<{ usd: number, tokens: number, hours: number, per_agent_usd: number, set_by: string }> => (await agencyJson(d.grpcAddr, ['budget'])).budget
 
   it('refuses an agent\'s budget set through its own API, saying the operator must do it', async () => {
@@ -51,7 +57,7 @@ describe('the operator\'s budget and members', { timeout: PROCESS_TEST_TIMEOUT_M
     expect((await agency(ada, 'budget', 'set', '--usd', '50', '--tokens', '20000', '--operator-key', keyFile)).code).toBe(0)
     expect((await agency(cy, 'budget', 'set', '--hours', '2', '--operator-key', keyFile)).code).toBe(0)
     for (const d of [ada, bo, cy]) {
-      await waitFor(async () => (await budgetOf(d)).hours === 2, { timeoutMs: SEEN_MS, what: `the operator's budget at ${d.name}` })
+      await waitFor(async () => (await d.api.call((c: AgencyClient) => c.getBudget, {})).budget?.hours === 2, { timeoutMs: SEEN_MS, what: `the operator's budget at ${d.name}` })
       expect(await budgetOf(d)).toEqual({ usd: 50, tokens: 20000, hours: 2, per_agent_usd: 0, set_by: opKey })
     }
     const audit = await agencyJson(bo.grpcAddr, ['log', '--kind', 'operator'])
@@ -76,7 +82,7 @@ describe('the operator\'s budget and members', { timeout: PROCESS_TEST_TIMEOUT_M
     const forged = await agency(bo, 'member', 'remove', cy.peerId, '--operator-key', memberKeyFile)
     expect(forged.code).not.toBe(0)
     expect(forged.stderr).toMatch(new RegExp(`the key ${bo.peerId} is not an operator of this swarm.*only the operator may do it`))
-    for (const d of [ada, bo, cy]) expect((await agencyJson(d.grpcAddr, ['members'])).removed).toEqual([])
+    for (const d of [ada, bo, cy]) expect((await membersOf(d)).removed).toEqual([])
   })
 
   it('refuses removing an unknown peer id, changing nothing', async () => {
@@ -88,28 +94,29 @@ describe('the operator\'s budget and members', { timeout: PROCESS_TEST_TIMEOUT_M
     expect(bad.stderr).toMatch(/neither a peer id/)
     const members = await agencyJson(ada.grpcAddr, ['members'])
     expect(members.removed).toEqual([])
+    expect(members.members.map((m: { peerId: string }) => m.peerId)).not.toContain(stranger)
     expect(members.allowed).toEqual([])
   })
 
   it('removes a member on every daemon: gone from status, its connections refused, its task up for takeover', async () => {
     expect((await agency(ada, 'task', 'add', 'parser', 'the parser', '--operator-key', keyFile)).code).toBe(0)
-    await waitFor(async () => (await agencyJson(cy.grpcAddr, ['task', 'list'])).some((t: { id: string }) => t.id === 'parser'), { timeoutMs: SEEN_MS, what: 'the task at cy' })
+    await waitFor(async () => (await task(cy, 'parser')) !== undefined, { timeoutMs: SEEN_MS, what: 'the task at cy' })
     expect((await agency(cy, 'claim', 'parser')).code).toBe(0)
     for (const d of [ada, bo]) {
-      await waitFor(async () => (await agencyJson(d.grpcAddr, ['task', 'list'])).some((t: { id: string, holder?: string }) => t.id === 'parser' && t.holder === cy.peerId), { timeoutMs: SEEN_MS, what: `cy's claim at ${d.name}` })
+      await waitFor(async () => (await task(d, 'parser'))?.holder === cy.peerId, { timeoutMs: SEEN_MS, what: `cy's claim at ${d.name}` })
     }
     const removed = await agency(bo, 'member', 'remove', 'cy', '--operator-key', keyFile)
     expect(removed.code).toBe(0)
     expect(removed.stdout).toMatch(new RegExp(`removed cy ${cy.peerId}: its entries after seq \\d+ count for nothing`))
     for (const d of [ada, bo]) {
-      await waitFor(async () => (await agencyJson(d.grpcAddr, ['members'])).removed.some((r: { peerId: string }) => r.peerId === cy.peerId), { timeoutMs: SEEN_MS, what: `the removal at ${d.name}` })
+      await waitFor(async () => (await membersOf(d)).removed.some(r => r.peerId === cy.peerId), { timeoutMs: SEEN_MS, what: `the removal at ${d.name}` })
       await waitFor(async () => !(await d.peers()).some(p => p.peerId === cy.peerId), { timeoutMs: SEEN_MS, what: `cy gone from ${d.name}'s peers` })
-      await waitFor(async () => (await agencyJson(d.grpcAddr, ['task', 'list'])).find((t: { id: string }) => t.id === 'parser')?.state === 'expired', { timeoutMs: SEEN_MS, what: `cy's task up for takeover at ${d.name}` })
+      await waitFor(async () => (await task(d, 'parser'))?.state === 'expired', { timeoutMs: SEEN_MS, what: `cy's task up for takeover at ${d.name}` })
     }
     // cy is cut off: it hears from nobody, and the others take its task over
     await waitFor(async () => (await cy.peers()).every(p => !p.live && !p.connected), { timeoutMs: SEEN_MS, what: 'cy cut off' })
     expect((await agency(bo, 'claim', 'parser')).code).toBe(0)
-    await waitFor(async () => (await agencyJson(ada.grpcAddr, ['task', 'list'])).find((t: { id: string }) => t.id === 'parser')?.holder === bo.peerId, { timeoutMs: SEEN_MS, what: 'bo\'s takeover at ada' })
+    await waitFor(async () => (await task(ada, 'parser'))?.holder === bo.peerId, { timeoutMs: SEEN_MS, what: 'bo\'s takeover at ada' })
     const audit = await agencyJson(ada.grpcAddr, ['log', '--kind', 'operator'])
     expect(audit.actions.filter((a: { verdict: string }) => a.verdict === 'accepted').at(-1).summary).toMatch(new RegExp(`^remove member ${cy.peerId}`))
   })
@@ -119,8 +126,8 @@ describe('the operator\'s budget and members', { timeout: PROCESS_TEST_TIMEOUT_M
     const allowed = await agency(ada, 'member', 'allow', dee.id, '--operator-key', keyFile)
     expect(allowed.code).toBe(0)
     expect(allowed.stdout).toMatch(/and the \d+ other members this daemon knows \(the first allow-list\)/)
-    await waitFor(async () => (await agencyJson(bo.grpcAddr, ['members'])).allowed.includes(dee.id), { timeoutMs: SEEN_MS, what: 'the allow-list at bo' })
-    const list: string[] = (await agencyJson(bo.grpcAddr, ['members'])).allowed
+    await waitFor(async () => (await membersOf(bo)).allowed.includes(dee.id), { timeoutMs: SEEN_MS, what: 'the allow-list at bo' })
+    const list = (await membersOf(bo)).allowed
     expect(list).toEqual(expect.arrayContaining([ada.peerId, bo.peerId, dee.id]))
     expect(list).not.toContain(cy.peerId)
     // eve, on no list, starts first; dee, on the operator's, joins
