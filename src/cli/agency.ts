@@ -11,6 +11,7 @@ import { registerSwarmCommands } from './commands/swarm.js'
 import { registerKeygenCommand } from './commands/keygen.js'
 import { registerExperimentCommands } from './commands/experiment.js'
 import { registerOperatorCommands } from './commands/operator.js'
+import { registerMemberCommands } from './commands/members.js'
 import { registerSpendCommands } from './commands/spend.js'
 import { fail } from './output.js'
 import { runMcpServer } from '../mcp/server.js'
@@ -51,6 +52,7 @@ registerSwarmCommands(program)
 registerKeygenCommand(program)
 registerExperimentCommands(program)
 registerOperatorCommands(program)
+registerMemberCommands(program)
 registerSpendCommands(program)
 
 program.command('mcp')

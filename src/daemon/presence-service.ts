@@ -33,6 +33,8 @@ export interface PresenceServiceInit {
   wallClock?: () => number
   /** the directory to keep the peers in (default: a new one) */
   directory?: PeerDirectory
+  /** a peer whose heartbeats and entries say nothing of its presence (a member the operator removed) */
+  excluded?: (peerId: string) => boolean
   /** what heartbeats go out on, once started */
   gossip?: SwarmGossip
 }
@@ -242,7 +244,7 @@ export class PresenceService {
   /** Gossip handler for a received heartbeat. */
   receive (p: Presence, _from: string): Verdict {
     if (!verifyPresence(p)) return 'reject'
-    if (p.peerId === this.init.signer.author) return 'ignore'
+    if (p.peerId === this.init.signer.author || this.init.excluded?.(p.peerId) === true) return 'ignore'
     const now = performance.now()
     const seen = this.directory.observe({
       peerId: p.peerId,
@@ -274,7 +276,7 @@ export class PresenceService {
    * at most, at a peer that lacked it.
    */
   heardFrom (author: string): void {
-    if (author === this.init.signer.author) return
+    if (author === this.init.signer.author || this.init.excluded?.(author) === true) return
     const record = this.directory.touch(author, performance.now())
     if (record != null) this.init.onSignOfLife?.(record)
   }
@@ -288,6 +290,12 @@ export class PresenceService {
   published (): void {
     if (this.gossip == null || this.stopped || this.lastBeat === '') return
     this.scheduleBeat(Math.round(this.announcedIntervalMs * (0.9 + Math.random() * 0.1)))
+  }
+
+  /** Drops a peer from the directory at once (a member the operator removed), telling onLeft if it was there. */
+  forget (peerId: string): void {
+    const record = this.directory.forget(peerId)
+    if (record !== undefined) this.init.onLeft(record)
   }
 
   private expire (): void {

@@ -8,7 +8,7 @@
 // (budget-lease-keeper.ts). See docs/spend.md.
 import {
   checkBudget, changedBudget, hasAnyCap, NO_BUDGET, resumeAt, SpendFold, SwarmWholeness, allInput,
-  type BudgetChange, type BudgetVerdict, type SpendGrouping, type SpendTotals, type RateLimitHoldView, type RunSize
+  type BudgetChange, type BudgetSetting, type BudgetVerdict, type GovernedBudget, type SpendGrouping, type SpendTotals, type RateLimitHoldView, type RunSize
 } from '../core/spend/index.js'
 import { SPEND_KINDS, type SpendEntry } from '../core/spend/spend-fold.js'
 import { decodeBody, type EntryKind } from '../core/log/kinds.js'
@@ -21,6 +21,7 @@ import type { BudgetReply, SpendTotals as SpendTotalsView, UsageReply } from '..
 import type { ModelSpend } from '../gen/agency/v1/log.js'
 import type { Metrics } from '../metrics/metrics.js'
 import type { Logger } from '../logger.js'
+import { operatorOnly } from './operator-service.js'
 
 /** How often a held start asks the gate again, at the latest (a change in the fold wakes it sooner). */
 const BUDGET_RECHECK_MS = 30_000
@@ -40,6 +41,8 @@ export interface SpendHost {
   name: string
   /** the log: folded at start, then each accepted entry */
   entries: Pick<LogService, 'state' | 'onAccepted'>
+  /** whether operators govern the swarm, and their budget (Board.operatorBudget); none: no operator */
+  governed?: () => GovernedBudget
   /** signs and appends an entry of this agent's; resolves once it is in the log (and folded here) */
   append: (kind: 'usage' | 'budget' | 'rate_limit', body: object) => Promise<unknown>
   /** live peers, this daemon excluded */
@@ -54,7 +57,7 @@ export interface SpendHost {
   report: (text: string) => void
   /** gives this agent's held tasks back with a hand-off note (held at the budget past the time its claims are kept) */
   releaseHeld: (note: string) => Promise<void>
-  metrics: Pick<Metrics, 'spendTokens' | 'spendUsd' | 'rateLimitedRuns' | 'budgetReached'>
+  metrics: Pick<Metrics, 'spendTokens' | 'spendUsd' | 'rateLimitedRuns' | 'budgetReached'> & Partial<Pick<Metrics, 'operatorRefusals'>>
   log: Logger
   now: () => number
 }
@@ -84,6 +87,8 @@ export class SpendService {
   private localHold: RateLimitHoldView | undefined
   private readonly listeners = new Set<() => void>()
   private readonly leases: BudgetLeaseKeeper
+  /** the carrying entry of the budget in force, to tell when an operator entry changed it */
+  private operatorBudgetId: string | undefined
 
   constructor (host: SpendHost, o: SpendOptions) {
     this.host = host
@@ -103,7 +108,25 @@ export class SpendService {
   /** Folds the restored log's spend entries, then each entry the log accepts. */
   beforeStart (): void {
     for (const e of this.host.entries.state.iterateAfter(0, SPEND_KINDS)) this.applyStored(e)
-    this.host.entries.onAccepted(e => { if (SPEND_KINDS.has(e.entry.kind)) this.applyStored(e) })
+    this.operatorBudgetId = this.currentBudget()?.entryId
+    // an operator's budget is folded by the board, which takes each entry in before this
+    this.host.entries.onAccepted(e => {
+      if (SPEND_KINDS.has(e.entry.kind)) this.applyStored(e)
+      else if (e.entry.kind === 'operator') this.operatorEntry()
+    })
+  }
+
+  /** The budget in force: the operator's while operators govern, else the latest budget entry. */
+  currentBudget (): BudgetSetting | undefined {
+    return this.fold.budgets.current(this.host.governed?.())
+  }
+
+  private operatorEntry (): void {
+    const now = this.currentBudget()?.entryId
+    if (now === this.operatorBudgetId) return
+    this.operatorBudgetId = now
+    this.host.log.info({ by: this.currentBudget()?.setBy }, 'budget changed by the operator')
+    for (const l of this.listeners) l()
   }
 
   stop (): void { this.leases.stop() }
@@ -117,7 +140,10 @@ export class SpendService {
   /** Folds a log entry in (other kinds are ignored). */
   apply (e: SpendEntry): void {
     if (!this.fold.apply(e)) return
-    if (e.kind === 'budget') this.host.log.info({ by: e.author }, 'budget changed')
+    if (e.kind === 'budget') {
+      if (this.host.governed?.().governs === true) { this.host.log.info({ by: e.author }, 'a member\'s own budget entry counts for nothing: the operator sets the budget'); return }
+      this.host.log.info({ by: e.author }, 'budget changed')
+    }
     for (const l of this.listeners) l()
   }
 
@@ -188,7 +214,7 @@ export class SpendService {
 
   /** The budget verdict for this agent, counting `starting` runs of its own about to start. */
   verdict (starting = 0): BudgetVerdict {
-    const caps = this.fold.budgets.current() ?? NO_BUDGET
+    const caps = this.currentBudget() ?? NO_BUDGET
     if (!hasAnyCap(caps)) return { reached: false, reasons: [], inFlightMicroUsd: 0 }
     const book = this.fold.book
     const peers = this.host.livePeers()
@@ -215,7 +241,7 @@ export class SpendService {
   }
 
   budget (): BudgetReply {
-    const b = this.fold.budgets.current()
+    const b = this.currentBudget()
     // what a run of this agent's would face if it started now
     const v = this.verdict(this.host.running() ? 0 : 1)
     const hold = this.hold()
@@ -229,9 +255,17 @@ export class SpendService {
     }
   }
 
-  /** Changes the budget (a goal-level setting: any agent may); a bad value throws InvalidArgumentError and writes nothing. */
+  /**
+   * Changes the budget in a swarm without an operator (any agent may); a bad
+   * value throws InvalidArgumentError and writes nothing. While operators
+   * govern, OperatorOnlyError: the operator signs a budget action instead.
+   */
   async setBudget (change: BudgetChange): Promise<BudgetReply> {
-    const next = changedBudget(this.fold.budgets.current() ?? NO_BUDGET, change)
+    if (this.host.governed?.().governs === true) {
+      this.host.metrics.operatorRefusals?.inc({ source: 'api', reason: 'unsigned' })
+      throw operatorOnly('setting the budget')
+    }
+    const next = changedBudget(this.currentBudget() ?? NO_BUDGET, change)
     await this.host.append('budget', { microUsd: next.microUsd, tokens: next.tokens, agentSeconds: next.agentSeconds, perAgentMicroUsd: next.perAgentMicroUsd })
     return this.budget()
   }

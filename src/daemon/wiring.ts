@@ -60,6 +60,7 @@ import { OperatorService } from './operator-service.js'
 import { OperatorNotices } from './operator-notices.js'
 import { ApprovalQueue } from './approval-queue.js'
 import { SpendService } from './spend-service.js'
+import { MembershipService } from './membership-service.js'
 import { providerAccount } from '../harness/usage/provider-account.js'
 
 /** What the daemon's context gives the wiring: nothing here is a part. */
@@ -291,6 +292,8 @@ async function wireParts (ctx: WiringContext, { store, identity, metrics, guard,
     signer,
     name,
     gossip,
+    // a member the operator removed is not present, whatever it still sends
+    excluded: peer => boardService.board.isRemoved(peer),
     heartbeatMs: config.heartbeatMs,
     heartbeatMaxRate: config.heartbeatMaxRate,
     liveTimeoutMs: config.liveTimeoutMs,
@@ -385,7 +388,14 @@ async function wireParts (ctx: WiringContext, { store, identity, metrics, guard,
     },
     notice: (text, task) => { inbox.notice('handoff', text, task).catch(storeNotice) }
   })
-  const operator = new OperatorService({ board: () => boardService.board, append: async envelope => await logService.append('operator', envelope) })
+  const operator = new OperatorService({
+    board: () => boardService.board,
+    append: async envelope => await logService.append('operator', envelope),
+    knows: peer => peer === me || logService.state.vector().has(peer) || presence.directory.get(peer) !== undefined,
+    me,
+    onEntry: listener => logService.onAccepted(e => { listener({ id: e.id, author: e.entry.author, kind: e.entry.kind }) }),
+    metrics
+  })
   const afterEntry = (listener: () => void): () => void => logService.onAccepted(() => { listener() })
   const operatorNotices = new OperatorNotices({
     me,
@@ -396,6 +406,15 @@ async function wireParts (ctx: WiringContext, { store, identity, metrics, guard,
     resumed: () => { harness?.service.resume() },
     releaseHeld: async note => { for (const h of boardService.working()) await work.release(h.task, note, '') },
     logger: logger('operator')
+  })
+  const membership = new MembershipService({
+    board: () => boardService.board,
+    onEntry: listener => logService.onAccepted(e => { if (e.entry.kind === 'operator' || e.entry.kind === 'goal') listener() }),
+    guard,
+    connected: () => node.getConnections().map(c => c.remotePeer.toString()),
+    hangUp: peer => { node.hangUp(peerIdFromString(peer)).catch(() => {}) },
+    forget: peer => { presence.forget(peer) },
+    logger: logger('membership')
   })
   const approvals = new ApprovalQueue({
     board: () => boardService.board,
@@ -416,6 +435,7 @@ async function wireParts (ctx: WiringContext, { store, identity, metrics, guard,
     peerId: me,
     name,
     entries: logService,
+    governed: () => boardService.board.operatorBudget(),
     append: async (kind, body) => await logService.append(kind, body),
     livePeers: () => presence.livePeers().map(p => ({ id: p.peerId, name: p.name, harness: p.harness ?? '' })),
     members: () => [me, ...directory.all().filter(p => p.live || performance.now() - p.lastSeen < memberWindowMs).map(p => p.peerId)],
@@ -473,6 +493,10 @@ async function wireParts (ctx: WiringContext, { store, identity, metrics, guard,
     { name: 'dialer', part: dialer },
     { name: 'round trips', part: roundTrips },
     { name: 'board', part: boardService },
+    // the operator's membership, from the folded board, to the guard before the first connection
+    { name: 'membership', part: membership },
+    // counts what the fold refused of peers' operator actions: the board has folded each entry first
+    { name: 'operator', part: operator },
     { name: 'spend', part: spend },
     { name: 'assists', part: assists },
     // the workspace is open before the background integrates resume in it

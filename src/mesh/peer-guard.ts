@@ -1,7 +1,9 @@
 // Protects the daemon from peers that flood or misbehave: per-peer rate
 // limits on direct messages and sync requests, strikes for invalid data, and
 // a temporary ban (disconnect, and refuse to reconnect) for a peer that keeps
-// sending it. An optional allow-list admits only the listed peer ids.
+// sending it. An optional allow-list admits only the listed peer ids; the
+// operator's membership (setMembership) adds an allow-list of its own, which
+// admits peers besides the static one, and removed members, refused for good.
 import { RateLimiter } from '@libp2p/utils'
 import type { PeerId } from '@libp2p/interface'
 
@@ -31,6 +33,9 @@ export class PeerGuard {
   private readonly busyAnswers: RateLimiter
   private readonly banned = new Map<string, number>()
   private readonly allow?: Set<string>
+  /** the operator's allow-list (empty: none) and the members it removed */
+  private operatorAllow = new Set<string>()
+  private removed = new Set<string>()
   private readonly banMs: number
   private readonly init: PeerGuardInit
   /** told of every ban: the node drops the peer's connections (it is built after the guard, which it consults) */
@@ -49,11 +54,23 @@ export class PeerGuard {
     if (init.allowPeers != null && init.allowPeers.length > 0) this.allow = new Set(init.allowPeers)
   }
 
-  /** May this peer connect at all? */
+  /**
+   * May this peer connect at all? Not a removed member; and when there is an
+   * allow-list (the static one, the operator's, or both), only a peer on
+   * one of them.
+   */
   admits (peer: PeerId | string): boolean {
     const id = peer.toString()
-    if (this.allow != null && !this.allow.has(id)) return false
+    if (this.removed.has(id)) return false
+    const listed = this.allow?.has(id) === true || this.operatorAllow.has(id)
+    if ((this.allow != null || this.operatorAllow.size > 0) && !listed) return false
     return !this.isBanned(id)
+  }
+
+  /** The operator's allow-list and removed members, as the log has them now (replacing the last). */
+  setMembership (m: { allowed: readonly string[], removed: readonly string[] }): void {
+    this.operatorAllow = new Set(m.allowed)
+    this.removed = new Set(m.removed)
   }
 
   isBanned (peer: string): boolean {

@@ -26,7 +26,9 @@ export const LABEL_VALUES = {
   spendTokenKind: ['input', 'cache_read', 'cache_write', 'output'],
   rateLimitKind: ['transient', 'quota'],
   protocolFault: ['unsupported_version', 'malformed', 'flood', 'oversized', 'auth_required', 'refused', 'unresponsive', 'closed'],
-  sandboxDenial: ['fs', 'net']
+  sandboxDenial: ['fs', 'net'],
+  operatorRefusalSource: ['api', 'peer'],
+  operatorRefusalReason: ['unsigned', 'not_operator', 'bad_signature', 'malformed']
 } as const
 
 /**
@@ -100,6 +102,7 @@ export function createMetrics (init: MetricsInit) {
     harnessPushed: new Counter({ name: 'agentd_harness_inbox_items_pushed_total', help: 'Inbox items (messages and notices) delivered into the agent\'s ACP session.', registers: r }),
     harnessProtocolErrors: new Counter({ name: 'agentd_harness_protocol_errors_total', help: 'ACP sessions ended because the agent broke the protocol or stopped answering, by fault.', labelNames: ['fault'] as const, registers: r }),
     sandboxDenials: new Counter({ name: 'agentd_sandbox_denials_total', help: 'What the sandbox refused the agent\'s harness or a test run, by kind: fs (a path) or net (a connection or name).', labelNames: ['kind'] as const, registers: r }),
+    operatorRefusals: new Counter({ name: 'agentd_operator_refusals_total', help: 'Operator actions refused: by source, the agent\'s API (an unsigned call, or an action not signed by an operator) or a peer\'s entry folded here; by reason: unsigned (a member\'s own goal or budget), not_operator, bad_signature, malformed.', labelNames: ['source', 'reason'] as const, registers: r }),
     peerBans: new Counter({ name: 'agentd_peer_bans_total', help: 'Peers banned for a while for sending invalid data repeatedly.', registers: r }),
     rateLimited: new Counter({ name: 'agentd_peer_rate_limited_total', help: 'Requests refused because a peer went over its rate limit, by protocol.', labelNames: ['protocol'] as const, registers: r })
   }
@@ -122,6 +125,7 @@ export function createMetrics (init: MetricsInit) {
   for (const decision of v.permissionDecision) metrics.harnessPermissions.inc({ decision }, 0)
   for (const fault of v.protocolFault) metrics.harnessProtocolErrors.inc({ fault }, 0)
   for (const kind of v.sandboxDenial) metrics.sandboxDenials.inc({ kind }, 0)
+  for (const source of v.operatorRefusalSource) for (const reason of v.operatorRefusalReason) metrics.operatorRefusals.inc({ source, reason }, 0)
   for (const kind of v.spendTokenKind) metrics.spendTokens.inc({ kind }, 0)
   for (const kind of v.rateLimitKind) metrics.rateLimitedRuns.inc({ kind }, 0)
   return metrics

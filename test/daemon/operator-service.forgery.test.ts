@@ -2,7 +2,8 @@
 // its API, which would refuse them): a goal signed by the member's own key,
 // one signed by an unknown key, one whose signature does not match, and an
 // old operator action carried again. Every daemon keeps the operator's goal,
-// and counts each forgery against the member that wrote it.
+// and counts each forgery against the member that wrote it, and in
+// agentd_operator_refusals_total (the API's refusals there too).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { InProcessDaemons } from '../helpers/in-process-daemons.js'
 import { waitFor } from '../helpers/wait-for.js'
@@ -26,6 +27,13 @@ beforeAll(async () => {
   cy = await fleet.start({ name: 'cy', operators: [op.author], peers: ada.listenAddrs() })
 })
 afterAll(async () => { await fleet.stopAll() })
+
+/** agentd_operator_refusals_total of a daemon, the counts above 0 by "source reason". */
+async function refusals (d: Daemon): Promise<Record<string, number>> {
+  const out: Record<string, number> = {}
+  for (const v of (await d.metrics.operatorRefusals.get()).values) if (v.value > 0) out[`${v.labels.source} ${v.labels.reason}`] = v.value
+  return out
+}
 
 describe('forged operator entries', () => {
   it('are rejected on every daemon and counted against the member that wrote them', async () => {
@@ -54,5 +62,24 @@ describe('forged operator entries', () => {
       // the replayed first goal is the same action, carried again: not a forgery, and no change
       expect(b.operatorActions().filter(a => a.carrier === bo.peerId).map(a => a.verdict).sort()).toEqual(['bad_signature', 'not_operator', 'not_operator', 'replayed'])
     }
+    // the peers counted what bo wrote; bo's API counted what it refused at the door
+    for (const d of [ada, cy]) {
+      expect(await refusals(d)).toEqual({ 'peer not_operator': 2, 'peer bad_signature': 1, 'peer unsigned': 1 })
+    }
+    expect(await refusals(bo)).toEqual({ 'api not_operator': 1, 'api bad_signature': 1 })
+  })
+})
+
+describe('a member\'s own budget entry', () => {
+  it('counts for nothing on every daemon, against the member that wrote it', async () => {
+    const all = [ada, bo, cy]
+    await ada.operator.submit(signed(op, Date.now(), { kind: 'budget', budget: { microUsd: 5_000_000 } }))
+    await waitFor(() => all.every(d => d.spend.budget().budget?.usd === 5), { what: 'the operator\'s budget everywhere' })
+    const before = bo.boardService.board.operatorRefusals().find(r => r.author === bo.peerId)?.count ?? 0
+    await expect(bo.spend.setBudget({ usd: 1e6 })).rejects.toThrow(/setting the budget is the operator's to do/)
+    expect((await refusals(bo))['api unsigned']).toBe(1)
+    await bo.logService.append('budget', { microUsd: 1e12 })
+    await waitFor(() => all.every(d => d.boardService.board.operatorRefusals().some(r => r.author === bo.peerId && r.count === before + 1)), { what: 'the refusal against bo everywhere' })
+    for (const d of all) expect(d.spend.budget().budget).toMatchObject({ usd: 5, setBy: op.author })
   })
 })

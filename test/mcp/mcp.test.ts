@@ -76,6 +76,8 @@ describe('agency mcp over stdio, with the SDK client', () => {
   it('lists the nineteen coordination tools, each with an object input schema and a description', async () => {
     const { tools } = await client.listTools()
     expect(tools.map(t => t.name).sort()).toEqual([...TOOL_NAMES].sort())
+    // none steers the swarm: the goal, its tests, the budget, the pause and the members are the operator's (docs/operator.md)
+    expect(tools.map(t => t.name).filter(n => /goal|test|budget|pause|resume|member/.test(n))).toEqual([])
     for (const t of tools) {
       expect(t.inputSchema.type).toBe('object')
       expect(t.description ?? '').not.toBe('')

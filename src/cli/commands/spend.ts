@@ -3,6 +3,8 @@
 // budget is reached (then no agent starts a new run; raising it resumes).
 import type { Command } from 'commander'
 import { InvalidArgumentError } from '../../core/errors.js'
+import { changedBudget } from '../../core/spend/index.js'
+import { givenOperator, submitAction } from '../operator-client.js'
 import { command, line, printJson, short, withAgency, type CommonOpts } from '../output.js'
 import type { AgencyClient, BudgetReply, SpendTotals, UsageReply } from '../../gen/agency/v1/api.js'
 
@@ -87,7 +89,7 @@ export function registerSpendCommands (program: Command): void {
       if (opts.json === true) { printJson(budgetJson(b)); return }
       for (const l of budgetLines(b)) line(l)
     }))
-  command(budget, 'set', 'set the swarm\'s caps (0 removes one; a cap left out is kept): every daemon stops starting runs when recorded spend plus runs in flight reach it')
+  command(budget, 'set', 'set the swarm\'s caps (0 removes one; a cap left out is kept): every daemon stops starting runs when recorded spend plus runs in flight reach it; in a swarm with an operator, as the operator (--operator-key)')
     .option('--usd <dollars>', 'dollars, the whole swarm')
     .option('--tokens <n>', 'tokens (input, cached too, and output), the whole swarm')
     .option('--hours <h>', 'agent-hours: run time summed over agents')
@@ -100,7 +102,17 @@ export function registerSpendCommands (program: Command): void {
         perAgentUsd: budgetNumber('--per-agent-usd', opts.perAgentUsd)
       }
       if (Object.values(req).every(v => v == null)) throw new InvalidArgumentError('budget set: give at least one of --usd, --tokens, --hours, --per-agent-usd')
-      const b = await agency.call((c: AgencyClient) => c.setBudget, req)
+      const operator = await givenOperator(opts)
+      let b: BudgetReply
+      if (operator !== undefined) {
+        // as the operator: the whole caps, signed here (a cap left out is the current one)
+        const now = (await agency.call((c: AgencyClient) => c.getBudget, {})).budget
+        const caps = changedBudget({ microUsd: Math.round((now?.usd ?? 0) * 1e6), tokens: now?.tokens ?? 0, agentSeconds: Math.round((now?.hours ?? 0) * 3600), perAgentMicroUsd: Math.round((now?.perAgentUsd ?? 0) * 1e6) }, req)
+        await submitAction(agency, operator, { kind: 'budget', budget: caps })
+        b = await agency.call((c: AgencyClient) => c.getBudget, {})
+      } else {
+        b = await agency.call((c: AgencyClient) => c.setBudget, req)
+      }
       if (opts.json === true) { printJson(budgetJson(b)); return }
       for (const l of budgetLines(b)) line(l)
     }))

@@ -22,7 +22,7 @@ import type { BoardFoldState } from './board.js'
 
 const MAGIC = new TextEncoder().encode('AGBCKPT1')
 /** changes whenever a part of the board changes its fields: an older checkpoint is then refused, and the log folded */
-export const BOARD_STATE_VERSION = 3
+export const BOARD_STATE_VERSION = 4
 
 export interface BoardCheckpoint {
   /** the log cursor the fold has taken in every entry up to */

@@ -27,7 +27,7 @@ import { validateTaskId } from './task-id.js'
 import { OperatorBook } from '../operator/operator-book.js'
 import { ApprovalBook, type ApprovalView } from '../operator/approval-book.js'
 import { OperatorAuthority, type ActionVerdict, type OperatorSource } from '../operator/operator-authority.js'
-import { operatorAudit, operatorMessages, pauseView, taskActions, withOperatorActions, type OperatorActionView, type OperatorMessageView, type PauseView } from '../operator/operator-views.js'
+import { budgetView, membershipView, operatorAudit, operatorMessages, pauseView, taskActions, withOperatorActions, type MembershipView, type OperatorActionView, type OperatorBudgetView, type OperatorMessageView, type PauseView } from '../operator/operator-views.js'
 import { EVERYONE_LIVE, type AnyBoardEntry, type BoardEntryHeader, type Liveness, type TaskState } from './types.js'
 
 export interface BoardInit {
@@ -106,7 +106,10 @@ export interface TestRunView extends TestRun { author: string, time: number, ent
 export interface IntegrationView extends Integration { author: string, time: number, entryId: string }
 
 export class Board {
-  private readonly liveness: Liveness
+  /** who is alive on this node, as given */
+  private readonly presence: Liveness
+  /** the same, less the members the operators removed: their leases end at once (their tasks are taken over, as a dead agent's) */
+  private readonly liveness: Liveness = { isLive: (peer, now) => !this.faults.isRemoved(peer) && this.presence.isLive(peer, now) }
   // Not readonly: a fork found in an author's feed folds the board again (markFaulty).
   private applied = new Set<string>()
   private goals = new GoalHistory()
@@ -125,11 +128,13 @@ export class Board {
   private operatorChanges = 0
   private judged?: { at: number, authority: OperatorAuthority, tasks: Map<string, OperatorAction[]> }
   private changes = 0
+  /** folding everything again after the operators' removals changed: no second refold from inside it */
+  private refolding = false
   /** after takeFoldState: the entries the checkpoint covers, from the log (the fold's state leaves them out) */
   private earlier?: () => Iterable<AnyBoardEntry>
 
   constructor (init: BoardInit = {}) {
-    this.liveness = init.liveness ?? EVERYONE_LIVE
+    this.presence = init.liveness ?? EVERYONE_LIVE
     this.configuredOperators = [...(init.operators ?? [])]
   }
 
@@ -139,7 +144,7 @@ export class Board {
    * (which is ignored the same way on every peer).
    */
   apply (entry: AnyBoardEntry): boolean {
-    if (!validHeader(entry) || this.applied.has(entry.id) || !this.faults.counts(entry)) return false
+    if (!validHeader(entry) || this.applied.has(entry.id) || !this.faults.counts(entry) || this.faults.holdsBack(entry)) return false
     const h: BoardEntryHeader = { id: entry.id, author: entry.author, seq: entry.seq, lamport: entry.lamport, time: entry.time }
     // fromPartial copies the body and fills missing fields with proto3 defaults,
     // so a hand-built or partial body cannot leave holes in the views.
@@ -148,6 +153,8 @@ export class Board {
     switch (entry.kind) {
       case 'goal': this.goals.add(h, Goal.fromPartial(body)); this.operatorChanges++; folded = true; break
       case 'operator': this.operatorBook.add(h, OperatorEnvelope.fromPartial(body)); this.operatorChanges++; folded = true; break
+      // the budget itself is folded by core/spend; here only who wrote one of their own, for the operators' judgement
+      case 'budget': this.operatorBook.addPlain(h, entry.kind); this.operatorChanges++; folded = true; break
       case 'approval_request': folded = this.approvalBook.add(h, ApprovalRequest.fromPartial(body)); break
       case 'task': folded = this.catalog.add(h, TaskSpec.fromPartial(body)); break
       case 'claim': folded = this.ledger.addClaim(h, Claim.fromPartial(body)); break
@@ -161,7 +168,38 @@ export class Board {
       default: folded = false
     }
     if (folded) { this.applied.add(entry.id); this.changes++; this.faults.remember(entry) }
+    if (folded && (entry.kind === 'operator' || entry.kind === 'goal') && (this.operatorBook.carriesRemovals() || this.faults.hasRemovals())) this.applyRemovals()
     return folded
+  }
+
+  /**
+   * The operators' removals as the fold now judges them: a removed member's
+   * entries after the seq its removal names count for nothing (faulty-authors.ts),
+   * so when the removals change everything is folded again under them.
+   */
+  private applyRemovals (): void {
+    if (this.refolding) return
+    const next = new Map(membershipView(this.authority()).removed.map(r => [r.peer, r.afterSeq + 1]))
+    if (!this.faults.removalsDiffer(next)) return
+    if (this.earlier !== undefined) {
+      const earlier = this.earlier
+      this.earlier = undefined
+      this.faults.rememberEarlier([...earlier()])
+    }
+    this.refold(this.faults.setRemovals(next) ?? [])
+  }
+
+  /** Folds `again` from scratch, then the removals it implies (which may fold once more). */
+  private refold (again: readonly AnyBoardEntry[]): void {
+    this.refolding = true
+    try {
+      this.clearFold()
+      for (const e of again) this.apply(e)
+    } finally {
+      this.refolding = false
+    }
+    this.changes++
+    this.applyRemovals()
   }
 
   private addIntegration (h: BoardEntryHeader, i: Integration): boolean {
@@ -213,9 +251,7 @@ export class Board {
     }
     const again = this.faults.mark(author, fromSeq)
     if (again === undefined) return false
-    this.clearFold()
-    for (const e of again) this.apply(e)
-    this.changes++
+    this.refold(again)
     return true
   }
 
@@ -238,7 +274,7 @@ export class Board {
       operatorBook: { ...this.operatorBook },
       approvalBook: { ...this.approvalBook },
       // the folded entries are the log's: takeFoldState is told where to read them back
-      faults: { ...this.faults, folded: [] },
+      faults: { ...this.faults, folded: [], heldBack: new Map() },
       changes: this.changes
     }
   }
@@ -364,7 +400,7 @@ export class Board {
   private judge (): NonNullable<Board['judged']> {
     if (this.judged?.at !== this.operatorChanges) {
       const plainGoals = this.goals.history().map(g => ({ author: g.setBy, lamport: g.lamport, entryId: g.entryId }))
-      const authority = new OperatorAuthority({ configured: this.configuredOperators, plainGoals, carried: this.operatorBook.all() })
+      const authority = new OperatorAuthority({ configured: this.configuredOperators, plainGoals, plainOthers: this.operatorBook.plainEntries(), carried: this.operatorBook.all() })
       this.judged = { at: this.operatorChanges, authority, tasks: taskActions(authority) }
     }
     return this.judged
@@ -383,6 +419,23 @@ export class Board {
   /** Whether an operator paused the swarm: no new harness runs or turns. */
   paused (): PauseView {
     return pauseView(this.authority())
+  }
+
+  /** While operators govern, the budget is theirs alone: whether they govern, and their latest budget (core/spend folds it in). */
+  operatorBudget (): { governs: boolean, latest?: OperatorBudgetView } {
+    const a = this.authority()
+    const latest = budgetView(a)
+    return latest === undefined ? { governs: a.governs } : { governs: a.governs, latest }
+  }
+
+  /** Who may be a member, by the operators' actions: their allow-list and the members they removed. */
+  membership (): MembershipView {
+    return membershipView(this.authority())
+  }
+
+  /** Whether the operators removed `peer` (as this board has folded so far). */
+  isRemoved (peer: string): boolean {
+    return this.faults.isRemoved(peer)
   }
 
   /** The operators' messages to `agent` and to everyone (all of them without an agent), in the operators' order. */

@@ -11,19 +11,70 @@
 // fork seq known (an upper bound of it). It only moves down, as better proofs
 // arrive, and every replica ends with the same one: then every replica shows
 // the same board, whichever branch it holds.
+//
+// A member the operator removed (core/operator membershipView) is cut the
+// same way from the seq after the one the removal names, with two
+// differences: its goal and operator entries still count (whether a removal
+// counts is judged from those alone, so the cut never undoes itself, and
+// they count for nothing from a member anyway while an operator governs),
+// and the cut follows the operators' actions, which the log can change, so
+// the entries it keeps out are held back to be folded again should it move.
 
 import type { AnyBoardEntry } from './types.js'
+
+/** The kinds a removal does not cut: what decides whether the removal counts. */
+const UNCUT_BY_REMOVAL: ReadonlySet<string> = new Set(['goal', 'operator'])
 
 export class FaultyAuthors {
   /** author -> the first seq that does not count */
   private readonly cutoffs = new Map<string, number>()
   /** entries folded so far, to fold again when a cutoff moves below one of them */
   private folded: AnyBoardEntry[] = []
+  /** removed member -> the first seq that does not count (goal and operator entries aside) */
+  private removals = new Map<string, number>()
+  /** entries kept out by a removal alone, by id: folded again when the removals change */
+  private heldBack = new Map<string, AnyBoardEntry>()
 
   /** Whether an entry counts: its author is not faulty, or it is below the author's cutoff. */
   counts (e: { author: string, seq: number }): boolean {
     const cutoff = this.cutoffs.get(e.author)
     return cutoff === undefined || e.seq < cutoff
+  }
+
+  /** Whether a removal keeps the entry out (it is held back, to fold again should the removals change). */
+  holdsBack (e: AnyBoardEntry): boolean {
+    const cutoff = this.removals.get(e.author)
+    if (cutoff === undefined || e.seq < cutoff || UNCUT_BY_REMOVAL.has(e.kind)) return false
+    this.heldBack.set(e.id, e)
+    return true
+  }
+
+  /** Whether the operators removed `author`. */
+  isRemoved (author: string): boolean {
+    return this.removals.has(author)
+  }
+
+  hasRemovals (): boolean {
+    return this.removals.size > 0
+  }
+
+  /** Whether `next` (member -> first seq cut) differs from the removals in force. */
+  removalsDiffer (next: ReadonlyMap<string, number>): boolean {
+    return next.size !== this.removals.size || [...next].some(([m, seq]) => this.removals.get(m) !== seq)
+  }
+
+  /**
+   * The removals become `next`. Returns every entry to fold again from
+   * scratch (folded or held back, fork cuts applied) when they changed;
+   * undefined when they did not.
+   */
+  setRemovals (next: ReadonlyMap<string, number>): AnyBoardEntry[] | undefined {
+    if (!this.removalsDiffer(next)) return undefined
+    this.removals = new Map(next)
+    const again = [...this.folded, ...this.heldBack.values()].filter(e => this.counts(e))
+    this.folded = []
+    this.heldBack = new Map()
+    return again
   }
 
   /** The first seq of `author` that does not count, if it is faulty. */

@@ -3,7 +3,7 @@
 // board never touches bytes, signatures or storage.
 
 import type {
-  ApprovalRequest, Claim, Done, Goal, Integration, IntegrationRequest, OperatorEnvelope, Release, ReviewRequest, TaskSpec, TestRun, Verdict
+  ApprovalRequest, Budget, Claim, Done, Goal, Integration, IntegrationRequest, OperatorEnvelope, Release, ReviewRequest, TaskSpec, TestRun, Verdict
 } from '../../gen/agency/v1/log.js'
 
 /** The fields every entry has, whatever its kind. */
@@ -33,6 +33,8 @@ export interface BoardBodies {
   test_run: TestRun
   operator: OperatorEnvelope
   approval_request: ApprovalRequest
+  /** only who wrote it: the budget is core/spend's (core/operator refuses a member's own while an operator governs) */
+  budget: Budget
 }
 
 export type BoardKind = keyof BoardBodies

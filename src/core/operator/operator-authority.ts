@@ -12,8 +12,8 @@
 // and operator actions take effect in the operator's order (its time, then
 // the id), not the carriers': a member that carries an old action again
 // cannot undo a newer one. A forged or malformed action, and a member's own
-// goal entry while operators govern, count for nothing and against the member
-// that wrote the entry.
+// goal or budget entry while operators govern, count for nothing and against
+// the member that wrote the entry.
 import type { OperatorAction } from '../../gen/agency/v1/log.js'
 import type { GoalView } from '../board/goal-history.js'
 import { compareText } from '../board/order.js'
@@ -42,6 +42,8 @@ export interface JudgeInput {
   configured: readonly string[]
   /** members' own goal entries, in fold order */
   plainGoals: readonly PlainGoal[]
+  /** members' own entries of the other operator-only kinds (a budget), in fold order */
+  plainOthers?: ReadonlyArray<{ author: string }>
   carried: readonly CarriedAction[]
 }
 
@@ -75,7 +77,7 @@ export class OperatorAuthority {
       if (verdict === 'accepted' && chosen.get((c.action as OperatorAction).id) !== c) this.verdicts.set(c.id, 'replayed')
       if (REFUSED_VERDICTS.has(verdict)) this.countAgainst(c.author)
     }
-    if (keys.length > 0) for (const g of input.plainGoals) this.countAgainst(g.author)
+    if (keys.length > 0) for (const g of [...input.plainGoals, ...input.plainOthers ?? []]) this.countAgainst(g.author)
     this.accepted = [...chosen.values()]
       .map(c => ({ action: c.action as OperatorAction, entryId: c.id, carrier: c.author, lamport: c.lamport }))
       .sort((a, b) => a.action.time - b.action.time || compareText(a.action.id, b.action.id))

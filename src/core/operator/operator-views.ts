@@ -53,6 +53,59 @@ export function pauseView (a: OperatorAuthority): PauseView {
   return { paused: last.kind === 'pause', by: last.operator, time: last.time, reason: last.kind === 'pause' ? last.text : '', leaseKeepMs: last.kind === 'pause' ? last.leaseKeepMs : 0 }
 }
 
+/** The budget the operators set: their latest budget action, in operator order. */
+export interface OperatorBudgetView {
+  budget: NonNullable<OperatorAction['budget']>
+  setBy: string
+  time: number
+  entryId: string
+}
+
+export function budgetView (a: OperatorAuthority): OperatorBudgetView | undefined {
+  const last = a.ofKind('budget').at(-1)
+  if (last === undefined) return undefined
+  return { budget: { ...last.action.budget as NonNullable<OperatorAction['budget']> }, setBy: last.action.operator, time: last.action.time, entryId: last.entryId }
+}
+
+/** A member the operators removed: its entries after `afterSeq` of its feed count for nothing. */
+export interface RemovedMember {
+  peer: string
+  afterSeq: number
+  /** the operator of the first removal, and its time */
+  by: string
+  time: number
+}
+
+export interface MembershipView {
+  /** the operators' allow-list, sorted (removed members left out); empty: no allow-list of theirs */
+  allowed: string[]
+  /** sorted by peer id */
+  removed: RemovedMember[]
+}
+
+/**
+ * Who may be a member, by the operators' actions: the peers their
+ * member_allow actions named, and those their member_remove actions removed.
+ * A removal is for good: a removed member stays removed whatever the order
+ * of the actions, and when two removals of one member name different seqs
+ * the lower counts, so the view does not depend on the actions' order.
+ */
+export function membershipView (a: OperatorAuthority): MembershipView {
+  const removed = new Map<string, RemovedMember>()
+  const allowed = new Set<string>()
+  for (const { action } of a.ofKind('member_allow', 'member_remove')) {
+    if (action.kind === 'member_allow') { for (const p of action.peers) allowed.add(p); continue }
+    const peer = action.peers[0]
+    const had = removed.get(peer)
+    if (had === undefined) removed.set(peer, { peer, afterSeq: action.afterSeq, by: action.operator, time: action.time })
+    else if (action.afterSeq < had.afterSeq) had.afterSeq = action.afterSeq
+  }
+  return {
+    allowed: [...allowed].filter(p => !removed.has(p)).sort(),
+    removed: [...removed.values()].sort((x, y) => x.peer < y.peer ? -1 : x.peer > y.peer ? 1 : 0)
+  }
+}
+
 /** Per task id, the operators' task actions, in operator order. */
 export function taskActions (a: OperatorAuthority): Map<string, OperatorAction[]> {
   const out = new Map<string, OperatorAction[]>()
@@ -135,6 +188,20 @@ export function summarise (x: OperatorAction): string {
     case 'task_priority': return `task ${x.task?.id ?? ''} priority ${x.task?.priority ?? 0}`
     case 'message': return clip(`message to ${x.to === '' ? 'everyone' : x.to}: ${x.text}`)
     case 'approval': return `${x.allow ? 'approve' : 'deny'} ${x.request}${x.allow && x.always ? ' (always)' : ''}`
+    case 'budget': return `budget: ${budgetSummary(x.budget)}`
+    case 'member_allow': return clip(`allow member${x.peers.length === 1 ? '' : 's'} ${x.peers.join(', ')}`)
+    case 'member_remove': return clip(`remove member ${x.peers[0] ?? ''} (its entries after seq ${x.afterSeq} count for nothing)`)
     default: return clip(x.kind)
   }
+}
+
+function budgetSummary (b: OperatorAction['budget']): string {
+  if (b === undefined) return 'none'
+  const caps = [
+    b.microUsd > 0 ? `$${b.microUsd / 1e6}` : '',
+    b.tokens > 0 ? `${b.tokens} tokens` : '',
+    b.agentSeconds > 0 ? `${b.agentSeconds / 3600} agent-h` : '',
+    b.perAgentMicroUsd > 0 ? `$${b.perAgentMicroUsd / 1e6} per agent` : ''
+  ].filter(c => c !== '')
+  return caps.length > 0 ? caps.join(', ') : 'no caps'
 }

@@ -99,6 +99,13 @@ export class PeerDirectory {
     return next
   }
 
+  /** Drops a peer from the directory (a member the operator removed); its record, if it had one. */
+  forget (peerId: string): PeerRecord | undefined {
+    const record = this.peers.get(peerId)
+    this.peers.delete(peerId)
+    return record
+  }
+
   get (peerId: string): PeerRecord | undefined {
     return this.peers.get(peerId)
   }

@@ -1,9 +1,10 @@
 // The swarm's budget: caps on dollars, tokens and agent-hours for the whole
 // swarm, and on dollars per agent. Its fields and its fold are here and only
-// here: the latest budget entry in (lamport, author) order holds, the same on
-// every replica. Who may set it is the fold's one rule to change when budgets
-// become an operator's signed action (accept an entry only from an operator
-// key, as the faulty-author rule accepts only from sound authors).
+// here. In a swarm with an operator the budget is an operator's signed action
+// (core/operator judges those: the latest in the operator's order holds) and
+// the members' own budget entries count for nothing; without one, the latest
+// budget entry in (lamport, author) order holds. Either way the same on every
+// replica that holds the same entries.
 import type { Budget } from '../../gen/agency/v1/log.js'
 import { InvalidArgumentError } from '../errors.js'
 import { compareOrder, type Ordered } from '../board/order.js'
@@ -28,7 +29,17 @@ export function hasAnyCap (b: BudgetCaps): boolean {
   return b.microUsd > 0 || b.tokens > 0 || b.agentSeconds > 0 || b.perAgentMicroUsd > 0
 }
 
-/** The budget entries folded: the latest holds. */
+/**
+ * The operators' part of the budget, from the board's judgement of their
+ * actions (Board.operatorBudget): whether operators govern the swarm, and
+ * the caps of their latest budget action.
+ */
+export interface GovernedBudget {
+  governs: boolean
+  latest?: { budget: Budget, setBy: string, entryId: string }
+}
+
+/** The budget entries folded: the latest holds, unless operators govern the swarm. */
 export class BudgetHistory {
   private latest: (Ordered & { setting: BudgetSetting }) | undefined
 
@@ -39,7 +50,12 @@ export class BudgetHistory {
     return true
   }
 
-  current (): BudgetSetting | undefined {
+  /** The budget in force: the operators' latest while they govern (`governed`), else the latest entry. */
+  current (governed?: GovernedBudget): BudgetSetting | undefined {
+    if (governed?.governs === true) {
+      const l = governed.latest
+      return l === undefined ? undefined : { microUsd: l.budget.microUsd, tokens: l.budget.tokens, agentSeconds: l.budget.agentSeconds, perAgentMicroUsd: l.budget.perAgentMicroUsd, setBy: l.setBy, entryId: l.entryId }
+    }
     return this.latest == null ? undefined : { ...this.latest.setting }
   }
 }

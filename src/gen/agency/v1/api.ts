@@ -807,6 +807,42 @@ export interface ListApprovalsReply {
   approvals: ApprovalInfo[];
 }
 
+export interface ListMembersRequest {
+}
+
+export interface MemberInfo {
+  peerId: string;
+  /** from its heartbeats ('' when none came) */
+  name: string;
+  /** the highest seq of its feed this daemon holds (0: none) */
+  headSeq: number;
+  live: boolean;
+  /** on the operator's allow-list */
+  allowed: boolean;
+  removed: boolean;
+  /** this daemon */
+  self: boolean;
+}
+
+export interface RemovedMemberInfo {
+  peerId: string;
+  /** its entries after this seq of its feed count for nothing */
+  afterSeq: number;
+  /** the operator who removed it */
+  by: string;
+  /** the operator's clock */
+  time: number;
+}
+
+export interface ListMembersReply {
+  operators: string[];
+  /** the operator's allow-list (empty: none) */
+  allowed: string[];
+  removed: RemovedMemberInfo[];
+  /** this daemon, every author in its log and every peer it heard from, by peer id */
+  members: MemberInfo[];
+}
+
 export interface SpendTotals {
   /** every input token: uncached, cache reads and cache writes */
   inputTokens: number;
@@ -11544,6 +11580,477 @@ export const ListApprovalsReply: MessageFns<ListApprovalsReply> = {
   },
 };
 
+function createBaseListMembersRequest(): ListMembersRequest {
+  return {};
+}
+
+export const ListMembersRequest: MessageFns<ListMembersRequest> = {
+  encode(_: ListMembersRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ListMembersRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseListMembersRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(_: any): ListMembersRequest {
+    return {};
+  },
+
+  toJSON(_: ListMembersRequest): unknown {
+    const obj: any = {};
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ListMembersRequest>, I>>(base?: I): ListMembersRequest {
+    return ListMembersRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ListMembersRequest>, I>>(_: I): ListMembersRequest {
+    const message = createBaseListMembersRequest();
+    return message;
+  },
+};
+
+function createBaseMemberInfo(): MemberInfo {
+  return { peerId: "", name: "", headSeq: 0, live: false, allowed: false, removed: false, self: false };
+}
+
+export const MemberInfo: MessageFns<MemberInfo> = {
+  encode(message: MemberInfo, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.peerId !== "") {
+      writer.uint32(10).string(message.peerId);
+    }
+    if (message.name !== "") {
+      writer.uint32(18).string(message.name);
+    }
+    if (message.headSeq !== 0) {
+      writer.uint32(24).uint64(message.headSeq);
+    }
+    if (message.live !== false) {
+      writer.uint32(32).bool(message.live);
+    }
+    if (message.allowed !== false) {
+      writer.uint32(40).bool(message.allowed);
+    }
+    if (message.removed !== false) {
+      writer.uint32(48).bool(message.removed);
+    }
+    if (message.self !== false) {
+      writer.uint32(56).bool(message.self);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): MemberInfo {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseMemberInfo();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.peerId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.name = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.headSeq = longToNumber(reader.uint64());
+            continue;
+          }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.live = reader.bool();
+            continue;
+          }
+          case 5: {
+            if (tag !== 40) {
+              break;
+            }
+
+            message.allowed = reader.bool();
+            continue;
+          }
+          case 6: {
+            if (tag !== 48) {
+              break;
+            }
+
+            message.removed = reader.bool();
+            continue;
+          }
+          case 7: {
+            if (tag !== 56) {
+              break;
+            }
+
+            message.self = reader.bool();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): MemberInfo {
+    return {
+      peerId: isSet(object.peerId)
+        ? globalThis.String(object.peerId)
+        : isSet(object.peer_id)
+        ? globalThis.String(object.peer_id)
+        : "",
+      name: isSet(object.name) ? globalThis.String(object.name) : "",
+      headSeq: isSet(object.headSeq)
+        ? globalThis.Number(object.headSeq)
+        : isSet(object.head_seq)
+        ? globalThis.Number(object.head_seq)
+        : 0,
+      live: isSet(object.live) ? globalThis.Boolean(object.live) : false,
+      allowed: isSet(object.allowed) ? globalThis.Boolean(object.allowed) : false,
+      removed: isSet(object.removed) ? globalThis.Boolean(object.removed) : false,
+      self: isSet(object.self) ? globalThis.Boolean(object.self) : false,
+    };
+  },
+
+  toJSON(message: MemberInfo): unknown {
+    const obj: any = {};
+    if (message.peerId !== "") {
+      obj.peerId = message.peerId;
+    }
+    if (message.name !== "") {
+      obj.name = message.name;
+    }
+    if (message.headSeq !== 0) {
+      obj.headSeq = Math.round(message.headSeq);
+    }
+    if (message.live !== false) {
+      obj.live = message.live;
+    }
+    if (message.allowed !== false) {
+      obj.allowed = message.allowed;
+    }
+    if (message.removed !== false) {
+      obj.removed = message.removed;
+    }
+    if (message.self !== false) {
+      obj.self = message.self;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<MemberInfo>, I>>(base?: I): MemberInfo {
+    return MemberInfo.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<MemberInfo>, I>>(object: I): MemberInfo {
+    const message = createBaseMemberInfo();
+    message.peerId = object.peerId ?? "";
+    message.name = object.name ?? "";
+    message.headSeq = object.headSeq ?? 0;
+    message.live = object.live ?? false;
+    message.allowed = object.allowed ?? false;
+    message.removed = object.removed ?? false;
+    message.self = object.self ?? false;
+    return message;
+  },
+};
+
+function createBaseRemovedMemberInfo(): RemovedMemberInfo {
+  return { peerId: "", afterSeq: 0, by: "", time: 0 };
+}
+
+export const RemovedMemberInfo: MessageFns<RemovedMemberInfo> = {
+  encode(message: RemovedMemberInfo, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.peerId !== "") {
+      writer.uint32(10).string(message.peerId);
+    }
+    if (message.afterSeq !== 0) {
+      writer.uint32(16).uint64(message.afterSeq);
+    }
+    if (message.by !== "") {
+      writer.uint32(26).string(message.by);
+    }
+    if (message.time !== 0) {
+      writer.uint32(32).uint64(message.time);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): RemovedMemberInfo {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseRemovedMemberInfo();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.peerId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.afterSeq = longToNumber(reader.uint64());
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.by = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.time = longToNumber(reader.uint64());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): RemovedMemberInfo {
+    return {
+      peerId: isSet(object.peerId)
+        ? globalThis.String(object.peerId)
+        : isSet(object.peer_id)
+        ? globalThis.String(object.peer_id)
+        : "",
+      afterSeq: isSet(object.afterSeq)
+        ? globalThis.Number(object.afterSeq)
+        : isSet(object.after_seq)
+        ? globalThis.Number(object.after_seq)
+        : 0,
+      by: isSet(object.by) ? globalThis.String(object.by) : "",
+      time: isSet(object.time) ? globalThis.Number(object.time) : 0,
+    };
+  },
+
+  toJSON(message: RemovedMemberInfo): unknown {
+    const obj: any = {};
+    if (message.peerId !== "") {
+      obj.peerId = message.peerId;
+    }
+    if (message.afterSeq !== 0) {
+      obj.afterSeq = Math.round(message.afterSeq);
+    }
+    if (message.by !== "") {
+      obj.by = message.by;
+    }
+    if (message.time !== 0) {
+      obj.time = Math.round(message.time);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<RemovedMemberInfo>, I>>(base?: I): RemovedMemberInfo {
+    return RemovedMemberInfo.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<RemovedMemberInfo>, I>>(object: I): RemovedMemberInfo {
+    const message = createBaseRemovedMemberInfo();
+    message.peerId = object.peerId ?? "";
+    message.afterSeq = object.afterSeq ?? 0;
+    message.by = object.by ?? "";
+    message.time = object.time ?? 0;
+    return message;
+  },
+};
+
+function createBaseListMembersReply(): ListMembersReply {
+  return { operators: [], allowed: [], removed: [], members: [] };
+}
+
+export const ListMembersReply: MessageFns<ListMembersReply> = {
+  encode(message: ListMembersReply, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    for (const v of message.operators) {
+      writer.uint32(10).string(v!);
+    }
+    for (const v of message.allowed) {
+      writer.uint32(18).string(v!);
+    }
+    for (const v of message.removed) {
+      RemovedMemberInfo.encode(v!, writer.uint32(26).fork()).join();
+    }
+    for (const v of message.members) {
+      MemberInfo.encode(v!, writer.uint32(34).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ListMembersReply {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseListMembersReply();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.operators.push(reader.string());
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.allowed.push(reader.string());
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.removed.push(RemovedMemberInfo.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.members.push(MemberInfo.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ListMembersReply {
+    return {
+      operators: globalThis.Array.isArray(object?.operators)
+        ? object.operators.map((e: any) => globalThis.String(e))
+        : [],
+      allowed: globalThis.Array.isArray(object?.allowed) ? object.allowed.map((e: any) => globalThis.String(e)) : [],
+      removed: globalThis.Array.isArray(object?.removed)
+        ? object.removed.map((e: any) => RemovedMemberInfo.fromJSON(e))
+        : [],
+      members: globalThis.Array.isArray(object?.members) ? object.members.map((e: any) => MemberInfo.fromJSON(e)) : [],
+    };
+  },
+
+  toJSON(message: ListMembersReply): unknown {
+    const obj: any = {};
+    if (message.operators?.length) {
+      obj.operators = message.operators;
+    }
+    if (message.allowed?.length) {
+      obj.allowed = message.allowed;
+    }
+    if (message.removed?.length) {
+      obj.removed = message.removed.map((e) => RemovedMemberInfo.toJSON(e));
+    }
+    if (message.members?.length) {
+      obj.members = message.members.map((e) => MemberInfo.toJSON(e));
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ListMembersReply>, I>>(base?: I): ListMembersReply {
+    return ListMembersReply.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ListMembersReply>, I>>(object: I): ListMembersReply {
+    const message = createBaseListMembersReply();
+    message.operators = object.operators?.map((e) => e) || [];
+    message.allowed = object.allowed?.map((e) => e) || [];
+    message.removed = object.removed?.map((e) => RemovedMemberInfo.fromPartial(e)) || [];
+    message.members = object.members?.map((e) => MemberInfo.fromPartial(e)) || [];
+    return message;
+  },
+};
+
 function createBaseSpendTotals(): SpendTotals {
   return {
     inputTokens: 0,
@@ -13002,6 +13509,16 @@ export const AgencyService = {
     responseSerialize: (value: ListApprovalsReply): Buffer => Buffer.from(ListApprovalsReply.encode(value).finish()),
     responseDeserialize: (value: Buffer): ListApprovalsReply => ListApprovalsReply.decode(value),
   },
+  /** the operator's allow-list and removed members, and the members this daemon knows */
+  listMembers: {
+    path: "/agency.v1.Agency/ListMembers" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: ListMembersRequest): Buffer => Buffer.from(ListMembersRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): ListMembersRequest => ListMembersRequest.decode(value),
+    responseSerialize: (value: ListMembersReply): Buffer => Buffer.from(ListMembersReply.encode(value).finish()),
+    responseDeserialize: (value: Buffer): ListMembersReply => ListMembersReply.decode(value),
+  },
   /** ---- spend ---- */
   getUsage: {
     path: "/agency.v1.Agency/GetUsage" as const,
@@ -13082,6 +13599,8 @@ export interface AgencyServer extends UntypedServiceImplementation {
   listOperatorActions: handleUnaryCall<ListOperatorActionsRequest, ListOperatorActionsReply>;
   /** agents' permission requests waiting for the operator */
   listApprovals: handleUnaryCall<ListApprovalsRequest, ListApprovalsReply>;
+  /** the operator's allow-list and removed members, and the members this daemon knows */
+  listMembers: handleUnaryCall<ListMembersRequest, ListMembersReply>;
   /** ---- spend ---- */
   getUsage: handleUnaryCall<GetUsageRequest, UsageReply>;
   getBudget: handleUnaryCall<GetBudgetRequest, BudgetReply>;
@@ -13630,6 +14149,22 @@ export interface AgencyClient extends Client {
     metadata: Metadata,
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: ListApprovalsReply) => void,
+  ): ClientUnaryCall;
+  /** the operator's allow-list and removed members, and the members this daemon knows */
+  listMembers(
+    request: ListMembersRequest,
+    callback: (error: ServiceError | null, response: ListMembersReply) => void,
+  ): ClientUnaryCall;
+  listMembers(
+    request: ListMembersRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: ListMembersReply) => void,
+  ): ClientUnaryCall;
+  listMembers(
+    request: ListMembersRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: ListMembersReply) => void,
   ): ClientUnaryCall;
   /** ---- spend ---- */
   getUsage(

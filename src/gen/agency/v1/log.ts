@@ -213,7 +213,7 @@ export interface OperatorAction {
   id: string;
   /** the operator's clock, ms since the epoch: the order of operator actions */
   time: number;
-  /** goal | pause | resume | task | task_cancel | task_priority | message | approval */
+  /** goal | pause | resume | task | task_cancel | task_priority | message | approval | budget | member_allow | member_remove */
   kind: string;
   /** kind goal: the goal and its test command */
   goal:
@@ -237,6 +237,14 @@ export interface OperatorAction {
   allow: boolean;
   /** kind approval: and grant the same again to that agent without asking */
   always: boolean;
+  /** kind budget: the caps, whole (0 is no cap) */
+  budget:
+    | Budget
+    | undefined;
+  /** kind member_allow: peer ids let in; kind member_remove: the one peer id removed */
+  peers: string[];
+  /** kind member_remove: the removed member's entries after this seq of its feed count for nothing */
+  afterSeq: number;
 }
 
 /**
@@ -2041,6 +2049,9 @@ function createBaseOperatorAction(): OperatorAction {
     request: "",
     allow: false,
     always: false,
+    budget: undefined,
+    peers: [],
+    afterSeq: 0,
   };
 }
 
@@ -2084,6 +2095,15 @@ export const OperatorAction: MessageFns<OperatorAction> = {
     }
     if (message.always !== false) {
       writer.uint32(104).bool(message.always);
+    }
+    if (message.budget !== undefined) {
+      Budget.encode(message.budget, writer.uint32(114).fork()).join();
+    }
+    for (const v of message.peers) {
+      writer.uint32(122).string(v!);
+    }
+    if (message.afterSeq !== 0) {
+      writer.uint32(128).uint64(message.afterSeq);
     }
     return writer;
   },
@@ -2205,6 +2225,30 @@ export const OperatorAction: MessageFns<OperatorAction> = {
             message.always = reader.bool();
             continue;
           }
+          case 14: {
+            if (tag !== 114) {
+              break;
+            }
+
+            message.budget = Budget.decode(reader, reader.uint32());
+            continue;
+          }
+          case 15: {
+            if (tag !== 122) {
+              break;
+            }
+
+            message.peers.push(reader.string());
+            continue;
+          }
+          case 16: {
+            if (tag !== 128) {
+              break;
+            }
+
+            message.afterSeq = longToNumber(reader.uint64());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -2238,6 +2282,13 @@ export const OperatorAction: MessageFns<OperatorAction> = {
       request: isSet(object.request) ? globalThis.String(object.request) : "",
       allow: isSet(object.allow) ? globalThis.Boolean(object.allow) : false,
       always: isSet(object.always) ? globalThis.Boolean(object.always) : false,
+      budget: isSet(object.budget) ? Budget.fromJSON(object.budget) : undefined,
+      peers: globalThis.Array.isArray(object?.peers) ? object.peers.map((e: any) => globalThis.String(e)) : [],
+      afterSeq: isSet(object.afterSeq)
+        ? globalThis.Number(object.afterSeq)
+        : isSet(object.after_seq)
+        ? globalThis.Number(object.after_seq)
+        : 0,
     };
   },
 
@@ -2282,6 +2333,15 @@ export const OperatorAction: MessageFns<OperatorAction> = {
     if (message.always !== false) {
       obj.always = message.always;
     }
+    if (message.budget !== undefined) {
+      obj.budget = Budget.toJSON(message.budget);
+    }
+    if (message.peers?.length) {
+      obj.peers = message.peers;
+    }
+    if (message.afterSeq !== 0) {
+      obj.afterSeq = Math.round(message.afterSeq);
+    }
     return obj;
   },
 
@@ -2303,6 +2363,11 @@ export const OperatorAction: MessageFns<OperatorAction> = {
     message.request = object.request ?? "";
     message.allow = object.allow ?? false;
     message.always = object.always ?? false;
+    message.budget = (object.budget !== undefined && object.budget !== null)
+      ? Budget.fromPartial(object.budget)
+      : undefined;
+    message.peers = object.peers?.map((e) => e) || [];
+    message.afterSeq = object.afterSeq ?? 0;
     return message;
   },
 };
