@@ -209,13 +209,15 @@ export class BoardService {
   /**
    * This process stood still for `ms` (a SIGSTOP, a frozen VM, a stalled
    * loop): longer than a heartbeat interval, and the board's view is stale
-   * (core/board/claim-protocol `stalled`). It catches up at once: an exchange
-   * with every connected peer, the first to finish lets claims settle again.
+   * (core/board/claim-protocol `stalled`). After a stall of a lease or more
+   * it catches up at once: an exchange with every connected peer, the first
+   * to finish lets claims settle again.
    */
   private onStall (ms: number, at: number): void {
     if (this.stopped || ms < Math.max(STALL_MIN_MS, this.init.heartbeats.baseMs)) return
-    this.init.logger.info({ ms: Math.round(ms) }, 'this daemon stood still: its claims wait until it has caught up with a peer')
     this.execute(this.protocol.stalled(ms, at)).catch(() => {})
+    if (!this.protocol.isRejoining()) return
+    this.init.logger.info({ ms: Math.round(ms) }, 'this daemon stood still: its claims wait until it has caught up with a peer')
     this.init.log.syncConnected()
   }
 

@@ -20,9 +20,10 @@
 // - the settle window: k times the p99 of observed round trips, or fixed.
 // - a stall of this daemon's own (its process stopped, its loop stalled past
 //   a heartbeat): what it saw before is stale. No lease ran out on a silence
-//   it could not hear, no window it slept through counts, and no claim is
-//   answered before it has caught up with a peer (an exchange of what either
-//   lacks: `rejoined`) or no peer it knew is live any more.
+//   it could not hear, no window it slept through counts, and after a stall
+//   of a lease or longer no claim is answered before it has caught up with a
+//   peer (an exchange of what either lacks: `rejoined`) or no peer it knew
+//   is live any more.
 
 import { Claim, Release } from '../../gen/agency/v1/log.js'
 import { Board, claimFromPlan, type Takeover } from './board.js'
@@ -211,14 +212,18 @@ export class ClaimProtocol {
    * what it wrote just before may not have reached them. So: no peer's lease
    * runs out on the silence of the stall (the leases move on by it); every
    * claim in its settle window, and every loss waiting to be told, waits a
-   * whole window again; and until `rejoined` (or until no peer it knew is
-   * live) no claim is answered and no loss told.
+   * whole window again; and after a stall of a lease or longer, until
+   * `rejoined` (or until no peer it knew is live) no claim is answered and
+   * no loss told.
    */
   stalled (ms: number, now: number): ProtocolOutput {
     const out = emptyOutput()
     if (!(ms > 0) || !Number.isFinite(ms)) return out
     this.leases.stalled(ms, now)
-    this.rejoining = true
+    // Shorter than a lease, what the peers sent waits in this daemon's connections, and no peer has
+    // given up on it: a window again is enough. A lease or longer, and they may have taken its tasks
+    // over and dropped its connections.
+    if (ms >= this.leases.leaseMs) this.rejoining = true
     this.rewindow(now)
     return out
   }

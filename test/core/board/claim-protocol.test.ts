@@ -241,8 +241,18 @@ describe('the claim protocol after a stall of its own daemon (a SIGSTOP, a froze
     expect(p.tick(wake + WINDOW).answers).toMatchObject([{ outcome: 'HELD', task: 'parser', epoch: 1 }])
   })
 
+  it('a stall shorter than a lease restarts the windows it overlapped, with no catch-up to wait for', () => {
+    const { p, run } = setup({ leaseMs: 3_000 })
+    p.heard('host1', 0)
+    run(p.claim('parser', [], 0).output, 0)
+    p.stalled(1_500, 1_600)
+    expect(p.isRejoining()).toBe(false)
+    expect(p.tick(WINDOW).answers).toEqual([])
+    expect(p.tick(1_600 + WINDOW).answers).toMatchObject([{ outcome: 'HELD', task: 'parser', epoch: 1 }])
+  })
+
   it('a loss is not told from the stale view either: it waits for the catch-up and a window', () => {
-    const { w, p, run } = setup()
+    const { w, p, run } = setup({ leaseMs: 3_000 })
     p.heard('amy', 0)
     run(p.claim('parser', [], 0).output, 0)
     p.tick(WINDOW)
