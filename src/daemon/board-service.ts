@@ -19,6 +19,7 @@ import type { EventBus } from './event-bus.js'
 import type { StateStore } from '../store/index.js'
 import type { Logger } from '../logger.js'
 import { GOAL_NEEDS_TEST, doneWithoutWork } from '../core/agent-words.js'
+import { processStalls, type StallWatch } from './stall-watch.js'
 
 export interface BoardServiceInit {
   me: string
@@ -41,7 +42,12 @@ export interface BoardServiceInit {
    * start)
    */
   checkpoint?: { dataDir: string, writtenCursor: () => number, sinceBatchMs: () => number }
+  /** this process's stalls (default: the process-wide watch) */
+  stalls?: StallWatch
 }
+
+/** A stall of this daemon's own this long or longer makes its board catch up before it answers a claim (and at least a heartbeat interval). */
+export const STALL_MIN_MS = 1_000
 
 export interface ClaimAnswer {
   /** NONE_READY: claim --next found nothing to claim */
@@ -84,9 +90,13 @@ export class BoardService {
   private restoredFrom = 0
   /** dones being written for tasks whose integration request landed (carry-on): task -> the write */
   private readonly carrying = new Map<string, Promise<void>>()
+  private readonly stalls: StallWatch
+  private unwatchStalls?: () => void
+  private unwatchSync?: () => void
 
   constructor (init: BoardServiceInit) {
     this.init = init
+    this.stalls = init.stalls ?? processStalls
     const { fixedMs, ...window } = init.settle ?? {}
     this.protocol = new ClaimProtocol({
       me: init.me,
@@ -131,6 +141,8 @@ export class BoardService {
     }
     this.checkpointer?.started(from, covered, folded)
     this.init.log.onAccepted(e => { this.onEntry(e) })
+    this.unwatchStalls = this.stalls.subscribe((ms, at) => { this.onStall(ms, at) })
+    this.unwatchSync = this.init.log.onSyncRound(() => { this.execute(this.protocol.rejoined(this.now())).catch(() => {}) })
     const saved = await this.init.state.get<unknown[]>(MY_CLAIMS_KEY)
     void this.execute(this.protocol.restore(savedClaims(saved), this.now()), { later: true })
     this.writeCarriedDones()
@@ -188,6 +200,8 @@ export class BoardService {
   /** Stops the settle timer; claims still waiting are answered with an error. */
   stop (): void {
     this.stopped = true
+    this.unwatchStalls?.()
+    this.unwatchSync?.()
     this.checkpointer?.stop()
     clearTimeout(this.timer)
     const err = new UnavailableError('agentd is stopping: claim again once it is back')
@@ -195,7 +209,28 @@ export class BoardService {
     this.waiters.clear()
   }
 
+  /**
+   * This process stood still for `ms` (a SIGSTOP, a frozen VM, a stalled
+   * loop): longer than a heartbeat interval, and the board's view is stale
+   * (core/board/claim-protocol `stalled`). After a stall of a lease or more
+   * it catches up at once: an exchange with every connected peer, the first
+   * to finish lets claims settle again.
+   */
+  private onStall (ms: number, at: number): void {
+    if (this.stopped || ms < Math.max(STALL_MIN_MS, this.init.heartbeats.baseMs)) return
+    this.execute(this.protocol.stalled(ms, at)).catch(() => {})
+    if (!this.protocol.isRejoining()) return
+    this.init.logger.info({ ms: Math.round(ms) }, 'this daemon stood still: its claims wait until it has caught up with a peer')
+    this.init.log.syncConnected()
+  }
+
+  /** A stall still going on is taken in before anything is judged on what was seen before it. */
+  private noticeStall (): void {
+    this.stalls.poll(this.now())
+  }
+
   private onEntry (e: StoredEntry): void {
+    this.noticeStall()
     const entry = boardEntry(e)
     this.checkpointer?.accepted(e.cursor, entry !== undefined)
     if (entry === undefined) return
@@ -293,7 +328,7 @@ export class BoardService {
 
   /** One timer for the end of the earliest settle window. */
   private arm (): void {
-    const next = this.protocol.nextWake()
+    const next = this.protocol.nextWake(this.now())
     if (this.stopped || next === this.wakeAt) return
     clearTimeout(this.timer)
     this.wakeAt = next
@@ -306,6 +341,7 @@ export class BoardService {
       setImmediate(() => {
         this.wakeAt = undefined
         if (this.stopped) return
+        this.noticeStall()
         this.execute(this.protocol.tick(this.now())).catch(err => { this.init.logger.warn({ err }, 'cannot answer a claim') })
       })
     }, Math.max(0, Math.ceil(next - this.now())))
@@ -382,6 +418,7 @@ export class BoardService {
    * at once with `noWait`). Bad input and a task held by a live peer throw.
    */
   async claim (task: string, scope: string[], noWait = false): Promise<ClaimAnswer> {
+    this.noticeStall()
     const ticket = this.protocol.claim(task, scope, this.now(), { wait: !noWait })
     const verdict = this.verdictOf(ticket.task, ticket.epoch)
     // A stop while the claim is being written rejects the verdict before it is awaited: handled here, thrown below.

@@ -94,6 +94,8 @@ export class LogService {
   private stopped = false
   /** anti-entropy rounds in a row this daemon started that found nothing to move */
   private quietRounds = 0
+  /** told of every finished exchange with a peer */
+  private readonly syncRoundListeners = new Set<(peer: string) => void>()
   private lastSyncAt = 0
   private digestCache?: { key: string, digest: Uint8Array }
   private readonly own: OwnFeed
@@ -171,6 +173,7 @@ export class LogService {
         onRound: (peer, _role, stats) => {
           // Whatever of our own feed this peer held is ours again: own entries may follow it.
           this.ownHead.open(`an exchange with ${peer}`)
+          for (const fn of [...this.syncRoundListeners]) fn(peer)
           this.lastSyncAt = performance.now()
           init.metrics.syncRounds.inc()
           init.metrics.syncBytes.inc({ direction: 'sent' }, stats.bytesSent)
@@ -640,6 +643,18 @@ export class LogService {
     const moved = await this.sync.syncWith(peer)
     if (moved === undefined) return
     this.quietRounds = moved.sent + moved.received > 0 ? 0 : this.quietRounds + 1
+  }
+
+  /** Calls `fn` after every finished exchange with a peer (either side started it); returns the unsubscribe. */
+  onSyncRound (fn: (peer: string) => void): () => void {
+    this.syncRoundListeners.add(fn)
+    return () => { this.syncRoundListeners.delete(fn) }
+  }
+
+  /** An exchange with every connected peer, now (after a stall of this daemon's own: what either side lacks moves at once). */
+  syncConnected (): void {
+    if (this.stopped) return
+    for (const peer of this.init.node.getPeers()) this.sync.syncWith(peer).catch(() => {})
   }
 
   async syncWith (peer: PeerId): Promise<boolean> {

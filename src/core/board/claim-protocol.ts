@@ -18,6 +18,12 @@
 // - leases: the board's liveness is the LeaseTable, fed with heartbeats on
 //   this node's monotonic clock, with its start-up grace.
 // - the settle window: k times the p99 of observed round trips, or fixed.
+// - a stall of this daemon's own (its process stopped, its loop stalled past
+//   a heartbeat): what it saw before is stale. No lease ran out on a silence
+//   it could not hear, no window it slept through counts, and after a stall
+//   of a lease or longer no claim is answered before it has caught up with a
+//   peer (an exchange of what either lacks: `rejoined`) or no peer it knew
+//   is live any more.
 
 import { Claim, Release } from '../../gen/agency/v1/log.js'
 import { Board, claimFromPlan, type Takeover } from './board.js'
@@ -152,6 +158,8 @@ export class ClaimProtocol {
    * task -> the epoch this daemon carries it on its way at, before its request is on the log (carry-on.ts onItsWayHere); never persisted
    */
   private readonly carriedHere = new Map<string, number>()
+  /** since a stall of this daemon's own, until it has caught up with a peer: no claim is answered, no loss told */
+  private rejoining = false
 
   constructor (init: ClaimProtocolInit) {
     this.me = init.me
@@ -197,6 +205,73 @@ export class ClaimProtocol {
    */
   observeRoundTrip (ms: number, now?: number): void {
     this.settle.addSample(ms, now)
+  }
+
+  /**
+   * This daemon stood still for `ms` up to `now` (its process was stopped,
+   * its event loop stalled): it heard nothing meanwhile, and its peers may
+   * have dropped its connections and written what it has not seen, while
+   * what it wrote just before may not have reached them. So: no peer's lease
+   * runs out on the silence of the stall (the leases move on by it); every
+   * claim in its settle window, and every loss waiting to be told, waits a
+   * whole window again; and after a stall of a lease or longer, until
+   * `rejoined` (or until no peer it knew is live) no claim is answered and
+   * no loss told.
+   */
+  stalled (ms: number, now: number): ProtocolOutput {
+    const out = emptyOutput()
+    if (!(ms > 0) || !Number.isFinite(ms)) return out
+    this.leases.stalled(ms, now)
+    // Shorter than a lease, what the peers sent waits in this daemon's connections, and no peer has
+    // given up on it: a window again is enough. A lease or longer, and they may have taken its tasks
+    // over and dropped its connections.
+    if (ms >= this.leases.leaseMs) this.rejoining = true
+    this.rewindow(now)
+    return out
+  }
+
+  /**
+   * After a stall, this daemon has exchanged with a peer what either lacked
+   * (a sync round finished): claims are answered again, each a whole window
+   * from now.
+   */
+  rejoined (now: number): ProtocolOutput {
+    const out = emptyOutput()
+    if (!this.rejoining) return out
+    this.rejoining = false
+    this.rewindow(now)
+    this.watch(now, out)
+    return out
+  }
+
+  /** Whether this daemon is catching up after a stall of its own: its claims wait. */
+  isRejoining (): boolean {
+    return this.rejoining
+  }
+
+  /** Every claim settling, and every loss to be told, waits a whole window from `now` at least. */
+  private rewindow (now: number): void {
+    const until = now + this.windowMs(now)
+    for (const mine of this.mineByTask.values()) {
+      if (!mine.settled && mine.deadline !== undefined && mine.deadline < until) {
+        mine.windowMs = (mine.windowMs ?? 0) + until - mine.deadline
+        mine.deadline = until
+      }
+      if (mine.settled && mine.lossAt !== undefined && mine.lossAt < until) mine.lossAt = until
+    }
+  }
+
+  /**
+   * Whether this daemon still waits to catch up after a stall at `now`: it
+   * does while some peer it has heard from is live (their leases moved on by
+   * the stall); with none left there is nobody to catch up with.
+   */
+  private waitsToRejoin (now: number): boolean {
+    if (!this.rejoining) return false
+    if (this.leases.liveUntil(now) !== undefined) return true
+    this.rejoining = false
+    this.rewindow(now)
+    return false
   }
 
   /**
@@ -312,6 +387,7 @@ export class ClaimProtocol {
   /** The time is `now`: answers every claim whose settle window has passed, tells every loss that has lasted one. */
   tick (now: number): ProtocolOutput {
     const out = emptyOutput()
+    if (this.waitsToRejoin(now)) return out
     for (const [task, mine] of [...this.mineByTask]) {
       if (mine.settled || mine.deadline === undefined || mine.deadline > now) continue
       this.answer(task, mine, out)
@@ -323,11 +399,16 @@ export class ClaimProtocol {
   // ---- queries ----
 
   /** When `tick` must run next: the end of the earliest settle window (of a claim or a loss); undefined when none runs. */
-  nextWake (): number | undefined {
+  nextWake (now?: number): number | undefined {
     let next: number | undefined
     for (const mine of this.mineByTask.values()) {
       const at = mine.settled ? mine.lossAt : mine.deadline
       if (at !== undefined && (next === undefined || at < next)) next = at
+    }
+    // Catching up after a stall: answered once rejoined, or once the last peer's lease has run out.
+    if (next !== undefined && this.rejoining && now !== undefined) {
+      const lapse = this.leases.liveUntil(now)
+      if (lapse !== undefined && lapse + 1 > next) next = lapse + 1
     }
     return next
   }
@@ -456,6 +537,7 @@ export class ClaimProtocol {
    * its answer.
    */
   private watch (now: number, out: ProtocolOutput): void {
+    if (this.rejoining) return
     for (const [task, mine] of [...this.mineByTask]) {
       if (!mine.settled) continue
       const lost = this.lossOf(task, mine)

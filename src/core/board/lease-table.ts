@@ -88,6 +88,18 @@ export class LeaseTable implements Liveness {
     return elapsed < this.graceFor(this.livePeers(now).length)
   }
 
+  /**
+   * This node stood still for `ms` up to `now` (its process stopped, its
+   * event loop stalled) and heard nothing meanwhile: a peer's silence in that
+   * time says nothing of the peer, so every lease moves on by the stall (no
+   * further than `now`). A holder that did go quiet is still found expired,
+   * a stall later than it would have been.
+   */
+  stalled (ms: number, now: number): void {
+    if (!(ms > 0) || !Number.isFinite(ms)) return
+    for (const lease of this.leases.values()) lease.heardAt = Math.min(now, lease.heardAt + ms)
+  }
+
   /** Monotonic time of the last heartbeat received from `peer`, if any. */
   lastSeen (peer: string): number | undefined {
     return this.leases.get(peer)?.heardAt
@@ -98,6 +110,16 @@ export class LeaseTable implements Liveness {
     const out: string[] = []
     for (const [peer, lease] of this.leases) if (now - lease.heardAt <= lease.timeoutMs) out.push(peer)
     return out.sort()
+  }
+
+  /** When the last of the live peers' leases runs out, if no heartbeat comes (undefined: no peer is live at `now`). */
+  liveUntil (now: number): number | undefined {
+    let until: number | undefined
+    for (const lease of this.leases.values()) {
+      const end = lease.heardAt + lease.timeoutMs
+      if (end >= now && (until === undefined || end > until)) until = end
+    }
+    return until
   }
 
   forget (peer: string): void {

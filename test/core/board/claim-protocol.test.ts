@@ -186,3 +186,81 @@ describe('the claim protocol, sans-IO', () => {
     expect(p.tick(2_000 + WINDOW).answers).toMatchObject([{ outcome: 'HELD', task: 'lexer', epoch: 1 }])
   })
 })
+
+describe('the claim protocol after a stall of its own daemon (a SIGSTOP, a frozen VM)', () => {
+  // Pinned from the real-process campaign (seed 402): host3 claimed t3 at
+  // epoch 2, was stopped for 14.8 s in its settle window, and, resumed while
+  // still cut off, was told HELD 43 ms later, although host1 had taken t3 over
+  // at epoch 3 meanwhile (its lease had run out while it was stopped).
+  it('a window the daemon slept through does not count: no answer until it has caught up with a peer, then the whole window again', () => {
+    const { w, p, run } = setup({ leaseMs: 3_000 })
+    p.heard('host1', 6_000)
+    run(p.claim('parser', [], 6_398).output, 6_398)
+    // stopped at 7_111, resumed at 21_933: the settle timer is long overdue
+    p.stalled(21_933 - 7_111, 21_933)
+    expect(p.isRejoining()).toBe(true)
+    expect(p.tick(21_933).answers).toEqual([])
+    // host1's lease moved on by the stall: still live, so it waits for the exchange (or the lease)
+    expect(p.nextWake(21_933)).toBeGreaterThanOrEqual(21_933 + WINDOW)
+    expect(p.tick(22_500).answers).toEqual([])
+    // the exchange with host1 brings its takeover at epoch 2
+    p.apply(w.claim('host1', 'parser', 2, {}, 5), 23_000)
+    p.rejoined(23_000)
+    expect(p.isRejoining()).toBe(false)
+    expect(p.tick(23_000 + WINDOW - 1).answers).toEqual([])
+    expect(p.tick(23_000 + WINDOW).answers).toMatchObject([{ outcome: 'LOST', task: 'parser', epoch: 1, winner: 'host1', reason: 'superseded' }])
+  })
+
+  it('without the stall taken in, the same history is answered HELD from the stale view', () => {
+    const { p, run } = setup({ leaseMs: 3_000 })
+    p.heard('host1', 6_000)
+    run(p.claim('parser', [], 6_398).output, 6_398)
+    expect(p.tick(21_933).answers).toMatchObject([{ outcome: 'HELD', task: 'parser', epoch: 1 }])
+  })
+
+  it('no lease runs out on a silence the daemon could not hear: a live holder\'s task is not taken over on waking', () => {
+    const { w, p } = setup({ leaseMs: 3_000 })
+    p.apply(w.claim('amy', 'parser', 1), 2_000)
+    p.heard('amy', 2_700)
+    p.stalled(13_600, 16_300)
+    expect(() => p.claim('parser', [], 16_400)).toThrow(FailedPreconditionError)
+    // amy stays silent for a whole lease after the stall: expired, taken over at epoch 2
+    expect(p.claim('parser', [], 16_300 + 3_001)).toMatchObject({ epoch: 2, takeover: { previousHolder: 'amy', expired: true } })
+  })
+
+  it('with nobody left to catch up with (every lease ran out since), claims are answered a window later', () => {
+    const { p, run } = setup({ leaseMs: 3_000 })
+    p.heard('host1', 6_000)
+    run(p.claim('parser', [], 6_398).output, 6_398)
+    p.stalled(14_822, 21_933)
+    // host1's lease, moved on by the stall, keeps what it had left when the stall began (1.9 s of 3 s)
+    const wake = p.nextWake(21_933) ?? 0
+    expect(wake).toBe(6_000 + 14_822 + 3_000 + 1)
+    expect(p.tick(wake).answers).toEqual([])
+    expect(p.isRejoining()).toBe(false)
+    expect(p.tick(wake + WINDOW).answers).toMatchObject([{ outcome: 'HELD', task: 'parser', epoch: 1 }])
+  })
+
+  it('a stall shorter than a lease restarts the windows it overlapped, with no catch-up to wait for', () => {
+    const { p, run } = setup({ leaseMs: 3_000 })
+    p.heard('host1', 0)
+    run(p.claim('parser', [], 0).output, 0)
+    p.stalled(1_500, 1_600)
+    expect(p.isRejoining()).toBe(false)
+    expect(p.tick(WINDOW).answers).toEqual([])
+    expect(p.tick(1_600 + WINDOW).answers).toMatchObject([{ outcome: 'HELD', task: 'parser', epoch: 1 }])
+  })
+
+  it('a loss is not told from the stale view either: it waits for the catch-up and a window', () => {
+    const { w, p, run } = setup({ leaseMs: 3_000 })
+    p.heard('amy', 0)
+    run(p.claim('parser', [], 0).output, 0)
+    p.tick(WINDOW)
+    p.apply(w.claim('amy', 'parser', 1, {}, 1), 1_000)
+    p.stalled(5_000, 6_000)
+    expect(p.tick(6_000).notices).toEqual([])
+    p.rejoined(6_100)
+    expect(p.tick(6_100 + WINDOW - 1).notices).toEqual([])
+    expect(p.tick(6_100 + WINDOW).notices).toMatchObject([{ type: 'claim_lost', task: 'parser', reason: 'outbid', winner: 'amy' }])
+  })
+})
