@@ -159,10 +159,10 @@ class BubblewrapSandbox implements Sandbox {
     const path = [...(launch.pathPrepend ?? []), env.PATH ?? ''].join(':')
     // The supervisor writes the harness's files when it starts; their directories are bound now.
     const harnessFiles = [...new Set(launch.files.map(f => dirname(f.path)))]
-    for (const d of harnessFiles) mkdirSync(d, { recursive: true })
+    for (const d of [...harnessFiles, ...(launch.writable ?? [])]) mkdirSync(d, { recursive: true })
     const spec: BoxSpec = {
       readOnly: existing([...SYSTEM_DIRS, nodePrefix(), packageRoot, ...programDirs(launch.command, path), ...gitDirsOutside(launch.cwd), ...harnessFiles]),
-      writable: [launch.cwd, home],
+      writable: [launch.cwd, home, ...(launch.writable ?? [])],
       hidden: this.hidden(),
       standIn: this.standIn,
       sockets: existing(sockets),

@@ -3,7 +3,7 @@ import { join } from 'node:path'
 import { aiderRun } from './aider.js'
 import { claudeRun } from './claude.js'
 import { codexRun } from './codex.js'
-import { COPILOT_USAGE_FILE, copilotRun } from './copilot.js'
+import { COPILOT_USAGE_DIR, COPILOT_USAGE_FILE, copilotRun } from './copilot.js'
 import { geminiRun } from './gemini.js'
 import { piRun } from './pi.js'
 import { lastRateLimit } from './rate-limit.js'
@@ -32,7 +32,7 @@ function lastLinesOnly (out: RunOutput): RunReport {
 
 /** Where a harness leaves its report files, under its harness dir: a file, or a dir of session files. */
 export function usageReportPaths (harness: string, harnessDir: string): { files: string[], dirs: string[] } {
-  if (harness === 'copilot') return { files: [join(harnessDir, COPILOT_USAGE_FILE)], dirs: [] }
+  if (harness === 'copilot') return { files: [join(harnessDir, COPILOT_USAGE_DIR, COPILOT_USAGE_FILE)], dirs: [] }
   if (harness === 'pi') return { files: [], dirs: [join(harnessDir, 'pi-sessions')] }
   return { files: [], dirs: [] }
 }
