@@ -16,9 +16,13 @@
 // applies over its config.toml, rather than a config.toml under a CODEX_HOME in
 // the data dir: CODEX_HOME also holds the user's login (auth.json), so moving it
 // would log the agent out. Nothing in ~/.codex is written either way.
-// - approvals and sandbox are bypassed because the agent must reach its daemon
-//   over loopback and commit in .git, both of which workspace-write forbids; run
-//   it where the machine itself is the boundary. `codex exec` then never asks.
+// - inside agency's sandbox, Codex's own approvals and sandbox are bypassed:
+//   the box is the boundary, and the agent's shell must reach its daemon over
+//   loopback and commit in .git, which Codex's workspace-write forbids. Without
+//   agency's sandbox Codex runs in its own: --sandbox workspace-write (writes
+//   in the workspace and /tmp, no network for shell commands; the agency MCP
+//   server runs outside it), and `codex exec` never asks, so a command the
+//   sandbox refuses fails and the model sees why.
 // - allow_login_shell=false: Codex runs shell commands in the user's shell as a
 //   login shell by default, and a login profile may reset PATH (Debian's
 //   /etc/profile does for root), which drops the `agency` shim: "agency: command
@@ -52,7 +56,7 @@ export function codexLaunch (ctx: HarnessContext): HarnessLaunch {
   ]
   return baseLaunch(ctx, 'codex', [
     'exec',
-    '--dangerously-bypass-approvals-and-sandbox',
+    ...(ctx.confined === true ? ['--dangerously-bypass-approvals-and-sandbox'] : ['--sandbox', 'workspace-write']),
     ...overrides.flatMap(o => ['-c', o]),
     ctx.prompt
   ])
