@@ -245,6 +245,8 @@ class BubblewrapSandbox implements Sandbox {
    */
   private forUser (user: BoxUser, launch: HarnessLaunch, home: string, sockets: string[], logins: Array<[string, string]>): Array<[string, string]> {
     process.umask(0o002)
+    // The directories the logins are bound into are made now, so that they are the user's too (bwrap would make them root's).
+    for (const [, box] of logins) mkdirSync(dirname(box), { recursive: true })
     giveToUser(home, user)
     for (const d of launch.writable ?? []) giveToUser(d, user)
     shareWithGroup(launch.cwd, user)
