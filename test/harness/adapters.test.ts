@@ -231,6 +231,9 @@ describe('without agency\'s sandbox: each CLI in its own safest mode that still 
 
   it('codex: its own workspace-write sandbox; acp:codex too, with agentd answering its approvals', () => {
     expect(harnessLaunch('codex', bare).args.slice(0, 3)).toEqual(['exec', '--sandbox', 'workspace-write'])
+    // codex exec never asks: without the bypass the agency tools must be approved in advance.
+    expect(harnessLaunch('codex', bare).args).toContain('mcp_servers.agency.default_tools_approval_mode="approve"')
+    expect(harnessLaunch('codex', ctx).args.join(' ')).not.toContain('default_tools_approval_mode')
     const acp = acpAgentLaunch('acp:codex', bare).launch.args
     expect(acp).toContain('sandbox_mode="workspace-write"')
     expect(acp).toContain('approval_policy="untrusted"')
