@@ -244,7 +244,7 @@ describe('without agency\'s sandbox: each CLI in its own safest mode that still 
     const args = harnessLaunch('copilot', bare).args
     expect(args.slice(0, 2)).toEqual(['-p', 'Do the work.'])
     const allowed = args.flatMap((a, i) => a === '--allow-tool' ? [args[i + 1]] : [])
-    expect(allowed).toEqual(['write', 'agency', 'shell(agency)', 'shell(git)', 'shell(node)', 'shell(npm)', 'shell(ls)', 'shell(cat)'])
+    expect(allowed).toEqual(['write', 'agency', 'shell(agency:*)', 'shell(git:*)', 'shell(node:*)', 'shell(npm:*)', 'shell(ls:*)', 'shell(cat:*)'])
   })
 
   it('gemini: auto_edit, and the loop\'s shell commands allowed in its settings', () => {

@@ -40,7 +40,7 @@ export function copilotLaunch (ctx: HarnessContext): HarnessLaunch {
   const usageDir = join(harnessDir(ctx), COPILOT_USAGE_DIR)
   const launch = baseLaunch(ctx, 'copilot', [
     '-p', ctx.prompt,
-    ...(ctx.confined === true ? ['--allow-all-tools'] : ['write', MCP_SERVER_NAME, ...UNCONFINED_SHELL_COMMANDS.map(c => `shell(${c})`)].flatMap(t => ['--allow-tool', t])),
+    ...(ctx.confined === true ? ['--allow-all-tools'] : ['write', MCP_SERVER_NAME, ...UNCONFINED_SHELL_COMMANDS.map(c => `shell(${c}:*)`)].flatMap(t => ['--allow-tool', t])),
     '--no-auto-update',
     '--additional-mcp-config', `@${mcpConfig}`,
     // The run's tokens per model, exactly (the text summary rounds them): read back by usage/copilot.ts.
