@@ -28,7 +28,9 @@ export function peerInfo (p: PeerView): PeerInfo {
     connected: p.connected,
     lastSeenMsAgo: Math.round(p.lastSeenMsAgo),
     addrs: p.addrs,
-    claims: p.claims
+    claims: p.claims,
+    harness: p.harness,
+    sandbox: p.sandbox
   }
 }
 

@@ -18,7 +18,8 @@ export interface StatusDigest {
   reviews: string
   /** pending: tasks a peer's claim is settling on ("task (peer)"), left out of ready */
   tasks: { total: number, byState: Record<string, number>, inPlay: TaskLine[], ready: string[], pending: string[], notShown: number }
-  peers: { live: number, shown: Array<{ name: string, holds: string[], status: string }>, notShown: number }
+  /** sandbox: what each peer's agent runs in (bwrap | none), as its heartbeats say; '' without a harness */
+  peers: { live: number, shown: Array<{ name: string, holds: string[], status: string, sandbox: string }>, notShown: number }
   harness: string
   workspace: string
   /** an operator paused the swarm: no new harness runs or turns */
@@ -66,7 +67,7 @@ export function statusDigest (s: StatusReply): StatusDigest {
     },
     peers: {
       live: s.peersLive,
-      shown: peers.slice(0, DIGEST_LIMITS.peers).map((p: PeerInfo) => ({ name: p.name, holds: p.claims.map(c => `${c.task}@${c.epoch}`), status: clip(p.status, DIGEST_LIMITS.statusChars) })),
+      shown: peers.slice(0, DIGEST_LIMITS.peers).map((p: PeerInfo) => ({ name: p.name, holds: p.claims.map(c => `${c.task}@${c.epoch}`), status: clip(p.status, DIGEST_LIMITS.statusChars), sandbox: p.sandbox })),
       notShown: Math.max(0, peers.length - DIGEST_LIMITS.peers)
     },
     harness: h == null ? '' : `${h.name} ${h.state}${h.sandbox !== '' ? ` (sandbox ${h.sandbox})` : ''}${h.note !== '' ? `: ${h.note}` : ''}`,
@@ -94,7 +95,7 @@ export function digestLines (d: StatusDigest): string[] {
   if (d.tasks.pending.length > 0) out.push(`pending (a peer's claim is settling): ${d.tasks.pending.join(', ')}`)
   if (d.tasks.notShown > 0) out.push(`  (${d.tasks.notShown} more not shown: agency task list)`)
   out.push(`peers: ${d.peers.live} live`)
-  for (const p of d.peers.shown) out.push(`  ${p.name}${p.holds.length > 0 ? ` holds ${p.holds.join(',')}` : ''}${p.status !== '' ? ` — ${p.status}` : ''}`)
+  for (const p of d.peers.shown) out.push(`  ${p.name}${p.sandbox !== '' ? ` (sandbox ${p.sandbox})` : ''}${p.holds.length > 0 ? ` holds ${p.holds.join(',')}` : ''}${p.status !== '' ? ` — ${p.status}` : ''}`)
   if (d.peers.notShown > 0) out.push(`  (${d.peers.notShown} more: agency peers)`)
   out.push(`tests: ${d.tests}`)
   if (d.tasks.total > 0) out.push(`reviews: ${d.reviews}`)

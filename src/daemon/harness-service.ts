@@ -106,7 +106,8 @@ export class HarnessService {
       dataDir: d.dataDir,
       agencyAddr: grpcAddress,
       prompt: renderPrompt({ agentId: d.peerId, agentName: d.name, agencyAddr: grpcAddress }),
-      agencyBin: agencyBinCommand()
+      agencyBin: agencyBinCommand(),
+      confined: d.sandbox != null && d.sandbox.kind !== 'none'
     }
     const acp = isAcpHarness(this.name)
     const agent = acp ? acpAgentLaunch(this.name, ctx, d.apiToken) : undefined

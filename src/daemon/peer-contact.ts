@@ -24,6 +24,10 @@ export interface PeerView {
   lastSeenMsAgo: number
   addrs: string[]
   claims: Array<{ task: string, epoch: number }>
+  /** its agent's harness state, as its heartbeat says ('': none) */
+  harness: string
+  /** what its agent runs in: bwrap | none ('': no harness) */
+  sandbox: string
 }
 
 /** The longest status line a heartbeat carries, in bytes. */
@@ -62,7 +66,7 @@ export class PeerContact {
 
   selfView (): PeerView {
     const { me, name, presence } = this.c
-    return { peerId: me, name, status: presence.status, live: true, connected: true, lastSeenMsAgo: 0, addrs: this.listenAddrs(), claims: this.c.held() }
+    return { peerId: me, name, status: presence.status, live: true, connected: true, lastSeenMsAgo: 0, addrs: this.listenAddrs(), claims: this.c.held(), harness: presence.harnessState(), sandbox: presence.harnessSandbox() }
   }
 
   private peerView (p: PeerRecord, now: number, connected: Set<string>): PeerView {
@@ -74,7 +78,9 @@ export class PeerContact {
       connected: connected.has(p.peerId),
       lastSeenMsAgo: now - p.lastSeen,
       addrs: p.addrs,
-      claims: p.claims
+      claims: p.claims,
+      harness: p.harness ?? '',
+      sandbox: p.sandbox ?? ''
     }
   }
 

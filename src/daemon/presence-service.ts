@@ -49,6 +49,8 @@ export class PresenceService {
   status = ''
   /** where the harness state heartbeats carry comes from ('' without a harness) */
   private harnessSource: () => string = () => ''
+  /** what the harness runs in, carried beside its state ('' without a harness) */
+  private sandbox = ''
   private readonly init: PresenceServiceInit
   private gossip?: SwarmGossip
   private heartbeatTimer?: NodeJS.Timeout
@@ -83,9 +85,18 @@ export class PresenceService {
     return this.harnessSource()
   }
 
-  /** From now on heartbeats carry the harness state `state` returns (the harness is built after presence, which it updates). */
-  reportHarness (state: () => string): void {
+  /** What the agent beside the daemon runs in, carried in every heartbeat ('' without a harness). */
+  harnessSandbox (): string {
+    return this.sandbox
+  }
+
+  /**
+   * From now on heartbeats carry the harness state `state` returns and what
+   * the harness runs in (the harness is built after presence, which it updates).
+   */
+  reportHarness (state: () => string, sandbox = ''): void {
     this.harnessSource = state
+    this.sandbox = sandbox
   }
 
   start (gossip: SwarmGossip | undefined = this.init.gossip): void {
@@ -171,7 +182,7 @@ export class PresenceService {
     const claims = this.init.heldClaims()
     const addrs = this.init.addrs()
     const harness = this.harnessState()
-    const said = JSON.stringify([this.init.name, this.status, addrs, harness])
+    const said = JSON.stringify([this.init.name, this.status, addrs, harness, this.sandbox])
     return { claims, addrs, harness, said, beat: JSON.stringify([claims.map(c => [c.task, c.epoch]), said]) }
   }
 
@@ -236,7 +247,8 @@ export class PresenceService {
       seq: this.seq,
       addrs,
       intervalMs,
-      harness
+      harness,
+      sandbox: this.sandbox
     })
     return await this.gossip.publishPresence(p)
   }
@@ -254,6 +266,7 @@ export class PresenceService {
       addrs: p.addrs,
       seq: p.seq,
       harness: p.harness,
+      sandbox: p.sandbox,
       timeoutMs: liveTimeoutForMs(p.intervalMs, this.policy),
       intervalMs: p.intervalMs
     }, now)

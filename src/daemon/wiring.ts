@@ -455,7 +455,7 @@ async function wireParts (ctx: WiringContext, { store, identity, metrics, guard,
   const harness = await newHarness(ctx, { me, name, metrics, presence, boardService, work, inbox, contact, onInbox, approvals, spend, workspace: () => repoService?.workspace.dir ?? '' })
   if (harness != null) harnessRunning = () => harness.service.state() === 'running'
   config.sandbox?.countRefusals(kind => { metrics.sandboxDenials.inc({ kind }) })
-  if (harness != null) presence.reportHarness(() => harness.service.heartbeatState())
+  if (harness != null) presence.reportHarness(() => harness.service.heartbeatState(), config.sandbox?.kind ?? 'none')
   // Heartbeats carry the claims held and the harness state: a change goes out at once.
   boardService.onHeldChanged(() => { presence.beatIfChanged().catch(() => {}) })
   harness?.service.onChange(() => { presence.beatIfChanged().catch(() => {}) })

@@ -279,6 +279,7 @@ export class HarnessSupervisor {
 
   private async writeFiles (): Promise<void> {
     await mkdir(dirname(this.logFile), { recursive: true })
+    for (const dir of this.launch.writable ?? []) await mkdir(dir, { recursive: true })
     for (const file of this.launch.files) {
       await mkdir(dirname(file.path), { recursive: true })
       await writeFile(file.path, file.content, { mode: file.mode ?? 0o644 })

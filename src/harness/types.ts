@@ -17,6 +17,12 @@ export interface HarnessContext {
   prompt: string
   /** How to run the `agency` CLI: a command line such as "node /opt/agency/dist/src/cli/agency.js". */
   agencyBin: string
+  /**
+   * Whether agency's sandbox (src/sandbox) is around the harness. Only then
+   * does a CLI get its own bypass flags (the box is the boundary); absent or
+   * false, each CLI runs in its own safest mode that still lets it work.
+   */
+  confined?: boolean
 }
 
 /** A file written before the harness starts (config, prompt, shim). */
@@ -37,6 +43,8 @@ export interface HarnessLaunch {
   files: HarnessFile[]
   /** Directories put in front of the inherited PATH (the `agency` shim lives in one). */
   pathPrepend?: string[]
+  /** Directories the CLI writes besides its workspace (sessions, reports, histories): made before it starts, writable in a box. */
+  writable?: string[]
   /** Set by a sandbox (src/sandbox): what runs inside the box, for the log; command and args then start the box. */
   boxed?: { sandbox: string, command: string, args: string[] }
 }

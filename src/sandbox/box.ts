@@ -4,7 +4,9 @@
 // with an unreadable one and each thing it held with an unreadable stand-in,
 // so a try to read it fails with "Permission denied" (which the refusal
 // watch can see) rather than vanishing. Capabilities are dropped, so root in
-// the box is bound by those modes too.
+// the box is bound by those modes too; when agentd runs as root the command
+// also runs as an unprivileged user (BoxSpec.user), so the host's modes bind.
+import { dirname } from 'node:path'
 
 /** A directory the box must not see into, with what it held when the box was made. */
 export interface HiddenDir {
@@ -37,13 +39,22 @@ export interface BoxSpec {
   hostsFile?: string
   env: Record<string, string>
   cwd: string
+  /**
+   * agentd as root: bwrap runs as root (no user namespace) and the command
+   * drops to this unprivileged user with setpriv, every capability gone, so
+   * the host's file modes bind inside.
+   */
+  user?: { uid: number, gid: number }
 }
 
 /** bwrap's argv, then `--`, then the command (behind a shell that starts the bridges, when there are any). */
 export function bwrapArgs (spec: BoxSpec, command: string, args: string[]): string[] {
-  const a: string[] = ['--die-with-parent', '--new-session', '--unshare-user', '--unshare-ipc', '--unshare-pid', '--unshare-uts', '--unshare-cgroup-try', '--cap-drop', 'ALL']
+  const user = spec.user
+  const a: string[] = ['--die-with-parent', '--new-session', ...(user == null ? ['--unshare-user'] : []), '--unshare-ipc', '--unshare-pid', '--unshare-uts', '--unshare-cgroup-try', '--cap-drop', 'ALL']
+  // Kept only for setpriv's drop to the user, which clears them all.
+  if (user != null) a.push('--cap-add', 'CAP_SETUID', '--cap-add', 'CAP_SETGID', '--cap-add', 'CAP_SETPCAP')
   if (spec.network !== 'host') a.push('--unshare-net')
-  a.push('--dev', '/dev', '--proc', '/proc', '--tmpfs', '/tmp')
+  a.push('--dev', '/dev', '--proc', '/proc', '--perms', '1777', '--tmpfs', '/tmp')
   // Mounts go shallow to deep, so a path bound inside a hidden directory (the
   // workspace in the data dir, node under home) lands on top of what hides it.
   const bound = [...spec.readOnly, ...spec.writable, ...spec.readOnlyAt.map(([, box]) => box), ...spec.sockets, ...(Array.isArray(spec.network) ? spec.network.map(b => b.socket) : [])]
@@ -66,13 +77,32 @@ export function bwrapArgs (spec: BoxSpec, command: string, args: string[]): stri
     for (const b of spec.network) ops.push({ path: b.socket, words: ['--bind', b.socket, b.socket] })
     if (spec.hostsFile != null) ops.push({ path: '/etc/hosts', words: ['--ro-bind', spec.hostsFile, '/etc/hosts'] })
   }
+  // The directories bwrap makes on the way to a mount point are root's with mode 0700: a box's
+  // user (agentd as root) could not walk through them. Each is made first, walkable.
+  const targets = new Set(ops.map(op => op.path))
+  const ways = new Set<string>()
+  for (const t of targets) {
+    for (let d = dirname(t); d !== '/' && d !== '.'; d = dirname(d)) if (!targets.has(d)) ways.add(d)
+  }
+  for (const d of ways) ops.push({ path: d, words: ['--perms', '0755', '--dir', d] })
   const depth = (p: string): number => p.split('/').filter(s => s !== '').length
   for (const op of ops.map((op, i) => ({ ...op, i })).sort((x, y) => depth(x.path) - depth(y.path) || x.i - y.i)) a.push(...op.words)
   for (const [k, v] of Object.entries(spec.env)) a.push('--setenv', k, v)
   a.push('--chdir', spec.cwd, '--')
+  if (user != null) {
+    args = [...dropTo(user), command, ...args]
+    command = SETPRIV
+  }
   if (!Array.isArray(spec.network) || spec.network.length === 0) return [...a, command, ...args]
   // Remote hosts are bridged on their own ports (443): binding those needs this one capability, in the box's own network namespace.
   return [...a.slice(0, -3), '--cap-add', 'CAP_NET_BIND_SERVICE', ...a.slice(-3), '/bin/sh', '-c', bridgeScript(spec.network), command, command, ...args]
+}
+
+const SETPRIV = '/usr/bin/setpriv'
+
+// setpriv's words that become `user` for good: no groups of root's, no capability, none to be gained.
+function dropTo (user: { uid: number, gid: number }): string[] {
+  return ['--reuid', String(user.uid), '--regid', String(user.gid), '--clear-groups', '--inh-caps=-all', '--bounding-set=-all', '--no-new-privs', '--']
 }
 
 // Starts one socat per bridge, waits until each listens (so the command's first

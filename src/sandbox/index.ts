@@ -4,3 +4,4 @@ export { SANDBOX_MODES, parseSandboxMode, parseAllowList, detectSupport, type Sa
 export { SandboxUnavailableError, UnconfinedHarnessError } from './errors.js'
 export { DEFAULT_RUN_LIMITS, type RunLimits } from './limits.js'
 export type { RefusalKind } from './refusals.js'
+export { DEFAULT_SANDBOX_USER, runsAsRoot } from './user.js'

@@ -2,7 +2,7 @@
 // can touch. A sandbox transforms a launch: the adapter's HarnessLaunch goes
 // in, the same launch wrapped in a box comes out; a test command goes in, the
 // command that runs it boxed and bounded comes out. Adapters never know.
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { chmodSync, chownSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { homedir, tmpdir } from 'node:os'
 import { dirname, join, relative } from 'node:path'
 import { bwrapArgs, type BoxSpec, type HiddenDir } from './box.js'
@@ -13,6 +13,8 @@ import { AUTH_FILES, existing, gitDirsOutside, hiddenDir, nodePrefix, programDir
 import { RefusalWatch, refusalsIn, refusalNote, type RefusalKind } from './refusals.js'
 import { packageRoot } from '../harness/package-paths.js'
 import { UnconfinedHarnessError } from './errors.js'
+import { giveToUser, shareWithGroup } from './ownership.js'
+import { DEFAULT_SANDBOX_USER, runsAsRoot, sandboxUser, type BoxUser } from './user.js'
 import type { HarnessLaunch } from '../harness/types.js'
 
 export interface SandboxOptions {
@@ -30,6 +32,10 @@ export interface SandboxOptions {
   support?: SandboxSupport
   /** each refusal seen inside a box (the metric) */
   onRefusal?: (kind: RefusalKind) => void
+  /** --sandbox-user: who runs inside a box when agentd runs as root (default `agency`, created when missing) */
+  user?: string
+  /** whether agentd runs as root; default: asked of the process */
+  asRoot?: boolean
 }
 
 /** What the harness of one agent needs besides its launch. */
@@ -74,6 +80,9 @@ export interface Sandbox {
   countRefusals: (count: (kind: RefusalKind) => void) => void
 }
 
+/** The box's user runs git in trees root owns (the workspace, a test run's tree): git must not call that dubious. */
+const gitTrustsRootsTrees = { GIT_CONFIG_COUNT: '1', GIT_CONFIG_KEY_0: 'safe.directory', GIT_CONFIG_VALUE_0: '*' }
+
 /** Harnesses that are the project's own code and run no model: allowed without a box. */
 const OWN_HARNESSES = new Set(['sim'])
 
@@ -87,7 +96,9 @@ export function createSandbox (o: SandboxOptions): Sandbox {
   if (kind === 'none') {
     return new Unconfined(mode === 'none' ? 'sandbox: none (--sandbox none): agents and test runs run as the daemon\'s user with nothing around them' : `sandbox: none available (${why}); model-running harnesses will not start, the sim agent runs unconfined`, mode === 'none')
   }
-  return new BubblewrapSandbox(o, allowed, mode === 'auto' ? 'sandbox: bwrap (auto: bubblewrap works here)' : 'sandbox: bwrap')
+  const user = (o.asRoot ?? runsAsRoot()) ? sandboxUser(o.user ?? DEFAULT_SANDBOX_USER) : undefined
+  const as = user != null ? `, as user ${user.name} (uid ${user.uid})` : ''
+  return new BubblewrapSandbox(o, allowed, `${mode === 'auto' ? 'sandbox: bwrap (auto: bubblewrap works here)' : 'sandbox: bwrap'}${as}`, user)
 }
 
 class Unconfined implements Sandbox {
@@ -116,7 +127,7 @@ class BubblewrapSandbox implements Sandbox {
   private readonly limits: RunLimits
   private count: (kind: RefusalKind) => void
 
-  constructor (private readonly o: SandboxOptions, private readonly allowed: AllowedHost[], readonly summary: string) {
+  constructor (private readonly o: SandboxOptions, private readonly allowed: AllowedHost[], readonly summary: string, private readonly user?: BoxUser) {
     this.limits = o.limits ?? DEFAULT_RUN_LIMITS
     this.count = o.onRefusal ?? (() => {})
     // An empty file nobody may read, bound over each hidden file.
@@ -155,22 +166,26 @@ class BubblewrapSandbox implements Sandbox {
     const home = join(this.o.dataDir, 'sandbox-home')
     mkdirSync(home, { recursive: true })
     const realHome = homedir()
-    const auth = existing(AUTH_FILES.map(f => join(realHome, f)))
+    let auth: Array<[string, string]> = existing(AUTH_FILES.map(f => join(realHome, f))).map(f => [f, join(home, relative(realHome, f))])
     const path = [...(launch.pathPrepend ?? []), env.PATH ?? ''].join(':')
     // The supervisor writes the harness's files when it starts; their directories are bound now.
     const harnessFiles = [...new Set(launch.files.map(f => dirname(f.path)))]
-    for (const d of harnessFiles) mkdirSync(d, { recursive: true })
+    for (const d of [...harnessFiles, ...(launch.writable ?? [])]) mkdirSync(d, { recursive: true })
+    if (this.user != null) {
+      auth = this.forUser(this.user, launch, home, sockets, auth)
+    }
     const spec: BoxSpec = {
       readOnly: existing([...SYSTEM_DIRS, nodePrefix(), packageRoot, ...programDirs(launch.command, path), ...gitDirsOutside(launch.cwd), ...harnessFiles]),
-      writable: [launch.cwd, home],
+      writable: [launch.cwd, home, ...(launch.writable ?? [])],
       hidden: this.hidden(),
       standIn: this.standIn,
       sockets: existing(sockets),
-      readOnlyAt: auth.map(f => [f, join(home, relative(realHome, f))] as [string, string]),
+      readOnlyAt: auth,
       network: bridges.bridges,
       hostsFile: bridges.hostsFile,
       env: {},
-      cwd: launch.cwd
+      cwd: launch.cwd,
+      ...(this.user != null ? { user: this.user } : {})
     }
     const watch = new RefusalWatch(h.logFile, kind => { this.count(kind) })
     watch.start()
@@ -179,12 +194,13 @@ class BubblewrapSandbox implements Sandbox {
       command: 'bwrap',
       args: bwrapArgs(spec, launch.command, launch.args),
       boxed: { sandbox: 'bwrap', command: launch.command, args: launch.args },
-      env: { ...launch.env, ...rehomed(env, realHome, home), HOME: home, TMPDIR: '/tmp', AGENCY_SANDBOX_KIND: 'bwrap' }
+      env: { ...launch.env, ...rehomed(env, realHome, home), HOME: home, TMPDIR: '/tmp', AGENCY_SANDBOX_KIND: 'bwrap', ...(this.user != null ? gitTrustsRootsTrees : {}) }
     }
     return { launch: boxed, stop: async () => { watch.stop(); await bridges.stop() } }
   }
 
   confineTest (command: string, cwd: string, env: NodeJS.ProcessEnv): ConfinedTest {
+    if (this.user != null) shareWithGroup(cwd, this.user)
     const spec: BoxSpec = {
       readOnly: existing([...SYSTEM_DIRS, nodePrefix(), ...programDirs('sh', env.PATH ?? ''), ...gitDirsOutside(cwd)]),
       writable: [cwd],
@@ -194,7 +210,8 @@ class BubblewrapSandbox implements Sandbox {
       readOnlyAt: [],
       network: this.o.testNetwork === true ? 'host' : 'off',
       env: {},
-      cwd
+      cwd,
+      ...(this.user != null ? { user: this.user } : {})
     }
     const box = ['bwrap', ...bwrapArgs(spec, '/bin/sh', ['-c', command])]
     const group = runGroup(this.limits)
@@ -202,7 +219,7 @@ class BubblewrapSandbox implements Sandbox {
     return {
       command: words[0],
       args: words.slice(1),
-      env: { ...env, HOME: '/tmp', TMPDIR: '/tmp' },
+      env: { ...env, HOME: '/tmp', TMPDIR: '/tmp', ...(this.user != null ? gitTrustsRootsTrees : {}) },
       finish: output => {
         const notes: string[] = []
         let failure: string | undefined
@@ -216,6 +233,34 @@ class BubblewrapSandbox implements Sandbox {
         return { failure, notes }
       }
     }
+  }
+
+  /**
+   * agentd as root: what the box's user needs of the host. The box's home and
+   * the CLI's own directories become the user's, the workspace is shared with
+   * its group (and what the daemon's git writes there later stays shared: the
+   * daemon's umask keeps the group's write bit), the logins are copies the
+   * user may read (the real ones are root's, mode 0600), and the daemon's
+   * socket is opened to the group. Returns the logins to bind.
+   */
+  private forUser (user: BoxUser, launch: HarnessLaunch, home: string, sockets: string[], logins: Array<[string, string]>): Array<[string, string]> {
+    process.umask(0o002)
+    // The directories the logins are bound into are made now, so that they are the user's too (bwrap would make them root's).
+    for (const [, box] of logins) mkdirSync(dirname(box), { recursive: true })
+    giveToUser(home, user)
+    for (const d of launch.writable ?? []) giveToUser(d, user)
+    shareWithGroup(launch.cwd, user)
+    for (const s of existing(sockets)) { chownSync(s, -1, user.gid); chmodSync(s, 0o660) }
+    const copies = join(this.o.dataDir, 'sandbox-logins')
+    return logins.map(([real, box]) => {
+      const copy = join(copies, relative(home, box))
+      mkdirSync(dirname(copy), { recursive: true })
+      rmSync(copy, { force: true })
+      copyFileSync(real, copy)
+      chownSync(copy, user.uid, user.gid)
+      chmodSync(copy, 0o400)
+      return [copy, box]
+    })
   }
 
   /** The user's home, the data dir and its neighbours (other agents' data dirs on this host). */

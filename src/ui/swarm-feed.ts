@@ -200,7 +200,7 @@ export class SwarmFeed {
     const out = new Map<string, string>()
     out.set(d.peerId, `${d.presence.status}\u0000${d.presence.harnessState()}`)
     for (const p of d.presence.directory.all()) {
-      out.set(p.peerId, `${p.name}\u0000${p.status}\u0000${p.harness ?? ''}\u0000${String(d.presence.isLive(p.peerId))}`)
+      out.set(p.peerId, `${p.name}\u0000${p.status}\u0000${p.harness ?? ''}\u0000${p.sandbox ?? ''}\u0000${String(d.presence.isLive(p.peerId))}`)
     }
     return out
   }

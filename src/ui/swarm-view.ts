@@ -243,7 +243,7 @@ export class SwarmView {
       held: held.get(peerId) ?? [],
       lastSeen: p == null ? 0 : Math.round(nowWall - (nowMono - p.lastSeen)),
       harness: clip(p?.harness ?? '', MAX_HARNESS_CHARS),
-      sandbox: ''
+      sandbox: clip(p?.sandbox ?? '', MAX_HARNESS_CHARS)
     }
   }
 

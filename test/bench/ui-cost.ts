@@ -70,7 +70,7 @@ export async function runCost (o: CostOptions): Promise<CostResult> {
           if (nextBeat[i] > now) continue
           nextBeat[i] = now + intervalMs * (0.9 + Math.random() * 0.1)
           const held = script.heldBy(a)
-          const p = signPresence(a.signer, { name: a.name, status: held.length > 0 ? `working on ${held[0].task}` : 'looking for a task', claims: held, time: now, seq: ++seq[i], addrs: [], intervalMs, harness: 'running' })
+          const p = signPresence(a.signer, { name: a.name, status: held.length > 0 ? `working on ${held[0].task}` : 'looking for a task', claims: held, time: now, seq: ++seq[i], addrs: [], intervalMs, harness: 'running', sandbox: 'bwrap' })
           r.gossip.publishPresence(p).then(() => { heartbeats++ }, () => {})
         }
         await sleep(100)

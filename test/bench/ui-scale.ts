@@ -87,7 +87,7 @@ export async function runScale (o: ScaleOptions): Promise<ScaleResult> {
     const beat = (): void => {
       seq++
       for (const [i, a] of agents.entries()) {
-        d.presence.receive(signPresence(a.signer, { name: a.name, status: `working on ${held.get(a.id)?.[0]?.task ?? 'nothing'}`, claims: held.get(a.id) ?? [], time: Date.now(), seq, addrs: [], intervalMs: 64_000, harness: i % 17 === 0 ? 'backing_off' : 'running' }), a.id)
+        d.presence.receive(signPresence(a.signer, { name: a.name, status: `working on ${held.get(a.id)?.[0]?.task ?? 'nothing'}`, claims: held.get(a.id) ?? [], time: Date.now(), seq, addrs: [], intervalMs: 64_000, harness: i % 17 === 0 ? 'backing_off' : 'running', sandbox: 'bwrap' }), a.id)
       }
     }
     beat()

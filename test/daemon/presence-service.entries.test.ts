@@ -54,7 +54,7 @@ describe('an own entry as a heartbeat', () => {
     const signs: PeerRecord[] = []
     const { p } = presence(await makeSigner(), 1000, 3000, signs)
     const author = await makeSigner()
-    const beat = signPresence(author, { name: 'author', status: '', claims: [], time: Date.now(), seq: 1, addrs: [], intervalMs: 1000, harness: '' })
+    const beat = signPresence(author, { name: 'author', status: '', claims: [], time: Date.now(), seq: 1, addrs: [], intervalMs: 1000, harness: '', sandbox: '' })
     expect(p.receive(beat, 'relay')).toBe('accept')
     // an entry of its every 2 s, and no heartbeat: live throughout, its lease renewed at its interval
     for (let t = 0; t < 4; t++) {

@@ -2,6 +2,7 @@ import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { HARNESS_NAMES, harnessLaunch, type HarnessContext, type HarnessLaunch } from '../../src/harness/index.js'
 import { SCRIPTED_AGENT_MAIN, isScriptedHarness } from '../../src/harness/adapters/scripted.js'
+import { acpAgentLaunch } from '../../src/harness/acp/acp-agents.js'
 import { packageRoot } from '../../src/harness/package-paths.js'
 import { InvalidArgumentError } from '../../src/core/errors.js'
 
@@ -12,7 +13,9 @@ const ctx: HarnessContext = {
   dataDir: '/data/ada',
   agencyAddr: '127.0.0.1:7401',
   prompt: 'Do the work.',
-  agencyBin: 'node /opt/agency/dist/src/cli/agency.js'
+  agencyBin: 'node /opt/agency/dist/src/cli/agency.js',
+  // The golden lines below are those inside agency's sandbox; 'without agency's sandbox' has the others.
+  confined: true
 }
 
 const agencyEnv = { AGENCY_ADDR: '127.0.0.1:7401', AGENCY_AGENT_ID: 'agent-7', AGENCY_AGENT_NAME: 'ada' }
@@ -94,7 +97,8 @@ describe('harness adapters: golden command lines, environments and MCP configura
     const expected: HarnessLaunch = {
       ...common,
       command: 'copilot',
-      args: ['-p', 'Do the work.', '--allow-all-tools', '--no-auto-update', '--additional-mcp-config', '@/data/ada/harness/copilot-mcp.json', '--usage-output-file', '/data/ada/harness/copilot-usage.json'],
+      args: ['-p', 'Do the work.', '--allow-all-tools', '--no-auto-update', '--additional-mcp-config', '@/data/ada/harness/copilot-mcp.json', '--usage-output-file', '/data/ada/harness/copilot-usage/copilot-usage.json'],
+      writable: ['/data/ada/harness/copilot-usage'],
       files: [
         ...commonFiles,
         {
@@ -133,6 +137,7 @@ describe('harness adapters: golden command lines, environments and MCP configura
       ...common,
       command: 'pi',
       args: ['--print', '--session-dir', '/data/ada/harness/pi-sessions', 'Do the work.'],
+      writable: ['/data/ada/harness/pi-sessions'],
       files: commonFiles
     }
     expect(harnessLaunch('pi', ctx)).toEqual(expected)
@@ -151,13 +156,14 @@ describe('harness adapters: golden command lines, environments and MCP configura
         '--message-file', '/data/ada/harness/prompt.md',
         '--yes-always',
         '--no-gitignore',
-        '--chat-history-file', '/data/ada/harness/aider.chat.history.md',
-        '--input-history-file', '/data/ada/harness/aider.input.history',
+        '--chat-history-file', '/data/ada/harness/aider/aider.chat.history.md',
+        '--input-history-file', '/data/ada/harness/aider/aider.input.history',
         '--no-check-update',
         '--no-show-release-notes',
         '--analytics-disable',
         '--no-pretty'
       ],
+      writable: ['/data/ada/harness/aider'],
       files: commonFiles
     }
     expect(harnessLaunch('aider', ctx)).toEqual(expected)
@@ -196,6 +202,63 @@ describe('harness adapters: golden command lines, environments and MCP configura
       // Gemini's redaction allow-list names the token variables: a name, never the value.
       for (const file of launch.files) expect(file.content.replace(/"AGENCY_TOKEN(_FILE)?"/g, '""')).not.toMatch(/api[_-]?key|token|secret/i)
     }
+  })
+})
+
+describe('without agency\'s sandbox: each CLI in its own safest mode that still works', () => {
+  const bare: HarnessContext = { ...ctx, confined: false }
+  const bypass = /--dangerously|danger-full-access|--allow-all-tools|yolo|^Bash$|,Bash,|^Bash,/
+
+  it('no CLI gets its bypass or yolo flag; absent is the same as false', () => {
+    for (const name of ['claude', 'codex', 'copilot', 'gemini', 'pi', 'aider']) {
+      const launch = harnessLaunch(name, bare)
+      for (const word of launch.args) expect(word, `${name}: ${word}`).not.toMatch(bypass)
+      const { confined: _, ...unsaid } = ctx
+      expect(harnessLaunch(name, unsaid)).toEqual(launch)
+    }
+    for (const name of ['acp:claude', 'acp:codex', 'acp:gemini', 'acp:copilot', 'acp:pi']) {
+      for (const word of acpAgentLaunch(name, bare).launch.args) expect(word, `${name}: ${word}`).not.toMatch(bypass)
+    }
+  })
+
+  it('claude: edits accepted, the agency tools, and Bash only for the commands of the loop', () => {
+    const args = harnessLaunch('claude', bare).args
+    expect(args.slice(args.indexOf('--permission-mode'), args.indexOf('--permission-mode') + 4)).toEqual([
+      '--permission-mode', 'acceptEdits',
+      '--allowedTools', 'Bash(agency:*),Bash(git:*),Bash(node:*),Bash(npm:*),Bash(ls:*),Bash(cat:*),mcp__agency'
+    ])
+  })
+
+  it('codex: its own workspace-write sandbox; acp:codex too, with agentd answering its approvals', () => {
+    expect(harnessLaunch('codex', bare).args.slice(0, 3)).toEqual(['exec', '--sandbox', 'workspace-write'])
+    // codex exec never asks: without the bypass the agency tools must be approved in advance.
+    expect(harnessLaunch('codex', bare).args).toContain('mcp_servers.agency.default_tools_approval_mode="approve"')
+    expect(harnessLaunch('codex', ctx).args.join(' ')).not.toContain('default_tools_approval_mode')
+    const acp = acpAgentLaunch('acp:codex', bare).launch.args
+    expect(acp).toContain('sandbox_mode="workspace-write"')
+    expect(acp).toContain('approval_policy="untrusted"')
+    expect(acpAgentLaunch('acp:codex', ctx).launch.args).toContain('sandbox_mode="danger-full-access"')
+  })
+
+  it('copilot: file writes, the agency server and the loop\'s shell commands allowed by name, nothing else', () => {
+    const args = harnessLaunch('copilot', bare).args
+    expect(args.slice(0, 2)).toEqual(['-p', 'Do the work.'])
+    const allowed = args.flatMap((a, i) => a === '--allow-tool' ? [args[i + 1]] : [])
+    expect(allowed).toEqual(['write', 'agency', 'shell(agency:*)', 'shell(git:*)', 'shell(node:*)', 'shell(npm:*)', 'shell(ls:*)', 'shell(cat:*)'])
+  })
+
+  it('gemini: auto_edit, and the loop\'s shell commands allowed in its settings', () => {
+    const launch = harnessLaunch('gemini', bare)
+    expect(launch.args).toEqual(['--prompt', 'Do the work.', '--approval-mode', 'auto_edit', '--output-format', 'stream-json'])
+    const settings = JSON.parse(launch.files.find(f => f.path.endsWith('settings.json'))!.content)
+    expect(settings.tools.allowed).toEqual(['run_shell_command(agency)', 'run_shell_command(git)', 'run_shell_command(node)', 'run_shell_command(npm)', 'run_shell_command(ls)', 'run_shell_command(cat)'])
+    expect(settings.mcpServers.agency.trust).toBe(true)
+    expect(launch.env.GEMINI_SANDBOX).toBe('false')
+  })
+
+  it('pi and aider have no mode of their own to choose: the same line either way', () => {
+    expect(harnessLaunch('pi', bare)).toEqual(harnessLaunch('pi', ctx))
+    expect(harnessLaunch('aider', bare)).toEqual(harnessLaunch('aider', ctx))
   })
 })
 

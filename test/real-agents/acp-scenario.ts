@@ -99,7 +99,7 @@ export async function startAcpScenario (scratch: Scratch, o: { name: string, har
   if (await seedB.stop('SIGTERM') !== 0) throw new Error('B did not stop cleanly')
 
   // ---- A with the ACP harness; one more entry before its agent's first step ----
-  const a = await scratch.daemon(o.name, { dataDir: dataA, logFile: join(dir, 'a.log'), env, extraArgs: [...common, '--metrics', '127.0.0.1:0', '--harness', o.harness, '--sandbox', 'none'] }) // ACP agents are not yet shown to work in the box (docs/sandbox.md)
+  const a = await scratch.daemon(o.name, { dataDir: dataA, logFile: join(dir, 'a.log'), env, extraArgs: [...common, '--metrics', '127.0.0.1:0', '--harness', o.harness] })
   // B never sees it before its claim: A's claim comes after it, so B's earlier claim wins.
   await call(a, c => c.recordFinding, { kind: 'note', text: 'the greeter\'s test is test/greet.test.js', paths: [], tags: [], refs: [], supersedes: '' })
   o.model.mayStart.open()

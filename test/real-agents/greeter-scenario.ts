@@ -1,7 +1,7 @@
 // The one-task scenario every real-CLI test shares: the greeter project
 // (projects.ts) in a bare shared repository, a goal with its test command and
 // one task on the board before the agent first looks, and one agentd running a
-// real agent CLI (`--harness <name>`) in a temporary HOME against a scripted
+// real agent CLI (`--harness <name>`, in agency's sandbox: --sandbox auto) in a temporary HOME against a scripted
 // model (models/*.ts, which say they stand in for the model only), until the
 // goal is met. The API wants a token, so a CLI whose tools do not pass it on to
 // `agency` cannot work. Then what every such test asserts: the task done by
@@ -38,12 +38,6 @@ export interface GreeterRun {
  * `setup` writes the CLI's configuration into the temporary HOME and returns
  * the environment it needs.
  */
-/**
- * The CLIs shown to take the greeter to done inside agency's sandbox; the
- * others run with --sandbox none until they are (docs/sandbox.md).
- */
-const BOXED = new Set(['claude', 'gemini'])
-
 export async function startGreeter (harness: string, setup: (home: string) => Promise<Record<string, string>>): Promise<GreeterRun> {
   assertCli(harness)
   const daemons = new AgentDaemons()
@@ -66,7 +60,7 @@ export async function startGreeter (harness: string, setup: (home: string) => Pr
       seedApi.close()
     }
     if (await seeder.stop() !== 0) throw new Error(`the seeding agentd did not exit cleanly:\n${seeder.stderr()}`)
-    const daemon = await daemons.start({ ...common, extraArgs: [...common.extraArgs, '--harness', harness, ...(BOXED.has(harness) ? [] : ['--sandbox', 'none'])] })
+    const daemon = await daemons.start({ ...common, extraArgs: [...common.extraArgs, '--harness', harness] })
     const api = connectAgency(daemon.grpc, { tokenFile })
     return { daemon, api, shared, home, cleanup: async () => { api.close(); await daemons.cleanup() } }
   } catch (err) {

@@ -5,8 +5,11 @@
 // would: read the daemon's identity key and the API token file beside the
 // data dir, read ~/.ssh, write outside the workspace, and connect to a
 // loopback port that is not on the allow-list. In the box each try is
-// refused, named in the harness log and counted on /metrics; the same run
-// with --sandbox none gets through every one, so the refusals are the box's.
+// refused, named in the harness log and counted on /metrics. With --sandbox
+// none Claude Code runs in its own safest mode (Bash only for the loop's
+// commands): it refuses the tries itself, before they run, and still takes
+// the task to done. That each try gets through with nothing at all around it
+// is shown with a plain shell in sandbox.test.ts.
 import { createServer, type Server } from 'node:net'
 import { existsSync } from 'node:fs'
 import { mkdir, writeFile } from 'node:fs/promises'
@@ -57,6 +60,10 @@ function decide (port: number) {
   }
 }
 
+function isProbeCall (call: { input: Record<string, unknown> }): boolean {
+  return (typeof call.input.command === 'string' ? call.input.command : '').startsWith(`echo ${MARK}`)
+}
+
 async function freePort (): Promise<number> {
   const s = createServer()
   const port = await new Promise<number>(resolve => s.listen(0, '127.0.0.1', () => resolve((s.address() as { port: number }).port)))
@@ -76,11 +83,11 @@ async function scenario (sandbox: 'auto' | 'none'): Promise<{ output: string, lo
   })
   const log = await waitForFinished(r, () => {
     if (m.errors().length > 0) return `the scripted model stopped: ${m.errors().join('\n')}`
-    if (m.toolCalls().some(c => PERMISSION_DENIAL.test(c.outcome.text))) return 'Claude Code refused a tool call'
+    if (m.toolCalls().some(c => PERMISSION_DENIAL.test(c.outcome.text) && !isProbeCall(c.call))) return 'Claude Code refused a tool call'
     return undefined
   })
   await expectGreetIntegrated(r)
-  const tried = m.toolCalls().find(c => (typeof c.call.input.command === 'string' ? c.call.input.command : '').startsWith(`echo ${MARK}`))
+  const tried = m.toolCalls().find(c => isProbeCall(c.call))
   const metrics = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text()
   return { output: tried?.outcome.text ?? '', log: `${log}\n${await harnessLog(r.daemon)}`, metrics, outside: existsSync(join(r.daemon.dataDir, '..', 'outside.txt')) }
 }
@@ -88,7 +95,7 @@ async function scenario (sandbox: 'auto' | 'none'): Promise<{ output: string, lo
 const denials = (metrics: string, kind: string): number => Number(new RegExp(`^agentd_sandbox_denials_total\\{kind="${kind}"\\} (\\d+)`, 'm').exec(metrics)?.[1] ?? 'NaN')
 
 describe.skipIf(!support.bwrap.ok)('agentd --harness claude in a bubblewrap box', () => {
-  it('takes the task to done inside the box; its shell is refused the key, the token, ~/.ssh, writes outside and a loopback port not allowed, each named and counted; with --sandbox none every try gets through', async () => {
+  it('takes the task to done inside the box; its shell is refused the key, the token, ~/.ssh, writes outside and a loopback port not allowed, each named and counted; with --sandbox none Claude Code refuses the tries itself', async () => {
     const boxed = await scenario('auto')
     for (const name of ['key', 'token', 'ssh', 'write', 'loopback']) expect(boxed.output, boxed.output).toContain(`NO:${name}`)
     expect(boxed.output).not.toContain('SSH-PRIVATE-KEY')
@@ -104,10 +111,10 @@ describe.skipIf(!support.bwrap.ok)('agentd --harness claude in a bubblewrap box'
     run = undefined; model = undefined; service = undefined
 
     const open = await scenario('none')
-    for (const name of ['key', 'token', 'ssh', 'write', 'loopback']) expect(open.output, open.output).toContain(`OK:${name}`)
-    expect(open.output).toContain('SSH-PRIVATE-KEY')
-    expect(open.output).toContain('LOCAL-SERVICE')
-    expect(open.outside).toBe(true)
+    expect(open.output, open.output).toMatch(/requires? approval/)
+    expect(open.output).not.toMatch(/OK:|NO:|SSH-PRIVATE-KEY|LOCAL-SERVICE/)
+    expect(open.outside).toBe(false)
+    expect(open.log).toMatch(/agentd: starting claude .*--allowedTools Bash\(agency:\*\),/)
     expect(denials(open.metrics, 'fs')).toBe(0)
   }, 2 * SCENARIO_TIMEOUT_MS)
 })

@@ -2,6 +2,9 @@
 // answers, how it pages, what its event stream says, and that a peer's
 // markup reaches the page only as data.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { peerInfo } from '../../src/api/mesh-handlers.js'
+import { digestLines, statusDigest } from '../../src/api/status-digest.js'
+import { StatusReply } from '../../src/gen/agency/v1/api.js'
 import { request } from 'node:http'
 import { InProcessDaemons } from '../helpers/in-process-daemons.js'
 import { waitFor } from '../helpers/wait-for.js'
@@ -188,5 +191,23 @@ describe('the dashboard server', () => {
     expect(page.body.agent.peerId).toBe(b.peerId)
     expect(page.body.claims.items.some((c: { task: string, status: string }) => c.task === 'parser' && c.status === 'holds')).toBe(true)
     expect(page.body.findings.total).toBeGreaterThanOrEqual(1)
+  })
+
+  it('shows each agent\'s sandbox, a peer\'s from its heartbeats: in the agents list, the peers and agency status', async () => {
+    b.presence.reportHarness(() => 'running', 'bwrap')
+    await b.presence.beat()
+    const row = await waitFor(async () => {
+      const r = await getJson('api/agents?q=bo')
+      const x = r.body.items.find((i: { peerId: string }) => i.peerId === b.peerId)
+      return x?.sandbox === 'bwrap' ? x : undefined
+    }, { what: 'bo\'s sandbox at ada' })
+    expect(row.self).toBe(false)
+    const peer = a.peers(false).find(p => p.peerId === b.peerId)
+    expect(peer).toMatchObject({ sandbox: 'bwrap' })
+    const info = peerInfo(peer!)
+    expect(info.sandbox).toBe('bwrap')
+    const status = statusDigest(StatusReply.fromPartial({ livePeers: [info], peersLive: 1 }))
+    expect(status.peers.shown[0]).toMatchObject({ name: 'bo', sandbox: 'bwrap' })
+    expect(digestLines(status).some(l => l.startsWith('  bo (sandbox bwrap)'))).toBe(true)
   })
 })

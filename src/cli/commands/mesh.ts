@@ -8,7 +8,7 @@ import { givenOperator, submitAction } from '../operator-client.js'
 function peerLine (p: PeerInfo): string {
   const claims = p.claims.length > 0 ? ` holds ${p.claims.map(c => `${c.task}@${c.epoch}`).join(',')}` : ''
   const state = p.live ? 'live' : 'gone'
-  return `${p.name.padEnd(12)} ${p.peerId}  ${state}${p.connected ? ' connected' : ''}  seen ${ago(p.lastSeenMsAgo)}${claims}${p.status !== '' ? `  — ${p.status}` : ''}`
+  return `${p.name.padEnd(12)} ${p.peerId}  ${state}${p.connected ? ' connected' : ''}  seen ${ago(p.lastSeenMsAgo)}${p.sandbox !== '' ? `  sandbox ${p.sandbox}` : ''}${claims}${p.status !== '' ? `  — ${p.status}` : ''}`
 }
 
 export function printStatus (s: StatusReply): void {

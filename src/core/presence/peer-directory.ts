@@ -16,6 +16,8 @@ export interface PeerRecord {
   seq: number
   /** the state of the peer's agent harness, as its heartbeat says ('' or absent: none) */
   harness?: string
+  /** what the peer's agent runs in (bwrap | none), as its heartbeat says ('' or absent: no harness) */
+  sandbox?: string
   /** how long after lastSeen the peer stays live (from the interval it announced) */
   timeoutMs: number
   /** the interval its last heartbeat announced (absent: not said) */
@@ -31,6 +33,7 @@ export interface PresenceUpdate {
   addrs: string[]
   seq: number
   harness?: string
+  sandbox?: string
   /** how long to wait for its next heartbeat; default: the directory's liveTimeoutMs */
   timeoutMs?: number
   /** the interval the heartbeat announced */

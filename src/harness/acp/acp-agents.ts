@@ -16,9 +16,10 @@
 //   Codex's default 60 s tool timeout (integrate runs the tests) and is not
 //   required, so the server is configured with -c instead and session/new
 //   carries none. approval_policy="untrusted" makes Codex ask agentd before any
-//   command that is not read-only and before each MCP tool call; the sandbox is
-//   off (the shell must reach the daemon over loopback and commit in .git), so
-//   the policy is the boundary. Its npm wrapper leaves the native process
+//   command that is not read-only and before each MCP tool call; inside
+//   agency's sandbox Codex's own is off (the shell must reach the daemon over
+//   loopback and commit in .git), without it Codex's workspace-write sandbox
+//   stays on. Its npm wrapper leaves the native process
 //   running on SIGTERM: the supervisor signals the whole process group.
 // - acp:gemini  `gemini --acp`, the folder trusted by GEMINI_CLI_TRUST_WORKSPACE
 //   (Gemini CLI starts no MCP server in an untrusted folder). The agency server
@@ -77,7 +78,7 @@ const NAMED: Record<string, AcpAgentBuilder> = {
     const overrides = [
       'allow_login_shell=false',
       'approval_policy="untrusted"',
-      'sandbox_mode="danger-full-access"',
+      `sandbox_mode="${ctx.confined === true ? 'danger-full-access' : 'workspace-write'}"`,
       `${key}.command=${tomlString(server.command)}`,
       `${key}.args=[${server.args.map(tomlString).join(', ')}]`,
       ...Object.entries(server.env).map(([name, value]) => `${key}.env.${name}=${tomlString(value)}`),

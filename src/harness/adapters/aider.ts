@@ -9,7 +9,8 @@
 // to use the `agency` CLI instead. Even with --yes-always aider asks before it
 // runs a shell command, and headless nobody answers, so in practice aider makes
 // one round of edits (auto-committed) per run and the supervisor restarts it; it
-// cannot claim or integrate on its own. Its history files go to the data dir so
+// cannot claim or integrate on its own. Its history files go to the data dir
+// (harness/aider, the one place there it may write from a box) so
 // they do not end up in the shared repository, and --no-gitignore stops it from
 // editing the repository's .gitignore.
 import { join } from 'node:path'
@@ -17,8 +18,8 @@ import { baseLaunch, harnessDir, promptFilePath } from './common.js'
 import type { HarnessContext, HarnessLaunch } from '../types.js'
 
 export function aiderLaunch (ctx: HarnessContext): HarnessLaunch {
-  const dir = harnessDir(ctx)
-  return baseLaunch(ctx, 'aider', [
+  const dir = join(harnessDir(ctx), 'aider')
+  const launch = baseLaunch(ctx, 'aider', [
     '--message-file', promptFilePath(ctx),
     '--yes-always',
     '--no-gitignore',
@@ -29,4 +30,6 @@ export function aiderLaunch (ctx: HarnessContext): HarnessLaunch {
     '--analytics-disable',
     '--no-pretty'
   ])
+  launch.writable = [dir]
+  return launch
 }

@@ -8,8 +8,11 @@
 //   (the {"mcpServers": {name: {command, args, env}}} file format).
 //
 // Print mode runs one prompt and exits; the supervisor restarts it. Permissions
-// are granted by rule (edits accepted, Bash and the agency tools allowed) rather
-// than --dangerously-skip-permissions, which Claude Code refuses to run as root.
+// are granted by rule rather than --dangerously-skip-permissions, which Claude
+// Code refuses to run as root: edits accepted and the agency tools allowed,
+// and inside agency's sandbox all of Bash; without it, Bash only for the
+// commands of the prompt's loop (UNCONFINED_SHELL_COMMANDS), so any other
+// command is refused (print mode asks nobody).
 // The MCP config is a file in the data dir passed with --mcp-config, so the
 // user's own ~/.claude.json is neither read for it nor written.
 //
@@ -20,7 +23,7 @@
 // server, up to MCP_CONNECT_TIMEOUT_MS (default 5 s, raised here for a busy
 // machine); it also keeps the tools from being deferred behind tool search.
 import { join } from 'node:path'
-import { baseLaunch, harnessDir, jsonFile, MCP_SERVER_NAME, mcpServerSpec } from './common.js'
+import { baseLaunch, harnessDir, jsonFile, MCP_SERVER_NAME, mcpServerSpec, UNCONFINED_SHELL_COMMANDS } from './common.js'
 import type { HarnessContext, HarnessLaunch } from '../types.js'
 
 /** How long the first turn waits for the agency MCP server to connect. */
@@ -34,7 +37,7 @@ export function claudeLaunch (ctx: HarnessContext): HarnessLaunch {
     '--mcp-config', mcpConfig,
     '--permission-mode', 'acceptEdits',
     // One comma-separated value: the flag is variadic and would swallow a following word.
-    '--allowedTools', `Bash,mcp__${MCP_SERVER_NAME}`,
+    '--allowedTools', [...bashRules(ctx.confined === true), `mcp__${MCP_SERVER_NAME}`].join(','),
     // stream-json (which needs --verbose in print mode) puts every step in the log, not just the last answer.
     '--output-format', 'stream-json',
     '--verbose'
@@ -45,4 +48,9 @@ export function claudeLaunch (ctx: HarnessContext): HarnessLaunch {
     mcpServers: { [MCP_SERVER_NAME]: { type: 'stdio', command: server.command, args: server.args, env: server.env, alwaysLoad: true } }
   }))
   return launch
+}
+
+/** All of Bash in agency's box; else one rule per command of the loop. */
+function bashRules (confined: boolean): string[] {
+  return confined ? ['Bash'] : UNCONFINED_SHELL_COMMANDS.map(c => `Bash(${c}:*)`)
 }

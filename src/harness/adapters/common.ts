@@ -16,6 +16,13 @@ export interface McpServerSpec {
   env: Record<string, string>
 }
 
+/**
+ * The shell commands a CLI runs without asking when agency's sandbox is not
+ * around it: the prompt's loop (the agency CLI, git, the goal's tests through
+ * node or npm) and looking around; anything else is refused by the CLI itself.
+ */
+export const UNCONFINED_SHELL_COMMANDS = ['agency', 'git', 'node', 'npm', 'ls', 'cat']
+
 /** Where an agent's harness files live: `<dataDir>/harness`. */
 export function harnessDir (ctx: HarnessContext): string {
   return join(ctx.dataDir, 'harness')

@@ -14,7 +14,10 @@
 //
 // The config goes in a file in the data dir, passed with --additional-mcp-config
 // @file, so the user's ~/.copilot is untouched and their login still works.
-// - --allow-all-tools: nothing waits for a confirmation (shell, file edits, MCP).
+// - inside agency's sandbox --allow-all-tools: nothing waits for a confirmation
+//   (shell, file edits, MCP). Without it, --allow-tool for file writes, the
+//   agency server's tools and the shell commands of the prompt's loop alone
+//   (UNCONFINED_SHELL_COMMANDS); any other tool is refused, not asked about.
 // - --no-auto-update: every agent runs the CLI that is installed, and none
 //   downloads a newer one at start.
 // - --usage-output-file: the run's usage report, which agentd reads after it.
@@ -25,23 +28,25 @@
 // Copilot 1.0.102 passes its whole environment to a local MCP server (the docs
 // say only PATH), so AGENCY_TOKEN reaches `agency mcp` without being written here.
 import { join } from 'node:path'
-import { baseLaunch, harnessDir, jsonFile, MCP_SERVER_NAME, mcpServerSpec } from './common.js'
+import { baseLaunch, harnessDir, jsonFile, MCP_SERVER_NAME, mcpServerSpec, UNCONFINED_SHELL_COMMANDS } from './common.js'
 import type { HarnessContext, HarnessLaunch } from '../types.js'
-import { COPILOT_USAGE_FILE } from '../usage/copilot.js'
+import { COPILOT_USAGE_DIR, COPILOT_USAGE_FILE } from '../usage/copilot.js'
 
 /** How long one agency tool call may take, in milliseconds: as long as the integrate API call. */
 const TOOL_TIMEOUT_MS = 30 * 60_000
 
 export function copilotLaunch (ctx: HarnessContext): HarnessLaunch {
   const mcpConfig = join(harnessDir(ctx), 'copilot-mcp.json')
+  const usageDir = join(harnessDir(ctx), COPILOT_USAGE_DIR)
   const launch = baseLaunch(ctx, 'copilot', [
     '-p', ctx.prompt,
-    '--allow-all-tools',
+    ...(ctx.confined === true ? ['--allow-all-tools'] : ['write', MCP_SERVER_NAME, ...UNCONFINED_SHELL_COMMANDS.map(c => `shell(${c}:*)`)].flatMap(t => ['--allow-tool', t])),
     '--no-auto-update',
     '--additional-mcp-config', `@${mcpConfig}`,
     // The run's tokens per model, exactly (the text summary rounds them): read back by usage/copilot.ts.
-    '--usage-output-file', join(harnessDir(ctx), COPILOT_USAGE_FILE)
+    '--usage-output-file', join(usageDir, COPILOT_USAGE_FILE)
   ])
+  launch.writable = [usageDir]
   const server = mcpServerSpec(ctx)
   launch.files.push(jsonFile(mcpConfig, {
     mcpServers: {

@@ -24,12 +24,16 @@
 // MCP server) would already have been dropped as untrusted. Gemini CLI strips
 // variables named like secrets (…TOKEN…) from an MCP server's environment, so
 // the daemon's API token is let through by name; its value is never written.
-// The sandbox is off because the agent must reach its daemon and the `agency`
-// command, neither of which exists inside the sandbox container.
+// Gemini's own container sandbox is off because the agent must reach its
+// daemon and the `agency` command, neither of which exists inside it. Inside
+// agency's sandbox every tool call is approved (--approval-mode yolo); without
+// it, edits are (auto_edit), and of the shell only the commands of the
+// prompt's loop (tools.allowed, UNCONFINED_SHELL_COMMANDS): headless, any other
+// call that would need a confirmation is refused.
 // stream-json puts every tool call and result in the harness log, not just the
 // last answer.
 import { join } from 'node:path'
-import { baseLaunch, jsonFile, MCP_SERVER_NAME, mcpServerSpec } from './common.js'
+import { baseLaunch, jsonFile, MCP_SERVER_NAME, mcpServerSpec, UNCONFINED_SHELL_COMMANDS } from './common.js'
 import type { HarnessContext, HarnessLaunch } from '../types.js'
 
 /** Variables the `agency mcp` server reads its API token from; see src/cli/output.ts. */
@@ -39,7 +43,7 @@ export function geminiLaunch (ctx: HarnessContext): HarnessLaunch {
   const dir = join(ctx.workspace, '.gemini')
   const launch = baseLaunch(ctx, 'gemini', [
     '--prompt', ctx.prompt,
-    '--approval-mode', 'yolo',
+    '--approval-mode', ctx.confined === true ? 'yolo' : 'auto_edit',
     '--output-format', 'stream-json'
   ])
   launch.env.GEMINI_CLI_TRUST_WORKSPACE = 'true'
@@ -50,7 +54,8 @@ export function geminiLaunch (ctx: HarnessContext): HarnessLaunch {
       mcpServers: {
         [MCP_SERVER_NAME]: { command: server.command, args: server.args, env: server.env, trust: true }
       },
-      security: { environmentVariableRedaction: { allowed: TOKEN_VARIABLES } }
+      security: { environmentVariableRedaction: { allowed: TOKEN_VARIABLES } },
+      ...(ctx.confined === true ? {} : { tools: { allowed: UNCONFINED_SHELL_COMMANDS.map(c => `run_shell_command(${c})`) } })
     }),
     { path: join(dir, '.gitignore'), content: '# Written by agentd for Gemini CLI: keep this directory out of git.\n*\n' }
   )

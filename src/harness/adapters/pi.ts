@@ -20,11 +20,14 @@ import { baseLaunch, harnessDir } from './common.js'
 import type { HarnessContext, HarnessLaunch } from '../types.js'
 
 export function piLaunch (ctx: HarnessContext): HarnessLaunch {
-  return baseLaunch(ctx, 'pi', [
+  const sessions = join(harnessDir(ctx), 'pi-sessions')
+  const launch = baseLaunch(ctx, 'pi', [
     '--print',
-    '--session-dir', join(harnessDir(ctx), 'pi-sessions'),
+    '--session-dir', sessions,
     promptWord(ctx.prompt)
   ])
+  launch.writable = [sessions]
+  return launch
 }
 
 // A prompt that began with "-" or "@" would be read as an option or a file: a

@@ -9,8 +9,10 @@ import { lastRateLimit } from './rate-limit.js'
 import { count, mergeByModel, record, type ModelUsage } from './run-usage.js'
 import type { RunOutput, RunReport } from './run-report.js'
 
-/** The report file name agentd asks Copilot for, under the harness dir. */
+/** The report file name agentd asks Copilot for. */
 export const COPILOT_USAGE_FILE = 'copilot-usage.json'
+/** The directory under the harness dir it goes in: Copilot's only place to write there (in a box, the rest is read-only). */
+export const COPILOT_USAGE_DIR = 'copilot-usage'
 
 export function copilotRun (out: RunOutput): RunReport {
   const errors = out.text.split('\n').map(l => l.trim()).filter(l => /^(error|✗|x )/i.test(l) || /"type":"(session\.)?error"/.test(l))

@@ -4,7 +4,7 @@ import { aiderRun } from './aider.js'
 import { claudeRun } from './claude.js'
 import { cmdRun } from './cmd.js'
 import { codexRun } from './codex.js'
-import { COPILOT_USAGE_FILE, copilotRun } from './copilot.js'
+import { COPILOT_USAGE_DIR, COPILOT_USAGE_FILE, copilotRun } from './copilot.js'
 import { geminiRun } from './gemini.js'
 import { piRun } from './pi.js'
 import { lastRateLimit } from './rate-limit.js'
@@ -35,7 +35,7 @@ function lastLinesOnly (out: RunOutput): RunReport {
 
 /** Where a harness leaves its report files, under its harness dir: a file, or a dir of session files. */
 export function usageReportPaths (harness: string, harnessDir: string): { files: string[], dirs: string[] } {
-  if (harness === 'copilot') return { files: [join(harnessDir, COPILOT_USAGE_FILE)], dirs: [] }
+  if (harness === 'copilot') return { files: [join(harnessDir, COPILOT_USAGE_DIR, COPILOT_USAGE_FILE)], dirs: [] }
   if (harness === 'pi') return { files: [], dirs: [join(harnessDir, 'pi-sessions')] }
   return { files: [], dirs: [] }
 }

@@ -66,7 +66,7 @@ describe('Codex', () => {
 
 describe('Copilot', () => {
   it('reads the usage report file exactly, model by model', () => {
-    const files = new Map([['/d/harness/copilot-usage.json', sample('copilot-usage.json')]])
+    const files = new Map([['/d/harness/copilot-usage/copilot-usage.json', sample('copilot-usage.json')]])
     expect(runReader('copilot')({ text: '', files, now: NOW }).usage).toEqual([{ model: 'gpt-5.5', inputTokens: 100, cacheReadTokens: 0, cacheWriteTokens: 0, outputTokens: 10, usd: null }])
   })
   it('without the file, the text summary (rounded as Copilot prints it)', () => {

@@ -26,11 +26,11 @@ describe('reading a run back', () => {
 
   it('reads Copilot\'s usage file and removes it', async () => {
     const hd = join(dir, 'harness')
-    await mkdir(hd, { recursive: true })
-    await writeFile(join(hd, 'copilot-usage.json'), await sample('copilot-usage.json'))
+    await mkdir(join(hd, 'copilot-usage'), { recursive: true })
+    await writeFile(join(hd, 'copilot-usage', 'copilot-usage.json'), await sample('copilot-usage.json'))
     const r = readRunReport({ harness: 'copilot', harnessLog: join(dir, 'none.log'), harnessDir: hd, outputFrom: 0, startedAt: 0, now: 1 })
     expect(r.usage[0]).toMatchObject({ model: 'gpt-5.5', inputTokens: 100, outputTokens: 10 })
-    expect(existsSync(join(hd, 'copilot-usage.json'))).toBe(false)
+    expect(existsSync(join(hd, 'copilot-usage', 'copilot-usage.json'))).toBe(false)
   })
 
   it('reads Pi\'s session files written during the run', async () => {

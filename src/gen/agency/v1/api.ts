@@ -91,6 +91,10 @@ export interface PeerInfo {
   lastSeenMsAgo: number;
   addrs: string[];
   claims: HeldClaimView[];
+  /** its agent's harness state, as its heartbeat says; empty: none */
+  harness: string;
+  /** what its agent runs in: bwrap | none; empty: no harness */
+  sandbox: string;
 }
 
 export interface HeldClaimView {
@@ -976,7 +980,18 @@ export const Empty: MessageFns<Empty> = {
 };
 
 function createBasePeerInfo(): PeerInfo {
-  return { peerId: "", name: "", status: "", live: false, connected: false, lastSeenMsAgo: 0, addrs: [], claims: [] };
+  return {
+    peerId: "",
+    name: "",
+    status: "",
+    live: false,
+    connected: false,
+    lastSeenMsAgo: 0,
+    addrs: [],
+    claims: [],
+    harness: "",
+    sandbox: "",
+  };
 }
 
 export const PeerInfo: MessageFns<PeerInfo> = {
@@ -1004,6 +1019,12 @@ export const PeerInfo: MessageFns<PeerInfo> = {
     }
     for (const v of message.claims) {
       HeldClaimView.encode(v!, writer.uint32(66).fork()).join();
+    }
+    if (message.harness !== "") {
+      writer.uint32(74).string(message.harness);
+    }
+    if (message.sandbox !== "") {
+      writer.uint32(82).string(message.sandbox);
     }
     return writer;
   },
@@ -1085,6 +1106,22 @@ export const PeerInfo: MessageFns<PeerInfo> = {
             message.claims.push(HeldClaimView.decode(reader, reader.uint32()));
             continue;
           }
+          case 9: {
+            if (tag !== 74) {
+              break;
+            }
+
+            message.harness = reader.string();
+            continue;
+          }
+          case 10: {
+            if (tag !== 82) {
+              break;
+            }
+
+            message.sandbox = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1115,6 +1152,8 @@ export const PeerInfo: MessageFns<PeerInfo> = {
         : 0,
       addrs: globalThis.Array.isArray(object?.addrs) ? object.addrs.map((e: any) => globalThis.String(e)) : [],
       claims: globalThis.Array.isArray(object?.claims) ? object.claims.map((e: any) => HeldClaimView.fromJSON(e)) : [],
+      harness: isSet(object.harness) ? globalThis.String(object.harness) : "",
+      sandbox: isSet(object.sandbox) ? globalThis.String(object.sandbox) : "",
     };
   },
 
@@ -1144,6 +1183,12 @@ export const PeerInfo: MessageFns<PeerInfo> = {
     if (message.claims?.length) {
       obj.claims = message.claims.map((e) => HeldClaimView.toJSON(e));
     }
+    if (message.harness !== "") {
+      obj.harness = message.harness;
+    }
+    if (message.sandbox !== "") {
+      obj.sandbox = message.sandbox;
+    }
     return obj;
   },
 
@@ -1160,6 +1205,8 @@ export const PeerInfo: MessageFns<PeerInfo> = {
     message.lastSeenMsAgo = object.lastSeenMsAgo ?? 0;
     message.addrs = object.addrs?.map((e) => e) || [];
     message.claims = object.claims?.map((e) => HeldClaimView.fromPartial(e)) || [];
+    message.harness = object.harness ?? "";
+    message.sandbox = object.sandbox ?? "";
     return message;
   },
 };

@@ -107,6 +107,8 @@ export interface Presence {
   intervalMs: number;
   /** the agent's harness: idle, running, backing_off, failing, stopped, finished; empty: none */
   harness: string;
+  /** what the agent's harness runs in: bwrap | none; empty: no harness */
+  sandbox: string;
 }
 
 export interface Announcement {
@@ -357,6 +359,7 @@ function createBasePresence(): Presence {
     sig: Buffer.alloc(0),
     intervalMs: 0,
     harness: "",
+    sandbox: "",
   };
 }
 
@@ -391,6 +394,9 @@ export const Presence: MessageFns<Presence> = {
     }
     if (message.harness !== "") {
       writer.uint32(82).string(message.harness);
+    }
+    if (message.sandbox !== "") {
+      writer.uint32(90).string(message.sandbox);
     }
     return writer;
   },
@@ -488,6 +494,14 @@ export const Presence: MessageFns<Presence> = {
             message.harness = reader.string();
             continue;
           }
+          case 11: {
+            if (tag !== 90) {
+              break;
+            }
+
+            message.sandbox = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -520,6 +534,7 @@ export const Presence: MessageFns<Presence> = {
         ? globalThis.Number(object.interval_ms)
         : 0,
       harness: isSet(object.harness) ? globalThis.String(object.harness) : "",
+      sandbox: isSet(object.sandbox) ? globalThis.String(object.sandbox) : "",
     };
   },
 
@@ -555,6 +570,9 @@ export const Presence: MessageFns<Presence> = {
     if (message.harness !== "") {
       obj.harness = message.harness;
     }
+    if (message.sandbox !== "") {
+      obj.sandbox = message.sandbox;
+    }
     return obj;
   },
 
@@ -573,6 +591,7 @@ export const Presence: MessageFns<Presence> = {
     message.sig = object.sig ?? Buffer.alloc(0);
     message.intervalMs = object.intervalMs ?? 0;
     message.harness = object.harness ?? "";
+    message.sandbox = object.sandbox ?? "";
     return message;
   },
 };
