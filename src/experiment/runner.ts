@@ -8,7 +8,7 @@
 // spent, and its last snapshot is scored once more. The hidden tests never go
 // into the swarm's directory: the agents' workspaces, data dirs and logs.
 import { execFile } from 'node:child_process'
-import { existsSync } from 'node:fs'
+import { existsSync, realpathSync } from 'node:fs'
 import { mkdir, readFile, readdir } from 'node:fs/promises'
 import { join, resolve } from 'node:path'
 import { promisify } from 'node:util'
@@ -22,7 +22,7 @@ import { isScriptedHarness } from '../harness/adapters/scripted.js'
 import { harnessLaunch } from '../harness/index.js'
 import { progressOf } from '../swarm/swarm.js'
 import { startSwarmDaemons, swarmDown } from '../swarm/swarm.js'
-import { prepareCleanroom, REFERENCE_PATH, seedExperimentRepo, type Cleanroom } from './cleanroom.js'
+import { prepareCleanroom, REFERENCE_IN_BOX, REFERENCE_PATH, seedExperimentRepo, type Cleanroom } from './cleanroom.js'
 import { formatDuration } from './duration.js'
 import { spendOfRecord } from './run-spend.js'
 import { writeReport, sizeSummary } from './report.js'
@@ -105,7 +105,7 @@ export async function runExperiment (o: ExperimentOptions): Promise<RunSummary[]
   if (existsSync(join(out, 'experiment.json'))) throw new FailedPreconditionError(`${o.out} already holds an experiment: give a new --out directory (or rebuild its report with \`agency experiment report ${o.out}\`)`)
   if (existsSync(out) && (await readdir(out)).length > 0) throw new FailedPreconditionError(`${o.out} is not empty: give a new or empty --out directory`)
   const sim = isScriptedHarness(o.harness) ? await loadSimRecipe(task) : undefined
-  await mkdir(out, { recursive: true })
+  await mkdir(join(out, 'scratch'), { recursive: true })
   const cleanroom = await prepareCleanroom(task, o.cleanroom, join(out, 'reference'))
   const testCommand = o.testCommand ?? sim?.testCommand ?? DEFAULT_TEST_COMMAND
   const goal = o.goal ?? defaultGoal(task, testCommand)
@@ -202,6 +202,17 @@ async function budgetReached (agency: Agency, usd: number): Promise<boolean> {
   }
 }
 
+/**
+ * What the daemons' boxes must keep out: the task (its hidden tests), the
+ * cleanroom it came from, and OUT (the reference kept for scoring, the
+ * scorer's scratch, the other sizes' runs; each box still sees its own
+ * agent's workspace in it); and the reference, execute-only at REFERENCE_IN_BOX.
+ */
+function cleanroomArgs (ctx: RunContext): string[] {
+  const hide = [...new Set([ctx.task.dir, ctx.cleanroom.dir, ctx.out].map(d => realpathSync(d)))]
+  return ['--sandbox-hide', hide.join(','), '--sandbox-run-only', `${ctx.cleanroom.reference}=${REFERENCE_IN_BOX}`]
+}
+
 async function runOnce (ctx: RunContext, n: number, k: number): Promise<RunSummary> {
   const { o, task } = ctx
   const dir = runDir(ctx.out, n, k)
@@ -209,12 +220,13 @@ async function runOnce (ctx: RunContext, n: number, k: number): Promise<RunSumma
   const bare = join(swarmDir, 'repo.git')
   const tag = `${n} agent${n === 1 ? '' : 's'}${o.repeat > 1 ? ` (run ${k})` : ''}`
   await mkdir(swarmDir, { recursive: true })
-  await seedExperimentRepo({ bare, cleanroom: ctx.cleanroom, sim: ctx.sim != null ? { dir: ctx.sim.dir, workScale: ctx.config.simWorkScale ?? 1 } : undefined })
+  const boxed = ctx.config.sandbox === 'bwrap'
+  await seedExperimentRepo({ bare, cleanroom: ctx.cleanroom, sim: ctx.sim != null ? { dir: ctx.sim.dir, workScale: ctx.config.simWorkScale ?? 1 } : undefined, ...(boxed ? { referenceInBox: REFERENCE_IN_BOX } : {}) })
   const startedAt = new Date().toISOString()
   let daemons: Awaited<ReturnType<typeof startSwarmDaemons>>
   try {
     const state = { dir: swarmDir, repo: bare, branch: 'main', daemons: [] }
-    daemons = await startSwarmDaemons({ n, state, harness: o.harness, agentdArgs: ['--sandbox', ctx.config.sandbox ?? 'auto'], swarm: `experiment-${process.pid}-${n}-${k}-${Date.now().toString(36)}`, progress: () => {} })
+    daemons = await startSwarmDaemons({ n, state, harness: o.harness, agentdArgs: ['--sandbox', ctx.config.sandbox ?? 'auto', ...(boxed ? cleanroomArgs(ctx) : [])], swarm: `experiment-${process.pid}-${n}-${k}-${Date.now().toString(36)}`, progress: () => {} })
   } catch (err) {
     await swarmDown(swarmDir).catch(() => {})
     throw err
@@ -243,7 +255,7 @@ async function runOnce (ctx: RunContext, n: number, k: number): Promise<RunSumma
       const commit = await headOf(bare)
       let r = scored.get(commit)
       if (r == null) {
-        r = await scoreSubmission({ task, submission: { kind: 'commit', repo: bare, commit, label: `${tag} at ${Math.round(t)} s (${commit.slice(0, 12)})` }, cleanHashes: [ctx.cleanroom.referenceHash] })
+        r = await scoreSubmission({ task, submission: { kind: 'commit', repo: bare, commit, label: `${tag} at ${Math.round(t)} s (${commit.slice(0, 12)})` }, cleanHashes: [ctx.cleanroom.referenceHash], scratchParent: join(ctx.out, 'scratch') })
         scored.set(commit, r)
       }
       points.push({ t, commit, passed: r.passed, tests: r.tests, score: r.score, error: r.error?.code ?? null })

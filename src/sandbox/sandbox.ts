@@ -9,7 +9,8 @@ import { bwrapArgs, type BoxSpec, type HiddenDir } from './box.js'
 import { DEFAULT_RUN_LIMITS, runGroup, type RunLimits } from './limits.js'
 import { chooseSandbox, detectSupport, parseAllowList, parseSandboxMode, type AllowedHost, type SandboxKind, type SandboxSupport } from './mode.js'
 import { baseUrlHosts, configuredBaseUrlHosts, expandPorts, harnessCli, MODEL_ENDPOINTS, NetworkBridges } from './network.js'
-import { AUTH_FILES, existing, gitDirsOutside, hiddenDir, nodePrefix, programDirs, rehomed, SYSTEM_DIRS } from './paths.js'
+import { AUTH_FILES, existing, gitDirsOutside, hiddenDir, nodePrefix, parseHidden, programDirs, rehomed, SYSTEM_DIRS, toolchainRoots } from './paths.js'
+import { executeOnlyCopies, parseRunOnly, type RunOnlyFile } from './run-only.js'
 import { RefusalWatch, refusalsIn, refusalNote, type RefusalKind } from './refusals.js'
 import { packageRoot } from '../harness/package-paths.js'
 import { UnconfinedHarnessError } from './errors.js'
@@ -26,6 +27,10 @@ export interface SandboxOptions {
   limits?: RunLimits
   /** the daemon's data dir: never inside a box, nor its neighbours (other agents on the host) */
   dataDir: string
+  /** --sandbox-hide: more paths no box sees into (an experiment's task, its hidden tests and its other runs) */
+  hide?: readonly string[]
+  /** --sandbox-run-only: files each box may run but not read (FILE=BOXPATH), e.g. a reference executable */
+  runOnly?: readonly string[]
   /** what the host supports; default: found out by trying */
   support?: SandboxSupport
   /** each refusal seen inside a box (the metric) */
@@ -81,13 +86,15 @@ const OWN_HARNESSES = new Set(['sim'])
 export function createSandbox (o: SandboxOptions): Sandbox {
   const mode = parseSandboxMode(o.mode)
   const allowed = parseAllowList(o.allow ?? [])
+  const runOnly = parseRunOnly(o.runOnly ?? [])
+  const hide = parseHidden(o.hide ?? [])
   const support = o.support ?? (mode === 'none' ? { bwrap: { ok: false as const, reason: 'not asked for' }, docker: { ok: false as const, reason: 'not asked for' } } : detectSupport())
   const kind = chooseSandbox(mode, support)
   const why = support.bwrap.ok ? '' : support.bwrap.reason
   if (kind === 'none') {
     return new Unconfined(mode === 'none' ? 'sandbox: none (--sandbox none): agents and test runs run as the daemon\'s user with nothing around them' : `sandbox: none available (${why}); model-running harnesses will not start, the sim agent runs unconfined`, mode === 'none')
   }
-  return new BubblewrapSandbox(o, allowed, mode === 'auto' ? 'sandbox: bwrap (auto: bubblewrap works here)' : 'sandbox: bwrap')
+  return new BubblewrapSandbox({ ...o, hide }, allowed, runOnly, mode === 'auto' ? 'sandbox: bwrap (auto: bubblewrap works here)' : 'sandbox: bwrap')
 }
 
 class Unconfined implements Sandbox {
@@ -113,10 +120,11 @@ class Unconfined implements Sandbox {
 class BubblewrapSandbox implements Sandbox {
   readonly kind = 'bwrap'
   private readonly standIn: string
+  private readonly runOnly: Array<[string, string]>
   private readonly limits: RunLimits
   private count: (kind: RefusalKind) => void
 
-  constructor (private readonly o: SandboxOptions, private readonly allowed: AllowedHost[], readonly summary: string) {
+  constructor (private readonly o: SandboxOptions, private readonly allowed: AllowedHost[], runOnly: RunOnlyFile[], readonly summary: string) {
     this.limits = o.limits ?? DEFAULT_RUN_LIMITS
     this.count = o.onRefusal ?? (() => {})
     // An empty file nobody may read, bound over each hidden file.
@@ -124,6 +132,7 @@ class BubblewrapSandbox implements Sandbox {
     this.standIn = join(dir, 'hidden')
     writeFileSync(this.standIn, '')
     chmodSync(this.standIn, 0)
+    this.runOnly = executeOnlyCopies(runOnly, dir)
     process.once('exit', () => { rmSync(dir, { recursive: true, force: true }) })
   }
 
@@ -161,12 +170,13 @@ class BubblewrapSandbox implements Sandbox {
     const harnessFiles = [...new Set(launch.files.map(f => dirname(f.path)))]
     for (const d of harnessFiles) mkdirSync(d, { recursive: true })
     const spec: BoxSpec = {
-      readOnly: existing([...SYSTEM_DIRS, nodePrefix(), packageRoot, ...programDirs(launch.command, path), ...gitDirsOutside(launch.cwd), ...harnessFiles]),
+      readOnly: existing([...SYSTEM_DIRS, nodePrefix(), packageRoot, ...programDirs(launch.command, path), ...toolchainRoots(path), ...gitDirsOutside(launch.cwd), ...harnessFiles]),
       writable: [launch.cwd, home],
       hidden: this.hidden(),
       standIn: this.standIn,
       sockets: existing(sockets),
       readOnlyAt: auth.map(f => [f, join(home, relative(realHome, f))] as [string, string]),
+      runOnly: this.runOnly,
       network: bridges.bridges,
       hostsFile: bridges.hostsFile,
       env: {},
@@ -186,12 +196,13 @@ class BubblewrapSandbox implements Sandbox {
 
   confineTest (command: string, cwd: string, env: NodeJS.ProcessEnv): ConfinedTest {
     const spec: BoxSpec = {
-      readOnly: existing([...SYSTEM_DIRS, nodePrefix(), ...programDirs('sh', env.PATH ?? ''), ...gitDirsOutside(cwd)]),
+      readOnly: existing([...SYSTEM_DIRS, nodePrefix(), ...programDirs('sh', env.PATH ?? ''), ...toolchainRoots(env.PATH ?? ''), ...gitDirsOutside(cwd)]),
       writable: [cwd],
       hidden: this.hidden(),
       standIn: this.standIn,
       sockets: [],
       readOnlyAt: [],
+      runOnly: this.runOnly,
       network: this.o.testNetwork === true ? 'host' : 'off',
       env: {},
       cwd
@@ -218,11 +229,11 @@ class BubblewrapSandbox implements Sandbox {
     }
   }
 
-  /** The user's home, the data dir and its neighbours (other agents' data dirs on this host). */
+  /** The user's home, the data dir and its neighbours (other agents' data dirs on this host), and what --sandbox-hide names. */
   private hidden (): HiddenDir[] {
     const dataDir = this.o.dataDir
     const parent = dirname(dataDir)
-    const dirs = [homedir(), ...(parent !== tmpdir() ? [parent] : []), dataDir]
+    const dirs = [homedir(), ...(parent !== tmpdir() ? [parent] : []), dataDir, ...(this.o.hide ?? [])]
     return dirs.map(hiddenDir).filter((d): d is HiddenDir => d != null && existsSync(d.path))
   }
 }
