@@ -2,7 +2,7 @@
 // can touch. A sandbox transforms a launch: the adapter's HarnessLaunch goes
 // in, the same launch wrapped in a box comes out; a test command goes in, the
 // command that runs it boxed and bounded comes out. Adapters never know.
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { appendFileSync, chmodSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { homedir, tmpdir } from 'node:os'
 import { dirname, join, relative } from 'node:path'
 import { bwrapArgs, type BoxSpec, type HiddenDir } from './box.js'
@@ -123,6 +123,8 @@ class BubblewrapSandbox implements Sandbox {
   private readonly runOnly: Array<[string, string]>
   private readonly limits: RunLimits
   private count: (kind: RefusalKind) => void
+  /** The last harness log a box was made for: a test run's refusals are named there too. */
+  private harnessLog: string | undefined
 
   constructor (private readonly o: SandboxOptions, private readonly allowed: AllowedHost[], runOnly: RunOnlyFile[], readonly summary: string) {
     this.limits = o.limits ?? DEFAULT_RUN_LIMITS
@@ -182,6 +184,7 @@ class BubblewrapSandbox implements Sandbox {
       env: {},
       cwd: launch.cwd
     }
+    this.harnessLog = h.logFile
     const watch = new RefusalWatch(h.logFile, kind => { this.count(kind) })
     watch.start()
     const boxed: HarnessLaunch = {
@@ -224,9 +227,17 @@ class BubblewrapSandbox implements Sandbox {
         const refused = refusalsIn(output)
         for (const r of refused) this.count(r.kind)
         notes.push(...refused.slice(0, 5).map(r => refusalNote(r.kind, r.line)))
+        this.noteTestRefusals(refused)
         return { failure, notes }
       }
     }
+  }
+
+  /** A test run's refusals, named in the harness log (the watch there does not count our own lines again). */
+  private noteTestRefusals (refused: Array<{ kind: RefusalKind, line: string }>): void {
+    if (this.harnessLog == null || refused.length === 0) return
+    const at = new Date().toISOString()
+    try { appendFileSync(this.harnessLog, refused.map(r => `[${at}] ${refusalNote(r.kind, `test run: ${r.line}`)}\n`).join('')) } catch { /* no harness log */ }
   }
 
   /** The user's home, the data dir and its neighbours (other agents' data dirs on this host), and what --sandbox-hide names. */
