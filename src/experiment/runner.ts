@@ -16,7 +16,7 @@ import { connectAgency, type Agency } from '../api/client.js'
 import { FailedPreconditionError, InvalidArgumentError } from '../core/errors.js'
 import type { AgencyClient, LogEntry, StatusReply } from '../gen/agency/v1/api.js'
 import { tmpdir } from 'node:os'
-import { createSandbox } from '../sandbox/index.js'
+import { createSandbox, type Sandbox } from '../sandbox/index.js'
 import { checkLaunchCommand } from '../harness/command-check.js'
 import { isScriptedHarness } from '../harness/adapters/scripted.js'
 import { harnessLaunch } from '../harness/index.js'
@@ -131,11 +131,12 @@ export async function runExperiment (o: ExperimentOptions): Promise<RunSummary[]
   }
   await writeJson(join(out, 'experiment.json'), config)
   o.progress(`${task.id}: ${config.scoredTests} scored tests in ${config.branches} branches; reference ${cleanroom.built ? 'built with build.sh' : 'from the cleanroom'} (sha256 ${cleanroom.referenceHash.slice(0, 12)})`)
+  const scorerBox = sandbox === 'bwrap' ? scorerSandbox(task, cleanroom, out) : undefined
   const summaries: RunSummary[] = []
   for (const n of o.agents) {
     for (let k = 1; k <= o.repeat; k++) {
       if (o.signal?.aborted === true) break
-      const s = await runOnce({ o, task, cleanroom, config, sim, out }, n, k)
+      const s = await runOnce({ o, task, cleanroom, config, sim, out, scorerBox }, n, k)
       summaries.push(s)
       await writeJson(join(out, `n${n}`, 'summary.json'), sizeSummary(summaries.filter(x => x.agents === n)))
       await writeJson(join(out, 'experiment.json'), config)
@@ -153,6 +154,19 @@ interface RunContext {
   config: ExperimentConfig
   sim?: SimRecipe
   out: string
+  /** the box the scorer runs a submission's compile.sh and the hidden tests in */
+  scorerBox?: Sandbox
+}
+
+/**
+ * The scorer's box: a submission's compile.sh and the hidden tests are the
+ * agents' code, so they run boxed too, writing only their scratch copy, with
+ * no network, and seeing neither the task (the hidden tests they run are in
+ * the copy), nor OUT (the swarms' shared repositories, which a hostile build
+ * could otherwise write the hidden tests into).
+ */
+function scorerSandbox (task: TaskDir, cleanroom: Cleanroom, out: string): Sandbox {
+  return createSandbox({ mode: 'bwrap', dataDir: join(out, 'scratch'), hide: [...new Set([task.dir, cleanroom.dir, out].map(d => realpathSync(d)))] })
 }
 
 /** The documentation the goal names: READMEs and doc folders first, at most the 256 files a goal may list. */
@@ -255,7 +269,7 @@ async function runOnce (ctx: RunContext, n: number, k: number): Promise<RunSumma
       const commit = await headOf(bare)
       let r = scored.get(commit)
       if (r == null) {
-        r = await scoreSubmission({ task, submission: { kind: 'commit', repo: bare, commit, label: `${tag} at ${Math.round(t)} s (${commit.slice(0, 12)})` }, cleanHashes: [ctx.cleanroom.referenceHash], scratchParent: join(ctx.out, 'scratch') })
+        r = await scoreSubmission({ task, submission: { kind: 'commit', repo: bare, commit, label: `${tag} at ${Math.round(t)} s (${commit.slice(0, 12)})` }, cleanHashes: [ctx.cleanroom.referenceHash], scratchParent: join(ctx.out, 'scratch'), confinement: ctx.scorerBox })
         scored.set(commit, r)
       }
       points.push({ t, commit, passed: r.passed, tests: r.tests, score: r.score, error: r.error?.code ?? null })
