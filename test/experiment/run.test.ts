@@ -9,7 +9,7 @@
 import { execFile, spawn } from 'node:child_process'
 import { createHash } from 'node:crypto'
 import { existsSync } from 'node:fs'
-import { mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises'
+import { mkdir, mkdtemp, readdir, readFile, rm, stat, symlink, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
@@ -34,9 +34,9 @@ async function tempDir (): Promise<string> {
   return d
 }
 
-async function agency (args: string[], timeoutMs = 60_000): Promise<{ code: number | null, stdout: string, stderr: string }> {
+async function agency (args: string[], timeoutMs = 60_000, env: NodeJS.ProcessEnv = {}): Promise<{ code: number | null, stdout: string, stderr: string }> {
   return await new Promise(resolve => {
-    const child = spawn(process.execPath, [AGENCY_BIN, ...args], { stdio: ['ignore', 'pipe', 'pipe'] })
+    const child = spawn(process.execPath, [AGENCY_BIN, ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } })
     let stdout = ''
     let stderr = ''
     child.stdout.on('data', d => { stdout += String(d) })
@@ -162,7 +162,7 @@ describe.skipIf(missingTools != null)('agency experiment run --harness sim on th
 })
 
 describe('agency experiment: bad input is refused before anything starts', () => {
-  it('a budget of 0, a task without tests.json, a sim run without recipes, an OUT that is not empty', async () => {
+  it('a budget of 0, a task without tests.json, a sim run without recipes, an OUT that is not empty, a model-running harness where no sandbox works', async () => {
     assertBuilt()
     const base = await tempDir()
     const zero = await agency(['experiment', 'run', '--task', STRKIT, '--agents', '1', '--harness', 'sim', '--budget', '0', '--out', join(base, 'a')])
@@ -192,8 +192,16 @@ describe('agency experiment: bad input is refused before anything starts', () =>
     expect(noCompile.code).toBe(0)
     expect(noCompile.stdout).toMatch(/error: compile_failed: the submission has no compile\.sh/)
     expect(noCompile.stdout).toContain('score 0/66 = 0.00 % (compile_failed)')
+    // A harness that runs a model, on a host where no sandbox works (no bwrap on PATH): refused unless told --sandbox none.
+    const bin = join(base, 'bin')
+    await mkdir(bin)
+    await symlink(join(REPO_ROOT, 'node_modules', '.bin', 'claude'), join(bin, 'claude'))
+    await symlink(process.execPath, join(bin, 'node'))
+    const unboxed = await agency(['experiment', 'run', '--task', STRKIT, '--agents', '1', '--harness', 'claude', '--budget', '1m', '--out', join(base, 'e')], 60_000, { PATH: bin })
+    expect(unboxed.code).toBe(1)
+    expect(unboxed.stderr).toMatch(/not starting harness claude without a sandbox \(no sandbox works on this host\): install bubblewrap .* or pass --sandbox none/)
     // Nothing was started or written for the refused runs.
-    for (const d of ['a', 'b', 'c', 'd']) expect(existsSync(join(base, d))).toBe(false)
+    for (const d of ['a', 'b', 'c', 'd', 'e']) expect(existsSync(join(base, d))).toBe(false)
     expect(await readdir(busy)).toEqual(['notes.txt'])
   }, 120_000)
 })
