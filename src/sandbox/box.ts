@@ -49,7 +49,8 @@ export function bwrapArgs (spec: BoxSpec, command: string, args: string[]): stri
   // Mounts go shallow to deep, so a path bound inside a hidden directory (the
   // workspace in the data dir, node under home) lands on top of what hides it.
   const runOnly = spec.runOnly ?? []
-  if (runOnly.length > 0) a.push('--disable-userns')
+  // A run-only file: root in a box of its own user namespace must not make another and take capabilities back in it.
+  if (runOnly.length > 0 && a.includes('--unshare-user')) a.push('--disable-userns')
   const bound = [...spec.readOnly, ...spec.writable, ...spec.readOnlyAt.map(([, box]) => box), ...runOnly.map(([, box]) => box), ...spec.sockets, ...(Array.isArray(spec.network) ? spec.network.map(b => b.socket) : [])]
   const ops: Array<{ path: string, words: string[] }> = []
   for (const p of spec.readOnly) ops.push({ path: p, words: ['--ro-bind', p, p] })
