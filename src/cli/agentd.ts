@@ -72,6 +72,8 @@ const program = new Command('agentd')
   .addOption(new Option('--sandbox <mode>', 'what confines the harness and every test run: auto (bubblewrap where it works), bwrap, docker, or none (nothing: only where something else is the boundary, such as a container); see docs/sandbox.md').env('AGENCY_SANDBOX').choices([...SANDBOX_MODES]).default('auto'))
   .addOption(new Option('--sandbox-allow <hosts>', 'more hosts the harness may reach besides its model endpoints and base URLs, comma-separated (repeatable): host (ports 443 and 80) or host:port; loopback only as 127.0.0.1:<port>').env('AGENCY_SANDBOX_ALLOW').argParser(list))
   .addOption(new Option('--sandbox-user <name>', 'when agentd runs as root: the unprivileged user agents and test runs run as in their box (created as a system user when missing)').env('AGENCY_SANDBOX_USER').default('agency'))
+  .addOption(new Option('--sandbox-hide <dirs>', 'more directories no box sees into, comma-separated (repeatable): e.g. an experiment\'s task and output directories').env('AGENCY_SANDBOX_HIDE').argParser(list))
+  .addOption(new Option('--sandbox-run-only <file=path>', 'a file each box may run but not read, bound execute-only at an absolute path in the box (repeatable): e.g. a reference executable').env('AGENCY_SANDBOX_RUN_ONLY').argParser(list))
   .addOption(new Option('--test-network <on|off>', 'whether test runs (integrate, verify, the integrator) may use the network').env('AGENCY_TEST_NETWORK').choices(['on', 'off']).default('off'))
   .addOption(new Option('--acp-permissions <grants>', 'how an acp: harness\'s permission requests are answered: the grants allowed, comma-separated, from workspace (files in the workspace), agency (its MCP tools), shell, mcp (other MCP servers), fetch (the web), anywhere (files outside the workspace); or all').env('AGENCY_ACP_PERMISSIONS').default('workspace,agency,shell'))
   .addOption(new Option('--operator <keys>', 'the operator keys, comma-separated (repeatable): only a person holding one may change the goal and its test command, pause, resume and answer approvals; without any, the keys the swarm\'s first goal carries, else none (docs/operator.md)').env('AGENCY_OPERATOR').argParser(list))
@@ -131,7 +133,7 @@ Examples:
         if (!Buffer.from(swarmKey).toString('utf8').startsWith('/key/swarm/psk/1.0.0/')) throw new Error(`${opts.swarmKey} is not a swarm key (make one with \`agency keygen\`)`)
       }
       // Checked before anything starts: a bad mode or allow-list, or a model-running harness with no box, starts nothing.
-      const sandbox = createSandbox({ mode: opts.sandbox, allow: opts.sandboxAllow ?? [], testNetwork: opts.testNetwork === 'on', dataDir: resolve(opts.dataDir), user: opts.sandboxUser })
+      const sandbox = createSandbox({ mode: opts.sandbox, allow: opts.sandboxAllow ?? [], hide: opts.sandboxHide ?? [], runOnly: opts.sandboxRunOnly ?? [], testNetwork: opts.testNetwork === 'on', dataDir: resolve(opts.dataDir), user: opts.sandboxUser })
       if (opts.harness != null) sandbox.admit(opts.harness)
       // Said once the daemon is up: a start that fails says only why.
       sandboxSummary = sandbox.summary

@@ -7,12 +7,15 @@
 // gold build, as ProgramBench builds it from the original source), and that
 // build's hash is added to the clean hashes, so a submission cannot ship it.
 //
-// In the repository the reference sits at reference/executable (git keeps
-// only the execute bits of a mode, so it is 0755 there; the copy kept for
-// scoring is 0555), ./executable is git-ignored (compile.sh writes it), and for
-// the scripted agent its recipes go in .sim/.
+// In the repository the reference sits at reference/executable, ./executable
+// is git-ignored (compile.sh writes it), and for the scripted agent its
+// recipes go in .sim/. Git keeps no execute-only mode: when the agents run in
+// a sandbox, reference/executable is a symbolic link to REFERENCE_IN_BOX,
+// where every box binds the reference execute-only (--sandbox-run-only), so
+// the agents run it and never hold its bytes; without a sandbox it is the
+// file itself (0755; the copy kept for scoring is 0555).
 import { existsSync, statSync } from 'node:fs'
-import { chmod, copyFile, cp, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises'
+import { chmod, copyFile, cp, mkdir, mkdtemp, readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join, relative, resolve } from 'node:path'
 import { InvalidArgumentError } from '../core/errors.js'
@@ -23,6 +26,8 @@ import type { TaskDir } from './task-dir.js'
 
 /** Where the reference executable is in the agents' repository. */
 export const REFERENCE_PATH = 'reference/executable'
+/** Where each box has the reference, execute-only, when the agents run in a sandbox. */
+export const REFERENCE_IN_BOX = '/run/agency/reference/executable'
 
 export interface Cleanroom {
   dir: string
@@ -102,9 +107,11 @@ export interface SeedOptions {
   cleanroom: Cleanroom
   /** the scripted agent's recipes (<task>/sim), for --harness sim */
   sim?: { dir: string, workScale: number }
+  /** commit reference/executable as a link to this path in the box instead of its bytes */
+  referenceInBox?: string
 }
 
-/** A new bare repository holding the cleanroom, the reference at reference/executable and (for sim) .sim/. */
+/** A new bare repository holding the cleanroom, the reference (or the link to it) at reference/executable and (for sim) .sim/. */
 export async function seedExperimentRepo (o: SeedOptions): Promise<void> {
   const work = await mkdtemp(join(tmpdir(), 'agency-cleanroom-'))
   try {
@@ -113,8 +120,11 @@ export async function seedExperimentRepo (o: SeedOptions): Promise<void> {
       await copyFile(join(o.cleanroom.dir, f), join(work, f))
     }
     await mkdir(join(work, 'reference'), { recursive: true })
-    await copyFile(o.cleanroom.reference, join(work, REFERENCE_PATH))
-    await chmod(join(work, REFERENCE_PATH), 0o755)
+    if (o.referenceInBox != null) await symlink(o.referenceInBox, join(work, REFERENCE_PATH))
+    else {
+      await copyFile(o.cleanroom.reference, join(work, REFERENCE_PATH))
+      await chmod(join(work, REFERENCE_PATH), 0o755)
+    }
     const ignore = existsSync(join(work, '.gitignore')) ? await readFile(join(work, '.gitignore'), 'utf8') : ''
     await writeFile(join(work, '.gitignore'), `${ignore}${ignore === '' || ignore.endsWith('\n') ? '' : '\n'}# built by compile.sh\n/executable\n__pycache__/\n`)
     if (o.sim != null) {

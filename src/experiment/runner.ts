@@ -8,7 +8,7 @@
 // spent, and its last snapshot is scored once more. The hidden tests never go
 // into the swarm's directory: the agents' workspaces, data dirs and logs.
 import { execFile } from 'node:child_process'
-import { existsSync } from 'node:fs'
+import { existsSync, realpathSync } from 'node:fs'
 import { mkdir, readFile, readdir } from 'node:fs/promises'
 import { join, resolve } from 'node:path'
 import { promisify } from 'node:util'
@@ -16,13 +16,13 @@ import { connectAgency, type Agency } from '../client/agency.js'
 import { FailedPreconditionError, InvalidArgumentError } from '../core/errors.js'
 import type { AgencyClient, LogEntry, StatusReply } from '../gen/agency/v1/api.js'
 import { tmpdir } from 'node:os'
-import { createSandbox } from '../sandbox/index.js'
+import { createSandbox, type Sandbox } from '../sandbox/index.js'
 import { checkLaunchCommand } from '../harness/command-check.js'
 import { isScriptedHarness } from '../harness/adapters/scripted.js'
 import { harnessLaunch } from '../harness/index.js'
 import { progressOf } from '../swarm/swarm.js'
 import { startSwarmDaemons, swarmDown } from '../swarm/swarm.js'
-import { prepareCleanroom, REFERENCE_PATH, seedExperimentRepo, type Cleanroom } from './cleanroom.js'
+import { prepareCleanroom, REFERENCE_IN_BOX, REFERENCE_PATH, seedExperimentRepo, type Cleanroom } from './cleanroom.js'
 import { formatDuration } from './duration.js'
 import { spendOfRecord } from './run-spend.js'
 import { writeReport, sizeSummary } from './report.js'
@@ -108,7 +108,7 @@ export async function runExperiment (o: ExperimentOptions): Promise<RunSummary[]
   if (existsSync(join(out, 'experiment.json'))) throw new FailedPreconditionError(`${o.out} already holds an experiment: give a new --out directory (or rebuild its report with \`agency experiment report ${o.out}\`)`)
   if (existsSync(out) && (await readdir(out)).length > 0) throw new FailedPreconditionError(`${o.out} is not empty: give a new or empty --out directory`)
   const sim = isScriptedHarness(o.harness) ? await loadSimRecipe(task) : undefined
-  await mkdir(out, { recursive: true })
+  await mkdir(join(out, 'scratch'), { recursive: true })
   const cleanroom = await prepareCleanroom(task, o.cleanroom, join(out, 'reference'))
   const testCommand = o.testCommand ?? sim?.testCommand ?? DEFAULT_TEST_COMMAND
   const goal = o.goal ?? defaultGoal(task, testCommand)
@@ -134,11 +134,12 @@ export async function runExperiment (o: ExperimentOptions): Promise<RunSummary[]
   }
   await writeJson(join(out, 'experiment.json'), config)
   o.progress(`${task.id}: ${config.scoredTests} scored tests in ${config.branches} branches; reference ${cleanroom.built ? 'built with build.sh' : 'from the cleanroom'} (sha256 ${cleanroom.referenceHash.slice(0, 12)})`)
+  const scorerBox = sandbox === 'bwrap' ? scorerSandbox(task, cleanroom, out) : undefined
   const summaries: RunSummary[] = []
   for (const n of o.agents) {
     for (let k = 1; k <= o.repeat; k++) {
       if (o.signal?.aborted === true) break
-      const s = await runOnce({ o, task, cleanroom, config, sim, out }, n, k)
+      const s = await runOnce({ o, task, cleanroom, config, sim, out, scorerBox }, n, k)
       summaries.push(s)
       await writeJson(join(out, `n${n}`, 'summary.json'), sizeSummary(summaries.filter(x => x.agents === n)))
       await writeJson(join(out, 'experiment.json'), config)
@@ -156,6 +157,19 @@ interface RunContext {
   config: ExperimentConfig
   sim?: SimRecipe
   out: string
+  /** the box the scorer runs a submission's compile.sh and the hidden tests in */
+  scorerBox?: Sandbox
+}
+
+/**
+ * The scorer's box: a submission's compile.sh and the hidden tests are the
+ * agents' code, so they run boxed too, writing only their scratch copy, with
+ * no network, and seeing neither the task (the hidden tests they run are in
+ * the copy), nor OUT (the swarms' shared repositories, which a hostile build
+ * could otherwise write the hidden tests into).
+ */
+function scorerSandbox (task: TaskDir, cleanroom: Cleanroom, out: string): Sandbox {
+  return createSandbox({ mode: 'bwrap', dataDir: join(out, 'scratch'), hide: [...new Set([task.dir, cleanroom.dir, out].map(d => realpathSync(d)))] })
 }
 
 /** The documentation the goal names: READMEs and doc folders first, at most the 256 files a goal may list. */
@@ -205,6 +219,17 @@ async function budgetReached (agency: Agency, usd: number): Promise<boolean> {
   }
 }
 
+/**
+ * What the daemons' boxes must keep out: the task (its hidden tests), the
+ * cleanroom it came from, and OUT (the reference kept for scoring, the
+ * scorer's scratch, the other sizes' runs; each box still sees its own
+ * agent's workspace in it); and the reference, execute-only at REFERENCE_IN_BOX.
+ */
+function cleanroomArgs (ctx: RunContext): string[] {
+  const hide = [...new Set([ctx.task.dir, ctx.cleanroom.dir, ctx.out].map(d => realpathSync(d)))]
+  return ['--sandbox-hide', hide.join(','), '--sandbox-run-only', `${ctx.cleanroom.reference}=${REFERENCE_IN_BOX}`]
+}
+
 async function runOnce (ctx: RunContext, n: number, k: number): Promise<RunSummary> {
   const { o, task } = ctx
   const dir = runDir(ctx.out, n, k)
@@ -212,12 +237,13 @@ async function runOnce (ctx: RunContext, n: number, k: number): Promise<RunSumma
   const bare = join(swarmDir, 'repo.git')
   const tag = `${n} agent${n === 1 ? '' : 's'}${o.repeat > 1 ? ` (run ${k})` : ''}`
   await mkdir(swarmDir, { recursive: true })
-  await seedExperimentRepo({ bare, cleanroom: ctx.cleanroom, sim: ctx.sim != null ? { dir: ctx.sim.dir, workScale: ctx.config.simWorkScale ?? 1 } : undefined })
+  const boxed = ctx.config.sandbox === 'bwrap'
+  await seedExperimentRepo({ bare, cleanroom: ctx.cleanroom, sim: ctx.sim != null ? { dir: ctx.sim.dir, workScale: ctx.config.simWorkScale ?? 1 } : undefined, ...(boxed ? { referenceInBox: REFERENCE_IN_BOX } : {}) })
   const startedAt = new Date().toISOString()
   let daemons: Awaited<ReturnType<typeof startSwarmDaemons>>
   try {
     const state = { dir: swarmDir, repo: bare, branch: 'main', daemons: [] }
-    daemons = await startSwarmDaemons({ n, state, harness: o.harness, agentdArgs: ['--sandbox', ctx.config.sandbox ?? 'auto'], swarm: `experiment-${process.pid}-${n}-${k}-${Date.now().toString(36)}`, progress: () => {} })
+    daemons = await startSwarmDaemons({ n, state, harness: o.harness, agentdArgs: ['--sandbox', ctx.config.sandbox ?? 'auto', ...(boxed ? cleanroomArgs(ctx) : [])], swarm: `experiment-${process.pid}-${n}-${k}-${Date.now().toString(36)}`, progress: () => {} })
   } catch (err) {
     await swarmDown(swarmDir).catch(() => {})
     throw err
@@ -246,7 +272,7 @@ async function runOnce (ctx: RunContext, n: number, k: number): Promise<RunSumma
       const commit = await headOf(bare)
       let r = scored.get(commit)
       if (r == null) {
-        r = await scoreSubmission({ task, submission: { kind: 'commit', repo: bare, commit, label: `${tag} at ${Math.round(t)} s (${commit.slice(0, 12)})` }, cleanHashes: [ctx.cleanroom.referenceHash] })
+        r = await scoreSubmission({ task, submission: { kind: 'commit', repo: bare, commit, label: `${tag} at ${Math.round(t)} s (${commit.slice(0, 12)})` }, cleanHashes: [ctx.cleanroom.referenceHash], scratchParent: join(ctx.out, 'scratch'), confinement: ctx.scorerBox })
         scored.set(commit, r)
       }
       points.push({ t, commit, passed: r.passed, tests: r.tests, score: r.score, error: r.error?.code ?? null })

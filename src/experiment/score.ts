@@ -25,6 +25,9 @@
 //
 // Every step runs in its own process group that is killed when the step ends,
 // and every skipped step is a visible error in the result, never a silent 0.
+// Given a confinement (the runner's, under a sandbox), compile.sh and
+// eval/run.sh, the submission's own code, run boxed: they write only their
+// scratch copy, see neither the task nor the swarms, and have no network.
 // ProgramBench also installs pytest-rerunfailures and sets
 // PYTEST_ADDOPTS=--max-worker-restart=4 in its images (flake handling that
 // needs packages and a network this runner does not assume); neither is done here.
@@ -36,6 +39,7 @@ import { join, relative } from 'node:path'
 import { performance } from 'node:perf_hooks'
 import { countTestCases, countWorkerCrashes, JUnitReadError, readJUnitCases, type TestStatus } from './junit-xml.js'
 import { runShellStep, type StepResult } from './shell-step.js'
+import type { TestConfinement } from '../repo/verify.js'
 import { copySubmission, type Submission } from './submission.js'
 import type { TaskDir, TestBranch } from './task-dir.js'
 
@@ -98,6 +102,8 @@ export interface ScoreOptions {
   branchRetries?: number
   /** the environment of every step (default: ours without AGENCY_* variables) */
   env?: NodeJS.ProcessEnv
+  /** the box compile.sh and the hidden tests run in (the submission's own code); none: they run as they are */
+  confinement?: TestConfinement
 }
 
 const STEP_OUTPUT_KEPT = 4000
@@ -203,8 +209,8 @@ class Evaluation {
     }
   }
 
-  private async step (step: string, command: string, cwd: string, opts: { timeoutMs?: number, acceptFailure?: boolean, branch?: string, env?: NodeJS.ProcessEnv } = {}): Promise<StepResult> {
-    const r = await runShellStep({ step, command, cwd, timeoutMs: opts.timeoutMs ?? 20_000, env: opts.env ?? this.env })
+  private async step (step: string, command: string, cwd: string, opts: { timeoutMs?: number, acceptFailure?: boolean, branch?: string, env?: NodeJS.ProcessEnv, boxed?: boolean } = {}): Promise<StepResult> {
+    const r = await runShellStep({ step, command, cwd, timeoutMs: opts.timeoutMs ?? 20_000, env: opts.env ?? this.env, ...(opts.boxed === true ? { confinement: this.o.confinement } : {}) })
     this.steps.push({ ...r, output: r.output.length > STEP_OUTPUT_KEPT ? `…${r.output.slice(-STEP_OUTPUT_KEPT)}` : r.output, ...(opts.branch != null ? { branch: opts.branch } : {}) })
     if (r.returncode !== 0 && opts.acceptFailure !== true) throw new StepFailure(`${step}_failed`, r.output.trim())
     return r
@@ -229,7 +235,7 @@ class Evaluation {
       this.steps.push({ step: 'compile', command: 'chmod +x ./compile.sh && ./compile.sh', returncode: 1, output: 'no compile.sh', timedOut: false, wallMs: 0 })
       throw new StepFailure('compile_failed', 'the submission has no compile.sh: it must have one that builds ./executable')
     }
-    await this.step('compile', 'chmod +x ./compile.sh && ./compile.sh', this.workspace, { timeoutMs: this.o.compileTimeoutMs ?? 900_000 })
+    await this.step('compile', 'chmod +x ./compile.sh && ./compile.sh', this.workspace, { timeoutMs: this.o.compileTimeoutMs ?? 900_000, boxed: true })
     const built = join(this.workspace, 'executable')
     if (!existsSync(built) && !isSymlink(built)) {
       this.steps.push({ step: 'copy_executable', command: 'mv ./executable <stash>', returncode: 1, output: 'no ./executable', timedOut: false, wallMs: 0 })
@@ -319,6 +325,7 @@ class Evaluation {
         timeoutMs: this.o.testsTimeoutMs ?? 3600_000,
         acceptFailure: true,
         branch: b.id,
+        boxed: true,
         env: serial ? { ...this.env, PYTEST_XDIST_AUTO_NUM_WORKERS: '1' } : this.env
       })
       try {

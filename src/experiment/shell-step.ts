@@ -5,6 +5,7 @@
 // same as a container that is torn down after each use.
 import { spawn } from 'node:child_process'
 import { performance } from 'node:perf_hooks'
+import type { TestConfinement } from '../repo/verify.js'
 
 export interface StepResult {
   step: string
@@ -25,6 +26,8 @@ export interface StepOptions {
   timeoutMs: number
   env: NodeJS.ProcessEnv
   maxOutputBytes?: number
+  /** a box for the command (a submission's compile.sh and tests): what it hit or was refused is added to the output */
+  confinement?: TestConfinement
 }
 
 const DEFAULT_MAX_OUTPUT = 4 * 1024 * 1024
@@ -45,7 +48,8 @@ export async function runShellStep (o: StepOptions): Promise<StepResult> {
     }
     let timedOut = false
     let settled = false
-    const child = spawn('/bin/bash', ['-c', o.command], { cwd: o.cwd, env: o.env, stdio: ['ignore', 'pipe', 'pipe'], detached: true })
+    const boxed = o.confinement?.confineTest(o.command, o.cwd, o.env)
+    const child = spawn(boxed?.command ?? '/bin/bash', boxed?.args ?? ['-c', o.command], { cwd: o.cwd, env: boxed?.env ?? o.env, stdio: ['ignore', 'pipe', 'pipe'], detached: true })
     const killGroup = (): void => {
       if (child.pid == null) return
       try { process.kill(-child.pid, 'SIGKILL') } catch { /* already gone */ }
@@ -58,11 +62,15 @@ export async function runShellStep (o: StepOptions): Promise<StepResult> {
       settled = true
       clearTimeout(timer)
       killGroup()
-      const text = Buffer.concat([...out, ...err]).toString('utf8') + (startError != null ? `${startError.message}\n` : '')
+      let text = Buffer.concat([...out, ...err]).toString('utf8') + (startError != null ? `${startError.message}\n` : '')
+      // A bound the box's run hit fails the step even when its command exited 0.
+      const verdict = boxed?.finish(text)
+      if (verdict != null) text += [verdict.failure, ...verdict.notes].filter(s => s != null).map(s => `${s}\n`).join('')
+      const failed = verdict?.failure != null && code === 0
       resolve({
         step: o.step,
         command: o.command,
-        returncode: timedOut || code == null ? -1 : code,
+        returncode: timedOut || code == null ? -1 : failed ? 1 : code,
         output: timedOut ? `${text}[timed out after ${Math.round(o.timeoutMs / 1000)} s]` : text,
         timedOut,
         wallMs: performance.now() - started

@@ -33,6 +33,8 @@ export interface BoxSpec {
   sockets: string[]
   /** files bound read-only at another path: [host, box] */
   readOnlyAt: Array<[string, string]>
+  /** files the box may run but not read (mode 0111 copies): [host, box]; with any, no user namespaces inside */
+  runOnly?: Array<[string, string]>
   /** 'off': no network at all; 'host': the host's network (a test run told --test-network on); else bridges only */
   network: 'off' | 'host' | NetBridge[]
   /** a hosts file for the box (names of allowed remote hosts pinned to their bridges) */
@@ -57,7 +59,10 @@ export function bwrapArgs (spec: BoxSpec, command: string, args: string[]): stri
   a.push('--dev', '/dev', '--proc', '/proc', '--perms', '1777', '--tmpfs', '/tmp')
   // Mounts go shallow to deep, so a path bound inside a hidden directory (the
   // workspace in the data dir, node under home) lands on top of what hides it.
-  const bound = [...spec.readOnly, ...spec.writable, ...spec.readOnlyAt.map(([, box]) => box), ...spec.sockets, ...(Array.isArray(spec.network) ? spec.network.map(b => b.socket) : [])]
+  const runOnly = spec.runOnly ?? []
+  // A run-only file: root in a box of its own user namespace must not make another and take capabilities back in it.
+  if (runOnly.length > 0 && a.includes('--unshare-user')) a.push('--disable-userns')
+  const bound = [...spec.readOnly, ...spec.writable, ...spec.readOnlyAt.map(([, box]) => box), ...runOnly.map(([, box]) => box), ...spec.sockets, ...(Array.isArray(spec.network) ? spec.network.map(b => b.socket) : [])]
   const ops: Array<{ path: string, words: string[] }> = []
   for (const p of spec.readOnly) ops.push({ path: p, words: ['--ro-bind', p, p] })
   for (const h of spec.hidden) {
@@ -72,6 +77,7 @@ export function bwrapArgs (spec: BoxSpec, command: string, args: string[]): stri
   }
   for (const p of spec.writable) ops.push({ path: p, words: ['--bind', p, p] })
   for (const [host, box] of spec.readOnlyAt) ops.push({ path: box, words: ['--ro-bind', host, box] })
+  for (const [host, box] of runOnly) ops.push({ path: box, words: ['--ro-bind', host, box] })
   for (const s of spec.sockets) ops.push({ path: s, words: ['--bind', s, s] })
   if (Array.isArray(spec.network)) {
     for (const b of spec.network) ops.push({ path: b.socket, words: ['--bind', b.socket, b.socket] })

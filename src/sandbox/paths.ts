@@ -2,7 +2,8 @@
 // the directories on PATH, the program's own package, the git objects a
 // clone borrows; and what it must not see into, with what each held.
 import { existsSync, readdirSync, readFileSync, realpathSync, statSync } from 'node:fs'
-import { delimiter, dirname, isAbsolute, join, resolve } from 'node:path'
+import { basename, delimiter, dirname, isAbsolute, join, resolve } from 'node:path'
+import { InvalidArgumentError } from '../core/errors.js'
 import type { HiddenDir } from './box.js'
 
 /** The system's own directories: programs, libraries, configuration. */
@@ -43,6 +44,37 @@ export function programDirs (command: string, path: string): string[] {
     if (existsSync(join(dir, 'package.json'))) return [...dirs, dir]
   }
   return [...dirs, dirname(real)]
+}
+
+/**
+ * What the programs on PATH run from when they are shims or proxies: a
+ * version manager's root (pyenv, rbenv, nodenv: `<root>/shims` and
+ * `<root>/bin` exec `<root>/libexec` on `<root>/versions`) and rustup's
+ * toolchains beside `~/.cargo/bin`. Toolchains only: no credentials live there.
+ */
+export function toolchainRoots (path: string): string[] {
+  const out: string[] = []
+  for (const d of path.split(delimiter).filter(d => isAbsolute(d))) {
+    // <root>/shims, <root>/bin, <root>/plugins/<plugin>/shims
+    for (let up = dirname(d), i = 0; i < 3 && up !== '/'; i++, up = dirname(up)) {
+      if (existsSync(join(up, 'versions')) && existsSync(join(up, 'libexec'))) { out.push(up); break }
+    }
+    if (basename(d) === 'bin' && basename(dirname(d)) === '.cargo') out.push(join(dirname(dirname(d)), '.rustup'))
+  }
+  return existing(out)
+}
+
+/** --sandbox-hide: directories no box sees into; never the root, /tmp or a system directory the box needs. */
+export function parseHidden (entries: readonly string[]): string[] {
+  return entries.flatMap(e => e.split(',')).map(e => e.trim()).filter(e => e !== '').map(entry => {
+    const path = resolve(entry)
+    let dir = false
+    try { dir = statSync(path).isDirectory() } catch { /* said below */ }
+    if (!dir) throw new InvalidArgumentError(`--sandbox-hide: ${path} is not a directory`)
+    const real = realpathSync(path)
+    if (real === '/' || real === '/tmp' || SYSTEM_DIRS.includes(real)) throw new InvalidArgumentError(`--sandbox-hide: ${real} holds what every box needs: name a directory under it`)
+    return real
+  })
 }
 
 /** node itself: its prefix (bin, lib/node_modules with npm). */

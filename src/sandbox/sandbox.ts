@@ -2,14 +2,15 @@
 // can touch. A sandbox transforms a launch: the adapter's HarnessLaunch goes
 // in, the same launch wrapped in a box comes out; a test command goes in, the
 // command that runs it boxed and bounded comes out. Adapters never know.
-import { chmodSync, chownSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { appendFileSync, chmodSync, chownSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { homedir, tmpdir } from 'node:os'
 import { dirname, join, relative } from 'node:path'
 import { bwrapArgs, type BoxSpec, type HiddenDir } from './box.js'
 import { DEFAULT_RUN_LIMITS, runGroup, type RunLimits } from './limits.js'
 import { chooseSandbox, detectSupport, parseAllowList, parseSandboxMode, type AllowedHost, type SandboxKind, type SandboxSupport } from './mode.js'
 import { baseUrlHosts, configuredBaseUrlHosts, expandPorts, harnessCli, MODEL_ENDPOINTS, NetworkBridges } from './network.js'
-import { AUTH_FILES, existing, gitDirsOutside, hiddenDir, nodePrefix, programDirs, rehomed, SYSTEM_DIRS } from './paths.js'
+import { AUTH_FILES, existing, gitDirsOutside, hiddenDir, nodePrefix, parseHidden, programDirs, rehomed, SYSTEM_DIRS, toolchainRoots } from './paths.js'
+import { executeOnlyCopies, parseRunOnly, type RunOnlyFile } from './run-only.js'
 import { RefusalWatch, refusalsIn, refusalNote, type RefusalKind } from './refusals.js'
 import { packageRoot } from '../harness/package-paths.js'
 import { UnconfinedHarnessError } from './errors.js'
@@ -28,6 +29,10 @@ export interface SandboxOptions {
   limits?: RunLimits
   /** the daemon's data dir: never inside a box, nor its neighbours (other agents on the host) */
   dataDir: string
+  /** --sandbox-hide: more paths no box sees into (an experiment's task, its hidden tests and its other runs) */
+  hide?: readonly string[]
+  /** --sandbox-run-only: files each box may run but not read (FILE=BOXPATH), e.g. a reference executable */
+  runOnly?: readonly string[]
   /** what the host supports; default: found out by trying */
   support?: SandboxSupport
   /** each refusal seen inside a box (the metric) */
@@ -90,6 +95,8 @@ const OWN_HARNESSES = new Set(['sim'])
 export function createSandbox (o: SandboxOptions): Sandbox {
   const mode = parseSandboxMode(o.mode)
   const allowed = parseAllowList(o.allow ?? [])
+  const runOnly = parseRunOnly(o.runOnly ?? [])
+  const hide = parseHidden(o.hide ?? [])
   const support = o.support ?? (mode === 'none' ? { bwrap: { ok: false as const, reason: 'not asked for' }, docker: { ok: false as const, reason: 'not asked for' } } : detectSupport())
   const kind = chooseSandbox(mode, support)
   const why = support.bwrap.ok ? '' : support.bwrap.reason
@@ -98,7 +105,7 @@ export function createSandbox (o: SandboxOptions): Sandbox {
   }
   const user = (o.asRoot ?? runsAsRoot()) ? sandboxUser(o.user ?? DEFAULT_SANDBOX_USER) : undefined
   const as = user != null ? `, as user ${user.name} (uid ${user.uid})` : ''
-  return new BubblewrapSandbox(o, allowed, `${mode === 'auto' ? 'sandbox: bwrap (auto: bubblewrap works here)' : 'sandbox: bwrap'}${as}`, user)
+  return new BubblewrapSandbox({ ...o, hide }, allowed, runOnly, `${mode === 'auto' ? 'sandbox: bwrap (auto: bubblewrap works here)' : 'sandbox: bwrap'}${as}`, user)
 }
 
 class Unconfined implements Sandbox {
@@ -124,10 +131,13 @@ class Unconfined implements Sandbox {
 class BubblewrapSandbox implements Sandbox {
   readonly kind = 'bwrap'
   private readonly standIn: string
+  private readonly runOnly: Array<[string, string]>
   private readonly limits: RunLimits
   private count: (kind: RefusalKind) => void
+  /** The last harness log a box was made for: a test run's refusals are named there too. */
+  private harnessLog: string | undefined
 
-  constructor (private readonly o: SandboxOptions, private readonly allowed: AllowedHost[], readonly summary: string, private readonly user?: BoxUser) {
+  constructor (private readonly o: SandboxOptions, private readonly allowed: AllowedHost[], runOnly: RunOnlyFile[], readonly summary: string, private readonly user?: BoxUser) {
     this.limits = o.limits ?? DEFAULT_RUN_LIMITS
     this.count = o.onRefusal ?? (() => {})
     // An empty file nobody may read, bound over each hidden file.
@@ -135,6 +145,7 @@ class BubblewrapSandbox implements Sandbox {
     this.standIn = join(dir, 'hidden')
     writeFileSync(this.standIn, '')
     chmodSync(this.standIn, 0)
+    this.runOnly = executeOnlyCopies(runOnly, dir)
     process.once('exit', () => { rmSync(dir, { recursive: true, force: true }) })
   }
 
@@ -175,18 +186,20 @@ class BubblewrapSandbox implements Sandbox {
       auth = this.forUser(this.user, launch, home, sockets, auth)
     }
     const spec: BoxSpec = {
-      readOnly: existing([...SYSTEM_DIRS, nodePrefix(), packageRoot, ...programDirs(launch.command, path), ...gitDirsOutside(launch.cwd), ...harnessFiles]),
+      readOnly: existing([...SYSTEM_DIRS, nodePrefix(), packageRoot, ...programDirs(launch.command, path), ...toolchainRoots(path), ...gitDirsOutside(launch.cwd), ...harnessFiles]),
       writable: [launch.cwd, home, ...(launch.writable ?? [])],
       hidden: this.hidden(),
       standIn: this.standIn,
       sockets: existing(sockets),
       readOnlyAt: auth,
+      runOnly: this.runOnly,
       network: bridges.bridges,
       hostsFile: bridges.hostsFile,
       env: {},
       cwd: launch.cwd,
       ...(this.user != null ? { user: this.user } : {})
     }
+    this.harnessLog = h.logFile
     const watch = new RefusalWatch(h.logFile, kind => { this.count(kind) })
     watch.start()
     const boxed: HarnessLaunch = {
@@ -202,12 +215,13 @@ class BubblewrapSandbox implements Sandbox {
   confineTest (command: string, cwd: string, env: NodeJS.ProcessEnv): ConfinedTest {
     if (this.user != null) shareWithGroup(cwd, this.user)
     const spec: BoxSpec = {
-      readOnly: existing([...SYSTEM_DIRS, nodePrefix(), ...programDirs('sh', env.PATH ?? ''), ...gitDirsOutside(cwd)]),
+      readOnly: existing([...SYSTEM_DIRS, nodePrefix(), ...programDirs('sh', env.PATH ?? ''), ...toolchainRoots(env.PATH ?? ''), ...gitDirsOutside(cwd)]),
       writable: [cwd],
       hidden: this.hidden(),
       standIn: this.standIn,
       sockets: [],
       readOnlyAt: [],
+      runOnly: this.runOnly,
       network: this.o.testNetwork === true ? 'host' : 'off',
       env: {},
       cwd,
@@ -230,6 +244,7 @@ class BubblewrapSandbox implements Sandbox {
         const refused = refusalsIn(output)
         for (const r of refused) this.count(r.kind)
         notes.push(...refused.slice(0, 5).map(r => refusalNote(r.kind, r.line)))
+        this.noteTestRefusals(refused)
         return { failure, notes }
       }
     }
@@ -263,11 +278,18 @@ class BubblewrapSandbox implements Sandbox {
     })
   }
 
-  /** The user's home, the data dir and its neighbours (other agents' data dirs on this host). */
+  /** A test run's refusals, named in the harness log (the watch there does not count our own lines again). */
+  private noteTestRefusals (refused: Array<{ kind: RefusalKind, line: string }>): void {
+    if (this.harnessLog == null || refused.length === 0) return
+    const at = new Date().toISOString()
+    try { appendFileSync(this.harnessLog, refused.map(r => `[${at}] ${refusalNote(r.kind, `test run: ${r.line}`)}\n`).join('')) } catch { /* no harness log */ }
+  }
+
+  /** The user's home, the data dir and its neighbours (other agents' data dirs on this host), and what --sandbox-hide names. */
   private hidden (): HiddenDir[] {
     const dataDir = this.o.dataDir
     const parent = dirname(dataDir)
-    const dirs = [homedir(), ...(parent !== tmpdir() ? [parent] : []), dataDir]
+    const dirs = [homedir(), ...(parent !== tmpdir() ? [parent] : []), dataDir, ...(this.o.hide ?? [])]
     return dirs.map(hiddenDir).filter((d): d is HiddenDir => d != null && existsSync(d.path))
   }
 }

@@ -29,7 +29,7 @@ describe('peers leaving', () => {
     services.push(p)
     p.start({ publishPresence: async (_h: Presence) => [] } as unknown as SwarmGossip)
     const beat = (who: typeof a, name: string, seq: number, intervalMs: number): Presence =>
-      signPresence(who.signer, { name, status: '', claims: [], time: seq, seq, addrs: [], intervalMs, harness: '' })
+      signPresence(who.signer, { name, status: '', claims: [], time: seq, seq, addrs: [], intervalMs, harness: '', sandbox: '' })
 
     // a beats at the base interval (lease 10 s); b is quiet at 8 times it (lease 80 s)
     expect(p.receive(beat(a, 'a', 1, 2000), 'x')).toBe('accept')

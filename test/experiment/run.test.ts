@@ -1,14 +1,15 @@
 // `agency experiment run` end to end, short: two scripted agents rebuild part
 // of the strkit example (its plan cut to the core and three features, the
-// recipes' work time to 5 %) until the goal is met, while the runner scores
-// the shared branch against all 66 hidden tests. The final score is worked out
+// recipes' work time to 5 %) until the goal is met, in the sandbox where the
+// host has one (the agents, their test runs and the integrations boxed), while
+// the runner scores the shared branch against all 66 hidden tests. The final score is worked out
 // by hand below; no hidden test reaches the swarm's directory; the report is
 // rebuilt from the data alone. Bad input is refused before any daemon starts.
 // (The whole plan's final code scores 64 of 66: score.test.ts.)
 import { execFile, spawn } from 'node:child_process'
 import { createHash } from 'node:crypto'
 import { existsSync } from 'node:fs'
-import { mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises'
+import { mkdir, mkdtemp, readdir, readFile, rm, stat, symlink, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
@@ -17,8 +18,10 @@ import type { PassPoint, RunSummary } from '../../src/experiment/run-files.js'
 import type { ScoreResult } from '../../src/experiment/score.js'
 import { assertBuilt, AGENCY_BIN, REPO_ROOT } from '../helpers/agent-loop.js'
 import { missingTools } from './tools.js'
+import { detectSupport } from '../../src/sandbox/index.js'
 
 const run = promisify(execFile)
+const boxed = detectSupport().bwrap.ok
 const STRKIT = join(REPO_ROOT, 'examples/strkit')
 const RUN_TIMEOUT_MS = 8 * 60_000
 const dirs: string[] = []
@@ -31,9 +34,9 @@ async function tempDir (): Promise<string> {
   return d
 }
 
-async function agency (args: string[], timeoutMs = 60_000): Promise<{ code: number | null, stdout: string, stderr: string }> {
+async function agency (args: string[], timeoutMs = 60_000, env: NodeJS.ProcessEnv = {}): Promise<{ code: number | null, stdout: string, stderr: string }> {
   return await new Promise(resolve => {
-    const child = spawn(process.execPath, [AGENCY_BIN, ...args], { stdio: ['ignore', 'pipe', 'pipe'] })
+    const child = spawn(process.execPath, [AGENCY_BIN, ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } })
     let stdout = ''
     let stderr = ''
     child.stdout.on('data', d => { stdout += String(d) })
@@ -67,7 +70,7 @@ describe.skipIf(missingTools != null)('agency experiment run --harness sim on th
     project.tasks = project.tasks.filter(t => ['core', 'case', 'base64', 'roman'].includes(t.id))
     await writeFile(projectFile, JSON.stringify(project, null, 2))
     const out = join(base, 'out')
-    const r = await agency(['experiment', 'run', '--task', task, '--agents', '2', '--harness', 'sim', '--budget', '6m', '--score-every', '20s', '--sim-work-scale', '0.05', '--sandbox', 'none', '--out', out], RUN_TIMEOUT_MS)
+    const r = await agency(['experiment', 'run', '--task', task, '--agents', '2', '--harness', 'sim', '--budget', '6m', '--score-every', '20s', '--sim-work-scale', '0.05', '--out', out], RUN_TIMEOUT_MS)
     const diagnostics = `${r.stdout.split('\n').slice(-15).join('\n')}\n${r.stderr}`
     expect(r.code, diagnostics).toBe(0)
 
@@ -137,8 +140,11 @@ describe.skipIf(missingTools != null)('agency experiment run --harness sim on th
     expect(tracked).toContain('reference/executable')
     expect(tracked).toContain('docs/strkit.md')
     expect(tracked.filter(f => f.startsWith('eval/') || f === 'tests.json')).toEqual([])
-    // The reference is not in the build the scorer ran: files identical to it were removed.
-    expect(final.removedFiles).toEqual(['reference/executable'])
+    // The reference is not in the build the scorer ran: in a box the agents' reference/executable
+    // is a link to the execute-only copy each box binds; without one, files identical to it were removed.
+    const config = JSON.parse(await readFile(join(out, 'experiment.json'), 'utf8')) as { sandbox: string }
+    expect(config.sandbox).toBe(boxed ? 'bwrap' : 'none')
+    expect(final.removedFiles).toEqual(boxed ? [] : ['reference/executable'])
 
     // The report, and the same report rebuilt from the data.
     const report = await readFile(join(out, 'report.md'), 'utf8')
@@ -156,7 +162,7 @@ describe.skipIf(missingTools != null)('agency experiment run --harness sim on th
 })
 
 describe('agency experiment: bad input is refused before anything starts', () => {
-  it('a budget of 0, a task without tests.json, a sim run without recipes, an OUT that is not empty', async () => {
+  it('a budget of 0, a task without tests.json, a sim run without recipes, an OUT that is not empty, a model-running harness where no sandbox works', async () => {
     assertBuilt()
     const base = await tempDir()
     const zero = await agency(['experiment', 'run', '--task', STRKIT, '--agents', '1', '--harness', 'sim', '--budget', '0', '--out', join(base, 'a')])
@@ -186,8 +192,16 @@ describe('agency experiment: bad input is refused before anything starts', () =>
     expect(noCompile.code).toBe(0)
     expect(noCompile.stdout).toMatch(/error: compile_failed: the submission has no compile\.sh/)
     expect(noCompile.stdout).toContain('score 0/66 = 0.00 % (compile_failed)')
+    // A harness that runs a model, on a host where no sandbox works (no bwrap on PATH): refused unless told --sandbox none.
+    const bin = join(base, 'bin')
+    await mkdir(bin)
+    await symlink(join(REPO_ROOT, 'node_modules', '.bin', 'claude'), join(bin, 'claude'))
+    await symlink(process.execPath, join(bin, 'node'))
+    const unboxed = await agency(['experiment', 'run', '--task', STRKIT, '--agents', '1', '--harness', 'claude', '--budget', '1m', '--out', join(base, 'e')], 60_000, { PATH: bin })
+    expect(unboxed.code).toBe(1)
+    expect(unboxed.stderr).toMatch(/not starting harness claude without a sandbox \(no sandbox works on this host\): install bubblewrap .* or pass --sandbox none/)
     // Nothing was started or written for the refused runs.
-    for (const d of ['a', 'b', 'c', 'd']) expect(existsSync(join(base, d))).toBe(false)
+    for (const d of ['a', 'b', 'c', 'd', 'e']) expect(existsSync(join(base, d))).toBe(false)
     expect(await readdir(busy)).toEqual(['notes.txt'])
   }, 120_000)
 })

@@ -18,6 +18,8 @@ import { scoreSubmission, type ScoreResult } from '../../src/experiment/score.js
 import { resolveSubmission } from '../../src/experiment/submission.js'
 import { loadTaskDir } from '../../src/experiment/task-dir.js'
 import { missingTools } from './tools.js'
+import { createSandbox, detectSupport } from '../../src/sandbox/index.js'
+import { existsSync } from 'node:fs'
 
 const run = promisify(execFile)
 const ROOT = new URL('../../', import.meta.url).pathname
@@ -169,6 +171,41 @@ describe('scoring by ProgramBench rules (echo task)', () => {
     const byDir = await scoreEcho(dir)
     expect([byDir.passed, byDir.tests]).toEqual([5, 6])
   })
+})
+
+describe.skipIf(!detectSupport().bwrap.ok)('scoring in the box (the runner\'s scorer under a sandbox)', () => {
+  it('a hostile compile.sh is refused the task\'s hidden tests and writes outside its copy, and the score is the same; unboxed it gets both', async () => {
+    const base = await tempDir()
+    const task = join(base, 'task')
+    await cp(ECHO_TASK, task, { recursive: true })
+    const shared = join(base, 'out', 'repo.git')
+    await mkdir(shared, { recursive: true })
+    const tries = [
+      `cat ${task}/tests.json >/dev/null && echo OK:tests || echo NO:tests`,
+      `echo leak > ${shared}/leak && echo OK:write || echo NO:write`
+    ].join('\n')
+    const dir = await echoSubmission({ alpha: ALPHA_OK, beta: BETA_OK }, { compile: `#!/bin/sh\n${tries}\ncp program.sh executable\nchmod +x executable\n` })
+    const scratch = join(base, 'out', 'scratch')
+    await mkdir(scratch)
+    const score = async (boxed: boolean): Promise<ScoreResult> => await scoreSubmission({
+      task: await loadTaskDir(task),
+      submission: await resolveSubmission(dir),
+      scratchParent: scratch,
+      ...(boxed ? { confinement: createSandbox({ mode: 'bwrap', dataDir: scratch, hide: [task, join(base, 'out')] }) } : {})
+    })
+    const boxed = await score(true)
+    const compiled = boxed.steps.find(s => s.step === 'compile')?.output ?? ''
+    expect(compiled).toContain('NO:tests')
+    expect(compiled).toContain('NO:write')
+    expect(compiled).toMatch(/sandbox refused \(fs\): .*tests\.json: Permission denied/)
+    expect(existsSync(join(shared, 'leak'))).toBe(false)
+    expect([boxed.passed, boxed.tests, boxed.error]).toEqual([6, 6, null])
+    const open = await score(false)
+    const unboxed = open.steps.find(s => s.step === 'compile')?.output ?? ''
+    expect(unboxed).toContain('OK:tests')
+    expect(unboxed).toContain('OK:write')
+    expect([open.passed, open.tests]).toEqual([6, 6])
+  }, 60_000)
 })
 
 describe('a bad task directory is refused before anything runs, naming the fix', () => {

@@ -1,6 +1,6 @@
 // Bad input to the sandbox options is one clear error and starts nothing;
 // the mode chosen follows what the host supports.
-import { mkdtempSync, rmSync } from 'node:fs'
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
@@ -25,6 +25,18 @@ describe('sandbox options', () => {
     }
     expect(() => parseAllowList(['127.0.0.1'])).toThrow(/loopback is allowed by port only/)
     expect(parseAllowList(['registry.npmjs.org,127.0.0.1:8080', '[::1]:9000'])).toEqual([{ host: 'registry.npmjs.org', port: 0 }, { host: '127.0.0.1', port: 8080 }, { host: '::1', port: 9000 }])
+  })
+
+  it('refuses a hidden path that is not a directory or holds what every box needs, and a run-only file that is not a file or a box path that is not absolute or lands on the system', () => {
+    writeFileSync(join(dataDir, 'a-file'), 'x')
+    expect(() => createSandbox({ mode: 'bwrap', dataDir, hide: [join(dataDir, 'a-file')], support: bwrapOnly })).toThrow(/--sandbox-hide: .*a-file is not a directory/)
+    expect(() => createSandbox({ mode: 'none', dataDir, hide: [join(dataDir, 'missing')] })).toThrow(/--sandbox-hide: .*missing is not a directory/)
+    for (const d of ['/', '/usr', '/tmp']) expect(() => createSandbox({ mode: 'bwrap', dataDir, hide: [d], support: bwrapOnly })).toThrow(/--sandbox-hide: .* holds what every box needs/)
+    expect(() => createSandbox({ mode: 'bwrap', dataDir, runOnly: [join(dataDir, 'a-file')], support: bwrapOnly })).toThrow(/--sandbox-run-only: .* is not FILE=BOXPATH/)
+    expect(() => createSandbox({ mode: 'bwrap', dataDir, runOnly: [`${dataDir}=/run/x`], support: bwrapOnly })).toThrow(/--sandbox-run-only: .* is not a file/)
+    for (const at of ['run/x', '/usr/bin/ref', '/tmp/ref', '/']) {
+      expect(() => createSandbox({ mode: 'bwrap', dataDir, runOnly: [`${join(dataDir, 'a-file')}=${at}`], support: bwrapOnly })).toThrow(/--sandbox-run-only: the box path .* must be absolute and outside \/tmp and the system directories/)
+    }
   })
 
   it('fails --sandbox bwrap and --sandbox docker clearly where they cannot run', () => {

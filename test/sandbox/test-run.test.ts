@@ -1,7 +1,7 @@
 // A commit's test run in the box: a fork bomb or a memory hog fails that run
 // with a clear reason, and the process that ran it carries on; the network is
 // off unless asked for; the tree it runs in is the only thing it can write.
-import { mkdtempSync, mkdirSync, rmSync, writeFileSync, existsSync } from 'node:fs'
+import { copyFileSync, mkdtempSync, mkdirSync, rmSync, writeFileSync, existsSync } from 'node:fs'
 import { createServer, type Server } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -55,6 +55,28 @@ describe.skipIf(why !== '')('a test run in the box', () => {
     expect(run.ok).toBe(false)
     expect(run.summary).toMatch(/the test run went over its memory bound \(256 MiB\) and was killed/)
   }, 90_000)
+
+  it('runs an execute-only file without reading its bytes, even as root in the box; unconfined the same file is read', async () => {
+    const ref = join(root, 'reference')
+    copyFileSync('/bin/sleep', ref)
+    const tries = [
+      '/run/agency/reference/executable 0 && echo OK:run || echo NO:run',
+      'cat /run/agency/reference/executable >/dev/null && echo OK:read || echo NO:read',
+      'cp /run/agency/reference/executable copied && echo OK:copy || echo NO:copy',
+      'chmod 0755 /run/agency/reference/executable && echo OK:chmod || echo NO:chmod',
+      'unshare -Ur cat /run/agency/reference/executable >/dev/null && echo OK:userns || echo NO:userns',
+      // while it runs: its /proc entries do not give its bytes either
+      '/run/agency/reference/executable 5 & sleep 0.5; kill -0 $! && echo running; cat /proc/$!/exe >/dev/null && echo OK:proc || echo NO:proc; kill $!'
+    ].join('; ')
+    const runOnly = [`${ref}=/run/agency/reference/executable`]
+    const boxed = await runVerify({ command: tries, cwd: tree, confinement: createSandbox({ mode: 'bwrap', dataDir, runOnly }) })
+    expect(boxed.summary).toContain('running')
+    expect(boxed.summary).toContain('OK:run')
+    for (const name of ['read', 'copy', 'chmod', 'userns', 'proc']) expect(boxed.summary, boxed.summary).toContain(`NO:${name}`)
+    expect(boxed.summary).toMatch(/sandbox refused \(fs\): .*reference\/executable: Permission denied/)
+    const open = await runVerify({ command: `cat ${ref} | head -c 4 | od -c | head -1`, cwd: tree, confinement: createSandbox({ mode: 'none', dataDir, runOnly }) })
+    expect(open.summary).toMatch(/177 +E +L +F/)
+  }, 60_000)
 
   it('has no network by default, the host\'s with --test-network on, and cannot read the data dir or write outside its tree', async () => {
     const off = await runVerify({ command: `${connect()}; cat ${dataDir}/identity.key; echo x > ${root}/outside; echo y > made-here; exit 0`, cwd: tree, confinement: box() })

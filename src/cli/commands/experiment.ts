@@ -9,6 +9,8 @@ import { scoreSubmission, sha256File, type ScoreResult } from '../../experiment/
 import { resolveSubmission } from '../../experiment/submission.js'
 import { loadTaskDir } from '../../experiment/task-dir.js'
 import { fail, line, printJson } from '../output.js'
+import { createSandbox } from '../../sandbox/index.js'
+import { tmpdir } from 'node:os'
 
 /** Without --score-every: about 60 snapshots per run, from 10 s to 10 min apart. */
 export function defaultScoreEveryMs (budgetMs: number): number {
@@ -107,12 +109,15 @@ export function registerExperimentCommands (program: Command): void {
     .requiredOption('--submission <dir-or-ref>', 'a directory with compile.sh, or a git ref (in --repo, default the current directory)')
     .option('--repo <path>', 'the git repository a ref is read from')
     .option('--reference <file>', 'a reference executable to delete from the submission, like the task\'s eval_clean_hashes')
-    .action(async (opts: { task: string, submission: string, repo?: string, reference?: string, json?: boolean }) => {
+    .option('--sandbox <mode>', 'what compile.sh and the hidden tests (the submission\'s code) run in: auto (bubblewrap where it works), bwrap or none', 'auto')
+    .action(async (opts: { task: string, submission: string, repo?: string, reference?: string, sandbox: string, json?: boolean }) => {
       try {
         const task = await loadTaskDir(opts.task)
         const submission = await resolveSubmission(opts.submission, opts.repo)
         const cleanHashes = opts.reference != null ? [await sha256File(opts.reference).catch(() => { throw new InvalidArgumentError(`--reference ${opts.reference}: cannot read it`) })] : []
-        const r = await scoreSubmission({ task, submission, cleanHashes })
+        // Boxed, the submission's code writes only its scratch copy and sees neither the task nor the network.
+        const sandbox = createSandbox({ mode: opts.sandbox, dataDir: tmpdir(), hide: [task.dir] })
+        const r = await scoreSubmission({ task, submission, cleanHashes, ...(sandbox.kind !== 'none' ? { confinement: sandbox } : {}) })
         if (opts.json === true) printJson(r)
         else for (const l of scoreLines(r)) line(l)
       } catch (err) {
