@@ -43,8 +43,8 @@ export interface BoxSpec {
   cwd: string
   /**
    * agentd as root: bwrap runs as root (no user namespace) and the command
-   * drops to this unprivileged user with setpriv, every capability gone, so
-   * the host's file modes bind inside.
+   * drops to this unprivileged user with setpriv, every capability gone but
+   * CAP_FOWNER (see dropTo), so the host's file modes bind inside.
    */
   user?: { uid: number, gid: number }
 }
@@ -54,7 +54,7 @@ export function bwrapArgs (spec: BoxSpec, command: string, args: string[]): stri
   const user = spec.user
   const a: string[] = ['--die-with-parent', '--new-session', ...(user == null ? ['--unshare-user'] : []), '--unshare-ipc', '--unshare-pid', '--unshare-uts', '--unshare-cgroup-try', '--cap-drop', 'ALL']
   // Kept only for setpriv's drop to the user, which clears them all.
-  if (user != null) a.push('--cap-add', 'CAP_SETUID', '--cap-add', 'CAP_SETGID', '--cap-add', 'CAP_SETPCAP')
+  if (user != null) a.push('--cap-add', 'CAP_SETUID', '--cap-add', 'CAP_SETGID', '--cap-add', 'CAP_SETPCAP', '--cap-add', 'CAP_FOWNER')
   if (spec.network !== 'host') a.push('--unshare-net')
   a.push('--dev', '/dev', '--proc', '/proc', '--perms', '1777', '--tmpfs', '/tmp')
   // Mounts go shallow to deep, so a path bound inside a hidden directory (the
@@ -106,9 +106,15 @@ export function bwrapArgs (spec: BoxSpec, command: string, args: string[]): stri
 
 const SETPRIV = '/usr/bin/setpriv'
 
-// setpriv's words that become `user` for good: no groups of root's, no capability, none to be gained.
+// setpriv's words that become `user` for good: no groups of root's, none to be gained, and one capability
+// kept, CAP_FOWNER: the files the daemon checks out into the workspace are root's, and the agent (or a
+// test's build) must be able to chmod and touch them. It acts only where the box may write (a
+// read-only mount refuses any change) and reads nothing a file's mode refuses.
 function dropTo (user: { uid: number, gid: number }): string[] {
-  return ['--reuid', String(user.uid), '--regid', String(user.gid), '--clear-groups', '--inh-caps=-all', '--bounding-set=-all', '--no-new-privs', '--']
+  return [
+    '--reuid', String(user.uid), '--regid', String(user.gid), '--clear-groups',
+    '--inh-caps=-all,+fowner', '--ambient-caps=+fowner', '--bounding-set=-all,+fowner', '--no-new-privs', '--'
+  ]
 }
 
 // Starts one socat per bridge, waits until each listens (so the command's first
