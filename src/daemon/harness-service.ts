@@ -10,6 +10,7 @@
 // backs off to a long interval instead of restarting every few seconds.
 import { mkdir } from 'node:fs/promises'
 import { readFileSync } from 'node:fs'
+import { homedir } from 'node:os'
 import { join } from 'node:path'
 import { harnessLaunch, harnessLogPath } from '../harness/index.js'
 import { renderPrompt } from '../harness/prompt.js'
@@ -185,7 +186,9 @@ export class HarnessService {
     if (isAcpHarness(this.name) || exit.error != null) return undefined
     try {
       const now = Date.now()
-      return readRunReport({ harness: this.name, harnessLog: harnessLogPath(this.daemon.dataDir), harnessDir: join(this.daemon.dataDir, 'harness'), outputFrom: exit.outputFrom, startedAt: now - exit.runMs - 1000, now })
+      // Codex keeps its sessions in its home: in a box, the box's own.
+      const codexHome = this.daemon.sandbox?.homePath(process.env.CODEX_HOME ?? join(homedir(), '.codex'))
+      return readRunReport({ harness: this.name, harnessLog: harnessLogPath(this.daemon.dataDir), harnessDir: join(this.daemon.dataDir, 'harness'), outputFrom: exit.outputFrom, startedAt: now - exit.runMs - 1000, now, codexHome })
     } catch (err) {
       this.daemon.log.warn({ err }, 'cannot read the run\'s report back')
       return undefined

@@ -4,7 +4,7 @@
 // command that runs it boxed and bounded comes out. Adapters never know.
 import { appendFileSync, chmodSync, chownSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { homedir, tmpdir } from 'node:os'
-import { dirname, join, relative } from 'node:path'
+import { dirname, isAbsolute, join, relative } from 'node:path'
 import { bwrapArgs, type BoxSpec, type HiddenDir } from './box.js'
 import { DEFAULT_RUN_LIMITS, runGroup, type RunLimits } from './limits.js'
 import { chooseSandbox, detectSupport, parseAllowList, parseSandboxMode, type AllowedHost, type SandboxKind, type SandboxSupport } from './mode.js'
@@ -83,6 +83,8 @@ export interface Sandbox {
   admit: (harness: string) => void
   /** Where each refusal is counted (the daemon's metric), once the daemon has its metrics. */
   countRefusals: (count: (kind: RefusalKind) => void) => void
+  /** Where a path under the real home is for the harness's CLI (in a box: the same place under the box's home), e.g. to read its session files back. */
+  homePath: (realPath: string) => string
 }
 
 /** The box's user runs git in trees root owns (the workspace, a test run's tree): git must not call that dubious. */
@@ -117,6 +119,10 @@ class Unconfined implements Sandbox {
   }
 
   countRefusals (): void {}
+
+  homePath (realPath: string): string {
+    return realPath
+  }
 
   async confineHarness (launch: HarnessLaunch, o: HarnessBoxOptions): Promise<ConfinedHarness> {
     this.admit(o.harness)
@@ -154,6 +160,11 @@ class BubblewrapSandbox implements Sandbox {
   countRefusals (count: (kind: RefusalKind) => void): void {
     const before = this.count
     this.count = kind => { before(kind); count(kind) }
+  }
+
+  homePath (realPath: string): string {
+    const rel = relative(homedir(), realPath)
+    return rel === '' || rel.startsWith('..') || isAbsolute(rel) ? realPath : join(this.o.dataDir, 'sandbox-home', rel)
   }
 
   async confineHarness (launch: HarnessLaunch, h: HarnessBoxOptions): Promise<ConfinedHarness> {
