@@ -37,6 +37,10 @@ export type HarnessState = 'running' | 'backing_off' | 'held' | 'failing' | 'sto
 
 export const HARNESS_STATES: readonly HarnessState[] = ['idle', 'running', 'backing_off', 'held', 'failing', 'stopped', 'finished']
 
+/** The restart backoff of the agent's harness: doubling from the min with each quick exit in a row, up to the max. */
+export const HARNESS_MIN_BACKOFF_MS = 1000
+export const HARNESS_MAX_BACKOFF_MS = 30_000
+
 /** What the harness needs of the daemon beside it. */
 export interface HarnessHost {
   peerId: string
@@ -121,8 +125,8 @@ export class HarnessService {
     this.supervisor = new HarnessSupervisor({
       launch: this.box?.launch ?? launch,
       dataDir: d.dataDir,
-      minBackoffMs: 1000,
-      maxBackoffMs: 30_000,
+      minBackoffMs: HARNESS_MIN_BACKOFF_MS,
+      maxBackoffMs: HARNESS_MAX_BACKOFF_MS,
       // An ACP session lasts many turns: its timeout is for silence, kept by the session itself.
       runTimeoutMs: acp ? 0 : this.policy.runTimeoutMs,
       ...(agent != null ? acpHarness(d.acp, { name: this.name, agent, workspace, prompt: ctx.prompt, policy: parsePermissionPolicy(d.acp.permissions), idleTimeoutMs: this.policy.runTimeoutMs }) : {}),

@@ -20,8 +20,8 @@ export interface WorkSources {
 
 export const DEFAULT_WAIT_MS = 10 * 60_000
 export const MAX_WAIT_MS = 60 * 60_000
-/** Leases expire with time, not with entries: look again this often even if nothing arrives. */
-const RECHECK_MS = 1_000
+/** Leases expire with time, not with entries: a wait looks again this often even if nothing arrives. */
+export const RECHECK_MS = 1_000
 
 export function whatToDo (s: WorkSources, timedOut = false): WaitAnswer | undefined {
   const unread = s.unread()

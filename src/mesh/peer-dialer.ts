@@ -59,6 +59,10 @@ interface DialTarget {
  * (3 bootstrap dials each) hold 4.6.
  */
 export const DEFAULT_TARGET_CONNECTIONS = 4
+/** how often the dialer looks for peers to dial, by default */
+export const DEFAULT_DIAL_TICK_MS = 500
+/** how long one dial attempt may take */
+export const DIAL_ATTEMPT_TIMEOUT_MS = 5000
 
 
 export class PeerDialer {
@@ -88,7 +92,7 @@ export class PeerDialer {
     this.maxConnections = Math.max(this.targetConnections, init.maxConnections ?? DEFAULT_MAX_CONNECTIONS)
     this.minBackoffMs = init.minBackoffMs ?? 500
     this.maxBackoffMs = init.maxBackoffMs ?? 15_000
-    this.tickMs = init.tickMs ?? 500
+    this.tickMs = init.tickMs ?? DEFAULT_DIAL_TICK_MS
     this.steadyTickMs = Math.max(this.tickMs, init.steadyTickMs ?? 5000)
     this.identifyGraceMs = init.identifyGraceMs ?? 5000
     for (const a of init.bootstrap) {
@@ -236,7 +240,7 @@ export class PeerDialer {
     if (this.dialing.has(key)) return
     this.dialing.add(key)
     try {
-      const conn = await this.node.dial(t.addrs, { signal: AbortSignal.timeout(5000) })
+      const conn = await this.node.dial(t.addrs, { signal: AbortSignal.timeout(DIAL_ATTEMPT_TIMEOUT_MS) })
       t.peerId = conn.remotePeer.toString()
       t.failures = 0
       t.nextAttempt = 0

@@ -15,6 +15,7 @@ import type { Daemon } from '../../src/daemon/daemon.js'
 import { decodeBody } from '../../src/core/log/kinds.js'
 import { integrate } from '../../src/repo/integrate.js'
 import type { NewTask } from '../../src/core/board/index.js'
+import { RECHECK_MS } from '../../src/daemon/work-wait.js'
 
 const cluster = new MemoryCluster()
 let repo: SharedRepo
@@ -156,7 +157,9 @@ describe('the inbox and wait', () => {
     await b.readAgentInbox({})
     let answered = false
     const waiting = b.waitForWork(60_000).then(r => { answered = true; return r })
-    await new Promise(resolve => setTimeout(resolve, 1500))
+    // A second wait bounded by the recheck period times out only after the
+    // first wait has looked again at least once (its tick was set first).
+    expect((await b.waitForWork(RECHECK_MS)).reason).toBe('timeout')
     expect(answered).toBe(false)
     await a.addTasks([task('farewell', ['hello'])])
     const r = await waiting

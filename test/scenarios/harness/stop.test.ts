@@ -10,7 +10,9 @@ import { AGENCY_BIN, Scratch, execFileP, isGone, metricValue } from '../../helpe
 import { waitFor } from '../../helpers/wait-for.js'
 import type { LocalDaemon } from '../../../src/swarm/local-daemon.js'
 import { connectAgency } from '../../../src/client/agency.js'
-import type { AgencyClient } from '../../../src/gen/agency/v1/api.js'
+import type { AgencyClient, HarnessInfo } from '../../../src/gen/agency/v1/api.js'
+import { HARNESS_MAX_BACKOFF_MS, HARNESS_MIN_BACKOFF_MS } from '../../../src/daemon/harness-service.js'
+import { restartDelayMs } from '../../../src/harness/restart-backoff.js'
 import { envWithoutAgency } from '../../helpers/agency-free-env.js'
 
 let scratch: Scratch
@@ -84,27 +86,34 @@ describe('agentd --harness cmd:...', () => {
     expect(log).toMatch(/harness exited \(code null, signal SIGTERM\)/)
   }, 120_000)
 
-  it('restarts a harness that crashes, counts the restarts on /metrics, logs each run; `agency stop` ends supervision', async () => {
+  it('restarts a harness that crashes, counts the restarts on /metrics, logs each run; stop ends supervision between two runs', async () => {
     scratch = new Scratch()
     const d = await scratch.daemon('crasher', { extraArgs: ['--harness', 'cmd:echo "crash of $AGENCY_AGENT_ID"; exit 1', '--metrics', '127.0.0.1:0'] })
     expect(d.metrics).toBeDefined()
     const metrics = d.metrics as string
-    await waitFor(async () => await metricValue(metrics, 'agentd_harness_restarts_total') >= 2, { what: 'two restarts on /metrics', timeoutMs: 60_000 })
+    const api = connectAgency(d.grpc)
+    const harness = async (): Promise<HarnessInfo | undefined> => (await api.call((c: AgencyClient) => c.getStatus, {})).harness
+    try {
+      // Backing off after its second crash, the restart due the second backoff
+      // delay after it (a third crash would make it failing, with a long wait).
+      await waitFor(async () => { const h = await harness(); return h?.state === 'backing_off' && h.restarts === 1 }, { what: 'the backoff after the second crash', timeoutMs: 60_000 })
+      // Between two runs the harness is waiting for its restart: stop ends that too.
+      expect((await api.call((c: AgencyClient) => c.stopHarness, {})).stopped).toBe(true)
+      const log = await harnessLog(d)
+      expect(count(log, new RegExp(`crash of ${d.peerId}`))).toBe(2)
+      expect(count(log, /harness exited \(code 1, signal null\)/)).toBe(2)
+      expect(count(log, /agentd: starting /)).toBe(2)
+      expect(await metricValue(metrics, 'agentd_harness_restarts_total')).toBe(1)
 
-    const log = await harnessLog(d)
-    expect(count(log, new RegExp(`crash of ${d.peerId}`))).toBeGreaterThanOrEqual(2)
-    expect(count(log, /harness exited \(code 1, signal null\)/)).toBeGreaterThanOrEqual(2)
-    expect(count(log, /agentd: starting /)).toBeGreaterThanOrEqual(3)
-
-    // Between two runs the harness is waiting for its restart: stop ends that too.
-    expect(await agency<{ stopped: boolean }>(d, 'stop')).toEqual({ stopped: true })
-    const restarts = await metricValue(metrics, 'agentd_harness_restarts_total')
-    const starts = count(await harnessLog(d), /agentd: starting /)
-    expect(await agency<{ stopped: boolean }>(d, 'stop')).toEqual({ stopped: false })
-    // Longer than the next backoff delay would be (1 s, 2 s, 4 s...), a little: nothing starts again.
-    await new Promise(resolve => setTimeout(resolve, 5000))
-    expect(await metricValue(metrics, 'agentd_harness_restarts_total')).toBe(restarts)
-    expect(count(await harnessLog(d), /agentd: starting /)).toBe(starts)
+      expect(await agency<{ stopped: boolean }>(d, 'stop')).toEqual({ stopped: false })
+      // The restart stop cancelled was due this long after the second crash: nothing starts.
+      await new Promise(resolve => setTimeout(resolve, restartDelayMs(2, HARNESS_MIN_BACKOFF_MS, HARNESS_MAX_BACKOFF_MS)))
+      expect((await harness())?.state).toBe('stopped')
+      expect(await metricValue(metrics, 'agentd_harness_restarts_total')).toBe(1)
+      expect(count(await harnessLog(d), /agentd: starting /)).toBe(2)
+    } finally {
+      api.close()
+    }
     expect(d.child.exitCode).toBeNull()
     expect(await peerIdServed(d)).toBe(d.peerId)
   }, 120_000)

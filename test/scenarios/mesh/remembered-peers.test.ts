@@ -7,6 +7,7 @@ import { afterAll, describe, expect, it } from 'vitest'
 import { PROCESS_TEST_TIMEOUT_MS, ProcessCluster, type AgentdProcess } from '../../helpers/agentd-process.js'
 import { waitFor } from '../../helpers/wait-for.js'
 import { MAX_REMEMBERED, mergeRemembered } from '../../../src/daemon/remembered-peers.js'
+import { DEFAULT_DIAL_TICK_MS, DIAL_ATTEMPT_TIMEOUT_MS } from '../../../src/mesh/peer-dialer.js'
 
 const cluster = new ProcessCluster()
 afterAll(async () => { await cluster.cleanup() }, PROCESS_TEST_TIMEOUT_MS)
@@ -39,9 +40,12 @@ describe('remembered peers', () => {
     await c.stop()
     await b.stop()
     b.options.peers = []
-    // alone: no connection after several heartbeats of A (it cannot redial B, which listens on a new port)
+    // alone: A cannot redial B, which listens on a new port, so only B's own
+    // dialer could connect them. A remembered peer is handed to it before
+    // ready and dialled at its next round, and that dial ends within its
+    // timeout: no connection by then.
     const staysAlone = async (): Promise<void> => {
-      await new Promise(resolve => setTimeout(resolve, 6000))
+      await new Promise(resolve => setTimeout(resolve, DEFAULT_DIAL_TICK_MS + DIAL_ATTEMPT_TIMEOUT_MS))
       expect((await b.peers()).filter(p => p.connected)).toEqual([])
     }
 

@@ -1,7 +1,6 @@
 // Three real agentd processes on 127.0.0.1: the second and third bootstrap
 // from the first, find each other, hear each other's announcements and carry
 // a direct message exactly once.
-import { setTimeout as sleep } from 'node:timers/promises'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { PROCESS_TEST_TIMEOUT_MS, ProcessCluster, type AgentdProcess } from '../../helpers/agentd-process.js'
 import { waitFor } from '../../helpers/wait-for.js'
@@ -85,13 +84,16 @@ describe('three agentd processes', { timeout: PROCESS_TEST_TIMEOUT_MS }, () => {
 
     const copies = async (): Promise<InboxMessage[]> => (await third.inbox()).filter(m => m.id === sent.id)
     await waitFor(async () => (await copies()).length > 0, { what: 'the message in the third\'s inbox' })
-    // Retries are over once the sender's outbox is empty; give any duplicate time to land.
+    // Retries are over once the sender's outbox is empty. A copy still on its
+    // way was written before the ack emptied it; a later message from the
+    // same sender (one delivery attempt per peer at a time) lands after it.
     await waitFor(async () => (await second.status()).outboxPending === 0, { what: 'the second\'s outbox to drain' })
-    await sleep(3000)
+    const marker = await second.agency<{ id: string }>('send', third.peerId, `after ${sent.id}`)
+    await waitFor(async () => (await third.inbox()).some(m => m.id === marker.id), { what: 'the later message in the third\'s inbox' })
     const inbox = await third.agency<InboxMessage[]>('inbox')
     expect(inbox.filter(m => m.id === sent.id)).toHaveLength(1)
     expect(inbox.find(m => m.id === sent.id)).toMatchObject({ from: second.peerId, fromName: 'second', text, thread: sent.id, replyTo: '' })
-    expect((await third.status()).inboxCount).toBe(1)
+    expect((await third.status()).inboxCount).toBe(2)
     // Nobody else got it.
     expect(await first.inbox()).toEqual([])
   })

@@ -135,8 +135,15 @@ describe.skipIf(why != null)('a swarm across four hosts', () => {
       const { messages } = await c(2).call((x: AgencyClient) => x.readInbox, { after: 0, limit: 100, all: true, peek: false })
       return messages.some(m => m.text === 'queued while cut off') ? messages : undefined
     }, { what: 'the queued message' })
-    await new Promise(resolve => setTimeout(resolve, 3000))
-    const final = (await c(2).call((x: AgencyClient) => x.readInbox, { after: 0, limit: 100, all: true, peek: false })).messages
+    // Retries are over once host 4's outbox is empty. A copy still on its way
+    // was written before the ack emptied it; a later message from host 4 (one
+    // delivery attempt per peer at a time) lands after it.
+    await waitFor(async () => (await c(4).call((x: AgencyClient) => x.getStatus, {})).outboxPending === 0, { what: 'host 4\'s outbox to drain' })
+    await c(4).call((x: AgencyClient) => x.sendMessage, { to: 'host2', text: 'sent after the queue drained', thread: '', replyTo: '' })
+    const final = await waitFor(async () => {
+      const { messages } = await c(2).call((x: AgencyClient) => x.readInbox, { after: 0, limit: 100, all: true, peek: false })
+      return messages.some(m => m.text === 'sent after the queue drained') ? messages : undefined
+    }, { what: 'the later message' })
     expect(final.filter(m => m.text === 'queued while cut off')).toHaveLength(1)
     expect(after.length).toBe(before.messages.length + 1)
     // Host 4 learns its task was taken over.

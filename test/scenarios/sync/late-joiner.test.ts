@@ -2,7 +2,6 @@
 // in one exchange, so a second exchange running at the same time between the
 // same two daemons (each side starting one on connect, or a periodic round
 // landing during a long catch-up) only sends the same entries again.
-import { setTimeout as sleep } from 'node:timers/promises'
 import { afterAll, describe, expect, it } from 'vitest'
 import { addrsOf, InProcessDaemons, seedLog, counterValue } from './helpers.js'
 import { waitFor } from '../../helpers/wait-for.js'
@@ -20,9 +19,12 @@ describe('a late joiner', () => {
 
     const joiner = await daemons.start({ name: 'joiner', peers: addrsOf(holder) })
     await waitFor(() => Buffer.compare(joiner.logService.digest(), holder.logService.digest()) === 0, { what: 'the joiner to hold the whole log', timeoutMs: 60_000 })
-    // Let an exchange still running finish and be counted. (Periodic rounds
-    // go on every 500 ms, but with equal digests they carry no entries.)
-    await sleep(1500)
+    // Let an exchange still running finish and be counted: a daemon runs one
+    // exchange with a peer at a time, so the second to complete from here
+    // began after any running one ended. (Periodic rounds go on, but with
+    // equal digests they carry no entries.)
+    const rounds = await counterValue(joiner.metrics.syncRounds)
+    await waitFor(async () => await counterValue(joiner.metrics.syncRounds) >= rounds + 2, { what: 'two more exchanges to complete' })
 
     expect(joiner.logService.state.size).toBe(ENTRIES)
     expect(joiner.logService.state.duplicates).toBe(0)
