@@ -2,7 +2,9 @@
 // DirectAck. The sender keeps every message in a persistent outbox until it is
 // acked, retrying while the peer is away, up to a TTL; the receiver stores a
 // message and its id in one atomic write before acking, so a retry after a
-// lost ack is recognised and delivery is exactly once, across restarts.
+// lost ack is recognised and delivery is exactly once, across restarts. A
+// message the receiver cannot store is not acked (the sender tries again
+// later), and the sender is not struck for it.
 //
 // Each message has one outcome, delivered or failed, decided by whoever takes
 // it out of the outbox first. A message on the wire belongs to its delivery
@@ -264,8 +266,17 @@ export class DirectMessaging {
         if (status === AckStatus.ACK_OK) {
           // The connection authenticates the sender; the frame's own claim is ignored.
           const stored = { ...msg, from }
-          const { stored: isNew, cursor } = await this.store.deliver(stored, this.now())
-          if (isNew) this.hooks.onReceived?.(stored, cursor)
+          let delivered
+          try {
+            delivered = await this.store.deliver(stored, this.now())
+          } catch (err) {
+            // Not on disk (a full disk, say): no ack, so the sender keeps it for
+            // a later attempt; and no strike, the failure is this node's own.
+            this.log.warn({ from, id: msg.id, err: (err as Error).message }, 'cannot store a direct message: not acked')
+            stream.abort(err as Error)
+            return
+          }
+          if (delivered.stored) this.hooks.onReceived?.(stored, delivered.cursor)
         }
         await lp.write(DirectAck.encode({ id: msg.id, status, retryAfterMs: 0 }).finish(), { signal })
         if (status === AckStatus.ACK_INVALID) throw new Error('invalid direct message')

@@ -3,4 +3,5 @@ export { DataDirError, DataDirLockedError, StoreCorruptError } from './errors.js
 export { LogStore, type EntryRecord, type StoredEntryRecord, type StoredForkProof, type AcceptedWriteOptions } from './log-store.js'
 export { MessageStore, type OutboxRecord, type InboxRecord, type DeliverResult } from './message-store.js'
 export { StateStore } from './state-store.js'
+export { WriteLatch, WritesClosedError } from './write-latch.js'
 export type { LevelDb } from './level-db.js'

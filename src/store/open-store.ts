@@ -6,6 +6,7 @@ import { openLevelDb, levelPath, type LevelBatch, type LevelDb } from './level-d
 import { LogStore } from './log-store.js'
 import { MessageStore } from './message-store.js'
 import { StateStore } from './state-store.js'
+import { latchWrites, type WriteLatch } from './write-latch.js'
 
 /**
  * Bumped when the key layout changes; a newer store is refused rather than
@@ -22,6 +23,8 @@ export interface AgencyStore {
   readonly log: LogStore
   readonly messages: MessageStore
   readonly state: StateStore
+  /** closed by the first failed write: every later one is refused (write-latch.ts) */
+  readonly writes: WriteLatch
   /** Flushes and releases the data dir lock. Safe to call twice. */
   close: () => Promise<void>
 }
@@ -42,6 +45,7 @@ const log = componentLogger('store')
  */
 export async function openStore (dataDir: string, opts: OpenStoreOptions = {}): Promise<AgencyStore> {
   const db = await openLevelDb(dataDir, opts)
+  const writes = latchWrites(db)
   try {
     await checkSchema(db, dataDir, STORE_SCHEMA)
     const [logStore, messages] = await Promise.all([LogStore.open(db), MessageStore.open(db)])
@@ -55,6 +59,7 @@ export async function openStore (dataDir: string, opts: OpenStoreOptions = {}): 
       log: logStore,
       messages,
       state,
+      writes,
       close: async () => { closing ??= db.close(); await closing }
     }
   } catch (err) {

@@ -2,7 +2,8 @@
 // delivered, once, never as both delivered and failed; a backlog larger than
 // the receiver's rate is told to wait, not banned, and all of it arrives; the
 // retry pass that skips an outbox it found empty still sends what is queued
-// after that.
+// after that; a message the receiver cannot store is retried, not lost, and
+// the sender is not struck for the receiver's full disk.
 import { generateKeyPair } from '@libp2p/crypto/keys'
 import { multiaddr } from '@multiformats/multiaddr'
 import { afterEach, describe, expect, it } from 'vitest'
@@ -160,5 +161,44 @@ describe('direct messages', () => {
     expect(delivered).toEqual(['late'])
     expect((await b.store.messages.inboxAfter(0, 10)).map(r => r.message.id)).toEqual(['late'])
     expect(await a.store.messages.outboxCount()).toBe(0)
+  }, 60_000)
+
+  it('a message the receiver cannot store is not acked, nor the sender struck: a retry delivers it once', async () => {
+    const [a, b] = [await peer(), await peer()]
+    await a.node.dial(multiaddr(b.node.getMultiaddrs()[0]))
+    // One strike more than this bans the sender.
+    const guard = new PeerGuard({ strikesPerMinute: 1 })
+    const malformed: string[] = []
+    // The receiver's disk is full for its first two writes.
+    let failures = 2
+    const receiverStore = storeOf(b, {
+      deliver: async (msg, at) => {
+        if (failures > 0) { failures--; throw new Error('IO error: 000003.log: No space left on device') }
+        return await b.store.messages.deliver(msg, at)
+      }
+    })
+    const receiver = new DirectMessaging({ node: b.node, store: receiverStore, guard, log: componentLogger('test-dm-b'), hooks: { onMalformed: (p, why) => { malformed.push(`${p}: ${why}`) } } })
+    const delivered: string[] = []
+    const sender = new DirectMessaging({ node: a.node, store: a.store.messages, log: componentLogger('test-dm-a'), hooks: { onDelivered: (m) => { delivered.push(m.id) } } })
+    await receiver.start()
+    await sender.start()
+    cleanups.push(async () => { await sender.stop(); await receiver.stop() })
+
+    const to = b.node.peerId.toString()
+    await a.store.messages.enqueue(DirectMessage.fromPartial({ id: 'm1', from: a.node.peerId.toString(), fromName: 'a', to, thread: 'm1', text: 'hello', time: Date.now() }), { expiresAt: Date.now() + 600_000 })
+    // Not stored, not acked: the sender keeps it.
+    await sender.flushPeer(to)
+    expect(delivered).toEqual([])
+    expect(await a.store.messages.outboxCount()).toBe(1)
+    await sender.flushPeer(to)
+    expect(delivered).toEqual([])
+
+    // Room again: the retry is stored and acked, once.
+    await waitFor(async () => { await sender.flushAll(); return delivered.length === 1 }, { what: 'the message to be delivered by a retry', timeoutMs: 30_000, intervalMs: 100 })
+    expect(delivered).toEqual(['m1'])
+    expect(await a.store.messages.outboxCount()).toBe(0)
+    expect((await b.store.messages.inboxAfter(0, 10)).map(r => r.message.id)).toEqual(['m1'])
+    expect(malformed).toEqual([])
+    expect(guard.isBanned(a.node.peerId.toString())).toBe(false)
   }, 60_000)
 })
