@@ -5,8 +5,10 @@
 // on loopback (models/anthropic-messages.ts): ONLY THE MODEL IS SCRIPTED; the
 // agent, its Bash tool, agency and both agentd processes are real. The
 // requests show in `agency approvals` on ada, a different daemon, and are
-// answered there with the operator's key: an approved call runs in the same
-// turn (the model's next request carries its output); a denied one does not
+// answered there with the operator's key: the first on ada's dashboard in
+// the real browser (headless Chromium, signed in with the key file; with no
+// Chromium, with `agency approve`), it runs in the same turn (the model's next
+// request carries its output); the second denied with `agency deny` does not
 // run, and the agent is told the operator denied it. Then the agent, the shell
 // approved for the rest of its session, tries `agency goal set` and `agency
 // pause` through its own API: each refused with the word operator, nothing
@@ -15,6 +17,7 @@ import { join } from 'node:path'
 import { mkdir } from 'node:fs/promises'
 import { afterEach, describe, expect, it } from 'vitest'
 import { detectSupport } from '../../../src/sandbox/index.js'
+import { freePort } from '../../helpers/free-port.js'
 import { agencyJson, runAgency } from '../../helpers/agentd-process.js'
 import { waitFor } from '../../helpers/wait-for.js'
 import { AgentDaemons, harnessLog, seedSharedRepo, type AgentDaemon } from '../../real-agents/agent-daemon.js'
@@ -22,10 +25,13 @@ import { assertCli } from '../../real-agents/greeter-scenario.js'
 import { CLAUDE_CODE_TOOLS, type Conversation, type Move } from '../../real-agents/models/agent-script.js'
 import { startAnthropicModel, type ScriptedAnthropicModel } from '../../real-agents/models/anthropic-messages.js'
 import { GREETER } from '../../real-agents/projects.js'
+import { chromiumMissing, launchChromium, type Browser } from '../../ui/browser.js'
 
 const TIMEOUT_MS = 300_000
 const SEEN_MS = 150_000
 const sandbox = detectSupport().bwrap.ok ? 'bwrap' : 'none'
+const noBrowser = chromiumMissing()
+if (noBrowser != null) process.stderr.write(`the first approval is given with agency approve, not in the browser: ${noBrowser}\n`)
 
 /**
  * The agent's shell calls, one per tool call, in order. Claude Code runs
@@ -50,16 +56,19 @@ interface Approval { id: string, agent: string, title: string, grant: string, st
 
 let daemons: AgentDaemons | undefined
 let model: ScriptedAnthropicModel | undefined
+let browser: Browser | undefined
 
 afterEach(async () => {
+  await browser?.close()
   await daemons?.cleanup()
   await model?.close()
   daemons = undefined
   model = undefined
+  browser = undefined
 })
 
 describe('the operator answers a real ACP agent\'s permission requests from another daemon', () => {
-  it('approve lets the same turn go on, deny tells the agent why, and the agent\'s own goal set and pause are refused', async () => {
+  it('shows each request on another daemon (agency approvals, the dashboard); approving lets the same turn go on, denying tells the agent why; the agent\'s own goal set and pause are refused', async () => {
     assertCli('claude-agent-acp')
     const m = model = await startAnthropicModel(decide)
     const ds = daemons = new AgentDaemons()
@@ -69,7 +78,8 @@ describe('the operator answers a real ACP agent\'s permission requests from anot
     const shared = await seedSharedRepo(root, GREETER.files)
     const home = join(root, 'home')
     await mkdir(home, { recursive: true })
-    const ada = await ds.start({ name: 'ada', dataDir: join(root, 'ada'), home, extraArgs: ['--operator', opKey, '--repo', shared, '--sandbox', sandbox] })
+    const ui = `http://127.0.0.1:${await freePort()}/`
+    const ada = await ds.start({ name: 'ada', dataDir: join(root, 'ada'), home, extraArgs: ['--operator', opKey, '--repo', shared, '--sandbox', sandbox, '--ui', new URL(ui).host] })
     const bo = await ds.start({
       name: 'bo',
       dataDir: join(root, 'bo'),
@@ -95,9 +105,16 @@ describe('the operator answers a real ACP agent\'s permission requests from anot
     // 1. approved: the call runs in the same turn, and the model's next request carries its output
     const first = await pendingAtAda(CALLS[0])
     expect(first).toMatchObject({ agent: bo.peerId, grant: 'shell' })
-    const approved = await agency(ada, 'approve', first.id, '--operator-key', keyFile)
-    expect(approved.stderr).toBe('')
-    expect(approved.code).toBe(0)
+    if (noBrowser == null) {
+      const page = await (browser = await launchChromium()).context.newPage()
+      await page.goto(`${ui}#/operator`)
+      await page.locator(`li[data-approval="${first.id}"]`).waitFor({ timeout: SEEN_MS })
+      await page.setInputFiles('input[name="operator-key"]', keyFile)
+      await page.getByText('Signed in as operator').waitFor({ timeout: SEEN_MS })
+      await page.locator(`li[data-approval="${first.id}"] button[name="approve"]`).click()
+    } else {
+      expect((await agency(ada, 'approve', first.id, '--operator-key', keyFile)).code).toBe(0)
+    }
     expect((await resultOf(0)).text).toContain('approved-42')
 
     // 2. denied: the call does not run, and the tool result says it was refused
