@@ -3,7 +3,9 @@
 // shows it (agency approvals, the dashboard); the answer is the operator's
 // signed approval action, read from the board as it arrives. Unanswered
 // after the timeout, or given up by the session, the request is closed in
-// the log with the reason, and the agent is denied with it.
+// the log with the reason, and the agent is denied with it. A denial is also
+// told to the agent in its inbox: an agent's own answer to a refused tool
+// call carries no reason (Claude Code's says "User refused permission").
 import { randomBytes } from 'node:crypto'
 import type { Board } from '../core/board/index.js'
 import type { ApprovalRequest, DeepPartial } from '../gen/agency/v1/log.js'
@@ -50,6 +52,11 @@ export class ApprovalQueue implements PermissionAsker {
         clearTimeout(timer)
         signal.removeEventListener('abort', onAbort)
         if (closed !== undefined) this.init.append({ id, closed }).catch(err => { this.init.logger.warn({ err, id }, 'cannot close an approval request') })
+        if (!answer.allow && closed !== 'withdrawn') {
+          this.init.tell(closed === 'timed_out'
+            ? `nobody answered your request (approval ${id}) within ${minutes} min, so it was denied: ${q.what}`
+            : `the operator denied your request (approval ${id}): ${q.what}`, `approval-answer:${id}`)
+        }
         resolve(answer)
       }
       const check = (): void => {

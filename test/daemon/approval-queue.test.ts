@@ -52,12 +52,13 @@ describe('the approval queue', () => {
     expect(await asked).toEqual({ allow: true, always: false, reason: 'approved by the operator' })
   })
 
-  it('says the operator denied it', async () => {
+  it('says the operator denied it, and tells the agent so', async () => {
     const r = rig()
     const asked = r.queue.ask(q, new AbortController().signal)
     await waitFor(() => r.told.length === 1, { what: 'the request to be written' })
     r.answer(false)
     expect(await asked).toEqual({ allow: false, always: false, reason: 'denied by the operator' })
+    expect(r.told[1]).toBe(`the operator denied your request (approval ${r.written[0].id as string}): ${q.what}`)
   })
 
   it('denies an unanswered request after the timeout, with the reason, and closes it in the log', async () => {
@@ -67,6 +68,7 @@ describe('the approval queue', () => {
     expect(a.reason).toMatch(/nobody answered within 1 min \(approval [0-9a-f]+\)/)
     expect(r.written[1]).toMatchObject({ id: r.written[0].id, closed: 'timed_out' })
     expect(r.board.approvalRequests()[0].state).toBe('timed_out')
+    expect(r.told[1]).toBe(`nobody answered your request (approval ${r.written[0].id as string}) within 1 min, so it was denied: ${q.what}`)
   })
 
   it('closes a request whose turn was stopped as withdrawn', async () => {
@@ -76,6 +78,7 @@ describe('the approval queue', () => {
     await waitFor(() => r.told.length === 1, { what: 'the request to be written' })
     stop.abort()
     expect((await asked).reason).toBe('the turn was stopped before the operator answered')
+    expect(r.told).toHaveLength(1)
     expect(r.board.approvalRequests()[0].state).toBe('withdrawn')
   })
 
