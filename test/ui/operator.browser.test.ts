@@ -15,6 +15,7 @@ import type { Page } from 'playwright-core'
 import { PROCESS_TEST_TIMEOUT_MS, ProcessCluster, agencyJson, runAgency, unusedPort, type AgentdProcess } from '../helpers/agentd-process.js'
 import { waitFor } from '../helpers/wait-for.js'
 import { chromiumMissing, launchChromium, type Browser } from './browser.js'
+import { makeOperatorKey } from '../helpers/operator-key.js'
 
 const missing = chromiumMissing()
 if (missing != null) process.stderr.write(`operator browser test skipped: ${missing}\n`)
@@ -37,8 +38,7 @@ describe.skipIf(missing != null)('the operator\'s dashboard in headless Chromium
 
   beforeAll(async () => {
     const dir = await cluster.tempDir('agency-operator-ui-')
-    keyFile = join(dir, 'operator.key')
-    opKey = (await runAgency(['operator', 'keygen', '--out', keyFile])).stdout.trim().split('\n').at(-1) as string
+    ;({ keyFile, opKey } = await makeOperatorKey(dir))
     const port = await unusedPort()
     url = `http://127.0.0.1:${port}/`
     ada = await cluster.start({ name: 'ada', extraArgs: ['--operator', opKey, '--ui', `127.0.0.1:${port}`] })

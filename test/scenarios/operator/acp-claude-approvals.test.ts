@@ -26,6 +26,7 @@ import { CLAUDE_CODE_TOOLS, type Conversation, type Move } from '../../real-agen
 import { startAnthropicModel, type ScriptedAnthropicModel } from '../../real-agents/models/anthropic-messages.js'
 import { GREETER } from '../../real-agents/projects.js'
 import { chromiumMissing, launchChromium, type Browser } from '../../ui/browser.js'
+import { makeOperatorKey } from '../../helpers/operator-key.js'
 
 const TIMEOUT_MS = 300_000
 const SEEN_MS = 150_000
@@ -73,8 +74,7 @@ describe('the operator answers a real ACP agent\'s permission requests from anot
     const m = model = await startAnthropicModel(decide)
     const ds = daemons = new AgentDaemons()
     const root = await ds.dir('agency-acp-approvals-')
-    const keyFile = join(root, 'operator.key')
-    const opKey = (await runAgency(['operator', 'keygen', '--out', keyFile])).stdout.trim().split('\n').at(-1) as string
+    const { keyFile, opKey } = await makeOperatorKey(root)
     const shared = await seedSharedRepo(root, GREETER.files)
     const home = join(root, 'home')
     await mkdir(home, { recursive: true })

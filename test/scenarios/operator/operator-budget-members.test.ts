@@ -13,6 +13,7 @@ import { makeIdentity } from '../../helpers/identity.js'
 import { PROCESS_TEST_TIMEOUT_MS, ProcessCluster, agencyJson, runAgency, type AgentdProcess } from '../../helpers/agentd-process.js'
 import { waitFor } from '../../helpers/wait-for.js'
 import type { AgencyClient, ListMembersReply, TaskView } from '../../../src/gen/agency/v1/api.js'
+import { makeOperatorKey } from '../../helpers/operator-key.js'
 
 const SEEN_MS = 60_000
 
@@ -26,10 +27,7 @@ describe('the operator\'s budget and members', { timeout: PROCESS_TEST_TIMEOUT_M
 
   beforeAll(async () => {
     const dir = await cluster.tempDir('agency-operator-')
-    keyFile = join(dir, 'operator.key')
-    const made = await runAgency(['operator', 'keygen', '--out', keyFile])
-    expect(made.code).toBe(0)
-    opKey = made.stdout.trim().split('\n').at(-1) as string
+    ;({ keyFile, opKey } = await makeOperatorKey(dir))
     ada = await cluster.start({ name: 'ada', extraArgs: ['--operator', opKey] })
     bo = await cluster.start({ name: 'bo', peers: [ada.listenAddr], extraArgs: ['--operator', opKey] })
     cy = await cluster.start({ name: 'cy', peers: [ada.listenAddr], extraArgs: ['--operator', opKey] })

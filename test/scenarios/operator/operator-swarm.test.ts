@@ -8,6 +8,7 @@ import { readFile, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { PROCESS_TEST_TIMEOUT_MS, ProcessCluster, agencyJson, runAgency, type AgentdProcess } from '../../helpers/agentd-process.js'
 import { waitFor } from '../../helpers/wait-for.js'
+import { makeOperatorKey } from '../../helpers/operator-key.js'
 
 const SEEN_MS = 60_000
 
@@ -22,10 +23,7 @@ describe('a swarm with an operator', { timeout: PROCESS_TEST_TIMEOUT_MS }, () =>
 
   beforeAll(async () => {
     const dir = await cluster.tempDir('agency-operator-')
-    keyFile = join(dir, 'operator.key')
-    const made = await runAgency(['operator', 'keygen', '--out', keyFile])
-    expect(made.code).toBe(0)
-    opKey = made.stdout.trim().split('\n').at(-1) as string
+    ;({ keyFile, opKey } = await makeOperatorKey(dir))
     ada = await cluster.start({ name: 'ada', extraArgs: ['--operator', opKey] })
     bo = await cluster.start({ name: 'bo', peers: [ada.listenAddr], extraArgs: ['--operator', opKey] })
     // cy is told nothing: it learns the operator from the first goal

@@ -9,6 +9,7 @@ import { join } from 'node:path'
 import { promisify } from 'node:util'
 import { PROCESS_TEST_TIMEOUT_MS, ProcessCluster, agencyJson, runAgency, type AgentdProcess } from '../../helpers/agentd-process.js'
 import { waitFor } from '../../helpers/wait-for.js'
+import { makeOperatorKey } from '../../helpers/operator-key.js'
 
 const git = async (cwd: string, ...args: string[]): Promise<string> => (await promisify(execFile)('git', args, { cwd })).stdout.trim()
 const SEEN_MS = 60_000
@@ -29,8 +30,9 @@ describe('a pause during work', { timeout: PROCESS_TEST_TIMEOUT_MS }, () => {
     await git(seed, 'add', '.')
     await git(seed, '-c', 'user.name=t', '-c', 'user.email=t@t', 'commit', '-m', 'seed')
     await git(seed, 'push', remote, 'main')
-    keyFile = join(dir, 'operator.key')
-    const key = (await runAgency(['operator', 'keygen', '--out', keyFile])).stdout.trim().split('\n').at(-1) as string
+    const made = await makeOperatorKey(dir)
+    keyFile = made.keyFile
+    const key = made.opKey
     ada = await cluster.start({ name: 'ada', extraArgs: ['--operator', key, '--repo', remote, '--wip-push', '0'] })
     const op = async (...args: string[]): Promise<void> => {
       const r = await runAgency([...args, '--operator-key', keyFile, '--addr', ada.grpcAddr])
