@@ -7,14 +7,17 @@ export type { Logger }
 
 let root: Logger | undefined
 
-export function rootLogger (): Logger {
-  root ??= pino({
-    level: process.env.AGENCY_LOG_LEVEL ?? (process.env.VITEST != null ? 'silent' : 'info'),
-    base: undefined
-  }, pino.destination(2))
+export function rootLogger(): Logger {
+  root ??= pino(
+    {
+      level: process.env.AGENCY_LOG_LEVEL ?? (process.env.VITEST != null ? 'silent' : 'info'),
+      base: undefined
+    },
+    pino.destination(2)
+  )
   return root
 }
 
-export function componentLogger (component: string, bindings: Record<string, unknown> = {}): Logger {
+export function componentLogger(component: string, bindings: Record<string, unknown> = {}): Logger {
   return rootLogger().child({ component, ...bindings })
 }

@@ -8,10 +8,13 @@ interface Resolvers<T> {
 
 const P = Promise as unknown as { withResolvers?: <T>() => Resolvers<T> }
 if (typeof P.withResolvers !== 'function') {
-  P.withResolvers = function withResolvers<T> (): Resolvers<T> {
+  P.withResolvers = function withResolvers<T>(): Resolvers<T> {
     let resolve!: Resolvers<T>['resolve']
     let reject!: Resolvers<T>['reject']
-    const promise = new Promise<T>((res, rej) => { resolve = res; reject = rej })
+    const promise = new Promise<T>((res, rej) => {
+      resolve = res
+      reject = rej
+    })
     return { promise, resolve, reject }
   }
 }

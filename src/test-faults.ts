@@ -22,24 +22,26 @@ export interface TestFaults {
 const NONE: TestFaults = { breaks: new Set() }
 let cached: TestFaults | undefined
 
-export function testFaults (env: NodeJS.ProcessEnv = process.env): TestFaults {
+export function testFaults(env: NodeJS.ProcessEnv = process.env): TestFaults {
   if (env !== process.env) return readTestFaults(env)
   cached ??= readTestFaults(env)
   return cached
 }
 
-function readTestFaults (env: NodeJS.ProcessEnv): TestFaults {
+function readTestFaults(env: NodeJS.ProcessEnv): TestFaults {
   if (env.AGENCY_TEST_FAULTS !== '1') return NONE
   const breaks = new Set((env.AGENCY_TEST_BREAK ?? '').split(',').filter((b): b is TestBreak => b === 'settle' || b === 'fence'))
   const file = env.AGENCY_TEST_CLOCK_FILE
   if (file === undefined || file === '') return { breaks }
   let offsetMs = readOffset(file)
   // Polled, not read per call: the wall clock is read on every entry and beat.
-  watchFile(file, { interval: 50, persistent: false }, () => { offsetMs = readOffset(file) })
+  watchFile(file, { interval: 50, persistent: false }, () => {
+    offsetMs = readOffset(file)
+  })
   return { breaks, wallClock: () => Date.now() + offsetMs }
 }
 
-function readOffset (file: string): number {
+function readOffset(file: string): number {
   try {
     const n = Number(readFileSync(file, 'utf8').trim())
     return Number.isFinite(n) ? Math.round(n) : 0

@@ -6,7 +6,9 @@ import { testFaults } from '../src/test-faults.js'
 import { waitFor } from './helpers/wait-for.js'
 
 const dir = mkdtempSync(join(tmpdir(), 'agency-test-faults-'))
-afterAll(() => { rmSync(dir, { recursive: true, force: true }) })
+afterAll(() => {
+  rmSync(dir, { recursive: true, force: true })
+})
 
 describe('test-only fault switches', () => {
   it('are off without AGENCY_TEST_FAULTS=1, whatever else is set', () => {

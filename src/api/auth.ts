@@ -5,7 +5,7 @@ import { status } from '@grpc/grpc-js'
 import type { AgencyServer } from '../gen/agency/v1/api.js'
 import { guardHandlers, type Refusal } from './grpc-errors.js'
 
-function tokenOk (metadata: { get: (k: string) => unknown[] }, token: string): boolean {
+function tokenOk(metadata: { get: (k: string) => unknown[] }, token: string): boolean {
   const value = metadata.get('authorization')[0]
   if (typeof value !== 'string') return false
   const given = Buffer.from(value.replace(/^Bearer\s+/i, ''))
@@ -13,9 +13,12 @@ function tokenOk (metadata: { get: (k: string) => unknown[] }, token: string): b
   return given.length === want.length && timingSafeEqual(given, want)
 }
 
-const DENIED: Refusal = { code: status.UNAUTHENTICATED, details: 'missing or wrong API token: set AGENCY_TOKEN (or --token-file) to the daemon\'s token' }
+const DENIED: Refusal = {
+  code: status.UNAUTHENTICATED,
+  details: "missing or wrong API token: set AGENCY_TOKEN (or --token-file) to the daemon's token"
+}
 
 /** Wraps every handler so that a call without the token is refused before it runs. */
-export function requireToken (handlers: AgencyServer, token: string): AgencyServer {
-  return guardHandlers(handlers, (_method, call) => tokenOk(call.metadata, token) ? undefined : DENIED)
+export function requireToken(handlers: AgencyServer, token: string): AgencyServer {
+  return guardHandlers(handlers, (_method, call) => (tokenOk(call.metadata, token) ? undefined : DENIED))
 }

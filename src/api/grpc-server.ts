@@ -22,27 +22,34 @@ export const MAX_GRPC_MESSAGE_BYTES = 4 * 1024 * 1024
 
 /** A request whose bytes did not decode: the handler answers INVALID_ARGUMENT. */
 class MalformedRequest {
-  constructor (readonly reason: string) {}
+  constructor(readonly reason: string) {}
 }
 
 // grpc-js answers INTERNAL for a request it cannot deserialize, with no hook
 // to change that. So decoding never throws here: it yields a MalformedRequest
 // (bad protobuf, a uint64 beyond 2^53) that `refuseMalformed` answers.
-const TOLERANT_SERVICE = Object.fromEntries(Object.entries(AgencyService).map(([name, method]) => [name, {
-  ...method,
-  requestDeserialize: (bytes: Buffer): unknown => {
-    try {
-      return method.requestDeserialize(bytes)
-    } catch (err) {
-      return new MalformedRequest((err as Error).message)
+const TOLERANT_SERVICE = Object.fromEntries(
+  Object.entries(AgencyService).map(([name, method]) => [
+    name,
+    {
+      ...method,
+      requestDeserialize: (bytes: Buffer): unknown => {
+        try {
+          return method.requestDeserialize(bytes)
+        } catch (err) {
+          return new MalformedRequest((err as Error).message)
+        }
+      }
     }
-  }
-}])) as unknown as typeof AgencyService
+  ])
+) as unknown as typeof AgencyService
 
-function refuseMalformed (handlers: AgencyServer): AgencyServer {
-  return guardHandlers(handlers, (method, call) => call.request instanceof MalformedRequest
-    ? { code: status.INVALID_ARGUMENT, details: `malformed ${method} request: ${call.request.reason.slice(0, 200)}` }
-    : undefined)
+function refuseMalformed(handlers: AgencyServer): AgencyServer {
+  return guardHandlers(handlers, (method, call) =>
+    call.request instanceof MalformedRequest
+      ? { code: status.INVALID_ARGUMENT, details: `malformed ${method} request: ${call.request.reason.slice(0, 200)}` }
+      : undefined
+  )
 }
 
 export interface GrpcServer {
@@ -52,8 +59,8 @@ export interface GrpcServer {
 }
 
 /** Handlers that later parts of the daemon fill in, answered as UNIMPLEMENTED until then. */
-function unimplemented (): Partial<AgencyServer> {
-  const handler = (_call: unknown, callback: (err: { code: number, details: string }) => void): void => {
+function unimplemented(): Partial<AgencyServer> {
+  const handler = (_call: unknown, callback: (err: { code: number; details: string }) => void): void => {
     callback({ code: status.UNIMPLEMENTED, details: 'not implemented yet' })
   }
   const names = Object.keys(AgencyService) as Array<keyof AgencyServer>
@@ -63,11 +70,20 @@ function unimplemented (): Partial<AgencyServer> {
 /** What the API uses of the daemon: the parts each group of handlers declares. */
 export type ApiParts = MeshApiParts & LogApiParts & BoardApiParts & RepoApiParts & OperatorApiParts & { spend?: SpendApi }
 
-export function agencyHandlers (d: ApiParts, extra: Partial<AgencyServer> = {}): AgencyServer {
-  return { ...unimplemented(), ...meshHandlers(d), ...logHandlers(d), ...boardHandlers(d), ...repoHandlers(d), ...operatorHandlers(d), ...(d.spend != null ? spendHandlers(d.spend) : {}), ...extra } as AgencyServer
+export function agencyHandlers(d: ApiParts, extra: Partial<AgencyServer> = {}): AgencyServer {
+  return {
+    ...unimplemented(),
+    ...meshHandlers(d),
+    ...logHandlers(d),
+    ...boardHandlers(d),
+    ...repoHandlers(d),
+    ...operatorHandlers(d),
+    ...(d.spend != null ? spendHandlers(d.spend) : {}),
+    ...extra
+  } as AgencyServer
 }
 
-export async function startGrpcServer (address: string, handlers: AgencyServer, opts: { token?: string } = {}): Promise<GrpcServer> {
+export async function startGrpcServer(address: string, handlers: AgencyServer, opts: { token?: string } = {}): Promise<GrpcServer> {
   if (!address.startsWith('unix:')) {
     const { host } = parseHostPort(address)
     if (!isLoopbackHost(host) && (opts.token == null || opts.token === '')) {
@@ -86,7 +102,10 @@ export async function startGrpcServer (address: string, handlers: AgencyServer, 
   addReflection(server)
   if (address.startsWith('unix:')) await clearStaleSocket(socketPath(address))
   const port = await new Promise<number>((resolve, reject) => {
-    server.bindAsync(address, ServerCredentials.createInsecure(), (err, p) => { if (err != null) reject(err); else resolve(p) })
+    server.bindAsync(address, ServerCredentials.createInsecure(), (err, p) => {
+      if (err != null) reject(err)
+      else resolve(p)
+    })
   })
   const bound = address.startsWith('unix:') ? address : address.replace(/:\d+$/, `:${port}`)
   // Only this user may talk to a daemon over its unix socket.
@@ -96,15 +115,21 @@ export async function startGrpcServer (address: string, handlers: AgencyServer, 
     close: async () => {
       health.setStatus('', 'NOT_SERVING')
       await new Promise<void>(resolve => {
-        const timer = setTimeout(() => { server.forceShutdown(); resolve() }, 2000)
-        server.tryShutdown(() => { clearTimeout(timer); resolve() })
+        const timer = setTimeout(() => {
+          server.forceShutdown()
+          resolve()
+        }, 2000)
+        server.tryShutdown(() => {
+          clearTimeout(timer)
+          resolve()
+        })
       })
       if (address.startsWith('unix:')) await rm(socketPath(address), { force: true }).catch(() => {})
     }
   }
 }
 
-function socketPath (address: string): string {
+function socketPath(address: string): string {
   return address.slice('unix:'.length).replace(/^\/\//, '')
 }
 
@@ -112,14 +137,19 @@ function socketPath (address: string): string {
  * A socket file left by a daemon that was killed would make the bind fail.
  * Remove it when nothing answers on it; refuse when something does.
  */
-async function clearStaleSocket (path: string): Promise<void> {
+async function clearStaleSocket(path: string): Promise<void> {
   const st = await lstat(path).catch(() => undefined)
   if (st == null) return
   if (!st.isSocket()) throw new FailedPreconditionError(`cannot serve the API on unix:${path}: the file exists and is not a socket`)
   const answered = await new Promise<boolean>(resolve => {
     const c = connect(path)
-    c.once('connect', () => { c.destroy(); resolve(true) })
-    c.once('error', () => { resolve(false) })
+    c.once('connect', () => {
+      c.destroy()
+      resolve(true)
+    })
+    c.once('error', () => {
+      resolve(false)
+    })
   })
   if (answered) throw new FailedPreconditionError(`cannot serve the API on unix:${path}: another process is serving there`)
   await rm(path, { force: true })

@@ -5,9 +5,13 @@ import { bodyToJson } from '../core/log/kinds.js'
 import type { ArrivalTimes } from '../core/log/arrival-times.js'
 
 /** `arrivals`: this daemon's record of when it took in its latest entries (accepted_at; 0 without it) */
-export function logEntryView (e: StoredEntry, arrivals?: ArrivalTimes): LogEntry {
+export function logEntryView(e: StoredEntry, arrivals?: ArrivalTimes): LogEntry {
   let body: unknown
-  try { body = bodyToJson(e.entry.kind, e.entry.body) } catch { body = null }
+  try {
+    body = bodyToJson(e.entry.kind, e.entry.body)
+  } catch {
+    body = null
+  }
   return {
     id: e.id,
     author: e.entry.author,

@@ -17,7 +17,7 @@ export interface LogApiParts {
   logService: Pick<LogService, 'state' | 'digest' | 'append' | 'arrivals' | 'findingsReady' | 'onAccepted'>
 }
 
-export function logInfo (d: { logService: Pick<LogService, 'state' | 'digest'> }): LogInfoReply {
+export function logInfo(d: { logService: Pick<LogService, 'state' | 'digest'> }): LogInfoReply {
   const state = d.logService.state
   const vector = state.vector()
   return {
@@ -31,9 +31,9 @@ export function logInfo (d: { logService: Pick<LogService, 'state' | 'digest'> }
   }
 }
 
-export function logHandlers (d: LogApiParts): Pick<AgencyServer, 'recordFinding' | 'searchFindings' | 'getEntry' | 'watchLog' | 'logInfo'> {
+export function logHandlers(d: LogApiParts): Pick<AgencyServer, 'recordFinding' | 'searchFindings' | 'getEntry' | 'watchLog' | 'logInfo'> {
   return {
-    recordFinding: unary(async (req) => {
+    recordFinding: unary(async req => {
       const kind = req.kind === '' ? 'note' : req.kind
       if (!isFindingKind(kind)) throw new InvalidArgumentError(`unknown finding kind "${req.kind}": use one of ${FINDING_KINDS.join(', ')}`)
       if (req.text.trim() === '') throw new InvalidArgumentError('a finding needs text')
@@ -43,18 +43,38 @@ export function logHandlers (d: LogApiParts): Pick<AgencyServer, 'recordFinding'
       for (const r of [...req.refs, ...(req.supersedes !== '' ? [req.supersedes] : [])]) {
         if (!isEntryIdHex(r)) throw new InvalidArgumentError(`"${r}" is not an entry id (64 hex digits)`)
       }
-      const stored = await d.logService.append('finding', { kind, text: req.text, paths: req.paths, tags: req.tags, refs: req.refs, supersedes: req.supersedes })
+      const stored = await d.logService.append('finding', {
+        kind,
+        text: req.text,
+        paths: req.paths,
+        tags: req.tags,
+        refs: req.refs,
+        supersedes: req.supersedes
+      })
       return { entry: logEntryView(stored, d.logService.arrivals) }
     }),
-    searchFindings: unary(async (req) => {
+    searchFindings: unary(async req => {
       // right after a restart, waits for the findings checkpoint (read off the event loop)
       const hits = (await d.logService.findingsReady()).search({
-        query: req.query, kind: req.kind, pathPrefix: req.pathPrefix, tag: req.tag, author: req.author,
-        since: req.since, until: req.until, limit: req.limit
+        query: req.query,
+        kind: req.kind,
+        pathPrefix: req.pathPrefix,
+        tag: req.tag,
+        author: req.author,
+        since: req.since,
+        until: req.until,
+        limit: req.limit
       })
-      return { hits: hits.map(h => ({ entry: logEntryView(h.entry, d.logService.arrivals), finding: h.finding, score: h.score, superseded: h.superseded })) }
+      return {
+        hits: hits.map(h => ({
+          entry: logEntryView(h.entry, d.logService.arrivals),
+          finding: h.finding,
+          score: h.score,
+          superseded: h.superseded
+        }))
+      }
     }),
-    getEntry: unary(async (req) => {
+    getEntry: unary(async req => {
       if (!isEntryIdHex(req.id)) throw new InvalidArgumentError(`"${req.id}" is not an entry id (64 hex digits)`)
       const e = d.logService.state.get(req.id)
       if (e == null) throw new NotFoundError(`no entry ${req.id} in this daemon's log`)
@@ -62,12 +82,17 @@ export function logHandlers (d: LogApiParts): Pick<AgencyServer, 'recordFinding'
     }),
     watchLog: serverStream(async (req, write, closed) => {
       const wake = new WakeSignal()
-      const unsubscribe = d.logService.onAccepted(() => { wake.notify() })
+      const unsubscribe = d.logService.onAccepted(() => {
+        wake.notify()
+      })
       try {
         let after = req.after
         while (!closed.aborted) {
           const page = d.logService.state.afterCursor(after, LOG_PAGE)
-          for (const e of page) { write(logEntryView(e, d.logService.arrivals)); after = e.cursor }
+          for (const e of page) {
+            write(logEntryView(e, d.logService.arrivals))
+            after = e.cursor
+          }
           if (page.length === LOG_PAGE) continue
           if (!req.follow) return
           await wake.wait(closed)

@@ -19,7 +19,7 @@ import { operatorStatus } from './operator-status.js'
 import { goalMessage, pendingMessage, taskMessage } from './board-handlers.js'
 import { agentsAtWork, freeAgentCount, reviewersFree } from '../core/board/index.js'
 
-export function peerInfo (p: PeerView): PeerInfo {
+export function peerInfo(p: PeerView): PeerInfo {
   return {
     peerId: p.peerId,
     name: p.name,
@@ -34,10 +34,22 @@ export function peerInfo (p: PeerView): PeerInfo {
   }
 }
 
-function inboxMessage (item: InboxItem): InboxMessage {
+function inboxMessage(item: InboxItem): InboxMessage {
   const r = item.record
   const m = r.message
-  return { cursor: r.cursor, id: m.id, from: m.from, fromName: m.fromName, thread: m.thread, replyTo: m.replyTo, text: m.text, time: m.time, receivedAt: r.receivedAt, kind: item.kind, task: item.task }
+  return {
+    cursor: r.cursor,
+    id: m.id,
+    from: m.from,
+    fromName: m.fromName,
+    thread: m.thread,
+    replyTo: m.replyTo,
+    text: m.text,
+    time: m.time,
+    receivedAt: r.receivedAt,
+    kind: item.kind,
+    task: item.task
+  }
 }
 
 /** What the status answer reads of the daemon. */
@@ -65,7 +77,7 @@ export interface MeshApiParts extends StatusParts {
   onInbox: (listener: () => void) => () => void
 }
 
-export async function meshStatus (d: StatusParts): Promise<StatusReply> {
+export async function meshStatus(d: StatusParts): Promise<StatusReply> {
   const live = d.contact.peers(false)
   const board = d.boardService.board
   const goal = board.goal()
@@ -92,7 +104,10 @@ export async function meshStatus (d: StatusParts): Promise<StatusReply> {
     tests: d.work.testSummary(),
     workspace: d.work.workspacePath(),
     unread: d.inbox.unread(),
-    held: heldWorkingFirst(d).map(h => board.task(h.task, d.boardService.now())).filter(t => t != null).map(taskMessage),
+    held: heldWorkingFirst(d)
+      .map(h => board.task(h.task, d.boardService.now()))
+      .filter(t => t != null)
+      .map(taskMessage),
     goalMet: d.work.goalMet(),
     harness: d.harness?.info(),
     pending: choice.pending.map(p => pendingMessage(p, d.boardService.now())),
@@ -104,22 +119,34 @@ export async function meshStatus (d: StatusParts): Promise<StatusReply> {
 }
 
 /** The held tasks: the one claim --next answers first, the others worked on, then those on their way to the shared branch (carry-on). */
-function heldWorkingFirst (d: Pick<StatusParts, 'boardService'>): Array<{ task: string }> {
+function heldWorkingFirst(d: Pick<StatusParts, 'boardService'>): Array<{ task: string }> {
   const current = d.boardService.protocol.current()?.task
   const working = d.boardService.working()
-  const rank = (task: string): number => task === current ? 0 : working.some(h => h.task === task) ? 1 : 2
-  return d.boardService.held().map((h, i) => ({ h, i })).sort((a, b) => rank(a.h.task) - rank(b.h.task) || a.i - b.i).map(x => x.h)
+  const rank = (task: string): number => (task === current ? 0 : working.some(h => h.task === task) ? 1 : 2)
+  return d.boardService
+    .held()
+    .map((h, i) => ({ h, i }))
+    .sort((a, b) => rank(a.h.task) - rank(b.h.task) || a.i - b.i)
+    .map(x => x.h)
 }
 
 const INBOX_PAGE = 500
 
-export function meshHandlers (d: MeshApiParts): Pick<AgencyServer, 'getStatus' | 'listPeers' | 'setStatusLine' | 'sendMessage' | 'readInbox' | 'watchInbox' | 'announce' | 'watchEvents'> {
+export function meshHandlers(
+  d: MeshApiParts
+): Pick<
+  AgencyServer,
+  'getStatus' | 'listPeers' | 'setStatusLine' | 'sendMessage' | 'readInbox' | 'watchInbox' | 'announce' | 'watchEvents'
+> {
   return {
     getStatus: unary(async () => await meshStatus(d)),
-    listPeers: unary(async (req) => ({ peers: d.contact.peers(req.includeOffline).map(peerInfo) })),
-    setStatusLine: unary(async (req) => { await d.contact.setStatusLine(req.status); return {} }),
-    sendMessage: unary(async (req) => await d.contact.sendMessage({ to: req.to, text: req.text, thread: req.thread, replyTo: req.replyTo })),
-    readInbox: unary(async (req) => {
+    listPeers: unary(async req => ({ peers: d.contact.peers(req.includeOffline).map(peerInfo) })),
+    setStatusLine: unary(async req => {
+      await d.contact.setStatusLine(req.status)
+      return {}
+    }),
+    sendMessage: unary(async req => await d.contact.sendMessage({ to: req.to, text: req.text, thread: req.thread, replyTo: req.replyTo })),
+    readInbox: unary(async req => {
       const limit = req.limit === 0 ? 100 : req.limit
       if (limit > 10_000) throw new InvalidArgumentError('limit is at most 10000')
       const items = await d.work.readInbox({ after: req.after, limit, all: req.all, peek: req.peek })
@@ -127,22 +154,37 @@ export function meshHandlers (d: MeshApiParts): Pick<AgencyServer, 'getStatus' |
     }),
     watchInbox: serverStream(async (req, write, closed) => {
       const wake = new WakeSignal()
-      const unsubscribe = d.onInbox(() => { wake.notify() })
+      const unsubscribe = d.onInbox(() => {
+        wake.notify()
+      })
       try {
         let after = req.after
         while (!closed.aborted) {
           const page = await d.contact.readMessages(after, INBOX_PAGE)
-          for (const r of page) { write(inboxMessage(d.inbox.item(r))); after = r.cursor }
+          for (const r of page) {
+            write(inboxMessage(d.inbox.item(r)))
+            after = r.cursor
+          }
           if (page.length < INBOX_PAGE) await wake.wait(closed)
         }
       } finally {
         unsubscribe()
       }
     }),
-    announce: unary(async (req) => ({ id: await d.contact.announce(req.text) })),
+    announce: unary(async req => ({ id: await d.contact.announce(req.text) })),
     watchEvents: serverStream(async (_req, write, closed) => {
-      const unsubscribe = d.events.subscribe(e => { write(e) })
-      await new Promise<void>(resolve => { closed.addEventListener('abort', () => { resolve() }, { once: true }) })
+      const unsubscribe = d.events.subscribe(e => {
+        write(e)
+      })
+      await new Promise<void>(resolve => {
+        closed.addEventListener(
+          'abort',
+          () => {
+            resolve()
+          },
+          { once: true }
+        )
+      })
       unsubscribe()
     })
   }

@@ -17,16 +17,38 @@ export interface OperatorApiParts {
   logService: Pick<LogService, 'state'>
 }
 
-function actionInfo (a: OperatorActionView): OperatorActionInfo {
-  return { entryId: a.entryId, carrier: a.carrier, verdict: a.verdict, operator: a.operator, id: a.id, kind: a.kind, time: a.time, summary: a.summary }
+function actionInfo(a: OperatorActionView): OperatorActionInfo {
+  return {
+    entryId: a.entryId,
+    carrier: a.carrier,
+    verdict: a.verdict,
+    operator: a.operator,
+    id: a.id,
+    kind: a.kind,
+    time: a.time,
+    summary: a.summary
+  }
 }
 
-function approvalInfo (a: ApprovalView, names: Map<string, string>): ApprovalInfo {
-  return { id: a.id, agent: a.agent, agentName: names.get(a.agent) ?? '', title: a.title, grant: a.grant, detail: a.detail, time: a.time, expiresAt: a.expiresAt, state: a.state, answeredBy: a.answeredBy ?? '', always: a.always, task: a.task }
+function approvalInfo(a: ApprovalView, names: Map<string, string>): ApprovalInfo {
+  return {
+    id: a.id,
+    agent: a.agent,
+    agentName: names.get(a.agent) ?? '',
+    title: a.title,
+    grant: a.grant,
+    detail: a.detail,
+    time: a.time,
+    expiresAt: a.expiresAt,
+    state: a.state,
+    answeredBy: a.answeredBy ?? '',
+    always: a.always,
+    task: a.task
+  }
 }
 
 /** The operator's membership, and every member this daemon knows: itself, the log's authors, the peers it heard from. */
-export function membersReply (d: OperatorApiParts): ListMembersReply {
+export function membersReply(d: OperatorApiParts): ListMembersReply {
   const board = d.boardService.board
   const m = board.membership()
   const allowed = new Set(m.allowed)
@@ -34,8 +56,15 @@ export function membersReply (d: OperatorApiParts): ListMembersReply {
   const heads = d.logService.state.vector()
   const me = d.contact.selfView()
   const byId = new Map<string, MemberInfo>()
-  const info = (peerId: string, name: string, live: boolean): MemberInfo =>
-    ({ peerId, name, live, headSeq: heads.get(peerId) ?? 0, allowed: allowed.has(peerId), removed: removed.has(peerId), self: peerId === me.peerId })
+  const info = (peerId: string, name: string, live: boolean): MemberInfo => ({
+    peerId,
+    name,
+    live,
+    headSeq: heads.get(peerId) ?? 0,
+    allowed: allowed.has(peerId),
+    removed: removed.has(peerId),
+    self: peerId === me.peerId
+  })
   for (const author of heads.keys()) byId.set(author, info(author, '', false))
   for (const p of d.contact.peers(true)) byId.set(p.peerId, info(p.peerId, p.name, p.live))
   byId.set(me.peerId, info(me.peerId, me.name, true))
@@ -43,17 +72,24 @@ export function membersReply (d: OperatorApiParts): ListMembersReply {
     operators: board.operators().keys,
     allowed: m.allowed,
     removed: m.removed.map(r => ({ peerId: r.peer, afterSeq: r.afterSeq, by: r.by, time: r.time })),
-    members: [...byId.values()].sort((a, b) => a.peerId < b.peerId ? -1 : a.peerId > b.peerId ? 1 : 0)
+    members: [...byId.values()].sort((a, b) => (a.peerId < b.peerId ? -1 : a.peerId > b.peerId ? 1 : 0))
   }
 }
 
-export function operatorHandlers (d: OperatorApiParts): Pick<AgencyServer, 'submitOperatorAction' | 'listOperatorActions' | 'listApprovals' | 'listMembers'> {
+export function operatorHandlers(
+  d: OperatorApiParts
+): Pick<AgencyServer, 'submitOperatorAction' | 'listOperatorActions' | 'listApprovals' | 'listMembers'> {
   return {
     submitOperatorAction: unary(async req => await d.operator.submit(req.envelope)),
     listOperatorActions: unary(async () => {
       const board = d.boardService.board
       const who = board.operators()
-      return { actions: board.operatorActions().map(actionInfo), operators: who.keys, source: who.source, refusals: board.operatorRefusals() }
+      return {
+        actions: board.operatorActions().map(actionInfo),
+        operators: who.keys,
+        source: who.source,
+        refusals: board.operatorRefusals()
+      }
     }),
     listApprovals: unary(async req => {
       const names = new Map(d.contact.peers(true).map(p => [p.peerId, p.name]))

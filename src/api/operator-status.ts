@@ -5,7 +5,7 @@ import type { Board } from '../core/board/index.js'
 
 export type OperatorStatus = Pick<StatusReply, 'paused' | 'pauseReason' | 'operators' | 'operatorSource' | 'approvalsPending'>
 
-export function operatorStatus (board: Board): OperatorStatus {
+export function operatorStatus(board: Board): OperatorStatus {
   const pause = board.paused()
   const who = board.operators()
   return {

@@ -11,7 +11,7 @@ import type { Server } from '@grpc/grpc-js'
 const API_PROTO = 'agency/v1/api.proto'
 
 // src/api/ and dist/src/api/ sit at different depths below the package root.
-function protoRoot (): string {
+function protoRoot(): string {
   for (const rel of ['../../proto/', '../../../proto/']) {
     const dir = fileURLToPath(new URL(rel, import.meta.url))
     if (existsSync(dir + API_PROTO)) return dir
@@ -19,7 +19,7 @@ function protoRoot (): string {
   throw new Error(`cannot find ${API_PROTO} below the package root`)
 }
 
-function healthProto (): string {
+function healthProto(): string {
   return fileURLToPath(import.meta.resolve('grpc-health-check/proto/health/v1/health.proto'))
 }
 
@@ -31,7 +31,7 @@ let reflection: ReflectionService | undefined
  * servers: it answers from them alone, and with `agentd --agents` building
  * them for each agent's server was a tenth of a host's start.
  */
-export function addReflection (server: Pick<Server, 'addService'>): void {
+export function addReflection(server: Pick<Server, 'addService'>): void {
   reflection ??= new ReflectionService(loadSync([API_PROTO, healthProto()], { includeDirs: [protoRoot()] }))
   reflection.addToServer(server)
 }

@@ -13,19 +13,20 @@ export interface SpendApi {
 
 const GROUPINGS = new Set(['', 'agent', 'model', 'task'])
 
-export function spendHandlers (spend: SpendApi): Pick<AgencyServer, 'getUsage' | 'getBudget' | 'setBudget'> {
+export function spendHandlers(spend: SpendApi): Pick<AgencyServer, 'getUsage' | 'getBudget' | 'setBudget'> {
   return {
-    getUsage: unary(async (req) => {
+    getUsage: unary(async req => {
       if (!GROUPINGS.has(req.by)) throw new InvalidArgumentError(`by: "${req.by}" is not one of agent, model, task`)
       return spend.usage(req.by)
     }),
     getBudget: unary(async () => spend.budget()),
-    setBudget: unary(async (req) => await spend.setBudget(budgetChange(req)))
+    setBudget: unary(async req => await spend.setBudget(budgetChange(req)))
   }
 }
 
-function budgetChange (req: SetBudgetRequest): BudgetChange {
+function budgetChange(req: SetBudgetRequest): BudgetChange {
   const change: BudgetChange = { usd: req.usd, tokens: req.tokens, hours: req.hours, perAgentUsd: req.perAgentUsd }
-  if (Object.values(change).every(v => v == null)) throw new InvalidArgumentError('set budget: give at least one of usd, tokens, hours, per_agent_usd')
+  if (Object.values(change).every(v => v == null))
+    throw new InvalidArgumentError('set budget: give at least one of usd, tokens, hours, per_agent_usd')
   return change
 }

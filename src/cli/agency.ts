@@ -17,13 +17,22 @@ import { fail } from './output.js'
 import { runMcpServer } from '../mcp/server.js'
 
 const program = new Command('agency')
-  .description('Talk to your agentd: the swarm\'s board, messages and shared record.\nThe daemon is found at --addr, or AGENCY_ADDR, or the unix socket agentd.sock in\nAGENCY_DATA_DIR (default ~/.agency), where agentd serves by default.')
+  .description(
+    "Talk to your agentd: the swarm's board, messages and shared record.\nThe daemon is found at --addr, or AGENCY_ADDR, or the unix socket agentd.sock in\nAGENCY_DATA_DIR (default ~/.agency), where agentd serves by default."
+  )
   .version(VERSION)
   // The options every command takes, also before the command: `agency --addr X status`.
   .addOption(new Option('--json', 'print machine-readable JSON'))
-  .addOption(new Option('--addr <addr>', 'the daemon\'s gRPC address (default: AGENCY_ADDR, else the socket agentd.sock in AGENCY_DATA_DIR or ~/.agency)'))
-  .addOption(new Option('--token-file <file>', 'the daemon\'s API token, when it requires one (or set AGENCY_TOKEN / AGENCY_TOKEN_FILE)'))
-  .addOption(new Option('--operator-key <file>', 'act as the swarm\'s operator, signing with this key (or set AGENCY_OPERATOR_KEY; docs/operator.md)'))
+  .addOption(
+    new Option(
+      '--addr <addr>',
+      "the daemon's gRPC address (default: AGENCY_ADDR, else the socket agentd.sock in AGENCY_DATA_DIR or ~/.agency)"
+    )
+  )
+  .addOption(new Option('--token-file <file>', "the daemon's API token, when it requires one (or set AGENCY_TOKEN / AGENCY_TOKEN_FILE)"))
+  .addOption(
+    new Option('--operator-key <file>', "act as the swarm's operator, signing with this key (or set AGENCY_OPERATOR_KEY; docs/operator.md)")
+  )
   .configureHelp({ showGlobalOptions: true })
 
 // The root parses its options wherever they stand (`agency status --json` too),
@@ -55,8 +64,13 @@ registerOperatorCommands(program)
 registerMemberCommands(program)
 registerSpendCommands(program)
 
-program.command('mcp')
-  .description('serve the coordination tools of your agentd over MCP on stdio (for agent harnesses); logs go to stderr. A daemon that requires an API token gets it from AGENCY_TOKEN or AGENCY_TOKEN_FILE')
-  .action(async (opts: { addr?: string }) => { await runMcpServer(opts.addr) })
+program
+  .command('mcp')
+  .description(
+    'serve the coordination tools of your agentd over MCP on stdio (for agent harnesses); logs go to stderr. A daemon that requires an API token gets it from AGENCY_TOKEN or AGENCY_TOKEN_FILE'
+  )
+  .action(async (opts: { addr?: string }) => {
+    await runMcpServer(opts.addr)
+  })
 
 program.parseAsync(process.argv).catch(fail)

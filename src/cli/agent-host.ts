@@ -14,26 +14,26 @@ import { serveDaemon, type ServedDaemon } from './serve.js'
 export type AgentBaseConfig = Partial<DaemonConfig> & { dataDir: string }
 
 /** The number agent `i` (0-based) of a host whose first agent is `first` carries: its name, data dir and ports follow it. */
-export function agentNumber (first: number, i: number): number {
+export function agentNumber(first: number, i: number): number {
   return first + i
 }
 
 /** A TCP port shifted by `i` (0 stays 0: the system picks one for each). */
-function shiftPort (port: number, i: number, flag: string): number {
+function shiftPort(port: number, i: number, flag: string): number {
   if (port === 0) return 0
   const p = port + i
   if (p > 65535) throw new InvalidArgumentError(`${flag}: port ${port} + ${i} agents is past 65535`)
   return p
 }
 
-function shiftHostPort (addr: string, i: number, flag: string): string {
+function shiftHostPort(addr: string, i: number, flag: string): string {
   const { host, port } = parseHostPort(addr)
   const h = host.includes(':') ? `[${host}]` : host
   return `${h}:${shiftPort(port, i, flag)}`
 }
 
 /** /ip4/x/tcp/P and /ip6/x/tcp/P shifted by i; other transports (memory) get the agent's number appended. */
-function shiftMultiaddr (addr: string, i: number, num: number): string {
+function shiftMultiaddr(addr: string, i: number, num: number): string {
   const tcp = /^(.*\/tcp\/)(\d+)(.*)$/.exec(addr)
   if (tcp != null) return `${tcp[1]}${shiftPort(Number(tcp[2]), i, '--listen')}${tcp[3]}`
   if (addr.startsWith('/memory/')) return `${addr}-${num}`
@@ -49,13 +49,17 @@ function shiftMultiaddr (addr: string, i: number, num: number): string {
  * Without a count (no --agents), the one agent keeps the configuration
  * exactly as given; `--agents 1` lays out one agent as a host does.
  */
-export function agentConfigs (base: AgentBaseConfig, count?: number, first = 1): AgentBaseConfig[] {
+export function agentConfigs(base: AgentBaseConfig, count?: number, first = 1): AgentBaseConfig[] {
   if (count === undefined) return [base]
-  if (!Number.isSafeInteger(count) || count < 1 || count > MAX_AGENTS_PER_PROCESS) throw new InvalidArgumentError(`--agents must be between 1 and ${MAX_AGENTS_PER_PROCESS}, got ${count}`)
-  if (!Number.isSafeInteger(first) || first < 1) throw new InvalidArgumentError(`--agent-index must be a positive whole number, got ${first}`)
+  if (!Number.isSafeInteger(count) || count < 1 || count > MAX_AGENTS_PER_PROCESS)
+    throw new InvalidArgumentError(`--agents must be between 1 and ${MAX_AGENTS_PER_PROCESS}, got ${count}`)
+  if (!Number.isSafeInteger(first) || first < 1)
+    throw new InvalidArgumentError(`--agent-index must be a positive whole number, got ${first}`)
   const defaultGrpc = defaultGrpcAddr(base.dataDir)
   if (base.grpc != null && base.grpc !== defaultGrpc && base.grpc.startsWith('unix:')) {
-    throw new InvalidArgumentError('--grpc unix:PATH names one socket: with --agents, leave --grpc out (each agent serves the socket in its own data dir) or give HOST:PORT (ports PORT, PORT+1, ...)')
+    throw new InvalidArgumentError(
+      '--grpc unix:PATH names one socket: with --agents, leave --grpc out (each agent serves the socket in its own data dir) or give HOST:PORT (ports PORT, PORT+1, ...)'
+    )
   }
   return Array.from({ length: count }, (_, i) => {
     const num = agentNumber(first, i)
@@ -71,7 +75,10 @@ export function agentConfigs (base: AgentBaseConfig, count?: number, first = 1):
       metrics: base.metrics == null ? null : shiftHostPort(base.metrics, i, '--metrics'),
       ui: i === 0 ? base.ui : null,
       processMetrics: i === 0 && (base.processMetrics ?? true),
-      repo: base.repo != null ? { ...base.repo, workdir: base.repo.workdir != null ? join(base.repo.workdir, `agent-${num}`) : undefined } : undefined
+      repo:
+        base.repo != null
+          ? { ...base.repo, workdir: base.repo.workdir != null ? join(base.repo.workdir, `agent-${num}`) : undefined }
+          : undefined
     }
   })
 }
@@ -90,10 +97,14 @@ const START_CONCURRENCY = 8
  * each other and the swarm through one connection. A failure stops those
  * already started.
  */
-export async function serveAgents (configs: AgentBaseConfig[]): Promise<ServedHost> {
+export async function serveAgents(configs: AgentBaseConfig[]): Promise<ServedHost> {
   const started: Array<ServedDaemon | undefined> = []
   const stop = async (): Promise<void> => {
-    await Promise.allSettled(started.map(async a => { await a?.stop() }))
+    await Promise.allSettled(
+      started.map(async a => {
+        await a?.stop()
+      })
+    )
   }
   try {
     const first = await serveDaemon(configs[0])

@@ -11,9 +11,11 @@ import { connectAgency, type Agency } from '../client/agency.js'
 import type { AgencyClient } from '../gen/agency/v1/api.js'
 import { swarmUp } from '../swarm/swarm.js'
 
-const say = (text: string): void => { process.stdout.write(text + '\n') }
+const say = (text: string): void => {
+  process.stdout.write(text + '\n')
+}
 
-async function waitFor<T> (what: string, fn: () => Promise<T | undefined>, timeoutMs = 20_000): Promise<T> {
+async function waitFor<T>(what: string, fn: () => Promise<T | undefined>, timeoutMs = 20_000): Promise<T> {
   const deadline = Date.now() + timeoutMs
   while (Date.now() < deadline) {
     const v = await fn().catch(() => undefined)
@@ -23,7 +25,7 @@ async function waitFor<T> (what: string, fn: () => Promise<T | undefined>, timeo
   throw new Error(`timed out waiting for ${what}`)
 }
 
-async function meshDemo (): Promise<void> {
+async function meshDemo(): Promise<void> {
   const root = await mkdtemp(join(tmpdir(), 'agency-demo-'))
   const daemons: LocalDaemon[] = []
   const clients: Agency[] = []
@@ -51,7 +53,12 @@ async function meshDemo (): Promise<void> {
     }
 
     say('\n2. brook sends cyd a direct message (agency send cyd ...):')
-    const sent = await b.call((x: AgencyClient) => x.sendMessage, { to: 'cyd', text: 'hi cyd, I am taking the parser; can you take the CLI?', thread: '', replyTo: '' })
+    const sent = await b.call((x: AgencyClient) => x.sendMessage, {
+      to: 'cyd',
+      text: 'hi cyd, I am taking the parser; can you take the CLI?',
+      thread: '',
+      replyTo: ''
+    })
     const inbox = await waitFor('the message', async () => {
       const { messages } = await c.call((x: AgencyClient) => x.readInbox, { after: 0, limit: 10, all: true, peek: false })
       return messages.length > 0 ? messages : undefined
@@ -59,7 +66,12 @@ async function meshDemo (): Promise<void> {
     say(`  cyd's inbox: from ${inbox[0].fromName}: "${inbox[0].text}" (id ${sent.id.slice(0, 8)}, delivered once)`)
 
     say('\n3. cyd replies in the same thread:')
-    await c.call((x: AgencyClient) => x.sendMessage, { to: 'brook', text: 'deal, CLI is mine', thread: inbox[0].thread, replyTo: inbox[0].id })
+    await c.call((x: AgencyClient) => x.sendMessage, {
+      to: 'brook',
+      text: 'deal, CLI is mine',
+      thread: inbox[0].thread,
+      replyTo: inbox[0].id
+    })
     const reply = await waitFor('the reply', async () => {
       const { messages } = await b.call((x: AgencyClient) => x.readInbox, { after: 0, limit: 10, all: true, peek: false })
       return messages.length > 0 ? messages[0] : undefined
@@ -67,9 +79,25 @@ async function meshDemo (): Promise<void> {
     say(`  brook's inbox: from ${reply.fromName}: "${reply.text}"`)
 
     say('\n4. ada records a failed approach (agency note --kind failure ...); the others can find it:')
-    await a.call((x: AgencyClient) => x.recordFinding, { kind: 'failure', text: 'parsing the config with a regex breaks on nested braces; use a real parser', paths: ['src/config.ts'], tags: ['parser'], refs: [], supersedes: '' })
+    await a.call((x: AgencyClient) => x.recordFinding, {
+      kind: 'failure',
+      text: 'parsing the config with a regex breaks on nested braces; use a real parser',
+      paths: ['src/config.ts'],
+      tags: ['parser'],
+      refs: [],
+      supersedes: ''
+    })
     const hit = await waitFor('the finding', async () => {
-      const { hits } = await c.call((x: AgencyClient) => x.searchFindings, { query: 'regex config', kind: '', pathPrefix: '', tag: '', author: '', since: 0, until: 0, limit: 5 })
+      const { hits } = await c.call((x: AgencyClient) => x.searchFindings, {
+        query: 'regex config',
+        kind: '',
+        pathPrefix: '',
+        tag: '',
+        author: '',
+        since: 0,
+        until: 0,
+        limit: 5
+      })
       return hits.length > 0 ? hits[0] : undefined
     })
     say(`  cyd: agency find "regex config" -> [${hit.finding?.kind}] ${hit.finding?.text}`)
@@ -90,21 +118,32 @@ async function meshDemo (): Promise<void> {
   }
 }
 
-async function swarmDemo (): Promise<void> {
+async function swarmDemo(): Promise<void> {
   const dir = await mkdtemp(join(tmpdir(), 'agency-swarm-demo-'))
   try {
     say('part 2: `agency swarm up -n 4 --harness sim --example calc`: four scripted agents build the calc example.')
     say('Each agent reads the board, claims a task, searches the findings, writes code, runs the tests and integrates;')
     say('a failed approach is recorded, and peers skip it.\n')
-    const { finished } = await swarmUp({ n: 4, dir, example: 'calc', harness: 'sim', swarm: 'demo', downWhenDone: true, timeoutMs: 10 * 60_000, progress: say })
-    say(finished ? '\nthe goal is met: every task is done and every test passes on the shared branch.' : '\nthe swarm did not finish in time.')
+    const { finished } = await swarmUp({
+      n: 4,
+      dir,
+      example: 'calc',
+      harness: 'sim',
+      swarm: 'demo',
+      downWhenDone: true,
+      timeoutMs: 10 * 60_000,
+      progress: say
+    })
+    say(
+      finished ? '\nthe goal is met: every task is done and every test passes on the shared branch.' : '\nthe swarm did not finish in time.'
+    )
     if (!finished) process.exitCode = 1
   } finally {
     await rm(dir, { recursive: true, force: true })
   }
 }
 
-async function main (): Promise<void> {
+async function main(): Promise<void> {
   await meshDemo()
   await swarmDemo()
 }

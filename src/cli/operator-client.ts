@@ -9,20 +9,23 @@ import { operatorKeyFile, readOperatorKey, signNow } from './operator-key.js'
 import type { CommonOpts } from './output.js'
 
 /** The operator's signer when a key is given (--operator-key or AGENCY_OPERATOR_KEY). */
-export async function givenOperator (opts: CommonOpts): Promise<Signer | undefined> {
+export async function givenOperator(opts: CommonOpts): Promise<Signer | undefined> {
   const file = operatorKeyFile(opts.operatorKey)
   return file === undefined ? undefined : await readOperatorKey(file)
 }
 
 /** The operator's signer; a clear refusal without a key: `what` is the operator's to do. */
-export async function requireOperator (opts: CommonOpts, what: string): Promise<Signer> {
+export async function requireOperator(opts: CommonOpts, what: string): Promise<Signer> {
   const signer = await givenOperator(opts)
-  if (signer === undefined) throw new FailedPreconditionError(`${what} is the operator's to do: pass --operator-key FILE or set AGENCY_OPERATOR_KEY (docs/operator.md)`)
+  if (signer === undefined)
+    throw new FailedPreconditionError(
+      `${what} is the operator's to do: pass --operator-key FILE or set AGENCY_OPERATOR_KEY (docs/operator.md)`
+    )
   return signer
 }
 
 /** Signs `action` now and has the daemon carry it into the log. */
-export async function submitAction (agency: Agency, signer: Signer, action: DeepPartial<OperatorAction>): Promise<OperatorActionReply> {
+export async function submitAction(agency: Agency, signer: Signer, action: DeepPartial<OperatorAction>): Promise<OperatorActionReply> {
   const envelope = signNow(signer, action)
   return await agency.call((c: AgencyClient) => c.submitOperatorAction, { envelope })
 }

@@ -19,7 +19,7 @@ export interface ServedDaemon {
   stop: () => Promise<void>
 }
 
-export async function serveDaemon (config: Partial<DaemonConfig> & { dataDir: string }): Promise<ServedDaemon> {
+export async function serveDaemon(config: Partial<DaemonConfig> & { dataDir: string }): Promise<ServedDaemon> {
   // Test-only (AGENCY_TEST_FAULTS=1): a movable wall clock, a settle window switched off.
   const faults = testFaults()
   const daemon = new Daemon(faults.breaks.has('settle') ? { ...config, settle: { fixedMs: 0 } } : config, { wallClock: faults.wallClock })
@@ -38,9 +38,13 @@ export async function serveDaemon (config: Partial<DaemonConfig> & { dataDir: st
   try {
     if (daemon.config.grpc != null) {
       try {
-        grpc = await startGrpcServer(daemon.config.grpc, agencyHandlers(daemon, {
-          stopHarness: unary(async () => ({ stopped: harness != null ? await harness.stop() : false }))
-        }), { token: daemon.config.apiToken })
+        grpc = await startGrpcServer(
+          daemon.config.grpc,
+          agencyHandlers(daemon, {
+            stopHarness: unary(async () => ({ stopped: harness != null ? await harness.stop() : false }))
+          }),
+          { token: daemon.config.apiToken }
+        )
       } catch (err) {
         if (isAgencyError(err)) throw err
         throw new UnavailableError(`cannot serve gRPC on ${daemon.config.grpc}: ${(err as Error).message}`, { cause: err })

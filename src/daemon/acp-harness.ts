@@ -31,7 +31,16 @@ export interface AcpHost {
   goalMet: () => boolean
   /** the tasks the daemon holds, with their titles */
   held: () => HeldTask[]
-  metrics: Pick<Metrics, 'harnessTurns' | 'harnessTokens' | 'harnessContextTokens' | 'harnessToolCalls' | 'harnessPermissions' | 'harnessPushed' | 'harnessProtocolErrors'>
+  metrics: Pick<
+    Metrics,
+    | 'harnessTurns'
+    | 'harnessTokens'
+    | 'harnessContextTokens'
+    | 'harnessToolCalls'
+    | 'harnessPermissions'
+    | 'harnessPushed'
+    | 'harnessProtocolErrors'
+  >
   events: Pick<EventBus, 'emit'>
   /** the agent's status line (peers see it in heartbeats) */
   setStatusLine: (text: string) => Promise<void>
@@ -57,15 +66,21 @@ export interface AcpHarnessOptions {
 const STATUS_LINE_EVERY_MS = 3_000
 
 /** The supervisor hooks that make its runs ACP sessions. */
-export function acpHarness (d: AcpHost, o: AcpHarnessOptions): { beforeSpawn: () => void, session: (run: HarnessRun) => HarnessRunSession } {
+export function acpHarness(d: AcpHost, o: AcpHarnessOptions): { beforeSpawn: () => void; session: (run: HarnessRun) => HarnessRunSession } {
   const carry = newCarry()
   const swarm = sessionSwarm(d)
   const report = sessionReport(d, o.name)
   const workspaces = [o.workspace]
-  try { workspaces.push(realpathSync(o.workspace)) } catch { /* not there yet */ }
+  try {
+    workspaces.push(realpathSync(o.workspace))
+  } catch {
+    /* not there yet */
+  }
   return {
     // Not installed: a clear failed start (the daemon keeps serving; the failure policy backs off).
-    beforeSpawn: () => { checkLaunchCommand(o.agent.launch) },
+    beforeSpawn: () => {
+      checkLaunchCommand(o.agent.launch)
+    },
     session: run => {
       const s = new AcpSession({
         run,
@@ -89,11 +104,13 @@ export function acpHarness (d: AcpHost, o: AcpHarnessOptions): { beforeSpawn: ()
   }
 }
 
-function sessionSwarm (d: AcpHost): SessionSwarm {
+function sessionSwarm(d: AcpHost): SessionSwarm {
   return {
     unread: async limit => (await d.inbox.read({ peek: true, limit })).map(note),
     unreadCount: () => d.inbox.unread(),
-    markRead: async cursor => { await d.inbox.markRead(cursor) },
+    markRead: async cursor => {
+      await d.inbox.markRead(cursor)
+    },
     onInbox: listener => d.onInbox(listener),
     waitForWork: async (timeoutMs, signal) => await d.waitForWork(timeoutMs, signal),
     goalMet: () => d.goalMet(),
@@ -102,14 +119,16 @@ function sessionSwarm (d: AcpHost): SessionSwarm {
   }
 }
 
-function note (item: InboxItem): InboxNote {
+function note(item: InboxItem): InboxNote {
   const m = item.record.message
   return { cursor: item.record.cursor, kind: item.kind, from: m.from, fromName: m.fromName, task: item.task, text: m.text, time: m.time }
 }
 
-function sessionReport (d: AcpHost, name: string): SessionReport {
+function sessionReport(d: AcpHost, name: string): SessionReport {
   const m = d.metrics
-  const event = (text: string, detail: Record<string, unknown>, task = ''): void => { d.events.emit({ type: 'session', text, task, detail: { harness: name, ...detail } }) }
+  const event = (text: string, detail: Record<string, unknown>, task = ''): void => {
+    d.events.emit({ type: 'session', text, task, detail: { harness: name, ...detail } })
+  }
   const status = throttledStatusLine(d, name)
   return {
     turnStarted: (turn, why) => {
@@ -127,27 +146,63 @@ function sessionReport (d: AcpHost, name: string): SessionReport {
       }
       if (t.contextTokens != null) m.harnessContextTokens.set(t.contextTokens)
       d.recordTurn?.(t.usage, t.ms)
-      event(`turn ${t.turn} ended: ${t.stopReason}, ${t.toolCalls} tool calls${t.text !== '' ? `: ${oneLine(t.text, 200)}` : ''}`, { event: 'turn_ended', turn: t.turn, stopReason: t.stopReason, toolCalls: t.toolCalls, usage: t.usage ?? null, ms: Math.round(t.ms) })
+      event(`turn ${t.turn} ended: ${t.stopReason}, ${t.toolCalls} tool calls${t.text !== '' ? `: ${oneLine(t.text, 200)}` : ''}`, {
+        event: 'turn_ended',
+        turn: t.turn,
+        stopReason: t.stopReason,
+        toolCalls: t.toolCalls,
+        usage: t.usage ?? null,
+        ms: Math.round(t.ms)
+      })
       status(`turn ${t.turn} ${t.stopReason}`)
     },
     activity: (turn, e, doing) => {
       if (e.kind === 'tool_call') {
         m.harnessToolCalls.inc({ kind: e.toolKind })
-        event(`tool call: ${oneLine(e.title, 200)} (${e.toolKind})`, { event: 'tool_call', turn, id: e.id, title: e.title, kind: e.toolKind })
+        event(`tool call: ${oneLine(e.title, 200)} (${e.toolKind})`, {
+          event: 'tool_call',
+          turn,
+          id: e.id,
+          title: e.title,
+          kind: e.toolKind
+        })
       } else if (e.kind === 'tool_call_done') {
-        event(`tool call ${e.status}: ${oneLine(e.title, 200)}`, { event: 'tool_call_done', turn, id: e.id, title: e.title, kind: e.toolKind, status: e.status })
+        event(`tool call ${e.status}: ${oneLine(e.title, 200)}`, {
+          event: 'tool_call_done',
+          turn,
+          id: e.id,
+          title: e.title,
+          kind: e.toolKind,
+          status: e.status
+        })
       } else {
-        event(`plan: ${e.entries.map(x => `[${x.status}] ${oneLine(x.content, 80)}`).join('; ').slice(0, 400)}`, { event: 'plan', turn, entries: e.entries })
+        event(
+          `plan: ${e.entries
+            .map(x => `[${x.status}] ${oneLine(x.content, 80)}`)
+            .join('; ')
+            .slice(0, 400)}`,
+          { event: 'plan', turn, entries: e.entries }
+        )
       }
       if (doing !== '') status(`turn ${turn}: ${doing}`)
     },
     permission: p => {
       m.harnessPermissions.inc({ decision: p.allow ? 'allowed' : 'denied' })
-      event(`permission ${p.allow ? 'allowed' : 'denied'}: ${oneLine(p.what, 200)} (${p.reason})`, { event: 'permission', allow: p.allow, category: p.category, what: p.what, reason: p.reason })
+      event(`permission ${p.allow ? 'allowed' : 'denied'}: ${oneLine(p.what, 200)} (${p.reason})`, {
+        event: 'permission',
+        allow: p.allow,
+        category: p.category,
+        what: p.what,
+        reason: p.reason
+      })
     },
     delivered: notes => {
       m.harnessPushed.inc(notes.length)
-      event(`delivered ${notes.length} inbox item(s) into the session: ${notes.map(n => n.kind).join(', ')}`, { event: 'delivered', cursors: notes.map(n => n.cursor), kinds: notes.map(n => n.kind) })
+      event(`delivered ${notes.length} inbox item(s) into the session: ${notes.map(n => n.kind).join(', ')}`, {
+        event: 'delivered',
+        cursors: notes.map(n => n.cursor),
+        kinds: notes.map(n => n.kind)
+      })
     },
     fault: err => {
       m.harnessProtocolErrors.inc({ fault: err.fault })
@@ -159,7 +214,7 @@ function sessionReport (d: AcpHost, name: string): SessionReport {
 const KNOWN_STOP = new Set(['end_turn', 'max_tokens', 'max_turn_requests', 'refusal', 'cancelled'])
 
 /** Sets the status line at most every few seconds, keeping the latest text for the next slot. */
-function throttledStatusLine (d: AcpHost, name: string): (text: string) => void {
+function throttledStatusLine(d: AcpHost, name: string): (text: string) => void {
   let last = 0
   let pending: string | undefined
   let timer: NodeJS.Timeout | undefined
@@ -169,16 +224,26 @@ function throttledStatusLine (d: AcpHost, name: string): (text: string) => void 
   }
   return text => {
     const wait = last + STATUS_LINE_EVERY_MS - Date.now()
-    if (wait <= 0 && timer == null) { send(text); return }
+    if (wait <= 0 && timer == null) {
+      send(text)
+      return
+    }
     pending = text
-    timer ??= setTimeout(() => {
-      timer = undefined
-      if (pending != null) { const t = pending; pending = undefined; send(t) }
-    }, Math.max(0, wait)).unref()
+    timer ??= setTimeout(
+      () => {
+        timer = undefined
+        if (pending != null) {
+          const t = pending
+          pending = undefined
+          send(t)
+        }
+      },
+      Math.max(0, wait)
+    ).unref()
   }
 }
 
-function oneLine (text: string, max: number): string {
+function oneLine(text: string, max: number): string {
   const t = text.replace(/\s+/g, ' ').trim()
   return t.length > max ? `${t.slice(0, max - 3)}...` : t
 }

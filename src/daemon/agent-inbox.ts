@@ -7,7 +7,20 @@ import { randomUUID } from 'node:crypto'
 import type { InboxRecord, MessageStore, StateStore } from '../store/index.js'
 import { InvalidArgumentError } from '../core/errors.js'
 
-export type NoticeKind = 'claim_lost' | 'claim_superseded' | 'overlap' | 'review_requested' | 'integration' | 'goal_changed' | 'harness' | 'assist' | 'handoff' | 'operator' | 'paused' | 'resumed' | 'approval'
+export type NoticeKind =
+  | 'claim_lost'
+  | 'claim_superseded'
+  | 'overlap'
+  | 'review_requested'
+  | 'integration'
+  | 'goal_changed'
+  | 'harness'
+  | 'assist'
+  | 'handoff'
+  | 'operator'
+  | 'paused'
+  | 'resumed'
+  | 'approval'
 
 /** Notices are stored as messages from the daemon to itself, on a thread that names their kind. */
 const NOTICE_THREAD = 'agentd-notice:'
@@ -34,17 +47,17 @@ export class AgentInbox {
   private readCursor = 0
   private readonly init: AgentInboxInit
 
-  constructor (init: AgentInboxInit) {
+  constructor(init: AgentInboxInit) {
     this.init = init
   }
 
-  async beforeStart (): Promise<void> {
+  async beforeStart(): Promise<void> {
     const saved = await this.init.state.get<number>(READ_CURSOR_KEY)
     this.readCursor = typeof saved === 'number' && Number.isSafeInteger(saved) && saved >= 0 ? saved : 0
   }
 
   /** Items stored and not read yet. */
-  unread (): number {
+  unread(): number {
     return Math.max(0, this.init.messages.lastCursor() - this.readCursor)
   }
 
@@ -52,9 +65,10 @@ export class AgentInbox {
    * What the agent has not read yet (and marks it read unless `peek`), or
    * with `all` the history after `after` without touching the read cursor.
    */
-  async read (o: { after?: number, limit?: number, all?: boolean, peek?: boolean } = {}): Promise<InboxItem[]> {
+  async read(o: { after?: number; limit?: number; all?: boolean; peek?: boolean } = {}): Promise<InboxItem[]> {
     const limit = o.limit === undefined || o.limit === 0 ? DEFAULT_READ : o.limit
-    if (!Number.isSafeInteger(limit) || limit < 1 || limit > MAX_READ) throw new InvalidArgumentError(`limit must be between 1 and ${MAX_READ}`)
+    if (!Number.isSafeInteger(limit) || limit < 1 || limit > MAX_READ)
+      throw new InvalidArgumentError(`limit must be between 1 and ${MAX_READ}`)
     const after = o.all === true ? (o.after ?? 0) : Math.max(this.readCursor, o.after ?? 0)
     const records = await this.init.messages.inboxAfter(after, limit)
     if (o.all !== true && o.peek !== true && records.length > 0) await this.markRead(records[records.length - 1].cursor)
@@ -62,7 +76,7 @@ export class AgentInbox {
   }
 
   /** Moves the read cursor forward to `cursor` (never back). */
-  async markRead (cursor: number): Promise<void> {
+  async markRead(cursor: number): Promise<void> {
     if (cursor <= this.readCursor) return
     this.readCursor = cursor
     await this.init.state.put(READ_CURSOR_KEY, cursor, { sync: true })
@@ -73,23 +87,26 @@ export class AgentInbox {
    * the notice is about: a notice with that key is stored once ever (a second
    * one, after a restart say, is dropped); its cursor is returned either way.
    */
-  async notice (kind: NoticeKind, text: string, task = '', once?: string): Promise<number> {
+  async notice(kind: NoticeKind, text: string, task = '', once?: string): Promise<number> {
     const id = once !== undefined ? `once:${once}` : randomUUID()
-    const r = await this.init.messages.deliver({
-      id,
-      from: this.init.me,
-      fromName: 'agentd',
-      to: this.init.me,
-      thread: `${NOTICE_THREAD}${kind}${task !== '' ? `:${task}` : ''}`,
-      replyTo: '',
-      text,
-      time: Date.now()
-    }, Date.now())
+    const r = await this.init.messages.deliver(
+      {
+        id,
+        from: this.init.me,
+        fromName: 'agentd',
+        to: this.init.me,
+        thread: `${NOTICE_THREAD}${kind}${task !== '' ? `:${task}` : ''}`,
+        replyTo: '',
+        text,
+        time: Date.now()
+      },
+      Date.now()
+    )
     if (r.stored) this.init.onStored(r.cursor)
     return r.cursor
   }
 
-  item (record: InboxRecord): InboxItem {
+  item(record: InboxRecord): InboxItem {
     const m = record.message
     if (m.from === this.init.me && m.thread.startsWith(NOTICE_THREAD)) {
       const [kind, task] = splitOnce(m.thread.slice(NOTICE_THREAD.length), ':')
@@ -99,7 +116,7 @@ export class AgentInbox {
   }
 }
 
-function splitOnce (text: string, sep: string): [string, string] {
+function splitOnce(text: string, sep: string): [string, string] {
   const at = text.indexOf(sep)
   return at < 0 ? [text, ''] : [text.slice(0, at), text.slice(at + 1)]
 }

@@ -11,12 +11,13 @@ export const MIN_API_TOKEN_LENGTH = 16
  * token and writes it there (mode 0600), so `agency` and `agency mcp` can read
  * it (AGENCY_TOKEN_FILE) and nobody else on the host can.
  */
-export async function loadOrCreateApiToken (file: string): Promise<string> {
+export async function loadOrCreateApiToken(file: string): Promise<string> {
   let text: string
   try {
     text = await readFile(file, 'utf8')
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw new Error(`cannot read the API token ${file}: ${(err as Error).message}`, { cause: err })
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT')
+      throw new Error(`cannot read the API token ${file}: ${(err as Error).message}`, { cause: err })
     const token = randomBytes(32).toString('base64url')
     try {
       await mkdir(dirname(file), { recursive: true, mode: 0o700 })

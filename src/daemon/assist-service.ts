@@ -11,8 +11,24 @@
 // request is folded, and at start for any landing whose done a crash or a stop
 // lost (core/board/assist-landing), once per task.
 import {
-  APPROACH_FINDING_KIND, APPROACH_TAG, ASSIST_END_TAG, AssistBook, checkApproach, checkAssistTask, chooseAssist,
-  agentsAtWork, assistCandidates, assistsAt, freeAgentCount, isAssistFinding, landedWithoutDone, taskTag, type ApproachView, type AssistCandidate, type AssistInput, type AssistPolicy
+  APPROACH_FINDING_KIND,
+  APPROACH_TAG,
+  ASSIST_END_TAG,
+  AssistBook,
+  checkApproach,
+  checkAssistTask,
+  chooseAssist,
+  agentsAtWork,
+  assistCandidates,
+  assistsAt,
+  freeAgentCount,
+  isAssistFinding,
+  landedWithoutDone,
+  taskTag,
+  type ApproachView,
+  type AssistCandidate,
+  type AssistInput,
+  type AssistPolicy
 } from '../core/board/index.js'
 import { FailedPreconditionError, InvalidArgumentError } from '../core/errors.js'
 import { decodeBody } from '../core/log/kinds.js'
@@ -23,7 +39,17 @@ import type { AssistApproach, AssistReply } from '../gen/agency/v1/api.js'
 import type { BoardService } from './board-service.js'
 import type { LogService } from './log-service.js'
 import type { Logger } from '../logger.js'
-import { ASSIST_NOTHING_TO_STOP, ASSIST_SAY_WHAT_LEARNED, assistEnded, assistOffer, assistantJoined, assistedTaskDone, assistedTaskUnheld, doneFirst, nothingToAssist } from '../core/agent-words.js'
+import {
+  ASSIST_NOTHING_TO_STOP,
+  ASSIST_SAY_WHAT_LEARNED,
+  assistEnded,
+  assistOffer,
+  assistantJoined,
+  assistedTaskDone,
+  assistedTaskUnheld,
+  doneFirst,
+  nothingToAssist
+} from '../core/agent-words.js'
 
 export interface AssistServiceInit {
   me: string
@@ -61,22 +87,24 @@ export class AssistService {
   /** tasks this agent assists whose done by someone else it was told of */
   private readonly toldDone = new Set<string>()
 
-  constructor (init: AssistServiceInit) {
+  constructor(init: AssistServiceInit) {
     this.init = init
   }
 
-  get policy (): AssistPolicy {
+  get policy(): AssistPolicy {
     return this.init.policy
   }
 
   /** Call once the log is loaded and the board folded: writes the done of any assist that landed without it. */
-  beforeStart (): void {
-    this.unsubscribe = this.init.log.onAccepted(e => { this.onEntry(e) })
+  beforeStart(): void {
+    this.unsubscribe = this.init.log.onAccepted(e => {
+      this.onEntry(e)
+    })
     this.writeLandedDones()
   }
 
   /** From now on no done is written (a landing's done is then written at the next start). */
-  stop (): void {
+  stop(): void {
     this.stopped = true
     this.unsubscribe?.()
   }
@@ -85,7 +113,7 @@ export class AssistService {
    * The book of approaches, built on first use from the findings index (which
    * catches up with the log then), later kept up to date entry by entry.
    */
-  private approaches (): AssistBook {
+  private approaches(): AssistBook {
     if (this.book !== undefined) return this.book
     const book = new AssistBook()
     const index = this.init.log.findings
@@ -98,7 +126,7 @@ export class AssistService {
     return book
   }
 
-  private onEntry (e: StoredEntry): void {
+  private onEntry(e: StoredEntry): void {
     const { entry } = e
     try {
       if (entry.kind === 'finding') {
@@ -128,7 +156,7 @@ export class AssistService {
   }
 
   /** Tells this agent, once, that the task it assists was done by someone else. */
-  private tellDone (task: string): void {
+  private tellDone(task: string): void {
     const done = this.init.board.board.doneRecord(task)
     if (done === undefined || done.by === this.init.me || this.toldDone.has(task) || this.mineOn(task) === undefined) return
     this.toldDone.add(task)
@@ -144,14 +172,21 @@ export class AssistService {
    * board's (core/board/assist-landing), and a done being written is not
    * written twice.
    */
-  private writeLandedDones (): void {
+  private writeLandedDones(): void {
     if (this.stopped) return
     for (const l of landedWithoutDone(this.init.board.board, () => this.approaches(), this.init.me)) {
       if (this.landing.has(l.task)) continue
-      const writing = this.init.log.append('done', { task: l.task, epoch: l.epoch, commit: l.commit, paths: l.paths })
-        .then(() => { this.init.logger.info({ task: l.task, epoch: l.epoch }, 'assist landed: done') })
-        .catch(err => { this.init.logger.warn({ err, task: l.task }, 'cannot write the done of an assist that landed') })
-        .finally(() => { this.landing.delete(l.task) })
+      const writing = this.init.log
+        .append('done', { task: l.task, epoch: l.epoch, commit: l.commit, paths: l.paths })
+        .then(() => {
+          this.init.logger.info({ task: l.task, epoch: l.epoch }, 'assist landed: done')
+        })
+        .catch(err => {
+          this.init.logger.warn({ err, task: l.task }, 'cannot write the done of an assist that landed')
+        })
+        .finally(() => {
+          this.landing.delete(l.task)
+        })
       this.landing.set(l.task, writing)
     }
   }
@@ -162,16 +197,18 @@ export class AssistService {
    * Resolves once it is on the log; throws when it is not (the daemon is
    * stopping: the next start writes it).
    */
-  async landed (task: string): Promise<void> {
+  async landed(task: string): Promise<void> {
     this.writeLandedDones()
     await this.landing.get(task)
     if (this.init.board.board.doneRecord(task)?.by !== this.init.me) {
-      throw new FailedPreconditionError(`your assist of ${task} landed, but its done is not written yet (the daemon is stopping): it is written when the daemon starts again`)
+      throw new FailedPreconditionError(
+        `your assist of ${task} landed, but its done is not written yet (the daemon is stopping): it is written when the daemon starts again`
+      )
     }
   }
 
   /** Resolves once every done being written is on the log (or failed). */
-  async settled (): Promise<void> {
+  async settled(): Promise<void> {
     await Promise.all([...this.landing.values()])
   }
 
@@ -179,17 +216,17 @@ export class AssistService {
    * Whether this agent's work on `task` at `epoch` is an assistant's: it
    * announced an approach on the task and does not hold the epoch's claim.
    */
-  assistedAt (task: string, epoch: number): boolean {
+  assistedAt(task: string, epoch: number): boolean {
     return assistsAt(this.init.board.board, this.approaches(), this.init.me, task, epoch)
   }
 
   /** My latest approach on `task` if it is not ended (done or not). */
-  private mineOn (task: string): ApproachView | undefined {
+  private mineOn(task: string): ApproachView | undefined {
     const a = this.approaches().current(this.init.me, () => false)
     return a?.task === task ? a : undefined
   }
 
-  private input (): AssistInput {
+  private input(): AssistInput {
     const b = this.init.board
     const now = b.now()
     const isLive = (peer: string): boolean => peer === this.init.me || b.protocol.leases.isLive(peer, now)
@@ -209,32 +246,38 @@ export class AssistService {
    * The live agents (this one too) that hold nothing but tasks on their way and assist nothing; undefined without spare places or a view of
    * the peers.
    */
-  private freeAgents (isLive: (peer: string) => boolean): number | undefined {
+  private freeAgents(isLive: (peer: string) => boolean): number | undefined {
     if (!((this.init.policy.spare ?? 0) > 0) || this.init.livePeers === undefined) return undefined
     const board = this.init.board.board
     const live = new Set([this.init.me, ...this.init.livePeers().filter(isLive)])
-    return freeAgentCount(live, agentsAtWork(board), this.approaches().assistingAgents(id => board.doneRecord(id) !== undefined))
+    return freeAgentCount(
+      live,
+      agentsAtWork(board),
+      this.approaches().assistingAgents(id => board.doneRecord(id) !== undefined)
+    )
   }
 
   /** The assist this agent is on, if any. */
-  current (): ApproachView | undefined {
+  current(): ApproachView | undefined {
     const board = this.init.board.board
     return this.approaches().current(this.init.me, id => board.doneRecord(id) !== undefined)
   }
 
   /** The assists in progress on `task` whose assistant is live here (hand-off by speed hands a task to one first). */
-  activeOn (task: string, isLive: (peer: string) => boolean): ApproachView[] {
-    return this.approaches().active(task).filter(a => isLive(a.author))
+  activeOn(task: string, isLive: (peer: string) => boolean): ApproachView[] {
+    return this.approaches()
+      .active(task)
+      .filter(a => isLive(a.author))
   }
 
   /** Whether `agent` assists a task that is not done. */
-  assisting (agent: string): boolean {
+  assisting(agent: string): boolean {
     const board = this.init.board.board
     return this.approaches().current(agent, id => board.doneRecord(id) !== undefined) !== undefined
   }
 
   /** The branch task of this agent's assist of `task` if it is on it (not ended): `<task>-assist-<n>`. */
-  assistBranchTask (task: string): string | undefined {
+  assistBranchTask(task: string): string | undefined {
     const a = this.mineOn(task)
     return a === undefined ? undefined : AssistService.branchTask(task, this.approaches().countBy(this.init.me, task))
   }
@@ -244,7 +287,7 @@ export class AssistService {
    * by speed): its assist ends with a note (not a failure: the approach goes
    * on, as the holder's). Does nothing when it does not assist `task`.
    */
-  async endAsHolder (task: string, from: string): Promise<void> {
+  async endAsHolder(task: string, from: string): Promise<void> {
     const a = this.mineOn(task)
     if (a === undefined) return
     const e = await this.init.log.append('finding', {
@@ -255,11 +298,14 @@ export class AssistService {
       refs: [a.entryId],
       supersedes: ''
     })
-    this.approaches().add({ id: e.id, author: this.init.me, seq: e.entry.seq, lamport: e.entry.lamport, time: e.entry.time }, decodeBody('finding', e.entry.body))
+    this.approaches().add(
+      { id: e.id, author: this.init.me, seq: e.entry.seq, lamport: e.entry.lamport, time: e.entry.time },
+      decodeBody('finding', e.entry.body)
+    )
   }
 
   /** The branch of this agent's n-th assist of `task`: agency/<me>/<task>-assist-<n>. */
-  static branchTask (task: string, n: number): string {
+  static branchTask(task: string, n: number): string {
     return `${task}-assist-${n}`
   }
 
@@ -267,7 +313,7 @@ export class AssistService {
    * Look (no approach): the task this agent may assist, named or picked, with
    * the approaches to avoid. Nothing is written. Bad input throws.
    */
-  look (task: string): AssistReply {
+  look(task: string): AssistReply {
     const input = this.input()
     if (task !== '') return this.reply('OFFER', checkAssistTask(input, task), assistOffer(task))
     const c = chooseAssist(input)
@@ -280,7 +326,7 @@ export class AssistService {
    * is none; undefined when this agent may not assist (it holds a task or
    * assists one already).
    */
-  offer (): AssistReply | undefined {
+  offer(): AssistReply | undefined {
     try {
       return this.look('')
     } catch (err) {
@@ -294,7 +340,10 @@ export class AssistService {
    * every peer folds. Returns the candidate and the announcement's id; the
    * caller switches the workspace. Bad input throws and writes nothing.
    */
-  async announce (task: string, approach: string): Promise<{ candidate: AssistCandidate, entryId: string, branchTask: string } | AssistReply> {
+  async announce(
+    task: string,
+    approach: string
+  ): Promise<{ candidate: AssistCandidate; entryId: string; branchTask: string } | AssistReply> {
     const input = this.input()
     let c: AssistCandidate | undefined
     if (task !== '') c = checkAssistTask(input, task)
@@ -306,15 +355,25 @@ export class AssistService {
       }
     }
     const text = checkApproach(c, approach)
-    const e = await this.init.log.append('finding', { kind: APPROACH_FINDING_KIND, text, paths: [], tags: [APPROACH_TAG, taskTag(c.task), 'assist'], refs: [], supersedes: '' })
+    const e = await this.init.log.append('finding', {
+      kind: APPROACH_FINDING_KIND,
+      text,
+      paths: [],
+      tags: [APPROACH_TAG, taskTag(c.task), 'assist'],
+      refs: [],
+      supersedes: ''
+    })
     // Folded at once, whether or not the accepted-entry listener ran yet.
-    this.approaches().add({ id: e.id, author: this.init.me, seq: e.entry.seq, lamport: e.entry.lamport, time: e.entry.time }, decodeBody('finding', e.entry.body))
+    this.approaches().add(
+      { id: e.id, author: this.init.me, seq: e.entry.seq, lamport: e.entry.lamport, time: e.entry.time },
+      decodeBody('finding', e.entry.body)
+    )
     const n = this.approaches().countBy(this.init.me, c.task)
     return { candidate: c, entryId: e.id, branchTask: AssistService.branchTask(c.task, n) }
   }
 
   /** Ends this agent's assist, recording what it learned: a failure when the task is not done, else a note. */
-  async end (learned: string): Promise<AssistReply> {
+  async end(learned: string): Promise<AssistReply> {
     const text = learned.trim()
     const a = this.approaches().current(this.init.me, () => false)
     if (a === undefined) throw new FailedPreconditionError(ASSIST_NOTHING_TO_STOP)
@@ -329,7 +388,10 @@ export class AssistService {
       refs: [a.entryId],
       supersedes: ''
     })
-    this.approaches().add({ id: e.id, author: this.init.me, seq: e.entry.seq, lamport: e.entry.lamport, time: e.entry.time }, decodeBody('finding', e.entry.body))
+    this.approaches().add(
+      { id: e.id, author: this.init.me, seq: e.entry.seq, lamport: e.entry.lamport, time: e.entry.time },
+      decodeBody('finding', e.entry.body)
+    )
     const t = this.init.board.board.task(a.task, this.init.board.now())
     return {
       ...emptyReply(),
@@ -348,7 +410,7 @@ export class AssistService {
    * assistant; undefined when this agent does not assist it. Throws when the
    * task is no longer held (then it should be claimed).
    */
-  integrateTarget (task: string): AssistTarget | undefined {
+  integrateTarget(task: string): AssistTarget | undefined {
     const a = this.current()
     if (a === undefined) {
       // An assist not ended whose task got done: say so, rather than "you hold no task".
@@ -364,7 +426,7 @@ export class AssistService {
   }
 
   /** The reply for a candidate, with the approaches and the failures recorded on its task. */
-  reply (outcome: string, c: AssistCandidate, text: string): AssistReply {
+  reply(outcome: string, c: AssistCandidate, text: string): AssistReply {
     return {
       ...emptyReply(),
       outcome,
@@ -381,31 +443,54 @@ export class AssistService {
   }
 
   /** Failure findings on the task other than assists' ends (those are in the approaches). */
-  private failures (task: string): AssistApproach[] {
+  private failures(task: string): AssistApproach[] {
     const hits = this.init.log.findings.search({ tag: taskTag(task), kind: 'failure', limit: 20 })
-    return hits.filter(h => !h.finding.tags.includes(ASSIST_END_TAG)).map(h => ({ author: h.entry.entry.author, text: h.finding.text, entryId: h.id, ended: true, learned: '', kind: 'failure' }))
+    return hits
+      .filter(h => !h.finding.tags.includes(ASSIST_END_TAG))
+      .map(h => ({ author: h.entry.entry.author, text: h.finding.text, entryId: h.id, ended: true, learned: '', kind: 'failure' }))
   }
 
-  private none (input: AssistInput): AssistReply {
+  private none(input: AssistInput): AssistReply {
     const c = assistCandidates(input)
-    const why = c.length === 0 ? 'no task is held by a live peer' : c.slice(0, 3).map(x => x.refusal).join('; ')
+    const why =
+      c.length === 0
+        ? 'no task is held by a live peer'
+        : c
+            .slice(0, 3)
+            .map(x => x.refusal)
+            .join('; ')
     return { ...emptyReply(), outcome: 'NONE', budget: this.init.policy.budget, text: nothingToAssist(why) }
   }
 }
 
 /** Checks the exclusive fields of an assist request. */
-export function checkAssistRequest (r: { task: string, approach: string, stop: string }): void {
-  if (r.stop.trim() !== '' && (r.task !== '' || r.approach !== '')) throw new InvalidArgumentError('stop ends your assist: give it alone, without task or approach')
+export function checkAssistRequest(r: { task: string; approach: string; stop: string }): void {
+  if (r.stop.trim() !== '' && (r.task !== '' || r.approach !== ''))
+    throw new InvalidArgumentError('stop ends your assist: give it alone, without task or approach')
 }
 
-function approachMessage (a: ApproachView): AssistApproach {
+function approachMessage(a: ApproachView): AssistApproach {
   return { author: a.author, text: a.text, entryId: a.entryId, ended: a.ended, learned: a.learned, kind: 'approach' }
 }
 
-function emptyReply (): AssistReply {
-  return { outcome: '', task: '', holder: '', epoch: 0, heldMs: 0, chain: 0, assistants: 0, budget: 0, approaches: [], taskBranch: '', workspace: '', entryId: '', text: '' }
+function emptyReply(): AssistReply {
+  return {
+    outcome: '',
+    task: '',
+    holder: '',
+    epoch: 0,
+    heldMs: 0,
+    chain: 0,
+    assistants: 0,
+    budget: 0,
+    approaches: [],
+    taskBranch: '',
+    workspace: '',
+    entryId: '',
+    text: ''
+  }
 }
 
-function header (e: StoredEntry): { id: string, author: string, seq: number, lamport: number, time: number } {
+function header(e: StoredEntry): { id: string; author: string; seq: number; lamport: number; time: number } {
   return { id: e.id, author: e.entry.author, seq: e.entry.seq, lamport: e.entry.lamport, time: e.entry.time }
 }

@@ -21,7 +21,13 @@ import type { Integrator } from './integrator.js'
 import type { DirectIntegration, IntegrateTarget, WrittenRequest } from './integration.js'
 import type { RepoWorkspace } from './repo-workspace.js'
 import type { Startable } from './startable.js'
-import { acceptedForVerify, acceptedToIntegrate, assistNotInBackground, backgroundVerifyFailed, verifyingAlready } from '../core/agent-words.js'
+import {
+  acceptedForVerify,
+  acceptedToIntegrate,
+  assistNotInBackground,
+  backgroundVerifyFailed,
+  verifyingAlready
+} from '../core/agent-words.js'
 
 export interface BackgroundIntegrationComponents {
   me: string
@@ -45,7 +51,11 @@ export interface BackgroundIntegrationOptions {
 }
 
 /** What a background integrate hands the integrator: the request written after a green verify. */
-interface HandedOver { target: IntegrateTarget, message: string, request: WrittenRequest }
+interface HandedOver {
+  target: IntegrateTarget
+  message: string
+  request: WrittenRequest
+}
 
 /** How often requests handed to an integrator are checked for one that no integrator serves any more. */
 const HANDED_OVER_CHECK_MS = 10_000
@@ -63,19 +73,26 @@ export class BackgroundIntegration implements Startable {
   private unsubscribe?: () => void
   private stopped = false
 
-  constructor (private readonly c: BackgroundIntegrationComponents, private readonly o: BackgroundIntegrationOptions) {}
+  constructor(
+    private readonly c: BackgroundIntegrationComponents,
+    private readonly o: BackgroundIntegrationOptions
+  ) {}
 
-  private get ws (): Workspace {
+  private get ws(): Workspace {
     return this.c.workspace.workspace
   }
 
   /** Sightings of integrators from the log; the background integrates a stop left unanswered run again. */
-  beforeStart (): void {
-    this.unsubscribe = this.c.log.onAccepted(e => { this.sawEntry(e) })
-    this.resumeBackground().catch(err => { this.c.logger.warn({ err }, 'cannot resume the background integrates a stop left unanswered') })
+  beforeStart(): void {
+    this.unsubscribe = this.c.log.onAccepted(e => {
+      this.sawEntry(e)
+    })
+    this.resumeBackground().catch(err => {
+      this.c.logger.warn({ err }, 'cannot resume the background integrates a stop left unanswered')
+    })
   }
 
-  stop (): void {
+  stop(): void {
     this.stopped = true
     clearInterval(this.handedOverTimer)
     this.unsubscribe?.()
@@ -99,7 +116,7 @@ export class BackgroundIntegration implements Startable {
    * verified the change on the shared branch (verifyThenRequest), so the
    * integrator's batch never takes an unverified change.
    */
-  async integrateInBackground (taskArg: string, message: string): Promise<IntegrateReply> {
+  async integrateInBackground(taskArg: string, message: string): Promise<IntegrateReply> {
     const target = this.c.integration.resolveTask(taskArg)
     if (target.assist !== undefined) throw new FailedPreconditionError(assistNotInBackground(target.task))
     this.c.integration.verifyCommand()
@@ -107,7 +124,17 @@ export class BackgroundIntegration implements Startable {
     const integrator = this.integratorServing()
     if (integrator !== undefined) {
       const commit = await this.c.integration.whileBusy(task, async () => await this.handOverToVerify(target, message))
-      return { result: 'accepted', commit: '', conflicts: [], summary: acceptedForVerify(task, epoch, commit, integrator), attempts: 0, tests: undefined, findingId: '', epoch, paths: [] }
+      return {
+        result: 'accepted',
+        commit: '',
+        conflicts: [],
+        summary: acceptedForVerify(task, epoch, commit, integrator),
+        attempts: 0,
+        tests: undefined,
+        findingId: '',
+        epoch,
+        paths: []
+      }
     }
     const request = await this.c.integration.whileBusy(task, async () => {
       const r = await this.c.integration.requestResolved(target)
@@ -115,7 +142,17 @@ export class BackgroundIntegration implements Startable {
       return r
     })
     this.runInBackground(target, message, request)
-    return { result: 'accepted', commit: '', conflicts: [], summary: acceptedToIntegrate(task, epoch, request.commit), attempts: 0, tests: undefined, findingId: '', epoch, paths: [] }
+    return {
+      result: 'accepted',
+      commit: '',
+      conflicts: [],
+      summary: acceptedToIntegrate(task, epoch, request.commit),
+      attempts: 0,
+      tests: undefined,
+      findingId: '',
+      epoch,
+      paths: []
+    }
   }
 
   /**
@@ -123,23 +160,27 @@ export class BackgroundIntegration implements Startable {
    * (core/board/integrator-serving: live, and it answered another agent's
    * integration request within the window); undefined when none does.
    */
-  integratorServing (): string | undefined {
+  integratorServing(): string | undefined {
     const board = this.c.board
     const now = board.now()
-    return this.sightings.serving(now, this.o.integratorWindowMs ?? DEFAULT_INTEGRATOR_WINDOW_MS, peer => board.protocol.leases.isLive(peer, now))[0]
+    return this.sightings.serving(now, this.o.integratorWindowMs ?? DEFAULT_INTEGRATOR_WINDOW_MS, peer =>
+      board.protocol.leases.isLive(peer, now)
+    )[0]
   }
 
   /**
    * An integration answering a request: its author is seen integrating for the request's author (on this daemon's clock, when it arrived).
    */
-  private sawEntry (e: StoredEntry): void {
+  private sawEntry(e: StoredEntry): void {
     if (e.entry.kind !== 'integration') return
     try {
       const i = decodeBody('integration', e.entry.body)
       if (i.request === '') return
       const requester = this.c.log.state.get(i.request)?.entry.author
       if (requester !== undefined) this.sightings.saw(e.entry.author, requester, this.c.board.now())
-    } catch { /* a malformed body answers nothing */ }
+    } catch {
+      /* a malformed body answers nothing */
+    }
   }
 
   /**
@@ -148,7 +189,7 @@ export class BackgroundIntegration implements Startable {
    * claim --next, wait and status give its holder another task; peers see it
    * at work until the request is on the log. Returns the commit.
    */
-  private async handOverToVerify (target: IntegrateTarget, message: string): Promise<string> {
+  private async handOverToVerify(target: IntegrateTarget, message: string): Promise<string> {
     const { task, epoch } = target
     const ws = this.ws
     // What request-integration refuses: work not committed would not be verified nor landed.
@@ -157,8 +198,13 @@ export class BackgroundIntegration implements Startable {
     if (this.verifying.has(task)) throw new FailedPreconditionError(verifyingAlready(task))
     this.verifying.add(task)
     this.c.board.protocol.carryHere(task, epoch)
-    const running: Promise<void> = this.c.integration.whileBusy(task, async () => { await this.verifyThenRequest(target, message, commit) })
-      .catch(err => { this.c.logger.warn({ err, task }, 'background verify failed') })
+    const running: Promise<void> = this.c.integration
+      .whileBusy(task, async () => {
+        await this.verifyThenRequest(target, message, commit)
+      })
+      .catch(err => {
+        this.c.logger.warn({ err, task }, 'background verify failed')
+      })
       .finally(() => {
         this.c.board.protocol.stopCarrying(task)
         this.verifying.delete(task)
@@ -178,7 +224,7 @@ export class BackgroundIntegration implements Startable {
    * nothing: the local carry is gone after a restart, so the task is the
    * holder's current task again.
    */
-  private async verifyThenRequest (target: IntegrateTarget, message: string, commit: string): Promise<void> {
+  private async verifyThenRequest(target: IntegrateTarget, message: string, commit: string): Promise<void> {
     const { task, epoch } = target
     const started = performance.now()
     let r
@@ -207,7 +253,12 @@ export class BackgroundIntegration implements Startable {
           await clearBackground(this.ws, task)
           this.c.board.protocol.stopCarrying(task)
           if (this.c.board.board.holder(task)?.holder !== this.c.me) return
-          this.tellVerifyFailed(task, epoch, `verified, but the request could not be written: ${(err as Error).message}`, `request:${task}@${epoch}:${commit}:${Date.now()}`)
+          this.tellVerifyFailed(
+            task,
+            epoch,
+            `verified, but the request could not be written: ${(err as Error).message}`,
+            `request:${task}@${epoch}:${commit}:${Date.now()}`
+          )
           return
         }
         // Nothing to verify (already on the branch): integrated here, which records a landing the log lacks or refuses it.
@@ -219,13 +270,17 @@ export class BackgroundIntegration implements Startable {
       case 'failed': {
         // Current again before anything tells the agent (the entries below wake agency wait).
         this.c.board.protocol.stopCarrying(task)
-        const findingId = await this.c.integration.recordUnlanded(task, epoch, r.result === 'conflict' ? { result: 'conflict', files: r.files } : { result: 'failed', summary: r.summary, verifyMs: r.verifyMs })
+        const findingId = await this.c.integration.recordUnlanded(
+          task,
+          epoch,
+          r.result === 'conflict' ? { result: 'conflict', files: r.files } : { result: 'failed', summary: r.summary, verifyMs: r.verifyMs }
+        )
         this.tellVerifyFailed(task, epoch, r.result === 'conflict' ? `conflict in ${r.files.join(', ')}` : 'failed', `finding:${findingId}`)
       }
     }
   }
 
-  private tellVerifyFailed (task: string, epoch: number, what: string, once: string): void {
+  private tellVerifyFailed(task: string, epoch: number, what: string, once: string): void {
     this.c.notice?.(backgroundVerifyFailed(task, epoch, what), task, `background-verify:${once}`)
   }
 
@@ -234,19 +289,25 @@ export class BackgroundIntegration implements Startable {
    * Should no integrator serve any more while it is unanswered, this daemon
    * integrates it itself, as with no integrator, so it never waits for nobody.
    */
-  private handOver (h: HandedOver): void {
+  private handOver(h: HandedOver): void {
     this.handedOver.set(h.target.task, h)
     if (this.handedOverTimer !== undefined || this.stopped) return
-    this.handedOverTimer = setInterval(() => { this.checkHandedOver() }, HANDED_OVER_CHECK_MS)
+    this.handedOverTimer = setInterval(() => {
+      this.checkHandedOver()
+    }, HANDED_OVER_CHECK_MS)
     this.handedOverTimer.unref()
   }
 
-  private checkHandedOver (): void {
+  private checkHandedOver(): void {
     const board = this.c.board.board
     const serving = this.integratorServing() !== undefined
     for (const [task, h] of this.handedOver) {
       const { epoch } = h.target
-      if (!board.requestPending(task, epoch, this.c.me) || board.holder(task)?.holder !== this.c.me || board.holder(task)?.epoch !== epoch) {
+      if (
+        !board.requestPending(task, epoch, this.c.me) ||
+        board.holder(task)?.holder !== this.c.me ||
+        board.holder(task)?.epoch !== epoch
+      ) {
         this.handedOver.delete(task)
         clearBackground(this.ws, task).catch(() => {})
         continue
@@ -262,10 +323,17 @@ export class BackgroundIntegration implements Startable {
     }
   }
 
-  private runInBackground (target: IntegrateTarget, message: string, request: WrittenRequest): void {
-    const running: Promise<void> = this.c.integration.whileBusy(target.task, async () => { await this.answerInBackground(target, message, request) })
-      .catch(err => { this.c.logger.warn({ err, task: target.task }, 'background integrate failed') })
-      .finally(() => { this.inBackground.delete(running) })
+  private runInBackground(target: IntegrateTarget, message: string, request: WrittenRequest): void {
+    const running: Promise<void> = this.c.integration
+      .whileBusy(target.task, async () => {
+        await this.answerInBackground(target, message, request)
+      })
+      .catch(err => {
+        this.c.logger.warn({ err, task: target.task }, 'background integrate failed')
+      })
+      .finally(() => {
+        this.inBackground.delete(running)
+      })
     this.inBackground.add(running)
   }
 
@@ -274,12 +342,18 @@ export class BackgroundIntegration implements Startable {
    * the clone names the request's commit, and the request of this agent at the
    * epoch it still holds is unanswered) run again; other marks are cleared.
    */
-  private async resumeBackground (): Promise<void> {
+  private async resumeBackground(): Promise<void> {
     const marks = await backgroundMarks(this.ws)
     if (marks.size === 0) return
     const board = this.c.board.board
     for (const r of this.c.integrator.pendingRequests()) {
-      if (r.author !== this.c.me || marks.get(r.task) !== r.commit || board.holder(r.task)?.holder !== this.c.me || board.holder(r.task)?.epoch !== r.epoch) continue
+      if (
+        r.author !== this.c.me ||
+        marks.get(r.task) !== r.commit ||
+        board.holder(r.task)?.holder !== this.c.me ||
+        board.holder(r.task)?.epoch !== r.epoch
+      )
+        continue
       marks.delete(r.task)
       this.c.logger.info({ task: r.task, epoch: r.epoch }, 'resuming a background integrate a stop left unanswered')
       this.runInBackground({ task: r.task, epoch: r.epoch }, '', { ref: r.ref, commit: r.commit, entryId: r.id })
@@ -288,12 +362,12 @@ export class BackgroundIntegration implements Startable {
   }
 
   /** Resolves once every background integrate running now has answered its request. */
-  async backgroundSettled (): Promise<void> {
+  async backgroundSettled(): Promise<void> {
     await Promise.all([...this.inBackground])
   }
 
   /** A background integrate: integrate answers the request; a refusal answers it too (reportBad). */
-  private async answerInBackground (target: IntegrateTarget, message: string, request: WrittenRequest): Promise<void> {
+  private async answerInBackground(target: IntegrateTarget, message: string, request: WrittenRequest): Promise<void> {
     try {
       await this.answerRequest(target, message, request)
     } finally {
@@ -301,7 +375,7 @@ export class BackgroundIntegration implements Startable {
     }
   }
 
-  private async answerRequest (target: IntegrateTarget, message: string, request: WrittenRequest): Promise<void> {
+  private async answerRequest(target: IntegrateTarget, message: string, request: WrittenRequest): Promise<void> {
     const { task, epoch } = target
     if (!this.c.board.board.requestPending(task, epoch, this.c.me)) return // an integrator answered it first
     const asked: RepoRequest = { ref: request.ref, commit: request.commit, task, epoch, author: this.c.me }
@@ -312,11 +386,19 @@ export class BackgroundIntegration implements Startable {
     } catch (err) {
       if (!this.c.board.board.requestPending(task, epoch, this.c.me)) return
       const fenced = err instanceof FencedError
-      await this.c.integrator.reportBad(asked, request.entryId, fenced ? 'fenced' : 'refused', `is ${fenced ? 'fenced' : 'refused'}: ${(err as Error).message}`, [])
+      await this.c.integrator.reportBad(
+        asked,
+        request.entryId,
+        fenced ? 'fenced' : 'refused',
+        `is ${fenced ? 'fenced' : 'refused'}: ${(err as Error).message}`,
+        []
+      )
       return
     }
     // Landed already (up to date) or lost a push race: answered here when the entry that landed it does not answer it.
-    if (r.result === 'merged' && this.c.board.board.requestPending(task, epoch, this.c.me)) await this.c.log.append('integration', { task, epoch, commit: r.commit, result: 'merged', paths: r.paths, request: request.entryId })
-    if (r.result === 'contended') await this.c.integrator.reportBad(asked, request.entryId, 'refused', `is refused: ${r.summary}; integrate again`, [])
+    if (r.result === 'merged' && this.c.board.board.requestPending(task, epoch, this.c.me))
+      await this.c.log.append('integration', { task, epoch, commit: r.commit, result: 'merged', paths: r.paths, request: request.entryId })
+    if (r.result === 'contended')
+      await this.c.integrator.reportBad(asked, request.entryId, 'refused', `is refused: ${r.summary}; integrate again`, [])
   }
 }

@@ -66,14 +66,14 @@ export class BoardCheckpointer {
   private writing?: Promise<void>
   private stopped = false
 
-  constructor (init: BoardCheckpointerInit) {
+  constructor(init: BoardCheckpointerInit) {
     this.init = init
   }
 
   /**
    * After the start's fold: the checkpoint taken in covered `cursor` (0: none) with `covered` board entries; `folded` were folded after it.
    */
-  started (cursor: number, covered: number, folded: number): void {
+  started(cursor: number, covered: number, folded: number): void {
     this.cursor = cursor
     this.foldedAtCheckpoint = covered
     this.folded = covered + folded
@@ -83,14 +83,14 @@ export class BoardCheckpointer {
   }
 
   /** An accepted entry reached the board (`board`: one of its kinds, folded). */
-  accepted (cursor: number, board: boolean): void {
+  accepted(cursor: number, board: boolean): void {
     if (cursor > this.seenCursor) this.seenCursor = cursor
     if (board) this.folded++
     this.schedule()
   }
 
   /** When the next checkpoint is due (performance.now() time), or undefined: nothing new to write. */
-  private dueAt (): number | undefined {
+  private dueAt(): number | undefined {
     const fresh = this.folded - this.foldedAtCheckpoint
     if (this.cursor === 0 && this.init.state.cursor > 0) return 0
     if (fresh <= 0) return undefined
@@ -98,7 +98,7 @@ export class BoardCheckpointer {
     return this.writtenAt + CHECKPOINT_MAX_AGE_MS
   }
 
-  private schedule (): void {
+  private schedule(): void {
     if (this.timer !== undefined || this.writing !== undefined || this.stopped) return
     const due = this.dueAt()
     if (due === undefined) return
@@ -109,7 +109,10 @@ export class BoardCheckpointer {
       if (this.stopped) return
       // not while a claim waits for its answer or a sync streams batches in: a little later
       if (this.init.busy() || this.init.sinceBatchMs() < CHECKPOINT_QUIET_MS || !this.consistent()) {
-        this.timer = setTimeout(() => { this.timer = undefined; this.schedule() }, CHECKPOINT_QUIET_MS)
+        this.timer = setTimeout(() => {
+          this.timer = undefined
+          this.schedule()
+        }, CHECKPOINT_QUIET_MS)
         this.timer.unref()
         return
       }
@@ -119,7 +122,7 @@ export class BoardCheckpointer {
   }
 
   /** The board has folded every entry of the log, and each is on disk. */
-  private consistent (): boolean {
+  private consistent(): boolean {
     const cursor = this.init.state.cursor
     return cursor > 0 && this.seenCursor === cursor && this.init.writtenCursor() === cursor
   }
@@ -129,7 +132,7 @@ export class BoardCheckpointer {
    * and every folded entry is on disk (else nothing). Failures are logged,
    * never fatal: without it a start folds the log.
    */
-  async write (): Promise<void> {
+  async write(): Promise<void> {
     while (this.writing !== undefined) await this.writing
     const { state } = this.init
     const cursor = state.cursor
@@ -166,7 +169,7 @@ export class BoardCheckpointer {
   }
 
   /** No more checkpoints while running (the stop's own write still goes: write). */
-  stop (): void {
+  stop(): void {
     this.stopped = true
     clearTimeout(this.timer)
     this.timer = undefined

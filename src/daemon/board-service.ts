@@ -5,7 +5,27 @@
 // holds are persisted, so a restart learns what it lost. Overlaps between
 // live claims are told to both holders.
 import { performance } from 'node:perf_hooks'
-import { boardCheckpointFits, decodeBoardCheckpoint, ClaimProtocol, carriedWithoutDone, overlapsFor, PLAN_TASK_ID, type AnyBoardEntry, type PendingTask, type ReadyChoice, type Board, type ClaimNotice, type ClaimOverlap, type ClaimVerdict, type HolderInfo, type MyClaim, type NewTask, type ProtocolOutput, type SettleWindow, type TaskView } from '../core/board/index.js'
+import {
+  boardCheckpointFits,
+  decodeBoardCheckpoint,
+  ClaimProtocol,
+  carriedWithoutDone,
+  overlapsFor,
+  PLAN_TASK_ID,
+  type AnyBoardEntry,
+  type PendingTask,
+  type ReadyChoice,
+  type Board,
+  type ClaimNotice,
+  type ClaimOverlap,
+  type ClaimVerdict,
+  type HolderInfo,
+  type MyClaim,
+  type NewTask,
+  type ProtocolOutput,
+  type SettleWindow,
+  type TaskView
+} from '../core/board/index.js'
 import { validateGlob } from '../core/board/glob-pattern.js'
 import type { HeartbeatPolicy } from '../core/presence/heartbeat-interval.js'
 import { decodeBody, isKnownKind, KNOWN_KINDS } from '../core/log/kinds.js'
@@ -35,18 +55,20 @@ export interface BoardServiceInit {
   knownPeers: () => number
   /** a direct message to a peer, for overlap notices */
   notify: (peer: string, text: string) => Promise<void>
-  settle?: { minMs?: number, maxMs?: number, defaultMs?: number, fixedMs?: number }
-  metrics?: { claimsLost: () => void, claimConflicts: () => void, takeovers: () => void }
+  settle?: { minMs?: number; maxMs?: number; defaultMs?: number; fixedMs?: number }
+  metrics?: { claimsLost: () => void; claimConflicts: () => void; takeovers: () => void }
   /**
    * where the board's checkpoint is kept, the last log cursor on disk, and ms since the last sync batch (none: the log is folded at every
    * start)
    */
-  checkpoint?: { dataDir: string, writtenCursor: () => number, sinceBatchMs: () => number }
+  checkpoint?: { dataDir: string; writtenCursor: () => number; sinceBatchMs: () => number }
   /** this process's stalls (default: the process-wide watch) */
   stalls?: StallWatch
 }
 
-/** A stall of this daemon's own this long or longer makes its board catch up before it answers a claim (and at least a heartbeat interval). */
+/**
+ * A stall of this daemon's own this long or longer makes its board catch up before it answers a claim (and at least a heartbeat interval).
+ */
 export const STALL_MIN_MS = 1_000
 
 export interface ClaimAnswer {
@@ -72,7 +94,10 @@ export const NEXT_CLAIM_ATTEMPTS = 3
 
 const MY_CLAIMS_KEY = 'board/my-claims'
 
-interface Waiter { resolve: (v: ClaimVerdict) => void, reject: (err: Error) => void }
+interface Waiter {
+  resolve: (v: ClaimVerdict) => void
+  reject: (err: Error) => void
+}
 
 export class BoardService {
   readonly protocol: ClaimProtocol
@@ -94,7 +119,7 @@ export class BoardService {
   private unwatchStalls?: () => void
   private unwatchSync?: () => void
 
-  constructor (init: BoardServiceInit) {
+  constructor(init: BoardServiceInit) {
     this.init = init
     this.stalls = init.stalls ?? processStalls
     const { fixedMs, ...window } = init.settle ?? {}
@@ -122,27 +147,36 @@ export class BoardService {
     }
   }
 
-  get board (): Board {
+  get board(): Board {
     return this.protocol.board
   }
 
-  get settle (): SettleWindow {
+  get settle(): SettleWindow {
     return this.protocol.settle
   }
 
   /** Folds the restored log in and reloads the claims this daemon held before a restart. */
-  async beforeStart (): Promise<void> {
+  async beforeStart(): Promise<void> {
     const { from, covered } = await this.restoreCheckpoint()
     const now = this.now()
     let folded = 0
     for (const e of this.init.log.state.iterateAfter(from, BOARD_KINDS)) {
       const entry = boardEntry(e)
-      if (entry !== undefined) { this.protocol.apply(entry, now); folded++ }
+      if (entry !== undefined) {
+        this.protocol.apply(entry, now)
+        folded++
+      }
     }
     this.checkpointer?.started(from, covered, folded)
-    this.init.log.onAccepted(e => { this.onEntry(e) })
-    this.unwatchStalls = this.stalls.subscribe((ms, at) => { this.onStall(ms, at) })
-    this.unwatchSync = this.init.log.onSyncRound(() => { this.execute(this.protocol.rejoined(this.now())).catch(() => {}) })
+    this.init.log.onAccepted(e => {
+      this.onEntry(e)
+    })
+    this.unwatchStalls = this.stalls.subscribe((ms, at) => {
+      this.onStall(ms, at)
+    })
+    this.unwatchSync = this.init.log.onSyncRound(() => {
+      this.execute(this.protocol.rejoined(this.now())).catch(() => {})
+    })
     const saved = await this.init.state.get<unknown[]>(MY_CLAIMS_KEY)
     void this.execute(this.protocol.restore(savedClaims(saved), this.now()), { later: true })
     this.writeCarriedDones()
@@ -154,7 +188,7 @@ export class BoardService {
    * the file removed, when there is none or it does not fit: then the whole
    * log is folded. `covered`: the board entries it covers.
    */
-  private async restoreCheckpoint (): Promise<{ from: number, covered: number }> {
+  private async restoreCheckpoint(): Promise<{ from: number; covered: number }> {
     const none = { from: 0, covered: 0 }
     const c = this.init.checkpoint
     if (c === undefined) return none
@@ -163,7 +197,11 @@ export class BoardService {
     try {
       const ckpt = decodeBoardCheckpoint(saved)
       const state = this.init.log.state
-      const misfit = boardCheckpointFits(ckpt, { cursor: state.cursor, idAt: at => state.atCursor(at)?.id, countsUpTo: upTo => state.countsByKindUpTo(upTo) }, BOARD_KINDS)
+      const misfit = boardCheckpointFits(
+        ckpt,
+        { cursor: state.cursor, idAt: at => state.atCursor(at)?.id, countsUpTo: upTo => state.countsByKindUpTo(upTo) },
+        BOARD_KINDS
+      )
       if (misfit !== undefined) throw new FailedPreconditionError(`the board checkpoint is not of this log: ${misfit}`)
       this.protocol.board.takeFoldState(ckpt.state, () => boardEntriesUpTo(state, ckpt.cursor))
       this.restoredFrom = ckpt.cursor
@@ -177,7 +215,7 @@ export class BoardService {
   }
 
   /** The log cursor up to which the last start took the board from its checkpoint (0: it folded the whole log). */
-  get restoredFromCheckpoint (): number {
+  get restoredFromCheckpoint(): number {
     return this.restoredFrom
   }
 
@@ -188,17 +226,17 @@ export class BoardService {
    * checkpointer writes it when enough came in). Failures are logged, never
    * fatal: without it a start folds the log.
    */
-  async checkpoint (): Promise<void> {
+  async checkpoint(): Promise<void> {
     await this.checkpointer?.write()
   }
 
   /** At the daemon's stop, after the log's last writes: the next start takes the board from it instead of folding the log. */
-  async afterStop (): Promise<void> {
+  async afterStop(): Promise<void> {
     await this.checkpoint()
   }
 
   /** Stops the settle timer; claims still waiting are answered with an error. */
-  stop (): void {
+  stop(): void {
     this.stopped = true
     this.unwatchStalls?.()
     this.unwatchSync?.()
@@ -216,7 +254,7 @@ export class BoardService {
    * it catches up at once: an exchange with every connected peer, the first
    * to finish lets claims settle again.
    */
-  private onStall (ms: number, at: number): void {
+  private onStall(ms: number, at: number): void {
     if (this.stopped || ms < Math.max(STALL_MIN_MS, this.init.heartbeats.baseMs)) return
     this.execute(this.protocol.stalled(ms, at)).catch(() => {})
     if (!this.protocol.isRejoining()) return
@@ -225,11 +263,11 @@ export class BoardService {
   }
 
   /** A stall still going on is taken in before anything is judged on what was seen before it. */
-  private noticeStall (): void {
+  private noticeStall(): void {
     this.stalls.poll(this.now())
   }
 
-  private onEntry (e: StoredEntry): void {
+  private onEntry(e: StoredEntry): void {
     this.noticeStall()
     const entry = boardEntry(e)
     this.checkpointer?.accepted(e.cursor, entry !== undefined)
@@ -248,11 +286,13 @@ export class BoardService {
    * writes what a stop or a crash left unwritten; a done being written is not
    * written twice.
    */
-  private writeCarriedDones (): void {
+  private writeCarriedDones(): void {
     if (this.stopped) return
     for (const l of carriedWithoutDone(this.board, this.init.me)) {
       if (this.carrying.has(l.task)) continue
-      const writing = new Promise<void>(resolve => { setImmediate(resolve) })
+      const writing = new Promise<void>(resolve => {
+        setImmediate(resolve)
+      })
         .then(async () => {
           // Taken back meanwhile (a done by the agent, a release): nothing to write.
           if (this.stopped || !carriedWithoutDone(this.board, this.init.me).some(c => c.task === l.task && c.epoch === l.epoch)) return
@@ -260,14 +300,18 @@ export class BoardService {
           await this.execute(this.protocol.forget(l.task))
           this.init.logger.info({ task: l.task, epoch: l.epoch }, 'integration request landed: done')
         })
-        .catch(err => { this.init.logger.warn({ err, task: l.task }, 'cannot write the done of a task whose integration request landed') })
-        .finally(() => { this.carrying.delete(l.task) })
+        .catch(err => {
+          this.init.logger.warn({ err, task: l.task }, 'cannot write the done of a task whose integration request landed')
+        })
+        .finally(() => {
+          this.carrying.delete(l.task)
+        })
       this.carrying.set(l.task, writing)
     }
   }
 
   /** Resolves once every done being written for a landed request is on the log (or failed). */
-  async carried (): Promise<void> {
+  async carried(): Promise<void> {
     await Promise.all([...this.carrying.values()])
   }
 
@@ -275,25 +319,25 @@ export class BoardService {
    * The tasks this daemon holds that are not on their way to the shared branch (carry-on, or carried here while its daemon verifies): the
    * ones its agent works on.
    */
-  working (): HolderInfo[] {
+  working(): HolderInfo[] {
     return this.held().filter(h => !this.protocol.onItsWay(h.task))
   }
 
   /** A heartbeat from `peer`, announcing its next one in `intervalMs`: its leases are live. */
-  heard (peer: string, intervalMs: number): void {
+  heard(peer: string, intervalMs: number): void {
     this.protocol.heard(peer, this.now(), intervalMs)
   }
 
   /** A round trip to a peer, timed on this daemon's clock, for the settle window. */
-  observeRoundTrip (ms: number): void {
+  observeRoundTrip(ms: number): void {
     this.protocol.observeRoundTrip(ms, this.now())
   }
 
-  settleMs (): number {
+  settleMs(): number {
     return this.protocol.windowMs(this.now())
   }
 
-  now (): number {
+  now(): number {
     return performance.now()
   }
 
@@ -302,18 +346,26 @@ export class BoardService {
    * appended (after the current listeners with `later`), the claims are
    * persisted, answers reach their callers, and the timer is re-armed.
    */
-  private execute (out: ProtocolOutput, opts: { later?: boolean } = {}): Promise<void> {
+  private execute(out: ProtocolOutput, opts: { later?: boolean } = {}): Promise<void> {
     for (const n of out.notices) this.tell(n)
-    const appended = out.append.length === 0
-      ? Promise.resolve()
-      : opts.later === true
-        ? new Promise<void>(resolve => { setImmediate(resolve) }).then(async () => { await this.appendAll(out) })
-        : this.appendAll(out)
+    const appended =
+      out.append.length === 0
+        ? Promise.resolve()
+        : opts.later === true
+          ? new Promise<void>(resolve => {
+              setImmediate(resolve)
+            }).then(async () => {
+              await this.appendAll(out)
+            })
+          : this.appendAll(out)
     const done = appended.then(() => {
       if (out.mineChanged) this.persistMine()
       for (const a of out.answers) this.answer(a)
     })
-    if (opts.later === true) done.catch(err => { this.init.logger.warn({ err }, 'cannot write what the claim protocol asked for') })
+    if (opts.later === true)
+      done.catch(err => {
+        this.init.logger.warn({ err }, 'cannot write what the claim protocol asked for')
+      })
     this.arm()
     return done
   }
@@ -322,12 +374,12 @@ export class BoardService {
    * The protocol's claims and releases: on disk and published before their answers go out, their accepted records written behind
    * (appendPlaced).
    */
-  private async appendAll (out: ProtocolOutput): Promise<void> {
+  private async appendAll(out: ProtocolOutput): Promise<void> {
     for (const a of out.append) await this.init.log.appendPlaced(a.kind, a.body)
   }
 
   /** One timer for the end of the earliest settle window. */
-  private arm (): void {
+  private arm(): void {
     const next = this.protocol.nextWake(this.now())
     if (this.stopped || next === this.wakeAt) return
     clearTimeout(this.timer)
@@ -337,17 +389,22 @@ export class BoardService {
     // the poll phase): after a stall, the timer phase comes first, and a
     // competing claim that arrived during the stall must be folded in before
     // the window is judged.
-    this.timer = setTimeout(() => {
-      setImmediate(() => {
-        this.wakeAt = undefined
-        if (this.stopped) return
-        this.noticeStall()
-        this.execute(this.protocol.tick(this.now())).catch(err => { this.init.logger.warn({ err }, 'cannot answer a claim') })
-      })
-    }, Math.max(0, Math.ceil(next - this.now())))
+    this.timer = setTimeout(
+      () => {
+        setImmediate(() => {
+          this.wakeAt = undefined
+          if (this.stopped) return
+          this.noticeStall()
+          this.execute(this.protocol.tick(this.now())).catch(err => {
+            this.init.logger.warn({ err }, 'cannot answer a claim')
+          })
+        })
+      },
+      Math.max(0, Math.ceil(next - this.now()))
+    )
   }
 
-  private answer (v: ClaimVerdict): void {
+  private answer(v: ClaimVerdict): void {
     const key = `${v.task}@${v.epoch}`
     const list = this.waiters.get(key)
     if (list === undefined) return
@@ -355,7 +412,7 @@ export class BoardService {
     for (const w of list) w.resolve(v)
   }
 
-  private verdictOf (task: string, epoch: number): Promise<ClaimVerdict> {
+  private verdictOf(task: string, epoch: number): Promise<ClaimVerdict> {
     return new Promise((resolve, reject) => {
       const key = `${task}@${epoch}`
       const list = this.waiters.get(key) ?? []
@@ -365,31 +422,42 @@ export class BoardService {
   }
 
   /** A claim this daemon held is lost: the agent hears of it. */
-  private tell (n: ClaimNotice): void {
+  private tell(n: ClaimNotice): void {
     this.init.metrics?.claimsLost()
     // A done by someone who did not win the epoch is an assistant's (core/board/assist-choice).
     const assisted = n.reason === 'done' && n.winner != null && this.board.winnerAt(n.task, n.epoch) !== n.winner
-    const text = n.reason === 'done' && n.winner != null
-      ? `task ${n.task} was done by ${n.winner}${assisted ? ' (an assistant)' : ''}: your claim on ${n.task}@${n.epoch} has ended`
-      : `your claim on ${n.task}@${n.epoch} is lost (${n.reason})${n.winner != null ? `: ${n.winner} holds it now` : ''}`
-    this.init.events.emit({ type: n.type, task: n.task, peerId: n.winner ?? '', text, detail: { epoch: n.epoch, reason: n.reason, winner: n.winner ?? null } })
+    const text =
+      n.reason === 'done' && n.winner != null
+        ? `task ${n.task} was done by ${n.winner}${assisted ? ' (an assistant)' : ''}: your claim on ${n.task}@${n.epoch} has ended`
+        : `your claim on ${n.task}@${n.epoch} is lost (${n.reason})${n.winner != null ? `: ${n.winner} holds it now` : ''}`
+    this.init.events.emit({
+      type: n.type,
+      task: n.task,
+      peerId: n.winner ?? '',
+      text,
+      detail: { epoch: n.epoch, reason: n.reason, winner: n.winner ?? null }
+    })
     this.init.logger.info({ task: n.task, epoch: n.epoch, reason: n.reason, winner: n.winner }, 'claim lost')
   }
 
-  private persistMine (): void {
-    const value = this.protocol.mine().map(c => c.done === true ? [c.task, c.epoch, c.settled, true] : [c.task, c.epoch, c.settled])
-    this.init.state.put(MY_CLAIMS_KEY, value, { sync: true }).catch(err => { this.init.logger.warn({ err }, 'cannot save claims') })
+  private persistMine(): void {
+    const value = this.protocol.mine().map(c => (c.done === true ? [c.task, c.epoch, c.settled, true] : [c.task, c.epoch, c.settled]))
+    this.init.state.put(MY_CLAIMS_KEY, value, { sync: true }).catch(err => {
+      this.init.logger.warn({ err }, 'cannot save claims')
+    })
     for (const l of this.heldListeners) l()
   }
 
   /** Calls back when the claims this daemon holds change (presence announces them at once); returns the unsubscribe function. */
-  onHeldChanged (listener: () => void): () => void {
+  onHeldChanged(listener: () => void): () => void {
     this.heldListeners.add(listener)
-    return () => { this.heldListeners.delete(listener) }
+    return () => {
+      this.heldListeners.delete(listener)
+    }
   }
 
   /** Overlaps between my live claims and others': an event and a direct message, once per pair. */
-  private checkOverlaps (): void {
+  private checkOverlaps(): void {
     const now = this.now()
     for (const { task } of this.protocol.mine()) {
       const mine = this.board.holder(task)
@@ -398,17 +466,25 @@ export class BoardService {
     }
   }
 
-  private reportOverlap (o: ClaimOverlap): void {
+  private reportOverlap(o: ClaimOverlap): void {
     const other = o.a
     const mine = o.b
     const key = `${mine.task}|${other.task}|${other.holder}`
     if (this.notified.has(key)) return
     this.notified.add(key)
     this.init.metrics?.claimConflicts()
-    const paths = o.globs.map(([x, y]) => x === y ? x : `${x} ~ ${y}`)
-    this.init.events.emit({ type: 'overlap', task: mine.task, peerId: other.holder, text: `your task ${mine.task} overlaps ${other.task} held by ${other.holder} on ${paths.join(', ')}`, detail: { myTask: mine.task, otherTask: other.task, other: other.holder, paths } })
+    const paths = o.globs.map(([x, y]) => (x === y ? x : `${x} ~ ${y}`))
+    this.init.events.emit({
+      type: 'overlap',
+      task: mine.task,
+      peerId: other.holder,
+      text: `your task ${mine.task} overlaps ${other.task} held by ${other.holder} on ${paths.join(', ')}`,
+      detail: { myTask: mine.task, otherTask: other.task, other: other.holder, paths }
+    })
     const text = `[agency] scope overlap: my task ${mine.task} (${mine.scope.join(', ')}) overlaps your task ${other.task} (${other.scope.join(', ')}) on ${paths.join(', ')}. Let's agree who changes what.`
-    this.init.notify(other.holder, text).catch(err => { this.init.logger.debug({ err: (err as Error).message }, 'overlap notice not sent') })
+    this.init.notify(other.holder, text).catch(err => {
+      this.init.logger.debug({ err: (err as Error).message }, 'overlap notice not sent')
+    })
   }
 
   // ---- commands ----
@@ -417,7 +493,7 @@ export class BoardService {
    * Claims a task: HELD or LOST once the settle window has passed (PENDING
    * at once with `noWait`). Bad input and a task held by a live peer throw.
    */
-  async claim (task: string, scope: string[], noWait = false): Promise<ClaimAnswer> {
+  async claim(task: string, scope: string[], noWait = false): Promise<ClaimAnswer> {
     this.noticeStall()
     const ticket = this.protocol.claim(task, scope, this.now(), { wait: !noWait })
     const verdict = this.verdictOf(ticket.task, ticket.epoch)
@@ -435,12 +511,30 @@ export class BoardService {
     }
     if (noWait && !immediate) {
       verdict.catch(() => {})
-      return { outcome: 'PENDING', task, epoch: ticket.epoch, winner: '', handoff: ticket.takeover?.note ?? '', branch: ticket.takeover?.branch ?? '', overlaps: this.overlapPeers(task), settleMs: 0 }
+      return {
+        outcome: 'PENDING',
+        task,
+        epoch: ticket.epoch,
+        winner: '',
+        handoff: ticket.takeover?.note ?? '',
+        branch: ticket.takeover?.branch ?? '',
+        overlaps: this.overlapPeers(task),
+        settleMs: 0
+      }
     }
     const v = await verdict
     if (v.outcome === 'HELD') this.checkOverlaps()
     else this.init.metrics?.claimsLost()
-    return { outcome: v.outcome, task, epoch: v.epoch, winner: v.winner, handoff: v.handoff, branch: v.branch, overlaps: this.overlapPeers(task), settleMs: v.settleMs }
+    return {
+      outcome: v.outcome,
+      task,
+      epoch: v.epoch,
+      winner: v.winner,
+      handoff: v.handoff,
+      branch: v.branch,
+      overlaps: this.overlapPeers(task),
+      settleMs: v.settleMs
+    }
   }
 
   /**
@@ -450,9 +544,9 @@ export class BoardService {
    * and after a LOST the next choice, up to NEXT_CLAIM_ATTEMPTS claims.
    * NONE_READY when there is nothing to claim.
    */
-  async claimNext (scope: string[]): Promise<NextClaimAnswer> {
+  async claimNext(scope: string[]): Promise<NextClaimAnswer> {
     const current = this.protocol.current()
-    if (current !== undefined) return { ...await this.claim(current.task, scope), attempts: 0, pending: this.readyChoice().pending }
+    if (current !== undefined) return { ...(await this.claim(current.task, scope)), attempts: 0, pending: this.readyChoice().pending }
     const tried = new Set<string>()
     let last: ClaimAnswer | undefined
     let attempts = 0
@@ -479,11 +573,11 @@ export class BoardService {
   }
 
   /** The ready tasks without those a peer's claim is settling on, and those (pending). */
-  readyChoice (): ReadyChoice {
+  readyChoice(): ReadyChoice {
     return this.protocol.readyChoice(this.now())
   }
 
-  private answerError (task: string, epoch: number, err: Error): void {
+  private answerError(task: string, epoch: number, err: Error): void {
     const key = `${task}@${epoch}`
     const list = this.waiters.get(key) ?? []
     this.waiters.delete(key)
@@ -491,12 +585,12 @@ export class BoardService {
   }
 
   /** The answer to a claim made with no_wait, once settled. */
-  claimState (task: string): { holder: string, epoch: number } | undefined {
+  claimState(task: string): { holder: string; epoch: number } | undefined {
     const h = this.board.holder(task)
     return h == null ? undefined : { holder: h.holder, epoch: h.epoch }
   }
 
-  private overlapPeers (task: string): string[] {
+  private overlapPeers(task: string): string[] {
     const mine = this.board.holder(task)
     if (mine?.holder !== this.init.me) return []
     return [...new Set(overlapsFor(this.board, mine, this.now()).map(o => o.a.holder))]
@@ -508,13 +602,13 @@ export class BoardService {
    * fence has closed (at or below its epoch) is released, so claiming again
    * takes the task at an epoch that can land.
    */
-  async fenced (task: string, epoch: number, remote: { epoch: number, agent: string }): Promise<void> {
+  async fenced(task: string, epoch: number, remote: { epoch: number; agent: string }): Promise<void> {
     if (!this.protocol.fencedAt(task, epoch, remote)) return
     await this.release(task, `superseded at the shared remote: ${remote.agent}'s work for ${task}@${remote.epoch} landed`, '')
   }
 
   /** Releases a held task with hand-off notes; `to`: the agent it is handed to by speed (docs/handoff.md), '' for anyone. */
-  async release (task: string, note: string, branch: string, to = ''): Promise<TaskView> {
+  async release(task: string, note: string, branch: string, to = ''): Promise<TaskView> {
     const held = this.board.checkReleasable(task, this.init.me)
     await this.init.log.append('release', { task, epoch: held.epoch, note, branch, to })
     await this.execute(this.protocol.forget(task))
@@ -526,7 +620,7 @@ export class BoardService {
    * branch, or with `noChange` saying why none was needed (recorded as a
    * finding). The plan task needs no integration: its work is the tasks.
    */
-  async done (task: string, commit: string, paths: string[], noChange = ''): Promise<TaskView> {
+  async done(task: string, commit: string, paths: string[], noChange = ''): Promise<TaskView> {
     // Its integration request landed: the daemon writes (or wrote) the done; the agent's done changes nothing.
     await this.carrying.get(task)
     const written = this.board.doneRecord(task)
@@ -539,49 +633,60 @@ export class BoardService {
     }
     if (noChange.length > 4000) throw new InvalidArgumentError('the no-change reason is longer than 4000 characters')
     if (landed === undefined && noChange.trim() !== '') {
-      await this.init.log.append('finding', { kind: 'note', text: `${task} done without a change: ${noChange.trim()}`, paths, tags: [`task:${task}`, 'no-change'], refs: [], supersedes: '' })
+      await this.init.log.append('finding', {
+        kind: 'note',
+        text: `${task} done without a change: ${noChange.trim()}`,
+        paths,
+        tags: [`task:${task}`, 'no-change'],
+        refs: [],
+        supersedes: ''
+      })
     }
-    await this.init.log.append('done', { task, epoch: held.epoch, commit: commit !== '' ? commit : landed ?? '', paths })
+    await this.init.log.append('done', { task, epoch: held.epoch, commit: commit !== '' ? commit : (landed ?? ''), paths })
     await this.execute(this.protocol.forget(task))
     return this.task(task)
   }
 
-  async addTask (t: NewTask): Promise<TaskView> {
+  async addTask(t: NewTask): Promise<TaskView> {
     return (await this.addTasks([t]))[0]
   }
 
   /** Adds a plan: checked as one graph against the board, then appended dependencies first; all or nothing. */
-  async addTasks (tasks: NewTask[]): Promise<TaskView[]> {
+  async addTasks(tasks: NewTask[]): Promise<TaskView[]> {
     const fresh = this.board.checkNewTasks(tasks)
     for (const t of fresh) await this.init.log.append('task', t)
     return tasks.map(t => this.task(t.id))
   }
 
-  async setGoal (g: { text: string, files: string[], testCommand: string }): Promise<void> {
+  async setGoal(g: { text: string; files: string[]; testCommand: string }): Promise<void> {
     if (g.text.trim() === '') throw new InvalidArgumentError('the goal needs text')
     if (g.testCommand.trim() === '') throw new InvalidArgumentError(GOAL_NEEDS_TEST)
     await this.init.log.append('goal', g)
   }
 
-  async requestReview (target: string, reviewers: string[], note: string): Promise<void> {
+  async requestReview(target: string, reviewers: string[], note: string): Promise<void> {
     if (target.trim() === '') throw new InvalidArgumentError('a review request needs a target (commit, branch or task)')
     await this.init.log.append('review_request', { target, reviewers, note })
   }
 
-  async verdict (target: string, verdict: string, evidence: string): Promise<void> {
-    const kinds: Record<string, VerdictKind> = { approve: VerdictKind.VERDICT_APPROVE, reject: VerdictKind.VERDICT_REJECT, retract: VerdictKind.VERDICT_RETRACT }
+  async verdict(target: string, verdict: string, evidence: string): Promise<void> {
+    const kinds: Record<string, VerdictKind> = {
+      approve: VerdictKind.VERDICT_APPROVE,
+      reject: VerdictKind.VERDICT_REJECT,
+      retract: VerdictKind.VERDICT_RETRACT
+    }
     const kind = Object.hasOwn(kinds, verdict) ? kinds[verdict] : undefined
     if (kind == null) throw new InvalidArgumentError(`unknown verdict "${verdict}": use approve, reject or retract`)
     if (target.trim() === '') throw new InvalidArgumentError('a verdict needs a target')
     await this.init.log.append('verdict', { target, verdict: kind, evidence })
   }
 
-  task (id: string): TaskView {
+  task(id: string): TaskView {
     return this.board.task(id, this.now()) as TaskView
   }
 
   /** Claims this daemon holds per the board: the leases its heartbeat carries. */
-  held (): HolderInfo[] {
+  held(): HolderInfo[] {
     return this.board.heldBy(this.init.me)
   }
 }
@@ -590,7 +695,7 @@ export class BoardService {
 const BOARD_KINDS: ReadonlySet<string> = new Set(KNOWN_KINDS.filter(k => k !== 'finding'))
 
 /** The board's entries of the log up to `cursor`, as the board reads them. */
-function * boardEntriesUpTo (state: LogService['state'], cursor: number): Generator<AnyBoardEntry> {
+function* boardEntriesUpTo(state: LogService['state'], cursor: number): Generator<AnyBoardEntry> {
   for (const e of state.iterateAfter(0, BOARD_KINDS)) {
     if (e.cursor > cursor) return
     const entry = boardEntry(e)
@@ -599,12 +704,16 @@ function * boardEntriesUpTo (state: LogService['state'], cursor: number): Genera
 }
 
 /** A stored entry as the board reads it; undefined for kinds it does not know or a body that does not decode. */
-function boardEntry (e: StoredEntry): AnyBoardEntry | undefined {
+function boardEntry(e: StoredEntry): AnyBoardEntry | undefined {
   const { entry } = e
   // findings fold to nothing on the board (as at start, BOARD_KINDS): not decoded
   if (!isKnownKind(entry.kind) || entry.kind === 'finding') return undefined
   let body: unknown
-  try { body = decodeBody(entry.kind, entry.body) } catch { return undefined }
+  try {
+    body = decodeBody(entry.kind, entry.body)
+  } catch {
+    return undefined
+  }
   return { id: e.id, author: entry.author, seq: entry.seq, lamport: entry.lamport, time: entry.time, kind: entry.kind, body }
 }
 
@@ -613,11 +722,15 @@ function boardEntry (e: StoredEntry): AnyBoardEntry | undefined {
  * done?], or [task, epoch] from before settling was recorded, which counts as
  * still settling (a window after the restart costs less than an early HELD).
  */
-function savedClaims (saved: unknown[] | undefined): MyClaim[] {
+function savedClaims(saved: unknown[] | undefined): MyClaim[] {
   const out: MyClaim[] = []
   for (const item of saved ?? []) {
     if (!Array.isArray(item) || typeof item[0] !== 'string' || typeof item[1] !== 'number') continue
-    out.push(item[3] === true ? { task: item[0], epoch: item[1], settled: item[2] === true, done: true } : { task: item[0], epoch: item[1], settled: item[2] === true })
+    out.push(
+      item[3] === true
+        ? { task: item[0], epoch: item[1], settled: item[2] === true, done: true }
+        : { task: item[0], epoch: item[1], settled: item[2] === true }
+    )
   }
   return out
 }

@@ -26,34 +26,42 @@ export class BudgetLeaseKeeper {
   private readonly init: BudgetLeaseKeeperInit
   private timer: NodeJS.Timeout | undefined
 
-  constructor (init: BudgetLeaseKeeperInit) {
+  constructor(init: BudgetLeaseKeeperInit) {
     this.init = init
   }
 
   /** The start gate's answer: held by the budget now, or not. The first held answer starts the count; a free one ends it. */
-  observe (held: boolean): void {
-    if (!held) { this.clear(); return }
+  observe(held: boolean): void {
+    if (!held) {
+      this.clear()
+      return
+    }
     const ms = this.init.keepMs
     if (this.timer != null || ms <= 0 || ms > MAX_TIMER_MS) return
-    this.timer = setTimeout(() => { this.timer = undefined; this.timeUp() }, ms)
+    this.timer = setTimeout(() => {
+      this.timer = undefined
+      this.timeUp()
+    }, ms)
     this.timer.unref()
   }
 
-  stop (): void { this.clear() }
+  stop(): void {
+    this.clear()
+  }
 
-  private timeUp (): void {
+  private timeUp(): void {
     if (!this.init.stillHeld()) return
     const note = `the budget held this agent longer than the ${describe(this.init.keepMs)} its tasks are kept for; the work so far is on the task's wip ref`
     this.init.releaseHeld(note).then(() => this.init.onReleased?.(note), this.init.onError)
   }
 
-  private clear (): void {
+  private clear(): void {
     clearTimeout(this.timer)
     this.timer = undefined
   }
 }
 
-function describe (ms: number): string {
+function describe(ms: number): string {
   if (ms % 3_600_000 === 0) return `${ms / 3_600_000} h`
   if (ms % 60_000 === 0) return `${ms / 60_000} min`
   return `${Math.round(ms / 100) / 10} s`

@@ -16,7 +16,7 @@ export interface DaemonConfig {
    * the connections a daemon holds: it dials while below `target` (default 4, gossipsub's lowest mesh degree) and closes the oldest outside
    * the gossip mesh above `max` (default 16); libp2p refuses inbound ones at twice `max`
    */
-  connections?: { target?: number, max?: number }
+  connections?: { target?: number; max?: number }
   swarm: string
   name: string
   /** gRPC address (HOST:PORT or unix:PATH), or null for none (in-process use) */
@@ -45,19 +45,27 @@ export interface DaemonConfig {
   /** after a restart, how long the first own entry may wait for an exchange with a peer (default 10 s) */
   ownHeadWaitMs?: number
   /** the claim settle window: derived from round trips to peers within [minMs, maxMs], or fixed */
-  settle?: { minMs?: number, maxMs?: number, defaultMs?: number, fixedMs?: number }
+  settle?: { minMs?: number; maxMs?: number; defaultMs?: number; fixedMs?: number }
   /**
    * assists of idle agents (docs/assist.md): assistants per task at most (default 2), the floor of the time a task must be held before it
    * is assisted (default 0), and the spare places per task while more agents are free than places are left (default 2; 0: none)
    */
-  assist?: { budget?: number, floorMs?: number, spare?: number }
+  assist?: { budget?: number; floorMs?: number; spare?: number }
   /**
    * hand-off by speed (docs/handoff.md): a holder past factor x the median claim-to-done time (default 2; 0: off) and the floor (default 15
    * min) hands its task to a faster peer; held tasks are checked every checkMs (default 10 s)
    */
-  handoff?: { factor?: number, floorMs?: number, checkMs?: number }
+  handoff?: { factor?: number; floorMs?: number; checkMs?: number }
   /** the shared repository; none: no workspace, integrate answers FAILED_PRECONDITION */
-  repo?: { remote: string, branch: string, workdir?: string, verify?: string, mirrorDir?: string, wipPushMs?: number, integratorWindowMs?: number }
+  repo?: {
+    remote: string
+    branch: string
+    workdir?: string
+    verify?: string
+    mirrorDir?: string
+    wipPushMs?: number
+    integratorWindowMs?: number
+  }
   /** the agent harness to run beside the daemon: claude, codex, copilot, gemini, pi, aider, sim, cmd:... or acp:<agent> */
   harness?: string
   /** run time limit and failure handling of the harness */
@@ -78,7 +86,7 @@ export interface DaemonConfig {
    * (--provider-account), the spread after a rate-limit hold, how long a silent peer stays a member for the budget's shares, how long
    * an agent held at the budget keeps its claims (--budget-keep-leases)
    */
-  spend?: { prices?: PriceTable, providerAccount?: string, spreadMs?: number, memberWindowMs?: number, keepLeasesMs?: number }
+  spend?: { prices?: PriceTable; providerAccount?: string; spreadMs?: number; memberWindowMs?: number; keepLeasesMs?: number }
   /** a token every API call must carry (required for a gRPC bind beyond loopback) */
   apiToken?: string
   /** the swarm key (libp2p pre-shared key file contents): a private swarm */
@@ -107,7 +115,7 @@ export const DEFAULTS = {
 /** Agents one agentd process may host (`agentd --agents`): past this one event loop is the bottleneck (docs/many-agents.md). */
 export const MAX_AGENTS_PER_PROCESS = 128
 
-export function resolveConfig (partial: Partial<DaemonConfig> & { dataDir: string }): DaemonConfig {
+export function resolveConfig(partial: Partial<DaemonConfig> & { dataDir: string }): DaemonConfig {
   return {
     listen: [...DEFAULTS.listen],
     announce: [],

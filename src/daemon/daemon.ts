@@ -61,76 +61,139 @@ export class Daemon {
   /** how long each phase of the last start took (start-phases.ts) */
   startPhases = new StartPhases()
 
-  constructor (config: Partial<DaemonConfig> & { dataDir: string }, parts: DaemonParts = {}) {
+  constructor(config: Partial<DaemonConfig> & { dataDir: string }, parts: DaemonParts = {}) {
     this.config = resolveConfig(config)
     this.wallClock = parts.wallClock ?? Date.now
     this.log = componentLogger('agentd', { name: this.config.name })
   }
 
-  private part<K extends keyof BuiltParts> (key: K): NonNullable<BuiltParts[K]> {
+  private part<K extends keyof BuiltParts>(key: K): NonNullable<BuiltParts[K]> {
     const p = this.built?.[key]
     if (p == null) throw new FailedPreconditionError('the daemon is not started')
     return p
   }
 
-  get metrics (): Metrics { return this.part('metrics') }
-  get store (): AgencyStore { return this.part('store') }
-  get identity (): Identity { return this.part('identity') }
-  get signer (): Signer { return this.part('signer') }
-  get node (): MeshLibp2p { return this.part('node') }
-  get gossip (): SwarmGossip { return this.part('gossip') }
-  get presence (): PresenceService { return this.part('presence') }
-  get messaging (): DirectMessaging { return this.part('messaging') }
-  get dialer (): PeerDialer { return this.part('dialer') }
-  get roundTrips (): RoundTripProbe { return this.part('roundTrips') }
-  get guard (): PeerGuard { return this.part('guard') }
-  get logService (): LogService { return this.part('logService') }
-  get boardService (): BoardService { return this.part('boardService') }
-  get repoService (): RepoService | undefined { return this.built?.repoService }
-  get assists (): AssistService { return this.part('assists') }
-  get handoffs (): HandoffService { return this.part('handoffs') }
+  get metrics(): Metrics {
+    return this.part('metrics')
+  }
+  get store(): AgencyStore {
+    return this.part('store')
+  }
+  get identity(): Identity {
+    return this.part('identity')
+  }
+  get signer(): Signer {
+    return this.part('signer')
+  }
+  get node(): MeshLibp2p {
+    return this.part('node')
+  }
+  get gossip(): SwarmGossip {
+    return this.part('gossip')
+  }
+  get presence(): PresenceService {
+    return this.part('presence')
+  }
+  get messaging(): DirectMessaging {
+    return this.part('messaging')
+  }
+  get dialer(): PeerDialer {
+    return this.part('dialer')
+  }
+  get roundTrips(): RoundTripProbe {
+    return this.part('roundTrips')
+  }
+  get guard(): PeerGuard {
+    return this.part('guard')
+  }
+  get logService(): LogService {
+    return this.part('logService')
+  }
+  get boardService(): BoardService {
+    return this.part('boardService')
+  }
+  get repoService(): RepoService | undefined {
+    return this.built?.repoService
+  }
+  get assists(): AssistService {
+    return this.part('assists')
+  }
+  get handoffs(): HandoffService {
+    return this.part('handoffs')
+  }
   /** what turns the daemon's events and entries into the agent's notices */
-  get notices (): NoticeWriter { return this.part('notices') }
+  get notices(): NoticeWriter {
+    return this.part('notices')
+  }
   /** what the agent reads: peers' messages and this daemon's notices, with the read cursor */
-  get inbox (): AgentInbox { return this.part('inbox') }
+  get inbox(): AgentInbox {
+    return this.part('inbox')
+  }
   /** the agent beside this daemon, when --harness names one; serve() starts it once the API is up */
-  get harness (): HarnessService | undefined { return this.built?.harness }
+  get harness(): HarnessService | undefined {
+    return this.built?.harness
+  }
   /** the agent's work: the use cases that join the board, the repository and the assists */
-  get work (): AgentWork { return this.part('work') }
+  get work(): AgentWork {
+    return this.part('work')
+  }
   /** peers, the status line, direct messages, announcements */
-  get contact (): PeerContact { return this.part('contact') }
+  get contact(): PeerContact {
+    return this.part('contact')
+  }
   /** the operator's use cases (docs/operator.md) */
-  get operator (): OperatorService { return this.part('operator') }
+  get operator(): OperatorService {
+    return this.part('operator')
+  }
 
   /** the swarm's spend, its budget and this agent's rate-limit holds */
-  get spend (): SpendService { return this.part('spend') }
+  get spend(): SpendService {
+    return this.part('spend')
+  }
 
-  get peerId (): string { return this.identity.peerId }
-  get name (): string { return this.part('name') }
+  get peerId(): string {
+    return this.identity.peerId
+  }
+  get name(): string {
+    return this.part('name')
+  }
 
   /**
    * Calls back when the daemon cannot go on (its data dir stopped taking
    * writes): agentd stops and exits non-zero. The error is logged either way.
    * Returns the unsubscribe function.
    */
-  onFatalError (listener: (err: Error) => void): () => void {
+  onFatalError(listener: (err: Error) => void): () => void {
     this.fatalListeners.add(listener)
-    return () => { this.fatalListeners.delete(listener) }
+    return () => {
+      this.fatalListeners.delete(listener)
+    }
   }
 
-  private fatal (err: Error): void {
+  private fatal(err: Error): void {
     this.log.error({ err }, 'fatal: the daemon cannot go on')
     for (const l of this.fatalListeners) l(err)
   }
 
-  async start (): Promise<void> {
+  async start(): Promise<void> {
     this.startedAt = performance.now()
-    const phases = this.startPhases = new StartPhases()
+    const phases = (this.startPhases = new StartPhases())
     await mkdir(this.config.dataDir, { recursive: true, mode: 0o700 }).catch(() => {})
-    this.built = await wireDaemon({ config: this.config, events: this.events, log: this.log, wallClock: this.wallClock, phases, onFatal: err => { this.fatal(err) } })
+    this.built = await wireDaemon({
+      config: this.config,
+      events: this.events,
+      log: this.log,
+      wallClock: this.wallClock,
+      phases,
+      onFatal: err => {
+        this.fatal(err)
+      }
+    })
     phases.mark('parts')
     try {
-      await startParts(this.built.order, name => { phases.mark(name) })
+      await startParts(this.built.order, name => {
+        phases.mark(name)
+      })
       this.log.info({ peerId: this.peerId, addrs: this.listenAddrs() }, 'agentd started')
     } catch (err) {
       await this.stop().catch(() => {})
@@ -138,42 +201,84 @@ export class Daemon {
     }
   }
 
-  async stop (): Promise<void> {
+  async stop(): Promise<void> {
     this.stopping ??= this.shutdown()
     await this.stopping
   }
 
-  private async shutdown (): Promise<void> {
+  private async shutdown(): Promise<void> {
     if (this.built === undefined) return
-    await stopParts(this.built.order, (name, err) => { this.log.warn({ err, part: name }, 'a part failed to stop') })
+    await stopParts(this.built.order, (name, err) => {
+      this.log.warn({ err, part: name }, 'a part failed to stop')
+    })
     this.log.info('agentd stopped')
   }
 
-  uptimeSeconds (): number {
+  uptimeSeconds(): number {
     return (performance.now() - this.startedAt) / 1000
   }
 
   // ---- one-line forwards to work and contact, for in-process callers ----
 
-  listenAddrs (): string[] { return this.contact.listenAddrs() }
-  testSummary (): TestRunSummary | undefined { return this.work.testSummary() }
-  workspacePath (): string { return this.work.workspacePath() }
-  repo (): RepoService { return this.work.repo() }
-  async claimTask (task: string, scope: string[], noWait: boolean, o: { fromAssist?: string } = {}): Promise<ClaimAnswer & WorkspaceAnswer> { return await this.work.claim(task, scope, noWait, o) }
-  async claimNextTask (scope: string[]): Promise<NextClaimAnswer & WorkspaceAnswer & { assist?: AssistReply }> { return await this.work.claimNext(scope) }
-  async assist (req: { task: string, approach: string, stop: string }): Promise<AssistReply> { return await this.work.assist(req) }
-  async releaseTask (task: string, note: string, branch: string): Promise<TaskView> { return await this.work.release(task, note, branch) }
-  async doneTask (task: string, commit: string, paths: string[], noChange: string): Promise<TaskView> { return await this.work.done(task, commit, paths, noChange) }
-  async addTasks (tasks: NewTask[]): Promise<TaskView[]> { return await this.work.addTasks(tasks) }
-  goalMet (): boolean { return this.work.goalMet() }
-  async waitForWork (timeoutMs: number, signal?: AbortSignal): Promise<WaitAnswer> { return await this.work.waitForWork(timeoutMs, signal) }
-  async readAgentInbox (o: { after?: number, limit?: number, all?: boolean, peek?: boolean }): Promise<InboxItem[]> { return await this.work.readInbox(o) }
-  peers (includeOffline = true): PeerView[] { return this.contact.peers(includeOffline) }
-  selfView (): PeerView { return this.contact.selfView() }
-  async setStatusLine (status: string): Promise<void> { await this.contact.setStatusLine(status) }
-  async sendMessage (req: OutgoingMessage): Promise<{ id: string, to: string, thread: string }> { return await this.contact.sendMessage(req) }
-  async readInbox (after: number, limit: number): Promise<InboxRecord[]> { return await this.contact.readMessages(after, limit) }
-  async announce (text: string): Promise<string> { return await this.contact.announce(text) }
+  listenAddrs(): string[] {
+    return this.contact.listenAddrs()
+  }
+  testSummary(): TestRunSummary | undefined {
+    return this.work.testSummary()
+  }
+  workspacePath(): string {
+    return this.work.workspacePath()
+  }
+  repo(): RepoService {
+    return this.work.repo()
+  }
+  async claimTask(task: string, scope: string[], noWait: boolean, o: { fromAssist?: string } = {}): Promise<ClaimAnswer & WorkspaceAnswer> {
+    return await this.work.claim(task, scope, noWait, o)
+  }
+  async claimNextTask(scope: string[]): Promise<NextClaimAnswer & WorkspaceAnswer & { assist?: AssistReply }> {
+    return await this.work.claimNext(scope)
+  }
+  async assist(req: { task: string; approach: string; stop: string }): Promise<AssistReply> {
+    return await this.work.assist(req)
+  }
+  async releaseTask(task: string, note: string, branch: string): Promise<TaskView> {
+    return await this.work.release(task, note, branch)
+  }
+  async doneTask(task: string, commit: string, paths: string[], noChange: string): Promise<TaskView> {
+    return await this.work.done(task, commit, paths, noChange)
+  }
+  async addTasks(tasks: NewTask[]): Promise<TaskView[]> {
+    return await this.work.addTasks(tasks)
+  }
+  goalMet(): boolean {
+    return this.work.goalMet()
+  }
+  async waitForWork(timeoutMs: number, signal?: AbortSignal): Promise<WaitAnswer> {
+    return await this.work.waitForWork(timeoutMs, signal)
+  }
+  async readAgentInbox(o: { after?: number; limit?: number; all?: boolean; peek?: boolean }): Promise<InboxItem[]> {
+    return await this.work.readInbox(o)
+  }
+  peers(includeOffline = true): PeerView[] {
+    return this.contact.peers(includeOffline)
+  }
+  selfView(): PeerView {
+    return this.contact.selfView()
+  }
+  async setStatusLine(status: string): Promise<void> {
+    await this.contact.setStatusLine(status)
+  }
+  async sendMessage(req: OutgoingMessage): Promise<{ id: string; to: string; thread: string }> {
+    return await this.contact.sendMessage(req)
+  }
+  async readInbox(after: number, limit: number): Promise<InboxRecord[]> {
+    return await this.contact.readMessages(after, limit)
+  }
+  async announce(text: string): Promise<string> {
+    return await this.contact.announce(text)
+  }
   /** Calls back whenever a new inbox item is stored; returns the unsubscribe function. */
-  onInbox (listener: (cursor: number) => void): () => void { return this.part('onInbox')(listener) }
+  onInbox(listener: (cursor: number) => void): () => void {
+    return this.part('onInbox')(listener)
+  }
 }

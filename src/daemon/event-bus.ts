@@ -4,8 +4,16 @@ import { EventEmitter } from 'node:events'
 import type { Event } from '../gen/agency/v1/api.js'
 
 export type EventType =
-  | 'peer_joined' | 'peer_left' | 'announcement' | 'message' | 'message_failed'
-  | 'entry' | 'claim_lost' | 'claim_superseded' | 'overlap' | 'fork'
+  | 'peer_joined'
+  | 'peer_left'
+  | 'announcement'
+  | 'message'
+  | 'message_failed'
+  | 'entry'
+  | 'claim_lost'
+  | 'claim_superseded'
+  | 'overlap'
+  | 'fork'
   /** the agent's ACP session: a turn, a tool call, a plan, a permission answered */
   | 'session'
 
@@ -21,12 +29,12 @@ export interface EventInput {
 export class EventBus {
   private readonly emitter = new EventEmitter()
 
-  constructor () {
+  constructor() {
     // Every WatchEvents stream is a listener.
     this.emitter.setMaxListeners(0)
   }
 
-  emit (e: EventInput): void {
+  emit(e: EventInput): void {
     const event: Event = {
       type: e.type,
       time: Date.now(),
@@ -39,8 +47,10 @@ export class EventBus {
     this.emitter.emit('event', event)
   }
 
-  subscribe (listener: (e: Event) => void): () => void {
+  subscribe(listener: (e: Event) => void): () => void {
     this.emitter.on('event', listener)
-    return () => { this.emitter.off('event', listener) }
+    return () => {
+      this.emitter.off('event', listener)
+    }
   }
 }

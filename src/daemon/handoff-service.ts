@@ -20,7 +20,17 @@
 //   assist (a note: the approach goes on as the holder's) and tells its agent.
 //   Other daemons' claim --next leaves such a task to its receiver for a while
 //   (claim-choice readyChoice); a claim by name still takes it.
-import { PLAN_TASK_ID, agentsAtWork, chooseHandoff, handoffLimitMs, usualTaskMs, type HandoffDecision, type HandoffPeer, type HandoffPolicy, type HolderInfo } from '../core/board/index.js'
+import {
+  PLAN_TASK_ID,
+  agentsAtWork,
+  chooseHandoff,
+  handoffLimitMs,
+  usualTaskMs,
+  type HandoffDecision,
+  type HandoffPeer,
+  type HandoffPolicy,
+  type HolderInfo
+} from '../core/board/index.js'
 import { decodeBody } from '../core/log/kinds.js'
 import type { StoredEntry } from '../core/log/ingest-result.js'
 import type { AssistService } from './assist-service.js'
@@ -30,7 +40,12 @@ import type { Logger } from '../logger.js'
 import { handedAway, handedToYou } from '../core/agent-words.js'
 
 /** What the receiver's claim answered, with where its workspace is. */
-export interface HandoffClaim { outcome: string, epoch: number, winner: string, workspace: string }
+export interface HandoffClaim {
+  outcome: string
+  epoch: number
+  winner: string
+  workspace: string
+}
 
 export interface HandoffServiceInit {
   me: string
@@ -66,47 +81,54 @@ export class HandoffService {
   /** tasks handed to this agent being claimed now */
   private readonly receiving = new Set<string>()
 
-  constructor (init: HandoffServiceInit) {
+  constructor(init: HandoffServiceInit) {
     this.init = init
   }
 
-  get policy (): HandoffPolicy {
+  get policy(): HandoffPolicy {
     return this.init.policy
   }
 
   /** Call once the log is loaded, the board folded and the workspace open. */
-  start (): void {
+  start(): void {
     if (!(this.init.policy.factor > 0)) return
-    this.unsubscribe = this.init.log.onAccepted(e => { this.onEntry(e) })
-    this.timer = setInterval(() => { void this.check() }, this.init.checkMs)
+    this.unsubscribe = this.init.log.onAccepted(e => {
+      this.onEntry(e)
+    })
+    this.timer = setInterval(() => {
+      void this.check()
+    }, this.init.checkMs)
     this.timer.unref()
     void this.check()
   }
 
-  stop (): void {
+  stop(): void {
     this.stopped = true
     clearInterval(this.timer)
     this.unsubscribe?.()
   }
 
   /** Resolves once the check running now (if any) is over. */
-  async settled (): Promise<void> {
+  async settled(): Promise<void> {
     await this.checking
   }
 
-  private onEntry (e: StoredEntry): void {
+  private onEntry(e: StoredEntry): void {
     if (e.entry.kind !== 'release' || e.entry.author === this.init.me) return
     try {
       const r = decodeBody('release', e.entry.body)
       // After the listeners: the board folds the release first.
-      if (r.to === this.init.me) setImmediate(() => { void this.receive(r.task) })
+      if (r.to === this.init.me)
+        setImmediate(() => {
+          void this.receive(r.task)
+        })
     } catch (err) {
       this.init.logger.debug({ err: (err as Error).message }, 'no hand-off for a malformed release')
     }
   }
 
   /** One pass: this agent's slow tasks are handed off, tasks handed to it are claimed. One at a time. */
-  async check (): Promise<void> {
+  async check(): Promise<void> {
     if (this.stopped || this.checking !== undefined) return await this.checking
     this.checking = (async () => {
       try {
@@ -122,14 +144,14 @@ export class HandoffService {
   }
 
   /** Whether and to whom this agent's held `task` would be handed now (nothing is written). */
-  decide (task: string): HandoffDecision {
+  decide(task: string): HandoffDecision {
     const h = this.init.board.board.holder(task)
     if (h?.holder !== this.init.me) return { refusal: `you do not hold ${task}` }
     return this.decideFor(h, this.usualMs(), this.myRecord())
   }
 
   /** This agent's claim-to-done times as the holder of the tasks it finished: its record, for hand-off by its own speed. */
-  private myRecord (): number[] {
+  private myRecord(): number[] {
     return this.init.board.board.doneTimesByAgent().get(this.init.me) ?? []
   }
 
@@ -139,11 +161,11 @@ export class HandoffService {
    * assistant finished pairs the holder's claim time with the assistant's
    * clock, and measures nobody's speed).
    */
-  private usualMs (): number | undefined {
+  private usualMs(): number | undefined {
     return usualTaskMs([...this.init.board.board.doneTimesByAgent().values()].flat())
   }
 
-  private decideFor (h: HolderInfo, usualMs: number | undefined, holderDone: readonly number[]): HandoffDecision {
+  private decideFor(h: HolderInfo, usualMs: number | undefined, holderDone: readonly number[]): HandoffDecision {
     const board = this.init.board.board
     const heldMs = Math.max(0, this.init.wallClock() - (board.claimTime(h.task) ?? this.init.wallClock()))
     const peers = this.peers(h.task)
@@ -152,7 +174,7 @@ export class HandoffService {
     return chooseHandoff({ task: h.task, holder: this.init.me, heldMs, usualMs, merging, peers, policy: this.init.policy, holderDone })
   }
 
-  private async handOffSlow (): Promise<void> {
+  private async handOffSlow(): Promise<void> {
     const board = this.init.board.board
     const held = this.init.board.held().filter(h => h.task !== PLAN_TASK_ID)
     if (held.length === 0) return
@@ -173,7 +195,7 @@ export class HandoffService {
   }
 
   /** Live peers that may take `task`: its live assistants, then the live peers that hold nothing and assist nothing. */
-  private peers (task: string): HandoffPeer[] {
+  private peers(task: string): HandoffPeer[] {
     const b = this.init.board
     const now = b.now()
     const isLive = (peer: string): boolean => b.protocol.leases.isLive(peer, now)
@@ -196,7 +218,7 @@ export class HandoffService {
     return out
   }
 
-  private async handOff (h: HolderInfo, receiver: HandoffPeer, why: string): Promise<void> {
+  private async handOff(h: HolderInfo, receiver: HandoffPeer, why: string): Promise<void> {
     const { task, epoch } = h
     const branch = await this.init.saveWork(task)
     // The push took a while: the task may have been done, lost or sent to the branch meanwhile.
@@ -209,16 +231,17 @@ export class HandoffService {
   }
 
   /** Tasks the board reserves for this agent by a hand-off. */
-  private handedToMe (): string[] {
+  private handedToMe(): string[] {
     const b = this.init.board
     const now = b.now()
     const out: string[] = []
-    for (const t of b.board.tasks(now, 'open')) if (t.handoff?.to === this.init.me && b.board.handedTo(t.id, now) === this.init.me) out.push(t.id)
+    for (const t of b.board.tasks(now, 'open'))
+      if (t.handoff?.to === this.init.me && b.board.handedTo(t.id, now) === this.init.me) out.push(t.id)
     return out
   }
 
   /** Claims a task handed to this agent, while the board still reserves it for it. */
-  private async receive (task: string): Promise<void> {
+  private async receive(task: string): Promise<void> {
     const b = this.init.board
     if (this.stopped || this.receiving.has(task) || b.board.handedTo(task, b.now()) !== this.init.me) return
     this.receiving.add(task)
@@ -232,7 +255,10 @@ export class HandoffService {
       }
       if (fromAssist !== undefined) await this.init.assists.endAsHolder(task, from)
       const notes = b.board.task(task, b.now())?.handoff?.note ?? ''
-      this.init.notice(handedToYou({ task, epoch: a.epoch, from, notes, workspace: a.workspace, fromAssist: fromAssist !== undefined }), task)
+      this.init.notice(
+        handedToYou({ task, epoch: a.epoch, from, notes, workspace: a.workspace, fromAssist: fromAssist !== undefined }),
+        task
+      )
     } catch (err) {
       this.init.logger.warn({ err, task }, 'cannot claim a task handed to this agent')
     } finally {

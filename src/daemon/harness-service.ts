@@ -29,7 +29,7 @@ import type { SpendService } from './spend-service.js'
 import type { Metrics } from '../metrics/metrics.js'
 import type { Logger } from '../logger.js'
 
-export function agencyBinCommand (): string {
+export function agencyBinCommand(): string {
   return `${shellQuote(process.execPath)} ${shellQuote(compiledModulePath('cli/agency.js'))}`
 }
 
@@ -79,28 +79,30 @@ export class HarnessService {
   private note = ''
   private box?: ConfinedHarness
 
-  constructor (daemon: HarnessHost, name: string, policy: Partial<HarnessPolicy> = {}) {
+  constructor(daemon: HarnessHost, name: string, policy: Partial<HarnessPolicy> = {}) {
     this.daemon = daemon
     this.name = name
     this.policy = { ...HARNESS_POLICY_DEFAULTS, ...policy }
   }
 
-  private goalMet (): boolean {
+  private goalMet(): boolean {
     return this.daemon.goalMet()
   }
 
   /** Calls back when the harness state changes (peers see it in heartbeats); returns the unsubscribe function. */
-  onChange (listener: () => void): () => void {
+  onChange(listener: () => void): () => void {
     this.changeListeners.add(listener)
-    return () => { this.changeListeners.delete(listener) }
+    return () => {
+      this.changeListeners.delete(listener)
+    }
   }
 
   /** The state heartbeats carry: '' until the harness has started. */
-  heartbeatState (): string {
+  heartbeatState(): string {
     return this.supervisor == null ? '' : this.state()
   }
 
-  async start (grpcAddress: string): Promise<void> {
+  async start(grpcAddress: string): Promise<void> {
     const d = this.daemon
     const workspace = d.workspace() !== '' ? d.workspace() : join(d.dataDir, 'work')
     await mkdir(workspace, { recursive: true })
@@ -129,35 +131,53 @@ export class HarnessService {
       maxBackoffMs: HARNESS_MAX_BACKOFF_MS,
       // An ACP session lasts many turns: its timeout is for silence, kept by the session itself.
       runTimeoutMs: acp ? 0 : this.policy.runTimeoutMs,
-      ...(agent != null ? acpHarness(d.acp, { name: this.name, agent, workspace, prompt: ctx.prompt, policy: parsePermissionPolicy(d.acp.permissions), idleTimeoutMs: this.policy.runTimeoutMs }) : {}),
+      ...(agent != null
+        ? acpHarness(d.acp, {
+            name: this.name,
+            agent,
+            workspace,
+            prompt: ctx.prompt,
+            policy: parsePermissionPolicy(d.acp.permissions),
+            idleTimeoutMs: this.policy.runTimeoutMs
+          })
+        : {}),
       shouldContinue: () => !this.goalMet(),
       paused: () => this.daemon.paused?.() ?? false,
       // held while the budget is reached or this agent's provider account is limited: no run starts, none fails
       startGate: () => d.spend?.gate() ?? null,
       nextDelayMs: (exit, backoffMs) => this.afterExit(exit, backoffMs),
       // Peers see the harness state in heartbeats: a change goes out at once.
-      onRestart: () => { d.metrics.harnessRestarts.inc(); this.beat() },
-      onExit: () => { this.beat() }
+      onRestart: () => {
+        d.metrics.harnessRestarts.inc()
+        this.beat()
+      },
+      onExit: () => {
+        this.beat()
+      }
     })
     // a raised budget or a lifted hold is tried at once
-    d.spend?.onChange(() => { this.supervisor?.wake() })
+    d.spend?.onChange(() => {
+      this.supervisor?.wake()
+    })
     await this.supervisor.start()
     d.log.info({ harness: this.name, workspace }, 'harness started')
   }
 
   /** The operator resumed the swarm: a run held by the pause starts. */
-  resume (): void {
+  resume(): void {
     this.supervisor?.resume()
   }
 
   /** Counts a failed run; at maxFailures within the window the claims go back and the harness backs off long. */
-  private afterExit (exit: HarnessExit, backoffMs: number): number {
+  private afterExit(exit: HarnessExit, backoffMs: number): number {
     const d = this.daemon
     if (exit.timedOut) d.metrics.harnessRunTimeouts.inc()
     // What the run spent goes into the log; a run that ended on a provider's limit is not the harness failing.
     const report = this.runReport(exit)
     if (report != null && d.spend != null) {
-      d.spend.recordRun(report, exit.runMs, this.name).catch(err => { d.log.warn({ err }, 'cannot record the run\'s usage') })
+      d.spend.recordRun(report, exit.runMs, this.name).catch(err => {
+        d.log.warn({ err }, "cannot record the run's usage")
+      })
     }
     if (report?.limit != null && exit.error == null) {
       this.note = `the provider limited the last run (${report.limit.kind}): ${report.limit.message}`
@@ -174,7 +194,14 @@ export class HarnessService {
     d.metrics.harnessFailures.inc()
     const now = performance.now()
     this.failures = [...this.failures.filter(t => now - t < this.policy.failureWindowMs), now]
-    const why = exit.failure != null ? exit.failure : exit.error != null ? `it could not start: ${exit.error.message}` : exit.timedOut ? `a run hung past ${Math.round(this.policy.runTimeoutMs / 60_000)} min` : `it exited with ${exit.code != null ? `code ${exit.code}` : `signal ${String(exit.signal)}`}`
+    const why =
+      exit.failure != null
+        ? exit.failure
+        : exit.error != null
+          ? `it could not start: ${exit.error.message}`
+          : exit.timedOut
+            ? `a run hung past ${Math.round(this.policy.runTimeoutMs / 60_000)} min`
+            : `it exited with ${exit.code != null ? `code ${exit.code}` : `signal ${String(exit.signal)}`}`
     if (this.failures.length < this.policy.maxFailures) {
       this.note = `last run failed: ${why}`
       return backoffMs
@@ -186,32 +213,49 @@ export class HarnessService {
   }
 
   /** What the run reported of its usage and limits (print mode; an ACP session reports per turn). */
-  private runReport (exit: HarnessExit): RunReport | undefined {
+  private runReport(exit: HarnessExit): RunReport | undefined {
     if (isAcpHarness(this.name) || exit.error != null) return undefined
     try {
       const now = Date.now()
       // Codex keeps its sessions in its home: in a box, the box's own.
       const codexHome = this.daemon.sandbox?.homePath(process.env.CODEX_HOME ?? join(homedir(), '.codex'))
-      return readRunReport({ harness: this.name, harnessLog: harnessLogPath(this.daemon.dataDir), harnessDir: join(this.daemon.dataDir, 'harness'), outputFrom: exit.outputFrom, startedAt: now - exit.runMs - 1000, now, codexHome })
+      return readRunReport({
+        harness: this.name,
+        harnessLog: harnessLogPath(this.daemon.dataDir),
+        harnessDir: join(this.daemon.dataDir, 'harness'),
+        outputFrom: exit.outputFrom,
+        startedAt: now - exit.runMs - 1000,
+        now,
+        codexHome
+      })
     } catch (err) {
-      this.daemon.log.warn({ err }, 'cannot read the run\'s report back')
+      this.daemon.log.warn({ err }, "cannot read the run's report back")
       return undefined
     }
   }
 
-  private giveBackClaims (note: string): void {
+  private giveBackClaims(note: string): void {
     const d = this.daemon
     for (const h of d.held()) {
-      d.release(h.task, note.slice(0, 4000)).catch(err => { d.log.warn({ err, task: h.task }, 'cannot release a claim of a failing harness') })
+      d.release(h.task, note.slice(0, 4000)).catch(err => {
+        d.log.warn({ err, task: h.task }, 'cannot release a claim of a failing harness')
+      })
     }
   }
 
-  info (): HarnessInfo {
+  info(): HarnessInfo {
     const hold = this.supervisor?.hold
-    return { name: this.name, state: this.state(), restarts: this.supervisor?.restarts ?? 0, recentFailures: this.failures.length, note: hold != null && this.state() === 'held' ? hold.reason : this.note, sandbox: this.daemon.sandbox?.kind ?? 'none' }
+    return {
+      name: this.name,
+      state: this.state(),
+      restarts: this.supervisor?.restarts ?? 0,
+      recentFailures: this.failures.length,
+      note: hold != null && this.state() === 'held' ? hold.reason : this.note,
+      sandbox: this.daemon.sandbox?.kind ?? 'none'
+    }
   }
 
-  state (): HarnessState {
+  state(): HarnessState {
     const s = this.supervisor?.state ?? 'idle'
     // held: the budget is reached or the provider is limited (the start gate); not a failure
     if (s === 'waiting') return this.supervisor?.hold != null ? 'held' : this.failing ? 'failing' : 'backing_off'
@@ -219,7 +263,7 @@ export class HarnessService {
   }
 
   /** `agency stop`: stops the harness and gives its claims back; false when none was running. */
-  async stop (): Promise<boolean> {
+  async stop(): Promise<boolean> {
     const stopped = await this.shutdown()
     if (stopped) {
       this.note = 'stopped with agency stop'
@@ -229,9 +273,12 @@ export class HarnessService {
   }
 
   /** Stops the harness and keeps its claims (the daemon is stopping: a restart carries on). */
-  async shutdown (): Promise<boolean> {
+  async shutdown(): Promise<boolean> {
     const s = this.supervisor
-    if (s == null || s.state === 'stopped' || s.state === 'finished') { await this.box?.stop(); return false }
+    if (s == null || s.state === 'stopped' || s.state === 'finished') {
+      await this.box?.stop()
+      return false
+    }
     await s.stop()
     await this.box?.stop()
     this.beat()
@@ -239,16 +286,23 @@ export class HarnessService {
   }
 
   // After the exit hook returns: the supervisor sets its next state right after calling it.
-  private beat (): void {
-    setImmediate(() => { for (const l of this.changeListeners) l() })
+  private beat(): void {
+    setImmediate(() => {
+      for (const l of this.changeListeners) l()
+    })
   }
 }
 
 /** The end of the harness log, for a hand-off note: what the failure looked like. */
-function lastOutput (dataDir: string): string {
+function lastOutput(dataDir: string): string {
   try {
     const text = readFileSync(harnessLogPath(dataDir), 'utf8')
-    return text.slice(-600).split('\n').filter(l => l.trim() !== '').slice(-5).join(' | ')
+    return text
+      .slice(-600)
+      .split('\n')
+      .filter(l => l.trim() !== '')
+      .slice(-5)
+      .join(' | ')
   } catch {
     return '(no harness log)'
   }

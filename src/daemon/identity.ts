@@ -18,7 +18,7 @@ export interface Identity {
   created: boolean
 }
 
-export async function loadOrCreateIdentity (dataDir: string): Promise<Identity> {
+export async function loadOrCreateIdentity(dataDir: string): Promise<Identity> {
   const path = join(dataDir, IDENTITY_FILE)
   let privateKey: PrivateKey
   let created = false
@@ -48,7 +48,7 @@ export async function loadOrCreateIdentity (dataDir: string): Promise<Identity> 
  * daemons opens hundreds of connections as it starts. Ed25519 signatures are
  * deterministic: the bytes are the ones libp2p's own signing makes.
  */
-export function signingOnce (key: PrivateKey): PrivateKey {
+export function signingOnce(key: PrivateKey): PrivateKey {
   if (key.type !== 'Ed25519') return key
   const native = ed25519PrivateKeyObject(key.raw)
   const sign: PrivateKey['sign'] = (message, options) => {

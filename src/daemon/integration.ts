@@ -18,7 +18,17 @@ import { type AssistService, type AssistTarget } from './assist-service.js'
 import { epochMoved } from './integrator.js'
 import { recordRecoveredRun, recordTestRun } from './test-run-record.js'
 import type { RepoWorkspace } from './repo-workspace.js'
-import { HOLD_NO_TASK, NO_VERIFY_COMMAND, alreadyOnSharedBranch, doneFirst, holdSeveralTasks, integrateOnlyHeld, integrated, landedFirst, noNewCommits } from '../core/agent-words.js'
+import {
+  HOLD_NO_TASK,
+  NO_VERIFY_COMMAND,
+  alreadyOnSharedBranch,
+  doneFirst,
+  holdSeveralTasks,
+  integrateOnlyHeld,
+  integrated,
+  landedFirst,
+  noNewCommits
+} from '../core/agent-words.js'
 
 export interface DirectIntegrationComponents {
   me: string
@@ -37,12 +47,20 @@ export interface DirectIntegrationOptions {
 }
 
 /** The task integrate works on: held by this agent, or assisted by it (then `assist` says how). */
-export interface IntegrateTarget { task: string, epoch: number, assist?: AssistTarget }
+export interface IntegrateTarget {
+  task: string
+  epoch: number
+  assist?: AssistTarget
+}
 
 /** An integration request this agent wrote: its ref, its commit and its entry. */
-export interface WrittenRequest { ref: string, commit: string, entryId: string }
+export interface WrittenRequest {
+  ref: string
+  commit: string
+  entryId: string
+}
 
-function countsMessage (t: TestCounts | null): TestCountsMsg | undefined {
+function countsMessage(t: TestCounts | null): TestCountsMsg | undefined {
   return t == null ? undefined : { passed: t.passed, failed: t.failed, total: t.total, format: t.format }
 }
 
@@ -52,20 +70,23 @@ export class DirectIntegration {
   /** task@epoch -> the landing being recorded (recordLanding) */
   private readonly recovering = new Map<string, Promise<string>>()
 
-  constructor (private readonly c: DirectIntegrationComponents, private readonly o: DirectIntegrationOptions) {}
+  constructor(
+    private readonly c: DirectIntegrationComponents,
+    private readonly o: DirectIntegrationOptions
+  ) {}
 
-  private get ws (): Workspace {
+  private get ws(): Workspace {
     return this.c.workspace.workspace
   }
 
-  verifyCommand (): string {
+  verifyCommand(): string {
     const v = this.o.verify ?? this.c.board.board.goal()?.testCommand ?? ''
     if (v.trim() === '') throw new FailedPreconditionError(NO_VERIFY_COMMAND)
     return v
   }
 
   /** The task to integrate: the one named, else the only one this agent holds, else the one it assists. */
-  resolveTask (task: string): IntegrateTarget {
+  resolveTask(task: string): IntegrateTarget {
     if (task === '') {
       const all = this.c.board.held()
       // The tasks worked on: not those on their way to the shared branch (carry-on), which leave their holder free to assist.
@@ -91,7 +112,7 @@ export class DirectIntegration {
    * An assistant's fence: the task is not done, still at the holder's epoch
    * the integration was started at, and still this agent's assist.
    */
-  private checkAssistFence (a: AssistTarget): void {
+  private checkAssistFence(a: AssistTarget): void {
     const board = this.c.board.board
     const done = board.doneRecord(a.task)
     if (done !== undefined) throw new FailedPreconditionError(doneFirst(a.task, done.by, this.c.me))
@@ -105,11 +126,11 @@ export class DirectIntegration {
    * an integrate or a request running here, or a request of its at `epoch`
    * no integration answers yet (hand-off by speed waits for it).
    */
-  merging (task: string, epoch: number): boolean {
+  merging(task: string, epoch: number): boolean {
     return (this.busy.get(task) ?? 0) > 0 || this.c.board.board.requestPending(task, epoch, this.c.me)
   }
 
-  async whileBusy<T> (task: string, fn: () => Promise<T>): Promise<T> {
+  async whileBusy<T>(task: string, fn: () => Promise<T>): Promise<T> {
     this.busy.set(task, (this.busy.get(task) ?? 0) + 1)
     try {
       return await fn()
@@ -120,12 +141,17 @@ export class DirectIntegration {
     }
   }
 
-  async integrate (taskArg: string, message: string): Promise<IntegrateReply> {
+  async integrate(taskArg: string, message: string): Promise<IntegrateReply> {
     const target = this.resolveTask(taskArg)
     return await this.whileBusy(target.task, async () => await this.integrateResolved(target, message))
   }
 
-  async integrateResolved ({ task, epoch, assist }: IntegrateTarget, message: string, request = '', commit?: string): Promise<IntegrateReply> {
+  async integrateResolved(
+    { task, epoch, assist }: IntegrateTarget,
+    message: string,
+    request = '',
+    commit?: string
+  ): Promise<IntegrateReply> {
     const verify = this.verifyCommand()
     const fence = async (): Promise<void> => {
       if (assist !== undefined) this.checkAssistFence(assist)
@@ -134,7 +160,17 @@ export class DirectIntegration {
     const started = performance.now()
     let r
     try {
-      r = await integrate({ workspace: this.ws, task, epoch, agentId: this.c.me, branch: assist === undefined ? undefined : this.ws.taskBranch(assist.branch), message: message !== '' ? message : undefined, verify, checkFence: fence, commit })
+      r = await integrate({
+        workspace: this.ws,
+        task,
+        epoch,
+        agentId: this.c.me,
+        branch: assist === undefined ? undefined : this.ws.taskBranch(assist.branch),
+        message: message !== '' ? message : undefined,
+        verify,
+        checkFence: fence,
+        commit
+      })
     } catch (err) {
       if (err instanceof FencedError) {
         // An assistant holds no claim to close: it is told who landed first.
@@ -146,7 +182,17 @@ export class DirectIntegration {
     const m = this.c.metrics
     m.integrations.inc({ result: r.result === 'up-to-date' ? 'merged' : r.result })
     m.integrationRetries.inc(r.retries)
-    const reply: IntegrateReply = { result: r.result, commit: '', conflicts: [], summary: '', attempts: r.attempts, tests: undefined, findingId: '', epoch, paths: [] }
+    const reply: IntegrateReply = {
+      result: r.result,
+      commit: '',
+      conflicts: [],
+      summary: '',
+      attempts: r.attempts,
+      tests: undefined,
+      findingId: '',
+      epoch,
+      paths: []
+    }
     switch (r.result) {
       case 'merged': {
         m.verifySeconds.observe(r.verifyMs / 1000)
@@ -172,14 +218,16 @@ export class DirectIntegration {
         const landed = recorded ?? (r.landing != null ? await this.recordLanding(task, epoch, r.landing) : undefined)
         const recovered = recorded === undefined && landed !== undefined
         if (assist !== undefined) {
-          if (landed === undefined) throw this.noNewCommitsError({ assist: true, branch: this.ws.taskBranch(assist.branch), again: 'integrate' })
+          if (landed === undefined)
+            throw this.noNewCommitsError({ assist: true, branch: this.ws.taskBranch(assist.branch), again: 'integrate' })
           await this.c.assists?.landed(task)
           reply.result = 'merged'
           reply.commit = landed
           reply.summary = integrated({ branch: this.ws.branch, commit: landed, task, assist: true, recovered })
           break
         }
-        if (landed == null) throw this.noNewCommitsError({ assist: false, branch: this.ws.taskBranch(task), again: 'integrate', noChangeTask: task })
+        if (landed == null)
+          throw this.noNewCommitsError({ assist: false, branch: this.ws.taskBranch(task), again: 'integrate', noChangeTask: task })
         reply.result = 'merged'
         reply.commit = landed
         reply.summary = recovered
@@ -212,15 +260,34 @@ export class DirectIntegration {
    * that failed before its request): its integration entry (`request`: the
    * request it answers, if any) and a failure finding, whose id is returned.
    */
-  async recordUnlanded (task: string, epoch: number, r: { result: 'conflict', files: string[] } | { result: 'failed', summary: string, verifyMs: number }, request = ''): Promise<string> {
+  async recordUnlanded(
+    task: string,
+    epoch: number,
+    r: { result: 'conflict'; files: string[] } | { result: 'failed'; summary: string; verifyMs: number },
+    request = ''
+  ): Promise<string> {
     if (r.result === 'conflict') {
       await this.c.log.append('integration', { task, epoch, commit: '', result: 'conflict', paths: r.files, request })
-      const f = await this.c.log.append('finding', { kind: 'failure', text: `integrating ${task}@${epoch} conflicts with ${this.ws.branch} in ${r.files.join(', ')}`, paths: r.files, tags: [`task:${task}`, 'conflict'], refs: [], supersedes: '' })
+      const f = await this.c.log.append('finding', {
+        kind: 'failure',
+        text: `integrating ${task}@${epoch} conflicts with ${this.ws.branch} in ${r.files.join(', ')}`,
+        paths: r.files,
+        tags: [`task:${task}`, 'conflict'],
+        refs: [],
+        supersedes: ''
+      })
       return f.id
     }
     this.c.metrics.verifySeconds.observe(r.verifyMs / 1000)
     await this.c.log.append('integration', { task, epoch, commit: '', result: 'failed', paths: [], request })
-    const f = await this.c.log.append('finding', { kind: 'failure', text: `integrating ${task}@${epoch} failed verify (${this.verifyCommand()}): ${r.summary}`.slice(0, 8000), paths: [], tags: [`task:${task}`, 'verify'], refs: [], supersedes: '' })
+    const f = await this.c.log.append('finding', {
+      kind: 'failure',
+      text: `integrating ${task}@${epoch} failed verify (${this.verifyCommand()}): ${r.summary}`.slice(0, 8000),
+      paths: [],
+      tags: [`task:${task}`, 'verify'],
+      refs: [],
+      supersedes: ''
+    })
     return f.id
   }
 
@@ -230,7 +297,7 @@ export class DirectIntegration {
    * the daemon died between the push and the integration entry. At most one
    * entry per landing, however many callers ask at once; the commit recorded.
    */
-  private async recordLanding (task: string, epoch: number, commit: string): Promise<string> {
+  private async recordLanding(task: string, epoch: number, commit: string): Promise<string> {
     const key = `${task}@${epoch}`
     const running = this.recovering.get(key)
     if (running !== undefined) return await running
@@ -257,7 +324,7 @@ export class DirectIntegration {
    * but the remote's fence proves gets that landing recorded. Does nothing
    * otherwise, and when the remote cannot be read (done then refuses as usual).
    */
-  async recoverLanding (task: string): Promise<void> {
+  async recoverLanding(task: string): Promise<void> {
     if (task === PLAN_TASK_ID) return
     const board = this.c.board.board
     const h = board.holder(task)
@@ -280,16 +347,19 @@ export class DirectIntegration {
    * another agent at that epoch; when an integrator lands it, the assistant's
    * daemon marks the task done (assist-service).
    */
-  async requestIntegration (taskArg: string): Promise<WrittenRequest> {
+  async requestIntegration(taskArg: string): Promise<WrittenRequest> {
     const target = this.resolveTask(taskArg)
     return await this.whileBusy(target.task, async () => await this.requestResolved(target))
   }
 
   /** `commit`: publish this commit of the task branch (verified before: verifyThenRequest) rather than its tip. */
-  async requestResolved ({ task, epoch, assist }: IntegrateTarget, commit?: string): Promise<WrittenRequest> {
+  async requestResolved({ task, epoch, assist }: IntegrateTarget, commit?: string): Promise<WrittenRequest> {
     const ws = this.ws
     const fence = async (): Promise<void> => {
-      if (assist === undefined) { this.c.board.board.checkDoable(task, this.c.me); return }
+      if (assist === undefined) {
+        this.c.board.board.checkDoable(task, this.c.me)
+        return
+      }
       this.checkAssistFence(assist)
       try {
         checkTaskFence(await readTaskFence(ws, task), task, epoch, this.c.me)
@@ -300,9 +370,16 @@ export class DirectIntegration {
     }
     let pushed
     try {
-      pushed = await pushRequestRef(ws, task, assist === undefined ? { checkFence: fence, commit } : { checkFence: fence, branch: ws.taskBranch(assist.branch), requireNewCommits: true })
+      pushed = await pushRequestRef(
+        ws,
+        task,
+        assist === undefined
+          ? { checkFence: fence, commit }
+          : { checkFence: fence, branch: ws.taskBranch(assist.branch), requireNewCommits: true }
+      )
     } catch (err) {
-      if (err instanceof NoNewCommitsError) throw this.noNewCommitsError({ assist: assist !== undefined, branch: err.branch, again: 'request integration' })
+      if (err instanceof NoNewCommitsError)
+        throw this.noNewCommitsError({ assist: assist !== undefined, branch: err.branch, again: 'request integration' })
       throw err
     }
     const e = await this.c.log.append('integration_request', { task, epoch, ref: pushed.ref, commit: pushed.commit })
@@ -314,13 +391,18 @@ export class DirectIntegration {
    * branch (integrate, request-integration): what to commit where, what to run
    * again, and for a held task how to finish one that needs no change.
    */
-  private noNewCommitsError (o: { assist: boolean, branch: string, again: 'integrate' | 'request integration', noChangeTask?: string }): FailedPreconditionError {
+  private noNewCommitsError(o: {
+    assist: boolean
+    branch: string
+    again: 'integrate' | 'request integration'
+    noChangeTask?: string
+  }): FailedPreconditionError {
     const ws = this.ws
     return new FailedPreconditionError(noNewCommits({ ...o, sharedBranch: ws.branch, dir: ws.dir }))
   }
 
   /** What an assistant is told when the remote's fence shows another agent's work landed first. */
-  private landedFirstError (task: string, err: FencedError): FailedPreconditionError {
+  private landedFirstError(task: string, err: FencedError): FailedPreconditionError {
     return new FailedPreconditionError(landedFirst(err.remoteAgent, task, err.remoteEpoch))
   }
 }

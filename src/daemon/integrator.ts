@@ -31,16 +31,16 @@ export interface IntegratorComponents {
 }
 
 /** How an assisted task moved on from the holder's epoch `epoch` the assist works at, by this board; undefined while it has not. */
-export function epochMoved (board: Board, task: string, epoch: number): string | undefined {
+export function epochMoved(board: Board, task: string, epoch: number): string | undefined {
   const h = board.holder(task)
   return h?.epoch === epoch ? undefined : `task ${task} moved from epoch ${epoch} to ${h === undefined ? 'no holder' : `epoch ${h.epoch}`}`
 }
 
 export class Integrator {
-  constructor (private readonly c: IntegratorComponents) {}
+  constructor(private readonly c: IntegratorComponents) {}
 
   /** Integration requests in log order that no integration entry answers yet. */
-  pendingRequests (): Array<RepoRequest & { id: string }> {
+  pendingRequests(): Array<RepoRequest & { id: string }> {
     const answered = new Set<string>()
     const requests: Array<RepoRequest & { id: string }> = []
     for (const e of this.c.log.state.ordered(INTEGRATION_KINDS)) {
@@ -56,7 +56,7 @@ export class Integrator {
   }
 
   /** Whether a request is an assistant's, by this board: another agent won the claim at its epoch. */
-  private byAssistant (r: RepoRequest): boolean {
+  private byAssistant(r: RepoRequest): boolean {
     const winner = this.c.board.board.winnerAt(r.task, r.epoch)
     return winner !== undefined && winner !== r.author
   }
@@ -66,7 +66,7 @@ export class Integrator {
    * done, or moved on from the request's epoch. Undefined when it may land
    * (the remote's fence still decides), and for any other request.
    */
-  private staleAssist (r: RepoRequest): string | undefined {
+  private staleAssist(r: RepoRequest): string | undefined {
     if (!this.byAssistant(r)) return undefined
     const board = this.c.board.board
     const done = board.doneRecord(r.task)
@@ -74,13 +74,16 @@ export class Integrator {
     return epochMoved(board, r.task, r.epoch)
   }
 
-  async runIntegrator (maxBatch: number): Promise<RunIntegratorReply> {
+  async runIntegrator(maxBatch: number): Promise<RunIntegratorReply> {
     const reply: RunIntegratorReply = { landed: [], conflicts: [], failed: [], pending: 0, commit: '' }
     const m = this.c.metrics
     const pending: Array<RepoRequest & { id: string }> = []
     for (const r of this.pendingRequests()) {
       const stale = this.staleAssist(r)
-      if (stale === undefined) { pending.push(r); continue }
+      if (stale === undefined) {
+        pending.push(r)
+        continue
+      }
       m.integrations.inc({ result: 'failed' })
       reply.failed.push(r.task)
       await this.reportBad(r, r.id, 'refused', `is refused: ${stale}`, [])
@@ -91,34 +94,75 @@ export class Integrator {
     const verify = this.c.verifyCommand()
     const byKey = new Map(batch.map(r => [`${r.ref}@${r.commit}`, r]))
     const idOf = (r: RepoRequest): string => byKey.get(`${r.ref}@${r.commit}`)?.id ?? ''
-    const result = await integrateBatch({ workspace: this.c.workspace(), requests: batch.map(({ id: _id, ...r }) => r), verify, deleteLandedRefs: true })
+    const result = await integrateBatch({
+      workspace: this.c.workspace(),
+      requests: batch.map(({ id: _id, ...r }) => r),
+      verify,
+      deleteLandedRefs: true
+    })
     for (const l of result.landed) {
       m.integrations.inc({ result: 'merged' })
       reply.landed.push(l.request.task)
-      await this.c.log.append('integration', { task: l.request.task, epoch: l.request.epoch, commit: l.commit, result: 'merged', paths: [], request: idOf(l.request) })
+      await this.c.log.append('integration', {
+        task: l.request.task,
+        epoch: l.request.epoch,
+        commit: l.commit,
+        result: 'merged',
+        paths: [],
+        request: idOf(l.request)
+      })
     }
     for (const r of result.recovered) {
       // Landed by an earlier batch whose entries were never written (fence-landing): answered now, nothing pushed.
       m.integrations.inc({ result: 'merged' })
       reply.landed.push(r.request.task)
-      this.c.logger.warn({ task: r.request.task, epoch: r.request.epoch, commit: r.commit }, 'recovered a landed request whose integration entry was missing')
-      await this.c.log.append('integration', { task: r.request.task, epoch: r.request.epoch, commit: r.commit, result: 'merged', paths: await landedPaths(this.c.workspace().dir, r.commit), request: idOf(r.request) })
+      this.c.logger.warn(
+        { task: r.request.task, epoch: r.request.epoch, commit: r.commit },
+        'recovered a landed request whose integration entry was missing'
+      )
+      await this.c.log.append('integration', {
+        task: r.request.task,
+        epoch: r.request.epoch,
+        commit: r.commit,
+        result: 'merged',
+        paths: await landedPaths(this.c.workspace().dir, r.commit),
+        request: idOf(r.request)
+      })
     }
     for (const r of result.alreadyMerged) {
       // An assistant's branch with nothing of its own lands nothing: its done must not count (claim-ledger).
       if (this.byAssistant(r)) {
         m.integrations.inc({ result: 'failed' })
         reply.failed.push(r.task)
-        await this.reportBad(r, idOf(r), 'refused', `is refused: ${r.commit.slice(0, 12)} is already on ${this.c.workspace().branch}, so it lands nothing of its own`, [])
+        await this.reportBad(
+          r,
+          idOf(r),
+          'refused',
+          `is refused: ${r.commit.slice(0, 12)} is already on ${this.c.workspace().branch}, so it lands nothing of its own`,
+          []
+        )
         continue
       }
       reply.landed.push(r.task)
-      await this.c.log.append('integration', { task: r.task, epoch: r.epoch, commit: r.commit, result: 'merged', paths: [], request: idOf(r) })
+      await this.c.log.append('integration', {
+        task: r.task,
+        epoch: r.epoch,
+        commit: r.commit,
+        result: 'merged',
+        paths: [],
+        request: idOf(r)
+      })
     }
     for (const c of result.conflicts) {
       m.integrations.inc({ result: 'conflict' })
       reply.conflicts.push(c.request.task)
-      await this.reportBad(c.request, idOf(c.request), 'conflict', `conflicts with ${this.c.workspace().branch} in ${c.files.join(', ')}`, c.files)
+      await this.reportBad(
+        c.request,
+        idOf(c.request),
+        'conflict',
+        `conflicts with ${this.c.workspace().branch} in ${c.files.join(', ')}`,
+        c.files
+      )
     }
     for (const f of result.failed) {
       m.integrations.inc({ result: 'failed' })
@@ -129,7 +173,14 @@ export class Integrator {
       m.integrations.inc({ result: 'failed' })
       reply.failed.push(x.request.task)
       // Fenced: another agent's work landed first at the remote (result "fenced", so its author knows to stop).
-      if (x.fenced !== undefined) await this.reportBad(x.request, idOf(x.request), 'fenced', `is fenced: ${x.fenced.agent}'s work for ${x.request.task}@${x.fenced.epoch} landed first on the shared remote`, [])
+      if (x.fenced !== undefined)
+        await this.reportBad(
+          x.request,
+          idOf(x.request),
+          'fenced',
+          `is fenced: ${x.fenced.agent}'s work for ${x.request.task}@${x.fenced.epoch} landed first on the shared remote`,
+          []
+        )
       else await this.reportBad(x.request, idOf(x.request), 'refused', `is refused: ${x.reason}`, [])
     }
     if (result.pushed != null) {
@@ -144,10 +195,17 @@ export class Integrator {
   }
 
   /** Answers a request that does not land: an integration entry, a failure finding, and a message to its author. */
-  async reportBad (r: RepoRequest, requestId: string, result: string, what: string, paths: string[]): Promise<void> {
+  async reportBad(r: RepoRequest, requestId: string, result: string, what: string, paths: string[]): Promise<void> {
     await this.c.log.append('integration', { task: r.task, epoch: r.epoch, commit: '', result, paths, request: requestId })
     const text = `integration request for ${r.task}@${r.epoch} (${r.commit.slice(0, 12)}) ${what}`.slice(0, 8000)
-    await this.c.log.append('finding', { kind: 'failure', text, paths, tags: [`task:${r.task}`, result], refs: requestId !== '' ? [requestId] : [], supersedes: '' })
+    await this.c.log.append('finding', {
+      kind: 'failure',
+      text,
+      paths,
+      tags: [`task:${r.task}`, result],
+      refs: requestId !== '' ? [requestId] : [],
+      supersedes: ''
+    })
     if (r.author !== this.c.me) await this.c.notify(r.author, `[agency integrator] ${text}`).catch(() => {})
   }
 }

@@ -39,15 +39,15 @@ export class LogCheckpointer {
   private restoredCursor = 0
   private stopped = false
 
-  constructor (private readonly c: LogCheckpointerComponents) {}
+  constructor(private readonly c: LogCheckpointerComponents) {}
 
   /** the cursor the checkpoint on disk covers (0: none) */
-  get cursor (): number {
+  get cursor(): number {
     return this.covered
   }
 
   /** The cursor up to which the last restore took the log's index from its checkpoint (0: it folded the whole log). */
-  get restoredFrom (): number {
+  get restoredFrom(): number {
     return this.restoredCursor
   }
 
@@ -58,7 +58,7 @@ export class LogCheckpointer {
    * a store that lost its last unsynced writes) is removed, so it cannot be
    * taken for a later store that has grown past it.
    */
-  async restore (): Promise<number> {
+  async restore(): Promise<number> {
     const { state, logger } = this.c
     const { log, dataDir } = this.c.store
     const saved = await readCheckpoint(dataDir)
@@ -77,7 +77,7 @@ export class LogCheckpointer {
   }
 
   /** Schedules a checkpoint when enough came in since the last one. */
-  maybeWrite (): void {
+  maybeWrite(): void {
     if (this.timer !== undefined || this.writing !== undefined || this.stopped) return
     const fresh = this.c.store.log.lastCursor() - this.covered
     if (fresh < Math.max(CHECKPOINT_MIN_NEW, this.covered / 4)) return
@@ -85,7 +85,10 @@ export class LogCheckpointer {
     this.timer = setTimeout(() => {
       this.timer = undefined
       // not while a sync streams batches in: a catch-up would write ever larger checkpoints on its way
-      if (this.c.sinceBatchMs() < CHECKPOINT_QUIET_MS) { this.maybeWrite(); return }
+      if (this.c.sinceBatchMs() < CHECKPOINT_QUIET_MS) {
+        this.maybeWrite()
+        return
+      }
       void this.write()
     }, wait)
     this.timer.unref()
@@ -96,8 +99,11 @@ export class LogCheckpointer {
    * has written (the bytes it names are there), off the write path; failures
    * are logged, never fatal: without a checkpoint a restart folds the log.
    */
-  async write (): Promise<void> {
-    if (this.writing !== undefined) { await this.writing; return }
+  async write(): Promise<void> {
+    if (this.writing !== undefined) {
+      await this.writing
+      return
+    }
     const { findings } = this.c
     const upTo = this.c.store.log.lastCursor()
     if ((upTo <= this.covered && upTo <= findings.checkpointCursor) || !this.c.writable()) return
@@ -123,7 +129,7 @@ export class LogCheckpointer {
   }
 
   /** No more scheduled checkpoints; write() still writes the last one. */
-  stop (): void {
+  stop(): void {
     this.stopped = true
     clearTimeout(this.timer)
     this.timer = undefined

@@ -34,7 +34,6 @@ import { verifyForkProof, type ForkProof } from '../core/log/fork.js'
 import { syncPeriodMs } from '../core/log/sync-backoff.js'
 import type { ForkProof as WireForkProof } from '../gen/agency/v1/wire.js'
 
-
 export interface LogServiceInit {
   store: AgencyStore
   signer: Signer
@@ -97,17 +96,17 @@ export class LogService {
   /** told of every finished exchange with a peer */
   private readonly syncRoundListeners = new Set<(peer: string) => void>()
   private lastSyncAt = 0
-  private digestCache?: { key: string, digest: Uint8Array }
+  private digestCache?: { key: string; digest: Uint8Array }
   private readonly own: OwnFeed
   /** when this replica took in its latest entries (the API's accepted_at) */
   readonly arrivals = new ArrivalTimes()
   /** open once own entries may be signed: the feed's head is learned from a peer, or the wait is over */
-  private readonly ownHead: { ready: Promise<void>, open: (why: string) => void, opened: boolean }
+  private readonly ownHead: { ready: Promise<void>; open: (why: string) => void; opened: boolean }
   private ownHeadTimer?: NodeJS.Timeout
   /** keeps the checkpoint of this log's index (and the findings index's) on disk */
   private readonly checkpointer: LogCheckpointer
 
-  constructor (init: LogServiceInit) {
+  constructor(init: LogServiceInit) {
     this.init = init
     // The log core keeps an index; the entries stay on disk (the store's archive).
     this.state = new LogState({ archive: init.store.log.archive })
@@ -117,7 +116,9 @@ export class LogService {
       logger: init.logger,
       sinceBatchMs: () => this.msSinceBatch(),
       // caught up after a restore that indexed the log: the next restart need not
-      onCaughtUp: () => { if (this.findingsService.checkpointCursor < this.checkpointer.cursor) void this.checkpoint() },
+      onCaughtUp: () => {
+        if (this.findingsService.checkpointCursor < this.checkpointer.cursor) void this.checkpoint()
+      },
       worker: init.findingsWorker
     })
     this.checkpointer = new LogCheckpointer({
@@ -129,11 +130,13 @@ export class LogService {
       logger: init.logger
     })
     let open = (): void => {}
-    const ready = new Promise<void>(resolve => { open = resolve })
+    const ready = new Promise<void>(resolve => {
+      open = resolve
+    })
     this.ownHead = {
       ready,
       opened: false,
-      open: (why) => {
+      open: why => {
         if (this.ownHead.opened) return
         this.ownHead.opened = true
         clearTimeout(this.ownHeadTimer)
@@ -146,15 +149,21 @@ export class LogService {
       state: this.state,
       store: init.store.log,
       signer: init.signer,
-      write: async fn => { await this.write(fn) },
+      write: async fn => {
+        await this.write(fn)
+      },
       // A placed own entry is in the synced pending set already: if its record
       // cannot be written (a full disk), a restart takes it in from there, so
       // the append stands and is not reported as failed; the next write that
       // fails (its pending record, or a record after the missing one) stops the daemon.
       writeRecord: async fn => {
-        await this.persist.run(fn).catch(err => { init.logger.warn({ err }, 'an own entry\'s record was not written; it stays in the pending set') })
+        await this.persist.run(fn).catch(err => {
+          init.logger.warn({ err }, "an own entry's record was not written; it stays in the pending set")
+        })
       },
-      ready: async () => { await this.ownHead.ready },
+      ready: async () => {
+        await this.ownHead.ready
+      },
       now: init.wallClock
     })
     this.sync = new LogSync({
@@ -166,8 +175,12 @@ export class LogService {
         digest: () => this.digest(),
         entriesFor: remote => this.bytesFor(this.state.cursorGroupsFor(remote)),
         proofsFor: remote => this.state.proofsFor(remote).map(p => ({ a: p.a, b: p.b })),
-        ingestBatch: async (entries, from) => { await this.ingestBatchBytes(entries, from) },
-        ingestForkProofs: async (proofs, from) => { await this.ingestForkProofs(proofs, from) }
+        ingestBatch: async (entries, from) => {
+          await this.ingestBatchBytes(entries, from)
+        },
+        ingestForkProofs: async (proofs, from) => {
+          await this.ingestForkProofs(proofs, from)
+        }
       },
       hooks: {
         onRound: (peer, _role, stats) => {
@@ -179,7 +192,9 @@ export class LogService {
           init.metrics.syncBytes.inc({ direction: 'sent' }, stats.bytesSent)
           init.metrics.syncBytes.inc({ direction: 'received' }, stats.bytesReceived)
         },
-        onMalformed: () => { init.metrics.syncRejected.inc() }
+        onMalformed: () => {
+          init.metrics.syncRejected.inc()
+        }
       }
     })
   }
@@ -189,11 +204,11 @@ export class LogService {
    * page at a time: the index is rebuilt from the entries' bytes, which stay
    * on disk. The findings index follows in the background (see findings).
    */
-  async beforeStart (): Promise<void> {
+  async beforeStart(): Promise<void> {
     await this.restore(this.init.phases)
   }
 
-  async restore (phases?: StartPhases): Promise<void> {
+  async restore(phases?: StartPhases): Promise<void> {
     const { log } = this.init.store
     // read and checked in a worker while the log's index is restored here
     this.findingsService.beginRestore()
@@ -224,39 +239,39 @@ export class LogService {
    * The findings index, with every accepted finding in it (findings/findings-service.ts):
    * what a search reads.
    */
-  get findings (): FindingsIndex {
+  get findings(): FindingsIndex {
     return this.findingsService.index
   }
 
   /** The findings index once its checkpoint is taken in (or refused) after a restore, with every accepted finding in it. */
-  async findingsReady (): Promise<FindingsIndex> {
+  async findingsReady(): Promise<FindingsIndex> {
     return await this.findingsService.ready()
   }
 
   /** The log cursor up to which the last restore took the findings index from its checkpoint (0: none). */
-  get findingsRestoredFrom (): number {
+  get findingsRestoredFrom(): number {
     return this.findingsService.restoredFrom
   }
 
   /** Log entries the findings index has not taken in yet. */
-  get findingsBehind (): number {
+  get findingsBehind(): number {
     return this.findingsService.behind
   }
 
   /** The cursor up to which the last restore took the log's index from its checkpoint (0: it folded the whole log). */
-  get restoredFromCheckpoint (): number {
+  get restoredFromCheckpoint(): number {
     return this.checkpointer.restoredFrom
   }
 
   /** Writes the checkpoint of the log's index and the findings index now (log-checkpointer.ts). */
-  async checkpoint (): Promise<void> {
+  async checkpoint(): Promise<void> {
     await this.checkpointer.write()
   }
 
   /**
    * The bytes of the entries at `groups`' cursors (per author), read from the store in windows as a sender takes them (store/feed-reader).
    */
-  private bytesFor (groups: number[][]): AsyncGenerator<Uint8Array[]> {
+  private bytesFor(groups: number[][]): AsyncGenerator<Uint8Array[]> {
     const { log } = this.init.store
     return readFeeds(groups, {
       lastWritten: () => log.lastCursor(),
@@ -267,26 +282,30 @@ export class LogService {
   }
 
   /** Publishes on gossip and exchanges with peers from now on (the mesh is up). */
-  async start (gossip: SwarmGossip | undefined = this.init.gossip): Promise<void> {
+  async start(gossip: SwarmGossip | undefined = this.init.gossip): Promise<void> {
     this.gossip = gossip
     await this.sync.start()
     this.stopped = false
     if (!this.ownHead.opened) {
-      this.ownHeadTimer = setTimeout(() => { this.ownHead.open('no exchange within the wait') }, this.init.ownHeadWaitMs ?? DEFAULT_OWN_HEAD_WAIT_MS)
+      this.ownHeadTimer = setTimeout(() => {
+        this.ownHead.open('no exchange within the wait')
+      }, this.init.ownHeadWaitMs ?? DEFAULT_OWN_HEAD_WAIT_MS)
       this.ownHeadTimer.unref()
     }
     this.scheduleSync()
-    this.init.node.addEventListener('peer:connect', (evt) => {
+    this.init.node.addEventListener('peer:connect', evt => {
       // A new connection is where a late joiner or a healed partition catches up.
       // One exchange moves entries both ways, so only one side starts it: the
       // side with the smaller peer id. Both starting would send everything twice.
       const peer = evt.detail
       if (this.init.signer.author > peer.toString()) return
-      setTimeout(() => { this.sync.syncWith(peer).catch(() => {}) }, 200)
+      setTimeout(() => {
+        this.sync.syncWith(peer).catch(() => {})
+      }, 200)
     })
   }
 
-  async stop (): Promise<void> {
+  async stop(): Promise<void> {
     this.stopped = true
     clearTimeout(this.timer)
     clearTimeout(this.ownHeadTimer)
@@ -305,7 +324,7 @@ export class LogService {
    * failure is final: every later write is refused and the daemon is told to
    * stop; a restart reloads what is on disk.
    */
-  private async write (fn: () => Promise<void>): Promise<void> {
+  private async write(fn: () => Promise<void>): Promise<void> {
     if (this.storageFailure != null) throw this.unwritable(this.storageFailure)
     try {
       await this.persist.run(fn)
@@ -320,8 +339,10 @@ export class LogService {
     }
   }
 
-  private unwritable (cause: Error): UnavailableError {
-    return new UnavailableError(`cannot write to the data dir: ${cause.message}; agentd stops and reloads what is on disk when restarted`, { cause })
+  private unwritable(cause: Error): UnavailableError {
+    return new UnavailableError(`cannot write to the data dir: ${cause.message}; agentd stops and reloads what is on disk when restarted`, {
+      cause
+    })
   }
 
   /**
@@ -330,26 +351,34 @@ export class LogService {
    * replicas do not share (views count them for nothing). Called at once for
    * the faults the restored log knows.
    */
-  onFault (listener: (author: string, fromSeq: number) => void): () => void {
+  onFault(listener: (author: string, fromSeq: number) => void): () => void {
     this.faultListeners.add(listener)
     for (const [author, seq] of this.faultsTold) listener(author, seq)
-    return () => { this.faultListeners.delete(listener) }
+    return () => {
+      this.faultListeners.delete(listener)
+    }
   }
 
   /** Tells the fault listeners about `author` when what is known of its fork point changed. */
-  private noteFault (author: string): void {
+  private noteFault(author: string): void {
     const fp = this.state.forkPoint(author)
     if (fp === undefined || fp.seq >= (this.faultsTold.get(author) ?? Number.POSITIVE_INFINITY)) return
     this.faultsTold.set(author, fp.seq)
     for (const l of this.faultListeners) {
-      try { l(author, fp.seq) } catch (err) { this.init.logger.error({ err }, 'fault listener failed') }
+      try {
+        l(author, fp.seq)
+      } catch (err) {
+        this.init.logger.error({ err }, 'fault listener failed')
+      }
     }
   }
 
   /** Calls back for every newly accepted entry, local or remote, in acceptance order. */
-  onAccepted (listener: (e: StoredEntry) => void): () => void {
+  onAccepted(listener: (e: StoredEntry) => void): () => void {
     this.listeners.add(listener)
-    return () => { this.listeners.delete(listener) }
+    return () => {
+      this.listeners.delete(listener)
+    }
   }
 
   /**
@@ -359,7 +388,7 @@ export class LogService {
    * restart, the first append waits until the feed's head is known (see
    * ownHeadWaitMs).
    */
-  async append<K extends EntryKind> (kind: K, body: DeepPartial<KindBodies[K]>): Promise<StoredEntry> {
+  async append<K extends EntryKind>(kind: K, body: DeepPartial<KindBodies[K]>): Promise<StoredEntry> {
     const { entry, stored } = await this.appendOwn(kind, body)
     await stored
     return entry
@@ -372,14 +401,17 @@ export class LogService {
    * one per peer) and which a restart does without (the entry is taken in
    * from the synced pending set): what a claim's answer waits for.
    */
-  async appendPlaced<K extends EntryKind> (kind: K, body: DeepPartial<KindBodies[K]>): Promise<StoredEntry> {
+  async appendPlaced<K extends EntryKind>(kind: K, body: DeepPartial<KindBodies[K]>): Promise<StoredEntry> {
     const { entry, stored } = await this.appendOwn(kind, body)
     // its failure is logged where it is written (the entry stays in the pending set)
     stored.catch(() => {})
     return entry
   }
 
-  private async appendOwn<K extends EntryKind> (kind: K, body: DeepPartial<KindBodies[K]>): Promise<{ entry: StoredEntry, stored: Promise<void> }> {
+  private async appendOwn<K extends EntryKind>(
+    kind: K,
+    body: DeepPartial<KindBodies[K]>
+  ): Promise<{ entry: StoredEntry; stored: Promise<void> }> {
     if (this.storageFailure != null) throw this.unwritable(this.storageFailure)
     const { entry, placed, stored } = await this.own.append(kind, body)
     this.noteArrivals(placed)
@@ -397,7 +429,7 @@ export class LogService {
   }
 
   /** Gossip handler: judge an entry, store what is accepted or pending. */
-  async receiveGossip (bytes: Uint8Array, _from: string): Promise<Verdict> {
+  async receiveGossip(bytes: Uint8Array, _from: string): Promise<Verdict> {
     // The core checks size, decoding and everything else, and counts what it rejects.
     const result = this.state.ingestBytes(bytes)
     if (result.status === 'accepted') this.noteArrivals(result.accepted)
@@ -436,22 +468,22 @@ export class LogService {
   }
 
   /** Takes in a batch of entries from a peer, decoded; resolves once it is stored. */
-  async ingestBatch (entries: Entry[], _from: string): Promise<void> {
+  async ingestBatch(entries: Entry[], _from: string): Promise<void> {
     await this.storeBatch(this.state.ingestBatch(entries))
   }
 
   /** Takes in a batch of entries from a peer as their bytes (the sync protocol's input); resolves once it is stored. */
-  async ingestBatchBytes (entries: Uint8Array[], _from: string): Promise<void> {
+  async ingestBatchBytes(entries: Uint8Array[], _from: string): Promise<void> {
     await this.storeBatch(this.state.ingestBatchBytes(entries))
   }
 
-  private async storeBatch (result: BatchResult): Promise<void> {
+  private async storeBatch(result: BatchResult): Promise<void> {
     this.noteArrivals(result.accepted)
     for (const [reason, n] of Object.entries(result.rejected)) this.init.metrics.logRejected.inc({ reason }, n)
     await this.persistBatch(result)
   }
 
-  private async persistResult (r: IngestResult): Promise<void> {
+  private async persistResult(r: IngestResult): Promise<void> {
     const { log } = this.init.store
     if (r.status === 'accepted') {
       const leftover = r.pendingRemoved.filter(p => !r.accepted.some(a => a.id === p.id)).map(p => p.id)
@@ -475,7 +507,9 @@ export class LogService {
     } else if (r.status === 'rejected' && r.proof != null) {
       const proof = r.proof
       this.init.events.emit({ type: 'fork', peerId: proof.author, text: `author forked its feed at seq ${proof.seq}` })
-      await this.write(async () => { await log.putFork(proof) })
+      await this.write(async () => {
+        await log.putFork(proof)
+      })
       this.noteFault(proof.author)
       this.spreadForkProof(proof)
     }
@@ -487,40 +521,48 @@ export class LogService {
    * proof that stands on its own (both signatures checked) is sent, so no
    * peer can fault this daemon for it.
    */
-  private spreadForkProof (proof: ForkProof): void {
+  private spreadForkProof(proof: ForkProof): void {
     if (!verifyForkProof(proof)) return
     this.gossip?.publishForkProof({ a: proof.a, b: proof.b }).catch(() => {})
   }
 
   /** Gossip handler: a fork proof from a peer. Kept (and forwarded) when valid and new. */
-  async receiveForkProof (p: WireForkProof, _from: string): Promise<Verdict> {
+  async receiveForkProof(p: WireForkProof, _from: string): Promise<Verdict> {
     if (p.a == null || p.b == null) return 'reject'
     const proof: ForkProof = { author: p.a.author, seq: p.a.seq, a: p.a, b: p.b }
     if (!verifyForkProof(proof)) return 'reject'
     if (!this.state.ingestForkProof(proof)) return 'ignore'
     this.init.events.emit({ type: 'fork', peerId: proof.author, text: `author forked its feed at seq ${proof.seq} (proof from a peer)` })
-    await this.write(async () => { await this.init.store.log.putFork(proof) })
+    await this.write(async () => {
+      await this.init.store.log.putFork(proof)
+    })
     this.noteFault(proof.author)
     return 'accept'
   }
 
   /** Fork proofs from a sync exchange: the valid new ones are kept (not gossiped: every peer's exchanges carry them). */
-  async ingestForkProofs (proofs: WireForkProof[], _from: string): Promise<void> {
+  async ingestForkProofs(proofs: WireForkProof[], _from: string): Promise<void> {
     for (const p of proofs) {
       if (p.a == null || p.b == null) continue
       const proof: ForkProof = { author: p.a.author, seq: p.a.seq, a: p.a, b: p.b }
       if (!verifyForkProof(proof) || !this.state.ingestForkProof(proof)) continue
       this.init.events.emit({ type: 'fork', peerId: proof.author, text: `author forked its feed at seq ${proof.seq} (proof from a peer)` })
-      await this.write(async () => { await this.init.store.log.putFork(proof) })
+      await this.write(async () => {
+        await this.init.store.log.putFork(proof)
+      })
       this.noteFault(proof.author)
     }
   }
 
-  private noteArrivals (accepted: StoredEntry[]): void {
-    if (accepted.length > 0) this.arrivals.note(accepted.map(a => a.cursor), this.init.wallClock?.() ?? Date.now())
+  private noteArrivals(accepted: StoredEntry[]): void {
+    if (accepted.length > 0)
+      this.arrivals.note(
+        accepted.map(a => a.cursor),
+        this.init.wallClock?.() ?? Date.now()
+      )
   }
 
-  private async persistBatch (r: BatchResult): Promise<void> {
+  private async persistBatch(r: BatchResult): Promise<void> {
     const { log } = this.init.store
     const accepted = new Set(r.accepted.map(a => a.id))
     const removed = r.pendingRemoved.filter(p => !accepted.has(p.id)).map(p => p.id)
@@ -536,7 +578,8 @@ export class LogService {
       for (const proof of r.forks) await log.putFork(proof)
     })
     this.announceAccepted(r.accepted, true)
-    for (const proof of r.forks) this.init.events.emit({ type: 'fork', peerId: proof.author, text: `author forked its feed at seq ${proof.seq}` })
+    for (const proof of r.forks)
+      this.init.events.emit({ type: 'fork', peerId: proof.author, text: `author forked its feed at seq ${proof.seq}` })
     await written
     // a worker indexing this catch-up that fell behind: the next batch waits for it (its queue is memory)
     if (this.findingsService.building) {
@@ -560,7 +603,7 @@ export class LogService {
    * half of the store's write held up every hop. They run on setImmediate,
    * after the forwarding and its encryption and socket writes.
    */
-  private afterForwarding (): Promise<void> {
+  private afterForwarding(): Promise<void> {
     this.forwardTurn ??= new Promise(resolve => {
       setImmediate(() => {
         this.forwardTurn = undefined
@@ -572,22 +615,22 @@ export class LogService {
   }
 
   /** Tells the listeners of a peer's gossiped entries once they are forwarded, in acceptance order with everything else. */
-  private announceAfterForwarding (accepted: StoredEntry[]): void {
+  private announceAfterForwarding(accepted: StoredEntry[]): void {
     this.deferredAnnouncements.push(accepted)
     void this.afterForwarding()
   }
 
-  private announceDeferred (): void {
+  private announceDeferred(): void {
     for (const accepted of this.deferredAnnouncements.splice(0)) this.announceNow(accepted, false)
   }
 
   /** Tells the index, the metrics and the listeners of newly accepted entries (`bulk`: a sync batch), after those still deferred. */
-  private announceAccepted (accepted: StoredEntry[], bulk: boolean): void {
+  private announceAccepted(accepted: StoredEntry[], bulk: boolean): void {
     if (this.deferredAnnouncements.length > 0) this.announceDeferred()
     this.announceNow(accepted, bulk)
   }
 
-  private announceNow (accepted: StoredEntry[], bulk: boolean): void {
+  private announceNow(accepted: StoredEntry[], bulk: boolean): void {
     // counted per kind once per call: a labelled counter's look-up per entry showed in a bulk sync's profile
     const byKind = new Map<string, number>()
     for (const e of accepted) byKind.set(e.entry.kind, (byKind.get(e.entry.kind) ?? 0) + 1)
@@ -595,14 +638,18 @@ export class LogService {
     this.findingsService.indexAccepted(accepted, bulk)
     for (const e of accepted) {
       for (const l of this.listeners) {
-        try { l(e) } catch (err) { this.init.logger.error({ err }, 'log listener failed') }
+        try {
+          l(e)
+        } catch (err) {
+          this.init.logger.error({ err }, 'log listener failed')
+        }
       }
     }
     if (accepted.length > 0) this.checkpointer.maybeWrite()
   }
 
   /** The digest of this replica's feed summaries: heads and fork knowledge included (core/log/feed-summary). */
-  digest (): Uint8Array {
+  digest(): Uint8Array {
     const key = `${this.state.size}/${this.state.forks.map(f => `${f.author}@${f.seq}`).join(',')}`
     if (this.digestCache?.key !== key) {
       this.digestCache = { key, digest: summaryDigest(this.state.summaries()) }
@@ -611,32 +658,39 @@ export class LogService {
   }
 
   /** ms since the last sync batch came in (Infinity: none yet): a catch-up is under way while this is small */
-  msSinceBatch (): number {
+  msSinceBatch(): number {
     return performance.now() - this.lastBatchAt
   }
 
-  secondsSinceSync (): number {
+  secondsSinceSync(): number {
     return this.lastSyncAt === 0 ? -1 : (performance.now() - this.lastSyncAt) / 1000
   }
 
   /** The next anti-entropy round, after the period core/log/sync-backoff gives. */
-  private scheduleSync (): void {
+  private scheduleSync(): void {
     if (this.stopped) return
     // One timer at a time: a gap reschedules while a round may be running.
     clearTimeout(this.timer)
     const delay = this.syncPeriodMs()
-    this.timer = setTimeout(() => {
-      this.syncRandomPeer().catch(() => {}).finally(() => { this.scheduleSync() })
-    }, delay * (0.75 + Math.random() * 0.5))
+    this.timer = setTimeout(
+      () => {
+        this.syncRandomPeer()
+          .catch(() => {})
+          .finally(() => {
+            this.scheduleSync()
+          })
+      },
+      delay * (0.75 + Math.random() * 0.5)
+    )
   }
 
   /** The current anti-entropy period (ms), for status and tests. */
-  syncPeriodMs (): number {
+  syncPeriodMs(): number {
     return syncPeriodMs(this.init.syncIntervalMs, this.quietRounds)
   }
 
   /** One anti-entropy exchange with a random connected peer. */
-  async syncRandomPeer (): Promise<void> {
+  async syncRandomPeer(): Promise<void> {
     const peers = this.init.node.getPeers()
     if (peers.length === 0) return
     const peer = peers[Math.floor(Math.random() * peers.length)]
@@ -646,18 +700,20 @@ export class LogService {
   }
 
   /** Calls `fn` after every finished exchange with a peer (either side started it); returns the unsubscribe. */
-  onSyncRound (fn: (peer: string) => void): () => void {
+  onSyncRound(fn: (peer: string) => void): () => void {
     this.syncRoundListeners.add(fn)
-    return () => { this.syncRoundListeners.delete(fn) }
+    return () => {
+      this.syncRoundListeners.delete(fn)
+    }
   }
 
   /** An exchange with every connected peer, now (after a stall of this daemon's own: what either side lacks moves at once). */
-  syncConnected (): void {
+  syncConnected(): void {
     if (this.stopped) return
     for (const peer of this.init.node.getPeers()) this.sync.syncWith(peer).catch(() => {})
   }
 
-  async syncWith (peer: PeerId): Promise<boolean> {
+  async syncWith(peer: PeerId): Promise<boolean> {
     return (await this.sync.syncWith(peer)) !== undefined
   }
 }

@@ -27,21 +27,23 @@ export class MembershipService {
   /** the membership last applied, as JSON: applied again only when it changes */
   private applied = ''
 
-  constructor (init: MembershipServiceInit) {
+  constructor(init: MembershipServiceInit) {
     this.init = init
   }
 
   /** Before the mesh starts: the guard knows the membership before the first connection. */
-  beforeStart (): void {
+  beforeStart(): void {
     this.update()
-    this.off = this.init.onEntry(() => { this.update() })
+    this.off = this.init.onEntry(() => {
+      this.update()
+    })
   }
 
-  stop (): void {
+  stop(): void {
     this.off?.()
   }
 
-  private update (): void {
+  private update(): void {
     const m = this.init.board().membership()
     const key = JSON.stringify(m)
     if (key === this.applied) return
@@ -51,6 +53,6 @@ export class MembershipService {
     for (const peer of removed) this.init.forget(peer)
     const refused = this.init.connected().filter(peer => !this.init.guard.admits(peer))
     for (const peer of refused) this.init.hangUp(peer)
-    this.init.logger.info({ allowed: m.allowed.length, removed, hungUp: refused }, 'the operator\'s membership changed')
+    this.init.logger.info({ allowed: m.allowed.length, removed, hungUp: refused }, "the operator's membership changed")
   }
 }

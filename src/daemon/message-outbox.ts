@@ -21,16 +21,21 @@ export interface MessageOutboxInit {
   wallClock: () => number
 }
 
-export interface OutgoingMessage { to: string, text: string, thread?: string, replyTo?: string }
+export interface OutgoingMessage {
+  to: string
+  text: string
+  thread?: string
+  replyTo?: string
+}
 
 export class MessageOutbox {
   private readonly init: MessageOutboxInit
 
-  constructor (init: MessageOutboxInit) {
+  constructor(init: MessageOutboxInit) {
     this.init = init
   }
 
-  async send (req: OutgoingMessage): Promise<{ id: string, to: string, thread: string }> {
+  async send(req: OutgoingMessage): Promise<{ id: string; to: string; thread: string }> {
     const { me, name, wallClock } = this.init
     const size = utf8Length(req.text)
     if (size > MAX_DM_TEXT_BYTES) throw new TooLargeError('message', size, MAX_DM_TEXT_BYTES)

@@ -47,19 +47,27 @@ export class NoticeWriter {
   private readonly unsubscribe: Array<() => void> = []
   private catchingUp: Promise<void> = Promise.resolve()
 
-  constructor (init: NoticeWriterInit) {
+  constructor(init: NoticeWriterInit) {
     this.init = init
   }
 
-  beforeStart (): void {
+  beforeStart(): void {
     this.goalId = this.init.currentGoalId()
-    this.unsubscribe.push(this.init.events.subscribe(e => { this.fromEvent(e) }))
-    this.unsubscribe.push(this.init.log.onAccepted(e => { this.fromEntry(e) }))
+    this.unsubscribe.push(
+      this.init.events.subscribe(e => {
+        this.fromEvent(e)
+      })
+    )
+    this.unsubscribe.push(
+      this.init.log.onAccepted(e => {
+        this.fromEntry(e)
+      })
+    )
     this.catchingUp = this.requestResultsOnBoard()
   }
 
   /** Resolves once the notices derived at start are stored. */
-  async caughtUp (): Promise<void> {
+  async caughtUp(): Promise<void> {
     await this.catchingUp
   }
 
@@ -69,7 +77,7 @@ export class NoticeWriter {
    * request landed and finished it), written once per answer: those
    * told before (by the live path or an earlier start) are not told again.
    */
-  private async requestResultsOnBoard (): Promise<void> {
+  private async requestResultsOnBoard(): Promise<void> {
     const board = this.init.board?.()
     if (board === undefined) return
     const writes: Array<Promise<unknown>> = []
@@ -84,18 +92,18 @@ export class NoticeWriter {
     await Promise.all(writes)
   }
 
-  stop (): void {
+  stop(): void {
     for (const u of this.unsubscribe.splice(0)) u()
   }
 
-  private fromEvent (e: Event): void {
+  private fromEvent(e: Event): void {
     const kind = FROM_EVENTS[e.type]
     if (kind === undefined) return
     const advice = afterTaskEvent(kind === 'overlap' ? 'overlap' : detailOf(e).reason === 'done' ? 'lost-done' : 'lost')
     this.write(kind, e.text + advice, e.task)
   }
 
-  private fromEntry (e: StoredEntry): void {
+  private fromEntry(e: StoredEntry): void {
     const { entry } = e
     if (!isKnownKind(entry.kind)) return
     try {
@@ -132,21 +140,23 @@ export class NoticeWriter {
     }
   }
 
-  private write (kind: NoticeKind, text: string, task = '', once?: string): void {
+  private write(kind: NoticeKind, text: string, task = '', once?: string): void {
     void this.stored(kind, text, task, once)
   }
 
-  private async stored (kind: NoticeKind, text: string, task: string, once?: string): Promise<void> {
-    await this.init.inbox.notice(kind, text, task, once).catch(err => { this.init.logger.warn({ err }, 'cannot store a notice') })
+  private async stored(kind: NoticeKind, text: string, task: string, once?: string): Promise<void> {
+    await this.init.inbox.notice(kind, text, task, once).catch(err => {
+      this.init.logger.warn({ err }, 'cannot store a notice')
+    })
   }
 }
 
 /** The key a request's result is told under, once: the integration entry that answered it. */
-function requestNoticeKey (integrationId: string): string {
+function requestNoticeKey(integrationId: string): string {
   return `integration:${integrationId}`
 }
 
-function detailOf (e: Event): { reason?: unknown } {
+function detailOf(e: Event): { reason?: unknown } {
   try {
     const d: unknown = e.detailJson === '' ? {} : JSON.parse(e.detailJson)
     return typeof d === 'object' && d !== null ? d : {}

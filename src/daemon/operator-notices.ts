@@ -34,21 +34,23 @@ export class OperatorNotices {
   private lastPause: string | undefined
   private keepTimer?: NodeJS.Timeout
 
-  constructor (init: OperatorNoticesInit) {
+  constructor(init: OperatorNoticesInit) {
     this.init = init
   }
 
-  beforeStart (): void {
-    this.off = this.init.onEntry(() => { this.look() })
+  beforeStart(): void {
+    this.off = this.init.onEntry(() => {
+      this.look()
+    })
     this.look()
   }
 
-  stop (): void {
+  stop(): void {
     this.off?.()
     clearTimeout(this.keepTimer)
   }
 
-  private look (): void {
+  private look(): void {
     const board = this.init.board()
     if (board.operators().keys.length === 0) return
     for (const m of board.operatorMessages(this.init.me).slice(-LATE_MESSAGES)) {
@@ -63,15 +65,26 @@ export class OperatorNotices {
     this.lastPause = key
     clearTimeout(this.keepTimer)
     if (p.paused) {
-      this.tell('paused', `the operator paused the swarm${p.reason !== '' ? `: ${p.reason}` : ''}. Finish your current step, commit your work on your task branch, and end your turn; no new turn starts until the operator resumes. You keep your tasks.`, key)
-      this.init.saveWork().catch(err => { this.init.logger.warn({ err }, 'cannot push the work in progress at a pause') })
+      this.tell(
+        'paused',
+        `the operator paused the swarm${p.reason !== '' ? `: ${p.reason}` : ''}. Finish your current step, commit your work on your task branch, and end your turn; no new turn starts until the operator resumes. You keep your tasks.`,
+        key
+      )
+      this.init.saveWork().catch(err => {
+        this.init.logger.warn({ err }, 'cannot push the work in progress at a pause')
+      })
       // beyond what a timer holds (about 24 days) the tasks are kept for the whole pause
       if (p.leaseKeepMs > 0 && p.leaseKeepMs <= 2 ** 31 - 1) {
         // on this daemon's own clock, from when it learned of the pause
         this.keepTimer = setTimeout(() => {
           if (this.lastPause !== key) return
-          this.init.releaseHeld(`the operator's pause outlasted the ${Math.round(p.leaseKeepMs / 60_000)} min its tasks were kept for; the work so far is on the task's wip ref`)
-            .catch(err => { this.init.logger.warn({ err }, 'cannot give back the held tasks after a long pause') })
+          this.init
+            .releaseHeld(
+              `the operator's pause outlasted the ${Math.round(p.leaseKeepMs / 60_000)} min its tasks were kept for; the work so far is on the task's wip ref`
+            )
+            .catch(err => {
+              this.init.logger.warn({ err }, 'cannot give back the held tasks after a long pause')
+            })
         }, p.leaseKeepMs)
         this.keepTimer.unref()
       }
@@ -83,7 +96,9 @@ export class OperatorNotices {
     }
   }
 
-  private tell (kind: NoticeKind, text: string, once: string): void {
-    this.init.notice(kind, text, once).catch(err => { this.init.logger.warn({ err }, 'cannot store an operator notice') })
+  private tell(kind: NoticeKind, text: string, once: string): void {
+    this.init.notice(kind, text, once).catch(err => {
+      this.init.logger.warn({ err }, 'cannot store an operator notice')
+    })
   }
 }

@@ -23,7 +23,7 @@ export interface PeerView {
   connected: boolean
   lastSeenMsAgo: number
   addrs: string[]
-  claims: Array<{ task: string, epoch: number }>
+  claims: Array<{ task: string; epoch: number }>
   /** its agent's harness state, as its heartbeat says ('': none) */
   harness: string
   /** what its agent runs in: bwrap | none ('': no harness) */
@@ -44,32 +44,44 @@ export interface PeerContactComponents {
   signer: Signer
   metrics: Metrics
   /** the claims this daemon holds, for its own view */
-  held: () => Array<{ task: string, epoch: number }>
+  held: () => Array<{ task: string; epoch: number }>
   wallClock: () => number
 }
 
 export class PeerContact {
-  constructor (private readonly c: PeerContactComponents) {}
+  constructor(private readonly c: PeerContactComponents) {}
 
-  listenAddrs (): string[] {
+  listenAddrs(): string[] {
     return addressesOf(this.c.node)
   }
 
-  peers (includeOffline = true): PeerView[] {
+  peers(includeOffline = true): PeerView[] {
     const now = performance.now()
     const connected = new Set(this.c.node.getPeers().map(p => p.toString()))
-    return this.c.presence.directory.all()
+    return this.c.presence.directory
+      .all()
       .map(p => this.peerView(p, now, connected))
       .filter(p => includeOffline || p.live)
       .sort((a, b) => a.name.localeCompare(b.name) || a.peerId.localeCompare(b.peerId))
   }
 
-  selfView (): PeerView {
+  selfView(): PeerView {
     const { me, name, presence } = this.c
-    return { peerId: me, name, status: presence.status, live: true, connected: true, lastSeenMsAgo: 0, addrs: this.listenAddrs(), claims: this.c.held(), harness: presence.harnessState(), sandbox: presence.harnessSandbox() }
+    return {
+      peerId: me,
+      name,
+      status: presence.status,
+      live: true,
+      connected: true,
+      lastSeenMsAgo: 0,
+      addrs: this.listenAddrs(),
+      claims: this.c.held(),
+      harness: presence.harnessState(),
+      sandbox: presence.harnessSandbox()
+    }
   }
 
-  private peerView (p: PeerRecord, now: number, connected: Set<string>): PeerView {
+  private peerView(p: PeerRecord, now: number, connected: Set<string>): PeerView {
     return {
       peerId: p.peerId,
       name: p.name,
@@ -85,21 +97,21 @@ export class PeerContact {
   }
 
   /** The agent's status line, carried in heartbeats: a change goes out at once. */
-  async setStatusLine (status: string): Promise<void> {
+  async setStatusLine(status: string): Promise<void> {
     if (utf8Length(status) > MAX_STATUS_BYTES) throw new TooLargeError('status line', utf8Length(status), MAX_STATUS_BYTES)
     this.c.presence.status = status
     await this.c.presence.beat()
   }
 
-  async sendMessage (req: OutgoingMessage): Promise<{ id: string, to: string, thread: string }> {
+  async sendMessage(req: OutgoingMessage): Promise<{ id: string; to: string; thread: string }> {
     return await this.c.outbox.send(req)
   }
 
-  async readMessages (after: number, limit: number): Promise<InboxRecord[]> {
+  async readMessages(after: number, limit: number): Promise<InboxRecord[]> {
     return await this.c.messages.inboxAfter(after, limit)
   }
 
-  async announce (text: string): Promise<string> {
+  async announce(text: string): Promise<string> {
     const size = utf8Length(text)
     if (size > MAX_ANNOUNCE_TEXT_BYTES) throw new TooLargeError('announcement', size, MAX_ANNOUNCE_TEXT_BYTES)
     if (text.length === 0) throw new InvalidArgumentError('announcement text is empty')
@@ -110,6 +122,6 @@ export class PeerContact {
   }
 }
 
-export function addressesOf (node: MeshLibp2p): string[] {
+export function addressesOf(node: MeshLibp2p): string[] {
   return node.getMultiaddrs().map(a => a.toString())
 }

@@ -10,7 +10,13 @@ import { PeerDirectory, type PeerRecord } from '../core/presence/peer-directory.
 import { signPresence, verifyPresence } from '../core/presence/signed-messages.js'
 import type { Signer } from '../core/log/crypto.js'
 import type { SwarmGossip, Verdict } from '../mesh/swarm-gossip.js'
-import { heartbeatIntervalMs, heartbeatPolicy, liveTimeoutForMs, quietIntervalMs, type HeartbeatPolicy } from '../core/presence/heartbeat-interval.js'
+import {
+  heartbeatIntervalMs,
+  heartbeatPolicy,
+  liveTimeoutForMs,
+  quietIntervalMs,
+  type HeartbeatPolicy
+} from '../core/presence/heartbeat-interval.js'
 
 export interface PresenceServiceInit {
   signer: Signer
@@ -22,7 +28,7 @@ export interface PresenceServiceInit {
   /** the addresses peers can dial us at */
   addrs: () => string[]
   /** the claims we hold, carried as leases */
-  heldClaims: () => Array<{ task: string, epoch: number }>
+  heldClaims: () => Array<{ task: string; epoch: number }>
   onJoined: (p: PeerRecord) => void
   onLeft: (p: PeerRecord) => void
   /** a heartbeat that changed the directory (not a stale or reordered one) */
@@ -74,19 +80,19 @@ export class PresenceService {
   private greetTimer?: NodeJS.Timeout
   private lastGreetAt = Number.NEGATIVE_INFINITY
 
-  constructor (init: PresenceServiceInit) {
+  constructor(init: PresenceServiceInit) {
     this.init = init
     this.policy = heartbeatPolicy(init.heartbeatMs, init.liveTimeoutMs, init.heartbeatMaxRate)
     this.directory = init.directory ?? new PeerDirectory({ liveTimeoutMs: init.liveTimeoutMs })
   }
 
   /** The state of the agent beside the daemon, carried in every heartbeat ('' without a harness). */
-  harnessState (): string {
+  harnessState(): string {
     return this.harnessSource()
   }
 
   /** What the agent beside the daemon runs in, carried in every heartbeat ('' without a harness). */
-  harnessSandbox (): string {
+  harnessSandbox(): string {
     return this.sandbox
   }
 
@@ -94,19 +100,19 @@ export class PresenceService {
    * From now on heartbeats carry the harness state `state` returns and what
    * the harness runs in (the harness is built after presence, which it updates).
    */
-  reportHarness (state: () => string, sandbox = ''): void {
+  reportHarness(state: () => string, sandbox = ''): void {
     this.harnessSource = state
     this.sandbox = sandbox
   }
 
-  start (gossip: SwarmGossip | undefined = this.init.gossip): void {
+  start(gossip: SwarmGossip | undefined = this.init.gossip): void {
     this.gossip = gossip
     this.stopped = false
     this.scheduleBeat(0)
     this.armExpiry()
   }
 
-  stop (): void {
+  stop(): void {
     this.stopped = true
     clearTimeout(this.greetTimer)
     this.greetTimer = undefined
@@ -118,18 +124,18 @@ export class PresenceService {
   }
 
   /** The interval for the number of live peers this daemon sees (before quiet beats stretch it). */
-  intervalMs (): number {
+  intervalMs(): number {
     return heartbeatIntervalMs(this.livePeers().length, this.policy)
   }
 
   /** The interval this daemon's last heartbeat announced: longer while it holds nothing and has nothing new to say. */
-  get announcedIntervalMs (): number {
+  get announcedIntervalMs(): number {
     return quietIntervalMs(this.intervalMs(), this.quietBeats, this.policy)
   }
 
   // One timer, re-armed after every beat with the interval for the swarm's
   // size now, less up to a tenth at random so that beats do not fall into step.
-  private scheduleBeat (delayMs: number): void {
+  private scheduleBeat(delayMs: number): void {
     clearTimeout(this.heartbeatTimer)
     this.nextBeatAt = performance.now() + delayMs
     this.heartbeatTimer = setTimeout(() => {
@@ -161,7 +167,7 @@ export class PresenceService {
    * it is taken over early; a crash in that interval is noticed within the
    * quiet lease instead of the swarm's.
    */
-  async beatIfChanged (): Promise<void> {
+  async beatIfChanged(): Promise<void> {
     const now = this.saying()
     if (now.beat === this.lastBeat) return
     if (now.claims.length > 0 && now.said === this.lastSaid) {
@@ -172,13 +178,13 @@ export class PresenceService {
   }
 
   /** Brings the next beat forward to within `ms` (in its second half, at random), unless it is due sooner. */
-  private beatWithin (ms: number): void {
+  private beatWithin(ms: number): void {
     if (this.stopped || this.gossip == null) return
     const delay = Math.round(ms * (0.5 + Math.random() * 0.5))
     if (this.nextBeatAt - performance.now() > delay) this.scheduleBeat(delay)
   }
 
-  private saying (): { claims: Array<{ task: string, epoch: number }>, addrs: string[], harness: string, said: string, beat: string } {
+  private saying(): { claims: Array<{ task: string; epoch: number }>; addrs: string[]; harness: string; said: string; beat: string } {
     const claims = this.init.heldClaims()
     const addrs = this.init.addrs()
     const harness = this.harnessState()
@@ -197,13 +203,13 @@ export class PresenceService {
    * GREET_SPACING_MS; a peer the beat did not reach (our stream to it not
    * open yet) is greeted again, GREET_TRIES times at most.
    */
-  greet (peer: string): void {
+  greet(peer: string): void {
     if (this.gossip == null || this.stopped) return
     this.greeting.set(peer, GREET_TRIES)
     this.scheduleGreeting()
   }
 
-  private scheduleGreeting (): void {
+  private scheduleGreeting(): void {
     if (this.greetTimer !== undefined || this.stopped) return
     const wait = Math.max(0, this.lastGreetAt + GREET_SPACING_MS - performance.now())
     this.greetTimer = setTimeout(() => {
@@ -212,7 +218,7 @@ export class PresenceService {
     }, wait)
   }
 
-  private async sendGreeting (): Promise<void> {
+  private async sendGreeting(): Promise<void> {
     if (this.stopped || this.greeting.size === 0) return
     this.lastGreetAt = performance.now()
     const reached = new Set(await this.beat())
@@ -224,7 +230,7 @@ export class PresenceService {
   }
 
   /** Sends a heartbeat now (also used when the status line or claims change); the peers it was sent to. */
-  async beat (): Promise<string[]> {
+  async beat(): Promise<string[]> {
     if (this.gossip == null || this.stopped) return []
     const wall = this.init.wallClock?.() ?? Date.now()
     this.seq = Math.max(this.seq + 1, wall)
@@ -254,22 +260,25 @@ export class PresenceService {
   }
 
   /** Gossip handler for a received heartbeat. */
-  receive (p: Presence, _from: string): Verdict {
+  receive(p: Presence, _from: string): Verdict {
     if (!verifyPresence(p)) return 'reject'
     if (p.peerId === this.init.signer.author || this.init.excluded?.(p.peerId) === true) return 'ignore'
     const now = performance.now()
-    const seen = this.directory.observe({
-      peerId: p.peerId,
-      name: p.name,
-      status: p.status,
-      claims: p.claims.map(c => ({ task: c.task, epoch: c.epoch })),
-      addrs: p.addrs,
-      seq: p.seq,
-      harness: p.harness,
-      sandbox: p.sandbox,
-      timeoutMs: liveTimeoutForMs(p.intervalMs, this.policy),
-      intervalMs: p.intervalMs
-    }, now)
+    const seen = this.directory.observe(
+      {
+        peerId: p.peerId,
+        name: p.name,
+        status: p.status,
+        claims: p.claims.map(c => ({ task: c.task, epoch: c.epoch })),
+        addrs: p.addrs,
+        seq: p.seq,
+        harness: p.harness,
+        sandbox: p.sandbox,
+        timeoutMs: liveTimeoutForMs(p.intervalMs, this.policy),
+        intervalMs: p.intervalMs
+      },
+      now
+    )
     if (seen === 'stale') return 'ignore'
     const record = this.directory.get(p.peerId)
     this.armExpiry()
@@ -288,7 +297,7 @@ export class PresenceService {
    * it beats. An entry relayed late keeps its author live for one timeout
    * at most, at a peer that lacked it.
    */
-  heardFrom (author: string): void {
+  heardFrom(author: string): void {
     if (author === this.init.signer.author || this.init.excluded?.(author) === true) return
     const record = this.directory.touch(author, performance.now())
     if (record != null) this.init.onSignOfLife?.(record)
@@ -300,18 +309,18 @@ export class PresenceService {
    * In a busy swarm a holder's beats at the swarm's interval were most of
    * the messages; each entry it writes now stands in for one.
    */
-  published (): void {
+  published(): void {
     if (this.gossip == null || this.stopped || this.lastBeat === '') return
     this.scheduleBeat(Math.round(this.announcedIntervalMs * (0.9 + Math.random() * 0.1)))
   }
 
   /** Drops a peer from the directory at once (a member the operator removed), telling onLeft if it was there. */
-  forget (peerId: string): void {
+  forget(peerId: string): void {
     const record = this.directory.forget(peerId)
     if (record !== undefined) this.init.onLeft(record)
   }
 
-  private expire (): void {
+  private expire(): void {
     for (const p of this.directory.expire(performance.now())) this.init.onLeft(p)
   }
 
@@ -320,27 +329,30 @@ export class PresenceService {
    * armed for that or sooner (a heartbeat only moves a deadline later, or adds
    * one: when it fires early it expires nobody and arms for the next).
    */
-  private armExpiry (): void {
+  private armExpiry(): void {
     if (this.stopped) return
     const next = this.directory.nextExpiry()
     if (next === undefined || (this.expireTimer !== undefined && this.expireAt <= next)) return
     clearTimeout(this.expireTimer)
     this.expireAt = next
     // A peer is live through its deadline: the timer fires just past it.
-    this.expireTimer = setTimeout(() => {
-      this.expireTimer = undefined
-      this.expireAt = Number.POSITIVE_INFINITY
-      if (this.stopped) return
-      this.expire()
-      this.armExpiry()
-    }, Math.max(0, next - performance.now()) + 1)
+    this.expireTimer = setTimeout(
+      () => {
+        this.expireTimer = undefined
+        this.expireAt = Number.POSITIVE_INFINITY
+        if (this.stopped) return
+        this.expire()
+        this.armExpiry()
+      },
+      Math.max(0, next - performance.now()) + 1
+    )
   }
 
-  isLive (peerId: string): boolean {
+  isLive(peerId: string): boolean {
     return peerId === this.init.signer.author || this.directory.isLive(peerId, performance.now())
   }
 
-  livePeers (): PeerRecord[] {
+  livePeers(): PeerRecord[] {
     return this.directory.live(performance.now())
   }
 }

@@ -39,7 +39,7 @@ export interface RememberedPeer {
  * What a remembered list holds after `connected` (most recent first) are added in front of `earlier`: bounded, without duplicates or bad
  * records.
  */
-export function mergeRemembered (connected: readonly RememberedPeer[], earlier: readonly unknown[], max = MAX_REMEMBERED): RememberedPeer[] {
+export function mergeRemembered(connected: readonly RememberedPeer[], earlier: readonly unknown[], max = MAX_REMEMBERED): RememberedPeer[] {
   const out: RememberedPeer[] = []
   const seen = new Set<string>()
   for (const p of [...connected, ...earlier]) {
@@ -53,7 +53,7 @@ export function mergeRemembered (connected: readonly RememberedPeer[], earlier: 
 }
 
 /** A record as it may be kept (undefined: not one): a peer id and its dialable addresses, bounded. */
-function rememberedPeer (p: unknown): RememberedPeer | undefined {
+function rememberedPeer(p: unknown): RememberedPeer | undefined {
   if (typeof p !== 'object' || p === null) return undefined
   const { peer, addrs } = p as Record<string, unknown>
   if (typeof peer !== 'string' || peer.length === 0 || peer.length > 128 || !Array.isArray(addrs)) return undefined
@@ -83,49 +83,69 @@ export class RememberedPeers {
   private every?: NodeJS.Timeout
   private saving: Promise<void> = Promise.resolve()
 
-  constructor (init: RememberedPeersInit) {
+  constructor(init: RememberedPeersInit) {
     this.init = init
   }
 
   /** Loads the list and hands every peer in it to the dialer (per the mode). A list that does not read is ignored. */
-  async start (): Promise<void> {
+  async start(): Promise<void> {
     const mode = this.init.mode ?? 'on'
-    if (mode === 'off') { this.init.logger.info('remembered peers off: none redialled, none saved'); return }
+    if (mode === 'off') {
+      this.init.logger.info('remembered peers off: none redialled, none saved')
+      return
+    }
     let saved: unknown
     if (mode === 'forget') {
-      try { await this.init.state.del(KEY) } catch (err) { this.init.logger.warn({ err }, 'the remembered peers were not forgotten') }
+      try {
+        await this.init.state.del(KEY)
+      } catch (err) {
+        this.init.logger.warn({ err }, 'the remembered peers were not forgotten')
+      }
       this.init.logger.info('the peers of the last run forgotten')
     } else {
-      try { saved = await this.init.state.get(KEY) } catch (err) { this.init.logger.warn({ err }, 'the remembered peers do not read: none redialled') }
+      try {
+        saved = await this.init.state.get(KEY)
+      } catch (err) {
+        this.init.logger.warn({ err }, 'the remembered peers do not read: none redialled')
+      }
     }
     this.list = mergeRemembered([], Array.isArray(saved) ? saved : [])
     for (const p of this.list) this.init.dial(p.peer, p.addrs)
     if (this.list.length > 0) this.init.logger.info({ peers: this.list.length }, 'redialling the peers of the last run')
-    this.every = setInterval(() => { this.save() }, SAVE_EVERY_MS)
+    this.every = setInterval(() => {
+      this.save()
+    }, SAVE_EVERY_MS)
     this.every.unref()
   }
 
   /** A new connection: saved a little later. */
-  connected (): void {
+  connected(): void {
     if (this.soon !== undefined || this.every === undefined) return
-    this.soon = setTimeout(() => { this.soon = undefined; this.save() }, SAVE_AFTER_CONNECT_MS)
+    this.soon = setTimeout(() => {
+      this.soon = undefined
+      this.save()
+    }, SAVE_AFTER_CONNECT_MS)
     this.soon.unref()
   }
 
   /** Saves the connected peers in front of those remembered (nothing when none is connected: the list stays as it was). */
-  private save (): void {
+  private save(): void {
     const connected = this.init.connected()
     if (connected.length === 0) return
     const next = mergeRemembered(connected, this.list)
     if (JSON.stringify(next) === JSON.stringify(this.list)) return
     this.list = next
     this.saving = this.saving
-      .then(async () => { await this.init.state.put(KEY, next) })
-      .catch(err => { this.init.logger.warn({ err }, 'the connected peers were not remembered') })
+      .then(async () => {
+        await this.init.state.put(KEY, next)
+      })
+      .catch(err => {
+        this.init.logger.warn({ err }, 'the connected peers were not remembered')
+      })
   }
 
   /** Saves once more and stops (before the store closes). */
-  async stop (): Promise<void> {
+  async stop(): Promise<void> {
     clearTimeout(this.soon)
     clearInterval(this.every)
     this.soon = undefined

@@ -22,28 +22,56 @@ export interface RepoServiceComponents {
 }
 
 export class RepoService {
-  constructor (private readonly c: RepoServiceComponents) {}
+  constructor(private readonly c: RepoServiceComponents) {}
 
   /** this agent's clone (open once the daemon started) */
-  get workspace (): Workspace { return this.c.workspace.workspace }
+  get workspace(): Workspace {
+    return this.c.workspace.workspace
+  }
 
-  async startTask (task: string, handoffBranch: string, o: { fromAssist?: string } = {}): Promise<TaskStart> { return await this.c.workspace.startTask(task, handoffBranch, o) }
-  async startAssist (branchTask: string): Promise<TaskStart> { return await this.c.workspace.startAssist(branchTask) }
-  async saveWork (task: string): Promise<string> { return await this.c.workspace.saveWork(task) }
-  async workspaceInfo (task: string): Promise<WorkspaceReply> { return await this.c.workspace.workspaceInfo(task) }
+  async startTask(task: string, handoffBranch: string, o: { fromAssist?: string } = {}): Promise<TaskStart> {
+    return await this.c.workspace.startTask(task, handoffBranch, o)
+  }
+  async startAssist(branchTask: string): Promise<TaskStart> {
+    return await this.c.workspace.startAssist(branchTask)
+  }
+  async saveWork(task: string): Promise<string> {
+    return await this.c.workspace.saveWork(task)
+  }
+  async workspaceInfo(task: string): Promise<WorkspaceReply> {
+    return await this.c.workspace.workspaceInfo(task)
+  }
 
   /** Whether this agent's work on `task` is on its way to the shared branch (integration.ts). */
-  merging (task: string, epoch: number): boolean { return this.c.integration.merging(task, epoch) }
-  async integrate (task: string, message: string): Promise<IntegrateReply> { return await this.c.integration.integrate(task, message) }
-  async requestIntegration (task: string): Promise<WrittenRequest> { return await this.c.integration.requestIntegration(task) }
-  async recoverLanding (task: string): Promise<void> { await this.c.integration.recoverLanding(task) }
+  merging(task: string, epoch: number): boolean {
+    return this.c.integration.merging(task, epoch)
+  }
+  async integrate(task: string, message: string): Promise<IntegrateReply> {
+    return await this.c.integration.integrate(task, message)
+  }
+  async requestIntegration(task: string): Promise<WrittenRequest> {
+    return await this.c.integration.requestIntegration(task)
+  }
+  async recoverLanding(task: string): Promise<void> {
+    await this.c.integration.recoverLanding(task)
+  }
 
-  async integrateInBackground (task: string, message: string): Promise<IntegrateReply> { return await this.c.background.integrateInBackground(task, message) }
-  integratorServing (): string | undefined { return this.c.background.integratorServing() }
+  async integrateInBackground(task: string, message: string): Promise<IntegrateReply> {
+    return await this.c.background.integrateInBackground(task, message)
+  }
+  integratorServing(): string | undefined {
+    return this.c.background.integratorServing()
+  }
   /** Resolves once every background integrate running now has answered its request. */
-  async backgroundSettled (): Promise<void> { await this.c.background.backgroundSettled() }
+  async backgroundSettled(): Promise<void> {
+    await this.c.background.backgroundSettled()
+  }
 
   /** Integration requests in log order that no integration entry answers yet. */
-  pendingRequests (): Array<RepoRequest & { id: string }> { return this.c.integrator.pendingRequests() }
-  async runIntegrator (maxBatch: number): Promise<RunIntegratorReply> { return await this.c.integrator.runIntegrator(maxBatch) }
+  pendingRequests(): Array<RepoRequest & { id: string }> {
+    return this.c.integrator.pendingRequests()
+  }
+  async runIntegrator(maxBatch: number): Promise<RunIntegratorReply> {
+    return await this.c.integrator.runIntegrator(maxBatch)
+  }
 }

@@ -34,11 +34,14 @@ export interface RepoWorkspaceOptions {
 }
 
 /** Where a HELD claim left the workspace. */
-export interface TaskStart { branch: string, note: string }
+export interface TaskStart {
+  branch: string
+  note: string
+}
 
 const DEFAULT_WIP_PUSH_MS = 3 * 60_000
 
-export function defaultMirrorDir (): string {
+export function defaultMirrorDir(): string {
   return join(homedir(), '.agency', 'mirrors')
 }
 
@@ -49,9 +52,12 @@ export class RepoWorkspace implements Startable {
   private readonly wipPushed = new Map<string, string>()
   private wipTimer?: NodeJS.Timeout
 
-  constructor (private readonly c: RepoWorkspaceComponents, private readonly o: RepoWorkspaceOptions) {}
+  constructor(
+    private readonly c: RepoWorkspaceComponents,
+    private readonly o: RepoWorkspaceOptions
+  ) {}
 
-  async beforeStart (): Promise<void> {
+  async beforeStart(): Promise<void> {
     const { me, name } = this.c
     this.workspace = await openWorkspace({
       remote: this.o.remote,
@@ -64,7 +70,7 @@ export class RepoWorkspace implements Startable {
     })
   }
 
-  start (): void {
+  start(): void {
     const every = this.o.wipPushMs ?? DEFAULT_WIP_PUSH_MS
     if (every <= 0) return
     let running = false
@@ -72,12 +78,16 @@ export class RepoWorkspace implements Startable {
       if (running) return
       running = true
       const held = this.c.board.held().map(h => h.task)
-      void (async () => { for (const task of held) await this.saveWork(task) })().finally(() => { running = false })
+      void (async () => {
+        for (const task of held) await this.saveWork(task)
+      })().finally(() => {
+        running = false
+      })
     }, every)
     this.wipTimer.unref()
   }
 
-  stop (): void {
+  stop(): void {
     clearInterval(this.wipTimer)
   }
 
@@ -86,10 +96,15 @@ export class RepoWorkspace implements Startable {
    * local branch, else a new one from the task's wip ref on the remote (the
    * previous holder's pushed work), else from the shared branch.
    */
-  async startTask (task: string, handoffBranch: string, o: { fromAssist?: string } = {}): Promise<TaskStart> {
+  async startTask(task: string, handoffBranch: string, o: { fromAssist?: string } = {}): Promise<TaskStart> {
     const ws = this.workspace
     // A hand-off to this agent's assist of the task: its own assist branch (it has its approach's work) goes on.
-    const from = o.fromAssist !== undefined ? `refs/heads/${ws.taskBranch(o.fromAssist)}` : handoffBranch.startsWith('refs/agency/') ? handoffBranch : wipRefName(task)
+    const from =
+      o.fromAssist !== undefined
+        ? `refs/heads/${ws.taskBranch(o.fromAssist)}`
+        : handoffBranch.startsWith('refs/agency/')
+          ? handoffBranch
+          : wipRefName(task)
     try {
       let r
       try {
@@ -99,7 +114,11 @@ export class RepoWorkspace implements Startable {
         r = await ws.checkoutTask(task) // nothing pushed for it yet
         return { branch: r.branch, note: workspaceOnBranch(ws.dir, r.branch, r.created ? `, new from ${ws.branch}` : '') }
       }
-      const note = !r.created ? '' : o.fromAssist !== undefined ? `, starting from your assist branch (${ws.taskBranch(o.fromAssist)})` : `, starting from the previous holder's work (${from})`
+      const note = !r.created
+        ? ''
+        : o.fromAssist !== undefined
+          ? `, starting from your assist branch (${ws.taskBranch(o.fromAssist)})`
+          : `, starting from the previous holder's work (${from})`
       return { branch: r.branch, note: workspaceOnBranch(ws.dir, r.branch, note) }
     } catch (err) {
       if (!isAgencyError(err)) throw err
@@ -108,7 +127,7 @@ export class RepoWorkspace implements Startable {
   }
 
   /** Puts the workspace on a new branch for an assist, from the shared branch: a new approach starts from what landed. */
-  async startAssist (branchTask: string): Promise<TaskStart> {
+  async startAssist(branchTask: string): Promise<TaskStart> {
     const ws = this.workspace
     try {
       const r = await ws.checkoutTask(branchTask)
@@ -120,7 +139,7 @@ export class RepoWorkspace implements Startable {
   }
 
   /** Pushes the task branch to the task's wip ref if it moved since the last push; the ref, or '' if nothing was pushed. */
-  async saveWork (task: string): Promise<string> {
+  async saveWork(task: string): Promise<string> {
     try {
       const pushed = await pushWip(this.workspace, task, this.wipPushed.get(task))
       if (pushed == null) return this.wipPushed.has(task) ? wipRefName(task) : ''
@@ -132,7 +151,7 @@ export class RepoWorkspace implements Startable {
     }
   }
 
-  async workspaceInfo (task: string): Promise<WorkspaceReply> {
+  async workspaceInfo(task: string): Promise<WorkspaceReply> {
     const ws = this.workspace
     let taskBranch = ''
     if (task !== '') {

@@ -7,8 +7,22 @@
 // its own). Held at the budget, the agent keeps its claims for a stated time
 // (budget-lease-keeper.ts). See docs/spend.md.
 import {
-  checkBudget, changedBudget, hasAnyCap, NO_BUDGET, resumeAt, SpendFold, SwarmWholeness, allInput,
-  type BudgetChange, type BudgetSetting, type BudgetVerdict, type GovernedBudget, type SpendGrouping, type SpendTotals, type RateLimitHoldView, type RunSize
+  checkBudget,
+  changedBudget,
+  hasAnyCap,
+  NO_BUDGET,
+  resumeAt,
+  SpendFold,
+  SwarmWholeness,
+  allInput,
+  type BudgetChange,
+  type BudgetSetting,
+  type BudgetVerdict,
+  type GovernedBudget,
+  type SpendGrouping,
+  type SpendTotals,
+  type RateLimitHoldView,
+  type RunSize
 } from '../core/spend/index.js'
 import { SPEND_KINDS, type SpendEntry } from '../core/spend/spend-fold.js'
 import { decodeBody, type EntryKind } from '../core/log/kinds.js'
@@ -90,7 +104,7 @@ export class SpendService {
   /** the carrying entry of the budget in force, to tell when an operator entry changed it */
   private operatorBudgetId: string | undefined
 
-  constructor (host: SpendHost, o: SpendOptions) {
+  constructor(host: SpendHost, o: SpendOptions) {
     this.host = host
     this.prices = o.prices ?? DEFAULT_PRICES
     this.provider = o.provider
@@ -100,13 +114,17 @@ export class SpendService {
       keepMs: o.keepLeasesMs ?? DEFAULT_BUDGET_KEEP_LEASES_MS,
       stillHeld: () => !host.running() && this.verdict(1).reached,
       releaseHeld: host.releaseHeld,
-      onReleased: note => { host.log.info({ note }, 'budget: gave the held tasks back') },
-      onError: err => { host.log.warn({ err }, 'budget: cannot give the held tasks back') }
+      onReleased: note => {
+        host.log.info({ note }, 'budget: gave the held tasks back')
+      },
+      onError: err => {
+        host.log.warn({ err }, 'budget: cannot give the held tasks back')
+      }
     })
   }
 
   /** Folds the restored log's spend entries, then each entry the log accepts. */
-  beforeStart (): void {
+  beforeStart(): void {
     for (const e of this.host.entries.state.iterateAfter(0, SPEND_KINDS)) this.applyStored(e)
     this.operatorBudgetId = this.currentBudget()?.entryId
     // an operator's budget is folded by the board, which takes each entry in before this
@@ -117,11 +135,11 @@ export class SpendService {
   }
 
   /** The budget in force: the operator's while operators govern, else the latest budget entry. */
-  currentBudget (): BudgetSetting | undefined {
+  currentBudget(): BudgetSetting | undefined {
     return this.fold.budgets.current(this.host.governed?.())
   }
 
-  private operatorEntry (): void {
+  private operatorEntry(): void {
     const now = this.currentBudget()?.entryId
     if (now === this.operatorBudgetId) return
     this.operatorBudgetId = now
@@ -129,37 +147,59 @@ export class SpendService {
     for (const l of this.listeners) l()
   }
 
-  stop (): void { this.leases.stop() }
+  stop(): void {
+    this.leases.stop()
+  }
 
-  private applyStored (e: StoredEntry): void {
+  private applyStored(e: StoredEntry): void {
     let body: unknown
-    try { body = decodeBody(e.entry.kind as EntryKind, e.entry.body) } catch { return }
-    this.apply({ id: e.id, author: e.entry.author, seq: e.entry.seq, lamport: e.entry.lamport, time: e.entry.time, kind: e.entry.kind, body })
+    try {
+      body = decodeBody(e.entry.kind as EntryKind, e.entry.body)
+    } catch {
+      return
+    }
+    this.apply({
+      id: e.id,
+      author: e.entry.author,
+      seq: e.entry.seq,
+      lamport: e.entry.lamport,
+      time: e.entry.time,
+      kind: e.entry.kind,
+      body
+    })
   }
 
   /** Folds a log entry in (other kinds are ignored). */
-  apply (e: SpendEntry): void {
+  apply(e: SpendEntry): void {
     if (!this.fold.apply(e)) return
     if (e.kind === 'budget') {
-      if (this.host.governed?.().governs === true) { this.host.log.info({ by: e.author }, 'a member\'s own budget entry counts for nothing: the operator sets the budget'); return }
+      if (this.host.governed?.().governs === true) {
+        this.host.log.info({ by: e.author }, "a member's own budget entry counts for nothing: the operator sets the budget")
+        return
+      }
       this.host.log.info({ by: e.author }, 'budget changed')
     }
     for (const l of this.listeners) l()
   }
 
   /** Calls back when the spend, the budget or a hold changed (a held harness asks its gate again). */
-  onChange (listener: () => void): () => void {
+  onChange(listener: () => void): () => void {
     this.listeners.add(listener)
-    return () => { this.listeners.delete(listener) }
+    return () => {
+      this.listeners.delete(listener)
+    }
   }
 
   /** The start gate: why this agent may not start a run or turn now, or null. */
-  gate (): StartHold | null {
+  gate(): StartHold | null {
     const now = this.host.now()
     const hold = this.hold(now)
     if (hold != null) {
       const at = resumeAt(hold.until, this.host.peerId, this.spreadMs)
-      return { reason: `provider limited (${hold.kind}) until ${new Date(hold.until).toISOString()}: ${hold.message}`, waitMs: Math.max(10, at - now) }
+      return {
+        reason: `provider limited (${hold.kind}) until ${new Date(hold.until).toISOString()}: ${hold.message}`,
+        waitMs: Math.max(10, at - now)
+      }
     }
     const v = this.verdict(1)
     this.host.metrics.budgetReached.set(v.reached ? 1 : 0)
@@ -169,7 +209,7 @@ export class SpendService {
   }
 
   /** The hold on this agent's provider in force, if any. */
-  hold (now = this.host.now()): RateLimitHoldView | undefined {
+  hold(now = this.host.now()): RateLimitHoldView | undefined {
     const shared = this.fold.holds.current(this.provider, now)
     const local = this.localHold != null && this.localHold.until > now ? this.localHold : undefined
     if (shared == null) return local
@@ -182,10 +222,18 @@ export class SpendService {
    * it ended on a provider's limit, announces the limit. Returns the limit so
    * the caller does not count the run as a failure.
    */
-  async recordRun (report: RunReport, wallMs: number, harness: string): Promise<RateLimitSignal | null> {
+  async recordRun(report: RunReport, wallMs: number, harness: string): Promise<RateLimitSignal | null> {
     const models: ModelSpend[] = report.usage.map(u => {
       const { usd, estimated } = priced(this.prices, [u])
-      return { model: u.model, inputTokens: u.inputTokens, cacheReadTokens: u.cacheReadTokens, cacheWriteTokens: u.cacheWriteTokens, outputTokens: u.outputTokens, microUsd: Math.round(usd * 1e6), estimated }
+      return {
+        model: u.model,
+        inputTokens: u.inputTokens,
+        cacheReadTokens: u.cacheReadTokens,
+        cacheWriteTokens: u.cacheWriteTokens,
+        outputTokens: u.outputTokens,
+        microUsd: Math.round(usd * 1e6),
+        estimated
+      }
     })
     const m = this.host.metrics
     for (const u of report.usage) {
@@ -195,25 +243,38 @@ export class SpendService {
       m.spendTokens.inc({ kind: 'output' }, u.outputTokens)
     }
     m.spendUsd.inc(models.reduce((s, x) => s + x.microUsd, 0) / 1e6)
-    const appends: Array<Promise<unknown>> = [this.host.append('usage', { models, wallMs: Math.max(0, Math.round(wallMs)), task: this.host.currentTask(), harness: harness.slice(0, 200) })]
+    const appends: Array<Promise<unknown>> = [
+      this.host.append('usage', {
+        models,
+        wallMs: Math.max(0, Math.round(wallMs)),
+        task: this.host.currentTask(),
+        harness: harness.slice(0, 200)
+      })
+    ]
     if (report.limit != null) appends.push(this.announce(report.limit))
     await Promise.all(appends)
     return report.limit
   }
 
   /** "Provider P limited until T", to the swarm; held here at once. A quota is also reported to the operator. */
-  async announce (limit: RateLimitSignal): Promise<void> {
+  async announce(limit: RateLimitSignal): Promise<void> {
     const now = this.host.now()
     const until = limit.until != null && limit.until > now ? limit.until : now + DEFAULT_HOLD_MS[limit.kind]
     this.localHold = { provider: this.provider, until, kind: limit.kind, message: limit.message, reportedBy: this.host.peerId }
     this.host.metrics.rateLimitedRuns.inc({ kind: limit.kind })
-    this.host.log.warn({ kind: limit.kind, until: new Date(until).toISOString(), message: limit.message }, 'provider limit: holding runs on this account')
-    if (limit.kind === 'quota') this.host.report(`The provider's quota for this agent's account is used up (${limit.message}). Its agents hold their runs until ${new Date(until).toISOString()}; raise the quota or change the account to go on sooner.`)
+    this.host.log.warn(
+      { kind: limit.kind, until: new Date(until).toISOString(), message: limit.message },
+      'provider limit: holding runs on this account'
+    )
+    if (limit.kind === 'quota')
+      this.host.report(
+        `The provider's quota for this agent's account is used up (${limit.message}). Its agents hold their runs until ${new Date(until).toISOString()}; raise the quota or change the account to go on sooner.`
+      )
     await this.host.append('rate_limit', { provider: this.provider, until, kind: limit.kind, message: limit.message.slice(0, 1000) })
   }
 
   /** The budget verdict for this agent, counting `starting` runs of its own about to start. */
-  verdict (starting = 0): BudgetVerdict {
+  verdict(starting = 0): BudgetVerdict {
     const caps = this.currentBudget() ?? NO_BUDGET
     if (!hasAnyCap(caps)) return { reached: false, reasons: [], inFlightMicroUsd: 0 }
     const book = this.fold.book
@@ -222,36 +283,54 @@ export class SpendService {
     const total = book.totals()
     const own = book.agent(this.host.peerId)
     const share = this.wholeness.observe(new Set(this.host.members()), new Set([this.host.peerId, ...peers.map(p => p.id)]), total, own)
-    return checkBudget(caps, {
-      total,
-      own,
-      largestRun: book.largestRun(),
-      runsInFlight: mine + peers.filter(p => p.harness === 'running').length,
-      ownInFlight: mine,
-      share
-    }, { minRunAllowance: this.minRunAllowance })
+    return checkBudget(
+      caps,
+      {
+        total,
+        own,
+        largestRun: book.largestRun(),
+        runsInFlight: mine + peers.filter(p => p.harness === 'running').length,
+        ownInFlight: mine,
+        share
+      },
+      { minRunAllowance: this.minRunAllowance }
+    )
   }
 
-  usage (by: string): UsageReply {
+  usage(by: string): UsageReply {
     const book = this.fold.book
     const names = new Map(this.host.livePeers().map(p => [p.id, p.name]))
     names.set(this.host.peerId, this.host.name)
-    const rows = by === '' ? [] : book.by(by as SpendGrouping).map(r => ({ key: r.key, name: by === 'agent' ? names.get(r.key) ?? '' : '', totals: totalsView(r.totals) }))
+    const rows =
+      by === ''
+        ? []
+        : book
+            .by(by as SpendGrouping)
+            .map(r => ({ key: r.key, name: by === 'agent' ? (names.get(r.key) ?? '') : '', totals: totalsView(r.totals) }))
     return { total: totalsView(book.totals()), by, rows }
   }
 
-  budget (): BudgetReply {
+  budget(): BudgetReply {
     const b = this.currentBudget()
     // what a run of this agent's would face if it started now
     const v = this.verdict(this.host.running() ? 0 : 1)
     const hold = this.hold()
     return {
-      budget: { usd: (b?.microUsd ?? 0) / 1e6, tokens: b?.tokens ?? 0, hours: (b?.agentSeconds ?? 0) / 3600, perAgentUsd: (b?.perAgentMicroUsd ?? 0) / 1e6, setBy: b?.setBy ?? '' },
+      budget: {
+        usd: (b?.microUsd ?? 0) / 1e6,
+        tokens: b?.tokens ?? 0,
+        hours: (b?.agentSeconds ?? 0) / 3600,
+        perAgentUsd: (b?.perAgentMicroUsd ?? 0) / 1e6,
+        setBy: b?.setBy ?? ''
+      },
       reached: v.reached,
       reasons: v.reasons,
       spent: totalsView(this.fold.book.totals()),
       inFlightUsd: v.inFlightMicroUsd / 1e6,
-      hold: hold != null ? { provider: hold.provider, until: hold.until, kind: hold.kind, message: hold.message, reportedBy: hold.reportedBy } : undefined
+      hold:
+        hold != null
+          ? { provider: hold.provider, until: hold.until, kind: hold.kind, message: hold.message, reportedBy: hold.reportedBy }
+          : undefined
     }
   }
 
@@ -260,17 +339,31 @@ export class SpendService {
    * value throws InvalidArgumentError and writes nothing. While operators
    * govern, OperatorOnlyError: the operator signs a budget action instead.
    */
-  async setBudget (change: BudgetChange): Promise<BudgetReply> {
+  async setBudget(change: BudgetChange): Promise<BudgetReply> {
     if (this.host.governed?.().governs === true) {
       this.host.metrics.operatorRefusals?.inc({ source: 'api', reason: 'unsigned' })
       throw operatorOnly('setting the budget')
     }
     const next = changedBudget(this.currentBudget() ?? NO_BUDGET, change)
-    await this.host.append('budget', { microUsd: next.microUsd, tokens: next.tokens, agentSeconds: next.agentSeconds, perAgentMicroUsd: next.perAgentMicroUsd })
+    await this.host.append('budget', {
+      microUsd: next.microUsd,
+      tokens: next.tokens,
+      agentSeconds: next.agentSeconds,
+      perAgentMicroUsd: next.perAgentMicroUsd
+    })
     return this.budget()
   }
 }
 
-export function totalsView (t: SpendTotals): SpendTotalsView {
-  return { inputTokens: allInput(t), outputTokens: t.outputTokens, cacheReadTokens: t.cacheReadTokens, cacheWriteTokens: t.cacheWriteTokens, usd: t.microUsd / 1e6, estimated: t.estimated, runs: t.runs, agentSeconds: t.wallMs / 1000 }
+export function totalsView(t: SpendTotals): SpendTotalsView {
+  return {
+    inputTokens: allInput(t),
+    outputTokens: t.outputTokens,
+    cacheReadTokens: t.cacheReadTokens,
+    cacheWriteTokens: t.cacheWriteTokens,
+    usd: t.microUsd / 1e6,
+    estimated: t.estimated,
+    runs: t.runs,
+    agentSeconds: t.wallMs / 1000
+  }
 }

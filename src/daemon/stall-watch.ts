@@ -13,7 +13,7 @@ export interface StallWatchInit {
   floorMs?: number
   /** the monotonic clock */
   now?: () => number
-  timers?: { set: (fn: () => void, ms: number) => unknown, clear: (t: unknown) => void }
+  timers?: { set: (fn: () => void, ms: number) => unknown; clear: (t: unknown) => void }
 }
 
 export class StallWatch {
@@ -25,18 +25,24 @@ export class StallWatch {
   private timer: unknown
   private due = 0
 
-  constructor (init: StallWatchInit = {}) {
+  constructor(init: StallWatchInit = {}) {
     this.periodMs = init.periodMs ?? 250
     this.floorMs = init.floorMs ?? 500
     this.now = init.now ?? (() => performance.now())
     this.timers = init.timers ?? {
-      set: (fn, ms) => { const t = setTimeout(fn, ms); t.unref(); return t },
-      clear: (t) => { clearTimeout(t as NodeJS.Timeout) }
+      set: (fn, ms) => {
+        const t = setTimeout(fn, ms)
+        t.unref()
+        return t
+      },
+      clear: t => {
+        clearTimeout(t as NodeJS.Timeout)
+      }
     }
   }
 
   /** Calls `fn` with each stall from now on (its length and when it ended); returns the unsubscribe. */
-  subscribe (fn: StallListener): () => void {
+  subscribe(fn: StallListener): () => void {
     this.listeners.add(fn)
     if (this.listeners.size === 1) this.arm(this.now())
     return () => {
@@ -50,7 +56,7 @@ export class StallWatch {
    * run): for a caller about to act on what it saw before, in the stall's
    * wake, before the timer's turn comes.
    */
-  poll (now = this.now()): void {
+  poll(now = this.now()): void {
     if (this.listeners.size === 0) return
     const late = now - this.due
     if (late < this.floorMs) return
@@ -58,7 +64,7 @@ export class StallWatch {
     this.fire(late, now)
   }
 
-  private arm (from: number): void {
+  private arm(from: number): void {
     this.due = from + this.periodMs
     this.timer = this.timers.set(() => {
       const now = this.now()
@@ -66,7 +72,7 @@ export class StallWatch {
     }, this.periodMs)
   }
 
-  private fire (late: number, now: number): void {
+  private fire(late: number, now: number): void {
     this.arm(now)
     if (late < this.floorMs) return
     for (const fn of [...this.listeners]) fn(late, now)

@@ -9,7 +9,7 @@ export class StartPhases {
   readonly ms: Record<string, number> = { modules: Math.round(performance.now()) }
 
   /** Ends the phase called `name`, which began where the last one ended. */
-  mark (name: string): void {
+  mark(name: string): void {
     const now = performance.now()
     this.ms[name] = Math.round((this.ms[name] ?? 0) + now - this.last)
     this.last = now

@@ -29,7 +29,7 @@ export interface NamedPart {
  * is thrown; the caller stops what was started (stopParts is safe on parts
  * never started).
  */
-export async function startParts (parts: readonly NamedPart[], started: (name: string) => void = () => {}): Promise<void> {
+export async function startParts(parts: readonly NamedPart[], started: (name: string) => void = () => {}): Promise<void> {
   for (const { name, part } of parts) {
     if (part.beforeStart === undefined) continue
     await part.beforeStart()
@@ -47,13 +47,17 @@ export async function startParts (parts: readonly NamedPart[], started: (name: s
  * is reported and the others still stop: a stop always reaches the store's
  * close.
  */
-export async function stopParts (parts: readonly NamedPart[], failed: (name: string, err: unknown) => void): Promise<void> {
+export async function stopParts(parts: readonly NamedPart[], failed: (name: string, err: unknown) => void): Promise<void> {
   const reversed = [...parts].reverse()
   for (const moment of ['stop', 'afterStop'] as const) {
     for (const { name, part } of reversed) {
       const step = part[moment]
       if (step === undefined) continue
-      try { await step.call(part) } catch (err) { failed(name, err) }
+      try {
+        await step.call(part)
+      } catch (err) {
+        failed(name, err)
+      }
     }
   }
 }
@@ -62,13 +66,16 @@ export async function stopParts (parts: readonly NamedPart[], failed: (name: str
 export class Repeating implements Startable {
   private timer?: NodeJS.Timeout
 
-  constructor (private readonly ms: number, private readonly run: () => void) {}
+  constructor(
+    private readonly ms: number,
+    private readonly run: () => void
+  ) {}
 
-  start (): void {
+  start(): void {
     this.timer = setInterval(this.run, this.ms)
   }
 
-  stop (): void {
+  stop(): void {
     clearInterval(this.timer)
   }
 }

@@ -9,9 +9,23 @@ const EXIT_CODE_PASS = { passed: 1, failed: 0, total: 1, format: 'exit-code' } a
 export const RECOVERED_RUN_FORMAT = 'recovered'
 
 /** The shared branch's new test result; a green run whose output no parser read counts by its exit status. */
-export async function recordTestRun (log: Pick<LogService, 'append'>, workspace: Workspace, commit: string, counts: TestCounts | null, durationMs: number): Promise<void> {
+export async function recordTestRun(
+  log: Pick<LogService, 'append'>,
+  workspace: Workspace,
+  commit: string,
+  counts: TestCounts | null,
+  durationMs: number
+): Promise<void> {
   const t = counts ?? EXIT_CODE_PASS
-  await log.append('test_run', { commit, branch: workspace.branch, passed: t.passed, failed: t.failed, total: t.total, durationMs: Math.round(durationMs), summary: t.format })
+  await log.append('test_run', {
+    commit,
+    branch: workspace.branch,
+    passed: t.passed,
+    failed: t.failed,
+    total: t.total,
+    durationMs: Math.round(durationMs),
+    summary: t.format
+  })
 }
 
 /**
@@ -21,8 +35,16 @@ export async function recordTestRun (log: Pick<LogService, 'append'>, workspace:
  * status (format "recovered"), when `commit` is still the tip of the shared
  * branch as fetched; a later landing's run describes the branch otherwise.
  */
-export async function recordRecoveredRun (log: Pick<LogService, 'append'>, workspace: Workspace, commit: string): Promise<void> {
+export async function recordRecoveredRun(log: Pick<LogService, 'append'>, workspace: Workspace, commit: string): Promise<void> {
   const tip = await revParse(workspace.dir, `refs/remotes/origin/${workspace.branch}`).catch(() => null)
   if (tip !== commit) return
-  await log.append('test_run', { commit, branch: workspace.branch, passed: 1, failed: 0, total: 1, durationMs: 0, summary: RECOVERED_RUN_FORMAT })
+  await log.append('test_run', {
+    commit,
+    branch: workspace.branch,
+    passed: 1,
+    failed: 0,
+    total: 1,
+    durationMs: 0,
+    summary: RECOVERED_RUN_FORMAT
+  })
 }

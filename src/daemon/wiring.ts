@@ -118,7 +118,7 @@ export interface BuiltParts {
  * daemon on the same data dir before anything else is touched. On a failure
  * what was opened is closed again.
  */
-export async function wireDaemon (ctx: WiringContext): Promise<BuiltParts> {
+export async function wireDaemon(ctx: WiringContext): Promise<BuiltParts> {
   const { config, phases } = ctx
   const store = await openStore(config.dataDir)
   phases.mark('store open')
@@ -131,7 +131,11 @@ export async function wireDaemon (ctx: WiringContext): Promise<BuiltParts> {
     phases.mark('libp2p')
     return await wireParts(ctx, { store, identity, metrics, guard, node })
   } catch (err) {
-    try { await node?.stop() } catch { /* the start's error is the one to report */ }
+    try {
+      await node?.stop()
+    } catch {
+      /* the start's error is the one to report */
+    }
     await store.close().catch(() => {})
     throw err
   }
@@ -144,22 +148,24 @@ export async function wireDaemon (ctx: WiringContext): Promise<BuiltParts> {
  * registry nobody scrapes. The daemon's own counters and gauges stay (they
  * cost only when something happens).
  */
-function exportsProcessMetrics (config: DaemonConfig): boolean {
+function exportsProcessMetrics(config: DaemonConfig): boolean {
   return config.processMetrics && config.metrics != null
 }
 
-function newGuard (ctx: WiringContext, metrics: Metrics): PeerGuard {
+function newGuard(ctx: WiringContext, metrics: Metrics): PeerGuard {
   return new PeerGuard({
     allowPeers: ctx.config.allowPeers,
     onBan: (peer, reason) => {
       metrics.peerBans.inc()
       ctx.log.warn({ peer, reason }, 'banned a peer for a while: it kept sending invalid data')
     },
-    onLimited: (_peer, protocol) => { metrics.rateLimited.inc({ protocol }) }
+    onLimited: (_peer, protocol) => {
+      metrics.rateLimited.inc({ protocol })
+    }
   })
 }
 
-async function newNode (config: DaemonConfig, identity: Identity, guard: PeerGuard, metrics: Metrics): Promise<MeshLibp2p> {
+async function newNode(config: DaemonConfig, identity: Identity, guard: PeerGuard, metrics: Metrics): Promise<MeshLibp2p> {
   try {
     return await createMeshNode({
       privateKey: identity.privateKey,
@@ -192,7 +198,7 @@ interface Opened {
  * Builds the parts on the opened store and node. Callbacks may name a part
  * built further down: none is called before the parts start, when all exist.
  */
-async function wireParts (ctx: WiringContext, { store, identity, metrics, guard, node }: Opened): Promise<BuiltParts> {
+async function wireParts(ctx: WiringContext, { store, identity, metrics, guard, node }: Opened): Promise<BuiltParts> {
   const { config, events, wallClock } = ctx
   const logger = (part: string): Logger => ctx.log.child({ part })
   const me = identity.peerId
@@ -200,25 +206,43 @@ async function wireParts (ctx: WiringContext, { store, identity, metrics, guard,
   const signer = createSigner(me, identity.privateKey.raw)
   const inboxFeed = new EventEmitter()
   inboxFeed.setMaxListeners(0)
-  const onInbox = (listener: (cursor: number) => void): () => void => {
+  const onInbox = (listener: (cursor: number) => void): (() => void) => {
     inboxFeed.on('message', listener)
-    return () => { inboxFeed.off('message', listener) }
+    return () => {
+      inboxFeed.off('message', listener)
+    }
   }
-  const storeNotice = (err: unknown): void => { ctx.log.warn({ err }, 'cannot store a notice') }
+  const storeNotice = (err: unknown): void => {
+    ctx.log.warn({ err }, 'cannot store a notice')
+  }
 
   // The node consults the guard for every connection; the guard drops a banned peer's.
-  guard.onBanned(peer => { node.hangUp(peerIdFromString(peer)).catch(() => {}) })
-  const dialer = new PeerDialer({ node, bootstrap: config.peers, targetConnections: config.connections?.target, maxConnections: config.connections?.max, log: logger('dialer') })
+  guard.onBanned(peer => {
+    node.hangUp(peerIdFromString(peer)).catch(() => {})
+  })
+  const dialer = new PeerDialer({
+    node,
+    bootstrap: config.peers,
+    targetConnections: config.connections?.target,
+    maxConnections: config.connections?.max,
+    log: logger('dialer')
+  })
   const remembered = new RememberedPeers({
     state: store.state,
     mode: config.rememberedPeers,
     // most recently connected first, with the addresses their heartbeats gave
-    connected: () => [...node.getConnections()].sort((x, y) => y.timeline.open - x.timeline.open)
-      .map(c => ({ peer: c.remotePeer.toString(), addrs: dialer.addressesOf(c.remotePeer.toString()).map(a => a.toString()) })),
-    dial: (peer, addrs) => { dialer.remember(peer, addrs) },
+    connected: () =>
+      [...node.getConnections()]
+        .sort((x, y) => y.timeline.open - x.timeline.open)
+        .map(c => ({ peer: c.remotePeer.toString(), addrs: dialer.addressesOf(c.remotePeer.toString()).map(a => a.toString()) })),
+    dial: (peer, addrs) => {
+      dialer.remember(peer, addrs)
+    },
     logger: logger('remembered-peers')
   })
-  node.addEventListener('peer:connect', () => { remembered.connected() })
+  node.addEventListener('peer:connect', () => {
+    remembered.connected()
+  })
   const directory = new PeerDirectory({ liveTimeoutMs: config.liveTimeoutMs })
   const messaging = new DirectMessaging({
     node,
@@ -231,9 +255,18 @@ async function wireParts (ctx: WiringContext, { store, identity, metrics, guard,
       onReceived: (msg, cursor) => {
         metrics.dmReceived.inc()
         inboxFeed.emit('message', cursor)
-        events.emit({ type: 'message', peerId: msg.from, peerName: msg.fromName, text: msg.text, detail: { id: msg.id, thread: msg.thread, replyTo: msg.replyTo, cursor } })
+        events.emit({
+          type: 'message',
+          peerId: msg.from,
+          peerName: msg.fromName,
+          text: msg.text,
+          detail: { id: msg.id, thread: msg.thread, replyTo: msg.replyTo, cursor }
+        })
       },
-      onDelivered: (_msg, latencyMs) => { metrics.dmSent.inc(); metrics.dmLatency.observe(latencyMs / 1000) },
+      onDelivered: (_msg, latencyMs) => {
+        metrics.dmSent.inc()
+        metrics.dmLatency.observe(latencyMs / 1000)
+      },
       onFailed: (msg, reason) => {
         metrics.dmFailed.inc({ reason: reason.startsWith('refused') ? 'refused' : 'expired' })
         events.emit({ type: 'message_failed', peerId: msg.to, text: msg.text, detail: { id: msg.id, reason } })
@@ -245,28 +278,37 @@ async function wireParts (ctx: WiringContext, { store, identity, metrics, guard,
     }
   })
   const outbox = new MessageOutbox({ me, name, directory, store: store.messages, messaging, ttlMs: config.dmTtlMs, wallClock })
-  const notify = async (peer: string, text: string): Promise<void> => { await outbox.send({ to: peer, text }) }
-  const gossip: SwarmGossip = new SwarmGossip(node, config.swarm, {
-    onEntry: async (bytes, from) => await logService.receiveGossip(bytes, from),
-    onPresence: (p, from) => presence.receive(p, from),
-    onAnnouncement: (a) => {
-      if (utf8Length(a.text) > MAX_ANNOUNCE_TEXT_BYTES || !verifyAnnouncement(a)) return 'reject'
-      if (a.from === me) return 'ignore'
-      metrics.announcementsReceived.inc()
-      events.emit({ type: 'announcement', peerId: a.from, peerName: a.name, text: a.text, detail: { id: a.id, time: a.time } })
-      return 'accept'
+  const notify = async (peer: string, text: string): Promise<void> => {
+    await outbox.send({ to: peer, text })
+  }
+  const gossip: SwarmGossip = new SwarmGossip(
+    node,
+    config.swarm,
+    {
+      onEntry: async (bytes, from) => await logService.receiveGossip(bytes, from),
+      onPresence: (p, from) => presence.receive(p, from),
+      onAnnouncement: a => {
+        if (utf8Length(a.text) > MAX_ANNOUNCE_TEXT_BYTES || !verifyAnnouncement(a)) return 'reject'
+        if (a.from === me) return 'ignore'
+        metrics.announcementsReceived.inc()
+        events.emit({ type: 'announcement', peerId: a.from, peerName: a.name, text: a.text, detail: { id: a.id, time: a.time } })
+        return 'accept'
+      },
+      onForkProof: async (p, from) => await logService.receiveForkProof(p, from),
+      onPublished: kind => {
+        metrics.gossipOut.inc({ kind })
+        if (kind === 'entry') presence.published()
+      },
+      onJudged: (kind, verdict, from) => {
+        metrics.gossipIn.inc({ kind, verdict })
+        if (verdict === 'reject') guard.strike(from, `invalid gossip (${kind})`)
+      },
+      onPeerSubscribed: peer => {
+        presence.greet(peer)
+      }
     },
-    onForkProof: async (p, from) => await logService.receiveForkProof(p, from),
-    onPublished: (kind) => {
-      metrics.gossipOut.inc({ kind })
-      if (kind === 'entry') presence.published()
-    },
-    onJudged: (kind, verdict, from) => {
-      metrics.gossipIn.inc({ kind, verdict })
-      if (verdict === 'reject') guard.strike(from, `invalid gossip (${kind})`)
-    },
-    onPeerSubscribed: (peer) => { presence.greet(peer) }
-  }, logger('gossip'))
+    logger('gossip')
+  )
   const logService: LogService = new LogService({
     store,
     signer,
@@ -278,16 +320,22 @@ async function wireParts (ctx: WiringContext, { store, identity, metrics, guard,
     syncIntervalMs: config.syncIntervalMs,
     findingsWorker: config.findingsWorker,
     guard,
-    onStorageFailure: err => { ctx.onFatal(err) },
+    onStorageFailure: err => {
+      ctx.onFatal(err)
+    },
     // A new identity has signed nothing anyone could hold.
     ownHeadWaitMs: identity.created ? 0 : config.ownHeadWaitMs,
     hasBootstrapPeers: config.peers.length > 0,
     wallClock,
-    onGossipAccepted: author => { presence.heardFrom(author) },
+    onGossipAccepted: author => {
+      presence.heardFrom(author)
+    },
     phases: ctx.phases
   })
   // A forked author's entries from its fork point on count for nothing, on every replica alike.
-  logService.onFault((author, fromSeq) => { boardService.board.markFaulty(author, fromSeq) })
+  logService.onFault((author, fromSeq) => {
+    boardService.board.markFaulty(author, fromSeq)
+  })
   const presence: PresenceService = new PresenceService({
     signer,
     name,
@@ -305,12 +353,16 @@ async function wireParts (ctx: WiringContext, { store, identity, metrics, guard,
       dialer.remember(p.peerId, p.addrs)
       messaging.flushPeer(p.peerId).catch(() => {})
     },
-    onLeft: p => { events.emit({ type: 'peer_left', peerId: p.peerId, peerName: p.name }) },
+    onLeft: p => {
+      events.emit({ type: 'peer_left', peerId: p.peerId, peerName: p.name })
+    },
     onHeartbeat: (p, heartbeat) => {
       dialer.remember(p.peerId, p.addrs)
       boardService.heard(p.peerId, heartbeat.intervalMs)
     },
-    onSignOfLife: p => { boardService.heard(p.peerId, p.intervalMs ?? config.heartbeatMs) },
+    onSignOfLife: p => {
+      boardService.heard(p.peerId, p.intervalMs ?? config.heartbeatMs)
+    },
     wallClock
   })
   // Round trips to peers, on this machine's own clock, set the claim settle window,
@@ -322,7 +374,9 @@ async function wireParts (ctx: WiringContext, { store, identity, metrics, guard,
   const roundTrips = new RoundTripProbe({
     node,
     intervalMs: () => presence.announcedIntervalMs,
-    onSample: (_peer, ms) => { boardService.observeRoundTrip(ms) },
+    onSample: (_peer, ms) => {
+      boardService.observeRoundTrip(ms)
+    },
     logger: logger('ping')
   })
   const boardService: BoardService = new BoardService({
@@ -339,9 +393,15 @@ async function wireParts (ctx: WiringContext, { store, identity, metrics, guard,
     settle: config.settle,
     checkpoint: { dataDir: store.dataDir, writtenCursor: () => store.log.lastCursor(), sinceBatchMs: () => logService.msSinceBatch() },
     metrics: {
-      claimsLost: () => { metrics.claimsLost.inc() },
-      claimConflicts: () => { metrics.claimConflicts.inc() },
-      takeovers: () => { metrics.takeovers.inc() }
+      claimsLost: () => {
+        metrics.claimsLost.inc()
+      },
+      claimConflicts: () => {
+        metrics.claimConflicts.inc()
+      },
+      takeovers: () => {
+        metrics.takeovers.inc()
+      }
     }
   })
   const livePeers = (): string[] => presence.livePeers().map(p => p.peerId)
@@ -351,13 +411,41 @@ async function wireParts (ctx: WiringContext, { store, identity, metrics, guard,
     log: logService,
     logger: logger('assist'),
     wallClock,
-    policy: { budget: config.assist?.budget ?? ASSIST_DEFAULTS.budget, floorMs: config.assist?.floorMs ?? ASSIST_DEFAULTS.floorMs, spare: config.assist?.spare ?? ASSIST_DEFAULTS.spare },
+    policy: {
+      budget: config.assist?.budget ?? ASSIST_DEFAULTS.budget,
+      floorMs: config.assist?.floorMs ?? ASSIST_DEFAULTS.floorMs,
+      spare: config.assist?.spare ?? ASSIST_DEFAULTS.spare
+    },
     livePeers,
-    notice: (text, task) => { inbox.notice('assist', text, task).catch(storeNotice) }
+    notice: (text, task) => {
+      inbox.notice('assist', text, task).catch(storeNotice)
+    }
   })
-  const repo = config.repo == null ? undefined : await newRepository(ctx, config.repo, { me, name, metrics, boardService, logService, assists, logger, notify, notice: (text, task, once) => { inbox.notice('integration', text, task, once).catch(storeNotice) } })
+  const repo =
+    config.repo == null
+      ? undefined
+      : await newRepository(ctx, config.repo, {
+          me,
+          name,
+          metrics,
+          boardService,
+          logService,
+          assists,
+          logger,
+          notify,
+          notice: (text, task, once) => {
+            inbox.notice('integration', text, task, once).catch(storeNotice)
+          }
+        })
   const repoService = repo?.service
-  const inbox = new AgentInbox({ me, messages: store.messages, state: store.state, onStored: cursor => { inboxFeed.emit('message', cursor) } })
+  const inbox = new AgentInbox({
+    me,
+    messages: store.messages,
+    state: store.state,
+    onStored: cursor => {
+      inboxFeed.emit('message', cursor)
+    }
+  })
   const notices = new NoticeWriter({
     me,
     name: () => name,
@@ -386,34 +474,55 @@ async function wireParts (ctx: WiringContext, { store, identity, metrics, guard,
       const a = await work.claim(task, [], false, { fromAssist })
       return { outcome: a.outcome, epoch: a.epoch, winner: a.winner, workspace: a.workspace }
     },
-    notice: (text, task) => { inbox.notice('handoff', text, task).catch(storeNotice) }
+    notice: (text, task) => {
+      inbox.notice('handoff', text, task).catch(storeNotice)
+    }
   })
   const operator = new OperatorService({
     board: () => boardService.board,
     append: async envelope => await logService.append('operator', envelope),
     knows: peer => peer === me || logService.state.vector().has(peer) || presence.directory.get(peer) !== undefined,
     me,
-    onEntry: listener => logService.onAccepted(e => { listener({ id: e.id, author: e.entry.author, kind: e.entry.kind }) }),
+    onEntry: listener =>
+      logService.onAccepted(e => {
+        listener({ id: e.id, author: e.entry.author, kind: e.entry.kind })
+      }),
     metrics
   })
-  const afterEntry = (listener: () => void): () => void => logService.onAccepted(() => { listener() })
+  const afterEntry = (listener: () => void): (() => void) =>
+    logService.onAccepted(() => {
+      listener()
+    })
   const operatorNotices = new OperatorNotices({
     me,
     board: () => boardService.board,
     onEntry: afterEntry,
     notice: async (kind, text, once) => await inbox.notice(kind, text, '', once),
-    saveWork: async () => { for (const h of boardService.held()) await repoService?.saveWork(h.task) },
-    resumed: () => { harness?.service.resume() },
-    releaseHeld: async note => { for (const h of boardService.working()) await work.release(h.task, note, '') },
+    saveWork: async () => {
+      for (const h of boardService.held()) await repoService?.saveWork(h.task)
+    },
+    resumed: () => {
+      harness?.service.resume()
+    },
+    releaseHeld: async note => {
+      for (const h of boardService.working()) await work.release(h.task, note, '')
+    },
     logger: logger('operator')
   })
   const membership = new MembershipService({
     board: () => boardService.board,
-    onEntry: listener => logService.onAccepted(e => { if (e.entry.kind === 'operator' || e.entry.kind === 'goal') listener() }),
+    onEntry: listener =>
+      logService.onAccepted(e => {
+        if (e.entry.kind === 'operator' || e.entry.kind === 'goal') listener()
+      }),
     guard,
     connected: () => node.getConnections().map(c => c.remotePeer.toString()),
-    hangUp: peer => { node.hangUp(peerIdFromString(peer)).catch(() => {}) },
-    forget: peer => { presence.forget(peer) },
+    hangUp: peer => {
+      node.hangUp(peerIdFromString(peer)).catch(() => {})
+    },
+    forget: peer => {
+      presence.forget(peer)
+    },
     logger: logger('membership')
   })
   const approvals = new ApprovalQueue({
@@ -423,42 +532,88 @@ async function wireParts (ctx: WiringContext, { store, identity, metrics, guard,
     timeoutMs: config.approvalTimeoutMs,
     wallClock,
     task: () => boardService.held()[0]?.task ?? '',
-    tell: (text, once) => { inbox.notice('approval', text, '', once).catch(storeNotice) },
+    tell: (text, once) => {
+      inbox.notice('approval', text, '', once).catch(storeNotice)
+    },
     logger: logger('approvals')
   })
-  const contact = new PeerContact({ me, name, node, presence, gossip, outbox, messages: store.messages, signer, metrics, held: () => boardService.held().map(h => ({ task: h.task, epoch: h.epoch })), wallClock })
+  const contact = new PeerContact({
+    me,
+    name,
+    node,
+    presence,
+    gossip,
+    outbox,
+    messages: store.messages,
+    signer,
+    metrics,
+    held: () => boardService.held().map(h => ({ task: h.task, epoch: h.epoch })),
+    wallClock
+  })
   // A silent peer stays a member of the swarm for the budget's shares this long (docs/spend.md).
   const memberWindowMs = config.spend?.memberWindowMs ?? 30 * 60_000
   // the harness is built below; the spend service asks only once it runs
   let harnessRunning = (): boolean => false
-  const spend = new SpendService({
-    peerId: me,
+  const spend = new SpendService(
+    {
+      peerId: me,
+      name,
+      entries: logService,
+      governed: () => boardService.board.operatorBudget(),
+      append: async (kind, body) => await logService.append(kind, body),
+      livePeers: () => presence.livePeers().map(p => ({ id: p.peerId, name: p.name, harness: p.harness ?? '' })),
+      members: () => [
+        me,
+        ...directory
+          .all()
+          .filter(p => p.live || performance.now() - p.lastSeen < memberWindowMs)
+          .map(p => p.peerId)
+      ],
+      currentTask: () => boardService.working()[0]?.task ?? '',
+      running: () => harnessRunning(),
+      report: text => {
+        inbox.notice('harness', text).catch(storeNotice)
+      },
+      releaseHeld: async note => {
+        for (const h of boardService.working()) await work.release(h.task, note, '')
+      },
+      metrics,
+      log: logger('spend'),
+      now: wallClock
+    },
+    {
+      prices: config.spend?.prices,
+      provider: providerAccount(config.harness ?? '', process.env, config.spend?.providerAccount),
+      spreadMs: config.spend?.spreadMs,
+      keepLeasesMs: config.spend?.keepLeasesMs
+    }
+  )
+  const harness = await newHarness(ctx, {
+    me,
     name,
-    entries: logService,
-    governed: () => boardService.board.operatorBudget(),
-    append: async (kind, body) => await logService.append(kind, body),
-    livePeers: () => presence.livePeers().map(p => ({ id: p.peerId, name: p.name, harness: p.harness ?? '' })),
-    members: () => [me, ...directory.all().filter(p => p.live || performance.now() - p.lastSeen < memberWindowMs).map(p => p.peerId)],
-    currentTask: () => boardService.working()[0]?.task ?? '',
-    running: () => harnessRunning(),
-    report: text => { inbox.notice('harness', text).catch(storeNotice) },
-    releaseHeld: async note => { for (const h of boardService.working()) await work.release(h.task, note, '') },
     metrics,
-    log: logger('spend'),
-    now: wallClock
-  }, {
-    prices: config.spend?.prices,
-    provider: providerAccount(config.harness ?? '', process.env, config.spend?.providerAccount),
-    spreadMs: config.spend?.spreadMs,
-    keepLeasesMs: config.spend?.keepLeasesMs
+    presence,
+    boardService,
+    work,
+    inbox,
+    contact,
+    onInbox,
+    approvals,
+    spend,
+    workspace: () => repoService?.workspace.dir ?? ''
   })
-  const harness = await newHarness(ctx, { me, name, metrics, presence, boardService, work, inbox, contact, onInbox, approvals, spend, workspace: () => repoService?.workspace.dir ?? '' })
   if (harness != null) harnessRunning = () => harness.service.state() === 'running'
-  config.sandbox?.countRefusals(kind => { metrics.sandboxDenials.inc({ kind }) })
+  config.sandbox?.countRefusals(kind => {
+    metrics.sandboxDenials.inc({ kind })
+  })
   if (harness != null) presence.reportHarness(() => harness.service.heartbeatState(), config.sandbox?.kind ?? 'none')
   // Heartbeats carry the claims held and the harness state: a change goes out at once.
-  boardService.onHeldChanged(() => { presence.beatIfChanged().catch(() => {}) })
-  harness?.service.onChange(() => { presence.beatIfChanged().catch(() => {}) })
+  boardService.onHeldChanged(() => {
+    presence.beatIfChanged().catch(() => {})
+  })
+  harness?.service.onChange(() => {
+    presence.beatIfChanged().catch(() => {})
+  })
   registerStateGauges(metrics.registry, {
     peersConnected: () => node.getPeers().length,
     peersLive: () => presence.livePeers().length,
@@ -482,7 +637,14 @@ async function wireParts (ctx: WiringContext, { store, identity, metrics, guard,
   // presence says who is live. Stopped in reverse: the agent first, the parts
   // that write on their own before the mesh goes, the store last.
   const order: NamedPart[] = [
-    { name: 'store', part: { afterStop: async () => { await store.close() } } },
+    {
+      name: 'store',
+      part: {
+        afterStop: async () => {
+          await store.close()
+        }
+      }
+    },
     { name: 'libp2p start', part: node },
     { name: 'direct messages', part: messaging },
     { name: 'gossip', part: gossip },
@@ -500,16 +662,37 @@ async function wireParts (ctx: WiringContext, { store, identity, metrics, guard,
     { name: 'spend', part: spend },
     { name: 'assists', part: assists },
     // the workspace is open before the background integrates resume in it
-    ...(repo != null ? [{ name: 'workspace', part: repo.workspace }, { name: 'background integration', part: repo.background }] : []),
+    ...(repo != null
+      ? [
+          { name: 'workspace', part: repo.workspace },
+          { name: 'background integration', part: repo.background }
+        ]
+      : []),
     { name: 'inbox', part: inbox },
     { name: 'notices', part: notices },
     // the operator's messages and pauses reach the agent: the board and the inbox are up
     { name: 'operator notices', part: operatorNotices },
     // hand-off by speed reads who is live: presence is running
     { name: 'hand-offs', part: handoffs },
-    { name: 'outbox', part: new Repeating(config.dmRetryMs, () => { messaging.flushAll().catch(() => {}) }) },
+    {
+      name: 'outbox',
+      part: new Repeating(config.dmRetryMs, () => {
+        messaging.flushAll().catch(() => {})
+      })
+    },
     // serve() starts the harness once the API is up; a stopping daemon keeps its claims (a restart carries on)
-    ...(harness != null ? [{ name: 'harness', part: { stop: async () => { await harness.service.shutdown() } } }] : [])
+    ...(harness != null
+      ? [
+          {
+            name: 'harness',
+            part: {
+              stop: async () => {
+                await harness.service.shutdown()
+              }
+            }
+          }
+        ]
+      : [])
   ]
   return {
     name,
@@ -559,9 +742,14 @@ interface HarnessComponents {
 }
 
 /** Waits `ms`, or less when the wait is aborted or the spend changes (a raised budget). */
-async function heldFor (ms: number, signal: AbortSignal | undefined, spend: Pick<SpendService, 'onChange'>): Promise<void> {
+async function heldFor(ms: number, signal: AbortSignal | undefined, spend: Pick<SpendService, 'onChange'>): Promise<void> {
   await new Promise<void>(resolve => {
-    const done = (): void => { clearTimeout(timer); off(); signal?.removeEventListener('abort', done); resolve() }
+    const done = (): void => {
+      clearTimeout(timer)
+      off()
+      signal?.removeEventListener('abort', done)
+      resolve()
+    }
     const timer = setTimeout(done, ms)
     const off = spend.onChange(done)
     signal?.addEventListener('abort', done, { once: true })
@@ -569,49 +757,78 @@ async function heldFor (ms: number, signal: AbortSignal | undefined, spend: Pick
 }
 
 /** The agent beside this daemon, when --harness names one (its module loaded only then). */
-async function newHarness (ctx: WiringContext, c: HarnessComponents): Promise<{ service: HarnessService, states: readonly string[] } | undefined> {
+async function newHarness(
+  ctx: WiringContext,
+  c: HarnessComponents
+): Promise<{ service: HarnessService; states: readonly string[] } | undefined> {
   const { config } = ctx
   if (config.harness == null) return undefined
   const { HarnessService, HARNESS_STATES } = await import('./harness-service.js')
-  const service = new HarnessService({
-    peerId: c.me,
-    name: c.name,
-    dataDir: config.dataDir,
-    apiToken: config.apiToken,
-    sandbox: config.sandbox,
-    workspace: c.workspace,
-    goalMet: () => c.work.goalMet(),
-    paused: () => c.boardService.board.paused().paused,
-    // a failing harness gives back the tasks its agent works on; those on their way land and are done by the daemon (carry-on)
-    held: () => c.boardService.working(),
-    release: async (task, note) => await c.work.release(task, note, ''),
-    spend: c.spend,
-    metrics: c.metrics,
-    log: ctx.log,
-    acp: {
-      permissions: config.acpPermissions,
-      inbox: c.inbox,
-      onInbox: l => c.onInbox(() => { l() }),
-      // no new turn while the budget is reached or the provider is limited: the session waits and asks again
-      waitForWork: async (timeoutMs, signal) => {
-        const hold = c.spend.gate()
-        if (hold == null) return await c.work.waitForWork(timeoutMs, signal)
-        await heldFor(Math.min(hold.waitMs, timeoutMs), signal, c.spend)
-        return { reason: 'timeout', ready: [], unread: 0, text: '' }
-      },
-      recordTurn: (usage, ms) => {
-        const report = { usage: usage == null ? [] : [{ model: '', inputTokens: usage.input, cacheReadTokens: usage.cachedRead, cacheWriteTokens: usage.cachedWrite, outputTokens: usage.output + usage.thought, usd: null }], limit: null }
-        c.spend.recordRun(report, ms, config.harness ?? '').catch(err => { ctx.log.warn({ err }, 'cannot record the turn\'s usage') })
-      },
+  const service = new HarnessService(
+    {
+      peerId: c.me,
+      name: c.name,
+      dataDir: config.dataDir,
+      apiToken: config.apiToken,
+      sandbox: config.sandbox,
+      workspace: c.workspace,
       goalMet: () => c.work.goalMet(),
-      held: () => c.work.held(),
-      metrics: c.metrics,
-      events: ctx.events,
-      setStatusLine: async text => { await c.contact.setStatusLine(text) },
       paused: () => c.boardService.board.paused().paused,
-      approvals: c.approvals
-    }
-  }, config.harness, config.harnessPolicy)
+      // a failing harness gives back the tasks its agent works on; those on their way land and are done by the daemon (carry-on)
+      held: () => c.boardService.working(),
+      release: async (task, note) => await c.work.release(task, note, ''),
+      spend: c.spend,
+      metrics: c.metrics,
+      log: ctx.log,
+      acp: {
+        permissions: config.acpPermissions,
+        inbox: c.inbox,
+        onInbox: l =>
+          c.onInbox(() => {
+            l()
+          }),
+        // no new turn while the budget is reached or the provider is limited: the session waits and asks again
+        waitForWork: async (timeoutMs, signal) => {
+          const hold = c.spend.gate()
+          if (hold == null) return await c.work.waitForWork(timeoutMs, signal)
+          await heldFor(Math.min(hold.waitMs, timeoutMs), signal, c.spend)
+          return { reason: 'timeout', ready: [], unread: 0, text: '' }
+        },
+        recordTurn: (usage, ms) => {
+          const report = {
+            usage:
+              usage == null
+                ? []
+                : [
+                    {
+                      model: '',
+                      inputTokens: usage.input,
+                      cacheReadTokens: usage.cachedRead,
+                      cacheWriteTokens: usage.cachedWrite,
+                      outputTokens: usage.output + usage.thought,
+                      usd: null
+                    }
+                  ],
+            limit: null
+          }
+          c.spend.recordRun(report, ms, config.harness ?? '').catch(err => {
+            ctx.log.warn({ err }, "cannot record the turn's usage")
+          })
+        },
+        goalMet: () => c.work.goalMet(),
+        held: () => c.work.held(),
+        metrics: c.metrics,
+        events: ctx.events,
+        setStatusLine: async text => {
+          await c.contact.setStatusLine(text)
+        },
+        paused: () => c.boardService.board.paused().paused,
+        approvals: c.approvals
+      }
+    },
+    config.harness,
+    config.harnessPolicy
+  )
   return { service, states: HARNESS_STATES }
 }
 
@@ -631,17 +848,40 @@ interface RepositoryComponents {
  * The shared repository's parts, when --repo names one (their modules, git
  * and its helpers, loaded only then: a tenth of a second of a start).
  */
-async function newRepository (ctx: WiringContext, repo: NonNullable<DaemonConfig['repo']>, c: RepositoryComponents): Promise<{ service: RepoService, workspace: RepoWorkspace, background: BackgroundIntegration }> {
+async function newRepository(
+  ctx: WiringContext,
+  repo: NonNullable<DaemonConfig['repo']>,
+  c: RepositoryComponents
+): Promise<{ service: RepoService; workspace: RepoWorkspace; background: BackgroundIntegration }> {
   const [{ RepoWorkspace }, { DirectIntegration }, { BackgroundIntegration }, { Integrator }, { RepoService }] = await Promise.all([
-    import('./repo-workspace.js'), import('./integration.js'), import('./background-integration.js'), import('./integrator.js'), import('./repo-service.js')
+    import('./repo-workspace.js'),
+    import('./integration.js'),
+    import('./background-integration.js'),
+    import('./integrator.js'),
+    import('./repo-service.js')
   ])
   const logger = c.logger('repo')
   const base = { me: c.me, board: c.boardService, log: c.logService, metrics: c.metrics, logger }
-  const workspace = new RepoWorkspace({ me: c.me, name: c.name, board: c.boardService, logger }, {
-    remote: repo.remote, branch: repo.branch, workdir: repo.workdir ?? join(ctx.config.dataDir, 'workspace'), mirrorDir: repo.mirrorDir, wipPushMs: repo.wipPushMs
-  })
+  const workspace = new RepoWorkspace(
+    { me: c.me, name: c.name, board: c.boardService, logger },
+    {
+      remote: repo.remote,
+      branch: repo.branch,
+      workdir: repo.workdir ?? join(ctx.config.dataDir, 'workspace'),
+      mirrorDir: repo.mirrorDir,
+      wipPushMs: repo.wipPushMs
+    }
+  )
   const integration = new DirectIntegration({ ...base, workspace, assists: c.assists }, { verify: repo.verify })
-  const integrator = new Integrator({ ...base, notify: c.notify, workspace: () => workspace.workspace, verifyCommand: () => integration.verifyCommand() })
-  const background = new BackgroundIntegration({ ...base, workspace, integration, integrator, notice: c.notice }, { integratorWindowMs: repo.integratorWindowMs })
+  const integrator = new Integrator({
+    ...base,
+    notify: c.notify,
+    workspace: () => workspace.workspace,
+    verifyCommand: () => integration.verifyCommand()
+  })
+  const background = new BackgroundIntegration(
+    { ...base, workspace, integration, integrator, notice: c.notice },
+    { integratorWindowMs: repo.integratorWindowMs }
+  )
   return { service: new RepoService({ workspace, integration, background, integrator }), workspace, background }
 }

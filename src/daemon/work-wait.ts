@@ -7,7 +7,12 @@ import { GOAL_MET, WAIT_AGAIN, carryOnWith, readyToClaim, unreadInbox } from '..
 
 export type WaitReason = 'goal_met' | 'message' | 'held' | 'ready' | 'timeout'
 
-export interface WaitAnswer { reason: WaitReason, ready: TaskView[], unread: number, text: string }
+export interface WaitAnswer {
+  reason: WaitReason
+  ready: TaskView[]
+  unread: number
+  text: string
+}
 
 export interface WorkSources {
   goalMet: () => boolean
@@ -23,7 +28,7 @@ export const MAX_WAIT_MS = 60 * 60_000
 /** Leases expire with time, not with entries: a wait looks again this often even if nothing arrives. */
 export const RECHECK_MS = 1_000
 
-export function whatToDo (s: WorkSources, timedOut = false): WaitAnswer | undefined {
+export function whatToDo(s: WorkSources, timedOut = false): WaitAnswer | undefined {
   const unread = s.unread()
   if (s.goalMet()) return { reason: 'goal_met', ready: [], unread, text: GOAL_MET }
   if (unread > 0) return { reason: 'message', ready: [], unread, text: unreadInbox(unread) }
@@ -35,7 +40,7 @@ export function whatToDo (s: WorkSources, timedOut = false): WaitAnswer | undefi
   return undefined
 }
 
-export async function waitForWork (s: WorkSources, timeoutMs: number, signal?: AbortSignal): Promise<WaitAnswer> {
+export async function waitForWork(s: WorkSources, timeoutMs: number, signal?: AbortSignal): Promise<WaitAnswer> {
   const now = whatToDo(s)
   if (now !== undefined) return now
   return await new Promise<WaitAnswer>(resolve => {
@@ -49,10 +54,17 @@ export async function waitForWork (s: WorkSources, timeoutMs: number, signal?: A
       signal?.removeEventListener('abort', onAbort)
       resolve(a)
     }
-    const look = (): void => { const a = whatToDo(s); if (a !== undefined) finish(a) }
-    const onAbort = (): void => { finish(whatToDo(s, true) as WaitAnswer) }
+    const look = (): void => {
+      const a = whatToDo(s)
+      if (a !== undefined) finish(a)
+    }
+    const onAbort = (): void => {
+      finish(whatToDo(s, true) as WaitAnswer)
+    }
     // Answers after the entry that woke it has reached every listener.
-    const unsubscribe = s.onChange(() => { setImmediate(look) })
+    const unsubscribe = s.onChange(() => {
+      setImmediate(look)
+    })
     const tick = setInterval(look, RECHECK_MS)
     const deadline = setTimeout(onAbort, timeoutMs)
     signal?.addEventListener('abort', onAbort, { once: true })

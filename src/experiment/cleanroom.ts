@@ -40,12 +40,12 @@ export interface Cleanroom {
   files: string[]
 }
 
-async function filesUnder (dir: string): Promise<string[]> {
+async function filesUnder(dir: string): Promise<string[]> {
   const out: string[] = []
   if (!existsSync(dir)) return out
   for (const e of await readdir(dir, { withFileTypes: true })) {
     const p = join(dir, e.name)
-    if (e.isDirectory()) out.push(...await filesUnder(p))
+    if (e.isDirectory()) out.push(...(await filesUnder(p)))
     else if (e.isFile()) out.push(p)
   }
   return out
@@ -56,20 +56,27 @@ async function filesUnder (dir: string): Promise<string[]> {
  * cleanroom holds nothing of the hidden tests (no tests.json, no file equal to
  * one under the task's tests/).
  */
-export async function prepareCleanroom (task: TaskDir, cleanroomArg: string | undefined, workDir: string): Promise<Cleanroom> {
+export async function prepareCleanroom(task: TaskDir, cleanroomArg: string | undefined, workDir: string): Promise<Cleanroom> {
   const dir = resolve(cleanroomArg ?? join(task.dir, 'cleanroom'))
   if (!existsSync(dir) || !statSync(dir).isDirectory()) {
-    throw new InvalidArgumentError(`no cleanroom at ${dir}: give --cleanroom DIR, the documentation and reference executable the agents get (for a ProgramBench task, /workspace of its cleanroom image: docker create programbench/<task>:task_cleanroom, then docker cp <container>:/workspace DIR)`)
+    throw new InvalidArgumentError(
+      `no cleanroom at ${dir}: give --cleanroom DIR, the documentation and reference executable the agents get (for a ProgramBench task, /workspace of its cleanroom image: docker create programbench/<task>:task_cleanroom, then docker cp <container>:/workspace DIR)`
+    )
   }
   const all = await filesUnder(dir)
-  const files = all.map(f => relative(dir, f)).filter(f => f !== 'executable').sort()
+  const files = all
+    .map(f => relative(dir, f))
+    .filter(f => f !== 'executable')
+    .sort()
   const hidden = new Set<string>()
   // (empty files say nothing: an empty __init__.py is everywhere)
   for (const f of await filesUnder(join(task.dir, 'tests'))) if (statSync(f).size > 0) hidden.add(await sha256File(f))
   for (const f of all) {
     const rel = relative(dir, f)
     if (rel.split('/').includes('tests.json') || (statSync(f).size > 0 && hidden.has(await sha256File(f)))) {
-      throw new InvalidArgumentError(`the cleanroom ${dir} holds ${rel}, which is part of the hidden tests: the agents must never see them; remove it from the cleanroom`)
+      throw new InvalidArgumentError(
+        `the cleanroom ${dir} holds ${rel}, which is part of the hidden tests: the agents must never see them; remove it from the cleanroom`
+      )
     }
   }
   await mkdir(workDir, { recursive: true })
@@ -81,20 +88,30 @@ export async function prepareCleanroom (task: TaskDir, cleanroomArg: string | un
     await buildReference(task, reference)
     built = true
   } else {
-    throw new InvalidArgumentError(`the cleanroom ${dir} has no executable, and the task has no build.sh and reference/ to build one: put the reference executable at ${join(dir, 'executable')}`)
+    throw new InvalidArgumentError(
+      `the cleanroom ${dir} has no executable, and the task has no build.sh and reference/ to build one: put the reference executable at ${join(dir, 'executable')}`
+    )
   }
   await chmod(reference, 0o555)
   return { dir, reference, referenceHash: await sha256File(reference), built, files }
 }
 
-async function buildReference (task: TaskDir, out: string): Promise<void> {
+async function buildReference(task: TaskDir, out: string): Promise<void> {
   const build = await mkdtemp(join(tmpdir(), 'agency-gold-'))
   try {
     await cp(join(task.dir, 'reference'), build, { recursive: true })
     await copyFile(task.buildScript as string, join(build, 'build.sh'))
-    const r = await runShellStep({ step: 'build_reference', command: 'chmod +x ./build.sh && ./build.sh', cwd: build, timeoutMs: 900_000, env: scoringEnv() })
+    const r = await runShellStep({
+      step: 'build_reference',
+      command: 'chmod +x ./build.sh && ./build.sh',
+      cwd: build,
+      timeoutMs: 900_000,
+      env: scoringEnv()
+    })
     if (r.returncode !== 0 || !existsSync(join(build, 'executable'))) {
-      throw new InvalidArgumentError(`building the reference executable with ${task.buildScript} failed (exit ${r.returncode}): ${r.output.trim().slice(-2000) || 'it left no ./executable'}`)
+      throw new InvalidArgumentError(
+        `building the reference executable with ${task.buildScript} failed (exit ${r.returncode}): ${r.output.trim().slice(-2000) || 'it left no ./executable'}`
+      )
     }
     await copyFile(join(build, 'executable'), out)
   } finally {
@@ -106,13 +123,13 @@ export interface SeedOptions {
   bare: string
   cleanroom: Cleanroom
   /** the scripted agent's recipes (<task>/sim), for --harness sim */
-  sim?: { dir: string, workScale: number }
+  sim?: { dir: string; workScale: number }
   /** commit reference/executable as a link to this path in the box instead of its bytes */
   referenceInBox?: string
 }
 
 /** A new bare repository holding the cleanroom, the reference (or the link to it) at reference/executable and (for sim) .sim/. */
-export async function seedExperimentRepo (o: SeedOptions): Promise<void> {
+export async function seedExperimentRepo(o: SeedOptions): Promise<void> {
   const work = await mkdtemp(join(tmpdir(), 'agency-cleanroom-'))
   try {
     for (const f of o.cleanroom.files) {
@@ -126,7 +143,10 @@ export async function seedExperimentRepo (o: SeedOptions): Promise<void> {
       await chmod(join(work, REFERENCE_PATH), 0o755)
     }
     const ignore = existsSync(join(work, '.gitignore')) ? await readFile(join(work, '.gitignore'), 'utf8') : ''
-    await writeFile(join(work, '.gitignore'), `${ignore}${ignore === '' || ignore.endsWith('\n') ? '' : '\n'}# built by compile.sh\n/executable\n__pycache__/\n`)
+    await writeFile(
+      join(work, '.gitignore'),
+      `${ignore}${ignore === '' || ignore.endsWith('\n') ? '' : '\n'}# built by compile.sh\n/executable\n__pycache__/\n`
+    )
     if (o.sim != null) {
       await cp(o.sim.dir, join(work, '.sim'), { recursive: true })
       const projectFile = join(work, '.sim', 'project.json')

@@ -62,7 +62,7 @@ export interface RunSummary {
   budgetSeconds: number
   /** budget: the time budget; spend: the dollar budget (--budget-usd) */
   stoppedBy: 'goal' | 'budget' | 'spend' | 'interrupted'
-  final: { score: number, passed: number, tests: number, commit: string, error: ScoreError | null }
+  final: { score: number; passed: number; tests: number; commit: string; error: ScoreError | null }
   /** seconds until the pass rate first reached 10, 20, 30, 50 %, or null */
   timeToSeconds: Record<string, number | null>
   agentHours: number
@@ -82,27 +82,27 @@ export interface RunSummary {
   scorings: number
 }
 
-export function runDir (out: string, agents: number, repeat: number): string {
+export function runDir(out: string, agents: number, repeat: number): string {
   return join(out, `n${agents}`, `run-${repeat}`)
 }
 
-export async function writeJson (file: string, value: unknown): Promise<void> {
+export async function writeJson(file: string, value: unknown): Promise<void> {
   await mkdir(join(file, '..'), { recursive: true })
   await writeFile(file, JSON.stringify(value, null, 2) + '\n')
 }
 
-export function passRateCsv (points: readonly PassPoint[]): string {
+export function passRateCsv(points: readonly PassPoint[]): string {
   const rows = points.map(p => `${p.t.toFixed(1)},${p.commit},${p.passed},${p.tests},${p.score.toFixed(4)},${p.error ?? ''}`)
   return ['seconds,commit,passed,tests,pass_rate,error', ...rows].join('\n') + '\n'
 }
 
-export async function writePassRate (dir: string, agents: number, repeat: number, points: readonly PassPoint[]): Promise<void> {
+export async function writePassRate(dir: string, agents: number, repeat: number, points: readonly PassPoint[]): Promise<void> {
   await writeJson(join(dir, 'pass-rate.json'), { agents, repeat, points })
   await writeFile(join(dir, 'pass-rate.csv'), passRateCsv(points))
 }
 
 /** Seconds until the pass rate first reached each milestone. */
-export function timeTo (points: readonly PassPoint[]): Record<string, number | null> {
+export function timeTo(points: readonly PassPoint[]): Record<string, number | null> {
   const out: Record<string, number | null> = {}
   for (const m of MILESTONES) out[String(m)] = points.find(p => p.score * 100 >= m - 1e-9)?.t ?? null
   return out
@@ -110,13 +110,14 @@ export function timeTo (points: readonly PassPoint[]): Record<string, number | n
 
 export interface ExperimentData {
   config: ExperimentConfig
-  runs: Array<{ summary: RunSummary, points: PassPoint[] }>
+  runs: Array<{ summary: RunSummary; points: PassPoint[] }>
 }
 
 /** Reads everything a report needs from OUT/. */
-export async function readExperiment (out: string): Promise<ExperimentData> {
+export async function readExperiment(out: string): Promise<ExperimentData> {
   const configFile = join(out, 'experiment.json')
-  if (!existsSync(configFile)) throw new InvalidArgumentError(`${out} holds no experiment (no experiment.json): give the --out directory of \`agency experiment run\``)
+  if (!existsSync(configFile))
+    throw new InvalidArgumentError(`${out} holds no experiment (no experiment.json): give the --out directory of \`agency experiment run\``)
   const config = JSON.parse(await readFile(configFile, 'utf8')) as ExperimentConfig
   const runs: ExperimentData['runs'] = []
   for (const n of config.agents) {
@@ -127,7 +128,9 @@ export async function readExperiment (out: string): Promise<ExperimentData> {
       const dir = join(sizeDir, name)
       if (!existsSync(join(dir, 'summary.json'))) continue
       const summary = JSON.parse(await readFile(join(dir, 'summary.json'), 'utf8')) as RunSummary
-      const points = existsSync(join(dir, 'pass-rate.json')) ? (JSON.parse(await readFile(join(dir, 'pass-rate.json'), 'utf8')) as { points: PassPoint[] }).points : []
+      const points = existsSync(join(dir, 'pass-rate.json'))
+        ? (JSON.parse(await readFile(join(dir, 'pass-rate.json'), 'utf8')) as { points: PassPoint[] }).points
+        : []
       runs.push({ summary, points })
     }
   }

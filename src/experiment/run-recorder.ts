@@ -24,11 +24,19 @@ export const WASTE_KINDS = ['repair', 'mismatch', 'defect', 'verifyWait', 'lost'
 export const OVERHEAD_KINDS = ['review', 'reviewFix', 'breakFix', 'verify', 'integrationWait'] as const
 /** Overhead spent outside any attempt (a review's fix is owed work done inside the author's next attempt). */
 const OUTSIDE_ATTEMPTS = ['review', 'breakFix', 'verify', 'integrationWait'] as const
-export type SpendKind = typeof WASTE_KINDS[number] | typeof OVERHEAD_KINDS[number] | 'helping'
+export type SpendKind = (typeof WASTE_KINDS)[number] | (typeof OVERHEAD_KINDS)[number] | 'helping'
 
-export interface TrafficTotals { messages: number, bytes: number }
+export interface TrafficTotals {
+  messages: number
+  bytes: number
+}
 
-export interface SettleStats { count: number, p50: number, p99: number, max: number }
+export interface SettleStats {
+  count: number
+  p50: number
+  p99: number
+  max: number
+}
 
 export interface RunResult {
   strategy: string
@@ -81,7 +89,12 @@ export interface RunResult {
   events: number
 }
 
-interface Work { agent: number, start: number, end: number, helper: boolean }
+interface Work {
+  agent: number
+  start: number
+  end: number
+  helper: boolean
+}
 
 export class RunRecorder {
   readonly strategy: string
@@ -102,24 +115,24 @@ export class RunRecorder {
   private brokenSince: number | undefined
   private brokenMs = 0
 
-  constructor (init: { strategy: string, label: string, agents: number, tasks: number }) {
+  constructor(init: { strategy: string; label: string; agents: number; tasks: number }) {
     this.strategy = init.strategy
     this.label = init.label
     this.agents = init.agents
     this.tasks = init.tasks
   }
 
-  get passedCount (): number {
+  get passedCount(): number {
     return this.passes[this.passes.length - 1]?.[1] ?? 0
   }
 
   /** The number of passing hidden tests changed to `count`. */
-  passing (at: number, count: number): void {
+  passing(at: number, count: number): void {
     this.passes.push([at, count])
   }
 
   /** The shared branch went from green to broken (true) or back (false). */
-  mainBroken (at: number, broken: boolean): void {
+  mainBroken(at: number, broken: boolean): void {
     if (broken && this.brokenSince === undefined) this.brokenSince = at
     if (!broken && this.brokenSince !== undefined) {
       this.brokenMs += at - this.brokenSince
@@ -128,7 +141,7 @@ export class RunRecorder {
   }
 
   /** An agent spent `ms` on something that is not a plain attempt (see SpendKind). */
-  spend (kind: SpendKind, ms: number): void {
+  spend(kind: SpendKind, ms: number): void {
     if (ms > 0) this.spentMs.set(kind, (this.spentMs.get(kind) ?? 0) + ms)
   }
 
@@ -136,7 +149,7 @@ export class RunRecorder {
    * An agent worked on `task` from `start` to `end` (one attempt, rebase included); `helper`: a helper's attempt that won, whose overlap
    * with others is budgeted redundancy, not duplicate work.
    */
-  worked (task: string, agent: number, start: number, end: number, helper = false): void {
+  worked(task: string, agent: number, start: number, end: number, helper = false): void {
     this.attempts++
     const list = this.work.get(task)
     const w = { agent, start, end, helper }
@@ -145,7 +158,7 @@ export class RunRecorder {
   }
 
   /** An attempt that started at `attemptStart` hit trap `key`. */
-  trapHit (key: string, attemptStart: number, durationMs = 0): void {
+  trapHit(key: string, attemptStart: number, durationMs = 0): void {
     this.trapHits++
     const recorded = this.recordedAt.get(key)
     if (recorded !== undefined && recorded <= attemptStart) {
@@ -155,25 +168,28 @@ export class RunRecorder {
   }
 
   /** Someone wrote trap `key` down (in whatever channel the strategy has). Only the first time counts. */
-  trapRecorded (key: string, at: number): void {
+  trapRecorded(key: string, at: number): void {
     if (!this.recordedAt.has(key)) this.recordedAt.set(key, at)
   }
 
-  count (kind: string, messages: number, bytes: number): void {
+  count(kind: string, messages: number, bytes: number): void {
     const t = this.traffic.get(kind)
     if (t === undefined) this.traffic.set(kind, { messages, bytes })
-    else { t.messages += messages; t.bytes += bytes }
+    else {
+      t.messages += messages
+      t.bytes += bytes
+    }
   }
 
-  settled (ms: number): void {
+  settled(ms: number): void {
     this.settles.push(ms)
   }
 
-  bump (counter: string, by = 1): void {
+  bump(counter: string, by = 1): void {
     this.extra[counter] = (this.extra[counter] ?? 0) + by
   }
 
-  result (finishedAtMs: number, wallSeconds: number, events: number): RunResult {
+  result(finishedAtMs: number, wallSeconds: number, events: number): RunResult {
     const last = this.passes[this.passes.length - 1]
     const completed = last !== undefined && last[1] === this.tasks
     const end = completed ? last[0] : finishedAtMs
@@ -184,16 +200,16 @@ export class RunRecorder {
     }
     if (this.brokenSince !== undefined) this.mainBroken(end, false)
     const spent: Record<string, number> = {}
-    for (const [k, v] of [...this.spentMs].sort(([a], [b]) => a < b ? -1 : 1)) spent[k] = v / 1000
+    for (const [k, v] of [...this.spentMs].sort(([a], [b]) => (a < b ? -1 : 1))) spent[k] = v / 1000
     let messages = 0
     let bytes = 0
     const traffic: Record<string, TrafficTotals> = {}
-    for (const [k, v] of [...this.traffic].sort(([a], [b]) => a < b ? -1 : 1)) {
+    for (const [k, v] of [...this.traffic].sort(([a], [b]) => (a < b ? -1 : 1))) {
       traffic[k] = { ...v }
       messages += v.messages
       bytes += v.bytes
     }
-    const agentMinutes = this.agents * Math.max(end, 1) / 60_000
+    const agentMinutes = (this.agents * Math.max(end, 1)) / 60_000
     let workMs = 0
     let dupMs = 0
     for (const list of this.work.values()) {
@@ -235,7 +251,7 @@ export class RunRecorder {
 }
 
 /** Time spent, summed over agents, while two or more agents worked on the same task. */
-function duplicateMs (list: readonly Work[]): number {
+function duplicateMs(list: readonly Work[]): number {
   if (list.length < 2) return 0
   const edges: Array<[number, number]> = []
   for (const w of list) if (w.end > w.start && !w.helper) edges.push([w.start, 1], [w.end, -1])
@@ -251,7 +267,7 @@ function duplicateMs (list: readonly Work[]): number {
   return dup
 }
 
-function stats (values: number[]): SettleStats | null {
+function stats(values: number[]): SettleStats | null {
   if (values.length === 0) return null
   const s = [...values].sort((a, b) => a - b)
   const at = (q: number): number => s[Math.min(s.length - 1, Math.ceil(q * s.length) - 1)]

@@ -20,7 +20,7 @@ export interface RunSpend {
 }
 
 /** The spend in `record`; null when it holds no usage entry. */
-export function spendOfRecord (record: readonly RecordEntry[]): RunSpend | null {
+export function spendOfRecord(record: readonly RecordEntry[]): RunSpend | null {
   const book = new SpendBook()
   for (const e of record) {
     if (e.kind !== 'usage') continue
@@ -28,11 +28,19 @@ export function spendOfRecord (record: readonly RecordEntry[]): RunSpend | null 
   }
   if (book.entries === 0) return null
   const t = book.totals()
-  return { inputTokens: allInput(t), outputTokens: t.outputTokens, cacheReadTokens: t.cacheReadTokens, cacheWriteTokens: t.cacheWriteTokens, usd: t.microUsd / 1e6, estimated: t.estimated, runs: t.runs }
+  return {
+    inputTokens: allInput(t),
+    outputTokens: t.outputTokens,
+    cacheReadTokens: t.cacheReadTokens,
+    cacheWriteTokens: t.cacheWriteTokens,
+    usd: t.microUsd / 1e6,
+    estimated: t.estimated,
+    runs: t.runs
+  }
 }
 
 /** The sum of several runs' spend; null when none reported any. */
-export function addSpend (spends: ReadonlyArray<RunSpend | null | undefined>): RunSpend | null {
+export function addSpend(spends: ReadonlyArray<RunSpend | null | undefined>): RunSpend | null {
   const known = spends.filter((s): s is RunSpend => s != null)
   if (known.length === 0) return null
   const sum = (f: (s: RunSpend) => number): number => known.reduce((a, s) => a + f(s), 0)
@@ -48,7 +56,7 @@ export function addSpend (spends: ReadonlyArray<RunSpend | null | undefined>): R
 }
 
 /** Dollars per percentage point of pass rate; null when nothing passed or nothing was spent. */
-export function usdPerPoint (usd: number, passRate: number): number | null {
+export function usdPerPoint(usd: number, passRate: number): number | null {
   if (!(passRate > 0) || !(usd > 0)) return null
   return usd / (passRate * 100)
 }

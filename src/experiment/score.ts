@@ -54,7 +54,10 @@ export interface TestResult {
   ignored: boolean
 }
 
-export interface ScoreError { code: string, details: string }
+export interface ScoreError {
+  code: string
+  details: string
+}
 
 export interface BranchScore {
   branch: string
@@ -109,20 +112,25 @@ export interface ScoreOptions {
 const STEP_OUTPUT_KEPT = 4000
 
 class StepFailure extends Error {
-  constructor (readonly code: string, readonly details: string) { super(`${code}: ${details}`) }
+  constructor(
+    readonly code: string,
+    readonly details: string
+  ) {
+    super(`${code}: ${details}`)
+  }
 }
 
-export async function sha256File (path: string): Promise<string> {
+export async function sha256File(path: string): Promise<string> {
   const h = createHash('sha256')
   for await (const chunk of createReadStream(path)) h.update(chunk as Buffer)
   return h.digest('hex')
 }
 
-export function scoringEnv (base: NodeJS.ProcessEnv = process.env): NodeJS.ProcessEnv {
+export function scoringEnv(base: NodeJS.ProcessEnv = process.env): NodeJS.ProcessEnv {
   return Object.fromEntries(Object.entries(base).filter(([k]) => !k.startsWith('AGENCY_')))
 }
 
-export async function scoreSubmission (o: ScoreOptions): Promise<ScoreResult> {
+export async function scoreSubmission(o: ScoreOptions): Promise<ScoreResult> {
   const started = performance.now()
   const scratch = await mkdtemp(join(o.scratchParent ?? tmpdir(), 'agency-score-'))
   const scorer = new Evaluation(o, scratch)
@@ -147,13 +155,16 @@ class Evaluation {
   private error: ScoreError | null = null
   private hash: string | null = null
 
-  constructor (private readonly o: ScoreOptions, private readonly scratch: string) {
+  constructor(
+    private readonly o: ScoreOptions,
+    private readonly scratch: string
+  ) {
     this.env = o.env ?? scoringEnv()
     this.workspace = join(scratch, 'submission')
     this.stash = join(scratch, 'stash', 'executable')
   }
 
-  async run (): Promise<void> {
+  async run(): Promise<void> {
     try {
       await this.compile()
     } catch (err) {
@@ -170,7 +181,7 @@ class Evaluation {
     }
   }
 
-  result (wallMs: number): ScoreResult {
+  result(wallMs: number): ScoreResult {
     const task = this.o.task
     // An evaluation stopped by unreadable XML scores nothing, as ProgramBench records it.
     const aborted = this.error != null && this.hash != null
@@ -209,14 +220,30 @@ class Evaluation {
     }
   }
 
-  private async step (step: string, command: string, cwd: string, opts: { timeoutMs?: number, acceptFailure?: boolean, branch?: string, env?: NodeJS.ProcessEnv, boxed?: boolean } = {}): Promise<StepResult> {
-    const r = await runShellStep({ step, command, cwd, timeoutMs: opts.timeoutMs ?? 20_000, env: opts.env ?? this.env, ...(opts.boxed === true ? { confinement: this.o.confinement } : {}) })
-    this.steps.push({ ...r, output: r.output.length > STEP_OUTPUT_KEPT ? `…${r.output.slice(-STEP_OUTPUT_KEPT)}` : r.output, ...(opts.branch != null ? { branch: opts.branch } : {}) })
+  private async step(
+    step: string,
+    command: string,
+    cwd: string,
+    opts: { timeoutMs?: number; acceptFailure?: boolean; branch?: string; env?: NodeJS.ProcessEnv; boxed?: boolean } = {}
+  ): Promise<StepResult> {
+    const r = await runShellStep({
+      step,
+      command,
+      cwd,
+      timeoutMs: opts.timeoutMs ?? 20_000,
+      env: opts.env ?? this.env,
+      ...(opts.boxed === true ? { confinement: this.o.confinement } : {})
+    })
+    this.steps.push({
+      ...r,
+      output: r.output.length > STEP_OUTPUT_KEPT ? `…${r.output.slice(-STEP_OUTPUT_KEPT)}` : r.output,
+      ...(opts.branch != null ? { branch: opts.branch } : {})
+    })
     if (r.returncode !== 0 && opts.acceptFailure !== true) throw new StepFailure(`${step}_failed`, r.output.trim())
     return r
   }
 
-  private async compile (): Promise<void> {
+  private async compile(): Promise<void> {
     await mkdir(this.workspace)
     try {
       await copySubmission(this.o.submission, this.workspace)
@@ -229,16 +256,38 @@ class Evaluation {
       // make the same tree give the same commit every time.
       const dated = 'GIT_AUTHOR_DATE=2000-01-01T00:00:00Z GIT_COMMITTER_DATE=2000-01-01T00:00:00Z'
       const who = '-c user.email=gold@local -c user.name=gold -c commit.gpgsign=false'
-      await this.step('seed_git', `git -c init.defaultBranch=gold init -q && git ${who} add -A && ${dated} git ${who} commit -q --allow-empty -m gold`, this.workspace, { timeoutMs: 120_000 })
+      await this.step(
+        'seed_git',
+        `git -c init.defaultBranch=gold init -q && git ${who} add -A && ${dated} git ${who} commit -q --allow-empty -m gold`,
+        this.workspace,
+        { timeoutMs: 120_000 }
+      )
     }
     if (!existsSync(join(this.workspace, 'compile.sh'))) {
-      this.steps.push({ step: 'compile', command: 'chmod +x ./compile.sh && ./compile.sh', returncode: 1, output: 'no compile.sh', timedOut: false, wallMs: 0 })
+      this.steps.push({
+        step: 'compile',
+        command: 'chmod +x ./compile.sh && ./compile.sh',
+        returncode: 1,
+        output: 'no compile.sh',
+        timedOut: false,
+        wallMs: 0
+      })
       throw new StepFailure('compile_failed', 'the submission has no compile.sh: it must have one that builds ./executable')
     }
-    await this.step('compile', 'chmod +x ./compile.sh && ./compile.sh', this.workspace, { timeoutMs: this.o.compileTimeoutMs ?? 900_000, boxed: true })
+    await this.step('compile', 'chmod +x ./compile.sh && ./compile.sh', this.workspace, {
+      timeoutMs: this.o.compileTimeoutMs ?? 900_000,
+      boxed: true
+    })
     const built = join(this.workspace, 'executable')
     if (!existsSync(built) && !isSymlink(built)) {
-      this.steps.push({ step: 'copy_executable', command: 'mv ./executable <stash>', returncode: 1, output: 'no ./executable', timedOut: false, wallMs: 0 })
+      this.steps.push({
+        step: 'copy_executable',
+        command: 'mv ./executable <stash>',
+        returncode: 1,
+        output: 'no ./executable',
+        timedOut: false,
+        wallMs: 0
+      })
       throw new StepFailure('copy_executable_failed', 'compile.sh exited 0 but left no ./executable')
     }
     await mkdir(join(this.scratch, 'stash'))
@@ -251,7 +300,7 @@ class Evaluation {
     }
   }
 
-  private async removeHashedFiles (): Promise<void> {
+  private async removeHashedFiles(): Promise<void> {
     const hashes = new Set([...this.o.task.cleanHashes, ...(this.o.cleanHashes ?? [])])
     if (hashes.size === 0) return
     const started = performance.now()
@@ -261,20 +310,37 @@ class Evaluation {
         this.removed.push(relative(this.workspace, file))
       }
     }
-    this.steps.push({ step: 'remove_hashed_files', command: `delete files whose sha256 is one of ${hashes.size} eval_clean_hashes`, returncode: 0, output: this.removed.map(f => `removed ${f}`).join('\n'), timedOut: false, wallMs: performance.now() - started })
+    this.steps.push({
+      step: 'remove_hashed_files',
+      command: `delete files whose sha256 is one of ${hashes.size} eval_clean_hashes`,
+      returncode: 0,
+      output: this.removed.map(f => `removed ${f}`).join('\n'),
+      timedOut: false,
+      wallMs: performance.now() - started
+    })
   }
 
-  private notRun (b: TestBranch, code: string): void {
+  private notRun(b: TestBranch, code: string): void {
     if (b.tests.length === 0) {
-      if (!this.branchErrors.has(b.id)) this.branchErrors.set(b.id, [{ code: 'no_expected_test_list', details: `No expected test list for branch ${b.id}, cannot inject not_run results` }])
+      if (!this.branchErrors.has(b.id))
+        this.branchErrors.set(b.id, [
+          { code: 'no_expected_test_list', details: `No expected test list for branch ${b.id}, cannot inject not_run results` }
+        ])
       return
     }
-    for (const name of b.tests) this.results.push({ branch: b.id, name, status: 'not_run', errorCode: code, ignored: this.o.task.ignoredTests.has(`${b.id}/${name}`) })
+    for (const name of b.tests)
+      this.results.push({
+        branch: b.id,
+        name,
+        status: 'not_run',
+        errorCode: code,
+        ignored: this.o.task.ignoredTests.has(`${b.id}/${name}`)
+      })
   }
 
-  private async evaluateBranch (b: TestBranch): Promise<void> {
+  private async evaluateBranch(b: TestBranch): Promise<void> {
     let retriesLeft = this.o.branchRetries ?? 3
-    let best: { xml: string, useful: number } | undefined
+    let best: { xml: string; useful: number } | undefined
     let serial = false
     let xml: string
     while (true) {
@@ -284,7 +350,10 @@ class Evaluation {
         attempt = await this.runBranch(b, serial)
       } catch (err) {
         if (!(err instanceof StepFailure)) throw err
-        if (best != null) { xml = best.xml; break }
+        if (best != null) {
+          xml = best.xml
+          break
+        }
         if (retriesLeft <= 0) {
           this.branchErrors.set(b.id, [...(this.branchErrors.get(b.id) ?? []), { code: err.code, details: err.details }])
           this.notRun(b, err.code)
@@ -296,7 +365,10 @@ class Evaluation {
       const crashes = countWorkerCrashes(attempt)
       const useful = countTestCases(attempt) - crashes
       if (best == null || useful > best.useful) best = { xml: attempt, useful }
-      if (crashes === 0 || retriesLeft <= 0) { xml = best.xml; break }
+      if (crashes === 0 || retriesLeft <= 0) {
+        xml = best.xml
+        break
+      }
       this.warnings.push(`branch ${b.id}: ${crashes} pytest-xdist worker crash(es); running it again with one worker`)
       serial = true
       retriesLeft--
@@ -305,7 +377,7 @@ class Evaluation {
   }
 
   /** One run of a branch's tests in a fresh copy of the compiled workspace; its results.xml. */
-  private async runBranch (b: TestBranch, serial: boolean): Promise<string> {
+  private async runBranch(b: TestBranch, serial: boolean): Promise<string> {
     const dir = join(this.scratch, 'branch')
     await rm(dir, { recursive: true, force: true })
     try {
@@ -317,10 +389,23 @@ class Evaluation {
       await copyFile(this.stash, exe)
       await chmod(exe, ((await stat(this.stash)).mode & 0o7777) | 0o111)
       const now = await sha256File(exe)
-      this.steps.push({ step: 'verify_executable_hash', command: 'sha256sum ./executable', returncode: 0, output: now, timedOut: false, wallMs: 0, branch: b.id })
+      this.steps.push({
+        step: 'verify_executable_hash',
+        command: 'sha256sum ./executable',
+        returncode: 0,
+        output: now,
+        timedOut: false,
+        wallMs: 0,
+        branch: b.id
+      })
       if (now !== this.hash) throw new StepFailure('executable_hash_mismatch', `expected ${String(this.hash)}, got ${now}`)
       await this.step('clean_stale_results', 'rm -f eval/results.xml results.xml', dir, { branch: b.id })
-      await this.step('patch_timeout_method', "test -f eval/run.sh && sed -i 's/--timeout-method=thread/--timeout-method=signal/g' eval/run.sh || true", dir, { acceptFailure: true, branch: b.id })
+      await this.step(
+        'patch_timeout_method',
+        "test -f eval/run.sh && sed -i 's/--timeout-method=thread/--timeout-method=signal/g' eval/run.sh || true",
+        dir,
+        { acceptFailure: true, branch: b.id }
+      )
       await this.step('run_tests', 'chmod +x ./eval/run.sh && ./eval/run.sh', dir, {
         timeoutMs: this.o.testsTimeoutMs ?? 3600_000,
         acceptFailure: true,
@@ -330,11 +415,27 @@ class Evaluation {
       })
       try {
         const xml = await readFile(join(dir, 'eval', 'results.xml'), 'utf8')
-        this.steps.push({ step: 'results_read', command: 'cat eval/results.xml', returncode: 0, output: `${xml.length} characters`, timedOut: false, wallMs: 0, branch: b.id })
+        this.steps.push({
+          step: 'results_read',
+          command: 'cat eval/results.xml',
+          returncode: 0,
+          output: `${xml.length} characters`,
+          timedOut: false,
+          wallMs: 0,
+          branch: b.id
+        })
         return xml
       } catch (err) {
         const reason = (err as NodeJS.ErrnoException).code === 'ENOENT' ? 'eval/run.sh wrote no eval/results.xml' : (err as Error).message
-        this.steps.push({ step: 'results_read', command: 'cat eval/results.xml', returncode: 1, output: reason, timedOut: false, wallMs: 0, branch: b.id })
+        this.steps.push({
+          step: 'results_read',
+          command: 'cat eval/results.xml',
+          returncode: 1,
+          output: reason,
+          timedOut: false,
+          wallMs: 0,
+          branch: b.id
+        })
         throw new StepFailure('results_read_failed', reason)
       }
     } catch (err) {
@@ -345,30 +446,48 @@ class Evaluation {
     }
   }
 
-  private readBranchResults (b: TestBranch, xml: string): void {
+  private readBranchResults(b: TestBranch, xml: string): void {
     const ignored = this.o.task.ignoredTests
     const parsed = readJUnitCases(xml, b.id)
-    for (const c of parsed) this.results.push({ branch: b.id, name: c.name, status: c.status, ...(c.message != null ? { message: c.message } : {}), ignored: ignored.has(`${b.id}/${c.name}`) })
+    for (const c of parsed)
+      this.results.push({
+        branch: b.id,
+        name: c.name,
+        status: c.status,
+        ...(c.message != null ? { message: c.message } : {}),
+        ignored: ignored.has(`${b.id}/${c.name}`)
+      })
     const ignoredNames = new Set(b.ignoredTests.map(t => t.name))
     const got = new Set(parsed.map(c => c.name))
     const missing = b.tests.filter(name => !ignoredNames.has(name) && !got.has(name))
-    for (const name of missing) this.results.push({ branch: b.id, name, status: 'not_run', errorCode: 'missing_from_junit_xml', ignored: false })
-    if (missing.length > 0) this.warnings.push(`branch ${b.id}: ${missing.length}/${b.tests.length - ignoredNames.size} expected tests missing from the JUnit XML (counted as not run)`)
+    for (const name of missing)
+      this.results.push({ branch: b.id, name, status: 'not_run', errorCode: 'missing_from_junit_xml', ignored: false })
+    if (missing.length > 0)
+      this.warnings.push(
+        `branch ${b.id}: ${missing.length}/${b.tests.length - ignoredNames.size} expected tests missing from the JUnit XML (counted as not run)`
+      )
     const expected = new Set(b.tests)
     const unexpected = [...got].filter(name => !expected.has(name) && !ignoredNames.has(name))
-    if (unexpected.length > 0) this.warnings.push(`branch ${b.id}: ${unexpected.length} test(s) in the JUnit XML not in tests.json (counted): ${unexpected.slice(0, 5).join(', ')}${unexpected.length > 5 ? ', …' : ''}`)
+    if (unexpected.length > 0)
+      this.warnings.push(
+        `branch ${b.id}: ${unexpected.length} test(s) in the JUnit XML not in tests.json (counted): ${unexpected.slice(0, 5).join(', ')}${unexpected.length > 5 ? ', …' : ''}`
+      )
   }
 }
 
-function isSymlink (path: string): boolean {
-  try { return lstatSync(path).isSymbolicLink() } catch { return false }
+function isSymlink(path: string): boolean {
+  try {
+    return lstatSync(path).isSymbolicLink()
+  } catch {
+    return false
+  }
 }
 
-async function regularFiles (dir: string): Promise<string[]> {
+async function regularFiles(dir: string): Promise<string[]> {
   const out: string[] = []
   for (const e of await readdir(dir, { withFileTypes: true })) {
     const p = join(dir, e.name)
-    if (e.isDirectory()) out.push(...await regularFiles(p))
+    if (e.isDirectory()) out.push(...(await regularFiles(p)))
     else if (e.isFile()) out.push(p)
   }
   return out

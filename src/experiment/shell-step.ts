@@ -32,7 +32,7 @@ export interface StepOptions {
 
 const DEFAULT_MAX_OUTPUT = 4 * 1024 * 1024
 
-export async function runShellStep (o: StepOptions): Promise<StepResult> {
+export async function runShellStep(o: StepOptions): Promise<StepResult> {
   const started = performance.now()
   const max = o.maxOutputBytes ?? DEFAULT_MAX_OUTPUT
   return await new Promise<StepResult>(resolve => {
@@ -49,14 +49,30 @@ export async function runShellStep (o: StepOptions): Promise<StepResult> {
     let timedOut = false
     let settled = false
     const boxed = o.confinement?.confineTest(o.command, o.cwd, o.env)
-    const child = spawn(boxed?.command ?? '/bin/bash', boxed?.args ?? ['-c', o.command], { cwd: o.cwd, env: boxed?.env ?? o.env, stdio: ['ignore', 'pipe', 'pipe'], detached: true })
+    const child = spawn(boxed?.command ?? '/bin/bash', boxed?.args ?? ['-c', o.command], {
+      cwd: o.cwd,
+      env: boxed?.env ?? o.env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+      detached: true
+    })
     const killGroup = (): void => {
       if (child.pid == null) return
-      try { process.kill(-child.pid, 'SIGKILL') } catch { /* already gone */ }
+      try {
+        process.kill(-child.pid, 'SIGKILL')
+      } catch {
+        /* already gone */
+      }
     }
-    const timer = setTimeout(() => { timedOut = true; killGroup() }, o.timeoutMs)
-    child.stdout.on('data', (c: Buffer) => { outBytes = keep(out, c, outBytes) })
-    child.stderr.on('data', (c: Buffer) => { errBytes = keep(err, c, errBytes) })
+    const timer = setTimeout(() => {
+      timedOut = true
+      killGroup()
+    }, o.timeoutMs)
+    child.stdout.on('data', (c: Buffer) => {
+      outBytes = keep(out, c, outBytes)
+    })
+    child.stderr.on('data', (c: Buffer) => {
+      errBytes = keep(err, c, errBytes)
+    })
     const finish = (code: number | null, startError?: Error): void => {
       if (settled) return
       settled = true
@@ -65,7 +81,11 @@ export async function runShellStep (o: StepOptions): Promise<StepResult> {
       let text = Buffer.concat([...out, ...err]).toString('utf8') + (startError != null ? `${startError.message}\n` : '')
       // A bound the box's run hit fails the step even when its command exited 0.
       const verdict = boxed?.finish(text)
-      if (verdict != null) text += [verdict.failure, ...verdict.notes].filter(s => s != null).map(s => `${s}\n`).join('')
+      if (verdict != null)
+        text += [verdict.failure, ...verdict.notes]
+          .filter(s => s != null)
+          .map(s => `${s}\n`)
+          .join('')
       const failed = verdict?.failure != null && code === 0
       resolve({
         step: o.step,
@@ -76,14 +96,20 @@ export async function runShellStep (o: StepOptions): Promise<StepResult> {
         wallMs: performance.now() - started
       })
     }
-    child.once('error', e => { finish(null, e) })
+    child.once('error', e => {
+      finish(null, e)
+    })
     // When the command exits, what it left running in its group goes too; then
     // 'close' (the pipes drained) ends the step. Something that left the group
     // and still holds a pipe does not hold the step for long.
     child.once('exit', code => {
       killGroup()
-      setTimeout(() => { finish(code) }, 2000).unref()
+      setTimeout(() => {
+        finish(code)
+      }, 2000).unref()
     })
-    child.once('close', code => { finish(code) })
+    child.once('close', code => {
+      finish(code)
+    })
   })
 }

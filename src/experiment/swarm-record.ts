@@ -34,13 +34,18 @@ export interface SwarmRecordSummary {
   failuresRecorded: number
 }
 
-interface Interval { author: string, task: string, start: number, end: number }
+interface Interval {
+  author: string
+  task: string
+  start: number
+  end: number
+}
 
-const str = (v: unknown): string => typeof v === 'string' ? v : ''
-const num = (v: unknown): number => typeof v === 'number' ? v : Number(v ?? 0)
+const str = (v: unknown): string => (typeof v === 'string' ? v : '')
+const num = (v: unknown): number => (typeof v === 'number' ? v : Number(v ?? 0))
 
 /** `entries` may hold duplicates (read from several daemons); `endTime` closes work still open. */
-export function summarizeRecord (entriesIn: readonly RecordEntry[], endTime: number): SwarmRecordSummary {
+export function summarizeRecord(entriesIn: readonly RecordEntry[], endTime: number): SwarmRecordSummary {
   const byId = new Map(entriesIn.map(e => [e.id, e]))
   const entries = [...byId.values()].sort((a, b) => a.lamport - b.lamport || (a.author < b.author ? -1 : a.author > b.author ? 1 : 0))
   const authors = [...new Set(entries.map(e => e.author))]
@@ -56,7 +61,14 @@ export function summarizeRecord (entriesIn: readonly RecordEntry[], endTime: num
   const intervals: Interval[] = []
   for (const claim of winners.values()) {
     const task = str(claim.body.task)
-    const stop = entries.find(e => e.author === claim.author && (e.kind === 'release' || e.kind === 'done') && str(e.body.task) === task && e.time >= claim.time && num(e.body.epoch) >= num(claim.body.epoch))
+    const stop = entries.find(
+      e =>
+        e.author === claim.author &&
+        (e.kind === 'release' || e.kind === 'done') &&
+        str(e.body.task) === task &&
+        e.time >= claim.time &&
+        num(e.body.epoch) >= num(claim.body.epoch)
+    )
     intervals.push({ author: claim.author, task, start: claim.time, end: Math.max(claim.time, stop?.time ?? endTime) })
   }
 
@@ -69,7 +81,10 @@ export function summarizeRecord (entriesIn: readonly RecordEntry[], endTime: num
     const task = tags.find(t => t.startsWith('task:'))?.slice(5)
     const approach = tags.find(t => t.startsWith('approach:'))?.slice(9)
     const paths = Array.isArray(f.body.paths) ? f.body.paths.map(String).sort() : []
-    const key = task != null && approach != null ? `task:${task} approach:${approach}` : `${paths.join(',')}|${str(f.body.text).toLowerCase().replace(/\s+/g, ' ').trim().slice(0, 200)}`
+    const key =
+      task != null && approach != null
+        ? `task:${task} approach:${approach}`
+        : `${paths.join(',')}|${str(f.body.text).toLowerCase().replace(/\s+/g, ' ').trim().slice(0, 200)}`
     // The attempt: the author's work on the finding's task (or on anything) that covers the finding.
     const mine = intervals.filter(w => w.author === f.author && w.start <= f.time && (task == null || w.task === task))
     const attempt = mine.length > 0 ? Math.max(...mine.map(w => w.start)) : f.time

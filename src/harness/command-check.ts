@@ -23,7 +23,7 @@ const NEEDS: Record<string, string[]> = {
   'pi-acp': ['pi']
 }
 
-function executable (file: string): boolean {
+function executable(file: string): boolean {
   try {
     accessSync(file, constants.X_OK)
     return statSync(file).isFile()
@@ -33,7 +33,7 @@ function executable (file: string): boolean {
 }
 
 /** Throws FailedPreconditionError when the launch's program is neither an executable path nor on PATH. */
-export function checkLaunchCommand (launch: HarnessLaunch, basePath = process.env.PATH ?? ''): void {
+export function checkLaunchCommand(launch: HarnessLaunch, basePath = process.env.PATH ?? ''): void {
   const { command } = launch
   if (isAbsolute(command) || command.includes('/')) {
     if (executable(command)) return
@@ -45,5 +45,7 @@ export function checkLaunchCommand (launch: HarnessLaunch, basePath = process.en
   if (missing == null) return
   const hint = INSTALL[missing]
   const what = missing === command ? `the harness program "${command}"` : `"${missing}", which the harness program "${command}" starts,`
-  throw new FailedPreconditionError(`${what} is not installed (not on PATH)${hint != null ? `: install it with ${hint}` : ''}, or choose another --harness`)
+  throw new FailedPreconditionError(
+    `${what} is not installed (not on PATH)${hint != null ? `: install it with ${hint}` : ''}, or choose another --harness`
+  )
 }

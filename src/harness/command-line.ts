@@ -6,21 +6,21 @@ import { InvalidArgumentError } from '../core/errors.js'
  * Splits on whitespace, honouring single quotes, double quotes and backslash
  * escapes, the way a POSIX shell would for plain words. No expansion happens.
  */
-export function splitCommandLine (line: string): string[] {
+export function splitCommandLine(line: string): string[] {
   const words: string[] = []
   let word = ''
   let inWord = false
-  let quote: '"' | '\'' | undefined
+  let quote: '"' | "'" | undefined
   for (let i = 0; i < line.length; i++) {
     const c = line[i]
-    if (quote === '\'') {
-      if (c === '\'') quote = undefined
+    if (quote === "'") {
+      if (c === "'") quote = undefined
       else word += c
     } else if (quote === '"') {
       if (c === '"') quote = undefined
       else if (c === '\\' && i + 1 < line.length && '"\\$`'.includes(line[i + 1])) word += line[++i]
       else word += c
-    } else if (c === '\'' || c === '"') {
+    } else if (c === "'" || c === '"') {
       quote = c
       inWord = true
     } else if (c === '\\' && i + 1 < line.length) {
@@ -41,7 +41,7 @@ export function splitCommandLine (line: string): string[] {
 }
 
 /** Quotes one argument for a POSIX shell; plain words stay as they are. */
-export function shellQuote (arg: string): string {
+export function shellQuote(arg: string): string {
   if (/^[A-Za-z0-9_@%+=:,./-]+$/.test(arg)) return arg
-  return `'${arg.replaceAll('\'', '\'\\\'\'')}'`
+  return `'${arg.replaceAll("'", "'\\''")}'`
 }

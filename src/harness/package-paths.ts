@@ -11,6 +11,6 @@ const compiled = basename(dirname(srcDir)) === 'dist'
 export const packageRoot: string = compiled ? dirname(dirname(srcDir)) : dirname(srcDir)
 
 /** The compiled module at `dist/src/<relative>`, e.g. "harness/scripted-agent/main.js". */
-export function compiledModulePath (relative: string): string {
+export function compiledModulePath(relative: string): string {
   return join(packageRoot, 'dist', 'src', relative)
 }

@@ -22,18 +22,18 @@ const PLACEHOLDERS: Record<string, keyof PromptVars> = {
 
 let cached: string | undefined
 
-export function promptTemplatePath (): string {
+export function promptTemplatePath(): string {
   return join(packageRoot, 'prompts', 'agent.md')
 }
 
 /** The prompt for one agent. `template` defaults to prompts/agent.md. */
-export function renderPrompt (vars: PromptVars, template: string = loadTemplate()): string {
+export function renderPrompt(vars: PromptVars, template: string = loadTemplate()): string {
   for (const key of ['agentId', 'agentName', 'agencyAddr'] as const) {
     const value = vars[key]
     if (typeof value !== 'string' || value.trim() === '') throw new InvalidArgumentError(`prompt: ${key} is empty`)
     if (/[\r\n]|\{\{|\}\}/.test(value)) throw new InvalidArgumentError(`prompt: ${key} must be one line without "{{" or "}}"`)
   }
-  const text = template.replace(/\{\{[A-Z_]+\}\}/g, (placeholder) => {
+  const text = template.replace(/\{\{[A-Z_]+\}\}/g, placeholder => {
     const key = PLACEHOLDERS[placeholder]
     if (key == null) throw new AgencyError('INTERNAL', `prompt template has an unknown placeholder ${placeholder}`)
     return vars[key]
@@ -41,7 +41,7 @@ export function renderPrompt (vars: PromptVars, template: string = loadTemplate(
   return text
 }
 
-function loadTemplate (): string {
+function loadTemplate(): string {
   cached ??= readFileSync(promptTemplatePath(), 'utf8')
   return cached
 }

@@ -4,7 +4,7 @@
 // session and exited is restarted promptly (the caller resets `attempt`).
 
 /** Delay before restart number `attempt` (1-based) of a run of quick exits. */
-export function restartDelayMs (attempt: number, minMs: number, maxMs: number): number {
+export function restartDelayMs(attempt: number, minMs: number, maxMs: number): number {
   if (attempt <= 1) return Math.min(minMs, maxMs)
   return Math.min(maxMs, minMs * 2 ** Math.min(attempt - 1, 52))
 }

@@ -93,7 +93,7 @@ export interface HarnessRestart {
 
 export type HarnessSupervisorState = 'idle' | 'running' | 'waiting' | 'finished' | 'stopped'
 
-export function harnessLogPath (dataDir: string): string {
+export function harnessLogPath(dataDir: string): string {
   return join(dataDir, 'harness.log')
 }
 
@@ -117,44 +117,62 @@ export class HarnessSupervisor {
   private restartTimer: NodeJS.Timeout | undefined
   private holdTimer: NodeJS.Timeout | undefined
   private _hold: StartHold | undefined
-  private pendingStart: { previous?: HarnessExit, delayMs: number } | undefined
+  private pendingStart: { previous?: HarnessExit; delayMs: number } | undefined
   private exitWaiters: Array<() => void> = []
   private stopping: Promise<void> | undefined
   private resolveFinished!: () => void
   /** Resolves when supervision ends: after stop(), or when shouldContinue() said no. */
   readonly finished: Promise<void>
 
-  constructor (opts: HarnessSupervisorOptions) {
+  constructor(opts: HarnessSupervisorOptions) {
     this.minBackoffMs = opts.minBackoffMs ?? 1_000
     this.maxBackoffMs = opts.maxBackoffMs ?? 60_000
     this.resetAfterMs = opts.resetAfterMs ?? 60_000
     this.stopGraceMs = opts.stopGraceMs ?? 5_000
     this.runTimeoutMs = opts.runTimeoutMs ?? 0
-    for (const [name, value] of Object.entries({ minBackoffMs: this.minBackoffMs, maxBackoffMs: this.maxBackoffMs, resetAfterMs: this.resetAfterMs, stopGraceMs: this.stopGraceMs, runTimeoutMs: this.runTimeoutMs })) {
-      if (!Number.isFinite(value) || value < 0) throw new InvalidArgumentError(`harness supervisor: ${name} must be a non-negative number, got ${value}`)
+    for (const [name, value] of Object.entries({
+      minBackoffMs: this.minBackoffMs,
+      maxBackoffMs: this.maxBackoffMs,
+      resetAfterMs: this.resetAfterMs,
+      stopGraceMs: this.stopGraceMs,
+      runTimeoutMs: this.runTimeoutMs
+    })) {
+      if (!Number.isFinite(value) || value < 0)
+        throw new InvalidArgumentError(`harness supervisor: ${name} must be a non-negative number, got ${value}`)
     }
-    if (this.maxBackoffMs < this.minBackoffMs) throw new InvalidArgumentError(`harness supervisor: maxBackoffMs (${this.maxBackoffMs}) is below minBackoffMs (${this.minBackoffMs})`)
+    if (this.maxBackoffMs < this.minBackoffMs)
+      throw new InvalidArgumentError(`harness supervisor: maxBackoffMs (${this.maxBackoffMs}) is below minBackoffMs (${this.minBackoffMs})`)
     if (opts.launch.command === '') throw new InvalidArgumentError('harness supervisor: the launch has no command')
     this.opts = opts
     this.launch = opts.launch
     this.logFile = harnessLogPath(opts.dataDir)
     this.log = componentLogger('harness')
-    this.finished = new Promise(resolve => { this.resolveFinished = resolve })
+    this.finished = new Promise(resolve => {
+      this.resolveFinished = resolve
+    })
   }
 
-  get state (): HarnessSupervisorState { return this._state }
+  get state(): HarnessSupervisorState {
+    return this._state
+  }
 
   /** How many times the harness was started again after exiting. */
-  get restarts (): number { return this._restarts }
+  get restarts(): number {
+    return this._restarts
+  }
 
   /** While waiting to restart: the delay chosen. */
-  get delayMs (): number { return this._delayMs }
+  get delayMs(): number {
+    return this._delayMs
+  }
 
   /** While waiting on the start gate (state 'waiting'): why the next run waits. */
-  get hold (): StartHold | undefined { return this._hold }
+  get hold(): StartHold | undefined {
+    return this._hold
+  }
 
   /** Asks the start gate again now (the budget was raised, a hold ended early). */
-  wake (): void {
+  wake(): void {
     if (this._hold == null || this.pendingStart == null || this._state !== 'waiting') return
     clearTimeout(this.holdTimer)
     this.holdTimer = undefined
@@ -162,17 +180,19 @@ export class HarnessSupervisor {
   }
 
   /** The operator resumed the swarm: a run held by the pause starts (if nothing else holds it). */
-  resume (): void {
+  resume(): void {
     if (this._hold == null || this.opts.paused?.() === true) return
     this.note('the operator resumed the swarm')
     this.wake()
   }
 
   /** The running harness's pid, if one is running. */
-  get pid (): number | undefined { return this.child?.pid }
+  get pid(): number | undefined {
+    return this.child?.pid
+  }
 
   /** Writes the launch's files and starts the harness. Rejects (and starts nothing) if a file cannot be written. */
-  async start (): Promise<void> {
+  async start(): Promise<void> {
     if (this._state !== 'idle') throw new FailedPreconditionError(`harness supervisor already ${this._state}`)
     this._state = 'running'
     try {
@@ -187,7 +207,7 @@ export class HarnessSupervisor {
   }
 
   /** A hold is over or was woken: the work may have been done meanwhile (a restart asks again), then the gate. */
-  private async afterHold (): Promise<void> {
+  private async afterHold(): Promise<void> {
     if (this._state !== 'waiting' || this.pendingStart == null) return
     if (this.pendingStart.previous != null) {
       let more = true
@@ -210,14 +230,15 @@ export class HarnessSupervisor {
   }
 
   /** Starts the pending run unless the gate holds it; a held start is asked again later. */
-  private tryStart (): void {
+  private tryStart(): void {
     const pending = this.pendingStart
     if (pending == null || (this._state !== 'running' && this._state !== 'waiting')) return
     let hold: StartHold | null = null
     try {
-      hold = this.opts.paused?.() === true
-        ? { reason: 'the operator paused the swarm: no new run until it resumes', waitMs: PAUSE_RECHECK_MS }
-        : this.opts.startGate?.() ?? null
+      hold =
+        this.opts.paused?.() === true
+          ? { reason: 'the operator paused the swarm: no new run until it resumes', waitMs: PAUSE_RECHECK_MS }
+          : (this.opts.startGate?.() ?? null)
     } catch (err) {
       this.log.warn({ err }, 'harness start gate failed; starting anyway')
     }
@@ -226,7 +247,13 @@ export class HarnessSupervisor {
       this._hold = hold
       // held is a kind of waiting: `hold` says why
       this._state = 'waiting'
-      this.holdTimer = setTimeout(() => { this.holdTimer = undefined; void this.afterHold() }, Math.max(10, Math.min(hold.waitMs, 2_147_483_647)))
+      this.holdTimer = setTimeout(
+        () => {
+          this.holdTimer = undefined
+          void this.afterHold()
+        },
+        Math.max(10, Math.min(hold.waitMs, 2_147_483_647))
+      )
       return
     }
     if (this._hold != null) this.note(`starting again: ${this._hold.reason} no longer holds`)
@@ -236,17 +263,24 @@ export class HarnessSupervisor {
     const child = this.spawnHarness()
     if (pending.previous != null) {
       this._restarts++
-      this.safely(() => this.opts.onRestart?.({ restarts: this._restarts, pid: child?.pid, delayMs: pending.delayMs, previous: pending.previous as HarnessExit }))
+      this.safely(() =>
+        this.opts.onRestart?.({
+          restarts: this._restarts,
+          pid: child?.pid,
+          delayMs: pending.delayMs,
+          previous: pending.previous as HarnessExit
+        })
+      )
     }
   }
 
   /** Stops supervising and the harness: SIGTERM, then SIGKILL after the grace period. Resolves when it is gone. */
-  async stop (): Promise<void> {
+  async stop(): Promise<void> {
     this.stopping ??= this.stopNow()
     await this.stopping
   }
 
-  private async stopNow (): Promise<void> {
+  private async stopNow(): Promise<void> {
     if (this._state === 'finished') return
     this._state = 'stopped'
     if (this.restartTimer != null) clearTimeout(this.restartTimer)
@@ -267,7 +301,9 @@ export class HarnessSupervisor {
         await Promise.race([gone, grace()])
       }
       signalGroup(child.pid, 'SIGTERM')
-      const kill = setTimeout(() => { if (child.pid != null) signalGroup(child.pid, 'SIGKILL') }, this.stopGraceMs)
+      const kill = setTimeout(() => {
+        if (child.pid != null) signalGroup(child.pid, 'SIGKILL')
+      }, this.stopGraceMs)
       try {
         await gone
       } finally {
@@ -277,7 +313,7 @@ export class HarnessSupervisor {
     this.resolveFinished()
   }
 
-  private async writeFiles (): Promise<void> {
+  private async writeFiles(): Promise<void> {
     await mkdir(dirname(this.logFile), { recursive: true })
     for (const dir of this.launch.writable ?? []) await mkdir(dir, { recursive: true })
     for (const file of this.launch.files) {
@@ -288,21 +324,33 @@ export class HarnessSupervisor {
     }
   }
 
-  private spawnHarness (): ChildProcess | undefined {
+  private spawnHarness(): ChildProcess | undefined {
     const { command, args, cwd } = this.launch
     const startedAt = performance.now()
     const outputFrom = logSize(this.logFile)
     const shown = this.launch.boxed ?? { command, args }
-    this.note(`starting ${shown.command} ${shown.args.map(brief).join(' ')} in ${cwd}${this.launch.boxed != null ? ` (sandbox ${this.launch.boxed.sandbox})` : ''}`)
+    this.note(
+      `starting ${shown.command} ${shown.args.map(brief).join(' ')} in ${cwd}${this.launch.boxed != null ? ` (sandbox ${this.launch.boxed.sandbox})` : ''}`
+    )
     let child: ChildProcess | undefined
     let ended = false
     let timedOut = false
-    let outcome: { failure?: string, reason?: string } | undefined
+    let outcome: { failure?: string; reason?: string } | undefined
     const end = (code: number | null, signal: NodeJS.Signals | null, error?: Error): void => {
       if (ended) return
       ended = true
       clearTimeout(this.runTimer)
-      const exit: HarnessExit = { pid: child?.pid, code, signal, error, runMs: performance.now() - startedAt, timedOut, failure: outcome?.failure, endedBy: outcome?.failure == null ? outcome?.reason : undefined, outputFrom }
+      const exit: HarnessExit = {
+        pid: child?.pid,
+        code,
+        signal,
+        error,
+        runMs: performance.now() - startedAt,
+        timedOut,
+        failure: outcome?.failure,
+        endedBy: outcome?.failure == null ? outcome?.reason : undefined,
+        outputFrom
+      }
       this.onHarnessExit(child, exit)
     }
     const piped = this.opts.session != null
@@ -310,7 +358,12 @@ export class HarnessSupervisor {
       this.opts.beforeSpawn?.()
       const fd = openSync(this.logFile, 'a')
       try {
-        child = spawn(command, args, { cwd, env: this.environment(), stdio: piped ? ['pipe', 'pipe', fd] : ['ignore', fd, fd], detached: true })
+        child = spawn(command, args, {
+          cwd,
+          env: this.environment(),
+          stdio: piped ? ['pipe', 'pipe', fd] : ['ignore', fd, fd],
+          detached: true
+        })
       } finally {
         closeSync(fd) // the child holds its own copy
       }
@@ -323,7 +376,7 @@ export class HarnessSupervisor {
     this.child = child
     child.once('exit', (code, signal) => end(code, signal))
     // Only a failed spawn lands here: signals are sent with process.kill, not child.kill.
-    child.once('error', (err) => end(null, null, err))
+    child.once('error', err => end(null, null, err))
     if (child.pid != null) this.log.info({ pid: child.pid, command, restarts: this._restarts }, 'harness started')
     if (piped && child.pid != null && child.stdin != null && child.stdout != null) {
       const pid = child.pid
@@ -331,22 +384,33 @@ export class HarnessSupervisor {
       const run: HarnessRun = {
         stdin,
         stdout: child.stdout,
-        note: text => { this.note(text) },
-        raw: text => { this.note(text, false) },
+        note: text => {
+          this.note(text)
+        },
+        raw: text => {
+          this.note(text, false)
+        },
         alive: () => !ended,
         end: o => {
           if (ended || outcome != null) return
           outcome = { failure: o.failure, reason: o.reason }
           if (o.timedOut === true) timedOut = true
           if (!stdin.writableEnded) stdin.end()
-          setTimeout(() => {
-            if (ended) return
-            signalGroup(pid, 'SIGTERM')
-            setTimeout(() => { if (!ended) signalGroup(pid, 'SIGKILL') }, this.stopGraceMs).unref()
-          }, o.failure != null ? 0 : this.stopGraceMs).unref()
+          setTimeout(
+            () => {
+              if (ended) return
+              signalGroup(pid, 'SIGTERM')
+              setTimeout(() => {
+                if (!ended) signalGroup(pid, 'SIGKILL')
+              }, this.stopGraceMs).unref()
+            },
+            o.failure != null ? 0 : this.stopGraceMs
+          ).unref()
         }
       }
-      stdin.on('error', () => { /* the process is gone: its exit says why */ })
+      stdin.on('error', () => {
+        /* the process is gone: its exit says why */
+      })
       this.session = this.opts.session?.(run)
     }
     if (this.runTimeoutMs > 0 && child.pid != null) {
@@ -355,19 +419,29 @@ export class HarnessSupervisor {
         timedOut = true
         this.note(`the run has gone on for ${Math.round(this.runTimeoutMs / 1000)} s (--harness-run-timeout): stopping it`)
         signalGroup(pid, 'SIGTERM')
-        setTimeout(() => { if (!ended) signalGroup(pid, 'SIGKILL') }, this.stopGraceMs).unref()
+        setTimeout(() => {
+          if (!ended) signalGroup(pid, 'SIGKILL')
+        }, this.stopGraceMs).unref()
       }, this.runTimeoutMs)
     }
     return child
   }
 
-  private onHarnessExit (child: ChildProcess | undefined, exit: HarnessExit): void {
-    if (child != null && this.child === child) { this.child = undefined; this.session = undefined }
+  private onHarnessExit(child: ChildProcess | undefined, exit: HarnessExit): void {
+    if (child != null && this.child === child) {
+      this.child = undefined
+      this.session = undefined
+    }
     if (exit.pid != null) signalGroup(exit.pid, 'SIGTERM') // whatever it left running
-    this.note(exit.error != null
-      ? `harness could not start: ${exit.error.message}`
-      : `harness exited (code ${String(exit.code)}, signal ${String(exit.signal)}${exit.timedOut ? ', run timeout' : ''}) after ${Math.round(exit.runMs)} ms${exit.failure != null ? `: ${exit.failure}` : exit.endedBy != null ? ` (ended by agentd: ${exit.endedBy})` : ''}`)
-    this.log.info({ pid: exit.pid, code: exit.code, signal: exit.signal, err: exit.error?.message, runMs: Math.round(exit.runMs) }, 'harness exited')
+    this.note(
+      exit.error != null
+        ? `harness could not start: ${exit.error.message}`
+        : `harness exited (code ${String(exit.code)}, signal ${String(exit.signal)}${exit.timedOut ? ', run timeout' : ''}) after ${Math.round(exit.runMs)} ms${exit.failure != null ? `: ${exit.failure}` : exit.endedBy != null ? ` (ended by agentd: ${exit.endedBy})` : ''}`
+    )
+    this.log.info(
+      { pid: exit.pid, code: exit.code, signal: exit.signal, err: exit.error?.message, runMs: Math.round(exit.runMs) },
+      'harness exited'
+    )
     const waiters = this.exitWaiters
     this.exitWaiters = []
     for (const resolve of waiters) resolve()
@@ -390,7 +464,7 @@ export class HarnessSupervisor {
     }, delayMs)
   }
 
-  private async restart (previous: HarnessExit, delayMs: number): Promise<void> {
+  private async restart(previous: HarnessExit, delayMs: number): Promise<void> {
     if (this._state !== 'waiting') return
     let more = true
     try {
@@ -411,7 +485,7 @@ export class HarnessSupervisor {
     this.tryStart()
   }
 
-  private environment (): NodeJS.ProcessEnv {
+  private environment(): NodeJS.ProcessEnv {
     const base = this.opts.baseEnv ?? process.env
     const env: NodeJS.ProcessEnv = { ...base, ...this.launch.env }
     const prepend = this.launch.pathPrepend ?? []
@@ -420,7 +494,7 @@ export class HarnessSupervisor {
   }
 
   /** A line of our own in the harness log, so a reader sees starts and exits between its output. */
-  private note (text: string, ours = true): void {
+  private note(text: string, ours = true): void {
     try {
       appendFileSync(this.logFile, `[${new Date().toISOString()}] ${ours ? 'agentd: ' : ''}${text}\n`)
     } catch (err) {
@@ -428,7 +502,7 @@ export class HarnessSupervisor {
     }
   }
 
-  private safely (hook: () => void): void {
+  private safely(hook: () => void): void {
     try {
       hook()
     } catch (err) {
@@ -440,13 +514,15 @@ export class HarnessSupervisor {
 // The harness leads its own process group (detached), so -pid reaches all of
 // it. No fallback to the bare pid: once the group leader is reaped, that pid may
 // belong to someone else.
-function signalGroup (pid: number, signal: NodeJS.Signals): void {
+function signalGroup(pid: number, signal: NodeJS.Signals): void {
   try {
     process.kill(-pid, signal)
-  } catch { /* the group is gone */ }
+  } catch {
+    /* the group is gone */
+  }
 }
 
-function logSize (file: string): number {
+function logSize(file: string): number {
   try {
     return statSync(file).size
   } catch {
@@ -454,7 +530,7 @@ function logSize (file: string): number {
   }
 }
 
-function brief (arg: string): string {
+function brief(arg: string): string {
   const oneLine = arg.replace(/\s+/g, ' ')
   const short = oneLine.length > 60 ? `${oneLine.slice(0, 57)}...` : oneLine
   return /[\s'"]/.test(short) || short === '' ? JSON.stringify(short) : short

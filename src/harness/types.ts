@@ -46,7 +46,7 @@ export interface HarnessLaunch {
   /** Directories the CLI writes besides its workspace (sessions, reports, histories): made before it starts, writable in a box. */
   writable?: string[]
   /** Set by a sandbox (src/sandbox): what runs inside the box, for the log; command and args then start the box. */
-  boxed?: { sandbox: string, command: string, args: string[] }
+  boxed?: { sandbox: string; command: string; args: string[] }
 }
 
 export type HarnessAdapter = (ctx: HarnessContext) => HarnessLaunch
@@ -64,7 +64,7 @@ export interface HarnessRun {
    * periods. With `failure` the run counts as failed; with only `reason` it
    * was ended on purpose (the work is done).
    */
-  end: (o: { failure?: string, timedOut?: boolean, reason?: string }) => void
+  end: (o: { failure?: string; timedOut?: boolean; reason?: string }) => void
   alive: () => boolean
 }
 

@@ -7,7 +7,7 @@ import { isAgencyError } from '../core/errors.js'
 import { VERSION } from '../version.js'
 import { TOOLS } from './tools.js'
 
-export function createMcpServer (agency: Agency): McpServer {
+export function createMcpServer(agency: Agency): McpServer {
   const server = new McpServer({ name: 'agency', version: VERSION })
   for (const tool of TOOLS) {
     server.registerTool(tool.name, { description: tool.description, inputSchema: tool.input }, async (args: unknown) => {
@@ -27,12 +27,16 @@ export function createMcpServer (agency: Agency): McpServer {
   return server
 }
 
-export async function runMcpServer (addr?: string): Promise<void> {
+export async function runMcpServer(addr?: string): Promise<void> {
   const agency = connectAgency(addr)
   const server = createMcpServer(agency)
   const transport = new StdioServerTransport()
   await server.connect(transport)
   process.stderr.write(`agency mcp: serving ${TOOLS.length} tools for the daemon at ${agency.addr}\n`)
-  await new Promise<void>(resolve => { transport.onclose = () => { resolve() } })
+  await new Promise<void>(resolve => {
+    transport.onclose = () => {
+      resolve()
+    }
+  })
   agency.close()
 }

@@ -18,6 +18,6 @@ export const MAX_GOSSIP_BYTES = 256 * 1024
  */
 export const DEFAULT_MAX_CONNECTIONS = 16
 
-export function swarmTopic (swarm: string): string {
+export function swarmTopic(swarm: string): string {
   return `/agency/swarm/${swarm}/1`
 }

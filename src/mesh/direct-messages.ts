@@ -32,12 +32,12 @@ import type { PeerGuard } from './peer-guard.js'
 
 /** The persistence the protocol needs (implemented by src/store). */
 export interface DirectMessageStore {
-  listOutbox: () => Promise<Array<{ message: DirectMessage, expiresAt: number }>>
+  listOutbox: () => Promise<Array<{ message: DirectMessage; expiresAt: number }>>
   /** true when the message was still queued (this call took it out) */
   markDelivered: (id: string) => Promise<boolean>
   /** true when the message was still queued (this call took it out) */
   drop: (id: string, reason: string) => Promise<boolean>
-  deliver: (msg: DirectMessage, receivedAt: number) => Promise<{ stored: boolean, cursor: number }>
+  deliver: (msg: DirectMessage, receivedAt: number) => Promise<{ stored: boolean; cursor: number }>
 }
 
 export interface DirectMessageHooks {
@@ -65,12 +65,12 @@ export interface DirectMessagingInit {
   addressesOf?: (peer: string) => Multiaddr[]
 }
 
-function isCleanEnd (err: unknown): boolean {
+function isCleanEnd(err: unknown): boolean {
   const e = err as Error
   return e?.name === 'UnexpectedEOFError' && /reading 0\/1 bytes/.test(e.message)
 }
 
-export function utf8Length (text: string): number {
+export function utf8Length(text: string): number {
   return Buffer.byteLength(text, 'utf8')
 }
 
@@ -100,7 +100,7 @@ export class DirectMessaging {
   /** the generation the last pass found the outbox empty at (-1: not known to be empty) */
   private emptyAtGeneration = -1
 
-  constructor (init: DirectMessagingInit) {
+  constructor(init: DirectMessagingInit) {
     this.node = init.node
     this.store = init.store
     this.log = init.log
@@ -111,21 +111,25 @@ export class DirectMessaging {
     this.addressesOf = init.addressesOf
   }
 
-  async start (): Promise<void> {
-    await this.node.handle(DM_PROTOCOL, (stream, connection) => {
-      this.handleIncoming(stream, connection).catch(err => {
-        this.log.debug({ err }, 'dm stream ended with an error')
-      })
-    }, { maxInboundStreams: 64 })
+  async start(): Promise<void> {
+    await this.node.handle(
+      DM_PROTOCOL,
+      (stream, connection) => {
+        this.handleIncoming(stream, connection).catch(err => {
+          this.log.debug({ err }, 'dm stream ended with an error')
+        })
+      },
+      { maxInboundStreams: 64 }
+    )
   }
 
-  async stop (): Promise<void> {
+  async stop(): Promise<void> {
     await this.node.unhandle(DM_PROTOCOL)
     await Promise.allSettled([...this.flushing.values()])
   }
 
   /** Tries to deliver everything in the outbox; drops what has expired (unless it is on the wire). */
-  async flushAll (): Promise<void> {
+  async flushAll(): Promise<void> {
     const generation = this.queuedGeneration
     if (this.emptyAtGeneration === generation) return
     const pending = await this.store.listOutbox()
@@ -154,21 +158,28 @@ export class DirectMessaging {
       list.push(msg)
       byPeer.set(msg.to, list)
     }
-    await Promise.allSettled([...byPeer.keys()].map(async peer => { await this.flushPeer(peer) }))
+    await Promise.allSettled(
+      [...byPeer.keys()].map(async peer => {
+        await this.flushPeer(peer)
+      })
+    )
   }
 
   /** Delivers the outbox for one peer; concurrent calls share one attempt. */
-  async flushPeer (peer: string): Promise<void> {
+  async flushPeer(peer: string): Promise<void> {
     // Called after every enqueue: the next periodic pass reads the outbox again.
     this.queuedGeneration++
     const running = this.flushing.get(peer)
-    if (running != null) { await running; return }
+    if (running != null) {
+      await running
+      return
+    }
     const attempt = this.deliverTo(peer).finally(() => this.flushing.delete(peer))
     this.flushing.set(peer, attempt)
     await attempt
   }
 
-  private async deliverTo (peer: string): Promise<void> {
+  private async deliverTo(peer: string): Promise<void> {
     const wait = this.notBefore.get(peer)
     if (wait !== undefined) {
       if (this.now() < wait) return
@@ -225,14 +236,16 @@ export class DirectMessaging {
    * The peer itself while a connection is open (or its addresses are unknown), else its heartbeat's addresses, each naming the peer so the
    * dial checks who answers.
    */
-  private whereToDial (peer: string): ReturnType<typeof peerIdFromString> | Multiaddr[] {
+  private whereToDial(peer: string): ReturnType<typeof peerIdFromString> | Multiaddr[] {
     const id = peerIdFromString(peer)
     if (this.node.getConnections(id).length > 0) return id
-    const addrs = (this.addressesOf?.(peer) ?? []).map(a => a.getComponents().some(c => c.name === 'p2p') ? a : a.encapsulate(multiaddr(`/p2p/${peer}`)))
+    const addrs = (this.addressesOf?.(peer) ?? []).map(a =>
+      a.getComponents().some(c => c.name === 'p2p') ? a : a.encapsulate(multiaddr(`/p2p/${peer}`))
+    )
     return addrs.length > 0 ? addrs : id
   }
 
-  private async handleIncoming (stream: Stream, connection: Connection): Promise<void> {
+  private async handleIncoming(stream: Stream, connection: Connection): Promise<void> {
     const from = connection.remotePeer.toString()
     const lp = lpStream(stream, { maxDataLength: MAX_DM_FRAME_BYTES })
     const signal = AbortSignal.timeout(60_000)
@@ -246,7 +259,10 @@ export class DirectMessaging {
           // The sender closing its side between frames ends the exchange (lpStream
           // reports it as EOF before the first byte of a length prefix); EOF
           // inside a frame, or anything else, is malformed.
-          if (isCleanEnd(err)) { await stream.close().catch(() => {}); return }
+          if (isCleanEnd(err)) {
+            await stream.close().catch(() => {})
+            return
+          }
           throw err
         }
         if (toldBusy) throw new Error('direct-message rate limit exceeded: a frame after the busy answer')
@@ -288,7 +304,7 @@ export class DirectMessaging {
     }
   }
 
-  private check (msg: DirectMessage): AckStatus {
+  private check(msg: DirectMessage): AckStatus {
     if (utf8Length(msg.text) > MAX_DM_TEXT_BYTES) return AckStatus.ACK_TOO_LARGE
     if (msg.id.length === 0 || msg.id.length > 128) return AckStatus.ACK_INVALID
     if (msg.to !== this.node.peerId.toString()) return AckStatus.ACK_INVALID

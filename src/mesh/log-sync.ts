@@ -67,19 +67,22 @@ export interface LogSyncHooks {
 }
 
 export class SyncProtocolError extends Error {
-  constructor (message: string) { super(message); this.name = 'SyncProtocolError' }
+  constructor(message: string) {
+    super(message)
+    this.name = 'SyncProtocolError'
+  }
 }
 
 /**
  * What a peer sent, not the stream's end or a timeout: a frame that does not decode, or a length prefix over the limit (its value or its
  * own length).
  */
-function isMalformedFrame (err: unknown): boolean {
+function isMalformedFrame(err: unknown): boolean {
   const name = (err as Error | undefined)?.name
   return err instanceof SyncProtocolError || name === 'InvalidDataLengthError' || name === 'InvalidDataLengthLengthError'
 }
 
-function toSummaries (entries: VersionVectorEntry[]): FeedSummaries {
+function toSummaries(entries: VersionVectorEntry[]): FeedSummaries {
   if (entries.length > MAX_VECTOR_AUTHORS) throw new SyncProtocolError('version vector too large')
   try {
     return summariesFromWire(entries)
@@ -88,11 +91,11 @@ function toSummaries (entries: VersionVectorEntry[]): FeedSummaries {
   }
 }
 
-function proofBytes (p: ForkProof): number {
+function proofBytes(p: ForkProof): number {
   return (p.a == null ? 0 : Entry.encode(p.a).finish().length) + (p.b == null ? 0 : Entry.encode(p.b).finish().length)
 }
 
-function equalBytes (a: Uint8Array, b: Uint8Array): boolean {
+function equalBytes(a: Uint8Array, b: Uint8Array): boolean {
   return a.length === b.length && Buffer.compare(a, b) === 0
 }
 
@@ -106,7 +109,7 @@ export class LogSync {
   private readonly inFlight = new Set<string>()
   private readonly guard?: PeerGuard
 
-  constructor (init: { node: MeshLibp2p, log: SyncableLog, logger: Logger, hooks?: LogSyncHooks, timeoutMs?: number, guard?: PeerGuard }) {
+  constructor(init: { node: MeshLibp2p; log: SyncableLog; logger: Logger; hooks?: LogSyncHooks; timeoutMs?: number; guard?: PeerGuard }) {
     this.guard = init.guard
     this.node = init.node
     this.log = init.log
@@ -115,18 +118,22 @@ export class LogSync {
     this.timeoutMs = init.timeoutMs ?? 120_000
   }
 
-  async start (): Promise<void> {
-    await this.node.handle(SYNC_PROTOCOL, (stream, connection) => {
-      this.respond(stream, connection).catch(() => {})
-    }, { maxInboundStreams: 8 })
+  async start(): Promise<void> {
+    await this.node.handle(
+      SYNC_PROTOCOL,
+      (stream, connection) => {
+        this.respond(stream, connection).catch(() => {})
+      },
+      { maxInboundStreams: 8 }
+    )
   }
 
-  async stop (): Promise<void> {
+  async stop(): Promise<void> {
     await this.node.unhandle(SYNC_PROTOCOL)
   }
 
   /** One anti-entropy exchange with `peer`: what it moved, or undefined when skipped or failed. */
-  async syncWith (peer: PeerId): Promise<SyncStats | undefined> {
+  async syncWith(peer: PeerId): Promise<SyncStats | undefined> {
     const key = peer.toString()
     if (this.inFlight.has(key)) return undefined
     this.inFlight.add(key)
@@ -154,7 +161,7 @@ export class LogSync {
     }
   }
 
-  private async respond (stream: Stream, connection: Connection): Promise<void> {
+  private async respond(stream: Stream, connection: Connection): Promise<void> {
     const peer = connection.remotePeer.toString()
     const signal = AbortSignal.timeout(this.timeoutMs)
     const stats: SyncStats = { sent: 0, received: 0, bytesSent: 0, bytesReceived: 0 }
@@ -174,7 +181,11 @@ export class LogSync {
       const frame = await lp.read({ signal })
       stats.bytesReceived += frame.byteLength
       let req: SyncRequest
-      try { req = SyncRequest.decode(frame.subarray()) } catch (err) { throw new SyncProtocolError(`undecodable sync request: ${(err as Error).message}`) }
+      try {
+        req = SyncRequest.decode(frame.subarray())
+      } catch (err) {
+        throw new SyncProtocolError(`undecodable sync request: ${(err as Error).message}`)
+      }
       const theirs = toSummaries(req.have)
       if (req.digest.length > 0 && equalBytes(req.digest, this.log.digest())) {
         // Same log on both sides: say so and stop.
@@ -199,8 +210,14 @@ export class LogSync {
   }
 
   /** Sends what the holder of `theirs` lacks, then the fork proofs it lacks, then the last frame with our summaries. */
-  private async send (lp: LengthPrefixedStream, theirs: FeedSummaries, stats: SyncStats, signal: AbortSignal): Promise<void> {
-    await this.sendEntries(lp, this.log.entriesFor(theirs), this.log.proofsFor(theirs).slice(0, MAX_FORK_PROOFS_PER_EXCHANGE), stats, signal)
+  private async send(lp: LengthPrefixedStream, theirs: FeedSummaries, stats: SyncStats, signal: AbortSignal): Promise<void> {
+    await this.sendEntries(
+      lp,
+      this.log.entriesFor(theirs),
+      this.log.proofsFor(theirs).slice(0, MAX_FORK_PROOFS_PER_EXCHANGE),
+      stats,
+      signal
+    )
   }
 
   /**
@@ -211,7 +228,13 @@ export class LogSync {
    * batch follows as an ordinary encoding (protobuf merges the two). Nothing
    * is decoded or encoded again on the way out.
    */
-  private async sendEntries (lp: LengthPrefixedStream, entries: Iterable<readonly Uint8Array[]> | AsyncIterable<readonly Uint8Array[]>, proofs: ForkProof[], stats: SyncStats, signal: AbortSignal): Promise<void> {
+  private async sendEntries(
+    lp: LengthPrefixedStream,
+    entries: Iterable<readonly Uint8Array[]> | AsyncIterable<readonly Uint8Array[]>,
+    proofs: ForkProof[],
+    stats: SyncStats,
+    signal: AbortSignal
+  ): Promise<void> {
     let batch: Uint8Array[] = []
     let forks: ForkProof[] = []
     let size = 0
@@ -259,7 +282,7 @@ export class LogSync {
    * overlaps the next batch's checks here, and at most two batches wait for
    * the disk.
    */
-  private async receive (lp: LengthPrefixedStream, peer: string, stats: SyncStats, signal: AbortSignal): Promise<FeedSummaries> {
+  private async receive(lp: LengthPrefixedStream, peer: string, stats: SyncStats, signal: AbortSignal): Promise<FeedSummaries> {
     let proofs = 0
     let storing: Promise<void> = Promise.resolve()
     try {
@@ -267,7 +290,11 @@ export class LogSync {
         const frame = await lp.read({ signal })
         stats.bytesReceived += frame.byteLength
         let batch: ReceivedBatch
-        try { batch = decodeSyncFrame(frame.subarray()) } catch (err) { throw new SyncProtocolError(`undecodable sync batch: ${(err as Error).message}`) }
+        try {
+          batch = decodeSyncFrame(frame.subarray())
+        } catch (err) {
+          throw new SyncProtocolError(`undecodable sync batch: ${(err as Error).message}`)
+        }
         const before = storing
         if (batch.entries.length > 0) {
           stats.received += batch.entries.length
@@ -280,7 +307,8 @@ export class LogSync {
         if (batch.forks.length > 0) {
           await storing
           proofs += batch.forks.length
-          if (proofs > MAX_FORK_PROOFS_PER_EXCHANGE) throw new SyncProtocolError(`more than ${MAX_FORK_PROOFS_PER_EXCHANGE} fork proofs in one exchange`)
+          if (proofs > MAX_FORK_PROOFS_PER_EXCHANGE)
+            throw new SyncProtocolError(`more than ${MAX_FORK_PROOFS_PER_EXCHANGE} fork proofs in one exchange`)
           await this.log.ingestForkProofs(batch.forks, peer)
         }
         if (batch.last) {
@@ -301,14 +329,17 @@ export class LogSync {
 /** SyncBatch field 1 (entries), length-delimited: (1 << 3) | 2. */
 const ENTRIES_TAG = 0x0a
 
-function varintLength (n: number): number {
+function varintLength(n: number): number {
   let len = 1
-  while (n >= 0x80) { n = Math.floor(n / 128); len++ }
+  while (n >= 0x80) {
+    n = Math.floor(n / 128)
+    len++
+  }
   return len
 }
 
 /** The SyncBatch frame of `entries` (canonical bytes) followed by `rest`, the encoding of the batch's other fields. */
-export function entriesFrame (entries: readonly Uint8Array[], rest: Uint8Array): Uint8Array {
+export function entriesFrame(entries: readonly Uint8Array[], rest: Uint8Array): Uint8Array {
   let size = rest.length
   for (const e of entries) size += 1 + varintLength(e.length) + e.length
   const out = new Uint8Array(size)
@@ -316,7 +347,10 @@ export function entriesFrame (entries: readonly Uint8Array[], rest: Uint8Array):
   for (const e of entries) {
     out[at++] = ENTRIES_TAG
     let n = e.length
-    while (n >= 0x80) { out[at++] = (n & 0x7f) | 0x80; n = Math.floor(n / 128) }
+    while (n >= 0x80) {
+      out[at++] = (n & 0x7f) | 0x80
+      n = Math.floor(n / 128)
+    }
     out[at++] = n
     out.set(e, at)
     at += e.length
@@ -340,7 +374,7 @@ export interface ReceivedBatch {
  * the way in. The other fields are decoded as usual. Throws on a frame that
  * does not parse.
  */
-export function decodeSyncFrame (frame: Uint8Array): ReceivedBatch {
+export function decodeSyncFrame(frame: Uint8Array): ReceivedBatch {
   const entries: Uint8Array[] = []
   const rest: Uint8Array[] = []
   let at = 0

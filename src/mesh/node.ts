@@ -50,9 +50,13 @@ export interface MeshNodeInit {
   halfWindowUpdates?: boolean
 }
 
-export type MeshLibp2p = Libp2p<{ pubsub: GossipSub, identify: ReturnType<ReturnType<typeof identify>>, ping: ReturnType<ReturnType<typeof ping>> }>
+export type MeshLibp2p = Libp2p<{
+  pubsub: GossipSub
+  identify: ReturnType<ReturnType<typeof identify>>
+  ping: ReturnType<ReturnType<typeof ping>>
+}>
 
-export async function createMeshNode (init: MeshNodeInit): Promise<MeshLibp2p> {
+export async function createMeshNode(init: MeshNodeInit): Promise<MeshLibp2p> {
   const usesMemory = init.listen.some(a => a.startsWith('/memory'))
   if (init.halfWindowUpdates === true) coalesceYamuxWindowUpdates()
   const node = await createLibp2p({
@@ -74,16 +78,16 @@ export async function createMeshNode (init: MeshNodeInit): Promise<MeshLibp2p> {
       // Loopback and private addresses are how a swarm on one host or a LAN
       // reaches itself; libp2p must not filter them out.
       denyDialMultiaddr: () => false,
-      denyDialPeer: (peer) => init.guard != null && !init.guard.admits(peer),
-      denyInboundEncryptedConnection: (peer) => init.guard != null && !init.guard.admits(peer),
-      denyOutboundEncryptedConnection: (peer) => init.guard != null && !init.guard.admits(peer)
+      denyDialPeer: peer => init.guard != null && !init.guard.admits(peer),
+      denyInboundEncryptedConnection: peer => init.guard != null && !init.guard.admits(peer),
+      denyOutboundEncryptedConnection: peer => init.guard != null && !init.guard.admits(peer)
     },
     services: {
       identify: identify(),
       ping: ping(),
       pubsub: gossipsub({
         globalSignaturePolicy: 'StrictNoSign',
-        msgIdFn: (msg) => gossipMessageId(msg.data),
+        msgIdFn: msg => gossipMessageId(msg.data),
         allowPublishToZeroTopicPeers: true,
         emitSelf: false,
         maxInboundDataLength: MAX_GOSSIP_BYTES,

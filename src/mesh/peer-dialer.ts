@@ -32,7 +32,10 @@ export interface PeerDialerInit {
   minBackoffMs?: number
   maxBackoffMs?: number
   tickMs?: number
-  /** how often it looks while it holds enough connections, each carrying gossip (default 5 s); a connection opened or closed brings the next look forward to within tickMs */
+  /**
+   * how often it looks while it holds enough connections, each carrying gossip (default 5 s); a connection opened or closed brings the next
+   * look forward to within tickMs
+   */
   steadyTickMs?: number
   /** how long a connection may go without gossip before identify is run again */
   identifyGraceMs?: number
@@ -64,7 +67,6 @@ export const DEFAULT_DIAL_TICK_MS = 500
 /** how long one dial attempt may take */
 export const DIAL_ATTEMPT_TIMEOUT_MS = 5000
 
-
 export class PeerDialer {
   private readonly node: MeshLibp2p
   private readonly log: Logger
@@ -85,7 +87,7 @@ export class PeerDialer {
   /** when identify was last run again on a connection */
   private readonly identifiedAt = new WeakMap<Connection, number>()
 
-  constructor (init: PeerDialerInit) {
+  constructor(init: PeerDialerInit) {
     this.node = init.node
     this.log = init.log
     this.targetConnections = init.targetConnections ?? DEFAULT_TARGET_CONNECTIONS
@@ -102,14 +104,14 @@ export class PeerDialer {
     }
   }
 
-  start (): void {
+  start(): void {
     this.running = true
     this.node.addEventListener('connection:open', this.wake)
     this.node.addEventListener('connection:close', this.wake)
     this.tick()
   }
 
-  stop (): void {
+  stop(): void {
     this.running = false
     this.node.removeEventListener('connection:open', this.wake)
     this.node.removeEventListener('connection:close', this.wake)
@@ -122,14 +124,16 @@ export class PeerDialer {
     if (this.dueAt - Date.now() > this.tickMs) this.arm(this.tickMs)
   }
 
-  private arm (ms: number): void {
+  private arm(ms: number): void {
     if (this.timer != null) clearTimeout(this.timer)
     this.dueAt = Date.now() + ms
-    this.timer = setTimeout(() => { this.tick() }, ms)
+    this.timer = setTimeout(() => {
+      this.tick()
+    }, ms)
   }
 
   /** Nothing to do: enough connections and not too many, none being dialled, each open and carrying gossip. */
-  private steady (): boolean {
+  private steady(): boolean {
     const connections = this.node.getConnections()
     if (connections.length < this.targetConnections || connections.length > this.maxConnections || this.dialing.size > 0) return false
     const gossiping = new Set(this.node.services.pubsub.getPeers().map(p => p.toString()))
@@ -137,7 +141,7 @@ export class PeerDialer {
   }
 
   /** Remembers a peer's addresses (from its presence) so it can be redialled later. */
-  remember (peerId: string, addrs: string[]): void {
+  remember(peerId: string, addrs: string[]): void {
     if (peerId === this.node.peerId.toString() || addrs.length === 0) return
     const key = `peer:${peerId}`
     const known = this.targets.get(key)
@@ -147,29 +151,39 @@ export class PeerDialer {
     if (known?.said === said) return
     const parsed: Multiaddr[] = []
     for (const a of addrs) {
-      try { parsed.push(multiaddr(a)) } catch { /* a peer's bad address is its problem */ }
+      try {
+        parsed.push(multiaddr(a))
+      } catch {
+        /* a peer's bad address is its problem */
+      }
     }
     if (parsed.length === 0) return
-    if (known != null) { known.addrs = parsed; known.said = said; return }
+    if (known != null) {
+      known.addrs = parsed
+      known.said = said
+      return
+    }
     this.targets.set(key, { addrs: parsed, said, peerId, failures: 0, nextAttempt: 0, bootstrap: false })
   }
 
   /** The addresses a peer's heartbeat gave (empty: not known), for a dial outside the dialer's own (a direct message). */
-  addressesOf (peerId: string): Multiaddr[] {
+  addressesOf(peerId: string): Multiaddr[] {
     return this.targets.get(`peer:${peerId}`)?.addrs ?? []
   }
 
-  private tick (): void {
+  private tick(): void {
     if (!this.running) return
     this.ticking = true
-    this.dialDue().catch(err => this.log.debug({ err }, 'dial round failed')).finally(() => {
-      this.ticking = false
-      if (this.running) this.arm(this.steady() ? this.steadyTickMs : this.tickMs)
-    })
+    this.dialDue()
+      .catch(err => this.log.debug({ err }, 'dial round failed'))
+      .finally(() => {
+        this.ticking = false
+        if (this.running) this.arm(this.steady() ? this.steadyTickMs : this.tickMs)
+      })
   }
 
   /** The peers with an open connection, as strings: parsing each target's peer id every tick cost more than the rest of the tick. */
-  private connectedPeers (): Set<string> {
+  private connectedPeers(): Set<string> {
     return new Set(this.node.getConnections().map(c => c.remotePeer.toString()))
   }
 
@@ -179,18 +193,26 @@ export class PeerDialer {
    * errors. A connection whose identify failed on both ends carries no gossip
    * for as long as it stays open, and the dialer sees it as connected.
    */
-  private async reidentifySilentConnections (): Promise<void> {
+  private async reidentifySilentConnections(): Promise<void> {
     const now = Date.now()
     const gossiping = new Set(this.node.services.pubsub.getPeers().map(p => p.toString()))
-    const silent = this.node.getConnections().filter(c =>
-      c.status === 'open' && !gossiping.has(c.remotePeer.toString()) && now - (this.identifiedAt.get(c) ?? c.timeline.open) > this.identifyGraceMs)
-    await Promise.allSettled(silent.map(async c => {
-      this.identifiedAt.set(c, now)
-      await this.node.services.identify.identify(c, { signal: AbortSignal.timeout(10_000) })
-    }))
+    const silent = this.node
+      .getConnections()
+      .filter(
+        c =>
+          c.status === 'open' &&
+          !gossiping.has(c.remotePeer.toString()) &&
+          now - (this.identifiedAt.get(c) ?? c.timeline.open) > this.identifyGraceMs
+      )
+    await Promise.allSettled(
+      silent.map(async c => {
+        this.identifiedAt.set(c, now)
+        await this.node.services.identify.identify(c, { signal: AbortSignal.timeout(10_000) })
+      })
+    )
   }
 
-  private async dialDue (): Promise<void> {
+  private async dialDue(): Promise<void> {
     // Not awaited: a slow identify must not hold up dialling.
     void this.reidentifySilentConnections()
     await this.trim()
@@ -201,7 +223,10 @@ export class PeerDialer {
     const boot: Array<[string, DialTarget]> = []
     const known: Array<[string, DialTarget]> = []
     for (const [key, t] of this.targets) {
-      if (t.peerId != null && connected.has(t.peerId)) { t.failures = 0; continue }
+      if (t.peerId != null && connected.has(t.peerId)) {
+        t.failures = 0
+        continue
+      }
       if (t.nextAttempt > now || this.dialing.has(key)) continue
       ;(t.bootstrap ? boot : known).push([key, t])
     }
@@ -215,7 +240,11 @@ export class PeerDialer {
     }
     const order = connections === 0 ? [...boot, ...known] : [...known, ...boot]
     const due = order.slice(0, Math.max(0, this.targetConnections - connections - this.dialing.size))
-    await Promise.allSettled(due.map(async ([key, t]) => { await this.attempt(key, t) }))
+    await Promise.allSettled(
+      due.map(async ([key, t]) => {
+        await this.attempt(key, t)
+      })
+    )
   }
 
   /**
@@ -224,19 +253,23 @@ export class PeerDialer {
    * and gossipsub replaces a mesh link that closes); a peer left short dials
    * another it knows of.
    */
-  private async trim (): Promise<void> {
+  private async trim(): Promise<void> {
     const connections = this.node.getConnections().filter(c => c.status === 'open')
     const excess = connections.length - this.maxConnections
     if (excess <= 0) return
     // The implementation has getMeshPeers; the GossipSub interface libp2p exports does not name it.
     const pubsub = this.node.services.pubsub as MeshLibp2p['services']['pubsub'] & { getMeshPeers?: (topic: string) => string[] }
     const meshed = new Set(pubsub.getTopics().flatMap(t => pubsub.getMeshPeers?.(t) ?? []))
-    const rank = (c: Connection): number => meshed.has(c.remotePeer.toString()) ? 1 : 0
+    const rank = (c: Connection): number => (meshed.has(c.remotePeer.toString()) ? 1 : 0)
     const closing = connections.sort((a, b) => rank(a) - rank(b) || a.timeline.open - b.timeline.open).slice(0, excess)
-    await Promise.allSettled(closing.map(async c => { await c.close({ signal: AbortSignal.timeout(2000) }) }))
+    await Promise.allSettled(
+      closing.map(async c => {
+        await c.close({ signal: AbortSignal.timeout(2000) })
+      })
+    )
   }
 
-  private async attempt (key: string, t: DialTarget): Promise<void> {
+  private async attempt(key: string, t: DialTarget): Promise<void> {
     if (this.dialing.has(key)) return
     this.dialing.add(key)
     try {

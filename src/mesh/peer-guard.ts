@@ -41,7 +41,7 @@ export class PeerGuard {
   /** told of every ban: the node drops the peer's connections (it is built after the guard, which it consults) */
   private readonly banListeners = new Set<(peer: string) => void>()
 
-  constructor (init: PeerGuardInit = {}) {
+  constructor(init: PeerGuardInit = {}) {
     this.init = init
     const duration = init.windowSeconds ?? 10
     this.limiters = {
@@ -59,7 +59,7 @@ export class PeerGuard {
    * allow-list (the static one, the operator's, or both), only a peer on
    * one of them.
    */
-  admits (peer: PeerId | string): boolean {
+  admits(peer: PeerId | string): boolean {
     const id = peer.toString()
     if (this.removed.has(id)) return false
     const listed = this.allow?.has(id) === true || this.operatorAllow.has(id)
@@ -68,20 +68,23 @@ export class PeerGuard {
   }
 
   /** The operator's allow-list and removed members, as the log has them now (replacing the last). */
-  setMembership (m: { allowed: readonly string[], removed: readonly string[] }): void {
+  setMembership(m: { allowed: readonly string[]; removed: readonly string[] }): void {
     this.operatorAllow = new Set(m.allowed)
     this.removed = new Set(m.removed)
   }
 
-  isBanned (peer: string): boolean {
+  isBanned(peer: string): boolean {
     const until = this.banned.get(peer)
     if (until == null) return false
-    if (Date.now() >= until) { this.banned.delete(peer); return false }
+    if (Date.now() >= until) {
+      this.banned.delete(peer)
+      return false
+    }
     return true
   }
 
   /** Counts one request against the peer's budget; false when over it. */
-  allowRequest (protocol: GuardedProtocol, peer: string): boolean {
+  allowRequest(protocol: GuardedProtocol, peer: string): boolean {
     if (this.isBanned(peer)) return false
     try {
       this.limiters[protocol].consume(peer)
@@ -100,7 +103,7 @@ export class PeerGuard {
    * a backlog after a restart is not a flood). Being told too often in a
    * window is a strike.
    */
-  throttle (protocol: GuardedProtocol, peer: string): { allowed: true } | { allowed: false, retryAfterMs: number } {
+  throttle(protocol: GuardedProtocol, peer: string): { allowed: true } | { allowed: false; retryAfterMs: number } {
     if (this.isBanned(peer)) return { allowed: false, retryAfterMs: Math.max(0, (this.banned.get(peer) ?? 0) - Date.now()) }
     try {
       this.limiters[protocol].consume(peer)
@@ -118,7 +121,7 @@ export class PeerGuard {
   }
 
   /** Records invalid data from a peer; too many in a minute bans it for a while. */
-  strike (peer: string, reason: string): void {
+  strike(peer: string, reason: string): void {
     if (this.isBanned(peer)) return
     try {
       this.strikes.consume(peer)
@@ -130,12 +133,14 @@ export class PeerGuard {
   }
 
   /** Calls back on every ban from now on; returns the unsubscribe function. */
-  onBanned (listener: (peer: string) => void): () => void {
+  onBanned(listener: (peer: string) => void): () => void {
     this.banListeners.add(listener)
-    return () => { this.banListeners.delete(listener) }
+    return () => {
+      this.banListeners.delete(listener)
+    }
   }
 
-  bannedPeers (): string[] {
+  bannedPeers(): string[] {
     return [...this.banned.keys()].filter(p => this.isBanned(p))
   }
 }

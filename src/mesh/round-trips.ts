@@ -42,38 +42,44 @@ import type { Logger } from '../logger.js'
 export class LoopStalls {
   private readonly periodMs: number
   private readonly now: () => number
-  private readonly timers: { set: (fn: () => void, ms: number) => unknown, clear: (t: unknown) => void }
+  private readonly timers: { set: (fn: () => void, ms: number) => unknown; clear: (t: unknown) => void }
   private users = 0
   private timer: unknown
   private due = 0
   private total = 0
 
-  constructor (opts: { periodMs?: number, now?: () => number, timers?: LoopStalls['timers'] } = {}) {
+  constructor(opts: { periodMs?: number; now?: () => number; timers?: LoopStalls['timers'] } = {}) {
     this.periodMs = opts.periodMs ?? 5
     this.now = opts.now ?? (() => performance.now())
     this.timers = opts.timers ?? {
-      set: (fn, ms) => { const t = setTimeout(fn, ms); t.unref(); return t },
-      clear: (t) => { clearTimeout(t as NodeJS.Timeout) }
+      set: (fn, ms) => {
+        const t = setTimeout(fn, ms)
+        t.unref()
+        return t
+      },
+      clear: t => {
+        clearTimeout(t as NodeJS.Timeout)
+      }
     }
   }
 
   /** Stalls summed so far, in ms, including the one going on at `now`. */
-  stalledMs (now = this.now()): number {
+  stalledMs(now = this.now()): number {
     return this.total + (this.users > 0 ? Math.max(0, now - this.due) : 0)
   }
 
   /** Starts measuring (counted: each start() needs its stop()). */
-  start (): void {
+  start(): void {
     if (this.users++ > 0) return
     this.arm(this.now())
   }
 
-  stop (): void {
+  stop(): void {
     if (this.users === 0 || --this.users > 0) return
     this.timers.clear(this.timer)
   }
 
-  private arm (from: number): void {
+  private arm(from: number): void {
     this.due = from + this.periodMs
     this.timer = this.timers.set(() => {
       const now = this.now()
@@ -114,52 +120,64 @@ export class RoundTripProbe {
   private readonly lastPinged = new Map<string, number>()
   private readonly onConnect = (evt: CustomEvent<PeerId>): void => {
     // After the connection's own setup (identify, gossip subscriptions) has had a moment.
-    setTimeout(() => { this.probe(evt.detail).catch(() => {}) }, 100)
+    setTimeout(() => {
+      this.probe(evt.detail).catch(() => {})
+    }, 100)
   }
 
-  constructor (init: RoundTripProbeInit) {
+  constructor(init: RoundTripProbeInit) {
     this.init = init
     this.now = init.now ?? (() => performance.now())
     this.stalls = init.stalls ?? (init.now === undefined ? processLoopStalls : new LoopStalls({ now: init.now }))
   }
 
-  start (): void {
+  start(): void {
     this.stopped = false
     this.init.node.addEventListener('peer:connect', this.onConnect)
     this.schedule()
   }
 
-  stop (): void {
+  stop(): void {
     this.stopped = true
     clearTimeout(this.timer)
     this.init.node.removeEventListener('peer:connect', this.onConnect)
     this.lastPinged.clear()
   }
 
-  private schedule (): void {
+  private schedule(): void {
     if (this.stopped) return
     const peers = this.init.node.getPeers()
     const interval = probeIntervalMs(this.init.intervalMs(), peers.length, this.init.checkMs ?? 60_000)
-    this.timer = setTimeout(() => {
-      const peer = this.stalest(this.init.node.getPeers())
-      const done = peer === undefined ? Promise.resolve() : this.probe(peer)
-      done.catch(() => {}).finally(() => { this.schedule() })
-    }, interval * (0.9 + Math.random() * 0.2))
+    this.timer = setTimeout(
+      () => {
+        const peer = this.stalest(this.init.node.getPeers())
+        const done = peer === undefined ? Promise.resolve() : this.probe(peer)
+        done
+          .catch(() => {})
+          .finally(() => {
+            this.schedule()
+          })
+      },
+      interval * (0.9 + Math.random() * 0.2)
+    )
   }
 
   /** The connected peer pinged longest ago (never pinged: first). */
-  private stalest (peers: PeerId[]): PeerId | undefined {
+  private stalest(peers: PeerId[]): PeerId | undefined {
     let best: PeerId | undefined
     let bestAt = Infinity
     for (const p of peers) {
       const at = this.lastPinged.get(p.toString()) ?? -Infinity
-      if (at < bestAt) { best = p; bestAt = at }
+      if (at < bestAt) {
+        best = p
+        bestAt = at
+      }
     }
     return best
   }
 
   /** Pings `peer` once over its open connection; a ping that fails or times out is no sample, and closes that connection. */
-  async probe (peer: PeerId): Promise<void> {
+  async probe(peer: PeerId): Promise<void> {
     const key = peer.toString()
     // Only over a connection that is up: a ping must never dial (a peer cut off stays cut off).
     const conn = this.init.node.getConnections(peer).find(c => c.status === 'open')
@@ -199,13 +217,15 @@ export class RoundTripProbe {
 }
 
 /** A stream multiplexer that can ping its peer without a stream (yamux). */
-interface PingingMuxer { ping: (options?: { signal?: AbortSignal }) => Promise<number> }
+interface PingingMuxer {
+  ping: (options?: { signal?: AbortSignal }) => Promise<number>
+}
 
 /**
  * One round trip over `conn`: the muxer's ping frame when the muxer has one
  * (yamux), else libp2p's ping protocol on a new stream.
  */
-async function pingOver (conn: Connection, node: MeshLibp2p, signal: AbortSignal): Promise<void> {
+async function pingOver(conn: Connection, node: MeshLibp2p, signal: AbortSignal): Promise<void> {
   const muxer = (conn as unknown as { muxer?: Partial<PingingMuxer> }).muxer
   if (typeof muxer?.ping === 'function') {
     await (muxer as PingingMuxer).ping({ signal })
@@ -218,11 +238,11 @@ async function pingOver (conn: Connection, node: MeshLibp2p, signal: AbortSignal
  * How long until the next ping: the heartbeat's interval, but short enough
  * that each of `connections` is pinged at least every `checkMs`.
  */
-export function probeIntervalMs (intervalMs: number, connections: number, checkMs: number): number {
+export function probeIntervalMs(intervalMs: number, connections: number, checkMs: number): number {
   return connections <= 0 ? intervalMs : Math.min(intervalMs, checkMs / connections)
 }
 
 /** A ping's round trip: the time it took less this loop's stalls meanwhile (never below zero). */
-export function roundTripMs (started: number, ended: number, stalledMs: number): number {
+export function roundTripMs(started: number, ended: number, stalledMs: number): number {
   return Math.max(0, ended - started - Math.max(0, stalledMs))
 }

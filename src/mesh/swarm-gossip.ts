@@ -46,28 +46,30 @@ export class SwarmGossip {
   private readonly handlers: SwarmGossipHandlers
   private readonly log: Logger
 
-  constructor (node: MeshLibp2p, swarm: string, handlers: SwarmGossipHandlers, log: Logger) {
+  constructor(node: MeshLibp2p, swarm: string, handlers: SwarmGossipHandlers, log: Logger) {
     this.node = node
     this.topic = swarmTopic(swarm)
     this.handlers = handlers
     this.log = log
   }
 
-  start (): void {
+  start(): void {
     const pubsub = this.node.services.pubsub
     pubsub.topicValidators.set(this.topic, async (peer, msg) => RESULT[await this.judge(peer, msg.data)])
     pubsub.addEventListener('subscription-change', this.onSubscriptionChange)
     pubsub.subscribe(this.topic)
   }
 
-  stop (): void {
+  stop(): void {
     const pubsub = this.node.services.pubsub
     pubsub.removeEventListener('subscription-change', this.onSubscriptionChange)
     pubsub.unsubscribe(this.topic)
     pubsub.topicValidators.delete(this.topic)
   }
 
-  private readonly onSubscriptionChange = (evt: CustomEvent<{ peerId: PeerId, subscriptions: Array<{ topic: string, subscribe: boolean }> }>): void => {
+  private readonly onSubscriptionChange = (
+    evt: CustomEvent<{ peerId: PeerId; subscriptions: Array<{ topic: string; subscribe: boolean }> }>
+  ): void => {
     const { peerId, subscriptions } = evt.detail
     if (!subscriptions.some(s => s.subscribe && s.topic === this.topic)) return
     try {
@@ -77,7 +79,7 @@ export class SwarmGossip {
     }
   }
 
-  private async judge (peer: PeerId, data: Uint8Array): Promise<Verdict> {
+  private async judge(peer: PeerId, data: Uint8Array): Promise<Verdict> {
     const from = peer.toString()
     let type = 'malformed'
     let verdict: Verdict
@@ -85,10 +87,18 @@ export class SwarmGossip {
       const payload = decodeGossip(data)
       type = payload.type
       switch (payload.type) {
-        case 'entry': verdict = await this.handlers.onEntry(payload.bytes, from); break
-        case 'presence': verdict = this.handlers.onPresence(payload.presence, from); break
-        case 'announcement': verdict = this.handlers.onAnnouncement(payload.announcement, from); break
-        case 'fork_proof': verdict = await this.handlers.onForkProof?.(payload.proof, from) ?? 'ignore'; break
+        case 'entry':
+          verdict = await this.handlers.onEntry(payload.bytes, from)
+          break
+        case 'presence':
+          verdict = this.handlers.onPresence(payload.presence, from)
+          break
+        case 'announcement':
+          verdict = this.handlers.onAnnouncement(payload.announcement, from)
+          break
+        case 'fork_proof':
+          verdict = (await this.handlers.onForkProof?.(payload.proof, from)) ?? 'ignore'
+          break
       }
     } catch (err) {
       this.log.debug({ from, err: (err as Error).message }, 'rejected gossip')
@@ -98,16 +108,24 @@ export class SwarmGossip {
     return verdict
   }
 
-  async publishEntry (entryBytes: Uint8Array): Promise<void> { await this.publish('entry', encodeEntryGossip(entryBytes)) }
+  async publishEntry(entryBytes: Uint8Array): Promise<void> {
+    await this.publish('entry', encodeEntryGossip(entryBytes))
+  }
   /** Publishes a heartbeat; the peers it was sent to. */
-  async publishPresence (p: Presence): Promise<string[]> { return await this.publish('presence', encodePresenceGossip(p)) }
-  async publishAnnouncement (a: Announcement): Promise<void> { await this.publish('announcement', encodeAnnouncementGossip(a)) }
-  async publishForkProof (p: ForkProof): Promise<void> { await this.publish('fork_proof', encodeForkProofGossip(p)) }
+  async publishPresence(p: Presence): Promise<string[]> {
+    return await this.publish('presence', encodePresenceGossip(p))
+  }
+  async publishAnnouncement(a: Announcement): Promise<void> {
+    await this.publish('announcement', encodeAnnouncementGossip(a))
+  }
+  async publishForkProof(p: ForkProof): Promise<void> {
+    await this.publish('fork_proof', encodeForkProofGossip(p))
+  }
 
   /**
    * The peers the message was sent to (none: nobody to send to yet, which is not an error: anti-entropy and the next heartbeat catch up).
    */
-  private async publish (kind: GossipKind, data: Uint8Array): Promise<string[]> {
+  private async publish(kind: GossipKind, data: Uint8Array): Promise<string[]> {
     try {
       const { recipients } = await this.node.services.pubsub.publish(this.topic, data)
       this.handlers.onPublished?.(kind)
@@ -118,7 +136,7 @@ export class SwarmGossip {
     }
   }
 
-  subscribers (): number {
+  subscribers(): number {
     return this.node.services.pubsub.getSubscribers(this.topic).length
   }
 }

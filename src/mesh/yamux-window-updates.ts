@@ -10,12 +10,17 @@
 // and those of a paused stream go out as before.
 import { YamuxStream, StreamState } from '@chainsafe/libp2p-yamux/stream'
 
-interface WindowFields { state: StreamState, recvWindow: number, recvWindowCapacity: number, sendWindowUpdate: () => void }
+interface WindowFields {
+  state: StreamState
+  recvWindow: number
+  recvWindowCapacity: number
+  sendWindowUpdate: () => void
+}
 
 let installed = false
 
 /** Installs the half-window rule on every yamux stream of this process (idempotent). */
-export function coalesceYamuxWindowUpdates (): void {
+export function coalesceYamuxWindowUpdates(): void {
   if (installed) return
   const proto = YamuxStream.prototype as unknown as WindowFields
   const original = proto.sendWindowUpdate

@@ -9,18 +9,25 @@ export interface MetricsServer {
   close: () => Promise<void>
 }
 
-export async function startMetricsServer (listen: string, registry: Registry, health: () => { ok: boolean, detail: Record<string, unknown> }): Promise<MetricsServer> {
+export async function startMetricsServer(
+  listen: string,
+  registry: Registry,
+  health: () => { ok: boolean; detail: Record<string, unknown> }
+): Promise<MetricsServer> {
   const { host, port } = parseHostPort(listen)
   const server: Server = createServer((req, res) => {
     const path = (req.url ?? '/').split('?')[0]
     if (path === '/metrics') {
-      registry.metrics().then(text => {
-        res.writeHead(200, { 'content-type': registry.contentType })
-        res.end(text)
-      }, err => {
-        res.writeHead(500, { 'content-type': 'text/plain' })
-        res.end(String(err))
-      })
+      registry.metrics().then(
+        text => {
+          res.writeHead(200, { 'content-type': registry.contentType })
+          res.end(text)
+        },
+        err => {
+          res.writeHead(500, { 'content-type': 'text/plain' })
+          res.end(String(err))
+        }
+      )
       return
     }
     if (path === '/healthz') {
@@ -34,12 +41,22 @@ export async function startMetricsServer (listen: string, registry: Registry, he
   })
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject)
-    server.listen(port, host, () => { server.off('error', reject); resolve() })
+    server.listen(port, host, () => {
+      server.off('error', reject)
+      resolve()
+    })
   })
   const bound = server.address()
   const address = typeof bound === 'object' && bound != null ? `${host}:${bound.port}` : listen
   return {
     address,
-    close: async () => { await new Promise<void>(resolve => server.close(() => { resolve() })); server.closeAllConnections() }
+    close: async () => {
+      await new Promise<void>(resolve =>
+        server.close(() => {
+          resolve()
+        })
+      )
+      server.closeAllConnections()
+    }
   }
 }

@@ -10,10 +10,13 @@ import { Counter, Gauge, Registry } from 'prom-client'
 
 export type Libp2pMetricsComponent = (components: { logger: ComponentLogger }) => Libp2pMetrics
 
-interface Sample { labels: Record<string, string | number>, value: number }
+interface Sample {
+  labels: Record<string, string | number>
+  value: number
+}
 
 /** The samples of one metric of the private registry (running its collect first); none if libp2p never registered it. */
-async function samples (source: Registry, name: string): Promise<Sample[]> {
+async function samples(source: Registry, name: string): Promise<Sample[]> {
   const metric = source.getSingleMetric(name)
   if (metric == null) return []
   const { values } = await metric.get()
@@ -21,12 +24,12 @@ async function samples (source: Registry, name: string): Promise<Sample[]> {
 }
 
 /** The one label of a libp2p metric group ("inbound", "outbound pending", "/meshsub/1.2.0 sent", ...). */
-function key (s: Sample): string {
+function key(s: Sample): string {
   return String(Object.values(s.labels)[0] ?? '')
 }
 
 /** "outbound /meshsub/1.2.0" -> direction + protocol; "/ipfs/id/1.0.0 received" -> protocol + direction. */
-function splitDirection (text: string, directions: readonly string[]): { direction: string, rest: string } | undefined {
+function splitDirection(text: string, directions: readonly string[]): { direction: string; rest: string } | undefined {
   const words = text.split(' ')
   if (directions.includes(words[0])) return { direction: words[0], rest: words.slice(1).join(' ') }
   const last = words.at(-1) ?? ''
@@ -40,7 +43,7 @@ function splitDirection (text: string, directions: readonly string[]): { directi
  * Not for several nodes starting at once in one process: the component keeps
  * a module-wide table of metric names, so their metrics could cross.
  */
-export function createLibp2pMetrics (target: Registry): Libp2pMetricsComponent {
+export function createLibp2pMetrics(target: Registry): Libp2pMetricsComponent {
   const source = new Registry()
   const r = [target]
 
@@ -55,7 +58,7 @@ export function createLibp2pMetrics (target: Registry): Libp2pMetricsComponent {
     help: 'Open and pending libp2p connections, by direction.',
     labelNames: ['direction', 'state'] as const,
     registers: r,
-    async collect () {
+    async collect() {
       this.reset()
       for (const s of await samples(source, 'libp2p_connection_manager_connections')) {
         const [direction, pending] = key(s).split(' ')
@@ -68,7 +71,7 @@ export function createLibp2pMetrics (target: Registry): Libp2pMetricsComponent {
     help: 'Open libp2p streams, by protocol and direction.',
     labelNames: ['protocol', 'direction'] as const,
     registers: r,
-    async collect () {
+    async collect() {
       this.reset()
       for (const s of await samples(source, 'libp2p_protocol_streams_total')) {
         const d = splitDirection(key(s), ['inbound', 'outbound'])
@@ -81,7 +84,7 @@ export function createLibp2pMetrics (target: Registry): Libp2pMetricsComponent {
     help: 'Bytes sent and received over libp2p, by protocol (all: every connection, framing and encryption included).',
     labelNames: ['protocol', 'direction'] as const,
     registers: r,
-    async collect () {
+    async collect() {
       const values: Array<[Record<string, string>, number]> = []
       for (const s of await samples(source, 'libp2p_data_transfer_bytes_total')) {
         const d = splitDirection(key(s), ['sent', 'received'])
@@ -95,8 +98,11 @@ export function createLibp2pMetrics (target: Registry): Libp2pMetricsComponent {
     help: 'Connections upgraded (encrypted and multiplexed), by direction.',
     labelNames: ['direction'] as const,
     registers: r,
-    async collect () {
-      copyCounter(this, (await samples(source, 'libp2p_connection_manager_dials_total')).map(s => [{ direction: key(s) }, s.value]))
+    async collect() {
+      copyCounter(
+        this,
+        (await samples(source, 'libp2p_connection_manager_dials_total')).map(s => [{ direction: key(s) }, s.value])
+      )
     }
   })
   new Counter({
@@ -104,10 +110,11 @@ export function createLibp2pMetrics (target: Registry): Libp2pMetricsComponent {
     help: 'Connections that failed to upgrade, by direction and error name.',
     labelNames: ['direction', 'error'] as const,
     registers: r,
-    async collect () {
+    async collect() {
       const values: Array<[Record<string, string>, number]> = []
       for (const direction of ['inbound', 'outbound']) {
-        for (const s of await samples(source, `libp2p_connection_manager_dials_${direction}_errors_total`)) values.push([{ direction, error: key(s) }, s.value])
+        for (const s of await samples(source, `libp2p_connection_manager_dials_${direction}_errors_total`))
+          values.push([{ direction, error: key(s) }, s.value])
       }
       copyCounter(this, values)
     }
@@ -116,8 +123,11 @@ export function createLibp2pMetrics (target: Registry): Libp2pMetricsComponent {
     name: 'agentd_libp2p_handshake_errors_total',
     help: 'Noise handshakes that failed.',
     registers: r,
-    async collect () {
-      copyCounter(this, (await samples(source, 'libp2p_noise_xxhandshake_error_total')).map(s => [{}, s.value]))
+    async collect() {
+      copyCounter(
+        this,
+        (await samples(source, 'libp2p_noise_xxhandshake_error_total')).map(s => [{}, s.value])
+      )
     }
   })
 

@@ -13,7 +13,7 @@ export const MAX_JITTER_MS = 5_000
 export const defaultJitter: Jitter = (retry, lastAttemptMs) =>
   Math.random() * Math.min(MAX_JITTER_MS, Math.max(50, lastAttemptMs) * 2 ** retry)
 
-export async function sleep (ms: number): Promise<void> {
+export async function sleep(ms: number): Promise<void> {
   if (!(ms > 0)) return
   await new Promise<void>(resolve => setTimeout(resolve, ms))
 }

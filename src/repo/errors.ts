@@ -5,9 +5,11 @@ import { AgencyError, FailedPreconditionError, InvalidArgumentError, Unavailable
 /** The workspace has uncommitted or untracked changes; integration would silently leave them out. */
 export class DirtyWorkspaceError extends FailedPreconditionError {
   readonly files: string[]
-  constructor (dir: string, files: string[]) {
+  constructor(dir: string, files: string[]) {
     const shown = files.slice(0, 10).join(', ') + (files.length > 10 ? `, … (${files.length} in all)` : '')
-    super(`workspace ${dir} has uncommitted changes (${shown}); commit them on your task branch first (git add -A && git commit -m "<what you did>"), or discard them (git stash)`)
+    super(
+      `workspace ${dir} has uncommitted changes (${shown}); commit them on your task branch first (git add -A && git commit -m "<what you did>"), or discard them (git stash)`
+    )
     this.name = 'DirtyWorkspaceError'
     this.files = files
   }
@@ -16,7 +18,7 @@ export class DirtyWorkspaceError extends FailedPreconditionError {
 /** The shared remote cannot be reached or read (missing path, network, auth). */
 export class RemoteUnavailableError extends UnavailableError {
   readonly remote: string
-  constructor (remote: string, detail: string, options?: { cause?: unknown }) {
+  constructor(remote: string, detail: string, options?: { cause?: unknown }) {
     super(`shared repository ${remote} is unavailable: ${detail}`, options)
     this.name = 'RemoteUnavailableError'
     this.remote = remote
@@ -25,7 +27,7 @@ export class RemoteUnavailableError extends UnavailableError {
 
 /** The remote answers but has no shared branch to work from. */
 export class RemoteBranchNotFoundError extends FailedPreconditionError {
-  constructor (remote: string, branch: string) {
+  constructor(remote: string, branch: string) {
     super(`shared repository ${remote} has no branch "${branch}"; push an initial commit to it first`)
     this.name = 'RemoteBranchNotFoundError'
   }
@@ -33,7 +35,7 @@ export class RemoteBranchNotFoundError extends FailedPreconditionError {
 
 /** An existing workdir belongs to another repository, or is not a git clone at all. */
 export class WorkspaceMismatchError extends FailedPreconditionError {
-  constructor (message: string) {
+  constructor(message: string) {
     super(message)
     this.name = 'WorkspaceMismatchError'
   }
@@ -41,8 +43,10 @@ export class WorkspaceMismatchError extends FailedPreconditionError {
 
 /** The agent has no branch for the task it asks to integrate. */
 export class TaskBranchNotFoundError extends FailedPreconditionError {
-  constructor (branch: string) {
-    super(`no local branch ${branch}: claim the task (agency claim <task>) to put your workspace on it, or switch to it with agency workspace --task <task>; then commit your work there and integrate again`)
+  constructor(branch: string) {
+    super(
+      `no local branch ${branch}: claim the task (agency claim <task>) to put your workspace on it, or switch to it with agency workspace --task <task>; then commit your work there and integrate again`
+    )
     this.name = 'TaskBranchNotFoundError'
   }
 }
@@ -50,7 +54,7 @@ export class TaskBranchNotFoundError extends FailedPreconditionError {
 /** A branch published for an integrator has no commits beyond the shared branch: there is nothing to land. */
 export class NoNewCommitsError extends FailedPreconditionError {
   readonly branch: string
-  constructor (branch: string, shared: string) {
+  constructor(branch: string, shared: string) {
     super(`branch ${branch} has no commits beyond ${shared}: commit your work there (git add -A && git commit -m "<what you did>") first`)
     this.name = 'NoNewCommitsError'
     this.branch = branch
@@ -60,7 +64,7 @@ export class NoNewCommitsError extends FailedPreconditionError {
 /** The verify command names a program that does not exist. */
 export class VerifyCommandNotFoundError extends InvalidArgumentError {
   readonly command: string
-  constructor (command: string, detail: string) {
+  constructor(command: string, detail: string) {
     super(`verify command not found: ${detail} (command: ${command})`)
     this.name = 'VerifyCommandNotFoundError'
     this.command = command
@@ -69,7 +73,7 @@ export class VerifyCommandNotFoundError extends InvalidArgumentError {
 
 /** The remote refused a push for a reason retrying will not fix (hook, protection, permissions). */
 export class PushRejectedError extends FailedPreconditionError {
-  constructor (ref: string, reason: string) {
+  constructor(ref: string, reason: string) {
     super(`push to ${ref} was rejected: ${reason}`)
     this.name = 'PushRejectedError'
   }
@@ -85,9 +89,11 @@ export class FencedError extends FailedPreconditionError {
   readonly epoch: number
   readonly remoteEpoch: number
   readonly remoteAgent: string
-  constructor (task: string, epoch: number, remote: { epoch: number, agent: string }) {
+  constructor(task: string, epoch: number, remote: { epoch: number; agent: string }) {
     const why = remote.epoch > epoch ? 'a later claim' : 'another holder at the same epoch'
-    super(`task ${task} is at epoch ${remote.epoch} on the shared remote (${remote.agent}); your claim is at epoch ${epoch}: ${why} landed its work, so yours is superseded and nothing was pushed. See who holds it (agency status) and claim again (agency claim ${task}) or pick another task`)
+    super(
+      `task ${task} is at epoch ${remote.epoch} on the shared remote (${remote.agent}); your claim is at epoch ${epoch}: ${why} landed its work, so yours is superseded and nothing was pushed. See who holds it (agency status) and claim again (agency claim ${task}) or pick another task`
+    )
     this.name = 'FencedError'
     this.task = task
     this.epoch = epoch
@@ -101,7 +107,7 @@ export class GitCommandError extends AgencyError {
   readonly args: string[]
   readonly exitCode: number | null
   readonly stderr: string
-  constructor (args: string[], exitCode: number | null, stderr: string) {
+  constructor(args: string[], exitCode: number | null, stderr: string) {
     const detail = lastLines(stderr, 3) || `exit code ${String(exitCode)}`
     super('INTERNAL', `git ${args.slice(0, 3).join(' ')} failed: ${detail}`)
     this.name = 'GitCommandError'
@@ -113,12 +119,12 @@ export class GitCommandError extends AgencyError {
 
 /** The git executable itself is missing. */
 export class GitNotFoundError extends FailedPreconditionError {
-  constructor () {
+  constructor() {
     super('git was not found on PATH; install git to use the shared repository')
     this.name = 'GitNotFoundError'
   }
 }
 
-export function lastLines (text: string, n: number): string {
+export function lastLines(text: string, n: number): string {
   return text.trim().split('\n').slice(-n).join(' | ').trim()
 }

@@ -11,7 +11,7 @@ import { trackedTaskFence, type TaskFence } from './task-fence.js'
 import { fetchRefspecs, type Workspace } from './workspace.js'
 
 /** Whether `ancestor` is in the history of `descendant` (both must be objects in `dir`). */
-export async function isAncestor (dir: string, ancestor: string, descendant: string): Promise<boolean> {
+export async function isAncestor(dir: string, ancestor: string, descendant: string): Promise<boolean> {
   const args = ['merge-base', '--is-ancestor', ancestor, descendant]
   const r = await git(dir, args, { allowFail: true })
   if (r.code === 0) return true
@@ -34,7 +34,7 @@ export interface LandingQuery {
  * (and contains `contains`); null otherwise. Read the fence and the shared
  * branch from one fetch.
  */
-export async function provenLanding (dir: string, fence: TaskFence | null, q: LandingQuery): Promise<string | null> {
+export async function provenLanding(dir: string, fence: TaskFence | null, q: LandingQuery): Promise<string | null> {
   if (fence == null || fence.epoch !== q.epoch || fence.agent !== q.agent) return null
   if (!(await isAncestor(dir, fence.commit, q.sharedRef))) return null
   if (q.contains !== undefined && !(await isAncestor(dir, q.contains, fence.commit))) return null
@@ -42,13 +42,13 @@ export async function provenLanding (dir: string, fence: TaskFence | null, q: La
 }
 
 /** The paths the landing merge `commit` changed on the branch it merged into (its first parent); [] when git cannot say. */
-export async function landedPaths (dir: string, commit: string): Promise<string[]> {
+export async function landedPaths(dir: string, commit: string): Promise<string[]> {
   const r = await git(dir, ['diff', '--name-only', '-z', `${commit}^1`, commit], { allowFail: true })
   return r.code === 0 ? splitZ(r.stdout) : []
 }
 
 /** Fetches the shared branch and the task fences, then answers provenLanding for `task` (see there). */
-export async function fetchProvenLanding (ws: Workspace, task: string, epoch: number, agent: string): Promise<string | null> {
+export async function fetchProvenLanding(ws: Workspace, task: string, epoch: number, agent: string): Promise<string | null> {
   return await ws.exclusive(async () => {
     const sharedRef = `refs/remotes/origin/${ws.branch}`
     await fetchRefspecs(ws, [`+refs/heads/${ws.branch}:${sharedRef}`, TASK_FENCES_REFSPEC], ['--prune'])

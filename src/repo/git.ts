@@ -27,12 +27,18 @@ export const DEFAULT_GIT_TIMEOUT_MS = 5 * 60_000
 // Variables that would point git at some other repository than the one we
 // name (set, for instance, when agentd is started from inside a git hook).
 const REPO_SELECTING_ENV = [
-  'GIT_DIR', 'GIT_WORK_TREE', 'GIT_INDEX_FILE', 'GIT_OBJECT_DIRECTORY',
-  'GIT_ALTERNATE_OBJECT_DIRECTORIES', 'GIT_COMMON_DIR', 'GIT_NAMESPACE', 'GIT_PREFIX'
+  'GIT_DIR',
+  'GIT_WORK_TREE',
+  'GIT_INDEX_FILE',
+  'GIT_OBJECT_DIRECTORY',
+  'GIT_ALTERNATE_OBJECT_DIRECTORIES',
+  'GIT_COMMON_DIR',
+  'GIT_NAMESPACE',
+  'GIT_PREFIX'
 ]
 
 /** The environment for git and verify processes: the user's, minus repository selectors. */
-export function childEnv (): NodeJS.ProcessEnv {
+export function childEnv(): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = { ...process.env }
   for (const name of REPO_SELECTING_ENV) delete env[name]
   // Credentials come from the user's git config (helpers, ssh agent); a prompt
@@ -69,17 +75,19 @@ const GUARDED_ENV: Record<string, UnsafeFlag> = {
   git_template_dir: 'allowUnsafeTemplateDir'
 }
 
-function allowedFor (env: NodeJS.ProcessEnv): SimpleGitOptions['unsafe'] {
-  const flags = Object.keys(env).map(name => GUARDED_ENV[name.toLowerCase()]).filter(f => f != null)
+function allowedFor(env: NodeJS.ProcessEnv): SimpleGitOptions['unsafe'] {
+  const flags = Object.keys(env)
+    .map(name => GUARDED_ENV[name.toLowerCase()])
+    .filter(f => f != null)
   return Object.fromEntries(flags.map(f => [f, true]))
 }
 
-function gitEnv (): NodeJS.ProcessEnv {
+function gitEnv(): NodeJS.ProcessEnv {
   // English messages: push rejections and conflicts are classified by text.
   return { ...childEnv(), LC_ALL: 'C', LANG: 'C', LANGUAGE: 'C' }
 }
 
-export async function git (cwd: string, args: string[], opts: GitOptions = {}): Promise<GitResult> {
+export async function git(cwd: string, args: string[], opts: GitOptions = {}): Promise<GitResult> {
   // simple-git refuses a missing base directory with a message of its own.
   if (!existsSync(cwd)) throw new FailedPreconditionError(`directory ${cwd} does not exist`)
   const timeoutMs = opts.timeoutMs ?? DEFAULT_GIT_TIMEOUT_MS
@@ -118,16 +126,16 @@ export async function git (cwd: string, args: string[], opts: GitOptions = {}): 
 }
 
 /** stdout, trimmed: for commands that print one value. */
-export async function gitOut (cwd: string, args: string[], opts: GitOptions = {}): Promise<string> {
+export async function gitOut(cwd: string, args: string[], opts: GitOptions = {}): Promise<string> {
   return (await git(cwd, args, opts)).stdout.trim()
 }
 
 /** Split NUL-separated output (`-z`) into names. */
-export function splitZ (out: string): string[] {
+export function splitZ(out: string): string[] {
   return out.split('\0').filter(s => s.length > 0)
 }
 
-export async function revParse (cwd: string, rev: string): Promise<string | null> {
+export async function revParse(cwd: string, rev: string): Promise<string | null> {
   const r = await git(cwd, ['rev-parse', '--verify', '--quiet', `${rev}^{commit}`], { allowFail: true })
   return r.code === 0 ? r.stdout.trim() : null
 }

@@ -52,26 +52,38 @@ export interface IntegrateOptions {
   commit?: string
 }
 
-interface Attempts { attempts: number, retries: number }
+interface Attempts {
+  attempts: number
+  retries: number
+}
 
 export type IntegrateResult =
-  | ({ result: 'merged', commit: string, base: string, tests: TestCounts | null, verifyMs: number, paths: string[] } & Attempts)
+  | ({ result: 'merged'; commit: string; base: string; tests: TestCounts | null; verifyMs: number; paths: string[] } & Attempts)
   /**
    * The branch is already in the shared branch's history; nothing to push.
    * `landing`: the merge that the remote's task fence proves landed this
    * claim's work (task@epoch by this agent, on the shared branch), else null;
    * what a caller whose record of that landing was lost records (fence-landing.ts).
    */
-  | ({ result: 'up-to-date', commit: string, landing: string | null } & Attempts)
-  | ({ result: 'conflict', files: string[], base: string } & Attempts)
+  | ({ result: 'up-to-date'; commit: string; landing: string | null } & Attempts)
+  | ({ result: 'conflict'; files: string[]; base: string } & Attempts)
   /** `commit` is the merge that was tested and not pushed. */
-  | ({ result: 'failed', summary: string, tests: TestCounts | null, commit: string, base: string, exitCode: number | null, timedOut: boolean, verifyMs: number } & Attempts)
+  | ({
+      result: 'failed'
+      summary: string
+      tests: TestCounts | null
+      commit: string
+      base: string
+      exitCode: number | null
+      timedOut: boolean
+      verifyMs: number
+    } & Attempts)
   /** Every push lost a race; nothing of ours landed. Try again later. */
-  | ({ result: 'contended', reason: string } & Attempts)
+  | ({ result: 'contended'; reason: string } & Attempts)
 
 export const DEFAULT_MAX_ATTEMPTS = 5
 
-export async function integrate (opts: IntegrateOptions): Promise<IntegrateResult> {
+export async function integrate(opts: IntegrateOptions): Promise<IntegrateResult> {
   const ws = opts.workspace
   const branch = opts.branch !== undefined ? checkBranchName(opts.branch) : ws.taskBranch(opts.task)
   const epoch = checkEpoch(opts.epoch)
@@ -108,18 +120,33 @@ export async function integrate (opts: IntegrateOptions): Promise<IntegrateResul
           const landing = await provenLanding(ws.dir, fence, { epoch, agent: agentId, sharedRef })
           return { result: 'up-to-date', commit: await gitOut(tree.path, ['rev-parse', 'HEAD']), landing, ...counted }
         }
-        if (merge.result === 'conflict') return { result: 'conflict', files: merge.files, base: await gitOut(tree.path, ['rev-parse', 'HEAD']), ...counted }
+        if (merge.result === 'conflict')
+          return { result: 'conflict', files: merge.files, base: await gitOut(tree.path, ['rev-parse', 'HEAD']), ...counted }
         const base = merge.base
 
         const run = await runVerify({ command: verify, cwd: tree.path, timeoutMs: opts.verifyTimeoutMs, junitPaths })
         if (!run.ok) {
-          return { result: 'failed', summary: run.summary, tests: run.tests, commit: merge.commit, base, exitCode: run.exitCode, timedOut: run.timedOut, verifyMs: run.durationMs, ...counted }
+          return {
+            result: 'failed',
+            summary: run.summary,
+            tests: run.tests,
+            commit: merge.commit,
+            base,
+            exitCode: run.exitCode,
+            timedOut: run.timedOut,
+            verifyMs: run.durationMs,
+            ...counted
+          }
         }
 
         // Verify may take minutes; the claim must still be ours when we push.
         await opts.checkFence()
         // Both refs or neither; the lease fails if the fence moved since it was read (then the next attempt reads it again).
-        const pushed = await pushRefspecs(ws, [`${merge.commit}:refs/heads/${ws.branch}`, fenceRefspec(opts.task, merge.commit)], ['--atomic', fenceLease(opts.task, fence)])
+        const pushed = await pushRefspecs(
+          ws,
+          [`${merge.commit}:refs/heads/${ws.branch}`, fenceRefspec(opts.task, merge.commit)],
+          ['--atomic', fenceLease(opts.task, fence)]
+        )
         if (pushed.ok) {
           // The push landed: nothing after this line may turn the result into an error.
           const diff = await git(ws.dir, ['diff', '--name-only', '-z', `${base}...${head}`], { allowFail: true })
@@ -138,7 +165,8 @@ export async function integrate (opts: IntegrateOptions): Promise<IntegrateResul
   })
 }
 
-export function checkAttempts (n: unknown): number {
-  if (typeof n !== 'number' || !Number.isInteger(n) || n < 1 || n > 100) throw new InvalidArgumentError(`maxAttempts ${String(n)} must be an integer from 1 to 100`)
+export function checkAttempts(n: unknown): number {
+  if (typeof n !== 'number' || !Number.isInteger(n) || n < 1 || n > 100)
+    throw new InvalidArgumentError(`maxAttempts ${String(n)} must be an integer from 1 to 100`)
   return n
 }

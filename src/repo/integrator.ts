@@ -51,7 +51,7 @@ export interface BatchOptions {
 
 export interface BatchResult {
   /** `commit`: the request's merge commit in the pushed history. */
-  landed: Array<{ request: IntegrationRequest, commit: string }>
+  landed: Array<{ request: IntegrationRequest; commit: string }>
   /** Already in the shared branch's history; nothing to do. */
   alreadyMerged: IntegrationRequest[]
   /**
@@ -60,12 +60,12 @@ export interface BatchResult {
    * request's (author, epoch) and `commit`, its merge on the shared branch,
    * contains the request's commit (fence-landing.ts). Nothing is pushed for it.
    */
-  recovered: Array<{ request: IntegrationRequest, commit: string }>
-  conflicts: Array<{ request: IntegrationRequest, files: string[] }>
+  recovered: Array<{ request: IntegrationRequest; commit: string }>
+  conflicts: Array<{ request: IntegrationRequest; files: string[] }>
   /** The request turned the batch red: `summary` is from the verify of the first prefix that failed with it. */
-  failed: Array<{ request: IntegrationRequest, summary: string, tests: TestCounts | null, verifyMs: number }>
+  failed: Array<{ request: IntegrationRequest; summary: string; tests: TestCounts | null; verifyMs: number }>
   /** Not decided: commit missing on the remote, the shared branch is red without it, or every push lost a race. */
-  deferred: Array<{ request: IntegrationRequest, reason: string }>
+  deferred: Array<{ request: IntegrationRequest; reason: string }>
   /**
    * Will never land as asked: malformed (a ref that is not the author's own, a
    * commit that is not a hex id, ...), or a commit git refuses to merge. Each
@@ -73,7 +73,7 @@ export interface BatchResult {
    * what the caller passed. `fenced`: the remote's task fence refused it (the
    * work of `agent` at `epoch` landed first).
    */
-  refused: Array<{ request: IntegrationRequest, reason: string, fenced?: { epoch: number, agent: string } }>
+  refused: Array<{ request: IntegrationRequest; reason: string; fenced?: { epoch: number; agent: string } }>
   /** The shared branch's new tip, or null when nothing landed. */
   pushed: string | null
   /** Verify of the pushed tip (for the test-run entry: commit = pushed). */
@@ -112,7 +112,7 @@ export interface RequestRefOptions {
  * minutes: a request (and so `agency integrate --background`, which answers
  * at once) would have waited for the verify of the change before it.
  */
-export async function pushRequestRef (ws: Workspace, task: string, opts: RequestRefOptions = {}): Promise<{ ref: string, commit: string }> {
+export async function pushRequestRef(ws: Workspace, task: string, opts: RequestRefOptions = {}): Promise<{ ref: string; commit: string }> {
   const branch = opts.branch !== undefined ? checkBranchName(opts.branch) : ws.taskBranch(task)
   const ref = requestRefName(ws.agentId, task)
   const commit = await handedCommit(ws, branch, opts.commit)
@@ -128,16 +128,19 @@ export async function pushRequestRef (ws: Workspace, task: string, opts: Request
 }
 
 /** Throws NoNewCommitsError when `commit` is already in the shared branch's history (fetched now). */
-async function checkNewCommits (ws: Workspace, branch: string, commit: string): Promise<void> {
+async function checkNewCommits(ws: Workspace, branch: string, commit: string): Promise<void> {
   // A ref of its own: an integrate running meanwhile fetches refs/remotes/origin/<branch> and merges on it.
   const sharedRef = `refs/agency-requests/shared/${ws.branch}`
   await fetchRefspecs(ws, [`+refs/heads/${ws.branch}:${sharedRef}`])
   if (await isAncestor(ws.dir, commit, sharedRef)) throw new NoNewCommitsError(branch, ws.branch)
 }
 
-interface Link { request: IntegrationRequest, commit: string }
+interface Link {
+  request: IntegrationRequest
+  commit: string
+}
 
-export async function integrateBatch (opts: BatchOptions): Promise<BatchResult> {
+export async function integrateBatch(opts: BatchOptions): Promise<BatchResult> {
   const ws = opts.workspace
   const { valid: requests, refused } = checkRequests(opts.requests)
   const verify = await checkVerifyCommand(opts.verify)
@@ -153,7 +156,21 @@ export async function integrateBatch (opts: BatchOptions): Promise<BatchResult> 
   }
 
   return await ws.exclusive(async () => {
-    const out: BatchResult = { landed: [], alreadyMerged: [], recovered: [], conflicts: [], failed: [], deferred: [], refused, pushed: null, tests: null, verifyMs: null, verifyRuns: 0, attempts: 0, retries: 0 }
+    const out: BatchResult = {
+      landed: [],
+      alreadyMerged: [],
+      recovered: [],
+      conflicts: [],
+      failed: [],
+      deferred: [],
+      refused,
+      pushed: null,
+      tests: null,
+      verifyMs: null,
+      verifyRuns: 0,
+      attempts: 0,
+      retries: 0
+    }
     const sharedRef = `refs/remotes/origin/${ws.branch}`
     let candidates = requests
     let lastReason = ''
@@ -183,11 +200,18 @@ export async function integrateBatch (opts: BatchOptions): Promise<BatchResult> 
         } catch (err) {
           // Superseded at the remote (or its fence is unreadable): this request never lands.
           if (!(err instanceof FailedPreconditionError)) throw err
-          out.refused.push({ request: r, reason: err.message, ...(err instanceof FencedError ? { fenced: { epoch: err.remoteEpoch, agent: err.remoteAgent } } : {}) })
+          out.refused.push({
+            request: r,
+            reason: err.message,
+            ...(err instanceof FencedError ? { fenced: { epoch: err.remoteEpoch, agent: err.remoteAgent } } : {})
+          })
           continue
         }
         fences.set(r.task, fence)
-        if (await revParse(ws.dir, r.commit) == null) { out.deferred.push({ request: r, reason: `commit ${r.commit} is not on the remote (was ${r.ref} re-published?)` }); continue }
+        if ((await revParse(ws.dir, r.commit)) == null) {
+          out.deferred.push({ request: r, reason: `commit ${r.commit} is not on the remote (was ${r.ref} re-published?)` })
+          continue
+        }
         const landing = await provenLanding(ws.dir, fence, { epoch: r.epoch, agent: r.author, sharedRef, contains: r.commit })
         if (landing != null) out.recovered.push({ request: r, commit: landing })
         else present.push(r)
@@ -196,19 +220,25 @@ export async function integrateBatch (opts: BatchOptions): Promise<BatchResult> 
 
       const tree = await addScratchTree(ws, base, links)
       try {
-        const batch = await bisectBatch(ws, tree, base, present, out, (cwd) =>
-          runVerify({ command: verify, cwd, timeoutMs: opts.verifyTimeoutMs, junitPaths }))
+        const batch = await bisectBatch(ws, tree, base, present, out, cwd =>
+          runVerify({ command: verify, cwd, timeoutMs: opts.verifyTimeoutMs, junitPaths })
+        )
         if (batch.good.length === 0) return await cleanUp(out)
         // The shared branch and every landed task's fence, all or nothing, each fence leased at what was read.
-        const pushed = await pushRefspecs(ws,
+        const pushed = await pushRefspecs(
+          ws,
           [`${batch.tip}:refs/heads/${ws.branch}`, ...batch.good.map(l => fenceRefspec(l.request.task, l.commit))],
-          ['--atomic', ...batch.good.map(l => fenceLease(l.request.task, fences.get(l.request.task) ?? null))])
+          ['--atomic', ...batch.good.map(l => fenceLease(l.request.task, fences.get(l.request.task) ?? null))]
+        )
         if (pushed.ok) {
           out.landed = batch.good
           out.pushed = batch.tip
           out.tests = batch.tipRun?.tests ?? null
           out.verifyMs = batch.tipRun?.durationMs ?? null
-          ws.log.info({ landed: batch.good.length, failed: out.failed.length, conflicts: out.conflicts.length, retries: out.retries }, 'batch integrated')
+          ws.log.info(
+            { landed: batch.good.length, failed: out.failed.length, conflicts: out.conflicts.length, retries: out.retries },
+            'batch integrated'
+          )
           return await cleanUp(out)
         }
         lastReason = pushed.reason
@@ -223,7 +253,11 @@ export async function integrateBatch (opts: BatchOptions): Promise<BatchResult> 
   })
 }
 
-interface Bisected { good: Link[], tip: string, tipRun: VerifyRun | null }
+interface Bisected {
+  good: Link[]
+  tip: string
+  tipRun: VerifyRun | null
+}
 
 /**
  * Merge `requests` onto `base` in order and find the good ones. A red batch is
@@ -232,8 +266,14 @@ interface Bisected { good: Link[], tip: string, tipRun: VerifyRun | null }
  * again without it and the search repeats. Conflicts, already-merged and bad
  * requests are recorded in `out`.
  */
-async function bisectBatch (ws: Workspace, tree: ScratchTree, base: string, requests: IntegrationRequest[], out: BatchResult,
-  verifyIn: (cwd: string) => Promise<VerifyRun>): Promise<Bisected> {
+async function bisectBatch(
+  ws: Workspace,
+  tree: ScratchTree,
+  base: string,
+  requests: IntegrationRequest[],
+  out: BatchResult,
+  verifyIn: (cwd: string) => Promise<VerifyRun>
+): Promise<Bisected> {
   const runs = new Map<string, VerifyRun>()
   const verifyAt = async (commit: string): Promise<VerifyRun> => {
     const known = runs.get(commit)
@@ -282,7 +322,13 @@ async function bisectBatch (ws: Workspace, tree: ScratchTree, base: string, requ
 }
 
 /** Merge each request onto the last, in order; conflicting and already-merged ones are set aside. */
-async function mergeChain (ws: Workspace, tree: ScratchTree, start: string, requests: IntegrationRequest[], out: BatchResult): Promise<Link[]> {
+async function mergeChain(
+  ws: Workspace,
+  tree: ScratchTree,
+  start: string,
+  requests: IntegrationRequest[],
+  out: BatchResult
+): Promise<Link[]> {
   await tree.reset(start)
   const chain: Link[] = []
   for (const request of requests) {
@@ -305,7 +351,7 @@ async function mergeChain (ws: Workspace, tree: ScratchTree, start: string, requ
 }
 
 /** Best effort: a ref the author re-published since (lease fails) is left alone. */
-async function deleteRequestRefs (ws: Workspace, landed: Link[]): Promise<void> {
+async function deleteRequestRefs(ws: Workspace, landed: Link[]): Promise<void> {
   const leases = landed.map(l => `--force-with-lease=${l.request.ref}:${l.request.commit}`)
   const deletions = landed.map(l => `:${l.request.ref}`)
   try {
@@ -321,7 +367,7 @@ async function deleteRequestRefs (ws: Workspace, landed: Link[]): Promise<void> 
  * stop the batch, for this run or any later one. Only a batch that is not a
  * list, or is too long, is the caller's error.
  */
-function checkRequests (requests: unknown): { valid: IntegrationRequest[], refused: BatchResult['refused'] } {
+function checkRequests(requests: unknown): { valid: IntegrationRequest[]; refused: BatchResult['refused'] } {
   if (!Array.isArray(requests)) throw new InvalidArgumentError('requests must be an array')
   if (requests.length > MAX_BATCH) throw new InvalidArgumentError(`a batch holds at most ${MAX_BATCH} requests, got ${requests.length}`)
   const valid: IntegrationRequest[] = []
@@ -342,7 +388,7 @@ function checkRequests (requests: unknown): { valid: IntegrationRequest[], refus
  * agent cannot ask to land another's branch under its name. Use it to filter
  * requests read from the log before batching them.
  */
-export function validateRequest (r: unknown): IntegrationRequest {
+export function validateRequest(r: unknown): IntegrationRequest {
   if (r == null || typeof r !== 'object') throw new InvalidArgumentError('an integration request must be an object')
   const { ref, commit, task, epoch, author } = r as Partial<IntegrationRequest>
   const expected = requestRefName(checkRefComponent('author', author), checkRefComponent('task', task))

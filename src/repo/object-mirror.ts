@@ -15,7 +15,7 @@ import { join } from 'node:path'
 import type { Logger } from '../logger.js'
 import { git } from './git.js'
 
-export function mirrorPath (mirrorDir: string, remote: string): string {
+export function mirrorPath(mirrorDir: string, remote: string): string {
   const key = createHash('sha256').update(remote).digest('hex').slice(0, 16)
   return join(mirrorDir, `${key}.git`)
 }
@@ -24,7 +24,7 @@ export function mirrorPath (mirrorDir: string, remote: string): string {
  * The mirror for `remote` under `mirrorDir`, created or refreshed; null when it
  * cannot be made (the caller then clones without it).
  */
-export async function ensureMirror (mirrorDir: string, remote: string, log: Logger): Promise<string | null> {
+export async function ensureMirror(mirrorDir: string, remote: string, log: Logger): Promise<string | null> {
   const dir = mirrorPath(mirrorDir, remote)
   if (await isBareRepo(dir)) {
     // Best effort: a concurrent refresh holding a ref lock is fine to lose to.
@@ -45,14 +45,18 @@ export async function ensureMirror (mirrorDir: string, remote: string, log: Logg
     await git(tmp, ['config', 'gc.auto', '0'])
     await git(tmp, ['config', 'gc.pruneExpire', 'never'])
     await git(tmp, ['config', 'remote.origin.prune', 'false'])
-    try { await rename(tmp, dir) } catch { /* another agent made it first */ }
+    try {
+      await rename(tmp, dir)
+    } catch {
+      /* another agent made it first */
+    }
   } finally {
     await rm(tmp, { recursive: true, force: true })
   }
   return (await isBareRepo(dir)) ? dir : null
 }
 
-async function isBareRepo (dir: string): Promise<boolean> {
+async function isBareRepo(dir: string): Promise<boolean> {
   if (!existsSync(dir)) return false
   const r = await git(dir, ['rev-parse', '--is-bare-repository'], { allowFail: true })
   return r.code === 0 && r.stdout.trim() === 'true'

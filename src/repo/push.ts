@@ -7,18 +7,26 @@ import type { Workspace } from './workspace.js'
 export type PushOutcome =
   | { ok: true }
   /** The ref moved under us (non-fast-forward, or a concurrent push held its lock). */
-  | { ok: false, reason: string }
+  | { ok: false; reason: string }
 
 // Rejections that mean "the ref changed or was busy": fetch, merge again, retry.
-const RETRYABLE = /\[rejected\]|non-fast-forward|fetch first|stale info|failed to update ref|cannot lock ref|failed to lock|incorrect old value|Unable to create '[^']*\.lock'/i
+const RETRYABLE =
+  /\[rejected\]|non-fast-forward|fetch first|stale info|failed to update ref|cannot lock ref|failed to lock|incorrect old value|Unable to create '[^']*\.lock'/i
 
 /**
  * Push `refspecs` to origin without force, unless a refspec itself says so
  * (`+src:dst`). Never reports success unless git says every ref landed.
  */
-export async function pushRefspecs (ws: Pick<Workspace, 'dir' | 'remote' | 'gitTimeoutMs'>, refspecs: string[], extra: string[] = []): Promise<PushOutcome> {
+export async function pushRefspecs(
+  ws: Pick<Workspace, 'dir' | 'remote' | 'gitTimeoutMs'>,
+  refspecs: string[],
+  extra: string[] = []
+): Promise<PushOutcome> {
   // --no-verify: a user's pre-push hook is not the integration gate (verify is).
-  const r = await git(ws.dir, ['push', '--porcelain', '--no-verify', ...extra, 'origin', ...refspecs], { allowFail: true, timeoutMs: ws.gitTimeoutMs })
+  const r = await git(ws.dir, ['push', '--porcelain', '--no-verify', ...extra, 'origin', ...refspecs], {
+    allowFail: true,
+    timeoutMs: ws.gitTimeoutMs
+  })
   if (r.code === 0) return { ok: true }
   const text = `${r.stdout}\n${r.stderr}`
   if (RETRYABLE.test(text)) return { ok: false, reason: statusLine(r.stdout) ?? lastLines(r.stderr, 2) }
@@ -28,7 +36,7 @@ export async function pushRefspecs (ws: Pick<Workspace, 'dir' | 'remote' | 'gitT
 }
 
 /** The reason git gives on a `!` (rejected) line of `push --porcelain`. */
-function statusLine (stdout: string): string | null {
+function statusLine(stdout: string): string | null {
   const line = stdout.split('\n').find(l => l.startsWith('!'))
   return line != null ? line.split('\t').slice(2).join(' ').trim() : null
 }

@@ -22,12 +22,12 @@ export interface ScratchTree {
 
 export type MergeOutcome =
   /** `base`: what HEAD was before, the merge commit's first parent. */
-  | { result: 'merged', commit: string, base: string }
+  | { result: 'merged'; commit: string; base: string }
   /** The commit is already in HEAD's history; nothing was made. */
   | { result: 'up-to-date' }
-  | { result: 'conflict', files: string[] }
+  | { result: 'conflict'; files: string[] }
 
-export async function addScratchTree (ws: Workspace, at: string, linkFromWorkspace: string[] = []): Promise<ScratchTree> {
+export async function addScratchTree(ws: Workspace, at: string, linkFromWorkspace: string[] = []): Promise<ScratchTree> {
   const links = checkLinks(linkFromWorkspace)
   await mkdir(ws.scratchDir, { recursive: true })
   const path = await mkdtemp(join(ws.scratchDir, 'merge-'))
@@ -50,7 +50,7 @@ export async function addScratchTree (ws: Workspace, at: string, linkFromWorkspa
 
   return {
     path,
-    async reset (commit) {
+    async reset(commit) {
       if (pristine && commit === head) return
       await git(path, ['reset', '--quiet', '--hard', commit])
       await git(path, ['clean', '-ffdxq'])
@@ -58,8 +58,10 @@ export async function addScratchTree (ws: Workspace, at: string, linkFromWorkspa
       head = commit
       pristine = true
     },
-    touched () { pristine = false },
-    async merge (commit, messageArgs) {
+    touched() {
+      pristine = false
+    },
+    async merge(commit, messageArgs) {
       // --no-verify: the verify command is the gate; a user's commit hooks may
       // be interactive or slow and are not what integration runs.
       const r = await git(path, ['merge', '--no-ff', '--no-stat', '--no-verify', ...messageArgs, commit], { allowFail: true })
@@ -76,7 +78,7 @@ export async function addScratchTree (ws: Workspace, at: string, linkFromWorkspa
       if (unmerged.length > 0) return { result: 'conflict', files: [...new Set(unmerged)].sort() }
       throw new GitCommandError(['merge', commit], r.code, r.stderr.trim() !== '' ? r.stderr : r.stdout)
     },
-    async remove () {
+    async remove() {
       const r = await git(ws.dir, ['worktree', 'remove', '--force', '--force', path], { allowFail: true })
       if (r.code === 0) return
       await rm(path, { recursive: true, force: true })
@@ -86,7 +88,7 @@ export async function addScratchTree (ws: Workspace, at: string, linkFromWorkspa
 }
 
 /** Throws InvalidArgumentError unless every entry is a relative path inside the workspace. */
-export function checkLinks (paths: unknown): string[] {
+export function checkLinks(paths: unknown): string[] {
   if (paths === undefined) return []
   if (!Array.isArray(paths)) throw new InvalidArgumentError('linkFromWorkspace must be an array of relative paths')
   for (const p of paths) {

@@ -30,37 +30,47 @@ export interface TaskFence {
 }
 
 /** Reads the fence of `task` from the clone's copy (fetched with TASK_FENCES_REFSPEC); null when the task has none. */
-export async function trackedTaskFence (ws: Pick<Workspace, 'dir'>, task: string): Promise<TaskFence | null> {
+export async function trackedTaskFence(ws: Pick<Workspace, 'dir'>, task: string): Promise<TaskFence | null> {
   const commit = await revParse(ws.dir, taskFenceTrackingRef(task))
   if (commit == null) return null
-  const r = await git(ws.dir, ['show', '-s', '--format=%(trailers:key=Agency-Task,valueonly,separator=%x00)%x01%(trailers:key=Agency-Agent,valueonly,separator=%x00)', commit])
+  const r = await git(ws.dir, [
+    'show',
+    '-s',
+    '--format=%(trailers:key=Agency-Task,valueonly,separator=%x00)%x01%(trailers:key=Agency-Agent,valueonly,separator=%x00)',
+    commit
+  ])
   const [tasks, agents] = r.stdout.replace(/\n$/, '').split('\u0001')
-  const at = (tasks ?? '').split('\u0000').map(v => /^(.+)@(\d+)$/.exec(v.trim())).find(m => m?.[1] === task)
+  const at = (tasks ?? '')
+    .split('\u0000')
+    .map(v => /^(.+)@(\d+)$/.exec(v.trim()))
+    .find(m => m?.[1] === task)
   const agent = (agents ?? '').split('\u0000')[0]?.trim() ?? ''
   if (at == null || agent === '') {
-    throw new FailedPreconditionError(`${taskFenceRef(task)} on the shared remote points at ${commit}, which names no claim (no Agency-Task: ${task}@<epoch> and Agency-Agent trailers); delete that ref on the remote to clear it`)
+    throw new FailedPreconditionError(
+      `${taskFenceRef(task)} on the shared remote points at ${commit}, which names no claim (no Agency-Task: ${task}@<epoch> and Agency-Agent trailers); delete that ref on the remote to clear it`
+    )
   }
   return { task, epoch: Number(at[2]), agent, commit }
 }
 
 /** Fetches the remote's task fences and reads the one of `task`. */
-export async function readTaskFence (ws: Workspace, task: string): Promise<TaskFence | null> {
+export async function readTaskFence(ws: Workspace, task: string): Promise<TaskFence | null> {
   await fetchRefspecs(ws, [TASK_FENCES_REFSPEC], ['--prune'])
   return await trackedTaskFence(ws, task)
 }
 
 /** Throws FencedError when `fence` names a later claim than (`epoch`, `agent`). */
-export function checkTaskFence (fence: TaskFence | null, task: string, epoch: number, agent: string): void {
+export function checkTaskFence(fence: TaskFence | null, task: string, epoch: number, agent: string): void {
   if (fence == null) return
   if (fence.epoch > epoch || (fence.epoch === epoch && fence.agent !== agent)) throw new FencedError(task, epoch, fence)
 }
 
 /** The refspec that moves the task's fence to `commit`, pushed with the shared branch. */
-export function fenceRefspec (task: string, commit: string): string {
+export function fenceRefspec(task: string, commit: string): string {
   return `${commit}:${taskFenceRef(task)}`
 }
 
 /** The lease for that refspec: the remote's fence must still be what was read (absent: must not exist). */
-export function fenceLease (task: string, fence: TaskFence | null): string {
+export function fenceLease(task: string, fence: TaskFence | null): string {
   return `--force-with-lease=${taskFenceRef(task)}:${fence?.commit ?? ''}`
 }

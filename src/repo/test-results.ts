@@ -27,7 +27,7 @@ const TEXT_FORMATS: Array<[TestFormat, Recogniser]> = [
 ]
 
 /** Counts from JUnit XML documents if any parse, else from the text output. */
-export function parseTestResults (output: string, junitXml: string[] = []): TestCounts | null {
+export function parseTestResults(output: string, junitXml: string[] = []): TestCounts | null {
   const docs = junitXml.map(parseJUnit).filter((c): c is TestCounts => c != null)
   if (docs.length > 0) {
     return counts('junit', {
@@ -44,11 +44,14 @@ export function parseTestResults (output: string, junitXml: string[] = []): Test
   return null
 }
 
-export function parseJUnit (xml: string): TestCounts | null {
+export function parseJUnit(xml: string): TestCounts | null {
   // Failure bodies may hold anything in CDATA; comments may hold stale markup.
   const doc = xml.replace(/<!\[CDATA\[[\s\S]*?\]\]>/g, '').replace(/<!--[\s\S]*?-->/g, '')
   if (!/<testsuites?\b/.test(doc)) return null
-  let passed = 0; let failed = 0; let skipped = 0; let cases = 0
+  let passed = 0
+  let failed = 0
+  let skipped = 0
+  let cases = 0
   for (const m of doc.matchAll(/<testcase\b(?:[^>]*?\/>|[^>]*>([\s\S]*?)<\/testcase>)/g)) {
     cases++
     const body = m[1] ?? ''
@@ -64,21 +67,21 @@ export function parseJUnit (xml: string): TestCounts | null {
   for (const a of suites) {
     tests += attr(a, 'tests') ?? 0
     failed += (attr(a, 'failures') ?? 0) + (attr(a, 'errors') ?? 0)
-    skipped += (attr(a, 'skipped') ?? attr(a, 'disabled') ?? 0)
+    skipped += attr(a, 'skipped') ?? attr(a, 'disabled') ?? 0
   }
   if (suites.length === 0) return null
   return counts('junit', { passed: Math.max(0, tests - failed - skipped), failed, skipped })
 }
 
 /** `test result: FAILED. 3 passed; 1 failed; 0 ignored; …`, one line per test binary: summed. */
-function parseCargo (text: string): Omit<TestCounts, 'total' | 'format'> | null {
+function parseCargo(text: string): Omit<TestCounts, 'total' | 'format'> | null {
   const lines = [...text.matchAll(/^test result: (?:ok|FAILED)\. (\d+) passed; (\d+) failed; (\d+) ignored;/gm)]
   if (lines.length === 0) return null
   return { passed: sum(lines.map(m => +m[1])), failed: sum(lines.map(m => +m[2])), skipped: sum(lines.map(m => +m[3])) }
 }
 
 /** `      Tests  1 failed | 3 passed (4)` (not `Test Files`); the last summary wins. */
-function parseVitest (text: string): Omit<TestCounts, 'total' | 'format'> | null {
+function parseVitest(text: string): Omit<TestCounts, 'total' | 'format'> | null {
   const m = last(text.matchAll(/^\s*Tests\s+(\d+ [a-z][a-z |\d]*?)\s*\((\d+)\)\s*$/gm))
   if (m == null) return null
   const c = tally(m[1])
@@ -86,7 +89,7 @@ function parseVitest (text: string): Omit<TestCounts, 'total' | 'format'> | null
 }
 
 /** `Tests:       1 failed, 3 passed, 4 total`; the last summary wins. */
-function parseJest (text: string): Omit<TestCounts, 'total' | 'format'> | null {
+function parseJest(text: string): Omit<TestCounts, 'total' | 'format'> | null {
   const m = last(text.matchAll(/^Tests:\s+(.*\b\d+ total)\s*$/gm))
   if (m == null) return null
   const c = tally(m[1])
@@ -94,7 +97,7 @@ function parseJest (text: string): Omit<TestCounts, 'total' | 'format'> | null {
 }
 
 /** `==== 1 failed, 3 passed, 2 warnings in 0.80s ====` (or without the rules, with -q). */
-function parsePytest (text: string): Omit<TestCounts, 'total' | 'format'> | null {
+function parsePytest(text: string): Omit<TestCounts, 'total' | 'format'> | null {
   const item = '\\d+ (?:passed|failed|errors?|skipped|xfailed|xpassed|warnings?|deselected|rerun)'
   const re = new RegExp(`^=*\\s*((?:${item})(?:, ${item})*) in \\d+(?:\\.\\d+)?s\\b.*$`, 'gm')
   const m = last(text.matchAll(re))
@@ -110,7 +113,7 @@ function parsePytest (text: string): Omit<TestCounts, 'total' | 'format'> | null
  * without -v only failures are listed, so the unit is a package (`ok  pkg 0.1s`,
  * `FAIL pkg 0.1s`).
  */
-function parseGo (text: string): Omit<TestCounts, 'total' | 'format'> | null {
+function parseGo(text: string): Omit<TestCounts, 'total' | 'format'> | null {
   if (/^=== RUN\s/m.test(text)) {
     const passed = count(text, /^--- PASS: /gm)
     const failed = count(text, /^--- FAIL: /gm)
@@ -124,7 +127,7 @@ function parseGo (text: string): Omit<TestCounts, 'total' | 'format'> | null {
 }
 
 /** TAP: the `# pass`/`# fail` summary node:test and tape print, else top-level ok/not ok lines. */
-function parseTap (text: string): Omit<TestCounts, 'total' | 'format'> | null {
+function parseTap(text: string): Omit<TestCounts, 'total' | 'format'> | null {
   if (!/^TAP version \d+/m.test(text) && !/^1\.\.\d+/m.test(text)) return null
   const pass = last(text.matchAll(/^# pass\s+(\d+)/gm))
   const fail = last(text.matchAll(/^# fail\s+(\d+)/gm))
@@ -133,7 +136,9 @@ function parseTap (text: string): Omit<TestCounts, 'total' | 'format'> | null {
     const todo = last(text.matchAll(/^# todo\s+(\d+)/gm))
     return { passed: +pass[1], failed: +fail[1], skipped: (skip != null ? +skip[1] : 0) + (todo != null ? +todo[1] : 0) }
   }
-  let passed = 0; let failed = 0; let skipped = 0
+  let passed = 0
+  let failed = 0
+  let skipped = 0
   for (const m of text.matchAll(/^(not )?ok\b[^#\n]*(#\s*(SKIP|TODO)\S*)?.*$/gim)) {
     if (m[3] != null) skipped++
     else if (m[1] != null) failed++
@@ -144,7 +149,7 @@ function parseTap (text: string): Omit<TestCounts, 'total' | 'format'> | null {
 }
 
 /** Any `N passed, N failed` (either order); the last one wins. */
-function parsePlain (text: string): Omit<TestCounts, 'total' | 'format'> | null {
+function parsePlain(text: string): Omit<TestCounts, 'total' | 'format'> | null {
   const m = last(text.matchAll(/\b(\d+) (passed|failed),\s*(\d+) (passed|failed)\b/gi))
   if (m == null || m[2].toLowerCase() === m[4].toLowerCase()) return null
   const passed = m[2].toLowerCase() === 'passed' ? +m[1] : +m[3]
@@ -153,38 +158,38 @@ function parsePlain (text: string): Omit<TestCounts, 'total' | 'format'> | null 
 }
 
 // `1 failed | 3 passed`, `1 failed, 3 passed, 4 total` -> { failed: 1, passed: 3, total: 4 }
-function tally (list: string): Record<string, number> {
+function tally(list: string): Record<string, number> {
   const c: Record<string, number> = {}
   for (const m of list.matchAll(/(\d+) ([a-z]+(?: fail)?)/g)) c[m[2]] = (c[m[2]] ?? 0) + +m[1]
   return new Proxy(c, { get: (t, k: string) => t[k] ?? 0 })
 }
 
-function counts (format: TestFormat, c: Omit<TestCounts, 'total' | 'format'>): TestCounts {
+function counts(format: TestFormat, c: Omit<TestCounts, 'total' | 'format'>): TestCounts {
   return { ...c, total: c.passed + c.failed + c.skipped, format }
 }
 
-function attr (attrs: string, name: string): number | null {
+function attr(attrs: string, name: string): number | null {
   const m = new RegExp(`\\b${name}="(\\d+)"`).exec(attrs)
   return m != null ? +m[1] : null
 }
 
-function count (text: string, re: RegExp): number {
+function count(text: string, re: RegExp): number {
   return [...text.matchAll(re)].length
 }
 
-function last<T> (it: Iterable<T>): T | null {
+function last<T>(it: Iterable<T>): T | null {
   let v: T | null = null
   for (const x of it) v = x
   return v
 }
 
-function sum (xs: number[]): number {
+function sum(xs: number[]): number {
   return xs.reduce((a, b) => a + b, 0)
 }
 
 // eslint-disable-next-line no-control-regex
 const ANSI = /\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07]*\x07/g
 
-export function stripAnsi (s: string): string {
+export function stripAnsi(s: string): string {
   return s.replace(ANSI, '')
 }

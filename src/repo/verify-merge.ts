@@ -31,25 +31,26 @@ export interface VerifyMergeOptions {
 
 export type VerifyMergeResult =
   /** `merge`: the merge that was tested (not pushed); `base`: the shared branch it was made on */
-  | { result: 'green', merge: string, base: string, tests: TestCounts | null, verifyMs: number }
+  | { result: 'green'; merge: string; base: string; tests: TestCounts | null; verifyMs: number }
   /** the commit is already in the shared branch's history: nothing to verify */
-  | { result: 'up-to-date', base: string }
-  | { result: 'conflict', files: string[], base: string }
-  | { result: 'failed', summary: string, tests: TestCounts | null, merge: string, base: string, verifyMs: number }
+  | { result: 'up-to-date'; base: string }
+  | { result: 'conflict'; files: string[]; base: string }
+  | { result: 'failed'; summary: string; tests: TestCounts | null; merge: string; base: string; verifyMs: number }
 
 /**
  * Merges `commit` onto the shared branch and verifies the merge. Throws
  * FencedError when the remote's task fence shows a later claim landed (no
  * verify is spent on it), and NotFoundError for a commit the clone lacks.
  */
-export async function verifyMerge (opts: VerifyMergeOptions): Promise<VerifyMergeResult> {
+export async function verifyMerge(opts: VerifyMergeOptions): Promise<VerifyMergeResult> {
   const ws = opts.workspace
   const epoch = checkEpoch(opts.epoch)
   const agentId = checkRefComponent('agent id', opts.agentId ?? ws.agentId)
   const verify = await checkVerifyCommand(opts.verify)
   const junitPaths = checkJunitPaths(opts.junitPaths)
   const links = checkLinks(opts.linkFromWorkspace)
-  if (typeof opts.commit !== 'string' || !/^[0-9a-f]{40,64}$/.test(opts.commit)) throw new InvalidArgumentError(`commit ${JSON.stringify(opts.commit)} is not a full hex object id`)
+  if (typeof opts.commit !== 'string' || !/^[0-9a-f]{40,64}$/.test(opts.commit))
+    throw new InvalidArgumentError(`commit ${JSON.stringify(opts.commit)} is not a full hex object id`)
   const messageArgs = mergeMessage(undefined, `Verify ${opts.task}@${epoch}`, agencyTrailers(opts.task, epoch, agentId))
 
   // Exclusive as integrate is: merges share the clone's scratch space and its fetched refs.

@@ -6,7 +6,7 @@ import { revParse } from './git.js'
 import { pushRefspecs } from './push.js'
 import type { Workspace } from './workspace.js'
 
-export function wipRefName (task: string): string {
+export function wipRefName(task: string): string {
   return `refs/agency/wip/${checkRefComponent('task', task)}`
 }
 
@@ -15,7 +15,7 @@ export function wipRefName (task: string): string {
  * current holder). Returns the commit pushed, or null when there is no local
  * task branch or it has nothing beyond `unlessAt`.
  */
-export async function pushWip (ws: Workspace, task: string, unlessAt?: string): Promise<string | null> {
+export async function pushWip(ws: Workspace, task: string, unlessAt?: string): Promise<string | null> {
   const head = await revParse(ws.dir, `refs/heads/${ws.taskBranch(task)}`)
   if (head == null || head === unlessAt) return null
   const r = await pushRefspecs(ws, [`+${head}:${wipRefName(task)}`])

@@ -5,13 +5,23 @@ import { mkdir, mkdtemp, readdir, realpath, rename, rm, rmdir, stat } from 'node
 import { basename, dirname, join, resolve } from 'node:path'
 import { FailedPreconditionError, InvalidArgumentError, NotFoundError } from '../core/errors.js'
 import { componentLogger, type Logger } from '../logger.js'
-import { DirtyWorkspaceError, RemoteBranchNotFoundError, RemoteUnavailableError, TaskBranchNotFoundError, WorkspaceMismatchError, lastLines } from './errors.js'
+import {
+  DirtyWorkspaceError,
+  RemoteBranchNotFoundError,
+  RemoteUnavailableError,
+  TaskBranchNotFoundError,
+  WorkspaceMismatchError,
+  lastLines
+} from './errors.js'
 import { DEFAULT_GIT_TIMEOUT_MS, git, gitOut, revParse, splitZ } from './git.js'
 import { ensureMirror } from './object-mirror.js'
 import { checkBranchName, checkRefComponent, taskBranchName } from './ref-names.js'
 import { normalizeRemote, sameRemote } from './remote-url.js'
 
-export interface GitIdentity { name: string, email: string }
+export interface GitIdentity {
+  name: string
+  email: string
+}
 
 export interface WorkspaceOptions {
   /** The shared repository: a path, file://, ssh (url or user@host:path) or http(s) url. */
@@ -52,7 +62,7 @@ export interface Workspace {
    * branch, or from `from`: a local revision, or a request ref
    * (refs/agency/<agent>/<task>) on the remote, fetched first (task takeover).
    */
-  checkoutTask: (task: string, opts?: { from?: string }) => Promise<{ branch: string, created: boolean }>
+  checkoutTask: (task: string, opts?: { from?: string }) => Promise<{ branch: string; created: boolean }>
   isDirty: () => Promise<boolean>
   /** Paths with uncommitted changes, untracked files included. */
   dirtyFiles: () => Promise<string[]>
@@ -67,7 +77,7 @@ export interface Workspace {
   readonly scratchDir: string
 }
 
-export async function openWorkspace (opts: WorkspaceOptions): Promise<Workspace> {
+export async function openWorkspace(opts: WorkspaceOptions): Promise<Workspace> {
   const remote = normalizeRemote(opts.remote)
   const branch = checkBranchName(opts.branch ?? 'main')
   const agentId = checkRefComponent('agent id', opts.agentId)
@@ -85,7 +95,9 @@ export async function openWorkspace (opts: WorkspaceOptions): Promise<Workspace>
   if (state === 'clone') {
     const origin = await git(workdir, ['config', '--get', 'remote.origin.url'], { allowFail: true })
     if (origin.code !== 0 || !sameRemote(origin.stdout.trim(), remote)) {
-      throw new WorkspaceMismatchError(`workdir ${workdir} is a clone of ${origin.stdout.trim() || '(no origin)'}, not of ${remote}; choose another workdir`)
+      throw new WorkspaceMismatchError(
+        `workdir ${workdir} is a clone of ${origin.stdout.trim() || '(no origin)'}, not of ${remote}; choose another workdir`
+      )
     }
     ws = await workspaceAt(workdir, remote, branch, agentId, timeoutMs, log)
     // Also the reachability check: it fails with a named error and touches only refs/remotes.
@@ -106,25 +118,38 @@ export async function openWorkspace (opts: WorkspaceOptions): Promise<Workspace>
   return ws
 }
 
-async function workspaceAt (dir: string, remote: string, branch: string, agentId: string, gitTimeoutMs: number, log: Logger): Promise<Workspace> {
+async function workspaceAt(
+  dir: string,
+  remote: string,
+  branch: string,
+  agentId: string,
+  gitTimeoutMs: number,
+  log: Logger
+): Promise<Workspace> {
   const gitDir = await gitOut(dir, ['rev-parse', '--absolute-git-dir'])
   return createWorkspace({ dir, gitDir, remote, branch, agentId, gitTimeoutMs, log })
 }
 
 interface WorkspaceParts {
-  dir: string, gitDir: string, remote: string, branch: string, agentId: string, gitTimeoutMs: number, log: Logger
+  dir: string
+  gitDir: string
+  remote: string
+  branch: string
+  agentId: string
+  gitTimeoutMs: number
+  log: Logger
 }
 
-function createWorkspace (p: WorkspaceParts): Workspace {
+function createWorkspace(p: WorkspaceParts): Workspace {
   let queue: Promise<unknown> = Promise.resolve()
   const remoteRef = `refs/remotes/origin/${p.branch}`
 
   const ws: Workspace = {
     ...p,
     scratchDir: join(p.gitDir, 'agency', 'scratch'),
-    taskBranch: (task) => taskBranchName(p.agentId, task),
+    taskBranch: task => taskBranchName(p.agentId, task),
 
-    async dirtyFiles () {
+    async dirtyFiles() {
       // Not trimmed: its leading space of " M path" is part of the status.
       const out = (await git(p.dir, ['status', '--porcelain=v1', '-z', '--untracked-files=all'])).stdout
       const fields = splitZ(out)
@@ -137,28 +162,30 @@ function createWorkspace (p: WorkspaceParts): Workspace {
       return files
     },
 
-    async isDirty () { return (await ws.dirtyFiles()).length > 0 },
+    async isDirty() {
+      return (await ws.dirtyFiles()).length > 0
+    },
 
-    async assertClean () {
+    async assertClean() {
       const files = await ws.dirtyFiles()
       if (files.length > 0) throw new DirtyWorkspaceError(p.dir, files)
     },
 
-    async currentBranch () {
+    async currentBranch() {
       const r = await git(p.dir, ['symbolic-ref', '--quiet', '--short', 'HEAD'], { allowFail: true })
       return r.code === 0 ? r.stdout.trim() : null
     },
 
-    async fetchShared () {
+    async fetchShared() {
       await fetchRefspecs(ws, [`+refs/heads/${p.branch}:${remoteRef}`])
       const sha = await revParse(p.dir, remoteRef)
       if (sha == null) throw new RemoteBranchNotFoundError(p.remote, p.branch)
       return sha
     },
 
-    async checkoutTask (task, o = {}) {
+    async checkoutTask(task, o = {}) {
       const branch = ws.taskBranch(task)
-      if (await revParse(p.dir, `refs/heads/${branch}`) != null) {
+      if ((await revParse(p.dir, `refs/heads/${branch}`)) != null) {
         await switchTo(p.dir, [branch])
         return { branch, created: false }
       }
@@ -170,7 +197,10 @@ function createWorkspace (p: WorkspaceParts): Workspace {
           const local = `refs/remotes/origin-agency/${checkRefComponent('agent id', published[1])}/${checkRefComponent('task', published[2])}`
           await fetchRefspecs(ws, [`+${o.from}:${local}`])
         }
-        const sha = typeof o.from === 'string' && !o.from.startsWith('-') ? await revParse(p.dir, published != null ? `refs/remotes/origin-agency/${published[1]}/${published[2]}` : o.from) : null
+        const sha =
+          typeof o.from === 'string' && !o.from.startsWith('-')
+            ? await revParse(p.dir, published != null ? `refs/remotes/origin-agency/${published[1]}/${published[2]}` : o.from)
+            : null
         if (sha == null) throw new InvalidArgumentError(`start point ${JSON.stringify(o.from)} is not a commit in the workspace`)
         start = sha
       } else {
@@ -181,7 +211,7 @@ function createWorkspace (p: WorkspaceParts): Workspace {
       return { branch, created: true }
     },
 
-    async exclusive<T> (fn: () => Promise<T>): Promise<T> {
+    async exclusive<T>(fn: () => Promise<T>): Promise<T> {
       const run = queue.then(fn, fn)
       queue = run.catch(() => {})
       return await run
@@ -197,7 +227,7 @@ function createWorkspace (p: WorkspaceParts): Workspace {
  * looked at); else the branch's tip, with the working tree clean, since work
  * not committed would not go with it.
  */
-export async function handedCommit (ws: Pick<Workspace, 'dir' | 'assertClean'>, branch: string, commit?: string): Promise<string> {
+export async function handedCommit(ws: Pick<Workspace, 'dir' | 'assertClean'>, branch: string, commit?: string): Promise<string> {
   if (commit !== undefined) {
     const known = await revParse(ws.dir, commit)
     if (known == null) throw new InvalidArgumentError(`commit ${commit} is not in the clone`)
@@ -210,8 +240,15 @@ export async function handedCommit (ws: Pick<Workspace, 'dir' | 'assertClean'>, 
 }
 
 /** Fetch from origin (`extra`: more flags, e.g. --prune), mapping failures to named errors. */
-export async function fetchRefspecs (ws: Pick<Workspace, 'dir' | 'remote' | 'branch' | 'gitTimeoutMs'>, refspecs: string[], extra: string[] = []): Promise<void> {
-  const r = await git(ws.dir, ['fetch', '--quiet', '--no-tags', ...extra, 'origin', ...refspecs], { allowFail: true, timeoutMs: ws.gitTimeoutMs })
+export async function fetchRefspecs(
+  ws: Pick<Workspace, 'dir' | 'remote' | 'branch' | 'gitTimeoutMs'>,
+  refspecs: string[],
+  extra: string[] = []
+): Promise<void> {
+  const r = await git(ws.dir, ['fetch', '--quiet', '--no-tags', ...extra, 'origin', ...refspecs], {
+    allowFail: true,
+    timeoutMs: ws.gitTimeoutMs
+  })
   if (r.code === 0) return
   const missing = /couldn't find remote ref (\S+)/i.exec(r.stderr)
   if (missing != null) {
@@ -221,17 +258,17 @@ export async function fetchRefspecs (ws: Pick<Workspace, 'dir' | 'remote' | 'bra
   throw new RemoteUnavailableError(ws.remote, lastLines(r.stderr, 2) || `git fetch exited ${r.code}`)
 }
 
-async function switchTo (dir: string, args: string[]): Promise<void> {
+async function switchTo(dir: string, args: string[]): Promise<void> {
   const r = await git(dir, ['switch', '--quiet', ...args], { allowFail: true })
   if (r.code !== 0) throw new FailedPreconditionError(`cannot switch branches: ${lastLines(r.stderr, 3)}`)
 }
 
-async function inspectWorkdir (workdir: string): Promise<'missing' | 'empty' | 'clone' | 'other'> {
+async function inspectWorkdir(workdir: string): Promise<'missing' | 'empty' | 'clone' | 'other'> {
   if (!existsSync(workdir)) return 'missing'
   if (!(await stat(workdir)).isDirectory()) return 'other'
   if ((await readdir(workdir)).length === 0) return 'empty'
   const top = await git(workdir, ['rev-parse', '--show-toplevel'], { allowFail: true })
-  if (top.code === 0 && top.stdout.trim() === await realpath(workdir)) return 'clone'
+  if (top.code === 0 && top.stdout.trim() === (await realpath(workdir))) return 'clone'
   return 'other'
 }
 
@@ -239,16 +276,33 @@ async function inspectWorkdir (workdir: string): Promise<'missing' | 'empty' | '
  * Clone aside and rename into place: a failed clone leaves the workdir as it
  * was. The clone's own errors tell an unreachable remote from a missing branch.
  */
-async function cloneInto (workdir: string, remote: string, branch: string, mirrorDir: string | undefined,
-  identity: GitIdentity | undefined, timeoutMs: number, log: Logger): Promise<void> {
+async function cloneInto(
+  workdir: string,
+  remote: string,
+  branch: string,
+  mirrorDir: string | undefined,
+  identity: GitIdentity | undefined,
+  timeoutMs: number,
+  log: Logger
+): Promise<void> {
   const parent = dirname(workdir)
   await mkdir(parent, { recursive: true })
   const tmp = await mkdtemp(join(parent, `.${basename(workdir)}.clone-`))
   try {
     const mirror = mirrorDir !== undefined ? await ensureMirror(resolve(mirrorDir), remote, log) : null
     const config = identity !== undefined ? ['--config', `user.name=${identity.name}`, '--config', `user.email=${identity.email}`] : []
-    const cloneArgs = (ref: string | null): string[] =>
-      ['clone', '--quiet', '--no-tags', '--branch', branch, ...config, ...(ref != null ? ['--reference', ref] : []), '--', remote, tmp]
+    const cloneArgs = (ref: string | null): string[] => [
+      'clone',
+      '--quiet',
+      '--no-tags',
+      '--branch',
+      branch,
+      ...config,
+      ...(ref != null ? ['--reference', ref] : []),
+      '--',
+      remote,
+      tmp
+    ]
     let r = await git(parent, cloneArgs(mirror), { allowFail: true, timeoutMs })
     if (r.code !== 0 && mirror != null && !isRemoteProblem(r.stderr)) {
       log.warn({ stderr: r.stderr }, 'clone with the object mirror failed; cloning without it')
@@ -267,11 +321,13 @@ async function cloneInto (workdir: string, remote: string, branch: string, mirro
   }
 }
 
-function isRemoteProblem (stderr: string): boolean {
-  return /Remote branch .* not found|does not appear to be a git repository|Could not read from remote|not found|unable to access|Could not resolve/i.test(stderr)
+function isRemoteProblem(stderr: string): boolean {
+  return /Remote branch .* not found|does not appear to be a git repository|Could not read from remote|not found|unable to access|Could not resolve/i.test(
+    stderr
+  )
 }
 
-function checkIdentity (id: GitIdentity): void {
+function checkIdentity(id: GitIdentity): void {
   for (const v of [id?.name, id?.email]) {
     if (typeof v !== 'string' || v.trim() === '' || /[\0\n\r<>]/.test(v)) {
       throw new InvalidArgumentError('identity needs a non-empty name and email without newlines or angle brackets')
@@ -280,7 +336,7 @@ function checkIdentity (id: GitIdentity): void {
 }
 
 /** Merge commits need a committer; never touch the user's global config to get one. */
-async function setIdentity (dir: string, agentId: string, identity: GitIdentity | undefined): Promise<void> {
+async function setIdentity(dir: string, agentId: string, identity: GitIdentity | undefined): Promise<void> {
   const current = new Map<string, string>()
   // An explicit identity belongs in the clone's own config; otherwise any level counts.
   const scope = identity !== undefined ? ['--local'] : []
@@ -289,9 +345,16 @@ async function setIdentity (dir: string, agentId: string, identity: GitIdentity 
     const at = line.indexOf(' ')
     if (at > 0) current.set(line.slice(0, at), line.slice(at + 1))
   }
-  const wanted: Array<[string, string]> = identity !== undefined
-    ? [['user.name', identity.name], ['user.email', identity.email]]
-    : [['user.name', `agency ${agentId}`], ['user.email', `${agentId}@agency.invalid`]]
+  const wanted: Array<[string, string]> =
+    identity !== undefined
+      ? [
+          ['user.name', identity.name],
+          ['user.email', identity.email]
+        ]
+      : [
+          ['user.name', `agency ${agentId}`],
+          ['user.email', `${agentId}@agency.invalid`]
+        ]
   for (const [key, value] of wanted) {
     // Without an explicit identity, whatever the user configured wins.
     const keep = identity !== undefined ? current.get(key) === value : (current.get(key) ?? '') !== ''
@@ -300,7 +363,7 @@ async function setIdentity (dir: string, agentId: string, identity: GitIdentity 
 }
 
 /** Drop merge worktrees a crashed integration left behind. */
-async function clearScratch (ws: Workspace): Promise<void> {
+async function clearScratch(ws: Workspace): Promise<void> {
   if (!existsSync(ws.scratchDir)) return
   await rm(ws.scratchDir, { recursive: true, force: true })
   await git(ws.dir, ['worktree', 'prune'])

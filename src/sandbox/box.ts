@@ -11,7 +11,7 @@ import { dirname } from 'node:path'
 /** A directory the box must not see into, with what it held when the box was made. */
 export interface HiddenDir {
   path: string
-  entries: Array<{ name: string, dir: boolean }>
+  entries: Array<{ name: string; dir: boolean }>
 }
 
 /** A loopback listener inside the box that reaches one allowed destination through a unix socket. */
@@ -46,13 +46,23 @@ export interface BoxSpec {
    * drops to this unprivileged user with setpriv, every capability gone but
    * CAP_FOWNER (see dropTo), so the host's file modes bind inside.
    */
-  user?: { uid: number, gid: number }
+  user?: { uid: number; gid: number }
 }
 
 /** bwrap's argv, then `--`, then the command (behind a shell that starts the bridges, when there are any). */
-export function bwrapArgs (spec: BoxSpec, command: string, args: string[]): string[] {
+export function bwrapArgs(spec: BoxSpec, command: string, args: string[]): string[] {
   const user = spec.user
-  const a: string[] = ['--die-with-parent', '--new-session', ...(user == null ? ['--unshare-user'] : []), '--unshare-ipc', '--unshare-pid', '--unshare-uts', '--unshare-cgroup-try', '--cap-drop', 'ALL']
+  const a: string[] = [
+    '--die-with-parent',
+    '--new-session',
+    ...(user == null ? ['--unshare-user'] : []),
+    '--unshare-ipc',
+    '--unshare-pid',
+    '--unshare-uts',
+    '--unshare-cgroup-try',
+    '--cap-drop',
+    'ALL'
+  ]
   // Kept only for setpriv's drop to the user, which clears them all.
   if (user != null) a.push('--cap-add', 'CAP_SETUID', '--cap-add', 'CAP_SETGID', '--cap-add', 'CAP_SETPCAP', '--cap-add', 'CAP_FOWNER')
   if (spec.network !== 'host') a.push('--unshare-net')
@@ -62,8 +72,15 @@ export function bwrapArgs (spec: BoxSpec, command: string, args: string[]): stri
   const runOnly = spec.runOnly ?? []
   // A run-only file: root in a box of its own user namespace must not make another and take capabilities back in it.
   if (runOnly.length > 0 && a.includes('--unshare-user')) a.push('--disable-userns')
-  const bound = [...spec.readOnly, ...spec.writable, ...spec.readOnlyAt.map(([, box]) => box), ...runOnly.map(([, box]) => box), ...spec.sockets, ...(Array.isArray(spec.network) ? spec.network.map(b => b.socket) : [])]
-  const ops: Array<{ path: string, words: string[] }> = []
+  const bound = [
+    ...spec.readOnly,
+    ...spec.writable,
+    ...spec.readOnlyAt.map(([, box]) => box),
+    ...runOnly.map(([, box]) => box),
+    ...spec.sockets,
+    ...(Array.isArray(spec.network) ? spec.network.map(b => b.socket) : [])
+  ]
+  const ops: Array<{ path: string; words: string[] }> = []
   for (const p of spec.readOnly) ops.push({ path: p, words: ['--ro-bind', p, p] })
   for (const h of spec.hidden) {
     // 0111: walk through to what is bound inside, but neither list nor create.
@@ -101,7 +118,18 @@ export function bwrapArgs (spec: BoxSpec, command: string, args: string[]): stri
   }
   if (!Array.isArray(spec.network) || spec.network.length === 0) return [...a, command, ...args]
   // Remote hosts are bridged on their own ports (443): binding those needs this one capability, in the box's own network namespace.
-  return [...a.slice(0, -3), '--cap-add', 'CAP_NET_BIND_SERVICE', ...a.slice(-3), '/bin/sh', '-c', bridgeScript(spec.network), command, command, ...args]
+  return [
+    ...a.slice(0, -3),
+    '--cap-add',
+    'CAP_NET_BIND_SERVICE',
+    ...a.slice(-3),
+    '/bin/sh',
+    '-c',
+    bridgeScript(spec.network),
+    command,
+    command,
+    ...args
+  ]
 }
 
 const SETPRIV = '/usr/bin/setpriv'
@@ -110,21 +138,37 @@ const SETPRIV = '/usr/bin/setpriv'
 // kept, CAP_FOWNER: the files the daemon checks out into the workspace are root's, and the agent (or a
 // test's build) must be able to chmod and touch them. It acts only where the box may write (a
 // read-only mount refuses any change) and reads nothing a file's mode refuses.
-function dropTo (user: { uid: number, gid: number }): string[] {
+function dropTo(user: { uid: number; gid: number }): string[] {
   return [
-    '--reuid', String(user.uid), '--regid', String(user.gid), '--clear-groups',
-    '--inh-caps=-all,+fowner', '--ambient-caps=+fowner', '--bounding-set=-all,+fowner', '--no-new-privs', '--'
+    '--reuid',
+    String(user.uid),
+    '--regid',
+    String(user.gid),
+    '--clear-groups',
+    '--inh-caps=-all,+fowner',
+    '--ambient-caps=+fowner',
+    '--bounding-set=-all,+fowner',
+    '--no-new-privs',
+    '--'
   ]
 }
 
 // Starts one socat per bridge, waits until each listens (so the command's first
 // connection finds it), then becomes the command.
-function bridgeScript (bridges: NetBridge[]): string {
+function bridgeScript(bridges: NetBridge[]): string {
   const lines = bridges.map(b => `socat TCP-LISTEN:${b.port},bind=${b.address},fork,reuseaddr UNIX-CONNECT:${b.socket} 2>/dev/null &`)
-  const waits = bridges.map(b => `n=0; until grep -qi ' ${hexAddress(b.address)}:${b.port.toString(16).padStart(4, '0')} ' /proc/net/tcp; do n=$((n+1)); if [ $n -gt 1000 ]; then echo 'agentd sandbox: the bridge to ${b.address}:${b.port} did not start' >&2; exit 70; fi; sleep 0.01; done`)
+  const waits = bridges.map(
+    b =>
+      `n=0; until grep -qi ' ${hexAddress(b.address)}:${b.port.toString(16).padStart(4, '0')} ' /proc/net/tcp; do n=$((n+1)); if [ $n -gt 1000 ]; then echo 'agentd sandbox: the bridge to ${b.address}:${b.port} did not start' >&2; exit 70; fi; sleep 0.01; done`
+  )
   return [...lines, ...waits, 'exec "$@"'].join('\n')
 }
 
-function hexAddress (ipv4: string): string {
-  return ipv4.split('.').reverse().map(o => Number(o).toString(16).padStart(2, '0')).join('').toUpperCase()
+function hexAddress(ipv4: string): string {
+  return ipv4
+    .split('.')
+    .reverse()
+    .map(o => Number(o).toString(16).padStart(2, '0'))
+    .join('')
+    .toUpperCase()
 }

@@ -1,6 +1,21 @@
 // Confinement of agents and test runs: see sandbox.ts.
-export { createSandbox, type Sandbox, type SandboxOptions, type ConfinedHarness, type ConfinedTest, type HarnessBoxOptions } from './sandbox.js'
-export { SANDBOX_MODES, parseSandboxMode, parseAllowList, detectSupport, type SandboxMode, type SandboxKind, type SandboxSupport } from './mode.js'
+export {
+  createSandbox,
+  type Sandbox,
+  type SandboxOptions,
+  type ConfinedHarness,
+  type ConfinedTest,
+  type HarnessBoxOptions
+} from './sandbox.js'
+export {
+  SANDBOX_MODES,
+  parseSandboxMode,
+  parseAllowList,
+  detectSupport,
+  type SandboxMode,
+  type SandboxKind,
+  type SandboxSupport
+} from './mode.js'
 export { SandboxUnavailableError, UnconfinedHarnessError } from './errors.js'
 export { DEFAULT_RUN_LIMITS, type RunLimits } from './limits.js'
 export type { RefusalKind } from './refusals.js'

@@ -24,7 +24,16 @@ export const MODEL_ENDPOINTS: Record<string, string[]> = {
 }
 
 /** Environment variables that point a CLI at its model. */
-export const BASE_URL_VARS = ['ANTHROPIC_BASE_URL', 'OPENAI_BASE_URL', 'OPENAI_API_BASE', 'GOOGLE_GEMINI_BASE_URL', 'GEMINI_API_BASE_URL', 'COPILOT_API_URL', 'COPILOT_PROVIDER_BASE_URL', 'CODEX_BASE_URL']
+export const BASE_URL_VARS = [
+  'ANTHROPIC_BASE_URL',
+  'OPENAI_BASE_URL',
+  'OPENAI_API_BASE',
+  'GOOGLE_GEMINI_BASE_URL',
+  'GEMINI_API_BASE_URL',
+  'COPILOT_API_URL',
+  'COPILOT_PROVIDER_BASE_URL',
+  'CODEX_BASE_URL'
+]
 
 /** CLI config files (relative to home) that may name a provider's base URL, with how the URL is written there. */
 export const BASE_URL_FILES: Array<[string, RegExp]> = [
@@ -33,28 +42,32 @@ export const BASE_URL_FILES: Array<[string, RegExp]> = [
 ]
 
 /** The harness's CLI: `claude` for claude and acp:claude; none for cmd: and sim. */
-export function harnessCli (harness: string): string | undefined {
+export function harnessCli(harness: string): string | undefined {
   const name = harness.startsWith('acp:') ? harness.slice(4) : harness
   return Object.hasOwn(MODEL_ENDPOINTS, name) ? name : undefined
 }
 
 /** host:port of each base URL set in `env`. */
-export function baseUrlHosts (env: Record<string, string | undefined>): AllowedHost[] {
+export function baseUrlHosts(env: Record<string, string | undefined>): AllowedHost[] {
   return urlHosts(BASE_URL_VARS.map(name => env[name]))
 }
 
 /** host:port of each provider base URL named in the CLIs' config files under `home`. */
-export function configuredBaseUrlHosts (home: string): AllowedHost[] {
+export function configuredBaseUrlHosts(home: string): AllowedHost[] {
   const urls: string[] = []
   for (const [file, pattern] of BASE_URL_FILES) {
     let text: string
-    try { text = readFileSync(join(home, file), 'utf8') } catch { continue }
+    try {
+      text = readFileSync(join(home, file), 'utf8')
+    } catch {
+      continue
+    }
     for (const m of text.matchAll(pattern)) urls.push(m[1])
   }
   return urlHosts(urls)
 }
 
-function urlHosts (values: Array<string | undefined>): AllowedHost[] {
+function urlHosts(values: Array<string | undefined>): AllowedHost[] {
   const out: AllowedHost[] = []
   for (const value of values) {
     if (value == null || value === '') continue
@@ -62,7 +75,9 @@ function urlHosts (values: Array<string | undefined>): AllowedHost[] {
       const u = new URL(value)
       const port = u.port !== '' ? Number(u.port) : u.protocol === 'http:' ? 80 : 443
       out.push({ host: u.hostname.replace(/^\[|\]$/g, '').toLowerCase(), port })
-    } catch { /* not a URL: the CLI will say so */ }
+    } catch {
+      /* not a URL: the CLI will say so */
+    }
   }
   return out
 }
@@ -75,10 +90,10 @@ export class NetworkBridges {
   private readonly children: ChildProcess[] = []
   private dir = ''
 
-  constructor (private readonly allowed: AllowedHost[]) {}
+  constructor(private readonly allowed: AllowedHost[]) {}
 
   /** Starts one host-side socat per destination. */
-  async start (): Promise<void> {
+  async start(): Promise<void> {
     this.dir = await mkdtemp(join(tmpdir(), 'agency-net-'))
     const hosts = ['127.0.0.1 localhost', '::1 localhost']
     const seen = new Set<string>()
@@ -97,7 +112,9 @@ export class NetworkBridges {
       const socat = ['socat', `UNIX-LISTEN:${socket},fork,mode=600,unlink-early`, target]
       const words = existsSync('/usr/bin/setpriv') ? ['/usr/bin/setpriv', '--pdeathsig', 'KILL', '--', ...socat] : socat
       const child = spawn(words[0], words.slice(1), { stdio: 'ignore' })
-      child.on('error', () => { /* socat missing: detection said so before */ })
+      child.on('error', () => {
+        /* socat missing: detection said so before */
+      })
       this.children.push(child)
       this.bridges.push({ address, port: a.port, socket })
     }
@@ -106,20 +123,32 @@ export class NetworkBridges {
     await Promise.all(this.bridges.map(async b => await waitForFile(b.socket)))
   }
 
-  async stop (): Promise<void> {
+  async stop(): Promise<void> {
     for (const c of this.children) c.kill('SIGTERM')
     if (this.dir !== '') await rm(this.dir, { recursive: true, force: true })
   }
 }
 
-async function waitForFile (path: string): Promise<void> {
+async function waitForFile(path: string): Promise<void> {
   const { stat } = await import('node:fs/promises')
   for (let i = 0; i < 500; i++) {
-    try { await stat(path); return } catch { await new Promise(resolve => setTimeout(resolve, 10)) }
+    try {
+      await stat(path)
+      return
+    } catch {
+      await new Promise(resolve => setTimeout(resolve, 10))
+    }
   }
 }
 
 /** Hosts without a port open both web ports. */
-export function expandPorts (allowed: AllowedHost[]): AllowedHost[] {
-  return allowed.flatMap(a => a.port !== 0 ? [a] : [{ host: a.host, port: 443 }, { host: a.host, port: 80 }])
+export function expandPorts(allowed: AllowedHost[]): AllowedHost[] {
+  return allowed.flatMap(a =>
+    a.port !== 0
+      ? [a]
+      : [
+          { host: a.host, port: 443 },
+          { host: a.host, port: 80 }
+        ]
+  )
 }

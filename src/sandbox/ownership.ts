@@ -9,12 +9,14 @@ import { join } from 'node:path'
 import type { BoxUser } from './user.js'
 
 /** Makes `dir` and all in it the user's own. */
-export function giveToUser (dir: string, user: BoxUser): void {
-  walk(dir, path => { chownSync(path, user.uid, user.gid) })
+export function giveToUser(dir: string, user: BoxUser): void {
+  walk(dir, path => {
+    chownSync(path, user.uid, user.gid)
+  })
 }
 
 /** Shares `dir` and all in it with the user's group, root staying the owner. */
-export function shareWithGroup (dir: string, user: BoxUser): void {
+export function shareWithGroup(dir: string, user: BoxUser): void {
   walk(dir, (path, mode, isDir) => {
     chownSync(path, -1, user.gid)
     const shared = (mode & 0o7777) | ((mode & 0o700) >> 3) | (isDir ? 0o2000 : 0)
@@ -22,9 +24,13 @@ export function shareWithGroup (dir: string, user: BoxUser): void {
   })
 }
 
-function walk (path: string, visit: (path: string, mode: number, isDir: boolean) => void): void {
+function walk(path: string, visit: (path: string, mode: number, isDir: boolean) => void): void {
   let st
-  try { st = lstatSync(path) } catch { return }
+  try {
+    st = lstatSync(path)
+  } catch {
+    return
+  }
   // A link is left as it is: what it points to is not the box's to have.
   if (st.isSymbolicLink()) return
   visit(path, st.mode, st.isDirectory())

@@ -9,12 +9,13 @@ import { appendFileSync, closeSync, openSync, readSync, statSync, watch, type FS
 export type RefusalKind = 'fs' | 'net'
 
 const FS = /permission denied|read-only file system|\bEACCES\b|\bEROFS\b|\bEPERM\b.*(open|write|mkdir|unlink)/i
-const NET = /connection refused|\bECONNREFUSED\b|could not resolve host|\bENOTFOUND\b|\bEAI_AGAIN\b|name or service not known|temporary failure in name resolution|network is unreachable|\bENETUNREACH\b/i
+const NET =
+  /connection refused|\bECONNREFUSED\b|could not resolve host|\bENOTFOUND\b|\bEAI_AGAIN\b|name or service not known|temporary failure in name resolution|network is unreachable|\bENETUNREACH\b/i
 /** Our own lines, so a note is never counted again. */
 const OURS = 'agentd: sandbox refused'
 
 /** The refusal a line reports, if any. */
-export function refusalIn (line: string): RefusalKind | undefined {
+export function refusalIn(line: string): RefusalKind | undefined {
   if (line.includes(OURS)) return undefined
   if (FS.test(line)) return 'fs'
   if (NET.test(line)) return 'net'
@@ -22,8 +23,8 @@ export function refusalIn (line: string): RefusalKind | undefined {
 }
 
 /** The refusals in a run's output, one per line that reports one. */
-export function refusalsIn (output: string): Array<{ kind: RefusalKind, line: string }> {
-  const out: Array<{ kind: RefusalKind, line: string }> = []
+export function refusalsIn(output: string): Array<{ kind: RefusalKind; line: string }> {
+  const out: Array<{ kind: RefusalKind; line: string }> = []
   // A CLI's JSON log holds a whole tool result on one line: its escaped line breaks count as breaks.
   for (const line of output.split(/\n|\\n/)) {
     const kind = refusalIn(line)
@@ -32,7 +33,7 @@ export function refusalsIn (output: string): Array<{ kind: RefusalKind, line: st
   return out
 }
 
-export function refusalNote (kind: RefusalKind, line: string): string {
+export function refusalNote(kind: RefusalKind, line: string): string {
   return `${OURS} (${kind}): ${line}`
 }
 
@@ -45,22 +46,41 @@ export class RefusalWatch {
   private watcher: FSWatcher | undefined
   private rest = ''
 
-  constructor (private readonly logFile: string, private readonly onRefusal: (kind: RefusalKind, line: string) => void) {}
+  constructor(
+    private readonly logFile: string,
+    private readonly onRefusal: (kind: RefusalKind, line: string) => void
+  ) {}
 
-  start (): void {
+  start(): void {
     // The first run makes the log; it exists from now on so that it can be watched.
-    try { appendFileSync(this.logFile, '') } catch { /* its directory is not there: nothing to follow */ }
-    try { this.offset = statSync(this.logFile).size } catch { this.offset = 0 }
     try {
-      this.watcher = watch(this.logFile, () => { this.readNew() })
+      appendFileSync(this.logFile, '')
+    } catch {
+      /* its directory is not there: nothing to follow */
+    }
+    try {
+      this.offset = statSync(this.logFile).size
+    } catch {
+      this.offset = 0
+    }
+    try {
+      this.watcher = watch(this.logFile, () => {
+        this.readNew()
+      })
       this.watcher.on('error', () => {})
-    } catch { /* no log yet: the first run creates it; read on stop */ }
+    } catch {
+      /* no log yet: the first run creates it; read on stop */
+    }
   }
 
   /** Reads what was appended since the last look. */
-  readNew (): void {
+  readNew(): void {
     let fd: number
-    try { fd = openSync(this.logFile, 'r') } catch { return }
+    try {
+      fd = openSync(this.logFile, 'r')
+    } catch {
+      return
+    }
     const notes: string[] = []
     try {
       const buf = Buffer.alloc(64 * 1024)
@@ -76,13 +96,19 @@ export class RefusalWatch {
           notes.push(`[${new Date().toISOString()}] ${refusalNote(r.kind, r.line)}\n`)
         }
       }
-    } finally { closeSync(fd) }
+    } finally {
+      closeSync(fd)
+    }
     if (notes.length > 0) {
-      try { appendFileSync(this.logFile, notes.join('')) } catch { /* the log is gone */ }
+      try {
+        appendFileSync(this.logFile, notes.join(''))
+      } catch {
+        /* the log is gone */
+      }
     }
   }
 
-  stop (): void {
+  stop(): void {
     this.watcher?.close()
     this.readNew()
   }

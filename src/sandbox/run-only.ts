@@ -19,24 +19,34 @@ export interface RunOnlyFile {
 }
 
 /** `FILE=BOXPATH`: the file must exist, BOXPATH be absolute and outside what every box binds from the host. */
-export function parseRunOnly (entries: readonly string[]): RunOnlyFile[] {
-  return entries.flatMap(e => e.split(',')).map(e => e.trim()).filter(e => e !== '').map(entry => {
-    const eq = entry.indexOf('=')
-    if (eq <= 0) throw new InvalidArgumentError(`--sandbox-run-only: ${JSON.stringify(entry)} is not FILE=BOXPATH`)
-    const file = resolve(entry.slice(0, eq))
-    const at = normalize(entry.slice(eq + 1))
-    let regular = false
-    try { regular = statSync(file).isFile() } catch { /* said below */ }
-    if (!regular) throw new InvalidArgumentError(`--sandbox-run-only: ${file} is not a file`)
-    if (!isAbsolute(at) || at === '/' || at.startsWith('/tmp/') || SYSTEM_DIRS.some(d => at === d || at.startsWith(d + '/'))) {
-      throw new InvalidArgumentError(`--sandbox-run-only: the box path ${JSON.stringify(entry.slice(eq + 1))} must be absolute and outside /tmp and the system directories, e.g. /run/agency/reference/executable`)
-    }
-    return { file, at }
-  })
+export function parseRunOnly(entries: readonly string[]): RunOnlyFile[] {
+  return entries
+    .flatMap(e => e.split(','))
+    .map(e => e.trim())
+    .filter(e => e !== '')
+    .map(entry => {
+      const eq = entry.indexOf('=')
+      if (eq <= 0) throw new InvalidArgumentError(`--sandbox-run-only: ${JSON.stringify(entry)} is not FILE=BOXPATH`)
+      const file = resolve(entry.slice(0, eq))
+      const at = normalize(entry.slice(eq + 1))
+      let regular = false
+      try {
+        regular = statSync(file).isFile()
+      } catch {
+        /* said below */
+      }
+      if (!regular) throw new InvalidArgumentError(`--sandbox-run-only: ${file} is not a file`)
+      if (!isAbsolute(at) || at === '/' || at.startsWith('/tmp/') || SYSTEM_DIRS.some(d => at === d || at.startsWith(d + '/'))) {
+        throw new InvalidArgumentError(
+          `--sandbox-run-only: the box path ${JSON.stringify(entry.slice(eq + 1))} must be absolute and outside /tmp and the system directories, e.g. /run/agency/reference/executable`
+        )
+      }
+      return { file, at }
+    })
 }
 
 /** Copies each file into `dir` with mode 0111; the copies and their box paths, for the box to bind. */
-export function executeOnlyCopies (files: readonly RunOnlyFile[], dir: string): Array<[string, string]> {
+export function executeOnlyCopies(files: readonly RunOnlyFile[], dir: string): Array<[string, string]> {
   return files.map((f, i) => {
     const copy = join(dir, `run-only-${i}`)
     copyFileSync(f.file, copy)

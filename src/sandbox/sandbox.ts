@@ -7,9 +7,28 @@ import { homedir, tmpdir } from 'node:os'
 import { dirname, isAbsolute, join, relative } from 'node:path'
 import { bwrapArgs, type BoxSpec, type HiddenDir } from './box.js'
 import { DEFAULT_RUN_LIMITS, runGroup, type RunLimits } from './limits.js'
-import { chooseSandbox, detectSupport, parseAllowList, parseSandboxMode, type AllowedHost, type SandboxKind, type SandboxSupport } from './mode.js'
+import {
+  chooseSandbox,
+  detectSupport,
+  parseAllowList,
+  parseSandboxMode,
+  type AllowedHost,
+  type SandboxKind,
+  type SandboxSupport
+} from './mode.js'
 import { baseUrlHosts, configuredBaseUrlHosts, expandPorts, harnessCli, MODEL_ENDPOINTS, NetworkBridges } from './network.js'
-import { AUTH_FILES, existing, gitDirsOutside, hiddenDir, nodePrefix, parseHidden, programDirs, rehomed, SYSTEM_DIRS, toolchainRoots } from './paths.js'
+import {
+  AUTH_FILES,
+  existing,
+  gitDirsOutside,
+  hiddenDir,
+  nodePrefix,
+  parseHidden,
+  programDirs,
+  rehomed,
+  SYSTEM_DIRS,
+  toolchainRoots
+} from './paths.js'
 import { executeOnlyCopies, parseRunOnly, type RunOnlyFile } from './run-only.js'
 import { RefusalWatch, refusalsIn, refusalNote, type RefusalKind } from './refusals.js'
 import { packageRoot } from '../harness/package-paths.js'
@@ -83,7 +102,10 @@ export interface Sandbox {
   admit: (harness: string) => void
   /** Where each refusal is counted (the daemon's metric), once the daemon has its metrics. */
   countRefusals: (count: (kind: RefusalKind) => void) => void
-  /** Where a path under the real home is for the harness's CLI (in a box: the same place under the box's home), e.g. to read its session files back. */
+  /**
+   * Where a path under the real home is for the harness's CLI (in a box: the same place under the box's home), e.g. to read its session
+   * files back.
+   */
   homePath: (realPath: string) => string
 }
 
@@ -94,42 +116,60 @@ const gitTrustsRootsTrees = { GIT_CONFIG_COUNT: '1', GIT_CONFIG_KEY_0: 'safe.dir
 const OWN_HARNESSES = new Set(['sim'])
 
 /** Checks every option and picks the mode; throws (and starts nothing) on bad input or a mode that cannot run. */
-export function createSandbox (o: SandboxOptions): Sandbox {
+export function createSandbox(o: SandboxOptions): Sandbox {
   const mode = parseSandboxMode(o.mode)
   const allowed = parseAllowList(o.allow ?? [])
   const runOnly = parseRunOnly(o.runOnly ?? [])
   const hide = parseHidden(o.hide ?? [])
-  const support = o.support ?? (mode === 'none' ? { bwrap: { ok: false as const, reason: 'not asked for' }, docker: { ok: false as const, reason: 'not asked for' } } : detectSupport())
+  const support =
+    o.support ??
+    (mode === 'none'
+      ? { bwrap: { ok: false as const, reason: 'not asked for' }, docker: { ok: false as const, reason: 'not asked for' } }
+      : detectSupport())
   const kind = chooseSandbox(mode, support)
   const why = support.bwrap.ok ? '' : support.bwrap.reason
   if (kind === 'none') {
-    return new Unconfined(mode === 'none' ? 'sandbox: none (--sandbox none): agents and test runs run as the daemon\'s user with nothing around them' : `sandbox: none available (${why}); model-running harnesses will not start, the sim agent runs unconfined`, mode === 'none')
+    return new Unconfined(
+      mode === 'none'
+        ? "sandbox: none (--sandbox none): agents and test runs run as the daemon's user with nothing around them"
+        : `sandbox: none available (${why}); model-running harnesses will not start, the sim agent runs unconfined`,
+      mode === 'none'
+    )
   }
   const user = (o.asRoot ?? runsAsRoot()) ? sandboxUser(o.user ?? DEFAULT_SANDBOX_USER) : undefined
   const as = user != null ? `, as user ${user.name} (uid ${user.uid})` : ''
-  return new BubblewrapSandbox({ ...o, hide }, allowed, runOnly, `${mode === 'auto' ? 'sandbox: bwrap (auto: bubblewrap works here)' : 'sandbox: bwrap'}${as}`, user)
+  return new BubblewrapSandbox(
+    { ...o, hide },
+    allowed,
+    runOnly,
+    `${mode === 'auto' ? 'sandbox: bwrap (auto: bubblewrap works here)' : 'sandbox: bwrap'}${as}`,
+    user
+  )
 }
 
 class Unconfined implements Sandbox {
   readonly kind = 'none'
-  constructor (readonly summary: string, private readonly chosen: boolean) {}
+  constructor(
+    readonly summary: string,
+    private readonly chosen: boolean
+  ) {}
 
-  admit (harness: string): void {
+  admit(harness: string): void {
     if (!this.chosen && !OWN_HARNESSES.has(harness)) throw new UnconfinedHarnessError(harness, 'no sandbox works on this host')
   }
 
-  countRefusals (): void {}
+  countRefusals(): void {}
 
-  homePath (realPath: string): string {
+  homePath(realPath: string): string {
     return realPath
   }
 
-  async confineHarness (launch: HarnessLaunch, o: HarnessBoxOptions): Promise<ConfinedHarness> {
+  async confineHarness(launch: HarnessLaunch, o: HarnessBoxOptions): Promise<ConfinedHarness> {
     this.admit(o.harness)
     return { launch, stop: async () => {} }
   }
 
-  confineTest (command: string, cwd: string, env: NodeJS.ProcessEnv): ConfinedTest {
+  confineTest(command: string, cwd: string, env: NodeJS.ProcessEnv): ConfinedTest {
     return { command: '/bin/sh', args: ['-c', command], env, finish: () => ({ notes: [] }) }
   }
 }
@@ -143,7 +183,13 @@ class BubblewrapSandbox implements Sandbox {
   /** The last harness log a box was made for: a test run's refusals are named there too. */
   private harnessLog: string | undefined
 
-  constructor (private readonly o: SandboxOptions, private readonly allowed: AllowedHost[], runOnly: RunOnlyFile[], readonly summary: string, private readonly user?: BoxUser) {
+  constructor(
+    private readonly o: SandboxOptions,
+    private readonly allowed: AllowedHost[],
+    runOnly: RunOnlyFile[],
+    readonly summary: string,
+    private readonly user?: BoxUser
+  ) {
     this.limits = o.limits ?? DEFAULT_RUN_LIMITS
     this.count = o.onRefusal ?? (() => {})
     // An empty file nobody may read, bound over each hidden file.
@@ -152,22 +198,27 @@ class BubblewrapSandbox implements Sandbox {
     writeFileSync(this.standIn, '')
     chmodSync(this.standIn, 0)
     this.runOnly = executeOnlyCopies(runOnly, dir)
-    process.once('exit', () => { rmSync(dir, { recursive: true, force: true }) })
+    process.once('exit', () => {
+      rmSync(dir, { recursive: true, force: true })
+    })
   }
 
-  admit (): void {}
+  admit(): void {}
 
-  countRefusals (count: (kind: RefusalKind) => void): void {
+  countRefusals(count: (kind: RefusalKind) => void): void {
     const before = this.count
-    this.count = kind => { before(kind); count(kind) }
+    this.count = kind => {
+      before(kind)
+      count(kind)
+    }
   }
 
-  homePath (realPath: string): string {
+  homePath(realPath: string): string {
     const rel = relative(homedir(), realPath)
     return rel === '' || rel.startsWith('..') || isAbsolute(rel) ? realPath : join(this.o.dataDir, 'sandbox-home', rel)
   }
 
-  async confineHarness (launch: HarnessLaunch, h: HarnessBoxOptions): Promise<ConfinedHarness> {
+  async confineHarness(launch: HarnessLaunch, h: HarnessBoxOptions): Promise<ConfinedHarness> {
     const env = { ...process.env, ...launch.env }
     const cli = harnessCli(h.harness)
     const destinations = expandPorts([
@@ -197,7 +248,15 @@ class BubblewrapSandbox implements Sandbox {
       auth = this.forUser(this.user, launch, home, sockets, auth)
     }
     const spec: BoxSpec = {
-      readOnly: existing([...SYSTEM_DIRS, nodePrefix(), packageRoot, ...programDirs(launch.command, path), ...toolchainRoots(path), ...gitDirsOutside(launch.cwd), ...harnessFiles]),
+      readOnly: existing([
+        ...SYSTEM_DIRS,
+        nodePrefix(),
+        packageRoot,
+        ...programDirs(launch.command, path),
+        ...toolchainRoots(path),
+        ...gitDirsOutside(launch.cwd),
+        ...harnessFiles
+      ]),
       writable: [launch.cwd, home, ...(launch.writable ?? [])],
       hidden: this.hidden(),
       standIn: this.standIn,
@@ -211,22 +270,43 @@ class BubblewrapSandbox implements Sandbox {
       ...(this.user != null ? { user: this.user } : {})
     }
     this.harnessLog = h.logFile
-    const watch = new RefusalWatch(h.logFile, kind => { this.count(kind) })
+    const watch = new RefusalWatch(h.logFile, kind => {
+      this.count(kind)
+    })
     watch.start()
     const boxed: HarnessLaunch = {
       ...launch,
       command: 'bwrap',
       args: bwrapArgs(spec, launch.command, launch.args),
       boxed: { sandbox: 'bwrap', command: launch.command, args: launch.args },
-      env: { ...launch.env, ...rehomed(env, realHome, home), HOME: home, TMPDIR: '/tmp', AGENCY_SANDBOX_KIND: 'bwrap', ...(this.user != null ? gitTrustsRootsTrees : {}) }
+      env: {
+        ...launch.env,
+        ...rehomed(env, realHome, home),
+        HOME: home,
+        TMPDIR: '/tmp',
+        AGENCY_SANDBOX_KIND: 'bwrap',
+        ...(this.user != null ? gitTrustsRootsTrees : {})
+      }
     }
-    return { launch: boxed, stop: async () => { watch.stop(); await bridges.stop() } }
+    return {
+      launch: boxed,
+      stop: async () => {
+        watch.stop()
+        await bridges.stop()
+      }
+    }
   }
 
-  confineTest (command: string, cwd: string, env: NodeJS.ProcessEnv): ConfinedTest {
+  confineTest(command: string, cwd: string, env: NodeJS.ProcessEnv): ConfinedTest {
     if (this.user != null) shareWithGroup(cwd, this.user)
     const spec: BoxSpec = {
-      readOnly: existing([...SYSTEM_DIRS, nodePrefix(), ...programDirs('sh', env.PATH ?? ''), ...toolchainRoots(env.PATH ?? ''), ...gitDirsOutside(cwd)]),
+      readOnly: existing([
+        ...SYSTEM_DIRS,
+        nodePrefix(),
+        ...programDirs('sh', env.PATH ?? ''),
+        ...toolchainRoots(env.PATH ?? ''),
+        ...gitDirsOutside(cwd)
+      ]),
       writable: [cwd],
       hidden: this.hidden(),
       standIn: this.standIn,
@@ -269,14 +349,23 @@ class BubblewrapSandbox implements Sandbox {
    * user may read (the real ones are root's, mode 0600), and the daemon's
    * socket is opened to the group. Returns the logins to bind.
    */
-  private forUser (user: BoxUser, launch: HarnessLaunch, home: string, sockets: string[], logins: Array<[string, string]>): Array<[string, string]> {
+  private forUser(
+    user: BoxUser,
+    launch: HarnessLaunch,
+    home: string,
+    sockets: string[],
+    logins: Array<[string, string]>
+  ): Array<[string, string]> {
     process.umask(0o002)
     // The directories the logins are bound into are made now, so that they are the user's too (bwrap would make them root's).
     for (const [, box] of logins) mkdirSync(dirname(box), { recursive: true })
     giveToUser(home, user)
     for (const d of launch.writable ?? []) giveToUser(d, user)
     shareWithGroup(launch.cwd, user)
-    for (const s of existing(sockets)) { chownSync(s, -1, user.gid); chmodSync(s, 0o660) }
+    for (const s of existing(sockets)) {
+      chownSync(s, -1, user.gid)
+      chmodSync(s, 0o660)
+    }
     const copies = join(this.o.dataDir, 'sandbox-logins')
     return logins.map(([real, box]) => {
       const copy = join(copies, relative(home, box))
@@ -290,14 +379,18 @@ class BubblewrapSandbox implements Sandbox {
   }
 
   /** A test run's refusals, named in the harness log (the watch there does not count our own lines again). */
-  private noteTestRefusals (refused: Array<{ kind: RefusalKind, line: string }>): void {
+  private noteTestRefusals(refused: Array<{ kind: RefusalKind; line: string }>): void {
     if (this.harnessLog == null || refused.length === 0) return
     const at = new Date().toISOString()
-    try { appendFileSync(this.harnessLog, refused.map(r => `[${at}] ${refusalNote(r.kind, `test run: ${r.line}`)}\n`).join('')) } catch { /* no harness log */ }
+    try {
+      appendFileSync(this.harnessLog, refused.map(r => `[${at}] ${refusalNote(r.kind, `test run: ${r.line}`)}\n`).join(''))
+    } catch {
+      /* no harness log */
+    }
   }
 
   /** The user's home, the data dir and its neighbours (other agents' data dirs on this host), and what --sandbox-hide names. */
-  private hidden (): HiddenDir[] {
+  private hidden(): HiddenDir[] {
     const dataDir = this.o.dataDir
     const parent = dirname(dataDir)
     const dirs = [homedir(), ...(parent !== tmpdir() ? [parent] : []), dataDir, ...(this.o.hide ?? [])]

@@ -13,12 +13,12 @@ export const FINDINGS_CHECKPOINT_FILE = 'findings-checkpoint'
 /** the board's fold, written when the daemon stops */
 export const BOARD_CHECKPOINT_FILE = 'board-checkpoint'
 
-export function checkpointPath (dataDir: string, name = LOG_CHECKPOINT_FILE): string {
+export function checkpointPath(dataDir: string, name = LOG_CHECKPOINT_FILE): string {
   return join(dataDir, name)
 }
 
 /** The checkpoint's bytes, or undefined when there is none (or it cannot be read). */
-export async function readCheckpoint (dataDir: string, name = LOG_CHECKPOINT_FILE): Promise<Uint8Array | undefined> {
+export async function readCheckpoint(dataDir: string, name = LOG_CHECKPOINT_FILE): Promise<Uint8Array | undefined> {
   try {
     return await readFile(checkpointPath(dataDir, name))
   } catch {
@@ -27,7 +27,7 @@ export async function readCheckpoint (dataDir: string, name = LOG_CHECKPOINT_FIL
 }
 
 /** The same, read at once (for a caller that cannot wait). */
-export function readCheckpointSync (dataDir: string, name = LOG_CHECKPOINT_FILE): Uint8Array | undefined {
+export function readCheckpointSync(dataDir: string, name = LOG_CHECKPOINT_FILE): Uint8Array | undefined {
   try {
     return readFileSync(checkpointPath(dataDir, name))
   } catch {
@@ -36,7 +36,11 @@ export function readCheckpointSync (dataDir: string, name = LOG_CHECKPOINT_FILE)
 }
 
 /** Replaces the checkpoint with `bytes` (or pieces of them, written in order), atomically and synced. */
-export async function writeCheckpoint (dataDir: string, bytes: Uint8Array | readonly Uint8Array[], name = LOG_CHECKPOINT_FILE): Promise<void> {
+export async function writeCheckpoint(
+  dataDir: string,
+  bytes: Uint8Array | readonly Uint8Array[],
+  name = LOG_CHECKPOINT_FILE
+): Promise<void> {
   const path = checkpointPath(dataDir, name)
   const tmp = `${path}.tmp`
   const fh = await open(tmp, 'w')
@@ -50,10 +54,16 @@ export async function writeCheckpoint (dataDir: string, bytes: Uint8Array | read
   await rename(tmp, path)
   // the rename is durable once the directory is synced
   const dir = await open(dataDir, 'r')
-  try { await dir.sync() } catch { /* some file systems cannot sync a directory */ } finally { await dir.close() }
+  try {
+    await dir.sync()
+  } catch {
+    /* some file systems cannot sync a directory */
+  } finally {
+    await dir.close()
+  }
 }
 
 /** Removes the checkpoint, if any. */
-export async function removeCheckpoint (dataDir: string, name = LOG_CHECKPOINT_FILE): Promise<void> {
+export async function removeCheckpoint(dataDir: string, name = LOG_CHECKPOINT_FILE): Promise<void> {
   await rm(checkpointPath(dataDir, name), { force: true })
 }

@@ -29,7 +29,7 @@ export const READ_WINDOW = 8192
 /** A window is read as one range when it needs at least one cursor in this many. */
 const DENSE = 4
 
-function ascending (cursors: readonly number[]): boolean {
+function ascending(cursors: readonly number[]): boolean {
   for (let i = 1; i < cursors.length; i++) if (cursors[i] <= cursors[i - 1]) return false
   return true
 }
@@ -39,7 +39,11 @@ function ascending (cursors: readonly number[]): boolean {
  * author's entries in one window); throws UnavailableError for a cursor the
  * store does not hold.
  */
-export async function * readFeeds (groups: ReadonlyArray<readonly number[]>, store: CursorReads, window = READ_WINDOW): AsyncGenerator<Uint8Array[]> {
+export async function* readFeeds(
+  groups: ReadonlyArray<readonly number[]>,
+  store: CursorReads,
+  window = READ_WINDOW
+): AsyncGenerator<Uint8Array[]> {
   const one = (c: number): Uint8Array => {
     const bytes = store.one(c)
     if (bytes === undefined) throw new UnavailableError(`the log has no entry at cursor ${c} on disk`)

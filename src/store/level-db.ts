@@ -8,12 +8,12 @@ import { DataDirError, DataDirLockedError } from './errors.js'
 /** Keys are utf8 strings; values are bytes unless a sublevel says otherwise. */
 export type LevelDb = Level<string, Uint8Array>
 
-export function levelPath (dataDir: string): string {
+export function levelPath(dataDir: string): string {
   return join(dataDir, 'db')
 }
 
 /** Opens `<dataDir>/db`, creating the dir (mode 0700: it also holds the identity key). */
-export async function openLevelDb (dataDir: string, tuning: { cacheSize?: number, writeBufferSize?: number } = {}): Promise<LevelDb> {
+export async function openLevelDb(dataDir: string, tuning: { cacheSize?: number; writeBufferSize?: number } = {}): Promise<LevelDb> {
   try {
     await mkdir(dataDir, { recursive: true, mode: 0o700 })
   } catch (err) {
@@ -34,10 +34,14 @@ export async function openLevelDb (dataDir: string, tuning: { cacheSize?: number
   return db
 }
 
-interface CodedError { code?: unknown, message?: unknown, cause?: unknown }
+interface CodedError {
+  code?: unknown
+  message?: unknown
+  cause?: unknown
+}
 
 /** The first error in the cause chain with the given code. */
-function findCode (err: unknown, code: string): CodedError | undefined {
+function findCode(err: unknown, code: string): CodedError | undefined {
   for (let e = err as CodedError | undefined, depth = 0; e != null && depth < 10; e = e.cause as CodedError | undefined, depth++) {
     if (e.code === code) return e
   }
@@ -45,23 +49,29 @@ function findCode (err: unknown, code: string): CodedError | undefined {
 }
 
 /** The deepest error in the cause chain: the one that says what went wrong. */
-function rootCause (err: unknown): CodedError {
+function rootCause(err: unknown): CodedError {
   let e = err as CodedError
   for (let depth = 0; e.cause != null && depth < 10; depth++) e = e.cause
   return e
 }
 
-function describeCause (err: unknown, path: string): string {
+function describeCause(err: unknown, path: string): string {
   const root = rootCause(err)
   switch (root.code) {
     case 'ENOTDIR':
-    case 'EEXIST': return `${path} (or a parent of it) is not a directory`
+    case 'EEXIST':
+      return `${path} (or a parent of it) is not a directory`
     case 'EACCES':
-    case 'EPERM': return `permission denied on ${path}`
-    case 'EROFS': return `${path} is on a read-only file system`
-    case 'ENOSPC': return `no space left on device for ${path}`
-    case 'LEVEL_CORRUPTION': return `the database in ${path} is corrupt (${String(root.message)})`
-    default: return typeof root.message === 'string' ? root.message : inspect(root)
+    case 'EPERM':
+      return `permission denied on ${path}`
+    case 'EROFS':
+      return `${path} is on a read-only file system`
+    case 'ENOSPC':
+      return `no space left on device for ${path}`
+    case 'LEVEL_CORRUPTION':
+      return `the database in ${path} is corrupt (${String(root.message)})`
+    default:
+      return typeof root.message === 'string' ? root.message : inspect(root)
   }
 }
 
@@ -70,7 +80,7 @@ function describeCause (err: unknown, path: string): string {
 export type LevelBatch = Array<BatchOperation<LevelDb, string, any>>
 
 /** A put or del of a whole key (its sublevel's prefix included): bytes or a string, as LevelDB stores it. */
-export type RawOp = { type: 'put', key: string, value: Uint8Array } | { type: 'del', key: string }
+export type RawOp = { type: 'put'; key: string; value: Uint8Array } | { type: 'del'; key: string }
 
 /**
  * Writes `ops` in one atomic batch. abstract-level's batch() copies,
@@ -82,7 +92,7 @@ export type RawOp = { type: 'put', key: string, value: Uint8Array } | { type: 'd
  * The native side defers a close until a batch in flight is done. Any other
  * state goes through batch(), which reports it.
  */
-export async function writeRaw (db: LevelDb, ops: RawOp[], options: { sync: boolean }): Promise<void> {
+export async function writeRaw(db: LevelDb, ops: RawOp[], options: { sync: boolean }): Promise<void> {
   const direct = (db as unknown as { _batch?: (ops: RawOp[], options: { sync: boolean }) => Promise<void> })._batch
   if (db.status === 'open' && typeof direct === 'function' && (db.hooks.prewrite as unknown as { noop: boolean }).noop) {
     await direct.call(db, ops, options)

@@ -65,12 +65,20 @@ const HEX_ID = /^[0-9a-f]+$/
  */
 class StoreArchive implements EntryArchive {
   private readonly unwritten = new Map<number, Uint8Array>()
-  constructor (private readonly read: (cursor: number) => Uint8Array | undefined) {}
-  put (cursor: number, bytes: Uint8Array): void { this.unwritten.set(cursor, bytes) }
-  get (cursor: number): Uint8Array | undefined { return this.unwritten.get(cursor) ?? this.read(cursor) }
-  written (cursors: Iterable<number>): void { for (const c of cursors) this.unwritten.delete(c) }
+  constructor(private readonly read: (cursor: number) => Uint8Array | undefined) {}
+  put(cursor: number, bytes: Uint8Array): void {
+    this.unwritten.set(cursor, bytes)
+  }
+  get(cursor: number): Uint8Array | undefined {
+    return this.unwritten.get(cursor) ?? this.read(cursor)
+  }
+  written(cursors: Iterable<number>): void {
+    for (const c of cursors) this.unwritten.delete(c)
+  }
   /** entries accepted and not yet written */
-  get waiting (): number { return this.unwritten.size }
+  get waiting(): number {
+    return this.unwritten.size
+  }
 }
 
 export class LogStore {
@@ -86,7 +94,7 @@ export class LogStore {
   private last: number
   private total: number
 
-  private constructor (db: LevelDb, vector: Map<string, number>, last: number, total: number) {
+  private constructor(db: LevelDb, vector: Map<string, number>, last: number, total: number) {
     this.db = db
     const s = LogStore.sublevels(db)
     this.byCursor = s.byCursor
@@ -98,7 +106,7 @@ export class LogStore {
     this.total = total
   }
 
-  private static sublevels (db: LevelDb) {
+  private static sublevels(db: LevelDb) {
     return {
       byCursor: db.sublevel<string, Uint8Array>('log-c', { keyEncoding: 'utf8', valueEncoding: 'view' }),
       vector: db.sublevel<string, string>('log-vector', { keyEncoding: 'utf8', valueEncoding: 'utf8' }),
@@ -112,7 +120,7 @@ export class LogStore {
    * stored without gaps from 1, so the last is also the number of entries:
    * opening reads one key, not the whole log.
    */
-  static async open (db: LevelDb): Promise<LogStore> {
+  static async open(db: LevelDb): Promise<LogStore> {
     const s = LogStore.sublevels(db)
     const vector = new Map<string, number>()
     for await (const [author, seq] of s.vector.iterator()) vector.set(author, Number(seq))
@@ -126,7 +134,7 @@ export class LogStore {
    * this layout, in batches, and returns how many entries it moved. Safe to
    * run again after a crash: the old keys go only once every entry is copied.
    */
-  static async migrateFromSchema1 (db: LevelDb): Promise<number> {
+  static async migrateFromSchema1(db: LevelDb): Promise<number> {
     const s = LogStore.sublevels(db)
     const oldEntries = db.sublevel<string, Uint8Array>('log-entry', { keyEncoding: 'utf8', valueEncoding: 'view' })
     const oldBySeq = db.sublevel<string, string>('log-seq', { keyEncoding: 'utf8', valueEncoding: 'utf8' })
@@ -161,7 +169,7 @@ export class LogStore {
    * stored one without a gap, or that would leave a gap or a duplicate in an
    * author's feed.
    */
-  async putAccepted (records: readonly StoredEntryRecord[], opts: AcceptedWriteOptions): Promise<void> {
+  async putAccepted(records: readonly StoredEntryRecord[], opts: AcceptedWriteOptions): Promise<void> {
     if (records.length === 0) return
     for (const r of records) assertRecord(r, true)
     const pendingIds = opts.pendingIds ?? records.map(r => r.id)
@@ -171,7 +179,9 @@ export class LogStore {
       let expectedCursor = this.last + 1
       for (const r of records) {
         if (r.cursor !== expectedCursor) {
-          throw new InvalidArgumentError(`entry ${r.id}: cursor ${r.cursor} does not follow cursor ${expectedCursor - 1} (stored cursors run from 1 without a gap)`)
+          throw new InvalidArgumentError(
+            `entry ${r.id}: cursor ${r.cursor} does not follow cursor ${expectedCursor - 1} (stored cursors run from 1 without a gap)`
+          )
         }
         expectedCursor++
         const seqs = seqsByAuthor.get(r.entry.author)
@@ -184,9 +194,11 @@ export class LogStore {
         let expected = (this.vector.get(author) ?? 0) + 1
         for (const seq of seqs) {
           if (seq !== expected) {
-            throw new InvalidArgumentError(seq < expected
-              ? `author ${author} seq ${seq} is already stored or repeats in the batch`
-              : `author ${author} seq ${seq} leaves a gap: the feed ends at seq ${expected - 1}`)
+            throw new InvalidArgumentError(
+              seq < expected
+                ? `author ${author} seq ${seq} is already stored or repeats in the batch`
+                : `author ${author} seq ${seq} leaves a gap: the feed ends at seq ${expected - 1}`
+            )
           }
           expected++
         }
@@ -217,28 +229,32 @@ export class LogStore {
    * (synced) this daemon's own entries before they are placed: a restart takes
    * in whichever of those follow their feed.
    */
-  async putPending (records: readonly EntryRecord[], opts: { sync?: boolean } = {}): Promise<void> {
+  async putPending(records: readonly EntryRecord[], opts: { sync?: boolean } = {}): Promise<void> {
     if (records.length === 0) return
     for (const r of records) assertRecord(r, false)
     const ops: LevelBatch = records.map(r => ({ type: 'put', sublevel: this.pending, key: r.id, value: r.bytes }))
-    await this.queue.run(async () => { await this.db.batch(ops, { sync: opts.sync === true }) })
+    await this.queue.run(async () => {
+      await this.db.batch(ops, { sync: opts.sync === true })
+    })
   }
 
-  async removePending (ids: readonly string[]): Promise<void> {
+  async removePending(ids: readonly string[]): Promise<void> {
     if (ids.length === 0) return
     for (const id of ids) assertId(id)
     const ops: LevelBatch = ids.map(id => ({ type: 'del', sublevel: this.pending, key: id }))
-    await this.queue.run(async () => { await this.db.batch(ops) })
+    await this.queue.run(async () => {
+      await this.db.batch(ops)
+    })
   }
 
-  async loadPending (): Promise<EntryRecord[]> {
+  async loadPending(): Promise<EntryRecord[]> {
     const out: EntryRecord[] = []
     for await (const [id, bytes] of this.pending.iterator()) out.push(decodeRecord(id, bytes))
     return out
   }
 
   /** Keeps a fork proof. Storing the same proof twice keeps one copy. */
-  async putFork (proof: StoredForkProof): Promise<void> {
+  async putFork(proof: StoredForkProof): Promise<void> {
     assertAuthor(proof.author)
     assertPositiveInteger('fork seq', proof.seq)
     if (proof.a == null || proof.b == null) throw new InvalidArgumentError('a fork proof needs both entries')
@@ -251,7 +267,7 @@ export class LogStore {
     })
   }
 
-  async loadForks (): Promise<StoredForkProof[]> {
+  async loadForks(): Promise<StoredForkProof[]> {
     const out: StoredForkProof[] = []
     for await (const [key, value] of this.forks.iterator()) {
       const [author, seq] = key.split('/')
@@ -262,12 +278,12 @@ export class LogStore {
   }
 
   /** Every accepted entry, in cursor (arrival) order, decoded and hashed. */
-  async * loadAll (): AsyncGenerator<StoredEntryRecord> {
-    yield * this.recordsAfter(0)
+  async *loadAll(): AsyncGenerator<StoredEntryRecord> {
+    yield* this.recordsAfter(0)
   }
 
   /** Up to `limit` accepted entries with cursor > `after`, in cursor order, decoded and hashed. */
-  async readAfter (after: number, limit: number): Promise<StoredEntryRecord[]> {
+  async readAfter(after: number, limit: number): Promise<StoredEntryRecord[]> {
     assertNonNegativeInteger('cursor', after)
     assertPositiveInteger('limit', limit)
     const out: StoredEntryRecord[] = []
@@ -276,7 +292,7 @@ export class LogStore {
   }
 
   /** The bytes of the entries with cursor > `after`, in cursor order, as stored (not decoded): pages of at most `page`. */
-  async * bytesAfter (after: number, page = READ_BATCH * 4): AsyncGenerator<Array<{ cursor: number, bytes: Uint8Array }>> {
+  async *bytesAfter(after: number, page = READ_BATCH * 4): AsyncGenerator<Array<{ cursor: number; bytes: Uint8Array }>> {
     const it = this.byCursor.iterator({ gt: padNumber(after) })
     try {
       for (;;) {
@@ -295,7 +311,7 @@ export class LogStore {
    * instead of a look-up per entry). Every cursor up to lastCursor() is
    * stored (cursors run from 1 without a gap), so `to` must not pass it.
    */
-  async bytesInRange (from: number, to: number): Promise<Uint8Array[]> {
+  async bytesInRange(from: number, to: number): Promise<Uint8Array[]> {
     assertPositiveInteger('cursor', from)
     assertPositiveInteger('cursor', to)
     if (to > this.last) throw new InvalidArgumentError(`cursor ${to} is past the last stored cursor ${this.last}`)
@@ -310,7 +326,8 @@ export class LogStore {
         for (const b of page) out.push(b)
         if (out.length >= to - from + 1) break
       }
-      if (out.length !== to - from + 1) throw new StoreCorruptError(`the log holds ${out.length} entries at cursors ${from} to ${to}, not ${to - from + 1}`)
+      if (out.length !== to - from + 1)
+        throw new StoreCorruptError(`the log holds ${out.length} entries at cursors ${from} to ${to}, not ${to - from + 1}`)
       return out
     } finally {
       await it.close()
@@ -318,38 +335,38 @@ export class LogStore {
   }
 
   /** The stored bytes of the entries at `cursors` (one multi-get), undefined where none is stored. */
-  async bytesAtMany (cursors: readonly number[]): Promise<Array<Uint8Array | undefined>> {
+  async bytesAtMany(cursors: readonly number[]): Promise<Array<Uint8Array | undefined>> {
     const got = await this.byCursor.getMany(cursors.map(padNumber))
     return got.map(b => b ?? undefined)
   }
 
   /** The stored bytes of the entry at `cursor`, read at once (blocking: for reads that cannot wait), or undefined. */
-  bytesAtSync (cursor: number): Uint8Array | undefined {
+  bytesAtSync(cursor: number): Uint8Array | undefined {
     return this.byCursor.getSync(padNumber(cursor)) ?? undefined
   }
 
   /** The stored bytes of the entry at `cursor`, or undefined. */
-  async bytesAt (cursor: number): Promise<Uint8Array | undefined> {
+  async bytesAt(cursor: number): Promise<Uint8Array | undefined> {
     assertPositiveInteger('cursor', cursor)
     return (await this.byCursor.get(padNumber(cursor))) ?? undefined
   }
 
   /** A copy of the version vector: author -> highest contiguous seq. */
-  loadVector (): Map<string, number> {
+  loadVector(): Map<string, number> {
     return new Map(this.vector)
   }
 
   /** The highest cursor stored; 0 when the log is empty. */
-  lastCursor (): number {
+  lastCursor(): number {
     return this.last
   }
 
   /** Number of accepted entries. */
-  count (): number {
+  count(): number {
     return this.total
   }
 
-  private async * recordsAfter (after: number, limit = Infinity): AsyncGenerator<StoredEntryRecord> {
+  private async *recordsAfter(after: number, limit = Infinity): AsyncGenerator<StoredEntryRecord> {
     const it = this.byCursor.iterator({ gt: padNumber(after) })
     try {
       let left = limit
@@ -365,11 +382,11 @@ export class LogStore {
   }
 }
 
-function seqKey (author: string, seq: number): string {
+function seqKey(author: string, seq: number): string {
   return `${author}/${padNumber(seq)}`
 }
 
-function decodeRecord (id: string, bytes: Uint8Array): EntryRecord {
+function decodeRecord(id: string, bytes: Uint8Array): EntryRecord {
   try {
     return { id, entry: Entry.decode(bytes), bytes }
   } catch (err) {
@@ -378,7 +395,7 @@ function decodeRecord (id: string, bytes: Uint8Array): EntryRecord {
 }
 
 // A fork value is [u32 length of a][a][b], a and b canonical entry bytes.
-function encodeForkValue (a: Uint8Array, b: Uint8Array): Uint8Array {
+function encodeForkValue(a: Uint8Array, b: Uint8Array): Uint8Array {
   const out = new Uint8Array(4 + a.length + b.length)
   new DataView(out.buffer).setUint32(0, a.length)
   out.set(a, 4)
@@ -386,39 +403,40 @@ function encodeForkValue (a: Uint8Array, b: Uint8Array): Uint8Array {
   return out
 }
 
-function decodeForkValue (key: string, value: Uint8Array): { a: Uint8Array, b: Uint8Array } {
+function decodeForkValue(key: string, value: Uint8Array): { a: Uint8Array; b: Uint8Array } {
   const view = new DataView(value.buffer, value.byteOffset, value.byteLength)
   const n = value.length >= 4 ? view.getUint32(0) : -1
   if (n < 0 || 4 + n > value.length) throw new StoreCorruptError(`fork proof ${key} is malformed`)
   return { a: value.subarray(4, 4 + n), b: value.subarray(4 + n) }
 }
 
-function assertId (id: unknown): asserts id is string {
+function assertId(id: unknown): asserts id is string {
   if (typeof id !== 'string' || !HEX_ID.test(id)) {
     throw new InvalidArgumentError(`entry id must be lowercase hex, got ${JSON.stringify(id)}`)
   }
 }
 
 // '/' separates author from seq in index keys; peer ids never contain it.
-function assertAuthor (author: unknown): asserts author is string {
+function assertAuthor(author: unknown): asserts author is string {
   assertNonEmptyString('author', author)
   if (author.includes('/')) throw new InvalidArgumentError(`author ${JSON.stringify(author)} must not contain '/'`)
 }
 
-function assertBytes (what: string, bytes: unknown): asserts bytes is Uint8Array {
+function assertBytes(what: string, bytes: unknown): asserts bytes is Uint8Array {
   if (!(bytes instanceof Uint8Array) || bytes.length === 0) throw new InvalidArgumentError(`${what} must be non-empty bytes`)
 }
 
-function assertRecord (r: StoredEntryRecord | EntryRecord, accepted: boolean): void {
+function assertRecord(r: StoredEntryRecord | EntryRecord, accepted: boolean): void {
   // checked for every entry of a bulk sync: the messages are made only for a record that fails
   assertId(r.id)
   if (!(r.bytes instanceof Uint8Array) || r.bytes.length === 0) assertBytes(`entry ${r.id} bytes`, r.bytes)
   if (r.entry == null) throw new InvalidArgumentError(`entry ${r.id} has no decoded entry`)
   assertAuthor(r.entry.author)
   if (!isPositiveInteger(r.entry.seq)) assertPositiveInteger(`entry ${r.id} seq`, r.entry.seq)
-  if (accepted && !isPositiveInteger((r as StoredEntryRecord).cursor)) assertPositiveInteger(`entry ${r.id} cursor`, (r as StoredEntryRecord).cursor)
+  if (accepted && !isPositiveInteger((r as StoredEntryRecord).cursor))
+    assertPositiveInteger(`entry ${r.id} cursor`, (r as StoredEntryRecord).cursor)
 }
 
-function isPositiveInteger (n: unknown): boolean {
+function isPositiveInteger(n: unknown): boolean {
   return typeof n === 'number' && Number.isSafeInteger(n) && n >= 1
 }

@@ -39,8 +39,16 @@ export interface DeliverResult {
   cursor: number
 }
 
-interface OutboxValue { message: string, attempts: number, expiresAt: number, lastAttemptAt?: number }
-interface InboxValue { message: string, receivedAt: number }
+interface OutboxValue {
+  message: string
+  attempts: number
+  expiresAt: number
+  lastAttemptAt?: number
+}
+interface InboxValue {
+  message: string
+  receivedAt: number
+}
 
 const log = componentLogger('store')
 
@@ -53,7 +61,7 @@ export class MessageStore {
   private last: number
   private total: number
 
-  private constructor (db: LevelDb, last: number, total: number) {
+  private constructor(db: LevelDb, last: number, total: number) {
     this.db = db
     const s = MessageStore.sublevels(db)
     this.outbox = s.outbox
@@ -63,7 +71,7 @@ export class MessageStore {
     this.total = total
   }
 
-  private static sublevels (db: LevelDb) {
+  private static sublevels(db: LevelDb) {
     return {
       outbox: db.sublevel<string, OutboxValue>('dm-outbox', { keyEncoding: 'utf8', valueEncoding: 'json' }),
       inbox: db.sublevel<string, InboxValue>('dm-inbox', { keyEncoding: 'utf8', valueEncoding: 'json' }),
@@ -71,7 +79,7 @@ export class MessageStore {
     }
   }
 
-  static async open (db: LevelDb): Promise<MessageStore> {
+  static async open(db: LevelDb): Promise<MessageStore> {
     const s = MessageStore.sublevels(db)
     const lastKeys = await s.inbox.keys({ reverse: true, limit: 1 }).all()
     const last = lastKeys.length > 0 ? parsePadded(lastKeys[0]) : 0
@@ -83,7 +91,7 @@ export class MessageStore {
   // ---- outbox ----
 
   /** Queues a message for sending; on disk before this returns. */
-  async enqueue (msg: DirectMessage, opts: { expiresAt: number }): Promise<void> {
+  async enqueue(msg: DirectMessage, opts: { expiresAt: number }): Promise<void> {
     assertNonEmptyString('message id', msg.id)
     assertNonEmptyString('message recipient', msg.to)
     assertNonNegativeInteger('expiresAt', opts.expiresAt)
@@ -96,20 +104,20 @@ export class MessageStore {
   }
 
   /** Every queued message, oldest (by message time, then id) first. */
-  async listOutbox (): Promise<OutboxRecord[]> {
+  async listOutbox(): Promise<OutboxRecord[]> {
     const out: OutboxRecord[] = []
     for await (const [id, value] of this.outbox.iterator()) out.push(decodeOutbox(id, value))
     return out.sort((a, b) => a.message.time - b.message.time || (a.message.id < b.message.id ? -1 : 1))
   }
 
-  async getOutbox (id: string): Promise<OutboxRecord | undefined> {
+  async getOutbox(id: string): Promise<OutboxRecord | undefined> {
     assertNonEmptyString('message id', id)
     const value = await this.outbox.get(id)
     return value == null ? undefined : decodeOutbox(id, value)
   }
 
   /** Counts a delivery attempt; returns the updated record, or undefined if it is no longer queued. */
-  async recordAttempt (id: string, at: number): Promise<OutboxRecord | undefined> {
+  async recordAttempt(id: string, at: number): Promise<OutboxRecord | undefined> {
     assertNonEmptyString('message id', id)
     assertNonNegativeInteger('attempt time', at)
     return await this.queue.run(async () => {
@@ -122,24 +130,24 @@ export class MessageStore {
   }
 
   /** The peer acked the message: it leaves the outbox. Returns whether it was queued. */
-  async markDelivered (id: string): Promise<boolean> {
+  async markDelivered(id: string): Promise<boolean> {
     return await this.removeFromOutbox(id)
   }
 
   /** Gives up on a message (TTL passed, peer refused it). Returns whether it was queued. */
-  async drop (id: string, reason: string): Promise<boolean> {
+  async drop(id: string, reason: string): Promise<boolean> {
     const removed = await this.removeFromOutbox(id)
     if (removed) log.warn({ id, reason }, 'direct message dropped from the outbox')
     return removed
   }
 
-  async outboxCount (): Promise<number> {
+  async outboxCount(): Promise<number> {
     let n = 0
     for await (const _ of this.outbox.keys()) n++
     return n
   }
 
-  private async removeFromOutbox (id: string): Promise<boolean> {
+  private async removeFromOutbox(id: string): Promise<boolean> {
     assertNonEmptyString('message id', id)
     return await this.queue.run(async () => {
       if (!(await this.outbox.has(id))) return false
@@ -156,7 +164,7 @@ export class MessageStore {
    * record go in one synced batch, so an ack sent after this returns is never
    * followed by a second copy, across restarts too.
    */
-  async deliver (msg: DirectMessage, receivedAt: number): Promise<DeliverResult> {
+  async deliver(msg: DirectMessage, receivedAt: number): Promise<DeliverResult> {
     assertNonEmptyString('message id', msg.id)
     if (typeof msg.from !== 'string' || msg.from.includes('/')) {
       throw new InvalidArgumentError(`message sender ${JSON.stringify(msg.from)} must be a peer id`)
@@ -180,7 +188,7 @@ export class MessageStore {
   }
 
   /** Up to `limit` inbox messages with cursor > `after`, in cursor order. */
-  async inboxAfter (after: number, limit: number): Promise<InboxRecord[]> {
+  async inboxAfter(after: number, limit: number): Promise<InboxRecord[]> {
     assertNonNegativeInteger('cursor', after)
     assertPositiveInteger('limit', limit)
     const out: InboxRecord[] = []
@@ -190,21 +198,21 @@ export class MessageStore {
     return out
   }
 
-  inboxCount (): number {
+  inboxCount(): number {
     return this.total
   }
 
   /** The cursor of the newest inbox message; 0 when the inbox is empty. */
-  lastCursor (): number {
+  lastCursor(): number {
     return this.last
   }
 }
 
-function encodeMessage (msg: DirectMessage): string {
+function encodeMessage(msg: DirectMessage): string {
   return Buffer.from(DirectMessage.encode(msg).finish()).toString('base64')
 }
 
-function decodeMessage (key: string, base64: unknown): DirectMessage {
+function decodeMessage(key: string, base64: unknown): DirectMessage {
   if (typeof base64 !== 'string') throw new StoreCorruptError(`stored direct message ${key} has no message bytes`)
   try {
     return DirectMessage.decode(Buffer.from(base64, 'base64'))
@@ -213,7 +221,7 @@ function decodeMessage (key: string, base64: unknown): DirectMessage {
   }
 }
 
-function decodeOutbox (id: string, value: OutboxValue): OutboxRecord {
+function decodeOutbox(id: string, value: OutboxValue): OutboxRecord {
   const record: OutboxRecord = { message: decodeMessage(id, value.message), attempts: value.attempts, expiresAt: value.expiresAt }
   if (value.lastAttemptAt != null) record.lastAttemptAt = value.lastAttemptAt
   return record

@@ -43,7 +43,7 @@ const log = componentLogger('store')
  * @throws DataDirLockedError when another agentd holds the data dir
  * @throws DataDirError when the dir cannot be created or opened
  */
-export async function openStore (dataDir: string, opts: OpenStoreOptions = {}): Promise<AgencyStore> {
+export async function openStore(dataDir: string, opts: OpenStoreOptions = {}): Promise<AgencyStore> {
   const db = await openLevelDb(dataDir, opts)
   const writes = latchWrites(db)
   try {
@@ -60,7 +60,10 @@ export async function openStore (dataDir: string, opts: OpenStoreOptions = {}): 
       messages,
       state,
       writes,
-      close: async () => { closing ??= db.close(); await closing }
+      close: async () => {
+        closing ??= db.close()
+        await closing
+      }
     }
   } catch (err) {
     await db.close().catch(() => undefined)
@@ -68,7 +71,7 @@ export async function openStore (dataDir: string, opts: OpenStoreOptions = {}): 
   }
 }
 
-async function checkSchema (db: LevelDb, dataDir: string, schema: number): Promise<void> {
+async function checkSchema(db: LevelDb, dataDir: string, schema: number): Promise<void> {
   const meta = db.sublevel<string, string>('meta', { keyEncoding: 'utf8', valueEncoding: 'utf8' })
   const stored = await meta.get('schema')
   if (stored == null) {

@@ -55,7 +55,7 @@ export class OwnFeed {
   /** staged entries dropped by a conflict, and why: their appends fail with it */
   private readonly conflicts = new Map<string, Error>()
 
-  constructor (init: OwnFeedInit) {
+  constructor(init: OwnFeedInit) {
     this.init = init
   }
 
@@ -65,12 +65,14 @@ export class OwnFeed {
    * dropped), or OwnFeedConflictError when entries of this author came back
    * from a peer meanwhile (nothing was placed: append again).
    */
-  async append<K extends EntryKind> (kind: K, body: DeepPartial<KindBodies[K]> | Uint8Array): Promise<OwnAppend> {
+  async append<K extends EntryKind>(kind: K, body: DeepPartial<KindBodies[K]> | Uint8Array): Promise<OwnAppend> {
     const { state, store, write, signer } = this.init
     await this.init.ready?.()
     const staged = state.stage(signer, kind, body, (this.init.now ?? Date.now)())
     try {
-      await write(async () => { await store.putPending([staged], { sync: true }) })
+      await write(async () => {
+        await store.putPending([staged], { sync: true })
+      })
     } catch (err) {
       state.dropStaged()
       throw err
@@ -87,12 +89,19 @@ export class OwnFeed {
       if (!(err instanceof OwnFeedConflictError)) throw err
       // Off the disk too, or a restart would take them in and fork the feed.
       for (const id of err.dropped) if (id !== staged.id) this.conflicts.set(id, err)
-      await write(async () => { await store.removePending(err.dropped) })
+      await write(async () => {
+        await store.removePending(err.dropped)
+      })
       throw err
     }
     // Queued before the caller tells anyone: an entry appended in answer is stored after these.
     const writeRecord = this.init.writeRecord ?? write
-    const stored = placed.length === 0 ? Promise.resolve() : writeRecord(async () => { await store.putAccepted(placed, { sync: false }) })
+    const stored =
+      placed.length === 0
+        ? Promise.resolve()
+        : writeRecord(async () => {
+            await store.putAccepted(placed, { sync: false })
+          })
     return { entry: state.get(staged.id) as StoredEntry, placed, stored }
   }
 }

@@ -4,7 +4,7 @@
 export class SerialQueue {
   private tail: Promise<unknown> = Promise.resolve()
 
-  run<T> (task: () => Promise<T>): Promise<T> {
+  run<T>(task: () => Promise<T>): Promise<T> {
     const result = this.tail.then(task)
     // The chain must survive a failed task; the caller still sees the failure.
     this.tail = result.catch(() => undefined)

@@ -8,18 +8,18 @@ export class StateStore {
   private readonly db: LevelDb
   private readonly state
 
-  constructor (db: LevelDb) {
+  constructor(db: LevelDb) {
     this.db = db
     this.state = db.sublevel<string, unknown>('state', { keyEncoding: 'utf8', valueEncoding: 'json' })
   }
 
-  async get<T = unknown> (key: string): Promise<T | undefined> {
+  async get<T = unknown>(key: string): Promise<T | undefined> {
     assertNonEmptyString('state key', key)
-    return await this.state.get(key) as T | undefined
+    return (await this.state.get(key)) as T | undefined
   }
 
   /** Stores a JSON value; `sync` puts it on disk before this returns. */
-  async put (key: string, value: unknown, opts: { sync?: boolean } = {}): Promise<void> {
+  async put(key: string, value: unknown, opts: { sync?: boolean } = {}): Promise<void> {
     assertNonEmptyString('state key', key)
     let json: string | undefined
     try {
@@ -32,7 +32,7 @@ export class StateStore {
     await this.db.batch(ops, { sync: opts.sync ?? false })
   }
 
-  async del (key: string): Promise<void> {
+  async del(key: string): Promise<void> {
     assertNonEmptyString('state key', key)
     const ops: LevelBatch = [{ type: 'del', sublevel: this.state, key }]
     await this.db.batch(ops)

@@ -17,7 +17,7 @@ import type { LevelDb } from './level-db.js'
 
 /** A write refused because an earlier one failed. */
 export class WritesClosedError extends UnavailableError {
-  constructor (first: Error) {
+  constructor(first: Error) {
     super(`an earlier write to the data dir failed (${first.message}): nothing more is written until agentd restarts`, { cause: first })
     this.name = 'WritesClosedError'
   }
@@ -28,18 +28,20 @@ export class WriteLatch {
   private readonly listeners = new Set<(err: Error) => void>()
 
   /** The first failed write, if any. */
-  failure (): Error | undefined {
+  failure(): Error | undefined {
     return this.first
   }
 
   /** Calls back once, on the first failed write; returns the unsubscribe function. */
-  onFailure (listener: (err: Error) => void): () => void {
+  onFailure(listener: (err: Error) => void): () => void {
     this.listeners.add(listener)
-    return () => { this.listeners.delete(listener) }
+    return () => {
+      this.listeners.delete(listener)
+    }
   }
 
   /** Runs a write unless one has failed; a failure closes the latch. */
-  async run<T> (write: () => Promise<T>): Promise<T> {
+  async run<T>(write: () => Promise<T>): Promise<T> {
     if (this.first !== undefined) throw new WritesClosedError(this.first)
     try {
       return await write()
@@ -56,14 +58,19 @@ export class WriteLatch {
 }
 
 type WriteMethod = (...args: unknown[]) => Promise<unknown>
-interface WritableImpl { _put: WriteMethod, _del: WriteMethod, _batch: WriteMethod, _chainedBatch: () => { _write: WriteMethod } }
+interface WritableImpl {
+  _put: WriteMethod
+  _del: WriteMethod
+  _batch: WriteMethod
+  _chainedBatch: () => { _write: WriteMethod }
+}
 
 /**
  * Puts `db`'s writes behind a latch: the implementation's put, del, batch and
  * chained-batch write, where abstract-level, its sublevels and writeRaw all
  * end up. Call once, on the root db, before any write.
  */
-export function latchWrites (db: LevelDb): WriteLatch {
+export function latchWrites(db: LevelDb): WriteLatch {
   const latch = new WriteLatch()
   const impl = db as unknown as WritableImpl
   for (const name of ['_put', '_del', '_batch'] as const) {

@@ -30,23 +30,23 @@ export interface ExampleProject {
   dir: string
 }
 
-export function examplesDir (): string {
+export function examplesDir(): string {
   return join(packageRoot, 'examples')
 }
 
-export async function loadExample (name: string): Promise<ExampleProject> {
+export async function loadExample(name: string): Promise<ExampleProject> {
   const dir = join(examplesDir(), name)
   if (!existsSync(join(dir, 'project.json'))) throw new NotFoundError(`no example project "${name}" in ${examplesDir()}`)
   const p = JSON.parse(await readFile(join(dir, 'project.json'), 'utf8')) as Omit<ExampleProject, 'dir'>
   return { ...p, dir }
 }
 
-async function git (cwd: string, args: string[]): Promise<void> {
+async function git(cwd: string, args: string[]): Promise<void> {
   await run('git', args, { cwd })
 }
 
 /** Creates a bare repository holding the example's seed (and .sim/ recipes), on branch main. */
-export async function seedBareRepo (example: ExampleProject, bareDir: string): Promise<void> {
+export async function seedBareRepo(example: ExampleProject, bareDir: string): Promise<void> {
   const work = await mkdtemp(join(tmpdir(), 'agency-seed-'))
   try {
     await cp(join(example.dir, 'seed'), work, { recursive: true })
@@ -60,7 +60,7 @@ export async function seedBareRepo (example: ExampleProject, bareDir: string): P
 }
 
 /** Commits every file of `work` (a plain directory) and pushes it to a new bare repository at `bareDir`, on branch main. */
-export async function pushTreeToNewBare (work: string, bareDir: string, message: string): Promise<void> {
+export async function pushTreeToNewBare(work: string, bareDir: string, message: string): Promise<void> {
   await git(work, ['init', '-q', '-b', 'main'])
   await git(work, ['add', '-A'])
   await git(work, ['-c', 'user.name=agency', '-c', 'user.email=agency@agency.invalid', 'commit', '-q', '-m', message])

@@ -10,7 +10,7 @@ import { mkdir, stat } from 'node:fs/promises'
 import { EventEmitter } from 'node:events'
 
 /** Lines appended to a file by a child, until it exits or close() is called. */
-function tailLines (file: string, child: ChildProcess): EventEmitter & { close: () => void } {
+function tailLines(file: string, child: ChildProcess): EventEmitter & { close: () => void } {
   const emitter = new EventEmitter() as EventEmitter & { close: () => void }
   let offset = 0
   let buffer = ''
@@ -21,7 +21,14 @@ function tailLines (file: string, child: ChildProcess): EventEmitter & { close: 
       if (size > offset) {
         const chunk = await new Promise<string>((resolve, reject) => {
           let data = ''
-          createReadStream(file, { start: offset, end: size - 1, encoding: 'utf8' }).on('data', d => { data += String(d) }).on('end', () => { resolve(data) }).on('error', reject)
+          createReadStream(file, { start: offset, end: size - 1, encoding: 'utf8' })
+            .on('data', d => {
+              data += String(d)
+            })
+            .on('end', () => {
+              resolve(data)
+            })
+            .on('error', reject)
         })
         offset = size
         buffer += chunk
@@ -33,7 +40,9 @@ function tailLines (file: string, child: ChildProcess): EventEmitter & { close: 
       await new Promise(resolve => setTimeout(resolve, 100))
     }
   }
-  emitter.close = () => { closed = true }
+  emitter.close = () => {
+    closed = true
+  }
   poll().catch(() => {})
   return emitter
 }
@@ -87,12 +96,16 @@ export interface LocalHost {
 }
 
 /** One agent in its own process, on loopback ports the system picks. */
-export async function startLocalDaemon (o: LocalDaemonOptions): Promise<LocalDaemon> {
+export async function startLocalDaemon(o: LocalDaemonOptions): Promise<LocalDaemon> {
   const args = [
-    '--data-dir', o.dataDir,
-    '--name', o.name,
-    '--listen', '/ip4/127.0.0.1/tcp/0',
-    '--grpc', '127.0.0.1:0',
+    '--data-dir',
+    o.dataDir,
+    '--name',
+    o.name,
+    '--listen',
+    '/ip4/127.0.0.1/tcp/0',
+    '--grpc',
+    '127.0.0.1:0',
     ...(o.peers != null && o.peers.length > 0 ? ['--peers', o.peers.join(',')] : []),
     ...(o.extraArgs ?? [])
   ]
@@ -101,12 +114,16 @@ export async function startLocalDaemon (o: LocalDaemonOptions): Promise<LocalDae
 }
 
 /** Several agents in one process (`agentd --agents`), each with its API on the unix socket in its data dir. */
-export async function startLocalHost (o: LocalHostOptions): Promise<LocalHost> {
+export async function startLocalHost(o: LocalHostOptions): Promise<LocalHost> {
   const args = [
-    '--data-dir', o.dataDir,
-    '--agents', String(o.agents),
-    '--agent-index', String(o.firstAgent),
-    '--listen', '/ip4/127.0.0.1/tcp/0',
+    '--data-dir',
+    o.dataDir,
+    '--agents',
+    String(o.agents),
+    '--agent-index',
+    String(o.firstAgent),
+    '--listen',
+    '/ip4/127.0.0.1/tcp/0',
     ...(o.peers != null && o.peers.length > 0 ? ['--peers', o.peers.join(',')] : []),
     ...(o.extraArgs ?? [])
   ]
@@ -114,23 +131,41 @@ export async function startLocalHost (o: LocalHostOptions): Promise<LocalHost> {
 }
 
 /** Starts agentd with `args` again, as a crashed host is restarted: same data dirs, so the same agents. */
-export async function restartLocalHost (host: LocalHost, o: Pick<LocalDaemonOptions, 'dataDir' | 'env' | 'logFile' | 'detached' | 'startTimeoutMs'> & { outFile?: string }): Promise<LocalHost> {
+export async function restartLocalHost(
+  host: LocalHost,
+  o: Pick<LocalDaemonOptions, 'dataDir' | 'env' | 'logFile' | 'detached' | 'startTimeoutMs'> & { outFile?: string }
+): Promise<LocalHost> {
   return await startAgentd(host.args, o, o.outFile ?? join(o.dataDir, 'agentd.out'))
 }
 
-async function startAgentd (args: string[], o: Pick<LocalDaemonOptions, 'dataDir' | 'env' | 'logFile' | 'detached' | 'startTimeoutMs'>, outFile: string): Promise<LocalHost> {
+async function startAgentd(
+  args: string[],
+  o: Pick<LocalDaemonOptions, 'dataDir' | 'env' | 'logFile' | 'detached' | 'startTimeoutMs'>,
+  outFile: string
+): Promise<LocalHost> {
   const stderr = o.logFile != null ? openSync(o.logFile, 'a') : 'ignore'
   if (o.detached === true) await mkdir(o.dataDir, { recursive: true })
   // A detached daemon must not write into a pipe that dies with us: its stdout goes to a file we tail.
   const stdout = o.detached === true ? openSync(outFile, 'w') : 'pipe'
-  const child = spawn(process.execPath, [AGENTD_SCRIPT, ...args], { stdio: ['ignore', stdout, stderr], env: { ...process.env, ...o.env }, detached: o.detached === true })
-  const exited = new Promise<number | null>(resolve => { child.once('exit', code => { resolve(code) }) })
+  const child = spawn(process.execPath, [AGENTD_SCRIPT, ...args], {
+    stdio: ['ignore', stdout, stderr],
+    env: { ...process.env, ...o.env },
+    detached: o.detached === true
+  })
+  const exited = new Promise<number | null>(resolve => {
+    child.once('exit', code => {
+      resolve(code)
+    })
+  })
   const lines = o.detached === true ? tailLines(outFile, child) : createInterface({ input: child.stdout! })
   // One block per agent, each opened by its `agentd ... peer <id> (<name>)` line; `ready` once all are up.
   const infos: Array<Partial<LocalDaemon> & { addrs: string[] }> = []
   const what = `agentd (${o.dataDir})`
   await new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => { child.kill('SIGKILL'); reject(new Error(`${what} did not start in time`)) }, o.startTimeoutMs ?? 30_000)
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL')
+      reject(new Error(`${what} did not start in time`))
+    }, o.startTimeoutMs ?? 30_000)
     lines.on('line', (line: string) => {
       const [key, value] = [line.split(' ')[0], line.split(' ')[1]]
       const info = infos[infos.length - 1]
@@ -140,11 +175,20 @@ async function startAgentd (args: string[], o: Pick<LocalDaemonOptions, 'dataDir
       else if (key === 'grpc') info.grpc = value
       else if (key === 'ui') info.ui = value
       else if (key === 'metrics') info.metrics = value.replace(/^http:\/\//, '').replace(/\/metrics$/, '')
-      if (key === 'ready') { clearTimeout(timer); resolve() }
+      if (key === 'ready') {
+        clearTimeout(timer)
+        resolve()
+      }
     })
-    child.once('exit', code => { clearTimeout(timer); reject(new Error(`${what} exited with code ${code} before it was ready`)) })
+    child.once('exit', code => {
+      clearTimeout(timer)
+      reject(new Error(`${what} exited with code ${code} before it was ready`))
+    })
   })
-  if (o.detached === true) { lines.close(); child.unref() }
+  if (o.detached === true) {
+    lines.close()
+    child.unref()
+  }
   const stop = async (signal: NodeJS.Signals = 'SIGTERM'): Promise<number | null> => {
     if (child.exitCode == null && child.signalCode == null) child.kill(signal)
     return await exited

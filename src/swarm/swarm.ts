@@ -46,11 +46,11 @@ export interface SwarmUpOptions {
    * operator (--operator in agentdArgs) takes only a goal the operator signed:
    * the CLI passes one that signs with the operator's key.
    */
-  setGoal?: (agency: Agency, goal: { text: string, files: string[], testCommand: string }) => Promise<void>
+  setGoal?: (agency: Agency, goal: { text: string; files: string[]; testCommand: string }) => Promise<void>
   progress: (line: string) => void
 }
 
-const memberGoal = async (agency: Agency, goal: { text: string, files: string[], testCommand: string }): Promise<void> => {
+const memberGoal = async (agency: Agency, goal: { text: string; files: string[]; testCommand: string }): Promise<void> => {
   await agency.call((c: AgencyClient) => c.setGoal, goal)
 }
 
@@ -60,7 +60,7 @@ export interface SwarmState {
   branch: string
   /** the user's working repository the swarm was seeded from */
   source?: string
-  daemons: Array<{ name: string, pid: number, grpc: string, dataDir: string, metrics?: string, ui?: string }>
+  daemons: Array<{ name: string; pid: number; grpc: string; dataDir: string; metrics?: string; ui?: string }>
 }
 
 const STATE_FILE = 'swarm.json'
@@ -76,25 +76,29 @@ export interface Progress {
 }
 
 /** Where a swarm lives by default: outside the user's working tree. */
-export function defaultSwarmDir (name: string): string {
+export function defaultSwarmDir(name: string): string {
   return join(homedir(), '.agency', 'swarms', name)
 }
 
 /** A swarm name from a repository path or URL: its last component, as a slug. */
 /** A repository URL (scheme://... or scp-like user@host:path) rather than a local path. */
-function isRepoUrl (repo: string): boolean {
+function isRepoUrl(repo: string): boolean {
   return /^[a-z][a-z0-9+.-]*:\/\//i.test(repo) || /^[^/\\:]+@[^/\\:]+:/.test(repo)
 }
 
 /** The swarm's name from its repository: the directory's or URL's last part (`--repo .` names the current directory). */
-export function swarmNameFor (repo: string | undefined, fallback: string): string {
+export function swarmNameFor(repo: string | undefined, fallback: string): string {
   if (repo == null) return fallback
   const path = isRepoUrl(repo) ? repo : resolve(repo)
-  const base = basename(path.replace(/[/\\]+$/, '')).replace(/\.git$/, '').toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-+|-+$/g, '')
+  const base = basename(path.replace(/[/\\]+$/, ''))
+    .replace(/\.git$/, '')
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, '-')
+    .replace(/^-+|-+$/g, '')
   return base !== '' ? base : fallback
 }
 
-export function progressOf (s: StatusReply, integrations: number, findings: number): Progress & { goalMet: boolean } {
+export function progressOf(s: StatusReply, integrations: number, findings: number): Progress & { goalMet: boolean } {
   return {
     goalMet: s.goalMet,
     peers: s.peersLive + 1,
@@ -106,17 +110,24 @@ export function progressOf (s: StatusReply, integrations: number, findings: numb
   }
 }
 
-export function progressLine (p: Progress, seconds: number): string {
+export function progressLine(p: Progress, seconds: number): string {
   const bar = '#'.repeat(Math.round(p.passRate * 20)).padEnd(20, '.')
   return `[${bar}] ${String(Math.round(p.passRate * 100)).padStart(3)}% pass | tasks ${p.done}/${p.total} done | ${p.peers} agents live | ${p.integrations} integrations | ${p.findings} findings | ${Math.round(seconds)}s`
 }
 
 /** An example's tasks as a plan for AddTasks. */
-export function exampleTasks (example: ExampleProject): AddTaskRequest[] {
-  return example.tasks.map(t => ({ id: t.id, title: t.title, description: `Write ${t.file}; tests/${t.id}.test.mjs must pass.`, deps: t.deps, scope: t.scope, priority: t.priority }))
+export function exampleTasks(example: ExampleProject): AddTaskRequest[] {
+  return example.tasks.map(t => ({
+    id: t.id,
+    title: t.title,
+    description: `Write ${t.file}; tests/${t.id}.test.mjs must pass.`,
+    deps: t.deps,
+    scope: t.scope,
+    priority: t.priority
+  }))
 }
 
-async function putProjectOnBoard (agency: Agency, example: ExampleProject, setGoal = memberGoal): Promise<void> {
+async function putProjectOnBoard(agency: Agency, example: ExampleProject, setGoal = memberGoal): Promise<void> {
   // The tasks first: a goal on an empty board would show the plan task, and the example is planned already.
   // One plan: the example lists tasks before their dependencies; tasks already on the board are kept.
   await agency.call((c: AgencyClient) => c.addTasks, { tasks: exampleTasks(example) })
@@ -124,19 +135,31 @@ async function putProjectOnBoard (agency: Agency, example: ExampleProject, setGo
   if (goal.goal == null) await setGoal(agency, { text: example.goal, files: ['README.md'], testCommand: example.testCommand })
 }
 
-function checkPerProcess (k: number): void {
-  if (!Number.isSafeInteger(k) || k < 1 || k > MAX_AGENTS_PER_PROCESS) throw new InvalidArgumentError(`--per-process must be between 1 and ${MAX_AGENTS_PER_PROCESS}, got ${k}`)
+function checkPerProcess(k: number): void {
+  if (!Number.isSafeInteger(k) || k < 1 || k > MAX_AGENTS_PER_PROCESS)
+    throw new InvalidArgumentError(`--per-process must be between 1 and ${MAX_AGENTS_PER_PROCESS}, got ${k}`)
 }
 
 /** Checks everything a swarm needs before anything starts, so a bad option leaves nothing behind. */
-function checkOptions (o: SwarmUpOptions, dir: string): void {
+function checkOptions(o: SwarmUpOptions, dir: string): void {
   if (o.perProcess != null) checkPerProcess(o.perProcess)
   if (!Number.isSafeInteger(o.n) || o.n < 1 || o.n > 1024) throw new InvalidArgumentError('-n must be between 1 and 1024')
   if (o.goal != null && o.goal.trim() === '') throw new InvalidArgumentError('--goal is empty: say what the swarm is to build')
-  if (o.goal != null && (o.testCommand ?? '').trim() === '') throw new InvalidArgumentError('--goal needs --test "<command>": the command whose passing tests mean the goal is met (e.g. --test "npm test")')
+  if (o.goal != null && (o.testCommand ?? '').trim() === '')
+    throw new InvalidArgumentError(
+      '--goal needs --test "<command>": the command whose passing tests mean the goal is met (e.g. --test "npm test")'
+    )
   if (o.goal != null && o.example != null) throw new InvalidArgumentError('give --goal or --example, not both')
   // A harness that is not installed fails here, once, instead of in every daemon.
-  const ctx = { agentId: 'check', agentName: 'check', workspace: dir, dataDir: dir, agencyAddr: 'unix:/check', prompt: 'check', agencyBin: 'agency' }
+  const ctx = {
+    agentId: 'check',
+    agentName: 'check',
+    workspace: dir,
+    dataDir: dir,
+    agencyAddr: 'unix:/check',
+    prompt: 'check',
+    agencyBin: 'agency'
+  }
   checkLaunchCommand(isAcpHarness(o.harness) ? acpAgentLaunch(o.harness, ctx).launch : harnessLaunch(o.harness, ctx))
 }
 
@@ -145,7 +168,7 @@ function checkOptions (o: SwarmUpOptions, dir: string): void {
  * machine: enough processes to use every core, and none past 32 agents (one
  * event loop serves them all; docs/many-agents.md).
  */
-export function agentsPerProcess (n: number, cores = availableParallelism()): number {
+export function agentsPerProcess(n: number, cores = availableParallelism()): number {
   const processes = Math.min(n, Math.max(cores, Math.ceil(n / 32)))
   return Math.ceil(n / processes)
 }
@@ -175,12 +198,14 @@ export interface SwarmStartOptions {
  * caller calls it then). Agent k lives in <dir>/agent-k, as with one process
  * per agent.
  */
-export async function startSwarmHosts (o: SwarmStartOptions): Promise<LocalHost[]> {
+export async function startSwarmHosts(o: SwarmStartOptions): Promise<LocalHost[]> {
   const { dir, repo, branch } = o.state
   const perProcess = o.perProcess ?? agentsPerProcess(o.n)
   checkPerProcess(perProcess)
   const hosts: LocalHost[] = []
-  const save = async (): Promise<void> => { await writeFile(join(dir, STATE_FILE), JSON.stringify(o.state, null, 2)) }
+  const save = async (): Promise<void> => {
+    await writeFile(join(dir, STATE_FILE), JSON.stringify(o.state, null, 2))
+  }
   await mkdir(dir, { recursive: true })
   const startHost = async (h: number, peers: string[]): Promise<LocalHost> => {
     const first = (h - 1) * perProcess + 1
@@ -194,9 +219,22 @@ export async function startSwarmHosts (o: SwarmStartOptions): Promise<LocalHost[
       peers,
       logFile: join(dir, `host-${h}.log`),
       startTimeoutMs: 30_000 + agents * 2_000,
-      extraArgs: ['--swarm', o.swarm, '--repo', repo, '--branch', branch, ...(o.harness !== '' ? ['--harness', o.harness] : []), '--metrics', '127.0.0.1:0', '--mirror-dir', join(dir, 'mirrors'), ...(o.agentdArgs ?? []),
+      extraArgs: [
+        '--swarm',
+        o.swarm,
+        '--repo',
+        repo,
+        '--branch',
+        branch,
+        ...(o.harness !== '' ? ['--harness', o.harness] : []),
+        '--metrics',
+        '127.0.0.1:0',
+        '--mirror-dir',
+        join(dir, 'mirrors'),
+        ...(o.agentdArgs ?? []),
         // One dashboard shows the whole swarm: the first agent serves it.
-        ...(h === 1 && o.ui != null ? ['--ui', o.ui] : [])]
+        ...(h === 1 && o.ui != null ? ['--ui', o.ui] : [])
+      ]
     })
     hosts[h - 1] = host
     for (const d of host.agents) {
@@ -204,7 +242,9 @@ export async function startSwarmHosts (o: SwarmStartOptions): Promise<LocalHost[
     }
     o.state.daemons.sort((a, b) => agentOrder(a.name) - agentOrder(b.name))
     await save()
-    o.progress(`started ${host.agents.length === 1 ? host.agents[0].name : `${host.agents[0].name} .. ${host.agents[host.agents.length - 1].name}`} in process ${host.child.pid as number}`)
+    o.progress(
+      `started ${host.agents.length === 1 ? host.agents[0].name : `${host.agents[0].name} .. ${host.agents[host.agents.length - 1].name}`} in process ${host.child.pid as number}`
+    )
     for (const d of host.agents) if (d.ui != null) o.progress(`dashboard ${d.ui}`)
     return host
   }
@@ -218,12 +258,12 @@ export async function startSwarmHosts (o: SwarmStartOptions): Promise<LocalHost[
 }
 
 /** agent-12 -> 12, for listing a swarm's agents in their order. */
-function agentOrder (name: string): number {
+function agentOrder(name: string): number {
   return Number(/(\d+)$/.exec(name)?.[1] ?? 0)
 }
 
 /** The agents of a swarm, each with its process: what startSwarmHosts started. */
-export async function startSwarmDaemons (o: SwarmStartOptions): Promise<LocalDaemon[]> {
+export async function startSwarmDaemons(o: SwarmStartOptions): Promise<LocalDaemon[]> {
   return (await startSwarmHosts(o)).flatMap(h => h.agents)
 }
 
@@ -238,7 +278,12 @@ const MAX_HOST_RESTARTS = 5
  * `agency swarm down`) is left down, and so is every process once the state
  * file is gone.
  */
-async function restartCrashedHosts (hosts: LocalHost[], restarts: number[], state: SwarmState, progress: (line: string) => void): Promise<void> {
+async function restartCrashedHosts(
+  hosts: LocalHost[],
+  restarts: number[],
+  state: SwarmState,
+  progress: (line: string) => void
+): Promise<void> {
   for (const [i, host] of hosts.entries()) {
     const { exitCode, signalCode } = host.child
     if (exitCode == null && signalCode == null) continue
@@ -247,21 +292,30 @@ async function restartCrashedHosts (hosts: LocalHost[], restarts: number[], stat
     restarts[i] = (restarts[i] ?? 0) + 1
     const h = i + 1
     const names = host.agents.map(a => a.name).join(', ')
-    const again = await restartLocalHost(host, { dataDir: state.dir, detached: true, outFile: join(state.dir, `host-${h}.out`), logFile: join(state.dir, `host-${h}.log`), startTimeoutMs: 30_000 + host.agents.length * 2_000 })
+    const again = await restartLocalHost(host, {
+      dataDir: state.dir,
+      detached: true,
+      outFile: join(state.dir, `host-${h}.out`),
+      logFile: join(state.dir, `host-${h}.log`),
+      startTimeoutMs: 30_000 + host.agents.length * 2_000
+    })
     hosts[i] = again
     for (const d of again.agents) {
       const entry = state.daemons.find(e => e.dataDir === d.dataDir)
       if (entry != null) Object.assign(entry, { pid: again.child.pid as number, grpc: d.grpc, metrics: d.metrics, ui: d.ui })
     }
     await writeFile(join(state.dir, STATE_FILE), JSON.stringify(state, null, 2))
-    progress(`the process of ${names} ended (${signalCode ?? `exit code ${String(exitCode)}`}); started again (${restarts[i]} of ${MAX_HOST_RESTARTS}): ${again.agents.length} agents back`)
+    progress(
+      `the process of ${names} ended (${signalCode ?? `exit code ${String(exitCode)}`}); started again (${restarts[i]} of ${MAX_HOST_RESTARTS}): ${again.agents.length} agents back`
+    )
   }
 }
 
-export async function swarmUp (o: SwarmUpOptions): Promise<{ state: SwarmState, finished: boolean }> {
+export async function swarmUp(o: SwarmUpOptions): Promise<{ state: SwarmState; finished: boolean }> {
   const dir = resolve(o.dir)
   checkOptions(o, dir)
-  if (existsSync(join(dir, STATE_FILE))) throw new FailedPreconditionError(`a swarm is already up in ${dir}: run \`agency swarm down --dir ${o.dir}\` first`)
+  if (existsSync(join(dir, STATE_FILE)))
+    throw new FailedPreconditionError(`a swarm is already up in ${dir}: run \`agency swarm down --dir ${o.dir}\` first`)
   const example = o.example != null ? await loadExample(o.example) : undefined
   // The first directory this call creates (undefined if dir was there): removed whole on a refusal.
   const created = await mkdir(dir, { recursive: true })
@@ -270,7 +324,8 @@ export async function swarmUp (o: SwarmUpOptions): Promise<{ state: SwarmState, 
     if (o.repo != null) {
       shared = await sharedRepoFor(o.repo, dir, o.branch)
     } else {
-      if (example == null) throw new InvalidArgumentError('no repository: give --repo <your repository> (with --goal and --test), or --example <name>')
+      if (example == null)
+        throw new InvalidArgumentError('no repository: give --repo <your repository> (with --goal and --test), or --example <name>')
       shared = { remote: join(dir, 'repo.git'), branch: 'main' }
       if (!existsSync(shared.remote)) await seedBareRepo(example, shared.remote)
     }
@@ -284,7 +339,16 @@ export async function swarmUp (o: SwarmUpOptions): Promise<{ state: SwarmState, 
   await writeFile(join(dir, REPO_FILE), JSON.stringify({ name: o.swarm, repo, branch: shared.branch, source: shared.source }, null, 2))
   const clients: Agency[] = []
   try {
-    const hosts = await startSwarmHosts({ n: o.n, state, harness: o.harness, swarm: o.swarm, agentdArgs: o.agentdArgs, ui: o.ui, perProcess: o.perProcess, progress: o.progress })
+    const hosts = await startSwarmHosts({
+      n: o.n,
+      state,
+      harness: o.harness,
+      swarm: o.swarm,
+      agentdArgs: o.agentdArgs,
+      ui: o.ui,
+      perProcess: o.perProcess,
+      progress: o.progress
+    })
     // The first agent's API is a unix socket in its data dir: the same address after a restart.
     const first = connectAgency(hosts[0].agents[0].grpc)
     const restarts: number[] = []
@@ -321,7 +385,10 @@ export async function swarmUp (o: SwarmUpOptions): Promise<{ state: SwarmState, 
       }
       const p = progressOf(s, info.byKind.integration ?? 0, info.byKind.finding ?? 0)
       const line = progressLine(p, (Date.now() - started) / 1000)
-      if (line.replace(/\| \d+s$/, '') !== last.replace(/\| \d+s$/, '')) { o.progress(line); last = line }
+      if (line.replace(/\| \d+s$/, '') !== last.replace(/\| \d+s$/, '')) {
+        o.progress(line)
+        last = line
+      }
       const finished = p.goalMet
       if (finished) {
         if (o.downWhenDone) await swarmDown(dir)
@@ -341,24 +408,33 @@ export async function swarmUp (o: SwarmUpOptions): Promise<{ state: SwarmState, 
   }
 }
 
-function alive (pid: number): boolean {
-  try { process.kill(pid, 0); return true } catch { return false }
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch {
+    return false
+  }
 }
 
 /** True while pid is still an agentd this swarm started in its dir: pids of dead daemons get reused. */
-function isSwarmDaemon (pid: number, dir: string): boolean {
+function isSwarmDaemon(pid: number, dir: string): boolean {
   if (!alive(pid)) return false
   let args: string
   try {
     args = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').join(' ')
   } catch {
-    try { args = execFileSync('ps', ['-ww', '-o', 'args=', '-p', String(pid)], { encoding: 'utf8' }) } catch { return false }
+    try {
+      args = execFileSync('ps', ['-ww', '-o', 'args=', '-p', String(pid)], { encoding: 'utf8' })
+    } catch {
+      return false
+    }
   }
   return args.includes('agentd') && args.includes(dir)
 }
 
 /** Stops every daemon of the swarm in `dir` (SIGTERM, then SIGKILL after a grace period). */
-export async function swarmDown (dirArg: string, graceMs = 15_000): Promise<number> {
+export async function swarmDown(dirArg: string, graceMs = 15_000): Promise<number> {
   const dir = resolve(dirArg)
   const file = join(dir, STATE_FILE)
   if (!existsSync(file)) throw new FailedPreconditionError(`no swarm is up in ${dir}`)

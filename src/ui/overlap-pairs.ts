@@ -9,11 +9,11 @@ import type { ClaimOverlap, HolderInfo } from '../core/board/index.js'
 import { ScopeIndex } from '../core/board/scope-index.js'
 
 /** What overlaps(board, now) answers when `live` is board.liveClaims(now). */
-export function overlapPairs (live: readonly HolderInfo[]): ClaimOverlap[] {
+export function overlapPairs(live: readonly HolderInfo[]): ClaimOverlap[] {
   const position = new Map(live.map((c, i) => [c, i]))
   const index = new ScopeIndex<HolderInfo>()
   for (const c of live) index.add(c, c.scope)
-  const out: Array<ClaimOverlap & { i: number, j: number }> = []
+  const out: Array<ClaimOverlap & { i: number; j: number }> = []
   live.forEach((b, j) => {
     const earlier = (a: HolderInfo): boolean => (position.get(a) ?? j) < j && a.holder !== b.holder
     for (const m of index.search(b.scope, earlier)) out.push({ a: m.item, b, globs: m.globs, i: position.get(m.item) ?? 0, j })

@@ -33,7 +33,7 @@ const TYPES: Record<string, string> = {
 export const DEFAULT_UI_DIR = join(packageRoot, 'dist', 'ui')
 
 /** Loads every file of the built page; a clear error when it was not built. */
-export async function loadStaticFiles (dir = DEFAULT_UI_DIR): Promise<Map<string, StaticFile>> {
+export async function loadStaticFiles(dir = DEFAULT_UI_DIR): Promise<Map<string, StaticFile>> {
   if (!existsSync(join(dir, 'index.html'))) {
     throw new FailedPreconditionError(`the dashboard is not built: ${join(dir, 'index.html')} is missing (run npm run build)`)
   }

@@ -13,7 +13,7 @@ import { decodeBody, isKnownKind } from '../core/log/kinds.js'
 import { clip } from './paging.js'
 
 export const TOPICS = ['summary', 'agents', 'board', 'findings', 'messages', 'runs'] as const
-export type Topic = typeof TOPICS[number]
+export type Topic = (typeof TOPICS)[number]
 
 /** One line of the live activity ticker. Text is a peer's, clipped; the page shows it as text. */
 export interface Activity {
@@ -99,21 +99,25 @@ export class SwarmFeed {
   private readonly recent: AnnouncementItem[] = []
   private unsubscribe: Array<() => void> = []
 
-  constructor (init: SwarmFeedInit) {
+  constructor(init: SwarmFeedInit) {
     this.daemon = init.daemon
     this.intervalMs = init.intervalMs ?? 500
     this.presencePollMs = init.presencePollMs ?? 1000
     this.kept = init.announcementsKept ?? 1000
   }
 
-  start (): void {
+  start(): void {
     this.unsubscribe = [
-      this.daemon.logService.onAccepted(e => { this.onEntry(e) }),
-      this.daemon.events.subscribe(e => { this.onEvent(e) })
+      this.daemon.logService.onAccepted(e => {
+        this.onEntry(e)
+      }),
+      this.daemon.events.subscribe(e => {
+        this.onEvent(e)
+      })
     ]
   }
 
-  stop (): void {
+  stop(): void {
     for (const u of this.unsubscribe) u()
     this.unsubscribe = []
     this.listeners.clear()
@@ -124,16 +128,18 @@ export class SwarmFeed {
   }
 
   /** The notice counter: a page that reconnects with an older one refreshes everything. */
-  get seq (): number {
+  get seq(): number {
     return this.counter
   }
 
   /** Calls back with every notice from now on; presence is watched while anyone listens. */
-  subscribe (listener: (n: FeedNotice) => void): () => void {
+  subscribe(listener: (n: FeedNotice) => void): () => void {
     this.listeners.add(listener)
     if (this.pollTimer == null) {
       this.presenceSeen = this.presenceSignatures()
-      this.pollTimer = setInterval(() => { this.pollPresence() }, this.presencePollMs)
+      this.pollTimer = setInterval(() => {
+        this.pollPresence()
+      }, this.presencePollMs)
       this.pollTimer.unref()
     }
     return () => {
@@ -145,16 +151,16 @@ export class SwarmFeed {
     }
   }
 
-  get listenerCount (): number {
+  get listenerCount(): number {
     return this.listeners.size
   }
 
   /** Announcements heard since the dashboard started, oldest first. */
-  announcements (): readonly AnnouncementItem[] {
+  announcements(): readonly AnnouncementItem[] {
     return this.recent
   }
 
-  private onEntry (e: StoredEntry): void {
+  private onEntry(e: StoredEntry): void {
     const kind = e.entry.kind
     const topics = ENTRY_TOPICS[kind]
     if (topics == null) return
@@ -162,11 +168,18 @@ export class SwarmFeed {
     if (this.listeners.size > 0) this.addActivity(entryActivity(e, this.nameOf(e.entry.author)))
   }
 
-  private onEvent (e: Event): void {
+  private onEvent(e: Event): void {
     switch (e.type) {
       case 'announcement': {
         const detail = parseDetail(e.detailJson)
-        this.recent.push({ id: typeof detail.id === 'string' || typeof detail.id === 'number' ? String(detail.id) : '', from: e.peerId, name: e.peerName, text: e.text, time: Number(detail.time ?? e.time), receivedAt: e.time })
+        this.recent.push({
+          id: typeof detail.id === 'string' || typeof detail.id === 'number' ? String(detail.id) : '',
+          from: e.peerId,
+          name: e.peerName,
+          text: e.text,
+          time: Number(detail.time ?? e.time),
+          receivedAt: e.time
+        })
         if (this.recent.length > this.kept) this.recent.splice(0, this.recent.length - this.kept)
         this.mark(['messages'])
         this.addActivity({ time: e.time, kind: 'announcement', peerId: e.peerId, name: e.peerName, text: clip(e.text, 300) })
@@ -189,77 +202,110 @@ export class SwarmFeed {
     }
   }
 
-  private nameOf (peerId: string): string {
+  private nameOf(peerId: string): string {
     if (peerId === this.daemon.peerId) return this.daemon.name
     return this.daemon.presence.directory.get(peerId)?.name ?? ''
   }
 
   /** What each agent shows on the page, from presence: a change to any of it is a notice. */
-  private presenceSignatures (): Map<string, string> {
+  private presenceSignatures(): Map<string, string> {
     const d = this.daemon
     const out = new Map<string, string>()
     out.set(d.peerId, `${d.presence.status}\u0000${d.presence.harnessState()}`)
     for (const p of d.presence.directory.all()) {
-      out.set(p.peerId, `${p.name}\u0000${p.status}\u0000${p.harness ?? ''}\u0000${p.sandbox ?? ''}\u0000${String(d.presence.isLive(p.peerId))}`)
+      out.set(
+        p.peerId,
+        `${p.name}\u0000${p.status}\u0000${p.harness ?? ''}\u0000${p.sandbox ?? ''}\u0000${String(d.presence.isLive(p.peerId))}`
+      )
     }
     return out
   }
 
-  private pollPresence (): void {
+  private pollPresence(): void {
     const now = this.presenceSignatures()
     const before = this.presenceSeen
     this.presenceSeen = now
-    if (now.size !== before.size) { this.mark(['agents']); return }
+    if (now.size !== before.size) {
+      this.mark(['agents'])
+      return
+    }
     for (const [peer, sig] of now) {
-      if (before.get(peer) !== sig) { this.mark(['agents']); return }
+      if (before.get(peer) !== sig) {
+        this.mark(['agents'])
+        return
+      }
     }
   }
 
-  private addActivity (a: Activity): void {
-    if (this.activity.length >= MAX_ACTIVITY) { this.more++; return }
+  private addActivity(a: Activity): void {
+    if (this.activity.length >= MAX_ACTIVITY) {
+      this.more++
+      return
+    }
     this.activity.push(a)
   }
 
-  private mark (topics: readonly Topic[]): void {
+  private mark(topics: readonly Topic[]): void {
     if (this.listeners.size === 0) return
     for (const t of topics) this.pending.add(t)
     this.pending.add('summary')
-    this.flushTimer ??= setTimeout(() => { this.flush() }, this.intervalMs)
+    this.flushTimer ??= setTimeout(() => {
+      this.flush()
+    }, this.intervalMs)
   }
 
-  private flush (): void {
+  private flush(): void {
     this.flushTimer = undefined
     if (this.pending.size === 0) return
-    const notice: FeedNotice = { seq: ++this.counter, topics: TOPICS.filter(t => this.pending.has(t)), activity: this.activity, more: this.more }
+    const notice: FeedNotice = {
+      seq: ++this.counter,
+      topics: TOPICS.filter(t => this.pending.has(t)),
+      activity: this.activity,
+      more: this.more
+    }
     this.pending.clear()
     this.activity = []
     this.more = 0
     for (const l of this.listeners) {
-      try { l(notice) } catch { /* a listener's failure is its own */ }
+      try {
+        l(notice)
+      } catch {
+        /* a listener's failure is its own */
+      }
     }
   }
 }
 
-function parseDetail (json: string): Record<string, unknown> {
+function parseDetail(json: string): Record<string, unknown> {
   if (json === '') return {}
-  try { return JSON.parse(json) as Record<string, unknown> } catch { return {} }
+  try {
+    return JSON.parse(json) as Record<string, unknown>
+  } catch {
+    return {}
+  }
 }
 
 /** The activity line for an accepted entry; a body that does not decode gives a line without details. */
-export function entryActivity (e: StoredEntry, name: string): Activity {
+export function entryActivity(e: StoredEntry, name: string): Activity {
   const { kind, author, time } = e.entry
   const a: Activity = { time, kind, peerId: author, name }
   if (!isKnownKind(kind)) return a
   try {
     switch (kind) {
-      case 'claim': case 'release': case 'done': {
-        const b = decodeBody(kind, e.entry.body) as { task: string, epoch: number }
+      case 'claim':
+      case 'release':
+      case 'done': {
+        const b = decodeBody(kind, e.entry.body) as { task: string; epoch: number }
         a.task = b.task
         a.epoch = b.epoch
         break
       }
-      case 'task': a.task = decodeBody('task', e.entry.body).id; break
-      case 'goal': a.text = clip(decodeBody('goal', e.entry.body).text, 160); break
+      case 'task':
+        a.task = decodeBody('task', e.entry.body).id
+        break
+      case 'goal':
+        a.text = clip(decodeBody('goal', e.entry.body).text, 160)
+        break
       case 'finding': {
         const f = decodeBody('finding', e.entry.body)
         a.detail = f.kind
@@ -280,6 +326,8 @@ export function entryActivity (e: StoredEntry, name: string): Activity {
       }
       default:
     }
-  } catch { /* the line stays without details */ }
+  } catch {
+    /* the line stays without details */
+  }
   return a
 }

@@ -28,7 +28,7 @@ export interface AgentRow {
   live: boolean
   status: string
   /** tasks it holds on the board (not done), with the epoch */
-  held: Array<{ task: string, epoch: number }>
+  held: Array<{ task: string; epoch: number }>
   /** wall time of its last heartbeat here; 0: never heard (known from the log only) */
   lastSeen: number
   /** its harness: idle, running, backing_off, failing, stopped, finished; '' for none or unknown */
@@ -46,7 +46,7 @@ export interface TaskRow {
   holderLive: boolean
   epoch: number
   priority: number
-  deps: Array<{ id: string, done: boolean }>
+  deps: Array<{ id: string; done: boolean }>
   scope: string[]
   commit: string
   doneBy: string
@@ -65,8 +65,8 @@ export interface FindingRow {
 }
 
 export interface OverlapRow {
-  a: { task: string, holder: string, name: string }
-  b: { task: string, holder: string, name: string }
+  a: { task: string; holder: string; name: string }
+  b: { task: string; holder: string; name: string }
   paths: string[]
 }
 
@@ -108,28 +108,28 @@ export class SwarmView {
   private readonly d: SwarmSource
   private readonly feed: SwarmFeed
   private readonly harnessState: () => string
-  private overlapMemo?: { key: string, rows: OverlapRow[] }
-  private integrationMemo?: { size: number, counts: Record<string, number> }
+  private overlapMemo?: { key: string; rows: OverlapRow[] }
+  private integrationMemo?: { size: number; counts: Record<string, number> }
 
-  constructor (init: SwarmViewInit) {
+  constructor(init: SwarmViewInit) {
     this.d = init.daemon
     this.feed = init.feed
     this.harnessState = init.harnessState
   }
 
-  private now (): number {
+  private now(): number {
     return performance.now()
   }
 
   /** A peer's display name: its heartbeat's, else the end of its id. */
-  nameOf (peerId: string): string {
+  nameOf(peerId: string): string {
     if (peerId === this.d.peerId) return this.d.name
     const n = this.d.presence.directory.get(peerId)?.name
     return n != null && n !== '' ? clip(n, 64) : peerId.slice(-8)
   }
 
   /** A peer id from an id or a name (as typed in a filter); undefined when nobody has it. */
-  resolvePeer (idOrName: string): string | undefined {
+  resolvePeer(idOrName: string): string | undefined {
     const t = idOrName.trim()
     if (t === '') return undefined
     if (t === this.d.peerId || t === this.d.name) return this.d.peerId
@@ -140,7 +140,7 @@ export class SwarmView {
 
   // ---- summary ----
 
-  summary (): Record<string, unknown> {
+  summary(): Record<string, unknown> {
     const d = this.d
     const board = d.boardService.board
     const goal = board.goal()
@@ -155,12 +155,25 @@ export class SwarmView {
       version: VERSION,
       self: { peerId: d.peerId, name: d.name },
       uptimeSeconds: Math.round(d.uptimeSeconds()),
-      goal: goal == null ? null : { text: goal.text, testCommand: goal.testCommand, setBy: goal.setBy, setByName: this.nameOf(goal.setBy), time: goal.time },
+      goal:
+        goal == null
+          ? null
+          : { text: goal.text, testCommand: goal.testCommand, setBy: goal.setBy, setByName: this.nameOf(goal.setBy), time: goal.time },
       tasks: { ...tasks, total: all.length },
       agents: { live, total: known },
       findings: { total: d.logService.findings.size, byKind: this.findingCounts() },
       entries: d.logService.state.size,
-      tests: tests == null ? null : { passed: tests.passed, failed: tests.failed, total: tests.total, passRate: tests.passRate, time: tests.time, runs: tests.runs },
+      tests:
+        tests == null
+          ? null
+          : {
+              passed: tests.passed,
+              failed: tests.failed,
+              total: tests.total,
+              passRate: tests.passRate,
+              time: tests.time,
+              runs: tests.runs
+            },
       integrations: this.integrationCounts(),
       messages: { inbox: d.store.messages.inboxCount(), announcements: this.feed.announcements().length },
       harness: this.harnessState(),
@@ -169,7 +182,7 @@ export class SwarmView {
   }
 
   /** Tokens and dollars so far, the caps and whether the budget holds new runs. */
-  private spendSummary (): Record<string, unknown> | null {
+  private spendSummary(): Record<string, unknown> | null {
     const b = this.d.spend?.budget()
     if (b == null) return null
     const t = b.spent
@@ -179,14 +192,19 @@ export class SwarmView {
       usd: t?.usd ?? 0,
       estimated: t?.estimated ?? false,
       runs: t?.runs ?? 0,
-      budget: { usd: b.budget?.usd ?? 0, tokens: b.budget?.tokens ?? 0, hours: b.budget?.hours ?? 0, perAgentUsd: b.budget?.perAgentUsd ?? 0 },
+      budget: {
+        usd: b.budget?.usd ?? 0,
+        tokens: b.budget?.tokens ?? 0,
+        hours: b.budget?.hours ?? 0,
+        perAgentUsd: b.budget?.perAgentUsd ?? 0
+      },
       reached: b.reached,
       reasons: b.reasons,
       holdUntil: b.hold?.until ?? 0
     }
   }
 
-  private findingCounts (): Record<string, number> {
+  private findingCounts(): Record<string, number> {
     const counts = this.d.logService.findings.countsByKind()
     const out: Record<string, number> = {}
     for (const k of FINDING_KINDS) out[k] = counts.get(k) ?? 0
@@ -194,7 +212,7 @@ export class SwarmView {
     return out
   }
 
-  private integrationCounts (): Record<string, number> {
+  private integrationCounts(): Record<string, number> {
     const board = this.d.boardService.board
     if (this.integrationMemo?.size !== board.size) {
       const counts: Record<string, number> = { total: 0, merged: 0, conflict: 0, failed: 0 }
@@ -211,15 +229,15 @@ export class SwarmView {
   // ---- agents ----
 
   /** Every peer this daemon knows of: itself, those heard in presence, and the authors in the log. */
-  private knownPeers (): Set<string> {
+  private knownPeers(): Set<string> {
     const ids = new Set<string>([this.d.peerId])
     for (const p of this.d.presence.directory.all()) ids.add(p.peerId)
     for (const a of this.d.logService.state.vector().keys()) ids.add(a)
     return ids
   }
 
-  private heldByAgent (): Map<string, Array<{ task: string, epoch: number }>> {
-    const out = new Map<string, Array<{ task: string, epoch: number }>>()
+  private heldByAgent(): Map<string, Array<{ task: string; epoch: number }>> {
+    const out = new Map<string, Array<{ task: string; epoch: number }>>()
     for (const h of this.d.boardService.board.holders().values()) {
       const list = out.get(h.holder) ?? []
       list.push({ task: h.task, epoch: h.epoch })
@@ -228,10 +246,20 @@ export class SwarmView {
     return out
   }
 
-  private agentRow (peerId: string, held: Map<string, Array<{ task: string, epoch: number }>>, nowMono: number, nowWall: number): AgentRow {
+  private agentRow(peerId: string, held: Map<string, Array<{ task: string; epoch: number }>>, nowMono: number, nowWall: number): AgentRow {
     const d = this.d
     if (peerId === d.peerId) {
-      return { peerId, name: d.name, self: true, live: true, status: clip(d.presence.status, MAX_STATUS_CHARS), held: held.get(peerId) ?? [], lastSeen: nowWall, harness: this.harnessState(), sandbox: d.config.harness != null ? d.config.sandbox?.kind ?? 'none' : '' }
+      return {
+        peerId,
+        name: d.name,
+        self: true,
+        live: true,
+        status: clip(d.presence.status, MAX_STATUS_CHARS),
+        held: held.get(peerId) ?? [],
+        lastSeen: nowWall,
+        harness: this.harnessState(),
+        sandbox: d.config.harness != null ? (d.config.sandbox?.kind ?? 'none') : ''
+      }
     }
     const p = d.presence.directory.get(peerId)
     return {
@@ -248,13 +276,20 @@ export class SwarmView {
   }
 
   /** Agents, live ones first, then by name; `q` matches name, id or status line; `live` filters. */
-  agents (req: PageRequest, filter: { q?: string, live?: 'live' | 'offline' | '' } = {}): Page<AgentRow> {
+  agents(req: PageRequest, filter: { q?: string; live?: 'live' | 'offline' | '' } = {}): Page<AgentRow> {
     const held = this.heldByAgent()
     const mono = this.now()
     const wall = Date.now()
     let rows = [...this.knownPeers()].map(id => this.agentRow(id, held, mono, wall))
     const q = (filter.q ?? '').trim().toLowerCase()
-    if (q !== '') rows = rows.filter(r => r.name.toLowerCase().includes(q) || r.peerId.toLowerCase().includes(q) || r.status.toLowerCase().includes(q) || r.held.some(h => h.task.toLowerCase().includes(q)))
+    if (q !== '')
+      rows = rows.filter(
+        r =>
+          r.name.toLowerCase().includes(q) ||
+          r.peerId.toLowerCase().includes(q) ||
+          r.status.toLowerCase().includes(q) ||
+          r.held.some(h => h.task.toLowerCase().includes(q))
+      )
     if (filter.live === 'live') rows = rows.filter(r => r.live)
     if (filter.live === 'offline') rows = rows.filter(r => !r.live)
     rows.sort((a, b) => Number(b.live) - Number(a.live) || a.name.localeCompare(b.name) || a.peerId.localeCompare(b.peerId))
@@ -262,14 +297,15 @@ export class SwarmView {
   }
 
   /** One agent's page: what it is doing, its claims, findings, messages with this daemon, integrations. */
-  async agent (idOrName: string): Promise<Record<string, unknown>> {
+  async agent(idOrName: string): Promise<Record<string, unknown>> {
     const peerId = this.resolvePeer(idOrName)
-    if (peerId == null || !this.knownPeers().has(peerId)) throw new NotFoundError(`no agent ${JSON.stringify(clip(idOrName, 80))} is known to this daemon`)
+    if (peerId == null || !this.knownPeers().has(peerId))
+      throw new NotFoundError(`no agent ${JSON.stringify(clip(idOrName, 80))} is known to this daemon`)
     const d = this.d
     const board = d.boardService.board
     const row = this.agentRow(peerId, this.heldByAgent(), this.now(), Date.now())
-    const claims: Array<{ task: string, epoch: number, time: number, status: string }> = []
-    const integrations: Array<{ task: string, epoch: number, result: string, commit: string, time: number }> = []
+    const claims: Array<{ task: string; epoch: number; time: number; status: string }> = []
+    const integrations: Array<{ task: string; epoch: number; result: string; commit: string; time: number }> = []
     const state = d.logService.state
     const last = state.vector().get(peerId) ?? 0
     let entries = 0
@@ -289,9 +325,17 @@ export class SwarmView {
           integrationsTotal++
           if (integrations.length >= 100) continue
           const i = decodeBody('integration', e.entry.body)
-          integrations.push({ task: i.task, epoch: i.epoch, result: i.result === '' ? 'merged' : i.result, commit: i.commit, time: e.entry.time })
+          integrations.push({
+            task: i.task,
+            epoch: i.epoch,
+            result: i.result === '' ? 'merged' : i.result,
+            commit: i.commit,
+            time: e.entry.time
+          })
         }
-      } catch { /* a body that does not decode is not shown */ }
+      } catch {
+        /* a body that does not decode is not shown */
+      }
     }
     const findings = d.logService.findings.page({ author: peerId, limit: 50 }, { failuresFirst: true })
     return {
@@ -299,14 +343,17 @@ export class SwarmView {
       seq: last,
       scanned: entries,
       claims: { items: claims, total: claimsTotal },
-      done: board.tasks(this.now(), 'done').filter(t => t.doneBy === peerId).map(t => ({ task: t.id, commit: t.commit ?? '' })),
+      done: board
+        .tasks(this.now(), 'done')
+        .filter(t => t.doneBy === peerId)
+        .map(t => ({ task: t.id, commit: t.commit ?? '' })),
       findings: { items: findings.hits.map(h => this.findingRow(h)), total: findings.total },
       integrations: { items: integrations, total: integrationsTotal },
       messages: peerId === d.peerId ? { items: [], total: 0 } : await this.messagesWith(peerId)
     }
   }
 
-  private claimStatus (task: string, author: string, epoch: number): string {
+  private claimStatus(task: string, author: string, epoch: number): string {
     const board = this.d.boardService.board
     const done = board.doneRecord(task)
     if (done != null && done.by === author && done.epoch === epoch) return 'done'
@@ -322,21 +369,35 @@ export class SwarmView {
    * among the last inbox messages, and queued ones still undelivered. Messages
    * between two other peers never reach this daemon.
    */
-  private async messagesWith (peerId: string): Promise<{ items: unknown[], total: number }> {
+  private async messagesWith(peerId: string): Promise<{ items: unknown[]; total: number }> {
     const store = this.d.store.messages
     const from = Math.max(0, store.lastCursor() - AGENT_INBOX_SCAN)
     const received = (await store.inboxAfter(from, AGENT_INBOX_SCAN)).filter(r => r.message.from === peerId)
     const queued = (await store.listOutbox()).filter(r => r.message.to === peerId)
     const items = [
-      ...received.map(r => ({ direction: 'in', from: peerId, to: this.d.peerId, time: r.message.time, chars: r.message.text.length, delivered: true })),
-      ...queued.map(r => ({ direction: 'out', from: this.d.peerId, to: peerId, time: r.message.time, chars: r.message.text.length, delivered: false }))
+      ...received.map(r => ({
+        direction: 'in',
+        from: peerId,
+        to: this.d.peerId,
+        time: r.message.time,
+        chars: r.message.text.length,
+        delivered: true
+      })),
+      ...queued.map(r => ({
+        direction: 'out',
+        from: this.d.peerId,
+        to: peerId,
+        time: r.message.time,
+        chars: r.message.text.length,
+        delivered: false
+      }))
     ].sort((a, b) => b.time - a.time)
     return { items: items.slice(0, 100), total: items.length }
   }
 
   // ---- board ----
 
-  private taskRow (t: TaskView): TaskRow {
+  private taskRow(t: TaskView): TaskRow {
     const board = this.d.boardService.board
     return {
       id: t.id,
@@ -354,19 +415,25 @@ export class SwarmView {
     }
   }
 
-  private filteredTasks (state: TaskState | undefined, q: string): TaskView[] {
+  private filteredTasks(state: TaskState | undefined, q: string): TaskView[] {
     let tasks = this.d.boardService.board.tasks(this.now(), state)
     const words = q.trim().toLowerCase()
     if (words !== '') {
-      tasks = tasks.filter(t => t.id.toLowerCase().includes(words) || t.title.toLowerCase().includes(words) ||
-        (t.holder != null && (t.holder.toLowerCase().includes(words) || this.nameOf(t.holder).toLowerCase().includes(words))))
+      tasks = tasks.filter(
+        t =>
+          t.id.toLowerCase().includes(words) ||
+          t.title.toLowerCase().includes(words) ||
+          (t.holder != null && (t.holder.toLowerCase().includes(words) || this.nameOf(t.holder).toLowerCase().includes(words)))
+      )
     }
     // The planning task comes first: holding it is the swarm's only election.
-    return tasks.sort((a, b) => Number(b.id === 'plan') - Number(a.id === 'plan') || b.priority - a.priority || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
+    return tasks.sort(
+      (a, b) => Number(b.id === 'plan') - Number(a.id === 'plan') || b.priority - a.priority || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)
+    )
   }
 
   /** The board by state: counts, and the first page of every column. */
-  board (limit: number, q = ''): Record<string, unknown> {
+  board(limit: number, q = ''): Record<string, unknown> {
     const tasks = this.filteredTasks(undefined, q)
     const columns: Record<string, Page<TaskRow>> = {}
     for (const s of TASK_STATES) {
@@ -379,8 +446,9 @@ export class SwarmView {
   }
 
   /** One page of one column. */
-  tasks (state: string, req: PageRequest, q = ''): Page<TaskRow> {
-    if (!(TASK_STATES as readonly string[]).includes(state)) throw new InvalidArgumentError(`unknown task state ${JSON.stringify(clip(state, 40))}: use ${TASK_STATES.join(', ')}`)
+  tasks(state: string, req: PageRequest, q = ''): Page<TaskRow> {
+    if (!(TASK_STATES as readonly string[]).includes(state))
+      throw new InvalidArgumentError(`unknown task state ${JSON.stringify(clip(state, 40))}: use ${TASK_STATES.join(', ')}`)
     const page = pageOf(this.filteredTasks(state as TaskState, q), req)
     return { ...page, items: page.items.map(t => this.taskRow(t)) }
   }
@@ -390,7 +458,7 @@ export class SwarmView {
    * agents' names: the edges of the overlap graph. Memoised on the board's
    * size and the live claims, which is all the answer depends on.
    */
-  overlaps (): { items: OverlapRow[], total: number, claims: number, skipped: boolean } {
+  overlaps(): { items: OverlapRow[]; total: number; claims: number; skipped: boolean } {
     const board = this.d.boardService.board
     const now = this.now()
     const live = board.liveClaims(now)
@@ -400,7 +468,7 @@ export class SwarmView {
       const rows = overlapPairs(live).map(o => ({
         a: { task: o.a.task, holder: o.a.holder, name: this.nameOf(o.a.holder) },
         b: { task: o.b.task, holder: o.b.holder, name: this.nameOf(o.b.holder) },
-        paths: o.globs.map(([x, y]) => x === y ? x : `${x} ~ ${y}`)
+        paths: o.globs.map(([x, y]) => (x === y ? x : `${x} ~ ${y}`))
       }))
       this.overlapMemo = { key, rows }
     }
@@ -410,7 +478,7 @@ export class SwarmView {
 
   // ---- findings ----
 
-  private findingRow (h: FindingHit): FindingRow {
+  private findingRow(h: FindingHit): FindingRow {
     return {
       id: h.id,
       kind: h.finding.kind,
@@ -425,19 +493,25 @@ export class SwarmView {
   }
 
   /** Findings: full-text query and filters; failures first unless a kind is asked for. */
-  findings (req: PageRequest, filter: { q?: string, kind?: string, path?: string, author?: string }): Page<FindingRow> & { authorUnknown?: boolean } {
+  findings(
+    req: PageRequest,
+    filter: { q?: string; kind?: string; path?: string; author?: string }
+  ): Page<FindingRow> & { authorUnknown?: boolean } {
     const authorText = (filter.author ?? '').trim()
     const author = authorText === '' ? '' : this.resolvePeer(authorText)
     if (author == null) return { items: [], total: 0, offset: req.offset, limit: req.limit, authorUnknown: true }
     const kind = filter.kind ?? ''
-    const page = this.d.logService.findings.page({ query: filter.q ?? '', kind, pathPrefix: filter.path ?? '', author, offset: req.offset, limit: req.limit }, { failuresFirst: kind === '' })
+    const page = this.d.logService.findings.page(
+      { query: filter.q ?? '', kind, pathPrefix: filter.path ?? '', author, offset: req.offset, limit: req.limit },
+      { failuresFirst: kind === '' }
+    )
     return { items: page.hits.map(h => this.findingRow(h)), total: page.total, offset: req.offset, limit: req.limit }
   }
 
   // ---- messages ----
 
   /** This daemon's inbox, newest first: who wrote, when, how long; not the text (it was written to this agent). */
-  async inbox (req: PageRequest): Promise<Page<Record<string, unknown>>> {
+  async inbox(req: PageRequest): Promise<Page<Record<string, unknown>>> {
     const messages = this.d.store.messages
     const last = messages.lastCursor()
     const total = messages.inboxCount()
@@ -460,7 +534,7 @@ export class SwarmView {
   }
 
   /** Messages this daemon still has to deliver: to whom, since when, how many attempts. */
-  async outbox (req: PageRequest): Promise<Page<Record<string, unknown>>> {
+  async outbox(req: PageRequest): Promise<Page<Record<string, unknown>>> {
     const queued = await this.d.store.messages.listOutbox()
     const rows = queued.reverse().map(r => ({
       id: r.message.id,
@@ -476,12 +550,18 @@ export class SwarmView {
   }
 
   /** Announcements heard since the dashboard started, newest first, with their text. */
-  announcements (req: PageRequest): Page<Record<string, unknown>> {
+  announcements(req: PageRequest): Page<Record<string, unknown>> {
     const all = this.feed.announcements()
     const total = all.length
     const end = total - req.offset
     const start = Math.max(0, end - req.limit)
-    const items = end <= 0 ? [] : all.slice(start, end).reverse().map(a => ({ ...a, name: a.name !== '' ? clip(a.name, 64) : this.nameOf(a.from) }))
+    const items =
+      end <= 0
+        ? []
+        : all
+            .slice(start, end)
+            .reverse()
+            .map(a => ({ ...a, name: a.name !== '' ? clip(a.name, 64) : this.nameOf(a.from) }))
     return { items, total, offset: req.offset, limit: req.limit }
   }
 
@@ -493,23 +573,27 @@ export class SwarmView {
    * [time, passed, total]; integrations are [time, result, pass rate of the
    * run on their commit or null], result 0 merged, 1 conflict, 2 failed.
    */
-  runs (points: number): Record<string, unknown> {
+  runs(points: number): Record<string, unknown> {
     const board = this.d.boardService.board
     const runs = board.testRuns().sort((a, b) => a.time - b.time)
     const integrations = board.integrationResults().sort((a, b) => a.time - b.time)
     const rateByCommit = new Map(runs.map(r => [r.commit, r.total > 0 ? r.passed / r.total : 0]))
-    const code = (result: string): number => result === '' || result === 'merged' ? 0 : result === 'conflict' ? 1 : 2
+    const code = (result: string): number => (result === '' || result === 'merged' ? 0 : result === 'conflict' ? 1 : 2)
     return {
       runs: thin(runs, points).map(r => [r.time, r.passed, r.total]),
-      integrations: thin(integrations, points).map(i => [i.time, code(i.result), i.commit !== '' ? rateByCommit.get(i.commit) ?? null : null]),
+      integrations: thin(integrations, points).map(i => [
+        i.time,
+        code(i.result),
+        i.commit !== '' ? (rateByCommit.get(i.commit) ?? null) : null
+      ]),
       totals: { runs: runs.length, integrations: integrations.length }
     }
   }
 
   /** Integrations, newest first, with the test run of their commit when there is one. */
-  integrations (req: PageRequest): Page<Record<string, unknown>> {
+  integrations(req: PageRequest): Page<Record<string, unknown>> {
     const board = this.d.boardService.board
-    const runByCommit = new Map<string, { passed: number, total: number }>()
+    const runByCommit = new Map<string, { passed: number; total: number }>()
     for (const r of board.testRuns()) runByCommit.set(r.commit, { passed: r.passed, total: r.total })
     const all = board.integrationResults().sort((a, b) => b.time - a.time)
     const page = pageOf(all, req)

@@ -15,17 +15,17 @@ import { isLoopbackHost } from '../addresses.js'
 export const SESSION_COOKIE = 'agency_ui'
 
 /** The cookie value that stands for the token: a keyed hash, so the cookie is not the API token. */
-export function sessionValue (token: string): string {
+export function sessionValue(token: string): string {
   return createHmac('sha256', token).update('agency/ui-session/v1').digest('base64url')
 }
 
-function sameText (a: string, b: string): boolean {
+function sameText(a: string, b: string): boolean {
   const x = Buffer.from(a)
   const y = Buffer.from(b)
   return x.length === y.length && timingSafeEqual(x, y)
 }
 
-export function parseCookies (header: string | undefined): Map<string, string> {
+export function parseCookies(header: string | undefined): Map<string, string> {
   const out = new Map<string, string>()
   for (const part of (header ?? '').split(';')) {
     const eq = part.indexOf('=')
@@ -36,7 +36,7 @@ export function parseCookies (header: string | undefined): Map<string, string> {
 }
 
 /** True when the request carries the token (bearer header) or the session cookie made from it. */
-export function carriesToken (req: IncomingMessage, token: string): boolean {
+export function carriesToken(req: IncomingMessage, token: string): boolean {
   const auth = req.headers.authorization
   if (typeof auth === 'string' && /^Bearer\s+/i.test(auth) && sameText(auth.replace(/^Bearer\s+/i, ''), token)) return true
   const cookie = parseCookies(req.headers.cookie).get(SESSION_COOKIE)
@@ -44,7 +44,7 @@ export function carriesToken (req: IncomingMessage, token: string): boolean {
 }
 
 /** The host name of a Host header ('[::1]:7400' -> '::1', 'localhost:80' -> 'localhost'). */
-export function hostName (header: string | undefined): string {
+export function hostName(header: string | undefined): string {
   const h = (header ?? '').trim().toLowerCase()
   const bracket = /^\[([^\]]+)\](?::\d+)?$/.exec(h)
   if (bracket != null) return bracket[1]
@@ -52,7 +52,7 @@ export function hostName (header: string | undefined): string {
 }
 
 /** On a loopback bind, only requests addressed to a loopback name are answered. */
-export function hostAllowed (header: string | undefined, boundLoopback: boolean): boolean {
+export function hostAllowed(header: string | undefined, boundLoopback: boolean): boolean {
   if (!boundLoopback) return true
   return isLoopbackHost(hostName(header))
 }

@@ -44,7 +44,8 @@ export interface UiServer {
 }
 
 const SECURITY_HEADERS = {
-  'content-security-policy': "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; font-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
+  'content-security-policy':
+    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; font-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
   'x-content-type-options': 'nosniff',
   'x-frame-options': 'DENY',
   'referrer-policy': 'no-referrer',
@@ -55,11 +56,11 @@ const SECURITY_HEADERS = {
 const KEEPALIVE_MS = 20_000
 
 /** JSON that is also safe should it ever be read as HTML or script: <, >, & and the line separators escaped. */
-export function safeJson (value: unknown): string {
+export function safeJson(value: unknown): string {
   return JSON.stringify(value).replace(/[<>&\u2028\u2029]/g, c => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`)
 }
 
-function textParam (params: URLSearchParams, name: string, max = MAX_QUERY_CHARS): string {
+function textParam(params: URLSearchParams, name: string, max = MAX_QUERY_CHARS): string {
   const v = params.get(name) ?? ''
   if (v.length > max) throw new InvalidArgumentError(`${name} is over ${max} characters`)
   return v
@@ -76,12 +77,14 @@ const STATUS_OF: Partial<Record<AgencyError['code'], number>> = {
 
 type Handler = (params: URLSearchParams) => unknown
 
-export async function startUiServer (init: UiServerInit): Promise<UiServer> {
+export async function startUiServer(init: UiServerInit): Promise<UiServer> {
   const { host, port } = parseHostPort(init.listen)
   const token = init.token != null && init.token !== '' ? init.token : undefined
   const loopback = isLoopbackHost(host)
   if (!loopback && token == null) {
-    throw new FailedPreconditionError(`refusing to serve the dashboard on ${init.listen}, beyond loopback, without a token: pass --api-token-file`)
+    throw new FailedPreconditionError(
+      `refusing to serve the dashboard on ${init.listen}, beyond loopback, without a token: pass --api-token-file`
+    )
   }
   const files = await loadStaticFiles(init.staticDir)
   const log = componentLogger('ui')
@@ -93,12 +96,19 @@ export async function startUiServer (init: UiServerInit): Promise<UiServer> {
 
   const api: Record<string, Handler> = {
     summary: () => view.summary(),
-    agents: p => view.agents(parsePage(p, { limit: 100, max: 500 }), { q: textParam(p, 'q', 200), live: liveFilter(textParam(p, 'live', 10)) }),
+    agents: p =>
+      view.agents(parsePage(p, { limit: 100, max: 500 }), { q: textParam(p, 'q', 200), live: liveFilter(textParam(p, 'live', 10)) }),
     agent: async p => await view.agent(textParam(p, 'id', 200)),
     board: p => view.board(parsePage(p, { limit: 50, max: 200 }).limit, textParam(p, 'q', 200)),
     tasks: p => view.tasks(textParam(p, 'state', 20), parsePage(p), textParam(p, 'q', 200)),
     overlaps: () => view.overlaps(),
-    findings: p => view.findings(parsePage(p), { q: textParam(p, 'q'), kind: textParam(p, 'kind', 40), path: textParam(p, 'path'), author: textParam(p, 'author', 200) }),
+    findings: p =>
+      view.findings(parsePage(p), {
+        q: textParam(p, 'q'),
+        kind: textParam(p, 'kind', 40),
+        path: textParam(p, 'path'),
+        author: textParam(p, 'author', 200)
+      }),
     inbox: async p => await view.inbox(parsePage(p)),
     outbox: async p => await view.outbox(parsePage(p)),
     announcements: p => view.announcements(parsePage(p)),
@@ -110,9 +120,14 @@ export async function startUiServer (init: UiServerInit): Promise<UiServer> {
     res.writeHead(status, { ...SECURITY_HEADERS, 'content-type': type, 'cache-control': 'no-store', ...extra })
     res.end(body)
   }
-  const sendJson = (res: ServerResponse, status: number, value: unknown): void => { send(res, status, 'application/json; charset=utf-8', safeJson(value)) }
+  const sendJson = (res: ServerResponse, status: number, value: unknown): void => {
+    send(res, status, 'application/json; charset=utf-8', safeJson(value))
+  }
   const sendError = (res: ServerResponse, err: unknown): void => {
-    if (isAgencyError(err)) { sendJson(res, STATUS_OF[err.code] ?? 500, { error: { code: err.code, message: err.message } }); return }
+    if (isAgencyError(err)) {
+      sendJson(res, STATUS_OF[err.code] ?? 500, { error: { code: err.code, message: err.message } })
+      return
+    }
     log.warn({ err }, 'dashboard request failed')
     sendJson(res, 500, { error: { code: 'INTERNAL', message: 'the daemon could not answer this request' } })
   }
@@ -125,7 +140,11 @@ export async function startUiServer (init: UiServerInit): Promise<UiServer> {
       'cache-control': f.immutable ? 'public, max-age=31536000, immutable' : 'no-cache',
       vary: 'accept-encoding'
     }
-    if (req.headers['if-none-match'] === f.etag) { res.writeHead(304, headers); res.end(); return }
+    if (req.headers['if-none-match'] === f.etag) {
+      res.writeHead(304, headers)
+      res.end()
+      return
+    }
     const gzip = f.gzip != null && /\bgzip\b/.test(String(req.headers['accept-encoding'] ?? ''))
     if (gzip) headers['content-encoding'] = 'gzip'
     res.writeHead(200, headers)
@@ -133,8 +152,17 @@ export async function startUiServer (init: UiServerInit): Promise<UiServer> {
   }
 
   const openStream = (req: IncomingMessage, res: ServerResponse): void => {
-    if (streams.size >= maxStreams) { sendJson(res, 503, { error: { code: 'RESOURCE_EXHAUSTED', message: `${maxStreams} dashboards are open on this daemon already` } }); return }
-    res.writeHead(200, { ...SECURITY_HEADERS, 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-store', connection: 'keep-alive', 'x-accel-buffering': 'no' })
+    if (streams.size >= maxStreams) {
+      sendJson(res, 503, { error: { code: 'RESOURCE_EXHAUSTED', message: `${maxStreams} dashboards are open on this daemon already` } })
+      return
+    }
+    res.writeHead(200, {
+      ...SECURITY_HEADERS,
+      'content-type': 'text/event-stream; charset=utf-8',
+      'cache-control': 'no-store',
+      connection: 'keep-alive',
+      'x-accel-buffering': 'no'
+    })
     streams.add(res)
     // A stream that cannot keep up gets no more notices until it drains, then one that refreshes everything.
     let congested = false
@@ -145,11 +173,19 @@ export async function startUiServer (init: UiServerInit): Promise<UiServer> {
     res.on('drain', () => {
       if (!congested) return
       congested = false
-      write(`event: change\ndata: ${safeJson({ seq: feed.seq, topics: ['summary', 'agents', 'board', 'findings', 'messages', 'runs'], activity: [], more: 0 })}\n\n`)
+      write(
+        `event: change\ndata: ${safeJson({ seq: feed.seq, topics: ['summary', 'agents', 'board', 'findings', 'messages', 'runs'], activity: [], more: 0 })}\n\n`
+      )
     })
-    write(`retry: 2000\nevent: hello\ndata: ${safeJson({ seq: feed.seq, self: { peerId: init.daemon.peerId, name: init.daemon.name } })}\n\n`)
-    const unsubscribe = feed.subscribe((n: FeedNotice) => { write(`event: change\ndata: ${safeJson(n)}\n\n`) })
-    const keepalive = setInterval(() => { write(': keepalive\n\n') }, KEEPALIVE_MS)
+    write(
+      `retry: 2000\nevent: hello\ndata: ${safeJson({ seq: feed.seq, self: { peerId: init.daemon.peerId, name: init.daemon.name } })}\n\n`
+    )
+    const unsubscribe = feed.subscribe((n: FeedNotice) => {
+      write(`event: change\ndata: ${safeJson(n)}\n\n`)
+    })
+    const keepalive = setInterval(() => {
+      write(': keepalive\n\n')
+    }, KEEPALIVE_MS)
     const close = (): void => {
       clearInterval(keepalive)
       unsubscribe()
@@ -161,18 +197,29 @@ export async function startUiServer (init: UiServerInit): Promise<UiServer> {
 
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     if (!hostAllowed(req.headers.host, loopback)) {
-      send(res, 421, 'text/plain; charset=utf-8', 'this dashboard answers only requests addressed to a loopback name (localhost, 127.0.0.1, [::1])\n')
+      send(
+        res,
+        421,
+        'text/plain; charset=utf-8',
+        'this dashboard answers only requests addressed to a loopback name (localhost, 127.0.0.1, [::1])\n'
+      )
       return
     }
     const url = new URL(req.url ?? '/', 'http://dashboard.invalid')
     const operatorPost = req.method === 'POST' && url.pathname.startsWith('/api/operator/') && operator !== undefined
-    if (req.method !== 'GET' && !operatorPost) { send(res, 405, 'text/plain; charset=utf-8', 'the dashboard takes GET only, but for the operator\'s actions\n', { allow: 'GET' }); return }
+    if (req.method !== 'GET' && !operatorPost) {
+      send(res, 405, 'text/plain; charset=utf-8', "the dashboard takes GET only, but for the operator's actions\n", { allow: 'GET' })
+      return
+    }
     if (token != null) {
       const given = url.searchParams.get('token')
       if (given != null) {
         // The token is traded for a session cookie and taken out of the address at once.
         url.searchParams.delete('token')
-        if (given.trim() !== token) { send(res, 401, 'text/plain; charset=utf-8', 'wrong API token\n'); return }
+        if (given.trim() !== token) {
+          send(res, 401, 'text/plain; charset=utf-8', 'wrong API token\n')
+          return
+        }
         send(res, 303, 'text/plain; charset=utf-8', '', {
           location: url.pathname + url.search,
           'set-cookie': `${SESSION_COOKIE}=${sessionValue(token)}; Path=/; HttpOnly; SameSite=Strict`
@@ -180,12 +227,22 @@ export async function startUiServer (init: UiServerInit): Promise<UiServer> {
         return
       }
       if (!carriesToken(req, token)) {
-        if (url.pathname.startsWith('/api/') || url.pathname === '/events') sendJson(res, 401, { error: { code: 'PERMISSION_DENIED', message: 'missing or wrong API token' } })
-        else send(res, 401, 'text/plain; charset=utf-8', 'This dashboard needs the daemon\'s API token: open /?token=<the token in the daemon\'s --api-token-file>\n')
+        if (url.pathname.startsWith('/api/') || url.pathname === '/events')
+          sendJson(res, 401, { error: { code: 'PERMISSION_DENIED', message: 'missing or wrong API token' } })
+        else
+          send(
+            res,
+            401,
+            'text/plain; charset=utf-8',
+            "This dashboard needs the daemon's API token: open /?token=<the token in the daemon's --api-token-file>\n"
+          )
         return
       }
     }
-    if (url.pathname === '/events') { openStream(req, res); return }
+    if (url.pathname === '/events') {
+      openStream(req, res)
+      return
+    }
     if (operator !== undefined && (url.pathname === '/api/operator' || url.pathname.startsWith('/api/operator/'))) {
       try {
         if (req.method === 'POST') {
@@ -206,7 +263,10 @@ export async function startUiServer (init: UiServerInit): Promise<UiServer> {
     }
     if (url.pathname.startsWith('/api/')) {
       const handler = Object.hasOwn(api, url.pathname.slice(5)) ? api[url.pathname.slice(5)] : undefined
-      if (handler == null) { sendJson(res, 404, { error: { code: 'NOT_FOUND', message: `no endpoint ${url.pathname.slice(0, 80)}` } }); return }
+      if (handler == null) {
+        sendJson(res, 404, { error: { code: 'NOT_FOUND', message: `no endpoint ${url.pathname.slice(0, 80)}` } })
+        return
+      }
       try {
         sendJson(res, 200, await handler(url.searchParams))
       } catch (err) {
@@ -215,7 +275,10 @@ export async function startUiServer (init: UiServerInit): Promise<UiServer> {
       return
     }
     const file = files.get(url.pathname === '/' ? '/index.html' : url.pathname)
-    if (file == null) { send(res, 404, 'text/plain; charset=utf-8', 'not found\n'); return }
+    if (file == null) {
+      send(res, 404, 'text/plain; charset=utf-8', 'not found\n')
+      return
+    }
     serveFile(req, res, file)
   }
 
@@ -225,10 +288,15 @@ export async function startUiServer (init: UiServerInit): Promise<UiServer> {
       else res.destroy()
     })
   })
-  server.on('clientError', (_err, socket) => { socket.destroy() })
+  server.on('clientError', (_err, socket) => {
+    socket.destroy()
+  })
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject)
-    server.listen(port, host, () => { server.off('error', reject); resolve() })
+    server.listen(port, host, () => {
+      server.off('error', reject)
+      resolve()
+    })
   })
   feed.start()
   const bound = server.address()
@@ -242,7 +310,11 @@ export async function startUiServer (init: UiServerInit): Promise<UiServer> {
       feed.stop()
       for (const s of streams) s.end()
       streams.clear()
-      const closed = new Promise<void>(resolve => server.close(() => { resolve() }))
+      const closed = new Promise<void>(resolve =>
+        server.close(() => {
+          resolve()
+        })
+      )
       server.closeAllConnections()
       await closed
     }
@@ -250,7 +322,7 @@ export async function startUiServer (init: UiServerInit): Promise<UiServer> {
 }
 
 /** A request's body as text, refused (InvalidArgumentError) past `max` bytes. */
-async function readBody (req: IncomingMessage, max: number): Promise<string> {
+async function readBody(req: IncomingMessage, max: number): Promise<string> {
   const chunks: Buffer[] = []
   let size = 0
   for await (const chunk of req) {
@@ -261,7 +333,7 @@ async function readBody (req: IncomingMessage, max: number): Promise<string> {
   return Buffer.concat(chunks).toString('utf8')
 }
 
-function liveFilter (v: string): 'live' | 'offline' | '' {
+function liveFilter(v: string): 'live' | 'offline' | '' {
   if (v === '' || v === 'all') return ''
   if (v === 'live' || v === 'offline') return v
   throw new InvalidArgumentError(`live must be live, offline or all, got ${JSON.stringify(v)}`)

@@ -9,7 +9,14 @@ import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
-import { AGENCY_BIN, PROCESS_TEST_TIMEOUT_MS, ProcessCluster, runAgency, type AgentdProcess, type CliResult } from '../helpers/agentd-process.js'
+import {
+  AGENCY_BIN,
+  PROCESS_TEST_TIMEOUT_MS,
+  ProcessCluster,
+  runAgency,
+  type AgentdProcess,
+  type CliResult
+} from '../helpers/agentd-process.js'
 import { waitFor } from '../helpers/wait-for.js'
 import { connectAgency, type Agency } from '../../src/client/agency.js'
 import { agencyHandlers, startGrpcServer } from '../../src/api/grpc-server.js'
@@ -37,7 +44,7 @@ afterAll(async () => {
   await cluster.cleanup()
 }, PROCESS_TEST_TIMEOUT_MS)
 
-function client (addr: string, opts: { tokenFile?: string, envToken?: string } = {}): Agency {
+function client(addr: string, opts: { tokenFile?: string; envToken?: string } = {}): Agency {
   const before = process.env.AGENCY_TOKEN
   if (opts.envToken != null) process.env.AGENCY_TOKEN = opts.envToken
   try {
@@ -45,22 +52,23 @@ function client (addr: string, opts: { tokenFile?: string, envToken?: string } =
     clients.push(c)
     return c
   } finally {
-    if (before == null) delete process.env.AGENCY_TOKEN; else process.env.AGENCY_TOKEN = before
+    if (before == null) delete process.env.AGENCY_TOKEN
+    else process.env.AGENCY_TOKEN = before
   }
 }
 
-async function statusOf (c: Agency) {
+async function statusOf(c: Agency) {
   return await c.call((x: AgencyClient) => x.getStatus, {}, 20_000)
 }
 
-async function wholeLog (c: Agency): Promise<LogEntry[]> {
+async function wholeLog(c: Agency): Promise<LogEntry[]> {
   const out: LogEntry[] = []
   for await (const e of c.stream((x: AgencyClient, m) => x.watchLog({ after: 0, follow: false }, m))) out.push(e)
   return out
 }
 
 /** `agency <args>` with the given extra environment (runAgency strips AGENCY_*). */
-async function agencyWithEnv (args: string[], env: Record<string, string>): Promise<CliResult> {
+async function agencyWithEnv(args: string[], env: Record<string, string>): Promise<CliResult> {
   const base = envWithoutAgency()
   return await new Promise(resolve => {
     execFile(process.execPath, [AGENCY_BIN, ...args], { env: { ...base, ...env }, timeout: 60_000 }, (err, stdout, stderr) => {
@@ -70,7 +78,7 @@ async function agencyWithEnv (args: string[], env: Record<string, string>): Prom
 }
 
 /** stderr lines that are not the daemon's or client's structured logs. */
-function plainLines (stderr: string): string[] {
+function plainLines(stderr: string): string[] {
   return stderr.split('\n').filter(l => l.trim() !== '' && !l.startsWith('{'))
 }
 
@@ -174,12 +182,22 @@ describe('--api-token-file', { timeout: PROCESS_TEST_TIMEOUT_MS }, () => {
   }, PROCESS_TEST_TIMEOUT_MS)
 
   it('refuses a call without a token, or with a wrong one, as PERMISSION_DENIED', async () => {
-    for (const c of [client(d.grpcAddr), client(d.grpcAddr, { envToken: 'not-the-token-at-all' }), client(d.grpcAddr, { tokenFile: wrongFile })]) {
+    for (const c of [
+      client(d.grpcAddr),
+      client(d.grpcAddr, { envToken: 'not-the-token-at-all' }),
+      client(d.grpcAddr, { tokenFile: wrongFile })
+    ]) {
       const err = await rejection(statusOf(c))
       expect(err.code).toBe('PERMISSION_DENIED')
       expect(err.message).toMatch(/API token/)
       // A write is refused the same way.
-      expect((await rejection(c.call((x: AgencyClient) => x.recordFinding, { kind: 'note', text: 'sneaky', paths: [], tags: [], refs: [], supersedes: '' }))).code).toBe('PERMISSION_DENIED')
+      expect(
+        (
+          await rejection(
+            c.call((x: AgencyClient) => x.recordFinding, { kind: 'note', text: 'sneaky', paths: [], tags: [], refs: [], supersedes: '' })
+          )
+        ).code
+      ).toBe('PERMISSION_DENIED')
     }
     // Nothing was written by the refused calls.
     const ok = client(d.grpcAddr, { tokenFile })
@@ -191,7 +209,11 @@ describe('--api-token-file', { timeout: PROCESS_TEST_TIMEOUT_MS }, () => {
     // A refused stream that never ends is the failure; the bound only keeps the test from hanging.
     const outcome = await Promise.race([
       rejection(wholeLog(c)).then(e => e.code as string),
-      new Promise<string>(resolve => setTimeout(() => { resolve('no status within 30 s: the stream was left open') }, 30_000))
+      new Promise<string>(resolve =>
+        setTimeout(() => {
+          resolve('no status within 30 s: the stream was left open')
+        }, 30_000)
+      )
     ])
     expect(outcome).toBe('PERMISSION_DENIED')
   })
@@ -211,7 +233,9 @@ describe('--api-token-file', { timeout: PROCESS_TEST_TIMEOUT_MS }, () => {
     ]) {
       expect(res.code).not.toBe(0)
       expect(res.code).not.toBeNull()
-      expect(plainLines(res.stderr)).toEqual(['agency: missing or wrong API token: set AGENCY_TOKEN (or --token-file) to the daemon\'s token'])
+      expect(plainLines(res.stderr)).toEqual([
+        "agency: missing or wrong API token: set AGENCY_TOKEN (or --token-file) to the daemon's token"
+      ])
     }
     const viaFile = await runAgency(['note', 'with the token file', '--addr', d.grpcAddr, '--token-file', tokenFile, '--json'])
     expect(viaFile.code, viaFile.stderr).toBe(0)
@@ -225,15 +249,20 @@ describe('--api-token-file', { timeout: PROCESS_TEST_TIMEOUT_MS }, () => {
   })
 
   it('lets `agency mcp` through with AGENCY_TOKEN, and not without it', async () => {
-    const callStatus = async (env: Record<string, string>): Promise<{ isError: boolean, text: string }> => {
+    const callStatus = async (env: Record<string, string>): Promise<{ isError: boolean; text: string }> => {
       const base: Record<string, string> = {}
       for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('AGENCY_') && v != null) base[k] = v
-      const transport = new StdioClientTransport({ command: process.execPath, args: [AGENCY_BIN, 'mcp'], env: { ...base, AGENCY_ADDR: d.grpcAddr, ...env }, stderr: 'ignore' })
+      const transport = new StdioClientTransport({
+        command: process.execPath,
+        args: [AGENCY_BIN, 'mcp'],
+        env: { ...base, AGENCY_ADDR: d.grpcAddr, ...env },
+        stderr: 'ignore'
+      })
       const mcp = new Client({ name: 'agency-trust-test', version: '0.0.0' })
       await mcp.connect(transport)
       try {
         const r = await mcp.callTool({ name: 'status', arguments: {} })
-        const text = (r.content as Array<{ type: string, text?: string }>).map(c => c.text ?? '').join('\n')
+        const text = (r.content as Array<{ type: string; text?: string }>).map(c => c.text ?? '').join('\n')
         return { isError: r.isError === true, text }
       } finally {
         await mcp.close().catch(() => {})
@@ -252,9 +281,14 @@ describe('a bind beyond loopback', { timeout: PROCESS_TEST_TIMEOUT_MS }, () => {
   it('is refused without a token: agentd exits non-zero with one clear line and never says ready', async () => {
     for (const addr of ['0.0.0.0:0', '[::]:0']) {
       const d = cluster.onDataDir(await cluster.tempDir(), { name: 'exposed', extraArgs: ['--grpc', addr] })
-      const err = await d.start().then(() => undefined, (e: Error) => e)
+      const err = await d.start().then(
+        () => undefined,
+        (e: Error) => e
+      )
       expect(err?.message, `agentd --grpc ${addr} started`).toMatch(/exited \(1\) before ready/)
-      expect(plainLines(d.stderr)).toEqual([`agentd: refusing to serve the API on ${addr}, beyond loopback, without a token: pass --api-token-file`])
+      expect(plainLines(d.stderr)).toEqual([
+        `agentd: refusing to serve the API on ${addr}, beyond loopback, without a token: pass --api-token-file`
+      ])
     }
   })
 
@@ -266,8 +300,14 @@ describe('a bind beyond loopback', { timeout: PROCESS_TEST_TIMEOUT_MS }, () => {
     expect(err.code).toBe('FAILED_PRECONDITION')
     const free = await new Promise<boolean>(resolve => {
       const s = createServer()
-      s.once('error', () => { resolve(false) })
-      s.listen(port, '0.0.0.0', () => { s.close(() => { resolve(true) }) })
+      s.once('error', () => {
+        resolve(false)
+      })
+      s.listen(port, '0.0.0.0', () => {
+        s.close(() => {
+          resolve(true)
+        })
+      })
     })
     expect(free).toBe(true)
   })
@@ -293,8 +333,29 @@ describe('/metrics', { timeout: PROCESS_TEST_TIMEOUT_MS }, () => {
     await cb.call((x: AgencyClient) => x.recordFinding, { kind: 'note', text: noteText, paths: [], tags: [], refs: [], supersedes: '' })
     await cb.call((x: AgencyClient) => x.announce, { text: announceText })
     await cb.call((x: AgencyClient) => x.setStatusLine, { status: statusLine })
-    await waitFor(async () => (await ca.call((x: AgencyClient) => x.readInbox, { after: 0, limit: 100, all: true, peek: false })).messages.some(m => m.text === dmText), { what: 'a to receive the message', timeoutMs: 60_000 })
-    await waitFor(async () => (await ca.call((x: AgencyClient) => x.searchFindings, { query: noteText, kind: '', pathPrefix: '', tag: '', author: '', since: 0, until: 0, limit: 5 })).hits.length > 0, { what: 'a to hold the finding', timeoutMs: 60_000 })
+    await waitFor(
+      async () =>
+        (await ca.call((x: AgencyClient) => x.readInbox, { after: 0, limit: 100, all: true, peek: false })).messages.some(
+          m => m.text === dmText
+        ),
+      { what: 'a to receive the message', timeoutMs: 60_000 }
+    )
+    await waitFor(
+      async () =>
+        (
+          await ca.call((x: AgencyClient) => x.searchFindings, {
+            query: noteText,
+            kind: '',
+            pathPrefix: '',
+            tag: '',
+            author: '',
+            since: 0,
+            until: 0,
+            limit: 5
+          })
+        ).hits.length > 0,
+      { what: 'a to hold the finding', timeoutMs: 60_000 }
+    )
     const key = await readFile(keyFile, 'utf8')
     const keyHex = key.trim().split('\n').at(-1) as string
     expect(keyHex).toMatch(/^[0-9a-f]{64}$/)

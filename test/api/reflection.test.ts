@@ -2,7 +2,14 @@
 // proto, as grpcurl speaks it) lists the services and gets the Agency
 // service's description, which matches the generated service method for method.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { credentials, loadPackageDefinition, status, type ClientDuplexStream, type GrpcObject, type ServiceClientConstructor } from '@grpc/grpc-js'
+import {
+  credentials,
+  loadPackageDefinition,
+  status,
+  type ClientDuplexStream,
+  type GrpcObject,
+  type ServiceClientConstructor
+} from '@grpc/grpc-js'
 import { loadSync } from '@grpc/proto-loader'
 import { fromBinary } from '@bufbuild/protobuf'
 import { FileDescriptorProtoSchema } from '@bufbuild/protobuf/wkt'
@@ -13,12 +20,12 @@ import { AgencyService, type AgencyServer } from '../../src/gen/agency/v1/api.js
 interface ReflectionResponse {
   listServicesResponse?: { service: Array<{ name: string }> }
   fileDescriptorResponse?: { fileDescriptorProto: Buffer[] }
-  errorResponse?: { errorCode: number, errorMessage: string }
+  errorResponse?: { errorCode: number; errorMessage: string }
 }
 
 const REFLECTION_PROTO = fileURLToPath(import.meta.resolve('@grpc/reflection/build/proto/grpc/reflection/v1/reflection.proto'))
 
-function reflectionClient (address: string): ClientDuplexStream<object, ReflectionResponse> {
+function reflectionClient(address: string): ClientDuplexStream<object, ReflectionResponse> {
   const pkg = loadPackageDefinition(loadSync(REFLECTION_PROTO))
   const v1 = ((pkg.grpc as GrpcObject).reflection as GrpcObject).v1 as GrpcObject
   const Client = v1.ServerReflection as ServiceClientConstructor
@@ -27,25 +34,37 @@ function reflectionClient (address: string): ClientDuplexStream<object, Reflecti
 }
 
 /** One request on the reflection stream, one answer. */
-async function ask (address: string, request: object): Promise<ReflectionResponse> {
+async function ask(address: string, request: object): Promise<ReflectionResponse> {
   const call = reflectionClient(address)
   const answer = new Promise<ReflectionResponse>((resolve, reject) => {
     call.once('data', resolve)
     call.once('error', reject)
   })
   call.write(request)
-  try { return await answer } finally { call.end() }
+  try {
+    return await answer
+  } finally {
+    call.end()
+  }
 }
 
 describe('gRPC server reflection', () => {
   let server: GrpcServer
   beforeAll(async () => {
     // No daemon behind the handlers: reflection answers from the service descriptions alone.
-    const handlers = Object.fromEntries(Object.keys(AgencyService).map(name => [name,
-      (_call: unknown, cb: (err: { code: number }) => void) => { cb({ code: status.UNIMPLEMENTED }) }])) as unknown as AgencyServer
+    const handlers = Object.fromEntries(
+      Object.keys(AgencyService).map(name => [
+        name,
+        (_call: unknown, cb: (err: { code: number }) => void) => {
+          cb({ code: status.UNIMPLEMENTED })
+        }
+      ])
+    ) as unknown as AgencyServer
     server = await startGrpcServer('127.0.0.1:0', handlers)
   })
-  afterAll(async () => { await server?.close() })
+  afterAll(async () => {
+    await server?.close()
+  })
 
   it('lists the Agency and health services', async () => {
     const r = await ask(server.address, { listServices: '' })
@@ -68,8 +87,14 @@ describe('gRPC server reflection', () => {
   })
 
   it('answers on every server of a process (the agents of `agentd --agents` share the descriptions)', async () => {
-    const handlers = Object.fromEntries(Object.keys(AgencyService).map(name => [name,
-      (_call: unknown, cb: (err: { code: number }) => void) => { cb({ code: status.UNIMPLEMENTED }) }])) as unknown as AgencyServer
+    const handlers = Object.fromEntries(
+      Object.keys(AgencyService).map(name => [
+        name,
+        (_call: unknown, cb: (err: { code: number }) => void) => {
+          cb({ code: status.UNIMPLEMENTED })
+        }
+      ])
+    ) as unknown as AgencyServer
     const second = await startGrpcServer('127.0.0.1:0', handlers)
     try {
       for (const address of [server.address, second.address]) {

@@ -11,7 +11,7 @@ import { absoluteNow, ClaimsTrace, type AgentTrace, type GossipCounts, type Loop
 
 type Host = IpcHost
 
-function startHost (): Host {
+function startHost(): Host {
   return forkIpcHost(fileURLToPath(new URL('./claims-host.ts', import.meta.url)), { what: 'a daemon process' })
 }
 
@@ -19,22 +19,22 @@ export interface HostedSwarm {
   mode: string
   clients: ReturnType<typeof connectAgency>[]
   peerIds: string[]
-  views: () => Promise<Array<{ live: number, entries: number, connections: number }>>
+  views: () => Promise<Array<{ live: number; entries: number; connections: number }>>
   readyCounts: () => Promise<number[]>
   addTasks: (tasks: unknown[]) => Promise<void>
-  windows: () => Promise<Array<{ settleMs: number, p99?: number }>>
+  windows: () => Promise<Array<{ settleMs: number; p99?: number }>>
   diagnose: () => Promise<string>
   cpuSeconds: () => Promise<number>
-  trace?: { t: ClaimsTrace, start: () => Promise<void>, collect: () => Promise<void> }
+  trace?: { t: ClaimsTrace; start: () => Promise<void>; collect: () => Promise<void> }
   /** profiles every daemon process from now; the function returned writes <dir>/<name>-<process>.cpuprofile */
   profile: () => Promise<(dir: string, name: string) => Promise<void>>
   stop: () => Promise<void>
 }
 
-export async function hostedSwarm (n: number, root: string, perProcess: number, trace: boolean): Promise<HostedSwarm> {
+export async function hostedSwarm(n: number, root: string, perProcess: number, trace: boolean): Promise<HostedSwarm> {
   const hosts = Array.from({ length: Math.ceil(n / perProcess) }, startHost)
   const hostOf = (i: number): Host => hosts[i % hosts.length]
-  const started: Array<{ peerId: string, addr: string, grpc: string }> = []
+  const started: Array<{ peerId: string; addr: string; grpc: string }> = []
   const stop = async (): Promise<void> => {
     await Promise.allSettled(hosts.map(async h => await h.call('stop')))
     for (const h of hosts) h.child.kill()
@@ -43,11 +43,13 @@ export async function hostedSwarm (n: number, root: string, perProcess: number, 
     // daemon 0 first: every other is bootstrapped from it (TCP addresses are known once a daemon listens)
     started[0] = await hostOf(0).call('start', { i: 0, peers: [], dataDir: join(root, 'a0') })
     for (let b = 1; b < n; b += 8) {
-      await Promise.all(Array.from({ length: Math.min(8, n - b) }, async (_, k) => {
-        const i = b + k
-        const peers = [...new Set([started[0].addr, started[Math.floor(Math.random() * b)].addr])]
-        started[i] = await hostOf(i).call('start', { i, peers, dataDir: join(root, `a${i}`) })
-      }))
+      await Promise.all(
+        Array.from({ length: Math.min(8, n - b) }, async (_, k) => {
+          const i = b + k
+          const peers = [...new Set([started[0].addr, started[Math.floor(Math.random() * b)].addr])]
+          started[i] = await hostOf(i).call('start', { i, peers, dataDir: join(root, `a${i}`) })
+        })
+      )
     }
   } catch (err) {
     await stop()
@@ -66,19 +68,31 @@ export async function hostedSwarm (n: number, root: string, perProcess: number, 
     mode: `${n} daemons in ${hosts.length} processes of up to ${perProcess}, TCP on loopback, a gRPC server each on 127.0.0.1`,
     clients,
     peerIds: started.map(s => s.peerId),
-    views: async () => await gather<{ i: number, live: number, entries: number, connections: number }>('views'),
-    readyCounts: async () => (await gather<{ i: number, count: number }>('ready')).map(r => r.count),
-    addTasks: async (tasks) => { await hosts[0].call('addTasks', { tasks }) },
-    windows: async () => await gather<{ i: number, settleMs: number, p99?: number }>('windows'),
+    views: async () => await gather<{ i: number; live: number; entries: number; connections: number }>('views'),
+    readyCounts: async () => (await gather<{ i: number; count: number }>('ready')).map(r => r.count),
+    addTasks: async tasks => {
+      await hosts[0].call('addTasks', { tasks })
+    },
+    windows: async () => await gather<{ i: number; settleMs: number; p99?: number }>('windows'),
     // Answered in the protocol (HELD at the daemon) against HELD at the clients: where an answer waits.
     diagnose: async () => {
-      const all = (await Promise.all(hosts.map(async h => await h.call<Array<{ settled: boolean, settling: boolean }>>('settled')))).flat()
+      const all = (await Promise.all(hosts.map(async h => await h.call<Array<{ settled: boolean; settling: boolean }>>('settled')))).flat()
       return `daemons with a claim settled ${all.filter(x => x.settled).length}, settling ${all.filter(x => x.settling).length}`
     },
     cpuSeconds: async () => (await Promise.all(hosts.map(async h => await h.call<number>('cpu')))).reduce((x, y) => x + y, 0),
     profile: async () => {
-      await Promise.all(hosts.map(async h => { await h.call('profileStart') }))
-      return async (dir, name) => { await Promise.all(hosts.map(async (h, k) => { await h.call('profileStop', { file: join(dir, `${name}-${k}.cpuprofile`) }) })) }
+      await Promise.all(
+        hosts.map(async h => {
+          await h.call('profileStart')
+        })
+      )
+      return async (dir, name) => {
+        await Promise.all(
+          hosts.map(async (h, k) => {
+            await h.call('profileStop', { file: join(dir, `${name}-${k}.cpuprofile`) })
+          })
+        )
+      }
     },
     ...(t === undefined
       ? {}
@@ -89,18 +103,29 @@ export async function hostedSwarm (n: number, root: string, perProcess: number, 
               orders = await Promise.all(hosts.map(async h => await h.call<number[]>('traceInit')))
               const t0 = absoluteNow()
               t.start(t0)
-              await Promise.all(hosts.map(async h => { await h.call('traceStart', { t0 }) }))
+              await Promise.all(
+                hosts.map(async h => {
+                  await h.call('traceStart', { t0 })
+                })
+              )
             },
             collect: async () => {
-              const steps = await Promise.all(hosts.map(async h => await h.call<{ agents: AgentTrace[], loop: LoopDelay, counts: GossipCounts }>('traceSteps')))
+              const steps = await Promise.all(
+                hosts.map(async h => await h.call<{ agents: AgentTrace[]; loop: LoopDelay; counts: GossipCounts }>('traceSteps'))
+              )
               steps.forEach((s, h) => {
-                s.agents.forEach((a, k) => { t.merge(orders[h][k], a) })
+                s.agents.forEach((a, k) => {
+                  t.merge(orders[h][k], a)
+                })
                 t.mergeLoop(s.loop)
                 t.mergeCounts(s.counts)
               })
             }
           }
         }),
-    stop: async () => { for (const c of clients) c.close(); await stop() }
+    stop: async () => {
+      for (const c of clients) c.close()
+      await stop()
+    }
   }
 }

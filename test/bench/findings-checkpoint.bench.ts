@@ -11,7 +11,7 @@ import { encodeFindingsCheckpoint } from '../../src/core/findings/findings-check
 import { encodeFindingsHead } from '../../src/core/findings/findings-checkpoint-parts.js'
 import { readFindingsCheckpointNow } from '../../src/daemon/findings/findings-checkpoint-files.js'
 
-function arg (name: string, fallback: string): string {
+function arg(name: string, fallback: string): string {
   const i = process.argv.indexOf(name)
   return i >= 0 ? process.argv[i + 1] : fallback
 }

@@ -22,7 +22,7 @@ import { MAX_ENTRY_BYTES } from '../../src/core/log/limits.js'
 import { LogState } from '../../src/core/log/log-state.js'
 import type { StoredEntry } from '../../src/core/log/ingest-result.js'
 
-function arg (name: string, fallback: string): string {
+function arg(name: string, fallback: string): string {
   const i = process.argv.indexOf(`--${name}`)
   return i >= 0 && i + 1 < process.argv.length ? process.argv[i + 1] : fallback
 }
@@ -31,18 +31,26 @@ const CLAIMS = Number(arg('claims', '200'))
 const RUNS = Number(arg('runs', '30'))
 const OUT = arg('out', 'results')
 
-async function signer (): Promise<Signer> {
+async function signer(): Promise<Signer> {
   const key = await generateKeyPair('Ed25519')
   return createSigner(peerIdFromPrivateKey(key).toString(), key.raw)
 }
 
-function fold (board: Board, e: StoredEntry): void {
+function fold(board: Board, e: StoredEntry): void {
   const { entry } = e
-  board.apply({ id: e.id, author: entry.author, seq: entry.seq, lamport: entry.lamport, time: entry.time, kind: entry.kind, body: decodeBody(entry.kind as 'claim', entry.body) })
+  board.apply({
+    id: e.id,
+    author: entry.author,
+    seq: entry.seq,
+    lamport: entry.lamport,
+    time: entry.time,
+    kind: entry.kind,
+    body: decodeBody(entry.kind as 'claim', entry.body)
+  })
 }
 
 /** Fills a claim's scope with globs from `make(i)` until the entry is as large as an entry may be. */
-function hostileScope (make: (i: number) => string): string[] {
+function hostileScope(make: (i: number) => string): string[] {
   const scope: string[] = []
   let bytes = 600 // the entry's other fields
   for (let i = 0; ; i++) {
@@ -53,7 +61,10 @@ function hostileScope (make: (i: number) => string): string[] {
   }
 }
 
-const run = (n: number): string => Math.random().toString(36).slice(2, 2 + n)
+const run = (n: number): string =>
+  Math.random()
+    .toString(36)
+    .slice(2, 2 + n)
 const SHAPES: Record<string, (salt: string) => string[]> = {
   'an ordinary claim, for comparison': salt => [`src/${salt}/**`, `test/${salt}/*.test.ts`],
   'many short wildcard globs': salt => hostileScope(i => `*/${salt}${i}*/**`),
@@ -62,18 +73,33 @@ const SHAPES: Record<string, (salt: string) => string[]> = {
   'deep globstar chains': salt => hostileScope(i => `${salt}${i}/${'**/*/'.repeat(200)}x`)
 }
 
-interface Row { shape: string, globs: number, entryBytes: number, p50Ms: number, p90Ms: number, maxMs: number, ingestMs: number, foldMs: number, overlapMs: number, overlapsFound: number }
+interface Row {
+  shape: string
+  globs: number
+  entryBytes: number
+  p50Ms: number
+  p90Ms: number
+  maxMs: number
+  ingestMs: number
+  foldMs: number
+  overlapMs: number
+  overlapsFound: number
+}
 
 const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]
 
 /** CPU milliseconds used by this process so far. */
-function cpuMs (): number {
+function cpuMs(): number {
   const u = process.cpuUsage()
   return (u.user + u.system) / 1000
 }
 
 /** A board with CLAIMS live claims by other agents, this daemon holding two tasks, and the attacker's tasks. */
-async function setup (me: Signer, attacker: Signer, peers: Signer[]): Promise<{ state: LogState, board: Board, attackerEntries: StoredEntry[] }> {
+async function setup(
+  me: Signer,
+  attacker: Signer,
+  peers: Signer[]
+): Promise<{ state: LogState; board: Board; attackerEntries: StoredEntry[] }> {
   const state = new LogState()
   const board = new Board()
   let now = 1_700_000_000_000
@@ -84,7 +110,11 @@ async function setup (me: Signer, attacker: Signer, peers: Signer[]): Promise<{ 
   }
   for (let i = 0; i < CLAIMS; i++) {
     append(peers[i % peers.length], 'task', { id: `t${i}`, title: `t${i}`, scope: [`src/mod${i}/**`] })
-    append(peers[i % peers.length], 'claim', { task: `t${i}`, epoch: 1, scope: [`src/mod${i}/**`, `test/mod${i}/*.test.ts`, `docs/mod${i}.md`] })
+    append(peers[i % peers.length], 'claim', {
+      task: `t${i}`,
+      epoch: 1,
+      scope: [`src/mod${i}/**`, `test/mod${i}/*.test.ts`, `docs/mod${i}.md`]
+    })
   }
   for (const t of MINE) {
     append(me, 'task', { id: t, title: t })
@@ -98,7 +128,7 @@ async function setup (me: Signer, attacker: Signer, peers: Signer[]): Promise<{ 
 
 const MINE = ['mine-a', 'mine-b']
 
-async function main (): Promise<void> {
+async function main(): Promise<void> {
   const me = await signer()
   const attacker = await signer()
   const peers = await Promise.all(Array.from({ length: 8 }, signer))
@@ -107,7 +137,9 @@ async function main (): Promise<void> {
   for (const [shape, make] of Object.entries(SHAPES)) {
     const times: number[] = []
     const phases: number[][] = [[], [], []]
-    let globs = 0; let entryBytes = 0; let found = 0
+    let globs = 0
+    let entryBytes = 0
+    let found = 0
     // The first runs warm the JIT up and are not counted.
     for (let r = -3; r < RUNS; r++) {
       // A fresh board each run: one hostile claim is measured, not a growing pile of them.
@@ -136,7 +168,18 @@ async function main (): Promise<void> {
       phases[2].push(done - folded)
     }
     times.sort((a, b) => a - b)
-    rows.push({ shape, globs, entryBytes, p50Ms: times[Math.floor(times.length / 2)], p90Ms: times[Math.floor(times.length * 0.9)], maxMs: times[times.length - 1], ingestMs: median(phases[0]), foldMs: median(phases[1]), overlapMs: median(phases[2]), overlapsFound: found })
+    rows.push({
+      shape,
+      globs,
+      entryBytes,
+      p50Ms: times[Math.floor(times.length / 2)],
+      p90Ms: times[Math.floor(times.length * 0.9)],
+      maxMs: times[times.length - 1],
+      ingestMs: median(phases[0]),
+      foldMs: median(phases[1]),
+      overlapMs: median(phases[2]),
+      overlapsFound: found
+    })
   }
 
   const lines = [
@@ -144,7 +187,10 @@ async function main (): Promise<void> {
     '',
     '| hostile scope | globs | entry bytes | CPU p50 | p90 | max | p50 ingest (decode, verify) | fold | overlap checks | overlaps reported |',
     '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
-    ...rows.map(r => `| ${r.shape} | ${r.globs} | ${r.entryBytes} | ${r.p50Ms.toFixed(2)} ms | ${r.p90Ms.toFixed(2)} ms | ${r.maxMs.toFixed(2)} ms | ${r.ingestMs.toFixed(2)} ms | ${r.foldMs.toFixed(2)} ms | ${r.overlapMs.toFixed(2)} ms | ${r.overlapsFound} |`),
+    ...rows.map(
+      r =>
+        `| ${r.shape} | ${r.globs} | ${r.entryBytes} | ${r.p50Ms.toFixed(2)} ms | ${r.p90Ms.toFixed(2)} ms | ${r.maxMs.toFixed(2)} ms | ${r.ingestMs.toFixed(2)} ms | ${r.foldMs.toFixed(2)} ms | ${r.overlapMs.toFixed(2)} ms | ${r.overlapsFound} |`
+    ),
     '',
     `worst p50: ${Math.max(...rows.map(r => r.p50Ms)).toFixed(2)} ms; worst p90: ${Math.max(...rows.map(r => r.p90Ms)).toFixed(2)} ms; worst single run: ${Math.max(...rows.map(r => r.maxMs)).toFixed(2)} ms (a garbage collection can land in any run)`
   ]

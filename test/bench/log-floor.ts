@@ -29,7 +29,7 @@ export interface FloorResult {
 }
 
 /** Every accepted entry's bytes in a data dir, in cursor order (the log store's `log-c` sublevel). */
-async function readEntries (dataDir: string): Promise<Uint8Array[]> {
+async function readEntries(dataDir: string): Promise<Uint8Array[]> {
   const db = new Level<string, Uint8Array>(levelPath(dataDir), { keyEncoding: 'utf8', valueEncoding: 'view' })
   await db.open()
   try {
@@ -41,14 +41,17 @@ async function readEntries (dataDir: string): Promise<Uint8Array[]> {
   }
 }
 
-const cpuSeconds = (): number => { const u = process.cpuUsage(); return (u.user + u.system) / 1e6 }
+const cpuSeconds = (): number => {
+  const u = process.cpuUsage()
+  return (u.user + u.system) / 1e6
+}
 
 /**
  * Hashes each entry and writes them all, keyed by id, in one batch (chained:
  * each put goes to the native batch as it is made, the cheapest way the
  * package offers), unsynced like a sync's batches.
  */
-export async function measureFloor (entries: readonly Uint8Array[], dir: string): Promise<FloorResult> {
+export async function measureFloor(entries: readonly Uint8Array[], dir: string): Promise<FloorResult> {
   const db = new Level<string, Uint8Array>(join(dir, 'db'), { keyEncoding: 'utf8', valueEncoding: 'view' })
   await db.open()
   try {
@@ -60,7 +63,13 @@ export async function measureFloor (entries: readonly Uint8Array[], dir: string)
     for (let i = 0; i < entries.length; i++) batch.put(ids[i], entries[i])
     await batch.write()
     const t2 = performance.now()
-    return { entries: entries.length, seconds: (t2 - t0) / 1000, hashSeconds: (t1 - t0) / 1000, writeSeconds: (t2 - t1) / 1000, cpuSeconds: cpuSeconds() - cpu0 }
+    return {
+      entries: entries.length,
+      seconds: (t2 - t0) / 1000,
+      hashSeconds: (t1 - t0) / 1000,
+      writeSeconds: (t2 - t1) / 1000,
+      cpuSeconds: cpuSeconds() - cpu0
+    }
   } finally {
     await db.close()
   }
@@ -71,20 +80,31 @@ export async function measureFloor (entries: readonly Uint8Array[], dir: string)
  * daemon starts); `loaded` resolves once it holds the entries, and `run`
  * then measures, so the floor can be taken at the moment the catch-up is.
  */
-export function startFloor (dataDir: string): { loaded: Promise<number>, run: () => Promise<FloorResult>, stop: () => void } {
+export function startFloor(dataDir: string): { loaded: Promise<number>; run: () => Promise<FloorResult>; stop: () => void } {
   const proc = fork(fileURLToPath(import.meta.url), ['--floor-of', dataDir], {
     execArgv: [...process.execArgv, '--max-old-space-size=4096'],
     stdio: ['ignore', 'inherit', 'inherit', 'ipc']
   })
   const exited = new Promise<never>((resolve, reject) => {
-    proc.once('exit', (code, signal) => { reject(new Error(`the floor's process exited (${signal ?? `code ${code}`}) without a result`)) })
+    proc.once('exit', (code, signal) => {
+      reject(new Error(`the floor's process exited (${signal ?? `code ${code}`}) without a result`))
+    })
     proc.once('error', reject)
   })
   exited.catch(() => {})
-  const message = async <T>(key: string): Promise<T> => await Promise.race([exited, new Promise<T>(resolve => {
-    const on = (m: Record<string, unknown>): void => { if (key in m) { proc.off('message', on); resolve(m[key] as T) } }
-    proc.on('message', on)
-  })])
+  const message = async <T>(key: string): Promise<T> =>
+    await Promise.race([
+      exited,
+      new Promise<T>(resolve => {
+        const on = (m: Record<string, unknown>): void => {
+          if (key in m) {
+            proc.off('message', on)
+            resolve(m[key] as T)
+          }
+        }
+        proc.on('message', on)
+      })
+    ])
   const loaded = message<number>('loaded')
   return {
     loaded,
@@ -93,24 +113,41 @@ export function startFloor (dataDir: string): { loaded: Promise<number>, run: ()
       proc.send('go')
       return await result
     },
-    stop: () => { if (proc.exitCode === null && proc.signalCode === null) proc.kill() }
+    stop: () => {
+      if (proc.exitCode === null && proc.signalCode === null) proc.kill()
+    }
   }
 }
 
-async function child (): Promise<void> {
+async function child(): Promise<void> {
   const dataDir = process.argv[process.argv.indexOf('--floor-of') + 1]
   const entries = await readEntries(dataDir)
   process.send?.({ loaded: entries.length })
-  await new Promise<void>(resolve => process.once('message', () => { resolve() }))
+  await new Promise<void>(resolve =>
+    process.once('message', () => {
+      resolve()
+    })
+  )
   const dir = await mkdtemp(join(tmpdir(), 'agency-bench-floor-'))
   try {
     const result = await measureFloor(entries, dir)
-    await new Promise<void>((resolve, reject) => process.send?.({ result }, err => { if (err != null) reject(err); else resolve() }))
+    await new Promise<void>((resolve, reject) =>
+      process.send?.({ result }, err => {
+        if (err != null) reject(err)
+        else resolve()
+      })
+    )
   } finally {
     await rm(dir, { recursive: true, force: true })
   }
 }
 
 if (process.argv.includes('--floor-of')) {
-  child().then(() => process.exit(0), err => { process.stderr.write(`log floor failed: ${(err as Error).stack ?? String(err)}\n`); process.exit(1) })
+  child().then(
+    () => process.exit(0),
+    err => {
+      process.stderr.write(`log floor failed: ${(err as Error).stack ?? String(err)}\n`)
+      process.exit(1)
+    }
+  )
 }

@@ -24,12 +24,16 @@ const profileFile = profIndex >= 0 ? argv.splice(profIndex, 2)[1] : undefined
 const N = Number(argv[0] ?? 100000)
 const dirs = new TempDirs()
 const mib = (n: number) => (n / 2 ** 20).toFixed(0)
-function mem (label: string): void {
+function mem(label: string): void {
   const m = process.memoryUsage()
   const st = readFileSync('/proc/self/status', 'utf8')
   const anon = Number(/RssAnon:\s+(\d+)/.exec(st)?.[1]) * 1024
-  const spaces = getHeapSpaceStatistics().map(s => `${s.space_name.replace('_space', '')}=${mib(s.space_size)}/${mib(s.space_used_size)}`).join(' ')
-  console.log(`${label}: anon ${mib(anon)} heapTotal ${mib(m.heapTotal)} used ${mib(m.heapUsed)} external ${mib(m.external)} ab ${mib(m.arrayBuffers)} | ${spaces}`)
+  const spaces = getHeapSpaceStatistics()
+    .map(s => `${s.space_name.replace('_space', '')}=${mib(s.space_size)}/${mib(s.space_used_size)}`)
+    .join(' ')
+  console.log(
+    `${label}: anon ${mib(anon)} heapTotal ${mib(m.heapTotal)} used ${mib(m.heapUsed)} external ${mib(m.external)} ab ${mib(m.arrayBuffers)} | ${spaces}`
+  )
 }
 try {
   const a = await dirs.make('agency-mem-a-')
@@ -41,10 +45,22 @@ try {
   const blob = Buffer.concat(all)
   const frames: Array<[number, number]> = []
   let at = 0
-  for (const b of all) { frames.push([at, at + b.length]); at += b.length }
+  for (const b of all) {
+    frames.push([at, at + b.length])
+    at += b.length
+  }
   all.length = 0
   global.gc?.()
-  const b = new Daemon({ dataDir: await dirs.make('agency-mem-b-'), listen: [memoryAddr('mem')], grpc: null, metrics: null, processMetrics: false, heartbeatMs: 1000, liveTimeoutMs: 5000, ownHeadWaitMs: 1 })
+  const b = new Daemon({
+    dataDir: await dirs.make('agency-mem-b-'),
+    listen: [memoryAddr('mem')],
+    grpc: null,
+    metrics: null,
+    processMetrics: false,
+    heartbeatMs: 1000,
+    liveTimeoutMs: 5000,
+    ownHeadWaitMs: 1
+  })
   await b.start()
   global.gc?.()
   mem('empty daemon')
@@ -65,7 +81,9 @@ try {
   console.log(`ingest CPU ${((cpu.user + cpu.system) / 1e6).toFixed(2)} s for ${N}`)
   const size = b.logService.findings.size
   const both = process.cpuUsage(cpu0)
-  console.log(`ingest + index CPU ${((both.user + both.system) / 1e6).toFixed(2)} s for ${N} (${size} indexed), wall ${((performance.now() - wall0) / 1000).toFixed(2)} s`)
+  console.log(
+    `ingest + index CPU ${((both.user + both.system) / 1e6).toFixed(2)} s for ${N} (${size} indexed), wall ${((performance.now() - wall0) / 1000).toFixed(2)} s`
+  )
   if (session !== undefined) {
     const { profile } = await session.post('Profiler.stop')
     writeFileSync(profileFile as string, JSON.stringify(profile))

@@ -12,19 +12,32 @@ export const DEFAULT_SEED_CACHE = 'results/bench-log-seeds'
 
 export const SEED = 42
 
-interface Seeded { entries: number, bytes: number, vectorDigest: string }
+interface Seeded {
+  entries: number
+  bytes: number
+  vectorDigest: string
+}
 
 /**
  * Fills `dataDir` with the seeded log: copied from the seed cache when it
  * holds one for these entries, authors and seed, else seeded (and, with a
  * cache, kept there for the next run). `built` says whether it was signed now.
  */
-export async function seedDataDir (dataDir: string, entries: number, authors: number, cacheRoot: string | null): Promise<Seeded & { built: boolean }> {
-  if (cacheRoot === null) return { ...await seedLog(dataDir, { entries, authors, seed: SEED }), built: false }
+export async function seedDataDir(
+  dataDir: string,
+  entries: number,
+  authors: number,
+  cacheRoot: string | null
+): Promise<Seeded & { built: boolean }> {
+  if (cacheRoot === null) return { ...(await seedLog(dataDir, { entries, authors, seed: SEED })), built: false }
   const cached = join(cacheRoot, `${entries}-entries-${authors}-authors-seed-${SEED}`)
   const meta = join(cached, 'seed.json')
   let seeded: Seeded | undefined
-  try { seeded = JSON.parse(await readFile(meta, 'utf8')) as Seeded } catch { /* no cache yet: seed one */ }
+  try {
+    seeded = JSON.parse(await readFile(meta, 'utf8')) as Seeded
+  } catch {
+    /* no cache yet: seed one */
+  }
   let built = false
   if (seeded === undefined) {
     // seeded into a scratch dir and renamed, so an interrupted seed leaves no half a cache

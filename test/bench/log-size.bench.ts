@@ -20,13 +20,19 @@ import { fileURLToPath } from 'node:url'
 import { AgencySwarm } from '../../src/sim/swarm-model/strategies/agency.js'
 import { createProject } from '../../src/sim/swarm-model/workload.js'
 
-interface Args { agents: number[], tasks: number, hours: number, seed: number, out: string }
+interface Args {
+  agents: number[]
+  tasks: number
+  hours: number
+  seed: number
+  out: string
+}
 
 /** Entries a real daemon writes per landed task beyond the simulator's done: request, result, test run. */
 const INTEGRATION_ENTRIES_PER_DONE = 3
 const HOUR = 3600_000
 
-function parseArgs (argv: string[]): Args {
+function parseArgs(argv: string[]): Args {
   const a: Args = { agents: [8, 128, 1024], tasks: 2000, hours: 6, seed: 1, out: 'results/bench-log-size.md' }
   for (let i = 0; i < argv.length; i++) {
     const v = argv[i + 1]
@@ -36,12 +42,28 @@ function parseArgs (argv: string[]): Args {
       return n
     }
     switch (argv[i]) {
-      case '--agents': a.agents = (v ?? '').split(',').map(Number); i++; break
-      case '--tasks': a.tasks = num(); i++; break
-      case '--hours': a.hours = num(); i++; break
-      case '--seed': a.seed = num(); i++; break
-      case '--out': a.out = v ?? ''; i++; break
-      default: throw new Error(`unknown argument ${argv[i]} (use --agents N[,N...] --tasks N --hours H --seed S --out FILE)`)
+      case '--agents':
+        a.agents = (v ?? '').split(',').map(Number)
+        i++
+        break
+      case '--tasks':
+        a.tasks = num()
+        i++
+        break
+      case '--hours':
+        a.hours = num()
+        i++
+        break
+      case '--seed':
+        a.seed = num()
+        i++
+        break
+      case '--out':
+        a.out = v ?? ''
+        i++
+        break
+      default:
+        throw new Error(`unknown argument ${argv[i]} (use --agents N[,N...] --tasks N --hours H --seed S --out FILE)`)
     }
   }
   if (a.agents.some(n => !Number.isSafeInteger(n) || n < 1)) throw new Error('--agents takes positive whole numbers')
@@ -66,7 +88,7 @@ interface SizeRow {
   wallSeconds: number
 }
 
-function measure (agents: number, tasks: number, seed: number, maxHours: number): SizeRow {
+function measure(agents: number, tasks: number, seed: number, maxHours: number): SizeRow {
   const started = performance.now()
   // the same project and seed as bench:swarm's agency job (src/sim/swarm-model/swarm-job.ts)
   const swarm = new AgencySwarm({ project: createProject(seed, { tasks }), agents, seed: seed + agents })
@@ -81,7 +103,10 @@ function measure (agents: number, tasks: number, seed: number, maxHours: number)
   for (const e of entries) {
     byKind[e.kind] = (byKind[e.kind] ?? 0) + 1
     bytes += e.bytes
-    if (e.sentAt === 0) { planEntries++; continue }
+    if (e.sentAt === 0) {
+      planEntries++
+      continue
+    }
     const h = Math.floor(e.sentAt / HOUR)
     perHour[h] = (perHour[h] ?? 0) + 1
   }
@@ -104,33 +129,41 @@ function measure (agents: number, tasks: number, seed: number, maxHours: number)
 }
 
 /** One swarm size in a child process: a 1024-agent run holds 1024 boards. */
-async function runInWorker (agents: number, tasks: number, seed: number, hours: number): Promise<SizeRow> {
+async function runInWorker(agents: number, tasks: number, seed: number, hours: number): Promise<SizeRow> {
   const child = fork(fileURLToPath(import.meta.url), ['--worker'], {
     execArgv: [...process.execArgv, '--max-old-space-size=12288', '--max-semi-space-size=64'],
     stdio: ['ignore', 'inherit', 'inherit', 'ipc']
   })
   return await new Promise((resolve, reject) => {
     let row: SizeRow | undefined
-    child.on('message', m => { row = m as SizeRow })
+    child.on('message', m => {
+      row = m as SizeRow
+    })
     child.on('error', reject)
-    child.on('exit', code => { if (row !== undefined) resolve(row); else reject(new Error(`worker for ${agents} agents exited with code ${code}`)) })
+    child.on('exit', code => {
+      if (row !== undefined) resolve(row)
+      else reject(new Error(`worker for ${agents} agents exited with code ${code}`))
+    })
     child.send({ agents, tasks, seed, hours })
   })
 }
 
 const KINDS = ['goal', 'task', 'claim', 'release', 'done', 'finding']
-const k = (n: number): string => n >= 10_000 ? `${(n / 1000).toFixed(0)}k` : n >= 1000 ? `${(n / 1000).toFixed(1)}k` : n.toFixed(0)
+const k = (n: number): string => (n >= 10_000 ? `${(n / 1000).toFixed(0)}k` : n >= 1000 ? `${(n / 1000).toFixed(1)}k` : n.toFixed(0))
 
-function tables (rows: SizeRow[], hoursOfRun: number): string {
+function tables(rows: SizeRow[], hoursOfRun: number): string {
   const kinds = [...new Set([...KINDS, ...rows.flatMap(r => Object.keys(r.byKind))])]
   const byKind = [
     `| agents | tasks | run (virtual h) | entries | ${kinds.join(' | ')} | bytes / entry |`,
     `|---:|---:|---:|---:|${kinds.map(() => '---:').join('|')}|---:|`,
-    ...rows.map(r => `| ${r.agents} | ${r.tasks} | ${r.hours.toFixed(1)} | ${r.entries} | ${kinds.map(x => String(r.byKind[x] ?? 0)).join(' | ')} | ${r.meanBytes.toFixed(0)} |`)
+    ...rows.map(
+      r =>
+        `| ${r.agents} | ${r.tasks} | ${r.hours.toFixed(1)} | ${r.entries} | ${kinds.map(x => String(r.byKind[x] ?? 0)).join(' | ')} | ${r.meanBytes.toFixed(0)} |`
+    )
   ].join('\n')
   const withIntegration = (r: SizeRow, perAgentHour: number): number => {
     const done = r.byKind.done ?? 0
-    return perAgentHour * (1 + INTEGRATION_ENTRIES_PER_DONE * done / Math.max(1, r.entries - r.planEntries))
+    return perAgentHour * (1 + (INTEGRATION_ENTRIES_PER_DONE * done) / Math.max(1, r.entries - r.planEntries))
   }
   const rates = [
     `| agents | agents' entries per agent-hour (whole run) | busiest hour | busiest hour, with integration entries | ${hoursOfRun}-hour log at the busiest rate, plan included | with integration entries |`,
@@ -144,7 +177,7 @@ function tables (rows: SizeRow[], hoursOfRun: number): string {
   return `${byKind}\n\n${rates}\n`
 }
 
-async function main (): Promise<void> {
+async function main(): Promise<void> {
   const args = parseArgs(process.argv.slice(2))
   const rows: SizeRow[] = []
   for (const n of args.agents) {
@@ -159,10 +192,10 @@ async function main (): Promise<void> {
     `Command: \`npm run bench:log-size -- ${process.argv.slice(2).join(' ')}\``.replace(/ -- `$/, '`'),
     '',
     `The agency strategy of \`bench:swarm\` (its project with ${args.tasks} tasks, seed ${args.seed}, a median of 10 minutes per attempt), run until every hidden test passes or for ${args.hours} virtual hours, for each swarm size; ` +
-    'entries counted by kind from the simulator\'s entry pool. Heartbeats and direct messages are not log entries. ' +
-    `The simulator writes no integration entries: "with integration entries" adds the ${INTEGRATION_ENTRIES_PER_DONE} a real daemon writes per landed task ` +
-    '(integration request, integration result, test run), an upper bound since an integrator batch shares one test run. ' +
-    `The plan (goal and tasks) is written once at the start and is left out of the rates. The ${args.hours}-hour log is the plan plus the busiest hour's rate kept up for ${args.hours} hours by every agent. ${cpus().length} cores.`,
+      "entries counted by kind from the simulator's entry pool. Heartbeats and direct messages are not log entries. " +
+      `The simulator writes no integration entries: "with integration entries" adds the ${INTEGRATION_ENTRIES_PER_DONE} a real daemon writes per landed task ` +
+      '(integration request, integration result, test run), an upper bound since an integrator batch shares one test run. ' +
+      `The plan (goal and tasks) is written once at the start and is left out of the rates. The ${args.hours}-hour log is the plan plus the busiest hour's rate kept up for ${args.hours} hours by every agent. ${cpus().length} cores.`,
     '',
     tables(rows, args.hours),
     `Wall time per run (s): ${rows.map(r => `${r.agents} agents: ${r.wallSeconds.toFixed(0)}`).join('; ')}.`,
@@ -174,15 +207,30 @@ async function main (): Promise<void> {
   process.stderr.write(`written to ${args.out}\n`)
 }
 
-async function worker (): Promise<void> {
-  const job = await new Promise<{ agents: number, tasks: number, seed: number, hours: number }>(resolve => process.once('message', m => { resolve(m as any) }))
+async function worker(): Promise<void> {
+  const job = await new Promise<{ agents: number; tasks: number; seed: number; hours: number }>(resolve =>
+    process.once('message', m => {
+      resolve(m as any)
+    })
+  )
   const row = measure(job.agents, job.tasks, job.seed, job.hours)
-  await new Promise<void>((resolve, reject) => process.send?.(row, err => { if (err != null) reject(err); else resolve() }))
+  await new Promise<void>((resolve, reject) =>
+    process.send?.(row, err => {
+      if (err != null) reject(err)
+      else resolve()
+    })
+  )
   process.disconnect()
 }
 
 if (process.argv.includes('--worker')) {
-  worker().catch(err => { process.stderr.write(`${(err as Error).stack ?? String(err)}\n`); process.exit(1) })
+  worker().catch(err => {
+    process.stderr.write(`${(err as Error).stack ?? String(err)}\n`)
+    process.exit(1)
+  })
 } else {
-  main().catch(err => { process.stderr.write(`${(err as Error).message}\n`); process.exit(1) })
+  main().catch(err => {
+    process.stderr.write(`${(err as Error).message}\n`)
+    process.exit(1)
+  })
 }

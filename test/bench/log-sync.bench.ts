@@ -49,21 +49,59 @@ interface Args {
   seedCache: string | null
 }
 
-function parseArgs (argv: string[]): Args {
-  const args: Args = { entries: [100_000, 1_000_000], authors: 20, out: 'results/bench-log.md', joinerEnv: {}, joinerNodeArgs: [], seedCache: DEFAULT_SEED_CACHE }
+function parseArgs(argv: string[]): Args {
+  const args: Args = {
+    entries: [100_000, 1_000_000],
+    authors: 20,
+    out: 'results/bench-log.md',
+    joinerEnv: {},
+    joinerNodeArgs: [],
+    seedCache: DEFAULT_SEED_CACHE
+  }
   for (let i = 0; i < argv.length; i++) {
     const value = argv[i + 1]
     switch (argv[i]) {
-      case '--entries': args.entries = value.split(',').map(s => Number(s.replace(/_/g, ''))); i++; break
-      case '--authors': args.authors = Number(value); i++; break
-      case '--out': args.out = value; i++; break
-      case '--profile-dir': args.profileDir = value; i++; break
-      case '--log-dir': args.logDir = value; i++; break
-      case '--joiner-env': { const [k, ...v] = value.split('='); args.joinerEnv[k] = v.join('='); i++; break }
-      case '--joiner-node-arg': args.joinerNodeArgs.push(value); i++; break
-      case '--seed-cache': args.seedCache = value; i++; break
-      case '--no-seed-cache': args.seedCache = null; break
-      default: throw new Error(`unknown argument ${argv[i]} (use --entries N[,N...] --authors N --out FILE --profile-dir DIR --log-dir DIR --joiner-env K=V --joiner-node-arg FLAG --seed-cache DIR --no-seed-cache)`)
+      case '--entries':
+        args.entries = value.split(',').map(s => Number(s.replace(/_/g, '')))
+        i++
+        break
+      case '--authors':
+        args.authors = Number(value)
+        i++
+        break
+      case '--out':
+        args.out = value
+        i++
+        break
+      case '--profile-dir':
+        args.profileDir = value
+        i++
+        break
+      case '--log-dir':
+        args.logDir = value
+        i++
+        break
+      case '--joiner-env': {
+        const [k, ...v] = value.split('=')
+        args.joinerEnv[k] = v.join('=')
+        i++
+        break
+      }
+      case '--joiner-node-arg':
+        args.joinerNodeArgs.push(value)
+        i++
+        break
+      case '--seed-cache':
+        args.seedCache = value
+        i++
+        break
+      case '--no-seed-cache':
+        args.seedCache = null
+        break
+      default:
+        throw new Error(
+          `unknown argument ${argv[i]} (use --entries N[,N...] --authors N --out FILE --profile-dir DIR --log-dir DIR --joiner-env K=V --joiner-node-arg FLAG --seed-cache DIR --no-seed-cache)`
+        )
     }
   }
   if (args.entries.some(n => !Number.isSafeInteger(n) || n < 1) || !Number.isSafeInteger(args.authors) || args.authors < 1) {
@@ -73,7 +111,7 @@ function parseArgs (argv: string[]): Args {
 }
 
 /** Resident set size and its peak, in bytes, from /proc (Linux). */
-async function rssOf (pid: number): Promise<{ rss: number, peak: number, anon: number }> {
+async function rssOf(pid: number): Promise<{ rss: number; peak: number; anon: number }> {
   const status = await readFile(`/proc/${pid}/status`, 'utf8')
   const kb = (field: string): number => Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? NaN) * 1024
   // RssAnon leaves out file pages: LevelDB maps its table files, and the pages a read touches count in VmRSS
@@ -81,13 +119,13 @@ async function rssOf (pid: number): Promise<{ rss: number, peak: number, anon: n
 }
 
 /** CPU seconds (user + system) a process has used (all its threads), from /proc (Linux). */
-async function cpuSecondsOf (pid: number): Promise<number> {
+async function cpuSecondsOf(pid: number): Promise<number> {
   const fields = (await readFile(`/proc/${pid}/stat`, 'utf8')).split(') ')[1].split(' ')
   return (Number(fields[11]) + Number(fields[12])) / 100
 }
 
 /** CPU seconds of a process's main thread alone (the event loop: a catch-up's critical path; worker and LevelDB threads run beside it). */
-async function mainThreadCpuSecondsOf (pid: number): Promise<number> {
+async function mainThreadCpuSecondsOf(pid: number): Promise<number> {
   const fields = (await readFile(`/proc/${pid}/task/${pid}/stat`, 'utf8')).split(') ')[1].split(' ')
   return (Number(fields[11]) + Number(fields[12])) / 100
 }
@@ -101,13 +139,21 @@ async function mainThreadCpuSecondsOf (pid: number): Promise<number> {
 class TcpReceiveCounter {
   private readonly seen = new Map<string, number>()
   private available = true
-  constructor (private readonly pid: number, private readonly ports: number[]) {}
+  constructor(
+    private readonly pid: number,
+    private readonly ports: number[]
+  ) {}
 
-  async sample (): Promise<void> {
+  async sample(): Promise<void> {
     const out = await new Promise<string>(resolve => {
-      execFile('ss', ['-tinpH', 'state', 'established'], (err, stdout) => { resolve(err == null ? stdout : '') })
+      execFile('ss', ['-tinpH', 'state', 'established'], (err, stdout) => {
+        resolve(err == null ? stdout : '')
+      })
     })
-    if (out === '') { this.available = false; return }
+    if (out === '') {
+      this.available = false
+      return
+    }
     const lines = out.split('\n')
     for (let i = 0; i < lines.length - 1; i++) {
       const m = /^\S+\s+\S+\s+\S+:(\d+)\s+\S+:(\d+)\s+users:.*pid=(\d+),/.exec(lines[i])
@@ -119,13 +165,13 @@ class TcpReceiveCounter {
     }
   }
 
-  get total (): number {
+  get total(): number {
     return this.available ? [...this.seen.values()].reduce((n, b) => n + b, 0) : NaN
   }
 }
 
 /** Waits until a process uses less than 5 % of a core over half a second (at most a minute). */
-async function settle (pid: number): Promise<void> {
+async function settle(pid: number): Promise<void> {
   const until = performance.now() + 60_000
   let last = await cpuSecondsOf(pid)
   while (performance.now() < until) {
@@ -136,7 +182,7 @@ async function settle (pid: number): Promise<void> {
   }
 }
 
-function tcpPortOf (multiaddr: string): number {
+function tcpPortOf(multiaddr: string): number {
   return Number(/\/tcp\/(\d+)/.exec(multiaddr)?.[1] ?? NaN)
 }
 
@@ -189,10 +235,30 @@ interface Row {
   loadAtFloor: number
 }
 
-const FIND_QUERIES = ['lease', 'gossip vector', 'decoder timeout', 'cursor', 'backpressure parser', 'quorum', 'digest lease', 'vector', 'timeout', 'protobuf',
-  'leas', 'gosip', 'cursors digest', 'parser', 'backoff', 'lease lease', 'decodes', 'vectors', 'quorum timeout', 'digest']
+const FIND_QUERIES = [
+  'lease',
+  'gossip vector',
+  'decoder timeout',
+  'cursor',
+  'backpressure parser',
+  'quorum',
+  'digest lease',
+  'vector',
+  'timeout',
+  'protobuf',
+  'leas',
+  'gosip',
+  'cursors digest',
+  'parser',
+  'backoff',
+  'lease lease',
+  'decodes',
+  'vectors',
+  'quorum timeout',
+  'digest'
+]
 
-async function runOnce (entries: number, authors: number, args: Args): Promise<Row> {
+async function runOnce(entries: number, authors: number, args: Args): Promise<Row> {
   const { profileDir, logDir } = args
   const procs = new AgentdProcesses()
   let floor: ReturnType<typeof startFloor> | undefined
@@ -201,15 +267,25 @@ async function runOnce (entries: number, authors: number, args: Args): Promise<R
     let t = performance.now()
     const seeded = await seedDataDir(dirA, entries, authors, args.seedCache)
     const seedSeconds = (performance.now() - t) / 1000
-    process.stderr.write(`  seed: ${seeded.built ? 'signed and cached' : args.seedCache === null ? 'signed' : 'copied from the cache'} in ${seedSeconds.toFixed(1)} s\n`)
+    process.stderr.write(
+      `  seed: ${seeded.built ? 'signed and cached' : args.seedCache === null ? 'signed' : 'copied from the cache'} in ${seedSeconds.toFixed(1)} s\n`
+    )
 
     // the floor's process reads the entries now, before A holds the data dir, and measures just before B starts
     floor = startFloor(dirA)
     await floor.loaded
 
     t = performance.now()
-    const profile = (name: string): string[] => profileDir !== undefined ? ['--cpu-prof', '--cpu-prof-dir', `${profileDir}/${name}-${entries}`] : []
-    const a = await procs.start({ name: 'bench-a', dataDir: dirA, metrics: true, readyTimeoutMs: 30 * 60_000, ...(logDir !== undefined ? { logFile: `${logDir}/bench-a-${entries}.log` } : {}), nodeArgs: profile('serving') })
+    const profile = (name: string): string[] =>
+      profileDir !== undefined ? ['--cpu-prof', '--cpu-prof-dir', `${profileDir}/${name}-${entries}`] : []
+    const a = await procs.start({
+      name: 'bench-a',
+      dataDir: dirA,
+      metrics: true,
+      readyTimeoutMs: 30 * 60_000,
+      ...(logDir !== undefined ? { logFile: `${logDir}/bench-a-${entries}.log` } : {}),
+      nodeArgs: profile('serving')
+    })
     const restoreSeconds = (performance.now() - t) / 1000
     const infoA = await a.logInfo()
     if (infoA.vectorDigest !== seeded.vectorDigest) throw new Error('the seeded daemon did not restore the seeded log')
@@ -217,13 +293,27 @@ async function runOnce (entries: number, authors: number, args: Args): Promise<R
     // findings index is built (a first search takes the log in) and its start's
     // checkpoints are written before B starts, so the serving daemon's CPU
     // during the catch-up is what serving costs, not its own first start.
-    await a.agency.call(c => c.searchFindings, { query: 'lease', kind: '', pathPrefix: '', tag: '', author: '', since: 0, until: 0, limit: 1 }, 10 * 60_000)
+    await a.agency.call(
+      c => c.searchFindings,
+      { query: 'lease', kind: '', pathPrefix: '', tag: '', author: '', since: 0, until: 0, limit: 1 },
+      10 * 60_000
+    )
     await settle(a.pid as number)
     const loadAtFloor = loadavg()[0]
     const floorResult = await floor.run()
-    process.stderr.write(`  floor: ${floorResult.seconds.toFixed(2)} s (hash ${floorResult.hashSeconds.toFixed(2)}, batch ${floorResult.writeSeconds.toFixed(2)}), ${floorResult.cpuSeconds.toFixed(2)} CPU s, load ${loadAtFloor.toFixed(1)}\n`)
+    process.stderr.write(
+      `  floor: ${floorResult.seconds.toFixed(2)} s (hash ${floorResult.hashSeconds.toFixed(2)}, batch ${floorResult.writeSeconds.toFixed(2)}), ${floorResult.cpuSeconds.toFixed(2)} CPU s, load ${loadAtFloor.toFixed(1)}\n`
+    )
 
-    const b: AgentdProcess = await procs.start({ name: 'bench-b', peers: a.addrs, metrics: true, readyTimeoutMs: 5 * 60_000, ...(logDir !== undefined ? { logFile: `${logDir}/bench-b-${entries}.log` } : {}), env: args.joinerEnv, nodeArgs: [...args.joinerNodeArgs, ...profile('joiner')] })
+    const b: AgentdProcess = await procs.start({
+      name: 'bench-b',
+      peers: a.addrs,
+      metrics: true,
+      readyTimeoutMs: 5 * 60_000,
+      ...(logDir !== undefined ? { logFile: `${logDir}/bench-b-${entries}.log` } : {}),
+      env: args.joinerEnv,
+      nodeArgs: [...args.joinerNodeArgs, ...profile('joiner')]
+    })
     const start = performance.now()
     // the profiles' clock (monotonic, microseconds): the catch-up's window in them
     const markStart = process.hrtime.bigint() / 1000n
@@ -264,7 +354,11 @@ async function runOnce (entries: number, authors: number, args: Args): Promise<R
     const search = async (query: string, at: AgentdProcess = b): Promise<number> => {
       const t0 = performance.now()
       // a first search takes in what the background indexing has not reached: on a loaded machine, well past the client's default 30 s
-      await at.agency.call(c => c.searchFindings, { query, kind: '', pathPrefix: '', tag: '', author: '', since: 0, until: 0, limit: 20 }, 10 * 60_000)
+      await at.agency.call(
+        c => c.searchFindings,
+        { query, kind: '', pathPrefix: '', tag: '', author: '', since: 0, until: 0, limit: 20 },
+        10 * 60_000
+      )
       return performance.now() - t0
     }
     const firstFindMs = await search('lease vector')
@@ -272,9 +366,9 @@ async function runOnce (entries: number, authors: number, args: Args): Promise<R
     const markEnd = process.hrtime.bigint() / 1000n
     rssPeak = Math.max(rssPeak, (await rssOf(pid)).rss)
     anonPeak = Math.max(anonPeak, (await rssOf(pid)).anon)
-    const cpuSeconds = await cpuSecondsOf(pid) - cpuStart
-    const mainCpuSeconds = await mainThreadCpuSecondsOf(pid) - mainCpuStart
-    const servingCpuSeconds = await cpuSecondsOf(a.pid as number) - servingCpuStart
+    const cpuSeconds = (await cpuSecondsOf(pid)) - cpuStart
+    const mainCpuSeconds = (await mainThreadCpuSecondsOf(pid)) - mainCpuStart
+    const servingCpuSeconds = (await cpuSecondsOf(a.pid as number)) - servingCpuStart
     if (profileDir !== undefined) {
       await mkdir(profileDir, { recursive: true })
       await writeFile(`${profileDir}/catch-up-${entries}.marks`, `${markStart} ${markEnd}\n`)
@@ -283,7 +377,10 @@ async function runOnce (entries: number, authors: number, args: Args): Promise<R
     // The sync byte counters move when an exchange completes: give the
     // exchanges that delivered the log time to close. (Periodic rounds go on,
     // but with equal digests they carry no entries, only version vectors.)
-    for (let i = 0; i < 8; i++) { await sleep(500); await wire.sample() }
+    for (let i = 0; i < 8; i++) {
+      await sleep(500)
+      await wire.sample()
+    }
     const received = await b.metric('agentd_sync_bytes_total', { direction: 'received' })
     const sent = await b.metric('agentd_sync_bytes_total', { direction: 'sent' })
     const rounds = await b.metric('agentd_sync_rounds_total')
@@ -350,26 +447,34 @@ async function runOnce (entries: number, authors: number, args: Args): Promise<R
 
 const mib = (n: number): string => (n / 2 ** 20).toFixed(0)
 
-function table (rows: Row[]): string {
-  const head = '| entries | authors | catch-up: log / and its index (s) | entries/s ingested | entries per joiner CPU-second | CPU s during catch-up: joiner (its main thread) / serving daemon | wire bytes/entry received (TCP) | sync frame bytes/entry received | joiner RSS: empty / peak / end (MiB) | joiner RSS without file pages: empty / peak (MiB) | joiner V8 heap used / total, external, peaks (MiB) | seeded daemon, first start (s) | its restart: s (CPU s) / RSS (MiB) / first find (ms) | find: first / p50 / max (ms) | load average (1 min) at catch-up start / after find |'
+function table(rows: Row[]): string {
+  const head =
+    '| entries | authors | catch-up: log / and its index (s) | entries/s ingested | entries per joiner CPU-second | CPU s during catch-up: joiner (its main thread) / serving daemon | wire bytes/entry received (TCP) | sync frame bytes/entry received | joiner RSS: empty / peak / end (MiB) | joiner RSS without file pages: empty / peak (MiB) | joiner V8 heap used / total, external, peaks (MiB) | seeded daemon, first start (s) | its restart: s (CPU s) / RSS (MiB) / first find (ms) | find: first / p50 / max (ms) | load average (1 min) at catch-up start / after find |'
   const rule = '|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|'
-  const lines = rows.map(r => `| ${r.entries} | ${r.authors} | ${r.logSeconds.toFixed(1)} / ${r.catchUpSeconds.toFixed(1)} | ${Math.round(r.entriesPerSecond)} | ${Math.round(r.entriesPerCpuSecond)} | ${r.joinerCpuSeconds.toFixed(2)} (${r.joinerMainCpuSeconds.toFixed(2)}) / ${r.servingCpuSeconds.toFixed(2)} | ` +
-    `${(r.wireBytesReceived / r.entries).toFixed(0)} | ${(r.bytesReceived / r.entries).toFixed(0)} | ` +
-    `${mib(r.rssBaseline)} / ${mib(r.rssPeak)} / ${mib(r.rssEnd)} | ${mib(r.anonBaseline)} / ${mib(r.anonPeak)} | ${mib(r.heapUsedPeak)} / ${mib(r.heapTotalPeak)}, ${mib(r.externalPeak)} | ${r.restoreSeconds.toFixed(1)} | ${r.restartSeconds.toFixed(1)} (${r.restartCpuSeconds.toFixed(1)}) / ${mib(r.restartRss)} / ${r.restartFirstFindMs.toFixed(0)} | ` +
-    `${r.firstFindMs.toFixed(0)} / ${r.findP50Ms.toFixed(1)} / ${r.findMaxMs.toFixed(1)} | ${r.loadAtStart.toFixed(1)} / ${r.loadAtEnd.toFixed(1)} |`)
+  const lines = rows.map(
+    r =>
+      `| ${r.entries} | ${r.authors} | ${r.logSeconds.toFixed(1)} / ${r.catchUpSeconds.toFixed(1)} | ${Math.round(r.entriesPerSecond)} | ${Math.round(r.entriesPerCpuSecond)} | ${r.joinerCpuSeconds.toFixed(2)} (${r.joinerMainCpuSeconds.toFixed(2)}) / ${r.servingCpuSeconds.toFixed(2)} | ` +
+      `${(r.wireBytesReceived / r.entries).toFixed(0)} | ${(r.bytesReceived / r.entries).toFixed(0)} | ` +
+      `${mib(r.rssBaseline)} / ${mib(r.rssPeak)} / ${mib(r.rssEnd)} | ${mib(r.anonBaseline)} / ${mib(r.anonPeak)} | ${mib(r.heapUsedPeak)} / ${mib(r.heapTotalPeak)}, ${mib(r.externalPeak)} | ${r.restoreSeconds.toFixed(1)} | ${r.restartSeconds.toFixed(1)} (${r.restartCpuSeconds.toFixed(1)}) / ${mib(r.restartRss)} / ${r.restartFirstFindMs.toFixed(0)} | ` +
+      `${r.firstFindMs.toFixed(0)} / ${r.findP50Ms.toFixed(1)} / ${r.findMaxMs.toFixed(1)} | ${r.loadAtStart.toFixed(1)} / ${r.loadAtEnd.toFixed(1)} |`
+  )
   return [head, rule, ...lines].join('\n')
 }
 
 /** agency's catch-up against the machine's floor for the same entries, taken in the same run just before it. */
-function floorTable (rows: Row[]): string {
-  const head = '| entries | floor: hash + one LevelDB batch, s (hash / batch) | floor CPU s | catch-up: log / and its index (s) | catch-up ÷ floor, wall: log / and its index | joiner CPU ÷ floor CPU | load average (1 min) at the floor / at catch-up start |'
+function floorTable(rows: Row[]): string {
+  const head =
+    '| entries | floor: hash + one LevelDB batch, s (hash / batch) | floor CPU s | catch-up: log / and its index (s) | catch-up ÷ floor, wall: log / and its index | joiner CPU ÷ floor CPU | load average (1 min) at the floor / at catch-up start |'
   const rule = '|---:|---:|---:|---:|---:|---:|---:|'
-  const lines = rows.map(r => `| ${r.entries} | ${r.floor.seconds.toFixed(2)} (${r.floor.hashSeconds.toFixed(2)} / ${r.floor.writeSeconds.toFixed(2)}) | ${r.floor.cpuSeconds.toFixed(2)} | ${r.logSeconds.toFixed(1)} / ${r.catchUpSeconds.toFixed(1)} | ` +
-    `${(r.logSeconds / r.floor.seconds).toFixed(1)}x / **${(r.catchUpSeconds / r.floor.seconds).toFixed(1)}x** | ${(r.joinerCpuSeconds / r.floor.cpuSeconds).toFixed(1)}x | ${r.loadAtFloor.toFixed(1)} / ${r.loadAtStart.toFixed(1)} |`)
+  const lines = rows.map(
+    r =>
+      `| ${r.entries} | ${r.floor.seconds.toFixed(2)} (${r.floor.hashSeconds.toFixed(2)} / ${r.floor.writeSeconds.toFixed(2)}) | ${r.floor.cpuSeconds.toFixed(2)} | ${r.logSeconds.toFixed(1)} / ${r.catchUpSeconds.toFixed(1)} | ` +
+      `${(r.logSeconds / r.floor.seconds).toFixed(1)}x / **${(r.catchUpSeconds / r.floor.seconds).toFixed(1)}x** | ${(r.joinerCpuSeconds / r.floor.cpuSeconds).toFixed(1)}x | ${r.loadAtFloor.toFixed(1)} / ${r.loadAtStart.toFixed(1)} |`
+  )
   return [head, rule, ...lines].join('\n')
 }
 
-async function main (): Promise<void> {
+async function main(): Promise<void> {
   const args = parseArgs(process.argv.slice(2))
   const rows: Row[] = []
   for (const n of args.entries) {
@@ -384,17 +489,17 @@ async function main (): Promise<void> {
     '',
     `Two agentd processes over TCP loopback; node ${process.version}, ${cpu.length} × ${cpu[0]?.model ?? 'unknown CPU'}, ${new Date().toISOString().slice(0, 10)}.`,
     'Daemon A starts on a data dir pre-filled with N signed findings and is left to settle (a first search builds its findings index; its CPU falls below 5 % of a core); then daemon B starts empty with A as its bootstrap peer.',
-    'Catch-up runs from B\'s `ready` until B\'s version-vector digest equals A\'s (LogInfo polled every 50 ms), and then until B answers a first search (its findings index whole); entries/s and CPU are over that second span.',
+    "Catch-up runs from B's `ready` until B's version-vector digest equals A's (LogInfo polled every 50 ms), and then until B answers a first search (its findings index whole); entries/s and CPU are over that second span.",
     'Wire bytes: TCP payload B received on its libp2p connections (kernel counters via `ss`; noise, yamux, gossip, presence included).',
     'Sync frame bytes: the sync protocol\'s frames, `agentd_sync_bytes_total{direction="received"}` on B. The seeded entries are',
     `findings of about 120 characters of text, one path and one tag: ${Math.round(rows[0]?.entryBytes ?? 0)} bytes each on average, signature included.`,
-    'First start: A\'s start on the seeded dir until `ready` (no checkpoint yet: it folds the whole log). Restart: A stopped (SIGTERM) after B caught up,',
+    "First start: A's start on the seeded dir until `ready` (no checkpoint yet: it folds the whole log). Restart: A stopped (SIGTERM) after B caught up,",
     'then started again on its dir until `ready` (from its log and findings checkpoints), and its first find. find: SearchFindings at B over gRPC, as a client times it: the first search',
     `(the end of the catch-up), then ${FIND_QUERIES.length} queries of one to three words (p50 and max).`,
     '',
     table(rows),
     '',
-    'Against the floor: in the same run, just before B starts, a process of its own takes the same entries (read from A\'s data dir beforehand, not timed), hashes each (sha256) and writes them all, keyed by id, in one unsynced LevelDB batch with the `level` package: no daemon, network, signature check or index (test/bench/log-floor.ts).',
+    "Against the floor: in the same run, just before B starts, a process of its own takes the same entries (read from A's data dir beforehand, not timed), hashes each (sha256) and writes them all, keyed by id, in one unsynced LevelDB batch with the `level` package: no daemon, network, signature check or index (test/bench/log-floor.ts).",
     '',
     floorTable(rows),
     '',

@@ -54,17 +54,17 @@ export interface MeshRunOptions {
  * would saturate the process long before n = 200. Spread over separate
  * hosts, each daemon would get the default.
  */
-export function inProcessHeartbeatRate (n: number, o: Pick<MeshRunOptions, 'heartbeatMaxRate' | 'processHeartbeatBudget'>): number {
+export function inProcessHeartbeatRate(n: number, o: Pick<MeshRunOptions, 'heartbeatMaxRate' | 'processHeartbeatBudget'>): number {
   return Math.max(1, Math.min(o.heartbeatMaxRate ?? 16, Math.floor((o.processHeartbeatBudget ?? 400) / n)))
 }
 
-function pickEarlier (addrs: string[], i: number, k: number): string[] {
+function pickEarlier(addrs: string[], i: number, k: number): string[] {
   const out = new Set<string>()
   for (let j = 0; j < Math.min(k, i) * 3 && out.size < Math.min(k, i); j++) out.add(addrs[Math.floor(Math.random() * i)])
   return [...out]
 }
 
-const findingBody = (k: number): { kind: string, text: string, paths: string[], tags: string[] } => ({
+const findingBody = (k: number): { kind: string; text: string; paths: string[]; tags: string[] } => ({
   kind: 'failure',
   text: `approach ${k} does not work in the parser: the property tests fail on nested groups (bench ${randomUUID()})`,
   paths: [`src/parser/m${k}.ts`],
@@ -72,7 +72,7 @@ const findingBody = (k: number): { kind: string, text: string, paths: string[], 
 })
 
 /** N daemons in this process over the memory transport. */
-export async function agencyInProcess (n: number, o: MeshRunOptions): Promise<SetupResult> {
+export async function agencyInProcess(n: number, o: MeshRunOptions): Promise<SetupResult> {
   const rssBefore = process.memoryUsage().rss
   const started = performance.now()
   const daemons: Daemon[] = []
@@ -84,25 +84,58 @@ export async function agencyInProcess (n: number, o: MeshRunOptions): Promise<Se
     const budget = o.startBudgetMs ?? 900_000
     for (let b = 0; b < n; b += 10) {
       if (performance.now() - started > budget) {
-        throw new Error(`only ${b} of ${n} daemons had started after ${(budget / 1000).toFixed(0)} s (each daemon's upkeep while idle, its share of presence, anti-entropy, gossipsub and dialling, costs about 1.5–2 % of a core: ${n} daemons in one process need more than this machine has)`)
+        throw new Error(
+          `only ${b} of ${n} daemons had started after ${(budget / 1000).toFixed(0)} s (each daemon's upkeep while idle, its share of presence, anti-entropy, gossipsub and dialling, costs about 1.5–2 % of a core: ${n} daemons in one process need more than this machine has)`
+        )
       }
-      await Promise.all(addrs.slice(b, b + 10).map(async (listen, k) => {
-        const i = b + k
-        const dataDir = await mkdtemp(join(tmpdir(), 'agency-bench-mesh-'))
-        dirs.push(dataDir)
-        const d = new Daemon({ dataDir, name: `n${i}`, listen: [listen], peers: pickEarlier(addrs, i, o.bootstrap), grpc: null, metrics: null, processMetrics: false, heartbeatMs: o.heartbeatMs, liveTimeoutMs: o.liveTimeoutMs, heartbeatMaxRate: inProcessHeartbeatRate(n, o) })
-        await d.start()
-        daemons[i] = d
-      }))
+      await Promise.all(
+        addrs.slice(b, b + 10).map(async (listen, k) => {
+          const i = b + k
+          const dataDir = await mkdtemp(join(tmpdir(), 'agency-bench-mesh-'))
+          dirs.push(dataDir)
+          const d = new Daemon({
+            dataDir,
+            name: `n${i}`,
+            listen: [listen],
+            peers: pickEarlier(addrs, i, o.bootstrap),
+            grpc: null,
+            metrics: null,
+            processMetrics: false,
+            heartbeatMs: o.heartbeatMs,
+            liveTimeoutMs: o.liveTimeoutMs,
+            heartbeatMaxRate: inProcessHeartbeatRate(n, o)
+          })
+          await d.start()
+          daemons[i] = d
+        })
+      )
     }
     const startSeconds = (performance.now() - started) / 1000
     o.log(`    agency × ${n} in-process: started in ${startSeconds.toFixed(0)} s`)
-    await waitFor(() => daemons.every(d => d.gossip.subscribers() >= Math.min(n - 1, 2)), { what: 'every daemon to have gossip subscribers', timeoutMs: 300_000, intervalMs: 250 })
+    await waitFor(() => daemons.every(d => d.gossip.subscribers() >= Math.min(n - 1, 2)), {
+      what: 'every daemon to have gossip subscribers',
+      timeoutMs: 300_000,
+      intervalMs: 250
+    })
 
     // tasks to claim, from node 0, seen everywhere
     const tasks = Array.from({ length: o.perKind }, (_, k) => `bench-task-${k}`)
-    for (const id of tasks) await daemons[0].boardService.addTask({ id, title: id, description: '', deps: [], scope: [`src/t/${id}.ts`], priority: 0 })
-    await waitFor(() => daemons.every(d => tasks.every(id => { try { d.boardService.task(id); return true } catch { return false } })), { what: 'the tasks at every daemon', timeoutMs: 300_000, intervalMs: 250 })
+    for (const id of tasks)
+      await daemons[0].boardService.addTask({ id, title: id, description: '', deps: [], scope: [`src/t/${id}.ts`], priority: 0 })
+    await waitFor(
+      () =>
+        daemons.every(d =>
+          tasks.every(id => {
+            try {
+              d.boardService.task(id)
+              return true
+            } catch {
+              return false
+            }
+          })
+        ),
+      { what: 'the tasks at every daemon', timeoutMs: 300_000, intervalMs: 250 }
+    )
 
     await sleep(o.settleMs ?? 0)
     const cpu0 = ownCpuSeconds()
@@ -114,15 +147,17 @@ export async function agencyInProcess (n: number, o: MeshRunOptions): Promise<Se
     const seen = new Map<string, Map<number, number>>()
     const local = new Map<number, (id: string, kind: string) => void>()
     daemons.forEach((d, i) => {
-      unsubscribe.push(d.logService.onAccepted(e => {
-        const at = performance.now()
-        let m = seen.get(e.id)
-        if (m === undefined) seen.set(e.id, m = new Map())
-        if (!m.has(i)) m.set(i, at)
-        if (e.entry.author === d.peerId) local.get(i)?.(e.id, e.entry.kind)
-      }))
+      unsubscribe.push(
+        d.logService.onAccepted(e => {
+          const at = performance.now()
+          let m = seen.get(e.id)
+          if (m === undefined) seen.set(e.id, (m = new Map()))
+          if (!m.has(i)) m.set(i, at)
+          if (e.entry.author === d.peerId) local.get(i)?.(e.id, e.entry.kind)
+        })
+      )
     })
-    const published: Array<{ id: string, kind: string, at: number, from: number, bytes: number }> = []
+    const published: Array<{ id: string; kind: string; at: number; from: number; bytes: number }> = []
     const busy0 = ownCpuSeconds()
     const busyStart = performance.now()
     for (let k = 0; k < 2 * o.perKind; k++) {
@@ -132,7 +167,9 @@ export async function agencyInProcess (n: number, o: MeshRunOptions): Promise<Se
       if (k % 2 === 0) {
         const task = tasks[k / 2]
         let id = ''
-        local.set(from, (entryId, kind) => { if (kind === 'claim') id = entryId })
+        local.set(from, (entryId, kind) => {
+          if (kind === 'claim') id = entryId
+        })
         await d.boardService.claim(task, [], true)
         local.delete(from)
         const bytes = d.logService.state.get(id)?.bytes.length ?? 0
@@ -166,7 +203,17 @@ export async function agencyInProcess (n: number, o: MeshRunOptions): Promise<Se
     }
   } finally {
     for (const u of unsubscribe) u()
-    await Promise.allSettled(daemons.filter(d => d !== undefined).map(async d => { await d.stop() }))
-    await Promise.all(dirs.map(async dir => { await rm(dir, { recursive: true, force: true }) }))
+    await Promise.allSettled(
+      daemons
+        .filter(d => d !== undefined)
+        .map(async d => {
+          await d.stop()
+        })
+    )
+    await Promise.all(
+      dirs.map(async dir => {
+        await rm(dir, { recursive: true, force: true })
+      })
+    )
   }
 }

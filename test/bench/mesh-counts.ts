@@ -8,7 +8,7 @@ import type { Agency } from '../../src/client/agency.js'
 /** A metrics scrape: sample name with its labels as written, to value. */
 export type Scrape = Map<string, number>
 
-export async function scrape (addr: string): Promise<Scrape> {
+export async function scrape(addr: string): Promise<Scrape> {
   const out: Scrape = new Map()
   const res = await fetch(`http://${addr}/metrics`)
   for (const line of (await res.text()).split('\n')) {
@@ -20,11 +20,17 @@ export async function scrape (addr: string): Promise<Scrape> {
 }
 
 /** The counts of one node over a window (the difference of two scrapes). */
-interface Counted { received: Map<string, number>, sent: Map<string, number>, syncRounds: number, bytesSent: number, opened: number }
+interface Counted {
+  received: Map<string, number>
+  sent: Map<string, number>
+  syncRounds: number
+  bytesSent: number
+  opened: number
+}
 
 const label = (sample: string, name: string): string | undefined => new RegExp(`${name}="([^"]*)"`).exec(sample)?.[1]
 
-function counted (a: Scrape, b: Scrape): Counted {
+function counted(a: Scrape, b: Scrape): Counted {
   const c: Counted = { received: new Map(), sent: new Map(), syncRounds: 0, bytesSent: 0, opened: 0 }
   for (const [k, v1] of b) {
     const d = v1 - (a.get(k) ?? 0)
@@ -36,13 +42,14 @@ function counted (a: Scrape, b: Scrape): Counted {
       c.sent.set(key, (c.sent.get(key) ?? 0) + d)
     } else if (k === 'agentd_sync_rounds_total') c.syncRounds += d
     else if (k.startsWith('agentd_libp2p_connections_opened_total')) c.opened += d
-    else if (k.startsWith('agentd_libp2p_transfer_bytes_total{') && label(k, 'protocol') === 'all' && label(k, 'direction') === 'sent') c.bytesSent += d
+    else if (k.startsWith('agentd_libp2p_transfer_bytes_total{') && label(k, 'protocol') === 'all' && label(k, 'direction') === 'sent')
+      c.bytesSent += d
   }
   return c
 }
 
 /** One line per window: per node and second, what was received (kind and verdict, non-zero only) and sent. */
-export function countsLine (window: string, before: Scrape[], after: Scrape[], seconds: number): string {
+export function countsLine(window: string, before: Scrape[], after: Scrape[], seconds: number): string {
   const n = before.length
   const total: Counted = { received: new Map(), sent: new Map(), syncRounds: 0, bytesSent: 0, opened: 0 }
   for (let i = 0; i < n; i++) {
@@ -54,12 +61,18 @@ export function countsLine (window: string, before: Scrape[], after: Scrape[], s
     total.opened += c.opened
   }
   const rate = (v: number): string => (v / n / seconds).toFixed(2)
-  const list = (m: Map<string, number>): string => [...m].filter(([, v]) => v > 0).map(([k, v]) => `${k} ${rate(v)}`).join(', ') || 'none'
+  const list = (m: Map<string, number>): string =>
+    [...m]
+      .filter(([, v]) => v > 0)
+      .map(([k, v]) => `${k} ${rate(v)}`)
+      .join(', ') || 'none'
   return `${window}, per daemon per second: received ${list(total.received)}; sent ${list(total.sent)}; sync rounds ${rate(total.syncRounds)}; connections opened ${rate(total.opened)}; libp2p bytes sent ${rate(total.bytesSent)}`
 }
 
 /** The mean of the peers each daemon is connected to now, as its status says. */
-export async function agencyConnections (clients: Agency[]): Promise<number> {
-  const counts = await Promise.all(clients.map(async c => ((await c.call(x => x.getStatus, {})) as { peersConnected: number }).peersConnected))
+export async function agencyConnections(clients: Agency[]): Promise<number> {
+  const counts = await Promise.all(
+    clients.map(async c => ((await c.call(x => x.getStatus, {})) as { peersConnected: number }).peersConnected)
+  )
   return counts.reduce((a, b) => a + b, 0) / counts.length
 }

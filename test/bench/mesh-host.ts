@@ -30,13 +30,13 @@ const startedAt = new Map<number, number>()
 /** per daemon: the id of its latest own claim entry */
 const lastOwnClaim = new Map<number, string>()
 
-function note (i: number, key: string): void {
+function note(i: number, key: string): void {
   let m = seen.get(i)
-  if (m === undefined) seen.set(i, m = new Map())
+  if (m === undefined) seen.set(i, (m = new Map()))
   if (!m.has(key)) m.set(key, wallNow())
 }
 
-const findingBody = (k: number): { kind: string, text: string, paths: string[], tags: string[] } => ({
+const findingBody = (k: number): { kind: string; text: string; paths: string[]; tags: string[] } => ({
   kind: 'failure',
   text: `approach ${k} does not work in the parser: the property tests fail on nested groups (bench ${randomUUID()})`,
   paths: [`src/parser/m${k}.ts`],
@@ -46,7 +46,18 @@ const findingBody = (k: number): { kind: string, text: string, paths: string[], 
 const ops: Record<string, (a: Args) => unknown> = {
   startAgency: async ({ i, peers, dataDir, heartbeatMs, liveTimeoutMs, heartbeatMaxRate }) => {
     startedAt.set(i, wallNow())
-    const d = new Daemon({ dataDir, name: `n${i as number}`, listen: ['/ip4/127.0.0.1/tcp/0'], peers, grpc: null, metrics: null, processMetrics: false, heartbeatMs, liveTimeoutMs, heartbeatMaxRate })
+    const d = new Daemon({
+      dataDir,
+      name: `n${i as number}`,
+      listen: ['/ip4/127.0.0.1/tcp/0'],
+      peers,
+      grpc: null,
+      metrics: null,
+      processMetrics: false,
+      heartbeatMs,
+      liveTimeoutMs,
+      heartbeatMaxRate
+    })
     await d.start()
     // from its start on (a late joiner's catch-up is read from its log's size instead)
     d.logService.onAccepted(e => {
@@ -54,7 +65,12 @@ const ops: Record<string, (a: Args) => unknown> = {
       if (e.entry.kind === 'claim' && e.entry.author === d.peerId) lastOwnClaim.set(i, e.id)
     })
     daemons.set(i, d)
-    return { addr: d.node.getMultiaddrs().map(String).find(a => a.includes('/tcp/')) }
+    return {
+      addr: d.node
+        .getMultiaddrs()
+        .map(String)
+        .find(a => a.includes('/tcp/'))
+    }
   },
   startRaw: async ({ i, peers, topic }) => {
     startedAt.set(i, wallNow())
@@ -67,13 +83,41 @@ const ops: Record<string, (a: Args) => unknown> = {
     })
     for (const p of peers as string[]) await node.dial(multiaddr(p)).catch(() => {})
     raws.set(i, node)
-    return { addr: node.getMultiaddrs().map(String).find(a => a.includes('/tcp/')) }
+    return {
+      addr: node
+        .getMultiaddrs()
+        .map(String)
+        .find(a => a.includes('/tcp/'))
+    }
   },
   /** the fewest gossip subscribers any node here has */
-  subscribers: ({ topic }) => Math.min(...[...daemons.values()].map(d => d.gossip.subscribers()), ...[...raws.values()].map(r => r.services.pubsub.getSubscribers(topic).length)),
-  addTasks: async ({ tasks }) => { await daemons.get(0)?.boardService.addTasks((tasks as string[]).map(id => ({ id, title: id, description: '', deps: [], scope: [`src/t/${id}.ts`], priority: 0 }))) },
+  subscribers: ({ topic }) =>
+    Math.min(
+      ...[...daemons.values()].map(d => d.gossip.subscribers()),
+      ...[...raws.values()].map(r => r.services.pubsub.getSubscribers(topic).length)
+    ),
+  addTasks: async ({ tasks }) => {
+    await daemons
+      .get(0)
+      ?.boardService.addTasks(
+        (tasks as string[]).map(id => ({ id, title: id, description: '', deps: [], scope: [`src/t/${id}.ts`], priority: 0 }))
+      )
+  },
   /** the fewest of `tasks` any daemon here sees */
-  tasksSeen: ({ tasks }) => Math.min(...[...daemons.values()].map(d => (tasks as string[]).filter(id => { try { d.boardService.task(id); return true } catch { return false } }).length)),
+  tasksSeen: ({ tasks }) =>
+    Math.min(
+      ...[...daemons.values()].map(
+        d =>
+          (tasks as string[]).filter(id => {
+            try {
+              d.boardService.task(id)
+              return true
+            } catch {
+              return false
+            }
+          }).length
+      )
+    ),
   /** a claim (on `task`) or a finding from daemon i: its id, its size on the wire, and when the call began and ended */
   publishAgency: async ({ i, k, task }) => {
     const d = daemons.get(i) as Daemon
@@ -98,21 +142,48 @@ const ops: Record<string, (a: Args) => unknown> = {
     return { key: String(seq), at, acked: wallNow(), bytes }
   },
   /** per node here: when it took in each of `keys` (null: not yet), and when it started */
-  seen: ({ keys }) => [...new Set([...daemons.keys(), ...raws.keys()])].map(i => ({ i, startedAt: startedAt.get(i), times: (keys as string[]).map(k => seen.get(i)?.get(k) ?? null) })),
+  seen: ({ keys }) =>
+    [...new Set([...daemons.keys(), ...raws.keys()])].map(i => ({
+      i,
+      startedAt: startedAt.get(i),
+      times: (keys as string[]).map(k => seen.get(i)?.get(k) ?? null)
+    })),
   /** per daemon here: how many entries its log holds */
   logSizes: () => [...daemons].map(([i, d]) => ({ i, entries: d.logService.state.size })),
-  connections: () => [...daemons.values()].map(d => d.node.getConnections().length).concat([...raws.values()].map(r => r.getConnections().length)),
-  cpu: () => { const u = process.cpuUsage(); return (u.user + u.system) / 1e6 },
+  connections: () =>
+    [...daemons.values()].map(d => d.node.getConnections().length).concat([...raws.values()].map(r => r.getConnections().length)),
+  cpu: () => {
+    const u = process.cpuUsage()
+    return (u.user + u.system) / 1e6
+  },
   rss: () => process.memoryUsage().rss,
   stop: async () => {
-    await Promise.allSettled([...daemons.values()].map(async d => { await d.stop() }))
-    await Promise.allSettled([...raws.values()].map(async r => { await r.stop() }))
+    await Promise.allSettled(
+      [...daemons.values()].map(async d => {
+        await d.stop()
+      })
+    )
+    await Promise.allSettled(
+      [...raws.values()].map(async r => {
+        await r.stop()
+      })
+    )
   }
 }
 
-process.on('message', (m: { id: number, op: string, args: Args }) => {
-  void Promise.resolve().then(async () => await ops[m.op](m.args ?? {}))
-    .then(value => ({ id: m.id, value }), (err: Error) => ({ id: m.id, error: err.message }))
-    .then(reply => { process.send?.(reply, () => { if (m.op === 'stop') process.exit(0) }) })
+process.on('message', (m: { id: number; op: string; args: Args }) => {
+  void Promise.resolve()
+    .then(async () => await ops[m.op](m.args ?? {}))
+    .then(
+      value => ({ id: m.id, value }),
+      (err: Error) => ({ id: m.id, error: err.message })
+    )
+    .then(reply => {
+      process.send?.(reply, () => {
+        if (m.op === 'stop') process.exit(0)
+      })
+    })
 })
-process.on('disconnect', () => { process.exit(0) })
+process.on('disconnect', () => {
+  process.exit(0)
+})

@@ -39,20 +39,26 @@ export interface JoinerResult {
 
 type Host = IpcHost
 
-function startHost (): Host {
-  return forkIpcHost(fileURLToPath(new URL('./mesh-host.ts', import.meta.url)), { what: 'a node process', execArgv: [...process.execArgv, '--max-old-space-size=4096'], env: { ...process.env, AGENCY_LOG_LEVEL: process.env.AGENCY_LOG_LEVEL ?? 'warn' } })
+function startHost(): Host {
+  return forkIpcHost(fileURLToPath(new URL('./mesh-host.ts', import.meta.url)), {
+    what: 'a node process',
+    execArgv: [...process.execArgv, '--max-old-space-size=4096'],
+    env: { ...process.env, AGENCY_LOG_LEVEL: process.env.AGENCY_LOG_LEVEL ?? 'warn' }
+  })
 }
 
-function pickRandom<T> (items: readonly T[], below: number, k: number): T[] {
+function pickRandom<T>(items: readonly T[], below: number, k: number): T[] {
   const out = new Set<T>()
   for (let j = 0; j < Math.min(k, below) * 3 && out.size < Math.min(k, below); j++) out.add(items[Math.floor(Math.random() * below)])
   return [...out]
 }
 
 /** Bytes the given processes sent on their established TCP connections, by the kernel's counters (`ss -tinp`), per connection. */
-async function tcpBytesSent (pids: readonly number[]): Promise<Map<string, number>> {
+async function tcpBytesSent(pids: readonly number[]): Promise<Map<string, number>> {
   const out = await new Promise<string>(resolve => {
-    execFile('ss', ['-tinpH', 'state', 'established'], { maxBuffer: 64 * 2 ** 20 }, (err, stdout) => { resolve(err == null ? stdout : '') })
+    execFile('ss', ['-tinpH', 'state', 'established'], { maxBuffer: 64 * 2 ** 20 }, (err, stdout) => {
+      resolve(err == null ? stdout : '')
+    })
   })
   const seen = new Map<string, number>()
   const lines = out.split('\n')
@@ -66,7 +72,7 @@ async function tcpBytesSent (pids: readonly number[]): Promise<Map<string, numbe
 }
 
 /** What was sent between two samples: connections in both by their difference, new ones whole. */
-function sentBetween (a: Map<string, number>, b: Map<string, number>): number {
+function sentBetween(a: Map<string, number>, b: Map<string, number>): number {
   let total = 0
   for (const [k, v] of b) total += v - (a.get(k) ?? 0)
   return total
@@ -80,7 +86,11 @@ interface Swarm {
   stop: () => Promise<void>
 }
 
-async function startSwarm (n: number, o: HostedOptions, start: (i: number, peers: string[]) => [string, Record<string, unknown>]): Promise<Swarm> {
+async function startSwarm(
+  n: number,
+  o: HostedOptions,
+  start: (i: number, peers: string[]) => [string, Record<string, unknown>]
+): Promise<Swarm> {
   const hosts = Array.from({ length: Math.ceil(n / o.perProcess) }, startHost)
   const hostOf = (i: number): Host => hosts[i % hosts.length]
   const addrs: string[] = []
@@ -99,7 +109,13 @@ async function startSwarm (n: number, o: HostedOptions, start: (i: number, peers
 }
 
 /** Starts nodes from..to-1 in batches of 8, each bootstrapped to a few random earlier ones. */
-async function startNodes (swarm: Swarm, from: number, to: number, o: HostedOptions, start: (i: number, peers: string[]) => [string, Record<string, unknown>]): Promise<void> {
+async function startNodes(
+  swarm: Swarm,
+  from: number,
+  to: number,
+  o: HostedOptions,
+  start: (i: number, peers: string[]) => [string, Record<string, unknown>]
+): Promise<void> {
   const t0 = performance.now()
   const budget = o.startBudgetMs ?? 900_000
   const one = async (i: number, below: number): Promise<void> => {
@@ -109,17 +125,26 @@ async function startNodes (swarm: Swarm, from: number, to: number, o: HostedOpti
   // a swarm's first node alone (it has no one to dial); a joiner dials into the swarm before it
   if (from === 0) await one(0, 0)
   for (let b = from === 0 ? 1 : from; b < to; b += 8) {
-    if (performance.now() - t0 > budget) throw new Error(`only ${b - from} of ${to - from} nodes had started after ${(budget / 1000).toFixed(0)} s`)
-    await Promise.all(Array.from({ length: Math.min(8, to - b) }, async (_, k) => { await one(b + k, from === 0 ? b : from) }))
+    if (performance.now() - t0 > budget)
+      throw new Error(`only ${b - from} of ${to - from} nodes had started after ${(budget / 1000).toFixed(0)} s`)
+    await Promise.all(
+      Array.from({ length: Math.min(8, to - b) }, async (_, k) => {
+        await one(b + k, from === 0 ? b : from)
+      })
+    )
   }
 }
 
 const sum = (xs: number[]): number => xs.reduce((a, b) => a + b, 0)
 
-interface Window { idleCpuPerNode: number, idleBytesPerNodePerSecond: number, rssPerNodeBytes: number }
+interface Window {
+  idleCpuPerNode: number
+  idleBytesPerNodePerSecond: number
+  rssPerNodeBytes: number
+}
 
 /** Idle CPU and bytes per node over the idle window, after the settling time; RSS per node (each process's own, modules included). */
-async function idleWindow (swarm: Swarm, n: number, o: HostedOptions): Promise<Window> {
+async function idleWindow(swarm: Swarm, n: number, o: HostedOptions): Promise<Window> {
   await sleep(o.settleMs ?? 0)
   const cpu0 = sum(await Promise.all(swarm.hosts.map(async h => await h.call<number>('cpu'))))
   const bytes0 = await tcpBytesSent(swarm.pids)
@@ -129,22 +154,38 @@ async function idleWindow (swarm: Swarm, n: number, o: HostedOptions): Promise<W
   const cpu1 = sum(await Promise.all(swarm.hosts.map(async h => await h.call<number>('cpu'))))
   const seconds = (performance.now() - t0) / 1000
   const rss = sum(await Promise.all(swarm.hosts.map(async h => await h.call<number>('rss'))))
-  return { idleCpuPerNode: (cpu1 - cpu0) / seconds / n, idleBytesPerNodePerSecond: sentBetween(bytes0, bytes1) / seconds / n, rssPerNodeBytes: rss / n }
+  return {
+    idleCpuPerNode: (cpu1 - cpu0) / seconds / n,
+    idleBytesPerNodePerSecond: sentBetween(bytes0, bytes1) / seconds / n,
+    rssPerNodeBytes: rss / n
+  }
 }
 
-interface Published { key: string, at: number, from: number, bytes: number }
+interface Published {
+  key: string
+  at: number
+  from: number
+  bytes: number
+}
 
 /** Per published message, when each node other than its author took it in (the nodes' wall clocks). */
-async function sightings (swarm: Swarm, published: readonly Published[]): Promise<Map<number, Array<number | null>>> {
+async function sightings(swarm: Swarm, published: readonly Published[]): Promise<Map<number, Array<number | null>>> {
   const keys = published.map(p => p.key)
   const out = new Map<number, Array<number | null>>()
-  for (const part of await Promise.all(swarm.hosts.map(async h => await h.call<Array<{ i: number, times: Array<number | null> }>>('seen', { keys })))) {
+  for (const part of await Promise.all(
+    swarm.hosts.map(async h => await h.call<Array<{ i: number; times: Array<number | null> }>>('seen', { keys }))
+  )) {
     for (const x of part) out.set(x.i, x.times)
   }
   return out
 }
 
-async function publishWindow (swarm: Swarm, n: number, o: HostedOptions, publish: (k: number, from: number) => Promise<Published>): Promise<{ records: VisibilityRecord[], busyCpuPerNode: number, published: Published[] }> {
+async function publishWindow(
+  swarm: Swarm,
+  n: number,
+  o: HostedOptions,
+  publish: (k: number, from: number) => Promise<Published>
+): Promise<{ records: VisibilityRecord[]; busyCpuPerNode: number; published: Published[] }> {
   const published: Published[] = []
   const cpu0 = sum(await Promise.all(swarm.hosts.map(async h => await h.call<number>('cpu'))))
   const t0 = performance.now()
@@ -157,36 +198,54 @@ async function publishWindow (swarm: Swarm, n: number, o: HostedOptions, publish
     return published.every((p, k) => [...seen].every(([i, times]) => i >= n || times[k] !== null))
   }
   await waitFor(complete, { what: 'every message at every node', timeoutMs: o.waitMs, intervalMs: 1000 }).catch(() => {})
-  const busyCpuPerNode = (sum(await Promise.all(swarm.hosts.map(async h => await h.call<number>('cpu')))) - cpu0) / ((performance.now() - t0) / 1000) / n
+  const busyCpuPerNode =
+    (sum(await Promise.all(swarm.hosts.map(async h => await h.call<number>('cpu')))) - cpu0) / ((performance.now() - t0) / 1000) / n
   const seen = await sightings(swarm, published)
   const records: VisibilityRecord[] = published.map((p, k) => {
     const delays: number[] = []
-    for (const [i, times] of seen) if (i < n && i !== p.from && times[k] !== null) delays.push((times[k]) - p.at)
+    for (const [i, times] of seen) if (i < n && i !== p.from && times[k] !== null) delays.push(times[k] - p.at)
     return { kind: 'entry', delays, missing: n - 1 - delays.length }
   })
   return { records, busyCpuPerNode, published }
 }
 
 /** agency: N daemons over K per process, then J late joiners. */
-export async function agencyHosted (n: number, o: HostedOptions): Promise<{ result: SetupResult, joiner?: JoinerResult }> {
+export async function agencyHosted(n: number, o: HostedOptions): Promise<{ result: SetupResult; joiner?: JoinerResult }> {
   const root = await mkdtemp(join(tmpdir(), 'agency-bench-hosted-'))
   const started = performance.now()
   const heartbeatMaxRate = o.heartbeatMaxRate ?? inProcessHeartbeatRate(n, o)
-  const startDaemon = (i: number, peers: string[]): [string, Record<string, unknown>] =>
-    ['startAgency', { i, peers, dataDir: join(root, `n${i}`), heartbeatMs: o.heartbeatMs, liveTimeoutMs: o.liveTimeoutMs, heartbeatMaxRate }]
+  const startDaemon = (i: number, peers: string[]): [string, Record<string, unknown>] => [
+    'startAgency',
+    { i, peers, dataDir: join(root, `n${i}`), heartbeatMs: o.heartbeatMs, liveTimeoutMs: o.liveTimeoutMs, heartbeatMaxRate }
+  ]
   const swarm = await startSwarm(n, o, startDaemon)
   try {
     const startSeconds = (performance.now() - started) / 1000
     o.log(`    agency × ${n} in ${swarm.hosts.length} processes: started in ${startSeconds.toFixed(0)} s`)
     const topic = ''
-    await waitFor(async () => Math.min(...await Promise.all(swarm.hosts.map(async h => await h.call<number>('subscribers', { topic })))) >= Math.min(n - 1, 2), { what: 'every daemon to have gossip subscribers', timeoutMs: 300_000, intervalMs: 1000 })
+    await waitFor(
+      async () =>
+        Math.min(...(await Promise.all(swarm.hosts.map(async h => await h.call<number>('subscribers', { topic }))))) >= Math.min(n - 1, 2),
+      { what: 'every daemon to have gossip subscribers', timeoutMs: 300_000, intervalMs: 1000 }
+    )
     const tasks = Array.from({ length: o.perKind }, (_, k) => `bench-task-${k}`)
     await swarm.hostOf(0).call('addTasks', { tasks })
-    await waitFor(async () => Math.min(...await Promise.all(swarm.hosts.map(async h => await h.call<number>('tasksSeen', { tasks })))) >= tasks.length, { what: 'the tasks at every daemon', timeoutMs: 600_000, intervalMs: 1000 })
+    await waitFor(
+      async () =>
+        Math.min(...(await Promise.all(swarm.hosts.map(async h => await h.call<number>('tasksSeen', { tasks }))))) >= tasks.length,
+      { what: 'the tasks at every daemon', timeoutMs: 600_000, intervalMs: 1000 }
+    )
     const idle = await idleWindow(swarm, n, o)
-    o.log(`    agency × ${n}: idle ${(idle.idleCpuPerNode * 100).toFixed(2)} % of a core and ${idle.idleBytesPerNodePerSecond.toFixed(0)} B/s per node`)
+    o.log(
+      `    agency × ${n}: idle ${(idle.idleCpuPerNode * 100).toFixed(2)} % of a core and ${idle.idleBytesPerNodePerSecond.toFixed(0)} B/s per node`
+    )
     const { records, busyCpuPerNode, published } = await publishWindow(swarm, n, o, async (k, from) => {
-      const p = await swarm.hostOf(from).call<{ key: string, at: number, bytes: number }>('publishAgency', k % 2 === 0 ? { i: from, k, task: tasks[k / 2] } : { i: from, k })
+      const p = await swarm
+        .hostOf(from)
+        .call<{ key: string; at: number; bytes: number }>(
+          'publishAgency',
+          k % 2 === 0 ? { i: from, k, task: tasks[k / 2] } : { i: from, k }
+        )
       return { ...p, from }
     })
     const sizes = published.map(p => p.bytes).filter(b => b > 1)
@@ -211,23 +270,35 @@ export async function agencyHosted (n: number, o: HostedOptions): Promise<{ resu
   }
 }
 
-async function lateJoiners (swarm: Swarm, n: number, o: HostedOptions, startDaemon: (i: number, peers: string[]) => [string, Record<string, unknown>]): Promise<JoinerResult> {
+async function lateJoiners(
+  swarm: Swarm,
+  n: number,
+  o: HostedOptions,
+  startDaemon: (i: number, peers: string[]) => [string, Record<string, unknown>]
+): Promise<JoinerResult> {
   const sizes = async (): Promise<Map<number, number>> => {
     const out = new Map<number, number>()
-    for (const part of await Promise.all(swarm.hosts.map(async h => await h.call<Array<{ i: number, entries: number }>>('logSizes')))) for (const x of part) out.set(x.i, x.entries)
+    for (const part of await Promise.all(swarm.hosts.map(async h => await h.call<Array<{ i: number; entries: number }>>('logSizes'))))
+      for (const x of part) out.set(x.i, x.entries)
     return out
   }
   const entries = Math.max(...(await sizes()).values())
   const first = performance.now()
   await startNodes(swarm, n, n + o.joiners, o, startDaemon)
   const done = new Map<number, number>()
-  await waitFor(async () => {
-    for (const [i, size] of await sizes()) if (i >= n && size >= entries && !done.has(i)) done.set(i, performance.now())
-    return done.size === o.joiners
-  }, { what: 'every joiner to hold the whole log', timeoutMs: Math.max(o.waitMs, 300_000), intervalMs: 500 }).catch(() => {})
+  await waitFor(
+    async () => {
+      for (const [i, size] of await sizes()) if (i >= n && size >= entries && !done.has(i)) done.set(i, performance.now())
+      return done.size === o.joiners
+    },
+    { what: 'every joiner to hold the whole log', timeoutMs: Math.max(o.waitMs, 300_000), intervalMs: 500 }
+  ).catch(() => {})
   // each joiner from its own start (the nodes' wall clock: the same host) to the poll that found it whole
   const startedAt = new Map<number, number>()
-  for (const part of await Promise.all(swarm.hosts.map(async h => await h.call<Array<{ i: number, startedAt: number }>>('seen', { keys: [] })))) for (const x of part) startedAt.set(x.i, x.startedAt)
+  for (const part of await Promise.all(
+    swarm.hosts.map(async h => await h.call<Array<{ i: number; startedAt: number }>>('seen', { keys: [] }))
+  ))
+    for (const x of part) startedAt.set(x.i, x.startedAt)
   const offset = performance.timeOrigin
   const seconds = [...done].map(([i, at]) => (offset + at - (startedAt.get(i) ?? offset + first)) / 1000)
   return {
@@ -243,18 +314,26 @@ async function lateJoiners (swarm: Swarm, n: number, o: HostedOptions, startDaem
 }
 
 /** raw gossipsub: N nodes over K per process, publishing payloads of the agency entries' size. */
-export async function rawHosted (n: number, payloadBytes: number, o: HostedOptions): Promise<SetupResult> {
+export async function rawHosted(n: number, payloadBytes: number, o: HostedOptions): Promise<SetupResult> {
   const topic = `/agency/bench/${randomUUID()}`
   const started = performance.now()
   const swarm = await startSwarm(n, o, (i, peers) => ['startRaw', { i, peers, topic }])
   try {
     const startSeconds = (performance.now() - started) / 1000
-    await waitFor(async () => Math.min(...await Promise.all(swarm.hosts.map(async h => await h.call<number>('subscribers', { topic })))) >= Math.min(n - 1, 2), { what: 'every node to have subscribers', timeoutMs: 300_000, intervalMs: 1000 }).catch(() => {})
+    await waitFor(
+      async () =>
+        Math.min(...(await Promise.all(swarm.hosts.map(async h => await h.call<number>('subscribers', { topic }))))) >= Math.min(n - 1, 2),
+      { what: 'every node to have subscribers', timeoutMs: 300_000, intervalMs: 1000 }
+    ).catch(() => {})
     await sleep(3_000) // a few gossipsub heartbeats to build the mesh
     const idle = await idleWindow(swarm, n, o)
-    o.log(`    raw × ${n}: idle ${(idle.idleCpuPerNode * 100).toFixed(2)} % of a core and ${idle.idleBytesPerNodePerSecond.toFixed(0)} B/s per node`)
+    o.log(
+      `    raw × ${n}: idle ${(idle.idleCpuPerNode * 100).toFixed(2)} % of a core and ${idle.idleBytesPerNodePerSecond.toFixed(0)} B/s per node`
+    )
     const { records, busyCpuPerNode } = await publishWindow(swarm, n, o, async (k, from) => {
-      const p = await swarm.hostOf(from).call<{ key: string, at: number, bytes: number }>('publishRaw', { i: from, seq: k, bytes: payloadBytes, topic })
+      const p = await swarm
+        .hostOf(from)
+        .call<{ key: string; at: number; bytes: number }>('publishRaw', { i: from, seq: k, bytes: payloadBytes, topic })
       return { ...p, from }
     })
     return {

@@ -12,7 +12,10 @@ import { generateKeyPair } from '@libp2p/crypto/keys'
 import { multiaddr } from '@multiformats/multiaddr'
 import { createMeshNode } from '../../src/mesh/node.js'
 
-const arg = (flag: string): string | undefined => { const i = process.argv.indexOf(flag); return i < 0 ? undefined : process.argv[i + 1] }
+const arg = (flag: string): string | undefined => {
+  const i = process.argv.indexOf(flag)
+  return i < 0 ? undefined : process.argv[i + 1]
+}
 const topic = arg('--topic') ?? 'bench'
 const peers = (arg('--peers') ?? '').split(',').filter(s => s !== '')
 
@@ -28,7 +31,9 @@ for (const p of peers) await node.dial(multiaddr(p)).catch(() => {})
 process.stdout.write(`addr ${node.getMultiaddrs()[0].toString()}\nready\n`)
 
 // An exit, not the default kill, so that a profile asked for (--cpu-prof) is written.
-process.on('SIGTERM', () => { process.exit(0) })
+process.on('SIGTERM', () => {
+  process.exit(0)
+})
 
 createInterface({ input: process.stdin }).on('line', line => {
   const [cmd, a, b] = line.split(' ')

@@ -12,13 +12,13 @@ import type { MeshRunOptions } from './mesh-agency.js'
 import { ownCpuSeconds, summarize, type SetupResult, type VisibilityRecord } from './mesh-stats.js'
 import { waitFor } from '../helpers/wait-for.js'
 
-function pickEarlier<T> (items: T[], i: number, k: number): T[] {
+function pickEarlier<T>(items: T[], i: number, k: number): T[] {
   const out = new Set<T>()
   for (let j = 0; j < Math.min(k, i) * 3 && out.size < Math.min(k, i); j++) out.add(items[Math.floor(Math.random() * i)])
   return [...out]
 }
 
-function payload (seq: number, bytes: number): Uint8Array {
+function payload(seq: number, bytes: number): Uint8Array {
   const data = Buffer.alloc(bytes)
   data[0] = 1
   data.writeUInt32BE(seq, 1)
@@ -27,7 +27,7 @@ function payload (seq: number, bytes: number): Uint8Array {
 }
 
 /** N raw gossipsub nodes in this process over the memory transport. */
-export async function rawInProcess (n: number, payloadBytes: number, o: MeshRunOptions): Promise<SetupResult> {
+export async function rawInProcess(n: number, payloadBytes: number, o: MeshRunOptions): Promise<SetupResult> {
   const rssBefore = process.memoryUsage().rss
   const started = performance.now()
   const topic = `/agency/bench/${randomUUID()}`
@@ -41,14 +41,17 @@ export async function rawInProcess (n: number, payloadBytes: number, o: MeshRunO
       node.services.pubsub.addEventListener('message', evt => {
         const seq = Buffer.from(evt.detail.data).readUInt32BE(1)
         let m = seen.get(seq)
-        if (m === undefined) seen.set(seq, m = new Map())
+        if (m === undefined) seen.set(seq, (m = new Map()))
         if (!m.has(i)) m.set(i, performance.now())
       })
       for (const peer of pickEarlier(nodes, i, o.bootstrap)) await node.dial(peer.getMultiaddrs()[0]).catch(() => {})
       nodes.push(node)
     }
     const startSeconds = (performance.now() - started) / 1000
-    await waitFor(() => nodes.every(x => x.services.pubsub.getSubscribers(topic).length >= Math.min(n - 1, 2)), { timeoutMs: 300_000, intervalMs: 100 }).catch(() => {})
+    await waitFor(() => nodes.every(x => x.services.pubsub.getSubscribers(topic).length >= Math.min(n - 1, 2)), {
+      timeoutMs: 300_000,
+      intervalMs: 100
+    }).catch(() => {})
     await sleep(Math.max(3_000, o.settleMs ?? 0)) // a few gossipsub heartbeats to build the mesh, and the same settling as agency's
 
     const cpu0 = ownCpuSeconds()
@@ -56,7 +59,7 @@ export async function rawInProcess (n: number, payloadBytes: number, o: MeshRunO
     const idleCpuPerNode = (ownCpuSeconds() - cpu0) / (o.idleMs / 1000) / n
     const rssPerNodeBytes = (process.memoryUsage().rss - rssBefore) / n
 
-    const published: Array<{ seq: number, at: number, from: number }> = []
+    const published: Array<{ seq: number; at: number; from: number }> = []
     const busy0 = ownCpuSeconds()
     const busyStart = performance.now()
     for (let k = 0; k < 2 * o.perKind; k++) {
@@ -66,14 +69,30 @@ export async function rawInProcess (n: number, payloadBytes: number, o: MeshRunO
       published.push({ seq: k, at, from })
       await sleep(o.spacingMs)
     }
-    await waitFor(() => published.every(p => (seen.get(p.seq)?.size ?? 0) >= n - 1), { timeoutMs: o.waitMs, intervalMs: 100 }).catch(() => {})
+    await waitFor(() => published.every(p => (seen.get(p.seq)?.size ?? 0) >= n - 1), { timeoutMs: o.waitMs, intervalMs: 100 }).catch(
+      () => {}
+    )
     const busyCpuPerNode = (ownCpuSeconds() - busy0) / ((performance.now() - busyStart) / 1000) / n
     const records: VisibilityRecord[] = published.map(p => {
       const delays = [...(seen.get(p.seq) ?? new Map<number, number>())].filter(([i]) => i !== p.from).map(([, t]) => t - p.at)
       return { kind: 'raw', delays, missing: n - 1 - delays.length }
     })
-    return { setup: 'in-process, memory transport', system: 'raw gossipsub', nodes: n, ...summarize(records, n - 1), payloadBytes, idleCpuPerNode, busyCpuPerNode, rssPerNodeBytes, startSeconds }
+    return {
+      setup: 'in-process, memory transport',
+      system: 'raw gossipsub',
+      nodes: n,
+      ...summarize(records, n - 1),
+      payloadBytes,
+      idleCpuPerNode,
+      busyCpuPerNode,
+      rssPerNodeBytes,
+      startSeconds
+    }
   } finally {
-    await Promise.allSettled(nodes.map(async x => { await x.stop() }))
+    await Promise.allSettled(
+      nodes.map(async x => {
+        await x.stop()
+      })
+    )
   }
 }

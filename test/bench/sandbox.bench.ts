@@ -15,7 +15,10 @@ import type { HarnessLaunch } from '../../src/harness/types.js'
 const RUNS = Number(process.argv[2] ?? 20)
 const OUT = join(import.meta.dirname, '..', '..', 'docs', 'benchmarks')
 const support = detectSupport()
-if (!support.bwrap.ok) { console.log(`bench:sandbox: ${support.bwrap.reason}`); process.exit(1) }
+if (!support.bwrap.ok) {
+  console.log(`bench:sandbox: ${support.bwrap.reason}`)
+  process.exit(1)
+}
 
 const root = mkdtempSync(join(tmpdir(), 'agency-bench-sandbox-'))
 const dataDir = join(root, 'agent')
@@ -23,16 +26,19 @@ const workspace = join(dataDir, 'workspace')
 mkdirSync(workspace, { recursive: true })
 writeFileSync(join(dataDir, 'identity.key'), 'key')
 
-async function runLaunch (l: HarnessLaunch): Promise<void> {
+async function runLaunch(l: HarnessLaunch): Promise<void> {
   const child = spawn(l.command, l.args, { cwd: l.cwd, env: { ...process.env, ...l.env }, stdio: 'ignore' })
   await new Promise(resolve => child.on('close', resolve))
 }
 
-async function harnessStart (s: Sandbox): Promise<number[]> {
+async function harnessStart(s: Sandbox): Promise<number[]> {
   const ms: number[] = []
   for (let i = 0; i < RUNS; i++) {
     const t = performance.now()
-    const boxed = await s.confineHarness({ command: '/bin/true', args: [], env: {}, cwd: workspace, files: [] }, { harness: 'cmd:true', apiAddress: '127.0.0.1:1', logFile: join(dataDir, 'harness.log') })
+    const boxed = await s.confineHarness(
+      { command: '/bin/true', args: [], env: {}, cwd: workspace, files: [] },
+      { harness: 'cmd:true', apiAddress: '127.0.0.1:1', logFile: join(dataDir, 'harness.log') }
+    )
     await runLaunch(boxed.launch)
     await boxed.stop()
     ms.push(performance.now() - t)
@@ -40,7 +46,7 @@ async function harnessStart (s: Sandbox): Promise<number[]> {
   return ms
 }
 
-async function testStart (s: Sandbox): Promise<number[]> {
+async function testStart(s: Sandbox): Promise<number[]> {
   const ms: number[] = []
   for (let i = 0; i < RUNS; i++) {
     const t = performance.now()
@@ -57,10 +63,15 @@ const box = createSandbox({ mode: 'bwrap', dataDir, support })
 const none = createSandbox({ mode: 'none', dataDir })
 const rows: string[] = []
 try {
-  for (const [what, measure] of [['harness run (confine + start + exit)', harnessStart], ['test run (runVerify `true`)', testStart]] as const) {
+  for (const [what, measure] of [
+    ['harness run (confine + start + exit)', harnessStart],
+    ['test run (runVerify `true`)', testStart]
+  ] as const) {
     const bare = await measure(none)
     const boxed = await measure(box)
-    rows.push(`| ${what} | ${median(bare).toFixed(1)} | ${median(boxed).toFixed(1)} | ${(median(boxed) - median(bare)).toFixed(1)} | ${p90(boxed).toFixed(1)} |`)
+    rows.push(
+      `| ${what} | ${median(bare).toFixed(1)} | ${median(boxed).toFixed(1)} | ${(median(boxed) - median(bare)).toFixed(1)} | ${p90(boxed).toFixed(1)} |`
+    )
     console.log(rows.at(-1))
   }
 } finally {

@@ -51,14 +51,28 @@ interface Args {
   managerMs?: number
   gitPullMs?: number
   loss?: number
-  partition?: { atMin: number, forMin: number }
+  partition?: { atMin: number; forMin: number }
   jobs: number
   /** agency's mechanism settings changed from MECHANISM_DEFAULTS, the same at every size (--set key=value,...) */
   settings: Partial<MechanismSettings>
 }
 
-function parseArgs (argv: string[]): Args {
-  const args: Args = { agents: [8, 128, 1024], tasks: WORKLOAD_DEFAULTS.tasks, seeds: [1, 2, 3, 4, 5], bigSeeds: 2, ablate: false, ablateAgents: [8, 128, 1024], ablateBigSeeds: 1, hazards: true, reportFrom: [], out: 'results', strategies: ['agency', 'none', 'git', 'manager'], jobs: Math.max(1, Math.min(2, cpus().length)), settings: {} }
+function parseArgs(argv: string[]): Args {
+  const args: Args = {
+    agents: [8, 128, 1024],
+    tasks: WORKLOAD_DEFAULTS.tasks,
+    seeds: [1, 2, 3, 4, 5],
+    bigSeeds: 2,
+    ablate: false,
+    ablateAgents: [8, 128, 1024],
+    ablateBigSeeds: 1,
+    hazards: true,
+    reportFrom: [],
+    out: 'results',
+    strategies: ['agency', 'none', 'git', 'manager'],
+    jobs: Math.max(1, Math.min(2, cpus().length)),
+    settings: {}
+  }
   const num = (flag: string, v: string | undefined): number => {
     const n = Number(v)
     if (v === undefined || !Number.isFinite(n) || n < 0) throw new Error(`${flag} takes a non-negative number`)
@@ -68,17 +82,48 @@ function parseArgs (argv: string[]): Args {
     const flag = argv[i]
     const value = argv[i + 1]
     switch (flag) {
-      case '--agents': args.agents = (value ?? '').split(',').map(s => num(flag, s)); i++; break
-      case '--tasks': args.tasks = num(flag, value); i++; break
-      case '--seed': args.seeds = [num(flag, value)]; i++; break
-      case '--seeds': args.seeds = (value ?? '').split(',').map(v => num(flag, v)); i++; break
-      case '--big-seeds': args.bigSeeds = Math.max(1, num(flag, value)); i++; break
-      case '--ablate': args.ablate = true; break
-      case '--ablate-agents': args.ablateAgents = (value ?? '').split(',').map(v => num(flag, v)); i++; break
-      case '--ablate-big-seeds': args.ablateBigSeeds = Math.max(1, num(flag, value)); i++; break
-      case '--no-hazards': args.hazards = false; break
-      case '--report-from': args.reportFrom = (value ?? '').split(','); i++; break
-      case '--out': args.out = value ?? ''; i++; break
+      case '--agents':
+        args.agents = (value ?? '').split(',').map(s => num(flag, s))
+        i++
+        break
+      case '--tasks':
+        args.tasks = num(flag, value)
+        i++
+        break
+      case '--seed':
+        args.seeds = [num(flag, value)]
+        i++
+        break
+      case '--seeds':
+        args.seeds = (value ?? '').split(',').map(v => num(flag, v))
+        i++
+        break
+      case '--big-seeds':
+        args.bigSeeds = Math.max(1, num(flag, value))
+        i++
+        break
+      case '--ablate':
+        args.ablate = true
+        break
+      case '--ablate-agents':
+        args.ablateAgents = (value ?? '').split(',').map(v => num(flag, v))
+        i++
+        break
+      case '--ablate-big-seeds':
+        args.ablateBigSeeds = Math.max(1, num(flag, value))
+        i++
+        break
+      case '--no-hazards':
+        args.hazards = false
+        break
+      case '--report-from':
+        args.reportFrom = (value ?? '').split(',')
+        i++
+        break
+      case '--out':
+        args.out = value ?? ''
+        i++
+        break
       case '--strategies': {
         const list = (value ?? '').split(',')
         for (const s of list) if (!isStrategy(s)) throw new Error(`unknown strategy ${s} (agency, none, git, manager)`)
@@ -86,9 +131,18 @@ function parseArgs (argv: string[]): Args {
         i++
         break
       }
-      case '--manager-ms': args.managerMs = num(flag, value); i++; break
-      case '--git-pull-ms': args.gitPullMs = num(flag, value); i++; break
-      case '--loss': args.loss = num(flag, value); i++; break
+      case '--manager-ms':
+        args.managerMs = num(flag, value)
+        i++
+        break
+      case '--git-pull-ms':
+        args.gitPullMs = num(flag, value)
+        i++
+        break
+      case '--loss':
+        args.loss = num(flag, value)
+        i++
+        break
       case '--partition': {
         const [at, len] = (value ?? '').split(':').map(s => num(flag, s))
         if (!(len > 0)) throw new Error('--partition takes START_MIN:MINUTES')
@@ -96,53 +150,71 @@ function parseArgs (argv: string[]): Args {
         i++
         break
       }
-      case '--jobs': args.jobs = Math.max(1, num(flag, value)); i++; break
+      case '--jobs':
+        args.jobs = Math.max(1, num(flag, value))
+        i++
+        break
       case '--set': {
         for (const pair of (value ?? '').split(',')) {
           const [k, v] = pair.split('=')
-          if (!(k in MECHANISM_DEFAULTS)) throw new Error(`--set takes key=value of agency's settings: ${Object.keys(MECHANISM_DEFAULTS).join(', ')}`)
+          if (!(k in MECHANISM_DEFAULTS))
+            throw new Error(`--set takes key=value of agency's settings: ${Object.keys(MECHANISM_DEFAULTS).join(', ')}`)
           args.settings[k as keyof MechanismSettings] = num(flag, v)
         }
         i++
         break
       }
-      default: throw new Error(`unknown argument ${flag}`)
+      default:
+        throw new Error(`unknown argument ${flag}`)
     }
   }
-  if ([...args.agents, ...args.ablateAgents].some(n => !Number.isSafeInteger(n) || n < 1 || n > 9999)) throw new Error('--agents and --ablate-agents take whole numbers from 1 to 9999')
-  if (args.seeds.length === 0 || args.seeds.some(n => !Number.isSafeInteger(n))) throw new Error('--seeds takes whole numbers, e.g. 1,2,3,4,5')
+  if ([...args.agents, ...args.ablateAgents].some(n => !Number.isSafeInteger(n) || n < 1 || n > 9999))
+    throw new Error('--agents and --ablate-agents take whole numbers from 1 to 9999')
+  if (args.seeds.length === 0 || args.seeds.some(n => !Number.isSafeInteger(n)))
+    throw new Error('--seeds takes whole numbers, e.g. 1,2,3,4,5')
   if (!Number.isSafeInteger(args.tasks) || args.tasks < 1) throw new Error('--tasks takes a positive whole number')
   if (args.out === '') throw new Error('--out needs a folder')
   return args
 }
 
-function workloadOf (a: Args): WorkloadInit {
+function workloadOf(a: Args): WorkloadInit {
   return a.hazards ? { tasks: a.tasks } : { tasks: a.tasks, hazards: NO_HAZARDS }
 }
 
-function seedsAt (a: Args, n: number, big: number): number[] {
+function seedsAt(a: Args, n: number, big: number): number[] {
   return n >= BIG ? a.seeds.slice(0, big) : a.seeds
 }
 
-function jobsFor (a: Args): SwarmJob[] {
+function jobsFor(a: Args): SwarmJob[] {
   const workload = workloadOf(a)
   const jobs: SwarmJob[] = []
-  for (const agents of a.agents) for (const seed of seedsAt(a, agents, a.bigSeeds)) {
-    for (const strategy of a.strategies) {
-      const job: SwarmJob = { strategy, agents, seed, workload }
-      if (strategy === 'agency' && a.loss !== undefined) job.loss = a.loss
-      if (strategy === 'manager' && a.managerMs !== undefined) job.managerServiceMs = a.managerMs
-      if (strategy === 'git' && a.gitPullMs !== undefined) job.gitPullMs = a.gitPullMs
-      jobs.push(job)
-      if (strategy === 'agency' && a.partition !== undefined && agents > 1) {
-        jobs.push({ ...job, partition: a.partition, label: `agency, partitioned ${a.partition.forMin} min from min ${a.partition.atMin}` })
+  for (const agents of a.agents)
+    for (const seed of seedsAt(a, agents, a.bigSeeds)) {
+      for (const strategy of a.strategies) {
+        const job: SwarmJob = { strategy, agents, seed, workload }
+        if (strategy === 'agency' && a.loss !== undefined) job.loss = a.loss
+        if (strategy === 'manager' && a.managerMs !== undefined) job.managerServiceMs = a.managerMs
+        if (strategy === 'git' && a.gitPullMs !== undefined) job.gitPullMs = a.gitPullMs
+        jobs.push(job)
+        if (strategy === 'agency' && a.partition !== undefined && agents > 1) {
+          jobs.push({
+            ...job,
+            partition: a.partition,
+            label: `agency, partitioned ${a.partition.forMin} min from min ${a.partition.atMin}`
+          })
+        }
       }
     }
-  }
   if (a.ablate) {
     // all mechanisms on is the plain agency run of the comparison, where both run
     for (const j of ablationJobs(a.ablateAgents, n => seedsAt(a, n, a.ablateBigSeeds), workload)) {
-      if (j.label === ablationLabel(null) && a.strategies.includes('agency') && a.agents.includes(j.agents) && seedsAt(a, j.agents, a.bigSeeds).includes(j.seed)) continue
+      if (
+        j.label === ablationLabel(null) &&
+        a.strategies.includes('agency') &&
+        a.agents.includes(j.agents) &&
+        seedsAt(a, j.agents, a.bigSeeds).includes(j.seed)
+      )
+        continue
       jobs.push(j)
     }
   }
@@ -151,16 +223,25 @@ function jobsFor (a: Args): SwarmJob[] {
   return jobs.sort((x, y) => cost(y) - cost(x))
 }
 
-function cost (j: SwarmJob): number {
+function cost(j: SwarmJob): number {
   return j.strategy === 'agency' ? j.agents * 100 : j.strategy === 'git' ? j.agents * 5 : j.agents
 }
 
-async function worker (): Promise<void> {
-  const job = await new Promise<SwarmJob>(resolve => { process.once('message', m => { resolve(m as SwarmJob) }) })
+async function worker(): Promise<void> {
+  const job = await new Promise<SwarmJob>(resolve => {
+    process.once('message', m => {
+      resolve(m as SwarmJob)
+    })
+  })
   const result = runSwarmJob(job)
   // the process ran this job only: its high-water mark is the run's peak (maxRSS is in KiB)
   const reply: WorkerReply = { result, peakRssBytes: process.resourceUsage().maxRSS * 1024 }
-  await new Promise<void>((resolve, reject) => { process.send?.(reply, err => { if (err === null || err === undefined) resolve(); else reject(err) }) })
+  await new Promise<void>((resolve, reject) => {
+    process.send?.(reply, err => {
+      if (err === null || err === undefined) resolve()
+      else reject(err)
+    })
+  })
   process.disconnect()
 }
 
@@ -169,11 +250,11 @@ async function worker (): Promise<void> {
  * agent-hour is one agent over the run's virtual time to its last passing
  * test), and what a six-hour run of 1024 agents would write at that rate.
  */
-export function logSizeTable (results: RunResult[]): string {
+export function logSizeTable(results: RunResult[]): string {
   const runs = results.filter(r => r.strategy === 'agency' && r.label === 'agency').sort((a, b) => a.agents - b.agents)
   const kinds = [...new Set(runs.flatMap(r => Object.keys(r.extra).filter(k => k.startsWith('entries: '))))].sort()
   if (runs.length === 0 || kinds.length === 0) return ''
-  const perAgentHour = (r: RunResult, k: string): number => (r.extra[k] ?? 0) / (r.agents * r.finishedAtMs / 3600_000)
+  const perAgentHour = (r: RunResult, k: string): number => (r.extra[k] ?? 0) / ((r.agents * r.finishedAtMs) / 3600_000)
   const total = (r: RunResult): number => kinds.reduce((s, k) => s + (r.extra[k] ?? 0), 0)
   const rows = runs.map(r => {
     const all = kinds.reduce((s, k) => s + perAgentHour(r, k), 0)
@@ -189,12 +270,14 @@ export function logSizeTable (results: RunResult[]): string {
   ].join('\n')
 }
 
-async function main (): Promise<void> {
+async function main(): Promise<void> {
   const args = parseArgs(process.argv.slice(2))
   const jobs = args.reportFrom.length > 0 ? [] : jobsFor(args)
   const results: MeasuredRun[] = []
   const started = performance.now()
-  const log = (s: string): void => { process.stderr.write(s + '\n') }
+  const log = (s: string): void => {
+    process.stderr.write(s + '\n')
+  }
   await mkdir(args.out, { recursive: true })
   // every finished run is saved at once, so that a long benchmark split over several invocations can be reported together
   const saved = join(args.out, 'bench-swarm.runs.jsonl')
@@ -202,21 +285,30 @@ async function main (): Promise<void> {
   for (const f of args.reportFrom) {
     for (const line of (await readFile(f, 'utf8')).split('\n')) if (line.trim() !== '') results.push(JSON.parse(line) as MeasuredRun)
   }
-  if (jobs.length > 0) log(`bench:swarm: ${jobs.length} runs, ${args.tasks} tasks, seeds ${args.seeds.join(',')}, up to ${args.jobs} at a time as free memory allows`)
+  if (jobs.length > 0)
+    log(
+      `bench:swarm: ${jobs.length} runs, ${args.tasks} tasks, seeds ${args.seeds.join(',')}, up to ${args.jobs} at a time as free memory allows`
+    )
   await runPool(jobs, { maxJobs: args.jobs, workerScript: fileURLToPath(import.meta.url), workerArgs: ['--worker'], log }, async r => {
     results.push(r)
     await appendFile(saved, JSON.stringify(r) + '\n')
-    log(`  ${r.label} × ${r.agents} seed ${r.seed}: ${r.completed ? 'all pass' : 'NOT all pass'} at ${(r.finishedAtMs / 3600_000).toFixed(2)} h virtual, ${r.wallSeconds.toFixed(1)} s wall, ${(r.cpuSeconds ?? 0).toFixed(1)} CPU-s, peak RSS ${Math.round((r.peakRssBytes ?? 0) / 2 ** 20)} MiB`)
+    log(
+      `  ${r.label} × ${r.agents} seed ${r.seed}: ${r.completed ? 'all pass' : 'NOT all pass'} at ${(r.finishedAtMs / 3600_000).toFixed(2)} h virtual, ${r.wallSeconds.toFixed(1)} s wall, ${(r.cpuSeconds ?? 0).toFixed(1)} CPU-s, peak RSS ${Math.round((r.peakRssBytes ?? 0) / 2 ** 20)} MiB`
+    )
   })
-  const wall = args.reportFrom.length > 0 ? results.reduce((n, r) => n + r.wallSeconds, 0) / Math.max(1, args.jobs) : (performance.now() - started) / 1000
+  const wall =
+    args.reportFrom.length > 0
+      ? results.reduce((n, r) => n + r.wallSeconds, 0) / Math.max(1, args.jobs)
+      : (performance.now() - started) / 1000
   const cpuTotal = results.reduce((n, r) => n + (r.cpuSeconds ?? 0), 0)
   const command = ['npm run bench:swarm --', ...process.argv.slice(2)].join(' ')
   const comparison = results.filter(r => !r.label.startsWith('agency without') && r.label !== ablationLabel(null))
   const summaries = summarize(comparison)
   const first = comparison.filter(r => r.seed === args.seeds[0])
-  const seedNote = (big: number, sizes: number[]): string => sizes.some(n => n >= BIG) && big < args.seeds.length
-    ? `seeds ${args.seeds.join(', ')} (at ${sizes.filter(n => n >= BIG).join(', ')} agents only the first ${big}, for wall time)`
-    : `seeds ${args.seeds.join(', ')}`
+  const seedNote = (big: number, sizes: number[]): string =>
+    sizes.some(n => n >= BIG) && big < args.seeds.length
+      ? `seeds ${args.seeds.join(', ')} (at ${sizes.filter(n => n >= BIG).join(', ')} agents only the first ${big}, for wall time)`
+      : `seeds ${args.seeds.join(', ')}`
   const md = [
     '# Swarm simulator: agency against the baselines, with hazards',
     '',
@@ -243,23 +335,32 @@ async function main (): Promise<void> {
     trafficTable(first),
     logSizeTable(first),
     peakMemoryTable(results),
-    'Wall time (s) and peak RSS (MiB) per run: ' + [...results].sort((a, b) => a.agents - b.agents).map(r => `${r.label} × ${r.agents} seed ${r.seed}: ${r.wallSeconds.toFixed(1)} s, ${Math.round((r.peakRssBytes ?? 0) / 2 ** 20)} MiB`).join('; '),
+    'Wall time (s) and peak RSS (MiB) per run: ' +
+      [...results]
+        .sort((a, b) => a.agents - b.agents)
+        .map(
+          r => `${r.label} × ${r.agents} seed ${r.seed}: ${r.wallSeconds.toFixed(1)} s, ${Math.round((r.peakRssBytes ?? 0) / 2 ** 20)} MiB`
+        )
+        .join('; '),
     ''
   ].join('\n')
   await mkdir(args.out, { recursive: true })
   await writeFile(join(args.out, 'bench-swarm.md'), md)
   const plotted = results.filter(r => r.seed === args.seeds[0] && !r.label.startsWith('agency without') && r.label !== ablationLabel(null))
-  await writeFile(join(args.out, 'bench-swarm.svg'), passRatePlot(plotted, `Hidden tests passing over time (${args.tasks} tasks, seed ${args.seeds[0]})`))
+  await writeFile(
+    join(args.out, 'bench-swarm.svg'),
+    passRatePlot(plotted, `Hidden tests passing over time (${args.tasks} tasks, seed ${args.seeds[0]})`)
+  )
   await writeFile(join(args.out, 'bench-swarm.json'), JSON.stringify({ args, command, results }, null, 1))
   process.stdout.write(md)
   log(`wrote ${join(args.out, 'bench-swarm.md')}, bench-swarm.svg, bench-swarm.json`)
 }
 
-function hazardSection (m: MechanismSettings): string {
+function hazardSection(m: MechanismSettings): string {
   const lines = [
     '## Hazards',
     '',
-    'Every strategy meets the same hazards: each is rolled from the project\'s seed and the ids involved, so the same changes break, mismatch and hide defects whoever builds them (src/sim/swarm-model/hazards.ts). Baselines merge after their own task\'s test, without review, and wait for stalled agents; agency mitigates with its mechanisms, each of which the ablation turns off.',
+    "Every strategy meets the same hazards: each is rolled from the project's seed and the ids involved, so the same changes break, mismatch and hide defects whoever builds them (src/sim/swarm-model/hazards.ts). Baselines merge after their own task's test, without review, and wait for stalled agents; agency mitigates with its mechanisms, each of which the ablation turns off.",
     '',
     '| parameter | default | source or reasoning |',
     '|---|---:|---|'
@@ -268,20 +369,37 @@ function hazardSection (m: MechanismSettings): string {
     const shown = k.endsWith('Ms') ? `${v / 1000} s` : String(v)
     lines.push(`| ${k} | ${shown} | ${HAZARD_SOURCES[k as keyof typeof HAZARD_SOURCES]} |`)
   }
-  const integrate = m.backgroundVerify >= 2
-    ? 'a holder whose attempt passed hands the change to its own daemon and goes on with its next task (`agency integrate --background`): the daemon verifies the merge and pushes it, or, while an integrator serves, verifies it and then requests integration; only a red verify comes back to the agent'
-    : m.backgroundVerify === 1
-      ? 'a holder whose attempt passed hands the change to its own daemon and goes on while no integrator serves (`agency integrate --background`), and requests integration itself while one does'
-      : 'a holder integrates its change itself (`agency integrate`) and waits for it'
-  const review = m.reviewWhenIdle > 0 ? 'a change others build on asks for a review only while its author\'s status says some agent has nothing to claim (core/board/review-timing), and does not hold its author up' : 'a review is asked for each change others build on and does not hold its author up'
-  lines.push('', `agency's settings, the same at every size: ${integrate}; agents integrate on their own until ${m.pileUp} integrations wait for the branch at once, then an agent becomes the integrator and batches up to ${m.batchMax} requests back to back (polling every ${m.batchEveryMs / 1000} s when none waits); ${review}; an idle agent assists (agentd's rule, docs/assist.md) the held task with the longest chain of dependents ${m.assistFloorMs === 0 ? 'as soon as it is held' : `once it has been held ${m.assistFloorMs / 60_000} min`}, at most ${m.maxHelpersPerTask} assistants per task (${m.assistSpare} more while more agents are free than places are left) with an approach nobody announced or recorded as failed, and lands its change the way holders do (through the integrator's queue once one is announced); the first passing integration wins; a holder is slow at ${m.handoffFactor} × the task's usual time and hands the task to a faster idle agent.`, '')
+  const integrate =
+    m.backgroundVerify >= 2
+      ? 'a holder whose attempt passed hands the change to its own daemon and goes on with its next task (`agency integrate --background`): the daemon verifies the merge and pushes it, or, while an integrator serves, verifies it and then requests integration; only a red verify comes back to the agent'
+      : m.backgroundVerify === 1
+        ? 'a holder whose attempt passed hands the change to its own daemon and goes on while no integrator serves (`agency integrate --background`), and requests integration itself while one does'
+        : 'a holder integrates its change itself (`agency integrate`) and waits for it'
+  const review =
+    m.reviewWhenIdle > 0
+      ? "a change others build on asks for a review only while its author's status says some agent has nothing to claim (core/board/review-timing), and does not hold its author up"
+      : 'a review is asked for each change others build on and does not hold its author up'
+  lines.push(
+    '',
+    `agency's settings, the same at every size: ${integrate}; agents integrate on their own until ${m.pileUp} integrations wait for the branch at once, then an agent becomes the integrator and batches up to ${m.batchMax} requests back to back (polling every ${m.batchEveryMs / 1000} s when none waits); ${review}; an idle agent assists (agentd's rule, docs/assist.md) the held task with the longest chain of dependents ${m.assistFloorMs === 0 ? 'as soon as it is held' : `once it has been held ${m.assistFloorMs / 60_000} min`}, at most ${m.maxHelpersPerTask} assistants per task (${m.assistSpare} more while more agents are free than places are left) with an approach nobody announced or recorded as failed, and lands its change the way holders do (through the integrator's queue once one is announced); the first passing integration wins; a holder is slow at ${m.handoffFactor} × the task's usual time and hands the task to a faster idle agent.`,
+    ''
+  )
   return lines.join('\n')
 }
 
-function ablationSection (results: RunResult[], a: Args): string[] {
+function ablationSection(results: RunResult[], a: Args): string[] {
   const all = ablationLabel(null)
-  const runs = results.filter(r => r.label.startsWith('agency without') || r.label === all || (r.strategy === 'agency' && r.label === 'agency' && a.ablateAgents.includes(r.agents) && seedsAt(a, r.agents, a.ablateBigSeeds).includes(r.seed ?? -1)))
-    .map(r => r.label === 'agency' ? { ...r, label: all } : r)
+  const runs = results
+    .filter(
+      r =>
+        r.label.startsWith('agency without') ||
+        r.label === all ||
+        (r.strategy === 'agency' &&
+          r.label === 'agency' &&
+          a.ablateAgents.includes(r.agents) &&
+          seedsAt(a, r.agents, a.ablateBigSeeds).includes(r.seed ?? -1))
+    )
+    .map(r => (r.label === 'agency' ? { ...r, label: all } : r))
   const big = a.ablateAgents.filter(n => n >= BIG)
   return [
     '## Ablation: agency with one mechanism off',
@@ -293,7 +411,13 @@ function ablationSection (results: RunResult[], a: Args): string[] {
 }
 
 if (process.argv.includes('--worker')) {
-  worker().catch(err => { process.stderr.write(`${(err as Error).stack ?? String(err)}\n`); process.exit(1) })
+  worker().catch(err => {
+    process.stderr.write(`${(err as Error).stack ?? String(err)}\n`)
+    process.exit(1)
+  })
 } else {
-  main().catch(err => { process.stderr.write(`${(err as Error).message}\n`); process.exit(1) })
+  main().catch(err => {
+    process.stderr.write(`${(err as Error).message}\n`)
+    process.exit(1)
+  })
 }

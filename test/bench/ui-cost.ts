@@ -31,10 +31,21 @@ export interface CostOptions {
   log: (line: string) => void
 }
 
-export interface CostWindow { phase: string, cpuShare: number, entries: number, heartbeats: number }
-export interface CostResult { agents: number, windows: CostWindow[], addedShare: number, livePeers: number, heartbeatMs: number }
+export interface CostWindow {
+  phase: string
+  cpuShare: number
+  entries: number
+  heartbeats: number
+}
+export interface CostResult {
+  agents: number
+  windows: CostWindow[]
+  addedShare: number
+  livePeers: number
+  heartbeatMs: number
+}
 
-export async function runCost (o: CostOptions): Promise<CostResult> {
+export async function runCost(o: CostOptions): Promise<CostResult> {
   const dirs: string[] = []
   let target: LocalDaemon | undefined
   let relay: Daemon | undefined
@@ -44,18 +55,31 @@ export async function runCost (o: CostOptions): Promise<CostResult> {
   try {
     const dir = await mkdtemp(join(tmpdir(), 'agency-bench-uicost-'))
     dirs.push(dir)
-    target = await startLocalDaemon({ name: 'agent-1', dataDir: join(dir, 'watcher'), extraArgs: ['--ui', '127.0.0.1:0', '--swarm', 'bench'] })
+    target = await startLocalDaemon({
+      name: 'agent-1',
+      dataDir: join(dir, 'watcher'),
+      extraArgs: ['--ui', '127.0.0.1:0', '--swarm', 'bench']
+    })
     if (target.ui == null) throw new Error('the daemon printed no dashboard address')
     const ui = target.ui
     o.log(`  agentd ${target.peerId.slice(-8)} serves the dashboard at ${ui}`)
-    relay = new Daemon({ dataDir: join(dir, 'relay'), name: 'agent-2', swarm: 'bench', listen: ['/ip4/127.0.0.1/tcp/0'], peers: target.addrs, grpc: null, metrics: null, processMetrics: false })
+    relay = new Daemon({
+      dataDir: join(dir, 'relay'),
+      name: 'agent-2',
+      swarm: 'bench',
+      listen: ['/ip4/127.0.0.1/tcp/0'],
+      peers: target.addrs,
+      grpc: null,
+      metrics: null,
+      processMetrics: false
+    })
     await relay.start()
     const r = relay
     while (r.gossip.subscribers() < 1) await sleep(250)
     const agents = await scriptAgents(o.agents - 2, 3)
     const script = new SwarmScript(agents, 200, 64)
     const api = connectAgency(target.grpc)
-    const status = async (): Promise<{ live: number, entries: number }> => {
+    const status = async (): Promise<{ live: number; entries: number }> => {
       const s = await api.call((c: AgencyClient) => c.getStatus, {}, 30_000)
       return { live: s.peersLive, entries: s.logEntries }
     }
@@ -70,8 +94,23 @@ export async function runCost (o: CostOptions): Promise<CostResult> {
           if (nextBeat[i] > now) continue
           nextBeat[i] = now + intervalMs * (0.9 + Math.random() * 0.1)
           const held = script.heldBy(a)
-          const p = signPresence(a.signer, { name: a.name, status: held.length > 0 ? `working on ${held[0].task}` : 'looking for a task', claims: held, time: now, seq: ++seq[i], addrs: [], intervalMs, harness: 'running', sandbox: 'bwrap' })
-          r.gossip.publishPresence(p).then(() => { heartbeats++ }, () => {})
+          const p = signPresence(a.signer, {
+            name: a.name,
+            status: held.length > 0 ? `working on ${held[0].task}` : 'looking for a task',
+            claims: held,
+            time: now,
+            seq: ++seq[i],
+            addrs: [],
+            intervalMs,
+            harness: 'running',
+            sandbox: 'bwrap'
+          })
+          r.gossip.publishPresence(p).then(
+            () => {
+              heartbeats++
+            },
+            () => {}
+          )
         }
         await sleep(100)
       }
@@ -80,13 +119,16 @@ export async function runCost (o: CostOptions): Promise<CostResult> {
     while ((await status()).live < o.agents - 1 && Date.now() < deadline) await sleep(1000)
     const livePeers = (await status()).live
     o.log(`  ${livePeers} of ${o.agents - 1} peers live at the watcher (heartbeat every ${intervalMs} ms each)`)
-    for (const step of script.setup()) await r.gossip.publishEntry(r.logService.state.append(step.agent.signer, step.kind, step.body, Date.now()).bytes)
+    for (const step of script.setup())
+      await r.gossip.publishEntry(r.logService.state.append(step.agent.signer, step.kind, step.body, Date.now()).bytes)
 
     // The agents at work.
     const working = (async () => {
       while (!stop) {
         for (const step of script.next()) {
-          await r.gossip.publishEntry(r.logService.state.append(step.agent.signer, step.kind, step.body as never, Date.now()).bytes).catch(() => {})
+          await r.gossip
+            .publishEntry(r.logService.state.append(step.agent.signer, step.kind, step.body as never, Date.now()).bytes)
+            .catch(() => {})
         }
         await sleep(1000 / o.opsPerSecond)
       }
@@ -112,7 +154,9 @@ export async function runCost (o: CostOptions): Promise<CostResult> {
     await page.goto(ui)
     await page.waitForSelector('.cards', { timeout: 60_000 })
     await measure('overview open')
-    await page.evaluate(() => { (globalThis as unknown as { location: { hash: string } }).location.hash = '#/board' })
+    await page.evaluate(() => {
+      ;(globalThis as unknown as { location: { hash: string } }).location.hash = '#/board'
+    })
     await page.waitForSelector('.columns', { timeout: 60_000 })
     await measure('board open')
     await browser.close()
@@ -131,6 +175,10 @@ export async function runCost (o: CostOptions): Promise<CostResult> {
     await browser?.close()
     await relay?.stop().catch(() => {})
     await target?.stop()
-    await Promise.all(dirs.map(async d => { await rm(d, { recursive: true, force: true }) }))
+    await Promise.all(
+      dirs.map(async d => {
+        await rm(d, { recursive: true, force: true })
+      })
+    )
   }
 }

@@ -18,10 +18,28 @@ import { runCost, type CostResult } from './ui-cost.js'
 import { runScale, type ScaleResult } from './ui-scale.js'
 import { chromiumMissing } from '../ui/browser.js'
 
-interface Args { part: 'cost' | 'scale' | 'all', agents: number, windowMs: number, warmupMs: number, ops: number, scaleAgents: number, entries: number, out: string }
+interface Args {
+  part: 'cost' | 'scale' | 'all'
+  agents: number
+  windowMs: number
+  warmupMs: number
+  ops: number
+  scaleAgents: number
+  entries: number
+  out: string
+}
 
-function parseArgs (argv: string[]): Args {
-  const a: Args = { part: 'all', agents: 64, windowMs: 60_000, warmupMs: 20_000, ops: 2, scaleAgents: 1024, entries: 100_000, out: 'results/bench-ui.md' }
+function parseArgs(argv: string[]): Args {
+  const a: Args = {
+    part: 'all',
+    agents: 64,
+    windowMs: 60_000,
+    warmupMs: 20_000,
+    ops: 2,
+    scaleAgents: 1024,
+    entries: 100_000,
+    out: 'results/bench-ui.md'
+  }
   const num = (flag: string, v: string | undefined): number => {
     const n = Number(v)
     if (v === undefined || !Number.isFinite(n) || n <= 0) throw new Error(`${flag} takes a positive number`)
@@ -31,24 +49,42 @@ function parseArgs (argv: string[]): Args {
     const flag = argv[i]
     const v = argv[++i]
     switch (flag) {
-      case '--part': if (v !== 'cost' && v !== 'scale' && v !== 'all') throw new Error('--part is cost, scale or all'); a.part = v; break
-      case '--agents': a.agents = Math.max(2, Math.round(num(flag, v))); break
-      case '--window-s': a.windowMs = num(flag, v) * 1000; break
-      case '--warmup-s': a.warmupMs = num(flag, v) * 1000; break
-      case '--ops': a.ops = num(flag, v); break
-      case '--scale-agents': a.scaleAgents = Math.round(num(flag, v)); break
-      case '--entries': a.entries = Math.round(num(flag, v)); break
-      case '--out': a.out = v ?? ''; break
-      default: throw new Error(`unknown argument ${flag}`)
+      case '--part':
+        if (v !== 'cost' && v !== 'scale' && v !== 'all') throw new Error('--part is cost, scale or all')
+        a.part = v
+        break
+      case '--agents':
+        a.agents = Math.max(2, Math.round(num(flag, v)))
+        break
+      case '--window-s':
+        a.windowMs = num(flag, v) * 1000
+        break
+      case '--warmup-s':
+        a.warmupMs = num(flag, v) * 1000
+        break
+      case '--ops':
+        a.ops = num(flag, v)
+        break
+      case '--scale-agents':
+        a.scaleAgents = Math.round(num(flag, v))
+        break
+      case '--entries':
+        a.entries = Math.round(num(flag, v))
+        break
+      case '--out':
+        a.out = v ?? ''
+        break
+      default:
+        throw new Error(`unknown argument ${flag}`)
     }
   }
   return a
 }
 
 const pct = (x: number): string => `${(x * 100).toFixed(1)} %`
-const kib = (n: number): string => n < 1024 ? `${n} B` : `${(n / 1024).toFixed(1)} KiB`
+const kib = (n: number): string => (n < 1024 ? `${n} B` : `${(n / 1024).toFixed(1)} KiB`)
 
-function costMarkdown (c: CostResult, a: Args): string {
+function costMarkdown(c: CostResult, a: Args): string {
   return [
     `### Cost to the daemon: a ${c.agents}-agent swarm (${c.livePeers} peers live, a heartbeat from each every ${(c.heartbeatMs / 1000).toFixed(1)} s), ${a.ops} actions a second, ${a.windowMs / 1000} s windows`,
     '',
@@ -61,7 +97,7 @@ function costMarkdown (c: CostResult, a: Args): string {
   ].join('\n')
 }
 
-function scaleMarkdown (s: ScaleResult): string {
+function scaleMarkdown(s: ScaleResult): string {
   return [
     `### Scale: ${s.agents} live agents, ${s.entries.toLocaleString('en')} entries (${s.findings.toLocaleString('en')} findings, ${s.tasks} tasks)`,
     '',
@@ -78,15 +114,19 @@ function scaleMarkdown (s: ScaleResult): string {
   ].join('\n')
 }
 
-async function main (): Promise<void> {
+async function main(): Promise<void> {
   const a = parseArgs(process.argv.slice(2))
   const missing = chromiumMissing()
   if (missing != null) throw new Error(`bench:ui needs a browser: ${missing}`)
-  const log = (line: string): void => { process.stdout.write(`${line}\n`) }
+  const log = (line: string): void => {
+    process.stdout.write(`${line}\n`)
+  }
   const parts: string[] = [
     '## bench:ui',
     '',
-    `Machine: ${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, load average ${loadavg().map(x => x.toFixed(1)).join(' ')} at the start; ${new Date().toISOString()}.`,
+    `Machine: ${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, load average ${loadavg()
+      .map(x => x.toFixed(1))
+      .join(' ')} at the start; ${new Date().toISOString()}.`,
     ''
   ]
   if (a.part !== 'scale') {
@@ -105,7 +145,12 @@ async function main (): Promise<void> {
   log(`written to ${a.out}`)
 }
 
-main().then(() => { process.exit(0) }, (err: Error) => {
-  process.stderr.write(`bench:ui: ${err.stack ?? err.message}\n`)
-  process.exit(1)
-})
+main().then(
+  () => {
+    process.exit(0)
+  },
+  (err: Error) => {
+    process.stderr.write(`bench:ui: ${err.stack ?? err.message}\n`)
+    process.exit(1)
+  }
+)

@@ -11,14 +11,22 @@ import { AGENCY_BIN, REPO_ROOT, Scratch } from '../helpers/agent-loop.js'
 import { envWithoutAgency } from '../helpers/agency-free-env.js'
 import type { LocalDaemon } from '../../src/swarm/local-daemon.js'
 
-interface Result { code: number | null, stdout: string, stderr: string }
+interface Result {
+  code: number | null
+  stdout: string
+  stderr: string
+}
 
-async function agency (args: string[], stdin = ''): Promise<Result> {
+async function agency(args: string[], stdin = ''): Promise<Result> {
   const child = spawn(process.execPath, [AGENCY_BIN, ...args], { env: envWithoutAgency(), stdio: ['pipe', 'pipe', 'pipe'] })
   let stdout = ''
   let stderr = ''
-  child.stdout.on('data', (b: Buffer) => { stdout += b.toString() })
-  child.stderr.on('data', (b: Buffer) => { stderr += b.toString() })
+  child.stdout.on('data', (b: Buffer) => {
+    stdout += b.toString()
+  })
+  child.stderr.on('data', (b: Buffer) => {
+    stderr += b.toString()
+  })
   child.stdin.end(stdin)
   // 'close', not 'exit': the output can still be on its way when the process exits.
   const code = await new Promise<number | null>(resolve => child.once('close', resolve))
@@ -26,7 +34,7 @@ async function agency (args: string[], stdin = ''): Promise<Result> {
 }
 
 /** Each command below `path` (in order, groups too) with its `--help`. */
-async function walkHelp (path: string[] = []): Promise<Array<{ path: string[], help: string }>> {
+async function walkHelp(path: string[] = []): Promise<Array<{ path: string[]; help: string }>> {
   const r = await agency([...path, '--help'])
   if (r.code !== 0 || r.stdout === '') throw new Error(`agency ${path.join(' ')} --help: exit ${r.code}\n${r.stderr}`)
   const help = r.stdout
@@ -37,7 +45,11 @@ async function walkHelp (path: string[] = []): Promise<Array<{ path: string[], h
 }
 
 type Expect = 'json' | 'ran' | 'clear-error'
-interface Call { args: string[], expect: Expect, stdin?: string }
+interface Call {
+  args: string[]
+  expect: Expect
+  stdin?: string
+}
 
 const scratch = new Scratch()
 let d: LocalDaemon
@@ -52,10 +64,12 @@ beforeAll(async () => {
   commands = walked.map(c => c.path)
   helps = new Map(walked.map(c => [c.path.join(' '), c.help]))
 }, 300_000)
-afterAll(async () => { await scratch.cleanup() })
+afterAll(async () => {
+  await scratch.cleanup()
+})
 
 /** One call per command, in an order that lets later ones find what earlier ones made. */
-function calls (): Record<string, Call> {
+function calls(): Record<string, Call> {
   return {
     status: { args: ['status'], expect: 'json' },
     peers: { args: ['peers'], expect: 'json' },
@@ -68,7 +82,11 @@ function calls (): Record<string, Call> {
     log: { args: ['log'], expect: 'json' },
     goal: { args: ['goal'], expect: 'json' },
     'task add': { args: ['task', 'add', 'walk-1', 'the first task'], expect: 'json' },
-    'task add-plan': { args: ['task', 'add-plan', '-'], stdin: JSON.stringify([{ id: 'walk-2', title: 'the second', deps: [], scope: [] }]), expect: 'json' },
+    'task add-plan': {
+      args: ['task', 'add-plan', '-'],
+      stdin: JSON.stringify([{ id: 'walk-2', title: 'the second', deps: [], scope: [] }]),
+      expect: 'json'
+    },
     'task list': { args: ['task', 'list'], expect: 'json' },
     'task show': { args: ['task', 'show', 'walk-1'], expect: 'json' },
     ready: { args: ['ready'], expect: 'json' },
@@ -93,8 +111,34 @@ function calls (): Record<string, Call> {
     'swarm down': { args: ['swarm', 'down', '--dir', join(dir, 'no-swarm')], expect: 'clear-error' },
     'swarm export': { args: ['swarm', 'export', '--dir', join(dir, 'no-swarm')], expect: 'clear-error' },
     keygen: { args: ['keygen', '--out', join(dir, 'swarm.key')], expect: 'ran' },
-    'experiment run': { args: ['experiment', 'run', '--task', join(dir, 'no-task'), '--agents', '1', '--harness', 'sim', '--budget', '1m', '--out', join(dir, 'run')], expect: 'clear-error' },
-    'experiment score': { args: ['experiment', 'score', '--task', join(REPO_ROOT, 'test/experiment/fixtures/echo-task'), '--submission', join(dir, 'submission')], expect: 'json' },
+    'experiment run': {
+      args: [
+        'experiment',
+        'run',
+        '--task',
+        join(dir, 'no-task'),
+        '--agents',
+        '1',
+        '--harness',
+        'sim',
+        '--budget',
+        '1m',
+        '--out',
+        join(dir, 'run')
+      ],
+      expect: 'clear-error'
+    },
+    'experiment score': {
+      args: [
+        'experiment',
+        'score',
+        '--task',
+        join(REPO_ROOT, 'test/experiment/fixtures/echo-task'),
+        '--submission',
+        join(dir, 'submission')
+      ],
+      expect: 'json'
+    },
     'experiment report': { args: ['experiment', 'report', join(dir, 'no-run')], expect: 'clear-error' },
     // No operator key: the operator's commands are refused in one line; the readers answer.
     'task cancel': { args: ['task', 'cancel', 'walk-2'], expect: 'clear-error' },
@@ -158,13 +202,21 @@ describe('agency: global options on every command', () => {
 })
 
 /** `agency events` streams until stopped: its first event, as one JSON line, then stop it. */
-async function firstEvent (): Promise<Result> {
+async function firstEvent(): Promise<Result> {
   const child = spawn(process.execPath, [AGENCY_BIN, 'events', '--addr', d.grpc, '--json'], { env: envWithoutAgency() })
   let stdout = ''
   let stderr = ''
-  child.stdout.on('data', (b: Buffer) => { stdout += b.toString() })
-  child.stderr.on('data', (b: Buffer) => { stderr += b.toString() })
-  const exited = new Promise<void>(resolve => child.once('exit', () => { resolve() }))
+  child.stdout.on('data', (b: Buffer) => {
+    stdout += b.toString()
+  })
+  child.stderr.on('data', (b: Buffer) => {
+    stderr += b.toString()
+  })
+  const exited = new Promise<void>(resolve =>
+    child.once('exit', () => {
+      resolve()
+    })
+  )
   try {
     // Events are live only, and a daemon's own announcement is no event of its own: the stream is
     // shown to open and stay open while another call goes through, saying nothing on stderr.

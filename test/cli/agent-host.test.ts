@@ -15,7 +15,15 @@ import { assertBuilt } from '../helpers/agent-loop.js'
 import { waitFor } from '../helpers/wait-for.js'
 
 describe('agentConfigs', () => {
-  const base = { dataDir: '/d', name: '', grpc: 'unix:/d/agentd.sock', listen: ['/ip4/127.0.0.1/tcp/4001', '/ip4/127.0.0.1/tcp/0'], metrics: '127.0.0.1:9100', ui: '127.0.0.1:7464', peers: ['/ip4/10.0.0.1/tcp/4001/p2p/x'] }
+  const base = {
+    dataDir: '/d',
+    name: '',
+    grpc: 'unix:/d/agentd.sock',
+    listen: ['/ip4/127.0.0.1/tcp/4001', '/ip4/127.0.0.1/tcp/0'],
+    metrics: '127.0.0.1:9100',
+    ui: '127.0.0.1:7464',
+    peers: ['/ip4/10.0.0.1/tcp/4001/p2p/x']
+  }
 
   it('keeps a daemon without --agents exactly as configured', () => {
     expect(agentConfigs(base)).toEqual([base])
@@ -59,23 +67,37 @@ describe('agentd --agents 3', () => {
   afterAll(async () => {
     for (const c of clients) c.close()
     await Promise.allSettled(hosts.map(async h => await h.stop('SIGKILL')))
-    await Promise.all(dirs.map(async d => { await rm(d, { recursive: true, force: true }) }))
+    await Promise.all(
+      dirs.map(async d => {
+        await rm(d, { recursive: true, force: true })
+      })
+    )
   })
 
-  const connect = (grpc: string): Agency => { const c = connectAgency(grpc); clients.push(c); return c }
+  const connect = (grpc: string): Agency => {
+    const c = connectAgency(grpc)
+    clients.push(c)
+    return c
+  }
   const entries = async (a: Agency): Promise<LogEntry[]> => {
     const out: LogEntry[] = []
     for await (const e of a.stream((c: AgencyClient) => c.watchLog({ after: 0, follow: false }))) out.push(e)
     return out
   }
 
-  it('a harness crash stays its agent\'s; a process crash loses nothing any agent acknowledged', async () => {
+  it("a harness crash stays its agent's; a process crash loses nothing any agent acknowledged", async () => {
     assertBuilt()
     const dir = await mkdtemp(join(tmpdir(), 'agency-host-'))
     dirs.push(dir)
     // agent-2's harness dies of a signal at every run; the others' wait.
     const harness = 'cmd:if [ "$AGENCY_AGENT_NAME" = agent-2 ]; then kill -SEGV $$; fi; exec sleep 600'
-    const o = { dataDir: dir, agents: 3, firstAgent: 1, logFile: join(dir, 'host.log'), extraArgs: ['--heartbeat-ms', '500', '--harness', harness, '--sandbox', 'none'] }
+    const o = {
+      dataDir: dir,
+      agents: 3,
+      firstAgent: 1,
+      logFile: join(dir, 'host.log'),
+      extraArgs: ['--heartbeat-ms', '500', '--harness', harness, '--sandbox', 'none']
+    }
     const host = await startLocalHost(o)
     hosts.push(host)
     expect(host.agents.map(a => a.name)).toEqual(['agent-1', 'agent-2', 'agent-3'])
@@ -83,14 +105,23 @@ describe('agentd --agents 3', () => {
     expect(host.agents.map(a => a.grpc)).toEqual([1, 2, 3].map(n => `unix:${join(dir, `agent-${n}`, 'agentd.sock')}`))
 
     // agent-2's harness has crashed and been restarted at least once.
-    await waitFor(async () => (await readFile(join(dir, 'agent-2', 'harness.log'), 'utf8').catch(() => '')).includes('signal SIGSEGV'), { timeoutMs: 30_000 })
+    await waitFor(async () => (await readFile(join(dir, 'agent-2', 'harness.log'), 'utf8').catch(() => '')).includes('signal SIGSEGV'), {
+      timeoutMs: 30_000
+    })
     for (const n of [1, 3]) expect(await readFile(join(dir, `agent-${n}`, 'harness.log'), 'utf8')).not.toContain('harness exited')
 
     // Each agent acknowledges a note of its own; each sees all three peers live.
     const acked: string[] = []
     for (const a of host.agents) {
       const c = connect(a.grpc)
-      const res = await c.call((x: AgencyClient) => x.recordFinding, { kind: 'note', text: `from ${a.name}`, paths: [], tags: [], refs: [], supersedes: '' })
+      const res = await c.call((x: AgencyClient) => x.recordFinding, {
+        kind: 'note',
+        text: `from ${a.name}`,
+        paths: [],
+        tags: [],
+        refs: [],
+        supersedes: ''
+      })
       acked.push(res.entry?.id as string)
       await waitFor(async () => (await c.call((x: AgencyClient) => x.getStatus, {})).peersLive === 2, { timeoutMs: 30_000 })
     }
@@ -110,7 +141,13 @@ describe('agentd --agents 3', () => {
     // Every acknowledged note reaches every agent again.
     for (const a of again.agents) {
       const c = connect(a.grpc)
-      await waitFor(async () => { const ids = new Set((await entries(c)).map(e => e.id)); return acked.every(id => ids.has(id)) }, { timeoutMs: 30_000 })
+      await waitFor(
+        async () => {
+          const ids = new Set((await entries(c)).map(e => e.id))
+          return acked.every(id => ids.has(id))
+        },
+        { timeoutMs: 30_000 }
+      )
     }
   }, 120_000)
 })

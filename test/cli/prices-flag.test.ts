@@ -9,15 +9,24 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { AGENTD_BIN, assertBuilt } from '../helpers/agent-loop.js'
 
 let dir: string
-beforeEach(async () => { dir = await mkdtemp(join(tmpdir(), 'agency-prices-')) })
-afterEach(async () => { await rm(dir, { recursive: true, force: true }) })
+beforeEach(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'agency-prices-'))
+})
+afterEach(async () => {
+  await rm(dir, { recursive: true, force: true })
+})
 
-async function agentd (prices: string): Promise<{ code: number | null, stderr: string }> {
+async function agentd(prices: string): Promise<{ code: number | null; stderr: string }> {
   assertBuilt()
   return await new Promise(resolve => {
-    execFile(process.execPath, [AGENTD_BIN, '--data-dir', join(dir, 'data'), '--listen', '/ip4/127.0.0.1/tcp/0', '--grpc', '127.0.0.1:0', '--prices', prices], { timeout: 60_000 }, (err, _out, stderr) => {
-      resolve({ code: err == null ? 0 : (err as NodeJS.ErrnoException & { code?: number }).code as unknown as number, stderr })
-    })
+    execFile(
+      process.execPath,
+      [AGENTD_BIN, '--data-dir', join(dir, 'data'), '--listen', '/ip4/127.0.0.1/tcp/0', '--grpc', '127.0.0.1:0', '--prices', prices],
+      { timeout: 60_000 },
+      (err, _out, stderr) => {
+        resolve({ code: err == null ? 0 : ((err as NodeJS.ErrnoException & { code?: number }).code as unknown as number), stderr })
+      }
+    )
   })
 }
 

@@ -3,7 +3,16 @@ import { budgetLines, budgetNumber, usageJson } from '../../src/cli/commands/spe
 import { spendLine } from '../../src/api/status-digest.js'
 import type { BudgetReply } from '../../src/gen/agency/v1/api.js'
 
-const spent = { inputTokens: 1200, outputTokens: 300, cacheReadTokens: 1000, cacheWriteTokens: 0, usd: 0.25, estimated: true, runs: 3, agentSeconds: 7200 }
+const spent = {
+  inputTokens: 1200,
+  outputTokens: 300,
+  cacheReadTokens: 1000,
+  cacheWriteTokens: 0,
+  usd: 0.25,
+  estimated: true,
+  runs: 3,
+  agentSeconds: 7200
+}
 
 describe('agency usage and budget output', () => {
   it('--json names the totals in snake_case; input counts cached input', () => {
@@ -22,9 +31,18 @@ describe('agency usage and budget output', () => {
   })
 
   it('says budget reached, and why, in budget and status', () => {
-    const b: BudgetReply = { budget: { usd: 0, tokens: 2000, hours: 0, perAgentUsd: 0, setBy: 'p' }, reached: true, reasons: ['tokens: 2500 spent of 2000'], spent, inFlightUsd: 0, hold: undefined }
+    const b: BudgetReply = {
+      budget: { usd: 0, tokens: 2000, hours: 0, perAgentUsd: 0, setBy: 'p' },
+      reached: true,
+      reasons: ['tokens: 2500 spent of 2000'],
+      spent,
+      inFlightUsd: 0,
+      hold: undefined
+    }
     expect(budgetLines(b)).toContain('budget reached: tokens: 2500 spent of 2000. No new run starts; raise it with agency budget set')
-    expect(spendLine(b)).toBe('swarm 1,500 tokens, $0.25 (est.); budget reached (tokens: 2500 spent of 2000): no new run starts until it is raised')
+    expect(spendLine(b)).toBe(
+      'swarm 1,500 tokens, $0.25 (est.); budget reached (tokens: 2500 spent of 2000): no new run starts until it is raised'
+    )
     expect(spendLine({ ...b, reached: false })).toMatch(/within budget$/)
     expect(spendLine({ ...b, budget: undefined, spent: { ...spent, runs: 0 } })).toBe('')
   })

@@ -17,10 +17,12 @@ describe('agent words', () => {
   })
 
   it('tell a holder and an assistant their different next steps after a landing', () => {
-    expect(integrated({ branch: 'main', commit: 'a'.repeat(40), task: 't1', assist: false }))
-      .toBe(`merged into main as ${'a'.repeat(12)}; when the task is finished: agency done t1`)
-    expect(integrated({ branch: 'main', commit: 'b'.repeat(40), task: 't1', assist: true, recovered: true }))
-      .toBe(`merged into main as ${'b'.repeat(12)} (recovered: the push had landed, its integration entry was missing): your assist landed first, so t1 is done by you (its holder and the other assistants are told to stop); next: agency claim --next`)
+    expect(integrated({ branch: 'main', commit: 'a'.repeat(40), task: 't1', assist: false })).toBe(
+      `merged into main as ${'a'.repeat(12)}; when the task is finished: agency done t1`
+    )
+    expect(integrated({ branch: 'main', commit: 'b'.repeat(40), task: 't1', assist: true, recovered: true })).toBe(
+      `merged into main as ${'b'.repeat(12)} (recovered: the push had landed, its integration entry was missing): your assist landed first, so t1 is done by you (its holder and the other assistants are told to stop); next: agency claim --next`
+    )
     expect(doneFirst('t1', 'me', 'me')).toBe('task t1 is done, by you: nothing more to land for it; next: agency claim --next')
     expect(doneFirst('t1', 'amy', 'me')).toMatch(/Stop, and record what you learned: agency assist --stop "<what you learned>"$/)
   })
@@ -33,6 +35,8 @@ describe('agent words', () => {
 
   it('send a failed request back to its holder as the current task', () => {
     const text = requestResult({ task: 'ui', epoch: 3, result: 'failed', commit: '', paths: ['a.ts'] }, false)
-    expect(text).toContain('your integration request for ui@3 did not land (failed in a.ts): see agency find "ui" for why. ui is your current task again')
+    expect(text).toContain(
+      'your integration request for ui@3 did not land (failed in a.ts): see agency find "ui" for why. ui is your current task again'
+    )
   })
 })

@@ -101,14 +101,26 @@ describe('a released task carries its work to the next holder', () => {
 })
 
 describe('a fence the board cannot see', () => {
-  it('an integration refused by the remote\'s fence releases the closed claim, and the next claim comes above the fence and lands', async () => {
+  it("an integration refused by the remote's fence releases the closed claim, and the next claim comes above the fence and lands", async () => {
     // Work for `fenced` landed at epoch 3 under a claim no board counts (as
     // when a faulty author's claims past its fork are void but its work
     // landed): the remote's fence ref names it, the boards do not.
     const ghost = await mkdtemp(join(tmpdir(), 'agency-ghost-'))
     try {
       await sh(ghost, ['clone', '--quiet', repo.bare, '.'])
-      await sh(ghost, ['-c', 'user.name=ghost', '-c', 'user.email=ghost@example.invalid', 'commit', '--quiet', '--allow-empty', '-m', 'landed under a void claim', '-m', 'Agency-Task: fenced@3\nAgency-Agent: ghost'])
+      await sh(ghost, [
+        '-c',
+        'user.name=ghost',
+        '-c',
+        'user.email=ghost@example.invalid',
+        'commit',
+        '--quiet',
+        '--allow-empty',
+        '-m',
+        'landed under a void claim',
+        '-m',
+        'Agency-Task: fenced@3\nAgency-Agent: ghost'
+      ])
       await sh(ghost, ['push', '--quiet', 'origin', 'HEAD:refs/agency/tasks/fenced'])
     } finally {
       await rm(ghost, { recursive: true, force: true })
@@ -153,10 +165,15 @@ describe('the inbox and wait', () => {
     await b.releaseTask('greet', 'bob stops here', '')
     await waitFor(() => a.boardService.board.task('greet', a.boardService.now())?.state === 'open', { what: 'amy to see greet released' })
     expect((await a.claimTask('greet', [], false)).outcome).toBe('HELD')
-    await waitFor(() => b.boardService.board.task('greet', b.boardService.now())?.holder === a.peerId, { what: 'bob to see amy holding greet' })
+    await waitFor(() => b.boardService.board.task('greet', b.boardService.now())?.holder === a.peerId, {
+      what: 'bob to see amy holding greet'
+    })
     await b.readAgentInbox({})
     let answered = false
-    const waiting = b.waitForWork(60_000).then(r => { answered = true; return r })
+    const waiting = b.waitForWork(60_000).then(r => {
+      answered = true
+      return r
+    })
     // A second wait bounded by the recheck period times out only after the
     // first wait has looked again at least once (its tick was set first).
     expect((await b.waitForWork(RECHECK_MS)).reason).toBe('timeout')
@@ -169,27 +186,50 @@ describe('the inbox and wait', () => {
 })
 
 describe('a push that landed without its integration entry (the daemon died between the two)', () => {
-  const integrationsOf = (t: string): unknown[] => a.logService.state.ordered()
-    .filter(e => e.entry.kind === 'integration').map(e => decodeBody('integration', e.entry.body)).filter(i => i.task === t)
+  const integrationsOf = (t: string): unknown[] =>
+    a.logService.state
+      .ordered()
+      .filter(e => e.entry.kind === 'integration')
+      .map(e => decodeBody('integration', e.entry.body))
+      .filter(i => i.task === t)
 
   /** What the crash leaves: the merge and the task's fence on the remote (pushed by the repo layer), no entry on the log. */
-  async function landWithoutEntry (t: string): Promise<{ epoch: number, commit: string }> {
+  async function landWithoutEntry(t: string): Promise<{ epoch: number; commit: string }> {
     await a.addTasks([task(t)])
     const claim = await a.claimTask(t, [], false)
     expect(claim.outcome).toBe('HELD')
     await commitFiles(a.workspacePath(), { [`${t}/work.txt`]: 'work\n' })
-    const r = await integrate({ workspace: a.repo().workspace, task: t, epoch: claim.epoch, agentId: a.peerId, verify: 'true', checkFence: async () => {} })
+    const r = await integrate({
+      workspace: a.repo().workspace,
+      task: t,
+      epoch: claim.epoch,
+      agentId: a.peerId,
+      verify: 'true',
+      checkFence: async () => {}
+    })
     if (r.result !== 'merged') throw new Error(`the landing did not land: ${JSON.stringify(r)}`)
     expect(integrationsOf(t)).toEqual([])
     return { epoch: claim.epoch, commit: r.commit }
   }
 
   /** A fence made by hand: a merge on main whose trailers name `agent` at `epoch` for `t`. */
-  async function forgeFence (t: string, epoch: number, agent: string): Promise<void> {
+  async function forgeFence(t: string, epoch: number, agent: string): Promise<void> {
     const forger = await mkdtemp(join(tmpdir(), 'agency-forger-'))
     try {
       await sh(forger, ['clone', '--quiet', repo.bare, '.'])
-      await sh(forger, ['-c', 'user.name=forger', '-c', 'user.email=forger@example.invalid', 'commit', '--quiet', '--allow-empty', '-m', `landed ${t}`, '-m', `Agency-Task: ${t}@${epoch}\nAgency-Agent: ${agent}`])
+      await sh(forger, [
+        '-c',
+        'user.name=forger',
+        '-c',
+        'user.email=forger@example.invalid',
+        'commit',
+        '--quiet',
+        '--allow-empty',
+        '-m',
+        `landed ${t}`,
+        '-m',
+        `Agency-Task: ${t}@${epoch}\nAgency-Agent: ${agent}`
+      ])
       await sh(forger, ['push', '--quiet', '--atomic', 'origin', 'HEAD:refs/heads/main', `HEAD:refs/agency/tasks/${t}`])
     } finally {
       await rm(forger, { recursive: true, force: true })
@@ -202,7 +242,9 @@ describe('a push that landed without its integration entry (the daemon died betw
     const [first, second] = await Promise.all([a.repo().integrate('crashed', ''), a.repo().integrate('crashed', '')])
     for (const r of [first, second]) expect(r).toMatchObject({ result: 'merged', commit: landed.commit, epoch: landed.epoch })
     expect([first.summary, second.summary].some(s => s.includes('recovered'))).toBe(true)
-    expect(integrationsOf('crashed')).toEqual([expect.objectContaining({ epoch: landed.epoch, commit: landed.commit, result: 'merged', paths: ['crashed/work.txt'], request: '' })])
+    expect(integrationsOf('crashed')).toEqual([
+      expect.objectContaining({ epoch: landed.epoch, commit: landed.commit, result: 'merged', paths: ['crashed/work.txt'], request: '' })
+    ])
     expect(await repo.tip()).toBe(tip)
 
     expect(await a.doneTask('crashed', '', [], '')).toMatchObject({ state: 'done', commit: landed.commit })
@@ -212,7 +254,9 @@ describe('a push that landed without its integration entry (the daemon died betw
   it('done alone records the landing the fence proves, and is accepted', async () => {
     const landed = await landWithoutEntry('crashed-done')
     expect(await a.doneTask('crashed-done', '', [], '')).toMatchObject({ state: 'done', commit: landed.commit })
-    expect(integrationsOf('crashed-done')).toEqual([expect.objectContaining({ epoch: landed.epoch, commit: landed.commit, result: 'merged' })])
+    expect(integrationsOf('crashed-done')).toEqual([
+      expect.objectContaining({ epoch: landed.epoch, commit: landed.commit, result: 'merged' })
+    ])
   })
 
   it('a fence naming another agent, or this agent at another epoch, records nothing: done is still refused', async () => {

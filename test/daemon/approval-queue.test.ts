@@ -12,23 +12,44 @@ import { carry, newSigner, signed } from '../core/operator/helpers.js'
 import { waitFor } from '../helpers/wait-for.js'
 
 let op: Signer
-beforeAll(async () => { op = await newSigner() })
+beforeAll(async () => {
+  op = await newSigner()
+})
 
-function rig (o: { operators?: string[], timeoutMs?: number } = {}): { board: Board, queue: ApprovalQueue, written: Array<DeepPartial<ApprovalRequest>>, told: string[], answer: (allow: boolean) => void } {
+function rig(o: { operators?: string[]; timeoutMs?: number } = {}): {
+  board: Board
+  queue: ApprovalQueue
+  written: Array<DeepPartial<ApprovalRequest>>
+  told: string[]
+  answer: (allow: boolean) => void
+} {
   const board = new Board({ operators: o.operators ?? [op.author] })
   const w = new EntryWriter()
   const listeners = new Set<() => void>()
   const written: Array<DeepPartial<ApprovalRequest>> = []
   const told: string[] = []
-  const apply = (e: ReturnType<EntryWriter['entry']>): void => { board.apply(e); for (const l of [...listeners]) l() }
+  const apply = (e: ReturnType<EntryWriter['entry']>): void => {
+    board.apply(e)
+    for (const l of [...listeners]) l()
+  }
   const queue = new ApprovalQueue({
     board: () => board,
-    append: async r => { written.push(r); apply(w.entry('me', 'approval_request', { id: '', title: '', grant: '', detail: '', expiresAt: 0, closed: '', task: '', ...r })) },
-    onEntry: l => { listeners.add(l); return () => { listeners.delete(l) } },
+    append: async r => {
+      written.push(r)
+      apply(w.entry('me', 'approval_request', { id: '', title: '', grant: '', detail: '', expiresAt: 0, closed: '', task: '', ...r }))
+    },
+    onEntry: l => {
+      listeners.add(l)
+      return () => {
+        listeners.delete(l)
+      }
+    },
     timeoutMs: o.timeoutMs ?? 60_000,
     wallClock: () => 1_000,
     task: () => 'greet',
-    tell: text => { told.push(text) },
+    tell: text => {
+      told.push(text)
+    },
     logger: componentLogger('test')
   })
   const answer = (allow: boolean): void => {
@@ -38,7 +59,12 @@ function rig (o: { operators?: string[], timeoutMs?: number } = {}): { board: Bo
   return { board, queue, written, told, answer }
 }
 
-const q = { what: 'fetch https://example.org', category: 'fetch' as const, grant: 'fetch' as const, reason: 'the web is outside the workspace (grant fetch for it)' }
+const q = {
+  what: 'fetch https://example.org',
+  category: 'fetch' as const,
+  grant: 'fetch' as const,
+  reason: 'the web is outside the workspace (grant fetch for it)'
+}
 
 describe('the approval queue', () => {
   it('waits for the operator and tells the agent so; an approval lets it go on', async () => {

@@ -7,7 +7,9 @@ import { logEntryView } from '../../src/api/log-entry-view.js'
 import type { Daemon } from '../../src/daemon/daemon.js'
 
 const fleet = new InProcessDaemons()
-afterAll(async () => { await fleet.stopAll() })
+afterAll(async () => {
+  await fleet.stopAll()
+})
 
 const view = (d: Daemon, id: string) => {
   const e = d.logService.state.get(id)

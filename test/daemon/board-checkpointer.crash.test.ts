@@ -13,14 +13,32 @@ import { AgentdProcesses, memoryAddr, type AgentdProcess } from '../scenarios/sy
 import { waitFor } from '../helpers/wait-for.js'
 
 const procs = new AgentdProcesses()
-afterAll(async () => { await procs.cleanup() }, 60_000)
+afterAll(async () => {
+  await procs.cleanup()
+}, 60_000)
 
-const task = (id: string, deps: string[] = []): NewTask => ({ id, title: `task ${id}`, description: '', deps, scope: [`src/${id}/**`], priority: 0 })
+const task = (id: string, deps: string[] = []): NewTask => ({
+  id,
+  title: `task ${id}`,
+  description: '',
+  deps,
+  scope: [`src/${id}/**`],
+  priority: 0
+})
 
 /** A data dir whose log holds a goal, tasks, claims, a hand-off, an integration and a done, and no board checkpoint. */
-async function seededDir (): Promise<string> {
+async function seededDir(): Promise<string> {
   const dir = await procs.dirs.make('agency-board-crash-')
-  const d = new Daemon({ dataDir: dir, listen: [memoryAddr('board-crash')], grpc: null, metrics: null, processMetrics: false, heartbeatMs: 300, liveTimeoutMs: 3000, ownHeadWaitMs: 1 })
+  const d = new Daemon({
+    dataDir: dir,
+    listen: [memoryAddr('board-crash')],
+    grpc: null,
+    metrics: null,
+    processMetrics: false,
+    heartbeatMs: 300,
+    liveTimeoutMs: 3000,
+    ownHeadWaitMs: 1
+  })
   await d.start()
   const log = d.logService
   await d.boardService.setGoal({ text: 'survive a crash', files: [], testCommand: 'true' })
@@ -38,19 +56,23 @@ async function seededDir (): Promise<string> {
 }
 
 /** The cursor the board checkpoint on disk covers (0: none or unreadable). */
-async function checkpointCursor (dir: string): Promise<number> {
+async function checkpointCursor(dir: string): Promise<number> {
   const bytes = await readCheckpoint(dir, BOARD_CHECKPOINT_FILE)
   if (bytes === undefined) return 0
-  try { return decodeBoardCheckpoint(bytes).cursor } catch { return 0 }
+  try {
+    return decodeBoardCheckpoint(bytes).cursor
+  } catch {
+    return 0
+  }
 }
 
 /** The cursor this run of the daemon took its board from, per its log (0: it folded the whole log). */
-function restoredFrom (p: AgentdProcess): number {
+function restoredFrom(p: AgentdProcess): number {
   const line = p.stderr.split('\n').find(l => l.includes('"board restored from its checkpoint"'))
   return line === undefined ? 0 : (JSON.parse(line) as { cursor: number }).cursor
 }
 
-async function tasks (p: AgentdProcess): Promise<unknown> {
+async function tasks(p: AgentdProcess): Promise<unknown> {
   const { tasks } = await p.agency.call(c => c.listTasks, { state: '' })
   return tasks.map(t => ({ ...t, heldSinceMs: undefined }))
 }
@@ -63,7 +85,10 @@ describe('the board checkpoint across a crash', () => {
     expect(restoredFrom(p)).toBe(0)
     const entries = (await p.logInfo()).entries
     // none on disk: the running daemon writes one covering its whole log
-    await waitFor(async () => (await checkpointCursor(dir)) === entries, { what: 'a board checkpoint written while running', timeoutMs: 30_000 })
+    await waitFor(async () => (await checkpointCursor(dir)) === entries, {
+      what: 'a board checkpoint written while running',
+      timeoutMs: 30_000
+    })
     const had = await tasks(p)
 
     await p.stop('SIGKILL')
@@ -93,7 +118,9 @@ describe('the board checkpoint across a crash', () => {
       expect(restoredFrom(q)).toBe(0)
       expect(q.stderr).toContain('the board checkpoint does not fit the log')
       expect(await tasks(q)).toEqual(had)
-    } finally { await q.stop('SIGKILL') }
+    } finally {
+      await q.stop('SIGKILL')
+    }
 
     // torn (half of it): refused, the log folded
     const whole = await readFile(checkpointPath(dir, BOARD_CHECKPOINT_FILE))

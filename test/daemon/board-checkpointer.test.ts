@@ -14,18 +14,36 @@ import { VerdictKind } from '../../src/gen/agency/v1/log.js'
 import { memoryAddr, seedLog, TempDirs } from '../scenarios/sync/helpers.js'
 
 const dirs = new TempDirs()
-afterAll(async () => { await dirs.removeAll() })
+afterAll(async () => {
+  await dirs.removeAll()
+})
 
-async function start (dataDir: string): Promise<Daemon> {
-  const d = new Daemon({ dataDir, listen: [memoryAddr('board-ckpt')], grpc: null, metrics: null, processMetrics: false, heartbeatMs: 300, liveTimeoutMs: 3000, ownHeadWaitMs: 1 })
+async function start(dataDir: string): Promise<Daemon> {
+  const d = new Daemon({
+    dataDir,
+    listen: [memoryAddr('board-ckpt')],
+    grpc: null,
+    metrics: null,
+    processMetrics: false,
+    heartbeatMs: 300,
+    liveTimeoutMs: 3000,
+    ownHeadWaitMs: 1
+  })
   await d.start()
   return d
 }
 
-const task = (id: string, deps: string[] = []): NewTask => ({ id, title: `task ${id}`, description: '', deps, scope: [`src/${id}/**`], priority: 0 })
+const task = (id: string, deps: string[] = []): NewTask => ({
+  id,
+  title: `task ${id}`,
+  description: '',
+  deps,
+  scope: [`src/${id}/**`],
+  priority: 0
+})
 
 /** What a client sees of the board. */
-function board (d: Daemon): unknown {
+function board(d: Daemon): unknown {
   const b = d.boardService.board
   const me = d.peerId
   return {
@@ -43,7 +61,7 @@ function board (d: Daemon): unknown {
 }
 
 /** Some of every board kind, by this daemon. */
-async function work (d: Daemon, n: number): Promise<void> {
+async function work(d: Daemon, n: number): Promise<void> {
   const log = d.logService
   await d.boardService.addTasks([task(`t${n}a`), task(`t${n}b`, [`t${n}a`])])
   await log.append('claim', { task: `t${n}a`, scope: [`src/t${n}a/**`], epoch: 1 })
@@ -54,11 +72,19 @@ async function work (d: Daemon, n: number): Promise<void> {
   await log.append('claim', { task: `t${n}b`, scope: [], epoch: 1 })
   await log.append('review_request', { target: `m${n}`, reviewers: [], note: 'look' })
   await log.append('verdict', { target: `m${n}`, verdict: VerdictKind.VERDICT_APPROVE, evidence: 'fine' })
-  await log.append('test_run', { commit: `m${n}`, branch: 'main', passed: 4, failed: n % 2, total: 4 + (n % 2), durationMs: 10, summary: '' })
+  await log.append('test_run', {
+    commit: `m${n}`,
+    branch: 'main',
+    passed: 4,
+    failed: n % 2,
+    total: 4 + (n % 2),
+    durationMs: 10,
+    summary: ''
+  })
 }
 
 /** What a daemon on a copy of `dataDir` without the board checkpoint serves: the fold of the whole log. */
-async function fullFold (dataDir: string): Promise<unknown> {
+async function fullFold(dataDir: string): Promise<unknown> {
   const copy = await dirs.make('agency-board-fold-')
   await cp(dataDir, copy, { recursive: true })
   await removeCheckpoint(copy, BOARD_CHECKPOINT_FILE)
@@ -66,7 +92,9 @@ async function fullFold (dataDir: string): Promise<unknown> {
   try {
     expect(d.boardService.restoredFromCheckpoint).toBe(0)
     return board(d)
-  } finally { await d.stop() }
+  } finally {
+    await d.stop()
+  }
 }
 
 describe('the board checkpoint', () => {

@@ -18,14 +18,18 @@ beforeAll(async () => {
   await d.addTasks([task('held-record')])
 })
 
-afterAll(async () => { await cluster.cleanup() })
+afterAll(async () => {
+  await cluster.cleanup()
+})
 
 describe('a claim whose accepted record is not yet written', () => {
   it('is answered HELD; the record follows, and a restart finds the claim', async () => {
     const log = d.store.log
     const put = log.putAccepted.bind(log)
     let release = (): void => {}
-    const gate = new Promise<void>(resolve => { release = resolve })
+    const gate = new Promise<void>(resolve => {
+      release = resolve
+    })
     let heldWrites = 0
     log.putAccepted = async (records, opts) => {
       heldWrites++

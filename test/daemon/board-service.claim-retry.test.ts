@@ -18,17 +18,22 @@ beforeAll(async () => {
   await d.addTasks([task('first-try'), task('no-wait')])
 })
 
-afterAll(async () => { await cluster.cleanup() })
+afterAll(async () => {
+  await cluster.cleanup()
+})
 
 /** Once this daemon's claim entry is on its board: the claim is in its settle window. */
-async function settling (id: string): Promise<void> {
+async function settling(id: string): Promise<void> {
   await waitFor(() => d.boardService.board.holder(id)?.holder === d.peerId, { what: `the claim on ${id} on the board` })
 }
 
 describe('a claim retried during its settle window', () => {
   it('waits for the answer of the claim already made, and gets the same one', async () => {
     const order: string[] = []
-    const first = d.claimTask('first-try', [], false).then(a => { order.push('first'); return a })
+    const first = d.claimTask('first-try', [], false).then(a => {
+      order.push('first')
+      return a
+    })
     await settling('first-try')
     const retry = await d.claimTask('first-try', [], false)
     order.push('retry')

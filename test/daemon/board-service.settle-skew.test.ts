@@ -17,13 +17,17 @@ let ahead: Daemon
 beforeAll(async () => {
   behind = await cluster.start({ name: 'behind' }, { wallClock: () => Date.now() - HOUR })
   ahead = await cluster.start({ name: 'ahead', peers: addrsOf(behind) }, { wallClock: () => Date.now() + HOUR })
-  await waitFor(() => behind.presence.isLive(ahead.peerId) && ahead.presence.isLive(behind.peerId), { what: 'the two daemons to see each other' })
+  await waitFor(() => behind.presence.isLive(ahead.peerId) && ahead.presence.isLive(behind.peerId), {
+    what: 'the two daemons to see each other'
+  })
 })
 
-afterAll(async () => { await cluster.cleanup() })
+afterAll(async () => {
+  await cluster.cleanup()
+})
 
 describe('the settle window with skewed clocks', () => {
-  it('is fed by round trips on each daemon\'s own clock: every daemon has samples, and none carries the skew', async () => {
+  it("is fed by round trips on each daemon's own clock: every daemon has samples, and none carries the skew", async () => {
     // entries and heartbeats go both ways, with the skewed times in them
     await behind.boardService.addTask({ id: 'skew', title: 'skew', description: '', deps: [], scope: [], priority: 0 })
     await waitFor(() => ahead.boardService.board.task('skew', ahead.boardService.now()), { what: 'the task on the daemon ahead' })
@@ -34,7 +38,7 @@ describe('the settle window with skewed clocks', () => {
     }
   })
 
-  it('entries still carry each author\'s own wall clock, for the record', () => {
+  it("entries still carry each author's own wall clock, for the record", () => {
     const entry = ahead.logService.state.afterCursor(0).find(e => e.entry.kind === 'task')
     expect(entry?.entry.author).toBe(behind.peerId)
     expect(entry?.entry.time).toBeLessThan(Date.now() - HOUR / 2)

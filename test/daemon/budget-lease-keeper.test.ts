@@ -6,20 +6,28 @@ import { BudgetLeaseKeeper } from '../../src/daemon/budget-lease-keeper.js'
 
 const KEEP_MS = 60_000
 
-function keeper (o: { keepMs?: number, stillHeld?: () => boolean } = {}): { k: BudgetLeaseKeeper, notes: string[] } {
+function keeper(o: { keepMs?: number; stillHeld?: () => boolean } = {}): { k: BudgetLeaseKeeper; notes: string[] } {
   const notes: string[] = []
   const k = new BudgetLeaseKeeper({
     keepMs: o.keepMs ?? KEEP_MS,
     stillHeld: o.stillHeld ?? (() => true),
-    releaseHeld: async note => { notes.push(note) },
-    onError: err => { throw err }
+    releaseHeld: async note => {
+      notes.push(note)
+    },
+    onError: err => {
+      throw err
+    }
   })
   return { k, notes }
 }
 
 describe('the claims of an agent held at the budget', () => {
-  beforeEach(() => { vi.useFakeTimers() })
-  afterEach(() => { vi.useRealTimers() })
+  beforeEach(() => {
+    vi.useFakeTimers()
+  })
+  afterEach(() => {
+    vi.useRealTimers()
+  })
 
   it('are kept for the stated time from the first held start, then given back with a note saying why', async () => {
     const { k, notes } = keeper()
@@ -30,7 +38,9 @@ describe('the claims of an agent held at the budget', () => {
     await vi.advanceTimersByTimeAsync(KEEP_MS / 2 - 1)
     expect(notes).toEqual([])
     await vi.advanceTimersByTimeAsync(1)
-    expect(notes).toEqual(['the budget held this agent longer than the 1 min its tasks are kept for; the work so far is on the task\'s wip ref'])
+    expect(notes).toEqual([
+      "the budget held this agent longer than the 1 min its tasks are kept for; the work so far is on the task's wip ref"
+    ])
   })
 
   it('are kept when the cap is raised before the time, and the count starts again at the next hold', async () => {

@@ -34,27 +34,27 @@ export class ChaosLoop {
   private failure?: Error
   private startedAt = Date.now()
 
-  constructor (private readonly o: ChaosOptions) {}
+  constructor(private readonly o: ChaosOptions) {}
 
-  start (): void {
+  start(): void {
     this.startedAt = Date.now()
     this.running = true
     this.loop = this.run()
   }
 
   /** Stops killing, waits for every pending restart; throws if a restart failed. */
-  async stop (): Promise<void> {
+  async stop(): Promise<void> {
     this.running = false
     await this.loop
     await Promise.all([...this.restarts])
     if (this.failure != null) throw this.failure
   }
 
-  private between ([min, max]: [number, number]): number {
+  private between([min, max]: [number, number]): number {
     return min + Math.floor(this.o.random() * (max - min))
   }
 
-  private async run (): Promise<void> {
+  private async run(): Promise<void> {
     const milestones = [...this.o.milestones].sort((a, b) => a - b)
     while (this.running && milestones.length > 0) {
       await sleep(this.o.pollMs)
@@ -71,19 +71,27 @@ export class ChaosLoop {
       const line = `${this.elapsed()}: ${done} done: killed ${victim.options.name ?? '?'} (and ${orphans} process(es) of its harness)`
       this.kills.push(line)
       this.o.onEvent?.(line)
-      const restart = this.restartLater(victim).finally(() => { this.restarts.delete(restart) })
+      const restart = this.restartLater(victim).finally(() => {
+        this.restarts.delete(restart)
+      })
       this.restarts.add(restart)
     }
   }
 
-  private async restartLater (d: AgentdProcess): Promise<void> {
+  private async restartLater(d: AgentdProcess): Promise<void> {
     await sleep(this.between(this.o.downMs))
     try {
       for (let attempt = 1; ; attempt++) {
         // Bootstrap from whoever is up now: the addresses given at first start may be gone.
-        d.options.peers = this.o.daemons.filter(x => x !== d && x.running && !this.down.has(x)).flatMap(x => {
-          try { return [x.listenAddr] } catch { return [] } // still starting: no address yet
-        })
+        d.options.peers = this.o.daemons
+          .filter(x => x !== d && x.running && !this.down.has(x))
+          .flatMap(x => {
+            try {
+              return [x.listenAddr]
+            } catch {
+              return []
+            } // still starting: no address yet
+          })
         try {
           await d.restart()
           break
@@ -91,7 +99,9 @@ export class ChaosLoop {
           // A machine too busy to start a daemon in time is not what this test is about; an exit is.
           if (!/not ready after/.test((err as Error).message) || attempt >= this.o.startAttempts) throw err
           const last = d.stderr.trim().split('\n').at(-1)?.slice(0, 300) ?? ''
-          this.o.onEvent?.(`${this.elapsed()}: ${d.options.name ?? '?'} was not ready in time (its last log line: ${last}); starting it again`)
+          this.o.onEvent?.(
+            `${this.elapsed()}: ${d.options.name ?? '?'} was not ready in time (its last log line: ${last}); starting it again`
+          )
         }
       }
       this.o.onEvent?.(`${this.elapsed()}: restarted ${d.options.name ?? '?'}`)
@@ -102,7 +112,7 @@ export class ChaosLoop {
     }
   }
 
-  private elapsed (): string {
+  private elapsed(): string {
     return `${((Date.now() - this.startedAt) / 1000).toFixed(1)}s`
   }
 }

@@ -15,12 +15,15 @@ import type { Daemon } from '../../src/daemon/daemon.js'
 const SRC = fileURLToPath(new URL('../../src/', import.meta.url))
 
 /** Every `from '...'` of every source file, as [importing file, imported file], both relative to src/. */
-function imports (): Array<[string, string]> {
+function imports(): Array<[string, string]> {
   const out: Array<[string, string]> = []
   const walk = (dir: string): void => {
     for (const e of readdirSync(dir, { withFileTypes: true })) {
       const path = join(dir, e.name)
-      if (e.isDirectory()) { walk(path); continue }
+      if (e.isDirectory()) {
+        walk(path)
+        continue
+      }
       if (!e.name.endsWith('.ts')) continue
       for (const m of readFileSync(path, 'utf8').matchAll(/^(?:import|export)[^'"]*from '(\.[^']+)'/gm)) {
         out.push([relative(SRC, path), relative(SRC, resolve(dirname(path), m[1].replace(/\.js$/, '.ts')))])
@@ -31,7 +34,7 @@ function imports (): Array<[string, string]> {
   return out
 }
 
-const folder = (file: string): string => file.includes('/') ? file.slice(0, file.indexOf('/')) : '.'
+const folder = (file: string): string => (file.includes('/') ? file.slice(0, file.indexOf('/')) : '.')
 
 describe('the direction of imports', () => {
   const all = imports()
@@ -62,19 +65,46 @@ describe('the direction of imports', () => {
 })
 
 describe('the wiring', () => {
-  const sources = (dir: string): Array<[string, string]> => readdirSync(join(SRC, dir), { recursive: true, encoding: 'utf8' })
-    .filter(f => f.endsWith('.ts')).map(f => [join(dir, f), readFileSync(join(SRC, dir, f), 'utf8')])
+  const sources = (dir: string): Array<[string, string]> =>
+    readdirSync(join(SRC, dir), { recursive: true, encoding: 'utf8' })
+      .filter(f => f.endsWith('.ts'))
+      .map(f => [join(dir, f), readFileSync(join(SRC, dir, f), 'utf8')])
 
-  it('alone builds the daemon\'s long-lived parts, and the lifecycle alone starts and stops them', () => {
-    const parts = ['LogService', 'BoardService', 'PresenceService', 'AssistService', 'HandoffService', 'RepoService', 'RepoWorkspace', 'DirectIntegration', 'BackgroundIntegration', 'Integrator', 'AgentInbox', 'NoticeWriter', 'HarnessService', 'SwarmGossip', 'DirectMessaging', 'RoundTripProbe', 'PeerDialer', 'RememberedPeers', 'AgentWork', 'PeerContact']
-    const built = sources('.').filter(([f, text]) => f !== 'daemon/wiring.ts' && parts.some(p => new RegExp(`new (\\(await import\\([^)]*\\)\\)\\.)?${p}\\(`).test(text)))
+  it("alone builds the daemon's long-lived parts, and the lifecycle alone starts and stops them", () => {
+    const parts = [
+      'LogService',
+      'BoardService',
+      'PresenceService',
+      'AssistService',
+      'HandoffService',
+      'RepoService',
+      'RepoWorkspace',
+      'DirectIntegration',
+      'BackgroundIntegration',
+      'Integrator',
+      'AgentInbox',
+      'NoticeWriter',
+      'HarnessService',
+      'SwarmGossip',
+      'DirectMessaging',
+      'RoundTripProbe',
+      'PeerDialer',
+      'RememberedPeers',
+      'AgentWork',
+      'PeerContact'
+    ]
+    const built = sources('.').filter(
+      ([f, text]) => f !== 'daemon/wiring.ts' && parts.some(p => new RegExp(`new (\\(await import\\([^)]*\\)\\)\\.)?${p}\\(`).test(text))
+    )
     expect(built.map(([f]) => f)).toEqual([])
-    const run = sources('.').filter(([f, text]) => f !== 'daemon/daemon.ts' && /\b(startParts|stopParts)\(/.test(text) && f !== 'daemon/startable.ts')
+    const run = sources('.').filter(
+      ([f, text]) => f !== 'daemon/daemon.ts' && /\b(startParts|stopParts)\(/.test(text) && f !== 'daemon/startable.ts'
+    )
     expect(run.map(([f]) => f)).toEqual([])
   })
 })
 
-describe('the daemon\'s parts', () => {
+describe("the daemon's parts", () => {
   const cluster = new MemoryCluster()
   let a: Daemon
   let b: Daemon
@@ -85,11 +115,15 @@ describe('the daemon\'s parts', () => {
     await waitFor(() => a.presence.isLive(b.peerId) && b.presence.isLive(a.peerId), { what: 'the two daemons to see each other' })
   })
 
-  afterAll(async () => { await cluster.cleanup() })
+  afterAll(async () => {
+    await cluster.cleanup()
+  })
 
   it('are built once: none can be replaced from outside', () => {
     for (const part of ['store', 'node', 'presence', 'logService', 'boardService', 'gossip', 'metrics']) {
-      expect(() => { (a as unknown as Record<string, unknown>)[part] = undefined }, part).toThrow(TypeError)
+      expect(() => {
+        ;(a as unknown as Record<string, unknown>)[part] = undefined
+      }, part).toThrow(TypeError)
     }
     expect(a.boardService).toBeDefined()
   })
@@ -113,13 +147,17 @@ describe('the daemon\'s parts', () => {
 
 describe('process and libp2p metrics', () => {
   const cluster = new MemoryCluster()
-  afterAll(async () => { await cluster.cleanup() })
+  afterAll(async () => {
+    await cluster.cleanup()
+  })
 
-  it('are kept with a metrics endpoint and not without one; the daemon\'s own metrics are kept either way', async () => {
+  it("are kept with a metrics endpoint and not without one; the daemon's own metrics are kept either way", async () => {
     // The Daemon only reads the address (serve starts the endpoint); one per process may keep libp2p's metrics.
     const exported = await cluster.start({ name: 'exported', metrics: '127.0.0.1:0', processMetrics: true })
     const silent = await cluster.start({ name: 'silent', metrics: null, processMetrics: true, peers: addrsOf(exported) })
-    await waitFor(() => exported.presence.isLive(silent.peerId) && silent.presence.isLive(exported.peerId), { what: 'the two daemons to see each other' })
+    await waitFor(() => exported.presence.isLive(silent.peerId) && silent.presence.isLive(exported.peerId), {
+      what: 'the two daemons to see each other'
+    })
     const withEndpoint = await exported.metrics.registry.metrics()
     expect(withEndpoint).toMatch(/^agentd_process_cpu_seconds_total /m)
     expect(withEndpoint).toMatch(/^agentd_libp2p_connections\{/m)

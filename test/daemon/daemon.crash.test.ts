@@ -27,20 +27,22 @@ const seed = Number(process.env.AGENCY_CRASH_SEED ?? Date.now() % 1_000_000)
 const random = seededRandom(seed)
 
 /** stderr lines that are not structured logs. */
-function plainLines (stderr: string): string[] {
+function plainLines(stderr: string): string[] {
   return stderr.split('\n').filter(l => l.trim() !== '' && !l.startsWith('{'))
 }
 
 /** The API of a daemon that is killed and restarted: `client` follows the current run. */
 class RestartingApi {
   client?: Agency
-  constructor (readonly d: AgentdProcess) { this.attach() }
-  attach (): void {
+  constructor(readonly d: AgentdProcess) {
+    this.attach()
+  }
+  attach(): void {
     this.client = connectAgency(this.d.grpcAddr)
     clients.push(this.client)
   }
 
-  async killAndRestart (): Promise<void> {
+  async killAndRestart(): Promise<void> {
     const old = this.client
     this.client = undefined
     await this.d.kill('SIGKILL')
@@ -51,7 +53,7 @@ class RestartingApi {
 }
 
 /** Waits until `count()` has grown by `n` and a random extra moment has passed, so the kill lands mid-stream. */
-async function midStream (count: () => number, n: number): Promise<void> {
+async function midStream(count: () => number, n: number): Promise<void> {
   const start = count()
   await waitFor(() => count() >= start + n, { what: `${n} more acknowledged writes (seed ${seed})`, timeoutMs: 90_000, intervalMs: 20 })
   await sleep(Math.floor(random() * 400))
@@ -66,9 +68,16 @@ describe('repeated SIGKILL during heavy writes', { timeout: 5 * 60_000 }, () => 
     const writer = async (k: number): Promise<void> => {
       for (let i = 0; writing; i++) {
         const c = api.client
-        if (c == null) { await sleep(20); continue }
+        if (c == null) {
+          await sleep(20)
+          continue
+        }
         try {
-          const reply = await c.call((x: AgencyClient) => x.recordFinding, { kind: 'note', text: `writer ${k} note ${i}`, paths: [], tags: [`w${k}`], refs: [], supersedes: '' }, 15_000)
+          const reply = await c.call(
+            (x: AgencyClient) => x.recordFinding,
+            { kind: 'note', text: `writer ${k} note ${i}`, paths: [], tags: [`w${k}`], refs: [], supersedes: '' },
+            15_000
+          )
           // The reply is the acknowledgement: from here on the entry must survive anything.
           acked.push(reply.entry?.id as string)
         } catch {
@@ -88,8 +97,20 @@ describe('repeated SIGKILL during heavy writes', { timeout: 5 * 60_000 }, () => 
     const c = api.client as Agency
     const missing: string[] = []
     for (let i = 0; i < acked.length; i += 50) {
-      const found = await Promise.all(acked.slice(i, i + 50).map(async id => await c.call((x: AgencyClient) => x.getEntry, { id }).then(() => true, () => false)))
-      found.forEach((ok, j) => { if (!ok) missing.push(acked[i + j]) })
+      const found = await Promise.all(
+        acked.slice(i, i + 50).map(
+          async id =>
+            await c
+              .call((x: AgencyClient) => x.getEntry, { id })
+              .then(
+                () => true,
+                () => false
+              )
+        )
+      )
+      found.forEach((ok, j) => {
+        if (!ok) missing.push(acked[i + j])
+      })
     }
     expect(missing, `acknowledged entries lost after ${KILLS} SIGKILLs (seed ${seed})`).toEqual([])
     expect(new Set(acked).size).toBe(acked.length)
@@ -107,21 +128,40 @@ describe('repeated SIGKILL during heavy writes', { timeout: 5 * 60_000 }, () => 
     const [sId, rId] = [await loadOrCreateIdentity(sDir), await loadOrCreateIdentity(rDir)]
     const [sPort, rPort] = [await freePort(), await freePort()]
     const addr = (port: number, peer: string): string => `/ip4/127.0.0.1/tcp/${port}/p2p/${peer}`
-    const sender = cluster.onDataDir(sDir, { name: 'dm-sender', peers: [addr(rPort, rId.peerId)], extraArgs: ['--listen', `/ip4/127.0.0.1/tcp/${sPort}`] })
-    const receiver = cluster.onDataDir(rDir, { name: 'dm-receiver', peers: [addr(sPort, sId.peerId)], extraArgs: ['--listen', `/ip4/127.0.0.1/tcp/${rPort}`] })
+    const sender = cluster.onDataDir(sDir, {
+      name: 'dm-sender',
+      peers: [addr(rPort, rId.peerId)],
+      extraArgs: ['--listen', `/ip4/127.0.0.1/tcp/${sPort}`]
+    })
+    const receiver = cluster.onDataDir(rDir, {
+      name: 'dm-receiver',
+      peers: [addr(sPort, sId.peerId)],
+      extraArgs: ['--listen', `/ip4/127.0.0.1/tcp/${rPort}`]
+    })
     await Promise.all([sender.start(), receiver.start()])
     const s = new RestartingApi(sender)
     const r = new RestartingApi(receiver)
-    await waitFor(async () => (await s.client!.call((x: AgencyClient) => x.listPeers, { includeOffline: false })).peers.some(p => p.peerId === rId.peerId), { what: 'the sender to see the receiver', timeoutMs: 60_000 })
+    await waitFor(
+      async () =>
+        (await s.client!.call((x: AgencyClient) => x.listPeers, { includeOffline: false })).peers.some(p => p.peerId === rId.peerId),
+      { what: 'the sender to see the receiver', timeoutMs: 60_000 }
+    )
 
     const acked: string[] = []
     let sending = true
     const send = async (k: number): Promise<void> => {
       for (let i = 0; sending; i++) {
         const c = s.client
-        if (c == null) { await sleep(20); continue }
+        if (c == null) {
+          await sleep(20)
+          continue
+        }
         try {
-          const reply = await c.call((x: AgencyClient) => x.sendMessage, { to: rId.peerId, text: `loop ${k} message ${i}`, thread: '', replyTo: '' }, 15_000)
+          const reply = await c.call(
+            (x: AgencyClient) => x.sendMessage,
+            { to: rId.peerId, text: `loop ${k} message ${i}`, thread: '', replyTo: '' },
+            15_000
+          )
           acked.push(reply.id)
         } catch {
           // Down, or just restarted and not yet told where the receiver is.
@@ -139,25 +179,38 @@ describe('repeated SIGKILL during heavy writes', { timeout: 5 * 60_000 }, () => 
     sending = false
     await Promise.all(senders)
 
-    const inbox = async (): Promise<string[]> => (await r.client!.call((x: AgencyClient) => x.readInbox, { after: 0, limit: 10_000, all: true, peek: false })).messages.map(m => m.id)
-    await waitFor(async () => {
-      const have = new Set(await inbox())
-      return acked.every(id => have.has(id))
-    }, { what: `every acknowledged message to reach the receiver (seed ${seed})`, timeoutMs: 120_000, intervalMs: 500 })
-    await waitFor(async () => (await s.client!.call((x: AgencyClient) => x.getStatus, {})).outboxPending === 0, { what: 'the sender\'s outbox to drain', timeoutMs: 60_000 })
+    const inbox = async (): Promise<string[]> =>
+      (await r.client!.call((x: AgencyClient) => x.readInbox, { after: 0, limit: 10_000, all: true, peek: false })).messages.map(m => m.id)
+    await waitFor(
+      async () => {
+        const have = new Set(await inbox())
+        return acked.every(id => have.has(id))
+      },
+      { what: `every acknowledged message to reach the receiver (seed ${seed})`, timeoutMs: 120_000, intervalMs: 500 }
+    )
+    await waitFor(async () => (await s.client!.call((x: AgencyClient) => x.getStatus, {})).outboxPending === 0, {
+      what: "the sender's outbox to drain",
+      timeoutMs: 60_000
+    })
     const ids = await inbox()
     const counts = new Map<string, number>()
     for (const id of ids) counts.set(id, (counts.get(id) ?? 0) + 1)
-    expect([...counts].filter(([, n]) => n > 1), 'messages delivered more than once').toEqual([])
+    expect(
+      [...counts].filter(([, n]) => n > 1),
+      'messages delivered more than once'
+    ).toEqual([])
     expect(acked.length).toBeGreaterThan(0)
     expect(new Set(acked).size).toBe(acked.length)
   })
 })
 
 describe('a data dir that cannot be used', { timeout: PROCESS_TEST_TIMEOUT_MS }, () => {
-  async function startFails (dataDir: string): Promise<{ message: string, lines: string[] }> {
+  async function startFails(dataDir: string): Promise<{ message: string; lines: string[] }> {
     const d = cluster.onDataDir(dataDir, { name: 'bad-dir' })
-    const err = await d.start().then(() => undefined, (e: Error) => e)
+    const err = await d.start().then(
+      () => undefined,
+      (e: Error) => e
+    )
     expect(err, `agentd started on ${dataDir}`).toBeDefined()
     return { message: err?.message ?? '', lines: plainLines(d.stderr) }
   }
@@ -184,7 +237,7 @@ describe('a data dir that cannot be used', { timeout: PROCESS_TEST_TIMEOUT_MS },
 })
 
 describe('a disk that fills up', { timeout: PROCESS_TEST_TIMEOUT_MS }, () => {
-  it('refuses writes with a clear error, keeps what was acknowledged, and writes again once there is room', async (ctx) => {
+  it('refuses writes with a clear error, keeps what was acknowledged, and writes again once there is room', async ctx => {
     const mnt = await cluster.tempDir('agency-fulldisk-')
     try {
       execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=2M', 'tmpfs', mnt], { stdio: 'ignore' })
@@ -204,11 +257,17 @@ describe('a disk that fills up', { timeout: PROCESS_TEST_TIMEOUT_MS }, () => {
       const acked: string[] = []
       const errors: AgencyError[] = []
       const write = async (text: string): Promise<void> => {
-        const reply = await c.call((x: AgencyClient) => x.recordFinding, { kind: 'note', text, paths: [], tags: [], refs: [], supersedes: '' }, 15_000)
+        const reply = await c.call(
+          (x: AgencyClient) => x.recordFinding,
+          { kind: 'note', text, paths: [], tags: [], refs: [], supersedes: '' },
+          15_000
+        )
         acked.push(reply.entry?.id as string)
       }
       for (let i = 0; i < 5000 && errors.length === 0; i++) {
-        await write(`${'x'.repeat(300)} ${i}`).catch((err: AgencyError) => { errors.push(err) })
+        await write(`${'x'.repeat(300)} ${i}`).catch((err: AgencyError) => {
+          errors.push(err)
+        })
       }
       expect(acked.length, 'no write succeeded before the disk filled').toBeGreaterThan(0)
       expect(errors.length, 'the disk never filled').toBeGreaterThan(0)
@@ -217,12 +276,18 @@ describe('a disk that fills up', { timeout: PROCESS_TEST_TIMEOUT_MS }, () => {
       expect.soft(errors[0].message).toMatch(/no space left on device/i)
       expect.soft(errors[0].code).not.toBe('INTERNAL')
       // Then either the daemon stops with a non-zero exit and says why, or it stays up and refuses every write the same way.
-      const later = await waitFor(async () => {
-        if (!d.running) return { exited: true, message: '' }
-        const err = await write('one more').then(() => undefined, (e: AgencyError) => e)
-        if (!d.running) return { exited: true, message: '' }
-        return err != null && err.code !== 'UNAVAILABLE' ? { exited: false, message: `${err.code}: ${err.message}` } : undefined
-      }, { what: 'the daemon to stop, or to refuse a write again', timeoutMs: 30_000 })
+      const later = await waitFor(
+        async () => {
+          if (!d.running) return { exited: true, message: '' }
+          const err = await write('one more').then(
+            () => undefined,
+            (e: AgencyError) => e
+          )
+          if (!d.running) return { exited: true, message: '' }
+          return err != null && err.code !== 'UNAVAILABLE' ? { exited: false, message: `${err.code}: ${err.message}` } : undefined
+        },
+        { what: 'the daemon to stop, or to refuse a write again', timeoutMs: 30_000 }
+      )
       if (later.exited) {
         const exit = await d.kill('SIGKILL')
         expect.soft(exit.code).not.toBe(0)
@@ -239,15 +304,39 @@ describe('a disk that fills up', { timeout: PROCESS_TEST_TIMEOUT_MS }, () => {
         api = connectAgency(d.grpcAddr)
         clients.push(api)
       }
-      const after = await api.call((x: AgencyClient) => x.recordFinding, { kind: 'note', text: 'there is room again', paths: [], tags: [], refs: [], supersedes: '' }, 15_000).then(r => r.entry?.id, (err: AgencyError) => `${err.code}: ${err.message}`)
+      const after = await api
+        .call(
+          (x: AgencyClient) => x.recordFinding,
+          { kind: 'note', text: 'there is room again', paths: [], tags: [], refs: [], supersedes: '' },
+          15_000
+        )
+        .then(
+          r => r.entry?.id,
+          (err: AgencyError) => `${err.code}: ${err.message}`
+        )
       expect.soft(after).toMatch(/^[0-9a-f]{64}$/)
-      for (const id of acked) expect.soft(await api.call((x: AgencyClient) => x.getEntry, { id }).then(() => true, () => false), `acknowledged ${id} is missing`).toBe(true)
+      for (const id of acked)
+        expect
+          .soft(
+            await api
+              .call((x: AgencyClient) => x.getEntry, { id })
+              .then(
+                () => true,
+                () => false
+              ),
+            `acknowledged ${id} is missing`
+          )
+          .toBe(true)
       // And what the daemon holds of its own feed is what it acknowledged (plus the last write): no entry the agent was told failed.
       const info = await api.call((x: AgencyClient) => x.logInfo, {})
       expect.soft(info.entries).toBe(acked.length + 1)
     } finally {
       if (d.running) await d.kill('SIGKILL')
-      try { execFileSync('umount', [mnt], { stdio: 'ignore' }) } catch { /* not mounted */ }
+      try {
+        execFileSync('umount', [mnt], { stdio: 'ignore' })
+      } catch {
+        /* not mounted */
+      }
     }
   })
 })

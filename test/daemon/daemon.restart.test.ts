@@ -20,13 +20,15 @@ beforeAll(async () => {
   await waitFor(async () => (await first.peers()).some(p => p.peerId === third.peerId && p.live), { what: 'the first to see the third' })
 }, PROCESS_TEST_TIMEOUT_MS)
 
-afterAll(async () => { await cluster.cleanup() })
+afterAll(async () => {
+  await cluster.cleanup()
+})
 
-async function inboxCopies (d: AgentdProcess, id: string): Promise<InboxMessage[]> {
+async function inboxCopies(d: AgentdProcess, id: string): Promise<InboxMessage[]> {
   return (await d.inbox()).filter(m => m.id === id)
 }
 
-async function sees (viewer: AgentdProcess, peerId: string, live: boolean): Promise<boolean> {
+async function sees(viewer: AgentdProcess, peerId: string, live: boolean): Promise<boolean> {
   return (await viewer.peers()).some(p => p.peerId === peerId && p.live === live)
 }
 
@@ -41,7 +43,7 @@ describe('restarting a daemon', { timeout: PROCESS_TEST_TIMEOUT_MS }, () => {
     await waitFor(async () => await sees(first, peerId, false), { timeoutMs: 60_000, what: 'the killed third to stop being live' })
 
     const text = `queued while you were down ${Date.now()}`
-    const sent = await first.agency<{ id: string, to: string }>('send', peerId, text)
+    const sent = await first.agency<{ id: string; to: string }>('send', peerId, text)
     expect(sent.to).toBe(peerId)
     // Nobody is there to ack it: it waits in the outbox.
     expect((await first.agency('status', '--full')).outboxPending).toBe(1)
@@ -49,12 +51,18 @@ describe('restarting a daemon', { timeout: PROCESS_TEST_TIMEOUT_MS }, () => {
     await third.restart()
     expect(third.peerId).toBe(peerId)
 
-    const [got] = await waitFor(async () => { const c = await inboxCopies(third, sent.id); return c.length > 0 ? c : undefined }, { timeoutMs: 30_000, what: 'the queued message at the restarted daemon' })
+    const [got] = await waitFor(
+      async () => {
+        const c = await inboxCopies(third, sent.id)
+        return c.length > 0 ? c : undefined
+      },
+      { timeoutMs: 30_000, what: 'the queued message at the restarted daemon' }
+    )
     expect(got).toMatchObject({ from: first.peerId, fromName: 'first', text })
     // Retries are over once the sender's outbox is empty. A copy still on its
     // way was written before the ack emptied it; a later message from the
     // same sender (one delivery attempt per peer at a time) lands after it.
-    await waitFor(async () => (await first.status()).outboxPending === 0, { what: 'the first\'s outbox to drain' })
+    await waitFor(async () => (await first.status()).outboxPending === 0, { what: "the first's outbox to drain" })
     const marker = await first.agency<{ id: string }>('send', peerId, `after ${sent.id}`)
     await waitFor(async () => (await inboxCopies(third, marker.id)).length > 0, { what: 'the later message at the restarted daemon' })
     expect(await inboxCopies(third, sent.id)).toHaveLength(1)
@@ -63,7 +71,10 @@ describe('restarting a daemon', { timeout: PROCESS_TEST_TIMEOUT_MS }, () => {
 
   it('refuses a second agentd on a data dir in use, and leaves the first running', async () => {
     const intruder = cluster.onDataDir(first.dataDir, { name: 'intruder' })
-    const err = await intruder.start().then(() => undefined, (e: Error) => e)
+    const err = await intruder.start().then(
+      () => undefined,
+      (e: Error) => e
+    )
     expect(err?.message).toContain('exited (1) before ready')
     expect(intruder.stderr).toContain(`data dir ${first.dataDir} is in use by another agentd`)
     expect(intruder.running).toBe(false)
@@ -95,7 +106,10 @@ describe('restarting a daemon', { timeout: PROCESS_TEST_TIMEOUT_MS }, () => {
     expect(first.peerId).toBe(peerId)
     expect(first.listenAddr).toBe(listenAddr)
     // The restarted first knows nobody; only the third's redialling can reconnect them.
-    await waitFor(async () => (await third.peers()).some(p => p.peerId === peerId && p.live && p.connected), { timeoutMs: 30_000, what: 'the third to redial the first' })
+    await waitFor(async () => (await third.peers()).some(p => p.peerId === peerId && p.live && p.connected), {
+      timeoutMs: 30_000,
+      what: 'the third to redial the first'
+    })
     await waitFor(async () => await sees(first, third.peerId, true), { what: 'the first to see the third again' })
   })
 

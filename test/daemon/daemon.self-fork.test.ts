@@ -27,17 +27,25 @@ const seed = Number(process.env.AGENCY_CRASH_SEED ?? Date.now() % 1_000_000)
 const random = seededRandom(seed)
 const addr = (port: number, peer: string): string => `/ip4/127.0.0.1/tcp/${port}/p2p/${peer}`
 
-async function logInfo (c: Agency): Promise<LogInfoReply> {
+async function logInfo(c: Agency): Promise<LogInfoReply> {
   return await c.call((x: AgencyClient) => x.logInfo, {})
 }
 
-describe('the writer\'s own feed across SIGKILL and a lost disk', { timeout: 5 * 60_000 }, () => {
+describe("the writer's own feed across SIGKILL and a lost disk", { timeout: 5 * 60_000 }, () => {
   it('never forks at the peer, and keeps every acknowledged entry', async () => {
     const [wDir, pDir] = [await cluster.tempDir(), await cluster.tempDir()]
     const [wId, pId] = [await loadOrCreateIdentity(wDir), await loadOrCreateIdentity(pDir)]
     const [wPort, pPort] = [await freePort(), await freePort()]
-    const w = cluster.onDataDir(wDir, { name: 'writer', peers: [addr(pPort, pId.peerId)], extraArgs: ['--listen', `/ip4/127.0.0.1/tcp/${wPort}`] })
-    const p = cluster.onDataDir(pDir, { name: 'peer', peers: [addr(wPort, wId.peerId)], extraArgs: ['--listen', `/ip4/127.0.0.1/tcp/${pPort}`] })
+    const w = cluster.onDataDir(wDir, {
+      name: 'writer',
+      peers: [addr(pPort, pId.peerId)],
+      extraArgs: ['--listen', `/ip4/127.0.0.1/tcp/${wPort}`]
+    })
+    const p = cluster.onDataDir(pDir, {
+      name: 'peer',
+      peers: [addr(wPort, wId.peerId)],
+      extraArgs: ['--listen', `/ip4/127.0.0.1/tcp/${pPort}`]
+    })
     await Promise.all([w.start(), p.start()])
     const peerApi = connectAgency(p.grpcAddr)
     clients.push(peerApi)
@@ -49,20 +57,40 @@ describe('the writer\'s own feed across SIGKILL and a lost disk', { timeout: 5 *
     const writers = [0, 1, 2].map(async k => {
       for (let i = 0; writing; i++) {
         const c = api
-        if (c == null) { await sleep(20); continue }
+        if (c == null) {
+          await sleep(20)
+          continue
+        }
         try {
-          const reply = await c.call((x: AgencyClient) => x.recordFinding, { kind: 'note', text: `writer ${k} note ${i}`, paths: [], tags: [], refs: [], supersedes: '' }, 30_000)
+          const reply = await c.call(
+            (x: AgencyClient) => x.recordFinding,
+            { kind: 'note', text: `writer ${k} note ${i}`, paths: [], tags: [], refs: [], supersedes: '' },
+            30_000
+          )
           acked.push(reply.entry?.id as string)
         } catch {
           await sleep(20)
         }
       }
     })
-    const kill = async (d: AgentdProcess): Promise<void> => { const old = api; api = undefined; await d.kill('SIGKILL'); old?.close() }
-    const restart = async (d: AgentdProcess): Promise<void> => { await d.restart(); api = connectAgency(d.grpcAddr); clients.push(api) }
+    const kill = async (d: AgentdProcess): Promise<void> => {
+      const old = api
+      api = undefined
+      await d.kill('SIGKILL')
+      old?.close()
+    }
+    const restart = async (d: AgentdProcess): Promise<void> => {
+      await d.restart()
+      api = connectAgency(d.grpcAddr)
+      clients.push(api)
+    }
     const more = async (n: number): Promise<void> => {
       const start = acked.length
-      await waitFor(() => acked.length >= start + n, { what: `${n} more acknowledged entries (seed ${seed})`, timeoutMs: 90_000, intervalMs: 20 })
+      await waitFor(() => acked.length >= start + n, {
+        what: `${n} more acknowledged entries (seed ${seed})`,
+        timeoutMs: 90_000,
+        intervalMs: 20
+      })
       await sleep(Math.floor(random() * 300))
     }
 
@@ -85,7 +113,10 @@ describe('the writer\'s own feed across SIGKILL and a lost disk', { timeout: 5 *
     await Promise.all(writers)
     const seqOf = (i: LogInfoReply): number => i.authors.find(a => a.author === wId.peerId)?.seq ?? 0
     const lostSeq = seqOf(await logInfo(api))
-    await waitFor(async () => seqOf(await logInfo(peerApi)) >= lostSeq, { what: 'the peer to hold the entries the writer is about to lose', timeoutMs: 60_000 })
+    await waitFor(async () => seqOf(await logInfo(peerApi)) >= lostSeq, {
+      what: 'the peer to hold the entries the writer is about to lose',
+      timeoutMs: 60_000
+    })
     await kill(w)
     await rm(wDir, { recursive: true, force: true })
     await cp(snapshot, wDir, { recursive: true })
@@ -95,9 +126,16 @@ describe('the writer\'s own feed across SIGKILL and a lost disk', { timeout: 5 *
     const after = [0, 1].map(async k => {
       for (let i = 0; writing; i++) {
         const c = api
-        if (c == null) { await sleep(20); continue }
+        if (c == null) {
+          await sleep(20)
+          continue
+        }
         try {
-          const reply = await c.call((x: AgencyClient) => x.recordFinding, { kind: 'note', text: `after the loss ${k} note ${i}`, paths: [], tags: [], refs: [], supersedes: '' }, 30_000)
+          const reply = await c.call(
+            (x: AgencyClient) => x.recordFinding,
+            { kind: 'note', text: `after the loss ${k} note ${i}`, paths: [], tags: [], refs: [], supersedes: '' },
+            30_000
+          )
           acked.push(reply.entry?.id as string)
         } catch {
           await sleep(20)
@@ -111,12 +149,17 @@ describe('the writer\'s own feed across SIGKILL and a lost disk', { timeout: 5 *
 
     // Both sides converge on one whole feed: the writer took back what its disk had lost.
     const c = api
-    await waitFor(async () => {
-      const [mine, theirs] = [await logInfo(c), await logInfo(peerApi)]
-      if (seqOf(mine) === seqOf(theirs) && seqOf(mine) >= new Set(acked).size) return true
-      // What the timeout message shows: a fork shows up as refusals at the peer.
-      throw new Error(`writer at seq ${seqOf(mine)}, peer at ${seqOf(theirs)}; the peer refused ${JSON.stringify(theirs.rejected)}, holds ${theirs.forks} fork proofs`)
-    }, { what: `the writer and the peer to hold the same feed (seed ${seed})`, timeoutMs: 60_000, intervalMs: 300 })
+    await waitFor(
+      async () => {
+        const [mine, theirs] = [await logInfo(c), await logInfo(peerApi)]
+        if (seqOf(mine) === seqOf(theirs) && seqOf(mine) >= new Set(acked).size) return true
+        // What the timeout message shows: a fork shows up as refusals at the peer.
+        throw new Error(
+          `writer at seq ${seqOf(mine)}, peer at ${seqOf(theirs)}; the peer refused ${JSON.stringify(theirs.rejected)}, holds ${theirs.forks} fork proofs`
+        )
+      },
+      { what: `the writer and the peer to hold the same feed (seed ${seed})`, timeoutMs: 60_000, intervalMs: 300 }
+    )
     const peerInfo = await logInfo(peerApi)
     expect(peerInfo.forks, `forks at the peer (seed ${seed})`).toBe(0)
     expect(peerInfo.rejected.fork ?? 0, `forks refused at the peer (seed ${seed})`).toBe(0)
@@ -125,8 +168,19 @@ describe('the writer\'s own feed across SIGKILL and a lost disk', { timeout: 5 *
     expect((await logInfo(c)).forks).toBe(0)
     const missing: string[] = []
     for (const id of acked) {
-      for (const [who, api] of [['writer', c], ['peer', peerApi]] as const) {
-        if (!(await api.call((x: AgencyClient) => x.getEntry, { id }).then(() => true, () => false))) missing.push(`${id} at the ${who}`)
+      for (const [who, api] of [
+        ['writer', c],
+        ['peer', peerApi]
+      ] as const) {
+        if (
+          !(await api
+            .call((x: AgencyClient) => x.getEntry, { id })
+            .then(
+              () => true,
+              () => false
+            ))
+        )
+          missing.push(`${id} at the ${who}`)
       }
     }
     expect(missing, `acknowledged entries missing (seed ${seed})`).toEqual([])

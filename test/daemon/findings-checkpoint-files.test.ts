@@ -15,11 +15,22 @@ import { answers, buildLog, sourceOf, useIdentities, type Step } from '../core/f
 
 useIdentities()
 const made: string[] = []
-afterAll(async () => { for (const d of made) await rm(d, { recursive: true, force: true }) })
+afterAll(async () => {
+  for (const d of made) await rm(d, { recursive: true, force: true })
+})
 
-const steps = (n: number, shift = 0): Step[] => Array.from({ length: n }, (_, i) => ({ author: (i + shift) % 3, finding: i % 4 !== 0, kind: i % 5, words: [i % 13, (i * 3) % 13], path: i % 6, tag: i % 5, supersedes: i % 7 === 0 ? i % 5 : -1 }))
+const steps = (n: number, shift = 0): Step[] =>
+  Array.from({ length: n }, (_, i) => ({
+    author: (i + shift) % 3,
+    finding: i % 4 !== 0,
+    kind: i % 5,
+    words: [i % 13, (i * 3) % 13],
+    path: i % 6,
+    tag: i % 5,
+    supersedes: i % 7 === 0 ? i % 5 : -1
+  }))
 
-async function dir (): Promise<string> {
+async function dir(): Promise<string> {
   const d = await mkdtemp(join(tmpdir(), 'agency-fparts-'))
   made.push(d)
   return d
@@ -91,7 +102,10 @@ describe('the findings checkpoint files', () => {
     // the head of another data dir's index, its parts not there: refused, these parts are not taken for its
     const d2 = await dir()
     const other = buildLog(steps(60, 2))
-    await new FindingsCheckpointWriter(d2).write(FindingsIndex.fromEntries(other.entries, { ...sourceOf(other.log), segmentDocs: 8 }), other.log.cursor)
+    await new FindingsCheckpointWriter(d2).write(
+      FindingsIndex.fromEntries(other.entries, { ...sourceOf(other.log), segmentDocs: 8 }),
+      other.log.cursor
+    )
     await writeFile(checkpointPath(d, FINDINGS_CHECKPOINT_FILE), await readFile(checkpointPath(d2, FINDINGS_CHECKPOINT_FILE)))
     expect(readFindingsCheckpointNow(d)).toHaveProperty('error')
 

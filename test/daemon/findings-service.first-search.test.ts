@@ -15,7 +15,7 @@ const FINDINGS = 5000
 const QUERIES = ['lease vector', 'gossip', 'decoder timeout', 'cursors digest', 'quorum']
 
 /** What searches give: hits with scores, and how many findings a listing counts. */
-function answers (d: Daemon): unknown {
+function answers(d: Daemon): unknown {
   const index = d.logService.findings
   return {
     searches: QUERIES.map(query => index.search({ query, limit: 50 }).map(h => [h.id, h.score])),
@@ -26,11 +26,17 @@ function answers (d: Daemon): unknown {
 describe('the first search', () => {
   const daemons = new InProcessDaemons()
   const dirs = new TempDirs()
-  afterAll(async () => { await daemons.cleanup(); await dirs.removeAll() }, 60_000)
+  afterAll(async () => {
+    await daemons.cleanup()
+    await dirs.removeAll()
+  }, 60_000)
 
   it('after a catch-up, finds every finding the joiner now holds, with nothing left to index', async () => {
     const quiet = { syncIntervalMs: 3_600_000 }
-    const holder = await daemons.start({ name: 'holder', ...quiet }, async dir => await seedLog(dir, { entries: FINDINGS, authors: 4, seed: 3 }))
+    const holder = await daemons.start(
+      { name: 'holder', ...quiet },
+      async dir => await seedLog(dir, { entries: FINDINGS, authors: 4, seed: 3 })
+    )
     const joiner = await daemons.start({ name: 'joiner', ...quiet })
     await joiner.node.peerStore.merge(holder.node.peerId, { multiaddrs: holder.node.getMultiaddrs() })
     expect(await joiner.logService.syncWith(holder.node.peerId)).toBe(true)
@@ -46,7 +52,16 @@ describe('the first search', () => {
     const dir = await dirs.make('agency-first-search-')
     await seedLog(dir, { entries: FINDINGS, authors: 4, seed: 4 })
     const start = async (): Promise<Daemon> => {
-      const d = new Daemon({ dataDir: dir, listen: [memoryAddr('first')], grpc: null, metrics: null, processMetrics: false, heartbeatMs: 300, liveTimeoutMs: 3000, ownHeadWaitMs: 1 })
+      const d = new Daemon({
+        dataDir: dir,
+        listen: [memoryAddr('first')],
+        grpc: null,
+        metrics: null,
+        processMetrics: false,
+        heartbeatMs: 300,
+        liveTimeoutMs: 3000,
+        ownHeadWaitMs: 1
+      })
       await d.start()
       return d
     }
@@ -72,8 +87,23 @@ describe('the first search', () => {
       const dir = await procs.dirs.make('agency-first-search-proc-')
       await seedLog(dir, { entries: FINDINGS, authors: 4, seed: 5 })
       const a = await procs.start({ name: 'restarted', dataDir: dir })
-      const search = async (p: AgentdProcess): Promise<unknown> => await Promise.all([...QUERIES, `${FINDINGS - 1}`].map(async query =>
-        (await p.agency.call(c => c.searchFindings, { query, kind: '', pathPrefix: '', tag: '', author: '', since: 0, until: 0, limit: 50 })).hits.map(h => [h.entry?.id, h.score])))
+      const search = async (p: AgentdProcess): Promise<unknown> =>
+        await Promise.all(
+          [...QUERIES, `${FINDINGS - 1}`].map(async query =>
+            (
+              await p.agency.call(c => c.searchFindings, {
+                query,
+                kind: '',
+                pathPrefix: '',
+                tag: '',
+                author: '',
+                since: 0,
+                until: 0,
+                limit: 50
+              })
+            ).hits.map(h => [h.entry?.id, h.score])
+          )
+        )
       const before = await search(a)
       await a.stop()
       await a.start()
@@ -93,7 +123,18 @@ describe('the first search', () => {
       const holder = await procs.start({ name: 'holder', dataDir: dir })
       // two findings that supersede seeded ones (the only hits of their queries)
       const only = async (query: string): Promise<string> => {
-        const hits = (await holder.agency.call(c => c.searchFindings, { query, kind: '', pathPrefix: '', tag: '', author: '', since: 0, until: 0, limit: 2 })).hits
+        const hits = (
+          await holder.agency.call(c => c.searchFindings, {
+            query,
+            kind: '',
+            pathPrefix: '',
+            tag: '',
+            author: '',
+            since: 0,
+            until: 0,
+            limit: 2
+          })
+        ).hits
         expect(hits.length).toBe(1)
         return hits[0].entry?.id ?? ''
       }
@@ -103,15 +144,36 @@ describe('the first search', () => {
       }
       await record('a newer word on lease seventeen', first[0])
       await record('another newer word on lease seventeen', first[1])
-      const search = async (p: AgentdProcess): Promise<unknown> => await Promise.all([...QUERIES, '17', '4321', 'seventeen', `${FINDINGS - 1}`].map(async query =>
-        (await p.agency.call(c => c.searchFindings, { query, kind: '', pathPrefix: '', tag: '', author: '', since: 0, until: 0, limit: 50 })).hits.map(h => [h.entry?.id, h.score, h.superseded])))
+      const search = async (p: AgentdProcess): Promise<unknown> =>
+        await Promise.all(
+          [...QUERIES, '17', '4321', 'seventeen', `${FINDINGS - 1}`].map(async query =>
+            (
+              await p.agency.call(c => c.searchFindings, {
+                query,
+                kind: '',
+                pathPrefix: '',
+                tag: '',
+                author: '',
+                since: 0,
+                until: 0,
+                limit: 50
+              })
+            ).hits.map(h => [h.entry?.id, h.score, h.superseded])
+          )
+        )
       const expected = await search(holder)
       expect(JSON.stringify(expected)).toContain('true')
       // in a directory of its own that the cleanup removes (beside `dir`, it was left in /tmp)
       const logFile = join(await procs.dirs.make('agency-first-search-log-'), 'joiner.log')
-      const joiner = await procs.start({ name: 'joiner', peers: holder.addrs, logFile, env: { AGENCY_LOG_LEVEL: 'info', AGENCY_FINDINGS_WORKER: 'on' } })
+      const joiner = await procs.start({
+        name: 'joiner',
+        peers: holder.addrs,
+        logFile,
+        env: { AGENCY_LOG_LEVEL: 'info', AGENCY_FINDINGS_WORKER: 'on' }
+      })
       const target = (await holder.logInfo()).vectorDigest
-      for (let i = 0; i < 600 && (await joiner.logInfo()).vectorDigest !== target; i++) await new Promise(resolve => setTimeout(resolve, 100))
+      for (let i = 0; i < 600 && (await joiner.logInfo()).vectorDigest !== target; i++)
+        await new Promise(resolve => setTimeout(resolve, 100))
       expect((await joiner.logInfo()).vectorDigest).toBe(target)
       // asked at once: the search waits for the index the worker built
       expect(await search(joiner)).toEqual(expected)

@@ -7,10 +7,12 @@ import { peerIdFromPrivateKey } from '@libp2p/peer-id'
 import { loadOrCreateIdentity, signingOnce } from '../../src/daemon/identity.js'
 
 const dirs: string[] = []
-afterEach(async () => { for (const d of dirs.splice(0)) await rm(d, { recursive: true, force: true }) })
+afterEach(async () => {
+  for (const d of dirs.splice(0)) await rm(d, { recursive: true, force: true })
+})
 
 describe('the identity key libp2p signs with', () => {
-  it('makes the very signatures libp2p\'s own key makes, and is the same key in every other respect', async () => {
+  it("makes the very signatures libp2p's own key makes, and is the same key in every other respect", async () => {
     const key = await generateKeyPair('Ed25519')
     const once = signingOnce(key)
     for (const text of ['', 'a noise handshake payload', 'x'.repeat(5000)]) {

@@ -13,20 +13,31 @@ import { checkpointPath, FINDINGS_CHECKPOINT_FILE, removeCheckpoint } from '../.
 import { memoryAddr, seedLog, TempDirs } from '../scenarios/sync/helpers.js'
 
 const dirs = new TempDirs()
-afterAll(async () => { await dirs.removeAll() })
+afterAll(async () => {
+  await dirs.removeAll()
+})
 
-async function start (dataDir: string): Promise<Daemon> {
-  const d = new Daemon({ dataDir, listen: [memoryAddr('ckpt')], grpc: null, metrics: null, processMetrics: false, heartbeatMs: 300, liveTimeoutMs: 3000, ownHeadWaitMs: 1 })
+async function start(dataDir: string): Promise<Daemon> {
+  const d = new Daemon({
+    dataDir,
+    listen: [memoryAddr('ckpt')],
+    grpc: null,
+    metrics: null,
+    processMetrics: false,
+    heartbeatMs: 300,
+    liveTimeoutMs: 3000,
+    ownHeadWaitMs: 1
+  })
   await d.start()
   return d
 }
 
-function task (id: string, title: string, deps: string[] = []): NewTask {
+function task(id: string, title: string, deps: string[] = []): NewTask {
   return { id, title, description: '', deps, scope: [], priority: 0 }
 }
 
 /** What a client of the daemon sees of the log, the board and the findings. */
-function served (d: Daemon): unknown {
+function served(d: Daemon): unknown {
   const log = d.logService.state
   const now = 1e15
   return {
@@ -42,26 +53,34 @@ function served (d: Daemon): unknown {
 }
 
 /** A copy of `bytes` with the byte at `fraction` of its length xored with `mask`. */
-function flipped (bytes: Uint8Array, fraction: number, mask: number): Buffer {
+function flipped(bytes: Uint8Array, fraction: number, mask: number): Buffer {
   const copy = Buffer.from(bytes)
   copy[Math.floor(copy.length * fraction)] ^= mask
   return copy
 }
 
 /** What a daemon started on `dataDir` serves, taken before it stops. */
-async function startAndStop (dataDir: string): Promise<unknown> {
+async function startAndStop(dataDir: string): Promise<unknown> {
   const d = await start(dataDir)
-  try { return served(d) } finally { await d.stop() }
+  try {
+    return served(d)
+  } finally {
+    await d.stop()
+  }
 }
 
 /** The same data dir, copied, with no checkpoints: a daemon on it folds the whole log and indexes every finding. */
-async function fullFold (dataDir: string): Promise<unknown> {
+async function fullFold(dataDir: string): Promise<unknown> {
   const copy = await dirs.make('agency-ckpt-fold-')
   await cp(dataDir, copy, { recursive: true })
   await removeCheckpoint(copy)
   await removeCheckpoint(copy, FINDINGS_CHECKPOINT_FILE)
   const d = await start(copy)
-  try { return served(d) } finally { await d.stop() }
+  try {
+    return served(d)
+  } finally {
+    await d.stop()
+  }
 }
 
 describe('the checkpoint of the log index', () => {
@@ -125,7 +144,14 @@ describe('the checkpoint of the log index', () => {
     let d = await start(dir)
     await d.logService.findingsReady()
     expect(d.logService.findingsRestoredFrom).toBe(0)
-    await d.logService.append('finding', { kind: 'failure', text: 'the lease vector timed out', paths: ['src/mesh/sync.ts'], tags: ['lease'], refs: [], supersedes: '' })
+    await d.logService.append('finding', {
+      kind: 'failure',
+      text: 'the lease vector timed out',
+      paths: ['src/mesh/sync.ts'],
+      tags: ['lease'],
+      refs: [],
+      supersedes: ''
+    })
     const before = served(d)
     await d.stop()
     const saved = await readFile(findingsPath(dir))

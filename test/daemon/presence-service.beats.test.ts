@@ -17,18 +17,31 @@ afterEach(() => {
   vi.useRealTimers()
 })
 
-function presence (): { p: PresenceService, sent: Presence[], held: Array<{ task: string, epoch: number }> } {
+function presence(): { p: PresenceService; sent: Presence[]; held: Array<{ task: string; epoch: number }> } {
   const sent: Presence[] = []
-  const held: Array<{ task: string, epoch: number }> = []
+  const held: Array<{ task: string; epoch: number }> = []
   // A minute between beats: no scheduled beat comes in while the test runs.
-  const p = new PresenceService({ signer: createSigner('me', randomBytes(32)), name: 'me', heartbeatMs: 60_000, liveTimeoutMs: 300_000, addrs: () => ['/ip4/127.0.0.1/tcp/1'], heldClaims: () => [...held], onJoined: () => {}, onLeft: () => {} })
+  const p = new PresenceService({
+    signer: createSigner('me', randomBytes(32)),
+    name: 'me',
+    heartbeatMs: 60_000,
+    liveTimeoutMs: 300_000,
+    addrs: () => ['/ip4/127.0.0.1/tcp/1'],
+    heldClaims: () => [...held],
+    onJoined: () => {},
+    onLeft: () => {}
+  })
   services.push(p)
-  p.start({ publishPresence: async (h: Presence) => { sent.push(h) } } as unknown as SwarmGossip)
+  p.start({
+    publishPresence: async (h: Presence) => {
+      sent.push(h)
+    }
+  } as unknown as SwarmGossip)
   return { p, sent, held }
 }
 
 describe('beatIfChanged', () => {
-  it('beats within the swarm\'s interval for a first claim, at once for a status line or no claim left; a holder\'s next claim waits for the next beat', async () => {
+  it("beats within the swarm's interval for a first claim, at once for a status line or no claim left; a holder's next claim waits for the next beat", async () => {
     vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'setInterval', 'clearInterval'] })
     const { p, sent, held } = presence()
     await p.beat()

@@ -20,21 +20,42 @@ afterEach(() => {
   vi.restoreAllMocks()
 })
 
-async function makeSigner (): Promise<Signer> {
+async function makeSigner(): Promise<Signer> {
   const key = await generateKeyPair('Ed25519')
   return createSigner(peerIdFromPrivateKey(key).toString(), key.raw)
 }
 
-function presence (signer: Signer, heartbeatMs: number, liveTimeoutMs: number, signs: PeerRecord[] = []): { p: PresenceService, sent: Presence[] } {
+function presence(
+  signer: Signer,
+  heartbeatMs: number,
+  liveTimeoutMs: number,
+  signs: PeerRecord[] = []
+): { p: PresenceService; sent: Presence[] } {
   const sent: Presence[] = []
-  const p = new PresenceService({ signer, name: 'me', heartbeatMs, liveTimeoutMs, addrs: () => ['/ip4/127.0.0.1/tcp/1'], heldClaims: () => [], onJoined: () => {}, onLeft: () => {}, onSignOfLife: r => { signs.push(r) } })
+  const p = new PresenceService({
+    signer,
+    name: 'me',
+    heartbeatMs,
+    liveTimeoutMs,
+    addrs: () => ['/ip4/127.0.0.1/tcp/1'],
+    heldClaims: () => [],
+    onJoined: () => {},
+    onLeft: () => {},
+    onSignOfLife: r => {
+      signs.push(r)
+    }
+  })
   services.push(p)
-  p.start({ publishPresence: async (h: Presence) => { sent.push(h) } } as unknown as SwarmGossip)
+  p.start({
+    publishPresence: async (h: Presence) => {
+      sent.push(h)
+    }
+  } as unknown as SwarmGossip)
   return { p, sent }
 }
 
 describe('an own entry as a heartbeat', () => {
-  it('postpones the author\'s next beat by an interval', async () => {
+  it("postpones the author's next beat by an interval", async () => {
     vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'setInterval', 'clearInterval'] })
     const { p, sent } = presence(await makeSigner(), 1000, 5000)
     await vi.advanceTimersByTimeAsync(0)
@@ -54,7 +75,17 @@ describe('an own entry as a heartbeat', () => {
     const signs: PeerRecord[] = []
     const { p } = presence(await makeSigner(), 1000, 3000, signs)
     const author = await makeSigner()
-    const beat = signPresence(author, { name: 'author', status: '', claims: [], time: Date.now(), seq: 1, addrs: [], intervalMs: 1000, harness: '', sandbox: '' })
+    const beat = signPresence(author, {
+      name: 'author',
+      status: '',
+      claims: [],
+      time: Date.now(),
+      seq: 1,
+      addrs: [],
+      intervalMs: 1000,
+      harness: '',
+      sandbox: ''
+    })
     expect(p.receive(beat, 'relay')).toBe('accept')
     // an entry of its every 2 s, and no heartbeat: live throughout, its lease renewed at its interval
     for (let t = 0; t < 4; t++) {

@@ -22,10 +22,24 @@ describe('peers leaving', () => {
     vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'setInterval', 'clearInterval'] })
     let now = 1_000_000
     vi.spyOn(performance, 'now').mockImplementation(() => now)
-    const step = async (ms: number): Promise<void> => { now += ms; await vi.advanceTimersByTimeAsync(ms) }
+    const step = async (ms: number): Promise<void> => {
+      now += ms
+      await vi.advanceTimersByTimeAsync(ms)
+    }
     const [me, a, b] = await makeIdentities(3)
     const left: string[] = []
-    const p = new PresenceService({ signer: me.signer, name: 'me', heartbeatMs: 2000, liveTimeoutMs: 10_000, addrs: () => [], heldClaims: () => [], onJoined: () => {}, onLeft: r => { left.push(r.name) } })
+    const p = new PresenceService({
+      signer: me.signer,
+      name: 'me',
+      heartbeatMs: 2000,
+      liveTimeoutMs: 10_000,
+      addrs: () => [],
+      heldClaims: () => [],
+      onJoined: () => {},
+      onLeft: r => {
+        left.push(r.name)
+      }
+    })
     services.push(p)
     p.start({ publishPresence: async (_h: Presence) => [] } as unknown as SwarmGossip)
     const beat = (who: typeof a, name: string, seq: number, intervalMs: number): Presence =>

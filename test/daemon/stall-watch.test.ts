@@ -5,22 +5,31 @@
 import { describe, expect, it } from 'vitest'
 import { StallWatch } from '../../src/daemon/stall-watch.js'
 
-function scripted () {
+function scripted() {
   let now = 0
-  let pending: { fn: () => void, at: number } | undefined
+  let pending: { fn: () => void; at: number } | undefined
   const watch = new StallWatch({
     periodMs: 250,
     floorMs: 500,
     now: () => now,
     timers: {
-      set: (fn, ms) => { pending = { fn, at: now + ms }; return pending },
-      clear: t => { if (pending === t) pending = undefined }
+      set: (fn, ms) => {
+        pending = { fn, at: now + ms }
+        return pending
+      },
+      clear: t => {
+        if (pending === t) pending = undefined
+      }
     }
   })
   /** The clock moves to `to`; the timer fires if it is due by then (late by however far the clock jumped). */
   const advance = (to: number): void => {
     now = to
-    while (pending !== undefined && pending.at <= now) { const p = pending; pending = undefined; p.fn() }
+    while (pending !== undefined && pending.at <= now) {
+      const p = pending
+      pending = undefined
+      p.fn()
+    }
   }
   return { watch, advance, armed: () => pending !== undefined, at: () => now }
 }

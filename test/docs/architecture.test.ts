@@ -8,7 +8,7 @@ const ROOT = join(import.meta.dirname, '..', '..')
 /** Build output and installed packages are not the code's folders. */
 const SKIPPED = new Set(['node_modules', 'dist'])
 
-function folders (dir: string): string[] {
+function folders(dir: string): string[] {
   const out: string[] = []
   for (const e of readdirSync(join(ROOT, dir), { withFileTypes: true })) {
     if (!e.isDirectory() || SKIPPED.has(e.name)) continue

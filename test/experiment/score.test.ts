@@ -27,39 +27,48 @@ const ECHO_TASK = join(ROOT, 'test/experiment/fixtures/echo-task')
 const STRKIT = join(ROOT, 'examples/strkit')
 const dirs: string[] = []
 
-afterAll(async () => { for (const d of dirs) await rm(d, { recursive: true, force: true }) })
+afterAll(async () => {
+  for (const d of dirs) await rm(d, { recursive: true, force: true })
+})
 
-async function tempDir (): Promise<string> {
+async function tempDir(): Promise<string> {
   const d = await mkdtemp(join(tmpdir(), 'agency-score-test-'))
   dirs.push(d)
   return d
 }
 
-const suite = (...cases: string[]): string => `<?xml version="1.0" encoding="utf-8"?>\n<testsuites><testsuite name="pytest">${cases.join('')}</testsuite></testsuites>\n`
+const suite = (...cases: string[]): string =>
+  `<?xml version="1.0" encoding="utf-8"?>\n<testsuites><testsuite name="pytest">${cases.join('')}</testsuite></testsuites>\n`
 const pass = (name: string): string => `<testcase classname="t" name="${name}" time="0.01"/>`
-const fail = (name: string): string => `<testcase classname="t" name="${name}"><failure message="assert 1 == 2">AssertionError</failure></testcase>`
+const fail = (name: string): string =>
+  `<testcase classname="t" name="${name}"><failure message="assert 1 == 2">AssertionError</failure></testcase>`
 const ALPHA_OK = suite(pass('a1'), pass('a2'), fail('a3'))
 const BETA_OK = suite(pass('b1'), pass('b2'), pass('b3'), pass('b4'))
 
 /** A submission whose compile.sh installs a shell script printing `xml[branch]` (or running `beta: 'exit 1'`). */
-async function echoSubmission (xml: Record<string, string>, o: { prelude?: string, compile?: string, extra?: Record<string, string> } = {}): Promise<string> {
+async function echoSubmission(
+  xml: Record<string, string>,
+  o: { prelude?: string; compile?: string; extra?: Record<string, string> } = {}
+): Promise<string> {
   const dir = await tempDir()
-  const arms = Object.entries(xml).map(([branch, body]) => body.startsWith('exit')
-    ? `  ${branch}) ${body} ;;`
-    : `  ${branch}) cat <<'XML'\n${body}XML\n  ;;`)
+  const arms = Object.entries(xml).map(([branch, body]) =>
+    body.startsWith('exit') ? `  ${branch}) ${body} ;;` : `  ${branch}) cat <<'XML'\n${body}XML\n  ;;`
+  )
   await writeFile(join(dir, 'program.sh'), ['#!/bin/sh', o.prelude ?? '', 'case "$1" in', ...arms, 'esac', ''].join('\n'))
-  if (o.compile !== 'none') await writeFile(join(dir, 'compile.sh'), o.compile ?? '#!/bin/sh\nset -e\ncp program.sh executable\nchmod +x executable\n')
+  if (o.compile !== 'none')
+    await writeFile(join(dir, 'compile.sh'), o.compile ?? '#!/bin/sh\nset -e\ncp program.sh executable\nchmod +x executable\n')
   for (const [name, content] of Object.entries(o.extra ?? {})) await writeFile(join(dir, name), content)
   return dir
 }
 
-async function scoreEcho (dir: string): Promise<ScoreResult> {
+async function scoreEcho(dir: string): Promise<ScoreResult> {
   const task = await loadTaskDir(ECHO_TASK)
   return await scoreSubmission({ task, submission: await resolveSubmission(dir) })
 }
 
 const status = (r: ScoreResult): Record<string, string> => Object.fromEntries(r.results.map(t => [`${t.branch}/${t.name}`, t.status]))
-const branch = (r: ScoreResult, id: string): ScoreResult['branches'][number] => r.branches.find(b => b.branch === id) as ScoreResult['branches'][number]
+const branch = (r: ScoreResult, id: string): ScoreResult['branches'][number] =>
+  r.branches.find(b => b.branch === id) as ScoreResult['branches'][number]
 
 describe('scoring by ProgramBench rules (echo task)', () => {
   it('counts passed over scored tests: the ignored test and the ignored branch are left out', async () => {
@@ -85,7 +94,8 @@ describe('scoring by ProgramBench rules (echo task)', () => {
   })
 
   it('reads each case as junitparser does: skipped, failure, error, repeated and mixed results; a bare <testsuite> root', async () => {
-    const beta = '<testsuite name="only">' +
+    const beta =
+      '<testsuite name="only">' +
       '<testcase classname="t" name="b1"><skipped message="later"/></testcase>' +
       '<testcase classname="t" name="b2"><failure message="x"/><failure message="y"/></testcase>' +
       '<testcase classname="t" name="b3"><failure message="x"/><error message="y"/></testcase>' +
@@ -98,7 +108,9 @@ describe('scoring by ProgramBench rules (echo task)', () => {
   })
 
   it('a submission that fails to compile scores 0, every test not run, with the reason', async () => {
-    const r = await scoreEcho(await echoSubmission({ alpha: ALPHA_OK, beta: BETA_OK }, { compile: '#!/bin/sh\necho "src/main.c:3: syntax error" >&2\nexit 3\n' }))
+    const r = await scoreEcho(
+      await echoSubmission({ alpha: ALPHA_OK, beta: BETA_OK }, { compile: '#!/bin/sh\necho "src/main.c:3: syntax error" >&2\nexit 3\n' })
+    )
     expect(r.error?.code).toBe('compile_failed')
     expect(r.error?.details).toContain('syntax error')
     expect([r.passed, r.tests, r.score]).toEqual([0, 6, 0])
@@ -119,7 +131,9 @@ describe('scoring by ProgramBench rules (echo task)', () => {
 
   it('an executable that tampers with the stashed copy fails the hash check: the later branch is not run', async () => {
     // Run by alpha's tests, it rewrites the copy the scorer keeps; beta's restore notices.
-    const r = await scoreEcho(await echoSubmission({ alpha: ALPHA_OK, beta: BETA_OK }, { prelude: 'printf "# changed\\n" >> ../stash/executable 2>/dev/null' }))
+    const r = await scoreEcho(
+      await echoSubmission({ alpha: ALPHA_OK, beta: BETA_OK }, { prelude: 'printf "# changed\\n" >> ../stash/executable 2>/dev/null' })
+    )
     expect(r.error).toBeNull()
     expect([r.passed, r.tests]).toEqual([2, 6])
     expect(branch(r, 'beta').errors.map(e => e.code)).toEqual(['executable_hash_mismatch'])
@@ -137,7 +151,9 @@ describe('scoring by ProgramBench rules (echo task)', () => {
   })
 
   it('empty, malformed or non-JUnit XML stops the evaluation: score 0 with the error, never a silent pass', async () => {
-    const malformed = await scoreEcho(await echoSubmission({ alpha: ALPHA_OK, beta: '<testsuites><testsuite><testcase name="b1"></testsuite>\n' }))
+    const malformed = await scoreEcho(
+      await echoSubmission({ alpha: ALPHA_OK, beta: '<testsuites><testsuite><testcase name="b1"></testsuite>\n' })
+    )
     expect(malformed.error?.code).toBe('XmlParseError')
     expect(malformed.error?.details).toMatch(/Malformed test results XML for branch "beta"/)
     expect([malformed.passed, malformed.tests, malformed.score]).toEqual([0, 0, 0])
@@ -151,7 +167,12 @@ describe('scoring by ProgramBench rules (echo task)', () => {
 
   it('files identical to the reference (eval_clean_hashes) are deleted before compile.sh runs', async () => {
     // A compile.sh that would pass the reference off as its own build finds it gone.
-    const r = await scoreEcho(await echoSubmission({ alpha: ALPHA_OK, beta: BETA_OK }, { compile: '#!/bin/sh\nset -e\ncp ref.bin executable\n', extra: { 'ref.bin': 'REFERENCE\n' } }))
+    const r = await scoreEcho(
+      await echoSubmission(
+        { alpha: ALPHA_OK, beta: BETA_OK },
+        { compile: '#!/bin/sh\nset -e\ncp ref.bin executable\n', extra: { 'ref.bin': 'REFERENCE\n' } }
+      )
+    )
     expect(r.removedFiles).toEqual(['ref.bin'])
     expect(r.error?.code).toBe('compile_failed')
     expect(r.score).toBe(0)
@@ -173,8 +194,8 @@ describe('scoring by ProgramBench rules (echo task)', () => {
   })
 })
 
-describe.skipIf(!detectSupport().bwrap.ok)('scoring in the box (the runner\'s scorer under a sandbox)', () => {
-  it('a hostile compile.sh is refused the task\'s hidden tests and writes outside its copy, and the score is the same; unboxed it gets both', async () => {
+describe.skipIf(!detectSupport().bwrap.ok)("scoring in the box (the runner's scorer under a sandbox)", () => {
+  it("a hostile compile.sh is refused the task's hidden tests and writes outside its copy, and the score is the same; unboxed it gets both", async () => {
     const base = await tempDir()
     const task = join(base, 'task')
     await cp(ECHO_TASK, task, { recursive: true })
@@ -184,15 +205,19 @@ describe.skipIf(!detectSupport().bwrap.ok)('scoring in the box (the runner\'s sc
       `cat ${task}/tests.json >/dev/null && echo OK:tests || echo NO:tests`,
       `echo leak > ${shared}/leak && echo OK:write || echo NO:write`
     ].join('\n')
-    const dir = await echoSubmission({ alpha: ALPHA_OK, beta: BETA_OK }, { compile: `#!/bin/sh\n${tries}\ncp program.sh executable\nchmod +x executable\n` })
+    const dir = await echoSubmission(
+      { alpha: ALPHA_OK, beta: BETA_OK },
+      { compile: `#!/bin/sh\n${tries}\ncp program.sh executable\nchmod +x executable\n` }
+    )
     const scratch = join(base, 'out', 'scratch')
     await mkdir(scratch)
-    const score = async (boxed: boolean): Promise<ScoreResult> => await scoreSubmission({
-      task: await loadTaskDir(task),
-      submission: await resolveSubmission(dir),
-      scratchParent: scratch,
-      ...(boxed ? { confinement: createSandbox({ mode: 'bwrap', dataDir: scratch, hide: [task, join(base, 'out')] }) } : {})
-    })
+    const score = async (boxed: boolean): Promise<ScoreResult> =>
+      await scoreSubmission({
+        task: await loadTaskDir(task),
+        submission: await resolveSubmission(dir),
+        scratchParent: scratch,
+        ...(boxed ? { confinement: createSandbox({ mode: 'bwrap', dataDir: scratch, hide: [task, join(base, 'out')] }) } : {})
+      })
     const boxed = await score(true)
     const compiled = boxed.steps.find(s => s.step === 'compile')?.output ?? ''
     expect(compiled).toContain('NO:tests')
@@ -209,7 +234,7 @@ describe.skipIf(!detectSupport().bwrap.ok)('scoring in the box (the runner\'s sc
 })
 
 describe('a bad task directory is refused before anything runs, naming the fix', () => {
-  async function brokenTask (change: (dir: string) => Promise<void>): Promise<string> {
+  async function brokenTask(change: (dir: string) => Promise<void>): Promise<string> {
     const dir = join(await tempDir(), 'task')
     await cp(ECHO_TASK, dir, { recursive: true })
     await change(dir)
@@ -217,17 +242,23 @@ describe('a bad task directory is refused before anything runs, naming the fix',
   }
 
   it('without tests.json', async () => {
-    const dir = await brokenTask(async d => { await rm(join(d, 'tests.json')) })
+    const dir = await brokenTask(async d => {
+      await rm(join(d, 'tests.json'))
+    })
     await expect(loadTaskDir(dir)).rejects.toThrow(/has no tests\.json/)
   })
 
-  it('without a branch\'s eval/run.sh (an ignored branch needs none)', async () => {
-    const dir = await brokenTask(async d => { await rm(join(d, 'tests', 'beta', 'eval', 'run.sh')) })
+  it("without a branch's eval/run.sh (an ignored branch needs none)", async () => {
+    const dir = await brokenTask(async d => {
+      await rm(join(d, 'tests', 'beta', 'eval', 'run.sh'))
+    })
     await expect(loadTaskDir(dir)).rejects.toThrow(/test branch beta has no tests\/beta\/eval\/run\.sh/)
   })
 
   it('with tests.json that is not JSON, or not a directory at all', async () => {
-    const dir = await brokenTask(async d => { await writeFile(join(d, 'tests.json'), '{"branches": ') })
+    const dir = await brokenTask(async d => {
+      await writeFile(join(d, 'tests.json'), '{"branches": ')
+    })
     await expect(loadTaskDir(dir)).rejects.toThrow(/tests\.json is not valid JSON/)
     await expect(loadTaskDir(join(dir, 'nope'))).rejects.toThrow(/no such directory/)
   })
@@ -246,23 +277,41 @@ describe.skipIf(missingTools != null)('scoring the strkit example (real pytest s
     const r = await scoreSubmission({ task, submission: await resolveSubmission(dir) })
     expect(r.error).toBeNull()
     expect([r.passed, r.tests]).toEqual([66, 66])
-    expect(r.results.filter(t => t.status !== 'passed').map(t => `${t.name} ignored=${String(t.ignored)}`)).toEqual(['eval.tests.test_roman.test_four_thousand ignored=true'])
+    expect(r.results.filter(t => t.status !== 'passed').map(t => `${t.name} ignored=${String(t.ignored)}`)).toEqual([
+      'eval.tests.test_roman.test_four_thousand ignored=true'
+    ])
     expect(r.branches.map(b => b.tests)).toEqual([13, 14, 22, 17])
   })
 
-  it('the scripted agent\'s final code passes 64 of 66: title after a hyphen and base64 without padding are missed', async () => {
+  it("the scripted agent's final code passes 64 of 66: title after a hyphen and base64 without padding are missed", async () => {
     const dir = await tempDir()
     const recipes = join(STRKIT, 'sim', 'recipes')
-    const final = ['core/zipapp', 'case/str-methods', 'reverse/slice', 'rot13/translate', 'caesar/modular', 'slug/regex', 'palindrome/filter-compare', 'pad/split-extra', 'count/newlines', 'wrap/greedy', 'freq/counter', 'base64/stdlib', 'roman/subtractive']
+    const final = [
+      'core/zipapp',
+      'case/str-methods',
+      'reverse/slice',
+      'rot13/translate',
+      'caesar/modular',
+      'slug/regex',
+      'palindrome/filter-compare',
+      'pad/split-extra',
+      'count/newlines',
+      'wrap/greedy',
+      'freq/counter',
+      'base64/stdlib',
+      'roman/subtractive'
+    ]
     for (const approach of final) await cp(join(recipes, approach), dir, { recursive: true })
     await mkdir(join(dir, 'reference'))
     const task = await loadTaskDir(STRKIT)
     const r = await scoreSubmission({ task, submission: await resolveSubmission(dir) })
     expect(r.error).toBeNull()
     expect([r.passed, r.tests]).toEqual([64, 66])
-    expect(r.results.filter(t => t.status !== 'passed' && !t.ignored).map(t => t.name).sort()).toEqual([
-      'eval.tests.test_base64.test_decode_without_padding',
-      'eval.tests.test_case.test_title_words_start_only_after_blanks'
-    ])
+    expect(
+      r.results
+        .filter(t => t.status !== 'passed' && !t.ignored)
+        .map(t => t.name)
+        .sort()
+    ).toEqual(['eval.tests.test_base64.test_decode_without_padding', 'eval.tests.test_case.test_title_words_start_only_after_blanks'])
   })
 })

@@ -3,7 +3,7 @@
 // agent's own). Without them those tests say so and skip.
 import { execFileSync } from 'node:child_process'
 
-function works (command: string, args: string[]): boolean {
+function works(command: string, args: string[]): boolean {
   try {
     execFileSync(command, args, { stdio: 'ignore', timeout: 60_000 })
     return true

@@ -9,7 +9,7 @@ export class CampaignFigures {
   clockJumps = 0
   largestJumpMs = 0
 
-  add (h: HistoryData): void {
+  add(h: HistoryData): void {
     const nemesis = eventsOf(h, 'nemesis')
     const offsetAt = (node: string, t: number): number => {
       let off = 0
@@ -17,7 +17,10 @@ export class CampaignFigures {
       return off
     }
     for (const e of nemesis) {
-      if (e.f === 'clock' && (e.offsetMs ?? 0) !== 0) { this.clockJumps++; this.largestJumpMs = Math.max(this.largestJumpMs, Math.abs(e.offsetMs ?? 0)) }
+      if (e.f === 'clock' && (e.offsetMs ?? 0) !== 0) {
+        this.clockJumps++
+        this.largestJumpMs = Math.max(this.largestJumpMs, Math.abs(e.offsetMs ?? 0))
+      }
     }
     const pairs = pairsOf(h)
     for (const { invoke: i, complete: c } of pairs) {
@@ -28,7 +31,8 @@ export class CampaignFigures {
       this.disk.fills++
       const free = nemesis.find(e => e.f === 'disk-free' && e.node === full.node && e.time > full.time)?.time ?? Infinity
       const exit = nemesis.find(e => e.f === 'crash' && e.node === full.node && e.time > full.time && e.time < free)
-      if (exit !== undefined) this.disk.exits.push(exit.time - full.time); else this.disk.survived++
+      if (exit !== undefined) this.disk.exits.push(exit.time - full.time)
+      else this.disk.survived++
       const end = exit?.time ?? free
       for (const { invoke: i, complete: c } of pairs) {
         if (i.node !== full.node || i.time < full.time || i.time > end) continue
@@ -38,9 +42,11 @@ export class CampaignFigures {
     }
   }
 
-  lines (): string[] {
-    const q = (xs: number[], p: number): number => xs.length === 0 ? NaN : [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(p * xs.length))]
-    const dist = (xs: number[]): string => `n=${xs.length} p50=${Math.round(q(xs, 0.5))} ms p90=${Math.round(q(xs, 0.9))} ms max=${Math.round(Math.max(...xs))} ms`
+  lines(): string[] {
+    const q = (xs: number[], p: number): number =>
+      xs.length === 0 ? NaN : [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(p * xs.length))]
+    const dist = (xs: number[]): string =>
+      `n=${xs.length} p50=${Math.round(q(xs, 0.5))} ms p90=${Math.round(q(xs, 0.9))} ms max=${Math.round(Math.max(...xs))} ms`
     return [
       `claim to HELD, host's wall clock on time: ${dist(this.heldMs.onTime)}`,
       `claim to HELD, host's wall clock jumped: ${dist(this.heldMs.jumped)} (${this.clockJumps} jumps, up to ${Math.round(this.largestJumpMs / 1000)} s)`,

@@ -18,7 +18,9 @@ import { ClaimOutcome, type AgencyClient } from '../../src/gen/agency/v1/api.js'
 import type { History } from '../../src/sim/faults/history.js'
 
 const run = promisify(execFile)
-const sleep = async (ms: number): Promise<void> => { await new Promise(resolve => setTimeout(resolve, ms)) }
+const sleep = async (ms: number): Promise<void> => {
+  await new Promise(resolve => setTimeout(resolve, ms))
+}
 
 /** Refusals: the daemon answered, and nothing was done. */
 const REFUSALS = new Set(['INVALID_ARGUMENT', 'FAILED_PRECONDITION', 'NOT_FOUND', 'ALREADY_EXISTS', 'PERMISSION_DENIED', 'OUT_OF_RANGE'])
@@ -40,7 +42,7 @@ export class RealAgent {
   private api?: Agency
   private life = 0
   private frozen = false
-  private holding: { task: string, epoch: number, until: number } | undefined
+  private holding: { task: string; epoch: number; until: number } | undefined
   /** the last integrate was refused by the remote's fence */
   private fencedAnswer: string | undefined
   private loopDone: Promise<void> = Promise.resolve()
@@ -49,20 +51,24 @@ export class RealAgent {
   /** why calls failed, by message: a summary for the report */
   readonly errors = new Map<string, number>()
 
-  constructor (private readonly o: RealAgentInit) {}
+  constructor(private readonly o: RealAgentInit) {}
 
-  private get h (): History { return this.o.history }
+  private get h(): History {
+    return this.o.history
+  }
 
   /** Starts (or, after a restart of its daemon, starts again) the loop and the notice stream. */
-  start (): void {
+  start(): void {
     const life = ++this.life
     this.api = connectAgency(this.o.grpc)
     this.watch(life, this.api)
-    this.loopDone = this.loop(life).catch(err => { this.count(`loop: ${(err as Error).message}`) })
+    this.loopDone = this.loop(life).catch(err => {
+      this.count(`loop: ${(err as Error).message}`)
+    })
   }
 
   /** Its daemon (and the agent with it) died: calls in flight end with an unknown outcome. */
-  crash (): void {
+  crash(): void {
     this.life++
     this.holding = undefined
     this.watching?.cancel()
@@ -72,36 +78,36 @@ export class RealAgent {
   }
 
   /** No new calls; the answers of calls in flight are still recorded. */
-  async freeze (): Promise<void> {
+  async freeze(): Promise<void> {
     this.frozen = true
     await this.loopDone
     await Promise.allSettled([...this.inFlight])
   }
 
-  stop (): void {
+  stop(): void {
     this.life++
     this.watching?.cancel()
     this.api?.close()
   }
 
-  private alive (life: number): boolean {
+  private alive(life: number): boolean {
     return life === this.life && !this.frozen
   }
 
-  private count (why: string): void {
+  private count(why: string): void {
     const key = why.replace(/[0-9a-f]{12,}/g, '…').slice(0, 120)
     this.errors.set(key, (this.errors.get(key) ?? 0) + 1)
   }
 
   /** The daemon's notices that a claim is lost, as its agent hears them. */
-  private watch (life: number, api: Agency): void {
+  private watch(life: number, api: Agency): void {
     const stream = api.stream((c: AgencyClient, m) => c.watchEvents({}, m))
     this.watching = stream
     void (async () => {
       try {
         for await (const e of stream) {
           if (e.type !== 'claim_lost' && e.type !== 'claim_superseded') continue
-          const d = JSON.parse(e.detailJson === '' ? '{}' : e.detailJson) as { epoch?: number, reason?: string, winner?: string | null }
+          const d = JSON.parse(e.detailJson === '' ? '{}' : e.detailJson) as { epoch?: number; reason?: string; winner?: string | null }
           const epoch = Number(d.epoch ?? 0)
           const notice = { kind: 'notice' as const, time: this.o.now(), node: this.o.node, task: e.task, epoch, reason: d.reason ?? e.type }
           this.h.add(d.winner != null ? { ...notice, winner: this.o.nameOf(d.winner) } : notice)
@@ -110,11 +116,14 @@ export class RealAgent {
       } catch {
         // the daemon went away: a restart opens a new stream
       }
-      if (life === this.life && !this.frozen) setTimeout(() => { if (life === this.life && this.api != null) this.watch(life, this.api) }, 500)
+      if (life === this.life && !this.frozen)
+        setTimeout(() => {
+          if (life === this.life && this.api != null) this.watch(life, this.api)
+        }, 500)
     })()
   }
 
-  private async loop (life: number): Promise<void> {
+  private async loop(life: number): Promise<void> {
     const r = this.o.random
     // After a restart: ask again for what the daemon says this agent holds.
     await this.resume(life)
@@ -125,9 +134,15 @@ export class RealAgent {
         continue
       }
       if (r() < 0.1) await this.send(life)
-      const ready = await this.api!.call((c: AgencyClient) => c.ready, {}, 10_000).then(x => x.tasks, () => [])
+      const ready = await this.api!.call((c: AgencyClient) => c.ready, {}, 10_000).then(
+        x => x.tasks,
+        () => []
+      )
       if (!this.alive(life)) break
-      if (ready.length === 0) { await sleep(200 + r() * 300); continue }
+      if (ready.length === 0) {
+        await sleep(200 + r() * 300)
+        continue
+      }
       // Half the time the first ready task, as a herd reading the same board would: claims race.
       const pick = r() < 0.5 ? ready[0] : ready[Math.floor(r() * ready.length)]
       await this.claim(life, pick.id, r() < 0.15)
@@ -135,14 +150,19 @@ export class RealAgent {
     }
   }
 
-  private async resume (life: number): Promise<void> {
+  private async resume(life: number): Promise<void> {
     const status = await this.api!.call((c: AgencyClient) => c.getStatus, {}, 10_000).catch(() => undefined)
     const held = status?.tasks.find(t => t.state === 'claimed' && t.holder === status.self?.peerId)
     if (held != null && this.alive(life)) await this.claim(life, held.id, false)
   }
 
   /** A recorded call: invoke, then ok with what `ok` makes of the reply, fail on a refusal, info otherwise. */
-  private async call<T> (life: number, inv: Parameters<History['invoke']>[0], fn: (api: Agency) => Promise<T>, ok: (reply: T) => { outcome?: string, epoch?: number, winner?: string, id?: string, fail?: string }): Promise<T | undefined> {
+  private async call<T>(
+    life: number,
+    inv: Parameters<History['invoke']>[0],
+    fn: (api: Agency) => Promise<T>,
+    ok: (reply: T) => { outcome?: string; epoch?: number; winner?: string; id?: string; fail?: string }
+  ): Promise<T | undefined> {
     const api = this.api
     if (api == null || life !== this.life) return undefined
     const op = this.h.invoke(inv)
@@ -152,29 +172,40 @@ export class RealAgent {
       const reply = await p
       const c = ok(reply)
       if (c.fail !== undefined) this.h.complete(op, this.o.now(), { type: 'fail', outcome: c.fail })
-      else this.h.complete(op, this.o.now(), { type: 'ok', ...withoutUndefined({ outcome: c.outcome, epoch: c.epoch, winner: c.winner, id: c.id }) })
+      else
+        this.h.complete(op, this.o.now(), {
+          type: 'ok',
+          ...withoutUndefined({ outcome: c.outcome, epoch: c.epoch, winner: c.winner, id: c.id })
+        })
       return reply
     } catch (err) {
       const code = err instanceof AgencyError ? err.code : ''
       this.count(`${inv.f}: ${code} ${(err as Error).message}`)
       const fenced = inv.f === 'merge' && / on the shared remote \(.*superseded/.test((err as Error).message)
       if (fenced) this.fencedAnswer = inv.task
-      this.h.complete(op, this.o.now(), { type: REFUSALS.has(code) ? 'fail' : 'info', ...(fenced ? { outcome: 'fenced' } : {}), reason: `${code} ${(err as Error).message}`.slice(0, 200) })
+      this.h.complete(op, this.o.now(), {
+        type: REFUSALS.has(code) ? 'fail' : 'info',
+        ...(fenced ? { outcome: 'fenced' } : {}),
+        reason: `${code} ${(err as Error).message}`.slice(0, 200)
+      })
       return undefined
     } finally {
       this.inFlight.delete(p)
     }
   }
 
-  private async claim (life: number, task: string, retry: boolean): Promise<void> {
+  private async claim(life: number, task: string, retry: boolean): Promise<void> {
     const once = async (isRetry: boolean): Promise<void> => {
-      const reply = await this.call(life, { time: this.o.now(), node: this.o.node, f: 'claim', task, retry: isRetry },
+      const reply = await this.call(
+        life,
+        { time: this.o.now(), node: this.o.node, f: 'claim', task, retry: isRetry },
         async api => await api.call((c: AgencyClient) => c.claim, { task, scope: [], noWait: false }, 60_000),
         r => ({
           outcome: r.outcome === ClaimOutcome.CLAIM_HELD ? 'HELD' : r.outcome === ClaimOutcome.CLAIM_LOST ? 'LOST' : 'PENDING',
           epoch: Number(r.epoch),
           winner: r.winner !== '' ? this.o.nameOf(r.winner) : undefined
-        }))
+        })
+      )
       if (reply?.outcome === ClaimOutcome.CLAIM_HELD && this.holding === undefined && life === this.life) {
         // Mostly a few seconds of work; now and then longer than a lease, so a holder cut off mid-work meets a takeover.
         const workMs = this.o.random() < 0.25 ? 6_000 + this.o.random() * 8_000 : 1_000 + this.o.random() * 5_000
@@ -182,17 +213,24 @@ export class RealAgent {
       }
     }
     const first = once(false)
-    if (retry) { await sleep(100); await once(true) }
+    if (retry) {
+      await sleep(100)
+      await once(true)
+    }
     await first
   }
 
-  private async finish (life: number): Promise<void> {
+  private async finish(life: number): Promise<void> {
     const { task, epoch } = this.holding!
     this.holding = undefined
     const node = this.o.node
     if (this.o.random() < 0.15) {
-      await this.call(life, { time: this.o.now(), node, f: 'release', task, epoch },
-        async api => await api.call((c: AgencyClient) => c.release, { task, note: `notes on ${task}`, branch: '' }), () => ({}))
+      await this.call(
+        life,
+        { time: this.o.now(), node, f: 'release', task, epoch },
+        async api => await api.call((c: AgencyClient) => c.release, { task, note: `notes on ${task}`, branch: '' }),
+        () => ({})
+      )
       return
     }
     // The work: a file of this agent's on the task's branch in its workspace.
@@ -202,38 +240,75 @@ export class RealAgent {
       await mkdir(dir, { recursive: true })
       await writeFile(join(dir, `${node}-${epoch}.txt`), `${node}'s work on ${task}@${epoch}\n`)
       await run('git', ['add', '-A'], { cwd: ws.path })
-      await run('git', ['-c', `user.name=${node}`, '-c', 'user.email=agent@example.invalid', 'commit', '-q', '--allow-empty', '-m', `${task}: ${node}'s work at epoch ${epoch}`], { cwd: ws.path })
+      await run(
+        'git',
+        [
+          '-c',
+          `user.name=${node}`,
+          '-c',
+          'user.email=agent@example.invalid',
+          'commit',
+          '-q',
+          '--allow-empty',
+          '-m',
+          `${task}: ${node}'s work at epoch ${epoch}`
+        ],
+        { cwd: ws.path }
+      )
     } catch (err) {
       this.count(`work: ${(err as Error).message.split('\n')[0]}`)
       return
     }
     if (!this.alive(life)) return
-    const merged = await this.call(life, { time: this.o.now(), node, f: 'merge', task, epoch },
-      async api => await api.call((c: AgencyClient) => c.integrate, { task, message: `${task}@${epoch} by ${node}`, background: false }, 120_000),
-      r => r.result === 'merged' ? { outcome: 'landed' } : { fail: r.result })
+    const merged = await this.call(
+      life,
+      { time: this.o.now(), node, f: 'merge', task, epoch },
+      async api =>
+        await api.call((c: AgencyClient) => c.integrate, { task, message: `${task}@${epoch} by ${node}`, background: false }, 120_000),
+      r => (r.result === 'merged' ? { outcome: 'landed' } : { fail: r.result })
+    )
     if (this.fencedAnswer !== undefined) {
       // The answer told the agent its claim is superseded (the daemon gave it back): a notice, as the checks read it.
       this.h.add({ kind: 'notice', time: this.o.now(), node, task, epoch, reason: 'fenced' })
       this.fencedAnswer = undefined
     }
     if (merged?.result !== 'merged' || !this.alive(life)) return
-    const done = await this.call(life, { time: this.o.now(), node, f: 'done', task, epoch },
-      async api => await api.call((c: AgencyClient) => c.done, { task, commit: merged.commit, paths: [], noChange: '' }), () => ({}))
+    const done = await this.call(
+      life,
+      { time: this.o.now(), node, f: 'done', task, epoch },
+      async api => await api.call((c: AgencyClient) => c.done, { task, commit: merged.commit, paths: [], noChange: '' }),
+      () => ({})
+    )
     if (done === undefined) return
-    await this.call(life, { time: this.o.now(), node, f: 'note', task, epoch },
-      async api => await api.call((c: AgencyClient) => c.recordFinding, { kind: 'discovery', text: `${task} done by ${node}`, paths: [], tags: [`task:${task}`], refs: [], supersedes: '' }),
-      r => ({ id: r.entry?.id }))
+    await this.call(
+      life,
+      { time: this.o.now(), node, f: 'note', task, epoch },
+      async api =>
+        await api.call((c: AgencyClient) => c.recordFinding, {
+          kind: 'discovery',
+          text: `${task} done by ${node}`,
+          paths: [],
+          tags: [`task:${task}`],
+          refs: [],
+          supersedes: ''
+        }),
+      r => ({ id: r.entry?.id })
+    )
   }
 
-  private async send (life: number): Promise<void> {
+  private async send(life: number): Promise<void> {
     const others = this.o.names.filter(n => n !== this.o.node)
     const to = others[Math.floor(this.o.random() * others.length)]
-    await this.call(life, { time: this.o.now(), node: this.o.node, f: 'send', to },
-      async api => await api.call((c: AgencyClient) => c.sendMessage, { to, text: `hello ${to} from ${this.o.node}`, thread: '', replyTo: '' }),
-      r => ({ id: r.id }))
+    await this.call(
+      life,
+      { time: this.o.now(), node: this.o.node, f: 'send', to },
+      async api =>
+        await api.call((c: AgencyClient) => c.sendMessage, { to, text: `hello ${to} from ${this.o.node}`, thread: '', replyTo: '' }),
+      r => ({ id: r.id })
+    )
   }
 }
 
-function withoutUndefined<T extends object> (o: T): Partial<T> {
+function withoutUndefined<T extends object>(o: T): Partial<T> {
   return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>
 }

@@ -27,7 +27,11 @@ const PINNED: RealSchedule = {
 describe.skipIf(why != null)('a real fault schedule', () => {
   it('a partition, a kill and a clock jump on real daemons: the history passes the fault checks', async () => {
     const lines: string[] = []
-    const r = await runRealSchedule(PINNED, { log: line => { lines.push(line) } })
+    const r = await runRealSchedule(PINNED, {
+      log: line => {
+        lines.push(line)
+      }
+    })
     expect([...r.applied.keys()].sort()).toEqual(['clock-forward', 'isolate', 'kill'])
     expect(r.converged, lines.join('\n')).toBe(true)
     expect(r.record.history.events.filter(e => e.kind === 'invoke').length).toBeGreaterThan(0)

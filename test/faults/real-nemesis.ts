@@ -40,20 +40,23 @@ export class Nemesis {
   private cutPairs = new Set<string>()
   readonly applied = new Map<string, number>()
 
-  constructor (private readonly o: NemesisHosts) {}
+  constructor(private readonly o: NemesisHosts) {}
 
-  private note (kind: string): void {
+  private note(kind: string): void {
     this.applied.set(kind, (this.applied.get(kind) ?? 0) + 1)
   }
 
-  private ns (k: number): string {
+  private ns(k: number): string {
     return this.o.bed.hostNs(k)
   }
 
   /** Cuts every pair of hosts that share no group (hosts in no group form one more group). */
-  async partition (groups: number[][], kind: string): Promise<void> {
+  async partition(groups: number[][], kind: string): Promise<void> {
     await this.heal(false)
-    const of = (h: number): number[] => { const g = groups.flatMap((x, i) => x.includes(h) ? [i] : []); return g.length > 0 ? g : [-1] }
+    const of = (h: number): number[] => {
+      const g = groups.flatMap((x, i) => (x.includes(h) ? [i] : []))
+      return g.length > 0 ? g : [-1]
+    }
     const pairs: Array<[number, number]> = []
     for (const a of this.o.hosts) for (const b of this.o.hosts) if (a < b && !of(a).some(g => of(b).includes(g))) pairs.push([a, b])
     for (const [a, b] of pairs) {
@@ -67,7 +70,7 @@ export class Nemesis {
     this.note(kind)
   }
 
-  async heal (record = true): Promise<void> {
+  async heal(record = true): Promise<void> {
     for (const pair of this.cutPairs) {
       const [a, b] = pair.split(' ').map(Number)
       await this.o.bed.exec(this.ns(a), ['ip', 'route', 'del', 'blackhole', `${this.o.bed.ip(b)}/32`]).catch(() => {})
@@ -78,43 +81,43 @@ export class Nemesis {
     if (record && had) this.o.history.add({ kind: 'nemesis', time: this.o.now(), f: 'heal' })
   }
 
-  async slow (k: number): Promise<void> {
+  async slow(k: number): Promise<void> {
     await this.o.bed.exec(this.ns(k), ['tc', 'qdisc', 'replace', 'dev', 'eth0', 'root', ...SLOW])
     this.o.history.add({ kind: 'nemesis', time: this.o.now(), f: 'slow', node: this.o.name(k) })
     this.note('slow')
   }
 
-  async fast (k: number): Promise<void> {
+  async fast(k: number): Promise<void> {
     await this.o.bed.exec(this.ns(k), ['tc', 'qdisc', 'del', 'dev', 'eth0', 'root']).catch(() => {})
     this.o.history.add({ kind: 'nemesis', time: this.o.now(), f: 'fast', node: this.o.name(k) })
   }
 
-  async remoteSlow (): Promise<void> {
+  async remoteSlow(): Promise<void> {
     await this.o.bed.exec(this.ns(this.o.repoHost), ['tc', 'qdisc', 'replace', 'dev', 'eth0', 'root', ...REMOTE_SLOW])
     this.o.history.add({ kind: 'nemesis', time: this.o.now(), f: 'remote-slow' })
     this.note('remote-slow')
   }
 
-  async remoteCut (): Promise<void> {
+  async remoteCut(): Promise<void> {
     await this.o.bed.cut(this.o.repoHost)
     this.o.history.add({ kind: 'nemesis', time: this.o.now(), f: 'remote-cut' })
     this.note('remote-cut')
   }
 
-  async remoteHeal (): Promise<void> {
+  async remoteHeal(): Promise<void> {
     await this.o.bed.restore(this.o.repoHost)
     await this.o.bed.exec(this.ns(this.o.repoHost), ['tc', 'qdisc', 'del', 'dev', 'eth0', 'root']).catch(() => {})
     this.o.history.add({ kind: 'nemesis', time: this.o.now(), f: 'remote-heal' })
   }
 
-  async clock (k: number, offsetMs: number): Promise<void> {
+  async clock(k: number, offsetMs: number): Promise<void> {
     await writeFile(this.o.clockFileOf(k), `${offsetMs}\n`)
     this.o.history.add({ kind: 'nemesis', time: this.o.now(), f: 'clock', node: this.o.name(k), offsetMs })
     if (offsetMs !== 0) this.note(offsetMs > 0 ? 'clock-forward' : 'clock-back')
   }
 
   /** Fills host k's data disk: only a few KiB are left. */
-  async diskFull (k: number): Promise<void> {
+  async diskFull(k: number): Promise<void> {
     const dir = this.o.diskOf(k)
     const s = await statfs(dir)
     const free = s.bavail * s.bsize
@@ -123,17 +126,22 @@ export class Nemesis {
     this.note('disk-full')
   }
 
-  async diskFree (k: number): Promise<void> {
+  async diskFree(k: number): Promise<void> {
     await unlink(join(this.o.diskOf(k), 'fill')).catch(() => {})
     this.o.history.add({ kind: 'nemesis', time: this.o.now(), f: 'disk-free', node: this.o.name(k) })
   }
 
-  signal (pid: number, signal: NodeJS.Signals): boolean {
-    try { process.kill(pid, signal); return true } catch { return false }
+  signal(pid: number, signal: NodeJS.Signals): boolean {
+    try {
+      process.kill(pid, signal)
+      return true
+    } catch {
+      return false
+    }
   }
 
   /** Everything back as it was: links, routes, queues, clocks, disks. */
-  async quiet (): Promise<void> {
+  async quiet(): Promise<void> {
     await this.heal(false)
     for (const k of [...this.o.hosts, this.o.repoHost]) {
       await this.o.bed.restore(k).catch(() => {})

@@ -4,8 +4,7 @@
 // it again (real processes do not replay to the millisecond, but the faults
 // and the agents' choices do).
 
-export type RealFaultKind =
-  | 'partition' | 'bridge' | 'isolate' | 'kill' | 'pause' | 'clock' | 'disk' | 'slow' | 'remote-slow' | 'remote-cut'
+export type RealFaultKind = 'partition' | 'bridge' | 'isolate' | 'kill' | 'pause' | 'clock' | 'disk' | 'slow' | 'remote-slow' | 'remote-cut'
 
 export interface RealFault {
   kind: RealFaultKind
@@ -27,10 +26,21 @@ export interface RealSchedule {
   faults: RealFault[]
 }
 
-export const FAULT_KINDS: readonly RealFaultKind[] = ['partition', 'bridge', 'isolate', 'kill', 'pause', 'clock', 'disk', 'slow', 'remote-slow', 'remote-cut']
+export const FAULT_KINDS: readonly RealFaultKind[] = [
+  'partition',
+  'bridge',
+  'isolate',
+  'kill',
+  'pause',
+  'clock',
+  'disk',
+  'slow',
+  'remote-slow',
+  'remote-cut'
+]
 
 /** A small seeded generator (mulberry32): the same seed, the same schedule and the same agents' choices. */
-export function seeded (seed: number): () => number {
+export function seeded(seed: number): () => number {
   let a = seed >>> 0
   return () => {
     a = (a + 0x6d2b79f5) >>> 0
@@ -50,12 +60,19 @@ export interface ScheduleOptions {
   kinds?: readonly RealFaultKind[]
 }
 
-export function randomRealSchedule (seed: number, o: ScheduleOptions): RealSchedule {
+export function randomRealSchedule(seed: number, o: ScheduleOptions): RealSchedule {
   const r = seeded(seed)
   const int = (n: number): number => Math.floor(r() * n)
   const between = (min: number, max: number): number => Math.round(min + r() * (max - min))
   const hosts = Array.from({ length: o.hosts }, (_, i) => i + 1)
-  const shuffled = (): number[] => { const h = [...hosts]; for (let i = h.length - 1; i > 0; i--) { const j = int(i + 1); [h[i], h[j]] = [h[j], h[i]] } return h }
+  const shuffled = (): number[] => {
+    const h = [...hosts]
+    for (let i = h.length - 1; i > 0; i--) {
+      const j = int(i + 1)
+      ;[h[i], h[j]] = [h[j], h[i]]
+    }
+    return h
+  }
   const kinds = o.kinds ?? FAULT_KINDS
   const [min, max] = o.faults ?? [3, 5]
   const n = min + int(max - min + 1)
@@ -85,7 +102,7 @@ export function randomRealSchedule (seed: number, o: ScheduleOptions): RealSched
 }
 
 /** One line per fault, for a report. */
-export function describeSchedule (s: RealSchedule): string {
+export function describeSchedule(s: RealSchedule): string {
   const lines = s.faults.map(f => {
     const where = f.groups != null ? ` ${f.groups.map(g => `[${g.join(',')}]`).join(' ')}` : f.host != null ? ` host${f.host}` : ''
     const what = f.offsetMs != null ? ` ${f.offsetMs > 0 ? '+' : ''}${Math.round(f.offsetMs / 1000)} s` : ''

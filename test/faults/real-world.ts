@@ -21,7 +21,9 @@ import { buildRecord, readLandings, readReplica, type ReplicaRead } from './real
 import { seeded, type RealFault, type RealSchedule } from './real-schedule.js'
 
 const run = promisify(execFile)
-const sleep = async (ms: number): Promise<void> => { await new Promise(resolve => setTimeout(resolve, ms)) }
+const sleep = async (ms: number): Promise<void> => {
+  await new Promise(resolve => setTimeout(resolve, ms))
+}
 
 /** The daemons' timing: short leases, so a run of a minute sees takeovers. */
 const FLAGS = ['--heartbeat-ms', '400', '--live-timeout-ms', '3000', '--wip-push', '0']
@@ -74,7 +76,7 @@ interface Host {
   expectExit: boolean
 }
 
-export async function runRealSchedule (s: RealSchedule, o: RealRunOptions = {}): Promise<RealRunResult> {
+export async function runRealSchedule(s: RealSchedule, o: RealRunOptions = {}): Promise<RealRunResult> {
   const started = Date.now()
   const say = o.log ?? (() => {})
   const bed = await Testbed.create()
@@ -87,7 +89,21 @@ export async function runRealSchedule (s: RealSchedule, o: RealRunOptions = {}):
     for (let k = 1; k <= repoHost; k++) await bed.addHost(k)
     const served = join(bed.root, 'served')
     await seedRepo(bed.root, served)
-    gitd = bed.spawnIn(repoHost, 'git', ['daemon', '--reuseaddr', `--base-path=${served}`, '--export-all', '--enable=receive-pack', `--listen=${bed.ip(repoHost)}`, '--port=9418', served], { stdout: 'ignore' })
+    gitd = bed.spawnIn(
+      repoHost,
+      'git',
+      [
+        'daemon',
+        '--reuseaddr',
+        `--base-path=${served}`,
+        '--export-all',
+        '--enable=receive-pack',
+        `--listen=${bed.ip(repoHost)}`,
+        '--port=9418',
+        served
+      ],
+      { stdout: 'ignore' }
+    )
     const remote = `git://${bed.ip(repoHost)}/shared.git`
     for (let k = 1; k <= s.hosts; k++) {
       const disk = join(bed.root, `disk${k}`)
@@ -140,7 +156,9 @@ export async function runRealSchedule (s: RealSchedule, o: RealRunOptions = {}):
     for (const h of hosts) await start(h)
     const first = connectAgency(hosts[0].daemon!.grpc)
     clients.push(first)
-    await first.call((c: AgencyClient) => c.addTasks, { tasks: PROJECT.map(t => ({ id: t.id, title: `task ${t.id}`, description: '', deps: t.deps, scope: t.scope, priority: 0 })) })
+    await first.call((c: AgencyClient) => c.addTasks, {
+      tasks: PROJECT.map(t => ({ id: t.id, title: `task ${t.id}`, description: '', deps: t.deps, scope: t.scope, priority: 0 }))
+    })
     for (const h of hosts) {
       const api = connectAgency(h.daemon!.grpc)
       clients.push(api)
@@ -176,18 +194,39 @@ export async function runRealSchedule (s: RealSchedule, o: RealRunOptions = {}):
     }
     // A daemon takes seconds to start on a busy machine: the nemesis goes on meanwhile.
     const restarting = new Set<Promise<void>>()
-    const inBackground = (p: Promise<void>): void => { restarting.add(p); void p.finally(() => restarting.delete(p)) }
-    const acts = new Map<RealFault, { apply: () => Promise<void>, revert: () => Promise<void> }>()
+    const inBackground = (p: Promise<void>): void => {
+      restarting.add(p)
+      void p.finally(() => restarting.delete(p))
+    }
+    const acts = new Map<RealFault, { apply: () => Promise<void>; revert: () => Promise<void> }>()
     let partitionedBy: RealFault | undefined
     const hostOf = (f: RealFault): Host => hosts[(f.host ?? 1) - 1]
     for (const f of s.faults) {
       const h = hostOf(f)
       switch (f.kind) {
-        case 'partition': case 'bridge': case 'isolate': {
-          const groups = f.kind === 'isolate' ? [[f.host ?? 1]] : f.kind === 'bridge' ? [[...f.groups![0], ...f.groups![2]], [...f.groups![1], ...f.groups![2]]] : f.groups!
+        case 'partition':
+        case 'bridge':
+        case 'isolate': {
+          const groups =
+            f.kind === 'isolate'
+              ? [[f.host ?? 1]]
+              : f.kind === 'bridge'
+                ? [
+                    [...f.groups![0], ...f.groups![2]],
+                    [...f.groups![1], ...f.groups![2]]
+                  ]
+                : f.groups!
           acts.set(f, {
-            apply: async () => { partitionedBy = f; await nemesis.partition(groups, f.kind) },
-            revert: async () => { if (partitionedBy === f) { partitionedBy = undefined; await nemesis.heal() } }
+            apply: async () => {
+              partitionedBy = f
+              await nemesis.partition(groups, f.kind)
+            },
+            revert: async () => {
+              if (partitionedBy === f) {
+                partitionedBy = undefined
+                await nemesis.heal()
+              }
+            }
           })
           break
         }
@@ -197,13 +236,21 @@ export async function runRealSchedule (s: RealSchedule, o: RealRunOptions = {}):
               if (h.state === 'down' || h.daemon == null) return
               h.expectExit = true
               nemesis.signal(h.daemon.child.pid!, 'SIGKILL')
-              await new Promise<void>(resolve => { if (h.daemon!.child.exitCode != null || h.daemon!.child.signalCode != null) resolve(); else h.daemon!.child.once('exit', () => { resolve() }) })
+              await new Promise<void>(resolve => {
+                if (h.daemon!.child.exitCode != null || h.daemon!.child.signalCode != null) resolve()
+                else
+                  h.daemon!.child.once('exit', () => {
+                    resolve()
+                  })
+              })
               h.state = 'down'
               history.add({ kind: 'nemesis', time: now(), f: 'crash', node: h.name })
               h.agent?.crash()
               nemesis.applied.set('kill', (nemesis.applied.get('kill') ?? 0) + 1)
             },
-            revert: async () => { inBackground(restart(h)) }
+            revert: async () => {
+              inBackground(restart(h))
+            }
           })
           break
         case 'pause':
@@ -224,33 +271,84 @@ export async function runRealSchedule (s: RealSchedule, o: RealRunOptions = {}):
           })
           break
         case 'clock':
-          acts.set(f, { apply: async () => { await nemesis.clock(h.k, f.offsetMs ?? 0) }, revert: async () => { await nemesis.clock(h.k, 0) } })
+          acts.set(f, {
+            apply: async () => {
+              await nemesis.clock(h.k, f.offsetMs ?? 0)
+            },
+            revert: async () => {
+              await nemesis.clock(h.k, 0)
+            }
+          })
           break
         case 'disk':
-          acts.set(f, { apply: async () => { await nemesis.diskFull(h.k) }, revert: async () => { await nemesis.diskFree(h.k); inBackground(restart(h)) } })
+          acts.set(f, {
+            apply: async () => {
+              await nemesis.diskFull(h.k)
+            },
+            revert: async () => {
+              await nemesis.diskFree(h.k)
+              inBackground(restart(h))
+            }
+          })
           break
         case 'slow':
-          acts.set(f, { apply: async () => { await nemesis.slow(h.k) }, revert: async () => { await nemesis.fast(h.k) } })
+          acts.set(f, {
+            apply: async () => {
+              await nemesis.slow(h.k)
+            },
+            revert: async () => {
+              await nemesis.fast(h.k)
+            }
+          })
           break
         case 'remote-slow':
-          acts.set(f, { apply: async () => { await nemesis.remoteSlow() }, revert: async () => { await nemesis.remoteHeal() } })
+          acts.set(f, {
+            apply: async () => {
+              await nemesis.remoteSlow()
+            },
+            revert: async () => {
+              await nemesis.remoteHeal()
+            }
+          })
           break
         case 'remote-cut':
-          acts.set(f, { apply: async () => { await nemesis.remoteCut() }, revert: async () => { await nemesis.remoteHeal() } })
+          acts.set(f, {
+            apply: async () => {
+              await nemesis.remoteCut()
+            },
+            revert: async () => {
+              await nemesis.remoteHeal()
+            }
+          })
           break
       }
     }
     // The nemesis acts one thing at a time, in the order of the schedule.
-    const timeline = s.faults.flatMap(f => [{ at: f.at, act: acts.get(f)!.apply, f, what: 'apply' }, { at: f.until, act: acts.get(f)!.revert, f, what: 'revert' }]).sort((a, b) => a.at - b.at)
+    const timeline = s.faults
+      .flatMap(f => [
+        { at: f.at, act: acts.get(f)!.apply, f, what: 'apply' },
+        { at: f.until, act: acts.get(f)!.revert, f, what: 'revert' }
+      ])
+      .sort((a, b) => a.at - b.at)
 
     t0 = Date.now()
     for (const h of hosts) {
-      h.agent = new RealAgent({ node: h.name, grpc: h.daemon!.grpc, history, now, random: seeded(Math.floor(random() * 2 ** 32)), names, nameOf })
+      h.agent = new RealAgent({
+        node: h.name,
+        grpc: h.daemon!.grpc,
+        history,
+        now,
+        random: seeded(Math.floor(random() * 2 ** 32)),
+        names,
+        nameOf
+      })
       h.agent.start()
     }
     for (const step of timeline) {
       if (step.at > now()) await sleep(step.at - now())
-      await step.act().catch(err => { say(`  ${step.f.kind} ${step.what}: ${(err as Error).message.split('\n')[0]}`) })
+      await step.act().catch(err => {
+        say(`  ${step.f.kind} ${step.what}: ${(err as Error).message.split('\n')[0]}`)
+      })
     }
     if (s.activeMs > now()) await sleep(s.activeMs - now())
 
@@ -259,26 +357,54 @@ export async function runRealSchedule (s: RealSchedule, o: RealRunOptions = {}):
     await nemesis.quiet()
     await Promise.all([...restarting])
     for (const h of hosts) {
-      if (h.state === 'paused') { nemesis.signal(h.daemon!.child.pid!, 'SIGCONT'); h.state = 'up'; history.add({ kind: 'nemesis', time: now(), f: 'resume', node: h.name }) }
+      if (h.state === 'paused') {
+        nemesis.signal(h.daemon!.child.pid!, 'SIGCONT')
+        h.state = 'up'
+        history.add({ kind: 'nemesis', time: now(), f: 'resume', node: h.name })
+      }
     }
     for (const h of hosts) await restart(h)
-    await Promise.all(hosts.map(async h => { await h.agent?.freeze() }))
+    await Promise.all(
+      hosts.map(async h => {
+        await h.agent?.freeze()
+      })
+    )
 
-    const apis = hosts.map(h => { const a = connectAgency(h.daemon!.grpc); clients.push(a); return a })
+    const apis = hosts.map(h => {
+      const a = connectAgency(h.daemon!.grpc)
+      clients.push(a)
+      return a
+    })
     const sent = history.pairs().filter(p => p.invoke.f === 'send' && p.complete.type === 'ok')
     const converged = await until('the replicas to converge', CONVERGE_TIMEOUT_MS, async () => {
       const infos = await Promise.all(apis.map(async a => await a.call((c: AgencyClient) => c.logInfo, {}, 10_000)))
       if (new Set(infos.map(i => i.vectorDigest)).size !== 1) return false
-      const inboxes = await Promise.all(apis.map(async (a, i) => ({ node: hosts[i].name, ids: new Set((await a.call((c: AgencyClient) => c.readInbox, { after: 0, limit: 10_000, all: true, peek: true })).messages.map(m => m.id)) })))
+      const inboxes = await Promise.all(
+        apis.map(async (a, i) => ({
+          node: hosts[i].name,
+          ids: new Set(
+            (await a.call((c: AgencyClient) => c.readInbox, { after: 0, limit: 10_000, all: true, peek: true })).messages.map(m => m.id)
+          )
+        }))
+      )
       return sent.every(p => inboxes.find(x => x.node === p.invoke.to)?.ids.has(p.complete.id ?? '') === true)
-    }).then(() => true, err => { say(`  ${(err as Error).message}`); return false })
+    }).then(
+      () => true,
+      err => {
+        say(`  ${(err as Error).message}`)
+        return false
+      }
+    )
 
     // A daemon tells its agent of a lost claim once the loss has lasted a settle window (core/board/claim-protocol.ts):
     // read the end again until no agent is still to be told, or the deadline passes (then the check says so).
-    const readEnd = async (): Promise<{ record: RunRecord, violations: Violation[] }> => {
+    const readEnd = async (): Promise<{ record: RunRecord; violations: Violation[] }> => {
       const replicas: ReplicaRead[] = []
       for (const [i, h] of hosts.entries()) {
-        const r = await readReplica(h.name, h.daemon!.peerId, apis[i], nameOf).catch(err => { say(`  cannot read ${h.name}: ${(err as Error).message}`); return undefined })
+        const r = await readReplica(h.name, h.daemon!.peerId, apis[i], nameOf).catch(err => {
+          say(`  cannot read ${h.name}: ${(err as Error).message}`)
+          return undefined
+        })
         replicas.push(r ?? { node: h.name, peerId: h.daemon?.peerId ?? '', up: false, log: [], board: [], inbox: [] })
       }
       const landings = await readLandings(join(served, 'shared.git'), 'main')
@@ -307,7 +433,15 @@ export async function runRealSchedule (s: RealSchedule, o: RealRunOptions = {}):
   } finally {
     for (const h of hosts) h.agent?.stop()
     for (const c of clients) c.close()
-    for (const h of hosts) if (h.daemon != null) { h.expectExit = true; try { process.kill(h.daemon.child.pid!, 'SIGCONT') } catch { /* already gone */ } }
+    for (const h of hosts)
+      if (h.daemon != null) {
+        h.expectExit = true
+        try {
+          process.kill(h.daemon.child.pid!, 'SIGCONT')
+        } catch {
+          /* already gone */
+        }
+      }
     await bed.teardown().catch(() => {})
     if (gitd != null) gitd.kill('SIGKILL')
     for (const m of mounts) await run('umount', ['-l', m]).catch(() => {})
@@ -315,24 +449,30 @@ export async function runRealSchedule (s: RealSchedule, o: RealRunOptions = {}):
   }
 }
 
-async function seedRepo (root: string, served: string): Promise<void> {
+async function seedRepo(root: string, served: string): Promise<void> {
   const seed = join(root, 'seed')
   await mkdir(seed, { recursive: true })
   await mkdir(served, { recursive: true })
-  const git = async (args: string[], cwd?: string): Promise<void> => { await run('git', args, { cwd }) }
+  const git = async (args: string[], cwd?: string): Promise<void> => {
+    await run('git', args, { cwd })
+  }
   await git(['init', '-q', '-b', 'main'], seed)
-  await writeFile(join(seed, 'README.md'), 'the fault campaign\'s project\n')
+  await writeFile(join(seed, 'README.md'), "the fault campaign's project\n")
   await git(['add', '-A'], seed)
   await git(['-c', 'user.name=t', '-c', 'user.email=t@example.invalid', 'commit', '-q', '-m', 'seed'], seed)
   await git(['init', '-q', '--bare', '-b', 'main', join(served, 'shared.git')])
   await git(['push', '-q', join(served, 'shared.git'), 'main'], seed)
 }
 
-async function until (what: string, timeoutMs: number, check: () => Promise<boolean>): Promise<void> {
+async function until(what: string, timeoutMs: number, check: () => Promise<boolean>): Promise<void> {
   const deadline = Date.now() + timeoutMs
   let last: unknown
   while (Date.now() < deadline) {
-    try { if (await check()) return } catch (err) { last = err }
+    try {
+      if (await check()) return
+    } catch (err) {
+      last = err
+    }
     await sleep(500)
   }
   throw new Error(`timed out waiting for ${what}${last != null ? `: ${(last as Error).message}` : ''}`)

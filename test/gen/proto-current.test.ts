@@ -13,12 +13,19 @@ const BUF = join(REPO, 'node_modules/.bin/buf')
 const dirs: string[] = []
 
 afterAll(async () => {
-  await Promise.all(dirs.map(async d => { await rm(d, { recursive: true, force: true }) }))
+  await Promise.all(
+    dirs.map(async d => {
+      await rm(d, { recursive: true, force: true })
+    })
+  )
 })
 
-async function filesUnder (root: string): Promise<string[]> {
+async function filesUnder(root: string): Promise<string[]> {
   const entries = await readdir(root, { recursive: true, withFileTypes: true })
-  return entries.filter(e => e.isFile()).map(e => relative(root, join(e.parentPath, e.name))).sort()
+  return entries
+    .filter(e => e.isFile())
+    .map(e => relative(root, join(e.parentPath, e.name)))
+    .sort()
 }
 
 describe('generated protobuf code', () => {

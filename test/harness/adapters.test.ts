@@ -34,7 +34,7 @@ const commonFiles = [
     mode: 0o755,
     content: [
       '#!/bin/sh',
-      '# Written by agentd: the agency CLI for this agent\'s daemon.',
+      "# Written by agentd: the agency CLI for this agent's daemon.",
       ': "${AGENCY_ADDR:=127.0.0.1:7401}"',
       'export AGENCY_ADDR',
       'exec node /opt/agency/dist/src/cli/agency.js "$@"',
@@ -43,7 +43,7 @@ const commonFiles = [
   }
 ]
 
-function json (value: unknown): string {
+function json(value: unknown): string {
   return JSON.stringify(value, null, 2) + '\n'
 }
 
@@ -54,16 +54,24 @@ describe('harness adapters: golden command lines, environments and MCP configura
       env: { ...common.env, MCP_CONNECT_TIMEOUT_MS: '30000' },
       command: 'claude',
       args: [
-        '-p', 'Do the work.',
-        '--mcp-config', '/data/ada/harness/claude-mcp.json',
-        '--permission-mode', 'acceptEdits',
-        '--allowedTools', 'Bash,mcp__agency',
-        '--output-format', 'stream-json',
+        '-p',
+        'Do the work.',
+        '--mcp-config',
+        '/data/ada/harness/claude-mcp.json',
+        '--permission-mode',
+        'acceptEdits',
+        '--allowedTools',
+        'Bash,mcp__agency',
+        '--output-format',
+        'stream-json',
         '--verbose'
       ],
       files: [
         ...commonFiles,
-        { path: '/data/ada/harness/claude-mcp.json', content: json({ mcpServers: { agency: { type: 'stdio', ...mcpServer, alwaysLoad: true } } }) }
+        {
+          path: '/data/ada/harness/claude-mcp.json',
+          content: json({ mcpServers: { agency: { type: 'stdio', ...mcpServer, alwaysLoad: true } } })
+        }
       ]
     }
     expect(harnessLaunch('claude', ctx)).toEqual(expected)
@@ -76,16 +84,26 @@ describe('harness adapters: golden command lines, environments and MCP configura
       args: [
         'exec',
         '--dangerously-bypass-approvals-and-sandbox',
-        '-c', 'allow_login_shell=false',
-        '-c', 'mcp_servers.agency.command="node"',
-        '-c', 'mcp_servers.agency.args=["/opt/agency/dist/src/cli/agency.js", "mcp"]',
-        '-c', 'mcp_servers.agency.env.AGENCY_ADDR="127.0.0.1:7401"',
-        '-c', 'mcp_servers.agency.env.AGENCY_AGENT_ID="agent-7"',
-        '-c', 'mcp_servers.agency.env.AGENCY_AGENT_NAME="ada"',
-        '-c', 'mcp_servers.agency.env_vars=["AGENCY_TOKEN"]',
-        '-c', 'mcp_servers.agency.required=true',
-        '-c', 'mcp_servers.agency.startup_timeout_sec=60',
-        '-c', 'mcp_servers.agency.tool_timeout_sec=1800',
+        '-c',
+        'allow_login_shell=false',
+        '-c',
+        'mcp_servers.agency.command="node"',
+        '-c',
+        'mcp_servers.agency.args=["/opt/agency/dist/src/cli/agency.js", "mcp"]',
+        '-c',
+        'mcp_servers.agency.env.AGENCY_ADDR="127.0.0.1:7401"',
+        '-c',
+        'mcp_servers.agency.env.AGENCY_AGENT_ID="agent-7"',
+        '-c',
+        'mcp_servers.agency.env.AGENCY_AGENT_NAME="ada"',
+        '-c',
+        'mcp_servers.agency.env_vars=["AGENCY_TOKEN"]',
+        '-c',
+        'mcp_servers.agency.required=true',
+        '-c',
+        'mcp_servers.agency.startup_timeout_sec=60',
+        '-c',
+        'mcp_servers.agency.tool_timeout_sec=1800',
         'Do the work.'
       ],
       files: commonFiles
@@ -97,7 +115,16 @@ describe('harness adapters: golden command lines, environments and MCP configura
     const expected: HarnessLaunch = {
       ...common,
       command: 'copilot',
-      args: ['-p', 'Do the work.', '--allow-all-tools', '--no-auto-update', '--additional-mcp-config', '@/data/ada/harness/copilot-mcp.json', '--usage-output-file', '/data/ada/harness/copilot-usage/copilot-usage.json'],
+      args: [
+        '-p',
+        'Do the work.',
+        '--allow-all-tools',
+        '--no-auto-update',
+        '--additional-mcp-config',
+        '@/data/ada/harness/copilot-mcp.json',
+        '--usage-output-file',
+        '/data/ada/harness/copilot-usage/copilot-usage.json'
+      ],
       writable: ['/data/ada/harness/copilot-usage'],
       files: [
         ...commonFiles,
@@ -110,7 +137,7 @@ describe('harness adapters: golden command lines, environments and MCP configura
     expect(harnessLaunch('copilot', ctx)).toEqual(expected)
   })
 
-  it('gemini: headless yolo, the trusted agency server in the workspace\'s .gemini/settings.json (kept out of git), the folder trusted by environment', () => {
+  it("gemini: headless yolo, the trusted agency server in the workspace's .gemini/settings.json (kept out of git), the folder trusted by environment", () => {
     const expected: HarnessLaunch = {
       ...common,
       env: { ...common.env, GEMINI_CLI_TRUST_WORKSPACE: 'true', GEMINI_SANDBOX: 'false' },
@@ -153,11 +180,14 @@ describe('harness adapters: golden command lines, environments and MCP configura
       ...common,
       command: 'aider',
       args: [
-        '--message-file', '/data/ada/harness/prompt.md',
+        '--message-file',
+        '/data/ada/harness/prompt.md',
         '--yes-always',
         '--no-gitignore',
-        '--chat-history-file', '/data/ada/harness/aider/aider.chat.history.md',
-        '--input-history-file', '/data/ada/harness/aider/aider.input.history',
+        '--chat-history-file',
+        '/data/ada/harness/aider/aider.chat.history.md',
+        '--input-history-file',
+        '/data/ada/harness/aider/aider.input.history',
         '--no-check-update',
         '--no-show-release-notes',
         '--analytics-disable',
@@ -198,14 +228,16 @@ describe('harness adapters: golden command lines, environments and MCP configura
   it('never writes a secret: only the agent identity, the daemon and config paths reach the environment', () => {
     for (const name of ['claude', 'codex', 'copilot', 'gemini', 'pi', 'aider', 'scripted', 'sim', 'cmd:true']) {
       const launch = harnessLaunch(name, ctx)
-      for (const key of Object.keys(launch.env)) expect(key).toMatch(/^(AGENCY_|GEMINI_CLI_TRUST_WORKSPACE$|GEMINI_SANDBOX$|MCP_CONNECT_TIMEOUT_MS$)/)
+      for (const key of Object.keys(launch.env))
+        expect(key).toMatch(/^(AGENCY_|GEMINI_CLI_TRUST_WORKSPACE$|GEMINI_SANDBOX$|MCP_CONNECT_TIMEOUT_MS$)/)
       // Gemini's redaction allow-list names the token variables: a name, never the value.
-      for (const file of launch.files) expect(file.content.replace(/"AGENCY_TOKEN(_FILE)?"/g, '""')).not.toMatch(/api[_-]?key|token|secret/i)
+      for (const file of launch.files)
+        expect(file.content.replace(/"AGENCY_TOKEN(_FILE)?"/g, '""')).not.toMatch(/api[_-]?key|token|secret/i)
     }
   })
 })
 
-describe('without agency\'s sandbox: each CLI in its own safest mode that still works', () => {
+describe("without agency's sandbox: each CLI in its own safest mode that still works", () => {
   const bare: HarnessContext = { ...ctx, confined: false }
   const bypass = /--dangerously|danger-full-access|--allow-all-tools|yolo|^Bash$|,Bash,|^Bash,/
 
@@ -224,8 +256,10 @@ describe('without agency\'s sandbox: each CLI in its own safest mode that still 
   it('claude: edits accepted, the agency tools, and Bash only for the commands of the loop', () => {
     const args = harnessLaunch('claude', bare).args
     expect(args.slice(args.indexOf('--permission-mode'), args.indexOf('--permission-mode') + 4)).toEqual([
-      '--permission-mode', 'acceptEdits',
-      '--allowedTools', 'Bash(agency:*),Bash(git:*),Bash(node:*),Bash(npm:*),Bash(ls:*),Bash(cat:*),mcp__agency'
+      '--permission-mode',
+      'acceptEdits',
+      '--allowedTools',
+      'Bash(agency:*),Bash(git:*),Bash(node:*),Bash(npm:*),Bash(ls:*),Bash(cat:*),mcp__agency'
     ])
   })
 
@@ -240,18 +274,34 @@ describe('without agency\'s sandbox: each CLI in its own safest mode that still 
     expect(acpAgentLaunch('acp:codex', ctx).launch.args).toContain('sandbox_mode="danger-full-access"')
   })
 
-  it('copilot: file writes, the agency server and the loop\'s shell commands allowed by name, nothing else', () => {
+  it("copilot: file writes, the agency server and the loop's shell commands allowed by name, nothing else", () => {
     const args = harnessLaunch('copilot', bare).args
     expect(args.slice(0, 2)).toEqual(['-p', 'Do the work.'])
-    const allowed = args.flatMap((a, i) => a === '--allow-tool' ? [args[i + 1]] : [])
-    expect(allowed).toEqual(['write', 'agency', 'shell(agency:*)', 'shell(git:*)', 'shell(node:*)', 'shell(npm:*)', 'shell(ls:*)', 'shell(cat:*)'])
+    const allowed = args.flatMap((a, i) => (a === '--allow-tool' ? [args[i + 1]] : []))
+    expect(allowed).toEqual([
+      'write',
+      'agency',
+      'shell(agency:*)',
+      'shell(git:*)',
+      'shell(node:*)',
+      'shell(npm:*)',
+      'shell(ls:*)',
+      'shell(cat:*)'
+    ])
   })
 
-  it('gemini: auto_edit, and the loop\'s shell commands allowed in its settings', () => {
+  it("gemini: auto_edit, and the loop's shell commands allowed in its settings", () => {
     const launch = harnessLaunch('gemini', bare)
     expect(launch.args).toEqual(['--prompt', 'Do the work.', '--approval-mode', 'auto_edit', '--output-format', 'stream-json'])
     const settings = JSON.parse(launch.files.find(f => f.path.endsWith('settings.json'))!.content)
-    expect(settings.tools.allowed).toEqual(['run_shell_command(agency)', 'run_shell_command(git)', 'run_shell_command(node)', 'run_shell_command(npm)', 'run_shell_command(ls)', 'run_shell_command(cat)'])
+    expect(settings.tools.allowed).toEqual([
+      'run_shell_command(agency)',
+      'run_shell_command(git)',
+      'run_shell_command(node)',
+      'run_shell_command(npm)',
+      'run_shell_command(ls)',
+      'run_shell_command(cat)'
+    ])
     expect(settings.mcpServers.agency.trust).toBe(true)
     expect(launch.env.GEMINI_SANDBOX).toBe('false')
   })
@@ -265,9 +315,27 @@ describe('without agency\'s sandbox: each CLI in its own safest mode that still 
 describe('harnessLaunch input checks', () => {
   it('names the valid harnesses when given an unknown one', () => {
     expect(() => harnessLaunch('cursor', ctx)).toThrow(InvalidArgumentError)
-    expect(() => harnessLaunch('cursor', ctx)).toThrow(/unknown harness "cursor".*claude, codex, copilot, gemini, pi, aider, scripted, sim, cmd:<shell command>/)
+    expect(() => harnessLaunch('cursor', ctx)).toThrow(
+      /unknown harness "cursor".*claude, codex, copilot, gemini, pi, aider, scripted, sim, cmd:<shell command>/
+    )
     expect(() => harnessLaunch('toString', ctx)).toThrow(InvalidArgumentError)
-    expect(HARNESS_NAMES).toEqual(['claude', 'codex', 'copilot', 'gemini', 'pi', 'aider', 'scripted', 'sim', 'cmd:<shell command>', 'acp:claude', 'acp:codex', 'acp:gemini', 'acp:copilot', 'acp:pi', 'acp:"<command>"'])
+    expect(HARNESS_NAMES).toEqual([
+      'claude',
+      'codex',
+      'copilot',
+      'gemini',
+      'pi',
+      'aider',
+      'scripted',
+      'sim',
+      'cmd:<shell command>',
+      'acp:claude',
+      'acp:codex',
+      'acp:gemini',
+      'acp:copilot',
+      'acp:pi',
+      'acp:"<command>"'
+    ])
   })
 
   it('rejects an empty cmd: command', () => {

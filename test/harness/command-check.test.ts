@@ -8,9 +8,12 @@ import { checkLaunchCommand } from '../../src/harness/command-check.js'
 import type { HarnessLaunch } from '../../src/harness/types.js'
 
 let dir = ''
-afterEach(async () => { if (dir !== '') await rm(dir, { recursive: true, force: true }); dir = '' })
+afterEach(async () => {
+  if (dir !== '') await rm(dir, { recursive: true, force: true })
+  dir = ''
+})
 
-async function binDir (...programs: string[]): Promise<string> {
+async function binDir(...programs: string[]): Promise<string> {
   dir = await mkdtemp(join(tmpdir(), 'agency-command-check-'))
   for (const p of programs) {
     await writeFile(join(dir, p), '#!/bin/sh\n')
@@ -24,15 +27,23 @@ const launch = (command: string, path: string): HarnessLaunch => ({ command, arg
 describe('checkLaunchCommand', () => {
   it('passes a program on PATH, and names the install of one that is not', async () => {
     const bin = await binDir('claude')
-    expect(() => { checkLaunchCommand(launch('claude', bin)) }).not.toThrow()
-    expect(() => { checkLaunchCommand(launch('codex-acp', bin)) }).toThrow(/"codex-acp" is not installed .*npm install -g @zed-industries\/codex-acp/)
+    expect(() => {
+      checkLaunchCommand(launch('claude', bin))
+    }).not.toThrow()
+    expect(() => {
+      checkLaunchCommand(launch('codex-acp', bin))
+    }).toThrow(/"codex-acp" is not installed .*npm install -g @zed-industries\/codex-acp/)
   })
 
   it('wants pi beside pi-acp, which starts it from PATH', async () => {
     const bin = await binDir('pi-acp')
-    expect(() => { checkLaunchCommand(launch('pi-acp', bin)) }).toThrow(/"pi", which the harness program "pi-acp" starts, is not installed .*npm install -g @mariozechner\/pi-coding-agent/)
+    expect(() => {
+      checkLaunchCommand(launch('pi-acp', bin))
+    }).toThrow(/"pi", which the harness program "pi-acp" starts, is not installed .*npm install -g @mariozechner\/pi-coding-agent/)
     await writeFile(join(bin, 'pi'), '#!/bin/sh\n')
     await chmod(join(bin, 'pi'), 0o755)
-    expect(() => { checkLaunchCommand(launch('pi-acp', bin)) }).not.toThrow()
+    expect(() => {
+      checkLaunchCommand(launch('pi-acp', bin))
+    }).not.toThrow()
   })
 })

@@ -5,7 +5,13 @@ import { InvalidArgumentError } from '../../src/core/errors.js'
 describe('splitCommandLine', () => {
   it('splits words the way a shell does, without expanding anything', () => {
     expect(splitCommandLine('node /opt/agency/dist/src/cli/agency.js')).toEqual(['node', '/opt/agency/dist/src/cli/agency.js'])
-    expect(splitCommandLine('  "/opt/my node/node"   \'a b\' c\\ d "q\\"x" $HOME  ')).toEqual(['/opt/my node/node', 'a b', 'c d', 'q"x', '$HOME'])
+    expect(splitCommandLine('  "/opt/my node/node"   \'a b\' c\\ d "q\\"x" $HOME  ')).toEqual([
+      '/opt/my node/node',
+      'a b',
+      'c d',
+      'q"x',
+      '$HOME'
+    ])
     expect(splitCommandLine('a""b \'\'')).toEqual(['ab', ''])
     expect(splitCommandLine('   ')).toEqual([])
   })
@@ -15,7 +21,7 @@ describe('splitCommandLine', () => {
   })
 
   it('round-trips through shellQuote', () => {
-    const words = ['/opt/my node/node', 'it\'s', '', 'plain-word', '$HOME', 'a"b']
+    const words = ['/opt/my node/node', "it's", '', 'plain-word', '$HOME', 'a"b']
     expect(splitCommandLine(words.map(shellQuote).join(' '))).toEqual(words)
     expect(shellQuote('plain/path-1.js')).toBe('plain/path-1.js')
   })

@@ -12,7 +12,9 @@ import { waitFor } from '../helpers/wait-for.js'
 let dir: string
 const running: HarnessSupervisor[] = []
 
-beforeEach(async () => { dir = await mkdtemp(join(tmpdir(), 'agency-gate-')) })
+beforeEach(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'agency-gate-'))
+})
 afterEach(async () => {
   await Promise.all(running.splice(0).map(s => s.stop()))
   await rm(dir, { recursive: true, force: true })
@@ -24,7 +26,15 @@ describe('the start gate', () => {
   it('holds the first start until it opens; wake() asks at once', async () => {
     let hold: StartHold | null = { reason: 'budget reached', waitMs: 60_000 }
     const exits: HarnessExit[] = []
-    const s = new HarnessSupervisor({ launch: echo('run'), dataDir: join(dir, 'data'), minBackoffMs: 1, maxBackoffMs: 5, startGate: () => hold, shouldContinue: () => exits.length < 1, onExit: e => exits.push(e) })
+    const s = new HarnessSupervisor({
+      launch: echo('run'),
+      dataDir: join(dir, 'data'),
+      minBackoffMs: 1,
+      maxBackoffMs: 5,
+      startGate: () => hold,
+      shouldContinue: () => exits.length < 1,
+      onExit: e => exits.push(e)
+    })
     running.push(s)
     await s.start()
     expect(s.state).toBe('waiting')
@@ -49,7 +59,7 @@ describe('the start gate', () => {
       minBackoffMs: 1,
       maxBackoffMs: 5,
       // after the first run: held twice (20 ms each), then open
-      startGate: () => exits.length === 0 ? null : ++asked <= 2 ? { reason: 'provider limited', waitMs: 20 } : null,
+      startGate: () => (exits.length === 0 ? null : ++asked <= 2 ? { reason: 'provider limited', waitMs: 20 } : null),
       shouldContinue: () => exits.length < 2,
       onExit: e => exits.push(e)
     })
@@ -71,7 +81,15 @@ describe('the start gate', () => {
   it('a hold that outlives the work ends supervision instead of starting a run', async () => {
     let done = false
     const exits: HarnessExit[] = []
-    const s = new HarnessSupervisor({ launch: echo('x'), dataDir: join(dir, 'data'), minBackoffMs: 1, maxBackoffMs: 5, startGate: () => exits.length > 0 ? { reason: 'held', waitMs: 20 } : null, shouldContinue: () => !done, onExit: e => exits.push(e) })
+    const s = new HarnessSupervisor({
+      launch: echo('x'),
+      dataDir: join(dir, 'data'),
+      minBackoffMs: 1,
+      maxBackoffMs: 5,
+      startGate: () => (exits.length > 0 ? { reason: 'held', waitMs: 20 } : null),
+      shouldContinue: () => !done,
+      onExit: e => exits.push(e)
+    })
     running.push(s)
     await s.start()
     await waitFor(() => s.hold != null, { what: 'the hold' })

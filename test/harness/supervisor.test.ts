@@ -3,7 +3,15 @@ import { readFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import { HarnessSupervisor, harnessLaunch, harnessLogPath, type HarnessContext, type HarnessExit, type HarnessLaunch, type HarnessRestart } from '../../src/harness/index.js'
+import {
+  HarnessSupervisor,
+  harnessLaunch,
+  harnessLogPath,
+  type HarnessContext,
+  type HarnessExit,
+  type HarnessLaunch,
+  type HarnessRestart
+} from '../../src/harness/index.js'
 import { restartDelayMs } from '../../src/harness/restart-backoff.js'
 import { FailedPreconditionError, InvalidArgumentError } from '../../src/core/errors.js'
 import { waitFor } from '../helpers/wait-for.js'
@@ -30,18 +38,18 @@ afterEach(async () => {
   await rm(dir, { recursive: true, force: true })
 })
 
-function supervise (launch: HarnessLaunch, opts: Partial<ConstructorParameters<typeof HarnessSupervisor>[0]> = {}): HarnessSupervisor {
+function supervise(launch: HarnessLaunch, opts: Partial<ConstructorParameters<typeof HarnessSupervisor>[0]> = {}): HarnessSupervisor {
   const s = new HarnessSupervisor({ launch, dataDir: ctx.dataDir, minBackoffMs: 1, maxBackoffMs: 5, ...opts })
   running.push(s)
   return s
 }
 
-async function logText (): Promise<string> {
+async function logText(): Promise<string> {
   return await readFile(harnessLogPath(ctx.dataDir), 'utf8').catch(() => '')
 }
 
 // Dead, or a zombie nobody reaps (PID 1 in a container may not).
-function isGone (pid: number): boolean {
+function isGone(pid: number): boolean {
   try {
     process.kill(pid, 0)
   } catch {
@@ -149,9 +157,16 @@ describe('HarnessSupervisor', () => {
   it('holds a restart that comes due while paused', async () => {
     let paused = false
     // the pause comes while the run ends: the restart after it is held
-    const s = supervise(harnessLaunch('cmd:exit 0', ctx), { paused: () => paused, onExit: () => { paused = true } })
+    const s = supervise(harnessLaunch('cmd:exit 0', ctx), {
+      paused: () => paused,
+      onExit: () => {
+        paused = true
+      }
+    })
     await s.start()
-    await waitFor(async () => s.state === 'waiting' && (await logText()).includes('no new run until it resumes'), { what: 'the restart held' })
+    await waitFor(async () => s.state === 'waiting' && (await logText()).includes('no new run until it resumes'), {
+      what: 'the restart held'
+    })
     expect(s.restarts).toBe(0)
     paused = false
     s.resume()
@@ -201,7 +216,10 @@ describe('HarnessSupervisor', () => {
       cwd: dir,
       files: []
     }
-    const s = supervise(launch, { shouldContinue: () => false, baseEnv: { PATH: process.env.PATH, SOME_USER_VAR: 'kept', AGENCY_ADDR: 'from-base' } })
+    const s = supervise(launch, {
+      shouldContinue: () => false,
+      baseEnv: { PATH: process.env.PATH, SOME_USER_VAR: 'kept', AGENCY_ADDR: 'from-base' }
+    })
     await s.start()
     await s.finished
     expect(await logText()).toContain('user=kept addr=from-launch')

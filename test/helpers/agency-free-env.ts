@@ -3,7 +3,7 @@
 // shell may set, so a test never talks to the developer's daemon or token.
 
 /** process.env without any AGENCY_* variable. */
-export function envWithoutAgency (): NodeJS.ProcessEnv {
+export function envWithoutAgency(): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {}
   for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('AGENCY_')) env[k] = v
   return env

@@ -16,7 +16,7 @@ export const AGENTD_BIN = join(REPO_ROOT, 'dist/src/cli/agentd.js')
 
 export const execFileP = promisify(execFile)
 
-export function assertBuilt (): void {
+export function assertBuilt(): void {
   for (const f of [AGENCY_BIN, AGENTD_BIN]) {
     if (!existsSync(f)) throw new Error(`${f} is missing: build first (npx tsc -p .)`)
   }
@@ -27,21 +27,27 @@ export class Scratch {
   private readonly dirs: string[] = []
   private readonly daemons: LocalDaemon[] = []
   private readonly onExit = (): void => {
-    for (const d of this.daemons) { try { d.child.kill('SIGKILL') } catch { /* gone */ } }
+    for (const d of this.daemons) {
+      try {
+        d.child.kill('SIGKILL')
+      } catch {
+        /* gone */
+      }
+    }
   }
 
-  constructor () {
+  constructor() {
     process.once('exit', this.onExit)
   }
 
-  async dir (prefix = 'agency-agents-'): Promise<string> {
+  async dir(prefix = 'agency-agents-'): Promise<string> {
     const d = await mkdtemp(join(tmpdir(), prefix))
     this.dirs.push(d)
     return d
   }
 
   /** A local agentd on loopback with a short heartbeat, in a fresh temp data dir. */
-  async daemon (name: string, o: Partial<LocalDaemonOptions> = {}): Promise<LocalDaemon> {
+  async daemon(name: string, o: Partial<LocalDaemonOptions> = {}): Promise<LocalDaemon> {
     assertBuilt()
     const home = await this.dir(`agency-${name}-`)
     const logFile = o.logFile ?? join(home, 'agentd.log')
@@ -63,19 +69,31 @@ export class Scratch {
     return d
   }
 
-  async cleanup (): Promise<void> {
-    await Promise.all(this.daemons.splice(0).map(async d => {
-      // SIGTERM for a clean shutdown (the harness is stopped with it); SIGKILL if it hangs.
-      const kill = setTimeout(() => { d.child.kill('SIGKILL') }, 15_000)
-      try { await d.stop('SIGTERM') } finally { clearTimeout(kill) }
-    }))
-    await Promise.all(this.dirs.splice(0).map(async d => { await rm(d, { recursive: true, force: true }) }))
+  async cleanup(): Promise<void> {
+    await Promise.all(
+      this.daemons.splice(0).map(async d => {
+        // SIGTERM for a clean shutdown (the harness is stopped with it); SIGKILL if it hangs.
+        const kill = setTimeout(() => {
+          d.child.kill('SIGKILL')
+        }, 15_000)
+        try {
+          await d.stop('SIGTERM')
+        } finally {
+          clearTimeout(kill)
+        }
+      })
+    )
+    await Promise.all(
+      this.dirs.splice(0).map(async d => {
+        await rm(d, { recursive: true, force: true })
+      })
+    )
     process.off('exit', this.onExit)
   }
 }
 
 /** Dead, or a zombie nobody reaps (PID 1 in a container may not reap). */
-export function isGone (pid: number): boolean {
+export function isGone(pid: number): boolean {
   try {
     process.kill(pid, 0)
   } catch {
@@ -89,7 +107,7 @@ export function isGone (pid: number): boolean {
 }
 
 /** The value of an unlabelled metric on a Prometheus text page (NaN if absent). */
-export async function metricValue (hostPort: string, name: string): Promise<number> {
+export async function metricValue(hostPort: string, name: string): Promise<number> {
   const res = await fetch(`http://${hostPort}/metrics`)
   if (!res.ok) throw new Error(`GET /metrics: ${res.status}`)
   const line = (await res.text()).split('\n').find(l => l.startsWith(`${name} `))

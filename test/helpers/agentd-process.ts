@@ -30,14 +30,14 @@ const AGENCY_TIMEOUT_MS = 60_000
 /** Kept of each daemon's stderr, to explain a failure. */
 const STDERR_TAIL_CHARS = 8000
 
-function assertBuilt (): void {
+function assertBuilt(): void {
   if (!existsSync(AGENTD_BIN) || !existsSync(AGENCY_BIN)) {
     throw new Error(`${AGENTD_BIN} is missing: build first (npx tsc -p .)`)
   }
 }
 
 /** The environment for a child: no AGENCY_* settings from the caller, logs on for diagnosis. */
-function childEnv (extra: Record<string, string> = {}): NodeJS.ProcessEnv {
+function childEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
   return { ...envWithoutAgency(), AGENCY_LOG_LEVEL: 'info', ...extra }
 }
 
@@ -72,7 +72,7 @@ interface Banner {
 }
 
 /** Picks up what one line of agentd's start-up output says. */
-function readBannerLine (line: string, banner: Partial<Banner> & { listenAddrs: string[] }): void {
+function readBannerLine(line: string, banner: Partial<Banner> & { listenAddrs: string[] }): void {
   let m: RegExpExecArray | null
   if ((m = /^agentd \S+ peer (\S+) \((.*)\) swarm \S+$/.exec(line)) != null) {
     banner.peerId = m[1]
@@ -96,40 +96,58 @@ export class AgentdProcess {
   private stderrTail = ''
   private client?: Agency
 
-  constructor (dataDir: string, options: AgentdOptions) {
+  constructor(dataDir: string, options: AgentdOptions) {
     this.dataDir = dataDir
     this.options = options
   }
 
-  get peerId (): string { return this.started().peerId }
-  get name (): string { return this.started().name }
+  get peerId(): string {
+    return this.started().peerId
+  }
+  get name(): string {
+    return this.started().name
+  }
   /** the first listen multiaddr, with /p2p/<peer id> */
-  get listenAddr (): string { return this.started().listenAddrs[0] }
-  get grpcAddr (): string { return this.started().grpc }
-  get metricsUrl (): string {
+  get listenAddr(): string {
+    return this.started().listenAddrs[0]
+  }
+  get grpcAddr(): string {
+    return this.started().grpc
+  }
+  get metricsUrl(): string {
     const url = this.started().metricsUrl
     if (url == null) throw new Error('this agentd was started without --metrics')
     return url
   }
 
-  get running (): boolean { return this.child != null && this.child.exitCode == null && this.child.signalCode == null }
-  get pid (): number | undefined { return this.child?.pid }
+  get running(): boolean {
+    return this.child != null && this.child.exitCode == null && this.child.signalCode == null
+  }
+  get pid(): number | undefined {
+    return this.child?.pid
+  }
   /** the end of what the daemon wrote on stderr (its logs) */
-  get stderr (): string { return this.stderrTail }
+  get stderr(): string {
+    return this.stderrTail
+  }
 
-  private started (): Banner {
+  private started(): Banner {
     if (this.banner == null) throw new Error('agentd has not printed ready yet')
     return this.banner
   }
 
-  args (): string[] {
+  args(): string[] {
     const o = this.options
     const args = [
-      '--data-dir', this.dataDir,
-      '--listen', o.listen ?? '/ip4/127.0.0.1/tcp/0',
+      '--data-dir',
+      this.dataDir,
+      '--listen',
+      o.listen ?? '/ip4/127.0.0.1/tcp/0',
       ...(o.grpc === null ? [] : ['--grpc', o.grpc ?? '127.0.0.1:0']),
-      '--heartbeat-ms', String(o.heartbeatMs ?? 400),
-      '--live-timeout-ms', String(o.liveTimeoutMs ?? 4000)
+      '--heartbeat-ms',
+      String(o.heartbeatMs ?? 400),
+      '--live-timeout-ms',
+      String(o.liveTimeoutMs ?? 4000)
     ]
     if (o.name != null) args.push('--name', o.name)
     if (o.peers != null && o.peers.length > 0) args.push('--peers', o.peers.join(','))
@@ -138,26 +156,40 @@ export class AgentdProcess {
   }
 
   /** Spawns agentd and waits for `ready`; rejects, with its stderr, if it exits first. */
-  async start (): Promise<void> {
+  async start(): Promise<void> {
     if (this.running) throw new Error('agentd is already running')
     assertBuilt()
     this.banner = undefined
     const child = spawn(process.execPath, [AGENTD_BIN, ...this.args()], { stdio: ['ignore', 'pipe', 'pipe'], env: childEnv() })
     this.child = child
     // 'close', not 'exit': by then all of stdout and stderr has been read.
-    this.exited = new Promise(resolve => { child.once('close', (code, signal) => { resolve({ code, signal }) }) })
+    this.exited = new Promise(resolve => {
+      child.once('close', (code, signal) => {
+        resolve({ code, signal })
+      })
+    })
     child.stderr?.setEncoding('utf8')
-    child.stderr?.on('data', (chunk: string) => { this.stderrTail = (this.stderrTail + chunk).slice(-STDERR_TAIL_CHARS) })
+    child.stderr?.on('data', (chunk: string) => {
+      this.stderrTail = (this.stderrTail + chunk).slice(-STDERR_TAIL_CHARS)
+    })
     const lines = createInterface({ input: child.stdout })
     const banner: Partial<Banner> & { listenAddrs: string[] } = { listenAddrs: [] }
     const ready = new Promise<Banner>((resolve, reject) => {
       lines.on('line', line => {
-        if (line !== 'ready') { readBannerLine(line, banner); return }
-        if (banner.peerId == null || banner.grpc == null || banner.listenAddrs.length === 0) reject(new Error(`agentd printed ready without its addresses: ${JSON.stringify(banner)}`))
+        if (line !== 'ready') {
+          readBannerLine(line, banner)
+          return
+        }
+        if (banner.peerId == null || banner.grpc == null || banner.listenAddrs.length === 0)
+          reject(new Error(`agentd printed ready without its addresses: ${JSON.stringify(banner)}`))
         else resolve(banner as Banner)
       })
-      void this.exited!.then(exit => { reject(new Error(`agentd exited (${exit.code ?? exit.signal}) before ready:\n${this.stderrTail}`)) })
-      setTimeout(() => { reject(new Error(`agentd not ready after ${READY_TIMEOUT_MS} ms:\n${this.stderrTail}`)) }, READY_TIMEOUT_MS).unref()
+      void this.exited!.then(exit => {
+        reject(new Error(`agentd exited (${exit.code ?? exit.signal}) before ready:\n${this.stderrTail}`))
+      })
+      setTimeout(() => {
+        reject(new Error(`agentd not ready after ${READY_TIMEOUT_MS} ms:\n${this.stderrTail}`))
+      }, READY_TIMEOUT_MS).unref()
     })
     try {
       this.banner = await ready
@@ -169,25 +201,25 @@ export class AgentdProcess {
   }
 
   /** A gRPC client for this run of the daemon (cheaper than the CLI for polling). */
-  get api (): Agency {
+  get api(): Agency {
     this.client ??= connectAgency(this.grpcAddr)
     return this.client
   }
 
-  async peers (): Promise<PeerInfo[]> {
+  async peers(): Promise<PeerInfo[]> {
     return (await this.api.call((c: AgencyClient) => c.listPeers, { includeOffline: true })).peers
   }
 
-  async status (): Promise<StatusReply> {
+  async status(): Promise<StatusReply> {
     return await this.api.call((c: AgencyClient) => c.getStatus, {})
   }
 
-  async inbox (): Promise<InboxMessage[]> {
+  async inbox(): Promise<InboxMessage[]> {
     return (await this.api.call((c: AgencyClient) => c.readInbox, { after: 0, limit: 10_000, all: true, peek: false })).messages
   }
 
   /** Sends a signal and waits for the process to exit. */
-  async kill (signal: NodeJS.Signals = 'SIGKILL'): Promise<Exit> {
+  async kill(signal: NodeJS.Signals = 'SIGKILL'): Promise<Exit> {
     if (this.child == null || this.exited == null) throw new Error('agentd was never started')
     this.client?.close()
     this.client = undefined
@@ -196,12 +228,12 @@ export class AgentdProcess {
   }
 
   /** SIGTERM, then waits for the exit; a clean shutdown exits 0. */
-  async stop (): Promise<Exit> {
+  async stop(): Promise<Exit> {
     return await this.kill('SIGTERM')
   }
 
   /** Starts again on the same data dir with the same flags (new ports). */
-  async restart (): Promise<void> {
+  async restart(): Promise<void> {
     if (this.running) throw new Error('stop or kill agentd before restarting it')
     await this.start()
   }
@@ -212,7 +244,7 @@ export class AgentdProcess {
   }
 
   /** The value of a metric without labels, from /metrics (NaN if absent). */
-  async metric (name: string): Promise<number> {
+  async metric(name: string): Promise<number> {
     const res = await fetch(this.metricsUrl)
     if (!res.ok) throw new Error(`GET ${this.metricsUrl}: ${res.status}`)
     const text = await res.text()
@@ -222,7 +254,7 @@ export class AgentdProcess {
 }
 
 /** A TCP port on 127.0.0.1 that nothing listens on (just now). */
-export async function unusedPort (): Promise<number> {
+export async function unusedPort(): Promise<number> {
   const server = createServer()
   await new Promise<void>(resolve => server.listen(0, '127.0.0.1', resolve))
   const { port } = server.address() as { port: number }
@@ -237,7 +269,7 @@ export interface CliResult {
 }
 
 /** Runs the `agency` CLI; never rejects on a non-zero exit. */
-export async function runAgency (args: string[]): Promise<CliResult> {
+export async function runAgency(args: string[]): Promise<CliResult> {
   assertBuilt()
   return await new Promise(resolve => {
     execFile(process.execPath, [AGENCY_BIN, ...args], { env: childEnv(), timeout: AGENCY_TIMEOUT_MS }, (err, stdout, stderr) => {
@@ -248,7 +280,7 @@ export async function runAgency (args: string[]): Promise<CliResult> {
 }
 
 /** Runs `agency <args> --addr <addr> --json`, and parses stdout; rejects with stderr on failure. */
-export async function agencyJson<T = any> (addr: string, args: string[]): Promise<T> {
+export async function agencyJson<T = any>(addr: string, args: string[]): Promise<T> {
   const res = await runAgency([...args, '--addr', addr, '--json'])
   if (res.code !== 0) throw new Error(`agency ${args.join(' ')} exited ${res.code}: ${res.stderr.trim()}`)
   try {
@@ -264,11 +296,16 @@ export class AgencyFollower<T = any> {
   readonly child: ChildProcess
   private stderrText = ''
 
-  constructor (addr: string, args: string[]) {
+  constructor(addr: string, args: string[]) {
     assertBuilt()
-    this.child = spawn(process.execPath, [AGENCY_BIN, ...args, '--addr', addr, '--json'], { stdio: ['ignore', 'pipe', 'pipe'], env: childEnv() })
+    this.child = spawn(process.execPath, [AGENCY_BIN, ...args, '--addr', addr, '--json'], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: childEnv()
+    })
     this.child.stderr?.setEncoding('utf8')
-    this.child.stderr?.on('data', (chunk: string) => { this.stderrText += chunk })
+    this.child.stderr?.on('data', (chunk: string) => {
+      this.stderrText += chunk
+    })
     createInterface({ input: this.child.stdout! }).on('line', line => {
       if (line.trim() === '') return
       try {
@@ -279,11 +316,15 @@ export class AgencyFollower<T = any> {
     })
   }
 
-  get stderr (): string { return this.stderrText }
+  get stderr(): string {
+    return this.stderrText
+  }
 
-  async stop (): Promise<void> {
+  async stop(): Promise<void> {
     if (this.child.exitCode != null || this.child.signalCode != null) return
-    const exited = new Promise(resolve => { this.child.once('exit', resolve) })
+    const exited = new Promise(resolve => {
+      this.child.once('exit', resolve)
+    })
     this.child.kill('SIGKILL')
     await exited
   }
@@ -299,22 +340,29 @@ export class ProcessCluster {
   readonly followers: AgencyFollower[] = []
   private readonly dirs: string[] = []
   private readonly onExit = (): void => {
-    for (const d of this.daemons) if (d.running && d.pid != null) { try { process.kill(d.pid, 'SIGKILL') } catch { /* gone */ } }
+    for (const d of this.daemons)
+      if (d.running && d.pid != null) {
+        try {
+          process.kill(d.pid, 'SIGKILL')
+        } catch {
+          /* gone */
+        }
+      }
     for (const f of this.followers) f.child.kill('SIGKILL')
   }
 
-  constructor () {
+  constructor() {
     process.once('exit', this.onExit)
   }
 
-  async tempDir (prefix = 'agency-agentd-'): Promise<string> {
+  async tempDir(prefix = 'agency-agentd-'): Promise<string> {
     const dir = await mkdtemp(join(tmpdir(), prefix))
     this.dirs.push(dir)
     return dir
   }
 
   /** A new daemon on a fresh temp data dir, started and ready. */
-  async start (options: AgentdOptions = {}): Promise<AgentdProcess> {
+  async start(options: AgentdOptions = {}): Promise<AgentdProcess> {
     const d = new AgentdProcess(await this.tempDir(), options)
     this.daemons.push(d)
     await d.start()
@@ -322,7 +370,7 @@ export class ProcessCluster {
   }
 
   /** A second daemon on an existing data dir (not started). */
-  onDataDir (dataDir: string, options: AgentdOptions = {}): AgentdProcess {
+  onDataDir(dataDir: string, options: AgentdOptions = {}): AgentdProcess {
     const d = new AgentdProcess(dataDir, options)
     this.daemons.push(d)
     return d
@@ -334,10 +382,22 @@ export class ProcessCluster {
     return f
   }
 
-  async cleanup (): Promise<void> {
-    await Promise.all(this.followers.map(async f => { await f.stop() }))
-    await Promise.all(this.daemons.map(async d => { if (d.running) await d.kill('SIGKILL') }))
-    await Promise.all(this.dirs.splice(0).map(async dir => { await rm(dir, { recursive: true, force: true }) }))
+  async cleanup(): Promise<void> {
+    await Promise.all(
+      this.followers.map(async f => {
+        await f.stop()
+      })
+    )
+    await Promise.all(
+      this.daemons.map(async d => {
+        if (d.running) await d.kill('SIGKILL')
+      })
+    )
+    await Promise.all(
+      this.dirs.splice(0).map(async dir => {
+        await rm(dir, { recursive: true, force: true })
+      })
+    )
     process.off('exit', this.onExit)
   }
 }

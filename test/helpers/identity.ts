@@ -14,17 +14,17 @@ export interface TestIdentity {
   signer: Signer
 }
 
-export async function makeIdentity (): Promise<TestIdentity> {
+export async function makeIdentity(): Promise<TestIdentity> {
   const privateKey = await generateKeyPair('Ed25519')
   const id = peerIdFromPrivateKey(privateKey).toString()
   return { id, privateKey, raw: privateKey.raw, signer: createSigner(id, privateKey.raw) }
 }
 
-export async function makeIdentities (n: number): Promise<TestIdentity[]> {
+export async function makeIdentities(n: number): Promise<TestIdentity[]> {
   return await Promise.all(Array.from({ length: n }, async () => await makeIdentity()))
 }
 
 /** A signer that claims `claimed`'s identity but holds `actual`'s key. */
-export function impostor (claimed: TestIdentity, actual: TestIdentity): Signer {
+export function impostor(claimed: TestIdentity, actual: TestIdentity): Signer {
   return createSigner(claimed.id, actual.raw)
 }

@@ -12,7 +12,7 @@ import type { Event } from '../../src/gen/agency/v1/api.js'
 export type InProcessOptions = Partial<Omit<DaemonConfig, 'dataDir'>>
 
 /** A listen address on the memory transport, unique to this test run. */
-export function memoryAddr (label = 'node'): string {
+export function memoryAddr(label = 'node'): string {
   return `/memory/agency-test-${label}-${randomUUID()}`
 }
 
@@ -22,7 +22,7 @@ export class InProcessDaemons {
   private readonly dirs: string[] = []
 
   /** Starts a daemon on a fresh temp data dir; defaults suit tests (short heartbeat, memory listen address). */
-  async start (options: InProcessOptions = {}): Promise<Daemon> {
+  async start(options: InProcessOptions = {}): Promise<Daemon> {
     const dataDir = await mkdtemp(join(tmpdir(), 'agency-inproc-'))
     this.dirs.push(dataDir)
     const daemon = new Daemon({
@@ -41,15 +41,25 @@ export class InProcessDaemons {
     return daemon
   }
 
-  async stopAll (): Promise<void> {
-    await Promise.allSettled(this.daemons.splice(0).map(async d => { await d.stop() }))
-    await Promise.all(this.dirs.splice(0).map(async dir => { await rm(dir, { recursive: true, force: true }) }))
+  async stopAll(): Promise<void> {
+    await Promise.allSettled(
+      this.daemons.splice(0).map(async d => {
+        await d.stop()
+      })
+    )
+    await Promise.all(
+      this.dirs.splice(0).map(async dir => {
+        await rm(dir, { recursive: true, force: true })
+      })
+    )
   }
 }
 
 /** Collects a daemon's events from now on; `stop()` unsubscribes. */
-export function recordEvents (daemon: Daemon): { events: Event[], stop: () => void } {
+export function recordEvents(daemon: Daemon): { events: Event[]; stop: () => void } {
   const events: Event[] = []
-  const stop = daemon.events.subscribe(e => { events.push(e) })
+  const stop = daemon.events.subscribe(e => {
+    events.push(e)
+  })
   return { events, stop }
 }

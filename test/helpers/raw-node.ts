@@ -7,7 +7,7 @@ import { yamux } from '@chainsafe/libp2p-yamux'
 import { multiaddr } from '@multiformats/multiaddr'
 import type { Stream } from '@libp2p/interface'
 
-export async function createRawNode (): Promise<Libp2p> {
+export async function createRawNode(): Promise<Libp2p> {
   return await createLibp2p({
     addresses: { listen: [] },
     transports: [tcp()],
@@ -24,7 +24,7 @@ export async function createRawNode (): Promise<Libp2p> {
  * Opens a stream for `protocol` to the peer at `addr` (a multiaddr with /p2p/),
  * retrying a dial that fails (on a busy machine a handshake can time out).
  */
-export async function openStream (node: Libp2p, addr: string, protocol: string): Promise<Stream> {
+export async function openStream(node: Libp2p, addr: string, protocol: string): Promise<Stream> {
   let lastError: unknown
   for (let attempt = 0; attempt < 3; attempt++) {
     try {
@@ -37,9 +37,15 @@ export async function openStream (node: Libp2p, addr: string, protocol: string):
 }
 
 /** Resolves when the stream is finished (both ends closed, reset or aborted), with how it ended. */
-export async function streamEnded (stream: Stream): Promise<{ status: string, error?: Error }> {
+export async function streamEnded(stream: Stream): Promise<{ status: string; error?: Error }> {
   if (stream.status !== 'open') return { status: stream.status }
   return await new Promise(resolve => {
-    stream.addEventListener('close', (evt) => { resolve({ status: stream.status, error: (evt as Event & { error?: Error }).error }) }, { once: true })
+    stream.addEventListener(
+      'close',
+      evt => {
+        resolve({ status: stream.status, error: (evt as Event & { error?: Error }).error })
+      },
+      { once: true }
+    )
   })
 }

@@ -16,7 +16,7 @@ export interface WaitForOptions {
  * (and does not throw), and returns that value. On timeout it throws, quoting
  * the last value or error so a failing test says what it saw.
  */
-export async function waitFor<T> (check: () => T | Promise<T>, opts: WaitForOptions = {}): Promise<Exclude<T, undefined | null | false>> {
+export async function waitFor<T>(check: () => T | Promise<T>, opts: WaitForOptions = {}): Promise<Exclude<T, undefined | null | false>> {
   const timeoutMs = opts.timeoutMs ?? 30_000
   const intervalMs = opts.intervalMs ?? 100
   const deadline = Date.now() + timeoutMs

@@ -14,11 +14,32 @@ import { AGENCY_BIN, Scratch } from '../helpers/agent-loop.js'
 import { waitFor } from '../helpers/wait-for.js'
 
 const TOOL_NAMES = [
-  'status', 'ready', 'add_task', 'add_tasks', 'wait', 'claim', 'release', 'done', 'send_message', 'read_inbox', 'announce',
-  'record_finding', 'search_findings', 'request_review', 'verdict', 'experts', 'integrate', 'assist', 'request_integration'
+  'status',
+  'ready',
+  'add_task',
+  'add_tasks',
+  'wait',
+  'claim',
+  'release',
+  'done',
+  'send_message',
+  'read_inbox',
+  'announce',
+  'record_finding',
+  'search_findings',
+  'request_review',
+  'verdict',
+  'experts',
+  'integrate',
+  'assist',
+  'request_integration'
 ]
 
-interface ToolAnswer { isError: boolean, text: string, json: any }
+interface ToolAnswer {
+  isError: boolean
+  text: string
+  json: any
+}
 
 let scratch: Scratch
 let a: LocalDaemon
@@ -30,12 +51,19 @@ let transport: StdioClientTransport
 let mcpStderr = ''
 const clientErrors: Error[] = []
 
-async function call (name: string, args: Record<string, unknown> = {}): Promise<ToolAnswer> {
+async function call(name: string, args: Record<string, unknown> = {}): Promise<ToolAnswer> {
   const r = await client.callTool({ name, arguments: args })
-  const content = r.content as Array<{ type: string, text?: string }>
-  const text = content.filter(c => c.type === 'text').map(c => c.text ?? '').join('\n')
+  const content = r.content as Array<{ type: string; text?: string }>
+  const text = content
+    .filter(c => c.type === 'text')
+    .map(c => c.text ?? '')
+    .join('\n')
   let json: unknown
-  try { json = JSON.parse(text) } catch { json = undefined }
+  try {
+    json = JSON.parse(text)
+  } catch {
+    json = undefined
+  }
   return { isError: r.isError === true, text, json }
 }
 
@@ -48,9 +76,12 @@ beforeAll(async () => {
   b = await scratch.daemon('mcp-b', { peers: a.addrs, extraArgs: ['--settle-ms', '300'] })
   grpcA = connectAgency(a.grpc)
   grpcB = connectAgency(b.grpc)
-  await waitFor(async () =>
-    (await grpcA.call((c: AgencyClient) => c.getStatus, {})).peersLive >= 1 &&
-    (await grpcB.call((c: AgencyClient) => c.getStatus, {})).peersLive >= 1, { what: 'the two daemons to see each other live' })
+  await waitFor(
+    async () =>
+      (await grpcA.call((c: AgencyClient) => c.getStatus, {})).peersLive >= 1 &&
+      (await grpcB.call((c: AgencyClient) => c.getStatus, {})).peersLive >= 1,
+    { what: 'the two daemons to see each other live' }
+  )
   transport = new StdioClientTransport({
     command: process.execPath,
     args: [AGENCY_BIN, 'mcp'],
@@ -58,10 +89,14 @@ beforeAll(async () => {
     env: { AGENCY_ADDR: a.grpc, AGENCY_LOG_LEVEL: 'debug' },
     stderr: 'pipe'
   })
-  transport.stderr?.on('data', (chunk: Buffer) => { mcpStderr += chunk.toString('utf8') })
+  transport.stderr?.on('data', (chunk: Buffer) => {
+    mcpStderr += chunk.toString('utf8')
+  })
   client = new Client({ name: 'agency-test', version: '0.0.0' })
   // A line on stdout that is not JSON-RPC surfaces here (the SDK reports, then skips it).
-  client.onerror = (err) => { clientErrors.push(err) }
+  client.onerror = err => {
+    clientErrors.push(err)
+  }
   await client.connect(transport)
 }, 120_000)
 
@@ -97,7 +132,9 @@ describe('agency mcp over stdio, with the SDK client', () => {
     expect(onA?.scope).toEqual(['src/mcp-claimed/**'])
 
     // The peer must know the task before the claim settles, or the claim is only local.
-    await waitFor(async () => (await grpcB.call((c: AgencyClient) => c.getTask, { id: 'mcp-claimed' })).task, { what: 'the task to reach the second daemon' })
+    await waitFor(async () => (await grpcB.call((c: AgencyClient) => c.getTask, { id: 'mcp-claimed' })).task, {
+      what: 'the task to reach the second daemon'
+    })
     const claimed = await call('claim', { task: 'mcp-claimed' })
     expect(claimed.isError, claimed.text).toBe(false)
     expect(claimed.json.outcome).toBe('HELD')
@@ -110,10 +147,13 @@ describe('agency mcp over stdio, with the SDK client', () => {
     const held = (await grpcA.call((c: AgencyClient) => c.getTask, { id: 'mcp-claimed' })).task
     expect(held?.state).toBe('claimed')
     expect(held?.holder).toBe(a.peerId)
-    await waitFor(async () => {
-      const t = (await grpcB.call((c: AgencyClient) => c.getTask, { id: 'mcp-claimed' })).task
-      return t?.state === 'claimed' && t.holder === a.peerId
-    }, { what: 'the second daemon to see the claim' })
+    await waitFor(
+      async () => {
+        const t = (await grpcB.call((c: AgencyClient) => c.getTask, { id: 'mcp-claimed' })).task
+        return t?.state === 'claimed' && t.holder === a.peerId
+      },
+      { what: 'the second daemon to see the claim' }
+    )
     // A held task is not ready any more, as the ready tool says.
     const ready = await call('ready')
     expect(ready.isError, ready.text).toBe(false)
@@ -122,32 +162,72 @@ describe('agency mcp over stdio, with the SDK client', () => {
 
   it('record_finding (note) lands in the shared record: found through gRPC on both daemons', async () => {
     const w = word('quokka')
-    const noted = await call('record_finding', { kind: 'note', text: `the ${w} module caches results`, paths: ['src/cache.ts'], tags: ['mcp-test'] })
+    const noted = await call('record_finding', {
+      kind: 'note',
+      text: `the ${w} module caches results`,
+      paths: ['src/cache.ts'],
+      tags: ['mcp-test']
+    })
     expect(noted.isError, noted.text).toBe(false)
     expect(noted.json.author).toBe(a.peerId)
     expect(noted.json.kind).toBe('finding')
 
-    const hitsA = (await grpcA.call((c: AgencyClient) => c.searchFindings, { query: w, kind: 'note', pathPrefix: '', tag: '', author: '', since: 0, until: 0, limit: 10 })).hits
+    const hitsA = (
+      await grpcA.call((c: AgencyClient) => c.searchFindings, {
+        query: w,
+        kind: 'note',
+        pathPrefix: '',
+        tag: '',
+        author: '',
+        since: 0,
+        until: 0,
+        limit: 10
+      })
+    ).hits
     expect(hitsA).toHaveLength(1)
     expect(hitsA[0].entry?.id).toBe(noted.json.id)
     expect(hitsA[0].finding?.kind).toBe('note')
     expect(hitsA[0].finding?.paths).toEqual(['src/cache.ts'])
     expect(hitsA[0].finding?.tags).toEqual(['mcp-test'])
     // Replicated: the other daemon finds the same signed entry.
-    await waitFor(async () => {
-      const hits = (await grpcB.call((c: AgencyClient) => c.searchFindings, { query: w, kind: '', pathPrefix: '', tag: '', author: '', since: 0, until: 0, limit: 10 })).hits
-      return hits.length === 1 && hits[0].entry?.id === noted.json.id && hits[0].entry?.author === a.peerId
-    }, { what: 'the note to replicate to the second daemon' })
+    await waitFor(
+      async () => {
+        const hits = (
+          await grpcB.call((c: AgencyClient) => c.searchFindings, {
+            query: w,
+            kind: '',
+            pathPrefix: '',
+            tag: '',
+            author: '',
+            since: 0,
+            until: 0,
+            limit: 10
+          })
+        ).hits
+        return hits.length === 1 && hits[0].entry?.id === noted.json.id && hits[0].entry?.author === a.peerId
+      },
+      { what: 'the note to replicate to the second daemon' }
+    )
   })
 
-  it('search_findings (find) finds a peer\'s finding recorded through the other daemon', async () => {
+  it("search_findings (find) finds a peer's finding recorded through the other daemon", async () => {
     const w = word('wombat')
-    const recorded = await grpcB.call((c: AgencyClient) => c.recordFinding, { kind: 'failure', text: `approach ${w} fails: it overflows`, paths: ['src/big.ts'], tags: ['approach:overflow'], refs: [], supersedes: '' })
-    const hits = await waitFor(async () => {
-      const found = await call('search_findings', { query: w })
-      if (found.isError) throw new Error(found.text)
-      return (found.json.hits as any[]).length > 0 ? found.json.hits as any[] : undefined
-    }, { what: 'the peer finding to be searchable over MCP' })
+    const recorded = await grpcB.call((c: AgencyClient) => c.recordFinding, {
+      kind: 'failure',
+      text: `approach ${w} fails: it overflows`,
+      paths: ['src/big.ts'],
+      tags: ['approach:overflow'],
+      refs: [],
+      supersedes: ''
+    })
+    const hits = await waitFor(
+      async () => {
+        const found = await call('search_findings', { query: w })
+        if (found.isError) throw new Error(found.text)
+        return (found.json.hits as any[]).length > 0 ? (found.json.hits as any[]) : undefined
+      },
+      { what: 'the peer finding to be searchable over MCP' }
+    )
     expect(hits).toHaveLength(1)
     expect(hits[0].entry.id).toBe(recorded.entry?.id)
     expect(hits[0].entry.author).toBe(b.peerId)
@@ -160,23 +240,36 @@ describe('agency mcp over stdio, with the SDK client', () => {
     expect((byTag.json.hits as any[]).map(h => h.entry.id)).toContain(recorded.entry?.id)
   })
 
-  it('send_message delivers into the second daemon\'s inbox; read_inbox shows its answer', async () => {
+  it("send_message delivers into the second daemon's inbox; read_inbox shows its answer", async () => {
     const w = word('hello')
     const sent = await call('send_message', { to: b.peerId, text: `${w}: I take the parser` })
     expect(sent.isError, sent.text).toBe(false)
     expect(sent.json.to).toBe(b.peerId)
-    const got = await waitFor(async () =>
-      (await grpcB.call((c: AgencyClient) => c.readInbox, { after: 0, limit: 1000, all: true, peek: false })).messages.find(m => m.text === `${w}: I take the parser`), { what: 'the message in the second daemon\'s inbox' })
+    const got = await waitFor(
+      async () =>
+        (await grpcB.call((c: AgencyClient) => c.readInbox, { after: 0, limit: 1000, all: true, peek: false })).messages.find(
+          m => m.text === `${w}: I take the parser`
+        ),
+      { what: "the message in the second daemon's inbox" }
+    )
     expect(got.from).toBe(a.peerId)
     expect(got.id).toBe(sent.json.id)
 
     // The answer, sent by the peer through gRPC, is read back over MCP.
-    const answer = await grpcB.call((c: AgencyClient) => c.sendMessage, { to: a.peerId, text: `${w}: fine, I take the lexer`, thread: sent.json.thread, replyTo: sent.json.id })
-    const inbox = await waitFor(async () => {
-      const r = await call('read_inbox')
-      if (r.isError) throw new Error(r.text)
-      return (r.json.messages as any[]).find(m => m.id === answer.id)
-    }, { what: 'the answer in this agent\'s inbox' })
+    const answer = await grpcB.call((c: AgencyClient) => c.sendMessage, {
+      to: a.peerId,
+      text: `${w}: fine, I take the lexer`,
+      thread: sent.json.thread,
+      replyTo: sent.json.id
+    })
+    const inbox = await waitFor(
+      async () => {
+        const r = await call('read_inbox')
+        if (r.isError) throw new Error(r.text)
+        return (r.json.messages as any[]).find(m => m.id === answer.id)
+      },
+      { what: "the answer in this agent's inbox" }
+    )
     expect(inbox.from).toBe(b.peerId)
     expect(inbox.replyTo).toBe(sent.json.id)
     expect(inbox.text).toBe(`${w}: fine, I take the lexer`)
@@ -208,7 +301,18 @@ describe('agency mcp over stdio, with the SDK client', () => {
 
     const after = (await grpcA.call((c: AgencyClient) => c.listTasks, { state: '' })).tasks.map(t => t.id).sort()
     expect(after).toEqual(before)
-    const rumours = (await grpcA.call((c: AgencyClient) => c.searchFindings, { query: 'rumour', kind: '', pathPrefix: '', tag: '', author: '', since: 0, until: 0, limit: 10 })).hits
+    const rumours = (
+      await grpcA.call((c: AgencyClient) => c.searchFindings, {
+        query: 'rumour',
+        kind: '',
+        pathPrefix: '',
+        tag: '',
+        author: '',
+        since: 0,
+        until: 0,
+        limit: 10
+      })
+    ).hits
     expect(rumours).toEqual([])
   })
 
@@ -267,14 +371,27 @@ describe('agency mcp, spoken to by hand', () => {
       env: { PATH: process.env.PATH, HOME: process.env.HOME, AGENCY_ADDR: a.grpc, AGENCY_LOG_LEVEL: 'trace' },
       stdio: ['pipe', 'pipe', 'pipe']
     })
-    const exited = new Promise<number | null>(resolve => { child.once('exit', code => { resolve(code) }) })
+    const exited = new Promise<number | null>(resolve => {
+      child.once('exit', code => {
+        resolve(code)
+      })
+    })
     let stderr = ''
-    child.stderr.setEncoding('utf8').on('data', (d: string) => { stderr += d })
+    child.stderr.setEncoding('utf8').on('data', (d: string) => {
+      stderr += d
+    })
     const lines: string[] = []
-    createInterface({ input: child.stdout }).on('line', l => { lines.push(l) })
+    createInterface({ input: child.stdout }).on('line', l => {
+      lines.push(l)
+    })
     try {
       const requests = [
-        { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'by-hand', version: '0' } } },
+        {
+          jsonrpc: '2.0',
+          id: 1,
+          method: 'initialize',
+          params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'by-hand', version: '0' } }
+        },
         { jsonrpc: '2.0', method: 'notifications/initialized' },
         { jsonrpc: '2.0', id: 2, method: 'tools/list' },
         { jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'status', arguments: { set_status: 'speaking MCP by hand' } } },
@@ -286,7 +403,7 @@ describe('agency mcp, spoken to by hand', () => {
       child.stdin.end()
       expect(await exited).toBe(0)
 
-      const messages = lines.map(l => JSON.parse(l) as { jsonrpc: string, id: number, result?: any, error?: unknown })
+      const messages = lines.map(l => JSON.parse(l) as { jsonrpc: string; id: number; result?: any; error?: unknown })
       expect(messages.every(m => m.jsonrpc === '2.0')).toBe(true)
       expect(messages.map(m => m.id).sort()).toEqual([1, 2, 3, 4, 5])
       const byId = new Map(messages.map(m => [m.id, m]))

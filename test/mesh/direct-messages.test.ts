@@ -24,20 +24,23 @@ afterEach(async () => {
   await dirs.cleanup()
 })
 
-async function peer (): Promise<{ node: MeshLibp2p, store: AgencyStore }> {
+async function peer(): Promise<{ node: MeshLibp2p; store: AgencyStore }> {
   const node = await createMeshNode({ privateKey: await generateKeyPair('Ed25519'), listen: [memoryAddr('dm')] })
   await node.start()
   const store = await openStore(await dirs.make())
-  cleanups.push(async () => { await node.stop(); await store.close() })
+  cleanups.push(async () => {
+    await node.stop()
+    await store.close()
+  })
   return { node, store }
 }
 
 /** A peer's message store as DirectMessaging sees it, with some of its calls replaced by the test's. */
-function storeOf (p: { store: AgencyStore }, replaced: Partial<DirectMessageStore> = {}): DirectMessageStore {
+function storeOf(p: { store: AgencyStore }, replaced: Partial<DirectMessageStore> = {}): DirectMessageStore {
   const m = p.store.messages
   return {
     listOutbox: async () => await m.listOutbox(),
-    markDelivered: async (id) => await m.markDelivered(id),
+    markDelivered: async id => await m.markDelivered(id),
     drop: async (id, reason) => await m.drop(id, reason),
     deliver: async (msg, at) => await m.deliver(msg, at),
     ...replaced
@@ -45,9 +48,11 @@ function storeOf (p: { store: AgencyStore }, replaced: Partial<DirectMessageStor
 }
 
 /** A gate the test opens: until then, whatever awaits `closed` waits. */
-function gate (): { closed: Promise<void>, open: () => void } {
+function gate(): { closed: Promise<void>; open: () => void } {
   let open = (): void => {}
-  const closed = new Promise<void>(resolve => { open = resolve })
+  const closed = new Promise<void>(resolve => {
+    open = resolve
+  })
   return { closed, open }
 }
 
@@ -59,14 +64,25 @@ describe('direct messages', () => {
     // The receiver stores the message only when the test says so: the ack waits.
     const storing = gate()
     let storeCalls = 0
-    const receiverStore = storeOf(b, { deliver: async (msg, at) => { storeCalls++; await storing.closed; return await b.store.messages.deliver(msg, at) } })
+    const receiverStore = storeOf(b, {
+      deliver: async (msg, at) => {
+        storeCalls++
+        await storing.closed
+        return await b.store.messages.deliver(msg, at)
+      }
+    })
     const receiver = new DirectMessaging({ node: b.node, store: receiverStore, log: componentLogger('test-dm-b') })
     await receiver.start()
 
     // The sender's wall clock is the test's to move.
     let clock = 1_000_000
     let listings = 0
-    const senderStore = storeOf(a, { listOutbox: async () => { listings++; return await a.store.messages.listOutbox() } })
+    const senderStore = storeOf(a, {
+      listOutbox: async () => {
+        listings++
+        return await a.store.messages.listOutbox()
+      }
+    })
     const outcomes: string[] = []
     const sender = new DirectMessaging({
       node: a.node,
@@ -75,15 +91,30 @@ describe('direct messages', () => {
       now: () => clock,
       attemptTimeoutMs: 60_000,
       hooks: {
-        onDelivered: (msg) => { outcomes.push(`delivered ${msg.id}`) },
-        onFailed: (msg, reason) => { outcomes.push(`failed ${msg.id} (${reason})`) }
+        onDelivered: msg => {
+          outcomes.push(`delivered ${msg.id}`)
+        },
+        onFailed: (msg, reason) => {
+          outcomes.push(`failed ${msg.id} (${reason})`)
+        }
       }
     })
     await sender.start()
-    cleanups.push(async () => { await sender.stop(); await receiver.stop() })
+    cleanups.push(async () => {
+      await sender.stop()
+      await receiver.stop()
+    })
 
     const to = b.node.peerId.toString()
-    const msg = DirectMessage.fromPartial({ id: 'm1', from: a.node.peerId.toString(), fromName: 'a', to, thread: 'm1', text: 'hello', time: clock })
+    const msg = DirectMessage.fromPartial({
+      id: 'm1',
+      from: a.node.peerId.toString(),
+      fromName: 'a',
+      to,
+      thread: 'm1',
+      text: 'hello',
+      time: clock
+    })
     await a.store.messages.enqueue(msg, { expiresAt: clock + 1000 })
 
     // The message is on the wire and the receiver is storing it ...
@@ -103,30 +134,58 @@ describe('direct messages', () => {
     expect((await b.store.messages.inboxAfter(0, 10)).map(r => r.message.id)).toEqual(['m1'])
   }, 60_000)
 
-  it('a backlog over the receiver\'s rate is answered busy and sent when there is room: nothing lost, no strike, no ban', async () => {
+  it("a backlog over the receiver's rate is answered busy and sent when there is room: nothing lost, no strike, no ban", async () => {
     const [a, b] = [await peer(), await peer()]
     await a.node.dial(multiaddr(b.node.getMultiaddrs()[0]))
     const bans: string[] = []
     // Budget: 5 messages per peer per second.
-    const guard = new PeerGuard({ dmPerWindow: 5, windowSeconds: 1, strikesPerMinute: 2, onBan: (p) => { bans.push(p) } })
+    const guard = new PeerGuard({
+      dmPerWindow: 5,
+      windowSeconds: 1,
+      strikesPerMinute: 2,
+      onBan: p => {
+        bans.push(p)
+      }
+    })
     const receiver = new DirectMessaging({ node: b.node, store: b.store.messages, guard, log: componentLogger('test-dm-b') })
     const delivered: string[] = []
-    const sender = new DirectMessaging({ node: a.node, store: a.store.messages, log: componentLogger('test-dm-a'), hooks: { onDelivered: (m) => { delivered.push(m.id) } } })
+    const sender = new DirectMessaging({
+      node: a.node,
+      store: a.store.messages,
+      log: componentLogger('test-dm-a'),
+      hooks: {
+        onDelivered: m => {
+          delivered.push(m.id)
+        }
+      }
+    })
     await receiver.start()
     await sender.start()
-    cleanups.push(async () => { await sender.stop(); await receiver.stop() })
+    cleanups.push(async () => {
+      await sender.stop()
+      await receiver.stop()
+    })
 
     const to = b.node.peerId.toString()
     const ids = Array.from({ length: 17 }, (_, i) => `m${String(i).padStart(2, '0')}`)
     for (const id of ids) {
-      await a.store.messages.enqueue(DirectMessage.fromPartial({ id, from: a.node.peerId.toString(), fromName: 'a', to, thread: id, text: id, time: Date.now() }), { expiresAt: Date.now() + 600_000 })
+      await a.store.messages.enqueue(
+        DirectMessage.fromPartial({ id, from: a.node.peerId.toString(), fromName: 'a', to, thread: id, text: id, time: Date.now() }),
+        { expiresAt: Date.now() + 600_000 }
+      )
     }
     // The first attempt delivers the budget and is told to come back.
     await sender.flushPeer(to)
     expect(delivered).toEqual(ids.slice(0, 5))
     expect(await a.store.messages.outboxCount()).toBe(12)
     // The retry timer's passes: none sends before the receiver has room again.
-    await waitFor(async () => { await sender.flushAll(); return delivered.length === ids.length }, { what: 'the whole backlog to be delivered', timeoutMs: 30_000, intervalMs: 100 })
+    await waitFor(
+      async () => {
+        await sender.flushAll()
+        return delivered.length === ids.length
+      },
+      { what: 'the whole backlog to be delivered', timeoutMs: 30_000, intervalMs: 100 }
+    )
     expect(delivered).toEqual(ids)
     expect((await b.store.messages.inboxAfter(0, 100)).map(r => r.message.id)).toEqual(ids)
     expect(bans).toEqual([])
@@ -137,12 +196,29 @@ describe('direct messages', () => {
     const [a, b] = [await peer(), await peer()]
     await a.node.dial(multiaddr(b.node.getMultiaddrs()[0]))
     let listings = 0
-    const senderStore = storeOf(a, { listOutbox: async () => { listings++; return await a.store.messages.listOutbox() } })
+    const senderStore = storeOf(a, {
+      listOutbox: async () => {
+        listings++
+        return await a.store.messages.listOutbox()
+      }
+    })
     const delivered: string[] = []
-    const sender = new DirectMessaging({ node: a.node, store: senderStore, log: componentLogger('test-dm-a'), hooks: { onDelivered: (m) => { delivered.push(m.id) } } })
+    const sender = new DirectMessaging({
+      node: a.node,
+      store: senderStore,
+      log: componentLogger('test-dm-a'),
+      hooks: {
+        onDelivered: m => {
+          delivered.push(m.id)
+        }
+      }
+    })
     await sender.start()
     const receiver = new DirectMessaging({ node: b.node, store: b.store.messages, log: componentLogger('test-dm-b') })
-    cleanups.push(async () => { await sender.stop(); await receiver.stop() })
+    cleanups.push(async () => {
+      await sender.stop()
+      await receiver.stop()
+    })
 
     // An empty outbox is read once; the passes after it read nothing.
     await sender.flushAll()
@@ -151,13 +227,30 @@ describe('direct messages', () => {
 
     // Queued as the outbox queues (enqueue, then flushPeer); the receiver does not speak the protocol yet, so the attempt fails.
     const to = b.node.peerId.toString()
-    await a.store.messages.enqueue(DirectMessage.fromPartial({ id: 'late', from: a.node.peerId.toString(), fromName: 'a', to, thread: 'late', text: 'hello', time: Date.now() }), { expiresAt: Date.now() + 600_000 })
+    await a.store.messages.enqueue(
+      DirectMessage.fromPartial({
+        id: 'late',
+        from: a.node.peerId.toString(),
+        fromName: 'a',
+        to,
+        thread: 'late',
+        text: 'hello',
+        time: Date.now()
+      }),
+      { expiresAt: Date.now() + 600_000 }
+    )
     await sender.flushPeer(to)
     expect(delivered).toEqual([])
 
     // Once it does, the retry passes deliver it.
     await receiver.start()
-    await waitFor(async () => { await sender.flushAll(); return delivered.length === 1 }, { what: 'the queued message to be delivered by a retry pass', timeoutMs: 30_000, intervalMs: 100 })
+    await waitFor(
+      async () => {
+        await sender.flushAll()
+        return delivered.length === 1
+      },
+      { what: 'the queued message to be delivered by a retry pass', timeoutMs: 30_000, intervalMs: 100 }
+    )
     expect(delivered).toEqual(['late'])
     expect((await b.store.messages.inboxAfter(0, 10)).map(r => r.message.id)).toEqual(['late'])
     expect(await a.store.messages.outboxCount()).toBe(0)
@@ -173,19 +266,55 @@ describe('direct messages', () => {
     let failures = 2
     const receiverStore = storeOf(b, {
       deliver: async (msg, at) => {
-        if (failures > 0) { failures--; throw new Error('IO error: 000003.log: No space left on device') }
+        if (failures > 0) {
+          failures--
+          throw new Error('IO error: 000003.log: No space left on device')
+        }
         return await b.store.messages.deliver(msg, at)
       }
     })
-    const receiver = new DirectMessaging({ node: b.node, store: receiverStore, guard, log: componentLogger('test-dm-b'), hooks: { onMalformed: (p, why) => { malformed.push(`${p}: ${why}`) } } })
+    const receiver = new DirectMessaging({
+      node: b.node,
+      store: receiverStore,
+      guard,
+      log: componentLogger('test-dm-b'),
+      hooks: {
+        onMalformed: (p, why) => {
+          malformed.push(`${p}: ${why}`)
+        }
+      }
+    })
     const delivered: string[] = []
-    const sender = new DirectMessaging({ node: a.node, store: a.store.messages, log: componentLogger('test-dm-a'), hooks: { onDelivered: (m) => { delivered.push(m.id) } } })
+    const sender = new DirectMessaging({
+      node: a.node,
+      store: a.store.messages,
+      log: componentLogger('test-dm-a'),
+      hooks: {
+        onDelivered: m => {
+          delivered.push(m.id)
+        }
+      }
+    })
     await receiver.start()
     await sender.start()
-    cleanups.push(async () => { await sender.stop(); await receiver.stop() })
+    cleanups.push(async () => {
+      await sender.stop()
+      await receiver.stop()
+    })
 
     const to = b.node.peerId.toString()
-    await a.store.messages.enqueue(DirectMessage.fromPartial({ id: 'm1', from: a.node.peerId.toString(), fromName: 'a', to, thread: 'm1', text: 'hello', time: Date.now() }), { expiresAt: Date.now() + 600_000 })
+    await a.store.messages.enqueue(
+      DirectMessage.fromPartial({
+        id: 'm1',
+        from: a.node.peerId.toString(),
+        fromName: 'a',
+        to,
+        thread: 'm1',
+        text: 'hello',
+        time: Date.now()
+      }),
+      { expiresAt: Date.now() + 600_000 }
+    )
     // Not stored, not acked: the sender keeps it.
     await sender.flushPeer(to)
     expect(delivered).toEqual([])
@@ -194,7 +323,13 @@ describe('direct messages', () => {
     expect(delivered).toEqual([])
 
     // Room again: the retry is stored and acked, once.
-    await waitFor(async () => { await sender.flushAll(); return delivered.length === 1 }, { what: 'the message to be delivered by a retry', timeoutMs: 30_000, intervalMs: 100 })
+    await waitFor(
+      async () => {
+        await sender.flushAll()
+        return delivered.length === 1
+      },
+      { what: 'the message to be delivered by a retry', timeoutMs: 30_000, intervalMs: 100 }
+    )
     expect(delivered).toEqual(['m1'])
     expect(await a.store.messages.outboxCount()).toBe(0)
     expect((await b.store.messages.inboxAfter(0, 10)).map(r => r.message.id)).toEqual(['m1'])

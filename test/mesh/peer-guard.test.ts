@@ -4,7 +4,7 @@
 import { describe, expect, it } from 'vitest'
 import { PeerGuard } from '../../src/mesh/peer-guard.js'
 
-describe('the peer guard\'s membership', () => {
+describe("the peer guard's membership", () => {
   it('admits anyone without a list, and refuses a removed member', () => {
     const g = new PeerGuard()
     expect(g.admits('a')).toBe(true)
@@ -22,7 +22,7 @@ describe('the peer guard\'s membership', () => {
     expect([g.admits('static'), g.admits('new')]).toEqual([false, false])
   })
 
-  it('with the operator\'s list alone, admits only the peers on it', () => {
+  it("with the operator's list alone, admits only the peers on it", () => {
     const g = new PeerGuard()
     g.setMembership({ allowed: ['x'], removed: [] })
     expect([g.admits('x'), g.admits('y')]).toEqual([true, false])

@@ -13,9 +13,11 @@ import { waitFor } from '../helpers/wait-for.js'
 import { memoryAddr } from '../helpers/in-process-daemons.js'
 
 const running: Array<{ stop: () => unknown }> = []
-afterEach(async () => { for (const r of running.splice(0).reverse()) await r.stop() })
+afterEach(async () => {
+  for (const r of running.splice(0).reverse()) await r.stop()
+})
 
-async function node (): Promise<MeshLibp2p> {
+async function node(): Promise<MeshLibp2p> {
   const n = await createMeshNode({ privateKey: await generateKeyPair('Ed25519'), listen: [memoryAddr('check')], connectionMonitor: false })
   await n.start()
   running.push(n)
@@ -31,7 +33,16 @@ describe('the round-trip probe as the connection check', () => {
     const samples: number[] = []
     // This node's loop counts as never stalled, so a late ping is the connection's doing however loaded the machine.
     const stalls = { start: () => {}, stop: () => {}, stalledMs: () => 0 } as unknown as LoopStalls
-    const probe = new RoundTripProbe({ node: a, intervalMs: () => 50, timeoutMs: 500, onSample: (_peer, ms) => { samples.push(ms) }, logger: componentLogger('test'), stalls })
+    const probe = new RoundTripProbe({
+      node: a,
+      intervalMs: () => 50,
+      timeoutMs: 500,
+      onSample: (_peer, ms) => {
+        samples.push(ms)
+      },
+      logger: componentLogger('test'),
+      stalls
+    })
     probe.start()
     running.push(probe)
     await a.dial(multiaddr(b.getMultiaddrs()[0]))
@@ -40,7 +51,12 @@ describe('the round-trip probe as the connection check', () => {
 
     // From now on a's pings over that connection never come back.
     const conn = a.getConnections(b.peerId)[0] as unknown as { muxer: { ping: (o?: { signal?: AbortSignal }) => Promise<number> } }
-    conn.muxer.ping = async (o) => await new Promise((_resolve, reject) => { o?.signal?.addEventListener('abort', () => { reject(o.signal?.reason as Error) }) })
+    conn.muxer.ping = async o =>
+      await new Promise((_resolve, reject) => {
+        o?.signal?.addEventListener('abort', () => {
+          reject(o.signal?.reason as Error)
+        })
+      })
     const before = samples.length
     await waitFor(() => a.getConnections(b.peerId).length === 0, { what: 'the silent connection closed' })
     expect(samples.length - before).toBeLessThanOrEqual(1) // a ping already under way when the muxer went silent may still count
@@ -53,11 +69,25 @@ describe('a ping that timed out during a stall of this node', () => {
     const b = await node()
     // This node's loop counts as stalled the whole time: every wait is its own stall.
     const stalls = { start: () => {}, stop: () => {}, stalledMs: (now = performance.now()) => now } as unknown as LoopStalls
-    const probe = new RoundTripProbe({ node: a, intervalMs: () => 20, timeoutMs: 100, onSample: () => {}, logger: componentLogger('test'), stalls })
+    const probe = new RoundTripProbe({
+      node: a,
+      intervalMs: () => 20,
+      timeoutMs: 100,
+      onSample: () => {},
+      logger: componentLogger('test'),
+      stalls
+    })
     await a.dial(multiaddr(b.getMultiaddrs()[0]))
     let pings = 0
     const conn = a.getConnections(b.peerId)[0] as unknown as { muxer: { ping: (o?: { signal?: AbortSignal }) => Promise<number> } }
-    conn.muxer.ping = async (o) => { pings++; return await new Promise((_resolve, reject) => { o?.signal?.addEventListener('abort', () => { reject(o.signal?.reason as Error) }) }) }
+    conn.muxer.ping = async o => {
+      pings++
+      return await new Promise((_resolve, reject) => {
+        o?.signal?.addEventListener('abort', () => {
+          reject(o.signal?.reason as Error)
+        })
+      })
+    }
     probe.start()
     running.push(probe)
     await waitFor(() => pings >= 3, { what: 'three pings timed out' })

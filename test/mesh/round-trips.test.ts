@@ -5,19 +5,25 @@ import { describe, expect, it } from 'vitest'
 import { LoopStalls, roundTripMs } from '../../src/mesh/round-trips.js'
 
 /** A clock and timers moved by hand: `run(to)` fires every timer due by `to`, each at the time the loop got to it. */
-function manualLoop () {
+function manualLoop() {
   let now = 0
   let nextId = 1
-  const timers = new Map<number, { at: number, fn: () => void }>()
+  const timers = new Map<number, { at: number; fn: () => void }>()
   return {
     now: () => now,
     timers: {
-      set: (fn: () => void, ms: number) => { const id = nextId++; timers.set(id, { at: now + ms, fn }); return id },
-      clear: (t: unknown) => { timers.delete(t as number) }
+      set: (fn: () => void, ms: number) => {
+        const id = nextId++
+        timers.set(id, { at: now + ms, fn })
+        return id
+      },
+      clear: (t: unknown) => {
+        timers.delete(t as number)
+      }
     },
     pending: () => timers.size,
     /** the loop runs freely until `to`: timers fire on time */
-    run (to: number) {
+    run(to: number) {
       for (;;) {
         const due = [...timers].filter(([, t]) => t.at <= to).sort((a, b) => a[1].at - b[1].at)[0]
         if (due === undefined) break
@@ -28,7 +34,9 @@ function manualLoop () {
       now = to
     },
     /** the loop is busy for `ms`: nothing fires meanwhile */
-    stall (ms: number) { now += ms }
+    stall(ms: number) {
+      now += ms
+    }
   }
 }
 

@@ -8,20 +8,45 @@ import { parse } from 'yaml'
 import { createMetrics, registerStateGauges } from '../../src/metrics/metrics.js'
 import { createLibp2pMetrics } from '../../src/metrics/libp2p-metrics.js'
 import { REPO_ROOT } from './support/agentd.js'
-import { allPanels, DASHBOARD_FILES, DASHBOARD_DIR, loadDashboard, metricNames, parseLabelValues, queriesOf, queryableNames, variableQuery, type Dashboard } from './support/dashboards.js'
+import {
+  allPanels,
+  DASHBOARD_FILES,
+  DASHBOARD_DIR,
+  loadDashboard,
+  metricNames,
+  parseLabelValues,
+  queriesOf,
+  queryableNames,
+  variableQuery,
+  type Dashboard
+} from './support/dashboards.js'
 
-const datasources = parse(readFileSync(join(REPO_ROOT, 'grafana/provisioning/datasources/prometheus.yml'), 'utf8')) as { datasources: Array<{ uid: string, type: string, url: string }> }
-const providers = parse(readFileSync(join(REPO_ROOT, 'grafana/provisioning/dashboards/agency.yml'), 'utf8')) as { providers: Array<{ type: string, options: { path: string } }> }
+const datasources = parse(readFileSync(join(REPO_ROOT, 'grafana/provisioning/datasources/prometheus.yml'), 'utf8')) as {
+  datasources: Array<{ uid: string; type: string; url: string }>
+}
+const providers = parse(readFileSync(join(REPO_ROOT, 'grafana/provisioning/dashboards/agency.yml'), 'utf8')) as {
+  providers: Array<{ type: string; options: { path: string } }>
+}
 const PROVISIONED_UID = datasources.datasources[0].uid
 
 /** Every name agentd's registry offers: its own metrics, the state gauges, process metrics, and libp2p's under agentd_libp2p_*. */
-async function registeredNames (): Promise<Set<string>> {
+async function registeredNames(): Promise<Set<string>> {
   const m = createMetrics({ version: 'test', swarm: 'test' })
   const zero = (): number => 0
   registerStateGauges(m.registry, {
-    peersConnected: zero, peersLive: zero, logByKind: () => [], logAuthors: zero, logPending: zero, logForks: zero,
-    secondsSinceSync: zero, outboxMessages: async () => 0, claimsHeld: zero, taskStates: () => [], allTaskStates: ['open'],
-    sharedTests: () => undefined, harness: { states: ['idle'], current: () => 'idle' }
+    peersConnected: zero,
+    peersLive: zero,
+    logByKind: () => [],
+    logAuthors: zero,
+    logPending: zero,
+    logForks: zero,
+    secondsSinceSync: zero,
+    outboxMessages: async () => 0,
+    claimsHeld: zero,
+    taskStates: () => [],
+    allTaskStates: ['open'],
+    sharedTests: () => undefined,
+    harness: { states: ['idle'], current: () => 'idle' }
   })
   createLibp2pMetrics(m.registry)
   const all = await m.registry.getMetricsAsJSON()
@@ -42,7 +67,7 @@ describe('grafana provisioning', () => {
   })
 })
 
-describe.each(DASHBOARD_FILES)('grafana/dashboards/%s', (file) => {
+describe.each(DASHBOARD_FILES)('grafana/dashboards/%s', file => {
   const text = readFileSync(join(DASHBOARD_DIR, file), 'utf8')
   const d: Dashboard = loadDashboard(file)
 
@@ -65,7 +90,8 @@ describe.each(DASHBOARD_FILES)('grafana/dashboards/%s', (file) => {
     const overlaps: string[] = []
     for (let i = 0; i < boxes.length; i++) {
       for (let j = i + 1; j < boxes.length; j++) {
-        const a = boxes[i]; const b = boxes[j]
+        const a = boxes[i]
+        const b = boxes[j]
         if (a.x < b.x + b.w && b.x < a.x + a.w && a.y < b.y + b.h && b.y < a.y + a.h) overlaps.push(`${a.title} / ${b.title}`)
       }
     }
@@ -103,7 +129,10 @@ describe.each(DASHBOARD_FILES)('grafana/dashboards/%s', (file) => {
 
   it('uses only metrics that agentd registers', async () => {
     const known = await registeredNames()
-    const texts = [...queriesOf(file, d).map(q => q.expr), ...d.templating.list.map(v => parseLabelValues(variableQuery(v))?.selector ?? '')]
+    const texts = [
+      ...queriesOf(file, d).map(q => q.expr),
+      ...d.templating.list.map(v => parseLabelValues(variableQuery(v))?.selector ?? '')
+    ]
     const used = new Set(texts.flatMap(metricNames))
     expect(used.size).toBeGreaterThan(10)
     expect([...used].filter(n => !known.has(n))).toEqual([])
@@ -112,7 +141,8 @@ describe.each(DASHBOARD_FILES)('grafana/dashboards/%s', (file) => {
 
 describe('metric names in PromQL', () => {
   it('finds selected metrics, not functions, labels, keywords or durations', () => {
-    const expr = 'histogram_quantile(0.9, sum by (le) (rate(agentd_x_seconds_bucket{instance=~"$instance", kind="a b"}[5m]))) * on(job, instance) group_left(swarm) agentd_build_info + time() - agentd_y offset 1h > bool 1e3'
+    const expr =
+      'histogram_quantile(0.9, sum by (le) (rate(agentd_x_seconds_bucket{instance=~"$instance", kind="a b"}[5m]))) * on(job, instance) group_left(swarm) agentd_build_info + time() - agentd_y offset 1h > bool 1e3'
     expect(metricNames(expr).sort()).toEqual(['agentd_build_info', 'agentd_x_seconds_bucket', 'agentd_y'])
   })
 })

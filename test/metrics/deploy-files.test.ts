@@ -29,14 +29,26 @@ beforeAll(async () => {
   expect(AGENTD_ENV).toContain('AGENCY_PEERS')
 })
 
-function agencyVars (env: Record<string, unknown> | undefined): string[] {
+function agencyVars(env: Record<string, unknown> | undefined): string[] {
   return Object.keys(env ?? {}).filter(k => k.startsWith('AGENCY_'))
 }
 
 describe('deploy/docker-compose.yml', () => {
   const file = join(DEPLOY, 'docker-compose.yml')
   const compose = parse(read(file), { merge: true }) as {
-    services: Record<string, { image?: string, build?: { context: string, dockerfile: string }, environment?: Record<string, string>, volumes?: string[], ports?: string[], container_name?: string, depends_on?: Record<string, unknown> | string[], entrypoint?: string[] }>
+    services: Record<
+      string,
+      {
+        image?: string
+        build?: { context: string; dockerfile: string }
+        environment?: Record<string, string>
+        volumes?: string[]
+        ports?: string[]
+        container_name?: string
+        depends_on?: Record<string, unknown> | string[]
+        entrypoint?: string[]
+      }
+    >
     volumes: Record<string, unknown>
   }
   const services = compose.services
@@ -87,7 +99,10 @@ describe('deploy/docker-compose.yml', () => {
 
   it('sets only AGENCY_* variables that agentd knows', () => {
     for (const name of agentdServices) {
-      expect(agencyVars(services[name].environment).filter(v => !AGENTD_ENV.includes(v)), name).toEqual([])
+      expect(
+        agencyVars(services[name].environment).filter(v => !AGENTD_ENV.includes(v)),
+        name
+      ).toEqual([])
     }
     const init = read(join(DEPLOY, 'docker/init-shared-repo.sh'))
     for (const v of agencyVars(services['shared-repo'].environment)) expect(init, v).toContain(v)
@@ -95,20 +110,28 @@ describe('deploy/docker-compose.yml', () => {
 
   it('has Prometheus discover every agentd through DNS on the metrics port', () => {
     const mount = services.prometheus.volumes!.find(v => v.endsWith(':/etc/prometheus/prometheus.yml:ro'))!
-    const config = parse(read(resolve(DEPLOY, mount.split(':')[0]))) as { global: { scrape_interval: string }, scrape_configs: Array<{ job_name: string, dns_sd_configs?: Array<{ names: string[], type: string, port: number }> }> }
+    const config = parse(read(resolve(DEPLOY, mount.split(':')[0]))) as {
+      global: { scrape_interval: string }
+      scrape_configs: Array<{ job_name: string; dns_sd_configs?: Array<{ names: string[]; type: string; port: number }> }>
+    }
     const job = config.scrape_configs.find(j => j.job_name === 'agentd')!
     const sd = job.dns_sd_configs![0]
     expect(sd.names.sort()).toEqual([...agentdServices].sort())
     for (const name of agentdServices) expect(services[name].environment!.AGENCY_METRICS).toBe(`0.0.0.0:${sd.port}`)
-    const datasource = parse(read(join(REPO_ROOT, 'grafana/provisioning/datasources/prometheus.yml'))) as { datasources: Array<{ url: string, jsonData: { timeInterval: string } }> }
+    const datasource = parse(read(join(REPO_ROOT, 'grafana/provisioning/datasources/prometheus.yml'))) as {
+      datasources: Array<{ url: string; jsonData: { timeInterval: string } }>
+    }
     expect(datasource.datasources[0].jsonData.timeInterval).toBe(config.global.scrape_interval)
     expect(datasource.datasources[0].url).toBe('http://prometheus:9090')
   })
 
   it('provisions Grafana with the datasource and the dashboards where the provider looks', () => {
     const g = services.grafana.volumes!
-    const target = (source: string): string | undefined => g.find(v => resolve(DEPLOY, v.split(':')[0]) === join(REPO_ROOT, source))?.split(':')[1]
-    const provider = parse(read(join(REPO_ROOT, 'grafana/provisioning/dashboards/agency.yml'))) as { providers: Array<{ options: { path: string } }> }
+    const target = (source: string): string | undefined =>
+      g.find(v => resolve(DEPLOY, v.split(':')[0]) === join(REPO_ROOT, source))?.split(':')[1]
+    const provider = parse(read(join(REPO_ROOT, 'grafana/provisioning/dashboards/agency.yml'))) as {
+      providers: Array<{ options: { path: string } }>
+    }
     expect(target('grafana/dashboards')).toBe(provider.providers[0].options.path)
     expect(target('grafana/provisioning/datasources')).toBe('/etc/grafana/provisioning/datasources')
     expect(target('grafana/provisioning/dashboards')).toBe('/etc/grafana/provisioning/dashboards')
@@ -118,16 +141,25 @@ describe('deploy/docker-compose.yml', () => {
 })
 
 describe('deploy/docker-compose.test.yml (the override of npm run test:deploy)', () => {
-  type Service = { image?: string, build?: { context: string, dockerfile: string, network?: string, args?: Record<string, string> }, environment?: Record<string, string>, profiles?: string[], ports?: unknown }
+  type Service = {
+    image?: string
+    build?: { context: string; dockerfile: string; network?: string; args?: Record<string, string> }
+    environment?: Record<string, string>
+    profiles?: string[]
+    ports?: unknown
+  }
   const base = parse(read(join(DEPLOY, 'docker-compose.yml')), { merge: true }) as { services: Record<string, Service> }
   const reset = { tag: '!reset', collection: 'seq' as const, resolve: () => ({ reset: true }) }
-  const override = parse(read(join(DEPLOY, 'docker-compose.test.yml')), { merge: true, customTags: [reset] }) as { services: Record<string, Service>, networks: Record<string, { internal?: boolean }> }
+  const override = parse(read(join(DEPLOY, 'docker-compose.test.yml')), { merge: true, customTags: [reset] }) as {
+    services: Record<string, Service>
+    networks: Record<string, { internal?: boolean }>
+  }
 
   it('overrides only services of the compose file', () => {
     expect(Object.keys(base.services)).toEqual(expect.arrayContaining(Object.keys(override.services)))
   })
 
-  it('builds every agentd service into one test image, from deploy/Dockerfile, on the host\'s network', () => {
+  it("builds every agentd service into one test image, from deploy/Dockerfile, on the host's network", () => {
     const images = new Set<string>()
     for (const [name, s] of Object.entries(base.services)) {
       if (s.build == null) continue
@@ -170,14 +202,19 @@ describe('deploy/docker-compose.test.yml (the override of npm run test:deploy)',
     const runner = read(join(REPO_ROOT, 'test/deploy/run.sh'))
     expect(runner).toContain('-f deploy/docker-compose.yml -f deploy/docker-compose.test.yml')
     expect(runner).toContain('deploy/offline/build-node-base.sh')
-    expect(read(join(REPO_ROOT, 'test/deploy/compose-swarm.deploy.ts'))).toContain("'-f', 'deploy/docker-compose.yml', '-f', 'deploy/docker-compose.test.yml'")
+    expect(read(join(REPO_ROOT, 'test/deploy/compose-swarm.deploy.ts'))).toContain(
+      "'-f', 'deploy/docker-compose.yml', '-f', 'deploy/docker-compose.test.yml'"
+    )
     expect(statSync(join(DEPLOY, 'offline/build-node-base.sh')).mode & 0o111).not.toBe(0)
   })
 })
 
 describe('deploy/Dockerfile', () => {
   const text = read(join(DEPLOY, 'Dockerfile'))
-  const ignore = read(join(DEPLOY, 'Dockerfile.dockerignore')).split('\n').filter(l => l.startsWith('!')).map(l => l.slice(1))
+  const ignore = read(join(DEPLOY, 'Dockerfile.dockerignore'))
+    .split('\n')
+    .filter(l => l.startsWith('!'))
+    .map(l => l.slice(1))
 
   it('builds on node:20 with npm ci and npm run build (dist/src and the dashboard in dist/ui), and runs agentd', () => {
     expect([...text.matchAll(/^FROM (\S+)/gm)].map(m => m[1]).every(image => image.startsWith('node:20'))).toBe(true)
@@ -198,7 +235,10 @@ describe('deploy/Dockerfile', () => {
     for (const sources of copies) {
       for (const s of sources) {
         expect(existsSync(join(REPO_ROOT, s)), s).toBe(true)
-        expect(ignore.some(i => s === i || s.startsWith(i + '/')), `${s} is excluded by Dockerfile.dockerignore`).toBe(true)
+        expect(
+          ignore.some(i => s === i || s.startsWith(i + '/')),
+          `${s} is excluded by Dockerfile.dockerignore`
+        ).toBe(true)
       }
     }
   })
@@ -212,8 +252,12 @@ describe('deploy/Dockerfile', () => {
 
 describe('deploy/docker/init-shared-repo.sh', () => {
   let dir: string
-  beforeAll(async () => { dir = await mkdtemp(join(tmpdir(), 'agency-init-repo-')) })
-  afterAll(async () => { await rm(dir, { recursive: true, force: true }) })
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'agency-init-repo-'))
+  })
+  afterAll(async () => {
+    await rm(dir, { recursive: true, force: true })
+  })
   const script = join(DEPLOY, 'docker/init-shared-repo.sh')
   const initRepo = async (env: Record<string, string>): Promise<string> =>
     (await run('sh', [script], { env: { ...process.env, ...env } })).stdout
@@ -237,17 +281,21 @@ describe('deploy/docker/init-shared-repo.sh', () => {
 
 describe('deploy/k8s', () => {
   const K8S = join(DEPLOY, 'k8s')
-  const kustomization = parse(read(join(K8S, 'kustomization.yaml'))) as { resources: string[], namespace: string }
+  const kustomization = parse(read(join(K8S, 'kustomization.yaml'))) as { resources: string[]; namespace: string }
   type Doc = Record<string, any>
-  const docs: Doc[] = kustomization.resources.flatMap(r => parseAllDocuments(read(join(K8S, r))).map(d => {
-    if (d.errors.length > 0) throw new Error(`${r}: ${d.errors[0].message}`)
-    return d.toJS() as Doc
-  }))
+  const docs: Doc[] = kustomization.resources.flatMap(r =>
+    parseAllDocuments(read(join(K8S, r))).map(d => {
+      if (d.errors.length > 0) throw new Error(`${r}: ${d.errors[0].message}`)
+      return d.toJS() as Doc
+    })
+  )
   const find = (kind: string, name: string): Doc | undefined => docs.find(d => d.kind === kind && d.metadata?.name === name)
   const sts = docs.find(d => d.kind === 'StatefulSet')!
   const pod = sts.spec.template.spec
   const container = pod.containers[0]
-  const env: Record<string, string> = Object.fromEntries((container.env as Array<{ name: string, value?: string }>).map(e => [e.name, e.value ?? '']))
+  const env: Record<string, string> = Object.fromEntries(
+    (container.env as Array<{ name: string; value?: string }>).map(e => [e.name, e.value ?? ''])
+  )
   const config = find('ConfigMap', container.envFrom[0].configMapRef.name)!
 
   it('lists only resources that exist, each a named Kubernetes object', () => {
@@ -268,7 +316,9 @@ describe('deploy/k8s', () => {
   })
 
   it('bootstraps every pod to pod 0 by its stable name', () => {
-    expect(env.AGENCY_PEERS).toMatch(new RegExp(`^/dns4/${sts.metadata.name}-0\\.${sts.spec.serviceName}\\.\\$\\(POD_NAMESPACE\\)\\.svc\\.`))
+    expect(env.AGENCY_PEERS).toMatch(
+      new RegExp(`^/dns4/${sts.metadata.name}-0\\.${sts.spec.serviceName}\\.\\$\\(POD_NAMESPACE\\)\\.svc\\.`)
+    )
     const p2p = container.ports.find((p: Doc) => p.name === 'p2p').containerPort
     expect(env.AGENCY_PEERS.endsWith(`/tcp/${p2p}`)).toBe(true)
     expect(config.data.AGENCY_LISTEN).toBe(`/ip4/0.0.0.0/tcp/${p2p}`)
@@ -319,7 +369,7 @@ describe('deploy/k8s', () => {
     expect(used.filter(v => !AGENTD_ENV.includes(v))).toEqual([])
   })
 
-  it('builds with kustomize', async (ctx) => {
+  it('builds with kustomize', async ctx => {
     const kubectl = findTool('kubectl')
     if (kubectl == null) ctx.skip(missingTool('kustomize build of deploy/k8s', 'kubectl', 'kubectl ships kustomize'))
     const { stdout } = await run(kubectl!, ['kustomize', K8S])
@@ -342,7 +392,7 @@ describe('deploy/systemd', () => {
     expect(directive('KillSignal')).toBe('SIGTERM')
   })
 
-  it('names every agentd flag\'s variable in agentd.env, and nothing else', () => {
+  it("names every agentd flag's variable in agentd.env, and nothing else", () => {
     const named = [...envText.matchAll(/^#?(AGENCY_[A-Z0-9_]+)=/gm)].map(m => m[1])
     expect(AGENTD_ENV.filter(v => !named.includes(v))).toEqual([])
     expect(named.filter(v => !AGENTD_ENV.includes(v))).toEqual([])
@@ -352,12 +402,13 @@ describe('deploy/systemd', () => {
     expect([...envText.matchAll(/^(AGENCY_[A-Z0-9_]+)=\s*$/gm)].map(m => m[1])).toEqual([])
   })
 
-  it('passes `systemd-analyze verify`', async (ctx) => {
+  it('passes `systemd-analyze verify`', async ctx => {
     const analyze = findTool('systemd-analyze')
-    if (analyze == null) ctx.skip(missingTool('systemd-analyze verify of agentd.service', 'systemd-analyze', 'Debian: apt-get install -y systemd'))
+    if (analyze == null)
+      ctx.skip(missingTool('systemd-analyze verify of agentd.service', 'systemd-analyze', 'Debian: apt-get install -y systemd'))
     const node = directive('ExecStart')!.split(' ')[0]
-    if (!existsSync(node)) ctx.skip(missingTool('systemd-analyze verify of agentd.service', node, 'the unit\'s ExecStart interpreter'))
-    const { stdout, stderr } = await run(analyze!, ['verify', unitFile]).catch((err: { stdout: string, stderr: string }) => err)
+    if (!existsSync(node)) ctx.skip(missingTool('systemd-analyze verify of agentd.service', node, "the unit's ExecStart interpreter"))
+    const { stdout, stderr } = await run(analyze!, ['verify', unitFile]).catch((err: { stdout: string; stderr: string }) => err)
     expect(`${stdout}${stderr}`.trim()).toBe('')
   })
 })

@@ -13,11 +13,11 @@ import { createMetrics } from '../../src/metrics/metrics.js'
 import { findTool, missingTool, PROMETHEUS_INSTALL } from './support/tools.js'
 import { promtoolCheckMetrics } from './support/promtool.js'
 
-type PingNode = Libp2p<{ ping: ReturnType<ReturnType<typeof ping>>, identify: ReturnType<ReturnType<typeof identify>> }>
+type PingNode = Libp2p<{ ping: ReturnType<ReturnType<typeof ping>>; identify: ReturnType<ReturnType<typeof identify>> }>
 
 const nodes: PingNode[] = []
 
-async function node (registry: Registry): Promise<PingNode> {
+async function node(registry: Registry): Promise<PingNode> {
   const n = await createLibp2p({
     addresses: { listen: ['/ip4/127.0.0.1/tcp/0'] },
     transports: [tcp()],
@@ -30,18 +30,22 @@ async function node (registry: Registry): Promise<PingNode> {
   return n
 }
 
-async function values (registry: Registry, name: string): Promise<Array<{ labels: Record<string, unknown>, value: number }>> {
+async function values(registry: Registry, name: string): Promise<Array<{ labels: Record<string, unknown>; value: number }>> {
   const all = await registry.getMetricsAsJSON()
-  return (all.find(m => m.name === name)?.values ?? [])
+  return all.find(m => m.name === name)?.values ?? []
 }
 
-async function value (registry: Registry, name: string, labels: Record<string, string>): Promise<number | undefined> {
+async function value(registry: Registry, name: string, labels: Record<string, string>): Promise<number | undefined> {
   const found = (await values(registry, name)).find(v => Object.entries(labels).every(([k, x]) => v.labels[k] === x))
   return found?.value
 }
 
 afterEach(async () => {
-  await Promise.all(nodes.splice(0).map(async n => { await n.stop() }))
+  await Promise.all(
+    nodes.splice(0).map(async n => {
+      await n.stop()
+    })
+  )
 })
 
 describe('libp2p metrics under agentd_libp2p_*', () => {
@@ -56,9 +60,13 @@ describe('libp2p metrics under agentd_libp2p_*', () => {
     expect(await value(rb, 'agentd_libp2p_connections', { direction: 'inbound', state: 'open' })).toBe(1)
     expect(await value(ra, 'agentd_libp2p_connections_opened_total', { direction: 'outbound' })).toBe(1)
     expect(await value(ra, 'agentd_libp2p_transfer_bytes_total', { protocol: '/ipfs/ping/1.0.0', direction: 'sent' })).toBeGreaterThan(0)
-    expect(await value(rb, 'agentd_libp2p_transfer_bytes_total', { protocol: '/ipfs/ping/1.0.0', direction: 'received' })).toBeGreaterThan(0)
+    expect(await value(rb, 'agentd_libp2p_transfer_bytes_total', { protocol: '/ipfs/ping/1.0.0', direction: 'received' })).toBeGreaterThan(
+      0
+    )
     const all = await value(ra, 'agentd_libp2p_transfer_bytes_total', { protocol: 'all', direction: 'sent' })
-    expect(all).toBeGreaterThanOrEqual((await value(ra, 'agentd_libp2p_transfer_bytes_total', { protocol: '/ipfs/ping/1.0.0', direction: 'sent' }))!)
+    expect(all).toBeGreaterThanOrEqual(
+      (await value(ra, 'agentd_libp2p_transfer_bytes_total', { protocol: '/ipfs/ping/1.0.0', direction: 'sent' }))!
+    )
     expect(await value(ra, 'agentd_libp2p_handshake_errors_total', {})).toBe(0)
 
     const names = (await ra.getMetricsAsJSON()).map(m => m.name)
@@ -90,7 +98,7 @@ describe('libp2p metrics under agentd_libp2p_*', () => {
     expect(await value(ra, 'agentd_libp2p_connections', { direction: 'outbound', state: 'open' })).toBe(1)
   })
 
-  it('passes `promtool check metrics` together with the daemon\'s own metrics', async (ctx) => {
+  it("passes `promtool check metrics` together with the daemon's own metrics", async ctx => {
     const promtool = findTool('promtool')
     if (promtool == null) ctx.skip(missingTool('promtool check of libp2p metrics', 'promtool', PROMETHEUS_INSTALL))
     const m = createMetrics({ version: 'test', swarm: 'lint' })

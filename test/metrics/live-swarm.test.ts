@@ -8,7 +8,17 @@ import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { scrape } from './support/agentd.js'
 import { exerciseSwarm, startLocalSwarm, type LocalSwarm } from './support/busy-swarm.js'
-import { DASHBOARD_FILES, expand, loadDashboard, metricNames, parseLabelValues, queriesOf, queryableNames, typesInExposition, variableQuery } from './support/dashboards.js'
+import {
+  DASHBOARD_FILES,
+  expand,
+  loadDashboard,
+  metricNames,
+  parseLabelValues,
+  queriesOf,
+  queryableNames,
+  typesInExposition,
+  variableQuery
+} from './support/dashboards.js'
 import { startPrometheus, type PrometheusServer } from './support/prometheus.js'
 import { promtoolCheckMetrics } from './support/promtool.js'
 import { findTool, missingTool, PROMETHEUS_INSTALL } from './support/tools.js'
@@ -26,9 +36,16 @@ beforeAll(async () => {
   swarm = await startLocalSwarm()
   if (PROMETHEUS != null) {
     promDir = await mkdtemp(join(tmpdir(), 'agency-prometheus-'))
-    prom = await startPrometheus(PROMETHEUS, promDir, swarm.daemons.map(d => d.metrics))
+    prom = await startPrometheus(
+      PROMETHEUS,
+      promDir,
+      swarm.daemons.map(d => d.metrics)
+    )
     const p = prom
-    await waitFor(async () => (await p.query('up == 1')).length === swarm.daemons.length, { what: 'every daemon up in Prometheus', intervalMs: 500 })
+    await waitFor(async () => (await p.query('up == 1')).length === swarm.daemons.length, {
+      what: 'every daemon up in Prometheus',
+      intervalMs: 500
+    })
   }
   await exerciseSwarm(swarm)
 }, 180_000)
@@ -40,14 +57,12 @@ afterAll(async () => {
 }, 60_000)
 
 /** What Grafana fills in for the variables: the whole test swarm, or agent-1. */
-function variablesFor (file: string): Record<string, string> {
-  return file === 'agent.json'
-    ? { swarm: swarm.swarm, instance: swarm.daemons[0].metrics }
-    : { swarm: swarm.swarm, instance: '.*' }
+function variablesFor(file: string): Record<string, string> {
+  return file === 'agent.json' ? { swarm: swarm.swarm, instance: swarm.daemons[0].metrics } : { swarm: swarm.swarm, instance: '.*' }
 }
 
 describe('a live three-daemon swarm', () => {
-  it('passes `promtool check metrics` on every daemon', async (ctx) => {
+  it('passes `promtool check metrics` on every daemon', async ctx => {
     const promtool = findTool('promtool')
     if (promtool == null) ctx.skip(missingTool('promtool check metrics on a live agentd', 'promtool', PROMETHEUS_INSTALL))
     for (const d of swarm.daemons) {
@@ -63,14 +78,20 @@ describe('a live three-daemon swarm', () => {
     const exported = queryableNames(typesInExposition(await scrape(swarm.daemons[0].metrics)))
     for (const file of DASHBOARD_FILES) {
       const d = loadDashboard(file)
-      const texts = [...queriesOf(file, d).map(q => q.expr), ...d.templating.list.map(v => parseLabelValues(variableQuery(v))?.selector ?? '')]
+      const texts = [
+        ...queriesOf(file, d).map(q => q.expr),
+        ...d.templating.list.map(v => parseLabelValues(variableQuery(v))?.selector ?? '')
+      ]
       const used = new Set(texts.flatMap(metricNames))
-      expect([...used].filter(n => !exported.has(n)), file).toEqual([])
+      expect(
+        [...used].filter(n => !exported.has(n)),
+        file
+      ).toEqual([])
     }
   })
 
   describe('scraped by a real Prometheus', () => {
-    it('offers the swarm and its agents in the dashboards\' variables', async (ctx) => {
+    it("offers the swarm and its agents in the dashboards' variables", async ctx => {
       if (prom == null) ctx.skip(missingTool('dashboard variables against a real Prometheus', 'prometheus', PROMETHEUS_INSTALL))
       const targets = swarm.daemons.map(d => d.metrics).sort()
       for (const file of DASHBOARD_FILES) {
@@ -84,28 +105,32 @@ describe('a live three-daemon swarm', () => {
       }
     })
 
-    it('has data for every query of both dashboards', async (ctx) => {
+    it('has data for every query of both dashboards', async ctx => {
       if (prom == null) ctx.skip(missingTool('dashboard queries against a real Prometheus', 'prometheus', PROMETHEUS_INSTALL))
       const p = prom!
-      const queries = DASHBOARD_FILES.flatMap(file => queriesOf(file, loadDashboard(file)).map(q => ({ ...q, promql: expand(q.expr, variablesFor(file)) })))
+      const queries = DASHBOARD_FILES.flatMap(file =>
+        queriesOf(file, loadDashboard(file)).map(q => ({ ...q, promql: expand(q.expr, variablesFor(file)) }))
+      )
       expect(queries.length).toBeGreaterThan(50)
       // rate() and friends need two scrapes inside their window: poll until every query has data.
       const missing = new Map(queries.map(q => [q, 'no data'] as [typeof q, string]))
       const deadline = Date.now() + 40_000
       while (missing.size > 0 && Date.now() < deadline) {
-        await Promise.all([...missing.keys()].map(async q => {
-          try {
-            if ((await p.query(q.promql)).length > 0) missing.delete(q)
-          } catch (err) {
-            missing.set(q, (err as Error).message)
-          }
-        }))
+        await Promise.all(
+          [...missing.keys()].map(async q => {
+            try {
+              if ((await p.query(q.promql)).length > 0) missing.delete(q)
+            } catch (err) {
+              missing.set(q, (err as Error).message)
+            }
+          })
+        )
         if (missing.size > 0) await new Promise(resolve => setTimeout(resolve, 1000))
       }
       expect([...missing].map(([q, why]) => `${q.dashboard} "${q.panel}" ${q.refId}: ${why}\n  ${q.promql}`)).toEqual([])
     }, 90_000)
 
-    it('shows on the overview what the swarm did', async (ctx) => {
+    it('shows on the overview what the swarm did', async ctx => {
       if (prom == null) ctx.skip(missingTool('overview values against a real Prometheus', 'prometheus', PROMETHEUS_INSTALL))
       const d = loadDashboard('swarm.json')
       const value = async (panel: string, refId = 'A'): Promise<number> => {
@@ -117,8 +142,8 @@ describe('a live three-daemon swarm', () => {
       // Prometheus may not have scraped the very last changes yet, and each
       // target is scraped at its own moment: the daemon that merged may be
       // scraped after another already shows the task done.
-      await waitFor(async () => await value('Tasks done') === 1, { what: 'Tasks done to read 1', intervalMs: 500 })
-      await waitFor(async () => await value('Merged (1h)') > 0, { what: 'Merged (1h) above 0', intervalMs: 500 })
+      await waitFor(async () => (await value('Tasks done')) === 1, { what: 'Tasks done to read 1', intervalMs: 500 })
+      await waitFor(async () => (await value('Merged (1h)')) > 0, { what: 'Merged (1h) above 0', intervalMs: 500 })
       expect(await value('Agents up')).toBe(3)
       expect(await value('Agents live (largest view)')).toBe(3)
       expect(await value('Tasks done', 'A')).toBe(1)

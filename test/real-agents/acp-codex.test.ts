@@ -15,18 +15,35 @@ import { CODEX_TOOLS, startResponsesModel } from './models/openai-responses.js'
 const acp = acpLifecycle()
 
 describe('agentd --harness acp:codex: the real Codex ACP agent in a persistent session with the swarm pushed into it', () => {
-  it('claims over MCP, is cancelled when its claim is lost and told why, gets a peer\'s message in its next turn, and lands the task', async () => {
-    assertCli('codex-acp')
-    const m = scenarioModel()
-    const model = acp.model(await startResponsesModel({ playbook: ACP_PLAYBOOK, dialect: CODEX_TOOLS, turnInput: sinceLastPrompt, beforeAnswer: async rec => { await m.beforeAnswer(responsesStep(rec)) } }))
-    const baseUrl = model.baseUrl
-    const scenario = await acp.start({
-      name: 'acp-codex',
-      harness: 'acp:codex',
-      model: m,
-      setup: async home => await codexHome(home, baseUrl)
-    })
-    const requests = model.requests
-    await playAcpScenario(scenario, m, { command: 'codex-acp', claimCallTitle: /^Tool: agency\/claim/, steps: () => requests.map(responsesStep) })
-  }, ACP_SCENARIO_MS)
+  it(
+    "claims over MCP, is cancelled when its claim is lost and told why, gets a peer's message in its next turn, and lands the task",
+    async () => {
+      assertCli('codex-acp')
+      const m = scenarioModel()
+      const model = acp.model(
+        await startResponsesModel({
+          playbook: ACP_PLAYBOOK,
+          dialect: CODEX_TOOLS,
+          turnInput: sinceLastPrompt,
+          beforeAnswer: async rec => {
+            await m.beforeAnswer(responsesStep(rec))
+          }
+        })
+      )
+      const baseUrl = model.baseUrl
+      const scenario = await acp.start({
+        name: 'acp-codex',
+        harness: 'acp:codex',
+        model: m,
+        setup: async home => await codexHome(home, baseUrl)
+      })
+      const requests = model.requests
+      await playAcpScenario(scenario, m, {
+        command: 'codex-acp',
+        claimCallTitle: /^Tool: agency\/claim/,
+        steps: () => requests.map(responsesStep)
+      })
+    },
+    ACP_SCENARIO_MS
+  )
 })

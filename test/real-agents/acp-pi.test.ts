@@ -17,21 +17,35 @@
 import { mkdir, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { describe, it } from 'vitest'
-import { ACP_PLAYBOOK, ACP_SCENARIO_MS, acpLifecycle, isAgentdPrompt, playAcpScenario, scenarioModel, type ModelStep } from './acp-scenario.js'
+import {
+  ACP_PLAYBOOK,
+  ACP_SCENARIO_MS,
+  acpLifecycle,
+  isAgentdPrompt,
+  playAcpScenario,
+  scenarioModel,
+  type ModelStep
+} from './acp-scenario.js'
 import { assertCli } from './greeter-scenario.js'
 import { PI_TOOLS, startChatStandIn, type ChatRequestRecord } from './models/openai-chat.js'
 
 const acp = acpLifecycle()
 
-const text = (content: unknown): string => typeof content === 'string' ? content : Array.isArray(content) ? content.map((p: any) => typeof p?.text === 'string' ? p.text : '').join('') : ''
+const text = (content: unknown): string =>
+  typeof content === 'string'
+    ? content
+    : Array.isArray(content)
+      ? content.map((p: any) => (typeof p?.text === 'string' ? p.text : '')).join('')
+      : ''
 const isPrompt = (m: any): boolean => m?.role === 'user' && isAgentdPrompt(text(m.content))
 /**
  * The system and user messages (the first prompt names the agent), and the calls since agentd's last prompt: the mind starts every turn
  * afresh.
  */
-function sinceLastPrompt (messages: any[]): any[] {
+function sinceLastPrompt(messages: any[]): any[] {
   for (let i = messages.length - 1; i >= 0; i--) {
-    if (isPrompt(messages[i])) return [...messages.slice(0, i).filter(m => m?.role === 'system' || m?.role === 'user'), ...messages.slice(i)]
+    if (isPrompt(messages[i]))
+      return [...messages.slice(0, i).filter(m => m?.role === 'system' || m?.role === 'user'), ...messages.slice(i)]
   }
   return messages
 }
@@ -44,30 +58,55 @@ const step = (r: ChatRequestRecord): ModelStep => ({
 })
 
 describe('agentd --harness acp:pi: the real Pi over its ACP adapter in a persistent session with the swarm pushed into it', () => {
-  it('claims with the agency CLI in bash, is cancelled when its claim is lost and told why, gets a peer\'s message in its next turn, and lands the task', async () => {
-    assertCli('pi-acp')
-    assertCli('pi')
-    const m = scenarioModel()
-    const model = acp.model(await startChatStandIn({ playbook: ACP_PLAYBOOK, dialect: PI_TOOLS, turnInput: sinceLastPrompt, beforeAnswer: async rec => { await m.beforeAnswer(step(rec)) } }))
-    const { baseUrl, model: modelId } = model
-    const scenario = await acp.start({
-      name: 'acp-pi',
-      harness: 'acp:pi',
-      model: m,
-      setup: async home => {
-        // The user's own Pi configuration, as in the print-mode test; quietStartup: no start-up banner in the session.
-        const agentDir = join(home, '.pi', 'agent')
-        await mkdir(agentDir, { recursive: true })
-        await writeFile(join(agentDir, 'models.json'), JSON.stringify({
-          providers: { 'stand-in': { baseUrl, api: 'openai-completions', apiKey: 'anything', models: [{ id: modelId }] } }
-        }))
-        await writeFile(join(agentDir, 'settings.json'), JSON.stringify({ defaultProvider: 'stand-in', defaultModel: modelId, quietStartup: true }))
-        // Nothing leaves loopback: PI_OFFLINE, no update check or telemetry in Pi; npm offline, for
-        // pi-acp's `npm view` of Pi's latest version at session/new (it then finds none and says nothing).
-        return { PI_OFFLINE: '1', npm_config_offline: 'true' }
-      }
-    })
-    const requests = model.requests
-    await playAcpScenario(scenario, m, { command: 'pi-acp', claimCallTitle: /^bash \(other\)$/, asksNoPermissions: true, shellKind: 'other', steps: () => requests.map(step) })
-  }, ACP_SCENARIO_MS)
+  it(
+    "claims with the agency CLI in bash, is cancelled when its claim is lost and told why, gets a peer's message in its next turn, and lands the task",
+    async () => {
+      assertCli('pi-acp')
+      assertCli('pi')
+      const m = scenarioModel()
+      const model = acp.model(
+        await startChatStandIn({
+          playbook: ACP_PLAYBOOK,
+          dialect: PI_TOOLS,
+          turnInput: sinceLastPrompt,
+          beforeAnswer: async rec => {
+            await m.beforeAnswer(step(rec))
+          }
+        })
+      )
+      const { baseUrl, model: modelId } = model
+      const scenario = await acp.start({
+        name: 'acp-pi',
+        harness: 'acp:pi',
+        model: m,
+        setup: async home => {
+          // The user's own Pi configuration, as in the print-mode test; quietStartup: no start-up banner in the session.
+          const agentDir = join(home, '.pi', 'agent')
+          await mkdir(agentDir, { recursive: true })
+          await writeFile(
+            join(agentDir, 'models.json'),
+            JSON.stringify({
+              providers: { 'stand-in': { baseUrl, api: 'openai-completions', apiKey: 'anything', models: [{ id: modelId }] } }
+            })
+          )
+          await writeFile(
+            join(agentDir, 'settings.json'),
+            JSON.stringify({ defaultProvider: 'stand-in', defaultModel: modelId, quietStartup: true })
+          )
+          // Nothing leaves loopback: PI_OFFLINE, no update check or telemetry in Pi; npm offline, for
+          // pi-acp's `npm view` of Pi's latest version at session/new (it then finds none and says nothing).
+          return { PI_OFFLINE: '1', npm_config_offline: 'true' }
+        }
+      })
+      const requests = model.requests
+      await playAcpScenario(scenario, m, {
+        command: 'pi-acp',
+        claimCallTitle: /^bash \(other\)$/,
+        asksNoPermissions: true,
+        shellKind: 'other',
+        steps: () => requests.map(step)
+      })
+    },
+    ACP_SCENARIO_MS
+  )
 })

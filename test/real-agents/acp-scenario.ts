@@ -55,7 +55,10 @@ export interface AcpScenario {
 /** A message from B that the test looks for in what reaches the model. */
 export const PEER_MESSAGE = 'I took greet while we could not see each other; I am releasing it now, it is yours again. -- B'
 
-export async function startAcpScenario (scratch: Scratch, o: { name: string, harness: string, model: ScenarioModel, setup: (home: string) => Promise<Record<string, string>> }): Promise<AcpScenario> {
+export async function startAcpScenario(
+  scratch: Scratch,
+  o: { name: string; harness: string; model: ScenarioModel; setup: (home: string) => Promise<Record<string, string>> }
+): Promise<AcpScenario> {
   const deadline = Date.now() + ACP_SCENARIO_MS - 45_000
   const left = (): number => Math.max(0, deadline - Date.now())
   const dir = await scratch.dir(`agency-${o.name}-`)
@@ -78,10 +81,18 @@ export async function startAcpScenario (scratch: Scratch, o: { name: string, har
   const peerArgs = ['--settle-ms', '300', '--live-timeout-ms', '300000']
   const common = ['--repo', repo, '--mirror-dir', join(dir, 'mirrors'), ...peerArgs]
   const clients: Agency[] = []
-  const api = (d: LocalDaemon): Agency => { const c = connectAgency(d.grpc); clients.push(c); return c }
+  const api = (d: LocalDaemon): Agency => {
+    const c = connectAgency(d.grpc)
+    clients.push(c)
+    return c
+  }
   const call = async <T>(d: LocalDaemon, f: (c: AgencyClient) => (req: any, ...rest: any[]) => unknown, req: unknown): Promise<T> => {
     const c = connectAgency(d.grpc)
-    try { return await c.call(f as any, req as any) } finally { c.close() }
+    try {
+      return await c.call(f as any, req as any)
+    } finally {
+      c.close()
+    }
   }
 
   // ---- the board, on A; B learns it, then A stops ----
@@ -89,24 +100,48 @@ export async function startAcpScenario (scratch: Scratch, o: { name: string, har
   await call(seedA, c => c.setGoal, { text: GREETER.goal, files: [], testCommand: TEST_COMMAND })
   const t = GREETER.task
   await call(seedA, c => c.addTask, { id: t.id, title: t.title, description: t.description, deps: [], scope: t.scope, priority: 0 })
-  const seedB = await scratch.daemon(`${o.name}-b-seed`, { dataDir: dataB, logFile: join(dir, 'b-seed.log'), peers: seedA.addrs, extraArgs: peerArgs })
-  await waitFor(async () => (await call<{ task?: { id: string } }>(seedB, c => c.getTask, { id: t.id })).task?.id === t.id, { timeoutMs: left(), what: 'B to learn the board from A' })
-  if (await seedA.stop('SIGTERM') !== 0) throw new Error('A did not stop cleanly')
+  const seedB = await scratch.daemon(`${o.name}-b-seed`, {
+    dataDir: dataB,
+    logFile: join(dir, 'b-seed.log'),
+    peers: seedA.addrs,
+    extraArgs: peerArgs
+  })
+  await waitFor(async () => (await call<{ task?: { id: string } }>(seedB, c => c.getTask, { id: t.id })).task?.id === t.id, {
+    timeoutMs: left(),
+    what: 'B to learn the board from A'
+  })
+  if ((await seedA.stop('SIGTERM')) !== 0) throw new Error('A did not stop cleanly')
 
   // ---- B, alone, claims greet, and stops ----
   const claimed = await call<{ outcome: number }>(seedB, c => c.claim, { task: t.id, scope: t.scope, noWait: false })
   if (claimed.outcome !== 1) throw new Error(`B's claim while A was away was not HELD: ${JSON.stringify(claimed)}`)
-  if (await seedB.stop('SIGTERM') !== 0) throw new Error('B did not stop cleanly')
+  if ((await seedB.stop('SIGTERM')) !== 0) throw new Error('B did not stop cleanly')
 
   // ---- A with the ACP harness; one more entry before its agent's first step ----
-  const a = await scratch.daemon(o.name, { dataDir: dataA, logFile: join(dir, 'a.log'), env, extraArgs: [...common, '--metrics', '127.0.0.1:0', '--harness', o.harness] })
+  const a = await scratch.daemon(o.name, {
+    dataDir: dataA,
+    logFile: join(dir, 'a.log'),
+    env,
+    extraArgs: [...common, '--metrics', '127.0.0.1:0', '--harness', o.harness]
+  })
   // B never sees it before its claim: A's claim comes after it, so B's earlier claim wins.
-  await call(a, c => c.recordFinding, { kind: 'note', text: 'the greeter\'s test is test/greet.test.js', paths: [], tags: [], refs: [], supersedes: '' })
+  await call(a, c => c.recordFinding, {
+    kind: 'note',
+    text: "the greeter's test is test/greet.test.js",
+    paths: [],
+    tags: [],
+    refs: [],
+    supersedes: ''
+  })
   o.model.mayStart.open()
   const events: Event[] = []
   const watcher = api(a)
   void (async () => {
-    try { for await (const e of watcher.stream((c: AgencyClient, m) => c.watchEvents({}, m))) events.push(e) } catch { /* closed at the end */ }
+    try {
+      for await (const e of watcher.stream((c: AgencyClient, m) => c.watchEvents({}, m))) events.push(e)
+    } catch {
+      /* closed at the end */
+    }
   })()
 
   return {
@@ -115,9 +150,12 @@ export async function startAcpScenario (scratch: Scratch, o: { name: string, har
     a,
     events,
     api,
-    peerOnline: async () => await scratch.daemon(`${o.name}-b`, { dataDir: dataB, logFile: join(dir, 'b.log'), peers: a.addrs, extraArgs: peerArgs }),
+    peerOnline: async () =>
+      await scratch.daemon(`${o.name}-b`, { dataDir: dataB, logFile: join(dir, 'b.log'), peers: a.addrs, extraArgs: peerArgs }),
     metrics: async () => await (await fetch(`http://${a.metrics ?? ''}/metrics`)).text(),
-    close: () => { for (const c of clients.splice(0)) c.close() },
+    close: () => {
+      for (const c of clients.splice(0)) c.close()
+    },
     left
   }
 }
@@ -131,7 +169,10 @@ export type AcpScenarioOptions = Parameters<typeof startAcpScenario>[1]
  * clients, the daemons and their dirs, and the endpoint are closed, in that
  * order. Call it at the top level of the test file (it registers afterEach).
  */
-export function acpLifecycle (): { model: <M extends { close: () => Promise<unknown> }>(m: M) => M, start: (o: AcpScenarioOptions) => Promise<AcpScenario> } {
+export function acpLifecycle(): {
+  model: <M extends { close: () => Promise<unknown> }>(m: M) => M
+  start: (o: AcpScenarioOptions) => Promise<AcpScenario>
+} {
   let scratch: Scratch | undefined
   let model: { close: () => Promise<unknown> } | undefined
   let scenario: AcpScenario | undefined
@@ -144,7 +185,10 @@ export function acpLifecycle (): { model: <M extends { close: () => Promise<unkn
     scenario = undefined
   })
   return {
-    model: m => { model = m; return m },
+    model: m => {
+      model = m
+      return m
+    },
     start: async o => {
       scratch = new Scratch()
       scenario = await startAcpScenario(scratch, o)
@@ -154,17 +198,26 @@ export function acpLifecycle (): { model: <M extends { close: () => Promise<unkn
 }
 
 /** A promise with its resolve, for holding the scripted model at a step. */
-export interface Gate<T = void> { promise: Promise<T>, open: (v: T) => void, opened: () => boolean }
+export interface Gate<T = void> {
+  promise: Promise<T>
+  open: (v: T) => void
+  opened: () => boolean
+}
 
-export function gate<T = void> (): Gate<T> {
+export function gate<T = void>(): Gate<T> {
   let open!: (v: T) => void
   let done = false
-  const promise = new Promise<T>(resolve => { open = v => { done = true; resolve(v) } })
+  const promise = new Promise<T>(resolve => {
+    open = v => {
+      done = true
+      resolve(v)
+    }
+  })
   return { promise, open, opened: () => done }
 }
 
 /** A metric's value in a /metrics text, by its name and labels as written (e.g. 'agentd_harness_turns_total{stop_reason="cancelled"}'). */
-export function metric (text: string, series: string): number {
+export function metric(text: string, series: string): number {
   const line = text.split('\n').find(l => l.startsWith(`${series} `))
   return line == null ? Number.NaN : Number(line.slice(series.length + 1))
 }
@@ -191,7 +244,7 @@ export interface ModelStep {
  */
 export class TurnNumbers {
   private readonly seen: string[] = []
-  of (s: ModelStep): number {
+  of(s: ModelStep): number {
     const last = s.prompts.at(-1)
     if (last == null) return 0
     if (!this.seen.includes(last)) this.seen.push(last)
@@ -200,7 +253,7 @@ export class TurnNumbers {
 }
 
 /** Whether a user message's text is one of agentd's prompts. */
-export function isAgentdPrompt (text: string): boolean {
+export function isAgentdPrompt(text: string): boolean {
   // Anywhere in the text: an agent may wrap the prompt (Gemini CLI adds context before it).
   return text.includes('## This session') || text.includes('[agentd] ')
 }
@@ -223,7 +276,7 @@ export interface ScenarioModel {
  * read its inbox (a message arrives then), turn 3 at `ready` until B has given
  * the task back.
  */
-export function scenarioModel (): ScenarioModel {
+export function scenarioModel(): ScenarioModel {
   const mayStart = gate()
   const heldAtWrite = gate<ModelStep>()
   const atSecondReady = gate()
@@ -280,22 +333,29 @@ export interface PlayOptions {
  * is done at epoch 2 with its commit on the shared branch; all of it is in
  * agency events and the metrics; one session from start to end.
  */
-export async function playAcpScenario (s: AcpScenario, m: ScenarioModel, o: PlayOptions): Promise<void> {
+export async function playAcpScenario(s: AcpScenario, m: ScenarioModel, o: PlayOptions): Promise<void> {
   try {
     await play(s, m, o)
   } catch (err) {
     const numbers = new TurnNumbers()
-    const steps = o.steps().filter(r => r.move != null).map(r => `turn ${numbers.of(r)}: ${JSON.stringify(r.move).slice(0, 200)}`)
-    throw new Error(`${(err as Error).message}\n--- the model's steps ---\n${steps.join('\n')}\n--- harness.log ---\n${(await harnessLog(s.a)).slice(-12_000)}`, { cause: err })
+    const steps = o
+      .steps()
+      .filter(r => r.move != null)
+      .map(r => `turn ${numbers.of(r)}: ${JSON.stringify(r.move).slice(0, 200)}`)
+    throw new Error(
+      `${(err as Error).message}\n--- the model's steps ---\n${steps.join('\n')}\n--- harness.log ---\n${(await harnessLog(s.a)).slice(-12_000)}`,
+      { cause: err }
+    )
   }
 }
 
-async function play (s: AcpScenario, m: ScenarioModel, o: PlayOptions): Promise<void> {
+async function play(s: AcpScenario, m: ScenarioModel, o: PlayOptions): Promise<void> {
   const { a } = s
   const explain = async (): Promise<string> => `harness.log:\n${(await harnessLog(a)).slice(-6000)}`
   // A failed session, a crash or a failed start ends the scenario at once; an exit after agentd
   // ended the session (the goal met: stdin closed, then SIGTERM if the agent is slow to go) is none.
-  const broken = /agentd: (the session failed|harness could not start|harness exited \(code ([1-9]|null, signal SIG)(?!.*\(ended by agentd: ))/m
+  const broken =
+    /agentd: (the session failed|harness could not start|harness exited \(code ([1-9]|null, signal SIG)(?!.*\(ended by agentd: ))/m
   let over = false
   const failed = (async (): Promise<never> => {
     while (!over) {
@@ -312,7 +372,7 @@ async function play (s: AcpScenario, m: ScenarioModel, o: PlayOptions): Promise<
   }
 }
 
-async function steps (s: AcpScenario, m: ScenarioModel, o: PlayOptions, failed: Promise<never>): Promise<void> {
+async function steps(s: AcpScenario, m: ScenarioModel, o: PlayOptions, failed: Promise<never>): Promise<void> {
   const { a } = s
   const explain = async (): Promise<string> => `harness.log:\n${(await harnessLog(a)).slice(-6000)}`
 
@@ -323,23 +383,45 @@ async function steps (s: AcpScenario, m: ScenarioModel, o: PlayOptions, failed: 
   // ---- the peer comes online: its earlier claim wins, A's turn is cancelled ----
   const b = await s.peerOnline()
   await waitFor(() => held.aborted(), { timeoutMs: s.left(), what: 'the agent to abort the held model request after session/cancel' })
-  await waitFor(async () => (await harnessLog(a)).includes('turn 1 ended: cancelled'), { timeoutMs: s.left(), what: 'turn 1 to end cancelled' })
+  await waitFor(async () => (await harnessLog(a)).includes('turn 1 ended: cancelled'), {
+    timeoutMs: s.left(),
+    what: 'turn 1 to end cancelled'
+  })
 
   // ---- turn 2 tells the model why; a message arrives during it, and waits for its end ----
   await Promise.race([m.atSecondReady, failed])
   const peer = s.api(b)
-  await waitFor(async () => { await peer.call((c: AgencyClient) => c.sendMessage, { to: a.peerId, text: PEER_MESSAGE, thread: '', replyTo: '' }); return true }, { timeoutMs: s.left(), what: 'B to send its message' })
-  await waitFor(async () => (await status(a)).unread > 0, { timeoutMs: s.left(), what: 'the message to reach A\'s inbox' })
+  await waitFor(
+    async () => {
+      await peer.call((c: AgencyClient) => c.sendMessage, { to: a.peerId, text: PEER_MESSAGE, thread: '', replyTo: '' })
+      return true
+    },
+    { timeoutMs: s.left(), what: 'B to send its message' }
+  )
+  await waitFor(async () => (await status(a)).unread > 0, { timeoutMs: s.left(), what: "the message to reach A's inbox" })
   m.messageArrived.open()
   await waitFor(async () => (await harnessLog(a)).includes('turn 2 ended: end_turn'), { timeoutMs: s.left(), what: 'turn 2 to end' })
   // B gives the task back once A's turn 2 is over.
   await peer.call((c: AgencyClient) => c.release, { task: GREETER.task.id, note: 'yours again', branch: '' })
-  await waitFor(async () => (await s.api(a).call((c: AgencyClient) => c.getTask, { id: GREETER.task.id })).task?.state === 'open', { timeoutMs: s.left(), what: 'A to see greet open again' })
+  await waitFor(async () => (await s.api(a).call((c: AgencyClient) => c.getTask, { id: GREETER.task.id })).task?.state === 'open', {
+    timeoutMs: s.left(),
+    what: 'A to see greet open again'
+  })
   m.released.open()
 
   // ---- the task is done in a later turn, and the session is ended ----
-  await Promise.race([waitFor(async () => (await harnessLog(a)).includes('the goal is met: ending the session'), { timeoutMs: s.left(), intervalMs: 500, what: 'the goal to be met' }), failed])
-  await waitFor(async () => (await harnessLog(a)).includes('agentd: work is done; not restarting the harness'), { timeoutMs: s.left(), what: 'the supervisor to finish' })
+  await Promise.race([
+    waitFor(async () => (await harnessLog(a)).includes('the goal is met: ending the session'), {
+      timeoutMs: s.left(),
+      intervalMs: 500,
+      what: 'the goal to be met'
+    }),
+    failed
+  ])
+  await waitFor(async () => (await harnessLog(a)).includes('agentd: work is done; not restarting the harness'), {
+    timeoutMs: s.left(),
+    what: 'the supervisor to finish'
+  })
   const log = await harnessLog(a)
   expect(log, await explain()).not.toMatch(/session failed/)
 
@@ -378,7 +460,10 @@ async function steps (s: AcpScenario, m: ScenarioModel, o: PlayOptions, failed: 
   if (o.asksNoPermissions === true) {
     expect(log).not.toMatch(/agentd: permission /)
   } else {
-    expect(allowed.some(l => /MCP agency\/claim \(the agency tools are allowed\)/.test(l)), log.slice(-3000)).toBe(true)
+    expect(
+      allowed.some(l => /MCP agency\/claim \(the agency tools are allowed\)/.test(l)),
+      log.slice(-3000)
+    ).toBe(true)
     expect(allowed.some(l => /shell: node --test.* \(the shell is allowed\)/.test(l))).toBe(true)
     expect(allowed.some(l => /edit .*src\/greet\.js \(inside the workspace\)/.test(l))).toBe(true)
   }
@@ -399,16 +484,27 @@ async function steps (s: AcpScenario, m: ScenarioModel, o: PlayOptions, failed: 
   expect(metric(text, 'agentd_harness_inbox_items_pushed_total')).toBeGreaterThanOrEqual(2)
 }
 
-async function sharedHistory (repo: string): Promise<Array<{ sha: string, message: string }>> {
+async function sharedHistory(repo: string): Promise<Array<{ sha: string; message: string }>> {
   const out = await git(['--git-dir', repo, 'log', '--format=%H%x00%B%x01', 'main'])
-  return out.split('\x01').map(x => x.trim()).filter(x => x !== '').map(x => { const [sha, message] = x.split('\x00'); return { sha, message: message.trim() } })
+  return out
+    .split('\x01')
+    .map(x => x.trim())
+    .filter(x => x !== '')
+    .map(x => {
+      const [sha, message] = x.split('\x00')
+      return { sha, message: message.trim() }
+    })
 }
 
-async function sharedFile (repo: string, path: string): Promise<string> {
+async function sharedFile(repo: string, path: string): Promise<string> {
   return await git(['--git-dir', repo, 'show', `main:${path}`])
 }
 
-async function status (d: LocalDaemon): Promise<StatusReply> {
+async function status(d: LocalDaemon): Promise<StatusReply> {
   const c = connectAgency(d.grpc)
-  try { return await c.call((x: AgencyClient) => x.getStatus, {}) } finally { c.close() }
+  try {
+    return await c.call((x: AgencyClient) => x.getStatus, {})
+  } finally {
+    c.close()
+  }
 }

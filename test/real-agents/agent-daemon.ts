@@ -52,11 +52,11 @@ export interface AgentDaemon {
 }
 
 /** PATH for the daemon and its harness: the installed agent CLIs, this node, then the usual. */
-export function agentPath (): string {
+export function agentPath(): string {
   return [CLI_BIN_DIR, dirname(process.execPath), process.env.PATH ?? '/usr/local/bin:/usr/bin:/bin'].join(delimiter)
 }
 
-export async function startAgentDaemon (o: AgentDaemonOptions): Promise<AgentDaemon> {
+export async function startAgentDaemon(o: AgentDaemonOptions): Promise<AgentDaemon> {
   assertBuilt()
   const user = userInfo().username
   const env: NodeJS.ProcessEnv = {
@@ -74,26 +74,54 @@ export async function startAgentDaemon (o: AgentDaemonOptions): Promise<AgentDae
     ...o.env
   }
   const peers = o.peers != null && o.peers.length > 0 ? ['--peers', o.peers.join(',')] : []
-  const args = [AGENTD_BIN, '--data-dir', o.dataDir, '--name', o.name, '--listen', '/ip4/127.0.0.1/tcp/0', '--grpc', '127.0.0.1:0', ...peers, ...(o.extraArgs ?? [])]
+  const args = [
+    AGENTD_BIN,
+    '--data-dir',
+    o.dataDir,
+    '--name',
+    o.name,
+    '--listen',
+    '/ip4/127.0.0.1/tcp/0',
+    '--grpc',
+    '127.0.0.1:0',
+    ...peers,
+    ...(o.extraArgs ?? [])
+  ]
   const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'], env })
   let stderr = ''
   child.stderr.setEncoding('utf8')
-  child.stderr.on('data', (chunk: string) => { stderr = (stderr + chunk).slice(-8000) })
-  const exited = new Promise<number | null>(resolve => { child.once('close', code => resolve(code)) })
-  const banner = await new Promise<{ peerId: string, grpc: string, addrs: string[] }>((resolve, reject) => {
+  child.stderr.on('data', (chunk: string) => {
+    stderr = (stderr + chunk).slice(-8000)
+  })
+  const exited = new Promise<number | null>(resolve => {
+    child.once('close', code => resolve(code))
+  })
+  const banner = await new Promise<{ peerId: string; grpc: string; addrs: string[] }>((resolve, reject) => {
     let peerId = ''
     let grpc = ''
     const addrs: string[] = []
-    const timer = setTimeout(() => { reject(new Error(`agentd ${o.name} not ready after ${READY_TIMEOUT_MS / 1000} s:\n${stderr}`)) }, READY_TIMEOUT_MS)
+    const timer = setTimeout(() => {
+      reject(new Error(`agentd ${o.name} not ready after ${READY_TIMEOUT_MS / 1000} s:\n${stderr}`))
+    }, READY_TIMEOUT_MS)
     createInterface({ input: child.stdout }).on('line', line => {
       const words = line.split(' ')
       if (words[0] === 'agentd') peerId = words[3]
       else if (words[0] === 'listening') addrs.push(words[1])
       else if (words[0] === 'grpc') grpc = words[1]
-      else if (line === 'ready') { clearTimeout(timer); resolve({ peerId, grpc, addrs }) }
+      else if (line === 'ready') {
+        clearTimeout(timer)
+        resolve({ peerId, grpc, addrs })
+      }
     })
-    void exited.then(() => { clearTimeout(timer); reject(new Error(`agentd ${o.name} exited before it was ready:\n${stderr}`)) })
-  }).catch(async err => { child.kill('SIGKILL'); await exited; throw err })
+    void exited.then(() => {
+      clearTimeout(timer)
+      reject(new Error(`agentd ${o.name} exited before it was ready:\n${stderr}`))
+    })
+  }).catch(async err => {
+    child.kill('SIGKILL')
+    await exited
+    throw err
+  })
   return {
     name: o.name,
     ...banner,
@@ -102,7 +130,9 @@ export async function startAgentDaemon (o: AgentDaemonOptions): Promise<AgentDae
     stderr: () => stderr,
     stop: async () => {
       if (child.exitCode != null || child.signalCode != null) return await exited
-      const kill = setTimeout(() => { child.kill('SIGKILL') }, 20_000)
+      const kill = setTimeout(() => {
+        child.kill('SIGKILL')
+      }, 20_000)
       child.kill('SIGTERM')
       const code = await exited
       clearTimeout(kill)
@@ -116,32 +146,40 @@ export class AgentDaemons {
   private readonly dirs: string[] = []
   private readonly daemons: AgentDaemon[] = []
 
-  async dir (prefix: string): Promise<string> {
+  async dir(prefix: string): Promise<string> {
     const d = await mkdtemp(join(tmpdir(), prefix))
     this.dirs.push(d)
     return d
   }
 
-  async start (o: AgentDaemonOptions): Promise<AgentDaemon> {
+  async start(o: AgentDaemonOptions): Promise<AgentDaemon> {
     const d = await startAgentDaemon(o)
     this.daemons.push(d)
     return d
   }
 
-  async cleanup (): Promise<void> {
-    await Promise.all(this.daemons.splice(0).map(async d => { await d.stop() }))
-    await Promise.all(this.dirs.splice(0).map(async d => { await rm(d, { recursive: true, force: true }) }))
+  async cleanup(): Promise<void> {
+    await Promise.all(
+      this.daemons.splice(0).map(async d => {
+        await d.stop()
+      })
+    )
+    await Promise.all(
+      this.dirs.splice(0).map(async d => {
+        await rm(d, { recursive: true, force: true })
+      })
+    )
   }
 }
 
 /** git with no user or system configuration, so the machine's settings do not leak in. */
-export async function git (args: string[], cwd?: string): Promise<string> {
+export async function git(args: string[], cwd?: string): Promise<string> {
   const env = { ...process.env, GIT_CONFIG_GLOBAL: '/dev/null', GIT_CONFIG_NOSYSTEM: '1' }
   return (await run('git', args, { cwd, encoding: 'utf8', env })).stdout.trim()
 }
 
 /** A bare repository at `<dir>/shared.git` whose `main` holds `files`, committed once. */
-export async function seedSharedRepo (dir: string, files: Record<string, string>): Promise<string> {
+export async function seedSharedRepo(dir: string, files: Record<string, string>): Promise<string> {
   const shared = join(dir, 'shared.git')
   const seed = join(dir, 'seed')
   await git(['init', '--quiet', '--bare', '--initial-branch', 'main', shared])
@@ -151,17 +189,20 @@ export async function seedSharedRepo (dir: string, files: Record<string, string>
     await writeFile(join(seed, path), content)
   }
   await git(['add', '-A'], seed)
-  await git(['-c', 'user.name=seed', '-c', 'user.email=seed@agency.invalid', 'commit', '--quiet', '-m', 'The project before the agents'], seed)
+  await git(
+    ['-c', 'user.name=seed', '-c', 'user.email=seed@agency.invalid', 'commit', '--quiet', '-m', 'The project before the agents'],
+    seed
+  )
   await git(['push', '--quiet', shared, 'main'], seed)
   await rm(seed, { recursive: true, force: true })
   return shared
 }
 
 /** The harness log, or '' before there is one. */
-export async function harnessLog (d: { dataDir: string }): Promise<string> {
+export async function harnessLog(d: { dataDir: string }): Promise<string> {
   return await readFile(join(d.dataDir, 'harness.log'), 'utf8').catch(() => '')
 }
 
-export function count (text: string, re: RegExp): number {
+export function count(text: string, re: RegExp): number {
   return (text.match(new RegExp(re.source, re.flags.includes('g') ? re.flags : `${re.flags}g`)) ?? []).length
 }

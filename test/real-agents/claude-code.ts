@@ -10,7 +10,7 @@ import { join } from 'node:path'
  * environment is used as it is, no login), and no update checks, telemetry or
  * error reports.
  */
-export function claudeCodeEnv (home: string, modelUrl: string): Record<string, string> {
+export function claudeCodeEnv(home: string, modelUrl: string): Record<string, string> {
   return {
     CLAUDE_CONFIG_DIR: join(home, '.claude'),
     ANTHROPIC_BASE_URL: modelUrl,
@@ -23,13 +23,19 @@ export function claudeCodeEnv (home: string, modelUrl: string): Record<string, s
 }
 
 /** The `result` lines Claude Code's stream-json output left in the harness log, one per run. */
-export function claudeResults (log: string): Array<Record<string, any>> {
-  return log.split('\n').filter(l => l.startsWith('{"type":"result"')).map(l => JSON.parse(l) as Record<string, any>)
+export function claudeResults(log: string): Array<Record<string, any>> {
+  return log
+    .split('\n')
+    .filter(l => l.startsWith('{"type":"result"'))
+    .map(l => JSON.parse(l) as Record<string, any>)
 }
 
 /** The `system`/`init` lines: what each run started with (tools, MCP servers and their status). */
-export function claudeInits (log: string): Array<Record<string, any>> {
-  return log.split('\n').filter(l => l.startsWith('{"type":"system","subtype":"init"')).map(l => JSON.parse(l) as Record<string, any>)
+export function claudeInits(log: string): Array<Record<string, any>> {
+  return log
+    .split('\n')
+    .filter(l => l.startsWith('{"type":"system","subtype":"init"'))
+    .map(l => JSON.parse(l) as Record<string, any>)
 }
 
 /** How Claude Code words a tool call it refused for want of a permission (print mode never waits to ask). */

@@ -9,7 +9,7 @@ import { MODEL_ID } from './models/openai-responses.js'
  * placeholder env var). The update check, analytics and the plugin marketplace are off: with them
  * Codex looks up github.com and chatgpt.com, and the tests stay on loopback.
  */
-function codexConfig (baseUrl: string): string {
+function codexConfig(baseUrl: string): string {
   return [
     `model = "${MODEL_ID}"`,
     'model_provider = "scripted"',
@@ -31,7 +31,7 @@ function codexConfig (baseUrl: string): string {
 }
 
 /** Writes $HOME/.codex/config.toml for the scripted endpoint at `baseUrl`; returns the environment Codex needs with it. */
-export async function codexHome (home: string, baseUrl: string): Promise<Record<string, string>> {
+export async function codexHome(home: string, baseUrl: string): Promise<Record<string, string>> {
   await mkdir(join(home, '.codex'), { recursive: true })
   await writeFile(join(home, '.codex', 'config.toml'), codexConfig(baseUrl))
   return { CODEX_HOME: join(home, '.codex'), SCRIPTED_MODEL_KEY: 'not-a-real-key' }

@@ -38,7 +38,7 @@ export interface GreeterRun {
  * `setup` writes the CLI's configuration into the temporary HOME and returns
  * the environment it needs.
  */
-export async function startGreeter (harness: string, setup: (home: string) => Promise<Record<string, string>>): Promise<GreeterRun> {
+export async function startGreeter(harness: string, setup: (home: string) => Promise<Record<string, string>>): Promise<GreeterRun> {
   assertCli(harness)
   const daemons = new AgentDaemons()
   try {
@@ -49,20 +49,42 @@ export async function startGreeter (harness: string, setup: (home: string) => Pr
     const env = await setup(home)
     const dataDir = join(root, 'agent')
     const tokenFile = join(root, 'api-token')
-    const common = { name: 'solo', dataDir, home, env, extraArgs: ['--repo', shared, '--settle-ms', '300', '--heartbeat-ms', '400', '--api-token-file', tokenFile] }
+    const common = {
+      name: 'solo',
+      dataDir,
+      home,
+      env,
+      extraArgs: ['--repo', shared, '--settle-ms', '300', '--heartbeat-ms', '400', '--api-token-file', tokenFile]
+    }
     const seeder = await daemons.start(common)
     const seedApi = connectAgency(seeder.grpc, { tokenFile })
     try {
       await seedApi.call((c: AgencyClient) => c.setGoal, { text: GREETER.goal, files: [], testCommand: TEST_COMMAND })
       const t = GREETER.task
-      await seedApi.call((c: AgencyClient) => c.addTask, { id: t.id, title: t.title, description: t.description, deps: [], scope: t.scope, priority: 0 })
+      await seedApi.call((c: AgencyClient) => c.addTask, {
+        id: t.id,
+        title: t.title,
+        description: t.description,
+        deps: [],
+        scope: t.scope,
+        priority: 0
+      })
     } finally {
       seedApi.close()
     }
-    if (await seeder.stop() !== 0) throw new Error(`the seeding agentd did not exit cleanly:\n${seeder.stderr()}`)
+    if ((await seeder.stop()) !== 0) throw new Error(`the seeding agentd did not exit cleanly:\n${seeder.stderr()}`)
     const daemon = await daemons.start({ ...common, extraArgs: [...common.extraArgs, '--harness', harness] })
     const api = connectAgency(daemon.grpc, { tokenFile })
-    return { daemon, api, shared, home, cleanup: async () => { api.close(); await daemons.cleanup() } }
+    return {
+      daemon,
+      api,
+      shared,
+      home,
+      cleanup: async () => {
+        api.close()
+        await daemons.cleanup()
+      }
+    }
   } catch (err) {
     await daemons.cleanup()
     throw err
@@ -70,7 +92,7 @@ export async function startGreeter (harness: string, setup: (home: string) => Pr
 }
 
 /** The CLIs are devDependencies; say how to get them if one is missing. */
-export function assertCli (name: string): string {
+export function assertCli(name: string): string {
   const bin = join(CLI_BIN_DIR, name)
   if (!existsSync(bin)) throw new Error(`${bin} is missing: run npm install (the real agent CLIs are devDependencies)`)
   return bin
@@ -82,25 +104,44 @@ export function assertCli (name: string): string {
  * `stopEarly` names a reason (the scripted model could not go on, a call was
  * refused), the CLI exited non-zero, or it was started a third time.
  */
-export async function waitForFinished (run: GreeterRun, stopEarly: () => string | undefined, explain: () => string | Promise<string> = () => ''): Promise<string> {
-  const outcome = await waitFor(async () => {
-    const log = await harnessLog(run.daemon)
-    if (log.includes('agentd: work is done; not restarting the harness')) return { log }
-    const failed = /agentd: harness exited \(code [1-9]\d*/.exec(log)?.[0]
-    return stopEarly() ?? (failed != null ? `the CLI failed: ${failed}` : count(log, /agentd: starting /) >= 3 ? 'the harness was restarted twice without meeting the goal' : undefined)
-  }, { what: 'the harness to finish and the supervisor to stop restarting it', timeoutMs: SCENARIO_TIMEOUT_MS - 30_000, intervalMs: 500 }).catch((err: Error) => err.message)
+export async function waitForFinished(
+  run: GreeterRun,
+  stopEarly: () => string | undefined,
+  explain: () => string | Promise<string> = () => ''
+): Promise<string> {
+  const outcome = await waitFor(
+    async () => {
+      const log = await harnessLog(run.daemon)
+      if (log.includes('agentd: work is done; not restarting the harness')) return { log }
+      const failed = /agentd: harness exited \(code [1-9]\d*/.exec(log)?.[0]
+      return (
+        stopEarly() ??
+        (failed != null
+          ? `the CLI failed: ${failed}`
+          : count(log, /agentd: starting /) >= 3
+            ? 'the harness was restarted twice without meeting the goal'
+            : undefined)
+      )
+    },
+    { what: 'the harness to finish and the supervisor to stop restarting it', timeoutMs: SCENARIO_TIMEOUT_MS - 30_000, intervalMs: 500 }
+  ).catch((err: Error) => err.message)
   if (typeof outcome === 'string') {
-    throw new Error(`${outcome}\n${await explain()}\n--- harness.log without the prompt ---\n${withoutPrompt(await harnessLog(run.daemon)).slice(-6000)}\n--- agentd ---\n${run.daemon.stderr()}`)
+    throw new Error(
+      `${outcome}\n${await explain()}\n--- harness.log without the prompt ---\n${withoutPrompt(await harnessLog(run.daemon)).slice(-6000)}\n--- agentd ---\n${run.daemon.stderr()}`
+    )
   }
   return outcome.log
 }
 
 /** The harness log minus the lines of the shared prompt that CLIs echo (markdown lists, tables, headings). */
-function withoutPrompt (log: string): string {
-  return log.split('\n').filter(l => !/^(\s{2,}|- |\||#|\d+\. |\*\*)/.test(l) && l.trim() !== '').join('\n')
+function withoutPrompt(log: string): string {
+  return log
+    .split('\n')
+    .filter(l => !/^(\s{2,}|- |\||#|\d+\. |\*\*)/.test(l) && l.trim() !== '')
+    .join('\n')
 }
 
-export async function wholeLog (a: Agency): Promise<LogEntry[]> {
+export async function wholeLog(a: Agency): Promise<LogEntry[]> {
   const out: LogEntry[] = []
   for await (const e of a.stream((c: AgencyClient, m) => c.watchLog({ after: 0, follow: false }, m))) out.push(e)
   return out
@@ -114,7 +155,7 @@ export const body = (e: LogEntry): any => JSON.parse(e.bodyJson)
  * greet@<epoch of the claim>` and `Agency-Agent: <this agent>`, greet.js as the
  * solution and nothing else new. Returns the log for more.
  */
-export async function expectGreetIntegrated (run: GreeterRun): Promise<LogEntry[]> {
+export async function expectGreetIntegrated(run: GreeterRun): Promise<LogEntry[]> {
   const me = run.daemon.peerId
   const t = GREETER.task
   const status = await run.api.call((c: AgencyClient) => c.getStatus, {})
@@ -126,7 +167,7 @@ export async function expectGreetIntegrated (run: GreeterRun): Promise<LogEntry[
   expect(log.filter(e => e.kind === 'claim' && body(e).task === t.id).map(e => e.author)).toEqual([me])
   const merged = log.filter(e => e.kind === 'integration' && body(e).result === 'merged')
   expect(merged).toHaveLength(1)
-  const { commit, epoch } = body(merged[0]) as { commit: string, epoch: number }
+  const { commit, epoch } = body(merged[0]) as { commit: string; epoch: number }
   expect(task?.epoch).toBe(epoch)
 
   expect(await git(['--git-dir', run.shared, 'rev-parse', 'main'])).toBe(commit)
@@ -144,7 +185,7 @@ export async function expectGreetIntegrated (run: GreeterRun): Promise<LogEntry[
 }
 
 /** One run of `command`, which exited 0 by itself, and after it the supervisor ended supervision instead of restarting. */
-export function expectOneCleanRun (log: string, command: string): void {
+export function expectOneCleanRun(log: string, command: string): void {
   expect(count(log, new RegExp(`agentd: starting ${command} `)), log.slice(-4000)).toBe(1)
   expect(count(log, /agentd: harness exited/)).toBe(1)
   const exited = log.indexOf('agentd: harness exited (code 0, signal null)')
@@ -162,23 +203,41 @@ export function expectOneCleanRun (log: string, command: string): void {
  * every call came back with an answer and none was refused or left waiting for
  * a human. A tool search the CLI needs first (Codex) is not part of the loop.
  */
-export function expectTheLoop (taken: TakenStep[], agentId: string): void {
+export function expectTheLoop(taken: TakenStep[], agentId: string): void {
   const loop = taken.filter(s => s.step !== 'loadTools')
-  const brief = loop.map(({ intent: i }) => i.kind === 'agency' ? i.tool : i.kind === 'shell' ? i.command : i.kind === 'write' ? `write ${i.path}` : i.kind)
+  const brief = loop.map(({ intent: i }) =>
+    i.kind === 'agency' ? i.tool : i.kind === 'shell' ? i.command : i.kind === 'write' ? `write ${i.path}` : i.kind
+  )
   const t = GREETER.task
   expect(brief).toEqual([
-    'status', 'read_inbox', 'ready', 'claim', `agency find '${t.title}' --json`, BRANCH_COMMAND,
-    'write src/greet.js', TEST_COMMAND, `git add -A && git commit -q -m '${t.id}: ${t.title}'`, 'integrate', 'done',
-    'status', 'read_inbox'
+    'status',
+    'read_inbox',
+    'ready',
+    'claim',
+    `agency find '${t.title}' --json`,
+    BRANCH_COMMAND,
+    'write src/greet.js',
+    TEST_COMMAND,
+    `git add -A && git commit -q -m '${t.id}: ${t.title}'`,
+    'integrate',
+    'done',
+    'status',
+    'read_inbox'
   ])
   expect(loop[5].outcome.text).toContain(`agency/${agentId}/${t.id}`)
   expect(loop[7].outcome.isError).toBe(false)
   // agency status's own fields about the operator's approvals are not a refusal of the agent's command.
   const refusal = /approv|permission|denied|rejected by user|not allowed|command not found/i
-  for (const s of taken) expect(s.outcome.text.replace(/\\?"(approvalsPending|operator)\\?": ?(\d+|\\?"[^"\\]*\\?")/g, '')).not.toMatch(refusal)
+  for (const s of taken)
+    expect(s.outcome.text.replace(/\\?"(approvalsPending|operator)\\?": ?(\d+|\\?"[^"\\]*\\?")/g, '')).not.toMatch(refusal)
 }
 
 /** What a stand-in sent, turn by turn: each call by its tool's name, a call of the shell tool as `$ <first two words>`. */
-export function sentCalls (replies: Array<{ name: string, args: Record<string, unknown> } | { text: string } | undefined>, shell: string): string[] {
-  return replies.flatMap(r => r != null && 'name' in r ? [r.name === shell ? `$ ${String(r.args.command).split(' ').slice(0, 2).join(' ')}` : r.name] : [])
+export function sentCalls(
+  replies: Array<{ name: string; args: Record<string, unknown> } | { text: string } | undefined>,
+  shell: string
+): string[] {
+  return replies.flatMap(r =>
+    r != null && 'name' in r ? [r.name === shell ? `$ ${String(r.args.command).split(' ').slice(0, 2).join(' ')}` : r.name] : []
+  )
 }

@@ -6,7 +6,8 @@ import type { Playbook } from './models/agent-script.js'
 // TAP, which the daemon's test-result parser reads, whatever Node's default reporter is.
 export const TEST_COMMAND = 'node --test --test-reporter=tap'
 
-const PACKAGE_JSON = JSON.stringify({ name: 'greetings', version: '0.0.0', private: true, type: 'module', scripts: { test: TEST_COMMAND } }, null, 2) + '\n'
+const PACKAGE_JSON =
+  JSON.stringify({ name: 'greetings', version: '0.0.0', private: true, type: 'module', scripts: { test: TEST_COMMAND } }, null, 2) + '\n'
 
 const greetTest = [
   "import { test } from 'node:test'",
@@ -49,7 +50,12 @@ const GREET_SOLUTION = 'export function greet (name) {\n  return `Hello, ${name}
  */
 export const GREETER = {
   goal: 'A greet function: greet(name) returns "Hello, <name>!" (src/greet.js).',
-  task: { id: 'greet', title: 'greet function', description: 'Write src/greet.js exporting greet(name), which returns "Hello, <name>!".', scope: ['src/**'] },
+  task: {
+    id: 'greet',
+    title: 'greet function',
+    description: 'Write src/greet.js exporting greet(name), which returns "Hello, <name>!".',
+    scope: ['src/**']
+  },
   files: {
     'package.json': JSON.stringify({ name: 'greeter', private: true, type: 'module' }, null, 2) + '\n',
     'README.md': '# greeter\n\nA function that says hello.\n',
@@ -81,23 +87,49 @@ export const WELCOME = {
   files: SEED,
   playbook: {
     plan: [
-      { id: 'greet', title: 'greet(name) in greet.js', description: 'greet.js: greet(name) returns "Hello, <name>!"; test/greet.test.js.', scope: ['greet.js', 'test/greet.test.js'] },
-      { id: 'shout', title: 'shout(text) in shout.js', description: 'shout.js: shout(text) returns text upper-cased plus "!"; test/shout.test.js.', scope: ['shout.js', 'test/shout.test.js'] },
-      { id: 'welcome', title: 'welcome(name) in welcome.js', description: 'welcome.js: welcome(name) = shout(greet(name)); test/welcome.test.js.', deps: ['greet', 'shout'], scope: ['welcome.js', 'test/welcome.test.js'] }
+      {
+        id: 'greet',
+        title: 'greet(name) in greet.js',
+        description: 'greet.js: greet(name) returns "Hello, <name>!"; test/greet.test.js.',
+        scope: ['greet.js', 'test/greet.test.js']
+      },
+      {
+        id: 'shout',
+        title: 'shout(text) in shout.js',
+        description: 'shout.js: shout(text) returns text upper-cased plus "!"; test/shout.test.js.',
+        scope: ['shout.js', 'test/shout.test.js']
+      },
+      {
+        id: 'welcome',
+        title: 'welcome(name) in welcome.js',
+        description: 'welcome.js: welcome(name) = shout(greet(name)); test/welcome.test.js.',
+        deps: ['greet', 'shout'],
+        scope: ['welcome.js', 'test/welcome.test.js']
+      }
     ],
     work: {
-      greet: [[
-        { path: 'greet.js', content: GREET_SOLUTION },
-        { path: 'test/greet.test.js', content: greetTest }
-      ]],
-      shout: [[
-        { path: 'shout.js', content: 'export function shout (text) {\n  return `${text.toUpperCase()}!`\n}\n' },
-        { path: 'test/shout.test.js', content: shoutTest }
-      ]],
-      welcome: [[
-        { path: 'welcome.js', content: "import { greet } from './greet.js'\nimport { shout } from './shout.js'\n\nexport function welcome (name) {\n  return shout(greet(name))\n}\n" },
-        { path: 'test/welcome.test.js', content: welcomeTest }
-      ]]
+      greet: [
+        [
+          { path: 'greet.js', content: GREET_SOLUTION },
+          { path: 'test/greet.test.js', content: greetTest }
+        ]
+      ],
+      shout: [
+        [
+          { path: 'shout.js', content: 'export function shout (text) {\n  return `${text.toUpperCase()}!`\n}\n' },
+          { path: 'test/shout.test.js', content: shoutTest }
+        ]
+      ],
+      welcome: [
+        [
+          {
+            path: 'welcome.js',
+            content:
+              "import { greet } from './greet.js'\nimport { shout } from './shout.js'\n\nexport function welcome (name) {\n  return shout(greet(name))\n}\n"
+          },
+          { path: 'test/welcome.test.js', content: welcomeTest }
+        ]
+      ]
     }
   } satisfies Playbook
 }

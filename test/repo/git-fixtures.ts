@@ -15,7 +15,7 @@ process.env.GIT_CONFIG_NOSYSTEM = '1'
 
 const run = promisify(execFile)
 
-export async function sh (cwd: string, args: string[]): Promise<string> {
+export async function sh(cwd: string, args: string[]): Promise<string> {
   const { stdout } = await run('git', args, { cwd, encoding: 'utf8' })
   return stdout.trim()
 }
@@ -32,9 +32,11 @@ export interface SharedRepo {
 // copied for each test: copying files is far cheaper than running git.
 const templates = new Map<string, Promise<string>>()
 let templateRoot: string | undefined
-afterAll(async () => { if (templateRoot != null) await rm(templateRoot, { recursive: true, force: true }) })
+afterAll(async () => {
+  if (templateRoot != null) await rm(templateRoot, { recursive: true, force: true })
+})
 
-async function buildTemplate (files: Record<string, string>): Promise<string> {
+async function buildTemplate(files: Record<string, string>): Promise<string> {
   templateRoot ??= await mkdtemp(join(tmpdir(), 'agency-repo-template-'))
   const dir = await mkdtemp(join(templateRoot, 'repo-'))
   const bare = join(dir, 'shared.git')
@@ -49,33 +51,38 @@ async function buildTemplate (files: Record<string, string>): Promise<string> {
   return bare
 }
 
-export async function makeSharedRepo (files: Record<string, string> = { 'README.md': '# shared\n' }): Promise<SharedRepo> {
+export async function makeSharedRepo(files: Record<string, string> = { 'README.md': '# shared\n' }): Promise<SharedRepo> {
   const key = JSON.stringify(files)
   let template = templates.get(key)
-  if (template == null) { template = buildTemplate(files); templates.set(key, template) }
+  if (template == null) {
+    template = buildTemplate(files)
+    templates.set(key, template)
+  }
   const root = await mkdtemp(join(tmpdir(), 'agency-repo-'))
   const bare = join(root, 'shared.git')
   await cp(await template, bare, { recursive: true })
   return {
     root,
     bare,
-    cleanup: async () => { await rm(root, { recursive: true, force: true }) },
+    cleanup: async () => {
+      await rm(root, { recursive: true, force: true })
+    },
     tip: async () => await sh(bare, ['rev-parse', 'refs/heads/main'])
   }
 }
 
-export async function setIdentity (dir: string, name: string): Promise<void> {
+export async function setIdentity(dir: string, name: string): Promise<void> {
   await sh(dir, ['config', 'user.name', name])
   await sh(dir, ['config', 'user.email', `${name}@example.test`])
 }
 
-export async function write (dir: string, name: string, text: string): Promise<void> {
+export async function write(dir: string, name: string, text: string): Promise<void> {
   await mkdir(dirname(join(dir, name)), { recursive: true })
   await writeFile(join(dir, name), text)
 }
 
 /** Write files and commit them on the current branch; returns the commit. */
-export async function commitFiles (dir: string, files: Record<string, string>, message = 'work'): Promise<string> {
+export async function commitFiles(dir: string, files: Record<string, string>, message = 'work'): Promise<string> {
   for (const [name, text] of Object.entries(files)) await write(dir, name, text)
   await sh(dir, ['add', '-A'])
   await sh(dir, ['commit', '--quiet', '-m', message])
@@ -83,7 +90,7 @@ export async function commitFiles (dir: string, files: Record<string, string>, m
 }
 
 /** A workspace for `agentId` under repo.root, with a local identity. */
-export async function agentWorkspace (repo: SharedRepo, agentId: string, extra: { mirrorDir?: string } = {}): Promise<Workspace> {
+export async function agentWorkspace(repo: SharedRepo, agentId: string, extra: { mirrorDir?: string } = {}): Promise<Workspace> {
   return await openWorkspace({
     remote: repo.bare,
     workdir: join(repo.root, 'agents', agentId),
@@ -94,7 +101,7 @@ export async function agentWorkspace (repo: SharedRepo, agentId: string, extra: 
 }
 
 /** Everything about a clone that integration must leave alone. */
-export async function snapshot (dir: string): Promise<string> {
+export async function snapshot(dir: string): Promise<string> {
   const head = await sh(dir, ['rev-parse', 'HEAD'])
   const branch = await sh(dir, ['symbolic-ref', '--quiet', 'HEAD']).catch(() => '(detached)')
   const refs = await sh(dir, ['for-each-ref', '--format=%(refname) %(objectname)', 'refs/heads'])

@@ -19,9 +19,14 @@ beforeAll(async () => {
   await git(dir, ['init', '-q', '-b', 'main'])
 })
 afterEach(() => {
-  for (const [k, v] of Object.entries(saved)) { if (v == null) delete process.env[k]; else process.env[k] = v }
+  for (const [k, v] of Object.entries(saved)) {
+    if (v == null) delete process.env[k]
+    else process.env[k] = v
+  }
 })
-afterAll(async () => { await rm(dir, { recursive: true, force: true }) })
+afterAll(async () => {
+  await rm(dir, { recursive: true, force: true })
+})
 
 describe('git', () => {
   it('gives the exit code and stderr of a failing call when asked to, and throws them otherwise', async () => {

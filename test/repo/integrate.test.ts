@@ -7,20 +7,24 @@ import type { Workspace } from '../../src/repo/workspace.js'
 import { agentWorkspace, commitFiles, makeSharedRepo, noJitter, sh, snapshot, type SharedRepo } from './git-fixtures.js'
 
 let repo: SharedRepo
-beforeEach(async () => { repo = await makeSharedRepo({ 'README.md': '# shared\n', 'shared.txt': 'one\ntwo\nthree\n' }) })
-afterEach(async () => { await repo.cleanup() })
+beforeEach(async () => {
+  repo = await makeSharedRepo({ 'README.md': '# shared\n', 'shared.txt': 'one\ntwo\nthree\n' })
+})
+afterEach(async () => {
+  await repo.cleanup()
+})
 
 const held = async (): Promise<void> => {}
 
 /** A workspace for `agentId` on task `task` with one commit of `files`. */
-async function agentWithWork (agentId: string, task: string, files: Record<string, string>): Promise<{ ws: Workspace, work: string }> {
+async function agentWithWork(agentId: string, task: string, files: Record<string, string>): Promise<{ ws: Workspace; work: string }> {
   const ws = await agentWorkspace(repo, agentId)
   await ws.checkoutTask(task)
   const work = await commitFiles(ws.dir, files, `${agentId} works on ${task}`)
   return { ws, work }
 }
 
-function expectResult<R extends IntegrateResult['result']> (r: IntegrateResult, kind: R): Extract<IntegrateResult, { result: R }> {
+function expectResult<R extends IntegrateResult['result']>(r: IntegrateResult, kind: R): Extract<IntegrateResult, { result: R }> {
   expect(r.result, JSON.stringify(r)).toBe(kind)
   return r as Extract<IntegrateResult, { result: R }>
 }
@@ -31,7 +35,18 @@ describe('integrate', () => {
     const before = await snapshot(ws.dir)
     const base = await repo.tip()
 
-    const r = expectResult(await integrate({ workspace: ws, task: 't1', epoch: 3, agentId: 'a1', message: 'Add feature', verify: 'test -f feature.txt', checkFence: held }), 'merged')
+    const r = expectResult(
+      await integrate({
+        workspace: ws,
+        task: 't1',
+        epoch: 3,
+        agentId: 'a1',
+        message: 'Add feature',
+        verify: 'test -f feature.txt',
+        checkFence: held
+      }),
+      'merged'
+    )
 
     expect(await repo.tip()).toBe(r.commit)
     expect(r).toMatchObject({ base, attempts: 1, retries: 0, paths: ['feature.txt'] })
@@ -43,11 +58,16 @@ describe('integrate', () => {
   })
 
   it('lands all eight of eight agents integrating at once, counting the retries', async () => {
-    const agents = await Promise.all(Array.from({ length: 8 }, async (_, i) =>
-      await agentWithWork(`agent${i}`, `task${i}`, { [`file${i}.txt`]: `agent ${i}\n` })))
+    const agents = await Promise.all(
+      Array.from({ length: 8 }, async (_, i) => await agentWithWork(`agent${i}`, `task${i}`, { [`file${i}.txt`]: `agent ${i}\n` }))
+    )
 
-    const results = await Promise.all(agents.map(async ({ ws }, i) =>
-      await integrate({ workspace: ws, task: `task${i}`, epoch: 1, verify: 'true', checkFence: held, maxAttempts: 20 })))
+    const results = await Promise.all(
+      agents.map(
+        async ({ ws }, i) =>
+          await integrate({ workspace: ws, task: `task${i}`, epoch: 1, verify: 'true', checkFence: held, maxAttempts: 20 })
+      )
+    )
 
     for (const r of results) expectResult(r, 'merged')
     const history = await sh(repo.bare, ['rev-list', 'main'])
@@ -58,7 +78,9 @@ describe('integrate', () => {
     const files = await sh(repo.bare, ['ls-tree', '--name-only', 'main'])
     for (let i = 0; i < 8; i++) expect(files).toContain(`file${i}.txt`)
     // One merge commit per agent on the shared line: none lost, none twice.
-    const merges = (await sh(repo.bare, ['log', '--first-parent', '--merges', '--format=%(trailers:key=Agency-Agent,valueonly)', 'main'])).split('\n').filter(Boolean)
+    const merges = (await sh(repo.bare, ['log', '--first-parent', '--merges', '--format=%(trailers:key=Agency-Agent,valueonly)', 'main']))
+      .split('\n')
+      .filter(Boolean)
     expect(merges.sort()).toEqual(agents.map((_, i) => `agent${i}`).sort())
     // Each lost race is a retry; the counts are reported, however many there were.
     for (const r of results) expect(r.retries).toBe(r.attempts - 1)
@@ -84,10 +106,16 @@ describe('integrate', () => {
     const { ws } = await agentWithWork('a1', 't1', { 'feature.txt': 'x\n' })
     const tip = await repo.tip()
 
-    const r = expectResult(await integrate({
-      workspace: ws, task: 't1', epoch: 1, checkFence: held,
-      verify: 'echo "running 2 tests"; echo "1 passed, 1 failed"; exit 1'
-    }), 'failed')
+    const r = expectResult(
+      await integrate({
+        workspace: ws,
+        task: 't1',
+        epoch: 1,
+        checkFence: held,
+        verify: 'echo "running 2 tests"; echo "1 passed, 1 failed"; exit 1'
+      }),
+      'failed'
+    )
 
     expect(r.tests).toEqual({ passed: 1, failed: 1, skipped: 0, total: 2, format: 'plain' })
     expect(r.exitCode).toBe(1)
@@ -98,7 +126,10 @@ describe('integrate', () => {
   it('does not push a green exit code when the output reports failed tests', async () => {
     const { ws } = await agentWithWork('a1', 't1', { 'feature.txt': 'x\n' })
     const tip = await repo.tip()
-    const r = expectResult(await integrate({ workspace: ws, task: 't1', epoch: 1, checkFence: held, verify: 'echo "Tests: 1 failed, 2 passed, 3 total"' }), 'failed')
+    const r = expectResult(
+      await integrate({ workspace: ws, task: 't1', epoch: 1, checkFence: held, verify: 'echo "Tests: 1 failed, 2 passed, 3 total"' }),
+      'failed'
+    )
     expect(r.tests).toMatchObject({ failed: 1, format: 'jest' })
     expect(await repo.tip()).toBe(tip)
   })
@@ -106,10 +137,14 @@ describe('integrate', () => {
   it('is refused when the claim was lost, before anything is fetched or pushed', async () => {
     const { ws } = await agentWithWork('a1', 't1', { 'feature.txt': 'x\n' })
     const tip = await repo.tip()
-    const lost = async (): Promise<void> => { throw new FailedPreconditionError('claim on t1 was lost to a2 at epoch 2') }
+    const lost = async (): Promise<void> => {
+      throw new FailedPreconditionError('claim on t1 was lost to a2 at epoch 2')
+    }
 
-    await expect(integrate({ workspace: ws, task: 't1', epoch: 1, verify: 'true', checkFence: lost }))
-      .rejects.toMatchObject({ code: 'FAILED_PRECONDITION', message: /lost to a2/ })
+    await expect(integrate({ workspace: ws, task: 't1', epoch: 1, verify: 'true', checkFence: lost })).rejects.toMatchObject({
+      code: 'FAILED_PRECONDITION',
+      message: /lost to a2/
+    })
     expect(await repo.tip()).toBe(tip)
   })
 
@@ -120,8 +155,9 @@ describe('integrate', () => {
     const losesAfterFirstCheck = async (): Promise<void> => {
       if (++checks > 1) throw new FailedPreconditionError('claim lost')
     }
-    await expect(integrate({ workspace: ws, task: 't1', epoch: 1, verify: 'true', checkFence: losesAfterFirstCheck }))
-      .rejects.toThrow('claim lost')
+    await expect(integrate({ workspace: ws, task: 't1', epoch: 1, verify: 'true', checkFence: losesAfterFirstCheck })).rejects.toThrow(
+      'claim lost'
+    )
     expect(checks).toBe(2)
     expect(await repo.tip()).toBe(tip)
   })
@@ -139,11 +175,24 @@ describe('integrate', () => {
     const other = await agentWithWork('a2', 't2', { 'r.txt': '' })
     let n = 0
     const racer = join(other.ws.dir, 'race.sh')
-    await writeFile(racer, `cd ${other.ws.dir} && git pull -q --no-rebase origin main && echo x >> r.txt && git add r.txt && git commit -qm race && git push -q origin HEAD:main\n`)
-    const r = expectResult(await integrate({
-      workspace: ws, task: 't1', epoch: 1, checkFence: async () => { n++ }, maxAttempts: 3, jitter: noJitter,
-      verify: `sh ${racer} >/dev/null 2>&1`
-    }), 'contended')
+    await writeFile(
+      racer,
+      `cd ${other.ws.dir} && git pull -q --no-rebase origin main && echo x >> r.txt && git add r.txt && git commit -qm race && git push -q origin HEAD:main\n`
+    )
+    const r = expectResult(
+      await integrate({
+        workspace: ws,
+        task: 't1',
+        epoch: 1,
+        checkFence: async () => {
+          n++
+        },
+        maxAttempts: 3,
+        jitter: noJitter,
+        verify: `sh ${racer} >/dev/null 2>&1`
+      }),
+      'contended'
+    )
     expect(r).toMatchObject({ attempts: 3, retries: 2 })
     expect(await sh(repo.bare, ['rev-list', 'main'])).not.toContain(await sh(ws.dir, ['rev-parse', 'agency/a1/t1']))
     expect(n).toBe(4) // once up front, once before each push
@@ -154,7 +203,10 @@ describe('integrate', () => {
     await writeFile(join(ws.dir, 'node_modules'), 'installed\n') // ignored, so the workspace stays clean
     const verify = 'test -e node_modules'
     expectResult(await integrate({ workspace: ws, task: 't1', epoch: 1, verify, checkFence: held }), 'failed')
-    expectResult(await integrate({ workspace: ws, task: 't1', epoch: 1, verify, checkFence: held, linkFromWorkspace: ['node_modules'] }), 'merged')
+    expectResult(
+      await integrate({ workspace: ws, task: 't1', epoch: 1, verify, checkFence: held, linkFromWorkspace: ['node_modules'] }),
+      'merged'
+    )
   })
 
   describe('bad input gives a clear error and changes nothing', () => {
@@ -185,12 +237,16 @@ describe('integrate', () => {
 
     it('a task without a branch, a bad epoch, an empty verify command', async () => {
       const { ws } = await agentWithWork('a1', 't1', { 'feature.txt': 'x\n' })
-      await expect(integrate({ workspace: ws, task: 'never-started', epoch: 1, verify: 'true', checkFence: held }))
-        .rejects.toMatchObject({ name: 'TaskBranchNotFoundError', code: 'FAILED_PRECONDITION' })
-      await expect(integrate({ workspace: ws, task: 't1', epoch: -1, verify: 'true', checkFence: held }))
-        .rejects.toMatchObject({ code: 'INVALID_ARGUMENT' })
-      await expect(integrate({ workspace: ws, task: 't1', epoch: 1, verify: '  ', checkFence: held }))
-        .rejects.toMatchObject({ code: 'INVALID_ARGUMENT' })
+      await expect(integrate({ workspace: ws, task: 'never-started', epoch: 1, verify: 'true', checkFence: held })).rejects.toMatchObject({
+        name: 'TaskBranchNotFoundError',
+        code: 'FAILED_PRECONDITION'
+      })
+      await expect(integrate({ workspace: ws, task: 't1', epoch: -1, verify: 'true', checkFence: held })).rejects.toMatchObject({
+        code: 'INVALID_ARGUMENT'
+      })
+      await expect(integrate({ workspace: ws, task: 't1', epoch: 1, verify: '  ', checkFence: held })).rejects.toMatchObject({
+        code: 'INVALID_ARGUMENT'
+      })
     })
 
     it('a remote that has gone away', async () => {
@@ -198,8 +254,10 @@ describe('integrate', () => {
       const before = await snapshot(ws.dir)
       const { rename } = await import('node:fs/promises')
       await rename(repo.bare, `${repo.bare}.gone`)
-      await expect(integrate({ workspace: ws, task: 't1', epoch: 1, verify: 'true', checkFence: held }))
-        .rejects.toMatchObject({ name: 'RemoteUnavailableError', code: 'UNAVAILABLE' })
+      await expect(integrate({ workspace: ws, task: 't1', epoch: 1, verify: 'true', checkFence: held })).rejects.toMatchObject({
+        name: 'RemoteUnavailableError',
+        code: 'UNAVAILABLE'
+      })
       expect(await snapshot(ws.dir)).toBe(before)
       await rename(`${repo.bare}.gone`, repo.bare)
     })

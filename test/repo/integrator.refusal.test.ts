@@ -18,7 +18,15 @@ afterAll(async () => {
 describe('the integrator and a malformed request', () => {
   it('records the refusal with its reason and lands the rest of the batch', async () => {
     repo = await makeSharedRepo()
-    const d = await daemons.start({ repo: { remote: repo.bare, branch: 'main', workdir: join(repo.root, 'integrator'), verify: 'true', mirrorDir: join(repo.root, 'mirrors') } })
+    const d = await daemons.start({
+      repo: {
+        remote: repo.bare,
+        branch: 'main',
+        workdir: join(repo.root, 'integrator'),
+        verify: 'true',
+        mirrorDir: join(repo.root, 'mirrors')
+      }
+    })
     const me = d.peerId
     await d.boardService.addTask({ id: 'good', title: 'good', description: '', deps: [], scope: [], priority: 0 })
 
@@ -39,9 +47,15 @@ describe('the integrator and a malformed request', () => {
     expect(await sh(repo.bare, ['ls-tree', '--name-only', 'main'])).toContain('good.txt')
 
     const entries = d.logService.state.ordered()
-    const refusal = entries.filter(e => e.entry.kind === 'integration').map(e => decodeBody('integration', e.entry.body)).find(i => i.task === 'bad')
+    const refusal = entries
+      .filter(e => e.entry.kind === 'integration')
+      .map(e => decodeBody('integration', e.entry.body))
+      .find(i => i.task === 'bad')
     expect(refusal).toMatchObject({ result: 'refused', commit: '' })
-    const why = entries.filter(e => e.entry.kind === 'finding').map(e => decodeBody('finding', e.entry.body)).find(f => f.tags.includes('task:bad'))
+    const why = entries
+      .filter(e => e.entry.kind === 'finding')
+      .map(e => decodeBody('finding', e.entry.body))
+      .find(f => f.tags.includes('task:bad'))
     expect(why?.text).toMatch(/is refused: ref "refs\/heads\/main" is not the author's request ref/)
     expect(why?.tags).toContain('refused')
 
@@ -54,7 +68,15 @@ describe('the integrator after it died between its push and its log entries', ()
   it('answers the pending requests the pushed batch landed, from the task fences, without pushing again', async () => {
     const shared = await makeSharedRepo()
     try {
-      const d = await daemons.start({ repo: { remote: shared.bare, branch: 'main', workdir: join(shared.root, 'integrator'), verify: 'true', mirrorDir: join(shared.root, 'mirrors') } })
+      const d = await daemons.start({
+        repo: {
+          remote: shared.bare,
+          branch: 'main',
+          workdir: join(shared.root, 'integrator'),
+          verify: 'true',
+          mirrorDir: join(shared.root, 'mirrors')
+        }
+      })
       const me = d.peerId
       const author = join(shared.root, 'author')
       await sh(shared.root, ['clone', '--quiet', shared.bare, author])
@@ -68,7 +90,14 @@ describe('the integrator after it died between its push and its log entries', ()
         ids[t] = (await d.logService.append('integration_request', { task: t, epoch: 1, ref: `refs/agency/${me}/${t}`, commit })).id
       }
       // The crash: the batch's push landed (through the repo layer), its integration entries were never appended.
-      const pushed = await integrateBatch({ workspace: d.repo().workspace, requests: d.repo().pendingRequests().map(({ id: _id, ...r }) => r), verify: 'true' })
+      const pushed = await integrateBatch({
+        workspace: d.repo().workspace,
+        requests: d
+          .repo()
+          .pendingRequests()
+          .map(({ id: _id, ...r }) => r),
+        verify: 'true'
+      })
       expect(pushed.landed.map(l => l.request.task)).toEqual(['one', 'two'])
       const tip = await shared.tip()
       expect(d.repo().pendingRequests()).toHaveLength(2)
@@ -76,8 +105,22 @@ describe('the integrator after it died between its push and its log entries', ()
       const next = await d.repo().runIntegrator(16)
       expect(next).toMatchObject({ landed: ['one', 'two'], failed: [], conflicts: [], commit: '' })
       expect(await shared.tip()).toBe(tip)
-      const answers = d.logService.state.ordered().filter(e => e.entry.kind === 'integration').map(e => decodeBody('integration', e.entry.body))
-      expect(answers).toEqual(pushed.landed.map(l => expect.objectContaining({ task: l.request.task, epoch: 1, commit: l.commit, result: 'merged', paths: [`${l.request.task}.txt`], request: ids[l.request.task] })))
+      const answers = d.logService.state
+        .ordered()
+        .filter(e => e.entry.kind === 'integration')
+        .map(e => decodeBody('integration', e.entry.body))
+      expect(answers).toEqual(
+        pushed.landed.map(l =>
+          expect.objectContaining({
+            task: l.request.task,
+            epoch: 1,
+            commit: l.commit,
+            result: 'merged',
+            paths: [`${l.request.task}.txt`],
+            request: ids[l.request.task]
+          })
+        )
+      )
       expect(d.boardService.board.integratedAt('one', 1)).toBe(pushed.landed[0].commit)
 
       // Answered once: the run after has nothing to do.

@@ -5,14 +5,17 @@ import { integrateBatch, pushRequestRef, type IntegrationRequest } from '../../s
 import { agentWorkspace, commitFiles, makeSharedRepo, setIdentity, sh, type SharedRepo } from './git-fixtures.js'
 
 let repo: SharedRepo | undefined
-afterEach(async () => { await repo?.cleanup(); repo = undefined })
+afterEach(async () => {
+  await repo?.cleanup()
+  repo = undefined
+})
 
 /**
  * Agent a<i> commits `files[i]` on task t<i> and publishes it as
  * refs/agency/a<i>/t<i>; returns the requests in that order. One clone makes
  * them all (pushRequestRef has its own tests), which keeps the suite fast.
  */
-async function publish (shared: SharedRepo, files: Array<Record<string, string>>): Promise<IntegrationRequest[]> {
+async function publish(shared: SharedRepo, files: Array<Record<string, string>>): Promise<IntegrationRequest[]> {
   const authors = join(shared.root, 'authors')
   await sh(shared.root, ['clone', '--quiet', shared.bare, authors])
   await setIdentity(authors, 'authors')
@@ -53,7 +56,10 @@ describe('pushRequestRef', () => {
     const heir = await agentWorkspace(repo, 'a2')
     expect(await heir.checkoutTask('t1', { from: 'refs/agency/a1/t1' })).toEqual({ branch: 'agency/a2/t1', created: true })
     expect(await sh(heir.dir, ['rev-parse', 'HEAD'])).toBe(work)
-    await expect(heir.checkoutTask('t2', { from: 'refs/agency/a9/t2' })).rejects.toMatchObject({ code: 'NOT_FOUND', message: /refs\/agency\/a9\/t2/ })
+    await expect(heir.checkoutTask('t2', { from: 'refs/agency/a9/t2' })).rejects.toMatchObject({
+      code: 'NOT_FOUND',
+      message: /refs\/agency\/a9\/t2/
+    })
     expect(await heir.currentBranch()).toBe('agency/a2/t1')
   })
 
@@ -69,7 +75,7 @@ describe('pushRequestRef', () => {
 })
 
 describe('pushRequestRef for an assistant', () => {
-  it('publishes a named branch (an assist branch) under the agent\'s own ref, refusing one with no commits beyond the shared branch', async () => {
+  it("publishes a named branch (an assist branch) under the agent's own ref, refusing one with no commits beyond the shared branch", async () => {
     repo = await makeSharedRepo()
     const holder = await agentWorkspace(repo, 'h')
     await holder.checkoutTask('t1')
@@ -77,7 +83,11 @@ describe('pushRequestRef for an assistant', () => {
     const helper = await agentWorkspace(repo, 'a')
     await helper.checkoutTask('t1-assist-1')
     const branch = helper.taskBranch('t1-assist-1')
-    await expect(pushRequestRef(helper, 't1', { branch, requireNewCommits: true })).rejects.toMatchObject({ name: 'NoNewCommitsError', code: 'FAILED_PRECONDITION', message: /agency\/a\/t1-assist-1 has no commits beyond main/ })
+    await expect(pushRequestRef(helper, 't1', { branch, requireNewCommits: true })).rejects.toMatchObject({
+      name: 'NoNewCommitsError',
+      code: 'FAILED_PRECONDITION',
+      message: /agency\/a\/t1-assist-1 has no commits beyond main/
+    })
     expect(await refsOf(repo)).toBe('')
 
     const work = await commitFiles(helper.dir, { 'a.txt': 'assistant' })
@@ -94,7 +104,11 @@ describe('integrateBatch', () => {
   it('batches five branches, lands the four good ones in one push and reports the one that breaks the tests', async () => {
     repo = await makeSharedRepo()
     const requests = await publish(repo, [
-      { 'f0.txt': '0' }, { 'f1.txt': '1' }, { 'f2.txt': '2' }, { BAD: 'breaks the build' }, { 'f4.txt': '4' }
+      { 'f0.txt': '0' },
+      { 'f1.txt': '1' },
+      { 'f2.txt': '2' },
+      { BAD: 'breaks the build' },
+      { 'f4.txt': '4' }
     ])
     const integrator = await agentWorkspace(repo, 'int')
     const base = await repo.tip()
@@ -218,7 +232,11 @@ describe('integrateBatch', () => {
     ]
     const integrator = await agentWorkspace(repo, 'int')
 
-    const r = await integrateBatch({ workspace: integrator, requests: [bad[0], a, bad[1], bad[2], unrelated, bad[3], b, bad[4]], verify: 'true' })
+    const r = await integrateBatch({
+      workspace: integrator,
+      requests: [bad[0], a, bad[1], bad[2], unrelated, bad[3], b, bad[4]],
+      verify: 'true'
+    })
 
     expect(r.landed.map(l => l.request)).toEqual([a, b])
     expect(r.pushed).toBe(await repo.tip())
@@ -238,19 +256,26 @@ describe('integrateBatch', () => {
     repo = await makeSharedRepo()
     const [assistant, holder] = await publish(repo, [{ 'a.txt': 'assistant' }, { 'h.txt': 'holder' }])
     // Both for task t0 at epoch 1, each under its author's own ref.
-    const requests = [{ ...assistant, epoch: 1 }, { ...holder, task: 't0', epoch: 1, ref: 'refs/agency/a1/t0' }]
+    const requests = [
+      { ...assistant, epoch: 1 },
+      { ...holder, task: 't0', epoch: 1, ref: 'refs/agency/a1/t0' }
+    ]
     await sh(repo.bare, ['update-ref', 'refs/agency/a1/t0', holder.commit])
     const integrator = await agentWorkspace(repo, 'int')
 
     const first = await integrateBatch({ workspace: integrator, requests, verify: 'true' })
     expect(first.landed.map(l => l.request)).toEqual([requests[0]])
-    expect(first.deferred).toEqual([{ request: requests[1], reason: expect.stringContaining('another request for task t0 is in this batch') }])
+    expect(first.deferred).toEqual([
+      { request: requests[1], reason: expect.stringContaining('another request for task t0 is in this batch') }
+    ])
     expect(await sh(repo.bare, ['log', '-1', '--format=%(trailers:key=Agency-Agent,valueonly)', 'refs/agency/tasks/t0'])).toBe('a0')
 
     const second = await integrateBatch({ workspace: integrator, requests: [requests[1]], verify: 'true' })
     expect(second.landed).toEqual([])
     expect(second.pushed).toBeNull()
-    expect(second.refused).toEqual([{ request: requests[1], reason: expect.stringContaining('another holder at the same epoch'), fenced: { epoch: 1, agent: 'a0' } }])
+    expect(second.refused).toEqual([
+      { request: requests[1], reason: expect.stringContaining('another holder at the same epoch'), fenced: { epoch: 1, agent: 'a0' } }
+    ])
     expect(await sh(repo.bare, ['ls-tree', '--name-only', 'main'])).not.toContain('h.txt')
   })
 
@@ -259,9 +284,15 @@ describe('integrateBatch', () => {
     const [req] = await publish(repo, [{ 'f0.txt': '0' }])
     const integrator = await agentWorkspace(repo, 'int')
     const tip = await repo.tip()
-    await expect(integrateBatch({ workspace: integrator, requests: 'x' as never, verify: 'true' })).rejects.toMatchObject({ code: 'INVALID_ARGUMENT' })
-    await expect(integrateBatch({ workspace: integrator, requests: Array(300).fill(req), verify: 'true' })).rejects.toMatchObject({ code: 'INVALID_ARGUMENT' })
-    await expect(integrateBatch({ workspace: integrator, requests: [req], verify: 'no-such-runner' })).rejects.toMatchObject({ name: 'VerifyCommandNotFoundError' })
+    await expect(integrateBatch({ workspace: integrator, requests: 'x' as never, verify: 'true' })).rejects.toMatchObject({
+      code: 'INVALID_ARGUMENT'
+    })
+    await expect(integrateBatch({ workspace: integrator, requests: Array(300).fill(req), verify: 'true' })).rejects.toMatchObject({
+      code: 'INVALID_ARGUMENT'
+    })
+    await expect(integrateBatch({ workspace: integrator, requests: [req], verify: 'no-such-runner' })).rejects.toMatchObject({
+      name: 'VerifyCommandNotFoundError'
+    })
     expect(await repo.tip()).toBe(tip)
   })
 })

@@ -17,25 +17,34 @@ import { waitFor } from '../helpers/wait-for.js'
 import { agentWorkspace, commitFiles, makeSharedRepo, sh, type SharedRepo } from './git-fixtures.js'
 
 let repo: SharedRepo
-beforeEach(async () => { repo = await makeSharedRepo() })
-afterEach(async () => { await repo.cleanup() })
+beforeEach(async () => {
+  repo = await makeSharedRepo()
+})
+afterEach(async () => {
+  await repo.cleanup()
+})
 
 /** The partitioned holder's view: its own board still says it holds the task. */
 const stillHeld = async (): Promise<void> => {}
 
-async function agentWithWork (agentId: string, task: string, files: Record<string, string>): Promise<{ ws: Workspace, work: string }> {
+async function agentWithWork(agentId: string, task: string, files: Record<string, string>): Promise<{ ws: Workspace; work: string }> {
   const ws = await agentWorkspace(repo, agentId)
   await ws.checkoutTask(task)
   return { ws, work: await commitFiles(ws.dir, files, `${agentId} works on ${task}`) }
 }
 
-function merged (r: IntegrateResult): string {
+function merged(r: IntegrateResult): string {
   expect(r.result, JSON.stringify(r)).toBe('merged')
   return (r as { commit: string }).commit
 }
 
 const fenceOf = async (task: string): Promise<string> =>
-  await sh(repo.bare, ['log', '-1', '--format=%(trailers:key=Agency-Task,valueonly)%(trailers:key=Agency-Agent,valueonly)', taskFenceRef(task)])
+  await sh(repo.bare, [
+    'log',
+    '-1',
+    '--format=%(trailers:key=Agency-Task,valueonly)%(trailers:key=Agency-Agent,valueonly)',
+    taskFenceRef(task)
+  ])
 
 describe('the task fence at the shared remote', () => {
   it('refuses the old holder once the takeover at epoch + 1 has integrated', async () => {
@@ -83,18 +92,23 @@ describe('the task fence at the shared remote', () => {
 
     // Someone else at the same epoch is not the holder the remote knows.
     const rival = await agentWithWork('a2', 't1', { 'rival.txt': 'x\n' })
-    await expect(integrate({ workspace: rival.ws, task: 't1', epoch: 1, verify: 'true', checkFence: stillHeld })).rejects.toMatchObject({ name: 'FencedError' })
+    await expect(integrate({ workspace: rival.ws, task: 't1', epoch: 1, verify: 'true', checkFence: stillHeld })).rejects.toMatchObject({
+      name: 'FencedError'
+    })
     const later = merged(await integrate({ workspace: rival.ws, task: 't1', epoch: 3, verify: 'true', checkFence: stillHeld }))
     expect(await readTaskFence(rival.ws, 't1')).toEqual({ task: 't1', epoch: 3, agent: 'a2', commit: later })
   })
 
-  it('the integrator sets each landed task\'s ref in the same push, and refuses a request the remote has superseded', async () => {
+  it("the integrator sets each landed task's ref in the same push, and refuses a request the remote has superseded", async () => {
     const heir = await agentWithWork('heir', 't1', { 'heir.txt': 'the takeover\n' })
     merged(await integrate({ workspace: heir.ws, task: 't1', epoch: 2, verify: 'true', checkFence: stillHeld }))
 
     // Two requests published as their authors would: a stale one for t1 at epoch 1, a good one for t2.
     const requests = []
-    for (const [agent, task, file] of [['old', 't1', 'old.txt'], ['b', 't2', 'b.txt']]) {
+    for (const [agent, task, file] of [
+      ['old', 't1', 'old.txt'],
+      ['b', 't2', 'b.txt']
+    ]) {
       const { ws, work } = await agentWithWork(agent, task, { [file]: `${agent}\n` })
       await sh(ws.dir, ['push', '--quiet', 'origin', `${work}:${requestRefName(agent, task)}`])
       requests.push({ ref: requestRefName(agent, task), commit: work, task, epoch: 1, author: agent })
@@ -103,7 +117,13 @@ describe('the task fence at the shared remote', () => {
     const r = await integrateBatch({ workspace: integrator, requests, verify: 'true' })
 
     expect(r.landed.map(l => l.request.task)).toEqual(['t2'])
-    expect(r.refused).toEqual([{ request: requests[0], reason: expect.stringMatching(/t1 is at epoch 2 on the shared remote \(heir\)/), fenced: { epoch: 2, agent: 'heir' } }])
+    expect(r.refused).toEqual([
+      {
+        request: requests[0],
+        reason: expect.stringMatching(/t1 is at epoch 2 on the shared remote \(heir\)/),
+        fenced: { epoch: 2, agent: 'heir' }
+      }
+    ])
     expect(await sh(repo.bare, ['rev-parse', taskFenceRef('t2')])).toBe(r.landed[0].commit)
     expect(await fenceOf('t2')).toBe('t2@1\nb')
     expect(await fenceOf('t1')).toBe('t1@2\nheir')
@@ -112,7 +132,10 @@ describe('the task fence at the shared remote', () => {
 
   it('the integrator lands one request per task per batch, and leaves the next for the next batch', async () => {
     const requests = []
-    for (const [agent, epoch, file] of [['a', 1, 'a.txt'], ['b', 2, 'b.txt']] as const) {
+    for (const [agent, epoch, file] of [
+      ['a', 1, 'a.txt'],
+      ['b', 2, 'b.txt']
+    ] as const) {
       const { ws, work } = await agentWithWork(agent, 't1', { [file]: `${agent}\n` })
       await sh(ws.dir, ['push', '--quiet', 'origin', `${work}:${requestRefName(agent, 't1')}`])
       requests.push({ ref: requestRefName(agent, 't1'), commit: work, task: 't1', epoch, author: agent })
@@ -137,7 +160,10 @@ describe('the task fence at the shared remote', () => {
     expect(await landedPaths(holder.ws.dir, landed)).toEqual(['amy.txt'])
 
     // The same claim at a later epoch, another agent, another task: not proven.
-    expect(await integrate({ workspace: holder.ws, task: 't1', epoch: 4, verify: 'true', checkFence: stillHeld })).toMatchObject({ result: 'up-to-date', landing: null })
+    expect(await integrate({ workspace: holder.ws, task: 't1', epoch: 4, verify: 'true', checkFence: stillHeld })).toMatchObject({
+      result: 'up-to-date',
+      landing: null
+    })
     expect(await fetchProvenLanding(holder.ws, 't1', 4, 'amy')).toBeNull()
     expect(await fetchProvenLanding(holder.ws, 't1', 3, 'bob')).toBeNull()
     expect(await fetchProvenLanding(holder.ws, 't2', 3, 'amy')).toBeNull()

@@ -9,8 +9,18 @@ const fixture = (name: string): string => readFileSync(new URL(`./fixtures/${nam
 describe('parseTestResults', () => {
   it('reads vitest summaries, colours and all, and not the Test Files line', () => {
     expect(parseTestResults(fixture('vitest.txt'))).toEqual({ passed: 3, failed: 1, skipped: 0, total: 4, format: 'vitest' })
-    expect(parseTestResults(' Test Files  2 passed (2)\n      Tests  3 passed | 1 failed (4)\n')).toMatchObject({ passed: 3, failed: 1, total: 4, format: 'vitest' })
-    expect(parseTestResults('      Tests  7 passed | 2 skipped | 1 todo (10)')).toMatchObject({ passed: 7, failed: 0, skipped: 3, total: 10 })
+    expect(parseTestResults(' Test Files  2 passed (2)\n      Tests  3 passed | 1 failed (4)\n')).toMatchObject({
+      passed: 3,
+      failed: 1,
+      total: 4,
+      format: 'vitest'
+    })
+    expect(parseTestResults('      Tests  7 passed | 2 skipped | 1 todo (10)')).toMatchObject({
+      passed: 7,
+      failed: 0,
+      skipped: 3,
+      total: 10
+    })
   })
 
   it('reads jest summaries', () => {
@@ -22,12 +32,18 @@ describe('parseTestResults', () => {
     expect(parseTestResults(fixture('pytest.txt'))).toEqual({ passed: 3, failed: 1, skipped: 0, total: 4, format: 'pytest' })
     expect(parseTestResults(fixture('pytest-q.txt'))).toMatchObject({ passed: 3, failed: 1, format: 'pytest' })
     expect(parseTestResults('3 passed, 1 failed in 0.1s')).toMatchObject({ passed: 3, failed: 1, total: 4, format: 'pytest' })
-    expect(parseTestResults('==== 2 failed, 5 passed, 1 skipped, 2 errors, 3 warnings in 1.20s ====')).toMatchObject({ passed: 5, failed: 4, skipped: 1, format: 'pytest' })
+    expect(parseTestResults('==== 2 failed, 5 passed, 1 skipped, 2 errors, 3 warnings in 1.20s ====')).toMatchObject({
+      passed: 5,
+      failed: 4,
+      skipped: 1,
+      format: 'pytest'
+    })
   })
 
   it('reads cargo test, summing every test binary', () => {
     expect(parseTestResults(fixture('cargo.txt'))).toEqual({ passed: 3, failed: 1, skipped: 0, total: 4, format: 'cargo' })
-    const two = 'test result: ok. 3 passed; 0 failed; 1 ignored; 0 measured; 0 filtered out; finished in 0.01s\n' +
+    const two =
+      'test result: ok. 3 passed; 0 failed; 1 ignored; 0 measured; 0 filtered out; finished in 0.01s\n' +
       'test result: FAILED. 2 passed; 1 failed; 0 ignored; 0 measured; 0 filtered out; finished in 0.00s\n'
     expect(parseTestResults(two)).toEqual({ passed: 5, failed: 1, skipped: 1, total: 7, format: 'cargo' })
   })
@@ -49,8 +65,18 @@ describe('parseTestResults', () => {
   })
 
   it('prefers JUnit XML when given', () => {
-    expect(parseTestResults('1 passed, 0 failed', [fixture('pytest-junit.xml')])).toEqual({ passed: 3, failed: 1, skipped: 0, total: 4, format: 'junit' })
-    expect(parseTestResults('', [fixture('pytest-junit.xml'), fixture('vitest-junit.xml')])).toMatchObject({ passed: 6, failed: 2, total: 8 })
+    expect(parseTestResults('1 passed, 0 failed', [fixture('pytest-junit.xml')])).toEqual({
+      passed: 3,
+      failed: 1,
+      skipped: 0,
+      total: 4,
+      format: 'junit'
+    })
+    expect(parseTestResults('', [fixture('pytest-junit.xml'), fixture('vitest-junit.xml')])).toMatchObject({
+      passed: 6,
+      failed: 2,
+      total: 8
+    })
   })
 
   it('returns null when nothing is recognised', () => {
@@ -78,7 +104,12 @@ describe('parseJUnit', () => {
   })
 
   it('uses the suite attributes when no test cases are listed', () => {
-    expect(parseJUnit('<testsuite name="s" tests="10" failures="2" errors="1" skipped="3"></testsuite>'))
-      .toEqual({ passed: 4, failed: 3, skipped: 3, total: 10, format: 'junit' })
+    expect(parseJUnit('<testsuite name="s" tests="10" failures="2" errors="1" skipped="3"></testsuite>')).toEqual({
+      passed: 4,
+      failed: 3,
+      skipped: 3,
+      total: 10,
+      format: 'junit'
+    })
   })
 })

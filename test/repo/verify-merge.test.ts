@@ -11,11 +11,15 @@ import { pushRequestRef } from '../../src/repo/integrator.js'
 import { agentWorkspace, commitFiles, makeSharedRepo, sh, snapshot, write, type SharedRepo } from './git-fixtures.js'
 
 let repo: SharedRepo
-beforeEach(async () => { repo = await makeSharedRepo({ 'README.md': '# shared\n', 'shared.txt': 'one\n' }) })
-afterEach(async () => { await repo.cleanup() })
+beforeEach(async () => {
+  repo = await makeSharedRepo({ 'README.md': '# shared\n', 'shared.txt': 'one\n' })
+})
+afterEach(async () => {
+  await repo.cleanup()
+})
 
 describe('verifyMerge', () => {
-  it('verifies the merge of the handed-over commit, pushes nothing, and leaves the agent\'s dirty tree alone', async () => {
+  it("verifies the merge of the handed-over commit, pushes nothing, and leaves the agent's dirty tree alone", async () => {
     const ws = await agentWorkspace(repo, 'a1')
     await ws.checkoutTask('t1')
     const work = await commitFiles(ws.dir, { 'feature.txt': 'hello\n' })
@@ -47,12 +51,17 @@ describe('verifyMerge', () => {
     await commitFiles(other.dir, { 'shared.txt': 'theirs\n' })
     expect((await integrate({ workspace: other, task: 't2', epoch: 1, verify: 'true', checkFence: async () => {} })).result).toBe('merged')
 
-    expect(await verifyMerge({ workspace: ws, task: 't1', epoch: 1, commit: work, verify: 'true' })).toMatchObject({ result: 'conflict', files: ['shared.txt'] })
+    expect(await verifyMerge({ workspace: ws, task: 't1', epoch: 1, commit: work, verify: 'true' })).toMatchObject({
+      result: 'conflict',
+      files: ['shared.txt']
+    })
     const landed = await sh(repo.bare, ['rev-parse', 'main~1'])
-    expect(await verifyMerge({ workspace: ws, task: 't1', epoch: 1, commit: landed, verify: 'false' })).toMatchObject({ result: 'up-to-date' })
+    expect(await verifyMerge({ workspace: ws, task: 't1', epoch: 1, commit: landed, verify: 'false' })).toMatchObject({
+      result: 'up-to-date'
+    })
   })
 
-  it('refuses, without a verify, a claim the remote\'s task fence has superseded', async () => {
+  it("refuses, without a verify, a claim the remote's task fence has superseded", async () => {
     const ws = await agentWorkspace(repo, 'a1')
     await ws.checkoutTask('t1')
     const work = await commitFiles(ws.dir, { 'feature.txt': 'mine\n' })

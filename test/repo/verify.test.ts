@@ -11,17 +11,32 @@ beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'agency-verify-'))
   execFileSync('git', ['init', '--quiet', '-b', 'main', dir])
 })
-afterAll(async () => { await rm(dir, { recursive: true, force: true }) })
+afterAll(async () => {
+  await rm(dir, { recursive: true, force: true })
+})
 
 describe('checkVerifyCommand', () => {
   it('accepts programs on PATH, shell builtins, assignments and paths it cannot check yet', async () => {
-    for (const cmd of ['git --version', 'true', 'test ! -e BAD', 'CI=1 FOO=bar git status', 'cd sub && make', './scripts/test.sh', '(exit 0)', '"quoted" arg']) {
+    for (const cmd of [
+      'git --version',
+      'true',
+      'test ! -e BAD',
+      'CI=1 FOO=bar git status',
+      'cd sub && make',
+      './scripts/test.sh',
+      '(exit 0)',
+      '"quoted" arg'
+    ]) {
       await expect(checkVerifyCommand(cmd), cmd).resolves.toBe(cmd)
     }
   })
 
   it('names a program that is not on PATH', async () => {
-    await expect(checkVerifyCommand('no-such-runner --all')).rejects.toMatchObject({ name: 'VerifyCommandNotFoundError', code: 'INVALID_ARGUMENT', message: /"no-such-runner" is not on PATH/ })
+    await expect(checkVerifyCommand('no-such-runner --all')).rejects.toMatchObject({
+      name: 'VerifyCommandNotFoundError',
+      code: 'INVALID_ARGUMENT',
+      message: /"no-such-runner" is not on PATH/
+    })
     await expect(checkVerifyCommand('CI=1 no-such-runner')).rejects.toMatchObject({ name: 'VerifyCommandNotFoundError' })
     await expect(checkVerifyCommand('   ')).rejects.toMatchObject({ code: 'INVALID_ARGUMENT' })
   })
@@ -29,7 +44,11 @@ describe('checkVerifyCommand', () => {
 
 describe('runVerify', () => {
   it('passes on exit 0 and fails on another code, with the end of the output in the summary', async () => {
-    expect(await runVerify({ command: 'echo "Tests  2 passed (2)"', cwd: dir })).toMatchObject({ ok: true, exitCode: 0, tests: { passed: 2, format: 'vitest' } })
+    expect(await runVerify({ command: 'echo "Tests  2 passed (2)"', cwd: dir })).toMatchObject({
+      ok: true,
+      exitCode: 0,
+      tests: { passed: 2, format: 'vitest' }
+    })
     const red = await runVerify({ command: 'echo compiling; echo "boom: expected 1" >&2; exit 3', cwd: dir })
     expect(red).toMatchObject({ ok: false, exitCode: 3, timedOut: false, tests: null })
     expect(red.summary).toBe('exit code 3\ncompiling\nboom: expected 1')
@@ -56,10 +75,15 @@ describe('runVerify', () => {
     expect(named.tests).toMatchObject({ failed: 1, format: 'junit' })
     const unmentioned = await runVerify({ command: `${write}; exit 1`, cwd: dir })
     expect(unmentioned.tests).toMatchObject({ failed: 0, passed: 9, format: 'plain' })
-    await expect(runVerify({ command: 'true', cwd: dir, junitPaths: ['../elsewhere.xml'] })).rejects.toMatchObject({ code: 'INVALID_ARGUMENT' })
+    await expect(runVerify({ command: 'true', cwd: dir, junitPaths: ['../elsewhere.xml'] })).rejects.toMatchObject({
+      code: 'INVALID_ARGUMENT'
+    })
   })
 
   it('names a command the shell could not find', async () => {
-    await expect(runVerify({ command: './missing-script.sh', cwd: dir })).rejects.toMatchObject({ name: 'VerifyCommandNotFoundError', message: /missing-script/ })
+    await expect(runVerify({ command: './missing-script.sh', cwd: dir })).rejects.toMatchObject({
+      name: 'VerifyCommandNotFoundError',
+      message: /missing-script/
+    })
   })
 })

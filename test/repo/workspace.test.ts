@@ -7,8 +7,12 @@ import { openWorkspace } from '../../src/repo/workspace.js'
 import { agentWorkspace, commitFiles, makeSharedRepo, sh, snapshot, type SharedRepo } from './git-fixtures.js'
 
 let repo: SharedRepo
-beforeEach(async () => { repo = await makeSharedRepo() })
-afterEach(async () => { await repo.cleanup() })
+beforeEach(async () => {
+  repo = await makeSharedRepo()
+})
+afterEach(async () => {
+  await repo.cleanup()
+})
 
 describe('openWorkspace', () => {
   it('clones the shared branch, then reuses the clone on the next start', async () => {
@@ -32,13 +36,16 @@ describe('openWorkspace', () => {
     const other = await makeSharedRepo()
     try {
       const ws = await agentWorkspace(repo, 'a1')
-      await expect(openWorkspace({ remote: other.bare, workdir: ws.dir, agentId: 'a1' }))
-        .rejects.toMatchObject({ name: 'WorkspaceMismatchError', code: 'FAILED_PRECONDITION' })
+      await expect(openWorkspace({ remote: other.bare, workdir: ws.dir, agentId: 'a1' })).rejects.toMatchObject({
+        name: 'WorkspaceMismatchError',
+        code: 'FAILED_PRECONDITION'
+      })
       const junk = join(repo.root, 'junk')
       await mkdir(junk)
       await writeFile(join(junk, 'file'), 'x')
-      await expect(openWorkspace({ remote: repo.bare, workdir: junk, agentId: 'a1' }))
-        .rejects.toMatchObject({ name: 'WorkspaceMismatchError' })
+      await expect(openWorkspace({ remote: repo.bare, workdir: junk, agentId: 'a1' })).rejects.toMatchObject({
+        name: 'WorkspaceMismatchError'
+      })
       expect(await readdir(junk)).toEqual(['file'])
     } finally {
       await other.cleanup()
@@ -57,8 +64,10 @@ describe('openWorkspace', () => {
     const ws = await agentWorkspace(repo, 'a1')
     const before = await snapshot(ws.dir)
     await rename(repo.bare, `${repo.bare}.gone`)
-    await expect(openWorkspace({ remote: repo.bare, workdir: ws.dir, agentId: 'a1' }))
-      .rejects.toMatchObject({ name: 'RemoteUnavailableError', code: 'UNAVAILABLE' })
+    await expect(openWorkspace({ remote: repo.bare, workdir: ws.dir, agentId: 'a1' })).rejects.toMatchObject({
+      name: 'RemoteUnavailableError',
+      code: 'UNAVAILABLE'
+    })
     expect(await snapshot(ws.dir)).toBe(before)
   })
 
@@ -70,20 +79,23 @@ describe('openWorkspace', () => {
     expect(again.dir).toBe(ws.dir)
     expect(await snapshot(ws.dir)).toBe(before)
     // A fresh clone still needs the remote.
-    await expect(openWorkspace({ remote: repo.bare, workdir: join(repo.root, 'fresh'), agentId: 'a2', unreachableRemote: 'open' }))
-      .rejects.toMatchObject({ name: 'RemoteUnavailableError', code: 'UNAVAILABLE' })
+    await expect(
+      openWorkspace({ remote: repo.bare, workdir: join(repo.root, 'fresh'), agentId: 'a2', unreachableRemote: 'open' })
+    ).rejects.toMatchObject({ name: 'RemoteUnavailableError', code: 'UNAVAILABLE' })
     await rename(`${repo.bare}.gone`, repo.bare)
   })
 
   it('names a remote without the shared branch', async () => {
-    await expect(openWorkspace({ remote: repo.bare, branch: 'trunk', workdir: join(repo.root, 'w'), agentId: 'a1' }))
-      .rejects.toMatchObject({ name: 'RemoteBranchNotFoundError', code: 'FAILED_PRECONDITION' })
+    await expect(openWorkspace({ remote: repo.bare, branch: 'trunk', workdir: join(repo.root, 'w'), agentId: 'a1' })).rejects.toMatchObject(
+      { name: 'RemoteBranchNotFoundError', code: 'FAILED_PRECONDITION' }
+    )
     expect(existsSync(join(repo.root, 'w'))).toBe(false)
   })
 
   it('rejects ids that could escape the ref namespace', async () => {
-    await expect(openWorkspace({ remote: repo.bare, workdir: join(repo.root, 'w'), agentId: '../x' }))
-      .rejects.toMatchObject({ code: 'INVALID_ARGUMENT' })
+    await expect(openWorkspace({ remote: repo.bare, workdir: join(repo.root, 'w'), agentId: '../x' })).rejects.toMatchObject({
+      code: 'INVALID_ARGUMENT'
+    })
     const ws = await agentWorkspace(repo, 'a1')
     expect(() => ws.taskBranch('a/b')).toThrow(/not usable in a git ref/)
     expect(() => ws.taskBranch('x..y')).toThrow(/not usable/)

@@ -32,12 +32,14 @@ let service: Server | undefined
 afterEach(async () => {
   await daemons?.cleanup()
   await model?.close()
-  await new Promise(resolve => service != null ? service.close(resolve) : resolve(undefined))
-  daemons = undefined; model = undefined; service = undefined
+  await new Promise(resolve => (service != null ? service.close(resolve) : resolve(undefined)))
+  daemons = undefined
+  model = undefined
+  service = undefined
 })
 
 /** The tries; paths are relative to the workspace, <root>/agent/workspace. */
-function probe (port: number): string {
+function probe(port: number): string {
   return [
     `echo ${MARK}`,
     'cat ../identity.key >/dev/null && echo OK:key || echo NO:key',
@@ -48,21 +50,23 @@ function probe (port: number): string {
   ].join('; ')
 }
 
-const isProbe = (call: { input: Record<string, unknown> }): boolean => typeof call.input.command === 'string' && call.input.command.startsWith(`echo ${MARK}`)
+const isProbe = (call: { input: Record<string, unknown> }): boolean =>
+  typeof call.input.command === 'string' && call.input.command.startsWith(`echo ${MARK}`)
 
 /** The probe as the first call of the session; then every turn ends with an answer. */
-function decide (port: number) {
+function decide(port: number) {
   return (conv: Conversation): Move => {
-    if (!conv.history.some(h => isProbe(h.call))) return { kind: 'call', call: CLAUDE_CODE_TOOLS.shell(probe(port)), say: 'Checking what this shell can reach.' }
+    if (!conv.history.some(h => isProbe(h.call)))
+      return { kind: 'call', call: CLAUDE_CODE_TOOLS.shell(probe(port)), say: 'Checking what this shell can reach.' }
     return { kind: 'answer', text: 'Checked; nothing more to do in this turn.' }
   }
 }
 
-async function scenario (sandbox: 'bwrap' | 'none'): Promise<{ output: string, log: string, metrics: string, outside: boolean }> {
-  const local = service = createServer(s => s.end('LOCAL-SERVICE\n'))
+async function scenario(sandbox: 'bwrap' | 'none'): Promise<{ output: string; log: string; metrics: string; outside: boolean }> {
+  const local = (service = createServer(s => s.end('LOCAL-SERVICE\n')))
   const port = await new Promise<number>(resolve => local.listen(0, '127.0.0.1', () => resolve((local.address() as { port: number }).port)))
-  const m = model = await startAnthropicModel(decide(port))
-  const ds = daemons = new AgentDaemons()
+  const m = (model = await startAnthropicModel(decide(port)))
+  const ds = (daemons = new AgentDaemons())
   const root = await ds.dir('agency-acp-box-')
   const shared = await seedSharedRepo(root, GREETER.files)
   const home = join(root, 'home')
@@ -75,26 +79,44 @@ async function scenario (sandbox: 'bwrap' | 'none'): Promise<{ output: string, l
     name: 'acp-box',
     dataDir: join(root, 'agent'),
     home,
-    env: { ANTHROPIC_BASE_URL: m.url, ANTHROPIC_API_KEY: 'scripted-model-needs-no-key', CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1', DISABLE_TELEMETRY: '1', DISABLE_AUTOUPDATER: '1' },
+    env: {
+      ANTHROPIC_BASE_URL: m.url,
+      ANTHROPIC_API_KEY: 'scripted-model-needs-no-key',
+      CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
+      DISABLE_TELEMETRY: '1',
+      DISABLE_AUTOUPDATER: '1'
+    },
     extraArgs: ['--repo', shared, '--harness', 'acp:claude', '--sandbox', sandbox, '--metrics', `127.0.0.1:${metrics}`]
   })
   const tried = await waitFor(() => m.toolCalls().find(c => isProbe(c.call)), {
-    what: 'the probe\'s tool call to come back',
+    what: "the probe's tool call to come back",
     timeoutMs: 150_000,
     intervalMs: 250
-  }).catch(async (err: Error) => { throw new Error(`${err.message}\n${m.errors().join('\n')}\n--- harness.log ---\n${(await harnessLog(d)).slice(-5000)}\n--- agentd ---\n${d.stderr()}`) })
+  }).catch(async (err: Error) => {
+    throw new Error(
+      `${err.message}\n${m.errors().join('\n')}\n--- harness.log ---\n${(await harnessLog(d)).slice(-5000)}\n--- agentd ---\n${d.stderr()}`
+    )
+  })
   // the refusal watch names what it read from the log; wait until the last try's refusal is named
-  const log = sandbox === 'none'
-    ? await harnessLog(d)
-    : await waitFor(async () => { const l = await harnessLog(d); return /agentd: sandbox refused \(net\)/.test(l) ? l : undefined }, { what: 'the refusals to be named in the harness log', timeoutMs: 30_000 })
+  const log =
+    sandbox === 'none'
+      ? await harnessLog(d)
+      : await waitFor(
+          async () => {
+            const l = await harnessLog(d)
+            return /agentd: sandbox refused \(net\)/.test(l) ? l : undefined
+          },
+          { what: 'the refusals to be named in the harness log', timeoutMs: 30_000 }
+        )
   const text = await (await fetch(`http://127.0.0.1:${metrics}/metrics`)).text()
   return { output: tried.outcome.text, log, metrics: text, outside: existsSync(join(root, 'outside.txt')) }
 }
 
-const denials = (metrics: string, kind: string): number => Number(new RegExp(`^agentd_sandbox_denials_total\\{kind="${kind}"\\} (\\d+)`, 'm').exec(metrics)?.[1] ?? 'NaN')
+const denials = (metrics: string, kind: string): number =>
+  Number(new RegExp(`^agentd_sandbox_denials_total\\{kind="${kind}"\\} (\\d+)`, 'm').exec(metrics)?.[1] ?? 'NaN')
 
 describe.skipIf(!support.bwrap.ok)('agentd --harness acp:claude in a bubblewrap box', () => {
-  it('a tool call of the ACP agent is refused the key, a peer\'s workspace, ~/.ssh, writes outside and a loopback port not allowed, each named and counted; with --sandbox none it gets through every one', async () => {
+  it("a tool call of the ACP agent is refused the key, a peer's workspace, ~/.ssh, writes outside and a loopback port not allowed, each named and counted; with --sandbox none it gets through every one", async () => {
     assertCli('claude-agent-acp')
     const boxed = await scenario('bwrap')
     for (const name of ['key', 'peer', 'ssh', 'write', 'loopback']) expect(boxed.output, boxed.output).toContain(`NO:${name}`)
@@ -109,8 +131,12 @@ describe.skipIf(!support.bwrap.ok)('agentd --harness acp:claude in a bubblewrap 
     expect(boxed.log).toMatch(/agentd: sandbox refused \(net\): .*ECONNREFUSED/)
     expect(denials(boxed.metrics, 'fs')).toBeGreaterThanOrEqual(4)
     expect(denials(boxed.metrics, 'net')).toBeGreaterThanOrEqual(1)
-    await daemons?.cleanup(); await model?.close(); await new Promise(resolve => service?.close(resolve))
-    daemons = undefined; model = undefined; service = undefined
+    await daemons?.cleanup()
+    await model?.close()
+    await new Promise(resolve => service?.close(resolve))
+    daemons = undefined
+    model = undefined
+    service = undefined
 
     const open = await scenario('none')
     for (const name of ['key', 'peer', 'ssh', 'write', 'loopback']) expect(open.output, open.output).toContain(`OK:${name}`)

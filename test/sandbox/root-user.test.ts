@@ -34,26 +34,33 @@ beforeAll(() => {
   writeFileSync(secret, 'ROOT-ONLY', { mode: 0o600 })
 })
 
-afterAll(() => { rmSync(root, { recursive: true, force: true }) })
+afterAll(() => {
+  rmSync(root, { recursive: true, force: true })
+})
 
-async function run (command: string, args: string[], cwd: string, env: NodeJS.ProcessEnv): Promise<{ code: number | null, out: string }> {
+async function run(command: string, args: string[], cwd: string, env: NodeJS.ProcessEnv): Promise<{ code: number | null; out: string }> {
   const child = spawn(command, args, { cwd, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] })
   let out = ''
-  child.stdout.on('data', (b: Buffer) => { out += b.toString() })
-  child.stderr.on('data', (b: Buffer) => { out += b.toString() })
+  child.stdout.on('data', (b: Buffer) => {
+    out += b.toString()
+  })
+  child.stderr.on('data', (b: Buffer) => {
+    out += b.toString()
+  })
   const code = await new Promise<number | null>(resolve => child.on('close', resolve))
   return { code, out }
 }
 
-const script = (): string => [
-  'echo "user:$(id -un):$(id -u)"',
-  `cat ${secret} && echo OK:secret || echo NO:secret`,
-  'echo mine > mine.txt && echo OK:workspace || echo NO:workspace',
-  'echo more >> tracked.txt && echo OK:tracked || echo NO:tracked',
-  'echo more >> later.txt && echo OK:later || echo NO:later',
-  'echo x > "$HOME/state" && echo OK:home || echo NO:home',
-  'echo x > /tmp/t && echo OK:tmp || echo NO:tmp'
-].join('\n')
+const script = (): string =>
+  [
+    'echo "user:$(id -un):$(id -u)"',
+    `cat ${secret} && echo OK:secret || echo NO:secret`,
+    'echo mine > mine.txt && echo OK:workspace || echo NO:workspace',
+    'echo more >> tracked.txt && echo OK:tracked || echo NO:tracked',
+    'echo more >> later.txt && echo OK:later || echo NO:later',
+    'echo x > "$HOME/state" && echo OK:home || echo NO:home',
+    'echo x > /tmp/t && echo OK:tmp || echo NO:tmp'
+  ].join('\n')
 
 describe.skipIf(why !== '')('agentd as root: the box runs as an unprivileged user', () => {
   it('cannot read a root file of mode 0600, writes its workspace, its home and what the daemon wrote there since; without a box the file is read', async () => {
@@ -61,8 +68,18 @@ describe.skipIf(why !== '')('agentd as root: the box runs as an unprivileged use
     const user = sandboxUser()
     expect(boxed.summary).toContain(`as user agency (uid ${user.uid})`)
     expect(user.uid).not.toBe(0)
-    const launch: HarnessLaunch = { command: '/bin/sh', args: ['-c', script()], env: {}, cwd: workspace, files: [{ path: join(dataDir, 'harness', 'prompt.md'), content: 'x' }] }
-    const h = await boxed.confineHarness(launch, { harness: 'cmd:sh', apiAddress: 'unix:/nonexistent.sock', logFile: join(dataDir, 'harness.log') })
+    const launch: HarnessLaunch = {
+      command: '/bin/sh',
+      args: ['-c', script()],
+      env: {},
+      cwd: workspace,
+      files: [{ path: join(dataDir, 'harness', 'prompt.md'), content: 'x' }]
+    }
+    const h = await boxed.confineHarness(launch, {
+      harness: 'cmd:sh',
+      apiAddress: 'unix:/nonexistent.sock',
+      logFile: join(dataDir, 'harness.log')
+    })
     // The daemon's git writes in the workspace after the box is made (a claim's checkout): the agent may change that too.
     writeFileSync(join(workspace, 'later.txt'), 'from the daemon\n')
     expect(statSync(join(workspace, 'later.txt')).gid).toBe(user.gid)
@@ -79,7 +96,10 @@ describe.skipIf(why !== '')('agentd as root: the box runs as an unprivileged use
     expect(statSync(secret).uid).toBe(0)
 
     const open = createSandbox({ mode: 'none', dataDir })
-    const u = await open.confineHarness({ ...launch, args: ['-c', `cat ${secret} && echo OK:secret`] }, { harness: 'cmd:sh', apiAddress: 'unix:/nonexistent.sock', logFile: join(dataDir, 'harness.log') })
+    const u = await open.confineHarness(
+      { ...launch, args: ['-c', `cat ${secret} && echo OK:secret`] },
+      { harness: 'cmd:sh', apiAddress: 'unix:/nonexistent.sock', logFile: join(dataDir, 'harness.log') }
+    )
     const without = await run(u.launch.command, u.launch.args, workspace, u.launch.env)
     expect(without.out).toContain('ROOT-ONLY')
     expect(without.out).toContain('OK:secret')
@@ -90,7 +110,11 @@ describe.skipIf(why !== '')('agentd as root: the box runs as an unprivileged use
     const user = sandboxUser()
     const tree = mkdtempSync(join(root, 'scratch-'))
     writeFileSync(join(tree, 'test.sh'), 'echo checked out\n')
-    const t = boxed.confineTest(`echo "user:$(id -u)"; cat ${join(dataDir, 'harness', 'root-only.txt')} || echo NO:secret; echo out > result.txt && echo OK:tree`, tree, {})
+    const t = boxed.confineTest(
+      `echo "user:$(id -u)"; cat ${join(dataDir, 'harness', 'root-only.txt')} || echo NO:secret; echo out > result.txt && echo OK:tree`,
+      tree,
+      {}
+    )
     const r = await run(t.command, t.args, tree, t.env)
     t.finish(r.out)
     expect(r.out, r.out).toContain(`user:${user.uid}`)
@@ -99,7 +123,9 @@ describe.skipIf(why !== '')('agentd as root: the box runs as an unprivileged use
   })
 
   it('refuses a user name that is not one, and root itself', () => {
-    expect(() => createSandbox({ mode: 'bwrap', dataDir, user: 'no such user' })).toThrow(/--sandbox-user: "no such user" is not a user name/)
+    expect(() => createSandbox({ mode: 'bwrap', dataDir, user: 'no such user' })).toThrow(
+      /--sandbox-user: "no such user" is not a user name/
+    )
     expect(() => createSandbox({ mode: 'bwrap', dataDir, user: 'root' })).toThrow(/it is root/)
   })
 })

@@ -26,7 +26,7 @@ const servers: Server[] = []
 let allowedPort = 0
 let deniedPort = 0
 
-async function listen (server: Server, at: string | number): Promise<number> {
+async function listen(server: Server, at: string | number): Promise<number> {
   servers.push(server)
   return await new Promise(resolve => {
     if (typeof at === 'string') server.listen(at, () => resolve(0))
@@ -46,9 +46,18 @@ beforeAll(async () => {
   writeFileSync(join(home, '.ssh', 'id_ed25519'), 'SSH-KEY')
   oldHome = process.env.HOME
   process.env.HOME = home
-  allowedPort = await listen(createServer(s => s.end('ALLOWED-PORT\n')), 0)
-  deniedPort = await listen(createServer(s => s.end('DENIED-PORT\n')), 0)
-  await listen(createServer(s => s.end('DAEMON-SOCKET\n')), join(dataDir, 'agentd.sock'))
+  allowedPort = await listen(
+    createServer(s => s.end('ALLOWED-PORT\n')),
+    0
+  )
+  deniedPort = await listen(
+    createServer(s => s.end('DENIED-PORT\n')),
+    0
+  )
+  await listen(
+    createServer(s => s.end('DAEMON-SOCKET\n')),
+    join(dataDir, 'agentd.sock')
+  )
 })
 
 afterAll(async () => {
@@ -58,8 +67,9 @@ afterAll(async () => {
 })
 
 // Each attempt prints OK:<name> when it got through and NO:<name> when it did not.
-function attempts (): string {
-  const connect = (port: number): string => `node -e "require('net').connect(${port},'127.0.0.1').on('data',d=>{process.stdout.write(String(d));process.exit(0)}).on('error',e=>{console.error('connect: '+e.message);process.exit(1)})"`
+function attempts(): string {
+  const connect = (port: number): string =>
+    `node -e "require('net').connect(${port},'127.0.0.1').on('data',d=>{process.stdout.write(String(d));process.exit(0)}).on('error',e=>{console.error('connect: '+e.message);process.exit(1)})"`
   return [
     `cat ${dataDir}/identity.key && echo OK:key || echo NO:key`,
     `cat ${peer}/notes.txt && echo OK:peer || echo NO:peer`,
@@ -72,16 +82,24 @@ function attempts (): string {
   ].join('\n')
 }
 
-async function run (launch: HarnessLaunch): Promise<string> {
-  const child = spawn(launch.command, launch.args, { cwd: launch.cwd, env: { ...process.env, ...launch.env, REAL_HOME: home }, stdio: ['ignore', 'pipe', 'pipe'] })
+async function run(launch: HarnessLaunch): Promise<string> {
+  const child = spawn(launch.command, launch.args, {
+    cwd: launch.cwd,
+    env: { ...process.env, ...launch.env, REAL_HOME: home },
+    stdio: ['ignore', 'pipe', 'pipe']
+  })
   let out = ''
-  child.stdout.on('data', (b: Buffer) => { out += b.toString() })
-  child.stderr.on('data', (b: Buffer) => { out += b.toString() })
+  child.stdout.on('data', (b: Buffer) => {
+    out += b.toString()
+  })
+  child.stderr.on('data', (b: Buffer) => {
+    out += b.toString()
+  })
   await new Promise(resolve => child.on('close', resolve))
   return out
 }
 
-function shellLaunch (): HarnessLaunch {
+function shellLaunch(): HarnessLaunch {
   return { command: '/bin/sh', args: ['-c', attempts()], env: {}, cwd: workspace, files: [], pathPrepend: [] }
 }
 
@@ -110,7 +128,8 @@ describe.skipIf(why !== '')('a harness in a bubblewrap box', () => {
     const open = createSandbox({ mode: 'none', dataDir })
     const u = await open.confineHarness(shellLaunch(), { harness: 'cmd:sh', apiAddress: `unix:${join(dataDir, 'agentd.sock')}`, logFile })
     const without = await run(u.launch)
-    for (const name of ['key', 'peer', 'ssh', 'write', 'loopback', 'allowed', 'daemon', 'workspace']) expect(without, without).toContain(`OK:${name}`)
+    for (const name of ['key', 'peer', 'ssh', 'write', 'loopback', 'allowed', 'daemon', 'workspace'])
+      expect(without, without).toContain(`OK:${name}`)
     rmSync(join(root, 'swarm', 'outside.txt'), { force: true })
   })
 })

@@ -36,12 +36,25 @@ afterAll(async () => {
   rmSync(root, { recursive: true, force: true })
 })
 
-const box = (testNetwork = false): ReturnType<typeof createSandbox> => createSandbox({ mode: 'bwrap', dataDir, testNetwork, limits: { pids: 64, memoryBytes: 256 * 1024 ** 2 }, onRefusal: k => refusals.push(k) })
-const connect = (): string => `node -e "require('net').connect(${port},'127.0.0.1').on('data',d=>{console.log('GOT '+d);process.exit(0)}).on('error',e=>{console.log('connect: '+e.message);process.exit(1)})"`
+const box = (testNetwork = false): ReturnType<typeof createSandbox> =>
+  createSandbox({
+    mode: 'bwrap',
+    dataDir,
+    testNetwork,
+    limits: { pids: 64, memoryBytes: 256 * 1024 ** 2 },
+    onRefusal: k => refusals.push(k)
+  })
+const connect = (): string =>
+  `node -e "require('net').connect(${port},'127.0.0.1').on('data',d=>{console.log('GOT '+d);process.exit(0)}).on('error',e=>{console.log('connect: '+e.message);process.exit(1)})"`
 
 describe.skipIf(why !== '')('a test run in the box', () => {
   it('a fork bomb fails that run, naming the process bound', async () => {
-    const run = await runVerify({ command: 'bomb() { bomb | bomb & }; bomb; sleep 1; exit 0', cwd: tree, timeoutMs: 20_000, confinement: box() })
+    const run = await runVerify({
+      command: 'bomb() { bomb | bomb & }; bomb; sleep 1; exit 0',
+      cwd: tree,
+      timeoutMs: 20_000,
+      confinement: box()
+    })
     expect(run.ok).toBe(false)
     expect(run.exitCode).toBe(0) // it says it passed; the bound it hit fails it
     expect(run.summary).toMatch(/the test run hit its process bound \(64 processes at once\): \d+ fork\(s\) refused/)
@@ -51,7 +64,12 @@ describe.skipIf(why !== '')('a test run in the box', () => {
   }, 60_000)
 
   it('a memory hog is killed at its bound and the run fails saying so', async () => {
-    const run = await runVerify({ command: 'node -e "const a=[];for(;;)a.push(Buffer.alloc(1<<20,1))"', cwd: tree, timeoutMs: 60_000, confinement: box() })
+    const run = await runVerify({
+      command: 'node -e "const a=[];for(;;)a.push(Buffer.alloc(1<<20,1))"',
+      cwd: tree,
+      timeoutMs: 60_000,
+      confinement: box()
+    })
     expect(run.ok).toBe(false)
     expect(run.summary).toMatch(/the test run went over its memory bound \(256 MiB\) and was killed/)
   }, 90_000)
@@ -74,12 +92,20 @@ describe.skipIf(why !== '')('a test run in the box', () => {
     expect(boxed.summary).toContain('OK:run')
     for (const name of ['read', 'copy', 'chmod', 'userns', 'proc']) expect(boxed.summary, boxed.summary).toContain(`NO:${name}`)
     expect(boxed.summary).toMatch(/sandbox refused \(fs\): .*reference\/executable: Permission denied/)
-    const open = await runVerify({ command: `cat ${ref} | head -c 4 | od -c | head -1`, cwd: tree, confinement: createSandbox({ mode: 'none', dataDir, runOnly }) })
+    const open = await runVerify({
+      command: `cat ${ref} | head -c 4 | od -c | head -1`,
+      cwd: tree,
+      confinement: createSandbox({ mode: 'none', dataDir, runOnly })
+    })
     expect(open.summary).toMatch(/177 +E +L +F/)
   }, 60_000)
 
-  it('has no network by default, the host\'s with --test-network on, and cannot read the data dir or write outside its tree', async () => {
-    const off = await runVerify({ command: `${connect()}; cat ${dataDir}/identity.key; echo x > ${root}/outside; echo y > made-here; exit 0`, cwd: tree, confinement: box() })
+  it("has no network by default, the host's with --test-network on, and cannot read the data dir or write outside its tree", async () => {
+    const off = await runVerify({
+      command: `${connect()}; cat ${dataDir}/identity.key; echo x > ${root}/outside; echo y > made-here; exit 0`,
+      cwd: tree,
+      confinement: box()
+    })
     expect(off.summary).toMatch(/connect: connect E(CONNREFUSED|NETUNREACH)/)
     expect(off.summary).not.toContain('SIGNING-KEY')
     expect(off.summary).toMatch(/sandbox refused \(fs\): .*identity\.key: Permission denied/)
@@ -89,7 +115,11 @@ describe.skipIf(why !== '')('a test run in the box', () => {
     expect(refusals).toContain('fs')
     const on = await runVerify({ command: connect(), cwd: tree, confinement: box(true) })
     expect(on.summary).toContain('GOT SERVICE')
-    const unconfined = await runVerify({ command: `cat ${dataDir}/identity.key`, cwd: tree, confinement: createSandbox({ mode: 'none', dataDir }) })
+    const unconfined = await runVerify({
+      command: `cat ${dataDir}/identity.key`,
+      cwd: tree,
+      confinement: createSandbox({ mode: 'none', dataDir })
+    })
     expect(unconfined.summary).toContain('SIGNING-KEY')
   }, 60_000)
 })

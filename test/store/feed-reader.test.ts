@@ -10,14 +10,18 @@ import { feed, tempDirs } from './helpers.js'
 const dirs = tempDirs()
 const open: AgencyStore[] = []
 afterEach(async () => {
-  await Promise.all(open.splice(0).map(async s => { await s.close() }))
+  await Promise.all(
+    open.splice(0).map(async s => {
+      await s.close()
+    })
+  )
   await dirs.cleanup()
 })
 
 const AUTHORS = ['12D3KooWAlice', '12D3KooWBob', '12D3KooWCarol']
 
 /** Three feeds of `n` entries interleaved in a fixed pseudo-random arrival order, with their cursors per author. */
-function interleavedLog (n: number): { records: StoredEntryRecord[], groups: number[][] } {
+function interleavedLog(n: number): { records: StoredEntryRecord[]; groups: number[][] } {
   const feeds = AUTHORS.map(a => feed(a, n, 0))
   const at = AUTHORS.map(() => 0)
   const records: StoredEntryRecord[] = []
@@ -34,30 +38,44 @@ function interleavedLog (n: number): { records: StoredEntryRecord[], groups: num
   return { records, groups }
 }
 
-async function storeWith (records: StoredEntryRecord[]): Promise<AgencyStore> {
+async function storeWith(records: StoredEntryRecord[]): Promise<AgencyStore> {
   const s = await openStore(await dirs.make())
   open.push(s)
   for (let i = 0; i < records.length; i += 500) await s.log.putAccepted(records.slice(i, i + 500), { sync: false })
   return s
 }
 
-function reads (s: AgencyStore, counted: { range: number, many: number, one: number }): Parameters<typeof readFeeds>[1] {
+function reads(s: AgencyStore, counted: { range: number; many: number; one: number }): Parameters<typeof readFeeds>[1] {
   return {
     lastWritten: () => s.log.lastCursor(),
-    range: async (from, to) => { counted.range++; return await s.log.bytesInRange(from, to) },
-    many: async cursors => { counted.many++; return await s.log.bytesAtMany(cursors) },
-    one: cursor => { counted.one++; return s.log.archive.get(cursor) }
+    range: async (from, to) => {
+      counted.range++
+      return await s.log.bytesInRange(from, to)
+    },
+    many: async cursors => {
+      counted.many++
+      return await s.log.bytesAtMany(cursors)
+    },
+    one: cursor => {
+      counted.one++
+      return s.log.archive.get(cursor)
+    }
   }
 }
 
-async function sent (groups: number[][], s: AgencyStore, counted: { range: number, many: number, one: number }, window?: number): Promise<Buffer[]> {
+async function sent(
+  groups: number[][],
+  s: AgencyStore,
+  counted: { range: number; many: number; one: number },
+  window?: number
+): Promise<Buffer[]> {
   const out: Buffer[] = []
   for await (const chunk of readFeeds(groups, reads(s, counted), window)) for (const b of chunk) out.push(Buffer.from(b))
   return out
 }
 
 /** Per author, the bytes in the order they were sent. */
-function byAuthor (bytes: Buffer[], records: StoredEntryRecord[]): Map<string, string[]> {
+function byAuthor(bytes: Buffer[], records: StoredEntryRecord[]): Map<string, string[]> {
   const authorOf = new Map(records.map(r => [Buffer.from(r.bytes).toString('hex'), r.entry.author]))
   const out = new Map<string, string[]>()
   for (const b of bytes) {
@@ -69,7 +87,7 @@ function byAuthor (bytes: Buffer[], records: StoredEntryRecord[]): Map<string, s
 }
 
 describe('readFeeds', () => {
-  it('sends every asked entry once, each author\'s in seq order, reading dense windows as ranges', async () => {
+  it("sends every asked entry once, each author's in seq order, reading dense windows as ranges", async () => {
     const { records, groups } = interleavedLog(400)
     const s = await storeWith(records)
     const counted = { range: 0, many: 0, one: 0 }

@@ -12,7 +12,7 @@ export interface TempDirs {
 }
 
 /** Temp dirs made during a test; `cleanup` (in afterEach) removes them all. */
-export function tempDirs (): TempDirs {
+export function tempDirs(): TempDirs {
   const made: string[] = []
   return {
     make: async () => {
@@ -21,13 +21,17 @@ export function tempDirs (): TempDirs {
       return dir
     },
     cleanup: async () => {
-      await Promise.all(made.splice(0).map(async d => { await rm(d, { recursive: true, force: true }) }))
+      await Promise.all(
+        made.splice(0).map(async d => {
+          await rm(d, { recursive: true, force: true })
+        })
+      )
     }
   }
 }
 
 /** An entry record shaped like the log core's (signature is filler: the store does not verify). */
-export function entryRecord (author: string, seq: number, cursor: number, prev = ''): StoredEntryRecord {
+export function entryRecord(author: string, seq: number, cursor: number, prev = ''): StoredEntryRecord {
   const entry = Entry.fromPartial({
     author,
     seq,
@@ -43,7 +47,7 @@ export function entryRecord (author: string, seq: number, cursor: number, prev =
 }
 
 /** A feed of `count` entries by one author, seq 1..count, chained by prev. */
-export function feed (author: string, count: number, firstCursor: number): StoredEntryRecord[] {
+export function feed(author: string, count: number, firstCursor: number): StoredEntryRecord[] {
   const out: StoredEntryRecord[] = []
   let prev = ''
   for (let i = 0; i < count; i++) {
@@ -55,6 +59,6 @@ export function feed (author: string, count: number, firstCursor: number): Store
 }
 
 /** Plain comparable form of a record: ids, decoded entry and bytes as hex. */
-export function plain (r: { id: string, entry: Entry, bytes: Uint8Array, cursor?: number }): unknown {
+export function plain(r: { id: string; entry: Entry; bytes: Uint8Array; cursor?: number }): unknown {
   return { id: r.id, cursor: r.cursor, entry: Entry.toJSON(r.entry), bytes: Buffer.from(r.bytes).toString('hex') }
 }

@@ -6,17 +6,21 @@ import { entryRecord, feed, plain, tempDirs } from './helpers.js'
 const dirs = tempDirs()
 const open: AgencyStore[] = []
 afterEach(async () => {
-  await Promise.all(open.splice(0).map(async s => { await s.close() }))
+  await Promise.all(
+    open.splice(0).map(async s => {
+      await s.close()
+    })
+  )
   await dirs.cleanup()
 })
 
-async function storeIn (dir: string): Promise<AgencyStore> {
+async function storeIn(dir: string): Promise<AgencyStore> {
   const s = await openStore(dir)
   open.push(s)
   return s
 }
 
-async function all (s: AgencyStore): Promise<StoredEntryRecord[]> {
+async function all(s: AgencyStore): Promise<StoredEntryRecord[]> {
   const out: StoredEntryRecord[] = []
   for await (const r of s.log.loadAll()) out.push(r)
   return out
@@ -26,7 +30,7 @@ const ALICE = '12D3KooWAlice'
 const BOB = '12D3KooWBob'
 
 /** Alice 1..3 and Bob 1..2, interleaved in arrival order. */
-function interleaved (): StoredEntryRecord[] {
+function interleaved(): StoredEntryRecord[] {
   const a = feed(ALICE, 3, 0)
   const b = feed(BOB, 2, 0)
   const order = [a[0], b[0], a[1], a[2], b[1]]
@@ -45,13 +49,21 @@ describe('LogStore', () => {
     expect(Buffer.from(s.log.bytesAtSync(5)!).toString('hex')).toBe(Buffer.from(records[4].bytes).toString('hex'))
     expect(await s.log.bytesAt(6)).toBeUndefined()
     expect(s.log.bytesAtSync(6)).toBeUndefined()
-    expect(s.log.loadVector()).toEqual(new Map([[ALICE, 3], [BOB, 2]]))
+    expect(s.log.loadVector()).toEqual(
+      new Map([
+        [ALICE, 3],
+        [BOB, 2]
+      ])
+    )
     expect(s.log.count()).toBe(5)
     expect(s.log.lastCursor()).toBe(5)
     expect((await s.log.readAfter(3, 10)).map(r => r.cursor)).toEqual([4, 5])
     const pages: number[][] = []
     for await (const page of s.log.bytesAfter(1, 2)) pages.push(page.map(p => p.cursor))
-    expect(pages).toEqual([[2, 3], [4, 5]])
+    expect(pages).toEqual([
+      [2, 3],
+      [4, 5]
+    ])
   })
 
   it('keeps the log, vector, cursor, pending set and forks across a restart', async () => {
@@ -68,7 +80,12 @@ describe('LogStore', () => {
 
     const s = await storeIn(dir)
     expect((await all(s)).map(plain)).toEqual(records.map(plain))
-    expect(s.log.loadVector()).toEqual(new Map([[ALICE, 3], [BOB, 2]]))
+    expect(s.log.loadVector()).toEqual(
+      new Map([
+        [ALICE, 3],
+        [BOB, 2]
+      ])
+    )
     expect(s.log.count()).toBe(5)
     expect(s.log.lastCursor()).toBe(5)
     expect((await s.log.loadPending()).map(plain)).toEqual([plain({ ...waiting, cursor: undefined })])
@@ -117,7 +134,12 @@ describe('LogStore', () => {
   it('keeps authors apart whose ids share a prefix', async () => {
     const s = await storeIn(await dirs.make())
     await s.log.putAccepted([...feed('12D3KooWA', 2, 1), ...feed('12D3KooWAB', 2, 3)], { sync: true })
-    expect(s.log.loadVector()).toEqual(new Map([['12D3KooWA', 2], ['12D3KooWAB', 2]]))
+    expect(s.log.loadVector()).toEqual(
+      new Map([
+        ['12D3KooWA', 2],
+        ['12D3KooWAB', 2]
+      ])
+    )
   })
 
   describe('refuses a batch that breaks the log and writes nothing of it', () => {
@@ -140,8 +162,10 @@ describe('LogStore', () => {
         const s = await storeIn(await dirs.make())
         const base = feed(ALICE, 2, 1)
         await s.log.putAccepted(base, { sync: true })
-        await expect(s.log.putAccepted([entryRecord(BOB, 1, 3), ...make()], { sync: true }))
-          .rejects.toMatchObject({ name: 'InvalidArgumentError', code: 'INVALID_ARGUMENT' })
+        await expect(s.log.putAccepted([entryRecord(BOB, 1, 3), ...make()], { sync: true })).rejects.toMatchObject({
+          name: 'InvalidArgumentError',
+          code: 'INVALID_ARGUMENT'
+        })
         expect((await all(s)).map(plain)).toEqual(base.map(plain))
         expect(s.log.loadVector()).toEqual(new Map([[ALICE, 2]]))
         expect(s.log.count()).toBe(2)
@@ -159,14 +183,17 @@ describe('LogStore', () => {
     await s.log.putFork({ author: ALICE, seq: 1, a, b })
     await s.log.putFork({ author: ALICE, seq: 1, a, b: c })
     expect(await s.log.loadForks()).toHaveLength(2)
-    await expect(s.log.putFork({ author: ALICE, seq: 0, a, b }))
-      .rejects.toMatchObject({ code: 'INVALID_ARGUMENT' })
+    await expect(s.log.putFork({ author: ALICE, seq: 0, a, b })).rejects.toMatchObject({ code: 'INVALID_ARGUMENT' })
   })
 
   it('serialises concurrent batches so that cursors and seqs stay consistent', async () => {
     const s = await storeIn(await dirs.make())
     const records = feed(ALICE, 20, 1)
-    const results = await Promise.allSettled(records.map(async r => { await s.log.putAccepted([r], { sync: false }) }))
+    const results = await Promise.allSettled(
+      records.map(async r => {
+        await s.log.putAccepted([r], { sync: false })
+      })
+    )
     expect(results.every(r => r.status === 'fulfilled')).toBe(true)
     expect(s.log.loadVector().get(ALICE)).toBe(20)
     // the same batch twice at once: one wins, the other is refused as already stored

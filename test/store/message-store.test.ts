@@ -6,18 +6,31 @@ import { tempDirs } from './helpers.js'
 const dirs = tempDirs()
 const open: AgencyStore[] = []
 afterEach(async () => {
-  await Promise.all(open.splice(0).map(async s => { await s.close() }))
+  await Promise.all(
+    open.splice(0).map(async s => {
+      await s.close()
+    })
+  )
   await dirs.cleanup()
 })
 
-async function storeIn (dir: string): Promise<AgencyStore> {
+async function storeIn(dir: string): Promise<AgencyStore> {
   const s = await openStore(dir)
   open.push(s)
   return s
 }
 
-function message (id: string, from = '12D3KooWSender', time = 1_700_000_000_000): DirectMessage {
-  return DirectMessage.fromPartial({ id, from, to: '12D3KooWReceiver', thread: 't1', replyTo: '', text: `text of ${id}`, time, fromName: 'sender' })
+function message(id: string, from = '12D3KooWSender', time = 1_700_000_000_000): DirectMessage {
+  return DirectMessage.fromPartial({
+    id,
+    from,
+    to: '12D3KooWReceiver',
+    thread: 't1',
+    replyTo: '',
+    text: `text of ${id}`,
+    time,
+    fromName: 'sender'
+  })
 }
 
 describe('outbox', () => {
@@ -32,7 +45,11 @@ describe('outbox', () => {
     const s = await storeIn(dir)
     const queued = await s.messages.listOutbox()
     expect(queued.map(r => r.message)).toEqual([message('m1', undefined, 1), message('m2', undefined, 2), message('m3', undefined, 3)])
-    expect(queued.map(r => [r.attempts, r.expiresAt])).toEqual([[0, 6000], [0, 5000], [0, 7000]])
+    expect(queued.map(r => [r.attempts, r.expiresAt])).toEqual([
+      [0, 6000],
+      [0, 5000],
+      [0, 7000]
+    ])
 
     expect(await s.messages.markDelivered('m1')).toBe(true)
     expect(await s.messages.markDelivered('m1')).toBe(false)
@@ -58,7 +75,9 @@ describe('outbox', () => {
   it('refuses a message id already queued, and bad input, without changing the outbox', async () => {
     const s = await storeIn(await dirs.make())
     await s.messages.enqueue(message('m1'), { expiresAt: 100 })
-    await expect(s.messages.enqueue({ ...message('m1'), text: 'other' }, { expiresAt: 200 })).rejects.toMatchObject({ code: 'INVALID_ARGUMENT' })
+    await expect(s.messages.enqueue({ ...message('m1'), text: 'other' }, { expiresAt: 200 })).rejects.toMatchObject({
+      code: 'INVALID_ARGUMENT'
+    })
     await expect(s.messages.enqueue(message(''), { expiresAt: 200 })).rejects.toMatchObject({ code: 'INVALID_ARGUMENT' })
     await expect(s.messages.enqueue({ ...message('m2'), to: '' }, { expiresAt: 200 })).rejects.toMatchObject({ code: 'INVALID_ARGUMENT' })
     await expect(s.messages.enqueue(message('m3'), { expiresAt: Number.NaN })).rejects.toMatchObject({ code: 'INVALID_ARGUMENT' })
@@ -95,7 +114,11 @@ describe('inbox', () => {
     expect(s.messages.inboxCount()).toBe(2)
     expect(await s.messages.deliver(message('b'), 20)).toEqual({ stored: false, cursor: 2 })
     expect(await s.messages.deliver(message('c'), 21)).toEqual({ stored: true, cursor: 3 })
-    expect((await s.messages.inboxAfter(0, 10)).map(r => [r.cursor, r.message.id])).toEqual([[1, 'a'], [2, 'b'], [3, 'c']])
+    expect((await s.messages.inboxAfter(0, 10)).map(r => [r.cursor, r.message.id])).toEqual([
+      [1, 'a'],
+      [2, 'b'],
+      [3, 'c']
+    ])
   })
 
   it('stores a message delivered concurrently many times exactly once', async () => {
@@ -114,7 +137,7 @@ describe('inbox', () => {
     expect(results.map(r => r.cursor).sort((a, b) => a - b)).toEqual(Array.from({ length: 25 }, (_, i) => i + 1))
   })
 
-  it('scopes seen ids by sender, so one peer cannot suppress another peer\'s message', async () => {
+  it("scopes seen ids by sender, so one peer cannot suppress another peer's message", async () => {
     const s = await storeIn(await dirs.make())
     expect((await s.messages.deliver(message('x', '12D3KooWMallory'), 1)).stored).toBe(true)
     expect((await s.messages.deliver(message('x', '12D3KooWAlice'), 2)).stored).toBe(true)
@@ -124,7 +147,10 @@ describe('inbox', () => {
     const s = await storeIn(await dirs.make())
     for (let i = 1; i <= 1002; i++) await s.messages.deliver(message(`m${i}`), i)
     for (const after of [9, 99, 999]) {
-      expect((await s.messages.inboxAfter(after, 2)).map(r => [r.cursor, r.message.id])).toEqual([[after + 1, `m${after + 1}`], [after + 2, `m${after + 2}`]])
+      expect((await s.messages.inboxAfter(after, 2)).map(r => [r.cursor, r.message.id])).toEqual([
+        [after + 1, `m${after + 1}`],
+        [after + 2, `m${after + 2}`]
+      ])
     }
     const everything = await s.messages.inboxAfter(0, 5000)
     expect(everything.map(r => r.cursor)).toEqual(Array.from({ length: 1002 }, (_, i) => i + 1))

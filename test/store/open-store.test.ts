@@ -16,12 +16,16 @@ const open: AgencyStore[] = []
 const children: ChildProcess[] = []
 afterEach(async () => {
   for (const c of children.splice(0)) if (c.exitCode == null && c.signalCode == null) c.kill('SIGKILL')
-  await Promise.all(open.splice(0).map(async s => { await s.close() }))
+  await Promise.all(
+    open.splice(0).map(async s => {
+      await s.close()
+    })
+  )
   await dirs.cleanup()
 })
 
 /** Runs an ESM script in a child node (with tsx, so it can import src/*.ts); collects its stdout. */
-function runChild (script: string, args: string[]): { child: ChildProcess, lines: AsyncIterator<string>, output: () => string } {
+function runChild(script: string, args: string[]): { child: ChildProcess; lines: AsyncIterator<string>; output: () => string } {
   const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script, ...args], {
     cwd: ROOT,
     stdio: ['pipe', 'pipe', 'inherit']
@@ -34,12 +38,13 @@ function runChild (script: string, args: string[]): { child: ChildProcess, lines
     out += chunk
     for (const line of chunk.split('\n').filter(l => l !== '')) {
       const w = waiting.shift()
-      if (w != null) w(line); else buffered.push(line)
+      if (w != null) w(line)
+      else buffered.push(line)
     }
   })
   const lines: AsyncIterator<string> = {
     next: async () => {
-      const line = buffered.shift() ?? await new Promise<string>(resolve => waiting.push(resolve))
+      const line = buffered.shift() ?? (await new Promise<string>(resolve => waiting.push(resolve)))
       return { value: line, done: false }
     }
   }
@@ -64,19 +69,26 @@ describe('openStore', () => {
     open.push(await openStore(dir))
     const err = await openStore(dir).catch((e: unknown) => e)
     expect(err).toBeInstanceOf(DataDirLockedError)
-    expect(err).toMatchObject({ name: 'DataDirLockedError', code: 'FAILED_PRECONDITION', message: `data dir ${dir} is in use by another agentd` })
+    expect(err).toMatchObject({
+      name: 'DataDirLockedError',
+      code: 'FAILED_PRECONDITION',
+      message: `data dir ${dir} is in use by another agentd`
+    })
   })
 
   it('refuses a data dir whose LevelDB another process holds, and opens once it lets go', async () => {
     const dir = await dirs.make()
-    const holder = runChild(`
+    const holder = runChild(
+      `
       import { Level } from 'level'
       const db = new Level(process.argv[1])
       await db.open()
       console.log('holding')
       process.stdin.resume()
       process.stdin.on('end', async () => { await db.close(); console.log('released') })
-    `, [join(dir, 'db')])
+    `,
+      [join(dir, 'db')]
+    )
     expect((await holder.lines.next()).value).toBe('holding')
 
     const err = await openStore(dir).catch((e: unknown) => e)
@@ -90,10 +102,11 @@ describe('openStore', () => {
     open.push(await openStore(dir))
   })
 
-  it('makes another process\'s openStore fail with DataDirLockedError while this one holds the dir', async () => {
+  it("makes another process's openStore fail with DataDirLockedError while this one holds the dir", async () => {
     const dir = await dirs.make()
     open.push(await openStore(dir))
-    const other = runChild(`
+    const other = runChild(
+      `
       import { openStore } from './src/store/open-store.ts'
       try {
         await openStore(process.argv[1])
@@ -101,7 +114,9 @@ describe('openStore', () => {
       } catch (err) {
         console.log(JSON.stringify({ name: err.name, code: err.code, message: err.message }))
       }
-    `, [dir])
+    `,
+      [dir]
+    )
     const [exitCode] = await once(other.child, 'exit')
     expect(exitCode).toBe(0)
     expect(JSON.parse(other.output())).toEqual({
@@ -172,7 +187,12 @@ describe('openStore', () => {
       const all: StoredEntryRecord[] = []
       for await (const r of s.log.loadAll()) all.push(r)
       expect(all.map(plain)).toEqual(records.map(plain))
-      expect(s.log.loadVector()).toEqual(new Map([['12D3KooWAlice', 3], ['12D3KooWBob', 2]]))
+      expect(s.log.loadVector()).toEqual(
+        new Map([
+          ['12D3KooWAlice', 3],
+          ['12D3KooWBob', 2]
+        ])
+      )
       expect(s.log.lastCursor()).toBe(5)
       expect((await s.log.loadPending()).map(p => p.id)).toEqual(['ab'.repeat(32)])
       expect(await s.db.sublevel<string, string>('log-cursor', { valueEncoding: 'utf8' }).keys().all()).toEqual([])

@@ -23,12 +23,16 @@ const CYCLES = 200
 const seed = Number(process.env.AGENCY_CRASH_SEED ?? Date.now() % 1_000_000)
 
 const dirs = tempDirs()
-afterAll(async () => { await dirs.cleanup() })
+afterAll(async () => {
+  await dirs.cleanup()
+})
 let writer: TestIdentity
-beforeAll(async () => { writer = await makeIdentity() })
+beforeAll(async () => {
+  writer = await makeIdentity()
+})
 
 /** A LevelDB whose writes can be cut off at once: what LevelDB already has stays, the rest never lands. */
-function crashable (db: LevelDb): { db: LevelDb, crash: () => Promise<void> } {
+function crashable(db: LevelDb): { db: LevelDb; crash: () => Promise<void> } {
   let crashed = false
   const inFlight = new Set<Promise<unknown>>()
   const batch = (...args: unknown[]): Promise<unknown> => {
@@ -36,10 +40,10 @@ function crashable (db: LevelDb): { db: LevelDb, crash: () => Promise<void> } {
     const p = (db.batch as (...a: unknown[]) => Promise<unknown>)(...args)
     inFlight.add(p)
     void p.finally(() => inFlight.delete(p)).catch(() => {})
-    return p.then(v => crashed ? new Promise(() => {}) : v)
+    return p.then(v => (crashed ? new Promise(() => {}) : v))
   }
   const wrapped = new Proxy(db, {
-    get (target, prop) {
+    get(target, prop) {
       if (prop === 'batch') return batch
       const v = Reflect.get(target, prop, target)
       return typeof v === 'function' ? v.bind(target) : v
@@ -55,7 +59,7 @@ function crashable (db: LevelDb): { db: LevelDb, crash: () => Promise<void> } {
   }
 }
 
-async function startWriter (dir: string): Promise<{ log: LogService, crash: () => Promise<void> }> {
+async function startWriter(dir: string): Promise<{ log: LogService; crash: () => Promise<void> }> {
   const real = await openLevelDb(dir)
   const { db, crash } = crashable(real)
   const store = { log: await LogStore.open(db), dataDir: dir } as unknown as AgencyStore
@@ -84,7 +88,11 @@ describe('own entries across crashes', () => {
     for (let cycle = 0; cycle < CYCLES; cycle++) {
       const { log, crash } = await startWriter(dir)
       // After a restart the writer learns its feed's head from the peer, when the peer can be reached.
-      if (random() < 0.5) await log.ingestBatch(peer.entriesAfter(log.state.vector()).map(e => e.entry), 'peer')
+      if (random() < 0.5)
+        await log.ingestBatch(
+          peer.entriesAfter(log.state.vector()).map(e => e.entry),
+          'peer'
+        )
 
       let crashed = false
       const writers = Array.from({ length: 3 }, async (_, k) => {
@@ -117,7 +125,10 @@ describe('own entries across crashes', () => {
     }
 
     const { log, crash } = await startWriter(dir)
-    await log.ingestBatch(peer.entriesAfter(log.state.vector()).map(e => e.entry), 'peer')
+    await log.ingestBatch(
+      peer.entriesAfter(log.state.vector()).map(e => e.entry),
+      'peer'
+    )
     peer.ingestBatch(log.state.entriesAfter(peer.vector()).map(e => e.entry))
     const missing = [...acked].filter(id => log.state.get(id) === undefined)
     expect(missing, `acknowledged entries lost (seed ${seed})`).toEqual([])

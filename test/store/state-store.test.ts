@@ -5,7 +5,11 @@ import { tempDirs } from './helpers.js'
 const dirs = tempDirs()
 const open: AgencyStore[] = []
 afterEach(async () => {
-  await Promise.all(open.splice(0).map(async s => { await s.close() }))
+  await Promise.all(
+    open.splice(0).map(async s => {
+      await s.close()
+    })
+  )
   await dirs.cleanup()
 })
 

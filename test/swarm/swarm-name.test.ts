@@ -8,10 +8,12 @@ import { afterEach, describe, expect, it } from 'vitest'
 import { swarmNameFor, swarmUp } from '../../src/swarm/swarm.js'
 
 const dirs: string[] = []
-afterEach(async () => { for (const d of dirs.splice(0)) await rm(d, { recursive: true, force: true }) })
+afterEach(async () => {
+  for (const d of dirs.splice(0)) await rm(d, { recursive: true, force: true })
+})
 
 describe('swarm name', () => {
-  it('is the repository directory\'s name, also for `--repo .` and a trailing slash', async () => {
+  it("is the repository directory's name, also for `--repo .` and a trailing slash", async () => {
     const root = await mkdtemp(join(tmpdir(), 'agency-name-'))
     dirs.push(root)
     const project = join(root, 'My Project')
@@ -40,10 +42,21 @@ describe('a refused swarm up', () => {
     const root = await mkdtemp(join(tmpdir(), 'agency-refused-'))
     dirs.push(root)
     const dir = join(root, 'swarms', 'nothing')
-    await expect(swarmUp({
-      n: 2, dir, repo: join(root, 'no-such-repo'), goal: 'x', testCommand: 'true', harness: 'sim', swarm: 'nothing',
-      agentdArgs: [], downWhenDone: true, timeoutMs: 1000, progress: () => {}
-    })).rejects.toThrow(/no-such-repo/)
+    await expect(
+      swarmUp({
+        n: 2,
+        dir,
+        repo: join(root, 'no-such-repo'),
+        goal: 'x',
+        testCommand: 'true',
+        harness: 'sim',
+        swarm: 'nothing',
+        agentdArgs: [],
+        downWhenDone: true,
+        timeoutMs: 1000,
+        progress: () => {}
+      })
+    ).rejects.toThrow(/no-such-repo/)
     expect(existsSync(join(root, 'swarms'))).toBe(false)
   })
 })

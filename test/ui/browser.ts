@@ -10,7 +10,7 @@ import { chromium, type BrowserContext } from 'playwright-core'
 export const CHROMIUM = process.env.AGENCY_CHROMIUM ?? '/usr/bin/chromium'
 
 /** Why the browser cannot be had here, or undefined when it can. */
-export function chromiumMissing (): string | undefined {
+export function chromiumMissing(): string | undefined {
   return existsSync(CHROMIUM) ? undefined : `${CHROMIUM} not found (apt-get install chromium; .ci/run installs it)`
 }
 
@@ -19,13 +19,23 @@ export interface Browser {
   close: () => Promise<void>
 }
 
-export async function launchChromium (viewport = { width: 1400, height: 900 }): Promise<Browser> {
+export async function launchChromium(viewport = { width: 1400, height: 900 }): Promise<Browser> {
   const profile = await mkdtemp(join(tmpdir(), 'agency-chromium-'))
   const context = await chromium.launchPersistentContext(profile, {
     executablePath: CHROMIUM,
     headless: true,
     viewport,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--disable-dev-shm-usage']
+    args: [
+      '--headless',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+      '--disable-dev-shm-usage'
+    ]
   })
   return {
     context,

@@ -12,7 +12,14 @@ import { readFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import type { Page } from 'playwright-core'
-import { PROCESS_TEST_TIMEOUT_MS, ProcessCluster, agencyJson, runAgency, unusedPort, type AgentdProcess } from '../helpers/agentd-process.js'
+import {
+  PROCESS_TEST_TIMEOUT_MS,
+  ProcessCluster,
+  agencyJson,
+  runAgency,
+  unusedPort,
+  type AgentdProcess
+} from '../helpers/agentd-process.js'
 import { waitFor } from '../helpers/wait-for.js'
 import { chromiumMissing, launchChromium, type Browser } from './browser.js'
 import { makeOperatorKey } from '../helpers/operator-key.js'
@@ -24,7 +31,7 @@ const SEEN_MS = 60_000
 const FAKE_AGENT = fileURLToPath(new URL('../harness/acp/fake-acp-agent.mjs', import.meta.url))
 const MARKUP = '<img src=x onerror="window.__injected = 1">'
 
-describe.skipIf(missing != null)('the operator\'s dashboard in headless Chromium', { timeout: PROCESS_TEST_TIMEOUT_MS }, () => {
+describe.skipIf(missing != null)("the operator's dashboard in headless Chromium", { timeout: PROCESS_TEST_TIMEOUT_MS }, () => {
   const cluster = new ProcessCluster()
   let ada: AgentdProcess
   let bo: AgentdProcess
@@ -45,13 +52,27 @@ describe.skipIf(missing != null)('the operator\'s dashboard in headless Chromium
     bo = await cluster.start({
       name: 'bo',
       peers: [ada.listenAddr],
-      extraArgs: ['--operator', opKey, '--harness', `acp:"${process.execPath} ${FAKE_AGENT} ok"`, '--acp-permissions', 'workspace,agency,shell,ask']
+      extraArgs: [
+        '--operator',
+        opKey,
+        '--harness',
+        `acp:"${process.execPath} ${FAKE_AGENT} ok"`,
+        '--acp-permissions',
+        'workspace,agency,shell,ask'
+      ]
     })
-    await waitFor(async () => (await ada.peers()).some(p => p.peerId === bo.peerId && p.live), { timeoutMs: SEEN_MS, what: 'ada to see bo live' })
+    await waitFor(async () => (await ada.peers()).some(p => p.peerId === bo.peerId && p.live), {
+      timeoutMs: SEEN_MS,
+      what: 'ada to see bo live'
+    })
     browser = await launchChromium()
     page = await browser.context.newPage()
-    page.on('pageerror', err => { problems.push(`page error: ${err.message}`) })
-    page.on('console', msg => { if (msg.type() === 'error' && !/status of 40[39]/.test(msg.text())) problems.push(`console error: ${msg.text()}`) })
+    page.on('pageerror', err => {
+      problems.push(`page error: ${err.message}`)
+    })
+    page.on('console', msg => {
+      if (msg.type() === 'error' && !/status of 40[39]/.test(msg.text())) problems.push(`console error: ${msg.text()}`)
+    })
     await page.goto(`${url}#/operator`)
   }, PROCESS_TEST_TIMEOUT_MS)
 
@@ -60,8 +81,11 @@ describe.skipIf(missing != null)('the operator\'s dashboard in headless Chromium
     await cluster.cleanup()
   })
 
-  it('shows the agent\'s request on another daemon, and the operator\'s approval in the browser lets the same turn go on', async () => {
-    const pending = await waitFor(async () => (await agencyJson(ada.grpcAddr, ['approvals'])).find((a: { state: string }) => a.state === 'pending'), { timeoutMs: SEEN_MS, what: 'the request in ada\'s agency approvals' })
+  it("shows the agent's request on another daemon, and the operator's approval in the browser lets the same turn go on", async () => {
+    const pending = await waitFor(
+      async () => (await agencyJson(ada.grpcAddr, ['approvals'])).find((a: { state: string }) => a.state === 'pending'),
+      { timeoutMs: SEEN_MS, what: "the request in ada's agency approvals" }
+    )
     expect(pending).toMatchObject({ agent: bo.peerId, title: 'edit /outside/x.txt', grant: 'anywhere' })
     expect(await harnessLog()).toContain('permission asked of the operator: edit /outside/x.txt')
     // not signed in: the request is shown, nothing can be done
@@ -70,8 +94,14 @@ describe.skipIf(missing != null)('the operator\'s dashboard in headless Chromium
     await page.setInputFiles('input[name="operator-key"]', keyFile)
     await page.getByText('Signed in as operator').waitFor({ timeout: SEEN_MS })
     await page.locator(`li[data-approval="${pending.id as string}"] button[name="approve"]`).click()
-    await waitFor(async () => (await harnessLog()).includes('permission allowed: edit /outside/x.txt (approved by the operator)'), { timeoutMs: SEEN_MS, what: 'the turn to go on with the approval' })
-    expect((await agencyJson(bo.grpcAddr, ['approvals', '--all'])).find((a: { id: string }) => a.id === pending.id)).toMatchObject({ state: 'approved', answeredBy: opKey })
+    await waitFor(async () => (await harnessLog()).includes('permission allowed: edit /outside/x.txt (approved by the operator)'), {
+      timeoutMs: SEEN_MS,
+      what: 'the turn to go on with the approval'
+    })
+    expect((await agencyJson(bo.grpcAddr, ['approvals', '--all'])).find((a: { id: string }) => a.id === pending.id)).toMatchObject({
+      state: 'approved',
+      answeredBy: opKey
+    })
   })
 
   it('pauses, resumes and broadcasts from the page, with peer text shown as text', async () => {
@@ -83,15 +113,25 @@ describe.skipIf(missing != null)('the operator\'s dashboard in headless Chromium
     await waitFor(async () => (await agencyJson(bo.grpcAddr, ['status'])).paused === false, { timeoutMs: SEEN_MS, what: 'bo resumed' })
     await page.fill('form[name="broadcast"] input[name="text"]', `tests first ${MARKUP}`)
     await page.click('form[name="broadcast"] button[type="submit"]')
-    await waitFor(async () => (await bo.inbox()).some(m => m.kind === 'operator' && m.text === `tests first ${MARKUP}`), { timeoutMs: SEEN_MS, what: 'the broadcast in bo\'s inbox' })
+    await waitFor(async () => (await bo.inbox()).some(m => m.kind === 'operator' && m.text === `tests first ${MARKUP}`), {
+      timeoutMs: SEEN_MS,
+      what: "the broadcast in bo's inbox"
+    })
     await page.locator('table.audit td', { hasText: 'tests first' }).first().waitFor({ timeout: SEEN_MS })
     expect(await page.locator('main img').count()).toBe(0)
     expect(await page.evaluate(() => (globalThis as { __injected?: number }).__injected)).toBeUndefined()
   })
 
-  it('refuses a POST without the operator\'s session, from another Origin, or without the CSRF token, changing nothing', async () => {
+  it("refuses a POST without the operator's session, from another Origin, or without the CSRF token, changing nothing", async () => {
     const action = { action: 'AA==', sig: 'AA==' }
-    const post = async (headers: Record<string, string>): Promise<number> => (await fetch(new URL('api/operator/action', url), { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(action) })).status
+    const post = async (headers: Record<string, string>): Promise<number> =>
+      (
+        await fetch(new URL('api/operator/action', url), {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', ...headers },
+          body: JSON.stringify(action)
+        })
+      ).status
     expect(await post({ origin: url.replace(/\/$/, '') })).toBe(403) // no session
     const cookies = await browser.context.cookies(url)
     const cookie = cookies.map(c => `${c.name}=${c.value}`).join('; ')

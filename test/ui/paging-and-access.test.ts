@@ -72,6 +72,11 @@ describe('access', () => {
     expect(sessionValue(token)).not.toContain(token)
     expect(sessionValue(token)).toBe(sessionValue(token))
     expect(sessionValue(token)).not.toBe(sessionValue(`${token}x`))
-    expect(parseCookies('a=1; agency_ui=xyz ; b')).toEqual(new Map([['a', '1'], ['agency_ui', 'xyz']]))
+    expect(parseCookies('a=1; agency_ui=xyz ; b')).toEqual(
+      new Map([
+        ['a', '1'],
+        ['agency_ui', 'xyz']
+      ])
+    )
   })
 })

@@ -14,7 +14,7 @@ import { connectAgency } from '../../src/client/agency.js'
 import type { AgencyClient } from '../../src/gen/agency/v1/api.js'
 import { chromiumMissing, launchChromium } from './browser.js'
 
-function arg (flag: string, fallback: string): string {
+function arg(flag: string, fallback: string): string {
   const i = process.argv.indexOf(flag)
   return i >= 0 && process.argv[i + 1] != null ? process.argv[i + 1] : fallback
 }
@@ -22,8 +22,10 @@ function arg (flag: string, fallback: string): string {
 const out = resolve(arg('--out', 'docs'))
 const agents = Number(arg('-n', '6'))
 
-async function shot (page: Page, hash: string, file: string, ready: string): Promise<void> {
-  await page.evaluate(h => { (globalThis as unknown as { location: { hash: string } }).location.hash = h }, hash)
+async function shot(page: Page, hash: string, file: string, ready: string): Promise<void> {
+  await page.evaluate(h => {
+    ;(globalThis as unknown as { location: { hash: string } }).location.hash = h
+  }, hash)
   await page.waitForSelector(ready, { timeout: 30_000 })
   // Let the views fetch what the last notices named, and the plot draw.
   await page.waitForTimeout(1500)
@@ -31,7 +33,7 @@ async function shot (page: Page, hash: string, file: string, ready: string): Pro
   process.stdout.write(`wrote ${join(out, file)}\n`)
 }
 
-async function main (): Promise<void> {
+async function main(): Promise<void> {
   const missing = chromiumMissing()
   if (missing != null) throw new Error(`cannot take screenshots: ${missing}`)
   const dir = await mkdtemp(join(tmpdir(), 'agency-screens-'))
@@ -62,7 +64,9 @@ async function main (): Promise<void> {
         // The board while agents hold tasks.
         const pct = /\| tasks (\d+)\/(\d+) done/.exec(line)
         if (midRun == null && pct != null && Number(pct[1]) >= Math.ceil(Number(pct[2]) / 3)) {
-          midRun = board.screenshot({ path: join(out, 'dashboard-board.png'), fullPage: true }).then(() => { process.stdout.write('wrote the board mid-run\n') })
+          midRun = board.screenshot({ path: join(out, 'dashboard-board.png'), fullPage: true }).then(() => {
+            process.stdout.write('wrote the board mid-run\n')
+          })
         }
       }
     })
@@ -84,14 +88,17 @@ async function main (): Promise<void> {
       { id: 'eval-cache', title: 'Cache evaluated subtrees', scope: ['src/evaluate.mjs', 'src/ops/basic.mjs'] }
     ]
     const first = connectAgency(state.daemons[0].grpc)
-    for (const t of follow) await first.call((c: AgencyClient) => c.addTask, { id: t.id, title: t.title, description: '', deps: [], scope: t.scope, priority: 0 })
+    for (const t of follow)
+      await first.call((c: AgencyClient) => c.addTask, { id: t.id, title: t.title, description: '', deps: [], scope: t.scope, priority: 0 })
     first.close()
     for (const [i, t] of follow.entries()) {
       const agency = connectAgency(state.daemons[i + 1].grpc)
       await agency.call((c: AgencyClient) => c.claim, { task: t.id, scope: t.scope, noWait: false }, 60_000)
       agency.close()
     }
-    await watcher.evaluate(() => { (globalThis as unknown as { location: { hash: string } }).location.hash = '#/board' })
+    await watcher.evaluate(() => {
+      ;(globalThis as unknown as { location: { hash: string } }).location.hash = '#/board'
+    })
     await watcher.waitForSelector('svg.graph line', { timeout: 30_000 })
     await watcher.waitForTimeout(1500)
     await watcher.locator('section.panel', { hasText: 'Overlapping scopes' }).screenshot({ path: join(out, 'dashboard-overlaps.png') })
@@ -103,7 +110,12 @@ async function main (): Promise<void> {
   }
 }
 
-main().then(() => { process.exit(0) }, (err: Error) => {
-  process.stderr.write(`screenshots: ${err.message}\n`)
-  process.exit(1)
-})
+main().then(
+  () => {
+    process.exit(0)
+  },
+  (err: Error) => {
+    process.stderr.write(`screenshots: ${err.message}\n`)
+    process.exit(1)
+  }
+)

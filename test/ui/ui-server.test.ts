@@ -30,18 +30,25 @@ afterAll(async () => {
   await nodes.stopAll()
 })
 
-async function getJson (path: string, init: RequestInit = {}): Promise<{ status: number, body: any, text: string }> {
+async function getJson(path: string, init: RequestInit = {}): Promise<{ status: number; body: any; text: string }> {
   const res = await fetch(new URL(path, ui.url), init)
   const text = await res.text()
   let body: any
-  try { body = JSON.parse(text) } catch { body = undefined }
+  try {
+    body = JSON.parse(text)
+  } catch {
+    body = undefined
+  }
   return { status: res.status, body, text }
 }
 
 /** A GET with a Host header of our choosing (fetch does not let one set it). */
-async function getWithHost (url: string, host: string): Promise<number> {
+async function getWithHost(url: string, host: string): Promise<number> {
   return await new Promise((resolve, reject) => {
-    const req = request(url, { headers: { host } }, res => { res.resume(); resolve(res.statusCode ?? 0) })
+    const req = request(url, { headers: { host } }, res => {
+      res.resume()
+      resolve(res.statusCode ?? 0)
+    })
     req.on('error', reject)
     req.end()
   })
@@ -100,13 +107,16 @@ describe('the dashboard server', () => {
     }
   })
 
-  it('passes a peer\'s markup on as data, escaped even inside the JSON', async () => {
+  it("passes a peer's markup on as data, escaped even inside the JSON", async () => {
     const text = 'the parser breaks on <script>alert("x")</script> & <img src=x onerror=alert(1)>'
     await b.logService.append('finding', { kind: 'failure', text, paths: ['src/<b>.ts'], tags: [], refs: [], supersedes: '' })
-    const r = await waitFor(async () => {
-      const got = await getJson('api/findings?q=parser')
-      return got.body?.items?.length > 0 ? got : undefined
-    }, { what: 'bo\'s finding at ada' })
+    const r = await waitFor(
+      async () => {
+        const got = await getJson('api/findings?q=parser')
+        return got.body?.items?.length > 0 ? got : undefined
+      },
+      { what: "bo's finding at ada" }
+    )
     expect(r.text).not.toContain('<script>')
     expect(r.text).not.toContain('<img')
     expect(r.text).toContain('\\u003cscript\\u003e')
@@ -115,7 +125,15 @@ describe('the dashboard server', () => {
   })
 
   it('pages lists and refuses pages it will not serve', async () => {
-    for (let i = 0; i < 12; i++) await a.boardService.addTask({ id: `t${String(i).padStart(2, '0')}`, title: `task ${i}`, description: '', deps: [], scope: [], priority: 0 })
+    for (let i = 0; i < 12; i++)
+      await a.boardService.addTask({
+        id: `t${String(i).padStart(2, '0')}`,
+        title: `task ${i}`,
+        description: '',
+        deps: [],
+        scope: [],
+        priority: 0
+      })
     const first = await getJson('api/tasks?state=open&limit=5')
     expect(first.status).toBe(200)
     expect(first.body.total).toBe(12)
@@ -153,23 +171,32 @@ describe('the dashboard server', () => {
     try {
       await waitFor(() => received.includes('event: hello'), { what: 'the hello event' })
       await b.boardService.claim('parser', [], true)
-      const notice = await waitFor(() => {
-        for (const block of received.split('\n\n')) {
-          if (!block.startsWith('event: change')) continue
-          const n = JSON.parse(block.slice(block.indexOf('data: ') + 6)) as { topics: string[], activity: Array<{ kind: string, task?: string, name: string }> }
-          if (n.activity.some(x => x.kind === 'claim' && x.task === 'parser')) return n
-        }
-        return undefined
-      }, { what: 'a change notice for the claim' })
+      const notice = await waitFor(
+        () => {
+          for (const block of received.split('\n\n')) {
+            if (!block.startsWith('event: change')) continue
+            const n = JSON.parse(block.slice(block.indexOf('data: ') + 6)) as {
+              topics: string[]
+              activity: Array<{ kind: string; task?: string; name: string }>
+            }
+            if (n.activity.some(x => x.kind === 'claim' && x.task === 'parser')) return n
+          }
+          return undefined
+        },
+        { what: 'a change notice for the claim' }
+      )
       expect(notice.topics).toContain('board')
       expect(notice.topics).toContain('agents')
       expect(notice.activity.find(x => x.kind === 'claim')?.name).toBe('bo')
       // The notice names what changed; the state is fetched.
-      const agents = await waitFor(async () => {
-        const r = await getJson('api/agents')
-        const row = r.body.items.find((x: { peerId: string }) => x.peerId === b.peerId)
-        return row?.held?.some((h: { task: string }) => h.task === 'parser') === true ? row : undefined
-      }, { what: 'bo holding parser in the agents list' })
+      const agents = await waitFor(
+        async () => {
+          const r = await getJson('api/agents')
+          const row = r.body.items.find((x: { peerId: string }) => x.peerId === b.peerId)
+          return row?.held?.some((h: { task: string }) => h.task === 'parser') === true ? row : undefined
+        },
+        { what: 'bo holding parser in the agents list' }
+      )
       expect(agents.live).toBe(true)
     } finally {
       controller.abort()
@@ -177,30 +204,36 @@ describe('the dashboard server', () => {
     }
   })
 
-  it('shows a peer\'s harness state from its heartbeat, and the agent page', async () => {
+  it("shows a peer's harness state from its heartbeat, and the agent page", async () => {
     b.presence.harnessState = () => 'backing_off'
     await b.presence.beat()
-    const row = await waitFor(async () => {
-      const r = await getJson('api/agents?q=bo')
-      const x = r.body.items.find((i: { peerId: string }) => i.peerId === b.peerId)
-      return x?.harness === 'backing_off' ? x : undefined
-    }, { what: 'bo\'s harness state at ada' })
+    const row = await waitFor(
+      async () => {
+        const r = await getJson('api/agents?q=bo')
+        const x = r.body.items.find((i: { peerId: string }) => i.peerId === b.peerId)
+        return x?.harness === 'backing_off' ? x : undefined
+      },
+      { what: "bo's harness state at ada" }
+    )
     expect(row.name).toBe('bo')
     const page = await getJson(`api/agent?id=bo`)
     expect(page.status).toBe(200)
     expect(page.body.agent.peerId).toBe(b.peerId)
-    expect(page.body.claims.items.some((c: { task: string, status: string }) => c.task === 'parser' && c.status === 'holds')).toBe(true)
+    expect(page.body.claims.items.some((c: { task: string; status: string }) => c.task === 'parser' && c.status === 'holds')).toBe(true)
     expect(page.body.findings.total).toBeGreaterThanOrEqual(1)
   })
 
-  it('shows each agent\'s sandbox, a peer\'s from its heartbeats: in the agents list, the peers and agency status', async () => {
+  it("shows each agent's sandbox, a peer's from its heartbeats: in the agents list, the peers and agency status", async () => {
     b.presence.reportHarness(() => 'running', 'bwrap')
     await b.presence.beat()
-    const row = await waitFor(async () => {
-      const r = await getJson('api/agents?q=bo')
-      const x = r.body.items.find((i: { peerId: string }) => i.peerId === b.peerId)
-      return x?.sandbox === 'bwrap' ? x : undefined
-    }, { what: 'bo\'s sandbox at ada' })
+    const row = await waitFor(
+      async () => {
+        const r = await getJson('api/agents?q=bo')
+        const x = r.body.items.find((i: { peerId: string }) => i.peerId === b.peerId)
+        return x?.sandbox === 'bwrap' ? x : undefined
+      },
+      { what: "bo's sandbox at ada" }
+    )
     expect(row.self).toBe(false)
     const peer = a.peers(false).find(p => p.peerId === b.peerId)
     expect(peer).toMatchObject({ sandbox: 'bwrap' })

@@ -22,7 +22,7 @@ export const ASSIST_END_TAG = 'assist-end'
 /** The finding kind an announcement is recorded as: a decision about how to do a task. */
 export const APPROACH_FINDING_KIND = 'decision'
 
-export function taskTag (task: string): string {
+export function taskTag(task: string): string {
   return `task:${task}`
 }
 
@@ -45,13 +45,13 @@ export interface ApproachView {
 }
 
 /** The task a finding is about: its single "task:<id>" tag, or undefined. */
-function taskOf (f: Finding): string | undefined {
+function taskOf(f: Finding): string | undefined {
   const tasks = f.tags.filter(t => t.startsWith('task:')).map(t => t.slice(5))
   return tasks.length === 1 && tasks[0] !== '' ? tasks[0] : undefined
 }
 
 /** Whether a finding is an approach announcement or an assist's end (else the book ignores it). */
-export function isAssistFinding (f: Finding): boolean {
+export function isAssistFinding(f: Finding): boolean {
   return f.tags.includes(APPROACH_TAG) && taskOf(f) !== undefined
 }
 
@@ -60,11 +60,11 @@ export class AssistBook {
   /** announcements in (lamport, author) order */
   private readonly announced: ApproachRecord[] = []
   /** announcement id -> the end finding's text, for ends by the announcement's own author */
-  private readonly ends = new Map<string, { author: string, text: string }[]>()
+  private readonly ends = new Map<string, { author: string; text: string }[]>()
   private changes = 0
 
   /** Folds one finding in; false when it is no approach finding or already folded. */
-  add (h: BoardEntryHeader, f: Finding): boolean {
+  add(h: BoardEntryHeader, f: Finding): boolean {
     if (this.ids.has(h.id) || !isAssistFinding(f)) return false
     const task = taskOf(f) as string
     this.ids.add(h.id)
@@ -82,39 +82,47 @@ export class AssistBook {
   }
 
   /** Grows whenever the book changes. */
-  get version (): number {
+  get version(): number {
     return this.changes
   }
 
   /** The end an announcement's author recorded, if any. */
-  private endOf (a: ApproachRecord): { author: string, text: string } | undefined {
+  private endOf(a: ApproachRecord): { author: string; text: string } | undefined {
     return this.ends.get(a.id)?.find(e => e.author === a.author)
   }
 
   /** The author's latest announcement on any task. */
-  private latestOf (agent: string): ApproachRecord | undefined {
+  private latestOf(agent: string): ApproachRecord | undefined {
     for (let i = this.announced.length - 1; i >= 0; i--) if (this.announced[i].author === agent) return this.announced[i]
     return undefined
   }
 
-  private isCurrent (a: ApproachRecord): boolean {
+  private isCurrent(a: ApproachRecord): boolean {
     return this.endOf(a) === undefined && this.latestOf(a.author)?.id === a.id
   }
 
-  private view (a: ApproachRecord): ApproachView {
+  private view(a: ApproachRecord): ApproachView {
     const end = this.endOf(a)
-    return { entryId: a.id, author: a.author, task: a.task, text: a.text, time: a.time, ended: !this.isCurrent(a), learned: end?.text ?? '' }
+    return {
+      entryId: a.id,
+      author: a.author,
+      task: a.task,
+      text: a.text,
+      time: a.time,
+      ended: !this.isCurrent(a),
+      learned: end?.text ?? ''
+    }
   }
 
   /** The assist `agent` is on: its latest announcement, not ended, on a task `isDone` does not call done. */
-  current (agent: string, isDone: (task: string) => boolean): ApproachView | undefined {
+  current(agent: string, isDone: (task: string) => boolean): ApproachView | undefined {
     const a = this.latestOf(agent)
     if (a === undefined || this.endOf(a) !== undefined || isDone(a.task)) return undefined
     return this.view(a)
   }
 
   /** Every agent on an assist now (as `current` has it), in one pass over the announcements. */
-  assistingAgents (isDone: (task: string) => boolean): Set<string> {
+  assistingAgents(isDone: (task: string) => boolean): Set<string> {
     const seen = new Set<string>()
     const out = new Set<string>()
     for (let i = this.announced.length - 1; i >= 0; i--) {
@@ -127,22 +135,22 @@ export class AssistBook {
   }
 
   /** Every approach announced on `task`, oldest first. */
-  approaches (task: string): ApproachView[] {
+  approaches(task: string): ApproachView[] {
     return this.announced.filter(a => a.task === task).map(a => this.view(a))
   }
 
   /** The assists in progress on `task` (not ended), oldest first, each agent once. */
-  active (task: string): ApproachView[] {
+  active(task: string): ApproachView[] {
     return this.announced.filter(a => a.task === task && this.isCurrent(a)).map(a => this.view(a))
   }
 
   /** How many announcements `agent` has made on `task` (its assist branches are numbered by it). */
-  countBy (agent: string, task: string): number {
+  countBy(agent: string, task: string): number {
     return this.announced.filter(a => a.task === task && a.author === agent).length
   }
 
   /** The entry ids folded in (for tests of order independence). */
-  get size (): number {
+  get size(): number {
     return this.ids.size
   }
 }

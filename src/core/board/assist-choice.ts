@@ -96,7 +96,7 @@ export interface AssistCandidate {
  * For every not-done task, the number of not-done tasks along its longest
  * chain of dependents (0: nothing waits on it).
  */
-export function dependentChains (tasks: readonly TaskView[]): Map<string, number> {
+export function dependentChains(tasks: readonly TaskView[]): Map<string, number> {
   const open = tasks.filter(t => t.state !== 'done')
   const dependents = new Map<string, string[]>()
   for (const t of open) {
@@ -125,7 +125,7 @@ export function dependentChains (tasks: readonly TaskView[]): Map<string, number
 }
 
 /** Every task held by a live peer, with whether `me` may assist it and why not; best first. */
-export function assistCandidates (input: AssistInput): AssistCandidate[] {
+export function assistCandidates(input: AssistInput): AssistCandidate[] {
   const { board, book, me, now, wallNow, policy } = input
   const tasks = board.tasks(now)
   const chains = dependentChains(tasks)
@@ -135,16 +135,40 @@ export function assistCandidates (input: AssistInput): AssistCandidate[] {
     if (t.state !== 'claimed' || t.holder === undefined || t.holder === me || t.id === PLAN_TASK_ID) continue
     const heldMs = Math.max(0, wallNow - (board.claimTime(t.id) ?? wallNow))
     const assistants = book.active(t.id).filter(a => a.author !== me && input.isLive(a.author))
-    out.push({ task: t.id, holder: t.holder, epoch: t.epoch, heldMs, chain: chains.get(t.id) ?? 0, assistants, approaches: book.approaches(t.id), thresholdMs, budget: policy.budget, refusal: '' })
+    out.push({
+      task: t.id,
+      holder: t.holder,
+      epoch: t.epoch,
+      heldMs,
+      chain: chains.get(t.id) ?? 0,
+      assistants,
+      approaches: book.approaches(t.id),
+      thresholdMs,
+      budget: policy.budget,
+      refusal: ''
+    })
   }
   const open = out.filter(c => c.heldMs >= thresholdMs)
-  const budget = assistBudgetNow(policy.budget, policy.spare ?? 0, input.freeAgents, assistPlacesLeft(policy.budget, open.map(c => c.assistants.length)))
+  const budget = assistBudgetNow(
+    policy.budget,
+    policy.spare ?? 0,
+    input.freeAgents,
+    assistPlacesLeft(
+      policy.budget,
+      open.map(c => c.assistants.length)
+    )
+  )
   for (const c of out) {
     c.budget = budget
-    if (c.heldMs < thresholdMs) c.refusal = `${c.task} has been held for ${minutes(c.heldMs)}; a task may be assisted once held for ${minutes(thresholdMs)} (agentd --assist-after)`
-    else if (c.assistants.length >= budget) c.refusal = `${c.task} has ${c.assistants.length} assistant(s) already, the budget per task (${budgetText(policy, budget)})`
+    if (c.heldMs < thresholdMs)
+      c.refusal = `${c.task} has been held for ${minutes(c.heldMs)}; a task may be assisted once held for ${minutes(thresholdMs)} (agentd --assist-after)`
+    else if (c.assistants.length >= budget)
+      c.refusal = `${c.task} has ${c.assistants.length} assistant(s) already, the budget per task (${budgetText(policy, budget)})`
   }
-  return out.sort((a, b) => b.chain - a.chain || b.heldMs - a.heldMs || rendezvousScore(me, b.task) - rendezvousScore(me, a.task) || compareText(a.task, b.task))
+  return out.sort(
+    (a, b) =>
+      b.chain - a.chain || b.heldMs - a.heldMs || rendezvousScore(me, b.task) - rendezvousScore(me, a.task) || compareText(a.task, b.task)
+  )
 }
 
 /**
@@ -152,7 +176,7 @@ export function assistCandidates (input: AssistInput): AssistCandidate[] {
  * undefined when there is none. Throws like checkAssister when `me` may not
  * assist at all.
  */
-export function chooseAssist (input: AssistInput): AssistCandidate | undefined {
+export function chooseAssist(input: AssistInput): AssistCandidate | undefined {
   checkAssister(input)
   return assistCandidates(input).find(c => c.refusal === '')
 }
@@ -162,7 +186,7 @@ export function chooseAssist (input: AssistInput): AssistCandidate | undefined {
  * nothing but tasks on their way to the shared branch: carry-on.ts) or
  * already assists one.
  */
-export function checkAssister (input: AssistInput): void {
+export function checkAssister(input: AssistInput): void {
   const { board, book, me } = input
   const held = board.heldBy(me).filter(h => !onItsWay(board, me, h.task))
   if (held.length > 0) {
@@ -180,7 +204,7 @@ export function checkAssister (input: AssistInput): void {
  * `me` may not assist, or the task is done, not held by a live peer, held too
  * briefly or at its budget.
  */
-export function checkAssistTask (input: AssistInput, task: string): AssistCandidate {
+export function checkAssistTask(input: AssistInput, task: string): AssistCandidate {
   validateTaskId(task)
   checkAssister(input)
   const t = input.board.task(task, input.now)
@@ -198,24 +222,30 @@ export function checkAssistTask (input: AssistInput, task: string): AssistCandid
  * or too long, FailedPreconditionError when it is the same as one announced
  * on the task already.
  */
-export function checkApproach (candidate: AssistCandidate, approach: string): string {
+export function checkApproach(candidate: AssistCandidate, approach: string): string {
   const text = approach.trim()
   if (text === '') throw new InvalidArgumentError(nameYourApproach(candidate.task))
-  if (text.length > MAX_APPROACH_CHARS) throw new InvalidArgumentError(`the approach is longer than ${MAX_APPROACH_CHARS} characters: say it in a sentence or two`)
+  if (text.length > MAX_APPROACH_CHARS)
+    throw new InvalidArgumentError(`the approach is longer than ${MAX_APPROACH_CHARS} characters: say it in a sentence or two`)
   const same = candidate.approaches.find(a => sameApproach(a.text, text))
   if (same !== undefined) {
-    throw new FailedPreconditionError(`that approach was announced on ${candidate.task} already by ${same.author} (${same.ended ? 'tried' : 'in progress'}: "${same.text}"): choose a different approach`)
+    throw new FailedPreconditionError(
+      `that approach was announced on ${candidate.task} already by ${same.author} (${same.ended ? 'tried' : 'in progress'}: "${same.text}"): choose a different approach`
+    )
   }
   return text
 }
 
 /** The words of an approach: lowercased runs of letters and digits. */
-export function approachWords (text: string): string[] {
-  return text.toLowerCase().split(/[^\p{L}\p{N}]+/u).filter(w => w !== '')
+export function approachWords(text: string): string[] {
+  return text
+    .toLowerCase()
+    .split(/[^\p{L}\p{N}]+/u)
+    .filter(w => w !== '')
 }
 
 /** Whether two approaches count as the same: their word sets overlap by SAME_APPROACH_OVERLAP or more. */
-export function sameApproach (a: string, b: string): boolean {
+export function sameApproach(a: string, b: string): boolean {
   const x = new Set(approachWords(a))
   const y = new Set(approachWords(b))
   if (x.size === 0 || y.size === 0) return a.trim().toLowerCase() === b.trim().toLowerCase()
@@ -224,14 +254,14 @@ export function sameApproach (a: string, b: string): boolean {
   return common / (x.size + y.size - common) >= SAME_APPROACH_OVERLAP
 }
 
-function budgetText (policy: AssistPolicy, now: number): string {
+function budgetText(policy: AssistPolicy, now: number): string {
   if ((policy.spare ?? 0) <= 0) return String(policy.budget)
   return now > policy.budget
     ? `${policy.budget}, ${now} while more agents are free than places are left`
     : `${policy.budget}; ${policy.budget + (policy.spare ?? 0)} while more agents are free than places are left (agentd --assist-spare)`
 }
 
-function minutes (ms: number): string {
+function minutes(ms: number): string {
   if (ms < 60_000) return `${Math.round(ms / 1000)} s`
   return `${Math.round(ms / 60_000)} min`
 }

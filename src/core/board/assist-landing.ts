@@ -17,7 +17,7 @@ import type { Board } from './board.js'
 import type { Landing } from './landed-work.js'
 
 /** Whether `me`'s work on `task` at `epoch` is an assistant's: it announced an approach on it and is not the epoch's winner. */
-export function assistsAt (board: Board, book: AssistBook, me: string, task: string, epoch: number): boolean {
+export function assistsAt(board: Board, book: AssistBook, me: string, task: string, epoch: number): boolean {
   return book.countBy(me, task) > 0 && board.winnerAt(task, epoch) !== me
 }
 
@@ -28,7 +28,7 @@ export function assistsAt (board: Board, book: AssistBook, me: string, task: str
  * is done). `book` is asked for only when a landing of `me` is on a task not
  * done (a daemon builds it from its findings index on first use).
  */
-export function landedWithoutDone (board: Board, book: () => AssistBook, me: string): Landing[] {
+export function landedWithoutDone(board: Board, book: () => AssistBook, me: string): Landing[] {
   const out: Landing[] = []
   for (const l of board.landingsBy(me)) {
     if (out.at(-1)?.task === l.task) continue

@@ -14,14 +14,14 @@
 // spare 0 (agentd --assist-spare 0) keeps to the budget.
 
 /** The live agents that may assist now: those not at work (carry-on.ts) and assisting none, `me` among them when it is so. */
-export function freeAgentCount (live: Iterable<string>, atWork: ReadonlySet<string>, assisting: ReadonlySet<string>): number {
+export function freeAgentCount(live: Iterable<string>, atWork: ReadonlySet<string>, assisting: ReadonlySet<string>): number {
   let n = 0
   for (const a of live) if (!atWork.has(a) && !assisting.has(a)) n++
   return n
 }
 
 /** The assist places left on held tasks: for each, the budget less its live assistants (never below 0). */
-export function assistPlacesLeft (budget: number, assistantsPerTask: Iterable<number>): number {
+export function assistPlacesLeft(budget: number, assistantsPerTask: Iterable<number>): number {
   let n = 0
   for (const k of assistantsPerTask) n += Math.max(0, budget - k)
   return n
@@ -32,6 +32,6 @@ export function assistPlacesLeft (budget: number, assistantsPerTask: Iterable<nu
  * agents are free than places are left (`freeAgents` undefined: not known,
  * the budget).
  */
-export function assistBudgetNow (budget: number, spare: number, freeAgents: number | undefined, placesLeft: number): number {
+export function assistBudgetNow(budget: number, spare: number, freeAgents: number | undefined, placesLeft: number): number {
   return spare > 0 && freeAgents !== undefined && freeAgents > placesLeft ? budget + spare : budget
 }

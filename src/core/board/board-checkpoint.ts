@@ -34,24 +34,38 @@ export interface BoardCheckpoint {
   state: unknown
 }
 
-export function encodeBoardCheckpoint (c: { cursor: number, lastId: string, kinds: Record<string, number>, state: BoardFoldState }): Uint8Array {
+export function encodeBoardCheckpoint(c: {
+  cursor: number
+  lastId: string
+  kinds: Record<string, number>
+  state: BoardFoldState
+}): Uint8Array {
   const state = serialize(c.state)
-  return encodeSections(MAGIC, { version: BOARD_STATE_VERSION, cursor: c.cursor, lastId: c.lastId, kinds: c.kinds, stateBytes: state.byteLength }, [state])
+  return encodeSections(
+    MAGIC,
+    { version: BOARD_STATE_VERSION, cursor: c.cursor, lastId: c.lastId, kinds: c.kinds, stateBytes: state.byteLength },
+    [state]
+  )
 }
 
-function bad (why: string): never {
+function bad(why: string): never {
   throw new InvalidArgumentError(`not a usable board checkpoint: ${why}`)
 }
 
-export function decodeBoardCheckpoint (bytes: Uint8Array): BoardCheckpoint {
+export function decodeBoardCheckpoint(bytes: Uint8Array): BoardCheckpoint {
   const { header: h, view, end } = decodeSections(bytes, MAGIC, 'board checkpoint')
   if (h.version !== BOARD_STATE_VERSION) bad(`version ${String(h.version)}, not ${BOARD_STATE_VERSION}`)
   const cursor = h.cursor
   if (typeof cursor !== 'number' || !Number.isSafeInteger(cursor) || cursor < 1) bad('cursor')
   if (typeof h.lastId !== 'string' || !/^[0-9a-f]{64}$/.test(h.lastId)) bad('last id')
   const kinds = h.kinds
-  if (typeof kinds !== 'object' || kinds === null || Array.isArray(kinds) ||
-    Object.values(kinds).some(n => typeof n !== 'number' || !Number.isSafeInteger(n) || n < 0)) bad('kinds')
+  if (
+    typeof kinds !== 'object' ||
+    kinds === null ||
+    Array.isArray(kinds) ||
+    Object.values(kinds).some(n => typeof n !== 'number' || !Number.isSafeInteger(n) || n < 0)
+  )
+    bad('kinds')
   const n = h.stateBytes
   if (typeof n !== 'number' || !Number.isSafeInteger(n)) bad('state length')
   const stateBytes = view(n)
@@ -81,7 +95,7 @@ export interface BoardLog {
  * (Cursors are this replica's arrival order: another log with that entry at
  * that cursor and the same counts is not one a data dir comes to hold.)
  */
-export function boardCheckpointFits (c: BoardCheckpoint, log: BoardLog, boardKinds: Iterable<string>): string | undefined {
+export function boardCheckpointFits(c: BoardCheckpoint, log: BoardLog, boardKinds: Iterable<string>): string | undefined {
   if (c.cursor > log.cursor) return `it covers cursor ${c.cursor}, past the log's ${log.cursor}`
   if (log.idAt(c.cursor) !== c.lastId) return `the log has another entry at cursor ${c.cursor}`
   const counts = log.countsUpTo(c.cursor)

@@ -7,7 +7,19 @@
 // caller; nothing here reads a clock.
 
 import {
-  ApprovalRequest, Claim, Done, Goal, Integration, IntegrationRequest, OperatorEnvelope, Release, ReviewRequest, TaskSpec, TestRun, Verdict, type OperatorAction
+  ApprovalRequest,
+  Claim,
+  Done,
+  Goal,
+  Integration,
+  IntegrationRequest,
+  OperatorEnvelope,
+  Release,
+  ReviewRequest,
+  TaskSpec,
+  TestRun,
+  Verdict,
+  type OperatorAction
 } from '../../gen/agency/v1/log.js'
 import { FailedPreconditionError, InvalidArgumentError, NotFoundError } from '../errors.js'
 import { ClaimLedger, type ClaimRecord, type HandoffInfo } from './claim-ledger.js'
@@ -27,7 +39,20 @@ import { validateTaskId } from './task-id.js'
 import { OperatorBook } from '../operator/operator-book.js'
 import { ApprovalBook, type ApprovalView } from '../operator/approval-book.js'
 import { OperatorAuthority, type ActionVerdict, type OperatorSource } from '../operator/operator-authority.js'
-import { budgetView, membershipView, operatorAudit, operatorMessages, pauseView, taskActions, withOperatorActions, type MembershipView, type OperatorActionView, type OperatorBudgetView, type OperatorMessageView, type PauseView } from '../operator/operator-views.js'
+import {
+  budgetView,
+  membershipView,
+  operatorAudit,
+  operatorMessages,
+  pauseView,
+  taskActions,
+  withOperatorActions,
+  type MembershipView,
+  type OperatorActionView,
+  type OperatorBudgetView,
+  type OperatorMessageView,
+  type PauseView
+} from '../operator/operator-views.js'
 import { EVERYONE_LIVE, type AnyBoardEntry, type BoardEntryHeader, type Liveness, type TaskState } from './types.js'
 
 export interface BoardInit {
@@ -98,12 +123,29 @@ export interface ClaimPlan {
   takeover?: Takeover
 }
 
-export interface HeldEpoch { task: string, epoch: number }
+export interface HeldEpoch {
+  task: string
+  epoch: number
+}
 
-interface IntegrationRecord extends Ordered { time: number, integration: Integration }
-interface TestRunRecord extends Ordered { time: number, run: TestRun }
-export interface TestRunView extends TestRun { author: string, time: number, entryId: string }
-export interface IntegrationView extends Integration { author: string, time: number, entryId: string }
+interface IntegrationRecord extends Ordered {
+  time: number
+  integration: Integration
+}
+interface TestRunRecord extends Ordered {
+  time: number
+  run: TestRun
+}
+export interface TestRunView extends TestRun {
+  author: string
+  time: number
+  entryId: string
+}
+export interface IntegrationView extends Integration {
+  author: string
+  time: number
+  entryId: string
+}
 
 export class Board {
   /** who is alive on this node, as given */
@@ -126,14 +168,14 @@ export class Board {
   private readonly configuredOperators: readonly string[]
   /** grows when a goal or operator entry is folded: the key of `judged` */
   private operatorChanges = 0
-  private judged?: { at: number, authority: OperatorAuthority, tasks: Map<string, OperatorAction[]> }
+  private judged?: { at: number; authority: OperatorAuthority; tasks: Map<string, OperatorAction[]> }
   private changes = 0
   /** folding everything again after the operators' removals changed: no second refold from inside it */
   private refolding = false
   /** after takeFoldState: the entries the checkpoint covers, from the log (the fold's state leaves them out) */
   private earlier?: () => Iterable<AnyBoardEntry>
 
-  constructor (init: BoardInit = {}) {
+  constructor(init: BoardInit = {}) {
     this.presence = init.liveness ?? EVERYONE_LIVE
     this.configuredOperators = [...(init.operators ?? [])]
   }
@@ -143,7 +185,7 @@ export class Board {
    * board; false for a duplicate id, an unknown kind or a malformed body
    * (which is ignored the same way on every peer).
    */
-  apply (entry: AnyBoardEntry): boolean {
+  apply(entry: AnyBoardEntry): boolean {
     if (!validHeader(entry) || this.applied.has(entry.id) || !this.faults.counts(entry) || this.faults.holdsBack(entry)) return false
     const h: BoardEntryHeader = { id: entry.id, author: entry.author, seq: entry.seq, lamport: entry.lamport, time: entry.time }
     // fromPartial copies the body and fills missing fields with proto3 defaults,
@@ -151,24 +193,75 @@ export class Board {
     const body = entry.body as object
     let folded: boolean
     switch (entry.kind) {
-      case 'goal': this.goals.add(h, Goal.fromPartial(body)); this.operatorChanges++; folded = true; break
-      case 'operator': this.operatorBook.add(h, OperatorEnvelope.fromPartial(body)); this.operatorChanges++; folded = true; break
+      case 'goal':
+        this.goals.add(h, Goal.fromPartial(body))
+        this.operatorChanges++
+        folded = true
+        break
+      case 'operator':
+        this.operatorBook.add(h, OperatorEnvelope.fromPartial(body))
+        this.operatorChanges++
+        folded = true
+        break
       // the budget itself is folded by core/spend; here only who wrote one of their own, for the operators' judgement
-      case 'budget': this.operatorBook.addPlain(h, entry.kind); this.operatorChanges++; folded = true; break
-      case 'approval_request': folded = this.approvalBook.add(h, ApprovalRequest.fromPartial(body)); break
-      case 'task': folded = this.catalog.add(h, TaskSpec.fromPartial(body)); break
-      case 'claim': folded = this.ledger.addClaim(h, Claim.fromPartial(body)); break
-      case 'release': folded = this.ledger.addRelease(h, Release.fromPartial(body)); break
-      case 'done': folded = this.ledger.addDone(h, Done.fromPartial(body)); break
-      case 'review_request': folded = this.reviewBook.addRequest(h, ReviewRequest.fromPartial(body)); break
-      case 'verdict': folded = this.reviewBook.addVerdict(h, Verdict.fromPartial(body)); break
-      case 'integration': folded = this.addIntegration(h, Integration.fromPartial(body)); break
-      case 'integration_request': this.touch(this.landed.addRequest(h, IntegrationRequest.fromPartial(body))); folded = true; break
-      case 'test_run': insertOrdered(this.runs, { id: h.id, author: h.author, seq: h.seq, lamport: h.lamport, time: h.time, run: TestRun.fromPartial(body) }); folded = true; break
-      default: folded = false
+      case 'budget':
+        this.operatorBook.addPlain(h, entry.kind)
+        this.operatorChanges++
+        folded = true
+        break
+      case 'approval_request':
+        folded = this.approvalBook.add(h, ApprovalRequest.fromPartial(body))
+        break
+      case 'task':
+        folded = this.catalog.add(h, TaskSpec.fromPartial(body))
+        break
+      case 'claim':
+        folded = this.ledger.addClaim(h, Claim.fromPartial(body))
+        break
+      case 'release':
+        folded = this.ledger.addRelease(h, Release.fromPartial(body))
+        break
+      case 'done':
+        folded = this.ledger.addDone(h, Done.fromPartial(body))
+        break
+      case 'review_request':
+        folded = this.reviewBook.addRequest(h, ReviewRequest.fromPartial(body))
+        break
+      case 'verdict':
+        folded = this.reviewBook.addVerdict(h, Verdict.fromPartial(body))
+        break
+      case 'integration':
+        folded = this.addIntegration(h, Integration.fromPartial(body))
+        break
+      case 'integration_request':
+        this.touch(this.landed.addRequest(h, IntegrationRequest.fromPartial(body)))
+        folded = true
+        break
+      case 'test_run':
+        insertOrdered(this.runs, {
+          id: h.id,
+          author: h.author,
+          seq: h.seq,
+          lamport: h.lamport,
+          time: h.time,
+          run: TestRun.fromPartial(body)
+        })
+        folded = true
+        break
+      default:
+        folded = false
     }
-    if (folded) { this.applied.add(entry.id); this.changes++; this.faults.remember(entry) }
-    if (folded && (entry.kind === 'operator' || entry.kind === 'goal') && (this.operatorBook.carriesRemovals() || this.faults.hasRemovals())) this.applyRemovals()
+    if (folded) {
+      this.applied.add(entry.id)
+      this.changes++
+      this.faults.remember(entry)
+    }
+    if (
+      folded &&
+      (entry.kind === 'operator' || entry.kind === 'goal') &&
+      (this.operatorBook.carriesRemovals() || this.faults.hasRemovals())
+    )
+      this.applyRemovals()
     return folded
   }
 
@@ -177,7 +270,7 @@ export class Board {
    * entries after the seq its removal names count for nothing (faulty-authors.ts),
    * so when the removals change everything is folded again under them.
    */
-  private applyRemovals (): void {
+  private applyRemovals(): void {
     if (this.refolding) return
     const next = new Map(membershipView(this.authority()).removed.map(r => [r.peer, r.afterSeq + 1]))
     if (!this.faults.removalsDiffer(next)) return
@@ -190,7 +283,7 @@ export class Board {
   }
 
   /** Folds `again` from scratch, then the removals it implies (which may fold once more). */
-  private refold (again: readonly AnyBoardEntry[]): void {
+  private refold(again: readonly AnyBoardEntry[]): void {
     this.refolding = true
     try {
       this.clearFold()
@@ -202,7 +295,7 @@ export class Board {
     this.applyRemovals()
   }
 
-  private addIntegration (h: BoardEntryHeader, i: Integration): boolean {
+  private addIntegration(h: BoardEntryHeader, i: Integration): boolean {
     // a literal, not a spread of order(h): V8 gave each spread record a hidden class of its own
     insertOrdered(this.integrations, { id: h.id, author: h.author, seq: h.seq, lamport: h.lamport, time: h.time, integration: i })
     this.touch(this.landed.addIntegration(h, i))
@@ -210,7 +303,7 @@ export class Board {
   }
 
   /** What counts as landed for `task` changed: its claims are derived again. */
-  private touch (task: string | undefined): void {
+  private touch(task: string | undefined): void {
     if (task !== undefined) this.ledger.touch(task)
   }
 
@@ -218,22 +311,22 @@ export class Board {
    * Whether `author` landed `task`'s work at `epoch`: a merged integration of
    * its own, or one answering its integration request (landed-work.ts).
    */
-  landedBy (task: string, epoch: number, author: string): boolean {
+  landedBy(task: string, epoch: number, author: string): boolean {
     return this.landed.has(task, epoch, author)
   }
 
   /** Whether an integration request of `author` for `task` at `epoch` waits for an integration to answer it (carry-on.ts). */
-  requestPending (task: string, epoch: number, author: string): boolean {
+  requestPending(task: string, epoch: number, author: string): boolean {
     return this.landed.pending(task, epoch, author)
   }
 
   /** Whether an integration answering a request of `author` landed `task`'s work at `epoch` (carry-on.ts). */
-  requestLanded (task: string, epoch: number, author: string): boolean {
+  requestLanded(task: string, epoch: number, author: string): boolean {
     return this.landed.hasByRequest(task, epoch, author)
   }
 
   /** Every landing of `author`'s work (landed-work.ts), with the commit and paths of the integration that landed it. */
-  landingsBy (author: string): Landing[] {
+  landingsBy(author: string): Landing[] {
     return this.landed.by(author)
   }
 
@@ -242,7 +335,7 @@ export class Board {
    * fork seq known) on, its entries count for nothing (see faulty-authors.ts),
    * and what they changed is folded away. Returns true when the board changed.
    */
-  markFaulty (author: string, fromSeq: number): boolean {
+  markFaulty(author: string, fromSeq: number): boolean {
     // after a checkpoint, the entries it covers are read back to be folded again
     if (this.earlier !== undefined && this.faults.moves(author, fromSeq)) {
       const earlier = this.earlier
@@ -260,7 +353,7 @@ export class Board {
    * shared), for a checkpoint (board-checkpoint.ts). Liveness is not in it:
    * it is this node's input, not the log's.
    */
-  foldState (): BoardFoldState {
+  foldState(): BoardFoldState {
     const { landed: _bound, ...ledger } = this.ledger as unknown as Record<string, unknown>
     return {
       applied: this.applied,
@@ -287,19 +380,23 @@ export class Board {
    * have the parts' shapes (another version's, or not a board's); the caller
    * then folds the log instead.
    */
-  takeFoldState (state: unknown, earlier: () => Iterable<AnyBoardEntry>): void {
+  takeFoldState(state: unknown, earlier: () => Iterable<AnyBoardEntry>): void {
     if (this.applied.size > 0 || this.changes > 0) throw new FailedPreconditionError('a fold state is taken in only by an empty board')
     const s = checkFoldState(state)
     const part = <T extends object>(proto: T, fields: Record<string, unknown>, like: T): T => {
       const keys = Object.keys(like).sort()
       const have = Object.keys(fields).sort()
-      if (keys.join() !== have.join()) throw new InvalidArgumentError(`not a board's fold state: ${(like as object).constructor.name} has fields ${have.join(', ')}`)
+      if (keys.join() !== have.join())
+        throw new InvalidArgumentError(`not a board's fold state: ${(like as object).constructor.name} has fields ${have.join(', ')}`)
       // each field as a fresh part has it: a Map stays a Map, a list a list (a field a fresh part leaves unset may be anything)
       for (const k of keys) {
         const want = (like as Record<string, unknown>)[k]
         if (want === undefined || typeof want === 'function') continue
         const got = fields[k]
-        if (typeof got !== typeof want || (typeof want === 'object' && (got === null || (got as object).constructor !== (want as object).constructor))) {
+        if (
+          typeof got !== typeof want ||
+          (typeof want === 'object' && (got === null || (got as object).constructor !== (want as object).constructor))
+        ) {
           throw new InvalidArgumentError(`not a board's fold state: ${(like as object).constructor.name}.${k}`)
         }
       }
@@ -332,8 +429,19 @@ export class Board {
     try {
       const ids = this.taskIds()
       const some = ids.length <= 64 ? ids : [...ids.slice(0, 32), ...ids.slice(-32)]
-      for (const id of some) { this.task(id, 0); this.holder(id); this.takeover(id, 0) }
-      const views = [this.goalHistory(), this.reviews(), this.testRuns(), this.integrationResults(), this.faultyAuthors(), this.doneDurations()]
+      for (const id of some) {
+        this.task(id, 0)
+        this.holder(id)
+        this.takeover(id, 0)
+      }
+      const views = [
+        this.goalHistory(),
+        this.reviews(),
+        this.testRuns(),
+        this.integrationResults(),
+        this.faultyAuthors(),
+        this.doneDurations()
+      ]
       if (views.some(v => !Array.isArray(v))) throw new Error('a view is not a list')
     } catch (err) {
       this.earlier = undefined
@@ -345,7 +453,7 @@ export class Board {
   }
 
   /** Forgets every folded entry (not the faults). */
-  private clearFold (): void {
+  private clearFold(): void {
     this.applied = new Set()
     this.goals = new GoalHistory()
     this.catalog = new TaskCatalog()
@@ -360,28 +468,28 @@ export class Board {
   }
 
   /** Authors found faulty, with the first seq of theirs that does not count. */
-  faultyAuthors (): Array<{ author: string, fromSeq: number }> {
+  faultyAuthors(): Array<{ author: string; fromSeq: number }> {
     return this.faults.all()
   }
 
   /** Whether an entry id has been folded in. */
-  has (id: string): boolean {
+  has(id: string): boolean {
     return this.applied.has(id)
   }
 
   /** Grows whenever the board changes: a key for caches of views. */
-  get version (): number {
+  get version(): number {
     return this.changes
   }
 
   /** Number of entries folded in. */
-  get size (): number {
+  get size(): number {
     return this.applied.size
   }
 
   // ---- goal ----
 
-  goal (): GoalView | undefined {
+  goal(): GoalView | undefined {
     return this.goalHistory().at(-1)
   }
 
@@ -389,7 +497,7 @@ export class Board {
    * Every goal change, oldest first: the operators' in their order while
    * operators govern the swarm, else the members' in (lamport, author) order.
    */
-  goalHistory (): GoalView[] {
+  goalHistory(): GoalView[] {
     const a = this.authority()
     return a.governs ? a.goalHistory() : this.goals.history()
   }
@@ -397,64 +505,69 @@ export class Board {
   // ---- operators (core/operator) ----
 
   /** The operator's judgement of the folded entries, made again only after a goal or operator entry. */
-  private judge (): NonNullable<Board['judged']> {
+  private judge(): NonNullable<Board['judged']> {
     if (this.judged?.at !== this.operatorChanges) {
       const plainGoals = this.goals.history().map(g => ({ author: g.setBy, lamport: g.lamport, entryId: g.entryId }))
-      const authority = new OperatorAuthority({ configured: this.configuredOperators, plainGoals, plainOthers: this.operatorBook.plainEntries(), carried: this.operatorBook.all() })
+      const authority = new OperatorAuthority({
+        configured: this.configuredOperators,
+        plainGoals,
+        plainOthers: this.operatorBook.plainEntries(),
+        carried: this.operatorBook.all()
+      })
       this.judged = { at: this.operatorChanges, authority, tasks: taskActions(authority) }
     }
     return this.judged
   }
 
-  private authority (): OperatorAuthority {
+  private authority(): OperatorAuthority {
     return this.judge().authority
   }
 
   /** Who steers the swarm: no keys means no operator (anyone may set the goal). */
-  operators (): OperatorsView {
+  operators(): OperatorsView {
     const a = this.authority()
     return { keys: [...a.keys], source: a.source }
   }
 
   /** Whether an operator paused the swarm: no new harness runs or turns. */
-  paused (): PauseView {
+  paused(): PauseView {
     return pauseView(this.authority())
   }
 
   /** While operators govern, the budget is theirs alone: whether they govern, and their latest budget (core/spend folds it in). */
-  operatorBudget (): { governs: boolean, latest?: OperatorBudgetView } {
+  operatorBudget(): { governs: boolean; latest?: OperatorBudgetView } {
     const a = this.authority()
     const latest = budgetView(a)
     return latest === undefined ? { governs: a.governs } : { governs: a.governs, latest }
   }
 
   /** Who may be a member, by the operators' actions: their allow-list and the members they removed. */
-  membership (): MembershipView {
+  membership(): MembershipView {
     return membershipView(this.authority())
   }
 
   /** Whether the operators removed `peer` (as this board has folded so far). */
-  isRemoved (peer: string): boolean {
+  isRemoved(peer: string): boolean {
     return this.faults.isRemoved(peer)
   }
 
   /** The operators' messages to `agent` and to everyone (all of them without an agent), in the operators' order. */
-  operatorMessages (agent?: string): OperatorMessageView[] {
+  operatorMessages(agent?: string): OperatorMessageView[] {
     return operatorMessages(this.authority(), agent)
   }
 
   /** Every carried operator action with its verdict (the audit). */
-  operatorActions (): OperatorActionView[] {
+  operatorActions(): OperatorActionView[] {
     return operatorAudit(this.authority(), this.operatorBook.all())
   }
 
   /** What became of the operator action an entry carries. */
-  operatorVerdict (entryId: string): ActionVerdict | undefined {
+  operatorVerdict(entryId: string): ActionVerdict | undefined {
     return this.authority().verdict(entryId)
   }
 
   /** Agents' permission requests and what became of them (pending ones wait for an operator), by the asker's time. */
-  approvalRequests (): ApprovalView[] {
+  approvalRequests(): ApprovalView[] {
     return this.approvalBook.all(this.authority())
   }
 
@@ -462,13 +575,13 @@ export class Board {
    * Members whose entries tried operator actions they could not make (forged, malformed, not an operator's, or a goal of their own while
    * operators govern).
    */
-  operatorRefusals (): Array<{ author: string, count: number }> {
+  operatorRefusals(): Array<{ author: string; count: number }> {
     return this.authority().refusals()
   }
 
   // ---- tasks ----
 
-  task (id: string, now: number): TaskView | undefined {
+  task(id: string, now: number): TaskView | undefined {
     const def = this.definition(id)
     if (def === undefined) return undefined
     const c = this.ledger.state(id)
@@ -485,13 +598,16 @@ export class Board {
       claimScope: c.holder === undefined ? [] : [...c.holder.scope]
     }
     if (c.holder !== undefined) view.holder = c.holder.author
-    if (c.done !== undefined) { view.doneBy = c.done.author; view.commit = c.done.commit }
+    if (c.done !== undefined) {
+      view.doneBy = c.done.author
+      view.commit = c.done.commit
+    }
     if (c.handoff !== undefined) view.handoff = { ...c.handoff }
     return view
   }
 
   /** Known tasks sorted by id, optionally only those in `state`. */
-  tasks (now: number, state?: TaskState): TaskView[] {
+  tasks(now: number, state?: TaskState): TaskView[] {
     const out: TaskView[] = []
     for (const id of this.taskIds()) {
       const t = this.task(id, now) as TaskView
@@ -501,19 +617,24 @@ export class Board {
   }
 
   /** Open or expired tasks whose dependencies are all done; priority desc, then id. */
-  ready (now: number): TaskView[] {
+  ready(now: number): TaskView[] {
     return this.tasks(now)
-      .filter(t => (t.state === 'open' || t.state === 'expired') && t.cancelled === undefined && t.deps.every(d => this.ledger.state(d).done !== undefined))
+      .filter(
+        t =>
+          (t.state === 'open' || t.state === 'expired') &&
+          t.cancelled === undefined &&
+          t.deps.every(d => this.ledger.state(d).done !== undefined)
+      )
       .sort((a, b) => b.priority - a.priority || compareText(a.id, b.id))
   }
 
   /** 1 + the highest epoch seen for the task in any claim, release or done. */
-  nextEpoch (task: string): number {
+  nextEpoch(task: string): number {
     return this.ledger.state(task).nextEpoch
   }
 
   /** Holder of a known, not-done task by the holder rule (liveness aside). */
-  holder (task: string): HolderInfo | undefined {
+  holder(task: string): HolderInfo | undefined {
     const def = this.definition(task)
     const c = this.ledger.state(task)
     if (def === undefined || c.holder === undefined || c.done !== undefined) return undefined
@@ -521,7 +642,7 @@ export class Board {
   }
 
   /** Holder of every known, not-done, held task, by task id. */
-  holders (): Map<string, HolderInfo> {
+  holders(): Map<string, HolderInfo> {
     const out = new Map<string, HolderInfo>()
     for (const id of this.taskIds()) {
       const h = this.holder(id)
@@ -531,18 +652,18 @@ export class Board {
   }
 
   /** The smallest unreleased claim's author at `epoch`. */
-  winnerAt (task: string, epoch: number): string | undefined {
+  winnerAt(task: string, epoch: number): string | undefined {
     return this.ledger.winnerAt(task, epoch)?.author
   }
 
   /** Whether `author` has a claim on `task` at `epoch` on this board, and whether it is released. */
-  claimStatus (task: string, author: string, epoch: number): 'active' | 'released' | 'none' {
+  claimStatus(task: string, author: string, epoch: number): 'active' | 'released' | 'none' {
     if (!this.ledger.hasClaim(task, author, epoch)) return 'none'
     return this.ledger.isReleased(task, author, epoch) ? 'released' : 'active'
   }
 
   /** The task's done record when it is done: who, at which epoch, which commit. */
-  doneRecord (task: string): { by: string, epoch: number, commit: string } | undefined {
+  doneRecord(task: string): { by: string; epoch: number; commit: string } | undefined {
     const d = this.ledger.state(task).done
     return d === undefined ? undefined : { by: d.author, epoch: d.epoch, commit: d.commit }
   }
@@ -552,7 +673,7 @@ export class Board {
    * (undefined when nobody holds it or it is done): how long it has been held,
    * for choosing a task to assist (assist-choice.ts); never for a claim.
    */
-  claimTime (task: string): number | undefined {
+  claimTime(task: string): number | undefined {
     const c = this.ledger.state(task)
     return c.done !== undefined ? undefined : c.holder?.time
   }
@@ -562,7 +683,7 @@ export class Board {
    * of the claim it was done under (both the holder's own clock, unless an
    * assistant finished it). Sorted ascending; for the assist threshold.
    */
-  doneDurations (): number[] {
+  doneDurations(): number[] {
     const out: number[] = []
     for (const task of this.ledger.taskIds()) {
       const d = this.ledger.state(task).done
@@ -578,7 +699,7 @@ export class Board {
    * board sees it, for hand-off by speed (handoff-choice.ts). Tasks finished
    * by an assistant are left out: its claim time is the holder's.
    */
-  doneTimesByAgent (): Map<string, number[]> {
+  doneTimesByAgent(): Map<string, number[]> {
     const out = new Map<string, number[]>()
     for (const task of this.ledger.taskIds()) {
       const d = this.ledger.state(task).done
@@ -597,7 +718,7 @@ export class Board {
    * the agent is live here and holds no task but those on their way. Undefined otherwise: then the
    * task is claimable by anyone, as any released task.
    */
-  handedTo (task: string, now: number): string | undefined {
+  handedTo(task: string, now: number): string | undefined {
     const c = this.ledger.state(task)
     const h = c.handoff
     if (h === undefined || h.to === '' || c.done !== undefined || c.holder !== undefined || h.epoch !== c.highestEpoch) return undefined
@@ -607,7 +728,7 @@ export class Board {
   }
 
   /** The latest hand-off notes known for the task. */
-  handoff (task: string): HandoffInfo | undefined {
+  handoff(task: string): HandoffInfo | undefined {
     const h = this.ledger.state(task).handoff
     return h === undefined ? undefined : { ...h }
   }
@@ -616,13 +737,19 @@ export class Board {
    * Who a new claim would take over from: the holder whose lease expired, or
    * the last holder that released with notes. Undefined when there is no one.
    */
-  takeover (task: string, now: number): Takeover | undefined {
+  takeover(task: string, now: number): Takeover | undefined {
     const c = this.ledger.state(task)
     if (c.done !== undefined) return undefined
     const h = c.handoff
     if (c.holder !== undefined) {
       if (this.liveness.isLive(c.holder.author, now)) return undefined
-      const t: Takeover = { previousHolder: c.holder.author, previousEpoch: c.holder.epoch, expired: true, note: h?.note ?? '', branch: h?.branch ?? '' }
+      const t: Takeover = {
+        previousHolder: c.holder.author,
+        previousEpoch: c.holder.epoch,
+        expired: true,
+        note: h?.note ?? '',
+        branch: h?.branch ?? ''
+      }
       if (h !== undefined) t.handoffFrom = h.from
       return t
     }
@@ -634,7 +761,7 @@ export class Board {
    * A task's definition: from the catalog, or the `plan` task derived from
    * the goal while it is visible (a goal and no task yet, or it is held or done).
    */
-  private definition (id: string): TaskDefinition | undefined {
+  private definition(id: string): TaskDefinition | undefined {
     if (id !== PLAN_TASK_ID) {
       const actions = this.judge().tasks.get(id)
       return actions === undefined ? this.catalog.get(id) : withOperatorActions(this.catalog.get(id), actions)
@@ -649,7 +776,7 @@ export class Board {
   }
 
   /** Known task ids, sorted; `plan` among them while it is visible. */
-  private taskIds (): readonly string[] {
+  private taskIds(): readonly string[] {
     const catalog = this.catalog.ids()
     const byOperator = [...this.judge().tasks.keys()].filter(id => !this.catalog.has(id) && this.definition(id) !== undefined)
     const ids = byOperator.length === 0 ? catalog : [...catalog, ...byOperator].sort(compareText)
@@ -662,12 +789,12 @@ export class Board {
    * InvalidArgumentError (and changes nothing) for an unknown dependency, a
    * cycle or a task that exists with another definition.
    */
-  checkNewTasks (tasks: readonly NewTask[]): NewTask[] {
+  checkNewTasks(tasks: readonly NewTask[]): NewTask[] {
     return checkNewTasks(tasks, id => this.catalog.get(id))
   }
 
   /** The merge commit that landed `task` at `epoch` on the shared branch, if one did. */
-  integratedAt (task: string, epoch: number): string | undefined {
+  integratedAt(task: string, epoch: number): string | undefined {
     for (let i = this.integrations.length - 1; i >= 0; i--) {
       const r = this.integrations[i].integration
       if (r.task === task && r.epoch === epoch && r.result === 'merged') return r.commit
@@ -680,7 +807,7 @@ export class Board {
    * branch ran tests and failed none (skipped tests do not block). A suite
    * that is green before the work is done does not count: the tasks are not.
    */
-  goalMet (now: number): boolean {
+  goalMet(now: number): boolean {
     if (this.goal() === undefined) return false
     const tasks = this.tasks(now).filter(t => t.cancelled === undefined)
     if (tasks.length === 0 || tasks.some(t => t.state !== 'done')) return false
@@ -691,12 +818,12 @@ export class Board {
   // ---- progress ----
 
   /** Tasks `agent` holds (not done), sorted by id. */
-  heldBy (agent: string): HolderInfo[] {
+  heldBy(agent: string): HolderInfo[] {
     return [...this.holders().values()].filter(h => h.holder === agent)
   }
 
   /** Per agent holding anything: its held tasks and whether it is live here. */
-  progress (now: number): AgentProgress[] {
+  progress(now: number): AgentProgress[] {
     const byAgent = new Map<string, HolderInfo[]>()
     for (const h of this.holders().values()) {
       const list = byAgent.get(h.holder) ?? []
@@ -711,38 +838,38 @@ export class Board {
   }
 
   /** Claims whose holder is live and whose task is not done, sorted by task. */
-  liveClaims (now: number): HolderInfo[] {
+  liveClaims(now: number): HolderInfo[] {
     return [...this.holders().values()].filter(h => this.liveness.isLive(h.holder, now))
   }
 
   // ---- reviews ----
 
-  review (target: string): ReviewView | undefined {
+  review(target: string): ReviewView | undefined {
     return this.reviewBook.get(target)
   }
 
-  reviews (): ReviewView[] {
+  reviews(): ReviewView[] {
     return this.reviewBook.all()
   }
 
-  approvals (target: string): number {
+  approvals(target: string): number {
     return this.reviewBook.approvals(target)
   }
 
   // ---- expertise and test runs ----
 
   /** Peers ranked by done tasks and merged integrations touching `path`. Throws InvalidArgumentError for a malformed path. */
-  experts (path: string, limit?: number): ExpertView[] {
+  experts(path: string, limit?: number): ExpertView[] {
     return rankExperts(path, this.contributions(), limit)
   }
 
   /** Test runs in (lamport, author) order. */
-  testRuns (): TestRunView[] {
+  testRuns(): TestRunView[] {
     return this.runs.map(r => ({ ...r.run, author: r.author, time: r.time, entryId: r.id }))
   }
 
   /** Integration results (merged, conflict, failed) in (lamport, author) order. */
-  integrationResults (): IntegrationView[] {
+  integrationResults(): IntegrationView[] {
     return this.integrations.map(r => ({ ...r.integration, author: r.author, time: r.time, entryId: r.id }))
   }
 
@@ -753,14 +880,18 @@ export class Board {
    * bad task id or glob, NotFoundError for an unknown task,
    * FailedPreconditionError when the task is done or held by a live peer.
    */
-  checkClaimable (task: string, me: string, now: number, scope: readonly string[] = []): ClaimPlan {
+  checkClaimable(task: string, me: string, now: number, scope: readonly string[] = []): ClaimPlan {
     validateTaskId(task)
     const globs = validateScope(scope)
     const def = this.definition(task)
     if (def === undefined) throw new NotFoundError(`no task ${JSON.stringify(task)}`)
     const c = this.ledger.state(task)
-    if (c.done !== undefined) throw new FailedPreconditionError(`task ${task} is done (by ${c.done.author}, commit ${c.done.commit || 'none'})`)
-    if (def.cancelled !== undefined) throw new FailedPreconditionError(`task ${task} was cancelled by the operator${def.cancelled.reason !== '' ? `: ${def.cancelled.reason}` : ''}`)
+    if (c.done !== undefined)
+      throw new FailedPreconditionError(`task ${task} is done (by ${c.done.author}, commit ${c.done.commit || 'none'})`)
+    if (def.cancelled !== undefined)
+      throw new FailedPreconditionError(
+        `task ${task} was cancelled by the operator${def.cancelled.reason !== '' ? `: ${def.cancelled.reason}` : ''}`
+      )
     // a peer's scope hints may be malformed; a claim only carries valid globs
     const planScope = globs.length > 0 ? globs : def.scope.filter(g => isValidGlob(g))
     if (c.holder?.author === me) return { task, epoch: c.holder.epoch, alreadyHeld: true, scope: [...c.holder.scope] }
@@ -774,16 +905,16 @@ export class Board {
   }
 
   /** The epoch `me` releases. NotFoundError for an unknown task; FailedPreconditionError unless `me` holds it. */
-  checkReleasable (task: string, me: string): HeldEpoch {
+  checkReleasable(task: string, me: string): HeldEpoch {
     return this.checkHeld(task, me, 'release')
   }
 
   /** The epoch `me` marks done. NotFoundError for an unknown task; FailedPreconditionError unless `me` holds it. */
-  checkDoable (task: string, me: string): HeldEpoch {
+  checkDoable(task: string, me: string): HeldEpoch {
     return this.checkHeld(task, me, 'mark done')
   }
 
-  private checkHeld (task: string, me: string, action: string): HeldEpoch {
+  private checkHeld(task: string, me: string, action: string): HeldEpoch {
     validateTaskId(task)
     if (this.definition(task) === undefined) throw new NotFoundError(`no task ${JSON.stringify(task)}`)
     const c = this.ledger.state(task)
@@ -795,21 +926,22 @@ export class Board {
     return { task, epoch: c.holder.epoch }
   }
 
-  private * contributions (): Generator<Contribution> {
+  private *contributions(): Generator<Contribution> {
     for (const task of this.ledger.taskIds()) {
       const d = this.ledger.state(task).done
       if (d === undefined) continue
-      const paths = d.paths.length > 0
-        ? d.paths
-        : (this.ledger.winnerAt(task, d.epoch)?.scope ?? []).length > 0
+      const paths =
+        d.paths.length > 0
+          ? d.paths
+          : (this.ledger.winnerAt(task, d.epoch)?.scope ?? []).length > 0
             ? (this.ledger.winnerAt(task, d.epoch) as ClaimRecord).scope
-            : this.catalog.get(task)?.scope ?? []
+            : (this.catalog.get(task)?.scope ?? [])
       yield { peer: d.author, kind: 'task', paths }
     }
     for (const r of this.integrations) {
       const i = r.integration
       if (i.result !== '' && i.result !== 'merged') continue
-      const paths = i.paths.length > 0 ? i.paths : this.catalog.get(i.task)?.scope ?? []
+      const paths = i.paths.length > 0 ? i.paths : (this.catalog.get(i.task)?.scope ?? [])
       yield { peer: r.author, kind: 'integration', paths }
     }
   }
@@ -831,8 +963,10 @@ export interface BoardFoldState {
   changes: number
 }
 
-function checkFoldState (state: unknown): BoardFoldState {
-  const bad = (what: string): never => { throw new InvalidArgumentError(`not a board's fold state: ${what}`) }
+function checkFoldState(state: unknown): BoardFoldState {
+  const bad = (what: string): never => {
+    throw new InvalidArgumentError(`not a board's fold state: ${what}`)
+  }
   if (typeof state !== 'object' || state === null) bad('not an object')
   const s = state as Record<string, unknown>
   if (!(s.applied instanceof Set) || [...s.applied].some(id => typeof id !== 'string')) bad('applied')
@@ -841,17 +975,21 @@ function checkFoldState (state: unknown): BoardFoldState {
   }
   if (!Array.isArray(s.integrations) || !Array.isArray(s.runs)) bad('lists')
   // the folded entries are left out (read back from the log: takeFoldState's `earlier`)
-  if (!Array.isArray((s.faults as Record<string, unknown>).folded) || ((s.faults as Record<string, unknown>).folded as unknown[]).length > 0) bad('folded entries')
+  if (
+    !Array.isArray((s.faults as Record<string, unknown>).folded) ||
+    ((s.faults as Record<string, unknown>).folded as unknown[]).length > 0
+  )
+    bad('folded entries')
   if (!Number.isSafeInteger(s.changes)) bad('changes')
   return s as unknown as BoardFoldState
 }
 
-export function createBoard (init?: BoardInit): Board {
+export function createBoard(init?: BoardInit): Board {
   return new Board(init)
 }
 
 /** The Claim body for a plan from checkClaimable. */
-export function claimFromPlan (plan: ClaimPlan): Claim {
+export function claimFromPlan(plan: ClaimPlan): Claim {
   return Claim.fromPartial({
     task: plan.task,
     scope: plan.scope,
@@ -862,16 +1000,23 @@ export function claimFromPlan (plan: ClaimPlan): Claim {
   })
 }
 
-function holderInfo (c: ClaimRecord, def: TaskDefinition): HolderInfo {
+function holderInfo(c: ClaimRecord, def: TaskDefinition): HolderInfo {
   return { task: c.task, holder: c.author, epoch: c.epoch, scope: c.scope.length > 0 ? [...c.scope] : [...def.scope] }
 }
 
-function validHeader (e: AnyBoardEntry): boolean {
-  return typeof e === 'object' && e !== null &&
-    typeof e.id === 'string' && e.id !== '' &&
-    typeof e.author === 'string' && e.author !== '' &&
+function validHeader(e: AnyBoardEntry): boolean {
+  return (
+    typeof e === 'object' &&
+    e !== null &&
+    typeof e.id === 'string' &&
+    e.id !== '' &&
+    typeof e.author === 'string' &&
+    e.author !== '' &&
     typeof e.kind === 'string' &&
-    typeof e.body === 'object' && e.body !== null &&
-    Number.isFinite(e.lamport) && Number.isFinite(e.seq) && Number.isFinite(e.time)
+    typeof e.body === 'object' &&
+    e.body !== null &&
+    Number.isFinite(e.lamport) &&
+    Number.isFinite(e.seq) &&
+    Number.isFinite(e.time)
+  )
 }
-

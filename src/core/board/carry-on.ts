@@ -25,7 +25,11 @@
 import type { Landing } from './landed-work.js'
 
 /** A task's holder at its epoch, as the board answers it. */
-interface HeldAt { task: string, holder: string, epoch: number }
+interface HeldAt {
+  task: string
+  holder: string
+  epoch: number
+}
 
 /**
  * What the carry-on rule reads of a board. The Board has all of it; the rule
@@ -40,7 +44,7 @@ export interface CarryOnBoard {
 }
 
 /** Whether `me` holds `task` and asked for its integration at the epoch it holds, and the request is unanswered or landed. */
-export function onItsWay (board: CarryOnBoard, me: string, task: string): boolean {
+export function onItsWay(board: CarryOnBoard, me: string, task: string): boolean {
   const h = board.holder(task)
   if (h?.holder !== me) return false
   return board.requestPending(task, h.epoch, me) || board.requestLanded(task, h.epoch, me)
@@ -50,14 +54,14 @@ export function onItsWay (board: CarryOnBoard, me: string, task: string): boolea
  * onItsWay, or `me` holds `task` at the epoch its daemon carries it at locally (`carried`: task -> epoch), before any request is on the
  * log.
  */
-export function onItsWayHere (board: CarryOnBoard, me: string, task: string, carried: ReadonlyMap<string, number>): boolean {
+export function onItsWayHere(board: CarryOnBoard, me: string, task: string, carried: ReadonlyMap<string, number>): boolean {
   if (onItsWay(board, me, task)) return true
   const h = board.holder(task)
   return h?.holder === me && carried.get(task) === h.epoch
 }
 
 /** The agents holding a task that is not on its way: at work on it, so neither choosing a task nor free to receive one. */
-export function agentsAtWork (board: CarryOnBoard): Set<string> {
+export function agentsAtWork(board: CarryOnBoard): Set<string> {
   const out = new Set<string>()
   for (const h of board.holders().values()) {
     if (!out.has(h.holder) && !onItsWay(board, h.holder, h.task)) out.add(h.holder)
@@ -70,7 +74,7 @@ export function agentsAtWork (board: CarryOnBoard): Set<string> {
  * and that are not done: each wants `me`'s done at that epoch, naming the
  * landing's commit and paths. By task; one per task.
  */
-export function carriedWithoutDone (board: CarryOnBoard, me: string): Landing[] {
+export function carriedWithoutDone(board: CarryOnBoard, me: string): Landing[] {
   const out: Landing[] = []
   for (const l of board.landingsBy(me)) {
     const h = board.holder(l.task)

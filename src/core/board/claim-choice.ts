@@ -34,7 +34,11 @@ export interface ReadyChoice {
   pending: PendingTask[]
 }
 
-interface Received { author: string, epoch: number, at: number }
+interface Received {
+  author: string
+  epoch: number
+  at: number
+}
 
 /**
  * When peers' claims reached this daemon, on its own clock: the only time a
@@ -45,16 +49,16 @@ interface Received { author: string, epoch: number, at: number }
 export class RecentPeerClaims {
   private readonly byTask = new Map<string, Received[]>()
   /** hand-offs by speed folded in: task -> the receiver and when its release came */
-  private readonly handoffs = new Map<string, { to: string, at: number }>()
+  private readonly handoffs = new Map<string, { to: string; at: number }>()
   private readonly keepMs: number
   private oldest = Number.POSITIVE_INFINITY
 
-  constructor (keepMs = 30_000) {
+  constructor(keepMs = 30_000) {
     this.keepMs = keepMs
   }
 
   /** A peer's claim on `task` at `epoch` was folded in at `now`. */
-  record (task: string, author: string, epoch: number, now: number): void {
+  record(task: string, author: string, epoch: number, now: number): void {
     this.prune(now)
     const list = this.byTask.get(task) ?? []
     if (!list.some(r => r.author === author && r.epoch === epoch)) list.push({ author, epoch, at: now })
@@ -63,34 +67,34 @@ export class RecentPeerClaims {
   }
 
   /** A release handing `task` to `to` by speed was folded in at `now`. */
-  recordHandoff (task: string, to: string, now: number): void {
+  recordHandoff(task: string, to: string, now: number): void {
     for (const [t, h] of this.handoffs) if (now - h.at > this.keepMs) this.handoffs.delete(t)
     this.handoffs.set(task, { to, at: now })
   }
 
   /** Whether `task` was handed to `to` less than the keep time ago (its receiver has that long to claim it). */
-  handedRecently (task: string, to: string, now: number): boolean {
+  handedRecently(task: string, to: string, now: number): boolean {
     const h = this.handoffs.get(task)
     return h !== undefined && h.to === to && now - h.at <= this.keepMs
   }
 
   /** When the claim of `author` on `task` at `epoch` arrived, if it did recently. */
-  receivedAt (task: string, author: string, epoch: number): number | undefined {
+  receivedAt(task: string, author: string, epoch: number): number | undefined {
     return this.byTask.get(task)?.find(r => r.author === author && r.epoch === epoch)?.at
   }
 
   /** Tasks with a peer's claim received since `since`. */
-  tasksSince (since: number): string[] {
+  tasksSince(since: number): string[] {
     const out: string[] = []
     for (const [task, list] of this.byTask) if (list.some(r => r.at >= since)) out.push(task)
     return out
   }
 
-  get size (): number {
+  get size(): number {
     return this.byTask.size
   }
 
-  private prune (now: number): void {
+  private prune(now: number): void {
     if (now - this.oldest <= this.keepMs) return
     let oldest = Number.POSITIVE_INFINITY
     for (const [task, list] of this.byTask) {
@@ -108,7 +112,7 @@ export class RecentPeerClaims {
  * not done, with their dependencies done (they would be ready otherwise).
  * Sorted by task id.
  */
-export function pendingTasks (board: Board, me: string, now: number, recent: RecentPeerClaims, windowMs: number): PendingTask[] {
+export function pendingTasks(board: Board, me: string, now: number, recent: RecentPeerClaims, windowMs: number): PendingTask[] {
   const out: PendingTask[] = []
   for (const task of recent.tasksSince(now - windowMs)) {
     const h = board.holder(task)
@@ -119,11 +123,11 @@ export function pendingTasks (board: Board, me: string, now: number, recent: Rec
     if (t === undefined || t.deps.some(d => board.doneRecord(d) === undefined)) continue
     out.push({ task, peer: h.holder, epoch: h.epoch, settlesAt: at + windowMs })
   }
-  return out.sort((a, b) => a.task < b.task ? -1 : a.task > b.task ? 1 : 0)
+  return out.sort((a, b) => (a.task < b.task ? -1 : a.task > b.task ? 1 : 0))
 }
 
 /** The ready tasks minus those a peer's claim is settling on, and those pending ones. */
-export function readyChoice (board: Board, me: string, now: number, recent: RecentPeerClaims, windowMs: number): ReadyChoice {
+export function readyChoice(board: Board, me: string, now: number, recent: RecentPeerClaims, windowMs: number): ReadyChoice {
   const pending = pendingTasks(board, me, now, recent, windowMs)
   const settling = new Set(pending.map(p => p.task))
   // A task handed to another agent by speed waits for it while it is live and free (board.handedTo), for the
@@ -133,7 +137,7 @@ export function readyChoice (board: Board, me: string, now: number, recent: Rece
 }
 
 /** Whether `t` is reserved for another agent than `me` by a hand-off by speed (see readyChoice). */
-export function handedAway (board: Board, t: TaskView, me: string, now: number, recent: RecentPeerClaims): boolean {
+export function handedAway(board: Board, t: TaskView, me: string, now: number, recent: RecentPeerClaims): boolean {
   const to = t.handoff?.to ?? ''
   return to !== '' && to !== me && recent.handedRecently(t.id, to, now) && board.handedTo(t.id, now) !== undefined
 }
@@ -144,7 +148,7 @@ export function handedAway (board: Board, t: TaskView, me: string, now: number, 
  * should two scores tie). Every agent ranks the same tasks differently, and
  * a task leaving the list changes nobody's order of the others.
  */
-export function preferenceOrder (me: string, tasks: readonly TaskView[]): TaskView[] {
+export function preferenceOrder(me: string, tasks: readonly TaskView[]): TaskView[] {
   const scored = tasks.map(t => ({ t, score: rendezvousScore(me, t.id) }))
   scored.sort((a, b) => b.t.priority - a.t.priority || b.score - a.score || (a.t.id < b.t.id ? -1 : a.t.id > b.t.id ? 1 : 0))
   return scored.map(s => s.t)
@@ -158,7 +162,12 @@ export function preferenceOrder (me: string, tasks: readonly TaskView[]): TaskVi
  * matched to other agents, each part in `me`'s preference order. Without,
  * `me`'s preference order.
  */
-export function nextChoices (choice: ReadyChoice, me: string, skip: ReadonlySet<string> = new Set(), seekers?: readonly string[]): TaskView[] {
+export function nextChoices(
+  choice: ReadyChoice,
+  me: string,
+  skip: ReadonlySet<string> = new Set(),
+  seekers?: readonly string[]
+): TaskView[] {
   const tasks = choice.ready.filter(t => !skip.has(t.id))
   if (seekers === undefined) return preferenceOrder(me, tasks)
   const byTask = matchSeekers([...seekers, me], tasks)
@@ -188,7 +197,7 @@ export function nextChoices (choice: ReadyChoice, me: string, skip: ReadonlySet<
  * the same agents, and each after it among the same ones left. So the
  * matching holds still while the claims it led to come in.
  */
-export function matchSeekers (agents: readonly string[], tasks: readonly TaskView[]): Map<string, string> {
+export function matchSeekers(agents: readonly string[], tasks: readonly TaskView[]): Map<string, string> {
   const free = [...new Set(agents)].sort(compareId).map(agent => ({ agent, score: rendezvousScorer(agent) }))
   const order = [...tasks].sort((a, b) => b.priority - a.priority || compareId(a.id, b.id))
   const byTask = new Map<string, string>()
@@ -212,7 +221,7 @@ export function matchSeekers (agents: readonly string[], tasks: readonly TaskVie
   return byTask
 }
 
-function compareId (a: string, b: string): number {
+function compareId(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0
 }
 
@@ -221,12 +230,12 @@ function compareId (a: string, b: string): number {
  * separator no id contains), finished with murmur3's avalanche so that ids
  * differing in one character score unrelated values.
  */
-export function rendezvousScore (agent: string, task: string): number {
+export function rendezvousScore(agent: string, task: string): number {
   return rendezvousScorer(agent)(task)
 }
 
 /** `rendezvousScore(agent, task)` for one agent and many tasks: the agent's part of the hash is done once. */
-export function rendezvousScorer (agent: string): (task: string) => number {
+export function rendezvousScorer(agent: string): (task: string) => number {
   // a 0 byte between the two (xor with 0 is a no-op)
   const prefix = Math.imul(fnv1a(0x811c9dc5, agent), 0x01000193)
   return task => {
@@ -240,7 +249,7 @@ export function rendezvousScorer (agent: string): (task: string) => number {
   }
 }
 
-function fnv1a (h: number, s: string): number {
+function fnv1a(h: number, s: string): number {
   for (let i = 0; i < s.length; i++) {
     h ^= s.charCodeAt(i)
     h = Math.imul(h, 0x01000193)

@@ -113,21 +113,31 @@ export class ClaimLedger {
   private readonly landed: LandedBy
 
   /** `landed`: whether an author landed a task's work at an epoch (what lets an assistant's done count). */
-  constructor (landed: LandedBy = () => false) {
+  constructor(landed: LandedBy = () => false) {
     this.landed = landed
   }
 
   /** What `landed` answers changed for `task`: its derived state is computed again. */
-  touch (task: string): void {
+  touch(task: string): void {
     const t = this.tasks.get(task)
     if (t !== undefined) t.derived = undefined
   }
 
-  addClaim (h: BoardEntryHeader, c: Claim): boolean {
+  addClaim(h: BoardEntryHeader, c: Claim): boolean {
     if (!(c.epoch >= 1)) return false
     const t = this.entries(c.task)
     const record: ClaimRecord = {
-      id: h.id, author: h.author, seq: h.seq, lamport: h.lamport, time: h.time, task: c.task, epoch: c.epoch, scope: capScope(c.scope), takeoverOf: c.takeoverOf, branch: c.branch, handoff: c.handoff
+      id: h.id,
+      author: h.author,
+      seq: h.seq,
+      lamport: h.lamport,
+      time: h.time,
+      task: c.task,
+      epoch: c.epoch,
+      scope: capScope(c.scope),
+      takeoverOf: c.takeoverOf,
+      branch: c.branch,
+      handoff: c.handoff
     }
     const atEpoch = t.claimsByEpoch.get(c.epoch)
     if (atEpoch === undefined) t.claimsByEpoch.set(c.epoch, [record])
@@ -143,10 +153,21 @@ export class ClaimLedger {
     return true
   }
 
-  addRelease (h: BoardEntryHeader, r: Release): boolean {
+  addRelease(h: BoardEntryHeader, r: Release): boolean {
     if (!(r.epoch >= 1)) return false
     const t = this.entries(r.task)
-    const record: ReleaseRecord = { id: h.id, author: h.author, seq: h.seq, lamport: h.lamport, time: h.time, task: r.task, epoch: r.epoch, note: r.note, branch: r.branch, to: r.to }
+    const record: ReleaseRecord = {
+      id: h.id,
+      author: h.author,
+      seq: h.seq,
+      lamport: h.lamport,
+      time: h.time,
+      task: r.task,
+      epoch: r.epoch,
+      note: r.note,
+      branch: r.branch,
+      to: r.to
+    }
     ;(t.released ??= new Set()).add(releaseKey(h.author, r.epoch))
     t.seenEpoch = Math.max(t.seenEpoch, r.epoch)
     if (r.note !== '' || r.branch !== '' || r.to !== '') (t.notes ??= []).push(record)
@@ -154,15 +175,25 @@ export class ClaimLedger {
     return true
   }
 
-  addDone (h: BoardEntryHeader, d: Done): boolean {
+  addDone(h: BoardEntryHeader, d: Done): boolean {
     if (!(d.epoch >= 1)) return false
     const t = this.entries(d.task)
-    ;(t.dones ??= []).push({ id: h.id, author: h.author, seq: h.seq, lamport: h.lamport, time: h.time, task: d.task, epoch: d.epoch, commit: d.commit, paths: d.paths })
+    ;(t.dones ??= []).push({
+      id: h.id,
+      author: h.author,
+      seq: h.seq,
+      lamport: h.lamport,
+      time: h.time,
+      task: d.task,
+      epoch: d.epoch,
+      commit: d.commit,
+      paths: d.paths
+    })
     t.seenEpoch = Math.max(t.seenEpoch, d.epoch)
     return true
   }
 
-  state (task: string): TaskClaims {
+  state(task: string): TaskClaims {
     const t = this.tasks.get(task)
     if (t === undefined) return NOBODY
     t.derived ??= derive(t, this.landed)
@@ -170,25 +201,25 @@ export class ClaimLedger {
   }
 
   /** The smallest unreleased claim at `epoch`. */
-  winnerAt (task: string, epoch: number): ClaimRecord | undefined {
+  winnerAt(task: string, epoch: number): ClaimRecord | undefined {
     const t = this.tasks.get(task)
     return t === undefined ? undefined : winnerAt(t, epoch)
   }
 
-  hasClaim (task: string, author: string, epoch: number): boolean {
+  hasClaim(task: string, author: string, epoch: number): boolean {
     return this.tasks.get(task)?.claimed.has(releaseKey(author, epoch)) ?? false
   }
 
-  isReleased (task: string, author: string, epoch: number): boolean {
+  isReleased(task: string, author: string, epoch: number): boolean {
     return this.tasks.get(task)?.released?.has(releaseKey(author, epoch)) ?? false
   }
 
   /** Task ids that have any claim, release or done. */
-  taskIds (): IterableIterator<string> {
+  taskIds(): IterableIterator<string> {
     return this.tasks.keys()
   }
 
-  private entries (task: string): TaskEntries {
+  private entries(task: string): TaskEntries {
     let t = this.tasks.get(task)
     if (t === undefined) {
       t = { claimsByEpoch: new Map(), highestEpoch: 0, seenEpoch: 0, claimed: new Set() }
@@ -200,11 +231,11 @@ export class ClaimLedger {
 }
 
 /** Identifies "author's claim(s) at epoch": what a release names. */
-function releaseKey (author: string, epoch: number): string {
+function releaseKey(author: string, epoch: number): string {
   return `${epoch}\u0000${author}`
 }
 
-function winnerAt (t: TaskEntries, epoch: number): ClaimRecord | undefined {
+function winnerAt(t: TaskEntries, epoch: number): ClaimRecord | undefined {
   t.winners ??= new Map()
   if (t.winners.has(epoch)) return t.winners.get(epoch)
   let best: ClaimRecord | undefined
@@ -216,9 +247,9 @@ function winnerAt (t: TaskEntries, epoch: number): ClaimRecord | undefined {
   return best
 }
 
-function derive (t: TaskEntries, landed: LandedBy): TaskClaims {
+function derive(t: TaskEntries, landed: LandedBy): TaskClaims {
   // the containers made on first use read as empty when absent, so a state taken in from a checkpoint must have the one always made
-  if (!(t.claimsByEpoch instanceof Map) || !(t.claimed instanceof Set)) throw new TypeError('a task\'s claims are not a claim ledger\'s')
+  if (!(t.claimsByEpoch instanceof Map) || !(t.claimed instanceof Set)) throw new TypeError("a task's claims are not a claim ledger's")
   const holder = t.highestEpoch > 0 ? winnerAt(t, t.highestEpoch) : undefined
   let done: DoneRecord | undefined
   for (const d of t.dones ?? []) {
@@ -231,8 +262,8 @@ function derive (t: TaskEntries, landed: LandedBy): TaskClaims {
 // The notes to pass on: from a release by someone who had a claim at that
 // epoch, or from a takeover claim that carried them forward. The latest wins,
 // by epoch then (lamport, author).
-function latestHandoff (t: TaskEntries): HandoffInfo | undefined {
-  let best: { order: Ordered, info: HandoffInfo } | undefined
+function latestHandoff(t: TaskEntries): HandoffInfo | undefined {
+  let best: { order: Ordered; info: HandoffInfo } | undefined
   for (const n of t.notes ?? []) {
     let info: HandoffInfo
     if ('note' in n) {

@@ -13,7 +13,7 @@ export interface ClaimOverlap {
 }
 
 /** Every pair of live claims by different holders with overlapping scopes; a.task < b.task. */
-export function overlaps (board: Board, now: number): ClaimOverlap[] {
+export function overlaps(board: Board, now: number): ClaimOverlap[] {
   const live = board.liveClaims(now)
   const out: ClaimOverlap[] = []
   for (let i = 0; i < live.length; i++) {
@@ -35,15 +35,17 @@ export function overlaps (board: Board, now: number): ClaimOverlap[] {
  * the board (see ScopeIndex), so a check compares `mine` only with the
  * alternatives that could share a path with it.
  */
-export function overlapsFor (board: Board, mine: HolderInfo, now: number): ClaimOverlap[] {
+export function overlapsFor(board: Board, mine: HolderInfo, now: number): ClaimOverlap[] {
   const live = new Set(board.liveClaims(now).map(h => h.task))
   const accept = (other: HolderInfo): boolean => other.holder !== mine.holder && other.task !== mine.task && live.has(other.task)
-  return holderIndex(board).search(mine.scope, accept).map(m => ({ a: m.item, b: mine, globs: m.globs }))
+  return holderIndex(board)
+    .search(mine.scope, accept)
+    .map(m => ({ a: m.item, b: mine, globs: m.globs }))
 }
 
-const indexes = new WeakMap<Board, { version: number, index: ScopeIndex<HolderInfo> }>()
+const indexes = new WeakMap<Board, { version: number; index: ScopeIndex<HolderInfo> }>()
 
-function holderIndex (board: Board): ScopeIndex<HolderInfo> {
+function holderIndex(board: Board): ScopeIndex<HolderInfo> {
   const cached = indexes.get(board)
   if (cached?.version === board.version) return cached.index
   const index = new ScopeIndex<HolderInfo>()

@@ -73,9 +73,7 @@ export interface ClaimNotice {
   winner?: string
 }
 
-export type AppendRequest =
-  | { kind: 'claim', body: Claim }
-  | { kind: 'release', body: Release }
+export type AppendRequest = { kind: 'claim'; body: Claim } | { kind: 'release'; body: Release }
 
 /** What one input to the protocol asks its runner to do. */
 export interface ProtocolOutput {
@@ -161,9 +159,15 @@ export class ClaimProtocol {
   /** since a stall of this daemon's own, until it has caught up with a peer: no claim is answered, no loss told */
   private rejoining = false
 
-  constructor (init: ClaimProtocolInit) {
+  constructor(init: ClaimProtocolInit) {
     this.me = init.me
-    this.leases = new LeaseTable({ self: init.me, startedAt: init.startedAt, policy: init.heartbeats, leaseMs: init.leaseMs, knownPeers: init.knownPeers })
+    this.leases = new LeaseTable({
+      self: init.me,
+      startedAt: init.startedAt,
+      policy: init.heartbeats,
+      leaseMs: init.leaseMs,
+      knownPeers: init.knownPeers
+    })
     this.board = new Board({ liveness: init.liveness?.(this.leases) ?? this.leases, operators: init.operators })
     this.settle = new SettleWindow(init.settle)
     this.fixedSettleMs = init.fixedSettleMs
@@ -176,7 +180,7 @@ export class ClaimProtocol {
    * entries start their settle window; claims, releases and dones are
    * checked against this daemon's claims.
    */
-  apply (entry: AnyBoardEntry, now: number): ProtocolOutput {
+  apply(entry: AnyBoardEntry, now: number): ProtocolOutput {
     const out = emptyOutput()
     if (!this.board.apply(entry)) return out
     if (entry.kind === 'claim' && entry.author === this.me) this.startWindow(entry.body as Claim, now)
@@ -194,7 +198,7 @@ export class ClaimProtocol {
   }
 
   /** A heartbeat from `peer`, received at `now`, announcing its next one in `intervalMs`. */
-  heard (peer: string, now: number, intervalMs?: number): void {
+  heard(peer: string, now: number, intervalMs?: number): void {
     this.leases.heartbeat(peer, now, intervalMs)
   }
 
@@ -203,7 +207,7 @@ export class ClaimProtocol {
    * settle window; `now` is when it was taken (a sample without one ages by
    * count only).
    */
-  observeRoundTrip (ms: number, now?: number): void {
+  observeRoundTrip(ms: number, now?: number): void {
     this.settle.addSample(ms, now)
   }
 
@@ -218,7 +222,7 @@ export class ClaimProtocol {
    * `rejoined` (or until no peer it knew is live) no claim is answered and
    * no loss told.
    */
-  stalled (ms: number, now: number): ProtocolOutput {
+  stalled(ms: number, now: number): ProtocolOutput {
     const out = emptyOutput()
     if (!(ms > 0) || !Number.isFinite(ms)) return out
     this.leases.stalled(ms, now)
@@ -235,7 +239,7 @@ export class ClaimProtocol {
    * (a sync round finished): claims are answered again, each a whole window
    * from now.
    */
-  rejoined (now: number): ProtocolOutput {
+  rejoined(now: number): ProtocolOutput {
     const out = emptyOutput()
     if (!this.rejoining) return out
     this.rejoining = false
@@ -245,12 +249,12 @@ export class ClaimProtocol {
   }
 
   /** Whether this daemon is catching up after a stall of its own: its claims wait. */
-  isRejoining (): boolean {
+  isRejoining(): boolean {
     return this.rejoining
   }
 
   /** Every claim settling, and every loss to be told, waits a whole window from `now` at least. */
-  private rewindow (now: number): void {
+  private rewindow(now: number): void {
     const until = now + this.windowMs(now)
     for (const mine of this.mineByTask.values()) {
       if (!mine.settled && mine.deadline !== undefined && mine.deadline < until) {
@@ -266,7 +270,7 @@ export class ClaimProtocol {
    * does while some peer it has heard from is live (their leases moved on by
    * the stall); with none left there is nobody to catch up with.
    */
-  private waitsToRejoin (now: number): boolean {
+  private waitsToRejoin(now: number): boolean {
     if (!this.rejoining) return false
     if (this.leases.liveUntil(now) !== undefined) return true
     this.rejoining = false
@@ -279,7 +283,7 @@ export class ClaimProtocol {
    * were still settling wait a whole window from now (nobody waits for them:
    * a loss is a notice); the others are checked against the board.
    */
-  restore (saved: readonly MyClaim[], now: number): ProtocolOutput {
+  restore(saved: readonly MyClaim[], now: number): ProtocolOutput {
     const out = emptyOutput()
     for (const c of saved) {
       const state: MyClaimState = { epoch: c.epoch, settled: c.settled, done: c.done === true, awaited: false, handoff: '', branch: '' }
@@ -302,7 +306,7 @@ export class ClaimProtocol {
    * same window: nothing is HELD before its window has passed. A claim this
    * daemon holds but never saw settle (its record was lost) waits a window.
    */
-  claim (task: string, scope: readonly string[], now: number, opts: { wait?: boolean } = {}): ClaimTicket {
+  claim(task: string, scope: readonly string[], now: number, opts: { wait?: boolean } = {}): ClaimTicket {
     const wait = opts.wait ?? true
     const out = emptyOutput()
     const settling = this.mineByTask.get(task)
@@ -316,7 +320,15 @@ export class ClaimProtocol {
     if (plan.alreadyHeld) {
       const known = this.mineByTask.get(task)
       if (known?.settled === true && known.epoch === plan.epoch) {
-        out.answers.push({ outcome: 'HELD', task, epoch: plan.epoch, winner: this.me, settleMs: 0, handoff: known.handoff, branch: known.branch })
+        out.answers.push({
+          outcome: 'HELD',
+          task,
+          epoch: plan.epoch,
+          winner: this.me,
+          settleMs: 0,
+          handoff: known.handoff,
+          branch: known.branch
+        })
         return { task, epoch: plan.epoch, output: out }
       }
       const state: MyClaimState = { epoch: plan.epoch, settled: false, done: false, awaited: wait, handoff: '', branch: '' }
@@ -328,7 +340,14 @@ export class ClaimProtocol {
     // Above the remote's fence: a claim at or below it could never land its work.
     const fenced = this.fenceEpochs.get(task)
     if (fenced !== undefined && plan.epoch <= fenced) plan.epoch = fenced + 1
-    this.mineByTask.set(task, { epoch: plan.epoch, settled: false, done: false, awaited: wait, handoff: plan.takeover?.note ?? '', branch: plan.takeover?.branch ?? '' })
+    this.mineByTask.set(task, {
+      epoch: plan.epoch,
+      settled: false,
+      done: false,
+      awaited: wait,
+      handoff: plan.takeover?.note ?? '',
+      branch: plan.takeover?.branch ?? ''
+    })
     out.append.push({ kind: 'claim', body: claimFromPlan(plan) })
     out.mineChanged = true
     const ticket: ClaimTicket = { task, epoch: plan.epoch, output: out }
@@ -345,7 +364,7 @@ export class ClaimProtocol {
    * epoch the remote has closed and never land. Returns whether the fence
    * closed the claim we hold at `epoch`, which the caller then releases.
    */
-  fencedAt (task: string, epoch: number, remote: { epoch: number }): boolean {
+  fencedAt(task: string, epoch: number, remote: { epoch: number }): boolean {
     if (!Number.isSafeInteger(remote.epoch) || remote.epoch < 1) return false
     if (remote.epoch > (this.fenceEpochs.get(task) ?? 0)) this.fenceEpochs.set(task, remote.epoch)
     const held = this.board.holder(task)
@@ -353,7 +372,7 @@ export class ClaimProtocol {
   }
 
   /** The claim entry could not be written: forget the claim. */
-  abandon (task: string, epoch: number): ProtocolOutput {
+  abandon(task: string, epoch: number): ProtocolOutput {
     const out = emptyOutput()
     if (this.mineByTask.get(task)?.epoch === epoch) {
       this.mineByTask.delete(task)
@@ -366,7 +385,7 @@ export class ClaimProtocol {
    * The agent released or finished `task`. A released claim is no longer
    * watched; a finished one is, until its done stops counting.
    */
-  forget (task: string): ProtocolOutput {
+  forget(task: string): ProtocolOutput {
     const out = emptyOutput()
     this.carriedHere.delete(task)
     const mine = this.mineByTask.get(task)
@@ -385,7 +404,7 @@ export class ClaimProtocol {
   }
 
   /** The time is `now`: answers every claim whose settle window has passed, tells every loss that has lasted one. */
-  tick (now: number): ProtocolOutput {
+  tick(now: number): ProtocolOutput {
     const out = emptyOutput()
     if (this.waitsToRejoin(now)) return out
     for (const [task, mine] of [...this.mineByTask]) {
@@ -399,7 +418,7 @@ export class ClaimProtocol {
   // ---- queries ----
 
   /** When `tick` must run next: the end of the earliest settle window (of a claim or a loss); undefined when none runs. */
-  nextWake (now?: number): number | undefined {
+  nextWake(now?: number): number | undefined {
     let next: number | undefined
     for (const mine of this.mineByTask.values()) {
       const at = mine.settled ? mine.lossAt : mine.deadline
@@ -414,23 +433,25 @@ export class ClaimProtocol {
   }
 
   /** The claims this daemon holds or settles, to persist. */
-  mine (): MyClaim[] {
-    return [...this.mineByTask].map(([task, m]) => m.done ? { task, epoch: m.epoch, settled: m.settled, done: true } : { task, epoch: m.epoch, settled: m.settled })
+  mine(): MyClaim[] {
+    return [...this.mineByTask].map(([task, m]) =>
+      m.done ? { task, epoch: m.epoch, settled: m.settled, done: true } : { task, epoch: m.epoch, settled: m.settled }
+    )
   }
 
   /** Whether `task`'s claim at `epoch` is in its settle window. */
-  isSettling (task: string, epoch?: number): boolean {
+  isSettling(task: string, epoch?: number): boolean {
     const mine = this.mineByTask.get(task)
     return mine !== undefined && !mine.settled && (epoch === undefined || mine.epoch === epoch)
   }
 
   /** The ready tasks, without those a peer's claim is settling on (judged by this daemon's window), and those. */
-  readyChoice (now: number): ReadyChoice {
+  readyChoice(now: number): ReadyChoice {
     return readyChoice(this.board, this.me, now, this.recent, this.windowMs(now))
   }
 
   /** Whether `task` waits for another agent a hand-off by speed handed it to: claim --next leaves it out (readyChoice). */
-  handedAway (task: string, now: number): boolean {
+  handedAway(task: string, now: number): boolean {
     const t = this.board.task(task, now)
     return t !== undefined && handedAway(this.board, t, this.me, now, this.recent)
   }
@@ -442,7 +463,7 @@ export class ClaimProtocol {
    * daemon handed back (it released it: its agent could not finish it) comes
    * after every other, so a peer gets it first.
    */
-  nextChoices (now: number, skip?: ReadonlySet<string>): TaskView[] {
+  nextChoices(now: number, skip?: ReadonlySet<string>): TaskView[] {
     const order = nextChoices(this.readyChoice(now), this.me, skip, this.seekers(now))
     const gaveUp = (t: TaskView): boolean => t.handoff?.from === this.me
     return [...order.filter(t => !gaveUp(t)), ...order.filter(gaveUp)]
@@ -455,7 +476,7 @@ export class ClaimProtocol {
    * holder rule, so it is out, and its task is pending: the pair leaves the
    * matching without changing the other pairs.
    */
-  seekers (now: number): string[] {
+  seekers(now: number): string[] {
     const busy = agentsAtWork(this.board)
     return [this.me, ...this.leases.livePeers(now).filter(p => p !== this.me && !busy.has(p))]
   }
@@ -467,7 +488,7 @@ export class ClaimProtocol {
    * while it verifies, carry-on.ts): what
    * `claim --next` answers first.
    */
-  current (): { task: string, settling: boolean } | undefined {
+  current(): { task: string; settling: boolean } | undefined {
     let held: string | undefined
     for (const [task, m] of this.mineByTask) {
       if (!m.settled) return { task, settling: true }
@@ -477,7 +498,7 @@ export class ClaimProtocol {
   }
 
   /** Whether `task`, held by this daemon, is on its way to the shared branch: by the board, or carried here (carry-on.ts). */
-  onItsWay (task: string): boolean {
+  onItsWay(task: string): boolean {
     return onItsWayHere(this.board, this.me, task, this.carriedHere)
   }
 
@@ -486,35 +507,35 @@ export class ClaimProtocol {
    * integration request is on the log (it verifies the change first): the
    * task is not its current task. For this daemon only; a stop forgets it.
    */
-  carryHere (task: string, epoch: number): void {
+  carryHere(task: string, epoch: number): void {
     this.carriedHere.set(task, epoch)
   }
 
   /** Ends carryHere: the request is on the log (the board's rule goes on), or the verify failed (the task is current again). */
-  stopCarrying (task: string): void {
+  stopCarrying(task: string): void {
     this.carriedHere.delete(task)
   }
 
   /** The settle window a claim made at `now` would wait (from the round trips that count then). */
-  windowMs (now?: number): number {
+  windowMs(now?: number): number {
     return this.fixedSettleMs ?? this.settle.windowMs(now)
   }
 
   // ---- the rules ----
 
-  private startWindow (claim: Claim, now: number): void {
+  private startWindow(claim: Claim, now: number): void {
     const mine = this.mineByTask.get(claim.task)
     if (mine === undefined || mine.epoch !== claim.epoch || mine.settled || mine.deadline !== undefined) return
     this.openWindow(mine, now)
   }
 
-  private openWindow (mine: MyClaimState, now: number): void {
+  private openWindow(mine: MyClaimState, now: number): void {
     mine.windowMs = this.windowMs(now)
     mine.deadline = now + mine.windowMs
   }
 
   /** The end of a claim's settle window: HELD, or LOST and released. */
-  private answer (task: string, mine: MyClaimState, out: ProtocolOutput): void {
+  private answer(task: string, mine: MyClaimState, out: ProtocolOutput): void {
     const o = claimOutcome(this.board, task, this.me, mine.epoch)
     const base = { task, epoch: mine.epoch, settleMs: mine.windowMs ?? 0, handoff: mine.handoff, branch: mine.branch }
     out.mineChanged = true
@@ -536,7 +557,7 @@ export class ClaimProtocol {
    * that the next entry takes back. A claim in its settle window is left to
    * its answer.
    */
-  private watch (now: number, out: ProtocolOutput): void {
+  private watch(now: number, out: ProtocolOutput): void {
     if (this.rejoining) return
     for (const [task, mine] of [...this.mineByTask]) {
       if (!mine.settled) continue
@@ -565,11 +586,13 @@ export class ClaimProtocol {
    * finished task's claim is lost only when its done stops counting: another
    * claim is the holder rule's at its epoch.
    */
-  private lossOf (task: string, mine: MyClaimState): Extract<ClaimOutcome, { outcome: 'LOST' }> | 'gone' | undefined {
+  private lossOf(task: string, mine: MyClaimState): Extract<ClaimOutcome, { outcome: 'LOST' }> | 'gone' | undefined {
     if (mine.done) {
       const winner = this.board.winnerAt(task, mine.epoch)
       if (winner === this.me) return undefined
-      return winner === undefined ? { outcome: 'LOST', task, epoch: mine.epoch, reason: 'outbid' } : { outcome: 'LOST', task, epoch: mine.epoch, winner, reason: 'outbid' }
+      return winner === undefined
+        ? { outcome: 'LOST', task, epoch: mine.epoch, reason: 'outbid' }
+        : { outcome: 'LOST', task, epoch: mine.epoch, winner, reason: 'outbid' }
     }
     const o = claimOutcome(this.board, task, this.me, mine.epoch)
     if (o.outcome === 'HELD') return undefined
@@ -583,22 +606,22 @@ export class ClaimProtocol {
    * holder by the holder rule when the winner releases, held by an agent
    * doing other work. A lost race leaves no hand-off notes.
    */
-  private releaseOutbid (task: string, epoch: number, out: ProtocolOutput): void {
+  private releaseOutbid(task: string, epoch: number, out: ProtocolOutput): void {
     if (this.board.claimStatus(task, this.me, epoch) !== 'active') return
     out.append.push({ kind: 'release', body: Release.fromPartial({ task, epoch }) })
   }
 }
 
-function emptyOutput (): ProtocolOutput {
+function emptyOutput(): ProtocolOutput {
   return { append: [], answers: [], notices: [], mineChanged: false }
 }
 
-function notice (task: string, epoch: number, o: Extract<ClaimOutcome, { outcome: 'LOST' }>): ClaimNotice {
+function notice(task: string, epoch: number, o: Extract<ClaimOutcome, { outcome: 'LOST' }>): ClaimNotice {
   const n: ClaimNotice = { type: o.reason === 'superseded' ? 'claim_superseded' : 'claim_lost', task, epoch, reason: o.reason }
   if (o.winner !== undefined) n.winner = o.winner
   return n
 }
 
-export function createClaimProtocol (init: ClaimProtocolInit): ClaimProtocol {
+export function createClaimProtocol(init: ClaimProtocolInit): ClaimProtocol {
   return new ClaimProtocol(init)
 }

@@ -22,7 +22,7 @@ export interface ExpertView {
 }
 
 /** Throws InvalidArgumentError for a malformed path or glob. */
-export function rankExperts (path: string, contributions: Iterable<Contribution>, limit = Infinity): ExpertView[] {
+export function rankExperts(path: string, contributions: Iterable<Contribution>, limit = Infinity): ExpertView[] {
   const query = [validateGlob(path)]
   const byPeer = new Map<string, ExpertView>()
   for (const c of contributions) {
@@ -36,7 +36,5 @@ export function rankExperts (path: string, contributions: Iterable<Contribution>
     else e.integrations++
     e.score++
   }
-  return [...byPeer.values()]
-    .sort((a, b) => b.score - a.score || b.tasks - a.tasks || compareText(a.peer, b.peer))
-    .slice(0, limit)
+  return [...byPeer.values()].sort((a, b) => b.score - a.score || b.tasks - a.tasks || compareText(a.peer, b.peer)).slice(0, limit)
 }

@@ -36,13 +36,13 @@ export class FaultyAuthors {
   private heldBack = new Map<string, AnyBoardEntry>()
 
   /** Whether an entry counts: its author is not faulty, or it is below the author's cutoff. */
-  counts (e: { author: string, seq: number }): boolean {
+  counts(e: { author: string; seq: number }): boolean {
     const cutoff = this.cutoffs.get(e.author)
     return cutoff === undefined || e.seq < cutoff
   }
 
   /** Whether a removal keeps the entry out (it is held back, to fold again should the removals change). */
-  holdsBack (e: AnyBoardEntry): boolean {
+  holdsBack(e: AnyBoardEntry): boolean {
     const cutoff = this.removals.get(e.author)
     if (cutoff === undefined || e.seq < cutoff || UNCUT_BY_REMOVAL.has(e.kind)) return false
     this.heldBack.set(e.id, e)
@@ -50,16 +50,16 @@ export class FaultyAuthors {
   }
 
   /** Whether the operators removed `author`. */
-  isRemoved (author: string): boolean {
+  isRemoved(author: string): boolean {
     return this.removals.has(author)
   }
 
-  hasRemovals (): boolean {
+  hasRemovals(): boolean {
     return this.removals.size > 0
   }
 
   /** Whether `next` (member -> first seq cut) differs from the removals in force. */
-  removalsDiffer (next: ReadonlyMap<string, number>): boolean {
+  removalsDiffer(next: ReadonlyMap<string, number>): boolean {
     return next.size !== this.removals.size || [...next].some(([m, seq]) => this.removals.get(m) !== seq)
   }
 
@@ -68,7 +68,7 @@ export class FaultyAuthors {
    * scratch (folded or held back, fork cuts applied) when they changed;
    * undefined when they did not.
    */
-  setRemovals (next: ReadonlyMap<string, number>): AnyBoardEntry[] | undefined {
+  setRemovals(next: ReadonlyMap<string, number>): AnyBoardEntry[] | undefined {
     if (!this.removalsDiffer(next)) return undefined
     this.removals = new Map(next)
     const again = [...this.folded, ...this.heldBack.values()].filter(e => this.counts(e))
@@ -78,29 +78,29 @@ export class FaultyAuthors {
   }
 
   /** The first seq of `author` that does not count, if it is faulty. */
-  cutoff (author: string): number | undefined {
+  cutoff(author: string): number | undefined {
     return this.cutoffs.get(author)
   }
 
   /** Faulty authors with their cutoffs, sorted by author. */
-  all (): Array<{ author: string, fromSeq: number }> {
-    return [...this.cutoffs].sort(([a], [b]) => a < b ? -1 : a > b ? 1 : 0).map(([author, fromSeq]) => ({ author, fromSeq }))
+  all(): Array<{ author: string; fromSeq: number }> {
+    return [...this.cutoffs].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([author, fromSeq]) => ({ author, fromSeq }))
   }
 
   /** Whether mark(author, fromSeq) would move the author's cutoff down. */
-  moves (author: string, fromSeq: number): boolean {
+  moves(author: string, fromSeq: number): boolean {
     if (!Number.isSafeInteger(fromSeq) || fromSeq < 1) return false
     const current = this.cutoffs.get(author)
     return current === undefined || current > fromSeq
   }
 
   /** Keeps entries folded in before every one kept so far (read back from the log after a checkpoint that left them out). */
-  rememberEarlier (entries: readonly AnyBoardEntry[]): void {
+  rememberEarlier(entries: readonly AnyBoardEntry[]): void {
     this.folded = [...entries, ...this.folded]
   }
 
   /** Keeps an entry that was folded in. */
-  remember (e: AnyBoardEntry): void {
+  remember(e: AnyBoardEntry): void {
     this.folded.push(e)
   }
 
@@ -109,7 +109,7 @@ export class FaultyAuthors {
    * to fold again from scratch (every folded entry that still counts) when
    * something folded stops counting; undefined when nothing folded changes.
    */
-  mark (author: string, fromSeq: number): AnyBoardEntry[] | undefined {
+  mark(author: string, fromSeq: number): AnyBoardEntry[] | undefined {
     if (!Number.isSafeInteger(fromSeq) || fromSeq < 1) return undefined
     const current = this.cutoffs.get(author)
     if (current !== undefined && current <= fromSeq) return undefined

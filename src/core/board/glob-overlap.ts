@@ -12,7 +12,7 @@ import { MAX_SCOPE_GLOBS, MAX_SCOPE_UNITS, patternUnits } from './scope-limits.j
  * True when some path matches both globs. Throws InvalidArgumentError when
  * either glob is malformed.
  */
-export function globsIntersect (a: string, b: string): boolean {
+export function globsIntersect(a: string, b: string): boolean {
   return parsedIntersect(compile(a, false), compile(b, false))
 }
 
@@ -27,7 +27,7 @@ export function globsIntersect (a: string, b: string): boolean {
  * peer may have written) match nothing here, and neither do the entries past
  * a scope's budget (scope-limits.ts).
  */
-export function scopesOverlap (a: readonly string[], b: readonly string[]): Array<[string, string]> {
+export function scopesOverlap(a: readonly string[], b: readonly string[]): Array<[string, string]> {
   const pairs: Array<[string, string]> = []
   const pb = compileScope(b)
   for (const x of compileScope(a)) {
@@ -48,7 +48,7 @@ export interface ScopeGlob {
  * The globs of a scope that count, compiled with scope semantics: the valid
  * ones, in order, until the next would take the scope past MAX_SCOPE_UNITS.
  */
-export function compileScope (scope: readonly string[]): ScopeGlob[] {
+export function compileScope(scope: readonly string[]): ScopeGlob[] {
   const out: ScopeGlob[] = []
   let units = 0
   for (const glob of scope) {
@@ -66,7 +66,7 @@ const MAX_PAIR_CACHE = 16384
 const pairCache = new Map<string, boolean>()
 
 /** Whether two compiled scope globs share a path; remembered, as the same pairs are asked again on every claim. */
-export function scopeGlobsIntersect (x: ScopeGlob, y: ScopeGlob): boolean {
+export function scopeGlobsIntersect(x: ScopeGlob, y: ScopeGlob): boolean {
   const key = `${x.glob}\u0000${y.glob}`
   const known = pairCache.get(key)
   if (known !== undefined) return known
@@ -79,7 +79,7 @@ export function scopeGlobsIntersect (x: ScopeGlob, y: ScopeGlob): boolean {
 const MAX_CACHE = 4096
 const cache = new Map<string, ParsedGlob>()
 
-function compile (glob: string, subtree: boolean): ParsedGlob {
+function compile(glob: string, subtree: boolean): ParsedGlob {
   const key = (subtree ? 's:' : 'g:') + glob
   const hit = cache.get(key)
   if (hit !== undefined) return hit
@@ -92,7 +92,7 @@ function compile (glob: string, subtree: boolean): ParsedGlob {
 
 const unitsOf = new WeakMap<ParsedGlob, number>()
 
-function compileSafe (glob: string): { glob: ParsedGlob, units: number } | undefined {
+function compileSafe(glob: string): { glob: ParsedGlob; units: number } | undefined {
   let parsed: ParsedGlob
   try {
     parsed = compile(glob, true)
@@ -107,25 +107,25 @@ function compileSafe (glob: string): { glob: ParsedGlob, units: number } | undef
   return { glob: parsed, units }
 }
 
-function withSubtree (g: ParsedGlob, slash: boolean): ParsedGlob {
+function withSubtree(g: ParsedGlob, slash: boolean): ParsedGlob {
   return {
     source: g.source,
-    alternatives: g.alternatives.map(segs => slash || namesDirectory(segs.at(-1)) ? [...segs, { kind: 'globstar' }] : segs)
+    alternatives: g.alternatives.map(segs => (slash || namesDirectory(segs.at(-1)) ? [...segs, { kind: 'globstar' }] : segs))
   }
 }
 
 const DOT = '.'.charCodeAt(0)
 
-function namesDirectory (last: Segment | undefined): boolean {
+function namesDirectory(last: Segment | undefined): boolean {
   return last?.kind === 'part' && last.tokens.every(t => t.t === 'lit' && t.c !== DOT)
 }
 
-function parsedIntersect (a: ParsedGlob, b: ParsedGlob): boolean {
+function parsedIntersect(a: ParsedGlob, b: ParsedGlob): boolean {
   return a.alternatives.some(sa => b.alternatives.some(sb => segmentsIntersect(sa, sb)))
 }
 
 /** The segment as plain text when it is all literals (no wildcard, class or '**'), else undefined. */
-export function literalSegment (s: Segment | undefined): string | undefined {
+export function literalSegment(s: Segment | undefined): string | undefined {
   return s?.kind === 'part' ? s.literal : undefined
 }
 
@@ -134,7 +134,7 @@ export function literalSegment (s: Segment | undefined): string | undefined {
  * both literal and differ cannot match one path, since that path segment must
  * equal both. Most pairs of scopes in a swarm end here.
  */
-function literalEndsDiffer (a: readonly Segment[], b: readonly Segment[]): boolean {
+function literalEndsDiffer(a: readonly Segment[], b: readonly Segment[]): boolean {
   const fa = literalSegment(a[0])
   const fb = fa === undefined ? undefined : literalSegment(b[0])
   if (fa !== undefined && fb !== undefined && fa !== fb) return true
@@ -152,7 +152,7 @@ function literalEndsDiffer (a: readonly Segment[], b: readonly Segment[]): boole
  * end, one byte per cell: the cost is |A| x |B| steps at most, which the
  * scope budget bounds.
  */
-function product<T> (a: readonly T[], b: readonly T[], wild: (x: T) => boolean, step: (x: T, y: T) => boolean): boolean {
+function product<T>(a: readonly T[], b: readonly T[], wild: (x: T) => boolean, step: (x: T, y: T) => boolean): boolean {
   const n = a.length
   const m = b.length
   const width = m + 1
@@ -173,17 +173,21 @@ function product<T> (a: readonly T[], b: readonly T[], wild: (x: T) => boolean, 
   return cell[0] === 1
 }
 
-export function segmentsIntersect (a: readonly Segment[], b: readonly Segment[]): boolean {
+export function segmentsIntersect(a: readonly Segment[], b: readonly Segment[]): boolean {
   if (literalEndsDiffer(a, b)) return false
-  return product(a, b, s => s.kind === 'globstar', (x, y) =>
-    x.kind === 'part' && y.kind === 'part' && partsIntersect(x.tokens, y.tokens))
+  return product(
+    a,
+    b,
+    s => s.kind === 'globstar',
+    (x, y) => x.kind === 'part' && y.kind === 'part' && partsIntersect(x.tokens, y.tokens)
+  )
 }
 
-function partsIntersect (a: readonly CharToken[], b: readonly CharToken[]): boolean {
+function partsIntersect(a: readonly CharToken[], b: readonly CharToken[]): boolean {
   return product(a, b, t => t.t === 'star', charsIntersect)
 }
 
-function charsIntersect (x: CharToken, y: CharToken): boolean {
+function charsIntersect(x: CharToken, y: CharToken): boolean {
   if (x.t === 'any') return y.t !== 'class' || classNonEmpty(y)
   if (y.t === 'any') return x.t !== 'class' || classNonEmpty(x)
   if (x.t === 'lit' && y.t === 'lit') return x.c === y.c
@@ -195,17 +199,17 @@ function charsIntersect (x: CharToken, y: CharToken): boolean {
 
 type ClassToken = Extract<CharToken, { t: 'class' }>
 
-function classNonEmpty (k: ClassToken): boolean {
+function classNonEmpty(k: ClassToken): boolean {
   return k.unsure || k.negated || k.ranges.some(([lo, hi]) => lo <= hi)
 }
 
-function classHas (k: ClassToken, c: number): boolean {
+function classHas(k: ClassToken, c: number): boolean {
   if (k.unsure) return true
   const inRanges = k.ranges.some(([lo, hi]) => lo <= c && c <= hi)
   return k.negated ? !inRanges && c !== 0x2f : inRanges
 }
 
-function classesIntersect (x: ClassToken, y: ClassToken): boolean {
+function classesIntersect(x: ClassToken, y: ClassToken): boolean {
   if (x.unsure || y.unsure) return true
   if (x.negated && y.negated) return true // two finite exclusions leave plenty in common
   if (!x.negated && !y.negated) {
@@ -217,7 +221,7 @@ function classesIntersect (x: ClassToken, y: ClassToken): boolean {
 }
 
 /** Is some c in [lo, hi] (other than '/') outside every range in `ranges`? */
-function escapesRanges (lo: number, hi: number, ranges: ReadonlyArray<[number, number]>): boolean {
+function escapesRanges(lo: number, hi: number, ranges: ReadonlyArray<[number, number]>): boolean {
   const sorted = ranges.filter(([a, b]) => a <= b).sort((p, q) => p[0] - q[0])
   let c = lo
   for (const [a, b] of sorted) {

@@ -12,15 +12,15 @@ export const MAX_GLOB_LENGTH = 1024
 export const MAX_GLOB_ALTERNATIVES = 64
 
 export type CharToken =
-  | { t: 'lit', c: number }
+  | { t: 'lit'; c: number }
   | { t: 'any' }
   | { t: 'star' }
-  | { t: 'class', negated: boolean, ranges: Array<[number, number]>, unsure: boolean }
+  | { t: 'class'; negated: boolean; ranges: Array<[number, number]>; unsure: boolean }
 
 export type Segment =
   | { kind: 'globstar' }
   /** `literal`: the segment's text when every token is a literal */
-  | { kind: 'part', tokens: CharToken[], literal?: string }
+  | { kind: 'part'; tokens: CharToken[]; literal?: string }
 
 /** A glob as a set of alternatives, each a list of segments. */
 export interface ParsedGlob {
@@ -37,11 +37,11 @@ const ANY_SEGMENT: Segment = { kind: 'part', tokens: [{ t: 'star' }] }
  * segments, unbalanced [ ] { } ( ), a dangling escape, or too many brace
  * alternatives. Returns the normalised glob.
  */
-export function validateGlob (glob: unknown): string {
+export function validateGlob(glob: unknown): string {
   return parseGlob(glob).source
 }
 
-export function isValidGlob (glob: unknown): boolean {
+export function isValidGlob(glob: unknown): boolean {
   try {
     parseGlob(glob)
     return true
@@ -50,7 +50,7 @@ export function isValidGlob (glob: unknown): boolean {
   }
 }
 
-export function parseGlob (glob: unknown): ParsedGlob {
+export function parseGlob(glob: unknown): ParsedGlob {
   if (typeof glob !== 'string') throw new InvalidArgumentError('a glob must be a string')
   if (glob.trim() === '') throw new InvalidArgumentError('a glob must not be empty')
   if (glob.length > MAX_GLOB_LENGTH) throw new InvalidArgumentError(`glob is longer than ${MAX_GLOB_LENGTH} characters`)
@@ -67,11 +67,11 @@ export function parseGlob (glob: unknown): ParsedGlob {
   return { source, alternatives }
 }
 
-function bad (glob: string, why: string): InvalidArgumentError {
+function bad(glob: string, why: string): InvalidArgumentError {
   return new InvalidArgumentError(`malformed glob ${JSON.stringify(glob)}: ${why}`)
 }
 
-function normalise (glob: string): string {
+function normalise(glob: string): string {
   let s = glob
   while (s.startsWith('./')) s = s.slice(2)
   while (s.length > 1 && s.endsWith('/') && !s.endsWith('\\/')) s = s.slice(0, -1)
@@ -79,7 +79,7 @@ function normalise (glob: string): string {
 }
 
 /** Index just past the ']' closing the class that opens at `start`, or -1. */
-function classEnd (s: string, start: number): number {
+function classEnd(s: string, start: number): number {
   let j = start + 1
   if (s[j] === '!' || s[j] === '^') j++
   let first = true
@@ -100,7 +100,7 @@ function classEnd (s: string, start: number): number {
   return -1
 }
 
-function checkBalanced (glob: string): void {
+function checkBalanced(glob: string): void {
   let braces = 0
   let parens = 0
   for (let i = 0; i < glob.length; i++) {
@@ -128,16 +128,26 @@ function checkBalanced (glob: string): void {
   if (parens !== 0) throw bad(glob, "unbalanced '('")
 }
 
-interface BraceGroup { start: number, end: number, commas: number[] }
+interface BraceGroup {
+  start: number
+  end: number
+  commas: number[]
+}
 
-function firstBraceGroup (s: string): BraceGroup | undefined {
+function firstBraceGroup(s: string): BraceGroup | undefined {
   let start = -1
   let depth = 0
   const commas: number[] = []
   for (let i = 0; i < s.length; i++) {
     const c = s[i]
-    if (c === '\\') { i++; continue }
-    if (c === '[') { i = classEnd(s, i) - 1; continue }
+    if (c === '\\') {
+      i++
+      continue
+    }
+    if (c === '[') {
+      i = classEnd(s, i) - 1
+      continue
+    }
     if (c === '{') {
       if (depth === 0) start = i
       depth++
@@ -152,7 +162,7 @@ function firstBraceGroup (s: string): BraceGroup | undefined {
 }
 
 // {1..5}, {a..e}, {0..10..2}
-function braceRange (body: string): string[] | undefined {
+function braceRange(body: string): string[] | undefined {
   const num = /^(-?\d+)\.\.(-?\d+)(?:\.\.(-?\d+))?$/.exec(body)
   if (num !== null) {
     const from = Number(num[1])
@@ -177,7 +187,7 @@ function braceRange (body: string): string[] | undefined {
   return undefined
 }
 
-function expandBraces (s: string, budget: { left: number }, glob: string): string[] {
+function expandBraces(s: string, budget: { left: number }, glob: string): string[] {
   const g = firstBraceGroup(s)
   if (g === undefined) {
     if (--budget.left < 0) throw bad(glob, `expands to more than ${MAX_GLOB_ALTERNATIVES} alternatives`)
@@ -204,19 +214,37 @@ function expandBraces (s: string, budget: { left: number }, glob: string): strin
   return out
 }
 
-function parseSegments (alt: string, glob: string): Segment[] {
+function parseSegments(alt: string, glob: string): Segment[] {
   if (alt.startsWith('/') || /^[A-Za-z]:[\\/]/.test(alt)) throw bad(glob, 'must be relative to the repository root')
   const raw: string[] = []
   let current = ''
   let parens = 0
   for (let i = 0; i < alt.length; i++) {
     const c = alt[i]
-    if (c === '\\' && alt[i + 1] === '/' && parens === 0) { raw.push(current); current = ''; i++; continue }
-    if (c === '\\') { current += alt.slice(i, i + 2); i++; continue }
-    if (c === '[') { const end = classEnd(alt, i); current += alt.slice(i, end); i = end - 1; continue }
+    if (c === '\\' && alt[i + 1] === '/' && parens === 0) {
+      raw.push(current)
+      current = ''
+      i++
+      continue
+    }
+    if (c === '\\') {
+      current += alt.slice(i, i + 2)
+      i++
+      continue
+    }
+    if (c === '[') {
+      const end = classEnd(alt, i)
+      current += alt.slice(i, end)
+      i = end - 1
+      continue
+    }
     if (c === '(') parens++
     if (c === ')') parens--
-    if (c === '/' && parens === 0) { raw.push(current); current = ''; continue }
+    if (c === '/' && parens === 0) {
+      raw.push(current)
+      current = ''
+      continue
+    }
     current += c
   }
   raw.push(current)
@@ -232,7 +260,7 @@ function parseSegments (alt: string, glob: string): Segment[] {
   })
 }
 
-function hasUnescaped (s: string, ch: string): boolean {
+function hasUnescaped(s: string, ch: string): boolean {
   for (let i = 0; i < s.length; i++) {
     if (s[i] === '\\') i++
     else if (s[i] === ch) return true
@@ -240,7 +268,7 @@ function hasUnescaped (s: string, ch: string): boolean {
   return false
 }
 
-function tokenize (seg: string): CharToken[] {
+function tokenize(seg: string): CharToken[] {
   const tokens: CharToken[] = []
   for (let i = 0; i < seg.length; i++) {
     const c = seg[i]
@@ -261,7 +289,7 @@ function tokenize (seg: string): CharToken[] {
   return tokens
 }
 
-function parseClass (body: string): CharToken {
+function parseClass(body: string): CharToken {
   let j = 0
   const negated = body[0] === '!' || body[0] === '^'
   if (negated) j++

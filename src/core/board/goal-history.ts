@@ -17,12 +17,14 @@ export interface GoalView {
   entryId: string
 }
 
-interface GoalRecord extends Ordered { view: GoalView }
+interface GoalRecord extends Ordered {
+  view: GoalView
+}
 
 export class GoalHistory {
   private readonly records: GoalRecord[] = []
 
-  add (header: BoardEntryHeader, goal: Goal): void {
+  add(header: BoardEntryHeader, goal: Goal): void {
     insertOrdered(this.records, {
       id: header.id,
       author: header.author,
@@ -40,17 +42,17 @@ export class GoalHistory {
     })
   }
 
-  current (): GoalView | undefined {
+  current(): GoalView | undefined {
     const last = this.records.at(-1)
     return last === undefined ? undefined : copyGoal(last.view)
   }
 
   /** Oldest first. */
-  history (): GoalView[] {
+  history(): GoalView[] {
     return this.records.map(r => copyGoal(r.view))
   }
 }
 
-function copyGoal (g: GoalView): GoalView {
+function copyGoal(g: GoalView): GoalView {
   return { ...g, files: [...g.files] }
 }

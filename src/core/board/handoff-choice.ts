@@ -69,12 +69,10 @@ export interface HandoffInput {
   policy: HandoffPolicy
 }
 
-export type HandoffDecision =
-  | { receiver: HandoffPeer, limitMs: number, text: string }
-  | { receiver?: undefined, refusal: string }
+export type HandoffDecision = { receiver: HandoffPeer; limitMs: number; text: string } | { receiver?: undefined; refusal: string }
 
 /** The median of `ms` (any order); undefined when empty. */
-export function usualTaskMs (ms: readonly number[]): number | undefined {
+export function usualTaskMs(ms: readonly number[]): number | undefined {
   if (ms.length === 0) return undefined
   const sorted = [...ms].sort((a, b) => a - b)
   const mid = sorted.length >> 1
@@ -87,55 +85,71 @@ export function usualTaskMs (ms: readonly number[]): number | undefined {
  * claim-to-done times); a holder slow by it may be at a task for the usual
  * time only.
  */
-export function handoffLimitMs (usualMs: number | undefined, policy: HandoffPolicy, holderDone: readonly number[] = []): number | undefined {
+export function handoffLimitMs(usualMs: number | undefined, policy: HandoffPolicy, holderDone: readonly number[] = []): number | undefined {
   if (!(policy.factor > 0) || usualMs === undefined) return undefined
   return Math.max(policy.floorMs, (slowByRecord(holderDone, usualMs, policy) ? 1 : policy.factor) * usualMs)
 }
 
 /** Whether a holder's record (its claim-to-done times, at least RECORD_MIN_DONE) makes it slow beside the board's usual time. */
-export function slowByRecord (done: readonly number[], usualMs: number | undefined, policy: HandoffPolicy): boolean {
+export function slowByRecord(done: readonly number[], usualMs: number | undefined, policy: HandoffPolicy): boolean {
   return done.length >= RECORD_MIN_DONE && slowAgent(usualTaskMs(done), usualMs, policy)
 }
 
 /** Whether a holder at its task for `heldMs` should hand it off, a receiver aside. */
-export function handoffDue (heldMs: number, usualMs: number | undefined, merging: boolean, policy: HandoffPolicy, holderDone: readonly number[] = []): boolean {
+export function handoffDue(
+  heldMs: number,
+  usualMs: number | undefined,
+  merging: boolean,
+  policy: HandoffPolicy,
+  holderDone: readonly number[] = []
+): boolean {
   const limit = handoffLimitMs(usualMs, policy, holderDone)
   return limit !== undefined && !merging && heldMs > limit
 }
 
 /** Whether an agent whose own usual time is `agentMs` is slow beside the board's `usualMs`. */
-export function slowAgent (agentMs: number | undefined, usualMs: number | undefined, policy: HandoffPolicy): boolean {
+export function slowAgent(agentMs: number | undefined, usualMs: number | undefined, policy: HandoffPolicy): boolean {
   return policy.factor > 0 && agentMs !== undefined && usualMs !== undefined && agentMs > policy.factor * usualMs
 }
 
 /** Whether `peer` may take a task handed off: not the holder, not slow. */
-export function mayReceive (peer: HandoffPeer, holder: string, usualMs: number | undefined, policy: HandoffPolicy): boolean {
+export function mayReceive(peer: HandoffPeer, holder: string, usualMs: number | undefined, policy: HandoffPolicy): boolean {
   return peer.agent !== holder && !(peer.slow ?? slowAgent(peer.usualMs, usualMs, policy))
 }
 
 /** Whether the holder should hand its task off now, and to whom; with the reason either way. */
-export function chooseHandoff (input: HandoffInput): HandoffDecision {
+export function chooseHandoff(input: HandoffInput): HandoffDecision {
   const { task, holder, heldMs, usualMs, merging, policy } = input
   if (!(policy.factor > 0)) return { refusal: 'hand-off by speed is off (agentd --handoff-factor 0)' }
   const holderDone = input.holderDone ?? []
   const limitMs = handoffLimitMs(usualMs, policy, holderDone)
   if (limitMs === undefined) return { refusal: 'no task is done yet: there is no usual time to be slow against' }
   const byRecord = slowByRecord(holderDone, usualMs, policy)
-  const record = byRecord ? `; ${holder}'s own median ${minutes(usualTaskMs(holderDone) as number)} over ${holderDone.length} done tasks is more than ${policy.factor} x that` : ''
-  if (heldMs <= limitMs) return { refusal: `${task} has been held for ${minutes(heldMs)}; it is handed off past ${minutes(limitMs)} (${byRecord ? '1' : policy.factor} x the median claim-to-done time ${minutes(usualMs as number)}${record}, at least ${minutes(policy.floorMs)})` }
+  const record = byRecord
+    ? `; ${holder}'s own median ${minutes(usualTaskMs(holderDone) as number)} over ${holderDone.length} done tasks is more than ${policy.factor} x that`
+    : ''
+  if (heldMs <= limitMs)
+    return {
+      refusal: `${task} has been held for ${minutes(heldMs)}; it is handed off past ${minutes(limitMs)} (${byRecord ? '1' : policy.factor} x the median claim-to-done time ${minutes(usualMs as number)}${record}, at least ${minutes(policy.floorMs)})`
+    }
   if (merging) return { refusal: `${task}'s work is on its way to the shared branch` }
   const fit = input.peers.filter(p => mayReceive(p, holder, usualMs, policy))
   if (fit.length === 0) return { refusal: `no live peer that is not slow is free to take ${task}` }
   const known = (p: HandoffPeer): number => p.usualMs ?? (usualMs as number)
-  fit.sort((a, b) => Number(b.assisting) - Number(a.assisting) || known(a) - known(b) ||
-    rendezvousScore(b.agent, task) - rendezvousScore(a.agent, task) || compareText(a.agent, b.agent))
+  fit.sort(
+    (a, b) =>
+      Number(b.assisting) - Number(a.assisting) ||
+      known(a) - known(b) ||
+      rendezvousScore(b.agent, task) - rendezvousScore(a.agent, task) ||
+      compareText(a.agent, b.agent)
+  )
   const receiver = fit[0]
   const factor = byRecord ? 1 : policy.factor
   const text = `${holder} held ${task} for ${minutes(heldMs)}, more than ${byRecord ? 'the' : `${policy.factor} x the`} median claim-to-done time of the done tasks (${minutes(usualMs as number)}${record}${limitMs > factor * (usualMs as number) ? `; floor ${minutes(policy.floorMs)}` : ''}): handed to ${receiver.agent}${receiver.assisting ? ', its assistant' : ''}${receiver.usualMs !== undefined ? ` (median ${minutes(receiver.usualMs)})` : ''}`
   return { receiver, limitMs, text }
 }
 
-function minutes (ms: number): string {
+function minutes(ms: number): string {
   if (ms < 60_000) return `${Math.round(ms / 1000)} s`
   return `${Math.round(ms / 60_000)} min`
 }

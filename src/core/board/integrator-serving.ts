@@ -27,14 +27,14 @@ export class IntegratorSightings {
   private readonly last = new Map<string, number>()
 
   /** An integration by `integrator` answering a request written by `requester`, seen at `at`. */
-  saw (integrator: string, requester: string, at: number): void {
+  saw(integrator: string, requester: string, at: number): void {
     if (integrator === requester || integrator === '' || requester === '') return
     const known = this.last.get(integrator)
     if (known === undefined || known < at) this.last.set(integrator, at)
   }
 
   /** The agents serving as integrator at `now`: live, and seen within `windowMs`; the most recently seen first. */
-  serving (now: number, windowMs: number, isLive: (peer: string) => boolean): string[] {
+  serving(now: number, windowMs: number, isLive: (peer: string) => boolean): string[] {
     return [...this.last]
       .filter(([peer, at]) => now - at <= windowMs && isLive(peer))
       .sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1))

@@ -21,7 +21,10 @@ import type { Integration, IntegrationRequest } from '../../gen/agency/v1/log.js
 import { compareOrder, compareText, type Ordered } from './order.js'
 import type { BoardEntryHeader } from './types.js'
 
-interface At { task: string, epoch: number }
+interface At {
+  task: string
+  epoch: number
+}
 
 /** One agent's work landed on the shared branch: what its done names. */
 export interface Landing {
@@ -34,11 +37,15 @@ export interface Landing {
 }
 
 /** A merged integration: where it landed, and its place in the fold order. */
-interface Merge extends At { order: Ordered, commit: string, paths: string[] }
+interface Merge extends At {
+  order: Ordered
+  commit: string
+  paths: string[]
+}
 
 export class LandedWork {
   /** by author, then "task\0epoch": everyone who landed work, with the first integration that landed it */
-  private readonly landed = new Map<string, Map<string, { landing: Landing, order: Ordered }>>()
+  private readonly landed = new Map<string, Map<string, { landing: Landing; order: Ordered }>>()
   /** integration_request entries by id: their task, epoch and author */
   private readonly requests = new Map<string, At & { author: string }>()
   /** merged integrations by the request id they answer */
@@ -46,12 +53,12 @@ export class LandedWork {
   /** request ids some integration answers, whatever its result */
   private readonly answered = new Set<string>()
   /** "task\0epoch" -> the integration_request entries at it: their ids and authors */
-  private readonly requestsAt = new Map<string, Array<{ id: string, author: string }>>()
+  private readonly requestsAt = new Map<string, Array<{ id: string; author: string }>>()
   /** "author\0task\0epoch" landed by a merged integration answering the author's request */
   private readonly byRequest = new Set<string>()
 
   /** Folds an integration in; returns the task whose landed work may have changed, if any. */
-  addIntegration (h: BoardEntryHeader, i: Integration): string | undefined {
+  addIntegration(h: BoardEntryHeader, i: Integration): string | undefined {
     // Answered, whatever the result: its task is no longer on its way (carry-on.ts).
     if (i.request !== '') this.answered.add(i.request)
     if (i.result !== 'merged' || !(i.epoch >= 1)) return undefined
@@ -69,7 +76,7 @@ export class LandedWork {
   }
 
   /** Folds an integration request in; returns the task whose landed work may have changed, if any. */
-  addRequest (h: BoardEntryHeader, r: IntegrationRequest): string | undefined {
+  addRequest(h: BoardEntryHeader, r: IntegrationRequest): string | undefined {
     if (!(r.epoch >= 1)) return undefined
     const request = { task: r.task, epoch: r.epoch, author: h.author }
     this.requests.set(h.id, request)
@@ -82,37 +89,37 @@ export class LandedWork {
   }
 
   /** Whether `author` landed `task`'s work at `epoch`. */
-  has (task: string, epoch: number, author: string): boolean {
+  has(task: string, epoch: number, author: string): boolean {
     return this.landed.get(author)?.has(key(task, epoch)) ?? false
   }
 
   /** Whether a request of `author` for `task` at `epoch` is folded in that no integration answers yet. */
-  pending (task: string, epoch: number, author: string): boolean {
+  pending(task: string, epoch: number, author: string): boolean {
     return (this.requestsAt.get(key(task, epoch)) ?? []).some(r => r.author === author && !this.answered.has(r.id))
   }
 
   /** Whether a merged integration answering a request of `author` landed `task`'s work at `epoch`. */
-  hasByRequest (task: string, epoch: number, author: string): boolean {
+  hasByRequest(task: string, epoch: number, author: string): boolean {
     return this.byRequest.has(`${author}\u0000${key(task, epoch)}`)
   }
 
   /** Every landing of `author`'s work, by task then epoch. */
-  by (author: string): Landing[] {
+  by(author: string): Landing[] {
     const out: Landing[] = []
     for (const { landing } of this.landed.get(author)?.values() ?? []) out.push({ ...landing, paths: [...landing.paths] })
     return out.sort((a, b) => compareText(a.task, b.task) || a.epoch - b.epoch)
   }
 
-  private answerLands (r: At & { author: string }, m: Merge): boolean {
+  private answerLands(r: At & { author: string }, m: Merge): boolean {
     if (r.task !== m.task || r.epoch !== m.epoch) return false
     this.byRequest.add(`${r.author}\u0000${key(m.task, m.epoch)}`)
     this.land(r.author, m)
     return true
   }
 
-  private land (author: string, m: Merge): void {
+  private land(author: string, m: Merge): void {
     let mine = this.landed.get(author)
-    if (mine === undefined) this.landed.set(author, mine = new Map<string, { landing: Landing, order: Ordered }>())
+    if (mine === undefined) this.landed.set(author, (mine = new Map<string, { landing: Landing; order: Ordered }>()))
     const k = key(m.task, m.epoch)
     const known = mine.get(k)
     if (known !== undefined && compareOrder(known.order, m.order) <= 0) return
@@ -120,6 +127,6 @@ export class LandedWork {
   }
 }
 
-function key (task: string, epoch: number): string {
+function key(task: string, epoch: number): string {
   return `${task}\u0000${epoch}`
 }

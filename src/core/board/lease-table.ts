@@ -31,7 +31,10 @@ export interface LeaseTableInit {
   knownPeers?: () => number
 }
 
-interface Lease { heardAt: number, timeoutMs: number }
+interface Lease {
+  heardAt: number
+  timeoutMs: number
+}
 
 export class LeaseTable implements Liveness {
   readonly self: string
@@ -42,9 +45,10 @@ export class LeaseTable implements Liveness {
   /** the start-up grace can last no longer than this, however big the swarm */
   private readonly longestGraceMs: number
 
-  constructor (init: LeaseTableInit) {
+  constructor(init: LeaseTableInit) {
     const policy = init.policy ?? heartbeatPolicy(DEFAULT_HEARTBEAT_MS, init.leaseMs ?? DEFAULT_LEASE_MS)
-    if (!(policy.liveTimeoutMs > 0) || !(policy.baseMs > 0)) throw new InvalidArgumentError('the lease and the heartbeat interval must be positive')
+    if (!(policy.liveTimeoutMs > 0) || !(policy.baseMs > 0))
+      throw new InvalidArgumentError('the lease and the heartbeat interval must be positive')
     this.self = init.self
     this.policy = policy
     this.startedAt = init.startedAt
@@ -53,7 +57,7 @@ export class LeaseTable implements Liveness {
   }
 
   /** The lease at the base interval. */
-  get leaseMs (): number {
+  get leaseMs(): number {
     return this.policy.liveTimeoutMs
   }
 
@@ -62,13 +66,13 @@ export class LeaseTable implements Liveness {
    * monotonic clock, announcing its next one in `intervalMs` (default: the
    * base interval). A receipt older than the one kept changes nothing.
    */
-  heartbeat (peer: string, now: number, intervalMs = this.policy.baseMs): void {
+  heartbeat(peer: string, now: number, intervalMs = this.policy.baseMs): void {
     const known = this.leases.get(peer)
     if (known !== undefined && known.heardAt > now) return
     this.leases.set(peer, { heardAt: now, timeoutMs: liveTimeoutForMs(intervalMs, this.policy) })
   }
 
-  isLive (peer: string, now: number): boolean {
+  isLive(peer: string, now: number): boolean {
     if (peer === this.self) return true
     const lease = this.leases.get(peer)
     if (lease === undefined) return this.inStartupGrace(now)
@@ -80,7 +84,7 @@ export class LeaseTable implements Liveness {
    * that the interval of a swarm of the size this node knows would have.
    * Once even the longest grace has passed it answers without counting.
    */
-  inStartupGrace (now: number): boolean {
+  inStartupGrace(now: number): boolean {
     const elapsed = now - this.startedAt
     if (elapsed >= this.longestGraceMs) return false
     // The grace grows with the swarm: try the cheap count first.
@@ -95,25 +99,25 @@ export class LeaseTable implements Liveness {
    * further than `now`). A holder that did go quiet is still found expired,
    * a stall later than it would have been.
    */
-  stalled (ms: number, now: number): void {
+  stalled(ms: number, now: number): void {
     if (!(ms > 0) || !Number.isFinite(ms)) return
     for (const lease of this.leases.values()) lease.heardAt = Math.min(now, lease.heardAt + ms)
   }
 
   /** Monotonic time of the last heartbeat received from `peer`, if any. */
-  lastSeen (peer: string): number | undefined {
+  lastSeen(peer: string): number | undefined {
     return this.leases.get(peer)?.heardAt
   }
 
   /** Peers heard from whose lease is live at `now`, sorted. */
-  livePeers (now: number): string[] {
+  livePeers(now: number): string[] {
     const out: string[] = []
     for (const [peer, lease] of this.leases) if (now - lease.heardAt <= lease.timeoutMs) out.push(peer)
     return out.sort()
   }
 
   /** When the last of the live peers' leases runs out, if no heartbeat comes (undefined: no peer is live at `now`). */
-  liveUntil (now: number): number | undefined {
+  liveUntil(now: number): number | undefined {
     let until: number | undefined
     for (const lease of this.leases.values()) {
       const end = lease.heardAt + lease.timeoutMs
@@ -122,15 +126,15 @@ export class LeaseTable implements Liveness {
     return until
   }
 
-  forget (peer: string): void {
+  forget(peer: string): void {
     this.leases.delete(peer)
   }
 
-  private graceFor (peers: number): number {
+  private graceFor(peers: number): number {
     return liveTimeoutForMs(heartbeatIntervalMs(peers, this.policy), this.policy)
   }
 }
 
-export function createLeaseTable (init: LeaseTableInit): LeaseTable {
+export function createLeaseTable(init: LeaseTableInit): LeaseTable {
   return new LeaseTable(init)
 }

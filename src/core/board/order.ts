@@ -10,7 +10,7 @@ export interface Ordered {
 }
 
 /** Compares by (lamport, author, seq, id); strings by code unit, never by locale. */
-export function compareOrder (a: Ordered, b: Ordered): number {
+export function compareOrder(a: Ordered, b: Ordered): number {
   if (a.lamport !== b.lamport) return a.lamport < b.lamport ? -1 : 1
   if (a.author !== b.author) return a.author < b.author ? -1 : 1
   if (a.seq !== b.seq) return a.seq < b.seq ? -1 : 1
@@ -19,7 +19,7 @@ export function compareOrder (a: Ordered, b: Ordered): number {
 }
 
 /** Inserts into a list kept sorted by compareOrder (binary search). */
-export function insertOrdered<T extends Ordered> (list: T[], item: T): void {
+export function insertOrdered<T extends Ordered>(list: T[], item: T): void {
   let lo = 0
   let hi = list.length
   while (lo < hi) {
@@ -31,6 +31,6 @@ export function insertOrdered<T extends Ordered> (list: T[], item: T): void {
 }
 
 /** Code-unit string comparison, for sorting views deterministically. */
-export function compareText (a: string, b: string): number {
+export function compareText(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0
 }

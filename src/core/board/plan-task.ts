@@ -13,15 +13,13 @@ export { PLAN_TASK_ID }
 /** Plans come first: a swarm that has only a goal has nothing else to do. */
 const PLAN_PRIORITY = 1_000_000
 
-export function planDefinition (goal: GoalView): TaskDefinition {
+export function planDefinition(goal: GoalView): TaskDefinition {
   return {
     id: PLAN_TASK_ID,
     title: 'Plan: turn the goal into tasks',
-    description: [
-      `Goal: ${goal.text}`,
-      goal.testCommand !== '' ? `Tests: ${goal.testCommand}` : '',
-      PLAN_STEPS
-    ].filter(s => s !== '').join('\n'),
+    description: [`Goal: ${goal.text}`, goal.testCommand !== '' ? `Tests: ${goal.testCommand}` : '', PLAN_STEPS]
+      .filter(s => s !== '')
+      .join('\n'),
     deps: [],
     scope: [],
     priority: PLAN_PRIORITY,

@@ -32,8 +32,12 @@ export interface ReviewView {
   verdicts: VerdictView[]
 }
 
-interface RequestRecord extends Ordered { request: ReviewRequest }
-interface VerdictRecord extends Ordered { view: VerdictView }
+interface RequestRecord extends Ordered {
+  request: ReviewRequest
+}
+interface VerdictRecord extends Ordered {
+  view: VerdictView
+}
 
 interface Target {
   requests: RequestRecord[]
@@ -46,21 +50,21 @@ const VERDICT_NAMES = new Map<VerdictKind, VerdictName>([
   [VerdictKind.VERDICT_RETRACT, 'retract']
 ])
 
-export function verdictName (kind: VerdictKind): VerdictName | undefined {
+export function verdictName(kind: VerdictKind): VerdictName | undefined {
   return VERDICT_NAMES.get(kind)
 }
 
 export class ReviewBook {
   private readonly targets = new Map<string, Target>()
 
-  addRequest (h: BoardEntryHeader, request: ReviewRequest): boolean {
+  addRequest(h: BoardEntryHeader, request: ReviewRequest): boolean {
     if (request.target === '') return false
     insertOrdered(this.target(request.target).requests, { id: h.id, author: h.author, seq: h.seq, lamport: h.lamport, request })
     return true
   }
 
   /** Unspecified or unknown verdict kinds are ignored. */
-  addVerdict (h: BoardEntryHeader, v: Verdict): boolean {
+  addVerdict(h: BoardEntryHeader, v: Verdict): boolean {
     const name = verdictName(v.verdict)
     if (name === undefined || v.target === '') return false
     const latest = this.target(v.target).latest
@@ -76,21 +80,21 @@ export class ReviewBook {
     return true
   }
 
-  get (target: string): ReviewView | undefined {
+  get(target: string): ReviewView | undefined {
     const t = this.targets.get(target)
     return t === undefined ? undefined : view(target, t)
   }
 
   /** All targets, sorted. */
-  all (): ReviewView[] {
+  all(): ReviewView[] {
     return [...this.targets.keys()].sort(compareText).map(k => view(k, this.targets.get(k) as Target))
   }
 
-  approvals (target: string): number {
+  approvals(target: string): number {
     return this.get(target)?.approvals ?? 0
   }
 
-  private target (target: string): Target {
+  private target(target: string): Target {
     let t = this.targets.get(target)
     if (t === undefined) {
       t = { requests: [], latest: new Map() }
@@ -100,7 +104,7 @@ export class ReviewBook {
   }
 }
 
-function view (target: string, t: Target): ReviewView {
+function view(target: string, t: Target): ReviewView {
   const first = t.requests[0]
   const reviewers = new Set<string>()
   for (const r of t.requests) for (const name of r.request.reviewers) if (name !== '') reviewers.add(name)

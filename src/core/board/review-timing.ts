@@ -8,6 +8,6 @@
 // prompt asks for reviews by it, and the simulator's reviewWhenIdle runs this rule.
 
 /** Whether some agent would have nothing to claim: fewer ready tasks than agents not at work on a task. */
-export function reviewersFree (readyTasks: number, agentsNotAtWork: number): boolean {
+export function reviewersFree(readyTasks: number, agentsNotAtWork: number): boolean {
   return readyTasks < agentsNotAtWork
 }

@@ -29,7 +29,7 @@ export interface ScopeMatch<T> {
 const node = (): TrieNode => ({ children: new Map(), postings: [] })
 
 /** An alternative's leading literal segments. */
-function literalPrefix (alternative: readonly Segment[]): string[] {
+function literalPrefix(alternative: readonly Segment[]): string[] {
   const out: string[] = []
   for (const s of alternative) {
     const text = literalSegment(s)
@@ -40,10 +40,10 @@ function literalPrefix (alternative: readonly Segment[]): string[] {
 }
 
 export class ScopeIndex<T> {
-  private readonly items: Array<{ item: T, globs: ScopeGlob[] }> = []
+  private readonly items: Array<{ item: T; globs: ScopeGlob[] }> = []
   private readonly root = node()
 
-  add (item: T, scope: readonly string[]): void {
+  add(item: T, scope: readonly string[]): void {
     const index = this.items.length
     const globs = compileScope(scope)
     this.items.push({ item, globs })
@@ -52,7 +52,10 @@ export class ScopeIndex<T> {
         let at = this.root
         for (const segment of literalPrefix(alternative)) {
           let next = at.children.get(segment)
-          if (next === undefined) { next = node(); at.children.set(segment, next) }
+          if (next === undefined) {
+            next = node()
+            at.children.set(segment, next)
+          }
           at = next
         }
         at.postings.push({ item: index, glob, alternative })
@@ -64,7 +67,7 @@ export class ScopeIndex<T> {
    * Indexed items with a glob that shares a path with a glob of `scope`, in
    * the order they were added; `accept` filters items before any comparison.
    */
-  search (scope: readonly string[], accept: (item: T) => boolean = () => true): Array<ScopeMatch<T>> {
+  search(scope: readonly string[], accept: (item: T) => boolean = () => true): Array<ScopeMatch<T>> {
     const mine = compileScope(scope)
     const accepted = new Map<number, boolean>()
     // item -> keys of (their glob, my glob) pairs decided so far, and those that share a path
@@ -75,9 +78,15 @@ export class ScopeIndex<T> {
       let seen = decided.get(p.item)
       if (seen?.has(key) === true) return
       let ok = accepted.get(p.item)
-      if (ok === undefined) { ok = accept(this.items[p.item].item); accepted.set(p.item, ok) }
+      if (ok === undefined) {
+        ok = accept(this.items[p.item].item)
+        accepted.set(p.item, ok)
+      }
       if (!ok) return
-      if (seen === undefined) { seen = new Set(); decided.set(p.item, seen) }
+      if (seen === undefined) {
+        seen = new Set()
+        decided.set(p.item, seen)
+      }
       seen.add(key)
       // The whole pair of globs, remembered across searches: most pairs were decided on an earlier claim.
       if (!scopeGlobsIntersect(this.items[p.item].globs[p.glob], mine[mineIndex])) return
@@ -95,7 +104,10 @@ export class ScopeIndex<T> {
           if (at === undefined) break
         }
         // Below it: alternatives whose literal prefix extends mine.
-        if (at !== undefined) this.walk(at, p => { visit(p, alternative, mineIndex) })
+        if (at !== undefined)
+          this.walk(at, p => {
+            visit(p, alternative, mineIndex)
+          })
       }
     })
     const out: Array<ScopeMatch<T>> = []
@@ -107,7 +119,7 @@ export class ScopeIndex<T> {
     return out
   }
 
-  private walk (at: TrieNode, fn: (p: Posting) => void): void {
+  private walk(at: TrieNode, fn: (p: Posting) => void): void {
     for (const p of at.postings) fn(p)
     for (const child of at.children.values()) this.walk(child, fn)
   }

@@ -26,7 +26,7 @@ export const MAX_SCOPE_UNITS = 2048
  * itself is returned (a board's records then share its folded body's list
  * instead of a copy each).
  */
-export function capScope (scope: string[]): string[] {
+export function capScope(scope: string[]): string[] {
   if (scope.length <= MAX_SCOPE_GLOBS && scope.every(g => typeof g === 'string' && g.length <= MAX_GLOB_LENGTH)) return scope
   const out: string[] = []
   for (const g of scope) {
@@ -37,7 +37,7 @@ export function capScope (scope: string[]): string[] {
 }
 
 /** Pattern units of a parsed glob's alternatives: what comparing it costs. */
-export function patternUnits (g: ParsedGlob): number {
+export function patternUnits(g: ParsedGlob): number {
   let n = 0
   for (const alt of g.alternatives) {
     for (const seg of alt) n += seg.kind === 'globstar' ? 1 : Math.max(1, seg.tokens.length)
@@ -50,13 +50,19 @@ export function patternUnits (g: ParsedGlob): number {
  * and the caps above. Returns the normalised globs; throws
  * InvalidArgumentError naming the cap, and changes nothing.
  */
-export function validateScope (globs: readonly unknown[]): string[] {
-  if (globs.length > MAX_SCOPE_GLOBS) throw new InvalidArgumentError(`a scope holds at most ${MAX_SCOPE_GLOBS} globs, got ${globs.length}: name a directory (src/x) instead of its files`)
+export function validateScope(globs: readonly unknown[]): string[] {
+  if (globs.length > MAX_SCOPE_GLOBS)
+    throw new InvalidArgumentError(
+      `a scope holds at most ${MAX_SCOPE_GLOBS} globs, got ${globs.length}: name a directory (src/x) instead of its files`
+    )
   let units = 0
   return globs.map(g => {
     const parsed = parseGlob(g)
     units += patternUnits(parsed)
-    if (units > MAX_SCOPE_UNITS) throw new InvalidArgumentError(`the scope expands to more than ${MAX_SCOPE_UNITS} pattern characters (brace alternatives count each): use fewer or shorter globs`)
+    if (units > MAX_SCOPE_UNITS)
+      throw new InvalidArgumentError(
+        `the scope expands to more than ${MAX_SCOPE_UNITS} pattern characters (brace alternatives count each): use fewer or shorter globs`
+      )
     return parsed.source
   })
 }

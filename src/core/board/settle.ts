@@ -47,17 +47,27 @@ export const SETTLE_DEFAULTS: Required<SettleWindowInit> = {
 export class SettleWindow {
   readonly options: Required<SettleWindowInit>
   /** ring buffer, oldest at `next` once full */
-  private readonly samples: Array<{ ms: number, at: number }> = []
+  private readonly samples: Array<{ ms: number; at: number }> = []
   private next = 0
   private cachedP99: number | undefined
   /** the cached p99 holds from cachedFrom until cachedUntil (when its oldest counted sample ages out) */
   private cachedFrom = Number.POSITIVE_INFINITY
   private cachedUntil = Number.NEGATIVE_INFINITY
 
-  constructor (init: SettleWindowInit = {}) {
+  constructor(init: SettleWindowInit = {}) {
     const o = { ...SETTLE_DEFAULTS, ...init }
-    if (!(o.k > 0) || !(o.minMs >= 0) || !(o.maxMs >= o.minMs) || !(o.defaultMs >= 0) || !(o.maxSamples >= 1) || !(o.maxAgeMs > 0) || !(o.minSamples >= 1)) {
-      throw new InvalidArgumentError('settle window options must satisfy k > 0, 0 <= minMs <= maxMs, defaultMs >= 0, maxSamples >= 1, maxAgeMs > 0, minSamples >= 1')
+    if (
+      !(o.k > 0) ||
+      !(o.minMs >= 0) ||
+      !(o.maxMs >= o.minMs) ||
+      !(o.defaultMs >= 0) ||
+      !(o.maxSamples >= 1) ||
+      !(o.maxAgeMs > 0) ||
+      !(o.minSamples >= 1)
+    ) {
+      throw new InvalidArgumentError(
+        'settle window options must satisfy k > 0, 0 <= minMs <= maxMs, defaultMs >= 0, maxSamples >= 1, maxAgeMs > 0, minSamples >= 1'
+      )
     }
     this.options = o
   }
@@ -67,7 +77,7 @@ export class SettleWindow {
    * clock, taken at `at` (same clock). Negative or non-finite samples are
    * dropped.
    */
-  addSample (latencyMs: number, at = Number.POSITIVE_INFINITY): void {
+  addSample(latencyMs: number, at = Number.POSITIVE_INFINITY): void {
     if (!Number.isFinite(latencyMs) || latencyMs < 0 || Number.isNaN(at)) return
     const sample = { ms: latencyMs, at }
     if (this.samples.length < this.options.maxSamples) this.samples.push(sample)
@@ -77,14 +87,14 @@ export class SettleWindow {
   }
 
   /** Samples kept, counted or not. */
-  get sampleCount (): number {
+  get sampleCount(): number {
     return this.samples.length
   }
 
   /** The samples that count at `now`: younger than maxAgeMs, or the newest minSamples. */
-  private counted (now: number): Array<{ ms: number, at: number }> {
+  private counted(now: number): Array<{ ms: number; at: number }> {
     const n = this.samples.length
-    const newestFirst: Array<{ ms: number, at: number }> = []
+    const newestFirst: Array<{ ms: number; at: number }> = []
     for (let i = 1; i <= n; i++) newestFirst.push(this.samples[(this.next - i + n) % n])
     const young = newestFirst.filter(x => now - x.at <= this.options.maxAgeMs)
     return young.length >= this.options.minSamples ? young : newestFirst.slice(0, this.options.minSamples)
@@ -94,7 +104,7 @@ export class SettleWindow {
    * 99th percentile (nearest rank) of the samples that count at `now`, or
    * undefined without samples. Without `now`, of every sample kept.
    */
-  p99 (now?: number): number | undefined {
+  p99(now?: number): number | undefined {
     if (this.samples.length === 0) return undefined
     if (now === undefined) return nearestRank99(this.samples.map(x => x.ms))
     if (this.cachedP99 === undefined || now >= this.cachedUntil || now < this.cachedFrom) {
@@ -104,48 +114,49 @@ export class SettleWindow {
       // Until the oldest counted sample ages out; a set that is the newest
       // minSamples changes only when a sample is added.
       const young = counted.filter(x => now - x.at <= this.options.maxAgeMs)
-      this.cachedUntil = young.length === counted.length && young.length > this.options.minSamples
-        ? Math.min(...young.map(x => x.at)) + this.options.maxAgeMs
-        : Number.POSITIVE_INFINITY
+      this.cachedUntil =
+        young.length === counted.length && young.length > this.options.minSamples
+          ? Math.min(...young.map(x => x.at)) + this.options.maxAgeMs
+          : Number.POSITIVE_INFINITY
     }
     return this.cachedP99
   }
 
   /** clamp(k * p99, minMs, maxMs) of the samples that count at `now`, or defaultMs without samples. */
-  windowMs (now?: number): number {
+  windowMs(now?: number): number {
     const p99 = this.p99(now)
     if (p99 === undefined) return this.options.defaultMs
     return Math.min(this.options.maxMs, Math.max(this.options.minMs, this.options.k * p99))
   }
 }
 
-function nearestRank99 (values: number[]): number {
+function nearestRank99(values: number[]): number {
   const sorted = values.sort((a, b) => a - b)
   return sorted[Math.ceil(0.99 * sorted.length) - 1]
 }
 
-export function createSettleWindow (init?: SettleWindowInit): SettleWindow {
+export function createSettleWindow(init?: SettleWindowInit): SettleWindow {
   return new SettleWindow(init)
 }
 
 export type ClaimOutcome =
-  | { outcome: 'HELD', task: string, epoch: number }
+  | { outcome: 'HELD'; task: string; epoch: number }
   | {
-    outcome: 'LOST'
-    task: string
-    epoch: number
-    /** who holds the task now (or finished it); undefined when nobody does */
-    winner?: string
-    /**
-     * outbid: a smaller claim at the same epoch; superseded: a higher epoch;
-     * released: my claim is released; done: someone else finished the task;
-     * missing: this board has no such claim of mine.
-     */
-    reason: 'outbid' | 'superseded' | 'released' | 'done' | 'missing'
-  }
+      outcome: 'LOST'
+      task: string
+      epoch: number
+      /** who holds the task now (or finished it); undefined when nobody does */
+      winner?: string
+      /**
+       * outbid: a smaller claim at the same epoch; superseded: a higher epoch;
+       * released: my claim is released; done: someone else finished the task;
+       * missing: this board has no such claim of mine.
+       */
+      reason: 'outbid' | 'superseded' | 'released' | 'done' | 'missing'
+    }
 
 /** HELD when `me` holds `task` at `epoch` on this board, else LOST naming the winner. */
-export function claimOutcome (board: Board, task: string, me: string, epoch: number): ClaimOutcome {
+export function claimOutcome(board: Board, task: string, me: string, epoch: number): ClaimOutcome {
   const done = board.doneRecord(task)
   if (done !== undefined) {
     if (done.by === me && done.epoch === epoch) return { outcome: 'HELD', task, epoch }

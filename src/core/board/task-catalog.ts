@@ -25,10 +25,13 @@ export interface TaskDefinition {
   /** adder's wall clock, informational */
   addedAt: number
   /** an operator cancelled it (core/operator): nobody is to work on it, and the stop rule leaves it out */
-  cancelled?: { by: string, reason: string, time: number }
+  cancelled?: { by: string; reason: string; time: number }
 }
 
-interface SpecRecord extends Ordered { time: number, spec: TaskSpec }
+interface SpecRecord extends Ordered {
+  time: number
+  spec: TaskSpec
+}
 
 export class TaskCatalog {
   private readonly specs = new Map<string, SpecRecord[]>()
@@ -36,7 +39,7 @@ export class TaskCatalog {
   private sortedIds: string[] | undefined
 
   /** Returns false (and keeps nothing) when the id is not a valid slug, or is the goal's own `plan` task. */
-  add (header: BoardEntryHeader, spec: TaskSpec): boolean {
+  add(header: BoardEntryHeader, spec: TaskSpec): boolean {
     if (!isValidTaskId(spec.id) || spec.id === PLAN_TASK_ID) return false
     let list = this.specs.get(spec.id)
     if (list === undefined) {
@@ -49,11 +52,11 @@ export class TaskCatalog {
     return true
   }
 
-  has (id: string): boolean {
+  has(id: string): boolean {
     return this.specs.has(id)
   }
 
-  get (id: string): TaskDefinition | undefined {
+  get(id: string): TaskDefinition | undefined {
     const cached = this.merged.get(id)
     if (cached !== undefined) return cached
     const list = this.specs.get(id)
@@ -64,13 +67,13 @@ export class TaskCatalog {
   }
 
   /** Known task ids, sorted. */
-  ids (): readonly string[] {
+  ids(): readonly string[] {
     this.sortedIds ??= [...this.specs.keys()].sort(compareText)
     return this.sortedIds
   }
 }
 
-function mergeSpecs (id: string, list: SpecRecord[]): TaskDefinition {
+function mergeSpecs(id: string, list: SpecRecord[]): TaskDefinition {
   const first = list[0]
   const def: TaskDefinition = {
     id,

@@ -17,12 +17,13 @@ export const MAX_TITLE_LENGTH = 512
  * Tasks identical to one already on the board are dropped (a retried add);
  * one that differs is a conflict. `existing` looks a task id up on the board.
  */
-export function checkNewTasks (tasks: readonly NewTask[], existing: (id: string) => TaskDefinition | undefined): NewTask[] {
+export function checkNewTasks(tasks: readonly NewTask[], existing: (id: string) => TaskDefinition | undefined): NewTask[] {
   if (tasks.length === 0) throw new InvalidArgumentError('no tasks given')
   const batch = new Map<string, NewTask>()
   for (const t of tasks) {
     validateTaskId(t.id)
-    if (t.id === PLAN_TASK_ID) throw new InvalidArgumentError(`"${PLAN_TASK_ID}" is the planning task the board derives from the goal: give your task another id`)
+    if (t.id === PLAN_TASK_ID)
+      throw new InvalidArgumentError(`"${PLAN_TASK_ID}" is the planning task the board derives from the goal: give your task another id`)
     if (batch.has(t.id)) throw new InvalidArgumentError(`task ${t.id} is given twice`)
     if (t.title.length > MAX_TITLE_LENGTH) throw new InvalidArgumentError(`task ${t.id}: title longer than ${MAX_TITLE_LENGTH} characters`)
     for (const d of t.deps) {
@@ -34,25 +35,40 @@ export function checkNewTasks (tasks: readonly NewTask[], existing: (id: string)
   const fresh: NewTask[] = []
   for (const t of batch.values()) {
     const have = existing(t.id)
-    if (have === undefined) { fresh.push(t); continue }
-    if (!sameTask(have, t)) throw new InvalidArgumentError(`task ${t.id} already exists with another definition (see \`agency task show ${t.id}\`): choose a new id`)
+    if (have === undefined) {
+      fresh.push(t)
+      continue
+    }
+    if (!sameTask(have, t))
+      throw new InvalidArgumentError(
+        `task ${t.id} already exists with another definition (see \`agency task show ${t.id}\`): choose a new id`
+      )
   }
   for (const t of fresh) {
     for (const d of t.deps) {
-      if (d === PLAN_TASK_ID) throw new InvalidArgumentError(`task ${t.id}: do not depend on "${PLAN_TASK_ID}"; tasks exist only once planned`)
-      if (!batch.has(d) && existing(d) === undefined) throw new InvalidArgumentError(`task ${t.id} depends on ${d}, which is no task on the board or in this plan: add ${d} first, or fix the dependency`)
+      if (d === PLAN_TASK_ID)
+        throw new InvalidArgumentError(`task ${t.id}: do not depend on "${PLAN_TASK_ID}"; tasks exist only once planned`)
+      if (!batch.has(d) && existing(d) === undefined)
+        throw new InvalidArgumentError(
+          `task ${t.id} depends on ${d}, which is no task on the board or in this plan: add ${d} first, or fix the dependency`
+        )
     }
   }
   return inDependencyOrder(fresh)
 }
 
-function sameTask (a: TaskDefinition, b: NewTask): boolean {
-  return a.title === b.title && a.description === b.description && a.priority === b.priority &&
-    a.deps.join('\n') === b.deps.join('\n') && a.scope.join('\n') === b.scope.join('\n')
+function sameTask(a: TaskDefinition, b: NewTask): boolean {
+  return (
+    a.title === b.title &&
+    a.description === b.description &&
+    a.priority === b.priority &&
+    a.deps.join('\n') === b.deps.join('\n') &&
+    a.scope.join('\n') === b.scope.join('\n')
+  )
 }
 
 /** Dependencies first (a task only waits on tasks of the batch); throws on a cycle, naming it. */
-function inDependencyOrder (tasks: NewTask[]): NewTask[] {
+function inDependencyOrder(tasks: NewTask[]): NewTask[] {
   const byId = new Map(tasks.map(t => [t.id, t]))
   const out: NewTask[] = []
   const state = new Map<string, 'visiting' | 'done'>()

@@ -3,7 +3,19 @@
 // board never touches bytes, signatures or storage.
 
 import type {
-  ApprovalRequest, Budget, Claim, Done, Goal, Integration, IntegrationRequest, OperatorEnvelope, Release, ReviewRequest, TaskSpec, TestRun, Verdict
+  ApprovalRequest,
+  Budget,
+  Claim,
+  Done,
+  Goal,
+  Integration,
+  IntegrationRequest,
+  OperatorEnvelope,
+  Release,
+  ReviewRequest,
+  TaskSpec,
+  TestRun,
+  Verdict
 } from '../../gen/agency/v1/log.js'
 
 /** The fields every entry has, whatever its kind. */
@@ -41,11 +53,11 @@ export type BoardKind = keyof BoardBodies
 
 /** A decoded entry of one of the kinds the board folds. */
 export type BoardEntry = {
-  [K in BoardKind]: BoardEntryHeader & { kind: K, body: BoardBodies[K] }
+  [K in BoardKind]: BoardEntryHeader & { kind: K; body: BoardBodies[K] }
 }[BoardKind]
 
 /** Any decoded entry; kinds the board does not know are ignored. */
-export type AnyBoardEntry = BoardEntryHeader & { kind: string, body: unknown }
+export type AnyBoardEntry = BoardEntryHeader & { kind: string; body: unknown }
 
 /**
  * Who is alive, as seen by this node. Liveness is local (it comes from

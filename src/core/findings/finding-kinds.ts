@@ -3,8 +3,8 @@
 // record findings accept only these.
 export const FINDING_KINDS = ['discovery', 'failure', 'bug', 'decision', 'note'] as const
 
-export type FindingKind = typeof FINDING_KINDS[number]
+export type FindingKind = (typeof FINDING_KINDS)[number]
 
-export function isFindingKind (kind: string): kind is FindingKind {
+export function isFindingKind(kind: string): kind is FindingKind {
   return (FINDING_KINDS as readonly string[]).includes(kind)
 }

@@ -24,8 +24,18 @@
 import { decodeSections, encodeSections } from '../log/checkpoint-sections.js'
 import { toHex } from '../log/crypto.js'
 import {
-  bad, checkSnapshot, count, decodeFindingsCheckpoint, docSections, segmentSections, snapshotHeader, takeDocs, takeSegments, wholeHeader,
-  type FindingsDocs, type FindingsSnapshot
+  bad,
+  checkSnapshot,
+  count,
+  decodeFindingsCheckpoint,
+  docSections,
+  segmentSections,
+  snapshotHeader,
+  takeDocs,
+  takeSegments,
+  wholeHeader,
+  type FindingsDocs,
+  type FindingsSnapshot
 } from './findings-checkpoint.js'
 
 const HEAD_MAGIC = new TextEncoder().encode('AGFCKPT2')
@@ -34,15 +44,21 @@ const PART_MAGIC = new TextEncoder().encode('AGFPART1')
 const DIGEST_BYTES = 32
 
 /** A part of a checkpoint: documents and their full segment. */
-export function encodeFindingsPart (d: FindingsDocs): Uint8Array {
+export function encodeFindingsPart(d: FindingsDocs): Uint8Array {
   if (d.segments.length !== 1) bad('a part holds one segment')
   const { heads, sections } = segmentSections(d.segments)
-  const header = { firstDoc: d.firstDoc, docs: d.docCursor.length, pathValues: d.pathValues.length, tagValues: d.tagValues.length, segments: heads }
+  const header = {
+    firstDoc: d.firstDoc,
+    docs: d.docCursor.length,
+    pathValues: d.pathValues.length,
+    tagValues: d.tagValues.length,
+    segments: heads
+  }
   return encodeSections(PART_MAGIC, header, [...docSections(d), ...sections])
 }
 
 /** What names a part's bytes: the digest that ends them (hex). */
-export function partDigest (bytes: Uint8Array): string {
+export function partDigest(bytes: Uint8Array): string {
   return toHex(bytes.subarray(bytes.byteLength - DIGEST_BYTES))
 }
 
@@ -50,7 +66,7 @@ export function partDigest (bytes: Uint8Array): string {
  * The head of a checkpoint: `s` holds the documents from the parts' end on (firstDoc = parts x segmentDocs); `parts` the digests of the
  * parts before, in order.
  */
-export function encodeFindingsHead (s: FindingsSnapshot, parts: readonly string[]): Uint8Array {
+export function encodeFindingsHead(s: FindingsSnapshot, parts: readonly string[]): Uint8Array {
   if (s.firstDoc !== parts.length * s.segmentDocs) bad('the head does not start where its parts end')
   const { header, sections } = wholeHeader(s)
   return encodeSections(HEAD_MAGIC, { ...header, parts, firstDoc: s.firstDoc }, [...docSections(s), s.recency, ...sections])
@@ -62,7 +78,8 @@ export interface FindingsCheckpointParts {
   parts: string[]
 }
 
-const startsWith = (bytes: Uint8Array, magic: Uint8Array): boolean => bytes.byteLength >= magic.length && magic.every((b, i) => bytes[i] === b)
+const startsWith = (bytes: Uint8Array, magic: Uint8Array): boolean =>
+  bytes.byteLength >= magic.length && magic.every((b, i) => bytes[i] === b)
 
 /**
  * The snapshot a checkpoint's head (or a single-file checkpoint) and its
@@ -71,7 +88,10 @@ const startsWith = (bytes: Uint8Array, magic: Uint8Array): boolean => bytes.byte
  * Throws InvalidArgumentError on anything that is not a whole, consistent
  * checkpoint, a part missing, torn or not the one named among them.
  */
-export function decodeFindingsCheckpointParts (head: Uint8Array, readPart: (i: number, digest: string) => Uint8Array | undefined): FindingsCheckpointParts {
+export function decodeFindingsCheckpointParts(
+  head: Uint8Array,
+  readPart: (i: number, digest: string) => Uint8Array | undefined
+): FindingsCheckpointParts {
   if (startsWith(head, SINGLE_MAGIC)) return { snapshot: decodeFindingsCheckpoint(head), parts: [] }
   const { header: h, take, end } = decodeSections(head, HEAD_MAGIC, 'findings checkpoint')
   const whole = snapshotHeader(h)
@@ -88,11 +108,12 @@ export function decodeFindingsCheckpointParts (head: Uint8Array, readPart: (i: n
   return { snapshot: checkSnapshot({ ...whole, ...joinDocs([...pieces, tail]), recency }), parts }
 }
 
-function readOnePart (bytes: Uint8Array | undefined, i: number, digest: string, segmentDocs: number): FindingsDocs {
+function readOnePart(bytes: Uint8Array | undefined, i: number, digest: string, segmentDocs: number): FindingsDocs {
   if (bytes === undefined) bad(`part ${i} is missing`)
   if (bytes.byteLength < DIGEST_BYTES || partDigest(bytes) !== digest) bad(`part ${i} is not the one the head names`)
   const { header: h, take, end } = decodeSections(bytes, PART_MAGIC, `findings checkpoint part ${i}`)
-  if (count(h.firstDoc, `part ${i}: first document`) !== i * segmentDocs || count(h.docs, `part ${i}: documents`) !== segmentDocs) bad(`part ${i}: not segment ${i}`)
+  if (count(h.firstDoc, `part ${i}: first document`) !== i * segmentDocs || count(h.docs, `part ${i}: documents`) !== segmentDocs)
+    bad(`part ${i}: not segment ${i}`)
   const docs = takeDocs(take, i * segmentDocs, segmentDocs, h)
   docs.segments = takeSegments(take, h.segments)
   end()
@@ -101,7 +122,7 @@ function readOnePart (bytes: Uint8Array | undefined, i: number, digest: string, 
 }
 
 /** Consecutive documents' pieces as one, from the first piece's firstDoc (path and tag lists rebased onto the joined values). */
-export function joinDocs (pieces: readonly FindingsDocs[]): FindingsDocs {
+export function joinDocs(pieces: readonly FindingsDocs[]): FindingsDocs {
   if (pieces.length === 1) return pieces[0]
   const n = pieces.reduce((s, p) => s + p.docCursor.length, 0)
   let at = pieces[0].firstDoc
@@ -109,13 +130,24 @@ export function joinDocs (pieces: readonly FindingsDocs[]): FindingsDocs {
     if (p.firstDoc !== at) bad('the parts do not follow each other')
     at += p.docCursor.length
   }
-  const join = <T extends Float64Array | Int32Array | Uint8Array | Uint16Array>(make: (len: number) => T, of: (p: FindingsDocs) => T, per = 1): T => {
+  const join = <T extends Float64Array | Int32Array | Uint8Array | Uint16Array>(
+    make: (len: number) => T,
+    of: (p: FindingsDocs) => T,
+    per = 1
+  ): T => {
     const out = make(n * per)
     let off = 0
-    for (const p of pieces) { const a = of(p); out.set(a, off); off += a.length }
+    for (const p of pieces) {
+      const a = of(p)
+      out.set(a, off)
+      off += a.length
+    }
     return out
   }
-  const lists = (starts: (p: FindingsDocs) => Int32Array, values: (p: FindingsDocs) => Int32Array): { starts: Int32Array, values: Int32Array } => {
+  const lists = (
+    starts: (p: FindingsDocs) => Int32Array,
+    values: (p: FindingsDocs) => Int32Array
+  ): { starts: Int32Array; values: Int32Array } => {
     const s = new Int32Array(n)
     const v = new Int32Array(pieces.reduce((sum, p) => sum + values(p).length, 0))
     let doc = 0
@@ -129,16 +161,43 @@ export function joinDocs (pieces: readonly FindingsDocs[]): FindingsDocs {
     }
     return { starts: s, values: v }
   }
-  const paths = lists(p => p.pathStarts, p => p.pathValues)
-  const tags = lists(p => p.tagStarts, p => p.tagValues)
+  const paths = lists(
+    p => p.pathStarts,
+    p => p.pathValues
+  )
+  const tags = lists(
+    p => p.tagStarts,
+    p => p.tagValues
+  )
   return {
     firstDoc: pieces[0].firstDoc,
-    docCursor: join(len => new Float64Array(len), p => p.docCursor),
-    docTime: join(len => new Float64Array(len), p => p.docTime),
-    docKind: join(len => new Uint8Array(len), p => p.docKind),
-    docAuthor: join(len => new Int32Array(len), p => p.docAuthor),
-    docLength: [0, 1, 2].map(f => join(len => new Uint16Array(len), p => p.docLength[f])) as [Uint16Array, Uint16Array, Uint16Array],
-    docIdHead: join(len => new Uint8Array(len), p => p.docIdHead, 8),
+    docCursor: join(
+      len => new Float64Array(len),
+      p => p.docCursor
+    ),
+    docTime: join(
+      len => new Float64Array(len),
+      p => p.docTime
+    ),
+    docKind: join(
+      len => new Uint8Array(len),
+      p => p.docKind
+    ),
+    docAuthor: join(
+      len => new Int32Array(len),
+      p => p.docAuthor
+    ),
+    docLength: [0, 1, 2].map(f =>
+      join(
+        len => new Uint16Array(len),
+        p => p.docLength[f]
+      )
+    ) as [Uint16Array, Uint16Array, Uint16Array],
+    docIdHead: join(
+      len => new Uint8Array(len),
+      p => p.docIdHead,
+      8
+    ),
     pathStarts: paths.starts,
     pathValues: paths.values,
     tagStarts: tags.starts,

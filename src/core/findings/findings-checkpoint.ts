@@ -70,24 +70,34 @@ export interface FindingsSnapshot extends FindingsDocs {
 }
 
 /** The sections of documents' columns, in the order they are written (see takeDocs). */
-export function docSections (d: FindingsDocs): ArrayBufferView[] {
+export function docSections(d: FindingsDocs): ArrayBufferView[] {
   return [d.docCursor, d.docTime, d.docKind, d.docAuthor, ...d.docLength, d.docIdHead, d.pathStarts, d.tagStarts, d.pathValues, d.tagValues]
 }
 
 /** The sections of term segments, and what a header says of each (see takeSegments). */
-export function segmentSections (segments: readonly SegmentSnapshot[]): { heads: SegmentHead[], sections: ArrayBufferView[] } {
+export function segmentSections(segments: readonly SegmentSnapshot[]): { heads: SegmentHead[]; sections: ArrayBufferView[] } {
   const encoder = new TextEncoder()
   const texts = segments.map(g => encoder.encode(g.terms.join('\n')))
   return {
-    heads: segments.map((g, i) => ({ terms: g.terms.length, termBytes: texts[i].byteLength, postingBytes: g.bytes.byteLength, docCount: g.docCount })),
+    heads: segments.map((g, i) => ({
+      terms: g.terms.length,
+      termBytes: texts[i].byteLength,
+      postingBytes: g.bytes.byteLength,
+      docCount: g.docCount
+    })),
     sections: segments.flatMap((g, i) => [texts[i], g.offsets, g.dfs, g.bytes])
   }
 }
 
-export interface SegmentHead { terms: number, termBytes: number, postingBytes: number, docCount: number }
+export interface SegmentHead {
+  terms: number
+  termBytes: number
+  postingBytes: number
+  docCount: number
+}
 
 /** The single-file checkpoint (the single-file format: still read, see findings-checkpoint-parts for the one written now). */
-export function encodeFindingsCheckpoint (s: FindingsSnapshot): Uint8Array {
+export function encodeFindingsCheckpoint(s: FindingsSnapshot): Uint8Array {
   if (s.firstDoc !== 0) throw new InvalidArgumentError('a single-file findings checkpoint holds every document')
   const { header, sections } = wholeHeader(s)
   return encodeSections(MAGIC, header, [...docSections(s), s.recency, ...sections])
@@ -96,7 +106,7 @@ export function encodeFindingsCheckpoint (s: FindingsSnapshot): Uint8Array {
 /**
  * What a header says of a snapshot (snapshotHeader reads it), with its documents' value counts and segments, and the segments' sections.
  */
-export function wholeHeader (s: FindingsSnapshot): { header: Record<string, unknown>, sections: ArrayBufferView[] } {
+export function wholeHeader(s: FindingsSnapshot): { header: Record<string, unknown>; sections: ArrayBufferView[] } {
   const { heads, sections } = segmentSections(s.segments)
   const header = {
     cursor: s.cursor,
@@ -114,7 +124,7 @@ export function wholeHeader (s: FindingsSnapshot): { header: Record<string, unkn
   return { header, sections }
 }
 
-export function bad (why: string): never {
+export function bad(why: string): never {
   throw new InvalidArgumentError(`not a usable findings checkpoint: ${why}`)
 }
 
@@ -129,7 +139,7 @@ export const names = (v: unknown, what: string): string[] => {
 }
 
 /** The snapshot a checkpoint holds, checked; throws InvalidArgumentError on anything that is not a whole, consistent one. */
-export function decodeFindingsCheckpoint (bytes: Uint8Array): FindingsSnapshot {
+export function decodeFindingsCheckpoint(bytes: Uint8Array): FindingsSnapshot {
   const { header: h, take, end } = decodeSections(bytes, MAGIC, 'findings checkpoint')
   const head = snapshotHeader(h)
   const docs = takeDocs(take, 0, count(h.docs, 'document count'), h)
@@ -140,7 +150,9 @@ export function decodeFindingsCheckpoint (bytes: Uint8Array): FindingsSnapshot {
 }
 
 /** What a checkpoint's header says of the index as a whole, checked. */
-export function snapshotHeader (h: Record<string, unknown>): Pick<FindingsSnapshot, 'cursor' | 'segmentDocs' | 'kinds' | 'authors' | 'paths' | 'tags' | 'superseded'> {
+export function snapshotHeader(
+  h: Record<string, unknown>
+): Pick<FindingsSnapshot, 'cursor' | 'segmentDocs' | 'kinds' | 'authors' | 'paths' | 'tags' | 'superseded'> {
   const cursor = count(h.cursor, 'cursor')
   const segmentDocs = count(h.segmentDocs, 'segment size', 1)
   const kinds = names(h.kinds, 'kinds')
@@ -148,7 +160,8 @@ export function snapshotHeader (h: Record<string, unknown>): Pick<FindingsSnapsh
   const paths = names(h.paths, 'paths')
   const tags = names(h.tags, 'tags')
   if (kinds.length > 255) bad('kinds')
-  if (!Array.isArray(h.superseded) || h.superseded.some(p => !Array.isArray(p) || p.length !== 2 || p.some(x => typeof x !== 'string'))) bad('superseded')
+  if (!Array.isArray(h.superseded) || h.superseded.some(p => !Array.isArray(p) || p.length !== 2 || p.some(x => typeof x !== 'string')))
+    bad('superseded')
   return { cursor, segmentDocs, kinds, authors, paths, tags, superseded: h.superseded as Array<[string, string]> }
 }
 
@@ -157,7 +170,7 @@ type Take = (len: number) => Uint8Array
 /**
  * The columns of `n` documents from `firstDoc` (as docSections wrote them; `h` says how many path and tag values), without their segments.
  */
-export function takeDocs (take: Take, firstDoc: number, n: number, h: Record<string, unknown>): FindingsDocs {
+export function takeDocs(take: Take, firstDoc: number, n: number, h: Record<string, unknown>): FindingsDocs {
   const nPathValues = count(h.pathValues, 'path values')
   const nTagValues = count(h.tagValues, 'tag values')
   const f64 = (len: number): Float64Array => new Float64Array(take(len * 8).buffer)
@@ -180,23 +193,34 @@ export function takeDocs (take: Take, firstDoc: number, n: number, h: Record<str
 }
 
 /** The term segments a header's `heads` describes (as segmentSections wrote them). */
-export function takeSegments (take: Take, heads: unknown): SegmentSnapshot[] {
+export function takeSegments(take: Take, heads: unknown): SegmentSnapshot[] {
   if (!Array.isArray(heads)) bad('segments')
   const checked = (heads as unknown[]).map((g, i) => {
     const x = (g ?? {}) as Record<string, unknown>
-    return { terms: count(x.terms, `segment ${i} terms`), termBytes: count(x.termBytes, `segment ${i} term bytes`), postingBytes: count(x.postingBytes, `segment ${i} postings`), docCount: count(x.docCount, `segment ${i} documents`) }
+    return {
+      terms: count(x.terms, `segment ${i} terms`),
+      termBytes: count(x.termBytes, `segment ${i} term bytes`),
+      postingBytes: count(x.postingBytes, `segment ${i} postings`),
+      docCount: count(x.docCount, `segment ${i} documents`)
+    }
   })
   const decoder = new TextDecoder()
   return checked.map((g, i): SegmentSnapshot => {
     const text = decoder.decode(take(g.termBytes))
     const terms = g.terms === 0 ? [] : text.split('\n')
     if (terms.length !== g.terms) bad(`segment ${i}: term count`)
-    return { terms, offsets: new Uint32Array(take((g.terms + 1) * 4).buffer), dfs: new Uint32Array(take(g.terms * 12).buffer), bytes: take(g.postingBytes), docCount: g.docCount }
+    return {
+      terms,
+      offsets: new Uint32Array(take((g.terms + 1) * 4).buffer),
+      dfs: new Uint32Array(take(g.terms * 12).buffer),
+      bytes: take(g.postingBytes),
+      docCount: g.docCount
+    }
   })
 }
 
 /** `s` when every number is in range and every list in order (a whole snapshot: firstDoc 0); throws InvalidArgumentError otherwise. */
-export function checkSnapshot (s: FindingsSnapshot): FindingsSnapshot {
+export function checkSnapshot(s: FindingsSnapshot): FindingsSnapshot {
   const { docCursor, docTime, docKind, docAuthor, kinds, authors, segments, segmentDocs } = s
   const n = docCursor.length
   if (s.firstDoc !== 0) bad('documents missing at the start')
@@ -229,7 +253,7 @@ export function checkSnapshot (s: FindingsSnapshot): FindingsSnapshot {
   return s
 }
 
-function checkLists (starts: Int32Array, values: Int32Array, names: number, what: string): void {
+function checkLists(starts: Int32Array, values: Int32Array, names: number, what: string): void {
   let last = 0
   for (const s of starts) {
     if (s < last || s > values.length) bad(`${what}: list starts`)
@@ -239,7 +263,7 @@ function checkLists (starts: Int32Array, values: Int32Array, names: number, what
 }
 
 /** Terms sorted and distinct; each term's postings in range, docs ascending in [from, to), frequencies as counted. */
-function checkSegment (g: SegmentSnapshot, from: number, to: number, i: number): void {
+function checkSegment(g: SegmentSnapshot, from: number, to: number, i: number): void {
   const { terms, offsets, dfs, bytes } = g
   for (let t = 1; t < terms.length; t++) if (!(terms[t - 1] < terms[t])) bad(`segment ${i}: terms out of order`)
   if (terms.some(t => t === '')) bad(`segment ${i}: an empty term`)
@@ -266,7 +290,7 @@ function checkSegment (g: SegmentSnapshot, from: number, to: number, i: number):
       if (doc < from || doc >= to || p >= end) bad(`segment ${i}: postings`)
       const tf = bytes[p++]
       if (tf === 0) bad(`segment ${i}: an empty posting`)
-      if ((tf >> 4) > 0) df[0]++
+      if (tf >> 4 > 0) df[0]++
       if (((tf >> 2) & 3) > 0) df[1]++
       if ((tf & 3) > 0) df[2]++
     }

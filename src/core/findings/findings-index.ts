@@ -115,21 +115,21 @@ for (let d = 0; d < 16; d++) HEX_DIGIT['0123456789abcdef'.charCodeAt(d)] = d
 /** The filter of a query without filters. */
 const PASS_ALL = (_doc: number): boolean => true
 
-function roundScore (score: number): number {
+function roundScore(score: number): number {
   return Math.round(score * 1e6) / 1e6
 }
 
-function bound (name: string, value: number | undefined): number | undefined {
+function bound(name: string, value: number | undefined): number | undefined {
   if (value === undefined || value === 0) return undefined
   if (!Number.isSafeInteger(value) || value < 0) throw new InvalidArgumentError(`${name} must be a non-negative integer`)
   return value
 }
 
-function normalizePath (p: string): string {
+function normalizePath(p: string): string {
   return p.startsWith('./') ? p.slice(2) : p
 }
 
-function segmentSnapshot (g: FrozenSegment): SegmentSnapshot {
+function segmentSnapshot(g: FrozenSegment): SegmentSnapshot {
   return { terms: g.terms, offsets: g.offsets, dfs: g.dfs, bytes: g.bytes, docCount: g.docCount }
 }
 
@@ -137,13 +137,19 @@ function segmentSnapshot (g: FrozenSegment): SegmentSnapshot {
 class Names {
   private readonly ids = new Map<string, number>()
   readonly names: string[] = []
-  id (name: string): number {
+  id(name: string): number {
     let id = this.ids.get(name)
-    if (id === undefined) { id = this.names.length; this.ids.set(name, id); this.names.push(name) }
+    if (id === undefined) {
+      id = this.names.length
+      this.ids.set(name, id)
+      this.names.push(name)
+    }
     return id
   }
 
-  find (name: string): number | undefined { return this.ids.get(name) }
+  find(name: string): number | undefined {
+    return this.ids.get(name)
+  }
 }
 
 /** A list of small numbers per document: offsets into one column. */
@@ -152,13 +158,13 @@ class DocLists {
   private readonly values = int32Column()
 
   /** The lists of the first `n` documents. */
-  snapshot (n: number): { starts: Int32Array, values: Int32Array } {
+  snapshot(n: number): { starts: Int32Array; values: Int32Array } {
     const end = n < this.starts.length ? this.starts.at(n) : this.values.length
     return { starts: this.starts.toArray(n), values: this.values.toArray(end) }
   }
 
   /** The lists of documents [from, to), their starts counted from the first one's. */
-  slice (from: number, to: number): { starts: Int32Array, values: Int32Array } {
+  slice(from: number, to: number): { starts: Int32Array; values: Int32Array } {
     const first = from < this.starts.length ? this.starts.at(from) : this.values.length
     const end = to < this.starts.length ? this.starts.at(to) : this.values.length
     const starts = new Int32Array(to - from)
@@ -168,26 +174,26 @@ class DocLists {
     return { starts, values }
   }
 
-  restore (starts: ArrayLike<number>, values: ArrayLike<number>): void {
+  restore(starts: ArrayLike<number>, values: ArrayLike<number>): void {
     this.starts.pushAll(starts)
     this.values.pushAll(values)
   }
   /** Starts the list of the next document (then push its values). */
-  start (): void {
+  start(): void {
     this.starts.push(this.values.length)
   }
 
-  push (value: number): void {
+  push(value: number): void {
     this.values.push(value)
   }
 
-  has (doc: number, value: number): boolean {
+  has(doc: number, value: number): boolean {
     const end = doc + 1 < this.starts.length ? this.starts.at(doc + 1) : this.values.length
     for (let i = this.starts.at(doc); i < end; i++) if (this.values.at(i) === value) return true
     return false
   }
 
-  some (doc: number, wanted: ReadonlySet<number>): boolean {
+  some(doc: number, wanted: ReadonlySet<number>): boolean {
     const end = doc + 1 < this.starts.length ? this.starts.at(doc + 1) : this.values.length
     for (let i = this.starts.at(doc); i < end; i++) if (wanted.has(this.values.at(i))) return true
     return false
@@ -237,16 +243,21 @@ export class FindingsIndex {
   private readonly touchedTerms: number[] = []
   private readonly termBounds: number[] = []
   private readonly idHead = new Uint8Array(8)
-  private norms?: { size: number, k: readonly [Float64Array, Float64Array, Float64Array] }
-  private scratch: Scratch = { scores: new Float64Array(0), matched: new Uint8Array(0), lastWord: new Int32Array(0), touched: new Int32Array(0) }
+  private norms?: { size: number; k: readonly [Float64Array, Float64Array, Float64Array] }
+  private scratch: Scratch = {
+    scores: new Float64Array(0),
+    matched: new Uint8Array(0),
+    lastWord: new Int32Array(0),
+    touched: new Int32Array(0)
+  }
 
-  constructor (init: FindingsIndexInit = {}) {
+  constructor(init: FindingsIndexInit = {}) {
     this.source = init.source
     this.segmentDocs = init.segmentDocs ?? SEGMENT_DOCS
   }
 
   /** An index of every finding among `entries` (in any order). */
-  static fromEntries (entries: Iterable<StoredEntry>, init: FindingsIndexInit = {}): FindingsIndex {
+  static fromEntries(entries: Iterable<StoredEntry>, init: FindingsIndexInit = {}): FindingsIndex {
     const index = new FindingsIndex(init)
     for (const e of entries) index.add(e)
     return index
@@ -260,7 +271,7 @@ export class FindingsIndex {
    * frozen segment on (firstDoc), the segments before it written apart (see
    * part); the names, the recency order and the supersedings are whole.
    */
-  snapshot (upTo: number, fromSegment = 0): FindingsSnapshot | undefined {
+  snapshot(upTo: number, fromSegment = 0): FindingsSnapshot | undefined {
     if (this.docByCursor !== undefined) return undefined
     let n = 0
     for (let hi = this.docCursor.length; n < hi;) {
@@ -276,9 +287,14 @@ export class FindingsIndex {
       if (base >= n) break
       const whole = base + segment.docCount <= n
       // the segment the cut falls in keeps its documents below it
-      const g = segment instanceof FrozenSegment
-        ? (whole ? segment : segment.below(n, n - base))
-        : (whole ? segment.freeze() : segment.freeze(n, n - base))
+      const g =
+        segment instanceof FrozenSegment
+          ? whole
+            ? segment
+            : segment.below(n, n - base)
+          : whole
+            ? segment.freeze()
+            : segment.freeze(n, n - base)
       segments.push(segmentSnapshot(g))
       base += g.docCount
     }
@@ -305,7 +321,7 @@ export class FindingsIndex {
   }
 
   /** Frozen term segments: full, their documents fixed for good. */
-  get frozenSegments (): number {
+  get frozenSegments(): number {
     return this.frozen.length
   }
 
@@ -315,12 +331,12 @@ export class FindingsIndex {
    * index built or restored anew (a checkpoint writer keeps it to know the
    * part it wrote is still this index's).
    */
-  segmentToken (i: number): object | undefined {
+  segmentToken(i: number): object | undefined {
     return this.frozen[i]
   }
 
   /** The documents of frozen segment `i` and its postings: a part of a checkpoint, the same for as long as the index lasts. */
-  part (i: number): FindingsDocs {
+  part(i: number): FindingsDocs {
     const g = this.frozen[i]
     if (g === undefined) throw new InvalidArgumentError(`the index has no frozen segment ${i}`)
     const from = i * this.segmentDocs
@@ -328,7 +344,7 @@ export class FindingsIndex {
   }
 
   /** The columns of documents [from, to), their path and tag lists starting at 0 in their values. */
-  private docsBetween (from: number, to: number): Omit<FindingsDocs, 'segments'> {
+  private docsBetween(from: number, to: number): Omit<FindingsDocs, 'segments'> {
     if (from === 0) {
       const paths = this.docPaths.snapshot(to)
       const tags = this.docTags.snapshot(to)
@@ -364,7 +380,19 @@ export class FindingsIndex {
     }
     const paths = this.docPaths.slice(from, to)
     const tags = this.docTags.slice(from, to)
-    return { firstDoc: from, docCursor, docTime, docKind, docAuthor, docLength, docIdHead, pathStarts: paths.starts, pathValues: paths.values, tagStarts: tags.starts, tagValues: tags.values }
+    return {
+      firstDoc: from,
+      docCursor,
+      docTime,
+      docKind,
+      docAuthor,
+      docLength,
+      docIdHead,
+      pathStarts: paths.starts,
+      pathValues: paths.values,
+      tagStarts: tags.starts,
+      tagValues: tags.values
+    }
   }
 
   /**
@@ -374,16 +402,22 @@ export class FindingsIndex {
    * at its cursor with its id; throws FailedPreconditionError otherwise (then
    * index the log instead).
    */
-  static fromSnapshot (snap: FindingsSnapshot, init: FindingsIndexInit, log?: FindingsLog): FindingsIndex {
+  static fromSnapshot(snap: FindingsSnapshot, init: FindingsIndexInit, log?: FindingsLog): FindingsIndex {
     const n = snap.docCursor.length
     if (snap.firstDoc !== 0) throw new InvalidArgumentError('a findings snapshot without its first documents (its parts) is not an index')
-    if (init.source === undefined) throw new FailedPreconditionError('a findings index is restored from a checkpoint only over a log to read its hits from')
+    if (init.source === undefined)
+      throw new FailedPreconditionError('a findings index is restored from a checkpoint only over a log to read its hits from')
     if (log !== undefined) {
-      if (snap.cursor > log.cursor) throw new FailedPreconditionError(`the findings checkpoint covers cursor ${snap.cursor}, past the log's ${log.cursor}`)
+      if (snap.cursor > log.cursor)
+        throw new FailedPreconditionError(`the findings checkpoint covers cursor ${snap.cursor}, past the log's ${log.cursor}`)
       const held = log.countOfKind('finding', snap.cursor)
-      if (held !== n) throw new FailedPreconditionError(`the findings checkpoint holds ${n} findings up to cursor ${snap.cursor}, the log ${held}`)
+      if (held !== n)
+        throw new FailedPreconditionError(`the findings checkpoint holds ${n} findings up to cursor ${snap.cursor}, the log ${held}`)
       for (let d = 0; d < n; d++) {
-        if (!log.holdsAt(snap.docCursor[d], 'finding', snap.docIdHead.subarray(d * 8, d * 8 + 8))) throw new FailedPreconditionError(`the log has no finding at cursor ${snap.docCursor[d]} with the id the findings checkpoint names`)
+        if (!log.holdsAt(snap.docCursor[d], 'finding', snap.docIdHead.subarray(d * 8, d * 8 + 8)))
+          throw new FailedPreconditionError(
+            `the log has no finding at cursor ${snap.docCursor[d]} with the id the findings checkpoint names`
+          )
       }
     }
     const index = new FindingsIndex({ ...init, segmentDocs: snap.segmentDocs })
@@ -406,7 +440,9 @@ export class FindingsIndex {
     index.docSuperseded.pushAll(new Uint8Array(n))
     const perKind = new Array<number>(snap.kinds.length).fill(0)
     for (const k of snap.docKind) perKind[k]++
-    perKind.forEach((c, k) => { if (c > 0) index.kindCounts.set(snap.kinds[k], c) })
+    perKind.forEach((c, k) => {
+      if (c > 0) index.kindCounts.set(snap.kinds[k], c)
+    })
     index.docPaths.restore(snap.pathStarts, snap.pathValues)
     index.docTags.restore(snap.tagStarts, snap.tagValues)
     index.recency = Array.from(snap.recency)
@@ -417,7 +453,7 @@ export class FindingsIndex {
     })
     for (const [target, by] of snap.superseded) {
       let set = index.supersededBy.get(target)
-      if (set === undefined) index.supersededBy.set(target, set = new Set())
+      if (set === undefined) index.supersededBy.set(target, (set = new Set()))
       set.add(by)
       const doc = index.docOf(target)
       if (doc !== undefined) index.docSuperseded.set(doc, 1)
@@ -426,10 +462,13 @@ export class FindingsIndex {
   }
 
   /** Indexes an accepted entry; false for other kinds, duplicates and bodies that do not decode. */
-  add (stored: StoredEntry): boolean {
+  add(stored: StoredEntry): boolean {
     if (stored.entry.kind !== 'finding') return false
     // from a log, an entry past the last cursor indexed is new: no look-up
-    const appended = this.source !== undefined && this.docByCursor === undefined && (this.docCursor.length === 0 || stored.cursor > this.docCursor.at(this.docCursor.length - 1))
+    const appended =
+      this.source !== undefined &&
+      this.docByCursor === undefined &&
+      (this.docCursor.length === 0 || stored.cursor > this.docCursor.at(this.docCursor.length - 1))
     if (!appended && this.docOf(stored.id) !== undefined) return false
     let finding: Finding
     try {
@@ -469,7 +508,7 @@ export class FindingsIndex {
     this.docSuperseded.push(this.supersededBy.size > 0 && this.supersededBy.has(stored.id) ? 1 : 0)
     if (finding.supersedes !== '' && finding.supersedes !== stored.id) {
       let by = this.supersededBy.get(finding.supersedes)
-      if (by == null) this.supersededBy.set(finding.supersedes, by = new Set())
+      if (by == null) this.supersededBy.set(finding.supersedes, (by = new Set()))
       by.add(stored.id)
       this.supersederDoc.set(stored.id, doc)
       const target = this.docOf(finding.supersedes)
@@ -487,7 +526,7 @@ export class FindingsIndex {
    * in text, paths and tags, packed as text * 2^20 + paths * 2^10 + tags in a
    * scratch slot per term handle (each capped far above packTf's caps).
    */
-  private postTerms (doc: number, finding: Finding): void {
+  private postTerms(doc: number, finding: Finding): void {
     const touched = this.touchedTerms
     touched.length = 0
     // a field's terms are those of its parts one after the other (as if joined with spaces): no joined string is made
@@ -511,7 +550,7 @@ export class FindingsIndex {
   }
 
   /** Counts the terms of field `f`'s one text (see countTerms) and records the field's length. */
-  private countField (f: FieldIndex, text: string): void {
+  private countField(f: FieldIndex, text: string): void {
     const count = this.countTerms(text, f === 0 ? 20 : f === 1 ? 10 : 0)
     this.docLength[f].push(Math.min(count, 0xffff))
     this.lengthSums[f] += count
@@ -522,7 +561,7 @@ export class FindingsIndex {
    * is `shift` bits up, capped at 1023), noting the handles first touched;
    * returns how many terms `text` has.
    */
-  private countTerms (text: string, shift: number): number {
+  private countTerms(text: string, shift: number): number {
     const open = this.open
     const touched = this.touchedTerms
     const bounds = this.termBounds
@@ -544,30 +583,30 @@ export class FindingsIndex {
     return count
   }
 
-  get size (): number {
+  get size(): number {
     return this.docCursor.length
   }
 
-  has (id: string): boolean {
+  has(id: string): boolean {
     return this.docOf(id) !== undefined
   }
 
-  get (id: string): IndexedFinding | undefined {
+  get(id: string): IndexedFinding | undefined {
     const doc = this.docOf(id)
     return doc === undefined ? undefined : this.read(doc)
   }
 
-  isSuperseded (id: string): boolean {
+  isSuperseded(id: string): boolean {
     return this.supersededBy.has(id)
   }
 
   /** How many findings of each kind are indexed. */
-  countsByKind (): Map<string, number> {
+  countsByKind(): Map<string, number> {
     return new Map(this.kindCounts)
   }
 
   /** Throws InvalidArgumentError on a bad limit, time bound or an overlong query. */
-  search (q: FindingQuery = {}): FindingHit[] {
+  search(q: FindingQuery = {}): FindingHit[] {
     const limit = checkLimit(q.limit)
     return this.page({ ...q, limit, offset: 0 }).hits
   }
@@ -577,7 +616,7 @@ export class FindingsIndex {
    * all: a reader pages through any number of findings. With `failuresFirst`
    * the failures come before the other kinds, each group in search order.
    */
-  page (q: FindingQuery & { offset?: number }, opts: { failuresFirst?: boolean } = {}): FindingPage {
+  page(q: FindingQuery & { offset?: number }, opts: { failuresFirst?: boolean } = {}): FindingPage {
     const limit = checkLimit(q.limit)
     const offset = q.offset ?? 0
     if (!Number.isSafeInteger(offset) || offset < 0) throw new InvalidArgumentError('offset must be a non-negative integer')
@@ -585,16 +624,17 @@ export class FindingsIndex {
     if (words.length > MAX_QUERY_CHARS) throw new InvalidArgumentError(`query is over ${MAX_QUERY_CHARS} characters`)
     const passes = this.filterFor(q)
     const failure = this.kinds.find('failure')
-    const group = opts.failuresFirst === true
-      ? (doc: number): number => (this.docKind.at(doc) !== failure ? 2 : 0) + this.docSuperseded.at(doc)
-      : (doc: number): number => this.docSuperseded.at(doc)
+    const group =
+      opts.failuresFirst === true
+        ? (doc: number): number => (this.docKind.at(doc) !== failure ? 2 : 0) + this.docSuperseded.at(doc)
+        : (doc: number): number => this.docSuperseded.at(doc)
     if (words === '') return this.recentPage(passes, group, offset, limit)
     return this.rankedPage(words, passes, group, offset, limit)
   }
 
   // ---- documents ----
 
-  private docOf (id: string): number | undefined {
+  private docOf(id: string): number | undefined {
     if (this.source === undefined) return this.docById.get(id)
     const cursor = this.source.cursorOf(id)
     if (cursor === 0) return undefined
@@ -609,51 +649,71 @@ export class FindingsIndex {
     return lo < this.docCursor.length && this.docCursor.at(lo) === cursor ? lo : undefined
   }
 
-  private read (doc: number): IndexedFinding {
+  private read(doc: number): IndexedFinding {
     const entry = this.source === undefined ? this.entries[doc] : this.source.entryAt(this.docCursor.at(doc))
-    if (entry === undefined) throw new InvalidArgumentError(`the log has no entry at cursor ${this.docCursor.at(doc)} for an indexed finding`)
+    if (entry === undefined)
+      throw new InvalidArgumentError(`the log has no entry at cursor ${this.docCursor.at(doc)} for an indexed finding`)
     return { entry, finding: decodeFinding(entry.entry.body) }
   }
 
-  private idOf (doc: number): string {
+  private idOf(doc: number): string {
     return this.source === undefined ? this.entries[doc].id : (this.source.entryAt(this.docCursor.at(doc))?.id ?? '')
   }
 
-  private hit (doc: number, score: number): FindingHit {
+  private hit(doc: number, score: number): FindingHit {
     const { entry, finding } = this.read(doc)
     return { id: entry.id, entry, finding, score, superseded: this.docSuperseded.at(doc) === 1 }
   }
 
   /** Newest first, then id. */
-  private newestFirst (x: number, y: number): number {
-    return (this.docTime.at(y) - this.docTime.at(x)) || this.compareIds(x, y)
+  private newestFirst(x: number, y: number): number {
+    return this.docTime.at(y) - this.docTime.at(x) || this.compareIds(x, y)
   }
 
-  private compareIds (x: number, y: number): number {
+  private compareIds(x: number, y: number): number {
     const a = this.docIdHead.at(x)
     const b = this.docIdHead.at(y)
     for (let i = 0; i < 8; i++) if (a[i] !== b[i]) return a[i] - b[i]
     return x === y ? 0 : compareStrings(this.idOf(x), this.idOf(y))
   }
 
-  private filterFor (q: FindingQuery): (doc: number) => boolean {
+  private filterFor(q: FindingQuery): (doc: number) => boolean {
     const since = bound('since', q.since)
     const until = bound('until', q.until)
     const none = (): boolean => false
     let kind: number | undefined
-    if (q.kind != null && q.kind !== '') { kind = this.kinds.find(q.kind); if (kind === undefined) return none }
+    if (q.kind != null && q.kind !== '') {
+      kind = this.kinds.find(q.kind)
+      if (kind === undefined) return none
+    }
     let author: number | undefined
-    if (q.author != null && q.author !== '') { author = this.authors.find(q.author); if (author === undefined) return none }
+    if (q.author != null && q.author !== '') {
+      author = this.authors.find(q.author)
+      if (author === undefined) return none
+    }
     let tag: number | undefined
-    if (q.tag != null && q.tag !== '') { tag = this.tags.find(q.tag); if (tag === undefined) return none }
+    if (q.tag != null && q.tag !== '') {
+      tag = this.tags.find(q.tag)
+      if (tag === undefined) return none
+    }
     let paths: Set<number> | undefined
     if (q.pathPrefix != null && q.pathPrefix !== '') {
       const prefix = normalizePath(q.pathPrefix)
       paths = new Set()
-      this.paths.names.forEach((p, id) => { if (p.startsWith(prefix)) paths?.add(id) })
+      this.paths.names.forEach((p, id) => {
+        if (p.startsWith(prefix)) paths?.add(id)
+      })
       if (paths.size === 0) return none
     }
-    if (kind === undefined && author === undefined && tag === undefined && paths === undefined && since === undefined && until === undefined) return PASS_ALL
+    if (
+      kind === undefined &&
+      author === undefined &&
+      tag === undefined &&
+      paths === undefined &&
+      since === undefined &&
+      until === undefined
+    )
+      return PASS_ALL
     return (doc: number): boolean => {
       if (kind !== undefined && this.docKind.at(doc) !== kind) return false
       if (author !== undefined && this.docAuthor.at(doc) !== author) return false
@@ -667,13 +727,13 @@ export class FindingsIndex {
 
   // ---- ranking ----
 
-  private segments (): Segment[] {
+  private segments(): Segment[] {
     return [...this.frozen, this.open]
   }
 
   /** The index terms a query word matches, with their weights: the word, longer words it starts, words a few edits away. */
-  private derivedTerms (word: string): Map<string, { weight: number, refs: TermRef[] }> {
-    const out = new Map<string, { weight: number, refs: TermRef[] }>()
+  private derivedTerms(word: string): Map<string, { weight: number; refs: TermRef[] }> {
+    const out = new Map<string, { weight: number; refs: TermRef[] }>()
     const add = (term: string, weight: number, ref: TermRef): void => {
       const d = out.get(term)
       if (d === undefined) out.set(term, { weight, refs: [ref] })
@@ -689,7 +749,7 @@ export class FindingsIndex {
         for (const at of segment.withPrefix(word)) {
           const term = segment.term(at)
           if (term === word) continue
-          add(term, PREFIX_WEIGHT * term.length / (term.length + 0.3 * (term.length - word.length)), { segment, at, term })
+          add(term, (PREFIX_WEIGHT * term.length) / (term.length + 0.3 * (term.length - word.length)), { segment, at, term })
         }
       }
     }
@@ -700,9 +760,12 @@ export class FindingsIndex {
           const term = segment.term(at)
           if (term === word || term.startsWith(word)) continue
           const known = out.get(term)
-          if (known !== undefined) { if (!known.refs.some(r => r.segment === segment)) known.refs.push({ segment, at, term }); continue }
+          if (known !== undefined) {
+            if (!known.refs.some(r => r.segment === segment)) known.refs.push({ segment, at, term })
+            continue
+          }
           const distance = boundedDistance(word, term, max)
-          if (distance >= 1 && distance <= max) add(term, FUZZY_WEIGHT * term.length / (term.length + distance), { segment, at, term })
+          if (distance >= 1 && distance <= max) add(term, (FUZZY_WEIGHT * term.length) / (term.length + distance), { segment, at, term })
         }
       }
     }
@@ -710,7 +773,7 @@ export class FindingsIndex {
   }
 
   /** Per field, BM25's k * (1 - b + b * length / average length) of each document, kept while the index does not grow. */
-  private lengthNorms (): readonly [Float64Array, Float64Array, Float64Array] {
+  private lengthNorms(): readonly [Float64Array, Float64Array, Float64Array] {
     const n = this.size
     if (this.norms?.size === n) return this.norms.k
     const k = [0, 1, 2].map(f => {
@@ -728,10 +791,15 @@ export class FindingsIndex {
   }
 
   /** Arrays of one slot per document, reused from query to query (every slot is back to its start value after each). */
-  private scratchFor (n: number): Scratch {
+  private scratchFor(n: number): Scratch {
     if (this.scratch.scores.length < n) {
       const size = Math.max(n, Math.ceil(this.scratch.scores.length * 1.5))
-      this.scratch = { scores: new Float64Array(size), matched: new Uint8Array(size), lastWord: new Int32Array(size).fill(-1), touched: new Int32Array(size) }
+      this.scratch = {
+        scores: new Float64Array(size),
+        matched: new Uint8Array(size),
+        lastWord: new Int32Array(size).fill(-1),
+        touched: new Int32Array(size)
+      }
     }
     return this.scratch
   }
@@ -743,7 +811,7 @@ export class FindingsIndex {
    * The postings of frozen segments are read in one tight loop: a query
    * whose words are in most of a million findings reads millions of them.
    */
-  private score (words: string, sc: Scratch): number {
+  private score(words: string, sc: Scratch): number {
     const n = this.size
     const { scores, matched, lastWord, touched } = sc
     let count = 0
@@ -755,7 +823,12 @@ export class FindingsIndex {
     queryWords.forEach((word, w) => {
       for (const [, { weight, refs }] of this.derivedTerms(word)) {
         const df: [number, number, number] = [0, 0, 0]
-        for (const r of refs) { const d = r.segment.df(r.at); df[0] += d[0]; df[1] += d[1]; df[2] += d[2] }
+        for (const r of refs) {
+          const d = r.segment.df(r.at)
+          df[0] += d[0]
+          df[1] += d[1]
+          df[2] += d[2]
+        }
         const idf = df.map(m => Math.log(1 + (n - m + 0.5) / (m + 0.5)))
         const c0 = BOOST[0] * idf[0]
         const c1 = BOOST[1] * idf[1]
@@ -764,20 +837,33 @@ export class FindingsIndex {
           const t0 = tf >> 4
           const t1 = (tf >> 2) & 3
           const t2 = tf & 3
-          const s = (t0 > 0 ? c0 * (D + t0 * K1 / (t0 + kn0[doc])) : 0) + (t1 > 0 ? c1 * (D + t1 * K1 / (t1 + kn1[doc])) : 0) + (t2 > 0 ? c2 * (D + t2 * K1 / (t2 + kn2[doc])) : 0)
+          const s =
+            (t0 > 0 ? c0 * (D + (t0 * K1) / (t0 + kn0[doc])) : 0) +
+            (t1 > 0 ? c1 * (D + (t1 * K1) / (t1 + kn1[doc])) : 0) +
+            (t2 > 0 ? c2 * (D + (t2 * K1) / (t2 + kn2[doc])) : 0)
           if (matched[doc] === 0) touched[count++] = doc
-          if (lastWord[doc] !== w) { lastWord[doc] = w; if (matched[doc] < 255) matched[doc]++ }
+          if (lastWord[doc] !== w) {
+            lastWord[doc] = w
+            if (matched[doc] < 255) matched[doc]++
+          }
           scores[doc] += weight * s
         }
         for (const r of refs) {
-          if (!(r.segment instanceof FrozenSegment)) { r.segment.postings(r.at, visit); continue }
+          if (!(r.segment instanceof FrozenSegment)) {
+            r.segment.postings(r.at, visit)
+            continue
+          }
           const b = r.segment.bytes
           let doc = 0
           for (let i = r.segment.offsets[r.at], end = r.segment.offsets[r.at + 1]; i < end;) {
             let v = b[i++]
             let delta = v & 0x7f
             let mul = 128
-            while (v >= 0x80) { v = b[i++]; delta += (v & 0x7f) * mul; mul *= 128 }
+            while (v >= 0x80) {
+              v = b[i++]
+              delta += (v & 0x7f) * mul
+              mul *= 128
+            }
             doc += delta
             visit(doc, b[i++])
           }
@@ -787,7 +873,13 @@ export class FindingsIndex {
     return count
   }
 
-  private rankedPage (words: string, passes: (doc: number) => boolean, group: (doc: number) => number, offset: number, limit: number): FindingPage {
+  private rankedPage(
+    words: string,
+    passes: (doc: number) => boolean,
+    group: (doc: number) => number,
+    offset: number,
+    limit: number
+  ): FindingPage {
     const sc = this.scratchFor(this.size)
     const { scores, matched, lastWord, touched } = sc
     let count = 0
@@ -795,7 +887,7 @@ export class FindingsIndex {
       count = this.score(words, sc)
       // order: group (superseded last), score, newest, id
       const before = (x: number, sx: number, y: number, sy: number): boolean =>
-        (group(x) - group(y) || (sy - sx) || this.newestFirst(x, y)) < 0
+        (group(x) - group(y) || sy - sx || this.newestFirst(x, y)) < 0
       const keep = offset + limit
       const best = new TopK(keep, before)
       let total = 0
@@ -812,18 +904,29 @@ export class FindingsIndex {
         if (raw < cutoff && group(doc) >= cutoffGroup) continue
         best.offer(doc, roundScore(raw))
         const worst = best.worst
-        if (worst !== undefined) { cutoff = worst[1] - 1e-6; cutoffGroup = group(worst[0]) }
+        if (worst !== undefined) {
+          cutoff = worst[1] - 1e-6
+          cutoffGroup = group(worst[0])
+        }
       }
-      const hits = best.sorted().slice(offset).map(([doc, score]) => this.hit(doc, score))
+      const hits = best
+        .sorted()
+        .slice(offset)
+        .map(([doc, score]) => this.hit(doc, score))
       return { hits, total }
     } finally {
       // back to the start values: scattered writes for a few documents, one sweep for many
-      if (count > (this.size >>> 4)) {
+      if (count > this.size >>> 4) {
         scores.fill(0)
         matched.fill(0)
         lastWord.fill(-1)
       } else {
-        for (let i = 0; i < count; i++) { const doc = touched[i]; scores[doc] = 0; matched[doc] = 0; lastWord[doc] = -1 }
+        for (let i = 0; i < count; i++) {
+          const doc = touched[i]
+          scores[doc] = 0
+          matched[doc] = 0
+          lastWord[doc] = -1
+        }
       }
     }
   }
@@ -834,7 +937,7 @@ export class FindingsIndex {
    * call: documents are kept newest-last as they arrive, so one walk counts
    * the matches in each group and a second keeps the page.
    */
-  private recentPage (passes: (doc: number) => boolean, group: (doc: number) => number, offset: number, limit: number): FindingPage {
+  private recentPage(passes: (doc: number) => boolean, group: (doc: number) => number, offset: number, limit: number): FindingPage {
     const list = this.byRecency()
     const counts = [0, 0, 0, 0]
     for (let i = list.length - 1; i >= 0; i--) if (passes(list[i])) counts[group(list[i])]++
@@ -854,7 +957,7 @@ export class FindingsIndex {
   }
 
   /** Documents with the newest last (time, then id descending); sorted again only after one arrived out of order. */
-  private byRecency (): number[] {
+  private byRecency(): number[] {
     if (!this.recencySorted) {
       this.recency.sort((x, y) => this.newestFirst(y, x))
       this.recencySorted = true
@@ -866,9 +969,12 @@ export class FindingsIndex {
 /** The best `k` of the documents offered, by `before`. */
 class TopK {
   private readonly heap: Array<[number, number]> = []
-  constructor (private readonly k: number, private readonly before: (x: number, sx: number, y: number, sy: number) => boolean) {}
+  constructor(
+    private readonly k: number,
+    private readonly before: (x: number, sx: number, y: number, sy: number) => boolean
+  ) {}
 
-  offer (doc: number, score: number): void {
+  offer(doc: number, score: number): void {
     const h = this.heap
     if (h.length < this.k) {
       h.push([doc, score])
@@ -880,20 +986,20 @@ class TopK {
   }
 
   /** The worst document kept and its score, once k are kept. */
-  get worst (): [number, number] | undefined {
+  get worst(): [number, number] | undefined {
     return this.heap.length >= this.k && this.k > 0 ? this.heap[0] : undefined
   }
 
-  sorted (): Array<[number, number]> {
-    return [...this.heap].sort((a, b) => this.before(a[0], a[1], b[0], b[1]) ? -1 : 1)
+  sorted(): Array<[number, number]> {
+    return [...this.heap].sort((a, b) => (this.before(a[0], a[1], b[0], b[1]) ? -1 : 1))
   }
 
   // a heap whose root is the worst kept
-  private worse (i: number, j: number): boolean {
+  private worse(i: number, j: number): boolean {
     return this.before(this.heap[j][0], this.heap[j][1], this.heap[i][0], this.heap[i][1])
   }
 
-  private up (i: number): void {
+  private up(i: number): void {
     while (i > 0) {
       const p = (i - 1) >> 1
       if (!this.worse(i, p)) return
@@ -902,7 +1008,7 @@ class TopK {
     }
   }
 
-  private down (i: number): void {
+  private down(i: number): void {
     const n = this.heap.length
     for (;;) {
       const l = 2 * i + 1
@@ -917,11 +1023,10 @@ class TopK {
   }
 }
 
-function checkLimit (value: number | undefined): number {
+function checkLimit(value: number | undefined): number {
   const limit = value === undefined || value === 0 ? DEFAULT_SEARCH_LIMIT : value
   if (!Number.isSafeInteger(limit) || limit < 1 || limit > MAX_SEARCH_LIMIT) {
     throw new InvalidArgumentError(`limit must be between 1 and ${MAX_SEARCH_LIMIT}`)
   }
   return limit
 }
-

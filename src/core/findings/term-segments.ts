@@ -13,11 +13,11 @@ export const FIELDS = ['text', 'paths', 'tags'] as const
 export type FieldIndex = 0 | 1 | 2
 
 /** Term frequencies of one posting in one byte: text (0..15), paths (0..3), tags (0..3), each capped. */
-export function packTf (text: number, paths: number, tags: number): number {
+export function packTf(text: number, paths: number, tags: number): number {
   return (Math.min(text, 15) << 4) | (Math.min(paths, 3) << 2) | Math.min(tags, 3)
 }
 
-export function tfOf (packed: number, field: FieldIndex): number {
+export function tfOf(packed: number, field: FieldIndex): number {
   return field === 0 ? packed >> 4 : field === 1 ? (packed >> 2) & 3 : packed & 3
 }
 
@@ -69,27 +69,29 @@ export class OpenSegment implements Segment {
   docCount = 0
 
   /** The handle of `term` (lower-case), made when the segment does not have it yet. */
-  handle (term: string): number {
+  handle(term: string): number {
     return this.made(this.table.handleOf(term))
   }
 
   /** The handle of the term `text[start, end)` is once lower-cased (ASCII only), made when new. */
-  handleOfAscii (text: string, start: number, end: number): number {
+  handleOfAscii(text: string, start: number, end: number): number {
     return this.made(this.table.handleOfAscii(text, start, end))
   }
 
   /** An open segment holding what `frozen` holds (a checkpoint's last, partly filled segment), to add documents to. */
-  static thaw (frozen: FrozenSegment): OpenSegment {
+  static thaw(frozen: FrozenSegment): OpenSegment {
     const open = new OpenSegment()
     frozen.terms.forEach((term, i) => {
       const at = open.handle(term)
-      frozen.postings(i, (doc, tf) => { open.post(at, doc, tf) })
+      frozen.postings(i, (doc, tf) => {
+        open.post(at, doc, tf)
+      })
     })
     open.docCount = frozen.docCount
     return open
   }
 
-  private made (at: number): number {
+  private made(at: number): number {
     if (at === this.first.length) {
       this.first.push(-1)
       this.last.push(-1)
@@ -99,7 +101,7 @@ export class OpenSegment implements Segment {
   }
 
   /** Adds the posting of document `doc` (not below any doc posted before) for the term at `at`, with its packed frequencies. */
-  post (at: number, doc: number, tf: number): void {
+  post(at: number, doc: number, tf: number): void {
     const p = this.doc.length
     this.doc.push(doc)
     this.tf.push(tf)
@@ -109,35 +111,45 @@ export class OpenSegment implements Segment {
     if (tail < 0) this.first.set(at, p)
     else this.next.set(tail, p)
     this.last.set(at, p)
-    if ((tf >> 4) > 0) this.dfs[0].set(at, this.dfs[0].at(at) + 1)
+    if (tf >> 4 > 0) this.dfs[0].set(at, this.dfs[0].at(at) + 1)
     if (((tf >> 2) & 3) > 0) this.dfs[1].set(at, this.dfs[1].at(at) + 1)
     if ((tf & 3) > 0) this.dfs[2].set(at, this.dfs[2].at(at) + 1)
   }
 
   /** Counts a document whose postings are in. */
-  endDoc (): void {
+  endDoc(): void {
     this.docCount++
   }
 
-  df (at: number): [number, number, number] { return [this.dfs[0].at(at), this.dfs[1].at(at), this.dfs[2].at(at)] }
+  df(at: number): [number, number, number] {
+    return [this.dfs[0].at(at), this.dfs[1].at(at), this.dfs[2].at(at)]
+  }
 
-  postings (at: number, fn: (doc: number, tf: number) => void): void {
+  postings(at: number, fn: (doc: number, tf: number) => void): void {
     for (let p = this.first.at(at); p >= 0; p = this.next.at(p)) fn(this.doc.at(p), this.tf.at(p))
   }
 
-  term (at: number): string { return this.terms[at] }
+  term(at: number): string {
+    return this.terms[at]
+  }
 
-  find (term: string): number { return this.table.find(term) }
+  find(term: string): number {
+    return this.table.find(term)
+  }
 
-  withPrefix (prefix: string): number[] {
+  withPrefix(prefix: string): number[] {
     const out: number[] = []
-    this.terms.forEach((t, i) => { if (t.startsWith(prefix)) out.push(i) })
+    this.terms.forEach((t, i) => {
+      if (t.startsWith(prefix)) out.push(i)
+    })
     return out
   }
 
-  candidates (c: string, min: number, max: number): number[] {
+  candidates(c: string, min: number, max: number): number[] {
     const out: number[] = []
-    this.terms.forEach((t, i) => { if (t[0] === c && t.length >= min && t.length <= max) out.push(i) })
+    this.terms.forEach((t, i) => {
+      if (t[0] === c && t.length >= min && t.length <= max) out.push(i)
+    })
     return out
   }
 
@@ -146,9 +158,9 @@ export class OpenSegment implements Segment {
    * `limit` only (`docCount` of them): the part a checkpoint up to document
    * `limit` keeps, without the terms left with no posting.
    */
-  freeze (limit = Number.POSITIVE_INFINITY, docCount = this.docCount): FrozenSegment {
+  freeze(limit = Number.POSITIVE_INFINITY, docCount = this.docCount): FrozenSegment {
     const n = this.terms.length
-    const order = this.terms.map((_, i) => i).sort((x, y) => this.terms[x] < this.terms[y] ? -1 : this.terms[x] > this.terms[y] ? 1 : 0)
+    const order = this.terms.map((_, i) => i).sort((x, y) => (this.terms[x] < this.terms[y] ? -1 : this.terms[x] > this.terms[y] ? 1 : 0))
     // The postings in the order they came (documents ascending), read twice
     // from flat copies: once for each term's byte length and counts, once to
     // write them where their term's postings go. Walking each term's chain
@@ -159,7 +171,11 @@ export class OpenSegment implements Segment {
     let postings = docs.length
     if (limit < Number.POSITIVE_INFINITY) {
       let lo = 0
-      while (lo < postings) { const mid = (lo + postings) >>> 1; if (docs[mid] < limit) lo = mid + 1; else postings = mid }
+      while (lo < postings) {
+        const mid = (lo + postings) >>> 1
+        if (docs[mid] < limit) lo = mid + 1
+        else postings = mid
+      }
     }
     const length = new Int32Array(n)
     const last = new Int32Array(n)
@@ -171,7 +187,7 @@ export class OpenSegment implements Segment {
       // a posting is a varint delta (at most 5 bytes) and a byte of frequencies
       length[t] += (delta < 0x80 ? 1 : delta < 0x4000 ? 2 : delta < 0x200000 ? 3 : delta < 0x10000000 ? 4 : 5) + 1
       const tf = tfs[p]
-      if ((tf >> 4) > 0) df[t * 3]++
+      if (tf >> 4 > 0) df[t * 3]++
       if (((tf >> 2) & 3) > 0) df[t * 3 + 1]++
       if ((tf & 3) > 0) df[t * 3 + 2]++
     }
@@ -196,7 +212,10 @@ export class OpenSegment implements Segment {
       let delta = docs[p] - last[t]
       last[t] = docs[p]
       let at = write[t]
-      while (delta >= 0x80) { bytes[at++] = (delta & 0x7f) | 0x80; delta = Math.floor(delta / 128) }
+      while (delta >= 0x80) {
+        bytes[at++] = (delta & 0x7f) | 0x80
+        delta = Math.floor(delta / 128)
+      }
       bytes[at++] = delta
       bytes[at++] = tfs[p]
       write[t] = at
@@ -207,7 +226,7 @@ export class OpenSegment implements Segment {
 
 /** A segment that no longer changes: sorted terms and packed postings. */
 export class FrozenSegment implements Segment {
-  constructor (
+  constructor(
     readonly terms: string[],
     /** byte offset of each term's postings, and the end */
     readonly offsets: Uint32Array,
@@ -217,11 +236,11 @@ export class FrozenSegment implements Segment {
     readonly docCount: number
   ) {}
 
-  df (at: number): [number, number, number] {
+  df(at: number): [number, number, number] {
     return [this.dfs[at * 3], this.dfs[at * 3 + 1], this.dfs[at * 3 + 2]]
   }
 
-  postings (at: number, fn: (doc: number, tf: number) => void): void {
+  postings(at: number, fn: (doc: number, tf: number) => void): void {
     const b = this.bytes
     let doc = 0
     for (let i = this.offsets[at], end = this.offsets[at + 1]; i < end;) {
@@ -238,14 +257,16 @@ export class FrozenSegment implements Segment {
     }
   }
 
-  term (at: number): string { return this.terms[at] }
+  term(at: number): string {
+    return this.terms[at]
+  }
 
   /**
    * This segment without the postings of documents `limit` and above (and
    * without the terms left with none), holding `docCount` documents: the part
    * of it a checkpoint up to document `limit` keeps.
    */
-  below (limit: number, docCount: number): FrozenSegment {
+  below(limit: number, docCount: number): FrozenSegment {
     const terms: string[] = []
     const offsets: number[] = []
     const dfs: number[] = []
@@ -258,9 +279,12 @@ export class FrozenSegment implements Segment {
         if (doc >= limit) return
         let delta = doc - last
         last = doc
-        while (delta >= 0x80) { bytes.push((delta & 0x7f) | 0x80); delta = Math.floor(delta / 128) }
+        while (delta >= 0x80) {
+          bytes.push((delta & 0x7f) | 0x80)
+          delta = Math.floor(delta / 128)
+        }
         bytes.push(delta, tf)
-        if ((tf >> 4) > 0) df[0]++
+        if (tf >> 4 > 0) df[0]++
         if (((tf >> 2) & 3) > 0) df[1]++
         if ((tf & 3) > 0) df[2]++
       })
@@ -274,7 +298,7 @@ export class FrozenSegment implements Segment {
   }
 
   /** The first index whose term is >= `term`. */
-  private lowerBound (term: string): number {
+  private lowerBound(term: string): number {
     let lo = 0
     let hi = this.terms.length
     while (lo < hi) {
@@ -285,18 +309,18 @@ export class FrozenSegment implements Segment {
     return lo
   }
 
-  find (term: string): number {
+  find(term: string): number {
     const i = this.lowerBound(term)
     return i < this.terms.length && this.terms[i] === term ? i : -1
   }
 
-  withPrefix (prefix: string): number[] {
+  withPrefix(prefix: string): number[] {
     const out: number[] = []
     for (let i = this.lowerBound(prefix); i < this.terms.length && this.terms[i].startsWith(prefix); i++) out.push(i)
     return out
   }
 
-  candidates (c: string, min: number, max: number): number[] {
+  candidates(c: string, min: number, max: number): number[] {
     const out: number[] = []
     for (let i = this.lowerBound(c); i < this.terms.length && this.terms[i][0] === c; i++) {
       const n = this.terms[i].length

@@ -14,12 +14,12 @@ export class TermTable {
   /** handle + 1 per slot, 0 for an empty one */
   private slots = new Int32Array(1024)
 
-  get size (): number {
+  get size(): number {
     return this.terms.length
   }
 
   /** The handle of `text[start, end)` lower-cased, made when new; the slice must be ASCII (the caller checked). */
-  handleOfAscii (text: string, start: number, end: number): number {
+  handleOfAscii(text: string, start: number, end: number): number {
     let h = FNV_OFFSET
     for (let i = start; i < end; i++) {
       let c = text.charCodeAt(i)
@@ -35,7 +35,7 @@ export class TermTable {
   }
 
   /** The handle of `term` (lower-case already), made when new. */
-  handleOf (term: string): number {
+  handleOf(term: string): number {
     const h = hashOf(term)
     const mask = this.slots.length - 1
     for (let s = h & mask; ; s = (s + 1) & mask) {
@@ -46,7 +46,7 @@ export class TermTable {
   }
 
   /** The handle of `term`, or -1. */
-  find (term: string): number {
+  find(term: string): number {
     const h = hashOf(term)
     const mask = this.slots.length - 1
     for (let s = h & mask; ; s = (s + 1) & mask) {
@@ -56,7 +56,7 @@ export class TermTable {
     }
   }
 
-  private insert (slot: number, h: number, term: string): number {
+  private insert(slot: number, h: number, term: string): number {
     const at = this.terms.length
     this.terms.push(term)
     this.hashes.push(h)
@@ -65,7 +65,7 @@ export class TermTable {
     return at
   }
 
-  private grow (): void {
+  private grow(): void {
     const slots = new Int32Array(this.slots.length * 2)
     const mask = slots.length - 1
     for (let at = 0; at < this.terms.length; at++) {
@@ -77,14 +77,14 @@ export class TermTable {
   }
 }
 
-function hashOf (term: string): number {
+function hashOf(term: string): number {
   let h = FNV_OFFSET
   for (let i = 0; i < term.length; i++) h = Math.imul(h ^ term.charCodeAt(i), FNV_PRIME)
   return h
 }
 
 /** True when `text[start, end)`, its ASCII capitals lowered, is `term`. */
-function sameLowered (term: string, text: string, start: number, end: number): boolean {
+function sameLowered(term: string, text: string, start: number, end: number): boolean {
   if (term.length !== end - start) return false
   for (let i = 0; i < term.length; i++) {
     let c = text.charCodeAt(start + i)

@@ -9,7 +9,7 @@ const ASCII_SEPARATOR = new Uint8Array(128)
 for (let c = 0; c < 128; c++) if (SPACE_OR_PUNCTUATION.test(String.fromCharCode(c))) ASCII_SEPARATOR[c] = 1
 
 /** The terms of a text, in order, repeats kept. */
-export function tokenize (text: string): string[] {
+export function tokenize(text: string): string[] {
   const out: string[] = []
   // ASCII text (most of it) without the regular expression; the same terms
   let start = 0
@@ -30,7 +30,7 @@ export function tokenize (text: string): string[] {
  * first), the terms `tokenize` gives once lower-cased; false, with `out`
  * undefined, when the text is not all ASCII (then use tokenize).
  */
-export function asciiTermBounds (text: string, out: number[]): boolean {
+export function asciiTermBounds(text: string, out: number[]): boolean {
   out.length = 0
   let start = 0
   for (let i = 0; i < text.length; i++) {
@@ -45,7 +45,7 @@ export function asciiTermBounds (text: string, out: number[]): boolean {
   return true
 }
 
-function tokenizeUnicode (text: string): string[] {
+function tokenizeUnicode(text: string): string[] {
   const out: string[] = []
   for (const t of text.split(SPACE_OR_PUNCTUATION)) if (t !== '') out.push(t.toLowerCase())
   return out
@@ -55,7 +55,7 @@ function tokenizeUnicode (text: string): string[] {
  * Levenshtein distance between `a` and `b` when it is at most `max`, else
  * max + 1 (stops at the first row of the table that is all over `max`).
  */
-export function boundedDistance (a: string, b: string, max: number): number {
+export function boundedDistance(a: string, b: string, max: number): number {
   if (Math.abs(a.length - b.length) > max) return max + 1
   const n = b.length
   let prev = new Array<number>(n + 1)

@@ -21,10 +21,8 @@ import type { PreparedRestore } from './restore.js'
 import { compareStrings, type VersionVector } from './version-vector.js'
 
 /** The deterministic total order: (lamport, author, seq). */
-export function compareStored (x: StoredEntry, y: StoredEntry): number {
-  return (x.entry.lamport - y.entry.lamport) ||
-    compareStrings(x.entry.author, y.entry.author) ||
-    (x.entry.seq - y.entry.seq)
+export function compareStored(x: StoredEntry, y: StoredEntry): number {
+  return x.entry.lamport - y.entry.lamport || compareStrings(x.entry.author, y.entry.author) || x.entry.seq - y.entry.seq
 }
 
 /** Where accepted entries' bytes are kept, by cursor. Synchronous: it is memory, or a store read that cannot wait. */
@@ -38,8 +36,12 @@ export interface EntryArchive {
 /** Entry bytes in memory: the default archive (tests, the simulator). */
 export class MemoryArchive implements EntryArchive {
   private readonly byCursor = new Map<number, Uint8Array>()
-  put (cursor: number, bytes: Uint8Array): void { this.byCursor.set(cursor, bytes) }
-  get (cursor: number): Uint8Array | undefined { return this.byCursor.get(cursor) }
+  put(cursor: number, bytes: Uint8Array): void {
+    this.byCursor.set(cursor, bytes)
+  }
+  get(cursor: number): Uint8Array | undefined {
+    return this.byCursor.get(cursor)
+  }
 }
 
 /** What the index knows of an entry without reading it. */
@@ -55,7 +57,7 @@ const KIND_INDEX = new Map<string, number>(KNOWN_KINDS.map((k, i) => [k, i]))
 const UNKNOWN_KIND = 255
 
 /** Hex entry id to bytes; undefined for anything that is not 64 hex digits. */
-function idBytes (id: string): Uint8Array | undefined {
+function idBytes(id: string): Uint8Array | undefined {
   if (id.length !== ENTRY_ID_BYTES * 2) return undefined
   const b = Buffer.from(id, 'hex')
   return b.byteLength === ENTRY_ID_BYTES ? b : undefined
@@ -83,12 +85,12 @@ export class AcceptedEntries {
   private maxLamport = 0
   private lastCursor = 0
 
-  constructor (archive: EntryArchive = new MemoryArchive()) {
+  constructor(archive: EntryArchive = new MemoryArchive()) {
     this.archive = archive
   }
 
   /** Appends `p` to its author's feed with the next cursor. */
-  add (p: PendingEntry): StoredEntry {
+  add(p: PendingEntry): StoredEntry {
     const stored: StoredEntry = { id: p.id, entry: p.entry, bytes: p.bytes, cursor: this.lastCursor + 1 }
     this.archive.put(stored.cursor, p.bytes)
     const row = this.addRow(stored, p.digest)
@@ -108,7 +110,7 @@ export class AcceptedEntries {
    * to the archive unless `archived` says the archive has them already (the
    * store they were read from).
    */
-  load ({ arrivals, feeds }: PreparedRestore, archived = false): void {
+  load({ arrivals, feeds }: PreparedRestore, archived = false): void {
     if (this.size > 0) throw new FailedPreconditionError('load needs an empty index')
     const rows = new Map<string, number>()
     for (const s of arrivals) {
@@ -128,7 +130,7 @@ export class AcceptedEntries {
    * on disk), for a checkpoint written at once: views of the columns' chunks
    * (no copy) but for the renumbered authors. Undefined when there are none.
    */
-  checkpointRows (upTo: number): CheckpointColumns | undefined {
+  checkpointRows(upTo: number): CheckpointColumns | undefined {
     const n = this.firstRowAfter(upTo) - 1
     if (n < 1) return undefined
     // authors in order of their first row, so every author named has a row
@@ -137,7 +139,10 @@ export class AcceptedEntries {
     const author = new Int32Array(n)
     for (let r = 0; r < n; r++) {
       const a = this.rowAuthor.at(r)
-      if (renumber[a] === -1) { renumber[a] = names.length; names.push(this.authorNames[a]) }
+      if (renumber[a] === -1) {
+        renumber[a] = names.length
+        names.push(this.authorNames[a])
+      }
       author[r] = renumber[a]
     }
     return {
@@ -159,7 +164,7 @@ export class AcceptedEntries {
    * FailedPreconditionError when one is missing or differs (the checkpoint
    * is not of this log).
    */
-  static fromCheckpoint (rows: CheckpointRows, archive: EntryArchive): AcceptedEntries {
+  static fromCheckpoint(rows: CheckpointRows, archive: EntryArchive): AcceptedEntries {
     const out = new AcceptedEntries(archive)
     const n = rows.author.length
     for (const name of rows.authors) {
@@ -186,8 +191,12 @@ export class AcceptedEntries {
       if (rows.lamport[r] > out.maxLamport) out.maxLamport = rows.lamport[r]
       counts[rows.kind[r]]++
     }
-    feedRows.forEach((f, a) => { out.feeds[a].pushAll(f) })
-    counts.forEach((c, k) => { if (c > 0) out.kindCounts.set(KNOWN_KINDS[k], c) })
+    feedRows.forEach((f, a) => {
+      out.feeds[a].pushAll(f)
+    })
+    counts.forEach((c, k) => {
+      if (c > 0) out.kindCounts.set(KNOWN_KINDS[k], c)
+    })
     out.lastCursor = rows.cursor
     for (let a = 0; a < out.authorNames.length; a++) {
       const feed = out.feeds[a]
@@ -195,7 +204,8 @@ export class AcceptedEntries {
       const cursor = out.rowCursor.at(row - 1)
       const bytes = archive.get(cursor)
       const id = out.idOf(row)
-      if (bytes === undefined || idOfBytes(bytes) !== id) throw new FailedPreconditionError(`the log has no entry ${id} at cursor ${cursor}, which the checkpoint names`)
+      if (bytes === undefined || idOfBytes(bytes) !== id)
+        throw new FailedPreconditionError(`the log has no entry ${id} at cursor ${cursor}, which the checkpoint names`)
       out.lasts[a] = { id, entry: Entry.decode(bytes), bytes, cursor }
     }
     out.orderedRows = null
@@ -203,7 +213,7 @@ export class AcceptedEntries {
   }
 
   /** Appends an entry read back from the archive (checked by the caller: it follows its feed, its cursor grows). */
-  appendRestored (s: StoredEntry): void {
+  appendRestored(s: StoredEntry): void {
     const row = this.addRow(s)
     const a = this.rowAuthor.at(row - 1)
     this.feeds[a].push(row)
@@ -212,7 +222,7 @@ export class AcceptedEntries {
   }
 
   /** Adds the entry's row (not yet to its feed); returns the row. */
-  private addRow (s: StoredEntry, digest?: Uint8Array): number {
+  private addRow(s: StoredEntry, digest?: Uint8Array): number {
     const id = digest ?? idBytes(s.id)
     if (id === undefined) throw new FailedPreconditionError(`entry id ${s.id} is not 64 hex digits`)
     const { author, seq, lamport, kind } = s.entry
@@ -239,17 +249,17 @@ export class AcceptedEntries {
 
   // ---- rows ----
 
-  private rowOf (id: string): number {
+  private rowOf(id: string): number {
     const b = idBytes(id)
     return b === undefined ? 0 : this.byId.find(b)
   }
 
-  private idOf (row: number): string {
+  private idOf(row: number): string {
     return toHex(this.ids.at(row - 1))
   }
 
   /** Reads and decodes the entry of `row` from the archive. */
-  private materialize (row: number): StoredEntry {
+  private materialize(row: number): StoredEntry {
     const cursor = this.rowCursor.at(row - 1)
     const a = this.rowAuthor.at(row - 1)
     const last = this.lasts[a]
@@ -260,18 +270,26 @@ export class AcceptedEntries {
     return { id: this.idOf(row), entry: scanEntry(bytes) ?? Entry.decode(bytes), bytes, cursor }
   }
 
-  private compareRows (x: number, y: number): number {
-    return (this.rowLamport.at(x - 1) - this.rowLamport.at(y - 1)) ||
+  private compareRows(x: number, y: number): number {
+    return (
+      this.rowLamport.at(x - 1) - this.rowLamport.at(y - 1) ||
       compareStrings(this.authorNames[this.rowAuthor.at(x - 1)], this.authorNames[this.rowAuthor.at(y - 1)]) ||
-      (this.rowSeq.at(x - 1) - this.rowSeq.at(y - 1))
+      this.rowSeq.at(x - 1) - this.rowSeq.at(y - 1)
+    )
   }
 
   /** The first row whose cursor is greater than `cursor`. */
-  private firstRowAfter (cursor: number): number {
+  private firstRowAfter(cursor: number): number {
     let lo = 1
     let hi = this.ids.length + 1
     // cursors are rows in a log built here; a restore may have left gaps
-    if (cursor >= 0 && cursor < hi - 1 && this.rowCursor.at(cursor) === cursor + 1 && (cursor === 0 || this.rowCursor.at(cursor - 1) === cursor)) return cursor + 1
+    if (
+      cursor >= 0 &&
+      cursor < hi - 1 &&
+      this.rowCursor.at(cursor) === cursor + 1 &&
+      (cursor === 0 || this.rowCursor.at(cursor - 1) === cursor)
+    )
+      return cursor + 1
     while (lo < hi) {
       const mid = (lo + hi) >>> 1
       if (this.rowCursor.at(mid - 1) <= cursor) lo = mid + 1
@@ -282,28 +300,28 @@ export class AcceptedEntries {
 
   // ---- reading ----
 
-  has (id: string): boolean {
+  has(id: string): boolean {
     return this.rowOf(id) !== 0
   }
 
   /** has, for an id given as its 32 bytes */
-  hasDigest (digest: Uint8Array): boolean {
+  hasDigest(digest: Uint8Array): boolean {
     return digest.byteLength === ENTRY_ID_BYTES && this.byId.find(digest) !== 0
   }
 
-  get (id: string): StoredEntry | undefined {
+  get(id: string): StoredEntry | undefined {
     const row = this.rowOf(id)
     return row === 0 ? undefined : this.materialize(row)
   }
 
   /** The entry at `cursor`, or undefined. */
-  atCursor (cursor: number): StoredEntry | undefined {
+  atCursor(cursor: number): StoredEntry | undefined {
     const row = this.firstRowAfter(cursor - 1)
     return row <= this.ids.length && this.rowCursor.at(row - 1) === cursor ? this.materialize(row) : undefined
   }
 
   /** How many entries of `kind` have a cursor up to `upTo`. */
-  countOfKind (kind: string, upTo: number): number {
+  countOfKind(kind: string, upTo: number): number {
     if (this.firstRowAfter(upTo) - 1 >= this.ids.length) return this.kindCounts.get(kind) ?? 0
     const k = KIND_INDEX.get(kind) ?? UNKNOWN_KIND
     let n = 0
@@ -312,63 +330,72 @@ export class AcceptedEntries {
   }
 
   /** How many entries of each kind have a cursor up to `upTo`, in one pass (none when it covers every row). */
-  countsByKindUpTo (upTo: number): Map<string, number> {
+  countsByKindUpTo(upTo: number): Map<string, number> {
     const last = this.firstRowAfter(upTo) - 1
     if (last >= this.ids.length) return this.countsByKind()
     const per = new Array<number>(256).fill(0)
     for (let row = 1; row <= last; row++) per[this.rowKind.at(row - 1)]++
     const out = new Map<string, number>()
-    per.forEach((n, k) => { if (n > 0 && k < KNOWN_KINDS.length) out.set(KNOWN_KINDS[k], n) })
+    per.forEach((n, k) => {
+      if (n > 0 && k < KNOWN_KINDS.length) out.set(KNOWN_KINDS[k], n)
+    })
     return out
   }
 
   /** True when the entry at `cursor` is of `kind` and its id starts with the bytes of `idHead`. */
-  holdsAt (cursor: number, kind: string, idHead: Uint8Array): boolean {
+  holdsAt(cursor: number, kind: string, idHead: Uint8Array): boolean {
     const row = this.firstRowAfter(cursor - 1)
-    if (row > this.ids.length || this.rowCursor.at(row - 1) !== cursor || this.rowKind.at(row - 1) !== (KIND_INDEX.get(kind) ?? UNKNOWN_KIND)) return false
+    if (
+      row > this.ids.length ||
+      this.rowCursor.at(row - 1) !== cursor ||
+      this.rowKind.at(row - 1) !== (KIND_INDEX.get(kind) ?? UNKNOWN_KIND)
+    )
+      return false
     const id = this.ids.at(row - 1)
     for (let i = 0; i < idHead.length; i++) if (id[i] !== idHead[i]) return false
     return true
   }
 
   /** The cursor of entry `id`, or 0. */
-  cursorOf (id: string): number {
+  cursorOf(id: string): number {
     const row = this.rowOf(id)
     return row === 0 ? 0 : this.rowCursor.at(row - 1)
   }
 
-  byAuthorSeq (author: string, seq: number): StoredEntry | undefined {
+  byAuthorSeq(author: string, seq: number): StoredEntry | undefined {
     const a = this.authorIndex.get(author)
     if (a === undefined || !(seq >= 1 && seq <= this.feeds[a].length)) return undefined
     return this.materialize(this.feeds[a].at(seq - 1))
   }
 
   /** The id of the author's entry at `seq`, without reading it. */
-  idAt (author: string, seq: number): string | undefined {
+  idAt(author: string, seq: number): string | undefined {
     const a = this.authorIndex.get(author)
     if (a === undefined || !(seq >= 1 && seq <= this.feeds[a].length)) return undefined
     return this.idOf(this.feeds[a].at(seq - 1))
   }
 
   /** The author's last entry. */
-  last (author: string): StoredEntry | undefined {
+  last(author: string): StoredEntry | undefined {
     const a = this.authorIndex.get(author)
     return a === undefined ? undefined : this.lasts[a]
   }
 
   /** The author's highest seq held (0 for none). */
-  held (author: string): number {
+  held(author: string): number {
     const a = this.authorIndex.get(author)
     return a === undefined ? 0 : this.feeds[a].length
   }
 
-  vector (): Map<string, number> {
+  vector(): Map<string, number> {
     const v = new Map<string, number>()
-    this.authorNames.forEach((author, a) => { v.set(author, this.feeds[a].length) })
+    this.authorNames.forEach((author, a) => {
+      v.set(author, this.feeds[a].length)
+    })
     return v
   }
 
-  entriesAfter (remote: VersionVector, limit: number): StoredEntry[] {
+  entriesAfter(remote: VersionVector, limit: number): StoredEntry[] {
     const out: StoredEntry[] = []
     for (const author of this.authors()) {
       const feed = this.feeds[this.authorIndex.get(author) as number]
@@ -380,14 +407,14 @@ export class AcceptedEntries {
     return out
   }
 
-  afterCursor (cursor: number, limit: number): StoredEntry[] {
+  afterCursor(cursor: number, limit: number): StoredEntry[] {
     const out: StoredEntry[] = []
     for (let row = this.firstRowAfter(cursor); row <= this.ids.length && out.length < limit; row++) out.push(this.materialize(row))
     return out
   }
 
   /** Entries with a cursor greater than `cursor`, in cursor order, read one at a time (for folds over a large log). */
-  * iterateAfter (cursor: number, kinds?: ReadonlySet<string>): Generator<StoredEntry> {
+  *iterateAfter(cursor: number, kinds?: ReadonlySet<string>): Generator<StoredEntry> {
     const wanted = kinds === undefined ? undefined : new Set([...kinds].map(k => KIND_INDEX.get(k) ?? UNKNOWN_KIND))
     for (let row = this.firstRowAfter(cursor); row <= this.ids.length; row++) {
       if (wanted !== undefined && !wanted.has(this.rowKind.at(row - 1))) continue
@@ -396,11 +423,11 @@ export class AcceptedEntries {
   }
 
   /** What the index knows of the entries after `cursor`, in cursor order, without reading them. */
-  * metaAfter (cursor: number): Generator<EntryMeta> {
+  *metaAfter(cursor: number): Generator<EntryMeta> {
     for (let row = this.firstRowAfter(cursor); row <= this.ids.length; row++) yield this.meta(row)
   }
 
-  private meta (row: number): EntryMeta {
+  private meta(row: number): EntryMeta {
     const k = this.rowKind.at(row - 1)
     return {
       cursor: this.rowCursor.at(row - 1),
@@ -412,15 +439,16 @@ export class AcceptedEntries {
   }
 
   /** Cursors of the author's entries with seq in `from..to` (inclusive), in seq order. */
-  feedCursors (author: string, from: number, to: number): number[] {
+  feedCursors(author: string, from: number, to: number): number[] {
     const a = this.authorIndex.get(author)
     if (a === undefined) return []
     const out: number[] = []
-    for (let seq = Math.max(1, from); seq <= Math.min(to, this.feeds[a].length); seq++) out.push(this.rowCursor.at(this.feeds[a].at(seq - 1) - 1))
+    for (let seq = Math.max(1, from); seq <= Math.min(to, this.feeds[a].length); seq++)
+      out.push(this.rowCursor.at(this.feeds[a].at(seq - 1) - 1))
     return out
   }
 
-  ordered (kinds?: ReadonlySet<string>): StoredEntry[] {
+  ordered(kinds?: ReadonlySet<string>): StoredEntry[] {
     if (this.orderedRows == null) {
       const rows = Array.from({ length: this.ids.length }, (_, i) => i + 1)
       this.orderedRows = rows.sort((x, y) => this.compareRows(x, y))
@@ -431,28 +459,28 @@ export class AcceptedEntries {
     return out
   }
 
-  authors (): string[] {
+  authors(): string[] {
     return [...this.authorNames].sort(compareStrings)
   }
 
-  countsByKind (): Map<string, number> {
+  countsByKind(): Map<string, number> {
     return new Map(this.kindCounts)
   }
 
   /** Authors with at least one entry. */
-  get authorCount (): number {
+  get authorCount(): number {
     return this.authorNames.length
   }
 
-  get size (): number {
+  get size(): number {
     return this.ids.length
   }
 
-  get lamport (): number {
+  get lamport(): number {
     return this.maxLamport
   }
 
-  get cursor (): number {
+  get cursor(): number {
     return this.lastCursor
   }
 }

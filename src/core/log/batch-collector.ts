@@ -10,16 +10,16 @@ export class BatchCollector {
   private duplicates = 0
   private readonly rejected: Partial<Record<RejectReason, number>> = {}
 
-  duplicate (): void {
+  duplicate(): void {
     this.duplicates++
   }
 
-  reject (reason: RejectReason, proof?: ForkProof): void {
+  reject(reason: RejectReason, proof?: ForkProof): void {
     this.rejected[reason] = (this.rejected[reason] ?? 0) + 1
     if (proof != null) this.forks.push(proof)
   }
 
-  add (r: IngestResult): void {
+  add(r: IngestResult): void {
     switch (r.status) {
       case 'accepted':
         this.accepted.push(...r.accepted)
@@ -39,7 +39,7 @@ export class BatchCollector {
   }
 
   /** The net pending-set change: an entry that came and went within the batch is in neither list. */
-  result (stillPending: (id: string) => boolean): BatchResult {
+  result(stillPending: (id: string) => boolean): BatchResult {
     const added = new Set(this.pendingAdded.map(p => p.id))
     return {
       accepted: this.accepted,

@@ -6,12 +6,12 @@ import type { RejectReason } from './ingest-result.js'
 import { bodyDecodes, isKnownKind } from './kinds.js'
 import { ENTRY_ID_BYTES } from './limits.js'
 
-function isCount (n: number, min: number): boolean {
+function isCount(n: number, min: number): boolean {
   return Number.isSafeInteger(n) && n >= min
 }
 
 /** The first fault of an authenticated entry's content, or null when it is sound. */
-export function contentFault (e: Entry): RejectReason | null {
+export function contentFault(e: Entry): RejectReason | null {
   if (!isCount(e.seq, 1) || !isCount(e.time, 0)) return 'malformed'
   // each of an author's entries raises its lamport by at least one, from at least 1
   if (!isCount(e.lamport, e.seq)) return 'malformed'

@@ -19,7 +19,7 @@ export const LITTLE_ENDIAN = new Uint8Array(new Uint16Array([1]).buffer)[0] === 
 export const pad8 = (n: number): number => (n + 7) & ~7
 
 /** The bytes of a typed array (a view, no copy). */
-export function bytesOf (a: ArrayBufferView): Uint8Array {
+export function bytesOf(a: ArrayBufferView): Uint8Array {
   return new Uint8Array(a.buffer, a.byteOffset, a.byteLength)
 }
 
@@ -27,15 +27,18 @@ export function bytesOf (a: ArrayBufferView): Uint8Array {
 export type Section = ArrayBufferView | readonly ArrayBufferView[]
 
 /** A checkpoint file of `header` and `sections`, under `magic` (8 bytes); throws on a big-endian machine (none is written there). */
-export function encodeSections (magic: Uint8Array, header: unknown, sections: readonly Section[]): Uint8Array {
+export function encodeSections(magic: Uint8Array, header: unknown, sections: readonly Section[]): Uint8Array {
   return joinParts(sectionParts(magic, header, sections))
 }
 
 /** The pieces of sectionParts as one array (a plain Uint8Array, as encodeSections has always given). */
-export function joinParts (parts: readonly Uint8Array[]): Uint8Array {
+export function joinParts(parts: readonly Uint8Array[]): Uint8Array {
   const out = new Uint8Array(parts.reduce((n, p) => n + p.byteLength, 0))
   let at = 0
-  for (const p of parts) { out.set(p, at); at += p.byteLength }
+  for (const p of parts) {
+    out.set(p, at)
+    at += p.byteLength
+  }
   return out
 }
 
@@ -47,7 +50,7 @@ const ZEROS = new Uint8Array(8)
  * digest (sha256 over the pieces). The views are of the caller's arrays:
  * write them before those change.
  */
-export function sectionParts (magic: Uint8Array, header: unknown, sections: readonly Section[]): Uint8Array[] {
+export function sectionParts(magic: Uint8Array, header: unknown, sections: readonly Section[]): Uint8Array[] {
   if (!LITTLE_ENDIAN) throw new InvalidArgumentError('checkpoints are written only on little-endian machines')
   const head = new TextEncoder().encode(JSON.stringify(header))
   const start = new Uint8Array(pad8(magic.length + 4 + head.length))
@@ -57,7 +60,10 @@ export function sectionParts (magic: Uint8Array, header: unknown, sections: read
   const parts: Uint8Array[] = [start]
   for (const s of sections) {
     let n = 0
-    for (const piece of ArrayBuffer.isView(s) ? [s] : s) { if (piece.byteLength > 0) parts.push(bytesOf(piece)); n += piece.byteLength }
+    for (const piece of ArrayBuffer.isView(s) ? [s] : s) {
+      if (piece.byteLength > 0) parts.push(bytesOf(piece))
+      n += piece.byteLength
+    }
     if (pad8(n) > n) parts.push(ZEROS.subarray(0, pad8(n) - n))
   }
   parts.push(sha256OfParts(parts))
@@ -77,8 +83,10 @@ export interface SectionReader {
 }
 
 /** Opens a checkpoint file written by encodeSections under `magic`; `what` names it in errors. */
-export function decodeSections (bytes: Uint8Array, magic: Uint8Array, what: string): SectionReader {
-  const bad = (why: string): never => { throw new InvalidArgumentError(`not a usable ${what}: ${why}`) }
+export function decodeSections(bytes: Uint8Array, magic: Uint8Array, what: string): SectionReader {
+  const bad = (why: string): never => {
+    throw new InvalidArgumentError(`not a usable ${what}: ${why}`)
+  }
   if (!LITTLE_ENDIAN) bad('this machine is big-endian')
   if (bytes.byteLength < magic.length + 4 + DIGEST_BYTES) bad('too short')
   for (let i = 0; i < magic.length; i++) if (bytes[i] !== magic[i]) bad('wrong magic')
@@ -115,6 +123,8 @@ export function decodeSections (bytes: Uint8Array, magic: Uint8Array, what: stri
       return v
     },
     take: (len: number): Uint8Array => copy(len),
-    end: () => { if (at !== body.byteLength) bad('bytes left over') }
+    end: () => {
+      if (at !== body.byteLength) bad('bytes left over')
+    }
   }
 }

@@ -22,33 +22,33 @@ export interface Signer {
 // crypto.hash (node 20.12 on) hashes in one call, about twice as fast as a Hash object for an entry's few hundred bytes
 const oneShot = (crypto as { hash?: (algorithm: string, data: Uint8Array, encoding: 'buffer' | 'hex') => Buffer | string }).hash
 
-export function sha256 (data: Uint8Array): Uint8Array {
-  return oneShot !== undefined ? oneShot('sha256', data, 'buffer') as Buffer : createHash('sha256').update(data).digest()
+export function sha256(data: Uint8Array): Uint8Array {
+  return oneShot !== undefined ? (oneShot('sha256', data, 'buffer') as Buffer) : createHash('sha256').update(data).digest()
 }
 
 /** sha256 of `parts` end to end, without joining them first. */
-export function sha256OfParts (parts: readonly Uint8Array[]): Uint8Array {
+export function sha256OfParts(parts: readonly Uint8Array[]): Uint8Array {
   const h = createHash('sha256')
   for (const p of parts) h.update(p)
   return h.digest()
 }
 
 /** sha256 of `data` in lower-case hex. */
-export function sha256Hex (data: Uint8Array): string {
-  return oneShot !== undefined ? oneShot('sha256', data, 'hex') as string : createHash('sha256').update(data).digest('hex')
+export function sha256Hex(data: Uint8Array): string {
+  return oneShot !== undefined ? (oneShot('sha256', data, 'hex') as string) : createHash('sha256').update(data).digest('hex')
 }
 
-export function toHex (bytes: Uint8Array): string {
+export function toHex(bytes: Uint8Array): string {
   return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('hex')
 }
 
 /** The bytes that are signed: domain tag, a zero byte, then the message. */
-function framed (domain: string, message: Uint8Array): Buffer {
+function framed(domain: string, message: Uint8Array): Buffer {
   return Buffer.concat([Buffer.from(domain, 'utf8'), Buffer.from([0]), message])
 }
 
 /** node:crypto's key object for a raw Ed25519 key: the 32-byte seed, or libp2p's 64-byte form (seed followed by public key). */
-export function ed25519PrivateKeyObject (rawPrivateKey: Uint8Array): KeyObject {
+export function ed25519PrivateKeyObject(rawPrivateKey: Uint8Array): KeyObject {
   return createPrivateKey({ key: Buffer.concat([PKCS8_ED25519_PREFIX, rawPrivateKey.subarray(0, 32)]), format: 'der', type: 'pkcs8' })
 }
 
@@ -56,7 +56,7 @@ export function ed25519PrivateKeyObject (rawPrivateKey: Uint8Array): KeyObject {
  * A signer from a raw Ed25519 key: either the 32-byte seed or libp2p's 64-byte
  * form (seed followed by public key).
  */
-export function createSigner (author: string, rawPrivateKey: Uint8Array): Signer {
+export function createSigner(author: string, rawPrivateKey: Uint8Array): Signer {
   const key = ed25519PrivateKeyObject(rawPrivateKey)
   return {
     author,
@@ -68,7 +68,7 @@ const keyCache = new Map<string, KeyObject | null>()
 const KEY_CACHE_LIMIT = 8192
 
 /** The verifying key an author names, or null when the author is not an Ed25519 peer id. */
-export function authorKey (author: string): KeyObject | null {
+export function authorKey(author: string): KeyObject | null {
   const cached = keyCache.get(author)
   if (cached !== undefined) return cached
   let key: KeyObject | null = null
@@ -98,18 +98,18 @@ export function authorKey (author: string): KeyObject | null {
  * entries), oldest out first: the set only has to outlast a message's spread
  * over the daemons of one process.
  */
-const verified = new Map<string, { author: string, signed: Buffer }>()
+const verified = new Map<string, { author: string; signed: Buffer }>()
 const VERIFIED_LIMIT = 2048
 const VERIFIED_MAX_BYTES = 2048
 const checks = { verified: 0, remembered: 0 }
 
 /** How many signatures this process has checked with Ed25519, and how many it found already checked. */
-export function signatureChecks (): { verified: number, remembered: number } {
+export function signatureChecks(): { verified: number; remembered: number } {
   return { ...checks }
 }
 
 /** True when `sig` is `author`'s signature over `message` in `domain`. Never throws. */
-export function verifySignature (domain: string, author: string, message: Uint8Array, sig: Uint8Array): boolean {
+export function verifySignature(domain: string, author: string, message: Uint8Array, sig: Uint8Array): boolean {
   if (sig.length !== 64) return false
   const key = authorKey(author)
   if (key == null) return false

@@ -19,18 +19,18 @@ const KINDS: readonly string[] = KNOWN_KINDS
 let lastAuthor = ''
 
 /** True when `buf[start, end)` holds the characters of `known` (ASCII). */
-function sameAscii (buf: Buffer, start: number, end: number, known: string): boolean {
+function sameAscii(buf: Buffer, start: number, end: number, known: string): boolean {
   if (known.length !== end - start) return false
   for (let i = 0; i < known.length; i++) if (buf[start + i] !== known.charCodeAt(i)) return false
   return true
 }
 
-function kindString (buf: Buffer, start: number, end: number): string {
+function kindString(buf: Buffer, start: number, end: number): string {
   for (const k of KINDS) if (sameAscii(buf, start, end, k)) return k
   return buf.toString('latin1', start, end)
 }
 
-function authorString (buf: Buffer, start: number, end: number): string {
+function authorString(buf: Buffer, start: number, end: number): string {
   if (sameAscii(buf, start, end, lastAuthor)) return lastAuthor
   lastAuthor = buf.toString('latin1', start, end)
   return lastAuthor
@@ -41,7 +41,7 @@ function authorString (buf: Buffer, start: number, end: number): string {
  * undefined (then decodeEntry says whether they are canonical at all).
  * Never throws.
  */
-export function scanEntry (bytes: Uint8Array): Entry | undefined {
+export function scanEntry(bytes: Uint8Array): Entry | undefined {
   const buf = Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)
   const n = buf.length
   let at = 0

@@ -8,11 +8,11 @@ import { DOMAIN_ENTRY, sha256, sha256Hex, toHex, verifySignature, type Signer } 
 import { ENTRY_ID_BYTES, MAX_ENTRY_BYTES } from './limits.js'
 
 /** What an author fills in; `author` comes from the signer and `sig` from signing. */
-export type EntryFields = Omit<Entry, 'author' | 'sig' | 'prev' | 'body'> & { prev: Uint8Array, body: Uint8Array }
+export type EntryFields = Omit<Entry, 'author' | 'sig' | 'prev' | 'body'> & { prev: Uint8Array; body: Uint8Array }
 
 /** Bytes that are not a canonically encoded Entry. */
 export class MalformedEntryError extends InvalidArgumentError {
-  constructor (message: string, cause?: unknown) {
+  constructor(message: string, cause?: unknown) {
     super(message)
     this.name = 'MalformedEntryError'
     if (cause !== undefined) this.cause = cause
@@ -21,45 +21,45 @@ export class MalformedEntryError extends InvalidArgumentError {
 
 const EMPTY = Buffer.alloc(0)
 
-export function asBuffer (bytes: Uint8Array): Buffer {
+export function asBuffer(bytes: Uint8Array): Buffer {
   return Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)
 }
 
 /** The canonical encoding of a whole entry, signature included. */
-export function encodeEntry (e: Entry): Uint8Array {
+export function encodeEntry(e: Entry): Uint8Array {
   return Entry.encode(e).finish()
 }
 
 /** The bytes the signature covers: the canonical encoding with `sig` empty. */
-export function unsignedBytes (e: Entry): Uint8Array {
+export function unsignedBytes(e: Entry): Uint8Array {
   return encodeEntry({ ...e, sig: EMPTY })
 }
 
 /** sha256 of the canonical encoding, signature included. */
-export function entryId (e: Entry): Uint8Array {
+export function entryId(e: Entry): Uint8Array {
   return sha256(encodeEntry(e))
 }
 
-export function entryIdHex (e: Entry): string {
+export function entryIdHex(e: Entry): string {
   return toHex(entryId(e))
 }
 
 /** The id of an entry from its canonical bytes. */
-export function idOfBytes (bytes: Uint8Array): string {
+export function idOfBytes(bytes: Uint8Array): string {
   return sha256Hex(bytes)
 }
 
 const ID_HEX = /^[0-9a-f]{64}$/
 
 /** True for a well-formed entry id in hex (lower case, 64 digits). */
-export function isEntryIdHex (s: string): boolean {
+export function isEntryIdHex(s: string): boolean {
   return s.length === ENTRY_ID_BYTES * 2 && ID_HEX.test(s)
 }
 
 export { toHex }
 
 /** Signs `fields` as `signer.author`. */
-export function signEntry (signer: Signer, fields: EntryFields): Entry {
+export function signEntry(signer: Signer, fields: EntryFields): Entry {
   const unsigned: Entry = {
     author: signer.author,
     seq: fields.seq,
@@ -75,7 +75,7 @@ export function signEntry (signer: Signer, fields: EntryFields): Entry {
 }
 
 /** True when `sig` is the signature of the key that `author` names over every other field. Never throws. */
-export function verifyEntry (e: Entry): boolean {
+export function verifyEntry(e: Entry): boolean {
   let message: Uint8Array
   try {
     message = unsignedBytes(e)
@@ -90,7 +90,7 @@ export function verifyEntry (e: Entry): boolean {
  * and MalformedEntryError for bytes that do not decode, or that decode but are
  * not the canonical encoding (unknown fields, repeated or unordered fields).
  */
-export function decodeEntry (bytes: Uint8Array, maxBytes: number = MAX_ENTRY_BYTES): Entry {
+export function decodeEntry(bytes: Uint8Array, maxBytes: number = MAX_ENTRY_BYTES): Entry {
   if (bytes.byteLength > maxBytes) throw new TooLargeError('entry', bytes.byteLength, maxBytes)
   let entry: Entry
   try {

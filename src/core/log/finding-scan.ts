@@ -14,7 +14,7 @@ import { Finding } from '../../gen/agency/v1/log.js'
 const utf8 = new TextDecoder()
 
 /** The finding `bytes` hold in the plain form, else undefined (then Finding.decode says what they are). Never throws. */
-export function scanFinding (bytes: Uint8Array): Finding | undefined {
+export function scanFinding(bytes: Uint8Array): Finding | undefined {
   const out: Finding = { kind: '', text: '', paths: [], tags: [], refs: [], supersedes: '' }
   return walkFinding(bytes, out) ? out : undefined
 }
@@ -24,7 +24,7 @@ export function scanFinding (bytes: Uint8Array): Finding | undefined {
  * it), without making its strings: the body check of a bulk sync, which the
  * findings index follows with scanFinding. Never throws.
  */
-export function isPlainFinding (bytes: Uint8Array): boolean {
+export function isPlainFinding(bytes: Uint8Array): boolean {
   return walkFinding(bytes, undefined)
 }
 
@@ -33,7 +33,7 @@ export function isPlainFinding (bytes: Uint8Array): boolean {
  * (ASCII): a listener that wants the findings with one tag skips the rest
  * without decoding them. True for any other bytes (decode them to know).
  */
-export function mayHaveTag (bytes: Uint8Array, tag: string): boolean {
+export function mayHaveTag(bytes: Uint8Array, tag: string): boolean {
   const n = bytes.length
   let at = 0
   let lastField = 0
@@ -50,7 +50,10 @@ export function mayHaveTag (bytes: Uint8Array, tag: string): boolean {
       if (i === 4 || at >= n) return true
       const b = bytes[at++]
       len += (b & 0x7f) * scale
-      if (b < 0x80) { if (b === 0 && i > 0) return true; break }
+      if (b < 0x80) {
+        if (b === 0 && i > 0) return true
+        break
+      }
       scale *= 128
     }
     const end = at + len
@@ -66,7 +69,7 @@ export function mayHaveTag (bytes: Uint8Array, tag: string): boolean {
 }
 
 /** Walks the fields of a plain finding, reading them into `out` when given; false when the form is not plain. */
-function walkFinding (bytes: Uint8Array, out: Finding | undefined): boolean {
+function walkFinding(bytes: Uint8Array, out: Finding | undefined): boolean {
   const n = bytes.length
   let at = 0
   let lastField = 0
@@ -84,22 +87,40 @@ function walkFinding (bytes: Uint8Array, out: Finding | undefined): boolean {
       if (i === 4 || at >= n) return false
       const b = bytes[at++]
       len += (b & 0x7f) * scale
-      if (b < 0x80) { if (b === 0 && i > 0) return false; break }
+      if (b < 0x80) {
+        if (b === 0 && i > 0) return false
+        break
+      }
       scale *= 128
     }
     const end = at + len
     if (end > n) return false
     if (out !== undefined) {
       let ascii = true
-      for (let i = at; i < end; i++) if (bytes[i] >= 0x80) { ascii = false; break }
+      for (let i = at; i < end; i++)
+        if (bytes[i] >= 0x80) {
+          ascii = false
+          break
+        }
       const s = ascii ? latin1(bytes, at, end) : utf8.decode(bytes.subarray(at, end))
       switch (field) {
-        case 1: out.kind = s; break
-        case 2: out.text = s; break
-        case 3: out.paths.push(s); break
-        case 4: out.tags.push(s); break
-        case 5: out.refs.push(s); break
-        default: out.supersedes = s
+        case 1:
+          out.kind = s
+          break
+        case 2:
+          out.text = s
+          break
+        case 3:
+          out.paths.push(s)
+          break
+        case 4:
+          out.tags.push(s)
+          break
+        case 5:
+          out.refs.push(s)
+          break
+        default:
+          out.supersedes = s
       }
     }
     at = end
@@ -108,11 +129,11 @@ function walkFinding (bytes: Uint8Array, out: Finding | undefined): boolean {
 }
 
 /** A finding's body, decoded: scanned when plain, else by Finding.decode (which throws on bytes that are not a Finding). */
-export function decodeFinding (bytes: Uint8Array): Finding {
+export function decodeFinding(bytes: Uint8Array): Finding {
   return scanFinding(bytes) ?? Finding.decode(bytes)
 }
 
-function latin1 (bytes: Uint8Array, start: number, end: number): string {
+function latin1(bytes: Uint8Array, start: number, end: number): string {
   if (Buffer.isBuffer(bytes)) return bytes.toString('latin1', start, end)
   return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('latin1', start, end)
 }

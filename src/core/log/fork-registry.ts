@@ -21,7 +21,7 @@ export interface ForkPoint {
 }
 
 /** True when the two entries of a proof extend the same entry: their seq is the fork point. */
-export function isForkPointProof (p: ForkProof): boolean {
+export function isForkPointProof(p: ForkProof): boolean {
   return Buffer.compare(Buffer.from(p.a.prev), Buffer.from(p.b.prev)) === 0
 }
 
@@ -31,7 +31,7 @@ export class ForkRegistry {
   private readonly faulty = new Set<string>()
 
   /** Marks the author of `a` and `b` faulty; returns the proof when it is newly kept. */
-  record (a: Entry, b: Entry): ForkProof | undefined {
+  record(a: Entry, b: Entry): ForkProof | undefined {
     this.faulty.add(a.author)
     const list = this.proofs.get(a.author) ?? []
     if (list.some(p => p.seq === a.seq)) return undefined
@@ -44,25 +44,25 @@ export class ForkRegistry {
     return proof
   }
 
-  all (): ForkProof[] {
+  all(): ForkProof[] {
     return [...this.proofs.values()].flat()
   }
 
   /** The proof at the author's lowest known fork seq. */
-  lowest (author: string): ForkProof | undefined {
+  lowest(author: string): ForkProof | undefined {
     return this.proofs.get(author)?.[0]
   }
 
-  forkPoint (author: string): ForkPoint | undefined {
+  forkPoint(author: string): ForkPoint | undefined {
     const p = this.lowest(author)
     return p === undefined ? undefined : { seq: p.seq, exact: isForkPointProof(p) }
   }
 
-  faultyAuthors (): Set<string> {
+  faultyAuthors(): Set<string> {
     return new Set(this.faulty)
   }
 
-  isFaulty (author: string): boolean {
+  isFaulty(author: string): boolean {
     return this.faulty.has(author)
   }
 }

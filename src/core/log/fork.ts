@@ -18,7 +18,7 @@ export interface ForkProof {
  * authenticated through a signed hash chain rather than its own signature may
  * not pass this check; it is still kept locally.)
  */
-export function verifyForkProof (proof: ForkProof): boolean {
+export function verifyForkProof(proof: ForkProof): boolean {
   const { author, seq, a, b } = proof
   if (a.author !== author || b.author !== author || a.seq !== seq || b.seq !== seq) return false
   try {

@@ -32,8 +32,15 @@ export type RejectReason =
   | 'fork' // a second, different entry at an (author, seq) already held
   | 'malformed' // bad bytes, seq 0, lamport 0, wrong prev length
 
-export const REJECT_REASONS: readonly RejectReason[] =
-  ['bad_signature', 'too_large', 'unknown_kind', 'bad_body', 'bad_prev', 'fork', 'malformed']
+export const REJECT_REASONS: readonly RejectReason[] = [
+  'bad_signature',
+  'too_large',
+  'unknown_kind',
+  'bad_body',
+  'bad_prev',
+  'fork',
+  'malformed'
+]
 
 /**
  * Every result carries the pending-set changes it caused, so that a store can
@@ -41,10 +48,10 @@ export const REJECT_REASONS: readonly RejectReason[] =
  * (accepted, refused once their gap filled, or dropped by the bounds).
  */
 export type IngestResult =
-  | { status: 'accepted', id: string, accepted: StoredEntry[], pendingRemoved: PendingEntry[] }
-  | { status: 'duplicate', id: string }
-  | { status: 'pending', id: string, pending: PendingEntry, pendingRemoved: PendingEntry[] }
-  | { status: 'rejected', id: string | null, reason: RejectReason, proof?: ForkProof }
+  | { status: 'accepted'; id: string; accepted: StoredEntry[]; pendingRemoved: PendingEntry[] }
+  | { status: 'duplicate'; id: string }
+  | { status: 'pending'; id: string; pending: PendingEntry; pendingRemoved: PendingEntry[] }
+  | { status: 'rejected'; id: string | null; reason: RejectReason; proof?: ForkProof }
 
 export interface BatchResult {
   /** newly accepted entries, each author's in seq order */

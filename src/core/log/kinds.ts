@@ -2,8 +2,24 @@
 // An unknown kind, or a body that does not decode as its kind's message, is
 // a rejection reason.
 import {
-  ApprovalRequest, Budget, Claim, Done, Finding, Goal, Integration, IntegrationRequest, OperatorEnvelope, RateLimit, Release, ReviewRequest,
-  TaskSpec, TestRun, Usage, Verdict, type DeepPartial, type MessageFns
+  ApprovalRequest,
+  Budget,
+  Claim,
+  Done,
+  Finding,
+  Goal,
+  Integration,
+  IntegrationRequest,
+  OperatorEnvelope,
+  RateLimit,
+  Release,
+  ReviewRequest,
+  TaskSpec,
+  TestRun,
+  Usage,
+  Verdict,
+  type DeepPartial,
+  type MessageFns
 } from '../../gen/agency/v1/log.js'
 import { InvalidArgumentError } from '../errors.js'
 import { decodeFinding, isPlainFinding } from './finding-scan.js'
@@ -60,24 +76,24 @@ export const KNOWN_KINDS: readonly EntryKind[] = Object.freeze(Object.keys(CODEC
 
 /** A body that does not decode as its kind's message. */
 export class BadBodyError extends InvalidArgumentError {
-  constructor (kind: string, cause?: unknown, why?: string) {
+  constructor(kind: string, cause?: unknown, why?: string) {
     super(why != null ? `bad ${kind} body: ${why}` : `body does not decode as a ${kind}`)
     this.name = 'BadBodyError'
     if (cause !== undefined) this.cause = cause
   }
 }
 
-export function isKnownKind (kind: string): kind is EntryKind {
+export function isKnownKind(kind: string): kind is EntryKind {
   return Object.hasOwn(CODECS, kind)
 }
 
-function codecOf (kind: string): MessageFns<unknown> {
+function codecOf(kind: string): MessageFns<unknown> {
   if (!isKnownKind(kind)) throw new InvalidArgumentError(`unknown entry kind: ${JSON.stringify(kind)}`)
   return CODECS[kind] as MessageFns<unknown>
 }
 
 /** Decodes a body; throws InvalidArgumentError for an unknown kind and BadBodyError for bad bytes. */
-export function decodeBody<K extends EntryKind> (kind: K, bytes: Uint8Array): KindBodies[K] {
+export function decodeBody<K extends EntryKind>(kind: K, bytes: Uint8Array): KindBodies[K] {
   const codec = codecOf(kind)
   let body: KindBodies[K]
   try {
@@ -92,13 +108,13 @@ export function decodeBody<K extends EntryKind> (kind: K, bytes: Uint8Array): Ki
 }
 
 /** Why a decoded body is out of its kind's bounds, or null. */
-export function boundsFault<K extends EntryKind> (kind: K, body: KindBodies[K]): string | null {
+export function boundsFault<K extends EntryKind>(kind: K, body: KindBodies[K]): string | null {
   const check = BOUNDS[kind]
   return check?.(body) ?? null
 }
 
 /** True when `bytes` decode as the body of `kind` (false for unknown kinds). Never throws. */
-export function bodyDecodes (kind: string, bytes: Uint8Array): boolean {
+export function bodyDecodes(kind: string, bytes: Uint8Array): boolean {
   if (!isKnownKind(kind)) return false
   // most of a large log is findings: the plain ones are read without the protobuf reader
   if (kind === 'finding' && isPlainFinding(bytes)) return true
@@ -111,7 +127,7 @@ export function bodyDecodes (kind: string, bytes: Uint8Array): boolean {
 }
 
 /** Encodes a body; missing fields take their defaults. */
-export function encodeBody<K extends EntryKind> (kind: K, body: DeepPartial<KindBodies[K]>): Uint8Array {
+export function encodeBody<K extends EntryKind>(kind: K, body: DeepPartial<KindBodies[K]>): Uint8Array {
   const codec = codecOf(kind)
   const full = codec.fromPartial(body as never)
   // what peers would refuse is refused here, before anything is signed
@@ -121,7 +137,7 @@ export function encodeBody<K extends EntryKind> (kind: K, body: DeepPartial<Kind
 }
 
 /** The body as its proto3 JSON form (for APIs and `--json` output). */
-export function bodyToJson (kind: string, bytes: Uint8Array): unknown {
+export function bodyToJson(kind: string, bytes: Uint8Array): unknown {
   const codec = codecOf(kind)
   let body: unknown
   try {

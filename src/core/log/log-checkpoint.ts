@@ -44,30 +44,36 @@ export interface CheckpointRows {
 export type CheckpointColumns = { [K in keyof CheckpointRows]: CheckpointRows[K] extends ArrayBufferView ? Section : CheckpointRows[K] }
 
 /** The checkpoint's bytes; throws on a big-endian machine (no checkpoint is written there). */
-export function encodeCheckpoint (rows: CheckpointColumns): Uint8Array {
+export function encodeCheckpoint(rows: CheckpointColumns): Uint8Array {
   return joinParts(checkpointParts(rows))
 }
 
 /** The checkpoint's bytes as pieces to write in order, the columns' as views of `rows` (see sectionParts). */
-export function checkpointParts (rows: CheckpointColumns): Uint8Array[] {
+export function checkpointParts(rows: CheckpointColumns): Uint8Array[] {
   const n = sectionLength(rows.author, 4)
-  return sectionParts(MAGIC, { rows: n, cursor: rows.cursor, authors: rows.authors },
-    [rows.ids, rows.author, rows.seq, rows.lamport, rows.rowCursor, rows.kind])
+  return sectionParts(MAGIC, { rows: n, cursor: rows.cursor, authors: rows.authors }, [
+    rows.ids,
+    rows.author,
+    rows.seq,
+    rows.lamport,
+    rows.rowCursor,
+    rows.kind
+  ])
 }
 
-function sectionLength (s: Section, bytesEach: number): number {
+function sectionLength(s: Section, bytesEach: number): number {
   return (ArrayBuffer.isView(s) ? s.byteLength : s.reduce((n, x) => n + x.byteLength, 0)) / bytesEach
 }
 
-function bad (why: string): never {
+function bad(why: string): never {
   throw new InvalidArgumentError(`not a usable log checkpoint: ${why}`)
 }
 
 /** The rows of a checkpoint, checked; throws InvalidArgumentError on anything that is not a whole, consistent checkpoint. */
-export function decodeCheckpoint (bytes: Uint8Array): CheckpointRows {
+export function decodeCheckpoint(bytes: Uint8Array): CheckpointRows {
   // views of the file's bytes where they are aligned: AcceptedEntries.fromCheckpoint copies the rows into its columns
   const { header, view: take, end } = decodeSections(bytes, MAGIC, 'log checkpoint')
-  const h = header as { rows?: unknown, cursor?: unknown, authors?: unknown }
+  const h = header as { rows?: unknown; cursor?: unknown; authors?: unknown }
   const n = h.rows
   if (typeof n !== 'number' || !Number.isSafeInteger(n) || n < 1) bad('row count')
   if (typeof h.cursor !== 'number' || !Number.isSafeInteger(h.cursor)) bad('cursor')
@@ -97,7 +103,7 @@ export function decodeCheckpoint (bytes: Uint8Array): CheckpointRows {
     if (kind[r] >= KNOWN_KINDS.length) bad(`row ${r}: kind`)
     if (!Number.isSafeInteger(lamport[r]) || lamport[r] < 0) bad(`row ${r}: lamport`)
   }
-  if (last !== h.cursor) bad('the header cursor is not the last row\'s')
+  if (last !== h.cursor) bad("the header cursor is not the last row's")
   if (held.some(s => s === 0)) bad('an author without rows')
   return { cursor: last, authors, ids, author, seq, lamport, rowCursor, kind }
 }

@@ -38,12 +38,22 @@ import { verifyForkProof, type ForkProof } from './fork.js'
 import { ForkRegistry, type ForkPoint } from './fork-registry.js'
 import { probeSeqs, type FeedSummaries, type FeedSummary } from './feed-summary.js'
 import {
-  REJECT_REASONS, type BatchResult, type IngestResult, type PendingEntry, type RejectReason, type StoredEntry
+  REJECT_REASONS,
+  type BatchResult,
+  type IngestResult,
+  type PendingEntry,
+  type RejectReason,
+  type StoredEntry
 } from './ingest-result.js'
 import { encodeBody, isKnownKind, type EntryKind, type KindBodies } from './kinds.js'
 import {
-  MAX_DIVERGENCE_RANGE, MAX_DIVERGENT_AUTHORS_PER_EXCHANGE, MAX_ENTRY_BYTES, MAX_FORK_PROOFS_PER_EXCHANGE,
-  MAX_PENDING_BYTES, MAX_PENDING_PER_AUTHOR, MAX_PENDING_TOTAL
+  MAX_DIVERGENCE_RANGE,
+  MAX_DIVERGENT_AUTHORS_PER_EXCHANGE,
+  MAX_ENTRY_BYTES,
+  MAX_FORK_PROOFS_PER_EXCHANGE,
+  MAX_PENDING_BYTES,
+  MAX_PENDING_PER_AUTHOR,
+  MAX_PENDING_TOTAL
 } from './limits.js'
 import { PendingSet } from './pending-set.js'
 import { checkpointParts, decodeCheckpoint, encodeCheckpoint } from './log-checkpoint.js'
@@ -62,7 +72,7 @@ const MAX_BISECT_CHECKS = 24
  * bisection that ends at an entry whose own signature holds (each such entry
  * authenticates everything before it in the chain). 0 when none is found.
  */
-function authenticatedPrefix (run: readonly PendingEntry[]): number {
+function authenticatedPrefix(run: readonly PendingEntry[]): number {
   if (verifyEntry(run[run.length - 1].entry)) return run.length
   // lo: entries known authenticated; hi: the first index whose prefix is not known good
   let lo = 0
@@ -82,7 +92,7 @@ function authenticatedPrefix (run: readonly PendingEntry[]): number {
 export class OwnFeedConflictError extends FailedPreconditionError {
   /** ids of every staged entry dropped */
   readonly dropped: string[]
-  constructor (message: string, dropped: string[]) {
+  constructor(message: string, dropped: string[]) {
     super(message)
     this.name = 'OwnFeedConflictError'
     this.dropped = dropped
@@ -98,7 +108,7 @@ export interface LogStateOptions {
   maxPendingBytes?: number
 }
 
-function positive (name: string, value: number): number {
+function positive(name: string, value: number): number {
   if (!Number.isSafeInteger(value) || value < 1) throw new InvalidArgumentError(`${name} must be a positive integer`)
   return value
 }
@@ -116,7 +126,7 @@ export class LogState {
   private readonly rejectedCounts = Object.fromEntries(REJECT_REASONS.map(r => [r, 0])) as Record<RejectReason, number>
   private duplicateCount = 0
 
-  constructor (options: LogStateOptions = {}) {
+  constructor(options: LogStateOptions = {}) {
     this.archive = options.archive
     this.entries = new AcceptedEntries(options.archive)
     this.maxEntryBytes = positive('maxEntryBytes', options.maxEntryBytes ?? MAX_ENTRY_BYTES)
@@ -137,7 +147,7 @@ export class LogState {
    * for callers with nothing to write first. Throws (and changes nothing) as
    * `stage` does.
    */
-  append<K extends EntryKind> (signer: Signer, kind: K, body: DeepPartial<KindBodies[K]> | Uint8Array, now: number): StoredEntry {
+  append<K extends EntryKind>(signer: Signer, kind: K, body: DeepPartial<KindBodies[K]> | Uint8Array, now: number): StoredEntry {
     const staged = this.stage(signer, kind, body, now)
     return this.commitStaged(staged.id).at(-1) as StoredEntry
   }
@@ -148,11 +158,12 @@ export class LogState {
    * changes nothing) on an unknown kind, a bad time, an entry over the size
    * limit, or a signer whose key is not its author's.
    */
-  stage<K extends EntryKind> (signer: Signer, kind: K, body: DeepPartial<KindBodies[K]> | Uint8Array, now: number): PendingEntry {
+  stage<K extends EntryKind>(signer: Signer, kind: K, body: DeepPartial<KindBodies[K]> | Uint8Array, now: number): PendingEntry {
     if (!isKnownKind(kind)) throw new InvalidArgumentError(`unknown entry kind: ${JSON.stringify(kind)}`)
     if (!Number.isSafeInteger(now) || now < 0) throw new InvalidArgumentError('time must be a non-negative integer (ms since the epoch)')
-    if (this.staged.length > 0 && this.staged[0].entry.author !== signer.author) throw new FailedPreconditionError(`entries of ${this.staged[0].entry.author} are staged: one author stages at a time`)
-    const last: { id: string, entry: Entry } | undefined = this.staged.at(-1) ?? this.entries.last(signer.author)
+    if (this.staged.length > 0 && this.staged[0].entry.author !== signer.author)
+      throw new FailedPreconditionError(`entries of ${this.staged[0].entry.author} are staged: one author stages at a time`)
+    const last: { id: string; entry: Entry } | undefined = this.staged.at(-1) ?? this.entries.last(signer.author)
     const entry = signEntry(signer, {
       seq: (last?.entry.seq ?? 0) + 1,
       prev: last == null ? new Uint8Array(0) : Buffer.from(last.id, 'hex'),
@@ -178,7 +189,7 @@ export class LogState {
    * feed no longer ends where they start (an entry of the author's own came
    * back from a peer meanwhile): placing them would fork the feed.
    */
-  commitStaged (id: string): StoredEntry[] {
+  commitStaged(id: string): StoredEntry[] {
     const upTo = this.staged.findIndex(s => s.id === id)
     if (upTo < 0) {
       if (this.entries.has(id)) return []
@@ -191,7 +202,10 @@ export class LogState {
       if (seq !== (last?.entry.seq ?? 0) + 1 || this.chainFault(s.entry, last) != null) {
         const known = `the feed now ends at seq ${last?.entry.seq ?? 0}`
         const dropped = [s.id, ...this.staged.splice(0).map(x => x.id)]
-        throw new OwnFeedConflictError(`own entry ${author}#${seq} not placed: ${known} (entries of this author came back from a peer); ${dropped.length} staged entr${dropped.length === 1 ? 'y' : 'ies'} dropped, append again`, dropped)
+        throw new OwnFeedConflictError(
+          `own entry ${author}#${seq} not placed: ${known} (entries of this author came back from a peer); ${dropped.length} staged entr${dropped.length === 1 ? 'y' : 'ies'} dropped, append again`,
+          dropped
+        )
       }
       placed.push(this.entries.add(s))
     }
@@ -199,17 +213,17 @@ export class LogState {
   }
 
   /** Drops every staged entry (their write failed); returns them. */
-  dropStaged (): PendingEntry[] {
+  dropStaged(): PendingEntry[] {
     return this.staged.splice(0)
   }
 
   /** Own entries staged and not committed. */
-  get stagedCount (): number {
+  get stagedCount(): number {
     return this.staged.length
   }
 
   /** Takes in one entry from anywhere (gossip, sync, a client). Never throws. */
-  ingest (entry: Entry): IngestResult {
+  ingest(entry: Entry): IngestResult {
     let bytes: Uint8Array
     try {
       bytes = encodeEntry(entry)
@@ -220,7 +234,7 @@ export class LogState {
   }
 
   /** Takes in one entry as raw bytes (a gossip message); non-canonical bytes are malformed. Never throws. */
-  ingestBytes (bytes: Uint8Array): IngestResult {
+  ingestBytes(bytes: Uint8Array): IngestResult {
     let entry: Entry
     try {
       entry = decodeEntry(bytes, this.maxEntryBytes)
@@ -235,7 +249,7 @@ export class LogState {
    * The bulk path for sync, for decoded entries (each is encoded here): see
    * ingestBatchBytes. Never throws.
    */
-  ingestBatch (entries: readonly Entry[]): BatchResult {
+  ingestBatch(entries: readonly Entry[]): BatchResult {
     const out = new BatchCollector()
     const items: PendingEntry[] = []
     for (const entry of entries) {
@@ -273,7 +287,7 @@ export class LogState {
    * Entries outside a run (a gap: pending; a held seq: a fork; a broken link)
    * are checked one by one, their own signature first. Never throws.
    */
-  ingestBatchBytes (frames: readonly Uint8Array[]): BatchResult {
+  ingestBatchBytes(frames: readonly Uint8Array[]): BatchResult {
     const out = new BatchCollector()
     const items: PendingEntry[] = []
     for (const frame of frames) {
@@ -299,7 +313,7 @@ export class LogState {
     return this.ingestItems(items, out)
   }
 
-  private ingestItems (items: readonly PendingEntry[], out: BatchCollector): BatchResult {
+  private ingestItems(items: readonly PendingEntry[], out: BatchCollector): BatchResult {
     const seen = new Set<string>()
     const byAuthor = new Map<string, PendingEntry[]>()
     /** per author, the highest seq this batch showed to be held the same here */
@@ -338,7 +352,7 @@ export class LogState {
   }
 
   /** Takes in a fork proof from a peer; true when it is valid and newly kept. */
-  ingestForkProof (proof: ForkProof): boolean {
+  ingestForkProof(proof: ForkProof): boolean {
     if (!verifyForkProof(proof)) return false
     return this.forkRegistry.record(proof.a, proof.b) != null
   }
@@ -349,7 +363,7 @@ export class LogState {
    * nothing, when a feed has a hole. Returns what restored pending entries
    * unblocked and which pending entries left the set (stale or unblocked).
    */
-  restore (input: RestoreInput): { accepted: StoredEntry[], pendingRemoved: PendingEntry[] } {
+  restore(input: RestoreInput): { accepted: StoredEntry[]; pendingRemoved: PendingEntry[] } {
     if (this.entries.size > 0 || this.pending.size > 0) throw new FailedPreconditionError('restore needs an empty log')
     this.entries.load(prepareRestore(input.entries), input.archived === true)
     return this.restoreFinish(input)
@@ -361,7 +375,7 @@ export class LogState {
    * restoreCheckpoint. Pending entries, staged entries and fork proofs are not
    * in it (the store keeps them on their own).
    */
-  checkpoint (upTo: number = this.entries.cursor): Uint8Array | undefined {
+  checkpoint(upTo: number = this.entries.cursor): Uint8Array | undefined {
     const rows = this.entries.checkpointRows(upTo)
     return rows === undefined ? undefined : encodeCheckpoint(rows)
   }
@@ -371,7 +385,7 @@ export class LogState {
    * its columns' bytes are views, which never change, as the index only
    * grows), or undefined.
    */
-  checkpointParts (upTo: number = this.entries.cursor): Uint8Array[] | undefined {
+  checkpointParts(upTo: number = this.entries.cursor): Uint8Array[] | undefined {
     const rows = this.entries.checkpointRows(upTo)
     return rows === undefined ? undefined : checkpointParts(rows)
   }
@@ -385,16 +399,18 @@ export class LogState {
    * FailedPreconditionError (not of this log) and changes nothing: fold the
    * whole log instead.
    */
-  restoreCheckpoint (bytes: Uint8Array, store?: { lastCursor: number, vector: ReadonlyMap<string, number> }): number {
+  restoreCheckpoint(bytes: Uint8Array, store?: { lastCursor: number; vector: ReadonlyMap<string, number> }): number {
     if (this.entries.size > 0 || this.pending.size > 0) throw new FailedPreconditionError('restore needs an empty log')
     const rows = decodeCheckpoint(bytes)
     if (store !== undefined) {
-      if (rows.cursor > store.lastCursor) throw new FailedPreconditionError(`the checkpoint covers cursor ${rows.cursor}, past the store's last ${store.lastCursor}`)
+      if (rows.cursor > store.lastCursor)
+        throw new FailedPreconditionError(`the checkpoint covers cursor ${rows.cursor}, past the store's last ${store.lastCursor}`)
       const held = new Map<number, number>()
       for (let r = 0; r < rows.author.length; r++) held.set(rows.author[r], rows.seq[r])
       for (const [a, seq] of held) {
         const name = rows.authors[a]
-        if (seq > (store.vector.get(name) ?? 0)) throw new FailedPreconditionError(`the checkpoint holds ${name} to seq ${seq}, past the store's ${store.vector.get(name) ?? 0}`)
+        if (seq > (store.vector.get(name) ?? 0))
+          throw new FailedPreconditionError(`the checkpoint holds ${name} to seq ${seq}, past the store's ${store.vector.get(name) ?? 0}`)
       }
     }
     if (this.archive === undefined) throw new FailedPreconditionError('a checkpoint restores only a log kept in an archive')
@@ -409,7 +425,7 @@ export class LogState {
    * InvalidArgumentError, keeping none of the page, on a cursor that does not
    * grow or a seq that does not follow its author's feed. Then restoreFinish.
    */
-  restoreEntries (page: ReadonlyArray<Required<Pick<RestoredEntry, 'entry' | 'cursor' | 'bytes' | 'id'>>>): void {
+  restoreEntries(page: ReadonlyArray<Required<Pick<RestoredEntry, 'entry' | 'cursor' | 'bytes' | 'id'>>>): void {
     if (this.pending.size > 0) throw new FailedPreconditionError('restore entries before the pending set')
     const held = new Map<string, number>()
     let cursor = this.entries.cursor
@@ -429,7 +445,10 @@ export class LogState {
    * disk. Returns what restored pending entries unblocked and which pending
    * entries left the set (stale or unblocked).
    */
-  restoreFinish (input: { pending?: Iterable<Entry>, forks?: Iterable<ForkProof> }): { accepted: StoredEntry[], pendingRemoved: PendingEntry[] } {
+  restoreFinish(input: { pending?: Iterable<Entry>; forks?: Iterable<ForkProof> }): {
+    accepted: StoredEntry[]
+    pendingRemoved: PendingEntry[]
+  } {
     if (this.pending.size > 0) throw new FailedPreconditionError('restore needs an empty pending set')
     for (const proof of input.forks ?? []) this.forkRegistry.record(proof.a, proof.b)
     const accepted: StoredEntry[] = []
@@ -452,17 +471,23 @@ export class LogState {
   // ---- forks and divergence (what anti-entropy compares and sends) ----
 
   /** Where the author's branches part, as far as this replica knows. */
-  forkPoint (author: string): ForkPoint | undefined {
+  forkPoint(author: string): ForkPoint | undefined {
     return this.forkRegistry.forkPoint(author)
   }
 
   /** One summary per author with entries or a fork proof here, sorted by author. */
-  summaries (): FeedSummary[] {
+  summaries(): FeedSummary[] {
     const authors = new Set([...this.entries.authors(), ...this.forkRegistry.faultyAuthors()])
     return [...authors].sort().map(author => {
       const last = this.entries.last(author)
       const fp = this.forkRegistry.forkPoint(author)
-      return { author, seq: last?.entry.seq ?? 0, head: last?.id ?? '', forkSeq: fp?.exact === true ? fp.seq : 0, faulty: this.forkRegistry.isFaulty(author) }
+      return {
+        author,
+        seq: last?.entry.seq ?? 0,
+        head: last?.id ?? '',
+        forkSeq: fp?.exact === true ? fp.seq : 0,
+        faulty: this.forkRegistry.isFaulty(author)
+      }
     })
   }
 
@@ -475,12 +500,12 @@ export class LogState {
    * heads the peer claims). Nothing once the fork point is known: the proof
    * says it all (proofsFor).
    */
-  entriesFor (remote: FeedSummaries): StoredEntry[] {
+  entriesFor(remote: FeedSummaries): StoredEntry[] {
     return this.cursorsFor(remote).map(c => this.entries.atCursor(c) as StoredEntry)
   }
 
   /** The cursors of what `entriesFor` sends, in its order, without reading an entry: a sender reads each as it goes. */
-  cursorsFor (remote: FeedSummaries): number[] {
+  cursorsFor(remote: FeedSummaries): number[] {
     return this.cursorGroupsFor(remote).flat()
   }
 
@@ -491,7 +516,7 @@ export class LogState {
    * author's entries stay in order, so the receiver sees no gap) and read
    * the log in cursor order.
    */
-  cursorGroupsFor (remote: FeedSummaries): number[][] {
+  cursorGroupsFor(remote: FeedSummaries): number[][] {
     const out: number[][] = []
     let divergent = 0
     for (const author of this.entries.authors()) {
@@ -522,7 +547,7 @@ export class LogState {
    * fork point where it knows none (or a later one), else the lowest proof
    * held where it does not know the author is faulty.
    */
-  proofsFor (remote: FeedSummaries): ForkProof[] {
+  proofsFor(remote: FeedSummaries): ForkProof[] {
     const out: ForkProof[] = []
     for (const author of [...this.forkRegistry.faultyAuthors()].sort()) {
       if (out.length >= MAX_FORK_PROOFS_PER_EXCHANGE) break
@@ -537,7 +562,7 @@ export class LogState {
   }
 
   /** The seqs between the highest known common one and the lowest known fork seq, at most MAX_DIVERGENCE_RANGE of them. */
-  private bracket (author: string, lowestFork: number): number[] {
+  private bracket(author: string, lowestFork: number): number[] {
     const common = this.commonBelowFork.get(author) ?? 0
     const from = Math.max(common < lowestFork ? common + 1 : 1, lowestFork - MAX_DIVERGENCE_RANGE + 1, 1)
     const to = Math.min(lowestFork, this.entries.held(author))
@@ -545,7 +570,7 @@ export class LogState {
   }
 
   /** Remembers, for faulty authors, which seqs a batch showed to be common with the sender's branch. */
-  private noteCommon (common: ReadonlyMap<string, number>): void {
+  private noteCommon(common: ReadonlyMap<string, number>): void {
     for (const [author, seq] of common) {
       const fp = this.forkRegistry.forkPoint(author)
       if (fp === undefined || fp.exact || seq >= fp.seq) continue
@@ -556,20 +581,20 @@ export class LogState {
   // ---- reading ----
 
   /** author -> highest contiguous seq held (a copy). */
-  vector (): Map<string, number> {
+  vector(): Map<string, number> {
     return this.entries.vector()
   }
 
   /** How many authors have written to the log: how big the swarm has been. */
-  get authorCount (): number {
+  get authorCount(): number {
     return this.entries.authorCount
   }
 
-  get (id: string): StoredEntry | undefined {
+  get(id: string): StoredEntry | undefined {
     return this.entries.get(id)
   }
 
-  byAuthorSeq (author: string, seq: number): StoredEntry | undefined {
+  byAuthorSeq(author: string, seq: number): StoredEntry | undefined {
     return this.entries.byAuthorSeq(author, seq)
   }
 
@@ -578,12 +603,12 @@ export class LogState {
    * peer's seq, in seq order, authors sorted. A prefix of this list (`limit`)
    * still leaves the receiver no gap.
    */
-  entriesAfter (remote: VersionVector, limit = Number.POSITIVE_INFINITY): StoredEntry[] {
+  entriesAfter(remote: VersionVector, limit = Number.POSITIVE_INFINITY): StoredEntry[] {
     return this.entries.entriesAfter(remote, limit)
   }
 
   /** Accepted entries with a cursor greater than `cursor`, in arrival order. */
-  afterCursor (cursor: number, limit = Number.POSITIVE_INFINITY): StoredEntry[] {
+  afterCursor(cursor: number, limit = Number.POSITIVE_INFINITY): StoredEntry[] {
     return this.entries.afterCursor(cursor, limit)
   }
 
@@ -592,113 +617,113 @@ export class LogState {
    * order (lamport, author, seq). Each is read from the archive: for a large
    * log, name the kinds.
    */
-  ordered (kinds?: ReadonlySet<string>): readonly StoredEntry[] {
+  ordered(kinds?: ReadonlySet<string>): readonly StoredEntry[] {
     return this.entries.ordered(kinds)
   }
 
   /** Accepted entries after `cursor` (of `kinds`, when given), in arrival order, read one at a time. */
-  iterateAfter (cursor: number, kinds?: ReadonlySet<string>): Generator<StoredEntry> {
+  iterateAfter(cursor: number, kinds?: ReadonlySet<string>): Generator<StoredEntry> {
     return this.entries.iterateAfter(cursor, kinds)
   }
 
   /** Cursor, author, seq, lamport and kind of the entries after `cursor`, without reading them. */
-  metaAfter (cursor: number): Generator<EntryMeta> {
+  metaAfter(cursor: number): Generator<EntryMeta> {
     return this.entries.metaAfter(cursor)
   }
 
   /** How many entries of `kind` have a cursor up to `upTo`. */
-  countOfKind (kind: string, upTo: number): number {
+  countOfKind(kind: string, upTo: number): number {
     return this.entries.countOfKind(kind, upTo)
   }
 
   /** How many entries of each kind have a cursor up to `upTo` (one pass over the index). */
-  countsByKindUpTo (upTo: number): Map<string, number> {
+  countsByKindUpTo(upTo: number): Map<string, number> {
     return this.entries.countsByKindUpTo(upTo)
   }
 
   /** True when the entry at `cursor` is of `kind` and its id starts with the bytes of `idHead` (no entry is read). */
-  holdsAt (cursor: number, kind: string, idHead: Uint8Array): boolean {
+  holdsAt(cursor: number, kind: string, idHead: Uint8Array): boolean {
     return this.entries.holdsAt(cursor, kind, idHead)
   }
 
   /** The accepted entry at `cursor`, or undefined. */
-  atCursor (cursor: number): StoredEntry | undefined {
+  atCursor(cursor: number): StoredEntry | undefined {
     return this.entries.atCursor(cursor)
   }
 
   /** The cursor of accepted entry `id`, or 0. */
-  cursorOf (id: string): number {
+  cursorOf(id: string): number {
     return this.entries.cursorOf(id)
   }
 
   /** Cursors of the author's accepted entries with seq in `from..to`, in seq order. */
-  feedCursors (author: string, from: number, to: number): number[] {
+  feedCursors(author: string, from: number, to: number): number[] {
     return this.entries.feedCursors(author, from, to)
   }
 
   /** Authors with at least one accepted entry, sorted. */
-  authors (): string[] {
+  authors(): string[] {
     return this.entries.authors()
   }
 
   /** Accepted entries by kind (a copy). */
-  countsByKind (): Map<string, number> {
+  countsByKind(): Map<string, number> {
     return this.entries.countsByKind()
   }
 
-  get size (): number {
+  get size(): number {
     return this.entries.size
   }
 
   /** The highest lamport among accepted entries. */
-  get lamport (): number {
+  get lamport(): number {
     return this.entries.lamport
   }
 
   /** The cursor of the last accepted entry (0 when empty). */
-  get cursor (): number {
+  get cursor(): number {
     return this.entries.cursor
   }
 
-  get pendingCount (): number {
+  get pendingCount(): number {
     return this.pending.size
   }
 
   /** Entries waiting for a gap, oldest arrival first (for persistence). */
-  pendingEntries (): PendingEntry[] {
+  pendingEntries(): PendingEntry[] {
     return this.pending.entries()
   }
 
   /** Pending entries dropped by the bounds since start. */
-  get pendingDropped (): number {
+  get pendingDropped(): number {
     return this.pending.dropped
   }
 
   /** Rejections since start, by reason (a copy). */
-  get rejected (): Record<RejectReason, number> {
+  get rejected(): Record<RejectReason, number> {
     return { ...this.rejectedCounts }
   }
 
-  get duplicates (): number {
+  get duplicates(): number {
     return this.duplicateCount
   }
 
   /** The fork proofs kept, at most MAX_FORK_PROOFS_PER_AUTHOR per author. */
-  get forks (): ForkProof[] {
+  get forks(): ForkProof[] {
     return this.forkRegistry.all()
   }
 
-  get faultyAuthors (): ReadonlySet<string> {
+  get faultyAuthors(): ReadonlySet<string> {
     return this.forkRegistry.faultyAuthors()
   }
 
-  isFaulty (author: string): boolean {
+  isFaulty(author: string): boolean {
     return this.forkRegistry.isFaulty(author)
   }
 
   // ---- internals ----
 
-  private ingestChecked (entry: Entry, bytes: Uint8Array): IngestResult {
+  private ingestChecked(entry: Entry, bytes: Uint8Array): IngestResult {
     if (bytes.byteLength > this.maxEntryBytes) return this.reject(null, 'too_large')
     const id = idOfBytes(bytes)
     if (this.entries.has(id) || this.pending.has(id)) {
@@ -709,7 +734,7 @@ export class LogState {
   }
 
   /** The signature first: nothing the entry says is read before it is authenticated. */
-  private authenticateAndPlace (p: PendingEntry): IngestResult {
+  private authenticateAndPlace(p: PendingEntry): IngestResult {
     if (!verifyEntry(p.entry)) return this.reject(p.id, 'bad_signature')
     const fault = contentFault(p.entry)
     if (fault != null) return this.reject(p.id, fault)
@@ -717,7 +742,7 @@ export class LogState {
   }
 
   /** Places an authenticated, well-formed entry that the log does not hold yet. */
-  private place (p: PendingEntry): IngestResult {
+  private place(p: PendingEntry): IngestResult {
     const { author, seq } = p.entry
     const held = this.entries.held(author)
     if (seq <= held) return this.forkAgainst((this.entries.byAuthorSeq(author, seq) as StoredEntry).entry, p)
@@ -736,7 +761,7 @@ export class LogState {
   }
 
   /** Why `e` does not extend a feed whose last entry is `last`, or null. */
-  private chainFault (e: Entry, last: StoredEntry | undefined): RejectReason | null {
+  private chainFault(e: Entry, last: StoredEntry | undefined): RejectReason | null {
     if (last == null) return e.prev.byteLength === 0 ? null : 'bad_prev'
     if (toHex(e.prev) !== last.id) return 'bad_prev'
     if (e.lamport <= last.entry.lamport) return 'bad_prev'
@@ -744,7 +769,7 @@ export class LogState {
   }
 
   /** The entries of `group` (sorted by seq) that extend the held feed by hash, and the rest. */
-  private chainRun (author: string, group: PendingEntry[]): { run: PendingEntry[], rest: PendingEntry[] } {
+  private chainRun(author: string, group: PendingEntry[]): { run: PendingEntry[]; rest: PendingEntry[] } {
     const run: PendingEntry[] = []
     const rest: PendingEntry[] = []
     const last = this.entries.last(author)
@@ -769,7 +794,7 @@ export class LogState {
    * Accepts an authenticated run in order, stopping at the first entry whose
    * content is faulty; returns the entries after it, to be checked one by one.
    */
-  private acceptRun (author: string, run: PendingEntry[], out: BatchCollector): PendingEntry[] {
+  private acceptRun(author: string, run: PendingEntry[], out: BatchCollector): PendingEntry[] {
     for (let i = 0; i < run.length; i++) {
       const p = run[i]
       const fault = contentFault(p.entry)
@@ -789,7 +814,7 @@ export class LogState {
   }
 
   /** Accepts waiting entries of `author` that now follow the feed. */
-  private drain (author: string, accepted: StoredEntry[], pendingRemoved: PendingEntry[]): void {
+  private drain(author: string, accepted: StoredEntry[], pendingRemoved: PendingEntry[]): void {
     for (;;) {
       const next = this.pending.take(author, this.entries.held(author) + 1)
       if (next == null) return
@@ -803,16 +828,16 @@ export class LogState {
     }
   }
 
-  private forkAgainst (held: Entry, p: PendingEntry): IngestResult {
+  private forkAgainst(held: Entry, p: PendingEntry): IngestResult {
     return this.reject(p.id, 'fork', this.forkRegistry.record(held, p.entry))
   }
 
-  private count (reason: RejectReason): RejectReason {
+  private count(reason: RejectReason): RejectReason {
     this.rejectedCounts[reason]++
     return reason
   }
 
-  private reject (id: string | null, reason: RejectReason, proof?: ForkProof): IngestResult {
+  private reject(id: string | null, reason: RejectReason, proof?: ForkProof): IngestResult {
     this.count(reason)
     return proof == null ? { status: 'rejected', id, reason } : { status: 'rejected', id, reason, proof }
   }

@@ -18,32 +18,32 @@ export class PendingSet {
   /** entries dropped by the bounds, ever */
   dropped = 0
 
-  constructor (limits: PendingLimits) {
+  constructor(limits: PendingLimits) {
     this.limits = limits
   }
 
-  get size (): number {
+  get size(): number {
     return this.byId.size
   }
 
-  get totalBytes (): number {
+  get totalBytes(): number {
     return this.bytes
   }
 
-  has (id: string): boolean {
+  has(id: string): boolean {
     return this.byId.has(id)
   }
 
-  at (author: string, seq: number): PendingEntry | undefined {
+  at(author: string, seq: number): PendingEntry | undefined {
     return this.byAuthor.get(author)?.get(seq)
   }
 
-  countOf (author: string): number {
+  countOf(author: string): number {
     return this.byAuthor.get(author)?.size ?? 0
   }
 
   /** All waiting entries, oldest arrival first. */
-  entries (): PendingEntry[] {
+  entries(): PendingEntry[] {
     return [...this.byId.values()]
   }
 
@@ -51,7 +51,7 @@ export class PendingSet {
    * Adds an entry (the caller has checked that its (author, seq) slot is free)
    * and returns the entries the bounds dropped to make room.
    */
-  add (p: PendingEntry): PendingEntry[] {
+  add(p: PendingEntry): PendingEntry[] {
     const { author, seq } = p.entry
     let feed = this.byAuthor.get(author)
     if (feed == null) {
@@ -76,20 +76,20 @@ export class PendingSet {
   }
 
   /** Removes and returns the entry at (author, seq). */
-  take (author: string, seq: number): PendingEntry | undefined {
+  take(author: string, seq: number): PendingEntry | undefined {
     const p = this.at(author, seq)
     if (p != null) this.remove(p)
     return p
   }
 
-  private dropOldestOf (author: string): PendingEntry {
+  private dropOldestOf(author: string): PendingEntry {
     // each author's map keeps insertion order too, so its first value is its oldest
     const oldest = this.byAuthor.get(author)?.values().next().value as PendingEntry
     this.remove(oldest)
     return oldest
   }
 
-  private remove (p: PendingEntry): void {
+  private remove(p: PendingEntry): void {
     this.byId.delete(p.id)
     const feed = this.byAuthor.get(p.entry.author)
     feed?.delete(p.entry.seq)

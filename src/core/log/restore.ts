@@ -32,12 +32,12 @@ export interface PreparedRestore {
 }
 
 /** Validates and orders restored entries; throws InvalidArgumentError and keeps nothing on a hole. */
-export function prepareRestore (entries: Iterable<RestoredEntry>): PreparedRestore {
+export function prepareRestore(entries: Iterable<RestoredEntry>): PreparedRestore {
   const items = [...entries]
   const keepCursors = items.every(r => r.cursor !== undefined)
   const arrivals: StoredEntry[] = items.map((r, i) => {
     const bytes = r.bytes ?? encodeEntry(r.entry)
-    return { id: r.id ?? idOfBytes(bytes), entry: r.entry, bytes, cursor: keepCursors ? r.cursor as number : i + 1 }
+    return { id: r.id ?? idOfBytes(bytes), entry: r.entry, bytes, cursor: keepCursors ? (r.cursor as number) : i + 1 }
   })
   arrivals.sort((x, y) => x.cursor - y.cursor)
   for (let i = 1; i < arrivals.length; i++) {

@@ -8,6 +8,6 @@
 /** Quiet exchanges double the period at most this many times. */
 export const MAX_SYNC_BACKOFF_DOUBLINGS = 3
 
-export function syncPeriodMs (baseMs: number, quietRounds: number): number {
+export function syncPeriodMs(baseMs: number, quietRounds: number): number {
   return baseMs * 2 ** Math.min(Math.max(0, quietRounds), MAX_SYNC_BACKOFF_DOUBLINGS)
 }

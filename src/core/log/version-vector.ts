@@ -17,7 +17,7 @@ export interface SeqRange {
 export type VectorOrder = 'equal' | 'before' | 'after' | 'concurrent'
 
 /** The pointwise maximum. */
-export function mergeVectors (a: VersionVector, b: VersionVector): Map<string, number> {
+export function mergeVectors(a: VersionVector, b: VersionVector): Map<string, number> {
   const out = new Map(a)
   for (const [author, seq] of b) {
     if (seq > (out.get(author) ?? 0)) out.set(author, seq)
@@ -26,7 +26,7 @@ export function mergeVectors (a: VersionVector, b: VersionVector): Map<string, n
 }
 
 /** 'before' when b holds everything a holds and more; 'after' the other way round. */
-export function compareVectors (a: VersionVector, b: VersionVector): VectorOrder {
+export function compareVectors(a: VersionVector, b: VersionVector): VectorOrder {
   let aAhead = false
   let bAhead = false
   for (const author of new Set([...a.keys(), ...b.keys()])) {
@@ -42,7 +42,7 @@ export function compareVectors (a: VersionVector, b: VersionVector): VectorOrder
 }
 
 /** What `remote` holds that `local` lacks, one range per author, sorted by author. */
-export function missing (local: VersionVector, remote: VersionVector): SeqRange[] {
+export function missing(local: VersionVector, remote: VersionVector): SeqRange[] {
   const ranges: SeqRange[] = []
   for (const [author, to] of remote) {
     const have = local.get(author) ?? 0
@@ -52,27 +52,29 @@ export function missing (local: VersionVector, remote: VersionVector): SeqRange[
 }
 
 /** Authors with seq > 0, sorted: the one canonical listing of a vector. */
-function canonicalPairs (v: VersionVector): Array<[string, number]> {
+function canonicalPairs(v: VersionVector): Array<[string, number]> {
   return [...v].filter(([, seq]) => seq > 0).sort(([x], [y]) => compareStrings(x, y))
 }
 
 /** sha256 over the sorted `author:seq\n` lines; equal vectors have equal digests. */
-export function vectorDigest (v: VersionVector): Uint8Array {
-  const text = canonicalPairs(v).map(([author, seq]) => `${author}:${seq}\n`).join('')
+export function vectorDigest(v: VersionVector): Uint8Array {
+  const text = canonicalPairs(v)
+    .map(([author, seq]) => `${author}:${seq}\n`)
+    .join('')
   return sha256(Buffer.from(text, 'utf8'))
 }
 
-export function vectorDigestHex (v: VersionVector): string {
+export function vectorDigestHex(v: VersionVector): string {
   return toHex(vectorDigest(v))
 }
 
 /** The vector on the wire, seqs only (no heads, no fork knowledge: see feed-summary.ts for those). */
-export function vectorToWire (v: VersionVector): VersionVectorEntry[] {
+export function vectorToWire(v: VersionVector): VersionVectorEntry[] {
   return canonicalPairs(v).map(([author, seq]) => ({ author, seq, head: Buffer.alloc(0), forkSeq: 0, faulty: false }))
 }
 
 /** Reads a vector off the wire; throws InvalidArgumentError on an empty author or a bad seq. */
-export function vectorFromWire (list: readonly VersionVectorEntry[]): Map<string, number> {
+export function vectorFromWire(list: readonly VersionVectorEntry[]): Map<string, number> {
   const out = new Map<string, number>()
   for (const { author, seq } of list) {
     if (author === '') throw new InvalidArgumentError('version vector names an empty author')
@@ -83,6 +85,6 @@ export function vectorFromWire (list: readonly VersionVectorEntry[]): Map<string
 }
 
 /** Code-point order, the same on every machine (localeCompare is not). */
-export function compareStrings (a: string, b: string): number {
+export function compareStrings(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0
 }

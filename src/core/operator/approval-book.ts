@@ -26,7 +26,10 @@ export interface ApprovalView {
   always: boolean
 }
 
-interface RequestRecord extends Ordered { time: number, request: ApprovalRequest }
+interface RequestRecord extends Ordered {
+  time: number
+  request: ApprovalRequest
+}
 
 /** Longest request id kept: ids are random tokens. */
 const MAX_REQUEST_ID = 64
@@ -37,7 +40,7 @@ export class ApprovalBook {
   /** request id -> "author reason" of each close */
   private readonly closes = new Map<string, string[]>()
 
-  add (h: BoardEntryHeader, r: ApprovalRequest): boolean {
+  add(h: BoardEntryHeader, r: ApprovalRequest): boolean {
     if (r.id === '' || r.id.length > MAX_REQUEST_ID) return false
     if (r.closed !== '') {
       const list = this.closes.get(r.id) ?? []
@@ -52,14 +55,17 @@ export class ApprovalBook {
   }
 
   /** The asker's close of a request: the smallest reason it gave, if it gave one. */
-  private closed (id: string, asker: string): string | undefined {
-    const reasons = (this.closes.get(id) ?? []).filter(c => c.startsWith(`${asker} `)).map(c => c.slice(asker.length + 1)).sort(compareText)
+  private closed(id: string, asker: string): string | undefined {
+    const reasons = (this.closes.get(id) ?? [])
+      .filter(c => c.startsWith(`${asker} `))
+      .map(c => c.slice(asker.length + 1))
+      .sort(compareText)
     return reasons[0]
   }
 
   /** Every request, by the asker's time, then id. */
-  all (authority: OperatorAuthority): ApprovalView[] {
-    const answers = new Map<string, { by: string, allow: boolean, always: boolean }>()
+  all(authority: OperatorAuthority): ApprovalView[] {
+    const answers = new Map<string, { by: string; allow: boolean; always: boolean }>()
     for (const { action } of authority.ofKind('approval')) {
       if (!answers.has(action.request)) answers.set(action.request, { by: action.operator, allow: action.allow, always: action.always })
     }
@@ -67,10 +73,20 @@ export class ApprovalBook {
     for (const [id, r] of this.asked) {
       const closed = this.closed(id, r.author)
       const answer = answers.get(id)
-      const state: ApprovalState = closed === 'timed_out' || closed === 'withdrawn'
-        ? closed
-        : answer === undefined ? 'pending' : answer.allow ? 'approved' : 'denied'
-      const view: ApprovalView = { id, agent: r.author, title: r.request.title, grant: r.request.grant, detail: r.request.detail, task: r.request.task, time: r.time, expiresAt: r.request.expiresAt, state, always: answer?.always === true && answer.allow }
+      const state: ApprovalState =
+        closed === 'timed_out' || closed === 'withdrawn' ? closed : answer === undefined ? 'pending' : answer.allow ? 'approved' : 'denied'
+      const view: ApprovalView = {
+        id,
+        agent: r.author,
+        title: r.request.title,
+        grant: r.request.grant,
+        detail: r.request.detail,
+        task: r.request.task,
+        time: r.time,
+        expiresAt: r.request.expiresAt,
+        state,
+        always: answer?.always === true && answer.allow
+      }
       if (answer !== undefined && closed === undefined) view.answeredBy = answer.by
       out.push(view)
     }

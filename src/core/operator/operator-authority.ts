@@ -35,7 +35,11 @@ export interface AcceptedAction {
   lamport: number
 }
 
-export interface PlainGoal { author: string, lamport: number, entryId: string }
+export interface PlainGoal {
+  author: string
+  lamport: number
+  entryId: string
+}
 
 export interface JudgeInput {
   /** keys this daemon was started with (parseOperatorKeys) */
@@ -56,7 +60,7 @@ export class OperatorAuthority {
   private readonly verdicts = new Map<string, ActionVerdict>()
   private readonly refused = new Map<string, number>()
 
-  constructor (input: JudgeInput) {
+  constructor(input: JudgeInput) {
     const { keys, source } = chooseOperators(input)
     this.keys = keys
     this.source = source
@@ -77,56 +81,66 @@ export class OperatorAuthority {
       if (verdict === 'accepted' && chosen.get((c.action as OperatorAction).id) !== c) this.verdicts.set(c.id, 'replayed')
       if (REFUSED_VERDICTS.has(verdict)) this.countAgainst(c.author)
     }
-    if (keys.length > 0) for (const g of [...input.plainGoals, ...input.plainOthers ?? []]) this.countAgainst(g.author)
+    if (keys.length > 0) for (const g of [...input.plainGoals, ...(input.plainOthers ?? [])]) this.countAgainst(g.author)
     this.accepted = [...chosen.values()]
       .map(c => ({ action: c.action as OperatorAction, entryId: c.id, carrier: c.author, lamport: c.lamport }))
       .sort((a, b) => a.action.time - b.action.time || compareText(a.action.id, b.action.id))
   }
 
   /** Whether operators govern the swarm (else: anyone may set the goal, as before). */
-  get governs (): boolean {
+  get governs(): boolean {
     return this.keys.length > 0
   }
 
-  verdict (entryId: string): ActionVerdict | undefined {
+  verdict(entryId: string): ActionVerdict | undefined {
     return this.verdicts.get(entryId)
   }
 
   /** Members whose entries tried operator actions they could not make, with how many, by author. */
-  refusals (): Array<{ author: string, count: number }> {
+  refusals(): Array<{ author: string; count: number }> {
     return [...this.refused].sort(([a], [b]) => compareText(a, b)).map(([author, count]) => ({ author, count }))
   }
 
   /** Accepted actions of some kinds, in operator order. */
-  ofKind (...kinds: string[]): AcceptedAction[] {
+  ofKind(...kinds: string[]): AcceptedAction[] {
     return this.accepted.filter(a => kinds.includes(a.action.kind))
   }
 
   /** The operators' goals, oldest first. */
-  goalHistory (): GoalView[] {
+  goalHistory(): GoalView[] {
     return this.ofKind('goal').map(a => {
       const g = a.action.goal as NonNullable<OperatorAction['goal']>
-      return { text: g.text, files: [...g.files], testCommand: g.testCommand, setBy: a.action.operator, time: a.action.time, lamport: a.lamport, entryId: a.entryId }
+      return {
+        text: g.text,
+        files: [...g.files],
+        testCommand: g.testCommand,
+        setBy: a.action.operator,
+        time: a.action.time,
+        lamport: a.lamport,
+        entryId: a.entryId
+      }
     })
   }
 
-  private countAgainst (author: string): void {
+  private countAgainst(author: string): void {
     this.refused.set(author, (this.refused.get(author) ?? 0) + 1)
   }
 }
 
-function judgeOne (c: CarriedAction, operators: ReadonlySet<string>): ActionVerdict {
+function judgeOne(c: CarriedAction, operators: ReadonlySet<string>): ActionVerdict {
   if (c.fault !== undefined) return c.fault
   if (operators.size === 0) return 'no_operator'
   return operators.has((c.action as OperatorAction).operator) ? 'accepted' : 'not_operator'
 }
 
 /** The configured keys; else those of a first goal that is an operator's, signed by one of them. */
-function chooseOperators (input: JudgeInput): { keys: readonly string[], source: OperatorSource } {
+function chooseOperators(input: JudgeInput): { keys: readonly string[]; source: OperatorSource } {
   if (input.configured.length > 0) return { keys: [...input.configured], source: 'config' }
-  let first: { lamport: number, author: string, entryId: string, carried?: CarriedAction } | undefined
-  const earlier = (x: { lamport: number, author: string, entryId: string }): boolean => first === undefined ||
-    x.lamport < first.lamport || (x.lamport === first.lamport && (x.author < first.author || (x.author === first.author && x.entryId < first.entryId)))
+  let first: { lamport: number; author: string; entryId: string; carried?: CarriedAction } | undefined
+  const earlier = (x: { lamport: number; author: string; entryId: string }): boolean =>
+    first === undefined ||
+    x.lamport < first.lamport ||
+    (x.lamport === first.lamport && (x.author < first.author || (x.author === first.author && x.entryId < first.entryId)))
   const plain = input.plainGoals[0]
   if (plain !== undefined) first = plain
   for (const c of input.carried) {

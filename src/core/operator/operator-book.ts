@@ -30,7 +30,7 @@ export class OperatorBook {
   /** whether any carried action is a member_remove, signed or not: only then is membership judged as entries arrive */
   private removals = false
 
-  add (h: BoardEntryHeader, env: OperatorEnvelope): void {
+  add(h: BoardEntryHeader, env: OperatorEnvelope): void {
     const opened = openEnvelope(env)
     const record: CarriedAction = { id: h.id, author: h.author, seq: h.seq, lamport: h.lamport, carriedAt: h.time, hash: opened.hash }
     if (opened.action !== undefined) record.action = opened.action
@@ -39,22 +39,22 @@ export class OperatorBook {
     insertOrdered(this.carried, record)
   }
 
-  carriesRemovals (): boolean {
+  carriesRemovals(): boolean {
     return this.removals
   }
 
   /** A member's own entry of an operator-only kind. */
-  addPlain (h: BoardEntryHeader, kind: string): void {
+  addPlain(h: BoardEntryHeader, kind: string): void {
     insertOrdered(this.plain, { id: h.id, author: h.author, seq: h.seq, lamport: h.lamport, kind })
   }
 
   /** The members' own operator-only entries (not goals), in (lamport, author) order. */
-  plainEntries (): readonly PlainOperatorEntry[] {
+  plainEntries(): readonly PlainOperatorEntry[] {
     return this.plain
   }
 
   /** In (lamport, author) order of the carrying entries. */
-  all (): readonly CarriedAction[] {
+  all(): readonly CarriedAction[] {
     return this.carried
   }
 }

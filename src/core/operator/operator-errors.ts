@@ -3,7 +3,7 @@ import { AgencyError, FailedPreconditionError } from '../errors.js'
 
 /** Only an operator may do this: the message says so, and how the operator does it. */
 export class OperatorOnlyError extends AgencyError {
-  constructor (message: string) {
+  constructor(message: string) {
     super('PERMISSION_DENIED', message)
     this.name = 'OperatorOnlyError'
   }
@@ -11,8 +11,10 @@ export class OperatorOnlyError extends AgencyError {
 
 /** The swarm has no operator, so there is nobody whose action this could be. */
 export class NoOperatorError extends FailedPreconditionError {
-  constructor (what: string) {
-    super(`${what} needs an operator, and this swarm has none: start every agentd with --operator <key> (agency operator keygen makes one; docs/operator.md)`)
+  constructor(what: string) {
+    super(
+      `${what} needs an operator, and this swarm has none: start every agentd with --operator <key> (agency operator keygen makes one; docs/operator.md)`
+    )
     this.name = 'NoOperatorError'
   }
 }

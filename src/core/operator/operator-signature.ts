@@ -22,7 +22,7 @@ export interface OpenedEnvelope {
  * Signs `action` as the operator `signer` is (its `operator` field is set to
  * the signer's key). Throws InvalidArgumentError for a malformed action.
  */
-export function signOperatorAction (signer: Signer, action: DeepPartial<OperatorAction>): OperatorEnvelope {
+export function signOperatorAction(signer: Signer, action: DeepPartial<OperatorAction>): OperatorEnvelope {
   const full = OperatorAction.fromPartial({ ...action, operator: signer.author })
   const fault = actionFault(full)
   if (fault !== undefined) throw new InvalidArgumentError(`not an operator action: ${fault}`)
@@ -31,7 +31,7 @@ export function signOperatorAction (signer: Signer, action: DeepPartial<Operator
 }
 
 /** Decodes and verifies a carried action. Never throws. */
-export function openEnvelope (env: OperatorEnvelope): OpenedEnvelope {
+export function openEnvelope(env: OperatorEnvelope): OpenedEnvelope {
   const hash = sha256Hex(env.action)
   let action: OperatorAction
   try {

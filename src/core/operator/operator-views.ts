@@ -47,10 +47,16 @@ export interface OperatorActionView {
 }
 
 /** The latest pause or resume decides. */
-export function pauseView (a: OperatorAuthority): PauseView {
+export function pauseView(a: OperatorAuthority): PauseView {
   const last = a.ofKind('pause', 'resume').at(-1)?.action
   if (last === undefined) return { paused: false, reason: '', leaseKeepMs: 0 }
-  return { paused: last.kind === 'pause', by: last.operator, time: last.time, reason: last.kind === 'pause' ? last.text : '', leaseKeepMs: last.kind === 'pause' ? last.leaseKeepMs : 0 }
+  return {
+    paused: last.kind === 'pause',
+    by: last.operator,
+    time: last.time,
+    reason: last.kind === 'pause' ? last.text : '',
+    leaseKeepMs: last.kind === 'pause' ? last.leaseKeepMs : 0
+  }
 }
 
 /** The budget the operators set: their latest budget action, in operator order. */
@@ -61,10 +67,15 @@ export interface OperatorBudgetView {
   entryId: string
 }
 
-export function budgetView (a: OperatorAuthority): OperatorBudgetView | undefined {
+export function budgetView(a: OperatorAuthority): OperatorBudgetView | undefined {
   const last = a.ofKind('budget').at(-1)
   if (last === undefined) return undefined
-  return { budget: { ...last.action.budget as NonNullable<OperatorAction['budget']> }, setBy: last.action.operator, time: last.action.time, entryId: last.entryId }
+  return {
+    budget: { ...(last.action.budget as NonNullable<OperatorAction['budget']>) },
+    setBy: last.action.operator,
+    time: last.action.time,
+    entryId: last.entryId
+  }
 }
 
 /** A member the operators removed: its entries after `afterSeq` of its feed count for nothing. */
@@ -90,11 +101,14 @@ export interface MembershipView {
  * of the actions, and when two removals of one member name different seqs
  * the lower counts, so the view does not depend on the actions' order.
  */
-export function membershipView (a: OperatorAuthority): MembershipView {
+export function membershipView(a: OperatorAuthority): MembershipView {
   const removed = new Map<string, RemovedMember>()
   const allowed = new Set<string>()
   for (const { action } of a.ofKind('member_allow', 'member_remove')) {
-    if (action.kind === 'member_allow') { for (const p of action.peers) allowed.add(p); continue }
+    if (action.kind === 'member_allow') {
+      for (const p of action.peers) allowed.add(p)
+      continue
+    }
     const peer = action.peers[0]
     const had = removed.get(peer)
     if (had === undefined) removed.set(peer, { peer, afterSeq: action.afterSeq, by: action.operator, time: action.time })
@@ -102,12 +116,12 @@ export function membershipView (a: OperatorAuthority): MembershipView {
   }
   return {
     allowed: [...allowed].filter(p => !removed.has(p)).sort(),
-    removed: [...removed.values()].sort((x, y) => x.peer < y.peer ? -1 : x.peer > y.peer ? 1 : 0)
+    removed: [...removed.values()].sort((x, y) => (x.peer < y.peer ? -1 : x.peer > y.peer ? 1 : 0))
   }
 }
 
 /** Per task id, the operators' task actions, in operator order. */
-export function taskActions (a: OperatorAuthority): Map<string, OperatorAction[]> {
+export function taskActions(a: OperatorAuthority): Map<string, OperatorAction[]> {
   const out = new Map<string, OperatorAction[]>()
   for (const { action } of a.ofKind('task', 'task_cancel', 'task_priority')) {
     const id = (action.task as NonNullable<OperatorAction['task']>).id
@@ -124,13 +138,22 @@ export function taskActions (a: OperatorAuthority): Map<string, OperatorAction[]
  * (and it takes a cancellation back); `task_priority` sets the priority,
  * 0 included; `task_cancel` cancels it. Undefined when nobody defined it.
  */
-export function withOperatorActions (base: TaskDefinition | undefined, actions: readonly OperatorAction[]): TaskDefinition | undefined {
+export function withOperatorActions(base: TaskDefinition | undefined, actions: readonly OperatorAction[]): TaskDefinition | undefined {
   let def = base === undefined ? undefined : { ...base, deps: [...base.deps], scope: [...base.scope] }
   for (const a of actions) {
     const t = a.task as NonNullable<OperatorAction['task']>
     if (a.kind === 'task') {
       if (def === undefined) {
-        def = { id: t.id, title: t.title, description: t.description, deps: [...t.deps], scope: capScope(t.scope), priority: t.priority, addedBy: a.operator, addedAt: a.time }
+        def = {
+          id: t.id,
+          title: t.title,
+          description: t.description,
+          deps: [...t.deps],
+          scope: capScope(t.scope),
+          priority: t.priority,
+          addedBy: a.operator,
+          addedAt: a.time
+        }
         continue
       }
       if (t.title !== '') def.title = t.title
@@ -149,14 +172,22 @@ export function withOperatorActions (base: TaskDefinition | undefined, actions: 
 }
 
 /** The operators' messages to `agent` (and to everyone), in operator order; all of them without an agent. */
-export function operatorMessages (a: OperatorAuthority, agent?: string): OperatorMessageView[] {
-  return a.ofKind('message')
+export function operatorMessages(a: OperatorAuthority, agent?: string): OperatorMessageView[] {
+  return a
+    .ofKind('message')
     .filter(m => agent === undefined || m.action.to === '' || m.action.to === agent)
-    .map(m => ({ id: m.action.id, operator: m.action.operator, time: m.action.time, text: m.action.text, to: m.action.to, entryId: m.entryId }))
+    .map(m => ({
+      id: m.action.id,
+      operator: m.action.operator,
+      time: m.action.time,
+      text: m.action.text,
+      to: m.action.to,
+      entryId: m.entryId
+    }))
 }
 
 /** Every carried action with its verdict: accepted ones in operator order, then the rest in the carriers' order. */
-export function operatorAudit (a: OperatorAuthority, carried: readonly CarriedAction[]): OperatorActionView[] {
+export function operatorAudit(a: OperatorAuthority, carried: readonly CarriedAction[]): OperatorActionView[] {
   const view = (c: CarriedAction): OperatorActionView => {
     const x = c.action
     return {
@@ -177,25 +208,41 @@ export function operatorAudit (a: OperatorAuthority, carried: readonly CarriedAc
 }
 
 /** One line saying what an action does. */
-export function summarise (x: OperatorAction): string {
-  const clip = (s: string): string => s.length > 120 ? `${s.slice(0, 119)}…` : s
+export function summarise(x: OperatorAction): string {
+  const clip = (s: string): string => (s.length > 120 ? `${s.slice(0, 119)}…` : s)
   switch (x.kind) {
-    case 'goal': return clip(`goal: ${x.goal?.text ?? ''}${x.goal?.testCommand !== undefined && x.goal.testCommand !== '' ? ` (tests: ${x.goal.testCommand})` : ''}`)
-    case 'pause': return clip(`pause${x.text !== '' ? `: ${x.text}` : ''}${x.leaseKeepMs > 0 ? ` (leases kept ${Math.round(x.leaseKeepMs / 1000)} s)` : ''}`)
-    case 'resume': return 'resume'
-    case 'task': return clip(`task ${x.task?.id ?? ''}${x.task?.title !== undefined && x.task.title !== '' ? `: ${x.task.title}` : ''}`)
-    case 'task_cancel': return clip(`cancel task ${x.task?.id ?? ''}${x.text !== '' ? `: ${x.text}` : ''}`)
-    case 'task_priority': return `task ${x.task?.id ?? ''} priority ${x.task?.priority ?? 0}`
-    case 'message': return clip(`message to ${x.to === '' ? 'everyone' : x.to}: ${x.text}`)
-    case 'approval': return `${x.allow ? 'approve' : 'deny'} ${x.request}${x.allow && x.always ? ' (always)' : ''}`
-    case 'budget': return `budget: ${budgetSummary(x.budget)}`
-    case 'member_allow': return clip(`allow member${x.peers.length === 1 ? '' : 's'} ${x.peers.join(', ')}`)
-    case 'member_remove': return clip(`remove member ${x.peers[0] ?? ''} (its entries after seq ${x.afterSeq} count for nothing)`)
-    default: return clip(x.kind)
+    case 'goal':
+      return clip(
+        `goal: ${x.goal?.text ?? ''}${x.goal?.testCommand !== undefined && x.goal.testCommand !== '' ? ` (tests: ${x.goal.testCommand})` : ''}`
+      )
+    case 'pause':
+      return clip(
+        `pause${x.text !== '' ? `: ${x.text}` : ''}${x.leaseKeepMs > 0 ? ` (leases kept ${Math.round(x.leaseKeepMs / 1000)} s)` : ''}`
+      )
+    case 'resume':
+      return 'resume'
+    case 'task':
+      return clip(`task ${x.task?.id ?? ''}${x.task?.title !== undefined && x.task.title !== '' ? `: ${x.task.title}` : ''}`)
+    case 'task_cancel':
+      return clip(`cancel task ${x.task?.id ?? ''}${x.text !== '' ? `: ${x.text}` : ''}`)
+    case 'task_priority':
+      return `task ${x.task?.id ?? ''} priority ${x.task?.priority ?? 0}`
+    case 'message':
+      return clip(`message to ${x.to === '' ? 'everyone' : x.to}: ${x.text}`)
+    case 'approval':
+      return `${x.allow ? 'approve' : 'deny'} ${x.request}${x.allow && x.always ? ' (always)' : ''}`
+    case 'budget':
+      return `budget: ${budgetSummary(x.budget)}`
+    case 'member_allow':
+      return clip(`allow member${x.peers.length === 1 ? '' : 's'} ${x.peers.join(', ')}`)
+    case 'member_remove':
+      return clip(`remove member ${x.peers[0] ?? ''} (its entries after seq ${x.afterSeq} count for nothing)`)
+    default:
+      return clip(x.kind)
   }
 }
 
-function budgetSummary (b: OperatorAction['budget']): string {
+function budgetSummary(b: OperatorAction['budget']): string {
   if (b === undefined) return 'none'
   const caps = [
     b.microUsd > 0 ? `$${b.microUsd / 1e6}` : '',

@@ -22,7 +22,7 @@ export interface HeartbeatPolicy {
 export const HEARTBEAT_POLICY_DEFAULTS = { maxRatePerSecond: 16, maxIntervalMs: 120_000 } as const
 
 /** The policy for agentd's --heartbeat-ms, --live-timeout-ms and --heartbeat-max-rate. */
-export function heartbeatPolicy (baseMs: number, liveTimeoutMs: number, maxRatePerSecond?: number): HeartbeatPolicy {
+export function heartbeatPolicy(baseMs: number, liveTimeoutMs: number, maxRatePerSecond?: number): HeartbeatPolicy {
   return {
     baseMs,
     liveTimeoutMs,
@@ -32,8 +32,8 @@ export function heartbeatPolicy (baseMs: number, liveTimeoutMs: number, maxRateP
 }
 
 /** The interval to use with `livePeers` other live daemons. */
-export function heartbeatIntervalMs (livePeers: number, p: HeartbeatPolicy): number {
-  const wanted = Math.ceil(Math.max(0, livePeers) * 1000 / p.maxRatePerSecond)
+export function heartbeatIntervalMs(livePeers: number, p: HeartbeatPolicy): number {
+  const wanted = Math.ceil((Math.max(0, livePeers) * 1000) / p.maxRatePerSecond)
   return Math.max(p.baseMs, Math.min(wanted, p.maxIntervalMs))
 }
 
@@ -43,10 +43,10 @@ export function heartbeatIntervalMs (livePeers: number, p: HeartbeatPolicy): num
  * configured timeout; an announcement beyond the largest interval counts as
  * the largest, so no peer can make itself live for hours.
  */
-export function liveTimeoutForMs (intervalMs: number, p: HeartbeatPolicy): number {
+export function liveTimeoutForMs(intervalMs: number, p: HeartbeatPolicy): number {
   if (!(intervalMs > p.baseMs)) return p.liveTimeoutMs
   const interval = Math.min(intervalMs, Math.max(p.baseMs, p.maxIntervalMs))
-  return Math.ceil(p.liveTimeoutMs * interval / p.baseMs)
+  return Math.ceil((p.liveTimeoutMs * interval) / p.baseMs)
 }
 
 /** A quiet daemon's interval doubles at most this many times (8 ×). */
@@ -61,7 +61,7 @@ export const MAX_QUIET_DOUBLINGS = 3
  * beats at the swarm's interval, since its heartbeats carry its leases, and a
  * daemon with something new to say beats at once.
  */
-export function quietIntervalMs (intervalMs: number, quietBeats: number, p: HeartbeatPolicy): number {
+export function quietIntervalMs(intervalMs: number, quietBeats: number, p: HeartbeatPolicy): number {
   const doublings = Math.min(Math.max(0, Math.floor(quietBeats)), MAX_QUIET_DOUBLINGS)
   return Math.max(intervalMs, Math.min(intervalMs * 2 ** doublings, p.maxIntervalMs))
 }

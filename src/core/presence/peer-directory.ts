@@ -8,7 +8,7 @@ export interface PeerRecord {
   peerId: string
   name: string
   status: string
-  claims: Array<{ task: string, epoch: number }>
+  claims: Array<{ task: string; epoch: number }>
   addrs: string[]
   /** receiver's monotonic time of the last heartbeat */
   lastSeen: number
@@ -29,7 +29,7 @@ export interface PresenceUpdate {
   peerId: string
   name: string
   status: string
-  claims: Array<{ task: string, epoch: number }>
+  claims: Array<{ task: string; epoch: number }>
   addrs: string[]
   seq: number
   harness?: string
@@ -49,12 +49,12 @@ export class PeerDirectory {
   private readonly peers = new Map<string, PeerRecord>()
   readonly liveTimeoutMs: number
 
-  constructor (init: PeerDirectoryInit) {
+  constructor(init: PeerDirectoryInit) {
     this.liveTimeoutMs = init.liveTimeoutMs
   }
 
   /** Records a heartbeat. Returns 'joined' when the peer was not live before. */
-  observe (update: PresenceUpdate, now: number): 'joined' | 'refreshed' | 'stale' {
+  observe(update: PresenceUpdate, now: number): 'joined' | 'refreshed' | 'stale' {
     const known = this.peers.get(update.peerId)
     if (known != null && update.seq <= known.seq && this.isLive(update.peerId, now)) return 'stale'
     const wasLive = known != null && this.isLive(update.peerId, now)
@@ -68,20 +68,20 @@ export class PeerDirectory {
    * live stays so: only a heartbeat brings it back, with what it says.
    * Returns the refreshed record.
    */
-  touch (peerId: string, now: number): PeerRecord | undefined {
+  touch(peerId: string, now: number): PeerRecord | undefined {
     const p = this.peers.get(peerId)
     if (p == null || !this.isLive(peerId, now)) return undefined
     p.lastSeen = now
     return p
   }
 
-  isLive (peerId: string, now: number): boolean {
+  isLive(peerId: string, now: number): boolean {
     const p = this.peers.get(peerId)
     return p != null && now - p.lastSeen <= p.timeoutMs
   }
 
   /** Marks peers whose heartbeats stopped; returns those that just left. */
-  expire (now: number): PeerRecord[] {
+  expire(now: number): PeerRecord[] {
     const left: PeerRecord[] = []
     for (const p of this.peers.values()) {
       const live = now - p.lastSeen <= p.timeoutMs
@@ -92,7 +92,7 @@ export class PeerDirectory {
   }
 
   /** When the first peer still marked live stops being live (expire then returns it), or undefined if none is marked live. */
-  nextExpiry (): number | undefined {
+  nextExpiry(): number | undefined {
     let next: number | undefined
     for (const p of this.peers.values()) {
       if (!p.live) continue
@@ -103,18 +103,18 @@ export class PeerDirectory {
   }
 
   /** Drops a peer from the directory (a member the operator removed); its record, if it had one. */
-  forget (peerId: string): PeerRecord | undefined {
+  forget(peerId: string): PeerRecord | undefined {
     const record = this.peers.get(peerId)
     this.peers.delete(peerId)
     return record
   }
 
-  get (peerId: string): PeerRecord | undefined {
+  get(peerId: string): PeerRecord | undefined {
     return this.peers.get(peerId)
   }
 
   /** Resolves a peer id or a name (exact) to a known peer. */
-  resolve (idOrName: string): PeerRecord | undefined {
+  resolve(idOrName: string): PeerRecord | undefined {
     const byId = this.peers.get(idOrName)
     if (byId != null) return byId
     let found: PeerRecord | undefined
@@ -124,11 +124,11 @@ export class PeerDirectory {
     return found
   }
 
-  all (): PeerRecord[] {
+  all(): PeerRecord[] {
     return [...this.peers.values()]
   }
 
-  live (now: number): PeerRecord[] {
+  live(now: number): PeerRecord[] {
     return this.all().filter(p => this.isLive(p.peerId, now))
   }
 }

@@ -5,20 +5,20 @@ import { DOMAIN_ANNOUNCE, DOMAIN_PRESENCE, verifySignature, type Signer } from '
 
 const EMPTY = Buffer.alloc(0)
 
-export function signPresence (signer: Signer, p: Omit<Presence, 'sig' | 'peerId'>): Presence {
+export function signPresence(signer: Signer, p: Omit<Presence, 'sig' | 'peerId'>): Presence {
   const unsigned: Presence = { ...p, peerId: signer.author, sig: EMPTY }
   return { ...unsigned, sig: Buffer.from(signer.sign(DOMAIN_PRESENCE, Presence.encode(unsigned).finish())) }
 }
 
-export function verifyPresence (p: Presence): boolean {
+export function verifyPresence(p: Presence): boolean {
   return verifySignature(DOMAIN_PRESENCE, p.peerId, Presence.encode({ ...p, sig: EMPTY }).finish(), p.sig)
 }
 
-export function signAnnouncement (signer: Signer, a: Omit<Announcement, 'sig' | 'from'>): Announcement {
+export function signAnnouncement(signer: Signer, a: Omit<Announcement, 'sig' | 'from'>): Announcement {
   const unsigned: Announcement = { ...a, from: signer.author, sig: EMPTY }
   return { ...unsigned, sig: Buffer.from(signer.sign(DOMAIN_ANNOUNCE, Announcement.encode(unsigned).finish())) }
 }
 
-export function verifyAnnouncement (a: Announcement): boolean {
+export function verifyAnnouncement(a: Announcement): boolean {
   return verifySignature(DOMAIN_ANNOUNCE, a.from, Announcement.encode({ ...a, sig: EMPTY }).finish(), a.sig)
 }

@@ -59,7 +59,7 @@ export interface BudgetCheckOptions {
 const usd = (micro: number): string => `$${(micro / 1e6).toFixed(micro < 1e6 ? 4 : 2)}`
 const hours = (ms: number): string => `${(ms / 3_600_000).toFixed(2)} h`
 
-export function checkBudget (caps: BudgetCaps, view: SpendView, o: BudgetCheckOptions = {}): BudgetVerdict {
+export function checkBudget(caps: BudgetCaps, view: SpendView, o: BudgetCheckOptions = {}): BudgetVerdict {
   const floor = o.minRunAllowance ?? { microUsd: 0, tokens: 0, wallMs: 0 }
   const allowance: RunSize = {
     microUsd: Math.max(view.largestRun.microUsd, floor.microUsd),
@@ -70,24 +70,52 @@ export function checkBudget (caps: BudgetCaps, view: SpendView, o: BudgetCheckOp
   const own = Math.max(0, view.ownInFlight)
   const reasons: string[] = []
   const over = (cap: number, recorded: number, flight: number, what: string, show: (x: number) => string): void => {
-    if (cap > 0 && recorded + flight >= cap) reasons.push(`${what}: ${show(recorded)} spent${flight > 0 ? ` + ${show(flight)} in flight` : ''} of ${show(cap)}`)
+    if (cap > 0 && recorded + flight >= cap)
+      reasons.push(`${what}: ${show(recorded)} spent${flight > 0 ? ` + ${show(flight)} in flight` : ''} of ${show(cap)}`)
   }
   over(caps.microUsd, view.total.microUsd, n * allowance.microUsd, 'dollars', usd)
   over(caps.tokens, allTokens(view.total), n * allowance.tokens, 'tokens', String)
   over(caps.agentSeconds * 1000, view.total.wallMs, n * allowance.wallMs, 'agent-hours', hours)
-  over(caps.perAgentMicroUsd, view.own.microUsd, own * allowance.microUsd, 'this agent\'s dollars', usd)
+  over(caps.perAgentMicroUsd, view.own.microUsd, own * allowance.microUsd, "this agent's dollars", usd)
   if (view.share != null) {
     const s = view.share
     const m = Math.max(1, s.members)
     const shareOf = (cap: number, totalThen: number, ownThen: number): number => ownThen + Math.max(0, cap - totalThen) / m
-    const shareOver = (cap: number, totalThen: number, ownThen: number, ownNow: number, flight: number, what: string, show: (x: number) => string): void => {
+    const shareOver = (
+      cap: number,
+      totalThen: number,
+      ownThen: number,
+      ownNow: number,
+      flight: number,
+      what: string,
+      show: (x: number) => string
+    ): void => {
       if (cap <= 0) return
       const mine = shareOf(cap, totalThen, ownThen)
-      if (ownNow + flight >= mine) reasons.push(`${what}, this agent's share while the swarm is split: ${show(ownNow)} spent${flight > 0 ? ` + ${show(flight)} in flight` : ''} of ${show(Math.floor(mine))}`)
+      if (ownNow + flight >= mine)
+        reasons.push(
+          `${what}, this agent's share while the swarm is split: ${show(ownNow)} spent${flight > 0 ? ` + ${show(flight)} in flight` : ''} of ${show(Math.floor(mine))}`
+        )
     }
     shareOver(caps.microUsd, s.totalAtWhole.microUsd, s.ownAtWhole.microUsd, view.own.microUsd, own * allowance.microUsd, 'dollars', usd)
-    shareOver(caps.tokens, allTokens(s.totalAtWhole), allTokens(s.ownAtWhole), allTokens(view.own), own * allowance.tokens, 'tokens', String)
-    shareOver(caps.agentSeconds * 1000, s.totalAtWhole.wallMs, s.ownAtWhole.wallMs, view.own.wallMs, own * allowance.wallMs, 'agent-hours', hours)
+    shareOver(
+      caps.tokens,
+      allTokens(s.totalAtWhole),
+      allTokens(s.ownAtWhole),
+      allTokens(view.own),
+      own * allowance.tokens,
+      'tokens',
+      String
+    )
+    shareOver(
+      caps.agentSeconds * 1000,
+      s.totalAtWhole.wallMs,
+      s.ownAtWhole.wallMs,
+      view.own.wallMs,
+      own * allowance.wallMs,
+      'agent-hours',
+      hours
+    )
   }
   return { reached: reasons.length > 0, reasons, inFlightMicroUsd: n * allowance.microUsd }
 }

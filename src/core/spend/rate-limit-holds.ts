@@ -18,22 +18,28 @@ export class RateLimitHolds {
   private readonly byProvider = new Map<string, RateLimitHoldView>()
 
   /** Folds one entry in; the latest `until` per provider holds (a later report never shortens a hold). */
-  add (author: string, time: number, r: RateLimit): boolean {
+  add(author: string, time: number, r: RateLimit): boolean {
     const until = Math.min(r.until, time + MAX_HOLD_MS)
     const seen = this.byProvider.get(r.provider)
     if (seen != null && (seen.until > until || (seen.until === until && seen.reportedBy <= author))) return false
-    this.byProvider.set(r.provider, { provider: r.provider, until, kind: r.kind === 'quota' ? 'quota' : 'transient', message: r.message, reportedBy: author })
+    this.byProvider.set(r.provider, {
+      provider: r.provider,
+      until,
+      kind: r.kind === 'quota' ? 'quota' : 'transient',
+      message: r.message,
+      reportedBy: author
+    })
     return true
   }
 
   /** The hold on `provider` still in force at `now`, if any. */
-  current (provider: string, now: number): RateLimitHoldView | undefined {
+  current(provider: string, now: number): RateLimitHoldView | undefined {
     const h = this.byProvider.get(provider)
     return h != null && h.until > now ? { ...h } : undefined
   }
 
   /** Every hold in force at `now`. */
-  all (now: number): RateLimitHoldView[] {
+  all(now: number): RateLimitHoldView[] {
     return [...this.byProvider.values()].filter(h => h.until > now).map(h => ({ ...h }))
   }
 }
@@ -43,12 +49,12 @@ export class RateLimitHolds {
  * spread in [0, spreadMs) drawn from the agent and the hold, so each agent
  * draws its own and every daemon computes the same one for it.
  */
-export function resumeAt (until: number, agent: string, spreadMs: number): number {
+export function resumeAt(until: number, agent: string, spreadMs: number): number {
   if (spreadMs <= 0) return until
   return until + (fnv1a(`${agent}|${until}`) % Math.floor(spreadMs))
 }
 
-function fnv1a (text: string): number {
+function fnv1a(text: string): number {
   let h = 0x811c9dc5
   for (let i = 0; i < text.length; i++) {
     h ^= text.charCodeAt(i)

@@ -23,7 +23,7 @@ export class SpendBook {
   private readonly largest: RunSize = { microUsd: 0, tokens: 0, wallMs: 0 }
 
   /** Folds one usage entry in; false for one already folded. */
-  add (entryId: string, author: string, u: Usage): boolean {
+  add(entryId: string, author: string, u: Usage): boolean {
     if (this.seen.has(entryId)) return false
     this.seen.add(entryId)
     const run = zeroTotals()
@@ -34,7 +34,11 @@ export class SpendBook {
     }
     run.runs = 1
     run.wallMs = u.wallMs
-    for (const m of new Set(u.models.map(m => m.model))) { const g = this.group('model', m); g.runs++; g.wallMs += u.wallMs }
+    for (const m of new Set(u.models.map(m => m.model))) {
+      const g = this.group('model', m)
+      g.runs++
+      g.wallMs += u.wallMs
+    }
     for (const t of [this.total, this.group('agent', author), this.group('task', u.task)]) addTotals(t, run)
     this.largest.microUsd = Math.max(this.largest.microUsd, run.microUsd)
     this.largest.tokens = Math.max(this.largest.tokens, allTokens(run))
@@ -42,27 +46,40 @@ export class SpendBook {
     return true
   }
 
-  totals (): SpendTotals { return copyTotals(this.total) }
+  totals(): SpendTotals {
+    return copyTotals(this.total)
+  }
 
   /** One agent's totals (zero when it spent nothing). */
-  agent (id: string): SpendTotals {
+  agent(id: string): SpendTotals {
     return copyTotals(this.groups.agent.get(id) ?? zeroTotals())
   }
 
   /** Totals grouped, largest dollars first, then by key. '' is a run with no task (or model). */
-  by (grouping: SpendGrouping): Array<{ key: string, totals: SpendTotals }> {
-    return [...this.groups[grouping]].map(([key, t]) => ({ key, totals: copyTotals(t) }))
-      .sort((a, b) => b.totals.microUsd - a.totals.microUsd || allTokens(b.totals) - allTokens(a.totals) || (a.key < b.key ? -1 : a.key > b.key ? 1 : 0))
+  by(grouping: SpendGrouping): Array<{ key: string; totals: SpendTotals }> {
+    return [...this.groups[grouping]]
+      .map(([key, t]) => ({ key, totals: copyTotals(t) }))
+      .sort(
+        (a, b) =>
+          b.totals.microUsd - a.totals.microUsd || allTokens(b.totals) - allTokens(a.totals) || (a.key < b.key ? -1 : a.key > b.key ? 1 : 0)
+      )
   }
 
-  largestRun (): RunSize { return { ...this.largest } }
+  largestRun(): RunSize {
+    return { ...this.largest }
+  }
 
   /** Usage entries folded. */
-  get entries (): number { return this.seen.size }
+  get entries(): number {
+    return this.seen.size
+  }
 
-  private group (g: SpendGrouping, key: string): SpendTotals {
+  private group(g: SpendGrouping, key: string): SpendTotals {
     let t = this.groups[g].get(key)
-    if (t == null) { t = zeroTotals(); this.groups[g].set(key, t) }
+    if (t == null) {
+      t = zeroTotals()
+      this.groups[g].set(key, t)
+    }
     return t
   }
 }

@@ -22,11 +22,16 @@ export const MAX_TEXT = 1000
 
 const within = (n: number, max: number): boolean => Number.isSafeInteger(n) && n >= 0 && n <= max
 
-export function usageFault (u: Usage): string | null {
+export function usageFault(u: Usage): string | null {
   // no model: a run that reported no usage still counts its run time
   if (u.models.length > MAX_RUN_MODELS) return `a usage entry names at most ${MAX_RUN_MODELS} models, not ${u.models.length}`
   for (const m of u.models) {
-    for (const [name, n] of [['input_tokens', m.inputTokens], ['cache_read_tokens', m.cacheReadTokens], ['cache_write_tokens', m.cacheWriteTokens], ['output_tokens', m.outputTokens]] as const) {
+    for (const [name, n] of [
+      ['input_tokens', m.inputTokens],
+      ['cache_read_tokens', m.cacheReadTokens],
+      ['cache_write_tokens', m.cacheWriteTokens],
+      ['output_tokens', m.outputTokens]
+    ] as const) {
       if (!within(n, MAX_RUN_TOKENS)) return `${name} ${n} is out of range (0 to ${MAX_RUN_TOKENS})`
     }
     if (!within(m.microUsd, MAX_RUN_MICRO_USD)) return `micro_usd ${m.microUsd} is out of range (0 to ${MAX_RUN_MICRO_USD})`
@@ -37,7 +42,7 @@ export function usageFault (u: Usage): string | null {
   return null
 }
 
-export function budgetFault (b: Budget): string | null {
+export function budgetFault(b: Budget): string | null {
   if (!within(b.microUsd, MAX_BUDGET_MICRO_USD) || !within(b.perAgentMicroUsd, MAX_BUDGET_MICRO_USD)) return 'a dollar cap is out of range'
   if (!within(b.tokens, MAX_BUDGET_TOKENS)) return 'the token cap is out of range'
   if (!within(b.agentSeconds, MAX_BUDGET_SECONDS)) return 'the hours cap is out of range'
@@ -45,7 +50,7 @@ export function budgetFault (b: Budget): string | null {
 }
 
 /** A hold's `until` is also cut to MAX_HOLD_MS past the entry's time where it is folded (rate-limit-holds.ts). */
-export function rateLimitFault (r: RateLimit): string | null {
+export function rateLimitFault(r: RateLimit): string | null {
   if (!/^[0-9a-f]{16,64}$/.test(r.provider)) return 'provider is not a hash'
   if (r.kind !== 'transient' && r.kind !== 'quota') return `kind "${r.kind}" is not transient or quota`
   if (!Number.isSafeInteger(r.until)) return 'until is not a time'

@@ -25,12 +25,16 @@ export class SpendFold {
   readonly holds = new RateLimitHolds()
 
   /** Folds one entry in; true when it changed a view. */
-  apply (e: SpendEntry): boolean {
+  apply(e: SpendEntry): boolean {
     switch (e.kind) {
-      case 'usage': return this.book.add(e.id, e.author, Usage.fromPartial(e.body as object))
-      case 'budget': return this.budgets.add(e, Budget.fromPartial(e.body as object))
-      case 'rate_limit': return this.holds.add(e.author, e.time, RateLimit.fromPartial(e.body as object))
-      default: return false
+      case 'usage':
+        return this.book.add(e.id, e.author, Usage.fromPartial(e.body as object))
+      case 'budget':
+        return this.budgets.add(e, Budget.fromPartial(e.body as object))
+      case 'rate_limit':
+        return this.holds.add(e.author, e.time, RateLimit.fromPartial(e.body as object))
+      default:
+        return false
     }
   }
 }

@@ -15,21 +15,21 @@ export interface SpendTotals {
   wallMs: number
 }
 
-export function zeroTotals (): SpendTotals {
+export function zeroTotals(): SpendTotals {
   return { inputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0, outputTokens: 0, microUsd: 0, estimated: false, runs: 0, wallMs: 0 }
 }
 
 /** Every input token, cached or not, and every output token: what a token cap counts. */
-export function allTokens (t: SpendTotals): number {
+export function allTokens(t: SpendTotals): number {
   return t.inputTokens + t.cacheReadTokens + t.cacheWriteTokens + t.outputTokens
 }
 
-export function allInput (t: SpendTotals): number {
+export function allInput(t: SpendTotals): number {
   return t.inputTokens + t.cacheReadTokens + t.cacheWriteTokens
 }
 
 /** Adds one model's share of a run into `into`. */
-export function addModel (into: SpendTotals, m: ModelSpend): void {
+export function addModel(into: SpendTotals, m: ModelSpend): void {
   into.inputTokens += m.inputTokens
   into.cacheReadTokens += m.cacheReadTokens
   into.cacheWriteTokens += m.cacheWriteTokens
@@ -38,7 +38,7 @@ export function addModel (into: SpendTotals, m: ModelSpend): void {
   if (m.estimated) into.estimated = true
 }
 
-export function addTotals (into: SpendTotals, t: SpendTotals): void {
+export function addTotals(into: SpendTotals, t: SpendTotals): void {
   into.inputTokens += t.inputTokens
   into.cacheReadTokens += t.cacheReadTokens
   into.cacheWriteTokens += t.cacheWriteTokens
@@ -49,6 +49,6 @@ export function addTotals (into: SpendTotals, t: SpendTotals): void {
   into.wallMs += t.wallMs
 }
 
-export function copyTotals (t: SpendTotals): SpendTotals {
+export function copyTotals(t: SpendTotals): SpendTotals {
   return { ...t }
 }

@@ -17,9 +17,13 @@ export class SwarmWholeness {
    * included); `live`: those heard from now. Returns the share to hold to, or
    * undefined while the swarm is whole.
    */
-  observe (members: ReadonlySet<string>, live: ReadonlySet<string>, total: SpendTotals, own: SpendTotals): SpendShare | undefined {
+  observe(members: ReadonlySet<string>, live: ReadonlySet<string>, total: SpendTotals, own: SpendTotals): SpendShare | undefined {
     let all = true
-    for (const m of members) if (!live.has(m)) { all = false; break }
+    for (const m of members)
+      if (!live.has(m)) {
+        all = false
+        break
+      }
     if (all) {
       this.whole = true
       this.totalAtWhole = copyTotals(total)
@@ -28,8 +32,14 @@ export class SwarmWholeness {
       return undefined
     }
     this.whole = false
-    return { totalAtWhole: copyTotals(this.totalAtWhole), ownAtWhole: copyTotals(this.ownAtWhole), members: Math.max(this.members, members.size) }
+    return {
+      totalAtWhole: copyTotals(this.totalAtWhole),
+      ownAtWhole: copyTotals(this.ownAtWhole),
+      members: Math.max(this.members, members.size)
+    }
   }
 
-  get isWhole (): boolean { return this.whole }
+  get isWhole(): boolean {
+    return this.whole
+  }
 }

@@ -8,7 +8,12 @@
 import { readFileSync } from 'node:fs'
 import { readdir, rm } from 'node:fs/promises'
 import { join } from 'node:path'
-import { decodeFindingsCheckpointParts, encodeFindingsHead, encodeFindingsPart, partDigest } from '../../core/findings/findings-checkpoint-parts.js'
+import {
+  decodeFindingsCheckpointParts,
+  encodeFindingsHead,
+  encodeFindingsPart,
+  partDigest
+} from '../../core/findings/findings-checkpoint-parts.js'
 import type { FindingsSnapshot } from '../../core/findings/findings-checkpoint.js'
 import type { FindingsIndex } from '../../core/findings/findings-index.js'
 import { checkpointPath, FINDINGS_CHECKPOINT_FILE, writeCheckpoint } from '../../store/checkpoint-file.js'
@@ -16,15 +21,15 @@ import { checkpointPath, FINDINGS_CHECKPOINT_FILE, writeCheckpoint } from '../..
 const PART_PREFIX = 'findings-part-'
 
 /** The file of part `i` named by `digest` (the head keeps the whole digest; 16 hex digits tell parts apart in a name). */
-export function partFile (i: number, digest: string): string {
+export function partFile(i: number, digest: string): string {
   return `${PART_PREFIX}${i}-${digest.slice(0, 16)}`
 }
 
 /** What a read of the checkpoint gives: the snapshot and the digests of its parts, none, or why it cannot be used. */
-export type FindingsCheckpointRead = { snapshot: FindingsSnapshot, parts: string[] } | { missing: true } | { error: string }
+export type FindingsCheckpointRead = { snapshot: FindingsSnapshot; parts: string[] } | { missing: true } | { error: string }
 
 /** The data dir's findings checkpoint, read and checked at once (the worker's read, and a search's that cannot wait). Never throws. */
-export function readFindingsCheckpointNow (dataDir: string): FindingsCheckpointRead {
+export function readFindingsCheckpointNow(dataDir: string): FindingsCheckpointRead {
   let head: Uint8Array
   try {
     head = readFileSync(checkpointPath(dataDir, FINDINGS_CHECKPOINT_FILE))
@@ -33,7 +38,11 @@ export function readFindingsCheckpointNow (dataDir: string): FindingsCheckpointR
   }
   try {
     return decodeFindingsCheckpointParts(head, (i, digest) => {
-      try { return readFileSync(join(dataDir, partFile(i, digest))) } catch { return undefined }
+      try {
+        return readFileSync(join(dataDir, partFile(i, digest)))
+      } catch {
+        return undefined
+      }
     })
   } catch (err) {
     return { error: (err as Error).message }
@@ -55,12 +64,12 @@ export interface FindingsCheckpointWritten {
  */
 export class FindingsCheckpointWriter {
   /** part i: the segment it holds (FindingsIndex.segmentToken) and its digest */
-  private parts: Array<{ token: object, digest: string }> = []
+  private parts: Array<{ token: object; digest: string }> = []
 
-  constructor (private readonly dataDir: string) {}
+  constructor(private readonly dataDir: string) {}
 
   /** The parts of a checkpoint just read are those of `index`, restored from it. */
-  adopt (index: FindingsIndex, digests: readonly string[]): void {
+  adopt(index: FindingsIndex, digests: readonly string[]): void {
     this.parts = []
     for (const [i, digest] of digests.entries()) {
       const token = index.segmentToken(i)
@@ -73,7 +82,7 @@ export class FindingsCheckpointWriter {
    * Writes the checkpoint of `index` up to log cursor `upTo` (the index holds every finding to it); undefined when the index cannot be cut
    * there.
    */
-  async write (index: FindingsIndex, upTo: number): Promise<FindingsCheckpointWritten | undefined> {
+  async write(index: FindingsIndex, upTo: number): Promise<FindingsCheckpointWritten | undefined> {
     let kept = 0
     while (kept < this.parts.length && this.parts[kept].token === index.segmentToken(kept)) kept++
     this.parts.length = kept
@@ -105,7 +114,7 @@ export class FindingsCheckpointWriter {
   }
 
   /** Removes part files (and their temporary files) the head does not name. */
-  private async removeUnnamed (named: ReadonlySet<string>): Promise<void> {
+  private async removeUnnamed(named: ReadonlySet<string>): Promise<void> {
     const files = await readdir(this.dataDir)
     for (const f of files) {
       if (!f.startsWith(PART_PREFIX) || named.has(f)) continue

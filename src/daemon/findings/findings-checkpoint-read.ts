@@ -14,7 +14,7 @@ const WORKER = new URL('./findings-checkpoint-worker.js', import.meta.url)
 export { readFindingsCheckpointNow, type FindingsCheckpointRead }
 
 /** The data dir's findings checkpoint, decoded and checked, or why there is none to use. Never rejects. */
-export async function readFindingsCheckpoint (dataDir: string): Promise<FindingsCheckpointRead> {
+export async function readFindingsCheckpoint(dataDir: string): Promise<FindingsCheckpointRead> {
   try {
     if (!existsSync(checkpointPath(dataDir, FINDINGS_CHECKPOINT_FILE))) return { missing: true }
     if (WORKER.protocol === 'file:' && existsSync(fileURLToPath(WORKER))) {
@@ -32,14 +32,21 @@ export async function readFindingsCheckpoint (dataDir: string): Promise<Findings
   }
 }
 
-async function inWorker (dataDir: string): Promise<FindingsCheckpointRead> {
+async function inWorker(dataDir: string): Promise<FindingsCheckpointRead> {
   return await new Promise((resolve, reject) => {
     const worker = new Worker(WORKER, { workerData: { dataDir } })
     // the daemon's exit does not wait for it
     worker.unref()
     let answered = false
-    worker.once('message', (m: FindingsCheckpointRead) => { answered = true; resolve(m) })
-    worker.once('error', err => { if (!answered) reject(err) })
-    worker.once('exit', code => { if (!answered) reject(new Error(`the findings checkpoint worker exited with ${code}`)) })
+    worker.once('message', (m: FindingsCheckpointRead) => {
+      answered = true
+      resolve(m)
+    })
+    worker.once('error', err => {
+      if (!answered) reject(err)
+    })
+    worker.once('exit', code => {
+      if (!answered) reject(new Error(`the findings checkpoint worker exited with ${code}`))
+    })
   })
 }

@@ -8,12 +8,24 @@ import { readFindingsCheckpointNow, type FindingsCheckpointRead } from './findin
 
 export type WorkerAnswer = FindingsCheckpointRead
 
-function answer (): { message: WorkerAnswer, transfer: ArrayBuffer[] } {
+function answer(): { message: WorkerAnswer; transfer: ArrayBuffer[] } {
   const message = readFindingsCheckpointNow((workerData as { dataDir: string }).dataDir)
   if (!('snapshot' in message)) return { message, transfer: [] }
   const s = message.snapshot
-  const arrays = [s.docCursor, s.docTime, s.docKind, s.docAuthor, ...s.docLength, s.docIdHead, s.pathStarts, s.pathValues, s.tagStarts, s.tagValues, s.recency,
-    ...s.segments.flatMap(g => [g.offsets, g.dfs, g.bytes])]
+  const arrays = [
+    s.docCursor,
+    s.docTime,
+    s.docKind,
+    s.docAuthor,
+    ...s.docLength,
+    s.docIdHead,
+    s.pathStarts,
+    s.pathValues,
+    s.tagStarts,
+    s.tagValues,
+    s.recency,
+    ...s.segments.flatMap(g => [g.offsets, g.dfs, g.bytes])
+  ]
   // each is a copy with a buffer of its own (checkpoint-sections' take, or joined)
   const transfer = [...new Set(arrays.map(a => a.buffer as ArrayBuffer))]
   return { message, transfer }

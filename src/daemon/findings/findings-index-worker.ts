@@ -16,7 +16,7 @@ import type { BuilderAnswer, BuilderRequest } from './findings-builder.js'
 // findings' documents are kept by the index itself (supersederDoc).
 const index = new FindingsIndex({ source: { entryAt: () => undefined, cursorOf: () => 0 } })
 
-function take (m: Extract<BuilderRequest, { type: 'add' }>): void {
+function take(m: Extract<BuilderRequest, { type: 'add' }>): void {
   const bytes = Buffer.from(m.bytes.buffer, m.bytes.byteOffset, m.bytes.byteLength)
   for (let i = 0; i < m.cursors.length; i++) {
     const raw = bytes.subarray(m.offsets[i], m.offsets[i + 1])
@@ -26,9 +26,21 @@ function take (m: Extract<BuilderRequest, { type: 'add' }>): void {
   }
 }
 
-function transferables (s: FindingsSnapshot): ArrayBuffer[] {
-  const arrays = [s.docCursor, s.docTime, s.docKind, s.docAuthor, ...s.docLength, s.docIdHead, s.pathStarts, s.pathValues, s.tagStarts, s.tagValues, s.recency,
-    ...s.segments.flatMap(g => [g.offsets, g.dfs, g.bytes])]
+function transferables(s: FindingsSnapshot): ArrayBuffer[] {
+  const arrays = [
+    s.docCursor,
+    s.docTime,
+    s.docKind,
+    s.docAuthor,
+    ...s.docLength,
+    s.docIdHead,
+    s.pathStarts,
+    s.pathValues,
+    s.tagStarts,
+    s.tagValues,
+    s.recency,
+    ...s.segments.flatMap(g => [g.offsets, g.dfs, g.bytes])
+  ]
   // a frozen segment shares no buffer with another array, but a snapshot's arrays may share one: each buffer once
   return [...new Set(arrays.map(a => a.buffer as ArrayBuffer))]
 }

@@ -58,13 +58,13 @@ export class FindingsService {
   private waitingForBuilder = 0
   private stopped = false
 
-  constructor (private readonly c: FindingsServiceComponents) {
+  constructor(private readonly c: FindingsServiceComponents) {
     this.findingsIndex = this.emptyIndex()
     this.findingsWriter = new FindingsCheckpointWriter(c.dataDir)
   }
 
   /** A restore of the log begins: the index starts empty and its checkpoint is read in a worker meanwhile. */
-  beginRestore (): void {
+  beginRestore(): void {
     this.findingsIndex = this.emptyIndex()
     this.indexedCursor = 0
     this.findingsLoading = true
@@ -74,14 +74,17 @@ export class FindingsService {
   /**
    * The log is restored: the checkpoint is taken in once read (the daemon serves meanwhile; a search waits for it, or takes it in at once).
    */
-  endRestore (): void {
+  endRestore(): void {
     const reading = this.reading
     this.reading = undefined
-    if (reading !== undefined) this.findingsLoaded = reading.then(read => { this.take(read) })
+    if (reading !== undefined)
+      this.findingsLoaded = reading.then(read => {
+        this.take(read)
+      })
   }
 
   /** the log cursor the findings checkpoint on disk covers (0: none) */
-  get checkpointCursor (): number {
+  get checkpointCursor(): number {
     return this.findingsCheckpointCursor
   }
 
@@ -89,7 +92,7 @@ export class FindingsService {
    * A sync batch was stored: while a worker indexes this catch-up and fell
    * behind, the next batch waits for it (its queue is memory).
    */
-  async keepPace (): Promise<void> {
+  async keepPace(): Promise<void> {
     if (this.builder === undefined) return
     this.waitingForBuilder++
     try {
@@ -100,11 +103,11 @@ export class FindingsService {
   }
 
   /** A worker builds the index during a catch-up. */
-  get building (): boolean {
+  get building(): boolean {
     return this.builder !== undefined
   }
 
-  stop (): void {
+  stop(): void {
     this.stopped = true
     if (this.indexing !== undefined) clearImmediate(this.indexing)
     this.indexing = undefined
@@ -121,7 +124,7 @@ export class FindingsService {
    * whole log is indexed. Only the first call after a restore counts (a
    * search that could not wait took the checkpoint in already).
    */
-  private take (read: FindingsCheckpointRead): void {
+  private take(read: FindingsCheckpointRead): void {
     if (!this.findingsLoading || this.stopped) return
     this.findingsLoading = false
     const { dataDir } = this.c
@@ -133,11 +136,15 @@ export class FindingsService {
       const snap = read.snapshot
       try {
         const state = this.c.state
-        this.findingsIndex = FindingsIndex.fromSnapshot(snap, { source: this.findingSource() }, {
-          cursor: state.cursor,
-          countOfKind: (kind, upTo) => state.countOfKind(kind, upTo),
-          holdsAt: (cursor, kind, head) => state.holdsAt(cursor, kind, head)
-        })
+        this.findingsIndex = FindingsIndex.fromSnapshot(
+          snap,
+          { source: this.findingSource() },
+          {
+            cursor: state.cursor,
+            countOfKind: (kind, upTo) => state.countOfKind(kind, upTo),
+            holdsAt: (cursor, kind, head) => state.holdsAt(cursor, kind, head)
+          }
+        )
         this.indexedCursor = snap.cursor
         this.findingsCheckpointCursor = snap.cursor
         // its parts are on disk: the next checkpoint writes only the segments filled since
@@ -157,7 +164,7 @@ export class FindingsService {
    * restore, with every accepted finding in it: what a search waits for
    * instead of reading the checkpoint in the event loop (see findings).
    */
-  async ready (): Promise<FindingsIndex> {
+  async ready(): Promise<FindingsIndex> {
     await this.findingsLoaded
     // built in a worker: taken back (whatever came in after it is indexed here, below)
     if (this.builder !== undefined) await this.takeBack()
@@ -165,7 +172,7 @@ export class FindingsService {
   }
 
   /** The log cursor up to which the last restore took the findings index from its checkpoint (0: none). */
-  get restoredFrom (): number {
+  get restoredFrom(): number {
     return this.findingsCheckpointCursor
   }
 
@@ -174,7 +181,7 @@ export class FindingsService {
    * when the index has taken in the log that far (while it catches up after
    * a restore, the older checkpoint stays: it is still of this log).
    */
-  async checkpoint (upTo: number): Promise<void> {
+  async checkpoint(upTo: number): Promise<void> {
     if (this.indexedCursor < upTo) return
     const written = await this.findingsWriter.write(this.findingsIndex, upTo)
     if (written === undefined) return
@@ -188,7 +195,7 @@ export class FindingsService {
    * index catches up in chunks between turns of the event loop; a search
    * first takes in whatever it has not reached yet.
    */
-  get index (): FindingsIndex {
+  get index(): FindingsIndex {
     // asked for before the worker answered: the checkpoint is read here, at once
     if (this.findingsLoading) this.take(readFindingsCheckpointNow(this.c.dataDir))
     // a reader that cannot wait for the worker: what it was given is indexed here instead
@@ -201,20 +208,20 @@ export class FindingsService {
    * Log entries the findings index has not taken in yet (0 but while it catches up after a restore without its checkpoint; a search takes
    * them in first).
    */
-  get behind (): number {
+  get behind(): number {
     return this.c.state.cursor - this.indexedCursor
   }
 
-  private emptyIndex (): FindingsIndex {
+  private emptyIndex(): FindingsIndex {
     return new FindingsIndex({ source: this.findingSource() })
   }
 
-  private findingSource (): FindingSource {
+  private findingSource(): FindingSource {
     return { entryAt: c => this.c.state.atCursor(c), cursorOf: id => this.c.state.cursorOf(id) }
   }
 
   /** Indexes up to `max` findings after the indexed cursor; true when it has reached the log's end. */
-  private indexFindings (max: number): boolean {
+  private indexFindings(max: number): boolean {
     if (this.indexedCursor >= this.c.state.cursor) return true
     let n = 0
     for (const e of this.c.state.iterateAfter(this.indexedCursor, FINDING_KIND)) {
@@ -231,13 +238,16 @@ export class FindingsService {
    * has every entry before them (else the background indexing, which reads
    * them back from the store, takes them in order).
    */
-  indexAccepted (accepted: readonly StoredEntry[], bulk: boolean): void {
+  indexAccepted(accepted: readonly StoredEntry[], bulk: boolean): void {
     // while the checkpoint is read, new findings wait: the index takes them in after it, in order
     if (this.findingsLoading || accepted.length === 0) return
     if (this.builder !== undefined) {
       // while the index is taken back, what comes in waits: it is read back from the log after
       if (this.handback !== undefined) return
-      if (this.builder.add(accepted)) { this.scheduleHandback(); return }
+      if (this.builder.add(accepted)) {
+        this.scheduleHandback()
+        return
+      }
       // not in order: this thread indexes all of it, from where its index is
       this.dropBuilder()
     } else if (bulk && this.startBuilder(accepted)) {
@@ -245,7 +255,10 @@ export class FindingsService {
     }
     let behind = false
     for (const e of accepted) {
-      if (e.cursor !== this.indexedCursor + 1) { behind = true; continue }
+      if (e.cursor !== this.indexedCursor + 1) {
+        behind = true
+        continue
+      }
       if (e.entry.kind === 'finding') this.findingsIndex.add(e)
       this.indexedCursor = e.cursor
     }
@@ -257,8 +270,15 @@ export class FindingsService {
    * on the other core (findings-builder), when the index is empty and in step
    * and the batch brings enough findings to be worth a thread; true when it did.
    */
-  private startBuilder (accepted: readonly StoredEntry[]): boolean {
-    if (this.c.worker !== true || this.builderTried || this.stopped || this.findingsIndex.size > 0 || accepted[0].cursor !== this.indexedCursor + 1) return false
+  private startBuilder(accepted: readonly StoredEntry[]): boolean {
+    if (
+      this.c.worker !== true ||
+      this.builderTried ||
+      this.stopped ||
+      this.findingsIndex.size > 0 ||
+      accepted[0].cursor !== this.indexedCursor + 1
+    )
+      return false
     let findings = 0
     for (const e of accepted) if (e.entry.kind === 'finding') findings++
     if (findings < BUILDER_MIN_FINDINGS) return false
@@ -266,19 +286,25 @@ export class FindingsService {
     const builder = FindingsBuilder.start(this.indexedCursor)
     if (builder === undefined) return false
     this.builder = builder
-    if (!builder.add(accepted)) { this.dropBuilder(); return false }
+    if (!builder.add(accepted)) {
+      this.dropBuilder()
+      return false
+    }
     this.c.logger.info({ cursor: this.indexedCursor }, 'findings indexed in a worker during the catch-up')
     this.scheduleHandback()
     return true
   }
 
   /** Takes the index back from the worker once no sync batch came in for a while. */
-  private scheduleHandback (): void {
+  private scheduleHandback(): void {
     if (this.handbackTimer !== undefined || this.stopped) return
     const wait = Math.max(0, INDEX_QUIET_MS - this.c.sinceBatchMs())
     this.handbackTimer = setTimeout(() => {
       this.handbackTimer = undefined
-      if (this.waitingForBuilder > 0 || this.c.sinceBatchMs() < INDEX_QUIET_MS) { this.scheduleHandback(); return }
+      if (this.waitingForBuilder > 0 || this.c.sinceBatchMs() < INDEX_QUIET_MS) {
+        this.scheduleHandback()
+        return
+      }
       void this.takeBack()
     }, wait)
     this.handbackTimer.unref()
@@ -289,8 +315,11 @@ export class FindingsService {
    * what came in since is indexed from the log. When the worker failed, the
    * whole of it is indexed here. Never rejects.
    */
-  private async takeBack (): Promise<void> {
-    if (this.handback !== undefined) { await this.handback; return }
+  private async takeBack(): Promise<void> {
+    if (this.handback !== undefined) {
+      await this.handback
+      return
+    }
     const builder = this.builder
     if (builder === undefined) return
     this.handback = (async () => {
@@ -300,9 +329,13 @@ export class FindingsService {
         if (this.builder !== builder || this.stopped) return
         this.findingsIndex = FindingsIndex.fromSnapshot(snap, { source: this.findingSource() })
         this.indexedCursor = snap.cursor
-        this.c.logger.info({ cursor: snap.cursor, findings: this.findingsIndex.size, workerHeapMiB: Math.round(heapBytes / 2 ** 20) }, 'findings index taken back from its worker')
+        this.c.logger.info(
+          { cursor: snap.cursor, findings: this.findingsIndex.size, workerHeapMiB: Math.round(heapBytes / 2 ** 20) },
+          'findings index taken back from its worker'
+        )
       } catch (err) {
-        if (this.builder === builder && !this.stopped) this.c.logger.warn({ err }, 'the findings index worker failed: indexing in this thread')
+        if (this.builder === builder && !this.stopped)
+          this.c.logger.warn({ err }, 'the findings index worker failed: indexing in this thread')
       } finally {
         if (this.builder === builder) this.builder = undefined
         this.handback = undefined
@@ -313,14 +346,14 @@ export class FindingsService {
   }
 
   /** Stops the worker; what it was handed is indexed from the log instead (the index is still where it was before). */
-  private dropBuilder (): void {
+  private dropBuilder(): void {
     clearTimeout(this.handbackTimer)
     this.handbackTimer = undefined
     this.builder?.stop()
     this.builder = undefined
   }
 
-  private scheduleIndexing (): void {
+  private scheduleIndexing(): void {
     if (this.findingsLoading) return
     // the worker has the findings after indexedCursor; it hands them back when the catch-up is quiet
     if (this.builder !== undefined) return
@@ -329,7 +362,10 @@ export class FindingsService {
     // bounded by hashing and the disk, and the index catches up after.
     const sinceBatch = this.c.sinceBatchMs()
     if (sinceBatch < INDEX_QUIET_MS) {
-      this.indexingLater = setTimeout(() => { this.indexingLater = undefined; this.scheduleIndexing() }, INDEX_QUIET_MS - sinceBatch)
+      this.indexingLater = setTimeout(() => {
+        this.indexingLater = undefined
+        this.scheduleIndexing()
+      }, INDEX_QUIET_MS - sinceBatch)
       this.indexingLater.unref()
       return
     }

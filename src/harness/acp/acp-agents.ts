@@ -52,7 +52,7 @@ export interface AcpAgentLaunch {
 }
 
 /** Whether a --harness value asks for ACP mode. */
-export function isAcpHarness (name: string): boolean {
+export function isAcpHarness(name: string): boolean {
   return name.startsWith(ACP_PREFIX)
 }
 
@@ -87,7 +87,14 @@ const NAMED: Record<string, AcpAgentBuilder> = {
       `${key}.startup_timeout_sec=120`,
       `${key}.tool_timeout_sec=${TOOL_TIMEOUT_SEC}`
     ]
-    return { launch: baseLaunch(ctx, 'codex-acp', overrides.flatMap(o => ['-c', o])), mcpServers: [] }
+    return {
+      launch: baseLaunch(
+        ctx,
+        'codex-acp',
+        overrides.flatMap(o => ['-c', o])
+      ),
+      mcpServers: []
+    }
   },
   gemini: (ctx, token) => {
     const launch = baseLaunch(ctx, 'gemini', ['--acp'])
@@ -104,9 +111,21 @@ const NAMED: Record<string, AcpAgentBuilder> = {
     const mcpConfig = join(harnessDir(ctx), 'copilot-acp-mcp.json')
     const launch = baseLaunch(ctx, 'copilot', ['--acp', '--no-auto-update', '--additional-mcp-config', `@${mcpConfig}`])
     const server = mcpServerSpec(ctx)
-    launch.files.push(jsonFile(mcpConfig, {
-      mcpServers: { [MCP_SERVER_NAME]: { type: 'stdio', command: server.command, args: server.args, env: server.env, tools: ['*'], deferTools: 'never', timeout: TOOL_TIMEOUT_SEC * 1000 } }
-    }))
+    launch.files.push(
+      jsonFile(mcpConfig, {
+        mcpServers: {
+          [MCP_SERVER_NAME]: {
+            type: 'stdio',
+            command: server.command,
+            args: server.args,
+            env: server.env,
+            tools: ['*'],
+            deferTools: 'never',
+            timeout: TOOL_TIMEOUT_SEC * 1000
+          }
+        }
+      })
+    )
     return { launch, mcpServers: [] }
   },
   pi: ctx => ({ launch: baseLaunch(ctx, 'pi-acp', []), mcpServers: [] })
@@ -120,7 +139,7 @@ export const ACP_HARNESS_NAMES: readonly string[] = [...Object.keys(NAMED).map(n
  * this agent. `token` is the daemon's API token, given to the agency server
  * in its own environment (agents filter what they pass on to MCP servers).
  */
-export function acpAgentLaunch (name: string, ctx: HarnessContext, token?: string): AcpAgentLaunch {
+export function acpAgentLaunch(name: string, ctx: HarnessContext, token?: string): AcpAgentLaunch {
   if (!isAcpHarness(name)) throw new InvalidArgumentError(`"${name}" is not an ACP harness (acp:<agent>)`)
   const rest = name.slice(ACP_PREFIX.length).trim()
   const builder = Object.hasOwn(NAMED, rest) ? NAMED[rest] : undefined
@@ -132,7 +151,7 @@ export function acpAgentLaunch (name: string, ctx: HarnessContext, token?: strin
 }
 
 /** The agency MCP server in ACP's form: env is a list of {name, value}. */
-function agencyServer (ctx: HarnessContext, token: string | undefined): McpServer {
+function agencyServer(ctx: HarnessContext, token: string | undefined): McpServer {
   const s = mcpServerSpec(ctx)
   const env = Object.entries(s.env).map(([name, value]) => ({ name, value }))
   if (token != null) env.push({ name: 'AGENCY_TOKEN', value: token })
@@ -140,12 +159,12 @@ function agencyServer (ctx: HarnessContext, token: string | undefined): McpServe
 }
 
 // A JSON string is a valid TOML basic string (same escapes, \uXXXX included).
-function tomlString (value: string): string {
+function tomlString(value: string): string {
   return JSON.stringify(value)
 }
 
 // `acp:"./agent --x"` arrives with its quotes: one quoted word is the command line.
-function unquote (text: string): string {
+function unquote(text: string): string {
   if (!/^(["']).*\1$/s.test(text)) return text
   const words = splitCommandLine(text)
   return words.length === 1 ? words[0] : text

@@ -21,7 +21,12 @@ export interface AgentWireLimits {
   floodRatePerSec: number
 }
 
-export const DEFAULT_WIRE_LIMITS: AgentWireLimits = { maxLineBytes: 8 * 1024 * 1024, maxMalformed: 20, floodBurst: 20_000, floodRatePerSec: 2_000 }
+export const DEFAULT_WIRE_LIMITS: AgentWireLimits = {
+  maxLineBytes: 8 * 1024 * 1024,
+  maxMalformed: 20,
+  floodBurst: 20_000,
+  floodRatePerSec: 2_000
+}
 
 export interface AgentWireOptions {
   /** The agent's stdout. */
@@ -49,7 +54,7 @@ export interface AgentWire {
   close: () => void
 }
 
-export function agentWire (o: AgentWireOptions): AgentWire {
+export function agentWire(o: AgentWireOptions): AgentWire {
   const limits = { ...DEFAULT_WIRE_LIMITS, ...o.limits }
   const now = o.now ?? (() => Date.now())
   /** ids of requests agentd sent and the agent has not answered yet */
@@ -67,14 +72,24 @@ export function agentWire (o: AgentWireOptions): AgentWire {
     failed = true
     o.log('!', err.message)
     o.input.pause()
-    try { controller.error(err) } catch { /* already closed */ }
+    try {
+      controller.error(err)
+    } catch {
+      /* already closed */
+    }
     o.onFatal(err)
   }
 
   const dropMalformed = (why: string, line: string): void => {
     malformed++
     o.log('!', `malformed JSON-RPC from the agent (${malformed} of at most ${limits.maxMalformed}), dropped: ${why}: ${excerpt(line, 300)}`)
-    if (malformed >= limits.maxMalformed) fatal(new AgentProtocolError('malformed', `the agent sent ${malformed} malformed JSON-RPC lines on stdout: it does not speak ACP over stdio (is it an ACP agent? does it print logs to stdout?)`))
+    if (malformed >= limits.maxMalformed)
+      fatal(
+        new AgentProtocolError(
+          'malformed',
+          `the agent sent ${malformed} malformed JSON-RPC lines on stdout: it does not speak ACP over stdio (is it an ACP agent? does it print logs to stdout?)`
+        )
+      )
   }
 
   const flooding = (): boolean => {
@@ -90,13 +105,26 @@ export function agentWire (o: AgentWireOptions): AgentWire {
     if (line === '') return
     o.log('<', excerpt(line, MAX_LOGGED_CHARS))
     if (flooding()) {
-      fatal(new AgentProtocolError('flood', `the agent sent more than ${limits.floodBurst} messages faster than ${limits.floodRatePerSec} a second: stopping it`))
+      fatal(
+        new AgentProtocolError(
+          'flood',
+          `the agent sent more than ${limits.floodBurst} messages faster than ${limits.floodRatePerSec} a second: stopping it`
+        )
+      )
       return
     }
     let msg: unknown
-    try { msg = JSON.parse(line) } catch { dropMalformed('not JSON', line); return }
+    try {
+      msg = JSON.parse(line)
+    } catch {
+      dropMalformed('not JSON', line)
+      return
+    }
     const why = checkMessage(msg, pending)
-    if (why !== undefined) { dropMalformed(why, line); return }
+    if (why !== undefined) {
+      dropMalformed(why, line)
+      return
+    }
     const m = msg as Record<string, unknown>
     if (!('method' in m)) pending.delete(idKey(m.id))
     o.onInbound?.()
@@ -113,37 +141,59 @@ export function agentWire (o: AgentWireOptions): AgentWire {
       start = nl + 1
     }
     buffer = start === 0 ? buffer : buffer.subarray(start)
-    if (!failed && buffer.length > limits.maxLineBytes) fatal(new AgentProtocolError('oversized', `the agent sent a message over ${limits.maxLineBytes} bytes`))
+    if (!failed && buffer.length > limits.maxLineBytes)
+      fatal(new AgentProtocolError('oversized', `the agent sent a message over ${limits.maxLineBytes} bytes`))
   }
 
-  const readable = new ReadableStream<AnyMessage>({
-    start (c) {
-      controller = c
-      o.input.on('data', onData)
-      o.input.once('end', () => {
-        if (failed || closed) return
-        if (buffer.length > 0) onLine(buffer)
-        try { c.close() } catch { /* errored */ }
-      })
-      // A closed pipe is an ended session, never an unhandled error in agentd.
-      o.input.on('error', err => { o.log('!', `reading the agent's stdout failed: ${err.message}`) })
+  const readable = new ReadableStream<AnyMessage>(
+    {
+      start(c) {
+        controller = c
+        o.input.on('data', onData)
+        o.input.once('end', () => {
+          if (failed || closed) return
+          if (buffer.length > 0) onLine(buffer)
+          try {
+            c.close()
+          } catch {
+            /* errored */
+          }
+        })
+        // A closed pipe is an ended session, never an unhandled error in agentd.
+        o.input.on('error', err => {
+          o.log('!', `reading the agent's stdout failed: ${err.message}`)
+        })
+      },
+      pull() {
+        if (!failed && !closed) o.input.resume()
+      },
+      cancel() {
+        closed = true
+        o.input.pause()
+      }
     },
-    pull () { if (!failed && !closed) o.input.resume() },
-    cancel () { closed = true; o.input.pause() }
-  }, { highWaterMark: 256 })
+    { highWaterMark: 256 }
+  )
 
-  o.output.on('error', err => { o.log('!', `writing to the agent's stdin failed: ${err.message}`) })
+  o.output.on('error', err => {
+    o.log('!', `writing to the agent's stdin failed: ${err.message}`)
+  })
   const writable = new WritableStream<AnyMessage>({
-    async write (msg) {
+    async write(msg) {
       const m = msg as unknown as Record<string, unknown>
       if (typeof m.method === 'string' && 'id' in m) pending.add(idKey(m.id))
       o.log('>', excerpt(JSON.stringify(masked(m)), MAX_LOGGED_CHARS))
-      if (closed || o.output.destroyed || o.output.writableEnded) throw new AgentProtocolError('closed', 'the agent\'s stdin is closed')
+      if (closed || o.output.destroyed || o.output.writableEnded) throw new AgentProtocolError('closed', "the agent's stdin is closed")
       await new Promise<void>((resolve, reject) => {
-        o.output.write(JSON.stringify(m) + '\n', err => { if (err != null) reject(err); else resolve() })
+        o.output.write(JSON.stringify(m) + '\n', err => {
+          if (err != null) reject(err)
+          else resolve()
+        })
       })
     },
-    close () { if (!o.output.writableEnded) o.output.end() }
+    close() {
+      if (!o.output.writableEnded) o.output.end()
+    }
   })
 
   return {
@@ -152,13 +202,17 @@ export function agentWire (o: AgentWireOptions): AgentWire {
     close: () => {
       closed = true
       o.input.off('data', onData)
-      try { controller.close() } catch { /* already closed or errored */ }
+      try {
+        controller.close()
+      } catch {
+        /* already closed or errored */
+      }
     }
   }
 }
 
 /** Why a parsed line is not a JSON-RPC 2.0 message this client can take, or undefined. */
-function checkMessage (msg: unknown, pending: Set<string>): string | undefined {
+function checkMessage(msg: unknown, pending: Set<string>): string | undefined {
   if (msg == null || typeof msg !== 'object' || Array.isArray(msg)) return 'not a JSON object'
   const m = msg as Record<string, unknown>
   if (m.jsonrpc !== '2.0') return 'no "jsonrpc": "2.0"'
@@ -173,16 +227,16 @@ function checkMessage (msg: unknown, pending: Set<string>): string | undefined {
   return undefined
 }
 
-function validId (id: unknown): boolean {
+function validId(id: unknown): boolean {
   return typeof id === 'string' || (typeof id === 'number' && Number.isFinite(id))
 }
 
-function idKey (id: unknown): string {
+function idKey(id: unknown): string {
   return `${typeof id}:${String(id)}`
 }
 
 /** A copy for the log with the values of MCP server environments masked (they may carry the API token). */
-function masked (m: Record<string, unknown>): Record<string, unknown> {
+function masked(m: Record<string, unknown>): Record<string, unknown> {
   const params = m.params as Record<string, unknown> | undefined
   if (m.method !== 'session/new' || params == null || !Array.isArray(params.mcpServers)) return m
   return {
@@ -191,12 +245,17 @@ function masked (m: Record<string, unknown>): Record<string, unknown> {
       ...params,
       mcpServers: params.mcpServers.map((s: Record<string, unknown>) => ({
         ...s,
-        env: Array.isArray(s.env) ? s.env.map((e: { name: string, value: string }) => ({ name: e.name, value: /TOKEN|KEY|SECRET|PASSWORD/i.test(e.name) ? '***' : e.value })) : s.env
+        env: Array.isArray(s.env)
+          ? s.env.map((e: { name: string; value: string }) => ({
+              name: e.name,
+              value: /TOKEN|KEY|SECRET|PASSWORD/i.test(e.name) ? '***' : e.value
+            }))
+          : s.env
       }))
     }
   }
 }
 
-function excerpt (line: string, max: number): string {
+function excerpt(line: string, max: number): string {
   return line.length > max ? `${line.slice(0, max)}... (${line.length} characters)` : line
 }

@@ -5,11 +5,17 @@
 // results on to the status line, `agency events` and metrics.
 
 export type ActivityEvent =
-  | { kind: 'tool_call', id: string, title: string, toolKind: string }
-  | { kind: 'tool_call_done', id: string, title: string, toolKind: string, status: string }
-  | { kind: 'plan', entries: Array<{ content: string, status: string }> }
+  | { kind: 'tool_call'; id: string; title: string; toolKind: string }
+  | { kind: 'tool_call_done'; id: string; title: string; toolKind: string; status: string }
+  | { kind: 'plan'; entries: Array<{ content: string; status: string }> }
 
-export interface TokenUsage { input: number, output: number, thought: number, cachedRead: number, cachedWrite: number }
+export interface TokenUsage {
+  input: number
+  output: number
+  thought: number
+  cachedRead: number
+  cachedWrite: number
+}
 
 /** The kinds of tool call ACP names; anything else is counted as other. */
 export const TOOL_KINDS = ['read', 'edit', 'delete', 'move', 'search', 'execute', 'think', 'fetch', 'switch_mode', 'other'] as const
@@ -17,37 +23,50 @@ export const TOOL_KINDS = ['read', 'edit', 'delete', 'move', 'search', 'execute'
 const MAX_MESSAGE_CHARS = 2000
 
 export class TurnActivity {
-  private readonly calls = new Map<string, { title: string, toolKind: string, done: boolean }>()
+  private readonly calls = new Map<string, { title: string; toolKind: string; done: boolean }>()
   private message = ''
   /** Tokens in the agent's context, from its last usage_update. */
   contextTokens: number | undefined
   private current = ''
 
   /** Tool calls seen this turn. */
-  get toolCalls (): number { return this.calls.size }
+  get toolCalls(): number {
+    return this.calls.size
+  }
 
   /** The agent's words this turn, cut. */
-  get text (): string { return this.message }
+  get text(): string {
+    return this.message
+  }
 
   /** The title the session's updates gave a tool call, if any. */
-  titleOf (id: string | undefined): string | undefined {
+  titleOf(id: string | undefined): string | undefined {
     return id == null ? undefined : this.calls.get(id)?.title
   }
 
   /** What the agent is doing right now, in a few words, for its status line. */
-  get doing (): string { return this.current }
+  get doing(): string {
+    return this.current
+  }
 
-  update (u: Record<string, unknown>): ActivityEvent[] {
+  update(u: Record<string, unknown>): ActivityEvent[] {
     switch (u.sessionUpdate) {
       case 'tool_call':
-      case 'tool_call_update': return this.toolCall(u)
+      case 'tool_call_update':
+        return this.toolCall(u)
       case 'agent_message_chunk': {
         const c = u.content as Record<string, unknown> | undefined
-        if (c?.type === 'text' && typeof c.text === 'string' && this.message.length < MAX_MESSAGE_CHARS) this.message = (this.message + c.text).slice(0, MAX_MESSAGE_CHARS)
+        if (c?.type === 'text' && typeof c.text === 'string' && this.message.length < MAX_MESSAGE_CHARS)
+          this.message = (this.message + c.text).slice(0, MAX_MESSAGE_CHARS)
         return []
       }
       case 'plan': {
-        const entries = Array.isArray(u.entries) ? u.entries.map((e: Record<string, unknown>) => ({ content: typeof e?.content === 'string' ? e.content : '', status: typeof e?.status === 'string' ? e.status : '' })) : []
+        const entries = Array.isArray(u.entries)
+          ? u.entries.map((e: Record<string, unknown>) => ({
+              content: typeof e?.content === 'string' ? e.content : '',
+              status: typeof e?.status === 'string' ? e.status : ''
+            }))
+          : []
         const active = entries.find(e => e.status === 'in_progress')
         if (active != null) this.current = `plan: ${active.content}`
         return [{ kind: 'plan', entries }]
@@ -55,11 +74,12 @@ export class TurnActivity {
       case 'usage_update':
         if (typeof u.used === 'number' && Number.isFinite(u.used)) this.contextTokens = u.used
         return []
-      default: return []
+      default:
+        return []
     }
   }
 
-  private toolCall (u: Record<string, unknown>): ActivityEvent[] {
+  private toolCall(u: Record<string, unknown>): ActivityEvent[] {
     const id = typeof u.toolCallId === 'string' ? u.toolCallId : ''
     if (id === '') return []
     const out: ActivityEvent[] = []
@@ -87,16 +107,24 @@ export class TurnActivity {
 }
 
 /** Token counts from a prompt response's usage (ACP's unstable `usage`), if the agent reported any. */
-export function usageOf (response: Record<string, unknown> | undefined): TokenUsage | undefined {
-  const n = (v: unknown): number => typeof v === 'number' && Number.isFinite(v) && v >= 0 ? v : 0
+export function usageOf(response: Record<string, unknown> | undefined): TokenUsage | undefined {
+  const n = (v: unknown): number => (typeof v === 'number' && Number.isFinite(v) && v >= 0 ? v : 0)
   const u = response?.usage as Record<string, unknown> | undefined
   let usage: TokenUsage | undefined
   if (u != null && typeof u === 'object') {
-    usage = { input: n(u.inputTokens), output: n(u.outputTokens), thought: n(u.thoughtTokens), cachedRead: n(u.cachedReadTokens), cachedWrite: n(u.cachedWriteTokens) }
+    usage = {
+      input: n(u.inputTokens),
+      output: n(u.outputTokens),
+      thought: n(u.thoughtTokens),
+      cachedRead: n(u.cachedReadTokens),
+      cachedWrite: n(u.cachedWriteTokens)
+    }
   } else {
     // Gemini CLI reports a turn's tokens in _meta.quota.token_count.
-    const quota = ((response?._meta as Record<string, unknown> | undefined)?.quota as Record<string, unknown> | undefined)?.token_count as Record<string, unknown> | undefined
-    if (quota != null && typeof quota === 'object') usage = { input: n(quota.input_tokens), output: n(quota.output_tokens), thought: 0, cachedRead: 0, cachedWrite: 0 }
+    const quota = ((response?._meta as Record<string, unknown> | undefined)?.quota as Record<string, unknown> | undefined)?.token_count as
+      Record<string, unknown> | undefined
+    if (quota != null && typeof quota === 'object')
+      usage = { input: n(quota.input_tokens), output: n(quota.output_tokens), thought: 0, cachedRead: 0, cachedWrite: 0 }
   }
   return usage != null && Object.values(usage).some(v => v > 0) ? usage : undefined
 }

@@ -18,13 +18,17 @@ export interface InboxNote {
 }
 
 /** A task this agent holds, for the restart summary. */
-export interface HeldTask { task: string, epoch: number, title?: string }
+export interface HeldTask {
+  task: string
+  epoch: number
+  title?: string
+}
 
 export interface TurnInput {
   /** The shared prompt: the first turn of a session starts with it. */
   prompt?: string
   /** The session was opened again after the previous one ended: why, and where the agent was. */
-  resume?: { why: string, held: HeldTask[], repeated: InboxNote[] }
+  resume?: { why: string; held: HeldTask[]; repeated: InboxNote[] }
   /** agentd stopped the previous turn: why. */
   stopped?: string
   /** Items the stopped turn had carried, for an agent that drops a cancelled turn from its history. */
@@ -44,34 +48,44 @@ export const MAX_NOTE_CHARS = 4000
 
 export const SESSION_NOTE = [
   '## This session',
-  'agentd keeps you in one session and speaks for your swarm in it: peers\' direct messages and your daemon\'s notices',
+  "agentd keeps you in one session and speaks for your swarm in it: peers' direct messages and your daemon's notices",
   '(a claim lost or superseded, an overlap with a peer, a review asked of you, an integration result, a changed goal)',
   'arrive here as the next turn, already marked read, so you need not poll the inbox. When you have nothing to do, end',
   'your turn instead of waiting: agentd starts a new one when there is work. If agentd has to stop a turn (your claim',
   'was lost, say), the next turn says why.'
 ].join('\n')
 
-export function composeTurn (t: TurnInput): string {
+export function composeTurn(t: TurnInput): string {
   const parts: string[] = []
   if (t.prompt != null) parts.push(t.prompt.trimEnd(), SESSION_NOTE)
   if (t.resume != null) parts.push(resumeText(t.resume))
   if (t.stopped != null) parts.push(`[agentd] I stopped your previous turn: ${t.stopped}`)
-  if (t.repeated != null && t.repeated.length > 0) parts.push(['[agentd] That turn had told you (repeated: you do not keep a stopped turn):', ...t.repeated.map(noteLine)].join('\n'))
+  if (t.repeated != null && t.repeated.length > 0)
+    parts.push(['[agentd] That turn had told you (repeated: you do not keep a stopped turn):', ...t.repeated.map(noteLine)].join('\n'))
   if (t.notes.length > 0) {
     // the operator's words first
     const notes = [...t.notes.filter(n => n.kind === OPERATOR_NOTICE), ...t.notes.filter(n => n.kind !== OPERATOR_NOTICE)]
-    parts.push([`[agentd] New in your inbox (${t.notes.length}${t.moreUnread > 0 ? ` of ${t.notes.length + t.moreUnread}` : ''}, now marked read):`, ...notes.map(noteLine)].join('\n'))
+    parts.push(
+      [
+        `[agentd] New in your inbox (${t.notes.length}${t.moreUnread > 0 ? ` of ${t.notes.length + t.moreUnread}` : ''}, now marked read):`,
+        ...notes.map(noteLine)
+      ].join('\n')
+    )
   }
-  if (t.moreUnread > 0) parts.push(`[agentd] ${t.moreUnread} more unread: they come with your next turn, or read them now with read_inbox (agency inbox).`)
+  if (t.moreUnread > 0)
+    parts.push(`[agentd] ${t.moreUnread} more unread: they come with your next turn, or read them now with read_inbox (agency inbox).`)
   if (t.next != null && t.next !== '') parts.push(`[agentd] Next: ${t.next}`)
   if (parts.length === 0) parts.push('[agentd] Carry on.')
   return parts.join('\n\n')
 }
 
-function resumeText (r: NonNullable<TurnInput['resume']>): string {
+function resumeText(r: NonNullable<TurnInput['resume']>): string {
   const lines = [`[agentd] This is a new session: the previous one ended (${r.why}). Where you were:`]
   if (r.held.length > 0) {
-    for (const h of r.held) lines.push(`- you hold ${h.task}@${h.epoch}${h.title != null && h.title !== '' ? ` (${h.title})` : ''}: your workspace is on its branch with your commits so far; agency task show ${h.task}`)
+    for (const h of r.held)
+      lines.push(
+        `- you hold ${h.task}@${h.epoch}${h.title != null && h.title !== '' ? ` (${h.title})` : ''}: your workspace is on its branch with your commits so far; agency task show ${h.task}`
+      )
   } else {
     lines.push('- you hold no task')
   }
@@ -82,7 +96,7 @@ function resumeText (r: NonNullable<TurnInput['resume']>): string {
   return lines.join('\n')
 }
 
-export function noteLine (n: InboxNote): string {
+export function noteLine(n: InboxNote): string {
   const text = n.text.length > MAX_NOTE_CHARS ? `${n.text.slice(0, MAX_NOTE_CHARS)}... (cut; agency inbox --all has it whole)` : n.text
   if (n.kind === 'message') return `- message from ${n.fromName !== '' ? `${n.fromName} (${n.from})` : n.from}: ${text}`
   if (n.kind === OPERATOR_NOTICE) return `- from the operator (the person steering the swarm): ${text}`
@@ -95,6 +109,6 @@ export const OPERATOR_NOTICE = 'operator'
 /** Notices that cannot wait for the turn to end: the work in progress is no longer the agent's, or the operator wrote. */
 export const URGENT_NOTICES: readonly string[] = ['claim_lost', 'claim_superseded', OPERATOR_NOTICE]
 
-export function isUrgent (n: InboxNote): boolean {
+export function isUrgent(n: InboxNote): boolean {
   return URGENT_NOTICES.includes(n.kind)
 }

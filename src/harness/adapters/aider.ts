@@ -17,14 +17,17 @@ import { join } from 'node:path'
 import { baseLaunch, harnessDir, promptFilePath } from './common.js'
 import type { HarnessContext, HarnessLaunch } from '../types.js'
 
-export function aiderLaunch (ctx: HarnessContext): HarnessLaunch {
+export function aiderLaunch(ctx: HarnessContext): HarnessLaunch {
   const dir = join(harnessDir(ctx), 'aider')
   const launch = baseLaunch(ctx, 'aider', [
-    '--message-file', promptFilePath(ctx),
+    '--message-file',
+    promptFilePath(ctx),
     '--yes-always',
     '--no-gitignore',
-    '--chat-history-file', join(dir, 'aider.chat.history.md'),
-    '--input-history-file', join(dir, 'aider.input.history'),
+    '--chat-history-file',
+    join(dir, 'aider.chat.history.md'),
+    '--input-history-file',
+    join(dir, 'aider.input.history'),
     '--no-check-update',
     '--no-show-release-notes',
     '--analytics-disable',

@@ -29,28 +29,35 @@ import type { HarnessContext, HarnessLaunch } from '../types.js'
 /** How long the first turn waits for the agency MCP server to connect. */
 const MCP_CONNECT_TIMEOUT_MS = 30_000
 
-export function claudeLaunch (ctx: HarnessContext): HarnessLaunch {
+export function claudeLaunch(ctx: HarnessContext): HarnessLaunch {
   const mcpConfig = join(harnessDir(ctx), 'claude-mcp.json')
   const launch = baseLaunch(ctx, 'claude', [
     // -p is a switch; the prompt is the positional argument right after it.
-    '-p', ctx.prompt,
-    '--mcp-config', mcpConfig,
-    '--permission-mode', 'acceptEdits',
+    '-p',
+    ctx.prompt,
+    '--mcp-config',
+    mcpConfig,
+    '--permission-mode',
+    'acceptEdits',
     // One comma-separated value: the flag is variadic and would swallow a following word.
-    '--allowedTools', [...bashRules(ctx.confined === true), `mcp__${MCP_SERVER_NAME}`].join(','),
+    '--allowedTools',
+    [...bashRules(ctx.confined === true), `mcp__${MCP_SERVER_NAME}`].join(','),
     // stream-json (which needs --verbose in print mode) puts every step in the log, not just the last answer.
-    '--output-format', 'stream-json',
+    '--output-format',
+    'stream-json',
     '--verbose'
   ])
   launch.env.MCP_CONNECT_TIMEOUT_MS = String(MCP_CONNECT_TIMEOUT_MS)
   const server = mcpServerSpec(ctx)
-  launch.files.push(jsonFile(mcpConfig, {
-    mcpServers: { [MCP_SERVER_NAME]: { type: 'stdio', command: server.command, args: server.args, env: server.env, alwaysLoad: true } }
-  }))
+  launch.files.push(
+    jsonFile(mcpConfig, {
+      mcpServers: { [MCP_SERVER_NAME]: { type: 'stdio', command: server.command, args: server.args, env: server.env, alwaysLoad: true } }
+    })
+  )
   return launch
 }
 
 /** All of Bash in agency's box; else one rule per command of the loop. */
-function bashRules (confined: boolean): string[] {
+function bashRules(confined: boolean): string[] {
   return confined ? ['Bash'] : UNCONFINED_SHELL_COMMANDS.map(c => `Bash(${c}:*)`)
 }

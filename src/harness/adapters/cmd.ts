@@ -6,7 +6,7 @@ import { baseLaunch } from './common.js'
 import { InvalidArgumentError } from '../../core/errors.js'
 import type { HarnessAdapter } from '../types.js'
 
-export function cmdLaunch (shellCommand: string): HarnessAdapter {
+export function cmdLaunch(shellCommand: string): HarnessAdapter {
   if (shellCommand.trim() === '') throw new InvalidArgumentError('cmd: harness needs a command, e.g. cmd:"./my-agent"')
-  return (ctx) => baseLaunch(ctx, '/bin/sh', ['-c', shellCommand])
+  return ctx => baseLaunch(ctx, '/bin/sh', ['-c', shellCommand])
 }

@@ -44,7 +44,7 @@ import type { HarnessContext, HarnessLaunch } from '../types.js'
 /** How long one agency tool call may take, in seconds: as long as the integrate API call. */
 const TOOL_TIMEOUT_SEC = 1800
 
-export function codexLaunch (ctx: HarnessContext): HarnessLaunch {
+export function codexLaunch(ctx: HarnessContext): HarnessLaunch {
   const server = mcpServerSpec(ctx)
   const key = `mcp_servers.${MCP_SERVER_NAME}`
   const overrides = [
@@ -68,6 +68,6 @@ export function codexLaunch (ctx: HarnessContext): HarnessLaunch {
 }
 
 // A JSON string is a valid TOML basic string (same escapes, \uXXXX included).
-function tomlString (value: string): string {
+function tomlString(value: string): string {
   return JSON.stringify(value)
 }

@@ -24,20 +24,20 @@ export interface McpServerSpec {
 export const UNCONFINED_SHELL_COMMANDS = ['agency', 'git', 'node', 'npm', 'ls', 'cat']
 
 /** Where an agent's harness files live: `<dataDir>/harness`. */
-export function harnessDir (ctx: HarnessContext): string {
+export function harnessDir(ctx: HarnessContext): string {
   return join(ctx.dataDir, 'harness')
 }
 
-export function promptFilePath (ctx: HarnessContext): string {
+export function promptFilePath(ctx: HarnessContext): string {
   return join(harnessDir(ctx), 'prompt.md')
 }
 
-export function binDir (ctx: HarnessContext): string {
+export function binDir(ctx: HarnessContext): string {
   return join(harnessDir(ctx), 'bin')
 }
 
 /** The environment every harness, and the MCP server it starts, must carry. */
-export function agencyEnv (ctx: HarnessContext): Record<string, string> {
+export function agencyEnv(ctx: HarnessContext): Record<string, string> {
   return {
     AGENCY_ADDR: ctx.agencyAddr,
     AGENCY_AGENT_ID: ctx.agentId,
@@ -46,7 +46,7 @@ export function agencyEnv (ctx: HarnessContext): Record<string, string> {
 }
 
 /** `agency mcp` over stdio, with the daemon address in its environment. */
-export function mcpServerSpec (ctx: HarnessContext): McpServerSpec {
+export function mcpServerSpec(ctx: HarnessContext): McpServerSpec {
   const [command, ...args] = agencyCommand(ctx)
   return { command, args: [...args, 'mcp'], env: agencyEnv(ctx) }
 }
@@ -55,26 +55,23 @@ export function mcpServerSpec (ctx: HarnessContext): McpServerSpec {
  * The launch every adapter starts from: cwd is the workspace, the environment
  * names the agent and its daemon, the prompt is on disk and `agency` is on PATH.
  */
-export function baseLaunch (ctx: HarnessContext, command: string, args: string[]): HarnessLaunch {
+export function baseLaunch(ctx: HarnessContext, command: string, args: string[]): HarnessLaunch {
   return {
     command,
     args,
     env: { ...agencyEnv(ctx), AGENCY_PROMPT_FILE: promptFilePath(ctx) },
     cwd: ctx.workspace,
-    files: [
-      { path: promptFilePath(ctx), content: ctx.prompt },
-      agencyShim(ctx)
-    ],
+    files: [{ path: promptFilePath(ctx), content: ctx.prompt }, agencyShim(ctx)],
     pathPrepend: [binDir(ctx)]
   }
 }
 
 /** Pretty JSON with a final newline, as config files are written. */
-export function jsonFile (path: string, value: unknown): HarnessFile {
+export function jsonFile(path: string, value: unknown): HarnessFile {
   return { path, content: JSON.stringify(value, null, 2) + '\n' }
 }
 
-function agencyCommand (ctx: HarnessContext): string[] {
+function agencyCommand(ctx: HarnessContext): string[] {
   const words = splitCommandLine(ctx.agencyBin)
   if (words.length === 0) throw new InvalidArgumentError('agencyBin is empty: give the command that runs the agency CLI')
   return words
@@ -82,10 +79,10 @@ function agencyCommand (ctx: HarnessContext): string[] {
 
 // The prompt tells the agent to run `agency ...` in its shell; this makes that
 // work even when the CLI is not installed on PATH, and defaults the address.
-function agencyShim (ctx: HarnessContext): HarnessFile {
+function agencyShim(ctx: HarnessContext): HarnessFile {
   const content = [
     '#!/bin/sh',
-    '# Written by agentd: the agency CLI for this agent\'s daemon.',
+    "# Written by agentd: the agency CLI for this agent's daemon.",
     `: "\${AGENCY_ADDR:=${ctx.agencyAddr}}"`,
     'export AGENCY_ADDR',
     `exec ${agencyCommand(ctx).map(shellQuote).join(' ')} "$@"`,

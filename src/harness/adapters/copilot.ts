@@ -35,23 +35,38 @@ import { COPILOT_USAGE_DIR, COPILOT_USAGE_FILE } from '../usage/copilot.js'
 /** How long one agency tool call may take, in milliseconds: as long as the integrate API call. */
 const TOOL_TIMEOUT_MS = 30 * 60_000
 
-export function copilotLaunch (ctx: HarnessContext): HarnessLaunch {
+export function copilotLaunch(ctx: HarnessContext): HarnessLaunch {
   const mcpConfig = join(harnessDir(ctx), 'copilot-mcp.json')
   const usageDir = join(harnessDir(ctx), COPILOT_USAGE_DIR)
   const launch = baseLaunch(ctx, 'copilot', [
-    '-p', ctx.prompt,
-    ...(ctx.confined === true ? ['--allow-all-tools'] : ['write', MCP_SERVER_NAME, ...UNCONFINED_SHELL_COMMANDS.map(c => `shell(${c}:*)`)].flatMap(t => ['--allow-tool', t])),
+    '-p',
+    ctx.prompt,
+    ...(ctx.confined === true
+      ? ['--allow-all-tools']
+      : ['write', MCP_SERVER_NAME, ...UNCONFINED_SHELL_COMMANDS.map(c => `shell(${c}:*)`)].flatMap(t => ['--allow-tool', t])),
     '--no-auto-update',
-    '--additional-mcp-config', `@${mcpConfig}`,
+    '--additional-mcp-config',
+    `@${mcpConfig}`,
     // The run's tokens per model, exactly (the text summary rounds them): read back by usage/copilot.ts.
-    '--usage-output-file', join(usageDir, COPILOT_USAGE_FILE)
+    '--usage-output-file',
+    join(usageDir, COPILOT_USAGE_FILE)
   ])
   launch.writable = [usageDir]
   const server = mcpServerSpec(ctx)
-  launch.files.push(jsonFile(mcpConfig, {
-    mcpServers: {
-      [MCP_SERVER_NAME]: { type: 'stdio', command: server.command, args: server.args, env: server.env, tools: ['*'], deferTools: 'never', timeout: TOOL_TIMEOUT_MS }
-    }
-  }))
+  launch.files.push(
+    jsonFile(mcpConfig, {
+      mcpServers: {
+        [MCP_SERVER_NAME]: {
+          type: 'stdio',
+          command: server.command,
+          args: server.args,
+          env: server.env,
+          tools: ['*'],
+          deferTools: 'never',
+          timeout: TOOL_TIMEOUT_MS
+        }
+      }
+    })
+  )
   return launch
 }

@@ -39,12 +39,15 @@ import type { HarnessContext, HarnessLaunch } from '../types.js'
 /** Variables the `agency mcp` server reads its API token from; see src/cli/output.ts. */
 const TOKEN_VARIABLES = ['AGENCY_TOKEN', 'AGENCY_TOKEN_FILE']
 
-export function geminiLaunch (ctx: HarnessContext): HarnessLaunch {
+export function geminiLaunch(ctx: HarnessContext): HarnessLaunch {
   const dir = join(ctx.workspace, '.gemini')
   const launch = baseLaunch(ctx, 'gemini', [
-    '--prompt', ctx.prompt,
-    '--approval-mode', ctx.confined === true ? 'yolo' : 'auto_edit',
-    '--output-format', 'stream-json'
+    '--prompt',
+    ctx.prompt,
+    '--approval-mode',
+    ctx.confined === true ? 'yolo' : 'auto_edit',
+    '--output-format',
+    'stream-json'
   ])
   launch.env.GEMINI_CLI_TRUST_WORKSPACE = 'true'
   launch.env.GEMINI_SANDBOX = 'false'

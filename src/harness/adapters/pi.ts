@@ -19,19 +19,15 @@ import { join } from 'node:path'
 import { baseLaunch, harnessDir } from './common.js'
 import type { HarnessContext, HarnessLaunch } from '../types.js'
 
-export function piLaunch (ctx: HarnessContext): HarnessLaunch {
+export function piLaunch(ctx: HarnessContext): HarnessLaunch {
   const sessions = join(harnessDir(ctx), 'pi-sessions')
-  const launch = baseLaunch(ctx, 'pi', [
-    '--print',
-    '--session-dir', sessions,
-    promptWord(ctx.prompt)
-  ])
+  const launch = baseLaunch(ctx, 'pi', ['--print', '--session-dir', sessions, promptWord(ctx.prompt)])
   launch.writable = [sessions]
   return launch
 }
 
 // A prompt that began with "-" or "@" would be read as an option or a file: a
 // leading newline keeps it a message and changes nothing for the model.
-function promptWord (prompt: string): string {
+function promptWord(prompt: string): string {
   return /^[-@]/.test(prompt) ? `\n${prompt}` : prompt
 }

@@ -12,10 +12,10 @@ export const SCRIPTED_AGENT_MAIN = compiledModulePath('harness/scripted-agent/ma
 export const SCRIPTED_HARNESS_NAMES: readonly string[] = ['scripted', 'sim']
 
 /** Whether `--harness <name>` runs the scripted agent (which reads recipes instead of a model). */
-export function isScriptedHarness (name: string | undefined): boolean {
+export function isScriptedHarness(name: string | undefined): boolean {
   return name !== undefined && SCRIPTED_HARNESS_NAMES.includes(name)
 }
 
-export function scriptedAgentLaunch (ctx: HarnessContext): HarnessLaunch {
+export function scriptedAgentLaunch(ctx: HarnessContext): HarnessLaunch {
   return baseLaunch(ctx, process.execPath, [SCRIPTED_AGENT_MAIN])
 }

@@ -39,9 +39,9 @@ export interface Recipes {
   files: (task: string, approach: string) => Promise<RecipeFile[]>
 }
 
-export async function loadRecipes (workspace: string): Promise<Recipes> {
+export async function loadRecipes(workspace: string): Promise<Recipes> {
   const root = join(workspace, '.sim')
-  const project = JSON.parse(await readFile(join(root, 'project.json'), 'utf8')) as { tasks: TaskRecipe[], workScale?: number }
+  const project = JSON.parse(await readFile(join(root, 'project.json'), 'utf8')) as { tasks: TaskRecipe[]; workScale?: number }
   const tasks = new Map(project.tasks.map(t => [t.id, t]))
   return {
     tasks,
@@ -51,7 +51,8 @@ export async function loadRecipes (workspace: string): Promise<Recipes> {
       const dir = join(root, 'recipes', task, approach)
       if (existsSync(dir) && (await stat(dir)).isDirectory()) {
         const out: RecipeFile[] = []
-        for (const file of await walk(dir)) out.push({ path: relative(dir, file), content: await readFile(file), mode: (await stat(file)).mode & 0o777 })
+        for (const file of await walk(dir))
+          out.push({ path: relative(dir, file), content: await readFile(file), mode: (await stat(file)).mode & 0o777 })
         return out
       }
       const target = tasks.get(task)?.file
@@ -62,16 +63,16 @@ export async function loadRecipes (workspace: string): Promise<Recipes> {
 }
 
 /** Milliseconds one attempt at `recipe` takes: its workSeconds, scaled, give or take a quarter. */
-export function attemptMs (recipe: TaskRecipe, scale: number, random: () => number = Math.random): number {
+export function attemptMs(recipe: TaskRecipe, scale: number, random: () => number = Math.random): number {
   if (recipe.workSeconds == null) return 150 + random() * 350
   return recipe.workSeconds * scale * 1000 * (0.75 + random() * 0.5)
 }
 
-async function walk (dir: string): Promise<string[]> {
+async function walk(dir: string): Promise<string[]> {
   const out: string[] = []
-  for (const e of (await readdir(dir, { withFileTypes: true })).sort((a, b) => a.name < b.name ? -1 : 1)) {
+  for (const e of (await readdir(dir, { withFileTypes: true })).sort((a, b) => (a.name < b.name ? -1 : 1))) {
     const p = join(dir, e.name)
-    if (e.isDirectory()) out.push(...await walk(p))
+    if (e.isDirectory()) out.push(...(await walk(p)))
     else if (e.isFile()) out.push(p)
   }
   return out

@@ -8,7 +8,7 @@
 import { count, dollars, record, type ModelUsage } from './run-usage.js'
 
 /** The session's cost so far, from a usage_update notification's `cost`; null when it carries none in USD. */
-export function acpSessionCostUsd (update: unknown): number | null {
+export function acpSessionCostUsd(update: unknown): number | null {
   const u = record(update)
   if (u?.sessionUpdate !== 'usage_update') return null
   const cost = record(u.cost)
@@ -20,9 +20,16 @@ export function acpSessionCostUsd (update: unknown): number | null {
  * One turn's usage from its prompt response, with its dollars from the session's
  * cost before and after the turn; null when the agent reported no tokens.
  */
-export function acpTurnUsage (response: unknown, model: string, costBefore: number | null, costAfter: number | null): ModelUsage | null {
+export function acpTurnUsage(response: unknown, model: string, costBefore: number | null, costAfter: number | null): ModelUsage | null {
   const u = record(record(response)?.usage)
   if (u == null) return null
   const usd = costAfter != null ? Math.max(0, costAfter - (costBefore ?? 0)) : null
-  return { model, inputTokens: count(u.inputTokens), cacheReadTokens: count(u.cachedReadTokens), cacheWriteTokens: count(u.cachedWriteTokens), outputTokens: count(u.outputTokens), usd }
+  return {
+    model,
+    inputTokens: count(u.inputTokens),
+    cacheReadTokens: count(u.cachedReadTokens),
+    cacheWriteTokens: count(u.cachedWriteTokens),
+    outputTokens: count(u.outputTokens),
+    usd
+  }
 }

@@ -9,7 +9,7 @@ import { abbreviated } from './copilot.js'
 import { mergeByModel, type ModelUsage } from './run-usage.js'
 import type { RunOutput, RunReport } from './run-report.js'
 
-export function aiderRun (out: RunOutput): RunReport {
+export function aiderRun(out: RunOutput): RunReport {
   const model = /^Main model: (\S+)/m.exec(out.text)?.[1] ?? ''
   const rows: ModelUsage[] = []
   for (const m of out.text.matchAll(/^Tokens: (.+?) sent(.*?), ([\d.,]+[kmb]?) received\.(?: Cost: \$([\d.]+) message)?/gim)) {
@@ -17,7 +17,14 @@ export function aiderRun (out: RunOutput): RunReport {
     const cacheWrite = part('cache write')
     const cacheHit = part('cache hit')
     const sent = abbreviated(m[1])
-    rows.push({ model, inputTokens: Math.max(0, sent - cacheWrite - cacheHit), cacheReadTokens: cacheHit, cacheWriteTokens: cacheWrite, outputTokens: abbreviated(m[3]), usd: m[4] != null ? Number(m[4]) : null })
+    rows.push({
+      model,
+      inputTokens: Math.max(0, sent - cacheWrite - cacheHit),
+      cacheReadTokens: cacheHit,
+      cacheWriteTokens: cacheWrite,
+      outputTokens: abbreviated(m[3]),
+      usd: m[4] != null ? Number(m[4]) : null
+    })
   }
   const errors = out.text.split('\n').filter(l => /RateLimitError|APIError|ServiceUnavailable|overloaded|quota/i.test(l))
   return { usage: mergeByModel(rows), limit: lastRateLimit(errors, out.now) }

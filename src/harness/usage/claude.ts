@@ -10,7 +10,7 @@ import { rateLimitInLine, type RateLimitSignal } from './rate-limit.js'
 import { count, dollars, jsonLines, mergeByModel, record, type ModelUsage } from './run-usage.js'
 import type { RunOutput, RunReport } from './run-report.js'
 
-export function claudeRun (out: RunOutput): RunReport {
+export function claudeRun(out: RunOutput): RunReport {
   const rows: ModelUsage[] = []
   let limit: RateLimitSignal | null = null
   let model = ''
@@ -23,21 +23,37 @@ export function claudeRun (out: RunOutput): RunReport {
   return { usage: mergeByModel(rows), limit }
 }
 
-function resultRows (line: Record<string, unknown>, model: string): ModelUsage[] {
+function resultRows(line: Record<string, unknown>, model: string): ModelUsage[] {
   const byModel = record(line.modelUsage)
   const models = byModel != null ? Object.entries(byModel) : []
   if (models.length > 0) {
     return models.map(([name, v]) => {
       const m = record(v) ?? {}
-      return { model: name, inputTokens: count(m.inputTokens), cacheReadTokens: count(m.cacheReadInputTokens), cacheWriteTokens: count(m.cacheCreationInputTokens), outputTokens: count(m.outputTokens), usd: dollars(m.costUSD) }
+      return {
+        model: name,
+        inputTokens: count(m.inputTokens),
+        cacheReadTokens: count(m.cacheReadInputTokens),
+        cacheWriteTokens: count(m.cacheCreationInputTokens),
+        outputTokens: count(m.outputTokens),
+        usd: dollars(m.costUSD)
+      }
     })
   }
   const u = record(line.usage)
   if (u == null) return []
-  return [{ model, inputTokens: count(u.input_tokens), cacheReadTokens: count(u.cache_read_input_tokens), cacheWriteTokens: count(u.cache_creation_input_tokens), outputTokens: count(u.output_tokens), usd: dollars(line.total_cost_usd) }]
+  return [
+    {
+      model,
+      inputTokens: count(u.input_tokens),
+      cacheReadTokens: count(u.cache_read_input_tokens),
+      cacheWriteTokens: count(u.cache_creation_input_tokens),
+      outputTokens: count(u.output_tokens),
+      usd: dollars(line.total_cost_usd)
+    }
+  ]
 }
 
-function resultLimit (line: Record<string, unknown>, now: number): RateLimitSignal | null {
+function resultLimit(line: Record<string, unknown>, now: number): RateLimitSignal | null {
   if (line.is_error !== true) return null
   const text = typeof line.result === 'string' ? line.result : ''
   const status = typeof line.api_error_status === 'number' ? line.api_error_status : null

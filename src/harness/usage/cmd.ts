@@ -14,13 +14,17 @@ import type { RunOutput, RunReport } from './run-report.js'
 
 export const CMD_USAGE_PREFIX = 'agency-usage '
 
-export function cmdRun (out: RunOutput): RunReport {
+export function cmdRun(out: RunOutput): RunReport {
   const rows: ModelUsage[] = []
   const lines = out.text.split('\n')
   for (const line of lines) {
     if (!line.startsWith(CMD_USAGE_PREFIX)) continue
     let v: Record<string, unknown> | undefined
-    try { v = record(JSON.parse(line.slice(CMD_USAGE_PREFIX.length))) } catch { continue }
+    try {
+      v = record(JSON.parse(line.slice(CMD_USAGE_PREFIX.length)))
+    } catch {
+      continue
+    }
     if (v == null) continue
     rows.push({
       model: typeof v.model === 'string' ? v.model.slice(0, 200) : '',

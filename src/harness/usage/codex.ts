@@ -19,12 +19,12 @@ import { count, jsonLines, mergeByModel, record, type ModelUsage } from './run-u
 import type { RunOutput, RunReport } from './run-report.js'
 
 /** The session id the human output names ("session id: <uuid>"), if any. */
-export function codexSessionId (text: string): string | undefined {
+export function codexSessionId(text: string): string | undefined {
   return /^session id: ([0-9a-zA-Z-]{8,64})$/m.exec(text)?.[1]
 }
 
 /** A session file's usage: the last token_count's total, under the model of the last turn_context; null when it holds none. */
-export function codexRolloutUsage (rollout: string, fallbackModel: string): ModelUsage | null {
+export function codexRolloutUsage(rollout: string, fallbackModel: string): ModelUsage | null {
   let total: Record<string, unknown> | undefined
   let model = fallbackModel
   for (const line of jsonLines(rollout)) {
@@ -35,10 +35,17 @@ export function codexRolloutUsage (rollout: string, fallbackModel: string): Mode
   }
   if (total == null) return null
   const cached = count(total.cached_input_tokens)
-  return { model, inputTokens: Math.max(0, count(total.input_tokens) - cached), cacheReadTokens: cached, cacheWriteTokens: count(total.cache_write_input_tokens), outputTokens: count(total.output_tokens), usd: null }
+  return {
+    model,
+    inputTokens: Math.max(0, count(total.input_tokens) - cached),
+    cacheReadTokens: cached,
+    cacheWriteTokens: count(total.cache_write_input_tokens),
+    outputTokens: count(total.output_tokens),
+    usd: null
+  }
 }
 
-export function codexRun (out: RunOutput): RunReport {
+export function codexRun(out: RunOutput): RunReport {
   const lines = out.text.split('\n')
   const model = /^model: (\S+)$/m.exec(out.text)?.[1] ?? ''
   const rows: ModelUsage[] = []
@@ -55,7 +62,14 @@ export function codexRun (out: RunOutput): RunReport {
       if (fromSession) continue
       const u = record(line.usage) ?? {}
       const cached = count(u.cached_input_tokens)
-      rows.push({ model, inputTokens: Math.max(0, count(u.input_tokens) - cached), cacheReadTokens: cached, cacheWriteTokens: count(u.cache_write_input_tokens), outputTokens: count(u.output_tokens), usd: null })
+      rows.push({
+        model,
+        inputTokens: Math.max(0, count(u.input_tokens) - cached),
+        cacheReadTokens: cached,
+        cacheWriteTokens: count(u.cache_write_input_tokens),
+        outputTokens: count(u.output_tokens),
+        usd: null
+      })
     } else if (line.type === 'error' && typeof line.message === 'string') {
       errors.push(line.message)
     } else if (line.type === 'turn.failed') {
@@ -68,7 +82,15 @@ export function codexRun (out: RunOutput): RunReport {
       const m = /^tokens used:?\s*([\d,]*)\s*$/i.exec(lines[i].trim())
       if (m == null) continue
       const value = m[1] !== '' ? m[1] : (lines[i + 1] ?? '').trim()
-      if (/^[\d,]+$/.test(value)) rows.push({ model, inputTokens: Number(value.replace(/,/g, '')), cacheReadTokens: 0, cacheWriteTokens: 0, outputTokens: 0, usd: null })
+      if (/^[\d,]+$/.test(value))
+        rows.push({
+          model,
+          inputTokens: Number(value.replace(/,/g, '')),
+          cacheReadTokens: 0,
+          cacheWriteTokens: 0,
+          outputTokens: 0,
+          usd: null
+        })
     }
   }
   for (const line of lines) if (/^ERROR:/.test(line.trim())) errors.push(line.trim())

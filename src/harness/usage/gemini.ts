@@ -9,7 +9,7 @@ import { lastRateLimit } from './rate-limit.js'
 import { count, jsonLines, mergeByModel, record, type ModelUsage } from './run-usage.js'
 import type { RunOutput, RunReport } from './run-report.js'
 
-export function geminiRun (out: RunOutput): RunReport {
+export function geminiRun(out: RunOutput): RunReport {
   const rows: ModelUsage[] = []
   const errors: string[] = []
   let model = ''
@@ -21,10 +21,18 @@ export function geminiRun (out: RunOutput): RunReport {
     if (line.status === 'error' && typeof e?.message === 'string') errors.push(e.message)
     const stats = record(line.stats) ?? {}
     const models = Object.entries(record(stats.models) ?? {})
-    const entries: Array<[string, Record<string, unknown>]> = models.length > 0 ? models.map(([k, v]) => [k, record(v) ?? {}]) : [[model, stats]]
+    const entries: Array<[string, Record<string, unknown>]> =
+      models.length > 0 ? models.map(([k, v]) => [k, record(v) ?? {}]) : [[model, stats]]
     for (const [name, s] of entries) {
       const cached = count(s.cached)
-      rows.push({ model: name, inputTokens: Math.max(0, count(s.input_tokens) - cached), cacheReadTokens: cached, cacheWriteTokens: 0, outputTokens: count(s.output_tokens), usd: null })
+      rows.push({
+        model: name,
+        inputTokens: Math.max(0, count(s.input_tokens) - cached),
+        cacheReadTokens: cached,
+        cacheWriteTokens: 0,
+        outputTokens: count(s.output_tokens),
+        usd: null
+      })
     }
   }
   return { usage: mergeByModel(rows), limit: lastRateLimit(errors, out.now) }

@@ -9,7 +9,7 @@ import { lastRateLimit } from './rate-limit.js'
 import { count, dollars, jsonLines, mergeByModel, record, type ModelUsage } from './run-usage.js'
 import type { RunOutput, RunReport } from './run-report.js'
 
-export function piRun (out: RunOutput): RunReport {
+export function piRun(out: RunOutput): RunReport {
   const rows: ModelUsage[] = []
   const errors: string[] = []
   for (const text of out.files?.values() ?? []) {
@@ -21,7 +21,14 @@ export function piRun (out: RunOutput): RunReport {
       if (u == null) continue
       const cost = record(u.cost)
       const usd = dollars(cost?.total)
-      rows.push({ model: typeof message.model === 'string' ? message.model : '', inputTokens: count(u.input), cacheReadTokens: count(u.cacheRead), cacheWriteTokens: count(u.cacheWrite), outputTokens: count(u.output), usd: usd === 0 ? null : usd })
+      rows.push({
+        model: typeof message.model === 'string' ? message.model : '',
+        inputTokens: count(u.input),
+        cacheReadTokens: count(u.cacheRead),
+        cacheWriteTokens: count(u.cacheWrite),
+        outputTokens: count(u.output),
+        usd: usd === 0 ? null : usd
+      })
     }
   }
   errors.push(...out.text.split('\n').slice(-20))

@@ -22,13 +22,18 @@ export type PriceTable = ReadonlyMap<string, PriceRow>
 
 /** A price file that does not parse or holds something that is not a price. */
 export class PriceFileError extends InvalidArgumentError {
-  constructor (message: string) {
+  constructor(message: string) {
     super(`price file: ${message}`)
     this.name = 'PriceFileError'
   }
 }
 
-const row = (input: number, output: number, cacheRead = input / 10, cacheWrite = input * 1.25): PriceRow => ({ input, output, cacheRead, cacheWrite })
+const row = (input: number, output: number, cacheRead = input / 10, cacheWrite = input * 1.25): PriceRow => ({
+  input,
+  output,
+  cacheRead,
+  cacheWrite
+})
 
 /** List prices per million tokens, as the providers published them; an estimate for anything unlisted. */
 export const DEFAULT_PRICES: PriceTable = new Map<string, PriceRow>([
@@ -51,8 +56,11 @@ export const DEFAULT_PRICES: PriceTable = new Map<string, PriceRow>([
 ])
 
 /** The row for `model`: the longest key it starts with (case-insensitive, a "[1m]"-style suffix ignored), else "*". */
-export function priceOf (table: PriceTable, model: string): PriceRow | undefined {
-  const name = model.toLowerCase().replace(/\[.*\]$/, '').replace(/^.*\//, '')
+export function priceOf(table: PriceTable, model: string): PriceRow | undefined {
+  const name = model
+    .toLowerCase()
+    .replace(/\[.*\]$/, '')
+    .replace(/^.*\//, '')
   let best: string | undefined
   for (const key of table.keys()) {
     if (key !== '*' && name.startsWith(key.toLowerCase()) && (best == null || key.length > best.length)) best = key
@@ -61,49 +69,68 @@ export function priceOf (table: PriceTable, model: string): PriceRow | undefined
 }
 
 /** A row's dollars at the table's prices; 0 when the table has no row for it. */
-export function estimatedUsd (table: PriceTable, u: ModelUsage): number {
+export function estimatedUsd(table: PriceTable, u: ModelUsage): number {
   const p = priceOf(table, u.model)
   if (p == null) return 0
   return (u.inputTokens * p.input + u.outputTokens * p.output + u.cacheReadTokens * p.cacheRead + u.cacheWriteTokens * p.cacheWrite) / 1e6
 }
 
 /** Each row's dollars, as reported or else estimated; `estimated` when any row's were. */
-export function priced (table: PriceTable, rows: readonly ModelUsage[]): { usd: number, estimated: boolean } {
+export function priced(table: PriceTable, rows: readonly ModelUsage[]): { usd: number; estimated: boolean } {
   let usd = 0
   let estimated = false
   for (const r of rows) {
-    if (r.usd != null) { usd += r.usd; continue }
+    if (r.usd != null) {
+      usd += r.usd
+      continue
+    }
     usd += estimatedUsd(table, r)
     estimated = true
   }
   return { usd, estimated }
 }
 
-const FIELDS: ReadonlyArray<[keyof PriceRow, string]> = [['input', 'input'], ['output', 'output'], ['cacheRead', 'cache_read'], ['cacheWrite', 'cache_write']]
+const FIELDS: ReadonlyArray<[keyof PriceRow, string]> = [
+  ['input', 'input'],
+  ['output', 'output'],
+  ['cacheRead', 'cache_read'],
+  ['cacheWrite', 'cache_write']
+]
 
 /** Parses a price file's text (JSON, see the top of this file). Throws PriceFileError naming what is wrong. */
-export function parsePrices (text: string): PriceTable {
+export function parsePrices(text: string): PriceTable {
   let value: unknown
   try {
     value = JSON.parse(text)
   } catch (err) {
     throw new PriceFileError(`not JSON: ${(err as Error).message}`)
   }
-  if (value == null || typeof value !== 'object' || Array.isArray(value)) throw new PriceFileError('expected an object of model name -> { input, output, cache_read, cache_write } (dollars per million tokens)')
+  if (value == null || typeof value !== 'object' || Array.isArray(value))
+    throw new PriceFileError('expected an object of model name -> { input, output, cache_read, cache_write } (dollars per million tokens)')
   const table = new Map<string, PriceRow>()
   for (const [model, v] of Object.entries(value)) {
-    if (v == null || typeof v !== 'object' || Array.isArray(v)) throw new PriceFileError(`"${model}": expected { input, output, cache_read, cache_write }`)
+    if (v == null || typeof v !== 'object' || Array.isArray(v))
+      throw new PriceFileError(`"${model}": expected { input, output, cache_read, cache_write }`)
     const fields = v as Record<string, unknown>
     for (const key of Object.keys(fields)) {
-      if (!FIELDS.some(([, name]) => name === key)) throw new PriceFileError(`"${model}": unknown field "${key}" (input, output, cache_read, cache_write)`)
+      if (!FIELDS.some(([, name]) => name === key))
+        throw new PriceFileError(`"${model}": unknown field "${key}" (input, output, cache_read, cache_write)`)
     }
     const price = (name: string, fallback?: number): number => {
       const n = fields[name] ?? fallback
-      if (typeof n !== 'number' || !Number.isFinite(n) || n < 0 || n > 1e6) throw new PriceFileError(`"${model}".${name}: expected dollars per million tokens (a number from 0), got ${JSON.stringify(fields[name])}`)
+      if (typeof n !== 'number' || !Number.isFinite(n) || n < 0 || n > 1e6)
+        throw new PriceFileError(
+          `"${model}".${name}: expected dollars per million tokens (a number from 0), got ${JSON.stringify(fields[name])}`
+        )
       return n
     }
     const input = price('input')
-    table.set(model, { input, output: price('output'), cacheRead: price('cache_read', input / 10), cacheWrite: price('cache_write', input * 1.25) })
+    table.set(model, {
+      input,
+      output: price('output'),
+      cacheRead: price('cache_read', input / 10),
+      cacheWrite: price('cache_write', input * 1.25)
+    })
   }
   if (table.size === 0) throw new PriceFileError('no prices in it')
   return table

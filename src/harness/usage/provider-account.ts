@@ -6,10 +6,20 @@ import { createHash } from 'node:crypto'
 import { homedir } from 'node:os'
 
 /** The environment variables that name each provider's endpoint and credential, in the order they win. */
-const ACCOUNT_VARS: Record<string, { provider: string, url: string[], key: string[], home: string[] }> = {
-  claude: { provider: 'anthropic', url: ['ANTHROPIC_BASE_URL'], key: ['ANTHROPIC_API_KEY', 'ANTHROPIC_AUTH_TOKEN', 'CLAUDE_CODE_OAUTH_TOKEN'], home: ['CLAUDE_CONFIG_DIR'] },
+const ACCOUNT_VARS: Record<string, { provider: string; url: string[]; key: string[]; home: string[] }> = {
+  claude: {
+    provider: 'anthropic',
+    url: ['ANTHROPIC_BASE_URL'],
+    key: ['ANTHROPIC_API_KEY', 'ANTHROPIC_AUTH_TOKEN', 'CLAUDE_CODE_OAUTH_TOKEN'],
+    home: ['CLAUDE_CONFIG_DIR']
+  },
   codex: { provider: 'openai', url: ['OPENAI_BASE_URL'], key: ['OPENAI_API_KEY', 'CODEX_API_KEY'], home: ['CODEX_HOME'] },
-  copilot: { provider: 'github-copilot', url: ['COPILOT_PROVIDER_BASE_URL'], key: ['COPILOT_GITHUB_TOKEN', 'GH_TOKEN', 'GITHUB_TOKEN'], home: ['COPILOT_HOME'] },
+  copilot: {
+    provider: 'github-copilot',
+    url: ['COPILOT_PROVIDER_BASE_URL'],
+    key: ['COPILOT_GITHUB_TOKEN', 'GH_TOKEN', 'GITHUB_TOKEN'],
+    home: ['COPILOT_HOME']
+  },
   gemini: { provider: 'google', url: ['GOOGLE_GEMINI_BASE_URL'], key: ['GEMINI_API_KEY', 'GOOGLE_API_KEY'], home: ['GEMINI_CLI_HOME'] },
   pi: { provider: 'pi', url: [], key: ['ANTHROPIC_API_KEY', 'OPENAI_API_KEY', 'GEMINI_API_KEY'], home: ['PI_CODING_AGENT_DIR'] },
   aider: { provider: 'aider', url: ['OPENAI_API_BASE', 'ANTHROPIC_BASE_URL'], key: ['OPENAI_API_KEY', 'ANTHROPIC_API_KEY'], home: [] }
@@ -20,7 +30,7 @@ const ACCOUNT_VARS: Record<string, { provider: string, url: string[], key: strin
  * `env`. `override` (agentd --provider-account) names the account outright,
  * for accounts the environment does not show (a login in a shared home).
  */
-export function providerAccount (harness: string, env: Readonly<Record<string, string | undefined>>, override?: string): string {
+export function providerAccount(harness: string, env: Readonly<Record<string, string | undefined>>, override?: string): string {
   const family = harness.startsWith('acp:') ? harness.slice(4).replace(/-acp$/, '') : harness
   if (override != null && override !== '') return hash(`account|${override}`)
   const vars = ACCOUNT_VARS[family]
@@ -32,6 +42,6 @@ export function providerAccount (harness: string, env: Readonly<Record<string, s
   return hash(`${vars.provider}|${pick(vars.url)}|${credential}`)
 }
 
-function hash (text: string): string {
+function hash(text: string): string {
   return createHash('sha256').update(`agency/provider-account/v1|${text}`).digest('hex').slice(0, 32)
 }

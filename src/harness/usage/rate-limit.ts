@@ -47,7 +47,7 @@ const TRANSIENT = [
  * The limit a line of output names, if any. `now` is the reader's clock (ms),
  * to turn "retry after 7s" into a time.
  */
-export function rateLimitInLine (line: string, now: number): RateLimitSignal | null {
+export function rateLimitInLine(line: string, now: number): RateLimitSignal | null {
   const text = line.trim()
   if (text === '' || text.length > 4000) return null
   const kind: RateLimitKind | null = QUOTA.some(r => r.test(text)) ? 'quota' : TRANSIENT.some(r => r.test(text)) ? 'transient' : null
@@ -56,7 +56,7 @@ export function rateLimitInLine (line: string, now: number): RateLimitSignal | n
 }
 
 /** The last limit named anywhere in `lines` (a run's last word on it is the one that ended it). */
-export function lastRateLimit (lines: readonly string[], now: number): RateLimitSignal | null {
+export function lastRateLimit(lines: readonly string[], now: number): RateLimitSignal | null {
   for (let i = lines.length - 1; i >= 0; i--) {
     const s = rateLimitInLine(lines[i], now)
     if (s != null) return s
@@ -68,8 +68,9 @@ export function lastRateLimit (lines: readonly string[], now: number): RateLimit
  * A time in a limit message: "Retry-After: 7", "retry after 7s", "try again in
  * 1m30s", "retryDelay": "12s", "resets at <ISO time>" or a Unix time after a "|".
  */
-export function untilIn (text: string, now: number): number | null {
-  const after = /retry[- ]?after["':\s]*(\d+(?:\.\d+)?)\s*(ms|s|sec|seconds?)?\b/i.exec(text) ??
+export function untilIn(text: string, now: number): number | null {
+  const after =
+    /retry[- ]?after["':\s]*(\d+(?:\.\d+)?)\s*(ms|s|sec|seconds?)?\b/i.exec(text) ??
     /try again in\s+((?:\d+(?:\.\d+)?\s*[hms]\s*)+)/i.exec(text) ??
     /retryDelay["':\s]*"?(\d+(?:\.\d+)?)s/i.exec(text)
   if (after != null) {
@@ -86,13 +87,14 @@ export function untilIn (text: string, now: number): number | null {
   return null
 }
 
-function durationMs (amount: string, unit: string | undefined): number | null {
+function durationMs(amount: string, unit: string | undefined): number | null {
   if (/^[\d.]+$/.test(amount.trim())) {
     const n = Number(amount)
     if (!Number.isFinite(n)) return null
     return Math.round(unit === 'ms' ? n : n * 1000)
   }
   let total = 0
-  for (const m of amount.matchAll(/(\d+(?:\.\d+)?)\s*([hms])/g)) total += Number(m[1]) * (m[2] === 'h' ? 3_600_000 : m[2] === 'm' ? 60_000 : 1000)
+  for (const m of amount.matchAll(/(\d+(?:\.\d+)?)\s*([hms])/g))
+    total += Number(m[1]) * (m[2] === 'h' ? 3_600_000 : m[2] === 'm' ? 60_000 : 1000)
   return total > 0 ? Math.round(total) : null
 }

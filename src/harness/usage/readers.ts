@@ -24,17 +24,17 @@ const READERS: Record<string, RunReader> = {
  * `agency-usage` lines (cmd.ts); a harness without a reader (sim) reports no
  * usage; a limit is still recognised in its last lines of output.
  */
-export function runReader (harness: string): RunReader {
+export function runReader(harness: string): RunReader {
   if (harness.startsWith('cmd:')) return cmdRun
   return Object.hasOwn(READERS, harness) ? READERS[harness] : lastLinesOnly
 }
 
-function lastLinesOnly (out: RunOutput): RunReport {
+function lastLinesOnly(out: RunOutput): RunReport {
   return { usage: [], limit: lastRateLimit(out.text.split('\n').slice(-5), out.now) }
 }
 
 /** Where a harness leaves its report files, under its harness dir: a file, or a dir of session files. */
-export function usageReportPaths (harness: string, harnessDir: string): { files: string[], dirs: string[] } {
+export function usageReportPaths(harness: string, harnessDir: string): { files: string[]; dirs: string[] } {
   if (harness === 'copilot') return { files: [join(harnessDir, COPILOT_USAGE_DIR, COPILOT_USAGE_FILE)], dirs: [] }
   if (harness === 'pi') return { files: [], dirs: [join(harnessDir, 'pi-sessions')] }
   return { files: [], dirs: [] }

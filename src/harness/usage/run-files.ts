@@ -27,7 +27,7 @@ export interface RunFilesInput {
   codexHome?: string
 }
 
-export function readRunReport (i: RunFilesInput): RunReport {
+export function readRunReport(i: RunFilesInput): RunReport {
   const text = readFrom(i.harnessLog, i.outputFrom)
   const paths = usageReportPaths(i.harness, i.harnessDir)
   const files = new Map<string, string>()
@@ -39,12 +39,20 @@ export function readRunReport (i: RunFilesInput): RunReport {
   }
   for (const dir of paths.dirs) {
     let names: string[] = []
-    try { names = readdirSync(dir, { recursive: true, encoding: 'utf8' }) } catch { /* no sessions yet */ }
+    try {
+      names = readdirSync(dir, { recursive: true, encoding: 'utf8' })
+    } catch {
+      /* no sessions yet */
+    }
     for (const name of names) {
       if (!name.endsWith('.jsonl')) continue
       const path = join(dir, name)
       let mtime: number
-      try { mtime = statSync(path).mtimeMs } catch { continue }
+      try {
+        mtime = statSync(path).mtimeMs
+      } catch {
+        continue
+      }
       if (mtime < i.startedAt) continue
       files.set(path, readOrUndefined(path) ?? '')
     }
@@ -62,18 +70,27 @@ export function readRunReport (i: RunFilesInput): RunReport {
  * rollout named by the session id the output gives. It is Codex's own
  * history, so it is read and kept, not removed.
  */
-function codexSessionFile (codexHome: string, text: string, times: number[]): { path: string, content: string } | undefined {
+function codexSessionFile(codexHome: string, text: string, times: number[]): { path: string; content: string } | undefined {
   const id = codexSessionId(text)
   if (id == null) return undefined
   const pad = (n: number): string => String(n).padStart(2, '0')
-  const days = new Set(times.flatMap(t => {
-    const d = new Date(t)
-    return [join(String(d.getFullYear()), pad(d.getMonth() + 1), pad(d.getDate())), join(String(d.getUTCFullYear()), pad(d.getUTCMonth() + 1), pad(d.getUTCDate()))]
-  }))
+  const days = new Set(
+    times.flatMap(t => {
+      const d = new Date(t)
+      return [
+        join(String(d.getFullYear()), pad(d.getMonth() + 1), pad(d.getDate())),
+        join(String(d.getUTCFullYear()), pad(d.getUTCMonth() + 1), pad(d.getUTCDate()))
+      ]
+    })
+  )
   for (const day of days) {
     const dir = join(codexHome, 'sessions', day)
-    let names: string[] = []
-    try { names = readdirSync(dir) } catch { continue }
+    let names: string[]
+    try {
+      names = readdirSync(dir)
+    } catch {
+      continue
+    }
     const name = names.find(n => n.startsWith('rollout-') && n.endsWith(`-${id}.jsonl`))
     const content = name != null ? readOrUndefined(join(dir, name)) : undefined
     if (name != null && content != null) return { path: join(dir, name), content }
@@ -81,7 +98,7 @@ function codexSessionFile (codexHome: string, text: string, times: number[]): { 
   return undefined
 }
 
-function readOrUndefined (path: string): string | undefined {
+function readOrUndefined(path: string): string | undefined {
   try {
     return readFileSync(path, 'utf8')
   } catch {
@@ -89,9 +106,13 @@ function readOrUndefined (path: string): string | undefined {
   }
 }
 
-function readFrom (path: string, from: number): string {
+function readFrom(path: string, from: number): string {
   let fd: number
-  try { fd = openSync(path, 'r') } catch { return '' }
+  try {
+    fd = openSync(path, 'r')
+  } catch {
+    return ''
+  }
   try {
     const size = fstatSync(fd).size
     const start = Math.max(from, size - MAX_OUTPUT_BYTES, 0)

@@ -17,25 +17,28 @@ export interface ModelUsage {
 /** Everything a run spent, one row per model it used. */
 export type RunUsage = ModelUsage[]
 
-export function emptyUsage (model = ''): ModelUsage {
+export function emptyUsage(model = ''): ModelUsage {
   return { model, inputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0, outputTokens: 0, usd: null }
 }
 
 /** Input tokens of every kind: uncached, cache reads and cache writes. */
-export function inputTotal (u: ModelUsage): number {
+export function inputTotal(u: ModelUsage): number {
   return u.inputTokens + u.cacheReadTokens + u.cacheWriteTokens
 }
 
-export function isEmptyUsage (u: ModelUsage): boolean {
+export function isEmptyUsage(u: ModelUsage): boolean {
   return inputTotal(u) === 0 && u.outputTokens === 0 && (u.usd ?? 0) === 0
 }
 
 /** Rows of the same model added together, rows that spent nothing left out. */
-export function mergeByModel (rows: readonly ModelUsage[]): RunUsage {
+export function mergeByModel(rows: readonly ModelUsage[]): RunUsage {
   const byModel = new Map<string, ModelUsage>()
   for (const r of rows) {
     const seen = byModel.get(r.model)
-    if (seen == null) { byModel.set(r.model, { ...r }); continue }
+    if (seen == null) {
+      byModel.set(r.model, { ...r })
+      continue
+    }
     seen.inputTokens += r.inputTokens
     seen.cacheReadTokens += r.cacheReadTokens
     seen.cacheWriteTokens += r.cacheWriteTokens
@@ -46,17 +49,17 @@ export function mergeByModel (rows: readonly ModelUsage[]): RunUsage {
 }
 
 /** A count from untrusted JSON: a finite non-negative number, else 0. */
-export function count (v: unknown): number {
+export function count(v: unknown): number {
   return typeof v === 'number' && Number.isFinite(v) && v > 0 ? Math.round(v) : 0
 }
 
 /** Dollars from untrusted JSON: a finite non-negative number, else null. */
-export function dollars (v: unknown): number | null {
+export function dollars(v: unknown): number | null {
   return typeof v === 'number' && Number.isFinite(v) && v >= 0 ? v : null
 }
 
 /** The lines of `text` that parse as JSON objects (stream-json output mixed with other lines). */
-export function jsonLines (text: string): Array<Record<string, unknown>> {
+export function jsonLines(text: string): Array<Record<string, unknown>> {
   const out: Array<Record<string, unknown>> = []
   for (const raw of text.split('\n')) {
     const line = raw.trim()
@@ -64,11 +67,13 @@ export function jsonLines (text: string): Array<Record<string, unknown>> {
     try {
       const v = JSON.parse(line) as unknown
       if (v != null && typeof v === 'object' && !Array.isArray(v)) out.push(v as Record<string, unknown>)
-    } catch { /* a line that only looks like JSON */ }
+    } catch {
+      /* a line that only looks like JSON */
+    }
   }
   return out
 }
 
-export function record (v: unknown): Record<string, unknown> | undefined {
-  return v != null && typeof v === 'object' && !Array.isArray(v) ? v as Record<string, unknown> : undefined
+export function record(v: unknown): Record<string, unknown> | undefined {
+  return v != null && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : undefined
 }

@@ -30,29 +30,29 @@ export class SimClaimRunner {
   private readonly armed = new Set<number>()
   private live = true
 
-  constructor (init: ClaimRunnerInit) {
+  constructor(init: ClaimRunnerInit) {
     this.init = init
     this.protocol = init.protocol
   }
 
   /** The process died: scheduled wake-ups do nothing. */
-  end (): void {
+  end(): void {
     this.live = false
   }
 
   /** The agent claims `task`: the claim entry is written and its answer comes later (or now). */
-  claim (task: string, scope: readonly string[] = [], opts: { wait?: boolean } = {}): ClaimTicket {
+  claim(task: string, scope: readonly string[] = [], opts: { wait?: boolean } = {}): ClaimTicket {
     const ticket = this.protocol.claim(task, scope, this.init.now(), opts)
     this.execute(ticket.output)
     return ticket
   }
 
   /** The agent released or finished `task`. */
-  forget (task: string): void {
+  forget(task: string): void {
     this.execute(this.protocol.forget(task))
   }
 
-  execute (out: ProtocolOutput): void {
+  execute(out: ProtocolOutput): void {
     if (!this.live) return
     for (const n of out.notices) this.init.onNotice?.(n)
     for (const req of out.append) this.init.write(req)
@@ -61,7 +61,7 @@ export class SimClaimRunner {
     this.arm()
   }
 
-  private arm (): void {
+  private arm(): void {
     const next = this.protocol.nextWake()
     if (next === undefined || this.armed.has(next)) return
     this.armed.add(next)

@@ -11,11 +11,11 @@ export class EventQueue {
   private readonly heap: TimedEvent[] = []
   private seq = 0
 
-  get size (): number {
+  get size(): number {
     return this.heap.length
   }
 
-  push (at: number, run: () => void): void {
+  push(at: number, run: () => void): void {
     this.heap.push({ at, seq: this.seq++, run })
     let i = this.heap.length - 1
     while (i > 0) {
@@ -26,11 +26,11 @@ export class EventQueue {
     }
   }
 
-  peek (): TimedEvent | undefined {
+  peek(): TimedEvent | undefined {
     return this.heap[0]
   }
 
-  pop (): TimedEvent | undefined {
+  pop(): TimedEvent | undefined {
     const top = this.heap[0]
     const last = this.heap.pop()
     if (this.heap.length > 0 && last !== undefined) {
@@ -50,13 +50,13 @@ export class EventQueue {
     return top
   }
 
-  private swap (i: number, j: number): void {
+  private swap(i: number, j: number): void {
     const t = this.heap[i]
     this.heap[i] = this.heap[j]
     this.heap[j] = t
   }
 }
 
-function before (a: TimedEvent, b: TimedEvent): boolean {
+function before(a: TimedEvent, b: TimedEvent): boolean {
   return a.at < b.at || (a.at === b.at && a.seq < b.seq)
 }

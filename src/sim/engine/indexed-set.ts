@@ -7,21 +7,21 @@ export class IndexedSet<T> {
   private readonly items: T[] = []
   private readonly at = new Map<T, number>()
 
-  get size (): number {
+  get size(): number {
     return this.items.length
   }
 
-  has (item: T): boolean {
+  has(item: T): boolean {
     return this.at.has(item)
   }
 
-  add (item: T): void {
+  add(item: T): void {
     if (this.at.has(item)) return
     this.at.set(item, this.items.length)
     this.items.push(item)
   }
 
-  delete (item: T): void {
+  delete(item: T): void {
     const i = this.at.get(item)
     if (i === undefined) return
     const last = this.items.pop() as T
@@ -32,11 +32,11 @@ export class IndexedSet<T> {
     }
   }
 
-  pick (rng: Random): T | undefined {
+  pick(rng: Random): T | undefined {
     return this.items.length === 0 ? undefined : this.items[rng.int(this.items.length)]
   }
 
-  values (): readonly T[] {
+  values(): readonly T[] {
     return this.items
   }
 }

@@ -30,7 +30,7 @@ export class LinkLatency {
   readonly tailMs: number
   private readonly seed: number
 
-  constructor (init: LinkLatencyInit) {
+  constructor(init: LinkLatencyInit) {
     const o = { ...LINK_LATENCY_DEFAULTS, ...init }
     if (!(o.minMs >= 0) || !(o.maxMs >= o.minMs) || !(o.jitterMs >= 0) || !(o.tailMs >= 0) || !(o.tailChance >= 0 && o.tailChance <= 1)) {
       throw new RangeError('latency must satisfy 0 <= minMs <= maxMs, jitterMs >= 0, tailMs >= 0, 0 <= tailChance <= 1')
@@ -44,20 +44,21 @@ export class LinkLatency {
   }
 
   /** The largest delay any message can have. */
-  get boundMs (): number {
+  get boundMs(): number {
     return this.maxMs + this.jitterMs + this.tailMs
   }
 
   /** The link's base latency (symmetric). */
-  base (a: number, b: number): number {
+  base(a: number, b: number): number {
     const [lo, hi] = a < b ? [a, b] : [b, a]
     return this.minMs + hashUnit(this.seed, lo, hi, 1) * (this.maxMs - this.minMs)
   }
 
   /** Delay of message `key` (any integer naming it) from `from` to `to`. */
-  delay (from: number, to: number, key: number, salt = 0): number {
+  delay(from: number, to: number, key: number, salt = 0): number {
     let d = this.base(from, to) + hashUnit(this.seed, key, to, 2, salt) * this.jitterMs
-    if (this.tailChance > 0 && hashUnit(this.seed, key, to, 3, salt) < this.tailChance) d += hashUnit(this.seed, key, to, 4, salt) * this.tailMs
+    if (this.tailChance > 0 && hashUnit(this.seed, key, to, 3, salt) < this.tailChance)
+      d += hashUnit(this.seed, key, to, 4, salt) * this.tailMs
     return d
   }
 }

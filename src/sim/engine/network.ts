@@ -27,14 +27,25 @@ export interface NetworkInit<M = unknown> {
   onDrop?: (from: string, to: string, msg: M, why: 'lost' | 'cut') => void
 }
 
-export interface NetworkStats { sent: number, delivered: number, lost: number, cut: number, duplicated: number }
+export interface NetworkStats {
+  sent: number
+  delivered: number
+  lost: number
+  cut: number
+  duplicated: number
+}
 
 /** The faults a network has on every message; they can change during a run. */
-export interface MessageFaults { loss: number, duplicate: number, reorder: number, reorderMs: number }
+export interface MessageFaults {
+  loss: number
+  duplicate: number
+  reorder: number
+  reorderMs: number
+}
 
 export class SimNetwork<M> {
   private readonly rng: Random
-  private readonly opts: { minLatencyMs: number, maxLatencyMs: number, jitterMs: number }
+  private readonly opts: { minLatencyMs: number; maxLatencyMs: number; jitterMs: number }
   private faults: MessageFaults
   private readonly onDrop: NetworkInit<M>['onDrop']
   private readonly queue = new EventQueue()
@@ -45,7 +56,7 @@ export class SimNetwork<M> {
   private clock = 0
   readonly stats: NetworkStats = { sent: 0, delivered: 0, lost: 0, cut: 0, duplicated: 0 }
 
-  constructor (init: NetworkInit<M>) {
+  constructor(init: NetworkInit<M>) {
     this.rng = init.rng
     this.opts = {
       minLatencyMs: init.minLatencyMs ?? 5,
@@ -57,60 +68,70 @@ export class SimNetwork<M> {
   }
 
   /** Changes the faults every message meets from now on (a quiet network: all zero). */
-  setFaults (faults: Partial<MessageFaults>): void {
+  setFaults(faults: Partial<MessageFaults>): void {
     this.faults = { ...this.faults, ...faults }
   }
 
   /** Virtual time, ms. */
-  get now (): number {
+  get now(): number {
     return this.clock
   }
 
-  get pending (): number {
+  get pending(): number {
     return this.queue.size
   }
 
   /** Registered node ids, in registration order. */
-  nodes (): string[] {
+  nodes(): string[] {
     return [...this.handlers.keys()]
   }
 
-  register (id: string, handler: Handler<M>): void {
+  register(id: string, handler: Handler<M>): void {
     this.handlers.set(id, handler)
   }
 
   /** A node that is down neither sends nor receives (a crashed process). */
-  setDown (id: string, down: boolean): void {
+  setDown(id: string, down: boolean): void {
     if (down) this.down.add(id)
     else this.down.delete(id)
   }
 
-  isDown (id: string): boolean {
+  isDown(id: string): boolean {
     return this.down.has(id)
   }
 
   /** Splits the network; nodes not named form one more group together. */
-  partition (groups: string[][]): void {
+  partition(groups: string[][]): void {
     this.groupOf = new Map()
-    groups.forEach((g, i) => { for (const id of g) this.groupOf?.set(id, i) })
+    groups.forEach((g, i) => {
+      for (const id of g) this.groupOf?.set(id, i)
+    })
   }
 
-  heal (): void {
+  heal(): void {
     this.groupOf = undefined
   }
 
-  canReach (from: string, to: string): boolean {
+  canReach(from: string, to: string): boolean {
     if (this.down.has(from) || this.down.has(to)) return false
     if (this.groupOf === undefined) return true
     return (this.groupOf.get(from) ?? -1) === (this.groupOf.get(to) ?? -1)
   }
 
-  send (from: string, to: string, msg: M): void {
+  send(from: string, to: string, msg: M): void {
     if (from === to || !this.handlers.has(to)) return
     this.stats.sent++
-    if (!this.canReach(from, to)) { this.stats.cut++; this.onDrop?.(from, to, msg, 'cut'); return }
+    if (!this.canReach(from, to)) {
+      this.stats.cut++
+      this.onDrop?.(from, to, msg, 'cut')
+      return
+    }
     const f = this.faults
-    if (f.loss > 0 && this.rng.chance(f.loss)) { this.stats.lost++; this.onDrop?.(from, to, msg, 'lost'); return }
+    if (f.loss > 0 && this.rng.chance(f.loss)) {
+      this.stats.lost++
+      this.onDrop?.(from, to, msg, 'lost')
+      return
+    }
     const sentAt = this.clock
     const copies = f.duplicate > 0 && this.rng.chance(f.duplicate) ? 2 : 1
     if (copies === 2) this.stats.duplicated++
@@ -119,7 +140,11 @@ export class SimNetwork<M> {
       if (f.reorder > 0 && this.rng.chance(f.reorder)) latency += this.rng.next() * f.reorderMs
       this.queue.push(sentAt + latency, () => {
         // A partition or crash that started while the message was in flight cuts it too.
-        if (!this.canReach(from, to)) { this.stats.cut++; this.onDrop?.(from, to, msg, 'cut'); return }
+        if (!this.canReach(from, to)) {
+          this.stats.cut++
+          this.onDrop?.(from, to, msg, 'cut')
+          return
+        }
         this.stats.delivered++
         this.handlers.get(to)?.(msg, from, sentAt)
       })
@@ -127,17 +152,17 @@ export class SimNetwork<M> {
   }
 
   /** Sends to every other registered node. */
-  broadcast (from: string, msg: M): void {
+  broadcast(from: string, msg: M): void {
     for (const to of this.handlers.keys()) if (to !== from) this.send(from, to, msg)
   }
 
   /** Runs `fn` at virtual time now + delayMs. */
-  schedule (delayMs: number, fn: () => void): void {
+  schedule(delayMs: number, fn: () => void): void {
     this.queue.push(this.clock + Math.max(0, delayMs), fn)
   }
 
   /** Processes events in time order up to `until` (inclusive) or until none are left; returns how many ran. */
-  run (until = Infinity, maxEvents = 10_000_000): number {
+  run(until = Infinity, maxEvents = 10_000_000): number {
     let n = 0
     for (;;) {
       const next = this.queue.peek()
@@ -152,7 +177,7 @@ export class SimNetwork<M> {
     return n
   }
 
-  private latency (from: string, to: string): number {
+  private latency(from: string, to: string): number {
     const key = from < to ? `${from}\u0000${to}` : `${to}\u0000${from}`
     let base = this.linkLatency.get(key)
     if (base === undefined) {

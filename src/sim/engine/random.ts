@@ -16,7 +16,7 @@ export interface Random {
   fork: () => Random
 }
 
-export function createRandom (seed: number): Random {
+export function createRandom(seed: number): Random {
   let s = seed >>> 0
   const splitmix = (): number => {
     s = (s + 0x9e3779b9) >>> 0

@@ -10,26 +10,26 @@ export class Scheduler {
   private ran = 0
 
   /** Virtual time, ms. */
-  get now (): number {
+  get now(): number {
     return this.clock
   }
 
   /** Events run so far. */
-  get eventsRun (): number {
+  get eventsRun(): number {
     return this.ran
   }
 
-  get pending (): number {
+  get pending(): number {
     return this.queue.size
   }
 
   /** Runs `fn` at virtual time `at` (never before now). */
-  at (at: number, fn: () => void): void {
+  at(at: number, fn: () => void): void {
     this.queue.push(Math.max(this.clock, at), fn)
   }
 
   /** Runs `fn` at now + delayMs. */
-  after (delayMs: number, fn: () => void): void {
+  after(delayMs: number, fn: () => void): void {
     this.queue.push(this.clock + Math.max(0, delayMs), fn)
   }
 
@@ -37,7 +37,7 @@ export class Scheduler {
    * Runs events in time order until `stop()` holds, no event is left, or the
    * next event is later than `until`. Returns how many ran.
    */
-  run ({ until = Infinity, stop, maxEvents = Infinity }: { until?: number, stop?: () => boolean, maxEvents?: number } = {}): number {
+  run({ until = Infinity, stop, maxEvents = Infinity }: { until?: number; stop?: () => boolean; maxEvents?: number } = {}): number {
     let n = 0
     for (;;) {
       if (stop?.() === true) break

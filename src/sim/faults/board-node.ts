@@ -13,7 +13,14 @@
 // crash loses unsynced writes; anti-entropy brings them back.
 
 import type { Board, TaskView } from '../../core/board/board.js'
-import { ClaimProtocol, type ClaimNotice, type ClaimProtocolInit, type ClaimTicket, type ClaimVerdict, type MyClaim } from '../../core/board/claim-protocol.js'
+import {
+  ClaimProtocol,
+  type ClaimNotice,
+  type ClaimProtocolInit,
+  type ClaimTicket,
+  type ClaimVerdict,
+  type MyClaim
+} from '../../core/board/claim-protocol.js'
 import { DEFAULT_HEARTBEAT_MS, type LeaseTable } from '../../core/board/lease-table.js'
 import type { SettleWindow, SettleWindowInit } from '../../core/board/settle.js'
 import type { BoardBodies, BoardEntry, BoardKind } from '../../core/board/types.js'
@@ -23,14 +30,14 @@ import type { SimNetwork } from '../engine/network.js'
 import type { Random } from '../engine/random.js'
 
 export type SimMessage =
-  | { type: 'entry', entry: BoardEntry }
-  | { type: 'presence', peer: string, intervalMs: number, time: number }
-  | { type: 'sync-request', have: Record<string, number> }
-  | { type: 'sync-batch', entries: BoardEntry[] }
-  | { type: 'ping', nonce: number }
-  | { type: 'pong', nonce: number }
-  | { type: 'dm', id: string, text: string }
-  | { type: 'dm-ack', id: string }
+  | { type: 'entry'; entry: BoardEntry }
+  | { type: 'presence'; peer: string; intervalMs: number; time: number }
+  | { type: 'sync-request'; have: Record<string, number> }
+  | { type: 'sync-batch'; entries: BoardEntry[] }
+  | { type: 'ping'; nonce: number }
+  | { type: 'pong'; nonce: number }
+  | { type: 'dm'; id: string; text: string }
+  | { type: 'dm-ack'; id: string }
 
 export interface SimBoardNodeInit {
   name: string
@@ -92,7 +99,7 @@ export class SimBoardNode {
   private savedClaims: MyClaim[] = []
   private readonly listeners: SimNodeListener[] = []
   /** direct messages not yet acknowledged: id -> recipient, text */
-  private readonly outbox = new Map<string, { to: string, text: string }>()
+  private readonly outbox = new Map<string, { to: string; text: string }>()
   /** "from/id" of every message stored in the inbox */
   private readonly seen = new Set<string>()
   /** pings in flight: nonce -> send time on this node's clock */
@@ -104,7 +111,7 @@ export class SimBoardNode {
   private up = true
   private incarnation = 0
 
-  constructor (init: SimBoardNodeInit) {
+  constructor(init: SimBoardNodeInit) {
     this.name = init.name
     this.network = init.network
     this.heartbeatMs = init.heartbeatMs ?? 0
@@ -120,49 +127,51 @@ export class SimBoardNode {
     this.buildProtocol = init.createProtocol ?? (i => new ClaimProtocol(i))
     if ((this.syncEveryMs > 0 || this.pingEveryMs > 0) && this.rng === undefined) throw new Error('anti-entropy and pings need an rng')
     this.boot()
-    this.network.register(this.name, (msg, from, sentAt) => { this.receive(msg, from, sentAt) })
+    this.network.register(this.name, (msg, from, sentAt) => {
+      this.receive(msg, from, sentAt)
+    })
     this.startTimers()
   }
 
-  get board (): Board {
+  get board(): Board {
     return this.protocol.board
   }
 
-  get leases (): LeaseTable {
+  get leases(): LeaseTable {
     return this.protocol.leases
   }
 
-  get settle (): SettleWindow {
+  get settle(): SettleWindow {
     return this.protocol.settle
   }
 
-  get isUp (): boolean {
+  get isUp(): boolean {
     return this.up
   }
 
   /** This node's monotonic clock. */
-  get now (): number {
+  get now(): number {
     return this.network.now + this.clockOffsetMs
   }
 
   /** This node's wall clock. */
-  get wallNow (): number {
+  get wallNow(): number {
     return this.network.now + this.wallOffsetMs
   }
 
   /** Answers to this node's claims, notices about claims it held, and its direct messages. */
-  listen (listener: SimNodeListener): void {
+  listen(listener: SimNodeListener): void {
     this.listeners.push(listener)
   }
 
   /** Claims `task` as agentd does: the answer comes to the listeners after the settle window. Throws like `agency claim`. */
-  claim (task: string, scope: readonly string[] = [], opts: { wait?: boolean } = {}): ClaimTicket {
+  claim(task: string, scope: readonly string[] = [], opts: { wait?: boolean } = {}): ClaimTicket {
     this.mustBeUp()
     return this.runner.claim(task, scope, opts)
   }
 
   /** Gives a held task back, with hand-off notes. */
-  release (task: string, note = '', branch = ''): TaskView | undefined {
+  release(task: string, note = '', branch = ''): TaskView | undefined {
     const held = this.board.checkReleasable(task, this.name)
     this.append('release', { task, epoch: held.epoch, note, branch, to: '' })
     this.runner.forget(task)
@@ -175,12 +184,12 @@ export class SimBoardNode {
    * Returns whether the fence closed a claim this node holds, which the
    * caller then releases.
    */
-  fenced (task: string, epoch: number, remote: { epoch: number, agent: string }): boolean {
+  fenced(task: string, epoch: number, remote: { epoch: number; agent: string }): boolean {
     return this.protocol.fencedAt(task, epoch, remote)
   }
 
   /** Marks a held task done. */
-  done (task: string, commit = ''): void {
+  done(task: string, commit = ''): void {
     const held = this.board.checkDoable(task, this.name)
     this.append('done', { task, epoch: held.epoch, commit, paths: [] })
     this.runner.forget(task)
@@ -190,7 +199,15 @@ export class SimBoardNode {
   append<K extends BoardKind>(kind: K, body: BoardBodies[K]): BoardEntry {
     this.mustBeUp()
     const seq = ++this.seq
-    const entry = { id: `${this.name}/${seq}`, author: this.name, seq, lamport: this.maxLamport + 1, time: this.wallNow, kind, body } as BoardEntry
+    const entry = {
+      id: `${this.name}/${seq}`,
+      author: this.name,
+      seq,
+      lamport: this.maxLamport + 1,
+      time: this.wallNow,
+      kind,
+      body
+    } as BoardEntry
     // The synced write of an own entry carries every write before it.
     this.unsynced.clear()
     this.hold(entry)
@@ -199,7 +216,7 @@ export class SimBoardNode {
   }
 
   /** Queues a direct message (on disk when this returns) and tries to deliver it; returns its id. */
-  send (to: string, text: string): string {
+  send(to: string, text: string): string {
     this.mustBeUp()
     const id = `${this.name}#${this.incarnation}.${++this.nextMessage}`
     this.outbox.set(id, { to, text })
@@ -208,16 +225,16 @@ export class SimBoardNode {
   }
 
   /** Messages waiting for their recipient's acknowledgement. */
-  get outboxSize (): number {
+  get outboxSize(): number {
     return this.outbox.size
   }
 
-  has (id: string): boolean {
+  has(id: string): boolean {
     return this.board.has(id)
   }
 
   /** All entries held, by author then seq. */
-  entries (): BoardEntry[] {
+  entries(): BoardEntry[] {
     const out: BoardEntry[] = []
     for (const author of [...this.byAuthor.keys()].sort()) {
       const feed = this.byAuthor.get(author) as Map<number, BoardEntry>
@@ -227,7 +244,7 @@ export class SimBoardNode {
   }
 
   /** author -> highest contiguous seq held. */
-  versionVector (): Record<string, number> {
+  versionVector(): Record<string, number> {
     const v: Record<string, number> = {}
     for (const [author, feed] of this.byAuthor) {
       let n = 0
@@ -238,7 +255,7 @@ export class SimBoardNode {
   }
 
   /** Asks `peer` for the entries this node lacks. */
-  requestSync (peer: string): void {
+  requestSync(peer: string): void {
     if (this.up) this.network.send(this.name, peer, { type: 'sync-request', have: this.versionVector() })
   }
 
@@ -247,7 +264,7 @@ export class SimBoardNode {
    * survives; with `loseUnsynced`, the entries received since the last sync
    * do not (a machine that lost power).
    */
-  crash (opts: { loseUnsynced?: boolean } = {}): void {
+  crash(opts: { loseUnsynced?: boolean } = {}): void {
     this.up = false
     this.incarnation++
     this.runner.end()
@@ -267,7 +284,7 @@ export class SimBoardNode {
    * rebuilt from stored entries, the claims it held checked again, a sync
    * with `syncFrom`, the outbox retried.
    */
-  restart (syncFrom: readonly string[] = []): void {
+  restart(syncFrom: readonly string[] = []): void {
     this.up = true
     this.network.setDown(this.name, false)
     this.boot()
@@ -279,23 +296,35 @@ export class SimBoardNode {
   }
 
   /** A new process life: a claim protocol started now and the runner that drives it. */
-  private boot (): void {
+  private boot(): void {
     this.runner?.end()
     this.protocol = this.createProtocol()
     const incarnation = this.incarnation
     this.runner = new SimClaimRunner({
       protocol: this.protocol,
       now: () => this.now,
-      at: (at, fn) => { this.network.schedule(at - this.now, () => { if (this.up && incarnation === this.incarnation) fn() }) },
-      write: req => { this.append(req.kind, req.body) },
-      persist: mine => { this.savedClaims = mine },
-      onVerdict: v => { for (const l of this.listeners) l.verdict?.(v) },
-      onNotice: n => { for (const l of this.listeners) l.notice?.(n) }
+      at: (at, fn) => {
+        this.network.schedule(at - this.now, () => {
+          if (this.up && incarnation === this.incarnation) fn()
+        })
+      },
+      write: req => {
+        this.append(req.kind, req.body)
+      },
+      persist: mine => {
+        this.savedClaims = mine
+      },
+      onVerdict: v => {
+        for (const l of this.listeners) l.verdict?.(v)
+      },
+      onNotice: n => {
+        for (const l of this.listeners) l.notice?.(n)
+      }
     })
   }
 
   /** The claim protocol of one process life. */
-  private createProtocol (): ClaimProtocol {
+  private createProtocol(): ClaimProtocol {
     return this.buildProtocol({
       me: this.name,
       startedAt: this.now,
@@ -305,7 +334,7 @@ export class SimBoardNode {
     })
   }
 
-  protected receive (msg: SimMessage, from: string, _sentAt: number): void {
+  protected receive(msg: SimMessage, from: string, _sentAt: number): void {
     if (!this.up) return
     switch (msg.type) {
       case 'entry':
@@ -354,7 +383,7 @@ export class SimBoardNode {
     }
   }
 
-  private hold (entry: BoardEntry): void {
+  private hold(entry: BoardEntry): void {
     let feed = this.byAuthor.get(entry.author)
     if (feed === undefined) {
       feed = new Map()
@@ -368,16 +397,16 @@ export class SimBoardNode {
     for (const l of this.listeners) l.entry?.(entry)
   }
 
-  private mustBeUp (): void {
+  private mustBeUp(): void {
     if (!this.up) throw new Error(`${this.name} is down`)
   }
 
-  private others (): string[] {
+  private others(): string[] {
     return this.network.nodes().filter(p => p !== this.name)
   }
 
   // Periodic work of one incarnation: it stops when the node crashes.
-  private startTimers (): void {
+  private startTimers(): void {
     const incarnation = this.incarnation
     const every = (ms: number, fn: () => void): void => {
       if (ms <= 0) return
@@ -388,7 +417,9 @@ export class SimBoardNode {
       }
       tick()
     }
-    every(this.heartbeatMs, () => { this.network.broadcast(this.name, { type: 'presence', peer: this.name, intervalMs: this.heartbeatMs, time: this.wallNow }) })
+    every(this.heartbeatMs, () => {
+      this.network.broadcast(this.name, { type: 'presence', peer: this.name, intervalMs: this.heartbeatMs, time: this.wallNow })
+    })
     every(this.pingEveryMs, () => {
       const peers = this.others()
       if (peers.length === 0 || this.rng === undefined) return
@@ -400,9 +431,13 @@ export class SimBoardNode {
       const peers = this.others()
       if (peers.length > 0 && this.rng !== undefined) this.requestSync(this.rng.pick(peers))
     })
-    every(this.diskSyncMs, () => { this.unsynced.clear() })
+    every(this.diskSyncMs, () => {
+      this.unsynced.clear()
+    })
     if (this.outbox.size > 0 || this.dmRetryMs > 0) {
-      every(this.dmRetryMs, () => { for (const [id, m] of this.outbox) this.network.send(this.name, m.to, { type: 'dm', id, text: m.text }) })
+      every(this.dmRetryMs, () => {
+        for (const [id, m] of this.outbox) this.network.send(this.name, m.to, { type: 'dm', id, text: m.text })
+      })
     }
   }
 }

@@ -35,17 +35,17 @@ export interface CheckFaultsOptions extends WorldOptions {
 }
 
 /** The violations of one schedule's run. */
-export function checkSchedule (s: FaultSchedule, opts: WorldOptions = {}): { violations: Violation[], operations: number } {
+export function checkSchedule(s: FaultSchedule, opts: WorldOptions = {}): { violations: Violation[]; operations: number } {
   const run = runSchedule(s, opts)
   return { violations: checkRun(run, { minSettleMs: SETTLE_DEFAULTS.minMs }), operations: run.history.of('invoke').length }
 }
 
 /** Schedule `i` of a check that starts at `seed`. */
-export function scheduleSeed (seed: number, i: number): number {
+export function scheduleSeed(seed: number, i: number): number {
   return (seed + i) >>> 0
 }
 
-export function checkFaults (opts: CheckFaultsOptions): CheckSummary {
+export function checkFaults(opts: CheckFaultsOptions): CheckSummary {
   const summary: CheckSummary = { schedules: 0, violations: 0, failed: [], operations: 0, faults: 0 }
   for (let i = 0; i < opts.schedules; i++) {
     const s = randomSchedule(scheduleSeed(opts.seed, i))

@@ -22,7 +22,7 @@ export interface ClaimAgentInit {
 export class ClaimAgent {
   state: ClaimAgentState = 'waiting'
   /** the task this agent believes it holds */
-  holding: { task: string, epoch: number } | undefined
+  holding: { task: string; epoch: number } | undefined
   claims = 0
   readonly lost = new Set<string>()
   private readonly node: SimBoardNode
@@ -31,23 +31,27 @@ export class ClaimAgent {
   private readonly spread: number
   private claiming: string | undefined
 
-  constructor (init: ClaimAgentInit) {
+  constructor(init: ClaimAgentInit) {
     this.node = init.node
     this.network = init.network
     this.rng = init.rng
     this.spread = init.spread ?? Infinity
-    this.node.listen({ verdict: v => { this.answered(v) } })
+    this.node.listen({
+      verdict: v => {
+        this.answered(v)
+      }
+    })
   }
 
-  get name (): string {
+  get name(): string {
     return this.node.name
   }
 
-  start (delayMs: number): void {
+  start(delayMs: number): void {
     this.network.schedule(delayMs, () => this.pick())
   }
 
-  private pick (): void {
+  private pick(): void {
     if (!this.node.isUp) return
     const now = this.network.now
     const candidates = this.node.board.ready(now).filter(t => !this.lost.has(t.id))
@@ -69,7 +73,7 @@ export class ClaimAgent {
     }
   }
 
-  private answered (v: ClaimVerdict): void {
+  private answered(v: ClaimVerdict): void {
     if (v.task !== this.claiming || !this.node.isUp) return
     this.claiming = undefined
     if (v.outcome === 'HELD') {

@@ -34,43 +34,58 @@ export class FaultAgent {
   private frozen = false
   /** claim calls waiting for their answer, by task */
   private readonly waiting = new Map<string, number[]>()
-  private holding: { task: string, epoch: number, until: number } | undefined
+  private holding: { task: string; epoch: number; until: number } | undefined
 
-  constructor (init: FaultAgentInit) {
+  constructor(init: FaultAgentInit) {
     this.init = init
     this.node = init.node
     this.node.listen({
-      verdict: v => { this.answered(v) },
-      notice: n => { this.told(n) },
-      message: (from, id) => { init.history.add({ kind: 'deliver', time: this.time, node: this.name, from, id }) },
+      verdict: v => {
+        this.answered(v)
+      },
+      notice: n => {
+        this.told(n)
+      },
+      message: (from, id) => {
+        init.history.add({ kind: 'deliver', time: this.time, node: this.name, from, id })
+      },
       // Like `agency wait`: an idle agent wakes when a task may have become ready, as its peers do.
       entry: e => {
-        if ((e.kind === 'done' || e.kind === 'release' || e.kind === 'task') && this.holding === undefined && this.waiting.size === 0 && !this.frozen) {
-          this.later(init.rng.between(0, 20), () => { if (this.holding === undefined && this.waiting.size === 0 && !this.frozen) this.act() })
+        if (
+          (e.kind === 'done' || e.kind === 'release' || e.kind === 'task') &&
+          this.holding === undefined &&
+          this.waiting.size === 0 &&
+          !this.frozen
+        ) {
+          this.later(init.rng.between(0, 20), () => {
+            if (this.holding === undefined && this.waiting.size === 0 && !this.frozen) this.act()
+          })
         }
       }
     })
   }
 
-  get name (): string {
+  get name(): string {
     return this.node.name
   }
 
-  private get time (): number {
+  private get time(): number {
     return this.init.network.now
   }
 
-  start (delayMs: number): void {
-    this.later(delayMs, () => { this.loop() })
+  start(delayMs: number): void {
+    this.later(delayMs, () => {
+      this.loop()
+    })
   }
 
   /** No new calls from now on; answers and notices are still recorded. */
-  freeze (): void {
+  freeze(): void {
     this.frozen = true
   }
 
   /** The machine died: calls in flight end with an unknown outcome. */
-  crash (): void {
+  crash(): void {
     this.life++
     this.init.history.crashed(this.name, this.time)
     this.waiting.clear()
@@ -78,7 +93,7 @@ export class FaultAgent {
   }
 
   /** The machine is back: the agent asks again for what its daemon says it holds, then goes on. */
-  restart (): void {
+  restart(): void {
     this.life++
     this.later(300, () => {
       const held = this.node.board.heldBy(this.name)[0]
@@ -87,18 +102,22 @@ export class FaultAgent {
     })
   }
 
-  private later (ms: number, fn: () => void): void {
+  private later(ms: number, fn: () => void): void {
     const life = this.life
-    this.init.network.schedule(ms, () => { if (life === this.life && this.node.isUp) fn() })
+    this.init.network.schedule(ms, () => {
+      if (life === this.life && this.node.isUp) fn()
+    })
   }
 
-  private loop (): void {
+  private loop(): void {
     if (this.frozen) return
     this.act()
-    this.later(this.init.rng.between(200, 800), () => { this.loop() })
+    this.later(this.init.rng.between(200, 800), () => {
+      this.loop()
+    })
   }
 
-  private act (): void {
+  private act(): void {
     const rng = this.init.rng
     if (this.holding !== undefined) {
       if (this.time >= this.holding.until) this.finish()
@@ -114,38 +133,42 @@ export class FaultAgent {
     if (ready.length > 0) this.claim(rng.chance(0.5) ? ready[0].id : rng.pick(ready).id, false)
   }
 
-  private claim (task: string, retry: boolean): void {
+  private claim(task: string, retry: boolean): void {
     const h = this.init.history
     const op = h.invoke({ time: this.time, node: this.name, f: 'claim', task, retry })
     this.waiting.set(task, [...(this.waiting.get(task) ?? []), op])
     try {
       this.node.claim(task)
     } catch (err) {
-      this.waiting.set(task, (this.waiting.get(task) ?? []).filter(o => o !== op))
+      this.waiting.set(
+        task,
+        (this.waiting.get(task) ?? []).filter(o => o !== op)
+      )
       if (this.waiting.get(task)?.length === 0) this.waiting.delete(task)
       h.complete(op, this.time, { type: 'fail', reason: (err as Error).message })
     }
   }
 
-  private answered (v: ClaimVerdict): void {
+  private answered(v: ClaimVerdict): void {
     const ops = this.waiting.get(v.task)
     if (ops === undefined) return
     this.waiting.delete(v.task)
-    for (const op of ops) this.init.history.complete(op, this.time, { type: 'ok', outcome: v.outcome, epoch: v.epoch, winner: v.winner, reason: v.reason })
+    for (const op of ops)
+      this.init.history.complete(op, this.time, { type: 'ok', outcome: v.outcome, epoch: v.epoch, winner: v.winner, reason: v.reason })
     if (v.outcome === 'HELD' && this.holding === undefined) {
       this.holding = { task: v.task, epoch: v.epoch, until: this.time + this.init.rng.between(1_000, 6_000) }
     }
   }
 
-  private told (n: ClaimNotice): void {
+  private told(n: ClaimNotice): void {
     const notice = { kind: 'notice' as const, time: this.time, node: this.name, task: n.task, epoch: n.epoch, reason: n.reason }
     this.init.history.add(n.winner !== undefined ? { ...notice, winner: n.winner } : notice)
     // "Stop working on it."
     if (this.holding?.task === n.task && this.holding.epoch === n.epoch) this.holding = undefined
   }
 
-  private finish (): void {
-    const { task, epoch } = this.holding as { task: string, epoch: number }
+  private finish(): void {
+    const { task, epoch } = this.holding as { task: string; epoch: number }
     this.holding = undefined
     const h = this.init.history
     if (this.init.rng.chance(0.15)) {
@@ -162,7 +185,12 @@ export class FaultAgent {
     h.complete(merge, this.time, { type: result === 'landed' ? 'ok' : 'fail', outcome: result === 'landed' ? 'landed' : 'fenced' })
     if (result !== 'landed') {
       // As agentd: later claims go above the fence; a claim it closed is released.
-      if (this.node.fenced(task, epoch, result.fenced)) this.release(task, epoch, `superseded at the shared remote: ${result.fenced.agent}'s work for ${task}@${result.fenced.epoch} landed`)
+      if (this.node.fenced(task, epoch, result.fenced))
+        this.release(
+          task,
+          epoch,
+          `superseded at the shared remote: ${result.fenced.agent}'s work for ${task}@${result.fenced.epoch} landed`
+        )
       return
     }
     const done = h.invoke({ time: this.time, node: this.name, f: 'done', task, epoch })
@@ -174,7 +202,7 @@ export class FaultAgent {
     }
   }
 
-  private release (task: string, epoch: number, note: string): void {
+  private release(task: string, epoch: number, note: string): void {
     const h = this.init.history
     const op = h.invoke({ time: this.time, node: this.name, f: 'release', task, epoch })
     try {
@@ -185,7 +213,7 @@ export class FaultAgent {
     }
   }
 
-  private sendMessage (): void {
+  private sendMessage(): void {
     const others = this.init.names.filter(n => n !== this.name)
     if (others.length === 0) return
     const to = this.init.rng.pick(others)

@@ -77,8 +77,22 @@ export interface DeliverEvent {
 export interface NemesisEvent {
   kind: 'nemesis'
   time: number
-  f: 'crash' | 'restart' | 'pause' | 'resume' | 'partition' | 'heal' | 'slow' | 'fast' | 'quiet' |
-  'clock' | 'disk-full' | 'disk-free' | 'remote-slow' | 'remote-cut' | 'remote-heal'
+  f:
+    | 'crash'
+    | 'restart'
+    | 'pause'
+    | 'resume'
+    | 'partition'
+    | 'heal'
+    | 'slow'
+    | 'fast'
+    | 'quiet'
+    | 'clock'
+    | 'disk-full'
+    | 'disk-free'
+    | 'remote-slow'
+    | 'remote-cut'
+    | 'remote-heal'
   node?: string
   loseUnsynced?: boolean
   groups?: string[][]
@@ -103,9 +117,9 @@ export interface HistoryData {
 }
 
 /** invoke -> complete, for every completed operation. */
-export function pairsOf (h: HistoryData): Array<{ invoke: InvokeEvent, complete: CompleteEvent }> {
+export function pairsOf(h: HistoryData): Array<{ invoke: InvokeEvent; complete: CompleteEvent }> {
   const invokes = new Map<number, InvokeEvent>()
-  const out: Array<{ invoke: InvokeEvent, complete: CompleteEvent }> = []
+  const out: Array<{ invoke: InvokeEvent; complete: CompleteEvent }> = []
   for (const e of h.events) {
     if (e.kind === 'invoke') invokes.set(e.op, e)
     else if (e.kind === 'complete') {
@@ -116,7 +130,7 @@ export function pairsOf (h: HistoryData): Array<{ invoke: InvokeEvent, complete:
   return out
 }
 
-export function eventsOf<K extends HistoryEvent['kind']> (h: HistoryData, kind: K): Array<Extract<HistoryEvent, { kind: K }>> {
+export function eventsOf<K extends HistoryEvent['kind']>(h: HistoryData, kind: K): Array<Extract<HistoryEvent, { kind: K }>> {
   return h.events.filter((e): e is Extract<HistoryEvent, { kind: K }> => e.kind === kind)
 }
 
@@ -125,7 +139,7 @@ export class History implements HistoryData {
   private nextOp = 0
   private readonly open = new Map<number, InvokeEvent>()
 
-  invoke (e: Omit<InvokeEvent, 'kind' | 'op'>): number {
+  invoke(e: Omit<InvokeEvent, 'kind' | 'op'>): number {
     const op = ++this.nextOp
     const event: InvokeEvent = { kind: 'invoke', op, ...e }
     this.events.push(event)
@@ -133,7 +147,7 @@ export class History implements HistoryData {
     return op
   }
 
-  complete (op: number, time: number, result: Omit<CompleteEvent, 'kind' | 'op' | 'time' | 'node'>): void {
+  complete(op: number, time: number, result: Omit<CompleteEvent, 'kind' | 'op' | 'time' | 'node'>): void {
     const inv = this.open.get(op)
     if (inv === undefined) return
     this.open.delete(op)
@@ -141,20 +155,20 @@ export class History implements HistoryData {
   }
 
   /** Operations of `node` still open when its process died end as info: their outcome is unknown. */
-  crashed (node: string, time: number): void {
+  crashed(node: string, time: number): void {
     for (const [op, inv] of [...this.open]) if (inv.node === node) this.complete(op, time, { type: 'info' })
   }
 
-  add (e: Exclude<HistoryEvent, InvokeEvent | CompleteEvent>): void {
+  add(e: Exclude<HistoryEvent, InvokeEvent | CompleteEvent>): void {
     this.events.push(e)
   }
 
   /** invoke -> complete, for every completed operation. */
-  pairs (): Array<{ invoke: InvokeEvent, complete: CompleteEvent }> {
+  pairs(): Array<{ invoke: InvokeEvent; complete: CompleteEvent }> {
     return pairsOf(this)
   }
 
-  of<K extends HistoryEvent['kind']> (kind: K): Array<Extract<HistoryEvent, { kind: K }>> {
+  of<K extends HistoryEvent['kind']>(kind: K): Array<Extract<HistoryEvent, { kind: K }>> {
     return eventsOf(this, kind)
   }
 }

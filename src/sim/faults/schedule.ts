@@ -51,7 +51,7 @@ export interface FaultSchedule {
 }
 
 /** The schedule for `seed`: 3 to 6 nodes, a few tasks, a minute or two of faults. */
-export function randomSchedule (seed: number): FaultSchedule {
+export function randomSchedule(seed: number): FaultSchedule {
   const rng = createRandom(seed)
   const nodes = 3 + rng.int(4)
   const activeMs = 60_000 + rng.int(60_001)
@@ -74,7 +74,7 @@ export function randomSchedule (seed: number): FaultSchedule {
 }
 
 /** Up to two crashes per node, apart in time; a few lose their unsynced writes. */
-function crashes (rng: Random, nodes: number, activeMs: number): CrashFault[] {
+function crashes(rng: Random, nodes: number, activeMs: number): CrashFault[] {
   const out: CrashFault[] = []
   for (let node = 0; node < nodes; node++) {
     let t = 2_000
@@ -91,7 +91,7 @@ function crashes (rng: Random, nodes: number, activeMs: number): CrashFault[] {
 }
 
 /** Up to three partitions, one after another: two sides, or one node cut off. */
-function partitions (rng: Random, nodes: number, activeMs: number): PartitionFault[] {
+function partitions(rng: Random, nodes: number, activeMs: number): PartitionFault[] {
   const out: PartitionFault[] = []
   let t = 1_000
   for (let i = 0; i < 3; i++) {
@@ -107,11 +107,11 @@ function partitions (rng: Random, nodes: number, activeMs: number): PartitionFau
   return out
 }
 
-function round (x: number): number {
+function round(x: number): number {
   return Math.round(x * 1000) / 1000
 }
 
 /** A schedule with no faults at all, for the same workload. */
-export function quietSchedule (s: FaultSchedule): FaultSchedule {
+export function quietSchedule(s: FaultSchedule): FaultSchedule {
   return { ...s, loss: 0, duplicate: 0, reorder: 0, skew: s.skew.map(() => ({ clockMs: 0, wallMs: 0 })), faults: [] }
 }

@@ -6,9 +6,12 @@
 
 import type { Fault, FaultSchedule } from './schedule.js'
 
-
 /** The smallest schedule found that still `fails` (with a violation of `check`); at most `maxRuns` replays. */
-export function shrinkSchedule (s: FaultSchedule, fails: (s: FaultSchedule) => boolean, maxRuns = 200): { schedule: FaultSchedule, runs: number } {
+export function shrinkSchedule(
+  s: FaultSchedule,
+  fails: (s: FaultSchedule) => boolean,
+  maxRuns = 200
+): { schedule: FaultSchedule; runs: number } {
   let best = s
   let runs = 0
   let progress = true
@@ -27,7 +30,7 @@ export function shrinkSchedule (s: FaultSchedule, fails: (s: FaultSchedule) => b
   return { schedule: best, runs }
 }
 
-function * smaller (s: FaultSchedule): Generator<FaultSchedule> {
+function* smaller(s: FaultSchedule): Generator<FaultSchedule> {
   for (let i = 0; i < s.faults.length; i++) yield { ...s, faults: s.faults.filter((_, j) => j !== i) }
   if (s.loss > 0) yield { ...s, loss: 0 }
   if (s.duplicate > 0) yield { ...s, duplicate: 0 }
@@ -45,13 +48,12 @@ function * smaller (s: FaultSchedule): Generator<FaultSchedule> {
         ...s,
         nodes: last,
         skew: s.skew.slice(0, last),
-        faults: s.faults.map(f => f.kind === 'partition' ? { ...f, groups: f.groups.map(g => g.filter(n => n < last)) } : f)
+        faults: s.faults.map(f => (f.kind === 'partition' ? { ...f, groups: f.groups.map(g => g.filter(n => n < last)) } : f))
       }
     }
   }
 }
 
-function end (f: Fault): number {
+function end(f: Fault): number {
   return f.kind === 'crash' ? f.restartAt : f.until
 }
-

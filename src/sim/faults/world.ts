@@ -42,25 +42,25 @@ export interface RunOutcome {
 class RecordedNode extends SimBoardNode {
   private readonly history: History
 
-  constructor (init: SimBoardNodeInit & { history: History }) {
+  constructor(init: SimBoardNodeInit & { history: History }) {
     super(init)
     this.history = init.history
   }
 
   override append<K extends BoardKind>(kind: K, body: BoardBodies[K]): BoardEntry {
     const entry = super.append(kind, body)
-    const b = body as { task?: string, epoch?: number }
+    const b = body as { task?: string; epoch?: number }
     const e = { kind: 'append' as const, time: this.network.now, node: this.name, id: entry.id, entryKind: kind }
     this.history.add(kind === 'claim' || kind === 'release' || kind === 'done' ? { ...e, task: b.task, epoch: b.epoch } : e)
     return entry
   }
 }
 
-export function nodeName (i: number): string {
+export function nodeName(i: number): string {
   return `n${i}`
 }
 
-export function runSchedule (s: FaultSchedule, opts: WorldOptions = {}): RunOutcome {
+export function runSchedule(s: FaultSchedule, opts: WorldOptions = {}): RunOutcome {
   const rng = createRandom(s.seed)
   const history = new History()
   const branch = new SharedBranch()
@@ -75,19 +75,23 @@ export function runSchedule (s: FaultSchedule, opts: WorldOptions = {}): RunOutc
     reorder: s.reorder,
     reorderMs: s.reorderMs,
     onDrop: (from, to, msg, why) => {
-      if (msg.type === 'sync-batch' || (msg.type === 'entry' && msg.entry.kind === 'claim')) history.add({ kind: 'drop', time: network.now, from, to, why })
+      if (msg.type === 'sync-batch' || (msg.type === 'entry' && msg.entry.kind === 'claim'))
+        history.add({ kind: 'drop', time: network.now, from, to, why })
     }
   })
-  const nodes = names.map((name, i) => new RecordedNode({
-    name,
-    network,
-    history,
-    rng: rng.fork(),
-    ...FAULT_TIMING,
-    clockOffsetMs: s.skew[i]?.clockMs ?? 0,
-    wallOffsetMs: s.skew[i]?.wallMs ?? 0,
-    createProtocol: opts.createProtocol
-  }))
+  const nodes = names.map(
+    (name, i) =>
+      new RecordedNode({
+        name,
+        network,
+        history,
+        rng: rng.fork(),
+        ...FAULT_TIMING,
+        clockOffsetMs: s.skew[i]?.clockMs ?? 0,
+        wallOffsetMs: s.skew[i]?.wallMs ?? 0,
+        createProtocol: opts.createProtocol
+      })
+  )
   const agents = nodes.map(node => new FaultAgent({ node, network, history, branch, rng: rng.fork(), names }))
 
   for (let t = 0; t < s.tasks; t++) {
@@ -97,7 +101,9 @@ export function runSchedule (s: FaultSchedule, opts: WorldOptions = {}): RunOutc
   // They all start at about the same moment: a race for the first task.
   for (const a of agents) a.start(500 + rng.between(0, 30))
 
-  const at = (time: number, fn: () => void): void => { network.schedule(time - network.now, fn) }
+  const at = (time: number, fn: () => void): void => {
+    network.schedule(time - network.now, fn)
+  }
   const down = new Set<number>()
   for (const f of s.faults) {
     if (f.kind === 'crash') {
@@ -108,7 +114,9 @@ export function runSchedule (s: FaultSchedule, opts: WorldOptions = {}): RunOutc
         agents[f.node].crash()
         nodes[f.node].crash({ loseUnsynced: f.loseUnsynced })
       })
-      at(f.restartAt, () => { restart(f.node) })
+      at(f.restartAt, () => {
+        restart(f.node)
+      })
     } else {
       const groups = f.groups.map(g => g.filter(n => n < nodes.length).map(n => names[n]))
       at(f.at, () => {
@@ -121,7 +129,7 @@ export function runSchedule (s: FaultSchedule, opts: WorldOptions = {}): RunOutc
       })
     }
   }
-  function restart (i: number): void {
+  function restart(i: number): void {
     if (!down.has(i)) return
     down.delete(i)
     history.add({ kind: 'nemesis', time: network.now, f: 'restart', node: names[i] })
@@ -153,8 +161,13 @@ export function runSchedule (s: FaultSchedule, opts: WorldOptions = {}): RunOutc
     replicas: nodes.map(n => ({
       node: n.name,
       up: n.isUp,
-      entryIds: n.entries().map(e => e.id).sort(),
-      board: n.board.tasks(n.now).map(t => `${t.id} ${t.state === 'expired' ? 'claimed' : t.state} ${t.holder ?? '-'}@${t.epoch} ${t.doneBy ?? '-'}`)
+      entryIds: n
+        .entries()
+        .map(e => e.id)
+        .sort(),
+      board: n.board
+        .tasks(n.now)
+        .map(t => `${t.id} ${t.state === 'expired' ? 'claimed' : t.state} ${t.holder ?? '-'}@${t.epoch} ${t.doneBy ?? '-'}`)
     }))
   }
 }

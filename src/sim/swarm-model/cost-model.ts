@@ -30,57 +30,78 @@ const RPC_OVERHEAD_BYTES = 10
  * Transmissions for one message flooded on the topic among `n` nodes: each of the n−1 receivers gets it from min(D, n−1) peers. IHAVE/IWANT
  * control traffic is not counted.
  */
-export function gossipTransmissions (n: number): number {
+export function gossipTransmissions(n: number): number {
   return n <= 1 ? 0 : (n - 1) * Math.min(GOSSIP_MESH_DEGREE, n - 1)
 }
 
 /** Bytes on the wire for one transmission of a gossip payload (type byte + message). */
-export function gossipFrameBytes (messageBytes: number): number {
+export function gossipFrameBytes(messageBytes: number): number {
   return 1 + messageBytes + TOPIC_BYTES + RPC_OVERHEAD_BYTES + TRANSPORT_OVERHEAD_BYTES
 }
 
 /** Size of a signed log entry of `kind` with this body. */
-export function entryBytes<K extends EntryKind> (kind: K, body: DeepPartial<KindBodies[K]>, seq = 1000, lamport = 100_000): number {
-  return Entry.encode(Entry.fromPartial({
-    author: FAKE_PEER_ID, seq, prev: HASH, lamport, time: WALL_TIME, kind, body: Buffer.from(encodeBody(kind, body)), sig: SIG
-  })).finish().length
+export function entryBytes<K extends EntryKind>(kind: K, body: DeepPartial<KindBodies[K]>, seq = 1000, lamport = 100_000): number {
+  return Entry.encode(
+    Entry.fromPartial({
+      author: FAKE_PEER_ID,
+      seq,
+      prev: HASH,
+      lamport,
+      time: WALL_TIME,
+      kind,
+      body: Buffer.from(encodeBody(kind, body)),
+      sig: SIG
+    })
+  ).finish().length
 }
 
 /** Size of a signed presence heartbeat listing `claims` held claims. */
-export function presenceBytes (claims: number): number {
-  return Presence.encode(Presence.fromPartial({
-    peerId: FAKE_PEER_ID,
-    name: 'agent-0001',
-    status: 'working on task-00042',
-    claims: Array.from({ length: claims }, () => ({ task: 'task-00042', epoch: 1 })),
-    time: WALL_TIME,
-    seq: 10_000,
-    addrs: ['/ip4/10.0.0.17/tcp/4001'],
-    sig: SIG
-  })).finish().length
+export function presenceBytes(claims: number): number {
+  return Presence.encode(
+    Presence.fromPartial({
+      peerId: FAKE_PEER_ID,
+      name: 'agent-0001',
+      status: 'working on task-00042',
+      claims: Array.from({ length: claims }, () => ({ task: 'task-00042', epoch: 1 })),
+      time: WALL_TIME,
+      seq: 10_000,
+      addrs: ['/ip4/10.0.0.17/tcp/4001'],
+      sig: SIG
+    })
+  ).finish().length
 }
 
 // Each author's line carries its head id (32 bytes) since forks are compared by head.
 // + 2: the field tag and length
-const VECTOR_ENTRY_BYTES = VersionVectorEntry.encode({ author: FAKE_PEER_ID, seq: 100, head: HASH, forkSeq: 0, faulty: false }).finish().length + 2
+const VECTOR_ENTRY_BYTES =
+  VersionVectorEntry.encode({ author: FAKE_PEER_ID, seq: 100, head: HASH, forkSeq: 0, faulty: false }).finish().length + 2
 const EMPTY_REQUEST_BYTES = SyncRequest.encode({ have: [], digest: HASH }).finish().length
 const EMPTY_BATCH_BYTES = SyncBatch.encode({ entries: [], last: true, have: [], forks: [] }).finish().length
 /** lp framing of one sync frame */
 const FRAME_PREFIX_BYTES = 3
 
 /** A sync request carrying a version vector of `authors` authors and a digest. */
-export function syncRequestBytes (authors: number): number {
+export function syncRequestBytes(authors: number): number {
   return EMPTY_REQUEST_BYTES + authors * VECTOR_ENTRY_BYTES + FRAME_PREFIX_BYTES + TRANSPORT_OVERHEAD_BYTES
 }
 
 /** A sync batch of entries totalling `entryBytesTotal` (count `entries`), ending with a vector of `authors` authors. */
-export function syncBatchBytes (entryBytesTotal: number, entries: number, authors: number): number {
+export function syncBatchBytes(entryBytesTotal: number, entries: number, authors: number): number {
   return EMPTY_BATCH_BYTES + entryBytesTotal + entries * 3 + authors * VECTOR_ENTRY_BYTES + FRAME_PREFIX_BYTES + TRANSPORT_OVERHEAD_BYTES
 }
 
 /** A direct message with `text` and its ack (the stream's own framing included). */
-export function directMessageBytes (text: string): { message: number, ack: number } {
-  const message = DirectMessage.encode({ id: 'x'.repeat(36), from: FAKE_PEER_ID, to: FAKE_PEER_ID, thread: 'x'.repeat(36), replyTo: '', text, time: WALL_TIME, fromName: 'agent-0001' }).finish().length
+export function directMessageBytes(text: string): { message: number; ack: number } {
+  const message = DirectMessage.encode({
+    id: 'x'.repeat(36),
+    from: FAKE_PEER_ID,
+    to: FAKE_PEER_ID,
+    thread: 'x'.repeat(36),
+    replyTo: '',
+    text,
+    time: WALL_TIME,
+    fromName: 'agent-0001'
+  }).finish().length
   const ack = DirectAck.encode({ id: 'x'.repeat(36), status: 1, retryAfterMs: 0 }).finish().length
   return { message: message + FRAME_PREFIX_BYTES + TRANSPORT_OVERHEAD_BYTES, ack: ack + FRAME_PREFIX_BYTES + TRANSPORT_OVERHEAD_BYTES }
 }

@@ -32,13 +32,23 @@ export interface PoolEntry {
 export class EntryPool {
   readonly entries: PoolEntry[] = []
 
-  get size (): number {
+  get size(): number {
     return this.entries.length
   }
 
-  add (e: Omit<PoolEntry, 'index'>): PoolEntry {
+  add(e: Omit<PoolEntry, 'index'>): PoolEntry {
     // index first, then the fields: a spread would give every entry a hidden class of its own
-    const entry: PoolEntry = { index: this.entries.length, author: e.author, sentAt: e.sentAt, bytes: e.bytes, kind: e.kind, board: e.board, finding: e.finding, searchable: e.searchable, task: e.task }
+    const entry: PoolEntry = {
+      index: this.entries.length,
+      author: e.author,
+      sentAt: e.sentAt,
+      bytes: e.bytes,
+      kind: e.kind,
+      board: e.board,
+      finding: e.finding,
+      searchable: e.searchable,
+      task: e.task
+    }
     this.entries.push(entry)
     return entry
   }

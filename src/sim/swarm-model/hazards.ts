@@ -69,7 +69,7 @@ export class Hazards {
   readonly options: Required<HazardInit>
   private readonly seed: number
 
-  constructor (seed: number, init: HazardInit = {}) {
+  constructor(seed: number, init: HazardInit = {}) {
     const o = { ...HAZARD_DEFAULTS, ...init }
     for (const [k, v] of Object.entries(o)) {
       if (!Number.isFinite(v) || v < 0) throw new RangeError(`hazard ${k} must be a non-negative number`)
@@ -82,56 +82,62 @@ export class Hazards {
   }
 
   /** Whether the task's first sound change breaks other tests (until it is fixed once). */
-  breaks (task: number): boolean {
+  breaks(task: number): boolean {
     return hashUnit(this.seed, task, SALT.break) < this.options.breakChance
   }
 
   /** A deterministic order in which a breaking change picks its victims. */
-  victimRank (task: number, victim: number): number {
+  victimRank(task: number, victim: number): number {
     return hashUnit(this.seed, task, victim, SALT.victim)
   }
 
   /** Whether tasks a and b, built apart at the same time, disagree on an interface. */
-  mismatch (a: number, b: number): boolean {
+  mismatch(a: number, b: number): boolean {
     const [x, y] = a < b ? [a, b] : [b, a]
     return hashUnit(this.seed, x, y, SALT.mismatch) < this.options.mismatchChance
   }
 
   /** Whether the task's change hides a defect its own test misses. */
-  defect (task: number): boolean {
+  defect(task: number): boolean {
     return hashUnit(this.seed, task, SALT.defect) < this.options.defectChance
   }
 
   /** Whether review number `round` of the task's change catches its defect. */
-  reviewCatches (task: number, round: number): boolean {
+  reviewCatches(task: number, round: number): boolean {
     return hashUnit(this.seed, task, round, SALT.review) < this.options.reviewCatchChance
   }
 
   /** How many times as long attempt number `n` of agent `agent` at `task` takes: 1, or more when it stalls or the agent is slow. */
-  slowdown (agent: number, task: number, n: number): number {
+  slowdown(agent: number, task: number, n: number): number {
     let f = hashUnit(this.seed, agent, task, n, SALT.stall) < this.options.stallChance ? this.options.stallFactor : 1
     if (this.slowAgent(agent)) f *= this.options.slowFactor
     return f
   }
 
-  slowAgent (agent: number): boolean {
+  slowAgent(agent: number): boolean {
     return hashUnit(this.seed, agent, SALT.slow) < this.options.slowAgentShare
   }
 }
 
 /** Where each default comes from, for the benchmark's report. Judgement calls say so. */
 export const HAZARD_SOURCES: Record<keyof HazardInit, string> = {
-  breakChance: 'Anthropic\'s write-up of parallel Claude agents building a C compiler reports new features often breaking existing ones until the agents ran the whole suite before merging; "often" read as one change in five (judgement).',
-  breakVictims: 'a broken helper or shared type usually takes a few neighbouring tests with it; 2 keeps the effect local to one area (judgement).',
-  repairFraction: 'finding and fixing the culprit in someone else\'s merged change: half a typical attempt (judgement).',
-  mismatchChance: 'two agents editing one module without talking choose a signature independently; with 2 to 4 plausible shapes they differ about a third of the time (judgement).',
-  mismatchRepairFraction: 'adapting one side to the other: a third of the later task\'s effort (judgement).',
-  defectChance: 'a hidden test per task misses some behaviour; 15 % of passing changes carry a defect another task will trip over (judgement).',
-  reviewCatchChance: 'the modal defect-detection rates McConnell tabulates (Code Complete, 2nd ed., ch. 20) are about 35 % for informal code review and 60 % for formal inspection; 50 % for a second agent reading the diff and its test.',
+  breakChance:
+    'Anthropic\'s write-up of parallel Claude agents building a C compiler reports new features often breaking existing ones until the agents ran the whole suite before merging; "often" read as one change in five (judgement).',
+  breakVictims:
+    'a broken helper or shared type usually takes a few neighbouring tests with it; 2 keeps the effect local to one area (judgement).',
+  repairFraction: "finding and fixing the culprit in someone else's merged change: half a typical attempt (judgement).",
+  mismatchChance:
+    'two agents editing one module without talking choose a signature independently; with 2 to 4 plausible shapes they differ about a third of the time (judgement).',
+  mismatchRepairFraction: "adapting one side to the other: a third of the later task's effort (judgement).",
+  defectChance:
+    'a hidden test per task misses some behaviour; 15 % of passing changes carry a defect another task will trip over (judgement).',
+  reviewCatchChance:
+    'the modal defect-detection rates McConnell tabulates (Code Complete, 2nd ed., ch. 20) are about 35 % for informal code review and 60 % for formal inspection; 50 % for a second agent reading the diff and its test.',
   reviewMs: 'reading a 10-minute change and its test: about a fifth of writing it.',
-  reviewFixFraction: 'fixing one\'s own change while it is fresh: a fifth of the effort.',
-  defectRepairFraction: 'debugging a dependency\'s defect from a failing dependent costs about as much as the dependency took (judgement).',
-  stallChance: 'harness hangs, rate limits and quota stops: one attempt in twenty (judgement; the harness here restarts stuck agents, which caps but does not remove them).',
+  reviewFixFraction: "fixing one's own change while it is fresh: a fifth of the effort.",
+  defectRepairFraction: "debugging a dependency's defect from a failing dependent costs about as much as the dependency took (judgement).",
+  stallChance:
+    'harness hangs, rate limits and quota stops: one attempt in twenty (judgement; the harness here restarts stuck agents, which caps but does not remove them).',
   stallFactor: 'a stalled attempt takes an hour where ten minutes were due.',
   slowAgentShare: 'one agent in ten on a throttled quota or a slower model for the whole run (judgement).',
   slowFactor: 'a throttled agent takes 2.5 x as long.',

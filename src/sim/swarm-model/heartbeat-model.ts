@@ -30,7 +30,7 @@ export class HeartbeatModel {
   private readonly topology: Topology
   private readonly loss: number
 
-  constructor (init: HeartbeatModelInit) {
+  constructor(init: HeartbeatModelInit) {
     if (!(init.periodMs > 0)) throw new RangeError('heartbeat period must be positive')
     this.seed = init.seed
     this.periodMs = init.periodMs
@@ -39,12 +39,12 @@ export class HeartbeatModel {
     this.loss = init.loss ?? 0
   }
 
-  phase (node: number): number {
+  phase(node: number): number {
     return hashUnit(this.seed, node, SALT) * this.periodMs
   }
 
   /** When the latest heartbeat from `p` sent after `notBefore` reached `q`, at or before `now`; undefined when none did. */
-  lastReceipt (p: number, q: number, now: number, notBefore: number): number | undefined {
+  lastReceipt(p: number, q: number, now: number, notBefore: number): number | undefined {
     const phase = this.phase(p)
     for (let k = Math.floor((now - phase) / this.periodMs); k >= 0; k--) {
       const sent = phase + k * this.periodMs
@@ -60,12 +60,12 @@ export class HeartbeatModel {
   }
 
   /** The longest a heartbeat can take. */
-  get boundMs (): number {
+  get boundMs(): number {
     return this.latency.boundMs
   }
 
   /** Heartbeats node `p` sent in [from, to) (only while up). */
-  sentBetween (p: number, from: number, to: number): number {
+  sentBetween(p: number, from: number, to: number): number {
     const phase = this.phase(p)
     const first = Math.max(0, Math.ceil((from - phase) / this.periodMs))
     const end = Math.max(first, Math.ceil((to - phase) / this.periodMs))
@@ -89,7 +89,7 @@ export class ModelledLiveness implements Liveness {
   /** the lease a heartbeat of the modelled period gives */
   private readonly leaseMs: number
 
-  constructor (init: { model: HeartbeatModel, self: number, leases: LeaseTable, indexOf: (peer: string) => number | undefined }) {
+  constructor(init: { model: HeartbeatModel; self: number; leases: LeaseTable; indexOf: (peer: string) => number | undefined }) {
     this.model = init.model
     this.self = init.self
     this.indexOf = init.indexOf
@@ -97,11 +97,16 @@ export class ModelledLiveness implements Liveness {
     this.leaseMs = liveTimeoutForMs(init.model.periodMs, init.leases.policy)
   }
 
-  isLive (peer: string, now: number): boolean {
+  isLive(peer: string, now: number): boolean {
     const p = this.indexOf(peer)
     if (p !== undefined && p !== this.self) {
       const heard = this.leases.lastSeen(peer)
-      const at = this.model.lastReceipt(p, this.self, now, Math.max((heard ?? -Infinity) - this.model.boundMs, now - this.leaseMs - this.model.periodMs))
+      const at = this.model.lastReceipt(
+        p,
+        this.self,
+        now,
+        Math.max((heard ?? -Infinity) - this.model.boundMs, now - this.leaseMs - this.model.periodMs)
+      )
       if (at !== undefined) this.leases.heartbeat(peer, at, this.model.periodMs)
     }
     return this.leases.isLive(peer, now)

@@ -35,7 +35,7 @@ export class PingModel {
   private readonly topology: Topology
   private readonly loss: number
 
-  constructor (init: PingModelInit) {
+  constructor(init: PingModelInit) {
     if (!(init.periodMs > 0)) throw new RangeError('ping period must be positive')
     this.seed = init.seed
     this.periodMs = init.periodMs
@@ -45,12 +45,12 @@ export class PingModel {
     this.loss = init.loss ?? 0
   }
 
-  private phase (p: number): number {
+  private phase(p: number): number {
     return hashUnit(this.seed, p, SALT) * this.periodMs
   }
 
   /** The peer node `p` pings the `k`th time. */
-  private target (p: number, k: number): number {
+  private target(p: number, k: number): number {
     const r = hash32(this.seed, p, k, SALT) % (this.nodes - 1)
     return r >= p ? r + 1 : r
   }
@@ -59,7 +59,7 @@ export class PingModel {
    * Round trips of `p`'s pings sent after `after` and answered by `now`, as
    * `p` timed them, newest last; at most `limit` (the newest).
    */
-  roundTrips (p: number, after: number, now: number, limit: number): number[] {
+  roundTrips(p: number, after: number, now: number, limit: number): number[] {
     if (this.nodes < 2) return []
     const out: number[] = []
     const phase = this.phase(p)
@@ -83,18 +83,19 @@ export class PingModel {
     return out.reverse()
   }
 
-  private roundTrip (p: number, r: number, k: number, sent: number): number | undefined {
+  private roundTrip(p: number, r: number, k: number, sent: number): number | undefined {
     const t = this.topology
     if (!t.isUp(p, sent)) return undefined
     const out = this.latency.delay(p, r, k, SALT)
     const back = this.latency.delay(r, p, k, SALT + 1)
-    if (this.loss > 0 && (hashUnit(this.seed, p, k, SALT + 2) < this.loss || hashUnit(this.seed, p, k, SALT + 3) < this.loss)) return undefined
+    if (this.loss > 0 && (hashUnit(this.seed, p, k, SALT + 2) < this.loss || hashUnit(this.seed, p, k, SALT + 3) < this.loss))
+      return undefined
     if (t.eventful && !(t.canReach(p, r, sent) && t.canReach(p, r, sent + out) && t.canReach(r, p, sent + out + back))) return undefined
     return out + back
   }
 
   /** Pings node `p` sent in [from, to) (only while up). */
-  sentBetween (p: number, from: number, to: number): number {
+  sentBetween(p: number, from: number, to: number): number {
     if (this.nodes < 2) return 0
     const phase = this.phase(p)
     const first = Math.max(0, Math.ceil((from - phase) / this.periodMs))

@@ -28,7 +28,7 @@ export class ProjectProgress {
   /** tasks whose dependencies pass and whose own test does not yet */
   readonly ready = new IndexedSet<string>()
   private readonly passedAt = new Map<string, number>()
-  private readonly fileMerges = new Map<string, Array<{ at: number, agent: number, task: number }>>()
+  private readonly fileMerges = new Map<string, Array<{ at: number; agent: number; task: number }>>()
   private readonly recorder: RunRecorder
   private readonly listeners: Array<(task: string) => void> = []
   /** broken tests (task index) by area */
@@ -43,51 +43,52 @@ export class ProjectProgress {
   private readonly attemptsOn = new Map<number, number>()
   private readonly passedByArea = new Map<number, number[]>()
 
-  constructor (project: Project, recorder: RunRecorder) {
+  constructor(project: Project, recorder: RunRecorder) {
     this.project = project
     this.hazards = project.hazards
     this.recorder = recorder
     for (const t of project.tasks) if (t.deps.length === 0) this.ready.add(t.id)
   }
 
-  get passedCount (): number {
+  get passedCount(): number {
     return this.passedAt.size - this.brokenCount
   }
 
   /** Every hidden test passes now. */
-  get complete (): boolean {
+  get complete(): boolean {
     return this.passedAt.size === this.project.tasks.length && this.brokenCount === 0
   }
 
   /** The task's change has been merged (its test may be broken again since). */
-  passed (task: string): boolean {
+  passed(task: string): boolean {
     return this.passedAt.has(task)
   }
 
   /** Called whenever a task's change is merged for the first time. */
-  onPassed (listener: (task: string) => void): void {
+  onPassed(listener: (task: string) => void): void {
     this.listeners.push(listener)
   }
 
   /** The ordinal of the next attempt at `task` (any agent), for the hazard rolls. */
-  nextAttempt (task: ProjectTask): number {
+  nextAttempt(task: ProjectTask): number {
     const n = this.attemptsOn.get(task.index) ?? 0
     this.attemptsOn.set(task.index, n + 1)
     return n
   }
 
   /** Whether another agent merged into one of the task's files after `since` (a rebase is due). */
-  needsRebase (task: ProjectTask, agent: number, since: number): boolean {
+  needsRebase(task: ProjectTask, agent: number, since: number): boolean {
     return this.mergedSince(task, agent, since).length > 0
   }
 
   /** Tasks another agent merged into this task's files after `since`, each once. */
-  mergedSince (task: ProjectTask, agent: number, since: number): number[] {
+  mergedSince(task: ProjectTask, agent: number, since: number): number[] {
     const out = new Set<number>()
     for (const f of task.files) {
       const merges = this.fileMerges.get(f)
       if (merges === undefined) continue
-      for (let i = merges.length - 1; i >= 0 && merges[i].at > since; i--) if (merges[i].agent !== agent && merges[i].task !== task.index) out.add(merges[i].task)
+      for (let i = merges.length - 1; i >= 0 && merges[i].at > since; i--)
+        if (merges[i].agent !== agent && merges[i].task !== task.index) out.add(merges[i].task)
     }
     return [...out]
   }
@@ -96,14 +97,14 @@ export class ProjectProgress {
    * Whether the task's area has broken tests, or one of its dependencies' tests is broken: working on it shows red tests its agent did not
    * cause.
    */
-  brokenAround (task: ProjectTask): boolean {
+  brokenAround(task: ProjectTask): boolean {
     if ((this.brokenByArea.get(task.area)?.size ?? 0) > 0) return true
-    for (const d of task.depIndices) if ((this.brokenByArea.get(this.project.tasks[d].area)?.has(d)) === true) return true
+    for (const d of task.depIndices) if (this.brokenByArea.get(this.project.tasks[d].area)?.has(d) === true) return true
     return false
   }
 
   /** Areas with broken tests that nobody is repairing: one for an idle agent that sees red tests on the shared branch. */
-  takeRepair (): number | undefined {
+  takeRepair(): number | undefined {
     for (const [area, set] of this.brokenByArea) {
       if (set.size > 0 && !this.repairing.has(area)) {
         this.repairing.add(area)
@@ -114,12 +115,12 @@ export class ProjectProgress {
   }
 
   /** The broken tests around `task` (its area, its dependencies' areas) pass again. */
-  repairAround (task: ProjectTask, at: number): void {
+  repairAround(task: ProjectTask, at: number): void {
     this.repairArea(task.area, at)
     for (const d of task.depIndices) this.repairArea(this.project.tasks[d].area, at)
   }
 
-  repairArea (area: number, at: number): void {
+  repairArea(area: number, at: number): void {
     this.repairing.delete(area)
     const set = this.brokenByArea.get(area)
     if (set === undefined || set.size === 0) return
@@ -130,13 +131,13 @@ export class ProjectProgress {
   }
 
   /** A review found the task's defect and its author fixed it: no dependent that builds on it from now on trips over it. */
-  fixDefect (task: number): void {
+  fixDefect(task: number): void {
     this.fixedDefects.add(task)
     if (this.latentDefects.delete(task)) this.recorder.bump('defectsFixedAfterLanding')
   }
 
   /** Dependencies of `task` whose latent defect it is the first to build on. */
-  takeDefects (task: ProjectTask): number[] {
+  takeDefects(task: ProjectTask): number[] {
     const out: number[] = []
     for (const d of task.depIndices) {
       if (this.latentDefects.delete(d)) out.push(d)
@@ -149,7 +150,7 @@ export class ProjectProgress {
    * passes (once). Unverified, a change that breaks others breaks up to
    * `breakVictims` passing tests of its area. Returns true the first time.
    */
-  merge (task: ProjectTask, agent: number, at: number, opts: MergeOptions = {}): boolean {
+  merge(task: ProjectTask, agent: number, at: number, opts: MergeOptions = {}): boolean {
     for (const f of task.files) {
       const list = this.fileMerges.get(f)
       const m = { at, agent, task: task.index }
@@ -178,13 +179,16 @@ export class ProjectProgress {
     return true
   }
 
-  private breakOthers (task: ProjectTask, at: number): void {
+  private breakOthers(task: ProjectTask, at: number): void {
     const candidates = (this.passedByArea.get(task.area) ?? []).filter(v => !(this.brokenByArea.get(task.area)?.has(v) ?? false))
     if (candidates.length === 0) return
     candidates.sort((a, b) => this.hazards.victimRank(task.index, a) - this.hazards.victimRank(task.index, b))
     const victims = candidates.slice(0, this.hazards.options.breakVictims)
     let set = this.brokenByArea.get(task.area)
-    if (set === undefined) { set = new Set(); this.brokenByArea.set(task.area, set) }
+    if (set === undefined) {
+      set = new Set()
+      this.brokenByArea.set(task.area, set)
+    }
     const wasClean = this.brokenCount === 0
     for (const v of victims) set.add(v)
     this.brokenCount += victims.length

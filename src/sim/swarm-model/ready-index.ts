@@ -19,19 +19,19 @@ export class ReadyIndex {
   private readonly board: Board
   private readonly project: Project
 
-  constructor (board: Board, project: Project) {
+  constructor(board: Board, project: Project) {
     this.board = board
     this.project = project
     this.known = new Uint8Array(project.tasks.length)
     this.done = new Uint8Array(project.tasks.length)
   }
 
-  isDone (task: number): boolean {
+  isDone(task: number): boolean {
     return this.done[task] === 1
   }
 
   /** After a task, claim, release or done entry about `task` was folded in. */
-  touch (task: number, kind: string): void {
+  touch(task: number, kind: string): void {
     if (kind === 'task') this.known[task] = 1
     const t = this.project.tasks[task]
     if (this.done[task] === 0 && this.board.doneRecord(t.id) !== undefined) {
@@ -44,7 +44,7 @@ export class ReadyIndex {
     this.classify(task)
   }
 
-  private classify (task: number): void {
+  private classify(task: number): void {
     const t = this.project.tasks[task]
     let candidate = this.known[task] === 1 && this.done[task] === 0
     for (let i = 0; candidate && i < t.depIndices.length; i++) candidate = this.done[t.depIndices[i]] === 1

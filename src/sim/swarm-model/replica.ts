@@ -82,7 +82,7 @@ export class Replica {
   /** searchable findings folded in: what this replica's findings searches can answer changes only when it grows */
   findingsFolded = 0
 
-  constructor (index: number, name: string, nodes: number, shared: ReplicaShared, startedAt: number) {
+  constructor(index: number, name: string, nodes: number, shared: ReplicaShared, startedAt: number) {
     this.index = index
     this.name = name
     this.shared = shared
@@ -90,20 +90,20 @@ export class Replica {
     this.reset(startedAt)
   }
 
-  get board (): Board {
+  get board(): Board {
     return this.protocol.board
   }
 
-  get settle (): SettleWindow {
+  get settle(): SettleWindow {
     return this.protocol.settle
   }
 
-  get leases (): ModelledLiveness['leases'] {
+  get leases(): ModelledLiveness['leases'] {
     return this.liveness.leases
   }
 
   /** The agent's ear: answers to its claims and notices about claims it held. */
-  listen (listener: ReplicaListener): void {
+  listen(listener: ReplicaListener): void {
     this.listener = listener
   }
 
@@ -112,59 +112,60 @@ export class Replica {
    * listener. The settle window takes in the round trips of the pings
    * answered since the last claim first.
    */
-  claim (task: string, now: number): ClaimTicket {
+  claim(task: string, now: number): ClaimTicket {
     this.drain(now)
-    for (const rtt of this.shared.pings.roundTrips(this.index, this.pingedUntil, now, this.settle.options.maxSamples)) this.protocol.observeRoundTrip(rtt)
+    for (const rtt of this.shared.pings.roundTrips(this.index, this.pingedUntil, now, this.settle.options.maxSamples))
+      this.protocol.observeRoundTrip(rtt)
     this.pingedUntil = now
     return this.runner.claim(task)
   }
 
   /** Whether `task` waits for another agent a hand-off by speed named (agentd's claim --next leaves it out for a while). */
-  handedAway (task: string, now: number): boolean {
+  handedAway(task: string, now: number): boolean {
     this.drain(now)
     return this.protocol.handedAway(task, now)
   }
 
   /** The agent marked `task` done or released it. */
-  forget (task: string): void {
+  forget(task: string): void {
     this.runner.forget(task)
   }
 
   /** The process dies: nothing it scheduled runs any more (its entries and claims are on disk). */
-  crash (): void {
+  crash(): void {
     this.runner.end()
   }
 
   /** Entries held. */
-  get size (): number {
+  get size(): number {
     return this.heldCount
   }
 
   /** Authors in this replica's version vector. */
-  get authors (): number {
+  get authors(): number {
     return this.authorCount
   }
 
   /** Stand-in for the sync protocol's digest: equal digests mean (with overwhelming probability) equal entry sets. */
-  get digest (): string {
+  get digest(): string {
     return `${this.heldCount}:${this.digestXor}`
   }
 
   /** Whether this replica's digest is (count, xor); cheaper than comparing digest strings. */
-  digestIs (count: number, xor: number): boolean {
+  digestIs(count: number, xor: number): boolean {
     return this.heldCount === count && this.digestXor === xor
   }
 
-  get digestParts (): [number, number] {
+  get digestParts(): [number, number] {
     return [this.heldCount, this.digestXor]
   }
 
-  holds (index: number): boolean {
+  holds(index: number): boolean {
     return ((this.held[index >>> 5] ?? 0) & (1 << (index & 31))) !== 0
   }
 
   /** Pool indices held, ascending. */
-  heldIndices (): number[] {
+  heldIndices(): number[] {
     const out: number[] = []
     for (let w = 0; w < this.held.length; w++) {
       let bits = this.held[w]
@@ -178,7 +179,7 @@ export class Replica {
   }
 
   /** Indices `other` holds and this replica lacks. */
-  lacksFrom (other: Replica): number[] {
+  lacksFrom(other: Replica): number[] {
     const out: number[] = []
     const words = Math.min(other.held.length, Math.ceil(this.shared.pool.size / 32))
     for (let w = 0; w < words; w++) {
@@ -193,7 +194,7 @@ export class Replica {
   }
 
   /** Folds in every gossiped entry that has reached this replica by `now`. */
-  drain (now: number): void {
+  drain(now: number): void {
     const { pool, latency, topology, loss, seed } = this.shared
     const entries = pool.entries
     let advancing = true
@@ -207,7 +208,8 @@ export class Replica {
           resolved = false
         } else {
           const lost = loss > 0 && hashUnit(seed, i, this.index, LOSS_SALT) < loss
-          const cut = topology.eventful && !(topology.canReach(e.author, this.index, e.sentAt) && topology.canReach(e.author, this.index, at))
+          const cut =
+            topology.eventful && !(topology.canReach(e.author, this.index, e.sentAt) && topology.canReach(e.author, this.index, at))
           if (!lost && !cut) this.fold(e, now)
         }
       }
@@ -217,7 +219,7 @@ export class Replica {
   }
 
   /** Folds in entries received by anti-entropy at `now`. */
-  receive (indices: readonly number[], now: number): void {
+  receive(indices: readonly number[], now: number): void {
     for (const i of indices) if (!this.holds(i)) this.fold(this.shared.pool.entries[i], now)
   }
 
@@ -226,7 +228,14 @@ export class Replica {
     const seq = ++this.seq
     const lamport = ++this.maxLamport
     const board = { id: `${this.name}/${seq}`, author: this.name, seq, lamport, time: now, kind, body } as BoardEntry
-    const e = this.shared.pool.add({ author: this.index, sentAt: now, bytes: entryBytes(kind, body as never, seq, lamport), kind, board, task })
+    const e = this.shared.pool.add({
+      author: this.index,
+      sentAt: now,
+      bytes: entryBytes(kind, body as never, seq, lamport),
+      kind,
+      board,
+      task
+    })
     this.shared.onWrite?.(e)
     this.fold(e, now)
     return e
@@ -237,14 +246,21 @@ export class Replica {
    * findings index (it is still written, gossiped and counted): for notes the
    * simulated agents never search, which would only slow every search down.
    */
-  writeFinding (finding: Finding, now: number, opts: { indexed?: boolean } = {}): PoolEntry {
+  writeFinding(finding: Finding, now: number, opts: { indexed?: boolean } = {}): PoolEntry {
     const seq = ++this.seq
     const lamport = ++this.maxLamport
     const body = Buffer.from(Finding.encode(finding).finish())
     const entry = Entry.fromPartial({ author: this.name, seq, lamport, time: now, kind: 'finding', body })
     const stored = { id: `${this.name}/${seq}`, entry, bytes: EMPTY, cursor: 0 }
     const searchable = opts.indexed !== false
-    const e = this.shared.pool.add({ author: this.index, sentAt: now, bytes: entryBytes('finding', finding, seq, lamport), kind: 'finding', finding: stored, searchable })
+    const e = this.shared.pool.add({
+      author: this.index,
+      sentAt: now,
+      bytes: entryBytes('finding', finding, seq, lamport),
+      kind: 'finding',
+      finding: stored,
+      searchable
+    })
     if (searchable) this.shared.findings.add(stored, e.index)
     this.shared.onWrite?.(e)
     this.fold(e, now)
@@ -252,7 +268,7 @@ export class Replica {
   }
 
   /** Searches the findings this replica holds (filters only; see SharedFindings). */
-  searchFindings (q: Omit<FindingQuery, 'query' | 'limit'>): FindingHit[] {
+  searchFindings(q: Omit<FindingQuery, 'query' | 'limit'>): FindingHit[] {
     return this.shared.findings.search(q, i => this.holds(i))
   }
 
@@ -262,7 +278,7 @@ export class Replica {
    * claims it held are checked against the board, those still settling wait
    * a window again.
    */
-  restart (now: number): void {
+  restart(now: number): void {
     this.runner.end()
     const indices = this.heldIndices()
     this.held = new Uint32Array(this.held.length)
@@ -275,7 +291,7 @@ export class Replica {
     this.runner.execute(this.protocol.restore(this.savedClaims, now))
   }
 
-  private reset (startedAt: number): void {
+  private reset(startedAt: number): void {
     const s = this.shared
     this.pingedUntil = startedAt
     this.protocol = new ClaimProtocol({
@@ -292,17 +308,29 @@ export class Replica {
     this.runner = new SimClaimRunner({
       protocol: this.protocol,
       now: () => s.scheduler.now,
-      at: (at, fn) => { s.scheduler.at(at, fn) },
-      write: req => { this.write(req.kind, req.body, s.scheduler.now, s.project.task(req.body.task).index) },
-      beforeTick: () => { this.drain(s.scheduler.now) },
-      persist: mine => { this.savedClaims = mine },
-      onVerdict: v => { this.listener?.verdict(v) },
-      onNotice: n => { this.listener?.notice(n) }
+      at: (at, fn) => {
+        s.scheduler.at(at, fn)
+      },
+      write: req => {
+        this.write(req.kind, req.body, s.scheduler.now, s.project.task(req.body.task).index)
+      },
+      beforeTick: () => {
+        this.drain(s.scheduler.now)
+      },
+      persist: mine => {
+        this.savedClaims = mine
+      },
+      onVerdict: v => {
+        this.listener?.verdict(v)
+      },
+      onNotice: n => {
+        this.listener?.notice(n)
+      }
     })
     this.ready = new ReadyIndex(this.board, s.project)
   }
 
-  private fold (e: PoolEntry, now: number): void {
+  private fold(e: PoolEntry, now: number): void {
     const w = e.index >>> 5
     if (w >= this.held.length) {
       const grown = new Uint32Array(Math.max(w + 1, this.held.length * 2))
@@ -317,7 +345,7 @@ export class Replica {
       this.authorCount++
     }
     if (e.searchable === true) this.findingsFolded++
-    if (e.author === this.index) this.seq = Math.max(this.seq, (e.board?.seq ?? e.finding?.entry.seq ?? 0))
+    if (e.author === this.index) this.seq = Math.max(this.seq, e.board?.seq ?? e.finding?.entry.seq ?? 0)
     const lamport = e.board?.lamport ?? e.finding?.entry.lamport ?? 0
     if (lamport > this.maxLamport) this.maxLamport = lamport
     if (e.board !== undefined) {

@@ -17,19 +17,20 @@ export class SharedFindings {
   /** answers of the whole index by query, valid until the next add (agents repeat the same few queries thousands of times) */
   private readonly answers = new Map<string, FindingHit[]>()
 
-  get size (): number {
+  get size(): number {
     return this.index.size
   }
 
-  add (stored: StoredEntry, poolIndex: number): void {
+  add(stored: StoredEntry, poolIndex: number): void {
     if (!this.index.add(stored)) return
     this.poolIndex.set(stored.id, poolIndex)
     this.answers.clear()
   }
 
   /** The hits a replica that holds exactly the pool entries for which `holds` is true would get. */
-  search (q: Omit<FindingQuery, 'query' | 'limit'>, holds: (poolIndex: number) => boolean): FindingHit[] {
-    if ((q as FindingQuery).query !== undefined && (q as FindingQuery).query !== '') throw new InvalidArgumentError('the shared findings index answers filter-only queries')
+  search(q: Omit<FindingQuery, 'query' | 'limit'>, holds: (poolIndex: number) => boolean): FindingHit[] {
+    if ((q as FindingQuery).query !== undefined && (q as FindingQuery).query !== '')
+      throw new InvalidArgumentError('the shared findings index answers filter-only queries')
     const key = JSON.stringify(q)
     let all = this.answers.get(key)
     if (all === undefined) {

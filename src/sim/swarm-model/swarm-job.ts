@@ -11,7 +11,7 @@ import { runNoCoordination } from './strategies/no-coordination.js'
 import { createProject, type WorkloadInit } from './workload.js'
 
 export const STRATEGIES = ['agency', 'none', 'git', 'manager'] as const
-export type StrategyName = typeof STRATEGIES[number]
+export type StrategyName = (typeof STRATEGIES)[number]
 
 export interface SwarmJob {
   strategy: StrategyName
@@ -22,7 +22,7 @@ export interface SwarmJob {
   /** agency: gossip loss probability */
   loss?: number
   /** agency: a partition into two halves, in virtual minutes */
-  partition?: { atMin: number, forMin: number }
+  partition?: { atMin: number; forMin: number }
   /** manager: ms per request */
   managerServiceMs?: number
   /** git: ms between pulls */
@@ -35,29 +35,33 @@ export interface SwarmJob {
   settings?: Partial<MechanismSettings>
 }
 
-export function isStrategy (s: string): s is StrategyName {
+export function isStrategy(s: string): s is StrategyName {
   return (STRATEGIES as readonly string[]).includes(s)
 }
 
-export function runSwarmJob (job: SwarmJob): RunResult {
+export function runSwarmJob(job: SwarmJob): RunResult {
   const cpu = process.cpuUsage()
   const r = runStrategy(job)
   const used = process.cpuUsage(cpu)
   return { ...r, seed: job.seed, cpuSeconds: (used.user + used.system) / 1e6 }
 }
 
-function runStrategy (job: SwarmJob): RunResult {
+function runStrategy(job: SwarmJob): RunResult {
   const project = createProject(job.seed, job.workload)
   const base = { project, agents: job.agents, seed: job.seed + job.agents, label: job.label, maxVirtualMs: job.maxVirtualMs }
   switch (job.strategy) {
     case 'agency': {
-      const partitions: PartitionPlan[] = job.partition === undefined
-        ? []
-        : [{ at: job.partition.atMin * 60_000, until: (job.partition.atMin + job.partition.forMin) * 60_000 }]
+      const partitions: PartitionPlan[] =
+        job.partition === undefined
+          ? []
+          : [{ at: job.partition.atMin * 60_000, until: (job.partition.atMin + job.partition.forMin) * 60_000 }]
       return runAgency({ ...base, loss: job.loss, partitions, mechanisms: job.mechanisms, settings: job.settings })
     }
-    case 'none': return runNoCoordination(base)
-    case 'git': return runGitLocks(job.gitPullMs === undefined ? base : { ...base, pullEveryMs: job.gitPullMs })
-    case 'manager': return runCentralManager(job.managerServiceMs === undefined ? base : { ...base, serviceMs: job.managerServiceMs })
+    case 'none':
+      return runNoCoordination(base)
+    case 'git':
+      return runGitLocks(job.gitPullMs === undefined ? base : { ...base, pullEveryMs: job.gitPullMs })
+    case 'manager':
+      return runCentralManager(job.managerServiceMs === undefined ? base : { ...base, serviceMs: job.managerServiceMs })
   }
 }

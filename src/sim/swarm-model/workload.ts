@@ -102,10 +102,16 @@ export class Project {
   private readonly byId = new Map<string, ProjectTask>()
   private readonly dependentsOf = new Map<string, string[]>()
 
-  constructor (seed: number, init: WorkloadInit = {}) {
+  constructor(seed: number, init: WorkloadInit = {}) {
     const o = { ...WORKLOAD_DEFAULTS, ...init }
     if (!Number.isSafeInteger(o.tasks) || o.tasks < 1) throw new RangeError('tasks must be a positive whole number')
-    if (!Number.isSafeInteger(o.layers) || o.layers < 1 || !Number.isSafeInteger(o.approaches) || o.approaches < 1 || !(o.tasksPerArea >= 1)) {
+    if (
+      !Number.isSafeInteger(o.layers) ||
+      o.layers < 1 ||
+      !Number.isSafeInteger(o.approaches) ||
+      o.approaches < 1 ||
+      !(o.tasksPerArea >= 1)
+    ) {
       throw new RangeError('layers, approaches and tasksPerArea must be positive')
     }
     this.options = o
@@ -120,7 +126,7 @@ export class Project {
       const traps = new Set(approaches.filter((_, i) => i !== sound && rng.chance(o.trapChance)))
       this.areas.push({ name: `mod-${String(a).padStart(3, '0')}`, approaches, traps })
     }
-    const layerOf = (i: number): number => Math.min(o.layers - 1, Math.floor(i * o.layers / o.tasks))
+    const layerOf = (i: number): number => Math.min(o.layers - 1, Math.floor((i * o.layers) / o.tasks))
     const byLayer: string[][] = Array.from({ length: o.layers }, () => [])
     for (let i = 0; i < o.tasks; i++) {
       const layer = layerOf(i)
@@ -140,7 +146,20 @@ export class Project {
       const effortMs = o.medianEffortMs * Math.exp(o.effortSpread * gaussian(rng))
       const depList = [...deps].sort()
       const depIndices = depList.map(d => (this.byId.get(d) as ProjectTask).index)
-      const task: ProjectTask = { id, index: i, layer, area, deps: depList, depIndices, dependentIndices: [], files: [...files].sort(), effortMs, priority: o.layers - layer, tailMs: effortMs, chain: 1 }
+      const task: ProjectTask = {
+        id,
+        index: i,
+        layer,
+        area,
+        deps: depList,
+        depIndices,
+        dependentIndices: [],
+        files: [...files].sort(),
+        effortMs,
+        priority: o.layers - layer,
+        tailMs: effortMs,
+        chain: 1
+      }
       for (const d of depIndices) this.tasks[d].dependentIndices.push(i)
       this.tasks.push(task)
       this.byId.set(id, task)
@@ -160,22 +179,22 @@ export class Project {
     }
   }
 
-  task (id: string): ProjectTask {
+  task(id: string): ProjectTask {
     const t = this.byId.get(id)
     if (t === undefined) throw new RangeError(`no task ${id} in the project`)
     return t
   }
 
   /** Tasks that name `id` as a dependency. */
-  dependents (id: string): readonly string[] {
+  dependents(id: string): readonly string[] {
     return this.dependentsOf.get(id) ?? []
   }
 
-  get trapCount (): number {
+  get trapCount(): number {
     return this.areas.reduce((n, a) => n + a.traps.size, 0)
   }
 
-  trapKey (task: ProjectTask, approach: string): string {
+  trapKey(task: ProjectTask, approach: string): string {
     return `${this.areas[task.area].name}/${approach}`
   }
 
@@ -186,7 +205,7 @@ export class Project {
    * (from Hazards.slowdown: a stall, a slow agent) stretches the time;
    * `approach` forces the approach (a helper trying one nobody else is).
    */
-  attempt (rng: Random, task: ProjectTask, knownTraps: ReadonlySet<string>, slowdown = 1, approach?: string): Attempt {
+  attempt(rng: Random, task: ProjectTask, knownTraps: ReadonlySet<string>, slowdown = 1, approach?: string): Attempt {
     const area = this.areas[task.area]
     const open = area.approaches.filter(a => !knownTraps.has(`${area.name}/${a}`))
     const chosen = approach ?? rng.pick(open.length > 0 ? open : area.approaches)
@@ -197,12 +216,12 @@ export class Project {
   }
 }
 
-export function createProject (seed: number, init?: WorkloadInit): Project {
+export function createProject(seed: number, init?: WorkloadInit): Project {
   return new Project(seed, init)
 }
 
 /** Standard normal (Box-Muller). */
-function gaussian (rng: Random): number {
+function gaussian(rng: Random): number {
   const u = 1 - rng.next()
   const v = rng.next()
   return Math.sqrt(-2 * Math.log(u)) * Math.cos(2 * Math.PI * v)

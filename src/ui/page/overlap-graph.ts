@@ -5,14 +5,14 @@ import type { VNode } from 'preact'
 import { html, short, agentHref } from './components.js'
 
 export interface OverlapRow {
-  a: { task: string, holder: string, name: string }
-  b: { task: string, holder: string, name: string }
+  a: { task: string; holder: string; name: string }
+  b: { task: string; holder: string; name: string }
   paths: string[]
 }
 
 const MAX_NODES = 40
 
-export function OverlapGraph ({ rows }: { rows: OverlapRow[] }): VNode {
+export function OverlapGraph({ rows }: { rows: OverlapRow[] }): VNode {
   const degree = new Map<string, number>()
   const names = new Map<string, string>()
   for (const r of rows) {
@@ -25,11 +25,13 @@ export function OverlapGraph ({ rows }: { rows: OverlapRow[] }): VNode {
   const size = 360
   const c = size / 2
   const radius = nodes.length <= 1 ? 0 : c - 60
-  const pos = new Map(nodes.map((id, i) => {
-    const a = (2 * Math.PI * i) / nodes.length - Math.PI / 2
-    return [id, { x: c + radius * Math.cos(a), y: c + radius * Math.sin(a) }]
-  }))
-  const edges = new Map<string, { from: string, to: string, tasks: string[] }>()
+  const pos = new Map(
+    nodes.map((id, i) => {
+      const a = (2 * Math.PI * i) / nodes.length - Math.PI / 2
+      return [id, { x: c + radius * Math.cos(a), y: c + radius * Math.sin(a) }]
+    })
+  )
+  const edges = new Map<string, { from: string; to: string; tasks: string[] }>()
   for (const r of rows) {
     if (!pos.has(r.a.holder) || !pos.has(r.b.holder)) continue
     const [from, to] = [r.a.holder, r.b.holder].sort()
@@ -42,14 +44,19 @@ export function OverlapGraph ({ rows }: { rows: OverlapRow[] }): VNode {
     ${[...edges.values()].map(e => {
       const p = pos.get(e.from)!
       const q = pos.get(e.to)!
-      return html`<line x1=${p.x} y1=${p.y} x2=${q.x} y2=${q.y} stroke-width=${Math.min(6, 1 + e.tasks.length)}><title>${e.tasks.join('\n')}</title></line>`
+      return html`<line x1=${p.x} y1=${p.y} x2=${q.x} y2=${q.y} stroke-width=${Math.min(6, 1 + e.tasks.length)}
+        ><title>${e.tasks.join('\n')}</title></line
+      >`
     })}
     ${nodes.map(id => {
       const p = pos.get(id)!
       const anchor = p.x < c - 5 ? 'end' : p.x > c + 5 ? 'start' : 'middle'
       const dx = anchor === 'end' ? -12 : anchor === 'start' ? 12 : 0
       const dy = anchor === 'middle' ? (p.y < c ? -14 : 22) : 4
-      return html`<a href=${agentHref(id)}><circle cx=${p.x} cy=${p.y} r="8"><title>${id}</title></circle><text x=${p.x + dx} y=${p.y + dy} text-anchor=${anchor}>${names.get(id)}</text></a>`
+      return html`<a href=${agentHref(id)}
+        ><circle cx=${p.x} cy=${p.y} r="8"><title>${id}</title></circle
+        ><text x=${p.x + dx} y=${p.y + dy} text-anchor=${anchor}>${names.get(id)}</text></a
+      >`
     })}
   </svg>`
 }

@@ -18,8 +18,8 @@ const COLORS: Record<string, string> = { merged: '#1a7f37', conflict: '#bf8700',
  * rate (%) carried forward; an integration sits at the pass rate of the run
  * on its commit when there is one, else at the rate of the moment.
  */
-export function plotData (runs: RunPoint[], integrations: IntegrationPoint[]): uPlot.AlignedData {
-  type Row = { t: number, rate?: number, result?: number, at?: number }
+export function plotData(runs: RunPoint[], integrations: IntegrationPoint[]): uPlot.AlignedData {
+  type Row = { t: number; rate?: number; result?: number; at?: number }
   const rows: Row[] = [
     ...runs.map(([t, passed, total]) => ({ t, rate: total > 0 ? (100 * passed) / total : 0 })),
     ...integrations.map(([t, result, rate]) => ({ t, result: Math.min(2, Math.max(0, result)), at: rate == null ? undefined : 100 * rate }))
@@ -41,13 +41,26 @@ export function plotData (runs: RunPoint[], integrations: IntegrationPoint[]): u
   return [xs, rate, ...points]
 }
 
-export function PassRatePlot ({ runs, integrations, height = 220 }: { runs: RunPoint[], integrations: IntegrationPoint[], height?: number }): VNode {
+export function PassRatePlot({
+  runs,
+  integrations,
+  height = 220
+}: {
+  runs: RunPoint[]
+  integrations: IntegrationPoint[]
+  height?: number
+}): VNode {
   const box = useRef<HTMLDivElement>(null)
   const chart = useRef<uPlot | null>(null)
   useEffect(() => {
     const el = box.current
     if (el == null) return
-    const point = (color: string): uPlot.Series => ({ stroke: color, fill: color, paths: () => null, points: { show: true, size: 8, stroke: color, fill: color } })
+    const point = (color: string): uPlot.Series => ({
+      stroke: color,
+      fill: color,
+      paths: () => null,
+      points: { show: true, size: 8, stroke: color, fill: color }
+    })
     const opts: uPlot.Options = {
       width: Math.max(200, el.clientWidth),
       height,
@@ -57,16 +70,33 @@ export function PassRatePlot ({ runs, integrations, height = 220 }: { runs: RunP
       axes: [{}, { values: (_u, ticks) => ticks.map(v => `${v}%`), size: 50 }],
       series: [
         {},
-        { label: 'pass rate', stroke: '#0969da', width: 2, fill: 'rgba(9,105,218,0.08)', paths: uPlot.paths.stepped?.({ align: 1 }), spanGaps: true, points: { show: false }, value: (_u, v) => v == null ? '—' : `${v.toFixed(1)}%` },
-        ...RESULTS.map(k => ({ label: k, ...point(COLORS[k]), value: (_u: uPlot, v: number | null) => v == null ? '—' : k }))
+        {
+          label: 'pass rate',
+          stroke: '#0969da',
+          width: 2,
+          fill: 'rgba(9,105,218,0.08)',
+          paths: uPlot.paths.stepped?.({ align: 1 }),
+          spanGaps: true,
+          points: { show: false },
+          value: (_u, v) => (v == null ? '—' : `${v.toFixed(1)}%`)
+        },
+        ...RESULTS.map(k => ({ label: k, ...point(COLORS[k]), value: (_u: uPlot, v: number | null) => (v == null ? '—' : k) }))
       ]
     }
     const u = new uPlot(opts, plotData(runs, integrations), el)
     chart.current = u
-    const resize = new ResizeObserver(() => { u.setSize({ width: Math.max(200, el.clientWidth), height }) })
+    const resize = new ResizeObserver(() => {
+      u.setSize({ width: Math.max(200, el.clientWidth), height })
+    })
     resize.observe(el)
-    return () => { resize.disconnect(); u.destroy(); chart.current = null }
+    return () => {
+      resize.disconnect()
+      u.destroy()
+      chart.current = null
+    }
   }, [height])
-  useEffect(() => { chart.current?.setData(plotData(runs, integrations)) }, [runs, integrations])
+  useEffect(() => {
+    chart.current?.setData(plotData(runs, integrations))
+  }, [runs, integrations])
   return html`<div class="plot" ref=${box}></div>`
 }

@@ -3,16 +3,16 @@
 export interface Summary {
   swarm: string
   version: string
-  self: { peerId: string, name: string }
+  self: { peerId: string; name: string }
   uptimeSeconds: number
-  goal: { text: string, testCommand: string, setBy: string, setByName: string, time: number } | null
-  tasks: { open: number, claimed: number, expired: number, done: number, total: number }
-  agents: { live: number, total: number }
-  findings: { total: number, byKind: Record<string, number> }
+  goal: { text: string; testCommand: string; setBy: string; setByName: string; time: number } | null
+  tasks: { open: number; claimed: number; expired: number; done: number; total: number }
+  agents: { live: number; total: number }
+  findings: { total: number; byKind: Record<string, number> }
   entries: number
-  tests: { passed: number, failed: number, total: number, passRate: number, time: number, runs: number } | null
-  integrations: { total: number, merged: number, conflict: number, failed: number }
-  messages: { inbox: number, announcements: number }
+  tests: { passed: number; failed: number; total: number; passRate: number; time: number; runs: number } | null
+  integrations: { total: number; merged: number; conflict: number; failed: number }
+  messages: { inbox: number; announcements: number }
   harness: string
   /** the swarm's spend and budget; null from a daemon without one */
   spend?: SpendSummary | null
@@ -24,7 +24,7 @@ export interface SpendSummary {
   usd: number
   estimated: boolean
   runs: number
-  budget: { usd: number, tokens: number, hours: number, perAgentUsd: number }
+  budget: { usd: number; tokens: number; hours: number; perAgentUsd: number }
   reached: boolean
   reasons: string[]
   holdUntil: number
@@ -36,7 +36,7 @@ export interface AgentRow {
   self: boolean
   live: boolean
   status: string
-  held: Array<{ task: string, epoch: number }>
+  held: Array<{ task: string; epoch: number }>
   lastSeen: number
   harness: string
   /** what its harness runs in (bwrap, none); '' when not known (peers do not announce it) */
@@ -52,7 +52,7 @@ export interface TaskRow {
   holderLive: boolean
   epoch: number
   priority: number
-  deps: Array<{ id: string, done: boolean }>
+  deps: Array<{ id: string; done: boolean }>
   scope: string[]
   commit: string
   doneBy: string
@@ -78,16 +78,19 @@ export interface IntegrationRow {
   commit: string
   author: string
   authorName: string
-  tests: { passed: number, total: number } | null
+  tests: { passed: number; total: number } | null
 }
 
 export interface AgentPage {
   agent: AgentRow
   seq: number
   scanned: number
-  claims: { items: Array<{ task: string, epoch: number, time: number, status: string }>, total: number }
-  done: Array<{ task: string, commit: string }>
-  findings: { items: FindingRow[], total: number }
-  integrations: { items: Array<{ task: string, epoch: number, result: string, commit: string, time: number }>, total: number }
-  messages: { items: Array<{ direction: 'in' | 'out', from: string, to: string, time: number, chars: number, delivered: boolean }>, total: number }
+  claims: { items: Array<{ task: string; epoch: number; time: number; status: string }>; total: number }
+  done: Array<{ task: string; commit: string }>
+  findings: { items: FindingRow[]; total: number }
+  integrations: { items: Array<{ task: string; epoch: number; result: string; commit: string; time: number }>; total: number }
+  messages: {
+    items: Array<{ direction: 'in' | 'out'; from: string; to: string; time: number; chars: number; delivered: boolean }>
+    total: number
+  }
 }

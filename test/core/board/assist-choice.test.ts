@@ -6,7 +6,16 @@ import { describe, expect, it } from 'vitest'
 import { Finding } from '../../../src/gen/agency/v1/log.js'
 import { Board } from '../../../src/core/board/board.js'
 import { AssistBook, APPROACH_TAG, ASSIST_END_TAG, taskTag } from '../../../src/core/board/assist-book.js'
-import { ASSIST_DEFAULTS, assistCandidates, checkApproach, checkAssistTask, chooseAssist, dependentChains, sameApproach, type AssistInput } from '../../../src/core/board/assist-choice.js'
+import {
+  ASSIST_DEFAULTS,
+  assistCandidates,
+  checkApproach,
+  checkAssistTask,
+  chooseAssist,
+  dependentChains,
+  sameApproach,
+  type AssistInput
+} from '../../../src/core/board/assist-choice.js'
 import { assistBudgetNow, assistPlacesLeft, freeAgentCount } from '../../../src/core/board/assist-spare.js'
 import { EntryWriter } from './helpers.js'
 
@@ -14,7 +23,7 @@ const T0 = 1_700_000_000_000
 const MIN = 60_000
 
 /** A board with tasks a <- b <- c (c needs b needs a) and x, y standalone; holders as given. */
-function boardWith (holders: Record<string, string>): { board: Board, w: EntryWriter } {
+function boardWith(holders: Record<string, string>): { board: Board; w: EntryWriter } {
   const w = new EntryWriter()
   const board = new Board()
   board.apply(w.goal('p', 'build it'))
@@ -28,17 +37,17 @@ function boardWith (holders: Record<string, string>): { board: Board, w: EntryWr
 }
 
 let findingSeq = 0
-function finding (book: AssistBook, author: string, f: Partial<Finding>, lamport = 1000 + findingSeq): string {
+function finding(book: AssistBook, author: string, f: Partial<Finding>, lamport = 1000 + findingSeq): string {
   const id = `f${++findingSeq}`
   book.add({ id, author, seq: findingSeq, lamport, time: T0 + lamport }, Finding.fromPartial(f))
   return id
 }
 
-function announce (book: AssistBook, author: string, task: string, text: string): string {
+function announce(book: AssistBook, author: string, task: string, text: string): string {
   return finding(book, author, { kind: 'decision', text, tags: [APPROACH_TAG, taskTag(task)] })
 }
 
-function input (board: Board, book: AssistBook, me: string, over: Partial<AssistInput> = {}): AssistInput {
+function input(board: Board, book: AssistBook, me: string, over: Partial<AssistInput> = {}): AssistInput {
   return { board, book, me, now: 0, wallNow: T0 + 60 * MIN, isLive: () => true, policy: { budget: 2, floorMs: 10 * MIN }, ...over }
 }
 
@@ -113,14 +122,18 @@ describe('choosing the task to assist', () => {
     // a is full, x has one place left: one free agent (me) takes x, as without spare places
     const scarce = input(board, book, 'me', { policy, freeAgents: 1 })
     expect(chooseAssist(scarce)?.task).toBe('x')
-    expect(assistCandidates(scarce).find(c => c.task === 'a')?.refusal).toMatch(/2 assistant\(s\) already, the budget per task \(2; 4 while more agents are free than places are left/)
+    expect(assistCandidates(scarce).find(c => c.task === 'a')?.refusal).toMatch(
+      /2 assistant\(s\) already, the budget per task \(2; 4 while more agents are free than places are left/
+    )
     // two free agents for one place: every task has 2 more; a (the longer chain) comes first again
     const many = input(board, book, 'me', { policy, freeAgents: 2 })
     expect(chooseAssist(many)?.task).toBe('a')
     expect(assistCandidates(many).map(c => c.budget)).toEqual([4, 4])
     announce(book, 'b4', 'a', 'parse it lazily')
     announce(book, 'b5', 'a', 'generate the parser')
-    expect(assistCandidates(input(board, book, 'me', { policy, freeAgents: 9 })).find(c => c.task === 'a')?.refusal).toMatch(/4 assistant\(s\) already, the budget per task \(2, 4 while more agents are free/)
+    expect(assistCandidates(input(board, book, 'me', { policy, freeAgents: 9 })).find(c => c.task === 'a')?.refusal).toMatch(
+      /4 assistant\(s\) already, the budget per task \(2, 4 while more agents are free/
+    )
     // spare 0, or the free agents unknown: the budget alone
     expect(chooseAssist(input(board, book, 'me', { policy: { ...policy, spare: 0 }, freeAgents: 9 }))?.task).toBe('x')
     expect(chooseAssist(input(board, book, 'me', { policy }))?.task).toBe('x')
@@ -161,7 +174,12 @@ describe('who may assist, and with what approach', () => {
     const { board } = boardWith({ a: 'h1' })
     const book = new AssistBook()
     const first = announce(book, 'b1', 'a', 'Use a trie for the prefix lookups.')
-    finding(book, 'b1', { kind: 'failure', text: 'tries used too much memory', tags: [APPROACH_TAG, taskTag('a'), ASSIST_END_TAG], refs: [first] })
+    finding(book, 'b1', {
+      kind: 'failure',
+      text: 'tries used too much memory',
+      tags: [APPROACH_TAG, taskTag('a'), ASSIST_END_TAG],
+      refs: [first]
+    })
     const c = checkAssistTask(input(board, book, 'me'), 'a')
     expect(c.approaches).toMatchObject([{ author: 'b1', ended: true, learned: 'tries used too much memory' }])
     expect(() => checkApproach(c, 'use a TRIE for the prefix lookups')).toThrow(/announced on a already by b1 \(tried/)
@@ -192,8 +210,17 @@ describe('who may assist, and with what approach', () => {
     }
     const views = (b: AssistBook): unknown => [b.approaches('a'), b.active('a'), b.current('b1', () => false), b.current('b2', () => false)]
     const base = views(make([0, 1, 2, 3]))
-    for (const order of [[3, 2, 1, 0], [1, 3, 0, 2], [2, 0, 3, 1]]) expect(views(make(order))).toEqual(base)
-    expect(make([0, 1, 2, 3]).active('a').map(a => a.author)).toEqual(['b2'])
+    for (const order of [
+      [3, 2, 1, 0],
+      [1, 3, 0, 2],
+      [2, 0, 3, 1]
+    ])
+      expect(views(make(order))).toEqual(base)
+    expect(
+      make([0, 1, 2, 3])
+        .active('a')
+        .map(a => a.author)
+    ).toEqual(['b2'])
   })
 })
 

@@ -6,7 +6,7 @@ import { FailedPreconditionError, InvalidArgumentError, NotFoundError } from '..
 import type { BoardEntry } from '../../../src/core/board/types.js'
 import { EntryWriter, snapshot } from './helpers.js'
 
-function boardWith (entries: BoardEntry[], init?: ConstructorParameters<typeof Board>[0]): Board {
+function boardWith(entries: BoardEntry[], init?: ConstructorParameters<typeof Board>[0]): Board {
   const b = new Board(init)
   for (const e of entries) b.apply(e)
   return b
@@ -19,7 +19,11 @@ describe('holder rule', () => {
     const late = w.claim('amy', 'parser', 1, {}, 5)
     const tieB = w.claim('bob', 'parser', 1, {}, 3)
     const tieA = w.claim('cat', 'parser', 1, {}, 3)
-    for (const order of [[t, late, tieB, tieA], [tieA, tieB, late, t], [tieB, t, tieA, late]]) {
+    for (const order of [
+      [t, late, tieB, tieA],
+      [tieA, tieB, late, t],
+      [tieB, t, tieA, late]
+    ]) {
       const b = boardWith(order)
       expect(b.task('parser', 0)).toMatchObject({ state: 'claimed', holder: 'bob', epoch: 1, nextEpoch: 2 })
     }
@@ -38,7 +42,7 @@ describe('holder rule', () => {
     expect(b.holder('parser')).toMatchObject({ holder: 'zed', epoch: 2 })
   })
 
-  it('a release frees only the releaser\'s claim at that epoch', () => {
+  it("a release frees only the releaser's claim at that epoch", () => {
     const w = new EntryWriter()
     const t = w.task('p0', { id: 'parser' }, 1)
     const amy = w.claim('amy', 'parser', 1, {}, 2)
@@ -50,7 +54,12 @@ describe('holder rule', () => {
     // bob's claim at the same epoch is still unreleased, so it holds now
     expect(b.task('parser', 0)).toMatchObject({ state: 'claimed', holder: 'bob', epoch: 1 })
     b.apply(w.release('bob', 'parser', 1, {}, 5))
-    expect(b.task('parser', 0)).toMatchObject({ state: 'open', epoch: 1, nextEpoch: 2, handoff: { from: 'amy', note: 'tried the LR approach', branch: 'agency/parser-amy' } })
+    expect(b.task('parser', 0)).toMatchObject({
+      state: 'open',
+      epoch: 1,
+      nextEpoch: 2,
+      handoff: { from: 'amy', note: 'tried the LR approach', branch: 'agency/parser-amy' }
+    })
     expect(b.task('parser', 0)?.holder).toBeUndefined()
   })
 
@@ -102,17 +111,20 @@ describe('ready and progress', () => {
     const w = new EntryWriter()
     const leases = new LeaseTable({ self: 'me', leaseMs: 1000, startedAt: 0 })
     leases.heartbeat('live', 5000)
-    const b = boardWith([
-      w.task('p0', { id: 'base', priority: 1 }),
-      w.task('p0', { id: 'needs-base', deps: ['base'], priority: 9 }),
-      w.task('p0', { id: 'low', priority: 0 }),
-      w.task('p0', { id: 'alpha', priority: 5 }),
-      w.task('p0', { id: 'zeta', priority: 5 }),
-      w.task('p0', { id: 'held', priority: 7 }),
-      w.task('p0', { id: 'stale', priority: 2 }),
-      w.claim('live', 'held', 1),
-      w.claim('gone', 'stale', 1)
-    ], { liveness: leases })
+    const b = boardWith(
+      [
+        w.task('p0', { id: 'base', priority: 1 }),
+        w.task('p0', { id: 'needs-base', deps: ['base'], priority: 9 }),
+        w.task('p0', { id: 'low', priority: 0 }),
+        w.task('p0', { id: 'alpha', priority: 5 }),
+        w.task('p0', { id: 'zeta', priority: 5 }),
+        w.task('p0', { id: 'held', priority: 7 }),
+        w.task('p0', { id: 'stale', priority: 2 }),
+        w.claim('live', 'held', 1),
+        w.claim('gone', 'stale', 1)
+      ],
+      { liveness: leases }
+    )
     const now = 5500
     expect(b.ready(now).map(t => t.id)).toEqual(['alpha', 'zeta', 'stale', 'base', 'low'])
     expect(b.task('stale', now)).toMatchObject({ state: 'expired', holder: 'gone', holderLive: false })
@@ -137,7 +149,12 @@ describe('lease expiry and takeover', () => {
     ]
     const amyBoard = boardWith(history, { liveness: new LeaseTable({ self: 'amy', leaseMs: 10_000, startedAt: 0 }) })
     const amyPlan = amyBoard.checkClaimable('parser', 'amy', 100)
-    expect(amyPlan).toMatchObject({ epoch: 2, alreadyHeld: false, scope: ['src/parser/**'], takeover: { previousHolder: 'zoe', expired: false, note: 'the tokenizer is done; grammar left', branch: 'agency/parser@1' } })
+    expect(amyPlan).toMatchObject({
+      epoch: 2,
+      alreadyHeld: false,
+      scope: ['src/parser/**'],
+      takeover: { previousHolder: 'zoe', expired: false, note: 'the tokenizer is done; grammar left', branch: 'agency/parser@1' }
+    })
     const amyClaim = w.entry('amy', 'claim', claimFromPlan(amyPlan))
 
     const bobLeases = new LeaseTable({ self: 'bob', leaseMs: 10_000, startedAt: 0 })
@@ -152,7 +169,14 @@ describe('lease expiry and takeover', () => {
     const bobPlan = bobBoard.checkClaimable('parser', 'bob', 11_001)
     expect(bobPlan).toMatchObject({
       epoch: 3,
-      takeover: { previousHolder: 'amy', previousEpoch: 2, expired: true, note: 'the tokenizer is done; grammar left', branch: 'agency/parser@1', handoffFrom: 'zoe' }
+      takeover: {
+        previousHolder: 'amy',
+        previousEpoch: 2,
+        expired: true,
+        note: 'the tokenizer is done; grammar left',
+        branch: 'agency/parser@1',
+        handoffFrom: 'zoe'
+      }
     })
     const bobClaim = w.entry('bob', 'claim', claimFromPlan(bobPlan))
     expect(bobClaim.body).toMatchObject({ takeoverOf: 'amy', epoch: 3, handoff: 'the tokenizer is done; grammar left' })
@@ -163,7 +187,13 @@ describe('lease expiry and takeover', () => {
     amyBoard.apply(amyClaim)
     expect(claimOutcome(amyBoard, 'parser', 'amy', 2).outcome).toBe('HELD')
     amyBoard.apply(bobClaim)
-    expect(claimOutcome(amyBoard, 'parser', 'amy', 2)).toEqual({ outcome: 'LOST', task: 'parser', epoch: 2, winner: 'bob', reason: 'superseded' })
+    expect(claimOutcome(amyBoard, 'parser', 'amy', 2)).toEqual({
+      outcome: 'LOST',
+      task: 'parser',
+      epoch: 2,
+      winner: 'bob',
+      reason: 'superseded'
+    })
     expect(amyBoard.heldBy('amy')).toEqual([])
     expect(() => amyBoard.checkReleasable('parser', 'amy')).toThrow(FailedPreconditionError)
     expect(() => amyBoard.checkDoable('parser', 'amy')).toThrow(FailedPreconditionError)
@@ -174,14 +204,24 @@ describe('lease expiry and takeover', () => {
     const leases = new LeaseTable({ self: 'bob', leaseMs: 1000, startedAt: 0 })
     const b = boardWith([w.task('p0', { id: 'parser' }), w.claim('amy', 'parser', 1)], { liveness: leases })
     expect(b.checkClaimable('parser', 'bob', 1000)).toEqual({
-      task: 'parser', epoch: 2, alreadyHeld: false, scope: [], takeover: { previousHolder: 'amy', previousEpoch: 1, expired: true, note: '', branch: '' }
+      task: 'parser',
+      epoch: 2,
+      alreadyHeld: false,
+      scope: [],
+      takeover: { previousHolder: 'amy', previousEpoch: 1, expired: true, note: '', branch: '' }
     })
   })
 })
 
 describe('checks before writing: bad input gets a named error and changes nothing', () => {
   const w = new EntryWriter()
-  const entries = [w.task('p0', { id: 'parser' }), w.task('p0', { id: 'lexer' }), w.claim('amy', 'parser', 1), w.claim('bob', 'lexer', 1), w.done('bob', 'lexer', 1)]
+  const entries = [
+    w.task('p0', { id: 'parser' }),
+    w.task('p0', { id: 'lexer' }),
+    w.claim('amy', 'parser', 1),
+    w.claim('bob', 'lexer', 1),
+    w.done('bob', 'lexer', 1)
+  ]
 
   it('claiming an unknown task is NOT_FOUND', () => {
     const b = boardWith(entries)
@@ -205,7 +245,13 @@ describe('checks before writing: bad input gets a named error and changes nothin
     const b = boardWith(entries)
     const before = snapshot(b, 0)
     for (const glob of ['src/[a', '/etc/passwd', '../up', '', 'src/{a,b']) {
-      const err = (() => { try { b.checkClaimable('parser', 'cat', 0, [glob]) } catch (e) { return e } })()
+      const err = (() => {
+        try {
+          b.checkClaimable('parser', 'cat', 0, [glob])
+        } catch (e) {
+          return e
+        }
+      })()
       expect(err).toBeInstanceOf(InvalidArgumentError)
       expect((err as InvalidArgumentError).code).toBe('INVALID_ARGUMENT')
     }

@@ -27,12 +27,23 @@ describe('tasks', () => {
     const amy = w.task('amy', { id: 'parser', title: 'Parser', description: 'LR', priority: 2, scope: ['src/parser/**'] }, 3)
     const bob = w.task('bob', { id: 'parser', title: 'Parse things', description: '', deps: ['lexer'], priority: 0 }, 3)
     const cat = w.task('cat', { id: 'parser', title: '', description: 'PEG', priority: 5 }, 2)
-    for (const order of [[amy, bob, cat], [cat, bob, amy], [bob, amy, cat]]) {
+    for (const order of [
+      [amy, bob, cat],
+      [cat, bob, amy],
+      [bob, amy, cat]
+    ]) {
       const b = new Board()
       for (const e of order) b.apply(e)
       // order: cat (2), amy (3), bob (3)
       expect(b.task('parser', 0)).toMatchObject({
-        id: 'parser', addedBy: 'cat', title: 'Parse things', description: 'LR', deps: ['lexer'], scope: ['src/parser/**'], priority: 2, state: 'open'
+        id: 'parser',
+        addedBy: 'cat',
+        title: 'Parse things',
+        description: 'LR',
+        deps: ['lexer'],
+        scope: ['src/parser/**'],
+        priority: 2,
+        state: 'open'
       })
     }
   })

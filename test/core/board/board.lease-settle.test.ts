@@ -7,7 +7,7 @@ import { heartbeatPolicy, liveTimeoutForMs } from '../../../src/core/presence/he
 import { EntryWriter } from './helpers.js'
 
 describe('LeaseTable', () => {
-  it('a lease lasts one lease period from the receipt of the last heartbeat, on the receiver\'s clock', () => {
+  it("a lease lasts one lease period from the receipt of the last heartbeat, on the receiver's clock", () => {
     const leases = new LeaseTable({ self: 'me', leaseMs: 3000, startedAt: 100_000 })
     leases.heartbeat('amy', 101_000)
     expect(leases.isLive('amy', 104_000)).toBe(true)
@@ -118,7 +118,14 @@ describe('SettleWindow', () => {
   it('counts by age the same whether the window is asked often or once', () => {
     const often = new SettleWindow({ k: 1, minMs: 0, maxAgeMs: 100, minSamples: 1 })
     const once = new SettleWindow({ k: 1, minMs: 0, maxAgeMs: 100, minSamples: 1 })
-    const samples = [[500, 0], [10, 50], [20, 120], [700, 130], [30, 260], [5, 400]]
+    const samples = [
+      [500, 0],
+      [10, 50],
+      [20, 120],
+      [700, 130],
+      [30, 260],
+      [5, 400]
+    ]
     for (const [ms, at] of samples) {
       often.addSample(ms, at)
       once.addSample(ms, at)
@@ -142,7 +149,13 @@ describe('claimOutcome', () => {
   it('answers HELD for the holder and LOST naming the winner for everyone else', () => {
     const w = new EntryWriter()
     const b = new Board()
-    for (const e of [w.task('p', { id: 't' }, 1), w.claim('amy', 't', 1, {}, 2), w.claim('bob', 't', 1, {}, 2), w.claim('cat', 't', 1, {}, 3)]) b.apply(e)
+    for (const e of [
+      w.task('p', { id: 't' }, 1),
+      w.claim('amy', 't', 1, {}, 2),
+      w.claim('bob', 't', 1, {}, 2),
+      w.claim('cat', 't', 1, {}, 3)
+    ])
+      b.apply(e)
     expect(claimOutcome(b, 't', 'amy', 1)).toEqual({ outcome: 'HELD', task: 't', epoch: 1 })
     expect(claimOutcome(b, 't', 'bob', 1)).toEqual({ outcome: 'LOST', task: 't', epoch: 1, winner: 'amy', reason: 'outbid' })
     expect(claimOutcome(b, 't', 'dan', 1)).toEqual({ outcome: 'LOST', task: 't', epoch: 1, winner: 'amy', reason: 'missing' })

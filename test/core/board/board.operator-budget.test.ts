@@ -22,7 +22,7 @@ beforeAll(async () => {
 })
 
 /** Folds the budget entries of `entries` as core/spend does, and the board's judgement over all of them. */
-function fold (board: Board, entries: BoardEntry[]): BudgetHistory {
+function fold(board: Board, entries: BoardEntry[]): BudgetHistory {
   const history = new BudgetHistory()
   for (const e of entries) {
     board.apply(e)
@@ -34,18 +34,25 @@ function fold (board: Board, entries: BoardEntry[]): BudgetHistory {
 const usd = (n: number): Budget => Budget.fromPartial({ microUsd: n * 1e6 })
 
 describe('the budget in a swarm with an operator', () => {
-  it('is the operator\'s latest budget action, in the operator\'s order', () => {
+  it("is the operator's latest budget action, in the operator's order", () => {
     const w = new EntryWriter()
     const b = new Board({ operators: [op.author] })
     const later = carry(w, 'm1', signed(op, 20, { kind: 'budget', budget: { microUsd: 5e6, tokens: 1000 } }))
     // carried later in lamport order, but the operator made it first
     const earlier = carry(w, 'm2', signed(op, 10, { kind: 'budget', budget: { microUsd: 9e6 } }))
     const budgets = fold(b, [later, earlier])
-    expect(budgets.current(b.operatorBudget())).toEqual({ microUsd: 5e6, tokens: 1000, agentSeconds: 0, perAgentMicroUsd: 0, setBy: op.author, entryId: later.id })
+    expect(budgets.current(b.operatorBudget())).toEqual({
+      microUsd: 5e6,
+      tokens: 1000,
+      agentSeconds: 0,
+      perAgentMicroUsd: 0,
+      setBy: op.author,
+      entryId: later.id
+    })
     expect(b.operatorActions().map(a => a.summary)).toEqual(['budget: $9', 'budget: $5, 1000 tokens'])
   })
 
-  it('refuses a member\'s own budget entry and counts it against its author', () => {
+  it("refuses a member's own budget entry and counts it against its author", () => {
     const w = new EntryWriter()
     const b = new Board({ operators: [op.author] })
     const own = w.entry('m2', 'budget', usd(1_000_000))
@@ -58,7 +65,7 @@ describe('the budget in a swarm with an operator', () => {
     expect(fold(b2, [w2.entry('m2', 'budget', usd(7))]).current(b2.operatorBudget())).toBeUndefined()
   })
 
-  it('refuses a budget action signed by a member\'s key, counted against its carrier', () => {
+  it("refuses a budget action signed by a member's key, counted against its carrier", () => {
     const w = new EntryWriter()
     const b = new Board({ operators: [op.author] })
     const forged = carry(w, 'm2', signed(member, 30, { kind: 'budget', budget: { microUsd: 1e12 } }))
@@ -69,11 +76,17 @@ describe('the budget in a swarm with an operator', () => {
   })
 
   it('takes no negative or out-of-range cap: the signer refuses it, and a hand-built one is malformed everywhere', () => {
-    expect(() => signOperatorAction(op, { id: 'x1', time: 1, kind: 'budget', budget: { microUsd: -1 } })).toThrow(/a dollar cap is out of range/)
+    expect(() => signOperatorAction(op, { id: 'x1', time: 1, kind: 'budget', budget: { microUsd: -1 } })).toThrow(
+      /a dollar cap is out of range/
+    )
     expect(() => signOperatorAction(op, { id: 'x2', time: 1, kind: 'budget' })).toThrow(/a budget action needs its caps/)
-    expect(() => signOperatorAction(op, { id: 'x3', time: 1, kind: 'budget', budget: { tokens: 1e16 } })).toThrow(/token cap is out of range/)
+    expect(() => signOperatorAction(op, { id: 'x3', time: 1, kind: 'budget', budget: { tokens: 1e16 } })).toThrow(
+      /token cap is out of range/
+    )
     // signed over bytes the signer would not make: the signature is good, the action is not
-    const bytes = OperatorAction.encode(OperatorAction.fromPartial({ operator: op.author, id: 'x4', time: 5, kind: 'budget', budget: { agentSeconds: 1e12 } })).finish()
+    const bytes = OperatorAction.encode(
+      OperatorAction.fromPartial({ operator: op.author, id: 'x4', time: 5, kind: 'budget', budget: { agentSeconds: 1e12 } })
+    ).finish()
     const w = new EntryWriter()
     const b = new Board({ operators: [op.author] })
     const bad = carry(w, 'm1', { action: Buffer.from(bytes), sig: Buffer.from(op.sign('agency/operator/v1', bytes)) })
@@ -83,7 +96,7 @@ describe('the budget in a swarm with an operator', () => {
 })
 
 describe('the budget in a swarm without an operator', () => {
-  it('is the latest budget entry, as before; an operator\'s budget action counts for nothing', () => {
+  it("is the latest budget entry, as before; an operator's budget action counts for nothing", () => {
     const w = new EntryWriter()
     const b = new Board()
     const action = carry(w, 'm1', signed(op, 10, { kind: 'budget', budget: { microUsd: 5e6 } }))

@@ -21,7 +21,7 @@ beforeAll(async () => {
   carriers = [(await newSigner()).author, (await newSigner()).author, (await newSigner()).author]
 })
 
-function randomEntries (seed: number, n: number): BoardEntry[] {
+function randomEntries(seed: number, n: number): BoardEntry[] {
   const rng = createRandom(seed)
   const w = new EntryWriter()
   const made: BoardEntry[] = []
@@ -39,7 +39,8 @@ function randomEntries (seed: number, n: number): BoardEntry[] {
     else {
       const kinds = [
         { kind: 'goal', goal: { text: `goal ${i}`, testCommand: 't' }, operators: [ops[0].author, ops[1].author] },
-        { kind: 'pause', text: `p${i}` }, { kind: 'resume' },
+        { kind: 'pause', text: `p${i}` },
+        { kind: 'resume' },
         { kind: 'task', task: { id: `t${rng.int(4)}`, title: `by op ${i}` } },
         { kind: 'task_cancel', task: { id: `t${rng.int(4)}` } },
         { kind: 'task_priority', task: { id: `t${rng.int(4)}`, priority: rng.int(9) } },
@@ -55,11 +56,19 @@ function randomEntries (seed: number, n: number): BoardEntry[] {
   return made
 }
 
-function view (b: Board): unknown {
-  return { ...snapshot(b, 0) as object, operators: b.operators(), paused: b.paused(), messages: b.operatorMessages(), audit: b.operatorActions(), refusals: b.operatorRefusals(), members: b.membership() }
+function view(b: Board): unknown {
+  return {
+    ...(snapshot(b, 0) as object),
+    operators: b.operators(),
+    paused: b.paused(),
+    messages: b.operatorMessages(),
+    audit: b.operatorActions(),
+    refusals: b.operatorRefusals(),
+    members: b.membership()
+  }
 }
 
-function fold (entries: readonly BoardEntry[], operators?: string[]): Board {
+function fold(entries: readonly BoardEntry[], operators?: string[]): Board {
   const b = new Board({ operators })
   for (const e of entries) b.apply(e)
   return b
@@ -67,14 +76,17 @@ function fold (entries: readonly BoardEntry[], operators?: string[]): Board {
 
 describe('operator actions converge', () => {
   it('any delivery order gives the same board, with configured keys and with keys from the first goal', () => {
-    fc.assert(fc.property(fc.integer(), fc.integer(), fc.integer({ min: 1, max: 25 }), fc.boolean(), (seed, shuffle, n, configured) => {
-      const entries = randomEntries(seed, n)
-      const keys = configured ? [ops[0].author] : undefined
-      const expected = view(fold(entries, keys))
-      const rng = createRandom(shuffle)
-      const again = rng.shuffle([...entries, ...entries.filter(() => rng.chance(0.3))])
-      expect(view(fold(again, keys))).toEqual(expected)
-    }), { numRuns: 300 })
+    fc.assert(
+      fc.property(fc.integer(), fc.integer(), fc.integer({ min: 1, max: 25 }), fc.boolean(), (seed, shuffle, n, configured) => {
+        const entries = randomEntries(seed, n)
+        const keys = configured ? [ops[0].author] : undefined
+        const expected = view(fold(entries, keys))
+        const rng = createRandom(shuffle)
+        const again = rng.shuffle([...entries, ...entries.filter(() => rng.chance(0.3))])
+        expect(view(fold(again, keys))).toEqual(expected)
+      }),
+      { numRuns: 300 }
+    )
   })
 
   it('a board taken from a checkpoint answers as the one that folded the log, with what arrives after it too', () => {

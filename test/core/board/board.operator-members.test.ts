@@ -32,19 +32,24 @@ const fold = (entries: readonly BoardEntry[], operators?: string[]): Board => {
   return b
 }
 
-describe('the operators\' allow-list', () => {
+describe("the operators' allow-list", () => {
   it('is every peer their member_allow actions named, less those removed', () => {
     const w = new EntryWriter()
-    const b = fold([
-      carry(w, ada, signed(op, 1, { kind: 'member_allow', peers: [ada, bo] })),
-      carry(w, ada, signed(op, 2, { kind: 'member_allow', peers: [cy] })),
-      carry(w, ada, signed(op, 3, { kind: 'member_remove', peers: [bo], afterSeq: 0 }))
-    ], [op.author])
+    const b = fold(
+      [
+        carry(w, ada, signed(op, 1, { kind: 'member_allow', peers: [ada, bo] })),
+        carry(w, ada, signed(op, 2, { kind: 'member_allow', peers: [cy] })),
+        carry(w, ada, signed(op, 3, { kind: 'member_remove', peers: [bo], afterSeq: 0 }))
+      ],
+      [op.author]
+    )
     expect(b.membership()).toEqual({ allowed: [ada, cy].sort(), removed: [{ peer: bo, afterSeq: 0, by: op.author, time: 3 }] })
   })
 
   it('takes no malformed peer id, nor an empty list', () => {
-    expect(() => signOperatorAction(op, { id: 'x', time: 1, kind: 'member_allow', peers: ['not-a-peer'] })).toThrow(/names 1 to 256 peer ids/)
+    expect(() => signOperatorAction(op, { id: 'x', time: 1, kind: 'member_allow', peers: ['not-a-peer'] })).toThrow(
+      /names 1 to 256 peer ids/
+    )
     expect(() => signOperatorAction(op, { id: 'x', time: 1, kind: 'member_allow', peers: [] })).toThrow(/names 1 to 256 peer ids/)
     expect(() => signOperatorAction(op, { id: 'x', time: 1, kind: 'member_remove', peers: [ada, bo] })).toThrow(/names one peer id/)
   })
@@ -52,7 +57,7 @@ describe('the operators\' allow-list', () => {
 
 describe('a removed member', () => {
   /** bo claims a, adds task b, then (after its removal names seq 2) adds c and marks a done; the operator's pause rides on bo's seq 5 */
-  function entries (): BoardEntry[] {
+  function entries(): BoardEntry[] {
     const w = new EntryWriter()
     return [
       w.task(ada, { id: 'a' }),
@@ -68,7 +73,10 @@ describe('a removed member', () => {
   it('counts up to the seq its removal names; after it only its goal and operator entries count; its tasks are taken over', () => {
     const b = fold(entries(), [op.author])
     expect(b.isRemoved(bo)).toBe(true)
-    expect(b.tasks(0).map(t => [t.id, t.state])).toEqual([['a', 'expired'], ['b', 'open']])
+    expect(b.tasks(0).map(t => [t.id, t.state])).toEqual([
+      ['a', 'expired'],
+      ['b', 'open']
+    ])
     expect(b.paused().paused).toBe(true)
     expect(b.checkClaimable('a', cy, 0).takeover).toMatchObject({ previousHolder: bo, expired: true })
   })
@@ -83,7 +91,7 @@ describe('a removed member', () => {
     }
   })
 
-  it('is not removed by a member\'s key, which counts against the carrier, nor in a swarm without an operator', () => {
+  it("is not removed by a member's key, which counts against the carrier, nor in a swarm without an operator", () => {
     const w = new EntryWriter()
     const forged = carry(w, cy, signed(member, 10, { kind: 'member_remove', peers: [bo], afterSeq: 0 }))
     const b = fold([w.claim(bo, 'a', 1), w.task(bo, { id: 'a' }), forged], [op.author])

@@ -11,7 +11,7 @@ import { dead, op, type Claimed, type Requested } from './board-ops.js'
 // (with duplicates, and with queries in between to exercise the caches) must
 // answer every query the same.
 
-function fold (entries: readonly BoardEntry[], queryEvery = 0): Board {
+function fold(entries: readonly BoardEntry[], queryEvery = 0): Board {
   const board = new Board({ liveness: dead })
   entries.forEach((e, i) => {
     board.apply(e)
@@ -22,19 +22,22 @@ function fold (entries: readonly BoardEntry[], queryEvery = 0): Board {
 
 describe('board fold is order independent', () => {
   it('any delivery order, with duplicates and interleaved queries, gives identical views', () => {
-    fc.assert(fc.property(fc.array(op, { maxLength: 60 }), fc.integer(), fc.integer(), (ops, seedA, seedB) => {
-      const w = new EntryWriter()
-      const claimed: Claimed = []
-      const requested: Requested = []
-      const entries = ops.map(make => make(w, claimed, requested))
-      const shuffledA = createRandom(seedA).shuffle([...entries])
-      const rngB = createRandom(seedB)
-      const shuffledB = rngB.shuffle([...entries, ...entries.filter(() => rngB.chance(0.3))])
+    fc.assert(
+      fc.property(fc.array(op, { maxLength: 60 }), fc.integer(), fc.integer(), (ops, seedA, seedB) => {
+        const w = new EntryWriter()
+        const claimed: Claimed = []
+        const requested: Requested = []
+        const entries = ops.map(make => make(w, claimed, requested))
+        const shuffledA = createRandom(seedA).shuffle([...entries])
+        const rngB = createRandom(seedB)
+        const shuffledB = rngB.shuffle([...entries, ...entries.filter(() => rngB.chance(0.3))])
 
-      const expected = snapshot(fold(entries), 0)
-      expect(snapshot(fold(shuffledA), 0)).toEqual(expected)
-      expect(snapshot(fold(shuffledB, 2), 0)).toEqual(expected)
-    }), { numRuns: 1000 })
+        const expected = snapshot(fold(entries), 0)
+        expect(snapshot(fold(shuffledA), 0)).toEqual(expected)
+        expect(snapshot(fold(shuffledB, 2), 0)).toEqual(expected)
+      }),
+      { numRuns: 1000 }
+    )
   })
 
   it('a duplicate id is a no-op', () => {

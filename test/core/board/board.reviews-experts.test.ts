@@ -26,11 +26,14 @@ describe('reviews', () => {
       reviewers: ['bob', 'cat'],
       approvals: 1,
       rejections: 0,
-      verdicts: [{ reviewer: 'bob', verdict: 'retract' }, { reviewer: 'cat', verdict: 'approve' }]
+      verdicts: [
+        { reviewer: 'bob', verdict: 'retract' },
+        { reviewer: 'cat', verdict: 'approve' }
+      ]
     })
   })
 
-  it('a reviewer\'s latest verdict wins; unspecified verdicts are ignored', () => {
+  it("a reviewer's latest verdict wins; unspecified verdicts are ignored", () => {
     const w = new EntryWriter()
     const b = new Board()
     b.apply(w.verdict('bob', 'task:parser', VerdictKind.VERDICT_REJECT, 2))
@@ -48,14 +51,18 @@ describe('expertise', () => {
       w.task('p', { id: 'lexer', scope: ['src/parser/lexer/**'] }),
       w.task('p', { id: 'grammar', scope: ['src/parser/grammar.ts'] }),
       w.task('p', { id: 'docs' }),
-      w.claim('amy', 'lexer', 1), w.done('amy', 'lexer', 1), // no paths: falls back to the task scope
-      w.claim('bob', 'grammar', 1), w.done('bob', 'grammar', 1, { paths: ['src/parser/grammar.ts', 'test/grammar.test.ts'] }),
-      w.claim('cat', 'docs', 1), w.done('cat', 'docs', 1, { paths: ['docs/readme.md'] }),
+      w.claim('amy', 'lexer', 1),
+      w.done('amy', 'lexer', 1), // no paths: falls back to the task scope
+      w.claim('bob', 'grammar', 1),
+      w.done('bob', 'grammar', 1, { paths: ['src/parser/grammar.ts', 'test/grammar.test.ts'] }),
+      w.claim('cat', 'docs', 1),
+      w.done('cat', 'docs', 1, { paths: ['docs/readme.md'] }),
       w.integration('bob', 'lexer', ['src/parser/lexer/index.ts']),
       w.integration('dan', 'grammar', ['src/parser/grammar.ts'], 'conflict'),
       // not done by its holder: does not count
       w.done('eve', 'docs', 1, { paths: ['src/parser/x.ts'] })
-    ]) b.apply(e)
+    ])
+      b.apply(e)
 
     expect(b.experts('src/parser')).toEqual([
       { peer: 'bob', score: 2, tasks: 1, integrations: 1 },

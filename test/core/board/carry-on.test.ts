@@ -13,31 +13,34 @@ import { ClaimProtocol } from '../../../src/core/board/claim-protocol.js'
 import type { BoardEntry } from '../../../src/core/board/types.js'
 import { EntryWriter } from './helpers.js'
 
-function fold (entries: readonly BoardEntry[]): Board {
+function fold(entries: readonly BoardEntry[]): Board {
   const board = new Board()
   for (const e of entries) board.apply(e)
   return board
 }
 
 /** amy holds a and b (a first), and asked integrator ivy to land a at epoch 1. */
-function pending (w = new EntryWriter()): { entries: BoardEntry[], request: BoardEntry } {
+function pending(w = new EntryWriter()): { entries: BoardEntry[]; request: BoardEntry } {
   const request = w.integrationRequest('amy', 'a', 1)
   return { entries: [w.task('p', { id: 'a' }), w.task('p', { id: 'b' }), w.claim('amy', 'a', 1), w.claim('amy', 'b', 1), request], request }
 }
 
 describe('a held task on its way to the shared branch', () => {
-  it('is on its way while its request waits, and wants the holder\'s done once it landed, in every order', () => {
+  it("is on its way while its request waits, and wants the holder's done once it landed, in every order", () => {
     const w = new EntryWriter()
     const { entries, request } = pending(w)
     expect(onItsWay(fold(entries), 'amy', 'a')).toBe(true)
     expect(onItsWay(fold(entries), 'amy', 'b')).toBe(false)
     expect(onItsWay(fold(entries), 'ivy', 'a')).toBe(false)
     const landed = [...entries, w.answer('ivy', request.id, 'a', 1)]
-    fc.assert(fc.property(fc.shuffledSubarray(landed, { minLength: landed.length, maxLength: landed.length }), order => {
-      const board = fold(order)
-      expect(onItsWay(board, 'amy', 'a')).toBe(true)
-      expect(carriedWithoutDone(board, 'amy')).toEqual([{ task: 'a', epoch: 1, author: 'amy', commit: 'm-a-1', paths: [] }])
-    }), { numRuns: 100 })
+    fc.assert(
+      fc.property(fc.shuffledSubarray(landed, { minLength: landed.length, maxLength: landed.length }), order => {
+        const board = fold(order)
+        expect(onItsWay(board, 'amy', 'a')).toBe(true)
+        expect(carriedWithoutDone(board, 'amy')).toEqual([{ task: 'a', epoch: 1, author: 'amy', commit: 'm-a-1', paths: [] }])
+      }),
+      { numRuns: 100 }
+    )
     const done = fold([...landed, w.done('amy', 'a', 1)])
     expect(carriedWithoutDone(done, 'amy')).toEqual([])
     expect(onItsWay(done, 'amy', 'a')).toBe(false)
@@ -50,17 +53,27 @@ describe('a held task on its way to the shared branch', () => {
     expect(onItsWay(failed, 'amy', 'a')).toBe(false)
     expect(carriedWithoutDone(failed, 'amy')).toEqual([])
     // asked again after the fix: on its way again
-    expect(onItsWay(fold([...entries, w.answer('ivy', request.id, 'a', 1, 'failed'), w.integrationRequest('amy', 'a', 1)]), 'amy', 'a')).toBe(true)
+    expect(
+      onItsWay(fold([...entries, w.answer('ivy', request.id, 'a', 1, 'failed'), w.integrationRequest('amy', 'a', 1)]), 'amy', 'a')
+    ).toBe(true)
     const w2 = new EntryWriter()
-    expect(onItsWay(fold([w2.task('p', { id: 'a' }), w2.claim('amy', 'a', 1), w2.integrationRequest('amy', 'a', 2)]), 'amy', 'a')).toBe(false)
+    expect(onItsWay(fold([w2.task('p', { id: 'a' }), w2.claim('amy', 'a', 1), w2.integrationRequest('amy', 'a', 2)]), 'amy', 'a')).toBe(
+      false
+    )
   })
 
-  it('is not the holder\'s current task for claim --next, and the holder counts among the seekers', () => {
+  it("is not the holder's current task for claim --next, and the holder counts among the seekers", () => {
     const w = new EntryWriter()
     const { entries, request } = pending(w)
     const p = new ClaimProtocol({ me: 'amy', startedAt: 0, fixedSettleMs: 100, leaseMs: 10_000 })
     for (const e of entries.slice(0, 4)) p.apply(e, 0)
-    p.restore([{ task: 'a', epoch: 1, settled: true }, { task: 'b', epoch: 1, settled: true }], 0)
+    p.restore(
+      [
+        { task: 'a', epoch: 1, settled: true },
+        { task: 'b', epoch: 1, settled: true }
+      ],
+      0
+    )
     expect(p.current()).toEqual({ task: 'a', settling: false })
     p.apply(request, 0)
     expect(p.current()).toEqual({ task: 'b', settling: false })
@@ -77,12 +90,18 @@ describe('a held task on its way to the shared branch', () => {
     expect(q.seekers(0)).toEqual(['ivy', 'amy'])
   })
 
-  it('is not the holder\'s current task while its daemon carries it before the request (a verify first), for that daemon only', () => {
+  it("is not the holder's current task while its daemon carries it before the request (a verify first), for that daemon only", () => {
     const w = new EntryWriter()
     const { entries, request } = pending(w)
     const p = new ClaimProtocol({ me: 'amy', startedAt: 0, fixedSettleMs: 100, leaseMs: 10_000 })
     for (const e of entries.slice(0, 4)) p.apply(e, 0)
-    p.restore([{ task: 'a', epoch: 1, settled: true }, { task: 'b', epoch: 1, settled: true }], 0)
+    p.restore(
+      [
+        { task: 'a', epoch: 1, settled: true },
+        { task: 'b', epoch: 1, settled: true }
+      ],
+      0
+    )
     p.carryHere('a', 1)
     expect(p.current()).toEqual({ task: 'b', settling: false })
     expect(p.onItsWay('a')).toBe(true)
@@ -100,13 +119,25 @@ describe('a held task on its way to the shared branch', () => {
     // a fresh protocol (a restart) carries nothing
     const again = new ClaimProtocol({ me: 'amy', startedAt: 0, fixedSettleMs: 100, leaseMs: 10_000 })
     for (const e of entries.slice(0, 4)) again.apply(e, 0)
-    again.restore([{ task: 'a', epoch: 1, settled: true }, { task: 'b', epoch: 1, settled: true }], 0)
+    again.restore(
+      [
+        { task: 'a', epoch: 1, settled: true },
+        { task: 'b', epoch: 1, settled: true }
+      ],
+      0
+    )
     expect(again.current()).toEqual({ task: 'a', settling: false })
   })
 
   it('leaves a receiver whose held tasks are on their way free: a hand-off by speed stays reserved for it', () => {
     const w = new EntryWriter()
-    const entries = [w.task('p', { id: 'a' }), w.task('p', { id: 'b' }), w.claim('amy', 'a', 1), w.claim('bob', 'b', 1), w.release('amy', 'a', 1, { note: 'slow', to: 'bob' })]
+    const entries = [
+      w.task('p', { id: 'a' }),
+      w.task('p', { id: 'b' }),
+      w.claim('amy', 'a', 1),
+      w.claim('bob', 'b', 1),
+      w.release('amy', 'a', 1, { note: 'slow', to: 'bob' })
+    ]
     const cat = new ClaimProtocol({ me: 'cat', startedAt: 0, fixedSettleMs: 100, leaseMs: 10_000 })
     cat.heard('bob', 0)
     for (const e of entries) cat.apply(e, 0)
@@ -127,8 +158,20 @@ describe('a held task on its way to the shared branch', () => {
   it('lets a holder whose held tasks are all on their way assist', () => {
     const w = new EntryWriter()
     const entries = [w.task('p', { id: 'a' }), w.claim('amy', 'a', 1)]
-    const input = (board: Board): Parameters<typeof checkAssister>[0] => ({ board, book: new AssistBook(), me: 'amy', now: 0, wallNow: 0, isLive: () => true, policy: ASSIST_DEFAULTS })
-    expect(() => { checkAssister(input(fold(entries))) }).toThrow(/you hold a/)
-    expect(() => { checkAssister(input(fold([...entries, w.integrationRequest('amy', 'a', 1)]))) }).not.toThrow()
+    const input = (board: Board): Parameters<typeof checkAssister>[0] => ({
+      board,
+      book: new AssistBook(),
+      me: 'amy',
+      now: 0,
+      wallNow: 0,
+      isLive: () => true,
+      policy: ASSIST_DEFAULTS
+    })
+    expect(() => {
+      checkAssister(input(fold(entries)))
+    }).toThrow(/you hold a/)
+    expect(() => {
+      checkAssister(input(fold([...entries, w.integrationRequest('amy', 'a', 1)])))
+    }).not.toThrow()
   })
 })

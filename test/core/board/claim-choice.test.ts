@@ -2,13 +2,25 @@ import { describe, expect, it } from 'vitest'
 import fc from 'fast-check'
 import { Board } from '../../../src/core/board/board.js'
 import { ClaimProtocol } from '../../../src/core/board/claim-protocol.js'
-import { RecentPeerClaims, matchSeekers, nextChoices, pendingTasks, preferenceOrder, readyChoice, rendezvousScore, rendezvousScorer } from '../../../src/core/board/claim-choice.js'
+import {
+  RecentPeerClaims,
+  matchSeekers,
+  nextChoices,
+  pendingTasks,
+  preferenceOrder,
+  readyChoice,
+  rendezvousScore,
+  rendezvousScorer
+} from '../../../src/core/board/claim-choice.js'
 import { EntryWriter } from './helpers.js'
 
 const ME = 'me'
 const WINDOW = 500
 
-function boardWith (ids: string[], opts: { priority?: (id: string) => number, liveness?: (peer: string) => boolean } = {}): { board: Board, w: EntryWriter } {
+function boardWith(
+  ids: string[],
+  opts: { priority?: (id: string) => number; liveness?: (peer: string) => boolean } = {}
+): { board: Board; w: EntryWriter } {
   const w = new EntryWriter()
   const live = opts.liveness
   const board = new Board(live === undefined ? {} : { liveness: { isLive: p => live(p) } })
@@ -20,7 +32,7 @@ const ids = (n: number, prefix = 't'): string[] => Array.from({ length: n }, (_,
 
 describe('claim --next: which ready task an agent prefers', () => {
   it('ranks higher priorities first, whatever the hash says', () => {
-    const { board } = boardWith(ids(6), { priority: id => id === 't4' ? 5 : id === 't1' ? 3 : 0 })
+    const { board } = boardWith(ids(6), { priority: id => (id === 't4' ? 5 : id === 't1' ? 3 : 0) })
     for (const agent of ['ann', 'bob', 'cy']) {
       const order = preferenceOrder(agent, board.ready(0)).map(t => t.id)
       expect(order.slice(0, 2)).toEqual(['t4', 't1'])
@@ -44,7 +56,10 @@ describe('claim --next: which ready task an agent prefers', () => {
     const ready = board.ready(0)
     const order = preferenceOrder('ann', ready).map(t => t.id)
     expect(preferenceOrder('ann', [...ready].reverse()).map(t => t.id)).toEqual(order)
-    const without = preferenceOrder('ann', ready.filter(t => t.id !== order[0])).map(t => t.id)
+    const without = preferenceOrder(
+      'ann',
+      ready.filter(t => t.id !== order[0])
+    ).map(t => t.id)
     expect(without).toEqual(order.slice(1))
     expect(rendezvousScore('ann', 't1')).toBe(rendezvousScore('ann', 't1'))
     expect(rendezvousScore('ann', 't1')).not.toBe(rendezvousScore('ann', 't2'))
@@ -60,8 +75,16 @@ describe('claim --next: which ready task an agent prefers', () => {
 
 describe('claim --next: one matching of the agents choosing to the ready tasks', () => {
   const agentIds = (n: number): string[] => ids(n, '12D3KooWagent')
-  const firstChoices = (agents: string[], choice: { ready: ReturnType<Board['ready']>, pending: [] }): string[] =>
-    agents.map(a => nextChoices(choice, a, new Set(), agents.filter(x => x !== a))[0].id)
+  const firstChoices = (agents: string[], choice: { ready: ReturnType<Board['ready']>; pending: [] }): string[] =>
+    agents.map(
+      a =>
+        nextChoices(
+          choice,
+          a,
+          new Set(),
+          agents.filter(x => x !== a)
+        )[0].id
+    )
 
   it('with the same view, 64 agents over 128 tasks all have distinct first choices, where independent hashes collide', () => {
     const { board } = boardWith(ids(128))
@@ -73,42 +96,53 @@ describe('claim --next: one matching of the agents choosing to the ready tasks',
   })
 
   it('property: with equal views no two agents pick the same task while tasks remain, however the agents and tasks are listed', () => {
-    fc.assert(fc.property(
-      fc.uniqueArray(fc.stringMatching(/^[a-z0-9]{1,12}$/), { minLength: 1, maxLength: 40 }),
-      fc.uniqueArray(fc.stringMatching(/^[a-z0-9]{1,6}(-[a-z0-9]{1,3})?$/), { minLength: 1, maxLength: 60 }),
-      fc.array(fc.integer({ min: 0, max: 3 }), { minLength: 60, maxLength: 60 }),
-      (agents, taskIds, prios) => {
-        const { board } = boardWith(taskIds, { priority: id => prios[taskIds.indexOf(id)] })
-        const ready = board.ready(0)
-        const shuffled = { ready: [...ready].reverse(), pending: [] as [] }
-        const firsts = agents.map((a, i) => nextChoices(i % 2 === 0 ? { ready, pending: [] } : shuffled, a, new Set(), [...agents].reverse())[0].id)
-        const matched = Math.min(agents.length, taskIds.length)
-        // The first `matched` agents in the matching's eyes get distinct tasks: count distinct picks.
-        expect(new Set(firsts).size).toBe(matched)
-        // And the tasks picked are the highest-priority ones.
-        const top = ready.slice(0, matched).map(t => t.priority).sort()
-        const picked = [...new Set(firsts)].map(id => board.task(id, 0)?.priority ?? -1).sort()
-        expect(picked).toEqual(top)
-      }))
+    fc.assert(
+      fc.property(
+        fc.uniqueArray(fc.stringMatching(/^[a-z0-9]{1,12}$/), { minLength: 1, maxLength: 40 }),
+        fc.uniqueArray(fc.stringMatching(/^[a-z0-9]{1,6}(-[a-z0-9]{1,3})?$/), { minLength: 1, maxLength: 60 }),
+        fc.array(fc.integer({ min: 0, max: 3 }), { minLength: 60, maxLength: 60 }),
+        (agents, taskIds, prios) => {
+          const { board } = boardWith(taskIds, { priority: id => prios[taskIds.indexOf(id)] })
+          const ready = board.ready(0)
+          const shuffled = { ready: [...ready].reverse(), pending: [] as [] }
+          const firsts = agents.map(
+            (a, i) => nextChoices(i % 2 === 0 ? { ready, pending: [] } : shuffled, a, new Set(), [...agents].reverse())[0].id
+          )
+          const matched = Math.min(agents.length, taskIds.length)
+          // The first `matched` agents in the matching's eyes get distinct tasks: count distinct picks.
+          expect(new Set(firsts).size).toBe(matched)
+          // And the tasks picked are the highest-priority ones.
+          const top = ready
+            .slice(0, matched)
+            .map(t => t.priority)
+            .sort()
+          const picked = [...new Set(firsts)].map(id => board.task(id, 0)?.priority ?? -1).sort()
+          expect(picked).toEqual(top)
+        }
+      )
+    )
   })
 
   it('property: taking out a matched pair (a claim that arrived) leaves every other pair as it was', () => {
-    fc.assert(fc.property(
-      fc.integer({ min: 1, max: 30 }), fc.integer({ min: 1, max: 50 }), fc.nat(),
-      (a, t, pick) => {
+    fc.assert(
+      fc.property(fc.integer({ min: 1, max: 30 }), fc.integer({ min: 1, max: 50 }), fc.nat(), (a, t, pick) => {
         const agents = agentIds(a)
         const { board } = boardWith(ids(t))
         const tasks = board.ready(0)
         const before = matchSeekers(agents, tasks)
         const pairs = [...before]
         const [task, agent] = pairs[pick % pairs.length]
-        const after = matchSeekers(agents.filter(x => x !== agent), tasks.filter(x => x.id !== task))
+        const after = matchSeekers(
+          agents.filter(x => x !== agent),
+          tasks.filter(x => x.id !== task)
+        )
         expect(after).toEqual(new Map(pairs.filter(([x]) => x !== task)))
-      }))
+      })
+    )
   })
 
   it('matches each agent to one task and each task to one agent, the higher priorities first', () => {
-    const { board } = boardWith(ids(6), { priority: id => id === 't4' ? 5 : id === 't1' ? 3 : 0 })
+    const { board } = boardWith(ids(6), { priority: id => (id === 't4' ? 5 : id === 't1' ? 3 : 0) })
     const m = matchSeekers(['ann', 'bob'], board.ready(0))
     expect([...m.keys()].sort()).toEqual(['t1', 't4'])
     expect(new Set(m.values())).toEqual(new Set(['ann', 'bob']))
@@ -132,7 +166,11 @@ describe('claim --next: one matching of the agents choosing to the ready tasks',
     const order = nextChoices(choice, 'ann', new Set(), ['bob']).map(t => t.id)
     expect(order[0]).toBe([...m].find(([, a]) => a === 'ann')?.[0])
     expect(order.at(-1)).toBe([...m].find(([, a]) => a === 'bob')?.[0])
-    expect(order.slice(1, 4).sort()).toEqual(ids(5).filter(t => !m.has(t)).sort())
+    expect(order.slice(1, 4).sort()).toEqual(
+      ids(5)
+        .filter(t => !m.has(t))
+        .sort()
+    )
   })
 
   it('scores the same pair alike whether one at a time or per agent', () => {
@@ -141,7 +179,7 @@ describe('claim --next: one matching of the agents choosing to the ready tasks',
   })
 })
 
-describe('pending: tasks a peer\'s claim is settling on', () => {
+describe("pending: tasks a peer's claim is settling on", () => {
   it('a peer whose lease this daemon has not heard yet: its fresh claim is not a takeover chance, but pending until its window has passed', () => {
     // amy is not live here (no heartbeat yet): the board calls her task expired, so ready.
     const { board, w } = boardWith(['parser', 'lexer'], { liveness: p => p === ME })
@@ -194,7 +232,7 @@ describe('pending: tasks a peer\'s claim is settling on', () => {
 })
 
 describe('the claim protocol keeps what the choice needs', () => {
-  it('records when peers\' claims arrive (not its own), and names the claim it is settling on or holds', () => {
+  it("records when peers' claims arrive (not its own), and names the claim it is settling on or holds", () => {
     const w = new EntryWriter()
     const p = new ClaimProtocol({ me: ME, startedAt: 0, fixedSettleMs: WINDOW })
     for (const id of ['a', 'b', 'c']) p.apply(w.task('planner', { id }), 0)

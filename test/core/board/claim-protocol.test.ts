@@ -10,7 +10,7 @@ import { EntryWriter } from './helpers.js'
 const ME = 'me'
 const WINDOW = 500
 
-function setup (opts: { leaseMs?: number } = {}) {
+function setup(opts: { leaseMs?: number } = {}) {
   const w = new EntryWriter()
   const p = new ClaimProtocol({ me: ME, startedAt: 0, fixedSettleMs: WINDOW, leaseMs: opts.leaseMs ?? 10_000 })
   p.apply(w.task('planner', { id: 'parser' }), 0)
@@ -29,7 +29,9 @@ describe('the claim protocol, sans-IO', () => {
     const { p, run } = setup()
     const ticket = p.claim('parser', ['src/parser/**'], 100)
     expect(ticket).toMatchObject({ task: 'parser', epoch: 1 })
-    expect(ticket.output.append).toEqual([{ kind: 'claim', body: expect.objectContaining({ task: 'parser', epoch: 1, scope: ['src/parser/**'] }) }])
+    expect(ticket.output.append).toEqual([
+      { kind: 'claim', body: expect.objectContaining({ task: 'parser', epoch: 1, scope: ['src/parser/**'] }) }
+    ])
     expect(ticket.output.answers).toEqual([])
     expect(p.nextWake()).toBeUndefined() // the entry is not written yet
     run(ticket.output, 150)
@@ -122,7 +124,15 @@ describe('the claim protocol, sans-IO', () => {
     const history = [w.claim(ME, 'parser', 1), w.claim(ME, 'lexer', 1), w.claim('bob', 'parser', 2)]
     const again = new ClaimProtocol({ me: ME, startedAt: 60_000, fixedSettleMs: WINDOW })
     for (const e of [...p.board.tasks(0).map(t => w.task('planner', { id: t.id })), ...history]) again.apply(e, 60_000)
-    expect(again.restore([{ task: 'parser', epoch: 1, settled: true }, { task: 'lexer', epoch: 1, settled: false }], 60_000).notices).toEqual([])
+    expect(
+      again.restore(
+        [
+          { task: 'parser', epoch: 1, settled: true },
+          { task: 'lexer', epoch: 1, settled: false }
+        ],
+        60_000
+      ).notices
+    ).toEqual([])
     expect(again.nextWake()).toBe(60_000 + WINDOW)
     const out = again.tick(60_000 + WINDOW)
     expect(out.notices).toEqual([{ type: 'claim_superseded', task: 'parser', epoch: 1, reason: 'superseded', winner: 'bob' }])
@@ -208,7 +218,9 @@ describe('the claim protocol after a stall of its own daemon (a SIGSTOP, a froze
     p.rejoined(23_000)
     expect(p.isRejoining()).toBe(false)
     expect(p.tick(23_000 + WINDOW - 1).answers).toEqual([])
-    expect(p.tick(23_000 + WINDOW).answers).toMatchObject([{ outcome: 'LOST', task: 'parser', epoch: 1, winner: 'host1', reason: 'superseded' }])
+    expect(p.tick(23_000 + WINDOW).answers).toMatchObject([
+      { outcome: 'LOST', task: 'parser', epoch: 1, winner: 'host1', reason: 'superseded' }
+    ])
   })
 
   it('without the stall taken in, the same history is answered HELD from the stale view', () => {
@@ -218,7 +230,7 @@ describe('the claim protocol after a stall of its own daemon (a SIGSTOP, a froze
     expect(p.tick(21_933).answers).toMatchObject([{ outcome: 'HELD', task: 'parser', epoch: 1 }])
   })
 
-  it('no lease runs out on a silence the daemon could not hear: a live holder\'s task is not taken over on waking', () => {
+  it("no lease runs out on a silence the daemon could not hear: a live holder's task is not taken over on waking", () => {
     const { w, p } = setup({ leaseMs: 3_000 })
     p.apply(w.claim('amy', 'parser', 1), 2_000)
     p.heard('amy', 2_700)

@@ -45,25 +45,31 @@ describe('globsIntersect', () => {
   // [!...] (read two ways), and `x*/**` against `x...` itself (picomatch lets
   // `a/**` match `a` but not `a*/**` match `a`).
   it('agrees with picomatch when one side is a plain path', () => {
-    fc.assert(fc.property(glob, path, (g, p) => {
-      const matches = picomatch.isMatch(p, g, { dot: true })
-      // Every trailing /** goes: `*/**/**` against `a` is the same quirk as `*/**` (found with seed -514889675).
-      const base = g.replace(/(\/\*\*)+$/, '')
-      const knownQuirk = g.includes('[!') || (base !== g && base !== '' && picomatch.isMatch(p, base, { dot: true }))
-      if (knownQuirk) {
-        if (matches) expect(globsIntersect(g, p)).toBe(true)
-      } else {
-        expect(globsIntersect(g, p)).toBe(matches)
-      }
-    }), { numRuns: 3000 })
+    fc.assert(
+      fc.property(glob, path, (g, p) => {
+        const matches = picomatch.isMatch(p, g, { dot: true })
+        // Every trailing /** goes: `*/**/**` against `a` is the same quirk as `*/**` (found with seed -514889675).
+        const base = g.replace(/(\/\*\*)+$/, '')
+        const knownQuirk = g.includes('[!') || (base !== g && base !== '' && picomatch.isMatch(p, base, { dot: true }))
+        if (knownQuirk) {
+          if (matches) expect(globsIntersect(g, p)).toBe(true)
+        } else {
+          expect(globsIntersect(g, p)).toBe(matches)
+        }
+      }),
+      { numRuns: 3000 }
+    )
   })
 
   it('never misses an overlap that a concrete path witnesses', () => {
-    fc.assert(fc.property(glob, glob, fc.array(path, { minLength: 20, maxLength: 20 }), (a, b, paths) => {
-      const ma = picomatch(a, { dot: true })
-      const mb = picomatch(b, { dot: true })
-      if (paths.some(p => ma(p) && mb(p))) expect(globsIntersect(a, b)).toBe(true)
-    }), { numRuns: 1000 })
+    fc.assert(
+      fc.property(glob, glob, fc.array(path, { minLength: 20, maxLength: 20 }), (a, b, paths) => {
+        const ma = picomatch(a, { dot: true })
+        const mb = picomatch(b, { dot: true })
+        if (paths.some(p => ma(p) && mb(p))) expect(globsIntersect(a, b)).toBe(true)
+      }),
+      { numRuns: 1000 }
+    )
   })
 })
 
@@ -73,7 +79,28 @@ describe('validateGlob', () => {
     expect(validateGlob('src/**/*.{ts,js}')).toBe('src/**/*.{ts,js}')
   })
 
-  it.each(['', '   ', '/etc/passwd', 'C:/x', '../x', 'src/../x', 'src/./x', 'a//b', 'a/[b', 'a]', 'a/{b', 'a/b}', 'a/(b', 'a\\', '!src/**', '.', '{a,/etc}', 'x\u0000y', 'a'.repeat(2000), '{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}'])('rejects %j', bad => {
+  it.each([
+    '',
+    '   ',
+    '/etc/passwd',
+    'C:/x',
+    '../x',
+    'src/../x',
+    'src/./x',
+    'a//b',
+    'a/[b',
+    'a]',
+    'a/{b',
+    'a/b}',
+    'a/(b',
+    'a\\',
+    '!src/**',
+    '.',
+    '{a,/etc}',
+    'x\u0000y',
+    'a'.repeat(2000),
+    '{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}'
+  ])('rejects %j', bad => {
     expect(() => validateGlob(bad)).toThrow(InvalidArgumentError)
     expect(() => globsIntersect(bad, '**')).toThrow(InvalidArgumentError)
   })
@@ -102,7 +129,7 @@ describe('overlaps between live claims', () => {
     w.claim('gone', 'old', 1) // its lease expired: not live, no alert
   ]
 
-  function boardOf (self: string): Board {
+  function boardOf(self: string): Board {
     const leases = new LeaseTable({ self, leaseMs: 1000, startedAt: 0 })
     for (const p of ['amy', 'bob', 'cat']) leases.heartbeat(p, 5000)
     const b = new Board({ liveness: leases })
@@ -110,14 +137,16 @@ describe('overlaps between live claims', () => {
     return b
   }
 
-  it('reports the pair with the overlapping globs on both holders\' boards, and nothing for disjoint scopes', () => {
+  it("reports the pair with the overlapping globs on both holders' boards, and nothing for disjoint scopes", () => {
     for (const self of ['amy', 'bob', 'cat']) {
       const b = boardOf(self)
-      expect(overlaps(b, 5500)).toEqual([{
-        a: { task: 'board', holder: 'bob', epoch: 1, scope: ['src/core/board/board.ts', 'test/board/**'] },
-        b: { task: 'core', holder: 'amy', epoch: 1, scope: ['src/core/**'] },
-        globs: [['src/core/board/board.ts', 'src/core/**']]
-      }])
+      expect(overlaps(b, 5500)).toEqual([
+        {
+          a: { task: 'board', holder: 'bob', epoch: 1, scope: ['src/core/board/board.ts', 'test/board/**'] },
+          b: { task: 'core', holder: 'amy', epoch: 1, scope: ['src/core/**'] },
+          globs: [['src/core/board/board.ts', 'src/core/**']]
+        }
+      ])
     }
     const amy = boardOf('amy')
     const bob = boardOf('bob')

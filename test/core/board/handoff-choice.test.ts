@@ -4,14 +4,31 @@
 import { describe, expect, it } from 'vitest'
 import { Board } from '../../../src/core/board/board.js'
 import { RecentPeerClaims, readyChoice } from '../../../src/core/board/claim-choice.js'
-import { RECORD_MIN_DONE, chooseHandoff, handoffDue, handoffLimitMs, slowByRecord, usualTaskMs, type HandoffInput } from '../../../src/core/board/handoff-choice.js'
+import {
+  RECORD_MIN_DONE,
+  chooseHandoff,
+  handoffDue,
+  handoffLimitMs,
+  slowByRecord,
+  usualTaskMs,
+  type HandoffInput
+} from '../../../src/core/board/handoff-choice.js'
 import { EntryWriter } from './helpers.js'
 
 const MIN = 60_000
 const POLICY = { factor: 2, floorMs: 15 * MIN }
 
-function input (o: Partial<HandoffInput> = {}): HandoffInput {
-  return { task: 'core', holder: 'amy', heldMs: 90 * MIN, usualMs: 30 * MIN, merging: false, peers: [{ agent: 'bob', assisting: false }], policy: POLICY, ...o }
+function input(o: Partial<HandoffInput> = {}): HandoffInput {
+  return {
+    task: 'core',
+    holder: 'amy',
+    heldMs: 90 * MIN,
+    usualMs: 30 * MIN,
+    merging: false,
+    peers: [{ agent: 'bob', assisting: false }],
+    policy: POLICY,
+    ...o
+  }
 }
 
 describe('when a holder hands its task off', () => {
@@ -44,9 +61,17 @@ describe('when a holder hands its task off', () => {
     // the floor still holds, and nothing on its way is handed off
     expect(handoffDue(14 * MIN, 5 * MIN, false, POLICY, [20 * MIN, 30 * MIN])).toBe(false)
     expect(handoffDue(31 * MIN, 30 * MIN, true, POLICY, slow)).toBe(false)
-    expect(chooseHandoff(input({ heldMs: 29 * MIN, holderDone: slow }))).toMatchObject({ refusal: expect.stringContaining('past 30 min (1 x the median claim-to-done time 30 min; amy\'s own median 68 min over 2 done tasks') })
+    expect(chooseHandoff(input({ heldMs: 29 * MIN, holderDone: slow }))).toMatchObject({
+      refusal: expect.stringContaining("past 30 min (1 x the median claim-to-done time 30 min; amy's own median 68 min over 2 done tasks")
+    })
     const d = chooseHandoff(input({ heldMs: 31 * MIN, holderDone: slow }))
-    expect(d).toMatchObject({ receiver: { agent: 'bob' }, limitMs: 30 * MIN, text: expect.stringContaining('amy held core for 31 min, more than the median claim-to-done time of the done tasks (30 min; amy\'s own median 68 min') })
+    expect(d).toMatchObject({
+      receiver: { agent: 'bob' },
+      limitMs: 30 * MIN,
+      text: expect.stringContaining(
+        "amy held core for 31 min, more than the median claim-to-done time of the done tasks (30 min; amy's own median 68 min"
+      )
+    })
     expect(RECORD_MIN_DONE).toBe(2)
   })
 
@@ -57,22 +82,44 @@ describe('when a holder hands its task off', () => {
     expect(chooseHandoff(input({ merging: true }))).toMatchObject({ refusal: expect.stringContaining('on its way') })
     expect(chooseHandoff(input({ peers: [] }))).toMatchObject({ refusal: expect.stringContaining('no live peer') })
     // a slow peer, and the holder itself, are no receivers
-    expect(chooseHandoff(input({ peers: [{ agent: 'bob', assisting: true, usualMs: 61 * MIN }, { agent: 'amy', assisting: false }] }))).toMatchObject({ refusal: expect.stringContaining('no live peer') })
-    expect(chooseHandoff(input({ peers: [{ agent: 'bob', assisting: false, slow: true }] }))).toMatchObject({ refusal: expect.stringContaining('no live peer') })
+    expect(
+      chooseHandoff(
+        input({
+          peers: [
+            { agent: 'bob', assisting: true, usualMs: 61 * MIN },
+            { agent: 'amy', assisting: false }
+          ]
+        })
+      )
+    ).toMatchObject({ refusal: expect.stringContaining('no live peer') })
+    expect(chooseHandoff(input({ peers: [{ agent: 'bob', assisting: false, slow: true }] }))).toMatchObject({
+      refusal: expect.stringContaining('no live peer')
+    })
   })
 
   it('hands to an assistant first, then to the fastest idle peer; a peer with nothing done counts as usual', () => {
-    const peers = [{ agent: 'cat', assisting: false, usualMs: 5 * MIN }, { agent: 'bob', assisting: true, usualMs: 50 * MIN }, { agent: 'dan', assisting: false }]
+    const peers = [
+      { agent: 'cat', assisting: false, usualMs: 5 * MIN },
+      { agent: 'bob', assisting: true, usualMs: 50 * MIN },
+      { agent: 'dan', assisting: false }
+    ]
     expect(chooseHandoff(input({ peers })).receiver?.agent).toBe('bob')
     expect(chooseHandoff(input({ peers: peers.filter(p => p.agent !== 'bob') })).receiver?.agent).toBe('cat')
-    const d = chooseHandoff(input({ peers: [{ agent: 'dan', assisting: false }, { agent: 'eve', assisting: false, usualMs: 40 * MIN }] }))
+    const d = chooseHandoff(
+      input({
+        peers: [
+          { agent: 'dan', assisting: false },
+          { agent: 'eve', assisting: false, usualMs: 40 * MIN }
+        ]
+      })
+    )
     expect(d.receiver?.agent).toBe('dan')
     expect(d).toMatchObject({ limitMs: 60 * MIN, text: expect.stringContaining('amy held core for 90 min') })
   })
 })
 
 describe('a release that hands a task to a receiver', () => {
-  function board (live: Set<string>): { b: Board, w: EntryWriter } {
+  function board(live: Set<string>): { b: Board; w: EntryWriter } {
     const w = new EntryWriter()
     const b = new Board({ liveness: { isLive: p => live.has(p) } })
     b.apply(w.task('amy', { id: 'core' }))

@@ -12,7 +12,7 @@ describe('an integrator serving the swarm', () => {
     expect(new IntegratorSightings().serving(0, WINDOW, everyoneLive)).toEqual([])
   })
 
-  it('is an agent that answered another agent\'s request, until the window has passed since', () => {
+  it("is an agent that answered another agent's request, until the window has passed since", () => {
     const s = new IntegratorSightings()
     s.saw('ivy', 'amy', 1_000)
     expect(s.serving(1_000, WINDOW, everyoneLive)).toEqual(['ivy'])

@@ -11,7 +11,7 @@ import type { BoardEntry } from '../../../src/core/board/types.js'
 import { EntryWriter } from './helpers.js'
 
 /** holder H claims `a` at epoch 1; assistant A asks integrator I to land its work; I merges it; A writes done. */
-function assistedLanding (w = new EntryWriter()): { entries: BoardEntry[], request: BoardEntry } {
+function assistedLanding(w = new EntryWriter()): { entries: BoardEntry[]; request: BoardEntry } {
   const task = w.task('p', { id: 'a' })
   const claim = w.claim('holder', 'a', 1)
   const request = w.integrationRequest('helper', 'a', 1)
@@ -20,7 +20,7 @@ function assistedLanding (w = new EntryWriter()): { entries: BoardEntry[], reque
   return { entries: [task, claim, request, landed, done], request }
 }
 
-function fold (entries: readonly BoardEntry[]): Board {
+function fold(entries: readonly BoardEntry[]): Board {
   const board = new Board()
   for (const e of entries) board.apply(e)
   return board
@@ -32,14 +32,17 @@ describe('work landed through an integrator', () => {
     const expected = fold(entries)
     expect(expected.task('a', 0)).toMatchObject({ state: 'done', holder: 'holder', doneBy: 'helper' })
     expect(expected.landedBy('a', 1, 'helper')).toBe(true)
-    fc.assert(fc.property(fc.shuffledSubarray(entries, { minLength: entries.length, maxLength: entries.length }), order => {
-      const board = fold(order)
-      expect(board.task('a', 0)).toEqual(expected.task('a', 0))
-      expect(board.landedBy('a', 1, 'helper')).toBe(true)
-    }), { numRuns: 200 })
+    fc.assert(
+      fc.property(fc.shuffledSubarray(entries, { minLength: entries.length, maxLength: entries.length }), order => {
+        const board = fold(order)
+        expect(board.task('a', 0)).toEqual(expected.task('a', 0))
+        expect(board.landedBy('a', 1, 'helper')).toBe(true)
+      }),
+      { numRuns: 200 }
+    )
   })
 
-  it('lands nothing for the integrator that merged someone else\'s request: its own done does not count', () => {
+  it("lands nothing for the integrator that merged someone else's request: its own done does not count", () => {
     const w = new EntryWriter()
     const { entries } = assistedLanding(w)
     const board = fold([...entries.slice(0, 4), w.done('integrator', 'a', 1)])
@@ -47,7 +50,7 @@ describe('work landed through an integrator', () => {
     expect(board.task('a', 0)).toMatchObject({ state: 'claimed', holder: 'holder' })
   })
 
-  it('lands the integrator\'s work when it answered a request of its own', () => {
+  it("lands the integrator's work when it answered a request of its own", () => {
     const w = new EntryWriter()
     const board = new Board()
     board.apply(w.task('p', { id: 'a' }))
@@ -61,7 +64,10 @@ describe('work landed through an integrator', () => {
   })
 
   it('lands nothing when the integration names another epoch or task than the request', () => {
-    for (const [task, epoch] of [['a', 2], ['b', 1]] as const) {
+    for (const [task, epoch] of [
+      ['a', 2],
+      ['b', 1]
+    ] as const) {
       const w = new EntryWriter()
       const board = new Board()
       board.apply(w.task('p', { id: 'a' }))
@@ -94,7 +100,7 @@ describe('work landed through an integrator', () => {
     expect(board.task('a', 0)?.state).toBe('claimed')
   })
 
-  it('stops counting when the request\'s author forks before its request, and counts again for nothing else', () => {
+  it("stops counting when the request's author forks before its request, and counts again for nothing else", () => {
     const { entries, request } = assistedLanding()
     const board = fold(entries)
     expect(board.task('a', 0)?.state).toBe('done')

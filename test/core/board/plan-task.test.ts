@@ -8,8 +8,17 @@ import { InvalidArgumentError } from '../../../src/core/errors.js'
 import { TestRun } from '../../../src/gen/agency/v1/log.js'
 import { EntryWriter } from './helpers.js'
 
-const task = (id: string, deps: string[] = []): { id: string, title: string, description: string, deps: string[], scope: string[], priority: number } =>
-  ({ id, title: id, description: '', deps, scope: [`src/${id}/**`], priority: 0 })
+const task = (
+  id: string,
+  deps: string[] = []
+): { id: string; title: string; description: string; deps: string[]; scope: string[]; priority: number } => ({
+  id,
+  title: id,
+  description: '',
+  deps,
+  scope: [`src/${id}/**`],
+  priority: 0
+})
 
 describe('the plan task', () => {
   it('appears on every replica once a goal exists and no task does, whatever order the entries came in', () => {
@@ -29,10 +38,17 @@ describe('the plan task', () => {
     const claim = w.claim('bob', PLAN_TASK_ID, 1)
     const lexer = w.task('bob', { id: 'lexer' })
     const done = w.done('bob', PLAN_TASK_ID, 1)
-    for (const order of [[goal, claim, lexer, done], [done, lexer, claim, goal], [lexer, goal, done, claim]]) {
+    for (const order of [
+      [goal, claim, lexer, done],
+      [done, lexer, claim, goal],
+      [lexer, goal, done, claim]
+    ]) {
       const b = new Board()
       for (const e of order) b.apply(e)
-      expect(b.tasks(0).map(t => [t.id, t.state])).toEqual([['lexer', 'open'], ['plan', 'done']])
+      expect(b.tasks(0).map(t => [t.id, t.state])).toEqual([
+        ['lexer', 'open'],
+        ['plan', 'done']
+      ])
     }
     const byHand = new Board()
     for (const e of [goal, lexer]) byHand.apply(e)
@@ -64,7 +80,12 @@ describe('a plan is checked as one graph', () => {
   it('refuses a dependency that names no task, a cycle, a duplicate, "plan" itself and a redefinition', () => {
     const b = board()
     const refused = (tasks: ReturnType<typeof task>[]): string => {
-      try { b.checkNewTasks(tasks) } catch (err) { expect(err).toBeInstanceOf(InvalidArgumentError); return (err as Error).message }
+      try {
+        b.checkNewTasks(tasks)
+      } catch (err) {
+        expect(err).toBeInstanceOf(InvalidArgumentError)
+        return (err as Error).message
+      }
       throw new Error('accepted')
     }
     expect(refused([task('parser', ['lexr'])])).toMatch(/depends on lexr, which is no task/)
@@ -77,7 +98,9 @@ describe('a plan is checked as one graph', () => {
 
   it('drops a task that is already on the board exactly as given (a retried plan)', () => {
     const b = board()
-    expect(b.checkNewTasks([{ ...task('lexer'), title: 'lexer', scope: ['src/lexer/**'] }, task('parser', ['lexer'])]).map(t => t.id)).toEqual(['parser'])
+    expect(
+      b.checkNewTasks([{ ...task('lexer'), title: 'lexer', scope: ['src/lexer/**'] }, task('parser', ['lexer'])]).map(t => t.id)
+    ).toEqual(['parser'])
   })
 })
 

@@ -10,17 +10,22 @@ import { MAX_GLOB_ALTERNATIVES, MAX_GLOB_LENGTH, parseGlob, validateGlob } from 
 import { MAX_SCOPE_GLOBS, MAX_SCOPE_UNITS, patternUnits } from '../../../src/core/board/scope-limits.js'
 import { EntryWriter } from './helpers.js'
 
-function boardWith (...entries: ReturnType<EntryWriter['entry']>[]): Board {
+function boardWith(...entries: ReturnType<EntryWriter['entry']>[]): Board {
   const b = new Board()
   for (const e of entries) b.apply(e)
   return b
 }
 
 describe('scope caps', () => {
-  it('keeps the first MAX_SCOPE_GLOBS globs of a peer\'s claim and of a task\'s scope hints', () => {
+  it("keeps the first MAX_SCOPE_GLOBS globs of a peer's claim and of a task's scope hints", () => {
     const w = new EntryWriter()
     const many = Array.from({ length: MAX_SCOPE_GLOBS * 4 }, (_, i) => `src/m${i}/**`)
-    const b = boardWith(w.task('p', { id: 't', scope: many }), w.task('p', { id: 'u' }), w.claim('eve', 'u', 1, { scope: many }), w.claim('amy', 't', 1))
+    const b = boardWith(
+      w.task('p', { id: 't', scope: many }),
+      w.task('p', { id: 'u' }),
+      w.claim('eve', 'u', 1, { scope: many }),
+      w.claim('amy', 't', 1)
+    )
     expect(b.task('u', 0)?.claimScope).toEqual(many.slice(0, MAX_SCOPE_GLOBS))
     expect(b.task('t', 0)?.scope).toEqual(many.slice(0, MAX_SCOPE_GLOBS))
     expect(b.holder('t')?.scope).toEqual(many.slice(0, MAX_SCOPE_GLOBS))
@@ -36,11 +41,13 @@ describe('scope caps', () => {
     const b = boardWith(w.task('p', { id: 'u' }), w.claim('eve', 'u', 1, { scope: [long, braces, 'docs/**'] }))
     expect(b.task('u', 0)?.claimScope).toEqual([braces, 'docs/**'])
     expect(overlapsFor(b, { task: 'mine', holder: 'me', epoch: 1, scope: ['src/f1.ts'] }, 0)).toEqual([])
-    expect(overlapsFor(b, { task: 'mine', holder: 'me', epoch: 1, scope: ['docs/a.md'] }, 0).map(o => o.globs)).toEqual([[['docs/**', 'docs/a.md']]])
+    expect(overlapsFor(b, { task: 'mine', holder: 'me', epoch: 1, scope: ['docs/a.md'] }, 0).map(o => o.globs)).toEqual([
+      [['docs/**', 'docs/a.md']]
+    ])
     expect(() => validateGlob(braces)).toThrow(/more than 64 alternatives/)
   })
 
-  it('compares at most MAX_SCOPE_UNITS of a scope\'s expanded alternatives: the globs after that count for nothing', () => {
+  it("compares at most MAX_SCOPE_UNITS of a scope's expanded alternatives: the globs after that count for nothing", () => {
     // Each glob expands to 32 alternatives of about 20 characters: a few fill the budget.
     const big = (i: number): string => `lib${i}/{${Array.from({ length: 32 }, (_, k) => `part${k}`).join(',')}}/${'y'.repeat(10)}.ts`
     const scope = [...Array.from({ length: 8 }, (_, i) => big(i)), 'docs/**']
@@ -59,7 +66,10 @@ describe('scope caps', () => {
     const b = boardWith(w.task('p', { id: 't' }))
     const many = Array.from({ length: MAX_SCOPE_GLOBS + 1 }, (_, i) => `src/m${i}/**`)
     expect(() => b.checkClaimable('t', 'me', 0, many)).toThrow(new RegExp(`at most ${MAX_SCOPE_GLOBS} globs`))
-    const heavy = Array.from({ length: 8 }, (_, i) => `lib${i}/{${Array.from({ length: 32 }, (_, k) => `part${k}`).join(',')}}/${'y'.repeat(10)}.ts`)
+    const heavy = Array.from(
+      { length: 8 },
+      (_, i) => `lib${i}/{${Array.from({ length: 32 }, (_, k) => `part${k}`).join(',')}}/${'y'.repeat(10)}.ts`
+    )
     expect(() => b.checkClaimable('t', 'me', 0, heavy)).toThrow(/expands to more than/)
     expect(b.checkClaimable('t', 'me', 0, many.slice(0, MAX_SCOPE_GLOBS)).scope).toHaveLength(MAX_SCOPE_GLOBS)
   })
@@ -71,13 +81,16 @@ describe('the indexed overlap search', () => {
   const scope = fc.array(glob, { minLength: 1, maxLength: 3 })
 
   it('reports exactly the pairs that comparing every glob with every glob reports', () => {
-    fc.assert(fc.property(fc.array(scope, { minLength: 1, maxLength: 8 }), scope, (others, mine) => {
-      const w = new EntryWriter()
-      const entries = others.flatMap((s, i) => [w.task('p', { id: `t${i}` }), w.claim(`peer${i}`, `t${i}`, 1, { scope: s })])
-      const b = boardWith(...entries, w.task('p', { id: 'mine' }))
-      const me = { task: 'mine', holder: 'me', epoch: 1, scope: mine }
-      const expected = others.map((s, i) => ({ task: `t${i}`, globs: scopesOverlap(s, mine) })).filter(x => x.globs.length > 0)
-      expect(overlapsFor(b, me, 0).map(o => ({ task: o.a.task, globs: o.globs }))).toEqual(expected)
-    }), { numRuns: 300 })
+    fc.assert(
+      fc.property(fc.array(scope, { minLength: 1, maxLength: 8 }), scope, (others, mine) => {
+        const w = new EntryWriter()
+        const entries = others.flatMap((s, i) => [w.task('p', { id: `t${i}` }), w.claim(`peer${i}`, `t${i}`, 1, { scope: s })])
+        const b = boardWith(...entries, w.task('p', { id: 'mine' }))
+        const me = { task: 'mine', holder: 'me', epoch: 1, scope: mine }
+        const expected = others.map((s, i) => ({ task: `t${i}`, globs: scopesOverlap(s, mine) })).filter(x => x.globs.length > 0)
+        expect(overlapsFor(b, me, 0).map(o => ({ task: o.a.task, globs: o.globs }))).toEqual(expected)
+      }),
+      { numRuns: 300 }
+    )
   })
 })

@@ -10,14 +10,38 @@ import { makeIdentities, type TestIdentity } from '../../helpers/identity.js'
 
 let ids: TestIdentity[] = []
 /** Call at the top of a test file: makes the identities the logs are signed by. */
-export function useIdentities (): void {
-  beforeAll(async () => { ids = await makeIdentities(3) })
+export function useIdentities(): void {
+  beforeAll(async () => {
+    ids = await makeIdentities(3)
+  })
 }
 
-const WORDS = ['lease', 'gossip', 'vector', 'timeout', 'cursor', 'Parser', 'quorum', 'digest', 'backoff', 'leases', 'gosip', 'réseau', 'élan']
+const WORDS = [
+  'lease',
+  'gossip',
+  'vector',
+  'timeout',
+  'cursor',
+  'Parser',
+  'quorum',
+  'digest',
+  'backoff',
+  'leases',
+  'gosip',
+  'réseau',
+  'élan'
+]
 const KINDS = ['discovery', 'failure', 'bug', 'decision', 'note']
 
-export interface Step { author: number, finding: boolean, kind: number, words: number[], path: number, tag: number, supersedes: number }
+export interface Step {
+  author: number
+  finding: boolean
+  kind: number
+  words: number[]
+  path: number
+  tag: number
+  supersedes: number
+}
 
 export const step = fc.record({
   author: fc.nat(2),
@@ -30,21 +54,26 @@ export const step = fc.record({
 })
 
 /** A log of the steps' entries (findings, and goals between them), in an archive. */
-export function buildLog (steps: Step[]): { log: LogState, entries: StoredEntry[] } {
+export function buildLog(steps: Step[]): { log: LogState; entries: StoredEntry[] } {
   const log = new LogState({ archive: new MemoryArchive() })
   const findings: StoredEntry[] = []
   const entries: StoredEntry[] = []
   steps.forEach((s, i) => {
     const who = ids[s.author].signer
-    const time = 1000 + (i * 7) % 13
+    const time = 1000 + ((i * 7) % 13)
     const e = s.finding
-      ? log.append(who, 'finding', {
-        kind: KINDS[s.kind],
-        text: s.words.map(w => WORDS[w]).join(' ') + ` n${i}`,
-        paths: s.path === 0 ? [] : [`src/p${s.path}/f.ts`],
-        tags: s.tag === 0 ? [] : [`t${s.tag}`],
-        supersedes: s.supersedes >= 0 && s.supersedes < findings.length ? findings[s.supersedes].id : ''
-      }, time)
+      ? log.append(
+          who,
+          'finding',
+          {
+            kind: KINDS[s.kind],
+            text: s.words.map(w => WORDS[w]).join(' ') + ` n${i}`,
+            paths: s.path === 0 ? [] : [`src/p${s.path}/f.ts`],
+            tags: s.tag === 0 ? [] : [`t${s.tag}`],
+            supersedes: s.supersedes >= 0 && s.supersedes < findings.length ? findings[s.supersedes].id : ''
+          },
+          time
+        )
       : log.append(who, 'goal', { text: `goal ${i}` }, time)
     if (s.finding) findings.push(e)
     entries.push(e)
@@ -53,13 +82,22 @@ export function buildLog (steps: Step[]): { log: LogState, entries: StoredEntry[
 }
 
 const QUERIES: FindingQuery[] = [
-  { query: 'lease' }, { query: 'gossip vector' }, { query: 'leas' }, { query: 'gosip' }, { query: 'parser timeout quorum' },
-  { query: 'réseau' }, { limit: 50 }, { kind: 'failure', limit: 50 }, { tag: 't2', limit: 50 }, { pathPrefix: 'src/p3', limit: 50 },
-  { query: 'lease', author: '' }, { query: 'digest', since: 1003, until: 1010 }
+  { query: 'lease' },
+  { query: 'gossip vector' },
+  { query: 'leas' },
+  { query: 'gosip' },
+  { query: 'parser timeout quorum' },
+  { query: 'réseau' },
+  { limit: 50 },
+  { kind: 'failure', limit: 50 },
+  { tag: 't2', limit: 50 },
+  { pathPrefix: 'src/p3', limit: 50 },
+  { query: 'lease', author: '' },
+  { query: 'digest', since: 1003, until: 1010 }
 ]
 
 /** Everything a reader of the index sees. */
-export function answers (index: FindingsIndex, entries: StoredEntry[]): unknown {
+export function answers(index: FindingsIndex, entries: StoredEntry[]): unknown {
   return {
     size: index.size,
     counts: [...index.countsByKind()].sort(),
@@ -70,7 +108,6 @@ export function answers (index: FindingsIndex, entries: StoredEntry[]): unknown 
   }
 }
 
-export function sourceOf (log: LogState): FindingsIndexInit {
+export function sourceOf(log: LogState): FindingsIndexInit {
   return { source: { entryAt: c => log.atCursor(c), cursorOf: id => log.cursorOf(id) } }
 }
-

@@ -8,15 +8,24 @@ import { makeIdentities, type TestIdentity } from '../../helpers/identity.js'
 
 let a: TestIdentity
 let b: TestIdentity
-beforeAll(async () => { [a, b] = await makeIdentities(2) })
+beforeAll(async () => {
+  ;[a, b] = await makeIdentities(2)
+})
 
-function fill (n: number): { index: FindingsIndex, ids: string[] } {
+function fill(n: number): { index: FindingsIndex; ids: string[] } {
   const log = new LogState()
   const ids: string[] = []
   for (let i = 0; i < n; i++) {
     const who = i % 2 === 0 ? a : b
     const kind = i % 5 === 0 ? 'failure' : 'discovery'
-    ids.push(log.append(who.signer, 'finding', { kind, text: `finding number ${i} about the parser`, paths: [`src/p${i % 3}.ts`], tags: [], supersedes: '' }, 1000 + i).id)
+    ids.push(
+      log.append(
+        who.signer,
+        'finding',
+        { kind, text: `finding number ${i} about the parser`, paths: [`src/p${i % 3}.ts`], tags: [], supersedes: '' },
+        1000 + i
+      ).id
+    )
   }
   return { index: FindingsIndex.fromEntries(log.ordered()), ids }
 }
@@ -60,25 +69,45 @@ describe('FindingsIndex.page', () => {
   it('lists findings that arrive out of time order, superseded ones last, as one full sort would', () => {
     const log = new LogState()
     let x = 7
-    const next = (): number => { x = (x * 1103515245 + 12345) % 2147483648; return x }
+    const next = (): number => {
+      x = (x * 1103515245 + 12345) % 2147483648
+      return x
+    }
     const ids: string[] = []
     for (let i = 0; i < 400; i++) {
       const supersedes = i > 10 && next() % 7 === 0 ? ids[next() % ids.length] : ''
       const kind = next() % 3 === 0 ? 'failure' : 'note'
       // Times collide and go backwards, as authors' clocks do.
-      ids.push(log.append(i % 2 === 0 ? a.signer : b.signer, 'finding', { kind, text: `entry ${i}`, paths: [], tags: [], supersedes }, 1000 + (next() % 50)).id)
+      ids.push(
+        log.append(
+          i % 2 === 0 ? a.signer : b.signer,
+          'finding',
+          { kind, text: `entry ${i}`, paths: [], tags: [], supersedes },
+          1000 + (next() % 50)
+        ).id
+      )
     }
     // Arrival order differs from time order: index them shuffled.
     const entries = [...log.ordered()].sort((p, q) => (p.id < q.id ? -1 : 1))
     const index = FindingsIndex.fromEntries(entries)
     const superseded = new Set(entries.map(e => index.get(e.id)?.finding.supersedes ?? '').filter(id => id !== ''))
-    const newest = (p: typeof entries[number], q: typeof entries[number]): number => (q.entry.time - p.entry.time) || (p.id < q.id ? -1 : p.id > q.id ? 1 : 0)
-    const reference = [...entries].sort((p, q) => Number(superseded.has(p.id)) - Number(superseded.has(q.id)) || newest(p, q)).map(e => e.id)
+    const newest = (p: (typeof entries)[number], q: (typeof entries)[number]): number =>
+      q.entry.time - p.entry.time || (p.id < q.id ? -1 : p.id > q.id ? 1 : 0)
+    const reference = [...entries]
+      .sort((p, q) => Number(superseded.has(p.id)) - Number(superseded.has(q.id)) || newest(p, q))
+      .map(e => e.id)
     const failures = new Set(entries.filter(e => index.get(e.id)?.finding.kind === 'failure').map(e => e.id))
     const referenceFailuresFirst = [...reference.filter(id => failures.has(id)), ...reference.filter(id => !failures.has(id))]
-    for (const [offset, limit] of [[0, 400], [0, 17], [13, 50], [380, 50]]) {
+    for (const [offset, limit] of [
+      [0, 400],
+      [0, 17],
+      [13, 50],
+      [380, 50]
+    ]) {
       expect(index.page({ offset, limit }).hits.map(h => h.id)).toEqual(reference.slice(offset, offset + limit))
-      expect(index.page({ offset, limit }, { failuresFirst: true }).hits.map(h => h.id)).toEqual(referenceFailuresFirst.slice(offset, offset + limit))
+      expect(index.page({ offset, limit }, { failuresFirst: true }).hits.map(h => h.id)).toEqual(
+        referenceFailuresFirst.slice(offset, offset + limit)
+      )
     }
     expect(index.search({ limit: 30 }).map(h => h.id)).toEqual(reference.slice(0, 30))
   })

@@ -8,12 +8,25 @@ import { rng } from '../log/scenario.js'
 
 let a: TestIdentity
 let b: TestIdentity
-beforeAll(async () => { [a, b] = await makeIdentities(2) })
+beforeAll(async () => {
+  ;[a, b] = await makeIdentities(2)
+})
 
-interface F { kind?: string, text: string, paths?: string[], tags?: string[], supersedes?: string }
+interface F {
+  kind?: string
+  text: string
+  paths?: string[]
+  tags?: string[]
+  supersedes?: string
+}
 
-function record (log: LogState, who: TestIdentity, f: F, time: number): StoredEntry {
-  return log.append(who.signer, 'finding', { kind: f.kind ?? 'note', text: f.text, paths: f.paths ?? [], tags: f.tags ?? [], supersedes: f.supersedes ?? '' }, time)
+function record(log: LogState, who: TestIdentity, f: F, time: number): StoredEntry {
+  return log.append(
+    who.signer,
+    'finding',
+    { kind: f.kind ?? 'note', text: f.text, paths: f.paths ?? [], tags: f.tags ?? [], supersedes: f.supersedes ?? '' },
+    time
+  )
 }
 
 describe('FindingsIndex', () => {
@@ -32,7 +45,12 @@ describe('FindingsIndex', () => {
 
   it('searches text, paths and tags, with prefix and fuzzy matching of words', () => {
     const log = new LogState()
-    const bp = record(log, a, { text: 'yamux backpressure stalls the sync stream', paths: ['src/mesh/sync-protocol.ts'], tags: ['perf'] }, 1)
+    const bp = record(
+      log,
+      a,
+      { text: 'yamux backpressure stalls the sync stream', paths: ['src/mesh/sync-protocol.ts'], tags: ['perf'] },
+      1
+    )
     const pb = record(log, a, { text: 'protobuf decoder rejects unknown fields', paths: ['src/store/codec.ts'], tags: ['api'] }, 2)
     const index = FindingsIndex.fromEntries(log.ordered())
     expect(index.search({ query: 'backpress' })[0]?.id).toBe(bp.id)
@@ -45,11 +63,30 @@ describe('FindingsIndex', () => {
 
   it('filters by kind, path prefix, tag, author and time, and limits', () => {
     const log = new LogState()
-    const f1 = record(log, a, { kind: 'failure', text: 'retry loop on lease expiry', paths: ['src/core/board/lease.ts'], tags: ['claims'] }, 1000)
-    const f2 = record(log, b, { kind: 'bug', text: 'lease expiry uses wall clock', paths: ['./src/core/board/clock.ts'], tags: ['claims', 'time'] }, 2000)
-    const f3 = record(log, a, { kind: 'decision', text: 'lease period is three heartbeats', paths: ['src/mesh/presence.ts'], tags: ['api'] }, 3000)
+    const f1 = record(
+      log,
+      a,
+      { kind: 'failure', text: 'retry loop on lease expiry', paths: ['src/core/board/lease.ts'], tags: ['claims'] },
+      1000
+    )
+    const f2 = record(
+      log,
+      b,
+      { kind: 'bug', text: 'lease expiry uses wall clock', paths: ['./src/core/board/clock.ts'], tags: ['claims', 'time'] },
+      2000
+    )
+    const f3 = record(
+      log,
+      a,
+      { kind: 'decision', text: 'lease period is three heartbeats', paths: ['src/mesh/presence.ts'], tags: ['api'] },
+      3000
+    )
     const index = FindingsIndex.fromEntries(log.ordered())
-    const ids = (q: Parameters<FindingsIndex['search']>[0]) => index.search(q).map(h => h.id).sort()
+    const ids = (q: Parameters<FindingsIndex['search']>[0]) =>
+      index
+        .search(q)
+        .map(h => h.id)
+        .sort()
     expect(ids({ query: 'lease' })).toEqual([f1.id, f2.id, f3.id].sort())
     expect(ids({ query: 'lease', kind: 'bug' })).toEqual([f2.id])
     expect(ids({ query: 'lease', pathPrefix: 'src/core/board' })).toEqual([f1.id, f2.id].sort())
@@ -78,8 +115,7 @@ describe('FindingsIndex', () => {
     expect(index.isSuperseded(old.id)).toBe(true)
     // the superseding finding may arrive first; the flag does not depend on order
     const reversed = FindingsIndex.fromEntries([...log.ordered()].reverse())
-    expect(reversed.search({ query: 'sync batches entries' }).map(h => [h.id, h.superseded]))
-      .toEqual(hits.map(h => [h.id, h.superseded]))
+    expect(reversed.search({ query: 'sync batches entries' }).map(h => [h.id, h.superseded])).toEqual(hits.map(h => [h.id, h.superseded]))
   })
 
   it('refuses bad queries with a named error', () => {
@@ -93,12 +129,46 @@ describe('FindingsIndex', () => {
 })
 
 describe('relevance', () => {
-  const WORDS = ['cache', 'decoder', 'stream', 'memory', 'leak', 'yamux', 'backpressure', 'protobuf', 'gossip', 'peer',
-    'sync', 'batch', 'lease', 'claim', 'timeout', 'retry', 'vector', 'digest', 'leveldb', 'compaction', 'test', 'flaky',
-    'signature', 'verify', 'queue', 'worker', 'socket', 'reset', 'buffer', 'frame', 'length', 'prefix']
+  const WORDS = [
+    'cache',
+    'decoder',
+    'stream',
+    'memory',
+    'leak',
+    'yamux',
+    'backpressure',
+    'protobuf',
+    'gossip',
+    'peer',
+    'sync',
+    'batch',
+    'lease',
+    'claim',
+    'timeout',
+    'retry',
+    'vector',
+    'digest',
+    'leveldb',
+    'compaction',
+    'test',
+    'flaky',
+    'signature',
+    'verify',
+    'queue',
+    'worker',
+    'socket',
+    'reset',
+    'buffer',
+    'frame',
+    'length',
+    'prefix'
+  ]
   const PATHS = ['src/mesh/sync.ts', 'src/mesh/gossip.ts', 'src/store/log-store.ts', 'src/core/log/entry.ts', 'src/api/server.ts']
   const FAILURES = [
-    { text: 'Tried caching the protobuf decoder per stream: it leaks memory under yamux backpressure', query: 'protobuf decoder leaks memory' },
+    {
+      text: 'Tried caching the protobuf decoder per stream: it leaks memory under yamux backpressure',
+      query: 'protobuf decoder leaks memory'
+    },
     { text: 'Retrying the LevelDB compaction on timeout corrupts the version vector digest', query: 'leveldb compaction corrupts' },
     { text: 'Verifying every signature inside the gossip worker queue starves the socket', query: 'signature gossip worker starves' }
   ]
@@ -109,7 +179,12 @@ describe('relevance', () => {
     const log = new LogState()
     for (let i = 0; i < 200; i++) {
       const text = Array.from({ length: 6 + Math.floor(random() * 10) }, () => pick(WORDS)).join(' ')
-      record(log, i % 2 === 0 ? a : b, { kind: pick(['discovery', 'bug', 'note', 'failure']), text, paths: [pick(PATHS)], tags: [pick(['perf', 'api'])] }, 1000 + i)
+      record(
+        log,
+        i % 2 === 0 ? a : b,
+        { kind: pick(['discovery', 'bug', 'note', 'failure']), text, paths: [pick(PATHS)], tags: [pick(['perf', 'api'])] },
+        1000 + i
+      )
     }
     const recorded = FAILURES.map((f, i) => record(log, a, { kind: 'failure', text: f.text, paths: [pick(PATHS)] }, 5000 + i))
     for (let i = 0; i < 100; i++) {
@@ -126,9 +201,40 @@ describe('relevance', () => {
 })
 
 describe('the compact index', () => {
-  const WORDS = ['lease', 'leases', 'leasing', 'gossip', 'gossipsub', 'vector', 'vectors', 'digest', 'decoder', 'decodes',
-    'backpressure', 'backoff', 'protobuf', 'parser', 'parsers', 'timeout', 'timeouts', 'cursor', 'cursors', 'quorum']
-  const QUERIES = ['lease', 'leas', 'gossip vector', 'decoder', 'decodr', 'backpresure', 'parser timeout', 'cursr', 'protobuf quorum digest', 'zzz']
+  const WORDS = [
+    'lease',
+    'leases',
+    'leasing',
+    'gossip',
+    'gossipsub',
+    'vector',
+    'vectors',
+    'digest',
+    'decoder',
+    'decodes',
+    'backpressure',
+    'backoff',
+    'protobuf',
+    'parser',
+    'parsers',
+    'timeout',
+    'timeouts',
+    'cursor',
+    'cursors',
+    'quorum'
+  ]
+  const QUERIES = [
+    'lease',
+    'leas',
+    'gossip vector',
+    'decoder',
+    'decodr',
+    'backpresure',
+    'parser timeout',
+    'cursr',
+    'protobuf quorum digest',
+    'zzz'
+  ]
 
   it('answers the same whatever the segment size and the order findings arrive in', () => {
     const random = rng(7)
@@ -136,7 +242,12 @@ describe('the compact index', () => {
     const log = new LogState()
     for (let i = 0; i < 150; i++) {
       const text = Array.from({ length: 3 + Math.floor(random() * 9) }, () => pick(WORDS)).join(' ')
-      record(log, i % 3 === 0 ? a : b, { kind: pick(['discovery', 'bug', 'note', 'failure']), text, paths: [`src/${pick(WORDS)}/${pick(WORDS)}.ts`], tags: [pick(WORDS)] }, 1000 + Math.floor(i / 2))
+      record(
+        log,
+        i % 3 === 0 ? a : b,
+        { kind: pick(['discovery', 'bug', 'note', 'failure']), text, paths: [`src/${pick(WORDS)}/${pick(WORDS)}.ts`], tags: [pick(WORDS)] },
+        1000 + Math.floor(i / 2)
+      )
     }
     const one = FindingsIndex.fromEntries(log.ordered())
     const small = FindingsIndex.fromEntries(log.ordered(), { segmentDocs: 7 })
@@ -159,7 +270,9 @@ describe('the compact index', () => {
     const f1 = record(log, a, { text: 'sync batches stall under backpressure' }, 1)
     log.append(a.signer, 'goal', { text: 'ship it' }, 2)
     const f2 = record(log, b, { text: 'backpressure comes from yamux windows', supersedes: f1.id }, 3)
-    const index = FindingsIndex.fromEntries(log.iterateAfter(0), { source: { entryAt: c => log.atCursor(c), cursorOf: id => log.cursorOf(id) } })
+    const index = FindingsIndex.fromEntries(log.iterateAfter(0), {
+      source: { entryAt: c => log.atCursor(c), cursorOf: id => log.cursorOf(id) }
+    })
     const hits = index.search({ query: 'backpressure' })
     expect(hits.map(h => h.id)).toEqual([f2.id, f1.id])
     expect(hits.map(h => h.superseded)).toEqual([false, true])

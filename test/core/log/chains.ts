@@ -4,7 +4,7 @@ import type { Signer } from '../../../src/core/log/crypto.js'
 import { entryId, signEntry } from '../../../src/core/log/entry.js'
 import { encodeBody } from '../../../src/core/log/kinds.js'
 
-export function findingBody (text: string): Uint8Array {
+export function findingBody(text: string): Uint8Array {
   return encodeBody('finding', { kind: 'note', text })
 }
 
@@ -12,7 +12,7 @@ export function findingBody (text: string): Uint8Array {
  * Entries start..start+n-1 of one author, chained by prev, lamport = seq.
  * `edit` may change an entry before it is chained into the next one.
  */
-export function chain (signer: Signer, n: number, opts: { start?: number, prev?: Uint8Array, edit?: (e: Entry) => Entry } = {}): Entry[] {
+export function chain(signer: Signer, n: number, opts: { start?: number; prev?: Uint8Array; edit?: (e: Entry) => Entry } = {}): Entry[] {
   const out: Entry[] = []
   let prev = opts.prev ?? new Uint8Array(0)
   const start = opts.start ?? 1

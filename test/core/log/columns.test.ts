@@ -47,26 +47,39 @@ describe('columns', () => {
 })
 
 describe('number columns', () => {
-  it('keep every value pushed, one at a time or in runs, across the first chunk\'s growth and later chunks', () => {
-    fc.assert(fc.property(fc.array(fc.oneof(fc.integer({ min: -1000, max: 1000 }), fc.integer({ min: 1, max: 2 * CHUNK + 10 }).map(n => -n - 1000)), { maxLength: 12 }), steps => {
-      const col = int32Column()
-      const want: number[] = []
-      for (const s of steps) {
-        if (s >= -1000) {
-          col.push(s)
-          want.push(s)
-        } else {
-          const run = Int32Array.from({ length: -s - 1000 }, (_, k) => want.length + k)
-          col.pushAll(run)
-          for (const x of run) want.push(x)
+  it("keep every value pushed, one at a time or in runs, across the first chunk's growth and later chunks", () => {
+    fc.assert(
+      fc.property(
+        fc.array(
+          fc.oneof(
+            fc.integer({ min: -1000, max: 1000 }),
+            fc.integer({ min: 1, max: 2 * CHUNK + 10 }).map(n => -n - 1000)
+          ),
+          { maxLength: 12 }
+        ),
+        steps => {
+          const col = int32Column()
+          const want: number[] = []
+          for (const s of steps) {
+            if (s >= -1000) {
+              col.push(s)
+              want.push(s)
+            } else {
+              const run = Int32Array.from({ length: -s - 1000 }, (_, k) => want.length + k)
+              col.pushAll(run)
+              for (const x of run) want.push(x)
+            }
+          }
+          expect(col.length).toBe(want.length)
+          for (const i of [0, 1, 15, 16, 17, CHUNK - 1, CHUNK, CHUNK + 1, want.length - 1])
+            if (i >= 0 && i < want.length) expect(col.at(i)).toBe(want[i])
+          const all = col.toArray()
+          expect(all.length).toBe(want.length)
+          expect(all.every((x, i) => x === want[i])).toBe(true)
         }
-      }
-      expect(col.length).toBe(want.length)
-      for (const i of [0, 1, 15, 16, 17, CHUNK - 1, CHUNK, CHUNK + 1, want.length - 1]) if (i >= 0 && i < want.length) expect(col.at(i)).toBe(want[i])
-      const all = col.toArray()
-      expect(all.length).toBe(want.length)
-      expect(all.every((x, i) => x === want[i])).toBe(true)
-    }), { numRuns: 30 })
+      ),
+      { numRuns: 30 }
+    )
   })
 
   it('change a value in place after growing', () => {
@@ -80,7 +93,11 @@ describe('number columns', () => {
 
   it('cost a few bytes, not a chunk, while they hold a few values (a feed per author)', () => {
     const before = process.memoryUsage().arrayBuffers
-    const cols = Array.from({ length: 1000 }, (_, i) => { const c = int32Column(); c.push(i); return c })
+    const cols = Array.from({ length: 1000 }, (_, i) => {
+      const c = int32Column()
+      c.push(i)
+      return c
+    })
     // a whole chunk apiece would be 1000 x 256 KiB
     expect(process.memoryUsage().arrayBuffers - before).toBeLessThan(16 << 20)
     expect(cols.every((c, i) => c.at(0) === i)).toBe(true)

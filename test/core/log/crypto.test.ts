@@ -17,7 +17,8 @@ describe('domain-separated Ed25519 signatures', () => {
     expect(verifySignature(DOMAIN_PRESENCE, idA, msg, sig)).toBe(false)
     expect(verifySignature(DOMAIN_ENTRY, idB, msg, sig)).toBe(false)
     expect(verifySignature(DOMAIN_ENTRY, 'not-a-peer-id', msg, sig)).toBe(false)
-    const tampered = Uint8Array.from(msg); tampered[0] ^= 1
+    const tampered = Uint8Array.from(msg)
+    tampered[0] ^= 1
     expect(verifySignature(DOMAIN_ENTRY, idA, tampered, sig)).toBe(false)
   })
 })
@@ -33,8 +34,10 @@ describe('the process-wide record of good signatures', () => {
     expect(signatureChecks()).toEqual({ verified: start.verified + 1, remembered: start.remembered + 1 })
 
     // With the good signature remembered, every variation is checked anew and refused.
-    const tampered = Uint8Array.from(msg); tampered[tampered.length - 1] ^= 1
-    const flipped = Uint8Array.from(sig); flipped[63] ^= 1
+    const tampered = Uint8Array.from(msg)
+    tampered[tampered.length - 1] ^= 1
+    const flipped = Uint8Array.from(sig)
+    flipped[63] ^= 1
     expect(verifySignature(DOMAIN_ENTRY, a.id, tampered, sig)).toBe(false)
     expect(verifySignature(DOMAIN_ENTRY, a.id, msg, flipped)).toBe(false)
     expect(verifySignature(DOMAIN_PRESENCE, a.id, msg, sig)).toBe(false)

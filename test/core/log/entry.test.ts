@@ -2,7 +2,15 @@ import { describe, expect, it, beforeAll } from 'vitest'
 import fc from 'fast-check'
 import { Entry } from '../../../src/gen/agency/v1/log.js'
 import {
-  decodeEntry, encodeEntry, entryId, entryIdHex, isEntryIdHex, MalformedEntryError, signEntry, unsignedBytes, verifyEntry
+  decodeEntry,
+  encodeEntry,
+  entryId,
+  entryIdHex,
+  isEntryIdHex,
+  MalformedEntryError,
+  signEntry,
+  unsignedBytes,
+  verifyEntry
 } from '../../../src/core/log/entry.js'
 import { encodeBody } from '../../../src/core/log/kinds.js'
 import { TooLargeError } from '../../../src/core/errors.js'
@@ -11,11 +19,17 @@ import { makeIdentities, impostor, type TestIdentity } from '../../helpers/ident
 
 let a: TestIdentity
 let b: TestIdentity
-beforeAll(async () => { [a, b] = await makeIdentities(2) })
+beforeAll(async () => {
+  ;[a, b] = await makeIdentities(2)
+})
 
-function sample (signer = a.signer): Entry {
+function sample(signer = a.signer): Entry {
   return signEntry(signer, {
-    seq: 1, prev: new Uint8Array(0), lamport: 1, time: 1_700_000_000_000, kind: 'finding',
+    seq: 1,
+    prev: new Uint8Array(0),
+    lamport: 1,
+    time: 1_700_000_000_000,
+    kind: 'finding',
     body: encodeBody('finding', { kind: 'note', text: 'hello' })
   })
 }
@@ -36,8 +50,13 @@ describe('entry encoding and signatures', () => {
     expect(verifyEntry(e)).toBe(true)
     expect(unsignedBytes(e)).toEqual(encodeEntry({ ...e, sig: Buffer.alloc(0) }))
     for (const changed of [
-      { ...e, seq: 2 }, { ...e, lamport: 2 }, { ...e, time: e.time + 1 }, { ...e, kind: 'goal' },
-      { ...e, body: Buffer.from('x') }, { ...e, prev: Buffer.alloc(32) }, { ...e, author: b.id }
+      { ...e, seq: 2 },
+      { ...e, lamport: 2 },
+      { ...e, time: e.time + 1 },
+      { ...e, kind: 'goal' },
+      { ...e, body: Buffer.from('x') },
+      { ...e, prev: Buffer.alloc(32) },
+      { ...e, author: b.id }
     ]) {
       expect(verifyEntry(changed)).toBe(false)
     }
@@ -69,12 +88,15 @@ describe('entry encoding and signatures', () => {
   })
 
   it('never throws anything but its named errors on arbitrary bytes', () => {
-    fc.assert(fc.property(fc.uint8Array({ maxLength: 300 }), bytes => {
-      try {
-        decodeEntry(bytes)
-      } catch (err) {
-        expect(err).toBeInstanceOf(MalformedEntryError)
-      }
-    }), { numRuns: 2000 })
+    fc.assert(
+      fc.property(fc.uint8Array({ maxLength: 300 }), bytes => {
+        try {
+          decodeEntry(bytes)
+        } catch (err) {
+          expect(err).toBeInstanceOf(MalformedEntryError)
+        }
+      }),
+      { numRuns: 2000 }
+    )
   })
 })

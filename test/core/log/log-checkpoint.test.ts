@@ -8,25 +8,32 @@ import { FailedPreconditionError, InvalidArgumentError } from '../../../src/core
 import { makeIdentities, type TestIdentity } from '../../helpers/identity.js'
 
 let ids: TestIdentity[]
-beforeAll(async () => { ids = await makeIdentities(3) })
+beforeAll(async () => {
+  ids = await makeIdentities(3)
+})
 
 const KINDS = ['finding', 'goal', 'task', 'claim'] as const
 
 /** A log of `n` entries by three authors, interleaved, with a few kinds, in an archive. */
-function buildLog (n: number, archive = new MemoryArchive()): { log: LogState, archive: MemoryArchive } {
+function buildLog(n: number, archive = new MemoryArchive()): { log: LogState; archive: MemoryArchive } {
   const log = new LogState({ archive })
   for (let i = 0; i < n; i++) {
     const kind = KINDS[i % KINDS.length]
-    const body = kind === 'finding'
-      ? { kind: 'note', text: `finding ${i}` }
-      : kind === 'goal' ? { text: `goal ${i}` } : kind === 'task' ? { id: `t${i}`, title: `task ${i}` } : { task: `t${i - 1}`, epoch: 1 }
+    const body =
+      kind === 'finding'
+        ? { kind: 'note', text: `finding ${i}` }
+        : kind === 'goal'
+          ? { text: `goal ${i}` }
+          : kind === 'task'
+            ? { id: `t${i}`, title: `task ${i}` }
+            : { task: `t${i - 1}`, epoch: 1 }
     log.append(ids[(i * 7) % 3].signer, kind, body, 1000 + i)
   }
   return { log, archive }
 }
 
 /** Everything a reader of the log sees, for comparing two logs. */
-function view (log: LogState): unknown {
+function view(log: LogState): unknown {
   return {
     size: log.size,
     cursor: log.cursor,
@@ -40,14 +47,18 @@ function view (log: LogState): unknown {
     // the counts per kind up to a few cursors, in one pass as one kind at a time gives them
     countsUpTo: [0, 1, 7, Math.floor(log.cursor / 2), log.cursor, log.cursor + 5].map(c => {
       const counts = [...log.countsByKindUpTo(c)].sort()
-      expect(counts).toEqual(KINDS.map(k => [k, log.countOfKind(k, c)] as const).filter(([, n]) => n > 0).sort())
+      expect(counts).toEqual(
+        KINDS.map(k => [k, log.countOfKind(k, c)] as const)
+          .filter(([, n]) => n > 0)
+          .sort()
+      )
       return counts
     })
   }
 }
 
 /** A log restored from `archive` the slow way: every entry read, decoded and hashed. */
-function fullRestore (archive: MemoryArchive, source: LogState): LogState {
+function fullRestore(archive: MemoryArchive, source: LogState): LogState {
   const log = new LogState({ archive })
   log.restoreEntries(source.afterCursor(0).map(e => ({ cursor: e.cursor, bytes: e.bytes, id: e.id, entry: e.entry })))
   log.restoreFinish({})
@@ -123,10 +134,13 @@ describe('a log checkpoint', () => {
     // the same authors, feeds of the same lengths, other entries
     const otherArchive = new MemoryArchive()
     const replay = new LogState({ archive: otherArchive })
-    for (const e of log.afterCursor(0)) replay.append(ids.find(i => i.id === e.entry.author)?.signer as any, 'finding', { kind: 'note', text: `other ${e.cursor}` }, 5)
+    for (const e of log.afterCursor(0))
+      replay.append(ids.find(i => i.id === e.entry.author)?.signer as any, 'finding', { kind: 'note', text: `other ${e.cursor}` }, 5)
     expect(replay.vector()).toEqual(log.vector())
     const fresh = new LogState({ archive: otherArchive })
-    expect(() => fresh.restoreCheckpoint(log.checkpoint() as Uint8Array, { lastCursor: 20, vector: replay.vector() })).toThrow(FailedPreconditionError)
+    expect(() => fresh.restoreCheckpoint(log.checkpoint() as Uint8Array, { lastCursor: 20, vector: replay.vector() })).toThrow(
+      FailedPreconditionError
+    )
     expect(fresh.size).toBe(0)
   })
 

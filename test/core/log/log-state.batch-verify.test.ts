@@ -14,18 +14,20 @@ import { chain, findingBody } from './chains.js'
 
 let a: TestIdentity
 let b: TestIdentity
-beforeAll(async () => { [a, b] = await makeIdentities(2) })
+beforeAll(async () => {
+  ;[a, b] = await makeIdentities(2)
+})
 
 const bytesOf = (entries: Entry[]): Uint8Array[] => entries.map(encodeEntry)
 const seqs = (log: LogState, author: string): number[] => log.feedCursors(author, 1, 1e9).map(c => log.atCursor(c)?.entry.seq as number)
 const holds = (log: LogState, e: Entry): boolean => log.get(entryIdHex(e)) !== undefined
 
 /** The author's other entry at `seq` after `prev`: validly signed, a different body. */
-function otherAt (id: TestIdentity, seq: number, prev: Uint8Array): Entry {
+function otherAt(id: TestIdentity, seq: number, prev: Uint8Array): Entry {
   return signEntry(id.signer, { seq, prev, lamport: seq, time: 7, kind: 'finding', body: findingBody(`other ${seq}`) })
 }
 
-function flipByte (buf: Buffer, at = 0): Buffer {
+function flipByte(buf: Buffer, at = 0): Buffer {
   const copy = Buffer.from(buf)
   copy[at] ^= 0x01
   return copy
@@ -33,25 +35,49 @@ function flipByte (buf: Buffer, at = 0): Buffer {
 
 describe('reading an entry straight from its bytes', () => {
   it('gives the fields a protobuf decode gives, for any entry', () => {
-    fc.assert(fc.property(
-      fc.record({ seq: fc.integer({ min: 1, max: 2 ** 40 }), lamport: fc.integer({ min: 1, max: Number.MAX_SAFE_INTEGER }), time: fc.nat(), text: fc.string(), kind: fc.constantFrom('finding', 'claim', 'task') }),
-      ({ seq, lamport, time, text, kind }) => {
-        const e = signEntry(a.signer, { seq, prev: seq === 1 ? new Uint8Array(0) : Buffer.alloc(32, 9), lamport, time, kind, body: findingBody(text) })
-        const bytes = encodeEntry(e)
-        expect(scanEntry(bytes)).toEqual(decodeEntry(bytes))
-      }), { numRuns: 200 })
+    fc.assert(
+      fc.property(
+        fc.record({
+          seq: fc.integer({ min: 1, max: 2 ** 40 }),
+          lamport: fc.integer({ min: 1, max: Number.MAX_SAFE_INTEGER }),
+          time: fc.nat(),
+          text: fc.string(),
+          kind: fc.constantFrom('finding', 'claim', 'task')
+        }),
+        ({ seq, lamport, time, text, kind }) => {
+          const e = signEntry(a.signer, {
+            seq,
+            prev: seq === 1 ? new Uint8Array(0) : Buffer.alloc(32, 9),
+            lamport,
+            time,
+            kind,
+            body: findingBody(text)
+          })
+          const bytes = encodeEntry(e)
+          expect(scanEntry(bytes)).toEqual(decodeEntry(bytes))
+        }
+      ),
+      { numRuns: 200 }
+    )
   })
 
   it('takes only canonical bytes: whatever it reads, decodeEntry reads the same', () => {
     const [e] = chain(a.signer, 1)
     const good = encodeEntry(e)
-    fc.assert(fc.property(fc.array(fc.record({ at: fc.nat(), byte: fc.integer({ min: 0, max: 255 }) }), { minLength: 1, maxLength: 4 }), fc.nat(8), (edits, cut) => {
-      const bytes = Buffer.from(good.subarray(0, good.length - (cut % 3 === 0 ? cut : 0)))
-      for (const { at, byte } of edits) bytes[at % bytes.length] = byte
-      const scanned = scanEntry(bytes)
-      if (scanned === undefined) return
-      expect(scanned).toEqual(decodeEntry(bytes))
-    }), { numRuns: 2000 })
+    fc.assert(
+      fc.property(
+        fc.array(fc.record({ at: fc.nat(), byte: fc.integer({ min: 0, max: 255 }) }), { minLength: 1, maxLength: 4 }),
+        fc.nat(8),
+        (edits, cut) => {
+          const bytes = Buffer.from(good.subarray(0, good.length - (cut % 3 === 0 ? cut : 0)))
+          for (const { at, byte } of edits) bytes[at % bytes.length] = byte
+          const scanned = scanEntry(bytes)
+          if (scanned === undefined) return
+          expect(scanned).toEqual(decodeEntry(bytes))
+        }
+      ),
+      { numRuns: 2000 }
+    )
     // forms the scan leaves to decodeEntry: a non-minimal varint, a field out of order, a field at its default
     expect(scanEntry(Buffer.concat([Buffer.from([0x10, 0x81, 0x00]), good.subarray(good.indexOf(0x1a))]))).toBeUndefined()
     expect(scanEntry(Buffer.from([0x10, 0x01, 0x0a, 0x01, 0x41]))).toBeUndefined()
@@ -76,7 +102,7 @@ describe('the bytes path of a batch', () => {
     expect(viaBytes.ingestBatchBytes(bytesOf(mixed)).duplicates).toBe(60)
   })
 
-  it('keeps none of the caller\'s buffer: reusing it changes nothing held', () => {
+  it("keeps none of the caller's buffer: reusing it changes nothing held", () => {
     const feed = chain(a.signer, 3)
     const frames = bytesOf(feed).map(x => Buffer.from(x))
     const log = new LogState()
@@ -141,7 +167,7 @@ describe('the bytes path of a batch', () => {
     expect(log.size).toBe(0)
   })
 
-  it('a run that does not start at the held feed\'s last entry: checked one by one, never taken on its last signature', () => {
+  it("a run that does not start at the held feed's last entry: checked one by one, never taken on its last signature", () => {
     const feed = chain(a.signer, 6)
     const log = new LogState()
     log.ingestBatchBytes(bytesOf(feed.slice(0, 2)))
@@ -190,7 +216,7 @@ describe('the bytes path of a batch', () => {
 
   it('entries whose own signature was never checked are held and served: a peer takes them the same way', () => {
     // the author signed a chain in which entry 3 carries a garbage signature; entry 6 covers it
-    const feed = chain(a.signer, 6, { edit: e => e.seq === 3 ? { ...e, sig: Buffer.alloc(64, 1) } : e })
+    const feed = chain(a.signer, 6, { edit: e => (e.seq === 3 ? { ...e, sig: Buffer.alloc(64, 1) } : e) })
     const first = new LogState()
     expect(first.ingestBatchBytes(bytesOf(feed)).accepted).toHaveLength(6)
     const served = first.entriesAfter(new Map()).map(s => s.bytes)

@@ -16,14 +16,23 @@ import { makeIdentities, type TestIdentity } from '../../helpers/identity.js'
 
 let x: TestIdentity // forks
 let y: TestIdentity // honest
-beforeAll(async () => { [x, y] = await makeIdentities(2) })
+beforeAll(async () => {
+  ;[x, y] = await makeIdentities(2)
+})
 
 /** Entries of `who` from seq `from`, chained on `prev`, one per body. */
-function feed (who: TestIdentity, from: number, prev: Uint8Array, bodies: Array<[EntryKind, object]>, lamportBase = 0): Entry[] {
+function feed(who: TestIdentity, from: number, prev: Uint8Array, bodies: Array<[EntryKind, object]>, lamportBase = 0): Entry[] {
   const out: Entry[] = []
   bodies.forEach(([kind, body], i) => {
     const seq = from + i
-    const e = signEntry(who.signer, { seq, prev, lamport: lamportBase + seq, time: 1000 * seq, kind, body: encodeBody(kind, body as never) })
+    const e = signEntry(who.signer, {
+      seq,
+      prev,
+      lamport: lamportBase + seq,
+      time: 1000 * seq,
+      kind,
+      body: encodeBody(kind, body as never)
+    })
     out.push(e)
     prev = entryId(e)
   })
@@ -31,7 +40,7 @@ function feed (who: TestIdentity, from: number, prev: Uint8Array, bodies: Array<
 }
 
 /** One anti-entropy exchange, as the sync protocol runs it: the responder sends first, then the initiator. */
-function exchange (initiator: LogState, responder: LogState): void {
+function exchange(initiator: LogState, responder: LogState): void {
   const wire = (s: LogState): ReturnType<typeof summariesFromWire> => summariesFromWire(s.summaries().map(summaryToWire))
   const mine = wire(initiator)
   if (Buffer.compare(Buffer.from(summaryDigest(initiator.summaries())), Buffer.from(summaryDigest(responder.summaries()))) === 0) return
@@ -45,9 +54,18 @@ function exchange (initiator: LogState, responder: LogState): void {
   give(initiator, responder, wire(responder))
 }
 
-function boardOf (log: LogState): Board {
+function boardOf(log: LogState): Board {
   const b = new Board()
-  for (const e of log.ordered()) b.apply({ id: e.id, author: e.entry.author, seq: e.entry.seq, lamport: e.entry.lamport, time: e.entry.time, kind: e.entry.kind, body: decodeBody(e.entry.kind as 'claim', e.entry.body) })
+  for (const e of log.ordered())
+    b.apply({
+      id: e.id,
+      author: e.entry.author,
+      seq: e.entry.seq,
+      lamport: e.entry.lamport,
+      time: e.entry.time,
+      kind: e.entry.kind,
+      body: decodeBody(e.entry.kind as 'claim', e.entry.body)
+    })
   for (const { author } of log.summaries().filter(s => s.faulty)) {
     const fp = log.forkPoint(author)
     if (fp !== undefined) b.markFaulty(author, fp.seq)
@@ -64,16 +82,28 @@ describe('a forked author', () => {
   let honest: Entry[]
   beforeAll(() => {
     common = feed(x, 1, new Uint8Array(0), [
-      ['task', { id: 't1', title: 't1' }], ['task', { id: 't2', title: 't2' }], ['task', { id: 't3', title: 't3' }],
+      ['task', { id: 't1', title: 't1' }],
+      ['task', { id: 't2', title: 't2' }],
+      ['task', { id: 't3', title: 't3' }],
       ['claim', { task: 't1', epoch: 1, scope: ['src/t1/**'] }]
     ])
     const tip = entryId(common[3])
-    branchA = feed(x, 5, tip, [['claim', { task: 't2', epoch: 1 }], ['finding', { kind: 'note', text: 'a6' }], ['finding', { kind: 'note', text: 'a7' }], ['done', { task: 't1', epoch: 1, commit: 'a'.repeat(40) }]])
-    branchB = feed(x, 5, tip, [['claim', { task: 't3', epoch: 1 }], ['finding', { kind: 'note', text: 'b6' }], ['finding', { kind: 'note', text: 'b7' }], ['release', { task: 't1', epoch: 1, note: '', branch: '' }]])
+    branchA = feed(x, 5, tip, [
+      ['claim', { task: 't2', epoch: 1 }],
+      ['finding', { kind: 'note', text: 'a6' }],
+      ['finding', { kind: 'note', text: 'a7' }],
+      ['done', { task: 't1', epoch: 1, commit: 'a'.repeat(40) }]
+    ])
+    branchB = feed(x, 5, tip, [
+      ['claim', { task: 't3', epoch: 1 }],
+      ['finding', { kind: 'note', text: 'b6' }],
+      ['finding', { kind: 'note', text: 'b7' }],
+      ['release', { task: 't1', epoch: 1, note: '', branch: '' }]
+    ])
     honest = feed(y, 1, new Uint8Array(0), [['claim', { task: 't3', epoch: 1 }]], 10)
   })
 
-  function replica (...entries: Entry[][]): LogState {
+  function replica(...entries: Entry[][]): LogState {
     const log = new LogState()
     log.ingestBatch(entries.flat())
     return log
@@ -116,7 +146,12 @@ describe('a forked author', () => {
   })
 
   it('is found when one branch is much longer, and when the fork is at seq 1', () => {
-    const long = feed(x, 5, entryId(common[3]), Array.from({ length: 300 }, (_, i) => ['finding', { kind: 'note', text: `long ${i}` }] as [EntryKind, object]))
+    const long = feed(
+      x,
+      5,
+      entryId(common[3]),
+      Array.from({ length: 300 }, (_, i) => ['finding', { kind: 'note', text: `long ${i}` }] as [EntryKind, object])
+    )
     const a = replica(common, long)
     const b = replica(common, branchB)
     for (let round = 0; round < 4; round++) exchange(b, a)
@@ -134,7 +169,14 @@ describe('a forked author', () => {
   it('costs a peer that lies about heads only a bounded number of probes per exchange', async () => {
     const log = new LogState()
     for (const id of await makeIdentities(8)) {
-      log.ingestBatch(feed(id, 1, new Uint8Array(0), Array.from({ length: 64 }, (_, i) => ['finding', { kind: 'note', text: `n${i}` }] as [EntryKind, object])))
+      log.ingestBatch(
+        feed(
+          id,
+          1,
+          new Uint8Array(0),
+          Array.from({ length: 64 }, (_, i) => ['finding', { kind: 'note', text: `n${i}` }] as [EntryKind, object])
+        )
+      )
     }
     // Every head wrong: each author looks like another branch.
     const lies = summariesFromWire(log.summaries().map(s => summaryToWire({ ...s, head: 'ff'.repeat(32) })))

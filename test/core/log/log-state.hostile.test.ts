@@ -8,20 +8,22 @@ import { chain, findingBody } from './chains.js'
 
 let a: TestIdentity
 let b: TestIdentity
-beforeAll(async () => { [a, b] = await makeIdentities(2) })
+beforeAll(async () => {
+  ;[a, b] = await makeIdentities(2)
+})
 
-function unchanged (log: LogState): unknown {
+function unchanged(log: LogState): unknown {
   return { size: log.size, vector: log.vector(), pending: log.pendingCount, faulty: [...log.faultyAuthors] }
 }
 
-function flipByte (buf: Buffer, at = 0): Buffer {
+function flipByte(buf: Buffer, at = 0): Buffer {
   const copy = Buffer.from(buf)
   copy[at] ^= 0x01
   return copy
 }
 
 describe('hostile entries are rejected, counted, and change nothing', () => {
-  it('an entry naming author A but signed with B\'s key', () => {
+  it("an entry naming author A but signed with B's key", () => {
     const log = new LogState()
     const before = unchanged(log)
     const [forged] = chain(impostor(a, b), 1)
@@ -45,7 +47,12 @@ describe('hostile entries are rejected, counted, and change nothing', () => {
     log.ingest(e1)
     log.ingest(e2)
     const before = unchanged(log)
-    for (const replay of [{ ...e2, lamport: 99 }, { ...e2, time: 1 }, { ...e2, seq: 3 }, { ...e1, kind: 'goal' }]) {
+    for (const replay of [
+      { ...e2, lamport: 99 },
+      { ...e2, time: 1 },
+      { ...e2, seq: 3 },
+      { ...e1, kind: 'goal' }
+    ]) {
       expect(log.ingest(replay)).toMatchObject({ status: 'rejected', reason: 'bad_signature' })
     }
     expect(log.ingest(e2).status).toBe('duplicate')
@@ -53,7 +60,14 @@ describe('hostile entries are rejected, counted, and change nothing', () => {
   })
 
   it('an oversized entry, even when validly signed', () => {
-    const big = signEntry(a.signer, { seq: 1, prev: new Uint8Array(0), lamport: 1, time: 1, kind: 'finding', body: findingBody('z'.repeat(70_000)) })
+    const big = signEntry(a.signer, {
+      seq: 1,
+      prev: new Uint8Array(0),
+      lamport: 1,
+      time: 1,
+      kind: 'finding',
+      body: findingBody('z'.repeat(70_000))
+    })
     const log = new LogState()
     expect(log.ingest(big)).toEqual({ status: 'rejected', id: null, reason: 'too_large' })
     expect(log.ingestBytes(encodeEntry(big))).toMatchObject({ reason: 'too_large' })
@@ -65,7 +79,14 @@ describe('hostile entries are rejected, counted, and change nothing', () => {
   it('an unknown kind and a body that does not decode, even when validly signed', () => {
     const log = new LogState()
     const weird = signEntry(a.signer, { seq: 1, prev: new Uint8Array(0), lamport: 1, time: 1, kind: 'weird', body: new Uint8Array(0) })
-    const garbage = signEntry(a.signer, { seq: 1, prev: new Uint8Array(0), lamport: 1, time: 1, kind: 'finding', body: Uint8Array.from([0xff, 0xff]) })
+    const garbage = signEntry(a.signer, {
+      seq: 1,
+      prev: new Uint8Array(0),
+      lamport: 1,
+      time: 1,
+      kind: 'finding',
+      body: Uint8Array.from([0xff, 0xff])
+    })
     expect(log.ingest(weird)).toMatchObject({ status: 'rejected', reason: 'unknown_kind' })
     expect(log.ingest(garbage)).toMatchObject({ status: 'rejected', reason: 'bad_body' })
     expect(log.size).toBe(0)
@@ -82,9 +103,16 @@ describe('hostile entries are rejected, counted, and change nothing', () => {
     expect(log.rejected.malformed).toBe(4)
   })
 
-  it('an entry whose prev is not the id of the author\'s entry before it', () => {
+  it("an entry whose prev is not the id of the author's entry before it", () => {
     const [e1] = chain(a.signer, 1)
-    const wrongPrev = signEntry(a.signer, { seq: 2, prev: Buffer.alloc(32, 7), lamport: 2, time: 2, kind: 'finding', body: findingBody('x') })
+    const wrongPrev = signEntry(a.signer, {
+      seq: 2,
+      prev: Buffer.alloc(32, 7),
+      lamport: 2,
+      time: 2,
+      kind: 'finding',
+      body: findingBody('x')
+    })
     const log = new LogState()
     // waits while seq 1 is missing, then is refused once its predecessor is known
     expect(log.ingest(wrongPrev).status).toBe('pending')
@@ -99,9 +127,16 @@ describe('hostile entries are rejected, counted, and change nothing', () => {
     expect(other.ingest(wrongPrev)).toMatchObject({ status: 'rejected', reason: 'bad_prev' })
   })
 
-  it('an entry whose lamport does not grow past its predecessor\'s', () => {
+  it("an entry whose lamport does not grow past its predecessor's", () => {
     const [e1] = chain(a.signer, 1, { edit: e => signEntry(a.signer, { ...e, lamport: 5 }) })
-    const e2 = signEntry(a.signer, { seq: 2, prev: Buffer.from(entryIdHex(e1), 'hex'), lamport: 5, time: 2, kind: 'finding', body: findingBody('x') })
+    const e2 = signEntry(a.signer, {
+      seq: 2,
+      prev: Buffer.from(entryIdHex(e1), 'hex'),
+      lamport: 5,
+      time: 2,
+      kind: 'finding',
+      body: findingBody('x')
+    })
     const log = new LogState()
     log.ingest(e1)
     expect(log.ingest(e2)).toMatchObject({ status: 'rejected', reason: 'bad_prev' })
@@ -109,9 +144,16 @@ describe('hostile entries are rejected, counted, and change nothing', () => {
 })
 
 describe('forks', () => {
-  function forkPair (): [Entry[], Entry] {
+  function forkPair(): [Entry[], Entry] {
     const feed = chain(a.signer, 3)
-    const other = signEntry(a.signer, { seq: 2, prev: feed[1].prev, lamport: 2, time: 2, kind: 'finding', body: findingBody('the other branch') })
+    const other = signEntry(a.signer, {
+      seq: 2,
+      prev: feed[1].prev,
+      lamport: 2,
+      time: 2,
+      kind: 'finding',
+      body: findingBody('the other branch')
+    })
     return [feed, other]
   }
 
@@ -175,7 +217,7 @@ describe('the batch path authenticates by hash chain and accepts nothing unauthe
   it('accepts a whole run on the signature of its last entry', () => {
     // the author signed a chain in which entry 3 carries a garbage signature:
     // entry 10's signature covers it through the prev links
-    const feed = chain(a.signer, 10, { edit: e => e.seq === 3 ? { ...e, sig: Buffer.alloc(64, 1) } : e })
+    const feed = chain(a.signer, 10, { edit: e => (e.seq === 3 ? { ...e, sig: Buffer.alloc(64, 1) } : e) })
     const batched = new LogState()
     expect(batched.ingestBatch(feed).accepted).toHaveLength(10)
     const single = new LogState()

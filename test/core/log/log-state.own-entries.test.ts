@@ -8,7 +8,9 @@ import { makeIdentities, type TestIdentity } from '../../helpers/identity.js'
 
 let a: TestIdentity
 let b: TestIdentity
-beforeAll(async () => { [a, b] = await makeIdentities(2) })
+beforeAll(async () => {
+  ;[a, b] = await makeIdentities(2)
+})
 
 const note = (text: string) => ({ kind: 'note', text })
 
@@ -35,7 +37,10 @@ describe('LogState: staged own entries', () => {
 
     // Committing the later one commits the earlier one too, in seq order.
     const visible = log.commitStaged(s3.id)
-    expect(visible.map(e => [e.id, e.cursor])).toEqual([[s2.id, 2], [s3.id, 3]])
+    expect(visible.map(e => [e.id, e.cursor])).toEqual([
+      [s2.id, 2],
+      [s3.id, 3]
+    ])
     expect(log.commitStaged(s2.id)).toEqual([])
     expect(log.vector()).toEqual(new Map([[a.id, 3]]))
     expect(log.get(s3.id)?.cursor).toBe(3)
@@ -53,7 +58,7 @@ describe('LogState: staged own entries', () => {
     expect(log.commitStaged(s2.id).map(e => e.entry.seq)).toEqual([1, 2])
   })
 
-  it('are dropped, and the commit refused, when the author\'s feed already holds their seq (an earlier entry of its own came back)', () => {
+  it("are dropped, and the commit refused, when the author's feed already holds their seq (an earlier entry of its own came back)", () => {
     const earlier = new LogState()
     const lost = earlier.append(a.signer, 'finding', note('a peer has this one'), 1)
     const log = new LogState()

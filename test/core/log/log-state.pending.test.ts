@@ -4,7 +4,9 @@ import { makeIdentities, type TestIdentity } from '../../helpers/identity.js'
 import { chain } from './chains.js'
 
 let ids: TestIdentity[]
-beforeAll(async () => { ids = await makeIdentities(4) })
+beforeAll(async () => {
+  ids = await makeIdentities(4)
+})
 
 describe('the pending set is bounded', () => {
   it('per author: beyond the bound the oldest arrival is dropped, reported and counted', () => {

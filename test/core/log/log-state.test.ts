@@ -9,12 +9,14 @@ import { chain, findingBody } from './chains.js'
 let a: TestIdentity
 let b: TestIdentity
 let c: TestIdentity
-beforeAll(async () => { [a, b, c] = await makeIdentities(3) })
+beforeAll(async () => {
+  ;[a, b, c] = await makeIdentities(3)
+})
 
 const note = (text: string) => ({ kind: 'note', text })
 
 describe('LogState: appending', () => {
-  it('chains the author\'s entries by seq, prev and lamport, and gives each a cursor', () => {
+  it("chains the author's entries by seq, prev and lamport, and gives each a cursor", () => {
     const log = new LogState()
     const first = log.append(a.signer, 'finding', note('one'), 1000)
     const second = log.append(a.signer, 'finding', note('two'), 2000)
@@ -99,8 +101,12 @@ describe('LogState: ingesting', () => {
     const two = new LogState()
     for (const e of feeds.flat()) one.ingest(e)
     for (const e of feeds.flat().reverse()) two.ingest(e)
-    const key = (s: { entry: { lamport: number, author: string } }) => `${s.entry.lamport}/${s.entry.author}`
-    const expected = feeds.flat().map(e => ({ entry: e })).sort((x, y) => key(x) < key(y) ? -1 : 1).map(key)
+    const key = (s: { entry: { lamport: number; author: string } }) => `${s.entry.lamport}/${s.entry.author}`
+    const expected = feeds
+      .flat()
+      .map(e => ({ entry: e }))
+      .sort((x, y) => (key(x) < key(y) ? -1 : 1))
+      .map(key)
     expect(one.ordered().map(key)).toEqual(expected)
     expect(two.ordered().map(s => s.id)).toEqual(one.ordered().map(s => s.id))
   })
@@ -112,7 +118,18 @@ describe('LogState: queries for sync and streams', () => {
     for (const e of [...chain(a.signer, 4), ...chain(b.signer, 2)]) log.ingest(e)
     const after = log.entriesAfter(new Map([[a.id, 2]]))
     expect(after.map(s => [s.entry.author, s.entry.seq])).toEqual(
-      [a.id, b.id].sort().flatMap(id => id === a.id ? [[a.id, 3], [a.id, 4]] : [[b.id, 1], [b.id, 2]]))
+      [a.id, b.id].sort().flatMap(id =>
+        id === a.id
+          ? [
+              [a.id, 3],
+              [a.id, 4]
+            ]
+          : [
+              [b.id, 1],
+              [b.id, 2]
+            ]
+      )
+    )
     const peer = new LogState()
     for (const e of chain(a.signer, 2)) peer.ingest(e)
     const prefix = log.entriesAfter(peer.vector(), 3)
@@ -144,7 +161,10 @@ describe('LogState: restore', () => {
 
     const log = new LogState()
     const r = log.restore({
-      entries: src.afterCursor(0).reverse().map(s => ({ entry: s.entry, cursor: s.cursor })),
+      entries: src
+        .afterCursor(0)
+        .reverse()
+        .map(s => ({ entry: s.entry, cursor: s.cursor })),
       pending: src.pendingEntries().map(p => p.entry)
     })
     expect(r.accepted).toEqual([])
@@ -185,7 +205,14 @@ describe('LogState: options', () => {
 
   it('enforces a smaller entry size when configured', () => {
     const log = new LogState({ maxEntryBytes: 200 })
-    const e = signEntry(a.signer, { seq: 1, prev: new Uint8Array(0), lamport: 1, time: 1, kind: 'finding', body: findingBody('y'.repeat(300)) })
+    const e = signEntry(a.signer, {
+      seq: 1,
+      prev: new Uint8Array(0),
+      lamport: 1,
+      time: 1,
+      kind: 'finding',
+      body: findingBody('y'.repeat(300))
+    })
     expect(log.ingest(e)).toMatchObject({ status: 'rejected', reason: 'too_large' })
   })
 })

@@ -7,8 +7,26 @@ import { LogState } from '../../../src/core/log/log-state.js'
 import { FINDING_KINDS } from '../../../src/core/findings/finding-kinds.js'
 import type { TestIdentity } from '../../helpers/identity.js'
 
-export const VOCAB = ['cache', 'decoder', 'leak', 'yamux', 'stream', 'backpressure', 'gossip', 'claim', 'lease',
-  'timeout', 'protobuf', 'leveldb', 'compaction', 'retry', 'vector', 'digest', 'signature', 'fork']
+export const VOCAB = [
+  'cache',
+  'decoder',
+  'leak',
+  'yamux',
+  'stream',
+  'backpressure',
+  'gossip',
+  'claim',
+  'lease',
+  'timeout',
+  'protobuf',
+  'leveldb',
+  'compaction',
+  'retry',
+  'vector',
+  'digest',
+  'signature',
+  'fork'
+]
 const PATHS = ['src/mesh/sync.ts', 'src/mesh/gossip.ts', 'src/store/log-store.ts', 'src/core/log/entry.ts', 'test/e2e/five.test.ts']
 const TAGS = ['perf', 'flaky', 'api', 'security']
 
@@ -33,7 +51,7 @@ export const swarmArb = fc.record({
 export type Swarm = typeof swarmArb extends fc.Arbitrary<infer T> ? T : never
 
 /** Plays the swarm's steps; returns every entry written, in writing order. */
-export function playSwarm (ids: TestIdentity[], swarm: Swarm): Entry[] {
+export function playSwarm(ids: TestIdentity[], swarm: Swarm): Entry[] {
   const logs = ids.slice(0, swarm.authors).map(() => new LogState())
   const written: Entry[] = []
   swarm.steps.forEach((step, i) => {
@@ -48,21 +66,31 @@ export function playSwarm (ids: TestIdentity[], swarm: Swarm): Entry[] {
     } else if (step.op === 'task') {
       written.push(log.append(signer, 'task', { id: `t${i}`, title: step.words.join(' ') }, now).entry)
     } else {
-      const earlier = log.ordered().filter(s => s.entry.kind === 'finding').at(-1)
-      written.push(log.append(signer, 'finding', {
-        kind: step.findingKind,
-        text: step.words.join(' '),
-        paths: [step.path],
-        tags: [step.tag],
-        supersedes: step.supersede && earlier != null ? earlier.id : ''
-      }, now).entry)
+      const earlier = log
+        .ordered()
+        .filter(s => s.entry.kind === 'finding')
+        .at(-1)
+      written.push(
+        log.append(
+          signer,
+          'finding',
+          {
+            kind: step.findingKind,
+            text: step.words.join(' '),
+            paths: [step.path],
+            tags: [step.tag],
+            supersedes: step.supersede && earlier != null ? earlier.id : ''
+          },
+          now
+        ).entry
+      )
     }
   })
   return written
 }
 
 /** A small seeded PRNG (mulberry32), so that fast-check's seed reproduces a delivery. */
-export function rng (seed: number): () => number {
+export function rng(seed: number): () => number {
   let t = seed >>> 0
   return () => {
     t = (t + 0x6d2b79f5) >>> 0
@@ -72,7 +100,7 @@ export function rng (seed: number): () => number {
   }
 }
 
-export function shuffle<T> (items: readonly T[], random: () => number): T[] {
+export function shuffle<T>(items: readonly T[], random: () => number): T[] {
   const out = [...items]
   for (let i = out.length - 1; i > 0; i--) {
     const j = Math.floor(random() * (i + 1))
@@ -95,7 +123,7 @@ export type Delivery = typeof deliveryArb extends fc.Arbitrary<infer T> ? T : ne
  * back to the end (gaps filled late), cut into chunks that go either through
  * ingestBatch or one by one.
  */
-export function deliveryPlan (entries: readonly Entry[], d: Delivery): Array<{ batch: boolean, entries: Entry[] }> {
+export function deliveryPlan(entries: readonly Entry[], d: Delivery): Array<{ batch: boolean; entries: Entry[] }> {
   const random = rng(d.seed)
   const main: Entry[] = []
   const late: Entry[] = []
@@ -104,7 +132,7 @@ export function deliveryPlan (entries: readonly Entry[], d: Delivery): Array<{ b
     if (random() < d.dupRate) main.splice(Math.floor(random() * (main.length + 1)), 0, e)
   }
   const order = [...main, ...shuffle(late, random)]
-  const chunks: Array<{ batch: boolean, entries: Entry[] }> = []
+  const chunks: Array<{ batch: boolean; entries: Entry[] }> = []
   for (let i = 0; i < order.length;) {
     const n = 1 + Math.floor(random() * 6)
     chunks.push({ batch: random() < d.batchRate, entries: order.slice(i, i + n) })

@@ -1,7 +1,12 @@
 import { describe, expect, it } from 'vitest'
 import fc from 'fast-check'
 import {
-  compareVectors, mergeVectors, missing, vectorDigestHex, vectorFromWire, vectorToWire
+  compareVectors,
+  mergeVectors,
+  missing,
+  vectorDigestHex,
+  vectorFromWire,
+  vectorToWire
 } from '../../../src/core/log/version-vector.js'
 import { InvalidArgumentError } from '../../../src/core/errors.js'
 
@@ -29,25 +34,38 @@ describe('version vectors', () => {
   })
 
   it('digests equal vectors equally, whatever their insertion order or zero entries', () => {
-    expect(vectorDigestHex(v({ a: 1, b: 2 }))).toBe(vectorDigestHex(new Map([['b', 2], ['a', 1], ['z', 0]])))
+    expect(vectorDigestHex(v({ a: 1, b: 2 }))).toBe(
+      vectorDigestHex(
+        new Map([
+          ['b', 2],
+          ['a', 1],
+          ['z', 0]
+        ])
+      )
+    )
     expect(vectorDigestHex(v({ a: 1, b: 2 }))).not.toBe(vectorDigestHex(v({ a: 1, b: 3 })))
     expect(vectorDigestHex(v({}))).toMatch(/^[0-9a-f]{64}$/)
   })
 
   it('merge is a join: commutative, associative, idempotent, and above both inputs', () => {
-    fc.assert(fc.property(vectorArb, vectorArb, vectorArb, (x, y, z) => {
-      const d = vectorDigestHex
-      expect(d(mergeVectors(x, y))).toBe(d(mergeVectors(y, x)))
-      expect(d(mergeVectors(mergeVectors(x, y), z))).toBe(d(mergeVectors(x, mergeVectors(y, z))))
-      expect(d(mergeVectors(x, x))).toBe(d(x))
-      expect(['after', 'equal']).toContain(compareVectors(mergeVectors(x, y), x))
-      expect(missing(mergeVectors(x, y), y)).toEqual([])
-    }))
+    fc.assert(
+      fc.property(vectorArb, vectorArb, vectorArb, (x, y, z) => {
+        const d = vectorDigestHex
+        expect(d(mergeVectors(x, y))).toBe(d(mergeVectors(y, x)))
+        expect(d(mergeVectors(mergeVectors(x, y), z))).toBe(d(mergeVectors(x, mergeVectors(y, z))))
+        expect(d(mergeVectors(x, x))).toBe(d(x))
+        expect(['after', 'equal']).toContain(compareVectors(mergeVectors(x, y), x))
+        expect(missing(mergeVectors(x, y), y)).toEqual([])
+      })
+    )
   })
 
   it('round-trips through the wire form and refuses bad wire entries', () => {
     expect(vectorFromWire(vectorToWire(v({ b: 2, a: 1, c: 0 })))).toEqual(v({ a: 1, b: 2 }))
-    expect(vectorToWire(v({ b: 2, a: 1 })).map(({ author, seq }) => ({ author, seq }))).toEqual([{ author: 'a', seq: 1 }, { author: 'b', seq: 2 }])
+    expect(vectorToWire(v({ b: 2, a: 1 })).map(({ author, seq }) => ({ author, seq }))).toEqual([
+      { author: 'a', seq: 1 },
+      { author: 'b', seq: 2 }
+    ])
     const entry = (author: string, seq: number) => ({ author, seq, head: Buffer.alloc(0), forkSeq: 0, faulty: false })
     expect(() => vectorFromWire([entry('', 1)])).toThrow(InvalidArgumentError)
     expect(() => vectorFromWire([entry('a', -1)])).toThrow(InvalidArgumentError)

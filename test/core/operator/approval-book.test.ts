@@ -14,10 +14,18 @@ beforeAll(async () => {
 })
 
 const ask = (w: EntryWriter, agent: string, id: string, closed = ''): ReturnType<EntryWriter['entry']> =>
-  w.entry(agent, 'approval_request', { id, title: closed === '' ? `run ${id}` : '', grant: 'shell', detail: 'curl example.org', expiresAt: 5000, closed, task: 't' })
+  w.entry(agent, 'approval_request', {
+    id,
+    title: closed === '' ? `run ${id}` : '',
+    grant: 'shell',
+    detail: 'curl example.org',
+    expiresAt: 5000,
+    closed,
+    task: 't'
+  })
 
 describe('approval requests', () => {
-  it('wait for an operator; an operator\'s answer settles them, a member\'s counts for nothing', () => {
+  it("wait for an operator; an operator's answer settles them, a member's counts for nothing", () => {
     const w = new EntryWriter()
     const b = new Board({ operators: [op.author] })
     b.apply(ask(w, 'm1', 'r1'))
@@ -50,7 +58,11 @@ describe('approval requests', () => {
   it('any delivery order gives the same requests', () => {
     const w = new EntryWriter()
     const entries = [
-      ask(w, 'm1', 'r1'), ask(w, 'm2', 'r1'), ask(w, 'm1', 'r2'), ask(w, 'm1', 'r2', 'timed_out'), ask(w, 'm2', 'r3'),
+      ask(w, 'm1', 'r1'),
+      ask(w, 'm2', 'r1'),
+      ask(w, 'm1', 'r2'),
+      ask(w, 'm1', 'r2', 'timed_out'),
+      ask(w, 'm2', 'r3'),
       carry(w, 'm3', signed(op, 6, { kind: 'approval', request: 'r3', allow: true })),
       carry(w, 'm3', signed(op, 7, { kind: 'approval', request: 'r1', allow: false }))
     ]

@@ -7,7 +7,7 @@ import type { DeepPartial, OperatorAction, OperatorEnvelope } from '../../../src
 import type { BoardEntry } from '../../../src/core/board/types.js'
 import type { EntryWriter } from '../board/helpers.js'
 
-export async function newSigner (): Promise<Signer> {
+export async function newSigner(): Promise<Signer> {
   const key = await generateKeyPair('Ed25519')
   return createSigner(peerIdFromPrivateKey(key).toString(), key.raw)
 }
@@ -15,11 +15,11 @@ export async function newSigner (): Promise<Signer> {
 let ids = 0
 
 /** An action signed by `signer`, with a fresh id; `time` is the operator's clock. */
-export function signed (signer: Signer, time: number, action: DeepPartial<OperatorAction>): OperatorEnvelope {
+export function signed(signer: Signer, time: number, action: DeepPartial<OperatorAction>): OperatorEnvelope {
   return signOperatorAction(signer, { id: `a${++ids}`, time, ...action })
 }
 
 /** An entry of `carrier` carrying `env`. */
-export function carry (w: EntryWriter, carrier: string, env: OperatorEnvelope, lamport?: number): BoardEntry {
+export function carry(w: EntryWriter, carrier: string, env: OperatorEnvelope, lamport?: number): BoardEntry {
   return w.entry(carrier, 'operator', env, lamport)
 }

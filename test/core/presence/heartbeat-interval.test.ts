@@ -1,6 +1,12 @@
 import { describe, expect, it } from 'vitest'
 import fc from 'fast-check'
-import { heartbeatIntervalMs, liveTimeoutForMs, MAX_QUIET_DOUBLINGS, quietIntervalMs, type HeartbeatPolicy } from '../../../src/core/presence/heartbeat-interval.js'
+import {
+  heartbeatIntervalMs,
+  liveTimeoutForMs,
+  MAX_QUIET_DOUBLINGS,
+  quietIntervalMs,
+  type HeartbeatPolicy
+} from '../../../src/core/presence/heartbeat-interval.js'
 import { PeerDirectory } from '../../../src/core/presence/peer-directory.js'
 
 const policy: HeartbeatPolicy = { baseMs: 2000, liveTimeoutMs: 10_000, maxRatePerSecond: 16, maxIntervalMs: 120_000 }
@@ -14,10 +20,12 @@ describe('the heartbeat interval', () => {
   it('grows with the swarm so that a daemon receives at most the rate', () => {
     expect(heartbeatIntervalMs(128, policy)).toBe(8000)
     expect(heartbeatIntervalMs(1023, policy)).toBe(63_938)
-    fc.assert(fc.property(fc.integer({ min: 0, max: 1920 }), peers => {
-      const interval = heartbeatIntervalMs(peers, policy)
-      expect(peers * 1000 / interval).toBeLessThanOrEqual(policy.maxRatePerSecond)
-    }))
+    fc.assert(
+      fc.property(fc.integer({ min: 0, max: 1920 }), peers => {
+        const interval = heartbeatIntervalMs(peers, policy)
+        expect((peers * 1000) / interval).toBeLessThanOrEqual(policy.maxRatePerSecond)
+      })
+    )
   })
 
   it('never exceeds the largest interval', () => {
@@ -34,14 +42,16 @@ describe('the interval of a quiet daemon', () => {
   it('never goes beyond the largest interval, nor below the interval for the swarm', () => {
     expect(quietIntervalMs(64_000, 3, policy)).toBe(120_000)
     expect(quietIntervalMs(120_000, 3, policy)).toBe(120_000)
-    fc.assert(fc.property(fc.integer({ min: 0, max: 5000 }), fc.integer({ min: -3, max: 20 }), (peers, quiet) => {
-      const interval = heartbeatIntervalMs(peers, policy)
-      const q = quietIntervalMs(interval, quiet, policy)
-      expect(q).toBeGreaterThanOrEqual(interval)
-      expect(q).toBeLessThanOrEqual(Math.max(interval, policy.maxIntervalMs))
-      // the receiver's timeout follows: five announced intervals of grace
-      expect(liveTimeoutForMs(q, policy)).toBeGreaterThanOrEqual(5 * q)
-    }))
+    fc.assert(
+      fc.property(fc.integer({ min: 0, max: 5000 }), fc.integer({ min: -3, max: 20 }), (peers, quiet) => {
+        const interval = heartbeatIntervalMs(peers, policy)
+        const q = quietIntervalMs(interval, quiet, policy)
+        expect(q).toBeGreaterThanOrEqual(interval)
+        expect(q).toBeLessThanOrEqual(Math.max(interval, policy.maxIntervalMs))
+        // the receiver's timeout follows: five announced intervals of grace
+        expect(liveTimeoutForMs(q, policy)).toBeGreaterThanOrEqual(5 * q)
+      })
+    )
   })
 })
 
@@ -54,11 +64,13 @@ describe('the timeout for a peer', () => {
 
   it('scales with the interval the peer announced, by the same factor', () => {
     expect(liveTimeoutForMs(8000, policy)).toBe(40_000)
-    fc.assert(fc.property(fc.integer({ min: 0, max: 5000 }), peers => {
-      const interval = heartbeatIntervalMs(peers, policy)
-      // Five intervals of grace, as at the base: a lost beat or two never drops a live peer.
-      expect(liveTimeoutForMs(interval, policy)).toBeGreaterThanOrEqual(5 * interval)
-    }))
+    fc.assert(
+      fc.property(fc.integer({ min: 0, max: 5000 }), peers => {
+        const interval = heartbeatIntervalMs(peers, policy)
+        // Five intervals of grace, as at the base: a lost beat or two never drops a live peer.
+        expect(liveTimeoutForMs(interval, policy)).toBeGreaterThanOrEqual(5 * interval)
+      })
+    )
   })
 
   it('is capped, so no peer can announce itself live for hours', () => {
@@ -73,7 +85,12 @@ describe('a peer directory with announced intervals', () => {
     const base = { name: '', status: '', claims: [], addrs: [], seq: 1 }
     dir.observe({ ...base, peerId: 'fast' }, 0)
     dir.observe({ ...base, peerId: 'slow', timeoutMs: liveTimeoutForMs(64_000, policy) }, 0)
-    expect(dir.live(10_000).map(p => p.peerId).sort()).toEqual(['fast', 'slow'])
+    expect(
+      dir
+        .live(10_000)
+        .map(p => p.peerId)
+        .sort()
+    ).toEqual(['fast', 'slow'])
     expect(dir.expire(10_001).map(p => p.peerId)).toEqual(['fast'])
     expect(dir.isLive('slow', 319_999)).toBe(true)
     expect(dir.expire(320_001).map(p => p.peerId)).toEqual(['slow'])

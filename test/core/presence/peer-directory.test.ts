@@ -1,8 +1,15 @@
 import { describe, expect, it } from 'vitest'
 import { PeerDirectory } from '../../../src/core/presence/peer-directory.js'
 
-const update = (peerId: string, seq: number, timeoutMs?: number): Parameters<PeerDirectory['observe']>[0] =>
-  ({ peerId, name: peerId, status: '', claims: [], addrs: [], seq, timeoutMs })
+const update = (peerId: string, seq: number, timeoutMs?: number): Parameters<PeerDirectory['observe']>[0] => ({
+  peerId,
+  name: peerId,
+  status: '',
+  claims: [],
+  addrs: [],
+  seq,
+  timeoutMs
+})
 
 describe('PeerDirectory.nextExpiry', () => {
   it('is the first deadline of a peer still marked live, and moves as heartbeats and expiry do', () => {

@@ -3,7 +3,17 @@ import { signPresence, verifyPresence } from '../../../src/core/presence/signed-
 import { signatureChecks } from '../../../src/core/log/crypto.js'
 import { impostor, makeIdentities } from '../../helpers/identity.js'
 
-const beat = { name: 'a', status: 'idle', claims: [{ task: 't1', epoch: 1 }], time: 1, seq: 1, addrs: ['/ip4/127.0.0.1/tcp/1'], intervalMs: 2000, harness: '', sandbox: '' }
+const beat = {
+  name: 'a',
+  status: 'idle',
+  claims: [{ task: 't1', epoch: 1 }],
+  time: 1,
+  seq: 1,
+  addrs: ['/ip4/127.0.0.1/tcp/1'],
+  intervalMs: 2000,
+  harness: '',
+  sandbox: ''
+}
 
 describe('signed heartbeats, checked once per process', () => {
   it('a heartbeat checked by one daemon is not checked again by the next, and a forged one is still refused', async () => {

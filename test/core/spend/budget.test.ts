@@ -1,8 +1,30 @@
 import { describe, expect, it } from 'vitest'
-import { changedBudget, checkBudget, NO_BUDGET, resumeAt, SwarmWholeness, zeroTotals, type SpendTotals, type SpendView } from '../../../src/core/spend/index.js'
+import {
+  changedBudget,
+  checkBudget,
+  NO_BUDGET,
+  resumeAt,
+  SwarmWholeness,
+  zeroTotals,
+  type SpendTotals,
+  type SpendView
+} from '../../../src/core/spend/index.js'
 
-const spent = (microUsd: number, tokens = 0, wallMs = 0): SpendTotals => ({ ...zeroTotals(), microUsd, inputTokens: tokens, wallMs, runs: 1 })
-const view = (o: Partial<SpendView>): SpendView => ({ total: zeroTotals(), own: zeroTotals(), largestRun: { microUsd: 0, tokens: 0, wallMs: 0 }, runsInFlight: 1, ownInFlight: 1, ...o })
+const spent = (microUsd: number, tokens = 0, wallMs = 0): SpendTotals => ({
+  ...zeroTotals(),
+  microUsd,
+  inputTokens: tokens,
+  wallMs,
+  runs: 1
+})
+const view = (o: Partial<SpendView>): SpendView => ({
+  total: zeroTotals(),
+  own: zeroTotals(),
+  largestRun: { microUsd: 0, tokens: 0, wallMs: 0 },
+  runsInFlight: 1,
+  ownInFlight: 1,
+  ...o
+})
 
 describe('budget changes', () => {
   it('set what is given, keep the rest, 0 removes a cap', () => {
@@ -32,9 +54,16 @@ describe('the budget check: recorded + in flight >= cap stops new runs', () => {
     expect(v.reasons[0]).toMatch(/^dollars: \$5\.00 spent \+ \$6\.00 in flight of \$10\.00$/)
   })
   it('tokens count input of every kind and output; hours are run time summed', () => {
-    expect(checkBudget({ ...NO_BUDGET, tokens: 100 }, view({ total: { ...zeroTotals(), inputTokens: 40, cacheReadTokens: 30, outputTokens: 30 } })).reached).toBe(true)
+    expect(
+      checkBudget(
+        { ...NO_BUDGET, tokens: 100 },
+        view({ total: { ...zeroTotals(), inputTokens: 40, cacheReadTokens: 30, outputTokens: 30 } })
+      ).reached
+    ).toBe(true)
     expect(checkBudget({ ...NO_BUDGET, agentSeconds: 3600 }, view({ total: spent(0, 0, 3_599_000) })).reached).toBe(false)
-    expect(checkBudget({ ...NO_BUDGET, agentSeconds: 3600 }, view({ total: spent(0, 0, 3_600_000) })).reasons).toEqual(['agent-hours: 1.00 h spent of 1.00 h'])
+    expect(checkBudget({ ...NO_BUDGET, agentSeconds: 3600 }, view({ total: spent(0, 0, 3_600_000) })).reasons).toEqual([
+      'agent-hours: 1.00 h spent of 1.00 h'
+    ])
   })
   it('the per-agent cap holds this agent only', () => {
     const caps = { ...NO_BUDGET, perAgentMicroUsd: 1_000_000 }
@@ -59,7 +88,10 @@ describe('the budget check: recorded + in flight >= cap stops new runs', () => {
 describe('resuming after a hold', () => {
   it('each agent draws its own start within the spread, the same on every daemon', () => {
     const starts = ['a', 'b', 'c', 'd', 'e', 'f'].map(a => resumeAt(10_000, a, 5000))
-    for (const s of starts) { expect(s).toBeGreaterThanOrEqual(10_000); expect(s).toBeLessThan(15_000) }
+    for (const s of starts) {
+      expect(s).toBeGreaterThanOrEqual(10_000)
+      expect(s).toBeLessThan(15_000)
+    }
     expect(new Set(starts).size).toBeGreaterThan(1)
     expect(resumeAt(10_000, 'a', 5000)).toBe(starts[0])
     expect(resumeAt(10_000, 'a', 0)).toBe(10_000)

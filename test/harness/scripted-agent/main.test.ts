@@ -23,10 +23,13 @@ afterEach(async () => {
   await scratch?.cleanup()
 })
 
-interface Prepared { example: ExampleProject, daemon: LocalDaemon }
+interface Prepared {
+  example: ExampleProject
+  daemon: LocalDaemon
+}
 
 /** Runs `setup` against a harness-less daemon on the calc repository, then restarts it with the scripted agent. */
-async function prepareThenRunSim (name: string, setup: (api: Agency, example: ExampleProject) => Promise<void>): Promise<Prepared> {
+async function prepareThenRunSim(name: string, setup: (api: Agency, example: ExampleProject) => Promise<void>): Promise<Prepared> {
   scratch = new Scratch()
   const example = await loadExample('calc')
   const dir = await scratch.dir(`agency-${name}-`)
@@ -47,30 +50,42 @@ async function prepareThenRunSim (name: string, setup: (api: Agency, example: Ex
   return { example, daemon }
 }
 
-async function addTask (api: Agency, example: ExampleProject, id: string): Promise<void> {
+async function addTask(api: Agency, example: ExampleProject, id: string): Promise<void> {
   const t = example.tasks.find(x => x.id === id)
   if (t == null) throw new Error(`no task ${id} in the example`)
-  await api.call((c: AgencyClient) => c.addTask, { id: t.id, title: t.title, description: `Write ${t.file}`, deps: t.deps, scope: t.scope, priority: t.priority })
+  await api.call((c: AgencyClient) => c.addTask, {
+    id: t.id,
+    title: t.title,
+    description: `Write ${t.file}`,
+    deps: t.deps,
+    scope: t.scope,
+    priority: t.priority
+  })
 }
 
-async function claimHeld (api: Agency, task: string): Promise<void> {
+async function claimHeld(api: Agency, task: string): Promise<void> {
   const r = await api.call((c: AgencyClient) => c.claim, { task, scope: [], noWait: false }, 60_000)
   expect(r.outcome).toBe(ClaimOutcome.CLAIM_HELD)
 }
 
-async function waitAllDone (d: LocalDaemon, ids: string[]): Promise<void> {
+async function waitAllDone(d: LocalDaemon, ids: string[]): Promise<void> {
   const api = connectAgency(d.grpc)
   try {
-    await waitFor(async () => {
-      const { tasks } = await api.call((c: AgencyClient) => c.listTasks, { state: '' })
-      const states = ids.map(id => `${id}:${tasks.find(t => t.id === id)?.state ?? 'missing'}`)
-      if (states.every(s => s.endsWith(':done'))) return true
-      throw new Error(states.join(' '))
-    }, { what: `tasks ${ids.join(', ')} to be done by the restarted scripted agent`, timeoutMs: 120_000, intervalMs: 500 })
+    await waitFor(
+      async () => {
+        const { tasks } = await api.call((c: AgencyClient) => c.listTasks, { state: '' })
+        const states = ids.map(id => `${id}:${tasks.find(t => t.id === id)?.state ?? 'missing'}`)
+        if (states.every(s => s.endsWith(':done'))) return true
+        throw new Error(states.join(' '))
+      },
+      { what: `tasks ${ids.join(', ')} to be done by the restarted scripted agent`, timeoutMs: 120_000, intervalMs: 500 }
+    )
   } catch (err) {
     const log = await readFile(join(d.dataDir, 'harness.log'), 'utf8').catch(() => '')
     const lines = log.split('\n').filter(l => !l.includes('nothing ready'))
-    throw new Error(`${(err as Error).message}\n--- harness.log (without the idle lines) ---\n${lines.slice(-30).join('\n')}`, { cause: err })
+    throw new Error(`${(err as Error).message}\n--- harness.log (without the idle lines) ---\n${lines.slice(-30).join('\n')}`, {
+      cause: err
+    })
   } finally {
     api.close()
   }
@@ -98,7 +113,11 @@ describe('the scripted agent, restarted', () => {
       await mkdir(join(ws.path, 'src'), { recursive: true })
       await writeFile(join(ws.path, 'src', 'ast.mjs'), source)
       await execFileP('git', ['add', '--', 'src/ast.mjs'], { cwd: ws.path })
-      await execFileP('git', ['-c', 'user.name=earlier', '-c', 'user.email=earlier@agency.invalid', 'commit', '-q', '-m', 'ast: plain-objects'], { cwd: ws.path })
+      await execFileP(
+        'git',
+        ['-c', 'user.name=earlier', '-c', 'user.email=earlier@agency.invalid', 'commit', '-q', '-m', 'ast: plain-objects'],
+        { cwd: ws.path }
+      )
       await api.call((c: AgencyClient) => c.release, { task: 'ast', note: 'integrate was contended; try again', branch: ws.taskBranch })
     })
     await waitAllDone(daemon, ['ast'])

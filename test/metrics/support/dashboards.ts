@@ -8,48 +8,83 @@ import { REPO_ROOT } from './agentd.js'
 export const DASHBOARD_DIR = join(REPO_ROOT, 'grafana/dashboards')
 export const DASHBOARD_FILES = ['swarm.json', 'agent.json'] as const
 
-export interface Target { refId: string, expr: string, datasource?: { type?: string, uid?: string } }
+export interface Target {
+  refId: string
+  expr: string
+  datasource?: { type?: string; uid?: string }
+}
 export interface Panel {
   id: number
   type: string
   title: string
-  gridPos: { x: number, y: number, w: number, h: number }
-  datasource?: { type?: string, uid?: string }
+  gridPos: { x: number; y: number; w: number; h: number }
+  datasource?: { type?: string; uid?: string }
   targets?: Target[]
   panels?: Panel[]
 }
-export interface Variable { name: string, type: string, query: string | { query: string }, datasource?: { uid?: string }, includeAll?: boolean, allValue?: string }
-export interface Dashboard { uid: string, title: string, panels: Panel[], templating: { list: Variable[] } }
+export interface Variable {
+  name: string
+  type: string
+  query: string | { query: string }
+  datasource?: { uid?: string }
+  includeAll?: boolean
+  allValue?: string
+}
+export interface Dashboard {
+  uid: string
+  title: string
+  panels: Panel[]
+  templating: { list: Variable[] }
+}
 
-export interface DashboardQuery { dashboard: string, panel: string, refId: string, expr: string }
+export interface DashboardQuery {
+  dashboard: string
+  panel: string
+  refId: string
+  expr: string
+}
 
-export function loadDashboard (file: string): Dashboard {
+export function loadDashboard(file: string): Dashboard {
   return JSON.parse(readFileSync(join(DASHBOARD_DIR, file), 'utf8')) as Dashboard
 }
 
 /** Every panel, the panels of collapsed rows included. */
-export function allPanels (d: Dashboard): Panel[] {
+export function allPanels(d: Dashboard): Panel[] {
   return d.panels.flatMap(p => [p, ...(p.panels ?? [])])
 }
 
-export function queriesOf (file: string, d: Dashboard): DashboardQuery[] {
+export function queriesOf(file: string, d: Dashboard): DashboardQuery[] {
   return allPanels(d).flatMap(p => (p.targets ?? []).map(t => ({ dashboard: file, panel: p.title, refId: t.refId, expr: t.expr })))
 }
 
-export function variableQuery (v: Variable): string {
+export function variableQuery(v: Variable): string {
   return typeof v.query === 'string' ? v.query : v.query.query
 }
 
 /** `label_values(selector, label)` of a Grafana query variable. */
-export function parseLabelValues (query: string): { selector: string, label: string } | undefined {
+export function parseLabelValues(query: string): { selector: string; label: string } | undefined {
   const m = /^label_values\((.*),\s*([a-zA-Z_][a-zA-Z0-9_]*)\s*\)$/.exec(query.trim())
   return m != null ? { selector: m[1].trim(), label: m[2] } : undefined
 }
 
-const KEYWORDS = new Set(['by', 'without', 'on', 'ignoring', 'group_left', 'group_right', 'bool', 'and', 'or', 'unless', 'offset', 'inf', 'nan'])
+const KEYWORDS = new Set([
+  'by',
+  'without',
+  'on',
+  'ignoring',
+  'group_left',
+  'group_right',
+  'bool',
+  'and',
+  'or',
+  'unless',
+  'offset',
+  'inf',
+  'nan'
+])
 
 /** The metric names an expression selects (not functions, keywords, labels or durations). */
-export function metricNames (expr: string): string[] {
+export function metricNames(expr: string): string[] {
   const bare = expr
     .replace(/"(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*'/g, '""') // strings
     .replace(/\{[^}]*\}/g, '') // label matchers
@@ -68,19 +103,19 @@ export function metricNames (expr: string): string[] {
 }
 
 /** The expression Grafana would send, with template variables and interval macros filled in. */
-export function expand (expr: string, vars: Record<string, string>, rateInterval = '5s'): string {
-  let out = expr
-    .replaceAll('$__rate_interval', rateInterval)
-    .replaceAll('$__interval', '1s')
-    .replaceAll('$__range', '5m')
+export function expand(expr: string, vars: Record<string, string>, rateInterval = '5s'): string {
+  let out = expr.replaceAll('$__rate_interval', rateInterval).replaceAll('$__interval', '1s').replaceAll('$__range', '5m')
   for (const [name, value] of Object.entries(vars)) {
-    out = out.replaceAll(`\${${name}}`, value).replaceAll(`[[${name}]]`, value).replace(new RegExp(`\\$${name}\\b`, 'g'), value)
+    out = out
+      .replaceAll(`\${${name}}`, value)
+      .replaceAll(`[[${name}]]`, value)
+      .replace(new RegExp(`\\$${name}\\b`, 'g'), value)
   }
   return out
 }
 
 /** Names a registry or /metrics text offers for queries: histograms and summaries as their series. */
-export function queryableNames (metrics: Array<{ name: string, type: string }>): Set<string> {
+export function queryableNames(metrics: Array<{ name: string; type: string }>): Set<string> {
   const names = new Set<string>()
   for (const m of metrics) {
     names.add(m.name)
@@ -91,6 +126,6 @@ export function queryableNames (metrics: Array<{ name: string, type: string }>):
 }
 
 /** The `# TYPE` lines of a /metrics text. */
-export function typesInExposition (text: string): Array<{ name: string, type: string }> {
+export function typesInExposition(text: string): Array<{ name: string; type: string }> {
   return [...text.matchAll(/^# TYPE (\S+) (\S+)$/gm)].map(m => ({ name: m[1], type: m[2] }))
 }

@@ -7,14 +7,20 @@ export interface LintResult {
   problems: string
 }
 
-export async function promtoolCheckMetrics (promtool: string, text: string): Promise<LintResult> {
+export async function promtoolCheckMetrics(promtool: string, text: string): Promise<LintResult> {
   return await new Promise((resolve, reject) => {
     const child = spawn(promtool, ['check', 'metrics'], { stdio: ['pipe', 'pipe', 'pipe'] })
     let out = ''
-    child.stdout.on('data', d => { out += String(d) })
-    child.stderr.on('data', d => { out += String(d) })
+    child.stdout.on('data', d => {
+      out += String(d)
+    })
+    child.stderr.on('data', d => {
+      out += String(d)
+    })
     child.once('error', reject)
-    child.once('close', code => { resolve({ code, problems: out.trim() }) })
+    child.once('close', code => {
+      resolve({ code, problems: out.trim() })
+    })
     child.stdin.end(text)
   })
 }

@@ -42,7 +42,7 @@ export interface ToolCall extends ToolRef {
 }
 
 /** How a Conversation lists a tool: its name, or `<namespace>/<name>`. */
-export function toolKey (t: ToolRef): string {
+export function toolKey(t: ToolRef): string {
   return t.namespace != null ? `${t.namespace}/${t.name}` : t.name
 }
 
@@ -61,24 +61,33 @@ export interface Conversation {
   /** The directory the CLI works in, where it says (for tools that want absolute paths). */
   cwd?: string
   /** Every tool call so far with its result, oldest first. */
-  history: Array<{ call: ToolCall, outcome: ToolOutcome }>
+  history: Array<{ call: ToolCall; outcome: ToolOutcome }>
 }
 
 /** The agent's next move: one tool call (with a sentence saying why), or the final answer. */
-export type Move =
-  | { kind: 'call', call: ToolCall, say: string }
-  | { kind: 'answer', text: string }
+export type Move = { kind: 'call'; call: ToolCall; say: string } | { kind: 'answer'; text: string }
 
 /** What the agent means to do, before a CLI's tool names are put on it. */
 export type Intent =
-  | { kind: 'agency', tool: AgencyTool, args: Record<string, unknown> }
-  | { kind: 'write', path: string, content: string }
-  | { kind: 'edit', path: string, find: string, replace: string }
-  | { kind: 'shell', command: string }
+  | { kind: 'agency'; tool: AgencyTool; args: Record<string, unknown> }
+  | { kind: 'write'; path: string; content: string }
+  | { kind: 'edit'; path: string; find: string; replace: string }
+  | { kind: 'shell'; command: string }
   | { kind: 'loadTools' }
 
 /** The coordination tools the script uses (the agency MCP server's names). */
-export type AgencyTool = 'status' | 'read_inbox' | 'ready' | 'search_findings' | 'claim' | 'add_tasks' | 'done' | 'integrate' | 'wait' | 'record_finding' | 'release'
+export type AgencyTool =
+  | 'status'
+  | 'read_inbox'
+  | 'ready'
+  | 'search_findings'
+  | 'claim'
+  | 'add_tasks'
+  | 'done'
+  | 'integrate'
+  | 'wait'
+  | 'record_finding'
+  | 'release'
 
 /** How one CLI names and shapes its tools. Paths given to it are relative to the workspace. */
 export interface ToolDialect {
@@ -92,7 +101,7 @@ export interface ToolDialect {
 }
 
 /** A change to one file: its whole content, or one replacement in it. */
-export type FileChange = { path: string, content: string } | { path: string, find: string, replace: string }
+export type FileChange = { path: string; content: string } | { path: string; find: string; replace: string }
 
 /** A task the agent adds while it holds `plan`. */
 export interface PlannedTask {
@@ -126,10 +135,31 @@ export const PLAN_TASK = 'plan'
 
 // ---- the steps ----------------------------------------------------------
 
-export type StepName = 'loadTools' | 'look' | 'inbox' | 'ready' | 'search' | 'claim' | 'recheck' | 'addPlan' | 'closePlan' |
-  'branch' | 'change' | 'test' | 'noteFailure' | 'commit' | 'integrate' | 'done' | 'release' | 'wait'
+export type StepName =
+  | 'loadTools'
+  | 'look'
+  | 'inbox'
+  | 'ready'
+  | 'search'
+  | 'claim'
+  | 'recheck'
+  | 'addPlan'
+  | 'closePlan'
+  | 'branch'
+  | 'change'
+  | 'test'
+  | 'noteFailure'
+  | 'commit'
+  | 'integrate'
+  | 'done'
+  | 'release'
+  | 'wait'
 
-interface TaskInfo { id: string, title: string, scope: string[] }
+interface TaskInfo {
+  id: string
+  title: string
+  scope: string[]
+}
 
 /** What the agent has learnt in this conversation so far. */
 interface Memory {
@@ -137,13 +167,13 @@ interface Memory {
   goalMet: boolean
   testCommand: string
   /** A task the board says this agent holds (after a restart). */
-  heldOnBoard?: { id: string, title: string }
+  heldOnBoard?: { id: string; title: string }
   /** The tasks of the last `ready` (to know the title and scope of the one claimed). */
   ready: TaskInfo[]
   /** claim --next calls since the last `ready` that did not end HELD. */
   claimTries: number
   /** The task being worked on, once HELD. */
-  task?: { id: string, title: string, scope: string[] }
+  task?: { id: string; title: string; scope: string[] }
   attempt: number
   /** Changes of the current attempt still to make. */
   changes: FileChange[]
@@ -163,7 +193,7 @@ interface Step {
 
 const agency = (tool: AgencyTool, args: Record<string, unknown> = {}): Intent => ({ kind: 'agency', tool, args })
 
-function held (m: Memory): { id: string, title: string, scope: string[] } {
+function held(m: Memory): { id: string; title: string; scope: string[] } {
   if (m.task == null) throw new ScriptError('no task is held at this step')
   return m.task
 }
@@ -177,7 +207,10 @@ const STEPS: Record<StepName, Step> = {
   look: {
     act: () => agency('status'),
     say: () => 'Looking at the board first.',
-    next: (m, out) => { readStatus(m, out); return 'inbox' }
+    next: (m, out) => {
+      readStatus(m, out)
+      return 'inbox'
+    }
   },
   inbox: {
     act: () => agency('read_inbox'),
@@ -196,7 +229,9 @@ const STEPS: Record<StepName, Step> = {
     act: () => agency('ready'),
     say: () => 'Which tasks can be taken now?',
     next: (m, out) => {
-      m.ready = listOf(parseJson(out.text), 'tasks').map(taskInfo).filter(t => t.id !== '')
+      m.ready = listOf(parseJson(out.text), 'tasks')
+        .map(taskInfo)
+        .filter(t => t.id !== '')
       m.claimTries = 0
       return m.ready.length > 0 ? 'claim' : 'wait'
     }
@@ -220,16 +255,20 @@ const STEPS: Record<StepName, Step> = {
   },
   search: {
     // In the shell, as the prompt shows it: this also proves the agency command is on the shell's PATH.
-    act: m => ({ kind: 'shell', command: agencyCommandLine('search_findings', { query: held(m).title !== '' ? held(m).title : held(m).id }) }),
+    act: m => ({
+      kind: 'shell',
+      command: agencyCommandLine('search_findings', { query: held(m).title !== '' ? held(m).title : held(m).id })
+    }),
     say: m => `${held(m).id} is mine; searching the record before I start.`,
     next: (m, out, book) => {
-      if (/command not found|agency: not found/.test(out.text)) throw new ScriptError(`the agency command is not on the shell's PATH: ${firstLines(out.text, 2)}`)
+      if (/command not found|agency: not found/.test(out.text))
+        throw new ScriptError(`the agency command is not on the shell's PATH: ${firstLines(out.text, 2)}`)
       return m.testCommand === '' && held(m).id !== PLAN_TASK ? 'recheck' : startTask(m, book)
     }
   },
   recheck: {
     act: () => agency('status'),
-    say: () => 'Reading the goal\'s test command.',
+    say: () => "Reading the goal's test command.",
     next: (m, out, book) => {
       readStatus(m, out)
       if (m.testCommand === '') throw new ScriptError('the board shows no test command for the goal')
@@ -237,10 +276,17 @@ const STEPS: Record<StepName, Step> = {
     }
   },
   addPlan: {
-    act: (_m, book) => agency('add_tasks', {
-      tasks: (book.plan ?? []).map(t => ({ id: t.id, title: t.title, description: t.description, deps: t.deps ?? [], scope: t.scope ?? [] }))
-    }),
-    say: (_m) => 'I hold plan: adding the tasks, dependencies and scopes as one plan.',
+    act: (_m, book) =>
+      agency('add_tasks', {
+        tasks: (book.plan ?? []).map(t => ({
+          id: t.id,
+          title: t.title,
+          description: t.description,
+          deps: t.deps ?? [],
+          scope: t.scope ?? []
+        }))
+      }),
+    say: _m => 'I hold plan: adding the tasks, dependencies and scopes as one plan.',
     next: (_m, out) => {
       if (out.isError) throw new ScriptError(`the plan was refused: ${firstLines(out.text, 3)}`)
       return 'closePlan'
@@ -249,27 +295,36 @@ const STEPS: Record<StepName, Step> = {
   closePlan: {
     act: () => agency('done', { task: PLAN_TASK }),
     say: () => 'The plan is on the board.',
-    next: (m) => { m.task = undefined; return 'look' }
+    next: m => {
+      m.task = undefined
+      return 'look'
+    }
   },
   branch: {
     act: () => ({ kind: 'shell', command: BRANCH_COMMAND }),
     say: m => `${held(m).id} is mine; is the workspace on its branch?`,
     next: (m, out) => {
-      if (!out.text.includes(`/${held(m).id}`)) throw new ScriptError(`HELD ${held(m).id}, but the workspace is not on its task branch: ${firstLines(out.text, 2)}`)
+      if (!out.text.includes(`/${held(m).id}`))
+        throw new ScriptError(`HELD ${held(m).id}, but the workspace is not on its task branch: ${firstLines(out.text, 2)}`)
       return 'change'
     }
   },
   change: {
     act: m => {
       const c = m.changes[0]
-      return 'content' in c ? { kind: 'write', path: c.path, content: c.content } : { kind: 'edit', path: c.path, find: c.find, replace: c.replace }
+      return 'content' in c
+        ? { kind: 'write', path: c.path, content: c.content }
+        : { kind: 'edit', path: c.path, find: c.find, replace: c.replace }
     },
     say: m => `Writing ${m.changes[0].path}.`,
-    next: (m) => { m.changes.shift(); return m.changes.length > 0 ? 'change' : 'test' }
+    next: m => {
+      m.changes.shift()
+      return m.changes.length > 0 ? 'change' : 'test'
+    }
   },
   test: {
     act: m => ({ kind: 'shell', command: m.testCommand }),
-    say: () => 'Running the goal\'s tests.',
+    say: () => "Running the goal's tests.",
     next: (m, out) => {
       if (!out.isError) return 'commit'
       m.failure = out.text
@@ -277,11 +332,12 @@ const STEPS: Record<StepName, Step> = {
     }
   },
   noteFailure: {
-    act: (m, book) => agency('record_finding', {
-      kind: 'failure',
-      text: `${held(m).id}, attempt ${m.attempt + 1}: the tests failed: ${firstLines(m.failure, 6)}`,
-      paths: [...new Set((book.work[held(m).id]?.[m.attempt] ?? []).map(c => c.path))]
-    }),
+    act: (m, book) =>
+      agency('record_finding', {
+        kind: 'failure',
+        text: `${held(m).id}, attempt ${m.attempt + 1}: the tests failed: ${firstLines(m.failure, 6)}`,
+        paths: [...new Set((book.work[held(m).id]?.[m.attempt] ?? []).map(c => c.path))]
+      }),
     say: () => 'The tests failed; recording that before I try again.',
     next: (m, _out, book) => {
       m.attempt++
@@ -294,7 +350,10 @@ const STEPS: Record<StepName, Step> = {
   commit: {
     act: m => ({ kind: 'shell', command: `git add -A && git commit -q -m ${shellQuote(`${held(m).id}: ${held(m).title}`)}` }),
     say: () => 'The tests pass; committing.',
-    next: (m) => { m.integrateTries = 0; return 'integrate' }
+    next: m => {
+      m.integrateTries = 0
+      return 'integrate'
+    }
   },
   integrate: {
     act: m => agency('integrate', { task: held(m).id }),
@@ -310,12 +369,18 @@ const STEPS: Record<StepName, Step> = {
   done: {
     act: m => agency('done', { task: held(m).id }),
     say: m => `${held(m).id} is on the shared branch; marking it done.`,
-    next: (m) => { m.task = undefined; return 'look' }
+    next: m => {
+      m.task = undefined
+      return 'look'
+    }
   },
   release: {
     act: m => agency('release', { task: held(m).id, note: `gave up after ${m.attempt} attempts: ${firstLines(m.failure, 3)}` }),
     say: m => `I cannot finish ${held(m).id}; handing it back.`,
-    next: (m) => { m.task = undefined; return 'look' }
+    next: m => {
+      m.task = undefined
+      return 'look'
+    }
   },
   wait: {
     act: () => agency('wait'),
@@ -325,7 +390,7 @@ const STEPS: Record<StepName, Step> = {
 }
 
 /** After HELD: plan the work, or make the first attempt's changes. */
-function startTask (m: Memory, book: Playbook): StepName {
+function startTask(m: Memory, book: Playbook): StepName {
   const task = held(m)
   if (task.id === PLAN_TASK) {
     if ((book.plan ?? []).length === 0) throw new ScriptError('won the plan task but the playbook has no plan')
@@ -347,11 +412,11 @@ export const BRANCH_COMMAND = 'git rev-parse --abbrev-ref HEAD'
  * line ending "(tests: <command>)", `you.held` lists my tasks) and the full
  * one (--full: `goal.testCommand`, `held`) are both read.
  */
-function readStatus (m: Memory, out: ToolOutcome): void {
+function readStatus(m: Memory, out: ToolOutcome): void {
   const s = asObject(parseJson(out.text))
   if (s == null) return
   const goal = s.goal
-  m.testCommand = typeof goal === 'string' ? /\(tests: (.+)\)$/.exec(goal)?.[1] ?? '' : str(asObject(goal)?.testCommand)
+  m.testCommand = typeof goal === 'string' ? (/\(tests: (.+)\)$/.exec(goal)?.[1] ?? '') : str(asObject(goal)?.testCommand)
   m.goalMet = s.goalMet === true
   const held = asArray(asObject(s.you)?.held ?? s.held).map(t => asObject(t) ?? {})
   m.heldOnBoard = held.length > 0 ? { id: str(held[0].id), title: str(held[0].title) } : undefined
@@ -360,7 +425,7 @@ function readStatus (m: Memory, out: ToolOutcome): void {
 // ---- replay -------------------------------------------------------------
 
 /** The final answer once the goal is met. */
-export const GOAL_MET_ANSWER = 'The goal is met: every task is done and the goal\'s tests pass on the shared branch. Stopping.'
+export const GOAL_MET_ANSWER = "The goal is met: every task is done and the goal's tests pass on the shared branch. Stopping."
 
 /** The answer that ends a turn with nothing to do (Playbook.endTurnWhenIdle). */
 export const IDLE_ANSWER = 'Nothing is ready for me; ending my turn until there is something new.'
@@ -373,7 +438,7 @@ export interface TakenStep {
   outcome: ToolOutcome
 }
 
-function freshMemory (prompt: string): Memory {
+function freshMemory(prompt: string): Memory {
   const me = /agent id is `([^`]+)`/.exec(prompt)?.[1] ?? ''
   return { me, goalMet: false, testCommand: '', ready: [], claimTries: 0, attempt: 0, changes: [], failure: '', integrateTries: 0 }
 }
@@ -383,12 +448,12 @@ function freshMemory (prompt: string): Memory {
  * history is not what this script would have done (another script's
  * conversation, or a CLI that changed a call).
  */
-export function nextMove (conv: Conversation, book: Playbook, dialect: ToolDialect): Move {
+export function nextMove(conv: Conversation, book: Playbook, dialect: ToolDialect): Move {
   return replay(conv, book, dialect).move
 }
 
 /** nextMove, with the conversation's calls as the steps the script read them as. */
-export function replay (conv: Conversation, book: Playbook, dialect: ToolDialect): { taken: TakenStep[], move: Move } {
+export function replay(conv: Conversation, book: Playbook, dialect: ToolDialect): { taken: TakenStep[]; move: Move } {
   const m = freshMemory(conv.prompt)
   if (m.me === '') throw new ScriptError('the prompt does not name the agent id: is this the agency prompt?')
   const taken: TakenStep[] = []
@@ -397,7 +462,9 @@ export function replay (conv: Conversation, book: Playbook, dialect: ToolDialect
     if (step === undefined) throw new ScriptError(`turn ${i + 1}: a call after the final answer`)
     const intent = STEPS[step].act(m, book)
     if (!renderings(intent, conv, dialect).some(c => sameCall(c, past.call))) {
-      throw new ScriptError(`turn ${i + 1}: the conversation has ${toolKey(past.call)} ${JSON.stringify(past.call.input)} where the script's step "${step}" makes ${JSON.stringify(render(intent, conv, dialect))}`)
+      throw new ScriptError(
+        `turn ${i + 1}: the conversation has ${toolKey(past.call)} ${JSON.stringify(past.call.input)} where the script's step "${step}" makes ${JSON.stringify(render(intent, conv, dialect))}`
+      )
     }
     taken.push({ step, intent, ...past })
     step = STEPS[step].next(m, past.outcome, book)
@@ -405,12 +472,13 @@ export function replay (conv: Conversation, book: Playbook, dialect: ToolDialect
   if (step === undefined) return { taken, move: { kind: 'answer', text: GOAL_MET_ANSWER } }
   // In a session that starts turns for it (ACP), an agent with nothing to do ends its turn instead of waiting.
   if (step === 'wait' && book.endTurnWhenIdle === true) return { taken, move: { kind: 'answer', text: IDLE_ANSWER } }
-  if (conv.history.length >= MAX_TURNS) return { taken, move: { kind: 'answer', text: `Stopping after ${MAX_TURNS} tool calls without meeting the goal.` } }
+  if (conv.history.length >= MAX_TURNS)
+    return { taken, move: { kind: 'answer', text: `Stopping after ${MAX_TURNS} tool calls without meeting the goal.` } }
   return { taken, move: { kind: 'call', call: render(STEPS[step].act(m, book), conv, dialect), say: STEPS[step].say(m) } }
 }
 
 /** The conversation began, or is to begin, with the tool search: it did, or it offers the search and not yet the tools. */
-function startsWithToolSearch (conv: Conversation, dialect: ToolDialect): boolean {
+function startsWithToolSearch(conv: Conversation, dialect: ToolDialect): boolean {
   const search = dialect.toolSearch
   if (search == null) return false
   if (conv.history.length > 0) return sameCall(search, conv.history[0].call)
@@ -428,7 +496,7 @@ export interface ScriptedTurn {
  * The turn for the conversation `read` returns; when it cannot be read or the
  * script cannot go on, the move is an answer saying why (the CLI ends its run).
  */
-export function scriptedTurn (read: () => Conversation, book: Playbook, dialect: ToolDialect): ScriptedTurn {
+export function scriptedTurn(read: () => Conversation, book: Playbook, dialect: ToolDialect): ScriptedTurn {
   try {
     return replay(read(), book, dialect)
   } catch (err) {
@@ -438,11 +506,11 @@ export function scriptedTurn (read: () => Conversation, book: Playbook, dialect:
 }
 
 /** The tool call for an intent: the agency MCP tool when offered, else the `agency` command in the shell. */
-export function render (intent: Intent, conv: Pick<Conversation, 'tools' | 'cwd'>, dialect: ToolDialect): ToolCall {
+export function render(intent: Intent, conv: Pick<Conversation, 'tools' | 'cwd'>, dialect: ToolDialect): ToolCall {
   return renderings(intent, conv, dialect)[0]
 }
 
-function renderings (intent: Intent, conv: Pick<Conversation, 'tools' | 'cwd'>, dialect: ToolDialect): ToolCall[] {
+function renderings(intent: Intent, conv: Pick<Conversation, 'tools' | 'cwd'>, dialect: ToolDialect): ToolCall[] {
   switch (intent.kind) {
     case 'agency': {
       const viaShell = dialect.shell(agencyCommandLine(intent.tool, intent.args))
@@ -454,9 +522,12 @@ function renderings (intent: Intent, conv: Pick<Conversation, 'tools' | 'cwd'>, 
     case 'loadTools':
       if (dialect.toolSearch == null) throw new ScriptError('this CLI has no tool search')
       return [dialect.toolSearch]
-    case 'write': return [dialect.write(intent.path, intent.content, conv.cwd)]
-    case 'edit': return [dialect.edit(intent.path, intent.find, intent.replace, conv.cwd)]
-    case 'shell': return [dialect.shell(intent.command)]
+    case 'write':
+      return [dialect.write(intent.path, intent.content, conv.cwd)]
+    case 'edit':
+      return [dialect.edit(intent.path, intent.find, intent.replace, conv.cwd)]
+    case 'shell':
+      return [dialect.shell(intent.command)]
   }
 }
 
@@ -464,7 +535,7 @@ function renderings (intent: Intent, conv: Pick<Conversation, 'tools' | 'cwd'>, 
  * The call the script would make is the one in the conversation; a CLI may add its own defaults to the input (Claude Code's Edit adds
  * replace_all).
  */
-function sameCall (expected: ToolCall, actual: ToolCall): boolean {
+function sameCall(expected: ToolCall, actual: ToolCall): boolean {
   if (expected.name !== actual.name || expected.namespace !== actual.namespace) return false
   const want = JSON.parse(JSON.stringify(expected.input)) as Record<string, unknown>
   return Object.entries(want).every(([k, v]) => isDeepStrictEqual(v, actual.input[k]))
@@ -472,7 +543,7 @@ function sameCall (expected: ToolCall, actual: ToolCall): boolean {
 
 // ---- dialects -----------------------------------------------------------
 
-function absolute (path: string, cwd: string | undefined): string {
+function absolute(path: string, cwd: string | undefined): string {
   if (isAbsolute(path)) return path
   if (cwd == null) throw new ScriptError(`the CLI did not say its working directory, and ${path} must be absolute for it`)
   return join(cwd, path)
@@ -489,44 +560,53 @@ export const CLAUDE_CODE_TOOLS: ToolDialect = {
 // ---- reading tool results -----------------------------------------------
 
 /** The JSON in a tool's answer; CLIs may wrap it in text, so the outermost {...} or [...] is tried too. */
-export function parseJson (text: string): unknown {
+export function parseJson(text: string): unknown {
   try {
     return JSON.parse(text)
   } catch {
     const start = text.search(/[[{]/)
     const end = Math.max(text.lastIndexOf('}'), text.lastIndexOf(']'))
     if (start < 0 || end <= start) return undefined
-    try { return JSON.parse(text.slice(start, end + 1)) } catch { return undefined }
+    try {
+      return JSON.parse(text.slice(start, end + 1))
+    } catch {
+      return undefined
+    }
   }
 }
 
 /** A shell tool's text that reports a non-zero exit ("exited with code 1", "exit code 1", "Exit Code: 1"): the command failed. */
-export function reportsFailedExit (text: string): boolean {
+export function reportsFailedExit(text: string): boolean {
   return /exit(?:ed)?(?: with)?(?: exit)? code:? [1-9]\d*/i.test(text)
 }
 
-function asObject (v: unknown): Record<string, any> | undefined {
-  return v != null && typeof v === 'object' && !Array.isArray(v) ? v as Record<string, any> : undefined
+function asObject(v: unknown): Record<string, any> | undefined {
+  return v != null && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, any>) : undefined
 }
 
-function asArray (v: unknown): unknown[] {
+function asArray(v: unknown): unknown[] {
   return Array.isArray(v) ? v : []
 }
 
 /** A list, as a tool may give it: bare (the CLI's --json), or in an object under `key` (MCP answers are objects). */
-function listOf (v: unknown, key: string): unknown[] {
+function listOf(v: unknown, key: string): unknown[] {
   return Array.isArray(v) ? v : asArray(asObject(v)?.[key] ?? asObject(v)?.result)
 }
 
-function str (v: unknown): string {
+function str(v: unknown): string {
   return typeof v === 'string' ? v : v == null ? '' : JSON.stringify(v)
 }
 
-function taskInfo (v: unknown): TaskInfo {
+function taskInfo(v: unknown): TaskInfo {
   const t = asObject(v) ?? {}
   return { id: str(t.id), title: str(t.title), scope: asArray(t.scope).map(str) }
 }
 
-function firstLines (text: string, n: number): string {
-  return text.split('\n').filter(l => l.trim() !== '').slice(0, n).join(' | ').slice(0, 600)
+function firstLines(text: string, n: number): string {
+  return text
+    .split('\n')
+    .filter(l => l.trim() !== '')
+    .slice(0, n)
+    .join(' | ')
+    .slice(0, 600)
 }

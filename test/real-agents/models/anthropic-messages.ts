@@ -69,13 +69,23 @@ export interface AnthropicModelOptions {
    * Refuses a request the way the API does when it is limited: a status (429,
    * 529), headers (retry-after) and the API's error body; undefined answers it.
    */
-  refuse?: (req: { apiKey: string, model: string }) => Refusal | undefined
+  refuse?: (req: { apiKey: string; model: string }) => Refusal | undefined
 }
 
 /** Token counts as the Messages API reports them. */
-export interface Usage { input_tokens: number, output_tokens: number, cache_creation_input_tokens: number, cache_read_input_tokens: number }
+export interface Usage {
+  input_tokens: number
+  output_tokens: number
+  cache_creation_input_tokens: number
+  cache_read_input_tokens: number
+}
 
-export interface Refusal { status: number, headers?: Record<string, string>, type: string, message: string }
+export interface Refusal {
+  status: number
+  headers?: Record<string, string>
+  type: string
+  message: string
+}
 
 export interface ScriptedAnthropicModel {
   /** The base URL for ANTHROPIC_BASE_URL. */
@@ -86,15 +96,27 @@ export interface ScriptedAnthropicModel {
   /** Errors the script raised (each also ended its CLI turn with a text saying so). */
   errors: () => string[]
   /** Every tool call with its result, once each, in order (from the last turn of each session). */
-  toolCalls: () => Array<{ session: string, call: ToolCall, outcome: ToolOutcome }>
+  toolCalls: () => Array<{ session: string; call: ToolCall; outcome: ToolOutcome }>
   close: () => Promise<void>
 }
 
-export interface ContentBlock { type: string, text?: string, id?: string, name?: string, input?: unknown, tool_use_id?: string, content?: unknown, is_error?: boolean }
-export interface MessageParam { role: string, content: string | ContentBlock[] }
+export interface ContentBlock {
+  type: string
+  text?: string
+  id?: string
+  name?: string
+  input?: unknown
+  tool_use_id?: string
+  content?: unknown
+  is_error?: boolean
+}
+export interface MessageParam {
+  role: string
+  content: string | ContentBlock[]
+}
 
 /** Starts the endpoint on 127.0.0.1 and a random port. */
-export async function startAnthropicModel (decide: Decide, o: AnthropicModelOptions = {}): Promise<ScriptedAnthropicModel> {
+export async function startAnthropicModel(decide: Decide, o: AnthropicModelOptions = {}): Promise<ScriptedAnthropicModel> {
   const requests: RecordedRequest[] = []
   let replies = 0
   const server: Server = createServer((req, res) => {
@@ -109,10 +131,20 @@ export async function startAnthropicModel (decide: Decide, o: AnthropicModelOpti
     })
   })
 
-  function handle (req: IncomingMessage, res: ServerResponse, raw: string): void {
+  function handle(req: IncomingMessage, res: ServerResponse, raw: string): void {
     const path = (req.url ?? '/').split('?')[0]
     const session = header(req, 'x-claude-code-session-id')
-    const base = { at: Date.now(), method: req.method ?? '', path, stream: false, model: '', session, apiKey: header(req, 'x-api-key'), tools: [], history: [] }
+    const base = {
+      at: Date.now(),
+      method: req.method ?? '',
+      path,
+      stream: false,
+      model: '',
+      session,
+      apiKey: header(req, 'x-api-key'),
+      tools: [],
+      history: []
+    }
     if (path === '/' && (req.method === 'HEAD' || req.method === 'GET')) {
       requests.push({ ...base, kind: 'probe' })
       res.writeHead(200, { 'content-type': 'text/plain' }).end()
@@ -126,7 +158,10 @@ export async function startAnthropicModel (decide: Decide, o: AnthropicModelOpti
     }
     if (path !== '/v1/messages' || body == null) {
       requests.push({ ...base, kind: 'unknown' })
-      sendJson(res, 404, { type: 'error', error: { type: 'not_found_error', message: `the scripted model does not serve ${req.method ?? ''} ${path}` } })
+      sendJson(res, 404, {
+        type: 'error',
+        error: { type: 'not_found_error', message: `the scripted model does not serve ${req.method ?? ''} ${path}` }
+      })
       return
     }
     const stream = body.stream === true
@@ -138,7 +173,9 @@ export async function startAnthropicModel (decide: Decide, o: AnthropicModelOpti
     const refusal = o.refuse?.({ apiKey: record.apiKey, model })
     if (refusal != null) {
       record.refused = refusal.status
-      res.writeHead(refusal.status, { 'content-type': 'application/json', ...refusal.headers }).end(JSON.stringify({ type: 'error', error: { type: refusal.type, message: refusal.message } }))
+      res
+        .writeHead(refusal.status, { 'content-type': 'application/json', ...refusal.headers })
+        .end(JSON.stringify({ type: 'error', error: { type: refusal.type, message: refusal.message } }))
       return
     }
     let move: Move
@@ -158,10 +195,25 @@ export async function startAnthropicModel (decide: Decide, o: AnthropicModelOpti
     record.move = move
     const id = `msg_scripted_${++replies}`
     const usage = o.usage ?? DEFAULT_USAGE
-    const answer = (): void => { record.usage = usage; reply(res, move, model, stream, id, usage) }
-    if (o.beforeAnswer == null || record.kind !== 'turn') { answer(); return }
-    res.once('close', () => { if (!res.writableEnded) record.aborted = true })
-    void Promise.resolve(o.beforeAnswer(record)).then(() => { if (record.aborted !== true) answer() }, () => { res.destroy() })
+    const answer = (): void => {
+      record.usage = usage
+      reply(res, move, model, stream, id, usage)
+    }
+    if (o.beforeAnswer == null || record.kind !== 'turn') {
+      answer()
+      return
+    }
+    res.once('close', () => {
+      if (!res.writableEnded) record.aborted = true
+    })
+    void Promise.resolve(o.beforeAnswer(record)).then(
+      () => {
+        if (record.aborted !== true) answer()
+      },
+      () => {
+        res.destroy()
+      }
+    )
   }
 
   await new Promise<void>(resolve => server.listen(0, '127.0.0.1', resolve))
@@ -170,7 +222,7 @@ export async function startAnthropicModel (decide: Decide, o: AnthropicModelOpti
     url: `http://127.0.0.1:${port}`,
     requests,
     turns: () => requests.filter(r => r.kind === 'turn'),
-    errors: () => requests.flatMap(r => r.error != null ? [r.error] : []),
+    errors: () => requests.flatMap(r => (r.error != null ? [r.error] : [])),
     toolCalls: () => {
       const last = new Map<string, RecordedRequest>()
       for (const r of requests) if (r.kind === 'turn') last.set(r.session, r)
@@ -184,13 +236,15 @@ export async function startAnthropicModel (decide: Decide, o: AnthropicModelOpti
 }
 
 /** The conversation a Messages request carries: the prompt, the tools, each tool call with its result. */
-export function conversation (messages: MessageParam[], system: string, tools: string[]): Conversation {
-  const blocks = (m: MessageParam): ContentBlock[] => typeof m.content === 'string' ? [{ type: 'text', text: m.content }] : Array.isArray(m.content) ? m.content : []
+export function conversation(messages: MessageParam[], system: string, tools: string[]): Conversation {
+  const blocks = (m: MessageParam): ContentBlock[] =>
+    typeof m.content === 'string' ? [{ type: 'text', text: m.content }] : Array.isArray(m.content) ? m.content : []
   const firstUser = messages.find(m => m.role === 'user')
   // Claude Code puts context in <system-reminder> blocks before the prompt.
   const prompt = (firstUser != null ? blocks(firstUser) : [])
     .filter(b => b.type === 'text' && !(b.text ?? '').trimStart().startsWith('<system-reminder>'))
-    .map(b => b.text ?? '').join('\n')
+    .map(b => b.text ?? '')
+    .join('\n')
   const calls = new Map<string, ToolCall>()
   const order: string[] = []
   const outcomes = new Map<string, ToolOutcome>()
@@ -213,40 +267,43 @@ export function conversation (messages: MessageParam[], system: string, tools: s
   return { prompt, tools, cwd, history }
 }
 
-function resultText (content: unknown): string {
+function resultText(content: unknown): string {
   if (typeof content === 'string') return content
   if (!Array.isArray(content)) return ''
-  return content.map((c: ContentBlock) => c.type === 'text' ? c.text ?? '' : `[${c.type}]`).join('\n')
+  return content.map((c: ContentBlock) => (c.type === 'text' ? (c.text ?? '') : `[${c.type}]`)).join('\n')
 }
 
-function systemText (system: unknown): string {
+function systemText(system: unknown): string {
   if (typeof system === 'string') return system
   return Array.isArray(system) ? system.map((b: ContentBlock) => b.text ?? '').join('\n') : ''
 }
 
-function parseBody (raw: string): Record<string, any> | undefined {
+function parseBody(raw: string): Record<string, any> | undefined {
   try {
     const v = JSON.parse(raw) as unknown
-    return v != null && typeof v === 'object' ? v as Record<string, any> : undefined
+    return v != null && typeof v === 'object' ? (v as Record<string, any>) : undefined
   } catch {
     return undefined
   }
 }
 
-function header (req: IncomingMessage, name: string): string {
+function header(req: IncomingMessage, name: string): string {
   const v = req.headers[name]
-  return Array.isArray(v) ? v[0] ?? '' : v ?? ''
+  return Array.isArray(v) ? (v[0] ?? '') : (v ?? '')
 }
 
 /** The content blocks of a move: a sentence and a tool call, or the final text. */
-function contentOf (move: Move, id: string): ContentBlock[] {
+function contentOf(move: Move, id: string): ContentBlock[] {
   if (move.kind === 'answer') return [{ type: 'text', text: move.text }]
-  return [{ type: 'text', text: move.say }, { type: 'tool_use', id: `toolu_${id}`, name: move.call.name, input: move.call.input }]
+  return [
+    { type: 'text', text: move.say },
+    { type: 'tool_use', id: `toolu_${id}`, name: move.call.name, input: move.call.input }
+  ]
 }
 
 const DEFAULT_USAGE: Usage = { input_tokens: 100, output_tokens: 20, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 }
 
-function reply (res: ServerResponse, move: Move, model: string, stream: boolean, id: string, usage: Usage): void {
+function reply(res: ServerResponse, move: Move, model: string, stream: boolean, id: string, usage: Usage): void {
   const content = contentOf(move, id)
   const stopReason = move.kind === 'call' ? 'tool_use' : 'end_turn'
   if (!stream) {
@@ -254,8 +311,21 @@ function reply (res: ServerResponse, move: Move, model: string, stream: boolean,
     return
   }
   res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' })
-  const event = (type: string, data: Record<string, unknown>): void => { res.write(`event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`) }
-  event('message_start', { message: { id, type: 'message', role: 'assistant', model, content: [], stop_reason: null, stop_sequence: null, usage: { ...usage, output_tokens: 1 } } })
+  const event = (type: string, data: Record<string, unknown>): void => {
+    res.write(`event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`)
+  }
+  event('message_start', {
+    message: {
+      id,
+      type: 'message',
+      role: 'assistant',
+      model,
+      content: [],
+      stop_reason: null,
+      stop_sequence: null,
+      usage: { ...usage, output_tokens: 1 }
+    }
+  })
   content.forEach((block, index) => {
     if (block.type === 'tool_use') {
       event('content_block_start', { index, content_block: { type: 'tool_use', id: block.id, name: block.name, input: {} } })
@@ -271,6 +341,6 @@ function reply (res: ServerResponse, move: Move, model: string, stream: boolean,
   res.end()
 }
 
-function sendJson (res: ServerResponse, status: number, body: unknown): void {
+function sendJson(res: ServerResponse, status: number, body: unknown): void {
   res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body))
 }

@@ -26,7 +26,7 @@ export interface GeminiRequestRecord {
   /** For an agent turn: the steps the conversation held and the move answered. */
   turn?: ScriptedTurn
   /** That move as the function call sent, or the final text. */
-  reply?: { name: string, args: Record<string, unknown> } | { text: string }
+  reply?: { name: string; args: Record<string, unknown> } | { text: string }
   /** The CLI closed the request before the answer was sent (it cancelled the turn). */
   aborted?: boolean
 }
@@ -58,14 +58,16 @@ export const GEMINI_TOOLS: ToolDialect = {
   shell: command => ({ name: 'run_shell_command', input: { command, description: `run ${command.split(' ')[0]}` } })
 }
 
-export async function startGeminiStandIn (opts: GeminiStandInOptions): Promise<GeminiStandIn> {
+export async function startGeminiStandIn(opts: GeminiStandInOptions): Promise<GeminiStandIn> {
   const requests: GeminiRequestRecord[] = []
   const server = createServer((req, res) => {
-    readBody(req).then(text => {
-      answer(req, res, text, opts, requests)
-    }).catch(err => {
-      sendJson(res, 500, apiError(500, `stand-in failed: ${(err as Error).message}`, 'INTERNAL'))
-    })
+    readBody(req)
+      .then(text => {
+        answer(req, res, text, opts, requests)
+      })
+      .catch(err => {
+        sendJson(res, 500, apiError(500, `stand-in failed: ${(err as Error).message}`, 'INTERNAL'))
+      })
   })
   await new Promise<void>(resolve => server.listen(0, '127.0.0.1', resolve))
   const { port } = server.address() as AddressInfo
@@ -73,12 +75,20 @@ export async function startGeminiStandIn (opts: GeminiStandInOptions): Promise<G
     url: `http://127.0.0.1:${port}`,
     requests,
     turns: () => requests.filter(r => r.rpc === 'streamGenerateContent' && Array.isArray(r.body?.tools)),
-    errors: () => requests.flatMap(r => r.turn?.error != null ? [r.turn.error] : []),
-    close: async () => { await closeServer(server) }
+    errors: () => requests.flatMap(r => (r.turn?.error != null ? [r.turn.error] : [])),
+    close: async () => {
+      await closeServer(server)
+    }
   }
 }
 
-function answer (req: IncomingMessage, res: ServerResponse, text: string, opts: GeminiStandInOptions, requests: GeminiRequestRecord[]): void {
+function answer(
+  req: IncomingMessage,
+  res: ServerResponse,
+  text: string,
+  opts: GeminiStandInOptions,
+  requests: GeminiRequestRecord[]
+): void {
   const url = new URL(req.url ?? '/', 'http://stand-in')
   const m = /^\/v1(?:beta|alpha)?\/models\/([^/:]+):(\w+)$/.exec(url.pathname)
   let body: any
@@ -87,7 +97,13 @@ function answer (req: IncomingMessage, res: ServerResponse, text: string, opts: 
   } catch {
     body = text
   }
-  const record: GeminiRequestRecord = { method: req.method ?? '', path: url.pathname + url.search, model: m?.[1] ?? '', rpc: m?.[2] ?? url.pathname.split('/').at(-1) ?? '', body }
+  const record: GeminiRequestRecord = {
+    method: req.method ?? '',
+    path: url.pathname + url.search,
+    model: m?.[1] ?? '',
+    rpc: m?.[2] ?? url.pathname.split('/').at(-1) ?? '',
+    body
+  }
   requests.push(record)
   if (req.method !== 'POST' || m == null) {
     sendJson(res, 404, apiError(404, `the stand-in has no ${req.method ?? ''} ${url.pathname}`, 'NOT_FOUND'))
@@ -102,17 +118,28 @@ function answer (req: IncomingMessage, res: ServerResponse, text: string, opts: 
         res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' })
         res.end(`data: ${JSON.stringify(response(partsOf(reply, turn), body))}\n\n`)
       }
-      if (opts.beforeAnswer == null || !Array.isArray(body?.tools)) { send(); return }
-      res.once('close', () => { if (!res.writableEnded) record.aborted = true })
-      void Promise.resolve(opts.beforeAnswer(record)).then(() => { if (record.aborted !== true) send() }, () => { res.destroy() })
+      if (opts.beforeAnswer == null || !Array.isArray(body?.tools)) {
+        send()
+        return
+      }
+      res.once('close', () => {
+        if (!res.writableEnded) record.aborted = true
+      })
+      void Promise.resolve(opts.beforeAnswer(record)).then(
+        () => {
+          if (record.aborted !== true) send()
+        },
+        () => {
+          res.destroy()
+        }
+      )
       return
     }
     case 'generateContent': {
       // Side calls ask for JSON of a given shape; an agent turn without streaming gets the script.
       const schema = body?.generationConfig?.responseJsonSchema ?? body?.generationConfig?.responseSchema
-      const parts = schema != null
-        ? [{ text: JSON.stringify(valueFor(schema)) }]
-        : partsOf(agentTurn(body, opts.playbook, record), requests.length)
+      const parts =
+        schema != null ? [{ text: JSON.stringify(valueFor(schema)) }] : partsOf(agentTurn(body, opts.playbook, record), requests.length)
       sendJson(res, 200, response(parts, body))
       return
     }
@@ -125,7 +152,11 @@ function answer (req: IncomingMessage, res: ServerResponse, text: string, opts: 
 }
 
 /** The scripted next move, as Gemini CLI's function call or the final text. */
-function agentTurn (body: any, playbook: Playbook, record: GeminiRequestRecord): { name: string, args: Record<string, unknown> } | { text: string } {
+function agentTurn(
+  body: any,
+  playbook: Playbook,
+  record: GeminiRequestRecord
+): { name: string; args: Record<string, unknown> } | { text: string } {
   record.turn = scriptedTurn(() => conversation(body), playbook, GEMINI_TOOLS)
   const move = record.turn.move
   record.reply = move.kind === 'call' ? { name: move.call.name, args: move.call.input } : { text: move.text }
@@ -133,9 +164,12 @@ function agentTurn (body: any, playbook: Playbook, record: GeminiRequestRecord):
 }
 
 /** The conversation the contents carry: the user's text, the functions offered, each call with its response. */
-export function conversation (body: any): Conversation {
+export function conversation(body: any): Conversation {
   const contents: any[] = body?.contents ?? []
-  const prompt = contents.filter(c => c?.role === 'user').flatMap(c => (c.parts ?? []).map((p: any) => typeof p?.text === 'string' ? p.text : '')).join('\n')
+  const prompt = contents
+    .filter(c => c?.role === 'user')
+    .flatMap(c => (c.parts ?? []).map((p: any) => (typeof p?.text === 'string' ? p.text : '')))
+    .join('\n')
   const tools = (body?.tools ?? []).flatMap((t: any) => (t.functionDeclarations ?? []).map((f: any) => String(f.name)))
   const shell = GEMINI_TOOLS.shell('').name
   const history = pastCalls(contents).map(c => ({
@@ -146,13 +180,14 @@ export function conversation (body: any): Conversation {
 }
 
 /** Pairs each functionCall of a model turn with the functionResponse the CLI sent back for it. */
-export function pastCalls (contents: any[]): Array<{ name: string, args: Record<string, unknown>, output: string, failed: boolean }> {
-  const calls: Array<{ name: string, args: Record<string, unknown>, id?: string }> = []
-  const responses: Array<{ name: string, id?: string, response: unknown }> = []
+export function pastCalls(contents: any[]): Array<{ name: string; args: Record<string, unknown>; output: string; failed: boolean }> {
+  const calls: Array<{ name: string; args: Record<string, unknown>; id?: string }> = []
+  const responses: Array<{ name: string; id?: string; response: unknown }> = []
   for (const c of contents) {
     for (const p of c?.parts ?? []) {
       if (p?.functionCall != null) calls.push({ name: p.functionCall.name, args: p.functionCall.args ?? {}, id: p.functionCall.id })
-      if (p?.functionResponse != null) responses.push({ name: p.functionResponse.name, id: p.functionResponse.id, response: p.functionResponse.response })
+      if (p?.functionResponse != null)
+        responses.push({ name: p.functionResponse.name, id: p.functionResponse.id, response: p.functionResponse.response })
     }
   }
   const used = new Set<number>()
@@ -166,7 +201,7 @@ export function pastCalls (contents: any[]): Array<{ name: string, args: Record<
 }
 
 /** The text of a function response: Gemini CLI sends {output: "..."} or {error: "..."}. */
-function responseText (response: unknown): string {
+function responseText(response: unknown): string {
   if (response == null) return ''
   if (typeof response === 'string') return response
   const r = response as Record<string, unknown>
@@ -176,12 +211,12 @@ function responseText (response: unknown): string {
 }
 
 /** The reply's parts; a call's id is the turn's place among the requests, unique on this server. */
-function partsOf (reply: { name: string, args: Record<string, unknown> } | { text: string }, turn: number): any[] {
+function partsOf(reply: { name: string; args: Record<string, unknown> } | { text: string }, turn: number): any[] {
   if ('text' in reply) return [{ text: reply.text }]
   return [{ functionCall: { id: `stand-in-${turn}`, name: reply.name, args: reply.args } }]
 }
 
-function response (parts: any[], request: any): any {
+function response(parts: any[], request: any): any {
   const prompt = roughTokens(request)
   const out = Math.max(1, Math.ceil(JSON.stringify(parts).length / 4))
   return {
@@ -196,7 +231,7 @@ function response (parts: any[], request: any): any {
  * JSON Schema). For the router's classifier this is a middling complexity score;
  * for the next-speaker check the first enum value, "user": the turn is over.
  */
-function valueFor (schema: any): unknown {
+function valueFor(schema: any): unknown {
   const type = String(schema?.type ?? (schema?.properties != null ? 'object' : 'string')).toLowerCase()
   if (Array.isArray(schema?.enum) && schema.enum.length > 0) return schema.enum[0]
   switch (type) {
@@ -205,33 +240,38 @@ function valueFor (schema: any): unknown {
       for (const [k, v] of Object.entries(schema.properties ?? {})) out[k] = valueFor(v)
       return out
     }
-    case 'array': return []
-    case 'integer': case 'number': return typeof schema.minimum === 'number' ? Math.max(schema.minimum, 30) : 30
-    case 'boolean': return false
-    default: return 'scripted stand-in answer'
+    case 'array':
+      return []
+    case 'integer':
+    case 'number':
+      return typeof schema.minimum === 'number' ? Math.max(schema.minimum, 30) : 30
+    case 'boolean':
+      return false
+    default:
+      return 'scripted stand-in answer'
   }
 }
 
-function roughTokens (body: unknown): number {
+function roughTokens(body: unknown): number {
   return Math.max(1, Math.ceil(JSON.stringify(body ?? '').length / 4))
 }
 
-function apiError (code: number, message: string, status: string): unknown {
+function apiError(code: number, message: string, status: string): unknown {
   return { error: { code, message, status } }
 }
 
-function sendJson (res: ServerResponse, status: number, value: unknown): void {
+function sendJson(res: ServerResponse, status: number, value: unknown): void {
   res.writeHead(status, { 'content-type': 'application/json' })
   res.end(JSON.stringify(value))
 }
 
-async function readBody (req: IncomingMessage): Promise<string> {
+async function readBody(req: IncomingMessage): Promise<string> {
   const chunks: Buffer[] = []
   for await (const chunk of req) chunks.push(chunk as Buffer)
   return Buffer.concat(chunks).toString('utf8')
 }
 
-async function closeServer (server: Server): Promise<void> {
+async function closeServer(server: Server): Promise<void> {
   server.closeAllConnections()
   await new Promise<void>(resolve => server.close(() => resolve()))
 }

@@ -20,7 +20,7 @@ export interface ChatRequestRecord {
   /** For an agent turn: the steps the conversation held and the move answered. */
   turn?: ScriptedTurn
   /** That move as the tool call sent, or the final text. */
-  reply?: { name: string, args: Record<string, unknown> } | { text: string }
+  reply?: { name: string; args: Record<string, unknown> } | { text: string }
   /** The CLI closed the request before the answer was sent (it cancelled the turn). */
   aborted?: boolean
 }
@@ -55,15 +55,17 @@ export const PI_TOOLS: ToolDialect = {
   shell: command => ({ name: 'bash', input: { command } })
 }
 
-export async function startChatStandIn (opts: ChatStandInOptions): Promise<ChatStandIn> {
+export async function startChatStandIn(opts: ChatStandInOptions): Promise<ChatStandIn> {
   const model = opts.model ?? 'scripted'
   const requests: ChatRequestRecord[] = []
   const server = createServer((req, res) => {
-    readBody(req).then(text => {
-      answer(req, res, text, opts, model, requests)
-    }).catch(err => {
-      sendJson(res, 500, apiError(`stand-in failed: ${(err as Error).message}`, 'server_error'))
-    })
+    readBody(req)
+      .then(text => {
+        answer(req, res, text, opts, model, requests)
+      })
+      .catch(err => {
+        sendJson(res, 500, apiError(`stand-in failed: ${(err as Error).message}`, 'server_error'))
+      })
   })
   await new Promise<void>(resolve => server.listen(0, '127.0.0.1', resolve))
   const { port } = server.address() as AddressInfo
@@ -72,12 +74,21 @@ export async function startChatStandIn (opts: ChatStandInOptions): Promise<ChatS
     model,
     requests,
     turns: () => requests.filter(r => r.turn != null),
-    errors: () => requests.flatMap(r => r.turn?.error != null ? [r.turn.error] : []),
-    close: async () => { await closeServer(server) }
+    errors: () => requests.flatMap(r => (r.turn?.error != null ? [r.turn.error] : [])),
+    close: async () => {
+      await closeServer(server)
+    }
   }
 }
 
-function answer (req: IncomingMessage, res: ServerResponse, text: string, opts: ChatStandInOptions, model: string, requests: ChatRequestRecord[]): void {
+function answer(
+  req: IncomingMessage,
+  res: ServerResponse,
+  text: string,
+  opts: ChatStandInOptions,
+  model: string,
+  requests: ChatRequestRecord[]
+): void {
   const path = new URL(req.url ?? '/', 'http://stand-in').pathname
   let body: any
   try {
@@ -97,30 +108,60 @@ function answer (req: IncomingMessage, res: ServerResponse, text: string, opts: 
   }
   const tools: string[] = (body?.tools ?? []).map((t: any) => String(t?.function?.name ?? t?.name ?? ''))
   const messages: any[] = Array.isArray(body?.messages) ? body.messages : []
-  record.turn = scriptedTurn(() => conversation(opts.turnInput != null ? opts.turnInput(messages) : messages, tools, opts.dialect), opts.playbook, opts.dialect)
-  if (opts.beforeAnswer == null || !Array.isArray(body?.tools)) { send(res, body, record, model, requests.length); return }
-  res.once('close', () => { if (!res.writableEnded) record.aborted = true })
+  record.turn = scriptedTurn(
+    () => conversation(opts.turnInput != null ? opts.turnInput(messages) : messages, tools, opts.dialect),
+    opts.playbook,
+    opts.dialect
+  )
+  if (opts.beforeAnswer == null || !Array.isArray(body?.tools)) {
+    send(res, body, record, model, requests.length)
+    return
+  }
+  res.once('close', () => {
+    if (!res.writableEnded) record.aborted = true
+  })
   const n = requests.length
-  void Promise.resolve(opts.beforeAnswer(record)).then(() => { if (record.aborted !== true) send(res, body, record, model, n) }, () => { res.destroy() })
+  void Promise.resolve(opts.beforeAnswer(record)).then(
+    () => {
+      if (record.aborted !== true) send(res, body, record, model, n)
+    },
+    () => {
+      res.destroy()
+    }
+  )
 }
 
 /** The scripted move of an agent turn, as one completion or its SSE chunks. */
-function send (res: ServerResponse, body: any, record: ChatRequestRecord, model: string, n: number): void {
+function send(res: ServerResponse, body: any, record: ChatRequestRecord, model: string, n: number): void {
   if (record.turn == null) throw new Error('send: the request has no scripted turn')
   const move = record.turn.move
-  const reply = record.reply = move.kind === 'call' ? { name: move.call.name, args: move.call.input } : { text: move.text }
+  const reply = (record.reply = move.kind === 'call' ? { name: move.call.name, args: move.call.input } : { text: move.text })
   const id = `chatcmpl-stand-in-${n}`
   const created = Math.floor(Date.now() / 1000)
-  const toolCall = 'text' in reply
-    ? undefined
-    : { id: `call_${n}`, type: 'function', function: { name: reply.name, arguments: JSON.stringify(reply.args) } }
+  const toolCall =
+    'text' in reply
+      ? undefined
+      : { id: `call_${n}`, type: 'function', function: { name: reply.name, arguments: JSON.stringify(reply.args) } }
   const content = 'text' in reply ? reply.text : null
   const finish = toolCall != null ? 'tool_calls' : 'stop'
-  const usage = { prompt_tokens: roughTokens(body), completion_tokens: roughTokens(reply), total_tokens: roughTokens(body) + roughTokens(reply) }
+  const usage = {
+    prompt_tokens: roughTokens(body),
+    completion_tokens: roughTokens(reply),
+    total_tokens: roughTokens(body) + roughTokens(reply)
+  }
   if (body?.stream !== true) {
     sendJson(res, 200, {
-      id, object: 'chat.completion', created, model,
-      choices: [{ index: 0, message: { role: 'assistant', content, ...(toolCall != null ? { tool_calls: [toolCall] } : {}) }, finish_reason: finish }],
+      id,
+      object: 'chat.completion',
+      created,
+      model,
+      choices: [
+        {
+          index: 0,
+          message: { role: 'assistant', content, ...(toolCall != null ? { tool_calls: [toolCall] } : {}) },
+          finish_reason: finish
+        }
+      ],
       usage
     })
     return
@@ -131,7 +172,8 @@ function send (res: ServerResponse, body: any, record: ChatRequestRecord, model:
   res.write(chunk({ role: 'assistant', content: content ?? '' }, null))
   if (toolCall != null) res.write(chunk({ tool_calls: [{ index: 0, ...toolCall }] }, null))
   res.write(chunk({}, finish))
-  if (body?.stream_options?.include_usage === true) res.write(`data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created, model, choices: [], usage })}\n\n`)
+  if (body?.stream_options?.include_usage === true)
+    res.write(`data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created, model, choices: [], usage })}\n\n`)
   res.end('data: [DONE]\n\n')
 }
 
@@ -139,57 +181,65 @@ function send (res: ServerResponse, body: any, record: ChatRequestRecord, model:
  * The conversation the messages carry: the user's text, the tools offered, each call with its result (a reported non-zero exit is a
  * failure).
  */
-export function conversation (messages: any[], tools: string[], dialect: ToolDialect): Conversation {
-  const prompt = messages.filter(m => m?.role === 'user' || m?.role === 'system').map(m => contentText(m.content)).join('\n')
+export function conversation(messages: any[], tools: string[], dialect: ToolDialect): Conversation {
+  const prompt = messages
+    .filter(m => m?.role === 'user' || m?.role === 'system')
+    .map(m => contentText(m.content))
+    .join('\n')
   const shell = dialect.shell('').name
-  const history = pastCalls(messages).map(c => ({ call: { name: c.name, input: c.args }, outcome: { text: c.output, isError: c.name === shell && reportsFailedExit(c.output) } }))
+  const history = pastCalls(messages).map(c => ({
+    call: { name: c.name, input: c.args },
+    outcome: { text: c.output, isError: c.name === shell && reportsFailedExit(c.output) }
+  }))
   return { prompt, tools, history }
 }
 
 /** Pairs each tool call of an assistant message with the tool message that answers it. */
-export function pastCalls (messages: any[]): Array<{ name: string, args: Record<string, unknown>, output: string }> {
+export function pastCalls(messages: any[]): Array<{ name: string; args: Record<string, unknown>; output: string }> {
   const results = new Map<string, string>()
   for (const m of messages) if (m?.role === 'tool') results.set(String(m.tool_call_id), contentText(m.content))
-  const calls: Array<{ name: string, args: Record<string, unknown>, output: string }> = []
+  const calls: Array<{ name: string; args: Record<string, unknown>; output: string }> = []
   for (const m of messages) {
     if (m?.role !== 'assistant') continue
     for (const c of m.tool_calls ?? []) {
       let args: Record<string, unknown> = {}
       try {
         args = JSON.parse(c?.function?.arguments ?? '{}')
-      } catch { /* keep {} */ }
+      } catch {
+        /* keep {} */
+      }
       calls.push({ name: String(c?.function?.name ?? ''), args, output: results.get(String(c?.id)) ?? '' })
     }
   }
   return calls
 }
 
-function contentText (content: unknown): string {
+function contentText(content: unknown): string {
   if (typeof content === 'string') return content
-  if (Array.isArray(content)) return content.map(p => typeof p === 'string' ? p : typeof p?.text === 'string' ? p.text : '').join('')
+  if (Array.isArray(content)) return content.map(p => (typeof p === 'string' ? p : typeof p?.text === 'string' ? p.text : '')).join('')
   return content == null ? '' : JSON.stringify(content)
 }
 
-function roughTokens (value: unknown): number {
+function roughTokens(value: unknown): number {
   return Math.max(1, Math.ceil(JSON.stringify(value ?? '').length / 4))
 }
 
-function apiError (message: string, type: string): unknown {
+function apiError(message: string, type: string): unknown {
   return { error: { message, type, param: null, code: null } }
 }
 
-function sendJson (res: ServerResponse, status: number, value: unknown): void {
+function sendJson(res: ServerResponse, status: number, value: unknown): void {
   res.writeHead(status, { 'content-type': 'application/json' })
   res.end(JSON.stringify(value))
 }
 
-async function readBody (req: IncomingMessage): Promise<string> {
+async function readBody(req: IncomingMessage): Promise<string> {
   const chunks: Buffer[] = []
   for await (const chunk of req) chunks.push(chunk as Buffer)
   return Buffer.concat(chunks).toString('utf8')
 }
 
-async function closeServer (server: Server): Promise<void> {
+async function closeServer(server: Server): Promise<void> {
   server.closeAllConnections()
   await new Promise<void>(resolve => server.close(() => resolve()))
 }

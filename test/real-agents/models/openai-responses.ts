@@ -14,7 +14,16 @@
 // request is recorded for the test to assert on.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
-import { reportsFailedExit, scriptedTurn, toolKey, type Conversation, type Playbook, type ScriptedTurn, type ToolCall, type ToolDialect } from './agent-script.js'
+import {
+  reportsFailedExit,
+  scriptedTurn,
+  toolKey,
+  type Conversation,
+  type Playbook,
+  type ScriptedTurn,
+  type ToolCall,
+  type ToolDialect
+} from './agent-script.js'
 
 /** The model id the endpoint lists and answers as. */
 export const MODEL_ID = 'gpt-5.5'
@@ -87,25 +96,34 @@ export const COPILOT_TOOLS: ToolDialect = {
   shell: command => ({ name: 'bash', input: { command, description: command.slice(0, 100) } })
 }
 
-export async function startResponsesModel (o: ResponsesModelOptions): Promise<ResponsesModel> {
+export async function startResponsesModel(o: ResponsesModelOptions): Promise<ResponsesModel> {
   const requests: RecordedRequest[] = []
   // What each call id this endpoint issued was: the model remembers what it asked for.
   const issued = new Map<string, ToolCall>()
   let seq = 0
   const server: Server = createServer((req, res) => {
-    void readBody(req).then(text => {
-      let body: any
-      try { body = text === '' ? undefined : JSON.parse(text) } catch { body = undefined }
-      const rec: RecordedRequest = { method: req.method ?? '', path: req.url ?? '', headers: req.headers, body }
-      requests.push(rec)
-      const path = (req.url ?? '').split('?')[0]
-      if (req.method === 'GET' && path.endsWith('/models')) return sendJson(res, 200, { object: 'list', data: [{ id: MODEL_ID, object: 'model', created: 0, owned_by: 'scripted' }] })
-      if (req.method === 'POST' && path.endsWith('/responses') && body != null) return answerTurn(res, rec, body)
-      sendJson(res, 404, { error: { message: `the scripted model does not serve ${req.method ?? ''} ${path}`, type: 'not_found' } })
-    }).catch(err => { if (!res.headersSent) sendJson(res, 500, { error: { message: String(err) } }) })
+    void readBody(req)
+      .then(text => {
+        let body: any
+        try {
+          body = text === '' ? undefined : JSON.parse(text)
+        } catch {
+          body = undefined
+        }
+        const rec: RecordedRequest = { method: req.method ?? '', path: req.url ?? '', headers: req.headers, body }
+        requests.push(rec)
+        const path = (req.url ?? '').split('?')[0]
+        if (req.method === 'GET' && path.endsWith('/models'))
+          return sendJson(res, 200, { object: 'list', data: [{ id: MODEL_ID, object: 'model', created: 0, owned_by: 'scripted' }] })
+        if (req.method === 'POST' && path.endsWith('/responses') && body != null) return answerTurn(res, rec, body)
+        sendJson(res, 404, { error: { message: `the scripted model does not serve ${req.method ?? ''} ${path}`, type: 'not_found' } })
+      })
+      .catch(err => {
+        if (!res.headersSent) sendJson(res, 500, { error: { message: String(err) } })
+      })
   })
 
-  function answerTurn (res: ServerResponse, rec: RecordedRequest, body: any): void {
+  function answerTurn(res: ServerResponse, rec: RecordedRequest, body: any): void {
     const offered = offeredTools(body.tools, body.input)
     const stream = new SseResponse(res, `resp_${++seq}`)
     if (!offered.has(toolKey(o.dialect.shell('')))) {
@@ -127,9 +145,21 @@ export async function startResponsesModel (o: ResponsesModelOptions): Promise<Re
       issued.set(callId, turn.move.call)
       stream.toolCall(call as WireCall)
     }
-    if (o.beforeAnswer == null) { send(); return }
-    res.once('close', () => { if (!res.writableEnded) rec.aborted = true })
-    void Promise.resolve(o.beforeAnswer(rec)).then(() => { if (rec.aborted !== true) send() }, () => { res.destroy() })
+    if (o.beforeAnswer == null) {
+      send()
+      return
+    }
+    res.once('close', () => {
+      if (!res.writableEnded) rec.aborted = true
+    })
+    void Promise.resolve(o.beforeAnswer(rec)).then(
+      () => {
+        if (rec.aborted !== true) send()
+      },
+      () => {
+        res.destroy()
+      }
+    )
   }
 
   await new Promise<void>(resolve => server.listen(0, '127.0.0.1', resolve))
@@ -137,8 +167,8 @@ export async function startResponsesModel (o: ResponsesModelOptions): Promise<Re
   return {
     baseUrl: `http://127.0.0.1:${port}/v1`,
     requests,
-    turns: () => requests.flatMap(r => r.turn != null ? [r.turn] : []),
-    errors: () => requests.flatMap(r => r.turn?.error != null ? [r.turn.error] : []),
+    turns: () => requests.flatMap(r => (r.turn != null ? [r.turn] : [])),
+    errors: () => requests.flatMap(r => (r.turn?.error != null ? [r.turn.error] : [])),
     close: async () => {
       server.closeAllConnections()
       await new Promise<void>(resolve => server.close(() => resolve()))
@@ -152,20 +182,24 @@ export async function startResponsesModel (o: ResponsesModelOptions): Promise<Re
  * The request's tools, and those a tool search loaded earlier in the
  * conversation, by toolKey, each with its type (function, custom, tool_search).
  */
-export function offeredTools (tools: unknown, input?: unknown): Map<string, string> {
+export function offeredTools(tools: unknown, input?: unknown): Map<string, string> {
   const out = new Map<string, string>()
-  const loaded = (Array.isArray(input) ? input : []).flatMap((i: any) => i?.type === 'tool_search_output' && Array.isArray(i.tools) ? i.tools : [])
+  const loaded = (Array.isArray(input) ? input : []).flatMap((i: any) =>
+    i?.type === 'tool_search_output' && Array.isArray(i.tools) ? i.tools : []
+  )
   for (const t of [...(Array.isArray(tools) ? tools : []), ...loaded] as any[]) {
     if (t?.type === 'tool_search') out.set('tool_search', 'tool_search')
     else if (t?.type === 'namespace' && Array.isArray(t.tools)) {
-      for (const inner of t.tools) if (typeof inner?.name === 'string') out.set(toolKey({ namespace: String(t.name), name: inner.name }), String(inner.type ?? 'function'))
+      for (const inner of t.tools)
+        if (typeof inner?.name === 'string')
+          out.set(toolKey({ namespace: String(t.name), name: inner.name }), String(inner.type ?? 'function'))
     } else if (typeof t?.name === 'string') out.set(t.name, String(t.type ?? 'function'))
   }
   return out
 }
 
 /** A call as the wire item for the tool it names: a custom tool takes its freeform input, the search its arguments. */
-export function wireCall (call: ToolCall, offered: Map<string, string>, callId: string): WireCall {
+export function wireCall(call: ToolCall, offered: Map<string, string>, callId: string): WireCall {
   const type = offered.get(toolKey(call))
   if (type === 'tool_search') return { type: 'tool_search_call', name: call.name, callId, payload: JSON.stringify(call.input) }
   if (type === 'custom') return { type: 'custom_tool_call', name: call.name, callId, payload: String(call.input.input) }
@@ -173,16 +207,24 @@ export function wireCall (call: ToolCall, offered: Map<string, string>, callId: 
 }
 
 /** An apply_patch that adds one file (the grammar Codex and Copilot share). */
-function addFilePatch (path: string, content: string): string {
+function addFilePatch(path: string, content: string): string {
   return ['*** Begin Patch', `*** Add File: ${path}`, ...patchLines(content).map(l => `+${l}`), '*** End Patch', ''].join('\n')
 }
 
 /** An apply_patch that replaces `find` with `replace` in one file. */
-function updateFilePatch (path: string, find: string, replace: string): string {
-  return ['*** Begin Patch', `*** Update File: ${path}`, '@@', ...patchLines(find).map(l => `-${l}`), ...patchLines(replace).map(l => `+${l}`), '*** End Patch', ''].join('\n')
+function updateFilePatch(path: string, find: string, replace: string): string {
+  return [
+    '*** Begin Patch',
+    `*** Update File: ${path}`,
+    '@@',
+    ...patchLines(find).map(l => `-${l}`),
+    ...patchLines(replace).map(l => `+${l}`),
+    '*** End Patch',
+    ''
+  ].join('\n')
 }
 
-function patchLines (text: string): string[] {
+function patchLines(text: string): string[] {
   return (text.endsWith('\n') ? text.slice(0, -1) : text).split('\n')
 }
 
@@ -194,10 +236,17 @@ function patchLines (text: string): string[] {
  * endpoint issued is read as it was issued; a shell output that reports a
  * non-zero exit is a failure.
  */
-export function conversation (body: any, offered: Map<string, string>, issued: Map<string, ToolCall>, dialect: ToolDialect): Conversation {
+export function conversation(body: any, offered: Map<string, string>, issued: Map<string, ToolCall>, dialect: ToolDialect): Conversation {
   const items: any[] = Array.isArray(body?.input) ? body.input : []
-  const prompt = items.filter(i => i?.type === 'message' || (i?.type == null && i?.role != null)).filter(i => i.role === 'user' || i.role === 'developer')
-    .map(i => typeof i.content === 'string' ? i.content : (Array.isArray(i.content) ? i.content : []).map((c: any) => String(c?.text ?? '')).join('\n')).join('\n')
+  const prompt = items
+    .filter(i => i?.type === 'message' || (i?.type == null && i?.role != null))
+    .filter(i => i.role === 'user' || i.role === 'developer')
+    .map(i =>
+      typeof i.content === 'string'
+        ? i.content
+        : (Array.isArray(i.content) ? i.content : []).map((c: any) => String(c?.text ?? '')).join('\n')
+    )
+    .join('\n')
   const outputs = new Map<string, string>()
   for (const item of items) {
     if (/^(function_call|custom_tool_call|tool_search)_output$/.test(String(item?.type)) && typeof item.call_id === 'string') {
@@ -218,27 +267,38 @@ export function conversation (body: any, offered: Map<string, string>, issued: M
 }
 
 /** The call an input item was, if it is one. */
-function callOf (item: any): ToolCall | undefined {
+function callOf(item: any): ToolCall | undefined {
   switch (item?.type) {
     case 'function_call': {
       let input: Record<string, unknown> = {}
-      try { input = JSON.parse(String(item.arguments ?? '{}')) } catch { /* keep {} */ }
+      try {
+        input = JSON.parse(String(item.arguments ?? '{}'))
+      } catch {
+        /* keep {} */
+      }
       return { name: String(item.name), namespace: item.namespace, input }
     }
-    case 'custom_tool_call': return { name: String(item.name), input: { input: String(item.input ?? '') } }
-    case 'tool_search_call': return { name: 'tool_search', input: item.arguments ?? {} }
-    default: return undefined
+    case 'custom_tool_call':
+      return { name: String(item.name), input: { input: String(item.input ?? '') } }
+    case 'tool_search_call':
+      return { name: 'tool_search', input: item.arguments ?? {} }
+    default:
+      return undefined
   }
 }
 
-function toolNames (tools: unknown): string {
-  return (Array.isArray(tools) ? tools : []).flatMap((t: any) => [t?.name, ...(Array.isArray(t?.tools) ? t.tools.map((i: any) => i?.name) : [])]).filter(n => n != null).join(' ')
+function toolNames(tools: unknown): string {
+  return (Array.isArray(tools) ? tools : [])
+    .flatMap((t: any) => [t?.name, ...(Array.isArray(t?.tools) ? t.tools.map((i: any) => i?.name) : [])])
+    .filter(n => n != null)
+    .join(' ')
 }
 
 /** A tool output as text: a string, content items with text, or anything else as JSON. */
-export function outputText (output: unknown): string {
+export function outputText(output: unknown): string {
   if (typeof output === 'string') return unwrapContentList(output)
-  if (Array.isArray(output)) return output.map(p => typeof p?.text === 'string' ? unwrapContentList(p.text) : JSON.stringify(p)).join('\n')
+  if (Array.isArray(output))
+    return output.map(p => (typeof p?.text === 'string' ? unwrapContentList(p.text) : JSON.stringify(p))).join('\n')
   if (output != null && typeof output === 'object' && typeof (output as any).content === 'string') return (output as any).content
   return JSON.stringify(output ?? null)
 }
@@ -248,7 +308,7 @@ export function outputText (output: unknown): string {
  * JSON of its content list after "Output:" ([{"type":"text","text":"..."}]):
  * the tool's own text is inside.
  */
-function unwrapContentList (text: string): string {
+function unwrapContentList(text: string): string {
   const marker = text.indexOf('Output:\n[')
   const start = marker >= 0 ? marker + 'Output:\n'.length : text.trimStart().startsWith('[{"type":"text"') ? text.indexOf('[') : -1
   if (start < 0) return text
@@ -266,12 +326,21 @@ function unwrapContentList (text: string): string {
 /** One streamed response: the Responses API's event sequence for one output item. */
 class SseResponse {
   private n = 0
-  constructor (private readonly res: ServerResponse, private readonly id: string) {
+  constructor(
+    private readonly res: ServerResponse,
+    private readonly id: string
+  ) {
     res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' })
   }
 
-  message (text: string): void {
-    const item = { type: 'message', id: `msg_${this.id}`, role: 'assistant', status: 'completed', content: [{ type: 'output_text', text, annotations: [] }] }
+  message(text: string): void {
+    const item = {
+      type: 'message',
+      id: `msg_${this.id}`,
+      role: 'assistant',
+      status: 'completed',
+      content: [{ type: 'output_text', text, annotations: [] }]
+    }
     this.begin()
     this.event('response.output_item.added', { output_index: 0, item: { ...item, status: 'in_progress', content: [] } })
     const part = { type: 'output_text', text: '', annotations: [] }
@@ -282,18 +351,26 @@ class SseResponse {
     this.end(item)
   }
 
-  toolCall (call: WireCall): void {
+  toolCall(call: WireCall): void {
     if (call.type === 'tool_search_call') {
-      const item = { type: 'tool_search_call', id: `ts_${this.id}`, call_id: call.callId, execution: 'client', arguments: JSON.parse(call.payload), status: 'completed' }
+      const item = {
+        type: 'tool_search_call',
+        id: `ts_${this.id}`,
+        call_id: call.callId,
+        execution: 'client',
+        arguments: JSON.parse(call.payload),
+        status: 'completed'
+      }
       this.begin()
       this.event('response.output_item.added', { output_index: 0, item: { ...item, status: 'in_progress' } })
       this.end(item)
       return
     }
     const id = `${call.type === 'function_call' ? 'fc' : 'ctc'}_${this.id}`
-    const item: Record<string, unknown> = call.type === 'function_call'
-      ? { type: 'function_call', id, call_id: call.callId, name: call.name, arguments: call.payload, status: 'completed' }
-      : { type: 'custom_tool_call', id, call_id: call.callId, name: call.name, input: call.payload, status: 'completed' }
+    const item: Record<string, unknown> =
+      call.type === 'function_call'
+        ? { type: 'function_call', id, call_id: call.callId, name: call.name, arguments: call.payload, status: 'completed' }
+        : { type: 'custom_tool_call', id, call_id: call.callId, name: call.name, input: call.payload, status: 'completed' }
     if (call.namespace != null) item.namespace = call.namespace
     this.begin()
     const field = call.type === 'function_call' ? 'arguments' : 'input'
@@ -304,31 +381,54 @@ class SseResponse {
     this.end(item)
   }
 
-  private begin (): void {
-    const response = { id: this.id, object: 'response', created_at: Math.floor(Date.now() / 1000), status: 'in_progress', model: MODEL_ID, output: [] }
+  private begin(): void {
+    const response = {
+      id: this.id,
+      object: 'response',
+      created_at: Math.floor(Date.now() / 1000),
+      status: 'in_progress',
+      model: MODEL_ID,
+      output: []
+    }
     this.event('response.created', { response })
     this.event('response.in_progress', { response })
   }
 
-  private end (item: Record<string, unknown>): void {
+  private end(item: Record<string, unknown>): void {
     this.event('response.output_item.done', { output_index: 0, item })
-    const usage = { input_tokens: 100, input_tokens_details: { cached_tokens: 0 }, output_tokens: 10, output_tokens_details: { reasoning_tokens: 0 }, total_tokens: 110 }
-    this.event('response.completed', { response: { id: this.id, object: 'response', created_at: Math.floor(Date.now() / 1000), status: 'completed', model: MODEL_ID, output: [item], usage } })
+    const usage = {
+      input_tokens: 100,
+      input_tokens_details: { cached_tokens: 0 },
+      output_tokens: 10,
+      output_tokens_details: { reasoning_tokens: 0 },
+      total_tokens: 110
+    }
+    this.event('response.completed', {
+      response: {
+        id: this.id,
+        object: 'response',
+        created_at: Math.floor(Date.now() / 1000),
+        status: 'completed',
+        model: MODEL_ID,
+        output: [item],
+        usage
+      }
+    })
     this.res.end()
   }
 
-  private event (type: string, data: Record<string, unknown>): void {
+  private event(type: string, data: Record<string, unknown>): void {
     this.res.write(`event: ${type}\ndata: ${JSON.stringify({ type, sequence_number: this.n++, ...data })}\n\n`)
   }
 }
 
-async function readBody (req: IncomingMessage): Promise<string> {
+async function readBody(req: IncomingMessage): Promise<string> {
   const chunks: Buffer[] = []
   for await (const chunk of req) chunks.push(chunk as Buffer)
   return Buffer.concat(chunks).toString('utf8')
 }
 
-function sendJson (res: ServerResponse, status: number, value: unknown): void {
+function sendJson(res: ServerResponse, status: number, value: unknown): void {
   res.writeHead(status, { 'content-type': 'application/json' })
   res.end(JSON.stringify(value))
 }

@@ -30,16 +30,16 @@ afterAll(async () => {
   await repo?.cleanup()
 })
 
-async function agency (d: LocalDaemon, ...args: string[]): Promise<string> {
+async function agency(d: LocalDaemon, ...args: string[]): Promise<string> {
   return (await execFileP(process.execPath, [AGENCY_BIN, '--addr', d.grpc, ...args], { env: envWithoutAgency(), timeout: 60_000 })).stdout
 }
 
 /** The CLI's failure: exit code and what it printed. */
-async function failure (d: LocalDaemon, ...args: string[]): Promise<{ code: number, stderr: string }> {
+async function failure(d: LocalDaemon, ...args: string[]): Promise<{ code: number; stderr: string }> {
   try {
     await agency(d, ...args)
   } catch (err) {
-    const e = err as { code: number, stderr: string }
+    const e = err as { code: number; stderr: string }
     return { code: e.code, stderr: e.stderr }
   }
   throw new Error(`agency ${args.join(' ')} succeeded`)
@@ -66,22 +66,31 @@ describe('agency request-integration from an assistant', () => {
     expect(asked).toContain(`requested refs/agency/${bob.peerId}/core at `)
     expect(asked).toContain('agency wait')
 
-    const ran = await waitFor(async () => {
-      const out = await agency(amy, 'integrator', '--once')
-      return out.includes('landed core') ? out : undefined
-    }, { what: 'amy\'s integrator to land core' })
+    const ran = await waitFor(
+      async () => {
+        const out = await agency(amy, 'integrator', '--once')
+        return out.includes('landed core') ? out : undefined
+      },
+      { what: "amy's integrator to land core" }
+    )
     expect(ran).toContain('failed none')
     expect(await sh(repo.bare, ['log', '-1', '--format=%B', 'main'])).toContain(`Agency-Agent: ${bob.peerId}`)
 
-    const bobInbox = await waitFor(async () => {
-      const out = await agency(bob, 'inbox', '--all')
-      return out.includes('core is done by you') ? out : undefined
-    }, { what: 'bob to be told core landed' })
+    const bobInbox = await waitFor(
+      async () => {
+        const out = await agency(bob, 'inbox', '--all')
+        return out.includes('core is done by you') ? out : undefined
+      },
+      { what: 'bob to be told core landed' }
+    )
     expect(bobInbox).toContain("your assist's integration request for core@1 landed")
-    const amyInbox = await waitFor(async () => {
-      const out = await agency(amy, 'inbox', '--all')
-      return out.includes(`done by ${bob.peerId} (an assistant)`) ? out : undefined
-    }, { what: 'amy to be told core was done by bob' })
+    const amyInbox = await waitFor(
+      async () => {
+        const out = await agency(amy, 'inbox', '--all')
+        return out.includes(`done by ${bob.peerId} (an assistant)`) ? out : undefined
+      },
+      { what: 'amy to be told core was done by bob' }
+    )
     expect(amyInbox).toContain('core')
     const shown = JSON.parse(await agency(amy, 'task', 'show', 'core', '--json')) as { state: string }
     expect(shown.state).toBe('done')

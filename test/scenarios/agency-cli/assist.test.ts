@@ -11,25 +11,29 @@ import { envWithoutAgency } from '../../helpers/agency-free-env.js'
 const scratch = new Scratch()
 let d: LocalDaemon
 
-beforeAll(async () => { d = await scratch.daemon('assist-cli', { extraArgs: ['--settle-ms', '200', '--assist-after', '0'] }) })
-afterAll(async () => { await scratch.cleanup() })
+beforeAll(async () => {
+  d = await scratch.daemon('assist-cli', { extraArgs: ['--settle-ms', '200', '--assist-after', '0'] })
+})
+afterAll(async () => {
+  await scratch.cleanup()
+})
 
-async function agency (...args: string[]): Promise<string> {
+async function agency(...args: string[]): Promise<string> {
   return (await execFileP(process.execPath, [AGENCY_BIN, '--addr', d.grpc, ...args], { env: envWithoutAgency(), timeout: 30_000 })).stdout
 }
 
 /** The CLI's failure: exit code and what it printed. */
-async function failure (...args: string[]): Promise<{ code: number, stdout: string, stderr: string }> {
+async function failure(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   try {
     await agency(...args)
   } catch (err) {
-    const e = err as { code: number, stdout: string, stderr: string }
+    const e = err as { code: number; stdout: string; stderr: string }
     return { code: e.code, stdout: e.stdout, stderr: e.stderr }
   }
   throw new Error(`agency ${args.join(' ')} succeeded`)
 }
 
-async function logSize (): Promise<number> {
+async function logSize(): Promise<number> {
   const client = connectAgency(d.grpc)
   try {
     return (await client.call((c: AgencyClient) => c.getStatus, {})).logEntries

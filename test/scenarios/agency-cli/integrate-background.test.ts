@@ -24,7 +24,7 @@ afterAll(async () => {
   await repo?.cleanup()
 })
 
-async function agency (d: LocalDaemon, ...args: string[]): Promise<string> {
+async function agency(d: LocalDaemon, ...args: string[]): Promise<string> {
   return (await execFileP(process.execPath, [AGENCY_BIN, '--addr', d.grpc, ...args], { env: envWithoutAgency(), timeout: 60_000 })).stdout
 }
 
@@ -42,7 +42,14 @@ describe('agency integrate --background', () => {
     expect(answer).toContain('claim --next')
     expect(await agency(amy, 'claim', '--next')).toContain('HELD docs@1')
 
-    await waitFor(async () => (JSON.parse(await agency(amy, '--json', 'task', 'list')) as Array<{ id: string, state: string }>).find(t => t.id === 'core')?.state === 'done' ? true : undefined, { what: 'core to be done' })
+    await waitFor(
+      async () =>
+        (JSON.parse(await agency(amy, '--json', 'task', 'list')) as Array<{ id: string; state: string }>).find(t => t.id === 'core')
+          ?.state === 'done'
+          ? true
+          : undefined,
+      { what: 'core to be done' }
+    )
     expect(await sh(repo.bare, ['log', '-1', '--format=%B', 'main'])).toContain('Agency-Task: core@1')
   })
 })

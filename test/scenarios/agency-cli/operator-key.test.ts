@@ -10,8 +10,12 @@ import { isOperatorKey } from '../../../src/core/operator/index.js'
 
 let dir: string
 
-beforeAll(async () => { dir = await mkdtemp(join(tmpdir(), 'agency-operator-key-')) })
-afterAll(async () => { await rm(dir, { recursive: true, force: true }) })
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'agency-operator-key-'))
+})
+afterAll(async () => {
+  await rm(dir, { recursive: true, force: true })
+})
 
 describe('agency operator keygen', () => {
   it('writes the private key with mode 0600 and prints the public key as the last line', async () => {
@@ -40,7 +44,11 @@ describe('agency operator keygen', () => {
       ['swarm.key', '/key/swarm/psk/1.0.0/\n/base16/\nabc', /not an operator key/],
       ['wrong-kind.key', JSON.stringify({ ...doc, kind: 'something' }), /no "kind"/],
       ['bad-private.key', JSON.stringify({ ...doc, privateKey: 'AAAA' }), /does not decode/],
-      ['mismatch.key', JSON.stringify({ ...doc, operator: JSON.parse(await readFile(other, 'utf8')).operator }), /public key is not the private key's/]
+      [
+        'mismatch.key',
+        JSON.stringify({ ...doc, operator: JSON.parse(await readFile(other, 'utf8')).operator }),
+        /public key is not the private key's/
+      ]
     ]
     for (const [name, text, why] of cases) {
       const file = join(dir, name)
@@ -56,17 +64,22 @@ describe('agency operator keygen', () => {
 })
 
 describe('operator commands without an operator key', () => {
-  it('say the action is the operator\'s, and a bad key file is named, before any daemon is asked', async () => {
+  it("say the action is the operator's, and a bad key file is named, before any daemon is asked", async () => {
     const addr = '127.0.0.1:1' // nothing listens: the refusal comes first
     const pause = await runAgency(['pause', '--addr', addr])
     expect(pause.code).toBe(1)
     expect(pause.stderr).toMatch(/pausing the swarm is the operator's to do: pass --operator-key FILE or set AGENCY_OPERATOR_KEY/)
     const bad = join(dir, 'bad.key')
     await writeFile(bad, 'nope', { mode: 0o600 })
-    const viaEnv = await new Promise<{ code: number | null, stderr: string }>(resolve => {
-      execFile(process.execPath, [AGENCY_BIN, 'resume', '--addr', addr], { env: { ...envWithoutAgency(), AGENCY_OPERATOR_KEY: bad } }, (err, _out, stderr) => {
-        resolve({ code: err == null ? 0 : (err.code as number), stderr })
-      })
+    const viaEnv = await new Promise<{ code: number | null; stderr: string }>(resolve => {
+      execFile(
+        process.execPath,
+        [AGENCY_BIN, 'resume', '--addr', addr],
+        { env: { ...envWithoutAgency(), AGENCY_OPERATOR_KEY: bad } },
+        (err, _out, stderr) => {
+          resolve({ code: err == null ? 0 : (err.code as number), stderr })
+        }
+      )
     })
     expect(viaEnv.code).toBe(1)
     expect(viaEnv.stderr).toMatch(/bad\.key is not an operator key/)

@@ -32,20 +32,25 @@ beforeAll(async () => {
   await amy.addTasks([{ id: 'side', title: 'side', description: '', deps: [], scope: ['side/**'], priority: 0 }])
   await waitFor(() => dan.boardService.board.task('side', dan.boardService.now()) !== undefined, { what: 'dan to see side' })
   expect((await dan.claimTask('side', [], false)).outcome).toBe('HELD')
-  await waitFor(() => swarm.daemons.every(d => d.boardService.board.task('side', d.boardService.now())?.state === 'claimed'), { what: 'everyone to see side held' })
+  await waitFor(() => swarm.daemons.every(d => d.boardService.board.task('side', d.boardService.now())?.state === 'claimed'), {
+    what: 'everyone to see side held'
+  })
 }, 120_000)
 
-afterAll(async () => { await swarm?.cleanup() })
+afterAll(async () => {
+  await swarm?.cleanup()
+})
 
 /** The done entries `by` wrote for `task`, in `d`'s log. */
-function donesOf (d: Daemon, by: Daemon, task: string): string[] {
-  return d.logService.state.ordered(new Set(['done']))
+function donesOf(d: Daemon, by: Daemon, task: string): string[] {
+  return d.logService.state
+    .ordered(new Set(['done']))
     .filter(e => e.entry.author === by.peerId && decodeBody('done', e.entry.body).task === task)
     .map(e => e.id)
 }
 
 /** `author`'s feed as `from` holds it, in seq order, as bytes. */
-function feedOf (from: Daemon, author: string): Uint8Array[] {
+function feedOf(from: Daemon, author: string): Uint8Array[] {
   const out: Uint8Array[] = []
   for (let seq = 1; ; seq++) {
     const e = from.logService.state.byAuthorSeq(author, seq)
@@ -55,15 +60,18 @@ function feedOf (from: Daemon, author: string): Uint8Array[] {
 }
 
 /** Waits until `d` has a notice of `kind` whose text contains `part`; returns all such. */
-async function toldOf (d: Daemon, kind: string, part: string): Promise<string[]> {
-  return await waitFor(async () => {
-    const found = (await notices(d, kind)).filter(t => t.includes(part))
-    return found.length > 0 ? found : undefined
-  }, { what: `${d.name} to get a ${kind} notice on ${part}` })
+async function toldOf(d: Daemon, kind: string, part: string): Promise<string[]> {
+  return await waitFor(
+    async () => {
+      const found = (await notices(d, kind)).filter(t => t.includes(part))
+      return found.length > 0 ? found : undefined
+    },
+    { what: `${d.name} to get a ${kind} notice on ${part}` }
+  )
 }
 
 /** Restarts bob on his data dir (bootstrapping from amy, as before) and waits until the dones it writes at start are on its log. */
-async function restartBob (): Promise<void> {
+async function restartBob(): Promise<void> {
   bob = await swarm.cluster.restart(bob)
   await waitFor(() => bob.presence.isLive(amy.peerId), { what: 'bob to see amy again' })
   await bob.assists.settled()
@@ -73,12 +81,14 @@ async function restartBob (): Promise<void> {
  * Restarts bob: his done of `task` is written once, everyone sees the task
  * done by him, its holder is told once; a second restart changes nothing.
  */
-async function expectDoneOnceAfterRestarts (task: string, holder: Daemon, commit?: string): Promise<void> {
+async function expectDoneOnceAfterRestarts(task: string, holder: Daemon, commit?: string): Promise<void> {
   await restartBob()
   expect(bob.boardService.board.doneRecord(task)).toMatchObject({ by: bob.peerId, epoch: 1, ...(commit !== undefined ? { commit } : {}) })
   expect(donesOf(bob, bob, task)).toHaveLength(1)
   for (const d of [amy, ivy, dan]) {
-    await waitFor(() => d.boardService.board.task(task, d.boardService.now())?.doneBy === bob.peerId, { what: `${d.name} to see ${task} done by bob` })
+    await waitFor(() => d.boardService.board.task(task, d.boardService.now())?.doneBy === bob.peerId, {
+      what: `${d.name} to see ${task} done by bob`
+    })
   }
   const told = await toldOf(holder, 'claim_lost', task)
   expect(told).toHaveLength(1)
@@ -115,10 +125,10 @@ describe('an assist that landed while its daemon stopped', () => {
     await commitFiles(bob.workspacePath(), { 'hello/hello.txt': 'hello from bob\n' })
     bob.assists.stop()
     const asked = await bob.repo().requestIntegration('')
-    await waitFor(() => ivy.repo().pendingRequests().length === 1, { what: 'ivy to see bob\'s request' })
+    await waitFor(() => ivy.repo().pendingRequests().length === 1, { what: "ivy to see bob's request" })
     const batch = await ivy.repo().runIntegrator(32)
     expect(batch).toMatchObject({ landed: ['core'], failed: [] })
-    await waitFor(() => bob.boardService.board.landedBy('core', 1, bob.peerId), { what: 'bob to hold ivy\'s integration' })
+    await waitFor(() => bob.boardService.board.landedBy('core', 1, bob.peerId), { what: "bob to hold ivy's integration" })
     const landed = await toldOf(bob, 'integration', 'core@1')
     expect(landed).toHaveLength(1)
     expect(bob.boardService.board.doneRecord('core')).toBeUndefined()
@@ -135,7 +145,11 @@ describe('an assist that landed while its daemon stopped', () => {
     // could reach her by sync before the test hands it over
     await cat.stop()
     const store = await openStore(cat.config.dataDir)
-    try { await store.state.del(REMEMBERED_PEERS_KEY) } finally { await store.close() }
+    try {
+      await store.state.del(REMEMBERED_PEERS_KEY)
+    } finally {
+      await store.close()
+    }
     cat = await swarm.cluster.restart(cat, { peers: [] })
     expect(cat.assists.current()?.task).toBe('core')
     // bob's feed first: his request and his done, which does not count yet (nothing landed his work on cat's board).

@@ -23,7 +23,11 @@ export interface AssistSwarm {
 }
 
 /** `extra`: options over the swarm's for every daemon, and parts per daemon by name (a clock of its own). */
-export async function startAssistSwarm (names: string[], testCommand: string, extra: { options?: MemoryDaemonOptions, parts?: (name: string) => DaemonParts } = {}): Promise<AssistSwarm> {
+export async function startAssistSwarm(
+  names: string[],
+  testCommand: string,
+  extra: { options?: MemoryDaemonOptions; parts?: (name: string) => DaemonParts } = {}
+): Promise<AssistSwarm> {
   const cluster = new MemoryCluster()
   const repo = await makeSharedRepo({ 'README.md': '# shared\n' })
   const mirrors = await mkdtemp(join(tmpdir(), 'agency-mirrors-'))
@@ -32,25 +36,47 @@ export async function startAssistSwarm (names: string[], testCommand: string, ex
     await repo.cleanup()
     await rm(mirrors, { recursive: true, force: true })
   }
-  const options = { settle: { fixedMs: 300 }, assist: { budget: 2, floorMs: 0 }, repo: { remote: repo.bare, branch: 'main', mirrorDir: mirrors, wipPushMs: 0 }, ...extra.options }
+  const options = {
+    settle: { fixedMs: 300 },
+    assist: { budget: 2, floorMs: 0 },
+    repo: { remote: repo.bare, branch: 'main', mirrorDir: mirrors, wipPushMs: 0 },
+    ...extra.options
+  }
   const daemons: Daemon[] = []
-  for (const name of names) daemons.push(await cluster.start({ ...options, name, ...(daemons.length > 0 ? { peers: addrsOf(daemons[0]) } : {}) }, extra.parts?.(name)))
+  for (const name of names)
+    daemons.push(
+      await cluster.start({ ...options, name, ...(daemons.length > 0 ? { peers: addrsOf(daemons[0]) } : {}) }, extra.parts?.(name))
+    )
   const holder = daemons[0]
-  await waitFor(() => daemons.every(d => daemons.every(o => o === d || d.presence.isLive(o.peerId))), { what: `the ${names.length} daemons to see each other`, timeoutMs: 60_000 })
+  await waitFor(() => daemons.every(d => daemons.every(o => o === d || d.presence.isLive(o.peerId))), {
+    what: `the ${names.length} daemons to see each other`,
+    timeoutMs: 60_000
+  })
   await holder.boardService.setGoal({ text: 'say hello', files: [], testCommand })
-  await holder.addTasks(['core', 'api', 'ui'].map((id, i, ids) => ({ id, title: id, description: '', deps: i === 0 ? [] : [ids[i - 1]], scope: [`${id}/**`], priority: 0 })))
+  await holder.addTasks(
+    ['core', 'api', 'ui'].map((id, i, ids) => ({
+      id,
+      title: id,
+      description: '',
+      deps: i === 0 ? [] : [ids[i - 1]],
+      scope: [`${id}/**`],
+      priority: 0
+    }))
+  )
   expect((await holder.claimTask('core', [], false)).outcome).toBe('HELD')
-  await waitFor(() => daemons.every(d => d.boardService.board.task('core', d.boardService.now())?.state === 'claimed'), { what: 'everyone to see core held' })
+  await waitFor(() => daemons.every(d => d.boardService.board.task('core', d.boardService.now())?.state === 'claimed'), {
+    what: 'everyone to see core held'
+  })
   return { repo, daemons, cluster, cleanup }
 }
 
 /** The texts of a daemon's inbox notices of one kind, read or not. */
-export async function notices (d: Daemon, kind: string): Promise<string[]> {
+export async function notices(d: Daemon, kind: string): Promise<string[]> {
   return (await d.readAgentInbox({ all: true, limit: 1000 })).filter(i => i.kind === kind).map(i => i.record.message.text)
 }
 
 /** The gRPC integrate handler's answer to `request` (what agency integrate and the MCP tool call). */
-export async function integrateCall (d: Daemon, request: IntegrateRequest): Promise<IntegrateReply> {
+export async function integrateCall(d: Daemon, request: IntegrateRequest): Promise<IntegrateReply> {
   const call = Object.assign(new EventEmitter(), { request })
   return await new Promise((resolve, reject) => {
     repoHandlers(d).integrate(call as never, (err, reply) => {

@@ -25,11 +25,13 @@ beforeAll(async () => {
   await amy.addTasks(['docs', 'lint'].map(id => ({ id, title: id, description: '', deps: [], scope: [`${id}/**`], priority: 0 })))
 }, 120_000)
 afterAll(async () => {
-  await gate?.teardown([amy], async () => { await swarm?.cleanup() })
+  await gate?.teardown([amy], async () => {
+    await swarm?.cleanup()
+  })
 })
 
 describe('background integrates queued while the agent works on', () => {
-  it('lands each request\'s commit, whatever the agent\'s working tree holds by then', async () => {
+  it("lands each request's commit, whatever the agent's working tree holds by then", async () => {
     await commitFiles(amy.workspacePath(), { 'core/core.txt': 'core\n' })
     expect((await amy.repo().integrateInBackground('core', '')).result).toBe('accepted')
     const second = await amy.claimNextTask([])
@@ -48,7 +50,9 @@ describe('background integrates queued while the agent works on', () => {
     await amy.repo().backgroundSettled()
     expect(await sh(swarm.repo.bare, ['show', 'main:core/core.txt'])).toBe('core')
     expect(await sh(swarm.repo.bare, ['show', `main:${second.task}/two.txt`])).toBe('two')
-    await waitFor(() => ['core', second.task].every(t => amy.boardService.board.doneRecord(t)?.by === amy.peerId), { what: 'both tasks done by amy' })
+    await waitFor(() => ['core', second.task].every(t => amy.boardService.board.doneRecord(t)?.by === amy.peerId), {
+      what: 'both tasks done by amy'
+    })
     // The agent's own work is where it left it.
     expect((await sh(amy.workspacePath(), ['status', '--porcelain'])).split('\n')).toContain('?? draft.txt')
   }, 120_000)

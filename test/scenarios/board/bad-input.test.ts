@@ -14,21 +14,29 @@ import { waitFor } from '../../helpers/wait-for.js'
 
 const AGENCY_JS = join(import.meta.dirname, '..', '..', '..', 'dist', 'src', 'cli', 'agency.js')
 
-interface BoardSnapshot { entries: number, vectorDigest: string, tasks: unknown }
+interface BoardSnapshot {
+  entries: number
+  vectorDigest: string
+  tasks: unknown
+}
 
-async function snapshot (agency: Agency): Promise<BoardSnapshot> {
+async function snapshot(agency: Agency): Promise<BoardSnapshot> {
   const info = await agency.call(c => c.logInfo, {})
   const { tasks } = await agency.call(c => c.listTasks, { state: '' })
   return { entries: info.entries, vectorDigest: info.vectorDigest, tasks }
 }
 
 /** Runs the agency CLI against `addr`; resolves with its exit code and stderr. */
-async function cli (addr: string, args: string[]): Promise<{ code: number | null, stderr: string }> {
+async function cli(addr: string, args: string[]): Promise<{ code: number | null; stderr: string }> {
   return await new Promise(resolve => {
     const child = spawn(process.execPath, [AGENCY_JS, ...args, '--json', '--addr', addr], { stdio: ['ignore', 'ignore', 'pipe'] })
     let stderr = ''
-    child.stderr.setEncoding('utf8').on('data', (s: string) => { stderr += s })
-    child.once('exit', code => { resolve({ code, stderr }) })
+    child.stderr.setEncoding('utf8').on('data', (s: string) => {
+      stderr += s
+    })
+    child.once('exit', code => {
+      resolve({ code, stderr })
+    })
   })
 }
 
@@ -46,13 +54,31 @@ describe('bad board requests over gRPC', () => {
     daemon = served.daemon
     agency = connectAgency(served.grpc?.address)
     other = await cluster.start({ peers: addrsOf(daemon) })
-    await waitFor(() => livePeerIds(daemon).includes(other.peerId) && livePeerIds(other).includes(daemon.peerId), { what: 'the two daemons to see each other' })
-    await agency.call(c => c.addTask, { id: 'free', title: 'nobody holds this', description: '', deps: [], scope: ['src/free/**'], priority: 1 })
-    await agency.call(c => c.addTask, { id: 'taken', title: 'the other daemon holds this', description: '', deps: [], scope: [], priority: 0 })
+    await waitFor(() => livePeerIds(daemon).includes(other.peerId) && livePeerIds(other).includes(daemon.peerId), {
+      what: 'the two daemons to see each other'
+    })
+    await agency.call(c => c.addTask, {
+      id: 'free',
+      title: 'nobody holds this',
+      description: '',
+      deps: [],
+      scope: ['src/free/**'],
+      priority: 1
+    })
+    await agency.call(c => c.addTask, {
+      id: 'taken',
+      title: 'the other daemon holds this',
+      description: '',
+      deps: [],
+      scope: [],
+      priority: 0
+    })
     await waitForTaskEverywhere([daemon, other], 'taken')
     const held = await other.boardService.claim('taken', ['src/taken/**'])
     expect(held.outcome).toBe('HELD')
-    await waitFor(() => daemon.boardService.board.holder('taken')?.holder === other.peerId, { what: 'the other daemon\'s claim on this board' })
+    await waitFor(() => daemon.boardService.board.holder('taken')?.holder === other.peerId, {
+      what: "the other daemon's claim on this board"
+    })
   }, 60_000)
 
   afterAll(async () => {
@@ -63,7 +89,7 @@ describe('bad board requests over gRPC', () => {
   }, 30_000)
 
   /** Expects `request` to fail with `code` and the board to be unchanged by it. */
-  async function expectRefused (code: string, request: () => Promise<unknown>): Promise<Error> {
+  async function expectRefused(code: string, request: () => Promise<unknown>): Promise<Error> {
     const before = await snapshot(agency)
     const err = await rejectionOf(request)
     expect(err.code).toBe(code)
@@ -82,14 +108,23 @@ describe('bad board requests over gRPC', () => {
   })
 
   it('answers FAILED_PRECONDITION to a release of a task nobody holds', async () => {
-    const err = await expectRefused('FAILED_PRECONDITION', async () => await agency.call(c => c.release, { task: 'free', note: 'not mine', branch: '' }))
+    const err = await expectRefused(
+      'FAILED_PRECONDITION',
+      async () => await agency.call(c => c.release, { task: 'free', note: 'not mine', branch: '' })
+    )
     expect(err.message).toContain('free')
   })
 
   it('answers FAILED_PRECONDITION to a release, or a done, of a task another daemon holds', async () => {
-    const err = await expectRefused('FAILED_PRECONDITION', async () => await agency.call(c => c.release, { task: 'taken', note: '', branch: '' }))
+    const err = await expectRefused(
+      'FAILED_PRECONDITION',
+      async () => await agency.call(c => c.release, { task: 'taken', note: '', branch: '' })
+    )
     expect(err.message).toContain(other.peerId)
-    await expectRefused('FAILED_PRECONDITION', async () => await agency.call(c => c.done, { task: 'taken', commit: 'abc123', paths: [], noChange: '' }))
+    await expectRefused(
+      'FAILED_PRECONDITION',
+      async () => await agency.call(c => c.done, { task: 'taken', commit: 'abc123', paths: [], noChange: '' })
+    )
     // The holder is untouched.
     const { task } = await agency.call(c => c.getTask, { id: 'taken' })
     expect(task).toMatchObject({ state: 'claimed', holder: other.peerId, epoch: 1 })
@@ -101,11 +136,18 @@ describe('bad board requests over gRPC', () => {
 
   const MALFORMED = ['src/[ab', 'src/{a,b', '!src/x.ts', '/etc/passwd', 'src/../secrets', '', 'src/a\\']
   it.each(MALFORMED)('answers INVALID_ARGUMENT to a claim with the glob %j', async glob => {
-    await expectRefused('INVALID_ARGUMENT', async () => await agency.call(c => c.claim, { task: 'free', scope: ['src/ok/**', glob], noWait: false }))
+    await expectRefused(
+      'INVALID_ARGUMENT',
+      async () => await agency.call(c => c.claim, { task: 'free', scope: ['src/ok/**', glob], noWait: false })
+    )
   })
 
   it('answers INVALID_ARGUMENT to a task added with a malformed glob, or a malformed id', async () => {
-    await expectRefused('INVALID_ARGUMENT', async () => await agency.call(c => c.addTask, { id: 'new-task', title: '', description: '', deps: [], scope: ['src/[x'], priority: 0 }))
+    await expectRefused(
+      'INVALID_ARGUMENT',
+      async () =>
+        await agency.call(c => c.addTask, { id: 'new-task', title: '', description: '', deps: [], scope: ['src/[x'], priority: 0 })
+    )
     await expectRefused('INVALID_ARGUMENT', async () => await agency.call(c => c.claim, { task: 'Not A Slug', scope: [], noWait: false }))
   })
 
@@ -116,7 +158,7 @@ describe('bad board requests over gRPC', () => {
     expect(reply.epoch).toBe(1)
   })
 
-  it('exits non-zero with the daemon\'s message from the CLI', async () => {
+  it("exits non-zero with the daemon's message from the CLI", async () => {
     const addr = served?.grpc?.address as string
     const before = await snapshot(agency)
     const [unknown, notMine, badGlob] = await Promise.all([

@@ -33,17 +33,22 @@ beforeAll(async () => {
   await waitFor(() => bob.boardService.board.task('lint', bob.boardService.now()) !== undefined, { what: 'bob to see the tasks' })
 }, 120_000)
 afterAll(async () => {
-  await gate?.teardown([amy], async () => { await swarm?.cleanup() })
+  await gate?.teardown([amy], async () => {
+    await swarm?.cleanup()
+  })
 })
 
 /** What the shared branch has at `path`, or undefined. */
-async function onShared (path: string): Promise<string | undefined> {
+async function onShared(path: string): Promise<string | undefined> {
   return await sh(swarm.repo.bare, ['show', `main:${path}`]).catch(() => undefined)
 }
 
-
-const closeGate = async (): Promise<void> => { await gate.close() }
-const openGate = async (): Promise<void> => { await gate.open() }
+const closeGate = async (): Promise<void> => {
+  await gate.close()
+}
+const openGate = async (): Promise<void> => {
+  await gate.open()
+}
 
 describe('a holder that integrates in the background', () => {
   let second = ''
@@ -66,17 +71,24 @@ describe('a holder that integrates in the background', () => {
     expect(next.outcome).toBe('HELD')
     expect(next.task).not.toBe('core')
     second = next.task
-    expect(amy.boardService.held().map(h => h.task).sort()).toEqual(['core', second].sort())
+    expect(
+      amy.boardService
+        .held()
+        .map(h => h.task)
+        .sort()
+    ).toEqual(['core', second].sort())
     expect(amy.boardService.working().map(h => h.task)).toEqual([second])
 
     await openGate()
     await amy.repo().backgroundSettled()
     expect(await onShared('core/core.txt')).toBe('core')
-    await waitFor(() => amy.boardService.board.doneRecord('core')?.by === amy.peerId, { what: 'amy\'s daemon to mark core done' })
+    await waitFor(() => amy.boardService.board.doneRecord('core')?.by === amy.peerId, { what: "amy's daemon to mark core done" })
     await waitFor(() => bob.boardService.board.doneRecord('core')?.by === amy.peerId, { what: 'bob to see core done by amy' })
     expect(amy.boardService.board.doneRecord('core')?.epoch).toBe(1)
     expect(amy.boardService.board.requestPending('core', 1, amy.peerId)).toBe(false)
-    await waitFor(async () => (await notices(amy, 'integration')).some(t => t.includes('your daemon marked core done')), { what: 'amy to be told' })
+    await waitFor(async () => (await notices(amy, 'integration')).some(t => t.includes('your daemon marked core done')), {
+      what: 'amy to be told'
+    })
     expect(amy.boardService.held().map(h => h.task)).toEqual([second])
   })
 
@@ -98,10 +110,21 @@ describe('a holder that integrates in the background', () => {
     expect(answer?.request).not.toBe('')
     expect(await onShared('broken.txt')).toBeUndefined()
     expect(await onShared(`${second}/b.txt`)).toBeUndefined()
-    await waitFor(async () => (await notices(amy, 'integration')).some(t => t.includes(`your integration request for ${second}@${epoch} did not land`) && t.includes('your current task again')), { what: 'amy to be told it did not land' })
+    await waitFor(
+      async () =>
+        (await notices(amy, 'integration')).some(
+          t => t.includes(`your integration request for ${second}@${epoch} did not land`) && t.includes('your current task again')
+        ),
+      { what: 'amy to be told it did not land' }
+    )
     expect(amy.boardService.board.holder(second)?.holder).toBe(amy.peerId)
     expect(amy.boardService.board.doneRecord(second)).toBeUndefined()
-    expect(amy.boardService.working().map(h => h.task).sort()).toEqual([second, other.task].sort())
+    expect(
+      amy.boardService
+        .working()
+        .map(h => h.task)
+        .sort()
+    ).toEqual([second, other.task].sort())
     expect((await meshStatus(amy)).held.map(t => t.id)[0]).toBe(second)
     const back = await amy.claimNextTask([])
     expect(back.outcome).toBe('HELD')
@@ -117,7 +140,10 @@ describe('a holder that integrates in the background', () => {
     await markBackground(amy.repo().workspace, third, request.commit)
     const epoch = amy.boardService.board.holder(third)?.epoch ?? 0
     amy = await swarm.cluster.restart(amy, { peers: addrsOf(bob) })
-    await waitFor(() => amy.boardService.board.doneRecord(third)?.by === amy.peerId, { what: 'amy\'s restarted daemon to land the task and mark it done', timeoutMs: 60_000 })
+    await waitFor(() => amy.boardService.board.doneRecord(third)?.by === amy.peerId, {
+      what: "amy's restarted daemon to land the task and mark it done",
+      timeoutMs: 60_000
+    })
     expect(amy.boardService.board.requestPending(third, epoch, amy.peerId)).toBe(false)
     expect(amy.boardService.board.integrationResults().find(i => i.task === third)?.request).toBe(request.entryId)
     expect(await onShared(`${third}/c.txt`)).toBe('c')

@@ -27,21 +27,34 @@ describe(`claim --next across ${NODES} daemons`, () => {
     for (let i = 0; i < NODES; i++) nodes.push(await cluster.start(TIMING))
     for (let i = 1; i < NODES; i++) await nodes[i].node.dial(multiaddr(nodes[0].listenAddrs()[0]))
     for (const [i, d] of nodes.entries()) await d.setStatusLine(`agent ${i}`)
-    await waitFor(() => nodes.every(d => d.peers(false).length >= NODES - 1), { what: 'every daemon to see the others live', timeoutMs: 90_000 })
-    await nodes[0].boardService.addTasks([EARLY, ...TASKS].map(id => ({ id, title: id, description: '', deps: [], scope: [`src/${id}/**`], priority: 0 })))
-    await waitFor(() => nodes.every(d => TASKS.every(t => d.boardService.board.task(t, d.boardService.now()) !== undefined)), { what: 'the tasks on every board', timeoutMs: 60_000 })
+    await waitFor(() => nodes.every(d => d.peers(false).length >= NODES - 1), {
+      what: 'every daemon to see the others live',
+      timeoutMs: 90_000
+    })
+    await nodes[0].boardService.addTasks(
+      [EARLY, ...TASKS].map(id => ({ id, title: id, description: '', deps: [], scope: [`src/${id}/**`], priority: 0 }))
+    )
+    await waitFor(() => nodes.every(d => TASKS.every(t => d.boardService.board.task(t, d.boardService.now()) !== undefined)), {
+      what: 'the tasks on every board',
+      timeoutMs: 60_000
+    })
   }, 180_000)
 
-  afterAll(async () => { await cluster.stopAll() }, 60_000)
+  afterAll(async () => {
+    await cluster.stopAll()
+  }, 60_000)
 
-  it('shows a task a peer\'s claim is settling on as pending, with the peer, and leaves it out of ready', async () => {
+  it("shows a task a peer's claim is settling on as pending, with the peer, and leaves it out of ready", async () => {
     const claimant = nodes[0]
     const answer = await claimant.boardService.claim(EARLY, [], true)
     expect(answer.outcome).toBe('PENDING')
-    const seen = await waitFor(() => {
-      const choices = nodes.slice(1).map(d => d.boardService.readyChoice())
-      return choices.every(c => c.pending.some(p => p.task === EARLY)) ? choices : undefined
-    }, { what: `every peer to show ${EARLY} pending`, timeoutMs: 30_000, intervalMs: 20 })
+    const seen = await waitFor(
+      () => {
+        const choices = nodes.slice(1).map(d => d.boardService.readyChoice())
+        return choices.every(c => c.pending.some(p => p.task === EARLY)) ? choices : undefined
+      },
+      { what: `every peer to show ${EARLY} pending`, timeoutMs: 30_000, intervalMs: 20 }
+    )
     for (const c of seen) {
       expect(c.pending.find(p => p.task === EARLY)).toMatchObject({ peer: claimant.peerId, epoch: 1 })
       expect(c.ready.map(t => t.id)).not.toContain(EARLY)
@@ -53,19 +66,24 @@ describe(`claim --next across ${NODES} daemons`, () => {
     // With the same view (every other agent that holds nothing is live here,
     // and nodes[0] holds early), the daemons' first choices are all different.
     const seeking = nodes.slice(1)
-    await waitFor(() => seeking.every(d => d.boardService.protocol.seekers(d.boardService.now()).length === seeking.length), { what: 'every daemon to see the same agents choosing', timeoutMs: 60_000 })
+    await waitFor(() => seeking.every(d => d.boardService.protocol.seekers(d.boardService.now()).length === seeking.length), {
+      what: 'every daemon to see the same agents choosing',
+      timeoutMs: 60_000
+    })
     const firsts = seeking.map(d => d.boardService.protocol.nextChoices(d.boardService.now())[0].id)
     expect(new Set(firsts).size).toBe(seeking.length)
     // Each agent calls until HELD, as the prompt says (a call tries up to 3 claims).
-    answers = await Promise.all(nodes.map(async d => {
-      const mine: NextClaimAnswer[] = []
-      for (let call = 0; call < 6; call++) {
-        const a = await d.boardService.claimNext([])
-        mine.push(a)
-        if (a.outcome === 'HELD') break
-      }
-      return mine
-    }))
+    answers = await Promise.all(
+      nodes.map(async d => {
+        const mine: NextClaimAnswer[] = []
+        for (let call = 0; call < 6; call++) {
+          const a = await d.boardService.claimNext([])
+          mine.push(a)
+          if (a.outcome === 'HELD') break
+        }
+        return mine
+      })
+    )
     const final = answers.map(a => a.at(-1) as NextClaimAnswer)
     expect(final.map(a => a.outcome)).toEqual(Array(NODES).fill('HELD'))
     // Distinct first choices: one call and one claim each, on the task chosen.
@@ -76,7 +94,10 @@ describe(`claim --next across ${NODES} daemons`, () => {
     expect(new Set(tasks).size).toBe(NODES)
     // No task has two holders, on any board, once every claim and release has arrived.
     const entries = (d: Daemon): number => d.logService.state.size
-    await waitFor(() => nodes.every(d => entries(d) === entries(nodes[0])), { what: 'every log to hold the same entries', timeoutMs: 60_000 })
+    await waitFor(() => nodes.every(d => entries(d) === entries(nodes[0])), {
+      what: 'every log to hold the same entries',
+      timeoutMs: 60_000
+    })
     for (const d of nodes) {
       const holders = [EARLY, ...TASKS].map(t => d.boardService.board.holder(t)?.holder).filter(h => h !== undefined)
       expect(holders.length).toBe(NODES)
@@ -94,7 +115,10 @@ describe(`claim --next across ${NODES} daemons`, () => {
     expect(left.length).toBe(TASKS.length + 1 - NODES)
     const byName = await Promise.all(left.map(async (t, i) => await nodes[1 + i].boardService.claim(t, [])))
     expect(byName.map(a => a.outcome)).toEqual(left.map(() => 'HELD'))
-    await waitFor(() => left.every(t => nodes[0].boardService.board.holder(t) !== undefined), { what: 'nodes[0] to see those claims', timeoutMs: 30_000 })
+    await waitFor(() => left.every(t => nodes[0].boardService.board.holder(t) !== undefined), {
+      what: 'nodes[0] to see those claims',
+      timeoutMs: 30_000
+    })
     const none = await nodes[0].boardService.claimNext([])
     expect(none).toMatchObject({ outcome: 'NONE_READY', task: '', attempts: 0 })
   }, 120_000)

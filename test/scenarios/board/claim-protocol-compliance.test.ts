@@ -11,7 +11,7 @@ import { waitFor } from '../../helpers/wait-for.js'
 // whatever the machine's load; leases far longer than any test.
 const TIMING = { heartbeatMs: 300, liveTimeoutMs: 60_000, syncIntervalMs: 1000, dmRetryMs: 300, settle: { fixedMs: 1000 } }
 
-async function startDaemons (n: number): Promise<ClaimCluster> {
+async function startDaemons(n: number): Promise<ClaimCluster> {
   const daemons = new InProcessDaemons()
   const nodes: Daemon[] = []
   for (let i = 0; i < n; i++) nodes.push(await daemons.start(TIMING))
@@ -21,7 +21,9 @@ async function startDaemons (n: number): Promise<ClaimCluster> {
   const claimNode = (d: Daemon): ClaimNode => ({
     id: d.peerId,
     claim: async task => await d.boardService.claim(task, []),
-    release: async (task, note) => { await d.boardService.release(task, note, '') },
+    release: async (task, note) => {
+      await d.boardService.release(task, note, '')
+    },
     view: task => d.boardService.board.task(task, d.boardService.now())
   })
 
@@ -29,11 +31,17 @@ async function startDaemons (n: number): Promise<ClaimCluster> {
     nodes: nodes.map(claimNode),
     addTask: async id => {
       await nodes[0].boardService.addTask({ id, title: id, description: '', deps: [], scope: [], priority: 0 })
-      await waitFor(() => nodes.every(d => d.boardService.board.task(id, d.boardService.now()) !== undefined), { what: `task ${id} on every daemon` })
+      await waitFor(() => nodes.every(d => d.boardService.board.task(id, d.boardService.now()) !== undefined), {
+        what: `task ${id} on every daemon`
+      })
     },
-    until: async (what, check) => { await waitFor(check, { what }) },
-    stop: async () => { await daemons.stopAll() }
+    until: async (what, check) => {
+      await waitFor(check, { what })
+    },
+    stop: async () => {
+      await daemons.stopAll()
+    }
   }
 }
 
-claimProtocolCompliance('agentd\'s board service', startDaemons)
+claimProtocolCompliance("agentd's board service", startDaemons)

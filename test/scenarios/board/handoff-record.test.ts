@@ -22,15 +22,17 @@ const ahead: Record<string, number> = { amy: 0, bob: 0 }
 beforeAll(async () => {
   swarm = await startAssistSwarm(['amy', 'bob', 'cat'], 'test -f README.md', {
     options: { handoff: { factor: 2, floorMs: MIN, checkMs: 60 * 60_000 } },
-    parts: name => name in ahead ? { wallClock: () => Date.now() + ahead[name] } : {}
+    parts: name => (name in ahead ? { wallClock: () => Date.now() + ahead[name] } : {})
   })
   ;[amy, bob, cat] = swarm.daemons
 }, 120_000)
 
-afterAll(async () => { await swarm?.cleanup() })
+afterAll(async () => {
+  await swarm?.cleanup()
+})
 
 /** `d` (named `name`) claims `task`, lands a file for it, and writes its done `minutes` later on its clock. */
-async function finish (d: Daemon, name: string, task: string, minutes: number): Promise<void> {
+async function finish(d: Daemon, name: string, task: string, minutes: number): Promise<void> {
   await waitFor(() => d.boardService.board.task(task, d.boardService.now()) !== undefined, { what: `${name} to see ${task}` })
   expect((await d.claimTask(task, [], false)).outcome).toBe('HELD')
   await commitFiles(d.workspacePath(), { [`${task}/done.txt`]: `${task}\n` })
@@ -39,7 +41,7 @@ async function finish (d: Daemon, name: string, task: string, minutes: number): 
   await d.doneTask(task, '', [], '')
 }
 
-describe('hand-off by the holder\'s own speed', () => {
+describe("hand-off by the holder's own speed", () => {
   it('hands a holder slow by its record off past the usual time, not 2 x it', async () => {
     const quick = ['q1', 'q2', 'q3', 'q4', 'q5']
     await amy.addTasks(quick.map(id => ({ id, title: id, description: '', deps: [], scope: [`${id}/**`], priority: 5 })))
@@ -50,7 +52,9 @@ describe('hand-off by the holder\'s own speed', () => {
 
     const since = amy.boardService.board.claimTime('core') as number
     ahead.amy = since + 9 * MIN - Date.now()
-    expect(amy.handoffs.decide('core')).toMatchObject({ refusal: expect.stringMatching(/past 10 min \(1 x the median claim-to-done time 10 min; \S+'s own median 60 min over 2 done tasks/) })
+    expect(amy.handoffs.decide('core')).toMatchObject({
+      refusal: expect.stringMatching(/past 10 min \(1 x the median claim-to-done time 10 min; \S+'s own median 60 min over 2 done tasks/)
+    })
     ahead.amy = since + 15 * MIN - Date.now()
     const d = amy.handoffs.decide('core')
     expect(d).toMatchObject({ text: expect.stringContaining('own median 60 min') })
@@ -61,7 +65,10 @@ describe('hand-off by the holder\'s own speed', () => {
     expect([bob.peerId, cat.peerId]).toContain(d.receiver?.agent)
 
     await amy.handoffs.check()
-    const released = amy.logService.state.ordered().filter(e => e.entry.kind === 'release').map(e => decodeBody('release', e.entry.body))
+    const released = amy.logService.state
+      .ordered()
+      .filter(e => e.entry.kind === 'release')
+      .map(e => decodeBody('release', e.entry.body))
     expect(released).toEqual([expect.objectContaining({ task: 'core', epoch: 1 })])
     expect(amy.boardService.held()).toEqual([])
   })

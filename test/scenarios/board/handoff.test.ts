@@ -29,16 +29,21 @@ let amyAhead = 0
 beforeAll(async () => {
   swarm = await startAssistSwarm(['amy', 'bob', 'cat'], 'test -f README.md', {
     options: { handoff: { factor: 2, floorMs: 10 * 60_000, checkMs: 60 * 60_000 } },
-    parts: name => name === 'amy' ? { wallClock: () => Date.now() + amyAhead } : {}
+    parts: name => (name === 'amy' ? { wallClock: () => Date.now() + amyAhead } : {})
   })
   ;[amy, bob, cat] = swarm.daemons
 }, 120_000)
 
-afterAll(async () => { await swarm?.cleanup() })
+afterAll(async () => {
+  await swarm?.cleanup()
+})
 
 /** The releases in a daemon's log, decoded. */
-function releases (d: Daemon): Array<{ task: string, epoch: number, to: string, branch: string }> {
-  return d.logService.state.ordered().filter(e => e.entry.kind === 'release').map(e => decodeBody('release', e.entry.body))
+function releases(d: Daemon): Array<{ task: string; epoch: number; to: string; branch: string }> {
+  return d.logService.state
+    .ordered()
+    .filter(e => e.entry.kind === 'release')
+    .map(e => decodeBody('release', e.entry.body))
 }
 
 describe('hand-off by speed', () => {
@@ -62,13 +67,15 @@ describe('hand-off by speed', () => {
     // (and an integrate with nothing committed says what to do, writing nothing)
     const before = amy.logService.state.size
     const empty = await rejectionOf(async () => await amy.repo().integrate('core', ''))
-    expect(empty.message).toMatch(/^your task branch agency\/\S+\/core has no commits beyond main: commit your work in \S+ \(git add -A && git commit -m "<what you did>"\) and integrate again; if the task needs no change, agency done core --no-change "<why>"$/)
+    expect(empty.message).toMatch(
+      /^your task branch agency\/\S+\/core has no commits beyond main: commit your work in \S+ \(git add -A && git commit -m "<what you did>"\) and integrate again; if the task needs no change, agency done core --no-change "<why>"$/
+    )
     expect(amy.logService.state.size).toBe(before)
     expect(amy.boardService.held().map(h => h.task)).toEqual(['core'])
     expect(releases(amy)).toEqual([])
   })
 
-  it('hands a slow holder\'s task to its assistant, who claims the next epoch from his assist branch and lands it', async () => {
+  it("hands a slow holder's task to its assistant, who claims the next epoch from his assist branch and lands it", async () => {
     const joined = await bob.assist({ task: 'core', approach: 'write the greeting by hand', stop: '' })
     expect(joined.outcome).toBe('ASSISTING')
     await commitFiles(bob.workspacePath(), { 'hello/hello.txt': 'hello\n' })
@@ -86,7 +93,7 @@ describe('hand-off by speed', () => {
     await waitFor(() => bob.boardService.held().find(h => h.task === 'core' && h.epoch === 2), { what: 'bob to hold core at epoch 2' })
     const bobTold = await waitFor(async () => (await notices(bob, 'handoff')).find(t => t.includes('core')), { what: 'bob to be told' })
     expect(bobTold).toContain(`${amy.peerId} handed its task core to you`)
-    await waitFor(() => bob.assists.current() === undefined, { what: 'bob\'s assist to end' })
+    await waitFor(() => bob.assists.current() === undefined, { what: "bob's assist to end" })
     expect(await sh(bob.workspacePath(), ['symbolic-ref', '--short', 'HEAD'])).toBe(`agency/${bob.peerId}/core`)
     expect(await sh(bob.workspacePath(), ['ls-files', 'hello'])).toBe('hello/hello.txt')
     // cat, idle, was not chosen: the assistant goes first; and it did not take core from bob.
@@ -98,16 +105,18 @@ describe('hand-off by speed', () => {
     await waitFor(() => amy.boardService.board.doneRecord('core')?.by === bob.peerId, { what: 'amy to see core done by bob' })
   })
 
-  it('refuses the old holder\'s late integrate: her board and the remote\'s task fence', async () => {
+  it("refuses the old holder's late integrate: her board and the remote's task fence", async () => {
     await commitFiles(amy.workspacePath(), { 'hello/late.txt': 'late\n' })
     const late = await rejectionOf(async () => await amy.repo().integrate('core', ''))
     expect(late.code).toBe('FAILED_PRECONDITION')
     const fence = await readTaskFence(amy.repo().workspace, 'core')
-    expect(() => { checkTaskFence(fence, 'core', 1, amy.peerId) }).toThrow(FencedError)
+    expect(() => {
+      checkTaskFence(fence, 'core', 1, amy.peerId)
+    }).toThrow(FencedError)
     expect(await sh(swarm.repo.bare, ['ls-tree', '--name-only', 'main', 'hello/'])).toBe('hello/hello.txt')
   })
 
-  it('hands a task nobody assists to an idle peer, whose branch starts from the holder\'s pushed work', async () => {
+  it("hands a task nobody assists to an idle peer, whose branch starts from the holder's pushed work", async () => {
     await waitFor(() => amy.boardService.readyChoice().ready.some(t => t.id === 'api'), { what: 'amy to see api ready' })
     expect((await amy.claimTask('api', [], false)).outcome).toBe('HELD')
     await commitFiles(amy.workspacePath(), { 'api/half.txt': 'half done\n' })
@@ -117,8 +126,13 @@ describe('hand-off by speed', () => {
     expect([bob.peerId, cat.peerId]).toContain(release.to)
     expect(release.branch).toBe('refs/agency/wip/api')
     const receiver = release.to === bob.peerId ? bob : cat
-    await waitFor(() => receiver.boardService.held().find(h => h.task === 'api' && h.epoch === 2), { what: 'the receiver to hold api at epoch 2' })
-    await waitFor(async () => await sh(receiver.workspacePath(), ['symbolic-ref', '--short', 'HEAD']) === `agency/${receiver.peerId}/api`, { what: 'its workspace to be on api' })
+    await waitFor(() => receiver.boardService.held().find(h => h.task === 'api' && h.epoch === 2), {
+      what: 'the receiver to hold api at epoch 2'
+    })
+    await waitFor(
+      async () => (await sh(receiver.workspacePath(), ['symbolic-ref', '--short', 'HEAD'])) === `agency/${receiver.peerId}/api`,
+      { what: 'its workspace to be on api' }
+    )
     expect(await sh(receiver.workspacePath(), ['ls-files', 'api'])).toBe('api/half.txt')
   })
 
@@ -137,7 +151,11 @@ describe('hand-off by speed', () => {
     expect(idle.boardService.held()).toEqual([])
 
     idle = await swarm.cluster.restart(idle)
-    await waitFor(() => idle.boardService.held().find(h => h.task === 'late' && h.epoch === 2), { what: 'the receiver to hold late at epoch 2 after its restart' })
-    await waitFor(async () => (await notices(idle, 'handoff')).find(t => t.includes('its task late to you')), { what: 'the receiver to be told' })
+    await waitFor(() => idle.boardService.held().find(h => h.task === 'late' && h.epoch === 2), {
+      what: 'the receiver to hold late at epoch 2 after its restart'
+    })
+    await waitFor(async () => (await notices(idle, 'handoff')).find(t => t.includes('its task late to you')), {
+      what: 'the receiver to be told'
+    })
   })
 })

@@ -20,7 +20,7 @@ import { peerIdFromString } from '@libp2p/peer-id'
 import { envWithoutAgency } from '../../helpers/agency-free-env.js'
 
 /** Resolves with the error `fn` rejects with; fails if it resolves. */
-export async function rejectionOf (fn: () => Promise<unknown>): Promise<Error & { code?: string }> {
+export async function rejectionOf(fn: () => Promise<unknown>): Promise<Error & { code?: string }> {
   try {
     await fn()
   } catch (err) {
@@ -37,7 +37,7 @@ export type MemoryDaemonOptions = Partial<Omit<DaemonConfig, 'dataDir' | 'listen
 export const FAST: MemoryDaemonOptions = { heartbeatMs: 300, liveTimeoutMs: 2000, syncIntervalMs: 1000, dmRetryMs: 300 }
 
 /** A listen address on the memory transport, unique to this run. */
-export function memoryAddr (): string {
+export function memoryAddr(): string {
   return `/memory/agency-board-${randomUUID()}`
 }
 
@@ -46,10 +46,13 @@ export class MemoryCluster {
   readonly daemons: Daemon[] = []
   private readonly dirs: string[] = []
 
-  async start (options: MemoryDaemonOptions = {}, parts: DaemonParts = {}): Promise<Daemon> {
+  async start(options: MemoryDaemonOptions = {}, parts: DaemonParts = {}): Promise<Daemon> {
     const dataDir = await mkdtemp(join(tmpdir(), 'agency-board-'))
     this.dirs.push(dataDir)
-    const daemon = new Daemon({ grpc: null, metrics: null, processMetrics: false, ...FAST, ...options, listen: [memoryAddr()], dataDir }, parts)
+    const daemon = new Daemon(
+      { grpc: null, metrics: null, processMetrics: false, ...FAST, ...options, listen: [memoryAddr()], dataDir },
+      parts
+    )
     await daemon.start()
     this.daemons.push(daemon)
     return daemon
@@ -60,7 +63,7 @@ export class MemoryCluster {
    * and workspace) with its config and `options` over it, on a new memory
    * address; the new daemon replaces `d` in this cluster.
    */
-  async restart (d: Daemon, options: MemoryDaemonOptions = {}): Promise<Daemon> {
+  async restart(d: Daemon, options: MemoryDaemonOptions = {}): Promise<Daemon> {
     await d.stop()
     const again = new Daemon({ ...d.config, ...options, listen: [memoryAddr()] })
     this.daemons.splice(this.daemons.indexOf(d), 1, again)
@@ -68,19 +71,27 @@ export class MemoryCluster {
     return again
   }
 
-  async cleanup (): Promise<void> {
-    await Promise.allSettled(this.daemons.splice(0).map(async d => { await d.stop() }))
-    await Promise.all(this.dirs.splice(0).map(async dir => { await rm(dir, { recursive: true, force: true }) }))
+  async cleanup(): Promise<void> {
+    await Promise.allSettled(
+      this.daemons.splice(0).map(async d => {
+        await d.stop()
+      })
+    )
+    await Promise.all(
+      this.dirs.splice(0).map(async dir => {
+        await rm(dir, { recursive: true, force: true })
+      })
+    )
   }
 }
 
 /** A daemon's dialable addresses (with /p2p/<id>). */
 /** Dials `to` from `from`. */
-export async function link (from: Daemon, to: Daemon): Promise<void> {
+export async function link(from: Daemon, to: Daemon): Promise<void> {
   await from.node.dial(multiaddr(addrsOf(to)[0]))
 }
 
-export function connected (a: Daemon, b: Daemon): boolean {
+export function connected(a: Daemon, b: Daemon): boolean {
   return a.node.getConnections(peerIdFromString(b.peerId)).length > 0
 }
 
@@ -89,16 +100,16 @@ export function connected (a: Daemon, b: Daemon): boolean {
  * those dialers would: on a loaded machine libp2p closes a connection whose
  * ping timed out, and nothing else would dial it again. Call it while waiting.
  */
-export async function keepLinked (links: Array<[Daemon, Daemon]>): Promise<void> {
+export async function keepLinked(links: Array<[Daemon, Daemon]>): Promise<void> {
   for (const [a, b] of links) if (!connected(a, b) && !connected(b, a)) await link(a, b).catch(() => {})
 }
 
-export function addrsOf (d: Daemon): string[] {
+export function addrsOf(d: Daemon): string[] {
   return d.listenAddrs()
 }
 
 /** Peers `d` sees as live. */
-export function livePeerIds (d: Daemon): string[] {
+export function livePeerIds(d: Daemon): string[] {
   return d.presence.livePeers().map(p => p.peerId)
 }
 
@@ -107,25 +118,31 @@ export class EventRecorder {
   readonly events: Event[] = []
   private readonly unsubscribe: () => void
 
-  constructor (daemon: Daemon) {
-    this.unsubscribe = daemon.events.subscribe(e => { this.events.push(e) })
+  constructor(daemon: Daemon) {
+    this.unsubscribe = daemon.events.subscribe(e => {
+      this.events.push(e)
+    })
   }
 
-  ofType (...types: string[]): Event[] {
+  ofType(...types: string[]): Event[] {
     return this.events.filter(e => types.includes(e.type))
   }
 
-  stop (): void { this.unsubscribe() }
+  stop(): void {
+    this.unsubscribe()
+  }
 }
 
-export function detailOf (e: Event): Record<string, any> {
+export function detailOf(e: Event): Record<string, any> {
   return e.detailJson === '' ? {} : JSON.parse(e.detailJson)
 }
 
 /** Waits until every daemon knows task `id`. */
-export async function waitForTaskEverywhere (daemons: Daemon[], id: string, timeoutMs = 30_000): Promise<void> {
-  await waitFor(() =>
-    daemons.every(d => d.boardService.board.task(id, d.boardService.now()) != null), { what: `task ${id} on all ${daemons.length} daemons`, timeoutMs })
+export async function waitForTaskEverywhere(daemons: Daemon[], id: string, timeoutMs = 30_000): Promise<void> {
+  await waitFor(() => daemons.every(d => d.boardService.board.task(id, d.boardService.now()) != null), {
+    what: `task ${id} on all ${daemons.length} daemons`,
+    timeoutMs
+  })
 }
 
 // ---- real agentd processes ----
@@ -137,7 +154,11 @@ export const AGENTD_JS = join(REPO, 'dist/src/cli/agentd.js')
 /** Short heartbeats and leases, so a lease expires within a test. */
 export const PROCESS_TIMING = ['--heartbeat-ms', '300', '--live-timeout-ms', '2000']
 
-interface Banner { peerId: string, addrs: string[], grpc: string }
+interface Banner {
+  peerId: string
+  addrs: string[]
+  grpc: string
+}
 
 /** One agentd child process on loopback and a gRPC client to it; restartable on its data dir. */
 export class AgentdProcess {
@@ -150,37 +171,50 @@ export class AgentdProcess {
   private agency?: Agency
   private exited?: Promise<void>
 
-  constructor (name: string, dataDir: string, logFile: string, peers: string[]) {
+  constructor(name: string, dataDir: string, logFile: string, peers: string[]) {
     this.name = name
     this.dataDir = dataDir
     this.logFile = logFile
     this.peers = peers
   }
 
-  get peerId (): string { return this.started().peerId }
-  get addrs (): string[] { return this.started().addrs }
-  get grpc (): string { return this.started().grpc }
-  get client (): Agency {
+  get peerId(): string {
+    return this.started().peerId
+  }
+  get addrs(): string[] {
+    return this.started().addrs
+  }
+  get grpc(): string {
+    return this.started().grpc
+  }
+  get client(): Agency {
     if (this.agency == null) throw new Error(`${this.name} is not running`)
     return this.agency
   }
 
-  private started (): Banner {
+  private started(): Banner {
     if (this.banner == null) throw new Error(`${this.name} has not started`)
     return this.banner
   }
 
-  get alive (): boolean {
+  get alive(): boolean {
     return this.child != null && this.child.exitCode == null && this.child.signalCode == null
   }
 
   /** Spawns agentd on the data dir and waits for it to print `ready`. */
-  async start (): Promise<void> {
+  async start(): Promise<void> {
     if (!existsSync(AGENTD_JS)) throw new Error(`${AGENTD_JS} is missing: run npx tsc -p . first`)
     if (this.alive) throw new Error(`${this.name} is already running`)
     const args = [
-      AGENTD_JS, '--data-dir', this.dataDir, '--name', this.name,
-      '--listen', '/ip4/127.0.0.1/tcp/0', '--grpc', '127.0.0.1:0',
+      AGENTD_JS,
+      '--data-dir',
+      this.dataDir,
+      '--name',
+      this.name,
+      '--listen',
+      '/ip4/127.0.0.1/tcp/0',
+      '--grpc',
+      '127.0.0.1:0',
       ...PROCESS_TIMING,
       ...(this.peers.length > 0 ? ['--peers', this.peers.join(',')] : [])
     ]
@@ -189,24 +223,40 @@ export class AgentdProcess {
     const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', log], env })
     closeSync(log)
     this.child = child
-    this.exited = new Promise(resolve => { child.once('exit', () => { resolve() }) })
+    this.exited = new Promise(resolve => {
+      child.once('exit', () => {
+        resolve()
+      })
+    })
     const banner: Partial<Banner> & { addrs: string[] } = { addrs: [] }
     this.banner = await new Promise<Banner>((resolve, reject) => {
-      const timer = setTimeout(() => { reject(new Error(`${this.name} not ready in time`)) }, 30_000)
+      const timer = setTimeout(() => {
+        reject(new Error(`${this.name} not ready in time`))
+      }, 30_000)
       createInterface({ input: child.stdout! }).on('line', line => {
         let m: RegExpExecArray | null
         if ((m = /^agentd \S+ peer (\S+) /.exec(line)) != null) banner.peerId = m[1]
         else if ((m = /^listening (\S+)$/.exec(line)) != null) banner.addrs.push(m[1])
         else if ((m = /^grpc (\S+)$/.exec(line)) != null) banner.grpc = m[1]
-        else if (line === 'ready') { clearTimeout(timer); resolve(banner as Banner) }
+        else if (line === 'ready') {
+          clearTimeout(timer)
+          resolve(banner as Banner)
+        }
       })
-      void this.exited?.then(() => { clearTimeout(timer); reject(new Error(`${this.name} exited before it was ready (see ${this.logFile})`)) })
-    }).catch(async err => { child.kill('SIGKILL'); await this.exited; throw err })
+      void this.exited?.then(() => {
+        clearTimeout(timer)
+        reject(new Error(`${this.name} exited before it was ready (see ${this.logFile})`))
+      })
+    }).catch(async err => {
+      child.kill('SIGKILL')
+      await this.exited
+      throw err
+    })
     this.agency = connectAgency(this.banner.grpc)
   }
 
   /** Ends the process with `signal` (default SIGKILL: a crash) and waits for it to exit. */
-  async kill (signal: NodeJS.Signals = 'SIGKILL'): Promise<void> {
+  async kill(signal: NodeJS.Signals = 'SIGKILL'): Promise<void> {
     this.agency?.close()
     this.agency = undefined
     if (this.alive) this.child?.kill(signal)
@@ -222,11 +272,11 @@ export class ProcessCluster {
     for (const p of this.procs) if (p.alive) p.child?.kill('SIGKILL')
   }
 
-  constructor () {
+  constructor() {
     process.once('exit', this.onExit)
   }
 
-  async start (name: string, peers: string[] = []): Promise<AgentdProcess> {
+  async start(name: string, peers: string[] = []): Promise<AgentdProcess> {
     this.root ??= await mkdtemp(join(tmpdir(), 'agency-board-proc-'))
     const p = new AgentdProcess(name, join(this.root, name), join(this.root, `${name}.log`), peers)
     this.procs.push(p)
@@ -234,18 +284,24 @@ export class ProcessCluster {
     return p
   }
 
-  async cleanup (): Promise<void> {
-    await Promise.allSettled(this.procs.map(async p => { await p.kill('SIGKILL') }))
+  async cleanup(): Promise<void> {
+    await Promise.allSettled(
+      this.procs.map(async p => {
+        await p.kill('SIGKILL')
+      })
+    )
     if (this.root != null) await rm(this.root, { recursive: true, force: true })
     process.off('exit', this.onExit)
   }
 
   /** The last lines each daemon logged, to explain a failure. */
-  async logs (): Promise<string> {
-    const parts = await Promise.all(this.procs.map(async p => {
-      const text = await readFile(p.logFile, 'utf8').catch(() => '')
-      return `--- ${p.name}\n${text.split('\n').slice(-40).join('\n')}`
-    }))
+  async logs(): Promise<string> {
+    const parts = await Promise.all(
+      this.procs.map(async p => {
+        const text = await readFile(p.logFile, 'utf8').catch(() => '')
+        return `--- ${p.name}\n${text.split('\n').slice(-40).join('\n')}`
+      })
+    )
     return parts.join('\n')
   }
 }
@@ -256,25 +312,29 @@ export class EventStream {
   private readonly stream: AsyncIterable<Event> & { cancel: () => void }
   readonly done: Promise<void>
 
-  constructor (agency: Agency) {
+  constructor(agency: Agency) {
     const stream = agency.stream(c => c.watchEvents({}))
     this.stream = stream
     this.done = (async () => {
       try {
         for await (const e of stream) this.events.push(e)
-      } catch { /* the daemon went away */ }
+      } catch {
+        /* the daemon went away */
+      }
     })()
   }
 
-  ofType (...types: string[]): Event[] {
+  ofType(...types: string[]): Event[] {
     return this.events.filter(e => types.includes(e.type))
   }
 
-  stop (): void { this.stream.cancel() }
+  stop(): void {
+    this.stream.cancel()
+  }
 }
 
 /** Every log entry a daemon holds, in its arrival order. */
-export async function readLog (agency: Agency): Promise<LogEntry[]> {
+export async function readLog(agency: Agency): Promise<LogEntry[]> {
   const out: LogEntry[] = []
   for await (const e of agency.stream(c => c.watchLog({ after: 0, follow: false }))) out.push(e)
   return out

@@ -13,11 +13,11 @@ const TASK = 'lease-task'
 const NOTE = 'tried a trie first: too slow on 1e6 keys; see the branch'
 const BRANCH = 'agency/c/lease-task'
 
-async function taskOn (d: AgentdProcess): Promise<Record<string, any> | undefined> {
+async function taskOn(d: AgentdProcess): Promise<Record<string, any> | undefined> {
   return (await d.client.call(c => c.getTask, { id: TASK })).task as Record<string, any> | undefined
 }
 
-async function livePeers (d: AgentdProcess): Promise<string[]> {
+async function livePeers(d: AgentdProcess): Promise<string[]> {
   const { peers } = await d.client.call(c => c.listPeers, { includeOffline: false })
   return peers.map(p => p.peerId)
 }
@@ -34,26 +34,37 @@ describe('a lease expires when its holder is killed', () => {
     c = await cluster.start('c', [...a.addrs, ...b.addrs])
     for (const d of [a, b, c]) {
       const others = [a, b, c].filter(x => x !== d).map(x => x.peerId)
-      await waitFor(async () => (await livePeers(d)).filter(p => others.includes(p)).length === 2, { what: `${d.name} to see the other two live` })
+      await waitFor(async () => (await livePeers(d)).filter(p => others.includes(p)).length === 2, {
+        what: `${d.name} to see the other two live`
+      })
     }
-    await c.client.call(x => x.addTask, { id: TASK, title: 'index the keys', description: '', deps: [], scope: ['src/index/**'], priority: 0 })
+    await c.client.call(x => x.addTask, {
+      id: TASK,
+      title: 'index the keys',
+      description: '',
+      deps: [],
+      scope: ['src/index/**'],
+      priority: 0
+    })
     for (const d of [a, b]) await waitFor(async () => await taskOn(d).catch(() => undefined), { what: `${TASK} on ${d.name}` })
   }, 120_000)
 
-  afterAll(async () => { await cluster.cleanup() }, 60_000)
+  afterAll(async () => {
+    await cluster.cleanup()
+  }, 60_000)
 
-  it('hands c\'s notes to a, who takes the released task at epoch 2', async () => {
+  it("hands c's notes to a, who takes the released task at epoch 2", async () => {
     const first = await c.client.call(x => x.claim, { task: TASK, scope: [], noWait: false })
     expect(first).toMatchObject({ outcome: ClaimOutcome.CLAIM_HELD, epoch: 1 })
     await c.client.call(x => x.release, { task: TASK, note: NOTE, branch: BRANCH })
-    await waitFor(async () => (await taskOn(a))?.state === 'open', { what: 'c\'s release on a' })
+    await waitFor(async () => (await taskOn(a))?.state === 'open', { what: "c's release on a" })
 
     const taken = await a.client.call(x => x.claim, { task: TASK, scope: [], noWait: false })
     expect(taken).toMatchObject({ outcome: ClaimOutcome.CLAIM_HELD, epoch: 2, winner: a.peerId, handoff: NOTE, branch: BRANCH })
-    await waitFor(async () => (await taskOn(b))?.holder === a.peerId, { what: 'a\'s claim on b' })
+    await waitFor(async () => (await taskOn(b))?.holder === a.peerId, { what: "a's claim on b" })
   }, 60_000)
 
-  it('refuses b a claim while a\'s lease is live', async () => {
+  it("refuses b a claim while a's lease is live", async () => {
     const err = await rejectionOf(async () => await b.client.call(x => x.claim, { task: TASK, scope: [], noWait: false }))
     expect(err.code).toBe('FAILED_PRECONDITION')
     expect(await taskOn(b)).toMatchObject({ state: 'claimed', holder: a.peerId, epoch: 2, holderLive: true })
@@ -63,10 +74,13 @@ describe('a lease expires when its holder is killed', () => {
     const heldBefore = a.peerId
     await a.kill('SIGKILL')
     // The lease runs out on b's clock: the task shows as expired, still naming a.
-    const expired = await waitFor(async () => {
-      const t = await taskOn(b)
-      return t?.state === 'expired' && t
-    }, { what: 'the task to expire on b', timeoutMs: 30_000, intervalMs: 200 })
+    const expired = await waitFor(
+      async () => {
+        const t = await taskOn(b)
+        return t?.state === 'expired' && t
+      },
+      { what: 'the task to expire on b', timeoutMs: 30_000, intervalMs: 200 }
+    )
     expect(expired).toMatchObject({ holder: heldBefore, epoch: 2, holderLive: false })
     const ready = await b.client.call(x => x.ready, {})
     expect(ready.tasks.map(t => t.id)).toContain(TASK)
@@ -79,10 +93,13 @@ describe('a lease expires when its holder is killed', () => {
     const claims = (await readLog(b.client)).filter(e => e.kind === 'claim' && e.author === b.peerId).map(e => JSON.parse(e.bodyJson))
     expect(claims).toEqual([expect.objectContaining({ task: TASK, epoch: 3, takeoverOf: heldBefore, handoff: NOTE, branch: BRANCH })])
 
-    await waitFor(async () => {
-      const t = await taskOn(c)
-      return t?.holder === b.peerId && t.epoch === 3
-    }, { what: 'c to see b as the holder at epoch 3' })
+    await waitFor(
+      async () => {
+        const t = await taskOn(c)
+        return t?.holder === b.peerId && t.epoch === 3
+      },
+      { what: 'c to see b as the holder at epoch 3' }
+    )
     expect(await taskOn(c)).toMatchObject({ state: 'claimed', holder: b.peerId, epoch: 3, handoff: NOTE, branch: BRANCH })
   }, 60_000)
 
@@ -100,8 +117,10 @@ describe('a lease expires when its holder is killed', () => {
 
       // A fresh daemon joins both sides: a hears of b's takeover through it.
       await cluster.start('d', [...a.addrs, ...b.addrs])
-      const lost = await waitFor(() =>
-        events.ofType('claim_lost', 'claim_superseded').find(e => e.task === TASK), { what: 'a claim_lost or claim_superseded event on a', timeoutMs: 30_000 })
+      const lost = await waitFor(() => events.ofType('claim_lost', 'claim_superseded').find(e => e.task === TASK), {
+        what: 'a claim_lost or claim_superseded event on a',
+        timeoutMs: 30_000
+      })
       expect(lost.peerId).toBe(b.peerId)
       expect(JSON.parse(lost.detailJson)).toMatchObject({ epoch: 2, winner: b.peerId })
 

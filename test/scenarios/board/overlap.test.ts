@@ -14,7 +14,7 @@ const TASKS = [
   { id: 'right', scope: ['src/b/**'] }
 ]
 
-async function inboxFrom (d: Daemon, from: string): Promise<InboxRecord[]> {
+async function inboxFrom(d: Daemon, from: string): Promise<InboxRecord[]> {
   return (await d.readInbox(0, 1000)).filter(r => r.message.from === from)
 }
 
@@ -66,8 +66,12 @@ describe('overlap alerts between live claims', () => {
     }
 
     // Each holder gets a direct message from the other, naming both tasks and the paths.
-    const toA = await waitFor(async () => (await inboxFrom(a, b.peerId)).find(isOverlapNotice), { what: 'an overlap notice from b in a\'s inbox' })
-    const toB = await waitFor(async () => (await inboxFrom(b, a.peerId)).find(isOverlapNotice), { what: 'an overlap notice from a in b\'s inbox' })
+    const toA = await waitFor(async () => (await inboxFrom(a, b.peerId)).find(isOverlapNotice), {
+      what: "an overlap notice from b in a's inbox"
+    })
+    const toB = await waitFor(async () => (await inboxFrom(b, a.peerId)).find(isOverlapNotice), {
+      what: "an overlap notice from a in b's inbox"
+    })
     for (const notice of [toA, toB]) {
       expect(notice.message.text).toContain('wide')
       expect(notice.message.text).toContain('narrow')
@@ -84,7 +88,9 @@ describe('overlap alerts between live claims', () => {
   it('stays quiet for src/a/** and src/b/**', async () => {
     await a.boardService.release('wide', '', '')
     await b.boardService.release('narrow', '', '')
-    await waitFor(() => [a, b].every(d => d.boardService.board.holder('wide') == null && d.boardService.board.holder('narrow') == null), { what: 'both releases on both boards' })
+    await waitFor(() => [a, b].every(d => d.boardService.board.holder('wide') == null && d.boardService.board.holder('narrow') == null), {
+      what: 'both releases on both boards'
+    })
     const before = { a: eventsA.ofType('overlap').length, b: eventsB.ofType('overlap').length }
 
     const left = await a.boardService.claim('left', ['src/a/**'])
@@ -93,17 +99,25 @@ describe('overlap alerts between live claims', () => {
     expect(right.outcome).toBe('HELD')
     expect(right.overlaps).toEqual([])
     // Both claims are on both boards: any overlap would have been raised by now.
-    await waitFor(() => [a, b].every(d =>
-      d.boardService.board.holder('left')?.holder === a.peerId && d.boardService.board.holder('right')?.holder === b.peerId), { what: 'both claims on both boards' })
+    await waitFor(
+      () =>
+        [a, b].every(
+          d => d.boardService.board.holder('left')?.holder === a.peerId && d.boardService.board.holder('right')?.holder === b.peerId
+        ),
+      { what: 'both claims on both boards' }
+    )
     expect(eventsA.ofType('overlap')).toHaveLength(before.a)
     expect(eventsB.ofType('overlap')).toHaveLength(before.b)
 
     // A probe sent after the claims arrives after any notice sent before it.
     await a.sendMessage({ to: b.peerId, text: 'probe from a' })
     await b.sendMessage({ to: a.peerId, text: 'probe from b' })
-    await waitFor(async () =>
-      (await inboxFrom(b, a.peerId)).some(r => r.message.text === 'probe from a') &&
-      (await inboxFrom(a, b.peerId)).some(r => r.message.text === 'probe from b'), { what: 'the probes' })
+    await waitFor(
+      async () =>
+        (await inboxFrom(b, a.peerId)).some(r => r.message.text === 'probe from a') &&
+        (await inboxFrom(a, b.peerId)).some(r => r.message.text === 'probe from b'),
+      { what: 'the probes' }
+    )
     expect((await inboxFrom(a, b.peerId)).filter(isOverlapNotice)).toHaveLength(1)
     expect((await inboxFrom(b, a.peerId)).filter(isOverlapNotice)).toHaveLength(1)
   }, 60_000)

@@ -14,10 +14,18 @@ import { waitFor } from '../../helpers/wait-for.js'
 const TASK = 'split-brain'
 
 /** This node's claim entries on TASK, in the board's order. */
-function claimsOn (d: Daemon): Array<{ id: string, author: string, seq: number, lamport: number, epoch: number }> {
-  return d.logService.state.afterCursor(0)
+function claimsOn(d: Daemon): Array<{ id: string; author: string; seq: number; lamport: number; epoch: number }> {
+  return d.logService.state
+    .afterCursor(0)
     .filter(e => e.entry.kind === 'claim')
-    .map(e => ({ id: e.id, author: e.entry.author, seq: e.entry.seq, lamport: e.entry.lamport, epoch: Claim.decode(e.entry.body).epoch, task: Claim.decode(e.entry.body).task }))
+    .map(e => ({
+      id: e.id,
+      author: e.entry.author,
+      seq: e.entry.seq,
+      lamport: e.entry.lamport,
+      epoch: Claim.decode(e.entry.body).epoch,
+      task: Claim.decode(e.entry.body).task
+    }))
     .filter(c => c.task === TASK)
     .sort(compareOrder)
 }
@@ -49,7 +57,14 @@ describe('claims on both sides of a partition', () => {
     await keepLinked(links)
     await link(right[0], left[0])
     await waitFor(() => all.every(d => livePeerIds(d).length === 5), { what: 'all six live on each' })
-    await left[0].boardService.addTask({ id: TASK, title: 'both halves want this', description: '', deps: [], scope: ['src/split/**'], priority: 0 })
+    await left[0].boardService.addTask({
+      id: TASK,
+      title: 'both halves want this',
+      description: '',
+      deps: [],
+      scope: ['src/split/**'],
+      priority: 0
+    })
     await waitForTaskEverywhere(all, TASK)
   }, 60_000)
 
@@ -62,10 +77,13 @@ describe('claims on both sides of a partition', () => {
     await left[0].node.hangUp(peerIdFromString(right[0].peerId))
     await waitFor(() => left.every(l => right.every(r => !connected(l, r) && !connected(r, l))), { what: 'no link across the halves' })
     // Each side's leases on the other side run out: the halves are really apart.
-    await waitFor(async () => {
-      await keepLinked(links)
-      return all.every(d => livePeerIds(d).length === 2)
-    }, { what: 'each half to see only itself live', timeoutMs: 60_000 })
+    await waitFor(
+      async () => {
+        await keepLinked(links)
+        return all.every(d => livePeerIds(d).length === 2)
+      },
+      { what: 'each half to see only itself live', timeoutMs: 60_000 }
+    )
   })
 
   it('answers HELD on both sides', async () => {
@@ -75,19 +93,25 @@ describe('claims on both sides of a partition', () => {
     ])
     expect(leftAnswer).toMatchObject({ outcome: 'HELD', epoch: 1, winner: left[1].peerId })
     expect(rightAnswer).toMatchObject({ outcome: 'HELD', epoch: 1, winner: right[1].peerId })
-    await waitFor(() =>
-      left.every(d => d.boardService.board.holder(TASK)?.holder === left[1].peerId) &&
-      right.every(d => d.boardService.board.holder(TASK)?.holder === right[1].peerId), { what: 'each half to agree on its own holder' })
+    await waitFor(
+      () =>
+        left.every(d => d.boardService.board.holder(TASK)?.holder === left[1].peerId) &&
+        right.every(d => d.boardService.board.holder(TASK)?.holder === right[1].peerId),
+      { what: 'each half to agree on its own holder' }
+    )
     // Still apart: neither side has the other's claim.
     for (const d of all) expect(claimsOn(d)).toHaveLength(1)
   }, 30_000)
 
   it('shows one holder everywhere once the halves are joined, and tells the loser', async () => {
     links.push([right[2], left[2]])
-    await waitFor(async () => {
-      await keepLinked(links)
-      return all.every(d => claimsOn(d).length === 2)
-    }, { what: 'both claims on every node', timeoutMs: 60_000 })
+    await waitFor(
+      async () => {
+        await keepLinked(links)
+        return all.every(d => claimsOn(d).length === 2)
+      },
+      { what: 'both claims on every node', timeoutMs: 60_000 }
+    )
     // The holder rule, over both claims: the smallest (lamport, author) at epoch 1.
     const [first, second] = claimsOn(left[0])
     const winner = all.find(d => d.peerId === first.author) as Daemon
@@ -99,14 +123,19 @@ describe('claims on both sides of a partition', () => {
     }
     // The far half had seen the winner go quiet in the split: its lease there
     // is back with the winner's next heartbeat across the healed link.
-    await waitFor(async () => {
-      await keepLinked(links)
-      return all.every(d => d.boardService.task(TASK).state === 'claimed')
-    }, { what: 'the task claimed by the winner on every node', timeoutMs: 60_000 })
+    await waitFor(
+      async () => {
+        await keepLinked(links)
+        return all.every(d => d.boardService.task(TASK).state === 'claimed')
+      },
+      { what: 'the task claimed by the winner on every node', timeoutMs: 60_000 }
+    )
     for (const d of all) expect(d.boardService.task(TASK)).toMatchObject({ state: 'claimed', holder: winner.peerId, epoch: 1 })
 
     // The loser's daemon tells its agent, naming the winner; nobody else hears of a loss.
-    const told = await waitFor(() => events.get(loser)?.ofType('claim_lost', 'claim_superseded')[0], { what: 'a lost-claim event on the loser' })
+    const told = await waitFor(() => events.get(loser)?.ofType('claim_lost', 'claim_superseded')[0], {
+      what: 'a lost-claim event on the loser'
+    })
     expect(told).toMatchObject({ task: TASK, peerId: winner.peerId })
     expect(detailOf(told)).toMatchObject({ epoch: 1, winner: winner.peerId })
     for (const d of all.filter(x => x !== loser)) expect(events.get(d)?.ofType('claim_lost', 'claim_superseded')).toEqual([])
@@ -120,10 +149,13 @@ describe('claims on both sides of a partition', () => {
     const winner = all.find(d => d.peerId === first.author) as Daemon
     const loser = all.find(d => d.peerId === second.author) as Daemon
     await winner.boardService.release(TASK, 'giving it back', '')
-    await waitFor(async () => {
-      await keepLinked(links)
-      return all.every(d => d.boardService.board.claimStatus(TASK, winner.peerId, 1) === 'released')
-    }, { what: 'the release on every node', timeoutMs: 60_000 })
+    await waitFor(
+      async () => {
+        await keepLinked(links)
+        return all.every(d => d.boardService.board.claimStatus(TASK, winner.peerId, 1) === 'released')
+      },
+      { what: 'the release on every node', timeoutMs: 60_000 }
+    )
     // The loser was told it lost. Were its claim still standing, it would now
     // hold the task by the holder rule without knowing it, and its heartbeat
     // would keep the lease alive: a lock held by an agent doing other work.

@@ -12,14 +12,18 @@ import { notices, startAssistSwarm, type AssistSwarm } from './assist-swarm.js'
 import type { Daemon } from '../../../src/daemon/daemon.js'
 
 let swarm: AssistSwarm
-beforeAll(async () => { swarm = await startAssistSwarm(['amy', 'ivy'], 'test -f hello/hello.txt') }, 120_000)
-afterAll(async () => { await swarm?.cleanup() })
+beforeAll(async () => {
+  swarm = await startAssistSwarm(['amy', 'ivy'], 'test -f hello/hello.txt')
+}, 120_000)
+afterAll(async () => {
+  await swarm?.cleanup()
+})
 
-async function landedNotices (d: Daemon): Promise<string[]> {
+async function landedNotices(d: Daemon): Promise<string[]> {
   return (await notices(d, 'integration')).filter(t => t.includes('your integration request for core@1 landed'))
 }
 
-describe('a request\'s result whose notice a crash lost', () => {
+describe("a request's result whose notice a crash lost", () => {
   it('is told at the next start, once', async () => {
     let [amy] = swarm.daemons
     const ivy = swarm.daemons[1]
@@ -27,9 +31,11 @@ describe('a request\'s result whose notice a crash lost', () => {
     const asked = await amy.repo().requestIntegration('core')
     // The crash window: the integration arrives, no notice is stored.
     amy.notices.stop()
-    await waitFor(() => ivy.repo().pendingRequests().length === 1, { what: 'ivy to see amy\'s request' })
+    await waitFor(() => ivy.repo().pendingRequests().length === 1, { what: "ivy to see amy's request" })
     expect((await ivy.repo().runIntegrator(32)).landed).toEqual(['core'])
-    await waitFor(() => amy.boardService.board.integrationResults().some(i => i.request === asked.entryId && i.result === 'merged'), { what: 'amy to fold the integration' })
+    await waitFor(() => amy.boardService.board.integrationResults().some(i => i.request === asked.entryId && i.result === 'merged'), {
+      what: 'amy to fold the integration'
+    })
     expect(await landedNotices(amy)).toEqual([])
 
     amy = await swarm.cluster.restart(amy)

@@ -11,13 +11,14 @@ import { meshStatus } from '../../../src/api/mesh-handlers.js'
 const TARGET = 'commit:3f2a9c1'
 
 /** The review of TARGET as each daemon sees it. */
-function reviews (nodes: Daemon[]): Array<ReturnType<Daemon['boardService']['board']['review']>> {
+function reviews(nodes: Daemon[]): Array<ReturnType<Daemon['boardService']['board']['review']>> {
   return nodes.map(d => d.boardService.board.review(TARGET))
 }
 
-async function waitForApprovals (nodes: Daemon[], approvals: number, what: string): Promise<void> {
-  await waitFor(() =>
-    reviews(nodes).every(r => r?.approvals === approvals), { what: `${approvals} approvals of ${TARGET} on every peer (${what})` })
+async function waitForApprovals(nodes: Daemon[], approvals: number, what: string): Promise<void> {
+  await waitFor(() => reviews(nodes).every(r => r?.approvals === approvals), {
+    what: `${approvals} approvals of ${TARGET} on every peer (${what})`
+  })
 }
 
 describe('reviews on three peers', () => {
@@ -35,7 +36,9 @@ describe('reviews on three peers', () => {
     await waitFor(() => nodes.every(d => livePeerIds(d).length >= 2), { what: 'three peers live on each' })
   }, 60_000)
 
-  afterAll(async () => { await cluster.cleanup() }, 30_000)
+  afterAll(async () => {
+    await cluster.cleanup()
+  }, 30_000)
 
   it('shows a request with its reviewers and no approvals on every peer', async () => {
     await author.boardService.requestReview(TARGET, [reviewerB.peerId, reviewerC.peerId], 'please check the merge')
@@ -64,8 +67,9 @@ describe('reviews on three peers', () => {
 
   it('does not let a retraction by someone who never approved take away another approval', async () => {
     await author.boardService.verdict(TARGET, 'retract', 'nothing to retract')
-    await waitFor(() =>
-      reviews(nodes).every(r => r?.verdicts.some(v => v.reviewer === author.peerId && v.verdict === 'retract')), { what: 'the author\'s retraction on every peer' })
+    await waitFor(() => reviews(nodes).every(r => r?.verdicts.some(v => v.reviewer === author.peerId && v.verdict === 'retract')), {
+      what: "the author's retraction on every peer"
+    })
     for (const r of reviews(nodes)) expect(r?.approvals).toBe(1)
   })
 
@@ -78,8 +82,18 @@ describe('reviews on three peers', () => {
   })
 
   it('has status say a review is worth asking only while some agent would have nothing to claim', async () => {
-    const free = async (d: Daemon): Promise<[number, boolean]> => { const s = await meshStatus(d); return [s.agentsFree, s.reviewersFree] }
-    const task = (id: string): { id: string, title: string, description: string, deps: string[], scope: string[], priority: number } => ({ id, title: id, description: '', deps: [], scope: [`src/${id}/**`], priority: 0 })
+    const free = async (d: Daemon): Promise<[number, boolean]> => {
+      const s = await meshStatus(d)
+      return [s.agentsFree, s.reviewersFree]
+    }
+    const task = (id: string): { id: string; title: string; description: string; deps: string[]; scope: string[]; priority: number } => ({
+      id,
+      title: id,
+      description: '',
+      deps: [],
+      scope: [`src/${id}/**`],
+      priority: 0
+    })
     // One ready task, three agents with nothing at work: two would have nothing to claim.
     await author.boardService.addTasks([task('r1')])
     await waitForTaskEverywhere(nodes, 'r1')
@@ -90,7 +104,9 @@ describe('reviews on three peers', () => {
     for (const d of nodes) expect(await free(d)).toEqual([3, false])
     // b holds r2: two ready, two free.
     expect((await reviewerB.boardService.claim('r2', [])).outcome).toBe('HELD')
-    await waitFor(() => nodes.every(d => d.boardService.board.holder('r2')?.holder === reviewerB.peerId), { what: 'b\'s claim on every board' })
+    await waitFor(() => nodes.every(d => d.boardService.board.holder('r2')?.holder === reviewerB.peerId), {
+      what: "b's claim on every board"
+    })
     for (const d of nodes) expect(await free(d)).toEqual([2, false])
     // c takes r1 and finishes it: one ready, two free.
     expect((await reviewerC.boardService.claim('r1', [])).outcome).toBe('HELD')

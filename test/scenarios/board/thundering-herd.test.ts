@@ -33,7 +33,7 @@ const TIMING = {
  * addresses in the heartbeats, and those handshakes would cost more than the
  * race being tested.
  */
-async function wire (nodes: Daemon[]): Promise<Array<[Daemon, Daemon]>> {
+async function wire(nodes: Daemon[]): Promise<Array<[Daemon, Daemon]>> {
   for (const d of nodes) d.dialer.stop()
   const links: Array<[Daemon, Daemon]> = []
   for (let i = 1; i < nodes.length; i++) {
@@ -45,7 +45,7 @@ async function wire (nodes: Daemon[]): Promise<Array<[Daemon, Daemon]>> {
 }
 
 /** Every connection of every node carries the swarm topic. */
-function gossipReady (nodes: Daemon[]): boolean {
+function gossipReady(nodes: Daemon[]): boolean {
   return nodes.every(d => {
     const subscribers = d.node.services.pubsub.getSubscribers(d.gossip.topic).length
     return subscribers > 0 && subscribers >= d.node.getConnections().length
@@ -61,21 +61,45 @@ describe(`a thundering herd of ${NODES} daemons claiming one task`, () => {
   beforeAll(async () => {
     for (let i = 0; i < NODES; i++) nodes.push(await cluster.start(TIMING))
     links = await wire(nodes)
-    await waitFor(async () => { await keepLinked(links); return gossipReady(nodes) }, { what: 'the gossip topic on every connection', timeoutMs: 180_000, intervalMs: 250 })
+    await waitFor(
+      async () => {
+        await keepLinked(links)
+        return gossipReady(nodes)
+      },
+      { what: 'the gossip topic on every connection', timeoutMs: 180_000, intervalMs: 250 }
+    )
     // A status line goes out in a heartbeat: every node hears of every other.
     for (const [i, d] of nodes.entries()) await d.setStatusLine(`herd member ${i}`)
-    await waitFor(async () => {
-      await keepLinked(links)
-      return nodes.every(d => livePeerIds(d).length >= NODES - 1)
-    }, { what: `every node to see ${NODES - 1} live peers`, timeoutMs: 180_000, intervalMs: 250 })
-    await nodes[0].boardService.addTask({ id: TASK, title: 'everyone wants this', description: '', deps: [], scope: ['src/herd/**'], priority: 0 })
-    await waitFor(async () => { await keepLinked(links); return nodes.every(d => d.boardService.board.task(TASK, d.boardService.now()) != null) }, { what: `task ${TASK} on every node`, timeoutMs: 180_000, intervalMs: 250 })
+    await waitFor(
+      async () => {
+        await keepLinked(links)
+        return nodes.every(d => livePeerIds(d).length >= NODES - 1)
+      },
+      { what: `every node to see ${NODES - 1} live peers`, timeoutMs: 180_000, intervalMs: 250 }
+    )
+    await nodes[0].boardService.addTask({
+      id: TASK,
+      title: 'everyone wants this',
+      description: '',
+      deps: [],
+      scope: ['src/herd/**'],
+      priority: 0
+    })
+    await waitFor(
+      async () => {
+        await keepLinked(links)
+        return nodes.every(d => d.boardService.board.task(TASK, d.boardService.now()) != null)
+      },
+      { what: `task ${TASK} on every node`, timeoutMs: 180_000, intervalMs: 250 }
+    )
     // Each call checks and appends its claim before any gossip is handled:
     // fifty claims at epoch 1, at once.
     answers = await Promise.all(nodes.map(async d => await d.boardService.claim(TASK, [])))
   }, 600_000)
 
-  afterAll(async () => { await cluster.cleanup() }, 60_000)
+  afterAll(async () => {
+    await cluster.cleanup()
+  }, 60_000)
 
   it('answers HELD to exactly one node and LOST to all the others', () => {
     const held = answers.filter(a => a.outcome === 'HELD')
@@ -95,7 +119,8 @@ describe(`a thundering herd of ${NODES} daemons claiming one task`, () => {
 
   it('picks the winner by the holder rule: the smallest (lamport, author) claim', () => {
     const winner = answers.find(a => a.outcome === 'HELD')?.winner
-    const claims = nodes[0].logService.state.afterCursor(0)
+    const claims = nodes[0].logService.state
+      .afterCursor(0)
       .filter(e => e.entry.kind === 'claim')
       .map(e => ({ id: e.id, author: e.entry.author, seq: e.entry.seq, lamport: e.entry.lamport, body: Claim.decode(e.entry.body) }))
       .filter(c => c.body.task === TASK && c.body.epoch === 1)
@@ -107,16 +132,24 @@ describe(`a thundering herd of ${NODES} daemons claiming one task`, () => {
   it('converges every board on the same holder, with the losers released', async () => {
     const winner = answers.find(a => a.outcome === 'HELD')?.winner
     // Every loser releases its claim; wait until each node has all of them.
-    const short = (): string => nodes.map((d, i) => {
-      const kinds = d.logService.state.countsByKind()
-      return { i, claims: kinds.get('claim') ?? 0, releases: kinds.get('release') ?? 0 }
-    }).filter(n => n.claims !== NODES || n.releases !== NODES - 1).map(n => `node ${n.i}: ${n.claims} claims, ${n.releases} releases`).join('; ')
-    await waitFor(async () => {
-      await keepLinked(links)
-      const missing = short()
-      if (missing !== '') throw new Error(missing)
-      return true
-    }, { what: 'every node to hold every claim and release', timeoutMs: 240_000, intervalMs: 250 })
+    const short = (): string =>
+      nodes
+        .map((d, i) => {
+          const kinds = d.logService.state.countsByKind()
+          return { i, claims: kinds.get('claim') ?? 0, releases: kinds.get('release') ?? 0 }
+        })
+        .filter(n => n.claims !== NODES || n.releases !== NODES - 1)
+        .map(n => `node ${n.i}: ${n.claims} claims, ${n.releases} releases`)
+        .join('; ')
+    await waitFor(
+      async () => {
+        await keepLinked(links)
+        const missing = short()
+        if (missing !== '') throw new Error(missing)
+        return true
+      },
+      { what: 'every node to hold every claim and release', timeoutMs: 240_000, intervalMs: 250 }
+    )
     const holders = nodes.map(d => d.boardService.board.holder(TASK))
     for (const h of holders) expect(h).toMatchObject({ holder: winner, epoch: 1 })
     // The winner's heartbeat carries the lease; the losers hold nothing.

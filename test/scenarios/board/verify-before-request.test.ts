@@ -26,8 +26,12 @@ let ivy: Daemon
 /** amy's daemons stopped by a restart, whose verify may still run */
 const stopped: Daemon[] = []
 let gate: VerifyGate
-const closeGate = async (): Promise<void> => { await gate.close() }
-const openGate = async (): Promise<void> => { await gate.open() }
+const closeGate = async (): Promise<void> => {
+  await gate.close()
+}
+const openGate = async (): Promise<void> => {
+  await gate.open()
+}
 
 beforeAll(async () => {
   gate = await VerifyGate.make()
@@ -39,12 +43,13 @@ beforeAll(async () => {
   await waitFor(() => ivy.boardService.board.task('misc', ivy.boardService.now()) !== undefined, { what: 'ivy to see the tasks' })
 }, 120_000)
 afterAll(async () => {
-  await gate?.teardown([amy, ...stopped], async () => { await swarm?.cleanup() })
+  await gate?.teardown([amy, ...stopped], async () => {
+    await swarm?.cleanup()
+  })
 })
 
-
 /** The integration_request entries for `task` in `d`'s log. */
-function requestsFor (d: Daemon, task: string): string[] {
+function requestsFor(d: Daemon, task: string): string[] {
   const out: string[] = []
   for (const e of d.logService.state.ordered(new Set(['integration_request']))) {
     if (decodeBody('integration_request', e.entry.body).task === task) out.push(e.id)
@@ -53,7 +58,7 @@ function requestsFor (d: Daemon, task: string): string[] {
 }
 
 /** What the shared branch has at `path`, or undefined. */
-async function onShared (path: string): Promise<string | undefined> {
+async function onShared(path: string): Promise<string | undefined> {
   return await sh(swarm.repo.bare, ['show', `main:${path}`]).catch(() => undefined)
 }
 
@@ -61,15 +66,15 @@ describe('a background integrate while an integrator serves the swarm', () => {
   let second = ''
   let third = ''
 
-  it('counts an agent as integrator once it answered another agent\'s request', async () => {
+  it("counts an agent as integrator once it answered another agent's request", async () => {
     expect(amy.repo().integratorServing()).toBeUndefined()
     expect((await amy.claimTask('docs', [], false)).outcome).toBe('HELD')
     await commitFiles(amy.workspacePath(), { 'docs/d.txt': 'd\n' })
     await amy.repo().requestIntegration('docs')
-    await waitFor(() => ivy.repo().pendingRequests().length === 1, { what: 'ivy to see amy\'s request' })
+    await waitFor(() => ivy.repo().pendingRequests().length === 1, { what: "ivy to see amy's request" })
     expect((await ivy.repo().runIntegrator(32)).landed).toEqual(['docs'])
     await waitFor(() => amy.repo().integratorServing() === ivy.peerId, { what: 'amy to see ivy serving' })
-    await waitFor(() => amy.boardService.board.doneRecord('docs')?.by === amy.peerId, { what: 'amy\'s daemon to mark docs done' })
+    await waitFor(() => amy.boardService.board.doneRecord('docs')?.by === amy.peerId, { what: "amy's daemon to mark docs done" })
   })
 
   it('is answered at once, gives the next task while it verifies, requests only once green, and the integrator lands it', async () => {
@@ -95,12 +100,24 @@ describe('a background integrate while an integrator serves the swarm', () => {
     expect(requestsFor(amy, 'core')).toHaveLength(1)
     expect(await onShared('core/core.txt')).toBeUndefined()
     expect(amy.boardService.working().map(h => h.task)).toEqual([second])
-    await waitFor(() => ivy.repo().pendingRequests().some(p => p.task === 'core'), { what: 'ivy to see amy\'s request for core' })
+    await waitFor(
+      () =>
+        ivy
+          .repo()
+          .pendingRequests()
+          .some(p => p.task === 'core'),
+      { what: "ivy to see amy's request for core" }
+    )
     expect((await ivy.repo().runIntegrator(32)).landed).toEqual(['core'])
     expect(await onShared('core/core.txt')).toBe('core')
-    await waitFor(() => amy.boardService.board.doneRecord('core')?.by === amy.peerId, { what: 'amy\'s daemon to mark core done' })
+    await waitFor(() => amy.boardService.board.doneRecord('core')?.by === amy.peerId, { what: "amy's daemon to mark core done" })
     // landed by the integrator's batch, answering amy's request
-    expect(amy.boardService.board.integrationResults().filter(i => i.task === 'core').map(i => i.author)).toEqual([ivy.peerId])
+    expect(
+      amy.boardService.board
+        .integrationResults()
+        .filter(i => i.task === 'core')
+        .map(i => i.author)
+    ).toEqual([ivy.peerId])
     expect(amy.boardService.held().map(h => h.task)).toEqual([second])
   })
 
@@ -119,18 +136,26 @@ describe('a background integrate while an integrator serves the swarm', () => {
     expect(requestsFor(amy, second)).toEqual([])
     const failed = amy.boardService.board.integrationResults().find(i => i.task === second)
     expect(failed).toMatchObject({ result: 'failed', request: '', author: amy.peerId })
-    const told = await waitFor(async () => (await notices(amy, 'integration')).find(t => t.includes(`your background integrate of ${second}@${epoch}`)), { what: 'amy to be told' })
+    const told = await waitFor(
+      async () => (await notices(amy, 'integration')).find(t => t.includes(`your background integrate of ${second}@${epoch}`)),
+      { what: 'amy to be told' }
+    )
     expect(told).toContain('did not pass')
     expect(told).toContain('your current task again')
     expect(await onShared('broken.txt')).toBeUndefined()
     expect(amy.boardService.board.doneRecord(second)).toBeUndefined()
-    expect(amy.boardService.working().map(h => h.task).sort()).toEqual([second, third].sort())
+    expect(
+      amy.boardService
+        .working()
+        .map(h => h.task)
+        .sort()
+    ).toEqual([second, third].sort())
     const back = await amy.claimNextTask([])
     expect(back.outcome).toBe('HELD')
     expect(back.task).toBe(second)
   })
 
-  it('loses nothing when the daemon stops while it verifies: after the restart the task is its holder\'s to work on', async () => {
+  it("loses nothing when the daemon stops while it verifies: after the restart the task is its holder's to work on", async () => {
     await closeGate()
     await amy.repo().workspaceInfo(third)
     await commitFiles(amy.workspacePath(), { [`${third}/c.txt`]: 'c\n' })

@@ -6,28 +6,34 @@ import { join } from 'node:path'
 import type { Daemon } from '../../../src/daemon/daemon.js'
 
 export class VerifyGate {
-  private constructor (private readonly dir: string) {}
+  private constructor(private readonly dir: string) {}
 
-  static async make (): Promise<VerifyGate> {
+  static async make(): Promise<VerifyGate> {
     return new VerifyGate(await mkdtemp(join(tmpdir(), 'agency-gate-')))
   }
 
   /** the file whose presence opens the gate */
-  get path (): string { return join(this.dir, 'open') }
+  get path(): string {
+    return join(this.dir, 'open')
+  }
 
   /** A verify command that waits for the gate, then runs `then`. */
-  command (then = 'true'): string {
+  command(then = 'true'): string {
     return `while [ ! -e '${this.path}' ]; do sleep 0.05; done; ${then}`
   }
 
-  async open (): Promise<void> { await writeFile(this.path, '') }
-  async close (): Promise<void> { await rm(this.path, { force: true }) }
+  async open(): Promise<void> {
+    await writeFile(this.path, '')
+  }
+  async close(): Promise<void> {
+    await rm(this.path, { force: true })
+  }
   /**
    * A gated swarm's teardown, in the order it needs: the gate opened, so no
    * verify is left waiting; the background work of `daemons` finished; the
    * swarm stopped (`cleanup`); the gate removed.
    */
-  async teardown (daemons: Array<Daemon | undefined>, cleanup: () => Promise<void>): Promise<void> {
+  async teardown(daemons: Array<Daemon | undefined>, cleanup: () => Promise<void>): Promise<void> {
     await this.open().catch(() => {})
     for (const d of daemons) await d?.repo().backgroundSettled()
     await cleanup()
@@ -35,7 +41,7 @@ export class VerifyGate {
   }
 
   /** Opens the gate for good (no verify is left waiting) and removes its directory. */
-  async remove (): Promise<void> {
+  async remove(): Promise<void> {
     await this.open().catch(() => {})
     await rm(this.dir, { recursive: true, force: true })
   }

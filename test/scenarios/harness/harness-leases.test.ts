@@ -20,21 +20,21 @@ afterEach(async () => {
   await scratch?.cleanup()
 })
 
-function api (d: LocalDaemon): Agency {
+function api(d: LocalDaemon): Agency {
   const c = connectAgency(d.grpc)
   clients.push(c)
   return c
 }
 
-async function harnessLog (d: LocalDaemon): Promise<string> {
+async function harnessLog(d: LocalDaemon): Promise<string> {
   return await readFile(join(d.dataDir, 'harness.log'), 'utf8').catch(() => '')
 }
 
-async function metric (d: LocalDaemon, name: string, labels: Record<string, string> = {}): Promise<number> {
+async function metric(d: LocalDaemon, name: string, labels: Record<string, string> = {}): Promise<number> {
   return metricSum(await metricsText(d.metrics as string), name, labels)
 }
 
-async function addTask (a: Agency, id: string): Promise<void> {
+async function addTask(a: Agency, id: string): Promise<void> {
   await a.call((c: AgencyClient) => c.addTask, { id, title: id, description: '', deps: [], scope: [`${id}/**`], priority: 0 })
 }
 
@@ -42,13 +42,25 @@ describe('a harness and its claims', () => {
   it('three failed runs release the claims with a note saying why, and the harness backs off instead of restarting', async () => {
     scratch = new Scratch()
     // Each run claims the task once it exists (it is held from the first run on), then fails.
-    const d = await scratch.daemon('failing', { extraArgs: ['--metrics', '127.0.0.1:0', '--settle-ms', '200', '--harness', 'cmd:until agency claim t1 >/dev/null 2>&1; do sleep 0.2; done; echo quota used up >&2; exit 7'] })
+    const d = await scratch.daemon('failing', {
+      extraArgs: [
+        '--metrics',
+        '127.0.0.1:0',
+        '--settle-ms',
+        '200',
+        '--harness',
+        'cmd:until agency claim t1 >/dev/null 2>&1; do sleep 0.2; done; echo quota used up >&2; exit 7'
+      ]
+    })
     const a = api(d)
     await addTask(a, 't1')
-    const status = await waitFor(async () => {
-      const s = await a.call((c: AgencyClient) => c.getStatus, {})
-      return s.harness?.state === 'failing' ? s : undefined
-    }, { what: 'the harness to be failing', timeoutMs: 60_000 })
+    const status = await waitFor(
+      async () => {
+        const s = await a.call((c: AgencyClient) => c.getStatus, {})
+        return s.harness?.state === 'failing' ? s : undefined
+      },
+      { what: 'the harness to be failing', timeoutMs: 60_000 }
+    )
     expect(status.harness).toMatchObject({ name: expect.stringContaining('cmd:'), recentFailures: 3 })
     expect(status.harness?.note).toContain('exited with code 7')
     const t = (await a.call((c: AgencyClient) => c.getTask, { id: 't1' })).task
@@ -62,18 +74,38 @@ describe('a harness and its claims', () => {
 
   it('agency stop gives the claims back; a run past --harness-run-timeout is killed and counted', async () => {
     scratch = new Scratch()
-    const d = await scratch.daemon('hanging', { extraArgs: ['--metrics', '127.0.0.1:0', '--settle-ms', '200', '--harness-run-timeout', '3s', '--harness', 'cmd:until agency claim t2 >/dev/null 2>&1; do sleep 0.2; done; exec sleep 1000'] })
+    const d = await scratch.daemon('hanging', {
+      extraArgs: [
+        '--metrics',
+        '127.0.0.1:0',
+        '--settle-ms',
+        '200',
+        '--harness-run-timeout',
+        '3s',
+        '--harness',
+        'cmd:until agency claim t2 >/dev/null 2>&1; do sleep 0.2; done; exec sleep 1000'
+      ]
+    })
     const a = api(d)
     await addTask(a, 't2')
-    await waitFor(async () => (await harnessLog(d)).includes('run timeout'), { what: 'the run to be killed for its length', timeoutMs: 60_000 })
+    await waitFor(async () => (await harnessLog(d)).includes('run timeout'), {
+      what: 'the run to be killed for its length',
+      timeoutMs: 60_000
+    })
     expect(await metric(d, 'agentd_harness_run_timeouts_total')).toBeGreaterThanOrEqual(1)
-    await waitFor(async () => (await a.call((c: AgencyClient) => c.getTask, { id: 't2' })).task?.holder === d.peerId, { what: 'the restarted run to hold t2 again', timeoutMs: 60_000 })
+    await waitFor(async () => (await a.call((c: AgencyClient) => c.getTask, { id: 't2' })).task?.holder === d.peerId, {
+      what: 'the restarted run to hold t2 again',
+      timeoutMs: 60_000
+    })
     const stopped = await a.call((c: AgencyClient) => c.stopHarness, {})
     expect(stopped.stopped).toBe(true)
-    const t = await waitFor(async () => {
-      const task = (await a.call((c: AgencyClient) => c.getTask, { id: 't2' })).task
-      return task?.state === 'open' ? task : undefined
-    }, { what: 't2 to be released' })
+    const t = await waitFor(
+      async () => {
+        const task = (await a.call((c: AgencyClient) => c.getTask, { id: 't2' })).task
+        return task?.state === 'open' ? task : undefined
+      },
+      { what: 't2 to be released' }
+    )
     expect(t.handoff).toContain('agency stop')
     expect((await a.call((c: AgencyClient) => c.getStatus, {})).harness?.state).toBe('stopped')
   }, 120_000)

@@ -22,13 +22,16 @@ afterEach(async () => {
 })
 
 /** `agency <args> --addr <daemon> --json`, parsed; rejects with stderr on a non-zero exit. */
-async function agency<T = any> (d: LocalDaemon, ...args: string[]): Promise<T> {
-  const { stdout } = await execFileP(process.execPath, [AGENCY_BIN, ...args, '--addr', d.grpc, '--json'], { env: envWithoutAgency(), timeout: 30_000 })
+async function agency<T = any>(d: LocalDaemon, ...args: string[]): Promise<T> {
+  const { stdout } = await execFileP(process.execPath, [AGENCY_BIN, ...args, '--addr', d.grpc, '--json'], {
+    env: envWithoutAgency(),
+    timeout: 30_000
+  })
   return JSON.parse(stdout) as T
 }
 
 /** The peer id the daemon's gRPC API answers with: it still serves. */
-async function peerIdServed (d: LocalDaemon): Promise<string | undefined> {
+async function peerIdServed(d: LocalDaemon): Promise<string | undefined> {
   const api = connectAgency(d.grpc)
   try {
     return (await api.call((c: AgencyClient) => c.getStatus, {})).self?.peerId
@@ -37,25 +40,33 @@ async function peerIdServed (d: LocalDaemon): Promise<string | undefined> {
   }
 }
 
-async function harnessLog (d: LocalDaemon): Promise<string> {
+async function harnessLog(d: LocalDaemon): Promise<string> {
   return await readFile(join(d.dataDir, 'harness.log'), 'utf8').catch(() => '')
 }
 
 const count = (text: string, re: RegExp): number => (text.match(new RegExp(re.source, 'g')) ?? []).length
 
 /** The pid a `cmd:` harness printed into the harness log, once it has. */
-async function printedPid (d: LocalDaemon, marker: string): Promise<number> {
-  const m = await waitFor(async () => new RegExp(`${marker} (\\d+)`).exec(await harnessLog(d)), { what: 'the harness to print its pid into harness.log', timeoutMs: 60_000 })
+async function printedPid(d: LocalDaemon, marker: string): Promise<number> {
+  const m = await waitFor(async () => new RegExp(`${marker} (\\d+)`).exec(await harnessLog(d)), {
+    what: 'the harness to print its pid into harness.log',
+    timeoutMs: 60_000
+  })
   return Number(m[1])
 }
 
-function environOf (pid: number): Map<string, string> {
+function environOf(pid: number): Map<string, string> {
   const raw = readFileSync(`/proc/${pid}/environ`, 'utf8')
-  return new Map(raw.split('\0').filter(kv => kv.includes('=')).map(kv => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]))
+  return new Map(
+    raw
+      .split('\0')
+      .filter(kv => kv.includes('='))
+      .map(kv => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)])
+  )
 }
 
 describe('agentd --harness cmd:...', () => {
-  it('runs the harness in the workspace with the agent\'s environment; `agency stop` ends it and the daemon keeps serving', async () => {
+  it("runs the harness in the workspace with the agent's environment; `agency stop` ends it and the daemon keeps serving", async () => {
     scratch = new Scratch()
     // `exec` makes the printed shell pid the long-running program's pid.
     // --sandbox none: the test reads the harness's pid, cwd and environment from the host's /proc (a box has its own pids).
@@ -63,7 +74,10 @@ describe('agentd --harness cmd:...', () => {
     const pid = await printedPid(d, 'harness-pid')
     expect(isGone(pid)).toBe(false)
     // The shell prints its pid before it execs: on a quick machine the test reads it first.
-    await waitFor(() => readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0')[0] === 'sleep', { what: 'the harness shell to exec sleep', timeoutMs: 30_000 })
+    await waitFor(() => readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0')[0] === 'sleep', {
+      what: 'the harness shell to exec sleep',
+      timeoutMs: 30_000
+    })
     expect(readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0')).toEqual(['sleep', '1000', ''])
     const env = environOf(pid)
     expect(env.get('AGENCY_ADDR')).toBe(d.grpc)
@@ -88,7 +102,9 @@ describe('agentd --harness cmd:...', () => {
 
   it('restarts a harness that crashes, counts the restarts on /metrics, logs each run; stop ends supervision between two runs', async () => {
     scratch = new Scratch()
-    const d = await scratch.daemon('crasher', { extraArgs: ['--harness', 'cmd:echo "crash of $AGENCY_AGENT_ID"; exit 1', '--metrics', '127.0.0.1:0'] })
+    const d = await scratch.daemon('crasher', {
+      extraArgs: ['--harness', 'cmd:echo "crash of $AGENCY_AGENT_ID"; exit 1', '--metrics', '127.0.0.1:0']
+    })
     expect(d.metrics).toBeDefined()
     const metrics = d.metrics as string
     const api = connectAgency(d.grpc)
@@ -96,7 +112,13 @@ describe('agentd --harness cmd:...', () => {
     try {
       // Backing off after its second crash, the restart due the second backoff
       // delay after it (a third crash would make it failing, with a long wait).
-      await waitFor(async () => { const h = await harness(); return h?.state === 'backing_off' && h.restarts === 1 }, { what: 'the backoff after the second crash', timeoutMs: 60_000 })
+      await waitFor(
+        async () => {
+          const h = await harness()
+          return h?.state === 'backing_off' && h.restarts === 1
+        },
+        { what: 'the backoff after the second crash', timeoutMs: 60_000 }
+      )
       // Between two runs the harness is waiting for its restart: stop ends that too.
       expect((await api.call((c: AgencyClient) => c.stopHarness, {})).stopped).toBe(true)
       const log = await harnessLog(d)
@@ -125,7 +147,10 @@ describe('agentd --harness cmd:...', () => {
     expect(isGone(pid)).toBe(false)
     const code = await d.stop('SIGTERM')
     // The signal too, should it ever exit by one (seen once on a loaded machine; the log says why).
-    expect({ code, signal: d.child.signalCode }, (await readFile(join(d.dataDir, '..', 'agentd.log'), 'utf8').catch(() => 'no agentd.log')).slice(-3000)).toEqual({ code: 0, signal: null })
+    expect(
+      { code, signal: d.child.signalCode },
+      (await readFile(join(d.dataDir, '..', 'agentd.log'), 'utf8').catch(() => 'no agentd.log')).slice(-3000)
+    ).toEqual({ code: 0, signal: null })
     await waitFor(() => isGone(pid), { what: 'the harness to be gone after agentd exited', timeoutMs: 10_000 })
   }, 120_000)
 })

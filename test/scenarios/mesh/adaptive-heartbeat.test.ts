@@ -25,20 +25,35 @@ describe('heartbeats in a swarm bigger than the heartbeat budget', () => {
 
   beforeAll(async () => {
     const addrs = Array.from({ length: COUNT }, () => memoryAddr('beat'))
-    nodes = await Promise.all(addrs.map(async (listen, i) => await fleet.start({ name: `beat-${i}`, listen: [listen], peers: i === 0 ? [] : [addrs[0]], ...timing })))
+    nodes = await Promise.all(
+      addrs.map(
+        async (listen, i) => await fleet.start({ name: `beat-${i}`, listen: [listen], peers: i === 0 ? [] : [addrs[0]], ...timing })
+      )
+    )
     for (const d of nodes) {
       const seen: Presence[] = []
       const at: number[] = []
       received.set(d, seen)
       arrivals.set(d, at)
       const receive = d.presence.receive.bind(d.presence)
-      d.presence.receive = (p, from) => { seen.push(p); at.push(performance.now()); return receive(p, from) }
-      d.events.subscribe(e => { if (e.type === 'peer_left') left.push(`${d.name} lost ${e.peerId}`) })
+      d.presence.receive = (p, from) => {
+        seen.push(p)
+        at.push(performance.now())
+        return receive(p, from)
+      }
+      d.events.subscribe(e => {
+        if (e.type === 'peer_left') left.push(`${d.name} lost ${e.peerId}`)
+      })
     }
-    await waitFor(() => nodes.every(n => n.peers(false).length === COUNT - 1), { timeoutMs: 60_000, what: 'every node to see every other live' })
+    await waitFor(() => nodes.every(n => n.peers(false).length === COUNT - 1), {
+      timeoutMs: 60_000,
+      what: 'every node to see every other live'
+    })
   }, 90_000)
 
-  afterAll(async () => { await fleet.stopAll() }, 60_000)
+  afterAll(async () => {
+    await fleet.stopAll()
+  }, 60_000)
 
   it('beats at the interval that keeps each daemon within the budget', async () => {
     // 5 live peers at 2 a second: one heartbeat every 2.5 s.
@@ -47,7 +62,10 @@ describe('heartbeats in a swarm bigger than the heartbeat budget', () => {
     // (doubled per quiet beat while a daemon holds nothing: see below).
     // A daemon quiet since the fleet came up beats at up to 8 x 2.5 s = 20 s:
     // the wait covers two of those beats.
-    await waitFor(() => nodes.every(d => received.get(d)?.some(p => p.intervalMs >= 2500 && [1, 2, 4, 8].includes(p.intervalMs / 2500))), { timeoutMs: 45_000, what: 'heartbeats announcing 2.5 s or a quiet multiple of it' })
+    await waitFor(() => nodes.every(d => received.get(d)?.some(p => p.intervalMs >= 2500 && [1, 2, 4, 8].includes(p.intervalMs / 2500))), {
+      timeoutMs: 45_000,
+      what: 'heartbeats announcing 2.5 s or a quiet multiple of it'
+    })
   }, 60_000)
 
   it('keeps every peer live though its heartbeats are far beyond the base timeout apart', async () => {
@@ -75,26 +93,50 @@ describe('heartbeats in a swarm bigger than the heartbeat budget', () => {
       return done.size === COUNT - 1
     }
     // An idle peer beats up to every 8 x 2.5 s = 20 s (see below).
-    await waitFor(() => nodes.every(heardAfterSilence), { timeoutMs: 45_000, what: 'every node to hear every peer after a silence longer than the base timeout' })
+    await waitFor(() => nodes.every(heardAfterSilence), {
+      timeoutMs: 45_000,
+      what: 'every node to hear every peer after a silence longer than the base timeout'
+    })
     const elapsedMs = performance.now() - started
     expect(left.slice(leftBefore)).toEqual([])
     for (const d of nodes) expect(d.peers(false)).toHaveLength(COUNT - 1)
     // At the base interval each node would have received 5 peers' beats every
     // 200 ms; within the budget it is about 5 every 2.5 s (and a few extra
     // beats when a status changes).
-    const atBase = (COUNT - 1) * elapsedMs / timing.heartbeatMs
-    nodes.forEach((d, i) => { expect((received.get(d)?.length ?? 0) - before[i]).toBeLessThan(atBase / 2) })
+    const atBase = ((COUNT - 1) * elapsedMs) / timing.heartbeatMs
+    nodes.forEach((d, i) => {
+      expect((received.get(d)?.length ?? 0) - before[i]).toBeLessThan(atBase / 2)
+    })
   }, 60_000)
 
-  it('beats less often while a daemon holds nothing, and at the swarm\'s interval once it claims', async () => {
+  it("beats less often while a daemon holds nothing, and at the swarm's interval once it claims", async () => {
     const [planner, claimer] = nodes
-    await waitFor(() => nodes.every(d => d.presence.announcedIntervalMs > d.presence.intervalMs()), { timeoutMs: 30_000, what: 'every idle daemon to announce a longer interval than the swarm\'s' })
+    await waitFor(() => nodes.every(d => d.presence.announcedIntervalMs > d.presence.intervalMs()), {
+      timeoutMs: 30_000,
+      what: "every idle daemon to announce a longer interval than the swarm's"
+    })
     await planner.boardService.addTask({ id: 'quiet-1', title: 'quiet', description: '', deps: [], scope: ['src/quiet.ts'], priority: 0 })
-    await waitFor(() => { try { return claimer.boardService.task('quiet-1') } catch { return undefined } }, { what: 'the task at the claimer' })
+    await waitFor(
+      () => {
+        try {
+          return claimer.boardService.task('quiet-1')
+        } catch {
+          return undefined
+        }
+      },
+      { what: 'the task at the claimer' }
+    )
     const before = received.get(planner)?.length ?? 0
     await claimer.boardService.claim('quiet-1', [], true)
     // A holder's heartbeats carry its leases: its next beat, brought forward to within the swarm's interval, is at that interval.
-    await waitFor(() => received.get(planner)?.slice(before).find(p => p.peerId === claimer.peerId && p.claims.some(c => c.task === 'quiet-1') && p.intervalMs === 2500), { timeoutMs: 10_000, what: 'the holder\'s heartbeat with its lease at 2.5 s' })
+    await waitFor(
+      () =>
+        received
+          .get(planner)
+          ?.slice(before)
+          .find(p => p.peerId === claimer.peerId && p.claims.some(c => c.task === 'quiet-1') && p.intervalMs === 2500),
+      { timeoutMs: 10_000, what: "the holder's heartbeat with its lease at 2.5 s" }
+    )
     expect(claimer.presence.announcedIntervalMs).toBe(claimer.presence.intervalMs())
   }, 60_000)
 
@@ -111,6 +153,9 @@ describe('heartbeats in a swarm bigger than the heartbeat budget', () => {
     d.presence.status = 'writing the parser'
     await d.presence.beatIfChanged()
     expect(await sent()).toBeGreaterThan(afterChange)
-    await waitFor(() => received.get(nodes[0])?.some(p => p.peerId === d.peerId && p.status === 'writing the parser'), { timeoutMs: 10_000, what: 'the new status at a peer' })
+    await waitFor(() => received.get(nodes[0])?.some(p => p.peerId === d.peerId && p.status === 'writing the parser'), {
+      timeoutMs: 10_000,
+      what: 'the new status at a peer'
+    })
   }, 30_000)
 })

@@ -30,7 +30,13 @@ let raw: Libp2p
 beforeAll(async () => {
   target = await cluster.start({ name: 'target', metrics: true })
   // The sender lives in this process, over TCP, so that the test can drive it directly.
-  sender = await inProcess.start({ name: 'sender', listen: ['/ip4/127.0.0.1/tcp/0'], peers: [target.listenAddr], heartbeatMs: 400, liveTimeoutMs: 4000 })
+  sender = await inProcess.start({
+    name: 'sender',
+    listen: ['/ip4/127.0.0.1/tcp/0'],
+    peers: [target.listenAddr],
+    heartbeatMs: 400,
+    liveTimeoutMs: 4000
+  })
   client = connectAgency(target.grpcAddr)
   raw = await createRawNode()
   await waitFor(async () => (await listPeers()).some(p => p.peerId === sender.peerId && p.live), { what: 'the target to see the sender' })
@@ -44,25 +50,28 @@ afterAll(async () => {
   await cluster.cleanup()
 })
 
-async function listPeers () {
+async function listPeers() {
   return (await client.call((c: AgencyClient) => c.listPeers, { includeOffline: true })).peers
 }
 
-async function status () {
+async function status() {
   return await client.call((c: AgencyClient) => c.getStatus, {})
 }
 
-async function sendVia (to: string, text: string) {
+async function sendVia(to: string, text: string) {
   return await client.call((c: AgencyClient) => c.sendMessage, { to, text, thread: '', replyTo: '' })
 }
 
-async function refusal (p: Promise<unknown>): Promise<AgencyError> {
-  const err = await p.then(() => undefined, (e: unknown) => e)
+async function refusal(p: Promise<unknown>): Promise<AgencyError> {
+  const err = await p.then(
+    () => undefined,
+    (e: unknown) => e
+  )
   expect(err).toBeInstanceOf(AgencyError)
   return err as AgencyError
 }
 
-async function inboxOf (d: Daemon, id: string) {
+async function inboxOf(d: Daemon, id: string) {
   return (await d.readInbox(0, 1000)).filter(r => r.message.id === id)
 }
 
@@ -80,7 +89,13 @@ describe('SendMessage over gRPC', { timeout: PROCESS_TEST_TIMEOUT_MS }, () => {
   it('accepts and delivers a text of exactly 64 KiB', async () => {
     const text = 'y'.repeat(MAX_DM_TEXT_BYTES)
     const sent = await sendVia(sender.peerId, text)
-    const [got] = await waitFor(async () => { const c = await inboxOf(sender, sent.id); return c.length > 0 ? c : undefined }, { what: 'the 64 KiB message at the sender' })
+    const [got] = await waitFor(
+      async () => {
+        const c = await inboxOf(sender, sent.id)
+        return c.length > 0 ? c : undefined
+      },
+      { what: 'the 64 KiB message at the sender' }
+    )
     expect(got.message.text).toBe(text)
     expect(got.message.from).toBe(target.peerId)
   })
@@ -104,7 +119,9 @@ describe('garbage on /agency/dm/1.0.0', { timeout: PROCESS_TEST_TIMEOUT_MS }, ()
     // frame, cannot use it, and must close the stream itself (ours stays open).
     const stream = await openStream(raw, target.listenAddr, DM_PROTOCOL)
     const ended = streamEnded(stream)
-    lpStream(stream).write(randomBytes(512)).catch(() => {})
+    lpStream(stream)
+      .write(randomBytes(512))
+      .catch(() => {})
     const end = await ended
     expect(end.status).not.toBe('open')
     await waitFor(async () => (await target.metric(REJECTED)) === before + 1, { what: `${REJECTED} to count the stream` })
@@ -118,14 +135,31 @@ describe('garbage on /agency/dm/1.0.0', { timeout: PROCESS_TEST_TIMEOUT_MS }, ()
     // The daemon serves on: status answers and a real message still arrives.
     expect((await status()).self?.peerId).toBe(target.peerId)
     const sent = await sender.sendMessage({ to: target.peerId, text: 'still there?' })
-    await waitFor(async () => (await client.call((c: AgencyClient) => c.readInbox, { after: 0, limit: 100, all: true, peek: false })).messages.some(m => m.id === sent.id && m.text === 'still there?'), { what: 'a message after the garbage' })
+    await waitFor(
+      async () =>
+        (await client.call((c: AgencyClient) => c.readInbox, { after: 0, limit: 100, all: true, peek: false })).messages.some(
+          m => m.id === sent.id && m.text === 'still there?'
+        ),
+      { what: 'a message after the garbage' }
+    )
   })
 
-  it('refuses a frame over the size limit from a peer that skips the sender\'s check', async () => {
+  it("refuses a frame over the size limit from a peer that skips the sender's check", async () => {
     const stream = await openStream(raw, target.listenAddr, DM_PROTOCOL)
     const lp = lpStream(stream)
     const id = `too-big-${Date.now()}`
-    await lp.write(DirectMessage.encode(DirectMessage.fromPartial({ id, fromName: 'raw', to: target.peerId, thread: id, text: 'z'.repeat(MAX_DM_TEXT_BYTES + 1), time: Date.now() })).finish())
+    await lp.write(
+      DirectMessage.encode(
+        DirectMessage.fromPartial({
+          id,
+          fromName: 'raw',
+          to: target.peerId,
+          thread: id,
+          text: 'z'.repeat(MAX_DM_TEXT_BYTES + 1),
+          time: Date.now()
+        })
+      ).finish()
+    )
     const ack = DirectAck.decode((await lp.read({ signal: AbortSignal.timeout(10_000) })).subarray())
     expect(ack).toEqual({ id, status: AckStatus.ACK_TOO_LARGE, retryAfterMs: 0 })
     await stream.close().catch(() => {})
@@ -136,9 +170,19 @@ describe('garbage on /agency/dm/1.0.0', { timeout: PROCESS_TEST_TIMEOUT_MS }, ()
   it('does not count a well-formed exchange as a rejected stream', async () => {
     const before = await target.metric(REJECTED)
     const { id } = await sender.sendMessage({ to: target.peerId, text: 'a perfectly good message' })
-    await waitFor(async () => (await sender.store.messages.outboxCount()) === 0 && (await client.call((c: AgencyClient) => c.readInbox, { after: 0, limit: 100, all: true, peek: false })).messages.some(m => m.id === id), { what: 'the message to be delivered and acked' })
+    await waitFor(
+      async () =>
+        (await sender.store.messages.outboxCount()) === 0 &&
+        (await client.call((c: AgencyClient) => c.readInbox, { after: 0, limit: 100, all: true, peek: false })).messages.some(
+          m => m.id === id
+        ),
+      { what: 'the message to be delivered and acked' }
+    )
     // The sender has closed its stream: the target has seen all of the exchange.
-    await waitFor(() => sender.node.getConnections(peerIdFromString(target.peerId)).every(c => c.streams.every(st => st.protocol !== DM_PROTOCOL)), { what: 'the sender to close its direct-message stream' })
+    await waitFor(
+      () => sender.node.getConnections(peerIdFromString(target.peerId)).every(c => c.streams.every(st => st.protocol !== DM_PROTOCOL)),
+      { what: 'the sender to close its direct-message stream' }
+    )
     expect(await target.metric(REJECTED)).toBe(before)
   })
 })

@@ -13,12 +13,16 @@ import { waitFor } from '../../helpers/wait-for.js'
 import { makeIdentity, type TestIdentity } from '../../helpers/identity.js'
 
 const daemons = new InProcessDaemons()
-afterAll(async () => { await daemons.stopAll() })
+afterAll(async () => {
+  await daemons.stopAll()
+})
 
 let x: TestIdentity
-beforeAll(async () => { x = await makeIdentity() })
+beforeAll(async () => {
+  x = await makeIdentity()
+})
 
-function feed (from: number, prev: Uint8Array, bodies: Array<[EntryKind, object]>): Entry[] {
+function feed(from: number, prev: Uint8Array, bodies: Array<[EntryKind, object]>): Entry[] {
   return bodies.map(([kind, body], i) => {
     const e = signEntry(x.signer, { seq: from + i, prev, lamport: from + i, time: Date.now(), kind, body: encodeBody(kind, body as never) })
     prev = entryId(e)
@@ -27,7 +31,7 @@ function feed (from: number, prev: Uint8Array, bodies: Array<[EntryKind, object]
 }
 
 /** What a board says about the tasks: who holds each at which epoch, and who is faulty from where. */
-function boardView (d: Daemon): unknown {
+function boardView(d: Daemon): unknown {
   const b = d.boardService.board
   return {
     tasks: b.tasks(0).map(t => ({ id: t.id, holder: t.holder ?? null, epoch: t.epoch, done: t.doneBy ?? null })),
@@ -37,10 +41,20 @@ function boardView (d: Daemon): unknown {
 
 describe('a forked author between two daemons', () => {
   it('is found over sync, and both boards show the same holders', async () => {
-    const common = feed(1, new Uint8Array(0), [['task', { id: 't1', title: 't1' }], ['task', { id: 't2', title: 't2' }], ['claim', { task: 't1', epoch: 1 }]])
+    const common = feed(1, new Uint8Array(0), [
+      ['task', { id: 't1', title: 't1' }],
+      ['task', { id: 't2', title: 't2' }],
+      ['claim', { task: 't1', epoch: 1 }]
+    ])
     const tip = entryId(common[2])
-    const branchA = feed(4, tip, [['claim', { task: 't2', epoch: 1 }], ['finding', { kind: 'note', text: 'a' }]])
-    const branchB = feed(4, tip, [['release', { task: 't1', epoch: 1, note: '', branch: '' }], ['finding', { kind: 'note', text: 'b' }]])
+    const branchA = feed(4, tip, [
+      ['claim', { task: 't2', epoch: 1 }],
+      ['finding', { kind: 'note', text: 'a' }]
+    ])
+    const branchB = feed(4, tip, [
+      ['release', { task: 't1', epoch: 1, note: '', branch: '' }],
+      ['finding', { kind: 'note', text: 'b' }]
+    ])
     const [one, two] = [await daemons.start(), await daemons.start()]
     await one.logService.ingestBatch([...common, ...branchA], 'test')
     await two.logService.ingestBatch([...common, ...branchB], 'test')
@@ -50,13 +64,22 @@ describe('a forked author between two daemons', () => {
 
     await one.node.dial(multiaddr(two.listenAddrs()[0]))
     for (const d of [one, two]) {
-      await waitFor(() => d.logService.state.forkPoint(x.id)?.exact === true, { what: `${d.name} to find the fork point`, timeoutMs: 60_000 })
+      await waitFor(() => d.logService.state.forkPoint(x.id)?.exact === true, {
+        what: `${d.name} to find the fork point`,
+        timeoutMs: 60_000
+      })
     }
     expect(one.logService.state.forkPoint(x.id)).toEqual({ seq: 4, exact: true })
     expect(two.logService.state.forkPoint(x.id)).toEqual({ seq: 4, exact: true })
-    await waitFor(() => JSON.stringify(boardView(one)) === JSON.stringify(boardView(two)), { what: 'the two boards to agree', timeoutMs: 30_000 })
+    await waitFor(() => JSON.stringify(boardView(one)) === JSON.stringify(boardView(two)), {
+      what: 'the two boards to agree',
+      timeoutMs: 30_000
+    })
     expect(boardView(one)).toEqual({
-      tasks: [{ id: 't1', holder: x.id, epoch: 1, done: null }, { id: 't2', holder: null, epoch: 0, done: null }],
+      tasks: [
+        { id: 't1', holder: x.id, epoch: 1, done: null },
+        { id: 't2', holder: null, epoch: 0, done: null }
+      ],
       faulty: [{ author: x.id, fromSeq: 4 }]
     })
     // The fork is reported, and neither daemon took the other's branch.

@@ -12,7 +12,9 @@ const SLOW = { heartbeatMs: 60_000, liveTimeoutMs: 600_000, syncIntervalMs: 60_0
 
 describe('greeting a peer that joins the topic', () => {
   const fleet = new InProcessDaemons()
-  afterAll(async () => { await fleet.stopAll() }, 30_000)
+  afterAll(async () => {
+    await fleet.stopAll()
+  }, 30_000)
 
   it('has two daemons that connect see each other live well before their next heartbeat', async () => {
     const a = await fleet.start({ name: 'greet-a', ...SLOW })

@@ -17,16 +17,25 @@ beforeAll(async () => {
   // The others start together. Their listen addresses are chosen up front so
   // each can bootstrap from node 0 and from one earlier node picked at random,
   // which may not be listening yet: the dialer retries it with backoff.
-  const addrs = Array.from({ length: COUNT }, (_, i) => i === 0 ? first.listenAddrs()[0] : memoryAddr(`mesh-${i}`))
-  const rest = await Promise.all(addrs.slice(1).map(async (listen, k) => {
-    const i = k + 1
-    const earlier = addrs[Math.floor(Math.random() * i)]
-    return await fleet.start({ name: `node-${String(i).padStart(2, '0')}`, listen: [listen], peers: [...new Set([addrs[0], earlier])], ...timing })
-  }))
+  const addrs = Array.from({ length: COUNT }, (_, i) => (i === 0 ? first.listenAddrs()[0] : memoryAddr(`mesh-${i}`)))
+  const rest = await Promise.all(
+    addrs.slice(1).map(async (listen, k) => {
+      const i = k + 1
+      const earlier = addrs[Math.floor(Math.random() * i)]
+      return await fleet.start({
+        name: `node-${String(i).padStart(2, '0')}`,
+        listen: [listen],
+        peers: [...new Set([addrs[0], earlier])],
+        ...timing
+      })
+    })
+  )
   nodes = [first, ...rest]
 }, 240_000)
 
-afterAll(async () => { await fleet.stopAll() }, 60_000)
+afterAll(async () => {
+  await fleet.stopAll()
+}, 60_000)
 
 // Limits are generous: twenty libp2p nodes in one process are slow on a busy machine.
 describe(`${COUNT} in-process daemons over the memory transport`, { timeout: 150_000 }, () => {
@@ -43,18 +52,27 @@ describe(`${COUNT} in-process daemons over the memory transport`, { timeout: 150
       throw new Error(`${(err as Error).message}; ${describeMesh(nodes)}`)
     })
     for (const n of nodes) {
-      const seen = n.peers(false).map(p => p.peerId).sort()
-      expect(seen).toEqual(nodes.filter(o => o !== n).map(o => o.peerId).sort())
+      const seen = n
+        .peers(false)
+        .map(p => p.peerId)
+        .sort()
+      expect(seen).toEqual(
+        nodes
+          .filter(o => o !== n)
+          .map(o => o.peerId)
+          .sort()
+      )
     }
   })
 
-  it('carries one node\'s announcement to every other node', async () => {
+  it("carries one node's announcement to every other node", async () => {
     const announcer = nodes[COUNT - 7]
     const recorders = nodes.map(n => recordEvents(n))
     try {
       const text = `stand-up in five ${Date.now()}`
       const id = await announcer.announce(text)
-      const heard = (i: number): boolean => recorders[i].events.some(e => e.type === 'announcement' && e.text === text && JSON.parse(e.detailJson).id === id)
+      const heard = (i: number): boolean =>
+        recorders[i].events.some(e => e.type === 'announcement' && e.text === text && JSON.parse(e.detailJson).id === id)
       const others = nodes.map((_, i) => i).filter(i => nodes[i] !== announcer)
       await waitFor(() => others.every(heard), { timeoutMs: 60_000, what: 'the announcement at every node' }).catch(err => {
         const missing = others.filter(i => !heard(i)).map(i => nodes[i].name)
@@ -75,6 +93,9 @@ describe(`${COUNT} in-process daemons over the memory transport`, { timeout: 150
 })
 
 /** Per node: live peers, open connections and gossip subscribers, to tell a dial problem from a gossip problem. */
-function describeMesh (nodes: Daemon[]): string {
-  return 'live/connections/subscribers per node: ' + nodes.map(n => `${n.name}:${n.peers(false).length}/${n.node.getConnections().length}/${n.gossip.subscribers()}`).join(' ')
+function describeMesh(nodes: Daemon[]): string {
+  return (
+    'live/connections/subscribers per node: ' +
+    nodes.map(n => `${n.name}:${n.peers(false).length}/${n.node.getConnections().length}/${n.gossip.subscribers()}`).join(' ')
+  )
 }

@@ -13,19 +13,26 @@ const support = detectSupport()
 if (!support.bwrap.ok) console.log(`skipping the peers' sandbox modes test: ${support.bwrap.reason}`)
 
 const scratch = new Scratch()
-afterAll(async () => { await scratch.cleanup() }, 60_000)
+afterAll(async () => {
+  await scratch.cleanup()
+}, 60_000)
 
-describe.skipIf(!support.bwrap.ok)('peers\' sandbox modes', () => {
-  it('agency status and agency peers show each peer\'s mode from its heartbeats', async () => {
+describe.skipIf(!support.bwrap.ok)("peers' sandbox modes", () => {
+  it("agency status and agency peers show each peer's mode from its heartbeats", async () => {
     const watcher = await scratch.daemon('watcher', { extraArgs: ['--sandbox', 'none'] })
     const agent = ['--harness', 'cmd:exec sleep 1000']
     const boxed = await scratch.daemon('boxed', { peers: watcher.addrs, extraArgs: [...agent, '--sandbox', 'bwrap'] })
     const open = await scratch.daemon('open', { peers: watcher.addrs, extraArgs: [...agent, '--sandbox', 'none'] })
-    const status = await waitFor(async () => {
-      const d = await agencyJson(watcher.grpc, ['status'])
-      const shown = d.peers.shown as Array<{ name: string, sandbox: string }>
-      return shown.some(p => p.name === 'boxed' && p.sandbox === 'bwrap') && shown.some(p => p.name === 'open' && p.sandbox === 'none') ? shown : undefined
-    }, { timeoutMs: 60_000, what: 'both peers\' sandbox modes at the watcher' })
+    const status = await waitFor(
+      async () => {
+        const d = await agencyJson(watcher.grpc, ['status'])
+        const shown = d.peers.shown as Array<{ name: string; sandbox: string }>
+        return shown.some(p => p.name === 'boxed' && p.sandbox === 'bwrap') && shown.some(p => p.name === 'open' && p.sandbox === 'none')
+          ? shown
+          : undefined
+      },
+      { timeoutMs: 60_000, what: "both peers' sandbox modes at the watcher" }
+    )
     expect(status.map(p => `${p.name}:${p.sandbox}`).sort()).toEqual(['boxed:bwrap', 'open:none'])
 
     const text = await runAgency(['status', '--addr', watcher.grpc])
@@ -35,7 +42,10 @@ describe.skipIf(!support.bwrap.ok)('peers\' sandbox modes', () => {
     expect(peers.find((p: { peerId: string }) => p.peerId === boxed.peerId)).toMatchObject({ sandbox: 'bwrap', harness: 'running' })
     expect(peers.find((p: { peerId: string }) => p.peerId === open.peerId)).toMatchObject({ sandbox: 'none' })
     // A daemon without an agent says nothing of a sandbox.
-    const seenByBoxed = await waitFor(async () => (await agencyJson(boxed.grpc, ['peers'])).find((p: { peerId: string }) => p.peerId === watcher.peerId), { timeoutMs: 30_000, what: 'the watcher at boxed' })
+    const seenByBoxed = await waitFor(
+      async () => (await agencyJson(boxed.grpc, ['peers'])).find((p: { peerId: string }) => p.peerId === watcher.peerId),
+      { timeoutMs: 30_000, what: 'the watcher at boxed' }
+    )
     expect(seenByBoxed.sandbox ?? '').toBe('')
   }, 120_000)
 })

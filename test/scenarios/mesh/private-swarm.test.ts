@@ -17,25 +17,41 @@ const cluster = new ProcessCluster()
 const meshNodes: MeshLibp2p[] = []
 
 afterAll(async () => {
-  await Promise.allSettled(meshNodes.map(async n => { await n.stop() }))
+  await Promise.allSettled(
+    meshNodes.map(async n => {
+      await n.stop()
+    })
+  )
   await cluster.cleanup()
 }, PROCESS_TEST_TIMEOUT_MS)
 
-async function note (d: AgentdProcess, text: string): Promise<string> {
-  const reply = await d.api.call((c: AgencyClient) => c.recordFinding, { kind: 'note', text, paths: [], tags: [], refs: [], supersedes: '' })
+async function note(d: AgentdProcess, text: string): Promise<string> {
+  const reply = await d.api.call((c: AgencyClient) => c.recordFinding, {
+    kind: 'note',
+    text,
+    paths: [],
+    tags: [],
+    refs: [],
+    supersedes: ''
+  })
   return reply.entry?.id as string
 }
 
-async function hasEntry (d: AgentdProcess, id: string): Promise<boolean> {
-  return await d.api.call((c: AgencyClient) => c.getEntry, { id }).then(() => true, () => false)
+async function hasEntry(d: AgentdProcess, id: string): Promise<boolean> {
+  return await d.api
+    .call((c: AgencyClient) => c.getEntry, { id })
+    .then(
+      () => true,
+      () => false
+    )
 }
 
-async function connectedPeers (d: AgentdProcess): Promise<number> {
+async function connectedPeers(d: AgentdProcess): Promise<number> {
   return (await d.status()).peersConnected
 }
 
 /** A bare mesh node in this process over TCP, optionally holding a swarm key. */
-async function meshNode (swarmKey?: Uint8Array): Promise<MeshLibp2p> {
+async function meshNode(swarmKey?: Uint8Array): Promise<MeshLibp2p> {
   const node = await createMeshNode({ privateKey: await generateKeyPair('Ed25519'), listen: ['/ip4/127.0.0.1/tcp/0'], swarmKey })
   await node.start()
   meshNodes.push(node)
@@ -43,7 +59,7 @@ async function meshNode (swarmKey?: Uint8Array): Promise<MeshLibp2p> {
 }
 
 /** Dials `addr`; true when a connection opened (and then closes it). */
-async function canConnect (node: MeshLibp2p, addr: string): Promise<boolean> {
+async function canConnect(node: MeshLibp2p, addr: string): Promise<boolean> {
   try {
     const conn = await node.dial(multiaddr(addr), { signal: AbortSignal.timeout(10_000) })
     // A connection the far side gates away is closed right after the upgrade: give it a moment to say so.
@@ -81,8 +97,8 @@ describe('a private swarm (--swarm-key)', { timeout: PROCESS_TEST_TIMEOUT_MS }, 
     await waitFor(async () => (await b.peers()).some(p => p.peerId === a.peerId && p.live), { what: 'b to see a live', timeoutMs: 60_000 })
     const fromA = await note(a, 'written on a, inside the private swarm')
     const fromB = await note(b, 'written on b, inside the private swarm')
-    await waitFor(async () => await hasEntry(b, fromA), { what: 'b to hold a\'s entry', timeoutMs: 60_000 })
-    await waitFor(async () => await hasEntry(a, fromB), { what: 'a to hold b\'s entry', timeoutMs: 60_000 })
+    await waitFor(async () => await hasEntry(b, fromA), { what: "b to hold a's entry", timeoutMs: 60_000 })
+    await waitFor(async () => await hasEntry(a, fromB), { what: "a to hold b's entry", timeoutMs: 60_000 })
   })
 
   it('gives a daemon without the key, or with another key, no peer and no entry', async () => {
@@ -92,7 +108,10 @@ describe('a private swarm (--swarm-key)', { timeout: PROCESS_TEST_TIMEOUT_MS }, 
     await waitFor(async () => await hasEntry(b, secret), { what: 'b to hold the newest entry', timeoutMs: 60_000 })
     for (const outsider of [keyless, wrongKey]) {
       expect(await connectedPeers(outsider), `${outsider.name} has a connection`).toBe(0)
-      expect((await outsider.peers()).map(p => p.name), `${outsider.name} knows peers`).toEqual([])
+      expect(
+        (await outsider.peers()).map(p => p.name),
+        `${outsider.name} knows peers`
+      ).toEqual([])
       const err = await rejection(outsider.api.call((c: AgencyClient) => c.getEntry, { id: secret }))
       expect(err.code).toBe('NOT_FOUND')
       expect((await outsider.status()).logEntries).toBe(0)
@@ -117,9 +136,17 @@ describe('a private swarm (--swarm-key)', { timeout: PROCESS_TEST_TIMEOUT_MS }, 
     const bogus = join(await cluster.tempDir('agency-bogus-'), 'not-a-key')
     await writeFile(bogus, 'hello\n')
     const d = cluster.onDataDir(await cluster.tempDir(), { name: 'bogus-key', extraArgs: ['--swarm-key', bogus] })
-    const err = await d.start().then(() => undefined, (e: Error) => e)
+    const err = await d.start().then(
+      () => undefined,
+      (e: Error) => e
+    )
     expect(err?.message).toMatch(/exited \(1\) before ready/)
-    expect(d.stderr.trim().split('\n').filter(l => l.startsWith('agentd:'))).toEqual([`agentd: ${bogus} is not a swarm key (make one with \`agency keygen\`)`])
+    expect(
+      d.stderr
+        .trim()
+        .split('\n')
+        .filter(l => l.startsWith('agentd:'))
+    ).toEqual([`agentd: ${bogus} is not a swarm key (make one with \`agency keygen\`)`])
   })
 })
 
@@ -140,9 +167,12 @@ describe('an allow-list (--allow-peers)', { timeout: PROCESS_TEST_TIMEOUT_MS }, 
   }, PROCESS_TEST_TIMEOUT_MS)
 
   it('admits the listed peer and replicates with it', async () => {
-    await waitFor(async () => (await gate.peers()).some(p => p.peerId === allowed.peerId && p.live), { what: 'the gate to see the allowed peer', timeoutMs: 60_000 })
+    await waitFor(async () => (await gate.peers()).some(p => p.peerId === allowed.peerId && p.live), {
+      what: 'the gate to see the allowed peer',
+      timeoutMs: 60_000
+    })
     const id = await note(gate, 'for the allowed peer')
-    await waitFor(async () => await hasEntry(allowed, id), { what: 'the allowed peer to hold the gate\'s entry', timeoutMs: 60_000 })
+    await waitFor(async () => await hasEntry(allowed, id), { what: "the allowed peer to hold the gate's entry", timeoutMs: 60_000 })
   })
 
   it('refuses a peer it does not list: no connection, no entries', async () => {
@@ -150,7 +180,7 @@ describe('an allow-list (--allow-peers)', { timeout: PROCESS_TEST_TIMEOUT_MS }, 
     await waitFor(async () => await hasEntry(allowed, id), { what: 'the allowed peer to hold the newest entry', timeoutMs: 60_000 })
     // The stranger's dialer keeps retrying the gate with backoff, and each try's connection is cut by the
     // gate's gater right after the handshake: none lasts (sampled at one instant, a try was sometimes seen).
-    await waitFor(async () => await connectedPeers(stranger) === 0, { what: 'the stranger to hold no connection', timeoutMs: 60_000 })
+    await waitFor(async () => (await connectedPeers(stranger)) === 0, { what: 'the stranger to hold no connection', timeoutMs: 60_000 })
     expect(await rejection(stranger.api.call((c: AgencyClient) => c.getEntry, { id })).then(e => e.code)).toBe('NOT_FOUND')
     expect((await gate.peers()).map(p => p.name)).toEqual(['allowed'])
     // Inbound, directly: an unlisted node's connection does not survive the gater.

@@ -12,10 +12,12 @@ import type { Daemon } from '../../../src/daemon/daemon.js'
 
 const fleet = new InProcessDaemons()
 
-afterAll(async () => { await fleet.stopAll() })
+afterAll(async () => {
+  await fleet.stopAll()
+})
 
 /** Makes the daemon's next `count` identify runs fail, as a timeout would. */
-function failNextIdentify (d: Daemon, count: number): void {
+function failNextIdentify(d: Daemon, count: number): void {
   const identify = d.node.services.identify as unknown as { identify: (...args: unknown[]) => Promise<unknown> }
   const real = identify.identify.bind(identify)
   let failures = count
@@ -40,7 +42,9 @@ describe('a connection whose identify failed at both ends', () => {
       what: 'a and b to see each other live'
     }).catch(err => {
       const gossip = (d: Daemon): number => d.node.services.pubsub.getPeers().length
-      throw new Error(`${(err as Error).message}; connections ${a.node.getConnections().length}, gossip peers a=${gossip(a)} b=${gossip(b)}`)
+      throw new Error(
+        `${(err as Error).message}; connections ${a.node.getConnections().length}, gossip peers a=${gossip(a)} b=${gossip(b)}`
+      )
     })
   })
 })

@@ -17,7 +17,7 @@ import { makeOperatorKey } from '../../helpers/operator-key.js'
 
 const SEEN_MS = 60_000
 
-describe('the operator\'s budget and members', { timeout: PROCESS_TEST_TIMEOUT_MS }, () => {
+describe("the operator's budget and members", { timeout: PROCESS_TEST_TIMEOUT_MS }, () => {
   const cluster = new ProcessCluster()
   let ada: AgentdProcess
   let bo: AgentdProcess
@@ -31,35 +31,54 @@ describe('the operator\'s budget and members', { timeout: PROCESS_TEST_TIMEOUT_M
     ada = await cluster.start({ name: 'ada', extraArgs: ['--operator', opKey] })
     bo = await cluster.start({ name: 'bo', peers: [ada.listenAddr], extraArgs: ['--operator', opKey] })
     cy = await cluster.start({ name: 'cy', peers: [ada.listenAddr], extraArgs: ['--operator', opKey] })
-    await waitFor(async () => (await ada.peers()).filter(p => p.live).length === 2, { timeoutMs: SEEN_MS, what: 'ada to see bo and cy live' })
+    await waitFor(async () => (await ada.peers()).filter(p => p.live).length === 2, {
+      timeoutMs: SEEN_MS,
+      what: 'ada to see bo and cy live'
+    })
   }, PROCESS_TEST_TIMEOUT_MS)
 
-  afterAll(async () => { await cluster.cleanup() })
+  afterAll(async () => {
+    await cluster.cleanup()
+  })
 
-  const agency = async (d: AgentdProcess, ...args: string[]): Promise<{ code: number | null, stdout: string, stderr: string }> => await runAgency([...args, '--addr', d.grpcAddr])
+  const agency = async (d: AgentdProcess, ...args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> =>
+    await runAgency([...args, '--addr', d.grpcAddr])
   // polled over gRPC: cheaper than a CLI process per try
   const task = async (d: AgentdProcess, id: string): Promise<TaskView | undefined> => {
-    try { return (await d.api.call((c: AgencyClient) => c.getTask, { id })).task } catch { return undefined }
+    try {
+      return (await d.api.call((c: AgencyClient) => c.getTask, { id })).task
+    } catch {
+      return undefined
+    }
   }
   const membersOf = async (d: AgentdProcess): Promise<ListMembersReply> => await d.api.call((c: AgencyClient) => c.listMembers, {})
-  const budgetOf = async (d: AgentdProcess): Promise<{ usd: number, tokens: number, hours: number, per_agent_usd: number, set_by: string }> => (await agencyJson(d.grpcAddr, ['budget'])).budget
+  const budgetOf = async (
+    d: AgentdProcess
+  ): Promise<{ usd: number; tokens: number; hours: number; per_agent_usd: number; set_by: string }> =>
+    (await agencyJson(d.grpcAddr, ['budget'])).budget
 
-  it('refuses an agent\'s budget set through its own API, saying the operator must do it', async () => {
+  it("refuses an agent's budget set through its own API, saying the operator must do it", async () => {
     const set = await agency(bo, 'budget', 'set', '--usd', '1000')
     expect(set.code).not.toBe(0)
     expect(set.stderr).toMatch(/setting the budget is the operator's to do/)
     for (const d of [ada, bo, cy]) expect((await budgetOf(d)).usd).toBe(0)
   })
 
-  it('lands the operator\'s budget on every daemon; a cap left out keeps the operator\'s last', async () => {
+  it("lands the operator's budget on every daemon; a cap left out keeps the operator's last", async () => {
     expect((await agency(ada, 'budget', 'set', '--usd', '50', '--tokens', '20000', '--operator-key', keyFile)).code).toBe(0)
     expect((await agency(cy, 'budget', 'set', '--hours', '2', '--operator-key', keyFile)).code).toBe(0)
     for (const d of [ada, bo, cy]) {
-      await waitFor(async () => (await d.api.call((c: AgencyClient) => c.getBudget, {})).budget?.hours === 2, { timeoutMs: SEEN_MS, what: `the operator's budget at ${d.name}` })
+      await waitFor(async () => (await d.api.call((c: AgencyClient) => c.getBudget, {})).budget?.hours === 2, {
+        timeoutMs: SEEN_MS,
+        what: `the operator's budget at ${d.name}`
+      })
       expect(await budgetOf(d)).toEqual({ usd: 50, tokens: 20000, hours: 2, per_agent_usd: 0, set_by: opKey })
     }
     const audit = await agencyJson(bo.grpcAddr, ['log', '--kind', 'operator'])
-    expect(audit.actions.map((a: { summary: string }) => a.summary)).toEqual(['budget: $50, 20000 tokens', 'budget: $50, 20000 tokens, 2 agent-h'])
+    expect(audit.actions.map((a: { summary: string }) => a.summary)).toEqual([
+      'budget: $50, 20000 tokens',
+      'budget: $50, 20000 tokens, 2 agent-h'
+    ])
   })
 
   it('refuses a negative cap before signing, changing nothing', async () => {
@@ -69,14 +88,18 @@ describe('the operator\'s budget and members', { timeout: PROCESS_TEST_TIMEOUT_M
     expect((await budgetOf(ada)).usd).toBe(50)
   })
 
-  it('refuses an agent\'s membership change through its own API, saying the operator must do it', async () => {
+  it("refuses an agent's membership change through its own API, saying the operator must do it", async () => {
     const bare = await agency(bo, 'member', 'remove', cy.peerId)
     expect(bare.code).not.toBe(0)
     expect(bare.stderr).toMatch(/removing a member is the operator's to do: pass --operator-key/)
     // what an agent beside bo can read: its daemon's identity key, made into an "operator key" file
     const memberKeyFile = join(await cluster.tempDir('agency-member-key-'), 'member.key')
     const identity = await readFile(join(bo.dataDir, 'identity.key'))
-    await writeFile(memberKeyFile, JSON.stringify({ kind: 'agency operator key', operator: bo.peerId, privateKey: identity.toString('base64') }), { mode: 0o600 })
+    await writeFile(
+      memberKeyFile,
+      JSON.stringify({ kind: 'agency operator key', operator: bo.peerId, privateKey: identity.toString('base64') }),
+      { mode: 0o600 }
+    )
     const forged = await agency(bo, 'member', 'remove', cy.peerId, '--operator-key', memberKeyFile)
     expect(forged.code).not.toBe(0)
     expect(forged.stderr).toMatch(new RegExp(`the key ${bo.peerId} is not an operator of this swarm.*only the operator may do it`))
@@ -107,16 +130,27 @@ describe('the operator\'s budget and members', { timeout: PROCESS_TEST_TIMEOUT_M
     expect(removed.code).toBe(0)
     expect(removed.stdout).toMatch(new RegExp(`removed cy ${cy.peerId}: its entries after seq \\d+ count for nothing`))
     for (const d of [ada, bo]) {
-      await waitFor(async () => (await membersOf(d)).removed.some(r => r.peerId === cy.peerId), { timeoutMs: SEEN_MS, what: `the removal at ${d.name}` })
-      await waitFor(async () => !(await d.peers()).some(p => p.peerId === cy.peerId), { timeoutMs: SEEN_MS, what: `cy gone from ${d.name}'s peers` })
-      await waitFor(async () => (await task(d, 'parser'))?.state === 'expired', { timeoutMs: SEEN_MS, what: `cy's task up for takeover at ${d.name}` })
+      await waitFor(async () => (await membersOf(d)).removed.some(r => r.peerId === cy.peerId), {
+        timeoutMs: SEEN_MS,
+        what: `the removal at ${d.name}`
+      })
+      await waitFor(async () => !(await d.peers()).some(p => p.peerId === cy.peerId), {
+        timeoutMs: SEEN_MS,
+        what: `cy gone from ${d.name}'s peers`
+      })
+      await waitFor(async () => (await task(d, 'parser'))?.state === 'expired', {
+        timeoutMs: SEEN_MS,
+        what: `cy's task up for takeover at ${d.name}`
+      })
     }
     // cy is cut off: it hears from nobody, and the others take its task over
     await waitFor(async () => (await cy.peers()).every(p => !p.live && !p.connected), { timeoutMs: SEEN_MS, what: 'cy cut off' })
     expect((await agency(bo, 'claim', 'parser')).code).toBe(0)
-    await waitFor(async () => (await task(ada, 'parser'))?.holder === bo.peerId, { timeoutMs: SEEN_MS, what: 'bo\'s takeover at ada' })
+    await waitFor(async () => (await task(ada, 'parser'))?.holder === bo.peerId, { timeoutMs: SEEN_MS, what: "bo's takeover at ada" })
     const audit = await agencyJson(ada.grpcAddr, ['log', '--kind', 'operator'])
-    expect(audit.actions.filter((a: { verdict: string }) => a.verdict === 'accepted').at(-1).summary).toMatch(new RegExp(`^remove member ${cy.peerId}`))
+    expect(audit.actions.filter((a: { verdict: string }) => a.verdict === 'accepted').at(-1).summary).toMatch(
+      new RegExp(`^remove member ${cy.peerId}`)
+    )
   })
 
   it('admits, once the operator keeps an allow-list, only the peers on it', async () => {

@@ -42,10 +42,12 @@ describe('a pause during work', { timeout: PROCESS_TEST_TIMEOUT_MS }, () => {
     await op('task', 'add', 'lexer', 'the lexer')
   }, PROCESS_TEST_TIMEOUT_MS)
 
-  afterAll(async () => { await cluster.cleanup() })
+  afterAll(async () => {
+    await cluster.cleanup()
+  })
 
   it('pushes the work in progress to the wip ref, keeps the task through the pause, and carries on after the resume', async () => {
-    const claim = await ada.agency<{ outcome: string, epoch: number, workspace: string }>('claim', 'lexer')
+    const claim = await ada.agency<{ outcome: string; epoch: number; workspace: string }>('claim', 'lexer')
     expect(claim.outcome).toMatch(/HELD/)
     const ws = (await ada.status()).workspace
     await writeFile(join(ws, 'lexer.mjs'), 'export const lex = s => s.split(" ")\n')
@@ -55,7 +57,10 @@ describe('a pause during work', { timeout: PROCESS_TEST_TIMEOUT_MS }, () => {
     expect(await git(remote, 'for-each-ref', 'refs/agency/wip')).toBe('')
 
     expect((await runAgency(['pause', 'review', '--operator-key', keyFile, '--addr', ada.grpcAddr])).code).toBe(0)
-    await waitFor(async () => (await git(remote, 'for-each-ref', '--format=%(objectname)', 'refs/agency/wip/lexer')) === head, { timeoutMs: SEEN_MS, what: 'the work on the wip ref' })
+    await waitFor(async () => (await git(remote, 'for-each-ref', '--format=%(objectname)', 'refs/agency/wip/lexer')) === head, {
+      timeoutMs: SEEN_MS,
+      what: 'the work on the wip ref'
+    })
     const paused = await agencyJson(ada.grpcAddr, ['status'])
     expect(paused.paused).toBe(true)
     expect(paused.you.held).toEqual([expect.objectContaining({ id: 'lexer', epoch: claim.epoch })])

@@ -24,7 +24,7 @@ const HARNESS = `cmd:echo 'agency-usage ${JSON.stringify(RUN)}'; sleep 0.2`
 
 const spent = (d: Daemon): number => allTokens(d.spend.fold.book.totals())
 const entries = (d: Daemon): number => d.spend.fold.book.entries
-const state = (d: Daemon): { state: string, note: string } => {
+const state = (d: Daemon): { state: string; note: string } => {
   const s = d.harness?.info()
   return { state: s?.state ?? '', note: s?.note ?? '' }
 }
@@ -49,7 +49,9 @@ describe('a budget across a partition', () => {
     await waitFor(() => all.every(d => livePeerIds(d).length === N - 1), { what: 'all four live on each' })
   }, 60_000)
 
-  afterAll(async () => { await cluster.cleanup() }, 60_000)
+  afterAll(async () => {
+    await cluster.cleanup()
+  }, 60_000)
 
   it('sets a cap the whole swarm hears of, while whole, with ten runs left to spend', async () => {
     // the harnesses start here (agentd's serve() starts them once the API is up); the cmd: program calls no API
@@ -62,25 +64,34 @@ describe('a budget across a partition', () => {
 
   it('cuts the swarm in two; each agent keeps to its share, and every harness is held', async () => {
     await left[0].node.hangUp(peerIdFromString(right[0].peerId))
-    await waitFor(async () => {
-      await keepLinked(links)
-      return all.every(d => livePeerIds(d).length === 1) && left.every(l => right.every(r => !connected(l, r)))
-    }, { what: 'each half to see only itself live', timeoutMs: 60_000 })
-    await waitFor(async () => {
-      await keepLinked(links)
-      return all.every(d => state(d).state === 'held')
-    }, { what: 'every harness to be held by the budget', timeoutMs: 180_000, intervalMs: 200 })
+    await waitFor(
+      async () => {
+        await keepLinked(links)
+        return all.every(d => livePeerIds(d).length === 1) && left.every(l => right.every(r => !connected(l, r)))
+      },
+      { what: 'each half to see only itself live', timeoutMs: 60_000 }
+    )
+    await waitFor(
+      async () => {
+        await keepLinked(links)
+        return all.every(d => state(d).state === 'held')
+      },
+      { what: 'every harness to be held by the budget', timeoutMs: 180_000, intervalMs: 200 }
+    )
     // held by its share: the halves cannot both spend the remainder
     for (const d of all) expect(state(d).note).toMatch(/^budget reached: .*this agent's share while the swarm is split/)
   }, 240_000)
 
   it('agrees on the total after the halves are joined, passed the cap by no more than the bound', async () => {
     links.push([right[1], left[1]])
-    await waitFor(async () => {
-      await keepLinked(links)
-      const n = entries(all[0])
-      return all.every(d => livePeerIds(d).length === N - 1 && entries(d) === n && d.spend.fold.book.totals().runs === n)
-    }, { what: 'every daemon to hold the same usage entries', timeoutMs: 60_000 })
+    await waitFor(
+      async () => {
+        await keepLinked(links)
+        const n = entries(all[0])
+        return all.every(d => livePeerIds(d).length === N - 1 && entries(d) === n && d.spend.fold.book.totals().runs === n)
+      },
+      { what: 'every daemon to hold the same usage entries', timeoutMs: 60_000 }
+    )
     const total = all[0].spend.fold.book.totals()
     for (const d of all) expect(d.spend.fold.book.totals()).toEqual(total)
     // each run stated RUN exactly: the total is the runs times R, per agent as on every daemon

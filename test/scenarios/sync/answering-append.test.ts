@@ -9,15 +9,19 @@ import { Daemon } from '../../../src/daemon/daemon.js'
 import { InProcessDaemons, addrsOf } from './helpers.js'
 import { waitFor } from '../../helpers/wait-for.js'
 
-describe('an entry appended while a peer\'s entries are being accepted', () => {
+describe("an entry appended while a peer's entries are being accepted", () => {
   const daemons = new InProcessDaemons()
-  afterAll(async () => { await daemons.cleanup() }, 60_000)
+  afterAll(async () => {
+    await daemons.cleanup()
+  }, 60_000)
 
   it('is stored after them, and the daemon keeps writing', async () => {
     const writer = await daemons.start({ name: 'writer' })
     const answerer = await daemons.start({ name: 'answerer', peers: addrsOf(writer) })
     const failures: Error[] = []
-    answerer.onFatalError(err => { failures.push(err) })
+    answerer.onFatalError(err => {
+      failures.push(err)
+    })
     // The answerer notes each of the writer's findings the moment it accepts it.
     const answered: Array<Promise<unknown>> = []
     answerer.logService.onAccepted(e => {
@@ -39,7 +43,11 @@ describe('an entry appended while a peer\'s entries are being accepted', () => {
     await answerer.stop()
     // from its disk alone: not from the peers of its last run, which a restart redials (remembered-peers)
     const store = await openStore(dataDir)
-    try { await store.state.del(REMEMBERED_PEERS_KEY) } finally { await store.close() }
+    try {
+      await store.state.del(REMEMBERED_PEERS_KEY)
+    } finally {
+      await store.close()
+    }
     const again = new Daemon({ ...answerer.config, dataDir, peers: [], listen: [] })
     await again.start()
     try {

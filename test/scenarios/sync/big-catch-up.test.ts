@@ -11,12 +11,17 @@ const PADDING = 1100
 
 describe('a large catch-up', () => {
   const daemons = new InProcessDaemons()
-  afterAll(async () => { await daemons.cleanup() }, 60_000)
+  afterAll(async () => {
+    await daemons.cleanup()
+  }, 60_000)
 
   it('completes in a single exchange', async () => {
     // No periodic rounds: the only exchange is the one this test starts.
     const quiet = { syncIntervalMs: 3_600_000 }
-    const holder = await daemons.start({ name: 'holder', ...quiet }, async dir => await seedLog(dir, { entries: ENTRIES, authors: 10, padding: PADDING }))
+    const holder = await daemons.start(
+      { name: 'holder', ...quiet },
+      async dir => await seedLog(dir, { entries: ENTRIES, authors: 10, padding: PADDING })
+    )
     const logBytes = holder.logService.state.afterCursor(0).reduce((n, e) => n + e.bytes.byteLength, 0)
     expect(logBytes).toBeGreaterThan(2 * 4 * 1024 * 1024)
     const joiner = await daemons.start({ name: 'joiner', ...quiet })

@@ -12,12 +12,21 @@ const SEEDED_ENTRIES = 10_000
 const SEEDED_AUTHORS = 20
 
 /** A word no seeded finding contains, so that a search for it finds one finding. */
-function marker (): string {
+function marker(): string {
   return `marker${randomBytes(6).toString('hex')}`
 }
 
-async function searchIds (d: AgentdProcess, query: string): Promise<string[]> {
-  const reply = await d.agency.call(c => c.searchFindings, { query, kind: '', pathPrefix: '', tag: '', author: '', since: 0, until: 0, limit: 10 })
+async function searchIds(d: AgentdProcess, query: string): Promise<string[]> {
+  const reply = await d.agency.call(c => c.searchFindings, {
+    query,
+    kind: '',
+    pathPrefix: '',
+    tag: '',
+    author: '',
+    since: 0,
+    until: 0,
+    limit: 10
+  })
   return reply.hits.map(h => h.entry?.id ?? '')
 }
 
@@ -25,17 +34,21 @@ describe('five agentd processes and a late joiner', () => {
   const procs = new AgentdProcesses()
   let seeded: SeededLog
   let five: AgentdProcess[] = []
-  const recorded: Array<{ marker: string, id: string, author: string }> = []
+  const recorded: Array<{ marker: string; id: string; author: string }> = []
 
   beforeAll(async () => {
     const dirs = await Promise.all([1, 2, 3, 4, 5].map(async () => await procs.dirs.make()))
     seeded = await seedLog(dirs, { entries: SEEDED_ENTRIES, authors: SEEDED_AUTHORS })
     const first = await procs.start({ name: 'd1', dataDir: dirs[0] })
-    const rest = await Promise.all([2, 3, 4, 5].map(async i => await procs.start({ name: `d${i}`, dataDir: dirs[i - 1], peers: first.addrs })))
+    const rest = await Promise.all(
+      [2, 3, 4, 5].map(async i => await procs.start({ name: `d${i}`, dataDir: dirs[i - 1], peers: first.addrs }))
+    )
     five = [first, ...rest]
   }, 120_000)
 
-  afterAll(async () => { await procs.cleanup() }, 60_000)
+  afterAll(async () => {
+    await procs.cleanup()
+  }, 60_000)
 
   it('starts each daemon with the seeded log restored', async () => {
     for (const d of five) {
@@ -49,17 +62,25 @@ describe('five agentd processes and a late joiner', () => {
     for (const d of five) {
       const m = marker()
       const reply = await d.agency.call(c => c.recordFinding, {
-        kind: 'failure', text: `tried ${m} and it failed`, paths: ['src/x.ts'], tags: ['record-test'], refs: [], supersedes: ''
+        kind: 'failure',
+        text: `tried ${m} and it failed`,
+        paths: ['src/x.ts'],
+        tags: ['record-test'],
+        refs: [],
+        supersedes: ''
       })
       expect(reply.entry?.author).toBe(d.peerId)
       recorded.push({ marker: m, id: reply.entry?.id ?? '', author: d.peerId })
     }
     for (const d of five) {
       for (const r of recorded) {
-        const ids = await waitFor(async () => {
-          const found = await searchIds(d, r.marker)
-          return found.length > 0 && found
-        }, { what: `${r.marker} searchable on ${d.name}`, timeoutMs: 60_000, intervalMs: 200 })
+        const ids = await waitFor(
+          async () => {
+            const found = await searchIds(d, r.marker)
+            return found.length > 0 && found
+          },
+          { what: `${r.marker} searchable on ${d.name}`, timeoutMs: 60_000, intervalMs: 200 }
+        )
         expect(ids).toEqual([r.id])
       }
     }
@@ -69,10 +90,13 @@ describe('five agentd processes and a late joiner', () => {
     const target = logIdentity(await five[0].logInfo())
     expect(target.entries).toBe(SEEDED_ENTRIES + recorded.length)
     for (const d of five.slice(1)) {
-      await waitFor(async () => {
-        const mine = logIdentity(await d.logInfo())
-        return mine.vectorDigest === target.vectorDigest && mine
-      }, { what: `${d.name} to hold the same log as d1`, timeoutMs: 60_000, intervalMs: 200 })
+      await waitFor(
+        async () => {
+          const mine = logIdentity(await d.logInfo())
+          return mine.vectorDigest === target.vectorDigest && mine
+        },
+        { what: `${d.name} to hold the same log as d1`, timeoutMs: 60_000, intervalMs: 200 }
+      )
       expect(logIdentity(await d.logInfo())).toEqual(target)
     }
   }, 120_000)
@@ -85,10 +109,13 @@ describe('five agentd processes and a late joiner', () => {
     expect(full.entries).toBeGreaterThanOrEqual(10_000)
     // bootstrapped to one peer that is not the one the log was seeded on
     sixth = await procs.start({ name: 'd6', peers: five[2].addrs })
-    await waitFor(async () => {
-      const mine = logIdentity(await sixth.logInfo())
-      return mine.vectorDigest === full.vectorDigest && mine
-    }, { what: 'the sixth daemon to hold the whole log', timeoutMs: 90_000, intervalMs: 250 })
+    await waitFor(
+      async () => {
+        const mine = logIdentity(await sixth.logInfo())
+        return mine.vectorDigest === full.vectorDigest && mine
+      },
+      { what: 'the sixth daemon to hold the whole log', timeoutMs: 90_000, intervalMs: 250 }
+    )
     const info = await sixth.logInfo()
     expect(logIdentity(info)).toEqual(full)
     expect(info.pending).toBe(0)

@@ -33,14 +33,18 @@ export const AGENTD_JS = join(REPO, 'dist/src/cli/agentd.js')
 export class TempDirs {
   private readonly dirs: string[] = []
 
-  async make (prefix = 'agency-record-'): Promise<string> {
+  async make(prefix = 'agency-record-'): Promise<string> {
     const dir = await mkdtemp(join(tmpdir(), prefix))
     this.dirs.push(dir)
     return dir
   }
 
-  async removeAll (): Promise<void> {
-    await Promise.all(this.dirs.splice(0).map(async d => { await rm(d, { recursive: true, force: true }) }))
+  async removeAll(): Promise<void> {
+    await Promise.all(
+      this.dirs.splice(0).map(async d => {
+        await rm(d, { recursive: true, force: true })
+      })
+    )
   }
 }
 
@@ -66,7 +70,7 @@ export interface SeededLog {
 }
 
 /** A small repeatable PRNG (mulberry32). */
-export function prng (seed: number): () => number {
+export function prng(seed: number): () => number {
   let a = seed >>> 0
   return () => {
     a = (a + 0x6d2b79f5) >>> 0
@@ -77,8 +81,32 @@ export function prng (seed: number): () => number {
   }
 }
 
-const WORDS = ['cache', 'parser', 'timeout', 'lock', 'retry', 'index', 'schema', 'socket', 'race', 'buffer', 'leak', 'flaky',
-  'migration', 'encoding', 'deadlock', 'overflow', 'handshake', 'quorum', 'lease', 'backoff', 'checksum', 'cursor', 'vector', 'digest']
+const WORDS = [
+  'cache',
+  'parser',
+  'timeout',
+  'lock',
+  'retry',
+  'index',
+  'schema',
+  'socket',
+  'race',
+  'buffer',
+  'leak',
+  'flaky',
+  'migration',
+  'encoding',
+  'deadlock',
+  'overflow',
+  'handshake',
+  'quorum',
+  'lease',
+  'backoff',
+  'checksum',
+  'cursor',
+  'vector',
+  'digest'
+]
 
 /**
  * Writes a signed log straight into each data dir's store, as if a daemon had
@@ -89,10 +117,10 @@ const WORDS = ['cache', 'parser', 'timeout', 'lock', 'retry', 'index', 'schema',
  * later restores them. (LogState.append would verify every entry twice,
  * which makes 10,000 entries take seconds.)
  */
-export async function seedLog (dataDirs: string | string[], o: SeedOptions): Promise<SeededLog> {
+export async function seedLog(dataDirs: string | string[], o: SeedOptions): Promise<SeededLog> {
   const random = prng(o.seed ?? Math.floor(Math.random() * 2 ** 31))
   const signers = await Promise.all(Array.from({ length: o.authors }, async () => (await makeIdentity()).signer))
-  const feeds: Array<{ seq: number, prev: Uint8Array }> = signers.map(() => ({ seq: 0, prev: new Uint8Array(0) }))
+  const feeds: Array<{ seq: number; prev: Uint8Array }> = signers.map(() => ({ seq: 0, prev: new Uint8Array(0) }))
   const textBytes = o.textBytes ?? 120
   const start = Date.now() - o.entries
   const entries: Entry[] = []
@@ -114,7 +142,8 @@ export async function seedLog (dataDirs: string | string[], o: SeedOptions): Pro
   }
   const state = new LogState()
   const result = state.ingestBatch(entries)
-  if (result.accepted.length !== o.entries) throw new Error(`the log core accepted ${result.accepted.length} of ${o.entries} seeded entries`)
+  if (result.accepted.length !== o.entries)
+    throw new Error(`the log core accepted ${result.accepted.length} of ${o.entries} seeded entries`)
   const all = state.afterCursor(0)
   for (const dataDir of Array.isArray(dataDirs) ? dataDirs : [dataDirs]) {
     const store = await openStore(dataDir)
@@ -125,11 +154,19 @@ export async function seedLog (dataDirs: string | string[], o: SeedOptions): Pro
     }
   }
   const vector = state.vector()
-  return { entries: state.size, bytes: all.reduce((n, e) => n + e.bytes.byteLength, 0), vectorDigest: toHex(summaryDigest(state.summaries())), authors: vector }
+  return {
+    entries: state.size,
+    bytes: all.reduce((n, e) => n + e.bytes.byteLength, 0),
+    vectorDigest: toHex(summaryDigest(state.summaries())),
+    authors: vector
+  }
 }
 
 /** A prom-client counter's value, summed over the label sets that include `labels`. */
-export async function counterValue (c: { get: () => Promise<{ values: Array<{ value: number, labels: Record<string, unknown> }> }> }, labels: Record<string, string> = {}): Promise<number> {
+export async function counterValue(
+  c: { get: () => Promise<{ values: Array<{ value: number; labels: Record<string, unknown> }> }> },
+  labels: Record<string, string> = {}
+): Promise<number> {
   const { values } = await c.get()
   return values.filter(v => Object.entries(labels).every(([k, x]) => v.labels[k] === x)).reduce((s, v) => s + v.value, 0)
 }
@@ -137,7 +174,7 @@ export async function counterValue (c: { get: () => Promise<{ values: Array<{ va
 // ---- log comparison ----
 
 /** The parts of LogInfo that say which log a daemon holds (not local counters). */
-export function logIdentity (info: LogInfoReply): { entries: number, vectorDigest: string, authors: string[] } {
+export function logIdentity(info: LogInfoReply): { entries: number; vectorDigest: string; authors: string[] } {
   return {
     entries: info.entries,
     vectorDigest: info.vectorDigest,
@@ -178,29 +215,43 @@ export class AgentdProcess {
   private exited?: Promise<void>
   private stderrTail = ''
 
-  constructor (options: AgentdStartOptions) {
+  constructor(options: AgentdStartOptions) {
     this.options = options
   }
 
-  get name (): string { return this.options.name }
-  get pid (): number | undefined { return this.child?.pid }
-  get running (): boolean { return this.child != null && this.child.exitCode == null && this.child.signalCode == null }
+  get name(): string {
+    return this.options.name
+  }
+  get pid(): number | undefined {
+    return this.child?.pid
+  }
+  get running(): boolean {
+    return this.child != null && this.child.exitCode == null && this.child.signalCode == null
+  }
   /** the end of the daemon's log, for failure messages */
-  get stderr (): string { return this.stderrTail }
+  get stderr(): string {
+    return this.stderrTail
+  }
 
   /** Spawns agentd and waits until it prints `ready`. */
-  async start (): Promise<void> {
+  async start(): Promise<void> {
     if (!existsSync(AGENTD_JS)) throw new Error(`${AGENTD_JS} is missing: run \`npx tsc -p .\` first`)
     const o = this.options
     const args = [
       ...(o.nodeArgs ?? []),
       AGENTD_JS,
-      '--data-dir', o.dataDir,
-      '--name', o.name,
-      '--listen', '/ip4/127.0.0.1/tcp/0',
-      '--grpc', '127.0.0.1:0',
-      '--heartbeat-ms', '400',
-      '--live-timeout-ms', '5000',
+      '--data-dir',
+      o.dataDir,
+      '--name',
+      o.name,
+      '--listen',
+      '/ip4/127.0.0.1/tcp/0',
+      '--grpc',
+      '127.0.0.1:0',
+      '--heartbeat-ms',
+      '400',
+      '--live-timeout-ms',
+      '5000',
       ...(o.peers != null && o.peers.length > 0 ? ['--peers', o.peers.join(',')] : []),
       ...(o.metrics === true ? ['--metrics', '127.0.0.1:0'] : []),
       ...(o.extraArgs ?? [])
@@ -212,30 +263,44 @@ export class AgentdProcess {
     const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'], env })
     this.child = child
     this.stderrTail = ''
-    this.exited = new Promise(resolve => { child.once('exit', () => { resolve() }) })
+    this.exited = new Promise(resolve => {
+      child.once('exit', () => {
+        resolve()
+      })
+    })
     child.stderr?.setEncoding('utf8')
     const logFile = o.logFile != null ? createWriteStream(o.logFile, { flags: 'a' }) : undefined
     child.stderr?.on('data', (chunk: string) => {
       this.stderrTail = (this.stderrTail + chunk).slice(-STDERR_TAIL)
       logFile?.write(chunk)
     })
-    child.once('exit', () => { logFile?.end() })
+    child.once('exit', () => {
+      logFile?.end()
+    })
     this.addrs = []
     this.metricsUrl = undefined
     const lines = createInterface({ input: child.stdout })
     try {
       await new Promise<void>((resolve, reject) => {
         const timeoutMs = o.readyTimeoutMs ?? 120_000
-        const timer = setTimeout(() => { reject(new Error(`agentd ${o.name} not ready after ${timeoutMs} ms:\n${this.stderrTail}`)) }, timeoutMs)
+        const timer = setTimeout(() => {
+          reject(new Error(`agentd ${o.name} not ready after ${timeoutMs} ms:\n${this.stderrTail}`))
+        }, timeoutMs)
         lines.on('line', line => {
           let m: RegExpExecArray | null
           if ((m = /^agentd \S+ peer (\S+) /.exec(line)) != null) this.peerId = m[1]
           else if ((m = /^listening (\S+)$/.exec(line)) != null) this.addrs.push(m[1])
           else if ((m = /^grpc (\S+)$/.exec(line)) != null) this.grpc = m[1]
           else if ((m = /^metrics (\S+)$/.exec(line)) != null) this.metricsUrl = m[1]
-          else if (line === 'ready') { clearTimeout(timer); resolve() }
+          else if (line === 'ready') {
+            clearTimeout(timer)
+            resolve()
+          }
         })
-        void this.exited?.then(() => { clearTimeout(timer); reject(new Error(`agentd ${o.name} exited before ready:\n${this.stderrTail}`)) })
+        void this.exited?.then(() => {
+          clearTimeout(timer)
+          reject(new Error(`agentd ${o.name} exited before ready:\n${this.stderrTail}`))
+        })
       })
     } catch (err) {
       child.kill('SIGKILL')
@@ -246,22 +311,24 @@ export class AgentdProcess {
   }
 
   /** SIGTERM (or `signal`), then waits for the exit. Safe to call when not running. */
-  async stop (signal: NodeJS.Signals = 'SIGTERM'): Promise<void> {
+  async stop(signal: NodeJS.Signals = 'SIGTERM'): Promise<void> {
     this.agency?.close()
     if (this.child == null) return
     if (this.running) this.child.kill(signal)
     // a daemon that does not shut down in time is killed, so that cleanup never hangs
-    const killer = setTimeout(() => { this.child?.kill('SIGKILL') }, 15_000)
+    const killer = setTimeout(() => {
+      this.child?.kill('SIGKILL')
+    }, 15_000)
     await this.exited
     clearTimeout(killer)
   }
 
-  async logInfo (): Promise<LogInfoReply> {
+  async logInfo(): Promise<LogInfoReply> {
     return await this.agency.call(c => c.logInfo, {})
   }
 
   /** A metric's value from /metrics, summed over its label sets (0 when absent). */
-  async metric (name: string, labels: Record<string, string> = {}): Promise<number> {
+  async metric(name: string, labels: Record<string, string> = {}): Promise<number> {
     if (this.metricsUrl == null) throw new Error(`agentd ${this.name} was started without --metrics`)
     const text = await (await fetch(this.metricsUrl)).text()
     return sumMetric(text, name, labels)
@@ -269,7 +336,7 @@ export class AgentdProcess {
 }
 
 /** Sums the samples of `name` in Prometheus text whose labels include `labels`. */
-export function sumMetric (text: string, name: string, labels: Record<string, string> = {}): number {
+export function sumMetric(text: string, name: string, labels: Record<string, string> = {}): number {
   let sum = 0
   for (const line of text.split('\n')) {
     const m = /^([a-zA-Z_:][\w:]*)(\{[^}]*\})? (\S+)$/.exec(line)
@@ -286,15 +353,19 @@ export class AgentdProcesses {
   private readonly all: AgentdProcess[] = []
 
   /** Starts an agentd; with no dataDir, on a fresh temp dir. */
-  async start (o: Omit<AgentdStartOptions, 'dataDir'> & { dataDir?: string }): Promise<AgentdProcess> {
-    const p = new AgentdProcess({ ...o, dataDir: o.dataDir ?? await this.dirs.make() })
+  async start(o: Omit<AgentdStartOptions, 'dataDir'> & { dataDir?: string }): Promise<AgentdProcess> {
+    const p = new AgentdProcess({ ...o, dataDir: o.dataDir ?? (await this.dirs.make()) })
     this.all.push(p)
     await p.start()
     return p
   }
 
-  async cleanup (): Promise<void> {
-    await Promise.allSettled(this.all.splice(0).map(async p => { await p.stop() }))
+  async cleanup(): Promise<void> {
+    await Promise.allSettled(
+      this.all.splice(0).map(async p => {
+        await p.stop()
+      })
+    )
     await this.dirs.removeAll()
   }
 }
@@ -302,7 +373,7 @@ export class AgentdProcesses {
 // ---- in-process daemons ----
 
 /** A listen address on the libp2p memory transport, unique to this run. */
-export function memoryAddr (label = 'node'): string {
+export function memoryAddr(label = 'node'): string {
   return `/memory/agency-record-${label}-${randomUUID()}`
 }
 
@@ -314,7 +385,7 @@ export class InProcessDaemons {
   private readonly all: Daemon[] = []
 
   /** Starts a daemon on a fresh data dir; `prepare` may fill the dir first (e.g. seedLog). */
-  async start (o: InProcessOptions = {}, prepare?: (dataDir: string) => Promise<unknown>): Promise<Daemon> {
+  async start(o: InProcessOptions = {}, prepare?: (dataDir: string) => Promise<unknown>): Promise<Daemon> {
     const dataDir = await this.dirs.make('agency-record-inproc-')
     await prepare?.(dataDir)
     const d = new Daemon({
@@ -333,13 +404,17 @@ export class InProcessDaemons {
     return d
   }
 
-  async cleanup (): Promise<void> {
-    await Promise.allSettled(this.all.splice(0).map(async d => { await d.stop() }))
+  async cleanup(): Promise<void> {
+    await Promise.allSettled(
+      this.all.splice(0).map(async d => {
+        await d.stop()
+      })
+    )
     await this.dirs.removeAll()
   }
 }
 
 /** A daemon's listen addresses (with /p2p/<id>), for bootstrap lists. */
-export function addrsOf (d: Daemon): string[] {
+export function addrsOf(d: Daemon): string[] {
   return d.node.getMultiaddrs().map(a => a.toString())
 }

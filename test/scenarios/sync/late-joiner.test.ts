@@ -10,7 +10,9 @@ const ENTRIES = 3000
 
 describe('a late joiner', () => {
   const daemons = new InProcessDaemons()
-  afterAll(async () => { await daemons.cleanup() }, 60_000)
+  afterAll(async () => {
+    await daemons.cleanup()
+  }, 60_000)
 
   it('catches up with each entry sent to it once', async () => {
     const holder = await daemons.start({ name: 'holder' }, async dir => await seedLog(dir, { entries: ENTRIES, authors: 10 }))
@@ -18,13 +20,16 @@ describe('a late joiner', () => {
     const logBytes = holder.logService.state.afterCursor(0).reduce((n, e) => n + e.bytes.byteLength, 0)
 
     const joiner = await daemons.start({ name: 'joiner', peers: addrsOf(holder) })
-    await waitFor(() => Buffer.compare(joiner.logService.digest(), holder.logService.digest()) === 0, { what: 'the joiner to hold the whole log', timeoutMs: 60_000 })
+    await waitFor(() => Buffer.compare(joiner.logService.digest(), holder.logService.digest()) === 0, {
+      what: 'the joiner to hold the whole log',
+      timeoutMs: 60_000
+    })
     // Let an exchange still running finish and be counted: a daemon runs one
     // exchange with a peer at a time, so the second to complete from here
     // began after any running one ended. (Periodic rounds go on, but with
     // equal digests they carry no entries.)
     const rounds = await counterValue(joiner.metrics.syncRounds)
-    await waitFor(async () => await counterValue(joiner.metrics.syncRounds) >= rounds + 2, { what: 'two more exchanges to complete' })
+    await waitFor(async () => (await counterValue(joiner.metrics.syncRounds)) >= rounds + 2, { what: 'two more exchanges to complete' })
 
     expect(joiner.logService.state.size).toBe(ENTRIES)
     expect(joiner.logService.state.duplicates).toBe(0)

@@ -10,26 +10,26 @@ import { waitFor } from '../../helpers/wait-for.js'
 const WRITES_PER_DAEMON = 3
 
 /** The ids of every entry a daemon holds, in the log's total order. */
-function orderedIds (d: Daemon): string[] {
+function orderedIds(d: Daemon): string[] {
   return d.logService.state.ordered().map(e => e.id)
 }
 
-function digestOf (d: Daemon): string {
+function digestOf(d: Daemon): string {
   return Buffer.from(d.logService.digest()).toString('hex')
 }
 
-function connected (a: Daemon, b: Daemon): boolean {
+function connected(a: Daemon, b: Daemon): boolean {
   return a.node.getConnections(b.node.peerId).length > 0
 }
 
-async function startHalf (daemons: InProcessDaemons, label: string): Promise<Daemon[]> {
+async function startHalf(daemons: InProcessDaemons, label: string): Promise<Daemon[]> {
   const first = await daemons.start({ name: `${label}1` })
   const rest = await Promise.all([2, 3].map(async i => await daemons.start({ name: `${label}${i}`, peers: addrsOf(first) })))
   return [first, ...rest]
 }
 
 /** Every daemon of `half` holds exactly the entries in `ids`. */
-function holdsExactly (half: Daemon[], ids: Set<string>): boolean {
+function holdsExactly(half: Daemon[], ids: Set<string>): boolean {
   return half.every(d => d.logService.state.size === ids.size && [...ids].every(id => d.logService.state.get(id) != null))
 }
 
@@ -45,19 +45,30 @@ describe('a partitioned swarm heals', () => {
     right = await startHalf(daemons, 'right')
   }, 60_000)
 
-  afterAll(async () => { await daemons.cleanup() }, 60_000)
+  afterAll(async () => {
+    await daemons.cleanup()
+  }, 60_000)
 
   it('lets each half write and converge on its own while split', async () => {
-    for (const [side, half] of [['left', left], ['right', right]] as const) {
+    for (const [side, half] of [
+      ['left', left],
+      ['right', right]
+    ] as const) {
       for (const d of half) {
         for (let i = 0; i < WRITES_PER_DAEMON; i++) {
           // the same words on both sides, so that search results must merge
-          const stored = await d.logService.append('finding', { kind: 'failure', text: `tried the retry loop, attempt ${i} by ${d.name}`, tags: ['partition'] })
+          const stored = await d.logService.append('finding', {
+            kind: 'failure',
+            text: `tried the retry loop, attempt ${i} by ${d.name}`,
+            tags: ['partition']
+          })
           written[side].add(stored.id)
         }
       }
     }
-    await waitFor(() => holdsExactly(left, written.left) && holdsExactly(right, written.right), { what: 'each half to hold its own entries' })
+    await waitFor(() => holdsExactly(left, written.left) && holdsExactly(right, written.right), {
+      what: 'each half to hold its own entries'
+    })
     for (const a of left) for (const b of right) expect(connected(a, b)).toBe(false)
     expect(digestOf(left[0])).not.toBe(digestOf(right[0]))
   }, 60_000)
@@ -86,8 +97,14 @@ describe('a partitioned swarm heals', () => {
 
   it('keeps replicating across the healed split', async () => {
     const late = await right[0].logService.append('finding', { kind: 'decision', text: 'after the heal', tags: ['partition'] })
-    await waitFor(() => left.every(d => d.logService.state.get(late.id) != null), { what: 'an entry written after the heal to reach the other half', timeoutMs: 30_000 })
+    await waitFor(() => left.every(d => d.logService.state.get(late.id) != null), {
+      what: 'an entry written after the heal to reach the other half',
+      timeoutMs: 30_000
+    })
     const digest = digestOf(right[0])
-    await waitFor(() => [...left, ...right].every(d => digestOf(d) === digest), { what: 'all six daemons to agree again', timeoutMs: 30_000 })
+    await waitFor(() => [...left, ...right].every(d => digestOf(d) === digest), {
+      what: 'all six daemons to agree again',
+      timeoutMs: 30_000
+    })
   }, 60_000)
 })

@@ -14,13 +14,18 @@ describe('the anti-entropy period', () => {
 
 describe('two daemons with the same log', () => {
   const daemons = new InProcessDaemons()
-  afterAll(async () => { await daemons.cleanup() }, 60_000)
+  afterAll(async () => {
+    await daemons.cleanup()
+  }, 60_000)
 
   it('back off while in step, and still repair an entry that gossip did not bring', async () => {
     const timing = { syncIntervalMs: 100 }
     const a = await daemons.start({ name: 'a', ...timing })
     const b = await daemons.start({ name: 'b', peers: addrsOf(a), ...timing })
-    await waitFor(() => a.logService.syncPeriodMs() === 800 && b.logService.syncPeriodMs() === 800, { what: 'both to back off fully', timeoutMs: 30_000 })
+    await waitFor(() => a.logService.syncPeriodMs() === 800 && b.logService.syncPeriodMs() === 800, {
+      what: 'both to back off fully',
+      timeoutMs: 30_000
+    })
 
     // b stops listening to gossip, misses an entry, and listens again.
     b.gossip.stop()
@@ -30,8 +35,10 @@ describe('two daemons with the same log', () => {
     await waitFor(() => a.gossip.subscribers() === 1, { what: 'a to see b on the topic again', timeoutMs: 30_000 })
     // The next entry reaches b with a gap: b goes back to the full pace and repairs.
     await a.logService.append('finding', { kind: 'note', text: 'after the gap' })
-    await waitFor(() =>
-      b.logService.state.get(missed.id) != null && b.logService.state.size === a.logService.state.size, { what: 'b to have the missed entry and the one after it', timeoutMs: 30_000 })
+    await waitFor(() => b.logService.state.get(missed.id) != null && b.logService.state.size === a.logService.state.size, {
+      what: 'b to have the missed entry and the one after it',
+      timeoutMs: 30_000
+    })
     expect(Buffer.compare(b.logService.digest(), a.logService.digest())).toBe(0)
   }, 90_000)
 })

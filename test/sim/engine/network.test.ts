@@ -2,10 +2,11 @@ import { describe, expect, it } from 'vitest'
 import { SimNetwork } from '../../../src/sim/engine/network.js'
 import { createRandom } from '../../../src/sim/engine/random.js'
 
-function trace (seed: number, loss = 0): string[] {
+function trace(seed: number, loss = 0): string[] {
   const net = new SimNetwork<string>({ rng: createRandom(seed), loss })
   const log: string[] = []
-  for (const id of ['a', 'b', 'c']) net.register(id, (msg, from, sentAt) => log.push(`${net.now.toFixed(3)} ${from}->${id} ${msg} sent ${sentAt}`))
+  for (const id of ['a', 'b', 'c'])
+    net.register(id, (msg, from, sentAt) => log.push(`${net.now.toFixed(3)} ${from}->${id} ${msg} sent ${sentAt}`))
   net.broadcast('a', 'hello')
   net.schedule(10, () => net.broadcast('b', 'later'))
   net.run()
@@ -34,7 +35,9 @@ describe('simulated network', () => {
     const net = new SimNetwork<number>({ rng: createRandom(4), loss: 0.5 })
     let got = 0
     net.register('a', () => {})
-    net.register('b', () => { got++ })
+    net.register('b', () => {
+      got++
+    })
     for (let i = 0; i < 1000; i++) net.send('a', 'b', i)
     net.run()
     expect(got).toBeGreaterThan(400)

@@ -10,8 +10,13 @@ const NET = { minLatencyMs: 5, maxLatencyMs: 40, jitterMs: 5 }
 const STEP_MS = 50
 const MAX_MS = 120_000
 
-async function startSimCluster (n: number): Promise<ClaimCluster> {
-  const { network, nodes } = createSwarm(7, n, NET, { heartbeatMs: 1_000, leaseMs: 10_000, syncEveryMs: 500, settle: { minMs: 0, defaultMs: 300 } })
+async function startSimCluster(n: number): Promise<ClaimCluster> {
+  const { network, nodes } = createSwarm(7, n, NET, {
+    heartbeatMs: 1_000,
+    leaseMs: 10_000,
+    syncEveryMs: 500,
+    settle: { minMs: 0, defaultMs: 300 }
+  })
   network.run(2_000)
 
   /** Moves virtual time on until `check` holds. */
@@ -45,7 +50,11 @@ async function startSimCluster (n: number): Promise<ClaimCluster> {
 
   const claimNode = (node: SimBoardNode): ClaimNode => {
     const verdicts: ClaimVerdict[] = []
-    node.listen({ verdict: v => { verdicts.push(v) } })
+    node.listen({
+      verdict: v => {
+        verdicts.push(v)
+      }
+    })
     return {
       id: node.name,
       claim: async task => {
@@ -60,7 +69,9 @@ async function startSimCluster (n: number): Promise<ClaimCluster> {
         if (v === undefined) throw failure ?? new Error(`no answer to the claim of ${task}`)
         return v
       },
-      release: async (task, note) => { node.release(task, note) },
+      release: async (task, note) => {
+        node.release(task, note)
+      },
       view: task => node.board.task(task, node.now)
     }
   }
@@ -71,9 +82,11 @@ async function startSimCluster (n: number): Promise<ClaimCluster> {
       nodes[0].append('task', TaskSpec.fromPartial({ id, title: id }))
       runUntil(`task ${id} on every node`, () => nodes.every(x => x.board.task(id, x.now) !== undefined))
     },
-    until: async (what, check) => { runUntil(what, check) },
+    until: async (what, check) => {
+      runUntil(what, check)
+    },
     stop: async () => {}
   }
 }
 
-claimProtocolCompliance('the simulator\'s board node', startSimCluster)
+claimProtocolCompliance("the simulator's board node", startSimCluster)

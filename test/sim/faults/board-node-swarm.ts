@@ -10,7 +10,12 @@ export interface Swarm {
   byName: Map<string, SimBoardNode>
 }
 
-export function createSwarm (seed: number, count: number, net: Omit<NetworkInit<SimMessage>, 'rng'> = {}, node: Omit<SimBoardNodeInit, 'name' | 'network'> = {}): Swarm {
+export function createSwarm(
+  seed: number,
+  count: number,
+  net: Omit<NetworkInit<SimMessage>, 'rng'> = {},
+  node: Omit<SimBoardNodeInit, 'name' | 'network'> = {}
+): Swarm {
   const rng = createRandom(seed)
   const network = new SimNetwork<SimMessage>({ rng: rng.fork(), ...net })
   const nodes: SimBoardNode[] = []
@@ -20,7 +25,7 @@ export function createSwarm (seed: number, count: number, net: Omit<NetworkInit<
   return { rng, network, nodes, byName: new Map(nodes.map(n => [n.name, n])) }
 }
 
-export function addTasks (writer: SimBoardNode, count: number, scope: (i: number) => string[] = () => []): string[] {
+export function addTasks(writer: SimBoardNode, count: number, scope: (i: number) => string[] = () => []): string[] {
   const ids: string[] = []
   for (let i = 0; i < count; i++) {
     const id = `task-${String(i).padStart(3, '0')}`
@@ -31,14 +36,18 @@ export function addTasks (writer: SimBoardNode, count: number, scope: (i: number
 }
 
 /** task -> "holder@epoch" on one node's board. */
-export function holderTable (node: SimBoardNode): Record<string, string> {
+export function holderTable(node: SimBoardNode): Record<string, string> {
   const out: Record<string, string> = {}
   for (const [task, h] of node.board.holders()) out[task] = `${h.holder}@${h.epoch}`
   return out
 }
 
 /** Advances virtual time in steps until `done()` holds (then `settleMs` more for in-flight messages). */
-export function runUntil (network: SimNetwork<SimMessage>, done: () => boolean, { stepMs = 250, maxMs = 120_000, settleMs = 1_000 } = {}): void {
+export function runUntil(
+  network: SimNetwork<SimMessage>,
+  done: () => boolean,
+  { stepMs = 250, maxMs = 120_000, settleMs = 1_000 } = {}
+): void {
   const deadline = network.now + maxMs
   while (!done()) {
     if (network.now >= deadline) throw new Error(`not done after ${maxMs} ms of virtual time`)

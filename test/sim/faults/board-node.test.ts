@@ -9,10 +9,21 @@ import { addTasks, createSwarm, holderTable } from './board-node-swarm.js'
 const NET = { minLatencyMs: 5, maxLatencyMs: 40, jitterMs: 5 }
 
 /** Claims through the node's claim protocol; the answer comes after the settle window. */
-function claim (node: SimBoardNode, task: string, scope: string[] = []): { epoch: number, verdict: () => ClaimVerdict | undefined, notices: ClaimNotice[] } {
+function claim(
+  node: SimBoardNode,
+  task: string,
+  scope: string[] = []
+): { epoch: number; verdict: () => ClaimVerdict | undefined; notices: ClaimNotice[] } {
   let verdict: ClaimVerdict | undefined
   const notices: ClaimNotice[] = []
-  node.listen({ verdict: v => { if (v.task === task) verdict = v }, notice: n => { if (n.task === task) notices.push(n) } })
+  node.listen({
+    verdict: v => {
+      if (v.task === task) verdict = v
+    },
+    notice: n => {
+      if (n.task === task) notices.push(n)
+    }
+  })
   const ticket = node.claim(task, scope)
   return { epoch: ticket.epoch, verdict: () => verdict, notices }
 }
@@ -34,7 +45,14 @@ describe('lease expiry and takeover, simulated', () => {
     const a = claim(amy, task)
     expect(a.verdict()).toBeUndefined() // not before the settle window
     network.run(network.now + amy.settle.windowMs())
-    expect(a.verdict()).toMatchObject({ outcome: 'HELD', task, epoch: 2, winner: amy.name, handoff: 'lexer done; grammar next', branch: 'agency/parser/zoe' })
+    expect(a.verdict()).toMatchObject({
+      outcome: 'HELD',
+      task,
+      epoch: 2,
+      winner: amy.name,
+      handoff: 'lexer done; grammar next',
+      branch: 'agency/parser/zoe'
+    })
 
     amy.crash()
     network.run(network.now + 1_000)
@@ -45,11 +63,19 @@ describe('lease expiry and takeover, simulated', () => {
     for (const n of [zoe, bob, cat]) expect(n.board.task(task, n.now)).toMatchObject({ state: 'expired', holder: 'agent-0001' })
 
     const plan = bob.board.checkClaimable(task, bob.name, bob.now)
-    expect(plan).toMatchObject({ epoch: 3, takeover: { previousHolder: amy.name, previousEpoch: 2, expired: true, note: 'lexer done; grammar next', branch: 'agency/parser/zoe' } })
+    expect(plan).toMatchObject({
+      epoch: 3,
+      takeover: { previousHolder: amy.name, previousEpoch: 2, expired: true, note: 'lexer done; grammar next', branch: 'agency/parser/zoe' }
+    })
     const b = claim(bob, task)
     network.run(network.now + bob.settle.windowMs())
     expect(b.verdict()).toMatchObject({ outcome: 'HELD', task, epoch: 3 })
-    expect(cat.board.task(task, cat.now)).toMatchObject({ state: 'claimed', holder: bob.name, epoch: 3, handoff: { note: 'lexer done; grammar next' } })
+    expect(cat.board.task(task, cat.now)).toMatchObject({
+      state: 'claimed',
+      holder: bob.name,
+      epoch: 3,
+      handoff: { note: 'lexer done; grammar next' }
+    })
 
     // amy restarts: before syncing it still thinks it holds the task; after, it is told it lost
     amy.restart()
@@ -66,7 +92,12 @@ describe('lease expiry and takeover, simulated', () => {
 
 describe('partition, simulated', () => {
   it('both sides claim the same task; after healing every node shows one holder and the loser is told', () => {
-    const { network, nodes } = createSwarm(21, 6, NET, { heartbeatMs: 1_000, leaseMs: 10_000, syncEveryMs: 500, settle: { minMs: 0, defaultMs: 300 } })
+    const { network, nodes } = createSwarm(21, 6, NET, {
+      heartbeatMs: 1_000,
+      leaseMs: 10_000,
+      syncEveryMs: 500,
+      settle: { minMs: 0, defaultMs: 300 }
+    })
     const [task] = addTasks(nodes[0], 1)
     network.run(2_000)
     const left = nodes.slice(0, 3)
@@ -96,7 +127,12 @@ describe('partition, simulated', () => {
   })
 
   it('lost gossip is repaired by anti-entropy: every node ends with the same entries and holders', () => {
-    const { network, nodes, rng } = createSwarm(31, 30, { ...NET, loss: 0.1 }, { heartbeatMs: 1_000, leaseMs: 60_000, syncEveryMs: 300, settle: { minMs: 0, defaultMs: 300 } })
+    const { network, nodes, rng } = createSwarm(
+      31,
+      30,
+      { ...NET, loss: 0.1 },
+      { heartbeatMs: 1_000, leaseMs: 60_000, syncEveryMs: 300, settle: { minMs: 0, defaultMs: 300 } }
+    )
     const ids = addTasks(nodes[0], 10)
     network.run(3_000)
     for (const n of nodes) expect(n.board.tasks(n.now)).toHaveLength(10)

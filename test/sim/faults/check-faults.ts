@@ -16,9 +16,14 @@ import { cpus } from 'node:os'
 import { join } from 'node:path'
 import { checkFaults, scheduleSeed } from '../../../src/sim/faults/check-faults.js'
 
-interface Args { schedules: number, seed: number, shrink: number, out?: string }
+interface Args {
+  schedules: number
+  seed: number
+  shrink: number
+  out?: string
+}
 
-function parseArgs (argv: string[]): Args {
+function parseArgs(argv: string[]): Args {
   const args: Args = { schedules: 100, seed: 1, shrink: 1 }
   for (let i = 0; i < argv.length; i++) {
     const flag = argv[i]
@@ -29,17 +34,27 @@ function parseArgs (argv: string[]): Args {
       return n
     }
     switch (flag) {
-      case '--schedules': args.schedules = whole(); break
-      case '--seed': args.seed = whole(); break
-      case '--shrink': args.shrink = whole(); break
-      case '--out': args.out = argv[++i]; if (args.out === undefined || args.out === '') throw new Error('--out needs a folder'); break
-      default: throw new Error(`unknown argument ${flag} (--schedules N --seed S [--shrink K] [--out DIR])`)
+      case '--schedules':
+        args.schedules = whole()
+        break
+      case '--seed':
+        args.seed = whole()
+        break
+      case '--shrink':
+        args.shrink = whole()
+        break
+      case '--out':
+        args.out = argv[++i]
+        if (args.out === undefined || args.out === '') throw new Error('--out needs a folder')
+        break
+      default:
+        throw new Error(`unknown argument ${flag} (--schedules N --seed S [--shrink K] [--out DIR])`)
     }
   }
   return args
 }
 
-async function main (): Promise<void> {
+async function main(): Promise<void> {
   const args = parseArgs(process.argv.slice(2))
   const started = performance.now()
   const summary = checkFaults({ schedules: args.schedules, seed: args.seed, shrink: args.shrink })
@@ -53,18 +68,31 @@ async function main (): Promise<void> {
     for (const v of f.shrunkViolations.slice(0, 5)) lines.push(`  (${v.check}) ${v.text}`)
   }
   const last = scheduleSeed(args.seed, Math.max(0, args.schedules - 1))
-  lines.push(`${summary.schedules} schedules (seeds ${args.seed} to ${last}), ${summary.faults} crashes and partitions, ${summary.operations} agent operations, in ${wall.toFixed(1)} s on ${cpus().length} cores`)
+  lines.push(
+    `${summary.schedules} schedules (seeds ${args.seed} to ${last}), ${summary.faults} crashes and partitions, ${summary.operations} agent operations, in ${wall.toFixed(1)} s on ${cpus().length} cores`
+  )
   lines.push(`schedules=${summary.schedules} violations=${summary.violations}`)
   process.stdout.write(lines.join('\n') + '\n')
   if (args.out !== undefined) {
     await mkdir(args.out, { recursive: true })
     const command = ['npm run check:faults --', ...process.argv.slice(2)].join(' ')
-    await writeFile(join(args.out, 'check-faults.md'), report(command, summary.schedules, summary.violations, summary.faults, summary.operations, wall, lines))
+    await writeFile(
+      join(args.out, 'check-faults.md'),
+      report(command, summary.schedules, summary.violations, summary.faults, summary.operations, wall, lines)
+    )
   }
   if (summary.violations > 0) process.exitCode = 1
 }
 
-function report (command: string, schedules: number, violations: number, faults: number, operations: number, wall: number, lines: string[]): string {
+function report(
+  command: string,
+  schedules: number,
+  violations: number,
+  faults: number,
+  operations: number,
+  wall: number,
+  lines: string[]
+): string {
   return [
     '# Fault-schedule checker',
     '',
@@ -77,13 +105,13 @@ function report (command: string, schedules: number, violations: number, faults:
     'minutes of virtual time with crashes and restarts (half of them lose the writes not yet synced), partitions and heals,',
     'message loss, duplication and reordering (up to 20 % each), and every clock off by up to 10 minutes (monotonic) and',
     'an hour (wall); then the network heals and goes quiet for 30 s and the replicas are compared. Every agent call is',
-    'recorded as an invocation and its completion, with the daemons\' notices, the inbox deliveries and the faults, and checked:',
+    "recorded as an invocation and its completion, with the daemons' notices, the inbox deliveries and the faults, and checked:",
     '',
     '- (a) no two agents are told HELD for the same task and epoch unless a fault separated them while they settled',
-    '  (a partition, one of them down, a claim between them lost); then, after the heal, only the holder rule\'s claim keeps',
+    "  (a partition, one of them down, a claim between them lost); then, after the heal, only the holder rule's claim keeps",
     '  it and every other holder is told; and no HELD comes sooner than the shortest settle window after its claim;',
-    '- (b) no superseded claim\'s work reaches the shared branch: a landed integration was HELD, not told lost before it',
-    '  landed, and no work of a higher epoch (or another agent\'s at its epoch) had landed before;',
+    "- (b) no superseded claim's work reaches the shared branch: a landed integration was HELD, not told lost before it",
+    "  landed, and no work of a higher epoch (or another agent's at its epoch) had landed before;",
     '- (c) every acknowledged entry is at every replica after the heal;',
     '- (d) every acknowledged direct message is delivered exactly once;',
     '- (e) all replicas end with the same entries and the same board.',
@@ -97,4 +125,7 @@ function report (command: string, schedules: number, violations: number, faults:
   ].join('\n')
 }
 
-main().catch(err => { process.stderr.write(`${(err as Error).message}\n`); process.exit(2) })
+main().catch(err => {
+  process.stderr.write(`${(err as Error).message}\n`)
+  process.exit(2)
+})

@@ -15,16 +15,25 @@ import { runSchedule, type RunOutcome } from '../../../src/sim/faults/world.js'
 
 /** A protocol that answers a retried claim HELD at once, while the claim still settles (the bug of the old short-cut). */
 class HastyRetry extends ClaimProtocol {
-  override claim (task: string, scope: readonly string[], now: number, opts: { wait?: boolean } = {}): ClaimTicket {
+  override claim(task: string, scope: readonly string[], now: number, opts: { wait?: boolean } = {}): ClaimTicket {
     const h = this.board.holder(task)
     if (this.isSettling(task) && h?.holder === this.me) {
-      return { task, epoch: h.epoch, output: { append: [], answers: [{ outcome: 'HELD', task, epoch: h.epoch, winner: this.me, settleMs: 0, handoff: '', branch: '' }], notices: [], mineChanged: false } }
+      return {
+        task,
+        epoch: h.epoch,
+        output: {
+          append: [],
+          answers: [{ outcome: 'HELD', task, epoch: h.epoch, winner: this.me, settleMs: 0, handoff: '', branch: '' }],
+          notices: [],
+          mineChanged: false
+        }
+      }
     }
     return super.claim(task, scope, now, opts)
   }
 }
 
-function size (s: FaultSchedule): number {
+function size(s: FaultSchedule): number {
   return s.faults.length * 1000 + s.nodes * 100 + s.tasks * 10 + s.activeMs / 1e6 + (s.loss + s.duplicate + s.reorder > 0 ? 1 : 0)
 }
 
@@ -40,8 +49,18 @@ describe('the fault-schedule checker', () => {
 
   it('a run records what the checks need: HELD and LOST answers, notices, landed work, delivered messages, crashes and partitions', () => {
     const s = randomSchedule(1)
-    const run = runSchedule({ ...s, faults: [...s.faults, { kind: 'crash', node: 0, at: 5_000, restartAt: 9_000, loseUnsynced: true }, { kind: 'partition', at: 10_000, until: 15_000, groups: [[1]] }] })
-    const answers = run.history.pairs().filter(p => p.invoke.f === 'claim' && p.complete.type === 'ok').map(p => p.complete.outcome)
+    const run = runSchedule({
+      ...s,
+      faults: [
+        ...s.faults,
+        { kind: 'crash', node: 0, at: 5_000, restartAt: 9_000, loseUnsynced: true },
+        { kind: 'partition', at: 10_000, until: 15_000, groups: [[1]] }
+      ]
+    })
+    const answers = run.history
+      .pairs()
+      .filter(p => p.invoke.f === 'claim' && p.complete.type === 'ok')
+      .map(p => p.complete.outcome)
     expect(answers).toContain('HELD')
     expect(answers).toContain('LOST')
     expect(run.branch.landed.length).toBeGreaterThan(0)
@@ -52,7 +71,9 @@ describe('the fault-schedule checker', () => {
   })
 
   it('finds a protocol that answers HELD without waiting, and shrinks the schedule that shows it', () => {
-    const hasty = { createProtocol: (init: ConstructorParameters<typeof ClaimProtocol>[0]) => new ClaimProtocol({ ...init, fixedSettleMs: 0 }) }
+    const hasty = {
+      createProtocol: (init: ConstructorParameters<typeof ClaimProtocol>[0]) => new ClaimProtocol({ ...init, fixedSettleMs: 0 })
+    }
     const summary = checkFaults({ schedules: 20, seed: 1, ...hasty })
     expect(summary.violations).toBeGreaterThan(10)
     const [failed] = summary.failed
@@ -60,7 +81,8 @@ describe('the fault-schedule checker', () => {
     expect(texts.some(t => t.includes('sooner than any settle window'))).toBe(true)
     // two agents told HELD for one task with no fault between them, somewhere in the twenty
     const doubles = Array.from({ length: 20 }, (_, i) => checkSchedule(randomSchedule(1 + i), hasty).violations)
-      .flat().filter(v => v.text.includes('both told HELD'))
+      .flat()
+      .filter(v => v.text.includes('both told HELD'))
     expect(doubles.length).toBeGreaterThan(0)
     // the shrunk schedule is smaller, and fails on its own, the same way
     expect(size(failed.shrunk)).toBeLessThan(size(randomSchedule(failed.seed)))
@@ -78,10 +100,25 @@ describe('the fault-schedule checker', () => {
 
 describe('the checks judge a recorded run as data', () => {
   /** What another recorder would hand over: the run as JSON, no simulator object in it. */
-  function asData (run: RunOutcome): RecordedRun {
-    const json = JSON.stringify({ events: run.history.events, landed: run.branch.landed, replicas: run.replicas, winners: [...run.winners] })
-    const plain = JSON.parse(json) as { events: RecordedRun['history']['events'], landed: RecordedRun['branch']['landed'], replicas: RecordedRun['replicas'], winners: Array<[string, string]> }
-    return { history: { events: plain.events }, branch: { landed: plain.landed }, replicas: plain.replicas, winners: new Map(plain.winners) }
+  function asData(run: RunOutcome): RecordedRun {
+    const json = JSON.stringify({
+      events: run.history.events,
+      landed: run.branch.landed,
+      replicas: run.replicas,
+      winners: [...run.winners]
+    })
+    const plain = JSON.parse(json) as {
+      events: RecordedRun['history']['events']
+      landed: RecordedRun['branch']['landed']
+      replicas: RecordedRun['replicas']
+      winners: Array<[string, string]>
+    }
+    return {
+      history: { events: plain.events },
+      branch: { landed: plain.landed },
+      replicas: plain.replicas,
+      winners: new Map(plain.winners)
+    }
   }
 
   it('gives the same verdicts for a run read back from JSON, with and without violations', () => {
@@ -96,9 +133,18 @@ describe('the checks judge a recorded run as data', () => {
 
 describe('each check can fail', () => {
   /** A run with two replicas, built by hand. */
-  function outcome (): RunOutcome {
+  function outcome(): RunOutcome {
     const s = randomSchedule(1)
-    return { schedule: { ...s, nodes: 2 }, history: new History(), branch: new SharedBranch(), winners: new Map(), replicas: [{ node: 'n0', up: true, entryIds: ['n0/1'], board: ['t0 open -@0 -'] }, { node: 'n1', up: true, entryIds: ['n0/1'], board: ['t0 open -@0 -'] }] }
+    return {
+      schedule: { ...s, nodes: 2 },
+      history: new History(),
+      branch: new SharedBranch(),
+      winners: new Map(),
+      replicas: [
+        { node: 'n0', up: true, entryIds: ['n0/1'], board: ['t0 open -@0 -'] },
+        { node: 'n1', up: true, entryIds: ['n0/1'], board: ['t0 open -@0 -'] }
+      ]
+    }
   }
 
   it('(b) work that lands after its agent was told the claim was lost', () => {
@@ -128,7 +174,9 @@ describe('each check can fail', () => {
     }
     run.history.add({ kind: 'deliver', time: 50, node: 'n1', from: 'n0', id: 'm1' })
     run.history.add({ kind: 'deliver', time: 90, node: 'n1', from: 'n0', id: 'm1' })
-    const texts = checkRun(run, { minSettleMs: 250 }).filter(v => v.check === 'd').map(v => v.text)
+    const texts = checkRun(run, { minSettleMs: 250 })
+      .filter(v => v.check === 'd')
+      .map(v => v.text)
     expect(texts).toEqual([expect.stringContaining('delivered 2 times'), expect.stringContaining('delivered 0 times')])
   })
 })

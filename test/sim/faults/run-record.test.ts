@@ -7,13 +7,13 @@ import { checkRun } from '../../../src/sim/faults/checks.js'
 import type { HistoryEvent, NemesisEvent } from '../../../src/sim/faults/history.js'
 import type { RunRecord } from '../../../src/sim/faults/run-record.js'
 
-function record (events: HistoryEvent[]): RunRecord {
+function record(events: HistoryEvent[]): RunRecord {
   const replicas = ['a', 'b', 'c'].map(node => ({ node, up: true, entryIds: ['ca', 'cb'], board: ['t1 claimed a@1'] }))
   return { history: { events }, branch: { landed: [] }, replicas, winners: new Map([['t1@1', 'a']]) }
 }
 
 /** a and b both told HELD for t1@1; b is told it lost after the heal. */
-function twoHeld (faults: NemesisEvent[]): HistoryEvent[] {
+function twoHeld(faults: NemesisEvent[]): HistoryEvent[] {
   return [
     ...faults,
     { kind: 'invoke', op: 1, time: 1000, node: 'a', f: 'claim', task: 't1' },
@@ -34,16 +34,55 @@ describe('the fault checks over a recorded history', () => {
   })
 
   it('excuse it when one was paused, or its link degraded, while they settled', () => {
-    expect(check(twoHeld([{ kind: 'nemesis', time: 500, f: 'pause', node: 'b' }, { kind: 'nemesis', time: 1200, f: 'resume', node: 'b' }]))).toEqual([])
-    expect(check(twoHeld([{ kind: 'nemesis', time: 500, f: 'slow', node: 'a' }, { kind: 'nemesis', time: 5000, f: 'fast', node: 'a' }]))).toEqual([])
+    expect(
+      check(
+        twoHeld([
+          { kind: 'nemesis', time: 500, f: 'pause', node: 'b' },
+          { kind: 'nemesis', time: 1200, f: 'resume', node: 'b' }
+        ])
+      )
+    ).toEqual([])
+    expect(
+      check(
+        twoHeld([
+          { kind: 'nemesis', time: 500, f: 'slow', node: 'a' },
+          { kind: 'nemesis', time: 5000, f: 'fast', node: 'a' }
+        ])
+      )
+    ).toEqual([])
     // A pause over before the claims is no excuse.
-    expect(check(twoHeld([{ kind: 'nemesis', time: 100, f: 'pause', node: 'b' }, { kind: 'nemesis', time: 200, f: 'resume', node: 'b' }]))).toHaveLength(1)
+    expect(
+      check(
+        twoHeld([
+          { kind: 'nemesis', time: 100, f: 'pause', node: 'b' },
+          { kind: 'nemesis', time: 200, f: 'resume', node: 'b' }
+        ])
+      )
+    ).toHaveLength(1)
   })
 
   it('read a node in two groups as a bridge: the ends are apart, each end is with the middle', () => {
-    const bridge = (groups: string[][]): HistoryEvent[] => twoHeld([{ kind: 'nemesis', time: 500, f: 'partition', groups }, { kind: 'nemesis', time: 5000, f: 'heal' }])
-    expect(check(bridge([['a', 'c'], ['b', 'c']]))).toEqual([])
-    expect(check(bridge([['a', 'b'], ['b', 'c']]))).toHaveLength(1)
+    const bridge = (groups: string[][]): HistoryEvent[] =>
+      twoHeld([
+        { kind: 'nemesis', time: 500, f: 'partition', groups },
+        { kind: 'nemesis', time: 5000, f: 'heal' }
+      ])
+    expect(
+      check(
+        bridge([
+          ['a', 'c'],
+          ['b', 'c']
+        ])
+      )
+    ).toEqual([])
+    expect(
+      check(
+        bridge([
+          ['a', 'b'],
+          ['b', 'c']
+        ])
+      )
+    ).toHaveLength(1)
   })
 
   it('let a send whose call was cut off be delivered once, not twice', () => {
@@ -52,7 +91,8 @@ describe('the fault checks over a recorded history', () => {
       { kind: 'complete', op: 1, time: 200, node: 'a', type: 'info' }
     ]
     const deliver = (id: string): HistoryEvent => ({ kind: 'deliver', time: 300, node: 'b', from: 'a', id })
-    const run = (events: HistoryEvent[]): string[] => checkRun({ ...record(events), winners: new Map() }, { minSettleMs: 250 }).map(v => v.text)
+    const run = (events: HistoryEvent[]): string[] =>
+      checkRun({ ...record(events), winners: new Map() }, { minSettleMs: 250 }).map(v => v.text)
     expect(run([...send])).toEqual([])
     expect(run([...send, deliver('m1')])).toEqual([])
     expect(run([...send, deliver('m1'), deliver('m2')])).toEqual(['a message no one sent reached an inbox: b m2'])

@@ -15,7 +15,7 @@ describe('the ablation runner', () => {
   })
 
   it('builds one agency job per size, seed and configuration, with fewer seeds where asked', () => {
-    const jobs = ablationJobs([8, 1024], n => n > 100 ? [1] : [1, 2, 3], { tasks: 50 })
+    const jobs = ablationJobs([8, 1024], n => (n > 100 ? [1] : [1, 2, 3]), { tasks: 50 })
     expect(jobs).toHaveLength((3 + 1) * (MECHANISMS.length + 1))
     expect(jobs.every(j => j.strategy === 'agency')).toBe(true)
     expect(new Set(jobs.map(j => j.label)).size).toBe(MECHANISMS.length + 1)
@@ -23,7 +23,9 @@ describe('the ablation runner', () => {
   })
 
   it('a job with a mechanism off runs without it', () => {
-    const [all, noReviews] = ablationJobs([6], () => [2], { tasks: 40, layers: 3, tasksPerArea: 20 }).filter(j => j.label === 'agency, all mechanisms' || j.label === 'agency without reviews')
+    const [all, noReviews] = ablationJobs([6], () => [2], { tasks: 40, layers: 3, tasksPerArea: 20 }).filter(
+      j => j.label === 'agency, all mechanisms' || j.label === 'agency without reviews'
+    )
     // every change others build on asks for a review (by default only while a peer has nothing to claim)
     const a = runSwarmJob({ ...all, settings: { reviewWhenIdle: 0 } })
     const b = runSwarmJob({ ...noReviews, settings: { reviewWhenIdle: 0 } })

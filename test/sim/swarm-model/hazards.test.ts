@@ -153,14 +153,23 @@ describe('idle agents help the critical path', () => {
 
   it('assistants join only a task held for the floor, the first passing integration wins, and the holder and every other assistant stop when the task is done', () => {
     const floor = 10 * 60_000
-    const swarm = new AgencySwarm({ project: stally, agents: 40, seed: 7, mechanisms: { handoff: false }, settings: { assistFloorMs: floor } })
+    const swarm = new AgencySwarm({
+      project: stally,
+      agents: 40,
+      seed: 7,
+      mechanisms: { handoff: false },
+      settings: { assistFloorMs: floor }
+    })
     let checks = 0
     while (!swarm.progress.complete && swarm.scheduler.now < 200 * 3600_000) {
       swarm.runUntil(swarm.scheduler.now + 20_000)
       const now = swarm.scheduler.now
       for (const t of stally.tasks) {
         const helpers = swarm.helpers.helpersOf(t.index)
-        if (swarm.progress.passed(t.id)) { expect(helpers.filter(h => !h.integrating)).toEqual([]); continue }
+        if (swarm.progress.passed(t.id)) {
+          expect(helpers.filter(h => !h.integrating)).toEqual([])
+          continue
+        }
         if (helpers.length === 0) continue
         const since = swarm.helpers.holderSince(t.index)
         if (since !== undefined) expect(now - since).toBeGreaterThan(floor)
@@ -187,7 +196,7 @@ describe('idle agents help the critical path', () => {
     expect(r.duplicateAgentSeconds).toBe(0)
   })
 
-  it('with an integrator announced, assistants land through its queue like holders, and a win there is the assistant\'s done', () => {
+  it("with an integrator announced, assistants land through its queue like holders, and a win there is the assistant's done", () => {
     const r = runAgency({ project: stally, agents: 40, seed: 7, mechanisms: { handoff: false } })
     expect(r.completed).toBe(true)
     expect(r.extra.integratorStartedAtMin).toBeGreaterThanOrEqual(0)

@@ -12,7 +12,7 @@ import { agentIndex, agentName } from '../../../src/sim/swarm-model/strategies/c
 import { Topology } from '../../../src/sim/engine/topology.js'
 import { createProject } from '../../../src/sim/swarm-model/workload.js'
 
-function setup (n: number, { loss = 0 } = {}) {
+function setup(n: number, { loss = 0 } = {}) {
   const project = createProject(1, { tasks: 10, layers: 2 })
   const topology = new Topology(n)
   const latency = new LinkLatency({ seed: 3, minMs: 10, maxMs: 20, jitterMs: 0, tailChance: 0 })
@@ -39,7 +39,9 @@ const spec = (id: string) => TaskSpec.fromPartial({ id, title: id })
 
 describe('replica: lazy gossip over the modelled links', () => {
   it('an entry reaches a peer after its link latency, not before, and only once', () => {
-    const { replicas: [a, b] } = setup(2)
+    const {
+      replicas: [a, b]
+    } = setup(2)
     a.write('task', spec('task-00000'), 1_000, 0)
     b.drain(1_009)
     expect(b.size).toBe(0)
@@ -53,7 +55,11 @@ describe('replica: lazy gossip over the modelled links', () => {
   })
 
   it('a claim takes in the round trips of the pings answered before it: both legs, as the pinger timed them', () => {
-    const { replicas: [a, b], latency, shared } = setup(2)
+    const {
+      replicas: [a, b],
+      latency,
+      shared
+    } = setup(2)
     a.write('task', spec('task-00000'), 0, 0)
     b.drain(100)
     b.claim('task-00000', 10_500)
@@ -65,7 +71,10 @@ describe('replica: lazy gossip over the modelled links', () => {
   })
 
   it('a partition cuts gossip; after healing, anti-entropy (lacksFrom/receive) repairs it', () => {
-    const { replicas: [a, b, c], topology } = setup(3)
+    const {
+      replicas: [a, b, c],
+      topology
+    } = setup(3)
     topology.partition([[0, 1]], 0)
     a.write('task', spec('task-00000'), 100, 0)
     for (const r of [b, c]) r.drain(1_000)
@@ -88,7 +97,10 @@ describe('replica: lazy gossip over the modelled links', () => {
     expect(got).toBeGreaterThan(5)
     expect(got).toBeLessThan(39)
 
-    const { replicas: [a, b], topology: t2 } = setup(2)
+    const {
+      replicas: [a, b],
+      topology: t2
+    } = setup(2)
     t2.setDown(1, true, 50)
     a.write('task', spec('task-00000'), 60, 0)
     t2.setDown(1, false, 500)
@@ -97,9 +109,13 @@ describe('replica: lazy gossip over the modelled links', () => {
   })
 
   it('leases follow modelled heartbeats: live while beating, expired a lease after a crash, live again after restart', () => {
-    const { replicas: [a, b], topology } = setup(2)
+    const {
+      replicas: [a, b],
+      topology
+    } = setup(2)
     expect(b.board.task('task-00000', 0)).toBeUndefined()
-    const live = (now: number) => (b.board as unknown as { liveness: { isLive: (p: string, n: number) => boolean } }).liveness.isLive(a.name, now)
+    const live = (now: number) =>
+      (b.board as unknown as { liveness: { isLive: (p: string, n: number) => boolean } }).liveness.isLive(a.name, now)
     expect(live(5_000)).toBe(true)
     topology.setDown(0, true, 6_000)
     expect(live(8_000)).toBe(true)
@@ -109,7 +125,9 @@ describe('replica: lazy gossip over the modelled links', () => {
   })
 
   it('a restart rebuilds the board from stored entries', () => {
-    const { replicas: [a] } = setup(1)
+    const {
+      replicas: [a]
+    } = setup(1)
     a.write('task', spec('task-00000'), 0, 0)
     a.write('task', spec('task-00001'), 0, 1)
     a.restart(5_000)

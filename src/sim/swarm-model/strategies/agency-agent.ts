@@ -44,11 +44,11 @@ export class AgencyAgent implements HelperAgent {
   private frozen = false
   private readonly lostUntil = new Map<number, number>()
   private readonly ownTraps = new Set<string>()
-  private readonly trapCache = new Map<number, { version: number, known: ReadonlySet<string> }>()
+  private readonly trapCache = new Map<number, { version: number; known: ReadonlySet<string> }>()
   /** the task it holds and is attempting */
-  private working: { task: ProjectTask, epoch: number, claimedAt: number, start: number, endAt: number, attempt: Attempt } | undefined
+  private working: { task: ProjectTask; epoch: number; claimedAt: number; start: number; endAt: number; attempt: Attempt } | undefined
   /** the claim waiting for its answer */
-  private claiming: { task: ProjectTask, at: number } | undefined
+  private claiming: { task: ProjectTask; at: number } | undefined
   /** an idle agent waiting to be woken (a review to do) */
   private idleToken = 0
   /** fixes owed to its own changes (a defect a review found), done before the next attempt */
@@ -70,47 +70,75 @@ export class AgencyAgent implements HelperAgent {
   private landedWhileDown: Array<() => void> = []
   idle = false
 
-  constructor (index: number, swarm: SwarmContext, replica: Replica, rng: Random) {
+  constructor(index: number, swarm: SwarmContext, replica: Replica, rng: Random) {
     this.index = index
     this.swarm = swarm
     this.replica = replica
     this.rng = rng
     // A loss of a claim it holds shows when the agent next looks (finish, integrate).
-    replica.listen({ verdict: v => { this.settle(v) }, notice: () => {} })
+    replica.listen({
+      verdict: v => {
+        this.settle(v)
+      },
+      notice: () => {}
+    })
     this.background = {
       swarm,
       // the agent goes on: with its next task, or (a fix it paused an attempt for) with that attempt
-      carry: t => { this.pipelined.add(t.index); this.swarm.recorder.bump('carriedOn'); if (this.working === undefined) this.later(0, () => { this.pick() }) },
-      writeRequest: t => { this.writeRequest(t, this.swarm.scheduler.now) },
-      refused: t => { this.refuseRequest(t) },
+      carry: t => {
+        this.pipelined.add(t.index)
+        this.swarm.recorder.bump('carriedOn')
+        if (this.working === undefined)
+          this.later(0, () => {
+            this.pick()
+          })
+      },
+      writeRequest: t => {
+        this.writeRequest(t, this.swarm.scheduler.now)
+      },
+      refused: t => {
+        this.refuseRequest(t)
+      },
       first: (ms, fn) => {
-        if (this.pauseAttempt(ms)) { this.later(ms, fn); return }
-        this.returns.push(() => { this.later(ms, fn) })
+        if (this.pauseAttempt(ms)) {
+          this.later(ms, fn)
+          return
+        }
+        this.returns.push(() => {
+          this.later(ms, fn)
+        })
         this.wake()
       },
-      later: (ms, fn) => { this.later(ms, fn) },
-      whenUp: fn => { if (this.down) this.landedWhileDown.push(fn); else fn() }
+      later: (ms, fn) => {
+        this.later(ms, fn)
+      },
+      whenUp: fn => {
+        if (this.down) this.landedWhileDown.push(fn)
+        else fn()
+      }
     }
   }
 
-  get name (): string {
+  get name(): string {
     return this.replica.name
   }
 
-  get slow (): boolean {
+  get slow(): boolean {
     return this.swarm.project.hazards.slowAgent(this.index)
   }
 
-  start (at: number): void {
-    this.later(at - this.swarm.scheduler.now, () => { this.pick() })
+  start(at: number): void {
+    this.later(at - this.swarm.scheduler.now, () => {
+      this.pick()
+    })
   }
 
   /** Stops acting (tests use it to let the replicas settle). */
-  freeze (): void {
+  freeze(): void {
     this.frozen = true
   }
 
-  crash (now: number): void {
+  crash(now: number): void {
     this.life++
     this.claiming = undefined
     this.idle = false
@@ -125,7 +153,7 @@ export class AgencyAgent implements HelperAgent {
   }
 
   /** After the process restarts: resume a task the board says it still holds, else pick. */
-  restart (): void {
+  restart(): void {
     this.life++
     const now = this.swarm.scheduler.now
     this.replica.drain(now)
@@ -139,28 +167,36 @@ export class AgencyAgent implements HelperAgent {
   }
 
   /** A peer asked for a review: an idle agent takes it now. */
-  wake (): void {
+  wake(): void {
     if (!this.idle) return
     this.idle = false
     this.idleToken++
     this.pick()
   }
 
-  later (ms: number, fn: () => void): void {
+  later(ms: number, fn: () => void): void {
     const life = this.life
-    this.swarm.scheduler.after(ms, () => { if (life === this.life && !this.frozen) fn() })
+    this.swarm.scheduler.after(ms, () => {
+      if (life === this.life && !this.frozen) fn()
+    })
   }
 
-  pick (): void {
+  pick(): void {
     const now = this.swarm.scheduler.now
     const board = this.replica.board
     this.idle = false
     this.replica.drain(now)
     // the author names a reviewer (agency experts); a request that waits on it comes first, as the prompt's loop has it
     const back = this.returns.shift()
-    if (back !== undefined) { back(); return }
+    if (back !== undefined) {
+      back()
+      return
+    }
     const review = this.swarm.takeReview(this.index)
-    if (review !== undefined) { this.review(review); return }
+    if (review !== undefined) {
+      this.review(review)
+      return
+    }
     for (const task of this.candidates(now)) {
       const t = this.swarm.project.tasks[task]
       const view = board.task(t.id, now)
@@ -171,13 +207,20 @@ export class AgencyAgent implements HelperAgent {
       if (this.claim(t, now)) return
     }
     if (this.swarm.helpers.help(this, this.replica, now)) return
-    if (idleRepair(this.swarm, this.index, () => { this.pick() })) return
+    if (
+      idleRepair(this.swarm, this.index, () => {
+        this.pick()
+      })
+    )
+      return
     this.idle = true
     const token = ++this.idleToken
-    this.later(this.swarm.pollMs * this.rng.between(0.5, 1.5), () => { if (token === this.idleToken) this.pick() })
+    this.later(this.swarm.pollMs * this.rng.between(0.5, 1.5), () => {
+      if (token === this.idleToken) this.pick()
+    })
   }
 
-  private claim (t: ProjectTask, now: number): boolean {
+  private claim(t: ProjectTask, now: number): boolean {
     this.claiming = { task: t, at: now }
     let ticket
     try {
@@ -192,7 +235,7 @@ export class AgencyAgent implements HelperAgent {
   }
 
   /** Tasks whose holder's lease expired (only when crashes can happen: the scan is O(held)), then a few random open tasks. */
-  private * candidates (now: number): Generator<number> {
+  private *candidates(now: number): Generator<number> {
     const ready = this.replica.ready
     if (this.swarm.expiryPossible) {
       for (const task of [...ready.held.values()]) {
@@ -211,7 +254,7 @@ export class AgencyAgent implements HelperAgent {
   }
 
   /** The answer to the claim: work on it, or (the protocol released it) back off and pick again. */
-  private settle (v: ClaimVerdict): void {
+  private settle(v: ClaimVerdict): void {
     const c = this.claiming
     if (c === undefined || c.task.id !== v.task || this.frozen) return
     this.claiming = undefined
@@ -228,19 +271,22 @@ export class AgencyAgent implements HelperAgent {
   }
 
   /** A slow holder released `t` to this agent (hand-off by speed): claim it once the release has arrived. */
-  takeOver (t: ProjectTask, tries = 0): void {
+  takeOver(t: ProjectTask, tries = 0): void {
     this.later(HANDOFF_RETRY_MS, () => {
       const now = this.swarm.scheduler.now
       this.replica.drain(now)
       const view = this.replica.board.task(t.id, now)
       if (view !== undefined && (view.state === 'open' || view.state === 'expired') && this.claim(t, now)) return
-      if (view?.state === 'claimed' && tries < HANDOFF_TRIES) { this.takeOver(t, tries + 1); return }
+      if (view?.state === 'claimed' && tries < HANDOFF_TRIES) {
+        this.takeOver(t, tries + 1)
+        return
+      }
       this.pick()
     })
   }
 
   /** The traps it knows of in `t`'s area: its own, and the failures peers recorded that its daemon holds (kept until either grows). */
-  knownTraps (t: ProjectTask): ReadonlySet<string> {
+  knownTraps(t: ProjectTask): ReadonlySet<string> {
     const version = this.replica.findingsFolded * 65_536 + this.ownTraps.size
     const cached = this.trapCache.get(t.area)
     if (cached !== undefined && cached.version === version) return cached.known
@@ -260,7 +306,7 @@ export class AgencyAgent implements HelperAgent {
    * assistants announced (their notices reach it) while that leaves one; a
    * holder never waits for its assistants.
    */
-  private avoiding (t: ProjectTask): ReadonlySet<string> {
+  private avoiding(t: ProjectTask): ReadonlySet<string> {
     const known = this.knownTraps(t)
     const helpers = this.swarm.helpers.helpersOf(t.index)
     if (helpers.length === 0) return known
@@ -269,7 +315,7 @@ export class AgencyAgent implements HelperAgent {
     return this.swarm.project.areas[t.area].approaches.some(a => !avoid.has(`${area}/${a}`)) ? avoid : known
   }
 
-  private work (t: ProjectTask, epoch: number, claimedAt: number): void {
+  private work(t: ProjectTask, epoch: number, claimedAt: number): void {
     const { scheduler, project, progress } = this.swarm
     const now = scheduler.now
     this.replica.drain(now)
@@ -283,11 +329,13 @@ export class AgencyAgent implements HelperAgent {
     this.scheduleFinish()
   }
 
-  private scheduleFinish (): void {
+  private scheduleFinish(): void {
     const w = this.working
     if (w === undefined) return
     const token = ++this.attemptToken
-    this.later(w.endAt - this.swarm.scheduler.now, () => { if (token === this.attemptToken) this.finish(w.task, w.epoch, w.claimedAt, w.attempt, w.start) })
+    this.later(w.endAt - this.swarm.scheduler.now, () => {
+      if (token === this.attemptToken) this.finish(w.task, w.epoch, w.claimedAt, w.attempt, w.start)
+    })
   }
 
   /**
@@ -296,7 +344,7 @@ export class AgencyAgent implements HelperAgent {
    * pauses for `ms`, which is not counted as attempt time. False when it is
    * not attempting anything.
    */
-  private pauseAttempt (ms: number): boolean {
+  private pauseAttempt(ms: number): boolean {
     const w = this.working
     if (w === undefined) return false
     w.start += ms
@@ -306,7 +354,7 @@ export class AgencyAgent implements HelperAgent {
   }
 
   /** The holder stops its attempt at `t` and releases the task to a faster agent (hand-off by speed). The time it spent is `kind`. */
-  yieldTask (t: ProjectTask, kind: 'helping' | 'lost', to = ''): boolean {
+  yieldTask(t: ProjectTask, kind: 'helping' | 'lost', to = ''): boolean {
     const w = this.working
     if (w === undefined || w.task.index !== t.index) return false
     const now = this.swarm.scheduler.now
@@ -322,7 +370,9 @@ export class AgencyAgent implements HelperAgent {
     this.replica.forget(t.id)
     this.swarm.recorder.bump('handoffs')
     this.lostUntil.set(t.index, now + LOST_BACKOFF_MS)
-    this.later(0, () => { this.pick() })
+    this.later(0, () => {
+      this.pick()
+    })
     return true
   }
 
@@ -330,7 +380,7 @@ export class AgencyAgent implements HelperAgent {
    * An assistant's integration finished `t` (claim_lost: done by an assistant): the holder stops; what it spent since its attempt began is
    * redundancy.
    */
-  taskDoneByAssistant (t: ProjectTask): void {
+  taskDoneByAssistant(t: ProjectTask): void {
     const w = this.working
     if (w === undefined || w.task.index !== t.index) return // in its own pipeline: its land is fenced
     this.attemptToken++
@@ -338,7 +388,9 @@ export class AgencyAgent implements HelperAgent {
     this.swarm.recorder.spend('helping', this.swarm.scheduler.now - w.start)
     this.swarm.recorder.bump('holdersStoppedByAssist')
     this.replica.forget(t.id)
-    this.later(0, () => { this.pick() })
+    this.later(0, () => {
+      this.pick()
+    })
   }
 
   /**
@@ -351,18 +403,24 @@ export class AgencyAgent implements HelperAgent {
    * merged integration counts as landed by it at the holder's epoch and its
    * daemon writes the task's done; the holder's request is then fenced.
    */
-  integrateAssist (t: ProjectTask, attempt: Attempt, start: number, then: (landed: boolean) => void): void {
+  integrateAssist(t: ProjectTask, attempt: Attempt, start: number, then: (landed: boolean) => void): void {
     const swarm = this.swarm
     const pre = preMerge(swarm, t, this.index, start, attempt.durationMs, (a, b) => swarm.agreed(a, b))
     const attemptEnd = swarm.scheduler.now
     this.later(pre.ms, () => {
       if (pre.repair) swarm.progress.repairAround(t, swarm.scheduler.now)
       if (pre.ms > 0) swarm.recorder.worked(t.id, this.index, attemptEnd, swarm.scheduler.now, true)
-      this.integrateChange(t, verified => { this.landAssist(t, then, verified) }, true)
+      this.integrateChange(
+        t,
+        verified => {
+          this.landAssist(t, then, verified)
+        },
+        true
+      )
     })
   }
 
-  private landAssist (t: ProjectTask, then: (landed: boolean) => void, verified: boolean): void {
+  private landAssist(t: ProjectTask, then: (landed: boolean) => void, verified: boolean): void {
     const { scheduler, recorder, progress } = this.swarm
     const now = scheduler.now
     this.replica.drain(now)
@@ -377,7 +435,12 @@ export class AgencyAgent implements HelperAgent {
     }
     progress.merge(t, this.index, now, { verified })
     const commit = `sim-${t.index}-${this.index}`
-    this.replica.write('integration', { task: t.id, epoch: holder.epoch, commit, result: 'merged', paths: t.files, request: '' }, now, t.index)
+    this.replica.write(
+      'integration',
+      { task: t.id, epoch: holder.epoch, commit, result: 'merged', paths: t.files, request: '' },
+      now,
+      t.index
+    )
     this.replica.write('done', { task: t.id, epoch: holder.epoch, commit, paths: t.files }, now, t.index)
     then(true)
     this.swarm.helpers.taskDone(t.index, this)
@@ -385,7 +448,7 @@ export class AgencyAgent implements HelperAgent {
     this.pick()
   }
 
-  private finish (t: ProjectTask, epoch: number, claimedAt: number, attempt: Attempt, start: number): void {
+  private finish(t: ProjectTask, epoch: number, claimedAt: number, attempt: Attempt, start: number): void {
     const { scheduler, recorder } = this.swarm
     const now = scheduler.now
     this.replica.drain(now)
@@ -401,18 +464,24 @@ export class AgencyAgent implements HelperAgent {
       this.recordTrap(t, attempt, now)
     }
     if (claimOutcome(this.replica.board, t.id, this.name, epoch).outcome === 'HELD') this.work(t, epoch, claimedAt)
-    else { this.swarm.helpers.holderGone(t.index, this); this.pick() }
+    else {
+      this.swarm.helpers.holderGone(t.index, this)
+      this.pick()
+    }
   }
 
-  recordTrap (t: ProjectTask, attempt: Attempt, now: number): void {
+  recordTrap(t: ProjectTask, attempt: Attempt, now: number): void {
     this.ownTraps.add(attempt.trap)
     const area = this.swarm.project.areas[t.area].name
-    this.replica.writeFinding(Finding.fromPartial({
-      kind: 'failure',
-      text: `${attempt.approach} does not work in ${area}: the hidden tests of ${t.id} fail with it`,
-      paths: t.files,
-      tags: [area, `approach:${attempt.approach}`, t.id]
-    }), now)
+    this.replica.writeFinding(
+      Finding.fromPartial({
+        kind: 'failure',
+        text: `${attempt.approach} does not work in ${area}: the hidden tests of ${t.id} fail with it`,
+        paths: t.files,
+        tags: [area, `approach:${attempt.approach}`, t.id]
+      }),
+      now
+    )
     this.swarm.recorder.trapRecorded(attempt.trap, now)
   }
 
@@ -423,7 +492,7 @@ export class AgencyAgent implements HelperAgent {
    * the task done, asks for a review if others build on the change (and does
    * not wait for it), and picks the next.
    */
-  private passed (t: ProjectTask, epoch: number, attempt: Attempt, attemptStart: number, workStart: number): void {
+  private passed(t: ProjectTask, epoch: number, attempt: Attempt, attemptStart: number, workStart: number): void {
     const swarm = this.swarm
     // from here the agent is in its change's pipeline, no longer attempting: an assistant's landing fences its merge instead of stopping it
     this.working = undefined
@@ -431,15 +500,25 @@ export class AgencyAgent implements HelperAgent {
     const next = (): void => {
       if (pre.repair) swarm.progress.repairAround(t, swarm.scheduler.now)
       swarm.recorder.worked(t.id, this.index, workStart, swarm.scheduler.now)
-      if (swarm.mechanisms.verifiedIntegration && swarm.settings.backgroundVerify > 0 && (swarm.settings.backgroundVerify >= 2 || !swarm.integrator.queued)) integrateInBackground(this.background, t, () => { this.land(t, epoch, true) })
-      else this.integrateChange(t, verified => { this.land(t, epoch, verified) })
+      if (
+        swarm.mechanisms.verifiedIntegration &&
+        swarm.settings.backgroundVerify > 0 &&
+        (swarm.settings.backgroundVerify >= 2 || !swarm.integrator.queued)
+      )
+        integrateInBackground(this.background, t, () => {
+          this.land(t, epoch, true)
+        })
+      else
+        this.integrateChange(t, verified => {
+          this.land(t, epoch, verified)
+        })
     }
     if (pre.ms > 0) this.later(pre.ms, next)
     else next()
   }
 
   /** Work the agent owes (fixing its own change after a review): it does it before its next attempt. */
-  private owe (ms: number, then: () => void): void {
+  private owe(ms: number, then: () => void): void {
     this.debtMs += ms
     this.later(ms, then)
   }
@@ -451,7 +530,7 @@ export class AgencyAgent implements HelperAgent {
    * its next attempt (a dependent that built on the defect before then pays
    * for it as before).
    */
-  private askReview (t: ProjectTask): void {
+  private askReview(t: ProjectTask): void {
     const swarm = this.swarm
     if (!swarm.mechanisms.reviews || swarm.agentCount < 2 || t.dependentIndices.length === 0) return
     if (swarm.settings.reviewWhenIdle > 0 && !swarm.peerIdle(this.index)) return
@@ -463,13 +542,15 @@ export class AgencyAgent implements HelperAgent {
         if (!caught) return
         const fix = swarm.project.hazards.options.reviewFixFraction * t.effortMs
         swarm.recorder.spend('reviewFix', fix)
-        this.owe(fix, () => { swarm.progress.fixDefect(t.index) })
+        this.owe(fix, () => {
+          swarm.progress.fixDefect(t.index)
+        })
       }
     })
   }
 
   /** Does a peer's review: the reviewer's time, then the verdict. */
-  private review (r: ReviewRequest): void {
+  private review(r: ReviewRequest): void {
     const { hazards } = this.swarm.project
     const ms = hazards.options.reviewMs
     this.swarm.recorder.spend('review', ms)
@@ -491,9 +572,12 @@ export class AgencyAgent implements HelperAgent {
    * change back to it to fix and integrate again. `land(verified)` when it
    * is green (or at once, unverified, when the mechanism is off).
    */
-  private integrateChange (t: ProjectTask, land: (verified: boolean) => void, assist = false, fixed = false): void {
+  private integrateChange(t: ProjectTask, land: (verified: boolean) => void, assist = false, fixed = false): void {
     const swarm = this.swarm
-    if (!swarm.mechanisms.verifiedIntegration) { land(false); return }
+    if (!swarm.mechanisms.verifiedIntegration) {
+      land(false)
+      return
+    }
     if (swarm.integrator.queued && !fixed) {
       const { verifyMs, reviewFixFraction } = swarm.project.hazards.options
       swarm.recorder.bump('preVerifies')
@@ -503,7 +587,9 @@ export class AgencyAgent implements HelperAgent {
         swarm.recorder.spend('breakFix', reviewFixFraction * t.effortMs)
       }
       swarm.recorder.spend('verify', verifyMs)
-      this.later(verifyMs + (breaks ? reviewFixFraction * t.effortMs : 0), () => { this.integrateChange(t, land, assist, true) })
+      this.later(verifyMs + (breaks ? reviewFixFraction * t.effortMs : 0), () => {
+        this.integrateChange(t, land, assist, true)
+      })
       return
     }
     const breaks = !fixed && swarm.project.hazards.breaks(t.index)
@@ -521,53 +607,79 @@ export class AgencyAgent implements HelperAgent {
       breaks,
       then: green => {
         if (this.frozen) return
-        if (carryOn && this.down) { this.landedWhileDown.push(() => { land(true) }); return }
+        if (carryOn && this.down) {
+          this.landedWhileDown.push(() => {
+            land(true)
+          })
+          return
+        }
         if (life !== this.life && !carryOn) return
         // with an integrator the wait for the batch; alone, its own verify (the race is the integrator's verifyWait)
         if (queued && !carryOn) swarm.recorder.spend('integrationWait', swarm.scheduler.now - asked)
         else if (!queued) swarm.recorder.spend('verify', swarm.project.hazards.options.verifyMs)
-        if (green) { land(true); return }
+        if (green) {
+          land(true)
+          return
+        }
         const fix = swarm.project.hazards.options.reviewFixFraction * t.effortMs
         swarm.recorder.spend('breakFix', fix)
-        this.later(fix, () => { this.integrateChange(t, land, assist, true) })
+        this.later(fix, () => {
+          this.integrateChange(t, land, assist, true)
+        })
       }
     })
     if (carryOn) {
       swarm.recorder.bump('carriedOn')
       this.writeRequest(t, asked)
       this.pipelined.add(t.index)
-      this.later(0, () => { this.pick() })
+      this.later(0, () => {
+        this.pick()
+      })
     }
   }
 
   /** Its carried-on integration_request for `t` on the log as in agentd, so the board's carry-on rule sees the task on its way. */
-  private writeRequest (t: ProjectTask, at: number): void {
+  private writeRequest(t: ProjectTask, at: number): void {
     const held = this.replica.board.holder(t.id)
     if (held?.holder !== this.name) return
-    const request = this.replica.write('integration_request', { task: t.id, epoch: held.epoch, ref: `refs/agency/${this.name}/${t.id}`, commit: `sim-${t.index}-${this.index}` }, at, t.index)
+    const request = this.replica.write(
+      'integration_request',
+      { task: t.id, epoch: held.epoch, ref: `refs/agency/${this.name}/${t.id}`, commit: `sim-${t.index}-${this.index}` },
+      at,
+      t.index
+    )
     if (request.board !== undefined) this.requests.set(t.index, request.board.id)
   }
 
   /**
    * A carried change did not land (a red verify): the daemon answers its request as failed, so the task is this agent's current task again.
    */
-  private refuseRequest (t: ProjectTask): void {
+  private refuseRequest(t: ProjectTask): void {
     this.pipelined.delete(t.index)
     const request = this.requests.get(t.index)
     if (request === undefined) return
     this.requests.delete(t.index)
     const held = this.replica.board.holder(t.id)
-    this.replica.write('integration', { task: t.id, epoch: held?.epoch ?? 0, commit: '', result: 'failed', paths: [], request }, this.swarm.scheduler.now, t.index)
+    this.replica.write(
+      'integration',
+      { task: t.id, epoch: held?.epoch ?? 0, commit: '', result: 'failed', paths: [], request },
+      this.swarm.scheduler.now,
+      t.index
+    )
   }
 
   /** Fenced integration: the merge goes in only while this agent still holds the task's epoch; then done, and the next task. */
-  private land (t: ProjectTask, epoch: number, verified: boolean): void {
+  private land(t: ProjectTask, epoch: number, verified: boolean): void {
     const { scheduler, recorder, progress } = this.swarm
     const now = scheduler.now
     this.replica.drain(now)
     const board = this.replica.board
     // a carried-on request lands while the agent works on its next task: its daemon writes the done, the agent goes on
-    const next = this.pipelined.delete(t.index) ? () => {} : () => { this.pick() }
+    const next = this.pipelined.delete(t.index)
+      ? () => {}
+      : () => {
+          this.pick()
+        }
     const request = this.requests.get(t.index) ?? ''
     this.requests.delete(t.index)
     if (progress.passed(t.id) || claimOutcome(board, t.id, this.name, epoch).outcome !== 'HELD') {
@@ -583,7 +695,13 @@ export class AgencyAgent implements HelperAgent {
     this.askReview(t)
     const held = board.checkDoable(t.id, this.name)
     // the integrator's answer to a carried-on request (written here: the sim's integrator is a model, not a replica)
-    if (request !== '') this.replica.write('integration', { task: t.id, epoch: held.epoch, commit: `sim-${t.index}-${this.index}`, result: 'merged', paths: t.files, request }, now, t.index)
+    if (request !== '')
+      this.replica.write(
+        'integration',
+        { task: t.id, epoch: held.epoch, commit: `sim-${t.index}-${this.index}`, result: 'merged', paths: t.files, request },
+        now,
+        t.index
+      )
     this.replica.write('done', { task: t.id, epoch: held.epoch, commit: `sim-${t.index}-${this.index}`, paths: t.files }, now, t.index)
     this.replica.forget(t.id)
     next()

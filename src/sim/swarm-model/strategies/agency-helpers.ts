@@ -55,8 +55,20 @@ import type { Scheduler } from '../../engine/scheduler.js'
 import type { Project } from '../workload.js'
 import type { MechanismSettings, Mechanisms } from './agency-mechanisms.js'
 
-interface Holding { agent: HelperAgent, claimedAt: number, attemptStart: number, approach: string, merging: boolean }
-interface Helping { agent: HelperAgent, approach: string, start: number, active: boolean, integrating: boolean }
+interface Holding {
+  agent: HelperAgent
+  claimedAt: number
+  attemptStart: number
+  approach: string
+  merging: boolean
+}
+interface Helping {
+  agent: HelperAgent
+  approach: string
+  start: number
+  active: boolean
+  integrating: boolean
+}
 
 export interface HelpersInit {
   project: Project
@@ -76,43 +88,43 @@ export class AgencyHelpers implements HelperBoard {
   /** claim-to-done times of the tasks each agent finished as their holder (board.doneTimesByAgent), and all of them */
   private readonly record = new Map<HelperAgent, number[]>()
   private readonly allDone: number[] = []
-  private usualCache: { n: number, ms: number | undefined } = { n: 0, ms: undefined }
+  private usualCache: { n: number; ms: number | undefined } = { n: 0, ms: undefined }
 
-  constructor (init: HelpersInit) {
+  constructor(init: HelpersInit) {
     this.o = init
   }
 
   /** Helpers at work on `task` now, with their approaches. */
-  helpersOf (task: number): Array<{ agent: number, approach: string, integrating: boolean }> {
+  helpersOf(task: number): Array<{ agent: number; approach: string; integrating: boolean }> {
     return (this.helping.get(task) ?? []).map(h => ({ agent: h.agent.index, approach: h.approach, integrating: h.integrating }))
   }
 
   /** The approach the holder of `task` is attempting now (tests). */
-  holderApproach (task: number): string | undefined {
+  holderApproach(task: number): string | undefined {
     return this.holders.get(task)?.approach
   }
 
   /** When the holder of `task` claimed it (tests). */
-  holderSince (task: number): number | undefined {
+  holderSince(task: number): number | undefined {
     return this.holders.get(task)?.claimedAt
   }
 
-  holding (task: number, agent: HelperAgent, claimedAt: number, attemptStart: number, approach: string): void {
+  holding(task: number, agent: HelperAgent, claimedAt: number, attemptStart: number, approach: string): void {
     this.holders.set(task, { agent, claimedAt, attemptStart, approach, merging: false })
   }
 
-  holderGone (task: number, agent: HelperAgent): void {
+  holderGone(task: number, agent: HelperAgent): void {
     if (this.holders.get(task)?.agent === agent) this.holders.delete(task)
   }
 
   /** The holder has a passing change on its way to the branch (its assistants go on: the first integration wins). */
-  holderPassed (task: number): void {
+  holderPassed(task: number): void {
     const h = this.holders.get(task)
     if (h !== undefined) h.merging = true
   }
 
   /** `task` is done (by its holder or an assistant): the assists end; an assistant's done ends the holder's claim. */
-  taskDone (task: number, by: HelperAgent): void {
+  taskDone(task: number, by: HelperAgent): void {
     const h = this.holders.get(task)
     if (h !== undefined && h.agent === by) {
       const ms = this.o.scheduler.now - h.claimedAt
@@ -132,27 +144,27 @@ export class AgencyHelpers implements HelperBoard {
    * board's median claim-to-done; scaled by effort / that median, the record
    * is slow beside the task's effort exactly when it is beside the median.
    */
-  private recordFor (agent: HelperAgent, t: ProjectTask): readonly number[] {
+  private recordFor(agent: HelperAgent, t: ProjectTask): readonly number[] {
     const list = this.record.get(agent)
     if (list === undefined) return []
     if (this.usualCache.n !== this.allDone.length) this.usualCache = { n: this.allDone.length, ms: usualTaskMs(this.allDone) }
     const usual = this.usualCache.ms
     if (usual === undefined || !(usual > 0)) return []
-    return list.map(ms => ms * t.effortMs / usual)
+    return list.map(ms => (ms * t.effortMs) / usual)
   }
 
   /** How long a task must be held before it may be assisted: the floor (assist-choice.ts, agentd --assist-after). */
-  thresholdMs (): number {
+  thresholdMs(): number {
     return this.o.settings.assistFloorMs
   }
 
   /** An idle agent asks for a held task on the critical path to assist (or take over, by speed); true if it got one. */
-  help (agent: HelperAgent, replica: Replica, now: number): boolean {
+  help(agent: HelperAgent, replica: Replica, now: number): boolean {
     const { mechanisms, project, progress, settings } = this.o
     if (!mechanisms.helpers && !mechanisms.handoff) return false
     const threshold = this.thresholdMs()
     // the cheap tests first; the approaches left (a findings search) only for the best candidates, in order
-    const eligible: Array<{ t: ProjectTask, h: Holding, handoff: boolean, helpable: boolean, score: number }> = []
+    const eligible: Array<{ t: ProjectTask; h: Holding; handoff: boolean; helpable: boolean; score: number }> = []
     const score = rendezvousScorer(agent.name)
     const budget = this.budgetNow(now)
     // the task's effort is its usual time here: no floor against a noisy median is needed
@@ -160,14 +172,22 @@ export class AgencyHelpers implements HelperBoard {
     for (const [task, h] of this.holders) {
       if (h.agent === agent) continue
       const t = project.tasks[task]
-      const handoff = mechanisms.handoff && !agent.slow && handoffDue(now - h.attemptStart, t.effortMs, h.merging, handoffPolicy, this.recordFor(h.agent, t))
+      const handoff =
+        mechanisms.handoff &&
+        !agent.slow &&
+        handoffDue(now - h.attemptStart, t.effortMs, h.merging, handoffPolicy, this.recordFor(h.agent, t))
       const list = this.helping.get(task)
       // (an approach left untaken by the holder and its assistants: checked here without a findings search)
-      const helpable = mechanisms.helpers && now - h.claimedAt > threshold && (list?.length ?? 0) < budget && untaken(project.areas[t.area].approaches, h.approach, list)
+      const helpable =
+        mechanisms.helpers &&
+        now - h.claimedAt > threshold &&
+        (list?.length ?? 0) < budget &&
+        untaken(project.areas[t.area].approaches, h.approach, list)
       if ((handoff || helpable) && !progress.passed(t.id)) eligible.push({ t, h, handoff, helpable, score: score(t.id) })
     }
     if (eligible.length === 0) return false
-    if (eligible.length > 1) eligible.sort((a, b) => b.t.chain - a.t.chain || a.h.claimedAt - b.h.claimedAt || b.score - a.score || a.t.index - b.t.index)
+    if (eligible.length > 1)
+      eligible.sort((a, b) => b.t.chain - a.t.chain || a.h.claimedAt - b.h.claimedAt || b.score - a.score || a.t.index - b.t.index)
     for (const { t, h, handoff, helpable } of eligible) {
       if (handoff && h.agent.yieldTask(t, 'lost', agent.name)) {
         this.o.recorder.bump('handoffsBySpeed')
@@ -186,7 +206,7 @@ export class AgencyHelpers implements HelperBoard {
    * assisting; places: on each task held for the floor, the budget less its
    * assistants.
    */
-  private budgetNow (now: number): number {
+  private budgetNow(now: number): number {
     const { settings } = this.o
     const budget = settings.maxHelpersPerTask
     if (!(settings.assistSpare > 0)) return budget
@@ -201,7 +221,7 @@ export class AgencyHelpers implements HelperBoard {
     return assistBudgetNow(budget, settings.assistSpare, this.o.agents - busy.size, places)
   }
 
-  private freeApproaches (agent: HelperAgent, t: ProjectTask, h: Holding, budget: number): string[] {
+  private freeApproaches(agent: HelperAgent, t: ProjectTask, h: Holding, budget: number): string[] {
     const list = this.helping.get(t.index) ?? []
     if (list.length >= budget) return []
     const known = agent.knownTraps(t)
@@ -210,18 +230,22 @@ export class AgencyHelpers implements HelperBoard {
     return area.approaches.filter(a => !known.has(`${area.name}/${a}`) && !taken.has(a))
   }
 
-  private startHelping (agent: HelperAgent, replica: Replica, t: ProjectTask, h: Holding, now: number, budget: number): boolean {
+  private startHelping(agent: HelperAgent, replica: Replica, t: ProjectTask, h: Holding, now: number, budget: number): boolean {
     const { project, progress, recorder } = this.o
     const free = this.freeApproaches(agent, t, h, budget)
     if (free.length === 0) return false
     const approach = agent.rng.pick(free)
     const area = project.areas[t.area]
-    replica.writeFinding(Finding.fromPartial({
-      kind: 'note',
-      text: `helping on ${t.id} (held by ${h.agent.name}) with ${approach}`,
-      paths: t.files,
-      tags: [area.name, t.id, `approach:${approach}`, 'helping']
-    }), now, { indexed: false })
+    replica.writeFinding(
+      Finding.fromPartial({
+        kind: 'note',
+        text: `helping on ${t.id} (held by ${h.agent.name}) with ${approach}`,
+        paths: t.files,
+        tags: [area.name, t.id, `approach:${approach}`, 'helping']
+      }),
+      now,
+      { indexed: false }
+    )
     const slowdown = project.hazards.slowdown(agent.index, t.index, progress.nextAttempt(t))
     const attempt = project.attempt(agent.rng, t, agent.knownTraps(t), slowdown, approach)
     const entry: Helping = { agent, approach, start: now, active: true, integrating: false }
@@ -229,11 +253,13 @@ export class AgencyHelpers implements HelperBoard {
     list.push(entry)
     this.helping.set(t.index, list)
     recorder.bump('helperAttempts')
-    agent.later(attempt.durationMs, () => { if (entry.active) this.finished(t, entry, attempt) })
+    agent.later(attempt.durationMs, () => {
+      if (entry.active) this.finished(t, entry, attempt)
+    })
     return true
   }
 
-  private finished (t: ProjectTask, entry: Helping, attempt: Attempt): void {
+  private finished(t: ProjectTask, entry: Helping, attempt: Attempt): void {
     const { recorder, progress, scheduler } = this.o
     const now = scheduler.now
     const agent = entry.agent
@@ -259,7 +285,7 @@ export class AgencyHelpers implements HelperBoard {
     agent.pick()
   }
 
-  private drop (task: number, entry: Helping): void {
+  private drop(task: number, entry: Helping): void {
     const list = this.helping.get(task)
     if (list === undefined) return
     const rest = list.filter(x => x !== entry)
@@ -267,7 +293,7 @@ export class AgencyHelpers implements HelperBoard {
     else this.helping.set(task, rest)
   }
 
-  private stopHelpers (task: number): void {
+  private stopHelpers(task: number): void {
     const list = this.helping.get(task)
     if (list === undefined) return
     this.helping.delete(task)
@@ -277,17 +303,23 @@ export class AgencyHelpers implements HelperBoard {
       x.active = false
       this.o.recorder.spend('helping', now - x.start)
       this.o.recorder.bump('helpersStopped')
-      x.agent.later(0, () => { x.agent.pick() })
+      x.agent.later(0, () => {
+        x.agent.pick()
+      })
     }
   }
 }
 
 /** Whether some approach is neither the holder's nor an assistant's. */
-function untaken (approaches: readonly string[], holder: string, helping: readonly Helping[] | undefined): boolean {
+function untaken(approaches: readonly string[], holder: string, helping: readonly Helping[] | undefined): boolean {
   for (const a of approaches) {
     if (a === holder) continue
     let taken = false
-    for (const x of helping ?? []) if (x.approach === a) { taken = true; break }
+    for (const x of helping ?? [])
+      if (x.approach === a) {
+        taken = true
+        break
+      }
     if (!taken) return true
   }
   return false

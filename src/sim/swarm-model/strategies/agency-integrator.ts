@@ -59,24 +59,29 @@ export class SimIntegrator {
   /** an agent runs `agency integrator`: requests go to it */
   integratorLive = false
 
-  constructor (init: IntegratorInit) {
+  constructor(init: IntegratorInit) {
     this.o = init
   }
 
-  request (r: IntegrationRequest): void {
-    if (!this.integratorLive) { this.alone(r); return }
+  request(r: IntegrationRequest): void {
+    if (!this.integratorLive) {
+      this.alone(r)
+      return
+    }
     this.queue.push(r)
     if (!this.running) this.schedule()
   }
 
-  private alone (r: IntegrationRequest): void {
+  private alone(r: IntegrationRequest): void {
     const { scheduler, recorder, verifyMs } = this.o
     const now = scheduler.now
     const start = Math.max(now, this.branchFreeAt)
     this.branchFreeAt = start + verifyMs
     if (start > now) {
       this.waitingDirect++
-      scheduler.at(start, () => { this.waitingDirect-- })
+      scheduler.at(start, () => {
+        this.waitingDirect--
+      })
       if (this.o.batching && this.waitingDirect >= this.o.pileUp && !this.integratorLive) {
         this.integratorLive = true
         recorder.bump('integratorStartedAtMin', Math.round(now / 60_000))
@@ -90,31 +95,36 @@ export class SimIntegrator {
     })
   }
 
-  private schedule (): void {
+  private schedule(): void {
     const { scheduler } = this.o
     this.running = true
-    scheduler.at(Math.max(scheduler.now, this.lastBatchAt + this.o.batchEveryMs), () => { this.batch() })
+    scheduler.at(Math.max(scheduler.now, this.lastBatchAt + this.o.batchEveryMs), () => {
+      this.batch()
+    })
   }
 
   /** Requests wait for the integrator rather than racing to the branch. */
-  get queued (): boolean {
+  get queued(): boolean {
     return this.integratorLive
   }
 
   /** Up to batchMax requests in queue order, one per task; the others stay queued. */
-  private take (): IntegrationRequest[] {
+  private take(): IntegrationRequest[] {
     const batch: IntegrationRequest[] = []
     const tasks = new Set<number>()
     const rest: IntegrationRequest[] = []
     for (const r of this.queue) {
-      if (batch.length < this.o.batchMax && !tasks.has(r.task)) { batch.push(r); tasks.add(r.task) } else rest.push(r)
+      if (batch.length < this.o.batchMax && !tasks.has(r.task)) {
+        batch.push(r)
+        tasks.add(r.task)
+      } else rest.push(r)
     }
     this.queue.length = 0
     this.queue.push(...rest)
     return batch
   }
 
-  private batch (): void {
+  private batch(): void {
     const { scheduler, recorder, verifyMs } = this.o
     this.lastBatchAt = scheduler.now
     const batch = this.take()

@@ -18,7 +18,7 @@
 import { ASSIST_DEFAULTS } from '../../../core/board/assist-choice.js'
 
 export const MECHANISMS = ['findings', 'overlapMessages', 'verifiedIntegration', 'reviews', 'batching', 'helpers', 'handoff'] as const
-export type Mechanism = typeof MECHANISMS[number]
+export type Mechanism = (typeof MECHANISMS)[number]
 export type Mechanisms = Record<Mechanism, boolean>
 
 export const ALL_MECHANISMS: Readonly<Mechanisms> = Object.freeze(Object.fromEntries(MECHANISMS.map(m => [m, true])) as Mechanisms)
@@ -33,17 +33,17 @@ export const MECHANISM_LABELS: Record<Mechanism, string> = {
   handoff: 'hand-off by speed'
 }
 
-export function isMechanism (s: string): s is Mechanism {
+export function isMechanism(s: string): s is Mechanism {
   return (MECHANISMS as readonly string[]).includes(s)
 }
 
 /** Every mechanism on but `off`. */
-export function without (off: Mechanism): Mechanisms {
+export function without(off: Mechanism): Mechanisms {
   return { ...ALL_MECHANISMS, [off]: false }
 }
 
 /** The ablation runs: all on, then each mechanism off in turn (exactly one off per run). */
-export function ablations (): Array<{ off: Mechanism | null, mechanisms: Mechanisms }> {
+export function ablations(): Array<{ off: Mechanism | null; mechanisms: Mechanisms }> {
   return [{ off: null, mechanisms: { ...ALL_MECHANISMS } }, ...MECHANISMS.map(m => ({ off: m, mechanisms: without(m) }))]
 }
 

@@ -21,7 +21,11 @@ export interface ReviewRequest {
 }
 
 /** A passing attempt at a task, waiting to be integrated. */
-export interface Result { task: ProjectTask, attempt: Attempt, start: number }
+export interface Result {
+  task: ProjectTask
+  attempt: Attempt
+  start: number
+}
 
 /** What the helpers' registry needs of an agent. */
 export interface HelperAgent {
@@ -48,7 +52,7 @@ export interface HelperAgent {
 
 /** What agents learn from the helpers' registry (assist announcements in the log). */
 export interface HelperBoard {
-  helpersOf: (task: number) => Array<{ agent: number, approach: string, integrating: boolean }>
+  helpersOf: (task: number) => Array<{ agent: number; approach: string; integrating: boolean }>
   holding: (task: number, agent: HelperAgent, claimedAt: number, attemptStart: number, approach: string) => void
   holderGone: (task: number, agent: HelperAgent) => void
   holderPassed: (task: number) => void

@@ -7,7 +7,15 @@
 import type { SettleWindowInit } from '../../../core/board/settle.js'
 import { reviewersFree } from '../../../core/board/review-timing.js'
 import { Goal, TaskSpec } from '../../../gen/agency/v1/log.js'
-import { PING_BYTES, directMessageBytes, gossipFrameBytes, gossipTransmissions, presenceBytes, syncBatchBytes, syncRequestBytes } from '../cost-model.js'
+import {
+  PING_BYTES,
+  directMessageBytes,
+  gossipFrameBytes,
+  gossipTransmissions,
+  presenceBytes,
+  syncBatchBytes,
+  syncRequestBytes
+} from '../cost-model.js'
 import { EntryPool, type PoolEntry } from '../entry-pool.js'
 import { HeartbeatModel } from '../heartbeat-model.js'
 import { PingModel } from '../ping-model.js'
@@ -106,7 +114,7 @@ export class AgencySwarm implements SwarmContext {
   private readonly quietRounds: number[]
   private readonly wallStart = performance.now()
 
-  constructor (init: AgencyInit) {
+  constructor(init: AgencyInit) {
     validateRun(init)
     this.init = init
     const n = init.agents
@@ -123,7 +131,11 @@ export class AgencySwarm implements SwarmContext {
     this.latency = new LinkLatency({ seed: init.seed, ...init.latency })
     // Every daemon sees the other n - 1 as live, so all beat at the interval
     // agentd would pick for that swarm, and wait the timeout it would scale to.
-    const policy = heartbeatPolicy(init.heartbeatMs ?? AGENCY_DEFAULTS.heartbeatMs, init.leaseMs ?? AGENCY_DEFAULTS.leaseMs, init.heartbeatMaxRate)
+    const policy = heartbeatPolicy(
+      init.heartbeatMs ?? AGENCY_DEFAULTS.heartbeatMs,
+      init.leaseMs ?? AGENCY_DEFAULTS.leaseMs,
+      init.heartbeatMaxRate
+    )
     const periodMs = heartbeatIntervalMs(n - 1, policy)
     this.heartbeats = new HeartbeatModel({ seed: init.seed, periodMs, latency: this.latency, topology: this.topology, loss: init.loss })
     // As agentd's RoundTripProbe: one ping per heartbeat interval, for the settle window.
@@ -139,7 +151,15 @@ export class AgencySwarm implements SwarmContext {
       batchMax: settings.batchMax,
       pileUp: settings.pileUp
     })
-    this.helpers = new AgencyHelpers({ project: this.project, agents: n, progress: this.progress, recorder: this.recorder, scheduler: this.scheduler, mechanisms: this.mechanisms, settings })
+    this.helpers = new AgencyHelpers({
+      project: this.project,
+      agents: n,
+      progress: this.progress,
+      recorder: this.recorder,
+      scheduler: this.scheduler,
+      mechanisms: this.mechanisms,
+      settings
+    })
     this.extraBeats = new Array<number>(n).fill(0)
     this.quietRounds = new Array<number>(n).fill(0)
     const shared = {
@@ -153,10 +173,15 @@ export class AgencySwarm implements SwarmContext {
       loss: init.loss ?? AGENCY_DEFAULTS.loss,
       heartbeatPolicy: policy,
       settle: init.settle ?? {},
-      indexOf: (name: string) => { const i = agentIndex(name); return i !== undefined && i < n ? i : undefined },
+      indexOf: (name: string) => {
+        const i = agentIndex(name)
+        return i !== undefined && i < n ? i : undefined
+      },
       findings: new SharedFindings(),
       scheduler: this.scheduler,
-      onWrite: (e: PoolEntry) => { this.wrote(e) }
+      onWrite: (e: PoolEntry) => {
+        this.wrote(e)
+      }
     }
     for (let i = 0; i < n; i++) {
       const replica = new Replica(i, agentName(i), n, shared, 0)
@@ -172,16 +197,31 @@ export class AgencySwarm implements SwarmContext {
   }
 
   /** The first agent writes the goal and every task at t = 0. */
-  private plan (): void {
+  private plan(): void {
     const planner = this.replicas[0]
-    planner.write('goal', Goal.fromPartial({ text: 'build the synthetic project: make every hidden test pass', testCommand: 'npm test' }), 0)
+    planner.write(
+      'goal',
+      Goal.fromPartial({ text: 'build the synthetic project: make every hidden test pass', testCommand: 'npm test' }),
+      0
+    )
     for (const t of this.project.tasks) {
-      planner.write('task', TaskSpec.fromPartial({ id: t.id, title: `task ${t.index} in ${this.project.areas[t.area].name}`, deps: t.deps, scope: t.files, priority: t.priority }), 0, t.index)
+      planner.write(
+        'task',
+        TaskSpec.fromPartial({
+          id: t.id,
+          title: `task ${t.index} in ${this.project.areas[t.area].name}`,
+          deps: t.deps,
+          scope: t.files,
+          priority: t.priority
+        }),
+        0,
+        t.index
+      )
     }
   }
 
   /** Counts the gossip of an entry just written. */
-  private wrote (e: PoolEntry): void {
+  private wrote(e: PoolEntry): void {
     this.recorder.bump(`entries: ${e.kind}`)
     const tx = gossipTransmissions(this.replicas.length)
     this.recorder.count('gossip: entries', tx, tx * gossipFrameBytes(e.bytes))
@@ -194,7 +234,7 @@ export class AgencySwarm implements SwarmContext {
    * the candidates are the held tasks this replica's ReadyIndex knows, instead
    * of core overlapsFor's scan of every task (O(M) per claim).
    */
-  claimHeld (replica: Replica, task: ProjectTask, now: number): void {
+  claimHeld(replica: Replica, task: ProjectTask, now: number): void {
     this.extraBeats[replica.index]++
     if (!this.overlapAlerts) return
     const peers = new Set<string>()
@@ -210,27 +250,32 @@ export class AgencySwarm implements SwarmContext {
     }
     if (peers.size === 0) return
     this.recorder.bump('overlapAlerts', peers.size)
-    const { message, ack } = directMessageBytes(`[agency] scope overlap: my task ${task.id} (${task.files.join(', ')}) overlaps your task on ${task.files[0]}. Let's agree who changes what.`)
+    const { message, ack } = directMessageBytes(
+      `[agency] scope overlap: my task ${task.id} (${task.files.join(', ')}) overlaps your task on ${task.files[0]}. Let's agree who changes what.`
+    )
     this.recorder.count('direct messages', 2 * peers.size, peers.size * (message + ack))
   }
 
   /** Whether the holders of tasks a and b were told of their overlap and agreed their interface. */
-  agreed (a: number, b: number): boolean {
+  agreed(a: number, b: number): boolean {
     return this.agreedPairs.has(pairKey(a, b))
   }
 
-  get agentCount (): number {
+  get agentCount(): number {
     return this.agents.length
   }
 
   /** A change asks for a review (its author goes on); an idle peer takes it at once, else the next peer to look for work. */
-  requestReview (r: ReviewRequest): void {
+  requestReview(r: ReviewRequest): void {
     this.reviewQueue.push(r)
     this.recorder.bump('reviewRequests')
     const { message, ack } = directMessageBytes(`[agency] review requested: ${r.task.id}`)
     this.recorder.count('direct messages', 2, message + ack)
     for (const a of this.agents) {
-      if (a.idle && a.index !== r.author) { a.wake(); return }
+      if (a.idle && a.index !== r.author) {
+        a.wake()
+        return
+      }
     }
   }
 
@@ -238,47 +283,47 @@ export class AgencySwarm implements SwarmContext {
    * By the author's board: fewer ready tasks than agents not at work on a task, so some peer has nothing to claim (it would assist or
    * wait): agentd's status field reviewers_free.
    */
-  peerIdle (author: number): boolean {
+  peerIdle(author: number): boolean {
     const ready = this.replicas[author].ready
     return reviewersFree(ready.open.size, this.agents.length - ready.held.size)
   }
 
   /** The oldest review request by another agent, for `reviewer` to do. */
-  takeReview (reviewer: number): ReviewRequest | undefined {
+  takeReview(reviewer: number): ReviewRequest | undefined {
     const i = this.reviewQueue.findIndex(r => r.author !== reviewer)
     if (i < 0) return undefined
     return this.reviewQueue.splice(i, 1)[0]
   }
 
-  deliverVerdict (r: ReviewRequest, caught: boolean): void {
+  deliverVerdict(r: ReviewRequest, caught: boolean): void {
     const { message, ack } = directMessageBytes(`[agency] review of ${r.task.id}: ${caught ? 'defect found' : 'approved'}`)
     this.recorder.count('direct messages', 2, message + ack)
     r.then(caught)
   }
 
-  freezeAgents (): void {
+  freezeAgents(): void {
     for (const a of this.agents) a.freeze()
   }
 
   /** Runs until every hidden test passes (or the time limit). */
-  run (): RunResult {
+  run(): RunResult {
     const limit = this.init.maxVirtualMs ?? RUN_DEFAULTS.maxVirtualMs
     this.scheduler.run({ until: limit, stop: () => this.progress.complete })
     return this.result()
   }
 
   /** Advances virtual time to `until` (tests). */
-  runUntil (until: number): void {
+  runUntil(until: number): void {
     this.scheduler.run({ until })
   }
 
-  result (): RunResult {
+  result(): RunResult {
     const end = this.scheduler.now
     this.countHeartbeats(end)
     return this.recorder.result(end, (performance.now() - this.wallStart) / 1000, this.scheduler.eventsRun)
   }
 
-  private countHeartbeats (end: number): void {
+  private countHeartbeats(end: number): void {
     const n = this.replicas.length
     let beats = 0
     let pings = 0
@@ -297,14 +342,14 @@ export class AgencySwarm implements SwarmContext {
 
   // As agentd's LogService: rounds that find nothing to move double the
   // period, up to 8 ×; a round that moves entries brings it back.
-  private scheduleSync (q: Replica, delay: number): void {
+  private scheduleSync(q: Replica, delay: number): void {
     this.scheduler.after(delay, () => {
       this.syncOnce(q)
       this.scheduleSync(q, syncPeriodMs(this.syncMs, this.quietRounds[q.index]))
     })
   }
 
-  private syncOnce (q: Replica): void {
+  private syncOnce(q: Replica): void {
     const now = this.scheduler.now
     const n = this.replicas.length
     if (!this.topology.isUp(q.index, now)) return
@@ -345,7 +390,7 @@ export class AgencySwarm implements SwarmContext {
     })
   }
 
-  private bytesOf (indices: readonly number[]): number {
+  private bytesOf(indices: readonly number[]): number {
     let b = 0
     for (const i of indices) b += this.pool.entries[i].bytes
     return b
@@ -353,17 +398,19 @@ export class AgencySwarm implements SwarmContext {
 
   // ---- faults ----
 
-  private schedulePartition (p: PartitionPlan): void {
+  private schedulePartition(p: PartitionPlan): void {
     const n = this.replicas.length
     const groups = p.groups ?? [Array.from({ length: Math.floor(n / 2) }, (_, i) => i)]
-    this.scheduler.at(p.at, () => { this.topology.partition(groups, this.scheduler.now) })
+    this.scheduler.at(p.at, () => {
+      this.topology.partition(groups, this.scheduler.now)
+    })
     this.scheduler.at(p.until, () => {
       this.topology.heal(this.scheduler.now)
       this.recorder.bump('partitionsHealed')
     })
   }
 
-  private scheduleCrash (c: CrashPlan): void {
+  private scheduleCrash(c: CrashPlan): void {
     const node = c.node
     if (!Number.isSafeInteger(node) || node < 0 || node >= this.replicas.length) throw new RangeError(`no node ${node} to crash`)
     this.scheduler.at(c.at, () => {
@@ -382,15 +429,17 @@ export class AgencySwarm implements SwarmContext {
       replica.restart(now)
       // a restarted daemon syncs with a few peers before its agent acts
       for (let i = 0; i < 3 && this.replicas.length > 1; i++) this.syncOnce(replica)
-      this.scheduler.after(2_000, () => { this.agents[node].restart() })
+      this.scheduler.after(2_000, () => {
+        this.agents[node].restart()
+      })
     })
   }
 }
 
-function pairKey (a: number, b: number): number {
+function pairKey(a: number, b: number): number {
   return a < b ? a * 1_048_576 + b : b * 1_048_576 + a
 }
 
-export function runAgency (init: AgencyInit): RunResult {
+export function runAgency(init: AgencyInit): RunResult {
   return new AgencySwarm(init).run()
 }

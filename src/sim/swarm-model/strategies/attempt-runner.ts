@@ -12,7 +12,14 @@ import { preMerge, type HazardContext } from './merge-hazards.js'
 
 export type AttemptContext = HazardContext
 
-export function runAttempt (ctx: AttemptContext, agent: number, rng: Random, task: ProjectTask, known: ReadonlySet<string>, then: (a: Attempt) => void): void {
+export function runAttempt(
+  ctx: AttemptContext,
+  agent: number,
+  rng: Random,
+  task: ProjectTask,
+  known: ReadonlySet<string>,
+  then: (a: Attempt) => void
+): void {
   const start = ctx.scheduler.now
   const slowdown = ctx.project.hazards.slowdown(agent, task.index, ctx.progress.nextAttempt(task))
   const attempt = ctx.project.attempt(rng, task, known, slowdown)

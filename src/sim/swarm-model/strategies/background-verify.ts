@@ -47,7 +47,7 @@ export interface BackgroundHost {
  * shared branch (the caller's fenced landing writes the done); `fixed`: the
  * change was fixed after a red verify, so it breaks nothing.
  */
-export function integrateInBackground (host: BackgroundHost, t: ProjectTask, land: () => void, fixed = false): void {
+export function integrateInBackground(host: BackgroundHost, t: ProjectTask, land: () => void, fixed = false): void {
   const { swarm } = host
   const { verifyMs, reviewFixFraction } = swarm.project.hazards.options
   const breaks = !fixed && swarm.project.hazards.breaks(t.index)
@@ -58,9 +58,16 @@ export function integrateInBackground (host: BackgroundHost, t: ProjectTask, lan
     host.refused(t)
     const fix = reviewFixFraction * t.effortMs
     swarm.recorder.spend('breakFix', fix)
-    host.first(fix, () => { integrateInBackground(host, t, land, true) })
+    host.first(fix, () => {
+      integrateInBackground(host, t, land, true)
+    })
   }
-  const answer = (green: boolean): void => { host.whenUp(() => { if (green) land(); else red() }) }
+  const answer = (green: boolean): void => {
+    host.whenUp(() => {
+      if (green) land()
+      else red()
+    })
+  }
   if (!swarm.integrator.queued) {
     // `agency integrate` run by the daemon: its verify and the race to the branch are machine time
     host.writeRequest(t)
@@ -70,7 +77,11 @@ export function integrateInBackground (host: BackgroundHost, t: ProjectTask, lan
   // with an integrator: the daemon verifies the merge first, then requests
   swarm.recorder.bump('verifyRuns')
   host.later(verifyMs, () => {
-    if (breaks) { swarm.recorder.bump('verifyCaught'); red(); return }
+    if (breaks) {
+      swarm.recorder.bump('verifyCaught')
+      red()
+      return
+    }
     host.writeRequest(t)
     swarm.integrator.request({ task: t.index, breaks: false, machine: true, then: answer })
   })

@@ -29,13 +29,18 @@ export interface CentralManagerInit extends SwarmRunInit {
 
 export const MANAGER_DEFAULTS = { serviceMs: 2_000, minLatencyMs: 5, maxLatencyMs: 50 } as const
 
-export function runCentralManager (init: CentralManagerInit): RunResult {
+export function runCentralManager(init: CentralManagerInit): RunResult {
   validateRun(init)
   const wallStart = performance.now()
   const o = { ...MANAGER_DEFAULTS, ...init }
   const { project, agents } = init
   const scheduler = new Scheduler()
-  const recorder = new RunRecorder({ strategy: 'manager', label: init.label ?? `central manager (${o.serviceMs / 1000} s/request)`, agents, tasks: project.tasks.length })
+  const recorder = new RunRecorder({
+    strategy: 'manager',
+    label: init.label ?? `central manager (${o.serviceMs / 1000} s/request)`,
+    agents,
+    tasks: project.tasks.length
+  })
   const progress = new ProjectProgress(project, recorder)
   const ctx: AttemptContext = { scheduler, project, progress, recorder }
   const rng = createRandom(init.seed)
@@ -86,7 +91,9 @@ export function runCentralManager (init: CentralManagerInit): RunResult {
       const start = Math.max(scheduler.now, busyUntil)
       busyUntil = start + o.serviceMs
       busyMs += o.serviceMs
-      scheduler.at(busyUntil, () => { give(t) })
+      scheduler.at(busyUntil, () => {
+        give(t)
+      })
     }
   }
 
@@ -109,10 +116,18 @@ export function runCentralManager (init: CentralManagerInit): RunResult {
           })
           return
         }
-        if (idleRepair(ctx, i, () => { next() })) return
+        if (
+          idleRepair(ctx, i, () => {
+            next()
+          })
+        )
+          return
         waiting.push(t2 => {
           const passOn = trapsFor(t2)
-          respond(r, passOn.length, () => { told = new Set(passOn); work(t2) })
+          respond(r, passOn.length, () => {
+            told = new Set(passOn)
+            work(t2)
+          })
         })
       })
     }
@@ -132,13 +147,18 @@ export function runCentralManager (init: CentralManagerInit): RunResult {
           work(t)
           return
         }
-        if (a.result === 'flaky') { work(t); return }
+        if (a.result === 'flaky') {
+          work(t)
+          return
+        }
         progress.merge(t, i, scheduler.now)
         next(t)
       })
     }
 
-    scheduler.at(1_000 + r.between(0, init.startSpreadMs ?? RUN_DEFAULTS.startSpreadMs), () => { next() })
+    scheduler.at(1_000 + r.between(0, init.startSpreadMs ?? RUN_DEFAULTS.startSpreadMs), () => {
+      next()
+    })
   }
   for (let i = 0; i < agents; i++) agent(i, rng.fork())
   scheduler.run({ until: init.maxVirtualMs ?? RUN_DEFAULTS.maxVirtualMs, stop: () => progress.complete })

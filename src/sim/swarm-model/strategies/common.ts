@@ -23,17 +23,18 @@ export const RUN_DEFAULTS = {
   startSpreadMs: 5_000
 } as const
 
-export function agentName (i: number): string {
+export function agentName(i: number): string {
   return `agent-${String(i).padStart(4, '0')}`
 }
 
 /** Inverse of agentName; undefined for any other string. */
-export function agentIndex (name: string): number | undefined {
+export function agentIndex(name: string): number | undefined {
   if (!name.startsWith('agent-') || name.length !== 10) return undefined
   const n = Number(name.slice(6))
   return Number.isSafeInteger(n) ? n : undefined
 }
 
-export function validateRun (init: SwarmRunInit): void {
-  if (!Number.isSafeInteger(init.agents) || init.agents < 1 || init.agents > 9999) throw new RangeError('agents must be a whole number from 1 to 9999')
+export function validateRun(init: SwarmRunInit): void {
+  if (!Number.isSafeInteger(init.agents) || init.agents < 1 || init.agents > 9999)
+    throw new RangeError('agents must be a whole number from 1 to 9999')
 }

@@ -9,7 +9,13 @@
 // Against the hazards it has only the lock: merges run the task's own test,
 // no review, no interface talk, a stalled holder keeps its lock.
 
-import { GIT_COMMIT_PACK_BYTES, GIT_HTTP_OVERHEAD_BYTES, GIT_PULL_REQUEST_BYTES, GIT_PUSH_COMMAND_BYTES, GIT_PUSH_REPORT_BYTES } from '../cost-model.js'
+import {
+  GIT_COMMIT_PACK_BYTES,
+  GIT_HTTP_OVERHEAD_BYTES,
+  GIT_PULL_REQUEST_BYTES,
+  GIT_PUSH_COMMAND_BYTES,
+  GIT_PUSH_REPORT_BYTES
+} from '../cost-model.js'
 import { IndexedSet } from '../../engine/indexed-set.js'
 import { ProjectProgress } from '../project-progress.js'
 import { createRandom, type Random } from '../../engine/random.js'
@@ -33,9 +39,16 @@ export interface GitLocksInit extends SwarmRunInit {
   backoffCapMs?: number
 }
 
-export const GIT_DEFAULTS = { pullEveryMs: 30_000, minLatencyMs: 50, maxLatencyMs: 250, pushServiceMs: 200, backoffFirstMs: 1_000, backoffCapMs: 60_000 } as const
+export const GIT_DEFAULTS = {
+  pullEveryMs: 30_000,
+  minLatencyMs: 50,
+  maxLatencyMs: 250,
+  pushServiceMs: 200,
+  backoffFirstMs: 1_000,
+  backoffCapMs: 60_000
+} as const
 
-type Commit = { kind: 'lock' | 'done', task: number } | { kind: 'note', trap: string }
+type Commit = { kind: 'lock' | 'done'; task: number } | { kind: 'note'; trap: string }
 
 /** The central repository: a list of commits; a clone that has seen `base` commits knows exactly those. */
 class CentralRepo {
@@ -46,21 +59,21 @@ class CentralRepo {
   /** deps done and not locked at head */
   readonly openAtHead = new IndexedSet<number>()
   /** locks in commit order, to find tasks a stale clone still sees as free */
-  readonly locks: Array<{ task: number, ver: number }> = []
+  readonly locks: Array<{ task: number; ver: number }> = []
   private readonly project: Project
 
-  constructor (project: Project) {
+  constructor(project: Project) {
     this.project = project
     this.lockVer = new Int32Array(project.tasks.length).fill(-1)
     this.doneVer = new Int32Array(project.tasks.length).fill(-1)
     for (const t of project.tasks) if (t.deps.length === 0) this.openAtHead.add(t.index)
   }
 
-  get head (): number {
+  get head(): number {
     return this.commits.length
   }
 
-  commit (c: Commit): void {
+  commit(c: Commit): void {
     const ver = this.commits.length
     this.commits.push(c)
     if (c.kind === 'lock') {
@@ -78,27 +91,31 @@ class CentralRepo {
     }
   }
 
-  private doneIn (task: number, base: number): boolean {
+  private doneIn(task: number, base: number): boolean {
     const v = this.doneVer[task]
     return v >= 0 && v < base
   }
 
-  lockedIn (task: number, base: number): boolean {
+  lockedIn(task: number, base: number): boolean {
     const v = this.lockVer[task]
     return v >= 0 && v < base
   }
 
-  readyIn (task: ProjectTask, base: number): boolean {
+  readyIn(task: ProjectTask, base: number): boolean {
     return task.deps.every(d => this.doneIn(this.project.task(d).index, base))
   }
 
   /** Tasks a clone at `base` sees as ready and unlocked. */
-  freeIn (base: number): number[] {
+  freeIn(base: number): number[] {
     const out: number[] = []
     for (const t of this.openAtHead.values()) if (this.readyIn(this.project.tasks[t], base)) out.push(t)
     let lo = 0
     let hi = this.locks.length
-    while (lo < hi) { const mid = (lo + hi) >>> 1; if (this.locks[mid].ver < base) lo = mid + 1; else hi = mid }
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1
+      if (this.locks[mid].ver < base) lo = mid + 1
+      else hi = mid
+    }
     for (let i = lo; i < this.locks.length; i++) {
       const t = this.locks[i].task
       if (!this.doneIn(t, base) && this.readyIn(this.project.tasks[t], base)) out.push(t)
@@ -106,19 +123,19 @@ class CentralRepo {
     return out
   }
 
-  trapsIn (base: number, area: string): string[] {
+  trapsIn(base: number, area: string): string[] {
     const out: string[] = []
     for (const [trap, ver] of this.trapVer) if (ver < base && trap.startsWith(`${area}/`)) out.push(trap)
     return out
   }
 
   /** Commits a pull from `base` downloads. */
-  newSince (base: number): number {
+  newSince(base: number): number {
     return this.head - base
   }
 }
 
-export function runGitLocks (init: GitLocksInit): RunResult {
+export function runGitLocks(init: GitLocksInit): RunResult {
   validateRun(init)
   const wallStart = performance.now()
   const o = { ...GIT_DEFAULTS, ...init }
@@ -138,7 +155,9 @@ export function runGitLocks (init: GitLocksInit): RunResult {
     scheduler.after(oneWay(r), () => {
       const head = repo.head
       recorder.count('git pull', 2, 2 * GIT_HTTP_OVERHEAD_BYTES + GIT_PULL_REQUEST_BYTES + repo.newSince(base) * GIT_COMMIT_PACK_BYTES)
-      scheduler.after(oneWay(r), () => { then(head) })
+      scheduler.after(oneWay(r), () => {
+        then(head)
+      })
     })
   }
 
@@ -153,24 +172,44 @@ export function runGitLocks (init: GitLocksInit): RunResult {
       if (accepted) repo.commit(commit)
       else recorder.bump('pushesRejected')
       const head = repo.head
-      scheduler.after(oneWay(r), () => { then(accepted, accepted ? head : base) })
+      scheduler.after(oneWay(r), () => {
+        then(accepted, accepted ? head : base)
+      })
     }
     scheduler.after(oneWay(r), () => {
-      if (base !== repo.head) { answer(false); return }
+      if (base !== repo.head) {
+        answer(false)
+        return
+      }
       const start = Math.max(scheduler.now, serverFreeAt)
       serverFreeAt = start + o.pushServiceMs
-      scheduler.at(serverFreeAt, () => { answer(base === repo.head) })
+      scheduler.at(serverFreeAt, () => {
+        answer(base === repo.head)
+      })
     })
   }
 
   /** Push with the usual loop: rejected → back off → pull → check it still makes sense → push again. */
-  const pushUntilAccepted = (r: Random, base: number, commit: Commit, stillWanted: (base: number) => boolean, then: (ok: boolean, base: number) => void, rejections = 0): void => {
+  const pushUntilAccepted = (
+    r: Random,
+    base: number,
+    commit: Commit,
+    stillWanted: (base: number) => boolean,
+    then: (ok: boolean, base: number) => void,
+    rejections = 0
+  ): void => {
     push(r, base, commit, (accepted, b) => {
-      if (accepted) { then(true, b); return }
+      if (accepted) {
+        then(true, b)
+        return
+      }
       const wait = r.between(0, Math.min(o.backoffCapMs, o.backoffFirstMs * 2 ** rejections))
       scheduler.after(wait, () => {
         pull(r, b, fresh => {
-          if (!stillWanted(fresh)) { then(false, fresh); return }
+          if (!stillWanted(fresh)) {
+            then(false, fresh)
+            return
+          }
           pushUntilAccepted(r, fresh, commit, stillWanted, then, rejections + 1)
         })
       })
@@ -182,28 +221,45 @@ export function runGitLocks (init: GitLocksInit): RunResult {
     let idle = false
     const ownTraps = new Set<string>()
     const known = (t: ProjectTask): Set<string> => new Set([...ownTraps, ...repo.trapsIn(base, project.areas[t.area].name)])
-    const update = (b: number): void => { base = Math.max(base, b) }
+    const update = (b: number): void => {
+      base = Math.max(base, b)
+    }
 
     // the periodic pull, whatever the agent is doing; an idle agent looks again after it
     const periodic = (): void => {
       pull(r, base, b => {
         update(b)
-        if (idle) { idle = false; pick() }
+        if (idle) {
+          idle = false
+          pick()
+        }
         scheduler.after(o.pullEveryMs, periodic)
       })
     }
 
     const pick = (): void => {
       const free = repo.freeIn(base)
-      if (free.length === 0) { if (!idleRepair(ctx, i, pick)) idle = true; return }
+      if (free.length === 0) {
+        if (!idleRepair(ctx, i, pick)) idle = true
+        return
+      }
       const task = project.tasks[r.pick(free)]
       const askedAt = scheduler.now
-      pushUntilAccepted(r, base, { kind: 'lock', task: task.index }, b => !repo.lockedIn(task.index, b) && repo.readyIn(task, b), (ok, b) => {
-        update(b)
-        if (!ok) { pick(); return }
-        recorder.settled(scheduler.now - askedAt)
-        work(task)
-      })
+      pushUntilAccepted(
+        r,
+        base,
+        { kind: 'lock', task: task.index },
+        b => !repo.lockedIn(task.index, b) && repo.readyIn(task, b),
+        (ok, b) => {
+          update(b)
+          if (!ok) {
+            pick()
+            return
+          }
+          recorder.settled(scheduler.now - askedAt)
+          work(task)
+        }
+      )
     }
 
     const work = (t: ProjectTask): void => {
@@ -211,12 +267,33 @@ export function runGitLocks (init: GitLocksInit): RunResult {
         if (a.result === 'trap') {
           ownTraps.add(a.trap)
           recorder.trapRecorded(a.trap, scheduler.now)
-          pushUntilAccepted(r, base, { kind: 'note', trap: a.trap }, () => true, (_ok, b) => { update(b); work(t) })
+          pushUntilAccepted(
+            r,
+            base,
+            { kind: 'note', trap: a.trap },
+            () => true,
+            (_ok, b) => {
+              update(b)
+              work(t)
+            }
+          )
           return
         }
-        if (a.result === 'flaky') { work(t); return }
+        if (a.result === 'flaky') {
+          work(t)
+          return
+        }
         progress.merge(t, i, scheduler.now)
-        pushUntilAccepted(r, base, { kind: 'done', task: t.index }, () => true, (_ok, b) => { update(b); pick() })
+        pushUntilAccepted(
+          r,
+          base,
+          { kind: 'done', task: t.index },
+          () => true,
+          (_ok, b) => {
+            update(b)
+            pick()
+          }
+        )
       })
     }
 

@@ -29,7 +29,14 @@ export interface PreMerge {
  * `durationMs` long) can merge. `agreed(a, b)`: whether the agents building
  * tasks a and b agreed on their interface (agency's overlap messages).
  */
-export function preMerge (ctx: HazardContext, task: ProjectTask, agent: number, start: number, durationMs: number, agreed: (a: number, b: number) => boolean = () => false): PreMerge {
+export function preMerge(
+  ctx: HazardContext,
+  task: ProjectTask,
+  agent: number,
+  start: number,
+  durationMs: number,
+  agreed: (a: number, b: number) => boolean = () => false
+): PreMerge {
   const { project, progress, recorder } = ctx
   const h = project.hazards
   let ms = 0
@@ -64,7 +71,7 @@ export function preMerge (ctx: HazardContext, task: ProjectTask, agent: number, 
 /**
  * An agent with nothing else to do that sees red tests on the shared branch repairs an area nobody is repairing; false when there is none.
  */
-export function idleRepair (ctx: HazardContext, agent: number, then: () => void): boolean {
+export function idleRepair(ctx: HazardContext, agent: number, then: () => void): boolean {
   const area = ctx.progress.takeRepair()
   if (area === undefined) return false
   const cost = ctx.project.hazards.options.repairFraction * ctx.project.options.medianEffortMs

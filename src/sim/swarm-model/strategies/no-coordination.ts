@@ -14,7 +14,7 @@ import { runAttempt, type AttemptContext } from './attempt-runner.js'
 import { idleRepair } from './merge-hazards.js'
 import { RUN_DEFAULTS, validateRun, type SwarmRunInit } from './common.js'
 
-export function runNoCoordination (init: SwarmRunInit): RunResult {
+export function runNoCoordination(init: SwarmRunInit): RunResult {
   validateRun(init)
   const wallStart = performance.now()
   const { project, agents } = init

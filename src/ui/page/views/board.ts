@@ -11,7 +11,7 @@ const STATES = ['open', 'claimed', 'expired', 'done'] as const
 const LABELS: Record<string, string> = { open: 'Open', claimed: 'Claimed', expired: 'Expired lease', done: 'Done' }
 const COLUMN = 50
 
-function TaskCard ({ t }: { t: TaskRow }): VNode {
+function TaskCard({ t }: { t: TaskRow }): VNode {
   return html`<li class=${`task ${t.state}${t.id === 'plan' ? ' plan' : ''}`} data-task=${t.id}>
     <div class="task-head"><code>${t.id}</code>${t.epoch > 0 ? html`<span class="epoch" title="epoch">@${t.epoch}</span>` : null}</div>
     ${t.title !== '' && t.title !== t.id ? html`<div class="title">${t.title}</div>` : null}
@@ -21,40 +21,69 @@ function TaskCard ({ t }: { t: TaskRow }): VNode {
   </li>`
 }
 
-function Column ({ state, first, q }: { state: string, first: Page<TaskRow>, q: string }): VNode {
+function Column({ state, first, q }: { state: string; first: Page<TaskRow>; q: string }): VNode {
   const [offset, setOffset] = useState(0)
   // The first page comes with the board; later pages are fetched on their own.
   const more = useResource<Page<TaskRow>>(offset > 0 ? url('api/tasks', { state, offset, limit: COLUMN, q }) : null, ['board'])
   const page = offset > 0 && more.data != null ? more.data : first
   return html`<div class=${`column ${state}`}>
     <h3>${LABELS[state]} <span class="count">${first.total}</span></h3>
-    <ul>${page.items.map(t => html`<${TaskCard} key=${t.id} t=${t} />`)}</ul>
+    <ul>
+      ${page.items.map(t => html`<${TaskCard} key=${t.id} t=${t} />`)}
+    </ul>
     ${page.items.length === 0 ? html`<${Empty}>none</${Empty}>` : null}
     <${Pager} offset=${offset > 0 ? offset : 0} limit=${COLUMN} total=${first.total} onPage=${setOffset} />
   </div>`
 }
 
-export function OverlapsPanel (): VNode {
-  const r = useResource<{ items: OverlapRow[], total: number, claims: number, skipped: boolean }>('api/overlaps', ['board', 'agents'])
+export function OverlapsPanel(): VNode {
+  const r = useResource<{ items: OverlapRow[]; total: number; claims: number; skipped: boolean }>('api/overlaps', ['board', 'agents'])
   const d = r.data
   return html`<${Section} title="Overlapping scopes" extra=${d != null ? html`<span class="muted">${d.total} pairs among ${d.claims} live claims</span>` : null}>
     <${ErrorLine} error=${r.error} />
-    ${d == null ? null : d.skipped ? html`<${Empty}>Too many live claims to compare on request (${d.claims}).</${Empty}>` : d.items.length === 0 ? html`<${Empty}>No live claims overlap.</${Empty}>` : html`
-      <div class="overlaps">
-        <${OverlapGraph} rows=${d.items} />
-        <table class="pairs"><thead><tr><th>Agent</th><th>Task</th><th>Agent</th><th>Task</th><th>Shared paths</th></tr></thead><tbody>
-          ${d.items.slice(0, 30).map((o, i) => html`<tr key=${i}>
-            <td><${AgentLink} id=${o.a.holder} name=${o.a.name} /></td><td><code>${o.a.task}</code></td>
-            <td><${AgentLink} id=${o.b.holder} name=${o.b.name} /></td><td><code>${o.b.task}</code></td>
-            <td class="paths">${o.paths.join(', ')}</td></tr>`)}
-        </tbody></table>
-      </div>`}
+    ${
+      d == null
+        ? null
+        : d.skipped
+          ? html`<${Empty}>Too many live claims to compare on request (${d.claims}).</${Empty}>`
+          : d.items.length === 0
+            ? html`<${Empty}>No live claims overlap.</${Empty}>`
+            : html` <div class="overlaps">
+                <${OverlapGraph} rows=${d.items} />
+                <table class="pairs">
+                  <thead>
+                    <tr>
+                      <th>Agent</th>
+                      <th>Task</th>
+                      <th>Agent</th>
+                      <th>Task</th>
+                      <th>Shared paths</th>
+                    </tr>
+                  </thead>
+                  <tbody>
+                    ${d.items.slice(0, 30).map(
+                      (o, i) =>
+                        html`<tr key=${i}>
+                          <td><${AgentLink} id=${o.a.holder} name=${o.a.name} /></td>
+                          <td><code>${o.a.task}</code></td>
+                          <td><${AgentLink} id=${o.b.holder} name=${o.b.name} /></td>
+                          <td><code>${o.b.task}</code></td>
+                          <td class="paths">${o.paths.join(', ')}</td>
+                        </tr>`
+                    )}
+                  </tbody>
+                </table>
+              </div>`
+    }
   </${Section}>`
 }
 
-export function BoardView (): VNode {
+export function BoardView(): VNode {
   const [q, setQ] = useState('')
-  const r = useResource<{ goal: { text: string, setByName: string } | null, columns: Record<string, Page<TaskRow>> }>(url('api/board', { limit: COLUMN, q }), ['board'])
+  const r = useResource<{ goal: { text: string; setByName: string } | null; columns: Record<string, Page<TaskRow>> }>(
+    url('api/board', { limit: COLUMN, q }),
+    ['board']
+  )
   return html`<div class="stack">
     <${Section} title="Board" extra=${html`<${SearchBox} label="Filter" name="task-q" value=${q} placeholder="task, title or holder" onChange=${setQ} />`}>
       <${ErrorLine} error=${r.error} />

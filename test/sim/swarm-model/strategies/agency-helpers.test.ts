@@ -10,7 +10,7 @@ import { createProject } from '../../../../src/sim/swarm-model/workload.js'
 const project = createProject(9, { tasks: 120, layers: 6, tasksPerArea: 40 })
 
 /** The most assistants any task had at once, checking that theirs are distinct approaches. */
-function mostAssistants (swarm: AgencySwarm): number {
+function mostAssistants(swarm: AgencySwarm): number {
   let most = 0
   while (!swarm.progress.complete && swarm.scheduler.now < 200 * 3600_000) {
     swarm.runUntil(swarm.scheduler.now + 20_000)

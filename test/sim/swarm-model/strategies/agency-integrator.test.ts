@@ -10,7 +10,7 @@ import { SimIntegrator } from '../../../../src/sim/swarm-model/strategies/agency
 
 const VERIFY = 60_000
 
-function integrator (batchMax = 32): { scheduler: Scheduler, recorder: RunRecorder, sim: SimIntegrator } {
+function integrator(batchMax = 32): { scheduler: Scheduler; recorder: RunRecorder; sim: SimIntegrator } {
   const scheduler = new Scheduler()
   const recorder = new RunRecorder({ strategy: 'agency', label: 'agency', agents: 4, tasks: 4 })
   const sim = new SimIntegrator({ scheduler, recorder, verifyMs: VERIFY, batching: true, batchEveryMs: 2_000, batchMax, pileUp: 3 })
@@ -19,11 +19,17 @@ function integrator (batchMax = 32): { scheduler: Scheduler, recorder: RunRecord
 }
 
 describe('the simulated integrator', () => {
-  it('takes one request per task into a batch: a second request for the task (an assistant\'s, say) waits for the next batch', () => {
+  it("takes one request per task into a batch: a second request for the task (an assistant's, say) waits for the next batch", () => {
     const { scheduler, recorder, sim } = integrator()
-    const answered: Array<{ who: string, at: number, green: boolean }> = []
+    const answered: Array<{ who: string; at: number; green: boolean }> = []
     const ask = (who: string, task: number): void => {
-      sim.request({ task, breaks: false, then: green => { answered.push({ who, at: scheduler.now, green }) } })
+      sim.request({
+        task,
+        breaks: false,
+        then: green => {
+          answered.push({ who, at: scheduler.now, green })
+        }
+      })
     }
     ask('holder of 1', 1)
     ask('assistant on 1', 1)
@@ -38,7 +44,14 @@ describe('the simulated integrator', () => {
   it('fills a batch up to batchMax in queue order and leaves the rest for the next', () => {
     const { scheduler, recorder, sim } = integrator(2)
     const order: number[] = []
-    for (const task of [5, 6, 7]) sim.request({ task, breaks: false, then: () => { order.push(task) } })
+    for (const task of [5, 6, 7])
+      sim.request({
+        task,
+        breaks: false,
+        then: () => {
+          order.push(task)
+        }
+      })
     scheduler.run()
     expect(order).toEqual([5, 6, 7])
     expect(recorder.extra.batches).toBe(2)
@@ -47,8 +60,20 @@ describe('the simulated integrator', () => {
   it('a change that breaks other tests comes back red, and costs the batch a bisection', () => {
     const { scheduler, recorder, sim } = integrator()
     const verdicts: Record<number, boolean> = {}
-    sim.request({ task: 1, breaks: true, then: g => { verdicts[1] = g } })
-    sim.request({ task: 2, breaks: false, then: g => { verdicts[2] = g } })
+    sim.request({
+      task: 1,
+      breaks: true,
+      then: g => {
+        verdicts[1] = g
+      }
+    })
+    sim.request({
+      task: 2,
+      breaks: false,
+      then: g => {
+        verdicts[2] = g
+      }
+    })
     scheduler.run()
     expect(verdicts).toEqual({ 1: false, 2: true })
     expect(recorder.extra.verifyRuns).toBeGreaterThan(1)

@@ -7,11 +7,13 @@ const MIN = 60_000
 const project = createProject(4, { tasks: 120, layers: 3, tasksPerArea: 30 })
 
 /** What a replica's board says about every task: state, holder, epoch, who finished it. */
-function boardState (r: Replica, now: number): string[] {
-  return r.board.tasks(now).map(t => `${t.id} ${t.state === 'expired' ? 'claimed' : t.state} ${t.holder ?? '-'}@${t.epoch} ${t.doneBy ?? '-'}`)
+function boardState(r: Replica, now: number): string[] {
+  return r.board
+    .tasks(now)
+    .map(t => `${t.id} ${t.state === 'expired' ? 'claimed' : t.state} ${t.holder ?? '-'}@${t.epoch} ${t.doneBy ?? '-'}`)
 }
 
-function expectConverged (swarm: AgencySwarm): void {
+function expectConverged(swarm: AgencySwarm): void {
   const now = swarm.scheduler.now
   for (const r of swarm.replicas) r.drain(now)
   const [first, ...rest] = swarm.replicas

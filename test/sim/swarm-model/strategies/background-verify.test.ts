@@ -15,7 +15,7 @@ describe('verify in the background', () => {
   const alone = runAgency({ project, agents: 6, seed: 2, settings: { backgroundVerify: 1, pileUp: 1_000 } })
   const queued = runAgency({ project, agents: 6, seed: 2, settings: { backgroundVerify: 2, pileUp: 1 } })
 
-  it('is on by default, as agentd\'s prompt asks for it', () => {
+  it("is on by default, as agentd's prompt asks for it", () => {
     expect(byDefault.extra.backgroundVerifies).toBeGreaterThan(0)
     expect(off.extra.backgroundVerifies ?? 0).toBe(0)
   })

@@ -40,11 +40,23 @@ describe('agency in simulation, small scale', () => {
     const s = new AgencySwarm({ project, agents: 8, seed: 12 })
     s.runUntil(90 * 60_000)
     const now = s.scheduler.now
-    const ids = (set: { values: () => readonly number[] }): string[] => set.values().map(i => project.tasks[i].id).sort()
+    const ids = (set: { values: () => readonly number[] }): string[] =>
+      set
+        .values()
+        .map(i => project.tasks[i].id)
+        .sort()
     for (const r of s.replicas.slice(0, 3)) {
       r.drain(now)
-      const open = r.board.ready(now).filter(t => t.state === 'open').map(t => t.id).sort()
-      const held = r.board.tasks(now).filter(t => t.state === 'claimed' && t.deps.every(d => r.board.doneRecord(d) !== undefined)).map(t => t.id).sort()
+      const open = r.board
+        .ready(now)
+        .filter(t => t.state === 'open')
+        .map(t => t.id)
+        .sort()
+      const held = r.board
+        .tasks(now)
+        .filter(t => t.state === 'claimed' && t.deps.every(d => r.board.doneRecord(d) !== undefined))
+        .map(t => t.id)
+        .sort()
       expect(open.length + held.length).toBeGreaterThan(0)
       expect(ids(r.ready.open)).toEqual(open)
       expect(ids(r.ready.held)).toEqual(held)
