@@ -164,14 +164,15 @@ describe('a six-agent swarm under repeated SIGKILL', () => {
       // Every daemon is up again: wait for all six to hold the same log.
       for (const d of daemons) if (!d.running) await d.restart()
       const apis = daemons.map(api)
-      await waitFor(
+      // The agents still run (status lines, heartbeats' entries), so the logs are read once, as they
+      // converged: a second read could catch an entry on its way to the others.
+      const infos = await waitFor(
         async () => {
           const infos = await Promise.all(apis.map(async a => await a.call((c: AgencyClient) => c.logInfo, {})))
-          return infos.every(i => i.vectorDigest === infos[0].vectorDigest && i.entries === infos[0].entries && i.pending === 0)
+          return infos.every(i => i.vectorDigest === infos[0].vectorDigest && i.entries === infos[0].entries && i.pending === 0) && infos
         },
         { what: `the six logs to converge (${chaos.kills.length} kills; seed ${seed})`, timeoutMs: 120_000, intervalMs: 500 }
       )
-      const infos = await Promise.all(apis.map(async a => await a.call((c: AgencyClient) => c.logInfo, {})))
       expect(new Set(infos.map(i => i.vectorDigest)).size).toBe(1)
       expect(infos.every(i => i.forks === 0)).toBe(true)
 
