@@ -88,7 +88,15 @@ describe('a budget across a partition', () => {
       async () => {
         await keepLinked(links)
         const n = entries(all[0])
-        return all.every(d => livePeerIds(d).length === N - 1 && entries(d) === n && d.spend.fold.book.totals().runs === n)
+        // the same count is not yet the same entries (each half may hold one the other lacks): the sums must agree too
+        const sums = JSON.stringify(all[0].spend.fold.book.totals())
+        return all.every(
+          d =>
+            livePeerIds(d).length === N - 1 &&
+            entries(d) === n &&
+            d.spend.fold.book.totals().runs === n &&
+            JSON.stringify(d.spend.fold.book.totals()) === sums
+        )
       },
       { what: 'every daemon to hold the same usage entries', timeoutMs: 60_000 }
     )
